@@ -1,0 +1,3 @@
+from graphrag_audit.cli import main
+
+main()

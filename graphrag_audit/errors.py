@@ -1,0 +1,14 @@
+"""The one exception the library raises for unreadable or malformed input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class IndexInputError(Exception):
+    """Bad input: names the file (or directory) and the problem in one line."""
+
+    def __init__(self, path: str | Path, problem: str):
+        self.path = str(path)
+        self.problem = " ".join(str(problem).split())  # always one line
+        super().__init__(f"{self.path}: {self.problem}")

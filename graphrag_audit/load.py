@@ -1,0 +1,217 @@
+"""load_index: find the tables, detect the generation, normalise them into an IndexModel."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from graphrag_audit.errors import IndexInputError
+from graphrag_audit.generation import detect_generation
+from graphrag_audit.locate import locate_index
+from graphrag_audit.model import IndexModel
+from graphrag_audit.normalise import int_ids, levels, list_column, text_column
+from graphrag_audit.tables import read_table, table_columns
+from graphrag_audit.tree import build_tree
+
+COMMUNITY_COLUMNS = ["community", "id", "human_readable_id", "level", "parent", "children",
+                     "title", "period", "size", "entity_ids"]
+REPORT_COLUMNS = ["community", "level", "title", "rank", "full_content"]
+NODE_COLUMNS = ["title", "community", "level"]
+ENTITY_COLUMNS = ["id", "title", "name", "text_unit_ids"]
+
+
+def _schema(path: Path) -> dict[str, str]:
+    names = table_columns(path)
+    if path.suffix == ".csv":
+        return {n: "csv" for n in names}
+    try:
+        schema = pq.read_schema(path)
+    except (pa.ArrowException, OSError, ValueError) as exc:  # pragma: no cover - checked above
+        raise IndexInputError(path, f"corrupt parquet metadata ({exc})") from None
+    return {f.name: str(f.type) for f in schema}
+
+
+def _require(df: pd.DataFrame, path: Path, cols: list[str], what: str) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise IndexInputError(path, f"required column {', '.join(repr(c) for c in missing)} missing ({what})")
+
+
+def _communities(files, schemas, nodes_rows) -> tuple[pd.DataFrame, str, list | None, pd.DataFrame | None]:
+    """(communities, id_kind, children lists or None, members-from-entity_ids or None)."""
+    path = files.tables.get("communities")
+    if path is None:
+        return None, "int", None, None
+    df = read_table(path, COMMUNITY_COLUMNS)
+    if "community" in df.columns:
+        idcol = "community"
+    elif "id" in df.columns and "human_readable_id" not in df.columns:
+        idcol = "id"  # graphrag 0.3-0.4: id is the community number as a string
+    elif "human_readable_id" in df.columns:
+        idcol = "human_readable_id"
+    else:
+        raise IndexInputError(path, "required column 'community' missing (no community number column)")
+    _require(df, path, ["level"], "community level")
+    raw = df[idcol]
+    id_kind = "string" if (raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype)) else "int"
+    comm = int_ids(raw, path, idcol)
+    if (comm < 0).any() and id_kind == "string":
+        comm = comm  # keep: flagged by integrity
+    lev = levels(df["level"], path)
+    out = pd.DataFrame({"community": comm, "level": lev})
+    out["parent"] = int_ids(df["parent"], path, "parent") if "parent" in df.columns else -1
+    out["title"] = text_column(df["title"], len(df)).to_numpy() if "title" in df.columns else [f"Community {c}" for c in comm]
+    out["period"] = text_column(df["period"], len(df)).to_numpy() if "period" in df.columns else ""
+    if "size" in df.columns:
+        out["size"] = pd.to_numeric(df["size"], errors="coerce").to_numpy(dtype=np.float64)
+    else:
+        out["size"] = np.nan
+    children = list_column(df["children"], path, "children") if "children" in df.columns else None
+    members = None
+    if "entity_ids" in df.columns:
+        ent_lists = list_column(df["entity_ids"], path, "entity_ids")
+        lens = np.fromiter((len(x) for x in ent_lists), dtype=np.int64, count=len(ent_lists))
+        flat = [str(e) for lst in ent_lists for e in lst]
+        members = pd.DataFrame({
+            "entity": pd.Series(flat, dtype=object),
+            "community": np.repeat(comm, lens),
+            "level": np.repeat(lev, lens),
+        })
+    return out, id_kind, children, members
+
+
+def _nodes(files) -> pd.DataFrame | None:
+    path = files.tables.get("nodes")
+    if path is None:
+        return None
+    df = read_table(path, NODE_COLUMNS)
+    _require(df, path, ["title", "community", "level"], "per-entity community membership")
+    comm = int_ids(df["community"], path, "community")
+    return pd.DataFrame({
+        "entity": text_column(df["title"], len(df)).to_numpy(),
+        "community": comm,
+        "level": levels(df["level"], path),
+        "_title_na": df["title"].isna().to_numpy(),
+    })
+
+
+def _reports(files) -> tuple[pd.DataFrame, str]:
+    path = files.tables.get("reports")
+    if path is None:
+        empty = pd.DataFrame({"community": np.array([], dtype=np.int64), "level": np.array([], dtype=np.int64),
+                              "title": pd.Series([], dtype=object), "rank": np.array([], dtype=np.float64),
+                              "content": pd.Series([], dtype=object), "content_chars": np.array([], dtype=np.int64)})
+        return empty, "int"
+    df = read_table(path, REPORT_COLUMNS)
+    _require(df, path, ["community", "level"], "report community and level")
+    raw = df["community"]
+    id_kind = "string" if (raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype)) else "int"
+    n = len(df)
+    content = text_column(df["full_content"] if "full_content" in df.columns else None, n)
+    rank = pd.to_numeric(df["rank"], errors="coerce").to_numpy(dtype=np.float64) if "rank" in df.columns else np.full(n, np.nan)
+    out = pd.DataFrame({
+        "community": int_ids(raw, path, "community"),
+        "level": levels(df["level"], path),
+        "title": text_column(df["title"] if "title" in df.columns else None, n).to_numpy(),
+        "rank": rank,
+        "content": content.to_numpy(),
+    })
+    out["content_chars"] = out["content"].str.len().fillna(0).astype(np.int64)
+    return out, id_kind
+
+
+def _entities(files) -> pd.DataFrame | None:
+    path = files.tables.get("entities")
+    if path is None:
+        return None
+    df = read_table(path, ENTITY_COLUMNS)
+    n = len(df)
+    title = df["title"] if "title" in df.columns else df.get("name")
+    out = pd.DataFrame({
+        "id": text_column(df["id"] if "id" in df.columns else None, n).to_numpy(),
+        "title": text_column(title, n).to_numpy(),
+    })
+    if "text_unit_ids" in df.columns:
+        out["text_unit_ids"] = list_column(df["text_unit_ids"], path, "text_unit_ids")
+    else:
+        out["text_unit_ids"] = None
+    return out
+
+
+def load_index(path: str | os.PathLike) -> IndexModel:
+    """Read an index directory (project root, output dir or 0.x timestamped layout)."""
+    files = locate_index(path)
+    schemas = {name: _schema(p) for name, p in files.tables.items()}
+    if "communities" not in files.tables and "nodes" not in files.tables:
+        raise IndexInputError(
+            files.output_dir,
+            "no communities table and no create_final_nodes: the community tree cannot be rebuilt",
+        )
+    generation = detect_generation(files.tables, schemas)
+    nodes = _nodes(files) if generation.before_2 or "communities" not in files.tables else None
+    communities, id_kind, children, members = _communities(files, schemas, nodes)
+    reports, rep_id_kind = _reports(files)
+    entities = _entities(files)
+    if generation.label == "0.1-0.4":
+        id_kind = "string"
+
+    # membership rows (entity sets of communities)
+    member_key = "id"
+    if members is None:
+        if nodes is None:
+            raise IndexInputError(files.tables["communities"],
+                                  "no 'entity_ids' column and no create_final_nodes: community members unknown")
+        members = nodes.loc[nodes["community"] >= 0, ["entity", "community", "level"]].reset_index(drop=True)
+        member_key = "title"
+    if communities is None:  # 0.1-0.2: hierarchy only in the nodes table
+        cl = members[["community", "level"]].drop_duplicates("community").sort_values(["level", "community"])
+        communities = pd.DataFrame({
+            "community": cl["community"].to_numpy(), "level": cl["level"].to_numpy(), "parent": -1,
+            "title": [f"Community {c}" for c in cl["community"]], "period": "", "size": np.nan,
+        })
+    communities = communities.reset_index(drop=True)
+
+    # roll-up rows read by graphrag < 2.0
+    if nodes is not None:
+        rollup = nodes[["entity", "community", "level"]].copy()
+        rollup.attrs["title_na"] = nodes["_title_na"].to_numpy()
+    else:
+        rollup = members[["entity", "community", "level"]].copy()
+
+    counts = members.groupby("community").size()
+    communities["n_entities"] = communities["community"].map(counts).fillna(0).astype(np.int64).to_numpy()
+    communities["children"] = children if children is not None else None
+
+    has_parent = "parent" in schemas.get("communities", {})
+    tree = build_tree(communities, members if not has_parent else None)
+    if not has_parent:
+        # parent column from the derived tree (single parent), −1 for roots
+        parent_of = {}
+        for u, v in tree.edges:
+            parent_of.setdefault(v, []).append(u)
+        communities["parent"] = [
+            (parent_of[c][0] if len(parent_of.get(c, [])) == 1 else -1) for c in communities["community"]
+        ]
+    return IndexModel(
+        path=files.requested,
+        output_dir=files.output_dir,
+        files=dict(files.tables),
+        notes=files.notes,
+        generation=generation,
+        communities=communities,
+        members=members,
+        member_key=member_key,
+        rollup_rows=rollup,
+        reports=reports,
+        entities=entities,
+        id_kind="string" if (id_kind == "string" or rep_id_kind == "string") else "int",
+        tree=tree,
+        tree_source="parent" if has_parent else "membership",
+        has_reports_table="reports" in files.tables,
+        has_children_column=children is not None,
+    )

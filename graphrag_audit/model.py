@@ -1,0 +1,97 @@
+"""The normalised model of one GraphRAG index, the same for every generation.
+
+All community numbers are int64, levels int64, −1 means "no community / no parent".
+Tables keep the source row order (graphrag's own selection keeps parquet row order,
+which decides the seed-86 shuffle of the global-search context).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+GENERATIONS = ("0.1-0.4", "0.5-0.9", "1.0-1.2", "2.x", "3.x")
+
+
+@dataclass(frozen=True)
+class Generation:
+    """Which graphrag wrote the index, and the files/columns that decided it."""
+
+    label: str
+    evidence: tuple[str, ...]
+
+    @property
+    def before_2(self) -> bool:
+        return self.label in ("0.1-0.4", "0.5-0.9", "1.0-1.2")
+
+
+@dataclass
+class IndexModel:
+    """Communities, reports, entities and the community tree of one index.
+
+    communities: one row per communities-table row (or per derived community for indexes
+        without one): ``community``, ``level``, ``parent`` (−1 = root or unknown),
+        ``title``, ``period`` (may be missing), ``size``, ``n_entities``, ``children``
+        (list, or None where the table has no children column).
+    members: entity ↔ community membership, one row per (entity, community):
+        ``entity`` (entity id or title, see ``member_key``), ``community``, ``level``.
+    rollup_rows: the per-entity rows that graphrag < 2.0's roll-up reads
+        (``create_final_nodes`` for 0.x–1.x, −1 rows included; derived from ``entity_ids``
+        for 2.x/3.x): ``entity``, ``community``, ``level``.
+    reports: one row per report row: ``community``, ``level``, ``title``, ``rank``,
+        ``content`` (``full_content``, may be empty), ``content_chars``.
+    entities: ``id``, ``title``, ``text_unit_ids`` (list or None) — or None when absent.
+    """
+
+    path: Path
+    output_dir: Path
+    files: dict[str, Path]
+    notes: tuple[str, ...]
+    generation: Generation
+    communities: pd.DataFrame
+    members: pd.DataFrame
+    member_key: str
+    rollup_rows: pd.DataFrame
+    reports: pd.DataFrame
+    entities: pd.DataFrame | None
+    id_kind: str  # "int" or "string": how the index stored community numbers
+    tree: nx.DiGraph
+    tree_source: str  # "parent" or "membership"
+    has_reports_table: bool = True
+    has_children_column: bool = False
+    extra: dict = field(default_factory=dict)
+
+    # ---- small derived facts used everywhere -------------------------------------------
+    @property
+    def max_level(self) -> int:
+        lv = self.communities["level"]
+        return int(lv.max()) if len(lv) else -1
+
+    @property
+    def levels(self) -> list[int]:
+        return list(range(self.max_level + 1))
+
+    @property
+    def entity_count(self) -> int:
+        if self.entities is not None:
+            return int(len(self.entities))
+        keys = self.rollup_rows["entity"] if len(self.rollup_rows) else self.members["entity"]
+        return int(keys.nunique())
+
+    def roots(self) -> list[int]:
+        return sorted(n for n in self.tree.nodes if self.tree.in_degree(n) == 0)
+
+    def community_entities(self) -> dict[int, np.ndarray]:
+        """community -> array of member entity keys (cached)."""
+        cached = self.extra.get("_community_entities")
+        if cached is None:
+            cached = {
+                int(k): v.to_numpy()
+                for k, v in self.members.groupby("community", sort=False)["entity"]
+            }
+            self.extra["_community_entities"] = cached
+        return cached

@@ -1,0 +1,124 @@
+"""Which reports each ``community_level`` sends to global search, per graphrag behaviour.
+
+Behaviours (see docs/reading-the-table.md and GRAPHRAG.md §2):
+
+``v2``  graphrag >= 2.0 (2.x, 3.x) ``read_indexer_reports``: explode the communities table,
+        keep rows with level <= N, group by community ``title`` taking the max community
+        number (a no-op roll-up: titles are "Community N"), then inner-join the reports with
+        level <= N on ``community``. Net effect: every report with level <= N whose community
+        has a communities row with level <= N.
+``v1``  graphrag < 2.0 on an index of its own generation: the per-entity rows
+        (``create_final_nodes``; derived from ``entity_ids`` for 2.x/3.x indexes) with
+        level <= N, −1 for "no community", max community *number* per entity title, then the
+        reports with level <= N among those numbers. The max number is the deepest community
+        only while numbers grow with depth; this reproduces the rule literally.
+``level_only``  what the docs describe: reports at exactly level N.
+``dynamic``     dynamic community selection's candidate pool: reports with level <= N, no join.
+
+``N = None`` means no level filter (the Python API's ``community_level=None``).
+Every level is computed in one incremental pass over the rows sorted by level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from graphrag_audit.model import IndexModel
+
+BEHAVIOURS = ("v2", "v1", "level_only", "dynamic")
+INT_MIN = np.iinfo(np.int64).min
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Report rows (positions in ``model.reports``, parquet row order) for one N and behaviour."""
+
+    community_level: int | None
+    behaviour: str
+    rows: np.ndarray
+
+    def community_ids(self, model: IndexModel) -> list[int]:
+        return sorted(int(x) for x in model.reports["community"].to_numpy()[self.rows])
+
+
+def community_levels(model: IndexModel) -> list[int | None]:
+    """N = 0 … max level (of communities and reports), then None."""
+    hi = model.max_level
+    if len(model.reports):
+        hi = max(hi, int(model.reports["level"].max()))
+    return list(range(hi + 1)) + [None]
+
+
+def _v2_kept_communities(model: IndexModel, levels: list[int | None]) -> dict:
+    """N -> sorted int64 array of community numbers kept by the v2 roll-up."""
+    c = model.communities
+    comm = c["community"].to_numpy()
+    lev = c["level"].to_numpy()
+    titles = c["title"].to_numpy(dtype=object)
+    out = {}
+    if pd.Index(titles).is_unique:
+        order = np.argsort(lev, kind="stable")
+        lev_sorted = lev[order]
+        for n in levels:
+            if n is None:
+                out[n] = np.unique(comm)
+            else:
+                k = np.searchsorted(lev_sorted, n, side="right")
+                out[n] = np.unique(comm[order[:k]])
+        return out
+    # titles repeat (hand edits, updates): reproduce groupby(title).max literally
+    frame = pd.DataFrame({"title": titles, "community": comm, "level": lev})
+    frame = frame[frame["title"].notna()]
+    for n in levels:
+        sub = frame if n is None else frame[frame["level"] <= n]
+        out[n] = np.unique(sub.groupby("title")["community"].max().to_numpy())
+    return out
+
+
+def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> dict:
+    """N -> community numbers that are some entity's max number among its rows <= N."""
+    r = model.rollup_rows
+    title_na = r.attrs.get("title_na")
+    if title_na is not None and title_na.any():  # groupby drops NaN titles
+        r = r[~title_na]
+    codes, _ = pd.factorize(r["entity"], sort=False)
+    comm = r["community"].to_numpy()
+    lev = r["level"].to_numpy()
+    order = np.argsort(lev, kind="stable")
+    codes, comm, lev = codes[order], comm[order], lev[order]
+    running = np.full(int(codes.max()) + 1 if len(codes) else 0, INT_MIN, dtype=np.int64)
+    out = {}
+    start = 0
+    for n in levels:
+        if n is None:
+            end = len(lev)
+        else:
+            end = int(np.searchsorted(lev, n, side="right"))
+        if end > start:
+            np.maximum.at(running, codes[start:end], comm[start:end])
+            start = end
+        out[n] = np.unique(running[running != INT_MIN])
+    return out
+
+
+def select_all(model: IndexModel) -> dict[int | None, dict[str, Selection]]:
+    """Every N (0 … max, None) × every behaviour."""
+    levels = community_levels(model)
+    rep_comm = model.reports["community"].to_numpy()
+    rep_lev = model.reports["level"].to_numpy()
+    v2 = _v2_kept_communities(model, levels)
+    v1 = _v1_kept_communities(model, levels)
+    result: dict[int | None, dict[str, Selection]] = {}
+    for n in levels:
+        under = np.ones(len(rep_lev), dtype=bool) if n is None else rep_lev <= n
+        exact = np.ones(len(rep_lev), dtype=bool) if n is None else rep_lev == n
+        result[n] = {
+            "v2": Selection(n, "v2", np.flatnonzero(under & np.isin(rep_comm, v2[n]))),
+            "v1": Selection(n, "v1", np.flatnonzero(under & np.isin(rep_comm, v1[n]))),
+            "level_only": Selection(n, "level_only", np.flatnonzero(exact)),
+            "dynamic": Selection(n, "dynamic", np.flatnonzero(under)),
+        }
+    return result
