@@ -188,7 +188,11 @@ def load_index(path: str | os.PathLike) -> IndexModel:
     communities["children"] = children if children is not None else None
 
     has_parent = "parent" in schemas.get("communities", {})
-    tree = build_tree(communities, members if not has_parent else None)
+    if has_parent:
+        tree = build_tree(communities, None)
+    else:  # 0.x-0.9: derive from the per-level membership rows (the nodes table when present)
+        rows = nodes[nodes["community"] >= 0] if nodes is not None else members
+        tree = build_tree(communities, rows)
     if not has_parent:
         # parent column from the derived tree (single parent), −1 for roots
         parent_of = {}

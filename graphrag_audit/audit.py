@@ -1,0 +1,83 @@
+"""audit(): load -> model -> analyses -> one AuditReport. No I/O besides reading the index."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+from graphrag_audit.checks import Thresholds, level_findings
+from graphrag_audit.depth import analyse_depth
+from graphrag_audit.integrity import check_integrity
+from graphrag_audit.levels import TreeIndex, level_results, tree_levels
+from graphrag_audit.load import load_index
+from graphrag_audit.model import IndexModel
+from graphrag_audit.report import AuditReport
+from graphrag_audit.selection import select_all
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    level: int = 2  # the community_level your application queries with (graphrag CLI default)
+    tokenizer: str = "cl100k_base"
+    max_context_tokens: int = 12000
+    costs: bool = True
+    num_repeats: int = 1  # dynamic selection rating calls per community
+    max_unreachable: float = 0.25
+    max_inflation: float = 1.2
+
+
+Progress = Callable[[str], None]
+
+
+def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = None,
+          progress: Progress | None = None) -> AuditReport:
+    options = options or AuditOptions()
+    step = progress or (lambda _msg: None)
+    timings = {}
+    t0 = time.perf_counter()
+    if isinstance(index, IndexModel):
+        model = index
+    else:
+        step("reading tables")
+        model = load_index(index)
+    timings["load"] = time.perf_counter() - t0
+
+    step("checking the tree")
+    t = time.perf_counter()
+    ti = TreeIndex(model)
+    findings = check_integrity(model)
+    tl = tree_levels(model, ti)
+    timings["tree"] = time.perf_counter() - t
+
+    step("selecting reports per level")
+    t = time.perf_counter()
+    selections = select_all(model)
+    levels = level_results(model, ti, selections)
+    timings["selection"] = time.perf_counter() - t
+
+    if options.costs and model.has_reports_table:
+        step("counting tokens and map calls")
+        t = time.perf_counter()
+        from graphrag_audit.costs import attach_costs
+
+        attach_costs(model, selections, levels, options, progress=step)
+        timings["costs"] = time.perf_counter() - t
+
+    for r in levels:
+        dyn = r["selected"]["dynamic"]
+        l0 = int(dyn.by_level.get("0", 0))
+        dyn.extra["rating_calls"] = {"min": options.num_repeats * l0, "max": options.num_repeats * dyn.count,
+                                     "num_repeats": options.num_repeats}
+
+    step("analysing branch depth")
+    t = time.perf_counter()
+    v1_spreads = {r["community_level"]: r["selected"]["v1"].entities_per_report for r in levels
+                  if r["community_level"] is not None}
+    depth = analyse_depth(model, ti, v1_spreads)
+    findings += level_findings(options.level, depth, levels,
+                               Thresholds(options.max_unreachable, options.max_inflation))
+    timings["depth"] = time.perf_counter() - t
+    return AuditReport(model=model, options=asdict(options), tree_levels=tl, levels=levels,
+                       depth=depth, findings=findings, timings=timings)

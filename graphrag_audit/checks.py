@@ -1,0 +1,63 @@
+"""Findings that depend on the level you query with (CI mode thresholds)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphrag_audit.depth import DepthAnalysis
+from graphrag_audit.findings import Finding, finding, preview
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    max_unreachable: float = 0.25  # share of roots or entities stuck above which depth-mismatch fires
+    max_inflation: float = 1.2  # v2 reports / v1 reports above which v2-inflation fires
+
+
+def level_findings(level: int, depth: DepthAnalysis, levels: list[dict], th: Thresholds) -> list[Finding]:
+    out: list[Finding] = []
+    if depth.max_level < 0:
+        return out
+    if level > depth.max_level:
+        out.append(finding("level-beyond-max", f"community_level {level} is deeper than the tree's deepest "
+                           f"level {depth.max_level}: it selects the same reports as no level filter",
+                           level=level, max_level=depth.max_level))
+    else:
+        row = depth.per_level[level]
+        root_share = row["roots_stuck"] / row["roots_total"] if row["roots_total"] else 0.0
+        ent_share = row["entities_stuck"] / row["entities_total"] if row["entities_total"] else 0.0
+        if max(root_share, ent_share) > th.max_unreachable:
+            out.append(finding(
+                "depth-mismatch",
+                f"at community_level {level}, {row['roots_stuck']}/{row['roots_total']} roots "
+                f"({root_share:.0%}) and {row['entities_stuck']}/{row['entities_total']} entities "
+                f"({ent_share:.0%}) cannot reach level {level} (threshold {th.max_unreachable:.0%})",
+                level=level, roots_stuck=row["roots_stuck"], roots_total=row["roots_total"],
+                entities_stuck=row["entities_stuck"], entities_total=row["entities_total"],
+                share_roots=round(root_share, 4), share_entities=round(ent_share, 4),
+                threshold=th.max_unreachable,
+            ))
+    at = next((r for r in levels if r["community_level"] == min(level, depth.max_level)), None)
+    if at is not None:
+        v2, v1 = at["selected"]["v2"], at["selected"]["v1"]
+        if v1.count and v2.count / v1.count > th.max_inflation:
+            calls = ""
+            if v2.cost and v1.cost:
+                calls = f", {v2.cost['map_calls']} vs {v1.cost['map_calls']} map calls"
+            out.append(finding(
+                "v2-inflation",
+                f"at community_level {at['community_level']}, graphrag >= 2.0 sends {v2.count} reports vs "
+                f"{v1.count} under < 2.0 ({v2.count / v1.count:.2f}x{calls}); {v2.ancestors_sent} are "
+                f"ancestors sent with their descendants",
+                v2.extra.get("extra_vs_v1", {}).get("community_ids", []),
+                level=at["community_level"], v2_reports=v2.count, v1_reports=v1.count,
+                ancestors_sent=v2.ancestors_sent, ratio=round(v2.count / v1.count, 4),
+                threshold=th.max_inflation,
+                v2_map_calls=(v2.cost or {}).get("map_calls"), v1_map_calls=(v1.cost or {}).get("map_calls"),
+            ))
+    if depth.single_child:
+        out.append(finding("single-child-chain", f"{len(depth.single_child)} communities have exactly one child: "
+                           f"{preview(depth.single_child)}", depth.single_child, count=len(depth.single_child)))
+    for lv in depth.duplicate_levels:
+        out.append(finding("duplicate-level", f"level {lv} repeats level {lv - 1}'s partition exactly", level=lv))
+    return out

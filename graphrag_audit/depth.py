@@ -1,0 +1,138 @@
+"""Branch-depth asymmetry: how unevenly the tree's branches reach down.
+
+Definitions (docs/reading-the-table.md explains them with real output):
+
+* depth reached by a root = (deepest level in its subtree) − (root level).
+* an entity's *finest level* = the level of the deepest community that contains it.
+* at community_level N an entity is *served at N* when its finest level >= N (a level-N
+  community holds it) and *stuck* when its finest level < N (its finest available report is
+  coarser than asked). Roots likewise reach N or not.
+* **depth asymmetry** = mean over clustered entities of (D − finest level) / D, with D the
+  deepest level of the index (0 when D = 0). 0 means every entity can be refined down to the
+  deepest level; values near 1 mean nearly all entities stop at level 0 while a few branches go
+  deep. It is entity-weighted because global search answers about entities, and normalised so
+  indexes of different depth compare.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from graphrag_audit.levels import TreeIndex
+from graphrag_audit.model import IndexModel
+
+
+@dataclass
+class DepthAnalysis:
+    roots: list[dict]
+    histogram: dict[str, int]  # depth reached -> roots
+    per_level: list[dict]
+    asymmetry: float
+    single_child: list[int]
+    duplicate_levels: list[int]
+    max_level: int
+
+    def to_dict(self) -> dict:
+        return {
+            "max_level": self.max_level,
+            "asymmetry": self.asymmetry,
+            "depth_histogram": self.histogram,
+            "per_level": self.per_level,
+            "roots": self.roots,
+            "single_child_communities": self.single_child,
+            "duplicate_levels": self.duplicate_levels,
+        }
+
+
+def _root_of(ti: TreeIndex) -> np.ndarray:
+    root = np.arange(len(ti.index))
+    for _ in range(len(ti.index)):
+        p = ti.parent[root]
+        move = p >= 0
+        move &= p != root
+        if not move.any():
+            break
+        nxt = np.where(move, p, root)
+        if np.array_equal(nxt, root):
+            break
+        root = nxt
+    return root
+
+
+def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = None) -> DepthAnalysis:
+    n = len(ti.index)
+    max_level = int(ti.level.max()) if n else -1
+    root = _root_of(ti) if n else np.array([], dtype=np.int64)
+    is_root = ti.parent < 0
+    # deepest level per root subtree
+    deepest = np.full(n, -1, dtype=np.int64)
+    np.maximum.at(deepest, root, ti.level)
+    desc = np.bincount(root, minlength=n) - 1 if n else np.array([], dtype=np.int64)
+    leaf = ti.children_count == 0
+
+    # entity finest level and root
+    ent_finest = np.full(ti.n_member_entities, -1, dtype=np.int64)
+    mem_level = ti.level[ti.mem_ccode]
+    np.maximum.at(ent_finest, ti.mem_ecode, mem_level)
+    ent_root = np.full(ti.n_member_entities, -1, dtype=np.int64)
+    lvl0 = mem_level == ti.level[root[ti.mem_ccode]]
+    ent_root[ti.mem_ecode[lvl0]] = root[ti.mem_ccode[lvl0]]
+
+    roots_out = []
+    root_codes = np.flatnonzero(is_root)
+    ent_per_root = np.bincount(ent_root[ent_root >= 0], minlength=n) if n else np.array([])
+    for rc in root_codes:
+        in_sub = root == rc
+        leaves_per_level = {}
+        for lv, cnt in zip(*np.unique(ti.level[in_sub & leaf], return_counts=True)):
+            leaves_per_level[str(int(lv))] = int(cnt)
+        roots_out.append({
+            "community": int(ti.index[rc]),
+            "level": int(ti.level[rc]),
+            "deepest_level": int(deepest[rc]),
+            "depth_reached": int(deepest[rc] - ti.level[rc]),
+            "descendants": int(desc[rc]),
+            "entities": int(ent_per_root[rc]) if n else 0,
+            "leaves_per_level": leaves_per_level,
+        })
+    roots_out.sort(key=lambda r: (-r["depth_reached"], -r["entities"], r["community"]))
+    hist: dict[str, int] = {}
+    if len(root_codes):
+        d = deepest[root_codes] - ti.level[root_codes]
+        for k in range(int(d.max()) + 1):
+            hist[str(k)] = int((d == k).sum())
+
+    clustered = ent_finest >= 0
+    per_level = []
+    for lv in range(max_level + 1):
+        reach = deepest[root_codes] >= lv
+        served = int((ent_finest[clustered] >= lv).sum())
+        stuck = int((ent_finest[clustered] < lv).sum())
+        row = {
+            "community_level": lv,
+            "roots_reaching": int(reach.sum()),
+            "roots_stuck": int((~reach).sum()),
+            "roots_total": int(len(root_codes)),
+            "entities_served": served,
+            "entities_stuck": stuck,
+            "entities_total": int(clustered.sum()),
+        }
+        if v1_spreads and lv in v1_spreads:
+            row["entities_per_report"] = v1_spreads[lv]
+        per_level.append(row)
+
+    asym = 0.0
+    if max_level > 0 and clustered.any():
+        asym = round(float(np.mean((max_level - ent_finest[clustered]) / max_level)), 4)
+
+    single = sorted(int(ti.index[i]) for i in np.flatnonzero(ti.children_count == 1))
+    dup_levels = []
+    for lv in range(1, max_level + 1):
+        at = np.flatnonzero(ti.level == lv)
+        above = np.flatnonzero(ti.level == lv - 1)
+        if len(at) and len(at) == len(above) and (ti.children_count[above] == 1).all() \
+                and (ti.n_entities[at] == ti.n_entities[ti.parent[at]]).all():
+            dup_levels.append(lv)
+    return DepthAnalysis(roots_out, hist, per_level, asym, single, dup_levels, max_level)

@@ -1,0 +1,63 @@
+"""Findings: a stable rule id, a severity, a one-line message, the evidence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: str
+    title: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str
+    message: str
+    communities: tuple[int, ...] = ()
+    evidence: dict = field(default_factory=dict)
+
+    @property
+    def fix(self) -> str:
+        from graphrag_audit.rules import RULES
+
+        return RULES[self.rule].fix if self.rule in RULES else ""
+
+    def to_dict(self) -> dict:
+        return {
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "communities": [int(c) for c in self.communities],
+            "evidence": self.evidence,
+            "fix": self.fix,
+        }
+
+
+def preview(ids, limit: int = 8) -> str:
+    """'3, 5, 9 and 12 more' for messages."""
+    ids = list(ids)
+    head = ", ".join(str(i) for i in ids[:limit])
+    return head + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def finding(rule_id: str, message: str, communities=(), **evidence) -> Finding:
+    from graphrag_audit.rules import RULES
+
+    rule = RULES[rule_id]
+    return Finding(rule_id, rule.severity, message, tuple(int(c) for c in communities), evidence)
+
+
+def worst(findings) -> str | None:
+    best = None
+    for f in findings:
+        if best is None or SEVERITY_RANK[f.severity] > SEVERITY_RANK[best]:
+            best = f.severity
+    return best

@@ -1,0 +1,92 @@
+"""Every rule the tool can report: id, default severity, title, and how to fix it.
+
+docs/rules.md documents the same ids; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from graphrag_audit.findings import Rule
+
+_RULES = [
+    # ---- tree integrity --------------------------------------------------------------------
+    Rule("no-level-0", "error", "The tree has no level-0 communities",
+         "Re-run community detection (graphrag index). Global search at community_level 0 selects "
+         "nothing, and dynamic selection raises KeyError without level-0 reports (graphrag #2382)."),
+    Rule("level-gap", "error", "A level between 0 and the maximum has no communities",
+         "The hierarchy was truncated or hand-edited; re-index, or renumber levels so they are contiguous."),
+    Rule("parent-cycle", "error", "Parent links form a cycle (or a community is its own parent)",
+         "Fix the parent column: every chain of parents must end at a root with parent -1."),
+    Rule("multiple-parents", "warning", "A community sits under several parents",
+         "Typical of `graphrag update` output whose membership was merged without remapping; "
+         "re-index from scratch for a clean hierarchy."),
+    Rule("missing-parent", "error", "A community's parent number has no communities row",
+         "The communities table is incomplete; re-run the create_communities workflow."),
+    Rule("level-not-parent-plus-one", "error", "A community's level is not its parent's level + 1",
+         "Levels and parent links disagree; re-index or correct the level column."),
+    Rule("child-not-subset", "warning", "A child community has entities its parent lacks",
+         "Child entity sets must lie inside the parent's; this happens after incremental updates. "
+         "Re-index for a consistent tree."),
+    Rule("children-parent-mismatch", "warning", "The children column disagrees with the parent column",
+         "graphrag update does not remap `children`; trust `parent` (this tool does) or re-index."),
+    Rule("multiple-periods", "warning", "Communities carry several period values (incremental update)",
+         "The index merges several runs (two forests). Levels may mean different things in each; "
+         "re-index from scratch if levels look inconsistent."),
+    Rule("duplicate-community", "error", "A community number appears in several communities rows",
+         "Community numbers must be unique; duplicated rows make graphrag's join send reports twice."),
+    Rule("community-without-report", "warning", "A community has no report",
+         "Report generation failed silently for these communities (LLM errors drop reports). Re-run "
+         "create_community_reports; their entities get no report at that level."),
+    Rule("report-without-community", "warning", "A report names a community that has no communities row",
+         "graphrag >= 2.0 drops such reports in its inner join; regenerate reports for this index."),
+    Rule("report-level-mismatch", "warning", "A report's level differs from its community's level",
+         "Reports and communities come from different runs; regenerate the reports."),
+    Rule("duplicate-report", "warning", "A community has several reports",
+         "Several report rows share a community; graphrag sends each of them. Deduplicate."),
+    Rule("minus-one-report", "warning", "There is a report for community -1 ('no community')",
+         "graphrag 0.5.x wrote a report for unclustered entities (#1422); graphrag < 2.0 sends it at every "
+         "level. Drop the row or re-index with a newer graphrag."),
+    Rule("unclustered-entities", "info", "Entities belong to no community",
+         "With use_lcc (default on) entities outside the largest connected component get no community "
+         "(#1808, #2348); they never reach global search. Set cluster_graph.use_lcc: false to keep them."),
+    Rule("no-reports-table", "info", "The index has no community reports table",
+         "Global search needs community_reports; run the create_community_reports workflow."),
+    Rule("ids-not-depth-ordered", "warning", "A child community's number is smaller than its parent's",
+         "graphrag < 2.0 keeps each entity's max community number, which is then not the deepest one; "
+         "the < 2.0 selection below reproduces that literally."),
+    # ---- cross-version traps -------------------------------------------------------------
+    Rule("string-community-ids", "warning", "Community ids are strings (graphrag 0.1-0.4 index)",
+         "graphrag >= 1.0 reading this index selects 0 reports at every level and graphrag >= 2.0 "
+         "cannot read it at all; re-index with the graphrag you query with."),
+    Rule("v2-unreadable", "warning", "graphrag >= 2.0 cannot read this index as written",
+         "The communities table lacks entity_ids (or is absent); the >= 2.0 numbers shown apply the "
+         "<= N rule to the rebuilt tree. Re-index with graphrag >= 2.0 to query it there."),
+    Rule("dynamic-no-level-0-report", "error", "Dynamic community selection cannot start: no level-0 report",
+         "Dynamic selection starts from level-0 reports and raises KeyError without them (#2382)."),
+]
+
+RULES: dict[str, Rule] = {r.id: r for r in _RULES}
+
+
+def register(rule: Rule) -> None:
+    RULES[rule.id] = rule
+
+# ---- level-dependent rules (checked at the community_level you query with, --level) -----
+for _r in [
+    Rule("depth-mismatch", "warning", "Many branches cannot reach the level you query with",
+         "At this community_level a large share of roots/entities is stuck at a coarser leaf, so 'level N' "
+         "means different granularity in different subtrees. Query a lower level, or plan a cross-level "
+         "frontier by budget (graphrag-audit plan)."),
+    Rule("v2-inflation", "warning", "graphrag >= 2.0 sends far more reports than the < 2.0 frontier",
+         "Since graphrag 2.0 every report with level <= N is sent, ancestors together with their "
+         "descendants. Use a lower community_level, dynamic selection, or a planned frontier written "
+         "with graphrag-audit plan --write."),
+    Rule("level-beyond-max", "info", "The level you query with is deeper than the tree",
+         "community_level above the deepest level behaves like no filter; pick a level within the tree."),
+    Rule("single-child-chain", "info", "Communities with exactly one child",
+         "A single child covers its parent's entities at a finer level: the same entities are summarised "
+         "twice. Harmless, but it inflates what graphrag >= 2.0 sends."),
+    Rule("duplicate-level", "warning", "A level repeats the previous level's partition",
+         "Every community at this level is the only child of a parent with the same entities: the level "
+         "adds cost and no granularity. Query the level above."),
+]:
+    register(_r)
