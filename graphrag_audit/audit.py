@@ -80,4 +80,5 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
                                Thresholds(options.max_unreachable, options.max_inflation))
     timings["depth"] = time.perf_counter() - t
     return AuditReport(model=model, options=asdict(options), tree_levels=tl, levels=levels,
-                       depth=depth, findings=findings, timings=timings)
+                       depth=depth, findings=findings, timings=timings,
+                       report_entities=ti.rep_n_entities)

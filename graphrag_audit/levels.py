@@ -33,8 +33,10 @@ class SelectionStats:
     entities_covered: int
     mean_reports_per_entity: float | None
     entities_per_report: dict[str, float | int | None]
-    cost: dict | None = None  # tokens / map calls, see context.py
+    cost: dict | None = None  # tokens / map calls, see costs.py
     extra: dict = field(default_factory=dict)
+    rows: np.ndarray | None = field(default=None, repr=False)  # report rows, parquet order
+    row_tokens: np.ndarray | None = field(default=None, repr=False)  # tokens of each row's context line
 
     def to_dict(self) -> dict:
         d = {
@@ -142,6 +144,7 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
         entities_covered=covered,
         mean_reports_per_entity=(round(float(n_ent.sum()) / covered, 3) if covered else None),
         entities_per_report=epr,
+        rows=rows,
     )
 
 

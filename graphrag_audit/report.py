@@ -20,6 +20,7 @@ class AuditReport:
     levels: list[dict]
     depth: DepthAnalysis
     findings: list[Finding]
+    report_entities: object = None  # numpy array: entities of each report row's community
     verify: dict | None = None
     timings: dict = field(default_factory=dict)
 

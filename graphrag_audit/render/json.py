@@ -1,0 +1,25 @@
+"""JSON renderer: the documented schema (graphrag_audit/schema/audit-report.schema.json)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+
+def _clean(o):
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {str(k): _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    if isinstance(o, str):
+        return o.encode("utf-8", "replace").decode("utf-8")
+    if hasattr(o, "item"):  # numpy scalars
+        return _clean(o.item())
+    return o
+
+
+def render_json(report) -> str:
+    # ensure_ascii keeps the output 7-bit: valid UTF-8 whatever the titles hold
+    return json.dumps(_clean(report.to_dict()), indent=2, ensure_ascii=True, allow_nan=False) + "\n"

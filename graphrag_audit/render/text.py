@@ -1,0 +1,141 @@
+"""Terminal renderer (rich). Untrusted text only ever enters as rich ``Text`` (no markup parsing),
+after :func:`plain` has stripped escape sequences and control characters."""
+
+from __future__ import annotations
+
+import io
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from graphrag_audit.render.escape import plain
+
+SEV_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0", "level_only": "level N only",
+                   "dynamic": "dynamic pool"}
+
+
+def _n(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:,.2f}"
+    return f"{v:,}"
+
+
+def _lvl(n) -> str:
+    return "None" if n is None else str(n)
+
+
+def render_text(report, *, width: int | None = None, color: bool = False, focus: int | None = None,
+                **_ignored) -> str:
+    buf = io.StringIO()
+    console = Console(file=buf, width=width or 100, force_terminal=color, no_color=not color,
+                      color_system="standard" if color else None, highlight=False, emoji=False,
+                      soft_wrap=False, legacy_windows=False)
+    info = report.index_info()
+    c = info["counts"]
+    console.print(Text.assemble(("graphrag-audit ", "bold"), (plain(info["path"]), "bold")))
+    console.print(Text(f"generation {info['generation']}  ·  " + "; ".join(plain(e) for e in info["generation_evidence"])))
+    for note in info["notes"]:
+        console.print(Text("note: " + plain(note)))
+    console.print(Text(
+        f"{_n(c['entities'])} entities · {_n(c['communities'])} communities · {_n(c['reports'])} reports · "
+        f"{_n(c['roots'])} roots · {c['levels']} levels · tree from {info['tree_source']}"))
+    console.print()
+
+    t = Table(title="Community tree", box=box.SIMPLE_HEAD, title_justify="left")
+    for col in ("level", "communities", "leaves", "reports", "entities"):
+        t.add_column(col, justify="right")
+    for tl in report.tree_levels:
+        t.add_row(str(tl.level), _n(tl.communities), _n(tl.leaves), _n(tl.reports), _n(tl.entities))
+    console.print(t)
+
+    if report.model.has_reports_table:
+        console.print(_levels_table(report))
+    else:
+        console.print(Text("No community_reports table: nothing is sent to global search.\n"))
+
+    d = report.depth
+    if d.histogram:
+        hist = "  ".join(f"{k}: {v}" for k, v in d.histogram.items())
+        console.print(Text(f"Branch depth reached by the {c['roots']} roots — {hist}  ·  "
+                           f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0)"))
+        console.print()
+
+    if focus is not None:
+        for part in _focus(report, focus):
+            console.print(part)
+
+    fs = report.sorted_findings()
+    console.print(Text(f"Findings ({len(fs)})", style="bold"))
+    if not fs:
+        console.print(Text("  none"))
+    for f in fs:
+        console.print(Text.assemble(
+            (f"  {f.severity.upper():7} ", SEV_STYLE[f.severity]), (f"{f.rule}: ", "bold"), plain(f.message)))
+    return buf.getvalue()
+
+
+def _levels_table(report) -> Table:
+    opts = report.options
+    costs = bool(opts.get("costs"))
+    t = Table(title=f"What each community_level N sends to global search "
+                    f"(options: level {opts['level']}, {opts['tokenizer']}, {opts['max_context_tokens']:,} tokens/batch)",
+              box=box.SIMPLE_HEAD, title_justify="left")
+    t.add_column("N", justify="right")
+    t.add_column(">=2.0\nreports", justify="right")
+    t.add_column("<2.0\nreports", justify="right")
+    t.add_column("extra\n(ancestors)", justify="right")
+    t.add_column("level N\nonly", justify="right")
+    t.add_column("entities\nstuck <N", justify="right")
+    t.add_column("ents/report\nmin·med·max (>=2.0)", justify="right")
+    if costs:
+        t.add_column(">=2.0\ntokens", justify="right")
+        t.add_column("map calls\n>=2.0 / <2.0", justify="right")
+    per_depth = {r["community_level"]: r for r in report.depth.per_level}
+    for r in report.levels:
+        n = r["community_level"]
+        s = r["selected"]
+        v2, v1 = s["v2"], s["v1"]
+        extra = v2.count - v1.count
+        epr = v2.entities_per_report
+        stuck = per_depth.get(n, {}).get("entities_stuck") if n is not None else None
+        row = [_lvl(n), _n(v2.count), _n(v1.count), f"{extra:+,} ({v2.ancestors_sent:,})", _n(s["level_only"].count),
+               _n(stuck), f"{_n(epr['min'])}·{_n(epr['median'])}·{_n(epr['max'])}"]
+        if costs:
+            row += [_n((v2.cost or {}).get("tokens")),
+                    f"{_n((v2.cost or {}).get('map_calls'))} / {_n((v1.cost or {}).get('map_calls'))}"]
+        style = "bold" if n == opts["level"] else None
+        t.add_row(*row, style=style)
+    t.caption = ("extra = reports >=2.0 sends beyond <2.0; ancestors = reports sent together with a "
+                 "descendant's report. Each map call is one LLM call; one reduce call follows.")
+    t.caption_justify = "left"
+    return t
+
+
+def _focus(report, n: int):
+    r = report.level(n)
+    if r is None:
+        yield Text(f"community_level {n} is outside the tree (levels 0–{report.depth.max_level}).\n")
+        return
+    rep = report.model.reports
+    for b in ("v2", "v1", "level_only"):
+        s = r["selected"][b]
+        t = Table(title=f"community_level {n} · {BEHAVIOUR_LABEL[b]}: {s.count} reports", box=box.SIMPLE_HEAD,
+                  title_justify="left")
+        for col, j in (("id", "right"), ("level", "right"), ("title", "left"), ("entities", "right"),
+                       ("tokens", "right")):
+            t.add_column(col, justify=j, overflow="ellipsis", no_wrap=(col == "title"))
+        rows = s.rows
+        tokens = s.row_tokens
+        n_ent = report.report_entities
+        order = sorted(range(len(rows)), key=lambda i: (int(rep["level"].iat[rows[i]]), int(rep["community"].iat[rows[i]]))) if rows is not None else []
+        for i in order:
+            k = rows[i]
+            t.add_row(str(int(rep["community"].iat[k])), str(int(rep["level"].iat[k])),
+                      Text(plain(rep["title"].iat[k], 80)), _n(int(n_ent[k])),
+                      _n(int(tokens[i])) if tokens is not None else "—")
+        yield t
