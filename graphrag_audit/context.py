@@ -1,0 +1,663 @@
+"""Reproduce graphrag global search's map-phase context: which reports, how many map calls, how many tokens.
+
+Pure functions; no graphrag import. Given the reports that ``read_indexer_reports`` selected
+at a ``community_level`` (in parquet row order), :func:`build_batches` reproduces
+``build_community_context(..., single_batch=False)`` exactly as global search calls it, and
+:func:`occurrence_weights` reproduces the "occurrence weight" column.
+
+What graphrag does (facts checked in microsoft/graphrag source)
+-------------------------------------------------------------------
+Sources read (repo ``microsoft/graphrag`` unless named; commit = the stored version read):
+
+* ``packages/graphrag/graphrag/query/context_builder/community_context.py`` @4d59c43 (3.x)
+* ``graphrag/query/context_builder/community_context.py`` @4778166 (pyproject says 2.1.0),
+  and the same file in a 0.x-era fork (SofarDataAI/graphrag @3945482, ``graphrag.model``
+  imports, parameter still called ``max_tokens``): the logic below is identical in all
+  three. 1.2.x lies between them; it was not read at a pinned tag.
+* ``packages/graphrag/graphrag/query/factory.py`` @330c142 (3.x), ``graphrag/query/factory.py``
+  @079e8d2 (2.x) and 0.x/1.x copies (``"max_tokens": gs_config.max_tokens``): the same
+  ``context_builder_params`` everywhere.
+* ``.../structured_search/global_search/community_context.py`` @4c8ef97 (3.x), @5aca582 (2.x),
+  @06171f3 (0.x/1.x era).
+* ``packages/graphrag/graphrag/query/indexer_adapters.py`` @12607bb (3.x);
+  ``graphrag/query/indexer_adapters.py`` @dac0b86 (0.9/1.0 era) and BlokTrek/graphrag @5c87adc
+  (pyproject 1.0.1); an early 0.x copy @04c9472.
+* ``packages/graphrag/graphrag/query/input/loaders/dfs.py`` @22a4d29,
+  ``graphrag/query/input/loaders/utils.py`` @133a86f; ``graphrag/query/llm/text_utils.py``
+  @13a5e5f (1.x ``num_tokens``); ``packages/graphrag-llm/graphrag_llm/tokenizer/*`` (3.x).
+
+1. Parameters (``get_global_search_engine``, every version 0.x–3.x): ``use_community_summary
+   =False`` (the text is ``full_content``, column ``content``), ``shuffle_data=True``,
+   ``include_community_rank=True``, ``min_community_rank=0``, ``community_rank_name="rank"``,
+   ``include_community_weight=True``, ``community_weight_name="occurrence weight"``,
+   ``normalize_community_weight=True``, ``max_context_tokens`` = config
+   ``global_search.max_context_tokens`` (1.x: ``max_tokens``), default 12 000,
+   ``context_name="Reports"``, ``random_state=86``, ``single_batch=False``.
+2. Weights (``_compute_community_weights``) are computed first, over *all* reports passed in
+   (before the rank filter), only when a non-empty entity list is passed. Weight of a report
+   = ``len(set(text units of every entity whose community_ids contain the report's
+   community))``; normalised = that count ``/ max`` over all passed reports (Python true
+   division; ``ZeroDivisionError`` if the max is 0). Entity ``community_ids``
+   (``read_indexer_entities``) = *every* community of the entity at a level ``<= N`` (the
+   set, not only the deepest): 3.x from ``communities.explode("entity_ids")`` (left-merged, so
+   entities in no community get ``-1``; rows with a NaN level are kept), 1.x from
+   ``create_final_nodes`` rows with ``level <= N`` (``community`` ``-1`` where an entity has
+   no community at that level). Early 0.x (@04c9472) instead kept only the *max* community
+   id per entity (``rule="max"`` here). Without entities no weight is computed: the column
+   disappears from header and rows.
+3. Rank filter: a report is kept iff ``rank is not None and rank >= min_community_rank``;
+   NaN ranks are dropped (NaN comparisons are false). (The pre-refactor form,
+   ``if report.rank and ...``, also dropped rank 0.0; early 0.x only.)
+4. Shuffle: ``random.seed(86); random.shuffle(kept_list)`` over the kept reports in input
+   order (parquet row order of the selected reports). ``shuffle`` draws depend only on the
+   list length, so a private ``random.Random(86)`` shuffling indices gives the same order.
+5. Header ``"-----Reports-----\\n" + "id|title|occurrence weight|content|rank\\n"``, counted
+   once per batch. Row = ``"|".join([id, title, str(weight), full_content, str(rank)]) +
+   "\\n"`` where id = ``str(report.community)`` (the community number; ``short_id``), title =
+   ``str(title)``, weight = ``str()`` of a Python int (raw) or float (normalised, e.g.
+   ``0.42857142857142855``, ``1.0``, ``5e-06``), rank = ``str(float(rank))`` (e.g. ``7.0``).
+6. Packing: ``tokens = num_tokens(header)``; for each report: if ``tokens + row_tokens >
+   max_context_tokens`` (strictly greater) the current batch is cut *if it is non-empty*
+   and a new one starts at the header; then the report is added regardless. So an oversize
+   report (header + row > max) sits alone in its own batch; no empty batch is emitted.
+7. The last batch is emitted unless its *set of ids* equals that of an earlier batch (a
+   quirk that only bites with duplicate community ids, e.g. two oversize reports with the
+   same number); the reports of an unemitted last batch are silently lost.
+8. Map calls = number of emitted batches; each sends ``record_df.to_csv(index=False,
+   sep="|")`` of its batch (header line without the ``-----Reports-----`` line; rows
+   sorted by weight then rank, descending; fields with ``|``, ``"`` or newlines quoted) —
+   not the text that was counted. :func:`render_batches` rebuilds that text. 0.x/1.x-era
+   ``GlobalCommunityContext`` (@06171f3) prefixed every chunk with ``"\\n\\n"`` even without
+   conversation history; 2.x/3.x (@5aca582, @4c8ef97) add no prefix.
+9. Tokenizer: 1.x ``len(tiktoken.get_encoding(encoding_model).encode(text))`` (default
+   cl100k_base); 2.x/3.x ``Tokenizer.num_tokens = len(encode(text))`` via LiteLLM, whose
+   OpenAI fallback encoding is cl100k_base. See :mod:`graphrag_audit.tokens`.
+
+Known variant not modelled: one stored 3.x development state of ``GlobalCommunityContext``
+(@1eb8fb0) built the chunks in a second call that passed only ``**kwargs`` on, i.e. with the
+*defaults* (summary text, no rank, weight name ``occurrence``, 8 000 tokens); the latest
+stored 3.x (@4c8ef97) builds them in one call with the factory parameters, as modelled here.
+
+Counting each report once
+-------------------------
+A row is ``P + w + B`` with ``P = f"{id}|{title}|"``, ``w`` = weight string, ``B =
+f"|{content}|{rank}\\n"``. ``w`` starts and ends with a digit and is flanked by ``|``; in
+both cl100k and o200k pre-tokenisation a digit run is its own pre-token and ``|`` followed
+by a digit can only end a punctuation pre-token, so no pre-token crosses either junction and
+``tokens(row) = tokens(P) + tokens(w) + tokens(B)`` exactly (for the byte estimate the byte
+counts add and the ceiling is taken at the end). ``P`` and ``B`` are fixed per report, so
+:class:`RowTokenCache` counts them once across all levels; per level only the short
+weight strings are counted (memoised). ``build_batches(..., exact=True)`` counts whole row
+strings instead; the tests check both paths agree on adversarial text.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Iterable, Literal, Sequence
+
+import numpy as np
+import pandas as pd
+
+from graphrag_audit.tokens import TokenCounter, get_token_counter
+
+__all__ = [
+    "DEFAULT_MAX_CONTEXT_TOKENS",
+    "DEFAULT_SHUFFLE_SEED",
+    "WEIGHT_COLUMN",
+    "ContextBatches",
+    "RowTokenCache",
+    "WeightNormalizationError",
+    "build_batches",
+    "context_header",
+    "explode_text_units",
+    "format_id",
+    "format_rank",
+    "format_weight",
+    "occurrence_weights",
+    "render_batches",
+    "report_row",
+    "shuffle_order",
+    "text_unit_counts",
+]
+
+DEFAULT_MAX_CONTEXT_TOKENS = 12_000
+DEFAULT_SHUFFLE_SEED = 86
+WEIGHT_COLUMN = "occurrence weight"
+RANK_COLUMN = "rank"
+CONTENT_COLUMN = "content"
+CONTEXT_NAME = "Reports"
+
+
+# --------------------------------------------------------------------------------------
+# formatting: exactly the strings graphrag puts in a row
+# --------------------------------------------------------------------------------------
+def _py(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def format_id(community: Any) -> str:
+    """The row id: ``str()`` of the report's ``community`` value (``"5"``; ``""`` for None)."""
+    v = _py(community)
+    if v is None:
+        return ""  # graphrag: report.short_id if report.short_id else ""
+    return str(v)
+
+
+def format_weight(weight: Any) -> str:
+    """``str()`` of the weight as graphrag holds it: Python int (raw) or float (normalised)."""
+    v = _py(weight)
+    if isinstance(v, bool):
+        v = int(v)
+    if isinstance(v, int):
+        return str(v)
+    return repr(float(v))
+
+
+def format_rank(rank: Any) -> str:
+    """``str(float(rank))``: graphrag reads rank with ``to_optional_float`` (``"7.0"``)."""
+    return repr(float(_py(rank)))
+
+
+def _text(value: Any) -> str:
+    v = _py(value)
+    return v if type(v) is str else str(v)  # graphrag: to_str() -> str(value)
+
+
+def context_header(
+    with_weight: bool = True,
+    include_rank: bool = True,
+    *,
+    weight_column: str = WEIGHT_COLUMN,
+    content_column: str = CONTENT_COLUMN,
+    rank_column: str = RANK_COLUMN,
+    context_name: str = CONTEXT_NAME,
+    delimiter: str = "|",
+) -> str:
+    """The batch header graphrag counts once per batch (``-----Reports-----`` line included)."""
+    cols = ["id", "title"]
+    if with_weight:
+        cols.append(weight_column)
+    cols.append(content_column)
+    if include_rank:
+        cols.append(rank_column)
+    return f"-----{context_name}-----\n" + delimiter.join(cols) + "\n"
+
+
+def report_row(
+    community: Any,
+    title: Any,
+    content: Any,
+    rank: Any,
+    weight: Any = None,
+    *,
+    include_rank: bool = True,
+    delimiter: str = "|",
+) -> str:
+    """One report's row text exactly as graphrag counts it (``weight=None``: no weight column)."""
+    parts = [format_id(community), _text(title)]
+    if weight is not None:
+        parts.append(format_weight(weight))
+    parts.append(_text(content))
+    if include_rank:
+        parts.append(format_rank(rank))
+    return delimiter.join(parts) + "\n"
+
+
+# --------------------------------------------------------------------------------------
+# occurrence weights
+# --------------------------------------------------------------------------------------
+class WeightNormalizationError(ZeroDivisionError):
+    """Every selected report has weight 0: graphrag's ``/ max_weight`` raises ZeroDivisionError."""
+
+
+def explode_text_units(
+    entity_text_units: pd.Series, *, entity_col: str = "entity", text_unit_col: str = "text_unit"
+) -> pd.DataFrame:
+    """Long form ``(entity, text_unit)`` of a Series ``entity -> list of text unit ids``.
+
+    Duplicate entity keys keep the first row (graphrag: ``drop_duplicates(subset=["id"])``
+    after the merge). ``None``/empty lists contribute nothing. (graphrag would raise
+    ``TypeError`` — ``list.extend(None)`` — for an entity that has communities but a null
+    ``text_unit_ids``; here it just counts as no text units.)
+    """
+    s = entity_text_units
+    if s.index.has_duplicates:
+        s = s[~s.index.duplicated(keep="first")]
+    ex = s.explode()
+    ex = ex[ex.notna()]
+    return pd.DataFrame({entity_col: ex.index.to_numpy(), text_unit_col: ex.to_numpy()})
+
+
+def text_unit_counts(
+    membership: pd.DataFrame | None,
+    entity_text_units: pd.Series | pd.DataFrame,
+    community_level: int | None = None,
+    *,
+    rule: Literal["all", "max"] = "all",
+    entity_col: str = "entity",
+    community_col: str = "community",
+    level_col: str = "level",
+    communities: Iterable[Any] | None = None,
+) -> pd.Series:
+    """Raw occurrence counts: distinct text units per community (int64 Series by community).
+
+    ``membership``: long form, one row per (entity, community) with the community's level —
+    the rows graphrag's ``read_indexer_entities`` reads (2.x/3.x: ``communities.entity_ids``
+    exploded; 1.x: ``create_final_nodes``). A NaN community means "no community" and becomes
+    ``-1`` (graphrag ``fillna(-1)``). ``community_level``: keep rows with ``level <= N`` or NaN
+    level (None: all rows). ``rule="all"``: an entity counts for every community it is in
+    (0.5+ … 3.x); ``"max"``: only for its largest community id at ``<= N`` (early 0.x).
+    ``entity_text_units``: Series ``entity -> list`` or the long frame from
+    :func:`explode_text_units` (columns ``entity_col``, ``"text_unit"``).
+    ``communities``: optionally restrict the work to these communities.
+
+    For rule "all" the count of a community does not depend on ``community_level`` as long as
+    the community's own level is ``<= N``, so it can be computed once for all levels.
+    """
+    if isinstance(entity_text_units, pd.DataFrame):
+        tu = entity_text_units
+        tu = tu.rename(columns={tu.columns[0]: entity_col}) if entity_col not in tu else tu
+        tu_col = "text_unit" if "text_unit" in tu.columns else tu.columns[1]
+        tu = tu[[entity_col, tu_col]].rename(columns={tu_col: "text_unit"})
+    else:
+        tu = explode_text_units(entity_text_units, entity_col=entity_col)
+
+    if membership is None or len(membership) == 0:
+        return pd.Series([], dtype=np.int64, name="text_units")
+    m = membership[[entity_col, community_col, level_col]]
+    if community_level is not None:
+        lv = m[level_col]
+        m = m[(lv <= community_level) | lv.isna()]
+    comm = m[community_col]
+    if comm.isna().any():
+        comm = comm.fillna(-1)
+    if comm.dtype.kind == "f" and np.isfinite(comm.to_numpy()).all() and (comm % 1 == 0).all():
+        comm = comm.astype(np.int64)  # NaN-padded int column: back to ints, like astype(int)
+    m = pd.DataFrame({entity_col: m[entity_col].to_numpy(), "community": comm.to_numpy()})
+    if rule == "max":
+        m = m.groupby(entity_col, sort=False, as_index=False)["community"].max()
+    elif rule != "all":
+        raise ValueError(f"rule must be 'all' or 'max', not {rule!r}")
+    if communities is not None:
+        m = m[m["community"].isin(_as_list(communities))]
+    m = m.drop_duplicates()
+    if len(m) == 0 or len(tu) == 0:
+        return pd.Series([], dtype=np.int64, name="text_units")
+    pairs = m.merge(tu, on=entity_col, how="inner")[["community", "text_unit"]]
+    counts = pairs.drop_duplicates().groupby("community", sort=False).size()
+    return counts.astype(np.int64).rename("text_units")
+
+
+def occurrence_weights(
+    selected_communities: Sequence[Any] | np.ndarray | pd.Series,
+    membership: pd.DataFrame | None,
+    entity_text_units: pd.Series | pd.DataFrame | None,
+    community_level: int | None = None,
+    *,
+    normalize: bool = True,
+    rule: Literal["all", "max"] = "all",
+    counts: pd.Series | None = None,
+    entity_col: str = "entity",
+    community_col: str = "community",
+    level_col: str = "level",
+) -> np.ndarray | None:
+    """graphrag's "occurrence weight" of each selected report, aligned with ``selected_communities``.
+
+    ``selected_communities``: the community number of every report ``read_indexer_reports``
+    returned, *before* the rank filter (graphrag normalises over all of them).
+    Returns float64 (normalised, ``count / max``) or int64 (``normalize=False``) — the type
+    graphrag formats with ``str()`` — or ``None`` when ``entity_text_units`` is None/empty:
+    graphrag then computes no weight and the header and rows have no weight column.
+    ``counts``: precomputed :func:`text_unit_counts` (skips the membership work; rule "all"
+    counts are level-independent, so one Series serves every level).
+    Raises :class:`WeightNormalizationError` (a ZeroDivisionError, as graphrag raises) when
+    normalising and every weight is 0 (e.g. entity/community id types that do not match).
+    """
+    sel = pd.Series(_as_list(selected_communities), dtype=None)
+    if counts is None:
+        if entity_text_units is None or len(entity_text_units) == 0:
+            return None
+        counts = text_unit_counts(
+            membership,
+            entity_text_units,
+            community_level,
+            rule=rule,
+            entity_col=entity_col,
+            community_col=community_col,
+            level_col=level_col,
+            communities=sel.unique(),
+        )
+    if len(sel) == 0:
+        return np.zeros(0, dtype=np.float64 if normalize else np.int64)
+    if len(counts):
+        raw = counts.reindex(sel.to_numpy()).fillna(0).to_numpy(dtype=np.int64)
+    else:
+        raw = np.zeros(len(sel), dtype=np.int64)
+    if not normalize:
+        return raw
+    top = int(raw.max())
+    if top == 0:
+        raise WeightNormalizationError(
+            "every selected report has occurrence weight 0 (no selected community has an "
+            "entity with text units); graphrag divides by the max weight and raises "
+            "ZeroDivisionError here"
+        )
+    return raw / top  # same IEEE result as Python int/int true division (counts < 2**53)
+
+
+# --------------------------------------------------------------------------------------
+# shuffle
+# --------------------------------------------------------------------------------------
+@lru_cache(maxsize=64)
+def _permutation(n: int, seed: int) -> tuple[int, ...]:
+    idx = list(range(n))
+    random.Random(seed).shuffle(idx)  # same draws as random.seed(seed); random.shuffle(x)
+    return tuple(idx)
+
+
+def shuffle_order(n: int, seed: int | None = DEFAULT_SHUFFLE_SEED) -> np.ndarray:
+    """Positions ``0..n-1`` in the order ``random.seed(seed); random.shuffle(list)`` leaves
+    a list of length ``n`` (``seed=None``: no shuffle)."""
+    if seed is None or n < 2:
+        return np.arange(n, dtype=np.int64)
+    return np.fromiter(_permutation(int(n), int(seed)), dtype=np.int64, count=n)
+
+
+# --------------------------------------------------------------------------------------
+# token cache
+# --------------------------------------------------------------------------------------
+class RowTokenCache:
+    """Remembers the measure of each report's fixed row parts and of each weight string.
+
+    Reuse one cache across the levels of one index (and one counter): a report's ``P`` and
+    ``B`` parts are counted once; per level only new weight strings are counted.
+    """
+
+    def __init__(self, token_counter: TokenCounter | str = "cl100k_base"):
+        self.counter = (
+            get_token_counter(token_counter) if isinstance(token_counter, str) else token_counter
+        )
+        if not getattr(self.counter, "additive", False):
+            raise ValueError(
+                f"RowTokenCache needs an additive token counter, not {self.counter!r}"
+            )
+        self._fixed: dict[tuple, dict[tuple, int]] = {}
+        self._weights: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return sum(len(d) for d in self._fixed.values())
+
+    def fixed_measures(self, keys: list[tuple], with_weight: bool, delimiter: str) -> np.ndarray:
+        """Measures of the fixed row parts for ``keys = (id, title, content, rank_or_None)``."""
+        d = self._fixed.setdefault((with_weight, delimiter), {})
+        get = d.get
+        vals = [get(k) for k in keys]
+        if None in vals:
+            missing = list(dict.fromkeys(k for k, v in zip(keys, vals) if v is None))
+            counter = self.counter
+            if with_weight:
+                heads = [f"{k[0]}{delimiter}{k[1]}{delimiter}" for k in missing]
+                tails = [
+                    f"{delimiter}{k[2]}\n" if k[3] is None else f"{delimiter}{k[2]}{delimiter}{k[3]}\n"
+                    for k in missing
+                ]
+                got = counter.measure_many(heads) + counter.measure_many(tails)
+            else:
+                rows = [delimiter.join(k[:3] if k[3] is None else k) + "\n" for k in missing]
+                got = counter.measure_many(rows)
+            d.update(zip(missing, got.tolist()))
+            vals = [d[k] for k in keys]
+        return np.array(vals, dtype=np.int64)
+
+    def weight_measures(self, weight_strings: list[str]) -> np.ndarray:
+        d = self._weights
+        get = d.get
+        vals = [get(w) for w in weight_strings]
+        if None in vals:
+            missing = list(dict.fromkeys(w for w, v in zip(weight_strings, vals) if v is None))
+            d.update(zip(missing, self.counter.measure_many(missing).tolist()))
+            vals = [d[w] for w in weight_strings]
+        return np.array(vals, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------------------
+# batches
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class ContextBatches:
+    """What global search's context builder does with one list of selected reports.
+
+    Per-report arrays are aligned with the *input* order. ``total_tokens`` and
+    ``batch_tokens`` are the tokens graphrag counts against ``max_context_tokens`` (header
+    included once per batch); the text actually sent is :func:`render_batches`' CSV.
+    """
+
+    reports_in_context: int  # reports in emitted batches (after the rank filter)
+    n_batches: int  # = map LLM calls
+    total_tokens: int  # sum of batch_tokens
+    batch_tokens: list[int]  # per emitted batch, header included
+    dropped_by_rank: int  # rank None/NaN or < min_community_rank
+    row_tokens: np.ndarray  # int64 per input report; -1 where dropped by rank
+    batch_of: np.ndarray  # int64 per input report: batch number, -1 if not sent
+    order: np.ndarray  # input positions of the kept reports, in shuffled (packing) order
+    header_tokens: int
+    oversize_reports: int  # reports with header + row > max_context_tokens (each alone)
+    lost_in_last_batch: int  # reports lost to the duplicate-id-set quirk (normally 0)
+    max_context_tokens: int
+    token_counter: str
+    exact: bool  # token counter is exact (not the estimate)
+    has_weight_column: bool
+
+
+def _as_list(values: Any) -> list:
+    if isinstance(values, (pd.Series, pd.Index, np.ndarray)):
+        return values.tolist()
+    return list(values)
+
+
+def build_batches(
+    community_ids: Sequence[Any] | np.ndarray | pd.Series,
+    titles: Sequence[Any] | np.ndarray | pd.Series,
+    contents: Sequence[Any] | np.ndarray | pd.Series,
+    ranks: Sequence[Any] | np.ndarray | pd.Series,
+    weights: Sequence[Any] | np.ndarray | pd.Series | None,
+    token_counter: TokenCounter | str = "cl100k_base",
+    max_context_tokens: int = DEFAULT_MAX_CONTEXT_TOKENS,
+    min_community_rank: float = 0,
+    shuffle_seed: int | None = DEFAULT_SHUFFLE_SEED,
+    *,
+    include_rank: bool = True,
+    weight_column: str = WEIGHT_COLUMN,
+    content_column: str = CONTENT_COLUMN,
+    context_name: str = CONTEXT_NAME,
+    delimiter: str = "|",
+    cache: RowTokenCache | None = None,
+    exact: bool = False,
+) -> ContextBatches:
+    """Pack the selected reports into map batches exactly as graphrag's global search does.
+
+    Inputs are aligned, in the order graphrag holds the reports (parquet row order of the
+    selected reports); ``weights`` from :func:`occurrence_weights` (None: no weight column).
+    ``token_counter``: a :class:`~graphrag_audit.tokens.TokenCounter` or its name.
+    ``shuffle_seed=None`` reproduces ``shuffle_data=False``. ``cache``: a
+    :class:`RowTokenCache` reused across levels. ``exact=True`` counts whole row strings
+    (also used automatically for counters that are not additive).
+    """
+    counter = get_token_counter(token_counter) if isinstance(token_counter, str) else token_counter
+    ids = _as_list(community_ids)
+    n = len(ids)
+    title_l = _as_list(titles)
+    content_l = _as_list(contents)
+    rank_l = _as_list(ranks)
+    if not (len(title_l) == len(content_l) == len(rank_l) == n):
+        raise ValueError("community_ids, titles, contents and ranks must have the same length")
+    with_weight = weights is not None
+    if with_weight:
+        w_arr = np.asarray(weights.to_numpy() if isinstance(weights, pd.Series) else weights)
+        if len(w_arr) != n:
+            raise ValueError("weights must have one value per report")
+
+    rank_f = np.array([np.nan if r is None else r for r in rank_l], dtype=np.float64)
+    keep = rank_f >= min_community_rank  # NaN -> False
+    kept = np.flatnonzero(keep)
+    order = kept[shuffle_order(len(kept), shuffle_seed)]
+    header = context_header(
+        with_weight,
+        include_rank,
+        weight_column=weight_column,
+        content_column=content_column,
+        context_name=context_name,
+        delimiter=delimiter,
+    )
+    header_tokens = int(counter.count(header))
+
+    # ---- token count of every kept row (in packing order) ----------------------------
+    o = order.tolist()
+    id_s = ["" if (x := ids[i]) is None else str(x) for i in o]  # format_id, inlined
+    title_s = [x if type(x := title_l[i]) is str else _text(x) for i in o]
+    content_s = [x if type(x := content_l[i]) is str else _text(x) for i in o]
+    rank_s = list(map(repr, rank_f[order].tolist())) if include_rank else [None] * len(o)
+    if with_weight:
+        wk = w_arr[order]
+        if wk.dtype.kind in "iub":
+            w_s = list(map(str, wk.astype(np.int64).tolist()))
+        elif wk.dtype.kind == "f":
+            w_s = list(map(repr, wk.tolist()))
+        else:
+            w_s = [format_weight(x) for x in wk.tolist()]
+    use_parts = not exact and getattr(counter, "additive", False)
+    if use_parts:
+        if cache is None:
+            cache = RowTokenCache(counter)
+        elif cache.counter is not counter:
+            raise ValueError("the RowTokenCache was built for a different token counter")
+        keys = list(zip(id_s, title_s, content_s, rank_s))
+        meas = cache.fixed_measures(keys, with_weight, delimiter)
+        if with_weight:
+            meas = meas + cache.weight_measures(w_s)
+        toks = counter.tokens_from_measure(meas)
+    else:
+        if with_weight:
+            cols = [id_s, title_s, w_s, content_s] + ([rank_s] if include_rank else [])
+        else:
+            cols = [id_s, title_s, content_s] + ([rank_s] if include_rank else [])
+        rows = [delimiter.join(parts) + "\n" for parts in zip(*cols)] if o else []
+        toks = np.asarray(counter.count_many(rows), dtype=np.int64)
+
+    # ---- greedy packing (graphrag's loop) ---------------------------------------------
+    batch_tokens: list[int] = []
+    starts: list[int] = []
+    cur = header_tokens
+    cur_n = 0
+    oversize = 0
+    limit = int(max_context_tokens)
+    for pos, t in enumerate(toks.tolist()):
+        if header_tokens + t > limit:
+            oversize += 1
+        if cur + t > limit:
+            if cur_n:
+                batch_tokens.append(cur)
+                starts.append(pos - cur_n)
+            cur = header_tokens
+            cur_n = 0
+        cur += t
+        cur_n += 1
+    lost = 0
+    if cur_n:
+        last_ids = set(id_s[len(o) - cur_n :])
+        bounds = starts + [len(o) - cur_n]
+        duplicate = any(
+            set(id_s[bounds[b] : bounds[b + 1]]) == last_ids for b in range(len(starts))
+        ) if len(set(id_s)) < len(id_s) else False
+        if duplicate:
+            lost = cur_n
+        else:
+            batch_tokens.append(cur)
+            starts.append(len(o) - cur_n)
+
+    batch_of = np.full(n, -1, dtype=np.int64)
+    row_tokens = np.full(n, -1, dtype=np.int64)
+    if len(o):
+        row_tokens[order] = toks
+        sizes = np.diff(np.array(starts + [len(o) - lost], dtype=np.int64))
+        in_ctx = np.repeat(np.arange(len(starts), dtype=np.int64), sizes)
+        batch_of[order[: len(in_ctx)]] = in_ctx
+    name = getattr(counter, "name", type(counter).__name__)
+    return ContextBatches(
+        reports_in_context=int(len(o) - lost),
+        n_batches=len(batch_tokens),
+        total_tokens=int(sum(batch_tokens)),
+        batch_tokens=batch_tokens,
+        dropped_by_rank=int(n - len(kept)),
+        row_tokens=row_tokens,
+        batch_of=batch_of,
+        order=order,
+        header_tokens=header_tokens,
+        oversize_reports=oversize,
+        lost_in_last_batch=lost,
+        max_context_tokens=limit,
+        token_counter=str(name),
+        exact=bool(getattr(counter, "exact", False)),
+        has_weight_column=with_weight,
+    )
+
+
+def render_batches(
+    batches: ContextBatches,
+    community_ids: Sequence[Any] | np.ndarray | pd.Series,
+    titles: Sequence[Any] | np.ndarray | pd.Series,
+    contents: Sequence[Any] | np.ndarray | pd.Series,
+    ranks: Sequence[Any] | np.ndarray | pd.Series,
+    weights: Sequence[Any] | np.ndarray | pd.Series | None,
+    *,
+    include_rank: bool = True,
+    weight_column: str = WEIGHT_COLUMN,
+    content_column: str = CONTENT_COLUMN,
+    delimiter: str = "|",
+    prefix: str = "",
+) -> list[str]:
+    """The context text of each map call, as graphrag builds it (``_cut_batch``).
+
+    Each batch's records go into a DataFrame, the weight and rank columns are cast to float
+    and sorted descending (``sort_values(by=[weight, rank], ascending=False)``), and the
+    text is ``to_csv(index=False, sep="|")`` (pandas quoting; ``lineterminator`` is
+    ``os.linesep``). ``prefix="\\n\\n"`` reproduces the 0.x/1.x-era chunk prefix. Pass the
+    same inputs that built ``batches``. Meant for validation and small inputs.
+    """
+    ids = _as_list(community_ids)
+    title_l, content_l, rank_l = _as_list(titles), _as_list(contents), _as_list(ranks)
+    with_weight = weights is not None
+    w_l = _as_list(weights) if with_weight else None
+    header = ["id", "title"] + ([weight_column] if with_weight else []) + [content_column]
+    if include_rank:
+        header.append(RANK_COLUMN)
+    texts = []
+    order = batches.order.tolist()
+    batch_of = batches.batch_of
+    for b in range(batches.n_batches):
+        records = []
+        for i in order:
+            if batch_of[i] != b:
+                continue
+            rec = [format_id(ids[i]), _text(title_l[i])]
+            if with_weight:
+                rec.append(format_weight(w_l[i]))
+            rec.append(_text(content_l[i]))
+            if include_rank:
+                rec.append(format_rank(rank_l[i]))
+            records.append(rec)
+        df = pd.DataFrame(records, columns=header)
+        sort_by = []
+        if with_weight:
+            df[weight_column] = df[weight_column].astype(float)
+            sort_by.append(weight_column)
+        if include_rank:
+            df[RANK_COLUMN] = df[RANK_COLUMN].astype(float)
+            sort_by.append(RANK_COLUMN)
+        if sort_by:
+            df = df.sort_values(by=sort_by, ascending=False)
+        texts.append(prefix + df.to_csv(index=False, sep=delimiter))
+    return texts

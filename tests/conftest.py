@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_INDEXES = ROOT.parent / "shared" / "indexes"
+FIXTURES = ROOT / "fixtures"
+
+
+def shared_index(name: str) -> Path:
+    """Path of a real index under ../shared/indexes, or skip the test with the reason."""
+    path = SHARED_INDEXES / name
+    if not path.is_dir():
+        pytest.skip(f"real index {name!r} not available: {SHARED_INDEXES} is absent (CI provides ../shared)")
+    return path
+
+
+def shared_folders() -> list[str]:
+    if not SHARED_INDEXES.is_dir():
+        return []
+    return sorted(p.name for p in SHARED_INDEXES.iterdir() if p.is_dir())
+
+
+def real_index_params():
+    """Parametrize over every real index; one skipped param with a reason when absent."""
+    names = shared_folders()
+    if not names:
+        return [pytest.param(None, marks=pytest.mark.skip(
+            reason=f"{SHARED_INDEXES} is absent: real-index tests need ../shared/indexes beside the repo"))]
+    return names
