@@ -71,7 +71,7 @@ def attach_costs(model: IndexModel, selections: dict, levels: list[dict], option
                 "dropped_by_rank": batches.dropped_by_rank,
                 "oversize_reports": batches.oversize_reports,
                 "tokenizer": batches.token_counter,
-                "tokens_exact": batches.exact,
+                "tokens_exact": batches.counter_exact,
             }
             if note:
                 stats.cost["cost_note"] = note

@@ -109,6 +109,10 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     if model.id_kind == "string":
         out.append(finding("string-community-ids", "community ids are stored as strings: graphrag >= 1.0 selects "
                            "0 reports from this index at every community_level"))
+    ctype = model.extra.get("schemas", {}).get("communities", {}).get("community")
+    if ctype == "int32":
+        out.append(finding("int32-community-ids", "communities.community is int32: graphrag >= 2.0 running on "
+                           "pandas >= 3 raises TypeError in read_indexer_reports", dtype=ctype))
     if not v2_readable(model):
         out.append(finding("v2-unreadable", "graphrag >= 2.0 cannot read this index: "
                            + ("no communities table" if "communities" not in model.files

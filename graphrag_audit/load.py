@@ -218,4 +218,5 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         tree_source="parent" if has_parent else "membership",
         has_reports_table="reports" in files.tables,
         has_children_column=children is not None,
+        extra={"schemas": schemas},
     )

@@ -60,6 +60,10 @@ _RULES = [
     Rule("v2-unreadable", "warning", "graphrag >= 2.0 cannot read this index as written",
          "The communities table lacks entity_ids (or is absent); the >= 2.0 numbers shown apply the "
          "<= N rule to the rebuilt tree. Re-index with graphrag >= 2.0 to query it there."),
+    Rule("int32-community-ids", "warning", "The communities table stores community numbers as int32",
+         "graphrag >= 2.0's roll-up writes int64 values into this int32 column with .loc: pandas 2 warns, "
+         "pandas 3 raises TypeError (graphrag 3.3.0 + pandas 3.1.1 fail on such an index). Cast the column "
+         "to int64 (e.g. pandas astype) and rewrite the parquet file."),
     Rule("dynamic-no-level-0-report", "error", "Dynamic community selection cannot start: no level-0 report",
          "Dynamic selection starts from level-0 reports and raises KeyError without them (#2382)."),
 ]

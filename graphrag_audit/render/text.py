@@ -69,6 +69,10 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
         for part in _focus(report, focus):
             console.print(part)
 
+    if report.verify is not None:
+        console.print(_verify_line(report.verify))
+        console.print()
+
     fs = report.sorted_findings()
     console.print(Text(f"Findings ({len(fs)})", style="bold"))
     if not fs:
@@ -128,7 +132,8 @@ def _focus(report, n: int):
                   title_justify="left")
         for col, j in (("id", "right"), ("level", "right"), ("title", "left"), ("entities", "right"),
                        ("tokens", "right")):
-            t.add_column(col, justify=j, overflow="ellipsis", no_wrap=(col == "title"))
+            # numbers never wrap; the title column gives way first (its cells are cut with '…', not wrapped)
+            t.add_column(col, justify=j, overflow="ellipsis", no_wrap=(col != "title"))
         rows = s.rows
         tokens = s.row_tokens
         n_ent = report.report_entities
@@ -136,6 +141,20 @@ def _focus(report, n: int):
         for i in order:
             k = rows[i]
             t.add_row(str(int(rep["community"].iat[k])), str(int(rep["level"].iat[k])),
-                      Text(plain(rep["title"].iat[k], 80)), _n(int(n_ent[k])),
+                      Text(plain(rep["title"].iat[k], 80), no_wrap=True, overflow="ellipsis"), _n(int(n_ent[k])),
                       _n(int(tokens[i])) if tokens is not None else "—")
         yield t
+
+
+def _verify_line(v: dict) -> Text:
+    if not v.get("available"):
+        return Text("verify: " + plain(v.get("reason", "graphrag unavailable")))
+    label = BEHAVIOUR_LABEL[v["behaviour"]]
+    if v["agree"]:
+        return Text(f"verify: graphrag {plain(v['graphrag_version'])}'s read_indexer_reports agrees with the "
+                    f"{label} selection at every community_level", style="green")
+    bad = [x for x in v["levels"] if not x["agree"]]
+    parts = [f"N={_lvl(x['community_level'])}: graphrag {x['graphrag_count']} vs audit {x['audit_count']}"
+             + (f" ({plain(x['graphrag_error'], 80)})" if x.get("graphrag_error") else "") for x in bad]
+    return Text(f"verify: graphrag {plain(v['graphrag_version'])} DISAGREES with the {label} selection: "
+                + "; ".join(parts), style="bold red")
