@@ -120,7 +120,9 @@ def parse_list_cell(value):
                 try:
                     out = ast.literal_eval(s)
                 except (ValueError, SyntaxError, MemoryError, RecursionError):
-                    raise ValueError(f"not a list: {s[:40]!r}") from None
+                    out = _numpy_repr_list(s)
+                    if out is None:
+                        raise ValueError(f"not a list: {s[:40]!r}") from None
             if not isinstance(out, (list, tuple)):
                 raise ValueError(f"not a list: {s[:40]!r}")
             return list(out)
@@ -129,3 +131,21 @@ def parse_list_cell(value):
         return list(value)
     except TypeError:
         raise ValueError(f"not a list: {value!r}"[:60]) from None
+
+
+def _numpy_repr_list(s: str):
+    """graphrag 3 writes numpy arrays (e.g. ``children``) to CSV as ``str(array)``:
+    ``"[20 21]"``, wrapped with newlines when long. Items are integers or quoted strings."""
+    if not (s.startswith("[") and s.endswith("]")):
+        return None
+    items = s[1:-1].split()
+    out = []
+    for it in items:
+        try:
+            out.append(int(it))
+        except ValueError:
+            if len(it) >= 2 and it[0] == it[-1] and it[0] in "'\"":
+                out.append(it[1:-1])
+            else:
+                return None
+    return out
