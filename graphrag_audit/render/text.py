@@ -93,6 +93,7 @@ def _levels_table(report) -> Table:
     t.add_column(">=2.0\nreports", justify="right")
     t.add_column("<2.0\nreports", justify="right")
     t.add_column("extra\n(ancestors)", justify="right")
+    t.add_column(">=2.0 by level\n(L0/L1/…)", justify="right")
     t.add_column("level N\nonly", justify="right")
     t.add_column("entities\nstuck <N", justify="right")
     t.add_column("ents/report\nmin·med·max (>=2.0)", justify="right")
@@ -107,7 +108,10 @@ def _levels_table(report) -> Table:
         extra = v2.count - v1.count
         epr = v2.entities_per_report
         stuck = per_depth.get(n, {}).get("entities_stuck") if n is not None else None
-        row = [_lvl(n), _n(v2.count), _n(v1.count), f"{extra:+,} ({v2.ancestors_sent:,})", _n(s["level_only"].count),
+        mix = "/".join(str(v2.by_level.get(str(k), 0)) for k in range(report.depth.max_level + 1)
+                       if n is None or k <= n)
+        row = [_lvl(n), _n(v2.count), _n(v1.count), f"{extra:+,} ({v2.ancestors_sent:,})", mix,
+               _n(s["level_only"].count),
                _n(stuck), f"{_n(epr['min'])}·{_n(epr['median'])}·{_n(epr['max'])}"]
         if costs:
             row += [_n((v2.cost or {}).get("tokens")),
