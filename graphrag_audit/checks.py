@@ -32,6 +32,7 @@ def level_findings(level: int, depth: DepthAnalysis, levels: list[dict], th: Thr
                 f"at community_level {level}, {row['roots_stuck']}/{row['roots_total']} roots "
                 f"({root_share:.0%}) and {row['entities_stuck']}/{row['entities_total']} entities "
                 f"({ent_share:.0%}) cannot reach level {level} (threshold {th.max_unreachable:.0%})",
+                sorted(r["community"] for r in depth.roots if r["deepest_level"] < level),
                 level=level, roots_stuck=row["roots_stuck"], roots_total=row["roots_total"],
                 entities_stuck=row["entities_stuck"], entities_total=row["entities_total"],
                 share_roots=round(root_share, 4), share_entities=round(ent_share, 4),

@@ -7,7 +7,7 @@ import io
 
 from rich import box
 from rich.console import Console
-from rich.table import Table
+from rich.table import Table  # noqa: F401
 from rich.text import Text
 
 from graphrag_audit.render.escape import plain
@@ -83,45 +83,48 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     return buf.getvalue()
 
 
-def _levels_table(report) -> Table:
+def _levels_table(report):
+    """Two tables (selection, then depth and cost), each narrow enough for an 80-column log."""
+    from rich.console import Group
+
     opts = report.options
     costs = bool(opts.get("costs"))
-    t = Table(title=f"What each community_level N sends to global search "
-                    f"(options: level {opts['level']}, {opts['tokenizer']}, {opts['max_context_tokens']:,} tokens/batch)",
-              box=box.SIMPLE_HEAD, title_justify="left")
-    t.add_column("N", justify="right")
-    t.add_column(">=2.0\nreports", justify="right")
-    t.add_column("<2.0\nreports", justify="right")
-    t.add_column("extra\n(ancestors)", justify="right")
-    t.add_column(">=2.0 by level\n(L0/L1/…)", justify="right")
-    t.add_column("level N\nonly", justify="right")
-    t.add_column("entities\nstuck <N", justify="right")
-    t.add_column("ents/report\nmin·med·max (>=2.0)", justify="right")
-    if costs:
-        t.add_column(">=2.0\ntokens", justify="right")
-        t.add_column("map calls\n>=2.0 / <2.0", justify="right")
+    sel = Table(title="What each community_level N sends to global search", box=box.SIMPLE_HEAD,
+                title_justify="left")
+    cost = Table(title=f"Depth and cost per N ({opts['tokenizer']}, max_context_tokens "
+                       f"{opts['max_context_tokens']:,})" if costs else "Depth per N",
+                 box=box.SIMPLE_HEAD, title_justify="left")
+    for t, headers in ((sel, ["N", ">=2.0\nreports", "<2.0\nreports", "extra\n(anc.)", ">=2.0 mix\nL0/L1/…",
+                               "level N\nonly"]),
+                       (cost, ["N", "stuck\n<N", "ents/rep\nmin·med·max"]
+                        + ([">=2.0\ntokens", "<2.0\ntokens", "map calls\n>=2.0/<2.0"] if costs else []))):
+        for h in headers:
+            t.add_column(h, justify="right", no_wrap=True)
     per_depth = {r["community_level"]: r for r in report.depth.per_level}
     for r in report.levels:
         n = r["community_level"]
         s = r["selected"]
         v2, v1 = s["v2"], s["v1"]
-        extra = v2.count - v1.count
         epr = v2.entities_per_report
         stuck = per_depth.get(n, {}).get("entities_stuck") if n is not None else None
         mix = "/".join(str(v2.by_level.get(str(k), 0)) for k in range(report.depth.max_level + 1)
                        if n is None or k <= n)
-        row = [_lvl(n), _n(v2.count), _n(v1.count), f"{extra:+,} ({v2.ancestors_sent:,})", mix,
-               _n(s["level_only"].count),
-               _n(stuck), f"{_n(epr['min'])}·{_n(epr['median'])}·{_n(epr['max'])}"]
-        if costs:
-            row += [_n((v2.cost or {}).get("tokens")),
-                    f"{_n((v2.cost or {}).get('map_calls'))} / {_n((v1.cost or {}).get('map_calls'))}"]
+        med = epr["median"]
+        med = "—" if med is None else f"{med:g}"
         style = "bold" if n == opts["level"] else None
-        t.add_row(*row, style=style)
-    t.caption = ("extra = reports >=2.0 sends beyond <2.0; ancestors = reports sent together with a "
-                 "descendant's report. Each map call is one LLM call; one reduce call follows.")
-    t.caption_justify = "left"
-    return t
+        sel.add_row(_lvl(n), _n(v2.count), _n(v1.count), f"{v2.count - v1.count:+,} ({v2.ancestors_sent:,})",
+                    mix, _n(s["level_only"].count), style=style)
+        row = [_lvl(n), _n(stuck), f"{_n(epr['min'])}·{med}·{_n(epr['max'])}"]
+        if costs:
+            row += [_n((v2.cost or {}).get("tokens")), _n((v1.cost or {}).get("tokens")),
+                    f"{_n((v2.cost or {}).get('map_calls'))}/{_n((v1.cost or {}).get('map_calls'))}"]
+        cost.add_row(*row, style=style)
+    sel.caption = ("extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; "
+                   "mix = >=2.0 reports per level.")
+    cost.caption = ("stuck = entities whose finest community is above level N; ents/rep = entities per "
+                    ">=2.0 report. Each map call is one LLM call; one reduce call follows.")
+    sel.caption_justify = cost.caption_justify = "left"
+    return Group(sel, cost)
 
 
 def _focus(report, n: int):
