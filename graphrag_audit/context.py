@@ -60,6 +60,7 @@ Sources read (repo ``microsoft/graphrag`` unless named; commit = the stored vers
    max_context_tokens`` (strictly greater) the current batch is cut *if it is non-empty*
    and a new one starts at the header; then the report is added regardless. So an oversize
    report (header + row > max) sits alone in its own batch; no empty batch is emitted.
+   (The pre-refactor early-0.x loop instead dropped the report that triggered a cut.)
 7. The last batch is emitted unless its *set of ids* equals that of an earlier batch (a
    quirk that only bites with duplicate community ids, e.g. two oversize reports with the
    same number); the reports of an unemitted last batch are silently lost.
@@ -88,7 +89,10 @@ by a digit can only end a punctuation pre-token, so no pre-token crosses either 
 counts add and the ceiling is taken at the end). ``P`` and ``B`` are fixed per report, so
 :class:`RowTokenCache` counts them once across all levels; per level only the short
 weight strings are counted (memoised). ``build_batches(..., exact=True)`` counts whole row
-strings instead; the tests check both paths agree on adversarial text.
+strings instead, and so does the default whenever the proof's premises fail (a weight
+string not starting and ending with a digit, a delimiter that is not one punctuation
+character, or a counter that is not additive); the tests check both paths agree on
+adversarial text and on real indexes.
 """
 
 from __future__ import annotations
@@ -129,6 +133,7 @@ WEIGHT_COLUMN = "occurrence weight"
 RANK_COLUMN = "rank"
 CONTENT_COLUMN = "content"
 CONTEXT_NAME = "Reports"
+_DIGITS = frozenset("0123456789")
 
 
 # --------------------------------------------------------------------------------------
@@ -265,8 +270,9 @@ def text_unit_counts(
     else:
         tu = explode_text_units(entity_text_units, entity_col=entity_col)
 
-    if membership is None or len(membership) == 0:
-        return pd.Series([], dtype=np.int64, name="text_units")
+    empty = pd.Series([], dtype=np.int64, name="text_units")
+    if membership is None or len(membership) == 0 or len(tu) == 0:
+        return empty
     m = membership[[entity_col, community_col, level_col]]
     if community_level is not None:
         lv = m[level_col]
@@ -283,12 +289,35 @@ def text_unit_counts(
         raise ValueError(f"rule must be 'all' or 'max', not {rule!r}")
     if communities is not None:
         m = m[m["community"].isin(_as_list(communities))]
-    m = m.drop_duplicates()
-    if len(m) == 0 or len(tu) == 0:
-        return pd.Series([], dtype=np.int64, name="text_units")
-    pairs = m.merge(tu, on=entity_col, how="inner")[["community", "text_unit"]]
-    counts = pairs.drop_duplicates().groupby("community", sort=False).size()
-    return counts.astype(np.int64).rename("text_units")
+    if len(m) == 0:
+        return empty
+
+    # integer codes: entities (via the text-unit table), text units, communities
+    tu_codes, tu_uniques = pd.factorize(tu["text_unit"], sort=False)
+    ent_codes, ent_uniques = pd.factorize(tu[entity_col], sort=False)
+    by_ent = np.argsort(ent_codes, kind="stable")
+    tu_sorted = tu_codes[by_ent].astype(np.int64)
+    n_per_ent = np.bincount(ent_codes, minlength=len(ent_uniques)).astype(np.int64)
+    ent_start = np.concatenate(([0], np.cumsum(n_per_ent)[:-1]))
+    row_ent = pd.Index(ent_uniques).get_indexer(m[entity_col].to_numpy())
+    has = row_ent >= 0
+    if not has.any():
+        return empty
+    row_ent = row_ent[has]
+    c_codes, c_uniques = pd.factorize(m["community"].to_numpy()[has], sort=False)
+    lens = n_per_ent[row_ent]
+    total = int(lens.sum())
+    if total == 0:
+        return empty
+    rep_row = np.repeat(np.arange(len(row_ent), dtype=np.int64), lens)
+    within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+    pair_tu = tu_sorted[ent_start[row_ent][rep_row] + within]
+    n_tu = max(len(tu_uniques), 1)
+    keys = np.sort(c_codes.astype(np.int64)[rep_row] * n_tu + pair_tu)
+    keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]  # sort-unique: faster than np.unique's hash path
+    per_c = np.bincount(keys // n_tu, minlength=len(c_uniques))
+    nz = per_c > 0
+    return pd.Series(per_c[nz].astype(np.int64), index=pd.Index(c_uniques)[nz], name="text_units")
 
 
 def occurrence_weights(
@@ -351,11 +380,11 @@ def occurrence_weights(
 # --------------------------------------------------------------------------------------
 # shuffle
 # --------------------------------------------------------------------------------------
-@lru_cache(maxsize=64)
-def _permutation(n: int, seed: int) -> tuple[int, ...]:
+@lru_cache(maxsize=8)
+def _permutation(n: int, seed: int) -> np.ndarray:
     idx = list(range(n))
     random.Random(seed).shuffle(idx)  # same draws as random.seed(seed); random.shuffle(x)
-    return tuple(idx)
+    return np.array(idx, dtype=np.int64)
 
 
 def shuffle_order(n: int, seed: int | None = DEFAULT_SHUFFLE_SEED) -> np.ndarray:
@@ -363,7 +392,7 @@ def shuffle_order(n: int, seed: int | None = DEFAULT_SHUFFLE_SEED) -> np.ndarray
     a list of length ``n`` (``seed=None``: no shuffle)."""
     if seed is None or n < 2:
         return np.arange(n, dtype=np.int64)
-    return np.fromiter(_permutation(int(n), int(seed)), dtype=np.int64, count=n)
+    return _permutation(int(n), int(seed)).copy()
 
 
 # --------------------------------------------------------------------------------------
@@ -448,8 +477,25 @@ class ContextBatches:
     lost_in_last_batch: int  # reports lost to the duplicate-id-set quirk (normally 0)
     max_context_tokens: int
     token_counter: str
-    exact: bool  # token counter is exact (not the estimate)
+    counter_exact: bool  # the token counter is exact (not the estimate)
     has_weight_column: bool
+
+    def as_dict(self) -> dict:
+        """The scalar facts (JSON-ready; per-report arrays left out)."""
+        return {
+            "reports_in_context": self.reports_in_context,
+            "map_calls": self.n_batches,
+            "total_tokens": self.total_tokens,
+            "batch_tokens": list(self.batch_tokens),
+            "dropped_by_rank": self.dropped_by_rank,
+            "header_tokens": self.header_tokens,
+            "oversize_reports": self.oversize_reports,
+            "lost_in_last_batch": self.lost_in_last_batch,
+            "max_context_tokens": self.max_context_tokens,
+            "token_counter": self.token_counter,
+            "counter_exact": self.counter_exact,
+            "has_weight_column": self.has_weight_column,
+        }
 
 
 def _as_list(values: Any) -> list:
@@ -528,7 +574,14 @@ def build_batches(
             w_s = list(map(repr, wk.tolist()))
         else:
             w_s = [format_weight(x) for x in wk.tolist()]
-    use_parts = not exact and getattr(counter, "additive", False)
+    # the split count is exact only at digit|'|' junctions with a punctuation delimiter
+    use_parts = (
+        not exact
+        and getattr(counter, "additive", False)
+        and len(delimiter) == 1
+        and not (delimiter.isalnum() or delimiter.isspace() or delimiter == "_")
+        and (not with_weight or all(w[:1] in _DIGITS and w[-1:] in _DIGITS for w in w_s))
+    )
     if use_parts:
         if cache is None:
             cache = RowTokenCache(counter)
@@ -600,7 +653,7 @@ def build_batches(
         lost_in_last_batch=lost,
         max_context_tokens=limit,
         token_counter=str(name),
-        exact=bool(getattr(counter, "exact", False)),
+        counter_exact=bool(getattr(counter, "exact", False)),
         has_weight_column=with_weight,
     )
 
