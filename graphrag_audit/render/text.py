@@ -124,7 +124,16 @@ def _levels_table(report):
     cost.caption = ("stuck = entities whose finest community is above level N; ents/rep = entities per "
                     ">=2.0 report. Each map call is one LLM call; one reduce call follows.")
     sel.caption_justify = cost.caption_justify = "left"
-    return Group(sel, cost)
+    dyn = []
+    for r in report.levels:
+        rc = r["selected"]["dynamic"].extra.get("rating_calls")
+        if rc:
+            dyn.append(f"N={_lvl(r['community_level'])}: {rc['min']}–{rc['max']}")
+    parts = [sel, cost]
+    if dyn:
+        parts.append(Text("Dynamic community selection, LLM rating calls (num_repeats "
+                          f"{opts.get('num_repeats', 1)}): " + ", ".join(dyn) + "\n"))
+    return Group(*parts)
 
 
 def _focus(report, n: int):
