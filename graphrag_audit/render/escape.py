@@ -51,3 +51,16 @@ def workflow_data(text) -> str:
 def workflow_property(text) -> str:
     """Escaping for workflow-command properties (``title=…``, ``file=…``)."""
     return workflow_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_log(text, limit: int | None = None) -> str:
+    """A plain log line in a GitHub Actions step that must not be read as a workflow command.
+
+    The runner (actions/runner ``ActionCommandManager``) tries ``::cmd::`` at the start of the
+    line after trimming leading whitespace, then the legacy ``##[cmd]`` form *anywhere* in the
+    line. So: one line (:func:`plain`), no leading ``::`` and no ``##[``.
+    """
+    s = plain(text, limit).replace("##[", "#%23[")
+    while s.startswith("::"):
+        s = "%3A" + s[1:]
+    return s

@@ -1,0 +1,80 @@
+"""GitHub Actions renderer: one workflow-command annotation per finding, then a plain summary line.
+
+    ::warning title=depth-mismatch::at community_level 2, 18/23 roots … Fix: …
+    graphrag-audit: 0 errors, 2 warnings, 1 info at community_level 2 (…)
+
+Severity -> command: error -> ``::error``, warning -> ``::warning``, info -> ``::notice``.
+Messages are flattened to one line (:func:`plain`) and escaped as workflow-command data
+(``%`` ``\\r`` ``\\n``), properties additionally ``:`` and ``,`` (actions/toolkit
+``packages/core/src/command.ts``), so no index text can start a second command line.
+
+GitHub shows at most 10 annotations of each kind per step (50 per job; actions/toolkit
+``docs/problem-matchers.md``), so at most ``max_per_kind`` of each kind are written, errors first;
+when some are left out, one last ``::notice`` says how many (it takes a notice slot, so it is
+always shown). The summary line is plain log text that the runner cannot read as a command (see
+:func:`workflow_log`). The CLI appends the Markdown report to ``$GITHUB_STEP_SUMMARY``.
+"""
+
+from __future__ import annotations
+
+from graphrag_audit.render.escape import plain, workflow_data, workflow_log, workflow_property
+
+COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+MESSAGE_LIMIT = 1000  # characters of one annotation message (fix hint included)
+
+
+def annotation(command: str, title: str, message: str) -> str:
+    return f"::{command} title={workflow_property(plain(title, 200))}::{workflow_data(plain(message, MESSAGE_LIMIT))}"
+
+
+def select_annotations(findings, max_per_kind: int):
+    """(findings to annotate, number left out), keeping severity order; a notice slot is kept
+    free for the overflow line when anything is left out."""
+    shown, per_kind, left_out = [], {}, 0
+    for f in findings:
+        kind = COMMAND.get(f.severity, "notice")
+        if per_kind.get(kind, 0) < max_per_kind:
+            shown.append(f)
+            per_kind[kind] = per_kind.get(kind, 0) + 1
+        else:
+            left_out += 1
+    if left_out and per_kind.get("notice", 0) >= max_per_kind:
+        last_notice = max(i for i, f in enumerate(shown) if COMMAND.get(f.severity, "notice") == "notice")
+        shown.pop(last_notice)
+        left_out += 1
+    return shown, left_out
+
+
+def summary_line(report) -> str:
+    counts = report.summary()["findings"]
+    n = report.options["level"]
+
+    def plural(k, word, many):
+        return f"{k} {word if k == 1 else many}"
+
+    parts = [plural(counts["error"], "error", "errors"), plural(counts["warning"], "warning", "warnings"),
+             f"{counts['info']} info"]
+    extra = []
+    r = report.level(n)
+    if r is not None and report.model.has_reports_table:
+        extra.append(f"graphrag >= 2.0 sends {r['selected']['v2'].count} reports, "
+                     f"< 2.0 sends {r['selected']['v1'].count}")
+    info = report.index_info()
+    extra.append(f"generation {info['generation']}")
+    extra.append(info["path"])
+    return workflow_log(f"graphrag-audit: {', '.join(parts)} at community_level {n} ({'; '.join(extra)})")
+
+
+def render_github(report, *, max_per_kind: int = 10, **_ignored) -> str:
+    shown, left_out = select_annotations(report.sorted_findings(), max(1, int(max_per_kind)))
+    lines = []
+    for f in shown:
+        message = f.message + (f" Fix: {f.fix}" if f.fix else "")
+        lines.append(annotation(COMMAND.get(f.severity, "notice"), f.rule, message))
+    if left_out:
+        lines.append(annotation("notice", "graphrag-audit",
+                                f"… {left_out} more finding{'s' if left_out != 1 else ''} not shown as "
+                                f"annotations (GitHub shows {max_per_kind} per kind per step); the step "
+                                f"summary and -f json list them all"))
+    lines.append(summary_line(report))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,305 @@
+"""Markdown renderer for bug reports: GitHub-flavoured Markdown to paste into an issue, and the
+page ``-f github`` appends to ``$GITHUB_STEP_SUMMARY``.
+
+Layout: an environment/index header (tool, Python, pandas, pyarrow and graphrag versions, the
+detected generation with its evidence, path, options), the community-tree table, what each
+``community_level`` N sends, the branch-depth histogram and asymmetry, then the findings. Long
+parts (per-root depth, the reports sent at ``--level``, evidence and community-id lists) sit in
+``<details>`` blocks, capped at ``max_rows`` rows so a report fits GitHub's 65,536-character
+issue body.
+
+Every piece of index-derived text (titles, paths, messages, evidence) goes through
+:func:`markdown_cell`, so it cannot break a table row, open a link, emphasis or HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from importlib import metadata
+
+from graphrag_audit.render.escape import markdown_cell
+
+SEV_LABEL = {"error": "error", "warning": "warning", "info": "info"}
+TITLE_LIMIT = 100  # characters of a report title shown in a table cell
+EVIDENCE_LIMIT = 400  # characters of one evidence value
+
+
+# ---- small formatting helpers ------------------------------------------------------------
+def _n(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:,.2f}"
+    return f"{v:,}"
+
+
+def _lvl(n) -> str:
+    return "None" if n is None else str(n)
+
+
+def _row(cells) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _table(headers, rows, align=None) -> list[str]:
+    """A GFM table; ``headers`` and ``rows`` hold already-escaped cell text."""
+    align = align or ["r"] * len(headers)
+    sep = ["---:" if a == "r" else ":---" for a in align]
+    return [_row(headers), _row(sep), *(_row(r) for r in rows)]
+
+
+def _details(summary: str, body: list[str]) -> list[str]:
+    """A collapsed block. ``summary`` is our own plain text (it is HTML, not Markdown); the blank
+    lines let GitHub render the Markdown inside."""
+    return ["<details>", f"<summary>{summary}</summary>", "", *body, "", "</details>"]
+
+
+def _more(shown: int, total: int, what: str) -> list[str]:
+    if total <= shown:
+        return []
+    return ["", f"… {total - shown:,} more {what} not shown (`-f json` has them all)."]
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+    except Exception:  # a broken installation must not break the report
+        return "unknown"
+
+
+def environment() -> dict[str, str]:
+    """Versions for the header. graphrag is looked up in the installed metadata, never imported."""
+    from graphrag_audit import __version__
+
+    return {
+        "graphrag-audit": __version__,
+        "Python": platform.python_version(),
+        "pandas": _version("pandas"),
+        "pyarrow": _version("pyarrow"),
+        "graphrag": _version("graphrag"),
+        "platform": f"{platform.system()} {platform.machine()}".strip() or "unknown",
+    }
+
+
+# ---- sections ----------------------------------------------------------------------------
+def _header(report) -> list[str]:
+    info = report.index_info()
+    opts = report.options
+    c = info["counts"]
+    env = environment()
+    gen = markdown_cell(info["generation"])
+    evidence = "; ".join(markdown_cell(e) for e in info["generation_evidence"])
+    costs = f"costs on ({markdown_cell(opts.get('tokenizer'))}, {_n(opts.get('max_context_tokens'))} " \
+            f"tokens/batch)" if opts.get("costs") else "costs off"
+    rows = [[f"**{k}**", markdown_cell(v)] for k, v in env.items()]
+    rows += [
+        ["**index**", markdown_cell(info["path"])],
+        ["**generation**", f"{gen} ({evidence})" if evidence else gen],
+        ["**size**", f"{_n(c['entities'])} entities · {_n(c['communities'])} communities · "
+                     f"{_n(c['reports'])} reports · {_n(c['roots'])} roots · {c['levels']} levels · "
+                     f"tree from {markdown_cell(info['tree_source'])}"],
+        ["**options**", f"`--level {int(opts['level'])}` · `--max-unreachable {float(opts['max_unreachable']):g}` · "
+                        f"`--max-inflation {float(opts['max_inflation']):g}` · {costs}"],
+    ]
+    out = ["## graphrag-audit report", ""]
+    out += _table(["", ""], rows, ["l", "l"])
+    for note in info["notes"]:
+        out += ["", "Note: " + markdown_cell(note)]
+    return out
+
+
+def _tree(report) -> list[str]:
+    rows = [[str(t.level), _n(t.communities), _n(t.leaves), _n(t.reports), _n(t.entities)]
+            for t in report.tree_levels]
+    if not rows:
+        return ["### Community tree", "", "The index has no communities."]
+    return ["### Community tree", "", *_table(["level", "communities", "leaves", "reports", "entities"], rows)]
+
+
+LEVEL_HEADERS = ["N", "≥2.0 reports", "&lt;2.0 reports", "extra (ancestors)", "≥2.0 mix L0/L1/…", "level N only",
+                 "entities stuck &lt;N", "entities/report min·med·max (≥2.0)"]
+COST_HEADERS = ["≥2.0 tokens", "&lt;2.0 tokens", "map calls ≥2.0 / &lt;2.0"]
+
+
+def _levels(report) -> list[str]:
+    out = ["### What each community_level N sends to global search", ""]
+    if not report.model.has_reports_table:
+        return out + ["No community_reports table: nothing is sent to global search."]
+    opts = report.options
+    costs = bool(opts.get("costs"))
+    per_depth = {r["community_level"]: r for r in report.depth.per_level}
+    rows = []
+    for r in report.levels:
+        n = r["community_level"]
+        s = r["selected"]
+        v2, v1 = s["v2"], s["v1"]
+        epr = v2.entities_per_report
+        stuck = per_depth.get(n, {}).get("entities_stuck") if n is not None else None
+        mix = "/".join(str(v2.by_level.get(str(k), 0)) for k in range(report.depth.max_level + 1)
+                       if n is None or k <= n)
+        med = "—" if epr["median"] is None else f"{epr['median']:g}"
+        row = [_lvl(n), _n(v2.count), _n(v1.count), f"{v2.count - v1.count:+,} ({v2.ancestors_sent:,})",
+               mix or "—", _n(s["level_only"].count), _n(stuck), f"{_n(epr['min'])}·{med}·{_n(epr['max'])}"]
+        if costs:
+            c2, c1 = v2.cost or {}, v1.cost or {}
+            row += [_n(c2.get("tokens")), _n(c1.get("tokens")), f"{_n(c2.get('map_calls'))} / {_n(c1.get('map_calls'))}"]
+        if n == opts["level"]:
+            row = [f"**{x}**" for x in row]
+        rows.append(row)
+    out += _table(LEVEL_HEADERS + (COST_HEADERS if costs else []), rows)
+    out += ["", f"Bold: the level you query with (`--level {int(opts['level'])}`). extra = reports graphrag ≥ 2.0 "
+                "sends beyond graphrag &lt; 2.0; ancestors = reports sent together with a descendant's report; "
+                "mix = reports graphrag ≥ 2.0 sends per level; stuck = entities whose finest community is "
+                "above level N. Each map call is one LLM call; one reduce call follows."]
+    return out
+
+
+BEHAVIOUR_LABEL = {"v2": "graphrag ≥ 2.0", "v1": "graphrag &lt; 2.0"}
+
+
+def _verify(report) -> list[str]:
+    """``--verify``: did the installed graphrag's own read_indexer_reports agree, level by level?"""
+    v = report.verify
+    if v is None:
+        return []
+    out = ["### Checked against graphrag's own read_indexer_reports", ""]
+    if not v.get("available"):
+        return out + ["Not run: " + markdown_cell(v.get("reason", "graphrag unavailable"))]
+    version = markdown_cell(v.get("graphrag_version"))
+    label = BEHAVIOUR_LABEL.get(v.get("behaviour"), markdown_cell(v.get("behaviour")))
+    if v.get("agree"):
+        return out + [f"graphrag {version} agrees with the {label} selection at every community_level."]
+    rows = [[_lvl(x.get("community_level")), "yes" if x.get("agree") else "**no**", _n(x.get("graphrag_count")),
+             _n(x.get("audit_count")), markdown_cell(x.get("graphrag_error") or x.get("expected") or "", 300)]
+            for x in v.get("levels", [])]
+    return out + [f"graphrag {version} **disagrees** with the {label} selection:", ""] + _table(
+        ["N", "agree", "graphrag reports", "audit reports", "graphrag error / expected"], rows,
+        ["r", "l", "r", "r", "l"])
+
+
+def _depth(report, max_rows: int) -> list[str]:
+    d = report.depth
+    out = ["### Branch depth", ""]
+    if not d.histogram:
+        return out + ["No roots: the tree is empty."]
+    total = sum(d.histogram.values())
+    out += _table(["depth reached", "roots", "share"],
+                  [[k, _n(v), f"{v / total:.0%}"] for k, v in d.histogram.items()])
+    out += ["", f"Depth asymmetry **{d.asymmetry:.2f}** (entity-weighted; 0 = every entity can be refined to "
+                f"the deepest level {d.max_level}, 1 = all stuck at level 0)."]
+    out += [""] + _table(["N", "roots reaching N", "roots stuck", "entities served", "entities stuck"],
+                         [[str(r["community_level"]), f"{_n(r['roots_reaching'])} / {_n(r['roots_total'])}",
+                           _n(r["roots_stuck"]), f"{_n(r['entities_served'])} / {_n(r['entities_total'])}",
+                           _n(r["entities_stuck"])] for r in d.per_level])
+    roots = d.roots[:max_rows]
+    body = _table(["root", "level", "deepest level", "depth reached", "descendants", "entities",
+                   "leaves per level"],
+                  [[str(int(r["community"])), str(r["level"]), str(r["deepest_level"]), str(r["depth_reached"]),
+                    _n(r["descendants"]), _n(r["entities"]),
+                    markdown_cell(", ".join(f"L{k}: {v}" for k, v in r["leaves_per_level"].items()))]
+                   for r in roots])
+    body += _more(len(roots), len(d.roots), "roots")
+    out += [""] + _details(f"Depth per root ({len(d.roots):,} roots, deepest first)", body)
+    if d.single_child or d.duplicate_levels:
+        body = []
+        if d.single_child:
+            body.append(f"Communities with exactly one child ({len(d.single_child):,}): "
+                        + _ids(d.single_child, max_rows))
+        if d.duplicate_levels:
+            body += ([""] if body else []) + ["Levels repeating the previous level's partition: "
+                                             + ", ".join(str(x) for x in d.duplicate_levels)]
+        out += [""] + _details("Single-child chains and duplicated levels", body)
+    return out
+
+
+def _ids(ids, limit: int) -> str:
+    ids = list(ids)
+    head = ", ".join(markdown_cell(i) for i in ids[:limit])
+    return head + (f" … and {len(ids) - limit:,} more" if len(ids) > limit else "")
+
+
+def _sent_at_level(report, max_rows: int) -> list[str]:
+    """The reports graphrag >= 2.0 sends at --level, with their titles (untrusted text)."""
+    n = report.options["level"]
+    r = report.level(n)
+    if r is None or not report.model.has_reports_table:
+        return []
+    v2, v1 = r["selected"]["v2"], r["selected"]["v1"]
+    if v2.rows is None or not len(v2.rows):
+        return []
+    rep = report.model.reports
+    comm = rep["community"].to_numpy()
+    lev = rep["level"].to_numpy()
+    title = rep["title"].to_numpy(dtype=object)
+    n_ent = report.report_entities
+    tokens = v2.row_tokens
+    in_v1 = set(int(x) for x in (v1.rows if v1.rows is not None else []))
+    order = sorted(range(len(v2.rows)), key=lambda i: (int(lev[v2.rows[i]]), int(comm[v2.rows[i]])))
+    rows = []
+    for i in order[:max_rows]:
+        k = int(v2.rows[i])
+        rows.append([str(int(comm[k])), str(int(lev[k])), markdown_cell(title[k], TITLE_LIMIT),
+                     _n(int(n_ent[k])) if n_ent is not None else "—",
+                     _n(int(tokens[i])) if tokens is not None else "—",
+                     "yes" if k in in_v1 else "no"])
+    body = _table(["community", "level", "title", "entities", "tokens", "also sent by &lt;2.0"], rows,
+                  ["r", "r", "l", "r", "r", "l"])
+    body += _more(len(rows), len(order), "reports")
+    return [""] + _details(f"Reports graphrag ≥ 2.0 sends at community_level {int(n)} ({v2.count:,}; "
+                           f"graphrag &lt; 2.0 sends {v1.count:,})", body)
+
+
+def _findings(report, max_rows: int) -> list[str]:
+    fs = report.sorted_findings()
+    out = [f"### Findings ({len(fs)})", ""]
+    if not fs:
+        return out + ["None."]
+    out += _table(["severity", "rule", "message", "fix"],
+                  [[SEV_LABEL.get(f.severity, markdown_cell(f.severity)), f"`{_rule(f.rule)}`",
+                    markdown_cell(f.message), markdown_cell(f.fix)] for f in fs],
+                  ["l", "l", "l", "l"])
+    body = []
+    for f in fs:
+        if not f.evidence and not f.communities:
+            continue
+        body += ["", f"**{markdown_cell(f.rule)}**", ""]
+        for k, v in f.evidence.items():
+            body.append(f"- {markdown_cell(k)}: {markdown_cell(_value(v), EVIDENCE_LIMIT)}")
+        if f.communities:
+            body.append(f"- communities ({len(f.communities):,}): {_ids(f.communities, max_rows)}")
+    if body:
+        out += [""] + _details("Evidence and community ids", body[1:])
+    return out
+
+
+def _rule(rule_id: str) -> str:
+    """Rule ids are ours (``[a-z0-9-]``); anything else is escaped rather than put in a code span."""
+    return rule_id if all(ch.isalnum() or ch == "-" for ch in rule_id) else markdown_cell(rule_id).replace("`", "")
+
+
+def _value(v) -> str:
+    if isinstance(v, str):
+        return v
+    try:
+        return json.dumps(v, ensure_ascii=False, default=str, sort_keys=True)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def render_markdown(report, *, max_rows: int = 100, **_ignored) -> str:
+    parts = [_header(report), _tree(report), _levels(report), _depth(report, max_rows),
+             _findings(report, max_rows)]
+    sent = _sent_at_level(report, max_rows)
+    if sent:
+        parts[2] = parts[2] + sent
+    if report.verify is not None:
+        parts.insert(3, _verify(report))
+    out: list[str] = []
+    for p in parts:
+        out += p + [""]
+    out.append(f"_Generated by graphrag-audit {markdown_cell(environment()['graphrag-audit'])}: "
+               f"`graphrag-audit levels DIR --level {int(report.options['level'])} -f markdown`_")
+    return "\n".join(out) + "\n"
