@@ -185,5 +185,5 @@ def _reports(model: IndexModel, level_of: dict) -> list[Finding]:
                            dups, count=len(dups)))
     if len(r) and not (rl == 0).any():
         out.append(finding("dynamic-no-level-0-report", "no report at level 0: dynamic community selection "
-                           "raises KeyError (graphrag #2382)"))
+                           "raises KeyError (microsoft/graphrag#2382)"))
     return out

@@ -11,7 +11,7 @@ _RULES = [
     # ---- tree integrity --------------------------------------------------------------------
     Rule("no-level-0", "error", "The tree has no level-0 communities",
          "Re-run community detection (graphrag index). Global search at community_level 0 selects "
-         "nothing, and dynamic selection raises KeyError without level-0 reports (graphrag #2382)."),
+         "nothing, and dynamic selection raises KeyError without level-0 reports (microsoft/graphrag#2382)."),
     Rule("level-gap", "error", "A level between 0 and the maximum has no communities",
          "The hierarchy was truncated or hand-edited; re-index, or renumber levels so they are contiguous."),
     Rule("parent-cycle", "error", "Parent links form a cycle (or a community is its own parent)",
@@ -43,11 +43,11 @@ _RULES = [
     Rule("duplicate-report", "warning", "A community has several reports",
          "Several report rows share a community; graphrag sends each of them. Deduplicate."),
     Rule("minus-one-report", "warning", "There is a report for community -1 ('no community')",
-         "graphrag 0.5.x wrote a report for unclustered entities (#1422); graphrag < 2.0 sends it at every "
+         "graphrag 0.5.x wrote a report for unclustered entities (microsoft/graphrag#1422); graphrag < 2.0 sends it at every "
          "level. Drop the row or re-index with a newer graphrag."),
     Rule("unclustered-entities", "info", "Entities belong to no community",
          "With use_lcc (default on) entities outside the largest connected component get no community "
-         "(#1808, #2348); they never reach global search. Set cluster_graph.use_lcc: false to keep them."),
+         "(microsoft/graphrag#1808, microsoft/graphrag#2348); they never reach global search. Set cluster_graph.use_lcc: false to keep them."),
     Rule("no-reports-table", "info", "The index has no community reports table",
          "Global search needs community_reports; run the create_community_reports workflow."),
     Rule("ids-not-depth-ordered", "warning", "A child community's number is smaller than its parent's",
@@ -65,7 +65,7 @@ _RULES = [
          "pandas 3 raises TypeError (graphrag 3.3.0 + pandas 3.1.1 fail on such an index). Cast the column "
          "to int64 (e.g. pandas astype) and rewrite the parquet file."),
     Rule("dynamic-no-level-0-report", "error", "Dynamic community selection cannot start: no level-0 report",
-         "Dynamic selection starts from level-0 reports and raises KeyError without them (#2382)."),
+         "Dynamic selection starts from level-0 reports and raises KeyError without them (microsoft/graphrag#2382)."),
 ]
 
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}

@@ -37,7 +37,7 @@ def markdown_cell(text, limit: int | None = None) -> str:
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = _MD_SPECIAL.sub(r"\\\1", s)
     # bare autolinks (http://, www.) and @mentions become inert
-    s = s.replace("://", ":&#47;&#47;").replace("www\\.", "www&#46;").replace("@", "&#64;")
+    s = s.replace("://", ":&#47;&#47;").replace("www\\.", "www&#46;").replace("@", "&#64;&#8288;")
     return s
 
 

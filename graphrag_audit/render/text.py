@@ -10,7 +10,17 @@ from rich.console import Console
 from rich.table import Table  # noqa: F401
 from rich.text import Text
 
-from graphrag_audit.render.escape import plain
+from graphrag_audit.render.escape import plain as _plain
+
+_WJ = "\u2060"  # word joiner: invisible, and keeps rich from wrapping between the two characters
+
+
+def plain(text, limit=None) -> str:
+    """One printable line, also inert in a CI log: a log line is scanned for ``::cmd::`` (after
+    leading spaces) and ``##[cmd]`` (anywhere) by the GitHub Actions runner, and text output may
+    be wrapped at any column, so neither sequence may survive inside untrusted text."""
+    return _plain(text, limit).replace("##[", "#" + _WJ + "#[").replace("::", ":" + _WJ + ":")
+
 
 SEV_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0", "level_only": "level N only",
