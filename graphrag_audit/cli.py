@@ -66,7 +66,9 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version_cb,
 
 # ---- shared plumbing for every command ---------------------------------------------------
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> "typer.Exit":
-    sys.stderr.write(f"graphrag-audit: error: {message}\n")
+    from graphrag_audit.errors import visible
+
+    sys.stderr.write(f"graphrag-audit: error: {visible(str(message))}\n")  # one line, no escapes
     return typer.Exit(code)
 
 
@@ -90,7 +92,7 @@ def check_output_path(output: Path | None, index_dir: Path) -> None:
     try:
         out = output.resolve()
         idx = index_dir.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # symlink loops: RuntimeError before Python 3.13
         return
     if out == idx or idx in out.parents:
         raise fail(f"{output}: refusing to write inside the index directory {index_dir}")
@@ -108,25 +110,33 @@ def write_payload(text: str, output: Path | None) -> None:
 
 
 class Progress:
-    """A spinner with the current step on stderr when it is a terminal; silent when piped."""
+    """A progress bar with the current step on stderr when it is a terminal; silent when piped."""
+
+    STEPS = 6  # reading, tree, selection, costs, depth, rendering (cost steps add one per level)
 
     def __init__(self, enabled: bool):
-        self.status = None
+        self.bar = None
         if enabled:
             from rich.console import Console
+            from rich.progress import BarColumn, Progress as RichProgress, SpinnerColumn, TextColumn, \
+                TimeElapsedColumn
 
-            self.console = Console(file=sys.stderr)
-            self.status = self.console.status("reading the index")
-            self.status.start()
+            self.bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                    TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
+            self.task = self.bar.add_task("reading the index", total=self.STEPS)
+            self.bar.start()
 
     def __call__(self, message: str) -> None:
-        if self.status is not None:
-            self.status.update(message)
+        if self.bar is not None:
+            task = self.bar.tasks[0]
+            if task.completed + 1 >= (task.total or 0):
+                self.bar.update(self.task, total=(task.total or 0) + 1)
+            self.bar.update(self.task, description=message, advance=1)
 
     def stop(self) -> None:
-        if self.status is not None:
-            self.status.stop()
-            self.status = None
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
 
 
 def run_guarded(fn, debug: bool):
@@ -153,12 +163,14 @@ def run_guarded(fn, debug: bool):
 # ---- levels --------------------------------------------------------------------------------
 @app.command("levels")
 def levels_cmd(
+    ctx: typer.Context,
     index_dir: Path = typer.Argument(..., metavar="DIR", help="Index output directory, project root "
                                      "(settings.yaml), or a 0.x output/<timestamp>/artifacts layout."),
     level: Optional[int] = typer.Option(None, "--level", "-l", min=0, envvar="GRAPHRAG_AUDIT_LEVEL",
                                         help="The community_level your application queries with (findings "
-                                             "are checked there; default 2 like graphrag's CLI). Given "
-                                             "explicitly, also lists that level's reports per behaviour."),
+                                             "are checked there; default 2 like graphrag's CLI). Given on "
+                                             "the command line, text output also lists that level's reports "
+                                             "per behaviour."),
     fmt: Format = typer.Option(Format.text, "--format", "-f", envvar="GRAPHRAG_AUDIT_FORMAT",
                                help="Output format."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the output to FILE, not stdout."),
@@ -224,7 +236,7 @@ def levels_cmd(
     kw = {}
     if fmt == Format.text:
         kw = dict(width=w, color=use_color(color, sys.stdout) if output is None else color == Color.always,
-                  focus=level)
+                  focus=level if _from_command_line(ctx, "level") else None)
     text = run_guarded(lambda: _render(render, report, fmt.value, kw), debug)
     write_payload(text, output)
     if fmt == Format.github:
@@ -244,12 +256,25 @@ def levels_cmd(
     raise typer.Exit(EXIT_FINDINGS if hit else EXIT_OK)
 
 
+def _from_command_line(ctx: typer.Context, name: str) -> bool:
+    """True when the option was typed (not taken from an environment variable or its default)."""
+    import click
+
+    try:
+        src = ctx.get_parameter_source(name)
+        return src is not None and src.name == "COMMANDLINE"
+    except (AttributeError, KeyError):
+        return False
+
+
 def _render(render, report, fmt, kw):
     return render(report, fmt, **kw)
 
 
 # Further commands register themselves here (one import line each).
 # --- command registrations ---
+from graphrag_audit.cli_tree import register as _reg_tree; _reg_tree(app)  # noqa: E402,E702
+from graphrag_audit.cli_plan import register as _reg_plan; _reg_plan(app)  # noqa: E402,E702
 
 
 def main() -> None:

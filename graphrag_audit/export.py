@@ -1,0 +1,230 @@
+"""The community forest as Mermaid, Graphviz DOT, GraphML and JSON text.
+
+Each function takes a ``treeview.Forest`` and optionally a ``TreeView`` (then only the shown
+communities are exported, with one summary node per group of hidden siblings). Untrusted text
+(report titles) goes through ``render.escape.plain`` and then the escaping of each syntax:
+Mermaid quoted labels with entity codes (``#quot;``), DOT quoted strings with ``\\"`` and
+``\\\\``, GraphML through networkx's XML writer, JSON through ``json.dumps``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import networkx as nx
+
+from graphrag_audit.render.escape import plain
+from graphrag_audit.treeview import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Forest, Row,
+                                     TreeView)
+
+FORMAT_VERSION = 1
+LABEL_TITLE_CHARS = 48
+#: fill colours of what community_level N sends, shared with the HTML report
+SENT_FILL = {SENT_BOTH: "#74c476", SENT_V2_ONLY: "#fd8d3c", SENT_V1_ONLY: "#9e9ac8", SENT_NEITHER: "#d9d9d9"}
+NO_REPORT_FILL = "#ffffff"
+SENT_CLASS = {SENT_BOTH: "both", SENT_V2_ONLY: "v2only", SENT_V1_ONLY: "v1only", SENT_NEITHER: "notsent"}
+
+
+# ---- what to export ------------------------------------------------------------------------
+def _items(forest: Forest, view: TreeView | None) -> tuple[list[int], list[tuple[int, int]], list[Row], dict]:
+    """(communities in tree order, parent->child edges, summary rows, hidden-below per community)."""
+    nodes = forest.nodes
+    if view is None:
+        order: list[int] = []
+        stack = list(reversed(forest.roots))
+        while stack:
+            n = stack.pop()
+            order.append(n)
+            stack.extend(reversed(nodes[n].children))
+        hidden: dict[int, int] = {}
+        more: list[Row] = []
+    else:
+        order = [r.community for r in view.rows if r.kind == "community"]
+        hidden = {r.community: r.hidden_below for r in view.rows if r.kind == "community" and r.hidden_below}
+        more = [r for r in view.rows if r.kind == "more"]
+    shown = set(order)
+    edges = [(nodes[n].parent, n) for n in order if nodes[n].parent in shown]
+    return order, edges, more, hidden
+
+
+def _node_id(community: int) -> str:
+    return f"c{community}" if community >= 0 else f"cm{-community}"
+
+
+def _more_id(row: Row) -> str:
+    return "more_roots" if row.community < 0 else f"more_{_node_id(row.community)}"
+
+
+def _more_label(row: Row) -> str:
+    leaves = "leaf" if row.more_leaves == 1 else "leaves"
+    if row.community < 0:
+        return f"… {row.more:,} more roots ({row.more_communities:,} communities, {row.more_leaves:,} {leaves})"
+    what = "community" if row.more_communities == 1 else "communities"
+    return f"… {row.more_communities:,} more {what} ({row.more_leaves:,} {leaves}) under {row.community}"
+
+
+def _head(forest: Forest, n: int, hidden: dict) -> str:
+    nd = forest.nodes[n]
+    parts = [str(nd.community), f"level {nd.level}", f"{nd.entities:,} {'entity' if nd.entities == 1 else 'entities'}"]
+    if nd.leaf:
+        parts.append("leaf")
+    elif n in hidden:
+        parts.append(f"+{hidden[n]:,} hidden")
+    if not nd.has_report and forest.has_reports_table:
+        parts.append("no report")
+    return " · ".join(parts)
+
+
+def _title(forest: Forest, n: int, chars: int) -> str:
+    return plain(forest.nodes[n].title, chars)
+
+
+def _cls(forest: Forest, n: int) -> str | None:
+    nd = forest.nodes[n]
+    if nd.sent is None:
+        return None
+    return SENT_CLASS[nd.sent] if nd.has_report else "noreport"
+
+
+# ---- Mermaid -------------------------------------------------------------------------------
+_MERMAID_CODES = {'"': "#quot;", "#": "#35;", "&": "#38;", "<": "#60;", ">": "#62;", "`": "#96;",
+                  "\\": "#92;#8203;", "|": "#124;", "{": "#123;", "}": "#125;", "[": "#91;", "]": "#93;"}
+
+
+def mermaid_text(text) -> str:
+    """Text safe inside a double-quoted Mermaid label: no quote, no HTML, no markdown.
+
+    A backslash is followed by a zero-width space: Mermaid 11 turns a literal backslash-n in an
+    HTML label into a line break (checked with mermaid.min.js 11 in headless Chromium)."""
+    s = plain(text)
+    return "".join(_MERMAID_CODES.get(ch, ch) for ch in s)
+
+
+def to_mermaid(forest: Forest, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
+    order, edges, more, hidden = _items(forest, view)
+    lines = ["flowchart TD"]
+    for n in order:
+        label = mermaid_text(_head(forest, n, hidden))
+        title = _title(forest, n, title_chars)
+        if title:
+            label += "<br/>" + mermaid_text(title)
+        lines.append(f'    {_node_id(n)}["{label}"]')
+    for r in more:
+        lines.append(f'    {_more_id(r)}["{mermaid_text(_more_label(r))}"]')
+    for p, c in edges:
+        lines.append(f"    {_node_id(p)} --> {_node_id(c)}")
+    for r in more:
+        if r.community >= 0:
+            lines.append(f"    {_node_id(r.community)} -.-> {_more_id(r)}")
+    classes: dict[str, list[str]] = {}
+    for n in order:
+        c = _cls(forest, n)
+        if c is not None:
+            classes.setdefault(c, []).append(_node_id(n))
+    fills = {SENT_CLASS[k]: v for k, v in SENT_FILL.items()}
+    fills["noreport"] = NO_REPORT_FILL
+    for c in sorted(classes):
+        lines.append(f"    classDef {c} fill:{fills[c]},stroke:#555,color:#000")
+    for c in sorted(classes):
+        lines.append(f"    class {','.join(classes[c])} {c}")
+    if more:
+        lines.append("    classDef more fill:#ffffff,stroke:#999,stroke-dasharray:4 3,color:#555")
+        lines.append(f"    class {','.join(_more_id(r) for r in more)} more")
+    return "\n".join(lines) + "\n"
+
+
+# ---- Graphviz DOT --------------------------------------------------------------------------
+def dot_string(text) -> str:
+    """A DOT double-quoted string (quotes included) of untrusted text."""
+    s = plain(text).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{s}"'
+
+
+def to_dot(forest: Forest, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
+    order, edges, more, hidden = _items(forest, view)
+    lines = ["digraph communities {", "    graph [rankdir=TB, charset=\"UTF-8\"];",
+             '    node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];']
+    for n in order:
+        head = dot_string(_head(forest, n, hidden))
+        title = _title(forest, n, title_chars)
+        # join the two quoted strings with DOT's own line break: "head" + "\n" + "title"
+        label = head[:-1] + ("\\n" + dot_string(title)[1:] if title else '"')
+        nd = forest.nodes[n]
+        attrs = [f"label={label}"]
+        if nd.sent is not None:
+            attrs.append(f'fillcolor="{SENT_FILL[nd.sent] if nd.has_report else NO_REPORT_FILL}"')
+        if not nd.has_report and forest.has_reports_table:
+            attrs.append('style="rounded,dashed"')
+        lines.append(f"    {_node_id(n)} [{', '.join(attrs)}];")
+    for r in more:
+        lines.append(f'    {_more_id(r)} [label={dot_string(_more_label(r))}, style="dashed", fontcolor="#555555"];')
+    for p, c in edges:
+        lines.append(f"    {_node_id(p)} -> {_node_id(c)};")
+    for r in more:
+        if r.community >= 0:
+            lines.append(f"    {_node_id(r.community)} -> {_more_id(r)} [style=dashed];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# ---- GraphML -------------------------------------------------------------------------------
+_XML_BAD = re.compile("[\ufffe\uffff]")
+
+
+def _xml_text(text) -> str:
+    return _XML_BAD.sub("", plain(text))
+
+
+def to_graphml(forest: Forest, view: TreeView | None = None) -> str:
+    order, edges, more, hidden = _items(forest, view)
+    g = nx.DiGraph()
+    for n in order:
+        nd = forest.nodes[n]
+        g.add_node(_node_id(n), kind="community", community=nd.community, level=nd.level,
+                   entities=nd.entities, title=_xml_text(nd.title), reports=nd.reports,
+                   leaf=int(nd.leaf), sent=nd.sent or "", hidden_below=hidden.get(n, 0),
+                   subtree_communities=nd.size)
+    for r in more:
+        g.add_node(_more_id(r), kind="more", community=r.community, level=-1, entities=0,
+                   title=_xml_text(_more_label(r)), reports=0, leaf=0, sent="",
+                   hidden_below=r.more_communities, subtree_communities=r.more_communities)
+    for p, c in edges:
+        g.add_edge(_node_id(p), _node_id(c), kind="child")
+    for r in more:
+        if r.community >= 0:
+            g.add_edge(_node_id(r.community), _more_id(r), kind="more")
+    g.graph["community_level"] = "" if forest.community_level is None else str(forest.community_level)
+    return "\n".join(nx.generate_graphml(g)) + "\n"
+
+
+# ---- JSON ----------------------------------------------------------------------------------
+def to_json(forest: Forest, view: TreeView | None = None) -> str:
+    order, edges, more, hidden = _items(forest, view)
+    comms = []
+    for n in order:
+        nd = forest.nodes[n]
+        comms.append({
+            "community": nd.community, "level": nd.level, "parent": nd.parent,
+            "children": list(nd.children), "other_parents": list(nd.other_parents),
+            "entities": nd.entities, "title": plain(nd.title), "reports": nd.reports, "leaf": nd.leaf,
+            "sent": nd.sent, "subtree_communities": nd.size, "subtree_leaves": nd.leaves,
+            "hidden_below": hidden.get(n, 0),
+        })
+    doc = {
+        "format": "graphrag-audit community forest",
+        "format_version": FORMAT_VERSION,
+        "community_level": forest.community_level,
+        "selection_level": forest.selection_level,
+        "sent_reports": forest.sent_reports if forest.community_level is not None else None,
+        "roots": list(forest.roots) if view is None else list(view.tops),
+        "root": None if view is None else view.root,
+        "depth": None if view is None else view.depth,
+        "complete": view is None or not view.hidden,
+        "communities": comms,
+        "collapsed": [{"under": r.community if r.community >= 0 else None, "subtrees": r.more,
+                       "communities": r.more_communities, "leaves": r.more_leaves} for r in more],
+        "reports_outside_tree": [{"community": o.community, "level": o.level, "title": plain(o.title),
+                                  "sent": o.sent} for o in forest.outside_reports],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=True) + "\n"

@@ -1,0 +1,400 @@
+"""One self-contained HTML report: header, tables, and charts drawn here as inline SVG.
+
+No script, no network: a Content-Security-Policy (``default-src 'none'``) forbids every fetch,
+styles are inline. The icicle draws every community as one ``<rect data-community=…>`` with a
+``<title>`` tooltip, coloured by what the chosen community_level N sends. Every piece of
+untrusted text (paths, titles, messages) passes through ``render.escape.plain`` and
+``html.escape``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from html import escape as _esc
+
+import numpy as np
+
+from graphrag_audit.export import NO_REPORT_FILL, SENT_FILL
+from graphrag_audit.render.escape import plain
+from graphrag_audit.treeview import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Forest,
+                                     build_forest)
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+SENT_TEXT = {SENT_BOTH: "sent by graphrag >= 2.0 and < 2.0", SENT_V2_ONLY: "sent only by graphrag >= 2.0",
+             SENT_V1_ONLY: "sent only by graphrag < 2.0", SENT_NEITHER: "not sent"}
+SENT_LABEL_SHORT = {SENT_BOTH: "sent by >= 2.0 and < 2.0", SENT_V2_ONLY: "only by >= 2.0",
+                    SENT_V1_ONLY: "only by < 2.0", SENT_NEITHER: "not sent"}
+NO_REPORTS_FILL = "#c6dbef"
+ICICLE_W, ICICLE_GUTTER, ROW_H = 1300, 64, 34
+
+
+def h(text, limit: int | None = None) -> str:
+    """Untrusted text -> escaped HTML text (also safe inside a quoted attribute)."""
+    return _esc(plain(text, limit), quote=True)
+
+
+def _n(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:,.2f}"
+    return f"{v:,}"
+
+
+def _lvl(n) -> str:
+    return "None" if n is None else str(n)
+
+
+def _text_width(s: str, px: float = 6.6) -> float:
+    """Approximate rendered width of ``s`` at 11px sans-serif (wide East Asian glyphs count 2)."""
+    return sum(2 * px if unicodedata.east_asian_width(c) in "WF" else px for c in s)
+
+
+def _fit_px(s: str, width: float) -> str:
+    if _text_width(s) <= width:
+        return s
+    out = ""
+    for c in s:
+        if _text_width(out + c + "…") > width:
+            break
+        out += c
+    return out + "…" if out else ""
+
+
+# ---- sections -----------------------------------------------------------------------------
+def _header(report) -> str:
+    info = report.index_info()
+    c = info["counts"]
+    notes = "".join(f"<li>{h(n)}</li>" for n in info["notes"])
+    evidence = "; ".join(plain(e) for e in info["generation_evidence"])
+    return (
+        f"<header><h1>graphrag-audit report</h1>"
+        f'<p class="path">{h(info["path"])}</p>'
+        f"<p>generation <b>{h(info['generation'])}</b> · {_esc(evidence)}</p>"
+        f"<p class=\"counts\">{_n(c['entities'])} entities · {_n(c['communities'])} communities · "
+        f"{_n(c['reports'])} reports · {_n(c['roots'])} roots · {c['levels']} levels · "
+        f"tree from {h(info['tree_source'])}</p>"
+        + (f"<ul class=\"notes\">{notes}</ul>" if notes else "") + "</header>"
+    )
+
+
+def _tree_table(report) -> str:
+    rows = "".join(
+        f"<tr><td>{t.level}</td><td>{_n(t.communities)}</td><td>{_n(t.leaves)}</td>"
+        f"<td>{_n(t.reports)}</td><td>{_n(t.entities)}</td></tr>" for t in report.tree_levels)
+    return ("<section id=\"tree-levels\"><h2>Community tree</h2><table class=\"num\"><thead><tr>"
+            "<th>level</th><th>communities</th><th>leaves</th><th>reports</th><th>entities</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></section>")
+
+
+def level_rows(report) -> tuple[list[str], list[list[str]]]:
+    """Headers and cells of the per-level table: the columns of the text renderer's two
+    levels tables (render/text.py), formatted the same way, in one row per N."""
+    costs = bool(report.options.get("costs"))
+    heads = ["N", ">=2.0 reports", "<2.0 reports", "extra (ancestors)", ">=2.0 mix L0/L1/…", "level N only",
+             "entities stuck <N", "ents/report min·med·max (>=2.0)"]
+    if costs:
+        heads += [">=2.0 tokens", "<2.0 tokens", "map calls >=2.0/<2.0"]
+    per_depth = {r["community_level"]: r for r in report.depth.per_level}
+    rows = []
+    for r in report.levels:
+        n = r["community_level"]
+        s = r["selected"]
+        v2, v1 = s["v2"], s["v1"]
+        epr = v2.entities_per_report
+        stuck = per_depth.get(n, {}).get("entities_stuck") if n is not None else None
+        mix = "/".join(str(v2.by_level.get(str(k), 0)) for k in range(report.depth.max_level + 1)
+                       if n is None or k <= n)
+        med = "—" if epr["median"] is None else f"{epr['median']:g}"
+        cells = [_lvl(n), _n(v2.count), _n(v1.count), f"{v2.count - v1.count:+,} ({v2.ancestors_sent:,})", mix,
+                 _n(s["level_only"].count), _n(stuck), f"{_n(epr['min'])}·{med}·{_n(epr['max'])}"]
+        if costs:
+            cells += [_n((v2.cost or {}).get("tokens")), _n((v1.cost or {}).get("tokens")),
+                      f"{_n((v2.cost or {}).get('map_calls'))}/{_n((v1.cost or {}).get('map_calls'))}"]
+        rows.append(cells)
+    return heads, rows
+
+
+def _levels_table(report) -> str:
+    opts = report.options
+    if not report.model.has_reports_table:
+        return ("<section id=\"levels\"><h2>What each community_level N sends</h2>"
+                "<p>No community_reports table: nothing is sent to global search.</p></section>")
+    heads, rows = level_rows(report)
+    body = []
+    for cells in rows:
+        cls = ' class="chosen"' if cells[0] == _lvl(opts["level"]) else ""
+        body.append(f"<tr{cls}>" + "".join(f"<td>{_esc(x)}</td>" for x in cells) + "</tr>")
+    costs = bool(opts.get("costs"))
+    caption = (f"options: level {_esc(str(opts['level']))}, {h(opts['tokenizer'])}, max_context_tokens "
+               f"{_n(opts['max_context_tokens'])}" + ("" if costs else "; token costs not computed (--no-costs)"))
+    return ("<section id=\"levels\"><h2>What each community_level N sends to global search</h2>"
+            f"<p class=\"caption\">{caption}</p><table class=\"num\"><thead><tr>"
+            + "".join(f"<th>{_esc(x)}</th>" for x in heads) + f"</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            "<p class=\"caption\">extra = reports &gt;=2.0 sends beyond &lt;2.0; ancestors = reports sent together "
+            "with a descendant's; mix = &gt;=2.0 reports per level; stuck = entities whose finest community is "
+            "above level N; ents/report = entities per &gt;=2.0 report. Each map call is one LLM call; one "
+            "reduce call follows.</p></section>")
+
+
+def _fill(forest: Forest, nd) -> str:
+    if not forest.has_reports_table:
+        return NO_REPORTS_FILL
+    if not nd.has_report:
+        return NO_REPORT_FILL
+    return SENT_FILL[nd.sent]
+
+
+def icicle_svg(forest: Forest) -> str:
+    """Every community as one rect: x span ∝ entities (children share the parent's span), row = level."""
+    nodes = forest.nodes
+    value: dict[int, float] = {}
+    order = []
+    stack = list(forest.roots)
+    while stack:
+        n = stack.pop()
+        order.append(n)
+        stack.extend(nodes[n].children)
+    for n in reversed(order):
+        nd = nodes[n]
+        value[n] = max(float(nd.entities), sum(value[k] for k in nd.children), 1.0)
+    rows = max(forest.max_level + 1, 1)
+    height = rows * ROW_H + 4
+    span = ICICLE_W - ICICLE_GUTTER
+    total = sum(value[r] for r in forest.roots) or 1.0
+    pos: dict[int, tuple[float, float]] = {}
+    x = float(ICICLE_GUTTER)
+    for r in forest.roots:
+        w = span * value[r] / total
+        pos[r] = (x, w)
+        x += w
+    parts = [f'<svg id="icicle" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {ICICLE_W} {height}" '
+             f'width="100%" role="img" aria-label="community tree icicle">']
+    for lv in range(rows):
+        y = lv * ROW_H + ROW_H / 2 + 4
+        parts.append(f'<text class="axis" x="4" y="{y:.1f}">level {lv}</text>')
+    labels = []
+    for n in order:
+        nd = nodes[n]
+        x0, w = pos[n]
+        cx = x0
+        for k in nd.children:  # children share the parent's span in proportion to their value
+            kw = w * value[k] / max(value[n], 1e-9)
+            pos[k] = (cx, kw)
+            cx += kw
+        y = nd.level * ROW_H + 2
+        if nd.sent is not None and nd.has_report:
+            sent = nd.sent
+        else:
+            sent = "no-report" if forest.has_reports_table else "none"
+        tip = [f"community {nd.community} · level {nd.level} · {nd.entities:,} entities"]
+        tip.append("leaf" if nd.leaf else f"{len(nd.children)} children, {nd.size - 1:,} communities below")
+        if nd.has_report:
+            tip.append(f"report: {nd.title or '(untitled)'}")
+        elif forest.has_reports_table:
+            tip.append("no report")
+        if nd.sent is not None and nd.has_report:
+            tip.append(f"at community_level {forest.community_level}: {SENT_TEXT[nd.sent]}")
+        if nd.other_parents:
+            tip.append("also under " + ", ".join(str(p) for p in nd.other_parents))
+        dashed = ' stroke-dasharray="3 2"' if (forest.has_reports_table and not nd.has_report) else ""
+        parts.append(
+            f'<rect data-community="{nd.community}" data-level="{nd.level}" data-sent="{sent}" '
+            f'data-entities="{nd.entities}" x="{x0:.3f}" y="{y:.1f}" width="{max(w, 0.0):.3f}" '
+            f'height="{ROW_H - 3}" fill="{_fill(forest, nd)}"{dashed}><title>{h(" · ".join(tip))}</title></rect>')
+        if w >= 22:
+            label = str(nd.community)
+            if w >= 90 and nd.title:
+                label = _fit_px(f"{nd.community} {nd.title}", w - 8)
+            labels.append(f'<text class="lbl" x="{x0 + 4:.1f}" y="{y + ROW_H / 2 + 2:.1f}">{h(label)}</text>')
+    parts.extend(labels)
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _legend(forest: Forest) -> str:
+    if not forest.has_reports_table:
+        return (f'<p class="legend"><span class="sw" style="background:{NO_REPORTS_FILL}"></span>'
+                "no community_reports table: nothing is sent</p>")
+    c = forest.counts()
+    items = [(SENT_FILL[SENT_V2_ONLY], f"sent only by graphrag &gt;= 2.0 ({c[SENT_V2_ONLY]:,})"),
+             (SENT_FILL[SENT_BOTH], f"sent by &gt;= 2.0 and &lt; 2.0 ({c[SENT_BOTH]:,})")]
+    if c[SENT_V1_ONLY]:
+        items.append((SENT_FILL[SENT_V1_ONLY], f"sent only by &lt; 2.0 ({c[SENT_V1_ONLY]:,})"))
+    items.append((SENT_FILL[SENT_NEITHER], f"not sent ({c[SENT_NEITHER]:,})"))
+    no_rep = sum(1 for nd in forest.nodes.values() if not nd.has_report)
+    if no_rep:
+        items.append((NO_REPORT_FILL, f"no report ({no_rep:,})"))
+    return '<p class="legend">' + "".join(
+        f'<span class="sw" style="background:{col}"></span>{txt} ' for col, txt in items) + "</p>"
+
+
+def _nice_step(vmax: float) -> int:
+    """An integer tick step giving at most 5 intervals up to ``vmax`` (1, 2, 5 × 10^k)."""
+    step = 1
+    while True:
+        for m in (1, 2, 5):
+            if vmax / (step * m) <= 5:
+                return step * m
+        step *= 10
+
+
+def bar_chart(chart_id: str, categories: list[str], series: list[tuple[str, list[int], str]],
+              x_label: str, y_label: str, width: int = 620, height: int = 260) -> str:
+    """Vertical bars, the series stacked in each category; each piece one ``<rect data-bar>``
+    with a ``<title>``."""
+    left, right, top, bottom = 48, 12, 28, 44
+    pw, ph = width - left - right, height - top - bottom
+    totals = [sum(vals[i] for _, vals, _ in series) for i in range(len(categories))]
+    step = _nice_step(max(totals + [1]))
+    vmax = step * max(-(-max(totals + [1]) // step), 1)
+    parts = [f'<svg id="{chart_id}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+             f'width="{width}" height="{height}" role="img" aria-label="{h(y_label)} by {h(x_label)}">']
+    v = 0
+    while v <= vmax:
+        y = top + ph - ph * v / vmax
+        parts.append(f'<line class="grid" x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}"/>'
+                     f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{v:,}</text>')
+        v += step
+    group = pw / max(len(categories), 1)
+    bw = group * 0.72
+    for ci, cat in enumerate(categories):
+        x = left + ci * group + group * 0.14
+        base = top + ph
+        for name, vals, colour in series:
+            val = vals[ci]
+            if not val:
+                continue
+            bh = ph * val / vmax
+            base -= bh
+            parts.append(f'<rect data-bar="{h(cat)}" data-series="{h(name)}" x="{x:.2f}" y="{base:.2f}" '
+                         f'width="{bw:.2f}" height="{bh:.2f}" fill="{colour}">'
+                         f"<title>{h(name)} · {h(x_label)} {h(cat)}: {val:,}</title></rect>")
+        if totals[ci]:
+            parts.append(f'<text class="val" x="{x + bw / 2:.2f}" y="{base - 3:.2f}" '
+                         f'text-anchor="middle">{totals[ci]:,}</text>')
+        parts.append(f'<text class="axis" x="{x + bw / 2:.2f}" y="{top + ph + 16}" '
+                     f'text-anchor="middle">{h(cat)}</text>')
+    parts.append(f'<text class="axis" x="{left + pw / 2:.1f}" y="{height - 6}" '
+                 f'text-anchor="middle">{h(x_label)}</text>')
+    parts.append(f'<text class="axis" x="{left}" y="14">{h(y_label)}</text>')
+    if len(series) > 1:
+        lx = left + 70
+        for name, _, colour in series:
+            parts.append(f'<rect x="{lx}" y="6" width="10" height="10" fill="{colour}"/>'
+                         f'<text class="axis" x="{lx + 14}" y="15">{h(name)}</text>')
+            lx += 14 + _text_width(plain(name), 6.0) + 18
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def entity_bins(values) -> list[tuple[str, int, int]]:
+    """Power-of-two bins (label, lo, hi) covering ``values``; a 0 bin only when 0 occurs."""
+    vals = [int(v) for v in values]
+    out = [("0", 0, 0)] if vals and min(vals) == 0 else []
+    hi, lo = max(vals + [1]), 1
+    while lo <= hi:
+        top = lo * 2 - 1
+        out.append((str(lo) if lo == top else f"{lo}–{top}", lo, top))
+        lo *= 2
+    return out
+
+
+def _charts(report, forest: Forest) -> str:
+    d = report.depth
+    cats = list(d.histogram.keys())
+    depth = bar_chart("depth-histogram", cats, [("roots", [d.histogram[k] for k in cats], "#6baed6")],
+                      "depth reached below the root (levels)", "roots")
+    parts = ['<section id="charts"><h2>Branch depth and report size</h2><div class="charts">',
+             f"<figure>{depth}<figcaption>How deep each of the {len(d.roots):,} roots' subtree reaches; "
+             f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0).</figcaption></figure>"]
+    r = report.level(forest.selection_level) if forest.selection_level is not None else None
+    if r is not None and report.model.has_reports_table and report.report_entities is not None:
+        ents = np.asarray(report.report_entities)
+        v2_rows = np.asarray(r["selected"]["v2"].rows)
+        v1_rows = np.asarray(r["selected"]["v1"].rows)
+        groups = [(SENT_BOTH, np.intersect1d(v2_rows, v1_rows)), (SENT_V2_ONLY, np.setdiff1d(v2_rows, v1_rows)),
+                  (SENT_V1_ONLY, np.setdiff1d(v1_rows, v2_rows))]
+        bins = entity_bins(ents[np.union1d(v2_rows, v1_rows)])
+        series = []
+        for sent, rows in groups:
+            if sent == SENT_V1_ONLY and not len(rows):
+                continue
+            vals = ents[rows]
+            series.append((f"{SENT_LABEL_SHORT[sent]} ({len(rows):,})",
+                           [int(((vals >= lo) & (vals <= hi)).sum()) for _, lo, hi in bins], SENT_FILL[sent]))
+        n = forest.community_level
+        spread = bar_chart("entities-per-report", [b[0] for b in bins], series,
+                           "entities in the report's community", "reports")
+        parts.append(f"<figure>{spread}<figcaption>Entities per report sent at community_level {n} "
+                     f"(graphrag &gt;= 2.0 sends {len(v2_rows):,}, &lt; 2.0 sends {len(v1_rows):,}): the reports "
+                     "only &gt;= 2.0 sends are the coarse ancestors.</figcaption></figure>")
+    parts.append("</div></section>")
+    return "".join(parts)
+
+
+def _findings(report) -> str:
+    fs = report.sorted_findings()
+    items = "".join(f'<li class="{h(f.severity)}"><b>{h(f.severity.upper())}</b> <code>{h(f.rule)}</code> '
+                    f"{h(f.message)}</li>" for f in fs)
+    return f'<section id="findings"><h2>Findings ({len(fs)})</h2><ul>{items or "<li>none</li>"}</ul></section>'
+
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC",sans-serif;
+margin:24px auto;max-width:1340px;padding:0 16px;color:#222;background:#fff}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
+.path{font-family:ui-monospace,Menlo,Consolas,monospace;color:#444;word-break:break-all;margin:0}
+header p{margin:4px 0}.counts{font-weight:600}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums}
+th,td{padding:3px 10px;border-bottom:1px solid #eee}th{background:#f6f6f6;font-weight:600}
+table.num td,table.num th{text-align:right}tr.chosen td{font-weight:700;background:#fff7e6}
+.caption{color:#555;font-size:12.5px;margin:4px 0}
+.legend{font-size:13px}.sw{display:inline-block;width:12px;height:12px;border:1px solid #888;
+margin:0 4px -1px 10px}
+svg text{font:11px system-ui,sans-serif;fill:#222}svg .axis{fill:#555}svg .lbl{pointer-events:none}
+svg .val{font-size:10px;fill:#333}svg line.grid{stroke:#eee}
+#icicle rect{stroke:#fff;stroke-width:0.6}#icicle rect[stroke-dasharray]{stroke:#999}
+#icicle rect:hover{stroke:#000;stroke-width:1.5}
+.charts{display:flex;flex-wrap:wrap;gap:24px}figure{margin:0}figcaption{font-size:12.5px;color:#555;max-width:620px}
+#findings li{margin:3px 0}#findings .error b{color:#b00}#findings .warning b{color:#a60}#findings .info b{color:#06c}
+footer{margin-top:32px;color:#777;font-size:12px}
+"""
+
+
+def render_html(report, *, community_level: int | None = None) -> str:
+    """The report as one HTML document. ``community_level`` defaults to ``report.options['level']``."""
+    n = report.options.get("level") if community_level is None else community_level
+    selections = {r["community_level"]: r["selected"] for r in report.levels}
+    forest = build_forest(report.model, n, selections)
+    from graphrag_audit import __version__
+
+    name = plain(report.model.path.name or str(report.model.path))
+    capped = (f" (deeper than the index: as {forest.selection_level})"
+              if forest.selection_level is not None and forest.selection_level != n else "")
+    sent = ""
+    if report.model.has_reports_table and forest.community_level is not None:
+        sent = (f"<p>graphrag &gt;= 2.0 sends <b>{forest.sent_reports['v2']:,}</b> reports, graphrag &lt; 2.0 "
+                f"sends <b>{forest.sent_reports['v1']:,}</b>. Width ∝ entities; each row is a level; "
+                "hover a community for its report title.</p>")
+    outside = ""
+    if forest.outside_reports:
+        outside = ("<p class=\"caption\">Reports for communities not in the tree: " + ", ".join(
+            f"{o.community} (level {o.level}" + (f", {SENT_TEXT[o.sent]}" if o.sent else "") + ")"
+            for o in forest.outside_reports[:20]) + (" …" if len(forest.outside_reports) > 20 else "") + "</p>")
+    return "".join([
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<meta name="referrer" content="no-referrer">',
+        f"<title>graphrag-audit · {_esc(name)}</title><style>{STYLE}</style></head><body>",
+        _header(report),
+        _levels_table(report),
+        f'<section id="tree"><h2>The community tree at community_level {_esc(_lvl(n))}{capped}</h2>',
+        sent, _legend(forest), icicle_svg(forest), outside, "</section>",
+        _charts(report, forest),
+        _tree_table(report),
+        _findings(report),
+        f"<footer>graphrag-audit {_esc(__version__)} · self-contained: no scripts, no network requests.</footer>",
+        "</body></html>\n",
+    ])

@@ -1,0 +1,177 @@
+"""Facts and cell values shared by the plan renderers (plain strings; each renderer escapes).
+
+Nothing here is untrusted except paths and notes, which the renderers escape; every other cell
+is a number or a word of ours.
+"""
+
+from __future__ import annotations
+
+BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
+STATUS_LABEL = {"finest": "at finest", "budget": "budget-limited", "blocked": "blocked"}
+SUBTREE_ROWS = 30  # subtrees listed in text/markdown before "… N more (JSON lists all)"
+
+
+def n(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:,.2f}"
+    return f"{v:,}"
+
+
+def lvl(x) -> str:
+    return "None" if x is None else str(x)
+
+
+def share(num: int, den: int) -> str:
+    return f"{num / den:.0%}" if den else "—"
+
+
+def levels_text(by_level: dict) -> str:
+    return " · ".join(f"L{k}: {v}" for k, v in by_level.items()) or "—"
+
+
+def ids_text(ids, limit: int = 40) -> str:
+    ids = list(ids)
+    s = ", ".join(str(i) for i in ids[:limit])
+    return s + (f", … ({len(ids)} in all; the JSON lists them all)" if len(ids) > limit else "")
+
+
+def fits_text(v) -> str:
+    return "—" if v is None else ("fits" if v else "over")
+
+
+def settings_line(report) -> str:
+    s = report.settings
+    parts = [f"budget: {report.plan.budget.describe()}"]
+    if s.get("tokenizer"):
+        parts.append(f"tokenizer {s['tokenizer']}" + ("" if s.get("tokens_exact", True) else " (estimate)"))
+    if s.get("max_context_tokens"):
+        parts.append(f"{s['max_context_tokens']:,} tokens per map batch")
+    return " · ".join(parts)
+
+
+def plan_headline(plan) -> str:
+    cost = ""
+    if plan.cost is not None:
+        cost = f" · {plan.cost.tokens:,} tokens · {plan.cost.map_calls:,} map calls + {1 if plan.cost.map_calls else 0} reduce"
+    verdict = "fits the budget" if plan.fits else "DOES NOT FIT the budget"
+    return f"{plan.report_count:,} reports ({levels_text(plan.levels)}){cost} · {verdict}"
+
+
+def entity_line(plan) -> str:
+    cov = plan.coverage
+    line = (f"{plan.entities_represented:,} of {plan.entities_clustered:,} clustered entities represented "
+            f"exactly once; {plan.entities_at_finest:,} ({'—' if cov is None else f'{cov:.0%}'}) at their "
+            f"finest available level")
+    if plan.entities_uncoverable:
+        line += f"; {plan.entities_uncoverable:,} uncoverable (no report can carry them)"
+    if plan.entities_duplicated:
+        line += f"; {plan.entities_duplicated:,} held twice or more"
+    return line
+
+
+def granularity_line(plan, report) -> str:
+    best2, best1 = report.best_level("v2"), report.best_level("v1")
+    if not plan.communities:
+        return "no report can be sent"
+    parts = [f"every entity at level >= min({plan.complete_level}, its finest available level)",
+             f"deepest level used {lvl(plan.deepest_level)}"]
+    parts.append(f"best whole level frontier that fits: "
+                 + ("none" if plan.baseline_level is None else f"N={plan.baseline_level}"))
+    parts.append(f"best single community_level that fits: >=2.0 {lvl(best2) if best2 is not None else 'none'}, "
+                 f"<2.0 {lvl(best1) if best1 is not None else 'none'}")
+    epr = plan.entities_per_report
+    parts.append(f"entities per report {n(epr['min'])}·{n(epr['median'])}·{n(epr['max'])} (min·median·max)")
+    return "; ".join(parts)
+
+
+def comparison_rows(report) -> list[list[str]]:
+    """One row per (N, behaviour), then the plan: N, sends, reports, tokens, map calls, entities
+    covered, entities at their finest available level, ancestors sent, fits."""
+    rows = []
+    for o in report.options:
+        rows.append([lvl(o.community_level), BEHAVIOUR_LABEL[o.behaviour], n(o.reports),
+                     n(o.cost.tokens) if o.cost else "—", n(o.cost.map_calls) if o.cost else "—",
+                     n(o.entities_covered), n(o.entities_at_finest), n(o.ancestors_sent), fits_text(o.fits)])
+    return rows
+
+
+COMPARISON_HEADERS = ["N", "sends", "reports", "tokens", "map calls", "entities", "at finest", "ancestors", "fits"]
+
+
+def plan_row(plan) -> list[str]:
+    return ["plan", "this plan", n(plan.report_count), n(plan.cost.tokens) if plan.cost else "—",
+            n(plan.cost.map_calls) if plan.cost else "—", n(plan.entities_represented), n(plan.entities_at_finest),
+            "0", fits_text(plan.fits)]
+
+
+def subtree_rows(plan) -> list[list[str]]:
+    rows = []
+    for s in plan.subtrees:
+        rows.append([str(s.root), n(s.entities), n(s.reports), levels_text(s.levels), lvl(s.finest_available),
+                     "yes" if s.coarser_than_target else "", STATUS_LABEL[s.status]])
+    return rows
+
+
+def subtree_headers(plan) -> list[str]:
+    return ["root", "entities", "reports", "plan levels", "finest available",
+            f"coarser than L{lvl(plan.deepest_level)}", "status"]
+
+
+def disclosure_lines(plan) -> list[str]:
+    out = []
+    deepest = lvl(plan.deepest_level)
+    done = [s for s in plan.subtrees if s.coarser_than_target and s.status == "finest"]
+    if done:
+        ent = sum(s.entities for s in done)
+        out.append(f"{len(done)} of {len(plan.subtrees)} subtrees ({ent:,} entities) are at their finest available "
+                   f"report, which is coarser than the plan's deepest level {deepest} "
+                   f"(roots {ids_text([s.root for s in done], 20)}).")
+    short = [s for s in plan.subtrees if s.coarser_than_target and s.status != "finest"]
+    if short:
+        out.append(f"{len(short)} more subtrees cannot reach level {deepest} at all (their finest available report is "
+                   f"coarser) and are not yet at that report (roots {ids_text([s.root for s in short], 20)}).")
+    budget = [s for s in plan.subtrees if s.status == "budget"]
+    if budget:
+        out.append(f"{len(budget)} subtrees could go finer with a larger budget "
+                   f"(roots {ids_text([s.root for s in budget], 20)}).")
+    for s in plan.subtrees:
+        for b in s.blocked:
+            out.append(f"community {b['community']} (level {b['level']}, subtree {s.root}) is kept whole: {b['reason']}.")
+    if not out:
+        out.append("every subtree is at its finest available report.")
+    return out
+
+
+def dynamic_rows(report) -> list[list[str]]:
+    rows = []
+    for d in report.dynamic:
+        rc = d["rating_calls"]
+        rows.append([lvl(d["community_level"]), n(d["candidates"]), n(d["level0_reports"]),
+                     f"{rc['min']:,}–{rc['max']:,}", "KeyError (no level-0 report)" if d["raises_keyerror"] else ""])
+    return rows
+
+
+DYNAMIC_HEADERS = ["cap N", "candidate pool", "level-0 reports", "rating calls", "note"]
+
+
+def handoff_lines(report) -> list[str]:
+    """The graphrag commands that use the plan (after --write) or how to get there."""
+    h = report.handoff
+    if not h:
+        return ["Hand it to graphrag: add --write OUT_DIR to write an index directory whose community_reports "
+                "and communities hold exactly this plan (graphrag >= 2.0 indexes)."]
+    out_dir, lv = h["out_dir"], h["max_level"]
+    return [
+        f"Wrote {h['reports']:,} reports and {h['communities']:,} communities to {out_dir} "
+        f"(other tables copied unchanged: {', '.join(h['copied']) or 'none'}).",
+        f"graphrag CLI:  graphrag query --root <your project> --method global --data {out_dir} "
+        f"--community-level {lv} \"<question>\"   (any level >= {lv})",
+        "Python API:    graphrag.api.global_search(..., communities=<its communities.parquet>, "
+        "community_reports=<its community_reports.parquet>, community_level=None, "
+        "dynamic_community_selection=False, ...)",
+    ] + [f"note: {x}" for x in h.get("notes", [])] + (
+        [f"read back: {h['verified']}"] if h.get("verified") else [])

@@ -1,0 +1,40 @@
+"""Markdown renderer of a plan (GitHub-flavoured). Paths and notes go through
+:func:`markdown_cell`; every other cell is a number or a word of ours."""
+
+from __future__ import annotations
+
+from graphrag_audit.render import plan_common as pc
+from graphrag_audit.render.escape import markdown_cell
+
+
+def _table(headers, rows, left=frozenset()) -> list[str]:
+    def row(cells):
+        return "| " + " | ".join(markdown_cell(c) for c in cells) + " |"
+
+    sep = ["---:" if i not in left else ":---" for i in range(len(headers))]
+    return [row(headers), "| " + " | ".join(sep) + " |", *(row(r) for r in rows)]
+
+
+def render_plan_markdown(report, **_ignored) -> str:
+    plan = report.plan
+    info = report.to_dict()["index"]
+    out = [f"## graphrag-audit plan: {markdown_cell(info['path'])}", "",
+           f"generation {markdown_cell(info['generation'])} · {markdown_cell(pc.settings_line(report))}", "",
+           f"**Plan:** {markdown_cell(pc.plan_headline(plan))}", "",
+           f"- {markdown_cell(pc.entity_line(plan))}",
+           f"- {markdown_cell(pc.granularity_line(plan, report))}",
+           f"- communities: {markdown_cell(pc.ids_text(plan.communities))}"]
+    out += [f"- note: {markdown_cell(x)}" for x in plan.notes]
+    out += ["", f"### The same budget ({markdown_cell(plan.budget.describe())}) at every community_level N", ""]
+    out += _table(pc.COMPARISON_HEADERS, pc.comparison_rows(report) + [pc.plan_row(plan)], left={1})
+    out += ["", "### Finest available level, per subtree", ""]
+    out += [f"- {markdown_cell(x)}" for x in pc.disclosure_lines(plan)]
+    srows = pc.subtree_rows(plan)
+    out += [""] + _table(pc.subtree_headers(plan), srows[: pc.SUBTREE_ROWS], left={3, 6})
+    if len(srows) > pc.SUBTREE_ROWS:
+        out.append(f"\n… {len(srows) - pc.SUBTREE_ROWS} more subtrees (the JSON lists them all)")
+    out += ["", f"### Dynamic community selection instead (num\\_repeats {report.settings.get('num_repeats', 1)})", ""]
+    out += _table(pc.DYNAMIC_HEADERS, pc.dynamic_rows(report), left={4})
+    out += ["", "### Hand-off to graphrag", ""]
+    out += [f"- {markdown_cell(x)}" for x in pc.handoff_lines(report)]
+    return "\n".join(out) + "\n"

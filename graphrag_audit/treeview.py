@@ -1,0 +1,402 @@
+"""The community forest as a view: one node per community, what a community_level N sends,
+and a line-budgeted layout that keeps a 1,000-community index readable.
+
+Pure functions of an :class:`IndexModel` (and the selections of ``selection.select_all``);
+renderers (``render/tree_text.py``, ``export.py``, ``render/html.py``) only draw the result.
+
+* **Forest**: every community of the tree once. A community with several parents (``graphrag
+  update`` outputs) hangs under its first parent, the one ``levels.TreeIndex`` uses too; the
+  others are kept in ``other_parents``. Communities whose parent chain loops become extra
+  roots (``Forest.cycle_roots``) so nothing is lost.
+* **Sent at N**: with a community_level N, each community with a report is marked ``both``
+  (graphrag >= 2.0 and < 2.0 send its report), ``v2-only`` (only >= 2.0: the coarser
+  ancestors its ``<= N`` rule adds), ``v1-only`` (only < 2.0: possible when community numbers
+  do not grow with depth) or ``neither``.
+* **Layout**: every root is shown; then the largest hidden subtrees are revealed first until
+  the line budget is spent; siblings left hidden are summarised in one row
+  ("… 37 more communities (12 leaves) under 4").
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from graphrag_audit.model import IndexModel
+from graphrag_audit.render.escape import plain
+
+SENT_BOTH, SENT_V2_ONLY, SENT_V1_ONLY, SENT_NEITHER = "both", "v2-only", "v1-only", "neither"
+SENT_VALUES = (SENT_BOTH, SENT_V2_ONLY, SENT_V1_ONLY, SENT_NEITHER)
+TITLE_CHARS = 120
+
+
+class UnknownCommunity(ValueError):
+    """``root`` names a community that is not in the tree."""
+
+
+@dataclass(frozen=True)
+class CommunityNode:
+    community: int
+    level: int
+    parent: int  # the parent it hangs under in the view; −1 for a root
+    children: tuple[int, ...]  # ascending community numbers
+    other_parents: tuple[int, ...]
+    entities: int
+    title: str  # report title, escaped (render.escape.plain) and truncated; "" without a report
+    reports: int  # report rows of this community (0 = no report)
+    sent: str | None  # one of SENT_VALUES ("neither" also without a report); None without a community_level
+    size: int  # communities in the subtree, itself included
+    leaves: int  # leaves in the subtree, itself included
+
+    @property
+    def leaf(self) -> bool:
+        return not self.children
+
+    @property
+    def has_report(self) -> bool:
+        return self.reports > 0
+
+
+@dataclass(frozen=True)
+class OutsideReport:
+    """A report whose community is not in the tree (e.g. graphrag 0.5's community −1)."""
+
+    community: int
+    level: int
+    title: str
+    sent: str | None
+
+
+@dataclass
+class Forest:
+    nodes: dict[int, CommunityNode]
+    roots: tuple[int, ...]
+    community_level: int | None  # the N asked for
+    selection_level: int | None  # the N whose selections were used (N capped at the deepest level)
+    sent_reports: dict[str, int]  # {"v2": reports graphrag >= 2.0 sends, "v1": ... < 2.0}
+    outside_reports: tuple[OutsideReport, ...]
+    has_reports_table: bool
+    cycle_roots: tuple[int, ...] = ()
+    max_level: int = -1
+
+    def counts(self) -> dict[str, int]:
+        """Communities with a report per ``sent`` mark (only communities in the tree)."""
+        out = {s: 0 for s in SENT_VALUES}
+        for n in self.nodes.values():
+            if n.sent is not None and n.has_report:
+                out[n.sent] += 1
+        return out
+
+    def path_to(self, community: int) -> list[int]:
+        """Communities from a root down to ``community`` (both included)."""
+        path = [community]
+        seen = {community}
+        while True:
+            p = self.nodes[path[-1]].parent
+            if p < 0 or p in seen or p not in self.nodes:
+                break
+            path.append(p)
+            seen.add(p)
+        return path[::-1]
+
+
+def _sent(in_v2: bool, in_v1: bool) -> str:
+    if in_v2 and in_v1:
+        return SENT_BOTH
+    if in_v2:
+        return SENT_V2_ONLY
+    if in_v1:
+        return SENT_V1_ONLY
+    return SENT_NEITHER
+
+
+def build_forest(model: IndexModel, community_level: int | None = None,
+                 selections: dict | None = None, title_chars: int = TITLE_CHARS) -> Forest:
+    """The forest of ``model.tree``; with ``community_level`` the sent marks of that N.
+
+    ``selections`` is ``selection.select_all(model)`` (computed here when needed and not given).
+    An N deeper than the index selects what its deepest level selects (``level <= N`` keeps
+    every row either way).
+    """
+    tree = model.tree
+    rep = model.reports
+    rep_comm = rep["community"].to_numpy()
+    rep_level = rep["level"].to_numpy()
+    rep_title = rep["title"].to_numpy(dtype=object)
+
+    in_v2: set[int] = set()
+    in_v1: set[int] = set()
+    sel_level = None
+    sent_reports = {"v2": 0, "v1": 0}
+    if community_level is not None:
+        if selections is None:
+            from graphrag_audit.selection import select_all
+
+            selections = select_all(model)
+        numeric = [n for n in selections if n is not None]
+        sel_level = min(community_level, max(numeric)) if numeric else None
+        if sel_level is not None:
+            by_b = selections[sel_level]
+            in_v2 = {int(x) for x in rep_comm[by_b["v2"].rows]}
+            in_v1 = {int(x) for x in rep_comm[by_b["v1"].rows]}
+            sent_reports = {"v2": int(len(by_b["v2"].rows)), "v1": int(len(by_b["v1"].rows))}
+
+    titles: dict[int, str] = {}
+    n_reports: dict[int, int] = {}
+    first_row: dict[int, int] = {}
+    for i, c in enumerate(rep_comm):
+        c = int(c)
+        n_reports[c] = n_reports.get(c, 0) + 1
+        if c not in first_row:
+            first_row[c] = i
+            titles[c] = plain(rep_title[i], title_chars)
+
+    # primary parent = first predecessor (as levels.TreeIndex), children ascending
+    primary: dict[int, int] = {}
+    others: dict[int, tuple[int, ...]] = {}
+    kids: dict[int, list[int]] = {int(n): [] for n in tree.nodes}
+    for n in tree.nodes:
+        preds = [int(p) for p in tree.predecessors(n)]
+        if preds:
+            primary[int(n)] = preds[0]
+            kids[preds[0]].append(int(n))
+            if len(preds) > 1:
+                others[int(n)] = tuple(preds[1:])
+    for v in kids.values():
+        v.sort()
+
+    roots = sorted(n for n in kids if n not in primary)
+    # reach everything from the roots; a loop in the parent chain leaves nodes unreached
+    order: list[int] = []
+    seen: set[int] = set()
+
+    def walk(start: int) -> None:
+        stack = [start]
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            order.append(n)
+            stack.extend(reversed([k for k in kids[n] if k not in seen]))
+
+    for r in roots:
+        walk(r)
+    cycle_roots = []
+    for n in sorted(kids):
+        if n not in seen:
+            cycle_roots.append(n)
+            walk(n)
+    # drop the loop-closing edges: a child that was reached from elsewhere stays where it was
+    view_parent: dict[int, int | None] = {n: None for n in kids}
+    view_kids: dict[int, list[int]] = {n: [] for n in kids}
+    placed = set(roots) | set(cycle_roots)
+    for n in order:
+        for k in kids[n]:
+            if k not in placed:
+                placed.add(k)
+                view_parent[k] = n
+                view_kids[n].append(k)
+
+    size = {n: 1 for n in kids}
+    leaves = {n: (1 if not view_kids[n] else 0) for n in kids}
+    for n in reversed(order):  # children before parents
+        p = view_parent[n]
+        if p is not None:
+            size[p] += size[n]
+            leaves[p] += leaves[n]
+
+    nodes: dict[int, CommunityNode] = {}
+    for n in order:
+        d = tree.nodes[n]
+        sent = None
+        if community_level is not None:
+            sent = _sent(n in in_v2, n in in_v1)
+        parent = view_parent[n]
+        nodes[n] = CommunityNode(
+            community=n, level=int(d["level"]), parent=-1 if parent is None else parent,
+            children=tuple(view_kids[n]), other_parents=others.get(n, ()), entities=int(d.get("n_entities", 0)),
+            title=titles.get(n, ""), reports=n_reports.get(n, 0), sent=sent,
+            size=size[n], leaves=leaves[n],
+        )
+
+    outside = []
+    for c in sorted(first_row):
+        if c in nodes:
+            continue
+        i = first_row[c]
+        sent = _sent(c in in_v2, c in in_v1) if community_level is not None else None
+        outside.append(OutsideReport(c, int(rep_level[i]), titles[c], sent))
+    return Forest(
+        nodes=nodes, roots=tuple(roots) + tuple(cycle_roots), community_level=community_level,
+        selection_level=sel_level, sent_reports=sent_reports, outside_reports=tuple(outside),
+        has_reports_table=bool(model.has_reports_table), cycle_roots=tuple(cycle_roots),
+        max_level=max((nd.level for nd in nodes.values()), default=-1),
+    )
+
+
+# ---- layout -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Row:
+    """One line of the view.
+
+    kind ``community``: ``community`` is shown; ``hidden_children`` of its children are not
+    (all of them = collapsed), ``hidden_below`` communities under it are not shown.
+    kind ``more``: the hidden children of ``community`` (−1: hidden roots) summarised:
+    ``more`` subtrees holding ``more_communities`` communities of which ``more_leaves`` leaves.
+    ``guides[i]`` tells whether the ancestor at depth i has siblings still to come (draw "│").
+    """
+
+    kind: str
+    depth: int
+    community: int
+    last: bool
+    guides: tuple[bool, ...]
+    hidden_children: int = 0
+    hidden_below: int = 0
+    more: int = 0
+    more_communities: int = 0
+    more_leaves: int = 0
+
+
+@dataclass
+class TreeView:
+    forest: Forest
+    rows: list[Row]
+    tops: tuple[int, ...]  # the view's top communities (the roots, or [root])
+    root: int | None
+    depth: int | None
+    max_lines: int | None
+    shown: frozenset = field(default_factory=frozenset)
+
+    @property
+    def in_scope(self) -> int:
+        return sum(self.forest.nodes[t].size for t in self.tops)
+
+    @property
+    def hidden(self) -> int:
+        return self.in_scope - len(self.shown)
+
+    def breadcrumb(self) -> list[int]:
+        """Ancestors of ``root`` (root excluded), top first; [] without a root."""
+        return self.forest.path_to(self.root)[:-1] if self.root is not None else []
+
+
+def layout(forest: Forest, *, root: int | None = None, depth: int | None = None,
+           max_lines: int | None = 100) -> TreeView:
+    """Rows to draw: every top community (roots, or ``root``), then the largest hidden subtrees
+    first while the row budget ``max_lines`` lasts (None or 0 = no limit); ``depth`` = how many
+    levels below the top communities may be shown (None = all)."""
+    nodes = forest.nodes
+    if root is not None and root not in nodes:
+        raise UnknownCommunity(f"community {root} is not in the tree")
+    tops = [root] if root is not None else list(forest.roots)
+    budget = max_lines if max_lines else None
+    rel: dict[int, int] = {}
+
+    def allowed_children(n: int) -> tuple[int, ...]:
+        if depth is not None and rel[n] >= depth:
+            return ()
+        return nodes[n].children
+
+    def size_key(n: int):
+        nd = nodes[n]
+        return (-nd.size, -nd.entities, nd.level, n)
+
+    shown: set[int] = set()
+    hidden_tops: list[int] = []
+    if budget is not None and len(tops) > budget:
+        keep = sorted(tops, key=size_key)[: max(budget - 1, 1)]
+        hidden_tops = [t for t in tops if t not in set(keep)]
+        tops_shown = [t for t in tops if t in set(keep)]
+    else:
+        tops_shown = list(tops)
+    used = len(tops_shown) + (1 if hidden_tops else 0)
+    for t in tops_shown:
+        shown.add(t)
+        rel[t] = 0
+    shown_kids: dict[int, int] = {}
+    heap: list = []
+
+    # priority: subtree size, except that a community's largest child inherits its parent's
+    # priority, so that revealing a community also reveals its heavy path down to a leaf
+    prio: dict[int, tuple] = {t: size_key(t) for t in tops_shown}
+
+    def push_children(n: int) -> None:
+        kids = allowed_children(n)
+        heavy = min(kids, key=size_key) if kids else None
+        for k in kids:
+            rel[k] = rel[n] + 1
+            prio[k] = prio[n][:1] + size_key(k)[1:] if k == heavy else size_key(k)
+            heapq.heappush(heap, (prio[k], k, n))
+
+    for t in tops_shown:
+        push_children(t)
+    while heap:
+        _, k, p = heapq.heappop(heap)
+        n_allowed = len(allowed_children(p))
+        had = shown_kids.get(p, 0)
+        more_before = 0 < had < n_allowed
+        more_after = had + 1 < n_allowed
+        cost = 1 + int(more_after) - int(more_before)
+        if budget is not None and used + cost > budget:
+            continue
+        used += cost
+        shown.add(k)
+        shown_kids[p] = had + 1
+        push_children(k)
+    # a "more" row standing for a single community shows that community instead
+    for p in list(shown_kids):
+        allowed = allowed_children(p)
+        hidden = [k for k in allowed if k not in shown]
+        if len(hidden) == 1:
+            shown.add(hidden[0])
+            shown_kids[p] += 1
+            rel[hidden[0]] = rel[p] + 1
+
+    rows: list[Row] = []
+
+    def shown_below(n: int) -> int:
+        total, stack = 0, [n]
+        while stack:
+            x = stack.pop()
+            for k in nodes[x].children:
+                if k in shown:
+                    total += 1
+                    stack.append(k)
+        return total
+
+    def more_row(parent: int, depth_: int, guides: tuple[bool, ...], hidden: list[int]) -> Row:
+        return Row("more", depth_, parent, True, guides, more=len(hidden),
+                   more_communities=sum(nodes[k].size for k in hidden),
+                   more_leaves=sum(nodes[k].leaves for k in hidden))
+
+    # depth-first, children in ascending community order; a parent whose children are shown
+    # only in part gets a "more" row as its last child
+    stack: list = []
+    for i, t in enumerate(tops_shown):
+        stack.append((t, 0, i == len(tops_shown) - 1 and not hidden_tops, ()))
+    stack.reverse()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Row):
+            rows.append(item)
+            continue
+        x, dd, lst, gd = item
+        nd = nodes[x]
+        kids_shown = [k for k in nd.children if k in shown]
+        hidden_kids = [k for k in nd.children if k not in shown]
+        rows.append(Row("community", dd, x, lst, gd, hidden_children=len(hidden_kids),
+                        hidden_below=nd.size - 1 - shown_below(x)))
+        child_guides = gd + (not lst,) if dd > 0 else gd
+        pending: list = []
+        has_more = bool(kids_shown and hidden_kids)
+        for i, k in enumerate(kids_shown):
+            pending.append((k, dd + 1, i == len(kids_shown) - 1 and not has_more, child_guides))
+        if has_more:
+            pending.append(more_row(x, dd + 1, child_guides, hidden_kids))
+        stack.extend(reversed(pending))
+    if hidden_tops:
+        rows.append(more_row(-1, 0, (), hidden_tops))
+    return TreeView(forest=forest, rows=rows, tops=tuple(tops), root=root, depth=depth,
+                    max_lines=budget, shown=frozenset(shown))
