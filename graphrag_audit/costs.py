@@ -1,8 +1,10 @@
-"""Tokens and map calls of each selection, by graphrag's own context batching (context.py).
+"""Tokens and map calls of a set of reports, by graphrag's own context batching (context.py).
 
-Each report's fixed row text is counted once (RowTokenCache) and reused across every level
-and behaviour; the occurrence-weight counts are level-independent for graphrag's "every
-community of the entity at level <= N" rule, so they are computed once too.
+:class:`ContextCoster` is the one place that turns report rows into graphrag's batches: the
+per-level audit (:func:`attach_costs`) and the planner both use it. Each report's fixed row
+text is counted once (RowTokenCache) and reused across every level and behaviour; the
+occurrence-weight counts are level-independent for graphrag's "every community of the entity at
+level <= N" rule, so they are computed once too.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag_audit.context import (
+    ContextBatches,
     RowTokenCache,
     WeightNormalizationError,
     build_batches,
@@ -28,53 +31,75 @@ def _entity_text_units(model: IndexModel) -> pd.Series | None:
     if e is None or "text_unit_ids" not in e.columns or e["text_unit_ids"].isna().all():
         return None
     key = e["id"] if model.member_key == "id" else e["title"]
-    s = pd.Series(e["text_unit_ids"].to_numpy(), index=key.to_numpy())
-    return s
+    return pd.Series(e["text_unit_ids"].to_numpy(), index=key.to_numpy())
+
+
+class ContextCoster:
+    """``batches(rows)``: graphrag's map batches for the report rows ``rows`` (parquet order)."""
+
+    def __init__(self, model: IndexModel, tokenizer: str = "cl100k_base", max_context_tokens: int = 12000):
+        self.counter = get_token_counter(tokenizer)
+        self.cache = RowTokenCache(self.counter) if getattr(self.counter, "additive", False) else None
+        self.max_context_tokens = int(max_context_tokens)
+        rep = model.reports
+        self.comm = rep["community"].to_numpy()
+        self.titles = rep["title"].to_numpy(dtype=object)
+        self.contents = rep["content"].to_numpy(dtype=object)
+        self.ranks = rep["rank"].to_numpy(dtype=np.float64)
+        etu = _entity_text_units(model)
+        self.counts = (text_unit_counts(model.members[["entity", "community", "level"]], etu, None)
+                       if etu is not None else None)
+        self._memo: dict[bytes, tuple[ContextBatches, str | None]] = {}
+        self.zero_weight_sets = 0
+        self.last_note: str | None = None
+
+    def batches(self, rows: np.ndarray) -> ContextBatches:
+        rows = np.asarray(rows, dtype=np.int64)
+        key = rows.tobytes()
+        hit = self._memo.get(key)
+        if hit is not None:
+            self.last_note = hit[1]
+            return hit[0]
+        weights = None
+        self.last_note = None
+        if self.counts is not None:
+            try:
+                weights = occurrence_weights(self.comm[rows], None, None, None, counts=self.counts)
+            except WeightNormalizationError:
+                self.zero_weight_sets += 1
+                self.last_note = "every selected report has occurrence weight 0: graphrag raises ZeroDivisionError"
+        b = build_batches(self.comm[rows], self.titles[rows], self.contents[rows], self.ranks[rows], weights,
+                          token_counter=self.counter, max_context_tokens=self.max_context_tokens, cache=self.cache)
+        self._memo[key] = (b, self.last_note)
+        return b
+
+
+def cost_fields(b: ContextBatches) -> dict:
+    maps = b.n_batches
+    return {
+        "tokens": b.total_tokens,
+        "map_calls": maps,
+        "reduce_calls": 1 if maps else 0,
+        "llm_calls": maps + (1 if maps else 0),
+        "reports_in_context": b.reports_in_context,
+        "dropped_by_rank": b.dropped_by_rank,
+        "oversize_reports": b.oversize_reports,
+        "tokenizer": b.token_counter,
+        "tokens_exact": b.counter_exact,
+    }
 
 
 def attach_costs(model: IndexModel, selections: dict, levels: list[dict], options, progress=None) -> None:
     """Fill ``SelectionStats.cost`` and ``row_tokens`` for v2, v1 and level_only at every N."""
-    counter = get_token_counter(options.tokenizer)
-    cache = RowTokenCache(counter) if getattr(counter, "additive", False) else None
-    rep = model.reports
-    comm = rep["community"].to_numpy()
-    titles = rep["title"].to_numpy(dtype=object)
-    contents = rep["content"].to_numpy(dtype=object)
-    ranks = rep["rank"].to_numpy(dtype=np.float64)
-    etu = _entity_text_units(model)
-    counts = None
-    if etu is not None:
-        counts = text_unit_counts(model.members[["entity", "community", "level"]], etu, None)
+    coster = ContextCoster(model, options.tokenizer, options.max_context_tokens)
     by_n = {r["community_level"]: r for r in levels}
     for n, by_b in selections.items():
         for b in COSTED:
-            rows = by_b[b].rows
             stats = by_n[n]["selected"][b]
-            note = None
-            weights = None
-            if counts is not None:
-                try:
-                    weights = occurrence_weights(comm[rows], None, None, n, counts=counts)
-                except WeightNormalizationError:
-                    note = "every selected report has occurrence weight 0: graphrag raises ZeroDivisionError"
-                    weights = None
-            batches = build_batches(comm[rows], titles[rows], contents[rows], ranks[rows], weights,
-                                    token_counter=counter, max_context_tokens=options.max_context_tokens,
-                                    cache=cache)
-            maps = batches.n_batches
-            stats.cost = {
-                "tokens": batches.total_tokens,
-                "map_calls": maps,
-                "reduce_calls": 1 if maps else 0,
-                "llm_calls": maps + (1 if maps else 0),
-                "reports_in_context": batches.reports_in_context,
-                "dropped_by_rank": batches.dropped_by_rank,
-                "oversize_reports": batches.oversize_reports,
-                "tokenizer": batches.token_counter,
-                "tokens_exact": batches.counter_exact,
-            }
-            if note:
-                stats.cost["cost_note"] = note
+            batches = coster.batches(by_b[b].rows)
+            stats.cost = cost_fields(batches)
+            if coster.last_note:
+                stats.cost["cost_note"] = coster.last_note
             stats.row_tokens = batches.row_tokens
         if progress:
             progress(f"counted tokens up to community_level {n}")

@@ -623,66 +623,32 @@ def _subtrees(pt: PlanTree, members, deepest) -> list[SubtreeStatus]:
 # exact costs, the same way the per-level audit computes them
 # ---------------------------------------------------------------------------------------
 class ContextCost:
-    """``cost(rows)`` by graphrag's global-search context batching, as ``costs.attach_costs`` does it.
-
-    Same inputs (report ``community``/``title``/``content``/``rank``; occurrence weights from
-    ``context.text_unit_counts`` over ``model.members`` with entity text units), same
-    normalisation over the selected rows, same ``context.build_batches`` (seed-86 shuffle of the
-    rows in parquet order, header once per batch, greedy packing into ``max_context_tokens``).
-    Results are memoised per row set. tests/test_plan.py checks it against ``attach_costs`` on
-    every level selection.
-    """
+    """``cost(rows) -> Cost`` for the planner: :class:`graphrag_audit.costs.ContextCoster`, the same
+    code the per-level audit uses (tests/test_plan.py checks it against ``attach_costs``)."""
 
     def __init__(self, model: IndexModel, tokenizer: str = "cl100k_base", max_context_tokens: int = 12000):
-        from graphrag_audit.context import RowTokenCache, text_unit_counts
-        from graphrag_audit.costs import _entity_text_units
-        from graphrag_audit.tokens import get_token_counter
+        from graphrag_audit.costs import ContextCoster
 
-        self.counter = get_token_counter(tokenizer)
-        self.cache = RowTokenCache(self.counter) if getattr(self.counter, "additive", False) else None
-        self.max_context_tokens = int(max_context_tokens)
-        rep = model.reports
-        self.comm = rep["community"].to_numpy()
-        self.titles = rep["title"].to_numpy(dtype=object)
-        self.contents = rep["content"].to_numpy(dtype=object)
-        self.ranks = rep["rank"].to_numpy(dtype=np.float64)
-        etu = _entity_text_units(model)
-        self.counts = (text_unit_counts(model.members[["entity", "community", "level"]], etu, None)
-                       if etu is not None else None)
-        self._memo: dict[bytes, object] = {}
-        self.zero_weight_sets = 0
+        self.coster = ContextCoster(model, tokenizer, max_context_tokens)
 
     def batches(self, rows: np.ndarray):
-        from graphrag_audit.context import WeightNormalizationError, build_batches, occurrence_weights
-
-        rows = np.asarray(rows, dtype=np.int64)
-        key = rows.tobytes()
-        hit = self._memo.get(key)
-        if hit is not None:
-            return hit
-        weights = None
-        if self.counts is not None:
-            try:
-                weights = occurrence_weights(self.comm[rows], None, None, None, counts=self.counts)
-            except WeightNormalizationError:
-                self.zero_weight_sets += 1
-                weights = None
-        b = build_batches(self.comm[rows], self.titles[rows], self.contents[rows], self.ranks[rows], weights,
-                          token_counter=self.counter, max_context_tokens=self.max_context_tokens, cache=self.cache)
-        self._memo[key] = b
-        return b
+        return self.coster.batches(rows)
 
     def __call__(self, rows: np.ndarray) -> Cost:
-        b = self.batches(rows)
+        b = self.coster.batches(rows)
         return Cost(int(b.total_tokens), int(b.n_batches))
 
     @property
+    def zero_weight_sets(self) -> int:
+        return self.coster.zero_weight_sets
+
+    @property
     def tokenizer(self) -> str:
-        return str(self.counter.name)
+        return str(self.coster.counter.name)
 
     @property
     def exact(self) -> bool:
-        return bool(getattr(self.counter, "exact", False))
+        return bool(getattr(self.coster.counter, "exact", False))
 
 
 # ---------------------------------------------------------------------------------------
