@@ -1,0 +1,361 @@
+"""The self-contained HTML report (render/html.py, ``graphrag-audit report``).
+
+Static checks parse the HTML with the standard library. Browser checks open it in headless
+Chromium (the Debian ``chromium`` package; skipped with the reason when it is not installed):
+``--dump-dom`` for the rendered DOM, ``--screenshot`` for a picture, and the DevTools protocol
+over ``--remote-debugging-pipe`` (stdlib only: two pipes, NUL-separated JSON) to record every
+network request and every console/log message while the page loads.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import select
+import shutil
+import struct
+import subprocess
+import sys
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from builders import SEED, write_v3
+from conftest import shared_index
+from graphrag_audit.audit import AuditOptions, audit
+from graphrag_audit.render.escape import plain
+from graphrag_audit.render.html import CSP, ICICLE_GUTTER, ICICLE_W, render_html
+from graphrag_audit.render.text import render_text
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install "
+                                    "chromium; .ci/run installs it): browser checks of the HTML report skipped")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+HOSTILE = {5: '<script>alert("x")</script> & "quotes"', 20: "<img src=x onerror=alert(1)>",
+           21: "洁净厂房 \x1b[31m\nline", 77: "</title><b>bold</b>", 78: "it's <svg onload=alert(2)>"}
+# hand-worked at community_level 2 (see test_treeview.py): 5, 6, 20 only >= 2.0; the rest both
+SEED_SENT_2 = {5: "v2-only", 6: "v2-only", 20: "v2-only", 21: "both", 22: "both", 77: "both", 78: "both"}
+
+
+class Doc(HTMLParser):
+    """Every start tag with its attributes, the text inside each data-community element's
+    <title>, and the cells of each table row."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.tips: dict[str, str] = {}
+        self.rows: list[list[str]] = []
+        self._community = None
+        self._in_title = False
+        self._cell = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if "data-community" in a:
+            self._community = a["data-community"]
+        if tag == "title" and self._community is not None:
+            self._in_title = True
+            self.tips[self._community] = ""
+        if tag == "tr":
+            self.rows.append([])
+        if tag in ("td", "th"):
+            self._cell = ""
+
+    def handle_endtag(self, tag):
+        if tag == "title":
+            self._in_title = False
+        if tag == "rect":
+            self._community = None
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append(self._cell)
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._in_title and self._community is not None:
+            self.tips[self._community] += data
+        if self._cell is not None:
+            self._cell += data
+
+    def with_attr(self, name):
+        return [(t, a) for t, a in self.tags if name in a]
+
+
+@pytest.fixture()
+def hostile_html(tmp_path):
+    idx = write_v3(tmp_path / "hostile", SEED, report_titles=HOSTILE)
+    return render_html(audit(idx, AuditOptions(level=2, costs=False)))
+
+
+# ---- static checks -----------------------------------------------------------------------------
+def test_self_contained_and_escaped(hostile_html):
+    doc = Doc(hostile_html)
+    tags = [t for t, _ in doc.tags]
+    assert "script" not in tags and "link" not in tags and "img" not in tags and "iframe" not in tags
+    metas = [a for t, a in doc.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
+    assert [m["content"] for m in metas] == [CSP]
+    assert CSP.startswith("default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+    for _, a in doc.tags:  # nothing that could load anything
+        assert not {"src", "href", "srcset", "action", "xlink:href"} & set(a), a
+        assert not any(k.startswith("on") for k in a), a
+    assert not re.search(r"url\(|@import|https?://(?!www\.w3\.org/2000/svg)", hostile_html)
+    comm = doc.with_attr("data-community")
+    assert sorted(int(a["data-community"]) for _, a in comm) == sorted(SEED)
+    assert {int(a["data-community"]): a["data-sent"] for _, a in comm} == SEED_SENT_2
+    for c, title in HOSTILE.items():  # the tooltip holds the title as text, nothing else
+        assert f"report: {plain(title)}" in doc.tips[str(c)]
+    assert "<script>" not in hostile_html and "<img" not in hostile_html
+
+
+def test_seed_levels_table(tmp_path):
+    doc = Doc(render_html(audit(write_v3(tmp_path / "seed", SEED), AuditOptions(level=2, costs=False))))
+    table = next(r for r in doc.rows if r and r[0] == "N")
+    i = doc.rows.index(table)
+    body = {r[0]: (r[1], r[2]) for r in doc.rows[i + 1:i + 5]}
+    # v2: reports with level <= N; v1: the frontier (N=0: 5, 6; N=1: 20, 21, 22; N>=2 and None:
+    # 77, 78, 21, 22)
+    assert body == {"0": ("2", "2"), "1": ("5", "3"), "2": ("7", "4"), "None": ("7", "4")}
+
+
+def _text_table_rows(text: str, title_start: str, count: int) -> list[list[str]]:
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(title_start))
+    rows = [ln.split() for ln in lines[start + 1:] if re.match(r"^\s+(\d+|None)\s", ln)]
+    return rows[:count]
+
+
+@pytest.mark.parametrize("costs", [False, True])
+def test_levels_table_matches_the_text_renderer(costs):
+    """Same content as render/text.py's two levels tables, joined on N, in the same formats."""
+    report = audit(shared_index("verbs-v3"), AuditOptions(level=2, costs=costs, tokenizer="estimate"))
+    doc = Doc(render_html(report))
+    head = next(r for r in doc.rows if r and r[0] == "N")
+    i = doc.rows.index(head)
+    html_rows = [" ".join(r).split() for r in doc.rows[i + 1:i + 1 + len(report.levels)]]
+    text = render_text(report, width=200)
+    sel = _text_table_rows(text, "What each community_level N sends", len(report.levels))
+    depth = _text_table_rows(text, "Depth", len(report.levels))
+    assert [a[0] for a in sel] == [b[0] for b in depth] == ["0", "1", "2", "3", "None"]
+    assert html_rows == [a + b[1:] for a, b in zip(sel, depth)]
+    # GRAPHRAG.md §6: verbs-v3 at community_level 2 sends 120 (>= 2.0) and 97 (< 2.0) reports
+    assert html_rows[2][:3] == ["2", "120", "97"]
+    assert (len(head) == 11) is costs
+
+
+def test_icicle_widths_are_proportional_to_entities():
+    """verbs-v3 is clean (each community's children cover its entities), so every community's
+    width is the drawing span × its entities / the clustered entities (504, per the parquet)."""
+    path = shared_index("verbs-v3")
+    comm = pd.read_parquet(path / "communities.parquet", columns=["community", "parent", "entity_ids"])
+    ents = dict(zip(comm["community"], comm["entity_ids"].map(len)))
+    total = sum(ents[c] for c in comm.loc[comm["parent"] == -1, "community"])
+    assert total == 504
+    doc = Doc(render_html(audit(path, AuditOptions(level=2, costs=False))))
+    rects = {int(a["data-community"]): a for _, a in doc.with_attr("data-community")}
+    assert set(rects) == set(ents)
+    span = ICICLE_W - ICICLE_GUTTER
+    for c, a in rects.items():
+        assert float(a["width"]) == pytest.approx(span * ents[c] / total, abs=0.002)
+    parent = dict(zip(comm["community"], comm["parent"]))
+    for c, a in rects.items():  # a child lies inside its parent's span
+        p = parent[c]
+        if p >= 0:
+            px, pw = float(rects[p]["x"]), float(rects[p]["width"])
+            assert px - 0.002 <= float(a["x"]) and float(a["x"]) + float(a["width"]) <= px + pw + 0.002
+
+
+def test_cli_report(tmp_path):
+    idx = write_v3(tmp_path / "seed", SEED)
+    out = tmp_path / "audit.html"
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "graphrag_audit", "report", *map(str, args)],
+                              capture_output=True, text=True, timeout=180, cwd=REPO)
+
+    res = run(idx, "-o", out, "--level", "1", "--no-costs")
+    assert res.returncode == 0, res.stderr
+    doc = Doc(out.read_text(encoding="utf-8"))
+    assert len(doc.with_attr("data-community")) == 7
+    assert "community_level 1" in out.read_text(encoding="utf-8")
+    res = run(idx)
+    assert res.returncode == 2 and res.stderr == "graphrag-audit: error: report: -o FILE.html is required\n"
+    res = run(idx, "-o", idx / "audit.html")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and not (idx / "audit.html").exists()
+    res = run(tmp_path / "nope", "-o", out)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+
+
+# ---- headless Chromium -------------------------------------------------------------------------
+def _high_fd(fd: int) -> int:
+    import fcntl
+
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
+    os.close(fd)
+    return high
+
+
+class DevTools:
+    """Chromium's DevTools protocol over --remote-debugging-pipe (fd 3 in, fd 4 out)."""
+
+    def __init__(self, user_dir: Path, extra: list[str]):
+        cmd_r, self._cmd_w = os.pipe()
+        self._res_r, res_w = os.pipe()
+        # the child's ends must not be fds 3 or 4 themselves, or the shell's "3<&N 4>&M" would
+        # overwrite one with the other: move them to fds >= 10 first
+        cmd_r, res_w = [_high_fd(fd) for fd in (cmd_r, res_w)]
+        args = [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={user_dir}", "--remote-debugging-pipe", *extra]
+        # bash, not sh: dash reads only one-digit file descriptors in redirections
+        self.proc = subprocess.Popen(["bash", "-c", f'exec "$0" "$@" 3<&{cmd_r} 4>&{res_w}', *args],
+                                     pass_fds=(cmd_r, res_w), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(cmd_r)
+        os.close(res_w)
+        self._buf, self._id, self.events = b"", 0, []
+
+    def call(self, method, params=None, session=None, timeout=30.0):
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self._cmd_w, json.dumps(msg).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            m = self._read(deadline)
+            if m.get("id") == self._id:
+                if "error" in m:
+                    raise RuntimeError(f"{method}: {m['error']}")
+                return m["result"]
+            self.events.append(m)
+
+    def wait_for(self, method, timeout=30.0):
+        deadline = time.monotonic() + timeout
+        while not any(e.get("method") == method for e in self.events):
+            self.events.append(self._read(deadline))
+
+    def _read(self, deadline):
+        while b"\0" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("chromium did not answer")
+            if select.select([self._res_r], [], [], left)[0]:
+                chunk = os.read(self._res_r, 1 << 20)
+                if not chunk:
+                    raise RuntimeError("chromium closed the DevTools pipe")
+                self._buf += chunk
+        raw, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(raw)
+
+    def close(self):
+        try:
+            self.call("Browser.close", timeout=5)
+        except Exception:
+            pass
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._cmd_w)
+        os.close(self._res_r)
+
+
+def load_page(url: str, user_dir: Path, shot: Path | None = None) -> dict:
+    """Open ``url``; return the requests made, console/log messages, exceptions, the number of
+    [data-community] elements and (``shot``) a 1400x1000 screenshot."""
+    dt = DevTools(user_dir, ["--window-size=1400,1000"])
+    try:
+        target = dt.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        s = dt.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Network", "Runtime", "Log", "Page"):
+            dt.call(f"{domain}.enable", session=s)
+        dt.call("Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 1000, "deviceScaleFactor": 1,
+                                                       "mobile": False}, session=s)
+        dt.call("Page.navigate", {"url": url}, session=s)
+        dt.wait_for("Page.loadEventFired")
+        count = dt.call("Runtime.evaluate", {"expression": "document.querySelectorAll('[data-community]').length",
+                                             "returnByValue": True}, session=s)["result"]["value"]
+        if shot is not None:
+            shot.write_bytes(base64.b64decode(dt.call("Page.captureScreenshot", {"format": "png"}, session=s)["data"]))
+        time.sleep(0.5)  # late messages (a blocked subresource) arrive before the next answer
+        dt.call("Runtime.evaluate", {"expression": "0"}, session=s)
+        ev = [e for e in dt.events if e.get("sessionId") == s]
+    finally:
+        dt.close()
+    return {
+        "requests": [e["params"]["request"]["url"] for e in ev if e["method"] == "Network.requestWillBeSent"],
+        "console": [e["params"] for e in ev if e["method"] == "Runtime.consoleAPICalled"],
+        "exceptions": [e["params"] for e in ev if e["method"] == "Runtime.exceptionThrown"],
+        "log": [e["params"]["entry"] for e in ev if e["method"] == "Log.entryAdded"],
+        "count": count,
+    }
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+@needs_chromium
+def test_harness_sees_requests_and_console_errors(tmp_path):
+    """The recorder is not blind: a page that loads an image and logs is caught."""
+    no_csp = tmp_path / "leak.html"
+    no_csp.write_text('<html><body><img src="http://127.0.0.1:9/x.png"><script>console.error("boom")</script>'
+                      "</body></html>")
+    got = load_page(no_csp.as_uri(), tmp_path / "u1")
+    assert "http://127.0.0.1:9/x.png" in got["requests"]
+    assert [c["type"] for c in got["console"]] == ["error"]
+    with_csp = tmp_path / "blocked.html"
+    with_csp.write_text(f'<html><head><meta http-equiv="Content-Security-Policy" content="{CSP}"></head>'
+                        '<body><img src="http://127.0.0.1:9/x.png"></body></html>')
+    got = load_page(with_csp.as_uri(), tmp_path / "u2")
+    assert any(e["level"] == "error" and "Content Security Policy" in e["text"] for e in got["log"])
+
+
+@needs_chromium
+def test_verbs_v3_report_in_chromium(tmp_path):
+    path = shared_index("verbs-v3")
+    html_file = tmp_path / "audit.html"
+    html_file.write_text(render_html(audit(path, AuditOptions(level=2, costs=False))), encoding="utf-8")
+    shot = tmp_path / "report.png"
+    got = load_page(html_file.as_uri(), tmp_path / "u", shot)
+    communities = pd.read_parquet(path / "communities.parquet", columns=["community"])["community"].nunique()
+    assert got["count"] == communities == 122
+    assert got["requests"] == [html_file.as_uri()]  # the document itself, nothing else
+    assert got["console"] == [] and got["exceptions"] == []
+    assert [e for e in got["log"] if e["level"] in ("error", "warning")] == []
+    assert png_size(shot) == (1400, 1000)
+    blank = tmp_path / "blank.html"
+    blank.write_text("<html><body></body></html>")
+    blank_shot = tmp_path / "blank.png"
+    load_page(blank.as_uri(), tmp_path / "u3", blank_shot)
+    assert shot.stat().st_size > 5 * blank_shot.stat().st_size  # something was drawn
+
+
+@needs_chromium
+def test_dump_dom_and_screenshot_flags(tmp_path, hostile_html):
+    page = tmp_path / "hostile.html"
+    page.write_text(hostile_html, encoding="utf-8")
+    base = [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'u'}", "--window-size=1400,1000"]
+    res = subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    dom = Doc(res.stdout)
+    assert sorted(int(a["data-community"]) for _, a in dom.with_attr("data-community")) == sorted(SEED)
+    assert not [t for t, _ in dom.tags if t in ("script", "img", "iframe")]
+    svgs = [a.get("id") for t, a in dom.tags if t == "svg"]
+    assert svgs == ["icicle", "depth-histogram", "entities-per-report"]  # no injected <svg onload>
+    for c, title in HOSTILE.items():
+        assert f"report: {plain(title)}" in dom.tips[str(c)]
+    shot = tmp_path / "shot.png"
+    res = subprocess.run([*base, f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0 and png_size(shot) == (1400, 1000)
