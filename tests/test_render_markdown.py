@@ -315,9 +315,9 @@ def test_cost_columns_show_the_costs_attached_to_the_report(tmp_path):
     levels = find_table(tabs, "N", "≥2.0 reports")
     assert [cell_texts(c) for c in levels[0]][-3:] == ["≥2.0 tokens", "<2.0 tokens", "map calls ≥2.0 / <2.0"]
     by_n = {cell_texts(r[0]): [cell_texts(c) for c in r] for r in levels[1]}
-    assert by_n["0"][-3:] == ["1,000", "500", "10 / 20"]
-    assert by_n["2"][-3:] == ["1,002", "502", "12 / 22"]
-    assert by_n["None"][-3:] == ["999", "499", "9 / 19"]
+    assert by_n["0"][-3:] == ["1,000", "500", "10/20"]
+    assert by_n["2"][-3:] == ["1,002", "502", "12/22"]
+    assert by_n["None"][-3:] == ["999", "499", "9/19"]
     sent = find_table(tabs, "community")
     # rows listed by (level, community); row_tokens follow the selection's parquet row order 0..4
     assert [cell_texts(r[4]) for r in sent[1]] == ["7", "8", "9", "10", "11"]

@@ -15,6 +15,7 @@ from html import escape as _esc
 import numpy as np
 
 from graphrag_audit.export import NO_REPORT_FILL, SENT_FILL
+from graphrag_audit.render.cells import level_label as _lvl, level_rows, number as _n
 from graphrag_audit.render.escape import plain
 from graphrag_audit.treeview import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Forest,
                                      build_forest)
@@ -31,18 +32,6 @@ ICICLE_W, ICICLE_GUTTER, ROW_H = 1300, 64, 34
 def h(text, limit: int | None = None) -> str:
     """Untrusted text -> escaped HTML text (also safe inside a quoted attribute)."""
     return _esc(plain(text, limit), quote=True)
-
-
-def _n(v) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:,.2f}"
-    return f"{v:,}"
-
-
-def _lvl(n) -> str:
-    return "None" if n is None else str(n)
 
 
 def _text_width(s: str, px: float = 6.6) -> float:
@@ -85,34 +74,6 @@ def _tree_table(report) -> str:
     return ("<section id=\"tree-levels\"><h2>Community tree</h2><table class=\"num\"><thead><tr>"
             "<th>level</th><th>communities</th><th>leaves</th><th>reports</th><th>entities</th></tr></thead>"
             f"<tbody>{rows}</tbody></table></section>")
-
-
-def level_rows(report) -> tuple[list[str], list[list[str]]]:
-    """Headers and cells of the per-level table: the columns of the text renderer's two
-    levels tables (render/text.py), formatted the same way, in one row per N."""
-    costs = bool(report.options.get("costs"))
-    heads = ["N", ">=2.0 reports", "<2.0 reports", "extra (ancestors)", ">=2.0 mix L0/L1/…", "level N only",
-             "entities stuck <N", "ents/report min·med·max (>=2.0)"]
-    if costs:
-        heads += [">=2.0 tokens", "<2.0 tokens", "map calls >=2.0/<2.0"]
-    per_depth = {r["community_level"]: r for r in report.depth.per_level}
-    rows = []
-    for r in report.levels:
-        n = r["community_level"]
-        s = r["selected"]
-        v2, v1 = s["v2"], s["v1"]
-        epr = v2.entities_per_report
-        stuck = per_depth.get(n, {}).get("entities_stuck") if n is not None else None
-        mix = "/".join(str(v2.by_level.get(str(k), 0)) for k in range(report.depth.max_level + 1)
-                       if n is None or k <= n)
-        med = "—" if epr["median"] is None else f"{epr['median']:g}"
-        cells = [_lvl(n), _n(v2.count), _n(v1.count), f"{v2.count - v1.count:+,} ({v2.ancestors_sent:,})", mix,
-                 _n(s["level_only"].count), _n(stuck), f"{_n(epr['min'])}·{med}·{_n(epr['max'])}"]
-        if costs:
-            cells += [_n((v2.cost or {}).get("tokens")), _n((v1.cost or {}).get("tokens")),
-                      f"{_n((v2.cost or {}).get('map_calls'))}/{_n((v1.cost or {}).get('map_calls'))}"]
-        rows.append(cells)
-    return heads, rows
 
 
 def _levels_table(report) -> str:

@@ -18,6 +18,7 @@ import json
 import platform
 from importlib import metadata
 
+from graphrag_audit.render.cells import level_label as _lvl, level_rows, number as _n
 from graphrag_audit.render.escape import markdown_cell
 
 SEV_LABEL = {"error": "error", "warning": "warning", "info": "info"}
@@ -26,18 +27,6 @@ EVIDENCE_LIMIT = 400  # characters of one evidence value
 
 
 # ---- small formatting helpers ------------------------------------------------------------
-def _n(v) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:,.2f}"
-    return f"{v:,}"
-
-
-def _lvl(n) -> str:
-    return "None" if n is None else str(n)
-
-
 def _row(cells) -> str:
     return "| " + " | ".join(cells) + " |"
 
@@ -130,23 +119,10 @@ def _levels(report) -> list[str]:
         return out + ["No community_reports table: nothing is sent to global search."]
     opts = report.options
     costs = bool(opts.get("costs"))
-    per_depth = {r["community_level"]: r for r in report.depth.per_level}
+    _, cells = level_rows(report)
     rows = []
-    for r in report.levels:
-        n = r["community_level"]
-        s = r["selected"]
-        v2, v1 = s["v2"], s["v1"]
-        epr = v2.entities_per_report
-        stuck = per_depth.get(n, {}).get("entities_stuck") if n is not None else None
-        mix = "/".join(str(v2.by_level.get(str(k), 0)) for k in range(report.depth.max_level + 1)
-                       if n is None or k <= n)
-        med = "—" if epr["median"] is None else f"{epr['median']:g}"
-        row = [_lvl(n), _n(v2.count), _n(v1.count), f"{v2.count - v1.count:+,} ({v2.ancestors_sent:,})",
-               mix or "—", _n(s["level_only"].count), _n(stuck), f"{_n(epr['min'])}·{med}·{_n(epr['max'])}"]
-        if costs:
-            c2, c1 = v2.cost or {}, v1.cost or {}
-            row += [_n(c2.get("tokens")), _n(c1.get("tokens")), f"{_n(c2.get('map_calls'))} / {_n(c1.get('map_calls'))}"]
-        if n == opts["level"]:
+    for r, row in zip(report.levels, cells):
+        if r["community_level"] == opts["level"]:
             row = [f"**{x}**" for x in row]
         rows.append(row)
     out += _table(LEVEL_HEADERS + (COST_HEADERS if costs else []), rows)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
 from rich import box
 from rich.console import Console
 from rich.table import Table  # noqa: F401
 from rich.text import Text
 
+from graphrag_audit.render.cells import SELECTION_COLUMNS, level_columns, level_label as _lvl, level_rows, number as _n
 from graphrag_audit.render.escape import plain as _plain
 
 _WJ = "\u2060"  # word joiner: invisible, and keeps rich from wrapping between the two characters
@@ -22,21 +24,15 @@ def plain(text, limit=None) -> str:
     return _plain(text, limit).replace("##[", "#" + _WJ + "#[").replace("::", ":" + _WJ + ":")
 
 
+# two-line headers keep the columns narrow enough for an 80-column CI log
+TEXT_HEADERS = {"n": "N", "v2": ">=2.0\nreports", "v1": "<2.0\nreports", "extra": "extra\n(anc.)",
+                "mix": ">=2.0 mix\nL0/L1/…", "level_only": "level N\nonly", "stuck": "stuck\n<N",
+                "epr": "ents/rep\nmin·med·max", "v2_tokens": ">=2.0\ntokens", "v1_tokens": "<2.0\ntokens",
+                "map_calls": "map calls\n>=2.0/<2.0"}
+
 SEV_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0", "level_only": "level N only",
                    "dynamic": "dynamic pool"}
-
-
-def _n(v) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:,.2f}"
-    return f"{v:,}"
-
-
-def _lvl(n) -> str:
-    return "None" if n is None else str(n)
 
 
 def render_text(report, *, width: int | None = None, color: bool = False, focus: int | None = None,
@@ -104,31 +100,17 @@ def _levels_table(report):
     cost = Table(title=f"Depth and cost per N ({opts['tokenizer']}, max_context_tokens "
                        f"{opts['max_context_tokens']:,})" if costs else "Depth per N",
                  box=box.SIMPLE_HEAD, title_justify="left")
-    for t, headers in ((sel, ["N", ">=2.0\nreports", "<2.0\nreports", "extra\n(anc.)", ">=2.0 mix\nL0/L1/…",
-                               "level N\nonly"]),
-                       (cost, ["N", "stuck\n<N", "ents/rep\nmin·med·max"]
-                        + ([">=2.0\ntokens", "<2.0\ntokens", "map calls\n>=2.0/<2.0"] if costs else []))):
-        for h in headers:
-            t.add_column(h, justify="right", no_wrap=True)
-    per_depth = {r["community_level"]: r for r in report.depth.per_level}
-    for r in report.levels:
-        n = r["community_level"]
-        s = r["selected"]
-        v2, v1 = s["v2"], s["v1"]
-        epr = v2.entities_per_report
-        stuck = per_depth.get(n, {}).get("entities_stuck") if n is not None else None
-        mix = "/".join(str(v2.by_level.get(str(k), 0)) for k in range(report.depth.max_level + 1)
-                       if n is None or k <= n)
-        med = epr["median"]
-        med = "—" if med is None else f"{med:g}"
-        style = "bold" if n == opts["level"] else None
-        sel.add_row(_lvl(n), _n(v2.count), _n(v1.count), f"{v2.count - v1.count:+,} ({v2.ancestors_sent:,})",
-                    mix, _n(s["level_only"].count), style=style)
-        row = [_lvl(n), _n(stuck), f"{_n(epr['min'])}·{med}·{_n(epr['max'])}"]
-        if costs:
-            row += [_n((v2.cost or {}).get("tokens")), _n((v1.cost or {}).get("tokens")),
-                    f"{_n((v2.cost or {}).get('map_calls'))}/{_n((v1.cost or {}).get('map_calls'))}"]
-        cost.add_row(*row, style=style)
+    _, cells = level_rows(report)
+    keys = [key for key, _ in level_columns(report)]
+    k = len(SELECTION_COLUMNS)
+    for i, key in enumerate(keys):
+        if i == k:  # the second table repeats N
+            cost.add_column("N", justify="right", no_wrap=True)
+        (sel if i < k else cost).add_column(TEXT_HEADERS[key], justify="right", no_wrap=True)
+    for r, row in zip(report.levels, cells):
+        style = "bold" if r["community_level"] == opts["level"] else None
+        sel.add_row(*row[:k], style=style)
+        cost.add_row(row[0], *row[k:], style=style)
     sel.caption = ("extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; "
                    "mix = >=2.0 reports per level.")
     cost.caption = ("stuck = entities whose finest community is above level N; ents/rep = entities per "
@@ -144,6 +126,9 @@ def _levels_table(report):
         parts.append(Text("Dynamic community selection, LLM rating calls (num_repeats "
                           f"{opts.get('num_repeats', 1)}): " + ", ".join(dyn) + "\n"))
     return Group(*parts)
+
+
+MAX_FOCUS_ROWS = 200  # rows listed per behaviour by levels --level N
 
 
 def _focus(report, n: int):
@@ -163,7 +148,15 @@ def _focus(report, n: int):
         rows = s.rows
         tokens = s.row_tokens
         n_ent = report.report_entities
-        order = sorted(range(len(rows)), key=lambda i: (int(rep["level"].iat[rows[i]]), int(rep["community"].iat[rows[i]]))) if rows is not None else []
+        # by level, then id (a stable sort, like sorted()); at most MAX_FOCUS_ROWS rows: rich needs
+        # ~1 KiB and real time per row, and 100k-community indexes exist
+        order = (np.lexsort((rep["community"].to_numpy()[rows], rep["level"].to_numpy()[rows])).tolist()
+                 if rows is not None else [])
+        if len(order) > MAX_FOCUS_ROWS:
+            t.caption = (f"the first {MAX_FOCUS_ROWS} of {len(order):,} reports by level and id; "
+                         f"-f json lists them all")
+            t.caption_justify = "left"
+            order = order[:MAX_FOCUS_ROWS]
         for i in order:
             k = rows[i]
             t.add_row(str(int(rep["community"].iat[k])), str(int(rep["level"].iat[k])),
