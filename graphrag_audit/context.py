@@ -87,8 +87,10 @@ both cl100k and o200k pre-tokenisation a digit run is its own pre-token and ``|`
 by a digit can only end a punctuation pre-token, so no pre-token crosses either junction and
 ``tokens(row) = tokens(P) + tokens(w) + tokens(B)`` exactly (for the byte estimate the byte
 counts add and the ceiling is taken at the end). ``P`` and ``B`` are fixed per report, so
-:class:`RowTokenCache` counts them once across all levels; per level only the short
-weight strings are counted (memoised). ``build_batches(..., exact=True)`` counts whole row
+:class:`RowTokenCache` counts them once across all levels, or :func:`row_measures` measures
+them once for every report up front (``build_batches(fixed_measures=...)``; the byte estimate
+straight from arrow string lengths); per level only the distinct weight strings are counted
+(memoised). ``build_batches(..., exact=True)`` counts whole row
 strings instead, and so does the default whenever the proof's premises fail (a weight
 string not starting and ending with a digit, a delimiter that is not one punctuation
 character, or a counter that is not additive); the tests check both paths agree on
@@ -104,8 +106,10 @@ from typing import Any, Iterable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from graphrag_audit.tokens import TokenCounter, get_token_counter
+from graphrag_audit.tokens import EstimateTokenCounter, TokenCounter, get_token_counter
 
 __all__ = [
     "DEFAULT_MAX_CONTEXT_TOKENS",
@@ -123,6 +127,7 @@ __all__ = [
     "occurrence_weights",
     "render_batches",
     "report_row",
+    "row_measures",
     "shuffle_order",
     "text_unit_counts",
 ]
@@ -452,6 +457,101 @@ class RowTokenCache:
         return np.array(vals, dtype=np.int64)
 
 
+def row_measures(
+    token_counter: TokenCounter | str,
+    community_ids: np.ndarray,
+    titles: pd.Series | np.ndarray,
+    contents: pd.Series | np.ndarray,
+    ranks: np.ndarray,
+    *,
+    with_weight: bool,
+    include_rank: bool = True,
+    delimiter: str = "|",
+    rows: np.ndarray | None = None,
+    chunk: int = 4096,
+) -> np.ndarray:
+    """The measure of each report row's fixed text, for ``build_batches(fixed_measures=...)``.
+
+    The numbers :class:`RowTokenCache` gives for the same rows: with a weight column the measure
+    of ``f"{id}|{title}|"`` plus that of ``f"|{content}|{rank}\\n"``; without, that of the whole
+    row. Every report is measured once, whatever the levels that select it. ``rows``: the
+    positions to measure (others get -1). The byte estimate is read from arrow string lengths
+    when the text is arrow-backed (no Python string is built); exact counters count the strings,
+    ``chunk`` rows at a time.
+    """
+    counter = get_token_counter(token_counter) if isinstance(token_counter, str) else token_counter
+    if not getattr(counter, "additive", False):
+        raise ValueError(f"row_measures needs an additive token counter, not {counter!r}")
+    ids = np.asarray(community_ids)
+    ranks = np.asarray(ranks, dtype=np.float64)
+    n = len(ids)
+    rows = np.arange(n, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+    out = np.full(n, -1, dtype=np.int64)
+    if not len(rows):
+        return out
+    d = len(delimiter.encode("utf-8", "surrogatepass"))
+    if isinstance(counter, EstimateTokenCounter):
+        t_len, c_len = _utf8_lengths(titles, rows), _utf8_lengths(contents, rows)
+        if t_len is not None and c_len is not None and ids.dtype.kind in "iu":
+            total = np.char.str_len(ids[rows].astype(str)).astype(np.int64) + t_len + c_len + 1
+            total += (3 if with_weight else 2) * d  # id|title|[w]|content
+            if include_rank:
+                total += d + np.fromiter(map(len, _rank_strings(ranks[rows])), dtype=np.int64, count=len(rows))
+            out[rows] = total
+            return out
+    title_arr, content_arr = _text_array(titles), _text_array(contents)
+    for a in range(0, len(rows), chunk):
+        idx = rows[a : a + chunk]
+        id_s = ["" if x is None else str(x) for x in ids[idx].tolist()]
+        title_s = [x if type(x) is str else _text(x) for x in _take(title_arr, idx)]
+        content_s = [x if type(x) is str else _text(x) for x in _take(content_arr, idx)]
+        rank_s = _rank_strings(ranks[idx]) if include_rank else [None] * len(idx)
+        if with_weight:
+            heads = [f"{i}{delimiter}{t}{delimiter}" for i, t in zip(id_s, title_s)]
+            tails = [
+                f"{delimiter}{c}\n" if r is None else f"{delimiter}{c}{delimiter}{r}\n"
+                for c, r in zip(content_s, rank_s)
+            ]
+            out[idx] = counter.measure_many(heads) + counter.measure_many(tails)
+        else:
+            whole = [
+                delimiter.join((i, t, c) if r is None else (i, t, c, r)) + "\n"
+                for i, t, c, r in zip(id_s, title_s, content_s, rank_s)
+            ]
+            out[idx] = counter.measure_many(whole)
+    return out
+
+
+def _text_array(values: Any) -> Any:
+    """A pandas Series as its array (arrow-backed text stays in arrow), anything else as is."""
+    return values.array if isinstance(values, pd.Series) else values
+
+
+def _take(values: Any, idx: np.ndarray) -> list:
+    """``values[idx]`` as a list of Python objects, converting only those rows."""
+    if isinstance(values, (np.ndarray, pd.api.extensions.ExtensionArray)):
+        return values[idx].tolist()
+    return [values[i] for i in idx.tolist()]
+
+
+def _utf8_lengths(values: Any, rows: np.ndarray) -> np.ndarray | None:
+    """UTF-8 byte length of ``values[rows]`` read from arrow, or None when the text is not
+    arrow-backed or holds nulls (those are formatted as ``str(None)``, left to the generic path)."""
+    arr = values.array if isinstance(values, pd.Series) else values
+    if isinstance(arr, np.ndarray) or not isinstance(arr, pd.api.extensions.ExtensionArray):
+        return None
+    try:
+        pa_arr = pa.array(arr)
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    if isinstance(pa_arr, pa.ChunkedArray):
+        pa_arr = pa_arr.combine_chunks()
+    if not (pa.types.is_string(pa_arr.type) or pa.types.is_large_string(pa_arr.type)) or pa_arr.null_count:
+        return None
+    lengths = pc.binary_length(pa_arr).to_numpy(zero_copy_only=False).astype(np.int64)
+    return lengths[rows]
+
+
 # --------------------------------------------------------------------------------------
 # batches
 # --------------------------------------------------------------------------------------
@@ -506,8 +606,8 @@ def _as_list(values: Any) -> list:
 
 def build_batches(
     community_ids: Sequence[Any] | np.ndarray | pd.Series,
-    titles: Sequence[Any] | np.ndarray | pd.Series,
-    contents: Sequence[Any] | np.ndarray | pd.Series,
+    titles: Sequence[Any] | np.ndarray | pd.Series | None,
+    contents: Sequence[Any] | np.ndarray | pd.Series | None,
     ranks: Sequence[Any] | np.ndarray | pd.Series,
     weights: Sequence[Any] | np.ndarray | pd.Series | None,
     token_counter: TokenCounter | str = "cl100k_base",
@@ -522,6 +622,7 @@ def build_batches(
     delimiter: str = "|",
     cache: RowTokenCache | None = None,
     exact: bool = False,
+    fixed_measures: np.ndarray | None = None,
 ) -> ContextBatches:
     """Pack the selected reports into map batches exactly as graphrag's global search does.
 
@@ -530,15 +631,31 @@ def build_batches(
     ``token_counter``: a :class:`~graphrag_audit.tokens.TokenCounter` or its name.
     ``shuffle_seed=None`` reproduces ``shuffle_data=False``. ``cache``: a
     :class:`RowTokenCache` reused across levels. ``exact=True`` counts whole row strings
-    (also used automatically for counters that are not additive).
+    (also used automatically for counters that are not additive). ``fixed_measures``: the
+    measure of each input row's fixed text from :func:`row_measures` (same ``with_weight``,
+    ``include_rank`` and ``delimiter``), so that no row text is built here; titles and contents
+    may then be None unless the row must be counted whole (:class:`RowTextNeeded` is raised).
     """
     counter = get_token_counter(token_counter) if isinstance(token_counter, str) else token_counter
     ids = _as_list(community_ids)
     n = len(ids)
-    title_l = _as_list(titles)
-    content_l = _as_list(contents)
-    rank_l = _as_list(ranks)
-    if not (len(title_l) == len(content_l) == len(rank_l) == n):
+    have_text = titles is not None and contents is not None
+    if have_text:
+        title_l = _as_list(titles)
+        content_l = _as_list(contents)
+        if not (len(title_l) == len(content_l) == n):
+            raise ValueError("community_ids, titles, contents and ranks must have the same length")
+    elif fixed_measures is None:
+        raise ValueError("titles and contents are needed unless fixed_measures are given")
+    if fixed_measures is not None:
+        fixed_measures = np.asarray(fixed_measures, dtype=np.int64)
+        if len(fixed_measures) != n:
+            raise ValueError("fixed_measures must have one value per report")
+    if isinstance(ranks, np.ndarray) and ranks.dtype.kind == "f":
+        rank_f = ranks.astype(np.float64)
+    else:
+        rank_f = np.array([np.nan if r is None else r for r in _as_list(ranks)], dtype=np.float64)
+    if len(rank_f) != n:
         raise ValueError("community_ids, titles, contents and ranks must have the same length")
     with_weight = weights is not None
     if with_weight:
@@ -546,7 +663,6 @@ def build_batches(
         if len(w_arr) != n:
             raise ValueError("weights must have one value per report")
 
-    rank_f = np.array([np.nan if r is None else r for r in rank_l], dtype=np.float64)
     keep = rank_f >= min_community_rank  # NaN -> False
     kept = np.flatnonzero(keep)
     order = kept[shuffle_order(len(kept), shuffle_seed)]
@@ -562,38 +678,43 @@ def build_batches(
 
     # ---- token count of every kept row (in packing order) ----------------------------
     o = order.tolist()
-    id_s = ["" if (x := ids[i]) is None else str(x) for i in o]  # format_id, inlined
-    title_s = [x if type(x := title_l[i]) is str else _text(x) for i in o]
-    content_s = [x if type(x := content_l[i]) is str else _text(x) for i in o]
-    rank_s = list(map(repr, rank_f[order].tolist())) if include_rank else [None] * len(o)
     if with_weight:
-        wk = w_arr[order]
-        if wk.dtype.kind in "iub":
-            w_s = list(map(str, wk.astype(np.int64).tolist()))
-        elif wk.dtype.kind == "f":
-            w_s = list(map(repr, wk.tolist()))
-        else:
-            w_s = [format_weight(x) for x in wk.tolist()]
+        w_u, w_inv = _weight_strings(w_arr[order])  # each distinct weight string once
     # the split count is exact only at digit|'|' junctions with a punctuation delimiter
     use_parts = (
         not exact
         and getattr(counter, "additive", False)
         and len(delimiter) == 1
         and not (delimiter.isalnum() or delimiter.isspace() or delimiter == "_")
-        and (not with_weight or all(w[:1] in _DIGITS and w[-1:] in _DIGITS for w in w_s))
+        and (not with_weight or all(w[:1] in _DIGITS and w[-1:] in _DIGITS for w in w_u))
     )
+    if not use_parts and not have_text:
+        raise RowTextNeeded("these rows must be counted whole: pass titles and contents")
+    id_s = None  # the row ids as text; only needed to count text or when ids repeat
+    if not (use_parts and fixed_measures is not None and _distinct_ints(community_ids, order)):
+        id_s = ["" if (x := ids[i]) is None else str(x) for i in o]  # format_id, inlined
     if use_parts:
         if cache is None:
             cache = RowTokenCache(counter)
         elif cache.counter is not counter:
             raise ValueError("the RowTokenCache was built for a different token counter")
-        keys = list(zip(id_s, title_s, content_s, rank_s))
-        meas = cache.fixed_measures(keys, with_weight, delimiter)
+        if fixed_measures is not None:
+            meas = fixed_measures[order]
+        else:
+            title_s = [x if type(x := title_l[i]) is str else _text(x) for i in o]
+            content_s = [x if type(x := content_l[i]) is str else _text(x) for i in o]
+            rank_s = _rank_strings(rank_f[order]) if include_rank else [None] * len(o)
+            keys = list(zip(id_s, title_s, content_s, rank_s))
+            meas = cache.fixed_measures(keys, with_weight, delimiter)
         if with_weight:
-            meas = meas + cache.weight_measures(w_s)
-        toks = counter.tokens_from_measure(meas)
+            meas = meas + cache.weight_measures(w_u)[w_inv]
+        toks = np.asarray(counter.tokens_from_measure(meas), dtype=np.int64)
     else:
+        title_s = [x if type(x := title_l[i]) is str else _text(x) for i in o]
+        content_s = [x if type(x := content_l[i]) is str else _text(x) for i in o]
+        rank_s = _rank_strings(rank_f[order]) if include_rank else [None] * len(o)
         if with_weight:
+            w_s = [w_u[i] for i in w_inv.tolist()]
             cols = [id_s, title_s, w_s, content_s] + ([rank_s] if include_rank else [])
         else:
             cols = [id_s, title_s, content_s] + ([rank_s] if include_rank else [])
@@ -601,35 +722,32 @@ def build_batches(
         toks = np.asarray(counter.count_many(rows), dtype=np.int64)
 
     # ---- greedy packing (graphrag's loop) ---------------------------------------------
+    # graphrag: for each row, if tokens + row > max, cut the batch (when non-empty) and
+    # restart at the header; then add the row. A batch starting at row s so takes row s
+    # unconditionally, then every following row while header + their sum <= max: with prefix
+    # sums that is one binary search per batch, not one Python step per report.
+    limit = int(max_context_tokens)
+    m = len(o)
+    oversize = int(np.count_nonzero(header_tokens + toks > limit))
+    csum = np.concatenate(([0], np.cumsum(toks, dtype=np.int64)))
+    room = limit - header_tokens
     batch_tokens: list[int] = []
     starts: list[int] = []
-    cur = header_tokens
-    cur_n = 0
-    oversize = 0
-    limit = int(max_context_tokens)
-    for pos, t in enumerate(toks.tolist()):
-        if header_tokens + t > limit:
-            oversize += 1
-        if cur + t > limit:
-            if cur_n:
-                batch_tokens.append(cur)
-                starts.append(pos - cur_n)
-            cur = header_tokens
-            cur_n = 0
-        cur += t
-        cur_n += 1
+    s = 0
+    while s < m:
+        e = int(np.searchsorted(csum, csum[s] + room, side="right")) - 1
+        if e <= s:
+            e = s + 1
+        starts.append(s)
+        batch_tokens.append(header_tokens + int(csum[e] - csum[s]))
+        s = e
     lost = 0
-    if cur_n:
-        last_ids = set(id_s[len(o) - cur_n :])
-        bounds = starts + [len(o) - cur_n]
-        duplicate = any(
-            set(id_s[bounds[b] : bounds[b + 1]]) == last_ids for b in range(len(starts))
-        ) if len(set(id_s)) < len(id_s) else False
-        if duplicate:
-            lost = cur_n
-        else:
-            batch_tokens.append(cur)
-            starts.append(len(o) - cur_n)
+    if len(starts) > 1 and id_s is not None and len(set(id_s)) < len(id_s):
+        # graphrag does not emit the last batch when its set of ids equals an earlier batch's
+        last_ids = set(id_s[starts[-1]:])
+        if any(set(id_s[starts[b] : starts[b + 1]]) == last_ids for b in range(len(starts) - 1)):
+            lost = m - starts.pop()
+            batch_tokens.pop()
 
     batch_of = np.full(n, -1, dtype=np.int64)
     row_tokens = np.full(n, -1, dtype=np.int64)
@@ -656,6 +774,42 @@ def build_batches(
         counter_exact=bool(getattr(counter, "exact", False)),
         has_weight_column=with_weight,
     )
+
+
+class RowTextNeeded(ValueError):
+    """:func:`build_batches` got only ``fixed_measures`` but must count the rows whole."""
+
+
+def _distinct_ints(community_ids: Any, order: np.ndarray) -> bool:
+    """The ids at ``order`` are integers and pairwise distinct (so their texts are too)."""
+    arr = community_ids.to_numpy() if isinstance(community_ids, pd.Series) else community_ids
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iu":
+        return False
+    sel = arr[order]
+    s = np.sort(sel)
+    return not (s[1:] == s[:-1]).any()
+
+
+def _rank_strings(rank: np.ndarray) -> list[str]:
+    """``str(float(rank))`` of each rank (``format_rank``), each distinct value formatted once."""
+    u, inv = np.unique(np.asarray(rank, dtype=np.float64).view(np.int64), return_inverse=True)
+    strs = list(map(repr, u.view(np.float64).tolist()))  # bit patterns: -0.0 stays '-0.0'
+    return [strs[i] for i in inv.tolist()]
+
+
+def _weight_strings(wk: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """(distinct weight strings, index of each row's string): ``format_weight`` of each value
+    (int -> ``str``, float -> ``repr``), each distinct value formatted once."""
+    if wk.dtype.kind in "iub":
+        u, inv = np.unique(wk.astype(np.int64), return_inverse=True)
+        return list(map(str, u.tolist())), inv.astype(np.int64)
+    if wk.dtype.kind == "f":
+        u, inv = np.unique(wk.astype(np.float64).view(np.int64), return_inverse=True)
+        return list(map(repr, u.view(np.float64).tolist())), inv.astype(np.int64)
+    strs = [format_weight(x) for x in wk.tolist()]
+    uniq = list(dict.fromkeys(strs))
+    pos = {w: i for i, w in enumerate(uniq)}
+    return uniq, np.array([pos[w] for w in strs], dtype=np.int64)
 
 
 def render_batches(

@@ -2,25 +2,31 @@
 
 :class:`ContextCoster` is the one place that turns report rows into graphrag's batches: the
 per-level audit (:func:`attach_costs`) and the planner both use it. Each report's fixed row
-text is counted once (RowTokenCache) and reused across every level and behaviour; the
+text is measured once (``context.row_measures``: arrow byte lengths for the estimate, one
+count per report for the exact tokenizers) and reused across every level and behaviour; the
 occurrence-weight counts are level-independent for graphrag's "every community of the entity at
-level <= N" rule, so they are computed once too.
+level <= N" rule, so they are computed once too (:func:`community_text_unit_counts`, on integer
+codes).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphrag_audit.context import (
     ContextBatches,
+    RowTextNeeded,
     RowTokenCache,
-    WeightNormalizationError,
     build_batches,
-    occurrence_weights,
+    row_measures,
     text_unit_counts,
 )
+from graphrag_audit.levels import entity_key_match
 from graphrag_audit.model import IndexModel
+from graphrag_audit.normalise import dictionary_parts, sorted_unique
 from graphrag_audit.tokens import get_token_counter
 
 COSTED = ("v2", "v1", "level_only")
@@ -34,24 +40,187 @@ def _entity_text_units(model: IndexModel) -> pd.Series | None:
     return pd.Series(e["text_unit_ids"].to_numpy(), index=key.to_numpy())
 
 
+def community_text_unit_counts(model: IndexModel) -> pd.Series | None:
+    """Distinct text units of each community's entities (the raw occurrence weights), or None
+    when the entities carry no text units: ``context.text_unit_counts`` over ``model.members``
+    and :func:`_entity_text_units`, computed on integer codes when the text-unit lists are
+    arrow-backed (each distinct entity key is matched once, text units are dictionary-encoded)."""
+    if _entity_text_units_absent(model):
+        return None
+    fast = _text_unit_counts_arrow(model)
+    if fast is not None:
+        return fast
+    return text_unit_counts(model.members[["entity", "community", "level"]], _entity_text_units(model), None)
+
+
+def _entity_text_units_absent(model: IndexModel) -> bool:
+    e = model.entities
+    return e is None or "text_unit_ids" not in e.columns or bool(e["text_unit_ids"].isna().all())
+
+
+def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
+    """The fast path of :func:`community_text_unit_counts`; None when it does not apply.
+
+    Entity rows are matched to membership rows through their keys (each distinct key once), the
+    text units are integer codes (``load`` dictionary-encodes them), and the distinct
+    (community, text unit) pairs are counted in blocks of communities, so memory stays bounded."""
+    e = model.entities
+    col = e["text_unit_ids"]
+    if not isinstance(col.dtype, pd.ArrowDtype):
+        return None
+    try:
+        lists = pa.array(col.array)
+        t = lists.type
+        if not (pa.types.is_list(t) or pa.types.is_large_list(t)):
+            return None
+        lens = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        values = pc.list_flatten(lists)
+        if not pa.types.is_dictionary(values.type):
+            values = pc.dictionary_encode(values)
+        if isinstance(values, pa.ChunkedArray):  # chunks share one dictionary
+            n_tu = len(values.chunk(0).dictionary) if values.num_chunks else 0
+            idx = pa.chunked_array([c.indices for c in values.chunks], type=values.type.index_type)
+        else:
+            n_tu, idx = len(values.dictionary), values.indices
+        valid = pc.is_valid(idx).to_numpy(zero_copy_only=False)
+        tu = pc.fill_null(idx, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        match = entity_key_match(model)
+        if match is not None:  # keys hashed once, shared with the integrity checks
+            first = match.first  # graphrag keeps an entity's first row
+            rank = np.cumsum(first) - 1
+            pos = np.where(match.member_row >= 0, rank[np.maximum(match.member_row, 0)], -1) \
+                if len(rank) else np.full(len(match.member_row), -1, dtype=np.int64)
+        else:
+            key = e["id"] if model.member_key == "id" else e["title"]
+            first = ~key.duplicated(keep="first").to_numpy()  # graphrag keeps an entity's first row
+            pos = _key_positions(model.members["entity"], pa.array(key[first], from_pandas=True))
+    except (pa.ArrowException, TypeError, ValueError, IndexError):
+        return None
+    if pos is None:
+        return None
+    empty = pd.Series([], dtype=np.int64, name="text_units")
+    if len(model.members) == 0 or not valid.any():
+        return empty
+    # the text units of each first-occurrence entity row (null ids dropped), grouped by that row
+    owner = np.repeat(np.cumsum(first) - 1, lens)  # position among the first-occurrence rows
+    keep = valid & np.repeat(first, lens)
+    owner, tu = owner[keep], tu[keep]
+    per_ent = np.bincount(owner, minlength=int(first.sum())).astype(np.int64)
+    ent_start = np.concatenate(([0], np.cumsum(per_ent)[:-1]))
+    units = np.where(pos >= 0, per_ent[np.maximum(pos, 0)] if len(per_ent) else 0, 0)
+    has = units > 0  # membership rows whose entity has text units
+    if not has.any():
+        return empty
+    c_codes, c_uniques = pd.factorize(model.members["community"].to_numpy(dtype=np.int64)[has])
+    c_codes = c_codes.astype(np.int64)
+    lens_r, start_r = units[has], ent_start[pos[has]]
+    n_c, width = len(c_uniques), max(n_tu, 1)
+    per_c = np.zeros(n_c, dtype=np.int64)
+    # blocks of whole communities, about PAIRS_PER_BLOCK (community, text unit) pairs each
+    load_c = np.bincount(c_codes, weights=lens_r, minlength=n_c)
+    cuts = np.searchsorted(np.cumsum(load_c), np.arange(1, int(lens_r.sum()) // PAIRS_PER_BLOCK + 1) * PAIRS_PER_BLOCK)
+    bounds = np.unique(np.concatenate(([0], cuts + 1, [n_c])).clip(0, n_c))
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        rows = np.flatnonzero((c_codes >= lo) & (c_codes < hi))
+        ln = lens_r[rows]
+        rep = np.repeat(np.arange(len(rows), dtype=np.int64), ln)
+        within = np.arange(len(rep), dtype=np.int64) - np.repeat(np.cumsum(ln) - ln, ln)
+        pairs = sorted_unique(c_codes[rows][rep] * width + tu[start_r[rows][rep] + within])
+        per_c += np.bincount(pairs // width, minlength=n_c)
+    nz = per_c > 0
+    return pd.Series(per_c[nz], index=pd.Index(c_uniques)[nz], name="text_units")
+
+
+#: distinct-pair counting works on blocks of about this many (community, text unit) pairs
+PAIRS_PER_BLOCK = 2_000_000
+
+
+def _key_positions(entity: pd.Series, keys: pa.Array) -> np.ndarray | None:
+    """Position of each membership row's entity key in ``keys`` (-1: not there)."""
+    parts = dictionary_parts(entity)
+    if parts is not None:  # each distinct key looked up once
+        codes, dictionary = parts
+        at = _index_in(dictionary, keys)
+        return at[codes] if len(at) else np.full(len(codes), -1, dtype=np.int64)
+    arr = entity.array
+    if isinstance(arr, (pd.Categorical, pd.arrays.ArrowExtensionArray)):
+        return None
+    return _index_in(pa.array(entity, from_pandas=True), keys)
+
+
+def _index_in(values: pa.Array, keys: pa.Array) -> np.ndarray:
+    if values.null_count:
+        raise ValueError("missing entity keys")
+    if keys.type != values.type:
+        keys = keys.cast(values.type)
+    at = pc.index_in(values, value_set=keys)
+    return pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
 class ContextCoster:
-    """``batches(rows)``: graphrag's map batches for the report rows ``rows`` (parquet order)."""
+    """``batches(rows)``: graphrag's map batches for the report rows ``rows`` (parquet order).
+
+    Each report's fixed row text is measured once (:func:`context.row_measures`, for every row
+    graphrag's rank filter keeps) and each row's raw occurrence count is looked up once; a call
+    then only formats the distinct weight strings and packs.
+    """
 
     def __init__(self, model: IndexModel, tokenizer: str = "cl100k_base", max_context_tokens: int = 12000):
         self.counter = get_token_counter(tokenizer)
-        self.cache = RowTokenCache(self.counter) if getattr(self.counter, "additive", False) else None
+        self.additive = bool(getattr(self.counter, "additive", False))
+        self.cache = RowTokenCache(self.counter) if self.additive else None
         self.max_context_tokens = int(max_context_tokens)
         rep = model.reports
         self.comm = rep["community"].to_numpy()
-        self.titles = rep["title"].to_numpy(dtype=object)
-        self.contents = rep["content"].to_numpy(dtype=object)
+        self._title_col = rep["title"]  # arrow-backed text stays in arrow until counted
+        self._content_col = rep["content"]
+        self._text: tuple[np.ndarray, np.ndarray] | None = None
         self.ranks = rep["rank"].to_numpy(dtype=np.float64)
-        etu = _entity_text_units(model)
-        self.counts = (text_unit_counts(model.members[["entity", "community", "level"]], etu, None)
-                       if etu is not None else None)
+        self.counts = community_text_unit_counts(model)
+        self._raw = None  # raw occurrence count of each report row
+        if self.counts is not None:
+            self._raw = (self.counts.reindex(self.comm).fillna(0).to_numpy(dtype=np.int64) if len(self.counts)
+                         else np.zeros(len(self.comm), dtype=np.int64))
+        self._fixed: dict[bool, np.ndarray] = {}
         self._memo: dict[bytes, tuple[ContextBatches, str | None]] = {}
         self.zero_weight_sets = 0
         self.last_note: str | None = None
+
+    @property
+    def titles(self) -> np.ndarray:
+        return self._texts()[0]
+
+    @property
+    def contents(self) -> np.ndarray:
+        return self._texts()[1]
+
+    def _texts(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._text is None:
+            self._text = (self._title_col.to_numpy(dtype=object), self._content_col.to_numpy(dtype=object))
+        return self._text
+
+    def fixed_measures(self, with_weight: bool) -> np.ndarray:
+        """Measure of every report row's fixed text (rows the rank filter drops: -1)."""
+        got = self._fixed.get(with_weight)
+        if got is None:
+            got = row_measures(self.counter, self.comm, self._title_col, self._content_col, self.ranks,
+                               with_weight=with_weight, rows=np.flatnonzero(self.ranks >= 0))
+            self._fixed[with_weight] = got
+        return got
+
+    def _weights(self, rows: np.ndarray) -> np.ndarray | None:
+        """graphrag's normalised occurrence weights (``context.occurrence_weights``)."""
+        if self._raw is None:
+            return None
+        raw = self._raw[rows]
+        if not len(raw):
+            return np.zeros(0, dtype=np.float64)
+        top = int(raw.max())
+        if top == 0:
+            self.zero_weight_sets += 1
+            self.last_note = "every selected report has occurrence weight 0: graphrag raises ZeroDivisionError"
+            return None
+        return raw / top  # same IEEE result as Python int/int true division (counts < 2**53)
 
     def batches(self, rows: np.ndarray) -> ContextBatches:
         rows = np.asarray(rows, dtype=np.int64)
@@ -60,16 +229,20 @@ class ContextCoster:
         if hit is not None:
             self.last_note = hit[1]
             return hit[0]
-        weights = None
         self.last_note = None
-        if self.counts is not None:
+        weights = self._weights(rows)
+        b = None
+        if self.additive:
             try:
-                weights = occurrence_weights(self.comm[rows], None, None, None, counts=self.counts)
-            except WeightNormalizationError:
-                self.zero_weight_sets += 1
-                self.last_note = "every selected report has occurrence weight 0: graphrag raises ZeroDivisionError"
-        b = build_batches(self.comm[rows], self.titles[rows], self.contents[rows], self.ranks[rows], weights,
-                          token_counter=self.counter, max_context_tokens=self.max_context_tokens, cache=self.cache)
+                b = build_batches(self.comm[rows], None, None, self.ranks[rows], weights,
+                                  token_counter=self.counter, max_context_tokens=self.max_context_tokens,
+                                  cache=self.cache, fixed_measures=self.fixed_measures(weights is not None)[rows])
+            except RowTextNeeded:  # rows that must be counted whole (odd weight strings)
+                b = None
+        if b is None:
+            b = build_batches(self.comm[rows], self.titles[rows], self.contents[rows], self.ranks[rows], weights,
+                              token_counter=self.counter, max_context_tokens=self.max_context_tokens,
+                              cache=self.cache)
         self._memo[key] = (b, self.last_note)
         return b
 

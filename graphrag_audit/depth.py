@@ -83,11 +83,15 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
     roots_out = []
     root_codes = np.flatnonzero(is_root)
     ent_per_root = np.bincount(ent_root[ent_root >= 0], minlength=n) if n else np.array([])
-    for rc in root_codes:
-        in_sub = root == rc
-        leaves_per_level = {}
-        for lv, cnt in zip(*np.unique(ti.level[in_sub & leaf], return_counts=True)):
-            leaves_per_level[str(int(lv))] = int(cnt)
+    # leaves per (root, level) in one pass: sorted unique pairs, grouped by root
+    leaf_pairs = np.unique(np.stack([root[leaf], ti.level[leaf]]), axis=1, return_counts=True) if n else None
+    per_root: dict[int, dict[str, int]] = {}
+    if leaf_pairs is not None and leaf_pairs[0].shape[1]:
+        (pr, pl), pc_ = leaf_pairs
+        for r, lv, cnt in zip(pr.tolist(), pl.tolist(), pc_.tolist()):
+            per_root.setdefault(r, {})[str(lv)] = cnt
+    for rc in root_codes.tolist():
+        leaves_per_level = per_root.get(rc, {})
         roots_out.append({
             "community": int(ti.index[rc]),
             "level": int(ti.level[rc]),
@@ -127,7 +131,7 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
     if max_level > 0 and clustered.any():
         asym = round(float(np.mean((max_level - ent_finest[clustered]) / max_level)), 4)
 
-    single = sorted(int(ti.index[i]) for i in np.flatnonzero(ti.children_count == 1))
+    single = np.sort(ti.index.to_numpy()[ti.children_count == 1]).astype(np.int64).tolist()
     dup_levels = []
     for lv in range(1, max_level + 1):
         at = np.flatnonzero(ti.level == lv)

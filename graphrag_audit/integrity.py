@@ -5,9 +5,13 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphrag_audit.findings import Finding, finding, preview
+from graphrag_audit.levels import entity_key_match
 from graphrag_audit.model import IndexModel
+from graphrag_audit.normalise import dictionary_parts, key_codes, sorted_unique
 
 
 def check_integrity(model: IndexModel) -> list[Finding]:
@@ -43,26 +47,32 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         out.append(finding("missing-parent", f"{len(kids)} communities name a parent with no row: "
                            f"{preview(f'{k}->{missing[k]}' for k in kids)}", kids,
                            parents={str(k): missing[k] for k in kids}))
-    cyc_nodes = sorted({n for comp in nx.strongly_connected_components(tree) if len(comp) > 1 for n in comp}
-                       | {u for u, v in nx.selfloop_edges(tree)})
+    u, v = _edge_arrays(tree)
+    cyc_nodes = _cycle_nodes(tree, u, v)
     if cyc_nodes:
         out.append(finding("parent-cycle", f"parent links form a cycle through {len(cyc_nodes)} communities: "
                            f"{preview(cyc_nodes)}", cyc_nodes))
-    multi = sorted(n for n in tree.nodes if tree.in_degree(n) > 1)
+    heads, n_in = np.unique(v, return_counts=True)  # DiGraph edges are distinct: in-degree
+    multi = heads[n_in > 1].tolist()
     if multi:
         out.append(finding("multiple-parents", f"{len(multi)} communities sit under several parents: "
                            f"{preview(multi)}", multi, count=len(multi)))
-    bad_level = sorted({v for u, v in tree.edges if u != v and level_of.get(v) != level_of.get(u, -99) + 1})
+    last = pd.Series(lev, index=comm)
+    last = last[~last.index.duplicated(keep="last")]  # what dict(zip(comm, lev)) keeps
+    iu, iv = last.index.get_indexer(u), last.index.get_indexer(v)
+    lv = np.append(last.to_numpy(dtype=np.int64), -99)  # index -1 (no row) reads -99
+    lv_u, lv_v = lv[iu], lv[iv]
+    bad_level = sorted_unique(v[(u != v) & ((iv < 0) | (lv_v != lv_u + 1))]).tolist()
     if bad_level:
         out.append(finding("level-not-parent-plus-one", f"{len(bad_level)} communities are not one level below "
                            f"their parent: {preview(bad_level)}", bad_level, count=len(bad_level)))
-    not_ordered = sorted({v for u, v in tree.edges if v < u})
+    not_ordered = sorted_unique(v[v < u]).tolist()
     if not_ordered:
         out.append(finding("ids-not-depth-ordered", f"{len(not_ordered)} communities have a smaller number than "
                            f"their parent: {preview(not_ordered)}", not_ordered, count=len(not_ordered)))
 
     # ---- entity containment -------------------------------------------------------------
-    out.extend(_containment(model))
+    out.extend(_containment(model, u, v))
 
     # ---- children column ----------------------------------------------------------------
     if model.has_children_column and model.tree_source == "parent":
@@ -89,8 +99,8 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     # ---- entities -----------------------------------------------------------------------
     if model.entities is not None and len(model.entities):
         keys = model.entities["id" if model.member_key == "id" else "title"]
-        clustered = pd.Index(model.members["entity"].unique())
-        lost = ~keys.isin(clustered)
+        match = entity_key_match(model)
+        lost = ~(match.clustered if match is not None else _isin(keys, model.members["entity"]))
         n_lost = int(lost.sum())
         if n_lost:
             out.append(finding("unclustered-entities", f"{n_lost} of {len(keys)} entities are in no community "
@@ -98,12 +108,16 @@ def check_integrity(model: IndexModel) -> list[Finding]:
                                examples=model.entities["title"][lost].head(5).tolist()))
     elif model.member_key == "title" and len(model.rollup_rows):
         r = model.rollup_rows
-        clustered = set(r.loc[r["community"] >= 0, "entity"])
-        all_e = set(r["entity"])
-        n_lost = len(all_e - clustered)
+        codes, n_all = key_codes(r["entity"])
+        if (codes < 0).any():  # missing titles: let Python sets decide, as always
+            clustered = set(r.loc[r["community"] >= 0, "entity"])
+            all_e = set(r["entity"])
+            n_all, n_lost = len(all_e), len(all_e - clustered)
+        else:
+            n_lost = n_all - len(sorted_unique(codes[r["community"].to_numpy() >= 0]))
         if n_lost:
-            out.append(finding("unclustered-entities", f"{n_lost} of {len(all_e)} entities are in no community "
-                               f"and never reach global search", count=n_lost, total=len(all_e)))
+            out.append(finding("unclustered-entities", f"{n_lost} of {n_all} entities are in no community "
+                               f"and never reach global search", count=n_lost, total=n_all))
 
     # ---- cross-version traps ------------------------------------------------------------
     if model.id_kind == "string":
@@ -133,17 +147,84 @@ def v2_readable(model: IndexModel) -> bool:
     return "entity_ids" in cols and "community" in cols
 
 
-def _containment(model: IndexModel) -> list[Finding]:
-    tree = model.tree
-    edges = [(u, v) for u, v in tree.edges if u != v]
-    if not edges:
+def _edge_arrays(tree: nx.DiGraph) -> tuple[np.ndarray, np.ndarray]:
+    """(parents, children) of every tree edge, in ``tree.edges`` order."""
+    e = np.array(list(tree.edges), dtype=np.int64).reshape(-1, 2)
+    return e[:, 0], e[:, 1]
+
+
+def _cycle_nodes(tree: nx.DiGraph, u: np.ndarray, v: np.ndarray) -> list[int]:
+    """Communities on a parent cycle (strongly connected components of more than one node, and
+    self-loops). Communities with no parent left are peeled off first, level by level: they are on
+    no cycle, so on a clean forest the networkx search runs on nothing."""
+    loops = set(u[u == v].tolist())
+    nodes = pd.Index(np.fromiter(tree.nodes, dtype=np.int64, count=tree.number_of_nodes()))
+    cu, cv = nodes.get_indexer(u), nodes.get_indexer(v)
+    indeg = np.bincount(cv, minlength=len(nodes))
+    by_src = np.argsort(cu, kind="stable")
+    start = np.searchsorted(cu[by_src], np.arange(len(nodes) + 1))
+    alive = np.ones(len(nodes), dtype=bool)
+    wave = np.flatnonzero(indeg == 0)
+    while len(wave):
+        alive[wave] = False
+        lens = start[wave + 1] - start[wave]
+        out_edges = by_src[np.repeat(start[wave], lens) + _ranks(lens)]
+        heads = cv[out_edges]
+        np.subtract.at(indeg, heads, 1)
+        heads = sorted_unique(heads)
+        wave = heads[(indeg[heads] == 0) & alive[heads]]
+    cyc: set[int] = set()
+    if alive.any():  # what is left holds every cycle; its components are the graph's own
+        sub = tree.subgraph(nodes[alive].tolist())
+        cyc = {n for comp in nx.strongly_connected_components(sub) if len(comp) > 1 for n in comp}
+    return sorted(cyc | loops)
+
+
+def _ranks(lens: np.ndarray) -> np.ndarray:
+    """0..len-1 for each length, concatenated."""
+    total = int(lens.sum())
+    return np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+
+
+def _isin(keys: pd.Series, members: pd.Series) -> np.ndarray:
+    """``keys.isin(members.unique())`` as a numpy bool array, hashed by arrow when it can."""
+    parts = dictionary_parts(members)
+    try:
+        if parts is not None:
+            codes, dictionary = parts
+            values = dictionary.take(pa.array(np.flatnonzero(np.bincount(codes, minlength=len(dictionary)))))
+        else:
+            values = pa.array(pd.unique(members.to_numpy()), from_pandas=False)
+        k = pa.array(keys, from_pandas=False)
+        found = pc.is_in(k, value_set=values if values.type == k.type else values.cast(k.type))
+        return found.to_numpy(zero_copy_only=False).astype(bool)
+    except (pa.ArrowException, TypeError, ValueError):
+        return keys.isin(pd.Index(members.unique())).to_numpy(dtype=bool)
+
+
+def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Finding]:
+    """Children holding an entity their parent (any of their parents) lacks."""
+    keep = u != v
+    u, v = u[keep], v[keep]
+    if not len(u):
         return []
-    m = model.members[["entity", "community"]]
-    e = pd.DataFrame(edges, columns=["parent", "community"])
-    child_rows = m.merge(e, on="community")
-    parent_rows = m.rename(columns={"community": "parent"}).assign(_in=True)
-    j = child_rows.merge(parent_rows, on=["entity", "parent"], how="left")
-    bad = sorted(set(j.loc[j["_in"].isna(), "community"].astype(int)))
+    m = model.members
+    ecode, n_ent = key_codes(m["entity"])
+    ecode = np.where(ecode < 0, n_ent, ecode)  # a missing key matches a missing key, as in a merge
+    mc = m["community"].to_numpy(dtype=np.int64)
+    codes, uniq = pd.factorize(np.concatenate([mc, u, v]))
+    mcc, ucc, vcc = codes[: len(mc)], codes[len(mc): len(mc) + len(u)], codes[len(mc) + len(u):]
+    width = n_ent + 1
+    pairs = sorted_unique(mcc * width + ecode)  # (community, entity) of every membership row
+    by_child = np.argsort(vcc, kind="stable")
+    first = np.searchsorted(vcc[by_child], np.arange(len(uniq) + 1))
+    lens = first[mcc + 1] - first[mcc]  # edges in which each membership row's community is the child
+    rows = np.repeat(np.arange(len(mc)), lens)
+    edge = by_child[np.repeat(first[mcc], lens) + _ranks(lens)]
+    want = ucc[edge] * width + ecode[rows]
+    pos = np.minimum(np.searchsorted(pairs, want), len(pairs) - 1)
+    lacking = pairs[pos] != want
+    bad = sorted_unique(v[edge[lacking]]).tolist()
     if not bad:
         return []
     return [finding("child-not-subset", f"{len(bad)} communities hold entities their parent lacks: {preview(bad)}",
@@ -170,11 +251,15 @@ def _reports(model: IndexModel, level_of: dict) -> list[Finding]:
     if (rc == -1).any():
         out.append(finding("minus-one-report", "a report exists for community -1 ('no community'); graphrag < 2.0 "
                            "sends it at every community_level", [-1], rows=int((rc == -1).sum())))
-    orphans = sorted({int(x) for x in rc if x not in comm_set and x != -1})
+    orphans = sorted_unique(rc[~np.isin(rc, np.fromiter(comm_set, dtype=np.int64, count=len(comm_set)))
+                           & (rc != -1)]).tolist()
     if orphans:
         out.append(finding("report-without-community", f"{len(orphans)} reports name communities with no "
                            f"communities row: {preview(orphans)}", orphans, count=len(orphans)))
-    mism = sorted({int(c) for c, lv in zip(rc.tolist(), rl.tolist()) if c in level_of and level_of[c] != lv})
+    known = np.fromiter(level_of.keys(), dtype=np.int64, count=len(level_of))
+    at = pd.Index(known).get_indexer(rc)
+    own = np.append(np.fromiter(level_of.values(), dtype=np.int64, count=len(level_of)), 0)
+    mism = sorted_unique(rc[(at >= 0) & (own[at] != rl)]).tolist()
     if mism:
         out.append(finding("report-level-mismatch", f"{len(mism)} reports carry a level different from their "
                            f"community's: {preview(mism)}", mism, count=len(mism)))

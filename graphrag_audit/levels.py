@@ -6,8 +6,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphrag_audit.model import IndexModel
+from graphrag_audit.normalise import dictionary_parts, key_codes, sorted_unique
 from graphrag_audit.selection import BEHAVIOURS, Selection
 
 
@@ -54,6 +57,76 @@ class SelectionStats:
         return d
 
 
+def _first_parents(tree, index: pd.Index) -> np.ndarray:
+    """Code of each community's first parent in ``tree`` (edge insertion order), −1 for none."""
+    parent = np.full(len(index), -1, dtype=np.int64)
+    kids, firsts = [], []
+    for child, preds in tree.pred.items():  # one pass over the adjacency dicts
+        if preds:
+            kids.append(child)
+            firsts.append(next(iter(preds)))
+    if kids:
+        kc, pc_ = index.get_indexer(kids), index.get_indexer(firsts)
+        if (kc < 0).any() or (pc_ < 0).any():  # a tree node without a communities row
+            for child, first in zip(kids, firsts):
+                parent[index.get_loc(child)] = index.get_loc(first)  # raises KeyError, as it always did
+        parent[kc] = pc_
+    return parent
+
+
+@dataclass(frozen=True)
+class EntityKeyMatch:
+    """How the membership rows' entity keys meet the entities table's keys (``id`` or
+    ``title``, see ``model.member_key``), every key string hashed once.
+
+    ``clustered``: per entity row, its key is some membership row's key
+    (``keys.isin(members.entity)``). ``first``: per entity row, the first row with its key
+    (``~keys.duplicated()``). ``member_row``: per membership row, the first entity row with its
+    key, −1 when none.
+    """
+
+    clustered: np.ndarray
+    first: np.ndarray
+    member_row: np.ndarray
+
+
+def entity_key_match(model: IndexModel) -> EntityKeyMatch | None:
+    """:class:`EntityKeyMatch` of ``model`` (cached), or None without an entities table or when
+    the keys are not dictionary-encoded arrow strings without gaps (callers then use pandas)."""
+    if "_entity_key_match" in model.extra:
+        return model.extra["_entity_key_match"]
+    out = None
+    if model.entities is not None:
+        parts = dictionary_parts(model.members["entity"])
+        keys = model.entities["id" if model.member_key == "id" else "title"]
+        if parts is not None and isinstance(keys.array, pd.arrays.ArrowExtensionArray):
+            try:
+                out = _match_keys(parts[0], parts[1], pa.array(keys.array))
+            except (pa.ArrowException, TypeError, ValueError):
+                out = None
+    model.extra["_entity_key_match"] = out
+    return out
+
+
+def _match_keys(codes: np.ndarray, dictionary: pa.Array, keys: pa.Array | pa.ChunkedArray) -> EntityKeyMatch | None:
+    if dictionary.type != keys.type:
+        dictionary = dictionary.cast(keys.type)
+    if dictionary.null_count or keys.null_count:
+        return None
+    joint = pc.dictionary_encode(pa.chunked_array([dictionary] + (keys.chunks if isinstance(keys, pa.ChunkedArray)
+                                                                    else [keys])))
+    jc = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in joint.chunks]).astype(np.int64) \
+        if joint.num_chunks else np.zeros(0, dtype=np.int64)
+    n_keys = int(jc.max()) + 1 if len(jc) else 0
+    jd, je = jc[: len(dictionary)], jc[len(dictionary):]
+    used = np.zeros(n_keys, dtype=bool)
+    used[jd[np.flatnonzero(np.bincount(codes, minlength=len(dictionary)))]] = True
+    first_row = np.full(n_keys, -1, dtype=np.int64)
+    first_row[je[::-1]] = np.arange(len(je) - 1, -1, -1, dtype=np.int64)  # the first row wins
+    return EntityKeyMatch(clustered=used[je], first=first_row[je] == np.arange(len(je)),
+                          member_row=first_row[jd][codes])
+
+
 class TreeIndex:
     """Dense community codes, parent codes and membership codes for vectorised analyses."""
 
@@ -62,20 +135,14 @@ class TreeIndex:
         self.index = pd.Index(c["community"].to_numpy())
         self.level = c["level"].to_numpy()
         self.n_entities = c["n_entities"].to_numpy()
-        parent = np.full(len(self.index), -1, dtype=np.int64)
-        tree = model.tree
-        for child in tree.nodes:
-            preds = list(tree.predecessors(child))
-            if preds:
-                parent[self.index.get_loc(child)] = self.index.get_loc(preds[0])
-        self.parent = parent
-        self.children_count = np.bincount(parent[parent >= 0], minlength=len(self.index))
+        self.parent = _first_parents(model.tree, self.index)
+        self.children_count = np.bincount(self.parent[self.parent >= 0], minlength=len(self.index))
         m = model.members
         self.mem_ccode = self.index.get_indexer(m["community"].to_numpy())
         ok = self.mem_ccode >= 0
         self.mem_ccode = self.mem_ccode[ok]
-        self.mem_ecode, uniques = pd.factorize(m["entity"].to_numpy()[ok])
-        self.n_member_entities = len(uniques)
+        ent = m["entity"].array
+        self.mem_ecode, self.n_member_entities = key_codes(ent if ok.all() else ent[ok])
         rep = model.reports["community"].to_numpy()
         self.rep_ccode = self.index.get_indexer(rep)
         self.rep_level = model.reports["level"].to_numpy()
@@ -96,7 +163,7 @@ class TreeIndex:
         sel = np.zeros(len(self.index), dtype=bool)
         sel[ccodes[ccodes >= 0]] = True
         is_anc = np.zeros(len(self.index), dtype=bool)
-        cur = np.unique(ccodes[ccodes >= 0])
+        cur = np.flatnonzero(sel)  # the distinct codes, sorted
         seen = np.zeros(len(self.index), dtype=bool)
         for _ in range(len(self.index)):  # bounded: cycles stop via `seen`
             cur = self.parent[cur]
@@ -138,7 +205,7 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
     return SelectionStats(
         behaviour=sel.behaviour,
         count=int(len(rows)),
-        community_ids=sorted(int(x) for x in comm),
+        community_ids=np.sort(comm).tolist(),
         by_level=by_level,
         ancestors_sent=anc_rows,
         entities_covered=covered,
@@ -154,7 +221,8 @@ def level_results(model: IndexModel, ti: TreeIndex, selections: dict) -> list[di
     for n, by_b in selections.items():
         stats = {b: selection_stats(model, ti, by_b[b]) for b in BEHAVIOURS}
         v2, v1 = stats["v2"], stats["v1"]
-        only_v2 = sorted(set(v2.community_ids) - set(v1.community_ids))
+        a2 = np.asarray(v2.community_ids, dtype=np.int64)
+        only_v2 = sorted_unique(a2[~np.isin(a2, np.asarray(v1.community_ids, dtype=np.int64))]).tolist()
         v2.extra["extra_vs_v1"] = {"count": v2.count - v1.count, "community_ids": only_v2}
         out.append({"community_level": n, "selected": stats})
     return out

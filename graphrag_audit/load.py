@@ -8,14 +8,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.generation import detect_generation
 from graphrag_audit.locate import locate_index
 from graphrag_audit.model import IndexModel
-from graphrag_audit.normalise import int_ids, levels, list_column, text_column
-from graphrag_audit.tables import read_table, table_columns
+from graphrag_audit.normalise import (
+    _arrow_list,
+    dictionary_lists,
+    int_ids,
+    int_lists,
+    key_column,
+    levels,
+    list_column,
+    list_flat,
+    text_column,
+)
+from graphrag_audit.tables import parquet_schema, read_table, table_columns
 from graphrag_audit.tree import build_tree
 
 COMMUNITY_COLUMNS = ["community", "id", "human_readable_id", "level", "parent", "children",
@@ -29,11 +38,18 @@ def _schema(path: Path) -> dict[str, str]:
     names = table_columns(path)
     if path.suffix == ".csv":
         return {n: "csv" for n in names}
-    try:
-        schema = pq.read_schema(path)
-    except (pa.ArrowException, OSError, ValueError) as exc:  # pragma: no cover - checked above
-        raise IndexInputError(path, f"corrupt parquet metadata ({exc})") from None
+    schema = parquet_schema(path)  # opens non-UTF-8 file names too
     return {f.name: str(f.type) for f in schema}
+
+
+_MISSING = np.iinfo(np.int64).min
+
+
+def _id_kind(raw: pd.Series) -> str:
+    """"string" when community numbers are stored as text (graphrag 0.1-0.4). An empty column
+    (a header-only CSV reads as untyped) says nothing either way."""
+    is_text = raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype)
+    return "string" if is_text and raw.notna().any() else "int"
 
 
 def _require(df: pd.DataFrame, path: Path, cols: list[str], what: str) -> None:
@@ -57,28 +73,36 @@ def _communities(files, schemas, nodes_rows) -> tuple[pd.DataFrame, str, list | 
     else:
         raise IndexInputError(path, "required column 'community' missing (no community number column)")
     _require(df, path, ["level"], "community level")
+    if not len(df):
+        raise IndexInputError(path, "the table has no rows: there is no community tree to audit")
     raw = df[idcol]
-    id_kind = "string" if (raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype)) else "int"
-    comm = int_ids(raw, path, idcol)
-    if (comm < 0).any() and id_kind == "string":
-        comm = comm  # keep: flagged by integrity
+    id_kind = _id_kind(raw)
+    comm = int_ids(raw, path, idcol, missing=_MISSING)
+    if (comm == _MISSING).any():
+        raise IndexInputError(path, f"column '{idcol}' has missing (null/NaN) community numbers")
+    if (comm < 0).any():
+        raise IndexInputError(path, f"column '{idcol}' has a negative community number ({int(comm.min())})")
     lev = levels(df["level"], path)
     out = pd.DataFrame({"community": comm, "level": lev})
-    out["parent"] = int_ids(df["parent"], path, "parent") if "parent" in df.columns else -1
+    if "parent" in df.columns:
+        parent = int_ids(df["parent"], path, "parent")  # null parent = -1 = root
+        if (parent < -1).any():
+            raise IndexInputError(path, f"column 'parent' has {int(parent.min())}; only -1 means 'no parent'")
+        out["parent"] = parent
+    else:
+        out["parent"] = -1
     out["title"] = text_column(df["title"], len(df)).to_numpy() if "title" in df.columns else [f"Community {c}" for c in comm]
     out["period"] = text_column(df["period"], len(df)).to_numpy() if "period" in df.columns else ""
     if "size" in df.columns:
         out["size"] = pd.to_numeric(df["size"], errors="coerce").to_numpy(dtype=np.float64)
     else:
         out["size"] = np.nan
-    children = list_column(df["children"], path, "children") if "children" in df.columns else None
+    children = int_lists(df["children"], path, "children") if "children" in df.columns else None
     members = None
     if "entity_ids" in df.columns:
-        ent_lists = list_column(df["entity_ids"], path, "entity_ids")
-        lens = np.fromiter((len(x) for x in ent_lists), dtype=np.int64, count=len(ent_lists))
-        flat = [str(e) for lst in ent_lists for e in lst]
+        flat, lens = list_flat(df["entity_ids"], path, "entity_ids")
         members = pd.DataFrame({
-            "entity": pd.Series(flat, dtype=object),
+            "entity": flat if isinstance(flat, pd.api.extensions.ExtensionArray) else pd.Series(flat, dtype=object),
             "community": np.repeat(comm, lens),
             "level": np.repeat(lev, lens),
         })
@@ -93,7 +117,7 @@ def _nodes(files) -> pd.DataFrame | None:
     _require(df, path, ["title", "community", "level"], "per-entity community membership")
     comm = int_ids(df["community"], path, "community")
     return pd.DataFrame({
-        "entity": text_column(df["title"], len(df)).to_numpy(),
+        "entity": key_column(text_column(df["title"], len(df))),
         "community": comm,
         "level": levels(df["level"], path),
         "_title_na": df["title"].isna().to_numpy(),
@@ -110,16 +134,19 @@ def _reports(files) -> tuple[pd.DataFrame, str]:
     df = read_table(path, REPORT_COLUMNS)
     _require(df, path, ["community", "level"], "report community and level")
     raw = df["community"]
-    id_kind = "string" if (raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype)) else "int"
+    id_kind = _id_kind(raw)
     n = len(df)
     content = text_column(df["full_content"] if "full_content" in df.columns else None, n)
     rank = pd.to_numeric(df["rank"], errors="coerce").to_numpy(dtype=np.float64) if "rank" in df.columns else np.full(n, np.nan)
+    rcomm = int_ids(raw, path, "community", missing=_MISSING)
+    if (rcomm == _MISSING).any():  # -1 ("no community") is a value graphrag wrote; null is not
+        raise IndexInputError(path, "column 'community' has missing (null/NaN) community numbers")
     out = pd.DataFrame({
-        "community": int_ids(raw, path, "community"),
+        "community": rcomm,
         "level": levels(df["level"], path),
-        "title": text_column(df["title"] if "title" in df.columns else None, n).to_numpy(),
+        "title": text_column(df["title"] if "title" in df.columns else None, n),
         "rank": rank,
-        "content": content.to_numpy(),
+        "content": content,  # arrow-backed when read from parquet: counted without copies
     })
     out["content_chars"] = out["content"].str.len().fillna(0).astype(np.int64)
     return out, id_kind
@@ -133,14 +160,28 @@ def _entities(files) -> pd.DataFrame | None:
     n = len(df)
     title = df["title"] if "title" in df.columns else df.get("name")
     out = pd.DataFrame({
-        "id": text_column(df["id"] if "id" in df.columns else None, n).to_numpy(),
-        "title": text_column(title, n).to_numpy(),
+        "id": text_column(df["id"] if "id" in df.columns else None, n),
+        "title": text_column(title, n),
     })
     if "text_unit_ids" in df.columns:
-        out["text_unit_ids"] = list_column(df["text_unit_ids"], path, "text_unit_ids")
+        tu = df["text_unit_ids"]
+        del df  # the text-unit id strings go once they are encoded
+        # arrow lists stay arrow-backed, items dictionary-encoded; CSV strings become Python lists
+        enc = dictionary_lists(tu)
+        if enc is None:
+            enc = tu if _arrow_list(tu) is not None else list_column(tu, path, "text_unit_ids")
+        del tu
+        out["text_unit_ids"] = enc
     else:
         out["text_unit_ids"] = None
     return out
+
+
+def _release_read_memory() -> None:
+    """Hand the memory arrow freed after reading a table (read buffers, text already encoded)
+    back to the OS: its allocator keeps it otherwise, where numpy and Python cannot reuse it
+    (0.3-0.5 GB of RSS per table of a 1M-entity index)."""
+    pa.default_memory_pool().release_unused()
 
 
 def load_index(path: str | os.PathLike) -> IndexModel:
@@ -154,9 +195,13 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         )
     generation = detect_generation(files.tables, schemas)
     nodes = _nodes(files) if generation.before_2 or "communities" not in files.tables else None
+    _release_read_memory()
     communities, id_kind, children, members = _communities(files, schemas, nodes)
+    _release_read_memory()
     reports, rep_id_kind = _reports(files)
+    _release_read_memory()
     entities = _entities(files)
+    _release_read_memory()
     if generation.label == "0.1-0.4":
         id_kind = "string"
 
@@ -169,6 +214,9 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         members = nodes.loc[nodes["community"] >= 0, ["entity", "community", "level"]].reset_index(drop=True)
         member_key = "title"
     if communities is None:  # 0.1-0.2: hierarchy only in the nodes table
+        if not len(members):
+            raise IndexInputError(files.tables["nodes"], "no entity belongs to a community: there is no "
+                                                         "community tree to audit")
         cl = members[["community", "level"]].drop_duplicates("community").sort_values(["level", "community"])
         communities = pd.DataFrame({
             "community": cl["community"].to_numpy(), "level": cl["level"].to_numpy(), "parent": -1,
@@ -181,7 +229,7 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         rollup = nodes[["entity", "community", "level"]].copy()
         rollup.attrs["title_na"] = nodes["_title_na"].to_numpy()
     else:
-        rollup = members[["entity", "community", "level"]].copy()
+        rollup = members[["entity", "community", "level"]]  # never modified: no copy needed
 
     counts = members.groupby("community").size()
     communities["n_entities"] = communities["community"].map(counts).fillna(0).astype(np.int64).to_numpy()
@@ -192,6 +240,11 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         tree = build_tree(communities, None)
     else:  # 0.x-0.9: derive from the per-level membership rows (the nodes table when present)
         rows = nodes[nodes["community"] >= 0] if nodes is not None else members
+        unknown = np.setdiff1d(rows["community"].to_numpy(), communities["community"].to_numpy())
+        if len(unknown) and nodes is not None and "communities" in files.tables:
+            shown = ", ".join(str(int(c)) for c in unknown[:8]) + (" …" if len(unknown) > 8 else "")
+            raise IndexInputError(files.tables["nodes"], f"{len(unknown)} community number(s) here have no row in "
+                                  f"{files.tables['communities'].name}: {shown}")
         tree = build_tree(communities, rows)
     if not has_parent:
         # parent column from the derived tree (single parent), −1 for roots

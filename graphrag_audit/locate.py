@@ -67,7 +67,8 @@ def _settings_base_dir(settings: Path) -> str | None:
     ``output_storage:`` (or ``output:``). Only that one nested key is needed.
     """
     try:
-        text = settings.read_text(encoding="utf-8", errors="replace")
+        with open(settings, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1024**2)  # a settings file is small; never read a giant one whole
     except OSError:
         return None
     section = None
@@ -127,7 +128,11 @@ def locate_index(path: str | os.PathLike) -> IndexFiles:
             base = _settings_base_dir(settings)
             if base:
                 base = re.sub(r"\$\{timestamp\}.*$", "", base).rstrip("/") or "."
-                target = (requested / base).resolve()
+                try:
+                    target = (requested / base).resolve()
+                except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+                    notes.append(f"{name} output base_dir '{base}' cannot be resolved")
+                    break
                 notes.append(f"followed {name} output base_dir '{base}'")
                 candidates.append(target)
             break

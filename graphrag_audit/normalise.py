@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from pandas.api import types as ptypes
 
 from graphrag_audit.errors import IndexInputError
@@ -28,6 +30,8 @@ def int_ids(series: pd.Series, path: Path, column: str, missing: int = -1) -> np
     if ptypes.is_bool_dtype(s.dtype):
         raise IndexInputError(path, f"column '{column}' is boolean, expected integers")
     if ptypes.is_integer_dtype(s.dtype) and not isinstance(s.dtype, pd.CategoricalDtype):
+        if ptypes.is_unsigned_integer_dtype(s.dtype) and len(s) and s.max() > INT64_MAX:
+            raise IndexInputError(path, f"column '{column}' has an out-of-range value {str(s.max())!r}")
         if s.isna().any():  # nullable ints
             return s.fillna(missing).to_numpy(dtype=np.int64)
         return s.to_numpy(dtype=np.int64)
@@ -37,7 +41,7 @@ def int_ids(series: pd.Series, path: Path, column: str, missing: int = -1) -> np
         bad = ~na & ((arr != np.floor(arr)) | ~np.isfinite(arr) | (np.abs(arr) >= 2**63))
         if bad.any():
             raise IndexInputError(
-                path, f"column '{column}' has non-integer value {arr[bad][0]!r}, expected integer ids"
+                path, f"column '{column}' has non-integer value {float(arr[bad][0])!r}, expected integer ids"
             )
         out = np.where(na, missing, arr).astype(np.int64)
         return out
@@ -45,23 +49,26 @@ def int_ids(series: pd.Series, path: Path, column: str, missing: int = -1) -> np
     values = s.to_numpy(dtype=object)
     out = np.empty(len(values), dtype=np.int64)
     for i, v in enumerate(values):  # only string-typed (0.x) or odd columns reach here
-        if v is None or (isinstance(v, float) and v != v):
+        if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, (float, np.floating)) and v != v):
             out[i] = missing
             continue
         if isinstance(v, (bool, np.bool_)):
             raise IndexInputError(path, f"column '{column}' holds booleans, expected integers")
         if isinstance(v, (int, np.integer)):
+            if abs(int(v)) > INT64_MAX:
+                raise IndexInputError(path, f"column '{column}' has an out-of-range value {str(v)[:30]!r}")
             out[i] = int(v)
             continue
         if isinstance(v, (float, np.floating)):
-            if v != int(v):
-                raise IndexInputError(path, f"column '{column}' has non-integer value {v!r}")
+            if not np.isfinite(v) or v != int(v) or abs(v) >= 2**63:
+                raise IndexInputError(path, f"column '{column}' has non-integer value {float(v)!r}, "
+                                            f"expected integer ids")
             out[i] = int(v)
             continue
         if isinstance(v, bytes):
             v = v.decode("utf-8", "replace")
         if not isinstance(v, str):
-            kind = "lists" if hasattr(v, "__len__") else type(v).__name__
+            kind = "structs" if isinstance(v, dict) else "lists" if hasattr(v, "__len__") else type(v).__name__
             raise IndexInputError(
                 path, f"column '{column}' holds {kind} where single integer ids belong"
             )
@@ -101,8 +108,46 @@ def levels(series: pd.Series, path: Path, column: str = "level") -> np.ndarray:
     return arr
 
 
+def _arrow_list(series: pd.Series):
+    """The arrow array behind an arrow-backed list column (see tables.read_table), else None.
+    Chunked columns stay chunked: combining them would copy every list item."""
+    dt = series.dtype
+    if not isinstance(dt, pd.ArrowDtype):
+        return None
+    t = dt.pyarrow_dtype
+    if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):
+        return None
+    return pa.array(series.array)
+
+
+def dictionary_lists(series: pd.Series) -> pd.Series | None:
+    """An arrow list column of strings with its items dictionary-encoded (one dictionary for
+    the whole column), or None when it is not one. The same lists of the same strings, held
+    as int32 codes plus each distinct string once (text-unit ids: 3 M items, 250 k distinct)."""
+    arr = _arrow_list(series)
+    if arr is None:
+        return None
+    t = arr.type
+    if not ((pa.types.is_list(t) or pa.types.is_large_list(t))
+            and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type))):
+        return None
+    lens = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    enc = pc.dictionary_encode(pc.list_flatten(arr))
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks() if enc.num_chunks else pa.array([], pa.dictionary(pa.int32(), t.value_type))
+    offsets = pa.array(np.concatenate(([0], np.cumsum(lens))).astype(np.int32 if pa.types.is_list(t) else np.int64))
+    mask = pc.is_null(arr)
+    mask = mask.combine_chunks() if isinstance(mask, pa.ChunkedArray) else mask
+    cls = pa.ListArray if pa.types.is_list(t) else pa.LargeListArray
+    out = cls.from_arrays(offsets, enc, mask=mask if mask.true_count else None)
+    return pd.Series(pd.arrays.ArrowExtensionArray(out), index=series.index, name=series.name)
+
+
 def list_column(series: pd.Series, path: Path, column: str) -> list[list]:
     """A list column (arrow list, list<null>, CSV string) as Python lists."""
+    arr = _arrow_list(series)
+    if arr is not None:  # converted in C++: no per-row numpy arrays
+        return [[] if v is None else v for v in arr.to_pylist()]
     out = []
     for v in series.to_numpy(dtype=object):
         try:
@@ -112,14 +157,116 @@ def list_column(series: pd.Series, path: Path, column: str) -> list[list]:
     return out
 
 
+def int_lists(series: pd.Series, path: Path, column: str) -> list[list]:
+    """A list column of community numbers (``children``): every item an integer; missing items
+    (None/NaN) are dropped. Anything else (nested lists, text, fractions) is an input error."""
+    out = []
+    for lst in list_column(series, path, column):
+        row = []
+        for v in lst:
+            if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and v != v):
+                continue
+            if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and abs(int(v)) <= INT64_MAX:
+                row.append(int(v))
+                continue
+            if isinstance(v, (float, np.floating)) and np.isfinite(v) and v == int(v) and abs(v) < 2**63:
+                row.append(int(v))
+                continue
+            if isinstance(v, str) and v.strip().lstrip("-").isdigit() and abs(int(v)) <= INT64_MAX:
+                row.append(int(v))
+                continue
+            shown = repr(v)[:40]
+            raise IndexInputError(path, f"column '{column}' holds {shown} where community numbers belong")
+        out.append(row)
+    return out
+
+
+def list_flat(series: pd.Series, path: Path, column: str) -> tuple[np.ndarray | pd.api.extensions.ExtensionArray,
+                                                                   np.ndarray]:
+    """(every item of every list as str, in row order; the list length of each row).
+
+    Equal to flattening :func:`list_column` with ``str()`` on each item, without building a
+    Python list per row (a communities table can have a million rows). Arrow string lists come
+    back dictionary-encoded (:func:`dictionary_keys`: no Python string per item)."""
+    arr = _arrow_list(series)
+    if arr is not None:
+        try:
+            lens = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+            items = pc.list_flatten(arr)
+            if pa.types.is_integer(items.type):  # str(int) == arrow's int -> string cast
+                items = pc.cast(items, pa.string())
+            if pa.types.is_string(items.type) or pa.types.is_large_string(items.type):
+                if items.null_count:
+                    items = pc.fill_null(items, "None")  # str(None), as the generic path does
+                return dictionary_keys(items), lens
+        except (pa.ArrowException, ValueError):  # anything odd: the generic path decides
+            pass
+    lists = list_column(series, path, column)
+    lens = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
+    flat = np.empty(int(lens.sum()), dtype=object)
+    flat[:] = [str(e) for lst in lists for e in lst]
+    return flat, lens
+
+
+def dictionary_keys(items: pa.Array | pa.ChunkedArray) -> pd.api.extensions.ExtensionArray:
+    """Arrow strings as a pandas arrow-backed dictionary array (int32 codes in first-appearance
+    order, each distinct string once), for key columns that are joined and grouped (entity keys
+    of the membership rows). No Python string is built and nothing is hashed twice."""
+    enc = pc.dictionary_encode(items)
+    if isinstance(enc, pa.ChunkedArray):  # the chunks share one dictionary
+        enc = enc.combine_chunks() if enc.num_chunks else pa.array([], pa.dictionary(pa.int32(), items.type))
+    return pd.arrays.ArrowExtensionArray(enc)
+
+
+def key_column(series: pd.Series) -> pd.api.extensions.ExtensionArray:
+    """A text key column (entity titles, from :func:`text_column`) dictionary-encoded like
+    :func:`dictionary_keys`; a Categorical when it cannot go through arrow."""
+    try:
+        arr = pa.array(series.array) if isinstance(series.array, pd.arrays.ArrowExtensionArray) \
+            else pa.array(series.to_numpy(dtype=object), from_pandas=True)
+        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+            return dictionary_keys(arr)
+    except (pa.ArrowException, TypeError, ValueError):
+        pass
+    codes, uniques = pd.factorize(series)
+    return pd.Categorical.from_codes(codes, categories=pd.Index(uniques))
+
+
+def dictionary_parts(values) -> tuple[np.ndarray, pa.Array] | None:
+    """(int64 code of each row, the distinct keys) of a dictionary-encoded key column (arrow
+    dictionary or pandas Categorical), or None for other columns and when a key is missing."""
+    arr = values.array if isinstance(values, pd.Series) else values
+    if isinstance(arr, pd.Categorical):
+        codes = np.asarray(arr.codes, dtype=np.int64)
+        if len(codes) and codes.min() < 0:
+            return None
+        return codes, pa.array(arr.categories, from_pandas=True)
+    if not (isinstance(arr, pd.arrays.ArrowExtensionArray) and pa.types.is_dictionary(arr.dtype.pyarrow_dtype)):
+        return None
+    d = pa.array(arr)
+    chunks = d.chunks if isinstance(d, pa.ChunkedArray) else [d]
+    if not chunks:
+        return np.zeros(0, dtype=np.int64), pa.array([], arr.dtype.pyarrow_dtype.value_type)
+    dictionary = chunks[0].dictionary
+    if any(c.indices.null_count for c in chunks) or not all(c.dictionary.equals(dictionary) for c in chunks[1:]):
+        return None
+    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int64)
+    return codes, dictionary
+
+
 def text_column(series: pd.Series | None, n: int) -> pd.Series:
-    """Strings with None/NaN as ''. Non-UTF-8 bytes are decoded with replacement."""
+    """Strings with None/NaN as ''. Non-UTF-8 bytes are decoded with replacement.
+
+    Arrow-backed string columns stay arrow-backed (no Python string per value)."""
     if series is None:
         return pd.Series([""] * n, dtype=object)
+    if pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
+        # pandas/arrow string columns hold only str or missing: no per-value checks needed
+        return series.fillna("")
     vals = series.to_numpy(dtype=object)
     out = np.empty(len(vals), dtype=object)
     for i, v in enumerate(vals):
-        if v is None or (isinstance(v, float) and v != v):
+        if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, (float, np.floating)) and v != v):
             out[i] = ""
         elif isinstance(v, bytes):
             out[i] = v.decode("utf-8", "replace")
@@ -128,3 +275,24 @@ def text_column(series: pd.Series | None, n: int) -> pd.Series:
         else:
             out[i] = str(v)
     return pd.Series(out, dtype=object, index=series.index)
+
+
+def key_codes(values) -> tuple[np.ndarray, int]:
+    """The codes ``pd.factorize(values)`` gives (order of first appearance) and the number of
+    distinct keys. Dictionary-encoded keys (``load`` keeps entity keys that way) are factorized
+    through their integer codes: no string is hashed again."""
+    parts = dictionary_parts(values)
+    if parts is not None:  # no missing keys: codes <-> keys is a bijection
+        codes, uniques = pd.factorize(parts[0])
+        return codes.astype(np.int64, copy=False), len(uniques)
+    codes, uniques = pd.factorize(values)
+    return np.asarray(codes, dtype=np.int64), len(uniques)
+
+
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` of a 1-D integer array, by sorting: numpy 2's hash-based ``np.unique`` is
+    far slower than its vectorised sort on millions of integers."""
+    a = np.sort(np.asarray(values).ravel())
+    if len(a) < 2:
+        return a
+    return a[np.concatenate(([True], a[1:] != a[:-1]))]

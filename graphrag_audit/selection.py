@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag_audit.model import IndexModel
+from graphrag_audit.normalise import key_codes, sorted_unique
 
 BEHAVIOURS = ("v2", "v1", "level_only", "dynamic")
 INT_MIN = np.iinfo(np.int64).min
@@ -64,10 +65,10 @@ def _v2_kept_communities(model: IndexModel, levels: list[int | None]) -> dict:
         lev_sorted = lev[order]
         for n in levels:
             if n is None:
-                out[n] = np.unique(comm)
+                out[n] = sorted_unique(comm)
             else:
                 k = np.searchsorted(lev_sorted, n, side="right")
-                out[n] = np.unique(comm[order[:k]])
+                out[n] = sorted_unique(comm[order[:k]])
         return out
     # titles repeat (hand edits, updates): reproduce groupby(title).max literally
     frame = pd.DataFrame({"title": titles, "community": comm, "level": lev})
@@ -84,7 +85,7 @@ def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> dict:
     title_na = r.attrs.get("title_na")
     if title_na is not None and title_na.any():  # groupby drops NaN titles
         r = r[~title_na]
-    codes, _ = pd.factorize(r["entity"], sort=False)
+    codes, _ = key_codes(r["entity"])
     comm = r["community"].to_numpy()
     lev = r["level"].to_numpy()
     order = np.argsort(lev, kind="stable")
@@ -100,7 +101,7 @@ def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> dict:
         if end > start:
             np.maximum.at(running, codes[start:end], comm[start:end])
             start = end
-        out[n] = np.unique(running[running != INT_MIN])
+        out[n] = sorted_unique(running[running != INT_MIN])
     return out
 
 

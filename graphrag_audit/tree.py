@@ -17,21 +17,21 @@ def build_tree(communities: pd.DataFrame, members: pd.DataFrame | None) -> nx.Di
     """
     g = nx.DiGraph()
     first = communities.drop_duplicates("community")
+    n_ent = first["n_entities"] if "n_entities" in first else np.zeros(len(first), dtype=np.int64)
     g.add_nodes_from(
-        (int(c), {"level": int(lv), "n_entities": int(n)})
-        for c, lv, n in zip(first["community"], first["level"], first["n_entities"] if "n_entities" in first else np.zeros(len(first), dtype=np.int64))
+        (c, {"level": lv, "n_entities": n})
+        for c, lv, n in zip(_ints(first["community"]), _ints(first["level"]), _ints(n_ent))
     )
     missing: dict[int, int] = {}
     if members is None:
         g.graph["source"] = "parent"
-        for c, p in zip(communities["community"].to_numpy(), communities["parent"].to_numpy()):
-            c, p = int(c), int(p)
-            if p < 0:
-                continue
-            if p in g:
-                g.add_edge(p, c)
-            else:
-                missing[c] = p
+        comm = communities["community"].to_numpy().astype(np.int64)
+        par = communities["parent"].to_numpy().astype(np.int64)
+        linked = par >= 0
+        known = linked & np.isin(par, comm)  # the parent has a row (is a node)
+        g.add_edges_from(zip(par[known].tolist(), comm[known].tolist()))  # row order, as before
+        gone = linked & ~known
+        missing = dict(zip(comm[gone].tolist(), par[gone].tolist()))  # later rows win, as before
     else:
         g.graph["source"] = "membership"
         m = members[["entity", "community", "level"]]
@@ -43,6 +43,10 @@ def build_tree(communities: pd.DataFrame, members: pd.DataFrame | None) -> nx.Di
             g.add_edge(int(p), int(c), shared=int(w))
     g.graph["missing_parents"] = missing
     return g
+
+
+def _ints(values) -> list[int]:
+    return np.asarray(values).astype(np.int64).tolist()
 
 
 def leaves(tree: nx.DiGraph) -> set[int]:

@@ -1,0 +1,539 @@
+#!/usr/bin/env python
+"""Benchmark the full ``levels --format json`` audit on synthetic indexes of 10k-1M entities.
+
+Usage (from the repository root, the package installed or importable)::
+
+    python benchmarks/bench_levels.py                      # 10k, 100k, 1m; 3.x and 1.x layouts
+    python benchmarks/bench_levels.py --sizes 10k,100k --layouts 3.x --no-exact
+    python benchmarks/bench_levels.py --markdown docs-table.md --json results.json
+
+Data: ``graphrag_audit.synthetic.leiden_like(n, max_cluster_size=24, seed=0)`` (about n/8
+communities and reports, reports of 1-4 KB in English/Chinese/Russian), written once in the
+graphrag 3.x layout and the 1.0-1.2 layout into a cache directory outside the repository
+(default ``$TMPDIR/graphrag-audit-bench``; ``--cache DIR``). It is regenerated when the
+generator's source or the parameters change.
+
+Every measurement runs in a fresh child process, with the table files in the page cache; wall
+time is taken around the child, CPU time (user + sys) and peak RSS come from ``os.wait4`` (that
+child only). Measured per size and layout:
+
+* **import floor**: a process that only imports the audit's modules (the fixed start-up cost).
+* **bare read**: ``pyarrow.parquet.read_table`` of the same tables and columns ``load.py`` reads
+  (column lists imported from ``graphrag_audit.load``), all held until the end; its Arrow size
+  (``Table.nbytes``) is the denominator of the memory ratio.
+* **audit**: ``python -m graphrag_audit levels DIR -f json -o FILE --fail-on never`` with
+  ``--tokenizer estimate`` and with ``--tokenizer cl100k_base`` (exact). The exact-counting extra
+  is the difference of the two wall times; its throughput is the report text (UTF-8 bytes of
+  every report's ``full_content`` and ``title``) divided by that extra.
+* **naive**: graphrag's own pandas code, run once per level as graphrag does it (see
+  ``NAIVE_CODE``: 3.x ``read_indexer_reports`` on ``communities``; 1.x on ``create_final_nodes``),
+  for every N = 0 .. max level and None, after ``pandas.read_parquet`` of the columns it needs.
+  Its per-level report counts are checked against the audit's JSON.
+* **tokens**: counter throughput on the ``full_content`` strings (estimate and cl100k_base).
+* **phases**: ``audit()`` in-process phase timings plus the JSON render (for reading the profile).
+
+Nothing here asserts a time; tests never time anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CODE = REPO  # the directory holding the graphrag_audit package the children import (--code)
+SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
+LAYOUTS = ("3.x", "1.0-1.2")
+MAX_CLUSTER_SIZE = 24  # with the default fanout: about entities / 8 communities
+SEED = 0
+
+# ----------------------------------------------------------------------------------------
+# child programs (each runs in a fresh interpreter)
+# ----------------------------------------------------------------------------------------
+GENERATE_CODE = textwrap.dedent("""
+    import json, sys
+    from graphrag_audit.synthetic import leiden_like, write_index
+    n, mcs, seed, out, layouts = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
+    spec = leiden_like(n, max_cluster_size=mcs, seed=seed)
+    for layout in layouts:
+        write_index(spec, f"{out}/{layout}", layout)
+    print(json.dumps({"communities": int(len(spec.communities)), "reports": int(len(spec.reports)),
+                      "max_level": int(spec.communities["level"].max())}))
+""")
+
+IMPORT_FLOOR_CODE = "import graphrag_audit.cli, graphrag_audit.audit, graphrag_audit.render"
+
+BARE_READ_CODE = textwrap.dedent("""
+    import json, sys
+    import pyarrow.parquet as pq
+    spec = json.loads(sys.argv[1])
+    tables = {name: pq.read_table(path, columns=cols) for name, (path, cols) in spec.items()}
+    print(json.dumps({
+        "arrow_bytes": sum(t.nbytes for t in tables.values()),
+        "tables": {name: {"rows": t.num_rows, "bytes": t.nbytes,
+                          "columns": {c: t.column(c).nbytes for c in t.column_names}}
+                   for name, t in tables.items()},
+    }))
+""")
+
+# graphrag's read_indexer_reports roll-up, restated with the same pandas operations
+# (3.x: packages/graphrag/graphrag/query/indexer_adapters.py; 1.x: the same function on
+# create_final_nodes), called once per community_level exactly as a user sweeping levels would.
+NAIVE_CODE = textwrap.dedent("""
+    import json, sys, time
+    import pandas as pd
+    layout, spec = sys.argv[1], json.loads(sys.argv[2])
+    t0 = time.perf_counter()
+    reports = pd.read_parquet(spec["reports"][0], columns=spec["reports"][1])
+    if layout == "3.x":
+        rollup_input = pd.read_parquet(spec["communities"][0], columns=spec["communities"][1])
+    else:
+        rollup_input = pd.read_parquet(spec["nodes"][0], columns=spec["nodes"][1])
+    t_read = time.perf_counter() - t0
+
+    def filter_under(df, n):  # graphrag's _filter_under_community_level
+        return df[(df.level <= n) | df.level.isna()]
+
+    def read_indexer_reports_3x(final_community_reports, final_communities, community_level):
+        reports_df = final_community_reports
+        nodes_df = final_communities.explode("entity_ids")
+        if community_level is not None:
+            nodes_df = filter_under(nodes_df, community_level)
+            reports_df = filter_under(reports_df, community_level)
+        nodes_df = nodes_df.copy()
+        nodes_df.loc[:, "community"] = nodes_df["community"].fillna(-1)
+        nodes_df.loc[:, "community"] = nodes_df["community"].astype(int)
+        nodes_df = nodes_df.groupby(["title"]).agg({"community": "max"}).reset_index()
+        filtered_community_df = nodes_df["community"].drop_duplicates()
+        return reports_df.merge(filtered_community_df, on="community", how="inner")
+
+    def read_indexer_reports_1x(final_community_reports, final_nodes, community_level):
+        report_df = final_community_reports
+        entity_df = final_nodes
+        if community_level is not None:
+            entity_df = filter_under(entity_df, community_level)
+            report_df = filter_under(report_df, community_level)
+        entity_df = entity_df.copy()
+        entity_df.loc[:, "community"] = entity_df["community"].fillna(-1)
+        entity_df.loc[:, "community"] = entity_df["community"].astype(int)
+        entity_df = entity_df.groupby(["title"]).agg({"community": "max"}).reset_index()
+        filtered_community_df = entity_df["community"].drop_duplicates()
+        return report_df.merge(filtered_community_df, on="community", how="inner")
+
+    fn = read_indexer_reports_3x if layout == "3.x" else read_indexer_reports_1x
+    top = int(max(rollup_input["level"].max(), reports["level"].max()))
+    counts = {}
+    t1 = time.perf_counter()
+    for n in list(range(top + 1)) + [None]:
+        counts[str(n)] = int(len(fn(reports, rollup_input, n)))
+    t_rollup = time.perf_counter() - t1
+    print(json.dumps({"read_s": t_read, "rollup_s": t_rollup, "counts": counts}))
+""")
+
+TOKENS_CODE = textwrap.dedent("""
+    import json, sys, time
+    import pyarrow.compute as pc, pyarrow.parquet as pq
+    from graphrag_audit.tokens import get_token_counter
+    t = pq.read_table(sys.argv[1], columns=["title", "full_content"])
+    text_bytes = int(pc.sum(pc.binary_length(t["full_content"])).as_py() or 0)
+    title_bytes = int(pc.sum(pc.binary_length(t["title"])).as_py() or 0)
+    t0 = time.perf_counter()
+    arrow_len = pc.sum(pc.binary_length(t["full_content"])).as_py()
+    arrow_s = time.perf_counter() - t0
+    texts = t["full_content"].to_pylist()
+    texts = ["" if x is None else x for x in texts]
+    out = {"text_bytes": text_bytes, "title_bytes": title_bytes, "arrow_binary_length_s": arrow_s}
+    for name in ("estimate", "cl100k_base"):
+        counter = get_token_counter(name)
+        counter.count("warm up")
+        t0 = time.perf_counter()
+        total = int(counter.count_many(texts).sum())
+        out[name] = {"seconds": time.perf_counter() - t0, "tokens": total}
+    print(json.dumps(out))
+""")
+
+PHASES_CODE = textwrap.dedent("""
+    import json, sys, time
+    from graphrag_audit.audit import AuditOptions, audit
+    from graphrag_audit.render import render
+    t0 = time.perf_counter()
+    report = audit(sys.argv[1], AuditOptions(tokenizer=sys.argv[2]))
+    t1 = time.perf_counter()
+    text = render(report, "json")
+    t2 = time.perf_counter()
+    print(json.dumps({"audit_s": t1 - t0, "render_s": t2 - t1, "json_bytes": len(text),
+                      "phases": report.timings}))
+""")
+
+
+# ----------------------------------------------------------------------------------------
+# running children
+# ----------------------------------------------------------------------------------------
+def run_child(argv: list[str], *, capture: bool = True) -> dict:
+    """Run ``argv`` in a fresh process: wall s, cpu s (user+sys), peak RSS bytes, stdout."""
+    env = dict(os.environ)
+    env.setdefault("PYTHONHASHSEED", "0")
+    env["PYTHONPATH"] = os.pathsep.join([str(CODE)] + [p for p in [env.get("PYTHONPATH")] if p])
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out if capture else subprocess.DEVNULL, stderr=err,
+                                cwd=str(CODE), env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode("utf-8", "replace")
+        stderr = err.read().decode("utf-8", "replace")
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:4])} ... exited {proc.returncode}:\n{stderr[-3000:]}")
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "rss_bytes": usage.ru_maxrss * 1024, "stdout": stdout}
+
+
+def best_of(repeat: int, argv: list[str]) -> dict:
+    """Run ``repeat`` times; minimum wall and cpu, maximum RSS, the last stdout."""
+    runs = [run_child(argv) for _ in range(repeat)]
+    return {"wall_s": min(r["wall_s"] for r in runs), "cpu_s": min(r["cpu_s"] for r in runs),
+            "rss_bytes": max(r["rss_bytes"] for r in runs), "stdout": runs[-1]["stdout"]}
+
+
+# ----------------------------------------------------------------------------------------
+# data
+# ----------------------------------------------------------------------------------------
+def generator_digest() -> str:
+    src = (REPO / "graphrag_audit" / "synthetic.py").read_bytes()
+    return hashlib.sha256(src).hexdigest()[:16]
+
+
+def ensure_data(cache: Path, label: str, n: int, layouts: list[str], regenerate: bool) -> dict:
+    base = cache / f"{label}-mcs{MAX_CLUSTER_SIZE}-seed{SEED}"
+    stamp = base / "stamp.json"
+    want = {"entities": n, "max_cluster_size": MAX_CLUSTER_SIZE, "seed": SEED,
+            "generator": generator_digest(), "layouts": sorted(LAYOUTS)}
+    if not regenerate and stamp.exists():
+        have = json.loads(stamp.read_text())
+        if all(have.get(k) == v for k, v in want.items()) and all((base / lay).is_dir() for lay in layouts):
+            return {"dir": base, **have}
+    print(f"generating {label} ({n:,} entities) in {base} ...", file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    res = run_child([sys.executable, "-c", GENERATE_CODE, str(n), str(MAX_CLUSTER_SIZE), str(SEED), str(base),
+                     *LAYOUTS])
+    info = {**want, **json.loads(res["stdout"]), "generate_s": round(time.perf_counter() - t0, 1)}
+    stamp.write_text(json.dumps(info, indent=1))
+    return {"dir": base, **info}
+
+
+def read_spec(index_dir: Path) -> dict:
+    """{logical table: (path, [columns load.py reads that the file has])}, as load_index picks them."""
+    import pyarrow.parquet as pq
+
+    from graphrag_audit.generation import detect_generation
+    from graphrag_audit.load import COMMUNITY_COLUMNS, ENTITY_COLUMNS, NODE_COLUMNS, REPORT_COLUMNS
+    from graphrag_audit.locate import locate_index
+
+    files = locate_index(index_dir)
+    schemas = {k: {f.name: str(f.type) for f in pq.read_schema(p)} for k, p in files.tables.items()}
+    generation = detect_generation(files.tables, schemas)
+    wanted = {"communities": COMMUNITY_COLUMNS, "reports": REPORT_COLUMNS, "entities": ENTITY_COLUMNS}
+    if generation.before_2 or "communities" not in files.tables:
+        wanted["nodes"] = NODE_COLUMNS
+    return {k: (str(files.tables[k]), [c for c in cols if c in schemas[k]])
+            for k, cols in wanted.items() if k in files.tables}
+
+
+# ----------------------------------------------------------------------------------------
+# one size x layout
+# ----------------------------------------------------------------------------------------
+def warm_page_cache(index_dir: Path) -> None:
+    """Read every table file once, so that no measurement pays for the disk (the first reader
+    would otherwise: a cold 1M-entity read took 5 s instead of 1.3 s here)."""
+    for p in sorted(index_dir.iterdir()):
+        if p.is_file():
+            with open(p, "rb") as fh:
+                while fh.read(1 << 24):
+                    pass
+
+
+def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
+    py = sys.executable
+    spec = read_spec(index_dir)
+    row: dict = {"layout": layout, "dir": str(index_dir)}
+    warm_page_cache(index_dir)
+
+    floor = best_of(args.repeat, [py, "-c", IMPORT_FLOOR_CODE])
+    row["floor"] = {k: floor[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
+
+    bare = best_of(args.repeat, [py, "-c", BARE_READ_CODE, json.dumps(spec)])
+    row["bare"] = {k: bare[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
+    row["bare"].update(json.loads(bare["stdout"]))
+
+    tokenizers = ["estimate"] + ([] if args.no_exact else ["cl100k_base"])
+    row["audit"] = {}
+    for tok in tokenizers:
+        target = out_dir / f"audit-{layout}-{tok}.json"
+        res = best_of(args.repeat, [py, "-m", "graphrag_audit", "levels", str(index_dir), "-f", "json",
+                                    "--tokenizer", tok, "-o", str(target), "--fail-on", "never"])
+        row["audit"][tok] = {k: res[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
+        row["audit"][tok]["json_bytes"] = target.stat().st_size
+
+    est = json.loads((out_dir / f"audit-{layout}-estimate.json").read_text())
+    row["counts"] = est["index"]["counts"]
+    behaviour = "v2" if layout == "3.x" else "v1"
+    audit_counts = {str(r["community_level"]): r["selected"][behaviour]["count"] for r in est["levels"]}
+
+    if not args.no_naive:
+        naive_spec = {"reports": (spec["reports"][0], ["community", "level", "title", "rank", "full_content"])}
+        if layout == "3.x":
+            naive_spec["communities"] = (spec["communities"][0], ["community", "level", "title", "entity_ids"])
+        else:
+            naive_spec["nodes"] = (spec["nodes"][0], ["title", "community", "level"])
+        naive = best_of(args.repeat, [py, "-c", NAIVE_CODE, layout, json.dumps(naive_spec)])
+        detail = json.loads(naive["stdout"])
+        row["naive"] = {k: naive[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
+        row["naive"].update(read_s=detail["read_s"], rollup_s=detail["rollup_s"],
+                            levels=len(detail["counts"]), agrees=detail["counts"] == audit_counts)
+
+    tokens = run_child([py, "-c", TOKENS_CODE, spec["reports"][0]])
+    row["tokens"] = json.loads(tokens["stdout"])
+
+    if not args.no_phases:
+        ph = run_child([py, "-c", PHASES_CODE, str(index_dir), "estimate"])
+        row["phases"] = json.loads(ph["stdout"])
+    return row
+
+
+# ----------------------------------------------------------------------------------------
+# report
+# ----------------------------------------------------------------------------------------
+MB = 1024 * 1024
+
+
+def _f(x: float, nd: int = 2) -> str:
+    return f"{x:.{nd}f}"
+
+
+def _ratio(a: float, b: float, nd: int = 2) -> str:
+    return _f(a / b, nd) if b > 0 else "–"
+
+
+def summarise(results: list[dict]) -> str:
+    """The headline table: wall times of fresh processes, peak RSS, the three ratios."""
+    head = ["entities", "layout", "communities / reports", "levels", "Arrow MB read",
+            "bare read s (peak RSS MB)", "audit s (estimate)", "audit / bare read", "audit peak RSS MB",
+            "RSS / Arrow", "naive s (read + roll-ups)", "naive / audit", "audit s (cl100k)",
+            "exact extra s", "exact MB/s"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in results:
+        est = r["audit"]["estimate"]
+        arrow = r["bare"]["arrow_bytes"]
+        c = r["counts"]
+        cells = [f"{r['entities']:,}", r["layout"], f"{c['communities']:,} / {c['reports']:,}", str(c["levels"]),
+                 _f(arrow / MB, 0), f"{_f(r['bare']['wall_s'])} ({r['bare']['rss_bytes'] / MB:.0f})",
+                 _f(est["wall_s"]), _ratio(est["wall_s"], r["bare"]["wall_s"]),
+                 f"{est['rss_bytes'] / MB:.0f}", _ratio(est["rss_bytes"], arrow)]
+        if "naive" in r:
+            nv = r["naive"]
+            ok = "" if nv["agrees"] else " (counts differ!)"
+            cells += [f"{_f(nv['wall_s'])} ({_f(nv['read_s'])} + {_f(nv['rollup_s'])}){ok}",
+                      _ratio(nv["wall_s"], est["wall_s"], 1)]
+        else:
+            cells += ["–", "–"]
+        if "cl100k_base" in r["audit"]:
+            ex = r["audit"]["cl100k_base"]
+            extra = ex["wall_s"] - est["wall_s"]
+            cells += [_f(ex["wall_s"]), _f(extra), _ratio(_text_mb(r), extra, 1)]
+        else:
+            cells += ["–", "–", "–"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _text_mb(r: dict) -> float:
+    return (r["tokens"]["text_bytes"] + r["tokens"]["title_bytes"]) / MB
+
+
+def summarise_cpu(results: list[dict]) -> str:
+    """The same runs by CPU time (user + sys): steadier than wall time on a shared machine."""
+    head = ["entities", "layout", "import floor s (RSS MB)", "bare read cpu s", "audit cpu s (estimate)",
+            "audit / bare read (cpu)", "naive cpu s", "naive / audit (cpu)", "audit cpu s (cl100k)",
+            "exact extra cpu s", "exact MB/s (cpu)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in results:
+        est = r["audit"]["estimate"]
+        cells = [f"{r['entities']:,}", r["layout"], f"{_f(r['floor']['wall_s'])} ({r['floor']['rss_bytes'] / MB:.0f})",
+                 _f(r["bare"]["cpu_s"]), _f(est["cpu_s"]), _ratio(est["cpu_s"], r["bare"]["cpu_s"])]
+        if "naive" in r:
+            cells += [_f(r["naive"]["cpu_s"]), _ratio(r["naive"]["cpu_s"], est["cpu_s"], 1)]
+        else:
+            cells += ["–", "–"]
+        if "cl100k_base" in r["audit"]:
+            ex = r["audit"]["cl100k_base"]
+            extra = ex["cpu_s"] - est["cpu_s"]
+            cells += [_f(ex["cpu_s"]), _f(extra), _ratio(_text_mb(r), extra, 1)]
+        else:
+            cells += ["–", "–", "–"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def summarise_tokens(results: list[dict]) -> str:
+    """Token counters on their own: every report's full_content, one process per size."""
+    head = ["entities", "layout", "report text MB", "arrow byte lengths MB/s", "estimate counter MB/s",
+            "cl100k_base counter MB/s", "cl100k tokens", "JSON output MB"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in results:
+        tk = r["tokens"]
+        body = tk["text_bytes"] / MB
+        cells = [f"{r['entities']:,}", r["layout"], _f(_text_mb(r), 1),
+                 _ratio(body, tk["arrow_binary_length_s"], 0), _ratio(body, tk["estimate"]["seconds"], 0),
+                 _ratio(body, tk["cl100k_base"]["seconds"], 1), f"{tk['cl100k_base']['tokens']:,}",
+                 _f(r["audit"]["estimate"]["json_bytes"] / MB, 1)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def summarise_phases(results: list[dict]) -> str:
+    rows = [r for r in results if "phases" in r]
+    if not rows:
+        return ""
+    keys = ["load", "tree", "selection", "costs", "depth"]
+    head = ["entities", "layout"] + [f"{k} s" for k in keys] + ["JSON render s", "total s",
+                                                                 "naive roll-ups s / selection s"]
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in rows:
+        ph = r["phases"]
+        cells = [f"{r['entities']:,}", r["layout"]] + [_f(ph["phases"].get(k, 0.0)) for k in keys] + \
+                [_f(ph["render_s"]), _f(ph["audit_s"] + ph["render_s"])]
+        sel = ph["phases"].get("selection", 0.0)
+        cells.append(_ratio(r["naive"]["rollup_s"], sel, 1) if "naive" in r else "–")
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def growth(results: list[dict]) -> str:
+    out = []
+    for layout in LAYOUTS:
+        by = {r["entities"]: r for r in results if r["layout"] == layout}
+        if len(by) < 2:
+            continue
+        sizes = sorted(by)
+        lo, hi = sizes[0], sizes[-1]
+        a, b = by[lo], by[hi]
+        for label, get in (("wall", lambda r: r["audit"]["estimate"]["wall_s"]),
+                           ("wall minus import floor", lambda r: r["audit"]["estimate"]["wall_s"] - r["floor"]["wall_s"]),
+                           ("cpu", lambda r: r["audit"]["estimate"]["cpu_s"]),
+                           ("cpu minus import floor", lambda r: r["audit"]["estimate"]["cpu_s"] - r["floor"]["cpu_s"])):
+            per_lo, per_hi = get(a) / lo, get(b) / hi
+            out.append(f"- {layout}, {label}: {per_lo * 1e6:.2f} µs/entity at {lo:,} -> {per_hi * 1e6:.2f} µs/entity "
+                       f"at {hi:,}: {per_hi / per_lo:.2f}x linear")
+        if len(sizes) == 3:
+            m = by[sizes[1]]
+            for label, get in (("wall minus import floor", lambda r: r["audit"]["estimate"]["wall_s"] - r["floor"]["wall_s"]),
+                               ("cpu minus import floor", lambda r: r["audit"]["estimate"]["cpu_s"] - r["floor"]["cpu_s"])):
+                per_m, per_hi = get(m) / sizes[1], get(b) / hi
+                out.append(f"- {layout}, {label}, {sizes[1]:,} -> {hi:,}: {per_hi / per_m:.2f}x linear")
+    return "\n".join(out)
+
+
+def machine() -> str:
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        mem = next(int(x.split()[1]) for x in Path("/proc/meminfo").read_text().splitlines()
+                   if x.startswith("MemTotal")) / 1024 / 1024
+        mem_s = f"{mem:.0f} GiB RAM"
+    except (OSError, StopIteration):
+        mem_s = "? RAM"
+    import numpy
+    import pandas
+    import pyarrow
+
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    return (f"{os.cpu_count()} CPUs ({cpu}), {mem_s}; Python {platform.python_version()}, "
+            f"pyarrow {pyarrow.__version__}, pandas {pandas.__version__}, numpy {numpy.__version__}; "
+            f"load average at start {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="10k,100k,1m", help="comma list of " + ", ".join(SIZES))
+    ap.add_argument("--layouts", default=",".join(LAYOUTS), help="comma list of " + ", ".join(LAYOUTS))
+    ap.add_argument("--cache", default=os.path.join(os.environ.get("TMPDIR", tempfile.gettempdir()),
+                                                    "graphrag-audit-bench"),
+                    help="where the generated indexes live (outside the repository)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per measurement (min wall/cpu, max RSS)")
+    ap.add_argument("--no-exact", action="store_true", help="skip the exact cl100k_base audit")
+    ap.add_argument("--no-naive", action="store_true", help="skip the naive pandas reference")
+    ap.add_argument("--no-phases", action="store_true", help="skip the in-process phase breakdown")
+    ap.add_argument("--regenerate", action="store_true", help="rewrite the cached indexes")
+    ap.add_argument("--code", default=str(REPO),
+                    help="directory holding the graphrag_audit package to benchmark (default: this checkout; "
+                         "point it at a copy of an older version to compare)")
+    ap.add_argument("--json", help="also write every measurement to this JSON file")
+    ap.add_argument("--markdown", help="also write the tables to this markdown file")
+    args = ap.parse_args(argv)
+
+    sizes = [s.strip().lower() for s in args.sizes.split(",") if s.strip()]
+    layouts = [s.strip() for s in args.layouts.split(",") if s.strip()]
+    for s in sizes:
+        if s not in SIZES:
+            ap.error(f"unknown size {s!r}; choose from {', '.join(SIZES)}")
+    for lay in layouts:
+        if lay not in LAYOUTS:
+            ap.error(f"unknown layout {lay!r}; choose from {', '.join(LAYOUTS)}")
+    global CODE
+    CODE = Path(args.code).resolve()
+    if not (CODE / "graphrag_audit" / "__init__.py").is_file():
+        ap.error(f"--code {CODE}: no graphrag_audit package there")
+    cache = Path(args.cache).resolve()
+    if REPO in cache.parents or cache == REPO:
+        ap.error("--cache must be outside the repository (generated data is never committed)")
+    cache.mkdir(parents=True, exist_ok=True)
+
+    header = machine() + ("" if CODE == REPO else f"; code from {CODE}")
+    print(f"# machine: {header}", flush=True)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="gra-bench-out-") as tmp:
+        for s in sizes:
+            n = SIZES[s]
+            data = ensure_data(cache, s, n, layouts, args.regenerate)
+            for lay in layouts:
+                print(f"# measuring {s} {lay} ...", file=sys.stderr, flush=True)
+                row = measure(Path(data["dir"]) / lay, lay, args, Path(tmp))
+                row["entities"] = n
+                results.append(row)
+    text = "\n\n".join(x for x in [
+        f"Machine: {header}",
+        f"Data: leiden_like(n, max_cluster_size={MAX_CLUSTER_SIZE}, seed={SEED}); cache {cache}",
+        "Wall time (fresh processes):\n\n" + summarise(results),
+        "CPU time (user + sys) of the same processes:\n\n" + summarise_cpu(results),
+        "Token counting on its own:\n\n" + summarise_tokens(results),
+        "Phases of audit() in one process (--tokenizer estimate):\n\n" + summarise_phases(results),
+        "Growth per entity (audit with --tokenizer estimate):\n" + growth(results),
+    ] if x)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"machine": header, "results": results}, indent=1, default=str))
+    if args.markdown:
+        Path(args.markdown).write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
