@@ -160,6 +160,12 @@ def list_column(series: pd.Series, path: Path, column: str) -> list[list]:
 def int_lists(series: pd.Series, path: Path, column: str) -> list[list]:
     """A list column of community numbers (``children``): every item an integer; missing items
     (None/NaN) are dropped. Anything else (nested lists, text, fractions) is an input error."""
+    arr = _arrow_list(series)
+    if arr is not None:
+        vt = arr.type.value_type
+        if (pa.types.is_signed_integer(vt) or vt in (pa.uint8(), pa.uint16(), pa.uint32())) \
+                and pc.list_flatten(arr).null_count == 0:
+            return list_column(series, path, column)  # already Python ints in int64 range, none missing
     out = []
     for lst in list_column(series, path, column):
         row = []
