@@ -5,9 +5,10 @@ Usage (from the repository root, the package installed or importable)::
 
     python benchmarks/bench_levels.py                      # 10k, 100k, 1m; 3.x and 1.x layouts
     python benchmarks/bench_levels.py --sizes 10k,100k --layouts 3.x --no-exact
-    python benchmarks/bench_levels.py --markdown docs-table.md --json results.json
+    python benchmarks/bench_levels.py --repeat 3 --markdown docs-table.md --json results.json
+    python benchmarks/bench_levels.py --sizes 1m --code /path/to/other/checkout    # compare versions
 
-Data: ``graphrag_audit.synthetic.leiden_like(n, max_cluster_size=24, seed=0)`` (about n/8
+Data: ``graphrag_audit.synthetic.leiden_like(n, max_cluster_size=24, seed=0)`` (about n/8.7
 communities and reports, reports of 1-4 KB in English/Chinese/Russian), written once in the
 graphrag 3.x layout and the 1.0-1.2 layout into a cache directory outside the repository
 (default ``$TMPDIR/graphrag-audit-bench``; ``--cache DIR``). It is regenerated when the
@@ -51,9 +52,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 CODE = REPO  # the directory holding the graphrag_audit package the children import (--code)
+sys.path.insert(0, str(REPO))  # this checkout's column lists and generator, whatever is installed
 SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
 LAYOUTS = ("3.x", "1.0-1.2")
-MAX_CLUSTER_SIZE = 24  # with the default fanout: about entities / 8 communities
+MAX_CLUSTER_SIZE = 24  # with the default fanout: about entities / 8.7 communities (default 10: / 4)
 SEED = 0
 
 # ----------------------------------------------------------------------------------------
@@ -147,7 +149,7 @@ TOKENS_CODE = textwrap.dedent("""
     text_bytes = int(pc.sum(pc.binary_length(t["full_content"])).as_py() or 0)
     title_bytes = int(pc.sum(pc.binary_length(t["title"])).as_py() or 0)
     t0 = time.perf_counter()
-    arrow_len = pc.sum(pc.binary_length(t["full_content"])).as_py()
+    pc.sum(pc.binary_length(t["full_content"])).as_py()  # what the audit's estimate reads
     arrow_s = time.perf_counter() - t0
     texts = t["full_content"].to_pylist()
     texts = ["" if x is None else x for x in texts]
@@ -178,15 +180,16 @@ PHASES_CODE = textwrap.dedent("""
 # ----------------------------------------------------------------------------------------
 # running children
 # ----------------------------------------------------------------------------------------
-def run_child(argv: list[str], *, capture: bool = True) -> dict:
-    """Run ``argv`` in a fresh process: wall s, cpu s (user+sys), peak RSS bytes, stdout."""
+def run_child(argv: list[str], *, code: Path | None = None) -> dict:
+    """Run ``argv`` in a fresh process importing the package from ``code`` (default ``CODE``):
+    wall s, cpu s (user + sys), peak RSS bytes, stdout."""
+    code = code or CODE
     env = dict(os.environ)
     env.setdefault("PYTHONHASHSEED", "0")
-    env["PYTHONPATH"] = os.pathsep.join([str(CODE)] + [p for p in [env.get("PYTHONPATH")] if p])
+    env["PYTHONPATH"] = os.pathsep.join([str(code)] + [p for p in [env.get("PYTHONPATH")] if p])
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out if capture else subprocess.DEVNULL, stderr=err,
-                                cwd=str(CODE), env=env)
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=str(code), env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -227,7 +230,7 @@ def ensure_data(cache: Path, label: str, n: int, layouts: list[str], regenerate:
     print(f"generating {label} ({n:,} entities) in {base} ...", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     res = run_child([sys.executable, "-c", GENERATE_CODE, str(n), str(MAX_CLUSTER_SIZE), str(SEED), str(base),
-                     *LAYOUTS])
+                     *LAYOUTS], code=REPO)  # this checkout's generator, whose digest is stamped
     info = {**want, **json.loads(res["stdout"]), "generate_s": round(time.perf_counter() - t0, 1)}
     stamp.write_text(json.dumps(info, indent=1))
     return {"dir": base, **info}
