@@ -20,6 +20,10 @@ def _clean(o):
     return o
 
 
-def render_json(report) -> str:
-    # ensure_ascii keeps the output 7-bit: valid UTF-8 whatever the titles hold
-    return json.dumps(_clean(report.to_dict()), indent=2, ensure_ascii=True, allow_nan=False) + "\n"
+def render_json(report, *, indent: int | None = None) -> str:
+    """Compact by default: Python's C encoder only runs without ``indent`` (about 1 s saved on a
+    1M-entity index); pipe through ``jq .`` or ``python -m json.tool`` to read it.
+    ensure_ascii keeps the output 7-bit: valid UTF-8 whatever the titles hold."""
+    seps = (",", ":") if indent is None else (",", ": ")
+    return json.dumps(_clean(report.to_dict()), indent=indent, separators=seps, ensure_ascii=True,
+                      allow_nan=False) + "\n"
