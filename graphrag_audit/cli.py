@@ -258,8 +258,6 @@ def levels_cmd(
 
 def _from_command_line(ctx: typer.Context, name: str) -> bool:
     """True when the option was typed (not taken from an environment variable or its default)."""
-    import click
-
     try:
         src = ctx.get_parameter_source(name)
         return src is not None and src.name == "COMMANDLINE"
