@@ -13,8 +13,6 @@ def detect_generation(tables: dict[str, Path], schemas: dict[str, dict[str, str]
     names = {k: p.name for k, p in tables.items()}
     legacy = any(n.startswith("create_final_") for n in names.values())
     comm = schemas.get("communities", {})
-    reps = schemas.get("reports", {})
-    nodes = schemas.get("nodes", {})
     ents = schemas.get("entities", {})
 
     if legacy:

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
-import numpy as np
 import pandas as pd
 
 GENERATIONS = ("0.1-0.4", "0.5-0.9", "1.0-1.2", "2.x", "3.x")
@@ -81,17 +80,3 @@ class IndexModel:
             return int(len(self.entities))
         keys = self.rollup_rows["entity"] if len(self.rollup_rows) else self.members["entity"]
         return int(keys.nunique())
-
-    def roots(self) -> list[int]:
-        return sorted(n for n in self.tree.nodes if self.tree.in_degree(n) == 0)
-
-    def community_entities(self) -> dict[int, np.ndarray]:
-        """community -> array of member entity keys (cached)."""
-        cached = self.extra.get("_community_entities")
-        if cached is None:
-            cached = {
-                int(k): v.to_numpy()
-                for k, v in self.members.groupby("community", sort=False)["entity"]
-            }
-            self.extra["_community_entities"] = cached
-        return cached

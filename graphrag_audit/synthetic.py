@@ -1423,7 +1423,7 @@ def two_forests(spec: IndexSpec, period: str = "2025-02-01", remap_children: boo
         c["children"] = pd.Series(pd.arrays.ArrowExtensionArray(pa.nulls(len(c), _LIST_I64)))
     n0 = len(s.entities)
     titles = [f"{t} (update)" for t in s.entities["title"].astype(str)]
-    newe = _add_entities(s, titles)
+    _add_entities(s, titles)
     m = s.membership.copy()
     m["key"] += kbase
     m["entity"] = m["entity"] + n0

@@ -47,20 +47,3 @@ def build_tree(communities: pd.DataFrame, members: pd.DataFrame | None) -> nx.Di
 
 def _ints(values) -> list[int]:
     return np.asarray(values).astype(np.int64).tolist()
-
-
-def leaves(tree: nx.DiGraph) -> set[int]:
-    return {n for n in tree.nodes if tree.out_degree(n) == 0}
-
-
-def frontier(tree: nx.DiGraph, n: int | None) -> set[int]:
-    """{communities at level n} ∪ {leaves at level < n}; all leaves when n is None."""
-    out = set()
-    for c, d in tree.nodes(data=True):
-        lv = d["level"]
-        if n is None:
-            if tree.out_degree(c) == 0:
-                out.add(c)
-        elif lv == n or (lv < n and tree.out_degree(c) == 0):
-            out.add(c)
-    return out

@@ -12,7 +12,6 @@ from importlib import metadata
 
 import pandas as pd
 
-from graphrag_audit.errors import IndexInputError
 
 
 def installed_graphrag_version() -> str | None:

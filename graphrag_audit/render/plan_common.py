@@ -79,7 +79,7 @@ def granularity_line(plan, report) -> str:
         return "no report can be sent"
     parts = [f"every entity at level >= min({plan.complete_level}, its finest available level)",
              f"deepest level used {lvl(plan.deepest_level)}"]
-    parts.append(f"best whole level frontier that fits: "
+    parts.append("best whole level frontier that fits: "
                  + ("none" if plan.baseline_level is None else f"N={plan.baseline_level}"))
     parts.append(f"best single community_level that fits: >=2.0 {lvl(best2) if best2 is not None else 'none'}, "
                  f"<2.0 {lvl(best1) if best1 is not None else 'none'}")
