@@ -44,26 +44,41 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
         model = load_index(index)
     timings["load"] = time.perf_counter() - t0
 
-    step("checking the tree")
-    t = time.perf_counter()
-    ti = TreeIndex(model)
-    findings = check_integrity(model)
-    tl = tree_levels(model, ti)
-    timings["tree"] = time.perf_counter() - t
-
-    step("selecting reports per level")
-    t = time.perf_counter()
-    selections = select_all(model)
-    levels = level_results(model, ti, selections)
-    timings["selection"] = time.perf_counter() - t
-
+    # the selection-independent half of the costs (occurrence counts, each report's row measure)
+    # runs beside the tree checks and the selections: most of it is arrow and numpy work that
+    # releases the GIL, so the two cores both work
+    pool = prepared = None
     if options.costs and model.has_reports_table:
-        step("counting tokens and map calls")
-        t = time.perf_counter()
-        from graphrag_audit.costs import attach_costs
+        from concurrent.futures import ThreadPoolExecutor
 
-        attach_costs(model, selections, levels, options, progress=step)
-        timings["costs"] = time.perf_counter() - t
+        from graphrag_audit.costs import prepared_coster
+
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit")
+        prepared = pool.submit(prepared_coster, model, options.tokenizer, options.max_context_tokens)
+    try:
+        step("checking the tree")
+        t = time.perf_counter()
+        ti = TreeIndex(model)
+        findings = check_integrity(model)
+        tl = tree_levels(model, ti)
+        timings["tree"] = time.perf_counter() - t
+
+        step("selecting reports per level")
+        t = time.perf_counter()
+        selections = select_all(model)
+        levels = level_results(model, ti, selections)
+        timings["selection"] = time.perf_counter() - t
+
+        if prepared is not None:
+            step("counting tokens and map calls")
+            t = time.perf_counter()
+            from graphrag_audit.costs import attach_costs
+
+            attach_costs(model, selections, levels, options, progress=step, coster=prepared.result())
+            timings["costs"] = time.perf_counter() - t
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     for r in levels:
         dyn = r["selected"]["dynamic"]

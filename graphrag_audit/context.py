@@ -544,10 +544,9 @@ def _utf8_lengths(values: Any, rows: np.ndarray) -> np.ndarray | None:
         pa_arr = pa.array(arr)
     except (pa.ArrowException, TypeError, ValueError):
         return None
-    if isinstance(pa_arr, pa.ChunkedArray):
-        pa_arr = pa_arr.combine_chunks()
     if not (pa.types.is_string(pa_arr.type) or pa.types.is_large_string(pa_arr.type)) or pa_arr.null_count:
         return None
+    # chunk by chunk: combining the chunks first would copy all the text
     lengths = pc.binary_length(pa_arr).to_numpy(zero_copy_only=False).astype(np.int64)
     return lengths[rows]
 

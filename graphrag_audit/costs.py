@@ -26,7 +26,7 @@ from graphrag_audit.context import (
 )
 from graphrag_audit.levels import entity_key_match
 from graphrag_audit.model import IndexModel
-from graphrag_audit.normalise import dictionary_parts, sorted_unique
+from graphrag_audit.normalise import dictionary_parts, factorize_ints, sorted_unique
 from graphrag_audit.tokens import get_token_counter
 
 COSTED = ("v2", "v1", "level_only")
@@ -111,10 +111,12 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
     has = units > 0  # membership rows whose entity has text units
     if not has.any():
         return empty
-    c_codes, c_uniques = pd.factorize(model.members["community"].to_numpy(dtype=np.int64)[has])
-    c_codes = c_codes.astype(np.int64)
+    c_all = model.members["community"].to_numpy(dtype=np.int64)[has]
+    c_codes, n_c = factorize_ints(c_all)
+    c_uniques = np.empty(n_c, dtype=np.int64)
+    c_uniques[c_codes] = c_all
     lens_r, start_r = units[has], ent_start[pos[has]]
-    n_c, width = len(c_uniques), max(n_tu, 1)
+    width = max(n_tu, 1)
     per_c = np.zeros(n_c, dtype=np.int64)
     # blocks of whole communities, about PAIRS_PER_BLOCK (community, text unit) pairs each
     load_c = np.bincount(c_codes, weights=lens_r, minlength=n_c)
@@ -262,9 +264,22 @@ def cost_fields(b: ContextBatches) -> dict:
     }
 
 
-def attach_costs(model: IndexModel, selections: dict, levels: list[dict], options, progress=None) -> None:
+def prepared_coster(model: IndexModel, tokenizer: str = "cl100k_base",
+                    max_context_tokens: int = 12000) -> ContextCoster:
+    """A :class:`ContextCoster` with the occurrence counts and every report's fixed row measure
+    already computed: the work that does not depend on any selection (``audit`` runs it in a
+    worker thread while the tree is checked and the selections are made)."""
+    coster = ContextCoster(model, tokenizer, max_context_tokens)
+    if coster.additive:
+        coster.fixed_measures(coster.counts is not None)
+    return coster
+
+
+def attach_costs(model: IndexModel, selections: dict, levels: list[dict], options, progress=None,
+                 coster: ContextCoster | None = None) -> None:
     """Fill ``SelectionStats.cost`` and ``row_tokens`` for v2, v1 and level_only at every N."""
-    coster = ContextCoster(model, options.tokenizer, options.max_context_tokens)
+    if coster is None:
+        coster = ContextCoster(model, options.tokenizer, options.max_context_tokens)
     by_n = {r["community_level"]: r for r in levels}
     for n, by_b in selections.items():
         for b in COSTED:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +25,13 @@ class TreeLevel:
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+class CommunityIds(list):
+    """A sorted list of community numbers, every item a Python ``int`` (from ``ndarray.tolist``).
+
+    A plain list to every caller; the JSON renderer passes it through unchecked (a 1M-entity
+    index has millions of them)."""
 
 
 @dataclass
@@ -57,18 +65,16 @@ class SelectionStats:
         return d
 
 
-def _first_parents(tree, index: pd.Index) -> np.ndarray:
-    """Code of each community's first parent in ``tree`` (edge insertion order), −1 for none."""
+def _first_parents(links, index: pd.Index) -> np.ndarray:
+    """Code of each community's first parent (its first edge in ``links``), −1 for none."""
     parent = np.full(len(index), -1, dtype=np.int64)
-    kids, firsts = [], []
-    for child, preds in tree.pred.items():  # one pass over the adjacency dicts
-        if preds:
-            kids.append(child)
-            firsts.append(next(iter(preds)))
-    if kids:
+    kids, firsts = links.children, links.parents
+    if len(kids):
+        once = ~pd.Index(kids).duplicated()  # the first edge into each child
+        kids, firsts = kids[once], firsts[once]
         kc, pc_ = index.get_indexer(kids), index.get_indexer(firsts)
         if (kc < 0).any() or (pc_ < 0).any():  # a tree node without a communities row
-            for child, first in zip(kids, firsts):
+            for child, first in zip(kids.tolist(), firsts.tolist()):
                 parent[index.get_loc(child)] = index.get_loc(first)  # raises KeyError, as it always did
         parent[kc] = pc_
     return parent
@@ -95,6 +101,16 @@ def entity_key_match(model: IndexModel) -> EntityKeyMatch | None:
     the keys are not dictionary-encoded arrow strings without gaps (callers then use pandas)."""
     if "_entity_key_match" in model.extra:
         return model.extra["_entity_key_match"]
+    with _KEY_MATCH_LOCK:  # audit's costs worker and the integrity checks both ask: hash once
+        if "_entity_key_match" in model.extra:
+            return model.extra["_entity_key_match"]
+        return _entity_key_match(model)
+
+
+_KEY_MATCH_LOCK = threading.Lock()
+
+
+def _entity_key_match(model: IndexModel) -> EntityKeyMatch | None:
     out = None
     if model.entities is not None:
         parts = dictionary_parts(model.members["entity"])
@@ -135,7 +151,7 @@ class TreeIndex:
         self.index = pd.Index(c["community"].to_numpy())
         self.level = c["level"].to_numpy()
         self.n_entities = c["n_entities"].to_numpy()
-        self.parent = _first_parents(model.tree, self.index)
+        self.parent = _first_parents(model.tree_links, self.index)
         self.children_count = np.bincount(self.parent[self.parent >= 0], minlength=len(self.index))
         m = model.members
         self.mem_ccode = self.index.get_indexer(m["community"].to_numpy())
@@ -150,13 +166,20 @@ class TreeIndex:
         has = self.rep_ccode >= 0
         rep_n[has] = self.n_entities[self.rep_ccode[has]]
         self.rep_n_entities = rep_n
+        self._covered: dict[bytes, int] = {}
 
     def covered(self, ccodes: np.ndarray) -> int:
+        """Distinct entities of the communities ``ccodes`` (remembered per community set: the
+        behaviours and levels often select the same set)."""
         mask = np.zeros(len(self.index), dtype=bool)
         mask[ccodes[ccodes >= 0]] = True
-        ent = np.zeros(self.n_member_entities, dtype=bool)
-        ent[self.mem_ecode[mask[self.mem_ccode]]] = True
-        return int(ent.sum())
+        key = np.packbits(mask).tobytes()
+        got = self._covered.get(key)
+        if got is None:
+            ent = np.zeros(self.n_member_entities, dtype=bool)
+            ent[self.mem_ecode[mask[self.mem_ccode]]] = True
+            got = self._covered[key] = int(ent.sum())
+        return got
 
     def ancestors_in(self, ccodes: np.ndarray) -> np.ndarray:
         """Codes among ``ccodes`` that are a proper ancestor of another code in ``ccodes``."""
@@ -205,7 +228,7 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
     return SelectionStats(
         behaviour=sel.behaviour,
         count=int(len(rows)),
-        community_ids=np.sort(comm).tolist(),
+        community_ids=CommunityIds(np.sort(comm).tolist()),
         by_level=by_level,
         ancestors_sent=anc_rows,
         entities_covered=covered,
@@ -223,6 +246,6 @@ def level_results(model: IndexModel, ti: TreeIndex, selections: dict) -> list[di
         v2, v1 = stats["v2"], stats["v1"]
         a2 = np.asarray(v2.community_ids, dtype=np.int64)
         only_v2 = sorted_unique(a2[~np.isin(a2, np.asarray(v1.community_ids, dtype=np.int64))]).tolist()
-        v2.extra["extra_vs_v1"] = {"count": v2.count - v1.count, "community_ids": only_v2}
+        v2.extra["extra_vs_v1"] = {"count": v2.count - v1.count, "community_ids": CommunityIds(only_v2)}
         out.append({"community_level": n, "selected": stats})
     return out

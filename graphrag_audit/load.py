@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,7 @@ from graphrag_audit.normalise import (
     text_column,
 )
 from graphrag_audit.tables import parquet_schema, read_table, table_columns
-from graphrag_audit.tree import build_tree
+from graphrag_audit.tree import build_tree, graph_links, parent_links
 
 COMMUNITY_COLUMNS = ["community", "id", "human_readable_id", "level", "parent", "children",
                      "title", "period", "size", "entity_ids"]
@@ -196,11 +197,17 @@ def load_index(path: str | os.PathLike) -> IndexModel:
     generation = detect_generation(files.tables, schemas)
     nodes = _nodes(files) if generation.before_2 or "communities" not in files.tables else None
     _release_read_memory()
-    communities, id_kind, children, members = _communities(files, schemas, nodes)
-    _release_read_memory()
-    reports, rep_id_kind = _reports(files)
-    _release_read_memory()
-    entities = _entities(files)
+    # the entities table (the largest: text-unit ids) is read and encoded in a second thread
+    # while this one reads the communities and the reports; arrow decodes and hashes without
+    # the GIL, so both cores work. Errors keep their order: communities, reports, entities.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit-read") as pool:
+        pending = pool.submit(_entities, files)
+        try:
+            communities, id_kind, children, members = _communities(files, schemas, nodes)
+            reports, rep_id_kind = _reports(files)
+        finally:
+            pending.cancel()  # only helps when it has not started
+        entities = pending.result()
     _release_read_memory()
     if generation.label == "0.1-0.4":
         id_kind = "string"
@@ -236,8 +243,9 @@ def load_index(path: str | os.PathLike) -> IndexModel:
     communities["children"] = children if children is not None else None
 
     has_parent = "parent" in schemas.get("communities", {})
+    tree = None  # with a parent column the networkx graph is built on first use (model.tree)
     if has_parent:
-        tree = build_tree(communities, None)
+        links = parent_links(communities)
     else:  # 0.x-0.9: derive from the per-level membership rows (the nodes table when present)
         rows = nodes[nodes["community"] >= 0] if nodes is not None else members
         unknown = np.setdiff1d(rows["community"].to_numpy(), communities["community"].to_numpy())
@@ -246,7 +254,7 @@ def load_index(path: str | os.PathLike) -> IndexModel:
             raise IndexInputError(files.tables["nodes"], f"{len(unknown)} community number(s) here have no row in "
                                   f"{files.tables['communities'].name}: {shown}")
         tree = build_tree(communities, rows)
-    if not has_parent:
+        links = graph_links(tree)
         # parent column from the derived tree (single parent), −1 for roots
         parent_of = {}
         for u, v in tree.edges:
@@ -267,9 +275,10 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         reports=reports,
         entities=entities,
         id_kind="string" if (id_kind == "string" or rep_id_kind == "string") else "int",
-        tree=tree,
+        tree_links=links,
         tree_source="parent" if has_parent else "membership",
         has_reports_table="reports" in files.tables,
         has_children_column=children is not None,
         extra={"schemas": schemas},
+        _tree=tree,
     )

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import pandas as pd
+
+from graphrag_audit.tree import TreeLinks
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 GENERATIONS = ("0.1-0.4", "0.5-0.9", "1.0-1.2", "2.x", "3.x")
 
@@ -44,6 +49,8 @@ class IndexModel:
     reports: one row per report row: ``community``, ``level``, ``title``, ``rank``,
         ``content`` (``full_content``, may be empty), ``content_chars``.
     entities: ``id``, ``title``, ``text_unit_ids`` (list or None) — or None when absent.
+    tree_links: the community forest as arrays (what the analyses read); ``tree`` is the
+        same forest as a networkx ``DiGraph``, built on first use.
     """
 
     path: Path
@@ -58,11 +65,22 @@ class IndexModel:
     reports: pd.DataFrame
     entities: pd.DataFrame | None
     id_kind: str  # "int" or "string": how the index stored community numbers
-    tree: nx.DiGraph
+    tree_links: TreeLinks
     tree_source: str  # "parent" or "membership"
     has_reports_table: bool = True
     has_children_column: bool = False
     extra: dict = field(default_factory=dict)
+    _tree: nx.DiGraph | None = field(default=None, repr=False)
+
+    @property
+    def tree(self) -> nx.DiGraph:
+        """The community forest as a networkx ``DiGraph`` (parent -> child; node attributes
+        ``level`` and ``n_entities``; graph attributes ``source`` and ``missing_parents``)."""
+        if self._tree is None:
+            from graphrag_audit.tree import build_tree
+
+            self._tree = build_tree(self.communities, None)
+        return self._tree
 
     # ---- small derived facts used everywhere -------------------------------------------
     @property

@@ -289,9 +289,35 @@ def key_codes(values) -> tuple[np.ndarray, int]:
     through their integer codes: no string is hashed again."""
     parts = dictionary_parts(values)
     if parts is not None:  # no missing keys: codes <-> keys is a bijection
-        codes, uniques = pd.factorize(parts[0])
-        return codes.astype(np.int64, copy=False), len(uniques)
+        return factorize_ints(parts[0])
     codes, uniques = pd.factorize(values)
+    return np.asarray(codes, dtype=np.int64), len(uniques)
+
+
+def factorize_ints(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """``pd.factorize`` codes (first-appearance order) of a 1-D integer array and the number of
+    distinct values, without hashing in the two shapes the loaders produce:
+
+    * codes already in first-appearance order (arrow's ``dictionary_encode`` numbers keys so):
+      they are their own factorization;
+    * runs of equal values whose run values are all distinct (membership rows grouped by
+      community): one code per run."""
+    a = np.asarray(values)
+    n = len(a)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    a = a.astype(np.int64, copy=False)
+    if a[0] == 0:
+        top = np.maximum.accumulate(a)
+        if (a >= 0).all() and (a[1:] <= top[:-1] + 1).all():
+            return a, int(top[-1]) + 1
+    new_run = np.empty(n, dtype=bool)
+    new_run[0] = True
+    np.not_equal(a[1:], a[:-1], out=new_run[1:])
+    heads = a[new_run]
+    if len(sorted_unique(heads)) == len(heads):
+        return np.cumsum(new_run, dtype=np.int64) - 1, len(heads)
+    codes, uniques = pd.factorize(a)
     return np.asarray(codes, dtype=np.int64), len(uniques)
 
 

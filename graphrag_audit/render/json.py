@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import math
 
+from graphrag_audit.levels import CommunityIds
+
 
 def _clean(o):
+    if type(o) is CommunityIds:  # ints only, by construction: nothing to clean
+        return o
     if isinstance(o, float):
         return o if math.isfinite(o) else None
     if isinstance(o, dict):
