@@ -44,38 +44,44 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
         model = load_index(index)
     timings["load"] = time.perf_counter() - t0
 
-    # the selection-independent half of the costs (occurrence counts, each report's row measure)
-    # runs beside the tree checks and the selections: most of it is arrow and numpy work that
-    # releases the GIL, so the two cores both work
-    pool = prepared = None
+    # The costs run in a worker thread beside the tree checks and the per-level statistics:
+    # first what no selection changes (occurrence counts, each report's row measure), then the
+    # map batches of every selection. Most of both sides is arrow and numpy work that releases
+    # the GIL, so the two cores both work.
+    pool = prepared = costed = None
     if options.costs and model.has_reports_table:
         from concurrent.futures import ThreadPoolExecutor
 
-        from graphrag_audit.costs import prepared_coster
+        from graphrag_audit.costs import prepared_coster, selection_costs
 
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit")
         prepared = pool.submit(prepared_coster, model, options.tokenizer, options.max_context_tokens)
     try:
-        step("checking the tree")
+        step("selecting reports per level")
         t = time.perf_counter()
         ti = TreeIndex(model)
+        selections = select_all(model)
+        if prepared is not None:
+            costed = pool.submit(lambda: selection_costs(prepared.result(), selections))
+        timings["selection"] = time.perf_counter() - t
+
+        step("checking the tree")
+        t = time.perf_counter()
         findings = check_integrity(model)
         tl = tree_levels(model, ti)
         timings["tree"] = time.perf_counter() - t
 
-        step("selecting reports per level")
         t = time.perf_counter()
-        selections = select_all(model)
         levels = level_results(model, ti, selections)
-        timings["selection"] = time.perf_counter() - t
+        timings["selection"] += time.perf_counter() - t
 
-        if prepared is not None:
+        if costed is not None:
             step("counting tokens and map calls")
             t = time.perf_counter()
             from graphrag_audit.costs import attach_costs
 
-            attach_costs(model, selections, levels, options, progress=step, coster=prepared.result())
-            timings["costs"] = time.perf_counter() - t
+            attach_costs(model, selections, levels, options, progress=step, results=costed.result())
+            timings["costs"] = time.perf_counter() - t  # what was left when the rest was done
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)

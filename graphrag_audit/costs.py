@@ -6,7 +6,9 @@ text is measured once (``context.row_measures``: arrow byte lengths for the esti
 count per report for the exact tokenizers) and reused across every level and behaviour; the
 occurrence-weight counts are level-independent for graphrag's "every community of the entity at
 level <= N" rule, so they are computed once too (:func:`community_text_unit_counts`, on integer
-codes).
+codes). graphrag < 2.0 reads those memberships from ``create_final_nodes`` instead, where they
+do depend on N (−1 rows, updated indexes): :class:`V1TextUnitCounts` holds them for every N at
+once, and :meth:`ContextCoster.selection_batches` packs the ``v1`` selections with them.
 """
 
 from __future__ import annotations
@@ -51,6 +53,178 @@ def community_text_unit_counts(model: IndexModel) -> pd.Series | None:
     if fast is not None:
         return fast
     return text_unit_counts(model.members[["entity", "community", "level"]], _entity_text_units(model), None)
+
+
+class V1TextUnitCounts:
+    """graphrag < 2.0's raw occurrence counts, for any ``community_level`` N (:meth:`at`).
+
+    graphrag 1.x's ``read_indexer_entities(final_nodes, final_entities, N)`` builds each
+    entity's ``community_ids`` from the ``create_final_nodes`` rows with ``level <= N``,
+    matched to ``entities.id`` by the node ``id`` (first entity row per id) — not from
+    ``communities.entity_ids``. The two differ: an entity outside any community at a level
+    ``<= N`` has a node row with community −1, so a report for community −1 gets a weight (and
+    can become the maximum every other weight is divided by), and the nodes of an updated index
+    (``graphrag update``) list other memberships and levels than the communities table. The
+    count of community c at N is the number of distinct text units t such that some node row
+    (entity, c, level L <= N) has t among its entity's text units: each distinct (c, t) pair is
+    kept once with the least such L, so every N is one ``bincount``.
+    """
+
+    def __init__(self, communities: np.ndarray, pair_community: np.ndarray, pair_level: np.ndarray,
+                 first_entity_level: int | None, base: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
+        self.communities = communities  # community number of each code
+        self.pair_community = pair_community  # code of each distinct (community, text unit) pair
+        self.pair_level = pair_level  # the least node-row level that brings the pair in
+        self.first_entity_level = first_entity_level  # least level of a node row that matches an entity
+        # (community, level, count) of the communities whose node rows are exactly their
+        # membership rows, at their own level: the level-independent counts, taken as they are
+        self.base = base
+
+    @classmethod
+    def of(cls, model: IndexModel, base: pd.Series | None = None) -> "V1TextUnitCounts | None":
+        """None when graphrag < 2.0 would weigh as :func:`community_text_unit_counts` does (no
+        ``create_final_nodes`` ids) or computes no weights (no text units).
+
+        ``base``: :func:`community_text_unit_counts` of the model, when computed. The node rows of
+        the communities whose rows are exactly their membership rows (an index graphrag wrote in
+        one run) then take those counts; only the other rows (community −1, the rows of an
+        updated index) go through the pair sort."""
+        r = model.rollup_rows
+        if "entity_id" not in r.columns or _entity_text_units_absent(model):
+            return None
+        e = model.entities
+        key = e["id"]
+        first = ~key.duplicated(keep="first").to_numpy()  # graphrag keeps an entity's first row
+        lens, tu = _text_unit_codes(e["text_unit_ids"])
+        pos = _key_positions(r["entity_id"], pa.array(key[first], from_pandas=True))
+        if pos is None:
+            pos = pd.Index(key[first].to_numpy(dtype=object)).get_indexer(r["entity_id"].to_numpy(dtype=object))
+        keep_first = np.repeat(first, lens)
+        per_ent = lens[first]  # text units of each first-occurrence entity row
+        tu = tu[keep_first]
+        ent_start = np.concatenate(([0], np.cumsum(per_ent)[:-1])).astype(np.int64)
+        units = np.where(pos >= 0, per_ent[np.maximum(pos, 0)] if len(per_ent) else 0, 0)
+        has = units > 0
+        comm_all = r["community"].to_numpy(dtype=np.int64)
+        lev_all = r["level"].to_numpy(dtype=np.int64)
+        matched = lev_all[pos >= 0]
+        first_entity_level = int(matched.min()) if len(matched) else None
+        base_part = None
+        if base is not None and len(base):
+            split = _node_rows_as_members(model, first, per_ent, pos, has, comm_all, lev_all, base)
+            if split is not None:
+                has, base_part = split
+        c_all = comm_all[has]
+        c_codes, n_c = factorize_ints(c_all)
+        c_uniques = np.empty(n_c, dtype=np.int64)
+        c_uniques[c_codes] = c_all
+        lens_r, start_r, lev_r = units[has], ent_start[pos[has]], lev_all[has]
+        width = max(int(tu.max()) + 1 if len(tu) else 1, 1)
+        span = int(lev_r.max()) + 1 if len(lev_r) else 1
+        out_c, out_l = [], []
+        load_c = np.bincount(c_codes, weights=lens_r, minlength=n_c)
+        cuts = np.searchsorted(np.cumsum(load_c),
+                               np.arange(1, int(lens_r.sum()) // PAIRS_PER_BLOCK + 1) * PAIRS_PER_BLOCK)
+        bounds = np.unique(np.concatenate(([0], cuts + 1, [n_c])).clip(0, n_c))
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            rows = np.flatnonzero((c_codes >= lo) & (c_codes < hi))
+            ln = lens_r[rows]
+            rep = np.repeat(np.arange(len(rows), dtype=np.int64), ln)
+            within = np.arange(len(rep), dtype=np.int64) - np.repeat(np.cumsum(ln) - ln, ln)
+            pair = c_codes[rows][rep] * width + tu[start_r[rows][rep] + within]
+            k = np.sort(pair * span + lev_r[rows][rep])  # by pair, then level: the first is the least
+            pk = k // span
+            head = np.concatenate(([True], pk[1:] != pk[:-1])) if len(k) else np.zeros(0, dtype=bool)
+            out_c.append(pk[head] // width)
+            out_l.append(k[head] % span)
+        cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
+        return cls(c_uniques, cat(out_c), cat(out_l), first_entity_level, base_part)
+
+    def at(self, community_level: int | None) -> pd.Series | None:
+        """Raw counts at N (None: every level), int64 by community, communities with 0 left out;
+        None when no node row at a level <= N matches an entity: graphrag then has no entities
+        and computes no weights (no weight column, no ZeroDivisionError)."""
+        if self.first_entity_level is None or (community_level is not None
+                                               and self.first_entity_level > community_level):
+            return None
+        sel = self.pair_community if community_level is None else self.pair_community[self.pair_level <= community_level]
+        per_c = np.bincount(sel, minlength=len(self.communities)).astype(np.int64)
+        nz = per_c > 0
+        comm, counts = self.communities[nz], per_c[nz]
+        if self.base is not None:  # disjoint from the pair communities (see _node_rows_as_members)
+            bc, bl, bv = self.base
+            keep = slice(None) if community_level is None else bl <= community_level
+            comm, counts = np.concatenate([bc[keep], comm]), np.concatenate([bv[keep], counts])
+        return pd.Series(counts, index=pd.Index(comm), name="text_units")
+
+
+def _node_rows_as_members(model: IndexModel, first: np.ndarray, per_ent: np.ndarray, pos: np.ndarray,
+                          has: np.ndarray, comm_all: np.ndarray, lev_all: np.ndarray, base: pd.Series):
+    """(node rows still to count, (community, level, count) taken from ``base``) when the node
+    rows of known communities at their own level hold exactly the (community, entity) pairs of
+    the membership rows that ``base`` counted, and the other node rows name none of those
+    communities; None otherwise (then every row is counted from the node rows).
+
+    Under that condition the node-row count of such a community is its ``base`` count at every
+    N >= its level and 0 below: the same entities, so the same distinct text units."""
+    if model.member_key != "id":
+        return None
+    match = entity_key_match(model)
+    if match is None or not np.array_equal(match.first, first):
+        return None
+    rank = np.cumsum(first) - 1
+    if not len(rank):
+        return None
+    mpos = np.where(match.member_row >= 0, rank[np.maximum(match.member_row, 0)], -1)
+    m_has = (mpos >= 0) & (np.where(mpos >= 0, per_ent[np.maximum(mpos, 0)], 0) > 0)
+    c = model.communities
+    index = pd.Index(c["community"].to_numpy(dtype=np.int64))
+    if not index.is_unique:
+        return None
+    level = c["level"].to_numpy(dtype=np.int64)
+    mcode = index.get_indexer(model.members["community"].to_numpy(dtype=np.int64)[m_has])
+    bcode = index.get_indexer(base.index.to_numpy(dtype=np.int64))
+    if (mcode < 0).any() or (bcode < 0).any():
+        return None
+    at = index.get_indexer(comm_all)
+    own_level = np.where(at >= 0, level[np.maximum(at, 0)], -1)
+    in_members = has & (at >= 0) & (own_level == lev_all)
+    width = int(first.sum()) + 1
+    if not np.array_equal(sorted_unique(at[in_members] * width + pos[in_members]),
+                          sorted_unique(mcode * width + mpos[m_has])):
+        return None
+    rest = has & ~in_members
+    if np.isin(comm_all[rest], base.index.to_numpy(dtype=np.int64)).any():
+        return None
+    return rest, (base.index.to_numpy(dtype=np.int64), level[bcode], base.to_numpy(dtype=np.int64))
+
+
+def _text_unit_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(number of text units of each entity row, their integer codes flattened; nulls dropped)."""
+    if isinstance(col.dtype, pd.ArrowDtype):
+        lists = pa.array(col.array)
+        if pa.types.is_list(lists.type) or pa.types.is_large_list(lists.type):
+            values = pc.list_flatten(lists)
+            owner = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+            if not pa.types.is_dictionary(values.type):
+                values = pc.dictionary_encode(values)
+            if isinstance(values, pa.ChunkedArray):  # chunks share one dictionary
+                idx = pa.chunked_array([c.indices for c in values.chunks], type=values.type.index_type)
+            else:
+                idx = values.indices
+            valid = pc.is_valid(idx).to_numpy(zero_copy_only=False)
+            codes = pc.fill_null(idx, 0).to_numpy(zero_copy_only=False).astype(np.int64)[valid]
+            return np.bincount(owner[valid], minlength=len(col)).astype(np.int64), codes
+    lens = np.zeros(len(col), dtype=np.int64)
+    flat: list = []
+    for i, v in enumerate(col.to_numpy(dtype=object)):
+        if v is None or (isinstance(v, float) and v != v):
+            continue
+        items = [x for x in list(v) if x is not None and not (isinstance(x, float) and x != x)]
+        lens[i] = len(items)
+        flat.extend(items)
+    codes, _ = pd.factorize(pd.Series(flat, dtype=object))
+    return lens, codes.astype(np.int64)
 
 
 def _entity_text_units_absent(model: IndexModel) -> bool:
@@ -159,6 +333,10 @@ def _index_in(values: pa.Array, keys: pa.Array) -> np.ndarray:
     return pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
+#: per-row raw counts meaning "graphrag computes no occurrence weight here" (no weight column)
+_NO_WEIGHTS = np.zeros(0, dtype=np.int64)
+
+
 class ContextCoster:
     """``batches(rows)``: graphrag's map batches for the report rows ``rows`` (parquet order).
 
@@ -178,6 +356,9 @@ class ContextCoster:
         self._content_col = rep["content"]
         self._text: tuple[np.ndarray, np.ndarray] | None = None
         self.ranks = rep["rank"].to_numpy(dtype=np.float64)
+        self.model = model
+        self._v1: V1TextUnitCounts | None | bool = False  # False: not computed yet
+        self._v1_raw: dict[int | None, np.ndarray] = {}
         self.counts = community_text_unit_counts(model)
         self._raw = None  # raw occurrence count of each report row
         if self.counts is not None:
@@ -210,11 +391,41 @@ class ContextCoster:
             self._fixed[with_weight] = got
         return got
 
-    def _weights(self, rows: np.ndarray) -> np.ndarray | None:
-        """graphrag's normalised occurrence weights (``context.occurrence_weights``)."""
-        if self._raw is None:
+    def selection_batches(self, rows: np.ndarray, behaviour: str, community_level: int | None) -> ContextBatches:
+        """The batches of ``behaviour``'s selection ``rows`` at ``community_level``: graphrag
+        < 2.0 (``v1``) weighs reports by its own per-level counts (:class:`V1TextUnitCounts`)."""
+        return self.batches(rows, raw=self._behaviour_raw(behaviour, community_level))
+
+    def selection_weights(self, rows: np.ndarray, behaviour: str, community_level: int | None) -> np.ndarray | None:
+        """The occurrence weights :meth:`selection_batches` packs with (None: no weight column)."""
+        return self._weights(np.asarray(rows, dtype=np.int64), self._behaviour_raw(behaviour, community_level))
+
+    def _behaviour_raw(self, behaviour: str, community_level: int | None) -> np.ndarray | None:
+        if behaviour != "v1":
             return None
-        raw = self._raw[rows]
+        if self._v1 is False:
+            self._v1 = V1TextUnitCounts.of(self.model, self.counts)
+        if self._v1 is None:
+            return None
+        if community_level not in self._v1_raw:
+            counts = self._v1.at(community_level)
+            self._v1_raw[community_level] = _NO_WEIGHTS if counts is None else self.raw_counts(counts)
+        return self._v1_raw[community_level]
+
+    def raw_counts(self, counts: pd.Series | None) -> np.ndarray | None:
+        """Raw occurrence count of every report row under ``counts`` (community -> count)."""
+        if counts is None:
+            return None
+        return (counts.reindex(self.comm).fillna(0).to_numpy(dtype=np.int64) if len(counts)
+                else np.zeros(len(self.comm), dtype=np.int64))
+
+    def _weights(self, rows: np.ndarray, raw_all: np.ndarray | None = None) -> np.ndarray | None:
+        """graphrag's normalised occurrence weights (``context.occurrence_weights``);
+        ``raw_all``: per-row raw counts to use instead of the level-independent ones."""
+        raw_all = self._raw if raw_all is None else raw_all
+        if raw_all is None or raw_all is _NO_WEIGHTS:
+            return None
+        raw = raw_all[rows]
         if not len(raw):
             return np.zeros(0, dtype=np.float64)
         top = int(raw.max())
@@ -224,15 +435,17 @@ class ContextCoster:
             return None
         return raw / top  # same IEEE result as Python int/int true division (counts < 2**53)
 
-    def batches(self, rows: np.ndarray) -> ContextBatches:
+    def batches(self, rows: np.ndarray, raw: np.ndarray | None = None) -> ContextBatches:
+        """``raw``: per-row raw occurrence counts (:meth:`raw_counts`) replacing the default ones."""
         rows = np.asarray(rows, dtype=np.int64)
-        key = rows.tobytes()
+        eff = self._raw if raw is None else raw
+        key = rows.tobytes() + (b"" if eff is None or eff is _NO_WEIGHTS else b"|" + eff[rows].tobytes())
         hit = self._memo.get(key)
         if hit is not None:
             self.last_note = hit[1]
             return hit[0]
         self.last_note = None
-        weights = self._weights(rows)
+        weights = self._weights(rows, raw)
         b = None
         if self.additive:
             try:
@@ -275,19 +488,31 @@ def prepared_coster(model: IndexModel, tokenizer: str = "cl100k_base",
     return coster
 
 
+def selection_costs(coster: ContextCoster, selections: dict) -> dict:
+    """{(N, behaviour): (cost fields, tokens of each row)} for v2, v1 and level_only at every N."""
+    out = {}
+    for n, by_b in selections.items():
+        for b in COSTED:
+            batches = coster.selection_batches(by_b[b].rows, b, n)
+            cost = cost_fields(batches)
+            if coster.last_note:
+                cost["cost_note"] = coster.last_note
+            out[(n, b)] = (cost, batches.row_tokens)
+    return out
+
+
 def attach_costs(model: IndexModel, selections: dict, levels: list[dict], options, progress=None,
-                 coster: ContextCoster | None = None) -> None:
-    """Fill ``SelectionStats.cost`` and ``row_tokens`` for v2, v1 and level_only at every N."""
-    if coster is None:
-        coster = ContextCoster(model, options.tokenizer, options.max_context_tokens)
+                 coster: ContextCoster | None = None, results: dict | None = None) -> None:
+    """Fill ``SelectionStats.cost`` and ``row_tokens`` for v2, v1 and level_only at every N
+    (``results``: what :func:`selection_costs` returned, when it already ran)."""
+    if results is None:
+        if coster is None:
+            coster = ContextCoster(model, options.tokenizer, options.max_context_tokens)
+        results = selection_costs(coster, selections)
     by_n = {r["community_level"]: r for r in levels}
     for n, by_b in selections.items():
         for b in COSTED:
             stats = by_n[n]["selected"][b]
-            batches = coster.batches(by_b[b].rows)
-            stats.cost = cost_fields(batches)
-            if coster.last_note:
-                stats.cost["cost_note"] = coster.last_note
-            stats.row_tokens = batches.row_tokens
+            stats.cost, stats.row_tokens = results[(n, b)]
         if progress:
             progress(f"counted tokens up to community_level {n}")

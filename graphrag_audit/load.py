@@ -31,7 +31,7 @@ from graphrag_audit.tree import build_tree, graph_links, parent_links
 COMMUNITY_COLUMNS = ["community", "id", "human_readable_id", "level", "parent", "children",
                      "title", "period", "size", "entity_ids"]
 REPORT_COLUMNS = ["community", "level", "title", "rank", "full_content"]
-NODE_COLUMNS = ["title", "community", "level"]
+NODE_COLUMNS = ["id", "title", "community", "level"]
 ENTITY_COLUMNS = ["id", "title", "name", "text_unit_ids"]
 
 
@@ -117,12 +117,15 @@ def _nodes(files) -> pd.DataFrame | None:
     df = read_table(path, NODE_COLUMNS)
     _require(df, path, ["title", "community", "level"], "per-entity community membership")
     comm = int_ids(df["community"], path, "community")
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "entity": key_column(text_column(df["title"], len(df))),
         "community": comm,
         "level": levels(df["level"], path),
         "_title_na": df["title"].isna().to_numpy(),
     })
+    if "id" in df.columns:  # graphrag 1.x matches node rows to entities by id (read_indexer_entities)
+        out["entity_id"] = key_column(text_column(df["id"], len(df)))
+    return out
 
 
 def _reports(files) -> tuple[pd.DataFrame, str]:
@@ -233,7 +236,7 @@ def load_index(path: str | os.PathLike) -> IndexModel:
 
     # roll-up rows read by graphrag < 2.0
     if nodes is not None:
-        rollup = nodes[["entity", "community", "level"]].copy()
+        rollup = nodes[["entity", "community", "level"] + (["entity_id"] if "entity_id" in nodes else [])].copy()
         rollup.attrs["title_na"] = nodes["_title_na"].to_numpy()
     else:
         rollup = members[["entity", "community", "level"]]  # never modified: no copy needed

@@ -45,7 +45,9 @@ class IndexModel:
         ``entity`` (entity id or title, see ``member_key``), ``community``, ``level``.
     rollup_rows: the per-entity rows that graphrag < 2.0's roll-up reads
         (``create_final_nodes`` for 0.x–1.x, −1 rows included; derived from ``entity_ids``
-        for 2.x/3.x): ``entity``, ``community``, ``level``.
+        for 2.x/3.x): ``entity``, ``community``, ``level``, and ``entity_id`` (the node
+        ``id``, which graphrag 1.x matches to ``entities.id`` for occurrence weights) when
+        ``create_final_nodes`` has one.
     reports: one row per report row: ``community``, ``level``, ``title``, ``rank``,
         ``content`` (``full_content``, may be empty), ``content_chars``.
     entities: ``id``, ``title``, ``text_unit_ids`` (list or None) — or None when absent.

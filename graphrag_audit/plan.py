@@ -638,6 +638,12 @@ class ContextCost:
         b = self.coster.batches(rows)
         return Cost(int(b.total_tokens), int(b.n_batches))
 
+    def selection(self, rows: np.ndarray, behaviour: str, community_level: int | None) -> Cost:
+        """The cost of one behaviour's selection at N: graphrag < 2.0 (``v1``) weighs reports
+        by its own per-level counts (``ContextCoster.selection_batches``)."""
+        b = self.coster.selection_batches(rows, behaviour, community_level)
+        return Cost(int(b.total_tokens), int(b.n_batches))
+
     @property
     def zero_weight_sets(self) -> int:
         return self.coster.zero_weight_sets
@@ -701,7 +707,12 @@ def level_options(model: IndexModel, budget: Budget, cost: CostFn | None = None,
             for c in {int(x) for x in rep_comm[sel.rows]}:
                 if c in pt.entities and not pt.splittable(c):
                     at_finest[pt.entities[c]] = True
-            c_ = cost(sel.rows) if cost is not None else None
+            if cost is None:
+                c_ = None
+            elif hasattr(cost, "selection"):
+                c_ = cost.selection(sel.rows, b, n)
+            else:
+                c_ = cost(sel.rows)
             out.append(LevelOption(
                 community_level=n, behaviour=b, reports=st.count, community_ids=st.community_ids,
                 entities_covered=st.entities_covered, entities_at_finest=int((at_finest & final_ent).sum()),

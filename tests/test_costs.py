@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from builders import SEED, write_v3
+import numpy as np
+import pandas as pd
+import pytest
+
+from builders import SEED, write_v1, write_v3
 from conftest import shared_index
 from graphrag_audit.audit import AuditOptions, audit
+from graphrag_audit.context import text_unit_counts
+from graphrag_audit.costs import ContextCoster, V1TextUnitCounts
+from graphrag_audit.load import load_index
 
 
 def test_dulce_v1_notebook_llm_calls():
@@ -31,3 +38,83 @@ def test_no_costs_option(tmp_path):
     report = audit(write_v3(tmp_path / "i", SEED), AuditOptions(costs=False))
     assert report.level(1)["selected"]["v2"].cost is None
     assert "tokens" not in report.to_dict()["levels"][1]["selected"]["v2"]
+
+
+# graphrag 1.2.0's own build_community_context (run by tests/test_verify_graphrag.py) counted these
+# tokens for the v1 selections: its occurrence weights come from create_final_nodes, where the
+# report for community -1 has a weight (verbs-v0.5, real-csekg-v1: there it is the maximum) and an
+# updated index lists other memberships than its communities table (real-climate-update-v09).
+GRAPHRAG_120_V1_TOKENS = {
+    ("verbs-v0.5", 0): 9503, ("verbs-v0.5", 1): 15313, ("verbs-v0.5", 2): 18751,
+    ("real-csekg-v1", 0): 7441, ("real-csekg-v1", 1): 22572, ("real-csekg-v1", 2): 23447,
+    ("real-climate-update-v09", 2): 337923,
+}
+
+
+@pytest.mark.parametrize("name", sorted({k[0] for k in GRAPHRAG_120_V1_TOKENS}))
+def test_v1_tokens_are_graphrag_1_2_0s(name):
+    report = audit(shared_index(name))
+    for (index, n), tokens in GRAPHRAG_120_V1_TOKENS.items():
+        if index == name:
+            assert report.level(n)["selected"]["v1"].cost["tokens"] == tokens, n
+
+
+@pytest.mark.parametrize("name", ["verbs-v0.5", "real-csekg-v1", "real-climate-update-v09", "dulce-v1",
+                                  "real-textbook-v1", "real-golf-zh-v1"])
+def test_v1_counts_are_the_plain_count_over_node_rows(name):
+    """V1TextUnitCounts (distinct pairs with their least level) = text_unit_counts over the node
+    rows (matched to entities by node id) with level <= N, at every N."""
+    model = load_index(shared_index(name))
+    v1 = V1TextUnitCounts.of(model)
+    r, e = model.rollup_rows, model.entities
+    rows = pd.DataFrame({"entity": np.asarray(r["entity_id"].to_numpy(), dtype=object),
+                         "community": r["community"].to_numpy(), "level": r["level"].to_numpy()})
+    tu = pd.Series(e["text_unit_ids"].to_numpy(), index=e["id"].to_numpy())
+    for n in sorted(set(rows["level"].tolist())) + [None]:
+        want = text_unit_counts(rows, tu, n).sort_index()
+        got = v1.at(n).sort_index()
+        assert got.index.tolist() == want.index.tolist() and got.tolist() == want.tolist(), n
+
+
+def test_v1_without_node_ids_matching_entities_has_no_weight_column(tmp_path):
+    """graphrag 1.x matches create_final_nodes to entities by id; when none match it has no
+    entities, computes no weights and raises nothing (builders.write_v1's node ids are n-0, n-1...)."""
+    report = audit(write_v1(tmp_path / "i", SEED))
+    model = report.model
+    coster = ContextCoster(model)
+    for r in report.levels:
+        n, v1 = r["community_level"], r["selected"]["v1"]
+        assert coster.selection_weights(v1.rows, "v1", n) is None
+        assert coster.selection_batches(v1.rows, "v1", n).has_weight_column is False
+        assert "cost_note" not in v1.cost
+
+
+@pytest.mark.parametrize("name", ["verbs-v0.5", "real-csekg-v1", "real-climate-update-v09", "dulce-v1",
+                                  "real-golf-zh-v1", "dulce-v0.3-create_final"])
+def test_v1_counts_shortcut_equals_the_full_node_row_count(name):
+    """Communities whose node rows are exactly their membership rows take the level-independent
+    counts (only -1 and the rows of an updated index are sorted): the same counts at every N as
+    counting every node row."""
+    from graphrag_audit.costs import community_text_unit_counts
+
+    model = load_index(shared_index(name))
+    fast, full = V1TextUnitCounts.of(model, community_text_unit_counts(model)), V1TextUnitCounts.of(model)
+    # the shortcut applies to indexes graphrag wrote in one run, not to updated ones
+    assert (fast.base is not None) == (name not in ("real-climate-update-v09", "dulce-v0.3-create_final"))
+    for n in list(range(model.max_level + 2)) + [None]:
+        a, b = fast.at(n), full.at(n)
+        assert (a is None) == (b is None), n
+        if a is not None:
+            assert a.sort_index().to_dict() == b.sort_index().to_dict(), n
+
+
+def test_v1_counts_shortcut_on_a_synthetic_index(tmp_path):
+    from graphrag_audit.costs import community_text_unit_counts
+    from graphrag_audit.synthetic import leiden_like, write_index
+
+    write_index(leiden_like(3000, max_cluster_size=12, seed=3), tmp_path / "i", "1.0-1.2")
+    model = load_index(tmp_path / "i")
+    fast, full = V1TextUnitCounts.of(model, community_text_unit_counts(model)), V1TextUnitCounts.of(model)
+    assert fast.base is not None and len(fast.pair_community) < len(full.pair_community)
+    for n in list(range(model.max_level + 2)) + [None]:
+        assert fast.at(n).sort_index().to_dict() == full.at(n).sort_index().to_dict(), n

@@ -36,7 +36,7 @@ from conftest import shared_index
 from graphrag_audit.cli import app
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.load import load_index
-from graphrag_audit.plan import Budget, Cost, PlanTree, plan_context, plan_report
+from graphrag_audit.plan import Budget, ContextCost, Cost, PlanTree, plan_context, plan_report
 from graphrag_audit.plan_write import MANIFEST_NAME, PlanWriteError, write_plan
 from graphrag_audit.selection import select_all
 
@@ -604,7 +604,9 @@ def _assert_same_as_audit(model, tokenizer):
     for r in report.levels:
         for b in ("v2", "v1", "level_only"):
             stats = r["selected"][b]
-            got = cost(sels[r["community_level"]][b].rows)
+            got = cost.selection(sels[r["community_level"]][b].rows, b, r["community_level"])
+            if b != "v1" or model.rollup_rows is model.members or "entity_id" not in model.rollup_rows:
+                assert cost(sels[r["community_level"]][b].rows) == got  # level-independent weights
             assert (got.tokens, got.map_calls) == (stats.cost["tokens"], stats.cost["map_calls"]), (r, b)
 
 
@@ -614,6 +616,16 @@ def test_context_cost_matches_audit_synthetic(tmp_path):
 
 def test_context_cost_matches_audit_real():
     _assert_same_as_audit(load_index(shared_index("verbs-v3")), "cl100k_base")
+
+
+def test_context_cost_matches_audit_with_graphrag_1_weights():
+    """graphrag < 2.0 weighs by create_final_nodes at each N (here the -1 report carries the
+    largest weight): the planner's level options use the same per-level weights as the audit."""
+    model = load_index(shared_index("real-csekg-v1"))
+    _assert_same_as_audit(model, "cl100k_base")
+    rep = plan_report(model, Budget("tokens", 10**9), ContextCost(model))
+    o = {(x.community_level, x.behaviour): x for x in rep.options}
+    assert o[(1, "v1")].cost.tokens == 22572  # graphrag 1.2.0's own count (tests/test_costs.py)
 
 
 # ---------------------------------------------------------------------------------------
