@@ -1,17 +1,60 @@
-"""--verify: run the installed graphrag's own ``read_indexer_reports`` and compare, level by level.
+"""--verify: run the installed graphrag's own code and compare with the audit, level by level.
 
 graphrag is an optional extra (``pip install graphrag-audit[graphrag]``), never a dependency.
 graphrag >= 2.0 is compared with the ``v2`` selection (it reads the communities table),
 graphrag < 2.0 with ``v1`` (it reads ``create_final_nodes``).
+
+Two comparisons per ``community_level`` N:
+
+1. Selection: graphrag's ``read_indexer_reports`` against the audit's selection.
+2. Map calls (only when the audit counted costs with an exact tokenizer): graphrag's own
+   ``build_community_context`` called as global search calls it by default —
+   ``GlobalCommunityContext.build_context`` (no conversation history, no dynamic selection)
+   passes ``get_global_search_engine``'s ``context_builder_params`` (full content,
+   ``shuffle_data=True``, rank and normalised occurrence weight included,
+   ``max_context_tokens`` = the audit's; 1.x ``max_tokens``) plus ``single_batch=False`` and
+   ``random_state=86`` — on the reports ``read_indexer_reports`` returned and the entities
+   ``read_indexer_entities`` returns for N, against the audit's batching
+   (``costs.ContextCoster``): number of batches (map calls), and per batch the reports in it
+   and the tokens graphrag counted (header included), and the text each map call is sent.
+   (``build_community_context`` is called directly: importing the global-search module pulls
+   in LiteLLM, ~5 s, for nothing used here.)
+   graphrag's tokenizer is tiktoken's encoding of the audit's ``--tokenizer``; when tiktoken
+   has no cached copy of the encoding file, the byte-identical copy bundled with ``bpe-openai``
+   is handed to tiktoken (which checks its sha256), so no download is needed.
 """
 
 from __future__ import annotations
 
 import copy
+import gzip
+import hashlib
+import inspect
+import io
+import os
+import tempfile
 from importlib import metadata
 
+import numpy as np
 import pandas as pd
 
+from graphrag_audit.context import render_batches
+
+#: graphrag's global search context parameters (``get_global_search_engine``, 1.x - 3.x),
+#: without the size limit, whose name changed (1.x ``max_tokens``, 2.x/3.x ``max_context_tokens``)
+GLOBAL_CONTEXT_PARAMS = {
+    "use_community_summary": False,
+    "shuffle_data": True,
+    "include_community_rank": True,
+    "min_community_rank": 0,
+    "community_rank_name": "rank",
+    "include_community_weight": True,
+    "community_weight_name": "occurrence weight",
+    "normalize_community_weight": True,
+    "context_name": "Reports",
+}
+RANDOM_STATE = 86
+TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 
 
 def installed_graphrag_version() -> str | None:
@@ -54,18 +97,25 @@ def verify_with_graphrag(report) -> dict:
     predicts_error = behaviour == "v2" and (not v2_readable(model) or int32_trap)
     reports_df = _read(model.files["reports"])
     other_df = _read(second)
+    try:
+        contexts = _ContextCheck.prepare(report, behaviour, other_df)
+    except Exception as exc:  # noqa: BLE001 - never let the extra comparison break --verify
+        contexts = _ContextCheck()
+        contexts.reason = f"could not prepare the map-call comparison ({type(exc).__name__}: {exc})"[:300]
     rows = []
     for r in report.levels:
         n = r["community_level"]
         ours = [] if string_trap else r["selected"][behaviour].community_ids
+        got = None
         try:
             got = read_indexer_reports(copy.deepcopy(reports_df), copy.deepcopy(other_df), n)
             theirs = sorted(int(x.community_id if hasattr(x, "community_id") else x.short_id) for x in got)
             err = None
         except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
             theirs, err = None, f"{type(exc).__name__}: {exc}"[:300]
-        agree = (theirs is None) if predicts_error else (theirs == ours)
-        row = {"community_level": n, "agree": agree, "graphrag_count": None if theirs is None else len(theirs),
+        selection_agrees = (theirs is None) if predicts_error else (theirs == ours)
+        row = {"community_level": n, "agree": selection_agrees, "selection_agree": selection_agrees,
+               "graphrag_count": None if theirs is None else len(theirs),
                "audit_count": None if predicts_error else len(ours)}
         if string_trap:
             row["expected"] = "0 reports: graphrag >= 1.0 on string community ids (string-community-ids)"
@@ -77,6 +127,273 @@ def verify_with_graphrag(report) -> dict:
         elif theirs is not None and theirs != ours:
             row["only_graphrag"] = sorted(set(theirs) - set(ours))
             row["only_audit"] = sorted(set(ours) - set(theirs))
+        if contexts.ready:
+            if got is None or string_trap or predicts_error or theirs != ours:
+                row["map_calls_skipped"] = (
+                    "graphrag's read_indexer_reports failed" if got is None
+                    else "the audit's costs are for another selection than graphrag makes here"
+                    if string_trap or predicts_error else "the selections differ")
+            else:
+                row.update(contexts.compare(n, got, r["selected"][behaviour]))
+        row["agree"] = selection_agrees and all(row.get(k) is not False for k in _CONTEXT_AGREEMENT)
         rows.append(row)
     return {"available": True, "graphrag_version": version, "behaviour": behaviour,
-            "agree": all(x["agree"] for x in rows), "levels": rows}
+            "agree": all(x["agree"] for x in rows), "map_calls": contexts.summary(), "levels": rows}
+
+
+#: the per-level context comparisons that count towards ``agree`` (False = disagreement)
+_CONTEXT_AGREEMENT = ("map_calls_agree", "context_tokens_agree", "batches_agree", "texts_agree",
+                      "context_error_expected")
+
+
+class _Recorder:
+    """Passes graphrag's token counting through to the real tokenizer and records each call.
+
+    graphrag 2.x/3.x call ``tokenizer.num_tokens(text)``; 1.x call ``num_tokens(text,
+    token_encoder)``, which calls ``token_encoder.encode(text)``."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.calls: list[tuple[str, int]] = []
+
+    def num_tokens(self, text: str) -> int:
+        count = getattr(self.inner, "num_tokens", None)
+        n = count(text) if count is not None else len(self.inner.encode(text))
+        self.calls.append((text, n))
+        return n
+
+    def encode(self, text, *args, **kwargs):
+        tokens = self.inner.encode(text, *args, **kwargs)
+        self.calls.append((text, len(tokens)))
+        return tokens
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def _tiktoken_encoding(name: str):
+    """``tiktoken.get_encoding(name)``; offline, from the identical file bundled with bpe-openai.
+
+    tiktoken reads its encoding file from a cache directory (downloading it when absent). When
+    the encoding is not loaded yet, a private cache holding bpe-openai's copy is offered for
+    that one call; tiktoken checks the file's sha256 itself, so a different file is refused."""
+    import tiktoken
+    import tiktoken.registry
+
+    if name in tiktoken.registry.ENCODINGS:
+        return tiktoken.get_encoding(name), f"tiktoken {_dist_version('tiktoken')}"
+    try:
+        import bpe_openai.data
+
+        bundled = os.path.join(os.path.dirname(bpe_openai.data.__file__), f"{name}.tiktoken.gz")
+        with gzip.open(bundled, "rb") as fh:
+            data = fh.read()
+    except (ImportError, OSError):
+        return tiktoken.get_encoding(name), f"tiktoken {_dist_version('tiktoken')}"
+    url = TIKTOKEN_URL.format(name=name)
+    saved = {k: os.environ.get(k) for k in ("TIKTOKEN_CACHE_DIR",)}
+    with tempfile.TemporaryDirectory(prefix="graphrag-audit-tiktoken-") as cache:
+        with open(os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()), "wb") as fh:
+            fh.write(data)
+        os.environ["TIKTOKEN_CACHE_DIR"] = cache
+        try:
+            enc = tiktoken.get_encoding(name)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    return enc, (f"tiktoken {_dist_version('tiktoken')} (encoding file: the copy bundled with bpe-openai "
+                 f"{_dist_version('bpe-openai')}, sha256 checked by tiktoken)")
+
+
+def _dist_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+def _id_key(x) -> object:
+    """A row id as a comparable value: the community number (``"5"``, ``5``, ``"5.0"`` -> 5)."""
+    try:
+        f = float(x)
+        return int(f) if f.is_integer() else str(x)
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def _audit_batches(coster, rows: np.ndarray, behaviour: str, n):
+    """The audit's batches of a selection and the occurrence weights they were packed with,
+    exactly as ``costs.attach_costs`` computes them for ``behaviour`` at ``community_level`` n."""
+    per_behaviour = getattr(coster, "selection_batches", None)  # costs with per-behaviour weights
+    if per_behaviour is not None:
+        b = per_behaviour(rows, behaviour, n)
+        weights = coster.selection_weights(rows, behaviour, n)
+    else:
+        b = coster.batches(rows)
+        weights = coster._weights(rows)
+    return b, (weights if b.has_weight_column else None)
+
+
+class _ContextCheck:
+    """graphrag's own global-search context building, compared with the audit's batching."""
+
+    def __init__(self):
+        self.ready = False
+        self.reason: str | None = None
+        self.info: dict = {}
+        self.levels_compared = 0
+
+    @classmethod
+    def prepare(cls, report, behaviour: str, other_df: pd.DataFrame) -> "_ContextCheck":
+        self = cls()
+        opts = report.options or {}
+        tokenizer = opts.get("tokenizer", "cl100k_base")
+        self.info = {"tokenizer": tokenizer, "max_context_tokens": opts.get("max_context_tokens")}
+        if not opts.get("costs", True):
+            self.reason = "costs were not computed (--no-costs)"
+            return self
+        if tokenizer not in ("cl100k_base", "o200k_base"):
+            self.reason = (f"tokenizer {tokenizer!r} is an approximation: map calls are only compared "
+                           "with an exact tokenizer (cl100k_base, o200k_base)")
+            return self
+        if not any(r["selected"][behaviour].cost for r in report.levels):
+            self.reason = "the audit computed no costs for this index"
+            return self
+        try:
+            from graphrag.query.context_builder.community_context import build_community_context
+            from graphrag.query.indexer_adapters import read_indexer_entities
+        except Exception as exc:  # noqa: BLE001
+            self.reason = f"cannot import graphrag's build_community_context ({type(exc).__name__}: {exc})"
+            return self
+        params = inspect.signature(build_community_context).parameters
+        tok_param = next((p for p in ("tokenizer", "token_encoder") if p in params), None)
+        max_param = next((p for p in ("max_context_tokens", "max_tokens") if p in params), None)
+        missing = [p for p in (*GLOBAL_CONTEXT_PARAMS, "single_batch", "random_state") if p not in params]
+        if tok_param is None or max_param is None or missing:
+            self.reason = "this graphrag's build_community_context has an unknown signature"
+            return self
+        try:
+            encoding, source = _tiktoken_encoding(tokenizer)
+            inner = encoding  # 1.x: the tiktoken encoding itself (tiktoken.get_encoding(config.encoding_model))
+            if tok_param == "tokenizer":  # 2.x/3.x: graphrag's own tokenizer over that encoding
+                try:
+                    from graphrag.tokenizer.get_tokenizer import get_tokenizer
+
+                    inner = get_tokenizer(encoding_model=tokenizer)
+                except (ImportError, TypeError):  # another layout: count len(encode(text)) ourselves
+                    source += "; graphrag's get_tokenizer(encoding_model=...) not found, len(encode(text)) used"
+        except Exception as exc:  # noqa: BLE001
+            self.reason = f"cannot load tokenizer {tokenizer!r} for graphrag ({type(exc).__name__}: {exc})"[:300]
+            return self
+        model = report.model
+        entities_path = model.files.get("entities")
+        self.entities_df = _read(entities_path) if entities_path is not None else None
+        self.other_df = other_df
+        self.behaviour = behaviour
+        self.read_entities = read_indexer_entities
+        self.build = build_community_context
+        self.tok_param, self.max_param, self.inner = tok_param, max_param, inner
+        self.max_context_tokens = int(opts.get("max_context_tokens", 12000))
+        from graphrag_audit.costs import ContextCoster
+
+        self.coster = ContextCoster(model, tokenizer, self.max_context_tokens)
+        self.comm = model.reports["community"].to_numpy()
+        self.info.update({"graphrag_tokenizer": source, "entities": entities_path is not None})
+        self.ready = True
+        return self
+
+    def summary(self) -> dict:
+        if not self.ready:
+            return {"compared": False, "reason": self.reason, **self.info}
+        return {"compared": True, "levels_compared": self.levels_compared, **self.info}
+
+    def _entities(self, n):
+        if self.entities_df is None:
+            return None
+        if self.behaviour == "v2":  # 2.x/3.x: read_indexer_entities(entities, communities, N)
+            return self.read_entities(self.entities_df.copy(), self.other_df.copy(), community_level=n)
+        return self.read_entities(self.other_df.copy(), self.entities_df.copy(), community_level=n)  # 1.x: nodes first
+
+    def _graphrag(self, n, got) -> tuple[list[list], list[int], list[str]]:
+        """graphrag's batches: per emitted batch its row ids, its token count (header included)
+        and the text sent to the map call."""
+        rec = _Recorder(self.inner)
+        chunks, _records = self.build(community_reports=got, entities=self._entities(n), single_batch=False,
+                                      random_state=RANDOM_STATE, **GLOBAL_CONTEXT_PARAMS,
+                                      **{self.tok_param: rec, self.max_param: self.max_context_tokens})
+        if isinstance(chunks, str):
+            chunks = [chunks] if chunks else []
+        # graphrag counts the batch header at every batch start, and each report row once, in
+        # packing order; the emitted batches take those rows in that order.
+        header = rec.calls[0][0] if rec.calls else None
+        header_tokens = rec.calls[0][1] if rec.calls else 0
+        row_calls = [(t, k) for t, k in rec.calls if t != header]
+        ids, tokens, at = [], [], 0
+        for chunk in chunks:
+            df = pd.read_csv(io.StringIO(chunk), sep="|", dtype=str, keep_default_na=False)
+            seg = row_calls[at:at + len(df)]
+            at += len(df)
+            seg_ids = sorted((_id_key(t.split("|", 1)[0]) for t, _ in seg), key=repr)
+            batch_ids = sorted((_id_key(x) for x in df["id"]), key=repr)
+            if seg_ids != batch_ids:
+                raise RuntimeError("cannot attribute graphrag's token counts to its batches")
+            ids.append(batch_ids)
+            tokens.append(header_tokens + sum(k for _, k in seg))
+        return ids, tokens, list(chunks)
+
+    def compare(self, n, got, stats) -> dict:
+        cost = stats.cost or {}
+        audit_calls = cost.get("map_calls")
+        out: dict = {"audit_map_calls": audit_calls, "audit_context_tokens": cost.get("tokens")}
+        zero_note = "ZeroDivisionError" in (cost.get("cost_note") or "")
+        try:
+            g_ids, g_tokens, g_texts = self._graphrag(n, got)
+        except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
+            out["context_error"] = f"{type(exc).__name__}: {exc}"[:300]
+            out["context_error_expected"] = zero_note and isinstance(exc, ZeroDivisionError)
+            out["graphrag_map_calls"] = None
+            self.levels_compared += 1
+            return out
+        if zero_note:  # the audit predicted graphrag would fail here and it did not
+            out["context_error_expected"] = False
+        self.levels_compared += 1
+        rows = np.asarray(stats.rows, dtype=np.int64)
+        b, weights = _audit_batches(self.coster, rows, self.behaviour, n)
+        if b.n_batches != audit_calls or b.total_tokens != cost.get("tokens") or (
+                stats.row_tokens is not None and not np.array_equal(b.row_tokens, stats.row_tokens)):
+            # verify rebuilds the audit's batches to see inside them; they must be the reported ones
+            out.update({"graphrag_map_calls": len(g_ids), "map_calls_agree": len(g_ids) == audit_calls,
+                        "batches_agree": False,
+                        "audit_error": "rebuilding the audit's batches did not give the costs it reported"})
+            return out
+        a_ids, a_tokens = [], []
+        for k in range(b.n_batches):
+            a_ids.append(sorted((_id_key(x) for x in self.comm[rows[b.batch_of == k]].tolist()), key=repr))
+            a_tokens.append(int(b.batch_tokens[k]))
+        c = self.coster
+        a_texts = render_batches(b, c.comm[rows], c.titles[rows], c.contents[rows], c.ranks[rows], weights)
+        out.update({
+            "graphrag_map_calls": len(g_ids),
+            "map_calls_agree": len(g_ids) == audit_calls == b.n_batches,
+            "graphrag_context_tokens": int(sum(g_tokens)),
+            "context_tokens_agree": int(sum(g_tokens)) == cost.get("tokens") == int(sum(a_tokens)),
+            "batches_agree": g_ids == a_ids and g_tokens == a_tokens,
+            "texts_agree": g_texts == a_texts,
+        })
+        if not out["texts_agree"]:
+            out["texts_differ_in_batches"] = [k for k in range(max(len(g_texts), len(a_texts)))
+                                              if k >= len(g_texts) or k >= len(a_texts) or g_texts[k] != a_texts[k]]
+        if not out["batches_agree"]:
+            diff = next((k for k in range(max(len(g_ids), len(a_ids)))
+                         if k >= len(g_ids) or k >= len(a_ids) or g_ids[k] != a_ids[k] or g_tokens[k] != a_tokens[k]),
+                        None)
+            out.update({"first_differing_batch": diff,
+                        "graphrag_batch_tokens": g_tokens, "audit_batch_tokens": a_tokens,
+                        "graphrag_batch_sizes": [len(x) for x in g_ids], "audit_batch_sizes": [len(x) for x in a_ids]})
+            if diff is not None and diff < len(g_ids) and diff < len(a_ids):
+                out["only_graphrag_batch"] = [x for x in g_ids[diff] if x not in a_ids[diff]][:50]
+                out["only_audit_batch"] = [x for x in a_ids[diff] if x not in g_ids[diff]][:50]
+        return out

@@ -1,4 +1,4 @@
-"""--verify against graphrag's own read_indexer_reports, on every real index.
+"""--verify against graphrag's own read_indexer_reports and build_community_context, on every real index.
 
 graphrag is an optional extra and not installed by the test extra. These tests run against
 Python interpreters that have graphrag (and this project) installed, listed in the
@@ -39,6 +39,82 @@ def test_graphrag_agrees_on_real_index(python, name):
         assert "lacks the tables" in v["reason"], v
         return
     assert v["agree"], v
+
+
+def _verify_json(python, folder, *extra):
+    proc = subprocess.run([python, "-m", "graphrag_audit", "levels", str(folder), "--verify", "-f", "json",
+                           "--fail-on", "never", *extra], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)["verify"]
+
+
+@pytest.mark.skipif(not PYTHONS, reason="no interpreter with graphrag installed (set GRAPHRAG_VERIFY_PYTHONS; "
+                                        ".ci/run builds graphrag 3.3.0 and 1.2.0 environments)")
+@pytest.mark.parametrize("python", PYTHONS)
+@pytest.mark.parametrize("name", real_index_params())
+def test_graphrag_map_calls_agree_on_real_index(python, name):
+    """With costs (cl100k_base, 12 000 tokens): graphrag's own build_community_context, run as
+    global search runs it on graphrag's own selection, gives the audit's map calls at every level,
+    batch by batch (reports, tokens counted, text sent)."""
+    v = _verify_json(python, shared_index(name))
+    if not v["available"]:
+        assert "lacks the tables" in v["reason"], v
+        return
+    mc = v["map_calls"]
+    assert mc["compared"], mc
+    assert mc["tokenizer"] == "cl100k_base" and mc["max_context_tokens"] == 12000
+    for row in v["levels"]:
+        assert row["selection_agree"], row
+        if "map_calls_skipped" in row:  # only where graphrag's selection is not the audit's costed one
+            assert row.get("graphrag_error") or row.get("expected"), row
+            continue
+        assert row["graphrag_map_calls"] == row["audit_map_calls"], row
+        assert row["map_calls_agree"] and row["context_tokens_agree"], row
+        assert row["batches_agree"] and row["texts_agree"], row
+        assert row["agree"], row
+    assert mc["levels_compared"] == sum("map_calls_skipped" not in r for r in v["levels"])
+    assert v["agree"], v
+
+
+@pytest.mark.skipif(not PYTHONS, reason="no interpreter with graphrag installed (set GRAPHRAG_VERIFY_PYTHONS)")
+@pytest.mark.parametrize("python", PYTHONS)
+def test_map_calls_not_compared_with_the_estimate(python):
+    """The byte estimate is no tokenizer graphrag has: the map-call comparison says why it did not run,
+    and --verify still compares the selections."""
+    v = _verify_json(python, shared_index("verbs-v1"), "--tokenizer", "estimate")
+    assert v["available"] and v["agree"], v
+    assert v["map_calls"]["compared"] is False and "approximation" in v["map_calls"]["reason"]
+    assert not any("map_calls_agree" in r for r in v["levels"])
+
+
+def test_verify_renderers_show_map_call_disagreements(tmp_path):
+    """Text and Markdown name the level and the numbers when graphrag's map calls or tokens differ."""
+    pytest.importorskip("pandas")
+    from builders import SEED, write_v3
+    from graphrag_audit.audit import AuditOptions, audit
+    from graphrag_audit.render import render
+
+    report = audit(write_v3(tmp_path / "i", SEED), AuditOptions(costs=False))
+    mc = {"compared": True, "levels_compared": 2, "tokenizer": "cl100k_base", "max_context_tokens": 12000}
+    report.verify = {"available": True, "graphrag_version": "1.2.0", "behaviour": "v1", "agree": False,
+                     "map_calls": mc, "levels": [
+                         {"community_level": 0, "agree": False, "selection_agree": True, "graphrag_count": 17,
+                          "audit_count": 17, "graphrag_map_calls": 1, "audit_map_calls": 1,
+                          "map_calls_agree": True, "graphrag_context_tokens": 7441, "audit_context_tokens": 7436,
+                          "context_tokens_agree": False, "batches_agree": False, "first_differing_batch": 0},
+                         {"community_level": 1, "agree": False, "selection_agree": True, "graphrag_count": 53,
+                          "audit_count": 53, "graphrag_map_calls": 3, "audit_map_calls": 2,
+                          "map_calls_agree": False, "graphrag_context_tokens": 22572,
+                          "audit_context_tokens": 22562, "context_tokens_agree": False, "batches_agree": False}]}
+    text = render(report, "text", width=400, color=False)
+    assert "DISAGREES" in text and "N=0: same 1 map calls but graphrag counts 7,441 vs audit 7,436 tokens" in text
+    assert "N=1: graphrag 3 vs audit 2 map calls" in text
+    md = render(report, "markdown")
+    assert "graphrag map calls" in md and "| 3 | 2 |" in md and "22,572" in md
+    report.verify = dict(report.verify, agree=True, levels=[])
+    assert "makes the same map calls (same reports, tokens and text in every batch; cl100k_base, 12,000" \
+        in render(report, "text", width=400, color=False)
+    assert "agrees with the graphrag &lt; 2.0 selection and its map calls" in render(report, "markdown")
 
 
 def test_verify_without_graphrag_says_so(tmp_path):

@@ -146,14 +146,40 @@ def _verify(report) -> list[str]:
         return out + ["Not run: " + markdown_cell(v.get("reason", "graphrag unavailable"))]
     version = markdown_cell(v.get("graphrag_version"))
     label = BEHAVIOUR_LABEL.get(v.get("behaviour"), markdown_cell(v.get("behaviour")))
+    mc = v.get("map_calls") or {}
+    compared = bool(mc.get("compared"))
+    if compared:
+        note = (f"Map calls: graphrag's own build_community_context was run on its selection at every level "
+                f"({markdown_cell(mc.get('tokenizer'))}, {_n(mc.get('max_context_tokens'))} tokens per batch) and "
+                "compared batch by batch (reports, tokens, text).")
+    elif mc.get("reason") and "--no-costs" not in mc["reason"]:
+        note = "Map calls not compared: " + markdown_cell(mc["reason"], 300)
+    else:
+        note = None
     if v.get("agree"):
-        return out + [f"graphrag {version} agrees with the {label} selection at every community_level."]
-    rows = [[_lvl(x.get("community_level")), "yes" if x.get("agree") else "**no**", _n(x.get("graphrag_count")),
-             _n(x.get("audit_count")), markdown_cell(x.get("graphrag_error") or x.get("expected") or "", 300)]
-            for x in v.get("levels", [])]
-    return out + [f"graphrag {version} **disagrees** with the {label} selection:", ""] + _table(
-        ["N", "agree", "graphrag reports", "audit reports", "graphrag error / expected"], rows,
-        ["r", "l", "r", "r", "l"])
+        agree = [f"graphrag {version} agrees with the {label} selection at every community_level."]
+        if compared:
+            agree = [f"graphrag {version} agrees with the {label} selection and its map calls at every "
+                     "community_level."]
+        return out + agree + ([] if note is None else ["", note])
+    rows = []
+    for x in v.get("levels", []):
+        row = [_lvl(x.get("community_level")), "yes" if x.get("agree") else "**no**", _n(x.get("graphrag_count")),
+               _n(x.get("audit_count"))]
+        if compared:
+            row += [_n(x.get("graphrag_map_calls")), _n(x.get("audit_map_calls")),
+                    _n(x.get("graphrag_context_tokens")), _n(x.get("audit_context_tokens"))]
+        row.append(markdown_cell(x.get("graphrag_error") or x.get("context_error") or x.get("expected")
+                                 or x.get("map_calls_skipped") or "", 300))
+        rows.append(row)
+    heads = ["N", "agree", "graphrag reports", "audit reports"]
+    align = ["r", "l", "r", "r"]
+    if compared:
+        heads += ["graphrag map calls", "audit map calls", "graphrag tokens", "audit tokens"]
+        align += ["r", "r", "r", "r"]
+    what = "audit" if compared else "selection"
+    return out + [f"graphrag {version} **disagrees** with the {label} {what}:", ""] + _table(
+        heads + ["graphrag error / expected"], rows, align + ["l"]) + ([] if note is None else ["", note])
 
 
 def _depth(report, max_rows: int) -> list[str]:
