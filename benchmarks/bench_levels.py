@@ -7,6 +7,8 @@ Usage (from the repository root, the package installed or importable)::
     python benchmarks/bench_levels.py --sizes 10k,100k --layouts 3.x --no-exact
     python benchmarks/bench_levels.py --repeat 3 --markdown docs-table.md --json results.json
     python benchmarks/bench_levels.py --sizes 1m --code /path/to/other/checkout    # compare versions
+    python benchmarks/bench_levels.py --sizes 10k --graphrag-python-3x VENV/bin/python   # graphrag 3.x to run
+    python benchmarks/bench_levels.py --sizes 1m --no-graphrag-naive   # skip graphrag's per-level run (~20 min at 1M)
 
 Data: ``graphrag_audit.synthetic.leiden_like(n, max_cluster_size=24, seed=0)`` (about n/8.7
 communities and reports, reports of 1-4 KB in English/Chinese/Russian), written once in the
@@ -26,10 +28,22 @@ child only). Measured per size and layout:
   ``--tokenizer estimate`` and with ``--tokenizer cl100k_base`` (exact). The exact-counting extra
   is the difference of the two wall times; its throughput is the report text (UTF-8 bytes of
   every report's ``full_content`` and ``title``) divided by that extra.
-* **naive**: graphrag's own pandas code, run once per level as graphrag does it (see
-  ``NAIVE_CODE``: 3.x ``read_indexer_reports`` on ``communities``; 1.x on ``create_final_nodes``),
-  for every N = 0 .. max level and None, after ``pandas.read_parquet`` of the columns it needs.
-  Its per-level report counts are checked against the audit's JSON.
+* **roll-up-only naive**: graphrag's ``read_indexer_reports`` pandas roll-up restated (see
+  ``NAIVE_CODE``: 3.x on ``communities``; 1.x on ``create_final_nodes``), run once per level
+  N = 0 .. max level and None, after ``pandas.read_parquet`` of the columns it needs. Only the
+  report selection, no costs; its per-level report counts are checked against the audit's JSON.
+* **graphrag per-level naive**: graphrag's *own* query-side functions, imported from a real
+  graphrag install and run in that install's interpreter (``--graphrag-python-3x``: graphrag
+  3.x for the 3.x layout; ``--graphrag-python-1x``: graphrag 1.x for the 1.0-1.2 layout), once
+  per level N = 0 .. max level and None, after ``pandas.read_parquet`` of the whole tables:
+  ``read_indexer_reports``, ``read_indexer_entities``, then ``build_community_context`` with the
+  parameters ``get_global_search_engine`` passes (``single_batch=False``, full content, rank,
+  normalised occurrence weight, the audit's ``max_context_tokens``, graphrag's tiktoken
+  tokenizer for cl100k_base). That is what a user sweeping ``community_level`` runs to learn
+  what the audit prints in one pass (which reports are sent, how many map calls), minus the LLM.
+  Per level: report count, community ids, map calls (batches) and reports in context, checked
+  against the audit's ``--tokenizer cl100k_base`` JSON (``v2`` for 3.x, ``v1`` for 1.x); a
+  disagreement is printed loudly. Its wall time is compared with the exact audit's.
 * **tokens**: counter throughput on the ``full_content`` strings (estimate and cl100k_base).
 * **phases**: ``audit()`` in-process phase timings plus the JSON render (for reading the profile).
 
@@ -141,6 +155,103 @@ NAIVE_CODE = textwrap.dedent("""
     print(json.dumps({"read_s": t_read, "rollup_s": t_rollup, "counts": counts}))
 """)
 
+# graphrag's OWN query-side code (imported from a real graphrag install, run in that install's
+# interpreter), once per community_level N = 0 .. max level and None, as a user sweeping levels
+# with graphrag's global search would run it to learn what the audit reports in one pass:
+# read_indexer_reports -> read_indexer_entities -> build_community_context(single_batch=False,
+# the parameters get_global_search_engine passes). Nothing is copied: the functions are imported.
+# The LLM calls are not made; the batches build_community_context returns are the map calls.
+# read_indexer_communities (used only by dynamic selection) is not run: the naive is not charged
+# for it. argv: layout, {table: path}, max_context_tokens, encoding name, progress file.
+GRAPHRAG_NAIVE_CODE = textwrap.dedent("""
+    import json, sys, time, warnings
+    warnings.filterwarnings("ignore")  # pandas SettingWithCopy / FutureWarning noise from graphrag
+    t_start = time.perf_counter()
+    import inspect
+    import importlib.metadata
+    import pandas as pd
+    from graphrag.query.context_builder.community_context import build_community_context
+    from graphrag.query.indexer_adapters import read_indexer_entities, read_indexer_reports
+    layout, paths, max_tokens, encoding = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    progress = open(sys.argv[5], "a", buffering=1) if len(sys.argv) > 5 else None
+    params = inspect.signature(build_community_context).parameters
+    if "tokenizer" in params:  # graphrag >= 2.x: a Tokenizer with num_tokens(text)
+        from graphrag.tokenizer.get_tokenizer import get_tokenizer
+        inner = get_tokenizer(encoding_model=encoding)  # graphrag's tiktoken-backed Tokenizer
+        method = "num_tokens"
+    else:  # graphrag 1.x: a tiktoken Encoding, counted as len(encode(text))
+        import tiktoken
+        inner = tiktoken.get_encoding(encoding)
+        method = "encode"
+    tok_s = [0.0]
+    tok_calls = [0]
+
+    class Timed:  # forwards to graphrag's tokenizer, timing the calls (tokenisation share)
+        def __getattr__(self, name):
+            return getattr(inner, name)
+    def _timed(*a, **k):
+        t = time.perf_counter()
+        try:
+            return getattr(inner, method)(*a, **k)
+        finally:
+            tok_s[0] += time.perf_counter() - t
+            tok_calls[0] += 1
+    setattr(Timed, method, staticmethod(_timed))
+    tokenizer = Timed()
+    kwargs = dict(use_community_summary=False, column_delimiter="|", shuffle_data=True,
+                  include_community_rank=True, min_community_rank=0, community_rank_name="rank",
+                  include_community_weight=True, community_weight_name="occurrence weight",
+                  normalize_community_weight=True, single_batch=False, context_name="Reports",
+                  random_state=86)
+    kwargs["tokenizer" if "tokenizer" in params else "token_encoder"] = tokenizer
+    kwargs["max_context_tokens" if "max_context_tokens" in params else "max_tokens"] = max_tokens
+    t_import = time.perf_counter() - t_start
+
+    read_s = {}
+    frames = {}
+    for name, path in paths.items():  # whole tables, as graphrag's query CLI loads them
+        t = time.perf_counter()
+        frames[name] = pd.read_parquet(path)
+        read_s[name] = time.perf_counter() - t
+    reports_df = frames["reports"]
+    membership = frames["communities"] if layout == "3.x" else frames["nodes"]
+    entities_df = frames["entities"]
+    top = int(max(membership["level"].max(), reports_df["level"].max()))
+
+    levels = []
+    for n in list(range(top + 1)) + [None]:
+        tok_s[0], tok_calls[0] = 0.0, 0
+        t0 = time.perf_counter()
+        reports = read_indexer_reports(reports_df, membership, n)
+        t1 = time.perf_counter()
+        if layout == "3.x":
+            entities = read_indexer_entities(entities_df, membership, n)
+        else:
+            entities = read_indexer_entities(membership, entities_df, n)
+        t2 = time.perf_counter()
+        chunks, records = build_community_context(community_reports=reports, entities=entities, **kwargs)
+        t3 = time.perf_counter()
+        in_context = int(sum(len(df) for df in records.values())) if records else 0
+        row = {"community_level": n, "count": len(reports), "map_calls": len(chunks),
+               "reports_in_context": in_context, "entities": len(entities),
+               "community_ids": sorted(int(float(r.short_id)) for r in reports),
+               "reports_s": t1 - t0, "entities_s": t2 - t1, "context_s": t3 - t2,
+               "tokenise_s": tok_s[0], "tokenise_calls": tok_calls[0]}
+        levels.append(row)
+        del reports, entities, chunks, records
+        if progress:
+            progress.write(json.dumps({k: v for k, v in row.items() if k != "community_ids"}) + "\\n")
+    print(json.dumps({"graphrag_version": importlib.metadata.version("graphrag"),
+                      "pandas_version": pd.__version__, "import_s": t_import, "read_s": read_s,
+                      "levels": levels}))
+""")
+
+GRAPHRAG_PROBE_CODE = textwrap.dedent("""
+    import importlib.metadata, json
+    import graphrag.query.context_builder.community_context, graphrag.query.indexer_adapters
+    print(json.dumps({"graphrag": importlib.metadata.version("graphrag")}))
+""")
+
 TOKENS_CODE = textwrap.dedent("""
     import json, sys, time
     import pyarrow.compute as pc, pyarrow.parquet as pq
@@ -180,11 +291,11 @@ PHASES_CODE = textwrap.dedent("""
 # ----------------------------------------------------------------------------------------
 # running children
 # ----------------------------------------------------------------------------------------
-def run_child(argv: list[str], *, code: Path | None = None) -> dict:
+def run_child(argv: list[str], *, code: Path | None = None, extra_env: dict | None = None) -> dict:
     """Run ``argv`` in a fresh process importing the package from ``code`` (default ``CODE``):
-    wall s, cpu s (user + sys), peak RSS bytes, stdout."""
+    wall s, cpu s (user + sys), peak RSS bytes, stdout. ``extra_env`` is added to the environment."""
     code = code or CODE
-    env = dict(os.environ)
+    env = dict(os.environ, **(extra_env or {}))
     env.setdefault("PYTHONHASHSEED", "0")
     env["PYTHONPATH"] = os.pathsep.join([str(code)] + [p for p in [env.get("PYTHONPATH")] if p])
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -203,9 +314,9 @@ def run_child(argv: list[str], *, code: Path | None = None) -> dict:
             "rss_bytes": usage.ru_maxrss * 1024, "stdout": stdout}
 
 
-def best_of(repeat: int, argv: list[str]) -> dict:
+def best_of(repeat: int, argv: list[str], extra_env: dict | None = None) -> dict:
     """Run ``repeat`` times; minimum wall and cpu, maximum RSS, the last stdout."""
-    runs = [run_child(argv) for _ in range(repeat)]
+    runs = [run_child(argv, extra_env=extra_env) for _ in range(repeat)]
     return {"wall_s": min(r["wall_s"] for r in runs), "cpu_s": min(r["cpu_s"] for r in runs),
             "rss_bytes": max(r["rss_bytes"] for r in runs), "stdout": runs[-1]["stdout"]}
 
@@ -306,6 +417,9 @@ def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
         row["naive"].update(read_s=detail["read_s"], rollup_s=detail["rollup_s"],
                             levels=len(detail["counts"]), agrees=detail["counts"] == audit_counts)
 
+    if not args.no_graphrag_naive:
+        row["graphrag_naive"] = measure_graphrag(index_dir, layout, spec, args, out_dir)
+
     tokens = run_child([py, "-c", TOKENS_CODE, spec["reports"][0]])
     row["tokens"] = json.loads(tokens["stdout"])
 
@@ -313,6 +427,123 @@ def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
         ph = run_child([py, "-c", PHASES_CODE, str(index_dir), "estimate"])
         row["phases"] = json.loads(ph["stdout"])
     return row
+
+
+# ----------------------------------------------------------------------------------------
+# graphrag's own per-level query code, in a side interpreter that has graphrag installed
+# ----------------------------------------------------------------------------------------
+_SIDE = os.path.join(os.environ.get("TMPDIR", "/tmp"), "graphrag-audit-ci")  # where .ci/run builds them
+GRAPHRAG_PYTHONS = {"3.x": os.path.join(_SIDE, "gr3", "bin", "python"),
+                    "1.0-1.2": os.path.join(_SIDE, "gr12", "bin", "python")}
+# which graphrag major versions call these layouts' tables the way the child does
+GRAPHRAG_MAJORS = {"3.x": lambda major: major >= 2, "1.0-1.2": lambda major: major == 1}
+_probes: dict[str, dict] = {}
+
+
+def tiktoken_cache_env(pythons: list[str]) -> dict:
+    """tiktoken downloads its encoding files on first use; offline it fails. litellm (a graphrag
+    3.x dependency) ships the cl100k_base/o200k_base files and points TIKTOKEN_CACHE_DIR at them
+    when imported; graphrag's plain tiktoken tokenizer does not import it, so point both children
+    there (unless TIKTOKEN_CACHE_DIR is already set)."""
+    if os.environ.get("TIKTOKEN_CACHE_DIR"):
+        return {}
+    for py in pythons:
+        venv = Path(py).parent.parent  # not resolved: a venv's python is often a symlink
+        for d in sorted(venv.glob("lib/python*/site-packages/litellm/litellm_core_utils/tokenizers")):
+            if any(len(f.name) == 40 for f in d.iterdir()):
+                return {"TIKTOKEN_CACHE_DIR": str(d)}
+    return {}
+
+
+def probe_graphrag(py: str | None, layout: str) -> tuple[dict | None, str]:
+    """({graphrag version}, "") if ``py`` imports a graphrag that reads ``layout``, else (None, reason)."""
+    if not py:
+        return None, "no interpreter given"
+    if not Path(py).exists():
+        return None, f"interpreter {py} not found"
+    if py not in _probes:
+        try:
+            _probes[py] = json.loads(run_child([py, "-c", GRAPHRAG_PROBE_CODE])["stdout"])
+        except (RuntimeError, OSError, ValueError) as exc:
+            _probes[py] = {"error": str(exc).strip().splitlines()[-1][:200]}
+    info = _probes[py]
+    if "error" in info:
+        return None, f"graphrag does not import in {py}: {info['error']}"
+    major = int(info["graphrag"].split(".")[0])
+    if not GRAPHRAG_MAJORS[layout](major):
+        return None, f"graphrag {info['graphrag']} in {py} does not read the {layout} layout"
+    return info, ""
+
+
+def measure_graphrag(index_dir: Path, layout: str, spec: dict, args, out_dir: Path) -> dict:
+    """graphrag's own read_indexer_reports + read_indexer_entities + build_community_context, once
+    per level, in a fresh process of the graphrag interpreter; checked against the audit's JSON
+    (the exact cl100k_base run when there is one)."""
+    py = args.graphrag_python[layout]
+    info, reason = probe_graphrag(py, layout)
+    if info is None:
+        print(f"# graphrag per-level naive skipped for {layout}: {reason}", file=sys.stderr, flush=True)
+        return {"skipped": reason}
+    exact = out_dir / f"audit-{layout}-cl100k_base.json"
+    against = exact if exact.exists() else out_dir / f"audit-{layout}-estimate.json"
+    audit_json = json.loads(against.read_text())
+    tokenizer = audit_json["options"]["tokenizer"]
+    encoding = tokenizer if tokenizer != "estimate" else "cl100k_base"
+    paths = {"reports": spec["reports"][0], "entities": spec["entities"][0]}
+    paths["communities" if layout == "3.x" else "nodes"] = spec["communities" if layout == "3.x" else "nodes"][0]
+    progress = out_dir / f"graphrag-naive-{index_dir.parent.name}-{layout}.progress"
+    print(f"# graphrag {info['graphrag']} per-level run ({layout}); per-level progress in {progress}",
+          file=sys.stderr, flush=True)
+    argv = [py, "-c", GRAPHRAG_NAIVE_CODE, layout, json.dumps(paths),
+            str(audit_json["options"]["max_context_tokens"]), encoding, str(progress)]
+    try:
+        # once, whatever --repeat says: at 1M it runs for ten minutes and more
+        res = best_of(1, argv, extra_env=tiktoken_cache_env([py, *GRAPHRAG_PYTHONS.values()]))
+    except RuntimeError as exc:
+        reason = f"graphrag run failed: {str(exc).strip().splitlines()[-1][:300]}"
+        print(f"# graphrag per-level naive skipped for {layout}: {reason}", file=sys.stderr, flush=True)
+        return {"skipped": reason}
+    detail = json.loads(res["stdout"])
+
+    # the same numbers from the audit: v2 for graphrag >= 2.0 (3.x layout), v1 for 1.x
+    behaviour = "v2" if layout == "3.x" else "v1"
+    audit_levels = {r["community_level"]: r["selected"][behaviour] for r in audit_json["levels"]}
+    checked = ["count", "community_ids"] + (["map_calls", "reports_in_context"] if tokenizer != "estimate" else [])
+    differences = []
+    for lv in detail["levels"]:
+        n = lv["community_level"]
+        mine = audit_levels.get(n)
+        if mine is None:
+            differences.append(f"N={n}: level missing from the audit's JSON")
+            continue
+        for key in checked:
+            if lv[key] != mine.get(key):
+                if key == "community_ids":
+                    a, g = set(mine[key]), set(lv[key])
+                    text = (f"only graphrag {sorted(g - a)[:10]}, only audit {sorted(a - g)[:10]}"
+                            if a != g else "same set, different multiplicities")
+                else:
+                    text = f"graphrag {lv[key]}, audit {mine.get(key)}"
+                differences.append(f"N={n} {behaviour} {key}: {text}")
+    extra = sorted(set(map(str, audit_levels)) - {str(lv["community_level"]) for lv in detail["levels"]})
+    differences += [f"N={n}: level in the audit's JSON only" for n in extra]
+    if differences:
+        bar = "!" * 100
+        print(f"{bar}\n!!! graphrag {info['graphrag']} DISAGREES with the audit ({against.name}) on "
+              f"{index_dir}:\n" + "\n".join(f"!!!   {d}" for d in differences[:40]) + f"\n{bar}",
+              file=sys.stderr, flush=True)
+
+    levels = []
+    for lv in detail["levels"]:
+        mine = audit_levels.get(lv["community_level"], {})
+        levels.append({**{k: v for k, v in lv.items() if k != "community_ids"},
+                       "audit_count": mine.get("count"), "audit_map_calls": mine.get("map_calls")})
+    total = {k: sum(lv[k] for lv in levels) for k in ("reports_s", "entities_s", "context_s", "tokenise_s")}
+    return {"graphrag_version": detail["graphrag_version"], "pandas_version": detail["pandas_version"],
+            "python": py, "wall_s": res["wall_s"], "cpu_s": res["cpu_s"], "rss_bytes": res["rss_bytes"],
+            "import_s": detail["import_s"], "read_s": sum(detail["read_s"].values()),
+            "read_tables_s": detail["read_s"], **total, "levels": levels, "checked": checked,
+            "checked_against": against.name, "agrees": not differences, "differences": differences}
 
 
 # ----------------------------------------------------------------------------------------
@@ -333,7 +564,8 @@ def summarise(results: list[dict]) -> str:
     """The headline table: wall times of fresh processes, peak RSS, the three ratios."""
     head = ["entities", "layout", "communities / reports", "levels", "Arrow MB read",
             "bare read s (peak RSS MB)", "audit s (estimate)", "audit / bare read", "audit peak RSS MB",
-            "RSS / Arrow", "naive s (read + roll-ups)", "naive / audit", "audit s (cl100k)",
+            "RSS / Arrow", "roll-up-only naive s (read + roll-ups)", "roll-up-only naive / audit",
+            "audit s (cl100k)",
             "exact extra s", "exact MB/s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
@@ -368,7 +600,8 @@ def _text_mb(r: dict) -> float:
 def summarise_cpu(results: list[dict]) -> str:
     """The same runs by CPU time (user + sys): steadier than wall time on a shared machine."""
     head = ["entities", "layout", "import floor s (RSS MB)", "bare read cpu s", "audit cpu s (estimate)",
-            "audit / bare read (cpu)", "naive cpu s", "naive / audit (cpu)", "audit cpu s (cl100k)",
+            "audit / bare read (cpu)", "roll-up-only naive cpu s", "roll-up-only naive / audit (cpu)",
+            "audit cpu s (cl100k)",
             "exact extra cpu s", "exact MB/s (cpu)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
@@ -411,7 +644,7 @@ def summarise_phases(results: list[dict]) -> str:
         return ""
     keys = ["load", "tree", "selection", "costs", "depth"]
     head = ["entities", "layout"] + [f"{k} s" for k in keys] + ["JSON render s", "total s",
-                                                                 "naive roll-ups s / selection s"]
+                                                                 "roll-up-only naive roll-ups s / selection s"]
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
         ph = r["phases"]
@@ -421,6 +654,63 @@ def summarise_phases(results: list[dict]) -> str:
         cells.append(_ratio(r["naive"]["rollup_s"], sel, 1) if "naive" in r else "–")
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
+
+
+def _audit_exact(r: dict) -> dict | None:
+    return r["audit"].get("cl100k_base")
+
+
+def summarise_graphrag(results: list[dict]) -> str:
+    """graphrag's own query code once per level (what a user sweeping community_level runs) against
+    the audit's one pass with exact token counts: both count every token with cl100k_base."""
+    rows = [r for r in results if "graphrag_naive" in r]
+    if not rows:
+        return ""
+    head = ["entities", "layout", "graphrag", "levels", "agrees with audit", "parquet read s",
+            "read_indexer_reports s", "read_indexer_entities s", "build_community_context s",
+            "(of which tokenising s)", "graphrag per-level wall s (cpu s, peak RSS MB)", "audit wall s (cl100k)",
+            "graphrag per-level / audit (cl100k)", "same, cpu"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in rows:
+        g = r["graphrag_naive"]
+        if "skipped" in g:
+            lines.append("| " + " | ".join([f"{r['entities']:,}", r["layout"], "skipped: " + g["skipped"]] +
+                                           ["–"] * (len(head) - 3)) + " |")
+            continue
+        ex = _audit_exact(r)
+        agree = "yes" if g["agrees"] else f"NO ({len(g['differences'])} differences)"
+        if g["checked_against"].endswith("estimate.json"):
+            agree += " (counts, ids only)"
+        cells = [f"{r['entities']:,}", r["layout"], g["graphrag_version"], str(len(g["levels"])), agree,
+                 _f(g["read_s"]), _f(g["reports_s"]), _f(g["entities_s"]), _f(g["context_s"]), _f(g["tokenise_s"]),
+                 f"{_f(g['wall_s'])} ({_f(g['cpu_s'])}, {g['rss_bytes'] / MB:.0f})"]
+        if ex:
+            cells += [_f(ex["wall_s"]), _ratio(g["wall_s"], ex["wall_s"], 1), _ratio(g["cpu_s"], ex["cpu_s"], 1)]
+        else:
+            cells += ["–", "–", "–"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def summarise_graphrag_levels(results: list[dict]) -> str:
+    """Where graphrag's per-level time goes, level by level."""
+    rows = [r for r in results if "levels" in r.get("graphrag_naive", {})]
+    if not rows:
+        return ""
+    head = ["entities", "layout", "N", "reports (audit)", "map calls (audit)", "entity objects",
+            "read_indexer_reports s", "read_indexer_entities s", "build_community_context s", "(tokenising s)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in rows:
+        for lv in r["graphrag_naive"]["levels"]:
+            n = lv["community_level"]
+            cells = [f"{r['entities']:,}", r["layout"], "None" if n is None else str(n),
+                     f"{lv['count']:,} ({lv['audit_count']:,})" if lv["audit_count"] is not None else f"{lv['count']:,}",
+                     f"{lv['map_calls']:,} ({lv['audit_map_calls']:,})" if lv["audit_map_calls"] is not None
+                     else f"{lv['map_calls']:,}",
+                     f"{lv['entities']:,}", _f(lv["reports_s"]), _f(lv["entities_s"]), _f(lv["context_s"]),
+                     _f(lv["tokenise_s"])]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def growth(results: list[dict]) -> str:
@@ -473,6 +763,10 @@ def machine() -> str:
             f"load average at start {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}")
 
 
+def _titled(title: str, table: str) -> str:
+    return f"{title}\n\n{table}" if table else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10k,100k,1m", help="comma list of " + ", ".join(SIZES))
@@ -482,7 +776,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="where the generated indexes live (outside the repository)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement (min wall/cpu, max RSS)")
     ap.add_argument("--no-exact", action="store_true", help="skip the exact cl100k_base audit")
-    ap.add_argument("--no-naive", action="store_true", help="skip the naive pandas reference")
+    ap.add_argument("--no-naive", action="store_true", help="skip the roll-up-only pandas naive")
+    ap.add_argument("--no-graphrag-naive", action="store_true",
+                    help="skip running graphrag's own query code once per level")
+    for lay, flag in (("3.x", "--graphrag-python-3x"), ("1.0-1.2", "--graphrag-python-1x")):
+        default = GRAPHRAG_PYTHONS[lay] if Path(GRAPHRAG_PYTHONS[lay]).exists() else None
+        ap.add_argument(flag, default=default, metavar="PATH",
+                        help=f"a Python with graphrag installed, for the {lay} layout (default: {default})")
     ap.add_argument("--no-phases", action="store_true", help="skip the in-process phase breakdown")
     ap.add_argument("--regenerate", action="store_true", help="rewrite the cached indexes")
     ap.add_argument("--code", default=str(REPO),
@@ -491,6 +791,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write every measurement to this JSON file")
     ap.add_argument("--markdown", help="also write the tables to this markdown file")
     args = ap.parse_args(argv)
+    args.graphrag_python = {"3.x": args.graphrag_python_3x, "1.0-1.2": args.graphrag_python_1x}
 
     sizes = [s.strip().lower() for s in args.sizes.split(",") if s.strip()]
     layouts = [s.strip() for s in args.layouts.split(",") if s.strip()]
@@ -526,8 +827,12 @@ def main(argv: list[str] | None = None) -> int:
         f"Data: leiden_like(n, max_cluster_size={MAX_CLUSTER_SIZE}, seed={SEED}); cache {cache}",
         "Wall time (fresh processes):\n\n" + summarise(results),
         "CPU time (user + sys) of the same processes:\n\n" + summarise_cpu(results),
+        _titled("graphrag's own query code once per community_level (read_indexer_reports, read_indexer_entities,"
+                " build_community_context as global search calls it; no LLM) vs the audit's one pass, both counting"
+                " exact cl100k_base tokens:", summarise_graphrag(results)),
+        _titled("graphrag per level (its counts, the audit's in brackets):", summarise_graphrag_levels(results)),
         "Token counting on its own:\n\n" + summarise_tokens(results),
-        "Phases of audit() in one process (--tokenizer estimate):\n\n" + summarise_phases(results),
+        _titled("Phases of audit() in one process (--tokenizer estimate):", summarise_phases(results)),
         "Growth per entity (audit with --tokenizer estimate):\n" + growth(results),
     ] if x)
     print(text)
