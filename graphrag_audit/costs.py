@@ -308,7 +308,7 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
 
 
 #: distinct-pair counting works on blocks of about this many (community, text unit) pairs
-PAIRS_PER_BLOCK = 2_000_000
+PAIRS_PER_BLOCK = 1_000_000
 
 
 def _key_positions(entity: pd.Series, keys: pa.Array) -> np.ndarray | None:

@@ -233,15 +233,24 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     codes, uniq = pd.factorize(np.concatenate([mc, u, v]))
     mcc, ucc, vcc = codes[: len(mc)], codes[len(mc): len(mc) + len(u)], codes[len(mc) + len(u):]
     width = n_ent + 1
+    del mc
     pairs = sorted_unique(mcc * width + ecode)  # (community, entity) of every membership row
     by_child = np.argsort(vcc, kind="stable")
     first = np.searchsorted(vcc[by_child], np.arange(len(uniq) + 1))
     lens = first[mcc + 1] - first[mcc]  # edges in which each membership row's community is the child
-    rows = np.repeat(np.arange(len(mc)), lens)
-    edge = by_child[np.repeat(first[mcc], lens) + _ranks(lens)]
-    want = ucc[edge] * width + ecode[rows]
+    rows = np.repeat(np.arange(len(mcc)), lens)
+    edge = np.repeat(first[mcc], lens)
+    edge += _ranks(lens)
+    del lens, codes, mcc  # (every array here is one per membership row: free them as they go)
+    edge = by_child[edge]
+    want = ucc[edge]
+    want *= width
+    want += ecode[rows]
+    del rows, ecode
     ordered = np.sort(want)  # a sorted probe walks ``pairs`` in order: far fewer cache misses
-    if (pairs[np.minimum(np.searchsorted(pairs, ordered), len(pairs) - 1)] == ordered).all():
+    found = pairs[np.minimum(np.searchsorted(pairs, ordered), len(pairs) - 1)] == ordered
+    del ordered
+    if found.all():
         return []  # every parent holds its children's entities (the usual case)
     pos = np.minimum(np.searchsorted(pairs, want), len(pairs) - 1)
     lacking = pairs[pos] != want

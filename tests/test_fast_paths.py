@@ -99,6 +99,16 @@ def test_tree_is_built_on_first_use_and_matches_the_parent_column():
     assert list(g.edges) == list(want.edges)
 
 
+def test_the_levels_audit_never_builds_the_networkx_graph():
+    from graphrag_audit.audit import AuditOptions, audit
+    from graphrag_audit.render import render
+
+    report = audit(FIXTURES / "balanced-v3", AuditOptions(tokenizer="estimate"))
+    for fmt in ("json", "markdown", "github"):
+        render(report, fmt)
+    assert report.model._tree is None
+
+
 def test_membership_trees_are_built_at_load():
     model = load_index(FIXTURES / "seed-v05")
     assert model.tree_source == "membership" and model._tree is not None
