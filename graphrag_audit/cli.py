@@ -152,7 +152,7 @@ def run_guarded(fn, debug: bool):
     except KeyboardInterrupt:
         raise fail("interrupted", 130) from None
     except MemoryError:
-        raise fail("out of memory while reading the index") from None
+        raise fail("out of memory: the index needs more memory than this machine has free") from None
     except Exception as exc:  # a bug or an input we did not anticipate: never a raw traceback
         if debug:
             traceback.print_exc()

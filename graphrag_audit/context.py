@@ -542,6 +542,8 @@ def _utf8_lengths(values: Any, rows: np.ndarray) -> np.ndarray | None:
         return None
     try:
         pa_arr = pa.array(arr)
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
     except (pa.ArrowException, TypeError, ValueError):
         return None
     if not (pa.types.is_string(pa_arr.type) or pa.types.is_large_string(pa_arr.type)) or pa_arr.null_count:

@@ -268,6 +268,8 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
             key = e["id"] if model.member_key == "id" else e["title"]
             first = ~key.duplicated(keep="first").to_numpy()  # graphrag keeps an entity's first row
             pos = _key_positions(model.members["entity"], pa.array(key[first], from_pandas=True))
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
     except (pa.ArrowException, TypeError, ValueError, IndexError):
         return None
     if pos is None:

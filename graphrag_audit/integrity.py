@@ -216,6 +216,8 @@ def _isin(keys: pd.Series, members: pd.Series) -> np.ndarray:
         k = pa.array(keys, from_pandas=False)
         found = pc.is_in(k, value_set=values if values.type == k.type else values.cast(k.type))
         return found.to_numpy(zero_copy_only=False).astype(bool)
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
     except (pa.ArrowException, TypeError, ValueError):
         return keys.isin(pd.Index(members.unique())).to_numpy(dtype=bool)
 

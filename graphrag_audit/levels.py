@@ -118,6 +118,8 @@ def _entity_key_match(model: IndexModel) -> EntityKeyMatch | None:
         if parts is not None and isinstance(keys.array, pd.arrays.ArrowExtensionArray):
             try:
                 out = _match_keys(parts[0], parts[1], pa.array(keys.array))
+            except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+                raise
             except (pa.ArrowException, TypeError, ValueError):
                 out = None
     model.extra["_entity_key_match"] = out

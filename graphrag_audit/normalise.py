@@ -205,6 +205,8 @@ def list_flat(series: pd.Series, path: Path, column: str) -> tuple[np.ndarray | 
                 if items.null_count:
                     items = pc.fill_null(items, "None")  # str(None), as the generic path does
                 return dictionary_keys(items), lens
+        except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+            raise
         except (pa.ArrowException, ValueError):  # anything odd: the generic path decides
             pass
     lists = list_column(series, path, column)
@@ -232,6 +234,8 @@ def key_column(series: pd.Series) -> pd.api.extensions.ExtensionArray:
             else pa.array(series.to_numpy(dtype=object), from_pandas=True)
         if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
             return dictionary_keys(arr)
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
     except (pa.ArrowException, TypeError, ValueError):
         pass
     codes, uniques = pd.factorize(series)

@@ -169,6 +169,8 @@ def _as_int(v) -> int | None:
 def _filtered(path: Path, mask: np.ndarray, kept: set[int], notes: list[str], name: str) -> pa.Table:
     try:
         table = pq.read_table(path)
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise PlanWriteError(path, f"unreadable parquet data ({exc})") from None
     if table.num_rows != len(mask):

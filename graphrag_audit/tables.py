@@ -107,6 +107,8 @@ def parquet_schema(path: Path, size: int | None = None) -> pa.Schema:
             return pq.read_schema(fh)
     except PermissionError:
         raise IndexInputError(path, "permission denied") from None
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise IndexInputError(path, f"corrupt parquet metadata ({_short(exc)})") from None
 
@@ -128,6 +130,8 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
                     convert_options=pacsv.ConvertOptions(include_columns=cols, check_utf8=False),
                     parse_options=pacsv.ParseOptions(newlines_in_values=True),
                 )
+        except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+            raise
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise IndexInputError(path, f"unreadable CSV ({_short(exc)})") from None
     else:
@@ -139,21 +143,29 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
                                                 f"{MAX_TABLE_ROWS:,} of any index table (refused unread)")
                 fh.seek(0)
                 table = _read_parquet(fh, cols)
+        except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+            raise
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise IndexInputError(path, f"unreadable parquet data ({_short(exc)})") from None
     try:
         table = _repair_utf8(table)
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
     except (pa.ArrowException, ValueError) as exc:
         raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
     try:
         # list columns stay arrow-backed: normalise converts them without a numpy array per row
         return table.to_pandas(types_mapper=_arrow_lists)
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
     except (pa.ArrowException, ValueError) as exc:
         raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
     except (KeyError, TypeError, IndexError, AttributeError):
         pass  # the optional pandas metadata in the file is damaged: read the columns without it
     try:
         return table.to_pandas(types_mapper=_arrow_lists, ignore_metadata=True)
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
     except (pa.ArrowException, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
         raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
 

@@ -173,3 +173,23 @@ def test_console_scripts_and_help():
 def test_unknown_tokenizer_is_a_usage_error():
     p = run("levels", SEED, "--tokenizer", "gpt2")
     assert p.returncode == 2 and "unknown encoding" in p.stderr
+
+
+def test_out_of_memory_is_said_plainly(monkeypatch):
+    """arrow's out-of-memory error is an ArrowException as well as a MemoryError: the loaders must
+    not turn it into 'unreadable parquet data', nor fall back to a slower path."""
+    import pyarrow as pa
+    from typer.testing import CliRunner
+
+    import graphrag_audit.tables as tables
+    from graphrag_audit.cli import app
+
+    def oom(*_a, **_k):
+        raise pa.ArrowMemoryError("malloc of size 1073741824 failed")
+
+    monkeypatch.setattr(tables, "_read_parquet", oom)
+    with pytest.raises(MemoryError):
+        tables.read_table(SEED / "communities.parquet", ["community", "level"])
+    res = CliRunner().invoke(app, ["levels", str(SEED), "-f", "json"])
+    assert res.exit_code == 2
+    assert "out of memory" in res.output and "unreadable" not in res.output and "Traceback" not in res.output
