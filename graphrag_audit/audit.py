@@ -48,21 +48,30 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
     # first what no selection changes (occurrence counts, each report's row measure), then the
     # map batches of every selection. Most of both sides is arrow and numpy work that releases
     # the GIL, so the two cores both work.
-    pool = prepared = costed = None
+    pool = prepared = costed_v1 = None
     if options.costs and model.has_reports_table:
         from concurrent.futures import ThreadPoolExecutor
 
-        from graphrag_audit.costs import prepared_coster, selection_costs
+        from graphrag_audit.costs import V1TextUnitCounts, prepared_coster, selection_costs
 
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit")
+        pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphrag-audit")
         prepared = pool.submit(prepared_coster, model, options.tokenizer, options.max_context_tokens)
+        v1_counts = None
+        if "entity_id" in model.rollup_rows.columns:  # graphrag < 2.0 weighs by create_final_nodes
+            v1_counts = pool.submit(V1TextUnitCounts.of, model, lambda: prepared.result().counts)
+
+        def v1_costs():  # in a worker, beside the other behaviours' packing in this thread
+            coster = prepared.result()
+            if v1_counts is not None:
+                coster.use_v1_counts(v1_counts.result())
+            return selection_costs(coster, selections, ("v1",))
     try:
         step("selecting reports per level")
         t = time.perf_counter()
         ti = TreeIndex(model)
         selections = select_all(model)
         if prepared is not None:
-            costed = pool.submit(lambda: selection_costs(prepared.result(), selections))
+            costed_v1 = pool.submit(v1_costs)
         timings["selection"] = time.perf_counter() - t
 
         step("checking the tree")
@@ -75,12 +84,14 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
         levels = level_results(model, ti, selections)
         timings["selection"] += time.perf_counter() - t
 
-        if costed is not None:
+        if costed_v1 is not None:
             step("counting tokens and map calls")
             t = time.perf_counter()
             from graphrag_audit.costs import attach_costs
 
-            attach_costs(model, selections, levels, options, progress=step, results=costed.result())
+            results = selection_costs(prepared.result(), selections, ("v2", "level_only"))
+            results.update(costed_v1.result())
+            attach_costs(model, selections, levels, options, progress=step, results=results)
             timings["costs"] = time.perf_counter() - t  # what was left when the rest was done
     finally:
         if pool is not None:

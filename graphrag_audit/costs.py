@@ -13,6 +13,8 @@ once, and :meth:`ContextCoster.selection_batches` packs the ``v1`` selections wi
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -81,11 +83,12 @@ class V1TextUnitCounts:
         self.base = base
 
     @classmethod
-    def of(cls, model: IndexModel, base: pd.Series | None = None) -> "V1TextUnitCounts | None":
+    def of(cls, model: IndexModel, base=None) -> "V1TextUnitCounts | None":
         """None when graphrag < 2.0 would weigh as :func:`community_text_unit_counts` does (no
         ``create_final_nodes`` ids) or computes no weights (no text units).
 
-        ``base``: :func:`community_text_unit_counts` of the model, when computed. The node rows of
+        ``base``: :func:`community_text_unit_counts` of the model (or a function returning it, called
+        only once the node rows are matched), when computed. The node rows of
         the communities whose rows are exactly their membership rows (an index graphrag wrote in
         one run) then take those counts; only the other rows (community −1, the rows of an
         updated index) go through the pair sort."""
@@ -94,9 +97,11 @@ class V1TextUnitCounts:
             return None
         e = model.entities
         key = e["id"]
-        first = ~key.duplicated(keep="first").to_numpy()  # graphrag keeps an entity's first row
+        match = entity_key_match(model) if model.member_key == "id" else None
+        # graphrag keeps an entity's first row (the key match knows them when it keyed by id)
+        first = match.first if match is not None else ~key.duplicated(keep="first").to_numpy()
         lens, tu = _text_unit_codes(e["text_unit_ids"])
-        pos = _key_positions(r["entity_id"], pa.array(key[first], from_pandas=True))
+        pos = _node_positions(r["entity_id"], pa.array(key[first], from_pandas=True))
         if pos is None:
             pos = pd.Index(key[first].to_numpy(dtype=object)).get_indexer(r["entity_id"].to_numpy(dtype=object))
         keep_first = np.repeat(first, lens)
@@ -110,6 +115,8 @@ class V1TextUnitCounts:
         matched = lev_all[pos >= 0]
         first_entity_level = int(matched.min()) if len(matched) else None
         base_part = None
+        if callable(base):  # (audit hands a future's getter: the counts are made meanwhile)
+            base = base()
         if base is not None and len(base):
             split = _node_rows_as_members(model, first, per_ent, pos, has, comm_all, lev_all, base)
             if split is not None:
@@ -326,6 +333,23 @@ def _key_positions(entity: pd.Series, keys: pa.Array) -> np.ndarray | None:
     return _index_in(pa.array(entity, from_pandas=True), keys)
 
 
+def _node_positions(ids: pd.Series, keys: pa.Array) -> np.ndarray | None:
+    """Position of each node row's ``id`` in ``keys`` (-1: not there), hashed by arrow: each key
+    once, each node id probed once. None when the ids are not arrow strings without nulls."""
+    arr = ids.array
+    if not isinstance(arr, pd.arrays.ArrowExtensionArray):
+        return _key_positions(ids, keys)
+    try:
+        values = pa.array(arr)
+        if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)) or values.null_count:
+            return None
+        return _index_in(values, keys)
+    except MemoryError:
+        raise
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+
+
 def _index_in(values: pa.Array, keys: pa.Array) -> np.ndarray:
     if values.null_count:
         raise ValueError("missing entity keys")
@@ -360,6 +384,7 @@ class ContextCoster:
         self.ranks = rep["rank"].to_numpy(dtype=np.float64)
         self.model = model
         self._v1: V1TextUnitCounts | None | bool = False  # False: not computed yet
+        self._v1_lock = threading.Lock()
         self._v1_raw: dict[int | None, np.ndarray] = {}
         self.counts = community_text_unit_counts(model)
         self._raw = None  # raw occurrence count of each report row
@@ -393,6 +418,16 @@ class ContextCoster:
             self._fixed[with_weight] = got
         return got
 
+    def noted_selection_batches(self, rows: np.ndarray, behaviour: str,
+                                community_level: int | None) -> tuple[ContextBatches, str | None]:
+        """:meth:`selection_batches` with its note (thread-safe, see :meth:`noted_batches`)."""
+        return self.noted_batches(rows, raw=self._behaviour_raw(behaviour, community_level))
+
+    def use_v1_counts(self, counts: V1TextUnitCounts | None) -> None:
+        """Take graphrag < 2.0's counts made elsewhere (``V1TextUnitCounts.of(model, self.counts)``)."""
+        with self._v1_lock:
+            self._v1 = counts
+
     def selection_batches(self, rows: np.ndarray, behaviour: str, community_level: int | None) -> ContextBatches:
         """The batches of ``behaviour``'s selection ``rows`` at ``community_level``: graphrag
         < 2.0 (``v1``) weighs reports by its own per-level counts (:class:`V1TextUnitCounts`)."""
@@ -402,12 +437,18 @@ class ContextCoster:
         """The occurrence weights :meth:`selection_batches` packs with (None: no weight column)."""
         return self._weights(np.asarray(rows, dtype=np.int64), self._behaviour_raw(behaviour, community_level))
 
+    def v1_counts(self) -> V1TextUnitCounts | None:
+        """graphrag < 2.0's per-level counts (:class:`V1TextUnitCounts`), computed once (``audit``
+        asks for them from a second worker while the first packs the other behaviours)."""
+        with self._v1_lock:
+            if self._v1 is False:
+                self._v1 = V1TextUnitCounts.of(self.model, self.counts)
+            return self._v1
+
     def _behaviour_raw(self, behaviour: str, community_level: int | None) -> np.ndarray | None:
         if behaviour != "v1":
             return None
-        if self._v1 is False:
-            self._v1 = V1TextUnitCounts.of(self.model, self.counts)
-        if self._v1 is None:
+        if self.v1_counts() is None:
             return None
         if community_level not in self._v1_raw:
             counts = self._v1.at(community_level)
@@ -424,30 +465,39 @@ class ContextCoster:
     def _weights(self, rows: np.ndarray, raw_all: np.ndarray | None = None) -> np.ndarray | None:
         """graphrag's normalised occurrence weights (``context.occurrence_weights``);
         ``raw_all``: per-row raw counts to use instead of the level-independent ones."""
+        weights, note = self._noted_weights(rows, raw_all)
+        if note:
+            self.last_note = note
+        return weights
+
+    def _noted_weights(self, rows: np.ndarray, raw_all: np.ndarray | None) -> tuple[np.ndarray | None, str | None]:
         raw_all = self._raw if raw_all is None else raw_all
         if raw_all is None or raw_all is _NO_WEIGHTS:
-            return None
+            return None, None
         raw = raw_all[rows]
         if not len(raw):
-            return np.zeros(0, dtype=np.float64)
+            return np.zeros(0, dtype=np.float64), None
         top = int(raw.max())
         if top == 0:
             self.zero_weight_sets += 1
-            self.last_note = "every selected report has occurrence weight 0: graphrag raises ZeroDivisionError"
-            return None
-        return raw / top  # same IEEE result as Python int/int true division (counts < 2**53)
+            return None, "every selected report has occurrence weight 0: graphrag raises ZeroDivisionError"
+        return raw / top, None  # same IEEE result as Python int/int true division (counts < 2**53)
 
     def batches(self, rows: np.ndarray, raw: np.ndarray | None = None) -> ContextBatches:
-        """``raw``: per-row raw occurrence counts (:meth:`raw_counts`) replacing the default ones."""
+        """``raw``: per-row raw occurrence counts (:meth:`raw_counts`) replacing the default ones.
+        Sets ``last_note`` (see :meth:`noted_batches`)."""
+        b, self.last_note = self.noted_batches(rows, raw)
+        return b
+
+    def noted_batches(self, rows: np.ndarray, raw: np.ndarray | None = None) -> tuple[ContextBatches, str | None]:
+        """(the batches, a note on them or None); safe to call from several threads at once."""
         rows = np.asarray(rows, dtype=np.int64)
         eff = self._raw if raw is None else raw
         key = rows.tobytes() + (b"" if eff is None or eff is _NO_WEIGHTS else b"|" + eff[rows].tobytes())
         hit = self._memo.get(key)
         if hit is not None:
-            self.last_note = hit[1]
-            return hit[0]
-        self.last_note = None
-        weights = self._weights(rows, raw)
+            return hit
+        weights, note = self._noted_weights(rows, raw)
         b = None
         if self.additive:
             try:
@@ -460,8 +510,8 @@ class ContextCoster:
             b = build_batches(self.comm[rows], self.titles[rows], self.contents[rows], self.ranks[rows], weights,
                               token_counter=self.counter, max_context_tokens=self.max_context_tokens,
                               cache=self.cache)
-        self._memo[key] = (b, self.last_note)
-        return b
+        self._memo[key] = (b, note)
+        return b, note
 
 
 def cost_fields(b: ContextBatches) -> dict:
@@ -490,15 +540,16 @@ def prepared_coster(model: IndexModel, tokenizer: str = "cl100k_base",
     return coster
 
 
-def selection_costs(coster: ContextCoster, selections: dict) -> dict:
-    """{(N, behaviour): (cost fields, tokens of each row)} for v2, v1 and level_only at every N."""
+def selection_costs(coster: ContextCoster, selections: dict, behaviours=COSTED) -> dict:
+    """{(N, behaviour): (cost fields, tokens of each row)} for ``behaviours`` (default v2, v1
+    and level_only) at every N. Several threads may run it on one coster (other behaviours)."""
     out = {}
-    for n, by_b in selections.items():
-        for b in COSTED:
-            batches = coster.selection_batches(by_b[b].rows, b, n)
+    for b in behaviours:
+        for n, by_b in selections.items():
+            batches, note = coster.noted_selection_batches(by_b[b].rows, b, n)
             cost = cost_fields(batches)
-            if coster.last_note:
-                cost["cost_note"] = coster.last_note
+            if note:
+                cost["cost_note"] = note
             out[(n, b)] = (cost, batches.row_tokens)
     return out
 

@@ -59,7 +59,7 @@ def _require(df: pd.DataFrame, path: Path, cols: list[str], what: str) -> None:
         raise IndexInputError(path, f"required column {', '.join(repr(c) for c in missing)} missing ({what})")
 
 
-def _communities(files, schemas, nodes_rows) -> tuple[pd.DataFrame, str, list | None, pd.DataFrame | None]:
+def _communities(files, schemas) -> tuple[pd.DataFrame, str, list | None, pd.DataFrame | None]:
     """(communities, id_kind, children lists or None, members-from-entity_ids or None)."""
     path = files.tables.get("communities")
     if path is None:
@@ -124,7 +124,7 @@ def _nodes(files) -> pd.DataFrame | None:
         "_title_na": df["title"].isna().to_numpy(),
     })
     if "id" in df.columns:  # graphrag 1.x matches node rows to entities by id (read_indexer_entities)
-        out["entity_id"] = key_column(text_column(df["id"], len(df)))
+        out["entity_id"] = text_column(df["id"], len(df))  # looked up once, by the costs (no encoding)
     return out
 
 
@@ -198,19 +198,26 @@ def load_index(path: str | os.PathLike) -> IndexModel:
             "no communities table and no create_final_nodes: the community tree cannot be rebuilt",
         )
     generation = detect_generation(files.tables, schemas)
-    nodes = _nodes(files) if generation.before_2 or "communities" not in files.tables else None
-    _release_read_memory()
-    # the entities table (the largest: text-unit ids) is read and encoded in a second thread
-    # while this one reads the communities and the reports; arrow decodes and hashes without
-    # the GIL, so both cores work. Errors keep their order: communities, reports, entities.
+    read_nodes = generation.before_2 or "communities" not in files.tables
+    # A worker thread reads and encodes create_final_nodes (graphrag < 2.0), then the entities
+    # table (text-unit ids), while this one reads the communities and the reports: arrow decodes
+    # and hashes without the GIL, so both cores work (a third thread would only add memory on
+    # two cores). Errors keep the order of a sequential read: nodes, communities, reports,
+    # entities.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit-read") as pool:
-        pending = pool.submit(_entities, files)
+        pending_nodes = pool.submit(_nodes, files) if read_nodes else None
+        pending_entities = pool.submit(_entities, files)
+        failed = None
         try:
-            communities, id_kind, children, members = _communities(files, schemas, nodes)
+            communities, id_kind, children, members = _communities(files, schemas)
             reports, rep_id_kind = _reports(files)
-        finally:
-            pending.cancel()  # only helps when it has not started
-        entities = pending.result()
+        except Exception as exc:  # noqa: BLE001 - raised below, after an earlier table's error
+            failed = exc
+            pending_entities.cancel()  # only helps when it has not started
+        nodes = pending_nodes.result() if pending_nodes is not None else None
+        if failed is not None:
+            raise failed
+        entities = pending_entities.result()
     _release_read_memory()
     if generation.label == "0.1-0.4":
         id_kind = "string"
