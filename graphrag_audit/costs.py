@@ -129,16 +129,7 @@ class V1TextUnitCounts:
         width = max(int(tu.max()) + 1 if len(tu) else 1, 1)
         span = int(lev_r.max()) + 1 if len(lev_r) else 1
         out_c, out_l = [], []
-        load_c = np.bincount(c_codes, weights=lens_r, minlength=n_c)
-        cuts = np.searchsorted(np.cumsum(load_c),
-                               np.arange(1, int(lens_r.sum()) // PAIRS_PER_BLOCK + 1) * PAIRS_PER_BLOCK)
-        bounds = np.unique(np.concatenate(([0], cuts + 1, [n_c])).clip(0, n_c))
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
-            rows = np.flatnonzero((c_codes >= lo) & (c_codes < hi))
-            ln = lens_r[rows]
-            rep = np.repeat(np.arange(len(rows), dtype=np.int64), ln)
-            within = np.arange(len(rep), dtype=np.int64) - np.repeat(np.cumsum(ln) - ln, ln)
-            pair = c_codes[rows][rep] * width + tu[start_r[rows][rep] + within]
+        for rows, rep, pair in _pair_blocks(c_codes, n_c, lens_r, start_r, tu, width):
             k = np.sort(pair * span + lev_r[rows][rep])  # by pair, then level: the first is the least
             pk = k // span
             head = np.concatenate(([True], pk[1:] != pk[:-1])) if len(k) else np.zeros(0, dtype=bool)
@@ -301,7 +292,19 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
     lens_r, start_r = units[has], ent_start[pos[has]]
     width = max(n_tu, 1)
     per_c = np.zeros(n_c, dtype=np.int64)
-    # blocks of whole communities, about PAIRS_PER_BLOCK (community, text unit) pairs each
+    for _rows, _rep, pair in _pair_blocks(c_codes, n_c, lens_r, start_r, tu, width):
+        per_c += np.bincount(sorted_unique(pair) // width, minlength=n_c)
+    nz = per_c > 0
+    return pd.Series(per_c[nz], index=pd.Index(c_uniques)[nz], name="text_units")
+
+
+def _pair_blocks(c_codes: np.ndarray, n_c: int, lens_r: np.ndarray, start_r: np.ndarray, tu: np.ndarray,
+                 width: int):
+    """The (community, text unit) pairs of membership rows, ``community code * width + text unit
+    code``, in blocks of whole communities of about ``PAIRS_PER_BLOCK`` pairs each (memory stays
+    bounded). Row r has community ``c_codes[r]`` and the text units
+    ``tu[start_r[r]:start_r[r] + lens_r[r]]``. Yields (rows of the block, the row of each pair as
+    an index into those rows, the pairs)."""
     load_c = np.bincount(c_codes, weights=lens_r, minlength=n_c)
     cuts = np.searchsorted(np.cumsum(load_c), np.arange(1, int(lens_r.sum()) // PAIRS_PER_BLOCK + 1) * PAIRS_PER_BLOCK)
     bounds = np.unique(np.concatenate(([0], cuts + 1, [n_c])).clip(0, n_c))
@@ -310,10 +313,7 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
         ln = lens_r[rows]
         rep = np.repeat(np.arange(len(rows), dtype=np.int64), ln)
         within = np.arange(len(rep), dtype=np.int64) - np.repeat(np.cumsum(ln) - ln, ln)
-        pairs = sorted_unique(c_codes[rows][rep] * width + tu[start_r[rows][rep] + within])
-        per_c += np.bincount(pairs // width, minlength=n_c)
-    nz = per_c > 0
-    return pd.Series(per_c[nz], index=pd.Index(c_uniques)[nz], name="text_units")
+        yield rows, rep, c_codes[rows][rep] * width + tu[start_r[rows][rep] + within]
 
 
 #: distinct-pair counting works on blocks of about this many (community, text unit) pairs
