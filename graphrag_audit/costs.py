@@ -199,20 +199,9 @@ def _node_rows_as_members(model: IndexModel, first: np.ndarray, per_ent: np.ndar
 
 def _text_unit_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """(number of text units of each entity row, their integer codes flattened; nulls dropped)."""
-    if isinstance(col.dtype, pd.ArrowDtype):
-        lists = pa.array(col.array)
-        if pa.types.is_list(lists.type) or pa.types.is_large_list(lists.type):
-            values = pc.list_flatten(lists)
-            owner = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
-            if not pa.types.is_dictionary(values.type):
-                values = pc.dictionary_encode(values)
-            if isinstance(values, pa.ChunkedArray):  # chunks share one dictionary
-                idx = pa.chunked_array([c.indices for c in values.chunks], type=values.type.index_type)
-            else:
-                idx = values.indices
-            valid = pc.is_valid(idx).to_numpy(zero_copy_only=False)
-            codes = pc.fill_null(idx, 0).to_numpy(zero_copy_only=False).astype(np.int64)[valid]
-            return np.bincount(owner[valid], minlength=len(col)).astype(np.int64), codes
+    got = _arrow_text_unit_codes(col)
+    if got is not None:
+        return got
     lens = np.zeros(len(col), dtype=np.int64)
     flat: list = []
     for i, v in enumerate(col.to_numpy(dtype=object)):
@@ -223,6 +212,27 @@ def _text_unit_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         flat.extend(items)
     codes, _ = pd.factorize(pd.Series(flat, dtype=object))
     return lens, codes.astype(np.int64)
+
+
+def _arrow_text_unit_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_text_unit_codes` of an arrow list column (``load`` dictionary-encodes the items,
+    so no string is hashed here); None for other columns."""
+    if not isinstance(col.dtype, pd.ArrowDtype):
+        return None
+    lists = pa.array(col.array)
+    if not (pa.types.is_list(lists.type) or pa.types.is_large_list(lists.type)):
+        return None
+    values = pc.list_flatten(lists)
+    owner = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    if not pa.types.is_dictionary(values.type):
+        values = pc.dictionary_encode(values)
+    if isinstance(values, pa.ChunkedArray):  # chunks share one dictionary
+        idx = pa.chunked_array([c.indices for c in values.chunks], type=values.type.index_type)
+    else:
+        idx = values.indices
+    valid = pc.is_valid(idx).to_numpy(zero_copy_only=False)
+    codes = pc.fill_null(idx, 0).to_numpy(zero_copy_only=False).astype(np.int64)[valid]
+    return np.bincount(owner[valid], minlength=len(col)).astype(np.int64), codes
 
 
 def _entity_text_units_absent(model: IndexModel) -> bool:
@@ -237,25 +247,11 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
     text units are integer codes (``load`` dictionary-encodes them), and the distinct
     (community, text unit) pairs are counted in blocks of communities, so memory stays bounded."""
     e = model.entities
-    col = e["text_unit_ids"]
-    if not isinstance(col.dtype, pd.ArrowDtype):
-        return None
     try:
-        lists = pa.array(col.array)
-        t = lists.type
-        if not (pa.types.is_list(t) or pa.types.is_large_list(t)):
+        got = _arrow_text_unit_codes(e["text_unit_ids"])
+        if got is None:
             return None
-        lens = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-        values = pc.list_flatten(lists)
-        if not pa.types.is_dictionary(values.type):
-            values = pc.dictionary_encode(values)
-        if isinstance(values, pa.ChunkedArray):  # chunks share one dictionary
-            n_tu = len(values.chunk(0).dictionary) if values.num_chunks else 0
-            idx = pa.chunked_array([c.indices for c in values.chunks], type=values.type.index_type)
-        else:
-            n_tu, idx = len(values.dictionary), values.indices
-        valid = pc.is_valid(idx).to_numpy(zero_copy_only=False)
-        tu = pc.fill_null(idx, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        lens, tu = got  # per entity row: its text units (nulls dropped), as integer codes
         match = entity_key_match(model)
         if match is not None:  # keys hashed once, shared with the integrity checks
             first = match.first  # graphrag keeps an entity's first row
@@ -273,13 +269,11 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
     if pos is None:
         return None
     empty = pd.Series([], dtype=np.int64, name="text_units")
-    if len(model.members) == 0 or not valid.any():
+    if len(model.members) == 0 or not len(tu):
         return empty
-    # the text units of each first-occurrence entity row (null ids dropped), grouped by that row
-    owner = np.repeat(np.cumsum(first) - 1, lens)  # position among the first-occurrence rows
-    keep = valid & np.repeat(first, lens)
-    owner, tu = owner[keep], tu[keep]
-    per_ent = np.bincount(owner, minlength=int(first.sum())).astype(np.int64)
+    # the text units of each first-occurrence entity row, grouped by that row
+    per_ent = lens[first]
+    tu = tu[np.repeat(first, lens)]
     ent_start = np.concatenate(([0], np.cumsum(per_ent)[:-1]))
     units = np.where(pos >= 0, per_ent[np.maximum(pos, 0)] if len(per_ent) else 0, 0)
     has = units > 0  # membership rows whose entity has text units
@@ -290,7 +284,7 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
     c_uniques = np.empty(n_c, dtype=np.int64)
     c_uniques[c_codes] = c_all
     lens_r, start_r = units[has], ent_start[pos[has]]
-    width = max(n_tu, 1)
+    width = int(tu.max()) + 1  # any width above every code keeps the pairs distinct
     per_c = np.zeros(n_c, dtype=np.int64)
     for _rows, _rep, pair in _pair_blocks(c_codes, n_c, lens_r, start_r, tu, width):
         per_c += np.bincount(sorted_unique(pair) // width, minlength=n_c)

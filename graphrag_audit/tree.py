@@ -31,7 +31,6 @@ class TreeLinks:
     nodes: np.ndarray
     parents: np.ndarray
     children: np.ndarray
-    source: str
     missing_parents: dict[int, int] = field(default_factory=dict)
 
 
@@ -48,7 +47,7 @@ def parent_links(communities: pd.DataFrame) -> TreeLinks:
         u, v = u[first], v[first]
     gone = linked & ~known
     missing = dict(zip(comm[gone].tolist(), par[gone].tolist()))  # later rows win
-    return TreeLinks(nodes=nodes, parents=u, children=v, source="parent", missing_parents=missing)
+    return TreeLinks(nodes=nodes, parents=u, children=v, missing_parents=missing)
 
 
 def graph_links(g: nx.DiGraph) -> TreeLinks:
@@ -56,7 +55,7 @@ def graph_links(g: nx.DiGraph) -> TreeLinks:
     child's parents in the order they were added (so the first edge names the first parent)."""
     e = np.array([(p, c) for c, preds in g.pred.items() for p in preds], dtype=np.int64).reshape(-1, 2)
     nodes = np.fromiter(g.nodes, dtype=np.int64, count=g.number_of_nodes())
-    return TreeLinks(nodes=nodes, parents=e[:, 0], children=e[:, 1], source=g.graph.get("source", "parent"),
+    return TreeLinks(nodes=nodes, parents=e[:, 0], children=e[:, 1],
                      missing_parents=dict(g.graph.get("missing_parents", {})))
 
 
@@ -80,13 +79,9 @@ def build_tree(communities: pd.DataFrame, members: pd.DataFrame | None) -> nx.Di
     missing: dict[int, int] = {}
     if members is None:
         g.graph["source"] = "parent"
-        comm = communities["community"].to_numpy().astype(np.int64)
-        par = communities["parent"].to_numpy().astype(np.int64)
-        linked = par >= 0
-        known = linked & np.isin(par, comm)  # the parent has a row (is a node)
-        g.add_edges_from(zip(par[known].tolist(), comm[known].tolist()))  # row order, as before
-        gone = linked & ~known
-        missing = dict(zip(comm[gone].tolist(), par[gone].tolist()))  # later rows win, as before
+        links = parent_links(communities)  # distinct edges in row order: the graph's edge order
+        g.add_edges_from(zip(links.parents.tolist(), links.children.tolist()))
+        missing = links.missing_parents
     else:
         g.graph["source"] = "membership"
         m = members[["entity", "community", "level"]]

@@ -58,7 +58,21 @@ def parent_tables(draw):
 @settings(max_examples=300, deadline=None, database=None)
 @given(table=parent_tables())
 def test_parent_links_describe_the_same_graph_as_networkx(table):
-    g = build_tree(table, None)
+    import networkx as nx
+
+    # the graph the parent column describes, built row by row (independently of parent_links)
+    g = nx.DiGraph()
+    g.add_nodes_from(dict.fromkeys(table["community"].tolist()))
+    missing = {}
+    for c, p in zip(table["community"].tolist(), table["parent"].tolist()):
+        if p >= 0 and p in g:
+            g.add_edge(p, c)
+        elif p >= 0:
+            missing[c] = p
+    g.graph["missing_parents"] = missing
+    built = build_tree(table, None)  # and build_tree makes that very graph, in the same order
+    assert list(built.nodes) == list(g.nodes) and list(built.edges) == list(g.edges)
+    assert built.graph["missing_parents"] == missing
     links = parent_links(table)
     assert links.nodes.tolist() == list(g.nodes)
     edges = list(zip(links.parents.tolist(), links.children.tolist()))
