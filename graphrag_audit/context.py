@@ -50,7 +50,9 @@ Sources read (repo ``microsoft/graphrag`` unless named; commit = the stored vers
    ``if report.rank and ...``, also dropped rank 0.0; early 0.x only.)
 4. Shuffle: ``random.seed(86); random.shuffle(kept_list)`` over the kept reports in input
    order (parquet row order of the selected reports). ``shuffle`` draws depend only on the
-   list length, so a private ``random.Random(86)`` shuffling indices gives the same order.
+   list length, so a private ``random.Random(86)`` shuffling indices gives the same order
+   (``shuffle.permutation`` computes that order with numpy; ``shuffle.python_permutation``
+   is the plain one, and the tests hold the two equal).
 5. Header ``"-----Reports-----\\n" + "id|title|occurrence weight|content|rank\\n"``, counted
    once per batch. Row = ``"|".join([id, title, str(weight), full_content, str(rank)]) +
    "\\n"`` where id = ``str(report.community)`` (the community number; ``short_id``), title =
@@ -99,7 +101,6 @@ adversarial text and on real indexes.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Literal, Sequence
@@ -109,6 +110,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphrag_audit.shuffle import permutation
 from graphrag_audit.tokens import EstimateTokenCounter, TokenCounter, get_token_counter
 
 __all__ = [
@@ -387,9 +389,7 @@ def occurrence_weights(
 # --------------------------------------------------------------------------------------
 @lru_cache(maxsize=8)
 def _permutation(n: int, seed: int) -> np.ndarray:
-    idx = list(range(n))
-    random.Random(seed).shuffle(idx)  # same draws as random.seed(seed); random.shuffle(x)
-    return np.array(idx, dtype=np.int64)
+    return permutation(n, seed)  # the draws of random.seed(seed); random.shuffle(x), in numpy
 
 
 def shuffle_order(n: int, seed: int | None = DEFAULT_SHUFFLE_SEED) -> np.ndarray:
