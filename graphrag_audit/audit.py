@@ -12,6 +12,7 @@ from graphrag_audit.depth import analyse_depth
 from graphrag_audit.integrity import check_integrity
 from graphrag_audit.levels import TreeIndex, level_results, tree_levels
 from graphrag_audit.load import load_index
+from graphrag_audit.memory import release_freed_memory
 from graphrag_audit.model import IndexModel
 from graphrag_audit.report import AuditReport
 from graphrag_audit.selection import select_all
@@ -29,6 +30,14 @@ class AuditOptions:
 
 
 Progress = Callable[[str], None]
+
+
+def _then_release(fn, *args):
+    """``fn(*args)``, then its freed temporaries go back to the OS before the next phase."""
+    try:
+        return fn(*args)
+    finally:
+        release_freed_memory()
 
 
 def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = None,
@@ -55,34 +64,33 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
         from graphrag_audit.costs import V1TextUnitCounts, prepared_coster, selection_costs
 
         pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphrag-audit")
-        prepared = pool.submit(prepared_coster, model, options.tokenizer, options.max_context_tokens)
-        v1_counts = None
-        if "entity_id" in model.rollup_rows.columns:  # graphrag < 2.0 weighs by create_final_nodes
-            v1_counts = pool.submit(V1TextUnitCounts.of, model, lambda: prepared.result().counts)
+        prepared = pool.submit(_then_release, prepared_coster, model, options.tokenizer,
+                               options.max_context_tokens)
+        # graphrag < 2.0 weighs by create_final_nodes (None when the model has no node ids)
+        v1_counts = pool.submit(_then_release, V1TextUnitCounts.of, model, lambda: prepared.result().counts)
 
         def v1_costs():  # in a worker, beside the other behaviours' packing in this thread
             coster = prepared.result()
-            if v1_counts is not None:
-                coster.use_v1_counts(v1_counts.result())
+            coster.use_v1_counts(v1_counts.result())
             return selection_costs(coster, selections, ("v1",))
     try:
-        step("selecting reports per level")
+        # The tree checks come first: they do not read the roll-up rows, which load_index may
+        # still be reading (graphrag 1.x's create_final_nodes).
+        step("checking the tree")
         t = time.perf_counter()
         ti = TreeIndex(model)
+        findings = check_integrity(model)
+        tl = tree_levels(model, ti)
+        release_freed_memory()
+        timings["tree"] = time.perf_counter() - t
+
+        step("selecting reports per level")
+        t = time.perf_counter()
         selections = select_all(model)
         if prepared is not None:
             costed_v1 = pool.submit(v1_costs)
-        timings["selection"] = time.perf_counter() - t
-
-        step("checking the tree")
-        t = time.perf_counter()
-        findings = check_integrity(model)
-        tl = tree_levels(model, ti)
-        timings["tree"] = time.perf_counter() - t
-
-        t = time.perf_counter()
         levels = level_results(model, ti, selections)
-        timings["selection"] += time.perf_counter() - t
+        timings["selection"] = time.perf_counter() - t
 
         if costed_v1 is not None:
             step("counting tokens and map calls")

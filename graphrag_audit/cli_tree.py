@@ -69,6 +69,7 @@ def register(app: typer.Typer) -> None:
             from graphrag_audit.treeview import UnknownCommunity, build_forest, layout
 
             model = load_index(index_dir)
+            model.rollup_rows  # noqa: B018 - a broken create_final_nodes is an input error here too
             forest = build_forest(model, level)
             budget = max_lines
             if budget is None:

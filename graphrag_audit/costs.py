@@ -30,7 +30,7 @@ from graphrag_audit.context import (
 )
 from graphrag_audit.levels import entity_key_match
 from graphrag_audit.model import IndexModel
-from graphrag_audit.normalise import dictionary_parts, factorize_ints, sorted_unique
+from graphrag_audit.normalise import dictionary_parts, factorize_ints, node_entity_rows, sorted_unique
 from graphrag_audit.tokens import get_token_counter
 
 COSTED = ("v2", "v1", "level_only")
@@ -93,7 +93,7 @@ class V1TextUnitCounts:
         one run) then take those counts; only the other rows (community −1, the rows of an
         updated index) go through the pair sort."""
         r = model.rollup_rows
-        if "entity_id" not in r.columns or _entity_text_units_absent(model):
+        if not ("entity_id" in r.columns or "entity_row" in r.columns) or _entity_text_units_absent(model):
             return None
         e = model.entities
         key = e["id"]
@@ -101,7 +101,16 @@ class V1TextUnitCounts:
         # graphrag keeps an entity's first row (the key match knows them when it keyed by id)
         first = match.first if match is not None else ~key.duplicated(keep="first").to_numpy()
         lens, tu = _text_unit_codes(e["text_unit_ids"])
-        pos = _node_positions(r["entity_id"], pa.array(key[first], from_pandas=True))
+        # each node row's entity: its row among the first-occurrence entity rows (load may have
+        # found the entity rows already, and dropped the node ids)
+        rows = r["entity_row"].to_numpy(dtype=np.int64) if "entity_row" in r.columns \
+            else node_entity_rows(r["entity"], r["entity_id"], e, first)
+        if rows is not None:
+            rank = np.cumsum(first) - 1
+            pos = np.where(rows >= 0, rank[np.maximum(rows, 0)] if len(rank) else 0, -1)
+            del rows
+        else:
+            pos = _node_positions(r["entity_id"], pa.array(key[first], from_pandas=True))
         if pos is None:
             pos = pd.Index(key[first].to_numpy(dtype=object)).get_indexer(r["entity_id"].to_numpy(dtype=object))
         keep_first = np.repeat(first, lens)
@@ -115,9 +124,7 @@ class V1TextUnitCounts:
         matched = lev_all[pos >= 0]
         first_entity_level = int(matched.min()) if len(matched) else None
         base_part = None
-        if callable(base):  # (audit hands a future's getter: the counts are made meanwhile)
-            base = base()
-        if base is not None and len(base):
+        if base is not None:
             split = _node_rows_as_members(model, first, per_ent, pos, has, comm_all, lev_all, base)
             if split is not None:
                 has, base_part = split
@@ -157,14 +164,17 @@ class V1TextUnitCounts:
 
 
 def _node_rows_as_members(model: IndexModel, first: np.ndarray, per_ent: np.ndarray, pos: np.ndarray,
-                          has: np.ndarray, comm_all: np.ndarray, lev_all: np.ndarray, base: pd.Series):
+                          has: np.ndarray, comm_all: np.ndarray, lev_all: np.ndarray, base):
     """(node rows still to count, (community, level, count) taken from ``base``) when the node
     rows of known communities at their own level hold exactly the (community, entity) pairs of
     the membership rows that ``base`` counted, and the other node rows name none of those
     communities; None otherwise (then every row is counted from the node rows).
 
     Under that condition the node-row count of such a community is its ``base`` count at every
-    N >= its level and 0 below: the same entities, so the same distinct text units."""
+    N >= its level and 0 below: the same entities, so the same distinct text units.
+
+    ``base``: the counts, or a function returning them (audit hands a future's getter: the
+    counts are made meanwhile); it is called only once the rows are known to match."""
     if model.member_key != "id":
         return None
     match = entity_key_match(model)
@@ -173,28 +183,71 @@ def _node_rows_as_members(model: IndexModel, first: np.ndarray, per_ent: np.ndar
     rank = np.cumsum(first) - 1
     if not len(rank):
         return None
-    mpos = np.where(match.member_row >= 0, rank[np.maximum(match.member_row, 0)], -1)
-    m_has = (mpos >= 0) & (np.where(mpos >= 0, per_ent[np.maximum(mpos, 0)], 0) > 0)
     c = model.communities
     index = pd.Index(c["community"].to_numpy(dtype=np.int64))
     if not index.is_unique:
         return None
     level = c["level"].to_numpy(dtype=np.int64)
+    # membership rows whose entity has text units: (communities-table row, entity position)
+    mpos = np.where(match.member_row >= 0, rank[np.maximum(match.member_row, 0)], -1)
+    m_has = mpos >= 0
+    m_has &= per_ent[np.maximum(mpos, 0)] > 0
+    mpos = mpos[m_has]
     mcode = index.get_indexer(model.members["community"].to_numpy(dtype=np.int64)[m_has])
-    bcode = index.get_indexer(base.index.to_numpy(dtype=np.int64))
-    if (mcode < 0).any() or (bcode < 0).any():
+    del m_has
+    if (mcode < 0).any():
         return None
+    # node rows of known communities at their own level
     at = index.get_indexer(comm_all)
-    own_level = np.where(at >= 0, level[np.maximum(at, 0)], -1)
-    in_members = has & (at >= 0) & (own_level == lev_all)
-    width = int(first.sum()) + 1
-    if not np.array_equal(sorted_unique(at[in_members] * width + pos[in_members]),
-                          sorted_unique(mcode * width + mpos[m_has])):
+    in_members = has & (at >= 0)
+    in_members &= level[np.maximum(at, 0)] == lev_all
+    same = _pair_sets_equal(at[in_members], pos[in_members], mcode, mpos, level, int(first.sum()) + 1)
+    del at, mcode, mpos
+    if not same:
+        return None
+    if callable(base):
+        base = base()
+    if base is None or not len(base):
+        return None
+    bcode = index.get_indexer(base.index.to_numpy(dtype=np.int64))
+    if (bcode < 0).any():
         return None
     rest = has & ~in_members
     if np.isin(comm_all[rest], base.index.to_numpy(dtype=np.int64)).any():
         return None
     return rest, (base.index.to_numpy(dtype=np.int64), level[bcode], base.to_numpy(dtype=np.int64))
+
+
+def _pair_sets_equal(a_c: np.ndarray, a_e: np.ndarray, b_c: np.ndarray, b_e: np.ndarray,
+                     level: np.ndarray, width: int) -> bool:
+    """``set(zip(a_c, a_e)) == set(zip(b_c, b_e))`` for pairs of (communities-table row, entity
+    position < ``width``); ``level`` is the level of each communities-table row.
+
+    When no entity of ``b`` is in two communities of one level (hierarchical Leiden's
+    partitions), each (level, entity) slot names one community of ``b``: a pair of ``a`` is in
+    ``b`` iff its slot names its community, and the sets are equal iff that holds for every
+    pair of ``a`` and both have as many distinct slots. No sort; the sorted comparison otherwise."""
+    lev_code, lev_values = pd.factorize(level)
+    slots = len(lev_values) * width
+    if slots <= 16 * (len(a_c) + len(b_c)) + 1_000_000:
+        owner = np.full(slots, -1, dtype=np.int32 if len(level) < 2**31 else np.int64)
+        sb = lev_code[b_c].astype(np.int64)
+        sb *= width
+        sb += b_e
+        owner[sb] = b_c
+        conflict_free = np.array_equal(owner[sb], b_c)
+        del sb
+        if conflict_free:
+            sa = lev_code[a_c].astype(np.int64)
+            sa *= width
+            sa += a_e
+            if not np.array_equal(owner[sa], a_c):
+                return False
+            seen = np.zeros(slots, dtype=bool)
+            seen[sa] = True
+            return int(np.count_nonzero(seen)) == int(np.count_nonzero(owner >= 0))
+        del owner
+    return bool(np.array_equal(sorted_unique(a_c * width + a_e), sorted_unique(b_c * width + b_e)))
 
 
 def _text_unit_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -312,6 +365,7 @@ def _pair_blocks(c_codes: np.ndarray, n_c: int, lens_r: np.ndarray, start_r: np.
 
 #: distinct-pair counting works on blocks of about this many (community, text unit) pairs
 PAIRS_PER_BLOCK = 1_000_000
+
 
 
 def _key_positions(entity: pd.Series, keys: pa.Array) -> np.ndarray | None:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from graphrag_audit.model import IndexModel
-from graphrag_audit.normalise import dictionary_parts, key_codes, sorted_unique
+from graphrag_audit.normalise import EntityKeyMatch, key_codes, match_entity_keys, sorted_unique
 from graphrag_audit.selection import BEHAVIOURS, Selection
 
 
@@ -80,69 +79,29 @@ def _first_parents(links, index: pd.Index) -> np.ndarray:
     return parent
 
 
-@dataclass(frozen=True)
-class EntityKeyMatch:
-    """How the membership rows' entity keys meet the entities table's keys (``id`` or
-    ``title``, see ``model.member_key``), every key string hashed once.
-
-    ``clustered``: per entity row, its key is some membership row's key
-    (``keys.isin(members.entity)``). ``first``: per entity row, the first row with its key
-    (``~keys.duplicated()``). ``member_row``: per membership row, the first entity row with its
-    key, −1 when none.
-    """
-
-    clustered: np.ndarray
-    first: np.ndarray
-    member_row: np.ndarray
-
-
 def entity_key_match(model: IndexModel) -> EntityKeyMatch | None:
-    """:class:`EntityKeyMatch` of ``model`` (cached), or None without an entities table or when
-    the keys are not dictionary-encoded arrow strings without gaps (callers then use pandas)."""
-    if "_entity_key_match" in model.extra:
-        return model.extra["_entity_key_match"]
+    """:class:`~graphrag_audit.normalise.EntityKeyMatch` of ``model`` (cached; ``load_index``
+    may have started it in its read thread), or None without an entities table or when the keys
+    are not dictionary-encoded arrow strings without gaps (callers then use pandas)."""
+    got = model.extra.get("_entity_key_match", _UNSET)
+    if isinstance(got, Future):
+        got = got.result()
+        model.extra["_entity_key_match"] = got
+    if got is not _UNSET:
+        return got
     with _KEY_MATCH_LOCK:  # audit's costs worker and the integrity checks both ask: hash once
         if "_entity_key_match" in model.extra:
             return model.extra["_entity_key_match"]
-        return _entity_key_match(model)
+        out = None
+        if model.entities is not None:
+            out = match_entity_keys(model.members["entity"],
+                                    model.entities["id" if model.member_key == "id" else "title"])
+        model.extra["_entity_key_match"] = out
+        return out
 
 
 _KEY_MATCH_LOCK = threading.Lock()
-
-
-def _entity_key_match(model: IndexModel) -> EntityKeyMatch | None:
-    out = None
-    if model.entities is not None:
-        parts = dictionary_parts(model.members["entity"])
-        keys = model.entities["id" if model.member_key == "id" else "title"]
-        if parts is not None and isinstance(keys.array, pd.arrays.ArrowExtensionArray):
-            try:
-                out = _match_keys(parts[0], parts[1], pa.array(keys.array))
-            except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
-                raise
-            except (pa.ArrowException, TypeError, ValueError):
-                out = None
-    model.extra["_entity_key_match"] = out
-    return out
-
-
-def _match_keys(codes: np.ndarray, dictionary: pa.Array, keys: pa.Array | pa.ChunkedArray) -> EntityKeyMatch | None:
-    if dictionary.type != keys.type:
-        dictionary = dictionary.cast(keys.type)
-    if dictionary.null_count or keys.null_count:
-        return None
-    joint = pc.dictionary_encode(pa.chunked_array([dictionary] + (keys.chunks if isinstance(keys, pa.ChunkedArray)
-                                                                    else [keys])))
-    jc = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in joint.chunks]).astype(np.int64) \
-        if joint.num_chunks else np.zeros(0, dtype=np.int64)
-    n_keys = int(jc.max()) + 1 if len(jc) else 0
-    jd, je = jc[: len(dictionary)], jc[len(dictionary):]
-    used = np.zeros(n_keys, dtype=bool)
-    used[jd[np.flatnonzero(np.bincount(codes, minlength=len(dictionary)))]] = True
-    first_row = np.full(n_keys, -1, dtype=np.int64)
-    first_row[je[::-1]] = np.arange(len(je) - 1, -1, -1, dtype=np.int64)  # the first row wins
-    return EntityKeyMatch(clustered=used[je], first=first_row[je] == np.arange(len(je)),
-                          member_row=first_row[jd][codes])
+_UNSET = object()
 
 
 class TreeIndex:

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.generation import detect_generation
 from graphrag_audit.locate import locate_index
+from graphrag_audit.memory import release_freed_memory
 from graphrag_audit.model import IndexModel
 from graphrag_audit.normalise import (
+    EntityKeyMatch,
     _arrow_list,
     dictionary_lists,
     int_ids,
@@ -23,6 +24,8 @@ from graphrag_audit.normalise import (
     levels,
     list_column,
     list_flat,
+    match_entity_keys,
+    node_entity_rows,
     text_column,
 )
 from graphrag_audit.tables import parquet_schema, read_table, table_columns
@@ -128,6 +131,45 @@ def _nodes(files) -> pd.DataFrame | None:
     return out
 
 
+def _rollup_rows(nodes: pd.DataFrame) -> pd.DataFrame:
+    rollup = nodes[["entity", "community", "level"] + (["entity_id"] if "entity_id" in nodes else [])].copy()
+    rollup.attrs["title_na"] = nodes["_title_na"].to_numpy()
+    return rollup
+
+
+def _rollup_from_nodes(files, entities: Future, key_match: Future) -> pd.DataFrame:
+    """The roll-up rows of graphrag 1.x's create_final_nodes, read after the entities table: the
+    node ids are then matched to entity rows here (``entity_row``, see
+    ``normalise.node_entity_rows``) and dropped (150 MB of id strings at 1M entities)."""
+    rollup = _rollup_rows(_nodes(files))
+    _release_read_memory()
+    if "entity_id" not in rollup.columns:
+        return rollup
+    try:
+        ents = entities.result()
+    except Exception:  # noqa: BLE001 - load_index raises it
+        return rollup
+    match = key_match.result()
+    if ents is None:
+        return rollup
+    first = match.first if match is not None else ~ents["id"].duplicated(keep="first").to_numpy()
+    rows = node_entity_rows(rollup["entity"], rollup["entity_id"], ents, first)
+    if rows is not None:
+        rollup["entity_row"] = rows
+        del rollup["entity_id"]
+        _release_read_memory()
+    return rollup
+
+
+def _match_when_read(members: Future, entities: Future) -> EntityKeyMatch | None:
+    """The key match of the membership rows from ``entity_ids`` (member_key "id") once both
+    tables are read; None when either is missing (then nothing is stored for it)."""
+    m, e = members.result(), entities.result()
+    if m is None or e is None:
+        return None
+    return match_entity_keys(m["entity"], e["id"])
+
+
 def _reports(files) -> tuple[pd.DataFrame, str]:
     path = files.tables.get("reports")
     if path is None:
@@ -182,10 +224,10 @@ def _entities(files) -> pd.DataFrame | None:
 
 
 def _release_read_memory() -> None:
-    """Hand the memory arrow freed after reading a table (read buffers, text already encoded)
-    back to the OS: its allocator keeps it otherwise, where numpy and Python cannot reuse it
-    (0.3-0.5 GB of RSS per table of a 1M-entity index)."""
-    pa.default_memory_pool().release_unused()
+    """Hand the memory freed after reading a table (read buffers, text already encoded) back to
+    the OS: arrow's allocator and malloc keep it otherwise, where the next phase cannot reuse
+    it (0.3-0.5 GB of RSS per table of a 1M-entity index)."""
+    release_freed_memory()
 
 
 def load_index(path: str | os.PathLike) -> IndexModel:
@@ -199,26 +241,56 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         )
     generation = detect_generation(files.tables, schemas)
     read_nodes = generation.before_2 or "communities" not in files.tables
-    # A worker thread reads and encodes create_final_nodes (graphrag < 2.0), then the entities
+    # create_final_nodes is only the roll-up's input when the communities table has both the
+    # members (entity_ids) and the tree (parent), as graphrag 1.x writes it: then it is read last
+    # and the model is returned before it is ready (model.rollup_rows waits for it), so the
+    # analyses that do not need it start meanwhile.
+    community_columns = schemas.get("communities", {})
+    defer_nodes = read_nodes and "entity_ids" in community_columns and "parent" in community_columns
+    # A worker thread reads and encodes create_final_nodes (graphrag < 2.0) and the entities
     # table (text-unit ids), while this one reads the communities and the reports: arrow decodes
     # and hashes without the GIL, so both cores work (a third thread would only add memory on
     # two cores). Errors keep the order of a sequential read: nodes, communities, reports,
-    # entities.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit-read") as pool:
-        pending_nodes = pool.submit(_nodes, files) if read_nodes else None
+    # entities. The membership rows' entity ids are matched to the entities table (one hash of
+    # each key, shared by the integrity checks and the costs) by whichever thread is free:
+    # the worker after the entities, or this thread when the worker still has the nodes to read.
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit-read")
+    nodes = members = None
+    members_read: Future = Future()  # this thread hands the membership rows to the worker
+    key_match: Future = Future()  # ... and, when it makes it, the key match
+    try:
+        pending_nodes = pool.submit(_nodes, files) if read_nodes and not defer_nodes else None
         pending_entities = pool.submit(_entities, files)
-        failed = None
+        if defer_nodes:
+            pending_nodes = pool.submit(_rollup_from_nodes, files, pending_entities, key_match)
+        else:
+            key_match = pool.submit(_match_when_read, members_read, pending_entities)
         try:
-            communities, id_kind, children, members = _communities(files, schemas)
+            try:
+                communities, id_kind, children, members = _communities(files, schemas)
+            finally:
+                members_read.set_result(members)  # (None after an error: the worker goes on)
             reports, rep_id_kind = _reports(files)
-        except Exception as exc:  # noqa: BLE001 - raised below, after an earlier table's error
-            failed = exc
+            entities = pending_entities.result()
+        except Exception:
             pending_entities.cancel()  # only helps when it has not started
-        nodes = pending_nodes.result() if pending_nodes is not None else None
-        if failed is not None:
-            raise failed
-        entities = pending_entities.result()
+            if defer_nodes and not key_match.done():
+                key_match.set_result(None)  # the nodes read waits for it
+            if pending_nodes is not None:
+                pending_nodes.result()  # a nodes error comes first
+            raise
+        if not defer_nodes and pending_nodes is not None:
+            nodes = pending_nodes.result()
+        if defer_nodes:
+            key_match.set_result(_match_when_read(members_read, pending_entities))
+    finally:
+        if defer_nodes and not key_match.done():  # (an error above: the nodes read goes on)
+            key_match.set_result(None)
+        pool.shutdown(wait=False)  # a deferred nodes read or the key match goes on
     _release_read_memory()
+    extra = {"schemas": schemas}
+    if members is not None:  # keyed by entity id: the match started above (levels.entity_key_match)
+        extra["_entity_key_match"] = key_match
     if generation.label == "0.1-0.4":
         id_kind = "string"
 
@@ -242,9 +314,10 @@ def load_index(path: str | os.PathLike) -> IndexModel:
     communities = communities.reset_index(drop=True)
 
     # roll-up rows read by graphrag < 2.0
-    if nodes is not None:
-        rollup = nodes[["entity", "community", "level"] + (["entity_id"] if "entity_id" in nodes else [])].copy()
-        rollup.attrs["title_na"] = nodes["_title_na"].to_numpy()
+    if defer_nodes:
+        rollup = pending_nodes  # still being read (see above)
+    elif nodes is not None:
+        rollup = _rollup_rows(nodes)
     else:
         rollup = members[["entity", "community", "level"]]  # never modified: no copy needed
 
@@ -281,7 +354,7 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         communities=communities,
         members=members,
         member_key=member_key,
-        rollup_rows=rollup,
+        _rollup_rows=rollup,
         reports=reports,
         entities=entities,
         id_kind="string" if (id_kind == "string" or rep_id_kind == "string") else "int",
@@ -289,6 +362,6 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         tree_source="parent" if has_parent else "membership",
         has_reports_table="reports" in files.tables,
         has_children_column=children is not None,
-        extra={"schemas": schemas},
+        extra=extra,
         _tree=tree,
     )

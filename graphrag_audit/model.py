@@ -7,6 +7,7 @@ which decides the seed-86 shuffle of the global-search context).
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,7 +48,9 @@ class IndexModel:
         (``create_final_nodes`` for 0.x–1.x, −1 rows included; derived from ``entity_ids``
         for 2.x/3.x): ``entity``, ``community``, ``level``, and ``entity_id`` (the node
         ``id``, which graphrag 1.x matches to ``entities.id`` for occurrence weights) when
-        ``create_final_nodes`` has one.
+        ``create_final_nodes`` has one. ``load_index`` may still be reading them when it
+        returns (a future, ``_rollup_rows``): the first use waits, and raises the table's
+        error if it had one.
     reports: one row per report row: ``community``, ``level``, ``title``, ``rank``,
         ``content`` (``full_content``, may be empty), ``content_chars``.
     entities: ``id``, ``title``, ``text_unit_ids`` (list or None) — or None when absent.
@@ -63,7 +66,7 @@ class IndexModel:
     communities: pd.DataFrame
     members: pd.DataFrame
     member_key: str
-    rollup_rows: pd.DataFrame
+    _rollup_rows: pd.DataFrame | Future
     reports: pd.DataFrame
     entities: pd.DataFrame | None
     id_kind: str  # "int" or "string": how the index stored community numbers
@@ -73,6 +76,12 @@ class IndexModel:
     has_children_column: bool = False
     extra: dict = field(default_factory=dict)
     _tree: nx.DiGraph | None = field(default=None, repr=False)
+
+    @property
+    def rollup_rows(self) -> pd.DataFrame:
+        if isinstance(self._rollup_rows, Future):
+            self._rollup_rows = self._rollup_rows.result()
+        return self._rollup_rows
 
     @property
     def tree(self) -> nx.DiGraph:

@@ -6,6 +6,7 @@ string / int32 / int64 / double ids become int64 with −1 for "none"; list colu
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -332,3 +333,106 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     if len(a) < 2:
         return a
     return a[np.concatenate(([True], a[1:] != a[:-1]))]
+
+
+@dataclass(frozen=True)
+class EntityKeyMatch:
+    """How the membership rows' entity keys meet the entities table's keys (``id`` or
+    ``title``, see ``model.member_key``), every key string hashed once.
+
+    ``clustered``: per entity row, its key is some membership row's key
+    (``keys.isin(members.entity)``). ``first``: per entity row, the first row with its key
+    (``~keys.duplicated()``). ``member_row``: per membership row, the first entity row with its
+    key, −1 when none.
+    """
+
+    clustered: np.ndarray
+    first: np.ndarray
+    member_row: np.ndarray
+
+
+def match_entity_keys(member_keys: pd.Series, entity_keys: pd.Series) -> EntityKeyMatch | None:
+    """:class:`EntityKeyMatch` of the membership rows' keys against the entities' keys, or None
+    when the member keys are not dictionary-encoded or the entity keys not arrow strings, or a
+    key is missing (callers then use pandas)."""
+    parts = dictionary_parts(member_keys)
+    if parts is None or not isinstance(entity_keys.array, pd.arrays.ArrowExtensionArray):
+        return None
+    try:
+        return _match_keys(parts[0], parts[1], pa.array(entity_keys.array))
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+
+
+def _match_keys(codes: np.ndarray, dictionary: pa.Array, keys: pa.Array | pa.ChunkedArray) -> EntityKeyMatch | None:
+    if dictionary.type != keys.type:
+        dictionary = dictionary.cast(keys.type)
+    if dictionary.null_count or keys.null_count:
+        return None
+    joint = pc.dictionary_encode(pa.chunked_array([dictionary] + (keys.chunks if isinstance(keys, pa.ChunkedArray)
+                                                                    else [keys])))
+    jc = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in joint.chunks]).astype(np.int64) \
+        if joint.num_chunks else np.zeros(0, dtype=np.int64)
+    n_keys = int(jc.max()) + 1 if len(jc) else 0
+    jd, je = jc[: len(dictionary)], jc[len(dictionary):]
+    used = np.zeros(n_keys, dtype=bool)
+    used[jd[np.flatnonzero(np.bincount(codes, minlength=len(dictionary)))]] = True
+    first_row = np.full(n_keys, -1, dtype=np.int64)
+    first_row[je[::-1]] = np.arange(len(je) - 1, -1, -1, dtype=np.int64)  # the first row wins
+    return EntityKeyMatch(clustered=used[je], first=first_row[je] == np.arange(len(je)),
+                          member_row=first_row[jd][codes])
+
+
+def node_entity_rows(titles: pd.Series, ids: pd.Series, entities: pd.DataFrame, first: np.ndarray) -> np.ndarray | None:
+    """For each ``create_final_nodes`` row, the entities row graphrag 1.x matches it to: the
+    first row whose ``id`` is the node's ``id`` (−1: none); ``first`` flags each entity row that
+    is the first with its id. None when the columns are not arrow strings (callers then look the
+    ids up themselves).
+
+    The node titles are already hashed (``load`` dictionary-encodes them for the roll-up), so
+    each distinct title is looked up among the entity titles once, and a node row takes the
+    entity row found for its title when that row's id is the node's id and no earlier row has
+    that id. Only the other rows (titles and ids that disagree, as in a hand-edited or updated
+    index) are looked up by id: about half the hashing of looking up every node id."""
+    parts = dictionary_parts(titles)
+    node_ids, e_title, e_id = ids.array, entities["title"].array, entities["id"].array
+    if parts is None or not all(isinstance(a, pd.arrays.ArrowExtensionArray) for a in (node_ids, e_title, e_id)):
+        return None
+    try:
+        codes, title_keys = parts
+        node_ids, e_title, e_id = pa.array(node_ids), pa.array(e_title), pa.array(e_id)
+        if node_ids.null_count or e_id.null_count or not (pa.types.is_string(node_ids.type)
+                                                          or pa.types.is_large_string(node_ids.type)):
+            return None
+        if e_title.null_count:
+            e_title = pc.fill_null(e_title, "")  # any row found is checked by its id below
+        if e_title.type != title_keys.type:
+            e_title = e_title.cast(title_keys.type)
+        found = pc.fill_null(pc.index_in(title_keys, value_set=e_title), -1).to_numpy(zero_copy_only=False)
+        row = found.astype(np.int64)[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+        ok = row >= 0
+        if len(e_id):
+            ok &= first[np.maximum(row, 0)]
+            e_id = e_id.cast(node_ids.type)
+            for lo in range(0, len(row), _NODE_ROWS_PER_BLOCK):  # (bounded memory: ids are copied)
+                hi = min(lo + _NODE_ROWS_PER_BLOCK, len(row))
+                same = pc.equal(e_id.take(pa.array(np.maximum(row[lo:hi], 0))), node_ids.slice(lo, hi - lo))
+                ok[lo:hi] &= same.to_numpy(zero_copy_only=False)
+        row[~ok] = -1
+        rest = np.flatnonzero(~ok)
+        if len(rest) and len(e_id):
+            first_rows = np.flatnonzero(first)
+            at = pc.index_in(node_ids.take(pa.array(rest)), value_set=e_id.filter(pa.array(first)))
+            at = pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+            row[rest] = np.where(at >= 0, first_rows[np.maximum(at, 0)] if len(first_rows) else -1, -1)
+        return row
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+
+
+#: node rows compared per block when their ids are checked against the entity rows found
+_NODE_ROWS_PER_BLOCK = 1 << 19

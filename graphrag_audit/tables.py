@@ -170,8 +170,29 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
         raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
 
 
-#: rows per decoded record batch when reading parquet (see _read_parquet)
+#: rows per decoded record batch when reading parquet (see _read_parquet), at most
 PARQUET_BATCH_ROWS = 65536
+#: ... and fewer when the columns read hold more than this many bytes per batch
+PARQUET_BATCH_BYTES = 32 << 20
+
+
+def _batch_rows(meta: pq.FileMetaData, cols: list[str]) -> int:
+    """Rows per record batch: a batch's text is built in buffers that grow by doubling, so a
+    batch of 65536 reports (1-4 KB each) held up to twice its 160 MB while being decoded. The
+    columns' uncompressed size in the file bounds a batch to about PARQUET_BATCH_BYTES."""
+    try:
+        wanted, size, rows = set(cols), 0, meta.num_rows
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            for c in range(group.num_columns):
+                column = group.column(c)
+                if column.path_in_schema.split(".")[0] in wanted:
+                    size += max(int(column.total_uncompressed_size), 0)
+    except (AttributeError, ValueError, TypeError, IndexError, pa.ArrowException):
+        return PARQUET_BATCH_ROWS
+    if rows <= 0 or size <= 0:
+        return PARQUET_BATCH_ROWS
+    return int(min(PARQUET_BATCH_ROWS, max(1024, PARQUET_BATCH_BYTES * rows // size)))
 
 
 def _read_parquet(fh: pa.NativeFile, cols: list[str]) -> pa.Table:
@@ -183,7 +204,7 @@ def _read_parquet(fh: pa.NativeFile, cols: list[str]) -> pa.Table:
     if not cols:
         return pq.read_table(fh, columns=cols)
     pf = pq.ParquetFile(fh, pre_buffer=False, buffer_size=1 << 20)
-    batches = list(pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=cols))
+    batches = list(pf.iter_batches(batch_size=_batch_rows(pf.metadata, cols), columns=cols))
     if batches:
         return pa.Table.from_batches(batches)
     return pf.schema_arrow.empty_table().select(cols)

@@ -67,7 +67,9 @@ def test_v1_counts_are_the_plain_count_over_node_rows(name):
     model = load_index(shared_index(name))
     v1 = V1TextUnitCounts.of(model)
     r, e = model.rollup_rows, model.entities
-    rows = pd.DataFrame({"entity": np.asarray(r["entity_id"].to_numpy(), dtype=object),
+    node_ids = pd.read_parquet(model.files["nodes"], columns=["id"])["id"]  # node rows in file order
+    assert len(node_ids) == len(r)
+    rows = pd.DataFrame({"entity": np.asarray(node_ids.to_numpy(), dtype=object),
                          "community": r["community"].to_numpy(), "level": r["level"].to_numpy()})
     tu = pd.Series(e["text_unit_ids"].to_numpy(), index=e["id"].to_numpy())
     for n in sorted(set(rows["level"].tolist())) + [None]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from concurrent.futures import Future
 
 import numpy as np
 import pandas as pd
@@ -164,6 +165,57 @@ def test_communities_error_wins_over_an_entities_error(tmp_path):
     assert "communities.parquet" in str(err.value)
 
 
+def test_a_broken_nodes_table_read_after_load_returns_is_still_a_one_line_error(tmp_path):
+    """graphrag 1.x: create_final_nodes is read while the audit starts (model.rollup_rows waits
+    for it); its error still reaches the user as the input error it is, and nothing hangs."""
+    import subprocess
+    import sys
+
+    from graphrag_audit.audit import audit
+
+    idx = _copy_index(FIXTURES / "seed-v1", tmp_path / "i")
+    _garble(idx / "create_final_nodes.parquet")
+    model = load_index(idx)  # the communities, reports and entities are fine
+    with pytest.raises(IndexInputError) as err:
+        audit(model)
+    assert "create_final_nodes.parquet" in str(err.value)
+    run = subprocess.run([sys.executable, "-m", "graphrag_audit", "levels", str(idx)], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 2 and run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "create_final_nodes.parquet" in lines[0] and "Traceback" not in run.stderr
+    for command in (["tree", str(idx), "-f", "mermaid"], ["plan", str(idx), "--reports", "3"]):
+        run = subprocess.run([sys.executable, "-m", "graphrag_audit", *command], capture_output=True, text=True,
+                             timeout=120)
+        assert run.returncode == 2 and "create_final_nodes.parquet" in run.stderr, command
+
+
+@pytest.mark.parametrize("other", ["create_final_communities.parquet", "create_final_entities.parquet",
+                                   "create_final_community_reports.parquet"])
+def test_a_nodes_error_comes_first_in_the_1x_layout_too(tmp_path, other):
+    idx = _copy_index(FIXTURES / "seed-v1", tmp_path / "i")
+    _garble(idx / "create_final_nodes.parquet")
+    _garble(idx / other)
+    with pytest.raises(IndexInputError) as err:
+        load_index(idx)
+    assert "create_final_nodes.parquet" in str(err.value)
+
+
+@pytest.mark.parametrize("broken", ["create_final_communities.parquet", "create_final_entities.parquet"])
+def test_1x_errors_of_the_other_tables_are_reported(tmp_path, broken):
+    idx = _copy_index(FIXTURES / "seed-v1", tmp_path / "i")
+    _garble(idx / broken)
+    with pytest.raises(IndexInputError) as err:
+        load_index(idx)
+    assert broken in str(err.value)
+
+
+def test_1x_node_ids_are_matched_while_reading(tmp_path):
+    model = load_index(FIXTURES / "seed-v1")
+    assert "entity_row" in model.rollup_rows.columns and "entity_id" not in model.rollup_rows.columns
+    assert isinstance(model.extra["_entity_key_match"], Future)
+
+
 # ---- JSON: id lists pass through unchanged -------------------------------------------------
 def test_community_ids_render_like_plain_lists():
     from graphrag_audit.render.json import _clean
@@ -190,3 +242,153 @@ def test_children_vs_parent_equals_the_set_formula(rows):
     want = (sorted({p for p, _ in from_children ^ from_parent}), len(from_children - from_parent),
             len(from_parent - from_children))
     assert _children_vs_parent(comm, children, parent) == want
+
+
+# ---- containment by (level, entity) slots == the set formula ---------------------------------
+@st.composite
+def memberships(draw):
+    """Communities 0..n-1 at random levels with random single or multiple parents (some naming
+    no row), and membership rows grouped by community or shuffled: Leiden-like trees where each
+    child's entities are its parent's, and every kind of damage to that."""
+    n = draw(st.integers(1, 8))
+    level = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    edges = draw(st.lists(st.tuples(st.integers(0, n), st.integers(0, n - 1)), max_size=10))
+    rows = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, 6)), max_size=30))
+    if draw(st.booleans()):  # make children subsets of their parents, as Leiden does
+        for u, w in edges:
+            rows += [(u, e) for c, e in rows if c == w and u < n]
+    if draw(st.booleans()):
+        rows.sort(key=lambda r: r[0])
+    return n, level, edges, rows
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(case=memberships())
+def test_containment_equals_the_set_formula(case):
+    from types import SimpleNamespace
+
+    from graphrag_audit.integrity import _contained_by_level_slots, _containment
+
+    n, level, edges, rows = case
+    communities = pd.DataFrame({"community": np.arange(n, dtype=np.int64), "level": np.array(level, dtype=np.int64)})
+    members = pd.DataFrame({"entity": pd.Series([f"e{e}" for _, e in rows], dtype=object),
+                            "community": np.array([c for c, _ in rows], dtype=np.int64)})
+    u = np.array([a for a, _ in edges], dtype=np.int64)
+    v = np.array([b for _, b in edges], dtype=np.int64)
+    holds = {c: {e for cc, e in rows if cc == c} for c in range(n + 1)}
+    want = sorted({b for a, b in edges if a != b and holds[b] - holds[a]})
+    got = _containment(SimpleNamespace(members=members, communities=communities), u, v)
+    assert (list(got[0].communities) if got else []) == want
+    keep = u != v
+    ecode, n_ent = pd.factorize(members["entity"])
+    if _contained_by_level_slots(communities, members["community"].to_numpy(), np.asarray(ecode, dtype=np.int64),
+                                 len(n_ent) + 1, u[keep], v[keep]):
+        assert want == []
+
+
+def test_containment_shortcut_decides_a_leiden_like_index():
+    from graphrag_audit.integrity import _contained_by_level_slots
+    from graphrag_audit.normalise import key_codes
+
+    model = load_index(FIXTURES / "small-leiden-v3")
+    ecode, n_ent = key_codes(model.members["entity"])
+    links = model.tree_links
+    assert _contained_by_level_slots(model.communities, model.members["community"].to_numpy(), ecode, n_ent + 1,
+                                     links.parents, links.children)
+
+
+# ---- node ids found through the node titles == every node id looked up ----------------------
+def _node_rows_both(path):
+    """(normalise.node_entity_rows, the plain answer: the first entities row with the node's id)
+    for the nodes and entities tables at ``path``, read here with pandas."""
+    from graphrag_audit.normalise import key_column, node_entity_rows, text_column
+
+    files = {p.stem: p for p in path.iterdir()}
+    nodes = pd.read_parquet(files["create_final_nodes"], columns=["id", "title"])
+    ents = load_index(path).entities
+    first = ~ents["id"].duplicated(keep="first").to_numpy()
+    by_id = {}
+    for i, key in enumerate(ents["id"].tolist()):
+        by_id.setdefault(key, i)
+    plain = [by_id.get(k, -1) for k in nodes["id"].tolist()]
+    titles = key_column(text_column(nodes["title"], len(nodes)))
+    got = node_entity_rows(pd.Series(titles), text_column(nodes["id"], len(nodes)), ents, first)
+    return got, plain
+
+
+@pytest.mark.parametrize("name", __import__("conftest").real_index_params())
+def test_node_entity_rows_on_real_indexes(name):
+    from conftest import shared_index
+
+    path = shared_index(name)
+    if not (path / "create_final_nodes.parquet").exists() or load_index(path).entities is None:
+        pytest.skip(f"{name}: no create_final_nodes and entities to match")
+    got, plain = _node_rows_both(path)
+    assert got is not None and got.tolist() == plain
+
+
+@pytest.mark.parametrize("damage", ["none", "swap-ids", "duplicate-ids", "rename-titles", "unknown-ids"])
+def test_node_entity_rows_on_damaged_nodes(tmp_path, damage):
+    """Node titles that name another entity than the node id, entity ids repeated (the first
+    row is graphrag's), titles unknown to the entities, ids unknown to the entities; and the
+    audit's v1 costs equal on the loader's path (ids matched while reading) and the lazy one."""
+    import shutil
+
+    idx = tmp_path / "i"
+    shutil.copytree(FIXTURES / "seed-v1", idx)
+    nodes_path, ents_path = idx / "create_final_nodes.parquet", idx / "create_final_entities.parquet"
+    nodes, ents = pq.read_table(nodes_path).to_pandas(), pq.read_table(ents_path).to_pandas()
+    rng = random.Random(3)
+    if damage == "swap-ids":
+        ids = nodes["id"].tolist()
+        for i in rng.sample(range(len(ids)), k=len(ids) // 2):
+            ids[i] = rng.choice(ids)
+        nodes["id"] = ids
+    elif damage == "duplicate-ids":
+        ents = pd.concat([ents, ents.iloc[::-1]], ignore_index=True)
+        ents.loc[len(ents) // 2:, "title"] = [f"other {i}" for i in range(len(ents) - len(ents) // 2)]
+    elif damage == "rename-titles":
+        nodes.loc[::3, "title"] = "renamed"
+    elif damage == "unknown-ids":
+        nodes.loc[::4, "id"] = "not-an-entity"
+    pq.write_table(pa.Table.from_pandas(nodes, preserve_index=False), nodes_path)
+    pq.write_table(pa.Table.from_pandas(ents, preserve_index=False), ents_path)
+    got, plain = _node_rows_both(idx)
+    assert got is not None and got.tolist() == plain
+    if damage != "none":
+        assert any(p >= 0 for p in plain)
+    from graphrag_audit.audit import AuditOptions, audit
+
+    loaded = load_index(idx)
+    assert "entity_row" in loaded.rollup_rows.columns  # matched while reading
+    lazy = load_index(idx)
+    r = lazy.rollup_rows
+    r["entity_id"] = text_column_of(nodes["id"])
+    del r["entity_row"]  # as an index read without the entities first: matched by the costs
+    opts = AuditOptions(tokenizer="estimate")
+    a, b = audit(loaded, opts), audit(lazy, opts)
+    for x, y in zip(a.levels, b.levels):
+        assert x["selected"]["v1"].cost == y["selected"]["v1"].cost
+
+
+def text_column_of(values):
+    from graphrag_audit.normalise import text_column
+
+    return text_column(values, len(values))
+
+
+# ---- pair-set equality by (level, entity) slots == Python sets ------------------------------
+@settings(max_examples=400, deadline=None, database=None)
+@given(level=st.lists(st.integers(0, 2), min_size=1, max_size=6),
+       a=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=20),
+       b=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=20),
+       same=st.booleans())
+def test_pair_sets_equal_is_set_equality(level, a, b, same):
+    from graphrag_audit.costs import _pair_sets_equal
+
+    n = len(level)
+    a = [(c % n, e) for c, e in a]
+    b = list(reversed(a)) + a[: len(a) // 2] if same else [(c % n, e) for c, e in b]
+    arr = lambda pairs, i: np.array([p[i] for p in pairs], dtype=np.int64)  # noqa: E731
+    got = _pair_sets_equal(arr(a, 0), arr(a, 1), arr(b, 0), arr(b, 1), np.array(level, dtype=np.int64), 7)
+    assert got == (set(a) == set(b))
