@@ -46,9 +46,10 @@ class IndexModel:
         ``entity`` (entity id or title, see ``member_key``), ``community``, ``level``.
     rollup_rows: the per-entity rows that graphrag < 2.0's roll-up reads
         (``create_final_nodes`` for 0.x–1.x, −1 rows included; derived from ``entity_ids``
-        for 2.x/3.x): ``entity``, ``community``, ``level``, and ``entity_id`` (the node
-        ``id``, which graphrag 1.x matches to ``entities.id`` for occurrence weights) when
-        ``create_final_nodes`` has one. ``load_index`` may still be reading them when it
+        for 2.x/3.x): ``entity``, ``community``, ``level``, and, when ``create_final_nodes``
+        has an ``id`` (graphrag 1.x matches it to ``entities.id`` for occurrence weights),
+        either ``entity_row`` (the entities row it matches, −1 for none: found while loading)
+        or ``entity_id`` (the id itself). ``load_index`` may still be reading them when it
         returns (a future, ``_rollup_rows``): the first use waits, and raises the table's
         error if it had one.
     reports: one row per report row: ``community``, ``level``, ``title``, ``rank``,
