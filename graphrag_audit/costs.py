@@ -30,7 +30,7 @@ from graphrag_audit.context import (
 )
 from graphrag_audit.levels import entity_key_match
 from graphrag_audit.model import IndexModel
-from graphrag_audit.normalise import dictionary_parts, factorize_ints, node_entity_rows, sorted_unique
+from graphrag_audit.normalise import LevelSlots, dictionary_parts, factorize_ints, node_entity_rows, sorted_unique
 from graphrag_audit.tokens import get_token_counter
 
 COSTED = ("v2", "v1", "level_only")
@@ -223,31 +223,14 @@ def _pair_sets_equal(a_c: np.ndarray, a_e: np.ndarray, b_c: np.ndarray, b_e: np.
     """``set(zip(a_c, a_e)) == set(zip(b_c, b_e))`` for pairs of (communities-table row, entity
     position < ``width``); ``level`` is the level of each communities-table row.
 
-    When no entity of ``b`` is in two communities of one level (hierarchical Leiden's
-    partitions), each (level, entity) slot names one community of ``b``: a pair of ``a`` is in
-    ``b`` iff its slot names its community, and the sets are equal iff that holds for every
-    pair of ``a`` and both have as many distinct slots. No sort; the sorted comparison otherwise."""
-    lev_code, lev_values = pd.factorize(level)
-    slots = len(lev_values) * width
-    if slots <= 16 * (len(a_c) + len(b_c)) + 1_000_000:
-        owner = np.full(slots, -1, dtype=np.int32 if len(level) < 2**31 else np.int64)
-        sb = lev_code[b_c].astype(np.int64)
-        sb *= width
-        sb += b_e
-        owner[sb] = b_c
-        conflict_free = np.array_equal(owner[sb], b_c)
-        del sb
-        if conflict_free:
-            sa = lev_code[a_c].astype(np.int64)
-            sa *= width
-            sa += a_e
-            if not np.array_equal(owner[sa], a_c):
-                return False
-            seen = np.zeros(slots, dtype=bool)
-            seen[sa] = True
-            return int(np.count_nonzero(seen)) == int(np.count_nonzero(owner >= 0))
-        del owner
-    return bool(np.array_equal(sorted_unique(a_c * width + a_e), sorted_unique(b_c * width + b_e)))
+    When no entity of ``b`` is in two communities of one level (:class:`LevelSlots`), the sets
+    are equal iff ``b`` holds every pair of ``a`` and both have as many distinct pairs. No sort;
+    the sorted comparison otherwise."""
+    level_code = pd.factorize(level)[0]
+    slots = LevelSlots.of(b_c, b_e, level_code, width)
+    if slots is None:
+        return bool(np.array_equal(sorted_unique(a_c * width + a_e), sorted_unique(b_c * width + b_e)))
+    return bool(slots.holds(a_c, a_e).all()) and slots.count_of(a_c, a_e) == slots.count()
 
 
 def _text_unit_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 from graphrag_audit.findings import Finding, finding, preview
 from graphrag_audit.levels import entity_key_match
 from graphrag_audit.model import IndexModel
-from graphrag_audit.normalise import dictionary_parts, factorize_ints, key_codes, sorted_unique
+from graphrag_audit.normalise import LevelSlots, dictionary_parts, factorize_ints, key_codes, sorted_unique
 
 
 def check_integrity(model: IndexModel) -> list[Finding]:
@@ -229,16 +229,10 @@ def _contained_by_level_slots(communities: pd.DataFrame, mc: np.ndarray, ecode: 
 
     The shortcut holds when each community has one parent, one row in the communities table and
     a row there for every membership row, and no entity is in two communities of one level (as
-    hierarchical Leiden writes them): then "p holds e" reads off one array, the community of each
-    (level, entity) slot, with no sort and no hash of the 3.5M membership pairs of a 1M-entity
-    index."""
-    comm = communities["community"].to_numpy(dtype=np.int64)
-    index = pd.Index(comm)
+    hierarchical Leiden writes them): then "p holds e" is one read of
+    :class:`~graphrag_audit.normalise.LevelSlots`, with no sort of the membership pairs."""
+    index = pd.Index(communities["community"].to_numpy(dtype=np.int64))
     if not index.is_unique or len(sorted_unique(v)) != len(v):
-        return False
-    lev_code, lev_values = pd.factorize(communities["level"].to_numpy(dtype=np.int64))
-    n_lev = len(lev_values)
-    if n_lev * width > 16 * len(mc) + 1_000_000:  # the slot array stays near the size of the rows
         return False
     row_code, n_runs = factorize_ints(mc)  # membership rows come grouped by community: no hashing
     run_comm = np.empty(n_runs, dtype=np.int64)
@@ -247,27 +241,17 @@ def _contained_by_level_slots(communities: pd.DataFrame, mc: np.ndarray, ecode: 
     iu, iv = index.get_indexer(u), index.get_indexer(v)
     if (run_at < 0).any() or (iu < 0).any() or (iv < 0).any():
         return False
-    small = np.int32 if len(index) < 2**31 else np.int64  # (the slot array is the largest here)
-    at = run_at.astype(small)[row_code]  # communities-table row of each membership row
+    at = run_at[row_code]  # communities-table row of each membership row
     del row_code
-    slot = lev_code[at].astype(np.int64)
-    slot *= width
-    slot += ecode
-    owner = np.full(n_lev * width, -1, dtype=small)
-    owner[slot] = at
-    if not np.array_equal(owner[slot], at):  # an entity in two communities of one level
+    slots = LevelSlots.of(at, ecode, pd.factorize(communities["level"].to_numpy(dtype=np.int64))[0], width)
+    if slots is None:  # an entity in two communities of one level, or too many slots
         return False
-    del slot
-    parent = np.full(len(index), -1, dtype=small)
+    parent = np.full(len(index), -1, dtype=np.int64)
     parent[iv] = iu
     p = parent[at]
     del at
     child = p >= 0
-    p = p[child]
-    probe = lev_code[p].astype(np.int64)
-    probe *= width
-    probe += ecode[child]
-    return bool(np.array_equal(owner[probe], p))
+    return bool(slots.holds(p[child], ecode[child]).all())
 
 
 def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Finding]:
