@@ -307,11 +307,15 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
     empty = pd.Series([], dtype=np.int64, name="text_units")
     if len(model.members) == 0 or not len(tu):
         return empty
-    # the text units of each first-occurrence entity row, grouped by that row
+    # the text units of each first-occurrence entity row, grouped by that row (per-row arrays
+    # are int32 where the values allow and freed as they go: this runs beside the tree checks)
     per_ent = lens[first]
-    tu = tu[np.repeat(first, lens)]
+    tu = _narrow(tu[np.repeat(first, lens)])
     ent_start = np.concatenate(([0], np.cumsum(per_ent)[:-1]))
-    units = np.where(pos >= 0, per_ent[np.maximum(pos, 0)] if len(per_ent) else 0, 0)
+    units = np.zeros(len(pos), dtype=np.int32)
+    known = pos >= 0
+    units[known] = per_ent[pos[known]]
+    del known
     has = units > 0  # membership rows whose entity has text units
     if not has.any():
         return empty
@@ -319,7 +323,10 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
     c_codes, n_c = factorize_ints(c_all)
     c_uniques = np.empty(n_c, dtype=np.int64)
     c_uniques[c_codes] = c_all
-    lens_r, start_r = units[has], ent_start[pos[has]]
+    del c_all
+    c_codes = _narrow(c_codes)
+    lens_r, start_r = units[has], _narrow(ent_start[pos[has]])
+    del units, pos, has
     width = int(tu.max()) + 1  # any width above every code keeps the pairs distinct
     per_c = np.zeros(n_c, dtype=np.int64)
     for _rows, _rep, pair in _pair_blocks(c_codes, n_c, lens_r, start_r, tu, width):
@@ -343,7 +350,17 @@ def _pair_blocks(c_codes: np.ndarray, n_c: int, lens_r: np.ndarray, start_r: np.
         ln = lens_r[rows]
         rep = np.repeat(np.arange(len(rows), dtype=np.int64), ln)
         within = np.arange(len(rep), dtype=np.int64) - np.repeat(np.cumsum(ln) - ln, ln)
-        yield rows, rep, c_codes[rows][rep] * width + tu[start_r[rows][rep] + within]
+        pair = c_codes[rows][rep].astype(np.int64)
+        pair *= width
+        pair += tu[start_r[rows][rep] + within]
+        yield rows, rep, pair
+
+
+def _narrow(a: np.ndarray) -> np.ndarray:
+    """``a`` as int32 when its values fit (half the memory of a per-row array), else as it is."""
+    if len(a) and a.dtype != np.int32 and -(2**31) <= int(a.min()) and int(a.max()) < 2**31:
+        return a.astype(np.int32)
+    return a
 
 
 #: distinct-pair counting works on blocks of about this many (community, text unit) pairs

@@ -241,12 +241,13 @@ def _contained_by_level_slots(communities: pd.DataFrame, mc: np.ndarray, ecode: 
     iu, iv = index.get_indexer(u), index.get_indexer(v)
     if (run_at < 0).any() or (iu < 0).any() or (iv < 0).any():
         return False
-    at = run_at[row_code]  # communities-table row of each membership row
+    small = np.int32 if len(index) < 2**31 else np.int64  # (per-row arrays: half the memory)
+    at = run_at.astype(small)[row_code]  # communities-table row of each membership row
     del row_code
     slots = LevelSlots.of(at, ecode, pd.factorize(communities["level"].to_numpy(dtype=np.int64))[0], width)
     if slots is None:  # an entity in two communities of one level, or too many slots
         return False
-    parent = np.full(len(index), -1, dtype=np.int64)
+    parent = np.full(len(index), -1, dtype=small)
     parent[iv] = iu
     p = parent[at]
     del at
