@@ -106,18 +106,14 @@ class V1TextUnitCounts:
         rows = r["entity_row"].to_numpy(dtype=np.int64) if "entity_row" in r.columns \
             else node_entity_rows(r["entity"], r["entity_id"], e, first)
         if rows is not None:
-            rank = np.cumsum(first) - 1
-            pos = np.where(rows >= 0, rank[np.maximum(rows, 0)] if len(rank) else 0, -1)
+            pos = _first_row_positions(rows, first)
             del rows
         else:
             pos = _node_positions(r["entity_id"], pa.array(key[first], from_pandas=True))
         if pos is None:
             pos = pd.Index(key[first].to_numpy(dtype=object)).get_indexer(r["entity_id"].to_numpy(dtype=object))
-        keep_first = np.repeat(first, lens)
-        per_ent = lens[first]  # text units of each first-occurrence entity row
-        tu = tu[keep_first]
-        ent_start = np.concatenate(([0], np.cumsum(per_ent)[:-1])).astype(np.int64)
-        units = np.where(pos >= 0, per_ent[np.maximum(pos, 0)] if len(per_ent) else 0, 0)
+        per_ent, tu, ent_start = _first_rows_text_units(lens, tu, first)
+        units = _units_of(pos, per_ent)
         has = units > 0
         comm_all = r["community"].to_numpy(dtype=np.int64)
         lev_all = r["level"].to_numpy(dtype=np.int64)
@@ -128,10 +124,8 @@ class V1TextUnitCounts:
             split = _node_rows_as_members(model, first, per_ent, pos, has, comm_all, lev_all, base)
             if split is not None:
                 has, base_part = split
-        c_all = comm_all[has]
-        c_codes, n_c = factorize_ints(c_all)
-        c_uniques = np.empty(n_c, dtype=np.int64)
-        c_uniques[c_codes] = c_all
+        c_codes, c_uniques = _community_codes(comm_all[has])
+        n_c = len(c_uniques)
         lens_r, start_r, lev_r = units[has], ent_start[pos[has]], lev_all[has]
         width = max(int(tu.max()) + 1 if len(tu) else 1, 1)
         span = int(lev_r.max()) + 1 if len(lev_r) else 1
@@ -180,8 +174,7 @@ def _node_rows_as_members(model: IndexModel, first: np.ndarray, per_ent: np.ndar
     match = entity_key_match(model)
     if match is None or not np.array_equal(match.first, first):
         return None
-    rank = np.cumsum(first) - 1
-    if not len(rank):
+    if not first.any():
         return None
     c = model.communities
     index = pd.Index(c["community"].to_numpy(dtype=np.int64))
@@ -189,7 +182,7 @@ def _node_rows_as_members(model: IndexModel, first: np.ndarray, per_ent: np.ndar
         return None
     level = c["level"].to_numpy(dtype=np.int64)
     # membership rows whose entity has text units: (communities-table row, entity position)
-    mpos = np.where(match.member_row >= 0, rank[np.maximum(match.member_row, 0)], -1)
+    mpos = _first_row_positions(match.member_row, first)
     m_has = mpos >= 0
     m_has &= per_ent[np.maximum(mpos, 0)] > 0
     mpos = mpos[m_has]
@@ -291,9 +284,7 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
         match = entity_key_match(model)
         if match is not None:  # keys hashed once, shared with the integrity checks
             first = match.first  # graphrag keeps an entity's first row
-            rank = np.cumsum(first) - 1
-            pos = np.where(match.member_row >= 0, rank[np.maximum(match.member_row, 0)], -1) \
-                if len(rank) else np.full(len(match.member_row), -1, dtype=np.int64)
+            pos = _first_row_positions(match.member_row, first)
         else:
             key = e["id"] if model.member_key == "id" else e["title"]
             first = ~key.duplicated(keep="first").to_numpy()  # graphrag keeps an entity's first row
@@ -309,21 +300,14 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
         return empty
     # the text units of each first-occurrence entity row, grouped by that row (per-row arrays
     # are int32 where the values allow and freed as they go: this runs beside the tree checks)
-    per_ent = lens[first]
-    tu = _narrow(tu[np.repeat(first, lens)])
-    ent_start = np.concatenate(([0], np.cumsum(per_ent)[:-1]))
-    units = np.zeros(len(pos), dtype=np.int32)
-    known = pos >= 0
-    units[known] = per_ent[pos[known]]
-    del known
+    per_ent, tu, ent_start = _first_rows_text_units(lens, tu, first)
+    tu = _narrow(tu)
+    units = _units_of(pos, per_ent)
     has = units > 0  # membership rows whose entity has text units
     if not has.any():
         return empty
-    c_all = model.members["community"].to_numpy(dtype=np.int64)[has]
-    c_codes, n_c = factorize_ints(c_all)
-    c_uniques = np.empty(n_c, dtype=np.int64)
-    c_uniques[c_codes] = c_all
-    del c_all
+    c_codes, c_uniques = _community_codes(model.members["community"].to_numpy(dtype=np.int64)[has])
+    n_c = len(c_uniques)
     c_codes = _narrow(c_codes)
     lens_r, start_r = units[has], _narrow(ent_start[pos[has]])
     del units, pos, has
@@ -356,6 +340,39 @@ def _pair_blocks(c_codes: np.ndarray, n_c: int, lens_r: np.ndarray, start_r: np.
         yield rows, rep, pair
 
 
+def _first_row_positions(rows: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Position among the first-occurrence entity rows (``first``) of each entity row in
+    ``rows``, which are first-occurrence rows or −1 (kept −1)."""
+    rank = np.cumsum(first) - 1
+    if not len(rank):
+        return np.full(len(rows), -1, dtype=np.int64)
+    return np.where(rows >= 0, rank[np.maximum(rows, 0)], -1)
+
+
+def _first_rows_text_units(lens: np.ndarray, tu: np.ndarray, first: np.ndarray):
+    """(text units per first-occurrence entity row, their codes grouped by that row, where each
+    row's run starts) from every entity row's ``lens`` and flattened codes ``tu``: graphrag keeps
+    an entity's first row."""
+    per_ent = lens[first]
+    return per_ent, tu[np.repeat(first, lens)], np.concatenate(([0], np.cumsum(per_ent)[:-1])).astype(np.int64)
+
+
+def _units_of(pos: np.ndarray, per_ent: np.ndarray) -> np.ndarray:
+    """Text units of each row's entity (``pos`` among the first-occurrence rows, −1: none: 0)."""
+    units = np.zeros(len(pos), dtype=np.int32)
+    known = pos >= 0
+    units[known] = per_ent[pos[known]]
+    return units
+
+
+def _community_codes(communities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(``pd.factorize`` codes, the community of each code) of rows' community numbers."""
+    codes, n = factorize_ints(communities)
+    uniques = np.empty(n, dtype=np.int64)
+    uniques[codes] = communities
+    return codes, uniques
+
+
 def _narrow(a: np.ndarray) -> np.ndarray:
     """``a`` as int32 when its values fit (half the memory of a per-row array), else as it is."""
     if len(a) and a.dtype != np.int32 and -(2**31) <= int(a.min()) and int(a.max()) < 2**31:
@@ -365,7 +382,6 @@ def _narrow(a: np.ndarray) -> np.ndarray:
 
 #: distinct-pair counting works on blocks of about this many (community, text unit) pairs
 PAIRS_PER_BLOCK = 1_000_000
-
 
 
 def _key_positions(entity: pd.Series, keys: pa.Array) -> np.ndarray | None:

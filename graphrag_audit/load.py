@@ -142,7 +142,7 @@ def _rollup_from_nodes(files, entities: Future, key_match: Future) -> pd.DataFra
     node ids are then matched to entity rows here (``entity_row``, see
     ``normalise.node_entity_rows``) and dropped (150 MB of id strings at 1M entities)."""
     rollup = _rollup_rows(_nodes(files))
-    _release_read_memory()
+    release_freed_memory()
     if "entity_id" not in rollup.columns:
         return rollup
     try:
@@ -157,7 +157,7 @@ def _rollup_from_nodes(files, entities: Future, key_match: Future) -> pd.DataFra
     if rows is not None:
         rollup["entity_row"] = rows
         del rollup["entity_id"]
-        _release_read_memory()
+        release_freed_memory()
     return rollup
 
 
@@ -223,13 +223,6 @@ def _entities(files) -> pd.DataFrame | None:
     return out
 
 
-def _release_read_memory() -> None:
-    """Hand the memory freed after reading a table (read buffers, text already encoded) back to
-    the OS: arrow's allocator and malloc keep it otherwise, where the next phase cannot reuse
-    it (0.3-0.5 GB of RSS per table of a 1M-entity index)."""
-    release_freed_memory()
-
-
 def load_index(path: str | os.PathLike) -> IndexModel:
     """Read an index directory (project root, output dir or 0.x timestamped layout)."""
     files = locate_index(path)
@@ -287,7 +280,7 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         if defer_nodes and not key_match.done():  # (an error above: the nodes read goes on)
             key_match.set_result(None)
         pool.shutdown(wait=False)  # a deferred nodes read or the key match goes on
-    _release_read_memory()
+    release_freed_memory()
     extra = {"schemas": schemas}
     if members is not None:  # keyed by entity id: the match started above (levels.entity_key_match)
         extra["_entity_key_match"] = key_match
