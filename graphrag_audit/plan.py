@@ -734,7 +734,7 @@ def _option_fits(budget: Budget, reports: int, cost: Cost | None, at_finest: int
 
 
 def dynamic_preview(model: IndexModel, num_repeats: int = 1, selections: dict | None = None) -> list[dict]:
-    """Dynamic community selection at each cap N (GRAPHRAG.md §5): candidate pool (reports with
+    """Dynamic community selection at each cap N (docs/graphrag-semantics.md#dynamic): candidate pool (reports with
     level <= N, no join), level-0 reports it starts from, and the bounds on rating calls
     ``[num_repeats × level-0 reports, num_repeats × candidates]``."""
     from graphrag_audit.selection import select_all

@@ -1,6 +1,6 @@
 """Which reports each ``community_level`` sends to global search, per graphrag behaviour.
 
-Behaviours (see docs/reading-the-table.md and GRAPHRAG.md §2):
+Behaviours (see docs/user-guide.md and docs/graphrag-semantics.md#selection):
 
 ``v2``  graphrag >= 2.0 (2.x, 3.x) ``read_indexer_reports``: explode the communities table,
         keep rows with level <= N, group by community ``title`` taking the max community

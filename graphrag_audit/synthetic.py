@@ -26,7 +26,7 @@ The spec (:class:`IndexSpec`)
 
 Layouts (``write_index``): ``"0.1-0.4"``, ``"0.5-0.9"``, ``"1.0-1.2"``, ``"2.x"``, ``"3.x"``,
 ``"3.x-csv"``; column names, order and arrow types copied from real indexes of each
-generation (see ``/work/shared/indexes``).
+generation (see ``../shared/indexes`` beside the repository).
 
 Conventions taken from the real indexes
 ---------------------------------------

@@ -29,8 +29,9 @@ cl100k), like ``encode(text, disallowed_special=())``, which is what LiteLLM doe
 Lone surrogates are replaced by U+FFFD before counting, as tiktoken does.
 
 The estimate: ``ceil(len(text.encode("utf-8")) / 4)``. Measured against cl100k it is
-rough in both directions: 0.91x on English prose (``GRAPHRAG.md``), 1.27x on English
-community-report markdown (``verbs-v3``), 0.99x on the Russian/English medical reports,
+rough in both directions: 0.85x on English technical prose (``docs/graphrag-semantics.md`` as
+first written), 1.27x on English community-report markdown (``verbs-v3``), 0.99x on the
+Russian/English medical reports,
 1.30x on the Chinese reports of ``real-cleanroom-specs-zh`` and 0.59x on pure CJK prose
 (3 UTF-8 bytes per character, ~1.3 cl100k tokens per character). Use it for a quick look,
 never for a verdict near a budget edge.

@@ -3,7 +3,8 @@
 Expectations are derived independently of the code under test: hand-worked examples with
 tiny budgets and a character-counting fake tokenizer, literal strings, Python's own
 ``random.seed(86); random.shuffle``, a plain tiktoken-algorithm reference tokenizer, and a
-brute-force re-implementation of graphrag's loop written from the spec inside this file.
+brute-force re-implementation of graphrag's loop written from docs/graphrag-semantics.md#context
+inside this file.
 """
 
 from __future__ import annotations
@@ -292,10 +293,10 @@ def test_cache_counts_fixed_parts_once_across_levels():
 
 
 # ---------------------------------------------------------------------------------------
-# brute force from the spec, compared on random inputs
+# brute force from docs/graphrag-semantics.md#context, compared on random inputs
 # ---------------------------------------------------------------------------------------
 def brute_force(ids, titles, contents, ranks, weights, count, max_tokens, min_rank=0, seed=86):
-    """graphrag's global-search context loop, written plainly from GRAPHRAG.md §1."""
+    """graphrag's global-search context loop, written plainly from docs/graphrag-semantics.md#context."""
     reports = []
     for i in range(len(ids)):
         r = ranks[i]
@@ -518,13 +519,13 @@ def test_real_index_level_2_matches_brute_force():
     communities = pd.read_parquet(d / "communities.parquet")
     entities = pd.read_parquet(d / "entities.parquet")
     level = 2
-    # graphrag >= 2.0 selection (GRAPHRAG.md §2): every report with level <= N whose
+    # graphrag >= 2.0 selection (docs/graphrag-semantics.md#selection-v2): every report with level <= N whose
     # community has a communities row with level <= N, in report row order
     members = communities[["entity_ids", "community", "level"]].explode("entity_ids")
     members = members.rename(columns={"entity_ids": "entity"}).dropna(subset=["entity"])
     kept = set(communities.loc[communities.level <= level, "community"])
     sel = reports[(reports.level <= level) & reports.community.isin(kept)]
-    assert len(sel) == 120  # GRAPHRAG.md §6
+    assert len(sel) == 120  # docs/graphrag-semantics.md#numbers
     tus = pd.Series(entities.text_unit_ids.to_numpy(), index=entities.id.to_numpy())
     ids = sel.community.tolist()
     weights = occurrence_weights(ids, members, tus, level)

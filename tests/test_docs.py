@@ -37,3 +37,81 @@ def test_readme_command_table_lists_every_cli_command():
     for name in names:
         assert f"`{name} " in readme or f"`{name}`" in readme, name
         assert name in out
+
+
+# ----------------------------------------------------------------------------------------
+# the domain reference (docs/graphrag-semantics.md) and portable paths
+# ----------------------------------------------------------------------------------------
+import re  # noqa: E402
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+
+SEMANTICS = ROOT / "docs" / "graphrag-semantics.md"
+# an absolute path on the machines this project was developed on; real indexes are ../shared/indexes
+MACHINE_PATH = re.compile(r"(^|[^A-Za-z0-9_.])/(work|farm)/", re.M)
+OLD_BRIEF = "GRAPHRAG" + ".md"  # the brief outside the repository that the code used to cite
+CITED_ANCHOR = re.compile(r"graphrag-semantics\.md#([A-Za-z0-9_-]+)")
+
+
+def _tracked_files() -> list[Path]:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed: cannot list the repository's tracked files")
+    proc = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, timeout=60)
+    if proc.returncode != 0:
+        pytest.skip(f"not a git checkout ({proc.stderr.decode(errors='replace').strip()[:200]})")
+    files = [ROOT / name for name in proc.stdout.decode("utf-8").split("\0") if name]
+    return [f for f in files if f.is_file()]
+
+
+def _text(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def test_no_tracked_file_cites_the_outside_brief_or_a_machine_path():
+    files = _tracked_files()
+    assert any(f.suffix == ".py" for f in files) and SEMANTICS in files
+    bad = []
+    for f in files:
+        text = _text(f)
+        rel = f.relative_to(ROOT).as_posix()
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if OLD_BRIEF in line:
+                bad.append(f"{rel}:{lineno}: cites {OLD_BRIEF!r} (cite a section of docs/graphrag-semantics.md)")
+            if MACHINE_PATH.search(line):
+                bad.append(f"{rel}:{lineno}: absolute machine path (use ../shared/indexes or a relative path)")
+    assert bad == [], "\n".join(bad)
+
+
+def _semantics_anchors() -> set[str]:
+    text = SEMANTICS.read_text(encoding="utf-8")
+    ids = re.findall(r'<a id="([A-Za-z0-9_-]+)"></a>', text)
+    assert len(ids) == len(set(ids)), "duplicate anchor ids in docs/graphrag-semantics.md"
+    return set(ids)
+
+
+def test_every_cited_semantics_anchor_exists():
+    anchors = _semantics_anchors()
+    cited: dict[str, list[str]] = {}
+    for f in _tracked_files():
+        rel = f.relative_to(ROOT).as_posix()
+        text = _text(f)
+        for m in CITED_ANCHOR.finditer(text):
+            cited.setdefault(m.group(1), []).append(rel)
+        if f == SEMANTICS:  # links inside the page: [text](#anchor)
+            for m in re.finditer(r"\]\(#([A-Za-z0-9_-]+)\)", text):
+                cited.setdefault(m.group(1), []).append(rel)
+    # the code and tests do cite the page (so this test cannot pass on nothing)
+    assert {"selection", "dynamic", "tree", "numbers", "context", "frontier"} <= set(cited)
+    missing = {a: sorted(set(where)) for a, where in cited.items() if a not in anchors}
+    assert missing == {}, f"anchors cited but not defined in docs/graphrag-semantics.md: {missing}"
+
+
+def test_fixtures_readme_is_what_the_generator_writes():
+    spec = importlib.util.spec_from_file_location("fixtures_generate", ROOT / "fixtures" / "generate.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    readme = (ROOT / "fixtures" / "README.md").read_text(encoding="utf-8")
+    version = re.search(r"written with pyarrow (\S+)\)", readme)
+    assert version, "fixtures/README.md does not name the pyarrow version it was written with"
+    assert readme == mod._readme(version.group(1)), "fixtures/README.md is stale: run python fixtures/generate.py"

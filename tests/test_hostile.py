@@ -5,7 +5,7 @@ traceback, never a hang, and nothing under the index directory changes (listing,
 mtimes, content hashes).
 
 The corpus is generated here into tmp_path; expected outcomes are worked out by hand from
-GRAPHRAG.md's tree facts and the rule definitions (comments give the reasoning).
+the tree facts (docs/graphrag-semantics.md#tree) and the rule definitions (comments give the reasoning).
 All selected cases run concurrently (one child process each) in a module fixture; each case is
 then checked by its own test.
 """

@@ -146,7 +146,7 @@ def test_levels_table_matches_the_text_renderer(costs):
     depth = _text_table_rows(text, "Depth", len(report.levels))
     assert [a[0] for a in sel] == [b[0] for b in depth] == ["0", "1", "2", "3", "None"]
     assert html_rows == [a + b[1:] for a, b in zip(sel, depth)]
-    # GRAPHRAG.md §6: verbs-v3 at community_level 2 sends 120 (>= 2.0) and 97 (< 2.0) reports
+    # docs/graphrag-semantics.md#numbers: verbs-v3 at community_level 2 sends 120 (>= 2.0) and 97 (< 2.0) reports
     assert html_rows[2][:3] == ["2", "120", "97"]
     assert (len(head) == 11) is costs
 

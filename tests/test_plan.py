@@ -9,8 +9,8 @@ Expected values are derived independently of the code under test:
   lexicographically greatest in the priority order π = (level ascending, entities descending,
   community number ascending) among the covers that fit the budget — the objective documented
   in graphrag_audit/plan.py and docs/plan.md;
-* properties on random trees (hypothesis), with level frontiers computed from the spec's
-  definition (GRAPHRAG.md: frontier(N) = communities at level N plus leaves above N).
+* properties on random trees (hypothesis), with level frontiers computed from the definition in
+  docs/graphrag-semantics.md#frontier (frontier(N) = communities at level N plus leaves above N).
 
 "Coverable" entity = one that some community with a report contains. "Fits" for the fake
 costs below = the cost computed here, in the test, from the tree dict.
@@ -132,7 +132,7 @@ def finest_level(tree, e):
 
 
 def spec_frontier(tree, n):
-    """GRAPHRAG.md: {communities at level n} ∪ {leaves at level < n}."""
+    """docs/graphrag-semantics.md#frontier: {communities at level n} ∪ {leaves at level < n}."""
     has_child = {p for (_, p, _) in tree.values() if p != -1}
     return sorted(c for c, (lv, _, _) in tree.items() if lv == n or (lv < n and c not in has_child))
 
@@ -451,7 +451,7 @@ def _assert_frontier(tree, reported, plan):
 
 
 def _v2_selection(tree, n):
-    """GRAPHRAG.md §2 for 2.x/3.x when every community has a report: every report with level <= n."""
+    """docs/graphrag-semantics.md#selection-v2 when every community has a report: every report with level <= n."""
     return sorted(c for c, (lv, _, _) in tree.items() if lv <= n)
 
 

@@ -1,6 +1,6 @@
 """Property-based tests (hypothesis) over random community trees and random damage (issue 6).
 
-Clean trees are generated the way graphrag builds them (GRAPHRAG.md §4): levels contiguous from
+Clean trees are generated the way graphrag builds them (docs/graphrag-semantics.md#tree): levels contiguous from
 0, child = parent level + 1, a parent's entities are the union of its children's, entity sets
 disjoint within a level, community numbers growing level by level. On those, every number the
 audit reports is recomputed here by brute force from the generated tree.

@@ -288,7 +288,7 @@ def test_verbs_v3():
         assert all(len(r) == len(head) for r in rows)
     levels = find_table(tabs, "N", "≥2.0 reports")
     row2 = next([cell_texts(c) for c in r] for r in levels[1] if cell_texts(r[0]) == "2")
-    assert row2[1:3] == ["120", "97"] and row2[5] == "32"  # GRAPHRAG.md §6
+    assert row2[1:3] == ["120", "97"] and row2[5] == "32"  # docs/graphrag-semantics.md#numbers
     assert row2[4] == "23/65/32"  # the tree's reports per level (README of shared/indexes: 23/65/32/2)
     hist = find_table(tabs, "depth reached")
     assert [[cell_texts(c) for c in r][:2] for r in hist[1]] == [["0", "11"], ["1", "7"], ["2", "4"], ["3", "1"]]

@@ -1,6 +1,6 @@
 """The selection engine against an independent brute-force reference.
 
-The reference functions below restate GRAPHRAG.md §2 in plain Python loops:
+The reference functions below restate docs/graphrag-semantics.md#selection in plain Python loops:
   v2: every report with level <= N whose community has a communities row with level <= N
       (literally: group the communities rows with level <= N by title, keep each title's max
       community number, inner-join the reports with level <= N on community);

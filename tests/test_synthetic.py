@@ -23,9 +23,9 @@ if str(ROOT) not in sys.path:
 
 from graphrag_audit import synthetic as S  # noqa: E402
 
-INDEXES = Path("/work/shared/indexes")
-if not INDEXES.exists():
-    INDEXES = ROOT.parent / "shared" / "indexes"
+from conftest import SHARED_INDEXES  # noqa: E402
+
+INDEXES = SHARED_INDEXES  # ../shared/indexes; tests that need it skip with a reason when absent
 FIXTURES = ROOT / "fixtures"
 
 # layout -> real index folder whose schemas it must match (per table; fallbacks for tables the
@@ -44,7 +44,7 @@ REFERENCE = {
 # helpers
 # ----------------------------------------------------------------------------------------
 def tree_fact_violations(spec: S.IndexSpec) -> list[str]:
-    """GRAPHRAG.md section 4 tree facts, checked on the spec (vectorised enough for ~10^4)."""
+    """The tree facts of docs/graphrag-semantics.md#tree, checked on the spec (vectorised enough for ~10^4)."""
     c = spec.communities.reset_index(drop=True)
     out: list[str] = []
     num = c["community"].to_numpy()

@@ -1,7 +1,8 @@
 """The community forest view (treeview.py) and its terminal rendering (render/tree_text.py).
 
-Expected values are worked by hand on the seed example (GRAPHRAG.md §2 applied on paper) or
-recomputed here by plain recursion over the parent -> child edges of the loaded tree.
+Expected values are worked by hand on the seed example (docs/graphrag-semantics.md#selection
+applied on paper) or recomputed here by plain recursion over the parent -> child edges of the
+loaded tree.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def test_seed_forest_structure(seed):
     assert f.path_to(78) == [5, 20, 78]
 
 
-# Hand-worked (GRAPHRAG.md §2). v2 at N = reports with level <= N. v1 at N = per entity the max
+# Hand-worked (docs/graphrag-semantics.md#selection). v2 at N = reports with level <= N. v1 at N = per entity the max
 # community number among its rows <= N: N=0 A,B,C->5 D->6; N=1 A,B->20 C->21 D->22;
 # N=2 A->77 B->78 C->21 D->22.
 SEED_SENT = {
@@ -94,7 +95,7 @@ def test_v1_only_mark_when_numbers_do_not_grow_with_depth(tmp_path):
 
 def test_reports_outside_the_tree_are_listed(tmp_path):
     # a report for community 9, which has no communities row: neither behaviour sends it
-    # (GRAPHRAG.md §2: the inner join drops a report whose community row is missing)
+    # (docs/graphrag-semantics.md#inner-join: the inner join drops a report whose community row is missing)
     model = load_index(write_v3(tmp_path / "x", SEED, reports=[(c, lv) for c, (lv, _, _) in SEED.items()] + [(9, 1)]))
     f = build_forest(model, 1)
     assert [(o.community, o.level) for o in f.outside_reports] == [(9, 1)]
