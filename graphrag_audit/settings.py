@@ -90,6 +90,7 @@ class OutputSetting:
     notes: tuple[str, ...] = ()
     update_dir: str = DEFAULT_UPDATE_OUTPUT  # where `graphrag update` writes (for a note)
     from_env: str | None = None  # the variable base_dir came from (0.x-1.x GRAPHRAG_STORAGE_BASE_DIR)
+    described: str | None = None  # how the folder was chosen, when no key names it
 
     @property
     def default_layout(self) -> bool:
@@ -98,6 +99,8 @@ class OutputSetting:
 
     def describe(self) -> str:
         name = self.settings_file.name
+        if self.described:
+            return self.described
         if self.key is None:
             return f"{name} names no output folder: graphrag's default '{DEFAULT_OUTPUT}'"
         if self.from_env:
@@ -376,8 +379,8 @@ def _v1_storage(r: _Reader, raw: dict) -> OutputSetting:
     _check_type(r, key, stype, base)
     if not base:  # ``reader.str(base_dir) or defs.STORAGE_BASE_DIR``
         return OutputSetting(r.path, None, DEFAULT_OUTPUT,
-                             notes=(f"{r.path.name} key storage has no base_dir: graphrag's default "
-                                    f"'{DEFAULT_OUTPUT}' (before 0.3.5: 'output/${{timestamp}}/artifacts')",))
+                             described=f"{r.path.name} key storage has no base_dir: graphrag's default "
+                                       f"'{DEFAULT_OUTPUT}' (before 0.3.5: 'output/${{timestamp}}/artifacts')")
     _check_base_dir(r, key, base)
     return OutputSetting(r.path, key, base, from_env=from_env)
 
@@ -447,7 +450,7 @@ def read_output_setting(settings_file: Path) -> OutputSetting:
 
     def done(s: OutputSetting, *notes: str) -> OutputSetting:
         return OutputSetting(s.settings_file, s.key, s.base_dir, table_type, s.notes + notes, update_dir,
-                             s.from_env)
+                             s.from_env, s.described)
 
     if not present:
         return done(OutputSetting(settings_file, None, DEFAULT_OUTPUT))
