@@ -168,7 +168,7 @@ def _update_notes(root: Path, update_dir: str, output_dir: Path) -> list[str]:
 _COMPARE = {"communities": ("community", "id"), "reports": ("community",)}
 
 
-def _format_pairs(directory: Path, tables: dict[str, Path]) -> dict[str, Path]:
+def _format_pairs(tables: dict[str, Path]) -> dict[str, Path]:
     """logical table -> the other format's file, where both formats of the audited file exist."""
     pairs = {}
     for name, p in tables.items():
@@ -251,7 +251,7 @@ def compare_formats(tables: dict[str, Path], pairs: dict[str, Path]) -> tuple[li
 
 def _formats(output_dir: Path, tables: dict[str, Path], table_type: str | None,
              settings_file: Path | None) -> tuple[list[str], list[dict], str]:
-    pairs = _format_pairs(output_dir, tables)
+    pairs = _format_pairs(tables)
     audited = "csv" if table_type == "csv" else "parquet"
     if not pairs:
         if tables and all(p.suffix == ".csv" for p in tables.values()):

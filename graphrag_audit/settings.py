@@ -4,10 +4,12 @@ What graphrag does, per version (files of microsoft/graphrag at the tag; the whe
 hold the same files). docs/user-guide.md ("How the index is located") has the same facts.
 
 * The settings file: the first of ``settings.yaml``, ``settings.yml``, ``settings.json`` in the
-  project root (``config/config_file_loader.py`` @ v0.3.5–v1.2.0 ``_default_config_files``,
-  ``config/load_config.py`` @ v2.0.0–v2.7.0, ``graphrag_common/config/load_config.py`` @ v3.0.0–
-  v3.3.0; 0.1–0.3.4: ``index/cli.py`` tries the same three in that order). Read as UTF-8
-  (strict), parsed with ``yaml.safe_load`` or ``json.loads``.
+  project root (``config/config_file_loader.py`` @ v0.3.1–v1.2.0 ``_default_config_files``,
+  ``config/load_config.py`` @ v2.0.0–v2.7.0, ``graphrag_common/config/load_config.py`` (package
+  graphrag-common) @ v3.0.0–v3.3.0; 0.1.1–0.3.0: ``index/cli.py`` ``_read_config_parameters`` tries
+  the same three in that order). Read as UTF-8 (strict), parsed with ``yaml.safe_load`` or
+  ``json.loads`` (so a byte-order mark is fine in YAML and refused in JSON). 3.x refuses an empty
+  file (``GraphRagConfig(**None)``); earlier versions use their defaults, as the audit does.
 * The key that names the output, by generation:
   - 0.x–1.x: ``storage:`` (``type``, ``base_dir``), read in ``config/create_graphrag_config.py``
     (``values.get("storage")``); a missing ``type``/``base_dir`` is taken from the environment
@@ -22,8 +24,8 @@ hold the same files). docs/user-guide.md ("How the index is located") has the sa
   - 3.x: ``output_storage:`` (``graphrag_storage`` ``StorageConfig``: ``base_dir`` has no default
     inside the key, and ``graph_rag_config.py`` refuses an empty one for file storage), plus, from
     v3.0.2, ``table_provider: {type: parquet | csv | cosmosdb}`` (default parquet).
-  - storage ``type``: ``file`` | ``memory`` | ``blob`` (| ``cosmosdb`` from 1.1); only ``file``
-    is a local folder.
+  - storage ``type``: ``file`` | ``memory`` | ``blob`` (| ``cosmosdb`` in 1.2.0, not 1.0.0:
+    ``config/enums.py`` ``StorageType``); only ``file`` is a local folder.
 * Variables: 0.x–1.x load ``.env`` from the root into ``os.environ`` (existing variables win,
   ``config/read_dotenv.py``), parse the file, then apply ``os.path.expandvars`` to every string
   value (``_token_replace``): an unset variable stays as written. 2.x/3.x load ``.env`` beside the
