@@ -20,11 +20,16 @@ GROUPS = [
                               "duplicate-report", "minus-one-report", "unclustered-entities", "no-reports-table",
                               "dynamic-no-level-0-report"]),
     ("Cross-version traps", ["string-community-ids", "v2-unreadable", "int32-community-ids"]),
+    ("Where the index is", ["parquet-csv-differ"]),
     ("At the level you query with (`--level`, default 2)", ["depth-mismatch", "v2-inflation", "level-beyond-max",
                                                             "single-child-chain", "duplicate-level"]),
 ]
 
 NOTES = {
+    "parquet-csv-differ": "Checked when a table exists as both `X.parquet` and `X.csv` in the audited folder: "
+    "the row counts of each pair, and the community numbers of communities and community_reports, are compared. "
+    "Evidence: `audited` and `other` (`parquet`/`csv`) and, per differing table, the row counts and the values "
+    "found in only one copy. The index notes always say which set is audited when both exist.",
     "depth-mismatch": "Evidence: `roots_stuck`, `roots_total`, `entities_stuck`, `entities_total`, the shares and "
     "the `threshold`; `communities` lists the roots that cannot reach the level. Fires when the larger of the two "
     "shares exceeds `--max-unreachable` (default 0.25; env `GRAPHRAG_AUDIT_MAX_UNREACHABLE`). An entity is "

@@ -12,6 +12,7 @@ from graphrag_audit.depth import analyse_depth
 from graphrag_audit.integrity import check_integrity
 from graphrag_audit.levels import TreeIndex, level_results, tree_levels
 from graphrag_audit.load import load_index
+from graphrag_audit.locate import location_findings
 from graphrag_audit.memory import release_freed_memory
 from graphrag_audit.model import IndexModel
 from graphrag_audit.report import AuditReport
@@ -79,7 +80,7 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
         step("checking the tree")
         t = time.perf_counter()
         ti = TreeIndex(model)
-        findings = check_integrity(model)
+        findings = check_integrity(model) + location_findings(model)
         tl = tree_levels(model, ti)
         release_freed_memory()
         timings["tree"] = time.perf_counter() - t

@@ -82,7 +82,8 @@ def register(app: typer.Typer) -> None:
                 from graphrag_audit.render.tree_text import render_tree
 
                 colour = use_color(color, sys.stdout) if output is None else color == Color.always
-                heading = [f"graphrag-audit tree {model.path}", f"generation {model.generation.label}"]
+                heading = [f"graphrag-audit tree {model.path}", f"tables in {model.output_dir}",
+                           f"generation {model.generation.label}", *(f"note: {n}" for n in model.notes)]
                 return render_tree(view, width=_width(width, output), color=colour, heading=heading)
             full = root is None and depth is None and not budget
             v = None if full else view

@@ -281,7 +281,7 @@ def load_index(path: str | os.PathLike) -> IndexModel:
             key_match.set_result(None)
         pool.shutdown(wait=False)  # a deferred nodes read or the key match goes on
     release_freed_memory()
-    extra = {"schemas": schemas}
+    extra = {"schemas": schemas, "located": files}
     if members is not None:  # keyed by entity id: the match started above (levels.entity_key_match)
         extra["_entity_key_match"] = key_match
     if generation.label == "0.1-0.4":

@@ -1,13 +1,22 @@
-"""Find the index tables: a project root, an output directory, or a 0.x timestamped run."""
+"""Find the index tables: a project root (its settings, read as graphrag reads them), an output
+directory, a 0.x timestamped run, or a folder that `graphrag update` wrote.
+
+A project root's settings are followed strictly: the folder they name is the one audited, or the
+audit stops (exit 2) naming it; there is no fallback to another folder. How graphrag itself reads
+the settings, per version, is in :mod:`graphrag_audit.settings` and docs/user-guide.md.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
+from graphrag_audit.settings import (DEFAULT_OUTPUT, DEFAULT_UPDATE_OUTPUT, REMOTE_SCHEMES, OutputSetting,
+                                     find_settings, read_output_setting, remote_problem, remote_url)
 
 #: logical table -> file stems, newest naming first
 TABLE_STEMS: dict[str, tuple[str, ...]] = {
@@ -17,6 +26,9 @@ TABLE_STEMS: dict[str, tuple[str, ...]] = {
     "entities": ("entities", "create_final_entities"),
 }
 EXTENSIONS = (".parquet", ".csv")
+#: graphrag's run folders: ``time.strftime("%Y%m%d-%H%M%S")``; graphrag >= 0.3.3 picks the newest
+#: by name among the folders matching this (``config/resolve_path.py`` @ v0.3.3-v1.2.0)
+TIMESTAMP = re.compile(r"^\d{8}-\d{6}$")
 
 
 @dataclass(frozen=True)
@@ -27,6 +39,11 @@ class IndexFiles:
     output_dir: Path
     tables: dict[str, Path] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    settings_file: Path | None = None  # the settings file followed, if any
+    storage_key: str | None = None  # the key that named the folder ("output_storage", ...); None: a default
+    table_format: str = "parquet"  # the set audited when both exist ("parquet" or "csv")
+    #: when both parquet and CSV copies exist and differ: one dict per differing table
+    format_differences: tuple[dict, ...] = ()
 
     def has(self, name: str) -> bool:
         return name in self.tables
@@ -46,11 +63,14 @@ def _exists(p: Path) -> bool:
         return True
 
 
-def _table_files(directory: Path) -> dict[str, Path]:
+def _table_files(directory: Path, only: str | None = None) -> dict[str, Path]:
+    """The table files in ``directory``: per logical table the newest naming, parquet before
+    CSV; only the ``.{only}`` files when the settings name a table type."""
+    exts = (f".{only}",) if only else EXTENSIONS
     found: dict[str, Path] = {}
     for name, stems in TABLE_STEMS.items():
         for stem in stems:
-            for ext in EXTENSIONS:
+            for ext in exts:
                 p = directory / f"{stem}{ext}"
                 if _exists(p):
                     found[name] = p
@@ -60,54 +80,305 @@ def _table_files(directory: Path) -> dict[str, Path]:
     return found
 
 
-def _settings_base_dir(settings: Path) -> str | None:
-    """The output ``base_dir`` of a graphrag settings.yaml, read without a YAML library.
-
-    graphrag 0.x keeps it under ``storage:``, 1.x/2.x under ``output:``, 3.x under
-    ``output_storage:`` (or ``output:``). Only that one nested key is needed.
-    """
-    try:
-        with open(settings, encoding="utf-8", errors="replace") as fh:
-            text = fh.read(1024**2)  # a settings file is small; never read a giant one whole
-    except OSError:
-        return None
-    section = None
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].rstrip()
-        if not line.strip():
-            continue
-        indent = len(line) - len(line.lstrip())
-        key, _, value = line.strip().partition(":")
-        if indent == 0:
-            section = key.strip() if key.strip() in ("output", "storage", "output_storage") else None
-            continue
-        if section and key.strip() == "base_dir":
-            v = value.strip().strip("'\"")
-            if v:
-                return v
-    return None
-
-
 def _newest_timestamped(base: Path) -> tuple[Path, int] | None:
-    """``base/<timestamp>/artifacts`` holding tables: the newest (by name) and the count."""
-    runs = []
+    """graphrag's ``${timestamp}`` lookup: the newest (by name) ``base/<YYYYmmdd-HHMMSS>`` folder
+    and how many there are, or None."""
     try:
-        children = sorted(base.iterdir())
+        runs = sorted(c for c in base.iterdir() if TIMESTAMP.match(c.name) and _is_dir(c))
     except OSError:
         return None
-    for child in children:
-        art = child / "artifacts"
-        if _is_dir(art) and _table_files(art):
-            runs.append(art)
     if not runs:
         return None
     return runs[-1], len(runs)
+
+
+def _timestamped_run(base: Path, how: str) -> tuple[Path, str] | None:
+    """``base/<newest timestamp>/artifacts`` (graphrag 0.1-0.3.4's default layout), with a note;
+    an error naming it when that newest run holds no tables (graphrag reads only the newest)."""
+    ts = _newest_timestamped(base)
+    if ts is None:
+        return None
+    newest, count = ts
+    art = newest / "artifacts"
+    if not _table_files(art):
+        raise IndexInputError(art, f"no index tables in the newest of {count} timestamped runs ({how}); graphrag "
+                                   f"reads the newest run only: pass an older run's artifacts folder to audit it")
+    return art, f"timestamped 0.x layout ({how}): using the newest run {newest.name} of {count}"
+
+
+def _update_run_error(requested: Path) -> None:
+    """A folder that `graphrag update` (>= 2.0) wrote, passed as DIR: say what to pass instead."""
+    def parts(d: Path) -> list[str]:
+        return [p for p in ("previous", "delta") if _is_dir(d / p)]
+
+    if TIMESTAMP.match(requested.name) and parts(requested) and not _table_files(requested):
+        raise IndexInputError(requested, f"a `graphrag update` run folder: pass {requested / 'previous'} (the index "
+                                         f"before this update) or {requested / 'delta'} (the index of the new "
+                                         f"documents only); the updated index is the project's output folder")
+    ts = _newest_timestamped(requested)
+    if ts is not None and parts(ts[0]) and not _table_files(requested):
+        newest, count = ts
+        raise IndexInputError(requested, f"the update_output folder of `graphrag update` ({count} run(s), newest "
+                                         f"{newest.name}): the updated index is the project's output folder; "
+                                         f"pass {newest / 'previous'} or {newest / 'delta'} to audit one part of "
+                                         f"a run")
+
+
+def _update_role(output_dir: Path) -> list[str]:
+    """What an audited folder is when `graphrag update` wrote it."""
+    name, parent = output_dir.name, output_dir.parent
+    if name in ("previous", "delta") and TIMESTAMP.match(parent.name):
+        if name == "previous":
+            return [f"this is the 'previous' folder of the `graphrag update` run {parent.name}: the index as it "
+                    f"was before that update (the updated index is the project's output folder)"]
+        return [f"this is the 'delta' folder of the `graphrag update` run {parent.name}: the index of only the "
+                f"documents that update added (graphrag merged it into the project's output folder)"]
+    if _is_dir(output_dir / "delta") and _table_files(output_dir):
+        return ["this folder also holds delta/: graphrag 0.4-1.2's `graphrag update` writes the merged index "
+                "here and the new documents' index in delta/ (graphrag keeps querying the output folder "
+                "until pointed here)"]
+    return []
+
+
+def _update_notes(root: Path, update_dir: str, output_dir: Path) -> list[str]:
+    """Notes on a project root where `graphrag update` ran."""
+    upd = root / update_dir
+    if not _is_dir(upd):
+        return []
+    try:
+        if upd.resolve() == output_dir.resolve():
+            return []
+    except (OSError, RuntimeError):
+        return []
+    shown = update_dir.rstrip("/") + "/"
+    ts = _newest_timestamped(upd)
+    if ts is not None and _is_dir(ts[0] / "previous"):
+        newest, count = ts
+        return [f"`graphrag update` ran here ({count} run(s) in {shown}, newest {newest.name}): graphrag >= 2.0 "
+                f"writes the updated index into the output folder audited here; the index before that update "
+                f"is {upd / newest.name / 'previous'}: pass that folder to audit it"]
+    if _table_files(upd):
+        return [f"{shown} holds the merged index of graphrag 0.4-1.2's `graphrag update`, while graphrag keeps "
+                f"querying the output folder audited here: pass {upd} to audit the updated index"]
+    return []
+
+
+# ---- parquet and CSV side by side --------------------------------------------------------------
+#: the column compared (its values, as a multiset) besides the row count
+_COMPARE = {"communities": ("community", "id"), "reports": ("community",)}
+
+
+def _format_pairs(tables: dict[str, Path]) -> dict[str, Path]:
+    """logical table -> the other format's file, where both formats of the audited file exist."""
+    pairs = {}
+    for name, p in tables.items():
+        other = p.with_suffix(".csv" if p.suffix == ".parquet" else ".parquet")
+        if _exists(other):
+            pairs[name] = other
+    return pairs
+
+
+def _value_key(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if v != v:
+            return ""
+        if v.is_integer():
+            return str(int(v))
+    try:
+        import numpy as np
+
+        if isinstance(v, np.floating) and float(v).is_integer():
+            return str(int(v))
+    except ImportError:  # pragma: no cover
+        pass
+    return str(v).strip()
+
+
+def _summary(path: Path, name: str) -> tuple[int, str | None, Counter | None]:
+    from graphrag_audit.tables import read_table, table_columns
+
+    cols = table_columns(path)
+    col = next((c for c in _COMPARE.get(name, ()) if c in cols), None)
+    if col is None:
+        if not cols:
+            return 0, None, None
+        df = read_table(path, [cols[0]])  # one column: the row count
+        return len(df), None, None
+    df = read_table(path, [col])
+    return len(df), col, Counter(_value_key(v) for v in df[col].tolist())
+
+
+def _ids(values) -> str:
+    vals = sorted(values, key=lambda s: (len(s), s))
+    shown = ", ".join(v if v else "(empty)" for v in vals[:8])
+    return shown + (f" and {len(vals) - 8} more" if len(vals) > 8 else "")
+
+
+def compare_formats(tables: dict[str, Path], pairs: dict[str, Path]) -> tuple[list[str], list[dict]]:
+    """Cheap comparison of the audited tables with their other-format copies: the row counts
+    and, for communities and reports, the community numbers. Returns notes and differences."""
+    notes: list[str] = []
+    diffs: list[dict] = []
+    for name, other in pairs.items():
+        mine = tables[name]
+        try:
+            a_rows, a_col, a_vals = _summary(mine, name)
+            b_rows, b_col, b_vals = _summary(other, name)
+        except IndexInputError as exc:
+            notes.append(f"could not compare {mine.name} with {other.name}: {exc.path}: {exc.problem}")
+            continue
+        d: dict = {"table": name, "audited": mine.name, "other": other.name}
+        parts = []
+        if a_rows != b_rows:
+            d.update(audited_rows=a_rows, other_rows=b_rows)
+            parts.append(f"{mine.name} has {a_rows:,} rows, {other.name} {b_rows:,}")
+        if a_col is not None and a_col == b_col and a_vals != b_vals:
+            only_a, only_b = a_vals - b_vals, b_vals - a_vals
+            d.update(column=a_col, only_audited=sorted(only_a), only_other=sorted(only_b))
+            bits = []
+            if only_a:
+                bits.append(f"{_ids(only_a)} only in {mine.name}")
+            if only_b:
+                bits.append(f"{_ids(only_b)} only in {other.name}")
+            parts.append(f"{a_col} values differ ({'; '.join(bits)})")
+        if parts:
+            d["message"] = "; ".join(parts)
+            diffs.append(d)
+    return notes, diffs
+
+
+def _formats(output_dir: Path, tables: dict[str, Path], table_type: str | None,
+             settings_file: Path | None) -> tuple[list[str], list[dict], str]:
+    pairs = _format_pairs(tables)
+    audited = "csv" if table_type == "csv" else "parquet"
+    if not pairs:
+        if tables and all(p.suffix == ".csv" for p in tables.values()):
+            audited = "csv"
+        return [], [], audited
+    why = (f"{settings_file.name} table_provider.type {table_type}" if table_type and settings_file is not None
+           else "graphrag's default table_provider is parquet; table_provider: {type: csv} in the settings "
+                "selects the CSV set")
+    names = ", ".join(tables[n].stem for n in pairs)
+    notes = [f"both parquet and CSV copies of {names} are here: auditing the {audited} set ({why})"]
+    more, diffs = compare_formats(tables, pairs)
+    notes += more
+    if diffs:
+        other = "CSV" if audited == "parquet" else "parquet"
+        notes.append(f"the {other} copies differ from the audited {audited} tables: "
+                     + " | ".join(f"{d['table']}: {d['message']}" for d in diffs))
+    else:
+        notes.append("the two sets agree in row counts and community numbers")
+    return notes, diffs, audited
+
+
+# ---- locating ----------------------------------------------------------------------------------
+def _found(requested: Path, output_dir: Path, tables: dict[str, Path], notes: list[str], *,
+           setting: OutputSetting | None = None, table_type: str | None = None) -> IndexFiles:
+    more, diffs, audited = _formats(output_dir, tables, table_type,
+                                    setting.settings_file if setting is not None else None)
+    return IndexFiles(requested, output_dir, tables, tuple(notes + _update_role(output_dir) + more),
+                      settings_file=setting.settings_file if setting is not None else None,
+                      storage_key=setting.key if setting is not None else None,
+                      table_format=audited, format_differences=tuple(diffs))
+
+
+def _resolve_timestamp(setting: OutputSetting, root: Path) -> tuple[str, list[str]]:
+    """graphrag 0.3.3-1.2's ``resolve_path``: a ``${timestamp}`` path part becomes the newest
+    ``YYYYmmdd-HHMMSS`` folder (by name) in the folder before it."""
+    parts = Path(setting.base_dir).parts
+    idx = next((i for i, p in enumerate(parts) if p.lower() == "${timestamp}"), None)
+    if idx is None:
+        return setting.base_dir, []
+    parent_rel = Path(*parts[:idx]) if idx else Path(".")
+    parent = root / parent_rel
+    if not _is_dir(parent):
+        raise IndexInputError(parent, f"no such folder: {setting.describe()} resolves ${{timestamp}} among the "
+                                      f"runs in this folder")
+    ts = _newest_timestamped(parent)
+    if ts is None:
+        raise IndexInputError(parent, f"no run folder (YYYYmmdd-HHMMSS) here to resolve ${{timestamp}} of "
+                                      f"{setting.describe()}")
+    newest, count = ts
+    resolved = str(Path(*parts[:idx], newest.name, *parts[idx + 1:]))
+    return resolved, [f"${{timestamp}} resolved as graphrag does: the newest run {newest.name} of {count}"]
+
+
+def _with_settings(requested: Path, setting: OutputSetting) -> IndexFiles:
+    root = setting.settings_file.parent
+    base, notes = _resolve_timestamp(setting, root)
+    where = setting.describe()
+    target = root / base  # an absolute base_dir stays absolute, as in graphrag
+    loop = IndexInputError(target, f"broken or looping symbolic link, which {where} names as the output folder")
+    try:
+        target = target.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+        raise loop from None
+    if not _is_dir(target):
+        if target.is_symlink():  # (Python >= 3.13 resolves a loop without raising)
+            raise loop
+        if _exists(target):
+            raise IndexInputError(target, f"not a folder, but {where} names it as the output folder")
+        raise IndexInputError(target, f"no such output folder, but {where} names it (graphrag-audit never "
+                                      f"falls back to another folder: fix the settings or pass the index folder)")
+    notes = [f"followed {where}" if setting.key else where, *setting.notes, *notes]
+    tables = _table_files(target, setting.table_type)
+    if not tables and setting.default_layout:
+        run = _timestamped_run(target, f"graphrag 0.1-0.3.4's default '{DEFAULT_OUTPUT}/${{timestamp}}/artifacts'")
+        if run is not None:
+            art, note = run
+            return _found(requested, art, _table_files(art), [*notes, note], setting=setting)
+    if not tables:
+        kind = f" .{setting.table_type}" if setting.table_type else ""
+        hint = ""
+        if setting.table_type and _table_files(target):
+            other = "parquet" if setting.table_type == "csv" else "csv"
+            hint = f" (there are .{other} tables, but table_provider.type is {setting.table_type})"
+        raise IndexInputError(target, f"no GraphRAG index{kind} tables in the output folder named by {where}{hint}")
+    notes += _update_notes(root, setting.update_dir, target)
+    return _found(requested, target, tables, notes, setting=setting, table_type=setting.table_type)
+
+
+def _without_settings(requested: Path) -> IndexFiles:
+    _update_run_error(requested)
+    tables = _table_files(requested)
+    if tables:
+        return _found(requested, requested, tables, [])
+    run = _timestamped_run(requested, "output/<timestamp>/artifacts")
+    if run is not None:
+        art, note = run
+        return _found(requested, art, _table_files(art), [note])
+    out = requested / DEFAULT_OUTPUT
+    if _is_dir(out):
+        tables = _table_files(out)
+        note = f"no settings file here: graphrag's default output folder '{DEFAULT_OUTPUT}'"
+        if tables:
+            return _found(requested, out, tables, [note, *_update_notes(requested, DEFAULT_UPDATE_OUTPUT, out)])
+        run = _timestamped_run(out, f"graphrag 0.1-0.3.4's default '{DEFAULT_OUTPUT}/${{timestamp}}/artifacts'")
+        if run is not None:
+            art, ts_note = run
+            return _found(requested, art, _table_files(art), [note, ts_note])
+    art = requested / "artifacts"
+    if _is_dir(art):
+        tables = _table_files(art)
+        if tables:
+            return _found(requested, art, tables, [])
+    raise IndexInputError(
+        requested,
+        "no GraphRAG index tables found (looked for communities, community_reports, "
+        "create_final_* parquet/csv here, in output/, and in output/<timestamp>/artifacts/; "
+        "no settings.yaml/settings.yml/settings.json here)",
+    )
 
 
 def locate_index(path: str | os.PathLike) -> IndexFiles:
     """Resolve a user-given path to the directory holding the index tables."""
     requested = Path(path)
     if not _exists(requested):
+        url = remote_url(str(path)) or remote_url(str(requested))
+        if url is not None:
+            raise IndexInputError(url[1], remote_problem("this index", REMOTE_SCHEMES[url[0]]))
         raise IndexInputError(requested, "no such file or directory")
     if not _is_dir(requested):
         if requested.is_symlink() and not requested.exists():
@@ -120,40 +391,23 @@ def locate_index(path: str | os.PathLike) -> IndexFiles:
     except OSError as exc:
         raise IndexInputError(requested, f"cannot list the directory ({exc.strerror or exc})") from None
 
-    notes: list[str] = []
-    candidates: list[Path] = [requested]
-    for name in ("settings.yaml", "settings.yml"):
-        settings = requested / name
-        if settings.is_file():
-            base = _settings_base_dir(settings)
-            if base:
-                base = re.sub(r"\$\{timestamp\}.*$", "", base).rstrip("/") or "."
-                try:
-                    target = (requested / base).resolve()
-                except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
-                    notes.append(f"{name} output base_dir '{base}' cannot be resolved")
-                    break
-                notes.append(f"followed {name} output base_dir '{base}'")
-                candidates.append(target)
-            break
-    candidates.append(requested / "output")
-    candidates.append(requested / "artifacts")
+    settings = find_settings(requested)
+    if settings is None:
+        return _without_settings(requested)
+    return _with_settings(requested, read_output_setting(settings))
 
-    for cand in candidates:
-        if not _is_dir(cand):
-            continue
-        tables = _table_files(cand)
-        if tables:
-            return IndexFiles(requested, cand, tables, tuple(notes))
-        ts = _newest_timestamped(cand)
-        if ts is not None:
-            newest, count = ts
-            notes.append(
-                f"timestamped 0.x layout: using the newest run {newest.parent.name} of {count}"
-            )
-            return IndexFiles(requested, newest, _table_files(newest), tuple(notes))
-    raise IndexInputError(
-        requested,
-        "no GraphRAG index tables found (looked for communities, community_reports, "
-        "create_final_* parquet/csv here, in output/, and in output/<timestamp>/artifacts/)",
-    )
+
+def location_findings(model) -> list:
+    """The ``parquet-csv-differ`` finding when the index's parquet and CSV copies disagree."""
+    from graphrag_audit.findings import finding
+
+    files = model.extra.get("located") if isinstance(getattr(model, "extra", None), dict) else None
+    diffs = getattr(files, "format_differences", ()) if files is not None else ()
+    if not diffs:
+        return []
+    audited = files.table_format
+    other = "CSV" if audited == "parquet" else "parquet"
+    msg = (f"both parquet and CSV copies of the index are in {files.output_dir} and differ; the audit reads the "
+           f"{audited} set: " + " | ".join(f"{d['table']}: {d['message']}" for d in diffs))
+    return [finding("parquet-csv-differ", msg, audited=audited, other=other.lower(),
+                    differences=[{k: v for k, v in d.items() if k != "message"} for d in diffs])]

@@ -779,7 +779,7 @@ class PlanReport:
         m = self.model
         return {
             "index": {"path": str(m.path), "output_dir": str(m.output_dir), "generation": m.generation.label,
-                      "max_level": m.max_level},
+                      "max_level": m.max_level, "notes": list(m.notes)},
             "settings": self.settings,
             "plan": self.plan.to_dict(),
             "community_levels": [o.to_dict() for o in self.options],

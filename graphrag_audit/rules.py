@@ -66,6 +66,11 @@ _RULES = [
          "to int64 (e.g. pandas astype) and rewrite the parquet file."),
     Rule("dynamic-no-level-0-report", "error", "Dynamic community selection cannot start: no level-0 report",
          "Dynamic selection starts from level-0 reports and raises KeyError without them (microsoft/graphrag#2382)."),
+    # ---- where the index is ----------------------------------------------------------------
+    Rule("parquet-csv-differ", "warning", "The output folder holds parquet and CSV copies of tables that differ",
+         "graphrag reads only the set its table_provider names (parquet unless `table_provider: {type: csv}`, "
+         "graphrag >= 3.0.2), so the other copy is stale or from another run. Delete or move the copy you do "
+         "not query with; the audit reads the same set as graphrag (see the notes)."),
 ]
 
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}

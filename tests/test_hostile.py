@@ -640,7 +640,8 @@ def c_index_via_symlinks(tmp):
     return Built(tmp / "link2")
 
 
-@case(err("project", r"no GraphRAG index tables found \(.+\)"),
+@case(err("project/loop", r"broken or looping symbolic link, which settings\.yaml output\.base_dir 'loop' "
+                          r"\(graphrag 2\.x\) names as the output folder"),
       "settings.yaml whose output base_dir is a symlink loop")
 def c_settings_base_dir_loop(tmp):
     p = tmp / "project"
@@ -655,6 +656,16 @@ def c_settings_base_dir(tmp):
     p = tmp / "project"
     Index.base().write(p / "out" / "run")
     (p / "settings.yaml").write_text("output:\n  base_dir: \"out/run\"\n", encoding="utf-8")
+    return Built(p)
+
+
+@case(err("project/newout", r"no such output folder, but settings\.yaml output_storage\.base_dir 'newout' "
+                            r"\(graphrag 3\.x\) names it \(.+\)"),
+      "settings.yaml naming a missing output folder beside an older output/ (never a fallback to output/)")
+def c_settings_missing_output(tmp):
+    p = tmp / "project"
+    Index.base().write(p / "output")
+    (p / "settings.yaml").write_text("output_storage:\n  type: file\n  base_dir: newout\n", encoding="utf-8")
     return Built(p)
 
 
@@ -681,7 +692,8 @@ def c_unreadable_index_dir(tmp):
     return Built(d, drop_dac=True, skip=skip)
 
 
-@case(ok(), "settings.yaml with mode 000 beside a readable output/ (the settings are skipped)")
+@case(err("project/settings.yaml", r"permission denied: cannot read the settings file"),
+      "settings.yaml with mode 000 beside a readable output/ (never skipped: graphrag could not read it either)")
 def c_unreadable_settings(tmp):
     p = tmp / "project"
     Index.base().write(p / "output")
@@ -764,7 +776,8 @@ def c_sparse_2gb_csv(tmp):
     return Built(d)
 
 
-@case(ok(), "a 2 GiB sparse settings.yaml beside output/ (only its first MiB is read)")
+@case(err("project/settings.yaml", r"too large for a settings file \(2\.0 GiB; graphrag's are a few KB\): not read"),
+      "a 2 GiB sparse settings.yaml beside output/ (refused unread)")
 def c_sparse_2gb_settings(tmp):
     p = tmp / "project"
     Index.base().write(p / "output")

@@ -59,6 +59,7 @@ def _header(report) -> str:
     return (
         f"<header><h1>graphrag-audit report</h1>"
         f'<p class="path">{h(info["path"])}</p>'
+        f'<p class="path">tables in {h(info["output_dir"])}</p>'
         f"<p>generation <b>{h(info['generation'])}</b> · {_esc(evidence)}</p>"
         f"<p class=\"counts\">{_n(c['entities'])} entities · {_n(c['communities'])} communities · "
         f"{_n(c['reports'])} reports · {_n(c['roots'])} roots · {c['levels']} levels · "

@@ -86,6 +86,7 @@ def _header(report) -> list[str]:
     rows = [[f"**{k}**", markdown_cell(v)] for k, v in env.items()]
     rows += [
         ["**index**", markdown_cell(info["path"])],
+        ["**tables in**", markdown_cell(info["output_dir"])],
         ["**generation**", f"{gen} ({evidence})" if evidence else gen],
         ["**size**", f"{_n(c['entities'])} entities · {_n(c['communities'])} communities · "
                      f"{_n(c['reports'])} reports · {_n(c['roots'])} roots · {c['levels']} levels · "

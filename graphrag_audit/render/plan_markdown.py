@@ -19,6 +19,8 @@ def render_plan_markdown(report, **_ignored) -> str:
     plan = report.plan
     info = report.to_dict()["index"]
     out = [f"## graphrag-audit plan: {markdown_cell(info['path'])}", "",
+           f"tables in {markdown_cell(info['output_dir'])}", "",
+           *[line for x in info.get("notes", []) for line in (f"Note: {markdown_cell(x)}", "")],
            f"generation {markdown_cell(info['generation'])} · {markdown_cell(pc.settings_line(report))}", "",
            f"**Plan:** {markdown_cell(pc.plan_headline(plan))}", "",
            f"- {markdown_cell(pc.entity_line(plan))}",

@@ -35,6 +35,9 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
     plan = report.plan
     info = report.to_dict()["index"]
     console.print(Text.assemble(("graphrag-audit plan ", "bold"), (plain(info["path"]), "bold")))
+    console.print(Text("tables in " + plain(info["output_dir"])))
+    for note in info.get("notes", []):
+        console.print(Text("note: " + plain(note)))
     console.print(Text(f"generation {info['generation']} · " + pc.settings_line(report)))
     console.print()
     console.print(Text.assemble(("Plan: ", "bold"), (pc.plan_headline(plan), "green" if plan.fits else "bold red")))

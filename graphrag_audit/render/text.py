@@ -44,6 +44,7 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     info = report.index_info()
     c = info["counts"]
     console.print(Text.assemble(("graphrag-audit ", "bold"), (plain(info["path"]), "bold")))
+    console.print(Text("tables in " + plain(info["output_dir"])))
     console.print(Text(f"generation {info['generation']}  ·  " + "; ".join(plain(e) for e in info["generation_evidence"])))
     for note in info["notes"]:
         console.print(Text("note: " + plain(note)))

@@ -1,0 +1,511 @@
+"""Where a graphrag project's settings put the index, read the way graphrag reads them.
+
+What graphrag does, per version (files of microsoft/graphrag at the tag; the wheels on PyPI
+hold the same files). docs/user-guide.md ("How the index is located") has the same facts.
+
+* The settings file: the first of ``settings.yaml``, ``settings.yml``, ``settings.json`` in the
+  project root (``config/config_file_loader.py`` @ v0.3.1–v1.2.0 ``_default_config_files``,
+  ``config/load_config.py`` @ v2.0.0–v2.7.0, ``graphrag_common/config/load_config.py`` (package
+  graphrag-common) @ v3.0.0–v3.3.0; 0.1.1–0.3.0: ``index/cli.py`` ``_read_config_parameters`` tries
+  the same three in that order). Read as UTF-8 (strict), parsed with ``yaml.safe_load`` or
+  ``json.loads`` (so a byte-order mark is fine in YAML and refused in JSON). 3.x refuses an empty
+  file (``GraphRagConfig(**None)``); earlier versions use their defaults, as the audit does.
+* The key that names the output, by generation:
+  - 0.x–1.x: ``storage:`` (``type``, ``base_dir``), read in ``config/create_graphrag_config.py``
+    (``values.get("storage")``); a missing ``type``/``base_dir`` is taken from the environment
+    variables ``GRAPHRAG_STORAGE_TYPE``/``GRAPHRAG_STORAGE_BASE_DIR`` (``EnvironmentReader``),
+    then the default ``config/defaults.py`` ``STORAGE_BASE_DIR``: ``"output/${timestamp}/artifacts"``
+    up to v0.3.4, ``"output"`` from v0.3.5. An empty ``base_dir`` also falls back to the default
+    (``reader.str(...) or defs.STORAGE_BASE_DIR``).
+  - 2.x: ``output:`` (``OutputConfig`` @ v2.0.0, ``StorageConfig`` @ v2.7.0; ``base_dir`` defaults
+    to ``"output"``; an empty one is an error), and ``outputs:`` (name -> the same) for multi-index
+    query, which global search reads instead of ``output`` when set (``cli/query.py``
+    ``_resolve_output_files`` @ v2.7.0).
+  - 3.x: ``output_storage:`` (``graphrag_storage`` ``StorageConfig``: ``base_dir`` has no default
+    inside the key, and ``graph_rag_config.py`` refuses an empty one for file storage), plus, from
+    v3.0.2, ``table_provider: {type: parquet | csv | cosmosdb}`` (default parquet).
+  - storage ``type``: ``file`` | ``memory`` | ``blob`` (| ``cosmosdb`` in 1.2.0, not 1.0.0:
+    ``config/enums.py`` ``StorageType``); only ``file`` is a local folder.
+* Variables: 0.x–1.x load ``.env`` from the root into ``os.environ`` (existing variables win,
+  ``config/read_dotenv.py``), parse the file, then apply ``os.path.expandvars`` to every string
+  value (``_token_replace``): an unset variable stays as written. 2.x/3.x load ``.env`` beside the
+  settings file with python-dotenv (existing variables win) and substitute the whole text with
+  ``string.Template(text).substitute(os.environ)`` *before* parsing: an unset variable is a
+  ``KeyError`` (3.x: ``ConfigParsingError: Environment variable not found``).
+* Relative ``base_dir``: joined to the project root (0.x–1.x ``Path(root_dir) / base_dir``,
+  2.x ``(Path(self.root_dir) / base_dir).resolve()`` with ``root_dir`` forced to the CLI root,
+  3.x ``Path(base_dir).resolve()`` after ``load_config`` chdirs to the settings file's folder).
+  A ``root_dir`` key in the file never changes that.
+
+graphrag-audit differs on purpose in one place: graphrag >= 2.0 refuses a settings file with
+*any* unset variable (an API key, say); the audit only needs the output location, so only the
+variables used by the keys it reads must be set (and an unset one is an error naming it, in
+every generation, where graphrag 0.x–1.x would silently use the literal ``${NAME}`` text).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import string
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphrag_audit.errors import IndexInputError
+
+SETTINGS_FILES = ("settings.yaml", "settings.yml", "settings.json")
+#: a settings file larger than this is refused unread (graphrag's own are a few KB)
+MAX_SETTINGS_BYTES = 4 * 1024**2
+
+#: the top-level keys that name the output, newest generation first
+OUTPUT_KEYS = ("output_storage", "outputs", "output", "storage")
+KEY_GENERATION = {"output_storage": "graphrag 3.x", "outputs": "graphrag 2.x multi-index",
+                  "output": "graphrag 2.x", "storage": "graphrag 0.x-1.x"}
+#: where ``graphrag update`` writes, per generation (all default to "update_output")
+UPDATE_KEYS = ("update_output_storage", "update_index_output", "update_index_storage")
+DEFAULT_OUTPUT = "output"
+DEFAULT_UPDATE_OUTPUT = "update_output"
+
+STORAGE_TYPES = ("file", "memory", "blob", "cosmosdb")
+REMOTE_NAMES = {"blob": "Azure Blob Storage", "cosmosdb": "Azure Cosmos DB"}
+TABLE_TYPES = ("parquet", "csv", "cosmosdb")
+
+#: URL schemes of remote object stores and the like (a base_dir or a DIR argument using one)
+_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://?(?P<rest>.*)$", re.S)
+REMOTE_SCHEMES = {"s3": "Amazon S3", "s3a": "Amazon S3", "s3n": "Amazon S3", "gs": "Google Cloud Storage",
+                  "gcs": "Google Cloud Storage", "az": "Azure Blob Storage", "abfs": "Azure Data Lake Storage",
+                  "abfss": "Azure Data Lake Storage", "adl": "Azure Data Lake Storage",
+                  "wasb": "Azure Blob Storage", "wasbs": "Azure Blob Storage", "hdfs": "HDFS",
+                  "http": "a web server", "https": "a web server", "ftp": "an FTP server", "sftp": "an SFTP server"}
+
+
+@dataclass(frozen=True)
+class OutputSetting:
+    """The output folder a settings file names (before ``${timestamp}`` and path resolution)."""
+
+    settings_file: Path
+    key: str | None  # "output_storage", "output", "outputs.<name>", "storage"; None: graphrag's default
+    base_dir: str  # variables expanded; may still hold ${timestamp} (0.x)
+    table_type: str | None = None  # table_provider.type when the file sets it (3.0.2+)
+    notes: tuple[str, ...] = ()
+    update_dir: str = DEFAULT_UPDATE_OUTPUT  # where `graphrag update` writes (for a note)
+    from_env: str | None = None  # the variable base_dir came from (0.x-1.x GRAPHRAG_STORAGE_BASE_DIR)
+    described: str | None = None  # how the folder was chosen, when no key names it
+
+    @property
+    def default_layout(self) -> bool:
+        """No key names the output: graphrag's default folder (0.x timestamped runs allowed)."""
+        return self.key is None and self.from_env is None
+
+    def describe(self) -> str:
+        name = self.settings_file.name
+        if self.described:
+            return self.described
+        if self.key is None:
+            return f"{name} names no output folder: graphrag's default '{DEFAULT_OUTPUT}'"
+        if self.from_env:
+            return f"{name} key storage has no base_dir: ${self.from_env} '{self.base_dir}' (graphrag 0.x-1.x)"
+        gen = KEY_GENERATION.get(self.key.split(".", 1)[0], "")
+        return f"{name} {self.key}.base_dir '{self.base_dir}' ({gen})"
+
+
+def remote_url(text: str) -> tuple[str, str] | None:
+    """``(scheme, url)`` when ``text`` is a URL of remote storage (also after ``pathlib`` folded
+    its ``//`` into ``/``, as a ``Path`` argument does), else None."""
+    m = _URL.match(text)
+    if not m:
+        return None
+    scheme = m.group("scheme").lower()
+    if scheme not in REMOTE_SCHEMES:
+        return None
+    return scheme, f"{m.group('scheme')}://{m.group('rest')}"
+
+
+def remote_problem(what: str, kind: str) -> str:
+    return (f"{what} is on {kind}, not in a local folder: graphrag-audit reads local index folders only "
+            f"(remote storage is not supported yet). Copy the output tables (communities, community_reports, "
+            f"entities; parquet or CSV) into a local folder and pass that folder")
+
+
+def find_settings(root: Path) -> Path | None:
+    """The settings file graphrag would read in ``root`` (the first that is a regular file)."""
+    for name in SETTINGS_FILES:
+        p = root / name
+        try:
+            if p.is_file():
+                return p
+        except OSError:
+            continue
+    return None
+
+
+# ---- reading -----------------------------------------------------------------------------------
+def _read_text(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+        if size > MAX_SETTINGS_BYTES:
+            raise IndexInputError(path, f"too large for a settings file ({_size(size)}; graphrag's are a few KB): "
+                                        f"not read")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_SETTINGS_BYTES + 1)
+    except IndexInputError:
+        raise
+    except PermissionError:
+        raise IndexInputError(path, "permission denied: cannot read the settings file") from None
+    except OSError as exc:
+        raise IndexInputError(path, f"cannot read the settings file ({exc.strerror or exc})") from None
+    if len(data) > MAX_SETTINGS_BYTES:
+        raise IndexInputError(path, "too large for a settings file: not read")
+    try:
+        text = data.decode("utf-8")  # graphrag: .decode("utf-8", errors="strict") / read_text("utf-8")
+    except UnicodeDecodeError as exc:
+        raise IndexInputError(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                                    f"graphrag reads settings as UTF-8") from None
+    if path.suffix.lower() == ".json" and text.startswith("\ufeff"):
+        # json.loads refuses it ("Unexpected UTF-8 BOM"), and so graphrag does, in every version
+        raise IndexInputError(path, "starts with a UTF-8 byte-order mark, which graphrag's json.loads refuses "
+                                    "(Unexpected UTF-8 BOM): save the file without it")
+    return text
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} bytes"  # pragma: no cover
+
+
+def _parse(path: Path, text: str):
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise IndexInputError(path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") \
+                from None
+        except RecursionError:
+            raise IndexInputError(path, "not valid JSON (nested too deeply)") from None
+    else:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+            raise IndexInputError(path, f"not valid YAML ({what}{where})") from None
+        except RecursionError:
+            raise IndexInputError(path, "not valid YAML (nested too deeply)") from None
+    if data is None:  # an empty file: graphrag uses its defaults (``values or {}``)
+        return {}
+    if not isinstance(data, dict):
+        raise IndexInputError(path, f"the settings are a {type(data).__name__}, not a mapping of keys")
+    return data
+
+
+class _Environment:
+    """``os.environ`` plus the ``.env`` beside the settings file (existing variables win), as
+    graphrag sees them; the ``.env`` is read on first use."""
+
+    def __init__(self, settings_file: Path):
+        self.dotenv = settings_file.parent / ".env"
+        self._values: dict[str, str] | None = None
+
+    @property
+    def values(self) -> dict[str, str]:
+        if self._values is None:
+            values = dict(os.environ)
+            try:
+                present = self.dotenv.is_file()
+            except OSError:
+                present = False
+            if present:
+                try:
+                    from dotenv.main import DotEnv
+
+                    # load_dotenv(path) as graphrag 2.x/3.x call it: override=False, interpolate=True
+                    loaded = DotEnv(self.dotenv, interpolate=True, override=False, encoding="utf-8").dict()
+                except PermissionError:
+                    raise IndexInputError(self.dotenv, "permission denied: cannot read the .env file") from None
+                except UnicodeDecodeError:
+                    raise IndexInputError(self.dotenv, "not UTF-8 text") from None
+                except OSError as exc:
+                    raise IndexInputError(self.dotenv, f"cannot read the .env file ({exc.strerror or exc})") \
+                        from None
+                for k, v in loaded.items():
+                    if v is not None and k not in values:
+                        values[k] = v
+            self._values = values
+        return self._values
+
+    def where(self) -> str:
+        try:
+            has = self.dotenv.is_file()
+        except OSError:
+            has = False
+        return f"the environment or {self.dotenv}" if has else f"the environment (and there is no {self.dotenv})"
+
+
+def _template_substitute(text: str, env: _Environment) -> tuple[str, dict[str, str]]:
+    """graphrag >= 2.0's ``Template(text).substitute(os.environ)``, except that an unset
+    variable becomes a marker (returned with its name) instead of a KeyError: it is an error
+    only where the audit uses it."""
+    if "$" not in text:
+        return text, {}
+    markers: dict[str, str] = {}
+    by_name: dict[str, str] = {}
+    salt = uuid.uuid4().hex[:12]
+
+    def convert(m: re.Match) -> str:
+        if m.group("escaped") is not None:
+            return "$"
+        name = m.group("named") or m.group("braced")
+        if name is None:  # an ill-formed '$': graphrag raises ValueError; left as written here
+            return m.group()
+        if name in env.values:
+            return env.values[name]
+        if name not in by_name:
+            by_name[name] = f"graphragauditunset{salt}n{len(by_name)}x"
+            markers[by_name[name]] = name
+        return by_name[name]
+
+    return string.Template.pattern.sub(convert, text), markers
+
+
+_EXPANDVARS = re.compile(r"\$(\w+|\{[^}]*\})", re.ASCII)  # posixpath.expandvars' pattern
+
+
+def _expandvars(value: str, env: _Environment, keep=("timestamp",)) -> tuple[str, list[str]]:
+    """``os.path.expandvars`` (graphrag 0.x-1.x) over ``env``; returns the unset names too."""
+    missing: list[str] = []
+    if "$" not in value:
+        return value, missing
+
+    def convert(m: re.Match) -> str:
+        name = m.group(1)
+        if name.startswith("{") and name.endswith("}"):
+            name = name[1:-1]
+        if name in env.values:
+            return env.values[name]
+        if name not in keep:
+            missing.append(name)
+        return m.group()
+
+    return _EXPANDVARS.sub(convert, value), missing
+
+
+# ---- the output location -------------------------------------------------------------------------
+@dataclass
+class _Reader:
+    path: Path
+    env: _Environment
+    markers: dict[str, str] = field(default_factory=dict)
+
+    def unset(self, key: str, name: str) -> IndexInputError:
+        extra = (" (graphrag >= 2.0 has no ${timestamp}: that is graphrag 0.x's storage.base_dir)"
+                 if name == "timestamp" else "")
+        return IndexInputError(self.path, f"{key} uses ${{{name}}}, which is not set in {self.env.where()}{extra}")
+
+    def text(self, key: str, value, *, semantics: str) -> str:
+        """A string value with its variables expanded (``semantics``: "template" or "expandvars")."""
+        if not isinstance(value, str):
+            raise IndexInputError(self.path, f"{key} must be text, not {_kind(value)} ({_short(value)})")
+        if semantics == "expandvars":
+            value, missing = _expandvars(value, self.env)
+            if missing:
+                raise self.unset(key, missing[0])
+            return value
+        for marker, name in self.markers.items():
+            if marker in value:
+                raise self.unset(key, name)
+        return value
+
+
+def _kind(value) -> str:
+    return {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "a mapping",
+            type(None): "empty"}.get(type(value), type(value).__name__)
+
+
+def _short(value) -> str:
+    s = repr(value)
+    return s if len(s) <= 60 else s[:59] + "…"
+
+
+def _section(r: _Reader, data: dict, key: str) -> dict:
+    section = data.get(key)
+    if not isinstance(section, dict):
+        raise IndexInputError(r.path, f"{key} must be a mapping (type, base_dir), not {_kind(section)} "
+                                      f"({_short(section)})")
+    return section
+
+
+def _check_type(r: _Reader, key: str, stype: str, base_dir: str | None) -> None:
+    if stype == "file":
+        return
+    if stype in REMOTE_NAMES:
+        where = f" ({key}.base_dir '{base_dir}')" if base_dir else ""
+        raise IndexInputError(r.path, remote_problem(f"the index ({key}.type {stype}{where})", REMOTE_NAMES[stype]))
+    if stype == "memory":
+        raise IndexInputError(r.path, f"{key}.type is memory: graphrag kept the index in memory and wrote no "
+                                      f"tables to audit")
+    raise IndexInputError(r.path, f"{key}.type '{stype}' is not a storage type graphrag knows "
+                                  f"({', '.join(STORAGE_TYPES)})")
+
+
+def _check_base_dir(r: _Reader, key: str, base_dir: str) -> None:
+    url = remote_url(base_dir)
+    if url is not None:
+        raise IndexInputError(r.path, remote_problem(f"{key}.base_dir '{url[1]}'", REMOTE_SCHEMES[url[0]]))
+
+
+def _v1_storage(r: _Reader, raw: dict) -> OutputSetting:
+    """graphrag 0.x-1.x: ``storage:``, values expanded after parsing, env fallbacks, defaults."""
+    key = "storage"
+    section = _section(r, raw, key)
+    from_env = None
+    if "type" in section:  # ``StorageType(s_type) if s_type else defs.STORAGE_TYPE``
+        stype = section["type"]
+        stype = r.text(f"{key}.type", stype, semantics="expandvars") if stype is not None else ""
+    else:
+        stype = r.env.values.get("GRAPHRAG_STORAGE_TYPE", "")
+    stype = stype or "file"
+    if "base_dir" in section:
+        base = section["base_dir"]
+        base = "" if base is None else r.text(f"{key}.base_dir", base, semantics="expandvars")
+    else:
+        base = r.env.values.get("GRAPHRAG_STORAGE_BASE_DIR") or ""
+        from_env = "GRAPHRAG_STORAGE_BASE_DIR" if base else None
+    _check_type(r, key, stype, base)
+    if not base:  # ``reader.str(base_dir) or defs.STORAGE_BASE_DIR``
+        return OutputSetting(r.path, None, DEFAULT_OUTPUT,
+                             described=f"{r.path.name} key storage has no base_dir: graphrag's default "
+                                       f"'{DEFAULT_OUTPUT}' (before 0.3.5: 'output/${{timestamp}}/artifacts')")
+    _check_base_dir(r, key, base)
+    return OutputSetting(r.path, key, base, from_env=from_env)
+
+
+def _v2_output(r: _Reader, data: dict, key: str, *, base_default: str | None) -> OutputSetting:
+    """graphrag 2.x ``output:`` / ``outputs.<name>``, 3.x ``output_storage:`` (text substituted)."""
+    section = _section(r, data, key.split(".", 1)[0]) if "." not in key else data
+    stype = section.get("type", "file")
+    stype = r.text(f"{key}.type", stype, semantics="template")
+    base = section.get("base_dir", base_default)
+    if stype != "file":
+        _check_type(r, key, stype, base if isinstance(base, str) else None)
+    if base is None or (isinstance(base, str) and not base.strip()):
+        raise IndexInputError(r.path, f"{key}.base_dir is empty: graphrag requires an output folder for file "
+                                      f"storage")
+    base = r.text(f"{key}.base_dir", base, semantics="template")
+    _check_base_dir(r, key, base)
+    return OutputSetting(r.path, key, base)
+
+
+def _update_dir(data: dict) -> str:
+    for key in UPDATE_KEYS:
+        section = data.get(key)
+        if isinstance(section, dict):
+            base = section.get("base_dir")
+            if isinstance(base, str) and base.strip() and "$" not in base and section.get("type", "file") == "file":
+                return base
+    return DEFAULT_UPDATE_OUTPUT
+
+
+def _table_type(r: _Reader, data: dict) -> str | None:
+    section = data.get("table_provider")
+    if section is None:
+        return None
+    if not isinstance(section, dict):
+        raise IndexInputError(r.path, f"table_provider must be a mapping (type), not {_kind(section)}")
+    ttype = r.text("table_provider.type", section.get("type", "parquet"), semantics="template")
+    if ttype == "cosmosdb":
+        raise IndexInputError(r.path, remote_problem("the index (table_provider.type cosmosdb)",
+                                                     REMOTE_NAMES["cosmosdb"]))
+    if ttype not in ("parquet", "csv"):
+        raise IndexInputError(r.path, f"table_provider.type '{ttype}' is not a table type graphrag knows "
+                                      f"({', '.join(TABLE_TYPES)})")
+    return ttype
+
+
+def read_output_setting(settings_file: Path) -> OutputSetting:
+    """The output folder ``settings_file`` names, read as graphrag reads it (see the module doc)."""
+    text = _read_text(settings_file)
+    env = _Environment(settings_file)
+    substituted, markers = _template_substitute(text, env)
+    raw = None
+    try:  # graphrag >= 2.0 substitutes the text, then parses it
+        data = _parse(settings_file, substituted)
+    except IndexInputError:
+        if substituted == text:
+            raise
+        # graphrag 0.x-1.x parse first and expand values after: a 0.x-1.x file may parse only so
+        raw = _parse(settings_file, text)
+        if [k for k in OUTPUT_KEYS if raw.get(k) is not None] != ["storage"]:
+            raise
+        data = raw
+    r = _Reader(settings_file, env, markers)
+    present = [k for k in OUTPUT_KEYS if data.get(k) is not None]
+    table_type = _table_type(r, data)
+    update_dir = _update_dir(data)
+
+    def done(s: OutputSetting, *notes: str) -> OutputSetting:
+        return OutputSetting(s.settings_file, s.key, s.base_dir, table_type, s.notes + notes, update_dir,
+                             s.from_env, s.described)
+
+    if not present:
+        return done(OutputSetting(settings_file, None, DEFAULT_OUTPUT))
+
+    if "outputs" in present:  # graphrag 2.x multi-index: global search reads these, not output
+        outputs = data["outputs"]
+        if not isinstance(outputs, dict):
+            raise IndexInputError(settings_file, f"outputs must be a mapping of index names, not {_kind(outputs)}")
+        if outputs:
+            named = {}
+            for name, section in outputs.items():
+                if not isinstance(section, dict):
+                    raise IndexInputError(settings_file, f"outputs.{name} must be a mapping (type, base_dir)")
+                named[str(name)] = _v2_output(r, section, f"outputs.{name}", base_default="output")
+            if len(named) > 1:
+                listed = "; ".join(f"{n}: {_joined(settings_file, s.base_dir)}" for n, s in named.items())
+                raise IndexInputError(settings_file, f"outputs names {len(named)} indexes for multi-index search "
+                                                     f"({listed}); graphrag-audit audits one index at a time: "
+                                                     f"pass one of those folders")
+            (only,) = named.values()
+            extra = ()
+            if "output" in present:
+                extra = (f"{settings_file.name} also names output.base_dir (where graphrag index writes); "
+                         f"global search reads outputs, so that is what is audited",)
+            return done(only, *extra)
+
+    # the single-index keys: output_storage (3.x), output (2.x), storage (0.x-1.x)
+    found: list[OutputSetting] = []
+    for key in ("output_storage", "output", "storage"):
+        if key not in present:
+            continue
+        if key == "storage":
+            if raw is None:
+                raw = _parse(settings_file, text)  # 0.x-1.x expand after parsing, value by value
+            found.append(_v1_storage(r, raw))
+        else:
+            found.append(_v2_output(r, data, key, base_default=None if key == "output_storage" else "output"))
+    if not found:
+        return done(OutputSetting(settings_file, None, DEFAULT_OUTPUT))
+    first = found[0]
+    target = _joined(settings_file, first.base_dir)
+    others = [s for s in found[1:] if _joined(settings_file, s.base_dir) != target]
+    if others:
+        listed = " and ".join(s.describe().split(" ", 1)[1] for s in [first, *others])
+        raise IndexInputError(settings_file, f"the settings name two output folders: {listed}; graphrag reads "
+                                             f"only the key of its own version: pass the folder you query "
+                                             f"directly")
+    extra = ()
+    if len(found) > 1:
+        extra = (f"{settings_file.name} names the same output folder under "
+                 f"{' and '.join(s.key or 'storage' for s in found)}",)
+    return done(first, *extra)
+
+
+def _joined(settings_file: Path, base_dir: str) -> str:
+    return os.path.normpath(os.path.join(str(settings_file.parent), base_dir))
