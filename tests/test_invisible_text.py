@@ -50,10 +50,14 @@ def default_ignorable(cp: int) -> bool:
                 or cp in PREPENDED_CONCATENATION_MARKS)
 
 
-def must_escape(cp: int) -> bool:
+def _must_escape(cp: int) -> bool:
     cat = unicodedata.category(chr(cp))
     return (default_ignorable(cp) or (cat == "Cc" and cp not in WHITE_SPACE_CONTROLS) or cat == "Cs"
             or 0xFFF9 <= cp <= 0xFFFB or 0xFDD0 <= cp <= 0xFDEF or (cp & 0xFFFE) == 0xFFFE)
+
+
+MUST_ESCAPE = frozenset(cp for cp in range(0x110000) if _must_escape(cp))
+must_escape = MUST_ESCAPE.__contains__
 
 
 def esc(ch: str) -> str:
