@@ -301,7 +301,9 @@ def main() -> None:
         if isinstance(exc, KeyboardInterrupt):
             sys.stderr.write("graphrag-audit: error: interrupted\n")
             sys.exit(130)
-        sys.stderr.write(f"graphrag-audit: error: internal error ({type(exc).__name__}: {exc})\n")
+        from graphrag_audit.errors import visible
+
+        sys.stderr.write(f"graphrag-audit: error: internal error ({visible(f'{type(exc).__name__}: {exc}')})\n")
         sys.exit(EXIT_BAD_INPUT)
 
 

@@ -278,3 +278,35 @@ def test_real_titles_change_only_where_invisible(name):
     for t in titles:
         want = " ".join("".join(esc(c) if must_escape(ord(c)) else c for c in t).split())
         assert plain(t) == want.replace("##[", "#\\x23["), t
+
+
+# ---- wrapping cannot start a workflow command ----------------------------------------------
+def test_a_folded_word_never_starts_a_line_with_a_command(tmp_path):
+    """rich folds a word longer than the line at the width; a period value of 150 'A's then
+    '::error::' puts the '::' at a line start exactly when the width divides 150 (the message
+    quotes it). That line's first colon is written '\\x3a' instead (3 characters over the width)."""
+    from graphrag_audit.audit import AuditOptions, audit
+    from graphrag_audit.render.text import render_text
+
+    idx = Index.base()
+    idx.communities["period"] = ["A" * 150 + "::error::FOLD"] + ["2024"] * 5
+    report = audit(idx.write(tmp_path / "idx"), AuditOptions(level=1, costs=False))
+    caught = []
+    for width in range(40, 141):
+        lines = render_text(report, width=width).splitlines()
+        assert not [x for x in lines if x.lstrip().startswith("::")], width
+        assert not [x for x in lines if "##[" in x]
+        if any(x.startswith("\\x3a:error::FOLD") for x in lines):
+            caught.append(width)
+            assert max(len(x) for x in lines) <= width + 3
+        else:
+            assert max(len(x) for x in lines) <= width
+    assert caught == [50, 75]  # the widths that divide 150 (and leave room for the message)
+
+
+def test_inert_log_lines_after_blanks_and_colour_codes():
+    from graphrag_audit.render.console import inert_log_lines, plain_for_log
+
+    assert inert_log_lines("a\n  ::x\n\x1b[1m::y\n\t::z\nb::c\n:d\n") == \
+        "a\n  \\x3a:x\n\x1b[1m\\x3a:y\n\t\\x3a:z\nb::c\n:d\n"
+    assert plain_for_log("::error:: std::vector x ::y") == "\\x3a:error:: std::vector x \\x3a:y"
