@@ -79,6 +79,10 @@ def use_color(color: Color, stream) -> bool:
         return True
     if os.environ.get("NO_COLOR"):
         return False
+    from graphrag_audit.render.console import dumb_terminal
+
+    if dumb_terminal():  # TERM=dumb: no escape sequences unless --color always asks for them
+        return False
     try:
         return stream.isatty()
     except (AttributeError, ValueError):
@@ -98,10 +102,20 @@ def check_output_path(output: Path | None, index_dir: Path) -> None:
         raise fail(f"{output}: refusing to write inside the index directory {index_dir}")
 
 
+def output_charset_for(output: Path | None):
+    """Context manager: render index text for where the payload goes (stdout's encoding, or a
+    UTF-8 file); see render.escape.output_charset and render.console."""
+    from graphrag_audit.render.console import stream_encoding
+    from graphrag_audit.render.escape import output_charset
+
+    return output_charset(stream_encoding(sys.stdout) if output is None else None)
+
+
 def write_payload(text: str, output: Path | None) -> None:
     if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        from graphrag_audit.render.console import write_stream
+
+        write_stream(text, sys.stdout)  # never a UnicodeEncodeError, whatever stdout's encoding
         return
     try:
         output.write_text(text, encoding="utf-8")
@@ -115,8 +129,10 @@ class Progress:
     STEPS = 6  # reading, tree, selection, costs, depth, rendering (cost steps add one per level)
 
     def __init__(self, enabled: bool):
+        from graphrag_audit.render.console import dumb_terminal
+
         self.bar = None
-        if enabled:
+        if enabled and not dumb_terminal():  # a progress bar moves the cursor: not on TERM=dumb
             from rich.console import Console
             from rich.progress import BarColumn, Progress as RichProgress, SpinnerColumn, TextColumn, \
                 TimeElapsedColumn
@@ -237,7 +253,8 @@ def levels_cmd(
     if fmt == Format.text:
         kw = dict(width=w, color=use_color(color, sys.stdout) if output is None else color == Color.always,
                   focus=level if _from_command_line(ctx, "level") else None)
-    text = run_guarded(lambda: _render(render, report, fmt.value, kw), debug)
+    with output_charset_for(output):
+        text = run_guarded(lambda: _render(render, report, fmt.value, kw), debug)
     write_payload(text, output)
     if fmt == Format.github:
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -284,7 +301,9 @@ def main() -> None:
         if isinstance(exc, KeyboardInterrupt):
             sys.stderr.write("graphrag-audit: error: interrupted\n")
             sys.exit(130)
-        sys.stderr.write(f"graphrag-audit: error: internal error ({type(exc).__name__}: {exc})\n")
+        from graphrag_audit.errors import visible
+
+        sys.stderr.write(f"graphrag-audit: error: internal error ({visible(f'{type(exc).__name__}: {exc}')})\n")
         sys.exit(EXIT_BAD_INPUT)
 
 

@@ -21,6 +21,7 @@ from graphrag_audit.cli import (
     Color,
     check_output_path,
     fail,
+    output_charset_for,
     run_guarded,
     use_color,
     write_payload,
@@ -146,6 +147,7 @@ def register(app: typer.Typer) -> None:
                 except OSError:
                     w = 100
             kw = {"width": w, "color": use_color(color, sys.stdout) if output is None else color == Color.always}
-        text = run_guarded(lambda: render(report, **kw), debug)
+        with output_charset_for(output):
+            text = run_guarded(lambda: render(report, **kw), debug)
         write_payload(text, output)
         raise typer.Exit(EXIT_OK if report.plan.fits else EXIT_FINDINGS)

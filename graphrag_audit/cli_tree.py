@@ -10,7 +10,8 @@ from typing import Optional
 
 import typer
 
-from graphrag_audit.cli import Color, check_output_path, fail, run_guarded, use_color, write_payload
+from graphrag_audit.cli import (Color, check_output_path, fail, output_charset_for, run_guarded, use_color,
+                               write_payload)
 
 #: default row budget of ``tree`` text (and Mermaid/DOT) output: with the header about 100 lines
 DEFAULT_MAX_LINES = 90
@@ -94,7 +95,9 @@ def register(app: typer.Typer) -> None:
                 TreeFormat.json: export.to_json,
             }[fmt](forest, v)
 
-        write_payload(run_guarded(work, debug), output)
+        with output_charset_for(output):  # titles are escaped while the forest is built
+            text = run_guarded(work, debug)
+        write_payload(text, output)
 
     @app.command("report")
     def report_cmd(

@@ -5,14 +5,19 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-# control characters, bidi overrides, zero-width characters and lone surrogates: shown as
-# escapes, so that a hostile file name or cell value cannot drive the terminal or a CI log
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+from graphrag_audit.render.escape import INVISIBLE, LEGACY_COMMAND, LEGACY_COMMAND_ESCAPED
+
+# every control character (line breaks and tabs included), plus what render.escape.INVISIBLE
+# lists (bidi controls, zero-width characters, lone surrogates, ...): shown as escapes, so that a
+# hostile file name or cell value cannot drive the terminal, hide text, or break the line
+_UNSAFE = re.compile(f"{INVISIBLE.pattern}|[\\x09-\\x0d\\x85\\u2028\\u2029]")
 
 
 def visible(text: str) -> str:
-    """``text`` with every unsafe character written as a Python escape (``\\x1b``, ``\\u202e``)."""
-    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
+    """``text`` with every unsafe character written as a Python escape (``\\x1b``, ``\\n``,
+    ``\\u202e``) and a legacy ``##[`` workflow command as ``#\\x23[``."""
+    s = _UNSAFE.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
+    return s.replace(LEGACY_COMMAND, LEGACY_COMMAND_ESCAPED)
 
 
 class IndexInputError(Exception):

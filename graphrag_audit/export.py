@@ -14,7 +14,7 @@ import re
 
 import networkx as nx
 
-from graphrag_audit.render.escape import plain
+from graphrag_audit.render.escape import json_inert, plain
 from graphrag_audit.treeview import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Forest, Row,
                                      TreeView)
 
@@ -227,4 +227,4 @@ def to_json(forest: Forest, view: TreeView | None = None) -> str:
         "reports_outside_tree": [{"community": o.community, "level": o.level, "title": plain(o.title),
                                   "sent": o.sent} for o in forest.outside_reports],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
+    return json_inert(json.dumps(doc, indent=2, ensure_ascii=True)) + "\n"

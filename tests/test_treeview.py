@@ -278,11 +278,13 @@ def test_untrusted_titles_are_neutralised(tmp_path):
     model = load_index(write_v3(tmp_path / "h", SEED, report_titles=titles))
     text = render_tree(layout(build_forest(model, 2), max_lines=0), width=100, color=False)
     assert "\x1b" not in text and "\u202e" not in text and "\t" not in text
-    assert "red [bold]markup[/bold] next line" in text  # markup shown literally, one line
+    # markup shown literally, one line; ESC and the bidi controls as visible escapes
+    assert "\\x1b[31mred\\x1b[0m [bold]markup[/bold] next line" in text
+    assert "\\u202eevil\\u202c bidi" in text and "tab here" in text
     assert len(_tree_text_lines(text)) == 7
     coloured = render_tree(layout(build_forest(model, 2), max_lines=0), width=100, color=True)
     assert "\x1b[31m" not in coloured  # only our own styles: the title's escape is gone
-    assert "red [bold]markup[/bold] next line" in coloured
+    assert "\\x1b[31mred\\x1b[0m [bold]markup[/bold] next line" in coloured
 
 
 def test_cli_tree_bad_input_is_one_line_exit_2(tmp_path):

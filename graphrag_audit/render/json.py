@@ -6,6 +6,7 @@ import json
 import math
 
 from graphrag_audit.levels import CommunityIds
+from graphrag_audit.render.escape import json_inert
 
 
 def _clean(o):
@@ -27,7 +28,8 @@ def _clean(o):
 def render_json(report, *, indent: int | None = None) -> str:
     """Compact by default: Python's C encoder only runs without ``indent`` (about 1 s saved on a
     1M-entity index); pipe through ``jq .`` or ``python -m json.tool`` to read it.
-    ensure_ascii keeps the output 7-bit: valid UTF-8 whatever the titles hold."""
+    ensure_ascii keeps the output 7-bit: valid UTF-8 whatever the titles hold; ``##[`` is written
+    ``#\\u0023[`` (render.escape.json_inert)."""
     seps = (",", ":") if indent is None else (",", ": ")
-    return json.dumps(_clean(report.to_dict()), indent=indent, separators=seps, ensure_ascii=True,
-                      allow_nan=False) + "\n"
+    return json_inert(json.dumps(_clean(report.to_dict()), indent=indent, separators=seps, ensure_ascii=True,
+                      allow_nan=False)) + "\n"

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from graphrag_audit.render import plan_common as pc
-from graphrag_audit.render.escape import plain
+from graphrag_audit.render.console import inert_log_lines, plain_for_log as plain
 
 
 def _table(title: str, headers: list[str], rows: list[list[str]], left: set[int] = frozenset(),
@@ -73,4 +73,4 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
                          left={4}))
     for line in pc.handoff_lines(report):
         console.print(Text(plain(line)))
-    return buf.getvalue()
+    return inert_log_lines(buf.getvalue())

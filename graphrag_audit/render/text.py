@@ -1,5 +1,6 @@
 """Terminal renderer (rich). Untrusted text only ever enters as rich ``Text`` (no markup parsing),
-after :func:`plain` has stripped escape sequences and control characters."""
+after ``render.escape.plain`` has made control, bidi and zero-width characters visible escapes;
+no line may start with a ``::`` workflow command, whatever the wrapping (``render.console``)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,7 @@ from rich.table import Table  # noqa: F401
 from rich.text import Text
 
 from graphrag_audit.render.cells import SELECTION_COLUMNS, level_columns, level_label as _lvl, level_rows, number as _n
-from graphrag_audit.render.escape import plain as _plain
-
-_WJ = "\u2060"  # word joiner: invisible, and keeps rich from wrapping between the two characters
-
-
-def plain(text, limit=None) -> str:
-    """One printable line, also inert in a CI log: a log line is scanned for ``::cmd::`` (after
-    leading spaces) and ``##[cmd]`` (anywhere) by the GitHub Actions runner, and text output may
-    be wrapped at any column, so neither sequence may survive inside untrusted text."""
-    return _plain(text, limit).replace("##[", "#" + _WJ + "#[").replace("::", ":" + _WJ + ":")
+from graphrag_audit.render.console import inert_log_lines, plain_for_log as plain
 
 
 # two-line headers keep the columns narrow enough for an 80-column CI log
@@ -87,7 +79,7 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     for f in fs:
         console.print(Text.assemble(
             (f"  {f.severity.upper():7} ", SEV_STYLE[f.severity]), (f"{f.rule}: ", "bold"), plain(f.message)))
-    return buf.getvalue()
+    return inert_log_lines(buf.getvalue())
 
 
 def _levels_table(report):

@@ -15,7 +15,8 @@ from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.text import Text
 
-from graphrag_audit.render.escape import plain
+from graphrag_audit.render.console import inert_log_lines, plain_for_log as plain
+from graphrag_audit.render.escape import cut_point
 from graphrag_audit.treeview import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Row, TreeView
 
 SENT_LABEL = {SENT_BOTH: "both", SENT_V2_ONLY: "v2 only", SENT_V1_ONLY: "v1 only", SENT_NEITHER: "—"}
@@ -38,7 +39,9 @@ def fit(text: str, width: int) -> str:
             break
         out.append(ch)
         used += w
-    return "".join(out) + "…" + " " * (width - 1 - used)
+    keep = cut_point(text, len(out))  # an escape such as \u202e is cut whole or not at all
+    used -= len(out) - keep  # escapes are ASCII: one cell per character
+    return text[:keep] + "…" + " " * (width - 1 - used)
 
 
 def _n(v: int) -> str:
@@ -163,7 +166,7 @@ def render_tree(view: TreeView, *, width: int | None = None, color: bool = False
 
     for line in _footer(view):
         out(Text(line, style="dim"), wrap=True)
-    return buf.getvalue()
+    return inert_log_lines(buf.getvalue())
 
 
 def _summary(view: TreeView) -> list[str]:
