@@ -53,10 +53,11 @@ MAX_COPY_BYTES = 16 * 1024**3
 MAX_SCAN_ENTRIES = 10_000
 _MAX_DEPTH = 4096
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)  # POSIX
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOCTTY = getattr(os, "O_NOCTTY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 Data = Union[bytes, str, Callable[[BinaryIO], None]]
 Key = tuple  # (st_dev, st_ino)
@@ -218,6 +219,18 @@ class Guard:
                     return f"refusing to write inside the index directory {d}"
         return None
 
+    def path_refusal(self, path: str) -> str | None:
+        """The path-only check, for a folder that cannot be opened (it may not exist or not be a
+        folder: nothing can be written there, but a path into the index is still named as such)."""
+        real = os.path.realpath(path)
+        for d in sorted(self.dir_paths):
+            if _inside(real, d):
+                return f"refusing to write inside the index directory {d}"
+        for f in sorted(self.file_paths):
+            if _inside(real, f):
+                return f"refusing to write over {f}, a file of the index"
+        return None
+
     def entry_refusal(self, dfd: int, name: str, st: os.stat_result | None, path: str | None = None) -> str | None:
         """Why the name ``name`` in the directory open at ``dfd`` (existing as ``st``) may not be written."""
         hit = self.entries.get((_key(os.fstat(dfd)), name))
@@ -248,7 +261,7 @@ class Guard:
         try:
             dfd = os.open(parent or ".", _DIR_FLAGS)
         except OSError as exc:
-            raise WriteError(t, f"cannot write ({_reason(exc)})") from None
+            raise WriteError(t, self.path_refusal(parent or ".") or f"cannot write ({_reason(exc)})") from None
         try:
             why = self.dir_refusal(dfd, parent or ".")
             if why:
@@ -326,7 +339,7 @@ def _write_at(place: _Place, data: Data, guard: Guard) -> None:
     fd = None
     created = False
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=place.dfd)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666, dir_fd=place.dfd)
         created = True
         if place.existing is not None:
             os.fchmod(fd, stat.S_IMODE(place.existing.st_mode))
@@ -387,6 +400,9 @@ def check_append_target(target, guard: Guard) -> None:
     try:
         dfd = os.open(parent or ".", _DIR_FLAGS)
     except OSError:
+        why = guard.path_refusal(parent or ".")
+        if why:
+            raise WriteError(t, why) from None
         return
     try:
         why = guard.dir_refusal(dfd, parent or ".")
@@ -396,8 +412,8 @@ def check_append_target(target, guard: Guard) -> None:
             except OSError:
                 st = None
             why = guard.entry_refusal(dfd, name, st, parent or ".")
-            if not why and st is not None and stat.S_ISLNK(st.st_mode):
-                why = guard._link_refusal(dfd, name)
+            if not why and st is not None and (stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                why = guard._link_refusal(dfd, name)  # a link or folder leading into the index
         if why:
             raise WriteError(t, why)
     finally:
@@ -430,7 +446,7 @@ def append_file(target, text: str, guard: Guard | None = None) -> str | None:
             return f"{t}: not a regular file (a FIFO, device, socket or directory); nothing appended"
         try:
             fd = os.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _NOCTTY
-                         | os.O_CLOEXEC, 0o666, dir_fd=dfd)
+                         | _CLOEXEC, 0o666, dir_fd=dfd)
         except OSError as exc:
             return f"{t}: cannot append ({_reason(exc)})"
         try:
@@ -502,7 +518,8 @@ class DirectoryWriter:
                 try:
                     fd = os.open(probe or os.sep, _DIR_FLAGS)
                 except OSError as exc:
-                    raise WriteError(self.shown, f"cannot write ({_reason(exc)})") from None
+                    raise WriteError(self.shown, self.guard.path_refusal(parent)
+                                     or f"cannot write ({_reason(exc)})") from None
                 try:
                     why = self.guard.dir_refusal(fd, probe)
                 finally:
@@ -519,7 +536,7 @@ class DirectoryWriter:
             except OSError as exc:
                 raise WriteError(self.shown, f"cannot write ({_reason(exc)})") from None
         except OSError as exc:
-            raise WriteError(self.shown, f"cannot write ({_reason(exc)})") from None
+            raise WriteError(self.shown, self.guard.path_refusal(parent) or f"cannot write ({_reason(exc)})") from None
 
     def _existing(self, pfd: int, name: str) -> int | None:
         """Check OUT when it exists; returns its descriptor (or None when it does not exist)."""
@@ -654,7 +671,7 @@ class DirectoryWriter:
         if not stat.S_ISREG(st.st_mode):
             raise WriteError(src_shown, "not a regular file: refusing to copy it")
         try:
-            fd = os.open(real, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _NOCTTY | os.O_CLOEXEC)
+            fd = os.open(real, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _NOCTTY | _CLOEXEC)
         except OSError as exc:
             raise WriteError(src_shown, f"cannot read ({_reason(exc)})") from None
         try:
