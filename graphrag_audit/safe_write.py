@@ -130,8 +130,8 @@ class Guard:
     link to (except links up to a directory that contains the index)."""
 
     def __init__(self) -> None:
-        self.dirs: dict[Key, str] = {}  # protected directory (dev, ino) -> its real path
-        self.dir_paths: set[str] = set()
+        self.dirs: dict[Key, str] = {}  # protected directory (dev, ino) -> what it is (for messages)
+        self.dir_paths: dict[str, str] = {}  # real path -> what it is
         self.files: dict[Key, str] = {}  # protected file (dev, ino) -> its real path
         self.file_paths: set[str] = set()
         self.entries: dict[tuple[Key, str], str] = {}  # (parent dir (dev, ino), name) -> real path
@@ -179,9 +179,13 @@ class Guard:
         return self
 
     def _protect_dir(self, real: str, index: bool) -> None:
-        self.dir_paths.add(real)
+        what = f"the index directory {real}" if index else f"{real}, a folder the index directory links to"
+        if index or real not in self.dir_paths:
+            self.dir_paths[real] = what
         try:
-            self.dirs.setdefault(_key(os.stat(real)), real)
+            key = _key(os.stat(real))
+            if index or key not in self.dirs:
+                self.dirs[key] = what
         except OSError:
             return
         if index:
@@ -211,12 +215,12 @@ class Guard:
         """Why nothing may be written into the directory open at ``dfd``, or None."""
         for k in _fd_chain(dfd):
             if k in self.dirs:
-                return f"refusing to write inside the index directory {self.dirs[k]}"
+                return f"refusing to write inside {self.dirs[k]}"
         real = _fd_path(dfd, path)
         if real is not None:
             for d in sorted(self.dir_paths):
                 if _inside(real, d):
-                    return f"refusing to write inside the index directory {d}"
+                    return f"refusing to write inside {self.dir_paths[d]}"
         return None
 
     def path_refusal(self, path: str) -> str | None:
@@ -225,7 +229,7 @@ class Guard:
         real = os.path.realpath(path)
         for d in sorted(self.dir_paths):
             if _inside(real, d):
-                return f"refusing to write inside the index directory {d}"
+                return f"refusing to write inside {self.dir_paths[d]}"
         for f in sorted(self.file_paths):
             if _inside(real, f):
                 return f"refusing to write over {f}, a file of the index"

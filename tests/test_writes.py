@@ -201,6 +201,30 @@ def c_link_at_target_to_table(tmp, writer):
     return refused(W(idx, tmp / "link.txt", 2, over(idx / "communities.parquet"), hashed=[idx]), writer)
 
 
+@case(ALL_WRITERS, "index/lancedb is a symlink to ../vectors (a folder outside the index); the target is in "
+      "vectors/", "exit 2: `vectors/…: refusing to write inside <vectors>, a folder the index directory links to`")
+def c_folder_the_index_links_to(tmp, writer):
+    idx = copy_seed(tmp / "index")
+    (tmp / "vectors").mkdir()
+    os.symlink("../vectors", idx / "lancedb")
+    real = os.path.realpath(tmp / "vectors")
+    return refused(W(idx, tmp / "vectors" / tgt(writer, "x.txt"), 2,
+                     re.escape(f"refusing to write inside {real}, a folder the index directory links to"),
+                     hashed=[idx]), writer)
+
+
+@case(ALL_WRITERS, "index/up is a symlink to .. (the folder holding the index); the target is beside the index",
+      "exit 0: written (a link up the tree does not make the parent part of the index)")
+def c_index_links_to_ancestor(tmp, writer):
+    idx = copy_seed(tmp / "index")
+    os.symlink("..", idx / "up")
+    if writer.startswith("write"):
+        return W(idx, tmp / "out", 0, allowed={"out"}, hashed=[idx],
+                 check=_plan_dir("out", ["text_units.parquet", "up"]))
+    start = "## " if writer == "summary" else None
+    return W(idx, tmp / "beside.out", 0, allowed={"beside.out"}, hashed=[idx], check=_created("beside.out", start))
+
+
 @case(ALL_WRITERS, "a bind mount of the index directory (same inode, another path); the target is under it "
       "(skipped where mount --bind is not allowed)", "exit 2: `mnt/…: refusing to write inside the index directory …`")
 def c_bind_mount_of_index(tmp, writer):
@@ -619,6 +643,21 @@ def test_every_write_case_is_documented():
     text = (REPO / "docs" / "robustness.md").read_text(encoding="utf-8")
     missing = [n for n in CASES if f"`{n}`" not in text]
     assert not missing, f"docs/robustness.md lacks write cases: {missing}"
+
+
+def test_issue_13_relative_paths_from_the_project_root(tmp_path):
+    """`report . -o audit.html` from a project root writes audit.html there; `-o output/x.json`
+    (the resolved index directory) is refused and names it."""
+    proj = tmp_path / "proj"
+    idx = copy_seed(proj / "output")
+    hb = index_hashes(idx)
+    r = run_cli(["report", ".", "--no-costs", "-o", "audit.html"], cwd=proj, timeout=TIMEOUT)
+    assert r.code == 0 and r.stderr == "", r.stderr
+    assert (proj / "audit.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
+    r = run_cli(["levels", ".", "--no-costs", "-f", "json", "-o", "output/x.json"], cwd=proj, timeout=TIMEOUT)
+    assert r.code == 2 and r.stderr == (f"{PREFIX}output/x.json: refusing to write inside the index directory "
+                                        f"{os.path.realpath(idx)}\n"), r.stderr
+    assert not (idx / "x.json").exists() and index_hashes(idx) == hb
 
 
 # ============================================================================================
