@@ -62,7 +62,7 @@ def _read_back(path: Path, plan, shown: Path | None = None) -> str:
     got = sel.community_ids(m2)
     if sorted(set(got)) != list(plan.communities) or len(got) != plan.report_count:
         raise fail(f"{shown or path}: read back {len(got)} reports at community_level=None, expected the plan's "
-                   f"{plan.report_count}; the written directory is not usable (nothing was published)")
+                   f"{plan.report_count}; the written directory is not usable")
     return (f"graphrag-audit reads {len(got):,} reports back from it; graphrag >= 2.0 selects exactly the plan "
             f"at community_level=None")
 
