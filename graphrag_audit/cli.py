@@ -89,17 +89,15 @@ def use_color(color: Color, stream) -> bool:
         return False
 
 
-def check_output_path(output: Path | None, index_dir: Path) -> None:
-    """Refuse to write inside the index directory (the tool is read-only there)."""
-    if output is None:
-        return
+def output_guard(index_dir: Path):
+    """The write guard of the index ``index_dir`` resolves to (see :mod:`graphrag_audit.safe_write`);
+    an index that cannot be located is the usual one-line exit 2."""
+    from graphrag_audit.safe_write import Guard
+
     try:
-        out = output.resolve()
-        idx = index_dir.resolve()
-    except (OSError, RuntimeError):  # symlink loops: RuntimeError before Python 3.13
-        return
-    if out == idx or idx in out.parents:
-        raise fail(f"{output}: refusing to write inside the index directory {index_dir}")
+        return Guard.for_index(index_dir)
+    except IndexInputError as exc:
+        raise fail(str(exc)) from None
 
 
 def output_charset_for(output: Path | None):
@@ -107,20 +105,55 @@ def output_charset_for(output: Path | None):
     UTF-8 file); see render.escape.output_charset and render.console."""
     from graphrag_audit.render.console import stream_encoding
     from graphrag_audit.render.escape import output_charset
+    from graphrag_audit.safe_write import is_stdout
 
-    return output_charset(stream_encoding(sys.stdout) if output is None else None)
+    to_stdout = output is None or is_stdout(output)
+    return output_charset(stream_encoding(sys.stdout) if to_stdout else None)
 
 
-def write_payload(text: str, output: Path | None) -> None:
-    if output is None:
+#: the guard each checked -o target was checked with (for write_payload calls without one)
+_CHECKED: dict[str, object] = {}
+
+
+def check_output_path(output: Path | None, index_dir: Path):
+    """Before any work: refuse an ``-o`` target that the write would refuse (inside the index
+    directory DIR resolves to, over a table it reads, a link, a directory, a FIFO or device).
+    Returns the guard to pass to :func:`write_payload` (None for stdout: no ``-o`` or ``-o -``)."""
+    from graphrag_audit.safe_write import WriteError, check_file_target, is_stdout
+
+    if output is None or is_stdout(output):
+        return None
+    guard = output_guard(index_dir)
+    try:
+        check_file_target(output, guard)
+    except WriteError as exc:
+        raise fail(str(exc)) from None
+    _CHECKED[os.fspath(output)] = guard
+    return guard
+
+
+def write_payload(text: str, output: Path | None, guard=None) -> None:
+    """``text`` to stdout (no ``-o``, or ``-o -``) or atomically to the file ``output``."""
+    from graphrag_audit.safe_write import Guard, WriteError, is_stdout, write_file
+
+    if output is None or is_stdout(output):
         from graphrag_audit.render.console import write_stream
 
         write_stream(text, sys.stdout)  # never a UnicodeEncodeError, whatever stdout's encoding
         return
+    if guard is None:
+        guard = _CHECKED.get(os.fspath(output)) or Guard()
     try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise fail(f"{output}: cannot write ({exc.strerror or exc})") from None
+        write_file(output, text, guard)
+    except WriteError as exc:
+        raise fail(str(exc)) from None
+
+
+def stdout_if_dash(output: Path | None) -> Path | None:
+    """``-o -`` means stdout: None."""
+    from graphrag_audit.safe_write import is_stdout
+
+    return None if is_stdout(output) else output
 
 
 class Progress:
@@ -189,7 +222,8 @@ def levels_cmd(
                                              "per behaviour."),
     fmt: Format = typer.Option(Format.text, "--format", "-f", envvar="GRAPHRAG_AUDIT_FORMAT",
                                help="Output format."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the output to FILE, not stdout."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the output to FILE, not stdout "
+                                          "(atomically; never inside the index directory; - = stdout)."),
     fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", envvar="GRAPHRAG_AUDIT_FAIL_ON",
                                    help="Exit 1 when a finding of this severity or worse exists."),
     max_unreachable: float = typer.Option(0.25, "--max-unreachable", min=0.0, max=1.0,
@@ -218,8 +252,18 @@ def levels_cmd(
     from graphrag_audit.findings import SEVERITY_RANK
     from graphrag_audit.render import render
 
+    output = stdout_if_dash(output)
     stream = sys.stdout if output is None else None
-    check_output_path(output, index_dir)
+    guard = check_output_path(output, index_dir)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == Format.github else None
+    if summary:
+        from graphrag_audit.safe_write import WriteError, check_append_target
+
+        guard = guard or output_guard(index_dir)
+        try:
+            check_append_target(summary, guard)
+        except WriteError as exc:
+            raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
 
     def work():
         progress = Progress(enabled=sys.stderr.isatty() and fmt == Format.text or
@@ -241,6 +285,8 @@ def levels_cmd(
         return report
 
     report = run_guarded(work, debug)
+    if guard is not None:
+        guard.protect_model(report.model)
     is_tty = bool(stream is not None and stream.isatty())
     if width is None:
         try:
@@ -255,17 +301,18 @@ def levels_cmd(
                   focus=level if _from_command_line(ctx, "level") else None)
     with output_charset_for(output):
         text = run_guarded(lambda: _render(render, report, fmt.value, kw), debug)
-    write_payload(text, output)
-    if fmt == Format.github:
-        summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary:
-            from graphrag_audit.render.markdown import render_markdown
+    write_payload(text, output, guard)
+    if summary:
+        from graphrag_audit.errors import visible
+        from graphrag_audit.render.markdown import render_markdown
+        from graphrag_audit.safe_write import WriteError, append_file
 
-            try:
-                with open(summary, "a", encoding="utf-8") as fh:
-                    fh.write(render_markdown(report))
-            except OSError as exc:
-                sys.stderr.write(f"graphrag-audit: warning: cannot append to $GITHUB_STEP_SUMMARY ({exc})\n")
+        try:
+            warning = append_file(summary, render_markdown(report), guard)
+        except WriteError as exc:
+            raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
+        if warning:
+            sys.stderr.write(f"graphrag-audit: warning: $GITHUB_STEP_SUMMARY: {visible(warning)}\n")
     if fail_on == FailOn.never:
         raise typer.Exit(EXIT_OK)
     threshold = SEVERITY_RANK[fail_on.value]

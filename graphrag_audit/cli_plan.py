@@ -22,7 +22,9 @@ from graphrag_audit.cli import (
     check_output_path,
     fail,
     output_charset_for,
+    output_guard,
     run_guarded,
+    stdout_if_dash,
     use_color,
     write_payload,
 )
@@ -50,16 +52,17 @@ def _budget(reports, tokens, map_calls, coverage):
         raise fail(f"--{kind.replace('_', '-')}: {exc}") from None
 
 
-def _read_back(out_dir: Path, plan) -> str:
-    """Load the written directory with our own loader and check graphrag >= 2.0 selects the plan."""
+def _read_back(path: Path, plan, shown: Path | None = None) -> str:
+    """Load the written directory ``path`` with our own loader and check graphrag >= 2.0 selects
+    the plan (``shown``: the directory named in the error, when ``path`` is its temporary twin)."""
     from graphrag_audit.load import load_index
     from graphrag_audit.selection import select_all
 
-    m2 = load_index(out_dir)
+    m2 = load_index(path)
     sel = select_all(m2)[None]["v2"]
     got = sel.community_ids(m2)
     if sorted(set(got)) != list(plan.communities) or len(got) != plan.report_count:
-        raise fail(f"{out_dir}: read back {len(got)} reports at community_level=None, expected the plan's "
+        raise fail(f"{shown or path}: read back {len(got)} reports at community_level=None, expected the plan's "
                    f"{plan.report_count}; the written directory is not usable")
     return (f"graphrag-audit reads {len(got):,} reports back from it; graphrag >= 2.0 selects exactly the plan "
             f"at community_level=None")
@@ -81,8 +84,10 @@ def register(app: typer.Typer) -> None:
         write: Optional[Path] = typer.Option(None, "--write", metavar="OUT_DIR",
                                              help="Write a new index directory whose community_reports and "
                                                   "communities hold exactly the plan (graphrag >= 2.0 indexes)."),
-        force: bool = typer.Option(False, "--force", help="With --write: write into a non-empty OUT_DIR."),
-        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the output to FILE, not stdout."),
+        force: bool = typer.Option(False, "--force", help="With --write: write into a non-empty OUT_DIR (same-named "
+                                                          "files are replaced; never through a symbolic link)."),
+        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the output to FILE, not stdout "
+                                              "(atomically; never inside the index directory; - = stdout)."),
         tokenizer: str = typer.Option("cl100k_base", "--tokenizer", envvar="GRAPHRAG_AUDIT_TOKENIZER",
                                       help="cl100k_base (exact, graphrag's default), o200k_base, or estimate."),
         max_context_tokens: int = typer.Option(12000, "--max-context-tokens", min=1,
@@ -103,7 +108,10 @@ def register(app: typer.Typer) -> None:
             raise fail(f"--tokenizer: unknown encoding {tokenizer!r} (cl100k_base, o200k_base, estimate)")
         if no_costs and budget.needs_cost:
             raise fail(f"--no-costs cannot be combined with a {budget.kind.replace('_', ' ')} budget")
-        check_output_path(output, index_dir)
+        output = stdout_if_dash(output)
+        guard = check_output_path(output, index_dir)
+        if write is not None and guard is None:
+            guard = output_guard(index_dir)
 
         def work():
             from graphrag_audit.load import load_index
@@ -111,8 +119,10 @@ def register(app: typer.Typer) -> None:
             from graphrag_audit.plan_write import check_out_dir, write_plan
 
             model = load_index(index_dir)
+            if guard is not None:
+                guard.protect_model(model)
             if write is not None:
-                check_out_dir(model, write, force)
+                check_out_dir(model, write, force, guard=guard)
             cost = None if no_costs else ContextCost(model, tokenizer, max_context_tokens)
             settings = {"tokenizer": None if cost is None else cost.tokenizer,
                         "tokens_exact": None if cost is None else cost.exact,
@@ -122,10 +132,12 @@ def register(app: typer.Typer) -> None:
             if write is not None:
                 if not report.plan.fits:
                     raise fail(f"{write}: nothing written: the plan does not fit the budget", EXIT_FINDINGS)
+                verified = []
                 result = write_plan(model, report.plan.communities, write, force=force,
-                                    provenance={"budget": budget.to_dict(), "settings": settings})
+                                    provenance={"budget": budget.to_dict(), "settings": settings}, guard=guard,
+                                    verify=lambda path: verified.append(_read_back(path, report.plan, write)))
                 handoff = result.to_dict()
-                handoff["verified"] = _read_back(result.out_dir, report.plan)
+                handoff["verified"] = verified[0]
                 report.handoff = handoff
             return report
 
@@ -149,5 +161,5 @@ def register(app: typer.Typer) -> None:
             kw = {"width": w, "color": use_color(color, sys.stdout) if output is None else color == Color.always}
         with output_charset_for(output):
             text = run_guarded(lambda: render(report, **kw), debug)
-        write_payload(text, output)
+        write_payload(text, output, guard)
         raise typer.Exit(EXIT_OK if report.plan.fits else EXIT_FINDINGS)

@@ -10,8 +10,8 @@ from typing import Optional
 
 import typer
 
-from graphrag_audit.cli import (Color, check_output_path, fail, output_charset_for, run_guarded, use_color,
-                               write_payload)
+from graphrag_audit.cli import (Color, check_output_path, fail, output_charset_for, run_guarded, stdout_if_dash,
+                               use_color, write_payload)
 
 #: default row budget of ``tree`` text (and Mermaid/DOT) output: with the header about 100 lines
 DEFAULT_MAX_LINES = 90
@@ -54,7 +54,8 @@ def register(app: typer.Typer) -> None:
                                                      f"siblings summarised (default {DEFAULT_MAX_LINES} for text, "
                                                      f"mermaid and dot; all for graphml and json; 0 = all)."),
         fmt: TreeFormat = typer.Option(TreeFormat.text, "--format", "-f", help="Output format."),
-        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the output to FILE, not stdout."),
+        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the output to FILE, not stdout "
+                                              "(atomically; never inside the index directory; - = stdout)."),
         color: Color = typer.Option(Color.auto, "--color", envvar="GRAPHRAG_AUDIT_COLOR",
                                     help="Colour in text output (NO_COLOR is honoured)."),
         width: Optional[int] = typer.Option(None, "--width", min=40, envvar="GRAPHRAG_AUDIT_WIDTH",
@@ -62,7 +63,8 @@ def register(app: typer.Typer) -> None:
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
     ):
         """The community forest: numbers, levels, entities, report titles; with --level, what N sends."""
-        check_output_path(output, index_dir)
+        output = stdout_if_dash(output)
+        guard = check_output_path(output, index_dir)
 
         def work():
             from graphrag_audit import export
@@ -70,6 +72,8 @@ def register(app: typer.Typer) -> None:
             from graphrag_audit.treeview import UnknownCommunity, build_forest, layout
 
             model = load_index(index_dir)
+            if guard is not None:
+                guard.protect_model(model)
             model.rollup_rows  # noqa: B018 - a broken create_final_nodes is an input error here too
             forest = build_forest(model, level)
             budget = max_lines
@@ -97,12 +101,13 @@ def register(app: typer.Typer) -> None:
 
         with output_charset_for(output):  # titles are escaped while the forest is built
             text = run_guarded(work, debug)
-        write_payload(text, output)
+        write_payload(text, output, guard)
 
     @app.command("report")
     def report_cmd(
         index_dir: Path = typer.Argument(..., metavar="DIR", help=DIR_HELP),
-        output: Optional[Path] = typer.Option(None, "--output", "-o", help="The HTML file to write (required)."),
+        output: Optional[Path] = typer.Option(None, "--output", "-o", help="The HTML file to write (required; written atomically, never inside the "
+                                                     "index directory; - = stdout)."),
         level: int = typer.Option(2, "--level", "-l", min=0, envvar="GRAPHRAG_AUDIT_LEVEL",
                                   help="The community_level whose selection colours the tree (default 2 "
                                        "like graphrag's CLI)."),
@@ -118,7 +123,8 @@ def register(app: typer.Typer) -> None:
             raise fail("report: -o FILE.html is required")
         if tokenizer not in ("cl100k_base", "o200k_base", "estimate"):
             raise fail(f"--tokenizer: unknown encoding {tokenizer!r} (cl100k_base, o200k_base, estimate)")
-        check_output_path(output, index_dir)
+        output = stdout_if_dash(output)
+        guard = check_output_path(output, index_dir)
 
         def work():
             from graphrag_audit.audit import AuditOptions, audit
@@ -126,6 +132,9 @@ def register(app: typer.Typer) -> None:
 
             opts = AuditOptions(level=level, tokenizer=tokenizer, max_context_tokens=max_context_tokens,
                                 costs=not no_costs)
-            return render_html(audit(index_dir, opts))
+            report = audit(index_dir, opts)
+            if guard is not None:
+                guard.protect_model(report.model)
+            return render_html(report)
 
-        write_payload(run_guarded(work, debug), output)
+        write_payload(run_guarded(work, debug), output, guard)

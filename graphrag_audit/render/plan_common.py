@@ -158,6 +158,13 @@ def dynamic_rows(report) -> list[list[str]]:
 DYNAMIC_HEADERS = ["cap N", "candidate pool", "level-0 reports", "rating calls", "note"]
 
 
+def _names(names: list[str], shown: int = 12) -> str:
+    if not names:
+        return "none"
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more:,} more (the JSON lists them)" if more > 0 else "")
+
+
 def handoff_lines(report) -> list[str]:
     """The graphrag commands that use the plan (after --write) or how to get there."""
     h = report.handoff
@@ -167,7 +174,8 @@ def handoff_lines(report) -> list[str]:
     out_dir, lv = h["out_dir"], h["max_level"]
     return [
         f"Wrote {h['reports']:,} reports and {h['communities']:,} communities to {out_dir} "
-        f"(other tables copied unchanged: {', '.join(h['copied']) or 'none'}).",
+        f"(copied unchanged: {', '.join(h['copied']) or 'none'}; left out, not read by global search: "
+        f"{_names(h.get('left_out', []))}).",
         f"graphrag CLI:  graphrag query --root <your project> --method global --data {out_dir} "
         f"--community-level {lv} \"<question>\"   (any level >= {lv})",
         "Python API:    graphrag.api.global_search(..., communities=<its communities.parquet>, "
