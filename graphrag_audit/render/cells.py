@@ -112,11 +112,12 @@ def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
         epr = v2.entities_per_report
         med = "—" if epr["median"] is None else f"{epr['median']:g}"
         c2, c1 = v2.cost or {}, v1.cost or {}
+        n2, n1 = count_cell(v2, notes), count_cell(v1, notes)  # first: markers number >= 2.0, then < 2.0
         d2, d1, d21 = derived_marker(notes, v2), derived_marker(notes, v1), derived_marker(notes, v2, v1)
         cell = {
             "n": level_label(n),
-            "v2": count_cell(v2, notes),
-            "v1": count_cell(v1, notes),
+            "v2": n2,
+            "v1": n1,
             "extra": f"{v2.count - v1.count:+,} ({v2.ancestors_sent:,}){d21}",
             "mix": ("/".join(str(v2.by_level.get(str(k), 0)) for k in range(report.depth.max_level + 1)
                              if n is None or k <= n) or "—") + d2,
