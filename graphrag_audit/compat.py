@@ -134,13 +134,10 @@ def _has(model, logical: str, stem: str) -> bool:
 
 
 def _v2_readable(model) -> bool:
+    """graphrag >= 2.0's read_indexer_reports can explode this communities table (integrity.py)."""
     from graphrag_audit.integrity import v2_readable
 
-    try:
-        return v2_readable(model)
-    except Exception:  # noqa: BLE001 - a synthetic model without files: judge by the schemas only
-        cols = _schemas(model).get("communities", {})
-        return "entity_ids" in cols and "community" in cols
+    return v2_readable(model)
 
 
 def int32_communities(model) -> bool:

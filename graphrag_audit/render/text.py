@@ -142,7 +142,8 @@ def _focus(report, n: int):
     rep = report.model.reports
     for b in ("v2", "v1", "level_only"):
         s = r["selected"][b]
-        what = f"{BEHAVIOUR_LABEL[b]}: {s.count} reports" if b == "level_only" else sends(s, b)
+        exact = b == "level_only" or s.outcome is None or s.outcome.exact
+        what = f"{BEHAVIOUR_LABEL[b]}: {s.count} reports" if exact else sends(s, b)
         t = Table(title=f"community_level {n} · {what}", box=box.SIMPLE_HEAD, title_justify="left")
         for col, j in (("id", "right"), ("level", "right"), ("title", "left"), ("entities", "right"),
                        ("tokens", "right")):
