@@ -262,7 +262,8 @@ def _v1_outcome(model) -> Outcome:
         return Outcome(HYPOTHETICAL, "1.0-1.2", "graphrag 1.0-1.2 selects 0 reports from string community ids: "
                        "read_indexer_reports casts create_final_nodes.community to int but not the reports', so "
                        f"the join keeps nothing (string-community-ids){query}. hyp. = what graphrag 0.1-0.9 send "
-                       "(they cast both sides)", returns_zero=True)
+                       "(0.3/0.4 turn the nodes' max back into strings, 0.5-0.9 cast the reports to int)",
+                       returns_zero=True)
     return Outcome(EXACT, "1.0-1.2")
 
 
