@@ -19,7 +19,7 @@ GROUPS = [
     ("Reports and entities", ["community-without-report", "report-without-community", "report-level-mismatch",
                               "duplicate-report", "minus-one-report", "unclustered-entities", "no-reports-table",
                               "dynamic-no-level-0-report"]),
-    ("Cross-version traps", ["string-community-ids", "v2-unreadable", "int32-community-ids"]),
+    ("Cross-version traps", ["string-community-ids", "v2-unreadable", "int32-community-ids", "needs-migration"]),
     ("Where the index is", ["parquet-csv-differ"]),
     ("At the level you query with (`--level`, default 2)", ["depth-mismatch", "v2-inflation", "level-beyond-max",
                                                             "single-child-chain", "duplicate-level"]),
@@ -43,6 +43,14 @@ NOTES = {
     "string-community-ids": "graphrag 1.x and later merge the nodes' integer community numbers with the reports' "
     "string ones and keep nothing; `--verify` with graphrag 1.2.0 installed confirms 0 reports at every level on "
     "the three 0.1-0.4 indexes of `../shared/indexes`.",
+    "needs-migration": "Fires on every `create_final_*` layout (0.1-1.2), and on a 2.x/3.x layout whose "
+    "communities table lacks `children`, `period` or `size`. Evidence: `generation`, `files`, "
+    "`typed_loader_missing` (per table, the columns graphrag 3.1+'s `communities_typed` / "
+    "`community_reports_typed` read and the table lacks; data_model/dfs.py@v3.3.0). graphrag 3.3.0's "
+    "`graphrag query` loader on `dulce-v1` stops at `ValueError: Could not find entities.parquet in storage!`; "
+    "with the tables renamed, at `KeyError: 'children'`. The per-level table then shows the >= 2.0 column as "
+    "`cannot read` with the rule's count labelled `hyp.` (graphrag >= 2.0's `read_indexer_reports`, handed "
+    "`create_final_communities` through the Python API, does return it on 0.5+ indexes: 10/43/72 on `dulce-v1`).",
     "int32-community-ids": "Seen on `real-csekg-v1`: graphrag 3.3.0 with pandas 3.1.1 raises `TypeError: Invalid "
     "value ... for dtype int32` inside `read_indexer_reports`; graphrag 1.2.0 with pandas 2.3 only warns.",
 }

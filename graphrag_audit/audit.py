@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Callable
 
 from graphrag_audit.checks import Thresholds, level_findings
+from graphrag_audit.compat import migration_findings
 from graphrag_audit.depth import analyse_depth
 from graphrag_audit.integrity import check_integrity
 from graphrag_audit.levels import TreeIndex, level_results, tree_levels
@@ -80,7 +81,7 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
         step("checking the tree")
         t = time.perf_counter()
         ti = TreeIndex(model)
-        findings = check_integrity(model) + location_findings(model)
+        findings = check_integrity(model) + location_findings(model) + migration_findings(model)
         tl = tree_levels(model, ti)
         release_freed_memory()
         timings["tree"] = time.perf_counter() - t

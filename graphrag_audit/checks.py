@@ -14,6 +14,10 @@ class Thresholds:
     max_inflation: float = 1.2  # v2 reports / v1 reports above which v2-inflation fires
 
 
+def _exact(stats) -> bool:
+    return stats.outcome is None or stats.outcome.exact
+
+
 def level_findings(level: int, depth: DepthAnalysis, levels: list[dict], th: Thresholds) -> list[Finding]:
     out: list[Finding] = []
     if depth.max_level < 0:
@@ -45,11 +49,15 @@ def level_findings(level: int, depth: DepthAnalysis, levels: list[dict], th: Thr
             calls = ""
             if v2.cost and v1.cost:
                 calls = f", {v2.cost['map_calls']} vs {v1.cost['map_calls']} map calls"
+            # where graphrag does not return a selection as such (compat.py), say whose rule it is
+            s2 = "graphrag >= 2.0 sends" if _exact(v2) else "the graphrag >= 2.0 rule selects"
+            s1 = "under < 2.0" if _exact(v1) else "under the < 2.0 rule"
+            hyp = "" if _exact(v2) else " (hypothetical: graphrag >= 2.0 cannot read this index as written)"
             out.append(finding(
                 "v2-inflation",
-                f"at community_level {at['community_level']}, graphrag >= 2.0 sends {v2.count} reports vs "
-                f"{v1.count} under < 2.0 ({v2.count / v1.count:.2f}x{calls}); {v2.ancestors_sent} are "
-                f"ancestors sent with their descendants",
+                f"at community_level {at['community_level']}, {s2} {v2.count} reports vs "
+                f"{v1.count} {s1} ({v2.count / v1.count:.2f}x{calls}); {v2.ancestors_sent} are "
+                f"ancestors sent with their descendants{hyp}",
                 v2.extra.get("extra_vs_v1", {}).get("community_ids", []),
                 level=at["community_level"], v2_reports=v2.count, v1_reports=v1.count,
                 ancestors_sent=v2.ancestors_sent, ratio=round(v2.count / v1.count, 4),

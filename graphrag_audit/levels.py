@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from graphrag_audit.compat import Outcome, behaviour_outcomes
 from graphrag_audit.model import IndexModel
 from graphrag_audit.normalise import EntityKeyMatch, key_codes, match_entity_keys, sorted_unique
 from graphrag_audit.selection import BEHAVIOURS, Selection
@@ -46,6 +47,7 @@ class SelectionStats:
     cost: dict | None = None  # tokens / map calls, see costs.py
     extra: dict = field(default_factory=dict)
     rows: np.ndarray | None = field(default=None, repr=False)  # report rows, parquet order
+    outcome: Outcome | None = None  # what graphrag actually does for this behaviour (compat.py)
     row_tokens: np.ndarray | None = field(default=None, repr=False)  # tokens of each row's context line
 
     def to_dict(self) -> dict:
@@ -61,6 +63,8 @@ class SelectionStats:
         if self.cost is not None:
             d.update(self.cost)
         d.update(self.extra)
+        if self.outcome is not None:
+            d.update(self.outcome.to_dict())
         return d
 
 
@@ -202,8 +206,11 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
 def level_results(model: IndexModel, ti: TreeIndex, selections: dict) -> list[dict]:
     """One dict per N: {"community_level": N, "selected": {behaviour: SelectionStats}}."""
     out = []
+    outcomes = behaviour_outcomes(model)
     for n, by_b in selections.items():
         stats = {b: selection_stats(model, ti, by_b[b]) for b in BEHAVIOURS}
+        for b, s in stats.items():
+            s.outcome = outcomes[b]
         v2, v1 = stats["v2"], stats["v1"]
         a2 = np.asarray(v2.community_ids, dtype=np.int64)
         only_v2 = sorted_unique(a2[~np.isin(a2, np.asarray(v1.community_ids, dtype=np.int64))]).tolist()

@@ -9,7 +9,7 @@ from graphrag_audit.findings import SEVERITY_RANK, Finding
 from graphrag_audit.levels import TreeLevel
 from graphrag_audit.model import IndexModel
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: every selection carries its graphrag status (compat.py)
 
 
 @dataclass

@@ -64,6 +64,13 @@ _RULES = [
          "graphrag >= 2.0's roll-up writes int64 values into this int32 column with .loc: pandas 2 warns, "
          "pandas 3 raises TypeError (graphrag 3.3.0 + pandas 3.1.1 fail on such an index). Cast the column "
          "to int64 (e.g. pandas astype) and rewrite the parquet file."),
+    Rule("needs-migration", "warning", "graphrag 3.x cannot read this index without migrating it",
+         "graphrag query 2.x/3.x reads entities, communities and community_reports by those names, and "
+         "graphrag 3.1+ types them on load: communities need children, period and size, community_reports "
+         "children, rank, findings and size (KeyError otherwise). Migrate with graphrag's "
+         "docs/examples_notebooks/index_migration_to_v2.ipynb (it renames the create_final_* tables and adds "
+         "children; a pre-1.0 index needs index_migration_to_v1.ipynb first), or re-index with the graphrag "
+         "you query with. Until then the table's >= 2.0 numbers are hypothetical."),
     Rule("dynamic-no-level-0-report", "error", "Dynamic community selection cannot start: no level-0 report",
          "Dynamic selection starts from level-0 reports and raises KeyError without them (microsoft/graphrag#2382)."),
     # ---- where the index is ----------------------------------------------------------------

@@ -6,6 +6,8 @@ cells in a terminal, Markdown or HTML table without escaping beyond their medium
 
 from __future__ import annotations
 
+from graphrag_audit.compat import HYPOTHETICAL
+
 # (key, header) of the per-level table; SELECTION_COLUMNS then DEPTH_COLUMNS (+ COST_COLUMNS)
 SELECTION_COLUMNS = [("n", "N"), ("v2", ">=2.0 reports"), ("v1", "<2.0 reports"), ("extra", "extra (ancestors)"),
                      ("mix", ">=2.0 mix L0/L1/…"), ("level_only", "level N only")]
@@ -32,8 +34,76 @@ def level_columns(report) -> list[tuple[str, str]]:
 
 def level_rows(report) -> tuple[list[str], list[list[str]]]:
     """Headers and cells of the per-level table, one row per N (0 … max, None)."""
+    heads, rows, _ = level_table(report)
+    return heads, rows
+
+
+# ---- what graphrag actually does: markers and footnotes (decided in compat.py) -------------
+SUPERSCRIPTS = "¹²³⁴⁵⁶⁷⁸⁹"
+BEHAVIOUR_WHO = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
+LEVEL_ONLY_NOTE = ("level N only = the reports at exactly level N, as graphrag's docs describe community_level; "
+                   "no graphrag version selects exactly these.")
+
+
+class Footnotes:
+    """Markers for the selections whose graphrag status needs a note, numbered by first use."""
+
+    def __init__(self):
+        self.items: list[tuple[str, str]] = []  # (marker, note)
+
+    def marker(self, outcome) -> str:
+        if outcome is None or not outcome.note:
+            return ""
+        for m, note in self.items:
+            if note == outcome.note:
+                return m
+        m = SUPERSCRIPTS[len(self.items)] if len(self.items) < len(SUPERSCRIPTS) else f"[{len(self.items) + 1}]"
+        self.items.append((m, outcome.note))
+        return m
+
+    def lines(self) -> list[str]:
+        """One line per note: the marker, then the note (our own text, no index content)."""
+        return [f"{m} {note}." if not note.endswith(".") else f"{m} {note}" for m, note in self.items]
+
+
+def count_cell(stats, notes: Footnotes) -> str:
+    """A selection's report count as that graphrag sees it: the count when graphrag returns it,
+    else what graphrag does (``0``, ``cannot read``) with the rule's count labelled ``hyp.``."""
+    o = stats.outcome
+    m = notes.marker(o)
+    if o is None or o.exact:
+        return number(stats.count) + m
+    if o.status == HYPOTHETICAL and not o.returns_zero:  # the comparison rule, which that graphrag cannot run
+        return f"hyp. {number(stats.count)}{m}"
+    actual = "0" if o.returns_zero else "cannot read"
+    return f"{actual}{m} (hyp. {number(stats.count)})"
+
+
+def derived_marker(notes: Footnotes, *stats) -> str:
+    """Markers for a cell computed from selections graphrag does not return as such."""
+    return "".join(notes.marker(s.outcome) for s in stats if s.outcome is not None and not s.outcome.exact)
+
+
+def sends(stats, behaviour: str) -> str:
+    """'graphrag >= 2.0 sends 120 reports', or what that graphrag does instead, the rule's count
+    labelled hypothetical. Plain text (renderers escape for their medium)."""
+    o = stats.outcome
+    who = BEHAVIOUR_WHO.get(behaviour, behaviour)
+    if o is None or o.exact:
+        return f"{who} sends {stats.count:,} report{'s' if stats.count != 1 else ''}"
+    if o.status == HYPOTHETICAL and not o.returns_zero:
+        return f"the {who} rule selects {stats.count:,} (hypothetical)"
+    who = f"graphrag {o.graphrag}" if o.graphrag else who
+    if o.returns_zero:
+        return f"{who} selects 0 reports here (its rule: {stats.count:,}, hypothetical)"
+    return f"{who} cannot read this index (its rule: {stats.count:,}, hypothetical)"
+
+
+def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
+    """Headers, cells (one row per N: 0 … max, None) and the footnotes their markers point to."""
     cols = level_columns(report)
     per_depth = {r["community_level"]: r for r in report.depth.per_level}
+    notes = Footnotes()
     rows = []
     for r in report.levels:
         n = r["community_level"]
@@ -42,19 +112,21 @@ def level_rows(report) -> tuple[list[str], list[list[str]]]:
         epr = v2.entities_per_report
         med = "—" if epr["median"] is None else f"{epr['median']:g}"
         c2, c1 = v2.cost or {}, v1.cost or {}
+        n2, n1 = count_cell(v2, notes), count_cell(v1, notes)  # first: markers number >= 2.0, then < 2.0
+        d2, d1, d21 = derived_marker(notes, v2), derived_marker(notes, v1), derived_marker(notes, v2, v1)
         cell = {
             "n": level_label(n),
-            "v2": number(v2.count),
-            "v1": number(v1.count),
-            "extra": f"{v2.count - v1.count:+,} ({v2.ancestors_sent:,})",
-            "mix": "/".join(str(v2.by_level.get(str(k), 0)) for k in range(report.depth.max_level + 1)
-                            if n is None or k <= n) or "—",
+            "v2": n2,
+            "v1": n1,
+            "extra": f"{v2.count - v1.count:+,} ({v2.ancestors_sent:,}){d21}",
+            "mix": ("/".join(str(v2.by_level.get(str(k), 0)) for k in range(report.depth.max_level + 1)
+                             if n is None or k <= n) or "—") + d2,
             "level_only": number(s["level_only"].count),
             "stuck": number(per_depth.get(n, {}).get("entities_stuck") if n is not None else None),
-            "epr": f"{number(epr['min'])}·{med}·{number(epr['max'])}",
-            "v2_tokens": number(c2.get("tokens")),
-            "v1_tokens": number(c1.get("tokens")),
-            "map_calls": f"{number(c2.get('map_calls'))}/{number(c1.get('map_calls'))}",
+            "epr": f"{number(epr['min'])}·{med}·{number(epr['max'])}{d2}",
+            "v2_tokens": number(c2.get("tokens")) + (d2 if c2 else ""),
+            "v1_tokens": number(c1.get("tokens")) + (d1 if c1 else ""),
+            "map_calls": f"{number(c2.get('map_calls'))}/{number(c1.get('map_calls'))}" + (d21 if c2 or c1 else ""),
         }
         rows.append([cell[k] for k, _ in cols])
-    return [h for _, h in cols], rows
+    return [h for _, h in cols], rows, notes

@@ -17,6 +17,7 @@ always shown). The summary line is plain log text that the runner cannot read as
 
 from __future__ import annotations
 
+from graphrag_audit.render.cells import sends
 from graphrag_audit.render.escape import plain, workflow_data, workflow_log, workflow_property
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
@@ -57,8 +58,11 @@ def summary_line(report) -> str:
     extra = []
     r = report.level(n)
     if r is not None and report.model.has_reports_table:
-        extra.append(f"graphrag >= 2.0 sends {r['selected']['v2'].count} reports, "
-                     f"< 2.0 sends {r['selected']['v1'].count}")
+        v2, v1 = r["selected"]["v2"], r["selected"]["v1"]
+        if all(x.outcome is None or x.outcome.exact for x in (v2, v1)):
+            extra.append(f"graphrag >= 2.0 sends {v2.count} reports, < 2.0 sends {v1.count}")
+        else:  # what graphrag actually does (compat.py); the step summary's table has the footnotes
+            extra.append(f"{sends(v2, 'v2')}, {sends(v1, 'v1')}")
     info = report.index_info()
     extra.append(f"generation {info['generation']}")
     extra.append(info["path"])

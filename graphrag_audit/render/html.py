@@ -15,7 +15,7 @@ from html import escape as _esc
 import numpy as np
 
 from graphrag_audit.export import NO_REPORT_FILL, SENT_FILL
-from graphrag_audit.render.cells import level_label as _lvl, level_rows, number as _n
+from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_label as _lvl, level_table, number as _n, sends
 from graphrag_audit.render.escape import plain
 from graphrag_audit.treeview import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Forest,
                                      build_forest)
@@ -82,7 +82,7 @@ def _levels_table(report) -> str:
     if not report.model.has_reports_table:
         return ("<section id=\"levels\"><h2>What each community_level N sends</h2>"
                 "<p>No community_reports table: nothing is sent to global search.</p></section>")
-    heads, rows = level_rows(report)
+    heads, rows, notes = level_table(report)
     body = []
     for cells in rows:
         cls = ' class="chosen"' if cells[0] == _lvl(opts["level"]) else ""
@@ -96,7 +96,9 @@ def _levels_table(report) -> str:
             "<p class=\"caption\">extra = reports &gt;=2.0 sends beyond &lt;2.0; ancestors = reports sent together "
             "with a descendant's; mix = &gt;=2.0 reports per level; stuck = entities whose finest community is "
             "above level N; ents/report = entities per &gt;=2.0 report. Each map call is one LLM call; one "
-            "reduce call follows.</p></section>")
+            f"reduce call follows. {_esc(LEVEL_ONLY_NOTE)}</p>"
+            + "".join(f'<p class="caption footnote">{_esc(line)}</p>' for line in notes.lines())
+            + "</section>")
 
 
 def _fill(forest: Forest, nd) -> str:
@@ -288,9 +290,12 @@ def _charts(report, forest: Forest) -> str:
         n = forest.community_level
         spread = bar_chart("entities-per-report", [b[0] for b in bins], series,
                            "entities in the report's community", "reports")
+        s2, s1 = r["selected"]["v2"], r["selected"]["v1"]
+        who = (f"graphrag &gt;= 2.0 sends {len(v2_rows):,}, &lt; 2.0 sends {len(v1_rows):,}"
+               if all(x.outcome is None or x.outcome.exact for x in (s2, s1))
+               else f"{_esc(sends(s2, 'v2'))}; {_esc(sends(s1, 'v1'))}")
         parts.append(f"<figure>{spread}<figcaption>Entities per report sent at community_level {n} "
-                     f"(graphrag &gt;= 2.0 sends {len(v2_rows):,}, &lt; 2.0 sends {len(v1_rows):,}): the reports "
-                     "only &gt;= 2.0 sends are the coarse ancestors.</figcaption></figure>")
+                     f"({who}): the reports only &gt;= 2.0 sends are the coarse ancestors.</figcaption></figure>")
     parts.append("</div></section>")
     return "".join(parts)
 
@@ -339,6 +344,11 @@ def render_html(report, *, community_level: int | None = None) -> str:
         sent = (f"<p>graphrag &gt;= 2.0 sends <b>{forest.sent_reports['v2']:,}</b> reports, graphrag &lt; 2.0 "
                 f"sends <b>{forest.sent_reports['v1']:,}</b>. Width ∝ entities; each row is a level; "
                 "hover a community for its report title.</p>")
+        at = selections.get(forest.selection_level)
+        if at is not None and not all(at[b].outcome is None or at[b].outcome.exact for b in ("v2", "v1")):
+            sent = (f"<p>{_esc(sends(at['v2'], 'v2'))}; {_esc(sends(at['v1'], 'v1'))}. The colours show each "
+                    "rule applied to this tree. Width ∝ entities; each row is a level; hover a community for its "
+                    "report title.</p>")
     outside = ""
     if forest.outside_reports:
         outside = ("<p class=\"caption\">Reports for communities not in the tree: " + ", ".join(

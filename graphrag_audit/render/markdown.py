@@ -14,11 +14,12 @@ Every piece of index-derived text (titles, paths, messages, evidence) goes throu
 
 from __future__ import annotations
 
+import html
 import json
 import platform
 from importlib import metadata
 
-from graphrag_audit.render.cells import level_label as _lvl, level_rows, number as _n
+from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_label as _lvl, level_table, number as _n, sends
 from graphrag_audit.render.escape import markdown_cell
 
 SEV_LABEL = {"error": "error", "warning": "warning", "info": "info"}
@@ -120,7 +121,7 @@ def _levels(report) -> list[str]:
         return out + ["No community_reports table: nothing is sent to global search."]
     opts = report.options
     costs = bool(opts.get("costs"))
-    _, cells = level_rows(report)
+    _, cells, notes = level_table(report)
     rows = []
     for r, row in zip(report.levels, cells):
         if r["community_level"] == opts["level"]:
@@ -130,8 +131,17 @@ def _levels(report) -> list[str]:
     out += ["", f"Bold: the level you query with (`--level {int(opts['level'])}`). extra = reports graphrag ≥ 2.0 "
                 "sends beyond graphrag &lt; 2.0; ancestors = reports sent together with a descendant's report; "
                 "mix = reports graphrag ≥ 2.0 sends per level; stuck = entities whose finest community is "
-                "above level N. Each map call is one LLM call; one reduce call follows."]
+                "above level N. Each map call is one LLM call; one reduce call follows. "
+                + _own(LEVEL_ONLY_NOTE)]
+    for line in notes.lines():  # what graphrag actually does where the numbers are not what it returns
+        out += ["", _own(line)]
     return out
+
+
+def _own(text: str) -> str:
+    """Our own fixed sentences (compat.py, cells.py: no index content) for Markdown or a
+    ``<summary>``: only ``&``, ``<`` and ``>`` need escaping."""
+    return html.escape(text, quote=False)
 
 
 BEHAVIOUR_LABEL = {"v2": "graphrag ≥ 2.0", "v1": "graphrag &lt; 2.0"}
@@ -251,8 +261,11 @@ def _sent_at_level(report, max_rows: int) -> list[str]:
     body = _table(["community", "level", "title", "entities", "tokens", "also sent by &lt;2.0"], rows,
                   ["r", "r", "l", "r", "r", "l"])
     body += _more(len(rows), len(order), "reports")
-    return [""] + _details(f"Reports graphrag ≥ 2.0 sends at community_level {int(n)} ({v2.count:,}; "
-                           f"graphrag &lt; 2.0 sends {v1.count:,})", body)
+    if v2.outcome is None or v2.outcome.exact:
+        head = f"Reports graphrag ≥ 2.0 sends at community_level {int(n)} ({v2.count:,}"
+    else:
+        head = f"Reports the graphrag ≥ 2.0 rule selects at community_level {int(n)} (" + _own(sends(v2, "v2"))
+    return [""] + _details(head + "; " + _own(sends(v1, "v1")) + ")", body)
 
 
 def _findings(report, max_rows: int) -> list[str]:

@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.table import Table  # noqa: F401
 from rich.text import Text
 
-from graphrag_audit.render.cells import SELECTION_COLUMNS, level_columns, level_label as _lvl, level_rows, number as _n
+from graphrag_audit.render.cells import (LEVEL_ONLY_NOTE, SELECTION_COLUMNS, level_columns, level_label as _lvl,
+                                         level_table, number as _n, sends)
 from graphrag_audit.render.console import inert_log_lines, plain_for_log as plain
 
 
@@ -93,7 +94,7 @@ def _levels_table(report):
     cost = Table(title=f"Depth and cost per N ({opts['tokenizer']}, max_context_tokens "
                        f"{opts['max_context_tokens']:,})" if costs else "Depth per N",
                  box=box.SIMPLE_HEAD, title_justify="left")
-    _, cells = level_rows(report)
+    _, cells, notes = level_table(report)
     keys = [key for key, _ in level_columns(report)]
     k = len(SELECTION_COLUMNS)
     for i, key in enumerate(keys):
@@ -105,7 +106,7 @@ def _levels_table(report):
         sel.add_row(*row[:k], style=style)
         cost.add_row(row[0], *row[k:], style=style)
     sel.caption = ("extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; "
-                   "mix = >=2.0 reports per level.")
+                   "mix = >=2.0 reports per level; " + LEVEL_ONLY_NOTE)
     cost.caption = ("stuck = entities whose finest community is above level N; ents/rep = entities per "
                     ">=2.0 report. Each map call is one LLM call; one reduce call follows.")
     sel.caption_justify = cost.caption_justify = "left"
@@ -115,6 +116,8 @@ def _levels_table(report):
         if rc:
             dyn.append(f"N={_lvl(r['community_level'])}: {rc['min']}–{rc['max']}")
     parts = [sel, cost]
+    if notes.items:  # what graphrag actually does where the table's numbers are not what it returns
+        parts.append(Text("\n".join(notes.lines()) + "\n"))
     if dyn:
         parts.append(Text("Dynamic community selection, LLM rating calls (num_repeats "
                           f"{opts.get('num_repeats', 1)}): " + ", ".join(dyn) + "\n"))
@@ -132,8 +135,9 @@ def _focus(report, n: int):
     rep = report.model.reports
     for b in ("v2", "v1", "level_only"):
         s = r["selected"][b]
-        t = Table(title=f"community_level {n} · {BEHAVIOUR_LABEL[b]}: {s.count} reports", box=box.SIMPLE_HEAD,
-                  title_justify="left")
+        exact = b == "level_only" or s.outcome is None or s.outcome.exact
+        what = f"{BEHAVIOUR_LABEL[b]}: {s.count} reports" if exact else sends(s, b)
+        t = Table(title=f"community_level {n} · {what}", box=box.SIMPLE_HEAD, title_justify="left")
         for col, j in (("id", "right"), ("level", "right"), ("title", "left"), ("entities", "right"),
                        ("tokens", "right")):
             # numbers never wrap; the title column gives way first (its cells are cut with '…', not wrapped)

@@ -1,0 +1,311 @@
+"""What graphrag actually does with this index, per behaviour: the one place that decides it.
+
+Every selection the audit computes is a rule applied to the rebuilt tree. Whether a real graphrag
+returns that selection depends on the index's layout and types. :func:`behaviour_outcomes` says,
+for each behaviour, which graphrag the status refers to and what that graphrag does. The
+renderers read it from the result (``SelectionStats.outcome``) and never decide it themselves.
+
+``status`` of a selection:
+
+``exact``                 that graphrag runs on the index as written and returns this selection.
+``hypothetical``          the numbers are that graphrag's rule applied to the rebuilt tree, although
+                          that graphrag would not run it this way: it returns something else on
+                          this index (0 reports from string ids), or, for the < 2.0 comparison on a
+                          2.x/3.x index, it reads a table (create_final_nodes) the index does not
+                          have. ``graphrag_returns`` says what it does instead.
+``graphrag_cannot_read``  that graphrag stops with an error before it selects anything; the
+                          numbers are its rule applied to the rebuilt tree.
+
+What a status refers to: the selection step, graphrag's ``read_indexer_reports`` on the tables
+that graphrag's own loader reads by name (2.x/3.x: ``communities`` and ``community_reports``;
+1.x: ``create_final_nodes`` and ``create_final_community_reports``). ``v2`` is judged for the
+current graphrag 3.x (noting 2.x where it differs); ``v1`` for graphrag 1.0-1.2 (noting 0.1-0.9);
+``dynamic`` for the graphrag line that reads the layout; ``level_only`` is no graphrag's
+selection. Where graphrag's Python API (DataFrames read by the caller with ``pd.read_parquet``
+and handed to ``read_indexer_reports``) differs from the loader's path, ``python_api`` says so.
+
+Facts, each confirmed in graphrag's own code and by running it on ../shared/indexes
+(graphrag 3.3.0 with pandas 3.1.1, graphrag 1.2.0 with pandas 2.3.3; 0.3.0 run, 0.5.0/0.9.0's
+``read_indexer_reports`` source executed under pandas 2.3.3):
+
+1. String community ids (0.1-0.4). graphrag 1.0-1.2 ``read_indexer_reports``
+   (query/indexer_adapters.py@v1.0.0, @v1.2.0) casts ``create_final_nodes.community`` to int
+   and inner-joins it with the reports' ``community``, left as strings: 0 reports at every level
+   (graphrag 1.2.0 on dulce-v0.1, dulce-v0.3, real-iswc-v0). graphrag 0.3/0.4 cast the roll-up
+   back to str (@v0.3.0, @v0.4.0) and 0.5-0.9 cast the reports to int ("pre 1.0 back-compat",
+   @v0.5.0, @v0.9.0): they select the frontier, the numbers this tool shows (4/5, 7/17,
+   30/166/268/272 on those three indexes). ``graphrag query --method global`` 1.2.0 stops
+   earlier: ``api.global_search`` calls ``read_indexer_communities`` first, which reads
+   ``final_communities.community`` (AttributeError on 0.3-era tables), and its loader
+   (cli/query.py@v1.2.0) also needs create_final_communities and create_final_entities.
+2. Layouts. ``graphrag query`` 2.0-3.3 loads ``entities``, ``communities``,
+   ``community_reports`` by those names (cli/query.py ``run_global_search`` @v2.0.0, @v2.7.0,
+   @v3.0.0, @v3.3.0; utils/storage.py ``load_table_from_storage`` @v2.0.0-@v3.0.0 and
+   graphrag_storage ``ParquetTableProvider.read_dataframe`` in 3.3.0 raise
+   ``ValueError: Could not find entities.parquet in storage!``, as graphrag 3.3.0 does on
+   dulce-v1). graphrag 3.1+ types what it loads (data_model/dfs.py ``communities_typed``,
+   ``community_reports_typed`` @v3.1.0, @v3.3.0): communities need ``community``, ``level``,
+   ``children``, ``period``, ``size``; reports ``community``, ``level``, ``children``, ``rank``,
+   ``findings``, ``size`` (KeyError otherwise: 3.3.0 on dulce-v1's tables renamed raises
+   ``KeyError: 'children'``). graphrag 1.x looks for ``create_final_nodes.parquet``
+   (1.2.0 on verbs-v3: ``Could not find create_final_nodes.parquet``). Through the Python API,
+   graphrag >= 2.0's ``read_indexer_reports`` handed a create_final_communities table that has
+   ``entity_ids`` returns the <= N selection (3.3.0 on dulce-v1: 10/43/72, the numbers shown);
+   without ``entity_ids`` (0.1-0.4) it raises ``KeyError: 'entity_ids'``.
+3. int32 ``communities.community``. The roll-up assigns ``astype(int)`` (int64) into that
+   column with ``.loc`` (indexer_adapters.py@v2.0.0-@v3.3.0): pandas 2 warns (FutureWarning),
+   pandas 3 raises ``TypeError: Invalid value ... for dtype 'int32'`` (3.3.0 + pandas 3.1.1 on
+   real-csekg-v1 and on verbs-v3 with the column cast to int32). graphrag >= 3.2 requires
+   pandas 3 (its package metadata: ``pandas~=3.0``; 3.0/3.1 ``pandas~=2.3``). ``graphrag query``
+   3.1+ casts the column to int64 while loading and selects normally (3.3.0: 23/88/120/122 on
+   the int32 copy of verbs-v3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+EXACT = "exact"
+HYPOTHETICAL = "hypothetical"
+CANNOT_READ = "graphrag_cannot_read"
+STATUSES = (EXACT, HYPOTHETICAL, CANNOT_READ)
+
+# graphrag 3.1+'s typed loader (data_model/dfs.py@v3.1.0 … @v3.3.0), in the order it reads them:
+# the first missing one is the KeyError graphrag raises.
+TYPED_COMMUNITY_COLUMNS = ("community", "level", "children", "period", "size")
+TYPED_REPORT_COLUMNS = ("community", "level", "children", "rank", "findings", "size")
+# graphrag query 2.x/3.x global search loads these, in this order (cli/query.py run_global_search)
+V2_QUERY_TABLES = (("entities", "entities"), ("communities", "communities"), ("reports", "community_reports"))
+# graphrag 1.x global search (cli/query.py@v1.2.0 run_global_search)
+V1_QUERY_TABLES = (("nodes", "create_final_nodes"), ("entities", "create_final_entities"),
+                   ("communities", "create_final_communities"), ("reports", "create_final_community_reports"))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one graphrag does with this index for one behaviour (the same at every N)."""
+
+    status: str
+    graphrag: str | None  # the graphrag the status is about, e.g. "3.x", "1.0-1.2"; None: no graphrag
+    note: str | None = None  # one line: why; the table's footnote (None: exact, nothing to add)
+    returns_zero: bool = False  # graphrag selects 0 reports instead (hypothetical)
+    error: str | None = None  # what graphrag raises instead (graphrag_cannot_read)
+    python_api: dict | None = field(default=None)  # the Python API path, where its status differs
+
+    @property
+    def exact(self) -> bool:
+        return self.status == EXACT
+
+    def graphrag_returns(self) -> dict | None:
+        """What that graphrag returns instead of this selection (None when it returns this one)."""
+        if self.returns_zero:
+            return {"graphrag": self.graphrag, "count": 0, "community_ids": [], "error": None}
+        if self.error is not None:
+            return {"graphrag": self.graphrag, "count": None, "community_ids": None, "error": self.error}
+        return None
+
+    def to_dict(self) -> dict:
+        d = {"status": self.status, "graphrag": self.graphrag}
+        if self.note:
+            d["status_note"] = self.note
+        ret = self.graphrag_returns()
+        if ret is not None:
+            d["graphrag_returns"] = ret
+        if self.python_api is not None:
+            d["python_api"] = self.python_api
+        return d
+
+
+def _layout_before_2(model) -> bool:
+    return model.generation.before_2
+
+
+def _schemas(model) -> dict:
+    return model.extra.get("schemas", {}) if isinstance(model.extra, dict) else {}
+
+
+def _stem(path) -> str:
+    return path.name.rsplit(".", 1)[0]
+
+
+def _has(model, logical: str, stem: str) -> bool:
+    p = model.files.get(logical)
+    return p is not None and _stem(p) == stem
+
+
+def _v2_readable(model) -> bool:
+    """graphrag >= 2.0's read_indexer_reports can explode this communities table (integrity.py)."""
+    from graphrag_audit.integrity import v2_readable
+
+    return v2_readable(model)
+
+
+def int32_communities(model) -> bool:
+    return _schemas(model).get("communities", {}).get("community") == "int32"
+
+
+def typed_loader_missing(model, reports: bool = True) -> dict[str, list[str]]:
+    """Columns graphrag 3.1+'s typed loader needs that the tables lack: {"communities": [...],
+    "community_reports": [...]} (only the tables present and with gaps)."""
+    s = _schemas(model)
+    out = {}
+    tables = [("communities", "communities", TYPED_COMMUNITY_COLUMNS)]
+    if reports:
+        tables.append(("reports", "community_reports", TYPED_REPORT_COLUMNS))
+    for logical, name, need in tables:
+        cols = s.get(logical)
+        if cols is None:
+            continue  # no such table (graphrag's loader stops earlier) or its schema is unknown
+        lacking = [c for c in need if c not in cols]
+        if lacking:
+            out[name] = lacking
+    return out
+
+
+def _first_missing_file(model, tables) -> str | None:
+    for logical, stem in tables:
+        if not _has(model, logical, stem):
+            return stem
+    return None
+
+
+def _readable_by_name(model, tables) -> bool:
+    """graphrag's loader finds every table of ``tables`` under its own name."""
+    return all(_has(model, logical, stem) for logical, stem in tables)
+
+
+# the tables read_indexer_reports takes, under the names graphrag's loader reads them
+V2_SELECTION_TABLES = (("communities", "communities"), ("reports", "community_reports"))
+V1_SELECTION_TABLES = (("nodes", "create_final_nodes"), ("reports", "create_final_community_reports"))
+NO_REPORTS = "the index has no community reports table: graphrag has nothing to select (no-reports-table)"
+
+
+def _cannot_load(model, tables) -> str:
+    """The error graphrag query's loader raises first (it loads in ``tables`` order)."""
+    missing = _first_missing_file(model, tables)
+    return f"ValueError: Could not find {missing}.parquet in storage!"
+
+
+def _v2_outcome(model) -> Outcome:
+    gen = model.generation.label
+    readable = _v2_readable(model)
+    int32 = int32_communities(model)
+    api_int32 = {"status": CANNOT_READ,
+                 "graphrag_returns": {"graphrag": ">= 3.2 (pandas 3)", "count": None, "community_ids": None,
+                                      "error": "TypeError: Invalid value ... for dtype 'int32'"},
+                 "note": "read_indexer_reports called on pd.read_parquet output raises TypeError under pandas "
+                         ">= 3 (graphrag >= 3.2 requires it); under pandas 2 it only warns and returns this "
+                         "selection"}
+    if not _readable_by_name(model, V2_SELECTION_TABLES):
+        error = _cannot_load(model, V2_QUERY_TABLES)
+        if not model.has_reports_table:
+            return Outcome(CANNOT_READ, ">= 2.0", NO_REPORTS, error=error)
+        if readable:
+            api = api_int32 if int32 else {"status": EXACT}
+            how = ("handed create_final_communities through the Python API, its read_indexer_reports "
+                   + ("raises TypeError under pandas >= 3 (int32 community ids) and otherwise returns these"
+                      if int32 else "returns exactly these"))
+        else:
+            api = None  # the Python API fails too: the same status
+            how = ("handed these tables through the Python API, its read_indexer_reports raises KeyError: "
+                   "'entity_ids' (" + ("there is no communities table" if "communities" not in model.files
+                                       else "the communities table has no entity_ids") + ")")
+        note = (f"graphrag >= 2.0 cannot read this {gen} index as written: graphrag query 2.x/3.x looks for "
+                "entities.parquet, communities.parquet and community_reports.parquet (needs-migration); "
+                f"{how}. hyp. = the <= N rule applied to the rebuilt tree")
+        return Outcome(CANNOT_READ, ">= 2.0", note, error=error, python_api=api)
+    if not readable:
+        return Outcome(CANNOT_READ, ">= 2.0", "graphrag >= 2.0 cannot read this index: read_indexer_reports "
+                       "explodes communities.entity_ids, which this table lacks (v2-unreadable). hyp. = the "
+                       "<= N rule applied to the rebuilt tree", error="KeyError: 'entity_ids'")
+    lacking = typed_loader_missing(model, reports=False)
+    if lacking:  # graphrag 2.x-3.0's loader and the Python API read it; 3.1+'s typed loader does not
+        first = next(iter(lacking.values()))[0]
+        what = "; ".join(f"{t} lacks {', '.join(cols)}" for t, cols in lacking.items())
+        return Outcome(EXACT, "2.x-3.0", f"graphrag query 2.x-3.0 and the Python API send these, but graphrag "
+                       f"query 3.1+ cannot read this index (KeyError: '{first}'): its typed loader needs columns "
+                       f"the tables lack ({what}; needs-migration)"
+                       + ("; the Python API raises TypeError under pandas >= 3 (int32 community ids)" if int32
+                          else ""), python_api=api_int32 if int32 else None)
+    if int32:
+        return Outcome(EXACT, "3.x", "communities.community is int32: graphrag query 3.1+ casts it to int64 "
+                       "and sends these; graphrag's read_indexer_reports called from Python on pd.read_parquet "
+                       "output raises TypeError under pandas >= 3, which graphrag >= 3.2 requires "
+                       "(int32-community-ids)", python_api=api_int32)
+    return Outcome(EXACT, ">= 2.0")
+
+
+def _v1_outcome(model) -> Outcome:
+    if not _readable_by_name(model, V1_SELECTION_TABLES):
+        error = _cannot_load(model, V1_QUERY_TABLES)
+        if not model.has_reports_table:
+            return Outcome(CANNOT_READ, "1.0-1.2", NO_REPORTS, error=error)
+        if _layout_before_2(model):
+            return Outcome(CANNOT_READ, "< 2.0", f"graphrag < 2.0 cannot read this {model.generation.label} index: "
+                           "it reads create_final_nodes.parquet, which this index does not have. hyp. = its "
+                           "per-entity rule applied to the rebuilt tree", error=error)
+        # A >= 2.0 layout: the < 2.0 column is the comparison, its rule applied to the rebuilt tree.
+        return Outcome(HYPOTHETICAL, "< 2.0", f"hyp. = hypothetical: graphrag < 2.0 cannot read this "
+                       f"{model.generation.label} index (it reads create_final_nodes.parquet, which graphrag >= 2.0 "
+                       "no longer writes); the < 2.0 numbers apply its per-entity rule to the tree rebuilt from "
+                       "communities.entity_ids, for comparison", error=error)
+    if model.id_kind == "string":
+        missing = [stem for logical, stem in V1_QUERY_TABLES if not _has(model, logical, stem)]
+        if missing:
+            stop = "its loader finds no " + " and no ".join(f"{m}.parquet" for m in missing)
+        elif "community" not in _schemas(model).get("communities", {"community": None}):
+            stop = ("read_indexer_communities reads create_final_communities.community, which this table "
+                    "lacks: AttributeError")
+        else:
+            stop = None
+        query = f"; graphrag query --method global in 1.x stops before that ({stop})" if stop else ""
+        return Outcome(HYPOTHETICAL, "1.0-1.2", "graphrag 1.0-1.2 selects 0 reports from string community ids: "
+                       "read_indexer_reports casts create_final_nodes.community to int but not the reports', so "
+                       f"the join keeps nothing (string-community-ids){query}. hyp. = what graphrag 0.1-0.9 send "
+                       "(0.3/0.4 turn the nodes' max back into strings, 0.5-0.9 cast the reports to int)",
+                       returns_zero=True)
+    return Outcome(EXACT, "1.0-1.2")
+
+
+def _dynamic_outcome(model) -> Outcome:
+    if not model.has_reports_table:
+        return Outcome(CANNOT_READ, None, NO_REPORTS, error="no community reports table")
+    if _layout_before_2(model):
+        # graphrag 1.1-1.2 read_indexer_reports(dynamic_community_selection=True): no roll-up, no join
+        return Outcome(EXACT, "1.1-1.2")
+    return Outcome(EXACT, "3.x")
+
+
+LEVEL_ONLY = Outcome(HYPOTHETICAL, None, "the reports at exactly level N, as graphrag's docs describe "
+                     "community_level; no graphrag version selects exactly these")
+
+
+def behaviour_outcomes(model) -> dict[str, Outcome]:
+    """Per behaviour (``v2``, ``v1``, ``level_only``, ``dynamic``): what graphrag does here."""
+    return {"v2": _v2_outcome(model), "v1": _v1_outcome(model), "level_only": LEVEL_ONLY,
+            "dynamic": _dynamic_outcome(model)}
+
+
+def migration_findings(model) -> list:
+    """``needs-migration``: graphrag >= 2.0 (3.x) cannot read the index without migrating it."""
+    from graphrag_audit.findings import finding
+
+    lacking = typed_loader_missing(model)
+    if _layout_before_2(model):
+        files = sorted(p.name for p in model.files.values() if _stem(p).startswith("create_final_"))
+        gen = model.generation.label
+        pre = (" (a pre-1.0 index: graphrag's index_migration_to_v1 notebook comes first)"
+               if gen in ("0.1-0.4", "0.5-0.9") else "")
+        cols = "; ".join(f"{t} would lack {', '.join(c)}" for t, c in lacking.items())
+        msg = (f"graphrag >= 2.0 cannot read this {gen} index without migration{pre}: graphrag query 2.x/3.x "
+               "looks for entities.parquet, communities.parquet and community_reports.parquet, and graphrag "
+               "3.1+'s typed loader needs communities.children, period and size"
+               + (f" ({cols})" if cols else ""))
+        return [finding("needs-migration", msg, generation=gen, files=files, typed_loader_missing=lacking)]
+    lacking = typed_loader_missing(model, reports=False)
+    if lacking:
+        cols = "; ".join(f"{t} lacks {', '.join(c)}" for t, c in lacking.items())
+        return [finding("needs-migration", f"graphrag query 3.1+ cannot read this index without migration: "
+                        f"its typed loader needs columns the tables lack ({cols})",
+                        generation=model.generation.label, typed_loader_missing=lacking)]
+    return []
