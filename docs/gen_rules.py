@@ -39,7 +39,12 @@ NOTES = {
     "string ones and keep nothing; `--verify` with graphrag 1.2.0 installed confirms 0 reports at every level on "
     "the three 0.1-0.4 indexes of `../shared/indexes`.",
     "int32-community-ids": "Seen on `real-csekg-v1`: graphrag 3.3.0 with pandas 3.1.1 raises `TypeError: Invalid "
-    "value ... for dtype int32` inside `read_indexer_reports`; graphrag 1.2.0 with pandas 2.3 only warns.",
+    "value ... for dtype 'int32'` inside `read_indexer_reports` on the tables read with `pd.read_parquet`; "
+    "graphrag 1.2.0 with pandas 2.3 only warns. On graphrag's v3 test index (`verbs-v3`) with "
+    "`communities.community` rewritten as int32, `--verify` with graphrag 3.3.0 shows both load paths: the Python "
+    "API raises at every level, while the tables as `graphrag query` loads them (`DataReader`, "
+    "`graphrag/data_model/dfs.py` `communities_typed`: `astype(int)`) give the audit's selection and map calls at "
+    "every level. graphrag 3.0.x and 3.1.0 require pandas ~=2.3; 3.1.1 and later require pandas ~=3.0.",
 }
 
 HEAD = """# Finding rules
