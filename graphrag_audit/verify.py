@@ -93,7 +93,7 @@ def graphrag_unusable_reason() -> str | None:
 def short_error(exc: BaseException) -> str:
     """``Type: message`` on one line, long messages (pandas prints whole arrays) cut in the middle."""
     s = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return s if len(s) <= 200 else s[:130] + " … " + s[-60:]
+    return s if len(s) <= 160 else s[:90] + " … " + s[-60:]
 
 
 def _read(path) -> pd.DataFrame:

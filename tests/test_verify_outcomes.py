@@ -17,6 +17,7 @@ import shutil
 import sys
 import textwrap
 from importlib import metadata
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -111,7 +112,17 @@ def _all(index, costs=False) -> tuple[dict, str, str]:
     md = out["markdown"]
     section = md[md.index("### Checked against graphrag"):]
     section = section[:section.index("\n### ", 5)] if "\n### " in section[5:] else section
-    return json.loads(out["json"])["verify"], para, section
+    doc = json.loads(out["json"])
+    _valid(doc)
+    return doc["verify"], para, section
+
+
+def _valid(doc: dict) -> None:
+    import jsonschema
+
+    schema = json.loads((Path(__file__).resolve().parents[1] / "graphrag_audit" / "schema" /
+                         "audit-report.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(doc, schema)
 
 
 def _seed_levels():
@@ -273,6 +284,7 @@ def _int32_case(python, index, reference_levels):
         proc = run_tool(python, "levels", str(index), "--verify", "-f", fmt, "--fail-on", "never", "--width", "400")
         assert proc.returncode == 0, proc.stderr[-2000:]
         if fmt == "json":
+            _valid(json.loads(proc.stdout))
             v = json.loads(proc.stdout)["verify"]
         elif fmt == "text":
             text = " ".join(proc.stdout[proc.stdout.index("verify:"):proc.stdout.index("Findings (")].split())
