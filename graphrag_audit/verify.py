@@ -177,9 +177,10 @@ def _select(read_indexer_reports, reports_df, other_df, n):
     """graphrag's selection at N: (community numbers, the CommunityReport list, error or None)."""
     try:
         got = read_indexer_reports(copy.deepcopy(reports_df), copy.deepcopy(other_df), n)
-        return sorted(int(x.community_id if hasattr(x, "community_id") else x.short_id) for x in got), got, None
     except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
         return None, None, short_error(exc)
+    ids = [_id_key(x.community_id if hasattr(x, "community_id") else x.short_id) for x in got]
+    return sorted(ids, key=lambda v: (isinstance(v, str), v if isinstance(v, int) else 0, str(v))), got, None
 
 
 def _outcome(theirs, err, ours, expected: str | None) -> dict:
