@@ -52,7 +52,12 @@ NOTES = {
     "`cannot read` with the rule's count labelled `hyp.` (graphrag >= 2.0's `read_indexer_reports`, handed "
     "`create_final_communities` through the Python API, does return it on 0.5+ indexes: 10/43/72 on `dulce-v1`).",
     "int32-community-ids": "Seen on `real-csekg-v1`: graphrag 3.3.0 with pandas 3.1.1 raises `TypeError: Invalid "
-    "value ... for dtype int32` inside `read_indexer_reports`; graphrag 1.2.0 with pandas 2.3 only warns.",
+    "value ... for dtype 'int32'` inside `read_indexer_reports` on the tables read with `pd.read_parquet`; "
+    "graphrag 1.2.0 with pandas 2.3 only warns. On graphrag's v3 test index (`verbs-v3`) with "
+    "`communities.community` rewritten as int32, `--verify` with graphrag 3.3.0 shows both load paths: the Python "
+    "API raises at every level, while the tables as `graphrag query` loads them (`DataReader`, "
+    "`graphrag/data_model/dfs.py` `communities_typed`: `astype(int)`) give the audit's selection and map calls at "
+    "every level. graphrag 3.0.x and 3.1.0 require pandas ~=2.3; 3.1.1 and later require pandas ~=3.0.",
 }
 
 HEAD = """# Finding rules

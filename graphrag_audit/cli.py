@@ -240,7 +240,8 @@ def levels_cmd(
                                            help="graphrag's global search max_context_tokens (batch size)."),
     no_costs: bool = typer.Option(False, "--no-costs", help="Skip token counting and map-call batching."),
     verify: bool = typer.Option(False, "--verify", help="Also run the installed graphrag's own "
-                                "read_indexer_reports and report agreement per level."),
+                                "read_indexer_reports (and with costs its build_community_context) and report "
+                                "agreement per level; exit 2 when graphrag cannot be imported here."),
     color: Color = typer.Option(Color.auto, "--color", envvar="GRAPHRAG_AUDIT_COLOR",
                                 help="Colour in text output (NO_COLOR is honoured)."),
     width: Optional[int] = typer.Option(None, "--width", min=40, envvar="GRAPHRAG_AUDIT_WIDTH",
@@ -274,6 +275,13 @@ def levels_cmd(
                                 max_unreachable=max_unreachable, max_inflation=max_inflation)
             if tokenizer not in ("cl100k_base", "o200k_base", "estimate"):
                 raise fail(f"--tokenizer: unknown encoding {tokenizer!r} (cl100k_base, o200k_base, estimate)")
+            if verify:  # a check asked for that cannot run is an error, not a quiet "not run"
+                from graphrag_audit.verify import graphrag_unusable_reason
+
+                progress("importing graphrag")
+                reason = graphrag_unusable_reason()
+                if reason is not None:
+                    raise fail(f"--verify: {reason}")
             report = audit(index_dir, opts, progress=progress)
             if verify:
                 from graphrag_audit.verify import verify_with_graphrag

@@ -122,8 +122,10 @@ def check_integrity(model: IndexModel) -> list[Finding]:
                            "0 reports from this index at every community_level"))
     ctype = model.extra.get("schemas", {}).get("communities", {}).get("community")
     if ctype == "int32":
-        out.append(finding("int32-community-ids", "communities.community is int32: graphrag >= 2.0 running on "
-                           "pandas >= 3 raises TypeError in read_indexer_reports", dtype=ctype))
+        out.append(finding("int32-community-ids", "communities.community is int32: under pandas >= 3, graphrag "
+                           ">= 2.0's Python API (tables read with pd.read_parquet) raises TypeError in "
+                           "read_indexer_reports; graphrag query (graphrag >= 3.0.2) casts the ids to int64 as it "
+                           "loads the tables, so this column does not stop it", dtype=ctype))
     if not v2_readable(model):
         out.append(finding("v2-unreadable", "graphrag >= 2.0 cannot read this index: "
                            + ("no communities table" if "communities" not in model.files

@@ -62,8 +62,11 @@ _RULES = [
          "<= N rule to the rebuilt tree. Re-index with graphrag >= 2.0 to query it there."),
     Rule("int32-community-ids", "warning", "The communities table stores community numbers as int32",
          "graphrag >= 2.0's roll-up writes int64 values into this int32 column with .loc: pandas 2 warns, "
-         "pandas 3 raises TypeError (graphrag 3.3.0 + pandas 3.1.1 fail on such an index). Cast the column "
-         "to int64 (e.g. pandas astype) and rewrite the parquet file."),
+         "pandas 3 raises TypeError. That happens where the tables are read with plain pd.read_parquet: "
+         "graphrag's Python API and notebooks, and graphrag query before 3.0.2 (graphrag 3.3.0 + pandas 3.1.1 "
+         "fail on such an index through the Python API). graphrag query since 3.0.2 loads the tables through "
+         "its typed DataReader, which casts the ids to int64 first, and reads it. Cast the column to int64 "
+         "(e.g. pandas astype) and rewrite the parquet file."),
     Rule("needs-migration", "warning", "graphrag 3.x cannot read this index without migrating it",
          "graphrag query 2.x/3.x reads entities, communities and community_reports by those names, and "
          "graphrag 3.1+ types them on load: communities need children, period and size, community_reports "

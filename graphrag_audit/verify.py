@@ -6,7 +6,19 @@ graphrag < 2.0 with ``v1`` (it reads ``create_final_nodes``).
 
 Two comparisons per ``community_level`` N:
 
-1. Selection: graphrag's ``read_indexer_reports`` against the audit's selection.
+1. Selection: graphrag's ``read_indexer_reports`` against the audit's selection. Each level gets a
+   ``status``: "agrees" only when graphrag returned a selection and it is the audit's;
+   "graphrag_raised" when graphrag raised (also where the audit predicted the failure, e.g.
+   ``v2-unreadable``: the prediction is kept in ``expected`` but is never counted as agreement);
+   "differs" otherwise. ``agree`` (per level and overall) is true only when every comparison
+   at that level (every level) agrees.
+   Load paths: graphrag's Python API and notebooks read the tables with plain
+   ``pd.read_parquet``; ``graphrag query`` of graphrag >= 3.0.2 loads them through its typed
+   ``DataReader`` (``graphrag/data_model/dfs.py`` ``communities_typed`` /
+   ``community_reports_typed``: ``community`` and ``level`` cast with ``astype(int)``). Where
+   graphrag has that reader, the selection is run on the tables loaded both ways
+   (``levels[].graphrag_query``, ``load_paths``); under pandas 3 an int32 ``communities.community``
+   makes the first raise (``.loc`` writes int64 into the int32 column) and not the second.
 2. Map calls (only when the audit counted costs with an exact tokenizer): graphrag's own
    ``build_community_context`` called as global search calls it by default —
    ``GlobalCommunityContext.build_context`` (no conversation history, no dynamic selection)
@@ -32,6 +44,7 @@ import hashlib
 import inspect
 import io
 import os
+import sys
 import tempfile
 from importlib import metadata
 
@@ -64,22 +77,139 @@ def installed_graphrag_version() -> str | None:
         return None
 
 
+def graphrag_unusable_reason() -> str | None:
+    """Why ``--verify`` cannot run graphrag in this interpreter, or None when it can."""
+    version = installed_graphrag_version()
+    if version is None:
+        return (f"graphrag is not installed in this Python ({sys.executable}); install it beside the tool "
+                "(pip install 'graphrag-audit[graphrag]') or drop --verify")
+    try:
+        import graphrag.query.indexer_adapters  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - any import failure of an optional extra
+        return f"graphrag {version} is installed but graphrag.query.indexer_adapters cannot be imported ({short_error(exc)})"
+    return None
+
+
+def short_error(exc: BaseException) -> str:
+    """``Type: message`` on one line, long messages (pandas prints whole arrays) cut in the middle."""
+    s = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return s if len(s) <= 160 else s[:90] + " … " + s[-60:]
+
+
 def _read(path) -> pd.DataFrame:
     if path.suffix == ".csv":
         return pd.read_csv(path)
     return pd.read_parquet(path)
 
 
-def verify_with_graphrag(report) -> dict:
-    version = installed_graphrag_version()
-    if version is None:
-        return {"available": False, "reason": "graphrag is not installed in this environment "
-                "(pip install 'graphrag-audit[graphrag]')"}
+def _run_coroutine(coro):
+    """``asyncio.run``, also from inside a running event loop (a notebook): then in a fresh thread."""
+    import asyncio
+
     try:
-        from graphrag.query.indexer_adapters import read_indexer_reports
-    except Exception as exc:  # noqa: BLE001 - any import failure of an optional extra
-        return {"available": False, "graphrag_version": version,
-                "reason": f"cannot import graphrag.query.indexer_adapters ({type(exc).__name__}: {exc})"}
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+#: how each load path reads the tables (``verify.load_paths``)
+PYTHON_API_LOAD = ("pandas.read_parquet (read_csv for CSV tables), as graphrag's Python API examples and "
+                   "notebooks load the tables")
+QUERY_LOAD = ("graphrag query's loader (graphrag/cli/query.py _resolve_output_files): DataReader "
+              "(graphrag/data_model/data_reader.py) over the output folder's table provider, which casts "
+              "community and level with astype(int) (graphrag/data_model/dfs.py communities_typed, "
+              "community_reports_typed)")
+
+
+class _QueryLoad:
+    """The tables as ``graphrag query`` loads them, for graphrag versions that load through a typed
+    reader (``graphrag.data_model.data_reader.DataReader``, graphrag >= 3.0.2; before it
+    ``graphrag query`` read the parquet files with plain ``pd.read_parquet``, like the Python API).
+
+    ``graphrag query --data DIR`` builds ``StorageConfig(base_dir=DIR)`` and the configured table
+    provider (parquet unless settings say csv), wraps it in ``DataReader`` and reads ``entities``,
+    ``communities`` and ``community_reports`` (global search's ``output_list``, in that order);
+    the first table that cannot be read stops it."""
+
+    def __init__(self):
+        self.loaded = False
+        self.error: str | None = None
+        self.frames: dict[str, pd.DataFrame] = {}
+
+    @classmethod
+    def for_index(cls, model) -> "_QueryLoad | None":
+        try:
+            from graphrag.data_model.data_reader import DataReader
+        except ImportError:  # graphrag < 3.0.2: graphrag query reads with pd.read_parquet too
+            return None
+        self = cls()
+        try:
+            from graphrag_storage import StorageConfig, create_storage
+            from graphrag_storage.tables.table_provider_config import TableProviderConfig
+            from graphrag_storage.tables.table_provider_factory import create_table_provider
+        except Exception as exc:  # noqa: BLE001 - another layout of graphrag's storage package
+            self.error = f"could not build graphrag query's table loader ({short_error(exc)})"
+            return self
+        first = model.files.get("communities") or model.files.get("reports")
+        kind = "csv" if first is not None and first.suffix == ".csv" else "parquet"
+        try:
+            storage = create_storage(StorageConfig(base_dir=str(first.parent)))
+            reader = DataReader(create_table_provider(TableProviderConfig(type=kind), storage=storage))
+            for name in ("entities", "communities", "community_reports"):
+                self.frames[name] = _run_coroutine(getattr(reader, name)())
+            self.loaded = True
+        except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
+            self.error = short_error(exc)
+        return self
+
+    def describe(self) -> dict:
+        out = {"how": QUERY_LOAD, "loaded": self.loaded}
+        if self.error:
+            out["load_error"] = self.error
+        return out
+
+
+def _select(read_indexer_reports, reports_df, other_df, n):
+    """graphrag's selection at N: (community numbers, the CommunityReport list, error or None)."""
+    try:
+        got = read_indexer_reports(copy.deepcopy(reports_df), copy.deepcopy(other_df), n)
+    except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
+        return None, None, short_error(exc)
+    ids = [_id_key(x.community_id if hasattr(x, "community_id") else x.short_id) for x in got]
+    return sorted(ids, key=lambda v: (isinstance(v, str), v if isinstance(v, int) else 0, str(v))), got, None
+
+
+def _outcome(theirs, err, ours, expected: str | None) -> dict:
+    """One load path's result at one level. ``status`` is "agrees" only when graphrag returned a
+    selection and it is the audit's; a raise is "graphrag_raised" even when the audit predicted it."""
+    if err is not None:
+        out = {"status": "graphrag_raised", "graphrag_count": None, "graphrag_error": err}
+    elif theirs != ours:
+        out = {"status": "differs", "graphrag_count": len(theirs),
+               "only_graphrag": sorted(set(theirs) - set(ours)), "only_audit": sorted(set(ours) - set(theirs))}
+    else:
+        out = {"status": "agrees", "graphrag_count": len(theirs)}
+    if expected:
+        out["expected"] = expected
+        if err is None:
+            out["expected_error_not_raised"] = True
+    return out
+
+
+def verify_with_graphrag(report) -> dict:
+    """Run the installed graphrag's read_indexer_reports (and with costs its build_community_context)
+    at every community_level and compare with the audit; see the module docstring."""
+    version = installed_graphrag_version()
+    unusable = graphrag_unusable_reason()
+    if unusable is not None:
+        out = {"available": False, "reason": unusable}
+        return out if version is None else {**out, "graphrag_version": version}
+    from graphrag.query.indexer_adapters import read_indexer_reports
+
     model = report.model
     major = int(version.split(".")[0]) if version.split(".")[0].isdigit() else 0
     behaviour = "v2" if major >= 2 else "v1"
@@ -94,51 +224,61 @@ def verify_with_graphrag(report) -> dict:
     string_trap = behaviour == "v1" and model.id_kind == "string" and major >= 1
     int32_trap = (model.extra.get("schemas", {}).get("communities", {}).get("community") == "int32"
                   and int(pd.__version__.split(".")[0]) >= 3)
-    predicts_error = behaviour == "v2" and (not v2_readable(model) or int32_trap)
+    unreadable = behaviour == "v2" and not v2_readable(model)
+    api_expected = query_expected = None
+    if unreadable:
+        api_expected = query_expected = "an error: graphrag >= 2.0 cannot read this index (v2-unreadable)"
+    elif behaviour == "v2" and int32_trap:
+        api_expected = (f"an error: int32 ids in the communities table read with pd.read_parquet under pandas "
+                        f"{pd.__version__} (int32-community-ids)")
     reports_df = _read(model.files["reports"])
     other_df = _read(second)
+    query = _QueryLoad.for_index(model) if behaviour == "v2" else None
     try:
         contexts = _ContextCheck.prepare(report, behaviour, other_df)
     except Exception as exc:  # noqa: BLE001 - never let the extra comparison break --verify
         contexts = _ContextCheck()
-        contexts.reason = f"could not prepare the map-call comparison ({type(exc).__name__}: {exc})"[:300]
+        contexts.reason = f"could not prepare the map-call comparison ({short_error(exc)})"
     rows = []
     for r in report.levels:
         n = r["community_level"]
         ours = [] if string_trap else r["selected"][behaviour].community_ids
-        got = None
-        try:
-            got = read_indexer_reports(copy.deepcopy(reports_df), copy.deepcopy(other_df), n)
-            theirs = sorted(int(x.community_id if hasattr(x, "community_id") else x.short_id) for x in got)
-            err = None
-        except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
-            theirs, err = None, f"{type(exc).__name__}: {exc}"[:300]
-        selection_agrees = (theirs is None) if predicts_error else (theirs == ours)
-        row = {"community_level": n, "agree": selection_agrees, "selection_agree": selection_agrees,
-               "graphrag_count": None if theirs is None else len(theirs),
-               "audit_count": None if predicts_error else len(ours)}
+        theirs, got, err = _select(read_indexer_reports, reports_df, other_df, n)
+        api = _outcome(theirs, err, ours, api_expected)
+        row = {"community_level": n, "status": api["status"], "selection_agree": api["status"] == "agrees",
+               "graphrag_count": api["graphrag_count"], "audit_count": len(ours),
+               **{k: v for k, v in api.items() if k not in ("status", "graphrag_count")}}
         if string_trap:
             row["expected"] = "0 reports: graphrag >= 1.0 on string community ids (string-community-ids)"
-        if predicts_error:
-            row["expected"] = ("an error: graphrag >= 2.0 cannot read this index ("
-                               + ("int32-community-ids with pandas >= 3" if int32_trap else "v2-unreadable") + ")")
-        if err:
-            row["graphrag_error"] = err
-        elif theirs is not None and theirs != ours:
-            row["only_graphrag"] = sorted(set(theirs) - set(ours))
-            row["only_audit"] = sorted(set(ours) - set(theirs))
-        if contexts.ready:
-            if got is None or string_trap or predicts_error or theirs != ours:
-                row["map_calls_skipped"] = (
-                    "graphrag's read_indexer_reports failed" if got is None
-                    else "the audit's costs are for another selection than graphrag makes here"
-                    if string_trap or predicts_error else "the selections differ")
-            else:
+        q = None
+        if query is not None and query.loaded:
+            q_theirs, q_got, q_err = _select(read_indexer_reports, query.frames["community_reports"],
+                                             query.frames["communities"], n)
+            q = _outcome(q_theirs, q_err, ours, query_expected)
+            row["graphrag_query"] = q
+        if contexts.ready:  # on graphrag's selection when it is the audit's (the Python API's first)
+            if string_trap:
+                row["map_calls_skipped"] = "the audit's costs are for another selection than graphrag makes here"
+            elif api["status"] == "agrees":
                 row.update(contexts.compare(n, got, r["selected"][behaviour]))
-        row["agree"] = selection_agrees and all(row.get(k) is not False for k in _CONTEXT_AGREEMENT)
+            elif q is not None and q["status"] == "agrees":
+                row["map_calls_load_path"] = "graphrag_query"
+                row.update(contexts.compare(n, q_got, r["selected"][behaviour],
+                                            frames=(query.frames["entities"], query.frames["communities"])))
+            else:
+                row["map_calls_skipped"] = ("graphrag's read_indexer_reports raised"
+                                            if api["status"] == "graphrag_raised" else "the selections differ")
+        row["agree"] = (api["status"] == "agrees" and not api.get("expected_error_not_raised")
+                        and (q is None or (q["status"] == "agrees" and not q.get("expected_error_not_raised")))
+                        and all(row.get(k) is not False for k in _CONTEXT_AGREEMENT))
         rows.append(row)
-    return {"available": True, "graphrag_version": version, "behaviour": behaviour,
-            "agree": all(x["agree"] for x in rows), "map_calls": contexts.summary(), "levels": rows}
+    out = {"available": True, "graphrag_version": version, "behaviour": behaviour,
+           "pandas_version": pd.__version__, "agree": bool(rows) and all(x["agree"] for x in rows),
+           "map_calls": contexts.summary(), "levels": rows,
+           "load_paths": {"python_api": {"how": PYTHON_API_LOAD}}}
+    if query is not None:
+        out["load_paths"]["graphrag_query"] = query.describe()
+    return out
 
 
 #: the per-level context comparisons that count towards ``agree`` (False = disagreement)
@@ -310,18 +450,20 @@ class _ContextCheck:
             return {"compared": False, "reason": self.reason, **self.info}
         return {"compared": True, "levels_compared": self.levels_compared, **self.info}
 
-    def _entities(self, n):
-        if self.entities_df is None:
+    def _entities(self, n, frames=None):
+        entities_df, other_df = frames if frames is not None else (self.entities_df, self.other_df)
+        if entities_df is None:
             return None
         if self.behaviour == "v2":  # 2.x/3.x: read_indexer_entities(entities, communities, N)
-            return self.read_entities(self.entities_df.copy(), self.other_df.copy(), community_level=n)
-        return self.read_entities(self.other_df.copy(), self.entities_df.copy(), community_level=n)  # 1.x: nodes first
+            return self.read_entities(entities_df.copy(), other_df.copy(), community_level=n)
+        return self.read_entities(other_df.copy(), entities_df.copy(), community_level=n)  # 1.x: nodes first
 
-    def _graphrag(self, n, got) -> tuple[list[list], list[int], list[str]]:
+    def _graphrag(self, n, got, frames=None) -> tuple[list[list], list[int], list[str]]:
         """graphrag's batches: per emitted batch its row ids, its token count (header included)
-        and the text sent to the map call."""
+        and the text sent to the map call. ``frames``: (entities, communities) as another load
+        path read them (default: read with pandas)."""
         rec = _Recorder(self.inner)
-        chunks, _records = self.build(community_reports=got, entities=self._entities(n), single_batch=False,
+        chunks, _records = self.build(community_reports=got, entities=self._entities(n, frames), single_batch=False,
                                       random_state=RANDOM_STATE, **GLOBAL_CONTEXT_PARAMS,
                                       **{self.tok_param: rec, self.max_param: self.max_context_tokens})
         if isinstance(chunks, str):
@@ -344,15 +486,15 @@ class _ContextCheck:
             tokens.append(header_tokens + sum(k for _, k in seg))
         return ids, tokens, list(chunks)
 
-    def compare(self, n, got, stats) -> dict:
+    def compare(self, n, got, stats, frames=None) -> dict:
         cost = stats.cost or {}
         audit_calls = cost.get("map_calls")
         out: dict = {"audit_map_calls": audit_calls, "audit_context_tokens": cost.get("tokens")}
         zero_note = "ZeroDivisionError" in (cost.get("cost_note") or "")
         try:
-            g_ids, g_tokens, g_texts = self._graphrag(n, got)
+            g_ids, g_tokens, g_texts = self._graphrag(n, got, frames)
         except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
-            out["context_error"] = f"{type(exc).__name__}: {exc}"[:300]
+            out["context_error"] = short_error(exc)
             out["context_error_expected"] = zero_note and isinstance(exc, ZeroDivisionError)
             out["graphrag_map_calls"] = None
             self.levels_compared += 1

@@ -33,6 +33,7 @@ from typer.testing import CliRunner
 
 from builders import write_v1, write_v3
 from conftest import shared_index
+from graphrag_side import need, run_script, side_params, versions
 from graphrag_audit.cli import app
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.load import load_index
@@ -715,33 +716,58 @@ def test_write_refusals(tmp_path):
         write_plan(v1, [3, 4, 5, 6], tmp_path / "v1out")
 
 
-def test_graphrag_reads_the_written_directory(tmp_path):
-    """Optional: graphrag's own read_indexer_reports on the written directory (skipped without graphrag)."""
-    pytest.importorskip("graphrag")
-    from graphrag.query.indexer_adapters import read_indexer_reports
+# graphrag's own read_indexer_reports on a written directory, run in a side interpreter with
+# graphrag >= 2.0 (tests/graphrag_side.py): the tables read with pd.read_parquet (the Python API),
+# and, where graphrag has it (>= 3.0.2), with the typed conversions graphrag query's DataReader applies
+_GRAPHRAG_READS = """
+import json, sys
+import pandas as pd
+from graphrag.query.indexer_adapters import read_indexer_reports
+d, levels = sys.argv[1], json.loads(sys.argv[2])
+ways = {"read_parquet": lambda r, c: (r, c)}
+try:
+    from graphrag.data_model.dfs import communities_typed, community_reports_typed
+    ways["typed"] = lambda r, c: (community_reports_typed(r), communities_typed(c))
+except ImportError:
+    pass
+out = {}
+for how, load in ways.items():
+    rep, com = load(pd.read_parquet(d + "/community_reports.parquet"), pd.read_parquet(d + "/communities.parquet"))
+    out[how] = {str(n): sorted(int(r.short_id) for r in read_indexer_reports(rep.copy(), com.copy(), n))
+                for n in levels}
+print(json.dumps(out))
+"""
 
+
+def _graphrag_selects(python, out, levels):
+    proc = run_script(python, _GRAPHRAG_READS, str(out), json.dumps(levels))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout)
+    version = tuple(int(x) for x in versions(python)[0].split(".")[:3] if x.isdigit())
+    assert ("typed" in got) == (version >= (3, 0, 2)), got  # graphrag query's DataReader since 3.0.2
+    return got
+
+
+@pytest.mark.parametrize("python", side_params(min_major=2))
+def test_graphrag_reads_the_written_directory(python, tmp_path):
+    """graphrag's own read_indexer_reports on the written directory selects exactly the plan."""
+    python = need(python, min_major=2)
     model, plan, out, _ = _write_and_read(tmp_path, H3, Budget("reports", 6))
-    reports = pd.read_parquet(out / "community_reports.parquet")
-    communities = pd.read_parquet(out / "communities.parquet")
-    got = sorted(int(r.short_id) for r in read_indexer_reports(reports, communities, None))
-    assert got == plan.communities == [4, 5, 6, 7, 8, 9]
-    got2 = sorted(int(r.short_id) for r in read_indexer_reports(pd.read_parquet(out / "community_reports.parquet"),
-                                                               pd.read_parquet(out / "communities.parquet"), 2))
-    assert got2 == plan.communities
+    assert plan.communities == [4, 5, 6, 7, 8, 9]
+    for how, got in _graphrag_selects(python, out, [None, 2]).items():
+        assert got == {"None": plan.communities, "2": plan.communities}, how
 
 
-def test_graphrag_reads_the_written_real_directory(tmp_path):
-    pytest.importorskip("graphrag")
-    from graphrag.query.indexer_adapters import read_indexer_reports
-
+@pytest.mark.parametrize("python", side_params(min_major=2))
+def test_graphrag_reads_the_written_real_directory(python, tmp_path):
+    python = need(python, min_major=2)
     from graphrag_audit.plan import ContextCost
 
     model = load_index(shared_index("verbs-v3"))
     plan = plan_context(model, Budget("map_calls", 5), ContextCost(model, "estimate"))
     write_plan(model, plan.communities, tmp_path / "out")
-    got = read_indexer_reports(pd.read_parquet(tmp_path / "out" / "community_reports.parquet"),
-                               pd.read_parquet(tmp_path / "out" / "communities.parquet"), None)
-    assert sorted(int(r.short_id) for r in got) == plan.communities
+    for how, got in _graphrag_selects(python, tmp_path / "out", [None]).items():
+        assert got == {"None": plan.communities}, how
 
 
 # ---------------------------------------------------------------------------------------

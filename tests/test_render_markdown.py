@@ -334,15 +334,19 @@ def test_verify_section(tmp_path):
     assert "Not run: graphrag is not installed &lt;b&gt;here&lt;/b&gt;" in out
     report.verify = {"available": True, "graphrag_version": "3.3.0", "behaviour": "v2", "agree": True,
                      "levels": []}
-    assert "graphrag 3\\.3\\.0 agrees with the graphrag ≥ 2.0 selection at every community_level." \
-        in render_markdown(report)
+    assert "graphrag 3\\.3\\.0's read_indexer_reports agrees with the graphrag ≥ 2.0 selection at every " \
+        "community_level." in render_markdown(report)
     report.verify = {"available": True, "graphrag_version": "1.2.0", "behaviour": "v1", "agree": False,
                      "levels": [{"community_level": 0, "agree": True, "graphrag_count": 2, "audit_count": 2},
                                 {"community_level": None, "agree": False, "graphrag_count": None,
                                  "audit_count": 3, "graphrag_error": "KeyError: 'x | y'\n::error::z"}]}
-    tabs = tables(md().parse(render_markdown(report)))
+    out = render_markdown(report)
+    assert ("graphrag 1\\.2\\.0 **does not return a selection** at every community_level: its "
+            "read_indexer_reports raises KeyError at N=None (KeyError: 'x \\| y' ::error::z)") in out
+    assert "agrees with" not in out
+    tabs = tables(md().parse(out))
     assert len(tabs) == 9
-    vt = find_table(tabs, "N", "agree")
+    vt = find_table(tabs, "N", "result")
     assert [[cell_texts(c) for c in r] for r in vt[1]] == [
-        ["0", "yes", "2", "2", ""], ["None", "no", "—", "3", "KeyError: 'x | y' ::error::z"]]
+        ["0", "agrees", "2", "2", ""], ["None", "graphrag raised", "—", "3", "KeyError: 'x | y' ::error::z"]]
     text(vt[1][1][4])

@@ -148,14 +148,16 @@ BEHAVIOUR_LABEL = {"v2": "graphrag ≥ 2.0", "v1": "graphrag &lt; 2.0"}
 
 
 def _verify(report) -> list[str]:
-    """``--verify``: did the installed graphrag's own read_indexer_reports agree, level by level?"""
+    """``--verify``: did the installed graphrag's own read_indexer_reports agree, level by level?
+    (wording shared with the text renderer: render/verify_words.py)"""
+    from graphrag_audit.render.verify_words import query_path, result_word, status_of, summary
+
     v = report.verify
     if v is None:
         return []
     out = ["### Checked against graphrag's own read_indexer_reports", ""]
     if not v.get("available"):
         return out + ["Not run: " + markdown_cell(v.get("reason", "graphrag unavailable"))]
-    version = markdown_cell(v.get("graphrag_version"))
     label = BEHAVIOUR_LABEL.get(v.get("behaviour"), markdown_cell(v.get("behaviour")))
     mc = v.get("map_calls") or {}
     compared = bool(mc.get("compared"))
@@ -167,30 +169,48 @@ def _verify(report) -> list[str]:
         note = "Map calls not compared: " + markdown_cell(mc["reason"], 300)
     else:
         note = None
-    if v.get("agree"):
-        agree = [f"graphrag {version} agrees with the {label} selection at every community_level."]
-        if compared:
-            agree = [f"graphrag {version} agrees with the {label} selection and its map calls at every "
-                     "community_level."]
-        return out + agree + ([] if note is None else ["", note])
+    kind, sentence = summary(v, label, markdown_cell, lambda t: f"`{t}`")
+    if kind == "agrees":
+        return out + [sentence + "."] + ([] if note is None else ["", note])
+    sentence = sentence.replace(" DISAGREES ", " **disagrees** ", 1)
+    if kind == "raised":
+        sentence = sentence.replace(" does not return a selection ", " **does not return a selection** ", 1)
+    qp = query_path(v)
+    with_query = bool(qp and qp.get("loaded"))
     rows = []
     for x in v.get("levels", []):
-        row = [_lvl(x.get("community_level")), "yes" if x.get("agree") else "**no**", _n(x.get("graphrag_count")),
-               _n(x.get("audit_count"))]
+        word = result_word(x)
+        row = [_lvl(x.get("community_level")), word if word.startswith("agrees") else f"**{word}**",
+               _n(x.get("graphrag_count")), _n(x.get("audit_count"))]
+        if with_query:
+            q = x.get("graphrag_query") or {}
+            qs = status_of(q) if q else None
+            row += ["—" if qs is None else {"agrees": "agrees", "differs": "**differs**",
+                                            "graphrag_raised": "**graphrag raised**"}[qs],
+                    _n(q.get("graphrag_count"))]
         if compared:
             row += [_n(x.get("graphrag_map_calls")), _n(x.get("audit_map_calls")),
                     _n(x.get("graphrag_context_tokens")), _n(x.get("audit_context_tokens"))]
         row.append(markdown_cell(x.get("graphrag_error") or x.get("context_error") or x.get("expected")
                                  or x.get("map_calls_skipped") or "", 300))
         rows.append(row)
-    heads = ["N", "agree", "graphrag reports", "audit reports"]
+    heads = ["N", "result", "graphrag reports", "audit reports"]
     align = ["r", "l", "r", "r"]
+    if with_query:
+        heads += ["graphrag query", "graphrag query reports"]
+        align += ["l", "r"]
     if compared:
         heads += ["graphrag map calls", "audit map calls", "graphrag tokens", "audit tokens"]
         align += ["r", "r", "r", "r"]
-    what = "audit" if compared else "selection"
-    return out + [f"graphrag {version} **disagrees** with the {label} {what}:", ""] + _table(
-        heads + ["graphrag error / expected"], rows, align + ["l"]) + ([] if note is None else ["", note])
+    paths = []
+    if qp:
+        paths = ["", "Load paths: *result* and *graphrag reports* are graphrag's read_indexer_reports on tables "
+                     "read with pd.read_parquet, as its Python API and notebooks read them"
+                 + (f" (pandas {markdown_cell(v['pandas_version'])})" if v.get("pandas_version") else "")
+                 + "; *graphrag query* on the tables as `graphrag query` loads them (its typed DataReader casts "
+                   "community and level to int64)."]
+    return out + [sentence, ""] + _table(heads + ["graphrag error / expected"], rows, align + ["l"]) + paths + (
+        [] if note is None else ["", note])
 
 
 def _depth(report, max_rows: int) -> list[str]:

@@ -163,43 +163,12 @@ def _focus(report, n: int):
 
 
 def _verify_line(v: dict) -> Text:
+    """The --verify result in one paragraph (wording in render/verify_words.py)."""
+    from graphrag_audit.render.verify_words import summary
+
     if not v.get("available"):
-        return Text("verify: " + plain(v.get("reason", "graphrag unavailable")))
-    label = BEHAVIOUR_LABEL[v["behaviour"]]
-    mc = v.get("map_calls") or {}
-    if v["agree"]:
-        line = (f"verify: graphrag {plain(v['graphrag_version'])}'s read_indexer_reports agrees with the "
-                f"{label} selection at every community_level")
-        if mc.get("compared"):
-            line += (", and its build_community_context makes the same map calls (same reports, tokens and text "
-                     f"in every batch; {plain(mc.get('tokenizer'))}, {_n(mc.get('max_context_tokens'))} tokens "
-                     "per batch)")
-        elif mc.get("reason") and "--no-costs" not in mc["reason"]:
-            line += f" (map calls not compared: {plain(mc['reason'], 120)})"
-        return Text(line, style="green")
-    bad = [x for x in v["levels"] if not x["agree"]]
-    parts = [_verify_level_problem(x) for x in bad]
-    what = "audit" if mc.get("compared") else "selection"
-    return Text(f"verify: graphrag {plain(v['graphrag_version'])} DISAGREES with the {label} {what}: "
-                + "; ".join(parts), style="bold red")
-
-
-def _verify_level_problem(x: dict) -> str:
-    """What disagrees at one level: the selection, or graphrag's context building (map calls)."""
-    head = f"N={_lvl(x['community_level'])}: "
-    if not x.get("selection_agree", x["agree"]) or x.get("graphrag_error"):
-        return (head + f"graphrag {x['graphrag_count']} vs audit {x['audit_count']} reports"
-                + (f" ({plain(x['graphrag_error'], 80)})" if x.get("graphrag_error") else ""))
-    if x.get("context_error"):
-        return head + f"graphrag's context building failed ({plain(x['context_error'], 80)})"
-    if x.get("map_calls_agree") is False:
-        return head + f"graphrag {x.get('graphrag_map_calls')} vs audit {x.get('audit_map_calls')} map calls"
-    if x.get("context_tokens_agree") is False or x.get("batches_agree") is False:
-        return (head + f"same {x.get('graphrag_map_calls')} map calls but graphrag counts "
-                f"{_n(x.get('graphrag_context_tokens'))} vs audit {_n(x.get('audit_context_tokens'))} tokens"
-                + (f" (first differing batch {x['first_differing_batch']})"
-                   if x.get("first_differing_batch") is not None else ""))
-    if x.get("texts_agree") is False:
-        return head + "same batches, but the text sent differs in batch(es) " + ", ".join(
-            str(k) for k in x.get("texts_differ_in_batches", []))
-    return head + "disagrees"
+        return Text("verify: not run: " + plain(v.get("reason", "graphrag unavailable")))
+    label = BEHAVIOUR_LABEL.get(v.get("behaviour"), plain(v.get("behaviour")))
+    kind, sentence = summary(v, label, lambda t, limit=None: plain(t, limit), lambda t: t)
+    style = {"agrees": "green", "raised": "bold yellow"}.get(kind, "bold red")
+    return Text("verify: " + sentence, style=style)

@@ -1,0 +1,86 @@
+""".ci/run fails, before running the tests, when the graphrag side environments cannot be built."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from graphrag_side import ROOT
+
+
+def _script(path, body):
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+@pytest.mark.skipif(sys.platform == "win32" or shutil.which("bash") is None, reason=".ci/run is a bash script")
+def test_ci_run_fails_when_graphrag_cannot_be_installed(tmp_path):
+    """Every install attempt fails (a stand-in ``python3`` whose ``-m venv`` fails, as a broken
+    registry or a missing venv module would): both side environments are tried twice, .ci/run
+    names them with the end of their logs and exits 1 without reaching the test command (a
+    stand-in ``python`` records any call)."""
+    bin_dir, calls, venvs = tmp_path / "bin", tmp_path / "python-calls", tmp_path / "python3-calls"
+    bin_dir.mkdir()
+    _script(bin_dir / "python", f"echo \"$@\" >> '{calls}'\nexit 0\n")
+    _script(bin_dir / "python3", f"echo \"$@\" >> '{venvs}'\necho 'stand-in: no venv here' >&2\nexit 1\n")
+    _script(bin_dir / "chromium", "exit 0\n")  # no apt-get from a test
+    side = tmp_path / "tmp" / "graphrag-audit-ci"
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir()
+    proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 1, (proc.stdout[-3000:], proc.stderr[-3000:])
+    assert not calls.exists(), calls.read_text()  # neither pip install ".[test]" nor pytest ran
+    attempts = sorted(venvs.read_text().split("\n")[:-1])
+    assert attempts == sorted([f"-m venv {side / 'gr3'}"] * 2 + [f"-m venv {side / 'gr12'}"] * 2)
+    for version, env_dir in (("3.3.0", "gr3"), ("1.2.0", "gr12")):
+        assert f"ci: graphrag {version}: install failed; retrying once" in proc.stdout
+        assert (f"ci: error: the graphrag {version} side environment ({side / env_dir}) could not be built: "
+                f"installing graphrag=={version} failed twice; last lines of {side / env_dir}.log:") in proc.stdout
+    assert "ci:   stand-in: no venv here" in proc.stdout
+    assert "graphrag side environment(s) not built: gr3 gr12" in proc.stderr
+    assert not list(side.glob("*.ok"))
+
+
+@pytest.mark.skipif(sys.platform == "win32" or shutil.which("bash") is None, reason=".ci/run is a bash script")
+def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpreters(tmp_path):
+    """The first graphrag install fails (pip's transient failures), the retry works: .ci/run goes
+    on to the README's test command with GRAPHRAG_VERIFY_PYTHONS naming both side interpreters and
+    CI=true. Stand-ins: ``python3 -m venv DIR`` makes DIR/bin/python, a script that fails its first
+    ``pip install graphrag==...`` and succeeds otherwise; ``python`` records its calls."""
+    bin_dir, calls = tmp_path / "bin", tmp_path / "python-calls"
+    bin_dir.mkdir()
+    _script(bin_dir / "python", f"echo \"$* | $GRAPHRAG_VERIFY_PYTHONS | $CI\" >> '{calls}'\nexit 0\n")
+    side_python = (
+        'd=$(dirname "$0"); once="$(dirname "$d").failed-once"  # beside the venv: it is rebuilt\n'
+        'case "$*" in\n'
+        '  *"install -q graphrag=="*) if [ ! -e "$once" ]; then touch "$once"; '
+        'echo "stand-in pip: connection reset" >&2; exit 1; fi; touch "$d/graphrag"; exit 0;;\n'
+        '  *"-c import graphrag"*) [ -e "$d/graphrag" ] && exit 0; exit 1;;\n'
+        '  *) exit 0;;\n'
+        'esac\n')
+    _script(bin_dir / "python3",
+            'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then\n'
+            '  mkdir -p "$3/bin" && cat > "$3/bin/python" <<\'EOS\'\n#!/bin/sh\n' + side_python + 'EOS\n'
+            '  chmod +x "$3/bin/python"; exit 0\nfi\nexit 1\n')
+    _script(bin_dir / "chromium", "exit 0\n")
+    side = tmp_path / "tmp" / "graphrag-audit-ci"
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+           "TMPDIR": str(tmp_path / "tmp")}
+    env.pop("CI", None)
+    proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
+    pythons = f"{side / 'gr3' / 'bin' / 'python'}:{side / 'gr12' / 'bin' / 'python'}"
+    assert calls.read_text().split("\n")[:-1] == [f"-m pip install .[test] | {pythons} | true",
+                                                  f"-m pytest | {pythons} | true"]
+    for version in ("3.3.0", "1.2.0"):
+        assert f"ci: graphrag {version}: install failed; retrying once" in proc.stdout
+    assert "ci: error" not in proc.stdout + proc.stderr
+    assert sorted(p.name for p in side.glob("*.ok")) == ["gr12.ok", "gr3.ok"]
