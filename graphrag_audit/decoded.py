@@ -332,7 +332,7 @@ def _first_page(fh: pa.NativeFile, cc, file_size: int, budget: int) -> tuple[int
         body = packed
     elif cc.compression in _CODECS:
         try:
-            body = pa.Codec(_CODECS[cc.compression]).decompress(packed, decompressed_size=raw_size).to_pybytes()
+            body = memoryview(pa.Codec(_CODECS[cc.compression]).decompress(packed, decompressed_size=raw_size))
         except (pa.ArrowException, ValueError):
             return raw_size, None
     else:  # LZ4 (hadoop framing), LZO: step 3 reads it
@@ -394,19 +394,21 @@ class DecodedSize:
         return sum(self.columns.values())
 
 
+def _amount(n: int) -> str:
+    return f"{n:,} bytes" if n < 1024 else f"{n:,} bytes ({_human(n)})"
+
+
 def _refuse(path: Path, found: DecodedSize, total: int | None = None, during_read: bool = False,
             at_least: bool = False) -> IndexInputError:
     total = found.total if total is None else total
     column, biggest = max(found.columns.items(), key=lambda kv: kv[1]) if found.columns else ("?", total)
     how = "at least " if at_least else "" if found.exact or during_read else "up to "
     if during_read:
-        what = (f"the columns read decode to more than {total:,} bytes ({_human(total)}) although the file's "
-                f"footer claims less")
+        what = f"the columns read decode to more than {_amount(total)} although the file's footer claims less"
     elif biggest > found.limit or len(found.columns) == 1:
-        what = f"column '{column}' decodes to {how}{biggest:,} bytes ({_human(biggest)})"
+        what = f"column '{column}' decodes to {how}{_amount(biggest)}"
     else:
-        what = (f"the columns read decode to {how}{total:,} bytes ({_human(total)}; column '{column}' "
-                f"{_human(biggest)})")
+        what = f"the columns read decode to {how}{_amount(total)} (column '{column}' {_human(biggest)})"
     if at_least:
         what += " (its pages decompress to that much)"
     return IndexInputError(path, f"{what} from a {found.file_size:,}-byte file, more than its "

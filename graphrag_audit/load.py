@@ -242,7 +242,8 @@ def load_index(path: str | os.PathLike) -> IndexModel:
     # and the model is returned before it is ready (model.rollup_rows waits for it), so the
     # analyses that do not need it start meanwhile.
     community_columns = schemas.get("communities", {})
-    defer_nodes = read_nodes and "entity_ids" in community_columns and "parent" in community_columns
+    defer_nodes = read_nodes and "nodes" in files.tables and "entity_ids" in community_columns \
+        and "parent" in community_columns
     # A worker thread reads and encodes create_final_nodes (graphrag < 2.0) and the entities
     # table (text-unit ids), while this one reads the communities and the reports: arrow decodes
     # and hashes without the GIL, so both cores work (a third thread would only add memory on
