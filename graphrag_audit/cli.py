@@ -1,7 +1,8 @@
 """The command line: parse options, call the library, pick a renderer and an exit code.
 
 Exit codes: 0 = no finding at or above --fail-on; 1 = findings at or above it;
-2 = usage error or unreadable index (one line on stderr, no traceback unless --debug).
+2 = usage error or unreadable index (one line on stderr, no traceback unless --debug; exit 2
+whatever state stderr is in), or stdout cannot be written; 141 = the reader of stdout went away.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ app = typer.Typer(
     name="graphrag-audit",
     help="Audit what a Microsoft GraphRAG index's community_level really sends to global search.\n\n"
          "Exit codes: 0 = no finding at or above --fail-on, 1 = findings at or above it, "
-         "2 = usage error or unreadable index.",
+         "2 = usage error, unreadable index or unwritable stdout, 141 = stdout's reader went away (| head). "
+         "A parquet table may decode to at most max(256 MiB, 100 x its file size), 16 GiB at most: "
+         "GRAPHRAG_AUDIT_MAX_DECODED_BYTES sets another limit.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
@@ -94,7 +97,7 @@ def _drain(fd: int) -> None:
     """Point ``fd`` at /dev/null: what is still buffered for it, and Python's flush at exit,
     then succeed instead of failing again (which would turn the exit status into 120)."""
     try:
-        null = os.open(os.devnull, os.O_WRONLY)
+        null = os.open(os.devnull, os.O_RDWR)
     except OSError:
         return
     try:

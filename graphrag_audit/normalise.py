@@ -189,8 +189,8 @@ def int_lists(series: pd.Series, path: Path, column: str) -> list[list]:
     return out
 
 
-def _nested(path: Path, column: str) -> IndexInputError:
-    return IndexInputError(path, f"column '{column}' holds nested lists where ids belong: graphrag's global "
+def _nested(path: Path, column: str, kind: str = "lists") -> IndexInputError:
+    return IndexInputError(path, f"column '{column}' holds nested {kind} where ids belong: graphrag's global "
                                  f"search fails on them (pandas merge / set(): unhashable type)")
 
 
@@ -204,8 +204,10 @@ def flat_ids(series: pd.Series, path: Path, column: str) -> None:
     if arr is None:
         return
     t = arr.type.value_type
-    if pa.types.is_nested(t) or pa.types.is_dictionary(t) and pa.types.is_nested(t.value_type):
-        raise _nested(path, column)
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_nested(t):
+        raise _nested(path, column, "structs" if pa.types.is_struct(t) else "maps" if pa.types.is_map(t) else "lists")
 
 
 def list_flat(series: pd.Series, path: Path, column: str) -> tuple[np.ndarray | pd.api.extensions.ExtensionArray,
@@ -235,7 +237,7 @@ def list_flat(series: pd.Series, path: Path, column: str) -> tuple[np.ndarray | 
     for lst in lists:
         for e in lst:
             if isinstance(e, (list, tuple, dict, np.ndarray)):
-                raise _nested(path, column)
+                raise _nested(path, column, "structs" if isinstance(e, dict) else "lists")
     lens = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
     flat = np.empty(int(lens.sum()), dtype=object)
     flat[:] = [str(e) for lst in lists for e in lst]
