@@ -1,11 +1,14 @@
 """The command line: parse options, call the library, pick a renderer and an exit code.
 
 Exit codes: 0 = no finding at or above --fail-on; 1 = findings at or above it;
-2 = usage error or unreadable index (one line on stderr, no traceback unless --debug).
+2 = usage error or unreadable index (one line on stderr, no traceback unless --debug; exit 2
+whatever state stderr is in), or stdout cannot be written; 141 = the reader of stdout went away.
 """
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import sys
 import traceback
@@ -24,7 +27,9 @@ app = typer.Typer(
     name="graphrag-audit",
     help="Audit what a Microsoft GraphRAG index's community_level really sends to global search.\n\n"
          "Exit codes: 0 = no finding at or above --fail-on, 1 = findings at or above it, "
-         "2 = usage error or unreadable index.",
+         "2 = usage error, unreadable index or unwritable stdout, 141 = stdout's reader went away (| head). "
+         "A parquet table may decode to at most max(256 MiB, 100 x its file size), 16 GiB at most: "
+         "GRAPHRAG_AUDIT_MAX_DECODED_BYTES sets another limit.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
@@ -68,8 +73,143 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version_cb,
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> "typer.Exit":
     from graphrag_audit.errors import visible
 
-    sys.stderr.write(f"graphrag-audit: error: {visible(str(message))}\n")  # one line, no escapes
+    say(f"graphrag-audit: error: {visible(str(message))}\n")  # one line, no escapes
     return typer.Exit(code)
+
+
+# ---- the standard streams in any state: closed, full, a closed pipe ----------------------
+#: exit status when the reader of stdout went away (``| head``): no message, like ``cat`` or
+#: ``yes`` killed by SIGPIPE, which the shell reports as 128 + 13
+EXIT_BROKEN_PIPE = 141
+
+
+def say(text: str) -> None:
+    """Write ``text`` to stderr. When stderr is closed, full or a closed pipe the text is lost
+    but nothing raises: the exit code still tells what happened (2 for bad input)."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        _drain(2)
+
+
+def _drain(fd: int) -> None:
+    """Point ``fd`` at /dev/null: what is still buffered for it, and Python's flush at exit,
+    then succeed instead of failing again (which would turn the exit status into 120)."""
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+    except OSError:
+        return
+    try:
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+    except OSError:
+        pass
+
+
+class _ClosedStdout:
+    """``sys.stdout`` when the process was started with stdout closed (``>&-``): writing the
+    output fails with EBADF, reported by :func:`main` as one line and exit 2."""
+
+    encoding, errors = "utf-8", "strict"
+
+    def write(self, text: str) -> int:
+        raise OSError(9, "standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(9, "standard output is closed")
+
+
+class _CompleteWrites(io.RawIOBase):
+    """fd 1 for ``sys.stdout``: a write returns only once every byte is written, or raises.
+
+    CPython's own stdout can return short: when the reader of a pipe goes away in the middle of a
+    large write (``| head``), or a disk fills up, ``os.write`` writes part and the rest is dropped
+    without an error, so a truncated output would exit 0. Here the rest is written again, which
+    raises (EPIPE, ENOSPC) and :func:`main` reports it."""
+
+    def __init__(self, fd: int = 1):
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data) -> int:
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):
+            done += os.write(self._fd, view[done:])
+        return done
+
+    def close(self) -> None:  # fd 1 stays open: Python's own shutdown flushes and closes it
+        super().close()
+
+
+def _complete_stdout_writes() -> None:
+    """Rewrap ``sys.stdout`` (same encoding, errors and buffering) over :class:`_CompleteWrites`."""
+    out = sys.stdout
+    if not isinstance(out, io.TextIOWrapper):
+        return
+    try:
+        if out.fileno() != 1:
+            return
+        out.flush()
+    except (OSError, ValueError):
+        return
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_CompleteWrites(1)), encoding=out.encoding, errors=out.errors,
+                                  line_buffering=out.line_buffering)
+
+
+def _claim_standard_fds() -> None:
+    """Open /dev/null on any of fds 0-2 the process was started without, so that no file opened
+    later (an index table, the -o output) becomes fd 1 or 2 and receives stray output; then a
+    closed stdout fails when written (:class:`_ClosedStdout`) and a closed stderr drops text."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            _drain(fd)
+            if fd == 1:
+                sys.stdout = _ClosedStdout()
+            elif fd == 2:
+                sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives until exit
+    _complete_stdout_writes()
+
+
+def _output_failed(exc: BaseException) -> int | None:
+    """The exit status when ``exc`` (out of the command) is a failure to write stdout, else None.
+
+    Everything a command does runs in :func:`run_guarded`, which turns every other OSError into an
+    input error; only writing the output (and typer's usage messages) happens outside it. typer
+    turns EPIPE on stdout into exit 1 inside the command (its ``_main``); this undoes that."""
+    if isinstance(exc, SystemExit):
+        cause = exc.__context__
+        if exc.code == 1 and isinstance(cause, OSError) and cause.errno == errno.EPIPE:
+            _drain(1)  # the reader is gone: quiet, like a Unix tool
+            return EXIT_BROKEN_PIPE
+        return None
+    if isinstance(exc, OSError) and exc.filename is None:
+        if exc.errno == errno.EPIPE:  # raised outside typer's guard: its usage message to stderr
+            _drain(2)
+            return EXIT_BAD_INPUT
+        _drain(1)
+        say(f"graphrag-audit: error: stdout: cannot write the output ({exc.strerror or exc})\n")
+        return EXIT_BAD_INPUT
+    return None
 
 
 def use_color(color: Color, stream) -> bool:
@@ -202,6 +342,13 @@ def run_guarded(fn, debug: bool):
         raise fail("interrupted", 130) from None
     except MemoryError:
         raise fail("out of memory: the index needs more memory than this machine has free") from None
+    except OSError as exc:
+        if exc.filename is None:
+            raise  # not about a file: writing stdout (main() reports it) or a bug (below)
+        if debug:
+            traceback.print_exc()
+        # e.g. a path component longer than NAME_MAX (ENAMETOOLONG) met while looking around
+        raise fail(f"{exc.filename}: cannot access ({exc.strerror or exc})") from None
     except Exception as exc:  # a bug or an input we did not anticipate: never a raw traceback
         if debug:
             traceback.print_exc()
@@ -320,7 +467,7 @@ def levels_cmd(
         except WriteError as exc:
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
         if warning:
-            sys.stderr.write(f"graphrag-audit: warning: $GITHUB_STEP_SUMMARY: {visible(warning)}\n")
+            say(f"graphrag-audit: warning: $GITHUB_STEP_SUMMARY: {visible(warning)}\n")
     if fail_on == FailOn.never:
         raise typer.Exit(EXIT_OK)
     threshold = SEVERITY_RANK[fail_on.value]
@@ -348,17 +495,24 @@ from graphrag_audit.cli_plan import register as _reg_plan; _reg_plan(app)  # noq
 
 
 def main() -> None:
+    _claim_standard_fds()
     try:
         app()
-    except SystemExit:
+    except SystemExit as exc:
+        code = _output_failed(exc)
+        if code is not None:
+            sys.exit(code)
         raise
     except BaseException as exc:  # pragma: no cover - last resort, never a traceback
+        code = _output_failed(exc)
+        if code is not None:
+            sys.exit(code)
         if isinstance(exc, KeyboardInterrupt):
-            sys.stderr.write("graphrag-audit: error: interrupted\n")
+            say("graphrag-audit: error: interrupted\n")
             sys.exit(130)
         from graphrag_audit.errors import visible
 
-        sys.stderr.write(f"graphrag-audit: error: internal error ({visible(f'{type(exc).__name__}: {exc}')})\n")
+        say(f"graphrag-audit: error: internal error ({visible(f'{type(exc).__name__}: {exc}')})\n")
         sys.exit(EXIT_BAD_INPUT)
 
 

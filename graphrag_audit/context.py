@@ -728,10 +728,13 @@ def build_batches(
     # unconditionally, then every following row while header + their sum <= max: with prefix
     # sums that is one binary search per batch, not one Python step per report.
     limit = int(max_context_tokens)
+    # any limit above every token sum batches alike: capped so that numpy's int64 never overflows
+    # (graphrag compares Python ints: --max-context-tokens may be any positive integer)
+    cap = min(limit, 2**62)
     m = len(o)
-    oversize = int(np.count_nonzero(header_tokens + toks > limit))
+    oversize = int(np.count_nonzero(header_tokens + toks > cap))
     csum = np.concatenate(([0], np.cumsum(toks, dtype=np.int64)))
-    room = limit - header_tokens
+    room = cap - header_tokens
     batch_tokens: list[int] = []
     starts: list[int] = []
     s = 0

@@ -18,6 +18,7 @@ from graphrag_audit.normalise import (
     EntityKeyMatch,
     _arrow_list,
     dictionary_lists,
+    flat_ids,
     int_ids,
     int_lists,
     key_column,
@@ -28,7 +29,7 @@ from graphrag_audit.normalise import (
     node_entity_rows,
     text_column,
 )
-from graphrag_audit.tables import parquet_schema, read_table, table_columns
+from graphrag_audit.tables import parquet_schema, read_table, split_list_cell, table_columns
 from graphrag_audit.tree import build_tree, graph_links, parent_links
 
 COMMUNITY_COLUMNS = ["community", "id", "human_readable_id", "level", "parent", "children",
@@ -212,10 +213,12 @@ def _entities(files) -> pd.DataFrame | None:
     if "text_unit_ids" in df.columns:
         tu = df["text_unit_ids"]
         del df  # the text-unit id strings go once they are encoded
+        flat_ids(tu, path, "text_unit_ids")  # nested lists: refused, never made into id strings
         # arrow lists stay arrow-backed, items dictionary-encoded; CSV strings become Python lists
         enc = dictionary_lists(tu)
         if enc is None:
-            enc = tu if _arrow_list(tu) is not None else list_column(tu, path, "text_unit_ids")
+            enc = tu if _arrow_list(tu) is not None else list_column(tu, path, "text_unit_ids",
+                                                                       cell=split_list_cell)
         del tu
         out["text_unit_ids"] = enc
     else:
@@ -239,7 +242,8 @@ def load_index(path: str | os.PathLike) -> IndexModel:
     # and the model is returned before it is ready (model.rollup_rows waits for it), so the
     # analyses that do not need it start meanwhile.
     community_columns = schemas.get("communities", {})
-    defer_nodes = read_nodes and "entity_ids" in community_columns and "parent" in community_columns
+    defer_nodes = read_nodes and "nodes" in files.tables and "entity_ids" in community_columns \
+        and "parent" in community_columns
     # A worker thread reads and encodes create_final_nodes (graphrag < 2.0) and the entities
     # table (text-unit ids), while this one reads the communities and the reports: arrow decodes
     # and hashes without the GIL, so both cores work (a third thread would only add memory on

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from pandas.api import types as ptypes
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.tables import parse_list_cell
+from graphrag_audit.tables import parse_list_cell, split_list_cell
 
 INT64_MAX = np.iinfo(np.int64).max
 MAX_LEVEL = 1000
@@ -144,15 +144,16 @@ def dictionary_lists(series: pd.Series) -> pd.Series | None:
     return pd.Series(pd.arrays.ArrowExtensionArray(out), index=series.index, name=series.name)
 
 
-def list_column(series: pd.Series, path: Path, column: str) -> list[list]:
-    """A list column (arrow list, list<null>, CSV string) as Python lists."""
+def list_column(series: pd.Series, path: Path, column: str, cell=parse_list_cell) -> list[list]:
+    """A list column (arrow list, list<null>, CSV string) as Python lists; text cells parsed
+    with ``cell`` (:func:`split_list_cell` for lists of ids, as graphrag 3 reads them)."""
     arr = _arrow_list(series)
     if arr is not None:  # converted in C++: no per-row numpy arrays
         return [[] if v is None else v for v in arr.to_pylist()]
     out = []
     for v in series.to_numpy(dtype=object):
         try:
-            out.append(parse_list_cell(v))
+            out.append(cell(v))
         except ValueError as exc:
             raise IndexInputError(path, f"column '{column}': {exc}") from None
     return out
@@ -188,6 +189,27 @@ def int_lists(series: pd.Series, path: Path, column: str) -> list[list]:
     return out
 
 
+def _nested(path: Path, column: str, kind: str = "lists") -> IndexInputError:
+    return IndexInputError(path, f"column '{column}' holds nested {kind} where ids belong: graphrag's global "
+                                 f"search fails on them (pandas merge / set(): unhashable type)")
+
+
+def flat_ids(series: pd.Series, path: Path, column: str) -> None:
+    """Refuse an arrow list column of ids whose items are lists, structs or maps (entity_ids,
+    text_unit_ids): graphrag 3.x explodes them into unhashable arrays and its global search fails
+    (``read_indexer_entities`` merges on them; the occurrence weights put them in a set). They are
+    never turned into id strings. (A CSV cell ``"[['a', 'b']]"`` is different: graphrag splits
+    the text into ``a``, ``b``; see tables.split_list_cell.)"""
+    arr = _arrow_list(series)
+    if arr is None:
+        return
+    t = arr.type.value_type
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_nested(t):
+        raise _nested(path, column, "structs" if pa.types.is_struct(t) else "maps" if pa.types.is_map(t) else "lists")
+
+
 def list_flat(series: pd.Series, path: Path, column: str) -> tuple[np.ndarray | pd.api.extensions.ExtensionArray,
                                                                    np.ndarray]:
     """(every item of every list as str, in row order; the list length of each row).
@@ -195,6 +217,7 @@ def list_flat(series: pd.Series, path: Path, column: str) -> tuple[np.ndarray | 
     Equal to flattening :func:`list_column` with ``str()`` on each item, without building a
     Python list per row (a communities table can have a million rows). Arrow string lists come
     back dictionary-encoded (:func:`dictionary_keys`: no Python string per item)."""
+    flat_ids(series, path, column)
     arr = _arrow_list(series)
     if arr is not None:
         try:
@@ -210,7 +233,11 @@ def list_flat(series: pd.Series, path: Path, column: str) -> tuple[np.ndarray | 
             raise
         except (pa.ArrowException, ValueError):  # anything odd: the generic path decides
             pass
-    lists = list_column(series, path, column)
+    lists = list_column(series, path, column, cell=split_list_cell)
+    for lst in lists:
+        for e in lst:
+            if isinstance(e, (list, tuple, dict, np.ndarray)):
+                raise _nested(path, column, "structs" if isinstance(e, dict) else "lists")
     lens = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
     flat = np.empty(int(lens.sum()), dtype=object)
     flat[:] = [str(e) for lst in lists for e in lst]

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from graphrag_audit.decoded import BatchBudget, check_parquet
 from graphrag_audit.errors import IndexInputError
 
 PARQUET_MAGIC = b"PAR1"
@@ -48,7 +49,7 @@ def _check_file(path: Path) -> int:
 
 def _check_parquet_magic(path: Path, size: int) -> None:
     try:
-        with open(path, "rb") as fh:
+        with _open_regular(path) as fh:
             head = fh.read(4)
             if size < 12:
                 raise IndexInputError(path, f"truncated parquet file ({size} bytes)")
@@ -77,19 +78,38 @@ def table_columns(path: Path) -> list[str]:
     size = _check_file(path)
     if path.suffix == ".csv":
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                header = fh.readline(MAX_CSV_HEADER)
+            with _open_regular(path) as fh:
+                head = fh.read(MAX_CSV_HEADER)
         except PermissionError:
             raise IndexInputError(path, "permission denied") from None
         except OSError as exc:
             raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
-        if len(header) >= MAX_CSV_HEADER and not header.endswith("\n"):
+        if len(head) >= MAX_CSV_HEADER and b"\n" not in head and b"\r" not in head:
             raise IndexInputError(path, f"not a CSV table (no header line within the first "
                                         f"{MAX_CSV_HEADER // 1024**2} MiB)")
         import csv
+        import io
 
-        return next(csv.reader([header]), [])
+        # one leading UTF-8 byte order mark is not part of the first name (pandas and pyarrow
+        # drop it: graphrag 3 reads `id`, not `\ufeffid`); the header may hold quoted newlines
+        text = head.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
+        return next(csv.reader(io.StringIO(text, newline="")), [])
     return list(parquet_schema(path, size).names)
+
+
+def _open_regular(path: Path):
+    """``open(path, "rb")`` that never blocks (O_NONBLOCK: a FIFO swapped in after the stat) and
+    refuses anything but a regular file."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise IndexInputError(path, "not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
 
 
 def _open(path: Path) -> pa.NativeFile:
@@ -123,26 +143,24 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
     names = table_columns(path)
     cols = [c for c in wanted if c in names]
     if path.suffix == ".csv":
-        try:
-            with _open(path) as fh:
-                table = pacsv.read_csv(
-                    fh,
-                    convert_options=pacsv.ConvertOptions(include_columns=cols, check_utf8=False),
-                    parse_options=pacsv.ParseOptions(newlines_in_values=True),
-                )
-        except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
-            raise
-        except (pa.ArrowException, OSError, ValueError) as exc:
-            raise IndexInputError(path, f"unreadable CSV ({_short(exc)})") from None
+        table = _read_csv(path, cols)
     else:
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # pandas.read_parquet (graphrag's reader) fails: "Multiple matches for FieldRef"
+            raise IndexInputError(path, f"column name {twice[0]!r} appears {names.count(twice[0])} times: "
+                                        f"graphrag cannot read the table (pandas.read_parquet refuses "
+                                        f"duplicate column names)")
         try:
             with _open(path) as fh:
-                rows = pq.read_metadata(fh).num_rows
+                meta = pq.read_metadata(fh)
+                rows = meta.num_rows
                 if rows > MAX_TABLE_ROWS:
                     raise IndexInputError(path, f"the table claims {rows:,} rows, more than the "
                                                 f"{MAX_TABLE_ROWS:,} of any index table (refused unread)")
+                # decompression and dictionary bombs: refused before any column is materialised
+                found = check_parquet(path, fh, meta, cols, fh.size())
                 fh.seek(0)
-                table = _read_parquet(fh, cols)
+                table = _read_parquet(fh, cols, BatchBudget(path, found), meta)
         except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
             raise
         except (pa.ArrowException, OSError, ValueError) as exc:
@@ -170,6 +188,90 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
         raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
 
 
+#: bytes of a CSV file checked for valid UTF-8 at a time
+_UTF8_CHUNK = 16 << 20
+
+
+def _check_csv_utf8(path: Path) -> None:
+    """graphrag 3 reads a CSV table as UTF-8 text, strictly: any invalid byte and it fails
+    (graphrag_storage/file_storage.py ``_read_file``: ``aiofiles.open(path, "r", encoding="utf-8")``,
+    v3.0.2 to v3.3.0), so such a table is refused rather than audited as if graphrag read it."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    offset = 0
+    try:
+        with _open_regular(path) as fh:
+            while True:
+                data = fh.read(_UTF8_CHUNK)
+                pending = len(decoder.getstate()[0])
+                try:
+                    decoder.decode(data, final=not data)
+                except UnicodeDecodeError as exc:
+                    at = offset - pending + exc.start
+                    raise IndexInputError(path, f"not valid UTF-8 (byte {at:,}: {exc.reason}); graphrag reads "
+                                                f"CSV tables as UTF-8 text and fails on it") from None
+                if not data:
+                    return
+                offset += len(data)
+    except PermissionError:
+        raise IndexInputError(path, "permission denied") from None
+    except OSError as exc:
+        raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
+
+
+def _read_csv(path: Path, cols: list[str]) -> pa.Table:
+    """The ``cols`` of a CSV table, as graphrag 3 reads it: ``pd.read_csv(StringIO(text))`` of the
+    file read as UTF-8 text (graphrag_storage/tables/csv_table_provider.py ``read_dataframe``,
+    v3.0.2 to v3.3.0). Strict UTF-8 (:func:`_check_csv_utf8`); one leading byte order mark
+    dropped (pandas and pyarrow both do); quoted fields spanning lines, of any size; and
+    Python's universal newlines (text mode): ``\r\n`` and ``\r`` inside a field read as ``\n``."""
+    _check_csv_utf8(path)
+    block = None  # pyarrow's default (1 MiB) first; a field longer than a block needs a bigger one
+    while True:
+        try:
+            with _open(path) as fh:
+                read = pacsv.ReadOptions(block_size=block) if block else pacsv.ReadOptions()
+                table = pacsv.read_csv(
+                    fh,
+                    read_options=read,
+                    convert_options=pacsv.ConvertOptions(include_columns=cols, check_utf8=False),
+                    parse_options=pacsv.ParseOptions(newlines_in_values=True),
+                )
+            break
+        except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+            raise
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            size = _file_size(path)
+            if block is None and "straddl" in str(exc) and size is not None:
+                block = max(1 << 20, min(size + 1, 2**31 - 1))  # the whole file in one block
+                continue
+            raise IndexInputError(path, f"unreadable CSV ({_short(exc)})") from None
+    return _universal_newlines(table)
+
+
+def _file_size(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+def _universal_newlines(table: pa.Table) -> pa.Table:
+    """``\r\n`` and lone ``\r`` inside string fields as ``\n``, as Python's text mode reads them."""
+    import pyarrow.compute as pc
+
+    for i, f in enumerate(table.schema):
+        if not (pa.types.is_string(f.type) or pa.types.is_large_string(f.type)):
+            continue
+        col = table.column(i)
+        if not pc.any(pc.match_substring(col, "\r")).as_py():
+            continue
+        col = pc.replace_substring(pc.replace_substring(col, "\r\n", "\n"), "\r", "\n")
+        table = table.set_column(i, f, col)
+    return table
+
+
 #: rows per decoded record batch when reading parquet (see _read_parquet), at most
 PARQUET_BATCH_ROWS = 65536
 #: ... and fewer when the columns read hold more than this many bytes per batch
@@ -195,16 +297,22 @@ def _batch_rows(meta: pq.FileMetaData, cols: list[str]) -> int:
     return int(min(PARQUET_BATCH_ROWS, max(1024, PARQUET_BATCH_BYTES * rows // size)))
 
 
-def _read_parquet(fh: pa.NativeFile, cols: list[str]) -> pa.Table:
+def _read_parquet(fh: pa.NativeFile, cols: list[str], budget: BatchBudget | None = None,
+                  meta: pq.FileMetaData | None = None) -> pa.Table:
     """``pq.read_table(fh, columns=cols)``, read record batch by record batch with streamed pages.
 
     The same table (same schema and metadata; possibly in several chunks) at a fraction of the
     peak memory: ``read_table`` buffers and decompresses whole column chunks before decoding,
-    so a 1M-entity ``entities`` table (438 MB decoded) peaked at 1.35 GB, 0.58 GB this way."""
+    so a 1M-entity ``entities`` table (438 MB decoded) peaked at 1.35 GB, 0.58 GB this way.
+    ``budget`` sees every batch (decoded.BatchBudget: a footer understating sizes)."""
     if not cols:
         return pq.read_table(fh, columns=cols)
-    pf = pq.ParquetFile(fh, pre_buffer=False, buffer_size=1 << 20)
-    batches = list(pf.iter_batches(batch_size=_batch_rows(pf.metadata, cols), columns=cols))
+    pf = pq.ParquetFile(fh, metadata=meta, pre_buffer=False, buffer_size=1 << 20)
+    batches = []
+    for batch in pf.iter_batches(batch_size=_batch_rows(pf.metadata, cols), columns=cols):
+        if budget is not None:
+            budget.add(batch)
+        batches.append(batch)
     if batches:
         return pa.Table.from_batches(batches)
     return pf.schema_arrow.empty_table().select(cols)
@@ -286,6 +394,18 @@ def parse_list_cell(value):
         return list(value)
     except TypeError:
         raise ValueError(f"not a list: {value!r}"[:60]) from None
+
+
+def split_list_cell(value):
+    """A list of ids (``entity_ids``, ``text_unit_ids``) from a text cell, split exactly as graphrag 3
+    does (graphrag/data_model/dfs.py ``split_list_column``, v3.0.4 to v3.3.0): newlines as commas,
+    split on commas, ``[] '"`` stripped from both ends of each item, empty items dropped.
+    Not a Python parse: ``"[['a', 'b']]"`` is ``['a', 'b']``, an id holding a comma is two ids.
+    Arrays and None as :func:`parse_list_cell`."""
+    if isinstance(value, str):
+        items = (item.strip("[] '\"") for item in value.replace("\n", ",").split(","))
+        return [item for item in items if item]
+    return parse_list_cell(value)
 
 
 def _numpy_repr_list(s: str):

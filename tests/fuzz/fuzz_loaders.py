@@ -173,14 +173,28 @@ def _column_values(col: pa.ChunkedArray) -> list:
 
 def table_damage(t: pa.Table, draw) -> pa.Table:
     """One table-level mutation of an arrow table."""
-    if t.num_columns == 0:
-        return t
+    if t.num_columns == 0 or _has_dictionary(t):
+        return t  # a dictionary bomb stays as it is: its values would have to be built to change it
     op = draw("choice", ["drop_col", "rename_col", "retype", "null_cells", "drop_rows", "dup_rows", "shuffle",
-                         "extreme", "hostile", "empty", "swap_cols", "listify", "negate"])
+                         "extreme", "hostile", "empty", "swap_cols", "listify", "negate", "dict_bomb", "dup_name"])
     names = t.column_names
     i = draw("int", 0, len(names) - 1)
     name = names[i]
     n = t.num_rows
+    if op == "dict_bomb":  # every row (or list item) names one long string, stored once (see write_parquet)
+        size = draw("choice", [1024, 1 << 20, 4 << 20, 16 << 20])
+        text = pa.array([draw("choice", ["x", "é", "\n", "[1, 2]"]) * size])
+        typ = t.schema.field(i).type
+        if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+            per = draw("int", 1, 50)
+            items = pa.DictionaryArray.from_arrays(pa.array([0] * (n * per), pa.int32()), text)
+            arr = pa.ListArray.from_arrays(pa.array(range(0, n * per + 1, per), pa.int32()), items)
+        else:
+            arr = pa.DictionaryArray.from_arrays(pa.array([0] * n, pa.int32()), text)
+        return t.set_column(i, name, arr)
+    if op == "dup_name":  # a second column of the same name
+        return pa.Table.from_arrays(list(t.columns) + [t.column(draw("int", 0, len(names) - 1))],
+                                    names=names + [name])
     if op == "drop_col":
         return t.remove_column(i)
     if op == "rename_col":
@@ -272,18 +286,41 @@ def table_damage(t: pa.Table, draw) -> pa.Table:
     return t.set_column(i, name, arr)
 
 
-def write_csv_table(t: pa.Table) -> bytes:
-    """graphrag 3 style CSV: lists as Python reprs."""
+def _has_dictionary(t: pa.Table) -> bool:
+    return any(pa.types.is_dictionary(f.type) or (pa.types.is_list(f.type) and pa.types.is_dictionary(f.type.value_type))
+               for f in t.schema)
+
+
+def write_parquet_table(t: pa.Table) -> bytes:
+    """Parquet bytes; a dictionary column (dict_bomb) keeps its dictionary as the dictionary page
+    and reads back as plain strings (no stored arrow schema), as a bomb would."""
+    sink = pa.BufferOutputStream()
+    if _has_dictionary(t):
+        pq.write_table(t, sink, store_schema=False, compression="zstd", dictionary_pagesize_limit=128 << 20,
+                       write_statistics=False)
+    else:
+        pq.write_table(t, sink)
+    return sink.getvalue().to_pybytes()
+
+
+def write_csv_table(t: pa.Table, draw=None) -> bytes:
+    """graphrag 3 style CSV: lists as Python reprs; sometimes with a UTF-8 BOM, CRLF rows (what
+    csv.DictWriter writes) or CRs inside fields."""
     import csv
 
+    style = draw("choice", ["plain", "bom", "crlf", "cr-in-cells"]) if draw else "plain"
     buf = io.StringIO()
-    w = csv.writer(buf)
+    w = csv.writer(buf, lineterminator="\r\n" if style == "crlf" else "\n")
     w.writerow(t.column_names)
     cols = [c.to_pylist() for c in t.columns]
     for r in range(t.num_rows):
-        w.writerow(["" if c[r] is None else repr(c[r]) if isinstance(c[r], list) else
-                    c[r].decode("utf-8", "replace") if isinstance(c[r], bytes) else c[r] for c in cols])
-    return buf.getvalue().encode("utf-8", "surrogateescape")
+        row = ["" if c[r] is None else repr(c[r]) if isinstance(c[r], list) else
+               c[r].decode("utf-8", "replace") if isinstance(c[r], bytes) else c[r] for c in cols]
+        if style == "cr-in-cells":
+            row = [v.replace("\n", "\r\n") + "\r" if isinstance(v, str) and v else v for v in row]
+        w.writerow(row)
+    text = ("\ufeff" if style == "bom" else "") + buf.getvalue()
+    return text.encode("utf-8", "surrogateescape")
 
 
 # ---- one input ----------------------------------------------------------------------------------
@@ -299,17 +336,15 @@ def make_input(seeds: Seeds, draw, out: Path) -> list[str]:
             t = seeds.tables[(seed, fname)]
             for _ in range(draw("int", 1, 3)):
                 t = table_damage(t, draw)
-            as_csv = draw("choice", [False, False, True])
-            sink = pa.BufferOutputStream()
+            as_csv = draw("choice", [False, False, True]) and not _has_dictionary(t)  # bombs: parquet only
             try:
                 if as_csv:
-                    data = write_csv_table(t)
+                    data = write_csv_table(t, draw)
                     del files[fname]
                     fname = fname.rsplit(".", 1)[0] + ".csv"
                     files[fname] = data
                 else:
-                    pq.write_table(t, sink)
-                    files[fname] = sink.getvalue().to_pybytes()
+                    files[fname] = write_parquet_table(t)
                 plan.append(f"table damage on {fname} ({t.num_rows} rows, {t.schema.names})")
             except (pa.ArrowException, ValueError, TypeError, OverflowError, UnicodeError) as exc:
                 plan.append(f"table damage on {fname} not writable ({type(exc).__name__})")

@@ -1,0 +1,497 @@
+"""How many bytes the columns read from a parquet table decode to, checked before they are read.
+
+A parquet file can be tiny and decode to gigabytes. Dictionary encoding stores each distinct
+value once and every row as a small index: one 10 MB string referenced by 300 rows is 3 KB on
+disk (the dictionary page compresses to nothing) and 3 GB once read as plain strings. Run-length
+encoded list levels do the same for list lengths, and compression for plain pages.
+
+The decoded size of a table is the bytes of the text values of the columns read (what arrow
+holds once decoded) plus 8 bytes per value (offsets, numbers). It must not exceed
+:func:`decoded_limit` of the file size. :func:`check_parquet` computes it from the file's
+footer and, when that is not enough to show the table fits, from the dictionary pages; it refuses
+the table (:class:`IndexInputError` naming the file and the column) before any column is
+materialised. Step by step, for every (row group, column) chunk, stopping as soon as the sum of
+the chunks fits the limit:
+
+1. footer only (no read): text values <= the chunk's uncompressed page bytes ``U``, plus, when
+   the chunk may be dictionary-encoded, ``values x U`` (no entry is longer than the pages);
+2. the dictionary page (one small read): ``U + values x the longest dictionary entry``;
+3. exact: the chunk read in dictionary form (arrow's ``read_dictionary``: indices plus each
+   distinct value once, no plain string built) and the lengths of the values its indices name.
+
+Chunks encoded with DELTA_BYTE_ARRAY (prefix-compressed; pandas and pyarrow never write it) have
+no exact step: each value is at most ``U`` bytes long, so ``values x U`` bounds them.
+
+The footer could understate sizes (a crafted file): :class:`BatchBudget` also adds up the decoded
+bytes of each record batch as the table is read and stops at the same limit, so such a file is
+refused at most one record batch past the limit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from graphrag_audit.errors import IndexInputError
+
+MIB, GIB = 1024**2, 1024**3
+#: a table may always decode to this much, whatever its file size
+DECODED_FLOOR = 256 * MIB
+#: ... and to this many times its file size (real index tables: 0.01-2.7; a dictionary bomb: 10^6)
+DECODED_RATIO = 100
+#: ... but never to more than this
+DECODED_CAP = 16 * GIB
+#: when set (bytes; K/M/G/T suffixes, powers of 1024), the limit for every table instead
+ENV_LIMIT = "GRAPHRAG_AUDIT_MAX_DECODED_BYTES"
+#: bytes counted per value besides its text (arrow offsets, 8-byte numbers)
+PER_VALUE = 8
+
+_DICT_ENCODINGS = {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
+_WIDTH = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12}
+
+
+def _human(n: int) -> str:
+    for unit, size in (("GiB", GIB), ("MiB", MIB), ("KiB", 1024)):
+        if n >= size:
+            return f"{n // size} {unit}" if n % size == 0 else f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def parse_byte_count(text: str) -> int:
+    """``"123"``, ``"512M"``, ``"16G"``, ``"2GiB"``, ``"1.5T"`` as bytes (powers of 1024)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*", text, flags=re.IGNORECASE)
+    if not m:
+        raise ValueError(text)
+    scale = 1024 ** " KMGT".index(m.group(2).upper() or " ")
+    value = int(float(m.group(1)) * scale)
+    if value <= 0:
+        raise ValueError(text)
+    return value
+
+
+def decoded_limit(file_size: int) -> tuple[int, str]:
+    """(the most bytes a table of ``file_size`` bytes may decode to, how that was set)."""
+    raw = os.environ.get(ENV_LIMIT)
+    if raw is not None and raw.strip():
+        try:
+            return parse_byte_count(raw), f"set by {ENV_LIMIT}"
+        except (ValueError, OverflowError):
+            raise IndexInputError(ENV_LIMIT, f"not a positive byte count: {raw[:40]!r} (e.g. 8G)") from None
+    limit = min(DECODED_CAP, max(DECODED_FLOOR, DECODED_RATIO * file_size))
+    return limit, (f"the larger of {_human(DECODED_FLOOR)} and {DECODED_RATIO} x the file size, at most "
+                   f"{_human(DECODED_CAP)}; {ENV_LIMIT} changes it")
+
+
+# ---- the chunks of the columns read ----------------------------------------------------------
+@dataclass
+class _Chunk:
+    group: int
+    leaf: int  # parquet leaf column index
+    column: str  # the top-level column it belongs to
+    values: int  # values (rows for a flat column, list items for a list column)
+    pages: int  # uncompressed page bytes (footer)
+    text: bool  # BYTE_ARRAY (variable length)
+    width: int  # bytes per value of a fixed-width leaf
+    dictionary: bool  # may be dictionary-encoded (footer)
+    delta: bool  # DELTA_BYTE_ARRAY: values rebuilt from shared prefixes
+    bound: int = 0  # decoded bytes at most (or exactly, once ``exact``)
+    dict_bytes: int = 0  # the dictionary page, decompressed (step 2; arrow decodes it whole)
+    step: int = 0  # 1 footer, 2 dictionary page, 3 exact
+    exact: bool = False
+
+    def footer_bound(self) -> int:
+        fixed = self.values * max(PER_VALUE, self.width)
+        if not self.text:
+            return fixed
+        grow = self.values * self.pages if (self.dictionary or self.delta) else 0
+        return self.pages + grow + fixed
+
+
+def _leaf_count(t: pa.DataType) -> int:
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _leaf_count(t.value_type)
+    if pa.types.is_map(t):
+        return _leaf_count(t.key_type) + _leaf_count(t.item_type)
+    if pa.types.is_struct(t):
+        return sum(_leaf_count(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_dictionary(t):
+        return _leaf_count(t.value_type)
+    return 1
+
+
+def _leaf_columns(meta: pq.FileMetaData) -> list[str]:
+    """The top-level column of each parquet leaf column (names may hold dots)."""
+    schema = meta.schema
+    try:
+        arrow = schema.to_arrow_schema()
+        owners = [f.name for f in arrow for _ in range(_leaf_count(f.type))]
+        if len(owners) == meta.num_columns:
+            return owners
+    except (pa.ArrowException, ValueError, TypeError):
+        pass
+    return [schema.column(i).path.split(".")[0] for i in range(meta.num_columns)]
+
+
+def _chunks(meta: pq.FileMetaData, cols: list[str]) -> list[_Chunk]:
+    owners = _leaf_columns(meta)
+    wanted = set(cols)
+    leaves = [i for i, owner in enumerate(owners) if owner in wanted]
+    schema = meta.schema
+    info = {}
+    for i in leaves:
+        c = schema.column(i)
+        info[i] = (c.physical_type, int(c.length or 0), c.max_repetition_level > 0)
+    out = []
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        rows = max(int(group.num_rows), 0)
+        for i in leaves:
+            cc = group.column(i)
+            physical, length, nested = info[i]
+            values = max(int(cc.num_values), 0)
+            if not nested:  # a flat column has one value per row, whatever the footer says
+                values = max(values, rows)
+            encodings = set(cc.encodings or ())
+            text = physical == "BYTE_ARRAY"  # FIXED_LEN_BYTE_ARRAY: ``length`` bytes a value, dictionary or not
+            width = length if physical == "FIXED_LEN_BYTE_ARRAY" else _WIDTH.get(physical, PER_VALUE)
+            chunk = _Chunk(g, i, owners[i], values, max(int(cc.total_uncompressed_size), 0), text, width,
+                           dictionary=bool(cc.has_dictionary_page) or bool(encodings & _DICT_ENCODINGS),
+                           delta="DELTA_BYTE_ARRAY" in encodings)
+            chunk.bound, chunk.step = chunk.footer_bound(), 1
+            out.append(chunk)
+    return out
+
+
+# ---- step 2: the dictionary page -------------------------------------------------------------
+class _Thrift(Exception):
+    pass
+
+
+def _varint(b: bytes, i: int) -> tuple[int, int]:
+    out = shift = 0
+    while True:
+        if i >= len(b) or shift > 63:
+            raise _Thrift
+        x = b[i]
+        i += 1
+        out |= (x & 0x7F) << shift
+        shift += 7
+        if not x & 0x80:
+            return out, i
+
+
+def _zigzag(n: int) -> int:
+    return (n >> 1) ^ -(n & 1)
+
+
+def _skip(b: bytes, i: int, kind: int, depth: int) -> int:
+    if kind in (1, 2):  # booleans live in the field header
+        return i
+    if kind == 3:
+        return i + 1
+    if kind in (4, 5, 6):
+        return _varint(b, i)[1]
+    if kind == 7:
+        return i + 8
+    if kind == 8:
+        n, i = _varint(b, i)
+        return i + n
+    if kind in (9, 10):
+        if i >= len(b):
+            raise _Thrift
+        head = b[i]
+        i += 1
+        n, elem = head >> 4, head & 0x0F
+        if n == 15:
+            n, i = _varint(b, i)
+        if n > len(b):
+            raise _Thrift
+        for _ in range(n):
+            i = i + 1 if elem in (1, 2) else _skip(b, i, elem, depth)
+        return i
+    if kind == 11:
+        n, i = _varint(b, i)
+        if n > len(b):
+            raise _Thrift
+        if n:
+            if i >= len(b):
+                raise _Thrift
+            kv = b[i]
+            i += 1
+            for _ in range(n):
+                i = _skip(b, i, kv >> 4, depth)
+                i = _skip(b, i, kv & 0x0F, depth)
+        return i
+    if kind == 12:
+        return _struct(b, i, depth + 1)[1]
+    raise _Thrift
+
+
+def _struct(b: bytes, i: int, depth: int = 0) -> tuple[dict, int]:
+    """A thrift compact-protocol struct: {field id: int or nested dict}; other fields skipped."""
+    if depth > 16:
+        raise _Thrift
+    fid, out = 0, {}
+    while True:
+        if i >= len(b):
+            raise _Thrift
+        head = b[i]
+        i += 1
+        if head == 0:
+            return out, i
+        kind, delta = head & 0x0F, head >> 4
+        if delta:
+            fid += delta
+        else:
+            n, i = _varint(b, i)
+            fid = _zigzag(n)
+        if kind in (4, 5, 6):
+            n, i = _varint(b, i)
+            out[fid] = _zigzag(n)
+        elif kind == 12:
+            out[fid], i = _struct(b, i, depth + 1)
+        else:
+            i = _skip(b, i, kind, depth)
+        if i > len(b):
+            raise _Thrift
+
+
+_CODECS = {"SNAPPY": "snappy", "GZIP": "gzip", "BROTLI": "brotli", "ZSTD": "zstd", "LZ4_RAW": "lz4_raw"}
+_LEN = struct.Struct("<i")
+
+
+def _longest_plain(body: bytes, count: int) -> int | None:
+    """The longest value of ``count`` PLAIN-encoded BYTE_ARRAY values (4-byte length + bytes),
+    or None when ``body`` is not exactly that."""
+    n = len(body)
+    if count <= 0:
+        return 0 if n == 0 else None
+    if n >= 4:
+        first = _LEN.unpack_from(body, 0)[0]
+        if first >= 0 and count * (first + 4) == n:  # every value as long as the first (ids, hashes)
+            lens = np.frombuffer(body, dtype=np.uint8).reshape(count, first + 4)[:, :4]
+            if (np.ascontiguousarray(lens).view("<i4") == first).all():
+                return first
+    pos = longest = seen = 0
+    unpack = _LEN.unpack_from
+    while pos + 4 <= n:
+        size = unpack(body, pos)[0]
+        if size < 0:
+            return None
+        pos += 4 + size
+        seen += 1
+        if size > longest:
+            longest = size
+    return longest if pos == n and seen == count else None
+
+
+def _column_start(cc) -> int:
+    """Where arrow starts reading a column chunk (parquet's ComputeColumnChunkRange)."""
+    start = int(cc.data_page_offset)
+    dict_offset = cc.dictionary_page_offset
+    if cc.has_dictionary_page and dict_offset is not None and 0 < int(dict_offset) < start:
+        start = int(dict_offset)
+    return start
+
+
+def _first_page(fh: pa.NativeFile, cc, file_size: int, budget: int) -> tuple[int, int | None] | None:
+    """What the page a chunk starts with says: ``(0, 0)`` for a data page (no dictionary);
+    ``(dictionary bytes, longest entry)`` for a dictionary page, the longest entry None when it
+    is not worth or not possible to tell (a page over ``budget``, an unsupported codec); None when
+    the header cannot be read (then the footer's bound stands)."""
+    start = _column_start(cc)
+    if not 4 <= start < file_size:
+        return None
+    fh.seek(start)
+    head = fh.read(min(4096, file_size - start))
+    try:
+        header, size = _struct(head, 0)
+    except _Thrift:
+        return None
+    kind, raw_size, packed_size = header.get(1), header.get(2), header.get(3)
+    if kind in (0, 3):  # DATA_PAGE, DATA_PAGE_V2: arrow reads this chunk without a dictionary
+        return 0, 0
+    dict_header = header.get(7)
+    if kind != 2 or not isinstance(dict_header, dict) or not isinstance(raw_size, int) \
+            or not isinstance(packed_size, int) or raw_size < 0 or packed_size < 0:
+        return None
+    count = dict_header.get(1)
+    if not isinstance(count, int) or raw_size > budget or start + size + packed_size > file_size:
+        return raw_size, None
+    fh.seek(start + size)
+    packed = fh.read(packed_size)
+    if cc.compression == "UNCOMPRESSED":
+        body = packed
+    elif cc.compression in _CODECS:
+        try:
+            body = memoryview(pa.Codec(_CODECS[cc.compression]).decompress(packed, decompressed_size=raw_size))
+        except (pa.ArrowException, ValueError):
+            return raw_size, None
+    else:  # LZ4 (hadoop framing), LZO: step 3 reads it
+        return raw_size, None
+    if len(body) != raw_size:
+        return raw_size, None
+    return raw_size, _longest_plain(body, count)
+
+
+# ---- step 3: exact, in dictionary form -------------------------------------------------------
+def _text_lengths(arr) -> int:
+    """Total bytes of the string/binary values of ``arr`` (dictionary-encoded or not; lists of them)."""
+    if isinstance(arr, pa.ChunkedArray):
+        return sum(_text_lengths(c) for c in arr.chunks)
+    t = arr.type
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _text_lengths(pc.list_flatten(arr))
+    if pa.types.is_dictionary(t):
+        lengths = pc.binary_length(arr.dictionary)
+        total = pc.sum(pc.take(lengths, arr.indices)).as_py()
+        return int(total or 0)
+    if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) \
+            or pa.types.is_large_binary(t):
+        return int(pc.sum(pc.binary_length(arr)).as_py() or 0)
+    return 0
+
+
+def _exact_text(fh: pa.NativeFile, meta: pq.FileMetaData, column: str, group: int,
+                leaves: list[str]) -> int | None:
+    """Bytes of text in ``column`` of row group ``group``, read in dictionary form."""
+    fh.seek(0)
+    pf = pq.ParquetFile(fh, metadata=meta, read_dictionary=leaves, pre_buffer=False, buffer_size=1 << 20)
+    t = pf.schema_arrow.field(column).type
+    while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) \
+            or pa.types.is_dictionary(t):
+        t = t.value_type
+    if not (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
+            or pa.types.is_large_binary(t)):
+        return None  # structs, maps: the bound of step 2 stands
+    total = 0
+    for batch in pf.iter_batches(batch_size=65536, row_groups=[group], columns=[column]):
+        total += _text_lengths(batch.column(0))
+    return total
+
+
+# ---- the check -------------------------------------------------------------------------------
+@dataclass
+class DecodedSize:
+    """What :func:`check_parquet` found: the limit and the decoded bytes per column."""
+
+    limit: int
+    rule: str
+    file_size: int
+    columns: dict[str, int] = field(default_factory=dict)
+    exact: bool = True
+
+    @property
+    def total(self) -> int:
+        return sum(self.columns.values())
+
+
+def _amount(n: int) -> str:
+    return f"{n:,} bytes" if n < 1024 else f"{n:,} bytes ({_human(n)})"
+
+
+def _refuse(path: Path, found: DecodedSize, total: int | None = None, during_read: bool = False,
+            at_least: bool = False) -> IndexInputError:
+    total = found.total if total is None else total
+    column, biggest = max(found.columns.items(), key=lambda kv: kv[1]) if found.columns else ("?", total)
+    how = "at least " if at_least else "" if found.exact or during_read else "up to "
+    if during_read:
+        what = f"the columns read decode to more than {_amount(total)} although the file's footer claims less"
+    elif biggest > found.limit or len(found.columns) == 1:
+        what = f"column '{column}' decodes to {how}{_amount(biggest)}"
+    else:
+        what = f"the columns read decode to {how}{_amount(total)} (column '{column}' {_human(biggest)})"
+    if at_least:
+        what += " (its pages decompress to that much)"
+    return IndexInputError(path, f"{what} from a {found.file_size:,}-byte file, more than its "
+                                 f"{_human(found.limit)} limit ({found.rule}); refused unread")
+
+
+def check_parquet(path: Path, fh: pa.NativeFile, meta: pq.FileMetaData, cols: list[str],
+                  file_size: int) -> DecodedSize:
+    """Refuse (IndexInputError) a parquet table whose columns ``cols`` decode to more than
+    :func:`decoded_limit` bytes; otherwise return what was found. Reads at most the dictionary
+    pages of the largest chunks, and (rarely) those chunks in dictionary form."""
+    limit, rule = decoded_limit(file_size)
+    found = DecodedSize(limit, rule, file_size)
+    try:
+        chunks = _chunks(meta, cols)
+    except (pa.ArrowException, ValueError, TypeError, AttributeError, IndexError) as exc:
+        raise IndexInputError(path, f"corrupt parquet metadata ({exc})") from None
+
+    def total() -> int:
+        return sum(c.bound for c in chunks)
+
+    def at_least() -> None:  # arrow decompresses each page whole, and decodes a dictionary whole
+        pages: dict[str, int] = {}
+        for c in chunks:
+            pages[c.column] = pages.get(c.column, 0) + max(c.pages, c.dict_bytes)
+        if sum(pages.values()) > limit:
+            found.columns, found.exact = pages, False
+            raise _refuse(path, found, at_least=True)
+
+    at_least()
+    for c in chunks:  # step 2: the page each text chunk starts with (a footer may hide a dictionary)
+        if not c.text or c.delta:
+            continue
+        first = _first_page(fh, meta.row_group(c.group).column(c.leaf), file_size, limit)
+        if first is None:
+            continue
+        c.dict_bytes, longest = first
+        c.dictionary = c.dictionary or c.dict_bytes > 0
+        if longest is not None:
+            c.bound, c.step = max(c.pages, c.dict_bytes) + c.values * (longest + PER_VALUE), 2
+    at_least()
+    if total() > limit:  # step 3, exact: (column, row group) read in dictionary form
+        leaves_of: dict[str, list[str]] = {}
+        for i, owner in enumerate(_leaf_columns(meta)):
+            if meta.schema.column(i).physical_type == "BYTE_ARRAY":
+                leaves_of.setdefault(owner, []).append(meta.schema.column(i).path)
+        todo: dict[tuple[str, int], list[_Chunk]] = {}
+        for c in chunks:
+            if c.text and c.dictionary and not c.delta and c.step < 3:
+                todo.setdefault((c.column, c.group), []).append(c)
+        for (column, group), cs in sorted(todo.items(), key=lambda kv: -sum(c.bound for c in kv[1])):
+            if total() <= limit:
+                break
+            if not leaves_of.get(column):
+                continue
+            try:
+                text = _exact_text(fh, meta, column, group, leaves_of[column])
+            except MemoryError:
+                raise
+            except (pa.ArrowException, OSError, ValueError, KeyError) as exc:
+                raise IndexInputError(path, f"unreadable parquet data ({' '.join(str(exc).split())[:160]})") \
+                    from None
+            if text is None:
+                continue
+            for k, c in enumerate(cs):  # the text once, the per-value bytes of every leaf
+                c.bound = (text if k == 0 else 0) + c.values * PER_VALUE
+                c.step, c.exact = 3, True
+    for c in chunks:
+        found.columns[c.column] = found.columns.get(c.column, 0) + c.bound
+    found.exact = all(c.exact or not (c.text and (c.dictionary or c.delta)) for c in chunks)
+    if found.total > limit:
+        raise _refuse(path, found)
+    return found
+
+
+class BatchBudget:
+    """Adds up the decoded bytes of the record batches of a table as they are read; refuses the
+    table once they pass the limit (a footer that understates the sizes)."""
+
+    def __init__(self, path: Path, found: DecodedSize):
+        self.path, self.found, self.used = path, found, 0
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        self.used += batch.nbytes
+        if self.used > self.found.limit:
+            raise _refuse(self.path, self.found, self.used, during_read=True)
