@@ -39,6 +39,11 @@ class Format(str, Enum):
     github = "github"
 
 
+class JsonIds(str, Enum):
+    full = "full"
+    delta = "delta"
+
+
 class FailOn(str, Enum):
     error = "error"
     warning = "warning"
@@ -98,13 +103,19 @@ def check_output_path(output: Path | None, index_dir: Path) -> None:
         raise fail(f"{output}: refusing to write inside the index directory {index_dir}")
 
 
-def write_payload(text: str, output: Path | None) -> None:
+def write_payload(text, output: Path | None) -> None:
+    """``text``: the payload as one string, or as an iterable of string chunks written one
+    after another (a streamed JSON document is never held whole)."""
+    chunks = [text] if isinstance(text, str) else text
     if output is None:
-        sys.stdout.write(text)
+        for chunk in chunks:
+            sys.stdout.write(chunk)
         sys.stdout.flush()
         return
     try:
-        output.write_text(text, encoding="utf-8")
+        with open(output, "w", encoding="utf-8") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
     except OSError as exc:
         raise fail(f"{output}: cannot write ({exc.strerror or exc})") from None
 
@@ -189,6 +200,10 @@ def levels_cmd(
     max_context_tokens: int = typer.Option(12000, "--max-context-tokens", min=1,
                                            help="graphrag's global search max_context_tokens (batch size)."),
     no_costs: bool = typer.Option(False, "--no-costs", help="Skip token counting and map-call batching."),
+    json_ids: JsonIds = typer.Option(JsonIds.full, "--json-ids",
+                                     help="-f json: 'full' lists every level's community ids (the default "
+                                          "contract); 'delta' lists only the ids each level adds and removes "
+                                          "since the previous one (lossless, linear in the index size)."),
     verify: bool = typer.Option(False, "--verify", help="Also run the installed graphrag's own "
                                 "read_indexer_reports and report agreement per level."),
     color: Color = typer.Option(Color.auto, "--color", envvar="GRAPHRAG_AUDIT_COLOR",
@@ -237,8 +252,13 @@ def levels_cmd(
     if fmt == Format.text:
         kw = dict(width=w, color=use_color(color, sys.stdout) if output is None else color == Color.always,
                   focus=level if _from_command_line(ctx, "level") else None)
-    text = run_guarded(lambda: _render(render, report, fmt.value, kw), debug)
-    write_payload(text, output)
+    if fmt == Format.json:  # streamed: a deep index lists millions of ids
+        from graphrag_audit.render.json import iter_json
+
+        text = iter_json(report, json_ids=json_ids.value)
+    else:
+        text = run_guarded(lambda: _render(render, report, fmt.value, kw), debug)
+    run_guarded(lambda: write_payload(text, output), debug)
     if fmt == Format.github:
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
