@@ -44,6 +44,11 @@ class Format(str, Enum):
     github = "github"
 
 
+class JsonIds(str, Enum):
+    full = "full"
+    delta = "delta"
+
+
 class FailOn(str, Enum):
     error = "error"
     warning = "warning"
@@ -272,19 +277,28 @@ def check_output_path(output: Path | None, index_dir: Path):
     return guard
 
 
-def write_payload(text: str, output: Path | None, guard=None) -> None:
-    """``text`` to stdout (no ``-o``, or ``-o -``) or atomically to the file ``output``."""
+def write_payload(text, output: Path | None, guard=None) -> None:
+    """``text`` to stdout (no ``-o``, or ``-o -``) or atomically to the file ``output``. ``text``
+    is the payload as one string, or an iterable of string chunks written one after another (a
+    streamed JSON document is never held whole)."""
     from graphrag_audit.safe_write import Guard, WriteError, is_stdout, write_file
 
+    chunks = [text] if isinstance(text, str) else text
     if output is None or is_stdout(output):
         from graphrag_audit.render.console import write_stream
 
-        write_stream(text, sys.stdout)  # never a UnicodeEncodeError, whatever stdout's encoding
+        for chunk in chunks:
+            write_stream(chunk, sys.stdout)  # never a UnicodeEncodeError, whatever stdout's encoding
         return
     if guard is None:
         guard = _CHECKED.get(os.fspath(output)) or Guard()
+
+    def produce(fh) -> None:
+        for chunk in chunks:
+            fh.write(chunk.encode("utf-8"))
+
     try:
-        write_file(output, text, guard)
+        write_file(output, text if isinstance(text, str) else produce, guard)
     except WriteError as exc:
         raise fail(str(exc)) from None
 
@@ -386,6 +400,10 @@ def levels_cmd(
     max_context_tokens: int = typer.Option(12000, "--max-context-tokens", min=1,
                                            help="graphrag's global search max_context_tokens (batch size)."),
     no_costs: bool = typer.Option(False, "--no-costs", help="Skip token counting and map-call batching."),
+    json_ids: JsonIds = typer.Option(JsonIds.full, "--json-ids",
+                                     help="-f json: 'full' lists every level's community ids (the default "
+                                          "contract); 'delta' lists only the ids each level adds and removes "
+                                          "since the previous one (lossless, linear in the index size)."),
     verify: bool = typer.Option(False, "--verify", help="Also run the installed graphrag's own "
                                 "read_indexer_reports (and with costs its build_community_context) and report "
                                 "agreement per level; exit 2 when graphrag cannot be imported here."),
@@ -454,9 +472,14 @@ def levels_cmd(
     if fmt == Format.text:
         kw = dict(width=w, color=use_color(color, sys.stdout) if output is None else color == Color.always,
                   focus=level if _from_command_line(ctx, "level") else None)
-    with output_charset_for(output):
-        text = run_guarded(lambda: _render(render, report, fmt.value, kw), debug)
-    write_payload(text, output, guard)
+    if fmt == Format.json:  # streamed: a deep index lists millions of ids
+        from graphrag_audit.render.json import iter_json
+
+        text = iter_json(report, json_ids=json_ids.value)
+    else:
+        with output_charset_for(output):
+            text = run_guarded(lambda: _render(render, report, fmt.value, kw), debug)
+    run_guarded(lambda: write_payload(text, output, guard), debug)
     if summary:
         from graphrag_audit.errors import visible
         from graphrag_audit.render.markdown import render_markdown

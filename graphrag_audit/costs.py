@@ -13,6 +13,7 @@ once, and :meth:`ContextCoster.selection_batches` packs the ``v1`` selections wi
 
 from __future__ import annotations
 
+import hashlib
 import threading
 
 import numpy as np
@@ -456,7 +457,12 @@ class ContextCoster:
             self._raw = (self.counts.reindex(self.comm).fillna(0).to_numpy(dtype=np.int64) if len(self.counts)
                          else np.zeros(len(self.comm), dtype=np.int64))
         self._fixed: dict[bool, np.ndarray] = {}
-        self._memo: dict[bytes, tuple[ContextBatches, str | None]] = {}
+        self._memo: dict[tuple, tuple[ContextBatches, str | None]] = {}
+        # the memo keeps the batches of at most this many selected rows in all, oldest out first
+        # (each entry holds three arrays a row: a 1,000-level index selects millions of rows)
+        self._memo_budget = 8 * len(self.comm) + 65536
+        self._memo_rows = 0
+        self._memo_lock = threading.Lock()
         self.zero_weight_sets = 0
         self.last_note: str | None = None
 
@@ -557,7 +563,12 @@ class ContextCoster:
         """(the batches, a note on them or None); safe to call from several threads at once."""
         rows = np.asarray(rows, dtype=np.int64)
         eff = self._raw if raw is None else raw
-        key = rows.tobytes() + (b"" if eff is None or eff is _NO_WEIGHTS else b"|" + eff[rows].tobytes())
+        # the key is a digest of the rows and their weights, not the bytes themselves: a
+        # 1,000-level index selects millions of rows over its levels
+        h = hashlib.blake2b(rows.tobytes(), digest_size=32)
+        if not (eff is None or eff is _NO_WEIGHTS):
+            h.update(b"|" + eff[rows].tobytes())
+        key = (len(rows), h.digest())
         hit = self._memo.get(key)
         if hit is not None:
             return hit
@@ -574,7 +585,14 @@ class ContextCoster:
             b = build_batches(self.comm[rows], self.titles[rows], self.contents[rows], self.ranks[rows], weights,
                               token_counter=self.counter, max_context_tokens=self.max_context_tokens,
                               cache=self.cache)
-        self._memo[key] = (b, note)
+        with self._memo_lock:
+            if key not in self._memo:
+                self._memo[key] = (b, note)
+                self._memo_rows += len(rows)
+            while self._memo_rows > self._memo_budget and len(self._memo) > 1:
+                oldest = next(iter(self._memo))
+                del self._memo[oldest]
+                self._memo_rows -= oldest[0]
         return b, note
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graphrag_audit.forest import root_of
 from graphrag_audit.levels import TreeIndex
 from graphrag_audit.model import IndexModel
 
@@ -47,18 +48,9 @@ class DepthAnalysis:
 
 
 def _root_of(ti: TreeIndex) -> np.ndarray:
-    root = np.arange(len(ti.index))
-    for _ in range(len(ti.index)):
-        p = ti.parent[root]
-        move = p >= 0
-        move &= p != root
-        if not move.any():
-            break
-        nxt = np.where(move, p, root)
-        if np.array_equal(nxt, root):
-            break
-        root = nxt
-    return root
+    """Each community's root (for a parent chain that loops: where ``n`` parent steps end),
+    by pointer doubling: O(n log depth), not one pass per level of depth."""
+    return root_of(ti.parent)
 
 
 def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = None) -> DepthAnalysis:
@@ -105,23 +97,26 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
     hist: dict[str, int] = {}
     if len(root_codes):
         d = deepest[root_codes] - ti.level[root_codes]
-        for k in range(int(d.max()) + 1):
-            hist[str(k)] = int((d == k).sum())
+        for k, cnt in enumerate(np.bincount(d).tolist()):
+            hist[str(k)] = int(cnt)
 
+    # per N, by counting once: roots whose subtree reaches N, entities whose finest level >= N
     clustered = ent_finest >= 0
+    top = max_level + 1
+    reach_at = _at_least(deepest[root_codes], top)
+    served_at = _at_least(ent_finest[clustered], top)
+    n_roots, n_clustered = int(len(root_codes)), int(clustered.sum())
     per_level = []
     for lv in range(max_level + 1):
-        reach = deepest[root_codes] >= lv
-        served = int((ent_finest[clustered] >= lv).sum())
-        stuck = int((ent_finest[clustered] < lv).sum())
+        reach, served = int(reach_at[lv]), int(served_at[lv])
         row = {
             "community_level": lv,
-            "roots_reaching": int(reach.sum()),
-            "roots_stuck": int((~reach).sum()),
-            "roots_total": int(len(root_codes)),
+            "roots_reaching": reach,
+            "roots_stuck": n_roots - reach,
+            "roots_total": n_roots,
             "entities_served": served,
-            "entities_stuck": stuck,
-            "entities_total": int(clustered.sum()),
+            "entities_stuck": n_clustered - served,
+            "entities_total": n_clustered,
         }
         if v1_spreads and lv in v1_spreads:
             row["entities_per_report"] = v1_spreads[lv]
@@ -133,10 +128,18 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
 
     single = np.sort(ti.index.to_numpy()[ti.children_count == 1]).astype(np.int64).tolist()
     dup_levels = []
+    by_level = np.argsort(ti.level, kind="stable")  # each level's codes, ascending: one slice
+    bounds = np.searchsorted(ti.level[by_level], np.arange(max_level + 2)) if n else np.zeros(1, dtype=np.int64)
     for lv in range(1, max_level + 1):
-        at = np.flatnonzero(ti.level == lv)
-        above = np.flatnonzero(ti.level == lv - 1)
+        at = by_level[bounds[lv]:bounds[lv + 1]]
+        above = by_level[bounds[lv - 1]:bounds[lv]]
         if len(at) and len(at) == len(above) and (ti.children_count[above] == 1).all() \
                 and (ti.n_entities[at] == ti.n_entities[ti.parent[at]]).all():
             dup_levels.append(lv)
     return DepthAnalysis(roots_out, hist, per_level, asym, single, dup_levels, max_level)
+
+
+def _at_least(values: np.ndarray, top: int) -> np.ndarray:
+    """``out[k]`` = how many ``values`` are >= k, for k in 0..top-1 (values >= 0)."""
+    counts = np.bincount(np.minimum(values, top), minlength=top + 1)
+    return np.cumsum(counts[::-1])[::-1][:top]

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphrag_audit.findings import Finding, finding, preview
+from graphrag_audit.forest import peel_sources
 from graphrag_audit.levels import entity_key_match
 from graphrag_audit.model import IndexModel
 from graphrag_audit.normalise import LevelSlots, dictionary_parts, factorize_ints, key_codes, sorted_unique
@@ -170,24 +171,12 @@ def v2_readable(model: IndexModel) -> bool:
 def _cycle_nodes(node_ids: np.ndarray, u: np.ndarray, v: np.ndarray) -> list[int]:
     """Communities on a parent cycle (strongly connected components of more than one node, and
     self-loops) of the graph with nodes ``node_ids`` and edges ``u -> v``. Communities with no
-    parent left are peeled off first, level by level: they are on no cycle, so on a clean forest
-    the networkx search runs on nothing."""
+    parent left are peeled off first (:func:`~graphrag_audit.forest.peel_sources`): they are on
+    no cycle, so on a clean forest the networkx search runs on nothing."""
     loops = set(u[u == v].tolist())
     nodes = pd.Index(node_ids)
     cu, cv = nodes.get_indexer(u), nodes.get_indexer(v)
-    indeg = np.bincount(cv, minlength=len(nodes))
-    by_src = np.argsort(cu, kind="stable")
-    start = np.searchsorted(cu[by_src], np.arange(len(nodes) + 1))
-    alive = np.ones(len(nodes), dtype=bool)
-    wave = np.flatnonzero(indeg == 0)
-    while len(wave):
-        alive[wave] = False
-        lens = start[wave + 1] - start[wave]
-        out_edges = by_src[np.repeat(start[wave], lens) + _ranks(lens)]
-        heads = cv[out_edges]
-        np.subtract.at(indeg, heads, 1)
-        heads = sorted_unique(heads)
-        wave = heads[(indeg[heads] == 0) & alive[heads]]
+    alive = peel_sources(len(nodes), cu, cv)  # one pass, whatever the depth (forest.py)
     cyc: set[int] = set()
     if alive.any():  # what is left holds every cycle; its components are the graph's own
         import networkx as nx

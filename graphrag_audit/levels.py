@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from graphrag_audit.compat import Outcome, behaviour_outcomes
+from graphrag_audit.forest import Ancestry
 from graphrag_audit.model import IndexModel
 from graphrag_audit.normalise import EntityKeyMatch, key_codes, match_entity_keys, sorted_unique
 from graphrag_audit.selection import BEHAVIOURS, Selection
@@ -27,18 +29,71 @@ class TreeLevel:
         return dict(self.__dict__)
 
 
-class CommunityIds(list):
-    """A sorted list of community numbers, every item a Python ``int`` (from ``ndarray.tolist``).
+_I32 = np.iinfo(np.int32)
 
-    A plain list to every caller; the JSON renderer passes it through unchecked (a 1M-entity
-    index has millions of them)."""
+
+class CommunityIds(Sequence):
+    """A sorted sequence of community numbers held as one numpy array (``array``: int32 when
+    every id fits, else int64).
+
+    Reads like a list of Python ``int`` (len, indexing, slicing to a list, iteration, ``==`` with
+    a list or tuple, ``tolist()``) while costing 8 bytes an id: a 1,000-level index selects
+    millions of ids over its levels, which as Python lists need ~36 bytes each. The JSON
+    renderer writes the array in chunks."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, values=(), *, own: bool = False):
+        """``own``: ``values`` is a fresh int64 array nobody else holds (taken, not copied)."""
+        a = np.asarray(values, dtype=np.int64).ravel() if own else np.array(values, dtype=np.int64).ravel()
+        if len(a) and _I32.min <= a.min() and a.max() <= _I32.max:
+            a = a.astype(np.int32)  # half the memory; the ids read the same
+        a.flags.writeable = False
+        self.array = a
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self.array[i].tolist()
+        return int(self.array[i])
+
+    def __iter__(self):
+        a = self.array
+        for start in range(0, len(a), 65536):
+            yield from a[start:start + 65536].tolist()
+
+    def __contains__(self, x) -> bool:
+        try:
+            return bool((self.array == int(x)).any())
+        except (TypeError, ValueError, OverflowError):
+            return False
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, CommunityIds):
+            return bool(np.array_equal(self.array, other.array))
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self.array) and self.tolist() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # mutable-sequence semantics, like the list it stands for
+
+    def __array__(self, dtype=None, copy=None):
+        return self.array if dtype is None else self.array.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"CommunityIds({self.tolist()!r})"
+
+    def tolist(self) -> list[int]:
+        return self.array.tolist()
 
 
 @dataclass
 class SelectionStats:
     behaviour: str
     count: int
-    community_ids: list[int]
+    community_ids: CommunityIds  # a sequence of int (see CommunityIds)
     by_level: dict[str, int]
     ancestors_sent: int
     entities_covered: int
@@ -108,6 +163,15 @@ _KEY_MATCH_LOCK = threading.Lock()
 _UNSET = object()
 
 
+@dataclass(eq=False)
+class _Covered:
+    """A set of community codes (sorted), its entities (``mask``) and how many they are."""
+
+    codes: np.ndarray
+    mask: np.ndarray
+    count: int
+
+
 class TreeIndex:
     """Dense community codes, parent codes and membership codes for vectorised analyses."""
 
@@ -124,55 +188,83 @@ class TreeIndex:
         self.mem_ccode = self.mem_ccode[ok]
         ent = m["entity"].array
         self.mem_ecode, self.n_member_entities = key_codes(ent if ok.all() else ent[ok])
-        rep = model.reports["community"].to_numpy()
+        rep = self.rep_comm = model.reports["community"].to_numpy()
         self.rep_ccode = self.index.get_indexer(rep)
         self.rep_level = model.reports["level"].to_numpy()
         rep_n = np.zeros(len(rep), dtype=np.int64)
         has = self.rep_ccode >= 0
         rep_n[has] = self.n_entities[self.rep_ccode[has]]
         self.rep_n_entities = rep_n
-        self._covered: dict[bytes, int] = {}
+        self._covered: list[_Covered] = []  # the last few sets asked about (covered)
+        self._members = None
+        self._ancestry = None
+
+    def members_of(self, ccodes: np.ndarray) -> np.ndarray:
+        """Entity codes of the membership rows of the distinct communities ``ccodes`` (sorted,
+        non-negative): O(their rows), through the rows grouped by community."""
+        if self._members is None:
+            by_comm = np.argsort(self.mem_ccode, kind="stable")
+            start = np.searchsorted(self.mem_ccode[by_comm], np.arange(len(self.index) + 1))
+            self._members = (self.mem_ecode[by_comm], start)
+        ents, start = self._members
+        lens = start[ccodes + 1] - start[ccodes]
+        total = int(lens.sum())
+        pos = np.repeat(start[ccodes] - (np.cumsum(lens) - lens), lens) + np.arange(total, dtype=np.int64)
+        return ents[pos]
 
     def covered(self, ccodes: np.ndarray) -> int:
-        """Distinct entities of the communities ``ccodes`` (remembered per community set: the
-        behaviours and levels often select the same set)."""
-        mask = np.zeros(len(self.index), dtype=bool)
-        mask[ccodes[ccodes >= 0]] = True
-        key = np.packbits(mask).tobytes()
-        got = self._covered.get(key)
-        if got is None:
-            ent = np.zeros(self.n_member_entities, dtype=bool)
-            ent[self.mem_ecode[mask[self.mem_ccode]]] = True
-            got = self._covered[key] = int(ent.sum())
-        return got
+        """Distinct entities of the communities ``ccodes``. A set that holds one asked about
+        recently (>= 2.0 at N+1 holds >= 2.0 at N) costs only its new communities' membership
+        rows; any other set, its own rows: never O(index) per set."""
+        codes = sorted_unique(ccodes[ccodes >= 0])
+        best = None
+        for i, st in enumerate(self._covered):
+            if len(st.codes) == len(codes) and np.array_equal(st.codes, codes):
+                self._covered.insert(0, self._covered.pop(i))
+                return st.count
+            if len(st.codes) < len(codes) and (best is None or len(st.codes) > len(best.codes)) \
+                    and np.isin(st.codes, codes, assume_unique=True).all():
+                best = st
+        if best is None:
+            best = _Covered(codes[:0], np.zeros(self.n_member_entities, dtype=bool), 0)
+        else:
+            self._covered.remove(best)
+        new = codes[~np.isin(codes, best.codes, assume_unique=True)]
+        ents = self.members_of(new)
+        if len(ents):
+            ents = np.where(ents < 0, ents + len(best.mask), ents)  # a missing key (-1): the last slot
+            ents = sorted_unique(ents[~best.mask[ents]])
+            best.mask[ents] = True
+            best.count += int(len(ents))
+        best.codes = codes
+        self._covered = [best] + self._covered[:2]  # the last three sets, newest first
+        return best.count
 
     def ancestors_in(self, ccodes: np.ndarray) -> np.ndarray:
-        """Codes among ``ccodes`` that are a proper ancestor of another code in ``ccodes``."""
-        sel = np.zeros(len(self.index), dtype=bool)
-        sel[ccodes[ccodes >= 0]] = True
-        is_anc = np.zeros(len(self.index), dtype=bool)
-        cur = np.flatnonzero(sel)  # the distinct codes, sorted
-        seen = np.zeros(len(self.index), dtype=bool)
-        for _ in range(len(self.index)):  # bounded: cycles stop via `seen`
-            cur = self.parent[cur]
-            cur = cur[cur >= 0]
-            cur = cur[~seen[cur]]
-            if not len(cur):
-                break
-            seen[cur] = True
-            is_anc[cur[sel[cur]]] = True
-        return np.flatnonzero(is_anc)
+        """Codes among ``ccodes`` that are a proper ancestor of another code in ``ccodes`` (a
+        community on a parent cycle is its own ancestor): :class:`~graphrag_audit.forest.Ancestry`
+        of the first-parent forest, whatever its depth."""
+        if self._ancestry is None:
+            self._ancestry = Ancestry(self.parent)
+        return self._ancestry.ancestors_in(ccodes)
 
 
 def tree_levels(model: IndexModel, ti: TreeIndex) -> list[TreeLevel]:
+    levels = model.levels
+    top = len(levels)
+    by_level = np.argsort(ti.level, kind="stable")  # each level's codes: one slice, ascending
+    bounds = np.searchsorted(ti.level[by_level], np.arange(top + 1))
+    leaves = np.bincount(ti.level[ti.children_count == 0], minlength=top)
+    rep_lev = model.reports["level"].to_numpy()
+    reports = np.bincount(rep_lev[(rep_lev >= 0) & (rep_lev < top)], minlength=top)
     out = []
-    for lv in model.levels:
-        codes = np.flatnonzero(ti.level == lv)
+    for lv in levels:
+        codes = by_level[bounds[lv]:bounds[lv + 1]]
         out.append(TreeLevel(
             level=lv,
             communities=int(len(codes)),
-            leaves=int((ti.children_count[codes] == 0).sum()),
-            reports=int((model.reports["level"].to_numpy() == lv).sum()),
+            leaves=int(leaves[lv]),
+            reports=int(reports[lv]),
             entities=ti.covered(codes),
         ))
     return out
@@ -181,9 +273,11 @@ def tree_levels(model: IndexModel, ti: TreeIndex) -> list[TreeLevel]:
 def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> SelectionStats:
     rows = sel.rows
     ccodes = ti.rep_ccode[rows]
-    comm = model.reports["community"].to_numpy()[rows]
+    comm = ti.rep_comm[rows]
     lv = ti.rep_level[rows]
-    by_level = {str(int(k)): int(v) for k, v in zip(*np.unique(lv, return_counts=True))}
+    per = np.bincount(lv) if len(lv) else np.zeros(0, dtype=np.int64)  # levels are >= 0
+    present = np.flatnonzero(per)
+    by_level = {str(k): v for k, v in zip(present.tolist(), per[present].tolist())}
     covered = ti.covered(ccodes)
     n_ent = ti.rep_n_entities[rows]
     anc = ti.ancestors_in(ccodes)
@@ -193,7 +287,7 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
     return SelectionStats(
         behaviour=sel.behaviour,
         count=int(len(rows)),
-        community_ids=CommunityIds(np.sort(comm).tolist()),
+        community_ids=CommunityIds(np.sort(comm), own=True),
         by_level=by_level,
         ancestors_sent=anc_rows,
         entities_covered=covered,
@@ -204,16 +298,27 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
 
 
 def level_results(model: IndexModel, ti: TreeIndex, selections: dict) -> list[dict]:
-    """One dict per N: {"community_level": N, "selected": {behaviour: SelectionStats}}."""
+    """One dict per N: {"community_level": N, "selected": {behaviour: SelectionStats}}.
+
+    Behaviours that select the very same rows array (``select_all`` hands out one array when
+    two selections are equal, as >= 2.0 and the dynamic pool usually are) share one id array
+    and their statistics are computed once."""
     out = []
     outcomes = behaviour_outcomes(model)
     for n, by_b in selections.items():
-        stats = {b: selection_stats(model, ti, by_b[b]) for b in BEHAVIOURS}
+        stats: dict[str, SelectionStats] = {}
+        for b in BEHAVIOURS:
+            rows = by_b[b].rows
+            same = next((s for s in stats.values() if s.rows is rows), None)
+            if same is None:
+                stats[b] = selection_stats(model, ti, by_b[b])
+            else:
+                stats[b] = replace(same, behaviour=b, cost=None, extra={}, row_tokens=None)
         for b, s in stats.items():
             s.outcome = outcomes[b]
         v2, v1 = stats["v2"], stats["v1"]
-        a2 = np.asarray(v2.community_ids, dtype=np.int64)
-        only_v2 = sorted_unique(a2[~np.isin(a2, np.asarray(v1.community_ids, dtype=np.int64))]).tolist()
-        v2.extra["extra_vs_v1"] = {"count": v2.count - v1.count, "community_ids": CommunityIds(only_v2)}
+        a2 = v2.community_ids.array
+        only_v2 = sorted_unique(a2[~np.isin(a2, v1.community_ids.array)])
+        v2.extra["extra_vs_v1"] = {"count": v2.count - v1.count, "community_ids": CommunityIds(only_v2, own=True)}
         out.append({"community_level": n, "selected": stats})
     return out

@@ -16,12 +16,14 @@ Behaviours (see docs/user-guide.md and docs/graphrag-semantics.md#selection):
 ``dynamic``     dynamic community selection's candidate pool: reports with level <= N, no join.
 
 ``N = None`` means no level filter (the Python API's ``community_level=None``).
-Every level is computed in one incremental pass over the rows sorted by level.
+Every level is computed in one incremental pass over the rows sorted by level: what a level
+costs is proportional to the rows at levels <= N, however many levels the index has.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -53,34 +55,36 @@ def community_levels(model: IndexModel) -> list[int | None]:
     return list(range(hi + 1)) + [None]
 
 
-def _v2_kept_communities(model: IndexModel, levels: list[int | None]) -> dict:
-    """N -> sorted int64 array of community numbers kept by the v2 roll-up."""
+def _v2_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterator[tuple[int | None, np.ndarray]]:
+    """(N, sorted int64 array of community numbers kept by the v2 roll-up), N in ``levels``
+    order, one at a time (all at once they add up to O(levels × communities))."""
     c = model.communities
     comm = c["community"].to_numpy()
     lev = c["level"].to_numpy()
     titles = c["title"].to_numpy(dtype=object)
-    out = {}
     if pd.Index(titles).is_unique:
         order = np.argsort(lev, kind="stable")
         lev_sorted = lev[order]
         for n in levels:
             if n is None:
-                out[n] = sorted_unique(comm)
+                yield n, sorted_unique(comm)
             else:
                 k = np.searchsorted(lev_sorted, n, side="right")
-                out[n] = sorted_unique(comm[order[:k]])
-        return out
+                yield n, sorted_unique(comm[order[:k]])
+        return
     # titles repeat (hand edits, updates): reproduce groupby(title).max literally
     frame = pd.DataFrame({"title": titles, "community": comm, "level": lev})
     frame = frame[frame["title"].notna()]
+    frame = frame.iloc[np.argsort(frame["level"].to_numpy(), kind="stable")]  # level <= N: a prefix
+    lev_sorted = frame["level"].to_numpy()
     for n in levels:
-        sub = frame if n is None else frame[frame["level"] <= n]
-        out[n] = np.unique(sub.groupby("title")["community"].max().to_numpy())
-    return out
+        sub = frame if n is None else frame.iloc[:int(np.searchsorted(lev_sorted, n, side="right"))]
+        yield n, np.unique(sub.groupby("title")["community"].max().to_numpy())
 
 
-def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> dict:
-    """N -> community numbers that are some entity's max number among its rows <= N."""
+def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterator[tuple[int | None, np.ndarray]]:
+    """(N, community numbers that are some entity's max number among its rows <= N), N in
+    ``levels`` order."""
     r = model.rollup_rows
     title_na = r.attrs.get("title_na")
     if title_na is not None and title_na.any():  # groupby drops NaN titles
@@ -90,8 +94,13 @@ def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> dict:
     lev = r["level"].to_numpy()
     order = np.argsort(lev, kind="stable")
     codes, comm, lev = codes[order], comm[order], lev[order]
-    running = np.full(int(codes.max()) + 1 if len(codes) else 0, INT_MIN, dtype=np.int64)
-    out = {}
+    width = int(codes.max()) + 1 if len(codes) else 0
+    running = np.full(width, INT_MIN, dtype=np.int64)
+    # the entities with a row at level <= N, in the order their first such row comes: a prefix
+    first = np.full(width, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
+    by_first = np.argsort(first, kind="stable")
+    first_sorted = first[by_first]
     start = 0
     for n in levels:
         if n is None:
@@ -101,8 +110,8 @@ def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> dict:
         if end > start:
             np.maximum.at(running, codes[start:end], comm[start:end])
             start = end
-        out[n] = sorted_unique(running[running != INT_MIN])
-    return out
+        seen = by_first[:int(np.searchsorted(first_sorted, end, side="left"))]
+        yield n, sorted_unique(running[seen])
 
 
 def select_all(model: IndexModel) -> dict[int | None, dict[str, Selection]]:
@@ -110,16 +119,31 @@ def select_all(model: IndexModel) -> dict[int | None, dict[str, Selection]]:
     levels = community_levels(model)
     rep_comm = model.reports["community"].to_numpy()
     rep_lev = model.reports["level"].to_numpy()
-    v2 = _v2_kept_communities(model, levels)
-    v1 = _v1_kept_communities(model, levels)
+    kept = zip(_v2_kept_communities(model, levels), _v1_kept_communities(model, levels))
+    # reports sorted by level: "level <= N" is a prefix, "level == N" a slice (each level's work
+    # is proportional to what it selects, not to the whole table)
+    by_level = np.argsort(rep_lev, kind="stable")
+    lev_sorted = rep_lev[by_level]
+    everything = np.arange(len(rep_lev), dtype=np.int64)
     result: dict[int | None, dict[str, Selection]] = {}
-    for n in levels:
-        under = np.ones(len(rep_lev), dtype=bool) if n is None else rep_lev <= n
-        exact = np.ones(len(rep_lev), dtype=bool) if n is None else rep_lev == n
+    for (n, v2), (_, v1) in kept:
+        if n is None:
+            under = exact = everything
+        else:
+            lo, hi = np.searchsorted(lev_sorted, n, side="left"), np.searchsorted(lev_sorted, n, side="right")
+            under = np.sort(by_level[:hi])  # parquet row order
+            exact = np.sort(by_level[lo:hi])
         result[n] = {
-            "v2": Selection(n, "v2", np.flatnonzero(under & np.isin(rep_comm, v2[n]))),
-            "v1": Selection(n, "v1", np.flatnonzero(under & np.isin(rep_comm, v1[n]))),
-            "level_only": Selection(n, "level_only", np.flatnonzero(exact)),
-            "dynamic": Selection(n, "dynamic", np.flatnonzero(under)),
+            "v2": Selection(n, "v2", _among(under, rep_comm, v2)),
+            "v1": Selection(n, "v1", _among(under, rep_comm, v1)),
+            "level_only": Selection(n, "level_only", exact),
+            "dynamic": Selection(n, "dynamic", under),
         }
     return result
+
+
+def _among(rows: np.ndarray, rep_comm: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """The ``rows`` whose community is in ``kept``; ``rows`` itself (one array, not a copy)
+    when that is all of them."""
+    keep = np.isin(rep_comm[rows], kept)
+    return rows if keep.all() else rows[keep]

@@ -216,15 +216,21 @@ def test_1x_node_ids_are_matched_while_reading(tmp_path):
     assert isinstance(model.extra["_entity_key_match"], Future)
 
 
-# ---- JSON: id lists pass through unchanged -------------------------------------------------
-def test_community_ids_render_like_plain_lists():
-    from graphrag_audit.render.json import _clean
+# ---- JSON: id lists are written in slices, exactly as json.dumps writes the lists ------------
+def test_community_ids_render_like_plain_lists(monkeypatch):
+    import graphrag_audit.render.json as rj
 
+    monkeypatch.setattr(rj, "_CHUNK_IDS", 7)  # several slices per list
     ids = sorted(random.Random(5).sample(range(10**6), 500))
-    doc = {"a": CommunityIds(ids), "b": ids, "c": [CommunityIds([]), CommunityIds([0, -1, 2**62])]}
-    cleaned = _clean(doc)
-    assert cleaned["a"] is doc["a"]  # passed through, not copied item by item
-    assert json.dumps(cleaned) == json.dumps({"a": ids, "b": ids, "c": [[], [0, -1, 2**62]]})
+    doc = {"a": CommunityIds(ids), "b": ids, "c": [CommunityIds([]), CommunityIds([0, -1, 2**62])],
+           "d": {"e": CommunityIds(ids[:8]), "f": 1.5}}
+    plain = {"a": ids, "b": ids, "c": [[], [0, -1, 2**62]], "d": {"e": ids[:8], "f": 1.5}}
+    spec = {"*": ({"*": None},), "d": {}}
+    got = "".join(rj._stream(doc, spec))
+    assert got == json.dumps(plain, separators=(",", ":"))
+    assert json.dumps(rj._clean(doc), separators=(",", ":")) == got  # and _clean makes plain lists
+    assert CommunityIds(ids) == ids and ids == CommunityIds(ids) and CommunityIds(ids)[3] == ids[3]
+    assert list(CommunityIds(ids)) == ids and CommunityIds(ids)[:5] == ids[:5] and ids[7] in CommunityIds(ids)
 
 
 # ---- children column against the parent column --------------------------------------------

@@ -7,7 +7,7 @@ def render(report, fmt: str, **kw) -> str:
     if fmt == "json":
         from graphrag_audit.render.json import render_json
 
-        return render_json(report)
+        return render_json(report, **{k: v for k, v in kw.items() if k == "json_ids"})
     if fmt == "markdown":
         from graphrag_audit.render.markdown import render_markdown
 

@@ -23,6 +23,21 @@ def number(v) -> str:
     return f"{v:,}"
 
 
+#: the ">=2.0 mix" cell lists at most this many levels (a 1,000-level index would otherwise put
+#: 1,000 numbers in one cell, and O(levels²) of them in the table)
+MIX_LEVELS = 8
+
+
+def mix_cell(counts: list[int]) -> str:
+    """Reports per level, L0/L1/…; past :data:`MIX_LEVELS` levels the first ones and a count."""
+    if not counts:
+        return "—"
+    if len(counts) <= MIX_LEVELS:
+        return "/".join(str(c) for c in counts)
+    shown = MIX_LEVELS - 1
+    return "/".join(str(c) for c in counts[:shown]) + f"/… (+{len(counts) - shown:,} levels)"
+
+
 def level_label(n) -> str:
     return "None" if n is None else str(n)
 
@@ -119,8 +134,8 @@ def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
             "v2": n2,
             "v1": n1,
             "extra": f"{v2.count - v1.count:+,} ({v2.ancestors_sent:,}){d21}",
-            "mix": ("/".join(str(v2.by_level.get(str(k), 0)) for k in range(report.depth.max_level + 1)
-                             if n is None or k <= n) or "—") + d2,
+            "mix": mix_cell([v2.by_level.get(str(k), 0) for k in range(report.depth.max_level + 1)
+                             if n is None or k <= n]) + d2,
             "level_only": number(s["level_only"].count),
             "stuck": number(per_depth.get(n, {}).get("entities_stuck") if n is not None else None),
             "epr": f"{number(epr['min'])}·{med}·{number(epr['max'])}{d2}",

@@ -1,17 +1,41 @@
-"""JSON renderer: the documented schema (graphrag_audit/schema/audit-report.schema.json)."""
+"""JSON renderer: the documented schema (graphrag_audit/schema/audit-report.schema.json).
+
+The document is written as a stream of text chunks (:func:`iter_json`): the community id lists
+of every level and behaviour, which on a 1,000-level index add up to millions of ids, go out in
+slices of their numpy arrays and are never held as one string or as Python lists.
+``json_ids="delta"`` (``levels --json-ids delta``) lists, per level and behaviour, only the ids
+added to and removed from the previous level's selection (lossless: :func:`expand_delta_ids`
+rebuilds the full lists), which keeps the document linear in the size of the index.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+from collections import Counter
+from typing import Iterable, Iterator
+
+import numpy as np
 
 from graphrag_audit.levels import CommunityIds
 from graphrag_audit.render.escape import json_inert
 
+JSON_IDS = ("full", "delta")
+_CHUNK_IDS = 65536  # ids formatted per slice
+_CHUNK_CHARS = 1 << 16  # small pieces are joined up to this size before they are handed out
+
+
+_AS_IS = frozenset({int, bool, type(None)})  # exact types JSON takes as they are
+
 
 def _clean(o):
-    if type(o) is CommunityIds:  # ints only, by construction: nothing to clean
-        return o
+    t = type(o)
+    if t is CommunityIds:  # ints only, by construction
+        return o.tolist()
+    if t is dict:
+        return {k if type(k) is str else str(k): (v if type(v) in _AS_IS else _clean(v)) for k, v in o.items()}
+    if t is list or t is tuple:
+        return [v if type(v) in _AS_IS else _clean(v) for v in o]
     if isinstance(o, float):
         return o if math.isfinite(o) else None
     if isinstance(o, dict):
@@ -25,11 +49,156 @@ def _clean(o):
     return o
 
 
-def render_json(report, *, indent: int | None = None) -> str:
-    """Compact by default: Python's C encoder only runs without ``indent`` (about 1 s saved on a
-    1M-entity index); pipe through ``jq .`` or ``python -m json.tool`` to read it.
-    ensure_ascii keeps the output 7-bit: valid UTF-8 whatever the titles hold; ``##[`` is written
-    ``#\\u0023[`` (render.escape.json_inert)."""
-    seps = (",", ":") if indent is None else (",", ": ")
-    return json_inert(json.dumps(_clean(report.to_dict()), indent=indent, separators=seps, ensure_ascii=True,
-                      allow_nan=False)) + "\n"
+def _dumps(o) -> str:
+    """Compact: Python's C encoder only runs without ``indent``. ensure_ascii keeps the output
+    7-bit: valid UTF-8 whatever the titles hold; ``##[`` is written ``#\\u0023[``
+    (render.escape.json_inert), inside each value so that no chunk boundary can split it."""
+    return json_inert(json.dumps(_clean(o), separators=(",", ":"), ensure_ascii=True, allow_nan=False))
+
+
+def _ids(ids: CommunityIds) -> Iterator[str]:
+    a = ids.array
+    yield "["
+    for start in range(0, len(a), _CHUNK_IDS):
+        yield ("," if start else "") + ",".join(map(str, a[start:start + _CHUNK_IDS].tolist()))
+    yield "]"
+
+
+#: where the stream descends into the document (every other value is encoded in one piece):
+#: a dict maps keys to the spec of their value ("*": any key), a 1-tuple is a list of items
+_LEVEL = {"selected": {"*": {"extra_vs_v1": {}}}}
+_DOCUMENT = {"levels": (_LEVEL,)}
+
+
+def _stream(o, spec) -> Iterator[str]:
+    if type(o) is CommunityIds:
+        yield from _ids(o)
+    elif isinstance(spec, dict) and isinstance(o, dict):
+        yield "{"
+        for i, (k, v) in enumerate(o.items()):
+            yield ("," if i else "") + json.dumps(str(k), ensure_ascii=True) + ":"
+            yield from _stream(v, spec.get(k, spec.get("*")))
+        yield "}"
+    elif isinstance(spec, tuple) and isinstance(o, (list, tuple)):
+        yield "["
+        for i, v in enumerate(o):
+            if i:
+                yield ","
+            yield from _stream(v, spec[0])
+        yield "]"
+    else:
+        yield _dumps(o)
+
+
+def _joined(chunks: Iterable[str]) -> Iterator[str]:
+    buf: list[str] = []
+    size = 0
+    for c in chunks:
+        buf.append(c)
+        size += len(c)
+        if size >= _CHUNK_CHARS:
+            yield "".join(buf)
+            buf, size = [], 0
+    if buf:
+        yield "".join(buf)
+
+
+def iter_json(report, *, json_ids: str = "full") -> Iterator[str]:
+    """The JSON document of ``report`` as consecutive text chunks (each up to ~64 KiB, or one
+    slice of ids); ``"".join`` of them is :func:`render_json`. ``json_ids``: ``"full"`` (every
+    level lists its ids, the default contract) or ``"delta"`` (see the module doc)."""
+    if json_ids not in JSON_IDS:
+        raise ValueError(f"json_ids must be one of {JSON_IDS}, not {json_ids!r}")
+    doc = report.to_dict()
+    if json_ids == "delta":
+        doc = _with_delta_ids(doc)
+    yield from _joined(_stream(doc, _DOCUMENT))
+    yield "\n"
+
+
+def render_json(report, *, json_ids: str = "full", indent: int | None = None) -> str:
+    """The whole document as one string (:func:`iter_json` joined; ``indent`` pretty-prints
+    it instead, through the slower pure-Python encoder). Pipe through ``jq .`` or
+    ``python -m json.tool`` to read it."""
+    if indent is not None:
+        doc = report.to_dict() if json_ids == "full" else _with_delta_ids(report.to_dict())
+        return json_inert(json.dumps(_clean(doc), indent=indent, separators=(",", ": "), ensure_ascii=True,
+                                     allow_nan=False)) + "\n"
+    return "".join(iter_json(report, json_ids=json_ids))
+
+
+# ---- delta id lists -----------------------------------------------------------------------
+def _multiset_delta(cur: np.ndarray, prev: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(added, removed): sorted ids, with multiplicity, that turn ``prev`` into ``cur``."""
+    vals = np.union1d(cur, prev)
+    if not len(vals):
+        return cur[:0], prev[:0]
+    nc = np.bincount(np.searchsorted(vals, cur), minlength=len(vals))
+    npv = np.bincount(np.searchsorted(vals, prev), minlength=len(vals))
+    diff = nc - npv
+    return np.repeat(vals, np.maximum(diff, 0)), np.repeat(vals, np.maximum(-diff, 0))
+
+
+def _delta_entry(d: dict, prev: dict, key) -> dict:
+    """``d`` with ``community_ids`` replaced, in place, by ``community_ids_added`` and
+    ``community_ids_removed`` relative to ``prev[key]``."""
+    out = {}
+    for k, v in d.items():
+        if k == "community_ids":
+            cur = np.asarray(v, dtype=np.int64)
+            added, removed = _multiset_delta(cur, prev.get(key, cur[:0]))
+            prev[key] = cur
+            out["community_ids_added"] = CommunityIds(added, own=True)
+            out["community_ids_removed"] = CommunityIds(removed, own=True)
+        else:
+            out[k] = v
+    return out
+
+
+def _with_delta_ids(doc: dict) -> dict:
+    prev: dict = {}
+    levels = []
+    for r in doc["levels"]:
+        sel = {}
+        for b, sd in r["selected"].items():
+            sd = _delta_entry(sd, prev, b)
+            if isinstance(sd.get("extra_vs_v1"), dict):
+                sd["extra_vs_v1"] = _delta_entry(sd["extra_vs_v1"], prev, (b, "extra_vs_v1"))
+            sel[b] = sd
+        levels.append({**r, "selected": sel})
+    out = {}
+    for k, v in doc.items():
+        out[k] = levels if k == "levels" else v
+        if k == "schema_version":
+            out["json_ids"] = "delta"
+    return out
+
+
+def expand_delta_ids(doc: dict) -> dict:
+    """A parsed ``--json-ids delta`` document with its full ``community_ids`` lists rebuilt
+    (a parsed full document is returned as it is)."""
+    if doc.get("json_ids") != "delta":
+        return doc
+    prev: dict = {}
+
+    def full(d: dict, key) -> dict:
+        cur = prev.get(key, Counter()) - Counter(d["community_ids_removed"]) + Counter(d["community_ids_added"])
+        prev[key] = cur
+        out = {}
+        for k, v in d.items():
+            if k == "community_ids_added":
+                out["community_ids"] = sorted(cur.elements())
+            elif k != "community_ids_removed":
+                out[k] = v
+        return out
+
+    levels = []
+    for r in doc["levels"]:
+        sel = {}
+        for b, sd in r["selected"].items():
+            sd = full(sd, b)
+            if isinstance(sd.get("extra_vs_v1"), dict):
+                sd["extra_vs_v1"] = full(sd["extra_vs_v1"], (b, "extra_vs_v1"))
+            sel[b] = sd
+        levels.append({**r, "selected": sel})
+    return {k: (levels if k == "levels" else v) for k, v in doc.items() if k != "json_ids"}

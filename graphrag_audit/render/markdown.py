@@ -232,7 +232,8 @@ def _depth(report, max_rows: int) -> list[str]:
                    "leaves per level"],
                   [[str(int(r["community"])), str(r["level"]), str(r["deepest_level"]), str(r["depth_reached"]),
                     _n(r["descendants"]), _n(r["entities"]),
-                    markdown_cell(", ".join(f"L{k}: {v}" for k, v in r["leaves_per_level"].items()))]
+                    markdown_cell(_capped([f"L{k}: {v}" for k, v in r["leaves_per_level"].items()],
+                                          LEAF_LEVELS, "levels"))]
                    for r in roots])
     body += _more(len(roots), len(d.roots), "roots")
     out += [""] + _details(f"Depth per root ({len(d.roots):,} roots, deepest first)", body)
@@ -243,9 +244,20 @@ def _depth(report, max_rows: int) -> list[str]:
                         + _ids(d.single_child, max_rows))
         if d.duplicate_levels:
             body += ([""] if body else []) + ["Levels repeating the previous level's partition: "
-                                             + ", ".join(str(x) for x in d.duplicate_levels)]
+                                             + _ids(d.duplicate_levels, max_rows)]
         out += [""] + _details("Single-child chains and duplicated levels", body)
     return out
+
+
+#: entries of a root's "leaves per level" cell (a deep root has leaves at hundreds of levels)
+LEAF_LEVELS = 12
+
+
+def _capped(items: list[str], limit: int, what: str) -> str:
+    """``items`` joined; past ``limit`` the first ones and how many more."""
+    if len(items) <= limit:
+        return ", ".join(items)
+    return ", ".join(items[:limit]) + f" … and {len(items) - limit:,} more {what}"
 
 
 def _ids(ids, limit: int) -> str:

@@ -62,10 +62,17 @@ def _title_of(forest, nd) -> tuple[str, str]:
     return "", ""
 
 
+def _listed(ids, limit: int) -> str:
+    """``ids`` joined by commas; past ``limit`` the first ones and how many more."""
+    ids = list(ids)
+    more = f", … {len(ids) - limit} more" if len(ids) > limit else ""
+    return ", ".join(str(c) for c in ids[:limit]) + more
+
+
 def _number(nd) -> str:
     number = str(nd.community)
     if nd.other_parents:
-        number += " (also under " + ", ".join(str(p) for p in nd.other_parents) + ")"
+        number += " (also under " + _listed(nd.other_parents, 5) + ")"
     return number
 
 
@@ -121,6 +128,8 @@ def render_tree(view: TreeView, *, width: int | None = None, color: bool = False
                  f"sends it{v1} · — = not sent"), wrap=True)
     crumbs = view.breadcrumb()
     if crumbs:
+        if len(crumbs) > 8:  # a community deep in a long chain: its first and last ancestors
+            crumbs = [*crumbs[:3], f"… {len(crumbs) - 7:,} more …", *crumbs[-4:]]
         out(Text("under " + " › ".join(str(c) for c in crumbs)), wrap=True)
     out(Text(""))
     head = Text(fit(HEAD_LABEL, left_w), style="bold")
@@ -196,7 +205,7 @@ def _footer(view: TreeView) -> list[str]:
         out.append(f"showing {_n(len(view.shown))} of {_n(view.in_scope)} communities "
                    f"(largest subtrees first); --max-lines 0 shows all, --root C zooms in, --depth D limits depth")
     if f.cycle_roots:
-        out.append("parent chain loops: shown as extra roots: " + ", ".join(str(c) for c in f.cycle_roots))
+        out.append("parent chain loops: shown as extra roots: " + _listed(f.cycle_roots, 10))
     if f.outside_reports:
         parts = []
         for r in f.outside_reports[:10]:
