@@ -115,3 +115,38 @@ def test_fixtures_readme_is_what_the_generator_writes():
     version = re.search(r"written with pyarrow (\S+)\)", readme)
     assert version, "fixtures/README.md does not name the pyarrow version it was written with"
     assert readme == mod._readme(version.group(1)), "fixtures/README.md is stale: run python fixtures/generate.py"
+
+
+# ----------------------------------------------------------------------------------------
+# the README's sample output is the real command's output
+# ----------------------------------------------------------------------------------------
+README_SAMPLE_ARGS = ["levels", "../shared/indexes/verbs-v3", "--width", "110", "--color", "never"]
+README_SAMPLE = re.compile(r"<!-- sample: graphrag-audit (?P<args>[^>]*?) -->\n```\n(?P<body>.*?)```\n", re.S)
+
+
+def readme_sample_output() -> str:
+    """What ``graphrag-audit levels ../shared/indexes/verbs-v3 --width 110 --color never`` prints,
+    run from the repository root (the README shows it verbatim)."""
+    proc = subprocess.run([sys.executable, "-m", "graphrag_audit", *README_SAMPLE_ARGS], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600, env={**__import__("os").environ,
+                                                                             "NO_COLOR": "1"})
+    assert proc.returncode in (0, 1), proc.stderr
+    return "\n".join(line.rstrip() for line in proc.stdout.splitlines()) + "\n"
+
+
+def test_readme_sample_is_the_real_output():
+    if not (ROOT.parent / "shared" / "indexes" / "verbs-v3").is_dir():
+        pytest.skip("../shared/indexes/verbs-v3 is absent: the README sample cannot be regenerated")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    m = README_SAMPLE.search(readme)
+    assert m, "README.md has no '<!-- sample: graphrag-audit ... -->' block"
+    assert m.group("args").split() == README_SAMPLE_ARGS
+    assert m.group("body") == readme_sample_output(), \
+        "README.md's sample output is stale: run python tests/test_docs.py --write-readme-sample"
+
+
+if __name__ == "__main__" and "--write-readme-sample" in sys.argv:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    m = README_SAMPLE.search(text)
+    new = text[:m.start("body")] + readme_sample_output() + text[m.end("body"):]
+    (ROOT / "README.md").write_text(new, encoding="utf-8")
