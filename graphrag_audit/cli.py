@@ -438,7 +438,10 @@ def main() -> None:
         if isinstance(exc, KeyboardInterrupt):
             say("graphrag-audit: error: interrupted\n")
             sys.exit(130)
-        say(f"graphrag-audit: error: internal error ({' '.join(f'{type(exc).__name__}: {exc}'.split())[:300]})\n")
+        from graphrag_audit.errors import visible
+
+        msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        say(f"graphrag-audit: error: internal error ({visible(msg)})\n")
         sys.exit(EXIT_BAD_INPUT)
 
 

@@ -20,7 +20,6 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -209,7 +208,8 @@ def c_compression_bomb(tmp):
 # DELTA_BYTE_ARRAY shares prefixes: 300 copies of a 1 MiB string are ~1 MiB of pages; each value
 # is at most the pages long, so the bound is about 300 x 1 MiB: "up to", no exact count
 @case(err("index/community_reports.parquet",
-          r"column 'full_content' decodes to up to [0-9,]+ bytes \([0-9.]+ MiB\) from a [0-9,]+-byte file, " + LIMIT_RULE),
+          r"column 'full_content' decodes to up to [0-9,]+ bytes \([0-9.]+ MiB\) from a [0-9,]+-byte file, "
+          + LIMIT_RULE),
       "prefix-compressed (DELTA_BYTE_ARRAY) copies of a 1 MiB string: bounded by values x page bytes")
 def c_delta_byte_array_bomb(tmp):
     d = base(tmp)
@@ -244,8 +244,8 @@ CASES["decoded-limit-lowered"] = Case(
     "decoded-limit-lowered", lambda tmp: Built(base(tmp), env={"GRAPHRAG_AUDIT_MAX_DECODED_BYTES": "100"}),
     err("index/communities.parquet",
         r"column '[a-z_]+' decodes to (at least )?[0-9,]+ bytes( \([0-9.]+ KiB\))?( \(its pages decompress to that "
-        r"much\))? from a [0-9,]+-byte file, more than its 100 bytes limit \(set by GRAPHRAG_AUDIT_MAX_DECODED_BYTES\); "
-        r"refused unread"),
+        r"much\))? from a [0-9,]+-byte file, more than its 100 bytes limit "
+        r"\(set by GRAPHRAG_AUDIT_MAX_DECODED_BYTES\); refused unread"),
     "the clean index with GRAPHRAG_AUDIT_MAX_DECODED_BYTES=100: the first table read is refused")
 CASES["decoded-limit-not-a-number"] = Case(
     "decoded-limit-not-a-number", lambda tmp: Built(base(tmp), env={"GRAPHRAG_AUDIT_MAX_DECODED_BYTES": "lots"}),
@@ -367,7 +367,8 @@ def _dup_parquet(table: str, col: str):
     return build
 
 
-DUP = r"column name '{}' appears 2 times: graphrag cannot read the table \(pandas.read_parquet refuses duplicate column names\)"
+DUP = (r"column name '{}' appears 2 times: graphrag cannot read the table "
+       r"\(pandas.read_parquet refuses duplicate column names\)")
 CASES["duplicate-column-read"] = Case(
     "duplicate-column-read", _dup_parquet("communities", "level"),
     err("index/communities.parquet", DUP.format("level")), "communities.parquet with two 'level' columns")
@@ -740,8 +741,8 @@ def test_against_graphrag3_itself(python, tmp_path):
     _tricky_csv(p)
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"id,title\n1,\xff\n")
-    r = subprocess.run([python, "-c", _GRAPHRAG_READ, str(tmp_path), "community_reports", json.dumps(list(SPLIT_CASES))],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run([python, "-c", _GRAPHRAG_READ, str(tmp_path), "community_reports",
+                        json.dumps(list(SPLIT_CASES))], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     g = json.loads(r.stdout)
     assert g["split"] == [split_list_cell(c) for c in SPLIT_CASES]
