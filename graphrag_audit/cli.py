@@ -535,7 +535,8 @@ def main() -> None:
             sys.exit(130)
         from graphrag_audit.errors import visible
 
-        say(f"graphrag-audit: error: internal error ({visible(f'{type(exc).__name__}: {exc}')})\n")
+        msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        say(f"graphrag-audit: error: internal error ({visible(msg)})\n")
         sys.exit(EXIT_BAD_INPUT)
 
 

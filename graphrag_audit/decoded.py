@@ -53,6 +53,8 @@ DECODED_CAP = 16 * GIB
 ENV_LIMIT = "GRAPHRAG_AUDIT_MAX_DECODED_BYTES"
 #: bytes counted per value besides its text (arrow offsets, 8-byte numbers)
 PER_VALUE = 8
+#: text column chunks whose first page is always read (step 2); beyond, only while needed
+MAX_PROBED_CHUNKS = 1000
 
 _DICT_ENCODINGS = {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
 _WIDTH = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12}
@@ -387,11 +389,15 @@ class DecodedSize:
     rule: str
     file_size: int
     columns: dict[str, int] = field(default_factory=dict)
-    exact: bool = True
+    inexact: set[str] = field(default_factory=set)  # columns whose size is an upper bound
 
     @property
     def total(self) -> int:
         return sum(self.columns.values())
+
+    @property
+    def exact(self) -> bool:
+        return not self.inexact
 
 
 def _amount(n: int) -> str:
@@ -402,12 +408,13 @@ def _refuse(path: Path, found: DecodedSize, total: int | None = None, during_rea
             at_least: bool = False) -> IndexInputError:
     total = found.total if total is None else total
     column, biggest = max(found.columns.items(), key=lambda kv: kv[1]) if found.columns else ("?", total)
-    how = "at least " if at_least else "" if found.exact or during_read else "up to "
     if during_read:
         what = f"the columns read decode to more than {_amount(total)} although the file's footer claims less"
     elif biggest > found.limit or len(found.columns) == 1:
+        how = "at least " if at_least else "up to " if column in found.inexact else ""
         what = f"column '{column}' decodes to {how}{_amount(biggest)}"
     else:
+        how = "at least " if at_least else "up to " if found.inexact else ""
         what = f"the columns read decode to {how}{_amount(total)} (column '{column}' {_human(biggest)})"
     if at_least:
         what += " (its pages decompress to that much)"
@@ -435,20 +442,27 @@ def check_parquet(path: Path, fh: pa.NativeFile, meta: pq.FileMetaData, cols: li
         for c in chunks:
             pages[c.column] = pages.get(c.column, 0) + max(c.pages, c.dict_bytes)
         if sum(pages.values()) > limit:
-            found.columns, found.exact = pages, False
+            found.columns = pages
             raise _refuse(path, found, at_least=True)
 
     at_least()
-    for c in chunks:  # step 2: the page each text chunk starts with (a footer may hide a dictionary)
-        if not c.text or c.delta:
-            continue
+    # step 2: the page each text chunk starts with (a footer may hide or understate a dictionary);
+    # with very many chunks (a real table has a few) only the largest, until the table fits
+    probe = [c for c in chunks if c.text and not c.delta]
+    every = len(probe) <= MAX_PROBED_CHUNKS
+    running = total()
+    for c in probe if every else sorted(probe, key=lambda c: -c.bound):
+        if not every and running <= limit:
+            break
         first = _first_page(fh, meta.row_group(c.group).column(c.leaf), file_size, limit)
         if first is None:
             continue
         c.dict_bytes, longest = first
         c.dictionary = c.dictionary or c.dict_bytes > 0
         if longest is not None:
+            before = c.bound
             c.bound, c.step = max(c.pages, c.dict_bytes) + c.values * (longest + PER_VALUE), 2
+            running += c.bound - before
     at_least()
     if total() > limit:  # step 3, exact: (column, row group) read in dictionary form
         leaves_of: dict[str, list[str]] = {}
@@ -478,7 +492,7 @@ def check_parquet(path: Path, fh: pa.NativeFile, meta: pq.FileMetaData, cols: li
                 c.step, c.exact = 3, True
     for c in chunks:
         found.columns[c.column] = found.columns.get(c.column, 0) + c.bound
-    found.exact = all(c.exact or not (c.text and (c.dictionary or c.delta)) for c in chunks)
+    found.inexact = {c.column for c in chunks if c.text and not c.exact}  # plain text: pages bound it
     if found.total > limit:
         raise _refuse(path, found)
     return found

@@ -20,7 +20,6 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -209,7 +208,8 @@ def c_compression_bomb(tmp):
 # DELTA_BYTE_ARRAY shares prefixes: 300 copies of a 1 MiB string are ~1 MiB of pages; each value
 # is at most the pages long, so the bound is about 300 x 1 MiB: "up to", no exact count
 @case(err("index/community_reports.parquet",
-          r"column 'full_content' decodes to up to [0-9,]+ bytes \([0-9.]+ MiB\) from a [0-9,]+-byte file, " + LIMIT_RULE),
+          r"column 'full_content' decodes to up to [0-9,]+ bytes \([0-9.]+ MiB\) from a [0-9,]+-byte file, "
+          + LIMIT_RULE),
       "prefix-compressed (DELTA_BYTE_ARRAY) copies of a 1 MiB string: bounded by values x page bytes")
 def c_delta_byte_array_bomb(tmp):
     d = base(tmp)
@@ -243,9 +243,9 @@ CASES["decoded-limit-raised"] = Case(
 CASES["decoded-limit-lowered"] = Case(
     "decoded-limit-lowered", lambda tmp: Built(base(tmp), env={"GRAPHRAG_AUDIT_MAX_DECODED_BYTES": "100"}),
     err("index/communities.parquet",
-        r"column '[a-z_]+' decodes to (at least )?[0-9,]+ bytes( \([0-9.]+ KiB\))?( \(its pages decompress to that "
-        r"much\))? from a [0-9,]+-byte file, more than its 100 bytes limit \(set by GRAPHRAG_AUDIT_MAX_DECODED_BYTES\); "
-        r"refused unread"),
+        r"column '[a-z_]+' decodes to (at least |up to )?[0-9,]+ bytes( \([0-9.]+ KiB\))?( \(its pages decompress to that "
+        r"much\))? from a [0-9,]+-byte file, more than its 100 bytes limit "
+        r"\(set by GRAPHRAG_AUDIT_MAX_DECODED_BYTES\); refused unread"),
     "the clean index with GRAPHRAG_AUDIT_MAX_DECODED_BYTES=100: the first table read is refused")
 CASES["decoded-limit-not-a-number"] = Case(
     "decoded-limit-not-a-number", lambda tmp: Built(base(tmp), env={"GRAPHRAG_AUDIT_MAX_DECODED_BYTES": "lots"}),
@@ -367,7 +367,8 @@ def _dup_parquet(table: str, col: str):
     return build
 
 
-DUP = r"column name '{}' appears 2 times: graphrag cannot read the table \(pandas.read_parquet refuses duplicate column names\)"
+DUP = (r"column name '{}' appears 2 times: graphrag cannot read the table "
+       r"\(pandas.read_parquet refuses duplicate column names\)")
 CASES["duplicate-column-read"] = Case(
     "duplicate-column-read", _dup_parquet("communities", "level"),
     err("index/communities.parquet", DUP.format("level")), "communities.parquet with two 'level' columns")
@@ -740,8 +741,8 @@ def test_against_graphrag3_itself(python, tmp_path):
     _tricky_csv(p)
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"id,title\n1,\xff\n")
-    r = subprocess.run([python, "-c", _GRAPHRAG_READ, str(tmp_path), "community_reports", json.dumps(list(SPLIT_CASES))],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run([python, "-c", _GRAPHRAG_READ, str(tmp_path), "community_reports",
+                        json.dumps(list(SPLIT_CASES))], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     g = json.loads(r.stdout)
     assert g["split"] == [split_list_cell(c) for c in SPLIT_CASES]
@@ -777,3 +778,108 @@ def test_real_indexes_stay_within_the_decoded_limit():
             assert found.total <= 16 * found.file_size, (name, table, found.total, found.file_size)
             seen += 1
     assert seen >= 60
+
+
+# ============================================================================================
+# G. the decoded-size computation against brute force
+# ============================================================================================
+def _actual_decoded(path: Path, cols: list[str]) -> int:
+    """Text bytes + 8 per value of ``cols``, from the table read whole (the brute-force reference)."""
+    import pyarrow.compute as pc
+
+    t = pq.read_table(path, columns=cols)
+    total = 0
+    for col in t.columns:
+        arr = col.combine_chunks() if col.num_chunks else pa.array([], col.type)
+        parquet_values = len(arr)
+        while pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+            # parquet stores one value per item, and one (empty) value per null or empty list
+            parquet_values = len(pc.list_flatten(arr)) + int(pc.sum(pc.equal(pc.fill_null(
+                pc.list_value_length(arr), 0), 0)).as_py() or 0)
+            arr = pc.list_flatten(arr)
+        total += 8 * parquet_values
+        if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type):
+            total += sum(len(v.encode()) if isinstance(v, str) else len(v) for v in arr.to_pylist() if v is not None)
+    return total
+
+
+def test_parse_byte_count():
+    from graphrag_audit.decoded import parse_byte_count
+
+    assert parse_byte_count("123") == 123
+    assert parse_byte_count("512M") == 512 * 1024**2
+    assert parse_byte_count("16g") == 16 * 1024**3
+    assert parse_byte_count("2GiB") == 2 * 1024**3
+    assert parse_byte_count("1.5K") == 1536
+    for bad in ("", "lots", "-1", "0", "1X", "1e9"):
+        with pytest.raises(ValueError):
+            parse_byte_count(bad)
+
+
+def test_longest_plain_entry_by_brute_force():
+    """The dictionary-page scan against max(len) of the entries it was built from, and refusing
+    a body that is not exactly ``count`` entries."""
+    import random as _random
+
+    from graphrag_audit.decoded import _longest_plain
+
+    rng = _random.Random(5)
+    for _ in range(300):
+        entries = [bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 1, 3, 36, 36, 200])))
+                   for _ in range(rng.randint(0, 40))]
+        body = b"".join(len(e).to_bytes(4, "little") + e for e in entries)
+        assert _longest_plain(memoryview(body), len(entries)) == max((len(e) for e in entries), default=0)
+        if entries:
+            assert _longest_plain(memoryview(body), len(entries) + 1) is None
+            assert _longest_plain(memoryview(body[:-1]), len(entries)) is None
+
+
+@pytest.mark.parametrize("encoding", ["dictionary", "plain", "fallback", "lists", "row-groups"])
+def test_check_parquet_bounds_the_decoded_size(tmp_path, encoding):
+    """For random tables under each encoding the computed size is >= the brute-force decoded size,
+    and equal when the check says it is exact."""
+    import random as _random
+
+    from graphrag_audit import decoded
+
+    rng = _random.Random(encoding)
+    for k in range(12):
+        n = rng.randint(1, 3000)
+        words = ["w" * rng.randint(0, 300) + str(i) for i in range(rng.randint(1, 50))]
+        text = [rng.choice(words) if rng.random() > 0.05 else None for _ in range(n)]
+        cols = {"s": pa.array(text), "i": pa.array(range(n), pa.int64())}
+        if encoding == "lists":
+            cols["l"] = pa.array([[rng.choice(words) for _ in range(rng.randint(0, 4))] for _ in range(n)])
+        t = pa.table(cols)
+        p = tmp_path / f"{encoding}-{k}.parquet"
+        opts = {"dictionary": dict(use_dictionary=True), "plain": dict(use_dictionary=False),
+                "fallback": dict(use_dictionary=True, dictionary_pagesize_limit=512),
+                "lists": dict(use_dictionary=True),
+                "row-groups": dict(use_dictionary=True, row_group_size=max(1, n // 7))}[encoding]
+        pq.write_table(t, p, **opts)
+        names = list(cols)
+        with pa.OSFile(str(p)) as fh:
+            found = decoded.check_parquet(p, fh, pq.read_metadata(fh), names, fh.size())
+        actual = _actual_decoded(p, names)
+        assert found.total >= actual, (encoding, k, found.total, actual)
+        if found.exact:
+            assert found.total == actual
+
+
+def test_many_row_groups_are_checked_quickly(tmp_path):
+    """1,500 row groups of a text column: beyond MAX_PROBED_CHUNKS only the largest chunks are
+    probed, until the table fits."""
+    import time
+
+    from graphrag_audit import decoded
+
+    p = tmp_path / "many.parquet"
+    t = pa.table({"s": pa.array([f"value {i}" for i in range(1500)])})
+    pq.write_table(t, p, row_group_size=1)
+    with pa.OSFile(str(p)) as fh:
+        meta = pq.read_metadata(fh)
+        assert meta.num_row_groups == 1500 > decoded.MAX_PROBED_CHUNKS
+        t0 = time.perf_counter()
+        found = decoded.check_parquet(p, fh, meta, ["s"], fh.size())
+        assert time.perf_counter() - t0 < 10
+    assert found.total >= _actual_decoded(p, ["s"])

@@ -182,7 +182,7 @@ def table_damage(t: pa.Table, draw) -> pa.Table:
     name = names[i]
     n = t.num_rows
     if op == "dict_bomb":  # every row (or list item) names one long string, stored once (see write_parquet)
-        size = draw("choice", [1024, 1 << 20, 4 << 20, 16 << 20])
+        size = draw("choice", [1024, 64 << 10, 1 << 20])  # x up to 600 rows (x 50 list items): both sides of the limit
         text = pa.array([draw("choice", ["x", "é", "\n", "[1, 2]"]) * size])
         typ = t.schema.field(i).type
         if pa.types.is_list(typ) or pa.types.is_large_list(typ):
@@ -287,8 +287,8 @@ def table_damage(t: pa.Table, draw) -> pa.Table:
 
 
 def _has_dictionary(t: pa.Table) -> bool:
-    return any(pa.types.is_dictionary(f.type) or (pa.types.is_list(f.type) and pa.types.is_dictionary(f.type.value_type))
-               for f in t.schema)
+    return any(pa.types.is_dictionary(f.type)
+               or (pa.types.is_list(f.type) and pa.types.is_dictionary(f.type.value_type)) for f in t.schema)
 
 
 def write_parquet_table(t: pa.Table) -> bytes:
