@@ -632,7 +632,10 @@ def selection_costs(coster: ContextCoster, selections: dict, behaviours=COSTED) 
             cost = cost_fields(batches)
             if note:
                 cost["cost_note"] = note
-            out[(n, b)] = (cost, batches.row_tokens)
+            tokens = batches.row_tokens  # kept for every selection: int32 when it fits (half the memory)
+            if len(tokens) and -2**31 <= tokens.min() and tokens.max() < 2**31:
+                tokens = tokens.astype(np.int32)
+            out[(n, b)] = (cost, tokens)
     return out
 
 

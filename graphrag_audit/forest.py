@@ -32,7 +32,7 @@ def power(step: np.ndarray, k: int) -> np.ndarray:
     """``step`` applied ``k`` times (``out[i] = step[step[...step[i]]]``), by repeated squaring:
     O(n log k), and O(n log depth) when every node reaches a fixed point of ``step`` (a root)
     sooner, since then further steps change nothing."""
-    step = np.asarray(step, dtype=np.int64)
+    step = np.asanyarray(step, dtype=np.int64)
     result = np.arange(len(step), dtype=np.int64)
     base, exp = step, 1  # base = step^exp
     while k:

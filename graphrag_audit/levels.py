@@ -270,6 +270,13 @@ def tree_levels(model: IndexModel, ti: TreeIndex) -> list[TreeLevel]:
     return out
 
 
+_LEVEL_KEYS = [str(k) for k in range(1001)]  # one string per level, shared by every by_level dict
+
+
+def _level_key(k: int) -> str:
+    return _LEVEL_KEYS[k] if 0 <= k < len(_LEVEL_KEYS) else str(k)
+
+
 def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> SelectionStats:
     rows = sel.rows
     ccodes = ti.rep_ccode[rows]
@@ -277,7 +284,7 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
     lv = ti.rep_level[rows]
     per = np.bincount(lv) if len(lv) else np.zeros(0, dtype=np.int64)  # levels are >= 0
     present = np.flatnonzero(per)
-    by_level = {str(k): v for k, v in zip(present.tolist(), per[present].tolist())}
+    by_level = {_level_key(k): v for k, v in zip(present.tolist(), per[present].tolist())}
     covered = ti.covered(ccodes)
     n_ent = ti.rep_n_entities[rows]
     anc = ti.ancestors_in(ccodes)

@@ -37,7 +37,8 @@ INT_MIN = np.iinfo(np.int64).min
 
 @dataclass(frozen=True)
 class Selection:
-    """Report rows (positions in ``model.reports``, parquet row order) for one N and behaviour."""
+    """Report rows (positions in ``model.reports``, parquet row order) for one N and behaviour
+    (int32 when the table has fewer than 2**31 rows)."""
 
     community_level: int | None
     behaviour: str
@@ -122,9 +123,11 @@ def select_all(model: IndexModel) -> dict[int | None, dict[str, Selection]]:
     kept = zip(_v2_kept_communities(model, levels), _v1_kept_communities(model, levels))
     # reports sorted by level: "level <= N" is a prefix, "level == N" a slice (each level's work
     # is proportional to what it selects, not to the whole table)
-    by_level = np.argsort(rep_lev, kind="stable")
+    # rows as int32 when they fit: a 1,000-level index selects millions of rows over its levels
+    small = np.int32 if len(rep_lev) < 2**31 else np.int64
+    by_level = np.argsort(rep_lev, kind="stable").astype(small)
     lev_sorted = rep_lev[by_level]
-    everything = np.arange(len(rep_lev), dtype=np.int64)
+    everything = np.arange(len(rep_lev), dtype=small)
     result: dict[int | None, dict[str, Selection]] = {}
     for (n, v2), (_, v1) in kept:
         if n is None:

@@ -83,3 +83,14 @@ def single_child_chains_index(d: Path, chains: int, levels: int, entities_per_ch
     ent_values = pa.array(entities, type=pa.string()).take(pa.array(ent_codes))
     return _write(d, comm, level, parent, _lists(child_off, kids),
                   _lists(np.arange(n + 1) * entities_per_chain, ent_values), entities)
+
+
+def parent_cycle_index(d: Path, n: int) -> Path:
+    """:func:`parent_chain_index` closed into one loop: community 0's parent is ``n - 1``."""
+    out = parent_chain_index(d, n)
+    t = pq.read_table(out / "communities.parquet")
+    parent = t.column("parent").to_numpy().copy()
+    parent[0] = n - 1
+    t = t.set_column(t.schema.get_field_index("parent"), "parent", pa.array(parent, type=pa.int64()))
+    pq.write_table(t, out / "communities.parquet")
+    return out
