@@ -10,7 +10,7 @@ Usage (from the repository root, the package installed or importable)::
     python benchmarks/bench_levels.py --sizes 10k --graphrag-python-3x VENV/bin/python   # graphrag 3.x to run
     python benchmarks/bench_levels.py --sizes 1m --no-graphrag-naive   # skip graphrag's per-level run (~20 min at 1M)
 
-Data: ``graphrag_audit.synthetic.leiden_like(n, max_cluster_size=24, seed=0)`` (about n/8.7
+Data: ``synthetic.leiden_like(n, max_cluster_size=24, seed=0)`` (about n/8.7
 communities and reports, reports of 1-4 KB in English/Chinese/Russian), written once in the
 graphrag 3.x layout and the 1.0-1.2 layout into a cache directory outside the repository
 (default ``$TMPDIR/graphrag-audit-bench``; ``--cache DIR``). It is regenerated when the
@@ -22,7 +22,7 @@ child only). Measured per size and layout:
 
 * **import floor**: a process that only imports the audit's modules (the fixed start-up cost).
 * **bare read**: ``pyarrow.parquet.read_table`` of the same tables and columns ``load.py`` reads
-  (column lists imported from ``graphrag_audit.load``), all held until the end; its Arrow size
+  (column lists imported from ``graphrag_audit.io.load``), all held until the end; its Arrow size
   (``Table.nbytes``) is the denominator of the memory ratio.
 * **audit**: ``python -m graphrag_audit levels DIR -f json -o FILE --fail-on never`` with
   ``--tokenizer estimate`` and with ``--tokenizer cl100k_base`` (exact). The exact-counting extra
@@ -77,7 +77,12 @@ SEED = 0
 # ----------------------------------------------------------------------------------------
 GENERATE_CODE = textwrap.dedent("""
     import json, sys
-    from graphrag_audit.synthetic import leiden_like, write_index
+    import os, sys
+    sys.path.insert(0, os.path.join(os.getcwd(), "tests"))  # the generator is test infrastructure
+    try:  # revisions before the redesign shipped it inside the package
+        from graphrag_audit.synthetic import leiden_like, write_index
+    except ImportError:
+        from synthetic import leiden_like, write_index
     n, mcs, seed, out, layouts = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
     spec = leiden_like(n, max_cluster_size=mcs, seed=seed)
     for layout in layouts:
@@ -86,7 +91,7 @@ GENERATE_CODE = textwrap.dedent("""
                       "max_level": int(spec.communities["level"].max())}))
 """)
 
-IMPORT_FLOOR_CODE = "import graphrag_audit.cli, graphrag_audit.audit, graphrag_audit.render"
+IMPORT_FLOOR_CODE = "import graphrag_audit.cli, graphrag_audit.analysis.audit, graphrag_audit.render"
 
 BARE_READ_CODE = textwrap.dedent("""
     import json, sys
@@ -255,7 +260,7 @@ GRAPHRAG_PROBE_CODE = textwrap.dedent("""
 TOKENS_CODE = textwrap.dedent("""
     import json, sys, time
     import pyarrow.compute as pc, pyarrow.parquet as pq
-    from graphrag_audit.tokens import get_token_counter
+    from graphrag_audit.graphrag.tokens import get_token_counter
     t = pq.read_table(sys.argv[1], columns=["title", "full_content"])
     text_bytes = int(pc.sum(pc.binary_length(t["full_content"])).as_py() or 0)
     title_bytes = int(pc.sum(pc.binary_length(t["title"])).as_py() or 0)
@@ -276,7 +281,7 @@ TOKENS_CODE = textwrap.dedent("""
 
 PHASES_CODE = textwrap.dedent("""
     import json, sys, time
-    from graphrag_audit.audit import AuditOptions, audit
+    from graphrag_audit.analysis.audit import AuditOptions, audit
     from graphrag_audit.render import render
     t0 = time.perf_counter()
     report = audit(sys.argv[1], AuditOptions(tokenizer=sys.argv[2]))
@@ -325,7 +330,7 @@ def best_of(repeat: int, argv: list[str], extra_env: dict | None = None) -> dict
 # data
 # ----------------------------------------------------------------------------------------
 def generator_digest() -> str:
-    src = (REPO / "graphrag_audit" / "synthetic.py").read_bytes()
+    src = (REPO / "tests" / "synthetic.py").read_bytes()
     return hashlib.sha256(src).hexdigest()[:16]
 
 
@@ -351,9 +356,9 @@ def read_spec(index_dir: Path) -> dict:
     """{logical table: (path, [columns load.py reads that the file has])}, as load_index picks them."""
     import pyarrow.parquet as pq
 
-    from graphrag_audit.generation import detect_generation
-    from graphrag_audit.load import COMMUNITY_COLUMNS, ENTITY_COLUMNS, NODE_COLUMNS, REPORT_COLUMNS
-    from graphrag_audit.locate import locate_index
+    from graphrag_audit.io.generation import detect_generation
+    from graphrag_audit.io.load import COMMUNITY_COLUMNS, ENTITY_COLUMNS, NODE_COLUMNS, REPORT_COLUMNS
+    from graphrag_audit.io.locate import locate_index
 
     files = locate_index(index_dir)
     schemas = {k: {f.name: str(f.type) for f in pq.read_schema(p)} for k, p in files.tables.items()}

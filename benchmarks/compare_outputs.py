@@ -92,7 +92,12 @@ DRIVER = textwrap.dedent(r'''
 
 GENERATE = textwrap.dedent('''
     import sys
-    from graphrag_audit.synthetic import leiden_like, write_index
+    import os, sys
+    sys.path.insert(0, os.path.join(os.getcwd(), "tests"))  # the generator is test infrastructure
+    try:  # revisions before the redesign shipped it inside the package
+        from graphrag_audit.synthetic import leiden_like, write_index
+    except ImportError:
+        from synthetic import leiden_like, write_index
     n, out = int(sys.argv[1]), sys.argv[2]
     spec = leiden_like(n, max_cluster_size=10, seed=0)
     for layout in ("3.x", "1.0-1.2"):

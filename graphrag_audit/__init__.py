@@ -8,6 +8,6 @@ Library first: ``load_index`` reads an index directory into an :class:`IndexMode
 __version__ = "0.1.0"
 
 from graphrag_audit.errors import IndexInputError  # noqa: E402
-from graphrag_audit.load import load_index  # noqa: E402
+from graphrag_audit.io.load import load_index  # noqa: E402
 
 __all__ = ["IndexInputError", "load_index", "__version__"]

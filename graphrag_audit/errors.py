@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from graphrag_audit.render.escape import INVISIBLE, LEGACY_COMMAND, LEGACY_COMMAND_ESCAPED
+from graphrag_audit.escape import INVISIBLE, LEGACY_COMMAND, LEGACY_COMMAND_ESCAPED
 
 # every control character (line breaks and tabs included), plus what render.escape.INVISIBLE
 # lists (bidi controls, zero-width characters, lone surrogates, ...): shown as escapes, so that a

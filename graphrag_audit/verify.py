@@ -51,7 +51,7 @@ from importlib import metadata
 import numpy as np
 import pandas as pd
 
-from graphrag_audit.context import render_batches
+from graphrag_audit.graphrag.context import render_batches
 
 #: graphrag's global search context parameters (``get_global_search_engine``, 1.x - 3.x),
 #: without the size limit, whose name changed (1.x ``max_tokens``, 2.x/3.x ``max_context_tokens``)
@@ -218,7 +218,7 @@ def verify_with_graphrag(report) -> dict:
         return {"available": False, "graphrag_version": version, "behaviour": behaviour,
                 "reason": "this index lacks the tables graphrag "
                           f"{version} reads ({'communities' if behaviour == 'v2' else 'create_final_nodes'})"}
-    from graphrag_audit.integrity import v2_readable
+    from graphrag_audit.analysis.integrity import v2_readable
 
     # what the audit predicts graphrag does on this index
     string_trap = behaviour == "v1" and model.id_kind == "string" and major >= 1
@@ -437,7 +437,7 @@ class _ContextCheck:
         self.build = build_community_context
         self.tok_param, self.max_param, self.inner = tok_param, max_param, inner
         self.max_context_tokens = int(opts.get("max_context_tokens", 12000))
-        from graphrag_audit.costs import ContextCoster
+        from graphrag_audit.analysis.costs import ContextCoster
 
         self.coster = ContextCoster(model, tokenizer, self.max_context_tokens)
         self.comm = model.reports["community"].to_numpy()

@@ -358,7 +358,7 @@ reply = os.fdopen(os.dup(1), "w", buffering=1)
 devnull = os.open(os.devnull, os.O_RDWR)
 os.dup2(devnull, 1)
 ENC, OUT_ERRORS, ERR_ERRORS = sys.stdout.encoding, sys.stdout.errors, sys.stderr.errors
-import graphrag_audit.cli, graphrag_audit.audit, graphrag_audit.render.text, graphrag_audit.render.json  # warm
+import graphrag_audit.cli, graphrag_audit.analysis.audit, graphrag_audit.render.text, graphrag_audit.render.json  # warm
 saved = os.dup(2)
 os.dup2(devnull, 2)
 sys.argv = ["graphrag-audit", "levels", os.path.join(os.sep, "nonexistent-warm-up")]

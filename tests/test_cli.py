@@ -181,7 +181,7 @@ def test_out_of_memory_is_said_plainly(monkeypatch):
     import pyarrow as pa
     from typer.testing import CliRunner
 
-    import graphrag_audit.tables as tables
+    import graphrag_audit.io.tables as tables
     from graphrag_audit.cli import app
 
     def oom(*_a, **_k):

@@ -1,4 +1,4 @@
-"""Tests for graphrag_audit.tokens and graphrag_audit.context.
+"""Tests for graphrag_audit.graphrag.tokens and graphrag_audit.graphrag.context.
 
 Expectations are derived independently of the code under test: hand-worked examples with
 tiny budgets and a character-counting fake tokenizer, literal strings, Python's own
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphrag_audit.context import (
+from graphrag_audit.graphrag.context import (
     RowTokenCache,
     WeightNormalizationError,
     build_batches,
@@ -30,7 +30,7 @@ from graphrag_audit.context import (
     shuffle_order,
     text_unit_counts,
 )
-from graphrag_audit.tokens import TOKEN_COUNTER_NAMES, TokenCounter, get_token_counter
+from graphrag_audit.graphrag.tokens import TOKEN_COUNTER_NAMES, TokenCounter, get_token_counter
 
 INDEXES = Path(__file__).resolve().parents[2] / "shared" / "indexes"
 HYP = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

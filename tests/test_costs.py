@@ -8,10 +8,10 @@ import pytest
 
 from builders import SEED, write_v1, write_v3
 from conftest import shared_index
-from graphrag_audit.audit import AuditOptions, audit
-from graphrag_audit.context import text_unit_counts
-from graphrag_audit.costs import ContextCoster, V1TextUnitCounts
-from graphrag_audit.load import load_index
+from graphrag_audit.analysis.audit import AuditOptions, audit
+from graphrag_audit.graphrag.context import text_unit_counts
+from graphrag_audit.analysis.costs import ContextCoster, V1TextUnitCounts
+from graphrag_audit.io.load import load_index
 
 
 def test_dulce_v1_notebook_llm_calls():
@@ -97,7 +97,7 @@ def test_v1_counts_shortcut_equals_the_full_node_row_count(name):
     """Communities whose node rows are exactly their membership rows take the level-independent
     counts (only -1 and the rows of an updated index are sorted): the same counts at every N as
     counting every node row."""
-    from graphrag_audit.costs import community_text_unit_counts
+    from graphrag_audit.analysis.costs import community_text_unit_counts
 
     model = load_index(shared_index(name))
     fast, full = V1TextUnitCounts.of(model, community_text_unit_counts(model)), V1TextUnitCounts.of(model)
@@ -111,8 +111,8 @@ def test_v1_counts_shortcut_equals_the_full_node_row_count(name):
 
 
 def test_v1_counts_shortcut_on_a_synthetic_index(tmp_path):
-    from graphrag_audit.costs import community_text_unit_counts
-    from graphrag_audit.synthetic import leiden_like, write_index
+    from graphrag_audit.analysis.costs import community_text_unit_counts
+    from synthetic import leiden_like, write_index
 
     write_index(leiden_like(3000, max_cluster_size=12, seed=3), tmp_path / "i", "1.0-1.2")
     model = load_index(tmp_path / "i")

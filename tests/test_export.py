@@ -22,10 +22,10 @@ import pytest
 
 from builders import SEED, write_v3
 from conftest import shared_index
-from graphrag_audit.export import to_dot, to_graphml, to_json, to_mermaid
-from graphrag_audit.load import load_index
-from graphrag_audit.render.escape import plain
-from graphrag_audit.treeview import build_forest, layout
+from graphrag_audit.render.graph import to_dot, to_graphml, to_json, to_mermaid
+from graphrag_audit.io.load import load_index
+from graphrag_audit.escape import plain
+from graphrag_audit.analysis.treeview import build_forest, layout
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_EDGES = {(5, 20), (5, 21), (6, 22), (20, 77), (20, 78)}

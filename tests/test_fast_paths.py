@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.levels import CommunityIds, _first_parents
-from graphrag_audit.load import load_index
-from graphrag_audit.normalise import factorize_ints
-from graphrag_audit.tree import build_tree, graph_links, parent_links
+from graphrag_audit.analysis.levels import CommunityIds, _first_parents
+from graphrag_audit.io.load import load_index
+from graphrag_audit.io.coerce import factorize_ints
+from graphrag_audit.model.tree import build_tree, graph_links, parent_links
 
 FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -115,7 +115,7 @@ def test_tree_is_built_on_first_use_and_matches_the_parent_column():
 
 
 def test_the_levels_audit_never_builds_the_networkx_graph():
-    from graphrag_audit.audit import AuditOptions, audit
+    from graphrag_audit.analysis.audit import AuditOptions, audit
     from graphrag_audit.render import render
 
     report = audit(FIXTURES / "balanced-v3", AuditOptions(tokenizer="estimate"))
@@ -171,7 +171,7 @@ def test_a_broken_nodes_table_read_after_load_returns_is_still_a_one_line_error(
     import subprocess
     import sys
 
-    from graphrag_audit.audit import audit
+    from graphrag_audit.analysis.audit import audit
 
     idx = _copy_index(FIXTURES / "seed-v1", tmp_path / "i")
     _garble(idx / "create_final_nodes.parquet")
@@ -238,7 +238,7 @@ def test_community_ids_render_like_plain_lists(monkeypatch):
 @given(rows=st.lists(st.tuples(st.integers(0, 9), st.integers(-1, 9),
                                st.one_of(st.none(), st.lists(st.integers(-2, 11), max_size=4))), max_size=12))
 def test_children_vs_parent_equals_the_set_formula(rows):
-    from graphrag_audit.integrity import _children_vs_parent
+    from graphrag_audit.analysis.integrity import _children_vs_parent
 
     comm = np.array([r[0] for r in rows], dtype=np.int64)
     parent = np.array([r[1] for r in rows], dtype=np.int64)
@@ -273,7 +273,7 @@ def memberships(draw):
 def test_containment_equals_the_set_formula(case):
     from types import SimpleNamespace
 
-    from graphrag_audit.integrity import _contained_by_level_slots, _containment
+    from graphrag_audit.analysis.integrity import _contained_by_level_slots, _containment
 
     n, level, edges, rows = case
     communities = pd.DataFrame({"community": np.arange(n, dtype=np.int64), "level": np.array(level, dtype=np.int64)})
@@ -293,8 +293,8 @@ def test_containment_equals_the_set_formula(case):
 
 
 def test_containment_shortcut_decides_a_leiden_like_index():
-    from graphrag_audit.integrity import _contained_by_level_slots
-    from graphrag_audit.normalise import key_codes
+    from graphrag_audit.analysis.integrity import _contained_by_level_slots
+    from graphrag_audit.io.coerce import key_codes
 
     model = load_index(FIXTURES / "small-leiden-v3")
     ecode, n_ent = key_codes(model.members["entity"])
@@ -307,7 +307,7 @@ def test_containment_shortcut_decides_a_leiden_like_index():
 def _node_rows_both(path):
     """(normalise.node_entity_rows, the plain answer: the first entities row with the node's id)
     for the nodes and entities tables at ``path``, read here with pandas."""
-    from graphrag_audit.normalise import key_column, node_entity_rows, text_column
+    from graphrag_audit.io.coerce import key_column, node_entity_rows, text_column
 
     files = {p.stem: p for p in path.iterdir()}
     nodes = pd.read_parquet(files["create_final_nodes"], columns=["id", "title"])
@@ -373,7 +373,7 @@ def test_node_entity_rows_on_damaged_nodes(tmp_path, damage):
     assert got is not None and got.tolist() == plain
     if damage != "none":
         assert any(p >= 0 for p in plain)
-    from graphrag_audit.audit import AuditOptions, audit
+    from graphrag_audit.analysis.audit import AuditOptions, audit
 
     loaded = load_index(idx)
     assert "entity_row" in loaded.rollup_rows.columns  # matched while reading
@@ -388,7 +388,7 @@ def test_node_entity_rows_on_damaged_nodes(tmp_path, damage):
 
 
 def text_column_of(values):
-    from graphrag_audit.normalise import text_column
+    from graphrag_audit.io.coerce import text_column
 
     return text_column(values, len(values))
 
@@ -400,7 +400,7 @@ def text_column_of(values):
        b=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=20),
        same=st.booleans())
 def test_pair_sets_equal_is_set_equality(level, a, b, same):
-    from graphrag_audit.costs import _pair_sets_equal
+    from graphrag_audit.analysis.costs import _pair_sets_equal
 
     n = len(level)
     a = [(c % n, e) for c, e in a]

@@ -676,7 +676,7 @@ SPLIT_CASES = {
 
 @pytest.mark.parametrize("cell", list(SPLIT_CASES))
 def test_split_list_cell_is_graphrags(cell):
-    from graphrag_audit.tables import split_list_cell
+    from graphrag_audit.io.tables import split_list_cell
 
     assert split_list_cell(cell) == SPLIT_CASES[cell]
 
@@ -690,7 +690,7 @@ def _tricky_csv(path: Path) -> None:
 
 
 def test_csv_table_matches_graphrags_reader(tmp_path):
-    from graphrag_audit.tables import read_table
+    from graphrag_audit.io.tables import read_table
 
     p = tmp_path / "community_reports.csv"
     _tricky_csv(p)
@@ -735,7 +735,7 @@ print(json.dumps({"rows": rows, "split": [split_list_column(c) for c in cells]})
 @pytest.mark.parametrize("python", GRAPHRAG3)
 def test_against_graphrag3_itself(python, tmp_path):
     """graphrag 3's own CSV reader and list splitting on the tricky table and cells above."""
-    from graphrag_audit.tables import read_table, split_list_cell
+    from graphrag_audit.io.tables import read_table, split_list_cell
 
     p = tmp_path / "community_reports.csv"
     _tricky_csv(p)
@@ -758,9 +758,9 @@ def test_real_indexes_stay_within_the_decoded_limit():
     of the file size (the limit allows 100x)."""
     from conftest import SHARED_INDEXES, shared_folders
 
-    from graphrag_audit import decoded
-    from graphrag_audit.load import COMMUNITY_COLUMNS, ENTITY_COLUMNS, NODE_COLUMNS, REPORT_COLUMNS
-    from graphrag_audit.locate import locate_index
+    from graphrag_audit.io import decoded
+    from graphrag_audit.io.load import COMMUNITY_COLUMNS, ENTITY_COLUMNS, NODE_COLUMNS, REPORT_COLUMNS
+    from graphrag_audit.io.locate import locate_index
 
     if not shared_folders():
         pytest.skip(f"{SHARED_INDEXES} is absent")
@@ -804,7 +804,7 @@ def _actual_decoded(path: Path, cols: list[str]) -> int:
 
 
 def test_parse_byte_count():
-    from graphrag_audit.decoded import parse_byte_count
+    from graphrag_audit.io.decoded import parse_byte_count
 
     assert parse_byte_count("123") == 123
     assert parse_byte_count("512M") == 512 * 1024**2
@@ -821,7 +821,7 @@ def test_longest_plain_entry_by_brute_force():
     a body that is not exactly ``count`` entries."""
     import random as _random
 
-    from graphrag_audit.decoded import _longest_plain
+    from graphrag_audit.io.decoded import _longest_plain
 
     rng = _random.Random(5)
     for _ in range(300):
@@ -840,7 +840,7 @@ def test_check_parquet_bounds_the_decoded_size(tmp_path, encoding):
     and equal when the check says it is exact."""
     import random as _random
 
-    from graphrag_audit import decoded
+    from graphrag_audit.io import decoded
 
     rng = _random.Random(encoding)
     for k in range(12):
@@ -871,7 +871,7 @@ def test_many_row_groups_are_checked_quickly(tmp_path):
     probed, until the table fits."""
     import time
 
-    from graphrag_audit import decoded
+    from graphrag_audit.io import decoded
 
     p = tmp_path / "many.parquet"
     t = pa.table({"s": pa.array([f"value {i}" for i in range(1500)])})

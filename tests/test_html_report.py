@@ -27,8 +27,8 @@ import pytest
 
 from builders import SEED, write_v3
 from conftest import shared_index
-from graphrag_audit.audit import AuditOptions, audit
-from graphrag_audit.render.escape import plain
+from graphrag_audit.analysis.audit import AuditOptions, audit
+from graphrag_audit.escape import plain
 from graphrag_audit.render.html import CSP, ICICLE_GUTTER, ICICLE_W, render_html
 from graphrag_audit.render.text import render_text
 

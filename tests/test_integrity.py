@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from graphrag_audit.audit import AuditOptions, audit
-from graphrag_audit.integrity import check_integrity
-from graphrag_audit.load import load_index
+from graphrag_audit.analysis.audit import AuditOptions, audit
+from graphrag_audit.analysis.integrity import check_integrity
+from graphrag_audit.io.load import load_index
 from graphrag_audit.rules import RULES
 
 DEFECTS = FIXTURES / "defects"

@@ -25,7 +25,7 @@ from conftest import real_index_params, shared_index
 from hostile import CliServer, Index
 
 from graphrag_audit.errors import visible
-from graphrag_audit.render.escape import plain
+from graphrag_audit.escape import plain
 
 # ---- the reference set ---------------------------------------------------------------------------
 ODI = [(0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x2065, 0x2065), (0x3164, 0x3164),
@@ -285,7 +285,7 @@ def test_a_folded_word_never_starts_a_line_with_a_command(tmp_path):
     """rich folds a word longer than the line at the width; a period value of 150 'A's then
     '::error::' puts the '::' at a line start exactly when the width divides 150 (the message
     quotes it). That line's first colon is written '\\x3a' instead (3 characters over the width)."""
-    from graphrag_audit.audit import AuditOptions, audit
+    from graphrag_audit.analysis.audit import AuditOptions, audit
     from graphrag_audit.render.text import render_text
 
     idx = Index.base()

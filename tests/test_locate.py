@@ -1,7 +1,7 @@
 """Locating the index the way graphrag does (issue 13, part 1; issue 14's parquet + CSV case).
 
 Project roots are generated in tmp_path with the tables of the seed fixtures. Expected folders
-are worked out by hand from graphrag's code (graphrag_audit/settings.py cites it per version)
+are worked out by hand from graphrag's code (graphrag_audit/io/settings.py cites it per version)
 and, where an interpreter with graphrag is available (GRAPHRAG_VERIFY_PYTHONS, prepared by
 .ci/run), checked against graphrag's own load_config: test_graphrag_resolves_the_same_folder.
 """
@@ -20,9 +20,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import FIXTURES
-from graphrag_audit.audit import AuditOptions, audit
+from graphrag_audit.analysis.audit import AuditOptions, audit
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.locate import locate_index
+from graphrag_audit.io.locate import locate_index
 from graphrag_audit.render import render
 from graphrag_audit.render.html import render_html
 

@@ -1,4 +1,4 @@
-"""The budget planner (graphrag_audit.plan), its hand-off writer and the ``plan`` command.
+"""The budget planner (graphrag_audit.analysis.plan), its hand-off writer and the ``plan`` command.
 
 Expected values are derived independently of the code under test:
 
@@ -8,7 +8,7 @@ Expected values are derived independently of the code under test:
   compared with the cover whose *split set* (communities strictly above a member) is
   lexicographically greatest in the priority order π = (level ascending, entities descending,
   community number ascending) among the covers that fit the budget — the objective documented
-  in graphrag_audit/plan.py and docs/plan.md;
+  in graphrag_audit/analysis/plan.py and docs/plan.md;
 * properties on random trees (hypothesis), with level frontiers computed from the definition in
   docs/graphrag-semantics.md#frontier (frontier(N) = communities at level N plus leaves above N).
 
@@ -36,10 +36,10 @@ from conftest import shared_index
 from graphrag_side import need, run_script, side_params, versions
 from graphrag_audit.cli import app
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.load import load_index
-from graphrag_audit.plan import Budget, ContextCost, Cost, PlanTree, plan_context, plan_report
-from graphrag_audit.plan_write import MANIFEST_NAME, PlanWriteError, write_plan
-from graphrag_audit.selection import select_all
+from graphrag_audit.io.load import load_index
+from graphrag_audit.analysis.plan import Budget, ContextCost, Cost, PlanTree, plan_context, plan_report
+from graphrag_audit.handoff import MANIFEST_NAME, PlanWriteError, write_plan
+from graphrag_audit.graphrag.selection import select_all
 
 HYP = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -596,8 +596,8 @@ def test_dynamic_preview_flags_missing_level0(tmp_path):
 # exact costs: the same numbers as the per-level audit
 # ---------------------------------------------------------------------------------------
 def _assert_same_as_audit(model, tokenizer):
-    from graphrag_audit.audit import AuditOptions, audit
-    from graphrag_audit.plan import ContextCost
+    from graphrag_audit.analysis.audit import AuditOptions, audit
+    from graphrag_audit.analysis.plan import ContextCost
 
     report = audit(model, AuditOptions(tokenizer=tokenizer, max_context_tokens=3000))
     cost = ContextCost(model, tokenizer, 3000)
@@ -671,7 +671,7 @@ def test_written_directory_holds_exactly_the_plan(tmp_path):
 
 
 def test_written_directory_costs_the_same(tmp_path):
-    from graphrag_audit.plan import ContextCost
+    from graphrag_audit.analysis.plan import ContextCost
 
     src = tmp_path / "src"
     model = build(src, H3)
@@ -761,7 +761,7 @@ def test_graphrag_reads_the_written_directory(python, tmp_path):
 @pytest.mark.parametrize("python", side_params(min_major=2))
 def test_graphrag_reads_the_written_real_directory(python, tmp_path):
     python = need(python, min_major=2)
-    from graphrag_audit.plan import ContextCost
+    from graphrag_audit.analysis.plan import ContextCost
 
     model = load_index(shared_index("verbs-v3"))
     plan = plan_context(model, Budget("map_calls", 5), ContextCost(model, "estimate"))
@@ -859,7 +859,7 @@ def _tree_ancestors(pt, c):
 
 
 def test_real_verbs_v3_map_call_plans():
-    from graphrag_audit.plan import ContextCost
+    from graphrag_audit.analysis.plan import ContextCost
 
     model = load_index(shared_index("verbs-v3"))
     cost = ContextCost(model, "cl100k_base")

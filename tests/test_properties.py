@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
-from graphrag_audit.audit import AuditOptions, audit
+from graphrag_audit.analysis.audit import AuditOptions, audit
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.render import render
 from hostile import Index

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from conftest import SHARED_INDEXES, real_index_params, shared_index
-from graphrag_audit.audit import AuditOptions, audit
-from graphrag_audit.load import load_index
-from graphrag_audit.selection import select_all
+from graphrag_audit.analysis.audit import AuditOptions, audit
+from graphrag_audit.io.load import load_index
+from graphrag_audit.graphrag.selection import select_all
 
 
 def readme_generations() -> dict[str, str]:

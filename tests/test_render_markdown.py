@@ -27,7 +27,7 @@ import pyarrow
 import pytest
 from markdown_it import MarkdownIt
 
-from graphrag_audit.audit import AuditOptions, audit
+from graphrag_audit.analysis.audit import AuditOptions, audit
 from graphrag_audit.render.markdown import render_markdown
 
 SHARED = Path(__file__).parents[1] / ".." / "shared" / "indexes"

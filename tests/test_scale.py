@@ -1,7 +1,7 @@
 """Issue 14: work linear (or n log n) in the index size plus the output size, whatever the depth;
 human formats cap long lists; the JSON is streamed, complete by default, with a delta opt-in.
 
-* The tree walks of ``graphrag_audit.forest`` against the step-by-step loops they replaced
+* The tree walks of ``graphrag_audit.model.forest`` against the step-by-step loops they replaced
   (restated here), on random parent arrays with cycles, self-parents and long chains.
 * Complexity without timing: the pointer doubling counts its gathers; a whole audit of a parent
   chain 8x longer makes (almost) no more numpy calls (the old walk made one round per level of
@@ -25,8 +25,8 @@ from hypothesis import given, settings, strategies as st
 
 from deep_indexes import parent_chain_index, parent_cycle_index, single_child_chains_index
 from hostile import GIB, run_cli, snapshot
-from graphrag_audit import forest
-from graphrag_audit.audit import AuditOptions, audit
+from graphrag_audit.model import forest
+from graphrag_audit.analysis.audit import AuditOptions, audit
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -246,7 +246,7 @@ def test_numpy_calls_grow_linearly_with_the_levels(tmp_path):
 @SETTINGS
 @given(data=st.data())
 def test_covered_equals_brute_force(data):
-    from graphrag_audit.levels import TreeIndex
+    from graphrag_audit.analysis.levels import TreeIndex
 
     model = _covered_model()
     ti = TreeIndex(model)
@@ -266,7 +266,7 @@ _MODEL = {}
 
 
 def _covered_model():
-    from graphrag_audit.load import load_index
+    from graphrag_audit.io.load import load_index
 
     if "m" not in _MODEL:
         _MODEL["m"] = load_index(FIXTURES / "balanced-v3")

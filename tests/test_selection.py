@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import SEED, write_v1, write_v3
-from graphrag_audit.load import load_index
-from graphrag_audit.selection import select_all
+from graphrag_audit.io.load import load_index
+from graphrag_audit.graphrag.selection import select_all
 
 
 def ref_v2(comm_rows, report_rows, n):

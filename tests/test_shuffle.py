@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from graphrag_audit import shuffle
-from graphrag_audit.context import shuffle_order
+from graphrag_audit.graphrag import shuffle
+from graphrag_audit.graphrag.context import shuffle_order
 
 
 def reference(n: int, seed: int) -> list[int]:

@@ -3,7 +3,7 @@ graphrag_cannot_read), the table's markers and footnotes in every format, the JS
 the needs-migration finding.
 
 Expectations come from running the real graphrag on these indexes (graphrag 1.2.0 with pandas
-2.3.3, graphrag 3.3.0 with pandas 3.1.1, graphrag 0.3.0; see graphrag_audit/compat.py for the
+2.3.3, graphrag 3.3.0 with pandas 3.1.1, graphrag 0.3.0; see graphrag_audit/graphrag/compat.py for the
 code each fact comes from) or from hand reasoning on the hand-made tables below:
 
 * graphrag 1.2.0's read_indexer_reports selects 0 reports at every level from the three 0.1-0.4
@@ -29,7 +29,7 @@ import pytest
 
 from builders import write_v1, write_v3
 from conftest import shared_index
-from graphrag_audit.audit import AuditOptions, audit
+from graphrag_audit.analysis.audit import AuditOptions, audit
 from graphrag_audit.render import render as _render
 from graphrag_audit.render.html import render_html
 

@@ -1,4 +1,4 @@
-"""Tests for graphrag_audit.synthetic and fixtures/generate.py."""
+"""Tests for synthetic and fixtures/generate.py."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from graphrag_audit import synthetic as S  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import synthetic as S  # noqa: E402
 
 from conftest import SHARED_INDEXES  # noqa: E402
 

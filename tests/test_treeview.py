@@ -17,9 +17,9 @@ from rich.cells import cell_len
 
 from builders import SEED, write_v1, write_v3
 from conftest import real_index_params, shared_index
-from graphrag_audit.load import load_index
+from graphrag_audit.io.load import load_index
 from graphrag_audit.render.tree_text import fit, render_tree
-from graphrag_audit.treeview import UnknownCommunity, build_forest, layout
+from graphrag_audit.analysis.treeview import UnknownCommunity, build_forest, layout
 
 REPO = Path(__file__).resolve().parents[1]
 

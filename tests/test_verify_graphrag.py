@@ -111,7 +111,7 @@ def test_verify_renderers_show_map_call_disagreements(tmp_path):
     """Text and Markdown name the level and the numbers when graphrag's map calls or tokens differ."""
     pytest.importorskip("pandas")
     from builders import SEED, write_v3
-    from graphrag_audit.audit import AuditOptions, audit
+    from graphrag_audit.analysis.audit import AuditOptions, audit
     from graphrag_audit.render import render
 
     report = audit(write_v3(tmp_path / "i", SEED), AuditOptions(costs=False))
@@ -146,7 +146,7 @@ def test_verify_without_graphrag_says_so(tmp_path):
     except ImportError:
         pass
     from builders import SEED, write_v3
-    from graphrag_audit.audit import AuditOptions, audit
+    from graphrag_audit.analysis.audit import AuditOptions, audit
     from graphrag_audit.verify import verify_with_graphrag
 
     report = audit(write_v3(tmp_path / "i", SEED), AuditOptions(costs=False))

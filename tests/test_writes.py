@@ -724,7 +724,7 @@ def test_directory_writer_races_in_process(tmp_path):
     """The two interleavings, forced deterministically: (1) two writers build a new OUT, the
     first commits, the second finds OUT taken and keeps nothing; (2) OUT exists: the second
     writer cannot take the lock while the first holds it."""
-    from graphrag_audit.safe_write import DirectoryWriter, Guard, WriteError
+    from graphrag_audit.io.safe_write import DirectoryWriter, Guard, WriteError
 
     idx = copy_seed(tmp_path / "index")
     g = Guard().protect(idx, [idx / n for n in SEED_TABLES])
@@ -751,7 +751,7 @@ def test_directory_writer_races_in_process(tmp_path):
 _PAUSING_WRITER = r"""
 import os, sys, time
 from pathlib import Path
-from graphrag_audit.safe_write import DirectoryWriter, Guard, write_file
+from graphrag_audit.io.safe_write import DirectoryWriter, Guard, write_file
 mode, target = sys.argv[1], Path(sys.argv[2])
 
 def pausing(fh):
@@ -814,7 +814,7 @@ def test_sigkill_mid_forced_write_leaves_whole_files(tmp_path):
     assert (out / "a.bin").read_bytes() == b"A" * 2_000_000  # renamed into place before the kill
     assert (out / "b.bin").read_bytes() == b"b-old"  # old, not half-new
     # and the lock died with the process: the next run takes it
-    from graphrag_audit.safe_write import DirectoryWriter, Guard
+    from graphrag_audit.io.safe_write import DirectoryWriter, Guard
 
     with DirectoryWriter(out, Guard(), force=True) as w:
         w.write_file("b.bin", "new")
@@ -825,8 +825,8 @@ def test_sigkill_mid_forced_write_leaves_whole_files(tmp_path):
 def test_sigkill_during_cli_plan_write(tmp_path):
     """The real command, killed as soon as its temporary folder appears (then after 0-40 ms more):
     OUT is absent or a complete directory that reads back as the plan."""
-    from graphrag_audit.load import load_index
-    from graphrag_audit.synthetic import leiden_like, write_index
+    from graphrag_audit.io.load import load_index
+    from synthetic import leiden_like, write_index
 
     src = tmp_path / "src"
     write_index(leiden_like(3000, seed=3), src, "3.x")
@@ -929,7 +929,7 @@ def test_file_size_limit(tmp_path):
 def test_enospc_from_the_writer_in_process(tmp_path):
     """A data producer that fails half-way (ENOSPC raised inside the write, as pyarrow's writer
     would raise it): WriteError, old file intact, temporary file removed."""
-    from graphrag_audit.safe_write import Guard, WriteError, write_file
+    from graphrag_audit.io.safe_write import Guard, WriteError, write_file
 
     t = tmp_path / "x.json"
     t.write_text("old")

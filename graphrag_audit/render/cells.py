@@ -6,7 +6,7 @@ cells in a terminal, Markdown or HTML table without escaping beyond their medium
 
 from __future__ import annotations
 
-from graphrag_audit.compat import HYPOTHETICAL
+from graphrag_audit.graphrag.compat import HYPOTHETICAL
 
 # (key, header) of the per-level table; SELECTION_COLUMNS then DEPTH_COLUMNS (+ COST_COLUMNS)
 SELECTION_COLUMNS = [("n", "N"), ("v2", ">=2.0 reports"), ("v1", "<2.0 reports"), ("extra", "extra (ancestors)"),

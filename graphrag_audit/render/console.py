@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import re
 
-from graphrag_audit.render.escape import _unicode_charset, escape_char, plain
+from graphrag_audit.escape import _unicode_charset, escape_char, plain
 
 #: ASCII stand-ins for the renderers' own glyphs (one character each: table columns stay put)
 GLYPH_FALLBACK = {

@@ -14,10 +14,10 @@ from html import escape as _esc
 
 import numpy as np
 
-from graphrag_audit.export import NO_REPORT_FILL, SENT_FILL
+from graphrag_audit.render.graph import NO_REPORT_FILL, SENT_FILL
 from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_label as _lvl, level_table, number as _n, sends
-from graphrag_audit.render.escape import plain
-from graphrag_audit.treeview import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Forest,
+from graphrag_audit.escape import plain
+from graphrag_audit.analysis.treeview import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Forest,
                                      build_forest)
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"

@@ -17,8 +17,8 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from graphrag_audit.levels import CommunityIds
-from graphrag_audit.render.escape import json_inert
+from graphrag_audit.analysis.levels import CommunityIds
+from graphrag_audit.escape import json_inert
 
 JSON_IDS = ("full", "delta")
 _CHUNK_IDS = 65536  # ids formatted per slice

@@ -20,7 +20,7 @@ import platform
 from importlib import metadata
 
 from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_label as _lvl, level_table, number as _n, sends
-from graphrag_audit.render.escape import markdown_cell
+from graphrag_audit.escape import markdown_cell
 
 SEV_LABEL = {"error": "error", "warning": "warning", "info": "info"}
 TITLE_LIMIT = 100  # characters of a report title shown in a table cell

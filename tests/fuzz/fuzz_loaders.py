@@ -51,7 +51,7 @@ RENDER_FORMATS: list[str] = []
 
 def _load_library() -> None:
     global audit, AuditOptions, IndexInputError, render
-    from graphrag_audit.audit import AuditOptions as _opts, audit as _audit
+    from graphrag_audit.analysis.audit import AuditOptions as _opts, audit as _audit
     from graphrag_audit.errors import IndexInputError as _err
     from graphrag_audit.render import render as _render
 

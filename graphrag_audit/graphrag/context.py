@@ -74,7 +74,7 @@ Sources read (repo ``microsoft/graphrag`` unless named; commit = the stored vers
    conversation history; 2.x/3.x (@5aca582, @4c8ef97) add no prefix.
 9. Tokenizer: 1.x ``len(tiktoken.get_encoding(encoding_model).encode(text))`` (default
    cl100k_base); 2.x/3.x ``Tokenizer.num_tokens = len(encode(text))`` via LiteLLM, whose
-   OpenAI fallback encoding is cl100k_base. See :mod:`graphrag_audit.tokens`.
+   OpenAI fallback encoding is cl100k_base. See :mod:`graphrag_audit.graphrag.tokens`.
 
 Known variant not modelled: one stored 3.x development state of ``GlobalCommunityContext``
 (@1eb8fb0) built the chunks in a second call that passed only ``**kwargs`` on, i.e. with the
@@ -110,8 +110,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphrag_audit.shuffle import permutation
-from graphrag_audit.tokens import EstimateTokenCounter, TokenCounter, get_token_counter
+from graphrag_audit.graphrag.shuffle import permutation
+from graphrag_audit.graphrag.tokens import EstimateTokenCounter, TokenCounter, get_token_counter
 
 __all__ = [
     "DEFAULT_MAX_CONTEXT_TOKENS",
@@ -629,7 +629,7 @@ def build_batches(
 
     Inputs are aligned, in the order graphrag holds the reports (parquet row order of the
     selected reports); ``weights`` from :func:`occurrence_weights` (None: no weight column).
-    ``token_counter``: a :class:`~graphrag_audit.tokens.TokenCounter` or its name.
+    ``token_counter``: a :class:`~graphrag_audit.graphrag.tokens.TokenCounter` or its name.
     ``shuffle_seed=None`` reproduces ``shuffle_data=False``. ``cache``: a
     :class:`RowTokenCache` reused across levels. ``exact=True`` counts whole row strings
     (also used automatically for counters that are not additive). ``fixed_measures``: the

@@ -41,7 +41,7 @@ on 2 cores: 2 threads were *slower* than a plain loop). ``count_many`` is theref
 ``map`` over the backend's ``count`` (no token lists are materialised). On ~10 MB of mixed
 English/Chinese report text: cl100k ~0.25 s (~40 MB/s), o200k ~0.29 s, estimate ~3 ms.
 
-Additive measures (used by :mod:`graphrag_audit.context` to count a report's fixed text
+Additive measures (used by :mod:`graphrag_audit.graphrag.context` to count a report's fixed text
 once and add only the small per-level part): every counter also exposes
 ``measure_many(texts)`` and ``tokens_from_measure(measures)``. For the BPE counters the
 measure *is* the token count; for the estimate it is the UTF-8 byte count and the token
@@ -80,7 +80,7 @@ class TokenCounter:
 
     ``measure_many``/``tokens_from_measure`` define an *additive* measure: for strings
     ``a``, ``b`` whose junction is a pre-tokenisation boundary (see
-    :mod:`graphrag_audit.context`), ``tokens(a + b) = tokens_from_measure(m(a) + m(b))``.
+    :mod:`graphrag_audit.graphrag.context`), ``tokens(a + b) = tokens_from_measure(m(a) + m(b))``.
     """
 
     name: str = ""

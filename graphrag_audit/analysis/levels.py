@@ -10,11 +10,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from graphrag_audit.compat import Outcome, behaviour_outcomes
-from graphrag_audit.forest import Ancestry
-from graphrag_audit.model import IndexModel
-from graphrag_audit.normalise import EntityKeyMatch, key_codes, match_entity_keys, sorted_unique
-from graphrag_audit.selection import BEHAVIOURS, Selection
+from graphrag_audit.graphrag.compat import Outcome, behaviour_outcomes
+from graphrag_audit.model.forest import Ancestry
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.io.coerce import EntityKeyMatch, key_codes, match_entity_keys, sorted_unique
+from graphrag_audit.graphrag.selection import BEHAVIOURS, Selection
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ def _first_parents(links, index: pd.Index) -> np.ndarray:
 
 
 def entity_key_match(model: IndexModel) -> EntityKeyMatch | None:
-    """:class:`~graphrag_audit.normalise.EntityKeyMatch` of ``model`` (cached; ``load_index``
+    """:class:`~graphrag_audit.io.coerce.EntityKeyMatch` of ``model`` (cached; ``load_index``
     may have started it in its read thread), or None without an entities table or when the keys
     are not dictionary-encoded arrow strings without gaps (callers then use pandas)."""
     got = model.extra.get("_entity_key_match", _UNSET)
@@ -242,7 +242,7 @@ class TreeIndex:
 
     def ancestors_in(self, ccodes: np.ndarray) -> np.ndarray:
         """Codes among ``ccodes`` that are a proper ancestor of another code in ``ccodes`` (a
-        community on a parent cycle is its own ancestor): :class:`~graphrag_audit.forest.Ancestry`
+        community on a parent cycle is its own ancestor): :class:`~graphrag_audit.model.forest.Ancestry`
         of the first-parent forest, whatever its depth."""
         if self._ancestry is None:
             self._ancestry = Ancestry(self.parent)

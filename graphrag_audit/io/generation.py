@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphrag_audit.model import Generation
+from graphrag_audit.model.index import Generation
 
 
 def detect_generation(tables: dict[str, Path], schemas: dict[str, dict[str, str]]) -> Generation:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from graphrag_audit.tree import TreeLinks
+from graphrag_audit.model.tree import TreeLinks
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -89,7 +89,7 @@ class IndexModel:
         """The community forest as a networkx ``DiGraph`` (parent -> child; node attributes
         ``level`` and ``n_entities``; graph attributes ``source`` and ``missing_parents``)."""
         if self._tree is None:
-            from graphrag_audit.tree import build_tree
+            from graphrag_audit.model.tree import build_tree
 
             self._tree = build_tree(self.communities, None)
         return self._tree

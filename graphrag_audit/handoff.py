@@ -32,11 +32,11 @@ and map calls as planned.
 Refused: graphrag < 2.0 generations (graphrag 0.x/1.x select reports through
 ``create_final_nodes``, which a plan cannot express without rewriting it), CSV tables, an
 ``OUT_DIR`` that is, lies inside or contains the source index directory (real paths and inodes,
-see :mod:`graphrag_audit.safe_write`), an ``OUT_DIR`` that is a symbolic link, and an existing
+see :mod:`graphrag_audit.io.safe_write`), an ``OUT_DIR`` that is a symbolic link, and an existing
 non-empty ``OUT_DIR`` unless ``force`` (then files of the same name are replaced, links among
 them replaced rather than followed; nothing else is deleted). How the directory is written
 (a new one appears whole or not at all; concurrent runs; interruptions) is
-:class:`graphrag_audit.safe_write.DirectoryWriter`.
+:class:`graphrag_audit.io.safe_write.DirectoryWriter`.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.model import IndexModel
-from graphrag_audit.safe_write import MAX_SCAN_ENTRIES, DirectoryWriter, Guard, WriteError
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.io.safe_write import MAX_SCAN_ENTRIES, DirectoryWriter, Guard, WriteError
 
 __all__ = ["MANIFEST_NAME", "PlanWriteError", "WriteResult", "write_plan", "check_out_dir"]
 

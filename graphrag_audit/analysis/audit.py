@@ -7,17 +7,17 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-from graphrag_audit.checks import Thresholds, level_findings
-from graphrag_audit.compat import migration_findings
-from graphrag_audit.depth import analyse_depth
-from graphrag_audit.integrity import check_integrity
-from graphrag_audit.levels import TreeIndex, level_results, tree_levels
-from graphrag_audit.load import load_index
-from graphrag_audit.locate import location_findings
-from graphrag_audit.memory import release_freed_memory
-from graphrag_audit.model import IndexModel
-from graphrag_audit.report import AuditReport
-from graphrag_audit.selection import select_all
+from graphrag_audit.analysis.checks import Thresholds, level_findings
+from graphrag_audit.graphrag.compat import migration_findings
+from graphrag_audit.analysis.depth import analyse_depth
+from graphrag_audit.analysis.integrity import check_integrity
+from graphrag_audit.analysis.levels import TreeIndex, level_results, tree_levels
+from graphrag_audit.io.load import load_index
+from graphrag_audit.io.locate import location_findings
+from graphrag_audit.cli.memory import release_freed_memory
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.results import AuditReport
+from graphrag_audit.graphrag.selection import select_all
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
     if options.costs and model.has_reports_table:
         from concurrent.futures import ThreadPoolExecutor
 
-        from graphrag_audit.costs import V1TextUnitCounts, prepared_coster, selection_costs
+        from graphrag_audit.analysis.costs import V1TextUnitCounts, prepared_coster, selection_costs
 
         pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphrag-audit")
         prepared = pool.submit(_then_release, prepared_coster, model, options.tokenizer,
@@ -97,7 +97,7 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
         if costed_v1 is not None:
             step("counting tokens and map calls")
             t = time.perf_counter()
-            from graphrag_audit.costs import attach_costs
+            from graphrag_audit.analysis.costs import attach_costs
 
             results = selection_costs(prepared.result(), selections, ("v2", "level_only"))
             results.update(costed_v1.result())

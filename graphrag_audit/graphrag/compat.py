@@ -135,7 +135,7 @@ def _has(model, logical: str, stem: str) -> bool:
 
 def _v2_readable(model) -> bool:
     """graphrag >= 2.0's read_indexer_reports can explode this communities table (integrity.py)."""
-    from graphrag_audit.integrity import v2_readable
+    from graphrag_audit.analysis.integrity import v2_readable
 
     return v2_readable(model)
 

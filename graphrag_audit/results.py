@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graphrag_audit.depth import DepthAnalysis
+from graphrag_audit.analysis.depth import DepthAnalysis
 from graphrag_audit.findings import SEVERITY_RANK, Finding
-from graphrag_audit.levels import TreeLevel
-from graphrag_audit.model import IndexModel
+from graphrag_audit.analysis.levels import TreeLevel
+from graphrag_audit.model.index import IndexModel
 
 SCHEMA_VERSION = "1.1"  # 1.1: every selection carries its graphrag status (compat.py)
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from graphrag_audit.decoded import BatchBudget, check_parquet
+from graphrag_audit.io.decoded import BatchBudget, check_parquet
 from graphrag_audit.errors import IndexInputError
 
 PARQUET_MAGIC = b"PAR1"

@@ -43,7 +43,7 @@ def _budget(reports, tokens, map_calls, coverage):
         names = ", ".join("--" + k.replace("_", "-") for k, _ in given)
         raise fail("give exactly one budget: --reports K, --tokens T, --map-calls M or --coverage P"
                    + (f" (got {names})" if given else ""), EXIT_BAD_INPUT)
-    from graphrag_audit.plan import Budget
+    from graphrag_audit.analysis.plan import Budget
 
     kind, value = given[0]
     try:
@@ -55,8 +55,8 @@ def _budget(reports, tokens, map_calls, coverage):
 def _read_back(path: Path, plan, shown: Path | None = None) -> str:
     """Load the written directory ``path`` with our own loader and check graphrag >= 2.0 selects
     the plan (``shown``: the directory named in the error, when ``path`` is its temporary twin)."""
-    from graphrag_audit.load import load_index
-    from graphrag_audit.selection import select_all
+    from graphrag_audit.io.load import load_index
+    from graphrag_audit.graphrag.selection import select_all
 
     m2 = load_index(path)
     sel = select_all(m2)[None]["v2"]
@@ -114,9 +114,9 @@ def register(app: typer.Typer) -> None:
             guard = output_guard(index_dir)
 
         def work():
-            from graphrag_audit.load import load_index
-            from graphrag_audit.plan import ContextCost, plan_report
-            from graphrag_audit.plan_write import check_out_dir, write_plan
+            from graphrag_audit.io.load import load_index
+            from graphrag_audit.analysis.plan import ContextCost, plan_report
+            from graphrag_audit.handoff import check_out_dir, write_plan
 
             model = load_index(index_dir)
             if guard is not None:

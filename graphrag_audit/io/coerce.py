@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from pandas.api import types as ptypes
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.tables import parse_list_cell, split_list_cell
+from graphrag_audit.io.tables import parse_list_cell, split_list_cell
 
 INT64_MAX = np.iinfo(np.int64).max
 MAX_LEVEL = 1000

@@ -70,7 +70,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.model import IndexModel
+from graphrag_audit.model.index import IndexModel
 
 __all__ = [
     "BUDGET_KINDS",
@@ -623,11 +623,11 @@ def _subtrees(pt: PlanTree, members, deepest) -> list[SubtreeStatus]:
 # exact costs, the same way the per-level audit computes them
 # ---------------------------------------------------------------------------------------
 class ContextCost:
-    """``cost(rows) -> Cost`` for the planner: :class:`graphrag_audit.costs.ContextCoster`, the same
+    """``cost(rows) -> Cost`` for the planner: :class:`graphrag_audit.analysis.costs.ContextCoster`, the same
     code the per-level audit uses (tests/test_plan.py checks it against ``attach_costs``)."""
 
     def __init__(self, model: IndexModel, tokenizer: str = "cl100k_base", max_context_tokens: int = 12000):
-        from graphrag_audit.costs import ContextCoster
+        from graphrag_audit.analysis.costs import ContextCoster
 
         self.coster = ContextCoster(model, tokenizer, max_context_tokens)
 
@@ -687,8 +687,8 @@ class LevelOption:
 def level_options(model: IndexModel, budget: Budget, cost: CostFn | None = None,
                   tree: PlanTree | None = None, selections: dict | None = None) -> list[LevelOption]:
     """v2 and v1 at every N (0 … max, None) with reports, cost, entities covered, duplication."""
-    from graphrag_audit.levels import TreeIndex, selection_stats
-    from graphrag_audit.selection import select_all
+    from graphrag_audit.analysis.levels import TreeIndex, selection_stats
+    from graphrag_audit.graphrag.selection import select_all
 
     pt = tree or PlanTree(model)
     ti = TreeIndex(model)
@@ -737,7 +737,7 @@ def dynamic_preview(model: IndexModel, num_repeats: int = 1, selections: dict | 
     """Dynamic community selection at each cap N (docs/graphrag-semantics.md#dynamic): candidate pool (reports with
     level <= N, no join), level-0 reports it starts from, and the bounds on rating calls
     ``[num_repeats × level-0 reports, num_repeats × candidates]``."""
-    from graphrag_audit.selection import select_all
+    from graphrag_audit.graphrag.selection import select_all
 
     sels = selections if selections is not None else select_all(model)
     lv = model.reports["level"].to_numpy()
@@ -791,7 +791,7 @@ class PlanReport:
 
 def plan_report(model: IndexModel, budget: Budget, cost: CostFn | None = None, *, num_repeats: int = 1,
                 settings: dict | None = None) -> PlanReport:
-    from graphrag_audit.selection import select_all
+    from graphrag_audit.graphrag.selection import select_all
 
     pt = PlanTree(model)
     plan = plan_context(model, budget, cost, tree=pt)

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphrag_audit.forest import root_of
-from graphrag_audit.levels import TreeIndex
-from graphrag_audit.model import IndexModel
+from graphrag_audit.model.forest import root_of
+from graphrag_audit.analysis.levels import TreeIndex
+from graphrag_audit.model.index import IndexModel
 
 
 @dataclass

@@ -235,9 +235,9 @@ def use_color(color: Color, stream) -> bool:
 
 
 def output_guard(index_dir: Path):
-    """The write guard of the index ``index_dir`` resolves to (see :mod:`graphrag_audit.safe_write`);
+    """The write guard of the index ``index_dir`` resolves to (see :mod:`graphrag_audit.io.safe_write`);
     an index that cannot be located is the usual one-line exit 2."""
-    from graphrag_audit.safe_write import Guard
+    from graphrag_audit.io.safe_write import Guard
 
     try:
         return Guard.for_index(index_dir)
@@ -249,8 +249,8 @@ def output_charset_for(output: Path | None):
     """Context manager: render index text for where the payload goes (stdout's encoding, or a
     UTF-8 file); see render.escape.output_charset and render.console."""
     from graphrag_audit.render.console import stream_encoding
-    from graphrag_audit.render.escape import output_charset
-    from graphrag_audit.safe_write import is_stdout
+    from graphrag_audit.escape import output_charset
+    from graphrag_audit.io.safe_write import is_stdout
 
     to_stdout = output is None or is_stdout(output)
     return output_charset(stream_encoding(sys.stdout) if to_stdout else None)
@@ -264,7 +264,7 @@ def check_output_path(output: Path | None, index_dir: Path):
     """Before any work: refuse an ``-o`` target that the write would refuse (inside the index
     directory DIR resolves to, over a table it reads, a link, a directory, a FIFO or device).
     Returns the guard to pass to :func:`write_payload` (None for stdout: no ``-o`` or ``-o -``)."""
-    from graphrag_audit.safe_write import WriteError, check_file_target, is_stdout
+    from graphrag_audit.io.safe_write import WriteError, check_file_target, is_stdout
 
     if output is None or is_stdout(output):
         return None
@@ -281,7 +281,7 @@ def write_payload(text, output: Path | None, guard=None) -> None:
     """``text`` to stdout (no ``-o``, or ``-o -``) or atomically to the file ``output``. ``text``
     is the payload as one string, or an iterable of string chunks written one after another (a
     streamed JSON document is never held whole)."""
-    from graphrag_audit.safe_write import Guard, WriteError, is_stdout, write_file
+    from graphrag_audit.io.safe_write import Guard, WriteError, is_stdout, write_file
 
     chunks = [text] if isinstance(text, str) else text
     if output is None or is_stdout(output):
@@ -305,7 +305,7 @@ def write_payload(text, output: Path | None, guard=None) -> None:
 
 def stdout_if_dash(output: Path | None) -> Path | None:
     """``-o -`` means stdout: None."""
-    from graphrag_audit.safe_write import is_stdout
+    from graphrag_audit.io.safe_write import is_stdout
 
     return None if is_stdout(output) else output
 
@@ -414,7 +414,7 @@ def levels_cmd(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ):
     """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
-    from graphrag_audit.audit import AuditOptions, audit
+    from graphrag_audit.analysis.audit import AuditOptions, audit
     from graphrag_audit.findings import SEVERITY_RANK
     from graphrag_audit.render import render
 
@@ -423,7 +423,7 @@ def levels_cmd(
     guard = check_output_path(output, index_dir)
     summary = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == Format.github else None
     if summary:
-        from graphrag_audit.safe_write import WriteError, check_append_target
+        from graphrag_audit.io.safe_write import WriteError, check_append_target
 
         guard = guard or output_guard(index_dir)
         try:
@@ -483,7 +483,7 @@ def levels_cmd(
     if summary:
         from graphrag_audit.errors import visible
         from graphrag_audit.render.markdown import render_markdown
-        from graphrag_audit.safe_write import WriteError, append_file
+        from graphrag_audit.io.safe_write import WriteError, append_file
 
         try:
             warning = append_file(summary, render_markdown(report), guard)
@@ -513,8 +513,8 @@ def _render(render, report, fmt, kw):
 
 # Further commands register themselves here (one import line each).
 # --- command registrations ---
-from graphrag_audit.cli_tree import register as _reg_tree; _reg_tree(app)  # noqa: E402,E702
-from graphrag_audit.cli_plan import register as _reg_plan; _reg_plan(app)  # noqa: E402,E702
+from graphrag_audit.cli.tree import register as _reg_tree; _reg_tree(app)  # noqa: E402,E702
+from graphrag_audit.cli.plan import register as _reg_plan; _reg_plan(app)  # noqa: E402,E702
 
 
 def main() -> None:

@@ -3,7 +3,7 @@ directory, a 0.x timestamped run, or a folder that `graphrag update` wrote.
 
 A project root's settings are followed strictly: the folder they name is the one audited, or the
 audit stops (exit 2) naming it; there is no fallback to another folder. How graphrag itself reads
-the settings, per version, is in :mod:`graphrag_audit.settings` and docs/user-guide.md.
+the settings, per version, is in :mod:`graphrag_audit.io.settings` and docs/user-guide.md.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.settings import (DEFAULT_OUTPUT, DEFAULT_UPDATE_OUTPUT, REMOTE_SCHEMES, OutputSetting,
+from graphrag_audit.io.settings import (DEFAULT_OUTPUT, DEFAULT_UPDATE_OUTPUT, REMOTE_SCHEMES, OutputSetting,
                                      find_settings, read_output_setting, remote_problem, remote_url)
 
 #: logical table -> file stems, newest naming first
@@ -197,7 +197,7 @@ def _value_key(v) -> str:
 
 
 def _summary(path: Path, name: str) -> tuple[int, str | None, Counter | None]:
-    from graphrag_audit.tables import read_table, table_columns
+    from graphrag_audit.io.tables import read_table, table_columns
 
     cols = table_columns(path)
     col = next((c for c in _COMPARE.get(name, ()) if c in cols), None)

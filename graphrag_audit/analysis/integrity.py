@@ -8,10 +8,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphrag_audit.findings import Finding, finding, preview
-from graphrag_audit.forest import peel_sources
-from graphrag_audit.levels import entity_key_match
-from graphrag_audit.model import IndexModel
-from graphrag_audit.normalise import LevelSlots, dictionary_parts, factorize_ints, key_codes, sorted_unique
+from graphrag_audit.model.forest import peel_sources
+from graphrag_audit.analysis.levels import entity_key_match
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.io.coerce import LevelSlots, dictionary_parts, factorize_ints, key_codes, sorted_unique
 
 
 def check_integrity(model: IndexModel) -> list[Finding]:
@@ -156,7 +156,7 @@ def _children_vs_parent(comm: np.ndarray, children: list, parent: np.ndarray) ->
 
 
 def v2_readable(model: IndexModel) -> bool:
-    from graphrag_audit.tables import table_columns
+    from graphrag_audit.io.tables import table_columns
 
     path = model.files.get("communities")
     if path is None:
@@ -171,7 +171,7 @@ def v2_readable(model: IndexModel) -> bool:
 def _cycle_nodes(node_ids: np.ndarray, u: np.ndarray, v: np.ndarray) -> list[int]:
     """Communities on a parent cycle (strongly connected components of more than one node, and
     self-loops) of the graph with nodes ``node_ids`` and edges ``u -> v``. Communities with no
-    parent left are peeled off first (:func:`~graphrag_audit.forest.peel_sources`): they are on
+    parent left are peeled off first (:func:`~graphrag_audit.model.forest.peel_sources`): they are on
     no cycle, so on a clean forest the networkx search runs on nothing."""
     loops = set(u[u == v].tolist())
     nodes = pd.Index(node_ids)
@@ -221,7 +221,7 @@ def _contained_by_level_slots(communities: pd.DataFrame, mc: np.ndarray, ecode: 
     The shortcut holds when each community has one parent, one row in the communities table and
     a row there for every membership row, and no entity is in two communities of one level (as
     hierarchical Leiden writes them): then "p holds e" is one read of
-    :class:`~graphrag_audit.normalise.LevelSlots`, with no sort of the membership pairs."""
+    :class:`~graphrag_audit.io.coerce.LevelSlots`, with no sort of the membership pairs."""
     index = pd.Index(communities["community"].to_numpy(dtype=np.int64))
     if not index.is_unique or len(sorted_unique(v)) != len(v):
         return False

@@ -22,8 +22,8 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from graphrag_audit.model import IndexModel
-from graphrag_audit.render.escape import plain
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.escape import plain
 
 SENT_BOTH, SENT_V2_ONLY, SENT_V1_ONLY, SENT_NEITHER = "both", "v2-only", "v1-only", "neither"
 SENT_VALUES = (SENT_BOTH, SENT_V2_ONLY, SENT_V1_ONLY, SENT_NEITHER)
@@ -130,7 +130,7 @@ def build_forest(model: IndexModel, community_level: int | None = None,
     sent_reports = {"v2": 0, "v1": 0}
     if community_level is not None:
         if selections is None:
-            from graphrag_audit.selection import select_all
+            from graphrag_audit.graphrag.selection import select_all
 
             selections = select_all(model)
         numeric = [n for n in selections if n is not None]

@@ -67,9 +67,9 @@ def register(app: typer.Typer) -> None:
         guard = check_output_path(output, index_dir)
 
         def work():
-            from graphrag_audit import export
-            from graphrag_audit.load import load_index
-            from graphrag_audit.treeview import UnknownCommunity, build_forest, layout
+            from graphrag_audit.render import graph as export
+            from graphrag_audit.io.load import load_index
+            from graphrag_audit.analysis.treeview import UnknownCommunity, build_forest, layout
 
             model = load_index(index_dir)
             if guard is not None:
@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
         guard = check_output_path(output, index_dir)
 
         def work():
-            from graphrag_audit.audit import AuditOptions, audit
+            from graphrag_audit.analysis.audit import AuditOptions, audit
             from graphrag_audit.render.html import render_html
 
             opts = AuditOptions(level=level, tokenizer=tokenizer, max_context_tokens=max_context_tokens,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graphrag_audit.depth import DepthAnalysis
+from graphrag_audit.analysis.depth import DepthAnalysis
 from graphrag_audit.findings import Finding, finding, preview
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphrag_audit.context import (
+from graphrag_audit.graphrag.context import (
     ContextBatches,
     RowTextNeeded,
     RowTokenCache,
@@ -29,10 +29,10 @@ from graphrag_audit.context import (
     row_measures,
     text_unit_counts,
 )
-from graphrag_audit.levels import entity_key_match
-from graphrag_audit.model import IndexModel
-from graphrag_audit.normalise import LevelSlots, dictionary_parts, factorize_ints, node_entity_rows, sorted_unique
-from graphrag_audit.tokens import get_token_counter
+from graphrag_audit.analysis.levels import entity_key_match
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.io.coerce import LevelSlots, dictionary_parts, factorize_ints, node_entity_rows, sorted_unique
+from graphrag_audit.graphrag.tokens import get_token_counter
 
 COSTED = ("v2", "v1", "level_only")
 

@@ -14,8 +14,8 @@ import re
 
 import networkx as nx
 
-from graphrag_audit.render.escape import json_inert, plain
-from graphrag_audit.treeview import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Forest, Row,
+from graphrag_audit.escape import json_inert, plain
+from graphrag_audit.analysis.treeview import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Forest, Row,
                                      TreeView)
 
 FORMAT_VERSION = 1

@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.generation import detect_generation
-from graphrag_audit.locate import locate_index
-from graphrag_audit.memory import release_freed_memory
-from graphrag_audit.model import IndexModel
-from graphrag_audit.normalise import (
+from graphrag_audit.io.generation import detect_generation
+from graphrag_audit.io.locate import locate_index
+from graphrag_audit.cli.memory import release_freed_memory
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.io.coerce import (
     EntityKeyMatch,
     _arrow_list,
     dictionary_lists,
@@ -29,8 +29,8 @@ from graphrag_audit.normalise import (
     node_entity_rows,
     text_column,
 )
-from graphrag_audit.tables import parquet_schema, read_table, split_list_cell, table_columns
-from graphrag_audit.tree import build_tree, graph_links, parent_links
+from graphrag_audit.io.tables import parquet_schema, read_table, split_list_cell, table_columns
+from graphrag_audit.model.tree import build_tree, graph_links, parent_links
 
 COMMUNITY_COLUMNS = ["community", "id", "human_readable_id", "level", "parent", "children",
                      "title", "period", "size", "entity_ids"]

@@ -141,15 +141,15 @@ class Guard:
     @classmethod
     def for_index(cls, index_dir) -> "Guard":
         """The guard of the index ``index_dir`` resolves to (project root, settings.yaml,
-        ``output`` links: as :func:`graphrag_audit.locate.locate_index` resolves it).
+        ``output`` links: as :func:`graphrag_audit.io.locate.locate_index` resolves it).
         Raises :class:`IndexInputError` when no index is there."""
-        from graphrag_audit.locate import locate_index
+        from graphrag_audit.io.locate import locate_index
 
         files = locate_index(index_dir)
         return cls().protect(files.output_dir, files.tables.values())
 
     def protect_model(self, model) -> "Guard":
-        """Add a loaded :class:`~graphrag_audit.model.IndexModel` (its directory and table files)."""
+        """Add a loaded :class:`~graphrag_audit.model.index.IndexModel` (its directory and table files)."""
         return self.protect(model.output_dir, model.files.values())
 
     def protect(self, output_dir, tables: Iterable = ()) -> "Guard":
