@@ -4,16 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SEVERITIES = ("error", "warning", "info")
-SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
+from graphrag_audit.rules import RULES, SEVERITIES, SEVERITY_RANK, Rule  # noqa: F401 (re-exported)
 
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    severity: str
-    title: str
-    fix: str
 
 
 @dataclass(frozen=True)
@@ -26,8 +18,6 @@ class Finding:
 
     @property
     def fix(self) -> str:
-        from graphrag_audit.rules import RULES
-
         return RULES[self.rule].fix if self.rule in RULES else ""
 
     def to_dict(self) -> dict:
@@ -49,8 +39,6 @@ def preview(ids, limit: int = 8) -> str:
 
 
 def finding(rule_id: str, message: str, communities=(), **evidence) -> Finding:
-    from graphrag_audit.rules import RULES
-
     rule = RULES[rule_id]
     return Finding(rule_id, rule.severity, message, tuple(int(c) for c in communities), evidence)
 

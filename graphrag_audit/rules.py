@@ -5,7 +5,19 @@ docs/rules.md documents the same ids; a test keeps the two in step.
 
 from __future__ import annotations
 
-from graphrag_audit.findings import Rule
+from dataclasses import dataclass
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: str
+    title: str
+    fix: str
+
 
 _RULES = [
     # ---- tree integrity --------------------------------------------------------------------

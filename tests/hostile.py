@@ -14,8 +14,9 @@ import stat
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -40,6 +41,61 @@ BASE_ENTITIES = ["e1", "e2", "e3", "e4", "e5"]
 #: >= 2.0 sends 6 reports, < 2.0 sends the 4 leaves, ratio 1.5 < 2; every root and entity
 #: reaches level 1; no single-child community).
 BASE_ARGS = ["--level", "1", "--max-inflation", "2", "--no-costs"]
+
+
+# ---- the case harness shared by test_hostile.py and test_hostile_reads.py -------------------
+JSON_ARGS = [*BASE_ARGS, "-f", "json"]
+ERROR_PREFIX = "graphrag-audit: error: "
+
+
+@dataclass(frozen=True)
+class Expect:
+    code: int
+    findings: frozenset[str] | None = None  # exact rule ids (exit 0/1, read from -f json)
+    file: str | None = None  # exit 2: the path named, relative to the case folder
+    problem: str | None = None  # exit 2: regex for the problem (after "<path>: ")
+
+
+def ok(*rules: str, code: int | None = None) -> Expect:
+    """Audits; ``code`` defaults to 0 (only warnings/infos fail nothing under --fail-on error)."""
+    return Expect(0 if code is None else code, frozenset(rules))
+
+
+def err(file: str, problem: str) -> Expect:
+    return Expect(2, None, file, problem)
+
+
+@dataclass
+class Built:
+    index: Path  # the DIR argument
+    args: list = field(default_factory=lambda: list(JSON_ARGS))
+    env: dict = field(default_factory=dict)  # added to the child's environment
+    max_rss_mib: int = 400  # the bound on the child's peak RSS (where a suite checks it)
+    drop_dac: bool = False  # obey permission bits although root (see permission_bits_apply)
+    skip: str | None = None
+    base: Path | None = None  # folder that Expect.file is relative to (default: the case folder)
+    created: list = field(default_factory=list)  # files the command must create (outside the index)
+    not_created: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    build: Callable[[Path], Built]
+    expect: Expect
+    doc: str
+
+
+class CaseRegistry(dict):
+    """name -> :class:`Case`; ``@registry.case(expect, doc)`` registers a builder ``c_some_name``
+    as ``some-name``."""
+
+    def case(self, expect: Expect, doc: str):
+        def deco(fn):
+            name = fn.__name__.removeprefix("c_").replace("_", "-")
+            self[name] = Case(name, fn, expect, doc)
+            return fn
+        return deco
 
 COMMUNITY_TYPES = {
     "id": pa.string(), "human_readable_id": pa.int64(), "community": pa.int64(), "level": pa.int64(),

@@ -18,67 +18,35 @@ import re
 import shutil
 import socket
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hostile import (
+    BASE_ARGS,
+    BASE_TREE,
+    ERROR_PREFIX,
+    HOSTILE_TITLES,
+    JSON_ARGS,
+    Built,
+    Case,
+    CaseRegistry,
+    CliServer,
+    Index,
+    err,
+    invalid_utf8_strings,
+    ok,
+    permission_bits_apply,
+    run_cli,
+    snapshot,
+)
 
-from hostile import (BASE_ARGS, BASE_TREE, HOSTILE_TITLES, CliServer, Index, invalid_utf8_strings,
-                     permission_bits_apply, run_cli, snapshot)
-
-JSON_ARGS = [*BASE_ARGS, "-f", "json"]
-PREFIX = "graphrag-audit: error: "
+PREFIX = ERROR_PREFIX
 TIMEOUT = 60.0
-
-
-@dataclass(frozen=True)
-class Expect:
-    code: int
-    findings: frozenset[str] | None = None  # exact rule ids (exit 0/1, read from -f json)
-    file: str | None = None  # exit 2: the path named, relative to the case folder
-    problem: str | None = None  # exit 2: regex for the problem (after "<path>: ")
-
-
-def ok(*rules: str, code: int | None = None) -> Expect:
-    """Audits; ``code`` defaults to 0 (only warnings/infos fail nothing under --fail-on error)."""
-    return Expect(0 if code is None else code, frozenset(rules))
-
-
-def err(file: str, problem: str) -> Expect:
-    return Expect(2, None, file, problem)
-
-
-@dataclass
-class Built:
-    index: Path  # the DIR argument
-    args: list = field(default_factory=lambda: list(JSON_ARGS))
-    drop_dac: bool = False  # obey permission bits although root (see hostile.permission_bits_apply)
-    skip: str | None = None
-    base: Path | None = None  # folder that Expect.file is relative to (default: the case folder)
-    created: list = field(default_factory=list)  # files the command must create (outside the index)
-    not_created: list = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    build: Callable[[Path], Built]
-    expect: Expect
-    doc: str
-
-
-CASES: dict[str, Case] = {}
-
-
-def case(expect: Expect, doc: str):
-    def deco(fn):
-        name = fn.__name__.removeprefix("c_").replace("_", "-")
-        CASES[name] = Case(name, fn, expect, doc)
-        return fn
-    return deco
+CASES = CaseRegistry()
+case = CASES.case
 
 
 def base_index(d: Path, **kw) -> Path:

@@ -23,7 +23,7 @@ import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -31,58 +31,33 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hostile import (
+    BASE_ARGS,
+    ERROR_PREFIX,
+    GIB,
+    JSON_ARGS,
+    REPO,
+    Built,
+    Case,
+    CaseRegistry,
+    CliServer,
+    Expect,
+    Index,
+    clean_env,
+    err,
+    ok,
+    run_cli,
+    snapshot,
+    write_csv,
+)
 
-from hostile import BASE_ARGS, GIB, REPO, CliServer, Index, clean_env, run_cli, snapshot, write_csv
-
-JSON_ARGS = [*BASE_ARGS, "-f", "json"]
-PREFIX = "graphrag-audit: error: "
+PREFIX = ERROR_PREFIX
 TIMEOUT = 60.0
 MIB = 1024**2
 LIMIT_RULE = (r"more than its 256 MiB limit \(the larger of 256 MiB and 100 x the file size, at most 16 GiB; "
               r"GRAPHRAG_AUDIT_MAX_DECODED_BYTES changes it\); refused unread")
-
-
-@dataclass(frozen=True)
-class Expect:
-    code: int
-    findings: frozenset[str] | None = None
-    file: str | None = None
-    problem: str | None = None
-
-
-def ok(*rules: str) -> Expect:
-    return Expect(0, frozenset(rules))
-
-
-def err(file: str, problem: str) -> Expect:
-    return Expect(2, None, file, problem)
-
-
-@dataclass
-class Built:
-    index: Path
-    args: list = field(default_factory=lambda: list(JSON_ARGS))
-    env: dict = field(default_factory=dict)
-    max_rss_mib: int = 400  # the bound on the child's peak RSS
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    build: Callable[[Path], Built]
-    expect: Expect
-    doc: str
-
-
-CASES: dict[str, Case] = {}
-
-
-def case(expect: Expect, doc: str):
-    def deco(fn):
-        name = fn.__name__.removeprefix("c_").replace("_", "-")
-        CASES[name] = Case(name, fn, expect, doc)
-        return fn
-    return deco
+CASES = CaseRegistry()
+case = CASES.case
 
 
 def base(tmp: Path, fmt: str = "parquet") -> Path:
@@ -380,7 +355,6 @@ CASES["duplicate-column-unread"] = Case(
 
 def _v1_without_nodes(tmp):
     from builders import write_v1
-
     from hostile import BASE_TREE
 
     d = write_v1(tmp / "index", dict(BASE_TREE))
@@ -759,7 +733,12 @@ def test_real_indexes_stay_within_the_decoded_limit():
     from conftest import SHARED_INDEXES, shared_folders
 
     from graphrag_audit.io import decoded
-    from graphrag_audit.io.load import COMMUNITY_COLUMNS, ENTITY_COLUMNS, NODE_COLUMNS, REPORT_COLUMNS
+    from graphrag_audit.io.load import (
+        COMMUNITY_COLUMNS,
+        ENTITY_COLUMNS,
+        NODE_COLUMNS,
+        REPORT_COLUMNS,
+    )
     from graphrag_audit.io.locate import locate_index
 
     if not shared_folders():
