@@ -14,7 +14,6 @@ from graphrag_audit.analysis.integrity import check_integrity
 from graphrag_audit.analysis.levels import TreeIndex, level_results, tree_levels
 from graphrag_audit.io.load import load_index
 from graphrag_audit.io.locate import location_findings
-from graphrag_audit.cli.memory import release_freed_memory
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.results import AuditReport
 from graphrag_audit.graphrag.selection import select_all
@@ -34,16 +33,20 @@ class AuditOptions:
 Progress = Callable[[str], None]
 
 
-def _then_release(fn, *args):
-    """``fn(*args)``, then its freed temporaries go back to the OS before the next phase."""
+def _then_release(between_phases, fn, *args):
+    """``fn(*args)``, then ``between_phases()`` (the CLI gives freed temporaries back to the OS
+    there before the next phase)."""
     try:
         return fn(*args)
     finally:
-        release_freed_memory()
+        if between_phases is not None:
+            between_phases()
 
 
 def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = None,
-          progress: Progress | None = None) -> AuditReport:
+          progress: Progress | None = None, between_phases: Callable[[], None] | None = None) -> AuditReport:
+    """Every analysis of ``index`` in one AuditReport. ``between_phases`` is called after each
+    phase (in the worker thread too): the CLI passes ``cli.memory.release_freed_memory``."""
     options = options or AuditOptions()
     step = progress or (lambda _msg: None)
     timings = {}
@@ -66,10 +69,11 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
         from graphrag_audit.analysis.costs import V1TextUnitCounts, prepared_coster, selection_costs
 
         pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphrag-audit")
-        prepared = pool.submit(_then_release, prepared_coster, model, options.tokenizer,
+        prepared = pool.submit(_then_release, between_phases, prepared_coster, model, options.tokenizer,
                                options.max_context_tokens)
         # graphrag < 2.0 weighs by create_final_nodes (None when the model has no node ids)
-        v1_counts = pool.submit(_then_release, V1TextUnitCounts.of, model, lambda: prepared.result().counts)
+        v1_counts = pool.submit(_then_release, between_phases, V1TextUnitCounts.of, model,
+                                lambda: prepared.result().counts)
 
         def v1_costs():  # in a worker, beside the other behaviours' packing in this thread
             coster = prepared.result()
@@ -83,7 +87,8 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
         ti = TreeIndex(model)
         findings = check_integrity(model) + location_findings(model) + migration_findings(model)
         tl = tree_levels(model, ti)
-        release_freed_memory()
+        if between_phases is not None:
+            between_phases()
         timings["tree"] = time.perf_counter() - t
 
         step("selecting reports per level")

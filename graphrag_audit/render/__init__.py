@@ -1,23 +1,19 @@
-"""Renderers: functions of an AuditReport that return strings. They never print or exit."""
+"""Renderers: functions of a result that return strings. They never print or exit.
 
-FORMATS = ("text", "json", "markdown", "github")
+Which function makes which format of which command: :mod:`graphrag_audit.render.formats`."""
+
+from graphrag_audit.render.formats import LevelsFormat, renderer
+
+FORMATS = tuple(f.value for f in LevelsFormat)
 
 
 def render(report, fmt: str, **kw) -> str:
-    if fmt == "json":
-        from graphrag_audit.render.json import render_json
-
-        return render_json(report, **{k: v for k, v in kw.items() if k == "json_ids"})
-    if fmt == "markdown":
-        from graphrag_audit.render.markdown import render_markdown
-
-        return render_markdown(report, **kw)
-    if fmt == "github":
-        from graphrag_audit.render.github import render_github
-
-        return render_github(report, **kw)
-    if fmt == "text":
-        from graphrag_audit.render.text import render_text
-
-        return render_text(report, **kw)
-    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    """The ``levels`` output of the AuditReport ``report`` in the format ``fmt`` (text, json,
+    markdown or github) as one string."""
+    try:
+        fmt = LevelsFormat(fmt)
+    except ValueError:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}") from None
+    if fmt is LevelsFormat.json:
+        kw = {k: v for k, v in kw.items() if k == "json_ids"}
+    return renderer(fmt)(report, **kw)

@@ -1,0 +1,129 @@
+"""``graphrag-audit levels DIR``: the per-level audit (exit 1 on findings at or above --fail-on)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, AuditLevel, Color, ColorOpt,
+                                        Debug, FailOn, FailOnOpt, IndexDir, JsonIds, LevelsFormatOpt,
+                                        MaxContextTokens, NoCosts, Output, Tokenizer, Width)
+from graphrag_audit.cli.run import (EXIT_FINDINGS, EXIT_OK, Progress, check_output_path, check_tokenizer, fail,
+                                    output_charset_for, output_guard, run_guarded, say, stdout_if_dash, text_color,
+                                    text_width, write_payload)
+from graphrag_audit.render.formats import LevelsFormat, renderer, streamer
+
+
+def levels_cmd(
+    ctx: typer.Context,
+    index_dir: IndexDir,
+    level: AuditLevel = None,
+    fmt: LevelsFormatOpt = LevelsFormat.text,
+    output: Output = None,
+    fail_on: FailOnOpt = FailOn.error,
+    max_unreachable: Annotated[float, typer.Option(
+        "--max-unreachable", min=0.0, max=1.0, envvar="GRAPHRAG_AUDIT_MAX_UNREACHABLE",
+        help="depth-mismatch fires when a larger share of roots or entities cannot reach --level.")] = 0.25,
+    max_inflation: Annotated[float, typer.Option(
+        "--max-inflation", min=1.0, envvar="GRAPHRAG_AUDIT_MAX_INFLATION",
+        help="v2-inflation fires when graphrag >= 2.0 sends more than this many times the reports of "
+             "graphrag < 2.0 at --level.")] = 1.2,
+    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
+    max_context_tokens: MaxContextTokens = DEFAULT_MAX_CONTEXT_TOKENS,
+    no_costs: NoCosts = False,
+    json_ids: Annotated[JsonIds, typer.Option(
+        "--json-ids", help="-f json: 'full' lists every level's community ids (the default contract); 'delta' "
+                           "lists only the ids each level adds and removes since the previous one (lossless, "
+                           "linear in the index size).")] = JsonIds.full,
+    verify: Annotated[bool, typer.Option(
+        "--verify", help="Also run the installed graphrag's own read_indexer_reports (and with costs its "
+                         "build_community_context) and report agreement per level; exit 2 when graphrag cannot "
+                         "be imported here.")] = False,
+    color: ColorOpt = Color.auto,
+    width: Width = None,
+    debug: Debug = False,
+):
+    """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
+    from graphrag_audit.analysis.audit import AuditOptions, audit
+    from graphrag_audit.cli.memory import release_freed_memory
+    from graphrag_audit.findings import SEVERITY_RANK
+
+    output = stdout_if_dash(output)
+    guard = check_output_path(output, index_dir)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == LevelsFormat.github else None
+    if summary:
+        from graphrag_audit.io.safe_write import WriteError, check_append_target
+
+        guard = guard or output_guard(index_dir)
+        try:
+            check_append_target(summary, guard)
+        except WriteError as exc:
+            raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
+
+    def work():
+        progress = Progress(enabled=sys.stderr.isatty() and fmt == LevelsFormat.text or
+                            (sys.stderr.isatty() and output is not None))
+        try:
+            opts = AuditOptions(level=2 if level is None else level, tokenizer=tokenizer,
+                                max_context_tokens=max_context_tokens, costs=not no_costs,
+                                max_unreachable=max_unreachable, max_inflation=max_inflation)
+            check_tokenizer(tokenizer)
+            if verify:  # a check asked for that cannot run is an error, not a quiet "not run"
+                from graphrag_audit.verify import graphrag_unusable_reason
+
+                progress("importing graphrag")
+                reason = graphrag_unusable_reason()
+                if reason is not None:
+                    raise fail(f"--verify: {reason}")
+            report = audit(index_dir, opts, progress=progress, between_phases=release_freed_memory)
+            if verify:
+                from graphrag_audit.verify import verify_with_graphrag
+
+                progress("running graphrag's read_indexer_reports")
+                report.verify = verify_with_graphrag(report)
+        finally:
+            progress.stop()
+        return report
+
+    report = run_guarded(work, debug)
+    if guard is not None:
+        guard.protect_model(report.model)
+    stream = streamer(fmt)
+    if stream is not None:  # -f json: a deep index lists millions of ids
+        text = stream(report, json_ids=json_ids.value)
+    else:
+        kw = {}
+        if fmt == LevelsFormat.text:
+            kw = dict(width=text_width(width, output), color=text_color(color, output),
+                      focus=level if _from_command_line(ctx, "level") else None)
+        with output_charset_for(output):
+            text = run_guarded(lambda: renderer(fmt)(report, **kw), debug)
+    run_guarded(lambda: write_payload(text, output, guard), debug)
+    if summary:
+        from graphrag_audit.errors import visible
+        from graphrag_audit.io.safe_write import WriteError, append_file
+
+        render_summary = renderer(LevelsFormat.markdown)
+        try:
+            warning = append_file(summary, render_summary(report), guard)
+        except WriteError as exc:
+            raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
+        if warning:
+            say(f"graphrag-audit: warning: $GITHUB_STEP_SUMMARY: {visible(warning)}\n")
+    if fail_on == FailOn.never:
+        raise typer.Exit(EXIT_OK)
+    threshold = SEVERITY_RANK[fail_on.value]
+    hit = any(SEVERITY_RANK[f.severity] >= threshold for f in report.findings)
+    raise typer.Exit(EXIT_FINDINGS if hit else EXIT_OK)
+
+
+def _from_command_line(ctx: typer.Context, name: str) -> bool:
+    """True when the option was typed (not taken from an environment variable or its default)."""
+    try:
+        src = ctx.get_parameter_source(name)
+        return src is not None and src.name == "COMMANDLINE"
+    except (AttributeError, KeyError):
+        return False

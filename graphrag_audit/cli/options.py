@@ -1,0 +1,91 @@
+"""The options the commands share, each declared once with one help text (typer ``Annotated`` aliases).
+
+A command writes ``tokenizer: Tokenizer = DEFAULT_TOKENIZER``; the default stays at the command
+(the same option may default differently, like ``--level``). The output formats and their
+renderers are in :mod:`graphrag_audit.render.formats`.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from graphrag_audit.render.formats import LevelsFormat, PlanFormat, TreeFormat
+
+
+class JsonIds(str, Enum):
+    full = "full"
+    delta = "delta"
+
+
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+    never = "never"
+
+
+class Color(str, Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+#: the token encodings ``--tokenizer`` accepts
+TOKENIZERS = ("cl100k_base", "o200k_base", "estimate")
+DEFAULT_TOKENIZER = "cl100k_base"
+DEFAULT_MAX_CONTEXT_TOKENS = 12000
+
+_FORMAT_HELP = "Output format."
+_LEVEL_ENV = "GRAPHRAG_AUDIT_LEVEL"
+
+IndexDir = Annotated[Path, typer.Argument(
+    metavar="DIR", help="Index output directory, project root (settings.yaml), or a 0.x "
+                        "output/<timestamp>/artifacts layout.")]
+
+Output = Annotated[Optional[Path], typer.Option(
+    "--output", "-o", help="Write the output to FILE, not stdout (atomically; never inside the index directory; "
+                           "- = stdout).")]
+
+Tokenizer = Annotated[str, typer.Option(
+    "--tokenizer", envvar="GRAPHRAG_AUDIT_TOKENIZER",
+    help="cl100k_base (exact, graphrag's default), o200k_base, or estimate (fast approximation).")]
+
+MaxContextTokens = Annotated[int, typer.Option(
+    "--max-context-tokens", min=1, help="graphrag's global search max_context_tokens (batch size).")]
+
+NoCosts = Annotated[bool, typer.Option("--no-costs", help="Skip token counting and map-call batching.")]
+
+ColorOpt = Annotated[Color, typer.Option(
+    "--color", envvar="GRAPHRAG_AUDIT_COLOR", help="Colour in text output (NO_COLOR is honoured).")]
+
+Width = Annotated[Optional[int], typer.Option(
+    "--width", min=40, envvar="GRAPHRAG_AUDIT_WIDTH",
+    help="Text output width (default: terminal width, or 100 when piped).")]
+
+Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
+
+FailOnOpt = Annotated[FailOn, typer.Option(
+    "--fail-on", envvar="GRAPHRAG_AUDIT_FAIL_ON", help="Exit 1 when a finding of this severity or worse exists.")]
+
+# --format: one alias per command (the sets differ; only levels reads GRAPHRAG_AUDIT_FORMAT)
+LevelsFormatOpt = Annotated[LevelsFormat, typer.Option(
+    "--format", "-f", envvar="GRAPHRAG_AUDIT_FORMAT", help=_FORMAT_HELP)]
+TreeFormatOpt = Annotated[TreeFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
+PlanFormatOpt = Annotated[PlanFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
+
+# --level means the community_level in every command, but what each does with it differs (and
+# tree does not read GRAPHRAG_AUDIT_LEVEL): one alias per meaning
+AuditLevel = Annotated[Optional[int], typer.Option(
+    "--level", "-l", min=0, envvar=_LEVEL_ENV,
+    help="The community_level your application queries with (findings are checked there; default 2 like "
+         "graphrag's CLI). Given on the command line, text output also lists that level's reports per behaviour.")]
+ReportLevel = Annotated[int, typer.Option(
+    "--level", "-l", min=0, envvar=_LEVEL_ENV,
+    help="The community_level whose selection colours the tree (default 2 like graphrag's CLI).")]
+TreeLevel = Annotated[Optional[int], typer.Option(
+    "--level", "-l", min=0, help="Mark what this community_level sends: under graphrag >= 2.0 and < 2.0 (both), "
+                                 "only >= 2.0 (v2 only), only < 2.0.")]

@@ -1,0 +1,46 @@
+"""``graphrag-audit report DIR -o FILE.html``: one self-contained HTML page."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+from pathlib import Path
+
+import typer
+
+from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, Debug, IndexDir,
+                                        MaxContextTokens, NoCosts, ReportLevel, Tokenizer)
+from graphrag_audit.cli.run import (check_output_path, check_tokenizer, fail, run_guarded, stdout_if_dash,
+                                    write_payload)
+from graphrag_audit.render.formats import ReportFormat, renderer
+
+
+def report_cmd(
+    index_dir: IndexDir,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="The HTML file to write (required; written atomically, never inside the index "
+                               "directory; - = stdout).")] = None,
+    level: ReportLevel = 2,
+    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
+    max_context_tokens: MaxContextTokens = DEFAULT_MAX_CONTEXT_TOKENS,
+    no_costs: NoCosts = False,
+    debug: Debug = False,
+):
+    """One self-contained HTML file: header, per-level table, the tree coloured by what N sends, charts."""
+    if output is None:
+        raise fail("report: -o FILE.html is required")
+    check_tokenizer(tokenizer)
+    output = stdout_if_dash(output)
+    guard = check_output_path(output, index_dir)
+
+    def work():
+        from graphrag_audit.analysis.audit import AuditOptions, audit
+        from graphrag_audit.cli.memory import release_freed_memory
+
+        opts = AuditOptions(level=level, tokenizer=tokenizer, max_context_tokens=max_context_tokens,
+                            costs=not no_costs)
+        report = audit(index_dir, opts, between_phases=release_freed_memory)
+        if guard is not None:
+            guard.protect_model(report.model)
+        return renderer(ReportFormat.html)(report)
+
+    write_payload(run_guarded(work, debug), output, guard)

@@ -1,0 +1,367 @@
+"""The runner every command goes through: exit codes, the standard streams in any state, the writes.
+
+Exit codes: 0 = no finding at or above --fail-on; 1 = findings at or above it;
+2 = usage error or unreadable index (one line on stderr, no traceback unless --debug; exit 2
+whatever state stderr is in), or stdout cannot be written; 141 = the reader of stdout went away.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import sys
+import traceback
+from pathlib import Path
+
+import typer
+
+from graphrag_audit.cli.options import TOKENIZERS, Color
+from graphrag_audit.errors import IndexInputError
+
+EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+
+
+# ---- shared plumbing for every command ---------------------------------------------------
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> "typer.Exit":
+    from graphrag_audit.errors import visible
+
+    say(f"graphrag-audit: error: {visible(str(message))}\n")  # one line, no escapes
+    return typer.Exit(code)
+
+
+# ---- the standard streams in any state: closed, full, a closed pipe ----------------------
+#: exit status when the reader of stdout went away (``| head``): no message, like ``cat`` or
+#: ``yes`` killed by SIGPIPE, which the shell reports as 128 + 13
+EXIT_BROKEN_PIPE = 141
+
+
+def say(text: str) -> None:
+    """Write ``text`` to stderr. When stderr is closed, full or a closed pipe the text is lost
+    but nothing raises: the exit code still tells what happened (2 for bad input)."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        _drain(2)
+
+
+def _drain(fd: int) -> None:
+    """Point ``fd`` at /dev/null: what is still buffered for it, and Python's flush at exit,
+    then succeed instead of failing again (which would turn the exit status into 120)."""
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+    except OSError:
+        return
+    try:
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+    except OSError:
+        pass
+
+
+class _ClosedStdout:
+    """``sys.stdout`` when the process was started with stdout closed (``>&-``): writing the
+    output fails with EBADF, reported by :func:`main` as one line and exit 2."""
+
+    encoding, errors = "utf-8", "strict"
+
+    def write(self, text: str) -> int:
+        raise OSError(9, "standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(9, "standard output is closed")
+
+
+class _CompleteWrites(io.RawIOBase):
+    """fd 1 for ``sys.stdout``: a write returns only once every byte is written, or raises.
+
+    CPython's own stdout can return short: when the reader of a pipe goes away in the middle of a
+    large write (``| head``), or a disk fills up, ``os.write`` writes part and the rest is dropped
+    without an error, so a truncated output would exit 0. Here the rest is written again, which
+    raises (EPIPE, ENOSPC) and :func:`main` reports it."""
+
+    def __init__(self, fd: int = 1):
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data) -> int:
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):
+            done += os.write(self._fd, view[done:])
+        return done
+
+    def close(self) -> None:  # fd 1 stays open: Python's own shutdown flushes and closes it
+        super().close()
+
+
+def _complete_stdout_writes() -> None:
+    """Rewrap ``sys.stdout`` (same encoding, errors and buffering) over :class:`_CompleteWrites`."""
+    out = sys.stdout
+    if not isinstance(out, io.TextIOWrapper):
+        return
+    try:
+        if out.fileno() != 1:
+            return
+        out.flush()
+    except (OSError, ValueError):
+        return
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_CompleteWrites(1)), encoding=out.encoding, errors=out.errors,
+                                  line_buffering=out.line_buffering)
+
+
+def _claim_standard_fds() -> None:
+    """Open /dev/null on any of fds 0-2 the process was started without, so that no file opened
+    later (an index table, the -o output) becomes fd 1 or 2 and receives stray output; then a
+    closed stdout fails when written (:class:`_ClosedStdout`) and a closed stderr drops text."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            _drain(fd)
+            if fd == 1:
+                sys.stdout = _ClosedStdout()
+            elif fd == 2:
+                sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives until exit
+    _complete_stdout_writes()
+
+
+def _output_failed(exc: BaseException) -> int | None:
+    """The exit status when ``exc`` (out of the command) is a failure to write stdout, else None.
+
+    Everything a command does runs in :func:`run_guarded`, which turns every other OSError into an
+    input error; only writing the output (and typer's usage messages) happens outside it. typer
+    turns EPIPE on stdout into exit 1 inside the command (its ``_main``); this undoes that."""
+    if isinstance(exc, SystemExit):
+        cause = exc.__context__
+        if exc.code == 1 and isinstance(cause, OSError) and cause.errno == errno.EPIPE:
+            _drain(1)  # the reader is gone: quiet, like a Unix tool
+            return EXIT_BROKEN_PIPE
+        return None
+    if isinstance(exc, OSError) and exc.filename is None:
+        if exc.errno == errno.EPIPE:  # raised outside typer's guard: its usage message to stderr
+            _drain(2)
+            return EXIT_BAD_INPUT
+        _drain(1)
+        say(f"graphrag-audit: error: stdout: cannot write the output ({exc.strerror or exc})\n")
+        return EXIT_BAD_INPUT
+    return None
+
+
+def run_app(app: typer.Typer) -> None:
+    """Run the typer ``app`` as the process's command: claim the standard streams, then turn a
+    failure to write stdout and any escaped exception into its exit status (never a traceback)."""
+    _claim_standard_fds()
+    try:
+        app()
+    except SystemExit as exc:
+        code = _output_failed(exc)
+        if code is not None:
+            sys.exit(code)
+        raise
+    except BaseException as exc:  # pragma: no cover - last resort, never a traceback
+        code = _output_failed(exc)
+        if code is not None:
+            sys.exit(code)
+        if isinstance(exc, KeyboardInterrupt):
+            say("graphrag-audit: error: interrupted\n")
+            sys.exit(130)
+        from graphrag_audit.errors import visible
+
+        msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        say(f"graphrag-audit: error: internal error ({visible(msg)})\n")
+        sys.exit(EXIT_BAD_INPUT)
+
+
+# ---- what every command does ---------------------------------------------------------------
+def use_color(color: Color, stream) -> bool:
+    if color == Color.never:
+        return False
+    if color == Color.always:
+        return True
+    if os.environ.get("NO_COLOR"):
+        return False
+    from graphrag_audit.render.console import dumb_terminal
+
+    if dumb_terminal():  # TERM=dumb: no escape sequences unless --color always asks for them
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def output_guard(index_dir: Path):
+    """The write guard of the index ``index_dir`` resolves to (see :mod:`graphrag_audit.io.safe_write`);
+    an index that cannot be located is the usual one-line exit 2."""
+    from graphrag_audit.io.safe_write import Guard
+
+    try:
+        return Guard.for_index(index_dir)
+    except IndexInputError as exc:
+        raise fail(str(exc)) from None
+
+
+def output_charset_for(output: Path | None):
+    """Context manager: render index text for where the payload goes (stdout's encoding, or a
+    UTF-8 file); see render.escape.output_charset and render.console."""
+    from graphrag_audit.render.console import stream_encoding
+    from graphrag_audit.escape import output_charset
+    from graphrag_audit.io.safe_write import is_stdout
+
+    to_stdout = output is None or is_stdout(output)
+    return output_charset(stream_encoding(sys.stdout) if to_stdout else None)
+
+
+#: the guard each checked -o target was checked with (for write_payload calls without one)
+_CHECKED: dict[str, object] = {}
+
+
+def check_output_path(output: Path | None, index_dir: Path):
+    """Before any work: refuse an ``-o`` target that the write would refuse (inside the index
+    directory DIR resolves to, over a table it reads, a link, a directory, a FIFO or device).
+    Returns the guard to pass to :func:`write_payload` (None for stdout: no ``-o`` or ``-o -``)."""
+    from graphrag_audit.io.safe_write import WriteError, check_file_target, is_stdout
+
+    if output is None or is_stdout(output):
+        return None
+    guard = output_guard(index_dir)
+    try:
+        check_file_target(output, guard)
+    except WriteError as exc:
+        raise fail(str(exc)) from None
+    _CHECKED[os.fspath(output)] = guard
+    return guard
+
+
+def write_payload(text, output: Path | None, guard=None) -> None:
+    """``text`` to stdout (no ``-o``, or ``-o -``) or atomically to the file ``output``. ``text``
+    is the payload as one string, or an iterable of string chunks written one after another (a
+    streamed JSON document is never held whole)."""
+    from graphrag_audit.io.safe_write import Guard, WriteError, is_stdout, write_file
+
+    chunks = [text] if isinstance(text, str) else text
+    if output is None or is_stdout(output):
+        from graphrag_audit.render.console import write_stream
+
+        for chunk in chunks:
+            write_stream(chunk, sys.stdout)  # never a UnicodeEncodeError, whatever stdout's encoding
+        return
+    if guard is None:
+        guard = _CHECKED.get(os.fspath(output)) or Guard()
+
+    def produce(fh) -> None:
+        for chunk in chunks:
+            fh.write(chunk.encode("utf-8"))
+
+    try:
+        write_file(output, text if isinstance(text, str) else produce, guard)
+    except WriteError as exc:
+        raise fail(str(exc)) from None
+
+
+def stdout_if_dash(output: Path | None) -> Path | None:
+    """``-o -`` means stdout: None."""
+    from graphrag_audit.io.safe_write import is_stdout
+
+    return None if is_stdout(output) else output
+
+
+class Progress:
+    """A progress bar with the current step on stderr when it is a terminal; silent when piped."""
+
+    STEPS = 6  # reading, tree, selection, costs, depth, rendering (cost steps add one per level)
+
+    def __init__(self, enabled: bool):
+        from graphrag_audit.render.console import dumb_terminal
+
+        self.bar = None
+        if enabled and not dumb_terminal():  # a progress bar moves the cursor: not on TERM=dumb
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress as RichProgress, SpinnerColumn, TextColumn, \
+                TimeElapsedColumn
+
+            self.bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                    TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
+            self.task = self.bar.add_task("reading the index", total=self.STEPS)
+            self.bar.start()
+
+    def __call__(self, message: str) -> None:
+        if self.bar is not None:
+            task = self.bar.tasks[0]
+            if task.completed + 1 >= (task.total or 0):
+                self.bar.update(self.task, total=(task.total or 0) + 1)
+            self.bar.update(self.task, description=message, advance=1)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def run_guarded(fn, debug: bool):
+    """Run ``fn``; bad input -> one line + exit 2; an unexpected bug -> one line + exit 2."""
+    try:
+        return fn()
+    except typer.Exit:
+        raise
+    except IndexInputError as exc:
+        if debug:
+            traceback.print_exc()
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise fail("interrupted", 130) from None
+    except MemoryError:
+        raise fail("out of memory: the index needs more memory than this machine has free") from None
+    except OSError as exc:
+        if exc.filename is None:
+            raise  # not about a file: writing stdout (main() reports it) or a bug (below)
+        if debug:
+            traceback.print_exc()
+        # e.g. a path component longer than NAME_MAX (ENAMETOOLONG) met while looking around
+        raise fail(f"{exc.filename}: cannot access ({exc.strerror or exc})") from None
+    except Exception as exc:  # a bug or an input we did not anticipate: never a raw traceback
+        if debug:
+            traceback.print_exc()
+        msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        raise fail(f"internal error ({msg}); rerun with --debug for the traceback") from None
+
+
+def check_tokenizer(tokenizer: str) -> None:
+    """``--tokenizer`` names one of :data:`~graphrag_audit.cli.options.TOKENIZERS`, else exit 2."""
+    if tokenizer not in TOKENIZERS:
+        raise fail(f"--tokenizer: unknown encoding {tokenizer!r} ({', '.join(TOKENIZERS)})")
+
+
+def text_width(width: int | None, output: Path | None) -> int:
+    """``--width``, else the terminal's width when the text goes to a terminal, else 100."""
+    if width is not None:
+        return width
+    if output is None and sys.stdout.isatty():
+        try:
+            return os.get_terminal_size(sys.stdout.fileno()).columns
+        except OSError:
+            pass
+    return 100
+
+
+def text_color(color: Color, output: Path | None) -> bool:
+    """Colour in text output: ``--color`` (auto looks at stdout; a file gets colour only with always)."""
+    return use_color(color, sys.stdout) if output is None else color == Color.always
