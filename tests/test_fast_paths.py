@@ -19,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.analysis.levels import CommunityIds, _first_parents
 from graphrag_audit.io.load import load_index
-from graphrag_audit.io.coerce import factorize_ints
+from graphrag_audit.model.keys import factorize_ints
 from graphrag_audit.model.tree import build_tree, graph_links, parent_links
 
 FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures"
@@ -294,7 +294,7 @@ def test_containment_equals_the_set_formula(case):
 
 def test_containment_shortcut_decides_a_leiden_like_index():
     from graphrag_audit.analysis.integrity import _contained_by_level_slots
-    from graphrag_audit.io.coerce import key_codes
+    from graphrag_audit.model.keys import key_codes
 
     model = load_index(FIXTURES / "small-leiden-v3")
     ecode, n_ent = key_codes(model.members["entity"])
@@ -307,7 +307,8 @@ def test_containment_shortcut_decides_a_leiden_like_index():
 def _node_rows_both(path):
     """(normalise.node_entity_rows, the plain answer: the first entities row with the node's id)
     for the nodes and entities tables at ``path``, read here with pandas."""
-    from graphrag_audit.io.coerce import key_column, node_entity_rows, text_column
+    from graphrag_audit.io.coerce import key_column, text_column
+    from graphrag_audit.model.keys import node_entity_rows
 
     files = {p.stem: p for p in path.iterdir()}
     nodes = pd.read_parquet(files["create_final_nodes"], columns=["id", "title"])

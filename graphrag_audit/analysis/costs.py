@@ -31,7 +31,7 @@ from graphrag_audit.graphrag.context import (
 )
 from graphrag_audit.analysis.levels import entity_key_match
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.io.coerce import LevelSlots, dictionary_parts, factorize_ints, node_entity_rows, sorted_unique
+from graphrag_audit.model.keys import LevelSlots, dictionary_parts, factorize_ints, node_entity_rows, sorted_unique
 from graphrag_audit.graphrag.tokens import get_token_counter
 
 COSTED = ("v2", "v1", "level_only")

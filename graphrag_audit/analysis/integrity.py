@@ -11,7 +11,7 @@ from graphrag_audit.findings import Finding, finding, preview
 from graphrag_audit.model.forest import peel_sources
 from graphrag_audit.analysis.levels import entity_key_match
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.io.coerce import LevelSlots, dictionary_parts, factorize_ints, key_codes, sorted_unique
+from graphrag_audit.model.keys import LevelSlots, dictionary_parts, factorize_ints, key_codes, sorted_unique
 
 
 def check_integrity(model: IndexModel) -> list[Finding]:
@@ -221,7 +221,7 @@ def _contained_by_level_slots(communities: pd.DataFrame, mc: np.ndarray, ecode: 
     The shortcut holds when each community has one parent, one row in the communities table and
     a row there for every membership row, and no entity is in two communities of one level (as
     hierarchical Leiden writes them): then "p holds e" is one read of
-    :class:`~graphrag_audit.io.coerce.LevelSlots`, with no sort of the membership pairs."""
+    :class:`~graphrag_audit.model.keys.LevelSlots`, with no sort of the membership pairs."""
     index = pd.Index(communities["community"].to_numpy(dtype=np.int64))
     if not index.is_unique or len(sorted_unique(v)) != len(v):
         return False

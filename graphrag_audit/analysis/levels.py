@@ -13,7 +13,7 @@ import pandas as pd
 from graphrag_audit.graphrag.compat import Outcome, behaviour_outcomes
 from graphrag_audit.model.forest import Ancestry
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.io.coerce import EntityKeyMatch, key_codes, match_entity_keys, sorted_unique
+from graphrag_audit.model.keys import EntityKeyMatch, key_codes, match_entity_keys, sorted_unique
 from graphrag_audit.graphrag.selection import BEHAVIOURS, Selection
 
 
@@ -139,7 +139,7 @@ def _first_parents(links, index: pd.Index) -> np.ndarray:
 
 
 def entity_key_match(model: IndexModel) -> EntityKeyMatch | None:
-    """:class:`~graphrag_audit.io.coerce.EntityKeyMatch` of ``model`` (cached; ``load_index``
+    """:class:`~graphrag_audit.model.keys.EntityKeyMatch` of ``model`` (cached; ``load_index``
     may have started it in its read thread), or None without an entities table or when the keys
     are not dictionary-encoded arrow strings without gaps (callers then use pandas)."""
     got = model.extra.get("_entity_key_match", _UNSET)

@@ -15,7 +15,6 @@ from graphrag_audit.io.locate import locate_index
 from graphrag_audit.cli.memory import release_freed_memory
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.io.coerce import (
-    EntityKeyMatch,
     _arrow_list,
     dictionary_lists,
     flat_ids,
@@ -25,10 +24,9 @@ from graphrag_audit.io.coerce import (
     levels,
     list_column,
     list_flat,
-    match_entity_keys,
-    node_entity_rows,
     text_column,
 )
+from graphrag_audit.model.keys import EntityKeyMatch, match_entity_keys, node_entity_rows
 from graphrag_audit.io.tables import parquet_schema, read_table, split_list_cell, table_columns
 from graphrag_audit.model.tree import build_tree, graph_links, parent_links
 
@@ -141,7 +139,7 @@ def _rollup_rows(nodes: pd.DataFrame) -> pd.DataFrame:
 def _rollup_from_nodes(files, entities: Future, key_match: Future) -> pd.DataFrame:
     """The roll-up rows of graphrag 1.x's create_final_nodes, read after the entities table: the
     node ids are then matched to entity rows here (``entity_row``, see
-    ``normalise.node_entity_rows``) and dropped (150 MB of id strings at 1M entities)."""
+    ``model.keys.node_entity_rows``) and dropped (150 MB of id strings at 1M entities)."""
     rollup = _rollup_rows(_nodes(files))
     release_freed_memory()
     if "entity_id" not in rollup.columns:
