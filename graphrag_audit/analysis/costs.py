@@ -29,7 +29,6 @@ from graphrag_audit.graphrag.context import (
     row_measures,
     text_unit_counts,
 )
-from graphrag_audit.analysis.levels import entity_key_match
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import LevelSlots, dictionary_parts, factorize_ints, node_entity_rows, sorted_unique
 from graphrag_audit.graphrag.tokens import get_token_counter
@@ -98,7 +97,7 @@ class V1TextUnitCounts:
             return None
         e = model.entities
         key = e["id"]
-        match = entity_key_match(model) if model.member_key == "id" else None
+        match = model.key_match if model.member_key == "id" else None
         # graphrag keeps an entity's first row (the key match knows them when it keyed by id)
         first = match.first if match is not None else ~key.duplicated(keep="first").to_numpy()
         lens, tu = _text_unit_codes(e["text_unit_ids"])
@@ -172,7 +171,7 @@ def _node_rows_as_members(model: IndexModel, first: np.ndarray, per_ent: np.ndar
     counts are made meanwhile); it is called only once the rows are known to match."""
     if model.member_key != "id":
         return None
-    match = entity_key_match(model)
+    match = model.key_match
     if match is None or not np.array_equal(match.first, first):
         return None
     if not first.any():
@@ -282,7 +281,7 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
         if got is None:
             return None
         lens, tu = got  # per entity row: its text units (nulls dropped), as integer codes
-        match = entity_key_match(model)
+        match = model.key_match
         if match is not None:  # keys hashed once, shared with the integrity checks
             first = match.first  # graphrag keeps an entity's first row
             pos = _first_row_positions(match.member_row, first)

@@ -9,7 +9,6 @@ import pyarrow.compute as pc
 
 from graphrag_audit.findings import Finding, finding, preview
 from graphrag_audit.model.forest import peel_sources
-from graphrag_audit.analysis.levels import entity_key_match
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import LevelSlots, dictionary_parts, factorize_ints, key_codes, sorted_unique
 
@@ -97,7 +96,7 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     # ---- entities -----------------------------------------------------------------------
     if model.entities is not None and len(model.entities):
         keys = model.entities["id" if model.member_key == "id" else "title"]
-        match = entity_key_match(model)
+        match = model.key_match
         lost = ~(match.clustered if match is not None else _isin(keys, model.members["entity"]))
         n_lost = int(lost.sum())
         if n_lost:
@@ -121,7 +120,7 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     if model.id_kind == "string":
         out.append(finding("string-community-ids", "community ids are stored as strings: graphrag >= 1.0 selects "
                            "0 reports from this index at every community_level"))
-    ctype = model.extra.get("schemas", {}).get("communities", {}).get("community")
+    ctype = model.schemas.get("communities", {}).get("community")
     if ctype == "int32":
         out.append(finding("int32-community-ids", "communities.community is int32: under pandas >= 3, graphrag "
                            ">= 2.0's Python API (tables read with pd.read_parquet) raises TypeError in "
@@ -156,15 +155,9 @@ def _children_vs_parent(comm: np.ndarray, children: list, parent: np.ndarray) ->
 
 
 def v2_readable(model: IndexModel) -> bool:
-    from graphrag_audit.io.tables import table_columns
-
-    path = model.files.get("communities")
-    if path is None:
+    if "communities" not in model.files:
         return False
-    cols = model.extra.get("_communities_columns")
-    if cols is None:
-        cols = table_columns(path)
-        model.extra["_communities_columns"] = cols
+    cols = model.schemas["communities"]  # every column name of the table (read by load_index)
     return "entity_ids" in cols and "community" in cols
 
 
