@@ -112,7 +112,6 @@ class V1TextUnitCounts:
             else node_entity_rows(r["entity"], r["entity_id"], e, first)
         if rows is not None:
             pos = _first_row_positions(rows, first)
-            del rows
         else:
             pos = _node_positions(r["entity_id"], pa.array(key[first], from_pandas=True))
         if pos is None:
@@ -192,7 +191,6 @@ def _node_rows_as_members(model: IndexModel, first: np.ndarray, per_ent: np.ndar
     m_has &= per_ent[np.maximum(mpos, 0)] > 0
     mpos = mpos[m_has]
     mcode = index.get_indexer(model.members["community"].to_numpy(dtype=np.int64)[m_has])
-    del m_has
     if (mcode < 0).any():
         return None
     # node rows of known communities at their own level
@@ -200,7 +198,6 @@ def _node_rows_as_members(model: IndexModel, first: np.ndarray, per_ent: np.ndar
     in_members = has & (at >= 0)
     in_members &= level[np.maximum(at, 0)] == lev_all
     same = _pair_sets_equal(at[in_members], pos[in_members], mcode, mpos, level, int(first.sum()) + 1)
-    del at, mcode, mpos
     if not same:
         return None
     if callable(base):
@@ -320,6 +317,9 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
     n_c = len(c_uniques)
     c_codes = _narrow(c_codes)
     lens_r, start_r = units[has], _narrow(ent_start[pos[has]])
+    # measured (issue 15, tracemalloc): freeing these lowers this function's peak by 3.6 MiB at
+    # 100k entities, ~36 MB at 1M, while it runs beside the tree checks; the other manual dels
+    # of the costs and integrity checks saved under 1.1 MiB at 100k and went
     del units, pos, has
     width = int(tu.max()) + 1  # any width above every code keeps the pairs distinct
     per_c = np.zeros(n_c, dtype=np.int64)

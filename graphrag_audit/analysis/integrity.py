@@ -227,14 +227,12 @@ def _contained_by_level_slots(communities: pd.DataFrame, mc: np.ndarray, ecode: 
         return False
     small = np.int32 if len(index) < 2**31 else np.int64  # (per-row arrays: half the memory)
     at = run_at.astype(small)[row_code]  # communities-table row of each membership row
-    del row_code
     slots = LevelSlots.of(at, ecode, pd.factorize(communities["level"].to_numpy(dtype=np.int64))[0], width)
     if slots is None:  # an entity in two communities of one level, or too many slots
         return False
     parent = np.full(len(index), -1, dtype=small)
     parent[iv] = iu
     p = parent[at]
-    del at
     child = p >= 0
     return bool(slots.holds(p[child], ecode[child]).all())
 
@@ -254,7 +252,6 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     codes, uniq = pd.factorize(np.concatenate([mc, u, v]))
     mcc, ucc, vcc = codes[: len(mc)], codes[len(mc): len(mc) + len(u)], codes[len(mc) + len(u):]
     width = n_ent + 1
-    del mc
     pairs = sorted_unique(mcc * width + ecode)  # (community, entity) of every membership row
     by_child = np.argsort(vcc, kind="stable")
     first = np.searchsorted(vcc[by_child], np.arange(len(uniq) + 1))
@@ -262,15 +259,12 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     rows = np.repeat(np.arange(len(mcc)), lens)
     edge = np.repeat(first[mcc], lens)
     edge += _ranks(lens)
-    del lens, codes, mcc  # (every array here is one per membership row: free them as they go)
     edge = by_child[edge]
     want = ucc[edge]
     want *= width
     want += ecode[rows]
-    del rows, ecode
     ordered = np.sort(want)  # a sorted probe walks ``pairs`` in order: far fewer cache misses
     found = pairs[np.minimum(np.searchsorted(pairs, ordered), len(pairs) - 1)] == ordered
-    del ordered
     if found.all():
         return []  # every parent holds its children's entities (the usual case)
     pos = np.minimum(np.searchsorted(pairs, want), len(pairs) - 1)

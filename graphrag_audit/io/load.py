@@ -146,7 +146,7 @@ def _rollup_with_entity_rows(rollup: pd.DataFrame, entities: pd.DataFrame | None
     rows = node_entity_rows(rollup["entity"], rollup["entity_id"], entities, first)
     if rows is not None:
         rollup["entity_row"] = rows
-        del rollup["entity_id"]
+        del rollup["entity_id"]  # the model drops the node ids: 150 MB of strings at 1M entities
     return rollup
 
 
@@ -191,14 +191,12 @@ def _entities(files) -> pd.DataFrame | None:
     })
     if "text_unit_ids" in df.columns:
         tu = df["text_unit_ids"]
-        del df  # the text-unit id strings go once they are encoded
         flat_ids(tu, path, "text_unit_ids")  # nested lists: refused, never made into id strings
         # arrow lists stay arrow-backed, items dictionary-encoded; CSV strings become Python lists
         enc = dictionary_lists(tu)
         if enc is None:
             enc = tu if _arrow_list(tu) is not None else list_column(tu, path, "text_unit_ids",
                                                                        cell=split_list_cell)
-        del tu
         out["text_unit_ids"] = enc
     else:
         out["text_unit_ids"] = None
