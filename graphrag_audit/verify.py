@@ -222,7 +222,7 @@ def verify_with_graphrag(report) -> dict:
 
     # what the audit predicts graphrag does on this index
     string_trap = behaviour == "v1" and model.id_kind == "string" and major >= 1
-    int32_trap = (model.extra.get("schemas", {}).get("communities", {}).get("community") == "int32"
+    int32_trap = (model.schemas.get("communities", {}).get("community") == "int32"
                   and int(pd.__version__.split(".")[0]) >= 3)
     unreadable = behaviour == "v2" and not v2_readable(model)
     api_expected = query_expected = None

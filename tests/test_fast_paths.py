@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import random
-from concurrent.futures import Future
 
 import numpy as np
 import pandas as pd
@@ -19,7 +18,7 @@ from hypothesis import given, settings, strategies as st
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.analysis.levels import CommunityIds, _first_parents
 from graphrag_audit.io.load import load_index
-from graphrag_audit.io.coerce import factorize_ints
+from graphrag_audit.model.keys import factorize_ints
 from graphrag_audit.model.tree import build_tree, graph_links, parent_links
 
 FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures"
@@ -165,19 +164,17 @@ def test_communities_error_wins_over_an_entities_error(tmp_path):
     assert "communities.parquet" in str(err.value)
 
 
-def test_a_broken_nodes_table_read_after_load_returns_is_still_a_one_line_error(tmp_path):
-    """graphrag 1.x: create_final_nodes is read while the audit starts (model.rollup_rows waits
-    for it); its error still reaches the user as the input error it is, and nothing hangs."""
+def test_a_broken_nodes_table_read_last_is_still_a_one_line_error(tmp_path):
+    """graphrag 1.x: create_final_nodes is read last, beside the key match; load_index returns a
+    complete model, so its error comes from load_index itself, as the input error it is, and
+    nothing hangs."""
     import subprocess
     import sys
 
-    from graphrag_audit.analysis.audit import audit
-
     idx = _copy_index(FIXTURES / "seed-v1", tmp_path / "i")
     _garble(idx / "create_final_nodes.parquet")
-    model = load_index(idx)  # the communities, reports and entities are fine
     with pytest.raises(IndexInputError) as err:
-        audit(model)
+        load_index(idx)  # the communities, reports and entities are fine
     assert "create_final_nodes.parquet" in str(err.value)
     run = subprocess.run([sys.executable, "-m", "graphrag_audit", "levels", str(idx)], capture_output=True,
                          text=True, timeout=120)
@@ -211,9 +208,17 @@ def test_1x_errors_of_the_other_tables_are_reported(tmp_path, broken):
 
 
 def test_1x_node_ids_are_matched_while_reading(tmp_path):
+    """load_index returns everything read and matched: the node rows' entity rows, and the key
+    match, equal to the pandas computation it replaces."""
     model = load_index(FIXTURES / "seed-v1")
     assert "entity_row" in model.rollup_rows.columns and "entity_id" not in model.rollup_rows.columns
-    assert isinstance(model.extra["_entity_key_match"], Future)
+    match = model.key_match
+    assert match is not None
+    keys, members = model.entities["id"], model.members["entity"]
+    assert np.array_equal(match.clustered, keys.isin(set(members)).to_numpy())
+    assert np.array_equal(match.first, ~keys.duplicated(keep="first").to_numpy())
+    first_row = {k: i for i, k in reversed(list(enumerate(keys)))}
+    assert match.member_row.tolist() == [first_row.get(k, -1) for k in members]
 
 
 # ---- JSON: id lists are written in slices, exactly as json.dumps writes the lists ------------
@@ -294,7 +299,7 @@ def test_containment_equals_the_set_formula(case):
 
 def test_containment_shortcut_decides_a_leiden_like_index():
     from graphrag_audit.analysis.integrity import _contained_by_level_slots
-    from graphrag_audit.io.coerce import key_codes
+    from graphrag_audit.model.keys import key_codes
 
     model = load_index(FIXTURES / "small-leiden-v3")
     ecode, n_ent = key_codes(model.members["entity"])
@@ -307,7 +312,8 @@ def test_containment_shortcut_decides_a_leiden_like_index():
 def _node_rows_both(path):
     """(normalise.node_entity_rows, the plain answer: the first entities row with the node's id)
     for the nodes and entities tables at ``path``, read here with pandas."""
-    from graphrag_audit.io.coerce import key_column, node_entity_rows, text_column
+    from graphrag_audit.io.coerce import key_column, text_column
+    from graphrag_audit.model.keys import node_entity_rows
 
     files = {p.stem: p for p in path.iterdir()}
     nodes = pd.read_parquet(files["create_final_nodes"], columns=["id", "title"])

@@ -32,8 +32,11 @@ def test_equals_random_shuffle(seed):
     for n in _lengths():
         if seed != 86 and n > 200_000:
             continue
-        got = shuffle.permutation(n, seed)
-        assert got.tolist() == reference(n, seed), n
+        want = reference(n, seed)
+        assert shuffle.numpy_permutation(n, seed).tolist() == want, n
+        assert shuffle.permutation(n, seed).tolist() == want, n
+        if n < 5000:
+            assert shuffle.python_permutation(n, seed).tolist() == want, n
 
 
 def test_shuffle_order_is_graphrags_order():
@@ -48,13 +51,26 @@ def test_every_path_agrees(monkeypatch, knob, value):
     """Windows that do not settle fall back to the loop; runs of any length can take either way."""
     monkeypatch.setattr(shuffle, knob, value)
     for n in (2, 3, 300, 4097, 70_000):
-        assert shuffle.permutation(n, 86).tolist() == reference(n, 86), (knob, value, n)
+        assert shuffle.numpy_permutation(n, 86).tolist() == reference(n, 86), (knob, value, n)
 
 
 def test_falls_back_to_the_standard_library_when_the_check_fails(monkeypatch):
     monkeypatch.setattr(shuffle, "_agrees_with_random", lambda: False)
     monkeypatch.setattr(shuffle, "_draws", lambda n, seed: pytest.fail("the numpy draws were used"))
-    assert shuffle.permutation(1000, 86).tolist() == reference(1000, 86)
+    n = shuffle.NUMPY_FROM + 1000
+    assert shuffle.permutation(n, 86).tolist() == reference(n, 86)
+
+
+def test_random_shuffle_below_the_crossover_and_numpy_from_it(monkeypatch):
+    """Which path runs at which size (both give graphrag's order, tested above)."""
+    assert shuffle._agrees_with_random()  # (its check runs both paths once: done before patching)
+    monkeypatch.setattr(shuffle, "_draws", lambda n, seed: pytest.fail("numpy below"))
+    for n in (2, 100, shuffle.NUMPY_FROM - 1):
+        assert shuffle.permutation(n, 86).tolist() == reference(n, 86)
+    monkeypatch.undo()
+    monkeypatch.setattr(shuffle, "python_permutation", lambda n, seed: pytest.fail("random.shuffle above"))
+    for n in (shuffle.NUMPY_FROM, shuffle.NUMPY_FROM + 1, 50_000):
+        assert shuffle.permutation(n, 86).tolist() == reference(n, 86)
 
 
 def test_check_passes_on_this_interpreter():

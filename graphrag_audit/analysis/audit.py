@@ -55,7 +55,7 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
         model = index
     else:
         step("reading tables")
-        model = load_index(index)
+        model = load_index(index, between_phases=release_freed_memory)
     timings["load"] = time.perf_counter() - t0
 
     # The costs run in a worker thread beside the tree checks and the per-level statistics:
@@ -80,8 +80,6 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
             coster.use_v1_counts(v1_counts.result())
             return selection_costs(coster, selections, ("v1",))
     try:
-        # The tree checks come first: they do not read the roll-up rows, which load_index may
-        # still be reading (graphrag 1.x's create_final_nodes).
         step("checking the tree")
         t = time.perf_counter()
         ti = TreeIndex(model)

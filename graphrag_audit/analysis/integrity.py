@@ -9,9 +9,8 @@ import pyarrow.compute as pc
 
 from graphrag_audit.findings import Finding, finding, preview
 from graphrag_audit.model.forest import peel_sources
-from graphrag_audit.analysis.levels import entity_key_match
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.io.coerce import LevelSlots, dictionary_parts, factorize_ints, key_codes, sorted_unique
+from graphrag_audit.model.keys import LevelSlots, dictionary_parts, factorize_ints, key_codes, sorted_unique
 
 
 def check_integrity(model: IndexModel) -> list[Finding]:
@@ -97,7 +96,7 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     # ---- entities -----------------------------------------------------------------------
     if model.entities is not None and len(model.entities):
         keys = model.entities["id" if model.member_key == "id" else "title"]
-        match = entity_key_match(model)
+        match = model.key_match
         lost = ~(match.clustered if match is not None else _isin(keys, model.members["entity"]))
         n_lost = int(lost.sum())
         if n_lost:
@@ -121,7 +120,7 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     if model.id_kind == "string":
         out.append(finding("string-community-ids", "community ids are stored as strings: graphrag >= 1.0 selects "
                            "0 reports from this index at every community_level"))
-    ctype = model.extra.get("schemas", {}).get("communities", {}).get("community")
+    ctype = model.schemas.get("communities", {}).get("community")
     if ctype == "int32":
         out.append(finding("int32-community-ids", "communities.community is int32: under pandas >= 3, graphrag "
                            ">= 2.0's Python API (tables read with pd.read_parquet) raises TypeError in "
@@ -156,15 +155,9 @@ def _children_vs_parent(comm: np.ndarray, children: list, parent: np.ndarray) ->
 
 
 def v2_readable(model: IndexModel) -> bool:
-    from graphrag_audit.io.tables import table_columns
-
-    path = model.files.get("communities")
-    if path is None:
+    if "communities" not in model.files:
         return False
-    cols = model.extra.get("_communities_columns")
-    if cols is None:
-        cols = table_columns(path)
-        model.extra["_communities_columns"] = cols
+    cols = model.schemas["communities"]  # every column name of the table (read by load_index)
     return "entity_ids" in cols and "community" in cols
 
 
@@ -221,7 +214,7 @@ def _contained_by_level_slots(communities: pd.DataFrame, mc: np.ndarray, ecode: 
     The shortcut holds when each community has one parent, one row in the communities table and
     a row there for every membership row, and no entity is in two communities of one level (as
     hierarchical Leiden writes them): then "p holds e" is one read of
-    :class:`~graphrag_audit.io.coerce.LevelSlots`, with no sort of the membership pairs."""
+    :class:`~graphrag_audit.model.keys.LevelSlots`, with no sort of the membership pairs."""
     index = pd.Index(communities["community"].to_numpy(dtype=np.int64))
     if not index.is_unique or len(sorted_unique(v)) != len(v):
         return False
@@ -234,14 +227,12 @@ def _contained_by_level_slots(communities: pd.DataFrame, mc: np.ndarray, ecode: 
         return False
     small = np.int32 if len(index) < 2**31 else np.int64  # (per-row arrays: half the memory)
     at = run_at.astype(small)[row_code]  # communities-table row of each membership row
-    del row_code
     slots = LevelSlots.of(at, ecode, pd.factorize(communities["level"].to_numpy(dtype=np.int64))[0], width)
     if slots is None:  # an entity in two communities of one level, or too many slots
         return False
     parent = np.full(len(index), -1, dtype=small)
     parent[iv] = iu
     p = parent[at]
-    del at
     child = p >= 0
     return bool(slots.holds(p[child], ecode[child]).all())
 
@@ -261,7 +252,6 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     codes, uniq = pd.factorize(np.concatenate([mc, u, v]))
     mcc, ucc, vcc = codes[: len(mc)], codes[len(mc): len(mc) + len(u)], codes[len(mc) + len(u):]
     width = n_ent + 1
-    del mc
     pairs = sorted_unique(mcc * width + ecode)  # (community, entity) of every membership row
     by_child = np.argsort(vcc, kind="stable")
     first = np.searchsorted(vcc[by_child], np.arange(len(uniq) + 1))
@@ -269,15 +259,12 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     rows = np.repeat(np.arange(len(mcc)), lens)
     edge = np.repeat(first[mcc], lens)
     edge += _ranks(lens)
-    del lens, codes, mcc  # (every array here is one per membership row: free them as they go)
     edge = by_child[edge]
     want = ucc[edge]
     want *= width
     want += ecode[rows]
-    del rows, ecode
     ordered = np.sort(want)  # a sorted probe walks ``pairs`` in order: far fewer cache misses
     found = pairs[np.minimum(np.searchsorted(pairs, ordered), len(pairs) - 1)] == ordered
-    del ordered
     if found.all():
         return []  # every parent holds its children's entities (the usual case)
     pos = np.minimum(np.searchsorted(pairs, want), len(pairs) - 1)

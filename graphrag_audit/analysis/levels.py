@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -13,7 +11,7 @@ import pandas as pd
 from graphrag_audit.graphrag.compat import Outcome, behaviour_outcomes
 from graphrag_audit.model.forest import Ancestry
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.io.coerce import EntityKeyMatch, key_codes, match_entity_keys, sorted_unique
+from graphrag_audit.model.keys import key_codes, sorted_unique
 from graphrag_audit.graphrag.selection import BEHAVIOURS, Selection
 
 
@@ -136,31 +134,6 @@ def _first_parents(links, index: pd.Index) -> np.ndarray:
                 parent[index.get_loc(child)] = index.get_loc(first)  # raises KeyError, as it always did
         parent[kc] = pc_
     return parent
-
-
-def entity_key_match(model: IndexModel) -> EntityKeyMatch | None:
-    """:class:`~graphrag_audit.io.coerce.EntityKeyMatch` of ``model`` (cached; ``load_index``
-    may have started it in its read thread), or None without an entities table or when the keys
-    are not dictionary-encoded arrow strings without gaps (callers then use pandas)."""
-    got = model.extra.get("_entity_key_match", _UNSET)
-    if isinstance(got, Future):
-        got = got.result()
-        model.extra["_entity_key_match"] = got
-    if got is not _UNSET:
-        return got
-    with _KEY_MATCH_LOCK:  # audit's costs worker and the integrity checks both ask: hash once
-        if "_entity_key_match" in model.extra:
-            return model.extra["_entity_key_match"]
-        out = None
-        if model.entities is not None:
-            out = match_entity_keys(model.members["entity"],
-                                    model.entities["id" if model.member_key == "id" else "title"])
-        model.extra["_entity_key_match"] = out
-        return out
-
-
-_KEY_MATCH_LOCK = threading.Lock()
-_UNSET = object()
 
 
 @dataclass(eq=False)

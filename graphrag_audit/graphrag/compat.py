@@ -121,7 +121,7 @@ def _layout_before_2(model) -> bool:
 
 
 def _schemas(model) -> dict:
-    return model.extra.get("schemas", {}) if isinstance(model.extra, dict) else {}
+    return model.schemas
 
 
 def _stem(path) -> str:

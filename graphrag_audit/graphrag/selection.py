@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.io.coerce import key_codes, sorted_unique
+from graphrag_audit.model.keys import key_codes, sorted_unique
 
 BEHAVIOURS = ("v2", "v1", "level_only", "dynamic")
 INT_MIN = np.iinfo(np.int64).min

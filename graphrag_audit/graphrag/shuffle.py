@@ -20,8 +20,9 @@ j = randbelow(i + 1): the top k bits (k = (i + 1).bit_length()) of the Mersenne 
    what that step's own position held before it, and so on. Those chains are resolved by
    pointer jumping.
 
-The first use checks the result against ``random.shuffle`` itself (a list of 3,000); if this
-interpreter draws differently, the module falls back to ``random.shuffle`` for good.
+Below :data:`NUMPY_FROM` items ``random.shuffle`` itself is faster and is used. The first use
+of the numpy path checks it against ``random.shuffle`` (a list of 3,000); if this interpreter
+draws differently, the module falls back to ``random.shuffle`` for good.
 """
 
 from __future__ import annotations
@@ -45,13 +46,26 @@ def python_permutation(n: int, seed: int) -> np.ndarray:
     return np.array(idx, dtype=np.int64)
 
 
+#: below this many items ``random.shuffle`` itself is faster than the numpy draws. Measured
+#: (best of 30-60, 2-core EPYC, Python 3.11, numpy 2.4): 1,000 items 0.45 ms vs 1.2 ms, 4,000
+#: 2.0 vs 3.2 ms, 6,000 3.4 vs 3.5 ms, 8,000 3.4 vs 2.6 ms, 12,000 4.5 vs 3.6 ms, 100,000 331 vs
+#: 77 ms, 1,000,000 3.9 s vs 0.80 s.
+NUMPY_FROM = 6000
+
+
 def permutation(n: int, seed: int) -> np.ndarray:
     """Positions ``0..n-1`` in the order ``random.seed(seed); random.shuffle(x)`` leaves a list
-    ``x`` of length ``n`` (a new array each call)."""
+    ``x`` of length ``n`` (a new array each call): ``random.shuffle`` itself below
+    :data:`NUMPY_FROM` items, :func:`numpy_permutation` from there on."""
+    if n < NUMPY_FROM or not _agrees_with_random():
+        return python_permutation(n, seed)
+    return numpy_permutation(n, seed)
+
+
+def numpy_permutation(n: int, seed: int) -> np.ndarray:
+    """:func:`python_permutation`, computed with numpy (see the module docstring)."""
     if n < 2:
         return np.arange(n, dtype=np.int64)
-    if not _agrees_with_random():
-        return python_permutation(n, seed)
     return _resolve_swaps(_draws(n, seed))
 
 

@@ -1,12 +1,12 @@
-"""Normalise the columns graphrag wrote with drifting types across versions.
+"""Type coercion of the columns graphrag wrote with drifting types across versions.
 
 string / int32 / int64 / double ids become int64 with −1 for "none"; list columns
-(arrow lists, ``list<null>``, graphrag 3 CSV strings) become Python lists.
+(arrow lists, ``list<null>``, graphrag 3 CSV strings) become Python lists. Key joins and the
+matching structures built on the coerced columns live in :mod:`graphrag_audit.model.keys`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +17,7 @@ from pandas.api import types as ptypes
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.tables import parse_list_cell, split_list_cell
+from graphrag_audit.model.keys import dictionary_keys
 
 INT64_MAX = np.iinfo(np.int64).max
 MAX_LEVEL = 1000
@@ -244,16 +245,6 @@ def list_flat(series: pd.Series, path: Path, column: str) -> tuple[np.ndarray | 
     return flat, lens
 
 
-def dictionary_keys(items: pa.Array | pa.ChunkedArray) -> pd.api.extensions.ExtensionArray:
-    """Arrow strings as a pandas arrow-backed dictionary array (int32 codes in first-appearance
-    order, each distinct string once), for key columns that are joined and grouped (entity keys
-    of the membership rows). No Python string is built and nothing is hashed twice."""
-    enc = pc.dictionary_encode(items)
-    if isinstance(enc, pa.ChunkedArray):  # the chunks share one dictionary
-        enc = enc.combine_chunks() if enc.num_chunks else pa.array([], pa.dictionary(pa.int32(), items.type))
-    return pd.arrays.ArrowExtensionArray(enc)
-
-
 def key_column(series: pd.Series) -> pd.api.extensions.ExtensionArray:
     """A text key column (entity titles, from :func:`text_column`) dictionary-encoded like
     :func:`dictionary_keys`; a Categorical when it cannot go through arrow."""
@@ -268,28 +259,6 @@ def key_column(series: pd.Series) -> pd.api.extensions.ExtensionArray:
         pass
     codes, uniques = pd.factorize(series)
     return pd.Categorical.from_codes(codes, categories=pd.Index(uniques))
-
-
-def dictionary_parts(values) -> tuple[np.ndarray, pa.Array] | None:
-    """(int64 code of each row, the distinct keys) of a dictionary-encoded key column (arrow
-    dictionary or pandas Categorical), or None for other columns and when a key is missing."""
-    arr = values.array if isinstance(values, pd.Series) else values
-    if isinstance(arr, pd.Categorical):
-        codes = np.asarray(arr.codes, dtype=np.int64)
-        if len(codes) and codes.min() < 0:
-            return None
-        return codes, pa.array(arr.categories, from_pandas=True)
-    if not (isinstance(arr, pd.arrays.ArrowExtensionArray) and pa.types.is_dictionary(arr.dtype.pyarrow_dtype)):
-        return None
-    d = pa.array(arr)
-    chunks = d.chunks if isinstance(d, pa.ChunkedArray) else [d]
-    if not chunks:
-        return np.zeros(0, dtype=np.int64), pa.array([], arr.dtype.pyarrow_dtype.value_type)
-    dictionary = chunks[0].dictionary
-    if any(c.indices.null_count for c in chunks) or not all(c.dictionary.equals(dictionary) for c in chunks[1:]):
-        return None
-    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int64)
-    return codes, dictionary
 
 
 def text_column(series: pd.Series | None, n: int) -> pd.Series:
@@ -313,200 +282,3 @@ def text_column(series: pd.Series | None, n: int) -> pd.Series:
         else:
             out[i] = str(v)
     return pd.Series(out, dtype=object, index=series.index)
-
-
-def key_codes(values) -> tuple[np.ndarray, int]:
-    """The codes ``pd.factorize(values)`` gives (order of first appearance) and the number of
-    distinct keys. Dictionary-encoded keys (``load`` keeps entity keys that way) are factorized
-    through their integer codes: no string is hashed again."""
-    parts = dictionary_parts(values)
-    if parts is not None:  # no missing keys: codes <-> keys is a bijection
-        return factorize_ints(parts[0])
-    codes, uniques = pd.factorize(values)
-    return np.asarray(codes, dtype=np.int64), len(uniques)
-
-
-def factorize_ints(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """``pd.factorize`` codes (first-appearance order) of a 1-D integer array and the number of
-    distinct values, without hashing in the two shapes the loaders produce:
-
-    * codes already in first-appearance order (arrow's ``dictionary_encode`` numbers keys so):
-      they are their own factorization;
-    * runs of equal values whose run values are all distinct (membership rows grouped by
-      community): one code per run."""
-    a = np.asarray(values)
-    n = len(a)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), 0
-    a = a.astype(np.int64, copy=False)
-    if a[0] == 0:
-        top = np.maximum.accumulate(a)
-        if (a >= 0).all() and (a[1:] <= top[:-1] + 1).all():
-            return a, int(top[-1]) + 1
-    new_run = np.empty(n, dtype=bool)
-    new_run[0] = True
-    np.not_equal(a[1:], a[:-1], out=new_run[1:])
-    heads = a[new_run]
-    if len(sorted_unique(heads)) == len(heads):
-        return np.cumsum(new_run, dtype=np.int64) - 1, len(heads)
-    codes, uniques = pd.factorize(a)
-    return np.asarray(codes, dtype=np.int64), len(uniques)
-
-
-def sorted_unique(values: np.ndarray) -> np.ndarray:
-    """``np.unique`` of a 1-D integer array, by sorting: numpy 2's hash-based ``np.unique`` is
-    far slower than its vectorised sort on millions of integers."""
-    a = np.sort(np.asarray(values).ravel())
-    if len(a) < 2:
-        return a
-    return a[np.concatenate(([True], a[1:] != a[:-1]))]
-
-
-@dataclass(frozen=True)
-class EntityKeyMatch:
-    """How the membership rows' entity keys meet the entities table's keys (``id`` or
-    ``title``, see ``model.member_key``), every key string hashed once.
-
-    ``clustered``: per entity row, its key is some membership row's key
-    (``keys.isin(members.entity)``). ``first``: per entity row, the first row with its key
-    (``~keys.duplicated()``). ``member_row``: per membership row, the first entity row with its
-    key, −1 when none.
-    """
-
-    clustered: np.ndarray
-    first: np.ndarray
-    member_row: np.ndarray
-
-
-def match_entity_keys(member_keys: pd.Series, entity_keys: pd.Series) -> EntityKeyMatch | None:
-    """:class:`EntityKeyMatch` of the membership rows' keys against the entities' keys, or None
-    when the member keys are not dictionary-encoded or the entity keys not arrow strings, or a
-    key is missing (callers then use pandas)."""
-    parts = dictionary_parts(member_keys)
-    if parts is None or not isinstance(entity_keys.array, pd.arrays.ArrowExtensionArray):
-        return None
-    try:
-        return _match_keys(parts[0], parts[1], pa.array(entity_keys.array))
-    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
-        raise
-    except (pa.ArrowException, TypeError, ValueError):
-        return None
-
-
-def _match_keys(codes: np.ndarray, dictionary: pa.Array, keys: pa.Array | pa.ChunkedArray) -> EntityKeyMatch | None:
-    if dictionary.type != keys.type:
-        dictionary = dictionary.cast(keys.type)
-    if dictionary.null_count or keys.null_count:
-        return None
-    joint = pc.dictionary_encode(pa.chunked_array([dictionary] + (keys.chunks if isinstance(keys, pa.ChunkedArray)
-                                                                    else [keys])))
-    jc = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in joint.chunks]).astype(np.int64) \
-        if joint.num_chunks else np.zeros(0, dtype=np.int64)
-    n_keys = int(jc.max()) + 1 if len(jc) else 0
-    jd, je = jc[: len(dictionary)], jc[len(dictionary):]
-    used = np.zeros(n_keys, dtype=bool)
-    used[jd[np.flatnonzero(np.bincount(codes, minlength=len(dictionary)))]] = True
-    first_row = np.full(n_keys, -1, dtype=np.int64)
-    first_row[je[::-1]] = np.arange(len(je) - 1, -1, -1, dtype=np.int64)  # the first row wins
-    return EntityKeyMatch(clustered=used[je], first=first_row[je] == np.arange(len(je)),
-                          member_row=first_row[jd][codes])
-
-
-def node_entity_rows(titles: pd.Series, ids: pd.Series, entities: pd.DataFrame, first: np.ndarray) -> np.ndarray | None:
-    """For each ``create_final_nodes`` row, the entities row graphrag 1.x matches it to: the
-    first row whose ``id`` is the node's ``id`` (−1: none); ``first`` flags each entity row that
-    is the first with its id. None when the columns are not arrow strings (callers then look the
-    ids up themselves).
-
-    The node titles are already hashed (``load`` dictionary-encodes them for the roll-up), so
-    each distinct title is looked up among the entity titles once, and a node row takes the
-    entity row found for its title when that row's id is the node's id and no earlier row has
-    that id. Only the other rows (titles and ids that disagree, as in a hand-edited or updated
-    index) are looked up by id: about half the hashing of looking up every node id."""
-    parts = dictionary_parts(titles)
-    node_ids, e_title, e_id = ids.array, entities["title"].array, entities["id"].array
-    if parts is None or not all(isinstance(a, pd.arrays.ArrowExtensionArray) for a in (node_ids, e_title, e_id)):
-        return None
-    try:
-        codes, title_keys = parts
-        node_ids, e_title, e_id = pa.array(node_ids), pa.array(e_title), pa.array(e_id)
-        if node_ids.null_count or e_id.null_count or not (pa.types.is_string(node_ids.type)
-                                                          or pa.types.is_large_string(node_ids.type)):
-            return None
-        if e_title.null_count:
-            e_title = pc.fill_null(e_title, "")  # any row found is checked by its id below
-        if e_title.type != title_keys.type:
-            e_title = e_title.cast(title_keys.type)
-        found = pc.fill_null(pc.index_in(title_keys, value_set=e_title), -1).to_numpy(zero_copy_only=False)
-        row = found.astype(np.int64)[codes] if len(codes) else np.zeros(0, dtype=np.int64)
-        ok = row >= 0
-        if len(e_id):
-            ok &= first[np.maximum(row, 0)]
-            e_id = e_id.cast(node_ids.type)
-            for lo in range(0, len(row), _NODE_ROWS_PER_BLOCK):  # (bounded memory: ids are copied)
-                hi = min(lo + _NODE_ROWS_PER_BLOCK, len(row))
-                same = pc.equal(e_id.take(pa.array(np.maximum(row[lo:hi], 0))), node_ids.slice(lo, hi - lo))
-                ok[lo:hi] &= same.to_numpy(zero_copy_only=False)
-        row[~ok] = -1
-        rest = np.flatnonzero(~ok)
-        if len(rest) and len(e_id):
-            first_rows = np.flatnonzero(first)
-            at = pc.index_in(node_ids.take(pa.array(rest)), value_set=e_id.filter(pa.array(first)))
-            at = pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-            row[rest] = np.where(at >= 0, first_rows[np.maximum(at, 0)] if len(first_rows) else -1, -1)
-        return row
-    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
-        raise
-    except (pa.ArrowException, TypeError, ValueError):
-        return None
-
-
-#: node rows compared per block when their ids are checked against the entity rows found
-_NODE_ROWS_PER_BLOCK = 1 << 19
-
-
-class LevelSlots:
-    """The community of each (level, entity) slot of a set of (community, entity) pairs, when no
-    entity is in two communities of one level, as hierarchical Leiden's partitions are: then
-    "does community c hold entity e" is one array read, ``holds``, with no sort or hash of the
-    pairs (3.5M membership rows at 1M entities).
-
-    ``community``: communities-table row of each pair; ``entity``: entity code < ``width``;
-    ``level_code``: a dense code (0..n-1) of each communities-table row's level.
-    :meth:`of` gives None when an entity is in two communities of one level, or when the
-    slot array would be far larger than the pairs (callers then sort)."""
-
-    def __init__(self, owner: np.ndarray, level_code: np.ndarray, width: int):
-        self.owner, self.level_code, self.width = owner, level_code, width
-
-    @classmethod
-    def of(cls, community: np.ndarray, entity: np.ndarray, level_code: np.ndarray, width: int) -> "LevelSlots | None":
-        n_levels = int(level_code.max()) + 1 if len(level_code) else 0
-        if n_levels * width > 16 * len(community) + 1_000_000:
-            return None
-        slots = cls(np.full(n_levels * width, -1, dtype=np.int32 if len(level_code) < 2**31 else np.int64),
-                    level_code, width)
-        at = slots.slot(community, entity)
-        slots.owner[at] = community
-        return slots if np.array_equal(slots.owner[at], community) else None
-
-    def slot(self, community: np.ndarray, entity: np.ndarray) -> np.ndarray:
-        out = self.level_code[community].astype(np.int64)
-        out *= self.width
-        out += entity
-        return out
-
-    def holds(self, community: np.ndarray, entity: np.ndarray) -> np.ndarray:
-        """Per pair: the set has (community, entity)."""
-        return self.owner[self.slot(community, entity)] == community
-
-    def count(self) -> int:
-        """Distinct pairs of the set."""
-        return int(np.count_nonzero(self.owner >= 0))
-
-    def count_of(self, community: np.ndarray, entity: np.ndarray) -> int:
-        """Distinct (level, entity) slots among other pairs (their distinct pairs, when the set
-        holds them all)."""
-        seen = np.zeros(len(self.owner), dtype=bool)
-        seen[self.slot(community, entity)] = True
-        return int(np.count_nonzero(seen))

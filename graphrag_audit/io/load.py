@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -12,10 +13,8 @@ import pandas as pd
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.generation import detect_generation
 from graphrag_audit.io.locate import locate_index
-from graphrag_audit.cli.memory import release_freed_memory
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.io.coerce import (
-    EntityKeyMatch,
     _arrow_list,
     dictionary_lists,
     flat_ids,
@@ -25,10 +24,9 @@ from graphrag_audit.io.coerce import (
     levels,
     list_column,
     list_flat,
-    match_entity_keys,
-    node_entity_rows,
     text_column,
 )
+from graphrag_audit.model.keys import EntityKeyMatch, match_entity_keys, node_entity_rows
 from graphrag_audit.io.tables import parquet_schema, read_table, split_list_cell, table_columns
 from graphrag_audit.model.tree import build_tree, graph_links, parent_links
 
@@ -138,37 +136,18 @@ def _rollup_rows(nodes: pd.DataFrame) -> pd.DataFrame:
     return rollup
 
 
-def _rollup_from_nodes(files, entities: Future, key_match: Future) -> pd.DataFrame:
-    """The roll-up rows of graphrag 1.x's create_final_nodes, read after the entities table: the
-    node ids are then matched to entity rows here (``entity_row``, see
-    ``normalise.node_entity_rows``) and dropped (150 MB of id strings at 1M entities)."""
-    rollup = _rollup_rows(_nodes(files))
-    release_freed_memory()
-    if "entity_id" not in rollup.columns:
+def _rollup_with_entity_rows(rollup: pd.DataFrame, entities: pd.DataFrame | None,
+                             key_match: EntityKeyMatch | None) -> pd.DataFrame:
+    """graphrag 1.x's roll-up rows with each node's entities row (``entity_row``, see
+    ``model.keys.node_entity_rows``) in place of its id (150 MB of id strings at 1M entities)."""
+    if "entity_id" not in rollup.columns or entities is None:
         return rollup
-    try:
-        ents = entities.result()
-    except Exception:  # noqa: BLE001 - load_index raises it
-        return rollup
-    match = key_match.result()
-    if ents is None:
-        return rollup
-    first = match.first if match is not None else ~ents["id"].duplicated(keep="first").to_numpy()
-    rows = node_entity_rows(rollup["entity"], rollup["entity_id"], ents, first)
+    first = key_match.first if key_match is not None else ~entities["id"].duplicated(keep="first").to_numpy()
+    rows = node_entity_rows(rollup["entity"], rollup["entity_id"], entities, first)
     if rows is not None:
         rollup["entity_row"] = rows
-        del rollup["entity_id"]
-        release_freed_memory()
+        del rollup["entity_id"]  # the model drops the node ids: 150 MB of strings at 1M entities
     return rollup
-
-
-def _match_when_read(members: Future, entities: Future) -> EntityKeyMatch | None:
-    """The key match of the membership rows from ``entity_ids`` (member_key "id") once both
-    tables are read; None when either is missing (then nothing is stored for it)."""
-    m, e = members.result(), entities.result()
-    if m is None or e is None:
-        return None
-    return match_entity_keys(m["entity"], e["id"])
 
 
 def _reports(files) -> tuple[pd.DataFrame, str]:
@@ -212,22 +191,25 @@ def _entities(files) -> pd.DataFrame | None:
     })
     if "text_unit_ids" in df.columns:
         tu = df["text_unit_ids"]
-        del df  # the text-unit id strings go once they are encoded
         flat_ids(tu, path, "text_unit_ids")  # nested lists: refused, never made into id strings
         # arrow lists stay arrow-backed, items dictionary-encoded; CSV strings become Python lists
         enc = dictionary_lists(tu)
         if enc is None:
             enc = tu if _arrow_list(tu) is not None else list_column(tu, path, "text_unit_ids",
                                                                        cell=split_list_cell)
-        del tu
         out["text_unit_ids"] = enc
     else:
         out["text_unit_ids"] = None
     return out
 
 
-def load_index(path: str | os.PathLike) -> IndexModel:
-    """Read an index directory (project root, output dir or 0.x timestamped layout)."""
+def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | None = None) -> IndexModel:
+    """Read an index directory (project root, output dir or 0.x timestamped layout) into a
+    complete :class:`IndexModel`.
+
+    ``between_phases``: called where the tables' temporary memory has just been freed (the CLI
+    passes ``release_freed_memory``; a library caller need not)."""
+    phase_done = between_phases or (lambda: None)
     files = locate_index(path)
     schemas = {name: _schema(p) for name, p in files.tables.items()}
     if "communities" not in files.tables and "nodes" not in files.tables:
@@ -238,56 +220,38 @@ def load_index(path: str | os.PathLike) -> IndexModel:
     generation = detect_generation(files.tables, schemas)
     read_nodes = generation.before_2 or "communities" not in files.tables
     # create_final_nodes is only the roll-up's input when the communities table has both the
-    # members (entity_ids) and the tree (parent), as graphrag 1.x writes it: then it is read last
-    # and the model is returned before it is ready (model.rollup_rows waits for it), so the
-    # analyses that do not need it start meanwhile.
+    # members (entity_ids) and the tree (parent), as graphrag 1.x writes it: then it is read
+    # last, while this thread matches the entity keys.
     community_columns = schemas.get("communities", {})
-    defer_nodes = read_nodes and "nodes" in files.tables and "entity_ids" in community_columns \
+    nodes_last = read_nodes and "nodes" in files.tables and "entity_ids" in community_columns \
         and "parent" in community_columns
     # A worker thread reads and encodes create_final_nodes (graphrag < 2.0) and the entities
-    # table (text-unit ids), while this one reads the communities and the reports: arrow decodes
-    # and hashes without the GIL, so both cores work (a third thread would only add memory on
-    # two cores). Errors keep the order of a sequential read: nodes, communities, reports,
-    # entities. The membership rows' entity ids are matched to the entities table (one hash of
-    # each key, shared by the integrity checks and the costs) by whichever thread is free:
-    # the worker after the entities, or this thread when the worker still has the nodes to read.
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit-read")
+    # table (text-unit ids), while this one reads the communities and the reports and then
+    # matches the membership rows' entity keys to the entities table (one hash of each key,
+    # shared by the integrity checks and the costs): arrow decodes and hashes without the GIL,
+    # so both cores work (a third thread would only add memory on two cores). Errors keep the
+    # order of a sequential read: nodes, communities, reports, entities.
     nodes = members = None
-    members_read: Future = Future()  # this thread hands the membership rows to the worker
-    key_match: Future = Future()  # ... and, when it makes it, the key match
-    try:
-        pending_nodes = pool.submit(_nodes, files) if read_nodes and not defer_nodes else None
-        pending_entities = pool.submit(_entities, files)
-        if defer_nodes:
-            pending_nodes = pool.submit(_rollup_from_nodes, files, pending_entities, key_match)
-        else:
-            key_match = pool.submit(_match_when_read, members_read, pending_entities)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit-read") as worker:
+        pending_nodes = worker.submit(_nodes, files) if read_nodes and not nodes_last else None
+        pending_entities = worker.submit(_entities, files)
+        if nodes_last:
+            pending_nodes = worker.submit(_nodes, files)
         try:
-            try:
-                communities, id_kind, children, members = _communities(files, schemas)
-            finally:
-                members_read.set_result(members)  # (None after an error: the worker goes on)
+            communities, id_kind, children, members = _communities(files, schemas)
             reports, rep_id_kind = _reports(files)
             entities = pending_entities.result()
         except Exception:
             pending_entities.cancel()  # only helps when it has not started
-            if defer_nodes and not key_match.done():
-                key_match.set_result(None)  # the nodes read waits for it
             if pending_nodes is not None:
                 pending_nodes.result()  # a nodes error comes first
             raise
-        if not defer_nodes and pending_nodes is not None:
+        key_match = None
+        if members is not None and entities is not None:  # keyed by entity id
+            key_match = match_entity_keys(members["entity"], entities["id"])
+        if pending_nodes is not None:
             nodes = pending_nodes.result()
-        if defer_nodes:
-            key_match.set_result(_match_when_read(members_read, pending_entities))
-    finally:
-        if defer_nodes and not key_match.done():  # (an error above: the nodes read goes on)
-            key_match.set_result(None)
-        pool.shutdown(wait=False)  # a deferred nodes read or the key match goes on
-    release_freed_memory()
-    extra = {"schemas": schemas, "located": files}
-    if members is not None:  # keyed by entity id: the match started above (levels.entity_key_match)
-        extra["_entity_key_match"] = key_match
+    phase_done()
     if generation.label == "0.1-0.4":
         id_kind = "string"
 
@@ -310,9 +274,14 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         })
     communities = communities.reset_index(drop=True)
 
+    if member_key == "title" and entities is not None:  # keyed by entity title
+        key_match = match_entity_keys(members["entity"], entities["title"])
+
     # roll-up rows read by graphrag < 2.0
-    if defer_nodes:
-        rollup = pending_nodes  # still being read (see above)
+    if nodes_last:
+        rollup = _rollup_with_entity_rows(_rollup_rows(nodes), entities, key_match)
+        nodes = None
+        phase_done()
     elif nodes is not None:
         rollup = _rollup_rows(nodes)
     else:
@@ -351,7 +320,7 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         communities=communities,
         members=members,
         member_key=member_key,
-        _rollup_rows=rollup,
+        rollup_rows=rollup,
         reports=reports,
         entities=entities,
         id_kind="string" if (id_kind == "string" or rep_id_kind == "string") else "int",
@@ -359,6 +328,9 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         tree_source="parent" if has_parent else "membership",
         has_reports_table="reports" in files.tables,
         has_children_column=children is not None,
-        extra=extra,
+        schemas=schemas,
+        key_match=key_match,
+        table_format=files.table_format,
+        format_differences=files.format_differences,
         _tree=tree,
     )

@@ -401,13 +401,12 @@ def location_findings(model) -> list:
     """The ``parquet-csv-differ`` finding when the index's parquet and CSV copies disagree."""
     from graphrag_audit.findings import finding
 
-    files = model.extra.get("located") if isinstance(getattr(model, "extra", None), dict) else None
-    diffs = getattr(files, "format_differences", ()) if files is not None else ()
+    diffs = model.format_differences
     if not diffs:
         return []
-    audited = files.table_format
+    audited = model.table_format
     other = "CSV" if audited == "parquet" else "parquet"
-    msg = (f"both parquet and CSV copies of the index are in {files.output_dir} and differ; the audit reads the "
+    msg = (f"both parquet and CSV copies of the index are in {model.output_dir} and differ; the audit reads the "
            f"{audited} set: " + " | ".join(f"{d['table']}: {d['message']}" for d in diffs))
     return [finding("parquet-csv-differ", msg, audited=audited, other=other.lower(),
                     differences=[{k: v for k, v in d.items() if k != "message"} for d in diffs])]

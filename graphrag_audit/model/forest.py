@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphrag_audit.io.coerce import sorted_unique
+from graphrag_audit.model.keys import sorted_unique
 
 #: trees no deeper than this (in parent steps) and without cycles answer
 #: :meth:`Ancestry.ancestors_in` by climbing, one vectorised step per level; deeper ones (or

@@ -7,13 +7,13 @@ which decides the seed-86 shuffle of the global-search context).
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from graphrag_audit.model.keys import EntityKeyMatch
 from graphrag_audit.model.tree import TreeLinks
 
 if TYPE_CHECKING:
@@ -49,14 +49,22 @@ class IndexModel:
         for 2.x/3.x): ``entity``, ``community``, ``level``, and, when ``create_final_nodes``
         has an ``id`` (graphrag 1.x matches it to ``entities.id`` for occurrence weights),
         either ``entity_row`` (the entities row it matches, −1 for none: found while loading)
-        or ``entity_id`` (the id itself). ``load_index`` may still be reading them when it
-        returns (a future, ``_rollup_rows``): the first use waits, and raises the table's
-        error if it had one.
+        or ``entity_id`` (the id itself).
     reports: one row per report row: ``community``, ``level``, ``title``, ``rank``,
         ``content`` (``full_content``, may be empty), ``content_chars``.
     entities: ``id``, ``title``, ``text_unit_ids`` (list or None) — or None when absent.
     tree_links: the community forest as arrays (what the analyses read); ``tree`` is the
         same forest as a networkx ``DiGraph``, built on first use.
+    schemas: per table read, its column names and their types as the file declares them
+        (arrow type names; ``"csv"`` for every column of a CSV table).
+    key_match: how the membership rows' entity keys meet the entities table's keys
+        (:class:`~graphrag_audit.model.keys.EntityKeyMatch`, computed once by ``load_index``;
+        None without an entities table or when the keys are not dictionary-encoded arrow
+        strings without gaps: the analyses then use pandas).
+    table_format, format_differences: the table set audited (``"parquet"`` or ``"csv"``) and,
+        when both copies exist and differ, one dict per differing table (``io.locate``).
+
+    ``load_index`` returns the model complete: every table read, nothing pending.
     """
 
     path: Path
@@ -67,7 +75,7 @@ class IndexModel:
     communities: pd.DataFrame
     members: pd.DataFrame
     member_key: str
-    _rollup_rows: pd.DataFrame | Future
+    rollup_rows: pd.DataFrame
     reports: pd.DataFrame
     entities: pd.DataFrame | None
     id_kind: str  # "int" or "string": how the index stored community numbers
@@ -75,14 +83,11 @@ class IndexModel:
     tree_source: str  # "parent" or "membership"
     has_reports_table: bool = True
     has_children_column: bool = False
-    extra: dict = field(default_factory=dict)
+    schemas: dict[str, dict[str, str]] = field(default_factory=dict)
+    key_match: EntityKeyMatch | None = None
+    table_format: str = "parquet"
+    format_differences: tuple[dict, ...] = ()
     _tree: nx.DiGraph | None = field(default=None, repr=False)
-
-    @property
-    def rollup_rows(self) -> pd.DataFrame:
-        if isinstance(self._rollup_rows, Future):
-            self._rollup_rows = self._rollup_rows.result()
-        return self._rollup_rows
 
     @property
     def tree(self) -> nx.DiGraph:
