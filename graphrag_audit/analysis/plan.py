@@ -65,7 +65,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 
@@ -159,7 +158,7 @@ class Expansion:
 
 
 class PlanTree:
-    """The community forest with entity counts, report rows and expansions.
+    """The planner's state over ``model.forest``: entity sets, report rows and expansions.
 
     Refuses (``IndexInputError``) parent links that are not a forest (cycles, several
     parents) and entity sets that are not nested (an entity in two siblings or two roots, or in
@@ -168,22 +167,21 @@ class PlanTree:
 
     def __init__(self, model: IndexModel):
         self.model = model
-        tree = model.tree
-        loops = sorted({u for u, v in nx.selfloop_edges(tree)})
-        cyc = sorted({n for comp in nx.strongly_connected_components(tree) if len(comp) > 1 for n in comp})
-        if loops or cyc:
-            raise _refuse(model, f"parent links form a cycle through communities {_preview(sorted(set(loops) | set(cyc)))}")
-        multi = sorted(n for n in tree.nodes if tree.in_degree(n) > 1)
+        forest = model.forest
+        if forest.cycle_nodes:
+            raise _refuse(model, f"parent links form a cycle through communities {_preview(forest.cycle_nodes)}")
+        multi = forest.multi_parent
         if multi:
             raise _refuse(model, f"{len(multi)} communities sit under several parents ({_preview(multi)}); "
                                  "the parent links are not a forest")
-        self.nodes = sorted(int(n) for n in tree.nodes)
-        self.level = {int(n): int(tree.nodes[n]["level"]) for n in tree.nodes}
-        self.children = {int(n): sorted(int(k) for k in tree.successors(n)) for n in tree.nodes}
-        self.parent = {int(n): -1 for n in tree.nodes}
-        for u, v in tree.edges:
-            self.parent[int(v)] = int(u)
-        self.roots = [n for n in self.nodes if self.parent[n] == -1]
+        # the planner's dicts of the one forest (single parents, no cycles: checked above)
+        nodes = forest.nodes.tolist()
+        self.nodes = sorted(nodes)
+        self.level = dict(zip(nodes, forest.level.tolist()))
+        self.children = forest.children
+        fp = forest.first_parent
+        self.parent = dict(zip(nodes, np.where(fp >= 0, forest.nodes[fp], -1).tolist()))
+        self.roots = forest.roots
 
         # entity membership (dense entity codes), restricted to communities of the tree
         m = model.members[["entity", "community"]]

@@ -112,13 +112,13 @@ def _sent(in_v2: bool, in_v1: bool) -> str:
 
 def build_forest(model: IndexModel, community_level: int | None = None,
                  selections: dict | None = None, title_chars: int = TITLE_CHARS) -> Forest:
-    """The forest of ``model.tree``; with ``community_level`` the sent marks of that N.
+    """The view of ``model.forest``; with ``community_level`` the sent marks of that N.
 
     ``selections`` is ``selection.select_all(model)`` (computed here when needed and not given).
     An N deeper than the index selects what its deepest level selects (``level <= N`` keeps
     every row either way).
     """
-    tree = model.tree
+    tree = model.forest
     rep = model.reports
     rep_comm = rep["community"].to_numpy()
     rep_level = rep["level"].to_numpy()
@@ -151,21 +151,11 @@ def build_forest(model: IndexModel, community_level: int | None = None,
             first_row[c] = i
             titles[c] = plain(rep_title[i], title_chars)
 
-    # primary parent = first predecessor (as levels.TreeIndex), children ascending
-    primary: dict[int, int] = {}
-    others: dict[int, tuple[int, ...]] = {}
-    kids: dict[int, list[int]] = {int(n): [] for n in tree.nodes}
-    for n in tree.nodes:
-        preds = [int(p) for p in tree.predecessors(n)]
-        if preds:
-            primary[int(n)] = preds[0]
-            kids[preds[0]].append(int(n))
-            if len(preds) > 1:
-                others[int(n)] = tuple(preds[1:])
-    for v in kids.values():
-        v.sort()
-
-    roots = sorted(n for n in kids if n not in primary)
+    # the first-parent rule of the model's forest: a community hangs under its first parent,
+    # children ascending
+    kids = tree.children
+    others = tree.other_parents
+    roots = tree.roots
     # reach everything from the roots; a loop in the parent chain leaves nodes unreached
     order: list[int] = []
     seen: set[int] = set()
@@ -207,15 +197,17 @@ def build_forest(model: IndexModel, community_level: int | None = None,
             leaves[p] += leaves[n]
 
     nodes: dict[int, CommunityNode] = {}
+    code = dict(zip(tree.nodes.tolist(), range(len(tree))))
+    level, n_ent = tree.level.tolist(), tree.n_entities.tolist()
     for n in order:
-        d = tree.nodes[n]
+        i = code[n]
         sent = None
         if community_level is not None:
             sent = _sent(n in in_v2, n in in_v1)
         parent = view_parent[n]
         nodes[n] = CommunityNode(
-            community=n, level=int(d["level"]), parent=-1 if parent is None else parent,
-            children=tuple(view_kids[n]), other_parents=others.get(n, ()), entities=int(d.get("n_entities", 0)),
+            community=n, level=level[i], parent=-1 if parent is None else parent,
+            children=tuple(view_kids[n]), other_parents=others.get(n, ()), entities=n_ent[i],
             title=titles.get(n, ""), reports=n_reports.get(n, 0), sent=sent,
             size=size[n], leaves=leaves[n],
         )

@@ -10,14 +10,10 @@ from __future__ import annotations
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from graphrag_audit.model.tree import TreeLinks
-
-if TYPE_CHECKING:
-    import networkx as nx
+from graphrag_audit.model.forest import CommunityForest
 
 GENERATIONS = ("0.1-0.4", "0.5-0.9", "1.0-1.2", "2.x", "3.x")
 
@@ -55,8 +51,8 @@ class IndexModel:
     reports: one row per report row: ``community``, ``level``, ``title``, ``rank``,
         ``content`` (``full_content``, may be empty), ``content_chars``.
     entities: ``id``, ``title``, ``text_unit_ids`` (list or None) — or None when absent.
-    tree_links: the community forest as arrays (what the analyses read); ``tree`` is the
-        same forest as a networkx ``DiGraph``, built on first use.
+    forest: the community tree (:class:`~graphrag_audit.model.forest.CommunityForest`), the one
+        representation every analysis and view reads; ``tree_source`` is its ``source``.
     """
 
     path: Path
@@ -71,28 +67,17 @@ class IndexModel:
     reports: pd.DataFrame
     entities: pd.DataFrame | None
     id_kind: str  # "int" or "string": how the index stored community numbers
-    tree_links: TreeLinks
+    forest: CommunityForest
     tree_source: str  # "parent" or "membership"
     has_reports_table: bool = True
     has_children_column: bool = False
     extra: dict = field(default_factory=dict)
-    _tree: nx.DiGraph | None = field(default=None, repr=False)
 
     @property
     def rollup_rows(self) -> pd.DataFrame:
         if isinstance(self._rollup_rows, Future):
             self._rollup_rows = self._rollup_rows.result()
         return self._rollup_rows
-
-    @property
-    def tree(self) -> nx.DiGraph:
-        """The community forest as a networkx ``DiGraph`` (parent -> child; node attributes
-        ``level`` and ``n_entities``; graph attributes ``source`` and ``missing_parents``)."""
-        if self._tree is None:
-            from graphrag_audit.model.tree import build_tree
-
-            self._tree = build_tree(self.communities, None)
-        return self._tree
 
     # ---- small derived facts used everywhere -------------------------------------------
     @property

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import re
 
-import networkx as nx
-
 from graphrag_audit.escape import json_inert, plain
 from graphrag_audit.analysis.treeview import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Forest, Row,
                                      TreeView)
@@ -177,6 +175,8 @@ def _xml_text(text) -> str:
 
 
 def to_graphml(forest: Forest, view: TreeView | None = None) -> str:
+    import networkx as nx  # only here: its GraphML writer
+
     order, edges, more, hidden = _items(forest, view)
     g = nx.DiGraph()
     for n in order:
