@@ -8,7 +8,6 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import pandas as pd
 
 from graphrag_audit.graphrag.compat import Outcome, behaviour_outcomes
 from graphrag_audit.model.index import IndexModel
