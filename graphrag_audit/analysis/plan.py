@@ -164,6 +164,7 @@ class PlanTree:
         self.orphan_communities = sorted({int(x) for x in rc[~in_tree]})
         self._expansions: dict[int, Expansion] = {}
         self._splits: dict[int, Expansion] = {}
+        self._root: dict[int, int] | None = None
 
     def _check_nested(self, codes: np.ndarray, comm: np.ndarray) -> None:
         if not len(comm):
@@ -267,11 +268,11 @@ class PlanTree:
         return int(sum(len(self.rows[c]) for c in members))
 
     def root_of(self, c: int) -> int:
-        seen = 0
-        while self.parent[c] != -1 and seen <= len(self.nodes):
-            c = self.parent[c]
-            seen += 1
-        return c
+        """``c``'s root (the forest's pointer doubling: no walk up the chain)."""
+        if self._root is None:
+            f = self.model.forest
+            self._root = dict(zip(f.nodes.tolist(), f.nodes[f.root_code].tolist()))
+        return self._root[c]
 
 
 # ---------------------------------------------------------------------------------------
