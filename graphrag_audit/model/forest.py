@@ -11,7 +11,14 @@ the step-by-step loops they replace, cycles included:
 * :func:`power`: a step map applied ``k`` times (``root_of`` is ``power(step, n)``);
 * :class:`Ancestry`: which codes of a set are a proper ancestor of another code of the set;
 * :func:`peel_sources`: what is left of a directed graph once nodes without incoming edges are
-  removed over and over (every cycle and everything below one).
+  removed over and over (every cycle and everything below one);
+* :func:`cycle_nodes`: the nodes on a cycle (peeled first, then Tarjan's components on what is
+  left, iteratively: no recursion limit, and nothing to do on a clean forest).
+
+:class:`CommunityForest` is built once by ``load_index`` (``IndexModel.forest``) from the
+``parent`` column or, for graphrag 0.x–0.9, from per-level membership. It is the only place
+that decides the first-parent rule and what a cycle is; the analyses (levels, depth,
+integrity, plan, treeview) derive their per-analysis arrays from it.
 """
 
 from __future__ import annotations
