@@ -16,10 +16,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.analysis.levels import CommunityIds, _first_parents
+from graphrag_audit.analysis.levels import CommunityIds
 from graphrag_audit.io.load import load_index
 from graphrag_audit.model.keys import factorize_ints
-from graphrag_audit.model.tree import build_tree, graph_links, parent_links
+from graphrag_audit.model.forest import CommunityForest
+from tree_ref import edges as forest_edges, first_parents, reference_graph
 
 FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -42,7 +43,7 @@ def test_factorize_ints_equals_pandas(values):
     assert codes.tolist() == want.tolist() and n == len(uniques)
 
 
-# ---- parent_links == the networkx graph ----------------------------------------------------
+# ---- the forest of the parent column == the networkx graph ---------------------------------
 @st.composite
 def parent_tables(draw):
     """A communities table with every parent oddity: duplicate rows, self-parents, parents
@@ -57,10 +58,10 @@ def parent_tables(draw):
 
 @settings(max_examples=300, deadline=None, database=None)
 @given(table=parent_tables())
-def test_parent_links_describe_the_same_graph_as_networkx(table):
+def test_the_forest_of_the_parent_column_is_the_networkx_graph(table):
     import networkx as nx
 
-    # the graph the parent column describes, built row by row (independently of parent_links)
+    # the graph the parent column describes, built row by row (independently of the forest)
     g = nx.DiGraph()
     g.add_nodes_from(dict.fromkeys(table["community"].tolist()))
     missing = {}
@@ -69,64 +70,74 @@ def test_parent_links_describe_the_same_graph_as_networkx(table):
             g.add_edge(p, c)
         elif p >= 0:
             missing[c] = p
-    g.graph["missing_parents"] = missing
-    built = build_tree(table, None)  # and build_tree makes that very graph, in the same order
-    assert list(built.nodes) == list(g.nodes) and list(built.edges) == list(g.edges)
-    assert built.graph["missing_parents"] == missing
-    links = parent_links(table)
-    assert links.nodes.tolist() == list(g.nodes)
-    edges = list(zip(links.parents.tolist(), links.children.tolist()))
-    assert len(edges) == len(set(edges)) and set(edges) == set(g.edges)
-    assert links.missing_parents == g.graph["missing_parents"]
+    forest = CommunityForest.from_parent_column(table)
+    assert forest.nodes.tolist() == list(g.nodes)
+    edges = list(zip(forest.edge_parents.tolist(), forest.edge_children.tolist()))
+    assert edges == list(dict.fromkeys(edges)) and set(edges) == set(g.edges)
+    assert forest.missing_parents == missing
     # the first parent of each community: its first predecessor in the graph
-    index = pd.Index(links.nodes)
-    got = _first_parents(links, index)
-    want = [index.get_loc(next(iter(g.pred[c]))) if g.pred[c] else -1 for c in links.nodes.tolist()]
-    assert got.tolist() == want
-    # and graph_links of that graph agrees too
-    again = graph_links(g)
-    assert set(zip(again.parents.tolist(), again.children.tolist())) == set(edges)
-    assert _first_parents(again, index).tolist() == want
+    index = pd.Index(forest.nodes)
+    want = [index.get_loc(next(iter(g.pred[c]))) if g.pred[c] else -1 for c in forest.nodes.tolist()]
+    assert forest.first_parent.tolist() == want
+    assert forest.other_parents == {c: tuple(list(g.pred[c])[1:]) for c in g.nodes if len(g.pred[c]) > 1}
+    assert forest.multi_parent == sorted(c for c in g.nodes if g.in_degree(c) > 1)
+    # cycles: networkx's strongly connected components and self-loops
+    want_cyc = {n for comp in nx.strongly_connected_components(g) if len(comp) > 1 for n in comp}
+    want_cyc |= {u for u, _ in nx.selfloop_edges(g)}
+    assert forest.cycle_nodes == sorted(want_cyc)
+    assert forest.roots == sorted(c for c in g.nodes if g.in_degree(c) == 0)
 
 
-def test_first_parent_follows_insertion_order_not_node_order():
-    """A membership-derived graph adds edges sorted by parent number, while its nodes follow the
-    table: the first parent is the first edge added, as ``tree.pred`` has always said."""
-    import networkx as nx
-
-    g = nx.DiGraph()
-    g.add_nodes_from([9, 4, 20])  # table order: 9 before 4
-    g.add_edge(4, 20)
-    g.add_edge(9, 20)
-    links = graph_links(g)
-    index = pd.Index(links.nodes)
-    assert index[_first_parents(links, index)[index.get_loc(20)]] == 4
+def test_first_parent_of_a_membership_tree_is_the_smallest_parent_number():
+    """A membership-derived tree adds edges sorted by parent number, while its nodes follow the
+    table: the first parent is the first edge added (the smaller parent), whatever the node order."""
+    communities = pd.DataFrame({"community": [9, 4, 20], "level": [0, 0, 1], "n_entities": [1, 1, 1]})
+    members = pd.DataFrame({"entity": ["a", "b", "a", "b"], "community": [9, 4, 20, 20], "level": [0, 0, 1, 1]})
+    forest = CommunityForest.from_membership(communities, members)
+    assert forest.nodes.tolist() == [9, 4, 20]
+    assert forest.nodes[forest.first_parent[2]] == 4 and forest.other_parents == {20: (9,)}
+    assert forest.shared.tolist() == [1, 1]
 
 
-def test_tree_is_built_on_first_use_and_matches_the_parent_column():
+def test_the_forest_matches_the_parent_column():
     model = load_index(FIXTURES / "seed-v3")
-    assert model._tree is None  # the levels audit never needs networkx
-    g = model.tree
-    assert g is model.tree  # built once
-    want = build_tree(model.communities, None)
-    assert list(g.nodes(data=True)) == list(want.nodes(data=True))
-    assert list(g.edges) == list(want.edges)
+    want = reference_graph(model)
+    f = model.forest
+    assert f.nodes.tolist() == list(want.nodes)
+    assert [(int(n), {"level": lv, "n_entities": k}) for n, lv, k in
+            zip(f.nodes.tolist(), f.level.tolist(), f.n_entities.tolist())] == list(want.nodes(data=True))
+    assert list(zip(f.edge_parents.tolist(), f.edge_children.tolist())) == list(want.edges)
 
 
-def test_the_levels_audit_never_builds_the_networkx_graph():
-    from graphrag_audit.analysis.audit import AuditOptions, audit
-    from graphrag_audit.render import render
+def test_the_levels_command_never_imports_networkx():
+    """networkx serves only the GraphML export: ``levels`` in every machine format runs without it."""
+    import subprocess
+    import sys
 
-    report = audit(FIXTURES / "balanced-v3", AuditOptions(tokenizer="estimate"))
-    for fmt in ("json", "markdown", "github"):
-        render(report, fmt)
-    assert report.model._tree is None
+    root = FIXTURES.parent
+    for fmt in ("text", "json", "markdown", "github"):
+        code = ("import atexit, runpy, sys\n"
+                "atexit.register(lambda: sys.stderr.write('NETWORKX=%s\\n' % ('networkx' in sys.modules)))\n"
+                f"sys.argv = ['graphrag-audit', 'levels', {str(FIXTURES / 'balanced-v3')!r}, '--format', {fmt!r}, "
+                "'--tokenizer', 'estimate']\n"
+                "runpy.run_module('graphrag_audit', run_name='__main__')\n")
+        res = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+        assert res.returncode in (0, 1), res.stderr
+        assert "NETWORKX=False" in res.stderr, (fmt, res.stderr[-2000:])
 
 
-def test_membership_trees_are_built_at_load():
-    model = load_index(FIXTURES / "seed-v05")
-    assert model.tree_source == "membership" and model._tree is not None
-    assert set(zip(model.tree_links.parents.tolist(), model.tree_links.children.tolist())) == set(model.tree.edges)
+@pytest.mark.parametrize("fixture", ["seed-v05", "seed-v01"])
+def test_membership_trees_are_built_at_load(fixture):
+    model = load_index(FIXTURES / fixture)
+    if model.tree_source != "membership":
+        pytest.skip(f"{fixture} has a parent column")
+    want = reference_graph(model)
+    assert forest_edges(model.forest) == set(want.edges)
+    f = model.forest
+    got = {int(f.nodes[i]): int(f.nodes[p]) for i, p in enumerate(f.first_parent.tolist()) if p >= 0}
+    assert got == first_parents(want)
+    assert dict(zip(zip(f.edge_parents.tolist(), f.edge_children.tolist()), f.shared.tolist())) == \
+        {(u, v): d["shared"] for u, v, d in want.edges(data=True)}
 
 
 # ---- the threaded loader keeps the error order ---------------------------------------------
@@ -303,9 +314,9 @@ def test_containment_shortcut_decides_a_leiden_like_index():
 
     model = load_index(FIXTURES / "small-leiden-v3")
     ecode, n_ent = key_codes(model.members["entity"])
-    links = model.tree_links
+    f = model.forest
     assert _contained_by_level_slots(model.communities, model.members["community"].to_numpy(), ecode, n_ent + 1,
-                                     links.parents, links.children)
+                                     f.edge_parents, f.edge_children)
 
 
 # ---- node ids found through the node titles == every node id looked up ----------------------

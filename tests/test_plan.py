@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -533,7 +534,8 @@ def test_refuses_cycles(tmp_path):
 
 def test_refuses_several_parents(tmp_path):
     model = build(tmp_path, H1)
-    model.tree.add_edge(2, 7)  # 7 now sits under 3 and 2
+    f = model.forest  # 7 now sits under 3 and 2
+    model.forest = replace(f, edge_parents=np.append(f.edge_parents, 2), edge_children=np.append(f.edge_children, 7))
     with pytest.raises(IndexInputError, match="several parents"):
         PlanTree(model)
 

@@ -107,6 +107,34 @@ def deep_parent_arrays(draw):
 
 # ---- forest primitives --------------------------------------------------------------------------
 @SETTINGS
+@given(data=st.data())
+def test_cycle_nodes_equal_networkx_components(data):
+    """The one cycle detection (peel, then iterative Tarjan) against networkx's strongly
+    connected components and self-loops, on any edge list (duplicates, several parents)."""
+    import networkx as nx
+
+    n = data.draw(st.integers(1, 40))
+    edges = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=80))
+    if data.draw(st.booleans()):  # a long chain into whatever else is there
+        edges += [(i, i + 1) for i in range(n - 1)]
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(edges)
+    want = {x for comp in nx.strongly_connected_components(g) if len(comp) > 1 for x in comp}
+    want |= {u for u, _ in nx.selfloop_edges(g)}
+    src = np.array([u for u, _ in edges], dtype=np.int64)
+    dst = np.array([v for _, v in edges], dtype=np.int64)
+    assert forest.cycle_nodes(n, src, dst).tolist() == sorted(want)
+
+
+def test_cycle_nodes_of_a_long_loop_need_no_recursion():
+    n = 200_000
+    src = np.arange(n, dtype=np.int64)
+    dst = (src + 1) % n  # one loop through every node
+    assert len(forest.cycle_nodes(n, src, dst)) == n
+
+
+@SETTINGS
 @given(parent=st.one_of(parent_arrays(), deep_parent_arrays()))
 def test_root_of_equals_the_step_by_step_walk(parent):
     assert np.array_equal(forest.root_of(parent), ref_root_of(parent))

@@ -19,6 +19,7 @@ from builders import SEED, write_v1, write_v3
 from conftest import real_index_params, shared_index
 from graphrag_audit.io.load import load_index
 from graphrag_audit.render.tree_text import fit, render_tree
+from tree_ref import reference_graph
 from graphrag_audit.analysis.treeview import UnknownCommunity, build_forest, layout
 
 REPO = Path(__file__).resolve().parents[1]
@@ -162,9 +163,10 @@ def test_depth_and_root(seed):
 
 def _children_map(model):
     """Reference parent -> children from the loaded tree, first parent as the documented rule."""
-    kids: dict[int, list[int]] = {int(n): [] for n in model.tree.nodes}
-    for n in model.tree.nodes:
-        preds = list(model.tree.predecessors(n))
+    tree = reference_graph(model)
+    kids: dict[int, list[int]] = {int(n): [] for n in tree.nodes}
+    for n in tree.nodes:
+        preds = list(tree.predecessors(n))
         if preds:
             kids[int(preds[0])].append(int(n))
     return kids
@@ -186,7 +188,8 @@ def test_layout_accounts_for_every_community(name):
     depth-first walk of the tree."""
     model = load_index(shared_index(name))
     kids = _children_map(model)
-    multi = any(model.tree.in_degree(n) > 1 for n in model.tree.nodes)
+    tree = reference_graph(model)
+    multi = any(tree.in_degree(n) > 1 for n in tree.nodes)
     f = build_forest(model)
     for budget, depth in [(5, None), (30, None), (90, None), (0, None), (40, 1), (0, 2)]:
         v = layout(f, max_lines=budget, depth=depth)
@@ -200,7 +203,7 @@ def test_layout_accounts_for_every_community(name):
                 accounted += r.more_communities
             elif r.hidden_children and r.hidden_children == len(f.nodes[r.community].children):
                 accounted += r.hidden_below
-        assert accounted == len(model.tree.nodes) == v.in_scope
+        assert accounted == len(tree.nodes) == v.in_scope
         if not multi:  # the reference subtree sizes hold where every community has one parent
             for r in v.rows:
                 if r.kind == "more" and r.community >= 0:
@@ -228,8 +231,9 @@ def test_genesis_default_tree_is_about_100_lines():
     lines = res.stdout.splitlines()
     assert 80 <= len(lines) <= 105, len(lines)
     model = load_index(path)
-    assert len(model.tree.nodes) == 1038 and model.max_level == 6
-    roots = sorted(int(n) for n in model.tree.nodes if model.tree.in_degree(n) == 0)
+    tree = reference_graph(model)
+    assert len(tree.nodes) == 1038 and model.max_level == 6
+    roots = sorted(int(n) for n in tree.nodes if tree.in_degree(n) == 0)
     body = _tree_text_lines(res.stdout)
     shown_roots = [int(ln.split()[0]) for ln in body if re.match(r"^\d", ln)]
     assert shown_roots == roots  # every root is shown
@@ -317,8 +321,9 @@ def test_parent_loop_becomes_an_extra_root(tmp_path):
 def test_several_parents_are_kept_and_shown():
     model = load_index(shared_index("real-climate-update-v09"))
     f = build_forest(model)
-    multi = {int(n): [int(p) for p in model.tree.predecessors(n)] for n in model.tree.nodes
-             if model.tree.in_degree(n) > 1}
+    tree = reference_graph(model)
+    multi = {int(n): [int(p) for p in tree.predecessors(n)] for n in tree.nodes
+             if tree.in_degree(n) > 1}
     assert multi, "this update output has communities under several parents"
     for c, preds in multi.items():
         assert f.nodes[c].parent == preds[0] and list(f.nodes[c].other_parents) == preds[1:]

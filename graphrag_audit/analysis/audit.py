@@ -55,7 +55,7 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
         model = index
     else:
         step("reading tables")
-        model = load_index(index, between_phases=release_freed_memory)
+        model = load_index(index, between_phases=between_phases)
     timings["load"] = time.perf_counter() - t0
 
     # The costs run in a worker thread beside the tree checks and the per-level statistics:

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphrag_audit.model.forest import root_of
 from graphrag_audit.analysis.levels import TreeIndex
 from graphrag_audit.model.index import IndexModel
 
@@ -47,16 +46,10 @@ class DepthAnalysis:
         }
 
 
-def _root_of(ti: TreeIndex) -> np.ndarray:
-    """Each community's root (for a parent chain that loops: where ``n`` parent steps end),
-    by pointer doubling: O(n log depth), not one pass per level of depth."""
-    return root_of(ti.parent)
-
-
 def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = None) -> DepthAnalysis:
     n = len(ti.index)
     max_level = int(ti.level.max()) if n else -1
-    root = _root_of(ti) if n else np.array([], dtype=np.int64)
+    root = ti.forest.root_code  # O(n log depth), not one pass per level of depth
     is_root = ti.parent < 0
     # deepest level per root subtree
     deepest = np.full(n, -1, dtype=np.int64)

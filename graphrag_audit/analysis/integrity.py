@@ -8,7 +8,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphrag_audit.findings import Finding, finding, preview
-from graphrag_audit.model.forest import peel_sources
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import LevelSlots, dictionary_parts, factorize_ints, key_codes, sorted_unique
 
@@ -16,7 +15,7 @@ from graphrag_audit.model.keys import LevelSlots, dictionary_parts, factorize_in
 def check_integrity(model: IndexModel) -> list[Finding]:
     out: list[Finding] = []
     c = model.communities
-    links = model.tree_links
+    forest = model.forest
     comm = c["community"].to_numpy()
     lev = c["level"].to_numpy()
     level_of = dict(zip(comm.tolist(), lev.tolist()))
@@ -40,19 +39,18 @@ def check_integrity(model: IndexModel) -> list[Finding]:
                            f"{preview(dup)}", dup, count=len(dup)))
 
     # ---- parents ------------------------------------------------------------------------
-    missing = links.missing_parents
+    missing = forest.missing_parents
     if missing:
         kids = sorted(missing)
         out.append(finding("missing-parent", f"{len(kids)} communities name a parent with no row: "
                            f"{preview(f'{k}->{missing[k]}' for k in kids)}", kids,
                            parents={str(k): missing[k] for k in kids}))
-    u, v = links.parents, links.children
-    cyc_nodes = _cycle_nodes(links.nodes, u, v)
+    u, v = forest.edge_parents, forest.edge_children
+    cyc_nodes = forest.cycle_nodes
     if cyc_nodes:
         out.append(finding("parent-cycle", f"parent links form a cycle through {len(cyc_nodes)} communities: "
                            f"{preview(cyc_nodes)}", cyc_nodes))
-    heads, n_in = np.unique(v, return_counts=True)  # DiGraph edges are distinct: in-degree
-    multi = heads[n_in > 1].tolist()
+    multi = forest.multi_parent
     if multi:
         out.append(finding("multiple-parents", f"{len(multi)} communities sit under several parents: "
                            f"{preview(multi)}", multi, count=len(multi)))
@@ -159,27 +157,6 @@ def v2_readable(model: IndexModel) -> bool:
         return False
     cols = model.schemas["communities"]  # every column name of the table (read by load_index)
     return "entity_ids" in cols and "community" in cols
-
-
-def _cycle_nodes(node_ids: np.ndarray, u: np.ndarray, v: np.ndarray) -> list[int]:
-    """Communities on a parent cycle (strongly connected components of more than one node, and
-    self-loops) of the graph with nodes ``node_ids`` and edges ``u -> v``. Communities with no
-    parent left are peeled off first (:func:`~graphrag_audit.model.forest.peel_sources`): they are on
-    no cycle, so on a clean forest the networkx search runs on nothing."""
-    loops = set(u[u == v].tolist())
-    nodes = pd.Index(node_ids)
-    cu, cv = nodes.get_indexer(u), nodes.get_indexer(v)
-    alive = peel_sources(len(nodes), cu, cv)  # one pass, whatever the depth (forest.py)
-    cyc: set[int] = set()
-    if alive.any():  # what is left holds every cycle; its components are the graph's own
-        import networkx as nx
-
-        sub = nx.DiGraph()
-        sub.add_nodes_from(nodes[alive].tolist())
-        both = alive[cu] & alive[cv]
-        sub.add_edges_from(zip(u[both].tolist(), v[both].tolist()))
-        cyc = {n for comp in nx.strongly_connected_components(sub) if len(comp) > 1 for n in comp}
-    return sorted(cyc | loops)
 
 
 def _ranks(lens: np.ndarray) -> np.ndarray:

@@ -6,10 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import pandas as pd
 
 from graphrag_audit.graphrag.compat import Outcome, behaviour_outcomes
-from graphrag_audit.model.forest import Ancestry
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import key_codes, sorted_unique
 from graphrag_audit.graphrag.selection import BEHAVIOURS, Selection
@@ -121,19 +119,6 @@ class SelectionStats:
         return d
 
 
-def _first_parents(links, index: pd.Index) -> np.ndarray:
-    """Code of each community's first parent (its first edge in ``links``), −1 for none."""
-    parent = np.full(len(index), -1, dtype=np.int64)
-    kids, firsts = links.children, links.parents
-    if len(kids):
-        once = ~pd.Index(kids).duplicated()  # the first edge into each child
-        kids, firsts = kids[once], firsts[once]
-        kc, pc_ = index.get_indexer(kids), index.get_indexer(firsts)
-        if (kc < 0).any() or (pc_ < 0).any():  # a tree node without a communities row
-            for child, first in zip(kids.tolist(), firsts.tolist()):
-                parent[index.get_loc(child)] = index.get_loc(first)  # raises KeyError, as it always did
-        parent[kc] = pc_
-    return parent
 
 
 @dataclass(eq=False)
@@ -146,15 +131,17 @@ class _Covered:
 
 
 class TreeIndex:
-    """Dense community codes, parent codes and membership codes for vectorised analyses."""
+    """Membership and report rows as codes of ``model.forest`` (the one community tree), for
+    vectorised analyses. ``index``, ``level``, ``n_entities``, ``parent`` (first parents) and
+    ``children_count`` are the forest's own arrays."""
 
     def __init__(self, model: IndexModel):
-        c = model.communities.drop_duplicates("community")
-        self.index = pd.Index(c["community"].to_numpy())
-        self.level = c["level"].to_numpy()
-        self.n_entities = c["n_entities"].to_numpy()
-        self.parent = _first_parents(model.tree_links, self.index)
-        self.children_count = np.bincount(self.parent[self.parent >= 0], minlength=len(self.index))
+        forest = self.forest = model.forest
+        self.index = forest.index
+        self.level = forest.level
+        self.n_entities = forest.n_entities
+        self.parent = forest.first_parent
+        self.children_count = forest.n_children
         m = model.members
         self.mem_ccode = self.index.get_indexer(m["community"].to_numpy())
         ok = self.mem_ccode >= 0
@@ -170,7 +157,6 @@ class TreeIndex:
         self.rep_n_entities = rep_n
         self._covered: list[_Covered] = []  # the last few sets asked about (covered)
         self._members = None
-        self._ancestry = None
 
     def members_of(self, ccodes: np.ndarray) -> np.ndarray:
         """Entity codes of the membership rows of the distinct communities ``ccodes`` (sorted,
@@ -217,9 +203,7 @@ class TreeIndex:
         """Codes among ``ccodes`` that are a proper ancestor of another code in ``ccodes`` (a
         community on a parent cycle is its own ancestor): :class:`~graphrag_audit.model.forest.Ancestry`
         of the first-parent forest, whatever its depth."""
-        if self._ancestry is None:
-            self._ancestry = Ancestry(self.parent)
-        return self._ancestry.ancestors_in(ccodes)
+        return self.forest.ancestry.ancestors_in(ccodes)
 
 
 def tree_levels(model: IndexModel, ti: TreeIndex) -> list[TreeLevel]:

@@ -4,10 +4,10 @@ and a line-budgeted layout that keeps a 1,000-community index readable.
 Pure functions of an :class:`IndexModel` (and the selections of ``selection.select_all``);
 renderers (``render/tree_text.py``, ``export.py``, ``render/html.py``) only draw the result.
 
-* **Forest**: every community of the tree once. A community with several parents (``graphrag
-  update`` outputs) hangs under its first parent, the one ``levels.TreeIndex`` uses too; the
+* **ForestView** (``results/tree.py``): every community of ``model.forest`` once. A community with several parents (``graphrag
+  update`` outputs) hangs under its first parent (``CommunityForest.first_parent``, as everywhere); the
   others are kept in ``other_parents``. Communities whose parent chain loops become extra
-  roots (``Forest.cycle_roots``) so nothing is lost.
+  roots (``ForestView.cycle_roots``) so nothing is lost.
 * **Sent at N**: with a community_level N, each community with a report is marked ``both``
   (graphrag >= 2.0 and < 2.0 send its report), ``v2-only`` (only >= 2.0: the coarser
   ancestors its ``<= N`` rule adds), ``v1-only`` (only < 2.0: possible when community numbers
@@ -20,84 +20,17 @@ renderers (``render/tree_text.py``, ``export.py``, ``render/html.py``) only draw
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
 
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.escape import plain
+from graphrag_audit.results.tree import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY,
+                                         CommunityNode, ForestView, OutsideReport, Row, TreeView)
 
-SENT_BOTH, SENT_V2_ONLY, SENT_V1_ONLY, SENT_NEITHER = "both", "v2-only", "v1-only", "neither"
-SENT_VALUES = (SENT_BOTH, SENT_V2_ONLY, SENT_V1_ONLY, SENT_NEITHER)
 TITLE_CHARS = 120
 
 
 class UnknownCommunity(ValueError):
     """``root`` names a community that is not in the tree."""
-
-
-@dataclass(frozen=True)
-class CommunityNode:
-    community: int
-    level: int
-    parent: int  # the parent it hangs under in the view; −1 for a root
-    children: tuple[int, ...]  # ascending community numbers
-    other_parents: tuple[int, ...]
-    entities: int
-    title: str  # report title, escaped (render.escape.plain) and truncated; "" without a report
-    reports: int  # report rows of this community (0 = no report)
-    sent: str | None  # one of SENT_VALUES ("neither" also without a report); None without a community_level
-    size: int  # communities in the subtree, itself included
-    leaves: int  # leaves in the subtree, itself included
-
-    @property
-    def leaf(self) -> bool:
-        return not self.children
-
-    @property
-    def has_report(self) -> bool:
-        return self.reports > 0
-
-
-@dataclass(frozen=True)
-class OutsideReport:
-    """A report whose community is not in the tree (e.g. graphrag 0.5's community −1)."""
-
-    community: int
-    level: int
-    title: str
-    sent: str | None
-
-
-@dataclass
-class Forest:
-    nodes: dict[int, CommunityNode]
-    roots: tuple[int, ...]
-    community_level: int | None  # the N asked for
-    selection_level: int | None  # the N whose selections were used (N capped at the deepest level)
-    sent_reports: dict[str, int]  # {"v2": reports graphrag >= 2.0 sends, "v1": ... < 2.0}
-    outside_reports: tuple[OutsideReport, ...]
-    has_reports_table: bool
-    cycle_roots: tuple[int, ...] = ()
-    max_level: int = -1
-
-    def counts(self) -> dict[str, int]:
-        """Communities with a report per ``sent`` mark (only communities in the tree)."""
-        out = {s: 0 for s in SENT_VALUES}
-        for n in self.nodes.values():
-            if n.sent is not None and n.has_report:
-                out[n.sent] += 1
-        return out
-
-    def path_to(self, community: int) -> list[int]:
-        """Communities from a root down to ``community`` (both included)."""
-        path = [community]
-        seen = {community}
-        while True:
-            p = self.nodes[path[-1]].parent
-            if p < 0 or p in seen or p not in self.nodes:
-                break
-            path.append(p)
-            seen.add(p)
-        return path[::-1]
 
 
 def _sent(in_v2: bool, in_v1: bool) -> str:
@@ -111,14 +44,14 @@ def _sent(in_v2: bool, in_v1: bool) -> str:
 
 
 def build_forest(model: IndexModel, community_level: int | None = None,
-                 selections: dict | None = None, title_chars: int = TITLE_CHARS) -> Forest:
-    """The forest of ``model.tree``; with ``community_level`` the sent marks of that N.
+                 selections: dict | None = None, title_chars: int = TITLE_CHARS) -> ForestView:
+    """The view of ``model.forest``; with ``community_level`` the sent marks of that N.
 
     ``selections`` is ``selection.select_all(model)`` (computed here when needed and not given).
     An N deeper than the index selects what its deepest level selects (``level <= N`` keeps
     every row either way).
     """
-    tree = model.tree
+    tree = model.forest
     rep = model.reports
     rep_comm = rep["community"].to_numpy()
     rep_level = rep["level"].to_numpy()
@@ -151,21 +84,11 @@ def build_forest(model: IndexModel, community_level: int | None = None,
             first_row[c] = i
             titles[c] = plain(rep_title[i], title_chars)
 
-    # primary parent = first predecessor (as levels.TreeIndex), children ascending
-    primary: dict[int, int] = {}
-    others: dict[int, tuple[int, ...]] = {}
-    kids: dict[int, list[int]] = {int(n): [] for n in tree.nodes}
-    for n in tree.nodes:
-        preds = [int(p) for p in tree.predecessors(n)]
-        if preds:
-            primary[int(n)] = preds[0]
-            kids[preds[0]].append(int(n))
-            if len(preds) > 1:
-                others[int(n)] = tuple(preds[1:])
-    for v in kids.values():
-        v.sort()
-
-    roots = sorted(n for n in kids if n not in primary)
+    # the first-parent rule of the model's forest: a community hangs under its first parent,
+    # children ascending
+    kids = tree.children
+    others = tree.other_parents
+    roots = tree.roots
     # reach everything from the roots; a loop in the parent chain leaves nodes unreached
     order: list[int] = []
     seen: set[int] = set()
@@ -207,15 +130,17 @@ def build_forest(model: IndexModel, community_level: int | None = None,
             leaves[p] += leaves[n]
 
     nodes: dict[int, CommunityNode] = {}
+    code = dict(zip(tree.nodes.tolist(), range(len(tree))))
+    level, n_ent = tree.level.tolist(), tree.n_entities.tolist()
     for n in order:
-        d = tree.nodes[n]
+        i = code[n]
         sent = None
         if community_level is not None:
             sent = _sent(n in in_v2, n in in_v1)
         parent = view_parent[n]
         nodes[n] = CommunityNode(
-            community=n, level=int(d["level"]), parent=-1 if parent is None else parent,
-            children=tuple(view_kids[n]), other_parents=others.get(n, ()), entities=int(d.get("n_entities", 0)),
+            community=n, level=level[i], parent=-1 if parent is None else parent,
+            children=tuple(view_kids[n]), other_parents=others.get(n, ()), entities=n_ent[i],
             title=titles.get(n, ""), reports=n_reports.get(n, 0), sent=sent,
             size=size[n], leaves=leaves[n],
         )
@@ -227,7 +152,7 @@ def build_forest(model: IndexModel, community_level: int | None = None,
         i = first_row[c]
         sent = _sent(c in in_v2, c in in_v1) if community_level is not None else None
         outside.append(OutsideReport(c, int(rep_level[i]), titles[c], sent))
-    return Forest(
+    return ForestView(
         nodes=nodes, roots=tuple(roots) + tuple(cycle_roots), community_level=community_level,
         selection_level=sel_level, sent_reports=sent_reports, outside_reports=tuple(outside),
         has_reports_table=bool(model.has_reports_table), cycle_roots=tuple(cycle_roots),
@@ -236,53 +161,7 @@ def build_forest(model: IndexModel, community_level: int | None = None,
 
 
 # ---- layout -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Row:
-    """One line of the view.
-
-    kind ``community``: ``community`` is shown; ``hidden_children`` of its children are not
-    (all of them = collapsed), ``hidden_below`` communities under it are not shown.
-    kind ``more``: the hidden children of ``community`` (−1: hidden roots) summarised:
-    ``more`` subtrees holding ``more_communities`` communities of which ``more_leaves`` leaves.
-    ``guides[i]`` tells whether the ancestor at depth i has siblings still to come (draw "│").
-    """
-
-    kind: str
-    depth: int
-    community: int
-    last: bool
-    guides: tuple[bool, ...]
-    hidden_children: int = 0
-    hidden_below: int = 0
-    more: int = 0
-    more_communities: int = 0
-    more_leaves: int = 0
-
-
-@dataclass
-class TreeView:
-    forest: Forest
-    rows: list[Row]
-    tops: tuple[int, ...]  # the view's top communities (the roots, or [root])
-    root: int | None
-    depth: int | None
-    max_lines: int | None
-    shown: frozenset = field(default_factory=frozenset)
-
-    @property
-    def in_scope(self) -> int:
-        return sum(self.forest.nodes[t].size for t in self.tops)
-
-    @property
-    def hidden(self) -> int:
-        return self.in_scope - len(self.shown)
-
-    def breadcrumb(self) -> list[int]:
-        """Ancestors of ``root`` (root excluded), top first; [] without a root."""
-        return self.forest.path_to(self.root)[:-1] if self.root is not None else []
-
-
-def layout(forest: Forest, *, root: int | None = None, depth: int | None = None,
+def layout(forest: ForestView, *, root: int | None = None, depth: int | None = None,
            max_lines: int | None = 100) -> TreeView:
     """Rows to draw: every top community (roots, or ``root``), then the largest hidden subtrees
     first while the row budget ``max_lines`` lasts (None or 0 = no limit); ``depth`` = how many

@@ -28,7 +28,7 @@ from graphrag_audit.io.coerce import (
 )
 from graphrag_audit.model.keys import EntityKeyMatch, match_entity_keys, node_entity_rows
 from graphrag_audit.io.tables import parquet_schema, read_table, split_list_cell, table_columns
-from graphrag_audit.model.tree import build_tree, graph_links, parent_links
+from graphrag_audit.model.forest import CommunityForest
 
 COMMUNITY_COLUMNS = ["community", "id", "human_readable_id", "level", "parent", "children",
                      "title", "period", "size", "entity_ids"]
@@ -292,9 +292,8 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
     communities["children"] = children if children is not None else None
 
     has_parent = "parent" in schemas.get("communities", {})
-    tree = None  # with a parent column the networkx graph is built on first use (model.tree)
     if has_parent:
-        links = parent_links(communities)
+        forest = CommunityForest.from_parent_column(communities)
     else:  # 0.x-0.9: derive from the per-level membership rows (the nodes table when present)
         rows = nodes[nodes["community"] >= 0] if nodes is not None else members
         unknown = np.setdiff1d(rows["community"].to_numpy(), communities["community"].to_numpy())
@@ -302,15 +301,11 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
             shown = ", ".join(str(int(c)) for c in unknown[:8]) + (" …" if len(unknown) > 8 else "")
             raise IndexInputError(files.tables["nodes"], f"{len(unknown)} community number(s) here have no row in "
                                   f"{files.tables['communities'].name}: {shown}")
-        tree = build_tree(communities, rows)
-        links = graph_links(tree)
-        # parent column from the derived tree (single parent), −1 for roots
-        parent_of = {}
-        for u, v in tree.edges:
-            parent_of.setdefault(v, []).append(u)
-        communities["parent"] = [
-            (parent_of[c][0] if len(parent_of.get(c, [])) == 1 else -1) for c in communities["community"]
-        ]
+        forest = CommunityForest.from_membership(communities, rows)
+        # parent column from the derived tree (the parent of a single-parent community), −1 else
+        heads, n_in = np.unique(forest.edge_children, return_counts=True)
+        single = pd.Series(forest.edge_parents, index=forest.edge_children)[np.isin(forest.edge_children, heads[n_in == 1])]
+        communities["parent"] = communities["community"].map(single).fillna(-1).astype(np.int64).to_numpy()
     return IndexModel(
         path=files.requested,
         output_dir=files.output_dir,
@@ -324,7 +319,7 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
         reports=reports,
         entities=entities,
         id_kind="string" if (id_kind == "string" or rep_id_kind == "string") else "int",
-        tree_links=links,
+        forest=forest,
         tree_source="parent" if has_parent else "membership",
         has_reports_table="reports" in files.tables,
         has_children_column=children is not None,
@@ -332,5 +327,4 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
         key_match=key_match,
         table_format=files.table_format,
         format_differences=files.format_differences,
-        _tree=tree,
     )

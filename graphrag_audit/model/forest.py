@@ -1,4 +1,5 @@
-"""Walks over the community forest whose cost does not grow with its depth.
+"""The community forest (:class:`CommunityForest`, the one tree every analysis reads) and the
+walks over it whose cost does not grow with its depth.
 
 A parent-pointer forest is an int array ``parent`` (−1 = no parent) over dense codes. Hostile
 indexes make it deep (a chain of 200,000 communities all at level 0) or give it cycles (a
@@ -10,12 +11,23 @@ the step-by-step loops they replace, cycles included:
 * :func:`power`: a step map applied ``k`` times (``root_of`` is ``power(step, n)``);
 * :class:`Ancestry`: which codes of a set are a proper ancestor of another code of the set;
 * :func:`peel_sources`: what is left of a directed graph once nodes without incoming edges are
-  removed over and over (every cycle and everything below one).
+  removed over and over (every cycle and everything below one);
+* :func:`cycle_nodes`: the nodes on a cycle (peeled first, then Tarjan's components on what is
+  left, iteratively: no recursion limit, and nothing to do on a clean forest).
+
+:class:`CommunityForest` is built once by ``load_index`` (``IndexModel.forest``) from the
+``parent`` column or, for graphrag 0.x–0.9, from per-level membership. It is the only place
+that decides the first-parent rule and what a cycle is; the analyses (levels, depth,
+integrity, plan, treeview) derive their per-analysis arrays from it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from functools import cached_property
+
 import numpy as np
+import pandas as pd
 
 from graphrag_audit.model.keys import sorted_unique
 
@@ -229,3 +241,238 @@ def peel_sources(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
                     queue.append(h)
         wave = queue[i:]
     return alive
+
+
+def cycle_nodes(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Sorted codes of the nodes ``0..n-1`` on a cycle of the graph with edges ``src -> dst``:
+    self-loops and strongly connected components of more than one node. Nodes without an
+    incoming edge are peeled off first (:func:`peel_sources`, one pass whatever the depth), so
+    on a clean forest the component search (Tarjan's, iterative) runs on nothing."""
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    on = np.zeros(n, dtype=bool)
+    on[src[src == dst]] = True
+    alive = peel_sources(n, src, dst)
+    if alive.any():
+        both = alive[src] & alive[dst] & (src != dst)
+        s, d = src[both], dst[both]
+        order = np.argsort(s, kind="stable")
+        start = np.searchsorted(s[order], np.arange(n + 1)).tolist()
+        heads = d[order].tolist()
+        index = [-1] * n
+        low = [0] * n
+        on_stack = [False] * n
+        stack: list[int] = []
+        counter = 0
+        for root in np.flatnonzero(alive).tolist():
+            if index[root] >= 0:
+                continue
+            index[root] = low[root] = counter
+            counter += 1
+            stack.append(root)
+            on_stack[root] = True
+            work = [[root, start[root]]]
+            while work:
+                top = work[-1]
+                v, i = top
+                if i < start[v + 1]:
+                    top[1] = i + 1
+                    w = heads[i]
+                    if index[w] < 0:
+                        index[w] = low[w] = counter
+                        counter += 1
+                        stack.append(w)
+                        on_stack[w] = True
+                        work.append([w, start[w]])
+                    elif on_stack[w] and index[w] < low[v]:
+                        low[v] = index[w]
+                    continue
+                work.pop()
+                if work:
+                    u = work[-1][0]
+                    if low[v] < low[u]:
+                        low[u] = low[v]
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack[w] = False
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        on[comp] = True
+    return np.flatnonzero(on)
+
+
+@dataclass(frozen=True, eq=False)
+class CommunityForest:
+    """The community tree of one index: every analysis and view reads this one object.
+
+    ``nodes``: every community number once, in the order of their first communities row (then
+    any community that only an edge names). ``level`` / ``n_entities``: of each node (its first
+    row). ``edge_parents[i] -> edge_children[i]``: every distinct parent link once, in the order
+    the links were first given (a ``parent`` column: row order; membership: child by child in
+    node order, a child's parents ascending), so a community's first edge names its **first
+    parent**: the one it hangs under wherever one parent is needed (a ``graphrag update`` output
+    can give a community several). ``missing_parents``: {child: parent} for parents with no row
+    (no edge is made for them). ``source``: "parent" or "membership". ``shared``: for a
+    membership-derived tree, the entities each edge's two communities share.
+
+    Everything else (codes, first parents, children, roots, cycles, depth-independent walks)
+    is derived from these arrays on first use and kept.
+    """
+
+    nodes: np.ndarray
+    level: np.ndarray
+    n_entities: np.ndarray
+    edge_parents: np.ndarray
+    edge_children: np.ndarray
+    missing_parents: dict[int, int] = field(default_factory=dict)
+    source: str = "parent"
+    shared: np.ndarray | None = None
+
+    # ---- construction -------------------------------------------------------------------
+    @classmethod
+    def from_parent_column(cls, communities: pd.DataFrame) -> CommunityForest:
+        """The forest of the ``parent`` column (−1 = no parent)."""
+        comm = communities["community"].to_numpy().astype(np.int64)
+        first = ~pd.Index(comm).duplicated()
+        nodes = comm[first]
+        par = communities["parent"].to_numpy().astype(np.int64)
+        linked = par >= 0
+        known = linked & np.isin(par, comm)  # the parent has a row (is a node)
+        u, v = par[known], comm[known]
+        if len(u):  # distinct edges, first occurrence first
+            once = ~pd.DataFrame({"u": u, "v": v}).duplicated().to_numpy()
+            u, v = u[once], v[once]
+        gone = linked & ~known
+        missing = dict(zip(comm[gone].tolist(), par[gone].tolist()))  # later rows win
+        level, n_ent = _node_facts(communities, first)
+        return cls(nodes=nodes, level=level, n_entities=n_ent, edge_parents=u, edge_children=v,
+                    missing_parents=missing, source="parent")
+
+    @classmethod
+    def from_membership(cls, communities: pd.DataFrame, members: pd.DataFrame) -> CommunityForest:
+        """The forest graphrag 0.x–0.9 implies (no ``parent`` column): an entity in community P
+        at level L and in C at level L+1 makes P a parent of C. Update outputs can give a
+        community several parents; every such edge is kept, ``shared`` = the entities behind it."""
+        comm = communities["community"].to_numpy().astype(np.int64)
+        first = ~pd.Index(comm).duplicated()
+        nodes = comm[first]
+        level, n_ent = _node_facts(communities, first)
+        m = members[["entity", "community", "level"]]
+        lower = m.assign(level=m["level"] - 1)
+        pairs = m.merge(lower, on=["entity", "level"], suffixes=("_p", "_c"))
+        pairs = pairs[pairs["community_p"] != pairs["community_c"]]
+        counts = pairs.groupby(["community_p", "community_c"]).size()  # sorted by (parent, child)
+        u = counts.index.get_level_values(0).to_numpy().astype(np.int64)
+        v = counts.index.get_level_values(1).to_numpy().astype(np.int64)
+        w = counts.to_numpy().astype(np.int64)
+        extra = pd.Index(np.column_stack([u, v]).ravel()).drop_duplicates()
+        extra = extra[~extra.isin(nodes)].to_numpy().astype(np.int64)  # named only by an edge
+        if len(extra):
+            nodes = np.concatenate([nodes, extra])
+            level = np.concatenate([level, np.full(len(extra), -1, dtype=np.int64)])
+            n_ent = np.concatenate([n_ent, np.zeros(len(extra), dtype=np.int64)])
+        order = np.argsort(pd.Index(nodes).get_indexer(v), kind="stable")  # child by child
+        return cls(nodes=nodes, level=level, n_entities=n_ent, edge_parents=u[order],
+                   edge_children=v[order], source="membership", shared=w[order])
+
+    # ---- codes ----------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    @cached_property
+    def index(self) -> pd.Index:
+        """Community number -> code (position in ``nodes``)."""
+        return pd.Index(self.nodes)
+
+    @cached_property
+    def edge_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(parent codes, child codes) of the edges."""
+        return self.index.get_indexer(self.edge_parents), self.index.get_indexer(self.edge_children)
+
+    # ---- the first-parent rule ------------------------------------------------------------
+    @cached_property
+    def first_parent(self) -> np.ndarray:
+        """Code of each community's first parent (its first edge), −1 for none. The one parent
+        every single-parent view uses."""
+        parent = np.full(len(self.nodes), -1, dtype=np.int64)
+        kids, firsts = self.edge_children, self.edge_parents
+        if len(kids):
+            once = ~pd.Index(kids).duplicated()  # the first edge into each child
+            kc, pc_ = self.index.get_indexer(kids[once]), self.index.get_indexer(firsts[once])
+            parent[kc] = pc_
+        return parent
+
+    @cached_property
+    def other_parents(self) -> dict[int, tuple[int, ...]]:
+        """{community: its parents after the first, in edge order} for communities with several."""
+        kids = self.edge_children
+        if not len(kids):
+            return {}
+        later = pd.Index(kids).duplicated()
+        out: dict[int, list[int]] = {}
+        for c, p in zip(kids[later].tolist(), self.edge_parents[later].tolist()):
+            out.setdefault(c, []).append(p)
+        return {c: tuple(ps) for c, ps in out.items()}
+
+    @cached_property
+    def multi_parent(self) -> list[int]:
+        """Communities with several parents, ascending."""
+        heads, n_in = np.unique(self.edge_children, return_counts=True)
+        return heads[n_in > 1].tolist()
+
+    @cached_property
+    def n_children(self) -> np.ndarray:
+        """Children of each code under the first-parent rule."""
+        p = self.first_parent
+        return np.bincount(p[p >= 0], minlength=len(self.nodes))
+
+    @cached_property
+    def children(self) -> dict[int, list[int]]:
+        """{community: the communities whose first parent it is, ascending} for every node."""
+        kids: dict[int, list[int]] = {int(n): [] for n in self.nodes.tolist()}
+        p = self.first_parent
+        has = np.flatnonzero(p >= 0)
+        nodes = self.nodes
+        for k, par in zip(nodes[has].tolist(), nodes[p[has]].tolist()):
+            kids[par].append(k)
+        for v in kids.values():
+            v.sort()
+        return kids
+
+    @cached_property
+    def roots(self) -> list[int]:
+        """Communities without a parent, ascending."""
+        return sorted(self.nodes[self.first_parent < 0].tolist())
+
+    # ---- cycles ---------------------------------------------------------------------------
+    @cached_property
+    def cycle_nodes(self) -> list[int]:
+        """Communities on a parent cycle (self-loops included), ascending."""
+        pc_, cc = self.edge_codes
+        return sorted(self.nodes[cycle_nodes(len(self.nodes), pc_, cc)].tolist())
+
+    # ---- depth-independent walks over the first-parent forest -----------------------------
+    @cached_property
+    def ancestry(self) -> Ancestry:
+        return Ancestry(self.first_parent)
+
+    @cached_property
+    def root_code(self) -> np.ndarray:
+        """Each code's root (for a chain that loops: where ``n`` parent steps end), by pointer
+        doubling: O(n log depth)."""
+        if not len(self.nodes):
+            return np.array([], dtype=np.int64)
+        return root_of(self.first_parent)
+
+
+def _node_facts(communities: pd.DataFrame, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    level = communities["level"].to_numpy()[first].astype(np.int64)
+    if "n_entities" in communities:
+        n_ent = communities["n_entities"].to_numpy()[first].astype(np.int64)
+    else:
+        n_ent = np.zeros(len(level), dtype=np.int64)
+    return level, n_ent

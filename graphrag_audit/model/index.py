@@ -9,15 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from graphrag_audit.model.forest import CommunityForest
 from graphrag_audit.model.keys import EntityKeyMatch
-from graphrag_audit.model.tree import TreeLinks
-
-if TYPE_CHECKING:
-    import networkx as nx
 
 GENERATIONS = ("0.1-0.4", "0.5-0.9", "1.0-1.2", "2.x", "3.x")
 
@@ -53,8 +49,8 @@ class IndexModel:
     reports: one row per report row: ``community``, ``level``, ``title``, ``rank``,
         ``content`` (``full_content``, may be empty), ``content_chars``.
     entities: ``id``, ``title``, ``text_unit_ids`` (list or None) — or None when absent.
-    tree_links: the community forest as arrays (what the analyses read); ``tree`` is the
-        same forest as a networkx ``DiGraph``, built on first use.
+    forest: the community tree (:class:`~graphrag_audit.model.forest.CommunityForest`), the one
+        representation every analysis and view reads; ``tree_source`` is its ``source``.
     schemas: per table read, its column names and their types as the file declares them
         (arrow type names; ``"csv"`` for every column of a CSV table).
     key_match: how the membership rows' entity keys meet the entities table's keys
@@ -79,7 +75,7 @@ class IndexModel:
     reports: pd.DataFrame
     entities: pd.DataFrame | None
     id_kind: str  # "int" or "string": how the index stored community numbers
-    tree_links: TreeLinks
+    forest: CommunityForest
     tree_source: str  # "parent" or "membership"
     has_reports_table: bool = True
     has_children_column: bool = False
@@ -87,17 +83,6 @@ class IndexModel:
     key_match: EntityKeyMatch | None = None
     table_format: str = "parquet"
     format_differences: tuple[dict, ...] = ()
-    _tree: nx.DiGraph | None = field(default=None, repr=False)
-
-    @property
-    def tree(self) -> nx.DiGraph:
-        """The community forest as a networkx ``DiGraph`` (parent -> child; node attributes
-        ``level`` and ``n_entities``; graph attributes ``source`` and ``missing_parents``)."""
-        if self._tree is None:
-            from graphrag_audit.model.tree import build_tree
-
-            self._tree = build_tree(self.communities, None)
-        return self._tree
 
     # ---- small derived facts used everywhere -------------------------------------------
     @property

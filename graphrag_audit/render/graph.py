@@ -1,6 +1,6 @@
 """The community forest as Mermaid, Graphviz DOT, GraphML and JSON text.
 
-Each function takes a ``treeview.Forest`` and optionally a ``TreeView`` (then only the shown
+Each function takes a ``results.tree.ForestView`` and optionally a ``TreeView`` (then only the shown
 communities are exported, with one summary node per group of hidden siblings). Untrusted text
 (report titles) goes through ``render.escape.plain`` and then the escaping of each syntax:
 Mermaid quoted labels with entity codes (``#quot;``), DOT quoted strings with ``\\"`` and
@@ -12,11 +12,8 @@ from __future__ import annotations
 import json
 import re
 
-import networkx as nx
-
 from graphrag_audit.escape import json_inert, plain
-from graphrag_audit.analysis.treeview import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Forest, Row,
-                                     TreeView)
+from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView, Row, TreeView
 
 FORMAT_VERSION = 1
 LABEL_TITLE_CHARS = 48
@@ -27,7 +24,7 @@ SENT_CLASS = {SENT_BOTH: "both", SENT_V2_ONLY: "v2only", SENT_V1_ONLY: "v1only",
 
 
 # ---- what to export ------------------------------------------------------------------------
-def _items(forest: Forest, view: TreeView | None) -> tuple[list[int], list[tuple[int, int]], list[Row], dict]:
+def _items(forest: ForestView, view: TreeView | None) -> tuple[list[int], list[tuple[int, int]], list[Row], dict]:
     """(communities in tree order, parent->child edges, summary rows, hidden-below per community)."""
     nodes = forest.nodes
     if view is None:
@@ -64,7 +61,7 @@ def _more_label(row: Row) -> str:
     return f"… {row.more_communities:,} more {what} ({row.more_leaves:,} {leaves}) under {row.community}"
 
 
-def _head(forest: Forest, n: int, hidden: dict) -> str:
+def _head(forest: ForestView, n: int, hidden: dict) -> str:
     nd = forest.nodes[n]
     parts = [str(nd.community), f"level {nd.level}", f"{nd.entities:,} {'entity' if nd.entities == 1 else 'entities'}"]
     if nd.leaf:
@@ -76,11 +73,11 @@ def _head(forest: Forest, n: int, hidden: dict) -> str:
     return " · ".join(parts)
 
 
-def _title(forest: Forest, n: int, chars: int) -> str:
+def _title(forest: ForestView, n: int, chars: int) -> str:
     return plain(forest.nodes[n].title, chars)
 
 
-def _cls(forest: Forest, n: int) -> str | None:
+def _cls(forest: ForestView, n: int) -> str | None:
     nd = forest.nodes[n]
     if nd.sent is None:
         return None
@@ -101,7 +98,7 @@ def mermaid_text(text) -> str:
     return "".join(_MERMAID_CODES.get(ch, ch) for ch in s)
 
 
-def to_mermaid(forest: Forest, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
+def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
     order, edges, more, hidden = _items(forest, view)
     lines = ["flowchart TD"]
     for n in order:
@@ -141,7 +138,7 @@ def dot_string(text) -> str:
     return f'"{s}"'
 
 
-def to_dot(forest: Forest, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
+def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
     order, edges, more, hidden = _items(forest, view)
     lines = ["digraph communities {", "    graph [rankdir=TB, charset=\"UTF-8\"];",
              '    node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];']
@@ -176,7 +173,9 @@ def _xml_text(text) -> str:
     return _XML_BAD.sub("", plain(text))
 
 
-def to_graphml(forest: Forest, view: TreeView | None = None) -> str:
+def to_graphml(forest: ForestView, view: TreeView | None = None) -> str:
+    import networkx as nx  # only here: its GraphML writer
+
     order, edges, more, hidden = _items(forest, view)
     g = nx.DiGraph()
     for n in order:
@@ -199,7 +198,7 @@ def to_graphml(forest: Forest, view: TreeView | None = None) -> str:
 
 
 # ---- JSON ----------------------------------------------------------------------------------
-def to_json(forest: Forest, view: TreeView | None = None) -> str:
+def to_json(forest: ForestView, view: TreeView | None = None) -> str:
     order, edges, more, hidden = _items(forest, view)
     comms = []
     for n in order:

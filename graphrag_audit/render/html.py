@@ -17,8 +17,8 @@ import numpy as np
 from graphrag_audit.render.graph import NO_REPORT_FILL, SENT_FILL
 from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_label as _lvl, level_table, number as _n, sends
 from graphrag_audit.escape import plain
-from graphrag_audit.analysis.treeview import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Forest,
-                                     build_forest)
+from graphrag_audit.analysis.treeview import build_forest
+from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 SENT_TEXT = {SENT_BOTH: "sent by graphrag >= 2.0 and < 2.0", SENT_V2_ONLY: "sent only by graphrag >= 2.0",
@@ -101,7 +101,7 @@ def _levels_table(report) -> str:
             + "</section>")
 
 
-def _fill(forest: Forest, nd) -> str:
+def _fill(forest: ForestView, nd) -> str:
     if not forest.has_reports_table:
         return NO_REPORTS_FILL
     if not nd.has_report:
@@ -109,7 +109,7 @@ def _fill(forest: Forest, nd) -> str:
     return SENT_FILL[nd.sent]
 
 
-def icicle_svg(forest: Forest) -> str:
+def icicle_svg(forest: ForestView) -> str:
     """Every community as one rect: x span ∝ entities (children share the parent's span), row = level."""
     nodes = forest.nodes
     value: dict[int, float] = {}
@@ -176,7 +176,7 @@ def icicle_svg(forest: Forest) -> str:
     return "".join(parts)
 
 
-def _legend(forest: Forest) -> str:
+def _legend(forest: ForestView) -> str:
     if not forest.has_reports_table:
         return (f'<p class="legend"><span class="sw" style="background:{NO_REPORTS_FILL}"></span>'
                 "no community_reports table: nothing is sent</p>")
@@ -264,7 +264,7 @@ def entity_bins(values) -> list[tuple[str, int, int]]:
     return out
 
 
-def _charts(report, forest: Forest) -> str:
+def _charts(report, forest: ForestView) -> str:
     d = report.depth
     cats = list(d.histogram.keys())
     depth = bar_chart("depth-histogram", cats, [("roots", [d.histogram[k] for k in cats], "#6baed6")],

@@ -1,4 +1,4 @@
-"""Terminal renderer of the community forest (``treeview.TreeView``) with rich.
+"""Terminal renderer of the community forest (``results.tree.TreeView``) with rich.
 
 Each row is the tree guide, the community number and its report title, padded or cut to a
 fixed number of terminal *cells* (East Asian wide characters count two, measured with rich's
@@ -17,7 +17,7 @@ from rich.text import Text
 
 from graphrag_audit.render.console import inert_log_lines, plain_for_log as plain
 from graphrag_audit.escape import cut_point
-from graphrag_audit.analysis.treeview import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Row, TreeView
+from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Row, TreeView
 
 SENT_LABEL = {SENT_BOTH: "both", SENT_V2_ONLY: "v2 only", SENT_V1_ONLY: "v1 only", SENT_NEITHER: "—"}
 SENT_STYLE = {SENT_BOTH: "green", SENT_V2_ONLY: "yellow", SENT_V1_ONLY: "magenta", SENT_NEITHER: "dim"}

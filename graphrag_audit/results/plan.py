@@ -1,0 +1,204 @@
+"""The planner's result types (``analysis/plan.py`` computes them; ``render/plan_*.py`` and
+``handoff.py`` read them): the budget, a cost, the plan with its per-subtree status, what each
+community_level N sends beside it, and the report that holds them all."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, NamedTuple
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from graphrag_audit.model.index import IndexModel
+
+BUDGET_KINDS = ("reports", "tokens", "map_calls", "coverage")
+
+
+class Cost(NamedTuple):
+    tokens: int
+    map_calls: int
+
+
+#: ``cost(rows)``: rows = ascending positions in ``model.reports`` (parquet row order).
+CostFn = Callable[[np.ndarray], Cost]
+
+
+# ---------------------------------------------------------------------------------------
+# budget
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Budget:
+    """One budget: ``reports`` / ``tokens`` / ``map_calls`` (ceilings, integers >= 1) or
+    ``coverage`` (a target share 0 < P <= 1 of coverable entities at their finest level)."""
+
+    kind: str
+    value: float
+
+    def __post_init__(self):
+        if self.kind not in BUDGET_KINDS:
+            raise ValueError(f"unknown budget {self.kind!r}; choose one of {', '.join(BUDGET_KINDS)}")
+        v = self.value
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
+            raise ValueError(f"budget {self.kind} must be a finite number, not {v!r}")
+        if self.kind == "coverage":
+            if not 0 < v <= 1:
+                raise ValueError(f"coverage must be a share in (0, 1], not {v!r}")
+        elif v < 1 or int(v) != v:
+            raise ValueError(f"budget {self.kind} must be a whole number >= 1, not {v!r}")
+
+    @property
+    def needs_cost(self) -> bool:
+        return self.kind in ("tokens", "map_calls")
+
+    def describe(self) -> str:
+        if self.kind == "coverage":
+            return f"coverage >= {self.value:.0%} of entities at their finest available level"
+        return f"{self.kind.replace('_', ' ')} <= {int(self.value):,}"
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "value": float(self.value) if self.kind == "coverage" else int(self.value)}
+
+
+# ---------------------------------------------------------------------------------------
+# result
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SubtreeStatus:
+    """How far the plan went in one root's subtree, and how far it could go."""
+
+    root: int
+    entities: int
+    reports: int
+    levels: dict[str, int]
+    finest_available: int | None  # deepest level a frontier can reach in this subtree
+    status: str  # "finest" (every member final), "budget" (could go finer), "blocked"
+    coarser_than_target: bool  # finest_available < the plan's deepest level
+    blocked: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Plan:
+    budget: Budget
+    communities: list[int]  # the frontier, sorted
+    rows: np.ndarray  # report rows sent (ascending = parquet order)
+    fits: bool
+    levels: dict[str, int]  # members per level
+    entities_represented: int
+    entities_at_finest: int
+    entities_clustered: int
+    entities_uncoverable: int
+    entities_duplicated: int  # entities held by more than one member (0 on a nested tree)
+    entities_per_report: dict
+    baseline_level: int | None  # finest N whose level frontier LF(N) fits (None: not even LF(0))
+    complete_level: int  # every entity at level >= min(this, its finest available level)
+    deepest_level: int | None  # the plan's target granularity
+    subtrees: list[SubtreeStatus]
+    start_reports: int
+    uncoverable_communities: list[int]
+    orphan_reports: list[int]  # report rows whose community is not in the tree
+    orphan_communities: list[int]
+    cost: Cost | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def coverage(self) -> float | None:
+        return self.entities_at_finest / self.entities_represented if self.entities_represented else None
+
+    @property
+    def report_count(self) -> int:
+        return int(len(self.rows))
+
+    def to_dict(self) -> dict:
+        d = {
+            "budget": self.budget.to_dict(),
+            "fits": self.fits,
+            "communities": [int(c) for c in self.communities],
+            "reports": self.report_count,
+            "by_level": self.levels,
+            "entities": {
+                "clustered": self.entities_clustered,
+                "represented": self.entities_represented,
+                "at_finest_available_level": self.entities_at_finest,
+                "uncoverable": self.entities_uncoverable,
+                "duplicated": self.entities_duplicated,
+            },
+            "coverage": self.coverage,
+            "entities_per_report": self.entities_per_report,
+            "baseline_level": self.baseline_level,
+            "complete_level": self.complete_level,
+            "deepest_level": self.deepest_level,
+            "start_reports": self.start_reports,
+            "uncoverable_communities": self.uncoverable_communities,
+            "orphan_reports": {"rows": [int(r) for r in self.orphan_reports],
+                               "communities": self.orphan_communities},
+            "subtrees": [s.to_dict() for s in self.subtrees],
+            "notes": list(self.notes),
+        }
+        if self.cost is not None:
+            d["tokens"] = int(self.cost.tokens)
+            d["map_calls"] = int(self.cost.map_calls)
+            d["reduce_calls"] = 1 if self.cost.map_calls else 0
+        return d
+
+
+@dataclass(frozen=True)
+class LevelOption:
+    """What one ``community_level`` N sends under one behaviour, and whether it fits the budget."""
+
+    community_level: int | None
+    behaviour: str  # "v2" (graphrag >= 2.0) or "v1" (graphrag < 2.0)
+    reports: int
+    community_ids: list[int]
+    entities_covered: int
+    entities_at_finest: int
+    ancestors_sent: int
+    cost: Cost | None
+    fits: bool | None
+
+    def to_dict(self) -> dict:
+        d = {"community_level": self.community_level, "behaviour": self.behaviour, "reports": self.reports,
+             "entities_covered": self.entities_covered, "entities_at_finest": self.entities_at_finest,
+             "ancestors_sent": self.ancestors_sent, "fits": self.fits, "community_ids": self.community_ids}
+        if self.cost is not None:
+            d["tokens"] = int(self.cost.tokens)
+            d["map_calls"] = int(self.cost.map_calls)
+        return d
+
+
+@dataclass
+class PlanReport:
+    """The plan, every community_level beside it, and the dynamic-selection preview."""
+
+    model: IndexModel
+    plan: Plan
+    options: list[LevelOption]
+    dynamic: list[dict]
+    settings: dict
+    handoff: dict | None = None  # filled by the CLI after --write (plan_write.WriteResult.to_dict())
+
+    def option(self, n: int | None, behaviour: str) -> LevelOption | None:
+        return next((o for o in self.options if o.community_level == n and o.behaviour == behaviour), None)
+
+    def best_level(self, behaviour: str) -> int | None:
+        """The finest community_level N (not None) whose ``behaviour`` selection fits the budget."""
+        fit = [o.community_level for o in self.options
+               if o.behaviour == behaviour and o.community_level is not None and o.fits]
+        return max(fit) if fit else None
+
+    def to_dict(self) -> dict:
+        m = self.model
+        return {
+            "index": {"path": str(m.path), "output_dir": str(m.output_dir), "generation": m.generation.label,
+                      "max_level": m.max_level, "notes": list(m.notes)},
+            "settings": self.settings,
+            "plan": self.plan.to_dict(),
+            "community_levels": [o.to_dict() for o in self.options],
+            "best_single_level": {"v2": self.best_level("v2"), "v1": self.best_level("v1")},
+            "dynamic_selection": self.dynamic,
+            "handoff": self.handoff,
+        }
