@@ -10,6 +10,8 @@ would execute, not just what the output looks like.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import re
 import sys
 from pathlib import Path
@@ -147,8 +149,7 @@ def _with_findings(report, n_error, n_warning, n_info):
     fs = ([Finding("parent-cycle", "error", f"error {i}") for i in range(n_error)]
           + [Finding("multiple-parents", "warning", f"warning {i}") for i in range(n_warning)]
           + [Finding("single-child-chain", "info", f"info {i}") for i in range(n_info)])
-    report.findings = fs
-    return report
+    return replace(report, findings=fs)
 
 
 @pytest.mark.parametrize("counts, shown, left_out", [

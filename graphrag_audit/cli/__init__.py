@@ -414,7 +414,7 @@ def levels_cmd(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ):
     """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
-    from graphrag_audit.analysis.audit import AuditOptions, audit
+    from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
     from graphrag_audit.findings import SEVERITY_RANK
     from graphrag_audit.render import render
 
@@ -447,19 +447,20 @@ def levels_cmd(
                 reason = graphrag_unusable_reason()
                 if reason is not None:
                     raise fail(f"--verify: {reason}")
-            report = audit(index_dir, opts, progress=progress)
+            model, report = audit_with_model(index_dir, opts, progress=progress)
             if verify:
                 from graphrag_audit.verify import verify_with_graphrag
 
                 progress("running graphrag's read_indexer_reports")
-                report.verify = verify_with_graphrag(report)
+                report = report.with_verify(verify_with_graphrag(report, model))
         finally:
             progress.stop()
-        return report
+        return model, report
 
-    report = run_guarded(work, debug)
+    model, report = run_guarded(work, debug)
     if guard is not None:
-        guard.protect_model(report.model)
+        guard.protect_model(model)
+    del model
     is_tty = bool(stream is not None and stream.isatty())
     if width is None:
         try:

@@ -65,9 +65,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-EXACT = "exact"
-HYPOTHETICAL = "hypothetical"
-CANNOT_READ = "graphrag_cannot_read"
+from graphrag_audit.results.audit import CANNOT_READ, EXACT, HYPOTHETICAL  # noqa: E402 (the statuses results carry)
 STATUSES = (EXACT, HYPOTHETICAL, CANNOT_READ)
 
 # graphrag 3.1+'s typed loader (data_model/dfs.py@v3.1.0 … @v3.3.0), in the order it reads them:

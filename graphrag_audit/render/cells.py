@@ -6,7 +6,7 @@ cells in a terminal, Markdown or HTML table without escaping beyond their medium
 
 from __future__ import annotations
 
-from graphrag_audit.graphrag.compat import HYPOTHETICAL
+from graphrag_audit.results.audit import HYPOTHETICAL
 
 # (key, header) of the per-level table; SELECTION_COLUMNS then DEPTH_COLUMNS (+ COST_COLUMNS)
 SELECTION_COLUMNS = [("n", "N"), ("v2", ">=2.0 reports"), ("v1", "<2.0 reports"), ("extra", "extra (ancestors)"),
@@ -44,7 +44,7 @@ def level_label(n) -> str:
 
 def level_columns(report) -> list[tuple[str, str]]:
     cols = SELECTION_COLUMNS + DEPTH_COLUMNS
-    return cols + (COST_COLUMNS if report.options.get("costs") else [])
+    return cols + (COST_COLUMNS if report.options.costs else [])
 
 
 def level_rows(report) -> tuple[list[str], list[list[str]]]:
@@ -117,16 +117,16 @@ def sends(stats, behaviour: str) -> str:
 def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
     """Headers, cells (one row per N: 0 … max, None) and the footnotes their markers point to."""
     cols = level_columns(report)
-    per_depth = {r["community_level"]: r for r in report.depth.per_level}
+    per_depth = {r.community_level: r for r in report.depth.per_level}
     notes = Footnotes()
     rows = []
     for r in report.levels:
-        n = r["community_level"]
-        s = r["selected"]
+        n = r.community_level
+        s = r.selected
         v2, v1 = s["v2"], s["v1"]
         epr = v2.entities_per_report
-        med = "—" if epr["median"] is None else f"{epr['median']:g}"
-        c2, c1 = v2.cost or {}, v1.cost or {}
+        med = "—" if epr.median is None else f"{epr.median:g}"
+        c2, c1 = v2.cost, v1.cost
         n2, n1 = count_cell(v2, notes), count_cell(v1, notes)  # first: markers number >= 2.0, then < 2.0
         d2, d1, d21 = derived_marker(notes, v2), derived_marker(notes, v1), derived_marker(notes, v2, v1)
         cell = {
@@ -137,11 +137,11 @@ def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
             "mix": mix_cell([v2.by_level.get(str(k), 0) for k in range(report.depth.max_level + 1)
                              if n is None or k <= n]) + d2,
             "level_only": number(s["level_only"].count),
-            "stuck": number(per_depth.get(n, {}).get("entities_stuck") if n is not None else None),
-            "epr": f"{number(epr['min'])}·{med}·{number(epr['max'])}{d2}",
-            "v2_tokens": number(c2.get("tokens")) + (d2 if c2 else ""),
-            "v1_tokens": number(c1.get("tokens")) + (d1 if c1 else ""),
-            "map_calls": f"{number(c2.get('map_calls'))}/{number(c1.get('map_calls'))}" + (d21 if c2 or c1 else ""),
+            "stuck": number(per_depth[n].entities_stuck if n is not None and n in per_depth else None),
+            "epr": f"{number(epr.min)}·{med}·{number(epr.max)}{d2}",
+            "v2_tokens": number(c2 and c2.tokens) + (d2 if c2 else ""),
+            "v1_tokens": number(c1 and c1.tokens) + (d1 if c1 else ""),
+            "map_calls": f"{number(c2 and c2.map_calls)}/{number(c1 and c1.map_calls)}" + (d21 if c2 or c1 else ""),
         }
         rows.append([cell[k] for k, _ in cols])
     return [h for _, h in cols], rows, notes

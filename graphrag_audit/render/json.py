@@ -17,7 +17,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from graphrag_audit.analysis.levels import CommunityIds
+from graphrag_audit.results.audit import CommunityIds
 from graphrag_audit.escape import json_inert
 
 JSON_IDS = ("full", "delta")
