@@ -28,7 +28,7 @@ import pytest
 from builders import SEED, write_v3
 from conftest import shared_index
 from graphrag_audit.analysis.audit import AuditOptions
-from graphrag_audit.escape import plain
+from graphrag_audit.sanitise.common import plain
 from graphrag_audit.render.html import CSP, ICICLE_GUTTER, ICICLE_W
 from graphrag_audit.render.text import render_text
 

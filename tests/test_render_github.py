@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from graphrag_audit.analysis.audit import AuditOptions, audit
 from graphrag_audit.cli import app
 from graphrag_audit.findings import Finding
-from graphrag_audit.escape import workflow_data, workflow_log, workflow_property
+from graphrag_audit.sanitise.github import workflow_data, workflow_log, workflow_property
 from graphrag_audit.render.github import render_github
 
 sys.path.insert(0, str(Path(__file__).parent))

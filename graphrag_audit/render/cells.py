@@ -6,6 +6,7 @@ cells in a terminal, Markdown or HTML table without escaping beyond their medium
 
 from __future__ import annotations
 
+from graphrag_audit.render.numbers import level_label, number  # noqa: F401 (re-exported for the renderers)
 from graphrag_audit.results.audit import HYPOTHETICAL
 
 # (key, header) of the per-level table; SELECTION_COLUMNS then DEPTH_COLUMNS (+ COST_COLUMNS)
@@ -13,14 +14,6 @@ SELECTION_COLUMNS = [("n", "N"), ("v2", ">=2.0 reports"), ("v1", "<2.0 reports")
                      ("mix", ">=2.0 mix L0/L1/…"), ("level_only", "level N only")]
 DEPTH_COLUMNS = [("stuck", "entities stuck <N"), ("epr", "ents/report min·med·max (>=2.0)")]
 COST_COLUMNS = [("v2_tokens", ">=2.0 tokens"), ("v1_tokens", "<2.0 tokens"), ("map_calls", "map calls >=2.0/<2.0")]
-
-
-def number(v) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:,.2f}"
-    return f"{v:,}"
 
 
 #: the ">=2.0 mix" cell lists at most this many levels (a 1,000-level index would otherwise put
@@ -36,10 +29,6 @@ def mix_cell(counts: list[int]) -> str:
         return "/".join(str(c) for c in counts)
     shown = MIX_LEVELS - 1
     return "/".join(str(c) for c in counts[:shown]) + f"/… (+{len(counts) - shown:,} levels)"
-
-
-def level_label(n) -> str:
-    return "None" if n is None else str(n)
 
 
 def level_columns(report) -> list[tuple[str, str]]:

@@ -18,7 +18,8 @@ always shown). The summary line is plain log text that the runner cannot read as
 from __future__ import annotations
 
 from graphrag_audit.render.cells import sends
-from graphrag_audit.escape import plain, workflow_data, workflow_log, workflow_property
+from graphrag_audit.sanitise.common import plain
+from graphrag_audit.sanitise.github import workflow_data, workflow_log, workflow_property
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 MESSAGE_LIMIT = 1000  # characters of one annotation message (fix hint included)

@@ -10,13 +10,14 @@ untrusted text (paths, titles, messages) passes through ``render.escape.plain`` 
 from __future__ import annotations
 
 import unicodedata
-from html import escape as _esc
 
 import numpy as np
 
 from graphrag_audit.render.graph import NO_REPORT_FILL, SENT_FILL
-from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_label as _lvl, level_table, number as _n, sends
-from graphrag_audit.escape import plain
+from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_table, sends
+from graphrag_audit.render.numbers import level_label as _lvl, number as _n
+from graphrag_audit.sanitise.common import plain
+from graphrag_audit.sanitise.html import html_escape as _esc, html_text as h
 from graphrag_audit.analysis.treeview import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Forest
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -26,11 +27,6 @@ SENT_LABEL_SHORT = {SENT_BOTH: "sent by >= 2.0 and < 2.0", SENT_V2_ONLY: "only b
                     SENT_V1_ONLY: "only by < 2.0", SENT_NEITHER: "not sent"}
 NO_REPORTS_FILL = "#c6dbef"
 ICICLE_W, ICICLE_GUTTER, ROW_H = 1300, 64, 34
-
-
-def h(text, limit: int | None = None) -> str:
-    """Untrusted text -> escaped HTML text (also safe inside a quoted attribute)."""
-    return _esc(plain(text, limit), quote=True)
 
 
 def _text_width(s: str, px: float = 6.6) -> float:

@@ -18,7 +18,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from graphrag_audit.results.audit import CommunityIds
-from graphrag_audit.escape import json_inert
+from graphrag_audit.sanitise.json import json_inert
 
 JSON_IDS = ("full", "delta")
 _CHUNK_IDS = 65536  # ids formatted per slice

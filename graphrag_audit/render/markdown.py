@@ -14,13 +14,13 @@ Every piece of index-derived text (titles, paths, messages, evidence) goes throu
 
 from __future__ import annotations
 
-import html
 import json
 import platform
 from importlib import metadata
 
-from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_label as _lvl, level_table, number as _n, sends
-from graphrag_audit.escape import markdown_cell
+from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_table, sends
+from graphrag_audit.render.numbers import level_label as _lvl, number as _n, share
+from graphrag_audit.sanitise.markdown import markdown_cell, own_text as _own
 
 SEV_LABEL = {"error": "error", "warning": "warning", "info": "info"}
 TITLE_LIMIT = 100  # characters of a report title shown in a table cell
@@ -138,12 +138,6 @@ def _levels(report) -> list[str]:
     return out
 
 
-def _own(text: str) -> str:
-    """Our own fixed sentences (compat.py, cells.py: no index content) for Markdown or a
-    ``<summary>``: only ``&``, ``<`` and ``>`` need escaping."""
-    return html.escape(text, quote=False)
-
-
 BEHAVIOUR_LABEL = {"v2": "graphrag ≥ 2.0", "v1": "graphrag &lt; 2.0"}
 
 
@@ -220,7 +214,7 @@ def _depth(report, max_rows: int) -> list[str]:
         return out + ["No roots: the tree is empty."]
     total = sum(d.histogram.values())
     out += _table(["depth reached", "roots", "share"],
-                  [[k, _n(v), f"{v / total:.0%}"] for k, v in d.histogram.items()])
+                  [[k, _n(v), share(v, total)] for k, v in d.histogram.items()])
     out += ["", f"Depth asymmetry **{d.asymmetry:.2f}** (entity-weighted; 0 = every entity can be refined to "
                 f"the deepest level {d.max_level}, 1 = all stuck at level 0)."]
     out += [""] + _table(["N", "roots reaching N", "roots stuck", "entities served", "entities stuck"],

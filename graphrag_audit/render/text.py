@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.table import Table  # noqa: F401
 from rich.text import Text
 
-from graphrag_audit.render.cells import (LEVEL_ONLY_NOTE, SELECTION_COLUMNS, level_columns, level_label as _lvl,
-                                         level_table, number as _n, sends)
-from graphrag_audit.render.console import inert_log_lines, plain_for_log as plain
+from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, SELECTION_COLUMNS, level_columns, level_table, sends
+from graphrag_audit.render.numbers import level_label as _lvl, number as _n
+from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
 
 
 # two-line headers keep the columns narrow enough for an 80-column CI log
