@@ -16,6 +16,8 @@ Definitions (docs/reading-the-table.md explains them with real output):
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 
 from graphrag_audit.model.forest import root_of
@@ -68,7 +70,7 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
             depth_reached=int(deepest[rc] - ti.level[rc]),
             descendants=int(desc[rc]),
             entities=int(ent_per_root[rc]) if n else 0,
-            leaves_per_level=leaves_per_level,
+            leaves_per_level=MappingProxyType(leaves_per_level),
         ))
     roots_out.sort(key=lambda r: (-r.depth_reached, -r.entities, r.community))
     hist: dict[str, int] = {}

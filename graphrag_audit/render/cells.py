@@ -1,4 +1,4 @@
-"""Cell text shared by every renderer: number formatting and the per-level table's rows.
+"""Cell text shared by every renderer: the per-level table's rows (numbers formatted by render.numbers).
 
 Only numbers and our own labels: nothing here holds untrusted text, so renderers can put these
 cells in a terminal, Markdown or HTML table without escaping beyond their medium's syntax.
