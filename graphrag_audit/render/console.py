@@ -6,7 +6,7 @@ Renderers produce ``str``. Whatever reaches stdout goes through :func:`encode_fo
 with ``PYTHONUTF8=0`` never ends in ``UnicodeEncodeError``:
 
 1. Index text (titles, paths, messages) was already escaped for the stream's encoding while
-   rendering (the CLI renders inside ``render.escape.output_charset(stream_encoding(stdout))``),
+   rendering (the CLI renders inside ``sanitise.common.output_charset(stream_encoding(stdout))``),
    so a Chinese title on a cp1252 console reads ``\\u9ad8\\u5c14\\u592b`` and the columns around
    it still line up.
 2. The renderers' own glyphs that the encoding lacks become ASCII, one character for one so

@@ -3,8 +3,9 @@
 No script, no network: a Content-Security-Policy (``default-src 'none'``) forbids every fetch,
 styles are inline. The icicle draws every community as one ``<rect data-community=…>`` with a
 ``<title>`` tooltip, coloured by what the chosen community_level N sends. Every piece of
-untrusted text (paths, titles, messages) passes through ``render.escape.plain`` and
-``html.escape``.
+untrusted text (paths, titles, messages) passes through ``sanitise.html`` (``sanitise.common.plain``,
+then ``html.escape``). The tree is drawn from a ``treeview.Forest`` the caller builds (``render_html(report,
+forest)``): the renderer reads only results.
 """
 
 from __future__ import annotations

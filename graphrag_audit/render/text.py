@@ -1,6 +1,6 @@
 """Terminal renderer (rich). Untrusted text only ever enters as rich ``Text`` (no markup parsing),
-after ``render.escape.plain`` has made control, bidi and zero-width characters visible escapes;
-no line may start with a ``::`` workflow command, whatever the wrapping (``render.console``)."""
+after ``sanitise.terminal.for_log`` has made control, bidi and zero-width characters visible
+escapes; no line may start with a ``::`` workflow command, whatever the wrapping."""
 
 from __future__ import annotations
 
