@@ -18,6 +18,7 @@ from graphrag_audit.results.audit import (  # noqa: F401
     LevelDepth,
     LevelResult,
     ListedReports,
+    Outcome,
     RatingCalls,
     ReportListing,
     RootDepth,

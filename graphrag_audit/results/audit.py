@@ -5,8 +5,8 @@ Every renderer reads these and nothing else (never the index model or its tables
 renamed here breaks the renderers and the tests loudly instead of changing the output quietly.
 
 This module sits at the bottom of the layers: it imports nothing from the analyses, the model or
-io (``SelectionStats.outcome`` is a ``graphrag.compat.Outcome``, read only through its attributes
-and ``to_dict``).
+io. :class:`Outcome` (what a graphrag version does with a selection) is decided in
+``graphrag.compat`` and carried here.
 """
 
 from __future__ import annotations
@@ -40,6 +40,42 @@ def _readonly(a: np.ndarray | None) -> np.ndarray | None:
         a = a.view()
         a.flags.writeable = False
     return a
+
+
+# ---- what graphrag does with a selection ------------------------------------------------------
+@dataclass(frozen=True)
+class Outcome:
+    """What one graphrag does with this index for one behaviour (the same at every N)."""
+
+    status: str
+    graphrag: str | None  # the graphrag the status is about, e.g. "3.x", "1.0-1.2"; None: no graphrag
+    note: str | None = None  # one line: why; the table's footnote (None: exact, nothing to add)
+    returns_zero: bool = False  # graphrag selects 0 reports instead (hypothetical)
+    error: str | None = None  # what graphrag raises instead (graphrag_cannot_read)
+    python_api: dict | None = field(default=None)  # the Python API path, where its status differs
+
+    @property
+    def exact(self) -> bool:
+        return self.status == EXACT
+
+    def graphrag_returns(self) -> dict | None:
+        """What that graphrag returns instead of this selection (None when it returns this one)."""
+        if self.returns_zero:
+            return {"graphrag": self.graphrag, "count": 0, "community_ids": [], "error": None}
+        if self.error is not None:
+            return {"graphrag": self.graphrag, "count": None, "community_ids": None, "error": self.error}
+        return None
+
+    def to_dict(self) -> dict:
+        d = {"status": self.status, "graphrag": self.graphrag}
+        if self.note:
+            d["status_note"] = self.note
+        ret = self.graphrag_returns()
+        if ret is not None:
+            d["graphrag_returns"] = ret
+        if self.python_api is not None:
+            d["python_api"] = self.python_api
+        return d
 
 
 # ---- community id lists -------------------------------------------------------------------
@@ -197,7 +233,7 @@ class SelectionStats:
     mean_reports_per_entity: float | None
     entities_per_report: EntitySpread
     rows: np.ndarray | None = field(default=None, repr=False, compare=False)  # report rows, parquet order
-    outcome: Any = None  # graphrag.compat.Outcome: what graphrag actually does for this behaviour
+    outcome: Outcome | None = None  # what graphrag actually does for this behaviour (graphrag.compat)
     cost: Costs | None = None  # tokens / map calls (v2, v1, level_only with costs on)
     row_tokens: np.ndarray | None = field(default=None, repr=False, compare=False)  # tokens of each row's line
     extra_vs_v1: ExtraVsV1 | None = None  # v2 only
