@@ -289,7 +289,7 @@ PHASES_CODE = textwrap.dedent("""
     text = render(report, "json")
     t2 = time.perf_counter()
     print(json.dumps({"audit_s": t1 - t0, "render_s": t2 - t1, "json_bytes": len(text),
-                      "phases": report.timings}))
+                      "phases": dict(report.timings)}))
 """)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from graphrag_audit.rules import RULES, SEVERITIES, SEVERITY_RANK, Rule  # noqa: F401 (re-exported)
 
@@ -14,7 +16,12 @@ class Finding:
     severity: str
     message: str
     communities: tuple[int, ...] = ()
-    evidence: dict = field(default_factory=dict)
+    evidence: Mapping = field(default_factory=dict)  # read-only once built
+
+    def __post_init__(self):
+        object.__setattr__(self, "communities", tuple(self.communities))
+        if not isinstance(self.evidence, MappingProxyType):
+            object.__setattr__(self, "evidence", MappingProxyType(dict(self.evidence)))
 
     @property
     def fix(self) -> str:
@@ -26,7 +33,7 @@ class Finding:
             "severity": self.severity,
             "message": self.message,
             "communities": [int(c) for c in self.communities],
-            "evidence": self.evidence,
+            "evidence": dict(self.evidence),
             "fix": self.fix,
         }
 

@@ -200,9 +200,10 @@ def _outcome(theirs, err, ours, expected: str | None) -> dict:
     return out
 
 
-def verify_with_graphrag(report) -> dict:
+def verify_with_graphrag(report, model) -> dict:
     """Run the installed graphrag's read_indexer_reports (and with costs its build_community_context)
-    at every community_level and compare with the audit; see the module docstring."""
+    at every community_level and compare with the audit ``report`` of ``model`` (the loaded index:
+    ``analysis.audit.audit_with_model``); see the module docstring."""
     version = installed_graphrag_version()
     unusable = graphrag_unusable_reason()
     if unusable is not None:
@@ -210,7 +211,6 @@ def verify_with_graphrag(report) -> dict:
         return out if version is None else {**out, "graphrag_version": version}
     from graphrag.query.indexer_adapters import read_indexer_reports
 
-    model = report.model
     major = int(version.split(".")[0]) if version.split(".")[0].isdigit() else 0
     behaviour = "v2" if major >= 2 else "v1"
     second = model.files.get("communities") if behaviour == "v2" else model.files.get("nodes")
@@ -235,14 +235,14 @@ def verify_with_graphrag(report) -> dict:
     other_df = _read(second)
     query = _QueryLoad.for_index(model) if behaviour == "v2" else None
     try:
-        contexts = _ContextCheck.prepare(report, behaviour, other_df)
+        contexts = _ContextCheck.prepare(report, model, behaviour, other_df)
     except Exception as exc:  # noqa: BLE001 - never let the extra comparison break --verify
         contexts = _ContextCheck()
         contexts.reason = f"could not prepare the map-call comparison ({short_error(exc)})"
     rows = []
     for r in report.levels:
-        n = r["community_level"]
-        ours = [] if string_trap else r["selected"][behaviour].community_ids
+        n = r.community_level
+        ours = [] if string_trap else r.selected[behaviour].community_ids
         theirs, got, err = _select(read_indexer_reports, reports_df, other_df, n)
         api = _outcome(theirs, err, ours, api_expected)
         row = {"community_level": n, "status": api["status"], "selection_agree": api["status"] == "agrees",
@@ -260,10 +260,10 @@ def verify_with_graphrag(report) -> dict:
             if string_trap:
                 row["map_calls_skipped"] = "the audit's costs are for another selection than graphrag makes here"
             elif api["status"] == "agrees":
-                row.update(contexts.compare(n, got, r["selected"][behaviour]))
+                row.update(contexts.compare(n, got, r.selected[behaviour]))
             elif q is not None and q["status"] == "agrees":
                 row["map_calls_load_path"] = "graphrag_query"
-                row.update(contexts.compare(n, q_got, r["selected"][behaviour],
+                row.update(contexts.compare(n, q_got, r.selected[behaviour],
                                             frames=(query.frames["entities"], query.frames["communities"])))
             else:
                 row["map_calls_skipped"] = ("graphrag's read_indexer_reports raised"
@@ -366,7 +366,7 @@ def _id_key(x) -> object:
 
 def _audit_batches(coster, rows: np.ndarray, behaviour: str, n):
     """The audit's batches of a selection and the occurrence weights they were packed with,
-    exactly as ``costs.attach_costs`` computes them for ``behaviour`` at ``community_level`` n."""
+    exactly as ``costs.level_costs`` computes them for ``behaviour`` at ``community_level`` n."""
     per_behaviour = getattr(coster, "selection_batches", None)  # costs with per-behaviour weights
     if per_behaviour is not None:
         b = per_behaviour(rows, behaviour, n)
@@ -387,19 +387,19 @@ class _ContextCheck:
         self.levels_compared = 0
 
     @classmethod
-    def prepare(cls, report, behaviour: str, other_df: pd.DataFrame) -> "_ContextCheck":
+    def prepare(cls, report, model, behaviour: str, other_df: pd.DataFrame) -> "_ContextCheck":
         self = cls()
-        opts = report.options or {}
-        tokenizer = opts.get("tokenizer", "cl100k_base")
-        self.info = {"tokenizer": tokenizer, "max_context_tokens": opts.get("max_context_tokens")}
-        if not opts.get("costs", True):
+        opts = report.options
+        tokenizer = opts.tokenizer
+        self.info = {"tokenizer": tokenizer, "max_context_tokens": opts.max_context_tokens}
+        if not opts.costs:
             self.reason = "costs were not computed (--no-costs)"
             return self
         if tokenizer not in ("cl100k_base", "o200k_base"):
             self.reason = (f"tokenizer {tokenizer!r} is an approximation: map calls are only compared "
                            "with an exact tokenizer (cl100k_base, o200k_base)")
             return self
-        if not any(r["selected"][behaviour].cost for r in report.levels):
+        if not any(r.selected[behaviour].cost for r in report.levels):
             self.reason = "the audit computed no costs for this index"
             return self
         try:
@@ -428,7 +428,6 @@ class _ContextCheck:
         except Exception as exc:  # noqa: BLE001
             self.reason = f"cannot load tokenizer {tokenizer!r} for graphrag ({type(exc).__name__}: {exc})"[:300]
             return self
-        model = report.model
         entities_path = model.files.get("entities")
         self.entities_df = _read(entities_path) if entities_path is not None else None
         self.other_df = other_df
@@ -436,7 +435,7 @@ class _ContextCheck:
         self.read_entities = read_indexer_entities
         self.build = build_community_context
         self.tok_param, self.max_param, self.inner = tok_param, max_param, inner
-        self.max_context_tokens = int(opts.get("max_context_tokens", 12000))
+        self.max_context_tokens = int(opts.max_context_tokens)
         from graphrag_audit.analysis.costs import ContextCoster
 
         self.coster = ContextCoster(model, tokenizer, self.max_context_tokens)
@@ -487,10 +486,11 @@ class _ContextCheck:
         return ids, tokens, list(chunks)
 
     def compare(self, n, got, stats, frames=None) -> dict:
-        cost = stats.cost or {}
-        audit_calls = cost.get("map_calls")
-        out: dict = {"audit_map_calls": audit_calls, "audit_context_tokens": cost.get("tokens")}
-        zero_note = "ZeroDivisionError" in (cost.get("cost_note") or "")
+        cost = stats.cost
+        audit_calls = cost.map_calls if cost else None
+        audit_tokens = cost.tokens if cost else None
+        out: dict = {"audit_map_calls": audit_calls, "audit_context_tokens": audit_tokens}
+        zero_note = "ZeroDivisionError" in ((cost.note if cost else None) or "")
         try:
             g_ids, g_tokens, g_texts = self._graphrag(n, got, frames)
         except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
@@ -504,7 +504,7 @@ class _ContextCheck:
         self.levels_compared += 1
         rows = np.asarray(stats.rows, dtype=np.int64)
         b, weights = _audit_batches(self.coster, rows, self.behaviour, n)
-        if b.n_batches != audit_calls or b.total_tokens != cost.get("tokens") or (
+        if b.n_batches != audit_calls or b.total_tokens != audit_tokens or (
                 stats.row_tokens is not None and not np.array_equal(b.row_tokens, stats.row_tokens)):
             # verify rebuilds the audit's batches to see inside them; they must be the reported ones
             out.update({"graphrag_map_calls": len(g_ids), "map_calls_agree": len(g_ids) == audit_calls,
@@ -521,7 +521,7 @@ class _ContextCheck:
             "graphrag_map_calls": len(g_ids),
             "map_calls_agree": len(g_ids) == audit_calls == b.n_batches,
             "graphrag_context_tokens": int(sum(g_tokens)),
-            "context_tokens_agree": int(sum(g_tokens)) == cost.get("tokens") == int(sum(a_tokens)),
+            "context_tokens_agree": int(sum(g_tokens)) == audit_tokens == int(sum(a_tokens)),
             "batches_agree": g_ids == a_ids and g_tokens == a_tokens,
             "texts_agree": g_texts == a_texts,
         })

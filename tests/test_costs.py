@@ -8,7 +8,7 @@ import pytest
 
 from builders import SEED, write_v1, write_v3
 from conftest import shared_index
-from graphrag_audit.analysis.audit import AuditOptions, audit
+from graphrag_audit.analysis.audit import AuditOptions, audit, audit_with_model
 from graphrag_audit.graphrag.context import text_unit_counts
 from graphrag_audit.analysis.costs import ContextCoster, V1TextUnitCounts
 from graphrag_audit.io.load import load_index
@@ -17,26 +17,26 @@ from graphrag_audit.io.load import load_index
 def test_dulce_v1_notebook_llm_calls():
     # graphrag's v1.2.2 global-search notebook on this index printed "LLM calls: 4" (3 map + 1 reduce)
     report = audit(shared_index("dulce-v1"), AuditOptions(level=2))
-    v1 = report.level(2)["selected"]["v1"]
+    v1 = report.level(2).selected["v1"]
     assert v1.count == 56
-    assert (v1.cost["map_calls"], v1.cost["reduce_calls"], v1.cost["llm_calls"]) == (3, 1, 4)
-    assert v1.cost["tokens_exact"] is True
+    assert (v1.cost.map_calls, v1.cost.reduce_calls, v1.cost.llm_calls) == (3, 1, 4)
+    assert v1.cost.tokens_exact is True
 
 
 def test_costs_grow_with_what_is_sent(tmp_path):
     report = audit(write_v3(tmp_path / "i", SEED), AuditOptions(tokenizer="estimate", max_context_tokens=60))
     for r in report.levels:
-        s = r["selected"]
-        assert s["v2"].cost["tokens"] >= s["v1"].cost["tokens"]
-        assert s["v2"].cost["reports_in_context"] == s["v2"].count
+        s = r.selected
+        assert s["v2"].cost.tokens >= s["v1"].cost.tokens
+        assert s["v2"].cost.reports_in_context == s["v2"].count
         # every row token count is known for the rows sent
         assert (s["v2"].row_tokens >= 0).all()
-    assert report.level(2)["selected"]["v2"].cost["map_calls"] > report.level(0)["selected"]["v2"].cost["map_calls"]
+    assert report.level(2).selected["v2"].cost.map_calls > report.level(0).selected["v2"].cost.map_calls
 
 
 def test_no_costs_option(tmp_path):
     report = audit(write_v3(tmp_path / "i", SEED), AuditOptions(costs=False))
-    assert report.level(1)["selected"]["v2"].cost is None
+    assert report.level(1).selected["v2"].cost is None
     assert "tokens" not in report.to_dict()["levels"][1]["selected"]["v2"]
 
 
@@ -56,7 +56,7 @@ def test_v1_tokens_are_graphrag_1_2_0s(name):
     report = audit(shared_index(name))
     for (index, n), tokens in GRAPHRAG_120_V1_TOKENS.items():
         if index == name:
-            assert report.level(n)["selected"]["v1"].cost["tokens"] == tokens, n
+            assert report.level(n).selected["v1"].cost.tokens == tokens, n
 
 
 @pytest.mark.parametrize("name", ["verbs-v0.5", "real-csekg-v1", "real-climate-update-v09", "dulce-v1",
@@ -81,14 +81,13 @@ def test_v1_counts_are_the_plain_count_over_node_rows(name):
 def test_v1_without_node_ids_matching_entities_has_no_weight_column(tmp_path):
     """graphrag 1.x matches create_final_nodes to entities by id; when none match it has no
     entities, computes no weights and raises nothing (builders.write_v1's node ids are n-0, n-1...)."""
-    report = audit(write_v1(tmp_path / "i", SEED))
-    model = report.model
+    model, report = audit_with_model(write_v1(tmp_path / "i", SEED))
     coster = ContextCoster(model)
     for r in report.levels:
-        n, v1 = r["community_level"], r["selected"]["v1"]
+        n, v1 = r.community_level, r.selected["v1"]
         assert coster.selection_weights(v1.rows, "v1", n) is None
         assert coster.selection_batches(v1.rows, "v1", n).has_weight_column is False
-        assert "cost_note" not in v1.cost
+        assert v1.cost.note is None and "cost_note" not in v1.to_dict()
 
 
 @pytest.mark.parametrize("name", ["verbs-v0.5", "real-csekg-v1", "real-climate-update-v09", "dulce-v1",

@@ -401,7 +401,7 @@ def test_node_entity_rows_on_damaged_nodes(tmp_path, damage):
     opts = AuditOptions(tokenizer="estimate")
     a, b = audit(loaded, opts), audit(lazy, opts)
     for x, y in zip(a.levels, b.levels):
-        assert x["selected"]["v1"].cost == y["selected"]["v1"].cost
+        assert x.selected["v1"].cost == y.selected["v1"].cost
 
 
 def text_column_of(values):

@@ -27,12 +27,26 @@ import pytest
 
 from builders import SEED, write_v3
 from conftest import shared_index
-from graphrag_audit.analysis.audit import AuditOptions, audit
-from graphrag_audit.escape import plain
-from graphrag_audit.render.html import CSP, ICICLE_GUTTER, ICICLE_W, render_html
+from graphrag_audit.analysis.audit import AuditOptions
+from graphrag_audit.sanitise.common import plain
+from graphrag_audit.render.html import CSP, ICICLE_GUTTER, ICICLE_W
 from graphrag_audit.render.text import render_text
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def audited_html(index, options: AuditOptions):
+    """(the audit report, what ``graphrag-audit report`` writes: its tree coloured at options.level)."""
+    from graphrag_audit.analysis.audit import audit_with_model
+    from graphrag_audit.analysis.treeview import build_forest
+    from graphrag_audit.render.html import render_html
+
+    model, report = audit_with_model(index, options)
+    return report, render_html(report, build_forest(model, options.level, report.selections_by_level()))
+
+
+def audit_html(index, options: AuditOptions) -> str:
+    return audited_html(index, options)[1]
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install "
                                     "chromium; .ci/run installs it): browser checks of the HTML report skipped")
@@ -93,7 +107,7 @@ class Doc(HTMLParser):
 @pytest.fixture()
 def hostile_html(tmp_path):
     idx = write_v3(tmp_path / "hostile", SEED, report_titles=HOSTILE)
-    return render_html(audit(idx, AuditOptions(level=2, costs=False)))
+    return audit_html(idx, AuditOptions(level=2, costs=False))
 
 
 # ---- static checks -----------------------------------------------------------------------------
@@ -117,7 +131,7 @@ def test_self_contained_and_escaped(hostile_html):
 
 
 def test_seed_levels_table(tmp_path):
-    doc = Doc(render_html(audit(write_v3(tmp_path / "seed", SEED), AuditOptions(level=2, costs=False))))
+    doc = Doc(audit_html(write_v3(tmp_path / "seed", SEED), AuditOptions(level=2, costs=False)))
     table = next(r for r in doc.rows if r and r[0] == "N")
     i = doc.rows.index(table)
     body = {r[0]: (r[1], r[2]) for r in doc.rows[i + 1:i + 5]}
@@ -137,8 +151,8 @@ def _text_table_rows(text: str, title_start: str, count: int) -> list[list[str]]
 @pytest.mark.parametrize("costs", [False, True])
 def test_levels_table_matches_the_text_renderer(costs):
     """Same content as render/text.py's two levels tables, joined on N, in the same formats."""
-    report = audit(shared_index("verbs-v3"), AuditOptions(level=2, costs=costs, tokenizer="estimate"))
-    doc = Doc(render_html(report))
+    report, html = audited_html(shared_index("verbs-v3"), AuditOptions(level=2, costs=costs, tokenizer="estimate"))
+    doc = Doc(html)
     head = next(r for r in doc.rows if r and r[0] == "N")
     i = doc.rows.index(head)
     html_rows = [" ".join(r).split() for r in doc.rows[i + 1:i + 1 + len(report.levels)]]
@@ -161,7 +175,7 @@ def test_icicle_widths_are_proportional_to_entities():
     ents = dict(zip(comm["community"], comm["entity_ids"].map(len)))
     total = sum(ents[c] for c in comm.loc[comm["parent"] == -1, "community"])
     assert total == 504
-    doc = Doc(render_html(audit(path, AuditOptions(level=2, costs=False))))
+    doc = Doc(audit_html(path, AuditOptions(level=2, costs=False)))
     rects = {int(a["data-community"]): a for _, a in doc.with_attr("data-community")}
     assert set(rects) == set(ents)
     span = ICICLE_W - ICICLE_GUTTER
@@ -327,7 +341,7 @@ def test_harness_sees_requests_and_console_errors(tmp_path):
 def test_verbs_v3_report_in_chromium(tmp_path):
     path = shared_index("verbs-v3")
     html_file = tmp_path / "audit.html"
-    html_file.write_text(render_html(audit(path, AuditOptions(level=2, costs=False))), encoding="utf-8")
+    html_file.write_text(audit_html(path, AuditOptions(level=2, costs=False)), encoding="utf-8")
     shot = tmp_path / "report.png"
     got = load_page(html_file.as_uri(), tmp_path / "u", shot)
     communities = pd.read_parquet(path / "communities.parquet", columns=["community"])["community"].nunique()

@@ -24,8 +24,8 @@ import pytest
 from conftest import real_index_params, shared_index
 from hostile import CliServer, Index
 
-from graphrag_audit.errors import visible
-from graphrag_audit.escape import plain
+from graphrag_audit.sanitise.terminal import visible
+from graphrag_audit.sanitise.common import plain
 
 # ---- the reference set ---------------------------------------------------------------------------
 ODI = [(0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x2065, 0x2065), (0x3164, 0x3164),
@@ -305,7 +305,7 @@ def test_a_folded_word_never_starts_a_line_with_a_command(tmp_path):
 
 
 def test_inert_log_lines_after_blanks_and_colour_codes():
-    from graphrag_audit.render.console import inert_log_lines, plain_for_log
+    from graphrag_audit.sanitise.terminal import for_log as plain_for_log, inert_log_lines
 
     assert inert_log_lines("a\n  ::x\n\x1b[1m::y\n\t::z\nb::c\n:d\n") == \
         "a\n  \\x3a:x\n\x1b[1m\\x3a:y\n\t\\x3a:z\nb::c\n:d\n"

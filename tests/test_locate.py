@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import FIXTURES
-from graphrag_audit.analysis.audit import AuditOptions, audit
+from graphrag_audit.analysis.audit import AuditOptions, audit, audit_with_model
+from graphrag_audit.analysis.treeview import build_forest
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.locate import locate_index
 from graphrag_audit.render import render
@@ -477,10 +478,10 @@ def test_different_parquet_and_csv_sets(tmp_path):
     assert fd["severity"] == "warning" and fd["evidence"]["audited"] == "parquet"
     assert rep["index"]["output_dir"] == str(d)
     assert any("CSV copies differ" in n for n in rep["index"]["notes"])
-    report = audit(d, AuditOptions(costs=False))
+    model, report = audit_with_model(d, AuditOptions(costs=False))
     for fmt in ("text", "markdown", "github"):
         assert "parquet-csv-differ" in render(report, fmt), fmt
-    assert "CSV copies differ" in render_html(report)
+    assert "CSV copies differ" in render_html(report, build_forest(model, 2, report.selections_by_level()))
 
 
 def test_csv_set_audited_when_the_settings_say_so(tmp_path):
@@ -513,12 +514,12 @@ def test_cli_errors_are_one_line(tmp_path):
 def test_every_format_names_the_tables_folder(tmp_path):
     p = project(tmp_path, GEN3_BLOCK, tables={"newout": V3})
     where = str((p / "newout").resolve())
-    report = audit(p, AuditOptions(costs=False))
+    model, report = audit_with_model(p, AuditOptions(costs=False))
     assert f"tables in {where}" in render(report, "text", width=400)
     md = render(report, "markdown")
     assert "**tables in**" in md and where.replace("-", "\\-").replace(".", "\\.").replace("_", "\\_") in md
     assert json.loads(render(report, "json"))["index"]["output_dir"] == where
-    assert f"tables in {where}" in render_html(report)
+    assert f"tables in {where}" in render_html(report, build_forest(model, 2, report.selections_by_level()))
     # the tree and plan commands, through the CLI
     assert f"tables in {where}" in run("tree", p, "--width", "400").stdout
     plan = run("plan", p, "--reports", "3", "--width", "400")

@@ -606,11 +606,11 @@ def _assert_same_as_audit(model, tokenizer):
     sels = select_all(model)
     for r in report.levels:
         for b in ("v2", "v1", "level_only"):
-            stats = r["selected"][b]
-            got = cost.selection(sels[r["community_level"]][b].rows, b, r["community_level"])
+            stats = r.selected[b]
+            got = cost.selection(sels[r.community_level][b].rows, b, r.community_level)
             if b != "v1" or model.rollup_rows is model.members or not {"entity_id", "entity_row"} & set(model.rollup_rows):
-                assert cost(sels[r["community_level"]][b].rows) == got  # level-independent weights
-            assert (got.tokens, got.map_calls) == (stats.cost["tokens"], stats.cost["map_calls"]), (r, b)
+                assert cost(sels[r.community_level][b].rows) == got  # level-independent weights
+            assert (got.tokens, got.map_calls) == (stats.cost.tokens, stats.cost.map_calls), (r, b)
 
 
 def test_context_cost_matches_audit_synthetic(tmp_path):

@@ -136,9 +136,9 @@ def test_clean_tree_numbers_match_a_brute_force(data, level):
         if extra:
             assert got["unclustered-entities"].evidence["count"] == len(extra)
         # ---- counts
-        info = report.index_info()["counts"]
-        assert info["communities"] == len(tree) and info["reports"] == len(tree)
-        assert info["roots"] == len(roots) and info["levels"] == max_level + 1
+        info = report.index.counts
+        assert info.communities == len(tree) and info.reports == len(tree)
+        assert info.roots == len(roots) and info.levels == max_level + 1
         for tl in report.tree_levels:
             at = [c for c, (lv, _, _) in tree.items() if lv == tl.level]
             assert tl.communities == len(at)
@@ -148,8 +148,8 @@ def test_clean_tree_numbers_match_a_brute_force(data, level):
         assert sum(tl.communities for tl in report.tree_levels) == len(tree)
         # ---- what each community_level sends, by brute force
         for r in report.levels:
-            n = r["community_level"]
-            s = r["selected"]
+            n = r.community_level
+            s = r.selected
             _check_stats_consistent(s)
             upto = sorted(c for c, (lv, _, _) in tree.items() if n is None or lv <= n)
             v1 = set()
@@ -169,12 +169,12 @@ def test_clean_tree_numbers_match_a_brute_force(data, level):
             assert s["v1"].entities_covered == len(clustered)
         # ---- branch depth
         for row in report.depth.per_level:
-            n = row["community_level"]
-            assert row["entities_total"] == len(clustered)
-            assert row["entities_stuck"] == sum(1 for e in clustered if finest[e] < n)
-            assert row["entities_served"] + row["entities_stuck"] == row["entities_total"]
-            assert row["roots_reaching"] == sum(1 for r in roots if deepest[r] >= n)
-            assert row["roots_reaching"] + row["roots_stuck"] == row["roots_total"] == len(roots)
+            n = row.community_level
+            assert row.entities_total == len(clustered)
+            assert row.entities_stuck == sum(1 for e in clustered if finest[e] < n)
+            assert row.entities_served + row.entities_stuck == row.entities_total
+            assert row.roots_reaching == sum(1 for r in roots if deepest[r] >= n)
+            assert row.roots_reaching + row.roots_stuck == row.roots_total == len(roots)
 
 
 # ---- random damage -------------------------------------------------------------------------------
@@ -271,7 +271,7 @@ def test_damaged_index_audits_or_raises_index_input_error(tree, ops, data, level
         event("audited")
         _render_all(report)
         for r in report.levels:
-            s = r["selected"]
+            s = r.selected
             _check_stats_consistent(s)
             dyn = set(s["dynamic"].community_ids)
             for b in ("v2", "v1", "level_only"):
@@ -299,9 +299,9 @@ def test_dropped_reports_are_exactly_the_communities_without_report(tree, data):
         roots_kept = any(k for c, k in zip(t, keep) if t[c][0] == 0)
         assert ("dynamic-no-level-0-report" in got) == (not roots_kept and any(keep))
         for r in report.levels:
-            n = r["community_level"]
+            n = r.community_level
             sent = sorted(c for c, k in zip(t, keep) if k and (n is None or t[c][0] <= n))
-            assert r["selected"]["v2"].community_ids == sent
+            assert r.selected["v2"].community_ids == sent
 
 
 @settings(max_examples=40, deadline=None, database=None,
@@ -319,4 +319,4 @@ def test_duplicated_rows_are_exactly_the_duplicate_communities(tree, data):
         got = {f.rule: f for f in report.findings}
         expected = sorted({idx.communities["community"][i] for i in rows})
         assert list(got["duplicate-community"].communities) == expected
-        assert report.index_info()["counts"]["communities"] == len(t) + len(rows)
+        assert report.index.counts.communities == len(t) + len(rows)

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from conftest import SHARED_INDEXES, real_index_params, shared_index
-from graphrag_audit.analysis.audit import AuditOptions, audit
+from graphrag_audit.analysis.audit import AuditOptions, audit, audit_with_model
 from graphrag_audit.io.load import load_index
 from graphrag_audit.graphrag.selection import select_all
 
@@ -103,13 +103,13 @@ def test_published_numbers(name, n, v2, v1, level_only):
 
 
 def test_verbs_v3_tree_shape():
-    report = audit(shared_index("verbs-v3"), AuditOptions(costs=False))
+    model, report = audit_with_model(shared_index("verbs-v3"), AuditOptions(costs=False))
     assert [t.communities for t in report.tree_levels] == [23, 65, 32, 2]
     assert [t.leaves for t in report.tree_levels] == [11, 54, 31, 2]
-    assert len(report.model.communities) == 122
+    assert len(model.communities) == 122
     assert report.depth.histogram == {"0": 11, "1": 7, "2": 4, "3": 1}
     row = report.depth.per_level[2]
-    assert (row["roots_stuck"], row["roots_total"]) == (18, 23)
+    assert (row.roots_stuck, row.roots_total) == (18, 23)
     assert "depth-mismatch" in {f.rule for f in report.findings}
 
 

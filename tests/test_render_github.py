@@ -10,6 +10,8 @@ would execute, not just what the output looks like.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import re
 import sys
 from pathlib import Path
@@ -21,7 +23,7 @@ from typer.testing import CliRunner
 from graphrag_audit.analysis.audit import AuditOptions, audit
 from graphrag_audit.cli import app
 from graphrag_audit.findings import Finding
-from graphrag_audit.escape import workflow_data, workflow_log, workflow_property
+from graphrag_audit.sanitise.github import workflow_data, workflow_log, workflow_property
 from graphrag_audit.render.github import render_github
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -147,8 +149,7 @@ def _with_findings(report, n_error, n_warning, n_info):
     fs = ([Finding("parent-cycle", "error", f"error {i}") for i in range(n_error)]
           + [Finding("multiple-parents", "warning", f"warning {i}") for i in range(n_warning)]
           + [Finding("single-child-chain", "info", f"info {i}") for i in range(n_info)])
-    report.findings = fs
-    return report
+    return replace(report, findings=fs)
 
 
 @pytest.mark.parametrize("counts, shown, left_out", [

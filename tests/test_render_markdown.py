@@ -306,13 +306,27 @@ def test_cost_columns_show_the_costs_attached_to_the_report(tmp_path):
     them; its own tests check them): the renderer must show each in its place."""
     import numpy as np
 
+    from dataclasses import replace
+
+    from graphrag_audit.results import Costs, LevelResult
+
+    def costs(tokens, map_calls):
+        return Costs(tokens=tokens, map_calls=map_calls, reduce_calls=1, llm_calls=map_calls + 1,
+                     reports_in_context=0, dropped_by_rank=0, oversize_reports=0, tokenizer="cl100k_base",
+                     tokens_exact=True)
+
     report = report_for(write_index(tmp_path / "idx"))
-    report.options["costs"] = True
+    levels = []
     for r in report.levels:
-        n = -1 if r["community_level"] is None else r["community_level"]
-        r["selected"]["v2"].cost = {"tokens": 1000 + n, "map_calls": 10 + n}
-        r["selected"]["v1"].cost = {"tokens": 500 + n, "map_calls": 20 + n}
-        r["selected"]["v2"].row_tokens = np.arange(len(r["selected"]["v2"].rows)) + 7
+        n = -1 if r.community_level is None else r.community_level
+        s = r.selected
+        levels.append(LevelResult(r.community_level, {
+            **s,
+            "v2": s["v2"].with_(cost=costs(1000 + n, 10 + n), row_tokens=np.arange(len(s["v2"].rows)) + 7),
+            "v1": s["v1"].with_(cost=costs(500 + n, 20 + n))}))
+    lst = report.listing.by_behaviour
+    listing = replace(report.listing, by_behaviour={**lst, "v2": replace(lst["v2"], tokens=(7, 8, 9, 10, 11))})
+    report = replace(report, options=replace(report.options, costs=True), levels=levels, listing=listing)
     tabs = tables(md().parse(render_markdown(report)))
     levels = find_table(tabs, "N", "≥2.0 reports")
     assert [cell_texts(c) for c in levels[0]][-3:] == ["≥2.0 tokens", "<2.0 tokens", "map calls ≥2.0 / <2.0"]
@@ -322,24 +336,25 @@ def test_cost_columns_show_the_costs_attached_to_the_report(tmp_path):
     assert by_n["2"][-3:] == ["1,002", "502¹", "12/22¹"]
     assert by_n["None"][-3:] == ["999", "499¹", "9/19¹"]
     sent = find_table(tabs, "community")
-    # rows listed by (level, community); row_tokens follow the selection's parquet row order 0..4
+    # rows listed by (level, community), each with the listing's tokens
     assert [cell_texts(r[4]) for r in sent[1]] == ["7", "8", "9", "10", "11"]
 
 
 def test_verify_section(tmp_path):
     """--verify results (graphrag_audit.verify's dict) are rendered, escaped, as a table."""
-    report = report_for(write_index(tmp_path / "idx"))
-    report.verify = {"available": False, "reason": "graphrag is not installed <b>here</b>"}
+    base = report_for(write_index(tmp_path / "idx"))
+    report = base.with_verify({"available": False, "reason": "graphrag is not installed <b>here</b>"})
     out = render_markdown(report)
     assert "Not run: graphrag is not installed &lt;b&gt;here&lt;/b&gt;" in out
-    report.verify = {"available": True, "graphrag_version": "3.3.0", "behaviour": "v2", "agree": True,
-                     "levels": []}
+    report = base.with_verify({"available": True, "graphrag_version": "3.3.0", "behaviour": "v2", "agree": True,
+                               "levels": []})
     assert "graphrag 3\\.3\\.0's read_indexer_reports agrees with the graphrag ≥ 2.0 selection at every " \
         "community_level." in render_markdown(report)
-    report.verify = {"available": True, "graphrag_version": "1.2.0", "behaviour": "v1", "agree": False,
-                     "levels": [{"community_level": 0, "agree": True, "graphrag_count": 2, "audit_count": 2},
-                                {"community_level": None, "agree": False, "graphrag_count": None,
-                                 "audit_count": 3, "graphrag_error": "KeyError: 'x | y'\n::error::z"}]}
+    report = base.with_verify({
+        "available": True, "graphrag_version": "1.2.0", "behaviour": "v1", "agree": False,
+        "levels": [{"community_level": 0, "agree": True, "graphrag_count": 2, "audit_count": 2},
+                   {"community_level": None, "agree": False, "graphrag_count": None,
+                    "audit_count": 3, "graphrag_error": "KeyError: 'x | y'\n::error::z"}]})
     out = render_markdown(report)
     assert ("graphrag 1\\.2\\.0 **does not return a selection** at every community_level: its "
             "read_indexer_reports raises KeyError at N=None (KeyError: 'x \\| y' ::error::z)") in out

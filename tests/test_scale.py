@@ -367,7 +367,7 @@ def test_delta_ids_follow_the_previous_level():
     prev: dict = {}
     for r, lv in zip(delta["levels"], report.levels):
         for b, s in r["selected"].items():
-            full = set(lv["selected"][b].community_ids)
+            full = set(lv.selected[b].community_ids)
             before = prev.get(b, set())
             assert set(s["community_ids_added"]) == full - before
             assert set(s["community_ids_removed"]) == before - full

@@ -29,16 +29,31 @@ import pytest
 
 from builders import write_v1, write_v3
 from conftest import shared_index
-from graphrag_audit.analysis.audit import AuditOptions, audit
+from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
+from graphrag_audit.analysis.treeview import build_forest
 from graphrag_audit.render import render as _render
 from graphrag_audit.render.html import render_html
 
 SCHEMA = json.loads(resources.files("graphrag_audit").joinpath("schema/audit-report.schema.json").read_text())
 
 
+_FORESTS: dict[int, tuple] = {}  # id(report) -> (report, the tree graphrag-audit report draws)
+
+
+def audit(index, options: AuditOptions):
+    """The audit report; :func:`render` draws its HTML tree as ``graphrag-audit report`` does."""
+    model, report = audit_with_model(index, options)
+    _FORESTS[id(report)] = (report, build_forest(model, options.level, report.selections_by_level()))
+    return report
+
+
 def render(report, fmt: str, **kw) -> str:
     """Every format, html included (``report`` writes it)."""
-    return render_html(report) if fmt == "html" else _render(report, fmt, **kw)
+    if fmt == "html":
+        same, forest = _FORESTS[id(report)]
+        assert same is report
+        return render_html(report, forest)
+    return _render(report, fmt, **kw)
 
 
 def validate(doc: dict) -> None:

@@ -116,7 +116,7 @@ def test_verify_renderers_show_map_call_disagreements(tmp_path):
 
     report = audit(write_v3(tmp_path / "i", SEED), AuditOptions(costs=False))
     mc = {"compared": True, "levels_compared": 2, "tokenizer": "cl100k_base", "max_context_tokens": 12000}
-    report.verify = {"available": True, "graphrag_version": "1.2.0", "behaviour": "v1", "agree": False,
+    report = report.with_verify({"available": True, "graphrag_version": "1.2.0", "behaviour": "v1", "agree": False,
                      "map_calls": mc, "levels": [
                          {"community_level": 0, "agree": False, "selection_agree": True, "graphrag_count": 17,
                           "audit_count": 17, "graphrag_map_calls": 1, "audit_map_calls": 1,
@@ -125,13 +125,13 @@ def test_verify_renderers_show_map_call_disagreements(tmp_path):
                          {"community_level": 1, "agree": False, "selection_agree": True, "graphrag_count": 53,
                           "audit_count": 53, "graphrag_map_calls": 3, "audit_map_calls": 2,
                           "map_calls_agree": False, "graphrag_context_tokens": 22572,
-                          "audit_context_tokens": 22562, "context_tokens_agree": False, "batches_agree": False}]}
+                          "audit_context_tokens": 22562, "context_tokens_agree": False, "batches_agree": False}]})
     text = render(report, "text", width=400, color=False)
     assert "DISAGREES" in text and "N=0: same 1 map calls but graphrag counts 7,441 vs audit 7,436 tokens" in text
     assert "N=1: graphrag 3 vs audit 2 map calls" in text
     md = render(report, "markdown")
     assert "graphrag map calls" in md and "| 3 | 2 |" in md and "22,572" in md
-    report.verify = dict(report.verify, agree=True, levels=[])
+    report = report.with_verify(dict(report.verify, agree=True, levels=[]))
     assert "makes the same map calls (same reports, tokens and text in every batch; cl100k_base, 12,000" \
         in render(report, "text", width=400, color=False)
     assert ("agrees with the graphrag &lt; 2.0 selection at every community_level, and its "
@@ -146,9 +146,9 @@ def test_verify_without_graphrag_says_so(tmp_path):
     except ImportError:
         pass
     from builders import SEED, write_v3
-    from graphrag_audit.analysis.audit import AuditOptions, audit
+    from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
     from graphrag_audit.verify import verify_with_graphrag
 
-    report = audit(write_v3(tmp_path / "i", SEED), AuditOptions(costs=False))
-    v = verify_with_graphrag(report)
+    model, report = audit_with_model(write_v3(tmp_path / "i", SEED), AuditOptions(costs=False))
+    v = verify_with_graphrag(report, model)
     assert v["available"] is False and "not installed" in v["reason"]

@@ -4,30 +4,19 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, dataclass
 from typing import Callable
 
 from graphrag_audit.analysis.checks import Thresholds, level_findings
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.analysis.depth import analyse_depth
 from graphrag_audit.analysis.integrity import check_integrity
-from graphrag_audit.analysis.levels import TreeIndex, level_results, tree_levels
+from graphrag_audit.analysis.levels import (LISTED_ROWS, TreeIndex, level_results, level_stats, report_listing,
+                                            tree_levels)
 from graphrag_audit.io.load import load_index
 from graphrag_audit.io.locate import location_findings
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.results import AuditReport
+from graphrag_audit.results.audit import AuditOptions, AuditReport, IndexCounts, IndexInfo  # noqa: F401 (re-export)
 from graphrag_audit.graphrag.selection import select_all
-
-
-@dataclass(frozen=True)
-class AuditOptions:
-    level: int = 2  # the community_level your application queries with (graphrag CLI default)
-    tokenizer: str = "cl100k_base"
-    max_context_tokens: int = 12000
-    costs: bool = True
-    num_repeats: int = 1  # dynamic selection rating calls per community
-    max_unreachable: float = 0.25
-    max_inflation: float = 1.2
 
 
 Progress = Callable[[str], None]
@@ -45,8 +34,19 @@ def _then_release(between_phases, fn, *args):
 
 def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = None,
           progress: Progress | None = None, between_phases: Callable[[], None] | None = None) -> AuditReport:
-    """Every analysis of ``index`` in one AuditReport. ``between_phases`` is called after each
-    phase (in the worker thread too): the CLI passes ``cli.memory.release_freed_memory``."""
+    """The per-level audit of an index (a directory, or a loaded :class:`IndexModel`).
+    ``between_phases`` is called after each phase (in the worker thread too): the CLI passes
+    ``cli.memory.release_freed_memory``."""
+    return audit_with_model(index, options, progress, between_phases=between_phases)[1]
+
+
+def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOptions | None = None,
+                     progress: Progress | None = None, *, listed_rows: int = LISTED_ROWS,
+                     between_phases: Callable[[], None] | None = None) -> tuple[IndexModel, AuditReport]:
+    """(the loaded model, its :class:`AuditReport`): for callers that also need the tables
+    (``--verify``, the HTML report's tree, the output guard). The report holds no model.
+    ``listed_rows``: reports listed per behaviour at ``options.level`` (``AuditReport.listing``);
+    ``between_phases`` as for :func:`audit`."""
     options = options or AuditOptions()
     step = progress or (lambda _msg: None)
     timings = {}
@@ -62,7 +62,7 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
     # first what no selection changes (occurrence counts, each report's row measure), then the
     # map batches of every selection. Most of both sides is arrow and numpy work that releases
     # the GIL, so the two cores both work.
-    pool = prepared = costed_v1 = None
+    pool = prepared = costed_v1 = costs = None
     if options.costs and model.has_reports_table:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -94,36 +94,58 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
         selections = select_all(model)
         if prepared is not None:
             costed_v1 = pool.submit(v1_costs)
-        levels = level_results(model, ti, selections)
+        stats = level_stats(model, ti, selections)
         timings["selection"] = time.perf_counter() - t
 
         if costed_v1 is not None:
             step("counting tokens and map calls")
             t = time.perf_counter()
-            from graphrag_audit.analysis.costs import attach_costs
+            from graphrag_audit.analysis.costs import level_costs
 
             results = selection_costs(prepared.result(), selections, ("v2", "level_only"))
             results.update(costed_v1.result())
-            attach_costs(model, selections, levels, options, progress=step, results=results)
+            costs = level_costs(model, selections, options, progress=step, results=results)
             timings["costs"] = time.perf_counter() - t  # what was left when the rest was done
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    for r in levels:
-        dyn = r["selected"]["dynamic"]
-        l0 = int(dyn.by_level.get("0", 0))
-        dyn.extra["rating_calls"] = {"min": options.num_repeats * l0, "max": options.num_repeats * dyn.count,
-                                     "num_repeats": options.num_repeats}
+    levels = level_results(model, ti, selections, costs=costs, num_repeats=options.num_repeats, stats=stats)
+    del stats
 
     step("analysing branch depth")
     t = time.perf_counter()
-    v1_spreads = {r["community_level"]: r["selected"]["v1"].entities_per_report for r in levels
-                  if r["community_level"] is not None}
+    v1_spreads = {r.community_level: r.selected["v1"].entities_per_report for r in levels
+                  if r.community_level is not None}
     depth = analyse_depth(model, ti, v1_spreads)
     findings += level_findings(options.level, depth, levels,
                                Thresholds(options.max_unreachable, options.max_inflation))
     timings["depth"] = time.perf_counter() - t
-    return AuditReport(model=model, options=asdict(options), tree_levels=tl, levels=levels,
-                       depth=depth, findings=findings, timings=timings,
-                       report_entities=ti.rep_n_entities)
+    listing = report_listing(model, ti, levels, options.level, listed_rows)
+    return model, AuditReport(index=index_info(model, depth, tl), options=options, tree_levels=tl, levels=levels,
+                              depth=depth, findings=findings, timings=timings,
+                              report_entities=ti.rep_n_entities, listing=listing)
+
+
+def index_info(model: IndexModel, depth, tree_levels) -> IndexInfo:
+    """The header facts of an audit: what was read, from where, and how much."""
+    m = model
+    return IndexInfo(
+        path=str(m.path),
+        output_dir=str(m.output_dir),
+        files={k: v.name for k, v in sorted(m.files.items())},
+        notes=tuple(m.notes),
+        generation=m.generation.label,
+        generation_evidence=tuple(m.generation.evidence),
+        tree_source=m.tree_source,
+        community_id_type=m.id_kind,
+        counts=IndexCounts(
+            entities=m.entity_count,
+            communities=int(len(m.communities)),
+            reports=int(len(m.reports)),
+            roots=len(depth.roots),
+            levels=len(tree_levels),
+        ),
+        name=m.path.name or str(m.path),
+        has_reports_table=bool(m.has_reports_table),
+    )

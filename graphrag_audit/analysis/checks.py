@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphrag_audit.analysis.depth import DepthAnalysis
 from graphrag_audit.findings import Finding, finding, preview
+from graphrag_audit.results.audit import DepthAnalysis, LevelResult
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,7 @@ def _exact(stats) -> bool:
     return stats.outcome is None or stats.outcome.exact
 
 
-def level_findings(level: int, depth: DepthAnalysis, levels: list[dict], th: Thresholds) -> list[Finding]:
+def level_findings(level: int, depth: DepthAnalysis, levels: Sequence[LevelResult], th: Thresholds) -> list[Finding]:
     out: list[Finding] = []
     if depth.max_level < 0:
         return out
@@ -28,41 +29,42 @@ def level_findings(level: int, depth: DepthAnalysis, levels: list[dict], th: Thr
                            level=level, max_level=depth.max_level))
     else:
         row = depth.per_level[level]
-        root_share = row["roots_stuck"] / row["roots_total"] if row["roots_total"] else 0.0
-        ent_share = row["entities_stuck"] / row["entities_total"] if row["entities_total"] else 0.0
+        root_share = row.roots_stuck / row.roots_total if row.roots_total else 0.0
+        ent_share = row.entities_stuck / row.entities_total if row.entities_total else 0.0
         if max(root_share, ent_share) > th.max_unreachable:
             out.append(finding(
                 "depth-mismatch",
-                f"at community_level {level}, {row['roots_stuck']}/{row['roots_total']} roots "
-                f"({root_share:.0%}) and {row['entities_stuck']}/{row['entities_total']} entities "
+                f"at community_level {level}, {row.roots_stuck}/{row.roots_total} roots "
+                f"({root_share:.0%}) and {row.entities_stuck}/{row.entities_total} entities "
                 f"({ent_share:.0%}) cannot reach level {level} (threshold {th.max_unreachable:.0%})",
-                sorted(r["community"] for r in depth.roots if r["deepest_level"] < level),
-                level=level, roots_stuck=row["roots_stuck"], roots_total=row["roots_total"],
-                entities_stuck=row["entities_stuck"], entities_total=row["entities_total"],
+                sorted(r.community for r in depth.roots if r.deepest_level < level),
+                level=level, roots_stuck=row.roots_stuck, roots_total=row.roots_total,
+                entities_stuck=row.entities_stuck, entities_total=row.entities_total,
                 share_roots=round(root_share, 4), share_entities=round(ent_share, 4),
                 threshold=th.max_unreachable,
             ))
-    at = next((r for r in levels if r["community_level"] == min(level, depth.max_level)), None)
+    at = next((r for r in levels if r.community_level == min(level, depth.max_level)), None)
     if at is not None:
-        v2, v1 = at["selected"]["v2"], at["selected"]["v1"]
+        v2, v1 = at.selected["v2"], at.selected["v1"]
         if v1.count and v2.count / v1.count > th.max_inflation:
             calls = ""
             if v2.cost and v1.cost:
-                calls = f", {v2.cost['map_calls']} vs {v1.cost['map_calls']} map calls"
+                calls = f", {v2.cost.map_calls} vs {v1.cost.map_calls} map calls"
             # where graphrag does not return a selection as such (compat.py), say whose rule it is
             s2 = "graphrag >= 2.0 sends" if _exact(v2) else "the graphrag >= 2.0 rule selects"
             s1 = "under < 2.0" if _exact(v1) else "under the < 2.0 rule"
             hyp = "" if _exact(v2) else " (hypothetical: graphrag >= 2.0 cannot read this index as written)"
             out.append(finding(
                 "v2-inflation",
-                f"at community_level {at['community_level']}, {s2} {v2.count} reports vs "
+                f"at community_level {at.community_level}, {s2} {v2.count} reports vs "
                 f"{v1.count} {s1} ({v2.count / v1.count:.2f}x{calls}); {v2.ancestors_sent} are "
                 f"ancestors sent with their descendants{hyp}",
-                v2.extra.get("extra_vs_v1", {}).get("community_ids", []),
-                level=at["community_level"], v2_reports=v2.count, v1_reports=v1.count,
+                v2.extra_vs_v1.community_ids if v2.extra_vs_v1 is not None else [],
+                level=at.community_level, v2_reports=v2.count, v1_reports=v1.count,
                 ancestors_sent=v2.ancestors_sent, ratio=round(v2.count / v1.count, 4),
                 threshold=th.max_inflation,
-                v2_map_calls=(v2.cost or {}).get("map_calls"), v1_map_calls=(v1.cost or {}).get("map_calls"),
+                v2_map_calls=v2.cost.map_calls if v2.cost else None,
+                v1_map_calls=v1.cost.map_calls if v1.cost else None,
             ))
     if depth.single_child:
         out.append(finding("single-child-chain", f"{len(depth.single_child)} communities have exactly one child: "

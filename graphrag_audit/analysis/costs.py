@@ -1,7 +1,7 @@
 """Tokens and map calls of a set of reports, by graphrag's own context batching (context.py).
 
 :class:`ContextCoster` is the one place that turns report rows into graphrag's batches: the
-per-level audit (:func:`attach_costs`) and the planner both use it. Each report's fixed row
+per-level audit (:func:`level_costs`) and the planner both use it. Each report's fixed row
 text is measured once (``context.row_measures``: arrow byte lengths for the estimate, one
 count per report for the exact tokenizers) and reused across every level and behaviour; the
 occurrence-weight counts are level-independent for graphrag's "every community of the entity at
@@ -32,6 +32,7 @@ from graphrag_audit.graphrag.context import (
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import LevelSlots, dictionary_parts, factorize_ints, node_entity_rows, sorted_unique
 from graphrag_audit.graphrag.tokens import get_token_counter
+from graphrag_audit.results.audit import Costs
 
 COSTED = ("v2", "v1", "level_only")
 
@@ -609,19 +610,21 @@ class ContextCoster:
         return b, note
 
 
-def cost_fields(b: ContextBatches) -> dict:
+def cost_fields(b: ContextBatches, note: str | None = None) -> Costs:
+    """The :class:`~graphrag_audit.results.Costs` of one selection's batches."""
     maps = b.n_batches
-    return {
-        "tokens": b.total_tokens,
-        "map_calls": maps,
-        "reduce_calls": 1 if maps else 0,
-        "llm_calls": maps + (1 if maps else 0),
-        "reports_in_context": b.reports_in_context,
-        "dropped_by_rank": b.dropped_by_rank,
-        "oversize_reports": b.oversize_reports,
-        "tokenizer": b.token_counter,
-        "tokens_exact": b.counter_exact,
-    }
+    return Costs(
+        tokens=b.total_tokens,
+        map_calls=maps,
+        reduce_calls=1 if maps else 0,
+        llm_calls=maps + (1 if maps else 0),
+        reports_in_context=b.reports_in_context,
+        dropped_by_rank=b.dropped_by_rank,
+        oversize_reports=b.oversize_reports,
+        tokenizer=b.token_counter,
+        tokens_exact=b.counter_exact,
+        note=note or None,
+    )
 
 
 def prepared_coster(model: IndexModel, tokenizer: str = "cl100k_base",
@@ -636,15 +639,13 @@ def prepared_coster(model: IndexModel, tokenizer: str = "cl100k_base",
 
 
 def selection_costs(coster: ContextCoster, selections: dict, behaviours=COSTED) -> dict:
-    """{(N, behaviour): (cost fields, tokens of each row)} for ``behaviours`` (default v2, v1
-    and level_only) at every N. Several threads may run it on one coster (other behaviours)."""
+    """{(N, behaviour): (Costs, tokens of each row)} for ``behaviours`` (default v2, v1 and
+    level_only) at every N. Several threads may run it on one coster (other behaviours)."""
     out = {}
     for b in behaviours:
         for n, by_b in selections.items():
             batches, note = coster.noted_selection_batches(by_b[b].rows, b, n)
-            cost = cost_fields(batches)
-            if note:
-                cost["cost_note"] = note
+            cost = cost_fields(batches, note)
             tokens = batches.row_tokens  # kept for every selection: int32 when it fits (half the memory)
             if len(tokens) and -2**31 <= tokens.min() and tokens.max() < 2**31:
                 tokens = tokens.astype(np.int32)
@@ -652,18 +653,19 @@ def selection_costs(coster: ContextCoster, selections: dict, behaviours=COSTED) 
     return out
 
 
-def attach_costs(model: IndexModel, selections: dict, levels: list[dict], options, progress=None,
-                 coster: ContextCoster | None = None, results: dict | None = None) -> None:
-    """Fill ``SelectionStats.cost`` and ``row_tokens`` for v2, v1 and level_only at every N
-    (``results``: what :func:`selection_costs` returned, when it already ran)."""
+def level_costs(model: IndexModel, selections: dict, options, progress=None,
+                coster: ContextCoster | None = None, results: dict | None = None) -> dict:
+    """{(N, behaviour): (Costs, tokens of each row)} for v2, v1 and level_only at every N, which
+    ``levels.level_results`` builds into the selections (``results``: what
+    :func:`selection_costs` returned, when it already ran). ``progress`` hears of each level."""
     if results is None:
         if coster is None:
             coster = ContextCoster(model, options.tokenizer, options.max_context_tokens)
         results = selection_costs(coster, selections)
-    by_n = {r["community_level"]: r for r in levels}
-    for n, by_b in selections.items():
+    out = {}
+    for n in selections:
         for b in COSTED:
-            stats = by_n[n]["selected"][b]
-            stats.cost, stats.row_tokens = results[(n, b)]
+            out[(n, b)] = results[(n, b)]
         if progress:
             progress(f"counted tokens up to community_level {n}")
+    return out

@@ -16,34 +16,13 @@ Definitions (docs/reading-the-table.md explains them with real output):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
 from graphrag_audit.analysis.levels import TreeIndex
 from graphrag_audit.model.index import IndexModel
-
-
-@dataclass
-class DepthAnalysis:
-    roots: list[dict]
-    histogram: dict[str, int]  # depth reached -> roots
-    per_level: list[dict]
-    asymmetry: float
-    single_child: list[int]
-    duplicate_levels: list[int]
-    max_level: int
-
-    def to_dict(self) -> dict:
-        return {
-            "max_level": self.max_level,
-            "asymmetry": self.asymmetry,
-            "depth_histogram": self.histogram,
-            "per_level": self.per_level,
-            "roots": self.roots,
-            "single_child_communities": self.single_child,
-            "duplicate_levels": self.duplicate_levels,
-        }
+from graphrag_audit.results.audit import DepthAnalysis, LevelDepth, RootDepth  # noqa: F401 (DepthAnalysis: re-export)
 
 
 def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = None) -> DepthAnalysis:
@@ -77,16 +56,16 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
             per_root.setdefault(r, {})[str(lv)] = cnt
     for rc in root_codes.tolist():
         leaves_per_level = per_root.get(rc, {})
-        roots_out.append({
-            "community": int(ti.index[rc]),
-            "level": int(ti.level[rc]),
-            "deepest_level": int(deepest[rc]),
-            "depth_reached": int(deepest[rc] - ti.level[rc]),
-            "descendants": int(desc[rc]),
-            "entities": int(ent_per_root[rc]) if n else 0,
-            "leaves_per_level": leaves_per_level,
-        })
-    roots_out.sort(key=lambda r: (-r["depth_reached"], -r["entities"], r["community"]))
+        roots_out.append(RootDepth(
+            community=int(ti.index[rc]),
+            level=int(ti.level[rc]),
+            deepest_level=int(deepest[rc]),
+            depth_reached=int(deepest[rc] - ti.level[rc]),
+            descendants=int(desc[rc]),
+            entities=int(ent_per_root[rc]) if n else 0,
+            leaves_per_level=MappingProxyType(leaves_per_level),
+        ))
+    roots_out.sort(key=lambda r: (-r.depth_reached, -r.entities, r.community))
     hist: dict[str, int] = {}
     if len(root_codes):
         d = deepest[root_codes] - ti.level[root_codes]
@@ -102,18 +81,16 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
     per_level = []
     for lv in range(max_level + 1):
         reach, served = int(reach_at[lv]), int(served_at[lv])
-        row = {
-            "community_level": lv,
-            "roots_reaching": reach,
-            "roots_stuck": n_roots - reach,
-            "roots_total": n_roots,
-            "entities_served": served,
-            "entities_stuck": n_clustered - served,
-            "entities_total": n_clustered,
-        }
-        if v1_spreads and lv in v1_spreads:
-            row["entities_per_report"] = v1_spreads[lv]
-        per_level.append(row)
+        per_level.append(LevelDepth(
+            community_level=lv,
+            roots_reaching=reach,
+            roots_stuck=n_roots - reach,
+            roots_total=n_roots,
+            entities_served=served,
+            entities_stuck=n_clustered - served,
+            entities_total=n_clustered,
+            entities_per_report=v1_spreads.get(lv) if v1_spreads else None,
+        ))
 
     asym = 0.0
     if max_level > 0 and clustered.any():
@@ -129,7 +106,8 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
         if len(at) and len(at) == len(above) and (ti.children_count[above] == 1).all() \
                 and (ti.n_entities[at] == ti.n_entities[ti.parent[at]]).all():
             dup_levels.append(lv)
-    return DepthAnalysis(roots_out, hist, per_level, asym, single, dup_levels, max_level)
+    return DepthAnalysis(roots=tuple(roots_out), histogram=hist, per_level=tuple(per_level), asymmetry=asym,
+                         single_child=tuple(single), duplicate_levels=tuple(dup_levels), max_level=max_level)
 
 
 def _at_least(values: np.ndarray, top: int) -> np.ndarray:

@@ -2,121 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from graphrag_audit.graphrag.compat import Outcome, behaviour_outcomes
+from graphrag_audit.graphrag.compat import behaviour_outcomes
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import key_codes, sorted_unique
 from graphrag_audit.graphrag.selection import BEHAVIOURS, Selection
-
-
-@dataclass(frozen=True)
-class TreeLevel:
-    level: int
-    communities: int
-    leaves: int
-    reports: int
-    entities: int
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
-_I32 = np.iinfo(np.int32)
-
-
-class CommunityIds(Sequence):
-    """A sorted sequence of community numbers held as one numpy array (``array``: int32 when
-    every id fits, else int64).
-
-    Reads like a list of Python ``int`` (len, indexing, slicing to a list, iteration, ``==`` with
-    a list or tuple, ``tolist()``) while costing 8 bytes an id: a 1,000-level index selects
-    millions of ids over its levels, which as Python lists need ~36 bytes each. The JSON
-    renderer writes the array in chunks."""
-
-    __slots__ = ("array",)
-
-    def __init__(self, values=(), *, own: bool = False):
-        """``own``: ``values`` is a fresh int64 array nobody else holds (taken, not copied)."""
-        a = np.asarray(values, dtype=np.int64).ravel() if own else np.array(values, dtype=np.int64).ravel()
-        if len(a) and _I32.min <= a.min() and a.max() <= _I32.max:
-            a = a.astype(np.int32)  # half the memory; the ids read the same
-        a.flags.writeable = False
-        self.array = a
-
-    def __len__(self) -> int:
-        return len(self.array)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return self.array[i].tolist()
-        return int(self.array[i])
-
-    def __iter__(self):
-        a = self.array
-        for start in range(0, len(a), 65536):
-            yield from a[start:start + 65536].tolist()
-
-    def __contains__(self, x) -> bool:
-        try:
-            return bool((self.array == int(x)).any())
-        except (TypeError, ValueError, OverflowError):
-            return False
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, CommunityIds):
-            return bool(np.array_equal(self.array, other.array))
-        if isinstance(other, (list, tuple)):
-            return len(other) == len(self.array) and self.tolist() == list(other)
-        return NotImplemented
-
-    __hash__ = None  # mutable-sequence semantics, like the list it stands for
-
-    def __array__(self, dtype=None, copy=None):
-        return self.array if dtype is None else self.array.astype(dtype)
-
-    def __repr__(self) -> str:
-        return f"CommunityIds({self.tolist()!r})"
-
-    def tolist(self) -> list[int]:
-        return self.array.tolist()
-
-
-@dataclass
-class SelectionStats:
-    behaviour: str
-    count: int
-    community_ids: CommunityIds  # a sequence of int (see CommunityIds)
-    by_level: dict[str, int]
-    ancestors_sent: int
-    entities_covered: int
-    mean_reports_per_entity: float | None
-    entities_per_report: dict[str, float | int | None]
-    cost: dict | None = None  # tokens / map calls, see costs.py
-    extra: dict = field(default_factory=dict)
-    rows: np.ndarray | None = field(default=None, repr=False)  # report rows, parquet order
-    outcome: Outcome | None = None  # what graphrag actually does for this behaviour (compat.py)
-    row_tokens: np.ndarray | None = field(default=None, repr=False)  # tokens of each row's context line
-
-    def to_dict(self) -> dict:
-        d = {
-            "count": self.count,
-            "community_ids": self.community_ids,
-            "by_level": self.by_level,
-            "ancestors_sent": self.ancestors_sent,
-            "entities_covered": self.entities_covered,
-            "mean_reports_per_entity": self.mean_reports_per_entity,
-            "entities_per_report": self.entities_per_report,
-        }
-        if self.cost is not None:
-            d.update(self.cost)
-        d.update(self.extra)
-        if self.outcome is not None:
-            d.update(self.outcome.to_dict())
-        return d
+from graphrag_audit.results.audit import (CommunityIds, Costs, EntitySpread, ExtraVsV1, LevelResult,  # noqa: F401
+                                          ListedReports, ReportListing,
+                                          RatingCalls, SelectionStats, TreeLevel)
 
 
 
@@ -246,8 +142,8 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
     n_ent = ti.rep_n_entities[rows]
     anc = ti.ancestors_in(ccodes)
     anc_rows = int(np.isin(ccodes, anc).sum()) if len(anc) else 0
-    epr = ({"min": int(n_ent.min()), "median": float(np.median(n_ent)), "max": int(n_ent.max())}
-           if len(n_ent) else {"min": None, "median": None, "max": None})
+    epr = (EntitySpread(int(n_ent.min()), float(np.median(n_ent)), int(n_ent.max()))
+           if len(n_ent) else EntitySpread(None, None, None))
     return SelectionStats(
         behaviour=sel.behaviour,
         count=int(len(rows)),
@@ -261,28 +157,80 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
     )
 
 
-def level_results(model: IndexModel, ti: TreeIndex, selections: dict) -> list[dict]:
-    """One dict per N: {"community_level": N, "selected": {behaviour: SelectionStats}}.
+def level_stats(model: IndexModel, ti: TreeIndex, selections: dict) -> dict:
+    """{N: {behaviour: SelectionStats}} without outcome, costs or extras (see :func:`level_results`).
 
     Behaviours that select the very same rows array (``select_all`` hands out one array when
     two selections are equal, as >= 2.0 and the dynamic pool usually are) share one id array
     and their statistics are computed once."""
-    out = []
-    outcomes = behaviour_outcomes(model)
+    out = {}
     for n, by_b in selections.items():
         stats: dict[str, SelectionStats] = {}
         for b in BEHAVIOURS:
             rows = by_b[b].rows
-            same = next((s for s in stats.values() if s.rows is rows), None)
-            if same is None:
-                stats[b] = selection_stats(model, ti, by_b[b])
-            else:
-                stats[b] = replace(same, behaviour=b, cost=None, extra={}, row_tokens=None)
-        for b, s in stats.items():
-            s.outcome = outcomes[b]
-        v2, v1 = stats["v2"], stats["v1"]
+            same = next((s for s in stats.values() if s.rows is rows or s.rows.base is rows), None)
+            stats[b] = selection_stats(model, ti, by_b[b]) if same is None else same.with_(behaviour=b)
+        out[n] = stats
+    return out
+
+
+def level_results(model: IndexModel, ti: TreeIndex, selections: dict, *, costs: dict | None = None,
+                  num_repeats: int = 1, stats: dict | None = None) -> list[LevelResult]:
+    """One :class:`LevelResult` per N, each selection built whole: its statistics (``stats``:
+    :func:`level_stats`, computed here when not given), graphrag's outcome for the behaviour
+    (compat.py), ``costs`` ({(N, behaviour): (Costs, tokens of each row)}, from
+    ``costs.level_costs``; None: costs off), graphrag >= 2.0's extra reports over < 2.0, and
+    dynamic selection's rating calls (``num_repeats`` per community)."""
+    stats = level_stats(model, ti, selections) if stats is None else stats
+    outcomes = behaviour_outcomes(model)
+    costs = costs or {}
+    out = []
+    for n, by_b in stats.items():
+        v2, v1 = by_b["v2"], by_b["v1"]
         a2 = v2.community_ids.array
         only_v2 = sorted_unique(a2[~np.isin(a2, v1.community_ids.array)])
-        v2.extra["extra_vs_v1"] = {"count": v2.count - v1.count, "community_ids": CommunityIds(only_v2, own=True)}
-        out.append({"community_level": n, "selected": stats})
+        l0 = int(by_b["dynamic"].by_level.get("0", 0))
+        selected = {}
+        for b, s in by_b.items():
+            cost, tokens = costs.get((n, b), (None, None))
+            selected[b] = s.with_(
+                outcome=outcomes[b], cost=cost, row_tokens=tokens,
+                extra_vs_v1=(ExtraVsV1(v2.count - v1.count, CommunityIds(only_v2, own=True)) if b == "v2" else None),
+                rating_calls=(RatingCalls(num_repeats * l0, num_repeats * s.count, num_repeats)
+                              if b == "dynamic" else None))
+        out.append(LevelResult(community_level=n, selected=selected))
     return out
+
+
+#: reports listed per behaviour at the audited level (text lists 200, Markdown 100 by default)
+LISTED_ROWS = 200
+LISTED_BEHAVIOURS = ("v2", "v1", "level_only")
+
+
+def report_listing(model: IndexModel, ti: TreeIndex, levels: list[LevelResult], community_level: int,
+                   limit: int = LISTED_ROWS) -> ReportListing | None:
+    """The first ``limit`` reports of each of v2, v1 and level_only at ``community_level``, by
+    level then community id (a stable sort of the selection's rows), with their titles, entities
+    and tokens; None when the level is not one of ``levels``."""
+    at = next((r for r in levels if r.community_level == community_level), None)
+    if at is None:
+        return None
+    comm_all, lev_all = ti.rep_comm, ti.rep_level
+    titles = model.reports["title"]
+    v1_rows = at.selected["v1"].rows
+    out = {}
+    for b in LISTED_BEHAVIOURS:
+        s = at.selected[b]
+        rows = s.rows if s.rows is not None else np.zeros(0, dtype=np.int64)
+        order = np.lexsort((comm_all[rows], lev_all[rows]))[:max(int(limit), 0)]
+        shown = rows[order]
+        tokens = None if s.row_tokens is None else tuple(int(x) for x in s.row_tokens[order])
+        also_v1 = None
+        if b == "v2":
+            also_v1 = tuple(bool(x) for x in np.isin(shown, v1_rows if v1_rows is not None else shown[:0]))
+        out[b] = ListedReports(
+            behaviour=b, total=int(len(rows)),
+            community=tuple(int(x) for x in comm_all[shown]), level=tuple(int(x) for x in lev_all[shown]),
+            title=tuple(titles.iloc[shown].to_numpy(dtype=object).tolist()),
+            entities=tuple(int(x) for x in ti.rep_n_entities[shown]), tokens=tokens, also_v1=also_v1)
+    return ReportListing(community_level=community_level, by_behaviour=out)

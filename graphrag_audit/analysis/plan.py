@@ -55,7 +55,7 @@ represents at least a share P of the coverable entities at their finest availabl
 
 Costs are injected: ``cost(rows) -> Cost(tokens, map_calls)`` with ``rows`` the ascending
 report-row positions (parquet order). :class:`ContextCost` is that function computed exactly
-as the per-level audit does (``costs.attach_costs``: same weights, shuffle and batching code).
+as the per-level audit does (``costs.level_costs``: same weights, shuffle and batching code).
 """
 
 from __future__ import annotations
@@ -491,7 +491,7 @@ def _subtrees(pt: PlanTree, members, deepest) -> list[SubtreeStatus]:
 # ---------------------------------------------------------------------------------------
 class ContextCost:
     """``cost(rows) -> Cost`` for the planner: :class:`graphrag_audit.analysis.costs.ContextCoster`, the same
-    code the per-level audit uses (tests/test_plan.py checks it against ``attach_costs``)."""
+    code the per-level audit uses (tests/test_plan.py checks it against ``level_costs``)."""
 
     def __init__(self, model: IndexModel, tokenizer: str = "cl100k_base", max_context_tokens: int = 12000):
         from graphrag_audit.analysis.costs import ContextCoster

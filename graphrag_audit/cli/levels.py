@@ -47,7 +47,7 @@ def levels_cmd(
     debug: Debug = False,
 ):
     """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
-    from graphrag_audit.analysis.audit import AuditOptions, audit
+    from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
     from graphrag_audit.cli.memory import release_freed_memory
     from graphrag_audit.findings import SEVERITY_RANK
 
@@ -78,19 +78,20 @@ def levels_cmd(
                 reason = graphrag_unusable_reason()
                 if reason is not None:
                     raise fail(f"--verify: {reason}")
-            report = audit(index_dir, opts, progress=progress, between_phases=release_freed_memory)
+            model, report = audit_with_model(index_dir, opts, progress=progress, between_phases=release_freed_memory)
             if verify:
                 from graphrag_audit.verify import verify_with_graphrag
 
                 progress("running graphrag's read_indexer_reports")
-                report.verify = verify_with_graphrag(report)
+                report = report.with_verify(verify_with_graphrag(report, model))
         finally:
             progress.stop()
-        return report
+        return model, report
 
-    report = run_guarded(work, debug)
+    model, report = run_guarded(work, debug)
     if guard is not None:
-        guard.protect_model(report.model)
+        guard.protect_model(model)
+    del model
     stream = streamer(fmt)
     if stream is not None:  # -f json: a deep index lists millions of ids
         text = stream(report, json_ids=json_ids.value)

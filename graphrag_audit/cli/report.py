@@ -33,14 +33,16 @@ def report_cmd(
     guard = check_output_path(output, index_dir)
 
     def work():
-        from graphrag_audit.analysis.audit import AuditOptions, audit
+        from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
+        from graphrag_audit.analysis.treeview import build_forest
         from graphrag_audit.cli.memory import release_freed_memory
 
         opts = AuditOptions(level=level, tokenizer=tokenizer, max_context_tokens=max_context_tokens,
                             costs=not no_costs)
-        report = audit(index_dir, opts, between_phases=release_freed_memory)
+        model, report = audit_with_model(index_dir, opts, between_phases=release_freed_memory)
         if guard is not None:
-            guard.protect_model(report.model)
-        return renderer(ReportFormat.html)(report)
+            guard.protect_model(model)
+        forest = build_forest(model, opts.level, report.selections_by_level())
+        return renderer(ReportFormat.html)(report, forest)
 
     write_payload(run_guarded(work, debug), output, guard)

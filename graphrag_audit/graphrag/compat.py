@@ -63,11 +63,9 @@ Facts, each confirmed in graphrag's own code and by running it on ../shared/inde
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+# the statuses and the Outcome type are results (results/audit.py); this module decides them
+from graphrag_audit.results.audit import CANNOT_READ, EXACT, HYPOTHETICAL, Outcome  # noqa: F401
 
-EXACT = "exact"
-HYPOTHETICAL = "hypothetical"
-CANNOT_READ = "graphrag_cannot_read"
 STATUSES = (EXACT, HYPOTHETICAL, CANNOT_READ)
 
 # graphrag 3.1+'s typed loader (data_model/dfs.py@v3.1.0 … @v3.3.0), in the order it reads them:
@@ -79,41 +77,6 @@ V2_QUERY_TABLES = (("entities", "entities"), ("communities", "communities"), ("r
 # graphrag 1.x global search (cli/query.py@v1.2.0 run_global_search)
 V1_QUERY_TABLES = (("nodes", "create_final_nodes"), ("entities", "create_final_entities"),
                    ("communities", "create_final_communities"), ("reports", "create_final_community_reports"))
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one graphrag does with this index for one behaviour (the same at every N)."""
-
-    status: str
-    graphrag: str | None  # the graphrag the status is about, e.g. "3.x", "1.0-1.2"; None: no graphrag
-    note: str | None = None  # one line: why; the table's footnote (None: exact, nothing to add)
-    returns_zero: bool = False  # graphrag selects 0 reports instead (hypothetical)
-    error: str | None = None  # what graphrag raises instead (graphrag_cannot_read)
-    python_api: dict | None = field(default=None)  # the Python API path, where its status differs
-
-    @property
-    def exact(self) -> bool:
-        return self.status == EXACT
-
-    def graphrag_returns(self) -> dict | None:
-        """What that graphrag returns instead of this selection (None when it returns this one)."""
-        if self.returns_zero:
-            return {"graphrag": self.graphrag, "count": 0, "community_ids": [], "error": None}
-        if self.error is not None:
-            return {"graphrag": self.graphrag, "count": None, "community_ids": None, "error": self.error}
-        return None
-
-    def to_dict(self) -> dict:
-        d = {"status": self.status, "graphrag": self.graphrag}
-        if self.note:
-            d["status_note"] = self.note
-        ret = self.graphrag_returns()
-        if ret is not None:
-            d["graphrag_returns"] = ret
-        if self.python_api is not None:
-            d["python_api"] = self.python_api
-        return d
 
 
 def _layout_before_2(model) -> bool:

@@ -1,4 +1,4 @@
-"""Cell text shared by every renderer: number formatting and the per-level table's rows.
+"""Cell text shared by every renderer: the per-level table's rows (numbers formatted by render.numbers).
 
 Only numbers and our own labels: nothing here holds untrusted text, so renderers can put these
 cells in a terminal, Markdown or HTML table without escaping beyond their medium's syntax.
@@ -6,21 +6,14 @@ cells in a terminal, Markdown or HTML table without escaping beyond their medium
 
 from __future__ import annotations
 
-from graphrag_audit.graphrag.compat import HYPOTHETICAL
+from graphrag_audit.render.numbers import level_label, number  # noqa: F401 (re-exported for the renderers)
+from graphrag_audit.results.audit import HYPOTHETICAL
 
 # (key, header) of the per-level table; SELECTION_COLUMNS then DEPTH_COLUMNS (+ COST_COLUMNS)
 SELECTION_COLUMNS = [("n", "N"), ("v2", ">=2.0 reports"), ("v1", "<2.0 reports"), ("extra", "extra (ancestors)"),
                      ("mix", ">=2.0 mix L0/L1/…"), ("level_only", "level N only")]
 DEPTH_COLUMNS = [("stuck", "entities stuck <N"), ("epr", "ents/report min·med·max (>=2.0)")]
 COST_COLUMNS = [("v2_tokens", ">=2.0 tokens"), ("v1_tokens", "<2.0 tokens"), ("map_calls", "map calls >=2.0/<2.0")]
-
-
-def number(v) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:,.2f}"
-    return f"{v:,}"
 
 
 #: the ">=2.0 mix" cell lists at most this many levels (a 1,000-level index would otherwise put
@@ -38,13 +31,9 @@ def mix_cell(counts: list[int]) -> str:
     return "/".join(str(c) for c in counts[:shown]) + f"/… (+{len(counts) - shown:,} levels)"
 
 
-def level_label(n) -> str:
-    return "None" if n is None else str(n)
-
-
 def level_columns(report) -> list[tuple[str, str]]:
     cols = SELECTION_COLUMNS + DEPTH_COLUMNS
-    return cols + (COST_COLUMNS if report.options.get("costs") else [])
+    return cols + (COST_COLUMNS if report.options.costs else [])
 
 
 def level_rows(report) -> tuple[list[str], list[list[str]]]:
@@ -117,16 +106,16 @@ def sends(stats, behaviour: str) -> str:
 def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
     """Headers, cells (one row per N: 0 … max, None) and the footnotes their markers point to."""
     cols = level_columns(report)
-    per_depth = {r["community_level"]: r for r in report.depth.per_level}
+    per_depth = {r.community_level: r for r in report.depth.per_level}
     notes = Footnotes()
     rows = []
     for r in report.levels:
-        n = r["community_level"]
-        s = r["selected"]
+        n = r.community_level
+        s = r.selected
         v2, v1 = s["v2"], s["v1"]
         epr = v2.entities_per_report
-        med = "—" if epr["median"] is None else f"{epr['median']:g}"
-        c2, c1 = v2.cost or {}, v1.cost or {}
+        med = "—" if epr.median is None else f"{epr.median:g}"
+        c2, c1 = v2.cost, v1.cost
         n2, n1 = count_cell(v2, notes), count_cell(v1, notes)  # first: markers number >= 2.0, then < 2.0
         d2, d1, d21 = derived_marker(notes, v2), derived_marker(notes, v1), derived_marker(notes, v2, v1)
         cell = {
@@ -137,11 +126,11 @@ def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
             "mix": mix_cell([v2.by_level.get(str(k), 0) for k in range(report.depth.max_level + 1)
                              if n is None or k <= n]) + d2,
             "level_only": number(s["level_only"].count),
-            "stuck": number(per_depth.get(n, {}).get("entities_stuck") if n is not None else None),
-            "epr": f"{number(epr['min'])}·{med}·{number(epr['max'])}{d2}",
-            "v2_tokens": number(c2.get("tokens")) + (d2 if c2 else ""),
-            "v1_tokens": number(c1.get("tokens")) + (d1 if c1 else ""),
-            "map_calls": f"{number(c2.get('map_calls'))}/{number(c1.get('map_calls'))}" + (d21 if c2 or c1 else ""),
+            "stuck": number(per_depth[n].entities_stuck if n is not None and n in per_depth else None),
+            "epr": f"{number(epr.min)}·{med}·{number(epr.max)}{d2}",
+            "v2_tokens": number(c2 and c2.tokens) + (d2 if c2 else ""),
+            "v1_tokens": number(c1 and c1.tokens) + (d1 if c1 else ""),
+            "map_calls": f"{number(c2 and c2.map_calls)}/{number(c1 and c1.map_calls)}" + (d21 if c2 or c1 else ""),
         }
         rows.append([cell[k] for k, _ in cols])
     return [h for _, h in cols], rows, notes

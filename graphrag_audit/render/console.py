@@ -6,7 +6,7 @@ Renderers produce ``str``. Whatever reaches stdout goes through :func:`encode_fo
 with ``PYTHONUTF8=0`` never ends in ``UnicodeEncodeError``:
 
 1. Index text (titles, paths, messages) was already escaped for the stream's encoding while
-   rendering (the CLI renders inside ``render.escape.output_charset(stream_encoding(stdout))``),
+   rendering (the CLI renders inside ``sanitise.common.output_charset(stream_encoding(stdout))``),
    so a Chinese title on a cp1252 console reads ``\\u9ad8\\u5c14\\u592b`` and the columns around
    it still line up.
 2. The renderers' own glyphs that the encoding lacks become ASCII, one character for one so
@@ -20,10 +20,10 @@ written unchanged (only lone surrogates, which no encoding holds, would become e
 
 The rich renderers' output may land in a CI log, where the GitHub Actions runner reads a line
 that starts (after blanks) with ``::`` as a workflow command, and wrapping can move a ``::`` from
-the middle of a title to the start of a line. :func:`plain_for_log` writes a ``::`` that starts a
-word (where rich may break the line) as ``\\x3a:`` before layout, so widths stay exact;
-:func:`inert_log_lines` does the same after layout for the rare word longer than a line that
-rich folds right before a ``::``.
+the middle of a title to the start of a line. ``plain_for_log`` (``sanitise.terminal.for_log``)
+writes a ``::`` that starts a word (where rich may break the line) as ``\\x3a:`` before layout, so
+widths stay exact; ``inert_log_lines`` (``sanitise.terminal``) does the same after layout for the
+rare word longer than a line that rich folds right before a ``::``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from __future__ import annotations
 import os
 import re
 
-from graphrag_audit.escape import _unicode_charset, escape_char, plain
+from graphrag_audit.sanitise.common import escape_char, unicode_charset as _unicode_charset
+from graphrag_audit.sanitise.terminal import for_log as plain_for_log, inert_log_lines  # noqa: F401 (re-export)
 
 #: ASCII stand-ins for the renderers' own glyphs (one character each: table columns stay put)
 GLYPH_FALLBACK = {
@@ -42,8 +43,6 @@ GLYPH_FALLBACK = {
     "≥": ">=", "≤": "<=", "→": "->", "∝": "~",
 }
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_WORD_COMMAND = re.compile(r"(?<!\S)::")
-_COMMAND_START = re.compile(r"^((?:[ \t]|\x1b\[[0-9;]*m)*):(?=:)", re.M)
 
 
 def stream_encoding(stream) -> str:
@@ -84,15 +83,3 @@ def write_stream(text: str, stream) -> None:
 def dumb_terminal() -> bool:
     """``TERM=dumb``: the terminal takes no escape sequence (no colour, no cursor movement)."""
     return os.environ.get("TERM", "") == "dumb"
-
-
-def inert_log_lines(text: str) -> str:
-    """No line of ``text`` starts (after blanks and colour codes) with ``::``: its first colon is
-    written ``\\x3a``. Index text is one-line and escaped by ``plain``, but rich wraps it anywhere."""
-    return _COMMAND_START.sub(lambda m: m.group(1) + "\\x3a", text) if "::" in text else text
-
-
-def plain_for_log(text, limit: int | None = None) -> str:
-    """``render.escape.plain`` for text that rich may wrap: a ``::`` starting a word is ``\\x3a:``."""
-    s = plain(text, limit)
-    return _WORD_COMMAND.sub(r"\\x3a:", s) if "::" in s else s

@@ -18,7 +18,8 @@ always shown). The summary line is plain log text that the runner cannot read as
 from __future__ import annotations
 
 from graphrag_audit.render.cells import sends
-from graphrag_audit.escape import plain, workflow_data, workflow_log, workflow_property
+from graphrag_audit.sanitise.common import plain
+from graphrag_audit.sanitise.github import workflow_data, workflow_log, workflow_property
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 MESSAGE_LIMIT = 1000  # characters of one annotation message (fix hint included)
@@ -48,7 +49,7 @@ def select_annotations(findings, max_per_kind: int):
 
 def summary_line(report) -> str:
     counts = report.summary()["findings"]
-    n = report.options["level"]
+    n = report.options.level
 
     def plural(k, word, many):
         return f"{k} {word if k == 1 else many}"
@@ -57,15 +58,14 @@ def summary_line(report) -> str:
              f"{counts['info']} info"]
     extra = []
     r = report.level(n)
-    if r is not None and report.model.has_reports_table:
-        v2, v1 = r["selected"]["v2"], r["selected"]["v1"]
+    if r is not None and report.index.has_reports_table:
+        v2, v1 = r.selected["v2"], r.selected["v1"]
         if all(x.outcome is None or x.outcome.exact for x in (v2, v1)):
             extra.append(f"graphrag >= 2.0 sends {v2.count} reports, < 2.0 sends {v1.count}")
         else:  # what graphrag actually does (compat.py); the step summary's table has the footnotes
             extra.append(f"{sends(v2, 'v2')}, {sends(v1, 'v1')}")
-    info = report.index_info()
-    extra.append(f"generation {info['generation']}")
-    extra.append(info["path"])
+    extra.append(f"generation {report.index.generation}")
+    extra.append(report.index.path)
     return workflow_log(f"graphrag-audit: {', '.join(parts)} at community_level {n} ({'; '.join(extra)})")
 
 

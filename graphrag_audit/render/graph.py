@@ -10,10 +10,11 @@ Mermaid quoted labels with entity codes (``#quot;``), DOT quoted strings with ``
 from __future__ import annotations
 
 import json
-import re
 
-from graphrag_audit.escape import json_inert, plain
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView, Row, TreeView
+from graphrag_audit.sanitise.common import plain
+from graphrag_audit.sanitise.graph import dot_string, mermaid_text, xml_text as _xml_text  # noqa: F401
+from graphrag_audit.sanitise.json import json_inert
 
 FORMAT_VERSION = 1
 LABEL_TITLE_CHARS = 48
@@ -85,19 +86,6 @@ def _cls(forest: ForestView, n: int) -> str | None:
 
 
 # ---- Mermaid -------------------------------------------------------------------------------
-_MERMAID_CODES = {'"': "#quot;", "#": "#35;", "&": "#38;", "<": "#60;", ">": "#62;", "`": "#96;",
-                  "\\": "#92;#8203;", "|": "#124;", "{": "#123;", "}": "#125;", "[": "#91;", "]": "#93;"}
-
-
-def mermaid_text(text) -> str:
-    """Text safe inside a double-quoted Mermaid label: no quote, no HTML, no markdown.
-
-    A backslash is followed by a zero-width space: Mermaid 11 turns a literal backslash-n in an
-    HTML label into a line break (checked with mermaid.min.js 11 in headless Chromium)."""
-    s = plain(text)
-    return "".join(_MERMAID_CODES.get(ch, ch) for ch in s)
-
-
 def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
     order, edges, more, hidden = _items(forest, view)
     lines = ["flowchart TD"]
@@ -132,12 +120,6 @@ def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: in
 
 
 # ---- Graphviz DOT --------------------------------------------------------------------------
-def dot_string(text) -> str:
-    """A DOT double-quoted string (quotes included) of untrusted text."""
-    s = plain(text).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{s}"'
-
-
 def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
     order, edges, more, hidden = _items(forest, view)
     lines = ["digraph communities {", "    graph [rankdir=TB, charset=\"UTF-8\"];",
@@ -166,13 +148,6 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
 
 
 # ---- GraphML -------------------------------------------------------------------------------
-_XML_BAD = re.compile("[\ufffe\uffff]")
-
-
-def _xml_text(text) -> str:
-    return _XML_BAD.sub("", plain(text))
-
-
 def to_graphml(forest: ForestView, view: TreeView | None = None) -> str:
     import networkx as nx  # only here: its GraphML writer
 

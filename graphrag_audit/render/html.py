@@ -3,22 +3,23 @@
 No script, no network: a Content-Security-Policy (``default-src 'none'``) forbids every fetch,
 styles are inline. The icicle draws every community as one ``<rect data-community=…>`` with a
 ``<title>`` tooltip, coloured by what the chosen community_level N sends. Every piece of
-untrusted text (paths, titles, messages) passes through ``render.escape.plain`` and
-``html.escape``.
+untrusted text (paths, titles, messages) passes through ``sanitise.html`` (``sanitise.common.plain``,
+then ``html.escape``). The tree is drawn from a ``results.tree.ForestView`` the caller builds (``render_html(report,
+forest)``): the renderer reads only results.
 """
 
 from __future__ import annotations
 
 import unicodedata
-from html import escape as _esc
 
 import numpy as np
 
 from graphrag_audit.render.graph import NO_REPORT_FILL, SENT_FILL
-from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_label as _lvl, level_table, number as _n, sends
-from graphrag_audit.escape import plain
-from graphrag_audit.analysis.treeview import build_forest
+from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_table, sends
+from graphrag_audit.render.numbers import level_label as _lvl, number as _n
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView
+from graphrag_audit.sanitise.common import plain
+from graphrag_audit.sanitise.html import html_escape as _esc, html_text as h
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 SENT_TEXT = {SENT_BOTH: "sent by graphrag >= 2.0 and < 2.0", SENT_V2_ONLY: "sent only by graphrag >= 2.0",
@@ -27,11 +28,6 @@ SENT_LABEL_SHORT = {SENT_BOTH: "sent by >= 2.0 and < 2.0", SENT_V2_ONLY: "only b
                     SENT_V1_ONLY: "only by < 2.0", SENT_NEITHER: "not sent"}
 NO_REPORTS_FILL = "#c6dbef"
 ICICLE_W, ICICLE_GUTTER, ROW_H = 1300, 64, 34
-
-
-def h(text, limit: int | None = None) -> str:
-    """Untrusted text -> escaped HTML text (also safe inside a quoted attribute)."""
-    return _esc(plain(text, limit), quote=True)
 
 
 def _text_width(s: str, px: float = 6.6) -> float:
@@ -52,18 +48,18 @@ def _fit_px(s: str, width: float) -> str:
 
 # ---- sections -----------------------------------------------------------------------------
 def _header(report) -> str:
-    info = report.index_info()
-    c = info["counts"]
-    notes = "".join(f"<li>{h(n)}</li>" for n in info["notes"])
-    evidence = "; ".join(plain(e) for e in info["generation_evidence"])
+    info = report.index
+    c = info.counts
+    notes = "".join(f"<li>{h(n)}</li>" for n in info.notes)
+    evidence = "; ".join(plain(e) for e in info.generation_evidence)
     return (
         f"<header><h1>graphrag-audit report</h1>"
-        f'<p class="path">{h(info["path"])}</p>'
-        f'<p class="path">tables in {h(info["output_dir"])}</p>'
-        f"<p>generation <b>{h(info['generation'])}</b> · {_esc(evidence)}</p>"
-        f"<p class=\"counts\">{_n(c['entities'])} entities · {_n(c['communities'])} communities · "
-        f"{_n(c['reports'])} reports · {_n(c['roots'])} roots · {c['levels']} levels · "
-        f"tree from {h(info['tree_source'])}</p>"
+        f'<p class="path">{h(info.path)}</p>'
+        f'<p class="path">tables in {h(info.output_dir)}</p>'
+        f"<p>generation <b>{h(info.generation)}</b> · {_esc(evidence)}</p>"
+        f"<p class=\"counts\">{_n(c.entities)} entities · {_n(c.communities)} communities · "
+        f"{_n(c.reports)} reports · {_n(c.roots)} roots · {c.levels} levels · "
+        f"tree from {h(info.tree_source)}</p>"
         + (f"<ul class=\"notes\">{notes}</ul>" if notes else "") + "</header>"
     )
 
@@ -79,17 +75,17 @@ def _tree_table(report) -> str:
 
 def _levels_table(report) -> str:
     opts = report.options
-    if not report.model.has_reports_table:
+    if not report.index.has_reports_table:
         return ("<section id=\"levels\"><h2>What each community_level N sends</h2>"
                 "<p>No community_reports table: nothing is sent to global search.</p></section>")
     heads, rows, notes = level_table(report)
     body = []
     for cells in rows:
-        cls = ' class="chosen"' if cells[0] == _lvl(opts["level"]) else ""
+        cls = ' class="chosen"' if cells[0] == _lvl(opts.level) else ""
         body.append(f"<tr{cls}>" + "".join(f"<td>{_esc(x)}</td>" for x in cells) + "</tr>")
-    costs = bool(opts.get("costs"))
-    caption = (f"options: level {_esc(str(opts['level']))}, {h(opts['tokenizer'])}, max_context_tokens "
-               f"{_n(opts['max_context_tokens'])}" + ("" if costs else "; token costs not computed (--no-costs)"))
+    costs = bool(opts.costs)
+    caption = (f"options: level {_esc(str(opts.level))}, {h(opts.tokenizer)}, max_context_tokens "
+               f"{_n(opts.max_context_tokens)}" + ("" if costs else "; token costs not computed (--no-costs)"))
     return ("<section id=\"levels\"><h2>What each community_level N sends to global search</h2>"
             f"<p class=\"caption\">{caption}</p><table class=\"num\"><thead><tr>"
             + "".join(f"<th>{_esc(x)}</th>" for x in heads) + f"</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -273,10 +269,10 @@ def _charts(report, forest: ForestView) -> str:
              f"<figure>{depth}<figcaption>How deep each of the {len(d.roots):,} roots' subtree reaches; "
              f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0).</figcaption></figure>"]
     r = report.level(forest.selection_level) if forest.selection_level is not None else None
-    if r is not None and report.model.has_reports_table and report.report_entities is not None:
+    if r is not None and report.index.has_reports_table and report.report_entities is not None:
         ents = np.asarray(report.report_entities)
-        v2_rows = np.asarray(r["selected"]["v2"].rows)
-        v1_rows = np.asarray(r["selected"]["v1"].rows)
+        v2_rows = np.asarray(r.selected["v2"].rows)
+        v1_rows = np.asarray(r.selected["v1"].rows)
         groups = [(SENT_BOTH, np.intersect1d(v2_rows, v1_rows)), (SENT_V2_ONLY, np.setdiff1d(v2_rows, v1_rows)),
                   (SENT_V1_ONLY, np.setdiff1d(v1_rows, v2_rows))]
         bins = entity_bins(ents[np.union1d(v2_rows, v1_rows)])
@@ -290,7 +286,7 @@ def _charts(report, forest: ForestView) -> str:
         n = forest.community_level
         spread = bar_chart("entities-per-report", [b[0] for b in bins], series,
                            "entities in the report's community", "reports")
-        s2, s1 = r["selected"]["v2"], r["selected"]["v1"]
+        s2, s1 = r.selected["v2"], r.selected["v1"]
         who = (f"graphrag &gt;= 2.0 sends {len(v2_rows):,}, &lt; 2.0 sends {len(v1_rows):,}"
                if all(x.outcome is None or x.outcome.exact for x in (s2, s1))
                else f"{_esc(sends(s2, 'v2'))}; {_esc(sends(s1, 'v1'))}")
@@ -329,18 +325,19 @@ footer{margin-top:32px;color:#777;font-size:12px}
 """
 
 
-def render_html(report, *, community_level: int | None = None) -> str:
-    """The report as one HTML document. ``community_level`` defaults to ``report.options['level']``."""
-    n = report.options.get("level") if community_level is None else community_level
-    selections = {r["community_level"]: r["selected"] for r in report.levels}
-    forest = build_forest(report.model, n, selections)
+def render_html(report, forest: ForestView) -> str:
+    """The report as one HTML document; ``forest`` is the tree it draws, built by the caller with
+    the sent marks of the community_level to colour (the CLI: ``treeview.build_forest(model,
+    report.options.level, report.selections_by_level())``)."""
+    n = forest.community_level
+    selections = report.selections_by_level()
     from graphrag_audit import __version__
 
-    name = plain(report.model.path.name or str(report.model.path))
+    name = plain(report.index.name)
     capped = (f" (deeper than the index: as {forest.selection_level})"
               if forest.selection_level is not None and forest.selection_level != n else "")
     sent = ""
-    if report.model.has_reports_table and forest.community_level is not None:
+    if report.index.has_reports_table and forest.community_level is not None:
         sent = (f"<p>graphrag &gt;= 2.0 sends <b>{forest.sent_reports['v2']:,}</b> reports, graphrag &lt; 2.0 "
                 f"sends <b>{forest.sent_reports['v1']:,}</b>. Width ∝ entities; each row is a level; "
                 "hover a community for its report title.</p>")

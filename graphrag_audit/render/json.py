@@ -17,8 +17,8 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from graphrag_audit.analysis.levels import CommunityIds
-from graphrag_audit.escape import json_inert
+from graphrag_audit.results.audit import CommunityIds
+from graphrag_audit.sanitise.json import json_inert
 
 JSON_IDS = ("full", "delta")
 _CHUNK_IDS = 65536  # ids formatted per slice
@@ -52,7 +52,7 @@ def _clean(o):
 def _dumps(o) -> str:
     """Compact: Python's C encoder only runs without ``indent``. ensure_ascii keeps the output
     7-bit: valid UTF-8 whatever the titles hold; ``##[`` is written ``#\\u0023[``
-    (render.escape.json_inert), inside each value so that no chunk boundary can split it."""
+    (sanitise.json.json_inert), inside each value so that no chunk boundary can split it."""
     return json_inert(json.dumps(_clean(o), separators=(",", ":"), ensure_ascii=True, allow_nan=False))
 
 

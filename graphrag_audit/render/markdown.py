@@ -14,13 +14,13 @@ Every piece of index-derived text (titles, paths, messages, evidence) goes throu
 
 from __future__ import annotations
 
-import html
 import json
 import platform
 from importlib import metadata
 
-from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_label as _lvl, level_table, number as _n, sends
-from graphrag_audit.escape import markdown_cell
+from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_table, sends
+from graphrag_audit.render.numbers import level_label as _lvl, number as _n, share
+from graphrag_audit.sanitise.markdown import markdown_cell, own_text as _own
 
 SEV_LABEL = {"error": "error", "warning": "warning", "info": "info"}
 TITLE_LIMIT = 100  # characters of a report title shown in a table cell
@@ -76,28 +76,28 @@ def environment() -> dict[str, str]:
 
 # ---- sections ----------------------------------------------------------------------------
 def _header(report) -> list[str]:
-    info = report.index_info()
+    info = report.index
     opts = report.options
-    c = info["counts"]
+    c = info.counts
     env = environment()
-    gen = markdown_cell(info["generation"])
-    evidence = "; ".join(markdown_cell(e) for e in info["generation_evidence"])
-    costs = f"costs on ({markdown_cell(opts.get('tokenizer'))}, {_n(opts.get('max_context_tokens'))} " \
-            f"tokens/batch)" if opts.get("costs") else "costs off"
+    gen = markdown_cell(info.generation)
+    evidence = "; ".join(markdown_cell(e) for e in info.generation_evidence)
+    costs = f"costs on ({markdown_cell(opts.tokenizer)}, {_n(opts.max_context_tokens)} " \
+            f"tokens/batch)" if opts.costs else "costs off"
     rows = [[f"**{k}**", markdown_cell(v)] for k, v in env.items()]
     rows += [
-        ["**index**", markdown_cell(info["path"])],
-        ["**tables in**", markdown_cell(info["output_dir"])],
+        ["**index**", markdown_cell(info.path)],
+        ["**tables in**", markdown_cell(info.output_dir)],
         ["**generation**", f"{gen} ({evidence})" if evidence else gen],
-        ["**size**", f"{_n(c['entities'])} entities · {_n(c['communities'])} communities · "
-                     f"{_n(c['reports'])} reports · {_n(c['roots'])} roots · {c['levels']} levels · "
-                     f"tree from {markdown_cell(info['tree_source'])}"],
-        ["**options**", f"`--level {int(opts['level'])}` · `--max-unreachable {float(opts['max_unreachable']):g}` · "
-                        f"`--max-inflation {float(opts['max_inflation']):g}` · {costs}"],
+        ["**size**", f"{_n(c.entities)} entities · {_n(c.communities)} communities · "
+                     f"{_n(c.reports)} reports · {_n(c.roots)} roots · {c.levels} levels · "
+                     f"tree from {markdown_cell(info.tree_source)}"],
+        ["**options**", f"`--level {int(opts.level)}` · `--max-unreachable {float(opts.max_unreachable):g}` · "
+                        f"`--max-inflation {float(opts.max_inflation):g}` · {costs}"],
     ]
     out = ["## graphrag-audit report", ""]
     out += _table(["", ""], rows, ["l", "l"])
-    for note in info["notes"]:
+    for note in info.notes:
         out += ["", "Note: " + markdown_cell(note)]
     return out
 
@@ -117,18 +117,18 @@ COST_HEADERS = ["≥2.0 tokens", "&lt;2.0 tokens", "map calls ≥2.0 / &lt;2.0"]
 
 def _levels(report) -> list[str]:
     out = ["### What each community_level N sends to global search", ""]
-    if not report.model.has_reports_table:
+    if not report.index.has_reports_table:
         return out + ["No community_reports table: nothing is sent to global search."]
     opts = report.options
-    costs = bool(opts.get("costs"))
+    costs = bool(opts.costs)
     _, cells, notes = level_table(report)
     rows = []
     for r, row in zip(report.levels, cells):
-        if r["community_level"] == opts["level"]:
+        if r.community_level == opts.level:
             row = [f"**{x}**" for x in row]
         rows.append(row)
     out += _table(LEVEL_HEADERS + (COST_HEADERS if costs else []), rows)
-    out += ["", f"Bold: the level you query with (`--level {int(opts['level'])}`). extra = reports graphrag ≥ 2.0 "
+    out += ["", f"Bold: the level you query with (`--level {int(opts.level)}`). extra = reports graphrag ≥ 2.0 "
                 "sends beyond graphrag &lt; 2.0; ancestors = reports sent together with a descendant's report; "
                 "mix = reports graphrag ≥ 2.0 sends per level; stuck = entities whose finest community is "
                 "above level N. Each map call is one LLM call; one reduce call follows. "
@@ -136,12 +136,6 @@ def _levels(report) -> list[str]:
     for line in notes.lines():  # what graphrag actually does where the numbers are not what it returns
         out += ["", _own(line)]
     return out
-
-
-def _own(text: str) -> str:
-    """Our own fixed sentences (compat.py, cells.py: no index content) for Markdown or a
-    ``<summary>``: only ``&``, ``<`` and ``>`` need escaping."""
-    return html.escape(text, quote=False)
 
 
 BEHAVIOUR_LABEL = {"v2": "graphrag ≥ 2.0", "v1": "graphrag &lt; 2.0"}
@@ -220,19 +214,19 @@ def _depth(report, max_rows: int) -> list[str]:
         return out + ["No roots: the tree is empty."]
     total = sum(d.histogram.values())
     out += _table(["depth reached", "roots", "share"],
-                  [[k, _n(v), f"{v / total:.0%}"] for k, v in d.histogram.items()])
+                  [[k, _n(v), share(v, total)] for k, v in d.histogram.items()])
     out += ["", f"Depth asymmetry **{d.asymmetry:.2f}** (entity-weighted; 0 = every entity can be refined to "
                 f"the deepest level {d.max_level}, 1 = all stuck at level 0)."]
     out += [""] + _table(["N", "roots reaching N", "roots stuck", "entities served", "entities stuck"],
-                         [[str(r["community_level"]), f"{_n(r['roots_reaching'])} / {_n(r['roots_total'])}",
-                           _n(r["roots_stuck"]), f"{_n(r['entities_served'])} / {_n(r['entities_total'])}",
-                           _n(r["entities_stuck"])] for r in d.per_level])
+                         [[str(r.community_level), f"{_n(r.roots_reaching)} / {_n(r.roots_total)}",
+                           _n(r.roots_stuck), f"{_n(r.entities_served)} / {_n(r.entities_total)}",
+                           _n(r.entities_stuck)] for r in d.per_level])
     roots = d.roots[:max_rows]
     body = _table(["root", "level", "deepest level", "depth reached", "descendants", "entities",
                    "leaves per level"],
-                  [[str(int(r["community"])), str(r["level"]), str(r["deepest_level"]), str(r["depth_reached"]),
-                    _n(r["descendants"]), _n(r["entities"]),
-                    markdown_cell(_capped([f"L{k}: {v}" for k, v in r["leaves_per_level"].items()],
+                  [[str(int(r.community)), str(r.level), str(r.deepest_level), str(r.depth_reached),
+                    _n(r.descendants), _n(r.entities),
+                    markdown_cell(_capped([f"L{k}: {v}" for k, v in r.leaves_per_level.items()],
                                           LEAF_LEVELS, "levels"))]
                    for r in roots])
     body += _more(len(roots), len(d.roots), "roots")
@@ -268,31 +262,24 @@ def _ids(ids, limit: int) -> str:
 
 def _sent_at_level(report, max_rows: int) -> list[str]:
     """The reports graphrag >= 2.0 sends at --level, with their titles (untrusted text)."""
-    n = report.options["level"]
+    n = report.options.level
     r = report.level(n)
-    if r is None or not report.model.has_reports_table:
+    listing = report.listing
+    if r is None or not report.index.has_reports_table or listing is None or listing.community_level != n:
         return []
-    v2, v1 = r["selected"]["v2"], r["selected"]["v1"]
-    if v2.rows is None or not len(v2.rows):
+    v2, v1 = r.selected["v2"], r.selected["v1"]
+    lst = listing.by_behaviour["v2"]
+    if not lst.total:
         return []
-    rep = report.model.reports
-    comm = rep["community"].to_numpy()
-    lev = rep["level"].to_numpy()
-    title = rep["title"].to_numpy(dtype=object)
-    n_ent = report.report_entities
-    tokens = v2.row_tokens
-    in_v1 = set(int(x) for x in (v1.rows if v1.rows is not None else []))
-    order = sorted(range(len(v2.rows)), key=lambda i: (int(lev[v2.rows[i]]), int(comm[v2.rows[i]])))
     rows = []
-    for i in order[:max_rows]:
-        k = int(v2.rows[i])
-        rows.append([str(int(comm[k])), str(int(lev[k])), markdown_cell(title[k], TITLE_LIMIT),
-                     _n(int(n_ent[k])) if n_ent is not None else "—",
-                     _n(int(tokens[i])) if tokens is not None else "—",
-                     "yes" if k in in_v1 else "no"])
+    for i in range(min(max_rows, len(lst))):
+        rows.append([str(lst.community[i]), str(lst.level[i]), markdown_cell(lst.title[i], TITLE_LIMIT),
+                     _n(lst.entities[i]),
+                     _n(lst.tokens[i]) if lst.tokens is not None else "—",
+                     "yes" if lst.also_v1[i] else "no"])
     body = _table(["community", "level", "title", "entities", "tokens", "also sent by &lt;2.0"], rows,
                   ["r", "r", "l", "r", "r", "l"])
-    body += _more(len(rows), len(order), "reports")
+    body += _more(len(rows), lst.total, "reports")
     if v2.outcome is None or v2.outcome.exact:
         head = f"Reports graphrag ≥ 2.0 sends at community_level {int(n)} ({v2.count:,}"
     else:
@@ -349,5 +336,5 @@ def render_markdown(report, *, max_rows: int = 100, **_ignored) -> str:
     for p in parts:
         out += p + [""]
     out.append(f"_Generated by graphrag-audit {markdown_cell(environment()['graphrag-audit'])}: "
-               f"`graphrag-audit levels DIR --level {int(report.options['level'])} -f markdown`_")
+               f"`graphrag-audit levels DIR --level {int(report.options.level)} -f markdown`_")
     return "\n".join(out) + "\n"

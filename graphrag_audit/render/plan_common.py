@@ -6,27 +6,11 @@ is a number or a word of ours.
 
 from __future__ import annotations
 
+from graphrag_audit.render.numbers import level_label as lvl, number as n, share  # noqa: F401 (plan renderers' names)
+
 BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
 STATUS_LABEL = {"finest": "at finest", "budget": "budget-limited", "blocked": "blocked"}
 SUBTREE_ROWS = 30  # subtrees listed in text/markdown before "… N more (JSON lists all)"
-
-
-def n(v) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:,.2f}"
-    return f"{v:,}"
-
-
-def lvl(x) -> str:
-    return "None" if x is None else str(x)
-
-
-def share(num: int, den: int) -> str:
-    return f"{num / den:.0%}" if den else "—"
 
 
 def levels_text(by_level: dict) -> str:

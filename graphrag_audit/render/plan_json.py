@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from graphrag_audit.escape import json_inert
+from graphrag_audit.sanitise.json import json_inert
 from graphrag_audit.render.json import _clean
 
 

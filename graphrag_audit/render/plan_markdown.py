@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from graphrag_audit.render import plan_common as pc
-from graphrag_audit.escape import markdown_cell
+from graphrag_audit.sanitise.markdown import markdown_cell
 
 
 def _table(headers, rows, left=frozenset()) -> list[str]:

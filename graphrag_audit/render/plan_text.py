@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from graphrag_audit.render import plan_common as pc
-from graphrag_audit.render.console import inert_log_lines, plain_for_log as plain
+from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
 
 
 def _table(title: str, headers: list[str], rows: list[list[str]], left: set[int] = frozenset(),

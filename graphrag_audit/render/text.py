@@ -1,20 +1,19 @@
 """Terminal renderer (rich). Untrusted text only ever enters as rich ``Text`` (no markup parsing),
-after ``render.escape.plain`` has made control, bidi and zero-width characters visible escapes;
-no line may start with a ``::`` workflow command, whatever the wrapping (``render.console``)."""
+after ``sanitise.terminal.for_log`` has made control, bidi and zero-width characters visible
+escapes; no line may start with a ``::`` workflow command, whatever the wrapping."""
 
 from __future__ import annotations
 
 import io
 
-import numpy as np
 from rich import box
 from rich.console import Console
 from rich.table import Table  # noqa: F401
 from rich.text import Text
 
-from graphrag_audit.render.cells import (LEVEL_ONLY_NOTE, SELECTION_COLUMNS, level_columns, level_label as _lvl,
-                                         level_table, number as _n, sends)
-from graphrag_audit.render.console import inert_log_lines, plain_for_log as plain
+from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, SELECTION_COLUMNS, level_columns, level_table, sends
+from graphrag_audit.render.numbers import level_label as _lvl, number as _n
+from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
 
 
 # two-line headers keep the columns narrow enough for an 80-column CI log
@@ -34,16 +33,16 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     console = Console(file=buf, width=width or 100, force_terminal=color, no_color=not color,
                       color_system="standard" if color else None, highlight=False, emoji=False,
                       soft_wrap=False, legacy_windows=False)
-    info = report.index_info()
-    c = info["counts"]
-    console.print(Text.assemble(("graphrag-audit ", "bold"), (plain(info["path"]), "bold")))
-    console.print(Text("tables in " + plain(info["output_dir"])))
-    console.print(Text(f"generation {info['generation']}  ·  " + "; ".join(plain(e) for e in info["generation_evidence"])))
-    for note in info["notes"]:
+    info = report.index
+    c = info.counts
+    console.print(Text.assemble(("graphrag-audit ", "bold"), (plain(info.path), "bold")))
+    console.print(Text("tables in " + plain(info.output_dir)))
+    console.print(Text(f"generation {info.generation}  ·  " + "; ".join(plain(e) for e in info.generation_evidence)))
+    for note in info.notes:
         console.print(Text("note: " + plain(note)))
     console.print(Text(
-        f"{_n(c['entities'])} entities · {_n(c['communities'])} communities · {_n(c['reports'])} reports · "
-        f"{_n(c['roots'])} roots · {c['levels']} levels · tree from {info['tree_source']}"))
+        f"{_n(c.entities)} entities · {_n(c.communities)} communities · {_n(c.reports)} reports · "
+        f"{_n(c.roots)} roots · {c.levels} levels · tree from {info.tree_source}"))
     console.print()
 
     t = Table(title="Community tree", box=box.SIMPLE_HEAD, title_justify="left")
@@ -53,7 +52,7 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
         t.add_row(str(tl.level), _n(tl.communities), _n(tl.leaves), _n(tl.reports), _n(tl.entities))
     console.print(t)
 
-    if report.model.has_reports_table:
+    if report.index.has_reports_table:
         console.print(_levels_table(report))
     else:
         console.print(Text("No community_reports table: nothing is sent to global search.\n"))
@@ -61,7 +60,7 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     d = report.depth
     if d.histogram:
         hist = "  ".join(f"{k}: {v}" for k, v in d.histogram.items())
-        console.print(Text(f"Branch depth reached by the {c['roots']} roots — {hist}  ·  "
+        console.print(Text(f"Branch depth reached by the {c.roots} roots — {hist}  ·  "
                            f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0)"))
         console.print()
 
@@ -88,11 +87,11 @@ def _levels_table(report):
     from rich.console import Group
 
     opts = report.options
-    costs = bool(opts.get("costs"))
+    costs = bool(opts.costs)
     sel = Table(title="What each community_level N sends to global search", box=box.SIMPLE_HEAD,
                 title_justify="left")
-    cost = Table(title=f"Depth and cost per N ({opts['tokenizer']}, max_context_tokens "
-                       f"{opts['max_context_tokens']:,})" if costs else "Depth per N",
+    cost = Table(title=f"Depth and cost per N ({opts.tokenizer}, max_context_tokens "
+                       f"{opts.max_context_tokens:,})" if costs else "Depth per N",
                  box=box.SIMPLE_HEAD, title_justify="left")
     _, cells, notes = level_table(report)
     keys = [key for key, _ in level_columns(report)]
@@ -102,7 +101,7 @@ def _levels_table(report):
             cost.add_column("N", justify="right", no_wrap=True)
         (sel if i < k else cost).add_column(TEXT_HEADERS[key], justify="right", no_wrap=True)
     for r, row in zip(report.levels, cells):
-        style = "bold" if r["community_level"] == opts["level"] else None
+        style = "bold" if r.community_level == opts.level else None
         sel.add_row(*row[:k], style=style)
         cost.add_row(row[0], *row[k:], style=style)
     sel.caption = ("extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; "
@@ -112,15 +111,15 @@ def _levels_table(report):
     sel.caption_justify = cost.caption_justify = "left"
     dyn = []
     for r in report.levels:
-        rc = r["selected"]["dynamic"].extra.get("rating_calls")
+        rc = r.selected["dynamic"].rating_calls
         if rc:
-            dyn.append(f"N={_lvl(r['community_level'])}: {rc['min']}–{rc['max']}")
+            dyn.append(f"N={_lvl(r.community_level)}: {rc.min}–{rc.max}")
     parts = [sel, cost]
     if notes.items:  # what graphrag actually does where the table's numbers are not what it returns
         parts.append(Text("\n".join(notes.lines()) + "\n"))
     if dyn:
         parts.append(Text("Dynamic community selection, LLM rating calls (num_repeats "
-                          f"{opts.get('num_repeats', 1)}): " + ", ".join(dyn) + "\n"))
+                          f"{opts.num_repeats}): " + ", ".join(dyn) + "\n"))
     return Group(*parts)
 
 
@@ -132,9 +131,13 @@ def _focus(report, n: int):
     if r is None:
         yield Text(f"community_level {n} is outside the tree (levels 0–{report.depth.max_level}).\n")
         return
-    rep = report.model.reports
+    listing = report.listing
+    if listing is None or listing.community_level != n:  # the audit lists the reports of options.level only
+        yield Text(f"community_level {n}: the audit listed the reports of community_level "
+                   f"{report.options.level} only.\n")
+        return
     for b in ("v2", "v1", "level_only"):
-        s = r["selected"][b]
+        s = r.selected[b]
         exact = b == "level_only" or s.outcome is None or s.outcome.exact
         what = f"{BEHAVIOUR_LABEL[b]}: {s.count} reports" if exact else sends(s, b)
         t = Table(title=f"community_level {n} · {what}", box=box.SIMPLE_HEAD, title_justify="left")
@@ -142,23 +145,18 @@ def _focus(report, n: int):
                        ("tokens", "right")):
             # numbers never wrap; the title column gives way first (its cells are cut with '…', not wrapped)
             t.add_column(col, justify=j, overflow="ellipsis", no_wrap=(col != "title"))
-        rows = s.rows
-        tokens = s.row_tokens
-        n_ent = report.report_entities
-        # by level, then id (a stable sort, like sorted()); at most MAX_FOCUS_ROWS rows: rich needs
-        # ~1 KiB and real time per row, and 100k-community indexes exist
-        order = (np.lexsort((rep["community"].to_numpy()[rows], rep["level"].to_numpy()[rows])).tolist()
-                 if rows is not None else [])
-        if len(order) > MAX_FOCUS_ROWS:
-            t.caption = (f"the first {MAX_FOCUS_ROWS} of {len(order):,} reports by level and id; "
+        lst = listing.by_behaviour[b]
+        # by level, then id; at most MAX_FOCUS_ROWS rows: rich needs ~1 KiB and real time per row,
+        # and 100k-community indexes exist
+        shown = min(len(lst), MAX_FOCUS_ROWS)
+        if lst.total > shown:
+            t.caption = (f"the first {shown} of {lst.total:,} reports by level and id; "
                          f"-f json lists them all")
             t.caption_justify = "left"
-            order = order[:MAX_FOCUS_ROWS]
-        for i in order:
-            k = rows[i]
-            t.add_row(str(int(rep["community"].iat[k])), str(int(rep["level"].iat[k])),
-                      Text(plain(rep["title"].iat[k], 80), no_wrap=True, overflow="ellipsis"), _n(int(n_ent[k])),
-                      _n(int(tokens[i])) if tokens is not None else "—")
+        for i in range(shown):
+            t.add_row(str(lst.community[i]), str(lst.level[i]),
+                      Text(plain(lst.title[i], 80), no_wrap=True, overflow="ellipsis"), _n(lst.entities[i]),
+                      _n(lst.tokens[i]) if lst.tokens is not None else "—")
         yield t
 
 

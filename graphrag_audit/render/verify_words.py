@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from graphrag_audit.render.cells import level_label, number
+from graphrag_audit.render.numbers import level_label, number
 
 SELECTION_STATUSES = ("agrees", "differs", "graphrag_raised")
 _CONTEXT_KEYS = ("map_calls_agree", "context_tokens_agree", "batches_agree", "texts_agree",

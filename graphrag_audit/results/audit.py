@@ -1,0 +1,514 @@
+"""The per-level audit's results: frozen, typed, built in one go by ``analysis.audit``.
+
+Every renderer reads these and nothing else (never the index model or its tables). Each type's
+``to_dict`` writes the documented JSON (graphrag_audit/schema/audit-report.schema.json); a field
+renamed here breaks the renderers and the tests loudly instead of changing the output quietly.
+
+This module sits at the bottom of the layers: it imports nothing from the analyses, the model or
+io. :class:`Outcome` (what a graphrag version does with a selection) is decided in
+``graphrag.compat`` and carried here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from graphrag_audit.findings import SEVERITY_RANK, Finding
+
+SCHEMA_VERSION = "1.1"  # 1.1: every selection carries its graphrag status (compat.py)
+
+#: a selection's graphrag status (``SelectionStats.outcome.status``; decided in graphrag.compat)
+EXACT = "exact"
+HYPOTHETICAL = "hypothetical"
+CANNOT_READ = "graphrag_cannot_read"
+
+_EMPTY: Mapping = MappingProxyType({})
+
+
+def frozen_map(d: Mapping | None) -> Mapping:
+    """A read-only view of a copy of ``d`` (``{}`` for None)."""
+    return _EMPTY if not d else MappingProxyType(dict(d))
+
+
+def _readonly(a: np.ndarray | None) -> np.ndarray | None:
+    if a is not None and a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
+# ---- what graphrag does with a selection ------------------------------------------------------
+@dataclass(frozen=True)
+class Outcome:
+    """What one graphrag does with this index for one behaviour (the same at every N)."""
+
+    status: str
+    graphrag: str | None  # the graphrag the status is about, e.g. "3.x", "1.0-1.2"; None: no graphrag
+    note: str | None = None  # one line: why; the table's footnote (None: exact, nothing to add)
+    returns_zero: bool = False  # graphrag selects 0 reports instead (hypothetical)
+    error: str | None = None  # what graphrag raises instead (graphrag_cannot_read)
+    python_api: dict | None = field(default=None)  # the Python API path, where its status differs
+
+    @property
+    def exact(self) -> bool:
+        return self.status == EXACT
+
+    def graphrag_returns(self) -> dict | None:
+        """What that graphrag returns instead of this selection (None when it returns this one)."""
+        if self.returns_zero:
+            return {"graphrag": self.graphrag, "count": 0, "community_ids": [], "error": None}
+        if self.error is not None:
+            return {"graphrag": self.graphrag, "count": None, "community_ids": None, "error": self.error}
+        return None
+
+    def to_dict(self) -> dict:
+        d = {"status": self.status, "graphrag": self.graphrag}
+        if self.note:
+            d["status_note"] = self.note
+        ret = self.graphrag_returns()
+        if ret is not None:
+            d["graphrag_returns"] = ret
+        if self.python_api is not None:
+            d["python_api"] = self.python_api
+        return d
+
+
+# ---- community id lists -------------------------------------------------------------------
+_I32 = np.iinfo(np.int32)
+
+
+class CommunityIds(Sequence):
+    """A sorted sequence of community numbers held as one numpy array (``array``: int32 when
+    every id fits, else int64).
+
+    Reads like a list of Python ``int`` (len, indexing, slicing to a list, iteration, ``==`` with
+    a list or tuple, ``tolist()``) while costing 8 bytes an id: a 1,000-level index selects
+    millions of ids over its levels, which as Python lists need ~36 bytes each. The JSON
+    renderer writes the array in chunks."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, values=(), *, own: bool = False):
+        """``own``: ``values`` is a fresh int64 array nobody else holds (taken, not copied)."""
+        a = np.asarray(values, dtype=np.int64).ravel() if own else np.array(values, dtype=np.int64).ravel()
+        if len(a) and _I32.min <= a.min() and a.max() <= _I32.max:
+            a = a.astype(np.int32)  # half the memory; the ids read the same
+        a.flags.writeable = False
+        self.array = a
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self.array[i].tolist()
+        return int(self.array[i])
+
+    def __iter__(self):
+        a = self.array
+        for start in range(0, len(a), 65536):
+            yield from a[start:start + 65536].tolist()
+
+    def __contains__(self, x) -> bool:
+        try:
+            return bool((self.array == int(x)).any())
+        except (TypeError, ValueError, OverflowError):
+            return False
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, CommunityIds):
+            return bool(np.array_equal(self.array, other.array))
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self.array) and self.tolist() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # mutable-sequence semantics, like the list it stands for
+
+    def __array__(self, dtype=None, copy=None):
+        return self.array if dtype is None else self.array.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"CommunityIds({self.tolist()!r})"
+
+    def tolist(self) -> list[int]:
+        return self.array.tolist()
+
+
+# ---- the tree, level by level -------------------------------------------------------------
+@dataclass(frozen=True)
+class TreeLevel:
+    level: int
+    communities: int
+    leaves: int
+    reports: int
+    entities: int
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+# ---- what one community_level sends ---------------------------------------------------------
+class EntitySpread(NamedTuple):
+    """Entities per report of a selection: min, median, max (all None for no report)."""
+
+    min: int | None
+    median: float | None
+    max: int | None
+
+    def to_dict(self) -> dict:
+        return {"min": self.min, "median": self.median, "max": self.max}
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Tokens and LLM calls of one selection, by graphrag's own context batching (costs.py)."""
+
+    tokens: int
+    map_calls: int
+    reduce_calls: int
+    llm_calls: int
+    reports_in_context: int
+    dropped_by_rank: int
+    oversize_reports: int
+    tokenizer: str
+    tokens_exact: bool
+    note: str | None = None  # e.g. graphrag raises ZeroDivisionError on these weights
+
+    def to_dict(self) -> dict:
+        d = {
+            "tokens": self.tokens,
+            "map_calls": self.map_calls,
+            "reduce_calls": self.reduce_calls,
+            "llm_calls": self.llm_calls,
+            "reports_in_context": self.reports_in_context,
+            "dropped_by_rank": self.dropped_by_rank,
+            "oversize_reports": self.oversize_reports,
+            "tokenizer": self.tokenizer,
+            "tokens_exact": self.tokens_exact,
+        }
+        if self.note:
+            d["cost_note"] = self.note
+        return d
+
+
+@dataclass(frozen=True)
+class ExtraVsV1:
+    """The reports graphrag >= 2.0 sends beyond graphrag < 2.0's selection at the same N."""
+
+    count: int
+    community_ids: CommunityIds
+
+    def to_dict(self) -> dict:
+        return {"count": self.count, "community_ids": self.community_ids}
+
+
+@dataclass(frozen=True)
+class RatingCalls:
+    """Dynamic community selection's LLM rating calls: at least one per level-0 report, at most
+    one per report of the pool, each ``num_repeats`` times."""
+
+    min: int
+    max: int
+    num_repeats: int
+
+    def to_dict(self) -> dict:
+        return {"min": self.min, "max": self.max, "num_repeats": self.num_repeats}
+
+
+@dataclass(frozen=True)
+class SelectionStats:
+    """One behaviour's selection at one community_level."""
+
+    behaviour: str
+    count: int
+    community_ids: CommunityIds  # a sequence of int (see CommunityIds)
+    by_level: Mapping[str, int]
+    ancestors_sent: int
+    entities_covered: int
+    mean_reports_per_entity: float | None
+    entities_per_report: EntitySpread
+    rows: np.ndarray | None = field(default=None, repr=False, compare=False)  # report rows, parquet order
+    outcome: Outcome | None = None  # what graphrag actually does for this behaviour (graphrag.compat)
+    cost: Costs | None = None  # tokens / map calls (v2, v1, level_only with costs on)
+    row_tokens: np.ndarray | None = field(default=None, repr=False, compare=False)  # tokens of each row's line
+    extra_vs_v1: ExtraVsV1 | None = None  # v2 only
+    rating_calls: RatingCalls | None = None  # dynamic only
+
+    def __post_init__(self):
+        if not isinstance(self.by_level, MappingProxyType):
+            object.__setattr__(self, "by_level", frozen_map(self.by_level))
+        object.__setattr__(self, "rows", _readonly(self.rows))
+        object.__setattr__(self, "row_tokens", _readonly(self.row_tokens))
+
+    def to_dict(self) -> dict:
+        d = {
+            "count": self.count,
+            "community_ids": self.community_ids,
+            "by_level": dict(self.by_level),
+            "ancestors_sent": self.ancestors_sent,
+            "entities_covered": self.entities_covered,
+            "mean_reports_per_entity": self.mean_reports_per_entity,
+            "entities_per_report": self.entities_per_report.to_dict(),
+        }
+        if self.cost is not None:
+            d.update(self.cost.to_dict())
+        if self.extra_vs_v1 is not None:
+            d["extra_vs_v1"] = self.extra_vs_v1.to_dict()
+        if self.rating_calls is not None:
+            d["rating_calls"] = self.rating_calls.to_dict()
+        if self.outcome is not None:
+            d.update(self.outcome.to_dict())
+        return d
+
+    def with_(self, **changes) -> "SelectionStats":
+        """A new object with ``changes`` (``dataclasses.replace``): results are never mutated."""
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class LevelResult:
+    """What community_level N (None: no level filter) sends, per behaviour (v2, v1, level_only,
+    dynamic, in that order)."""
+
+    community_level: int | None
+    selected: Mapping[str, SelectionStats]
+
+    def __post_init__(self):
+        if not isinstance(self.selected, MappingProxyType):
+            object.__setattr__(self, "selected", frozen_map(self.selected))
+
+    def to_dict(self) -> dict:
+        return {"community_level": self.community_level,
+                "selected": {b: s.to_dict() for b, s in self.selected.items()}}
+
+
+# ---- the reports listed at the level you query with ----------------------------------------
+@dataclass(frozen=True)
+class ListedReports:
+    """The first reports of one behaviour's selection at the audited level, ordered by level then
+    community id (at most ``audit(listed_rows=…)`` of them); ``total`` is the whole selection.
+    ``title`` is untrusted index text: renderers sanitise it for their medium."""
+
+    behaviour: str
+    total: int
+    community: tuple[int, ...]
+    level: tuple[int, ...]
+    title: tuple[Any, ...]
+    entities: tuple[int, ...]
+    tokens: tuple[int, ...] | None  # None: costs not computed
+    also_v1: tuple[bool, ...] | None  # v2 only: the report is also in graphrag < 2.0's selection
+
+    def __len__(self) -> int:
+        return len(self.community)
+
+
+@dataclass(frozen=True)
+class ReportListing:
+    community_level: int
+    by_behaviour: Mapping[str, ListedReports]
+
+    def __post_init__(self):
+        object.__setattr__(self, "by_behaviour", frozen_map(self.by_behaviour))
+
+
+# ---- branch depth ---------------------------------------------------------------------------
+class RootDepth(NamedTuple):
+    community: int
+    level: int
+    deepest_level: int
+    depth_reached: int
+    descendants: int
+    entities: int
+    leaves_per_level: Mapping[str, int]
+
+    def to_dict(self) -> dict:
+        return {"community": self.community, "level": self.level, "deepest_level": self.deepest_level,
+                "depth_reached": self.depth_reached, "descendants": self.descendants,
+                "entities": self.entities, "leaves_per_level": dict(self.leaves_per_level)}
+
+
+class LevelDepth(NamedTuple):
+    community_level: int
+    roots_reaching: int
+    roots_stuck: int
+    roots_total: int
+    entities_served: int
+    entities_stuck: int
+    entities_total: int
+    entities_per_report: EntitySpread | None = None  # graphrag < 2.0's selection at this N
+
+    def to_dict(self) -> dict:
+        d = {"community_level": self.community_level, "roots_reaching": self.roots_reaching,
+             "roots_stuck": self.roots_stuck, "roots_total": self.roots_total,
+             "entities_served": self.entities_served, "entities_stuck": self.entities_stuck,
+             "entities_total": self.entities_total}
+        if self.entities_per_report is not None:
+            d["entities_per_report"] = self.entities_per_report.to_dict()
+        return d
+
+
+@dataclass(frozen=True)
+class DepthAnalysis:
+    roots: tuple[RootDepth, ...]  # deepest first
+    histogram: Mapping[str, int]  # depth reached -> roots
+    per_level: tuple[LevelDepth, ...]
+    asymmetry: float
+    single_child: tuple[int, ...]
+    duplicate_levels: tuple[int, ...]
+    max_level: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "roots", tuple(self.roots))
+        object.__setattr__(self, "histogram", frozen_map(self.histogram))
+        object.__setattr__(self, "per_level", tuple(self.per_level))
+        object.__setattr__(self, "single_child", tuple(self.single_child))
+        object.__setattr__(self, "duplicate_levels", tuple(self.duplicate_levels))
+
+    def to_dict(self) -> dict:
+        return {
+            "max_level": self.max_level,
+            "asymmetry": self.asymmetry,
+            "depth_histogram": dict(self.histogram),
+            "per_level": [r.to_dict() for r in self.per_level],
+            "roots": [r.to_dict() for r in self.roots],
+            "single_child_communities": list(self.single_child),
+            "duplicate_levels": list(self.duplicate_levels),
+        }
+
+
+# ---- the index ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class IndexCounts:
+    entities: int
+    communities: int
+    reports: int
+    roots: int
+    levels: int
+
+    def to_dict(self) -> dict:
+        return {"entities": self.entities, "communities": self.communities, "reports": self.reports,
+                "roots": self.roots, "levels": self.levels}
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """What was read and from where (paths, notes and evidence are untrusted text)."""
+
+    path: str
+    output_dir: str
+    files: Mapping[str, str]  # table -> file name
+    notes: tuple[str, ...]
+    generation: str
+    generation_evidence: tuple[str, ...]
+    tree_source: str
+    community_id_type: str
+    counts: IndexCounts
+    name: str  # the index directory's name (the HTML title); not in the JSON
+    has_reports_table: bool  # not in the JSON (counts.reports and the findings say it)
+
+    def __post_init__(self):
+        object.__setattr__(self, "files", frozen_map(self.files))
+        object.__setattr__(self, "notes", tuple(self.notes))
+        object.__setattr__(self, "generation_evidence", tuple(self.generation_evidence))
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "output_dir": self.output_dir,
+            "files": dict(self.files),
+            "notes": list(self.notes),
+            "generation": self.generation,
+            "generation_evidence": list(self.generation_evidence),
+            "tree_source": self.tree_source,
+            "community_id_type": self.community_id_type,
+            "counts": self.counts.to_dict(),
+        }
+
+
+# ---- the options ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AuditOptions:
+    level: int = 2  # the community_level your application queries with (graphrag CLI default)
+    tokenizer: str = "cl100k_base"
+    max_context_tokens: int = 12000
+    costs: bool = True
+    num_repeats: int = 1  # dynamic selection rating calls per community
+    max_unreachable: float = 0.25
+    max_inflation: float = 1.2
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# ---- the report -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AuditReport:
+    """The one result object every audit renderer reads."""
+
+    index: IndexInfo
+    options: AuditOptions
+    tree_levels: tuple[TreeLevel, ...]
+    levels: tuple[LevelResult, ...]
+    depth: DepthAnalysis
+    findings: tuple[Finding, ...]
+    report_entities: np.ndarray | None = field(default=None, repr=False, compare=False)  # per report row
+    listing: ReportListing | None = None  # the reports sent at options.level
+    verify: Mapping | None = None  # graphrag_audit.verify's result (--verify)
+    timings: Mapping[str, float] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "tree_levels", tuple(self.tree_levels))
+        object.__setattr__(self, "levels", tuple(self.levels))
+        object.__setattr__(self, "findings", tuple(self.findings))
+        object.__setattr__(self, "report_entities", _readonly(self.report_entities))
+        object.__setattr__(self, "timings", frozen_map(self.timings))
+        if self.verify is not None and not isinstance(self.verify, MappingProxyType):
+            object.__setattr__(self, "verify", MappingProxyType(dict(self.verify)))
+
+    def with_verify(self, verify: Mapping | None) -> "AuditReport":
+        """This report with a ``--verify`` result (a new object)."""
+        return replace(self, verify=verify)
+
+    def index_info(self) -> dict:
+        return self.index.to_dict()
+
+    def level(self, n: int | None) -> LevelResult | None:
+        return next((r for r in self.levels if r.community_level == n), None)
+
+    def selections_by_level(self) -> dict:
+        """{N: {behaviour: SelectionStats}}: the shape ``treeview.build_forest`` takes (``.rows``)."""
+        return {r.community_level: r.selected for r in self.levels}
+
+    def sorted_findings(self) -> list[Finding]:
+        return sorted(self.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.rule))
+
+    def to_dict(self) -> dict:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "graphrag-audit", "version": _version()},
+            "options": self.options.to_dict(),
+            "index": self.index.to_dict(),
+            "tree": {"levels": [t.to_dict() for t in self.tree_levels]},
+            "depth": self.depth.to_dict(),
+            "levels": [r.to_dict() for r in self.levels],
+            "findings": [f.to_dict() for f in self.sorted_findings()],
+            "summary": self.summary(),
+            **({"verify": dict(self.verify)} if self.verify is not None else {}),
+        }
+
+    def summary(self) -> dict:
+        counts = {s: 0 for s in ("error", "warning", "info")}
+        for f in self.findings:
+            counts[f.severity] += 1
+        return {"findings": counts}
+
+
+def _version() -> str:
+    from graphrag_audit import __version__
+
+    return __version__

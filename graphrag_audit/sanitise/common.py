@@ -1,0 +1,149 @@
+"""The one convention every sanitiser applies to untrusted text (LLM-written titles, summaries,
+ids, file names) before its medium's own escaping.
+
+One convention for every human format (text, tree text, Markdown, HTML, GitHub annotations,
+Mermaid, DOT, GraphML): a character that is invisible, moves the cursor or reorders the line is
+written as its Python escape, in ASCII: ``\\x1b`` (ESC), ``\\u202e`` (RIGHT-TO-LEFT OVERRIDE),
+``\\u200b`` (ZERO WIDTH SPACE), ``\\U000e0041`` (TAG LATIN CAPITAL LETTER A), ``\\ud800`` (a lone
+surrogate). Line breaks and other white space become one space. Everything else, Chinese and
+Russian included, is printed as is. A literal backslash is not doubled, so ``\\u202e`` typed into
+a title reads the same as an escaped override; what matters is that nothing is hidden.
+
+The characters escaped (:data:`INVISIBLE`) are Unicode's Default_Ignorable_Code_Point set (the
+bidi embeddings, overrides, isolates and marks, zero-width spaces and joiners, the word joiner and
+invisible operators, soft hyphen, Hangul fillers, variation selectors, tag characters), the
+C0/C1 controls other than white space, surrogates, the interlinear annotation controls
+U+FFF9..U+FFFB and the noncharacters. This covers the Trojan Source list (Boucher & Anderson,
+2021: LRE RLE LRO RLO PDF LRI RLI FSI PDI LRM RLM ALM, ZWSP ZWNJ ZWJ) and ASCII smuggling with
+tag characters.
+
+The output's character set: inside ``with output_charset("cp1252"):`` :func:`plain` also writes
+every character that encoding cannot hold as its escape (``\\u9ad8``), before any cutting or
+column layout, so columns stay aligned on a console that is not UTF-8
+(``render.console.encode_for_stream`` handles the renderers' own glyphs).
+
+This module, like every ``sanitise`` module, imports nothing from the rest of the package: the
+lowest layer (``errors``) uses it too.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+_BMP = ("\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f"  # C0/C1 controls; \t\n\v\f\r and NEL are white space
+        "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+        "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
+        "\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff")
+_ASTRAL = "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff" + "".join(
+    f"{chr(p * 0x10000 + 0xfffe)}{chr(p * 0x10000 + 0xffff)}" for p in range(1, 17))  # noncharacters
+#: characters that are never written as they are in human output (see the module docstring)
+INVISIBLE = re.compile(f"[{_BMP}{_ASTRAL}]")
+# the same test, ten times faster on ordinary titles: the BMP set, or any astral character at all
+# (sre checks a class of many astral ranges one range at a time)
+_CANDIDATE = re.compile(f"[{_BMP}\U00010000-\U0010ffff]")
+#: the GitHub Actions runner reads a legacy ``##[command]`` anywhere in a log line
+LEGACY_COMMAND = "##["
+LEGACY_COMMAND_ESCAPED = "#\\x23["
+#: one escape written by :func:`escape_char` (a cut never ends inside one)
+_ESCAPE = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})")
+
+_CHARSET: ContextVar[str | None] = ContextVar("graphrag_audit_output_charset", default=None)
+
+
+def escape_char(ch: str) -> str:
+    """One character as its Python escape: ``\\x1b``, ``\\u202e``, ``\\U000e0041``."""
+    o = ord(ch)
+    if o < 0x100:
+        return f"\\x{o:02x}"
+    return f"\\u{o:04x}" if o < 0x10000 else f"\\U{o:08x}"
+
+
+def _escape_match(m: re.Match) -> str:
+    return "".join(escape_char(ch) for ch in m.group())
+
+
+def show(text: str) -> str:
+    """``text`` with every :data:`INVISIBLE` character written as its escape, nothing else changed."""
+    return INVISIBLE.sub(_escape_match, text) if _CANDIDATE.search(text) else text
+
+
+def _unicode_charset(encoding: str | None) -> str | None:
+    """The codec name of ``encoding``, or None when it holds every character (UTF-8/16/32)."""
+    if encoding is None:
+        return None
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return "ascii"  # an encoding Python does not know: assume the least
+    return None if name.startswith("utf") else name
+
+
+@contextmanager
+def output_charset(encoding: str | None):
+    """Render for a stream of this encoding: :func:`plain` then also escapes every character the
+    encoding cannot hold. None or any UTF encoding: no extra escaping (the default)."""
+    token = _CHARSET.set(_unicode_charset(encoding))
+    try:
+        yield
+    finally:
+        _CHARSET.reset(token)
+
+
+def current_charset() -> str | None:
+    """The codec name set by :func:`output_charset` (None: every character can be written)."""
+    return _CHARSET.get()
+
+
+def fit_charset(text: str, charset: str | None = None) -> str:
+    """``text`` with every character ``charset`` (default: the current one) cannot hold written as
+    its escape. The escapes are ASCII, so the result always encodes."""
+    charset = current_charset() if charset is None else _unicode_charset(charset)
+    if charset is None or text.isascii():
+        return text
+    try:
+        text.encode(charset)
+        return text
+    except UnicodeEncodeError:
+        return text.encode(charset, "backslashreplace").decode(charset)
+
+
+def plain(text, limit: int | None = None) -> str:
+    """One line of visible text: white space runs (line breaks, tabs) become one space; invisible,
+    control and bidi characters, and characters the current output charset cannot hold, become
+    escapes (module docstring); a legacy ``##[`` workflow command becomes ``#\\x23[``; cut to
+    ``limit`` characters with '…' (never inside an escape)."""
+    if text is None:
+        return ""
+    if isinstance(text, bytes):
+        s = text.decode("utf-8", "replace")
+    else:
+        s = text if isinstance(text, str) else str(text)
+    s = show(s)  # first: \x1c-\x1f are white space to str.split()
+    s = " ".join(s.split())  # str.split() splits at str.isspace(), as the regex \s does
+    if LEGACY_COMMAND in s:
+        s = s.replace(LEGACY_COMMAND, LEGACY_COMMAND_ESCAPED)
+    return _cut(fit_charset(s), limit)
+
+
+def _cut(s: str, limit: int | None) -> str:
+    """``s`` cut to ``limit`` characters with '…', backing up rather than halving an escape."""
+    if limit is None or len(s) <= limit:
+        return s
+    return s[:cut_point(s, max(limit - 1, 0))] + "…"
+
+
+def cut_point(s: str, n: int) -> int:
+    """``n``, or the start of the escape (:func:`escape_char`) that ``s[:n]`` would cut in half."""
+    start = s.rfind("\\", max(n - 9, 0), n)  # the longest escape has 10 characters
+    if start >= 0:
+        m = _ESCAPE.match(s, start)
+        if m and m.end() > n:
+            return start
+    return n
+
+
+#: the codec name of an encoding, None for UTF (public name of :func:`_unicode_charset`)
+unicode_charset = _unicode_charset
