@@ -218,7 +218,7 @@ def verify_with_graphrag(report, model) -> dict:
         return {"available": False, "graphrag_version": version, "behaviour": behaviour,
                 "reason": "this index lacks the tables graphrag "
                           f"{version} reads ({'communities' if behaviour == 'v2' else 'create_final_nodes'})"}
-    from graphrag_audit.analysis.integrity import v2_readable
+    from graphrag_audit.graphrag.compat import v2_readable
 
     # what the audit predicts graphrag does on this index
     string_trap = behaviour == "v1" and model.id_kind == "string" and major >= 1

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphrag_audit.findings import Finding, finding, preview
+from graphrag_audit.graphrag.compat import v2_readable
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import LevelSlots, dictionary_parts, factorize_ints, key_codes, sorted_unique
 
@@ -150,13 +151,6 @@ def _children_vs_parent(comm: np.ndarray, children: list, parent: np.ndarray) ->
     only_a, only_b = np.setdiff1d(a, b, assume_unique=True), np.setdiff1d(b, a, assume_unique=True)
     parents = uniq[np.concatenate([only_a, only_b]) // k] if len(uniq) else np.zeros(0, dtype=np.int64)
     return sorted_unique(np.asarray(parents, dtype=np.int64)).tolist(), len(only_a), len(only_b)
-
-
-def v2_readable(model: IndexModel) -> bool:
-    if "communities" not in model.files:
-        return False
-    cols = model.schemas["communities"]  # every column name of the table (read by load_index)
-    return "entity_ids" in cols and "community" in cols
 
 
 def _ranks(lens: np.ndarray) -> np.ndarray:

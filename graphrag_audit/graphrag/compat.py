@@ -96,11 +96,13 @@ def _has(model, logical: str, stem: str) -> bool:
     return p is not None and _stem(p) == stem
 
 
-def _v2_readable(model) -> bool:
-    """graphrag >= 2.0's read_indexer_reports can explode this communities table (integrity.py)."""
-    from graphrag_audit.analysis.integrity import v2_readable
-
-    return v2_readable(model)
+def v2_readable(model) -> bool:
+    """graphrag >= 2.0's read_indexer_reports can explode this communities table: it has
+    ``community`` and ``entity_ids`` (every column name of the table, read by load_index)."""
+    if "communities" not in model.files:
+        return False
+    cols = model.schemas["communities"]
+    return "entity_ids" in cols and "community" in cols
 
 
 def int32_communities(model) -> bool:
@@ -151,7 +153,7 @@ def _cannot_load(model, tables) -> str:
 
 def _v2_outcome(model) -> Outcome:
     gen = model.generation.label
-    readable = _v2_readable(model)
+    readable = v2_readable(model)
     int32 = int32_communities(model)
     api_int32 = {"status": CANNOT_READ,
                  "graphrag_returns": {"graphrag": ">= 3.2 (pandas 3)", "count": None, "community_ids": None,
