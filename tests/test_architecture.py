@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "graphrag_audit"
 
 #: (layer name, module prefixes) from low to high; the first matching prefix decides
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("errors", "escape", "findings", "rules", "sanitise")),
+    ("base", ("errors", "findings", "rules", "sanitise")),
     ("model", ("model",)),
     ("results", ("results",)),
     ("io", ("io",)),

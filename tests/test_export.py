@@ -24,7 +24,7 @@ from builders import SEED, write_v3
 from conftest import shared_index
 from graphrag_audit.render.graph import to_dot, to_graphml, to_json, to_mermaid
 from graphrag_audit.io.load import load_index
-from graphrag_audit.escape import plain
+from graphrag_audit.sanitise.common import plain
 from tree_ref import reference_graph
 from graphrag_audit.analysis.treeview import build_forest, layout
 

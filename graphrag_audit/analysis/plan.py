@@ -69,8 +69,8 @@ import pandas as pd
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.results.plan import (BUDGET_KINDS, Budget, Cost, CostFn, LevelOption, Plan, PlanReport,
-                                         SubtreeStatus)
+from graphrag_audit.results.plan import (BUDGET_KINDS, Budget, Cost, CostFn, LevelOption, Plan, PlanIndex,
+                                         PlanReport, SubtreeStatus)
 
 __all__ = [
     "BUDGET_KINDS",
@@ -605,5 +605,7 @@ def plan_report(model: IndexModel, budget: Budget, cost: CostFn | None = None, *
     pt = PlanTree(model)
     plan = plan_context(model, budget, cost, tree=pt)
     sels = select_all(model)
-    return PlanReport(model=model, plan=plan, options=level_options(model, budget, cost, tree=pt, selections=sels),
+    index = PlanIndex(path=str(model.path), output_dir=str(model.output_dir), generation=model.generation.label,
+                      max_level=model.max_level, notes=tuple(model.notes))
+    return PlanReport(index=index, plan=plan, options=level_options(model, budget, cost, tree=pt, selections=sels),
                       dynamic=dynamic_preview(model, num_repeats, selections=sels), settings=dict(settings or {}))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import heapq
 
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.escape import plain
+from graphrag_audit.sanitise.common import plain
 from graphrag_audit.results.tree import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY,
                                          CommunityNode, ForestView, OutsideReport, Row, TreeView)
 

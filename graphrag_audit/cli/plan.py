@@ -113,7 +113,7 @@ def plan_cmd(
                                 verify=lambda path: verified.append(_read_back(path, report.plan, write)))
             handoff = result.to_dict()
             handoff["verified"] = verified[0]
-            report.handoff = handoff
+            report = report.with_handoff(handoff)
         return report
 
     report = run_guarded(work, debug)

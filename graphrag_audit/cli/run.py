@@ -221,9 +221,9 @@ def output_guard(index_dir: Path):
 
 def output_charset_for(output: Path | None):
     """Context manager: render index text for where the payload goes (stdout's encoding, or a
-    UTF-8 file); see render.escape.output_charset and render.console."""
+    UTF-8 file); see sanitise.common.output_charset and render.console."""
     from graphrag_audit.render.console import stream_encoding
-    from graphrag_audit.escape import output_charset
+    from graphrag_audit.sanitise.common import output_charset
     from graphrag_audit.io.safe_write import is_stdout
 
     to_stdout = output is None or is_stdout(output)

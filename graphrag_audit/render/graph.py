@@ -2,7 +2,7 @@
 
 Each function takes a ``results.tree.ForestView`` and optionally a ``TreeView`` (then only the shown
 communities are exported, with one summary node per group of hidden siblings). Untrusted text
-(report titles) goes through ``render.escape.plain`` and then the escaping of each syntax:
+(report titles) goes through ``sanitise.common.plain`` and then the escaping of each syntax:
 Mermaid quoted labels with entity codes (``#quot;``), DOT quoted strings with ``\\"`` and
 ``\\\\``, GraphML through networkx's XML writer, JSON through ``json.dumps``.
 """

@@ -4,7 +4,7 @@ Each row is the tree guide, the community number and its report title, padded or
 fixed number of terminal *cells* (East Asian wide characters count two, measured with rich's
 cell functions), then right-aligned columns: level, entities, leaf/collapsed marker and, with a
 community_level N, what N sends. Untrusted text enters only as rich ``Text`` (no markup), after
-``render.escape.plain``.
+``sanitise.common.plain``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from graphrag_audit.render.console import inert_log_lines, plain_for_log as plain
-from graphrag_audit.escape import cut_point
+from graphrag_audit.sanitise.common import cut_point
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Row, TreeView
 
 SENT_LABEL = {SENT_BOTH: "both", SENT_V2_ONLY: "v2 only", SENT_V1_ONLY: "v1 only", SENT_NEITHER: "—"}

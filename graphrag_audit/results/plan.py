@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from graphrag_audit.model.index import IndexModel
 
 BUDGET_KINDS = ("reports", "tokens", "map_calls", "coverage")
 
@@ -170,16 +167,37 @@ class LevelOption:
         return d
 
 
-@dataclass
+@dataclass(frozen=True)
+class PlanIndex:
+    """What was planned on: the index's folder, where its tables are, its generation."""
+
+    path: str
+    output_dir: str
+    generation: str
+    max_level: int
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "output_dir": self.output_dir, "generation": self.generation,
+                "max_level": self.max_level, "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
 class PlanReport:
     """The plan, every community_level beside it, and the dynamic-selection preview."""
 
-    model: IndexModel
+    index: PlanIndex
     plan: Plan
     options: list[LevelOption]
     dynamic: list[dict]
     settings: dict
-    handoff: dict | None = None  # filled by the CLI after --write (plan_write.WriteResult.to_dict())
+    handoff: dict | None = None  # after --write: handoff.WriteResult.to_dict() (the CLI: with_handoff)
+
+    def with_handoff(self, handoff: dict) -> "PlanReport":
+        """This report with what ``plan --write`` wrote (a new report; this one is unchanged)."""
+        from dataclasses import replace
+
+        return replace(self, handoff=handoff)
 
     def option(self, n: int | None, behaviour: str) -> LevelOption | None:
         return next((o for o in self.options if o.community_level == n and o.behaviour == behaviour), None)
@@ -191,10 +209,8 @@ class PlanReport:
         return max(fit) if fit else None
 
     def to_dict(self) -> dict:
-        m = self.model
         return {
-            "index": {"path": str(m.path), "output_dir": str(m.output_dir), "generation": m.generation.label,
-                      "max_level": m.max_level, "notes": list(m.notes)},
+            "index": self.index.to_dict(),
             "settings": self.settings,
             "plan": self.plan.to_dict(),
             "community_levels": [o.to_dict() for o in self.options],

@@ -19,7 +19,7 @@ class CommunityNode:
     children: tuple[int, ...]  # ascending community numbers
     other_parents: tuple[int, ...]
     entities: int
-    title: str  # report title, escaped (render.escape.plain) and truncated; "" without a report
+    title: str  # report title, escaped (sanitise.common.plain) and truncated; "" without a report
     reports: int  # report rows of this community (0 = no report)
     sent: str | None  # one of SENT_VALUES ("neither" also without a report); None without a community_level
     size: int  # communities in the subtree, itself included
