@@ -14,6 +14,7 @@ from typing import Annotated, Optional
 import typer
 
 from graphrag_audit.render.formats import LevelsFormat, PlanFormat, TreeFormat
+from graphrag_audit.rules import SEVERITIES
 
 
 class JsonIds(str, Enum):
@@ -21,11 +22,8 @@ class JsonIds(str, Enum):
     delta = "delta"
 
 
-class FailOn(str, Enum):
-    error = "error"
-    warning = "warning"
-    info = "info"
-    never = "never"
+#: --fail-on: a severity of rules.py, or never
+FailOn = Enum("FailOn", {s: s for s in (*SEVERITIES, "never")}, type=str)
 
 
 class Color(str, Enum):
