@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import nullcontext
 from typing import Callable
 
+from graphrag_audit.analysis.background_costs import BackgroundCosts
 from graphrag_audit.analysis.checks import Thresholds, level_findings
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.analysis.depth import analyse_depth
@@ -20,16 +22,6 @@ from graphrag_audit.graphrag.selection import select_all
 
 
 Progress = Callable[[str], None]
-
-
-def _then_release(between_phases, fn, *args):
-    """``fn(*args)``, then ``between_phases()`` (the CLI gives freed temporaries back to the OS
-    there before the next phase)."""
-    try:
-        return fn(*args)
-    finally:
-        if between_phases is not None:
-            between_phases()
 
 
 def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = None,
@@ -58,28 +50,12 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
         model = load_index(index, between_phases=between_phases)
     timings["load"] = time.perf_counter() - t0
 
-    # The costs run in a worker thread beside the tree checks and the per-level statistics:
-    # first what no selection changes (occurrence counts, each report's row measure), then the
-    # map batches of every selection. Most of both sides is arrow and numpy work that releases
-    # the GIL, so the two cores both work.
-    pool = prepared = costed_v1 = costs = None
-    if options.costs and model.has_reports_table:
-        from concurrent.futures import ThreadPoolExecutor
-
-        from graphrag_audit.analysis.costs import V1TextUnitCounts, prepared_coster, selection_costs
-
-        pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphrag-audit")
-        prepared = pool.submit(_then_release, between_phases, prepared_coster, model, options.tokenizer,
-                               options.max_context_tokens)
-        # graphrag < 2.0 weighs by create_final_nodes (None when the model has no node ids)
-        v1_counts = pool.submit(_then_release, between_phases, V1TextUnitCounts.of, model,
-                                lambda: prepared.result().counts)
-
-        def v1_costs():  # in a worker, beside the other behaviours' packing in this thread
-            coster = prepared.result()
-            coster.use_v1_counts(v1_counts.result())
-            return selection_costs(coster, selections, ("v1",))
-    try:
+    # The costs are prepared in worker threads (analysis/background_costs.py) beside the tree
+    # checks and the per-level statistics.
+    costs = None
+    background = (BackgroundCosts(model, options, between_phases) if options.costs and model.has_reports_table
+                  else None)
+    with background or nullcontext():
         step("checking the tree")
         t = time.perf_counter()
         ti = TreeIndex(model)
@@ -92,23 +68,16 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
         step("selecting reports per level")
         t = time.perf_counter()
         selections = select_all(model)
-        if prepared is not None:
-            costed_v1 = pool.submit(v1_costs)
+        if background is not None:
+            background.pack(selections)
         stats = level_stats(model, ti, selections)
         timings["selection"] = time.perf_counter() - t
 
-        if costed_v1 is not None:
+        if background is not None:
             step("counting tokens and map calls")
             t = time.perf_counter()
-            from graphrag_audit.analysis.costs import level_costs
-
-            results = selection_costs(prepared.result(), selections, ("v2", "level_only"))
-            results.update(costed_v1.result())
-            costs = level_costs(model, selections, options, progress=step, results=results)
+            costs = background.result(progress=step)
             timings["costs"] = time.perf_counter() - t  # what was left when the rest was done
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
 
     levels = level_results(model, ti, selections, costs=costs, num_repeats=options.num_repeats, stats=stats)
     del stats

@@ -1,0 +1,78 @@
+"""The costs of every selection, computed in worker threads beside the rest of the audit.
+
+This is the one place the audit runs work concurrently. Most of the cost work is arrow and numpy
+code that releases the GIL, so while the main thread checks the tree and computes the per-level
+statistics, two workers prepare what no selection changes (occurrence counts, each report's row
+measure; graphrag < 2.0's occurrence counts from ``create_final_nodes``) and then pack the
+< 2.0 selections into map batches. The caller sees three steps::
+
+    with BackgroundCosts(model, options) as bg:      # preparation starts
+        ...                                          # the tree checks, in this thread
+        bg.pack(selections)                          # < 2.0's packing starts in a worker
+        ...                                          # the per-level statistics, in this thread
+        costs = bg.result(progress)                  # >= 2.0 and level-only here, then join
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable
+
+from graphrag_audit.analysis.costs import V1TextUnitCounts, level_costs, prepared_coster, selection_costs
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.results.audit import AuditOptions
+
+
+def _then(between_phases: Callable[[], None] | None, fn, *args):
+    """``fn(*args)``, then ``between_phases()`` (the CLI gives freed temporaries back to the OS
+    there before the next phase)."""
+    try:
+        return fn(*args)
+    finally:
+        if between_phases is not None:
+            between_phases()
+
+
+class BackgroundCosts:
+    """Tokens and map calls of every selection (``costs.level_costs``), prepared in workers."""
+
+    def __init__(self, model: IndexModel, options: AuditOptions,
+                 between_phases: Callable[[], None] | None = None):
+        self._model, self._options = model, options
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphrag-audit")
+        self._prepared = self._pool.submit(_then, between_phases, prepared_coster, model, options.tokenizer,
+                                           options.max_context_tokens)
+        # graphrag < 2.0 weighs by create_final_nodes (None when the model has no node ids)
+        self._v1_counts = self._pool.submit(_then, between_phases, V1TextUnitCounts.of, model,
+                                            lambda: self._prepared.result().counts)
+        self._selections: dict | None = None
+        self._v1: Future | None = None
+
+    def pack(self, selections: dict) -> None:
+        """Start packing graphrag < 2.0's selections in a worker (they need the v1 counts)."""
+        self._selections = selections
+        self._v1 = self._pool.submit(self._v1_costs, selections)
+
+    def _v1_costs(self, selections: dict) -> dict:
+        coster = self._prepared.result()
+        coster.use_v1_counts(self._v1_counts.result())
+        return selection_costs(coster, selections, ("v1",))
+
+    def result(self, progress: Callable[[str], None] | None = None) -> dict:
+        """Pack the other behaviours in this thread, wait for < 2.0's, and return
+        ``costs.level_costs`` of every selection given to :meth:`pack`."""
+        if self._selections is None or self._v1 is None:
+            raise RuntimeError("BackgroundCosts.result() before pack()")
+        results = selection_costs(self._prepared.result(), self._selections, ("v2", "level_only"))
+        results.update(self._v1.result())
+        return level_costs(self._model, self._selections, self._options, progress=progress, results=results)
+
+    def close(self) -> None:
+        """Wait for the workers (a failure elsewhere cancels what has not started)."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> "BackgroundCosts":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
