@@ -115,13 +115,19 @@ def test_audit_calls_between_phases_only_when_given():
 
     # analysis imports nothing of the CLI (release_freed_memory came from cli.memory)
     assert not [n for n, v in vars(audit_mod).items() if str(getattr(v, "__module__", "")).startswith("graphrag_audit.cli")]
+    from graphrag_audit.io.load import load_index
+
     calls = []
+    load_index(SEED, between_phases=lambda: calls.append(1))  # load_index's own phases
+    loading = len(calls)
+    assert loading >= 1
+    calls.clear()
     with_costs = audit(SEED, AuditOptions(tokenizer="estimate"), between_phases=lambda: calls.append(1))
-    # the tree phase, and in the cost worker the prepared coster and graphrag < 2.0's counts
-    assert len(calls) == 3
+    # loading, the tree phase, and in the cost workers the prepared coster and graphrag < 2.0's counts
+    assert len(calls) == loading + 3
     calls.clear()
     audit(SEED, AuditOptions(costs=False), between_phases=lambda: calls.append(1))
-    assert len(calls) == 1
+    assert len(calls) == loading + 1
     plain = audit(SEED, AuditOptions(tokenizer="estimate"))
     from graphrag_audit.render import render
 
