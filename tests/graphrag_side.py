@@ -1,7 +1,7 @@
 """The Python interpreters with graphrag installed that tests run graphrag's own code in.
 
 graphrag is an optional extra, never installed by the test extra: it pins its own pandas and
-hundreds of packages. ``.ci/run`` builds side environments with graphrag 3.3.0 and 1.2.0 and lists
+hundreds of packages. ``.ci/run`` builds side environments with graphrag 3.3.0, 2.7.2 and 1.2.0 and lists
 their interpreters in ``GRAPHRAG_VERIFY_PYTHONS`` (os.pathsep-separated). Tests that need graphrag
 take one of those interpreters as a parameter and run this checkout's ``graphrag_audit`` (or a
 small script) in it.
@@ -20,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 REASON = ("no interpreter with graphrag installed: set GRAPHRAG_VERIFY_PYTHONS (os.pathsep-separated "
-          "interpreters); .ci/run builds graphrag 3.3.0 and 1.2.0 environments")
+          "interpreters); .ci/run builds graphrag 3.3.0, 2.7.2 and 1.2.0 environments")
 
 
 def in_ci() -> bool:
