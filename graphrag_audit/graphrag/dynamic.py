@@ -365,8 +365,9 @@ class _Prepared:
             self.has_parent[nodes] = True
             self.parent[nodes] = _dense(cpar[src_rows], universe)
 
-    def run(self, relevant: np.ndarray) -> Scenario:
-        """``select()`` with ``relevant`` (bool per dense key) standing for ``rating >= threshold``."""
+    def run(self, relevant: np.ndarray, rated: list | None = None) -> Scenario:
+        """``select()`` with ``relevant`` (bool per dense key) standing for ``rating >= threshold``;
+        ``rated``, when given, receives each wave's rated community numbers (sorted, duplicates kept)."""
         s = self.settings
         U = self.universe.size
         kept = np.zeros(U, dtype=bool)
@@ -378,6 +379,8 @@ class _Prepared:
         pos_del = np.full(U, -1, dtype=np.int64)
         while queue.size:  # `while queue:` (D)
             waves.append(int(queue.size))  # one asyncio.gather over the queue, num_repeats calls each
+            if rated is not None:
+                rated.append(np.sort(self.universe[queue]).tolist())
             rq = relevant[queue]
             qi = np.flatnonzero(rq)
             hits = queue[qi]
@@ -469,12 +472,13 @@ def prepare(family: str, inp: DynamicInput, settings: DynamicSettings = DEFAULTS
 
 
 def simulate(prep: _Prepared, relevant_ids: Iterable[int] | None = None,
-             ratings: Mapping[int, int] | None = None) -> Scenario | None:
+             ratings: Mapping[int, int] | None = None, rated: list | None = None) -> Scenario | None:
     """One ``select()``: relevance from ``relevant_ids`` or from ``ratings`` (>= threshold). None when
-    graphrag raises building the selector (``prep.error``)."""
+    graphrag raises building the selector (``prep.error``). ``rated`` (a list) receives each wave's
+    rated community numbers."""
     if prep.error is not None:
         return None
-    sc = prep.run(_relevance(prep, relevant_ids, ratings))
+    sc = prep.run(_relevance(prep, relevant_ids, ratings), rated)
     rid = None
     if relevant_ids is not None:
         rid = tuple(sorted({int(i) for i in relevant_ids}))
