@@ -200,7 +200,7 @@ def children_from_nodes_v1(comm_ids, node_communities, node_levels, node_titles,
         raise ValueError("children_from_nodes_v1: community numbers must be numeric (0.1-0.4 string ids are "
                          "not a layout graphrag 1.x dynamic selection reads)")
     is_float = nc.dtype.kind == "f"
-    rep = np.unique(np.asarray(report_ids, dtype=np.int64))
+    rep = _uniq(report_ids)
     keep = np.ones(nc.size, dtype=bool)
     cid_int = np.asarray(comm_ids, dtype=np.int64)
     if not np.isin(cid_int, rep).all():  # missing_reports non-empty (A@v1.2.0 read_indexer_communities)
@@ -210,50 +210,112 @@ def children_from_nodes_v1(comm_ids, node_communities, node_levels, node_titles,
         keep &= ~np.isnan(nc)
     nc_i = nc[keep].astype(np.int64)
     nl_k = nl[keep]
-    _, tcode = np.unique(titles[keep], return_inverse=True)
-    tcode = tcode.ravel().astype(np.int64)
-    # one (level, community) group per distinct pair; members as sorted unique title codes
-    order = np.lexsort((tcode, nc_i, nl_k))
-    gl, gc, gt = nl_k[order], nc_i[order], tcode[order]
-    if gl.size:
-        dup = (gl[1:] == gl[:-1]) & (gc[1:] == gc[:-1]) & (gt[1:] == gt[:-1])
-        m = np.concatenate(([True], ~dup))
-        gl, gc, gt = gl[m], gc[m], gt[m]
-    new_group = np.ones(gl.size, dtype=bool)
-    if gl.size:
-        new_group[1:] = (gl[1:] != gl[:-1]) | (gc[1:] != gc[:-1])
+    t = titles[keep]
+    if t.dtype.kind in "iu":  # already codes (entity row numbers, say)
+        tcode = t.astype(np.int64)
+    else:
+        import pandas as pd  # factorize: hash codes for the titles (one call per index, not per rating)
+
+        tcode = pd.factorize(t, use_na_sentinel=False)[0].astype(np.int64)
+    n_titles = int(tcode.max()) + 1 if tcode.size else 0
+    # one (level, community) group per distinct pair: rows sorted by a combined key
+    if nc_i.size:
+        c0, l0 = int(nc_i.min()), int(nl_k.min())
+        key = (nl_k - l0) * (int(nc_i.max()) - c0 + 1) + (nc_i - c0)
+    else:
+        key = np.zeros(0, dtype=np.int64)
+    order = np.argsort(key, kind="stable")
+    gk, gl, gc, gt = key[order], nl_k[order], nc_i[order], tcode[order]
+    new_group = np.ones(gk.size, dtype=bool)
+    if gk.size:
+        new_group[1:] = gk[1:] != gk[:-1]
     gstart = np.flatnonzero(new_group)
-    gend = np.append(gstart[1:], gl.size)
+    gend = np.append(gstart[1:], gk.size)
     glevel, gcomm = gl[gstart], gc[gstart]
-    levels_present = np.unique(glevel)
-    edges: list[tuple[int, int, int]] = []  # (level index, parent, child) in H's append order
+    gid = np.cumsum(new_group) - 1  # group of each member row
+    levels_present = _uniq(glevel)
+    e_li, e_p, e_c = [], [], []  # edges (level index, parent, child)
     for li in range(len(levels_present) - 1):
         cur = np.flatnonzero(glevel == levels_present[li])
         nxt = np.flatnonzero(glevel == levels_present[li + 1])
-        # membership of each title in the current level's communities (a title may be in several)
-        members: dict[int, list[int]] = {}
-        sets = {}
-        for g in cur:
-            s = gt[gstart[g]:gend[g]]
-            sets[g] = s
-            for t in s.tolist():
-                members.setdefault(t, []).append(g)
-        found: list[tuple[int, int]] = []
-        for h in nxt:
-            s = gt[gstart[h]:gend[h]]
-            for g in members.get(int(s[0]), ()):
-                sg = sets[g]
-                if s.size <= sg.size and np.isin(s, sg, assume_unique=True).all():
-                    found.append((int(gcomm[g]), int(gcomm[h])))
+        if cur.size == 0 or nxt.size == 0:
+            continue
+        cur_rows = _ranges(gstart[cur], gend[cur] - gstart[cur])
+        owner = np.full(n_titles, -1, dtype=np.int64)
+        owner[gt[cur_rows]] = gid[cur_rows]
+        if (owner[gt[cur_rows]] == gid[cur_rows]).all():
+            # every title in at most one current-level community: the only possible parent of a
+            # next-level community is the owner of its titles, and it is one iff all share that owner
+            starts = gstart[nxt]
+            o = owner[gt[_ranges(starts, gend[nxt] - starts)]]
+            lo = np.minimum.reduceat(o, np.cumsum(np.concatenate(([0], gend[nxt] - starts)))[:-1])
+            hi = np.maximum.reduceat(o, np.cumsum(np.concatenate(([0], gend[nxt] - starts)))[:-1])
+            ok = (lo == hi) & (lo >= 0)
+            p, c = gcomm[lo[ok]], gcomm[nxt[ok]]
+        else:
+            p, c = _subsets_slow(cur, nxt, gstart, gend, gt, gcomm)
         # H appends for curr in ascending community, for next in ascending community
-        found.sort()
-        edges.extend((li, p, c) for p, c in found)
-    by_parent: dict[int, list[int]] = {}
-    for _, p, c in edges:  # groupby("community").agg(list): level order, then H's order within a level
-        by_parent.setdefault(p, []).append(c)
-    children = [by_parent.get(int(c), []) for c in cid_int.tolist()]
-    offsets, values = children_csr(children)
+        o2 = np.lexsort((c, p))
+        e_li.append(np.full(o2.size, li, dtype=np.int64))
+        e_p.append(p[o2])
+        e_c.append(c[o2])
+    if e_p:
+        ep, ec = np.concatenate(e_p), np.concatenate(e_c)
+    else:
+        ep = ec = np.zeros(0, dtype=np.int64)
+    # groupby("community").agg({"sub_community": list}): per parent, the hierarchy rows in order
+    # (level pair, then H's order): a stable sort by parent keeps it
+    o3 = np.argsort(ep, kind="stable")
+    ep, ec = ep[o3], ec[o3]
+    up = _uniq(ep)
+    first = np.searchsorted(ep, up, side="left")
+    last = np.searchsorted(ep, up, side="right")
+    k = _dense(cid_int, up)
+    lens = np.where(k >= 0, (last - first)[np.maximum(k, 0)] if up.size else 0, 0).astype(np.int64)
+    starts = np.where(k >= 0, first[np.maximum(k, 0)] if up.size else 0, 0).astype(np.int64)
+    offsets = np.zeros(cid_int.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    values = ec[_ranges(starts, lens)]
     return offsets, values, not is_float
+
+
+def _subsets_slow(cur, nxt, gstart, gend, gt, gcomm) -> tuple[np.ndarray, np.ndarray]:
+    """(parent, child) community pairs where the child's title set is a subset of the parent's, when
+    titles sit in several communities of one level (not Leiden output; ``graphrag update`` merges)."""
+    members: dict[int, list[int]] = {}
+    sets = {}
+    for g in cur.tolist():
+        s = _uniq(gt[gstart[g]:gend[g]])
+        sets[g] = s
+        for t in s.tolist():
+            members.setdefault(t, []).append(g)
+    ps, cs = [], []
+    for h in nxt.tolist():
+        s = _uniq(gt[gstart[h]:gend[h]])
+        for g in members.get(int(s[0]), ()):
+            sg = sets[g]
+            if s.size <= sg.size and np.isin(s, sg, assume_unique=True).all():
+                ps.append(int(gcomm[g]))
+                cs.append(int(gcomm[h]))
+    return np.asarray(ps, dtype=np.int64), np.asarray(cs, dtype=np.int64)
+
+
+def _uniq(a) -> np.ndarray:
+    """Sorted distinct int64 values (a sort, not ``np.unique``: numpy 2's hash-based unique is ~20x
+    slower on these arrays)."""
+    a = np.sort(np.asarray(a, dtype=np.int64).ravel())
+    if a.size:
+        a = a[np.concatenate(([True], a[1:] != a[:-1]))]
+    return a
+
+
+def _ids(x) -> np.ndarray:
+    """Sorted distinct community numbers from an iterable or array (None = none)."""
+    if x is None:
+        return np.zeros(0, dtype=np.int64)
+    if not isinstance(x, np.ndarray):
+        x = np.fromiter((int(i) for i in x), dtype=np.int64)
+    return _uniq(x)
 
 
 def _dense(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
@@ -289,13 +351,13 @@ class _Prepared:
         # `if not dynamic_community_selection:` skips the roll-up and the merge)
         n = settings.community_level
         cand = rep_ids if n is None else rep_ids[rep_lv <= n]
-        self.candidate_ids = np.unique(cand)
+        self.candidate_ids = _uniq(cand)
         # communities handed to the selector: those with a report anywhere in the reports table
         # (A read_indexer_communities@v1.2.0/v2.0.0/v3.3.0: `communities_df.community.isin(reports_df...)`;
         # Q passes the full reports table there, the level-filtered one to read_indexer_reports)
-        any_rep = np.unique(rep_ids)
+        any_rep = _uniq(rep_ids)
         rows = np.flatnonzero(np.isin(cid, any_rep))
-        self.universe = universe = np.unique(np.concatenate([cid[rows], self.candidate_ids]))
+        self.universe = universe = _uniq(np.concatenate([cid[rows], self.candidate_ids]))
         U = universe.size
         self.is_candidate = np.zeros(U, dtype=bool)
         self.is_candidate[_dense(self.candidate_ids, universe)] = True
@@ -305,7 +367,7 @@ class _Prepared:
         dk = _dense(cid[rows], universe)
         keep = self.is_candidate[dk]
         self.levels: dict[int, np.ndarray] = {}
-        for lv in np.unique(lv_rows).tolist():
+        for lv in _uniq(lv_rows).tolist():
             sel = (lv_rows == lv) & keep
             self.levels[int(lv)] = dk[sel]  # row order, duplicates kept
         # start: self.levels["0"] (D, all tags): KeyError '0' when no level-0 community has a report
@@ -396,7 +458,7 @@ class _Prepared:
                     pos_del[par] = -1
                     np.maximum.at(pos_del, par, 2 * qi[hp] + 1)
                     touched.append(par)
-                t = np.unique(np.concatenate(touched))
+                t = _uniq(np.concatenate(touched))
                 was = kept[t]
                 now = pos_add[t] > pos_del[t]
                 kept[t] = now
@@ -427,13 +489,13 @@ class _Prepared:
             seeds.append(self.levels[lv])
             lv += 1
         seen = np.zeros(self.universe.size, dtype=bool)
-        frontier = np.unique(np.concatenate(seeds)) if seeds else np.zeros(0, dtype=np.int64)
+        frontier = _uniq(np.concatenate(seeds)) if seeds else np.zeros(0, dtype=np.int64)
         while frontier.size:
             frontier = frontier[~seen[frontier]]
             seen[frontier] = True
             if frontier.size == 0:
                 break
-            frontier = np.unique(self.ch_val[_ranges(self.ch_off[frontier],
+            frontier = _uniq(self.ch_val[_ranges(self.ch_off[frontier],
                                                      self.ch_off[frontier + 1] - self.ch_off[frontier])])
         return seen
 
@@ -460,7 +522,7 @@ def _relevance(prep: _Prepared, relevant_ids=None, ratings: Mapping[int, int] | 
     if ratings is not None:
         ids = np.fromiter((int(k) for k, v in ratings.items() if v >= prep.settings.threshold), dtype=np.int64)
     else:
-        ids = np.asarray(sorted({int(i) for i in (relevant_ids or ())}), dtype=np.int64)
+        ids = _ids(relevant_ids)
     d = _dense(ids, prep.universe)
     rel[d[d >= 0]] = True
     return rel
@@ -481,7 +543,7 @@ def simulate(prep: _Prepared, relevant_ids: Iterable[int] | None = None,
     sc = prep.run(_relevance(prep, relevant_ids, ratings), rated)
     rid = None
     if relevant_ids is not None:
-        rid = tuple(sorted({int(i) for i in relevant_ids}))
+        rid = tuple(_ids(relevant_ids).tolist())
     elif ratings is not None:
         rid = tuple(sorted(int(k) for k, v in ratings.items() if v >= prep.settings.threshold))
     return Scenario(rid, sc.rating_calls, sc.kept_ids, sc.waves)
@@ -493,7 +555,7 @@ def simulate_all(inp: DynamicInput, families: Iterable[str] = ("1.x", "2.x", "3.
     """Per family: the error, whether it descends, the start, what can be rated, and the scenarios
     none relevant / all relevant (/ ``what_if`` relevant ids)."""
     out: dict[str, FamilyResult] = {}
-    wi = None if what_if is None else tuple(sorted({int(i) for i in what_if}))
+    wi = None if what_if is None else _ids(what_if)
     for fam in families:
         p = prepare(fam, inp, settings)
         cand = tuple(p.candidate_ids.tolist())
