@@ -56,7 +56,8 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
     ``pip install graphrag==...`` and succeeds otherwise; ``python`` records its calls."""
     bin_dir, calls = tmp_path / "bin", tmp_path / "python-calls"
     bin_dir.mkdir()
-    _script(bin_dir / "python", f"echo \"$* | $GRAPHRAG_VERIFY_PYTHONS | $CI\" >> '{calls}'\nexit 0\n")
+    _script(bin_dir / "python", f"echo \"$* | $GRAPHRAG_VERIFY_PYTHONS | $GRAPHRAG_DYNAMIC_PYTHONS | $CI\" "
+                                f">> '{calls}'\nexit 0\n")
     side_python = (
         'd=$(dirname "$0"); once="$(dirname "$d").failed-once"  # beside the venv: it is rebuilt\n'
         'case "$*" in\n'
@@ -78,8 +79,8 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
     proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
-    pythons = (f"{side / 'gr3' / 'bin' / 'python'}:{side / 'gr27' / 'bin' / 'python'}:"
-               f"{side / 'gr12' / 'bin' / 'python'}")
+    pythons = (f"{side / 'gr3' / 'bin' / 'python'}:{side / 'gr12' / 'bin' / 'python'} | "
+               f"{side / 'gr27' / 'bin' / 'python'}")
     assert calls.read_text().split("\n")[:-1] == [f"-m pip install .[test] | {pythons} | true",
                                                   f"-m pytest | {pythons} | true"]
     for version in ("3.3.0", "2.7.2", "1.2.0"):
