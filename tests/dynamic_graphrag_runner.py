@@ -27,11 +27,15 @@ import json
 import sys
 import types
 
-import pandas as pd
-
 import graphrag.query.context_builder.dynamic_community_selection as dcs_mod
-from graphrag.query.context_builder.dynamic_community_selection import DynamicCommunitySelection
-from graphrag.query.indexer_adapters import read_indexer_communities, read_indexer_reports
+import pandas as pd
+from graphrag.query.context_builder.dynamic_community_selection import (
+    DynamicCommunitySelection,
+)
+from graphrag.query.indexer_adapters import (
+    read_indexer_communities,
+    read_indexer_reports,
+)
 
 INFO, QUESTION = "---Information---\n", "\n---Question---"
 QUERY = "what matters here?"
@@ -176,7 +180,8 @@ def _waves_by_count(rated: list[int], sizes: list[int], reps: int) -> list[list[
 
 
 def main(cases_path: str, out_path: str) -> None:
-    spec = json.loads(open(cases_path, encoding="utf-8").read())
+    with open(cases_path, encoding="utf-8") as fh:
+        spec = json.load(fh)
     loaded: dict[str, dict] = {}
     results = []
     for case in spec["cases"]:

@@ -24,16 +24,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from graphrag_side import ROOT, need, side_env, side_pythons, versions
 
 from graphrag_audit.graphrag.dynamic import (
     DynamicInput,
     DynamicSettings,
+    Scenario,
     children_csr,
     children_from_nodes_v1,
     prepare,
     simulate,
+    simulate_all,
 )
-from graphrag_side import ROOT, need, side_env, side_pythons, versions
 
 SHARED = ROOT.parent / "shared" / "indexes"
 RUNNER = Path(__file__).with_name("dynamic_graphrag_runner.py")
@@ -214,7 +216,7 @@ def _generated_sources(tmp: Path) -> dict:
 # ---------------------------------------------------------------------------------------------
 # the simulator's input from the same parquet files
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _input(layout: str, files: tuple) -> DynamicInput:
     f = dict(files)
     ct = pd.read_parquet(f["communities"])
@@ -319,7 +321,7 @@ def _graphrag_run(family: str, sources) -> tuple[list[dict], dict]:
         cases = _cases(srcs, LINES[family][1])
         spec, out = tmp / f"cases-{family}.json", tmp / f"out-{family}.json"
         spec.write_text(json.dumps({"tables": srcs, "cases": cases}))
-        proc = subprocess.run([python, str(RUNNER), str(spec), str(out)], cwd=ROOT, env=side_env(),
+        proc = subprocess.run([python, str(RUNNER), str(spec), str(out)], check=False, cwd=ROOT, env=side_env(),
                               capture_output=True, text=True, timeout=1200)
         assert proc.returncode == 0, proc.stderr[-3000:]
         _RUNS[family] = (cases, {r["id"]: r for r in json.loads(out.read_text())["results"]})
@@ -378,3 +380,56 @@ def test_simulator_equals_graphrag_on_shared_indexes(family, sources):
         assert seen["descended"] == 0
     else:
         assert seen["descended"] >= 3, seen
+
+
+def _hand_tree(drop_level0: bool = False) -> DynamicInput:
+    """Roots 0 and 1; 0 -> 2, 3; 2 -> 4 (levels 0, 0, 1, 1, 2); community 3 has no report."""
+    off, val = children_csr([[2, 3], [], [4], [], []])
+    reports = [c for c in (0, 1, 2, 4) if not (drop_level0 and c in (0, 1))]
+    level = {0: 0, 1: 0, 2: 1, 3: 1, 4: 2}
+    return DynamicInput(np.arange(5), np.array([0, 0, 1, 1, 2]), np.array([-1, -1, 0, 0, 2]), off, val,
+                        np.array(reports), np.array([level[c] for c in reports]))
+
+
+@pytest.mark.parametrize(("family", "settings", "relevant", "waves", "calls", "kept"), [
+    # worked by hand from dynamic_community_selection.py@v3.0.0: 0 kept, its candidate child 2 queued
+    # (3 has no report), 2 kept and 0 discarded, 4 kept and 2 discarded
+    ("3.x", {}, {0, 2, 4}, (2, 1, 1), 4, (4,)),
+    ("3.x", {}, {0, 1, 2, 3, 4}, (2, 1, 1), 4, (1, 4)),
+    ("3.x", {"keep_parent": True}, {0, 1, 2, 3, 4}, (2, 1, 1), 4, (0, 1, 2, 4)),
+    ("3.x", {"num_repeats": 3}, {0, 2, 4}, (2, 1, 1), 12, (4,)),
+    # nothing relevant: the fallback rates level 1 ([2]: 3 has no report) and level 2, not level 3
+    ("3.x", {}, set(), (2, 1, 1), 4, ()),
+    ("3.x", {"max_level": 1}, set(), (2, 1), 3, ()),
+    # community_level 1: 4 is no candidate, so it is neither queued nor in the fallback
+    ("3.x", {"community_level": 1}, {0, 1, 2, 3, 4}, (2, 1), 3, (1, 2)),
+    # 2.x (dynamic_community_selection.py@v2.0.0): int children never match the str report keys
+    ("2.x", {}, {0, 2, 4}, (2,), 2, (0,)),
+    ("2.x", {}, set(), (2, 1, 1), 4, ()),
+    # only the leaf: levels 0 and 1 rate nothing relevant, the fallback reaches level 2 and keeps it
+    ("2.x", {}, {4}, (2, 1, 1), 4, (4,)),
+])
+def test_hand_worked_tree(family, settings, relevant, waves, calls, kept):
+    got = simulate(prepare(family, _hand_tree(), DynamicSettings(**settings)), relevant_ids=relevant)
+    assert (got.waves, got.rating_calls, got.kept_ids) == (waves, calls, kept)
+
+
+def test_no_level0_report_is_graphrags_keyerror():
+    for family in ("1.x", "2.x", "3.x"):
+        prep = prepare(family, _hand_tree(drop_level0=True))
+        assert prep.error == "KeyError: '0'"
+        assert simulate(prep, relevant_ids={2}) is None
+
+
+def test_simulate_all_reachability_by_hand():
+    res = simulate_all(_hand_tree(), ("2.x", "3.x"), DynamicSettings(max_level=1), what_if=[0, 2])
+    r3, r2 = res["3.x"], res["2.x"]
+    assert (r3.graphrag, r3.error, r3.descends) == ("3.0.0-3.x", None, True)
+    assert (r3.candidate_ids, r3.start_ids, r3.rateable_ids, r3.unreachable_ids) == ((0, 1, 2, 4), (0, 1), (0, 1, 2, 4), ())
+    # 2.x reaches level 2 only through the fallback, which max_level 1 stops before it
+    assert (r2.descends, r2.rateable_ids, r2.unreachable_ids) == (False, (0, 1, 2), (4,))
+    # 2 is kept, so its child 4 is queued and rated: max_level does not limit the descent
+    assert r3.what_if == Scenario((0, 2), 4, (2,), (2, 1, 1))
+    assert r2.what_if == Scenario((0, 2), 2, (0,), (2,))
+    assert r2.none_relevant == Scenario((), 3, (), (2, 1))
+    assert r2.all_relevant == Scenario((0, 1, 2, 4), 2, (0, 1), (2,))

@@ -62,8 +62,8 @@ __all__ = [
     "DynamicSettings",
     "FamilyResult",
     "Scenario",
-    "children_from_nodes_v1",
     "children_csr",
+    "children_from_nodes_v1",
     "prepare",
     "simulate",
     "simulate_all",
@@ -74,10 +74,10 @@ FAMILIES: dict[str, str] = {"1.x": "1.1.1-1.2.x", "2.x": "2.0.0-2.7.2", "3.x": "
 
 #: graphrag releases before 1.1.1 that ship the selector, and why it is broken there
 BROKEN_LINES: tuple[tuple[str, str], ...] = (
-    ("0.5.x", "levels list community.id but reports are keyed by community number: nothing is ever rated "
-              "(dynamic_community_selection.py@v0.5.0)"),
-    ("0.9.0-1.1.0", "node2children is keyed by community.id, the queue holds community numbers: the selector "
-                    "never descends below the start level (dynamic_community_selection.py@v1.0.0)"),
+    ("0.5.x", ("levels list community.id but reports are keyed by community number: nothing is ever rated "
+              "(dynamic_community_selection.py@v0.5.0)")),
+    ("0.9.0-1.1.0", ("node2children is keyed by community.id, the queue holds community numbers: the selector "
+                    "never descends below the start level (dynamic_community_selection.py@v1.0.0)")),
 )
 
 _ERR_NO_LEVEL0 = "KeyError: '0'"
@@ -334,8 +334,21 @@ class _Prepared:
     ``community_id=to_str(row, "community")``), a community key ``str(community)`` (``short_id``), so
     integer equality is key equality."""
 
-    __slots__ = ("family", "settings", "error", "universe", "is_candidate", "levels", "start",
-                 "has_node", "has_parent", "parent", "ch_off", "ch_val", "candidate_ids")
+    __slots__ = (
+        "candidate_ids",
+        "ch_off",
+        "ch_val",
+        "error",
+        "family",
+        "has_node",
+        "has_parent",
+        "is_candidate",
+        "levels",
+        "parent",
+        "settings",
+        "start",
+        "universe",
+    )
 
     def __init__(self, family: str, inp: DynamicInput, settings: DynamicSettings):
         self.family, self.settings = family, settings
