@@ -102,7 +102,9 @@ DEFAULTS = DynamicSettings()
 class Scenario:
     """One run of ``select()``: ``waves`` = communities rated per ``asyncio.gather`` round (queue
     entries, duplicates counted), ``rating_calls`` = sum(waves) * num_repeats, ``kept_ids`` = the
-    community numbers of the returned reports (sorted; graphrag returns them in set order)."""
+    community numbers of the returned reports (sorted). graphrag returns them in the iteration order
+    of a set of strings, which Python's per-process hash seed changes, so the shuffle (seed 86) and the
+    map batches built from the kept reports can differ from run to run (total tokens do not)."""
 
     relevant_ids: tuple[int, ...] | None
     rating_calls: int
@@ -383,7 +385,8 @@ class _Prepared:
         for lv in _uniq(lv_rows).tolist():
             sel = (lv_rows == lv) & keep
             self.levels[int(lv)] = dk[sel]  # row order, duplicates kept
-        # start: self.levels["0"] (D, all tags): KeyError '0' when no level-0 community has a report
+        # start: self.levels["0"] (D@v1.1.1 L87, the same line in every tag): KeyError '0' when no
+        # level-0 community has a report
         self.error = None if 0 in self.levels else _ERR_NO_LEVEL0
         self.start = self.levels.get(0, np.zeros(0, dtype=np.int64))
         # the child/parent lookups; for duplicate rows the last row wins (dict comprehensions in D)
@@ -409,7 +412,7 @@ class _Prepared:
             queued = (kid_d >= 0) & self.is_candidate[np.maximum(kid_d, 0)]
         elif family == "1.x":
             # D@v1.1.1 L61-67 node2children = {short_id: [str(x) for x in sub_community_ids]};
-            # L140-144 `if sub_community in self.reports`
+            # L143-146 `if sub_community in self.reports`
             queued = (kid_d >= 0) & self.is_candidate[np.maximum(kid_d, 0)] & bool(inp.children_match)
         else:
             raise ValueError(f"unknown family {family!r}")
@@ -483,7 +486,8 @@ class _Prepared:
                 nxt = np.zeros(0, dtype=np.int64)
             queue = nxt
             level += 1
-            # fallback (D): `len(queue) == 0 and len(relevant_communities) == 0 and str(level) in
+            # fallback (D@v1.1.1 L157-169, the same in every tag to v3.3.0): `len(queue) == 0 and
+            # len(relevant_communities) == 0 and str(level) in
             # self.levels and level <= self.max_level` -> queue = self.levels[str(level)]
             if queue.size == 0 and n_kept == 0 and level in self.levels and level <= s.max_level:
                 queue = self.levels[level]
