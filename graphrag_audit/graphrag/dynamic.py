@@ -104,7 +104,7 @@ class Scenario:
     entries, duplicates counted), ``rating_calls`` = sum(waves) * num_repeats, ``kept_ids`` = the
     community numbers of the returned reports (sorted). graphrag returns them in the iteration order
     of a set of strings, which Python's per-process hash seed changes, so the shuffle (seed 86) and the
-    map batches built from the kept reports can differ from run to run (total tokens do not)."""
+    map batches built from the kept reports can differ from run to run (the rows' tokens do not)."""
 
     relevant_ids: tuple[int, ...] | None
     rating_calls: int
