@@ -428,6 +428,9 @@ def test_simulate_all_reachability_by_hand():
     assert (r3.candidate_ids, r3.start_ids, r3.rateable_ids, r3.unreachable_ids) == ((0, 1, 2, 4), (0, 1), (0, 1, 2, 4), ())
     # 2.x reaches level 2 only through the fallback, which max_level 1 stops before it
     assert (r2.descends, r2.rateable_ids, r2.unreachable_ids) == (False, (0, 1, 2), (4,))
+    assert (r3.cut_off_ids, r2.cut_off_ids) == ((), (2, 4))
+    nl0 = simulate_all(_hand_tree(drop_level0=True), ("3.x",))["3.x"]
+    assert (nl0.error, nl0.none_relevant, nl0.unreachable_ids, nl0.cut_off_ids) == ("KeyError: '0'", None, (2, 4), (2, 4))
     # 2 is kept, so its child 4 is queued and rated: max_level does not limit the descent
     assert r3.what_if == Scenario((0, 2), 4, (2,), (2, 1, 1))
     assert r2.what_if == Scenario((0, 2), 2, (0,), (2,))

@@ -122,6 +122,9 @@ class FamilyResult:
     wave). ``rateable_ids``: communities some relevance assignment gets rated (the fallback levels
     ``0..max_level`` closed under the line's child lookup). ``unreachable_ids``: candidates never rated
     whatever the ratings (subtrees cut off by missing reports, levels beyond the fallback, the -1 report).
+    ``cut_off_ids``: candidates not rated when every report is relevant, i.e. not reached by descent from
+    level 0 (2.x: every candidate below level 0; 3.x: the subtrees under communities without a report);
+    some of them may still be rated by the fallback when nothing is relevant.
     """
 
     family: str
@@ -133,6 +136,7 @@ class FamilyResult:
     start_ids: tuple[int, ...]
     rateable_ids: tuple[int, ...]
     unreachable_ids: tuple[int, ...]
+    cut_off_ids: tuple[int, ...]
     none_relevant: Scenario | None
     all_relevant: Scenario | None
     what_if: Scenario | None = None
@@ -577,7 +581,7 @@ def simulate_all(inp: DynamicInput, families: Iterable[str] = ("1.x", "2.x", "3.
         p = prepare(fam, inp, settings)
         cand = tuple(p.candidate_ids.tolist())
         if p.error is not None:
-            out[fam] = FamilyResult(fam, FAMILIES[fam], settings, p.error, False, cand, (), (), cand,
+            out[fam] = FamilyResult(fam, FAMILIES[fam], settings, p.error, False, cand, (), (), cand, cand,
                                     None, None, None)
             continue
         seen = p.rateable()
@@ -585,10 +589,14 @@ def simulate_all(inp: DynamicInput, families: Iterable[str] = ("1.x", "2.x", "3.
         unreachable = tuple(p.universe[p.is_candidate & ~seen].tolist())
         descends = bool((p.ch_off[1:] - p.ch_off[:-1])[seen].any())
         none_sc = Scenario((), *_fields(p.run(np.zeros(p.universe.size, dtype=bool))))
-        all_sc = Scenario(cand, *_fields(p.run(p.is_candidate.copy())))
+        rated: list = []
+        all_sc = Scenario(cand, *_fields(p.run(p.is_candidate.copy(), rated)))
+        reached = _uniq(np.concatenate([np.asarray(w, dtype=np.int64) for w in rated])) if rated else _uniq([])
+        cut_off = tuple(np.setdiff1d(p.candidate_ids, reached, assume_unique=True).tolist())
         wsc = simulate(p, relevant_ids=wi) if wi is not None else None
         out[fam] = FamilyResult(fam, FAMILIES[fam], settings, None, descends, cand,
-                                tuple(p.universe[p.start].tolist()), rateable, unreachable, none_sc, all_sc, wsc)
+                                tuple(p.universe[p.start].tolist()), rateable, unreachable, cut_off, none_sc,
+                                all_sc, wsc)
     return out
 
 
