@@ -1,7 +1,7 @@
 """The Python interpreters with graphrag installed that tests run graphrag's own code in.
 
 graphrag is an optional extra, never installed by the test extra: it pins its own pandas and
-hundreds of packages. ``.ci/run`` builds side environments with graphrag 3.3.0 and 1.2.0 and lists
+hundreds of packages. ``.ci/run`` builds side environments with graphrag 3.3.0, 2.7.2 and 1.2.0 and lists
 their interpreters in ``GRAPHRAG_VERIFY_PYTHONS`` (os.pathsep-separated). Tests that need graphrag
 take one of those interpreters as a parameter and run this checkout's ``graphrag_audit`` (or a
 small script) in it.
@@ -20,15 +20,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 REASON = ("no interpreter with graphrag installed: set GRAPHRAG_VERIFY_PYTHONS (os.pathsep-separated "
-          "interpreters); .ci/run builds graphrag 3.3.0 and 1.2.0 environments")
+          "interpreters); .ci/run builds graphrag 3.3.0, 2.7.2 and 1.2.0 environments")
 
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
 
 
-def side_pythons() -> list[str]:
+def side_pythons(dynamic: bool = False) -> list[str]:
+    """``GRAPHRAG_VERIFY_PYTHONS``; with ``dynamic`` also ``GRAPHRAG_DYNAMIC_PYTHONS`` (.ci/run's graphrag
+    2.7.2, used only by tests/test_dynamic_selection.py)."""
     raw = os.environ.get("GRAPHRAG_VERIFY_PYTHONS", "")
+    if dynamic:
+        raw += os.pathsep + os.environ.get("GRAPHRAG_DYNAMIC_PYTHONS", "")
     return [p for p in raw.split(os.pathsep) if p.strip()]
 
 
@@ -67,10 +71,13 @@ def side_params(min_major: int = 0) -> list:
     return out or [pytest.param(None, id=f"no-graphrag>={min_major}" if min_major else "no-graphrag")]
 
 
-def need(python: str | None, min_major: int = 0) -> str:
-    """The interpreter to run graphrag in; skip (fail under CI) when there is none."""
+def need(python: str | None, min_major: int = 0, reason: str | None = None) -> str:
+    """The interpreter to run graphrag in; skip (fail under CI) when there is none (``reason`` names
+    what is missing instead of the default)."""
     if python is None:
         what = REASON if not min_major else REASON + f" (none with graphrag >= {min_major}.0)"
+        if reason:
+            what = "no interpreter with " + reason + "; .ci/run builds them"
         if in_ci():
             pytest.fail("CI=true but " + what + ": a green CI must have compared against graphrag")
         pytest.skip(what)

@@ -37,13 +37,14 @@ def test_ci_run_fails_when_graphrag_cannot_be_installed(tmp_path):
     assert proc.returncode == 1, (proc.stdout[-3000:], proc.stderr[-3000:])
     assert not calls.exists(), calls.read_text()  # neither pip install ".[test]" nor pytest ran
     attempts = sorted(venvs.read_text().split("\n")[:-1])
-    assert attempts == sorted([f"-m venv {side / 'gr3'}"] * 2 + [f"-m venv {side / 'gr12'}"] * 2)
-    for version, env_dir in (("3.3.0", "gr3"), ("1.2.0", "gr12")):
+    assert attempts == sorted([f"-m venv {side / 'gr3'}"] * 2 + [f"-m venv {side / 'gr27'}"] * 2
+                              + [f"-m venv {side / 'gr12'}"] * 2)
+    for version, env_dir in (("3.3.0", "gr3"), ("2.7.2", "gr27"), ("1.2.0", "gr12")):
         assert f"ci: graphrag {version}: install failed; retrying once" in proc.stdout
         assert (f"ci: error: the graphrag {version} side environment ({side / env_dir}) could not be built: "
                 f"installing graphrag=={version} failed twice; last lines of {side / env_dir}.log:") in proc.stdout
     assert "ci:   stand-in: no venv here" in proc.stdout
-    assert "graphrag side environment(s) not built: gr3 gr12" in proc.stderr
+    assert "graphrag side environment(s) not built: gr3 gr27 gr12" in proc.stderr
     assert not list(side.glob("*.ok"))
 
 
@@ -55,7 +56,8 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
     ``pip install graphrag==...`` and succeeds otherwise; ``python`` records its calls."""
     bin_dir, calls = tmp_path / "bin", tmp_path / "python-calls"
     bin_dir.mkdir()
-    _script(bin_dir / "python", f"echo \"$* | $GRAPHRAG_VERIFY_PYTHONS | $CI\" >> '{calls}'\nexit 0\n")
+    _script(bin_dir / "python", f"echo \"$* | $GRAPHRAG_VERIFY_PYTHONS | $GRAPHRAG_DYNAMIC_PYTHONS | $CI\" "
+                                f">> '{calls}'\nexit 0\n")
     side_python = (
         'd=$(dirname "$0"); once="$(dirname "$d").failed-once"  # beside the venv: it is rebuilt\n'
         'case "$*" in\n'
@@ -77,10 +79,11 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
     proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
-    pythons = f"{side / 'gr3' / 'bin' / 'python'}:{side / 'gr12' / 'bin' / 'python'}"
+    pythons = (f"{side / 'gr3' / 'bin' / 'python'}:{side / 'gr12' / 'bin' / 'python'} | "
+               f"{side / 'gr27' / 'bin' / 'python'}")
     assert calls.read_text().split("\n")[:-1] == [f"-m pip install .[test] | {pythons} | true",
                                                   f"-m pytest | {pythons} | true"]
-    for version in ("3.3.0", "1.2.0"):
+    for version in ("3.3.0", "2.7.2", "1.2.0"):
         assert f"ci: graphrag {version}: install failed; retrying once" in proc.stdout
     assert "ci: error" not in proc.stdout + proc.stderr
-    assert sorted(p.name for p in side.glob("*.ok")) == ["gr12.ok", "gr3.ok"]
+    assert sorted(p.name for p in side.glob("*.ok")) == ["gr12.ok", "gr27.ok", "gr3.ok"]

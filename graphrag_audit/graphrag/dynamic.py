@@ -1,0 +1,604 @@
+"""graphrag's dynamic community selection (``DynamicCommunitySelection.select()``), simulated per version family.
+
+``graphrag query --method global --dynamic-community-selection`` replaces the static level roll-up
+with LLM rating calls over the community tree. What those calls reach depends on the graphrag
+version, because each line builds the selector's inputs differently. This module replays the exact
+algorithm of each line on plain arrays (community numbers, levels, parents, children, which
+communities have reports, report row order), with the relevance of every report given (a set of
+relevant community numbers, or ratings and a threshold), and reports the waves of rating calls, the
+rating-call count (repeats counted) and the kept reports.
+
+Sources, read at each tag (wheel contents of the PyPI releases):
+
+* ``D`` = ``graphrag/query/context_builder/dynamic_community_selection.py`` (the selector)
+* ``A`` = ``graphrag/query/indexer_adapters.py`` (``read_indexer_reports``, ``read_indexer_communities``)
+* ``L`` = ``graphrag/query/input/loaders/dfs.py`` (``read_communities``, ``read_community_reports``)
+* ``Q`` = ``graphrag/api/query.py`` (``global_search``: which tables feed the adapters)
+* ``H`` = ``graphrag/index/operations/summarize_communities/restore_community_hierarchy.py`` (1.x)
+
+Families (``D`` is byte-identical within each: 1.1.1 = 1.2.0; 2.0.0 differs from 2.7.2 only in
+logging and the tokenizer type; 3.0.0 = 3.3.0):
+
+``1.x`` (1.1.1-1.2.x)
+    children inferred from entity containment in ``create_final_nodes`` (``A``@v1.2.0
+    ``read_indexer_communities`` -> ``H``@v1.2.0), keyed ``str(child)`` (``D``@v1.1.1 L61-67).
+``2.x`` (2.0.0-2.7.2)
+    children from ``communities.children``, looked up as the stored ints among the string report keys
+    (``D``@v2.0.0 L127-130, ``child in self.reports``), so the selector never descends
+    (microsoft/graphrag#2004).
+``3.x`` (3.0.0-)
+    ``str(child)`` (``D``@v3.0.0 L129-132, microsoft/graphrag#2159); descends.
+
+Before 1.1.1 the feature is broken differently (:data:`BROKEN_LINES`): 0.5.x lists level members by
+``community.id`` while reports are keyed by community number, so nothing is rated (``D``@v0.5.0
+L79-80); 0.9.0-1.1.0 key ``node2children`` by ``community.id`` (not the number the queue holds), so
+the selector never descends (``D``@v1.0.0 L60-66).
+
+Rules common to every family (cited at the code that applies them): the candidates are the reports
+with ``level <= community_level`` (no roll-up, no join; ``A`` ``read_indexer_reports``); the
+communities given to the selector are those with a report anywhere in the reports table
+(``A`` ``read_indexer_communities``); the start is ``levels["0"]`` (``KeyError: '0'`` when no community
+with a report is at level 0); each rated community costs ``num_repeats`` calls; a rating >=
+``threshold`` keeps it and queues its children that are candidates; unless ``keep_parent`` a kept
+community removes its parent from the kept set; the whole next level is rated only while the queue is
+empty, nothing has been kept so far, that level exists and ``level <= max_level`` (the wave counter,
+not the tree depth); ``max_level`` does not limit the descent.
+
+Everything is O(communities) numpy work per scenario; nothing here calls pandas per rating.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "BROKEN_LINES",
+    "DEFAULTS",
+    "FAMILIES",
+    "DynamicInput",
+    "DynamicSettings",
+    "FamilyResult",
+    "Scenario",
+    "children_csr",
+    "children_from_nodes_v1",
+    "prepare",
+    "simulate",
+    "simulate_all",
+]
+
+#: family -> the graphrag releases it covers
+FAMILIES: dict[str, str] = {"1.x": "1.1.1-1.2.x", "2.x": "2.0.0-2.7.2", "3.x": "3.0.0-3.x"}
+
+#: graphrag releases before 1.1.1 that ship the selector, and why it is broken there
+BROKEN_LINES: tuple[tuple[str, str], ...] = (
+    ("0.5.x", ("levels list community.id but reports are keyed by community number: nothing is ever rated "
+              "(dynamic_community_selection.py@v0.5.0)")),
+    ("0.9.0-1.1.0", ("node2children is keyed by community.id, the queue holds community numbers: the selector "
+                    "never descends below the start level (dynamic_community_selection.py@v1.0.0)")),
+)
+
+_ERR_NO_LEVEL0 = "KeyError: '0'"
+
+
+@dataclass(frozen=True)
+class DynamicSettings:
+    """The selector's knobs; defaults are graphrag's (``dynamic_search_*`` in ``GlobalSearchConfig``:
+    threshold 1, keep_parent False, num_repeats 1, max_level 2; the CLI passes community_level 2)."""
+
+    community_level: int | None = 2
+    threshold: int = 1
+    keep_parent: bool = False
+    num_repeats: int = 1
+    max_level: int = 2
+
+
+DEFAULTS = DynamicSettings()
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One run of ``select()``: ``waves`` = communities rated per ``asyncio.gather`` round (queue
+    entries, duplicates counted), ``rating_calls`` = sum(waves) * num_repeats, ``kept_ids`` = the
+    community numbers of the returned reports (sorted). graphrag returns them in the iteration order
+    of a set of strings, which Python's per-process hash seed changes, so the shuffle (seed 86) and the
+    map batches built from the kept reports can differ from run to run (the rows' tokens do not)."""
+
+    relevant_ids: tuple[int, ...] | None
+    rating_calls: int
+    kept_ids: tuple[int, ...]
+    waves: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class FamilyResult:
+    """What one graphrag line does on one index at one ``community_level``.
+
+    ``error``: the exception graphrag raises building the selector (then every scenario is None).
+    ``descends``: whether this line can queue a child on this index (a candidate child reachable from a
+    rateable community through the line's child lookup). ``start_ids``: ``levels["0"]`` (the first
+    wave). ``rateable_ids``: communities some relevance assignment gets rated (the fallback levels
+    ``0..max_level`` closed under the line's child lookup). ``unreachable_ids``: candidates never rated
+    whatever the ratings (subtrees cut off by missing reports, levels beyond the fallback, the -1 report).
+    ``cut_off_ids``: candidates not rated when every report is relevant, i.e. not reached by descent from
+    level 0 (2.x: every candidate below level 0; 3.x: the subtrees under communities without a report);
+    some of them may still be rated by the fallback when nothing is relevant.
+    """
+
+    family: str
+    graphrag: str
+    settings: DynamicSettings
+    error: str | None
+    descends: bool
+    candidate_ids: tuple[int, ...]
+    start_ids: tuple[int, ...]
+    rateable_ids: tuple[int, ...]
+    unreachable_ids: tuple[int, ...]
+    cut_off_ids: tuple[int, ...]
+    none_relevant: Scenario | None
+    all_relevant: Scenario | None
+    what_if: Scenario | None = None
+
+
+@dataclass(frozen=True)
+class DynamicInput:
+    """The tables the selector is built from, as arrays.
+
+    ``comm_ids``/``comm_levels``/``comm_parents``: one entry per communities-table row, in row order
+    (``comm_parents`` is used by 2.x/3.x; -1 for roots). ``child_offsets``/``child_values``: each row's
+    children, CSR (row i's children are ``child_values[child_offsets[i]:child_offsets[i+1]]``): for
+    2.x/3.x the ``children`` column; for 1.x the output of :func:`children_from_nodes_v1`.
+    ``report_ids``/``report_levels``: one entry per community-reports row, in row order.
+    ``children_match``: False when the 1.x children keys are strings no report key can equal
+    (:func:`children_from_nodes_v1` on a float ``community`` column: ``str(5.0) == "5.0"``)."""
+
+    comm_ids: np.ndarray
+    comm_levels: np.ndarray
+    comm_parents: np.ndarray
+    child_offsets: np.ndarray
+    child_values: np.ndarray
+    report_ids: np.ndarray
+    report_levels: np.ndarray
+    children_match: bool = True
+
+
+def children_csr(children: Iterable) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, values) for a sequence of per-row child lists (None / empty = no children)."""
+    lens, parts = [], []
+    for ch in children:
+        if ch is None:
+            lens.append(0)
+            continue
+        a = np.asarray(ch, dtype=np.int64).ravel()
+        lens.append(a.size)
+        parts.append(a)
+    offsets = np.zeros(len(lens) + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    values = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return offsets, values.astype(np.int64, copy=False)
+
+
+def children_from_nodes_v1(comm_ids, node_communities, node_levels, node_titles,
+                           report_ids) -> tuple[np.ndarray, np.ndarray, bool]:
+    """graphrag 1.1.1-1.2.x: each communities row's ``sub_community_ids``, as ``read_indexer_communities``
+    (``A``@v1.2.0) rebuilds them from ``create_final_nodes`` with ``restore_community_hierarchy``
+    (``H``@v1.2.0). Returns (offsets, values, children_match) for :class:`DynamicInput`.
+
+    * When some community has no report, the node rows are first restricted to communities with a
+      report (``nodes_df.community.isin(reports_df.community.unique())``, only then: ``A``@v1.2.0).
+    * Nodes are grouped by (community, level) into sets of titles (rows with a null community drop out
+      of ``groupby``); the node levels present are sorted and taken pairwise, so a level with no node
+      row is skipped over; a next-level community is a child of every current-level community whose
+      title set contains its own (``issubset``), children in ascending community order (``H``).
+    * The hierarchy is grouped by community alone (``groupby(["community"]).agg(list)``), so a number
+      seen at two node levels gets both child lists, in level order (``A``@v1.2.0).
+    * The children are then stringified ``[str(x) for x in sub_community_ids]`` (``D``@v1.1.1): a float
+      ``community`` column (nulls present) yields ``"5.0"``, which equals no report key:
+      ``children_match`` is False then.
+    """
+    comm_ids = np.asarray(comm_ids)
+    nc = np.asarray(node_communities)
+    nl = np.asarray(node_levels, dtype=np.int64)
+    titles = np.asarray(node_titles)
+    if nc.dtype.kind not in "iuf":
+        raise ValueError("children_from_nodes_v1: community numbers must be numeric (0.1-0.4 string ids are "
+                         "not a layout graphrag 1.x dynamic selection reads)")
+    is_float = nc.dtype.kind == "f"
+    rep = _uniq(report_ids)
+    keep = np.ones(nc.size, dtype=bool)
+    cid_int = np.asarray(comm_ids, dtype=np.int64)
+    if not np.isin(cid_int, rep).all():  # missing_reports non-empty (A@v1.2.0 read_indexer_communities)
+        with np.errstate(invalid="ignore"):
+            keep &= np.isin(nc, rep)
+    if is_float:
+        keep &= ~np.isnan(nc)
+    nc_i = nc[keep].astype(np.int64)
+    nl_k = nl[keep]
+    t = titles[keep]
+    if t.dtype.kind in "iu":  # already codes (entity row numbers, say)
+        tcode = t.astype(np.int64)
+    else:
+        import pandas as pd  # factorize: hash codes for the titles (one call per index, not per rating)
+
+        tcode = pd.factorize(t, use_na_sentinel=False)[0].astype(np.int64)
+    n_titles = int(tcode.max()) + 1 if tcode.size else 0
+    # one (level, community) group per distinct pair: rows sorted by a combined key
+    if nc_i.size:
+        c0, l0 = int(nc_i.min()), int(nl_k.min())
+        key = (nl_k - l0) * (int(nc_i.max()) - c0 + 1) + (nc_i - c0)
+    else:
+        key = np.zeros(0, dtype=np.int64)
+    order = np.argsort(key, kind="stable")
+    gk, gl, gc, gt = key[order], nl_k[order], nc_i[order], tcode[order]
+    new_group = np.ones(gk.size, dtype=bool)
+    if gk.size:
+        new_group[1:] = gk[1:] != gk[:-1]
+    gstart = np.flatnonzero(new_group)
+    gend = np.append(gstart[1:], gk.size)
+    glevel, gcomm = gl[gstart], gc[gstart]
+    gid = np.cumsum(new_group) - 1  # group of each member row
+    levels_present = _uniq(glevel)
+    e_li, e_p, e_c = [], [], []  # edges (level index, parent, child)
+    for li in range(len(levels_present) - 1):
+        cur = np.flatnonzero(glevel == levels_present[li])
+        nxt = np.flatnonzero(glevel == levels_present[li + 1])
+        if cur.size == 0 or nxt.size == 0:
+            continue
+        cur_rows = _ranges(gstart[cur], gend[cur] - gstart[cur])
+        owner = np.full(n_titles, -1, dtype=np.int64)
+        owner[gt[cur_rows]] = gid[cur_rows]
+        if (owner[gt[cur_rows]] == gid[cur_rows]).all():
+            # every title in at most one current-level community: the only possible parent of a
+            # next-level community is the owner of its titles, and it is one iff all share that owner
+            starts = gstart[nxt]
+            o = owner[gt[_ranges(starts, gend[nxt] - starts)]]
+            lo = np.minimum.reduceat(o, np.cumsum(np.concatenate(([0], gend[nxt] - starts)))[:-1])
+            hi = np.maximum.reduceat(o, np.cumsum(np.concatenate(([0], gend[nxt] - starts)))[:-1])
+            ok = (lo == hi) & (lo >= 0)
+            p, c = gcomm[lo[ok]], gcomm[nxt[ok]]
+        else:
+            p, c = _subsets_slow(cur, nxt, gstart, gend, gt, gcomm)
+        # H appends for curr in ascending community, for next in ascending community
+        o2 = np.lexsort((c, p))
+        e_li.append(np.full(o2.size, li, dtype=np.int64))
+        e_p.append(p[o2])
+        e_c.append(c[o2])
+    if e_p:
+        ep, ec = np.concatenate(e_p), np.concatenate(e_c)
+    else:
+        ep = ec = np.zeros(0, dtype=np.int64)
+    # groupby("community").agg({"sub_community": list}): per parent, the hierarchy rows in order
+    # (level pair, then H's order): a stable sort by parent keeps it
+    o3 = np.argsort(ep, kind="stable")
+    ep, ec = ep[o3], ec[o3]
+    up = _uniq(ep)
+    first = np.searchsorted(ep, up, side="left")
+    last = np.searchsorted(ep, up, side="right")
+    k = _dense(cid_int, up)
+    lens = np.where(k >= 0, (last - first)[np.maximum(k, 0)] if up.size else 0, 0).astype(np.int64)
+    starts = np.where(k >= 0, first[np.maximum(k, 0)] if up.size else 0, 0).astype(np.int64)
+    offsets = np.zeros(cid_int.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    values = ec[_ranges(starts, lens)]
+    return offsets, values, not is_float
+
+
+def _subsets_slow(cur, nxt, gstart, gend, gt, gcomm) -> tuple[np.ndarray, np.ndarray]:
+    """(parent, child) community pairs where the child's title set is a subset of the parent's, when
+    titles sit in several communities of one level (not Leiden output; ``graphrag update`` merges)."""
+    members: dict[int, list[int]] = {}
+    sets = {}
+    for g in cur.tolist():
+        s = _uniq(gt[gstart[g]:gend[g]])
+        sets[g] = s
+        for t in s.tolist():
+            members.setdefault(t, []).append(g)
+    ps, cs = [], []
+    for h in nxt.tolist():
+        s = _uniq(gt[gstart[h]:gend[h]])
+        for g in members.get(int(s[0]), ()):
+            sg = sets[g]
+            if s.size <= sg.size and np.isin(s, sg, assume_unique=True).all():
+                ps.append(int(gcomm[g]))
+                cs.append(int(gcomm[h]))
+    return np.asarray(ps, dtype=np.int64), np.asarray(cs, dtype=np.int64)
+
+
+def _uniq(a) -> np.ndarray:
+    """Sorted distinct int64 values (a sort, not ``np.unique``: numpy 2's hash-based unique is ~20x
+    slower on these arrays)."""
+    a = np.sort(np.asarray(a, dtype=np.int64).ravel())
+    if a.size:
+        a = a[np.concatenate(([True], a[1:] != a[:-1]))]
+    return a
+
+
+def _ids(x) -> np.ndarray:
+    """Sorted distinct community numbers from an iterable or array (None = none)."""
+    if x is None:
+        return np.zeros(0, dtype=np.int64)
+    if not isinstance(x, np.ndarray):
+        x = np.fromiter((int(i) for i in x), dtype=np.int64)
+    return _uniq(x)
+
+
+def _dense(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
+    """Index of each id in the sorted ``universe`` (-1 when absent)."""
+    if universe.size == 0:
+        return np.full(ids.shape, -1, dtype=np.int64)
+    pos = np.searchsorted(universe, ids)
+    pos = np.minimum(pos, universe.size - 1)
+    return np.where(universe[pos] == ids, pos, -1).astype(np.int64)
+
+
+class _Prepared:
+    """The selector's state after ``__init__`` for one family and one community_level, in dense form.
+
+    Keys are community numbers; a report key is ``str(community)`` (``L`` ``read_community_reports``:
+    ``community_id=to_str(row, "community")``), a community key ``str(community)`` (``short_id``), so
+    integer equality is key equality."""
+
+    __slots__ = (
+        "candidate_ids",
+        "ch_off",
+        "ch_val",
+        "error",
+        "family",
+        "has_node",
+        "has_parent",
+        "is_candidate",
+        "levels",
+        "parent",
+        "settings",
+        "start",
+        "universe",
+    )
+
+    def __init__(self, family: str, inp: DynamicInput, settings: DynamicSettings):
+        self.family, self.settings = family, settings
+        rep_ids = np.asarray(inp.report_ids, dtype=np.int64)
+        rep_lv = np.asarray(inp.report_levels, dtype=np.int64)
+        cid = np.asarray(inp.comm_ids, dtype=np.int64)
+        clv = np.asarray(inp.comm_levels, dtype=np.int64)
+        cpar = np.asarray(inp.comm_parents, dtype=np.int64)
+        off = np.asarray(inp.child_offsets, dtype=np.int64)
+        val = np.asarray(inp.child_values, dtype=np.int64)
+        # candidates: reports with level <= community_level, no roll-up, no join
+        # (A@v1.2.0 / A@v2.0.0 / A@v3.3.0 read_indexer_reports: _filter_under_community_level, then
+        # `if not dynamic_community_selection:` skips the roll-up and the merge)
+        n = settings.community_level
+        cand = rep_ids if n is None else rep_ids[rep_lv <= n]
+        self.candidate_ids = _uniq(cand)
+        # communities handed to the selector: those with a report anywhere in the reports table
+        # (A read_indexer_communities@v1.2.0/v2.0.0/v3.3.0: `communities_df.community.isin(reports_df...)`;
+        # Q passes the full reports table there, the level-filtered one to read_indexer_reports)
+        any_rep = _uniq(rep_ids)
+        rows = np.flatnonzero(np.isin(cid, any_rep))
+        self.universe = universe = _uniq(np.concatenate([cid[rows], self.candidate_ids]))
+        U = universe.size
+        self.is_candidate = np.zeros(U, dtype=bool)
+        self.is_candidate[_dense(self.candidate_ids, universe)] = True
+        # levels: for community in communities (row order): levels[level] created even when the
+        # community is no candidate; appended when `community.short_id in self.reports` (D, all tags)
+        lv_rows = clv[rows]
+        dk = _dense(cid[rows], universe)
+        keep = self.is_candidate[dk]
+        self.levels: dict[int, np.ndarray] = {}
+        for lv in _uniq(lv_rows).tolist():
+            sel = (lv_rows == lv) & keep
+            self.levels[int(lv)] = dk[sel]  # row order, duplicates kept
+        # start: self.levels["0"] (D@v1.1.1 L87, the same line in every tag): KeyError '0' when no
+        # level-0 community has a report
+        self.error = None if 0 in self.levels else _ERR_NO_LEVEL0
+        self.start = self.levels.get(0, np.zeros(0, dtype=np.int64))
+        # the child/parent lookups; for duplicate rows the last row wins (dict comprehensions in D)
+        self.has_node = np.zeros(U, dtype=bool)
+        self.has_parent = np.zeros(U, dtype=bool)
+        self.parent = np.full(U, -1, dtype=np.int64)
+        last_row = np.full(U, -1, dtype=np.int64)
+        last_row[dk] = rows  # fancy assignment: the last occurrence wins
+        nodes = np.flatnonzero(last_row >= 0)
+        src_rows = last_row[nodes]
+        lens = off[src_rows + 1] - off[src_rows]
+        flat_idx = _ranges(off[src_rows], lens)
+        kids = val[flat_idx]
+        owner = np.repeat(nodes, lens)
+        kid_d = _dense(kids, universe)
+        if family == "2.x":
+            # D@v2.0.0 L127-130: `for child in self.communities[community].children: if child in self.reports`
+            # children are the stored ints (L@v2.0.0 read_communities: to_list, items not converted),
+            # report keys are str: never a match (microsoft/graphrag#2004)
+            queued = np.zeros(kids.size, dtype=bool)
+        elif family == "3.x":
+            # D@v3.0.0 L129-132: `child_str = str(child); if child_str in self.reports`
+            queued = (kid_d >= 0) & self.is_candidate[np.maximum(kid_d, 0)]
+        elif family == "1.x":
+            # D@v1.1.1 L61-67 node2children = {short_id: [str(x) for x in sub_community_ids]};
+            # L143-146 `if sub_community in self.reports`
+            queued = (kid_d >= 0) & self.is_candidate[np.maximum(kid_d, 0)] & bool(inp.children_match)
+        else:
+            raise ValueError(f"unknown family {family!r}")
+        self.has_node[nodes] = True
+        qlens = np.bincount(owner[queued], minlength=U) if kids.size else np.zeros(U, dtype=np.int64)
+        self.ch_off = np.zeros(U + 1, dtype=np.int64)
+        np.cumsum(qlens, out=self.ch_off[1:])
+        self.ch_val = kid_d[queued]  # owner is non-decreasing in dense order, so this is CSR order
+        if family == "1.x":
+            # D@v1.1.1 node2parent = {sub: community for community, subs in node2children.items() for sub in subs}
+            # (dict order = first insertion of each community, value = its last row; last parent wins)
+            # `if not self.keep_parent and community in self.node2parent: discard(node2parent[community])`
+            if inp.children_match and kids.size:
+                first_row = np.full(U, np.iinfo(np.int64).max, dtype=np.int64)
+                np.minimum.at(first_row, dk, rows)
+                ordkey = first_row[owner]  # iteration order of node2children
+                o = np.lexsort((np.arange(kids.size), ordkey))
+                k_o, own_o = kids[o], owner[o]
+                kd_o = _dense(k_o, universe)
+                ok = kd_o >= 0
+                self.has_parent[kd_o[ok]] = True
+                self.parent[kd_o[ok]] = own_o[ok]  # last wins
+            # a sub community absent from the universe can never be rated, so it needs no entry
+        else:
+            # D@v2.0.0/v3.0.0: `if not self.keep_parent and community in self.communities:
+            #   relevant_communities.discard(self.communities[community].parent)`; parent = to_str(parent)
+            # (L read_communities), so the discard hits the parent's key
+            self.has_parent[nodes] = True
+            self.parent[nodes] = _dense(cpar[src_rows], universe)
+
+    def run(self, relevant: np.ndarray, rated: list | None = None) -> Scenario:
+        """``select()`` with ``relevant`` (bool per dense key) standing for ``rating >= threshold``;
+        ``rated``, when given, receives each wave's rated community numbers (sorted, duplicates kept)."""
+        s = self.settings
+        U = self.universe.size
+        kept = np.zeros(U, dtype=bool)
+        n_kept = 0
+        queue = self.start.copy()  # deepcopy(self.starting_communities) (D)
+        level = 0
+        waves: list[int] = []
+        pos_add = np.full(U, -1, dtype=np.int64)
+        pos_del = np.full(U, -1, dtype=np.int64)
+        while queue.size:  # `while queue:` (D)
+            waves.append(int(queue.size))  # one asyncio.gather over the queue, num_repeats calls each
+            if rated is not None:
+                rated.append(np.sort(self.universe[queue]).tolist())
+            rq = relevant[queue]
+            qi = np.flatnonzero(rq)
+            hits = queue[qi]
+            # in queue order: add community, queue its candidate children, discard its parent
+            # (add at 2*i, discard at 2*i+1: the last event per key decides)
+            if hits.size:
+                pos_add[hits] = -1
+                np.maximum.at(pos_add, hits, 2 * qi)
+                touched = [hits]
+                if not s.keep_parent:
+                    hp = self.has_parent[hits] & (self.parent[hits] >= 0)
+                    par = self.parent[hits[hp]]
+                    pos_del[par] = -1
+                    np.maximum.at(pos_del, par, 2 * qi[hp] + 1)
+                    touched.append(par)
+                t = _uniq(np.concatenate(touched))
+                was = kept[t]
+                now = pos_add[t] > pos_del[t]
+                kept[t] = now
+                n_kept += int(now.sum()) - int(was.sum())
+                pos_add[t] = -1
+                pos_del[t] = -1
+                nxt = self.ch_val[_ranges(self.ch_off[hits], self.ch_off[hits + 1] - self.ch_off[hits])]
+            else:
+                nxt = np.zeros(0, dtype=np.int64)
+            queue = nxt
+            level += 1
+            # fallback (D@v1.1.1 L157-169, the same in every tag to v3.3.0): `len(queue) == 0 and
+            # len(relevant_communities) == 0 and str(level) in
+            # self.levels and level <= self.max_level` -> queue = self.levels[str(level)]
+            if queue.size == 0 and n_kept == 0 and level in self.levels and level <= s.max_level:
+                queue = self.levels[level]
+        calls = int(sum(waves)) * int(s.num_repeats)  # rate_relevancy: num_repeats calls per community
+        kept_ids = tuple(self.universe[np.flatnonzero(kept)].tolist())
+        return Scenario(None, calls, kept_ids, tuple(waves))
+
+    def rateable(self) -> np.ndarray:
+        """Dense keys some relevance assignment gets rated: the start and the fallback levels
+        1..max_level (consecutive while present), closed under the queued-children edges."""
+        seeds = [self.start]
+        lv = 1
+        # the fallback rates level lv only after a wave that left the queue empty, so it stops at the
+        # first absent or empty level (an empty queue ends `while queue`)
+        while seeds[-1].size and lv in self.levels and lv <= self.settings.max_level:
+            seeds.append(self.levels[lv])
+            lv += 1
+        seen = np.zeros(self.universe.size, dtype=bool)
+        frontier = _uniq(np.concatenate(seeds)) if seeds else np.zeros(0, dtype=np.int64)
+        while frontier.size:
+            frontier = frontier[~seen[frontier]]
+            seen[frontier] = True
+            if frontier.size == 0:
+                break
+            frontier = _uniq(self.ch_val[_ranges(self.ch_off[frontier],
+                                                     self.ch_off[frontier + 1] - self.ch_off[frontier])])
+        return seen
+
+
+def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(s, s + l) for each pair (vectorised)."""
+    starts = np.asarray(starts, dtype=np.int64)
+    lens = np.asarray(lens, dtype=np.int64)
+    total = int(lens.sum()) if lens.size else 0
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    nz = lens > 0
+    starts, lens = starts[nz], lens[nz]
+    ends = np.cumsum(lens)
+    out = np.ones(total, dtype=np.int64)
+    out[0] = starts[0]
+    out[ends[:-1]] = starts[1:] - (starts[:-1] + lens[:-1]) + 1
+    return np.cumsum(out)
+
+
+def _relevance(prep: _Prepared, relevant_ids=None, ratings: Mapping[int, int] | None = None) -> np.ndarray:
+    """Bool per dense key: in ``relevant_ids``, or ``ratings[id] >= threshold`` (missing = 0)."""
+    rel = np.zeros(prep.universe.size, dtype=bool)
+    if ratings is not None:
+        ids = np.fromiter((int(k) for k, v in ratings.items() if v >= prep.settings.threshold), dtype=np.int64)
+    else:
+        ids = _ids(relevant_ids)
+    d = _dense(ids, prep.universe)
+    rel[d[d >= 0]] = True
+    return rel
+
+
+def prepare(family: str, inp: DynamicInput, settings: DynamicSettings = DEFAULTS) -> _Prepared:
+    """The selector of ``family`` built on ``inp`` (reuse it for many scenarios)."""
+    return _Prepared(family, inp, settings)
+
+
+def simulate(prep: _Prepared, relevant_ids: Iterable[int] | None = None,
+             ratings: Mapping[int, int] | None = None, rated: list | None = None) -> Scenario | None:
+    """One ``select()``: relevance from ``relevant_ids`` or from ``ratings`` (>= threshold). None when
+    graphrag raises building the selector (``prep.error``). ``rated`` (a list) receives each wave's
+    rated community numbers."""
+    if prep.error is not None:
+        return None
+    sc = prep.run(_relevance(prep, relevant_ids, ratings), rated)
+    rid = None
+    if relevant_ids is not None:
+        rid = tuple(_ids(relevant_ids).tolist())
+    elif ratings is not None:
+        rid = tuple(sorted(int(k) for k, v in ratings.items() if v >= prep.settings.threshold))
+    return Scenario(rid, sc.rating_calls, sc.kept_ids, sc.waves)
+
+
+def simulate_all(inp: DynamicInput, families: Iterable[str] = ("1.x", "2.x", "3.x"),
+                 settings: DynamicSettings = DEFAULTS,
+                 what_if: Iterable[int] | None = None) -> dict[str, FamilyResult]:
+    """Per family: the error, whether it descends, the start, what can be rated, and the scenarios
+    none relevant / all relevant (/ ``what_if`` relevant ids)."""
+    out: dict[str, FamilyResult] = {}
+    wi = None if what_if is None else _ids(what_if)
+    for fam in families:
+        p = prepare(fam, inp, settings)
+        cand = tuple(p.candidate_ids.tolist())
+        if p.error is not None:
+            out[fam] = FamilyResult(fam, FAMILIES[fam], settings, p.error, False, cand, (), (), cand, cand,
+                                    None, None, None)
+            continue
+        seen = p.rateable()
+        rateable = tuple(p.universe[seen].tolist())
+        unreachable = tuple(p.universe[p.is_candidate & ~seen].tolist())
+        descends = bool((p.ch_off[1:] - p.ch_off[:-1])[seen].any())
+        none_sc = Scenario((), *_fields(p.run(np.zeros(p.universe.size, dtype=bool))))
+        rated: list = []
+        all_sc = Scenario(cand, *_fields(p.run(p.is_candidate.copy(), rated)))
+        reached = _uniq(np.concatenate([np.asarray(w, dtype=np.int64) for w in rated])) if rated else _uniq([])
+        cut_off = tuple(np.setdiff1d(p.candidate_ids, reached, assume_unique=True).tolist())
+        wsc = simulate(p, relevant_ids=wi) if wi is not None else None
+        out[fam] = FamilyResult(fam, FAMILIES[fam], settings, None, descends, cand,
+                                tuple(p.universe[p.start].tolist()), rateable, unreachable, cut_off, none_sc,
+                                all_sc, wsc)
+    return out
+
+
+def _fields(sc: Scenario) -> tuple:
+    return sc.rating_calls, sc.kept_ids, sc.waves
