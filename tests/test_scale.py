@@ -428,7 +428,7 @@ def test_1000_levels_full_json_streams_within_bounds(chains_1000):
     r = _levels([chains_1000, "-f", "json", "--tokenizer", "estimate"], mem_gib=3)
     assert not r.timed_out and r.code == 0, r.stderr[-500:]
     out = r.stdout
-    assert out.startswith('{"schema_version":"1.1"') and out.endswith("}\n")
+    assert out.startswith('{"schema_version":"1.2"') and out.endswith("}\n")
     assert len(out) > 150_000_000
     # the last level (None) lists every community for >= 2.0
     tail = out[out.rindex('{"community_level":null'):]

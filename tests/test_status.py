@@ -389,7 +389,7 @@ def test_every_selection_of_every_real_index_has_a_status():
         pytest.skip("../shared/indexes is absent")
     for name in names:
         doc = as_json(audit(shared_index(name), AuditOptions(costs=False)))
-        assert doc["schema_version"] == "1.1"
+        assert doc["schema_version"] == "1.2"
         gen = doc["index"]["generation"]
         for lv in doc["levels"]:
             s = lv["selected"]

@@ -11,13 +11,14 @@ from graphrag_audit.analysis.background_costs import BackgroundCosts
 from graphrag_audit.analysis.checks import Thresholds, level_findings
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.analysis.depth import analyse_depth
+from graphrag_audit.analysis.dynamic import dynamic_by_level
 from graphrag_audit.analysis.integrity import check_integrity
 from graphrag_audit.analysis.levels import (LISTED_ROWS, TreeIndex, level_results, level_stats, report_listing,
                                             tree_levels)
 from graphrag_audit.io.load import load_index
 from graphrag_audit.io.locate import location_findings
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.results.audit import AuditOptions, AuditReport, IndexCounts, IndexInfo  # noqa: F401 (re-export)
+from graphrag_audit.results.audit import AuditOptions, AuditReport, IndexCounts, IndexInfo, LevelResult  # noqa: F401 (re-export)
 from graphrag_audit.graphrag.selection import select_all
 
 
@@ -82,6 +83,11 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
     levels = level_results(model, ti, selections, costs=costs, num_repeats=options.num_repeats, stats=stats)
     del stats
 
+    step("simulating dynamic selection")
+    t = time.perf_counter()
+    levels = with_dynamic(model, levels, options)
+    timings["dynamic"] = time.perf_counter() - t
+
     step("analysing branch depth")
     t = time.perf_counter()
     v1_spreads = {r.community_level: r.selected["v1"].entities_per_report for r in levels
@@ -94,6 +100,18 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
     return model, AuditReport(index=index_info(model, depth, tl), options=options, tree_levels=tl, levels=levels,
                               depth=depth, findings=findings, timings=timings,
                               report_entities=ti.rep_n_entities, listing=listing)
+
+
+def with_dynamic(model: IndexModel, levels: list[LevelResult], options: AuditOptions) -> list[LevelResult]:
+    """``levels`` with each ``dynamic`` selection carrying its per-graphrag-line simulation
+    (analysis/dynamic.py) at that community_level."""
+    dyn = dynamic_by_level(model, [r.community_level for r in levels], threshold=options.threshold,
+                           keep_parent=options.keep_parent, num_repeats=options.num_repeats,
+                           max_level=options.max_level, relevant=options.relevant)
+    if not dyn:
+        return levels
+    return [LevelResult(r.community_level, {**r.selected, "dynamic": r.selected["dynamic"].with_(
+                by_version=dyn[r.community_level])}) for r in levels]
 
 
 def index_info(model: IndexModel, depth, tree_levels) -> IndexInfo:

@@ -20,7 +20,7 @@ import numpy as np
 
 from graphrag_audit.findings import SEVERITY_RANK, Finding
 
-SCHEMA_VERSION = "1.1"  # 1.1: every selection carries its graphrag status (compat.py)
+SCHEMA_VERSION = "1.2"  # 1.1: every selection carries its graphrag status (compat.py); 1.2: dynamic.by_version
 
 #: a selection's graphrag status (``SelectionStats.outcome.status``; decided in graphrag.compat)
 EXACT = "exact"
@@ -221,6 +221,69 @@ class RatingCalls:
 
 
 @dataclass(frozen=True)
+class DynamicScenario:
+    """One run of graphrag's dynamic ``select()`` (graphrag/dynamic.py ``Scenario``): the rating calls
+    (repeats counted), the kept reports' community numbers (sorted), the communities rated per wave."""
+
+    rating_calls: int
+    kept_ids: tuple[int, ...]
+    waves: tuple[int, ...]
+    relevant_ids: tuple[int, ...] | None = None  # the what-if only
+
+    def to_dict(self) -> dict:
+        d = {"rating_calls": self.rating_calls, "kept_ids": list(self.kept_ids), "waves": list(self.waves)}
+        if self.relevant_ids is not None:
+            d = {"relevant_ids": list(self.relevant_ids), **d}
+        return d
+
+
+@dataclass(frozen=True)
+class DynamicVersion:
+    """Dynamic community selection of one graphrag line (``family``: "1.x", "2.x", "3.x") at one
+    community_level: the error graphrag raises building the selector (then the scenarios are None),
+    whether it descends below the start, the start (level-0 candidates), the candidates no rating
+    assignment reaches by descent when every report is relevant (``cut_off_ids``), and the scenarios
+    nothing relevant / everything relevant (/ the what-if of ``--relevant``). The JSON gives
+    ``cut_off`` and ``unreachable`` as counts (the id lists can be most of the index)."""
+
+    family: str
+    graphrag: str
+    error: str | None
+    descends: bool
+    start_ids: tuple[int, ...]
+    cut_off_ids: tuple[int, ...]
+    unreachable_ids: tuple[int, ...]
+    none_relevant: DynamicScenario | None
+    all_relevant: DynamicScenario | None
+    what_if: DynamicScenario | None = None
+
+    def to_dict(self) -> dict:
+        d = {"graphrag": self.graphrag, "error": self.error, "descends": self.descends,
+             "start_ids": list(self.start_ids), "cut_off": len(self.cut_off_ids),
+             "unreachable": len(self.unreachable_ids),
+             "none_relevant": None if self.none_relevant is None else self.none_relevant.to_dict(),
+             "all_relevant": None if self.all_relevant is None else self.all_relevant.to_dict()}
+        if self.what_if is not None:
+            d["what_if"] = self.what_if.to_dict()
+        return d
+
+
+@dataclass(frozen=True)
+class DynamicByVersion:
+    """Per graphrag line that can read the layout, its dynamic selection (``versions``: family ->
+    :class:`DynamicVersion`, in family order)."""
+
+    versions: Mapping[str, DynamicVersion]
+
+    def __post_init__(self):
+        if not isinstance(self.versions, MappingProxyType):
+            object.__setattr__(self, "versions", frozen_map(self.versions))
+
+    def to_dict(self) -> dict:
+        return {f: v.to_dict() for f, v in self.versions.items()}
+
+
+@dataclass(frozen=True)
 class SelectionStats:
     """One behaviour's selection at one community_level."""
 
@@ -238,6 +301,7 @@ class SelectionStats:
     row_tokens: np.ndarray | None = field(default=None, repr=False, compare=False)  # tokens of each row's line
     extra_vs_v1: ExtraVsV1 | None = None  # v2 only
     rating_calls: RatingCalls | None = None  # dynamic only
+    by_version: DynamicByVersion | None = None  # dynamic only: the selector per graphrag line
 
     def __post_init__(self):
         if not isinstance(self.by_level, MappingProxyType):
@@ -261,6 +325,8 @@ class SelectionStats:
             d["extra_vs_v1"] = self.extra_vs_v1.to_dict()
         if self.rating_calls is not None:
             d["rating_calls"] = self.rating_calls.to_dict()
+        if self.by_version is not None:
+            d["by_version"] = self.by_version.to_dict()
         if self.outcome is not None:
             d.update(self.outcome.to_dict())
         return d
@@ -438,6 +504,10 @@ class AuditOptions:
     max_context_tokens: int = 12000
     costs: bool = True
     num_repeats: int = 1  # dynamic selection rating calls per community
+    threshold: int = 1  # dynamic selection: a rating >= threshold keeps the report (graphrag's default)
+    keep_parent: bool = False  # dynamic selection: keep a parent whose child is kept (graphrag's default)
+    max_level: int = 2  # dynamic selection: the last level the fallback rates whole (graphrag's default)
+    relevant: tuple[int, ...] | None = None  # dynamic what-if: the community numbers rated relevant
     max_unreachable: float = 0.25
     max_inflation: float = 1.2
 

@@ -1,0 +1,103 @@
+"""The audit's dynamic-selection results per graphrag line (analysis/dynamic.py -> selected.dynamic.by_version).
+
+Expectations are worked by hand from graphrag's dynamic_community_selection.py (the same 5-community
+tree as tests/test_dynamic_selection.py, whose simulator is checked against the real graphrag there)
+or are the numbers issue 16 measured with the real graphrag on verbs-v3 (23 and 120 at N=2).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import shared_index
+from graphrag_audit.analysis.audit import AuditOptions, audit
+from graphrag_audit.render import render
+from test_dynamic_selection import _write_generated
+from test_status import validate
+
+# roots 0 and 1; 0 -> 2, 3; 2 -> 4 (levels 0, 0, 1, 1, 2); entities nest, so 1.x's containment
+# rebuild finds the same tree
+HAND = [(0, 0, -1, [2, 3], ["E0", "E1", "E2"]), (1, 0, -1, [], ["E3"]), (2, 1, 0, [4], ["E0", "E1"]),
+        (3, 1, 0, [], ["E2"]), (4, 2, 2, [], ["E0"])]
+
+
+def hand_index(tmp: Path, layout: str, drop_reports=(3,), name="hand") -> Path:
+    """The hand tree as an index folder of one layout ("v2": communities.parquet, "v1": create_final_*)."""
+    src = _write_generated(tmp, name, HAND, drop_reports=drop_reports)
+    d = tmp / f"{name}-{layout}"
+    d.mkdir()
+    for f in src[f"gen/{name}/{layout}"]["files"].values():
+        shutil.copy(f, d)
+    return d
+
+
+def by_version(path, level=2, **opts) -> dict:
+    doc = json.loads(render(audit(path, AuditOptions(level=level, costs=False, **opts)), "json"))
+    validate(doc)
+    return {r["community_level"]: r["selected"]["dynamic"].get("by_version") for r in doc["levels"]}
+
+
+def test_communities_layout_gives_2x_and_3x_by_hand(tmp_path):
+    bv = by_version(hand_index(tmp_path, "v2"))
+    assert set(bv[2]) == {"2.x", "3.x"}
+    v3, v2 = bv[2]["3.x"], bv[2]["2.x"]
+    # 3.x: 0 and 1 kept; 0's candidate child 2 queued (3 has no report), 2 kept and 0 dropped; 4 kept, 2 dropped
+    assert v3["all_relevant"] == {"rating_calls": 4, "kept_ids": [1, 4], "waves": [2, 1, 1]}
+    # nothing relevant: the fallback rates level 1 ([2]) and level 2 ([4]): 4 calls, nothing kept
+    assert v3["none_relevant"] == {"rating_calls": 4, "kept_ids": [], "waves": [2, 1, 1]}
+    assert (v3["graphrag"], v3["error"], v3["descends"], v3["start_ids"]) == ("3.0.0-3.x", None, True, [0, 1])
+    # 2.x never descends (microsoft/graphrag#2004): "all relevant" stops at the roots
+    assert v2["all_relevant"] == {"rating_calls": 2, "kept_ids": [0, 1], "waves": [2]}
+    assert v2["none_relevant"] == {"rating_calls": 4, "kept_ids": [], "waves": [2, 1, 1]}
+    assert (v2["graphrag"], v2["descends"], v2["cut_off"]) == ("2.0.0-2.7.2", False, 2)
+    assert "what_if" not in v2
+    # community_level 1 caps the candidates: 4 is neither queued nor in the fallback
+    assert bv[1]["3.x"]["all_relevant"] == {"rating_calls": 3, "kept_ids": [1, 2], "waves": [2, 1]}
+
+
+def test_create_final_layout_gives_1x_only(tmp_path):
+    bv = by_version(hand_index(tmp_path, "v1"))
+    assert set(bv[2]) == {"1.x"}
+    v1 = bv[2]["1.x"]
+    assert (v1["graphrag"], v1["descends"]) == ("1.1.1-1.2.x", True)
+    assert v1["all_relevant"] == {"rating_calls": 4, "kept_ids": [1, 4], "waves": [2, 1, 1]}
+
+
+def test_settings_and_what_if(tmp_path):
+    bv = by_version(hand_index(tmp_path, "v2"), relevant=(0, 2), num_repeats=3, max_level=1)
+    # 0 kept -> 2 queued and kept -> 4 queued: max_level does not limit the descent; 3 calls per rating
+    assert bv[2]["3.x"]["what_if"] == {"relevant_ids": [0, 2], "rating_calls": 12, "kept_ids": [2], "waves": [2, 1, 1]}
+    assert bv[2]["2.x"]["what_if"] == {"relevant_ids": [0, 2], "rating_calls": 6, "kept_ids": [0], "waves": [2]}
+    # nothing relevant: the fallback stops after level max_level = 1
+    assert bv[2]["2.x"]["none_relevant"] == {"rating_calls": 9, "kept_ids": [], "waves": [2, 1]}
+    bv = by_version(hand_index(tmp_path, "v2", name="kp"), keep_parent=True)
+    assert bv[2]["3.x"]["all_relevant"]["kept_ids"] == [0, 1, 2, 4]
+
+
+def test_no_level0_report_is_an_error_with_null_scenarios(tmp_path):
+    bv = by_version(hand_index(tmp_path, "v2", drop_reports=(0, 1)))
+    for fam in ("2.x", "3.x"):
+        v = bv[2][fam]
+        assert (v["error"], v["none_relevant"], v["all_relevant"], v["start_ids"]) == ("KeyError: '0'", None, None, [])
+
+
+def test_verbs_v3_at_2_matches_the_real_graphrag_numbers():
+    bv = by_version(shared_index("verbs-v3"))[2]
+    assert (bv["2.x"]["all_relevant"]["rating_calls"], bv["2.x"]["none_relevant"]["rating_calls"]) == (23, 120)
+    assert bv["2.x"]["descends"] is False and bv["3.x"]["descends"] is True
+
+
+@pytest.mark.parametrize("name", ["real-b2b-gaps-v2", "real-climate-update-v09"])
+def test_issue_16_reachability_numbers(name):
+    """3.x on real-b2b-gaps-v2 reaches 177 of 433 candidates when all are relevant; 1.x on the update
+    output 541 of 615 (issue 16, measured with the real graphrag)."""
+    bv = by_version(shared_index(name))[2]
+    fam = "3.x" if name == "real-b2b-gaps-v2" else "1.x"
+    v = bv[fam]
+    total, reached = {"3.x": (433, 177), "1.x": (615, 541)}[fam]
+    assert (v["none_relevant"]["rating_calls"], sum(v["all_relevant"]["waves"]), v["cut_off"]) == (total, reached,
+                                                                                                   total - reached)
