@@ -22,7 +22,8 @@ GROUPS = [
     ("Cross-version traps", ["string-community-ids", "v2-unreadable", "int32-community-ids", "needs-migration"]),
     ("Where the index is", ["parquet-csv-differ"]),
     ("At the level you query with (`--level`, default 2)", ["depth-mismatch", "v2-inflation", "level-beyond-max",
-                                                            "single-child-chain", "duplicate-level"]),
+                                                            "single-child-chain", "duplicate-level",
+                                                            "dynamic-no-descent", "dynamic-unreachable"]),
 ]
 
 NOTES = {

@@ -88,6 +88,18 @@ _RULES = [
          "you query with. Until then the table's >= 2.0 numbers are hypothetical."),
     Rule("dynamic-no-level-0-report", "error", "Dynamic community selection cannot start: no level-0 report",
          "Dynamic selection starts from level-0 reports and raises KeyError without them (microsoft/graphrag#2382)."),
+    Rule("dynamic-no-descent", "info", "graphrag 2.0.0-2.7.2's dynamic community selection never descends",
+         "graphrag 2.x looks a community's children up as ints among string report keys (`child in self.reports`, "
+         "microsoft/graphrag#2004, fixed in 3.0.0 by #2159), so with --dynamic-community-selection it rates only "
+         "the level-0 reports when any is relevant, and whole levels (up to dynamic_search_max_level) only when "
+         "none is. Query with graphrag >= 3.0 (or 1.1.1-1.2.x on a create_final_* index) to use the tree, or use "
+         "a static community_level."),
+    Rule("dynamic-unreachable", "warning", "Dynamic community selection cannot reach some reports",
+         "graphrag's dynamic selection descends only through communities that have a report (in 1.x, children "
+         "rebuilt from create_final_nodes by entity containment), so a community without a report cuts its "
+         "subtree off even when every report is relevant (the -1 report is never rated either). Regenerate the "
+         "missing reports (graphrag index) so every community on the way down has one, or query those "
+         "communities with a static community_level."),
     # ---- where the index is ----------------------------------------------------------------
     Rule("parquet-csv-differ", "warning", "The output folder holds parquet and CSV copies of tables that differ",
          "graphrag reads only the set its table_provider names (parquet unless `table_provider: {type: csv}`, "

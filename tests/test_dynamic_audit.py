@@ -101,3 +101,104 @@ def test_issue_16_reachability_numbers(name):
     total, reached = {"3.x": (433, 177), "1.x": (615, 541)}[fam]
     assert (v["none_relevant"]["rating_calls"], sum(v["all_relevant"]["waves"]), v["cut_off"]) == (total, reached,
                                                                                                    total - reached)
+
+
+# ---- findings -----------------------------------------------------------------------------
+def rules(path, level=2) -> dict:
+    return {f.rule: f for f in audit(path, AuditOptions(level=level, costs=False)).findings}
+
+
+def test_findings_on_the_hand_tree(tmp_path):
+    got = rules(hand_index(tmp_path, "v2"))
+    # 2.x: the level-0 reports 0 and 1 only when all are relevant (2 calls), 2 and 4 below them
+    f = got["dynamic-no-descent"]
+    assert (f.evidence["start"], f.evidence["below_level_0"], f.evidence["all_relevant_calls"],
+            f.evidence["none_relevant_calls"]) == (2, 2, 2, 4)
+    # 3.x reaches 2 and 4 through 0 (3 has no report but no candidate hangs under it)
+    assert "dynamic-unreachable" not in got and "dynamic-no-level-0-report" not in got
+
+
+def test_missing_report_cuts_off_its_subtree(tmp_path):
+    # 3.x: without 2's report, 4 is never queued (str(child) of 0 is "2", no report) and level 1 has no
+    # report-bearing community, so the fallback stops there too: 4 is never rated
+    f = rules(hand_index(tmp_path, "v2", drop_reports=(2, 3), name="cut"))["dynamic-unreachable"]
+    assert (f.communities, f.evidence["family"], f.evidence["rated_when_all_relevant"]) == ((4,), "3.x", 2)
+    # 1.x: the node rows are restricted to communities with a report (0, 1, 4), node levels 0 and 2 are taken
+    # pairwise, so 4 ({E0}) becomes a child of 0 ({E0, E1, E2}) and is reached
+    bv = by_version(hand_index(tmp_path, "v1", drop_reports=(2, 3), name="cut1"))[2]["1.x"]
+    assert bv["all_relevant"] == {"rating_calls": 3, "kept_ids": [1, 4], "waves": [2, 1]}
+    assert "dynamic-unreachable" not in rules(tmp_path / "cut1-v1")
+
+
+def test_no_reports_at_all_is_graphrags_keyerror(tmp_path):
+    got = rules(hand_index(tmp_path, "v2", drop_reports=(0, 1, 2, 3, 4)))
+    assert got["dynamic-no-level-0-report"].evidence["families"] == ["2.x", "3.x"]
+    assert "dynamic-no-descent" not in got and "dynamic-unreachable" not in got
+
+
+def test_a_create_final_index_has_no_2x_finding(tmp_path):
+    assert "dynamic-no-descent" not in rules(hand_index(tmp_path, "v1"))
+
+
+# ---- the command line ---------------------------------------------------------------------
+def cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "graphrag_audit", "levels", *map(str, args)], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_cli_flags_reach_the_simulation(tmp_path):
+    d = hand_index(tmp_path, "v2")
+    (tmp_path / "rel.txt").write_text("0\n2, 2\n")
+    p = cli(d, "-f", "json", "--no-costs", "--relevant", f"@{tmp_path / 'rel.txt'}", "--num-repeats", "3",
+            "--max-level", "1", "--keep-parent", "--threshold", "2")
+    assert p.returncode in (0, 1) and p.stderr == "", p.stderr
+    doc = json.loads(p.stdout)
+    validate(doc)
+    assert {k: doc["options"][k] for k in ("num_repeats", "threshold", "keep_parent", "max_level", "relevant")} == \
+        {"num_repeats": 3, "threshold": 2, "keep_parent": True, "max_level": 1, "relevant": [0, 2]}
+    lv2 = next(r for r in doc["levels"] if r["community_level"] == 2)["selected"]["dynamic"]["by_version"]
+    # keep_parent: 0 stays when 2 is kept; 4 (not relevant) is rated as 2's child, max_level notwithstanding
+    assert lv2["3.x"]["what_if"] == {"relevant_ids": [0, 2], "rating_calls": 12, "kept_ids": [0, 2], "waves": [2, 1, 1]}
+    assert lv2["2.x"]["none_relevant"] == {"rating_calls": 9, "kept_ids": [], "waves": [2, 1]}
+    # the defaults are graphrag's: no what_if without --relevant
+    doc = json.loads(cli(d, "-f", "json", "--no-costs").stdout)
+    assert doc["options"]["relevant"] is None and doc["options"]["max_level"] == 2
+    assert all("what_if" not in v for r in doc["levels"] for v in r["selected"]["dynamic"]["by_version"].values())
+
+
+@pytest.mark.parametrize(("arg", "message"), [("3,x", "--relevant: 'x' is not a community number"),
+                                              ("@missing.txt", "missing.txt: cannot read the --relevant list")])
+def test_bad_relevant_is_one_line_exit_2(tmp_path, arg, message):
+    p = cli(hand_index(tmp_path, "v2"), "--relevant", arg)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and message in p.stderr, p.stderr
+
+
+# ---- text and markdown --------------------------------------------------------------------
+def test_text_and_markdown_show_each_version_at_the_level(tmp_path):
+    report = audit(hand_index(tmp_path, "v2"), AuditOptions(level=2, costs=False, relevant=(0, 2)))
+    text = render(report, "text", width=160, color=False)
+    block = text[text.index("Dynamic selection by graphrag version at N=2"):].splitlines()
+    # graphrag, descends, all relevant: calls, kept, none relevant: calls, what-if: calls, kept
+    assert block[2].split() == ["2.0.0-2.7.2", "never", "2", "2", "4", "2", "1"]
+    assert block[3].split() == ["3.0.0-3.x", "yes", "4", "2", "4", "4", "1"]
+    md = render(report, "markdown")
+    assert "| 3\\.0\\.0\\-3\\.x | yes | 4 | 2 | 4 | 4 | 1 |" in md
+    failing = audit(hand_index(tmp_path, "v2", drop_reports=(0, 1), name="nl0"), AuditOptions(level=2, costs=False))
+    assert "2.0.0-2.7.2  —         fails: KeyError: '0'" in render(failing, "text", width=160, color=False)
+
+
+def test_a_cycle_in_the_children_is_reported_not_looped(tmp_path):
+    # 0 -> 2 -> 0: with 0 and 2 relevant graphrag 3.x queues them forever; the audit says so and ends
+    cyc = [(0, 0, -1, [2], ["E0", "E1"]), (1, 0, -1, [], ["E3"]), (2, 1, 0, [0], ["E0"])]
+    src = _write_generated(tmp_path, "cyc", cyc)
+    d = tmp_path / "cyc-v2"
+    d.mkdir()
+    for f in src["gen/cyc/v2"]["files"].values():
+        shutil.copy(f, d)
+    v = by_version(d)[1]
+    assert v["3.x"]["error"].startswith("never ends: the children form a cycle")
+    assert v["3.x"]["all_relevant"] is None and v["2.x"]["error"] is None

@@ -8,7 +8,7 @@ from contextlib import nullcontext
 from typing import Callable
 
 from graphrag_audit.analysis.background_costs import BackgroundCosts
-from graphrag_audit.analysis.checks import Thresholds, level_findings
+from graphrag_audit.analysis.checks import Thresholds, dynamic_findings, level_findings
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.analysis.depth import analyse_depth
 from graphrag_audit.analysis.dynamic import dynamic_by_level
@@ -95,6 +95,7 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
     depth = analyse_depth(model, ti, v1_spreads)
     findings += level_findings(options.level, depth, levels,
                                Thresholds(options.max_unreachable, options.max_inflation))
+    findings += dynamic_findings(options.level, depth.max_level, levels, {f.rule for f in findings})
     timings["depth"] = time.perf_counter() - t
     listing = report_listing(model, ti, levels, options.level, listed_rows)
     return model, AuditReport(index=index_info(model, depth, tl), options=options, tree_levels=tl, levels=levels,

@@ -72,3 +72,48 @@ def level_findings(level: int, depth: DepthAnalysis, levels: Sequence[LevelResul
     for lv in depth.duplicate_levels:
         out.append(finding("duplicate-level", f"level {lv} repeats level {lv - 1}'s partition exactly", level=lv))
     return out
+
+
+def dynamic_findings(level: int, max_level: int, levels: Sequence[LevelResult], already=()) -> list[Finding]:
+    """Dynamic community selection at the queried level, from each graphrag line's simulation
+    (``selected["dynamic"].by_version``, analysis/dynamic.py): the start's ``KeyError: '0'``
+    (unless ``already`` holds ``dynamic-no-level-0-report``, as integrity emits it from the reports
+    table), 2.x's missing descent, and candidates no descent reaches in the lines that descend."""
+    out: list[Finding] = []
+    at = next((r for r in levels if r.community_level == min(level, max(max_level, 0))), None)
+    bv = None if at is None else at.selected["dynamic"].by_version
+    if bv is None or not bv.versions:
+        return out
+    vs = bv.versions
+    failing = [f for f, v in vs.items() if v.error == "KeyError: '0'"]
+    if failing and "dynamic-no-level-0-report" not in already:
+        out.append(finding("dynamic-no-level-0-report", "no level-0 community has a report: dynamic community "
+                           f"selection (graphrag {', '.join(vs[f].graphrag for f in failing)}) raises "
+                           "KeyError: '0' before rating anything", families=failing))
+    v2 = vs.get("2.x")
+    if v2 is not None and v2.error is None and v2.cut_off_ids:
+        n_cand = len(v2.start_ids) + len(v2.cut_off_ids)
+        out.append(finding(
+            "dynamic-no-descent",
+            f"at community_level {at.community_level}, graphrag 2.0.0-2.7.2's dynamic selection never descends "
+            f"(microsoft/graphrag#2004): with every report relevant it rates only the {len(v2.start_ids)} level-0 "
+            f"reports ({v2.all_relevant.rating_calls} rating calls); {len(v2.cut_off_ids)} deeper candidates are "
+            f"rated only when nothing is relevant ({v2.none_relevant.rating_calls} rating calls)",
+            level=at.community_level, start=len(v2.start_ids), below_level_0=len(v2.cut_off_ids),
+            all_relevant_calls=v2.all_relevant.rating_calls, none_relevant_calls=v2.none_relevant.rating_calls,
+            candidates=n_cand))
+    for f, v in vs.items():
+        if f == "2.x" or v.error is not None or not v.cut_off_ids:
+            continue
+        reached = sum(v.all_relevant.waves)
+        why = ("the -1 report, which is never rated" if v.cut_off_ids == (-1,) else
+               "subtrees under communities without a report or without a parent"
+               + (", and the -1 report" if -1 in v.cut_off_ids else ""))
+        out.append(finding(
+            "dynamic-unreachable",
+            f"at community_level {at.community_level}, graphrag {v.graphrag}'s dynamic selection never reaches "
+            f"{len(v.cut_off_ids)} candidate reports even when every report is relevant: {why} "
+            f"({preview(v.cut_off_ids)})",
+            v.cut_off_ids, level=at.community_level, family=f, cut_off=len(v.cut_off_ids),
+            rated_when_all_relevant=reached))
+    return out

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from graphrag_audit.graphrag.dynamic import (DynamicInput, DynamicSettings, Scenario, children_csr,
-                                             children_from_nodes_v1, simulate_all)
+from graphrag_audit.graphrag.dynamic import (FAMILIES, DynamicInput, DynamicSettings, EndlessSelection, Scenario,
+                                             children_csr, children_from_nodes_v1, simulate_all)
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.results.audit import DynamicByVersion, DynamicScenario, DynamicVersion
 
@@ -76,12 +76,19 @@ def dynamic_by_level(model: IndexModel, levels, *, threshold: int = 1, keep_pare
     for n in levels:
         st = DynamicSettings(community_level=n, threshold=threshold, keep_parent=keep_parent,
                              num_repeats=num_repeats, max_level=max_level)
-        res = simulate_all(inp, fams, st, what_if=relevant)
-        out[n] = DynamicByVersion({
-            f: DynamicVersion(family=f, graphrag=r.graphrag, error=r.error, descends=r.descends,
-                              start_ids=tuple(r.start_ids), cut_off_ids=tuple(r.cut_off_ids),
-                              unreachable_ids=tuple(r.unreachable_ids),
-                              none_relevant=_scenario(r.none_relevant), all_relevant=_scenario(r.all_relevant),
-                              what_if=_scenario(r.what_if, what_if=True) if relevant is not None else None)
-            for f, r in res.items()})
+        versions = {}
+        for f in fams:
+            try:
+                r = simulate_all(inp, (f,), st, what_if=relevant)[f]
+            except EndlessSelection as exc:  # a cycle in the children: graphrag never returns
+                versions[f] = DynamicVersion(family=f, graphrag=FAMILIES[f], error=f"never ends: {exc}",
+                                             descends=True, start_ids=(), cut_off_ids=(), unreachable_ids=(),
+                                             none_relevant=None, all_relevant=None)
+                continue
+            versions[f] = DynamicVersion(
+                family=f, graphrag=r.graphrag, error=r.error, descends=r.descends, start_ids=tuple(r.start_ids),
+                cut_off_ids=tuple(r.cut_off_ids), unreachable_ids=tuple(r.unreachable_ids),
+                none_relevant=_scenario(r.none_relevant), all_relevant=_scenario(r.all_relevant),
+                what_if=_scenario(r.what_if, what_if=True) if relevant is not None else None)
+        out[n] = DynamicByVersion(versions)
     return out

@@ -10,7 +10,8 @@ import typer
 
 from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, AuditLevel, Color, ColorOpt,
                                         Debug, FailOn, FailOnOpt, IndexDir, JsonIds, LevelsFormatOpt,
-                                        MaxContextTokens, NoCosts, Output, Tokenizer, Width)
+                                        DynamicMaxLevel, KeepParent, MaxContextTokens, NoCosts, NumRepeats, Output,
+                                        Relevant, Threshold, Tokenizer, Width, parse_relevant)
 from graphrag_audit.cli.run import (EXIT_FINDINGS, EXIT_OK, Progress, check_output_path, check_tokenizer, fail,
                                     output_charset_for, output_guard, run_guarded, say, stdout_if_dash, text_color,
                                     text_width, write_payload)
@@ -42,6 +43,11 @@ def levels_cmd(
         "--verify", help="Also run the installed graphrag's own read_indexer_reports (and with costs its "
                          "build_community_context) and report agreement per level; exit 2 when graphrag cannot "
                          "be imported here.")] = False,
+    num_repeats: NumRepeats = 1,
+    threshold: Threshold = 1,
+    keep_parent: KeepParent = False,
+    max_level: DynamicMaxLevel = 2,
+    relevant: Relevant = None,
     color: ColorOpt = Color.auto,
     width: Width = None,
     debug: Debug = False,
@@ -52,6 +58,10 @@ def levels_cmd(
     from graphrag_audit.findings import SEVERITY_RANK
 
     output = stdout_if_dash(output)
+    try:
+        relevant_ids = parse_relevant(relevant)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     guard = check_output_path(output, index_dir)
     summary = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == LevelsFormat.github else None
     if summary:
@@ -69,7 +79,9 @@ def levels_cmd(
         try:
             opts = AuditOptions(level=2 if level is None else level, tokenizer=tokenizer,
                                 max_context_tokens=max_context_tokens, costs=not no_costs,
-                                max_unreachable=max_unreachable, max_inflation=max_inflation)
+                                max_unreachable=max_unreachable, max_inflation=max_inflation,
+                                num_repeats=num_repeats, threshold=threshold, keep_parent=keep_parent,
+                                max_level=max_level, relevant=relevant_ids)
             check_tokenizer(tokenizer)
             if verify:  # a check asked for that cannot run is an error, not a quiet "not run"
                 from graphrag_audit.verify import graphrag_unusable_reason

@@ -87,3 +87,46 @@ ReportLevel = Annotated[int, typer.Option(
 TreeLevel = Annotated[Optional[int], typer.Option(
     "--level", "-l", min=0, help="Mark what this community_level sends: under graphrag >= 2.0 and < 2.0 (both), "
                                  "only >= 2.0 (v2 only), only < 2.0.")]
+
+# dynamic community selection (graphrag's dynamic_search_* settings; the defaults are graphrag's)
+NumRepeats = Annotated[int, typer.Option(
+    "--num-repeats", min=0, max=10,
+    help="Dynamic selection: rating calls per rated community (graphrag's dynamic_search_num_repeats, default 1).")]
+Threshold = Annotated[int, typer.Option(
+    "--threshold", min=0,
+    help="Dynamic selection: a rating at or above this keeps a report (dynamic_search_threshold, default 1). "
+         "The scenarios rate every listed report at or above it and every other below.")]
+KeepParent = Annotated[bool, typer.Option(
+    "--keep-parent", help="Dynamic selection: keep a parent whose child is kept (dynamic_search_keep_parent).")]
+DynamicMaxLevel = Annotated[int, typer.Option(
+    "--max-level", min=0,
+    help="Dynamic selection: the last level the fallback rates whole when nothing was kept "
+         "(dynamic_search_max_level, default 2; it does not limit the descent).")]
+Relevant = Annotated[Optional[str], typer.Option(
+    "--relevant", metavar="IDS",
+    help="Dynamic selection what-if: the community numbers rated relevant, as a comma list (3,17,42) or "
+         "@FILE (numbers separated by commas or whitespace); adds what_if per graphrag line.")]
+
+
+def parse_relevant(value: str | None) -> tuple[int, ...] | None:
+    """``--relevant``: a comma list or ``@FILE`` -> sorted distinct community numbers (None: not given).
+    Raises ValueError with a one-line message naming the file or the bad item."""
+    if value is None:
+        return None
+    source = "--relevant"
+    text = value
+    if value.startswith("@"):
+        path = Path(value[1:])
+        source = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: cannot read the --relevant list ({exc.__class__.__name__})") from None
+    items = [t for t in text.replace(",", " ").split() if t]
+    out = set()
+    for t in items:
+        try:
+            out.add(int(t))
+        except ValueError:
+            raise ValueError(f"{source}: {t[:40]!r} is not a community number") from None
+    return tuple(sorted(out))

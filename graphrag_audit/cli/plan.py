@@ -12,7 +12,8 @@ from typing import Annotated, Optional
 import typer
 
 from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, Color, ColorOpt, Debug,
-                                        IndexDir, MaxContextTokens, NoCosts, Output, PlanFormatOpt, Tokenizer, Width)
+                                        IndexDir, MaxContextTokens, NoCosts, NumRepeats, Output, PlanFormatOpt, Tokenizer,
+                                        Width)
 from graphrag_audit.cli.run import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, check_output_path, check_tokenizer, fail,
                                     output_charset_for, output_guard, run_guarded, stdout_if_dash, text_color,
                                     text_width, write_payload)
@@ -71,8 +72,7 @@ def plan_cmd(
     output: Output = None,
     tokenizer: Tokenizer = DEFAULT_TOKENIZER,
     max_context_tokens: MaxContextTokens = DEFAULT_MAX_CONTEXT_TOKENS,
-    num_repeats: Annotated[int, typer.Option(
-        "--num-repeats", min=0, max=10, help="Dynamic selection preview: rating calls per community.")] = 1,
+    num_repeats: NumRepeats = 1,
     no_costs: NoCosts = False,
     color: ColorOpt = Color.auto,
     width: Width = None,

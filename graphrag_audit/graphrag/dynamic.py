@@ -60,6 +60,7 @@ __all__ = [
     "FAMILIES",
     "DynamicInput",
     "DynamicSettings",
+    "EndlessSelection",
     "FamilyResult",
     "Scenario",
     "children_csr",
@@ -81,6 +82,15 @@ BROKEN_LINES: tuple[tuple[str, str], ...] = (
 )
 
 _ERR_NO_LEVEL0 = "KeyError: '0'"
+
+#: rated communities (queue entries) beyond which a scenario is abandoned: multi-parent children
+#: are queued once per kept parent, so hostile DAGs can grow the queue exponentially
+MAX_RATED = 50_000_000
+
+
+class EndlessSelection(RuntimeError):
+    """``select()`` would not end (the children form a cycle: graphrag keeps rating) or would rate more
+    than :data:`MAX_RATED` communities."""
 
 
 @dataclass(frozen=True)
@@ -459,8 +469,16 @@ class _Prepared:
         waves: list[int] = []
         pos_add = np.full(U, -1, dtype=np.int64)
         pos_del = np.full(U, -1, dtype=np.int64)
+        max_waves = U + int(s.max_level) + 2  # acyclic children: at most that many waves
+        total = 0
         while queue.size:  # `while queue:` (D)
             waves.append(int(queue.size))  # one asyncio.gather over the queue, num_repeats calls each
+            total += int(queue.size)
+            if len(waves) > max_waves:
+                raise EndlessSelection("the children form a cycle: graphrag rates forever")
+            if total > MAX_RATED:
+                raise EndlessSelection(f"more than {MAX_RATED:,} rating rounds' entries (children reached "
+                                       "through many parents)")
             if rated is not None:
                 rated.append(np.sort(self.universe[queue]).tolist())
             rq = relevant[queue]

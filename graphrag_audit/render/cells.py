@@ -134,3 +134,38 @@ def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
         }
         rows.append([cell[k] for k, _ in cols])
     return [h for _, h in cols], rows, notes
+
+
+# ---- dynamic community selection per graphrag line, at the queried level ---------------------
+DYNAMIC_HEADERS = ["graphrag", "descends", "all relevant: calls", "kept", "none relevant: calls", "what-if: calls",
+                   "what-if kept"]
+
+
+def dynamic_at(report):
+    """(community_level, DynamicByVersion) at the queried level (the deepest level when it is beyond the
+    tree), or None when no graphrag line's dynamic selection reads the index."""
+    lv = report.options.level
+    levels = [r for r in report.levels if r.community_level is not None]
+    at = next((r for r in levels if r.community_level == lv), None) or (levels[-1] if levels and
+                                                                      lv > levels[-1].community_level else None)
+    bv = None if at is None else at.selected["dynamic"].by_version
+    if bv is None or not bv.versions:
+        return None
+    return at.community_level, bv
+
+
+def dynamic_rows(bv, what_if: bool) -> list[list[str]]:
+    """One row per graphrag line: releases, descends, rating calls and kept reports when every report is
+    relevant, rating calls when none is (and the what-if's, with ``what_if``)."""
+    rows = []
+    for v in bv.versions.values():
+        if v.error is not None:
+            row = [v.graphrag, "—", f"fails: {v.error}", "—", "—"] + (["—", "—"] if what_if else [])
+        else:
+            row = [v.graphrag, "yes" if v.descends else "never", number(v.all_relevant.rating_calls),
+                   number(len(v.all_relevant.kept_ids)), number(v.none_relevant.rating_calls)]
+            if what_if:
+                w = v.what_if
+                row += ([number(w.rating_calls), number(len(w.kept_ids))] if w is not None else ["—", "—"])
+        rows.append(row)
+    return rows

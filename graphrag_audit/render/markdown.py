@@ -18,7 +18,7 @@ import json
 import platform
 from importlib import metadata
 
-from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_table, sends
+from graphrag_audit.render.cells import DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, dynamic_at, dynamic_rows, level_table, sends
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n, share
 from graphrag_audit.sanitise.markdown import markdown_cell, own_text as _own
 
@@ -135,6 +135,14 @@ def _levels(report) -> list[str]:
                 + _own(LEVEL_ONLY_NOTE)]
     for line in notes.lines():  # what graphrag actually does where the numbers are not what it returns
         out += ["", _own(line)]
+    got = dynamic_at(report)
+    if got is not None:
+        n, bv = got
+        what_if = opts.relevant is not None
+        heads = DYNAMIC_HEADERS[:len(DYNAMIC_HEADERS) if what_if else 5]
+        out += ["", f"Dynamic community selection at N={_lvl(n)} by graphrag version (LLM rating calls, num_repeats "
+                    f"{int(opts.num_repeats)}; all/none relevant = every/no report rated relevant):", ""]
+        out += _table(heads, [[markdown_cell(c) for c in row] for row in dynamic_rows(bv, what_if)])
     return out
 
 

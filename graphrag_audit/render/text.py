@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.table import Table  # noqa: F401
 from rich.text import Text
 
-from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, SELECTION_COLUMNS, level_columns, level_table, sends
+from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS, dynamic_at, dynamic_rows,
+                                        level_columns, level_table, sends)
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n
 from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
 
@@ -120,7 +121,27 @@ def _levels_table(report):
     if dyn:
         parts.append(Text("Dynamic community selection, LLM rating calls (num_repeats "
                           f"{opts.num_repeats}): " + ", ".join(dyn) + "\n"))
+    per_version = _dynamic_lines(report)
+    if per_version:
+        parts.append(Text(per_version))
     return Group(*parts)
+
+
+def _dynamic_lines(report) -> str:
+    """Dynamic selection per graphrag line at the queried level (analysis/dynamic.py's simulation)."""
+    got = dynamic_at(report)
+    if got is None:
+        return ""
+    n, bv = got
+    what_if = report.options.relevant is not None
+    rows = [DYNAMIC_HEADERS[:len(DYNAMIC_HEADERS) if what_if else 5]] + dynamic_rows(bv, what_if)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [f"Dynamic selection by graphrag version at N={_lvl(n)} (rating calls, num_repeats "
+             f"{report.options.num_repeats}; all/none = every/no report rated relevant):"]
+    for r in rows:
+        lines.append("  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+                     .rstrip())
+    return "\n".join(lines) + "\n"
 
 
 MAX_FOCUS_ROWS = 200  # rows listed per behaviour by levels --level N
