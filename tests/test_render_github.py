@@ -104,7 +104,7 @@ def test_untrusted_text_cannot_create_a_second_command(tmp_path, payload):
     cmds = runner_commands(out)
     assert [(c, p["title"]) for c, p, _ in cmds] == [
         ("warning", "depth-mismatch"), ("warning", "multiple-periods"), ("warning", "v2-inflation"),
-        ("notice", "single-child-chain"), ("notice", "unclustered-entities")]
+        ("notice", "dynamic-no-descent"), ("notice", "single-child-chain"), ("notice", "unclustered-entities")]
     # the period value survives, flattened, inside the multiple-periods message
     msg = cmds[1][2]
     assert "\n" not in msg and "\r" not in msg
@@ -114,9 +114,9 @@ def test_untrusted_text_cannot_create_a_second_command(tmp_path, payload):
 def test_injection_through_the_index_path(tmp_path):
     path = write_index(tmp_path / "idx\n::error::pwned ##[warning]legacy")
     out = render_github(audit(path, AuditOptions(level=2, costs=False)))
-    assert [c for c, _, _ in runner_commands(out)] == ["warning"] * 2 + ["notice"] * 2
+    assert [c for c, _, _ in runner_commands(out)] == ["warning"] * 2 + ["notice"] * 3
     summary = out.splitlines()[-1]
-    assert summary.startswith("graphrag-audit: 0 errors, 2 warnings, 2 info at community_level 2 (")
+    assert summary.startswith("graphrag-audit: 0 errors, 2 warnings, 3 info at community_level 2 (")
     assert "idx ::error::pwned #\\x23[warning]legacy" in summary
 
 
@@ -124,7 +124,7 @@ def test_summary_line_and_messages(tmp_path):
     report = audit(write_index(tmp_path / "idx"), AuditOptions(level=2, costs=False))
     out = render_github(report)
     lines = out.splitlines()
-    assert lines[-1] == (f"graphrag-audit: 0 errors, 2 warnings, 2 info at community_level 2 "
+    assert lines[-1] == (f"graphrag-audit: 0 errors, 2 warnings, 3 info at community_level 2 "
                          f"(graphrag >= 2.0 sends 5 reports, the graphrag < 2.0 rule selects 3 (hypothetical); "
                          f"generation 3.x; {tmp_path / 'idx'})")  # graphrag < 2.0 cannot read a 3.x layout
     cmds = runner_commands(out)
@@ -194,12 +194,12 @@ def test_cli_appends_markdown_to_step_summary(tmp_path):
     res = CliRunner().invoke(app, ["levels", str(path), "--no-costs", "-f", "github", "--fail-on", "warning"],
                              env={"GITHUB_STEP_SUMMARY": str(summary), "NO_COLOR": None})
     assert res.exit_code == 1  # two warnings at or above --fail-on warning
-    assert [c for c, _, _ in runner_commands(res.stdout)] == ["warning"] * 2 + ["notice"] * 2
+    assert [c for c, _, _ in runner_commands(res.stdout)] == ["warning"] * 2 + ["notice"] * 3
     written = summary.read_text(encoding="utf-8")
     assert written.startswith("previous step\n## graphrag-audit report\n")
     md = written[len("previous step\n"):]
     tabs = tables(MarkdownIt("commonmark").enable("table").parse(md))
-    assert len(tabs) == 8 and all(len(r) == len(h) for h, rows in tabs for r in rows)
+    assert len(tabs) == 9 and all(len(r) == len(h) for h, rows in tabs for r in rows)
     assert "## graphrag-audit" not in res.stdout  # the Markdown goes to the summary file only
 
 

@@ -40,7 +40,7 @@ TREE = {  # community: (level, parent, entity ids)
     4: (2, 2, ["e1", "e2"]),
 }
 ENTITIES = ["e1", "e2", "e3", "e4", "e5", "e6", "e7"]
-EXPECTED_RULES = ["depth-mismatch", "multiple-periods", "v2-inflation", "single-child-chain",
+EXPECTED_RULES = ["depth-mismatch", "multiple-periods", "v2-inflation", "dynamic-no-descent", "single-child-chain",
                   "unclustered-entities"]  # severity order (warnings, then info), then rule id
 
 EVIL = "evil | <script>alert(1)</script> [x](http://evil) **bold** `tick` _em_ <b>b</b>\n::error::x"
@@ -147,8 +147,10 @@ def test_tables_parse_with_expected_rows(evil_report):
     out = render_markdown(evil_report)
     tokens = md().parse(out)
     tabs = tables(tokens)
-    # header, tree, levels, reports sent at --level, depth histogram, depth per level, per root, findings
-    assert len(tabs) == 8
+    # header, tree, levels, dynamic selection per graphrag line, reports sent at --level, depth histogram,
+    # depth per level, per root, findings
+    assert len(tabs) == 9
+    assert [cell_texts(r[0]) for r in find_table(tabs, "graphrag", "descends")[1]] == ["2.0.0-2.7.2", "3.0.0-3.x"]
     for head, rows in tabs:  # no row broken by a stray pipe: every row has the header's width
         assert all(len(r) == len(head) for r in rows)
 
@@ -183,7 +185,7 @@ def test_tables_parse_with_expected_rows(evil_report):
 
     findings = find_table(tabs, "severity")
     assert [cell_texts(r[1]) for r in findings[1]] == EXPECTED_RULES
-    assert [cell_texts(r[0]) for r in findings[1]] == ["warning"] * 3 + ["info"] * 2
+    assert [cell_texts(r[0]) for r in findings[1]] == ["warning"] * 3 + ["info"] * 3
 
 
 def test_untrusted_titles_are_inert_text(evil_report):
@@ -274,7 +276,7 @@ def test_index_without_findings_says_none(tmp_path):
     report = report_for(write_index(tmp_path / "idx", tree=tree, entities=["a", "b", "c", "d"]), level=0)
     out = render_markdown(report)
     assert "### Findings (0)\n\nNone." in out
-    assert len(tables(md().parse(out))) == 7
+    assert len(tables(md().parse(out))) == 8  # with the dynamic selection per graphrag line
 
 
 def test_verbs_v3():
@@ -360,7 +362,7 @@ def test_verify_section(tmp_path):
             "read_indexer_reports raises KeyError at N=None (KeyError: 'x \\| y' ::error::z)") in out
     assert "agrees with" not in out
     tabs = tables(md().parse(out))
-    assert len(tabs) == 9
+    assert len(tabs) == 10
     vt = find_table(tabs, "N", "result")
     assert [[cell_texts(c) for c in r] for r in vt[1]] == [
         ["0", "agrees", "2", "2", ""], ["None", "graphrag raised", "—", "3", "KeyError: 'x | y' ::error::z"]]
