@@ -18,7 +18,8 @@ from graphrag_audit.analysis.levels import (LISTED_ROWS, TreeIndex, level_result
 from graphrag_audit.io.load import load_index
 from graphrag_audit.io.locate import location_findings
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.results.audit import AuditOptions, AuditReport, IndexCounts, IndexInfo, LevelResult  # noqa: F401 (re-export)
+from graphrag_audit.results.audit import (AuditOptions, AuditReport, IndexCounts, IndexInfo,  # noqa: F401 (re-export)
+                                          LevelResult)
 from graphrag_audit.graphrag.selection import select_all
 
 

@@ -12,8 +12,8 @@ from typing import Annotated, Optional
 import typer
 
 from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, Color, ColorOpt, Debug,
-                                        IndexDir, MaxContextTokens, NoCosts, NumRepeats, Output, PlanFormatOpt, Tokenizer,
-                                        Width)
+                                        IndexDir, MaxContextTokens, NoCosts, NumRepeats, Output, PlanFormatOpt,
+                                        Tokenizer, Width)
 from graphrag_audit.cli.run import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, check_output_path, check_tokenizer, fail,
                                     output_charset_for, output_guard, run_guarded, stdout_if_dash, text_color,
                                     text_width, write_payload)
