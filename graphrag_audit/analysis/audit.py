@@ -104,16 +104,24 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
                               report_entities=ti.rep_n_entities, listing=listing)
 
 
+#: trees with more levels (entries of ``levels``, None included) get the dynamic simulation at ``--level``
+#: and at None only: one simulation costs up to one wave per level, so every level would be quadratic
+DYNAMIC_ALL_LEVELS = 16
+
+
 def with_dynamic(model: IndexModel, levels: list[LevelResult], options: AuditOptions) -> list[LevelResult]:
     """``levels`` with each ``dynamic`` selection carrying its per-graphrag-line simulation
     (analysis/dynamic.py) at that community_level."""
-    dyn = dynamic_by_level(model, [r.community_level for r in levels], threshold=options.threshold,
+    ns = [r.community_level for r in levels]
+    if len(ns) > DYNAMIC_ALL_LEVELS:  # each N costs up to depth waves: deep trees get --level and None only
+        ns = [n for n in ns if n is None or n == options.level] or [ns[-2] if len(ns) > 1 else ns[-1], ns[-1]]
+    dyn = dynamic_by_level(model, ns, threshold=options.threshold,
                            keep_parent=options.keep_parent, num_repeats=options.num_repeats,
                            max_level=options.max_level, relevant=options.relevant)
     if not dyn:
         return levels
     return [LevelResult(r.community_level, {**r.selected, "dynamic": r.selected["dynamic"].with_(
-                by_version=dyn[r.community_level])}) for r in levels]
+                by_version=dyn[r.community_level])}) if r.community_level in dyn else r for r in levels]
 
 
 def index_info(model: IndexModel, depth, tree_levels) -> IndexInfo:
