@@ -448,7 +448,7 @@ def test_1000_levels_delta_json(chains_1000):
     doc = json.loads(r.stdout)
     assert doc["json_ids"] == "delta"
     rules = {f["rule"] for f in doc["findings"]}
-    assert rules == {"v2-inflation", "duplicate-level", "single-child-chain"}
+    assert rules == {"v2-inflation", "duplicate-level", "single-child-chain", "dynamic-no-descent"}
     assert sum(f["rule"] == "duplicate-level" for f in doc["findings"]) == 999
     v2: list[int] = []
     for r_ in doc["levels"]:

@@ -476,9 +476,9 @@ class _Prepared:
             total += int(queue.size)
             if len(waves) > max_waves:
                 raise EndlessSelection("the children form a cycle: graphrag rates forever")
-            if total > MAX_RATED:
-                raise EndlessSelection(f"more than {MAX_RATED:,} rating rounds' entries (children reached "
-                                       "through many parents)")
+            if total > min(MAX_RATED, 8 * U + 10_000):
+                raise EndlessSelection(f"more than {min(MAX_RATED, 8 * U + 10_000):,} ratings (children reached "
+                                       "through many parents, or a cycle)")
             if rated is not None:
                 rated.append(np.sort(self.universe[queue]).tolist())
             rq = relevant[queue]
