@@ -86,6 +86,17 @@ class Case:
     doc: str
 
 
+@dataclass
+class Outcome:
+    """One case's run: what was built, the CLI result, the case folder before and after."""
+
+    built: Built
+    result: object
+    before: dict
+    after: dict
+    case_dir: Path
+
+
 class CaseRegistry(dict):
     """name -> :class:`Case`; ``@registry.case(expect, doc)`` registers a builder ``c_some_name``
     as ``some-name``."""
