@@ -91,6 +91,17 @@ class Case:
     doc: str
 
 
+@dataclass
+class Outcome:
+    """One case's run: what was built, the CLI result, the case folder before and after."""
+
+    built: Built
+    result: object
+    before: dict
+    after: dict
+    case_dir: Path
+
+
 class CaseRegistry(dict):
     """name -> :class:`Case`; ``@registry.case(expect, doc)`` registers a builder ``c_some_name``
     as ``some-name``."""
@@ -343,12 +354,22 @@ def _drop_dac():
         raise OSError(ctypes.get_errno(), "capset")
 """
 
+#: The child's own peak RSS is VmHWM of its own address space, written at exit to the file named
+#: by argv[3]. (wait4's ru_maxrss is no measure here: Linux carries the parent's RSS at fork into
+#: the child's maxrss through exec, so a pytest process that has grown to 1 GB over a suite makes
+#: every child look 1 GB large.)
 _BOOT = _DROP_DAC + (
-    "import os, resource, runpy, sys\n"
-    "lim = int(sys.argv[1]); drop = sys.argv[2] == '1'\n"
+    "import atexit, os, resource, runpy, sys\n"
+    "lim = int(sys.argv[1]); drop = sys.argv[2] == '1'; hwm_path = sys.argv[3]\n"
+    "def _hwm():\n"
+    "    with open('/proc/self/status') as fh:\n"
+    "        kib = next(line.split()[1] for line in fh if line.startswith('VmHWM:'))\n"
+    "    with open(hwm_path, 'w') as fh:\n"
+    "        fh.write(kib)\n"
+    "atexit.register(_hwm)\n"
     "if lim > 0: resource.setrlimit(resource.RLIMIT_AS, (lim, lim))\n"
     "if drop: _drop_dac()\n"
-    "sys.argv = ['graphrag-audit'] + sys.argv[3:]\n"
+    "sys.argv = ['graphrag-audit'] + sys.argv[4:]\n"
     "runpy.run_module('graphrag_audit', run_name='__main__', alter_sys=True)\n"
 )
 
@@ -392,14 +413,19 @@ def run_cli(args: list, *, timeout: float = 60.0, mem_bytes: int = 2 * GIB, drop
     Output goes through temp files so the child's peak RSS can be read from wait4()."""
     import tempfile
 
-    cmd = [sys.executable, "-c", _BOOT, str(mem_bytes), "1" if drop_dac else "0", *[str(a) for a in args]]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", prefix="hwm-") as hwm:
+        cmd = [sys.executable, "-c", _BOOT, str(mem_bytes), "1" if drop_dac else "0", hwm.name,
+               *[str(a) for a in args]]
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                 cwd=str(cwd or REPO.parent), env=env or clean_env(), start_new_session=True)
-        code, rss, timed_out = _wait(proc.pid, timeout, t0)
+        code, maxrss, timed_out = _wait(proc.pid, timeout, t0)
         proc.returncode = -1 if code is None else code
         seconds = time.perf_counter() - t0
+        # the child's own peak when it got to exit normally; else (killed) wait4's upper bound
+        written = hwm.read().strip()
+        rss = int(written) if written else maxrss
         out.seek(0)
         err.seek(0)
         return CliResult(code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),

@@ -18,13 +18,13 @@ import re
 import shutil
 import socket
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hostile import (
+    Outcome,
     TREE_SEMANTICS,
     BASE_ARGS,
     BASE_TREE,
@@ -800,15 +800,6 @@ ESCAPES = {"\x1b": "\\x1b", "\n": "\\n", "\u202e": "\\u202e", "\udcff": "\\udcff
 
 def escaped(text: str) -> str:
     return "".join(ESCAPES.get(ch, ch) for ch in text)
-
-
-@dataclass
-class Outcome:
-    built: Built
-    result: object
-    before: dict
-    after: dict
-    case_dir: Path
 
 
 def _run(server: CliServer, case: Case, root: Path) -> Outcome:

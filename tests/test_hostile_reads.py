@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hostile import (
+    Outcome,
     TREE_SEMANTICS,
     BASE_ARGS,
     ERROR_PREFIX,
@@ -400,15 +401,6 @@ def c_max_context_tokens_beyond_int64(tmp):
 # ============================================================================================
 # running
 # ============================================================================================
-@dataclass
-class Outcome:
-    built: Built
-    result: object
-    before: dict
-    after: dict
-    case_dir: Path
-
-
 def _run(server: CliServer, c: Case, root: Path) -> Outcome:
     tmp = root / c.name
     tmp.mkdir()
