@@ -175,19 +175,14 @@ class DynamicInput:
 
 
 def children_csr(children: Iterable) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, values) for a sequence of per-row child lists (None / empty = no children)."""
-    lens, parts = [], []
-    for ch in children:
-        if ch is None:
-            lens.append(0)
-            continue
-        a = np.asarray(ch, dtype=np.int64).ravel()
-        lens.append(a.size)
-        parts.append(a)
-    offsets = np.zeros(len(lens) + 1, dtype=np.int64)
+    """(offsets, values) for a sequence of per-row child lists (None = no children), in two
+    vectorised passes whatever the row count."""
+    rows = children if isinstance(children, list) else list(children)
+    lens = np.fromiter((0 if ch is None else len(ch) for ch in rows), dtype=np.int64, count=len(rows))
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
-    values = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    return offsets, values.astype(np.int64, copy=False)
+    values = np.fromiter((x for ch in rows if ch is not None for x in ch), dtype=np.int64, count=int(offsets[-1]))
+    return offsets, values
 
 
 def children_from_nodes_v1(comm_ids, node_communities, node_levels, node_titles,
