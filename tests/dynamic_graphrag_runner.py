@@ -14,6 +14,13 @@ marker appended first, so every text names one row) and answers ``{"rating": r}`
 ratings (0 when absent). Each ``asyncio.gather`` of the selector is one wave: the module's
 ``asyncio`` is wrapped to record the community keys of each wave.
 
+A case with ``"tokens": {"encoding", "query", "rating"}`` checks the rating calls' prompt tokens
+instead: the selector gets the unmarked reports, the query given, a real tiktoken tokenizer of that
+encoding (as each line builds one: 1.x ``tiktoken.get_encoding``, 2.x
+``graphrag.tokenizer.tiktoken_tokenizer.TiktokenTokenizer``, 3.x
+``graphrag_llm.tokenizer.tiktoken_tokenizer.TiktokenTokenizer``) and a rater answering ``rating`` to
+every prompt; the output adds ``prompt_tokens`` (graphrag's ``llm_info["prompt_tokens"]``).
+
 Output per case: ``error`` (``"Type: message"`` of an exception raised while building or selecting),
 ``waves`` (rated community keys per wave, as ints in queue order), ``llm_calls``, ``kept`` (the
 returned reports' community numbers, sorted)."""
@@ -85,6 +92,34 @@ class _Rater:
         return types.SimpleNamespace(choices=[types.SimpleNamespace(message=msg)])
 
 
+class _Constant(_Rater):
+    """Answers one rating to every prompt (no need to tell reports apart)."""
+
+    def __init__(self, rating: int):
+        super().__init__({}, {})
+        self.rating = rating
+
+    def answer(self, prompt: str) -> str:
+        self.rated.append(-1)
+        return json.dumps({"reason": "stub", "rating": self.rating})
+
+
+def _tokenizer(params, encoding: str):
+    """graphrag's own tiktoken-backed tokenizer of this line (see the module docstring)."""
+    if "token_encoder" in params:  # 1.x
+        import tiktoken
+
+        return "token_encoder", tiktoken.get_encoding(encoding)
+    try:  # 3.x
+        from graphrag_llm.tokenizer.tiktoken_tokenizer import TiktokenTokenizer
+
+        return "tokenizer", TiktokenTokenizer(encoding_name=encoding)
+    except ImportError:  # 2.x
+        from graphrag.tokenizer.tiktoken_tokenizer import TiktokenTokenizer
+
+        return "tokenizer", TiktokenTokenizer(encoding_name=encoding)
+
+
 class _Tokens:
     """Tokenizer / token encoder stand-in (token counts are not compared)."""
 
@@ -116,15 +151,19 @@ def _load(spec: dict) -> dict:
     return {name: pd.read_parquet(path) for name, path in spec["files"].items()}
 
 
-def _build(layout: str, frames: dict, level, rater, settings: dict):
+def _build(layout: str, frames: dict, level, rater, settings: dict, encoding: str | None = None):
     """The selector for one case; the adapters' output is computed once per community_level (the
-    selector only reads it)."""
-    if level not in frames["_read"]:
-        frames["_read"][level] = _read(layout, frames, level)
-    communities, selected = frames["_read"][level]
+    selector only reads it). With ``encoding``: the unmarked reports and a real tokenizer."""
+    key = (level, encoding is not None)
+    if key not in frames["_read"]:
+        frames["_read"][key] = _read(layout, frames, level, raw=encoding is not None)
+    communities, selected = frames["_read"][key]
     kw = dict(settings)
     params = inspect.signature(DynamicCommunitySelection.__init__).parameters
-    if "llm" in params:
+    if encoding is not None:
+        name, tok = _tokenizer(params, encoding)
+        kw.update({"llm" if "llm" in params else "model": rater, name: tok})
+    elif "llm" in params:
         kw.update(llm=rater, token_encoder=_Tokens())
     elif "tokenizer" in params:
         kw.update(model=rater, tokenizer=_Tokens())
@@ -133,8 +172,8 @@ def _build(layout: str, frames: dict, level, rater, settings: dict):
     return DynamicCommunitySelection(community_reports=selected, communities=communities, **kw)
 
 
-def _read(layout: str, frames: dict, level):
-    reports = frames["_reports"]
+def _read(layout: str, frames: dict, level, raw: bool = False):
+    reports = frames["community_reports"] if raw else frames["_reports"]
     if layout == "v1":
         communities = read_indexer_communities(copy.deepcopy(frames["communities"]),
                                                copy.deepcopy(frames["nodes"]), copy.deepcopy(reports))
@@ -149,17 +188,22 @@ def _read(layout: str, frames: dict, level):
 
 def run_case(layout: str, frames: dict, case: dict) -> dict:
     ratings = {int(k): int(v) for k, v in case["ratings"].items()}
-    rater = _Rater(frames["_texts"], ratings)
+    tokens = case.get("tokens")
+    rater = _Rater(frames["_texts"], ratings) if tokens is None else _Constant(int(tokens["rating"]))
     waves = _Waves()
     saved = dcs_mod.asyncio
     dcs_mod.asyncio = waves
     try:
-        sel = _build(layout, frames, case["community_level"], rater, case["settings"])
-        reports, info = asyncio.run(sel.select(QUERY))
+        sel = _build(layout, frames, case["community_level"], rater, case["settings"],
+                     None if tokens is None else tokens["encoding"])
+        reports, info = asyncio.run(sel.select(QUERY if tokens is None else tokens["query"]))
     except Exception as exc:  # noqa: BLE001 - graphrag's own failure is the result
         return {"id": case["id"], "error": f"{type(exc).__name__}: {exc}"}
     finally:
         dcs_mod.asyncio = saved
+    if tokens is not None:
+        return {"id": case["id"], "error": None, "wave_sizes": waves.sizes, "llm_calls": int(info["llm_calls"]),
+                "prompt_tokens": int(info["prompt_tokens"]), "kept": sorted(int(r.community_id) for r in reports)}
     # the repeats of one community and the communities of a wave interleave under asyncio.gather:
     # each wave is the multiset of rated communities, each counted once per num_repeats calls
     out_waves = _waves_by_count(rater.rated, waves.sizes, int(case["settings"].get("num_repeats", 1)))

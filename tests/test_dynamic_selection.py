@@ -436,3 +436,97 @@ def test_simulate_all_reachability_by_hand():
     assert r2.what_if == Scenario((0, 2), 2, (0,), (2,))
     assert r2.none_relevant == Scenario((), 3, (), (2, 1))
     assert r2.all_relevant == Scenario((0, 1, 2, 4), 2, (0, 1), (2,))
+
+
+# ---------------------------------------------------------------------------------------------
+# the rating calls' prompt tokens: graphrag's own llm_info["prompt_tokens"] with a real tokenizer
+
+TOKEN_QUERY = "Which suppliers matter most, and why?"
+TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+
+
+def _tiktoken_cache(tmp: Path, name: str = "cl100k_base") -> Path:
+    """A tiktoken cache holding bpe-openai's bundled copy of the encoding file (tiktoken checks its
+    sha256), so the side interpreters need no download."""
+    import gzip
+    import hashlib
+
+    import bpe_openai.data
+
+    cache = tmp / "tiktoken-cache"
+    cache.mkdir(exist_ok=True)
+    src = Path(bpe_openai.data.__file__).with_name(f"{name}.tiktoken.gz")
+    key = hashlib.sha1(TIKTOKEN_URL.format(name=name).encode()).hexdigest()
+    (cache / key).write_bytes(gzip.decompress(src.read_bytes()))
+    return cache
+
+
+def _token_cases(srcs: dict, layout: str) -> list[dict]:
+    """Shared indexes with their own reports table: nothing / everything relevant, at N=2 and no cap,
+    full_content and summary, and two repeats once."""
+    cases = []
+    for key, src in srcs.items():
+        if not key.startswith("shared/") or src["layout"] != layout:
+            continue
+        if not Path(src["files"]["community_reports"]).is_relative_to(SHARED):
+            continue  # reports written by this test: no real text
+        for n in (2, None):
+            for rating, rname in ((0, "none"), (5, "all")):
+                for use_summary in (False, True):
+                    settings = {"use_summary": use_summary}
+                    if n is None and rating == 5 and not use_summary:
+                        settings["num_repeats"] = 2
+                    c = _case(key, n, f"tokens/{rname}/summary={use_summary}", {}, settings)
+                    c["tokens"] = {"encoding": "cl100k_base", "query": TOKEN_QUERY, "rating": rating}
+                    cases.append(c)
+    return cases
+
+
+@pytest.mark.parametrize("family", sorted(LINES))
+def test_rating_prompt_tokens_equal_graphrags(family, sources, tmp_path):
+    """The audit's rating-call prompt tokens (analysis/dynamic.py over graphrag/dynamic.py's
+    ``rating_prompt_tokens``, counted with bpe-openai's cl100k) equal graphrag's own
+    ``llm_info["prompt_tokens"]`` counted by graphrag's tiktoken tokenizer, per line, on the shared
+    indexes, with full_content and with summary, for nothing and everything relevant."""
+    from graphrag_audit import AuditOptions, audit
+
+    if not SHARED.is_dir():
+        pytest.skip(f"real indexes not available: {SHARED} is absent (CI provides ../shared)")
+    python = need(_python_for(family), reason=f"graphrag {LINES[family][0]}x in GRAPHRAG_VERIFY_PYTHONS or "
+                                                 "GRAPHRAG_DYNAMIC_PYTHONS")
+    srcs = sources[0]
+    cases = _token_cases(srcs, LINES[family][1])
+    assert len({c["tables"] for c in cases}) >= 2, "need two shared indexes with reports in this layout"
+    spec, out = tmp_path / "cases.json", tmp_path / "out.json"
+    spec.write_text(json.dumps({"tables": srcs, "cases": cases}))
+    env = {**side_env(), "TIKTOKEN_CACHE_DIR": str(_tiktoken_cache(tmp_path))}
+    proc = subprocess.run([python, str(RUNNER), str(spec), str(out)], check=False, cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    theirs = {r["id"]: r for r in json.loads(out.read_text())["results"]}
+    reports: dict = {}
+    diffs, compared = [], 0
+    for case in cases:
+        got = theirs[case["id"]]
+        s = case["settings"]
+        key = (case["tables"], s["use_summary"], s.get("num_repeats", 1))
+        if key not in reports:
+            reports[key] = audit(SHARED / case["tables"].split("/", 1)[1],
+                                 AuditOptions(level=2, query=TOKEN_QUERY, use_summary=s["use_summary"],
+                                              num_repeats=s.get("num_repeats", 1)))
+        lv = [r for r in reports[key].levels if r.community_level == case["community_level"]]
+        by = lv[0].selected["dynamic"].by_version if lv else None
+        if by is None:  # N above the deepest level (the audit lists levels up to it), or a deep tree's level
+            continue
+        ours = by.versions[family]
+        if got["error"] is not None or ours.error is not None:
+            if got["error"] != ours.error:
+                diffs.append((case["id"], "error", got["error"], ours.error))
+            continue
+        sc = ours.none_relevant if case["tokens"]["rating"] == 0 else ours.all_relevant
+        compared += 1
+        if (got["prompt_tokens"], got["llm_calls"], got["kept"]) != (sc.prompt_tokens, sc.rating_calls,
+                                                                       list(sc.kept_ids)):
+            diffs.append((case["id"], (got["prompt_tokens"], got["llm_calls"]), (sc.prompt_tokens, sc.rating_calls)))
+    assert not diffs, f"{len(diffs)} of {len(cases)} differ; first: {diffs[:4]}"
+    assert compared >= 8, compared

@@ -54,7 +54,7 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
 
     # The costs are prepared in worker threads (analysis/background_costs.py) beside the tree
     # checks and the per-level statistics.
-    costs = None
+    costs = coster = None
     background = (BackgroundCosts(model, options, between_phases) if options.costs and model.has_reports_table
                   else None)
     with background or nullcontext():
@@ -79,6 +79,7 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
             step("counting tokens and map calls")
             t = time.perf_counter()
             costs = background.result(progress=step)
+            coster = background.coster()
             timings["costs"] = time.perf_counter() - t  # what was left when the rest was done
 
     levels = level_results(model, ti, selections, costs=costs, num_repeats=options.num_repeats, stats=stats)
@@ -86,7 +87,7 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
 
     step("simulating dynamic selection")
     t = time.perf_counter()
-    levels = with_dynamic(model, levels, options)
+    levels = with_dynamic(model, levels, options, coster)
     timings["dynamic"] = time.perf_counter() - t
 
     step("analysing branch depth")
@@ -109,15 +110,18 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
 DYNAMIC_ALL_LEVELS = 16
 
 
-def with_dynamic(model: IndexModel, levels: list[LevelResult], options: AuditOptions) -> list[LevelResult]:
+def with_dynamic(model: IndexModel, levels: list[LevelResult], options: AuditOptions,
+                 coster=None) -> list[LevelResult]:
     """``levels`` with each ``dynamic`` selection carrying its per-graphrag-line simulation
-    (analysis/dynamic.py) at that community_level."""
+    (analysis/dynamic.py) at that community_level; with the costs' ``coster``, rating-call prompt
+    tokens and the what-if's map step too."""
     ns = [r.community_level for r in levels]
     if len(ns) > DYNAMIC_ALL_LEVELS:  # each N costs up to depth waves: deep trees get --level and None only
         ns = [n for n in ns if n is None or n == options.level] or [ns[-2] if len(ns) > 1 else ns[-1], ns[-1]]
     dyn = dynamic_by_level(model, ns, threshold=options.threshold,
                            keep_parent=options.keep_parent, num_repeats=options.num_repeats,
-                           max_level=options.max_level, relevant=options.relevant)
+                           max_level=options.max_level, relevant=options.relevant, coster=coster,
+                           use_summary=options.use_summary, query=options.query)
     if not dyn:
         return levels
     return [LevelResult(r.community_level, {**r.selected, "dynamic": r.selected["dynamic"].with_(

@@ -67,6 +67,10 @@ class BackgroundCosts:
         results.update(self._v1.result())
         return level_costs(self._model, self._selections, self._options, progress=progress, results=results)
 
+    def coster(self):
+        """The prepared :class:`~graphrag_audit.analysis.costs.ContextCoster` (waits for it)."""
+        return self._prepared.result()
+
     def close(self) -> None:
         """Wait for the workers (a failure elsewhere cancels what has not started)."""
         self._pool.shutdown(wait=True, cancel_futures=True)

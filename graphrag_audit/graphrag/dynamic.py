@@ -65,7 +65,9 @@ __all__ = [
     "Scenario",
     "children_csr",
     "children_from_nodes_v1",
+    "RATE_QUERY",
     "prepare",
+    "rating_prompt_tokens",
     "simulate",
     "simulate_all",
 ]
@@ -91,6 +93,50 @@ MAX_RATED = 50_000_000
 class EndlessSelection(RuntimeError):
     """``select()`` would not end (the children form a cycle: graphrag keeps rating) or would rate more
     than :data:`MAX_RATED` communities."""
+
+
+#: The rating prompt of every line from 1.1.1 to 3.3.0 (``graphrag/query/context_builder/rate_prompt.py``,
+#: byte-identical at v1.2.0, v2.7.2 and v3.3.0): ``rate_relevancy`` formats it with the report's text
+#: (``full_content``, or ``summary`` with ``dynamic_search_use_summary``) and the query.
+RATE_QUERY = """
+---Role---
+You are a helpful assistant responsible for deciding whether the provided information is useful in answering a given question, even if it is only partially relevant.
+---Goal---
+On a scale from 0 to 5, please rate how relevant or helpful is the provided information in answering the question.
+---Information---
+{description}
+---Question---
+{question}
+---Target response length and format---
+Please response in the following JSON format with two entries:
+- "reason": the reasoning of your rating, please include information that you have considered.
+- "rating": the relevancy rating from 0 to 5, where 0 is the least relevant and 5 is the most relevant.
+{{
+    "reason": str,
+    "rating": int.
+}}
+"""
+
+
+def rating_prompt_tokens(family: str, descriptions: Iterable[str], query: str, counter) -> np.ndarray:
+    """Each report's prompt tokens per rating call, as graphrag adds them to ``llm_info["prompt_tokens"]``
+    (``graphrag/query/context_builder/rate_relevancy.py``); ``counter`` is a
+    :class:`~graphrag_audit.graphrag.tokens.TokenCounter`.
+
+    * 1.x, 2.x: the system message only, ``num_tokens(rate_query.format(description=..., question=query))``
+      (``rate_relevancy.py``@v1.2.0 L64 / @v2.7.2 L66); the user message (the query again) is sent
+      but not counted.
+    * 3.x: ``tokenizer.num_prompt_tokens(messages)`` over the system and user messages
+      (``rate_relevancy.py``@v3.3.0 L75; ``graphrag_llm/tokenizer/tokenizer.py`` L50 ``num_prompt_tokens``):
+      3 for the reply, and per message 3 plus its role and its content.
+    """
+    texts = [RATE_QUERY.format(description=d, question=query) for d in descriptions]
+    base = np.asarray(counter.count_many(texts), dtype=np.int64)
+    if family == "3.x":
+        base = base + (3 + 3 + counter.count("system") + 3 + counter.count("user") + counter.count(query))
+    elif family not in ("1.x", "2.x"):
+        raise ValueError(f"unknown family {family!r}")
+    return base
 
 
 @dataclass(frozen=True)
@@ -120,6 +166,9 @@ class Scenario:
     rating_calls: int
     kept_ids: tuple[int, ...]
     waves: tuple[int, ...]
+    #: the rating calls' prompt tokens as graphrag counts them (``llm_info["prompt_tokens"]``, see
+    #: :func:`rating_prompt_tokens`); None when the input carries no per-report counts
+    prompt_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -172,6 +221,8 @@ class DynamicInput:
     report_ids: np.ndarray
     report_levels: np.ndarray
     children_match: bool = True
+    #: family -> each report row's rating-call prompt tokens (:func:`rating_prompt_tokens`); optional
+    report_prompt_tokens: Mapping[str, np.ndarray] | None = None
 
 
 def children_csr(children: Iterable) -> tuple[np.ndarray, np.ndarray]:
@@ -356,6 +407,7 @@ class _Prepared:
         "is_candidate",
         "levels",
         "parent",
+        "prompt_tokens",
         "settings",
         "start",
         "universe",
@@ -425,6 +477,15 @@ class _Prepared:
             queued = (kid_d >= 0) & self.is_candidate[np.maximum(kid_d, 0)] & bool(inp.children_match)
         else:
             raise ValueError(f"unknown family {family!r}")
+        # each rated community's prompt tokens: self.reports[community] is the last candidate row of its
+        # number (D: `{report.community_id: report for report in community_reports}`)
+        self.prompt_tokens = None
+        rpt = (inp.report_prompt_tokens or {}).get(family)
+        if rpt is not None:
+            rpt = np.asarray(rpt, dtype=np.int64)
+            crow = np.arange(rep_ids.size) if n is None else np.flatnonzero(rep_lv <= n)
+            self.prompt_tokens = np.zeros(U, dtype=np.int64)
+            self.prompt_tokens[_dense(rep_ids[crow], universe)] = rpt[crow]  # last row wins
         self.has_node[nodes] = True
         qlens = np.bincount(owner[queued], minlength=U) if kids.size else np.zeros(U, dtype=np.int64)
         self.ch_off = np.zeros(U + 1, dtype=np.int64)
@@ -466,6 +527,7 @@ class _Prepared:
         pos_del = np.full(U, -1, dtype=np.int64)
         max_waves = U + int(s.max_level) + 2  # acyclic children: at most that many waves
         total = 0
+        tokens = 0
         while queue.size:  # `while queue:` (D)
             waves.append(int(queue.size))  # one asyncio.gather over the queue, num_repeats calls each
             total += int(queue.size)
@@ -476,6 +538,8 @@ class _Prepared:
                                        "through many parents, or a cycle)")
             if rated is not None:
                 rated.append(np.sort(self.universe[queue]).tolist())
+            if self.prompt_tokens is not None:
+                tokens += int(self.prompt_tokens[queue].sum())
             rq = relevant[queue]
             qi = np.flatnonzero(rq)
             hits = queue[qi]
@@ -510,7 +574,8 @@ class _Prepared:
                 queue = self.levels[level]
         calls = int(sum(waves)) * int(s.num_repeats)  # rate_relevancy: num_repeats calls per community
         kept_ids = tuple(self.universe[np.flatnonzero(kept)].tolist())
-        return Scenario(None, calls, kept_ids, tuple(waves))
+        prompt = None if self.prompt_tokens is None else tokens * int(s.num_repeats)
+        return Scenario(None, calls, kept_ids, tuple(waves), prompt)
 
     def rateable(self) -> np.ndarray:
         """Dense keys some relevance assignment gets rated: the start and the fallback levels
@@ -580,7 +645,7 @@ def simulate(prep: _Prepared, relevant_ids: Iterable[int] | None = None,
         rid = tuple(_ids(relevant_ids).tolist())
     elif ratings is not None:
         rid = tuple(sorted(int(k) for k, v in ratings.items() if v >= prep.settings.threshold))
-    return Scenario(rid, sc.rating_calls, sc.kept_ids, sc.waves)
+    return Scenario(rid, sc.rating_calls, sc.kept_ids, sc.waves, sc.prompt_tokens)
 
 
 def simulate_all(inp: DynamicInput, families: Iterable[str] = ("1.x", "2.x", "3.x"),
@@ -614,4 +679,4 @@ def simulate_all(inp: DynamicInput, families: Iterable[str] = ("1.x", "2.x", "3.
 
 
 def _fields(sc: Scenario) -> tuple:
-    return sc.rating_calls, sc.kept_ids, sc.waves
+    return sc.rating_calls, sc.kept_ids, sc.waves, sc.prompt_tokens

@@ -18,6 +18,7 @@ from graphrag_audit.results.audit import (  # noqa: F401
     ExtraVsV1,
     IndexCounts,
     IndexInfo,
+    KeptCosts,
     LevelDepth,
     LevelResult,
     ListedReports,

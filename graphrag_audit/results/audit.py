@@ -229,12 +229,41 @@ class DynamicScenario:
     kept_ids: tuple[int, ...]
     waves: tuple[int, ...]
     relevant_ids: tuple[int, ...] | None = None  # the what-if only
+    #: the rating calls' prompt tokens as graphrag counts them (None without costs)
+    prompt_tokens: int | None = None
+    #: the what-if only, with costs: global search's map step over the kept reports
+    kept_costs: "KeptCosts | None" = None
 
     def to_dict(self) -> dict:
-        d = {"rating_calls": self.rating_calls, "kept_ids": list(self.kept_ids), "waves": list(self.waves)}
+        d = {"rating_calls": self.rating_calls, "kept_ids": list(self.kept_ids), "waves": list(self.waves),
+             "prompt_tokens": self.prompt_tokens}
         if self.relevant_ids is not None:
             d = {"relevant_ids": list(self.relevant_ids), **d}
+            if self.kept_costs is not None:
+                d.update(self.kept_costs.to_dict())
         return d
+
+
+@dataclass(frozen=True)
+class KeptCosts:
+    """The map step over the reports a dynamic selection kept. graphrag hands them over in the
+    iteration order of a set of strings, which its per-process hash seed decides, and its shuffle
+    (seed 86) starts from that order; so ``map_calls`` and ``tokens`` are those of the ascending
+    community order, and ``map_calls_range``/``tokens_range`` span ``orders`` input orders (that one
+    and seeded permutations): graphrag's own run lands on one such order (the range is sampled, not
+    a bound)."""
+
+    map_calls: int
+    tokens: int
+    map_calls_range: tuple[int, int]
+    tokens_range: tuple[int, int]
+    orders: int
+    tokens_exact: bool
+
+    def to_dict(self) -> dict:
+        return {"map_calls": self.map_calls, "tokens": self.tokens,
+                "map_calls_range": list(self.map_calls_range), "tokens_range": list(self.tokens_range),
+                "orders_sampled": self.orders, "tokens_exact": self.tokens_exact}
 
 
 @dataclass(frozen=True)
@@ -508,6 +537,8 @@ class AuditOptions:
     keep_parent: bool = False  # dynamic selection: keep a parent whose child is kept (graphrag's default)
     max_level: int = 2  # dynamic selection: the last level the fallback rates whole (graphrag's default)
     relevant: tuple[int, ...] | None = None  # dynamic what-if: the community numbers rated relevant
+    use_summary: bool = False  # dynamic selection rates each report's summary instead of its full_content
+    query: str = ""  # the query the rating prompt carries (its tokens count in every rating call)
     max_unreachable: float = 0.25
     max_inflation: float = 1.2
 
