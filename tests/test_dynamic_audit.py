@@ -46,17 +46,17 @@ def test_communities_layout_gives_2x_and_3x_by_hand(tmp_path):
     assert set(bv[2]) == {"2.x", "3.x"}
     v3, v2 = bv[2]["3.x"], bv[2]["2.x"]
     # 3.x: 0 and 1 kept; 0's candidate child 2 queued (3 has no report), 2 kept and 0 dropped; 4 kept, 2 dropped
-    assert v3["all_relevant"] == {"rating_calls": 4, "kept_ids": [1, 4], "waves": [2, 1, 1]}
+    assert v3["all_relevant"] == {"rating_calls": 4, "kept_ids": [1, 4], "waves": [2, 1, 1], "prompt_tokens": None}
     # nothing relevant: the fallback rates level 1 ([2]) and level 2 ([4]): 4 calls, nothing kept
-    assert v3["none_relevant"] == {"rating_calls": 4, "kept_ids": [], "waves": [2, 1, 1]}
+    assert v3["none_relevant"] == {"rating_calls": 4, "kept_ids": [], "waves": [2, 1, 1], "prompt_tokens": None}
     assert (v3["graphrag"], v3["error"], v3["descends"], v3["start_ids"]) == ("3.0.0-3.x", None, True, [0, 1])
     # 2.x never descends (microsoft/graphrag#2004): "all relevant" stops at the roots
-    assert v2["all_relevant"] == {"rating_calls": 2, "kept_ids": [0, 1], "waves": [2]}
-    assert v2["none_relevant"] == {"rating_calls": 4, "kept_ids": [], "waves": [2, 1, 1]}
+    assert v2["all_relevant"] == {"rating_calls": 2, "kept_ids": [0, 1], "waves": [2], "prompt_tokens": None}
+    assert v2["none_relevant"] == {"rating_calls": 4, "kept_ids": [], "waves": [2, 1, 1], "prompt_tokens": None}
     assert (v2["graphrag"], v2["descends"], v2["cut_off"]) == ("2.0.0-2.7.2", False, 2)
     assert "what_if" not in v2
     # community_level 1 caps the candidates: 4 is neither queued nor in the fallback
-    assert bv[1]["3.x"]["all_relevant"] == {"rating_calls": 3, "kept_ids": [1, 2], "waves": [2, 1]}
+    assert bv[1]["3.x"]["all_relevant"] == {"rating_calls": 3, "kept_ids": [1, 2], "waves": [2, 1], "prompt_tokens": None}
 
 
 def test_create_final_layout_gives_1x_only(tmp_path):
@@ -64,16 +64,16 @@ def test_create_final_layout_gives_1x_only(tmp_path):
     assert set(bv[2]) == {"1.x"}
     v1 = bv[2]["1.x"]
     assert (v1["graphrag"], v1["descends"]) == ("1.1.1-1.2.x", True)
-    assert v1["all_relevant"] == {"rating_calls": 4, "kept_ids": [1, 4], "waves": [2, 1, 1]}
+    assert v1["all_relevant"] == {"rating_calls": 4, "kept_ids": [1, 4], "waves": [2, 1, 1], "prompt_tokens": None}
 
 
 def test_settings_and_what_if(tmp_path):
     bv = by_version(hand_index(tmp_path, "v2"), relevant=(0, 2), num_repeats=3, max_level=1)
     # 0 kept -> 2 queued and kept -> 4 queued: max_level does not limit the descent; 3 calls per rating
-    assert bv[2]["3.x"]["what_if"] == {"relevant_ids": [0, 2], "rating_calls": 12, "kept_ids": [2], "waves": [2, 1, 1]}
-    assert bv[2]["2.x"]["what_if"] == {"relevant_ids": [0, 2], "rating_calls": 6, "kept_ids": [0], "waves": [2]}
+    assert bv[2]["3.x"]["what_if"] == {"relevant_ids": [0, 2], "rating_calls": 12, "kept_ids": [2], "waves": [2, 1, 1], "prompt_tokens": None}
+    assert bv[2]["2.x"]["what_if"] == {"relevant_ids": [0, 2], "rating_calls": 6, "kept_ids": [0], "waves": [2], "prompt_tokens": None}
     # nothing relevant: the fallback stops after level max_level = 1
-    assert bv[2]["2.x"]["none_relevant"] == {"rating_calls": 9, "kept_ids": [], "waves": [2, 1]}
+    assert bv[2]["2.x"]["none_relevant"] == {"rating_calls": 9, "kept_ids": [], "waves": [2, 1], "prompt_tokens": None}
     bv = by_version(hand_index(tmp_path, "v2", name="kp"), keep_parent=True)
     assert bv[2]["3.x"]["all_relevant"]["kept_ids"] == [0, 1, 2, 4]
 
@@ -126,7 +126,7 @@ def test_missing_report_cuts_off_its_subtree(tmp_path):
     # 1.x: the node rows are restricted to communities with a report (0, 1, 4), node levels 0 and 2 are taken
     # pairwise, so 4 ({E0}) becomes a child of 0 ({E0, E1, E2}) and is reached
     bv = by_version(hand_index(tmp_path, "v1", drop_reports=(2, 3), name="cut1"))[2]["1.x"]
-    assert bv["all_relevant"] == {"rating_calls": 3, "kept_ids": [1, 4], "waves": [2, 1]}
+    assert bv["all_relevant"] == {"rating_calls": 3, "kept_ids": [1, 4], "waves": [2, 1], "prompt_tokens": None}
     assert "dynamic-unreachable" not in rules(tmp_path / "cut1-v1")
 
 
@@ -161,8 +161,8 @@ def test_cli_flags_reach_the_simulation(tmp_path):
         {"num_repeats": 3, "threshold": 2, "keep_parent": True, "max_level": 1, "relevant": [0, 2]}
     lv2 = next(r for r in doc["levels"] if r["community_level"] == 2)["selected"]["dynamic"]["by_version"]
     # keep_parent: 0 stays when 2 is kept; 4 (not relevant) is rated as 2's child, max_level notwithstanding
-    assert lv2["3.x"]["what_if"] == {"relevant_ids": [0, 2], "rating_calls": 12, "kept_ids": [0, 2], "waves": [2, 1, 1]}
-    assert lv2["2.x"]["none_relevant"] == {"rating_calls": 9, "kept_ids": [], "waves": [2, 1]}
+    assert lv2["3.x"]["what_if"] == {"relevant_ids": [0, 2], "rating_calls": 12, "kept_ids": [0, 2], "waves": [2, 1, 1], "prompt_tokens": None}
+    assert lv2["2.x"]["none_relevant"] == {"rating_calls": 9, "kept_ids": [], "waves": [2, 1], "prompt_tokens": None}
     # the defaults are graphrag's: no what_if without --relevant
     doc = json.loads(cli(d, "-f", "json", "--no-costs").stdout)
     assert doc["options"]["relevant"] is None and doc["options"]["max_level"] == 2
@@ -183,8 +183,9 @@ def test_text_and_markdown_show_each_version_at_the_level(tmp_path):
     text = render(report, "text", width=160, color=False)
     block = text[text.index("Dynamic selection by graphrag version at N=2"):].splitlines()
     # graphrag, descends, all relevant: calls, kept, none relevant: calls, what-if: calls, kept
-    assert block[2].split() == ["2.0.0-2.7.2", "never", "2", "2", "4", "2", "1"]
-    assert block[3].split() == ["3.0.0-3.x", "yes", "4", "2", "4", "4", "1"]
+    # two header lines ("all relevant" over "calls"), then one row per line
+    assert block[4].split() == ["2.0.0-2.7.2", "never", "2", "2", "4", "2", "1"]
+    assert block[5].split() == ["3.0.0-3.x", "yes", "4", "2", "4", "4", "1"]
     md = render(report, "markdown")
     assert "| 3\\.0\\.0\\-3\\.x | yes | 4 | 2 | 4 | 4 | 1 |" in md
     failing = audit(hand_index(tmp_path, "v2", drop_reports=(0, 1), name="nl0"), AuditOptions(level=2, costs=False))

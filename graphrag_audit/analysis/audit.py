@@ -11,7 +11,7 @@ from graphrag_audit.analysis.background_costs import BackgroundCosts
 from graphrag_audit.analysis.checks import Thresholds, dynamic_findings, level_findings
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.analysis.depth import analyse_depth
-from graphrag_audit.analysis.dynamic import dynamic_by_level
+from graphrag_audit.analysis.dynamic import dynamic_by_level, resolve_dynamic_options
 from graphrag_audit.analysis.integrity import check_integrity
 from graphrag_audit.analysis.levels import (LISTED_ROWS, TreeIndex, level_results, level_stats, report_listing,
                                             tree_levels)
@@ -51,6 +51,7 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
         step("reading tables")
         model = load_index(index, between_phases=between_phases)
     timings["load"] = time.perf_counter() - t0
+    options = resolve_dynamic_options(options, model)
 
     # The costs are prepared in worker threads (analysis/background_costs.py) beside the tree
     # checks and the per-level statistics.

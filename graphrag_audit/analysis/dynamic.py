@@ -15,7 +15,10 @@ import pandas as pd
 from graphrag_audit.graphrag.dynamic import (FAMILIES, DynamicInput, DynamicSettings, EndlessSelection, Scenario,
                                              children_csr, children_from_nodes_v1, rating_prompt_tokens,
                                              simulate_all)
+import dataclasses
+
 from graphrag_audit.io.coerce import text_column
+from graphrag_audit.io.settings import DYNAMIC_SEARCH_KEYS, read_dynamic_settings
 from graphrag_audit.io.tables import read_table
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.results.audit import DynamicByVersion, DynamicScenario, DynamicVersion, KeptCosts
@@ -23,7 +26,7 @@ from graphrag_audit.results.audit import DynamicByVersion, DynamicScenario, Dyna
 #: input orders the what-if's map step is packed in (ascending community order + seeded permutations)
 KEPT_ORDERS = 8
 
-__all__ = ["dynamic_by_level", "dynamic_families", "dynamic_input"]
+__all__ = ["dynamic_by_level", "dynamic_families", "dynamic_input", "resolve_dynamic_options"]
 
 _FLOAT_TYPES = ("double", "float", "float64", "float32", "halffloat")
 
@@ -33,6 +36,24 @@ def dynamic_families(model: IndexModel) -> tuple[str, ...]:
     if not model.has_reports_table:
         return ()
     return ("1.x",) if model.generation.before_2 else ("2.x", "3.x")
+
+
+def resolve_dynamic_options(options, model: IndexModel):
+    """``options`` with every dynamic-selection knob set: the value given, else the project's
+    ``global_search.dynamic_search_*`` (when the index was reached through a settings file), else
+    graphrag's default; ``dynamic_from`` records which for each."""
+    from_file = read_dynamic_settings(model.settings_file) if model.settings_file is not None else {}
+    values, origin = {}, []
+    for knob, (_kind, default) in DYNAMIC_SEARCH_KEYS.items():
+        given = getattr(options, knob)
+        if given is not None:
+            values[knob], src = given, "option"
+        elif knob in from_file:
+            values[knob], src = from_file[knob], model.settings_file.name
+        else:
+            values[knob], src = default, "graphrag default"
+        origin.append((knob, src))
+    return dataclasses.replace(options, **values, dynamic_from=tuple(origin))
 
 
 def report_descriptions(model: IndexModel, use_summary: bool = False):

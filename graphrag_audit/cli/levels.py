@@ -11,7 +11,8 @@ import typer
 from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, AuditLevel, Color, ColorOpt,
                                         Debug, FailOn, FailOnOpt, IndexDir, JsonIds, LevelsFormatOpt,
                                         DynamicMaxLevel, KeepParent, MaxContextTokens, NoCosts, NumRepeats, Output,
-                                        Relevant, Threshold, Tokenizer, Width, parse_relevant)
+                                        Query, Relevant, Threshold, Tokenizer, UseSummary, Width,
+                                        parse_relevant)
 from graphrag_audit.cli.run import (EXIT_FINDINGS, EXIT_OK, Progress, check_output_path, check_tokenizer, fail,
                                     output_charset_for, output_guard, run_guarded, say, stdout_if_dash, text_color,
                                     text_width, write_payload)
@@ -43,10 +44,12 @@ def levels_cmd(
         "--verify", help="Also run the installed graphrag's own read_indexer_reports (and with costs its "
                          "build_community_context) and report agreement per level; exit 2 when graphrag cannot "
                          "be imported here.")] = False,
-    num_repeats: NumRepeats = 1,
-    threshold: Threshold = 1,
-    keep_parent: KeepParent = False,
-    max_level: DynamicMaxLevel = 2,
+    num_repeats: NumRepeats = None,
+    threshold: Threshold = None,
+    keep_parent: KeepParent = None,
+    max_level: DynamicMaxLevel = None,
+    use_summary: UseSummary = None,
+    query: Query = "",
     relevant: Relevant = None,
     color: ColorOpt = Color.auto,
     width: Width = None,
@@ -81,7 +84,8 @@ def levels_cmd(
                                 max_context_tokens=max_context_tokens, costs=not no_costs,
                                 max_unreachable=max_unreachable, max_inflation=max_inflation,
                                 num_repeats=num_repeats, threshold=threshold, keep_parent=keep_parent,
-                                max_level=max_level, relevant=relevant_ids)
+                                max_level=max_level, use_summary=use_summary, query=query,
+                                relevant=relevant_ids)
             check_tokenizer(tokenizer)
             if verify:  # a check asked for that cannot run is an error, not a quiet "not run"
                 from graphrag_audit.verify import graphrag_unusable_reason

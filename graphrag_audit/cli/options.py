@@ -89,19 +89,30 @@ TreeLevel = Annotated[Optional[int], typer.Option(
                                  "only >= 2.0 (v2 only), only < 2.0.")]
 
 # dynamic community selection (graphrag's dynamic_search_* settings; the defaults are graphrag's)
-NumRepeats = Annotated[int, typer.Option(
+NumRepeats = Annotated[Optional[int], typer.Option(
     "--num-repeats", min=0, max=10,
-    help="Dynamic selection: rating calls per rated community (graphrag's dynamic_search_num_repeats, default 1).")]
-Threshold = Annotated[int, typer.Option(
+    help="Dynamic selection: rating calls per rated community (graphrag's dynamic_search_num_repeats; "
+         "default: the project settings', else 1).")]
+Threshold = Annotated[Optional[int], typer.Option(
     "--threshold", min=0,
-    help="Dynamic selection: a rating at or above this keeps a report (dynamic_search_threshold, default 1). "
-         "The scenarios rate every listed report at or above it and every other below.")]
-KeepParent = Annotated[bool, typer.Option(
-    "--keep-parent", help="Dynamic selection: keep a parent whose child is kept (dynamic_search_keep_parent).")]
-DynamicMaxLevel = Annotated[int, typer.Option(
+    help="Dynamic selection: a rating at or above this keeps a report (dynamic_search_threshold; default: the "
+         "project settings', else 1). The scenarios rate every listed report at or above it and every other below.")]
+KeepParent = Annotated[Optional[bool], typer.Option(
+    "--keep-parent/--no-keep-parent",
+    help="Dynamic selection: keep a parent whose child is kept (dynamic_search_keep_parent; default: the project "
+         "settings', else off).")]
+DynamicMaxLevel = Annotated[Optional[int], typer.Option(
     "--max-level", min=0,
     help="Dynamic selection: the last level the fallback rates whole when nothing was kept "
-         "(dynamic_search_max_level, default 2; it does not limit the descent).")]
+         "(dynamic_search_max_level; default: the project settings', else 2; it does not limit the descent).")]
+UseSummary = Annotated[Optional[bool], typer.Option(
+    "--use-summary/--use-full-content",
+    help="Dynamic selection: rate each report by its summary instead of its full_content "
+         "(dynamic_search_use_summary; default: the project settings', else off); changes the rating calls' "
+         "tokens only.")]
+Query = Annotated[str, typer.Option(
+    "--query", metavar="TEXT",
+    help="Dynamic selection: the query the rating prompts carry, for their token counts (default: none).")]
 Relevant = Annotated[Optional[str], typer.Option(
     "--relevant", metavar="IDS",
     help="Dynamic selection what-if: the community numbers rated relevant, as a comma list (3,17,42) or "

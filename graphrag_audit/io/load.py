@@ -310,6 +310,7 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
         path=files.requested,
         output_dir=files.output_dir,
         files=dict(files.tables),
+        settings_file=files.settings_file,
         notes=files.notes,
         generation=generation,
         communities=communities,

@@ -509,3 +509,51 @@ def read_output_setting(settings_file: Path) -> OutputSetting:
 
 def _joined(settings_file: Path, base_dir: str) -> str:
     return os.path.normpath(os.path.join(str(settings_file.parent), base_dir))
+
+
+#: graphrag's dynamic selection settings (``global_search.dynamic_search_*``, the same names and
+#: defaults in 1.2.0 ``config/defaults.py`` L133-138, 2.7.2 ``config/defaults.py`` L264-268 and
+#: 3.3.0 ``config/defaults.py`` L204-208), as (type, default)
+DYNAMIC_SEARCH_KEYS: dict[str, tuple[type, object]] = {
+    "threshold": (int, 1),
+    "keep_parent": (bool, False),
+    "num_repeats": (int, 1),
+    "use_summary": (bool, False),
+    "max_level": (int, 2),
+}
+
+
+def read_dynamic_settings(settings_file: Path) -> dict[str, object]:
+    """The ``global_search.dynamic_search_*`` values the settings file sets (knob name -> value;
+    absent keys are left out), read as graphrag >= 2.0 reads the file (environment substituted,
+    then parsed). A value of the wrong type is an error naming the key."""
+    text = _read_text(settings_file)
+    env = _Environment(settings_file)
+    substituted, _markers = _template_substitute(text, env)
+    try:
+        data = _parse(settings_file, substituted)
+    except IndexInputError:
+        data = _parse(settings_file, text)
+    section = data.get("global_search")
+    if section is None:
+        return {}
+    if not isinstance(section, dict):
+        raise IndexInputError(settings_file, f"global_search must be a mapping, not {_kind(section)}")
+    out: dict[str, object] = {}
+    for knob, (kind, _default) in DYNAMIC_SEARCH_KEYS.items():
+        key = f"dynamic_search_{knob}"
+        if key not in section or section[key] is None:
+            continue
+        value = section[key]
+        if isinstance(value, str):  # pydantic accepts "3" / "true" from an environment value
+            low = value.strip().lower()
+            if kind is bool and low in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+                value = low in ("true", "1", "yes", "on")
+            elif kind is int and re.fullmatch(r"[+-]?\d+", low):
+                value = int(low)
+        if kind is int and (isinstance(value, bool) or not isinstance(value, int)) or \
+                kind is bool and not isinstance(value, bool):
+            raise IndexInputError(settings_file, f"global_search.{key} must be {'an integer' if kind is int else 'true or false'}, "
+                                                 f"not {_short(value)}")
+        out[knob] = value
+    return out

@@ -83,6 +83,7 @@ class IndexModel:
     key_match: EntityKeyMatch | None = None
     table_format: str = "parquet"
     format_differences: tuple[dict, ...] = ()
+    settings_file: Path | None = None  # the project settings followed to the index, if any
 
     # ---- small derived facts used everywhere -------------------------------------------
     @property

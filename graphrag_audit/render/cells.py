@@ -169,3 +169,48 @@ def dynamic_rows(bv, what_if: bool) -> list[list[str]]:
                 row += ([number(w.rating_calls), number(len(w.kept_ids))] if w is not None else ["—", "—"])
         rows.append(row)
     return rows
+
+
+def dynamic_notes(bv, what_if: bool, query: str = "", use_summary: bool = False) -> list[tuple[str, list[str]]]:
+    """(heading, items) under the dynamic table: each line's rating-call prompt tokens (as graphrag
+    counts them) and, for the what-if, the map step over the kept reports. Empty without costs."""
+    out = []
+    toks = [(v.graphrag, v.all_relevant.prompt_tokens, v.none_relevant.prompt_tokens)
+            for v in bv.versions.values() if v.error is None and v.all_relevant.prompt_tokens is not None]
+    if toks:
+        text = "summary" if use_summary else "full_content"
+        q = f"a {len(query)}-character query" if query else "empty query; --query adds yours"
+        out.append((f"Rating prompt tokens as graphrag counts them ({text}, {q}):",
+                    [f"{g}: all relevant {number(a)}, none relevant {number(n)}" for g, a, n in toks]))
+    items = []
+    for v in bv.versions.values() if what_if else ():
+        w = None if v.error is not None else v.what_if
+        if w is None or w.kept_costs is None:
+            continue
+        k = w.kept_costs
+        lo, hi = k.map_calls_range
+        spread = "" if lo == hi else f" ({number(lo)}-{number(hi)} over {k.orders} input orders)"
+        items.append(f"{v.graphrag}: {number(len(w.kept_ids))} kept -> {number(k.map_calls)} map "
+                     f"call{'' if k.map_calls == 1 else 's'}{spread}, {number(k.tokens)} tokens"
+                     f"{'' if k.tokens_exact else ' (estimate)'}; rating prompts {number(w.prompt_tokens)} tokens")
+    if items:
+        out.append(("What-if: the map step over the kept reports:", items))
+    return out
+
+
+def dynamic_settings_line(opts) -> str:
+    """The dynamic-selection knobs the audit used and where each came from (option, settings, default)."""
+    src = dict(opts.dynamic_from)
+
+    def val(knob):
+        v = getattr(opts, knob)
+        return ("on" if v else "off") if isinstance(v, bool) else str(v)
+
+    parts = []
+    for knob in ("threshold", "num_repeats", "keep_parent", "max_level", "use_summary"):
+        where = src.get(knob, "graphrag default")
+        tag = "" if where == "graphrag default" else (" (option)" if where == "option" else f" ({where})")
+        parts.append(f"{knob} {val(knob)}{tag}")
+    return "Settings: " + ", ".join(parts) + "; the rest are graphrag's defaults." if any(
+        src.get(k, "graphrag default") != "graphrag default" for k in src) else \
+        "Settings: " + ", ".join(parts) + " (graphrag's defaults)."

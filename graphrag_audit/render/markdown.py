@@ -18,7 +18,8 @@ import json
 import platform
 from importlib import metadata
 
-from graphrag_audit.render.cells import DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, dynamic_at, dynamic_rows, level_table, sends
+from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, dynamic_at, dynamic_notes, dynamic_rows,
+                                        dynamic_settings_line, level_table, sends)
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n, share
 from graphrag_audit.sanitise.markdown import markdown_cell, own_text as _own
 
@@ -143,6 +144,10 @@ def _levels(report) -> list[str]:
         out += ["", f"Dynamic community selection at N={_lvl(n)} by graphrag version (LLM rating calls, num_repeats "
                     f"{int(opts.num_repeats)}; all/none relevant = every/no report rated relevant):", ""]
         out += _table(heads, [[markdown_cell(c) for c in row] for row in dynamic_rows(bv, what_if)])
+        out += ["", markdown_cell(dynamic_settings_line(opts))]
+        notes = dynamic_notes(bv, what_if, opts.query, opts.use_summary)
+        for head, items in notes:
+            out += ["", markdown_cell(head), ""] + [f"- {markdown_cell(t)}" for t in items]
     return out
 
 

@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.table import Table  # noqa: F401
 from rich.text import Text
 
-from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS, dynamic_at, dynamic_rows,
+from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS, dynamic_at, dynamic_notes,
+                                        dynamic_rows, dynamic_settings_line,
                                         level_columns, level_table, sends)
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n
 from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
@@ -134,13 +135,20 @@ def _dynamic_lines(report) -> str:
         return ""
     n, bv = got
     what_if = report.options.relevant is not None
-    rows = [DYNAMIC_HEADERS[:len(DYNAMIC_HEADERS) if what_if else 5]] + dynamic_rows(bv, what_if)
+    heads = DYNAMIC_HEADERS[:len(DYNAMIC_HEADERS) if what_if else 5]
+    # two header lines ("all relevant" over "calls") keep the table inside an 80-column log
+    split = [h.split(": ", 1) if ": " in h else (["what-if", h[8:]] if h.startswith("what-if ") else ["", h])
+             for h in heads]
+    rows = [[a for a, _ in split], [b for _, b in split]] + dynamic_rows(bv, what_if)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [f"Dynamic selection by graphrag version at N={_lvl(n)} (rating calls, num_repeats "
-             f"{report.options.num_repeats}; all/none = every/no report rated relevant):"]
+             f"{report.options.num_repeats};", "all/none = every/no report rated relevant):"]
     for r in rows:
         lines.append("  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
                      .rstrip())
+    lines.append(plain(dynamic_settings_line(report.options)))
+    for head, items in dynamic_notes(bv, what_if, report.options.query, report.options.use_summary):
+        lines += [plain(head)] + ["  " + plain(t) for t in items]
     return "\n".join(lines) + "\n"
 
 

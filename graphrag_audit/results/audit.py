@@ -532,18 +532,24 @@ class AuditOptions:
     tokenizer: str = "cl100k_base"
     max_context_tokens: int = 12000
     costs: bool = True
-    num_repeats: int = 1  # dynamic selection rating calls per community
-    threshold: int = 1  # dynamic selection: a rating >= threshold keeps the report (graphrag's default)
-    keep_parent: bool = False  # dynamic selection: keep a parent whose child is kept (graphrag's default)
-    max_level: int = 2  # dynamic selection: the last level the fallback rates whole (graphrag's default)
+    # dynamic selection (graphrag's global_search.dynamic_search_*): None = the project's settings
+    # file when the index was reached through one and it sets the key, else graphrag's default;
+    # the audit returns them resolved, with ``dynamic_from`` saying where each came from
+    num_repeats: int | None = None  # rating calls per rated community (default 1)
+    threshold: int | None = None  # a rating >= threshold keeps the report (default 1)
+    keep_parent: bool | None = None  # keep a parent whose child is kept (default False)
+    max_level: int | None = None  # the last level the fallback rates whole (default 2)
+    use_summary: bool | None = None  # rate each report's summary instead of its full_content (default False)
     relevant: tuple[int, ...] | None = None  # dynamic what-if: the community numbers rated relevant
-    use_summary: bool = False  # dynamic selection rates each report's summary instead of its full_content
     query: str = ""  # the query the rating prompt carries (its tokens count in every rating call)
     max_unreachable: float = 0.25
     max_inflation: float = 1.2
+    dynamic_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | settings file | "graphrag default")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["dynamic_from"] = dict(self.dynamic_from)
+        return d
 
 
 # ---- the report -----------------------------------------------------------------------------
