@@ -530,3 +530,33 @@ def test_rating_prompt_tokens_equal_graphrags(family, sources, tmp_path):
             diffs.append((case["id"], (got["prompt_tokens"], got["llm_calls"]), (sc.prompt_tokens, sc.rating_calls)))
     assert not diffs, f"{len(diffs)} of {len(cases)} differ; first: {diffs[:4]}"
     assert compared >= 8, compared
+
+
+WHATIF_RUNNER = Path(__file__).with_name("dynamic_whatif_runner.py")
+WHATIF_INDEXES = {"1.x": ("verbs-v1", "real-textbook-v1"), "2.x": ("verbs-v3", "real-b2b-gaps-v2"),
+                  "3.x": ("verbs-v3", "real-b2b-gaps-v2")}
+
+
+@pytest.mark.parametrize("family", sorted(LINES))
+def test_what_if_map_step_equals_graphrags_context(family, tmp_path):
+    """The what-if's map calls and tokens (the kept reports in ascending community order) equal what
+    graphrag's own build_community_context makes of those reports, per line, at every community_level."""
+    if not SHARED.is_dir():
+        pytest.skip(f"real indexes not available: {SHARED} is absent (CI provides ../shared)")
+    python = need(_python_for(family), reason=f"graphrag {LINES[family][0]}x in GRAPHRAG_VERIFY_PYTHONS or "
+                                                 "GRAPHRAG_DYNAMIC_PYTHONS")
+    env = {**side_env(), "TIKTOKEN_CACHE_DIR": str(_tiktoken_cache(tmp_path))}
+    compared = 0
+    for name in WHATIF_INDEXES[family]:
+        if not (SHARED / name).is_dir():
+            continue
+        out = tmp_path / f"{name}.json"
+        proc = subprocess.run([python, str(WHATIF_RUNNER), str(SHARED / name), family, str(out)], check=False,
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        rows = json.loads(out.read_text())
+        assert rows, name
+        for r in rows:
+            assert r["graphrag"] == r["audit"], (name, r)
+            compared += r["kept"] > 0
+    assert compared >= 2, compared
