@@ -23,7 +23,8 @@ GROUPS = [
     ("Where the index is", ["parquet-csv-differ"]),
     ("At the level you query with (`--level`, default 2)", ["depth-mismatch", "v2-inflation", "level-beyond-max",
                                                             "single-child-chain", "duplicate-level",
-                                                            "dynamic-no-descent", "dynamic-unreachable"]),
+                                                            "dynamic-no-descent", "dynamic-unreachable",
+                                                            "dynamic-fails", "dynamic-old-graphrag"]),
 ]
 
 NOTES = {

@@ -94,6 +94,17 @@ _RULES = [
          "the level-0 reports when any is relevant, and whole levels (up to dynamic_search_max_level) only when "
          "none is. Query with graphrag >= 3.0 (or 1.1.1-1.2.x on a create_final_* index) to use the tree, or use "
          "a static community_level."),
+    Rule("dynamic-fails", "warning", "graphrag's dynamic community selection fails on this index",
+         "Some graphrag line cannot run --dynamic-community-selection on this index for a reason other than a "
+         "missing level-0 report: graphrag 1.x's query reads create_final_communities and its community column "
+         "(read_indexer_communities raises AttributeError on a 0.1-0.4 layout, which has no such column), or the "
+         "children lists form a cycle (the selector never returns). Query statically, or re-index with the "
+         "graphrag you query with."),
+    Rule("dynamic-old-graphrag", "info", "Before graphrag 1.1.1 dynamic community selection is broken",
+         "A create_final_* index may be queried with graphrag releases whose dynamic selection does not work: 0.5.x lists "
+         "level members by community.id while reports are keyed by community number, so nothing is ever rated; "
+         "0.9.0-1.1.0 key node2children by community.id, so the selector never descends below level 0. Use "
+         "graphrag 1.1.1-1.2.x (or >= 3.0 after migrating) for dynamic selection."),
     Rule("dynamic-unreachable", "warning", "Dynamic community selection cannot reach some reports",
          "graphrag's dynamic selection descends only through communities that have a report (in 1.x, children "
          "rebuilt from create_final_nodes by entity containment), so a community without a report cuts its "

@@ -560,3 +560,44 @@ def test_what_if_map_step_equals_graphrags_context(family, tmp_path):
             assert r["graphrag"] == r["audit"], (name, r)
             compared += r["kept"] > 0
     assert compared >= 2, compared
+
+
+_V1_READ = r"""
+import asyncio, glob, json, os, sys
+from graphrag.query.indexer_adapters import read_indexer_communities
+from graphrag.storage.file_pipeline_storage import FilePipelineStorage
+from graphrag.utils.storage import load_table_from_storage
+d = sys.argv[1]
+# the folder holding the tables (some layouts nest them), read as graphrag 1.x's query reads them
+# (cli/query.py _resolve_output_files -> utils/storage.py load_table_from_storage)
+hits = glob.glob(d + "/**/create_final_nodes.parquet", recursive=True)
+storage = FilePipelineStorage(root_dir=os.path.dirname(hits[0]))
+try:
+    names = ["create_final_communities", "create_final_nodes", "create_final_community_reports"]
+    c, n, r = (asyncio.run(load_table_from_storage(name=x, storage=storage)) for x in names)
+    read_indexer_communities(c, n, r)
+    print(json.dumps(None))
+except Exception as exc:
+    print(json.dumps(f"{type(exc).__name__}: {exc}"))
+"""
+
+
+@pytest.mark.parametrize("name", ["dulce-v0.3-create_final", "real-iswc-v0", "dulce-v0.1-create_final"])
+def test_1x_error_on_old_layouts_is_graphrags(name):
+    """0.1-0.4 layouts: graphrag 1.2's own read_indexer_communities raises (no community column; no
+    communities table at all), and the audit reports that error for the 1.x line, with dynamic-fails."""
+    from graphrag_audit import AuditOptions, audit
+
+    d = SHARED / name
+    if not d.is_dir():
+        pytest.skip(f"real index not available: {d} is absent (CI provides ../shared)")
+    python = need(_python_for("1.x"), reason="graphrag 1.x in GRAPHRAG_VERIFY_PYTHONS or GRAPHRAG_DYNAMIC_PYTHONS")
+    proc = subprocess.run([python, "-c", _V1_READ, str(d)], check=False, cwd=ROOT, env=side_env(),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    theirs = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert theirs is not None
+    report = audit(d, AuditOptions(level=2, costs=False))
+    errors = {lv.selected["dynamic"].by_version.versions["1.x"].error for lv in report.levels}
+    assert errors == {theirs}
+    assert "dynamic-fails" in {f.rule for f in report.findings}

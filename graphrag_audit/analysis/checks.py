@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphrag_audit.findings import Finding, finding, preview
+from graphrag_audit.graphrag.dynamic import BROKEN_LINES
 from graphrag_audit.results.audit import DepthAnalysis, LevelResult
 
 
@@ -90,6 +91,16 @@ def dynamic_findings(level: int, max_level: int, levels: Sequence[LevelResult], 
         out.append(finding("dynamic-no-level-0-report", "no level-0 community has a report: dynamic community "
                            f"selection (graphrag {', '.join(vs[f].graphrag for f in failing)}) raises "
                            "KeyError: '0' before rating anything", families=failing))
+    other = [f for f, v in vs.items() if v.error is not None and v.error != "KeyError: '0'"]
+    if other:
+        out.append(finding("dynamic-fails", "; ".join(f"graphrag {vs[f].graphrag}'s dynamic community selection "
+                                                     f"fails on this index: {vs[f].error}" for f in other),
+                           families=other, errors=[vs[f].error for f in other]))
+    if "1.x" in vs:  # a create_final_* layout: the releases before 1.1.1 read it too
+        out.append(finding("dynamic-old-graphrag", "a create_final_* index: if you query it with graphrag before "
+                           "1.1.1, its dynamic selection is broken (0.5.x rates nothing, 0.9.0-1.1.0 never descend "
+                           "below level 0); the numbers above are 1.1.1-1.2.x's",
+                           lines=[line for line, _why in BROKEN_LINES]))
     v2 = vs.get("2.x")
     if v2 is not None and v2.error is None and v2.cut_off_ids:
         n_cand = len(v2.start_ids) + len(v2.cut_off_ids)

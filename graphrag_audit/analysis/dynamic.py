@@ -113,6 +113,22 @@ def _scenario(sc: Scenario | None, what_if: bool = False, kept_costs: KeptCosts 
                            tuple(sc.relevant_ids or ()) if what_if else None, sc.prompt_tokens, kept_costs)
 
 
+def _layout_error(model: IndexModel, fams: tuple[str, ...]) -> str | None:
+    """The exception graphrag 1.x raises reading this layout for the selector, before any rating:
+    its query reads create_final_communities (``cli/query.py``@v1.2.0 ``run_global_search``:
+    ``_resolve_output_files`` over create_final_nodes, _entities, _communities, _community_reports), and
+    ``read_indexer_communities`` filters on its ``community`` column (``indexer_adapters.py``@v1.2.0
+    L184), which 0.1-0.4 layouts lack."""
+    if fams != ("1.x",):
+        return None
+    if "communities" not in model.files:
+        # utils/storage.py@v1.2.0 load_table_from_storage
+        return "ValueError: Could not find create_final_communities.parquet in storage!"
+    if "community" not in model.schemas.get("communities", {}):
+        return "AttributeError: 'DataFrame' object has no attribute 'community'"
+    return None
+
+
 def kept_rows(report_ids: np.ndarray, report_levels: np.ndarray, kept_ids, community_level) -> np.ndarray:
     """The report rows of the kept communities: for each, the last candidate row of its number
     (the selector's ``self.reports`` dict), in ascending community order."""
@@ -162,9 +178,17 @@ def dynamic_by_level(model: IndexModel, levels, *, threshold: int = 1, keep_pare
     fams = dynamic_families(model)
     if not fams:
         return {}
-    inp = dynamic_input(model, None if coster is None else coster.counter, use_summary=use_summary, query=query)
+    fixed_error = _layout_error(model, fams)
+    inp = None if fixed_error else dynamic_input(model, None if coster is None else coster.counter,
+                                                   use_summary=use_summary, query=query)
     out = {}
     for n in levels:
+        if fixed_error:
+            out[n] = DynamicByVersion({f: DynamicVersion(family=f, graphrag=FAMILIES[f], error=fixed_error,
+                                                         descends=False, start_ids=(), cut_off_ids=(),
+                                                         unreachable_ids=(), none_relevant=None, all_relevant=None)
+                                       for f in fams})
+            continue
         st = DynamicSettings(community_level=n, threshold=threshold, keep_parent=keep_parent,
                              num_repeats=num_repeats, max_level=max_level)
         versions = {}
