@@ -119,12 +119,12 @@ def _levels_table(report):
     parts = [sel, cost]
     if notes.items:  # what graphrag actually does where the table's numbers are not what it returns
         parts.append(Text("\n".join(notes.lines()) + "\n"))
-    if dyn:
+    per_version = _dynamic_lines(report)
+    if per_version:  # the per-line simulation replaces the version-independent bound
+        parts.append(Text(per_version))
+    elif dyn:
         parts.append(Text("Dynamic community selection, LLM rating calls (num_repeats "
                           f"{opts.num_repeats}): " + ", ".join(dyn) + "\n"))
-    per_version = _dynamic_lines(report)
-    if per_version:
-        parts.append(Text(per_version))
     return Group(*parts)
 
 
