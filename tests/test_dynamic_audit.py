@@ -203,3 +203,47 @@ def test_a_cycle_in_the_children_is_reported_not_looped(tmp_path):
     v = by_version(d)[1]
     assert v["3.x"]["error"].startswith("never ends: the children form a cycle")
     assert v["3.x"]["all_relevant"] is None and v["2.x"]["error"] is None
+
+
+# ---- the dynamic_search_* settings of a project ----------------------------------------------------
+def _project(tmp: Path, settings: str) -> Path:
+    root = tmp / "project"
+    root.mkdir()
+    shutil.copytree(hand_index(tmp, "v2"), root / "output")
+    (root / "settings.yaml").write_text(settings, encoding="utf-8")
+    return root
+
+
+def test_project_settings_set_the_dynamic_knobs(tmp_path):
+    """A project root's global_search.dynamic_search_* are used (a string from the environment too),
+    each origin is recorded, and the scenarios equal those of the same values given as options."""
+    root = _project(tmp_path, "global_search:\n  dynamic_search_threshold: 3\n  dynamic_search_keep_parent: true\n"
+                              "  dynamic_search_num_repeats: '2'\n")
+    report = audit(root, AuditOptions(level=2, costs=False))
+    o = report.options
+    assert (o.threshold, o.keep_parent, o.num_repeats, o.max_level, o.use_summary) == (3, True, 2, 2, False)
+    assert dict(o.dynamic_from) == {"threshold": "settings.yaml", "keep_parent": "settings.yaml",
+                                    "num_repeats": "settings.yaml", "max_level": "graphrag default",
+                                    "use_summary": "graphrag default"}
+    explicit = audit(root / "output", AuditOptions(level=2, costs=False, threshold=3, keep_parent=True, num_repeats=2))
+    got = [r.selected["dynamic"].by_version for r in report.levels]
+    want = [r.selected["dynamic"].by_version for r in explicit.levels]
+    assert got == want
+    # an option overrides the file
+    over = audit(root, AuditOptions(level=2, costs=False, threshold=1))
+    assert over.options.threshold == 1 and dict(over.options.dynamic_from)["threshold"] == "option"
+    assert dict(over.options.dynamic_from)["keep_parent"] == "settings.yaml"
+    # an index folder given directly: graphrag's defaults
+    plain = audit(root / "output", AuditOptions(level=2, costs=False))
+    assert set(dict(plain.options.dynamic_from).values()) == {"graphrag default"}
+    assert (plain.options.threshold, plain.options.num_repeats) == (1, 1)
+
+
+def test_bad_dynamic_setting_is_a_one_line_error(tmp_path):
+    from hostile import run_cli
+
+    root = _project(tmp_path, "global_search:\n  dynamic_search_max_level: deep\n")
+    r = run_cli(["levels", root, "--no-costs"])
+    assert r.code == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and "settings.yaml" in r.stderr and "dynamic_search_max_level" in r.stderr, r.stderr
+    assert r.stdout == ""
