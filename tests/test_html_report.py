@@ -419,9 +419,10 @@ class DevTools:
         os.close(self._res_r)
 
 
-def load_page(url: str, user_dir: Path, shot: Path | None = None) -> dict:
+def load_page(url: str, user_dir: Path, shot: Path | None = None, evaluate: dict | None = None) -> dict:
     """Open ``url``; return the requests made, console/log messages, exceptions, the number of
-    [data-community] elements and (``shot``) a 1400x1000 screenshot."""
+    [data-community] elements, (``shot``) a 1400x1000 screenshot and (``evaluate``: name -> JavaScript
+    expression, run by DevTools on the loaded page, which has no script of its own) their values."""
     dt = DevTools(user_dir, ["--window-size=1400,1000"])
     try:
         target = dt.call("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -434,6 +435,8 @@ def load_page(url: str, user_dir: Path, shot: Path | None = None) -> dict:
         dt.wait_for("Page.loadEventFired")
         count = dt.call("Runtime.evaluate", {"expression": "document.querySelectorAll('[data-community]').length",
                                              "returnByValue": True}, session=s)["result"]["value"]
+        values = {name: dt.call("Runtime.evaluate", {"expression": expr, "returnByValue": True},
+                                session=s)["result"].get("value") for name, expr in (evaluate or {}).items()}
         if shot is not None:
             shot.write_bytes(base64.b64decode(dt.call("Page.captureScreenshot", {"format": "png"}, session=s)["data"]))
         time.sleep(0.5)  # late messages (a blocked subresource) arrive before the next answer
@@ -447,6 +450,7 @@ def load_page(url: str, user_dir: Path, shot: Path | None = None) -> dict:
         "exceptions": [e["params"] for e in ev if e["method"] == "Runtime.exceptionThrown"],
         "log": [e["params"]["entry"] for e in ev if e["method"] == "Log.entryAdded"],
         "count": count,
+        "values": values,
     }
 
 
@@ -485,6 +489,30 @@ def test_verbs_v3_report_in_chromium(tmp_path):
     assert got["console"] == [] and got["exceptions"] == []
     assert [e for e in got["log"] if e["level"] in ("error", "warning")] == []
     assert png_size(shot) == (1400, 1000)
+    # the dynamic section renders: its cells are the JSON's, the 2.x line is painted apart from the 3.x line
+    report, html = audited_html(path, AuditOptions(level=2, costs=False, relevant=(0, 23, 24, 90)))
+    html_file.write_text(html, encoding="utf-8")
+    rows = ("Array.from(document.querySelectorAll('#dynamic-by-version tbody tr')).map(tr => [tr.dataset.family, "
+            "getComputedStyle(tr.cells[0]).backgroundColor, getComputedStyle(tr.cells[1]).fontWeight, "
+            "tr.getBoundingClientRect().height].concat(Array.from(tr.cells).map(c => c.innerText)))")
+    got = load_page(html_file.as_uri(), tmp_path / "u2", evaluate={
+        "rows": rows, "section": "document.getElementById('dynamic').getBoundingClientRect().height",
+        "note": "Array.from(document.querySelectorAll('.no-descent-note')).map(p => p.innerText)"})
+    assert got["requests"] == [html_file.as_uri()] and got["console"] == [] and got["exceptions"] == []
+    from graphrag_audit.render import render
+
+    bv = next(r for r in json.loads(render(report, "json"))["levels"]
+              if r["community_level"] == 2)["selected"]["dynamic"]["by_version"]
+    v = got["values"]
+    assert [r[0] for r in v["rows"]] == list(bv) == ["2.x", "3.x"]
+    for r, x in zip(v["rows"], bv.values()):
+        assert r[3] > 0  # laid out, not hidden
+        assert r[4:] == [x["graphrag"], "yes" if x["descends"] else "never", str(x["all_relevant"]["rating_calls"]),
+                         str(len(x["all_relevant"]["kept_ids"])), str(x["none_relevant"]["rating_calls"]),
+                         str(x["what_if"]["rating_calls"]), str(len(x["what_if"]["kept_ids"]))]
+    (_, bg2, weight2, *_), (_, bg3, weight3, *_) = v["rows"]
+    assert bg2 != bg3 and int(weight2) > int(weight3)
+    assert v["section"] > 100 and len(v["note"]) == 1 and v["note"][0].startswith("graphrag 2.0.0-2.7.2 never descends")
     blank = tmp_path / "blank.html"
     blank.write_text("<html><body></body></html>")
     blank_shot = tmp_path / "blank.png"
@@ -506,6 +534,12 @@ def test_dump_dom_and_screenshot_flags(tmp_path, hostile_html):
     assert svgs == ["icicle", "depth-histogram", "entities-per-report"]  # no injected <svg onload>
     for c, title in HOSTILE.items():
         assert f"report: {plain(title)}" in dom.tips[str(c)]
+    # the dynamic section's start reports (level 0: 5 and 6) keep their hostile titles as text
+    start = res.stdout.index('<section id="dynamic">')
+    dyn = Doc(res.stdout[start:res.stdout.index("</section>", start)])
+    assert {r[0]: r[1] for r in dyn.rows if len(r) == 2 and r[0].isdigit()} == {"5": plain(HOSTILE[5]),
+                                                                                 "6": "Report 6"}
+    assert not [t for t, _ in dyn.tags if t in ("script", "img", "svg", "iframe")]
     shot = tmp_path / "shot.png"
     res = subprocess.run([*base, f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True,
                          timeout=120)

@@ -170,20 +170,6 @@ def _dynamic(report) -> str:
                  "of the queue at a time); cut off = candidates no descent from level 0 reaches when every report "
                  "is relevant (some are still rated by the fallback when none is); never rated = candidates no "
                  "rating reaches.</p>")
-    titles: dict = {}
-    listing = report.listing
-    if listing is not None and listing.community_level == n:
-        lst = listing.by_behaviour["v2"]
-        for c, t in zip(lst.community, lst.title):
-            titles.setdefault(c, t if t is not None else "(untitled)")
-    starts = {v.start_ids for v in bv.versions.values() if v.error is None}
-    for ids in starts:
-        who = "" if len(starts) == 1 else " of graphrag " + ", ".join(
-            v.graphrag for v in bv.versions.values() if v.error is None and v.start_ids == ids)
-        parts.append(_titled(ids, titles, f"Start reports{who}: the level-0 reports rated first"))
-    for v in bv.versions.values():
-        if v.what_if is not None:
-            parts.append(_titled(v.what_if.kept_ids, titles, f"What-if: reports graphrag {v.graphrag} keeps"))
     lheads, lrows = dynamic_level_rows(report)
     if lrows:
         chosen = ' class="chosen"'
@@ -195,6 +181,20 @@ def _dynamic(report) -> str:
                      '<p class="caption">pool = the version-independent bound: the level-0 reports … every '
                      "candidate (every report with level &lt;= N), times num_repeats; no graphrag line follows it "
                      "exactly. Per line: the rating calls when every report / no report is rated relevant.</p>")
+    titles: dict = {}
+    listing = report.listing
+    if listing is not None and listing.community_level == n:
+        lst = listing.by_behaviour["v2"]
+        for c, t in zip(lst.community, lst.title):
+            titles.setdefault(c, t if t is not None else "(untitled)")
+    starts = list(dict.fromkeys(v.start_ids for v in bv.versions.values() if v.error is None))
+    for ids in starts:
+        who = "" if len(starts) == 1 else " of graphrag " + ", ".join(
+            v.graphrag for v in bv.versions.values() if v.error is None and v.start_ids == ids)
+        parts.append(_titled(ids, titles, f"Start reports{who}: the level-0 reports rated first"))
+    for v in bv.versions.values():
+        if v.what_if is not None:
+            parts.append(_titled(v.what_if.kept_ids, titles, f"What-if: reports graphrag {v.graphrag} keeps"))
     fs = [f for f in report.sorted_findings() if f.rule in DYNAMIC_RULES]
     parts.append(f'<h3>Related findings ({len(fs)})</h3><ul class="findings">{_finding_items(fs) or "<li>none</li>"}'
                  "</ul></section>")
@@ -425,6 +425,7 @@ svg .val{font-size:10px;fill:#333}svg line.grid{stroke:#eee}
 .charts{display:flex;flex-wrap:wrap;gap:24px}figure{margin:0}figcaption{font-size:12.5px;color:#555;max-width:620px}
 #findings li,#dynamic li{margin:3px 0}.error b{color:#b00}.warning b{color:#a60}.info b{color:#06c}
 #dynamic h3{font-size:15px;margin:14px 0 6px}#dynamic-details th[scope]{text-align:left}
+#dynamic-by-version td:nth-child(-n+2),#dynamic-by-version th:nth-child(-n+2){text-align:left}
 tr.no-descent td{background:#fdecea;color:#8a1c12}tr.no-descent td:nth-child(2){font-weight:700}
 tr.fails td{background:#f3e5f5}.no-descent-note{border-left:4px solid #c0392b;padding:2px 8px;background:#fdecea}
 details{margin:6px 0}summary{cursor:pointer}table.reports td.title{max-width:900px;word-break:break-word}
