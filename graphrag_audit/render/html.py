@@ -138,7 +138,7 @@ def _dynamic(report) -> str:
     for v, cells in zip(bv.versions.values(), dynamic_rows(bv, what_if)):
         cls = ' class="no-descent"' if v.error is None and not v.descends else (
             ' class="fails"' if v.error is not None else "")
-        body.append(f'<tr data-family="{h(v.family)}"{cls}>' + "".join(f"<td>{_esc(x)}</td>" for x in cells) + "</tr>")
+        body.append(f'<tr data-family="{h(v.family)}"{cls}>' + "".join(f"<td>{h(x)}</td>" for x in cells) + "</tr>")
     capped = f" (deeper than the index: as {n})" if opts.level != n else ""
     caption = (f"at community_level {_esc(str(opts.level))}{capped} · num_repeats {int(opts.num_repeats)} · "
                f"threshold {int(opts.threshold)} · keep_parent {'yes' if opts.keep_parent else 'no'} · max_level "
@@ -164,7 +164,7 @@ def _dynamic(report) -> str:
                  + "".join(f'<th data-family="{h(f)}">{_esc(x)}</th>' for f, x in zip(fams, dheads[1:]))
                  + "</tr></thead><tbody>"
                  + "".join("<tr><th scope=\"row\">" + _esc(r[0]) + "</th>"
-                           + "".join(f'<td data-family="{h(f)}">{_esc(x)}</td>' for f, x in zip(fams, r[1:])) + "</tr>"
+                           + "".join(f'<td data-family="{h(f)}">{h(x)}</td>' for f, x in zip(fams, r[1:])) + "</tr>"
                            for r in drows) + "</tbody></table>")
     parts.append('<p class="caption">waves = communities rated per round of LLM calls (graphrag rates one level '
                  "of the queue at a time); cut off = candidates no descent from level 0 reaches when every report "
@@ -174,7 +174,7 @@ def _dynamic(report) -> str:
     if lrows:
         chosen = ' class="chosen"'
         body = "".join(f"<tr{chosen if r.community_level == n else ''}>"
-                       + "".join(f"<td>{_esc(x)}</td>" for x in cells) + "</tr>" for r, cells in zip(report.levels, lrows))
+                       + "".join(f"<td>{h(x)}</td>" for x in cells) + "</tr>" for r, cells in zip(report.levels, lrows))
         parts.append(f'<h3>Rating calls at every community_level N (num_repeats {int(opts.num_repeats)})</h3>'
                      '<table class="num" id="dynamic-per-level"><thead><tr>'
                      + "".join(f"<th>{_esc(x)}</th>" for x in lheads) + f"</tr></thead><tbody>{body}</tbody></table>"
