@@ -4,8 +4,11 @@ No script, no network: a Content-Security-Policy (``default-src 'none'``) forbid
 styles are inline. The icicle draws every community as one ``<rect data-community=…>`` with a
 ``<title>`` tooltip, coloured by what the chosen community_level N sends. Every piece of
 untrusted text (paths, titles, messages) passes through ``sanitise.html`` (``sanitise.common.plain``,
-then ``html.escape``). The tree is drawn from a ``results.tree.ForestView`` the caller builds (``render_html(report,
-forest)``): the renderer reads only results.
+then ``html.escape``). Beside the per-level table, a section shows dynamic community selection per
+graphrag line at the queried level (``_dynamic``: the cells of render/cells.py that the text and Markdown
+renderers print too; a line that never descends is marked). The tree is drawn from a
+``results.tree.ForestView`` the caller builds (``render_html(report, forest)``): the renderer reads
+only results.
 """
 
 from __future__ import annotations
