@@ -18,7 +18,16 @@ SEED = ROOT / "fixtures" / "seed-v3"
 
 #: options that mean the same in every command that has them (--level and report's required -o
 #: mean something else per command, and say so)
-SHARED = ("DIR", "--tokenizer", "--max-context-tokens", "--no-costs", "--color", "--width", "--debug", "--format")
+SHARED = ("DIR", "--tokenizer", "--max-context-tokens", "--no-costs", "--color", "--width", "--debug", "--format",
+          "--num-repeats", "--threshold", "--keep-parent", "--max-level", "--relevant", "--use-summary", "--query")
+
+
+def test_report_has_every_dynamic_option_of_levels():
+    """The HTML report shows the dynamic selection, so it takes the same knobs as levels."""
+    cmds = _commands()
+    dyn = {"--num-repeats", "--threshold", "--keep-parent", "--max-level", "--relevant", "--use-summary", "--query"}
+    opts = {name: {o for p in cmd.params for o in getattr(p, "opts", ())} for name, cmd in cmds.items()}
+    assert dyn <= opts["levels"] and dyn <= opts["report"]
 
 
 def _commands() -> dict:

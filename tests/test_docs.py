@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -143,6 +144,41 @@ def test_readme_sample_is_the_real_output():
     assert m.group("args").split() == README_SAMPLE_ARGS
     assert m.group("body") == readme_sample_output(), \
         "README.md's sample output is stale: run python tests/test_docs.py --write-readme-sample"
+
+
+# ----------------------------------------------------------------------------------------
+# the per-version dynamic tables of README.md and docs/user-guide.md are the real numbers
+# ----------------------------------------------------------------------------------------
+DYNAMIC_TABLE = re.compile(r"<!-- dynamic-by-version: graphrag-audit (?P<args>[^>]*?) -->\n(?P<table>(?:\|.*\n)+)")
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/user-guide.md"])
+def test_dynamic_by_version_tables_are_the_real_output(doc):
+    """Each marked table's cells are what its command's JSON says at community_level 2, and the 2.x line
+    (the one that never descends) is the bold one."""
+    if not (ROOT.parent / "shared" / "indexes" / "verbs-v3").is_dir():
+        pytest.skip("../shared/indexes/verbs-v3 is absent: the dynamic tables cannot be checked")
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    tables = list(DYNAMIC_TABLE.finditer(text))
+    assert tables, f"{doc} has no '<!-- dynamic-by-version: graphrag-audit ... -->' table"
+    for m in tables:
+        args = m.group("args").split()
+        proc = subprocess.run([sys.executable, "-m", "graphrag_audit", *args], cwd=ROOT, capture_output=True,
+                              text=True, timeout=600)
+        assert proc.returncode in (0, 1), proc.stderr
+        bv = next(r for r in json.loads(proc.stdout)["levels"]
+                  if r["community_level"] == 2)["selected"]["dynamic"]["by_version"]
+        rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in m.group("table").splitlines()[2:]]
+        assert [r[0].strip("*").split(" ")[0] for r in rows] == list(bv)
+        for row, (fam, v) in zip(rows, bv.items()):
+            bold = [c.startswith("**") and c.endswith("**") for c in row]
+            assert bold[0] == bold[1] == (not v["descends"]), (doc, row)  # the line that never descends stands out
+            cells = [c.strip("*") for c in row]
+            wi = v["what_if"]
+            assert cells == [f"{fam} ({v['graphrag']})", "yes" if v["descends"] else "never",
+                             f"{v['all_relevant']['rating_calls']} / {len(v['all_relevant']['kept_ids'])}",
+                             str(v["none_relevant"]["rating_calls"]),
+                             f"{wi['rating_calls']} / [{', '.join(map(str, wi['kept_ids']))}]", str(v["cut_off"])], doc
 
 
 if __name__ == "__main__" and "--write-readme-sample" in sys.argv:

@@ -210,6 +210,144 @@ def test_cli_report(tmp_path):
     assert res.returncode == 2 and res.stderr.count("\n") == 1
 
 
+# ---- dynamic community selection per graphrag line ---------------------------------------------
+def dynamic_section(html: str) -> Doc:
+    start = html.index('<section id="dynamic">')
+    return Doc(html[start:html.index("</section>", start)])
+
+
+def _table_rows(doc: Doc, first: str) -> list[list[str]]:
+    """The rows after the header row whose first cell is ``first``, up to the next header-like row."""
+    i = next(k for k, r in enumerate(doc.rows) if r and r[0] == first)
+    out = []
+    for r in doc.rows[i + 1:]:
+        if r and r[0] in ("", "N", "graphrag", "community"):
+            break
+        out.append(r)
+    return out
+
+
+def _waves(ws) -> str:
+    return "/".join(str(w) for w in ws) if ws else "—"
+
+
+def test_dynamic_section_numbers_equal_the_json():
+    """verbs-v3 at N=2 with a what-if: every number of the section is the JSON's by_version, the
+    per-version table is the text renderer's, and the 2.x line is marked as never descending."""
+    from graphrag_audit.render import render
+
+    rel = (0, 23, 24, 90)
+    report, html = audited_html(shared_index("verbs-v3"), AuditOptions(level=2, costs=False, relevant=rel))
+    doc = dynamic_section(html)
+    levels = json.loads(render(report, "json"))["levels"]
+    bv = next(r for r in levels if r["community_level"] == 2)["selected"]["dynamic"]["by_version"]
+    assert list(bv) == ["2.x", "3.x"]
+    main = _table_rows(doc, "graphrag")
+    assert [r[0] for r in main] == [bv[f]["graphrag"] for f in bv] == ["2.0.0-2.7.2", "3.0.0-3.x"]
+    for row, (f, v) in zip(main, bv.items()):
+        assert row[1:] == ["yes" if v["descends"] else "never", str(v["all_relevant"]["rating_calls"]),
+                           str(len(v["all_relevant"]["kept_ids"])), str(v["none_relevant"]["rating_calls"]),
+                           str(v["what_if"]["rating_calls"]), str(len(v["what_if"]["kept_ids"]))]
+    # the numbers issue 16 measured with the real graphrag 2.7.2 and 3.3.0 on verbs-v3 at N=2
+    assert [r[2] for r in main] == ["23", "120"] and [r[4] for r in main] == ["120", "120"]
+    # the same cells as `levels` prints
+    text = render(report, "text", width=200, color=False)
+    block = text[text.index("Dynamic selection by graphrag version at N=2"):].splitlines()
+    assert [ln.split() for ln in block[2:4]] == main
+    # the 2.x line is marked (class and a note), the 3.x line is not
+    marks = {a["data-family"]: a.get("class") for t, a in doc.tags if t == "tr" and "data-family" in a}
+    assert marks == {"2.x": "no-descent", "3.x": None}
+    assert "graphrag 2.0.0-2.7.2 never descends" in html and "graphrag 3.0.0-3.x never descends" not in html
+    details = {r[0]: r[1:] for r in _table_rows(doc, "")}
+    for k, (f, v) in enumerate(bv.items()):
+        got = {label: cells[k] for label, cells in details.items()}
+        want = {"error": v["error"] or "none", "descends below level 0": "yes" if v["descends"] else "never",
+                "start reports (level 0)": str(len(v["start_ids"])),
+                "cut off when all are relevant": str(v["cut_off"]), "never rated (unreachable)": str(v["unreachable"])}
+        for name, key in (("none relevant", "none_relevant"), ("all relevant", "all_relevant"), ("what-if", "what_if")):
+            sc = v[key]
+            want |= {f"{name}: rating calls": str(sc["rating_calls"]),
+                     f"{name}: kept reports": str(len(sc["kept_ids"])),
+                     f"{name}: waves (rated per round)": _waves(sc["waves"])}
+        assert got == want, f
+    # beside every static level: the per-N rating calls of each line
+    per_n = _table_rows(doc, "N")
+    assert [r[0] for r in per_n] == ["0", "1", "2", "3", "None"]
+    for row, lv in zip(per_n, levels):
+        d = lv["selected"]["dynamic"]
+        assert row[1] == f"{d['rating_calls']['min']}–{d['rating_calls']['max']}"
+        assert row[2:] == [f"{v['all_relevant']['rating_calls']} / {v['none_relevant']['rating_calls']}"
+                           for v in d["by_version"].values()]
+    # the related finding, and nothing else
+    assert "<code>dynamic-no-descent</code>" in html.split('<section id="dynamic">')[1].split("</section>")[0]
+    assert "<code>depth-mismatch</code>" not in html.split('<section id="dynamic">')[1].split("</section>")[0]
+
+
+def test_dynamic_section_escapes_hostile_titles(tmp_path):
+    """The start reports and the what-if's kept reports are listed with their (hostile) titles as text.
+    By hand on SEED with 5, 20 and 77 relevant: 2.x keeps 5 (it never descends, and something is kept, so
+    no fallback); 3.x descends 5 -> 20 -> 77 and keeps 77 alone (a kept child drops its parent)."""
+    idx = write_v3(tmp_path / "hostile", SEED, report_titles=HOSTILE)
+    html = audit_html(idx, AuditOptions(level=2, costs=False, relevant=(5, 20, 77)))
+    section = html.split('<section id="dynamic">')[1].split("</section>")[0]
+    doc = dynamic_section(html)
+    assert not [t for t, _ in doc.tags if t in ("script", "img", "svg", "iframe", "title")]
+    assert "<script>" not in section and "<img" not in section and "<svg" not in section and "<b>bold" not in section
+    listed = {r[0]: r[1] for r in doc.rows if len(r) == 2 and r[0].isdigit()}
+    assert listed == {"5": plain(HOSTILE[5]), "6": "Report 6", "77": plain(HOSTILE[77])}
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &quot;quotes&quot;" in section
+    assert "&lt;/title&gt;&lt;b&gt;bold&lt;/b&gt;" in section
+    summaries = re.findall(r"<summary>(.*?)</summary>", section)
+    assert summaries == ["Start reports: the level-0 reports rated first (2)",
+                         "What-if: reports graphrag 2.0.0-2.7.2 keeps (1)",
+                         "What-if: reports graphrag 3.0.0-3.x keeps (1)"]
+    blocks = section.split("<details>")[1:]
+    assert ">5<" in blocks[1] and ">77<" not in blocks[1] and ">77<" in blocks[2] and ">5<" not in blocks[2]
+
+
+def test_dynamic_section_on_a_keyerror_and_a_1x_index(tmp_path):
+    from test_dynamic_audit import hand_index
+
+    failing = hand_index(tmp_path, "v2", drop_reports=(0, 1), name="nl0")
+    html = audit_html(failing, AuditOptions(level=2, costs=False))
+    doc = dynamic_section(html)
+    main = _table_rows(doc, "graphrag")
+    assert [r[:3] for r in main] == [["2.0.0-2.7.2", "—", "fails: KeyError: '0'"],
+                                     ["3.0.0-3.x", "—", "fails: KeyError: '0'"]]
+    marks = {a["data-family"]: a.get("class") for t, a in doc.tags if t == "tr" and "data-family" in a}
+    assert marks == {"2.x": "fails", "3.x": "fails"}  # an error is not "never descends"
+    assert "never descends" not in html.split('<section id="dynamic">')[1].split("</section>")[0]
+    assert "<code>dynamic-no-level-0-report</code>" in html
+    one = hand_index(tmp_path, "v1", name="one")
+    doc = dynamic_section(audit_html(one, AuditOptions(level=2, costs=False)))
+    assert [r[0] for r in _table_rows(doc, "graphrag")] == ["1.1.1-1.2.x"]
+    empty = write_v3(tmp_path / "noreports", SEED, reports=[])
+    (empty / "community_reports.parquet").unlink()
+    html = audit_html(empty, AuditOptions(level=2, costs=False))
+    assert "No community_reports table: dynamic community selection has nothing to rate." in html
+
+
+def test_cli_report_takes_the_dynamic_options(tmp_path):
+    """report has levels' dynamic options (one definition in cli/options.py) and passes them on."""
+    idx = write_v3(tmp_path / "seed", SEED)
+    out = tmp_path / "audit.html"
+    rel = tmp_path / "rel.txt"
+    rel.write_text("5\n20, 77\n")
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "graphrag_audit", "report", *map(str, args)],
+                              capture_output=True, text=True, timeout=180, cwd=REPO)
+
+    res = run(idx, "-o", out, "--no-costs", "--relevant", f"@{rel}", "--num-repeats", "3")
+    assert res.returncode == 0, res.stderr
+    main = _table_rows(dynamic_section(out.read_text(encoding="utf-8")), "graphrag")
+    # 3 repeats; 2.x rates 5, 6; 3.x rates 5, 6 then 20, 21 then 77, 78 (the what-if above)
+    assert main == [["2.0.0-2.7.2", "never", "6", "2", "21", "6", "1"],
+                    ["3.0.0-3.x", "yes", "21", "4", "21", "18", "1"]]
+    res = run(idx, "-o", out, "--relevant", "5,x")
+    assert res.returncode == 2 and res.stderr == "graphrag-audit: error: --relevant: 'x' is not a community number\n"
+
+
 # ---- headless Chromium -------------------------------------------------------------------------
 def _high_fd(fd: int) -> int:
     import fcntl
@@ -284,9 +422,10 @@ class DevTools:
         os.close(self._res_r)
 
 
-def load_page(url: str, user_dir: Path, shot: Path | None = None) -> dict:
+def load_page(url: str, user_dir: Path, shot: Path | None = None, evaluate: dict | None = None) -> dict:
     """Open ``url``; return the requests made, console/log messages, exceptions, the number of
-    [data-community] elements and (``shot``) a 1400x1000 screenshot."""
+    [data-community] elements, (``shot``) a 1400x1000 screenshot and (``evaluate``: name -> JavaScript
+    expression, run by DevTools on the loaded page, which has no script of its own) their values."""
     dt = DevTools(user_dir, ["--window-size=1400,1000"])
     try:
         target = dt.call("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -299,6 +438,8 @@ def load_page(url: str, user_dir: Path, shot: Path | None = None) -> dict:
         dt.wait_for("Page.loadEventFired")
         count = dt.call("Runtime.evaluate", {"expression": "document.querySelectorAll('[data-community]').length",
                                              "returnByValue": True}, session=s)["result"]["value"]
+        values = {name: dt.call("Runtime.evaluate", {"expression": expr, "returnByValue": True},
+                                session=s)["result"].get("value") for name, expr in (evaluate or {}).items()}
         if shot is not None:
             shot.write_bytes(base64.b64decode(dt.call("Page.captureScreenshot", {"format": "png"}, session=s)["data"]))
         time.sleep(0.5)  # late messages (a blocked subresource) arrive before the next answer
@@ -312,6 +453,7 @@ def load_page(url: str, user_dir: Path, shot: Path | None = None) -> dict:
         "exceptions": [e["params"] for e in ev if e["method"] == "Runtime.exceptionThrown"],
         "log": [e["params"]["entry"] for e in ev if e["method"] == "Log.entryAdded"],
         "count": count,
+        "values": values,
     }
 
 
@@ -350,6 +492,30 @@ def test_verbs_v3_report_in_chromium(tmp_path):
     assert got["console"] == [] and got["exceptions"] == []
     assert [e for e in got["log"] if e["level"] in ("error", "warning")] == []
     assert png_size(shot) == (1400, 1000)
+    # the dynamic section renders: its cells are the JSON's, the 2.x line is painted apart from the 3.x line
+    report, html = audited_html(path, AuditOptions(level=2, costs=False, relevant=(0, 23, 24, 90)))
+    html_file.write_text(html, encoding="utf-8")
+    rows = ("Array.from(document.querySelectorAll('#dynamic-by-version tbody tr')).map(tr => [tr.dataset.family, "
+            "getComputedStyle(tr.cells[0]).backgroundColor, getComputedStyle(tr.cells[1]).fontWeight, "
+            "tr.getBoundingClientRect().height].concat(Array.from(tr.cells).map(c => c.innerText)))")
+    got = load_page(html_file.as_uri(), tmp_path / "u2", evaluate={
+        "rows": rows, "section": "document.getElementById('dynamic').getBoundingClientRect().height",
+        "note": "Array.from(document.querySelectorAll('.no-descent-note')).map(p => p.innerText)"})
+    assert got["requests"] == [html_file.as_uri()] and got["console"] == [] and got["exceptions"] == []
+    from graphrag_audit.render import render
+
+    bv = next(r for r in json.loads(render(report, "json"))["levels"]
+              if r["community_level"] == 2)["selected"]["dynamic"]["by_version"]
+    v = got["values"]
+    assert [r[0] for r in v["rows"]] == list(bv) == ["2.x", "3.x"]
+    for r, x in zip(v["rows"], bv.values()):
+        assert r[3] > 0  # laid out, not hidden
+        assert r[4:] == [x["graphrag"], "yes" if x["descends"] else "never", str(x["all_relevant"]["rating_calls"]),
+                         str(len(x["all_relevant"]["kept_ids"])), str(x["none_relevant"]["rating_calls"]),
+                         str(x["what_if"]["rating_calls"]), str(len(x["what_if"]["kept_ids"]))]
+    (_, bg2, weight2, *_), (_, bg3, weight3, *_) = v["rows"]
+    assert bg2 != bg3 and int(weight2) > int(weight3)
+    assert v["section"] > 100 and len(v["note"]) == 1 and v["note"][0].startswith("graphrag 2.0.0-2.7.2 never descends")
     blank = tmp_path / "blank.html"
     blank.write_text("<html><body></body></html>")
     blank_shot = tmp_path / "blank.png"
@@ -371,6 +537,12 @@ def test_dump_dom_and_screenshot_flags(tmp_path, hostile_html):
     assert svgs == ["icicle", "depth-histogram", "entities-per-report"]  # no injected <svg onload>
     for c, title in HOSTILE.items():
         assert f"report: {plain(title)}" in dom.tips[str(c)]
+    # the dynamic section's start reports (level 0: 5 and 6) keep their hostile titles as text
+    start = res.stdout.index('<section id="dynamic">')
+    dyn = Doc(res.stdout[start:res.stdout.index("</section>", start)])
+    assert {r[0]: r[1] for r in dyn.rows if len(r) == 2 and r[0].isdigit()} == {"5": plain(HOSTILE[5]),
+                                                                                 "6": "Report 6"}
+    assert not [t for t, _ in dyn.tags if t in ("script", "img", "svg", "iframe")]
     shot = tmp_path / "shot.png"
     res = subprocess.run([*base, f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True,
                          timeout=120)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import typer
 
-from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, Debug, IndexDir,
-                                        MaxContextTokens, NoCosts, ReportLevel, Tokenizer)
+from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, Debug, DynamicMaxLevel,
+                                        IndexDir, KeepParent, MaxContextTokens, NoCosts, NumRepeats, Query,
+                                        Relevant, ReportLevel, Threshold, Tokenizer, UseSummary, parse_relevant)
 from graphrag_audit.cli.run import (check_output_path, check_tokenizer, fail, run_guarded, stdout_if_dash,
                                     write_payload)
 from graphrag_audit.render.formats import ReportFormat, renderer
@@ -23,11 +24,23 @@ def report_cmd(
     tokenizer: Tokenizer = DEFAULT_TOKENIZER,
     max_context_tokens: MaxContextTokens = DEFAULT_MAX_CONTEXT_TOKENS,
     no_costs: NoCosts = False,
+    num_repeats: NumRepeats = None,
+    threshold: Threshold = None,
+    keep_parent: KeepParent = None,
+    max_level: DynamicMaxLevel = None,
+    use_summary: UseSummary = None,
+    query: Query = "",
+    relevant: Relevant = None,
     debug: Debug = False,
 ):
-    """One self-contained HTML file: header, per-level table, the tree coloured by what N sends, charts."""
+    """One self-contained HTML file: header, per-level table, dynamic selection per graphrag line, the tree
+    coloured by what N sends, charts."""
     if output is None:
         raise fail("report: -o FILE.html is required")
+    try:
+        relevant_ids = parse_relevant(relevant)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     check_tokenizer(tokenizer)
     output = stdout_if_dash(output)
     guard = check_output_path(output, index_dir)
@@ -38,7 +51,9 @@ def report_cmd(
         from graphrag_audit.cli.memory import release_freed_memory
 
         opts = AuditOptions(level=level, tokenizer=tokenizer, max_context_tokens=max_context_tokens,
-                            costs=not no_costs)
+                            costs=not no_costs, num_repeats=num_repeats, threshold=threshold,
+                            keep_parent=keep_parent, max_level=max_level, use_summary=use_summary, query=query,
+                            relevant=relevant_ids)
         model, report = audit_with_model(index_dir, opts, between_phases=release_freed_memory)
         if guard is not None:
             guard.protect_model(model)

@@ -214,3 +214,64 @@ def dynamic_settings_line(opts) -> str:
     return "Settings: " + ", ".join(parts) + "; the rest are graphrag's defaults." if any(
         src.get(k, "graphrag default") != "graphrag default" for k in src) else \
         "Settings: " + ", ".join(parts) + " (graphrag's defaults)."
+
+
+def dynamic_detail_rows(bv, what_if: bool) -> tuple[list[str], list[list[str]]]:
+    """Every number of each graphrag line's dynamic selection, one column per line (headers: "", then the
+    releases), one row per fact: the error, descent, the start, each scenario's rating calls, kept reports and
+    waves (communities rated per round, L0/L1/… style), and the candidates cut off / never rated."""
+    vs = list(bv.versions.values())
+
+    def scen(name: str) -> list[list[str]]:
+        out = []
+        for label, cell in (("rating calls", lambda s: number(s.rating_calls)),
+                            ("kept reports", lambda s: number(len(s.kept_ids))),
+                            ("waves (rated per round)", lambda s: mix_cell(list(s.waves)))):
+            out.append([f"{name}: {label}"] + ["—" if getattr(v, _SCENARIO[name]) is None
+                                                else cell(getattr(v, _SCENARIO[name])) for v in vs])
+        return out
+
+    rows = [["error"] + [v.error or "none" for v in vs],
+            ["descends below level 0"] + ["—" if v.error is not None else ("yes" if v.descends else "never")
+                                          for v in vs],
+            ["start reports (level 0)"] + ["—" if v.error is not None else number(len(v.start_ids)) for v in vs]]
+    rows += scen("none relevant") + scen("all relevant")
+    if what_if:
+        rows += scen("what-if")
+    rows += [["cut off when all are relevant"] + ["—" if v.error is not None else number(len(v.cut_off_ids))
+                                                 for v in vs],
+             ["never rated (unreachable)"] + ["—" if v.error is not None else number(len(v.unreachable_ids))
+                                             for v in vs]]
+    return [""] + [v.graphrag for v in vs], rows
+
+
+_SCENARIO = {"none relevant": "none_relevant", "all relevant": "all_relevant", "what-if": "what_if"}
+
+
+def dynamic_level_rows(report) -> tuple[list[str], list[list[str]]]:
+    """Dynamic selection beside every static level: per N, the candidate pool's rating-call bounds (every
+    level-0 report … every candidate) and each graphrag line's rating calls when all / none are relevant
+    ("fails" when it raises). Empty when no level has a dynamic selection per line."""
+    fams: list[str] = []
+    labels: dict[str, str] = {}
+    for r in report.levels:
+        bv = r.selected["dynamic"].by_version
+        for f, v in (bv.versions.items() if bv is not None else ()):
+            if f not in labels:
+                fams.append(f)
+                labels[f] = v.graphrag
+    if not fams:
+        return [], []
+    heads = ["N", "pool: calls min–max"] + [f"{labels[f]}: all / none relevant" for f in fams]
+    rows = []
+    for r in report.levels:
+        d = r.selected["dynamic"]
+        rc = d.rating_calls
+        vs = d.by_version.versions if d.by_version is not None else {}
+        cells = [level_label(r.community_level), f"{number(rc.min)}–{number(rc.max)}" if rc else "—"]
+        for f in fams:
+            v = vs.get(f)
+            cells.append("—" if v is None else "fails" if v.error is not None else
+                         f"{number(v.all_relevant.rating_calls)} / {number(v.none_relevant.rating_calls)}")
+        rows.append(cells)
+    return heads, rows

@@ -4,8 +4,11 @@ No script, no network: a Content-Security-Policy (``default-src 'none'``) forbid
 styles are inline. The icicle draws every community as one ``<rect data-community=…>`` with a
 ``<title>`` tooltip, coloured by what the chosen community_level N sends. Every piece of
 untrusted text (paths, titles, messages) passes through ``sanitise.html`` (``sanitise.common.plain``,
-then ``html.escape``). The tree is drawn from a ``results.tree.ForestView`` the caller builds (``render_html(report,
-forest)``): the renderer reads only results.
+then ``html.escape``). Beside the per-level table, a section shows dynamic community selection per
+graphrag line at the queried level (``_dynamic``: the cells of render/cells.py that the text and Markdown
+renderers print too; a line that never descends is marked). The tree is drawn from a
+``results.tree.ForestView`` the caller builds (``render_html(report, forest)``): the renderer reads
+only results.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import unicodedata
 import numpy as np
 
 from graphrag_audit.render.graph import NO_REPORT_FILL, SENT_FILL
-from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_table, sends
+from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, dynamic_at, dynamic_detail_rows,
+                                        dynamic_level_rows, dynamic_rows, level_table, sends)
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView
 from graphrag_audit.sanitise.common import plain
@@ -95,6 +99,109 @@ def _levels_table(report) -> str:
             f"reduce call follows. {_esc(LEVEL_ONLY_NOTE)}</p>"
             + "".join(f'<p class="caption footnote">{_esc(line)}</p>' for line in notes.lines())
             + "</section>")
+
+
+#: rows of a <details> list of reports in the dynamic section
+DYNAMIC_LISTED = 200
+DYNAMIC_RULES = ("dynamic-no-level-0-report", "dynamic-no-descent", "dynamic-unreachable")
+
+
+def _finding_items(fs) -> str:
+    return "".join(f'<li class="{h(f.severity)}"><b>{h(f.severity.upper())}</b> <code>{h(f.rule)}</code> '
+                   f"{h(f.message)}</li>" for f in fs)
+
+
+def _titled(ids, titles: dict, what: str) -> str:
+    """A collapsed list of community numbers with their report titles (untrusted: escaped)."""
+    ids = list(ids)
+    shown = ids[:DYNAMIC_LISTED]
+    rows = "".join(f"<tr><td>{int(c)}</td><td class=\"title\">{h(titles[c], 200) if c in titles else '—'}</td></tr>"
+                   for c in shown)
+    more = (f'<p class="caption">{len(ids) - len(shown):,} more not shown (<code>levels -f json</code> lists every '
+            "id).</p>" if len(ids) > len(shown) else "")
+    return (f"<details><summary>{_esc(what)} ({len(ids):,})</summary><table class=\"reports\"><thead><tr>"
+            f"<th>community</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>")
+
+
+def _dynamic(report) -> str:
+    """Dynamic community selection per graphrag line at the queried level, beside the static table: the same
+    cells as the text and Markdown renderers (render/cells.py), every number of each line, the related findings."""
+    head = "<section id=\"dynamic\"><h2>Dynamic community selection by graphrag version</h2>"
+    got = dynamic_at(report)
+    if got is None:
+        why = ("No community_reports table: dynamic community selection has nothing to rate."
+               if not report.index.has_reports_table else
+               "No graphrag line's dynamic community selection reads this index.")
+        return head + f"<p>{_esc(why)}</p></section>"
+    n, bv = got
+    opts = report.options
+    what_if = opts.relevant is not None
+    heads = DYNAMIC_HEADERS[:len(DYNAMIC_HEADERS) if what_if else 5]
+    body = []
+    for v, cells in zip(bv.versions.values(), dynamic_rows(bv, what_if)):
+        cls = ' class="no-descent"' if v.error is None and not v.descends else (
+            ' class="fails"' if v.error is not None else "")
+        body.append(f'<tr data-family="{h(v.family)}"{cls}>' + "".join(f"<td>{h(x)}</td>" for x in cells) + "</tr>")
+    capped = f" (deeper than the index: as {n})" if opts.level != n else ""
+    caption = (f"at community_level {_esc(str(opts.level))}{capped} · num_repeats {int(opts.num_repeats)} · "
+               f"threshold {int(opts.threshold)} · keep_parent {'yes' if opts.keep_parent else 'no'} · max_level "
+               f"{int(opts.max_level)}; all/none relevant = every/no report rated relevant; rating calls count "
+               "the repeats")
+    if what_if:
+        caption += f"; what-if: {len(opts.relevant):,} communities rated relevant (--relevant)"
+    parts = [head, f'<p class="caption">{caption}</p>',
+             '<table class="num" id="dynamic-by-version"><thead><tr>'
+             + "".join(f"<th>{_esc(x)}</th>" for x in heads) + f"</tr></thead><tbody>{''.join(body)}</tbody></table>"]
+    never = [v for v in bv.versions.values() if v.error is None and not v.descends]
+    for v in never:
+        why = (" (microsoft/graphrag#2004, fixed in 3.0.0 by #2159): it looks a community's children up as ints "
+               "among string report keys" if v.family == "2.x" else ": no candidate child is reachable here")
+        parts.append(f'<p class="no-descent-note"><b>graphrag {_esc(v.graphrag)} never descends</b>{_esc(why)}; '
+                     f"with every report relevant it rates only the {len(v.start_ids):,} level-0 reports "
+                     f"({v.all_relevant.rating_calls:,} rating calls); deeper candidates are rated only by the "
+                     f"fallback, which rates whole levels (up to max_level {int(opts.max_level)}) while nothing has "
+                     "been kept.</p>")
+    dheads, drows = dynamic_detail_rows(bv, what_if)
+    fams = list(bv.versions)
+    parts.append('<table class="num" id="dynamic-details"><thead><tr><th></th>'
+                 + "".join(f'<th data-family="{h(f)}">{_esc(x)}</th>' for f, x in zip(fams, dheads[1:]))
+                 + "</tr></thead><tbody>"
+                 + "".join("<tr><th scope=\"row\">" + _esc(r[0]) + "</th>"
+                           + "".join(f'<td data-family="{h(f)}">{h(x)}</td>' for f, x in zip(fams, r[1:])) + "</tr>"
+                           for r in drows) + "</tbody></table>")
+    parts.append('<p class="caption">waves = communities rated per round of LLM calls (graphrag rates one level '
+                 "of the queue at a time); cut off = candidates no descent from level 0 reaches when every report "
+                 "is relevant (some are still rated by the fallback when none is); never rated = candidates no "
+                 "rating reaches.</p>")
+    lheads, lrows = dynamic_level_rows(report)
+    if lrows:
+        chosen = ' class="chosen"'
+        body = "".join(f"<tr{chosen if r.community_level == n else ''}>"
+                       + "".join(f"<td>{h(x)}</td>" for x in cells) + "</tr>" for r, cells in zip(report.levels, lrows))
+        parts.append(f'<h3>Rating calls at every community_level N (num_repeats {int(opts.num_repeats)})</h3>'
+                     '<table class="num" id="dynamic-per-level"><thead><tr>'
+                     + "".join(f"<th>{_esc(x)}</th>" for x in lheads) + f"</tr></thead><tbody>{body}</tbody></table>"
+                     '<p class="caption">pool = the version-independent bound: the level-0 reports … every '
+                     "candidate (every report with level &lt;= N), times num_repeats; no graphrag line follows it "
+                     "exactly. Per line: the rating calls when every report / no report is rated relevant.</p>")
+    titles: dict = {}
+    listing = report.listing
+    if listing is not None and listing.community_level == n:
+        lst = listing.by_behaviour["v2"]
+        for c, t in zip(lst.community, lst.title):
+            titles.setdefault(c, t if t is not None else "(untitled)")
+    starts = list(dict.fromkeys(v.start_ids for v in bv.versions.values() if v.error is None))
+    for ids in starts:
+        who = "" if len(starts) == 1 else " of graphrag " + ", ".join(
+            v.graphrag for v in bv.versions.values() if v.error is None and v.start_ids == ids)
+        parts.append(_titled(ids, titles, f"Start reports{who}: the level-0 reports rated first"))
+    for v in bv.versions.values():
+        if v.what_if is not None:
+            parts.append(_titled(v.what_if.kept_ids, titles, f"What-if: reports graphrag {v.graphrag} keeps"))
+    fs = [f for f in report.sorted_findings() if f.rule in DYNAMIC_RULES]
+    parts.append(f'<h3>Related findings ({len(fs)})</h3><ul class="findings">{_finding_items(fs) or "<li>none</li>"}'
+                 "</ul></section>")
+    return "".join(parts)
 
 
 def _fill(forest: ForestView, nd) -> str:
@@ -298,8 +405,7 @@ def _charts(report, forest: ForestView) -> str:
 
 def _findings(report) -> str:
     fs = report.sorted_findings()
-    items = "".join(f'<li class="{h(f.severity)}"><b>{h(f.severity.upper())}</b> <code>{h(f.rule)}</code> '
-                    f"{h(f.message)}</li>" for f in fs)
+    items = _finding_items(fs)
     return f'<section id="findings"><h2>Findings ({len(fs)})</h2><ul>{items or "<li>none</li>"}</ul></section>'
 
 
@@ -320,7 +426,12 @@ svg .val{font-size:10px;fill:#333}svg line.grid{stroke:#eee}
 #icicle rect{stroke:#fff;stroke-width:0.6}#icicle rect[stroke-dasharray]{stroke:#999}
 #icicle rect:hover{stroke:#000;stroke-width:1.5}
 .charts{display:flex;flex-wrap:wrap;gap:24px}figure{margin:0}figcaption{font-size:12.5px;color:#555;max-width:620px}
-#findings li{margin:3px 0}#findings .error b{color:#b00}#findings .warning b{color:#a60}#findings .info b{color:#06c}
+#findings li,#dynamic li{margin:3px 0}.error b{color:#b00}.warning b{color:#a60}.info b{color:#06c}
+#dynamic h3{font-size:15px;margin:14px 0 6px}#dynamic-details th[scope]{text-align:left}
+#dynamic-by-version td:nth-child(-n+2),#dynamic-by-version th:nth-child(-n+2){text-align:left}
+tr.no-descent td{background:#fdecea;color:#8a1c12}tr.no-descent td:nth-child(2){font-weight:700}
+tr.fails td{background:#f3e5f5}.no-descent-note{border-left:4px solid #c0392b;padding:2px 8px;background:#fdecea}
+details{margin:6px 0}summary{cursor:pointer}table.reports td.title{max-width:900px;word-break:break-word}
 footer{margin-top:32px;color:#777;font-size:12px}
 """
 
@@ -359,6 +470,7 @@ def render_html(report, forest: ForestView) -> str:
         f"<title>graphrag-audit · {_esc(name)}</title><style>{STYLE}</style></head><body>",
         _header(report),
         _levels_table(report),
+        _dynamic(report),
         f'<section id="tree"><h2>The community tree at community_level {_esc(_lvl(n))}{capped}</h2>',
         sent, _legend(forest), icicle_svg(forest), outside, "</section>",
         _charts(report, forest),
