@@ -224,9 +224,18 @@ def dynamic_detail_rows(bv, what_if: bool) -> tuple[list[str], list[list[str]]]:
 
     def scen(name: str) -> list[list[str]]:
         out = []
-        for label, cell in (("rating calls", lambda s: number(s.rating_calls)),
-                            ("kept reports", lambda s: number(len(s.kept_ids))),
-                            ("waves (rated per round)", lambda s: mix_cell(list(s.waves)))):
+        facts = [("rating calls", lambda s: number(s.rating_calls)),
+                 ("kept reports", lambda s: number(len(s.kept_ids))),
+                 ("waves (rated per round)", lambda s: mix_cell(list(s.waves)))]
+        if any(getattr(v, _SCENARIO[name]) is not None and getattr(v, _SCENARIO[name]).prompt_tokens is not None
+               for v in vs):
+            facts.append(("rating prompt tokens", lambda s: "—" if s.prompt_tokens is None else number(s.prompt_tokens)))
+        if name == "what-if" and any(v.what_if is not None and v.what_if.kept_costs is not None for v in vs):
+            facts += [("map calls over the kept", lambda s: "—" if s.kept_costs is None else _kept_span(
+                          s.kept_costs.map_calls, s.kept_costs.map_calls_range)),
+                      ("map tokens over the kept", lambda s: "—" if s.kept_costs is None else _kept_span(
+                          s.kept_costs.tokens, s.kept_costs.tokens_range))]
+        for label, cell in facts:
             out.append([f"{name}: {label}"] + ["—" if getattr(v, _SCENARIO[name]) is None
                                                 else cell(getattr(v, _SCENARIO[name])) for v in vs])
         return out
@@ -246,6 +255,12 @@ def dynamic_detail_rows(bv, what_if: bool) -> tuple[list[str], list[list[str]]]:
 
 
 _SCENARIO = {"none relevant": "none_relevant", "all relevant": "all_relevant", "what-if": "what_if"}
+
+
+def _kept_span(value: int, span: tuple[int, int]) -> str:
+    """A what-if cost in ascending community order, with its range over the sampled input orders."""
+    lo, hi = span
+    return number(value) if lo == hi else f"{number(value)} ({number(lo)}–{number(hi)})"
 
 
 def dynamic_level_rows(report) -> tuple[list[str], list[list[str]]]:
