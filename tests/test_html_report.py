@@ -231,6 +231,30 @@ def _waves(ws) -> str:
     return "/".join(str(w) for w in ws) if ws else "—"
 
 
+def test_dynamic_section_tokens_equal_the_json():
+    """With costs: each scenario's rating prompt tokens and the what-if's map calls and tokens over the
+    kept reports are the JSON's."""
+    from graphrag_audit.render import render
+
+    report, html = audited_html(shared_index("real-b2b-gaps-v2"),
+                                AuditOptions(level=2, tokenizer="estimate", relevant=tuple(range(0, 400, 3))))
+    doc = dynamic_section(html)
+    bv = next(r for r in json.loads(render(report, "json"))["levels"]
+              if r["community_level"] == 2)["selected"]["dynamic"]["by_version"]
+    details = {r[0]: r[1:] for r in _table_rows(doc, "")}
+
+    def span(v, r):
+        return f"{v:,}" if r[0] == r[1] else f"{v:,} ({r[0]:,}–{r[1]:,})"
+
+    for k, v in enumerate(bv.values()):
+        for name, key in (("none relevant", "none_relevant"), ("all relevant", "all_relevant"), ("what-if", "what_if")):
+            assert details[f"{name}: rating prompt tokens"][k] == f"{v[key]['prompt_tokens']:,}"
+        w = v["what_if"]
+        assert details["what-if: map calls over the kept"][k] == span(w["map_calls"], w["map_calls_range"])
+        assert details["what-if: map tokens over the kept"][k] == span(w["tokens"], w["tokens_range"])
+        assert w["prompt_tokens"] > 0 and w["tokens"] > 0
+
+
 def test_dynamic_section_numbers_equal_the_json():
     """verbs-v3 at N=2 with a what-if: every number of the section is the JSON's by_version, the
     per-version table is the text renderer's, and the 2.x line is marked as never descending."""
