@@ -125,25 +125,35 @@ README_SAMPLE_ARGS = ["levels", "../shared/indexes/verbs-v3", "--width", "110", 
 README_SAMPLE = re.compile(r"<!-- sample: graphrag-audit (?P<args>[^>]*?) -->\n```\n(?P<body>.*?)```\n", re.S)
 
 
-def readme_sample_output() -> str:
-    """What ``graphrag-audit levels ../shared/indexes/verbs-v3 --width 110 --color never`` prints,
-    run from the repository root (the README shows it verbatim)."""
-    proc = subprocess.run([sys.executable, "-m", "graphrag_audit", *README_SAMPLE_ARGS], cwd=ROOT,
+def sample_output(args: list[str]) -> str:
+    """What ``graphrag-audit ARGS`` prints, run from the repository root with NO_COLOR (a doc's
+    ``<!-- sample: ... -->`` block shows it verbatim, trailing spaces stripped)."""
+    proc = subprocess.run([sys.executable, "-m", "graphrag_audit", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=600, env={**__import__("os").environ,
                                                                              "NO_COLOR": "1"})
     assert proc.returncode in (0, 1), proc.stderr
     return "\n".join(line.rstrip() for line in proc.stdout.splitlines()) + "\n"
 
 
-def test_readme_sample_is_the_real_output():
+def readme_sample_output() -> str:
+    return sample_output(README_SAMPLE_ARGS)
+
+
+SAMPLE_DOCS = ["README.md", "docs/user-guide.md"]
+
+
+@pytest.mark.parametrize("doc", SAMPLE_DOCS)
+def test_doc_samples_are_the_real_output(doc):
     if not (ROOT.parent / "shared" / "indexes" / "verbs-v3").is_dir():
-        pytest.skip("../shared/indexes/verbs-v3 is absent: the README sample cannot be regenerated")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    m = README_SAMPLE.search(readme)
-    assert m, "README.md has no '<!-- sample: graphrag-audit ... -->' block"
-    assert m.group("args").split() == README_SAMPLE_ARGS
-    assert m.group("body") == readme_sample_output(), \
-        "README.md's sample output is stale: run python tests/test_docs.py --write-readme-sample"
+        pytest.skip("../shared/indexes/verbs-v3 is absent: the sample output cannot be regenerated")
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    blocks = list(README_SAMPLE.finditer(text))
+    assert blocks, f"{doc} has no '<!-- sample: graphrag-audit ... -->' block"
+    if doc == "README.md":
+        assert blocks[0].group("args").split() == README_SAMPLE_ARGS
+    for m in blocks:
+        assert m.group("body") == sample_output(m.group("args").split()), \
+            f"{doc}'s sample output is stale: run python tests/test_docs.py --write-readme-sample"
 
 
 # ----------------------------------------------------------------------------------------
@@ -182,7 +192,8 @@ def test_dynamic_by_version_tables_are_the_real_output(doc):
 
 
 if __name__ == "__main__" and "--write-readme-sample" in sys.argv:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    m = README_SAMPLE.search(text)
-    new = text[:m.start("body")] + readme_sample_output() + text[m.end("body"):]
-    (ROOT / "README.md").write_text(new, encoding="utf-8")
+    for name in SAMPLE_DOCS:  # every sample block of every doc, from the last so offsets hold
+        text = (ROOT / name).read_text(encoding="utf-8")
+        for m in reversed(list(README_SAMPLE.finditer(text))):
+            text = text[:m.start("body")] + sample_output(m.group("args").split()) + text[m.end("body"):]
+        (ROOT / name).write_text(text, encoding="utf-8")
