@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from graphrag_audit import __version__
+from graphrag_audit.cli.explain import explain_cmd
 from graphrag_audit.cli.levels import levels_cmd
 from graphrag_audit.cli.plan import plan_cmd
 from graphrag_audit.cli.report import report_cmd
@@ -49,6 +50,7 @@ app.command("levels")(levels_cmd)
 app.command("tree")(tree_cmd)
 app.command("report")(report_cmd)
 app.command("plan")(plan_cmd)
+app.command("explain")(explain_cmd)
 
 
 def main() -> None:
