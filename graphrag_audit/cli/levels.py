@@ -20,7 +20,6 @@ from graphrag_audit.render.formats import LevelsFormat, renderer, streamer
 
 
 def levels_cmd(
-    ctx: typer.Context,
     index_dir: IndexDir,
     level: AuditLevel = None,
     fmt: LevelsFormatOpt = LevelsFormat.text,
@@ -36,6 +35,10 @@ def levels_cmd(
     tokenizer: Tokenizer = DEFAULT_TOKENIZER,
     max_context_tokens: MaxContextTokens = DEFAULT_MAX_CONTEXT_TOKENS,
     no_costs: NoCosts = False,
+    list_reports: Annotated[bool, typer.Option(
+        "--list-reports", help="Text output: also list the reports --level sends, per behaviour (graphrag >= 2.0, "
+                               "< 2.0, level N only; the first 200 each). -f json always lists them all, markdown "
+                               "the >= 2.0 ones.")] = False,
     json_ids: Annotated[JsonIds, typer.Option(
         "--json-ids", help="-f json: 'full' lists every level's community ids (the default contract); 'delta' "
                            "lists only the ids each level adds and removes since the previous one (lossless, "
@@ -80,7 +83,7 @@ def levels_cmd(
         progress = Progress(enabled=sys.stderr.isatty() and fmt == LevelsFormat.text or
                             (sys.stderr.isatty() and output is not None))
         try:
-            opts = AuditOptions(level=2 if level is None else level, tokenizer=tokenizer,
+            opts = AuditOptions(level=opts_level(level), tokenizer=tokenizer,
                                 max_context_tokens=max_context_tokens, costs=not no_costs,
                                 max_unreachable=max_unreachable, max_inflation=max_inflation,
                                 num_repeats=num_repeats, threshold=threshold, keep_parent=keep_parent,
@@ -115,7 +118,7 @@ def levels_cmd(
         kw = {}
         if fmt == LevelsFormat.text:
             kw = dict(width=text_width(width, output), color=text_color(color, output),
-                      focus=level if _from_command_line(ctx, "level") else None)
+                      focus=opts_level(level) if list_reports else None)
         with output_charset_for(output):
             text = run_guarded(lambda: renderer(fmt)(report, **kw), debug)
     run_guarded(lambda: write_payload(text, output, guard), debug)
@@ -137,10 +140,7 @@ def levels_cmd(
     raise typer.Exit(EXIT_FINDINGS if hit else EXIT_OK)
 
 
-def _from_command_line(ctx: typer.Context, name: str) -> bool:
-    """True when the option was typed (not taken from an environment variable or its default)."""
-    try:
-        src = ctx.get_parameter_source(name)
-        return src is not None and src.name == "COMMANDLINE"
-    except (AttributeError, KeyError):
-        return False
+
+def opts_level(level: int | None) -> int:
+    """The community_level the audit ran at (``--level``, default 2)."""
+    return 2 if level is None else level

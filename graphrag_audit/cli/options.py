@@ -80,7 +80,7 @@ PlanFormatOpt = Annotated[PlanFormat, typer.Option("--format", "-f", help=_FORMA
 AuditLevel = Annotated[Optional[int], typer.Option(
     "--level", "-l", min=0, envvar=_LEVEL_ENV,
     help="The community_level your application queries with (findings are checked there; default 2 like "
-         "graphrag's CLI). Given on the command line, text output also lists that level's reports per behaviour.")]
+         "graphrag's CLI). --list-reports lists the reports it sends.")]
 ReportLevel = Annotated[int, typer.Option(
     "--level", "-l", min=0, envvar=_LEVEL_ENV,
     help="The community_level whose selection colours the tree (default 2 like graphrag's CLI).")]
