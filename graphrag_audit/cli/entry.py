@@ -19,9 +19,11 @@ from graphrag_audit.cli.plan import plan_cmd
 from graphrag_audit.cli.report import report_cmd
 from graphrag_audit.cli.run import run_app
 from graphrag_audit.cli.tree import tree_cmd
+from graphrag_audit.cli.usage import OneLineGroup
 
 app = typer.Typer(
     name="graphrag-audit",
+    cls=OneLineGroup,
     help="Audit what a Microsoft GraphRAG index's community_level really sends to global search.\n\n"
          "Exit codes: 0 = no finding at or above --fail-on, 1 = findings at or above it, "
          "2 = usage error, unreadable index or unwritable stdout, 141 = stdout's reader went away (| head). "
