@@ -31,7 +31,7 @@ def columns(line: str) -> int:
 
 
 def run(args, env=None):
-    res = CliRunner().invoke(app, ["levels", *args], env={"NO_COLOR": None, "GRAPHRAG_AUDIT_COLOR": None,
+    res = CliRunner().invoke(app, ["levels", *args], env={"NO_COLOR": None, "GRAPHRAG_AUDIT_COLOR": None, "COLUMNS": None,
                                                           "GRAPHRAG_AUDIT_WIDTH": None, **(env or {})})
     assert res.exit_code in (0, 1), res.output
     return res.stdout
