@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, AuditLevel, Color, ColorOpt,
+from graphrag_audit.cli.options import (AuditLevel, Color, ColorOpt,
                                         Debug, FailOn, FailOnOpt, IndexDir, JsonIds, LevelsFormatOpt,
                                         DynamicMaxLevel, KeepParent, MaxContextTokens, NoCosts, NumRepeats, Output,
                                         Query, Relevant, Threshold, Tokenizer, UseSummary, Width,
@@ -32,8 +32,8 @@ def levels_cmd(
         "--max-inflation", min=1.0, envvar="GRAPHRAG_AUDIT_MAX_INFLATION",
         help="v2-inflation fires when graphrag >= 2.0 sends more than this many times the reports of "
              "graphrag < 2.0 at --level.")] = 1.2,
-    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
-    max_context_tokens: MaxContextTokens = DEFAULT_MAX_CONTEXT_TOKENS,
+    tokenizer: Tokenizer = None,
+    max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
     list_reports: Annotated[bool, typer.Option(
         "--list-reports", help="Text output: also list the reports --level sends, per behaviour (graphrag >= 2.0, "
@@ -89,7 +89,8 @@ def levels_cmd(
                                 num_repeats=num_repeats, threshold=threshold, keep_parent=keep_parent,
                                 max_level=max_level, use_summary=use_summary, query=query,
                                 relevant=relevant_ids)
-            check_tokenizer(tokenizer)
+            if tokenizer is not None:
+                check_tokenizer(tokenizer)
             if verify:  # a check asked for that cannot run is an error, not a quiet "not run"
                 from graphrag_audit.verify import graphrag_unusable_reason
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, Debug, IndexDir,
+from graphrag_audit.cli.options import (Debug, IndexDir,
                                         MaxContextTokens, NoCosts, ReportLevel, Tokenizer)
 from graphrag_audit.cli.run import (check_output_path, check_tokenizer, fail, run_guarded, stdout_if_dash,
                                     write_payload)
@@ -20,15 +20,16 @@ def report_cmd(
         "--output", "-o", help="The HTML file to write (required; written atomically, never inside the index "
                                "directory; - = stdout).")] = None,
     level: ReportLevel = 2,
-    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
-    max_context_tokens: MaxContextTokens = DEFAULT_MAX_CONTEXT_TOKENS,
+    tokenizer: Tokenizer = None,
+    max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
     debug: Debug = False,
 ):
     """One self-contained HTML file: header, per-level table, the tree coloured by what N sends, charts."""
     if output is None:
         raise fail("report: -o FILE.html is required")
-    check_tokenizer(tokenizer)
+    if tokenizer is not None:
+        check_tokenizer(tokenizer)
     output = stdout_if_dash(output)
     guard = check_output_path(output, index_dir)
 

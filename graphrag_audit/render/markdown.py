@@ -18,6 +18,7 @@ import json
 import platform
 from importlib import metadata
 
+from graphrag_audit.render.cost_words import with_source
 from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, dynamic_at, dynamic_notes, dynamic_rows,
                                         dynamic_settings_line, level_table, sends)
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n, share
@@ -83,8 +84,9 @@ def _header(report) -> list[str]:
     env = environment()
     gen = markdown_cell(info.generation)
     evidence = "; ".join(markdown_cell(e) for e in info.generation_evidence)
-    costs = f"costs on ({markdown_cell(opts.tokenizer)}, {_n(opts.max_context_tokens)} " \
-            f"tokens/batch)" if opts.costs else "costs off"
+    costs = f"costs on ({with_source(markdown_cell(opts.tokenizer), opts, 'tokenizer', markdown_cell)}, " \
+            f"{with_source(_n(opts.max_context_tokens), opts, 'max_context_tokens', markdown_cell)} tokens/batch)" \
+        if opts.costs else "costs off"
     rows = [[f"**{k}**", markdown_cell(v)] for k, v in env.items()]
     rows += [
         ["**index**", markdown_cell(info.path)],
