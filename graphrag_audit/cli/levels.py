@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -54,6 +54,14 @@ def levels_cmd(
     use_summary: UseSummary = None,
     query: Query = "",
     relevant: Relevant = None,
+    price_in: Annotated[Optional[float], typer.Option(
+        "--price-in", min=0.0, metavar="USD",
+        help="USD per million input tokens: estimate each level's cost per query (the map calls' report "
+             "context; see docs/user-guide.md for what is counted).")] = None,
+    price_out: Annotated[Optional[float], typer.Option(
+        "--price-out", min=0.0, metavar="USD",
+        help="USD per million output tokens: adds an upper bound for the map and reduce answers (1,000 tokens per "
+             "map call, 2,000 for the reduce).")] = None,
     color: ColorOpt = Color.auto,
     width: Width = None,
     debug: Debug = False,
@@ -88,7 +96,7 @@ def levels_cmd(
                                 max_unreachable=max_unreachable, max_inflation=max_inflation,
                                 num_repeats=num_repeats, threshold=threshold, keep_parent=keep_parent,
                                 max_level=max_level, use_summary=use_summary, query=query,
-                                relevant=relevant_ids)
+                                relevant=relevant_ids, price_in=price_in, price_out=price_out)
             if tokenizer is not None:
                 check_tokenizer(tokenizer)
             if verify:  # a check asked for that cannot run is an error, not a quiet "not run"

@@ -14,7 +14,7 @@ from rich.text import Text
 from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS, dynamic_at, dynamic_notes,
                                         dynamic_rows, dynamic_settings_line,
                                         level_columns, level_table, sends)
-from graphrag_audit.render.cost_words import with_source
+from graphrag_audit.render.cost_words import money_lines, with_source
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n
 from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
 
@@ -119,6 +119,9 @@ def _levels_table(report):
         if rc:
             dyn.append(f"N={_lvl(r.community_level)}: {rc.min}–{rc.max}")
     parts = [sel, cost]
+    money = money_lines(report)
+    if money:
+        parts.append(Text("\n".join(x[:len(x) - len(x.lstrip())] + plain(x) for x in money) + "\n"))
     if notes.items:  # what graphrag actually does where the table's numbers are not what it returns
         parts.append(Text("\n".join(notes.lines()) + "\n"))
     per_version = _dynamic_lines(report)

@@ -549,6 +549,8 @@ class AuditOptions:
     max_inflation: float = 1.2
     dynamic_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | settings file | "graphrag default")
     costs_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | "<settings file> <key>" | "graphrag default")
+    price_in: float | None = None  # USD per million input tokens (--price-in): results/money.py
+    price_out: float | None = None  # USD per million output tokens (--price-out)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -611,6 +613,7 @@ class AuditReport:
             "findings": [f.to_dict() for f in self.sorted_findings()],
             "summary": self.summary(),
             **({"verify": dict(self.verify)} if self.verify is not None else {}),
+            **_money(self),
         }
 
     def summary(self) -> dict:
@@ -618,6 +621,13 @@ class AuditReport:
         for f in self.findings:
             counts[f.severity] += 1
         return {"findings": counts}
+
+
+def _money(report) -> dict:
+    from graphrag_audit.results.money import money
+
+    m = money(report)
+    return {} if m is None else {"money": m}
 
 
 def _version() -> str:
