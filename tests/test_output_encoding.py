@@ -275,7 +275,7 @@ def _on_a_pty(args: list, env: dict) -> bytes:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
-@pytest.mark.parametrize("cmd", [["levels", "{dir}", "--level", "1"], ["tree", "{dir}", "--level", "1"],
+@pytest.mark.parametrize("cmd", [["levels", "{dir}", "--level", "1", "--list-reports"], ["tree", "{dir}", "--level", "1"],
                                  ["plan", "{dir}", "--reports", "100", "--no-costs"]])
 def test_term_dumb_gets_no_escape_sequences(real, cmd):
     args = [a.replace("{dir}", str(real)) for a in cmd]
