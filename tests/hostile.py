@@ -40,7 +40,7 @@ BASE_ENTITIES = ["e1", "e2", "e3", "e4", "e5"]
 #: command-line options under which BASE_TREE has no finding at all (hand-checked: at level 1
 #: >= 2.0 sends 6 reports, < 2.0 sends the 4 leaves, ratio 1.5 < 2; every root and entity
 #: reaches level 1; no single-child community).
-BASE_ARGS = ["--level", "1", "--max-inflation", "2", "--no-costs"]
+BASE_ARGS = ["--level", "1", "--list-reports", "--max-inflation", "2", "--no-costs"]
 
 
 # ---- the case harness shared by test_hostile.py and test_hostile_reads.py -------------------

@@ -31,7 +31,7 @@ def columns(line: str) -> int:
 
 
 def run(args, env=None):
-    res = CliRunner().invoke(app, ["levels", *args], env={"NO_COLOR": None, "GRAPHRAG_AUDIT_COLOR": None,
+    res = CliRunner().invoke(app, ["levels", *args], env={"NO_COLOR": None, "GRAPHRAG_AUDIT_COLOR": None, "COLUMNS": None,
                                                           "GRAPHRAG_AUDIT_WIDTH": None, **(env or {})})
     assert res.exit_code in (0, 1), res.output
     return res.stdout
@@ -63,10 +63,10 @@ def test_escape_sequences_in_titles_never_reach_the_terminal(tmp_path):
     evil = "\x1b[31mred\x1b[0m \x1b]0;title\x07 \x1b[2J cleared \x9b31m"
     path = write_index(tmp_path / "idx", report_titles={c: evil for c in range(5)},
                        periods={1: evil}, entity_titles={"e7": evil})
-    out = run([str(path), "--no-costs", "--level", "2", "--color", "never"])
+    out = run([str(path), "--no-costs", "--level", "2", "--list-reports", "--color", "never"])
     assert "red" in out and "cleared" in out  # the titles are listed (focus tables at --level 2)
     assert ESC not in out and "\x9b" not in out and "\x07" not in out
-    colored = run([str(path), "--no-costs", "--level", "2", "--color", "always"])
+    colored = run([str(path), "--no-costs", "--level", "2", "--list-reports", "--color", "always"])
     # with colour on, every escape sequence is one of rich's SGR codes, none from the titles
     assert "\x1b]" not in colored and "\x1b[2J" not in colored and "\x9b" not in colored
     assert "\x1b[31mred" not in colored
@@ -106,7 +106,7 @@ def _on_a_terminal(args, env, cols=120):
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 def test_no_color_on_a_terminal(index):
     # control: on a terminal, --color auto colours, and the terminal's width is followed...
-    out = _on_a_terminal([str(index), "--no-costs", "--level", "2"], {}, cols=72)
+    out = _on_a_terminal([str(index), "--no-costs", "--level", "2", "--list-reports"], {}, cols=72)
     assert SGR.search(out)
     assert max(columns(SGR.sub("", line)) for line in out.splitlines()) <= 72
     # ... NO_COLOR (any non-empty value) turns colour off, and so does --color never
@@ -116,14 +116,14 @@ def test_no_color_on_a_terminal(index):
 
 @pytest.mark.parametrize("width", [40, 60, 100])
 def test_width_bounds_every_line(index, width):
-    out = run([str(index), "--no-costs", "--level", "2", "--width", str(width)])
+    out = run([str(index), "--no-costs", "--level", "2", "--list-reports", "--width", str(width)])
     assert max(columns(line) for line in out.splitlines()) <= width
-    via_env = run([str(index), "--no-costs", "--level", "2"], env={"GRAPHRAG_AUDIT_WIDTH": str(width)})
+    via_env = run([str(index), "--no-costs", "--level", "2", "--list-reports"], env={"GRAPHRAG_AUDIT_WIDTH": str(width)})
     assert via_env == out
 
 
 def test_piped_default_width_is_100(index):
-    out = run([str(index), "--no-costs", "--level", "2"])
+    out = run([str(index), "--no-costs", "--level", "2", "--list-reports"])
     assert max(columns(line) for line in out.splitlines()) <= 100
 
 
@@ -132,7 +132,7 @@ def test_width_on_verbs_v3(width):
     path = SHARED / "verbs-v3"
     if not path.is_dir():
         pytest.skip(f"{SHARED} is absent: this test needs ../shared/indexes/verbs-v3 beside the repo")
-    out = run([str(path), "--no-costs", "--level", "2", "--width", str(width)])
+    out = run([str(path), "--no-costs", "--level", "2", "--list-reports", "--width", str(width)])
     lines = out.splitlines()
     assert len(lines) > 100  # the three focus tables at level 2 are there
     assert max(columns(line) for line in lines) <= width
@@ -144,7 +144,7 @@ def test_focus_tables_keep_their_number_columns(tmp_path, width):
     level <= 2) with 4, 2, 2, 2, 2 entities; long titles are cut, never ids or counts."""
     long_title = "The Cratchit Family, Their Christmas Community and the Spirits of Redemption " * 2
     index = write_index(tmp_path / "idx", report_titles={c: long_title for c in range(5)})
-    lines = run([str(index), "--no-costs", "--level", "2", "--width", str(width)]).splitlines()
+    lines = run([str(index), "--no-costs", "--level", "2", "--list-reports", "--width", str(width)]).splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("community_level 2 · graphrag >= 2.0: 5"))
     head = next(i for i in range(start, len(lines)) if lines[i].split()[:1] == ["id"])
     assert lines[head].split() == ["id", "level", "title", "entities", "tokens"]

@@ -35,7 +35,7 @@ def _commands() -> dict:
 
 
 def test_every_command_is_registered_in_order():
-    assert list(_commands()) == ["levels", "tree", "report", "plan"]
+    assert list(_commands()) == ["levels", "tree", "report", "plan", "explain"]
 
 
 @pytest.mark.parametrize("name", SHARED)

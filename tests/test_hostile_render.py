@@ -26,7 +26,7 @@ TREE = {0: (0, -1, ["e1", "e2", "e3"]), 1: (0, -1, ["e4", "e5", "e6"]),
 TITLES = list(HOSTILE_TITLES.values())  # rich, ansi, osc8, osc_title, control, html_md, workflow, long
 PERIODS = [ANSI_SGR, WORKFLOW, RICH_MARKUP] + [RICH_MARKUP] * 5
 DIR_NAME = "idx \x1b[5m[bold]B[/bold] |pipe| <b>x</b>\n::warning::DIRNAME"
-ARGS = ["--level", "1", "--max-inflation", "2", "--no-costs", "--width", "200"]
+ARGS = ["--level", "1", "--list-reports", "--max-inflation", "2", "--no-costs", "--width", "200"]
 # level 1: >= 2.0 sends all 8 reports, < 2.0 the 6 leaves (1.33x < 2); findings: 3 period values
 # (multiple-periods, warning), entity e7 in no community (unclustered-entities, info), and graphrag 2.x's
 # dynamic selection cannot rate the level-1 reports when the roots are relevant (dynamic-no-descent, info)
@@ -281,7 +281,7 @@ def test_invalid_utf8_titles_render_as_replacement_characters(tmp_path):
     d = idx.write(tmp_path / "index")
     srv = CliServer()
     try:
-        text = srv.run(["levels", d, "--level", "1", "--no-costs", "--color", "never"])
+        text = srv.run(["levels", d, "--level", "1", "--list-reports", "--no-costs", "--color", "never"])
         md = srv.run(["levels", d, "--level", "1", "--no-costs", "-f", "markdown"])
     finally:
         srv.close()

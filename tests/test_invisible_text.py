@@ -157,7 +157,7 @@ def runs(tmp_path_factory):
     idx.communities["period"] = PERIODS
     d = idx.write(tmp / DIR_NAME)
     html_out = tmp / "report.html"
-    level = ["--level", "1", "--no-costs", "--max-inflation", "2", "--fail-on", "never"]
+    level = ["--level", "1", "--list-reports", "--no-costs", "--max-inflation", "2", "--fail-on", "never"]
     cmds = {
         "text": ["levels", d, *level, "--width", "200", "--color", "never"],
         "markdown": ["levels", d, *level, "-f", "markdown"],

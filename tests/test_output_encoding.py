@@ -44,7 +44,7 @@ NON_UTF8 = {
     "LANG=C,PYTHONUTF8=0": ({"LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0"}, "ascii"),
 }
 COMMANDS = {
-    "levels-text": ["levels", "{dir}", "--level", "1", "--no-costs", "--fail-on", "never"],
+    "levels-text": ["levels", "{dir}", "--level", "1", "--list-reports", "--no-costs", "--fail-on", "never"],
     "levels-markdown": ["levels", "{dir}", "--level", "1", "--no-costs", "--fail-on", "never", "-f", "markdown"],
     "tree-text": ["tree", "{dir}", "--level", "1"],
     "plan-text": ["plan", "{dir}", "--reports", "100", "--no-costs"],
@@ -178,7 +178,7 @@ def hostile_dir(tmp_path_factory):
 
 
 IN_PROCESS = {
-    "levels-text": ["levels", "{dir}", "--level", "1", "--no-costs", "--width", "120"],
+    "levels-text": ["levels", "{dir}", "--level", "1", "--list-reports", "--no-costs", "--width", "120"],
     "levels-markdown": ["levels", "{dir}", "--level", "1", "--no-costs", "-f", "markdown"],
     "levels-github": ["levels", "{dir}", "--level", "1", "--no-costs", "-f", "github"],
     "levels-json": ["levels", "{dir}", "--level", "1", "--no-costs", "-f", "json"],
@@ -275,7 +275,7 @@ def _on_a_pty(args: list, env: dict) -> bytes:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
-@pytest.mark.parametrize("cmd", [["levels", "{dir}", "--level", "1"], ["tree", "{dir}", "--level", "1"],
+@pytest.mark.parametrize("cmd", [["levels", "{dir}", "--level", "1", "--list-reports"], ["tree", "{dir}", "--level", "1"],
                                  ["plan", "{dir}", "--reports", "100", "--no-costs"]])
 def test_term_dumb_gets_no_escape_sequences(real, cmd):
     args = [a.replace("{dir}", str(real)) for a in cmd]

@@ -483,6 +483,6 @@ def test_1000_levels_human_formats_are_bounded(chains_1000):
     assert len(md.stdout) < 1_000_000 and max(map(len, md.stdout.splitlines())) < 1000
     assert "20/20/20/20/20/20/20/… (+993 levels)" in md.stdout
     assert "… and 19,880 more" in md.stdout  # single-child communities: the first 100 listed
-    txt = _levels([chains_1000, "--no-costs", "--level", "3", "--width", "120", "--color", "never"])
+    txt = _levels([chains_1000, "--no-costs", "--level", "3", "--list-reports", "--width", "120", "--color", "never"])
     assert txt.code == 0, txt.stderr[-500:]
     assert len(txt.stdout) < 1_000_000 and max(map(len, txt.stdout.splitlines())) <= 120

@@ -8,6 +8,7 @@ from contextlib import nullcontext
 from typing import Callable
 
 from graphrag_audit.analysis.background_costs import BackgroundCosts
+from graphrag_audit.analysis.cost_settings import resolve_cost_options
 from graphrag_audit.analysis.checks import Thresholds, dynamic_findings, level_findings
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.analysis.depth import analyse_depth
@@ -51,7 +52,7 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
         step("reading tables")
         model = load_index(index, between_phases=between_phases)
     timings["load"] = time.perf_counter() - t0
-    options = resolve_dynamic_options(options, model)
+    options = resolve_cost_options(resolve_dynamic_options(options, model), model)
 
     # The costs are prepared in worker threads (analysis/background_costs.py) beside the tree
     # checks and the per-level statistics.

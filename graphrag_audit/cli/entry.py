@@ -13,14 +13,17 @@ from typing import Annotated
 import typer
 
 from graphrag_audit import __version__
+from graphrag_audit.cli.explain import explain_cmd
 from graphrag_audit.cli.levels import levels_cmd
 from graphrag_audit.cli.plan import plan_cmd
 from graphrag_audit.cli.report import report_cmd
 from graphrag_audit.cli.run import run_app
 from graphrag_audit.cli.tree import tree_cmd
+from graphrag_audit.cli.usage import OneLineGroup
 
 app = typer.Typer(
     name="graphrag-audit",
+    cls=OneLineGroup,
     help="Audit what a Microsoft GraphRAG index's community_level really sends to global search.\n\n"
          "Exit codes: 0 = no finding at or above --fail-on, 1 = findings at or above it, "
          "2 = usage error, unreadable index or unwritable stdout, 141 = stdout's reader went away (| head). "
@@ -49,6 +52,7 @@ app.command("levels")(levels_cmd)
 app.command("tree")(tree_cmd)
 app.command("report")(report_cmd)
 app.command("plan")(plan_cmd)
+app.command("explain")(explain_cmd)
 
 
 def main() -> None:

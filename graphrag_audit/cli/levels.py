@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
-from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, AuditLevel, Color, ColorOpt,
+from graphrag_audit.cli.options import (AuditLevel, Color, ColorOpt,
                                         Debug, FailOn, FailOnOpt, IndexDir, JsonIds, LevelsFormatOpt,
                                         DynamicMaxLevel, KeepParent, MaxContextTokens, NoCosts, NumRepeats, Output,
                                         Query, Relevant, Threshold, Tokenizer, UseSummary, Width,
@@ -20,7 +20,6 @@ from graphrag_audit.render.formats import LevelsFormat, renderer, streamer
 
 
 def levels_cmd(
-    ctx: typer.Context,
     index_dir: IndexDir,
     level: AuditLevel = None,
     fmt: LevelsFormatOpt = LevelsFormat.text,
@@ -33,9 +32,13 @@ def levels_cmd(
         "--max-inflation", min=1.0, envvar="GRAPHRAG_AUDIT_MAX_INFLATION",
         help="v2-inflation fires when graphrag >= 2.0 sends more than this many times the reports of "
              "graphrag < 2.0 at --level.")] = 1.2,
-    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
-    max_context_tokens: MaxContextTokens = DEFAULT_MAX_CONTEXT_TOKENS,
+    tokenizer: Tokenizer = None,
+    max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
+    list_reports: Annotated[bool, typer.Option(
+        "--list-reports", help="Text output: also list the reports --level sends, per behaviour (graphrag >= 2.0, "
+                               "< 2.0, level N only; the first 200 each). -f json always lists them all, markdown "
+                               "the >= 2.0 ones.")] = False,
     json_ids: Annotated[JsonIds, typer.Option(
         "--json-ids", help="-f json: 'full' lists every level's community ids (the default contract); 'delta' "
                            "lists only the ids each level adds and removes since the previous one (lossless, "
@@ -51,6 +54,14 @@ def levels_cmd(
     use_summary: UseSummary = None,
     query: Query = "",
     relevant: Relevant = None,
+    price_in: Annotated[Optional[float], typer.Option(
+        "--price-in", min=0.0, metavar="USD",
+        help="USD per million input tokens: estimate each level's cost per query (the map calls' report "
+             "context; see docs/user-guide.md for what is counted).")] = None,
+    price_out: Annotated[Optional[float], typer.Option(
+        "--price-out", min=0.0, metavar="USD",
+        help="USD per million output tokens: adds an upper bound for the map and reduce answers (1,000 tokens per "
+             "map call, 2,000 for the reduce).")] = None,
     color: ColorOpt = Color.auto,
     width: Width = None,
     debug: Debug = False,
@@ -80,13 +91,14 @@ def levels_cmd(
         progress = Progress(enabled=sys.stderr.isatty() and fmt == LevelsFormat.text or
                             (sys.stderr.isatty() and output is not None))
         try:
-            opts = AuditOptions(level=2 if level is None else level, tokenizer=tokenizer,
+            opts = AuditOptions(level=opts_level(level), tokenizer=tokenizer,
                                 max_context_tokens=max_context_tokens, costs=not no_costs,
                                 max_unreachable=max_unreachable, max_inflation=max_inflation,
                                 num_repeats=num_repeats, threshold=threshold, keep_parent=keep_parent,
                                 max_level=max_level, use_summary=use_summary, query=query,
-                                relevant=relevant_ids)
-            check_tokenizer(tokenizer)
+                                relevant=relevant_ids, price_in=price_in, price_out=price_out)
+            if tokenizer is not None:
+                check_tokenizer(tokenizer)
             if verify:  # a check asked for that cannot run is an error, not a quiet "not run"
                 from graphrag_audit.verify import graphrag_unusable_reason
 
@@ -115,7 +127,7 @@ def levels_cmd(
         kw = {}
         if fmt == LevelsFormat.text:
             kw = dict(width=text_width(width, output), color=text_color(color, output),
-                      focus=level if _from_command_line(ctx, "level") else None)
+                      focus=opts_level(level) if list_reports else None)
         with output_charset_for(output):
             text = run_guarded(lambda: renderer(fmt)(report, **kw), debug)
     run_guarded(lambda: write_payload(text, output, guard), debug)
@@ -137,10 +149,7 @@ def levels_cmd(
     raise typer.Exit(EXIT_FINDINGS if hit else EXIT_OK)
 
 
-def _from_command_line(ctx: typer.Context, name: str) -> bool:
-    """True when the option was typed (not taken from an environment variable or its default)."""
-    try:
-        src = ctx.get_parameter_source(name)
-        return src is not None and src.name == "COMMANDLINE"
-    except (AttributeError, KeyError):
-        return False
+
+def opts_level(level: int | None) -> int:
+    """The community_level the audit ran at (``--level``, default 2)."""
+    return 2 if level is None else level

@@ -48,12 +48,16 @@ Output = Annotated[Optional[Path], typer.Option(
     "--output", "-o", help="Write the output to FILE, not stdout (atomically; never inside the index directory; "
                            "- = stdout).")]
 
-Tokenizer = Annotated[str, typer.Option(
+Tokenizer = Annotated[Optional[str], typer.Option(
     "--tokenizer", envvar="GRAPHRAG_AUDIT_TOKENIZER",
-    help="cl100k_base (exact, graphrag's default), o200k_base, or estimate (fast approximation).")]
+    help="cl100k_base (exact, graphrag's default), o200k_base, or estimate (fast approximation). levels and "
+         "report default to the project settings' encoding_model (1.x; 2.x: models.<chat model>.encoding_model), "
+         "else cl100k_base; plan to cl100k_base.")]
 
-MaxContextTokens = Annotated[int, typer.Option(
-    "--max-context-tokens", min=1, help="graphrag's global search max_context_tokens (batch size).")]
+MaxContextTokens = Annotated[Optional[int], typer.Option(
+    "--max-context-tokens", min=1,
+    help="graphrag's global search max_context_tokens (batch size). levels and report default to the project "
+         "settings' global_search.max_context_tokens (2.x/3.x) or max_tokens (1.x), else 12,000; plan to 12,000.")]
 
 NoCosts = Annotated[bool, typer.Option("--no-costs", help="Skip token counting and map-call batching.")]
 
@@ -62,7 +66,8 @@ ColorOpt = Annotated[Color, typer.Option(
 
 Width = Annotated[Optional[int], typer.Option(
     "--width", min=40, envvar="GRAPHRAG_AUDIT_WIDTH",
-    help="Text output width (default: terminal width, or 100 when piped).")]
+    help="Text output width (default: COLUMNS, else the terminal's width, also when piped; 100 with no "
+         "terminal or with -o FILE).")]
 
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
 
@@ -80,7 +85,7 @@ PlanFormatOpt = Annotated[PlanFormat, typer.Option("--format", "-f", help=_FORMA
 AuditLevel = Annotated[Optional[int], typer.Option(
     "--level", "-l", min=0, envvar=_LEVEL_ENV,
     help="The community_level your application queries with (findings are checked there; default 2 like "
-         "graphrag's CLI). Given on the command line, text output also lists that level's reports per behaviour.")]
+         "graphrag's CLI). --list-reports lists the reports it sends.")]
 ReportLevel = Annotated[int, typer.Option(
     "--level", "-l", min=0, envvar=_LEVEL_ENV,
     help="The community_level whose selection colours the tree (default 2 like graphrag's CLI).")]

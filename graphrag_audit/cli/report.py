@@ -7,9 +7,9 @@ from pathlib import Path
 
 import typer
 
-from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, Debug, DynamicMaxLevel,
-                                        IndexDir, KeepParent, MaxContextTokens, NoCosts, NumRepeats, Query,
-                                        Relevant, ReportLevel, Threshold, Tokenizer, UseSummary, parse_relevant)
+from graphrag_audit.cli.options import (Debug, DynamicMaxLevel, IndexDir, KeepParent, MaxContextTokens, NoCosts,
+                                        NumRepeats, Query, Relevant, ReportLevel, Threshold, Tokenizer, UseSummary,
+                                        parse_relevant)
 from graphrag_audit.cli.run import (check_output_path, check_tokenizer, fail, run_guarded, stdout_if_dash,
                                     write_payload)
 from graphrag_audit.render.formats import ReportFormat, renderer
@@ -21,8 +21,8 @@ def report_cmd(
         "--output", "-o", help="The HTML file to write (required; written atomically, never inside the index "
                                "directory; - = stdout).")] = None,
     level: ReportLevel = 2,
-    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
-    max_context_tokens: MaxContextTokens = DEFAULT_MAX_CONTEXT_TOKENS,
+    tokenizer: Tokenizer = None,
+    max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
     num_repeats: NumRepeats = None,
     threshold: Threshold = None,
@@ -41,7 +41,8 @@ def report_cmd(
         relevant_ids = parse_relevant(relevant)
     except ValueError as exc:
         raise fail(str(exc)) from None
-    check_tokenizer(tokenizer)
+    if tokenizer is not None:
+        check_tokenizer(tokenizer)
     output = stdout_if_dash(output)
     guard = check_output_path(output, index_dir)
 

@@ -350,16 +350,45 @@ def check_tokenizer(tokenizer: str) -> None:
         raise fail(f"--tokenizer: unknown encoding {tokenizer!r} ({', '.join(TOKENIZERS)})")
 
 
+#: text width when no terminal is found anywhere (rich wraps prose at spaces within it)
+PIPED_WIDTH = 100
+
+
 def text_width(width: int | None, output: Path | None) -> int:
-    """``--width``, else the terminal's width when the text goes to a terminal, else 100."""
+    """``--width``; -o FILE: :data:`PIPED_WIDTH`; else ``COLUMNS`` (a whole number >= 40, read
+    first as Python's shutil.get_terminal_size does); else the width of the terminal the user is
+    looking at: stdout's when it is one, else stderr's (``| less``, ``> out.txt``), else the
+    controlling terminal's (``/dev/tty``: ``2>&1 | less``); else :data:`PIPED_WIDTH` (CI logs, cron)."""
     if width is not None:
         return width
-    if output is None and sys.stdout.isatty():
+    if output is not None:  # a file (-o): the same text wherever it was made
+        return PIPED_WIDTH
+    cols = os.environ.get("COLUMNS", "").strip()
+    if cols.isdigit() and int(cols) >= 40:
+        return int(cols)
+    for stream in (sys.stdout, sys.stderr):
         try:
-            return os.get_terminal_size(sys.stdout.fileno()).columns
-        except OSError:
-            pass
-    return 100
+            if stream.isatty():
+                return os.get_terminal_size(stream.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            continue
+    return _controlling_terminal_width() or PIPED_WIDTH
+
+
+def _controlling_terminal_width() -> int | None:
+    """The columns of the process's controlling terminal (``/dev/tty``), None without one."""
+    if os.name != "posix":
+        return None
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        return os.get_terminal_size(fd).columns or None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def text_color(color: Color, output: Path | None) -> bool:

@@ -557,3 +557,69 @@ def read_dynamic_settings(settings_file: Path) -> dict[str, object]:
                                                  f"not {_short(value)}")
         out[knob] = value
     return out
+
+
+#: where global search's batch size is set, per graphrag generation: ``global_search.max_context_tokens``
+#: (2.x and 3.x ``GlobalSearchConfig``, 2.7.2/3.3.0 ``query/factory.py`` context_builder_params
+#: ``max_context_tokens``), ``global_search.max_tokens`` (0.x-1.x: 1.2.0 ``query/factory.py``
+#: ``"max_tokens": gs_config.max_tokens``); 12,000 by default in all three
+QUERY_MAX_TOKENS_KEYS = ("max_context_tokens", "max_tokens")
+#: the default chat model id global search uses in 2.x (``global_search.chat_model_id``)
+DEFAULT_CHAT_MODEL_ID = "default_chat_model"
+
+
+def read_query_settings(settings_file: Path) -> dict[str, tuple[object, str]]:
+    """What the settings file sets for global search's costs: ``max_context_tokens`` and
+    ``tokenizer`` (the token encoding), each as (value, the key it came from); absent ones are left out.
+
+    * batch size: ``global_search.max_context_tokens`` (2.x/3.x), else ``global_search.max_tokens``
+      (0.x-1.x; a 2.x file's leftover max_tokens is never read when max_context_tokens is set);
+    * encoding: 0.x-1.x global search counts with the top-level ``encoding_model`` (1.2.0
+      ``query/factory.py``: ``tiktoken.get_encoding(config.encoding_model)``); 2.x with
+      ``models.<global_search.chat_model_id>.encoding_model`` when set (``get_tokenizer``: a
+      TiktokenTokenizer), else LiteLLM's tokenizer for the model. 3.x has no such key: its
+      completion model always counts with LiteLLM's tokenizer. LiteLLM (as installed with
+      graphrag 2.7.2 and 3.3.0, offline) counts OpenAI, Azure and Anthropic model names with
+      cl100k_base, so those cases are left to the default.
+
+    Read as :func:`read_dynamic_settings` reads the file (environment substituted, then parsed).
+    A value of the wrong type is an error naming the key."""
+    text = _read_text(settings_file)
+    env = _Environment(settings_file)
+    substituted, _markers = _template_substitute(text, env)
+    try:
+        data = _parse(settings_file, substituted)
+    except IndexInputError:
+        data = _parse(settings_file, text)
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, tuple[object, str]] = {}
+    section = data.get("global_search")
+    if section is not None and not isinstance(section, dict):
+        raise IndexInputError(settings_file, f"global_search must be a mapping, not {_kind(section)}")
+    for key in QUERY_MAX_TOKENS_KEYS:
+        value = (section or {}).get(key)
+        if value is None:
+            continue
+        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise IndexInputError(settings_file, f"global_search.{key} must be a positive integer, not {_short(value)}")
+        out["max_context_tokens"] = (value, f"global_search.{key}")
+        break
+    encoding, where = None, None
+    models = data.get("models")
+    if isinstance(models, dict):  # 2.x
+        model_id = (section or {}).get("chat_model_id") or DEFAULT_CHAT_MODEL_ID
+        model = models.get(model_id)
+        if isinstance(model, dict) and isinstance(model.get("encoding_model"), str) and model["encoding_model"].strip():
+            encoding, where = model["encoding_model"].strip(), f"models.{model_id}.encoding_model"
+    elif "completion_models" not in data and data.get("encoding_model") is not None:  # 0.x-1.x
+        value = data["encoding_model"]
+        if not isinstance(value, str):
+            raise IndexInputError(settings_file, f"encoding_model must be a string, not {_short(value)}")
+        if value.strip():
+            encoding, where = value.strip(), "encoding_model"
+    if encoding is not None:
+        out["tokenizer"] = (encoding, where)
+    return out

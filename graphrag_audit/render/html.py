@@ -17,6 +17,7 @@ import unicodedata
 
 import numpy as np
 
+from graphrag_audit.render.cost_words import with_source
 from graphrag_audit.render.graph import NO_REPORT_FILL, SENT_FILL
 from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, dynamic_at, dynamic_detail_rows,
                                         dynamic_level_rows, dynamic_rows, level_table, sends)
@@ -88,8 +89,9 @@ def _levels_table(report) -> str:
         cls = ' class="chosen"' if cells[0] == _lvl(opts.level) else ""
         body.append(f"<tr{cls}>" + "".join(f"<td>{_esc(x)}</td>" for x in cells) + "</tr>")
     costs = bool(opts.costs)
-    caption = (f"options: level {_esc(str(opts.level))}, {h(opts.tokenizer)}, max_context_tokens "
-               f"{_n(opts.max_context_tokens)}" + ("" if costs else "; token costs not computed (--no-costs)"))
+    caption = (f"options: level {_esc(str(opts.level))}, {with_source(h(opts.tokenizer), opts, 'tokenizer', h)}, "
+               f"max_context_tokens {with_source(_n(opts.max_context_tokens), opts, 'max_context_tokens', h)}"
+               + ("" if costs else "; token costs not computed (--no-costs)"))
     return ("<section id=\"levels\"><h2>What each community_level N sends to global search</h2>"
             f"<p class=\"caption\">{caption}</p><table class=\"num\"><thead><tr>"
             + "".join(f"<th>{_esc(x)}</th>" for x in heads) + f"</tr></thead><tbody>{''.join(body)}</tbody></table>"

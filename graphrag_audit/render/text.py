@@ -14,6 +14,7 @@ from rich.text import Text
 from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS, dynamic_at, dynamic_notes,
                                         dynamic_rows, dynamic_settings_line,
                                         level_columns, level_table, sends)
+from graphrag_audit.render.cost_words import money_lines, with_source
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n
 from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
 
@@ -92,8 +93,9 @@ def _levels_table(report):
     costs = bool(opts.costs)
     sel = Table(title="What each community_level N sends to global search", box=box.SIMPLE_HEAD,
                 title_justify="left")
-    cost = Table(title=f"Depth and cost per N ({opts.tokenizer}, max_context_tokens "
-                       f"{opts.max_context_tokens:,})" if costs else "Depth per N",
+    cost = Table(title=f"Depth and cost per N ({with_source(opts.tokenizer, opts, 'tokenizer', plain)}, "
+                       f"max_context_tokens {with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', plain)})"
+                 if costs else "Depth per N",
                  box=box.SIMPLE_HEAD, title_justify="left")
     _, cells, notes = level_table(report)
     keys = [key for key, _ in level_columns(report)]
@@ -117,6 +119,9 @@ def _levels_table(report):
         if rc:
             dyn.append(f"N={_lvl(r.community_level)}: {rc.min}–{rc.max}")
     parts = [sel, cost]
+    money = money_lines(report)
+    if money:
+        parts.append(Text("\n".join(x[:len(x) - len(x.lstrip())] + plain(x) for x in money) + "\n"))
     if notes.items:  # what graphrag actually does where the table's numbers are not what it returns
         parts.append(Text("\n".join(notes.lines()) + "\n"))
     per_version = _dynamic_lines(report)

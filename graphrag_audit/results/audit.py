@@ -529,8 +529,11 @@ class IndexInfo:
 @dataclass(frozen=True)
 class AuditOptions:
     level: int = 2  # the community_level your application queries with (graphrag CLI default)
-    tokenizer: str = "cl100k_base"
-    max_context_tokens: int = 12000
+    # None = the project's settings file when the index was reached through one and it sets the key
+    # (encoding_model, global_search.max_context_tokens / max_tokens), else graphrag's default
+    # (cl100k_base, 12,000); the audit returns them resolved, ``costs_from`` saying where each came from
+    tokenizer: str | None = None
+    max_context_tokens: int | None = None
     costs: bool = True
     # dynamic selection (graphrag's global_search.dynamic_search_*): None = the project's settings
     # file when the index was reached through one and it sets the key, else graphrag's default;
@@ -545,10 +548,14 @@ class AuditOptions:
     max_unreachable: float = 0.25
     max_inflation: float = 1.2
     dynamic_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | settings file | "graphrag default")
+    costs_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | "<settings file> <key>" | "graphrag default")
+    price_in: float | None = None  # USD per million input tokens (--price-in): results/money.py
+    price_out: float | None = None  # USD per million output tokens (--price-out)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["dynamic_from"] = dict(self.dynamic_from)
+        d["costs_from"] = dict(self.costs_from)
         return d
 
 
@@ -606,6 +613,7 @@ class AuditReport:
             "findings": [f.to_dict() for f in self.sorted_findings()],
             "summary": self.summary(),
             **({"verify": dict(self.verify)} if self.verify is not None else {}),
+            **_money(self),
         }
 
     def summary(self) -> dict:
@@ -613,6 +621,13 @@ class AuditReport:
         for f in self.findings:
             counts[f.severity] += 1
         return {"findings": counts}
+
+
+def _money(report) -> dict:
+    from graphrag_audit.results.money import money
+
+    m = money(report)
+    return {} if m is None else {"money": m}
 
 
 def _version() -> str:
