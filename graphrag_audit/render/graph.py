@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 
-from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView, Row, TreeView
+from graphrag_audit.results.tree import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, TREE_SCHEMA_VERSION,
+                                         ForestView, Row, TreeView)
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.graph import dot_string, mermaid_text, xml_text as _xml_text  # noqa: F401
 from graphrag_audit.sanitise.json import json_inert
@@ -185,7 +186,11 @@ def to_json(forest: ForestView, view: TreeView | None = None) -> str:
             "sent": nd.sent, "subtree_communities": nd.size, "subtree_leaves": nd.leaves,
             "hidden_below": hidden.get(n, 0),
         })
+    from graphrag_audit import __version__
+
     doc = {
+        "schema_version": TREE_SCHEMA_VERSION,
+        "tool": {"name": "graphrag-audit", "version": __version__},
         "format": "graphrag-audit community forest",
         "format_version": FORMAT_VERSION,
         "community_level": forest.community_level,
