@@ -372,10 +372,12 @@ def _findings(report, max_rows: int, priv: _Privacy) -> list[str]:
     out = [f"### Findings ({len(fs)})", ""]
     if not fs:
         return out + ["None."]
-    out += _table(["severity", "rule", "message", "fix"],
-                  [[SEV_LABEL.get(f.severity, markdown_cell(f.severity)), f"`{_rule(f.rule)}`",
-                    markdown_cell(priv.text(f.message)), own_cell(f.fix or "")] for f in fs],
-                  ["l", "l", "l", "l"])
+    counts = {sev: sum(1 for f in fs if f.severity == sev) for sev in SEV_LABEL}
+    out += _maybe_details(", ".join(f"{n:,} {SEV_LABEL[sev]}" for sev, n in counts.items()),
+                          _table(["severity", "rule", "message", "fix"],
+                                 [[SEV_LABEL.get(f.severity, markdown_cell(f.severity)), f"`{_rule(f.rule)}`",
+                                   markdown_cell(priv.text(f.message)), own_cell(f.fix or "")] for f in fs],
+                                 ["l", "l", "l", "l"]))
     body = []
     for f in fs:
         if not f.evidence and not f.communities:
