@@ -28,6 +28,7 @@ from importlib import metadata
 from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, dynamic_at, dynamic_notes, dynamic_rows,
                                         dynamic_settings_line, level_table, sends)
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n, share
+from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.markdown import markdown_cell, own_cell, own_text as _own
 from graphrag_audit.sanitise.privacy import PRIVACY_NOTE, hide_paths, shown_path
 
@@ -183,7 +184,8 @@ def _levels(report) -> list[str]:
     table = _table(LEVEL_HEADERS + (COST_HEADERS if costs else []), rows)
     if len(rows) > DETAILS_ROWS:  # a deep tree: the queried level first, every level collapsed
         at = [row for r, row in zip(report.levels, rows) if r.community_level == opts.level]
-        out += _table(LEVEL_HEADERS + (COST_HEADERS if costs else []), at) + [""]
+        if at:
+            out += _table(LEVEL_HEADERS + (COST_HEADERS if costs else []), at) + [""]
     out += _maybe_details("Every community_level N", table)
     out += ["", f"Bold: the level you query with (`--level {int(opts.level)}`). extra = reports graphrag ≥ 2.0 "
                 "sends beyond graphrag &lt; 2.0; ancestors = reports sent together with a descendant's report; "
@@ -205,7 +207,7 @@ def _levels(report) -> list[str]:
         for head, items in notes:
             bullets = [f"- {markdown_cell(t)}" for t in items]
             if len(bullets) > DETAILS_ROWS:
-                out += [""] + _details(markdown_cell(head), bullets)
+                out += [""] + _details(_own(plain(head)), bullets)  # <summary> is raw HTML
             else:
                 out += ["", markdown_cell(head), ""] + bullets
     return out
