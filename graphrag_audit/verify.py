@@ -1,6 +1,7 @@
 """--verify: run the installed graphrag's own code and compare with the audit, level by level.
 
-graphrag is an optional extra (``pip install graphrag-audit[graphrag]``), never a dependency.
+graphrag is optional (``python -m pip install graphrag`` beside the tool, or ``".[graphrag]"`` from the
+tool's checkout), never a dependency.
 graphrag >= 2.0 is compared with the ``v2`` selection (it reads the communities table),
 graphrag < 2.0 with ``v1`` (it reads ``create_final_nodes``).
 
@@ -82,7 +83,7 @@ def graphrag_unusable_reason() -> str | None:
     version = installed_graphrag_version()
     if version is None:
         return (f"graphrag is not installed in this Python ({sys.executable}); install it beside the tool "
-                "(pip install 'graphrag-audit[graphrag]') or drop --verify")
+                "(python -m pip install graphrag) or drop --verify")
     try:
         import graphrag.query.indexer_adapters  # noqa: F401
     except Exception as exc:  # noqa: BLE001 - any import failure of an optional extra

@@ -187,7 +187,7 @@ def test_text_and_markdown_show_each_version_at_the_level(tmp_path):
     assert block[4].split() == ["2.0.0-2.7.2", "never", "2", "2", "4", "2", "1"]
     assert block[5].split() == ["3.0.0-3.x", "yes", "4", "2", "4", "4", "1"]
     md = render(report, "markdown")
-    assert "| 3\\.0\\.0\\-3\\.x | yes | 4 | 2 | 4 | 4 | 1 |" in md
+    assert "| 3.0.0-3.x | yes | 4 | 2 | 4 | 4 | 1 |" in md  # tool text: no escapes
     failing = audit(hand_index(tmp_path, "v2", drop_reports=(0, 1), name="nl0"), AuditOptions(level=2, costs=False))
     assert "2.0.0-2.7.2  —         fails: KeyError: '0'" in render(failing, "text", width=160, color=False)
 

@@ -41,12 +41,24 @@ HOSTILE = {
 
 # ---- the tiny parsers ------------------------------------------------------------------------
 def parse_mermaid(text: str) -> dict:
-    """flowchart TD; ID["label"]; ID --> ID; ID -.-> ID; classDef NAME STYLE; class IDS NAME."""
+    """flowchart TD|LR; ID["label"]; ID --> ID; ID -.-> ID; classDef NAME STYLE; class IDS NAME;
+    one legend: subgraph legend["title"], direction TB, legend_CLASS["label"] nodes, end."""
     lines = text.splitlines()
-    assert lines[0] == "flowchart TD"
-    nodes, edges, dotted, classes = {}, [], [], {}
+    m = re.fullmatch(r"flowchart (TD|LR)", lines[0])
+    assert m, lines[0]
+    nodes, edges, dotted, classes, legend = {}, [], [], {}, {}
+    in_legend = False
     for ln in lines[1:]:
-        if m := re.fullmatch(r' {4}([A-Za-z][\w]*)\["([^"]*)"\]', ln):
+        if m := re.fullmatch(r' {4}subgraph legend\["([^"]*)"\]', ln):
+            assert not in_legend and "title" not in legend
+            in_legend, legend["title"] = True, m.group(1)
+        elif in_legend and ln == "        direction TB":
+            pass
+        elif in_legend and (m := re.fullmatch(r' {8}(legend_\w+)\["([^"]*)"\]', ln)):
+            legend[m.group(1)] = m.group(2)
+        elif in_legend and ln == "    end":
+            in_legend = False
+        elif m := re.fullmatch(r' {4}([A-Za-z][\w]*)\["([^"]*)"\]', ln):
             assert m.group(1) not in nodes, f"node defined twice: {ln}"
             nodes[m.group(1)] = m.group(2)
         elif m := re.fullmatch(r" {4}([A-Za-z]\w*) --> ([A-Za-z]\w*)", ln):
@@ -60,14 +72,17 @@ def parse_mermaid(text: str) -> dict:
                 classes[n] = m.group(2)
         else:
             raise AssertionError(f"line outside the Mermaid subset: {ln!r}")
+    assert not in_legend, "subgraph not closed"
     for a, b in edges + dotted:
         assert a in nodes and b in nodes, (a, b)
-    for label in nodes.values():
+    for label in [*nodes.values(), *legend.values()]:
         # no raw characters that Mermaid or its HTML labels would interpret
         bare = label.replace("<br/>", "")
         assert not re.search(r'[<>"`]', bare), label
         assert not re.search(r"#(?!quot;|\d+;)", bare), label
-    return {"nodes": nodes, "edges": edges, "dotted": dotted, "classes": classes}
+    legend_classes = {k: classes.pop(k) for k in list(classes) if k.startswith("legend_")}
+    return {"nodes": nodes, "edges": edges, "dotted": dotted, "classes": classes, "direction": lines[0][-2:],
+            "legend": legend, "legend_classes": legend_classes}
 
 
 def mermaid_decode(label: str) -> str:
@@ -97,9 +112,27 @@ def parse_dot(text: str) -> dict:
     lines = text.splitlines()
     assert lines[0] == "digraph communities {" and lines[-1] == "}"
     attr = rf"(\w+)=({_DQ}|[\w.#]+)"
-    nodes, edges = {}, []
+    nodes, edges, legend, graph = {}, [], {}, {}
+    in_legend = False
     for ln in lines[1:-1]:
-        if re.fullmatch(rf" {{4}}(graph|node) \[{attr}(, {attr})*\];", ln):
+        if m := re.fullmatch(rf" {{4}}(graph|node) \[((?:{attr})(?:, {attr})*)\];", ln):
+            if m.group(1) == "graph":
+                graph.update(re.findall(attr, m.group(2)))
+            continue
+        if ln == "    subgraph cluster_legend {":
+            assert not in_legend and not legend
+            in_legend = True
+            continue
+        if in_legend:
+            if ln == "    }":
+                in_legend = False
+            elif m := re.fullmatch(rf" {{8}}graph \[((?:{attr})(?:, {attr})*)\];", ln):
+                legend["title"] = dot_unquote(dict(re.findall(attr, m.group(1)))["label"])
+            else:
+                m = re.fullmatch(rf" {{8}}(legend_\w+) \[((?:{attr})(?:, {attr})*)\];", ln)
+                assert m, f"line outside the DOT legend subset: {ln!r}"
+                legend[m.group(1)] = {k: (dot_unquote(v) if v.startswith('"') else v)
+                                      for k, v in re.findall(attr, m.group(2))}
             continue
         if m := re.fullmatch(rf" {{4}}(\w+) -> (\w+)( \[{attr}(, {attr})*\])?;", ln):
             edges.append((m.group(1), m.group(2)))
@@ -108,7 +141,8 @@ def parse_dot(text: str) -> dict:
         assert m, f"line outside the DOT subset: {ln!r}"
         attrs = {k: (dot_unquote(v) if v.startswith('"') else v) for k, v in re.findall(attr, m.group(2))}
         nodes[m.group(1)] = attrs
-    return {"nodes": nodes, "edges": edges}
+    assert not in_legend, "legend not closed"
+    return {"nodes": nodes, "edges": edges, "legend": legend, "rankdir": graph.get("rankdir")}
 
 
 def _cid(node_id: str) -> int:
@@ -221,3 +255,97 @@ def test_json_of_a_view_lists_collapsed_groups(seed):
     assert doc["complete"] is False
     assert [c["community"] for c in doc["communities"]] == [5, 6, 22]
     assert {c["community"]: c["hidden_below"] for c in doc["communities"]} == {5: 4, 6: 0, 22: 0}
+
+
+# ---- direction, legend, size warning (issue 17) ----------------------------------------------
+def test_forests_go_left_to_right_single_trees_top_down(seed):
+    f = build_forest(seed, 2)  # roots 5 and 6: a forest
+    assert parse_mermaid(to_mermaid(f))["direction"] == "LR"
+    assert parse_dot(to_dot(f))["rankdir"] == "LR"
+    one = layout(f, root=5)  # the subtree of 5 alone
+    assert parse_mermaid(to_mermaid(f, one))["direction"] == "TD"
+    assert parse_dot(to_dot(f, one))["rankdir"] == "TB"
+    # one root shown, the others collapsed into "… more roots": still several trees
+    model = load_index(shared_index("verbs-v3"))
+    fv = build_forest(model, 2)
+    v = layout(fv, max_lines=4)
+    assert sum(1 for r in v.rows if r.kind == "more" and r.community < 0) == 1
+    assert parse_mermaid(to_mermaid(fv, v))["direction"] == "LR"
+
+
+LEGEND_WORDS = {"both": "sent by graphrag >= 2.0 and < 2.0", "v2only": "sent only by graphrag >= 2.0",
+                "v1only": "sent only by graphrag < 2.0", "notsent": "not sent", "noreport": "no report",
+                "more": "hidden communities (--max-lines, --depth)"}
+
+
+def test_mermaid_legend_names_exactly_the_fills_used(seed):
+    parsed = parse_mermaid(to_mermaid(build_forest(seed, 2)))
+    used = set(parsed["classes"].values())
+    assert used == {"v2only", "both"}  # hand-worked in test_mermaid_seed_has_7_nodes_and_5_edges
+    assert mermaid_decode(parsed["legend"]["title"]) == "legend: what community_level 2 sends"
+    entries = {k: mermaid_decode(v) for k, v in parsed["legend"].items() if k != "title"}
+    assert entries == {f"legend_{c}": LEGEND_WORDS[c] for c in used}
+    # each legend node carries the class (so the fill) it explains
+    assert parsed["legend_classes"] == {f"legend_{c}": c for c in used}
+
+
+def test_dot_legend_fills_match_the_nodes(seed):
+    parsed = parse_dot(to_dot(build_forest(seed, 1)))
+    # at N=1: 5, 6 only >= 2.0 (orange), 20, 21, 22 both (green), 77, 78 not sent (grey)
+    fills = {parsed["nodes"][f"c{c}"]["fillcolor"] for c in SEED}
+    assert fills == {"#fd8d3c", "#74c476", "#d9d9d9"}
+    legend = parsed["legend"]
+    assert legend.pop("title") == "legend: what community_level 1 sends"
+    assert {v["label"]: v["fillcolor"] for v in legend.values()} == {
+        LEGEND_WORDS["v2only"]: "#fd8d3c", LEGEND_WORDS["both"]: "#74c476", LEGEND_WORDS["notsent"]: "#d9d9d9"}
+
+
+def test_no_colour_no_legend_and_hidden_nodes_explained(seed):
+    f = build_forest(seed)  # no --level: no fills
+    assert parse_mermaid(to_mermaid(f))["legend"] == {}
+    assert parse_dot(to_dot(f))["legend"] == {}
+    v = layout(f, max_lines=1)  # root 5 and a dashed "… 1 more roots" node: the legend explains it
+    parsed = parse_mermaid(to_mermaid(f, v))
+    assert {k: mermaid_decode(x) for k, x in parsed["legend"].items()} == {
+        "title": "legend", "legend_more": LEGEND_WORDS["more"]}
+    assert parse_dot(to_dot(f, v))["legend"]["legend_more"]["style"] == "dashed"
+
+
+def test_legend_no_report_entry(tmp_path):
+    reports = [(c, lv) for c, (lv, _, _) in SEED.items() if c not in (20, 77)]
+    forest = build_forest(load_index(write_v3(tmp_path / "gaps", SEED, reports=reports)), 2)
+    parsed = parse_mermaid(to_mermaid(forest))
+    assert parsed["classes"]["c20"] == parsed["classes"]["c77"] == "noreport"
+    assert mermaid_decode(parsed["legend"]["legend_noreport"]) == "no report"
+    assert parsed["legend_classes"]["legend_noreport"] == "noreport"
+    dot = parse_dot(to_dot(forest))
+    assert dot["nodes"]["c20"]["style"] == dot["legend"]["legend_noreport"]["style"] == "rounded,dashed"
+
+
+def test_mermaid_size_warning_counts_javascript_characters():
+    from graphrag_audit.render.graph import MERMAID_MAX_TEXT, mermaid_size_warning
+
+    head = "flowchart TD\n"
+    assert mermaid_size_warning(head + "a" * (MERMAID_MAX_TEXT - len(head))) is None
+    assert "50,001 characters" in mermaid_size_warning(head + "a" * (MERMAID_MAX_TEXT - len(head) + 1))
+    # an astral character is two UTF-16 units in JavaScript, as Mermaid measures the text
+    astral = head + "\U0001F600" * ((MERMAID_MAX_TEXT - len(head)) // 2 + 1)
+    assert len(astral) < MERMAID_MAX_TEXT and mermaid_size_warning(astral) is not None
+    edges = head + "".join(f"    c{i} --> c{i + 1}\n" for i in range(501))
+    assert "501 edges" in mermaid_size_warning(edges)
+
+
+def test_cli_warns_on_stderr_above_mermaids_limit():
+    idx = shared_index("real-genesis-zh-deep")
+    res = subprocess.run([sys.executable, "-m", "graphrag_audit", "tree", str(idx), "-f", "mermaid", "--max-lines", "0"],
+                         capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert res.returncode == 0, res.stderr
+    size = len(res.stdout.encode("utf-16-le")) // 2
+    assert size > 50_000
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("graphrag-audit: warning: the Mermaid diagram has ")
+    assert f"{size:,} characters" in lines[0]
+    parse_mermaid(res.stdout)  # the diagram itself is still written whole
+    small = subprocess.run([sys.executable, "-m", "graphrag_audit", "tree", str(idx), "-f", "mermaid"],
+                           capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert small.returncode == 0 and small.stderr == ""

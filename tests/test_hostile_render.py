@@ -62,7 +62,7 @@ def hostile(tmp_path_factory):
         "text": ["levels", d, *ARGS, "--color", "never"],
         "text-color": ["levels", d, *ARGS, "--color", "always"],
         "json": ["levels", d, *ARGS, "-f", "json"],
-        "markdown": ["levels", d, *ARGS, "-f", "markdown"],
+        "markdown": ["levels", d, *ARGS, "-f", "markdown", "--include-titles"],
         "github": ["levels", d, *ARGS, "-f", "github"],
         "tree-text": ["tree", d, "--level", "1", "--color", "never", "--width", "200"],
         "tree-json": ["tree", d, "--level", "1", "-f", "json"],
@@ -282,7 +282,7 @@ def test_invalid_utf8_titles_render_as_replacement_characters(tmp_path):
     srv = CliServer()
     try:
         text = srv.run(["levels", d, "--level", "1", "--list-reports", "--no-costs", "--color", "never"])
-        md = srv.run(["levels", d, "--level", "1", "--no-costs", "-f", "markdown"])
+        md = srv.run(["levels", d, "--level", "1", "--no-costs", "-f", "markdown", "--include-titles"])
     finally:
         srv.close()
     _ok(text)

@@ -160,8 +160,8 @@ def runs(tmp_path_factory):
     level = ["--level", "1", "--list-reports", "--no-costs", "--max-inflation", "2", "--fail-on", "never"]
     cmds = {
         "text": ["levels", d, *level, "--width", "200", "--color", "never"],
-        "markdown": ["levels", d, *level, "-f", "markdown"],
-        "github": ["levels", d, *level, "-f", "github"],
+        "markdown": ["levels", d, *level, "-f", "markdown", "--include-titles"],
+        "github": ["levels", d, *level, "-f", "github", "--include-titles"],
         "json": ["levels", d, *level, "-f", "json"],
         "tree-text": ["tree", d, "--level", "1", "--width", "200", "--color", "never"],
         "mermaid": ["tree", d, "--level", "1", "-f", "mermaid"],

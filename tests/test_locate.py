@@ -26,6 +26,7 @@ from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.locate import locate_index
 from graphrag_audit.render import render
 from graphrag_audit.render.html import render_html
+from graphrag_audit.sanitise.markdown import markdown_cell
 
 V3 = FIXTURES / "seed-v3"
 V3_CSV = FIXTURES / "seed-v3-csv"
@@ -516,8 +517,10 @@ def test_every_format_names_the_tables_folder(tmp_path):
     where = str((p / "newout").resolve())
     model, report = audit_with_model(p, AuditOptions(costs=False))
     assert f"tables in {where}" in render(report, "text", width=400)
-    md = render(report, "markdown")
-    assert "**tables in**" in md and where.replace("-", "\\-").replace(".", "\\.").replace("_", "\\_") in md
+    md = render(report, "markdown", include_titles=True)
+    assert "**tables in**" in md and markdown_cell(where) in md
+    # by default an absolute path is hidden, the part under the index folder stays
+    assert "| **tables in** | (index dir)/newout |" in render(report, "markdown") and where not in render(report, "markdown")
     assert json.loads(render(report, "json"))["index"]["output_dir"] == where
     assert f"tables in {where}" in render_html(report, build_forest(model, 2, report.selections_by_level()))
     # the tree and plan commands, through the CLI

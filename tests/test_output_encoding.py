@@ -45,7 +45,8 @@ NON_UTF8 = {
 }
 COMMANDS = {
     "levels-text": ["levels", "{dir}", "--level", "1", "--list-reports", "--no-costs", "--fail-on", "never"],
-    "levels-markdown": ["levels", "{dir}", "--level", "1", "--no-costs", "--fail-on", "never", "-f", "markdown"],
+    "levels-markdown": ["levels", "{dir}", "--level", "1", "--no-costs", "--fail-on", "never", "-f", "markdown",
+                        "--include-titles"],
     "tree-text": ["tree", "{dir}", "--level", "1"],
     "plan-text": ["plan", "{dir}", "--reports", "100", "--no-costs"],
     "plan-markdown": ["plan", "{dir}", "--reports", "100", "--no-costs", "-f", "markdown"],

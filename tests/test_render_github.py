@@ -113,20 +113,25 @@ def test_untrusted_text_cannot_create_a_second_command(tmp_path, payload):
 
 def test_injection_through_the_index_path(tmp_path):
     path = write_index(tmp_path / "idx\n::error::pwned ##[warning]legacy")
-    out = render_github(audit(path, AuditOptions(level=2, costs=False)))
+    report = audit(path, AuditOptions(level=2, costs=False))
+    out = render_github(report, include_titles=True)
     assert [c for c, _, _ in runner_commands(out)] == ["warning"] * 2 + ["notice"] * 3
     summary = out.splitlines()[-1]
     assert summary.startswith("graphrag-audit: 0 errors, 2 warnings, 3 info at community_level 2 (")
     assert "idx ::error::pwned #\\x23[warning]legacy" in summary
+    # by default the absolute path is not shown at all
+    hidden = render_github(report).splitlines()[-1]
+    assert hidden.endswith("; generation 3.x; (absolute path hidden))") and "pwned" not in hidden
 
 
 def test_summary_line_and_messages(tmp_path):
     report = audit(write_index(tmp_path / "idx"), AuditOptions(level=2, costs=False))
     out = render_github(report)
     lines = out.splitlines()
-    assert lines[-1] == (f"graphrag-audit: 0 errors, 2 warnings, 3 info at community_level 2 "
-                         f"(graphrag >= 2.0 sends 5 reports, the graphrag < 2.0 rule selects 3 (hypothetical); "
-                         f"generation 3.x; {tmp_path / 'idx'})")  # graphrag < 2.0 cannot read a 3.x layout
+    assert lines[-1] == ("graphrag-audit: 0 errors, 2 warnings, 3 info at community_level 2 "
+                         "(graphrag >= 2.0 sends 5 reports, the graphrag < 2.0 rule selects 3 (hypothetical); "
+                         "generation 3.x; (absolute path hidden))")  # graphrag < 2.0 cannot read a 3.x layout
+    assert render_github(report, include_titles=True).splitlines()[-1].endswith(f"; {tmp_path / 'idx'})")
     cmds = runner_commands(out)
     depth = cmds[0][2]
     # the message, then the rule's documented fix; '%' escaped on the wire, restored by the runner
@@ -139,7 +144,7 @@ def test_no_findings_prints_only_the_summary(tmp_path):
     tree = {0: (0, -1, ["a", "b", "c", "d"]), 1: (1, 0, ["a", "b"]), 2: (1, 0, ["c", "d"])}
     report = audit(write_index(tmp_path / "idx", tree=tree, entities=["a", "b", "c", "d"]),
                    AuditOptions(level=0, costs=False))
-    out = render_github(report)
+    out = render_github(report, include_titles=True)
     assert out.splitlines() == [f"graphrag-audit: 0 errors, 0 warnings, 0 info at community_level 0 "
                                 f"(graphrag >= 2.0 sends 1 report, the graphrag < 2.0 rule selects 1 "
                                 f"(hypothetical); generation 3.x; {tmp_path / 'idx'})"]

@@ -65,6 +65,10 @@ def levels_cmd(
     color: ColorOpt = Color.auto,
     width: Width = None,
     debug: Debug = False,
+    include_titles: Annotated[bool, typer.Option(
+        "--include-titles", help="-f markdown/github and the step summary: also show report titles, entity names "
+                                 "and absolute paths (hidden by default: a pasted report or a run's summary "
+                                 "page may be public).")] = False,
 ):
     """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
     from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
@@ -128,16 +132,24 @@ def levels_cmd(
         if fmt == LevelsFormat.text:
             kw = dict(width=text_width(width, output), color=text_color(color, output),
                       focus=opts_level(level) if list_reports else None)
+        elif fmt in (LevelsFormat.markdown, LevelsFormat.github):
+            kw = dict(include_titles=include_titles)
         with output_charset_for(output):
             text = run_guarded(lambda: renderer(fmt)(report, **kw), debug)
     run_guarded(lambda: write_payload(text, output, guard), debug)
+    if fmt == LevelsFormat.markdown:
+        from graphrag_audit.render.markdown import paste_size_warning
+
+        warning = paste_size_warning(text)
+        if warning:
+            say(warning)
     if summary:
         from graphrag_audit.errors import visible
         from graphrag_audit.io.safe_write import WriteError, append_file
 
         render_summary = renderer(LevelsFormat.markdown)
         try:
-            warning = append_file(summary, render_summary(report), guard)
+            warning = append_file(summary, render_summary(report, include_titles=include_titles), guard)
         except WriteError as exc:
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
         if warning:

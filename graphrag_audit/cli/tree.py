@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from graphrag_audit.cli.options import Color, ColorOpt, Debug, IndexDir, Output, TreeFormatOpt, TreeLevel, Width
-from graphrag_audit.cli.run import (check_output_path, fail, output_charset_for, run_guarded, stdout_if_dash,
+from graphrag_audit.cli.run import (check_output_path, fail, output_charset_for, run_guarded, say, stdout_if_dash,
                                     text_color, text_width, write_payload)
 from graphrag_audit.render.formats import TreeFormat, renderer
 
@@ -63,3 +63,9 @@ def tree_cmd(
     with output_charset_for(output):  # titles are escaped while the forest is built
         text = run_guarded(work, debug)
     write_payload(text, output, guard)
+    if fmt == TreeFormat.mermaid:
+        from graphrag_audit.render.graph import mermaid_size_warning
+
+        warning = mermaid_size_warning(text)
+        if warning:
+            say(warning)

@@ -13,6 +13,10 @@ GitHub shows at most 10 annotations of each kind per step (50 per job; actions/t
 when some are left out, one last ``::notice`` says how many (it takes a notice slot, so it is
 always shown). The summary line is plain log text that the runner cannot read as a command (see
 :func:`workflow_log`). The CLI appends the Markdown report to ``$GITHUB_STEP_SUMMARY``.
+
+A run's log and annotations are visible to whoever can read the repository, so absolute paths in
+them are hidden (``sanitise.privacy``) unless ``include_titles`` (``--include-titles``); the
+annotations carry no titles or entity names (finding messages hold ids and counts).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 from graphrag_audit.render.cells import sends
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.github import workflow_data, workflow_log, workflow_property
+from graphrag_audit.sanitise.privacy import hide_paths, shown_path
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 MESSAGE_LIMIT = 1000  # characters of one annotation message (fix hint included)
@@ -47,7 +52,7 @@ def select_annotations(findings, max_per_kind: int):
     return shown, left_out
 
 
-def summary_line(report) -> str:
+def summary_line(report, include_titles: bool = False) -> str:
     counts = report.summary()["findings"]
     n = report.options.level
 
@@ -65,20 +70,21 @@ def summary_line(report) -> str:
         else:  # what graphrag actually does (compat.py); the step summary's table has the footnotes
             extra.append(f"{sends(v2, 'v2')}, {sends(v1, 'v1')}")
     extra.append(f"generation {report.index.generation}")
-    extra.append(report.index.path)
+    extra.append(report.index.path if include_titles else shown_path(report.index.path, report.index.path))
     return workflow_log(f"graphrag-audit: {', '.join(parts)} at community_level {n} ({'; '.join(extra)})")
 
 
-def render_github(report, *, max_per_kind: int = 10, **_ignored) -> str:
+def render_github(report, *, max_per_kind: int = 10, include_titles: bool = False, **_ignored) -> str:
     shown, left_out = select_annotations(report.sorted_findings(), max(1, int(max_per_kind)))
     lines = []
     for f in shown:
-        message = f.message + (f" Fix: {f.fix}" if f.fix else "")
+        message = f.message if include_titles else hide_paths(f.message, report.index.path)
+        message += f" Fix: {f.fix}" if f.fix else ""
         lines.append(annotation(COMMAND.get(f.severity, "notice"), f.rule, message))
     if left_out:
         lines.append(annotation("notice", "graphrag-audit",
                                 f"… {left_out} more finding{'s' if left_out != 1 else ''} not shown as "
                                 f"annotations (GitHub shows {max_per_kind} per kind per step); the step "
                                 f"summary and -f json list them all"))
-    lines.append(summary_line(report))
+    lines.append(summary_line(report, include_titles))
     return "\n".join(lines) + "\n"

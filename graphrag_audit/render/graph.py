@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 
-from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView, Row, TreeView
+from graphrag_audit.results.tree import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, TREE_SCHEMA_VERSION,
+                                         ForestView, Row, TreeView)
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.graph import dot_string, mermaid_text, xml_text as _xml_text  # noqa: F401
 from graphrag_audit.sanitise.json import json_inert
@@ -22,6 +23,7 @@ LABEL_TITLE_CHARS = 48
 SENT_FILL = {SENT_BOTH: "#74c476", SENT_V2_ONLY: "#fd8d3c", SENT_V1_ONLY: "#9e9ac8", SENT_NEITHER: "#d9d9d9"}
 NO_REPORT_FILL = "#ffffff"
 SENT_CLASS = {SENT_BOTH: "both", SENT_V2_ONLY: "v2only", SENT_V1_ONLY: "v1only", SENT_NEITHER: "notsent"}
+_FILL_BY_CLASS = {**{SENT_CLASS[k]: v for k, v in SENT_FILL.items()}, "noreport": NO_REPORT_FILL}
 
 
 # ---- what to export ------------------------------------------------------------------------
@@ -85,10 +87,55 @@ def _cls(forest: ForestView, n: int) -> str | None:
     return SENT_CLASS[nd.sent] if nd.has_report else "noreport"
 
 
+#: what each fill means, in legend order (class name, label)
+LEGEND = (("both", "sent by graphrag >= 2.0 and < 2.0"), ("v2only", "sent only by graphrag >= 2.0"),
+          ("v1only", "sent only by graphrag < 2.0"), ("notsent", "not sent"), ("noreport", "no report"))
+#: Mermaid's default ``maxTextSize`` (mermaid 11 ``defaultConfig``): larger diagrams are refused
+#: with "Maximum text size in diagram exceeded"; and its default ``maxEdges``
+MERMAID_MAX_TEXT = 50_000
+MERMAID_MAX_EDGES = 500
+
+
+def _is_forest(forest: ForestView, view: TreeView | None, more: list[Row]) -> bool:
+    """More than one tree in the export: drawn left to right, so that the trees stack instead of
+    spreading a very wide first row."""
+    tops = forest.roots if view is None else view.tops
+    return len(tops) + sum(1 for r in more if r.community < 0) > 1
+
+
+def _legend(forest: ForestView, order: list[int], more: list[Row]) -> tuple[str, list[tuple[str, str]]]:
+    """(legend title, [(class, label)]) for the fills used in this export; no entries when the
+    export has no colour (no --level, no dashed node)."""
+    used = {_cls(forest, n) for n in order} - {None}
+    if forest.has_reports_table and any(not forest.nodes[n].has_report for n in order):
+        used.add("noreport")
+    entries = [(c, label) for c, label in LEGEND if c in used]
+    if more:
+        entries.append(("more", "hidden communities (--max-lines, --depth)"))
+    n = forest.community_level
+    title = "legend" if n is None else f"legend: what community_level {n} sends"
+    return title, entries
+
+
+def mermaid_size_warning(text: str) -> str | None:
+    """One stderr line when a Mermaid export is past what Mermaid renders by default, else None."""
+    edges = sum(1 for ln in text.splitlines() if " --> " in ln or " -.-> " in ln)
+    size = len(text.encode("utf-16-le")) // 2  # JavaScript's string length, which Mermaid compares
+    problems = []
+    if size > MERMAID_MAX_TEXT:
+        problems.append(f"{size:,} characters, over Mermaid's default maxTextSize of {MERMAID_MAX_TEXT:,}")
+    if edges > MERMAID_MAX_EDGES:
+        problems.append(f"{edges:,} edges, over Mermaid's default maxEdges of {MERMAID_MAX_EDGES:,}")
+    if not problems:
+        return None
+    return (f"graphrag-audit: warning: the Mermaid diagram has {' and '.join(problems)}: GitHub and Mermaid "
+            "will not render it; lower --max-lines, use --root/--depth, or export -f dot or -f graphml\n")
+
+
 # ---- Mermaid -------------------------------------------------------------------------------
 def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
     order, edges, more, hidden = _items(forest, view)
-    lines = ["flowchart TD"]
+    lines = ["flowchart LR" if _is_forest(forest, view, more) else "flowchart TD"]
     for n in order:
         label = mermaid_text(_head(forest, n, hidden))
         title = _title(forest, n, title_chars)
@@ -116,13 +163,27 @@ def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: in
     if more:
         lines.append("    classDef more fill:#ffffff,stroke:#999,stroke-dasharray:4 3,color:#555")
         lines.append(f"    class {','.join(_more_id(r) for r in more)} more")
+    title, entries = _legend(forest, order, more)
+    if entries:
+        lines.append(f'    subgraph legend["{mermaid_text(title)}"]')
+        lines.append("        direction TB")
+        for c, label in entries:
+            lines.append(f'        legend_{c}["{mermaid_text(label)}"]')
+        lines.append("    end")
+        for c, _ in entries:
+            if c not in classes and c != "more":
+                lines.append(f"    classDef {c} fill:{fills[c]},stroke:#555,color:#000")
+            lines.append(f"    class legend_{c} {c}")
+        if "more" in dict(entries) and not more:
+            lines.append("    classDef more fill:#ffffff,stroke:#999,stroke-dasharray:4 3,color:#555")
     return "\n".join(lines) + "\n"
 
 
 # ---- Graphviz DOT --------------------------------------------------------------------------
 def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
     order, edges, more, hidden = _items(forest, view)
-    lines = ["digraph communities {", "    graph [rankdir=TB, charset=\"UTF-8\"];",
+    rankdir = "LR" if _is_forest(forest, view, more) else "TB"
+    lines = ["digraph communities {", f"    graph [rankdir={rankdir}, charset=\"UTF-8\"];",
              '    node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];']
     for n in order:
         head = dot_string(_head(forest, n, hidden))
@@ -143,6 +204,20 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
     for r in more:
         if r.community >= 0:
             lines.append(f"    {_node_id(r.community)} -> {_more_id(r)} [style=dashed];")
+    title, entries = _legend(forest, order, more)
+    if entries:
+        lines.append("    subgraph cluster_legend {")
+        lines.append(f"        graph [label={dot_string(title)}, style=\"rounded\", color=\"#999999\"];")
+        for c, label in entries:
+            attrs = [f"label={dot_string(label)}"]
+            if c == "more":
+                attrs += ['style="dashed"', 'fontcolor="#555555"']
+            else:
+                attrs.append(f'fillcolor="{_FILL_BY_CLASS[c]}"')
+                if c == "noreport" and forest.has_reports_table:
+                    attrs.append('style="rounded,dashed"')
+            lines.append(f"        legend_{c} [{', '.join(attrs)}];")
+        lines.append("    }")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -185,7 +260,11 @@ def to_json(forest: ForestView, view: TreeView | None = None) -> str:
             "sent": nd.sent, "subtree_communities": nd.size, "subtree_leaves": nd.leaves,
             "hidden_below": hidden.get(n, 0),
         })
+    from graphrag_audit import __version__
+
     doc = {
+        "schema_version": TREE_SCHEMA_VERSION,
+        "tool": {"name": "graphrag-audit", "version": __version__},
         "format": "graphrag-audit community forest",
         "format_version": FORMAT_VERSION,
         "community_level": forest.community_level,

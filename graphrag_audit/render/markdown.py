@@ -9,7 +9,14 @@ parts (per-root depth, the reports sent at ``--level``, evidence and community-i
 issue body.
 
 Every piece of index-derived text (titles, paths, messages, evidence) goes through
-:func:`markdown_cell`, so it cannot break a table row, open a link, emphasis or HTML.
+:func:`markdown_cell`, so it cannot break a table row, open a link, emphasis or HTML; our own
+text is written as it reads (``0.1.0``, not ``0\\.1\\.0``).
+
+Privacy: a report is meant to be pasted into an issue or shown on a run's summary page, so by
+default it leaves out what a private corpus leaks (``sanitise.privacy``): absolute paths, report
+titles and entity names (ids stay). ``include_titles=True`` (``levels --include-titles``) shows
+them. Tables longer than ``DETAILS_ROWS`` rows are collapsed into ``<details>``;
+:func:`paste_size_warning` tells when the whole is past GitHub's comment limit.
 """
 
 from __future__ import annotations
@@ -22,11 +29,18 @@ from graphrag_audit.render.cost_words import money_lines, with_source
 from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, dynamic_at, dynamic_notes, dynamic_rows,
                                         dynamic_settings_line, level_table, sends)
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n, share
-from graphrag_audit.sanitise.markdown import markdown_cell, own_text as _own
+from graphrag_audit.sanitise.common import plain
+from graphrag_audit.sanitise.markdown import markdown_cell, own_cell, own_text as _own
+from graphrag_audit.sanitise.privacy import PRIVACY_NOTE, hide_paths, shown_path
 
 SEV_LABEL = {"error": "error", "warning": "warning", "info": "info"}
 TITLE_LIMIT = 100  # characters of a report title shown in a table cell
 EVIDENCE_LIMIT = 400  # characters of one evidence value
+DETAILS_ROWS = 20  # a table with more rows than this is collapsed into <details>
+#: GitHub's limit on an issue or comment body (characters); the step summary's is 1 MiB
+GITHUB_COMMENT_LIMIT = 65_536
+#: evidence keys whose values are index text (entity names): hidden without include_titles
+PRIVATE_EVIDENCE = {"examples"}
 
 
 # ---- small formatting helpers ------------------------------------------------------------
@@ -39,6 +53,41 @@ def _table(headers, rows, align=None) -> list[str]:
     align = align or ["r"] * len(headers)
     sep = ["---:" if a == "r" else ":---" for a in align]
     return [_row(headers), _row(sep), *(_row(r) for r in rows)]
+
+
+def _maybe_details(summary: str, table: list[str]) -> list[str]:
+    """``table`` as is, or collapsed when it has more than ``DETAILS_ROWS`` rows."""
+    rows = len(table) - 2
+    if rows <= DETAILS_ROWS:
+        return table
+    return _details(f"{summary} ({rows:,} rows)", table)
+
+
+def paste_size_warning(text: str) -> str | None:
+    """One stderr line when ``text`` is longer than a GitHub issue or comment may be, else None."""
+    if len(text) <= GITHUB_COMMENT_LIMIT:
+        return None
+    return (f"graphrag-audit: warning: the markdown has {len(text):,} characters, over GitHub's "
+            f"{GITHUB_COMMENT_LIMIT:,}-character limit for an issue or comment: attach it as a file, "
+            "or paste -f json's relevant part\n")
+
+
+class _Privacy:
+    """What the report may show: everything with ``include_titles``, else no absolute path, no
+    report title, no entity name."""
+
+    def __init__(self, report, include_titles: bool):
+        self.include = bool(include_titles)
+        self.index_path = report.index.path
+
+    def text(self, text) -> str:
+        """Index-derived text that may name paths (notes, messages, errors)."""
+        if self.include or text is None:
+            return text
+        return hide_paths(str(text), self.index_path)
+
+    def path(self, path) -> str:
+        return path if self.include else shown_path(path, self.index_path)
 
 
 def _details(summary: str, body: list[str]) -> list[str]:
@@ -77,20 +126,20 @@ def environment() -> dict[str, str]:
 
 
 # ---- sections ----------------------------------------------------------------------------
-def _header(report) -> list[str]:
+def _header(report, priv: _Privacy) -> list[str]:
     info = report.index
     opts = report.options
     c = info.counts
     env = environment()
     gen = markdown_cell(info.generation)
-    evidence = "; ".join(markdown_cell(e) for e in info.generation_evidence)
+    evidence = "; ".join(markdown_cell(priv.text(e)) for e in info.generation_evidence)
     costs = f"costs on ({with_source(markdown_cell(opts.tokenizer), opts, 'tokenizer', markdown_cell)}, " \
             f"{with_source(_n(opts.max_context_tokens), opts, 'max_context_tokens', markdown_cell)} tokens/batch)" \
         if opts.costs else "costs off"
     rows = [[f"**{k}**", markdown_cell(v)] for k, v in env.items()]
     rows += [
-        ["**index**", markdown_cell(info.path)],
-        ["**tables in**", markdown_cell(info.output_dir)],
+        ["**index**", markdown_cell(priv.path(info.path))],
+        ["**tables in**", markdown_cell(priv.path(info.output_dir))],
         ["**generation**", f"{gen} ({evidence})" if evidence else gen],
         ["**size**", f"{_n(c.entities)} entities · {_n(c.communities)} communities · "
                      f"{_n(c.reports)} reports · {_n(c.roots)} roots · {c.levels} levels · "
@@ -98,10 +147,12 @@ def _header(report) -> list[str]:
         ["**options**", f"`--level {int(opts.level)}` · `--max-unreachable {float(opts.max_unreachable):g}` · "
                         f"`--max-inflation {float(opts.max_inflation):g}` · {costs}"],
     ]
+    if not priv.include:
+        rows.append(["**privacy**", _own(PRIVACY_NOTE)])
     out = ["## graphrag-audit report", ""]
     out += _table(["", ""], rows, ["l", "l"])
     for note in info.notes:
-        out += ["", "Note: " + markdown_cell(note)]
+        out += ["", "Note: " + markdown_cell(priv.text(note))]
     return out
 
 
@@ -110,7 +161,9 @@ def _tree(report) -> list[str]:
             for t in report.tree_levels]
     if not rows:
         return ["### Community tree", "", "The index has no communities."]
-    return ["### Community tree", "", *_table(["level", "communities", "leaves", "reports", "entities"], rows)]
+    return ["### Community tree", "", *_maybe_details("Communities, leaves, reports and entities per level",
+                                                       _table(["level", "communities", "leaves", "reports",
+                                                               "entities"], rows))]
 
 
 LEVEL_HEADERS = ["N", "≥2.0 reports", "&lt;2.0 reports", "extra (ancestors)", "≥2.0 mix L0/L1/…", "level N only",
@@ -130,7 +183,12 @@ def _levels(report) -> list[str]:
         if r.community_level == opts.level:
             row = [f"**{x}**" for x in row]
         rows.append(row)
-    out += _table(LEVEL_HEADERS + (COST_HEADERS if costs else []), rows)
+    table = _table(LEVEL_HEADERS + (COST_HEADERS if costs else []), rows)
+    if len(rows) > DETAILS_ROWS:  # a deep tree: the queried level first, every level collapsed
+        at = [row for r, row in zip(report.levels, rows) if r.community_level == opts.level]
+        if at:
+            out += _table(LEVEL_HEADERS + (COST_HEADERS if costs else []), at) + [""]
+    out += _maybe_details("Every community_level N", table)
     out += ["", f"Bold: the level you query with (`--level {int(opts.level)}`). extra = reports graphrag ≥ 2.0 "
                 "sends beyond graphrag &lt; 2.0; ancestors = reports sent together with a descendant's report; "
                 "mix = reports graphrag ≥ 2.0 sends per level; stuck = entities whose finest community is "
@@ -149,14 +207,18 @@ def _levels(report) -> list[str]:
         out += ["", markdown_cell(dynamic_settings_line(opts))]
         notes = dynamic_notes(bv, what_if, opts.query, opts.use_summary)
         for head, items in notes:
-            out += ["", markdown_cell(head), ""] + [f"- {markdown_cell(t)}" for t in items]
+            bullets = [f"- {markdown_cell(t)}" for t in items]
+            if len(bullets) > DETAILS_ROWS:
+                out += [""] + _details(_own(plain(head)), bullets)  # <summary> is raw HTML
+            else:
+                out += ["", markdown_cell(head), ""] + bullets
     return out
 
 
 BEHAVIOUR_LABEL = {"v2": "graphrag ≥ 2.0", "v1": "graphrag &lt; 2.0"}
 
 
-def _verify(report) -> list[str]:
+def _verify(report, priv: _Privacy) -> list[str]:
     """``--verify``: did the installed graphrag's own read_indexer_reports agree, level by level?
     (wording shared with the text renderer: render/verify_words.py)"""
     from graphrag_audit.render.verify_words import query_path, result_word, status_of, summary
@@ -166,7 +228,7 @@ def _verify(report) -> list[str]:
         return []
     out = ["### Checked against graphrag's own read_indexer_reports", ""]
     if not v.get("available"):
-        return out + ["Not run: " + markdown_cell(v.get("reason", "graphrag unavailable"))]
+        return out + ["Not run: " + markdown_cell(priv.text(v.get("reason", "graphrag unavailable")))]
     label = BEHAVIOUR_LABEL.get(v.get("behaviour"), markdown_cell(v.get("behaviour")))
     mc = v.get("map_calls") or {}
     compared = bool(mc.get("compared"))
@@ -175,7 +237,7 @@ def _verify(report) -> list[str]:
                 f"({markdown_cell(mc.get('tokenizer'))}, {_n(mc.get('max_context_tokens'))} tokens per batch) and "
                 "compared batch by batch (reports, tokens, text).")
     elif mc.get("reason") and "--no-costs" not in mc["reason"]:
-        note = "Map calls not compared: " + markdown_cell(mc["reason"], 300)
+        note = "Map calls not compared: " + markdown_cell(priv.text(mc["reason"]), 300)
     else:
         note = None
     kind, sentence = summary(v, label, markdown_cell, lambda t: f"`{t}`")
@@ -200,8 +262,8 @@ def _verify(report) -> list[str]:
         if compared:
             row += [_n(x.get("graphrag_map_calls")), _n(x.get("audit_map_calls")),
                     _n(x.get("graphrag_context_tokens")), _n(x.get("audit_context_tokens"))]
-        row.append(markdown_cell(x.get("graphrag_error") or x.get("context_error") or x.get("expected")
-                                 or x.get("map_calls_skipped") or "", 300))
+        row.append(markdown_cell(priv.text(x.get("graphrag_error") or x.get("context_error") or x.get("expected")
+                                           or x.get("map_calls_skipped") or ""), 300))
         rows.append(row)
     heads = ["N", "result", "graphrag reports", "audit reports"]
     align = ["r", "l", "r", "r"]
@@ -228,14 +290,16 @@ def _depth(report, max_rows: int) -> list[str]:
     if not d.histogram:
         return out + ["No roots: the tree is empty."]
     total = sum(d.histogram.values())
-    out += _table(["depth reached", "roots", "share"],
-                  [[k, _n(v), share(v, total)] for k, v in d.histogram.items()])
+    out += _maybe_details("Roots per depth reached", _table(["depth reached", "roots", "share"],
+                                                            [[k, _n(v), share(v, total)]
+                                                             for k, v in d.histogram.items()]))
     out += ["", f"Depth asymmetry **{d.asymmetry:.2f}** (entity-weighted; 0 = every entity can be refined to "
                 f"the deepest level {d.max_level}, 1 = all stuck at level 0)."]
-    out += [""] + _table(["N", "roots reaching N", "roots stuck", "entities served", "entities stuck"],
-                         [[str(r.community_level), f"{_n(r.roots_reaching)} / {_n(r.roots_total)}",
-                           _n(r.roots_stuck), f"{_n(r.entities_served)} / {_n(r.entities_total)}",
-                           _n(r.entities_stuck)] for r in d.per_level])
+    out += [""] + _maybe_details("Roots and entities reaching each level",
+                                 _table(["N", "roots reaching N", "roots stuck", "entities served", "entities stuck"],
+                                        [[str(r.community_level), f"{_n(r.roots_reaching)} / {_n(r.roots_total)}",
+                                          _n(r.roots_stuck), f"{_n(r.entities_served)} / {_n(r.entities_total)}",
+                                          _n(r.entities_stuck)] for r in d.per_level]))
     roots = d.roots[:max_rows]
     body = _table(["root", "level", "deepest level", "depth reached", "descendants", "entities",
                    "leaves per level"],
@@ -275,7 +339,7 @@ def _ids(ids, limit: int) -> str:
     return head + (f" … and {len(ids) - limit:,} more" if len(ids) > limit else "")
 
 
-def _sent_at_level(report, max_rows: int) -> list[str]:
+def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
     """The reports graphrag >= 2.0 sends at --level, with their titles (untrusted text)."""
     n = report.options.level
     r = report.level(n)
@@ -288,12 +352,17 @@ def _sent_at_level(report, max_rows: int) -> list[str]:
         return []
     rows = []
     for i in range(min(max_rows, len(lst))):
-        rows.append([str(lst.community[i]), str(lst.level[i]), markdown_cell(lst.title[i], TITLE_LIMIT),
+        rows.append([str(lst.community[i]), str(lst.level[i]),
+                     *([markdown_cell(lst.title[i], TITLE_LIMIT)] if priv.include else []),
                      _n(lst.entities[i]),
                      _n(lst.tokens[i]) if lst.tokens is not None else "—",
                      "yes" if lst.also_v1[i] else "no"])
-    body = _table(["community", "level", "title", "entities", "tokens", "also sent by &lt;2.0"], rows,
-                  ["r", "r", "l", "r", "r", "l"])
+    heads, align = ["community", "level", "title", "entities", "tokens", "also sent by &lt;2.0"], list("rrlrrl")
+    if not priv.include:  # titles are the corpus's own words
+        del heads[2], align[2]
+    body = _table(heads, rows, align)
+    if not priv.include:
+        body += ["", "Titles hidden: `--include-titles` shows them."]
     body += _more(len(rows), lst.total, "reports")
     if v2.outcome is None or v2.outcome.exact:
         head = f"Reports graphrag ≥ 2.0 sends at community_level {int(n)} ({v2.count:,}"
@@ -302,22 +371,28 @@ def _sent_at_level(report, max_rows: int) -> list[str]:
     return [""] + _details(head + "; " + _own(sends(v1, "v1")) + ")", body)
 
 
-def _findings(report, max_rows: int) -> list[str]:
+def _findings(report, max_rows: int, priv: _Privacy) -> list[str]:
     fs = report.sorted_findings()
     out = [f"### Findings ({len(fs)})", ""]
     if not fs:
         return out + ["None."]
-    out += _table(["severity", "rule", "message", "fix"],
-                  [[SEV_LABEL.get(f.severity, markdown_cell(f.severity)), f"`{_rule(f.rule)}`",
-                    markdown_cell(f.message), markdown_cell(f.fix)] for f in fs],
-                  ["l", "l", "l", "l"])
+    counts = {sev: sum(1 for f in fs if f.severity == sev) for sev in SEV_LABEL}
+    out += _maybe_details(", ".join(f"{n:,} {SEV_LABEL[sev]}" for sev, n in counts.items()),
+                          _table(["severity", "rule", "message", "fix"],
+                                 [[SEV_LABEL.get(f.severity, markdown_cell(f.severity)), f"`{_rule(f.rule)}`",
+                                   markdown_cell(priv.text(f.message)), own_cell(f.fix or "")] for f in fs],
+                                 ["l", "l", "l", "l"]))
     body = []
     for f in fs:
         if not f.evidence and not f.communities:
             continue
         body += ["", f"**{markdown_cell(f.rule)}**", ""]
         for k, v in f.evidence.items():
-            body.append(f"- {markdown_cell(k)}: {markdown_cell(_value(v), EVIDENCE_LIMIT)}")
+            if k in PRIVATE_EVIDENCE and not priv.include:
+                n = len(v) if isinstance(v, (list, tuple)) else 1
+                body.append(f"- {markdown_cell(k)}: {n:,} hidden (entity names; `--include-titles` shows them)")
+                continue
+            body.append(f"- {markdown_cell(k)}: {markdown_cell(priv.text(_value(v)), EVIDENCE_LIMIT)}")
         if f.communities:
             body.append(f"- communities ({len(f.communities):,}): {_ids(f.communities, max_rows)}")
     if body:
@@ -339,14 +414,15 @@ def _value(v) -> str:
         return str(v)
 
 
-def render_markdown(report, *, max_rows: int = 100, **_ignored) -> str:
-    parts = [_header(report), _tree(report), _levels(report), _depth(report, max_rows),
-             _findings(report, max_rows)]
-    sent = _sent_at_level(report, max_rows)
+def render_markdown(report, *, max_rows: int = 100, include_titles: bool = False, **_ignored) -> str:
+    priv = _Privacy(report, include_titles)
+    parts = [_header(report, priv), _tree(report), _levels(report), _depth(report, max_rows),
+             _findings(report, max_rows, priv)]
+    sent = _sent_at_level(report, max_rows, priv)
     if sent:
         parts[2] = parts[2] + sent
     if report.verify is not None:
-        parts.insert(3, _verify(report))
+        parts.insert(3, _verify(report, priv))
     out: list[str] = []
     money = money_lines(report)
     if money:  # tool-written: '$' escaped so GitHub does not read "$0.01 ... $0.02" as math
@@ -355,5 +431,6 @@ def render_markdown(report, *, max_rows: int = 100, **_ignored) -> str:
     for p in parts:
         out += p + [""]
     out.append(f"_Generated by graphrag-audit {markdown_cell(environment()['graphrag-audit'])}: "
-               f"`graphrag-audit levels DIR --level {int(report.options.level)} -f markdown`_")
+               f"`graphrag-audit levels DIR --level {int(report.options.level)} -f markdown"
+               f"{' --include-titles' if priv.include else ''}`_")
     return "\n".join(out) + "\n"

@@ -11,6 +11,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 BUDGET_KINDS = ("reports", "tokens", "map_calls", "coverage")
+#: ``plan -f json``'s contract: graphrag_audit/schema/plan.schema.json, docs/json-schema.md
+PLAN_SCHEMA_VERSION = "1.0"
 
 
 class Cost(NamedTuple):
@@ -209,7 +211,11 @@ class PlanReport:
         return max(fit) if fit else None
 
     def to_dict(self) -> dict:
+        from graphrag_audit import __version__
+
         return {
+            "schema_version": PLAN_SCHEMA_VERSION,
+            "tool": {"name": "graphrag-audit", "version": __version__},
             "index": self.index.to_dict(),
             "settings": self.settings,
             "plan": self.plan.to_dict(),

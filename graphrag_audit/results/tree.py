@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 SENT_BOTH, SENT_V2_ONLY, SENT_V1_ONLY, SENT_NEITHER = "both", "v2-only", "v1-only", "neither"
 SENT_VALUES = (SENT_BOTH, SENT_V2_ONLY, SENT_V1_ONLY, SENT_NEITHER)
+#: ``tree -f json``'s contract: graphrag_audit/schema/tree.schema.json, docs/json-schema.md
+TREE_SCHEMA_VERSION = "1.0"
 
 
 @dataclass(frozen=True)

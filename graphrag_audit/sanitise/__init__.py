@@ -9,6 +9,7 @@ medium each. Every renderer escapes through these and nothing else.
 * :mod:`.graph`: Mermaid labels, Graphviz DOT strings, GraphML (XML) text.
 * :mod:`.github`: GitHub Actions workflow commands and plain log lines.
 * :mod:`.json`: JSON text a CI log may print.
+* :mod:`.privacy`: what a shareable report hides (absolute paths), before its medium escapes it.
 
 The sanitisers import nothing from the rest of the package (only each other), so the lowest
 layer (``errors``) can use them.

@@ -1,4 +1,17 @@
-"""GitHub-flavoured Markdown: table cells and paragraphs (``-f markdown``, the step summary)."""
+"""GitHub-flavoured Markdown: table cells and paragraphs (``-f markdown``, the step summary).
+
+Only what Markdown (and GitHub's extensions) would read is escaped, so ordinary text stays
+readable when the raw Markdown is pasted (``0.1.0``, ``verbs-v3``, ``num_repeats``):
+
+* anywhere: ``\\`` (escapes), `````` ` `````` (code), ``*`` (emphasis), ``_`` unless between two letters or
+  digits (CommonMark: an intraword ``_`` opens and closes nothing), ``[`` ``]`` (links, images),
+  ``|`` (table cells), ``~`` (strikethrough), ``$`` (GitHub's math); ``&`` ``<`` ``>`` as entities
+  (HTML, autolinks); ``#`` before a digit (GitHub's issue references);
+* at the start of the text, which may start a line: a block marker, i.e. ``#`` of a heading,
+  ``-``/``+`` of a list item, ``1.``/``1)`` of an ordered one (each followed by a space or the end),
+  and ``=``/``-`` of a line of them (setext underline, rule); ``*`` is always escaped;
+* GitHub's bare autolinks (``://``, ``www.``) and ``@mentions`` are broken with entities.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +20,42 @@ import re
 
 from graphrag_audit.sanitise.common import plain
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_INLINE = re.compile(r"([\\`*\[\]|~$])")
+_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")  # "_" not between two letters/digits
+_ISSUE_REF = re.compile(r"#(?=\d)")
+#: a block marker at the start: ATX heading, list item, ordered list item, setext underline /
+#: thematic break (CommonMark needs a space or the end after the marker, or a line of = or -)
+_LEADING = re.compile(r"^(?:(#)(?=#{0,5}(?:\s|$))|([-+*])(?=\s|$)|([=-])(?=[=\s-]*$)|(\d{1,9})([.)])(?=\s|$))")
+_WWW = re.compile(r"(?i)(www)\.")
 
 
 def markdown_cell(text, limit: int | None = None) -> str:
     """Safe inside a GitHub-flavoured Markdown table cell or paragraph: no HTML, no links,
-    no emphasis, no table-breaking pipes."""
+    no emphasis, no table-breaking pipes, no block structure."""
     s = plain(text, limit)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = _MD_SPECIAL.sub(r"\\\1", s)
+    s = _INLINE.sub(r"\\\1", s)
+    s = _UNDERSCORE.sub(r"\\_", s)
+    s = _ISSUE_REF.sub(r"\\#", s)
+    s = _LEADING.sub(_escape_marker, s, count=1)
     # bare autolinks (http://, www.) and @mentions become inert
-    s = s.replace("://", ":&#47;&#47;").replace("www\\.", "www&#46;").replace("@", "&#64;&#8288;")
-    return s
+    s = s.replace("://", ":&#47;&#47;").replace("@", "&#64;&#8288;")
+    return _WWW.sub(r"\1&#46;", s)
+
+
+def _escape_marker(m: re.Match) -> str:
+    if m.group(4):
+        return m.group(4) + "\\" + m.group(5)
+    return "\\" + (m.group(1) or m.group(2) or m.group(3))
 
 
 def own_text(text: str) -> str:
     """Our own fixed sentences (no index content) for Markdown or a ``<summary>``: only ``&``,
     ``<`` and ``>`` need escaping."""
     return html.escape(text, quote=False)
+
+
+def own_cell(text: str) -> str:
+    """Our own text (a rule's fix hint) in a table cell: Markdown is kept (code spans, GitHub's
+    ``owner/repo#N`` references), only HTML characters and the cell-ending ``|`` are escaped."""
+    return own_text(" ".join(str(text).split())).replace("|", "\\|")
