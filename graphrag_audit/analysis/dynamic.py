@@ -56,6 +56,18 @@ def dynamic_input(model: IndexModel) -> DynamicInput | None:
     return DynamicInput(cid, clv, ct["parent"].to_numpy(dtype=np.int64), off, val, rep_ids, rep_lv)
 
 
+def _v1_unreadable(model: IndexModel) -> str | None:
+    """What graphrag 1.1.1-1.2.x raises building the selector's communities, when it cannot.
+
+    ``global_search`` calls ``read_indexer_communities`` first (graphrag/api/query.py@v1.2.0), which
+    reads ``communities_df.community`` before anything else (graphrag/query/indexer_adapters.py@v1.2.0
+    ``missing_reports = communities_df[~communities_df.community.isin(...)]``): a 0.1-0.4
+    ``create_final_communities`` has no ``community`` column."""
+    if "community" not in model.schemas.get("communities", {}):
+        return "AttributeError: 'DataFrame' object has no attribute 'community'"
+    return None
+
+
 def _scenario(sc: Scenario | None, what_if: bool = False) -> DynamicScenario | None:
     if sc is None:
         return None
@@ -72,12 +84,18 @@ def dynamic_by_level(model: IndexModel, levels, *, threshold: int = 1, keep_pare
     inp = dynamic_input(model) if fams else None
     if inp is None:
         return {}
+    unreadable = _v1_unreadable(model) if fams == ("1.x",) else None
     out = {}
     for n in levels:
         st = DynamicSettings(community_level=n, threshold=threshold, keep_parent=keep_parent,
                              num_repeats=num_repeats, max_level=max_level)
         versions = {}
         for f in fams:
+            if unreadable is not None:
+                versions[f] = DynamicVersion(family=f, graphrag=FAMILIES[f], error=unreadable, descends=False,
+                                             start_ids=(), cut_off_ids=(), unreachable_ids=(), none_relevant=None,
+                                             all_relevant=None)
+                continue
             try:
                 r = simulate_all(inp, (f,), st, what_if=relevant)[f]
             except EndlessSelection as exc:  # a cycle in the children: graphrag never returns
