@@ -214,7 +214,28 @@ def dynamic_summary(v: dict, clean: Callable) -> tuple[str, str] | None:
     scenarios = ", ".join(SCENARIO_LABEL.get(s, clean(s, 40)) for s in dyn.get("scenarios") or [])
     who = (f"graphrag {version}'s DynamicCommunitySelection (the {clean(dyn.get('family'))} line, "
            f"stub rater; {scenarios}; {knobs})")
-    per_level = "; ".join(dynamic_level_phrase(x, clean) for x in rows)
+    all_levels = [x["community_level"] for x in rows]
+    raised: dict[tuple, list] = {}  # levels where every scenario raised the same error, grouped by it
+    parts: list = []
+    for x in rows:
+        d = x["dynamic"]
+        errors = {sc.get("graphrag_error") for sc in (d.get("scenarios") or {}).values()}
+        if d.get("status") == "graphrag_raised" and len(errors) == 1 and None not in errors:
+            key = (next(iter(errors)), d.get("expected"))
+            if key not in raised:
+                raised[key] = []
+                parts.append(key)
+            raised[key].append(x["community_level"])
+        else:
+            parts.append(dynamic_level_phrase(x, clean))
+    out = []
+    for p in parts:
+        if isinstance(p, tuple):
+            note = "; the audit predicted " + clean(p[1], 120) if p[1] else "; the audit predicted no error"
+            out.append(f"graphrag raised {clean(p[0], 160)} at {_levels_phrase(raised[p], all_levels)}{note}")
+        else:
+            out.append(p)
+    per_level = "; ".join(out)
     if "differs" in statuses:
         kind, verb = "disagrees", "DISAGREES with the audit's simulation"
     elif "graphrag_raised" in statuses:
