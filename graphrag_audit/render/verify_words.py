@@ -152,6 +152,8 @@ def _waves(w) -> str:
 def scenario_problem(name: str, sc: dict, clean: Callable) -> str:
     """What one scenario's comparison found, when it is not agreement."""
     label = SCENARIO_LABEL.get(name, clean(name, 40))
+    if sc.get("status") == "not_run":
+        return f"{label}: not run ({clean(sc.get('reason'), 160)})"
     if sc.get("status") == "graphrag_raised":
         note = clean(sc.get("graphrag_error"), 160)
         if sc.get("expected"):
@@ -180,7 +182,7 @@ def dynamic_level_phrase(x: dict, clean: Callable) -> str:
     head = f"N={level_label(x['community_level'])} "
     status = d.get("status")
     scen = d.get("scenarios") or {}
-    if status == "not_run":
+    if status == "not_run" and not scen:
         return head + "not run (" + clean(d.get("reason"), 160) + ")"
     if status == "agrees":
         calls = ", ".join(f"{SCENARIO_LABEL.get(k, clean(k, 40))} {number(sc.get('graphrag_rating_calls'))}"
