@@ -129,9 +129,9 @@ def family_of(version: str | None) -> tuple[str | None, str | None]:
     if v >= (3, 0, 0):
         return "3.x", None
     if v < (1, 1, 1):
-        line = BROKEN_LINES[0] if v < (0, 9, 0) else BROKEN_LINES[1]
-        return None, (f"graphrag {version} is older than 1.1.1, where dynamic selection is broken in another way "
-                      f"the audit does not simulate ({line[0]}: {line[1]})")
+        line = (BROKEN_LINES[0] if v[:2] == (0, 5) else BROKEN_LINES[1] if v >= (0, 9, 0) else None)
+        return None, (f"graphrag {version} is older than 1.1.1, whose dynamic selection the audit does not simulate"
+                      + (f" (broken in another way there: {line[0]}: {line[1]})" if line else ""))
     return None, (f"graphrag {version} is a release the audit's dynamic simulation does not cover "
                   "(1.1.1-1.2.x, 2.0.0-2.7.2, 3.0.0 and later)")
 
