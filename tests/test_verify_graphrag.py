@@ -71,6 +71,10 @@ def _check_dynamic(doc: dict, graphrag_version: str, num_repeats: int = 1) -> No
     level: where the audit simulates this line on this layout the comparison ran and agrees (or graphrag
     raised exactly the error the audit predicted, reported as a raise); elsewhere it is "not run" with a
     reason. The audit's numbers in ``verify`` are the ones the audit reports in ``levels[]``."""
+    import jsonschema
+
+    jsonschema.validate(doc, json.loads((ROOT / "graphrag_audit" / "schema" / "audit-report.schema.json")
+                                        .read_text(encoding="utf-8")))
     v = doc["verify"]
     dyn = v["dynamic"]
     fam = _expected_family(graphrag_version)
