@@ -32,6 +32,16 @@ Two comparisons per ``community_level`` N:
    and the tokens graphrag counted (header included), and the text each map call is sent.
    (``build_community_context`` is called directly: importing the global-search module pulls
    in LiteLLM, ~5 s, for nothing used here.)
+3. Dynamic community selection (``verify_dynamic.py``, ``verify.dynamic`` and ``levels[].dynamic``):
+   graphrag's own ``DynamicCommunitySelection.select()``, built as global search builds it, with a
+   stub chat model rating from a relevance set (none relevant, all relevant, the ``--relevant``
+   what-if), against the audit's simulation of the installed graphrag's line
+   (``selected.dynamic.by_version``): waves, rating calls and kept reports at every level the audit
+   simulated. ``levels[].dynamic.status`` is "agrees", "differs", "graphrag_raised" (never agreement,
+   the prediction kept in ``expected``) or "not_run" (with the reason: a graphrag line the simulator
+   does not cover, a layout it does not simulate for that line, a level it did not simulate).
+   ``agree`` (overall) is false when any level's dynamic status is "differs" or "graphrag_raised";
+   ``levels[].agree`` stays the selection and map-call comparisons of that level.
    graphrag's tokenizer is tiktoken's encoding of the audit's ``--tokenizer``; when tiktoken
    has no cached copy of the encoding file, the byte-identical copy bundled with ``bpe-openai``
    is handed to tiktoken (which checks its sha256), so no download is needed.
@@ -53,6 +63,9 @@ import numpy as np
 import pandas as pd
 
 from graphrag_audit.graphrag.context import render_batches
+from graphrag_audit.verify_dynamic import id_key as _id_key
+from graphrag_audit.verify_dynamic import run_coroutine as _run_coroutine
+from graphrag_audit.verify_dynamic import short_error, verify_dynamic
 
 #: graphrag's global search context parameters (``get_global_search_engine``, 1.x - 3.x),
 #: without the size limit, whose name changed (1.x ``max_tokens``, 2.x/3.x ``max_context_tokens``)
@@ -91,30 +104,10 @@ def graphrag_unusable_reason() -> str | None:
     return None
 
 
-def short_error(exc: BaseException) -> str:
-    """``Type: message`` on one line, long messages (pandas prints whole arrays) cut in the middle."""
-    s = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return s if len(s) <= 160 else s[:90] + " … " + s[-60:]
-
-
 def _read(path) -> pd.DataFrame:
     if path.suffix == ".csv":
         return pd.read_csv(path)
     return pd.read_parquet(path)
-
-
-def _run_coroutine(coro):
-    """``asyncio.run``, also from inside a running event loop (a notebook): then in a fresh thread."""
-    import asyncio
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 #: how each load path reads the tables (``verify.load_paths``)
@@ -273,13 +266,35 @@ def verify_with_graphrag(report, model) -> dict:
                         and (q is None or (q["status"] == "agrees" and not q.get("expected_error_not_raised")))
                         and all(row.get(k) is not False for k in _CONTEXT_AGREEMENT))
         rows.append(row)
+    dyn_summary, dyn_rows = _dynamic(report, model, version, behaviour, reports_df, other_df)
+    for row in rows:  # row["agree"]: the selection and map-call comparisons; "dynamic" has its own status
+        if row["community_level"] in dyn_rows:
+            row["dynamic"] = dyn_rows[row["community_level"]]
+    dynamic_ok = all(x.get("dynamic", {}).get("status") in (None, "agrees", "not_run") for x in rows)
     out = {"available": True, "graphrag_version": version, "behaviour": behaviour,
-           "pandas_version": pd.__version__, "agree": bool(rows) and all(x["agree"] for x in rows),
-           "map_calls": contexts.summary(), "levels": rows,
+           "pandas_version": pd.__version__, "agree": bool(rows) and all(x["agree"] for x in rows) and dynamic_ok,
+           "map_calls": contexts.summary(), "dynamic": dyn_summary, "levels": rows,
            "load_paths": {"python_api": {"how": PYTHON_API_LOAD}}}
     if query is not None:
         out["load_paths"]["graphrag_query"] = query.describe()
     return out
+
+
+def _dynamic(report, model, version, behaviour, reports_df, other_df) -> tuple[dict, dict]:
+    """The dynamic-selection comparison (verify_dynamic.py) on the tables read for the Python API."""
+    frames = {"reports": reports_df}
+    if behaviour == "v2":
+        frames["communities"] = other_df
+    else:
+        frames["nodes"] = other_df
+        path = model.files.get("communities")
+        frames["communities"] = _read(path) if path is not None else None
+    try:
+        return verify_dynamic(report, version, frames)
+    except Exception as exc:  # noqa: BLE001 - never let the extra comparison break --verify
+        reason = f"the dynamic-selection comparison failed ({short_error(exc)})"
+        return ({"compared": False, "agree": None, "reason": reason},
+                {r.community_level: {"status": "not_run", "reason": reason} for r in report.levels})
 
 
 #: the per-level context comparisons that count towards ``agree`` (False = disagreement)
@@ -355,14 +370,6 @@ def _dist_version(name: str) -> str:
     except metadata.PackageNotFoundError:
         return "?"
 
-
-def _id_key(x) -> object:
-    """A row id as a comparable value: the community number (``"5"``, ``5``, ``"5.0"`` -> 5)."""
-    try:
-        f = float(x)
-        return int(f) if f.is_integer() else str(x)
-    except (TypeError, ValueError):
-        return str(x)
 
 
 def _audit_batches(coster, rows: np.ndarray, behaviour: str, n):

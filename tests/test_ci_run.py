@@ -51,7 +51,7 @@ def test_ci_run_fails_when_graphrag_cannot_be_installed(tmp_path):
 @pytest.mark.skipif(sys.platform == "win32" or shutil.which("bash") is None, reason=".ci/run is a bash script")
 def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpreters(tmp_path):
     """The first graphrag install fails (pip's transient failures), the retry works: .ci/run goes
-    on to the README's test command with GRAPHRAG_VERIFY_PYTHONS naming both side interpreters and
+    on to the README's test command with GRAPHRAG_VERIFY_PYTHONS naming the three side interpreters and
     CI=true. Stand-ins: ``python3 -m venv DIR`` makes DIR/bin/python, a script that fails its first
     ``pip install graphrag==...`` and succeeds otherwise; ``python`` records its calls."""
     bin_dir, calls = tmp_path / "bin", tmp_path / "python-calls"
@@ -79,8 +79,8 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
     proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
-    pythons = (f"{side / 'gr3' / 'bin' / 'python'}:{side / 'gr12' / 'bin' / 'python'} | "
-               f"{side / 'gr27' / 'bin' / 'python'}")
+    pythons = (f"{side / 'gr3' / 'bin' / 'python'}:{side / 'gr27' / 'bin' / 'python'}:"
+               f"{side / 'gr12' / 'bin' / 'python'} | {side / 'gr27' / 'bin' / 'python'}")
     assert calls.read_text().split("\n")[:-1] == [f"-m pip install .[test] | {pythons} | true",
                                                   f"-m pytest | {pythons} | true"]
     for version in ("3.3.0", "2.7.2", "1.2.0"):

@@ -95,7 +95,7 @@ TreeLevel = Annotated[Optional[int], typer.Option(
 
 # dynamic community selection (graphrag's dynamic_search_* settings; the defaults are graphrag's)
 NumRepeats = Annotated[Optional[int], typer.Option(
-    "--num-repeats", min=0, max=10,
+    "--num-repeats", min=1, max=10,
     help="Dynamic selection: rating calls per rated community (graphrag's dynamic_search_num_repeats; "
          "default: the project settings', else 1).")]
 Threshold = Annotated[Optional[int], typer.Option(

@@ -241,8 +241,9 @@ def _verify(report, priv: _Privacy) -> list[str]:
     else:
         note = None
     kind, sentence = summary(v, label, markdown_cell, lambda t: f"`{t}`")
+    dynamic = _verify_dynamic(v)
     if kind == "agrees":
-        return out + [sentence + "."] + ([] if note is None else ["", note])
+        return out + [sentence + "."] + ([] if note is None else ["", note]) + dynamic
     sentence = sentence.replace(" DISAGREES ", " **disagrees** ", 1)
     if kind == "raised":
         sentence = sentence.replace(" does not return a selection ", " **does not return a selection** ", 1)
@@ -281,7 +282,53 @@ def _verify(report, priv: _Privacy) -> list[str]:
                  + "; *graphrag query* on the tables as `graphrag query` loads them (its typed DataReader casts "
                    "community and level to int64)."]
     return out + [sentence, ""] + _table(heads + ["graphrag error / expected"], rows, align + ["l"]) + paths + (
-        [] if note is None else ["", note])
+        [] if note is None else ["", note]) + dynamic
+
+
+def _verify_dynamic(v: dict) -> list[str]:
+    """``--verify``'s dynamic-selection comparison: a sentence and, when it ran, one row per level and
+    scenario (graphrag's DynamicCommunitySelection with a stub rater against the audit's simulation)."""
+    from graphrag_audit.render.verify_words import DYNAMIC_STATUS_WORD, SCENARIO_LABEL, dynamic_summary
+
+    got = dynamic_summary(v, markdown_cell)
+    if got is None:
+        return []
+    kind, sentence = got
+    out = ["", "#### Dynamic community selection checked against graphrag's own DynamicCommunitySelection", ""]
+    if kind == "not_run":
+        return out + ["Not run: " + sentence.split(": ", 1)[1] + "."]
+    head = sentence.split(": ", 1)[0]
+    head = head.replace(" DISAGREES ", " **disagrees** ", 1).replace(
+        " does not select at every community_level", " **does not select at every community_level**", 1)
+    out += [head + ".", ""]
+
+    def word(status):
+        w = DYNAMIC_STATUS_WORD.get(status, markdown_cell(status, 40)).lower()
+        return w if status == "agrees" else f"**{w}**"
+
+    def waves(w):
+        return "—" if w is None else markdown_cell(", ".join(str(int(x)) for x in w) or "none")
+
+    rows = []
+    for x in v.get("levels") or []:
+        d = x.get("dynamic")
+        if not isinstance(d, dict):
+            continue
+        n = _lvl(x.get("community_level"))
+        scen = d.get("scenarios") or {}
+        if not scen:
+            rows.append([n, "—", word(d.get("status")), "", "", "", "", "", "",
+                         markdown_cell(d.get("reason") or d.get("expected") or "", 300)])
+            continue
+        for name, sc in scen.items():
+            rows.append([n, SCENARIO_LABEL.get(name, markdown_cell(name, 40)), word(sc.get("status")),
+                         _n(sc.get("graphrag_rating_calls")), _n(sc.get("audit_rating_calls")),
+                         waves(sc.get("graphrag_waves")), waves(sc.get("audit_waves")),
+                         _n(sc.get("graphrag_kept")), _n(sc.get("audit_kept")),
+                         markdown_cell(sc.get("graphrag_error") or sc.get("expected") or "", 300)])
+    return out + _table(["N", "relevant", "result", "graphrag rating calls", "audit rating calls", "graphrag waves",
+                         "audit waves", "graphrag kept", "audit kept", "graphrag error / expected"], rows,
+                        ["r", "l", "l", "r", "r", "l", "l", "r", "r", "l"])
 
 
 def _depth(report, max_rows: int) -> list[str]:

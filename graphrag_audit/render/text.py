@@ -73,6 +73,9 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
 
     if report.verify is not None:
         console.print(_verify_line(report.verify))
+        dyn = _verify_dynamic_line(report.verify)
+        if dyn is not None:
+            console.print(dyn)
         console.print()
 
     fs = report.sorted_findings()
@@ -192,6 +195,20 @@ def _focus(report, n: int):
                       Text(plain(lst.title[i], 80), no_wrap=True, overflow="ellipsis"), _n(lst.entities[i]),
                       _n(lst.tokens[i]) if lst.tokens is not None else "—")
         yield t
+
+
+def _verify_dynamic_line(v: dict) -> Text | None:
+    """The dynamic-selection part of --verify, per level (wording in render/verify_words.py)."""
+    from graphrag_audit.render.verify_words import dynamic_summary
+
+    if not v.get("available"):
+        return None
+    got = dynamic_summary(v, lambda t, limit=None: plain(t, limit))
+    if got is None:
+        return None
+    kind, sentence = got
+    style = {"agrees": "green", "raised": "bold yellow", "not_run": None}.get(kind, "bold red")
+    return Text("verify dynamic: " + sentence, style=style or "")
 
 
 def _verify_line(v: dict) -> Text:

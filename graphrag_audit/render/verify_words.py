@@ -131,6 +131,122 @@ def _path_parts(rows: list[dict], who_raises: str, who_count: str, clean: Callab
     return parts, disagree
 
 
+def static_agree(v: dict) -> bool:
+    """Did the selection and map-call comparisons agree at every level (``verify.agree`` without the
+    dynamic-selection comparison, which ``dynamic_summary`` words)?"""
+    if "dynamic" not in v:
+        return bool(v.get("agree"))
+    rows = v.get("levels") or []
+    return bool(rows) and all(x.get("agree") for x in rows)
+
+
+DYNAMIC_STATUS_WORD = {"agrees": "agrees", "differs": "DIFFERS", "graphrag_raised": "graphrag raised",
+                       "not_run": "not run"}
+SCENARIO_LABEL = {"none_relevant": "none relevant", "all_relevant": "all relevant", "what_if": "what-if"}
+
+
+def _waves(w) -> str:
+    return "[" + ", ".join(str(int(x)) for x in (w or [])) + "]"
+
+
+def scenario_problem(name: str, sc: dict, clean: Callable) -> str:
+    """What one scenario's comparison found, when it is not agreement."""
+    label = SCENARIO_LABEL.get(name, clean(name, 40))
+    if sc.get("status") == "not_run":
+        return f"{label}: not run ({clean(sc.get('reason'), 160)})"
+    if sc.get("status") == "graphrag_raised":
+        note = clean(sc.get("graphrag_error"), 160)
+        if sc.get("expected"):
+            note += "; the audit predicted " + clean(sc["expected"], 120)
+        return f"{label}: graphrag raised {note}"
+    if sc.get("expected_error_not_raised"):
+        return (f"{label}: graphrag returned {number(sc.get('graphrag_kept'))} reports after "
+                f"{number(sc.get('graphrag_rating_calls'))} rating calls where the audit predicted "
+                + clean(sc.get("expected"), 120))
+    parts = []
+    if sc.get("graphrag_rating_calls") != sc.get("audit_rating_calls"):
+        parts.append(f"graphrag {number(sc.get('graphrag_rating_calls'))} vs audit "
+                     f"{number(sc.get('audit_rating_calls'))} rating calls")
+    if sc.get("graphrag_waves") != sc.get("audit_waves"):
+        parts.append(f"waves {_waves(sc.get('graphrag_waves'))} vs {_waves(sc.get('audit_waves'))}")
+    if sc.get("only_graphrag_kept") or sc.get("only_audit_kept") or sc.get("graphrag_kept") != sc.get("audit_kept"):
+        parts.append(f"kept {number(sc.get('graphrag_kept'))} vs {number(sc.get('audit_kept'))} reports"
+                     f" ({len(sc.get('only_graphrag_kept') or [])} only graphrag's, "
+                     f"{len(sc.get('only_audit_kept') or [])} only the audit's)")
+    return f"{label}: " + ("; ".join(parts) or "differs")
+
+
+def dynamic_level_phrase(x: dict, clean: Callable) -> str:
+    """One level of the dynamic comparison: "N=1 agrees (none relevant 88, all relevant 88 rating calls)"."""
+    d = x.get("dynamic") or {}
+    head = f"N={level_label(x['community_level'])} "
+    status = d.get("status")
+    scen = d.get("scenarios") or {}
+    if status == "not_run" and not scen:
+        return head + "not run (" + clean(d.get("reason"), 160) + ")"
+    if status == "agrees":
+        calls = ", ".join(f"{SCENARIO_LABEL.get(k, clean(k, 40))} {number(sc.get('graphrag_rating_calls'))}"
+                          for k, sc in scen.items())
+        return head + f"agrees ({calls} rating calls)"
+    errors = {sc.get("graphrag_error") for sc in scen.values()}
+    if status == "graphrag_raised" and len(errors) == 1 and None not in errors and all(
+            sc.get("status") == "graphrag_raised" for sc in scen.values()):
+        note = clean(next(iter(errors)), 160)
+        if d.get("expected"):
+            note += "; the audit predicted " + clean(d["expected"], 120)
+        return head + f"graphrag raised {note}"
+    problems = [scenario_problem(k, sc, clean) for k, sc in scen.items() if sc.get("status") != "agrees"]
+    return head + DYNAMIC_STATUS_WORD.get(status, clean(status, 40)) + ": " + "; ".join(problems)
+
+
+def dynamic_summary(v: dict, clean: Callable) -> tuple[str, str] | None:
+    """(kind, sentence) of the dynamic-selection comparison, or None when the result has none;
+    kind is "agrees", "raised", "disagrees" or "not_run"."""
+    dyn = v.get("dynamic")
+    if not isinstance(dyn, dict):
+        return None
+    version = clean(v.get("graphrag_version"))
+    if not dyn.get("compared"):
+        return "not_run", f"dynamic selection not compared: {clean(dyn.get('reason'), 240)}"
+    st = dyn.get("settings") or {}
+    knobs = (f"threshold {st.get('threshold')}, num_repeats {st.get('num_repeats')}, max_level {st.get('max_level')}"
+             f", keep_parent {'on' if st.get('keep_parent') else 'off'}")
+    rows = [x for x in v.get("levels") or [] if isinstance(x.get("dynamic"), dict)]
+    statuses = [x["dynamic"].get("status") for x in rows]
+    scenarios = ", ".join(SCENARIO_LABEL.get(s, clean(s, 40)) for s in dyn.get("scenarios") or [])
+    who = (f"graphrag {version}'s DynamicCommunitySelection (the {clean(dyn.get('family'))} line, "
+           f"stub rater; {scenarios}; {knobs})")
+    all_levels = [x["community_level"] for x in rows]
+    raised: dict[tuple, list] = {}  # levels where every scenario raised the same error, grouped by it
+    parts: list = []
+    for x in rows:
+        d = x["dynamic"]
+        errors = {sc.get("graphrag_error") for sc in (d.get("scenarios") or {}).values()}
+        if d.get("status") == "graphrag_raised" and len(errors) == 1 and None not in errors:
+            key = (next(iter(errors)), d.get("expected"))
+            if key not in raised:
+                raised[key] = []
+                parts.append(key)
+            raised[key].append(x["community_level"])
+        else:
+            parts.append(dynamic_level_phrase(x, clean))
+    out = []
+    for p in parts:
+        if isinstance(p, tuple):
+            note = "; the audit predicted " + clean(p[1], 120) if p[1] else "; the audit predicted no error"
+            out.append(f"graphrag raised {clean(p[0], 160)} at {_levels_phrase(raised[p], all_levels)}{note}")
+        else:
+            out.append(p)
+    per_level = "; ".join(out)
+    if "differs" in statuses:
+        kind, verb = "disagrees", "DISAGREES with the audit's simulation"
+    elif "graphrag_raised" in statuses:
+        kind, verb = "raised", "does not select at every community_level"
+    else:
+        kind, verb = "agrees", "gives the audit's waves, rating calls and kept reports"
+    return kind, f"{who} {verb}: {per_level}"
+
+
 def summary(v: dict, label: str, clean: Callable, code: Callable) -> tuple[str, str]:
     """(kind, sentence) of an available verify result; kind is "agrees", "raised" or "disagrees"."""
     version = clean(v.get("graphrag_version"))
@@ -147,7 +263,7 @@ def summary(v: dict, label: str, clean: Callable, code: Callable) -> tuple[str, 
     if mc.get("compared"):
         map_note = ("same reports, tokens and text in every batch; "
                     f"{clean(mc.get('tokenizer'))}, {number(mc.get('max_context_tokens'))} tokens per batch")
-    if v.get("agree"):
+    if static_agree(v):
         line = f"graphrag {version}'s read_indexer_reports agrees with the {label} selection at every community_level"
         if q_loaded:
             line += (", with the tables loaded both as its Python API does (pd.read_parquet) and as "

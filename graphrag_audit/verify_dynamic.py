@@ -1,0 +1,490 @@
+"""--verify, dynamic community selection: graphrag's own ``DynamicCommunitySelection.select()``
+against the audit's simulation (graphrag/dynamic.py), level by level.
+
+The installed graphrag's line decides which simulated family is compared (``family_of``):
+1.1.1-1.2.x -> ``"1.x"``, 2.0.0-2.7.2 -> ``"2.x"``, 3.0.0 and later -> ``"3.x"``. Older releases
+(where the selector is broken differently, ``graphrag.dynamic.BROKEN_LINES``) and releases no
+family covers are "not_run" with the reason, never "agrees".
+
+The selector is built as global search builds it with ``--dynamic-community-selection``
+(``graphrag/api/query.py`` ``global_search`` -> ``read_indexer_communities`` and
+``read_indexer_reports(..., community_level=N, dynamic_community_selection=True)`` ->
+``GlobalCommunityContext`` -> ``DynamicCommunitySelection(community_reports, communities, ...)``):
+
+* 1.1.1-1.2.x: ``read_indexer_communities(communities, nodes, reports)``,
+  ``read_indexer_reports(reports, nodes, N, dynamic_community_selection=True)`` and the selector's
+  ``llm=`` / ``token_encoder=`` (``graphrag/query/factory.py`` ``get_global_search_engine``);
+* 2.x and 3.x: ``read_indexer_communities(communities, reports)``,
+  ``read_indexer_reports(reports, communities, N, dynamic_community_selection=True)`` and
+  ``model=`` / ``tokenizer=``;
+
+with the audit's ``threshold``, ``keep_parent``, ``num_repeats`` and ``max_level`` (graphrag's
+``dynamic_search_*`` settings) and ``use_summary`` False, on the tables read with
+``pd.read_parquet`` (CSV: ``pd.read_csv``), as graphrag's Python API takes them.
+
+The chat model is a stub that never leaves the process. It finds the rated report by its text in
+the rating prompt (the prompt is graphrag's ``RATE_QUERY`` formatted with the report's text: the
+text is what lies between the template's fixed head and tail). Reports that share a text (the same
+``full_content`` string graphrag built) get a marker appended to that text first, so every text
+names one report. It answers ``{"rating": threshold}`` for a relevant report and
+``{"rating": threshold - 1}`` otherwise, for every repeat. The scenarios: nothing relevant,
+everything relevant and, with ``--relevant``, the what-if. Each ``asyncio.gather`` of ``select()``
+is one wave (the selector module's ``asyncio`` is wrapped for the duration of the call to count
+the coroutines of each gather); the rating calls are graphrag's own ``llm_calls`` count; the kept
+reports are the community numbers of the reports ``select()`` returns.
+
+A graphrag exception (``KeyError: '0'`` when no level-0 community has a report, ...) is
+"graphrag_raised", with the audit's prediction kept in ``expected``; it is never counted as
+agreement, even where the audit predicted it.
+
+Importing the selector pulls in what ``rate_relevancy`` needs: on 3.x ``graphrag_llm.utils``, which
+imports LiteLLM (several seconds); nothing else of global search is imported. LiteLLM is told to use
+its bundled model-cost map (``LITELLM_LOCAL_MODEL_COST_MAP``) while it is imported, so ``--verify``
+makes no network request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import inspect
+import json
+import logging
+import os
+import threading
+import types
+
+#: the question put to the rater (its text is not looked at)
+QUERY = "graphrag-audit --verify: which reports matter?"
+
+#: the scenarios compared, in output order
+SCENARIOS = ("none_relevant", "all_relevant", "what_if")
+
+STATUSES = ("agrees", "differs", "graphrag_raised", "not_run")
+
+HOW = ("graphrag's DynamicCommunitySelection built as global search builds it (read_indexer_communities, "
+       "read_indexer_reports(..., dynamic_community_selection=True), tables read with pd.read_parquet) with a "
+       "stub chat model that rates each report from the scenario's relevance set (identified by its text); "
+       "waves = coroutines per asyncio.gather, rating calls = graphrag's llm_calls, kept = the reports "
+       "select() returns")
+
+_PATCH_LOCK = threading.Lock()
+
+
+def short_error(exc: BaseException) -> str:
+    """``Type: message`` on one line, long messages (pandas prints whole arrays) cut in the middle."""
+    s = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return s if len(s) <= 160 else s[:90] + " … " + s[-60:]
+
+
+def run_coroutine(coro):
+    """``asyncio.run``, also from inside a running event loop (a notebook): then in a fresh thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def id_key(x) -> object:
+    """A row id as a comparable value: the community number (``"5"``, ``5``, ``"5.0"`` -> 5)."""
+    try:
+        f = float(x)
+        return int(f) if f.is_integer() else str(x)
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def _version_tuple(version: str) -> tuple[int, ...] | None:
+    parts = []
+    for p in version.split(".")[:3]:
+        digits = ""
+        for ch in p:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            return None
+        parts.append(int(digits))
+    while len(parts) < 3:
+        parts.append(0)
+    return tuple(parts)
+
+
+def family_of(version: str | None) -> tuple[str | None, str | None]:
+    """(family, None) for the graphrag releases the simulator covers, else (None, why not)."""
+    from graphrag_audit.graphrag.dynamic import BROKEN_LINES
+
+    v = _version_tuple(version or "")
+    if v is None:
+        return None, f"graphrag version {version!r} cannot be read"
+    if (1, 1, 1) <= v < (1, 3, 0):
+        return "1.x", None
+    if (2, 0, 0) <= v <= (2, 7, 2):
+        return "2.x", None
+    if v >= (3, 0, 0):
+        return "3.x", None
+    if v < (1, 1, 1):
+        line = (BROKEN_LINES[0] if v[:2] == (0, 5) else BROKEN_LINES[1] if v >= (0, 9, 0) else None)
+        return None, (f"graphrag {version} is older than 1.1.1, whose dynamic selection the audit does not simulate"
+                      + (f" (broken in another way there: {line[0]}: {line[1]})" if line else ""))
+    return None, (f"graphrag {version} is a release the audit's dynamic simulation does not cover "
+                  "(1.1.1-1.2.x, 2.0.0-2.7.2, 3.0.0 and later)")
+
+
+def _not_run(reason: str) -> dict:
+    return {"status": "not_run", "reason": reason}
+
+
+def _ids(values) -> list:
+    return sorted((id_key(x) for x in values), key=lambda v: (isinstance(v, str), v if isinstance(v, int) else 0,
+                                                                str(v)))
+
+
+class _Waves:
+    """Stands in for the selector module's ``asyncio`` during ``select()``: counts each gather."""
+
+    def __init__(self):
+        self.sizes: list[int] = []
+
+    def __getattr__(self, name):
+        return getattr(asyncio, name)
+
+    def gather(self, *aws, **kw):
+        self.sizes.append(len(aws))
+        return asyncio.gather(*aws, **kw)
+
+
+class _Tokens:
+    """Tokenizer / token encoder stand-in: rating prompts' token counts are not compared."""
+
+    def encode(self, text, *args, **kwargs):
+        return []
+
+    def decode(self, tokens, *args, **kwargs):
+        return ""
+
+    def num_tokens(self, text, *args, **kwargs):
+        return 0
+
+    def num_prompt_tokens(self, messages, *args, **kwargs):
+        return 0
+
+
+class StubError(RuntimeError):
+    """The stub rater could not do its part (a prompt it cannot attribute, the call bound reached):
+    a failure of the check, not of graphrag."""
+
+
+class StubRater:
+    """A chat model for every graphrag line that answers a rating prompt from a relevance set.
+
+    ``texts``: the report text graphrag sends -> its community key; ``relevant(key)`` decides;
+    ``head``/``tail``: the rating template's fixed text around the report's."""
+
+    def __init__(self, texts: dict[str, str], relevant, threshold: int, head: str, tail: str,
+                 max_calls: int | None = None):
+        self.texts = texts
+        self.relevant = relevant
+        self.threshold = int(threshold)
+        self.head, self.tail = head, tail
+        self.max_calls = max_calls
+        self.calls = 0
+
+    def answer(self, prompt: str) -> str:
+        if not (prompt.startswith(self.head) and prompt.endswith(self.tail)
+                and len(prompt) >= len(self.head) + len(self.tail)):
+            raise StubError("the stub rater got a prompt that is not graphrag's rating template")
+        text = prompt[len(self.head):len(prompt) - len(self.tail)]
+        key = self.texts.get(text)
+        if key is None:
+            raise StubError("the stub rater got a report text it cannot attribute to one report")
+        self.calls += 1
+        if self.max_calls is not None and self.calls > self.max_calls:
+            raise StubError(f"graphrag made more than {self.max_calls:,} rating calls (far beyond the audit's "
+                            "count): stopped")
+        rating = self.threshold if self.relevant(key) else self.threshold - 1
+        return json.dumps({"reason": "graphrag-audit stub", "rating": rating})
+
+    # graphrag 1.x: BaseLLM.agenerate(messages=..., **kwargs) -> str
+    async def agenerate(self, messages, **kwargs):
+        return self.answer(_content(messages[0]))
+
+    # graphrag 2.x: ChatModel.achat(prompt, history, model_parameters, json) -> .output.content
+    async def achat(self, prompt, history=None, **kwargs):
+        text = self.answer(_content(history[0]))
+        return types.SimpleNamespace(output=types.SimpleNamespace(content=text))
+
+    # graphrag 3.x: LLMCompletion.completion_async(messages=...) -> .choices[0].message.content
+    async def completion_async(self, messages, **kwargs):
+        text = self.answer(_content(messages[0]))
+        msg = types.SimpleNamespace(content=text)
+        return types.SimpleNamespace(choices=[types.SimpleNamespace(message=msg)])
+
+
+def _content(message) -> str:
+    content = message["content"] if isinstance(message, dict) else message.content
+    if not isinstance(content, str):
+        raise StubError("the stub rater got a rating prompt that is not one string")
+    return content
+
+
+def mark_shared_texts(reports) -> dict[str, str]:
+    """Append a marker to every ``full_content`` that two of graphrag's ``CommunityReport`` objects
+    share (in place), so each text names one report; returns text -> community key."""
+    counts: dict[str, int] = {}
+    for r in reports:
+        counts[r.full_content] = counts.get(r.full_content, 0) + 1
+    texts: dict[str, str] = {}
+    for i, r in enumerate(reports):
+        if counts[r.full_content] > 1:
+            marked = f"{r.full_content}\n[graphrag-audit marker {i}]"
+            while marked in counts or marked in texts:
+                marked += "*"
+            r.full_content = marked
+        texts[r.full_content] = r.community_id
+    return texts
+
+
+@contextlib.contextmanager
+def _quiet_graphrag_logs():
+    """graphrag's loggers silenced for the check (``read_indexer_communities`` warns about every
+    community without a report; the result says what matters)."""
+    log = logging.getLogger("graphrag")
+    saved = log.level
+    log.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        log.setLevel(saved)
+
+
+def _import_selector():
+    """graphrag's selector module, importing LiteLLM (3.x) with its bundled cost map (no network)."""
+    key = "LITELLM_LOCAL_MODEL_COST_MAP"
+    saved = os.environ.get(key)
+    if saved is None:
+        os.environ[key] = "True"
+    try:
+        import graphrag.query.context_builder.dynamic_community_selection as mod
+    finally:
+        if saved is None:
+            os.environ.pop(key, None)
+    return mod
+
+
+class GraphragDynamic:
+    """graphrag's own selector on one index: built once per community_level, run per scenario."""
+
+    def __init__(self, family: str, frames: dict, settings: dict):
+        from graphrag.query.indexer_adapters import read_indexer_communities, read_indexer_reports
+
+        self.mod = _import_selector()
+        self.family = family
+        self.frames = frames
+        self.settings = settings
+        self.read_communities = read_indexer_communities
+        self.read_reports = read_indexer_reports
+        params = inspect.signature(self.mod.DynamicCommunitySelection.__init__).parameters
+        if "llm" in params and "token_encoder" in params:
+            self.model_kw, self.tok_kw = "llm", "token_encoder"
+        elif "model" in params and "tokenizer" in params:
+            self.model_kw, self.tok_kw = "model", "tokenizer"
+        else:
+            raise TypeError("this graphrag's DynamicCommunitySelection has an unknown signature")
+        missing = [k for k in settings if k not in params]
+        if missing:
+            raise TypeError(f"this graphrag's DynamicCommunitySelection lacks {', '.join(missing)}")
+        template = getattr(self.mod, "RATE_QUERY")
+        sentinel = "\x00graphrag-audit-description\x00"
+        filled = template.format(description=sentinel, question=QUERY)
+        if filled.count(sentinel) != 1:
+            raise TypeError("graphrag's rating prompt does not hold the report text once")
+        self.head, self.tail = filled.split(sentinel)
+        self._communities = None
+        self._communities_error: str | None = None
+        self._by_level: dict = {}
+
+    def _communities_list(self):
+        if self._communities is None and self._communities_error is None:
+            f = self.frames
+            try:
+                if self.family == "1.x":
+                    self._communities = self.read_communities(copy.deepcopy(f["communities"]),
+                                                              copy.deepcopy(f["nodes"]), copy.deepcopy(f["reports"]))
+                else:
+                    self._communities = self.read_communities(copy.deepcopy(f["communities"]),
+                                                              copy.deepcopy(f["reports"]))
+            except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
+                self._communities_error = short_error(exc)
+        return self._communities
+
+    def _reports(self, n):
+        f = self.frames
+        other = f["nodes"] if self.family == "1.x" else f["communities"]
+        return self.read_reports(copy.deepcopy(f["reports"]), copy.deepcopy(other), n,
+                                 dynamic_community_selection=True)
+
+    def _reports_at(self, n):
+        """graphrag's candidate reports at ``n`` with shared texts marked, and text -> community key
+        (built once per level: the selector only reads them)."""
+        if n not in self._by_level:
+            try:
+                reports = self._reports(n)
+                self._by_level[n] = (reports, mark_shared_texts(reports), None)
+            except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
+                self._by_level[n] = (None, None, short_error(exc))
+        return self._by_level[n]
+
+    def run(self, n, relevant, max_calls: int | None = None) -> dict:
+        """One ``select()`` at community_level ``n``; ``relevant``: a set of community numbers, or
+        None for every report; ``max_calls``: stop graphrag beyond that many rating calls.
+        ``{"error"}`` (graphrag raised), ``{"not_run"}`` (the stub could not rate) or
+        ``{"rating_calls", "waves", "kept_ids"}``."""
+        communities = self._communities_list()
+        if communities is None:
+            return {"error": self._communities_error}
+        reports, texts, error = self._reports_at(n)
+        if error is not None:
+            return {"error": error}
+        if relevant is None:
+            def is_relevant(key):
+                return True
+        else:
+            def is_relevant(key):
+                return id_key(key) in relevant
+        if max_calls is None:  # the audit predicted no selection: bound graphrag anyway
+            max_calls = 8 * len(texts) * max(1, self.settings["num_repeats"]) + 10_000
+        rater = StubRater(texts, is_relevant, self.settings["threshold"], self.head, self.tail, max_calls)
+        kw = {self.model_kw: rater, self.tok_kw: _Tokens(), "use_summary": False, **self.settings}
+        waves = _Waves()
+        with _PATCH_LOCK:
+            saved = self.mod.asyncio
+            self.mod.asyncio = waves
+            try:
+                selector = self.mod.DynamicCommunitySelection(community_reports=reports, communities=communities,
+                                                              **kw)
+                got, info = run_coroutine(selector.select(QUERY))
+            except StubError as exc:
+                return {"not_run": str(exc)}
+            except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
+                return {"error": short_error(exc)}
+            finally:
+                self.mod.asyncio = saved
+        return {"rating_calls": int(info["llm_calls"]), "waves": list(waves.sizes),
+                "kept_ids": _ids(r.community_id for r in got), "stub_calls": rater.calls}
+
+
+def compare_scenario(expected, got: dict, audit_error: str | None) -> dict:
+    """One scenario at one level: the audit's ``DynamicScenario`` (None when it predicts an error)
+    against graphrag's run (``GraphragDynamic.run``)."""
+    if got.get("not_run") is not None:
+        return {"status": "not_run", "reason": got["not_run"]}
+    if got.get("error") is not None:
+        out = {"status": "graphrag_raised", "graphrag_error": got["error"]}
+        if audit_error:
+            out["expected"] = audit_error
+        return out
+    out = {"graphrag_rating_calls": got["rating_calls"], "graphrag_waves": got["waves"],
+           "graphrag_kept": len(got["kept_ids"])}
+    if expected is None:
+        out.update(status="differs", expected=audit_error or "no scenario", expected_error_not_raised=True)
+        return out
+    audit_kept = _ids(expected.kept_ids)
+    out.update(audit_rating_calls=int(expected.rating_calls), audit_waves=[int(w) for w in expected.waves],
+               audit_kept=len(audit_kept))
+    same = (got["rating_calls"] == out["audit_rating_calls"] and got["waves"] == out["audit_waves"]
+            and got["kept_ids"] == audit_kept)
+    out["status"] = "agrees" if same else "differs"
+    if not same:
+        theirs, ours = set(got["kept_ids"]), set(audit_kept)
+        out["only_graphrag_kept"] = sorted(theirs - ours, key=repr)[:50]
+        out["only_audit_kept"] = sorted(ours - theirs, key=repr)[:50]
+    out = {"status": out.pop("status"), **out}
+    return out
+
+
+def combine(scenarios: dict) -> str:
+    """A level's status from its scenarios': a raise first, then a difference, then a scenario not run,
+    else agreement."""
+    statuses = [s["status"] for s in scenarios.values()]
+    for status in ("graphrag_raised", "differs", "not_run"):
+        if status in statuses:
+            return status
+    return "agrees" if statuses else "not_run"
+
+
+def compare_level(version, runner, n, relevant) -> dict:
+    """The dynamic comparison at one community_level: the audit's ``DynamicVersion`` of the family
+    (``version``) against graphrag's ``select()`` (``runner``: ``run(n, relevant_set_or_None)``)."""
+    if version.error and version.error.startswith("never ends"):
+        return {"status": "not_run", "family": version.family, "expected": version.error,
+                "reason": "the audit predicts graphrag's select() never returns here: not run"}
+    scen = {"none_relevant": (version.none_relevant, set()), "all_relevant": (version.all_relevant, None)}
+    if relevant is not None:
+        scen["what_if"] = (version.what_if, set(int(x) for x in relevant))
+    results = {}
+    for name, (expected, rel) in scen.items():
+        bound = None if expected is None else 2 * int(expected.rating_calls) + 1000
+        results[name] = compare_scenario(expected, runner(n, rel, bound), version.error)
+    out = {"status": combine(results), "family": version.family}
+    if version.error:
+        out["expected"] = version.error
+    out["scenarios"] = results
+    return out
+
+
+def verify_dynamic(report, version: str, frames: dict) -> tuple[dict, dict]:
+    """(summary, {community_level: per-level result}) of the dynamic comparison; ``frames``: the
+    tables as read for the Python API (``reports``, ``communities``, 1.x also ``nodes``)."""
+    opts = report.options
+    settings = {"threshold": int(opts.threshold), "keep_parent": bool(opts.keep_parent),
+                "num_repeats": int(opts.num_repeats), "max_level": int(opts.max_level)}
+    relevant = None if opts.relevant is None else tuple(int(x) for x in opts.relevant)
+    family, why = family_of(version)
+    summary = {"compared": False, "agree": None, "family": family, "settings": settings,
+               "scenarios": [s for s in SCENARIOS if s != "what_if" or relevant is not None]}
+    levels = [r.community_level for r in report.levels]
+
+    def all_not_run(reason):
+        summary["reason"] = reason
+        return summary, {n: _not_run(reason) for n in levels}
+
+    if family is None:
+        return all_not_run(why)
+    from graphrag_audit.graphrag.dynamic import FAMILIES
+
+    summary["graphrag"] = FAMILIES[family]
+    if frames.get("reports") is None or frames.get("communities") is None or (
+            family == "1.x" and frames.get("nodes") is None):
+        need = "create_final_communities, create_final_nodes" if family == "1.x" else "communities"
+        return all_not_run(f"this index lacks the tables graphrag {version}'s dynamic selection reads "
+                           f"(community reports, {need})")
+    by_level = {r.community_level: r.selected["dynamic"].by_version for r in report.levels
+                if "dynamic" in r.selected}
+    if not any(bv is not None and family in bv.versions for bv in by_level.values()):
+        layout = "create_final_* tables" if family == "1.x" else "communities table with children"
+        return all_not_run(f"the audit simulates the {family} line only on the layout that line reads ({layout}); "
+                           "this index has another")
+    try:
+        runner = GraphragDynamic(family, frames, settings)
+    except Exception as exc:  # noqa: BLE001 - an unknown graphrag layout: not run, with the reason
+        return all_not_run(f"cannot build graphrag's DynamicCommunitySelection here ({short_error(exc)})")
+    summary.update(compared=True, how=HOW)
+    rows = {}
+    with _quiet_graphrag_logs():
+        for n in levels:
+            bv = by_level.get(n)
+            if bv is None or family not in bv.versions:
+                rows[n] = _not_run("the audit did not simulate dynamic selection at this community_level "
+                                   "(a deep tree is simulated at --level and N=None only)")
+                continue
+            rows[n] = compare_level(bv.versions[family], runner.run, n, relevant)
+    compared = [r["status"] for r in rows.values() if r["status"] != "not_run"]
+    summary["levels_compared"] = len(compared)
+    summary["agree"] = bool(compared) and all(s == "agrees" for s in compared)
+    return summary, rows
