@@ -193,11 +193,6 @@ def dynamic_by_level(model: IndexModel, levels, *, threshold: int = 1, keep_pare
                              num_repeats=num_repeats, max_level=max_level)
         versions = {}
         for f in fams:
-            if unreadable is not None:
-                versions[f] = DynamicVersion(family=f, graphrag=FAMILIES[f], error=unreadable, descends=False,
-                                             start_ids=(), cut_off_ids=(), unreachable_ids=(), none_relevant=None,
-                                             all_relevant=None)
-                continue
             try:
                 r = simulate_all(inp, (f,), st, what_if=relevant)[f]
             except EndlessSelection as exc:  # a cycle in the children: graphrag never returns
