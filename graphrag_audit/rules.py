@@ -134,6 +134,10 @@ for _r in [
          "Since graphrag 2.0 every report with level <= N is sent, ancestors together with their "
          "descendants. Use a lower community_level, dynamic selection, or a planned frontier written "
          "with graphrag-audit plan --write."),
+    Rule("low-coverage", "warning", "The reports sent at the level you query with cover few of the clustered entities",
+         "Entities outside every selected report's community never reach global search. Look for communities "
+         "without a report (community-without-report: re-run create_community_reports), query a deeper "
+         "community_level if its reports cover more, or lower --min-coverage if the gap is expected."),
     Rule("level-beyond-max", "info", "The level you query with is deeper than the tree",
          "community_level above the deepest level behaves like no filter; pick a level within the tree."),
     Rule("single-child-chain", "info", "Communities with exactly one child",

@@ -33,6 +33,10 @@ def levels_cmd(
         "--max-inflation", min=1.0, envvar="GRAPHRAG_AUDIT_MAX_INFLATION",
         help="v2-inflation fires when graphrag >= 2.0 sends more than this many times the reports of "
              "graphrag < 2.0 at --level.")] = 1.2,
+    min_coverage: Annotated[float, typer.Option(
+        "--min-coverage", min=0.0, max=1.0, envvar="GRAPHRAG_AUDIT_MIN_COVERAGE",
+        help="low-coverage fires when the reports sent at --level cover a smaller share of the clustered "
+             "entities.")] = 0.5,
     tokenizer: Tokenizer = DEFAULT_TOKENIZER,
     max_context_tokens: MaxContextTokens = DEFAULT_MAX_CONTEXT_TOKENS,
     no_costs: NoCosts = False,
@@ -82,7 +86,7 @@ def levels_cmd(
         try:
             opts = AuditOptions(level=2 if level is None else level, tokenizer=tokenizer,
                                 max_context_tokens=max_context_tokens, costs=not no_costs,
-                                max_unreachable=max_unreachable, max_inflation=max_inflation,
+                                max_unreachable=max_unreachable, max_inflation=max_inflation, min_coverage=min_coverage,
                                 num_repeats=num_repeats, threshold=threshold, keep_parent=keep_parent,
                                 max_level=max_level, use_summary=use_summary, query=query,
                                 relevant=relevant_ids)
