@@ -21,7 +21,8 @@ GROUPS = [
                               "dynamic-no-level-0-report"]),
     ("Cross-version traps", ["string-community-ids", "v2-unreadable", "int32-community-ids", "needs-migration"]),
     ("Where the index is", ["parquet-csv-differ"]),
-    ("At the level you query with (`--level`, default 2)", ["depth-mismatch", "v2-inflation", "level-beyond-max",
+    ("At the level you query with (`--level`, default 2)", ["depth-mismatch", "v2-inflation", "low-coverage",
+                                                            "level-beyond-max",
                                                             "single-child-chain", "duplicate-level",
                                                             "dynamic-no-descent", "dynamic-unreachable",
                                                             "dynamic-fails", "dynamic-old-graphrag"]),
@@ -42,6 +43,17 @@ NOTES = {
     "`threshold`; `communities` lists the reports only graphrag >= 2.0 sends. Fires when v2/v1 exceeds "
     "`--max-inflation` (default 1.2; env `GRAPHRAG_AUDIT_MAX_INFLATION`). On `verbs-v3` at N=2: 120 vs 97 "
     "reports (1.24x, 11 vs 8 map calls), 23 ancestors sent with their descendants.",
+    "low-coverage": "An entity is *clustered* when some community holds it, and *covered* at N when a report "
+    "sent at N belongs to a community that holds it; a text unit is covered when a covered entity names it "
+    "(`entities.text_unit_ids`). Checked at `--level` (the deepest level when `--level` is beyond the tree) for "
+    "the selection each graphrag that reads the index returns (`status` `exact`), else for the graphrag >= 2.0 "
+    "rule; not checked without a reports table (`no-reports-table` says it). Fires when `entities_covered` / "
+    "`clustered_entities` is below `--min-coverage` (default 0.5, i.e. fewer than half the clustered entities "
+    "reach global search through any report; env `GRAPHRAG_AUDIT_MIN_COVERAGE`). Evidence: `level`, "
+    "`behaviours`, `threshold`, `clustered_entities`, `entities_covered`, `share_entities`, "
+    "`clustered_text_units`, `text_units_covered` (per behaviour). On `real-b2b-gaps-v2` at N=0 the 20 level-0 "
+    "reports cover 772 of 2,323 clustered entities (33%, 423 of 804 text units): 10 of the 30 roots, among them "
+    "the largest, have no report; at N=2 graphrag >= 2.0's 433 reports cover 1,923 (83%).",
     "string-community-ids": "graphrag 1.x and later merge the nodes' integer community numbers with the reports' "
     "string ones and keep nothing; `--verify` with graphrag 1.2.0 installed confirms 0 reports at every level on "
     "the three 0.1-0.4 indexes of `../shared/indexes`.",

@@ -15,7 +15,7 @@ import unicodedata
 import numpy as np
 
 from graphrag_audit.render.graph import NO_REPORT_FILL, SENT_FILL
-from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, level_table, sends
+from graphrag_audit.render.cells import LEVEL_ONLY_NOTE, coverage_table, level_table, sends
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView
 from graphrag_audit.sanitise.common import plain
@@ -79,6 +79,10 @@ def _levels_table(report) -> str:
         return ("<section id=\"levels\"><h2>What each community_level N sends</h2>"
                 "<p>No community_reports table: nothing is sent to global search.</p></section>")
     heads, rows, notes = level_table(report)
+    _cols, cov = coverage_table(report, notes)  # + the clustered entities each selection covers
+    total = _n(report.index.counts.clustered_entities)
+    heads = heads + [f">=2.0 covers (of {total} entities)", f"<2.0 covers (of {total} entities)"]
+    rows = [row + c[1:3] for row, c in zip(rows, cov)]
     body = []
     for cells in rows:
         cls = ' class="chosen"' if cells[0] == _lvl(opts.level) else ""
@@ -299,7 +303,8 @@ def _charts(report, forest: ForestView) -> str:
 def _findings(report) -> str:
     fs = report.sorted_findings()
     items = "".join(f'<li class="{h(f.severity)}"><b>{h(f.severity.upper())}</b> <code>{h(f.rule)}</code> '
-                    f"{h(f.message)}</li>" for f in fs)
+                    f"{h(f.message)}" + (f'<br><span class="fix">fix: {h(f.fix)}</span>' if f.fix else "") + "</li>"
+                    for f in fs)
     return f'<section id="findings"><h2>Findings ({len(fs)})</h2><ul>{items or "<li>none</li>"}</ul></section>'
 
 
@@ -320,7 +325,7 @@ svg .val{font-size:10px;fill:#333}svg line.grid{stroke:#eee}
 #icicle rect{stroke:#fff;stroke-width:0.6}#icicle rect[stroke-dasharray]{stroke:#999}
 #icicle rect:hover{stroke:#000;stroke-width:1.5}
 .charts{display:flex;flex-wrap:wrap;gap:24px}figure{margin:0}figcaption{font-size:12.5px;color:#555;max-width:620px}
-#findings li{margin:3px 0}#findings .error b{color:#b00}#findings .warning b{color:#a60}#findings .info b{color:#06c}
+#findings li{margin:3px 0}#findings .fix{color:#555}#findings .error b{color:#b00}#findings .warning b{color:#a60}#findings .info b{color:#06c}
 footer{margin-top:32px;color:#777;font-size:12px}
 """
 
