@@ -299,8 +299,10 @@ def answer(report) -> str:
         first += f", covering {coverage_phrase(main, total)}"
     parts = [f"{head} {first}", _behaviour_phrase(at.selected[order[1]], order[1], short=True)]
     if not beyond and v2.count:
-        parts.append(f"all {v2.count:,} >= 2.0 reports are level-{n} reports" if only.count == v2.count else
-                     f"only {only.count:,} are level-{n} reports")
+        if only.count != v2.count:
+            parts.append(f"only {only.count:,} are level-{n} reports")
+        else:
+            parts.append(f"all are level-{n} reports" if v2.count > 1 else f"it is a level-{n} report")
     return "; ".join(parts)
 
 
