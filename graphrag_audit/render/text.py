@@ -10,6 +10,7 @@ from rich import box
 import re
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -125,12 +126,8 @@ def _no_trailing_blanks(text: str) -> str:
 
 
 def _width_of(console, renderable) -> int:
-    """The widest line ``renderable`` takes when nothing constrains it."""
-    wide = Console(width=10_000, file=io.StringIO(), no_color=True, color_system=None, highlight=False,
-                   emoji=False, legacy_windows=False)
-    with wide.capture() as cap:
-        wide.print(renderable)
-    return max((len(line.rstrip()) for line in cap.get().splitlines()), default=0)
+    """The width ``renderable`` takes when nothing constrains it (rich's own measurement: no rendering)."""
+    return Measurement.get(console, console.options.update(width=10_000), renderable).maximum
 
 
 def _fitted(console, build, keys: list[str], droppable):
