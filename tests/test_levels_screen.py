@@ -226,7 +226,7 @@ def test_the_queried_level_is_marked_without_colour(encoding, marker):
         # the marker takes a column of its own: N stays right-aligned in every row
         assert len({re.match(r"^ *[▶>]? *(\S+)", r).end(1) for r in rows}) == 1, rows
     md = run("levels", d, "--level", "1", "-f", "markdown").stdout
-    assert md.splitlines()[0].startswith("**at community_level 1 graphrag &gt;= 2.0 sends 88 reports")
+    assert md.splitlines()[2].startswith("**at community_level 1 graphrag &gt;= 2.0 sends 88 reports")
     assert "| ▶ | **1** | **88** |" in md
 
 

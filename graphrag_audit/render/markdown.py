@@ -97,7 +97,9 @@ def _header(report) -> list[str]:
                         f"`--max-inflation {float(opts.max_inflation):g}` · `--min-coverage {float(opts.min_coverage):g}` · "
                         f"{costs}"],
     ]
-    out = [f"**{_own(answer(report))}**", "", "## graphrag-audit report", ""]
+    # the answer is the first paragraph, under the heading: appended to a $GITHUB_STEP_SUMMARY that
+    # ends in a paragraph, a heading still starts a block of its own (a paragraph would merge)
+    out = ["## graphrag-audit report", "", f"**{_own(answer(report))}**", ""]
     out += _table(["", ""], rows, ["l", "l"])
     for note in info.notes:
         out += ["", "Note: " + markdown_cell(note)]
