@@ -91,6 +91,7 @@ def test_b2b_level_0_covers_772_of_2323_and_low_coverage_fires_there():
     # the hand-checked numbers: the 10 level-0 communities without a report are the largest roots
     d = shared_index("real-b2b-gaps-v2")
     members, units, clustered = reference(d)
+    assert len(clustered) == 2323
     at0 = audit(d, AuditOptions(level=0, costs=False))
     assert (at0.levels[0].selected["v2"].entities_covered, at0.index.counts.clustered_entities) == (772, 2323)
     low = [f for f in at0.findings if f.rule == "low-coverage"]

@@ -5,10 +5,9 @@ escapes; no line may start with a ``::`` workflow command, whatever the wrapping
 from __future__ import annotations
 
 import io
-
-from rich import box
 import re
 
+from rich import box
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
