@@ -106,7 +106,7 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     if fs:  # a hanging indent: the severity, then the message and the rule's fix below it
         grid = Table.grid(padding=(0, 1, 0, 0))
         grid.add_column(no_wrap=True)
-        grid.add_column()
+        grid.add_column(overflow="fold")  # a word longer than the line folds, as before: never cut
         for f in fs:
             body = Text.assemble((f"{f.rule}: ", "bold"), plain(f.message))
             if f.fix:
