@@ -123,6 +123,17 @@ RULES: dict[str, Rule] = {r.id: r for r in _RULES}
 #: longer notes on some rules (evidence keys, thresholds, what was measured): docs/rules.md
 #: (docs/gen_rules.py) and ``graphrag-audit explain RULE`` print them
 RULE_NOTES: dict[str, str] = {
+    "low-coverage": "An entity is *clustered* when some community holds it, and *covered* at N when a report "
+    "sent at N belongs to a community that holds it; a text unit is covered when a covered entity names it "
+    "(`entities.text_unit_ids`). Checked at `--level` (the deepest level when `--level` is beyond the tree) for "
+    "the selection each graphrag that reads the index returns (`status` `exact`), else for the graphrag >= 2.0 "
+    "rule; not checked without a reports table (`no-reports-table` says it). Fires when `entities_covered` / "
+    "`clustered_entities` is below `--min-coverage` (default 0.5, i.e. fewer than half the clustered entities "
+    "reach global search through any report; env `GRAPHRAG_AUDIT_MIN_COVERAGE`). Evidence: `level`, "
+    "`behaviours`, `threshold`, `clustered_entities`, `entities_covered`, `share_entities`, "
+    "`clustered_text_units`, `text_units_covered` (per behaviour). On `real-b2b-gaps-v2` at N=0 the 20 level-0 "
+    "reports cover 772 of 2,323 clustered entities (33%, 423 of 804 text units): 10 of the 30 roots, among them "
+    "the largest, have no report; at N=2 graphrag >= 2.0's 433 reports cover 1,923 (83%).",
     "parquet-csv-differ": "Checked when a table exists as both `X.parquet` and `X.csv` in the audited folder: "
     "the row counts of each pair, and the community numbers of communities and community_reports, are compared. "
     "Evidence: `audited` and `other` (`parquet`/`csv`) and, per differing table, the row counts and the values "
@@ -171,6 +182,10 @@ for _r in [
          "Since graphrag 2.0 every report with level <= N is sent, ancestors together with their "
          "descendants. Use a lower community_level, dynamic selection, or a planned frontier written "
          "with graphrag-audit plan --write."),
+    Rule("low-coverage", "warning", "The reports sent at the level you query with cover few of the clustered entities",
+         "Entities outside every selected report's community never reach global search. Look for communities "
+         "without a report (community-without-report: re-run create_community_reports), query a deeper "
+         "community_level if its reports cover more, or lower --min-coverage if the gap is expected."),
     Rule("level-beyond-max", "info", "The level you query with is deeper than the tree",
          "community_level above the deepest level behaves like no filter; pick a level within the tree."),
     Rule("single-child-chain", "info", "Communities with exactly one child",

@@ -258,8 +258,9 @@ def c_csv_invalid_utf8(tmp):
     return Built(d)
 
 
-# 0 reports: every community lacks one (a warning), nothing else
-@case(ok("community-without-report", "dynamic-no-level-0-report", code=1), "CSV reports table with a header and no rows")
+# 0 reports: every community lacks one (a warning), and they cover none of the clustered entities
+@case(ok("community-without-report", "dynamic-no-level-0-report", "low-coverage", code=1),
+      "CSV reports table with a header and no rows")
 def c_csv_header_only_reports(tmp):
     idx = Index.base()
     d = idx.write(tmp / "index", fmt="csv")
@@ -487,7 +488,8 @@ _tree_case("duplicate-community-conflicting", BASE_TREE,
            mutate=lambda idx: _dup_row(idx, 4, level=0, parent=-1, title="Community 4b"))
 # reports point only at communities 100..105: every community lacks a report, every report is orphaned.
 _tree_case("reports-referencing-nothing", BASE_TREE,
-           ok("report-without-community", "community-without-report", "dynamic-no-level-0-report", code=1),
+           ok("report-without-community", "community-without-report", "dynamic-no-level-0-report", "low-coverage",
+              code=1),
            "reports whose community numbers have no communities row",
            mutate=lambda idx: idx.reports.update(community=[100 + c for c in idx.reports["community"]]))
 _tree_case("report-for-minus-one", BASE_TREE, ok("minus-one-report"),
@@ -509,7 +511,8 @@ def _empty(idx, *tables):
             cols[k] = []
 
 
-_tree_case("empty-reports", BASE_TREE, ok("community-without-report", "dynamic-no-level-0-report", code=1), "community_reports with 0 rows",
+_tree_case("empty-reports", BASE_TREE, ok("community-without-report", "dynamic-no-level-0-report", "low-coverage",
+                                          code=1), "community_reports with 0 rows",
            mutate=lambda idx: _empty(idx, "reports"))
 _tree_case("empty-entities", BASE_TREE, ok(), "entities with 0 rows",
            mutate=lambda idx: _empty(idx, "entities"))

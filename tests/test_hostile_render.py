@@ -143,7 +143,8 @@ def test_finding_messages_quote_periods_escaped(hostile):
 
 def test_text_header_shows_the_hostile_path_on_one_line(hostile):
     _, out = hostile
-    head = seen(out["text"].stdout).splitlines()[0]
+    # the answer comes first; the header line is the first that starts with the tool's name
+    head = next(ln for ln in seen(out["text"].stdout).splitlines() if ln.startswith("graphrag-audit "))
     assert "[bold]B[/bold] |pipe| <b>x</b> ::warning::DIRNAME" in head
 
 

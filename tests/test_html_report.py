@@ -144,7 +144,8 @@ def test_seed_levels_table(tmp_path):
 def _text_table_rows(text: str, title_start: str, count: int) -> list[list[str]]:
     lines = text.splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith(title_start))
-    rows = [ln.split() for ln in lines[start + 1:] if re.match(r"^\s+(\d+|None)\s", ln)]
+    # the --level row carries the marker column's "▶" first
+    rows = [ln.replace("▶", " ").split() for ln in lines[start + 1:] if re.match(r"^\s+(▶\s+)?(\d+|None)\s", ln)]
     return rows[:count]
 
 
@@ -159,12 +160,14 @@ def test_levels_table_matches_the_text_renderer(costs):
     text = render_text(report, width=200)
     sel = _text_table_rows(text, "What each community_level N sends", len(report.levels))
     depth = _text_table_rows(text, "Depth", len(report.levels))
-    assert [a[0] for a in sel] == [b[0] for b in depth] == ["0", "1", "2", "3", "None"]
-    assert html_rows == [a + b[1:] for a, b in zip(sel, depth)]
+    cover = _text_table_rows(text, "Coverage per N", len(report.levels))
+    assert [a[0] for a in sel] == [b[0] for b in depth] == [c[0] for c in cover] == ["0", "1", "2", "3", "None"]
+    # + the entity coverage of >= 2.0 and < 2.0 ("504 (100%)": two words each)
+    assert html_rows == [a + b[1:] + c[1:5] for a, b, c in zip(sel, depth, cover)]
     # docs/graphrag-semantics.md#numbers: verbs-v3 at community_level 2 sends 120 (>= 2.0) and 97 (< 2.0) reports
     # (graphrag < 2.0 cannot read a 3.x layout: its count is marked hypothetical)
     assert html_rows[2][:4] == ["2", "120", "hyp.", "97¹"]
-    assert (len(head) == 11) is costs
+    assert (len(head) == 13) is costs
 
 
 def test_icicle_widths_are_proportional_to_entities():

@@ -204,7 +204,7 @@ def test_cli_appends_markdown_to_step_summary(tmp_path):
     assert written.startswith("previous step\n## graphrag-audit report\n")
     md = written[len("previous step\n"):]
     tabs = tables(MarkdownIt("commonmark").enable("table").parse(md))
-    assert len(tabs) == 9 and all(len(r) == len(h) for h, rows in tabs for r in rows)
+    assert len(tabs) == 10 and all(len(r) == len(h) for h, rows in tabs for r in rows)  # + coverage
     assert "## graphrag-audit" not in res.stdout  # the Markdown goes to the summary file only
 
 

@@ -127,6 +127,12 @@ def find_table(tabs, *headers: str):
     return found[0]
 
 
+def levels_table(tabs):
+    """The per-level table without its marker column (the first, "▶" on the --level row)."""
+    head, rows = find_table(tabs, "", "N", "≥2.0 reports")
+    return head[1:], [r[1:] for r in rows]
+
+
 def all_inline_children(tokens):
     for t in tokens:
         if t.type == "inline":
@@ -147,9 +153,9 @@ def test_tables_parse_with_expected_rows(evil_report):
     out = render_markdown(evil_report)
     tokens = md().parse(out)
     tabs = tables(tokens)
-    # header, tree, levels, dynamic selection per graphrag line, reports sent at --level, depth histogram,
-    # depth per level, per root, findings
-    assert len(tabs) == 9
+    # header, tree, levels, coverage, dynamic selection per graphrag line, reports sent at --level, depth
+    # histogram, depth per level, per root, findings
+    assert len(tabs) == 10
     assert [cell_texts(r[0]) for r in find_table(tabs, "graphrag", "descends")[1]] == ["2.0.0-2.7.2", "3.0.0-3.x"]
     for head, rows in tabs:  # no row broken by a stray pipe: every row has the header's width
         assert all(len(r) == len(head) for r in rows)
@@ -160,7 +166,7 @@ def test_tables_parse_with_expected_rows(evil_report):
         ["1", "2", "1", "2", "4"],  # level 1: 2 3; leaf 3; e1-e4
         ["2", "1", "1", "1", "2"],  # level 2: 4; e1 e2
     ]
-    levels = find_table(tabs, "N", "≥2.0 reports")
+    levels = levels_table(tabs)
     by_n = {cell_texts(r[0]): [cell_texts(c) for c in r] for r in levels[1]}
     assert set(by_n) == {"0", "1", "2", "None"}
     # N=2: >=2.0 5 (2 at L0, 2 at L1, 1 at L2), <2.0 3, extra +2 of which ancestors 0 and 2,
@@ -175,6 +181,9 @@ def test_tables_parse_with_expected_rows(evil_report):
     # the queried level (2) is the bold row
     row2 = next(r for r in levels[1] if cell_texts(r[0]) == "2")
     assert all(any(ch.type == "strong_open" for ch in c.children) for c in row2)
+    # and the only row with the marker column's "▶"
+    marks = {cell_texts(r[1]): cell_texts(r[0]) for r in find_table(tabs, "", "N", "≥2.0 reports")[1]}
+    assert marks == {"0": "", "1": "", "2": "▶", "None": ""}
 
     sent = find_table(tabs, "community")
     assert [cell_texts(r[0]) for r in sent[1]] == ["0", "1", "2", "3", "4"]
@@ -254,7 +263,8 @@ def test_header_carries_versions_generation_path_and_level(tmp_path):
     assert fields["generation"].startswith("3.x (")
     assert "--level 1" in fields["options"]
     assert fields["size"].startswith("7 entities · 5 communities · 5 reports · 2 roots · 3 levels")
-    assert out.startswith("## graphrag-audit report\n")
+    # the answer is the first paragraph, under the heading
+    assert out.startswith("## graphrag-audit report\n\n**at community_level 1 graphrag &gt;= 2.0 sends ")
 
 
 def test_long_parts_are_capped_and_collapsed(tmp_path):
@@ -276,7 +286,7 @@ def test_index_without_findings_says_none(tmp_path):
     report = report_for(write_index(tmp_path / "idx", tree=tree, entities=["a", "b", "c", "d"]), level=0)
     out = render_markdown(report)
     assert "### Findings (0)\n\nNone." in out
-    assert len(tables(md().parse(out))) == 8  # with the dynamic selection per graphrag line
+    assert len(tables(md().parse(out))) == 9  # with the coverage and the dynamic selection per graphrag line
 
 
 def test_verbs_v3():
@@ -289,7 +299,7 @@ def test_verbs_v3():
     tabs = tables(md().parse(out))
     for head, rows in tabs:
         assert all(len(r) == len(head) for r in rows)
-    levels = find_table(tabs, "N", "≥2.0 reports")
+    levels = levels_table(tabs)
     row2 = next([cell_texts(c) for c in r] for r in levels[1] if cell_texts(r[0]) == "2")
     # docs/graphrag-semantics.md#numbers; graphrag < 2.0 cannot read a 3.x layout: 97 is its rule, marked hypothetical
     assert row2[1:3] == ["120", "hyp. 97¹"] and row2[5] == "32"
@@ -330,7 +340,7 @@ def test_cost_columns_show_the_costs_attached_to_the_report(tmp_path):
     listing = replace(report.listing, by_behaviour={**lst, "v2": replace(lst["v2"], tokens=(7, 8, 9, 10, 11))})
     report = replace(report, options=replace(report.options, costs=True), levels=levels, listing=listing)
     tabs = tables(md().parse(render_markdown(report, include_titles=True)))
-    levels = find_table(tabs, "N", "≥2.0 reports")
+    levels = levels_table(tabs)
     assert [cell_texts(c) for c in levels[0]][-3:] == ["≥2.0 tokens", "<2.0 tokens", "map calls ≥2.0 / <2.0"]
     by_n = {cell_texts(r[0]): [cell_texts(c) for c in r] for r in levels[1]}
     # the < 2.0 costs come from the hypothetical < 2.0 selection (a 3.x layout): marked
@@ -362,7 +372,7 @@ def test_verify_section(tmp_path):
             "read_indexer_reports raises KeyError at N=None (KeyError: 'x \\| y' ::error::z)") in out
     assert "agrees with" not in out
     tabs = tables(md().parse(out))
-    assert len(tabs) == 10
+    assert len(tabs) == 11
     vt = find_table(tabs, "N", "result")
     assert [[cell_texts(c) for c in r] for r in vt[1]] == [
         ["0", "agrees", "2", "2", ""], ["None", "graphrag raised", "—", "3", "KeyError: 'x | y' ::error::z"]]

@@ -80,14 +80,14 @@ def text_of(report) -> str:
 
 
 def md_level_rows(md: str) -> dict[str, list[str]]:
-    """The per-level Markdown table's rows by N (bold markers stripped)."""
+    """The per-level Markdown table's rows by N (the marker column and bold markers stripped)."""
     out = {}
     lines = md.splitlines()
-    start = next(i for i, ln in enumerate(lines) if ln.startswith("| N | ≥2.0 reports"))
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("|  | N | ≥2.0 reports"))
     for ln in lines[start + 2:]:
         if not ln.startswith("|"):
             break
-        cells = [c.strip().replace("**", "") for c in ln.strip("|").split("|")]
+        cells = [c.strip().replace("**", "") for c in ln.strip("|").split("|")][1:]
         out[cells[0]] = cells
     return out
 

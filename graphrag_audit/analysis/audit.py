@@ -62,7 +62,8 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
     with background or nullcontext():
         step("checking the tree")
         t = time.perf_counter()
-        ti = TreeIndex(model)
+        ti = TreeIndex(model).with_text_units(model)
+        clustered = ti.clustered()
         findings = check_integrity(model) + location_findings(model) + migration_findings(model)
         tl = tree_levels(model, ti)
         if between_phases is not None:
@@ -98,11 +99,12 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
                   if r.community_level is not None}
     depth = analyse_depth(model, ti, v1_spreads)
     findings += level_findings(options.level, depth, levels,
-                               Thresholds(options.max_unreachable, options.max_inflation))
+                               Thresholds(options.max_unreachable, options.max_inflation, options.min_coverage),
+                               clustered=clustered, has_reports=model.has_reports_table)
     findings += dynamic_findings(options.level, depth.max_level, levels, {f.rule for f in findings})
     timings["depth"] = time.perf_counter() - t
     listing = report_listing(model, ti, levels, options.level, listed_rows)
-    return model, AuditReport(index=index_info(model, depth, tl), options=options, tree_levels=tl, levels=levels,
+    return model, AuditReport(index=index_info(model, depth, tl, clustered), options=options, tree_levels=tl, levels=levels,
                               depth=depth, findings=findings, timings=timings,
                               report_entities=ti.rep_n_entities, listing=listing)
 
@@ -130,7 +132,7 @@ def with_dynamic(model: IndexModel, levels: list[LevelResult], options: AuditOpt
                 by_version=dyn[r.community_level])}) if r.community_level in dyn else r for r in levels]
 
 
-def index_info(model: IndexModel, depth, tree_levels) -> IndexInfo:
+def index_info(model: IndexModel, depth, tree_levels, clustered: tuple[int, int | None] = (0, None)) -> IndexInfo:
     """The header facts of an audit: what was read, from where, and how much."""
     m = model
     return IndexInfo(
@@ -148,6 +150,8 @@ def index_info(model: IndexModel, depth, tree_levels) -> IndexInfo:
             reports=int(len(m.reports)),
             roots=len(depth.roots),
             levels=len(tree_levels),
+            clustered_entities=int(clustered[0]),
+            clustered_text_units=clustered[1],
         ),
         name=m.path.name or str(m.path),
         has_reports_table=bool(m.has_reports_table),

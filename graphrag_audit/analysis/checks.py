@@ -14,16 +14,20 @@ from graphrag_audit.results.audit import DepthAnalysis, LevelResult
 class Thresholds:
     max_unreachable: float = 0.25  # share of roots or entities stuck above which depth-mismatch fires
     max_inflation: float = 1.2  # v2 reports / v1 reports above which v2-inflation fires
+    min_coverage: float = 0.5  # share of clustered entities below which low-coverage fires
 
 
 def _exact(stats) -> bool:
     return stats.outcome is None or stats.outcome.exact
 
 
-def level_findings(level: int, depth: DepthAnalysis, levels: Sequence[LevelResult], th: Thresholds) -> list[Finding]:
+def level_findings(level: int, depth: DepthAnalysis, levels: Sequence[LevelResult], th: Thresholds,
+                   clustered: tuple[int, int | None] = (0, None), has_reports: bool = True) -> list[Finding]:
     out: list[Finding] = []
     if depth.max_level < 0:
         return out
+    if has_reports:  # without a reports table, no-reports-table says it
+        out += coverage_findings(level, depth.max_level, levels, th.min_coverage, clustered)
     if level > depth.max_level:
         out.append(finding("level-beyond-max", f"community_level {level} is deeper than the tree's deepest "
                            f"level {depth.max_level}: it selects the same reports as no level filter",
@@ -73,6 +77,41 @@ def level_findings(level: int, depth: DepthAnalysis, levels: Sequence[LevelResul
     for lv in depth.duplicate_levels:
         out.append(finding("duplicate-level", f"level {lv} repeats level {lv - 1}'s partition exactly", level=lv))
     return out
+
+
+def coverage_findings(level: int, max_level: int, levels: Sequence[LevelResult], min_coverage: float,
+                      clustered: tuple[int, int | None]) -> list[Finding]:
+    """low-coverage: at ``level`` (the deepest level when beyond the tree) the reports a graphrag
+    sends cover less than ``min_coverage`` of the clustered entities. Checked for the behaviours a
+    graphrag returns as such on this index (``outcome.exact``), else for graphrag >= 2.0's rule."""
+    total, tu_total = clustered
+    at = next((r for r in levels if r.community_level == min(level, max_level)), None)
+    if at is None or not total:
+        return []
+    checked = [b for b in ("v2", "v1") if _exact(at.selected[b])] or ["v2"]
+    low = [b for b in checked if at.selected[b].entities_covered / total < min_coverage]
+    if not low:
+        return []
+    who = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
+    parts = []
+    for b in low:
+        s = at.selected[b]
+        verb = "sends" if _exact(s) else "would send (hypothetical)"
+        tu = (f", {s.text_units_covered:,} of {tu_total:,} text units" if tu_total and s.text_units_covered is not None
+              else "")
+        parts.append(f"the {s.count:,} reports {who[b]} {verb} cover {s.entities_covered:,} of {total:,} clustered "
+                     f"entities ({s.entities_covered / total:.0%}{tu})")
+    s = at.selected[low[0]]
+    return [finding(
+        "low-coverage",
+        f"at community_level {at.community_level}, " + "; ".join(parts) + f" (threshold {min_coverage:.0%}): "
+        "the rest reach global search through no report",
+        level=at.community_level, behaviours=low, threshold=min_coverage, clustered_entities=total,
+        entities_covered={b: at.selected[b].entities_covered for b in low},
+        share_entities={b: round(at.selected[b].entities_covered / total, 4) for b in low},
+        clustered_text_units=tu_total,
+        text_units_covered={b: at.selected[b].text_units_covered for b in low},
+    )]
 
 
 def dynamic_findings(level: int, max_level: int, levels: Sequence[LevelResult], already=()) -> list[Finding]:

@@ -43,7 +43,11 @@ class TreeIndex:
         ok = self.mem_ccode >= 0
         self.mem_ccode = self.mem_ccode[ok]
         ent = m["entity"].array
+        self.mem_rows = None if ok.all() else np.flatnonzero(ok)  # the membership rows coded here
         self.mem_ecode, self.n_member_entities = key_codes(ent if ok.all() else ent[ok])
+        #: the text units of each clustered entity (analysis/coverage.py), set by
+        #: :meth:`with_text_units`; None: not asked for, or the entities carry none
+        self.text_units = None
         rep = self.rep_comm = model.reports["community"].to_numpy()
         self.rep_ccode = self.index.get_indexer(rep)
         self.rep_level = model.reports["level"].to_numpy()
@@ -95,6 +99,25 @@ class TreeIndex:
         self._covered = [best] + self._covered[:2]  # the last three sets, newest first
         return best.count
 
+    def covered_mask(self) -> np.ndarray:
+        """The entities (one flag per membership entity code) of the set :meth:`covered` was
+        last asked about; valid until the next call of :meth:`covered`."""
+        return self._covered[0].mask
+
+    def with_text_units(self, model: IndexModel) -> "TreeIndex":
+        """Count covered text units too (``selection_stats``' ``text_units_covered``)."""
+        from graphrag_audit.analysis.coverage import text_unit_cover
+
+        self.text_units = text_unit_cover(model, self.mem_rows, self.mem_ecode, self.n_member_entities)
+        return self
+
+    def clustered(self) -> tuple[int, int | None]:
+        """(clustered entities: the distinct entities of every community, their distinct text
+        units or None when not counted)."""
+        n = self.covered(np.arange(len(self.index), dtype=np.int64))
+        tu = None if self.text_units is None else self.text_units.count(self.covered_mask())
+        return n, tu
+
     def ancestors_in(self, ccodes: np.ndarray) -> np.ndarray:
         """Codes among ``ccodes`` that are a proper ancestor of another code in ``ccodes`` (a
         community on a parent cycle is its own ancestor): :class:`~graphrag_audit.model.forest.Ancestry`
@@ -139,6 +162,7 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
     present = np.flatnonzero(per)
     by_level = {_level_key(k): v for k, v in zip(present.tolist(), per[present].tolist())}
     covered = ti.covered(ccodes)
+    tu_covered = None if ti.text_units is None else ti.text_units.count(ti.covered_mask())
     n_ent = ti.rep_n_entities[rows]
     anc = ti.ancestors_in(ccodes)
     anc_rows = int(np.isin(ccodes, anc).sum()) if len(anc) else 0
@@ -151,6 +175,7 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
         by_level=by_level,
         ancestors_sent=anc_rows,
         entities_covered=covered,
+        text_units_covered=tu_covered,
         mean_reports_per_entity=(round(float(n_ent.sum()) / covered, 3) if covered else None),
         entities_per_report=epr,
         rows=rows,

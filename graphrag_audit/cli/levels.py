@@ -32,7 +32,11 @@ def levels_cmd(
         "--max-inflation", min=1.0, envvar="GRAPHRAG_AUDIT_MAX_INFLATION",
         help="v2-inflation fires when graphrag >= 2.0 sends more than this many times the reports of "
              "graphrag < 2.0 at --level.")] = 1.2,
-    tokenizer: Tokenizer = None,
+    min_coverage: Annotated[float, typer.Option(
+        "--min-coverage", min=0.0, max=1.0, envvar="GRAPHRAG_AUDIT_MIN_COVERAGE",
+        help="low-coverage fires when the reports sent at --level cover a smaller share of the clustered "
+             "entities.")] = 0.5,
+        tokenizer: Tokenizer = None,
     max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
     list_reports: Annotated[bool, typer.Option(
@@ -97,7 +101,7 @@ def levels_cmd(
         try:
             opts = AuditOptions(level=opts_level(level), tokenizer=tokenizer,
                                 max_context_tokens=max_context_tokens, costs=not no_costs,
-                                max_unreachable=max_unreachable, max_inflation=max_inflation,
+                                max_unreachable=max_unreachable, max_inflation=max_inflation, min_coverage=min_coverage,
                                 num_repeats=num_repeats, threshold=threshold, keep_parent=keep_parent,
                                 max_level=max_level, use_summary=use_summary, query=query,
                                 relevant=relevant_ids, price_in=price_in, price_out=price_out)

@@ -6,7 +6,7 @@ cells in a terminal, Markdown or HTML table without escaping beyond their medium
 
 from __future__ import annotations
 
-from graphrag_audit.render.numbers import level_label, number  # noqa: F401 (re-exported for the renderers)
+from graphrag_audit.render.numbers import MISSING, level_label, number  # noqa: F401 (re-exported for the renderers)
 from graphrag_audit.results.audit import HYPOTHETICAL
 
 # (key, header) of the per-level table; SELECTION_COLUMNS then DEPTH_COLUMNS (+ COST_COLUMNS)
@@ -290,3 +290,122 @@ def dynamic_level_rows(report) -> tuple[list[str], list[list[str]]]:
                          f"{number(v.all_relevant.rating_calls)} / {number(v.none_relevant.rating_calls)}")
         rows.append(cells)
     return heads, rows
+
+
+# ---- the answer: one line first in text and Markdown -------------------------------------------
+def _tokens_phrase(cost) -> str:
+    """``120,473 tokens``, or ``~120,473 tokens, estimate`` for ``--tokenizer estimate``."""
+    if cost.tokens_exact:
+        return f"{cost.tokens:,} tokens"
+    return f"~{cost.tokens:,} tokens, estimate"
+
+
+def _calls(cost, short: bool = False) -> str:
+    if cost is None:
+        return ""
+    if short:
+        return f" in {cost.map_calls:,}"
+    return f" in {cost.map_calls:,} map call{'' if cost.map_calls == 1 else 's'} ({_tokens_phrase(cost)})"
+
+
+def _behaviour_phrase(stats, behaviour: str, short: bool) -> str:
+    """What one graphrag does at this level, as that graphrag sees it (compat.py's outcome)."""
+    o = stats.outcome
+    who = BEHAVIOUR_WHO[behaviour]
+    n = f"{stats.count:,}" if short else f"{stats.count:,} report{'' if stats.count == 1 else 's'}"
+    calls = _calls(stats.cost, short)
+    if o is None or o.exact:
+        return f"{who} sends {n}{calls}"
+    if o.returns_zero:
+        return f"graphrag {o.graphrag or who} sends 0 here (hypothetical, its rule: {n}{calls})"
+    if o.status == HYPOTHETICAL:
+        return f"{who} would send {n}{calls} (hypothetical: it cannot read this index)"
+    return f"{who} cannot read this index (hypothetical, its rule: {n}{calls})"
+
+
+def answer_row(report):
+    """(the LevelResult the answer is about, whether ``--level`` is beyond the tree): the queried
+    level's row, the deepest level's when the level is beyond the tree; None without levels."""
+    lv = report.options.level
+    levels = [r for r in report.levels if r.community_level is not None]
+    if not levels:
+        return None, False
+    at = next((r for r in levels if r.community_level == lv), None)
+    return (at, False) if at is not None else (levels[-1], True)
+
+
+def coverage_phrase(stats, total: int) -> str:
+    """``772 of 2,323 clustered entities (33%)``."""
+    return f"{stats.entities_covered:,} of {total:,} clustered entities ({share_of(stats.entities_covered, total)})"
+
+
+def share_of(num: int, den: int) -> str:
+    """A whole percentage that never rounds a part up to 100% or down to 0%."""
+    if not den:
+        return "—"
+    p = num / den
+    if 0 < p < 0.01:
+        return "<1%"
+    if 0.99 < p < 1:
+        return ">99%"
+    return f"{p:.0%}"
+
+
+def answer(report) -> str:
+    """One line: what the queried community_level sends per graphrag generation, in how many map
+    calls and tokens, how much of the clustered graph it covers, and how many of those reports are
+    at that level. Plain text of our own (numbers only): renderers escape it for their medium."""
+    lv = report.options.level
+    if not report.index.has_reports_table:
+        return (f"at community_level {lv} global search sends nothing: this index has no community_reports "
+                "table")
+    at, beyond = answer_row(report)
+    if at is None:
+        return f"at community_level {lv} global search sends nothing: this index has no communities"
+    n = at.community_level
+    head = f"at community_level {lv}" + (f" (deeper than the tree's last level {n}, so the same as level {n})"
+                                         if beyond else "")
+    v2, only = at.selected["v2"], at.selected["level_only"]
+    exact = [b for b in ("v2", "v1") if at.selected[b].outcome is None or at.selected[b].outcome.exact]
+    order = ["v1", "v2"] if exact == ["v1"] else ["v2", "v1"]  # the graphrag that reads the index first
+    main = at.selected[order[0]]
+    total = report.index.counts.clustered_entities
+    first = _behaviour_phrase(main, order[0], short=False)
+    if total:
+        first += f", covering {coverage_phrase(main, total)}"
+    parts = [f"{head} {first}", _behaviour_phrase(at.selected[order[1]], order[1], short=True)]
+    if not beyond and v2.count:
+        if only.count != v2.count:
+            parts.append(f"only {only.count:,} are level-{n} reports")
+        else:
+            parts.append(f"all are level-{n} reports" if v2.count > 1 else f"it is a level-{n} report")
+    return "; ".join(parts)
+
+
+# ---- coverage per level and behaviour ------------------------------------------------------------
+COVERAGE_COLUMNS = [("n", "N"), ("v2_entities", ">=2.0 entities"), ("v1_entities", "<2.0 entities"),
+                    ("v2_text_units", ">=2.0 text units"), ("v1_text_units", "<2.0 text units")]
+
+
+def coverage_table(report, notes: Footnotes) -> tuple[list[tuple[str, str]], list[list[str]]]:
+    """(columns, rows) of the coverage table: per N, the clustered entities (and, when the entities
+    carry text units, the text units) the selected reports cover, ``count (share)``; the text-unit
+    columns only when the index has text units."""
+    c = report.index.counts
+    cols = COVERAGE_COLUMNS if c.clustered_text_units is not None else COVERAGE_COLUMNS[:3]
+
+    def cell(num, den, stats):
+        if num is None:
+            return MISSING
+        return f"{num:,} ({share_of(num, den)}){derived_marker(notes, stats)}"
+
+    rows = []
+    for r in report.levels:
+        v2, v1 = r.selected["v2"], r.selected["v1"]
+        cells = {"n": level_label(r.community_level),
+                 "v2_entities": cell(v2.entities_covered, c.clustered_entities, v2),
+                 "v1_entities": cell(v1.entities_covered, c.clustered_entities, v1),
+                 "v2_text_units": cell(v2.text_units_covered, c.clustered_text_units, v2),
+                 "v1_text_units": cell(v1.text_units_covered, c.clustered_text_units, v1)}
+        rows.append([cells[k] for k, _ in cols])
+    return cols, rows

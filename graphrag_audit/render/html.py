@@ -19,7 +19,7 @@ import numpy as np
 
 from graphrag_audit.render.cost_words import with_source
 from graphrag_audit.render.graph import NO_REPORT_FILL, SENT_FILL
-from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, dynamic_at, dynamic_detail_rows,
+from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, coverage_table, dynamic_at, dynamic_detail_rows,
                                         dynamic_level_rows, dynamic_rows, level_table, sends)
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView
@@ -84,6 +84,10 @@ def _levels_table(report) -> str:
         return ("<section id=\"levels\"><h2>What each community_level N sends</h2>"
                 "<p>No community_reports table: nothing is sent to global search.</p></section>")
     heads, rows, notes = level_table(report)
+    _cols, cov = coverage_table(report, notes)  # + the clustered entities each selection covers
+    total = _n(report.index.counts.clustered_entities)
+    heads = heads + [f">=2.0 covers (of {total} entities)", f"<2.0 covers (of {total} entities)"]
+    rows = [row + c[1:3] for row, c in zip(rows, cov)]
     body = []
     for cells in rows:
         cls = ' class="chosen"' if cells[0] == _lvl(opts.level) else ""
@@ -110,7 +114,8 @@ DYNAMIC_RULES = ("dynamic-no-level-0-report", "dynamic-no-descent", "dynamic-unr
 
 def _finding_items(fs) -> str:
     return "".join(f'<li class="{h(f.severity)}"><b>{h(f.severity.upper())}</b> <code>{h(f.rule)}</code> '
-                   f"{h(f.message)}</li>" for f in fs)
+                   f"{h(f.message)}" + (f'<br><span class="fix">fix: {h(f.fix)}</span>' if f.fix else "") + "</li>"
+                   for f in fs)
 
 
 def _titled(ids, titles: dict, what: str) -> str:
@@ -428,7 +433,7 @@ svg .val{font-size:10px;fill:#333}svg line.grid{stroke:#eee}
 #icicle rect{stroke:#fff;stroke-width:0.6}#icicle rect[stroke-dasharray]{stroke:#999}
 #icicle rect:hover{stroke:#000;stroke-width:1.5}
 .charts{display:flex;flex-wrap:wrap;gap:24px}figure{margin:0}figcaption{font-size:12.5px;color:#555;max-width:620px}
-#findings li,#dynamic li{margin:3px 0}.error b{color:#b00}.warning b{color:#a60}.info b{color:#06c}
+#findings li,#dynamic li{margin:3px 0}#findings .fix,#dynamic .fix{color:#555}.error b{color:#b00}.warning b{color:#a60}.info b{color:#06c}
 #dynamic h3{font-size:15px;margin:14px 0 6px}#dynamic-details th[scope]{text-align:left}
 #dynamic-by-version td:nth-child(-n+2),#dynamic-by-version th:nth-child(-n+2){text-align:left}
 tr.no-descent td{background:#fdecea;color:#8a1c12}tr.no-descent td:nth-child(2){font-weight:700}

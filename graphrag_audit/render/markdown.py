@@ -26,8 +26,8 @@ import platform
 from importlib import metadata
 
 from graphrag_audit.render.cost_words import money_lines, with_source
-from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, dynamic_at, dynamic_notes, dynamic_rows,
-                                        dynamic_settings_line, level_table, sends)
+from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, answer, coverage_table, dynamic_at,
+                                        dynamic_notes, dynamic_rows, dynamic_settings_line, level_table, sends)
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n, share
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.markdown import markdown_cell, own_cell, own_text as _own
@@ -145,11 +145,14 @@ def _header(report, priv: _Privacy) -> list[str]:
                      f"{_n(c.reports)} reports · {_n(c.roots)} roots · {c.levels} levels · "
                      f"tree from {markdown_cell(info.tree_source)}"],
         ["**options**", f"`--level {int(opts.level)}` · `--max-unreachable {float(opts.max_unreachable):g}` · "
-                        f"`--max-inflation {float(opts.max_inflation):g}` · {costs}"],
+                        f"`--max-inflation {float(opts.max_inflation):g}` · `--min-coverage {float(opts.min_coverage):g}` · "
+                        f"{costs}"],
     ]
     if not priv.include:
         rows.append(["**privacy**", _own(PRIVACY_NOTE)])
-    out = ["## graphrag-audit report", ""]
+    # the answer is the first paragraph, under the heading: appended to a $GITHUB_STEP_SUMMARY that
+    # ends in a paragraph, a heading still starts a block of its own (a paragraph would merge)
+    out = ["## graphrag-audit report", "", f"**{_own(answer(report))}**", ""]
     out += _table(["", ""], rows, ["l", "l"])
     for note in info.notes:
         out += ["", "Note: " + markdown_cell(priv.text(note))]
@@ -180,20 +183,29 @@ def _levels(report) -> list[str]:
     _, cells, notes = level_table(report)
     rows = []
     for r, row in zip(report.levels, cells):
-        if r.community_level == opts.level:
-            row = [f"**{x}**" for x in row]
-        rows.append(row)
-    table = _table(LEVEL_HEADERS + (COST_HEADERS if costs else []), rows)
+        rows.append(_marked(r.community_level == opts.level, row))
+    heads = [""] + LEVEL_HEADERS + (COST_HEADERS if costs else [])
+    align = ["l"] + ["r"] * (len(rows[0]) - 1)
+    table = _table(heads, rows, align)
     if len(rows) > DETAILS_ROWS:  # a deep tree: the queried level first, every level collapsed
         at = [row for r, row in zip(report.levels, rows) if r.community_level == opts.level]
         if at:
-            out += _table(LEVEL_HEADERS + (COST_HEADERS if costs else []), at) + [""]
+            out += _table(heads, at, align) + [""]
     out += _maybe_details("Every community_level N", table)
-    out += ["", f"Bold: the level you query with (`--level {int(opts.level)}`). extra = reports graphrag ≥ 2.0 "
+    out += ["", f"{MARKER} and bold: the level you query with (`--level {int(opts.level)}`). extra = reports graphrag ≥ 2.0 "
                 "sends beyond graphrag &lt; 2.0; ancestors = reports sent together with a descendant's report; "
                 "mix = reports graphrag ≥ 2.0 sends per level; stuck = entities whose finest community is "
                 "above level N. Each map call is one LLM call; one reduce call follows. "
                 + _own(LEVEL_ONLY_NOTE)]
+    cov_cols, cov_rows = coverage_table(report, notes)
+    c = report.index.counts
+    of_tu = f" and {_n(c.clustered_text_units)} text units" if c.clustered_text_units is not None else ""
+    out += ["", f"Coverage per N: the clustered entities{' and text units' if of_tu else ''} the reports sent at N "
+                f"cover (of {_n(c.clustered_entities)} clustered entities{of_tu}; an entity is covered when a "
+                "selected report's community holds it, a text unit when a covered entity names it):", ""]
+    out += _table([""] + [COVERAGE_HEADERS[k] for k, _ in cov_cols],
+                  [_marked(r.community_level == opts.level, row) for r, row in zip(report.levels, cov_rows)],
+                  ["l"] + ["r"] * len(cov_cols))
     for line in notes.lines():  # what graphrag actually does where the numbers are not what it returns
         out += ["", _own(line)]
     got = dynamic_at(report)
@@ -216,6 +228,15 @@ def _levels(report) -> list[str]:
 
 
 BEHAVIOUR_LABEL = {"v2": "graphrag ≥ 2.0", "v1": "graphrag &lt; 2.0"}
+COVERAGE_HEADERS = {"n": "N", "v2_entities": "≥2.0 entities", "v1_entities": "&lt;2.0 entities",
+                    "v2_text_units": "≥2.0 text units", "v1_text_units": "&lt;2.0 text units"}
+#: the marker of the level you query with (a column of its own: it survives plain-text rendering)
+MARKER = "▶"
+
+
+def _marked(chosen: bool, row: list[str]) -> list[str]:
+    """A table row with the marker column first; the queried level's cells in bold too."""
+    return [MARKER, *(f"**{x}**" for x in row)] if chosen else ["", *row]
 
 
 def _verify(report, priv: _Privacy) -> list[str]:

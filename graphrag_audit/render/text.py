@@ -5,15 +5,17 @@ escapes; no line may start with a ``::`` workflow command, whatever the wrapping
 from __future__ import annotations
 
 import io
+import re
 
 from rich import box
 from rich.console import Console
-from rich.table import Table  # noqa: F401
+from rich.measure import Measurement
+from rich.table import Table
 from rich.text import Text
 
-from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS, dynamic_at, dynamic_notes,
-                                        dynamic_rows, dynamic_settings_line,
-                                        level_columns, level_table, sends)
+from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS, answer,
+                                        coverage_table, dynamic_at, dynamic_notes, dynamic_rows,
+                                        dynamic_settings_line, level_columns, level_table, sends)
 from graphrag_audit.render.cost_words import money_lines, with_source
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n
 from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
@@ -23,7 +25,18 @@ from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
 TEXT_HEADERS = {"n": "N", "v2": ">=2.0\nreports", "v1": "<2.0\nreports", "extra": "extra\n(anc.)",
                 "mix": ">=2.0 mix\nL0/L1/…", "level_only": "level N\nonly", "stuck": "stuck\n<N",
                 "epr": "ents/rep\nmin·med·max", "v2_tokens": ">=2.0\ntokens", "v1_tokens": "<2.0\ntokens",
-                "map_calls": "map calls\n>=2.0/<2.0"}
+                "map_calls": "map calls\n>=2.0/<2.0", "v2_entities": ">=2.0\nentities",
+                "v1_entities": "<2.0\nentities", "v2_text_units": ">=2.0\ntext units",
+                "v1_text_units": "<2.0\ntext units"}
+#: per table, the columns left out in this order while it is wider than the output (numbers are never cut)
+DROPPABLE = {"tree": ("leaves", "reports"), "sel": ("mix", "extra", "level_only", "v1"),
+             "cov": ("v1_text_units", "v2_text_units", "v1_entities"),
+             "cost": ("epr", "stuck", "v1_tokens", "map_calls")}
+TREE_HEADERS = {"level": "level", "communities": "communities", "leaves": "leaves", "reports": "reports",
+                "entities": "entities"}
+#: the marker of the level you query with, in its own column: it survives NO_COLOR, pipes and CI logs
+#: (console.GLYPH_FALLBACK writes it as ">" where the output encoding lacks it)
+MARKER = "▶"
 
 SEV_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0", "level_only": "level N only",
@@ -38,6 +51,8 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
                       soft_wrap=False, legacy_windows=False)
     info = report.index
     c = info.counts
+    console.print(Text(answer(report), style="bold"))
+    console.print()
     console.print(Text.assemble(("graphrag-audit ", "bold"), (plain(info.path), "bold")))
     console.print(Text("tables in " + plain(info.output_dir)))
     console.print(Text(f"generation {info.generation}  ·  " + "; ".join(plain(e) for e in info.generation_evidence)))
@@ -48,15 +63,25 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
         f"{_n(c.roots)} roots · {c.levels} levels · tree from {info.tree_source}"))
     console.print()
 
-    t = Table(title="Community tree", box=box.SIMPLE_HEAD, title_justify="left")
-    for col in ("level", "communities", "leaves", "reports", "entities"):
-        t.add_column(col, justify="right")
-    for tl in report.tree_levels:
-        t.add_row(str(tl.level), _n(tl.communities), _n(tl.leaves), _n(tl.reports), _n(tl.entities))
+    tree_rows = [{"level": str(tl.level), "communities": _n(tl.communities), "leaves": _n(tl.leaves),
+                  "reports": _n(tl.reports), "entities": _n(tl.entities)} for tl in report.tree_levels]
+
+    def tree_table(keys):
+        t = Table(title="Community tree", box=box.SIMPLE_HEAD, title_justify="left")
+        for col in keys:
+            t.add_column(col, justify="right", no_wrap=True)
+        for row in tree_rows:
+            t.add_row(*(row[k] for k in keys))
+        return t
+
+    t, dropped = _fitted(console, tree_table, list(TREE_HEADERS), DROPPABLE["tree"])
     console.print(t)
+    for note in _dropped_note(dropped, console.width):
+        console.print(note)
+        console.print()
 
     if report.index.has_reports_table:
-        console.print(_levels_table(report))
+        console.print(_levels_table(report, console))
     else:
         console.print(Text("No community_reports table: nothing is sent to global search.\n"))
 
@@ -82,46 +107,112 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     console.print(Text(f"Findings ({len(fs)})", style="bold"))
     if not fs:
         console.print(Text("  none"))
-    for f in fs:
-        console.print(Text.assemble(
-            (f"  {f.severity.upper():7} ", SEV_STYLE[f.severity]), (f"{f.rule}: ", "bold"), plain(f.message)))
-    return inert_log_lines(buf.getvalue())
+    if fs:  # a hanging indent: the severity, then the message and the rule's fix below it
+        grid = Table.grid(padding=(0, 1, 0, 0))
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")  # a word longer than the line folds, as before: never cut
+        for f in fs:
+            body = Text.assemble((f"{f.rule}: ", "bold"), plain(f.message))
+            if f.fix:
+                body.append("\nfix: " + plain(f.fix), style="dim")
+            grid.add_row(Text(f"  {f.severity.upper():7}", SEV_STYLE[f.severity]), body)
+        console.print(grid)
+    return _no_trailing_blanks(inert_log_lines(buf.getvalue()))
 
 
-def _levels_table(report):
-    """Two tables (selection, then depth and cost), each narrow enough for an 80-column log."""
+_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.M)
+
+
+def _no_trailing_blanks(text: str) -> str:
+    """Every line without its trailing blanks (rich pads tables and wrapped lines), colour codes kept."""
+    return _TRAILING.sub(r"\1", text)
+
+
+def _width_of(console, renderable) -> int:
+    """The width ``renderable`` takes when nothing constrains it (rich's own measurement: no rendering)."""
+    return Measurement.get(console, console.options.update(width=10_000), renderable).maximum
+
+
+def _fitted(console, build, keys: list[str], droppable):
+    """``build(keys)`` (a table), leaving out the ``droppable`` columns one by one while it is
+    wider than the console: no number is ever cut short. Returns (table, the keys left out)."""
+    dropped = []
+    table = build(keys)
+    for key in droppable:
+        if _width_of(console, table) <= console.width:
+            break
+        if key in keys:
+            keys = [k for k in keys if k != key]
+            dropped.append(key)
+            table = build(keys)
+    return table, dropped
+
+
+def _dropped_note(dropped: list[str], width: int) -> list:
+    if not dropped:
+        return []
+    names = ", ".join({**TEXT_HEADERS, **TREE_HEADERS}[k].replace("\n", " ") for k in dropped)
+    return [Text(f"(left out at {width} columns: {names}; a wider --width or -f json shows them)")]
+
+
+def _levels_table(report, console):
+    """The selection table, the coverage table, then depth and cost: each fitted to the output width
+    (columns are left out, never cut), the level you query with marked in a column of its own."""
     from rich.console import Group
 
     opts = report.options
     costs = bool(opts.costs)
-    sel = Table(title="What each community_level N sends to global search", box=box.SIMPLE_HEAD,
-                title_justify="left")
-    cost = Table(title=f"Depth and cost per N ({with_source(opts.tokenizer, opts, 'tokenizer', plain)}, "
-                       f"max_context_tokens {with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', plain)})"
-                 if costs else "Depth per N",
-                 box=box.SIMPLE_HEAD, title_justify="left")
     _, cells, notes = level_table(report)
     keys = [key for key, _ in level_columns(report)]
     k = len(SELECTION_COLUMNS)
-    for i, key in enumerate(keys):
-        if i == k:  # the second table repeats N
-            cost.add_column("N", justify="right", no_wrap=True)
-        (sel if i < k else cost).add_column(TEXT_HEADERS[key], justify="right", no_wrap=True)
-    for r, row in zip(report.levels, cells):
-        style = "bold" if r.community_level == opts.level else None
-        sel.add_row(*row[:k], style=style)
-        cost.add_row(row[0], *row[k:], style=style)
-    sel.caption = ("extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; "
-                   "mix = >=2.0 reports per level; " + LEVEL_ONLY_NOTE)
-    cost.caption = ("stuck = entities whose finest community is above level N; ents/rep = entities per "
-                    ">=2.0 report. Each map call is one LLM call; one reduce call follows.")
-    sel.caption_justify = cost.caption_justify = "left"
+    marks = [MARKER if r.community_level == opts.level else "" for r in report.levels]
+    styles = ["bold" if r.community_level == opts.level else None for r in report.levels]
+
+    def table(title, caption, heads, rows):
+        def build(shown):
+            t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", caption=caption,
+                      caption_justify="left")
+            t.add_column("", no_wrap=True, width=1)  # the marker column
+            for key in shown:
+                t.add_column(heads[key], justify="right", no_wrap=True)
+            for mark, style, row in zip(marks, styles, rows):
+                t.add_row(mark, *(row[key] for key in shown), style=style)
+            return t
+        return build
+
+    sel_keys = keys[:k]
+    sel_rows = [dict(zip(sel_keys, row[:k])) for row in cells]
+    cost_keys = ["n"] + keys[k:]
+    cost_rows = [dict(zip(cost_keys, [row[0]] + row[k:])) for row in cells]
+    sel, drop_sel = _fitted(console, table(
+        "What each community_level N sends to global search",
+        "extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; "
+        "mix = >=2.0 reports per level; " + LEVEL_ONLY_NOTE + f" {MARKER} = --level {opts.level}.",
+        TEXT_HEADERS, sel_rows), sel_keys, DROPPABLE["sel"])
+    cov_cols, cov_cells = coverage_table(report, notes)
+    cov_keys = [key for key, _ in cov_cols]
+    c = report.index.counts
+    of_tu = (f", {c.clustered_text_units:,} text units" if c.clustered_text_units is not None else "")
+    cov, drop_cov = _fitted(console, table(
+        f"Coverage per N (of {c.clustered_entities:,} clustered entities{of_tu})",
+        "An entity is covered when a selected report's community holds it; a text unit, when a covered "
+        "entity names it. The rest never reach global search at that N.",
+        TEXT_HEADERS, [dict(zip(cov_keys, row)) for row in cov_cells]), cov_keys, DROPPABLE["cov"])
+    cost, drop_cost = _fitted(console, table(
+        f"Depth and cost per N ({with_source(opts.tokenizer, opts, 'tokenizer', plain)}, max_context_tokens "
+        f"{with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', plain)})" if costs
+        else "Depth per N",
+        "stuck = entities whose finest community is above level N; ents/rep = entities per >=2.0 report. "
+        "Each map call is one LLM call; one reduce call follows."
+        + (" Tokens are estimates (--tokenizer estimate)." if costs and opts.tokenizer == "estimate" else ""),
+        TEXT_HEADERS, cost_rows), cost_keys, DROPPABLE["cost"])
     dyn = []
     for r in report.levels:
         rc = r.selected["dynamic"].rating_calls
         if rc:
             dyn.append(f"N={_lvl(r.community_level)}: {rc.min}–{rc.max}")
-    parts = [sel, cost]
+    parts = [sel, *_dropped_note(drop_sel, console.width), Text(""), cov, *_dropped_note(drop_cov, console.width),
+             Text(""), cost, *_dropped_note(drop_cost, console.width)]
     money = money_lines(report)
     if money:
         parts.append(Text("\n".join(x[:len(x) - len(x.lstrip())] + plain(x) for x in money) + "\n"))

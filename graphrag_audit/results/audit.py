@@ -331,6 +331,8 @@ class SelectionStats:
     extra_vs_v1: ExtraVsV1 | None = None  # v2 only
     rating_calls: RatingCalls | None = None  # dynamic only
     by_version: DynamicByVersion | None = None  # dynamic only: the selector per graphrag line
+    #: distinct text units of the covered entities (None: the entities carry no text units)
+    text_units_covered: int | None = None
 
     def __post_init__(self):
         if not isinstance(self.by_level, MappingProxyType):
@@ -345,6 +347,7 @@ class SelectionStats:
             "by_level": dict(self.by_level),
             "ancestors_sent": self.ancestors_sent,
             "entities_covered": self.entities_covered,
+            "text_units_covered": self.text_units_covered,
             "mean_reports_per_entity": self.mean_reports_per_entity,
             "entities_per_report": self.entities_per_report.to_dict(),
         }
@@ -484,10 +487,17 @@ class IndexCounts:
     reports: int
     roots: int
     levels: int
+    #: distinct entities some community holds (the whole that coverage is measured against)
+    clustered_entities: int = 0
+    #: distinct text units of the clustered entities (None: the entities carry no text units)
+    clustered_text_units: int | None = None
 
     def to_dict(self) -> dict:
-        return {"entities": self.entities, "communities": self.communities, "reports": self.reports,
-                "roots": self.roots, "levels": self.levels}
+        d = {"entities": self.entities, "communities": self.communities, "reports": self.reports,
+             "roots": self.roots, "levels": self.levels, "clustered_entities": self.clustered_entities}
+        if self.clustered_text_units is not None:
+            d["clustered_text_units"] = self.clustered_text_units
+        return d
 
 
 @dataclass(frozen=True)
@@ -547,6 +557,7 @@ class AuditOptions:
     query: str = ""  # the query the rating prompt carries (its tokens count in every rating call)
     max_unreachable: float = 0.25
     max_inflation: float = 1.2
+    min_coverage: float = 0.5  # low-coverage fires when the reports at level cover a smaller share of entities
     dynamic_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | settings file | "graphrag default")
     costs_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | "<settings file> <key>" | "graphrag default")
     price_in: float | None = None  # USD per million input tokens (--price-in): results/money.py
