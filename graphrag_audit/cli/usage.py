@@ -13,7 +13,17 @@ from __future__ import annotations
 import os
 import re
 
-from typer._click.exceptions import BadParameter, MissingParameter, NoArgsIsHelpError, UsageError
+try:  # typer >= 0.2x vendors click as typer._click
+    from typer._click.exceptions import BadParameter, MissingParameter, NoArgsIsHelpError, UsageError
+except ImportError:  # older typer (graphrag 1.2's side environments pin 0.15) uses the standalone click
+    from click.exceptions import BadParameter, MissingParameter, UsageError
+
+    try:
+        from click.exceptions import NoArgsIsHelpError
+    except ImportError:  # click < 8.2 shows the no-arguments help without raising
+
+        class NoArgsIsHelpError(UsageError):  # type: ignore[no-redef]
+            """Never raised by this click: the no-arguments help is printed directly."""
 from typer.core import TyperGroup
 
 PROG = "graphrag-audit"
