@@ -69,6 +69,9 @@ def levels_cmd(
     color: ColorOpt = Color.auto,
     width: Width = None,
     debug: Debug = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Text and markdown: also show the evidence for the detected graphrag generation "
+                                "(which tables and columns told it).")] = False,
     include_titles: Annotated[bool, typer.Option(
         "--include-titles", help="-f markdown/github and the step summary: also show report titles, entity names "
                                  "and absolute paths (hidden by default: a pasted report or a run's summary "
@@ -135,9 +138,9 @@ def levels_cmd(
         kw = {}
         if fmt == LevelsFormat.text:
             kw = dict(width=text_width(width, output), color=text_color(color, output),
-                      focus=opts_level(level) if list_reports else None)
+                      focus=opts_level(level) if list_reports else None, verbose=verbose)
         elif fmt in (LevelsFormat.markdown, LevelsFormat.github):
-            kw = dict(include_titles=include_titles)
+            kw = dict(include_titles=include_titles, verbose=verbose)
         with output_charset_for(output):
             text = run_guarded(lambda: renderer(fmt)(report, **kw), debug)
     run_guarded(lambda: write_payload(text, output, guard), debug)
@@ -153,7 +156,7 @@ def levels_cmd(
 
         render_summary = renderer(LevelsFormat.markdown)
         try:
-            warning = append_file(summary, render_summary(report, include_titles=include_titles), guard)
+            warning = append_file(summary, render_summary(report, include_titles=include_titles, verbose=verbose), guard)
         except WriteError as exc:
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
         if warning:
