@@ -8,7 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphrag_audit.cli.options import (AuditLevel, Color, ColorOpt,
+from graphrag_audit.cli.options import (DEFAULT_MAX_INFLATION, DEFAULT_MAX_UNREACHABLE, DEFAULT_MIN_COVERAGE,
+                                        MaxInflation, MaxUnreachable, MinCoverage, AuditLevel, Color, ColorOpt,
                                         Debug, FailOn, FailOnOpt, IndexDir, JsonIds, LevelsFormatOpt,
                                         DynamicMaxLevel, KeepParent, MaxContextTokens, NoCosts, NumRepeats, Output,
                                         Query, Relevant, Threshold, Tokenizer, UseSummary, Width,
@@ -25,18 +26,10 @@ def levels_cmd(
     fmt: LevelsFormatOpt = LevelsFormat.text,
     output: Output = None,
     fail_on: FailOnOpt = FailOn.error,
-    max_unreachable: Annotated[float, typer.Option(
-        "--max-unreachable", min=0.0, max=1.0, envvar="GRAPHRAG_AUDIT_MAX_UNREACHABLE",
-        help="depth-mismatch fires when a larger share of roots or entities cannot reach --level.")] = 0.25,
-    max_inflation: Annotated[float, typer.Option(
-        "--max-inflation", min=1.0, envvar="GRAPHRAG_AUDIT_MAX_INFLATION",
-        help="v2-inflation fires when graphrag >= 2.0 sends more than this many times the reports of "
-             "graphrag < 2.0 at --level.")] = 1.2,
-    min_coverage: Annotated[float, typer.Option(
-        "--min-coverage", min=0.0, max=1.0, envvar="GRAPHRAG_AUDIT_MIN_COVERAGE",
-        help="low-coverage fires when the reports sent at --level cover a smaller share of the clustered "
-             "entities.")] = 0.5,
-        tokenizer: Tokenizer = None,
+    max_unreachable: MaxUnreachable = DEFAULT_MAX_UNREACHABLE,
+    max_inflation: MaxInflation = DEFAULT_MAX_INFLATION,
+    min_coverage: MinCoverage = DEFAULT_MIN_COVERAGE,
+    tokenizer: Tokenizer = None,
     max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
     list_reports: Annotated[bool, typer.Option(
