@@ -9,7 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from graphrag_audit.cli.options import (DEFAULT_MAX_INFLATION, DEFAULT_MAX_UNREACHABLE, DEFAULT_MIN_COVERAGE,
-                                        MaxInflation, MaxUnreachable, MinCoverage, AuditLevel, Color, ColorOpt,
+                                        IncludeTitles, MaxInflation, MaxUnreachable, MinCoverage, AuditLevel, Color,
+                                        ColorOpt,
                                         Debug, FailOn, FailOnOpt, IndexDir, JsonIds, LevelsFormatOpt,
                                         DynamicMaxLevel, KeepParent, MaxContextTokens, NoCosts, NumRepeats, Output,
                                         Query, Relevant, Threshold, Tokenizer, UseSummary, Width,
@@ -65,10 +66,7 @@ def levels_cmd(
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Text and markdown: also show the evidence for the detected graphrag generation "
                                 "(which tables and columns told it).")] = False,
-    include_titles: Annotated[bool, typer.Option(
-        "--include-titles", help="-f markdown/github and the step summary: also show report titles, entity names "
-                                 "and absolute paths (hidden by default: a pasted report or a run's summary "
-                                 "page may be public).")] = False,
+    include_titles: IncludeTitles = False,
 ):
     """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
     from graphrag_audit.analysis.audit import AuditOptions, audit_with_model

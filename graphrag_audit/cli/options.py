@@ -93,6 +93,11 @@ TreeLevel = Annotated[Optional[int], typer.Option(
     "--level", "-l", min=0, help="Mark what this community_level sends: under graphrag >= 2.0 and < 2.0 (both), "
                                  "only >= 2.0 (v2 only), only < 2.0.")]
 
+IncludeTitles = Annotated[bool, typer.Option(
+    "--include-titles", help="-f markdown (levels: also -f github and the step summary): also show report titles, "
+                             "entity names and absolute paths (hidden by default: a pasted report or a run's "
+                             "summary page may be public).")]
+
 # the finding thresholds (levels checks them; report shows the findings they decide)
 MaxUnreachable = Annotated[float, typer.Option(
     "--max-unreachable", min=0.0, max=1.0, envvar="GRAPHRAG_AUDIT_MAX_UNREACHABLE",
