@@ -19,7 +19,8 @@ SEED = ROOT / "fixtures" / "seed-v3"
 #: options that mean the same in every command that has them (--level and report's required -o
 #: mean something else per command, and say so)
 SHARED = ("DIR", "--tokenizer", "--max-context-tokens", "--no-costs", "--color", "--width", "--debug", "--format",
-          "--num-repeats", "--threshold", "--keep-parent", "--max-level", "--relevant", "--use-summary", "--query")
+          "--num-repeats", "--threshold", "--keep-parent", "--max-level", "--relevant", "--use-summary", "--query",
+          "--max-unreachable", "--max-inflation", "--min-coverage", "--include-titles")
 
 
 def test_report_has_every_dynamic_option_of_levels():

@@ -169,7 +169,7 @@ def runs(tmp_path_factory):
         "graphml": ["tree", d, "--level", "1", "-f", "graphml"],
         "tree-json": ["tree", d, "--level", "1", "-f", "json"],
         "plan-text": ["plan", d, "--reports", "10", "--no-costs", "--width", "200"],
-        "plan-markdown": ["plan", d, "--reports", "10", "--no-costs", "-f", "markdown"],
+        "plan-markdown": ["plan", d, "--reports", "10", "--no-costs", "-f", "markdown", "--include-titles"],
         "plan-json": ["plan", d, "--reports", "10", "--no-costs", "-f", "json"],
         "html": ["report", d, "--level", "1", "--no-costs", "-o", html_out],
     }
@@ -178,7 +178,8 @@ def runs(tmp_path_factory):
         out = {}
         for k, v in cmds.items():
             r = srv.run(v, timeout=120)
-            assert r.code in (0, 1) and r.stderr == "", (k, r.stderr)
+            said = f"graphrag-audit: wrote {html_out} ({html_out.stat().st_size:,} bytes)\n" if k == "html" else ""
+            assert r.code in (0, 1) and r.stderr == said, (k, r.stderr)
             out[k] = r.stdout
     finally:
         srv.close()

@@ -49,7 +49,7 @@ COMMANDS = {
                         "--include-titles"],
     "tree-text": ["tree", "{dir}", "--level", "1"],
     "plan-text": ["plan", "{dir}", "--reports", "100", "--no-costs"],
-    "plan-markdown": ["plan", "{dir}", "--reports", "100", "--no-costs", "-f", "markdown"],
+    "plan-markdown": ["plan", "{dir}", "--reports", "100", "--no-costs", "-f", "markdown", "--include-titles"],
 }
 
 
@@ -189,7 +189,7 @@ IN_PROCESS = {
     "tree-graphml": ["tree", "{dir}", "-f", "graphml"],
     "tree-json": ["tree", "{dir}", "-f", "json"],
     "plan-text": ["plan", "{dir}", "--reports", "6", "--no-costs"],
-    "plan-markdown": ["plan", "{dir}", "--reports", "6", "--no-costs", "-f", "markdown"],
+    "plan-markdown": ["plan", "{dir}", "--reports", "6", "--no-costs", "-f", "markdown", "--include-titles"],
     "plan-json": ["plan", "{dir}", "--reports", "6", "--no-costs", "-f", "json"],
 }
 

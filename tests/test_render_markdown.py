@@ -260,7 +260,10 @@ def test_header_carries_versions_generation_path_and_level(tmp_path):
         assert fields["graphrag"] == importlib.metadata.version("graphrag")
     assert fields["platform"].startswith(platform.system())
     assert fields["index"] == str(path)
-    assert fields["generation"].startswith("3.x (")
+    assert fields["generation"] == "3.x"  # the evidence only with verbose
+    verbose = render_markdown(report_for(path, level=1), include_titles=True, verbose=True)
+    vfields = {cell_texts(r[0]): cell_texts(r[1]) for r in tables(md().parse(verbose))[0][1]}
+    assert vfields["generation"].startswith("3.x (")
     assert "--level 1" in fields["options"]
     assert fields["size"].startswith("7 entities · 5 communities · 5 reports · 2 roots · 3 levels")
     # the answer is the first paragraph, under the heading

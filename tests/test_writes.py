@@ -625,6 +625,12 @@ def check_outcome(label, w: W, r, before, after, hb, ha) -> None:
     assert "Traceback" not in r.stderr + r.stdout and "internal error" not in r.stderr, r.stderr
     assert r.code == w.code, f"{label}: exit {r.code}, stderr={r.stderr!r}"
     lines = r.stderr.splitlines()
+    stderr = r.stderr
+    if label.endswith("/report") and r.code == 0 and str(w.target) != "-":  # report says what it wrote
+        wrote = [ln for ln in lines if re.fullmatch(r"graphrag-audit: wrote .+ \([\d,]+ bytes\)", ln)]
+        assert len(wrote) == 1, f"{label}: no 'wrote' line: {r.stderr!r}"
+        lines.remove(wrote[0])
+        stderr = "".join(ln + "\n" for ln in lines)
     if w.code == 2:
         assert len(lines) == 1, f"{label}: not one stderr line: {r.stderr!r}"
         shown = str(w.shown if w.shown is not None else w.target)
@@ -633,7 +639,7 @@ def check_outcome(label, w: W, r, before, after, hb, ha) -> None:
     elif w.warn:
         assert len(lines) == 1 and re.fullmatch("graphrag-audit: warning: " + w.warn, lines[0]), r.stderr
     else:
-        assert r.stderr == "", f"{label}: {r.stderr!r}"
+        assert stderr == "", f"{label}: {r.stderr!r}"
     assert ha == hb, f"{label}: an index file changed"
     bad = {p for p in changed(before, after) if not within(p, w.allowed)}
     assert not bad, f"{label}: changed outside the target: {sorted(bad)}"
@@ -652,7 +658,8 @@ def test_issue_13_relative_paths_from_the_project_root(tmp_path):
     idx = copy_seed(proj / "output")
     hb = index_hashes(idx)
     r = run_cli(["report", ".", "--no-costs", "-o", "audit.html"], cwd=proj, timeout=TIMEOUT)
-    assert r.code == 0 and r.stderr == "", r.stderr
+    size = (proj / "audit.html").stat().st_size
+    assert r.code == 0 and r.stderr == f"graphrag-audit: wrote audit.html ({size:,} bytes)\n", r.stderr
     assert (proj / "audit.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
     r = run_cli(["levels", ".", "--no-costs", "-f", "json", "-o", "output/x.json"], cwd=proj, timeout=TIMEOUT)
     assert r.code == 2 and r.stderr == (f"{PREFIX}output/x.json: refusing to write inside the index directory "

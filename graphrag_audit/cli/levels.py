@@ -8,7 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphrag_audit.cli.options import (AuditLevel, Color, ColorOpt,
+from graphrag_audit.cli.options import (DEFAULT_MAX_INFLATION, DEFAULT_MAX_UNREACHABLE, DEFAULT_MIN_COVERAGE,
+                                        IncludeTitles, MaxInflation, MaxUnreachable, MinCoverage, AuditLevel, Color,
+                                        ColorOpt,
                                         Debug, FailOn, FailOnOpt, IndexDir, JsonIds, LevelsFormatOpt,
                                         DynamicMaxLevel, KeepParent, MaxContextTokens, NoCosts, NumRepeats, Output,
                                         Query, Relevant, Threshold, Tokenizer, UseSummary, Width,
@@ -25,18 +27,10 @@ def levels_cmd(
     fmt: LevelsFormatOpt = LevelsFormat.text,
     output: Output = None,
     fail_on: FailOnOpt = FailOn.error,
-    max_unreachable: Annotated[float, typer.Option(
-        "--max-unreachable", min=0.0, max=1.0, envvar="GRAPHRAG_AUDIT_MAX_UNREACHABLE",
-        help="depth-mismatch fires when a larger share of roots or entities cannot reach --level.")] = 0.25,
-    max_inflation: Annotated[float, typer.Option(
-        "--max-inflation", min=1.0, envvar="GRAPHRAG_AUDIT_MAX_INFLATION",
-        help="v2-inflation fires when graphrag >= 2.0 sends more than this many times the reports of "
-             "graphrag < 2.0 at --level.")] = 1.2,
-    min_coverage: Annotated[float, typer.Option(
-        "--min-coverage", min=0.0, max=1.0, envvar="GRAPHRAG_AUDIT_MIN_COVERAGE",
-        help="low-coverage fires when the reports sent at --level cover a smaller share of the clustered "
-             "entities.")] = 0.5,
-        tokenizer: Tokenizer = None,
+    max_unreachable: MaxUnreachable = DEFAULT_MAX_UNREACHABLE,
+    max_inflation: MaxInflation = DEFAULT_MAX_INFLATION,
+    min_coverage: MinCoverage = DEFAULT_MIN_COVERAGE,
+    tokenizer: Tokenizer = None,
     max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
     list_reports: Annotated[bool, typer.Option(
@@ -69,10 +63,10 @@ def levels_cmd(
     color: ColorOpt = Color.auto,
     width: Width = None,
     debug: Debug = False,
-    include_titles: Annotated[bool, typer.Option(
-        "--include-titles", help="-f markdown/github and the step summary: also show report titles, entity names "
-                                 "and absolute paths (hidden by default: a pasted report or a run's summary "
-                                 "page may be public).")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Text and markdown: also show the evidence for the detected graphrag generation "
+                                "(which tables and columns told it).")] = False,
+    include_titles: IncludeTitles = False,
 ):
     """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
     from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
@@ -135,9 +129,9 @@ def levels_cmd(
         kw = {}
         if fmt == LevelsFormat.text:
             kw = dict(width=text_width(width, output), color=text_color(color, output),
-                      focus=opts_level(level) if list_reports else None)
+                      focus=opts_level(level) if list_reports else None, verbose=verbose)
         elif fmt in (LevelsFormat.markdown, LevelsFormat.github):
-            kw = dict(include_titles=include_titles)
+            kw = dict(include_titles=include_titles, verbose=verbose)
         with output_charset_for(output):
             text = run_guarded(lambda: renderer(fmt)(report, **kw), debug)
     run_guarded(lambda: write_payload(text, output, guard), debug)
@@ -153,7 +147,7 @@ def levels_cmd(
 
         render_summary = renderer(LevelsFormat.markdown)
         try:
-            warning = append_file(summary, render_summary(report, include_titles=include_titles), guard)
+            warning = append_file(summary, render_summary(report, include_titles=include_titles, verbose=verbose), guard)
         except WriteError as exc:
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
         if warning:

@@ -93,6 +93,27 @@ TreeLevel = Annotated[Optional[int], typer.Option(
     "--level", "-l", min=0, help="Mark what this community_level sends: under graphrag >= 2.0 and < 2.0 (both), "
                                  "only >= 2.0 (v2 only), only < 2.0.")]
 
+IncludeTitles = Annotated[bool, typer.Option(
+    "--include-titles", help="-f markdown (levels: also -f github and the step summary): also show report titles, "
+                             "entity names and absolute paths (hidden by default: a pasted report or a run's "
+                             "summary page may be public).")]
+
+# the finding thresholds (levels checks them; report shows the findings they decide)
+MaxUnreachable = Annotated[float, typer.Option(
+    "--max-unreachable", min=0.0, max=1.0, envvar="GRAPHRAG_AUDIT_MAX_UNREACHABLE",
+    help="depth-mismatch fires when a larger share of roots or entities cannot reach --level.")]
+MaxInflation = Annotated[float, typer.Option(
+    "--max-inflation", min=1.0, envvar="GRAPHRAG_AUDIT_MAX_INFLATION",
+    help="v2-inflation fires when graphrag >= 2.0 sends more than this many times the reports of "
+         "graphrag < 2.0 at --level.")]
+MinCoverage = Annotated[float, typer.Option(
+    "--min-coverage", min=0.0, max=1.0, envvar="GRAPHRAG_AUDIT_MIN_COVERAGE",
+    help="low-coverage fires when the reports sent at --level cover a smaller share of the clustered "
+         "entities.")]
+DEFAULT_MAX_UNREACHABLE = 0.25
+DEFAULT_MAX_INFLATION = 1.2
+DEFAULT_MIN_COVERAGE = 0.5
+
 # dynamic community selection (graphrag's dynamic_search_* settings; the defaults are graphrag's)
 NumRepeats = Annotated[Optional[int], typer.Option(
     "--num-repeats", min=1, max=10,

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, Color, ColorOpt, Debug,
-                                        IndexDir, MaxContextTokens, NoCosts, NumRepeats, Output, PlanFormatOpt,
+                                        IncludeTitles, IndexDir, MaxContextTokens, NoCosts, NumRepeats, Output, PlanFormatOpt,
                                         Tokenizer, Width)
 from graphrag_audit.cli.run import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, check_output_path, check_tokenizer, fail,
                                     output_charset_for, output_guard, run_guarded, stdout_if_dash, text_color,
@@ -77,6 +77,7 @@ def plan_cmd(
     color: ColorOpt = Color.auto,
     width: Width = None,
     debug: Debug = False,
+    include_titles: IncludeTitles = False,
 ):
     """Plan a global-search context by budget: a cross-level frontier of reports, beside every community_level."""
     budget = _budget(reports, tokens, map_calls, coverage)
@@ -121,6 +122,8 @@ def plan_cmd(
     kw = {}
     if fmt == PlanFormat.text:
         kw = {"width": text_width(width, output), "color": text_color(color, output)}
+    elif fmt == PlanFormat.markdown:
+        kw = {"include_titles": include_titles}
     with output_charset_for(output):
         text = run_guarded(lambda: render(report, **kw), debug)
     write_payload(text, output, guard)

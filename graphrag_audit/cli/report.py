@@ -7,10 +7,11 @@ from pathlib import Path
 
 import typer
 
-from graphrag_audit.cli.options import (Debug, DynamicMaxLevel, IndexDir, KeepParent, MaxContextTokens, NoCosts,
-                                        NumRepeats, Query, Relevant, ReportLevel, Threshold, Tokenizer, UseSummary,
-                                        parse_relevant)
-from graphrag_audit.cli.run import (check_output_path, check_tokenizer, fail, run_guarded, stdout_if_dash,
+from graphrag_audit.cli.options import (DEFAULT_MAX_INFLATION, DEFAULT_MAX_UNREACHABLE, DEFAULT_MIN_COVERAGE,
+                                        Debug, DynamicMaxLevel, IndexDir, KeepParent, MaxContextTokens, MaxInflation,
+                                        MaxUnreachable, MinCoverage, NoCosts, NumRepeats, Query, Relevant,
+                                        ReportLevel, Threshold, Tokenizer, UseSummary, parse_relevant)
+from graphrag_audit.cli.run import (check_output_path, check_tokenizer, fail, run_guarded, say, stdout_if_dash,
                                     write_payload)
 from graphrag_audit.render.formats import ReportFormat, renderer
 
@@ -21,6 +22,9 @@ def report_cmd(
         "--output", "-o", help="The HTML file to write (required; written atomically, never inside the index "
                                "directory; - = stdout).")] = None,
     level: ReportLevel = 2,
+    max_unreachable: MaxUnreachable = DEFAULT_MAX_UNREACHABLE,
+    max_inflation: MaxInflation = DEFAULT_MAX_INFLATION,
+    min_coverage: MinCoverage = DEFAULT_MIN_COVERAGE,
     tokenizer: Tokenizer = None,
     max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
@@ -34,7 +38,7 @@ def report_cmd(
     debug: Debug = False,
 ):
     """One self-contained HTML file: header, per-level table, dynamic selection per graphrag line, the tree
-    coloured by what N sends, charts."""
+    coloured by what N sends, charts. Says on stderr what it wrote (unless -o -)."""
     if output is None:
         raise fail("report: -o FILE.html is required")
     try:
@@ -52,7 +56,8 @@ def report_cmd(
         from graphrag_audit.cli.memory import release_freed_memory
 
         opts = AuditOptions(level=level, tokenizer=tokenizer, max_context_tokens=max_context_tokens,
-                            costs=not no_costs, num_repeats=num_repeats, threshold=threshold,
+                            costs=not no_costs, max_unreachable=max_unreachable, max_inflation=max_inflation,
+                            min_coverage=min_coverage, num_repeats=num_repeats, threshold=threshold,
                             keep_parent=keep_parent, max_level=max_level, use_summary=use_summary, query=query,
                             relevant=relevant_ids)
         model, report = audit_with_model(index_dir, opts, between_phases=release_freed_memory)
@@ -62,3 +67,11 @@ def report_cmd(
         return renderer(ReportFormat.html)(report, forest)
 
     write_payload(run_guarded(work, debug), output, guard)
+    if output is not None:
+        from graphrag_audit.errors import visible
+
+        try:
+            size = f"{output.stat().st_size:,} bytes"
+        except OSError:  # written, then moved or removed by someone else: say so without a size
+            size = "size unknown"
+        say(f"graphrag-audit: wrote {visible(str(output))} ({size})\n")

@@ -1,10 +1,16 @@
 """Markdown renderer of a plan (GitHub-flavoured). Paths and notes go through
-:func:`markdown_cell`; every other cell is a number or a word of ours."""
+:func:`markdown_cell`; every other cell is a number or a word of ours.
+
+Privacy, as in ``levels -f markdown`` (:mod:`graphrag_audit.sanitise.privacy`): a plan is meant to
+be pasted, so absolute paths (the index's, the tables' folder, ``--write``'s directory, in notes)
+are hidden by default; ``include_titles=True`` (``plan --include-titles``) shows them. A plan
+names no report title nor entity (communities appear by id)."""
 
 from __future__ import annotations
 
 from graphrag_audit.render import plan_common as pc
 from graphrag_audit.sanitise.markdown import markdown_cell
+from graphrag_audit.sanitise.privacy import PRIVACY_NOTE, hide_paths, shown_path
 
 
 def _table(headers, rows, left=frozenset()) -> list[str]:
@@ -15,22 +21,31 @@ def _table(headers, rows, left=frozenset()) -> list[str]:
     return [row(headers), "| " + " | ".join(sep) + " |", *(row(r) for r in rows)]
 
 
-def render_plan_markdown(report, **_ignored) -> str:
+def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) -> str:
     plan = report.plan
     info = report.to_dict()["index"]
-    out = [f"## graphrag-audit plan: {markdown_cell(info['path'])}", "",
-           f"tables in {markdown_cell(info['output_dir'])}", "",
-           *[line for x in info.get("notes", []) for line in (f"Note: {markdown_cell(x)}", "")],
+    where = info["path"]
+
+    def text(x):  # index-derived or path-bearing text
+        return x if include_titles else hide_paths(str(x), where)
+
+    def path(p):
+        return p if include_titles else shown_path(p, where)
+
+    out = [f"## graphrag-audit plan: {markdown_cell(path(info['path']))}", "",
+           f"tables in {markdown_cell(path(info['output_dir']))}", "",
+           *[line for x in info.get("notes", []) for line in (f"Note: {markdown_cell(text(x))}", "")],
+           *([] if include_titles else [f"Privacy: {markdown_cell(PRIVACY_NOTE)}", ""]),
            f"generation {markdown_cell(info['generation'])} · {markdown_cell(pc.settings_line(report))}", "",
            f"**Plan:** {markdown_cell(pc.plan_headline(plan))}", "",
            f"- {markdown_cell(pc.entity_line(plan))}",
            f"- {markdown_cell(pc.granularity_line(plan, report))}",
            f"- communities: {markdown_cell(pc.ids_text(plan.communities))}"]
-    out += [f"- note: {markdown_cell(x)}" for x in plan.notes]
+    out += [f"- note: {markdown_cell(text(x))}" for x in plan.notes]
     out += ["", f"### The same budget ({markdown_cell(plan.budget.describe())}) at every community_level N", ""]
     out += _table(pc.COMPARISON_HEADERS, pc.comparison_rows(report) + [pc.plan_row(plan)], left={1})
     out += ["", "### Finest available level, per subtree", ""]
-    out += [f"- {markdown_cell(x)}" for x in pc.disclosure_lines(plan)]
+    out += [f"- {markdown_cell(text(x))}" for x in pc.disclosure_lines(plan)]
     srows = pc.subtree_rows(plan)
     out += [""] + _table(pc.subtree_headers(plan), srows[: pc.SUBTREE_ROWS], left={3, 6})
     if len(srows) > pc.SUBTREE_ROWS:
@@ -38,5 +53,5 @@ def render_plan_markdown(report, **_ignored) -> str:
     out += ["", f"### Dynamic community selection instead (num\\_repeats {report.settings.get('num_repeats', 1)})", ""]
     out += _table(pc.DYNAMIC_HEADERS, pc.dynamic_rows(report), left={4})
     out += ["", "### Hand-off to graphrag", ""]
-    out += [f"- {markdown_cell(x)}" for x in pc.handoff_lines(report)]
+    out += [f"- {markdown_cell(text(x))}" for x in pc.handoff_lines(report)]
     return "\n".join(out) + "\n"

@@ -44,7 +44,7 @@ BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0", "level_only"
 
 
 def render_text(report, *, width: int | None = None, color: bool = False, focus: int | None = None,
-                **_ignored) -> str:
+                verbose: bool = False, **_ignored) -> str:
     buf = io.StringIO()
     console = Console(file=buf, width=width or 100, force_terminal=color, no_color=not color,
                       color_system="standard" if color else None, highlight=False, emoji=False,
@@ -55,7 +55,8 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     console.print()
     console.print(Text.assemble(("graphrag-audit ", "bold"), (plain(info.path), "bold")))
     console.print(Text("tables in " + plain(info.output_dir)))
-    console.print(Text(f"generation {info.generation}  ·  " + "; ".join(plain(e) for e in info.generation_evidence)))
+    evidence = "; ".join(plain(e) for e in info.generation_evidence) if verbose else ""
+    console.print(Text(f"generation {info.generation}" + (f"  ·  {evidence}" if evidence else "")))
     for note in info.notes:
         console.print(Text("note: " + plain(note)))
     console.print(Text(
