@@ -463,7 +463,7 @@ _tree_case("two-cycle", {**BASE_TREE, 2: (1, 3, ["e1", "e2"]), 3: (1, 2, ["e3"])
 # left and it reaches level 1; every entity's finest level is 1: no depth-mismatch.
 _tree_case("cycle-through-root", {**BASE_TREE, 0: (0, 2, ["e1", "e2", "e3"])},
            ok("parent-cycle", "level-not-parent-plus-one", "ids-not-depth-ordered",
-              "child-not-subset", "single-child-chain", code=1),
+              "child-not-subset", "single-child-chain", "dynamic-fails", code=1),
            "root 0's parent is its own child 2")
 # 5's parent 99 has no row: missing-parent; 1 keeps one child (4); the parent column pairs 99->5,
 # which no children list holds (children-parent-mismatch).

@@ -368,7 +368,7 @@ def _v1_without_nodes(tmp):
 # other layouts without a nodes table; on this clean tree those are the same rows: no finding
 # (before: an internal error, the deferred nodes read returned nothing)
 CASES["v1-without-nodes-table"] = Case(
-    "v1-without-nodes-table", _v1_without_nodes, ok("needs-migration"),
+    "v1-without-nodes-table", _v1_without_nodes, ok("needs-migration", "dynamic-fails", "dynamic-old-graphrag"),
     "a graphrag 1.x index (create_final_communities with entity_ids and parent) without create_final_nodes")
 
 

@@ -402,7 +402,9 @@ def test_parent_chain_200k(tmp_path):
     assert not r.timed_out and r.code == 1, r.stderr
     assert r.stderr == ""
     doc = json.loads(r.stdout)
-    assert {f["rule"] for f in doc["findings"]} == {"child-not-subset", "level-beyond-max",
+    # dynamic-fails: every community is at level 0 and each queues its child, so graphrag's selector
+    # re-rates the chain's tail wave after wave (~2e10 ratings): the simulation stops it as never ending
+    assert {f["rule"] for f in doc["findings"]} == {"child-not-subset", "level-beyond-max", "dynamic-fails",
                                                     "level-not-parent-plus-one", "single-child-chain"}
     assert doc["depth"]["roots"][0]["descendants"] == 199_999
     assert r.max_rss_kib < 1024 * 1024, f"peak RSS {r.max_rss_kib} KiB"

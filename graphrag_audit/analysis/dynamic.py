@@ -115,15 +115,18 @@ def _scenario(sc: Scenario | None, what_if: bool = False, kept_costs: KeptCosts 
 
 def _layout_error(model: IndexModel, fams: tuple[str, ...]) -> str | None:
     """The exception graphrag 1.x raises reading this layout for the selector, before any rating:
-    its query reads create_final_communities (``cli/query.py``@v1.2.0 ``run_global_search``:
+    its query reads create_final_nodes, _entities and _communities (``cli/query.py``@v1.2.0 ``run_global_search``:
     ``_resolve_output_files`` over create_final_nodes, _entities, _communities, _community_reports), and
     ``read_indexer_communities`` filters on its ``community`` column (``indexer_adapters.py``@v1.2.0
     L184), which 0.1-0.4 layouts lack."""
     if fams != ("1.x",):
         return None
-    if "communities" not in model.files:
-        # utils/storage.py@v1.2.0 load_table_from_storage
-        return "ValueError: Could not find create_final_communities.parquet in storage!"
+    # the tables in the order cli/query.py@v1.2.0 run_global_search loads them; the first missing one
+    # raises in utils/storage.py@v1.2.0 load_table_from_storage
+    for key, name in (("nodes", "create_final_nodes"), ("entities", "create_final_entities"),
+                      ("communities", "create_final_communities")):
+        if key not in model.files:
+            return f"ValueError: Could not find {name}.parquet in storage!"
     if "community" not in model.schemas.get("communities", {}):
         return "AttributeError: 'DataFrame' object has no attribute 'community'"
     return None
