@@ -181,10 +181,13 @@ def _write_generated(tmp: Path, name: str, tree, drop_reports=(), shared_text=Fa
     reports.to_parquet(v2["community_reports"])
     v1 = {"communities": d / "create_final_communities.parquet",
           "community_reports": d / "create_final_community_reports.parquet",
-          "nodes": d / "create_final_nodes.parquet"}
+          "nodes": d / "create_final_nodes.parquet", "entities": d / "create_final_entities.parquet"}
     communities.drop(columns=["children"]).to_parquet(v1["communities"])
     reports.to_parquet(v1["community_reports"])
     nodes.to_parquet(v1["nodes"])
+    # graphrag 1.x's query loads create_final_entities too (cli/query.py@v1.2.0): one row per node title
+    ents = nodes.drop_duplicates("title")
+    pd.DataFrame({"id": ents["id"].to_numpy(), "title": ents["title"].to_numpy()}).to_parquet(v1["entities"])
     return {f"gen/{name}/v2": {"layout": "v2", "files": {k: str(v) for k, v in v2.items()}},
             f"gen/{name}/v1": {"layout": "v1", "files": {k: str(v) for k, v in v1.items()}}}
 
