@@ -576,10 +576,9 @@ d = sys.argv[1]
 hits = glob.glob(d + "/**/create_final_nodes.parquet", recursive=True)
 storage = FilePipelineStorage(root_dir=os.path.dirname(hits[0]))
 try:
-    # cli/query.py@v1.2.0 run_global_search loads these four, in this order, before anything else
-    names = ["create_final_nodes", "create_final_entities", "create_final_communities",
-             "create_final_community_reports"]
-    n, _e, c, r = (asyncio.run(load_table_from_storage(name=x, storage=storage)) for x in names)
+    # the tables the selector is built from, in cli/query.py@v1.2.0's loading order
+    names = ["create_final_nodes", "create_final_communities", "create_final_community_reports"]
+    n, c, r = (asyncio.run(load_table_from_storage(name=x, storage=storage)) for x in names)
     read_indexer_communities(c, n, r)
     print(json.dumps(None))
 except Exception as exc:

@@ -123,8 +123,9 @@ def _layout_error(model: IndexModel, fams: tuple[str, ...]) -> str | None:
         return None
     # the tables in the order cli/query.py@v1.2.0 run_global_search loads them; the first missing one
     # raises in utils/storage.py@v1.2.0 load_table_from_storage
-    for key, name in (("nodes", "create_final_nodes"), ("entities", "create_final_entities"),
-                      ("communities", "create_final_communities")):
+    # (create_final_entities is loaded too, but only by the CLI: the Python API and --verify take the
+    # frames the caller read, and graphrag's selector never reads entities, so it is not required here)
+    for key, name in (("nodes", "create_final_nodes"), ("communities", "create_final_communities")):
         if key not in model.files:
             return f"ValueError: Could not find {name}.parquet in storage!"
     if "community" not in model.schemas.get("communities", {}):
