@@ -523,17 +523,22 @@ DYNAMIC_SEARCH_KEYS: dict[str, tuple[type, object]] = {
 }
 
 
+def _query_settings_data(settings_file: Path) -> dict:
+    """The settings as graphrag >= 2.0 reads them (environment substituted, then parsed), else as
+    0.x-1.x read them (parsed first): what the query-side readers below look into."""
+    text = _read_text(settings_file)
+    substituted, _markers = _template_substitute(text, _Environment(settings_file))
+    try:
+        return _parse(settings_file, substituted)
+    except IndexInputError:
+        return _parse(settings_file, text)
+
+
 def read_dynamic_settings(settings_file: Path) -> dict[str, object]:
     """The ``global_search.dynamic_search_*`` values the settings file sets (knob name -> value;
     absent keys are left out), read as graphrag >= 2.0 reads the file (environment substituted,
     then parsed). A value of the wrong type is an error naming the key."""
-    text = _read_text(settings_file)
-    env = _Environment(settings_file)
-    substituted, _markers = _template_substitute(text, env)
-    try:
-        data = _parse(settings_file, substituted)
-    except IndexInputError:
-        data = _parse(settings_file, text)
+    data = _query_settings_data(settings_file)
     section = data.get("global_search")
     if section is None:
         return {}
@@ -584,13 +589,7 @@ def read_query_settings(settings_file: Path) -> dict[str, tuple[object, str]]:
 
     Read as :func:`read_dynamic_settings` reads the file (environment substituted, then parsed).
     A value of the wrong type is an error naming the key."""
-    text = _read_text(settings_file)
-    env = _Environment(settings_file)
-    substituted, _markers = _template_substitute(text, env)
-    try:
-        data = _parse(settings_file, substituted)
-    except IndexInputError:
-        data = _parse(settings_file, text)
+    data = _query_settings_data(settings_file)
     if not isinstance(data, dict):
         return {}
     out: dict[str, tuple[object, str]] = {}
