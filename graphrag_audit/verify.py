@@ -57,12 +57,15 @@ import io
 import os
 import sys
 import tempfile
+from dataclasses import replace
 from importlib import metadata
 
 import numpy as np
 import pandas as pd
 
 from graphrag_audit.graphrag.context import render_batches
+from graphrag_audit.results.verify import (DynamicCheckSummary, DynamicLevelCheck, LevelCheck, MapCallCheck,
+                                           MapCallSummary, QueryLoadPath, SelectionCheck, VerifyResult)
 from graphrag_audit.verify_dynamic import id_key as _id_key
 from graphrag_audit.verify_dynamic import run_coroutine as _run_coroutine
 from graphrag_audit.verify_dynamic import short_error, verify_dynamic
@@ -160,11 +163,8 @@ class _QueryLoad:
             self.error = short_error(exc)
         return self
 
-    def describe(self) -> dict:
-        out = {"how": QUERY_LOAD, "loaded": self.loaded}
-        if self.error:
-            out["load_error"] = self.error
-        return out
+    def describe(self) -> QueryLoadPath:
+        return QueryLoadPath(how=QUERY_LOAD, loaded=self.loaded, load_error=self.error or None)
 
 
 def _select(read_indexer_reports, reports_df, other_df, n):
@@ -177,41 +177,35 @@ def _select(read_indexer_reports, reports_df, other_df, n):
     return sorted(ids, key=lambda v: (isinstance(v, str), v if isinstance(v, int) else 0, str(v))), got, None
 
 
-def _outcome(theirs, err, ours, expected: str | None) -> dict:
+def _outcome(theirs, err, ours, expected: str | None) -> SelectionCheck:
     """One load path's result at one level. ``status`` is "agrees" only when graphrag returned a
     selection and it is the audit's; a raise is "graphrag_raised" even when the audit predicted it."""
+    predicted = {"expected": expected, "expected_error_not_raised": bool(expected) and err is None}
     if err is not None:
-        out = {"status": "graphrag_raised", "graphrag_count": None, "graphrag_error": err}
-    elif theirs != ours:
-        out = {"status": "differs", "graphrag_count": len(theirs),
-               "only_graphrag": sorted(set(theirs) - set(ours)), "only_audit": sorted(set(ours) - set(theirs))}
-    else:
-        out = {"status": "agrees", "graphrag_count": len(theirs)}
-    if expected:
-        out["expected"] = expected
-        if err is None:
-            out["expected_error_not_raised"] = True
-    return out
+        return SelectionCheck("graphrag_raised", None, graphrag_error=err, **predicted)
+    if theirs != ours:
+        return SelectionCheck("differs", len(theirs), only_graphrag=tuple(sorted(set(theirs) - set(ours))),
+                              only_audit=tuple(sorted(set(ours) - set(theirs))), **predicted)
+    return SelectionCheck("agrees", len(theirs), **predicted)
 
 
-def verify_with_graphrag(report, model) -> dict:
+def verify_with_graphrag(report, model) -> VerifyResult:
     """Run the installed graphrag's read_indexer_reports (and with costs its build_community_context)
     at every community_level and compare with the audit ``report`` of ``model`` (the loaded index:
     ``analysis.audit.audit_with_model``); see the module docstring."""
     version = installed_graphrag_version()
     unusable = graphrag_unusable_reason()
     if unusable is not None:
-        out = {"available": False, "reason": unusable}
-        return out if version is None else {**out, "graphrag_version": version}
+        return VerifyResult(available=False, reason=unusable, graphrag_version=version)
     from graphrag.query.indexer_adapters import read_indexer_reports
 
     major = int(version.split(".")[0]) if version.split(".")[0].isdigit() else 0
     behaviour = "v2" if major >= 2 else "v1"
     second = model.files.get("communities") if behaviour == "v2" else model.files.get("nodes")
     if second is None or "reports" not in model.files:
-        return {"available": False, "graphrag_version": version, "behaviour": behaviour,
-                "reason": "this index lacks the tables graphrag "
-                          f"{version} reads ({'communities' if behaviour == 'v2' else 'create_final_nodes'})"}
+        return VerifyResult(available=False, graphrag_version=version, behaviour=behaviour,
+                            reason="this index lacks the tables graphrag "
+                                   f"{version} reads ({'communities' if behaviour == 'v2' else 'create_final_nodes'})")
     from graphrag_audit.graphrag.compat import v2_readable
 
     # what the audit predicts graphrag does on this index
@@ -239,48 +233,41 @@ def verify_with_graphrag(report, model) -> dict:
         ours = [] if string_trap else r.selected[behaviour].community_ids
         theirs, got, err = _select(read_indexer_reports, reports_df, other_df, n)
         api = _outcome(theirs, err, ours, api_expected)
-        row = {"community_level": n, "status": api["status"], "selection_agree": api["status"] == "agrees",
-               "graphrag_count": api["graphrag_count"], "audit_count": len(ours),
-               **{k: v for k, v in api.items() if k not in ("status", "graphrag_count")}}
         if string_trap:
-            row["expected"] = "0 reports: graphrag >= 1.0 on string community ids (string-community-ids)"
-        q = None
+            api = replace(api, expected="0 reports: graphrag >= 1.0 on string community ids (string-community-ids)")
+        q = map_calls = skipped = None
         if query is not None and query.loaded:
             q_theirs, q_got, q_err = _select(read_indexer_reports, query.frames["community_reports"],
                                              query.frames["communities"], n)
             q = _outcome(q_theirs, q_err, ours, query_expected)
-            row["graphrag_query"] = q
         if contexts.ready:  # on graphrag's selection when it is the audit's (the Python API's first)
             if string_trap:
-                row["map_calls_skipped"] = "the audit's costs are for another selection than graphrag makes here"
-            elif api["status"] == "agrees":
-                row.update(contexts.compare(n, got, r.selected[behaviour]))
-            elif q is not None and q["status"] == "agrees":
-                row["map_calls_load_path"] = "graphrag_query"
-                row.update(contexts.compare(n, q_got, r.selected[behaviour],
-                                            frames=(query.frames["entities"], query.frames["communities"])))
+                skipped = "the audit's costs are for another selection than graphrag makes here"
+            elif api.status == "agrees":
+                map_calls = contexts.compare(n, got, r.selected[behaviour])
+            elif q is not None and q.status == "agrees":
+                map_calls = replace(contexts.compare(n, q_got, r.selected[behaviour],
+                                                     frames=(query.frames["entities"], query.frames["communities"])),
+                                    load_path="graphrag_query")
             else:
-                row["map_calls_skipped"] = ("graphrag's read_indexer_reports raised"
-                                            if api["status"] == "graphrag_raised" else "the selections differ")
-        row["agree"] = (api["status"] == "agrees" and not api.get("expected_error_not_raised")
-                        and (q is None or (q["status"] == "agrees" and not q.get("expected_error_not_raised")))
-                        and all(row.get(k) is not False for k in _CONTEXT_AGREEMENT))
-        rows.append(row)
+                skipped = ("graphrag's read_indexer_reports raised" if api.status == "graphrag_raised"
+                           else "the selections differ")
+        agree = (api.status == "agrees" and not api.expected_error_not_raised
+                 and (q is None or (q.status == "agrees" and not q.expected_error_not_raised))
+                 and (map_calls is None or map_calls.agrees))
+        rows.append(LevelCheck(community_level=n, selection=api, audit_count=len(ours), agree=agree,
+                               graphrag_query=q, map_calls=map_calls, map_calls_skipped=skipped))
     dyn_summary, dyn_rows = _dynamic(report, model, version, behaviour, reports_df, other_df)
-    for row in rows:  # row["agree"]: the selection and map-call comparisons; "dynamic" has its own status
-        if row["community_level"] in dyn_rows:
-            row["dynamic"] = dyn_rows[row["community_level"]]
-    dynamic_ok = all(x.get("dynamic", {}).get("status") in (None, "agrees", "not_run") for x in rows)
-    out = {"available": True, "graphrag_version": version, "behaviour": behaviour,
-           "pandas_version": pd.__version__, "agree": bool(rows) and all(x["agree"] for x in rows) and dynamic_ok,
-           "map_calls": contexts.summary(), "dynamic": dyn_summary, "levels": rows,
-           "load_paths": {"python_api": {"how": PYTHON_API_LOAD}}}
-    if query is not None:
-        out["load_paths"]["graphrag_query"] = query.describe()
-    return out
+    rows = [replace(x, dynamic=dyn_rows.get(x.community_level)) for x in rows]
+    # each row's agree: the selection and map-call comparisons; its dynamic check has its own status
+    dynamic_ok = all(x.dynamic is None or x.dynamic.status in ("agrees", "not_run") for x in rows)
+    return VerifyResult(available=True, graphrag_version=version, behaviour=behaviour, pandas_version=pd.__version__,
+                        agree=bool(rows) and all(x.agree for x in rows) and dynamic_ok,
+                        map_calls=contexts.summary(), dynamic=dyn_summary, levels=tuple(rows),
+                        python_api_how=PYTHON_API_LOAD, graphrag_query=None if query is None else query.describe())
 
 
-def _dynamic(report, model, version, behaviour, reports_df, other_df) -> tuple[dict, dict]:
+def _dynamic(report, model, version, behaviour, reports_df, other_df) -> tuple[DynamicCheckSummary, dict]:
     """The dynamic-selection comparison (verify_dynamic.py) on the tables read for the Python API."""
     frames = {"reports": reports_df}
     if behaviour == "v2":
@@ -293,13 +280,8 @@ def _dynamic(report, model, version, behaviour, reports_df, other_df) -> tuple[d
         return verify_dynamic(report, version, frames)
     except Exception as exc:  # noqa: BLE001 - never let the extra comparison break --verify
         reason = f"the dynamic-selection comparison failed ({short_error(exc)})"
-        return ({"compared": False, "agree": None, "reason": reason},
-                {r.community_level: {"status": "not_run", "reason": reason} for r in report.levels})
-
-
-#: the per-level context comparisons that count towards ``agree`` (False = disagreement)
-_CONTEXT_AGREEMENT = ("map_calls_agree", "context_tokens_agree", "batches_agree", "texts_agree",
-                      "context_error_expected")
+        return (DynamicCheckSummary(compared=False, agree=None, reason=reason),
+                {r.community_level: DynamicLevelCheck(status="not_run", reason=reason) for r in report.levels})
 
 
 class _Recorder:
@@ -452,10 +434,10 @@ class _ContextCheck:
         self.ready = True
         return self
 
-    def summary(self) -> dict:
+    def summary(self) -> MapCallSummary:
         if not self.ready:
-            return {"compared": False, "reason": self.reason, **self.info}
-        return {"compared": True, "levels_compared": self.levels_compared, **self.info}
+            return MapCallSummary(compared=False, reason=self.reason, **self.info)
+        return MapCallSummary(compared=True, levels_compared=self.levels_compared, **self.info)
 
     def _entities(self, n, frames=None):
         entities_df, other_df = frames if frames is not None else (self.entities_df, self.other_df)
@@ -493,57 +475,54 @@ class _ContextCheck:
             tokens.append(header_tokens + sum(k for _, k in seg))
         return ids, tokens, list(chunks)
 
-    def compare(self, n, got, stats, frames=None) -> dict:
+    def compare(self, n, got, stats, frames=None) -> MapCallCheck:
         cost = stats.cost
         audit_calls = cost.map_calls if cost else None
         audit_tokens = cost.tokens if cost else None
-        out: dict = {"audit_map_calls": audit_calls, "audit_context_tokens": audit_tokens}
+        audit = {"audit_map_calls": audit_calls, "audit_context_tokens": audit_tokens}
         zero_note = "ZeroDivisionError" in ((cost.note if cost else None) or "")
         try:
             g_ids, g_tokens, g_texts = self._graphrag(n, got, frames)
         except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
-            out["context_error"] = short_error(exc)
-            out["context_error_expected"] = zero_note and isinstance(exc, ZeroDivisionError)
-            out["graphrag_map_calls"] = None
             self.levels_compared += 1
-            return out
-        if zero_note:  # the audit predicted graphrag would fail here and it did not
-            out["context_error_expected"] = False
+            return MapCallCheck(**audit, context_error=short_error(exc),
+                                context_error_expected=zero_note and isinstance(exc, ZeroDivisionError))
+        # zero_note: the audit predicted graphrag would fail here and it did not
+        predicted = {"context_error_expected": False} if zero_note else {}
         self.levels_compared += 1
         rows = np.asarray(stats.rows, dtype=np.int64)
         b, weights = _audit_batches(self.coster, rows, self.behaviour, n)
         if b.n_batches != audit_calls or b.total_tokens != audit_tokens or (
                 stats.row_tokens is not None and not np.array_equal(b.row_tokens, stats.row_tokens)):
             # verify rebuilds the audit's batches to see inside them; they must be the reported ones
-            out.update({"graphrag_map_calls": len(g_ids), "map_calls_agree": len(g_ids) == audit_calls,
-                        "batches_agree": False,
-                        "audit_error": "rebuilding the audit's batches did not give the costs it reported"})
-            return out
+            return MapCallCheck(**audit, **predicted, graphrag_map_calls=len(g_ids),
+                                map_calls_agree=len(g_ids) == audit_calls, batches_agree=False,
+                                audit_error="rebuilding the audit's batches did not give the costs it reported")
         a_ids, a_tokens = [], []
         for k in range(b.n_batches):
             a_ids.append(sorted((_id_key(x) for x in self.comm[rows[b.batch_of == k]].tolist()), key=repr))
             a_tokens.append(int(b.batch_tokens[k]))
         c = self.coster
         a_texts = render_batches(b, c.comm[rows], c.titles[rows], c.contents[rows], c.ranks[rows], weights)
-        out.update({
-            "graphrag_map_calls": len(g_ids),
-            "map_calls_agree": len(g_ids) == audit_calls == b.n_batches,
-            "graphrag_context_tokens": int(sum(g_tokens)),
-            "context_tokens_agree": int(sum(g_tokens)) == audit_tokens == int(sum(a_tokens)),
-            "batches_agree": g_ids == a_ids and g_tokens == a_tokens,
-            "texts_agree": g_texts == a_texts,
-        })
-        if not out["texts_agree"]:
-            out["texts_differ_in_batches"] = [k for k in range(max(len(g_texts), len(a_texts)))
-                                              if k >= len(g_texts) or k >= len(a_texts) or g_texts[k] != a_texts[k]]
-        if not out["batches_agree"]:
+        texts_agree = g_texts == a_texts
+        batches_agree = g_ids == a_ids and g_tokens == a_tokens
+        detail: dict = {}
+        if not texts_agree:
+            detail["texts_differ_in_batches"] = tuple(
+                k for k in range(max(len(g_texts), len(a_texts)))
+                if k >= len(g_texts) or k >= len(a_texts) or g_texts[k] != a_texts[k])
+        if not batches_agree:
             diff = next((k for k in range(max(len(g_ids), len(a_ids)))
                          if k >= len(g_ids) or k >= len(a_ids) or g_ids[k] != a_ids[k] or g_tokens[k] != a_tokens[k]),
                         None)
-            out.update({"first_differing_batch": diff,
-                        "graphrag_batch_tokens": g_tokens, "audit_batch_tokens": a_tokens,
-                        "graphrag_batch_sizes": [len(x) for x in g_ids], "audit_batch_sizes": [len(x) for x in a_ids]})
+            detail.update(first_differing_batch=diff, graphrag_batch_tokens=tuple(g_tokens),
+                          audit_batch_tokens=tuple(a_tokens), graphrag_batch_sizes=tuple(len(x) for x in g_ids),
+                          audit_batch_sizes=tuple(len(x) for x in a_ids))
             if diff is not None and diff < len(g_ids) and diff < len(a_ids):
-                out["only_graphrag_batch"] = [x for x in g_ids[diff] if x not in a_ids[diff]][:50]
-                out["only_audit_batch"] = [x for x in a_ids[diff] if x not in g_ids[diff]][:50]
-        return out
+                detail["only_graphrag_batch"] = tuple(x for x in g_ids[diff] if x not in a_ids[diff])[:50]
+                detail["only_audit_batch"] = tuple(x for x in a_ids[diff] if x not in g_ids[diff])[:50]
+        return MapCallCheck(**audit, **predicted, graphrag_map_calls=len(g_ids),
+                            map_calls_agree=len(g_ids) == audit_calls == b.n_batches,
+                            graphrag_context_tokens=int(sum(g_tokens)),
+                            context_tokens_agree=int(sum(g_tokens)) == audit_tokens == int(sum(a_tokens)),
+                            batches_agree=batches_agree, texts_agree=texts_agree, **detail)

@@ -54,6 +54,10 @@ import logging
 import os
 import threading
 import types
+from dataclasses import replace
+
+from graphrag_audit.results.verify import (DynamicCheckSummary, DynamicLevelCheck, DynamicScenarioCheck,
+                                           DynamicSettings)
 
 #: the question put to the rater (its text is not looked at)
 QUERY = "graphrag-audit --verify: which reports matter?"
@@ -61,7 +65,6 @@ QUERY = "graphrag-audit --verify: which reports matter?"
 #: the scenarios compared, in output order
 SCENARIOS = ("none_relevant", "all_relevant", "what_if")
 
-STATUSES = ("agrees", "differs", "graphrag_raised", "not_run")
 
 HOW = ("graphrag's DynamicCommunitySelection built as global search builds it (read_indexer_communities, "
        "read_indexer_reports(..., dynamic_community_selection=True), tables read with pd.read_parquet) with a "
@@ -136,8 +139,8 @@ def family_of(version: str | None) -> tuple[str | None, str | None]:
                   "(1.1.1-1.2.x, 2.0.0-2.7.2, 3.0.0 and later)")
 
 
-def _not_run(reason: str) -> dict:
-    return {"status": "not_run", "reason": reason}
+def _not_run(reason: str) -> DynamicLevelCheck:
+    return DynamicLevelCheck(status="not_run", reason=reason)
 
 
 def _ids(values) -> list:
@@ -379,51 +382,46 @@ class GraphragDynamic:
                 "kept_ids": _ids(r.community_id for r in got), "stub_calls": rater.calls}
 
 
-def compare_scenario(expected, got: dict, audit_error: str | None) -> dict:
+def compare_scenario(expected, got: dict, audit_error: str | None) -> DynamicScenarioCheck:
     """One scenario at one level: the audit's ``DynamicScenario`` (None when it predicts an error)
     against graphrag's run (``GraphragDynamic.run``)."""
     if got.get("not_run") is not None:
-        return {"status": "not_run", "reason": got["not_run"]}
+        return DynamicScenarioCheck(status="not_run", reason=got["not_run"])
     if got.get("error") is not None:
-        out = {"status": "graphrag_raised", "graphrag_error": got["error"]}
-        if audit_error:
-            out["expected"] = audit_error
-        return out
-    out = {"graphrag_rating_calls": got["rating_calls"], "graphrag_waves": got["waves"],
-           "graphrag_kept": len(got["kept_ids"])}
+        return DynamicScenarioCheck(status="graphrag_raised", graphrag_error=got["error"], expected=audit_error or None)
+    theirs = {"graphrag_rating_calls": got["rating_calls"], "graphrag_waves": tuple(got["waves"]),
+              "graphrag_kept": len(got["kept_ids"])}
     if expected is None:
-        out.update(status="differs", expected=audit_error or "no scenario", expected_error_not_raised=True)
-        return out
+        return DynamicScenarioCheck(status="differs", **theirs, expected=audit_error or "no scenario",
+                                    expected_error_not_raised=True)
     audit_kept = _ids(expected.kept_ids)
-    out.update(audit_rating_calls=int(expected.rating_calls), audit_waves=[int(w) for w in expected.waves],
-               audit_kept=len(audit_kept))
-    same = (got["rating_calls"] == out["audit_rating_calls"] and got["waves"] == out["audit_waves"]
+    ours = {"audit_rating_calls": int(expected.rating_calls), "audit_waves": tuple(int(w) for w in expected.waves),
+            "audit_kept": len(audit_kept)}
+    same = (got["rating_calls"] == ours["audit_rating_calls"] and tuple(got["waves"]) == ours["audit_waves"]
             and got["kept_ids"] == audit_kept)
-    out["status"] = "agrees" if same else "differs"
-    if not same:
-        theirs, ours = set(got["kept_ids"]), set(audit_kept)
-        out["only_graphrag_kept"] = sorted(theirs - ours, key=repr)[:50]
-        out["only_audit_kept"] = sorted(ours - theirs, key=repr)[:50]
-    out = {"status": out.pop("status"), **out}
-    return out
+    if same:
+        return DynamicScenarioCheck(status="agrees", **theirs, **ours)
+    g, a = set(got["kept_ids"]), set(audit_kept)
+    return DynamicScenarioCheck(status="differs", **theirs, **ours, only_graphrag_kept=tuple(sorted(g - a, key=repr)[:50]),
+                                only_audit_kept=tuple(sorted(a - g, key=repr)[:50]))
 
 
 def combine(scenarios: dict) -> str:
     """A level's status from its scenarios': a raise first, then a difference, then a scenario not run,
     else agreement."""
-    statuses = [s["status"] for s in scenarios.values()]
+    statuses = [s.status for s in scenarios.values()]
     for status in ("graphrag_raised", "differs", "not_run"):
         if status in statuses:
             return status
     return "agrees" if statuses else "not_run"
 
 
-def compare_level(version, runner, n, relevant) -> dict:
+def compare_level(version, runner, n, relevant) -> DynamicLevelCheck:
     """The dynamic comparison at one community_level: the audit's ``DynamicVersion`` of the family
     (``version``) against graphrag's ``select()`` (``runner``: ``run(n, relevant_set_or_None)``)."""
     if version.error and version.error.startswith("never ends"):
-        return {"status": "not_run", "family": version.family, "expected": version.error,
-                "reason": "the audit predicts graphrag's select() never returns here: not run"}
+        return DynamicLevelCheck(status="not_run", family=version.family, expected=version.error,
+                                 reason="the audit predicts graphrag's select() never returns here: not run")
     scen = {"none_relevant": (version.none_relevant, set()), "all_relevant": (version.all_relevant, None)}
     if relevant is not None:
         scen["what_if"] = (version.what_if, set(int(x) for x in relevant))
@@ -431,14 +429,11 @@ def compare_level(version, runner, n, relevant) -> dict:
     for name, (expected, rel) in scen.items():
         bound = None if expected is None else 2 * int(expected.rating_calls) + 1000
         results[name] = compare_scenario(expected, runner(n, rel, bound), version.error)
-    out = {"status": combine(results), "family": version.family}
-    if version.error:
-        out["expected"] = version.error
-    out["scenarios"] = results
-    return out
+    return DynamicLevelCheck(status=combine(results), family=version.family, expected=version.error or None,
+                             scenarios=results)
 
 
-def verify_dynamic(report, version: str, frames: dict) -> tuple[dict, dict]:
+def verify_dynamic(report, version: str, frames: dict) -> tuple[DynamicCheckSummary, dict]:
     """(summary, {community_level: per-level result}) of the dynamic comparison; ``frames``: the
     tables as read for the Python API (``reports``, ``communities``, 1.x also ``nodes``)."""
     opts = report.options
@@ -446,19 +441,18 @@ def verify_dynamic(report, version: str, frames: dict) -> tuple[dict, dict]:
                 "num_repeats": int(opts.num_repeats), "max_level": int(opts.max_level)}
     relevant = None if opts.relevant is None else tuple(int(x) for x in opts.relevant)
     family, why = family_of(version)
-    summary = {"compared": False, "agree": None, "family": family, "settings": settings,
-               "scenarios": [s for s in SCENARIOS if s != "what_if" or relevant is not None]}
+    summary = DynamicCheckSummary(compared=False, agree=None, family=family, settings=DynamicSettings(**settings),
+                                  scenarios=tuple(s for s in SCENARIOS if s != "what_if" or relevant is not None))
     levels = [r.community_level for r in report.levels]
 
     def all_not_run(reason):
-        summary["reason"] = reason
-        return summary, {n: _not_run(reason) for n in levels}
+        return replace(summary, reason=reason), {n: _not_run(reason) for n in levels}
 
     if family is None:
         return all_not_run(why)
     from graphrag_audit.graphrag.dynamic import FAMILIES
 
-    summary["graphrag"] = FAMILIES[family]
+    summary = replace(summary, graphrag=FAMILIES[family])
     if frames.get("reports") is None or frames.get("communities") is None or (
             family == "1.x" and frames.get("nodes") is None):
         need = "create_final_communities, create_final_nodes" if family == "1.x" else "communities"
@@ -474,7 +468,6 @@ def verify_dynamic(report, version: str, frames: dict) -> tuple[dict, dict]:
         runner = GraphragDynamic(family, frames, settings)
     except Exception as exc:  # noqa: BLE001 - an unknown graphrag layout: not run, with the reason
         return all_not_run(f"cannot build graphrag's DynamicCommunitySelection here ({short_error(exc)})")
-    summary.update(compared=True, how=HOW)
     rows = {}
     with _quiet_graphrag_logs():
         for n in levels:
@@ -484,7 +477,6 @@ def verify_dynamic(report, version: str, frames: dict) -> tuple[dict, dict]:
                                    "(a deep tree is simulated at --level and N=None only)")
                 continue
             rows[n] = compare_level(bv.versions[family], runner.run, n, relevant)
-    compared = [r["status"] for r in rows.values() if r["status"] != "not_run"]
-    summary["levels_compared"] = len(compared)
-    summary["agree"] = bool(compared) and all(s == "agrees" for s in compared)
-    return summary, rows
+    compared = [r.status for r in rows.values() if r.status != "not_run"]
+    return replace(summary, compared=True, how=HOW, levels_compared=len(compared),
+                   agree=bool(compared) and all(s == "agrees" for s in compared)), rows

@@ -66,7 +66,8 @@ def test_results_are_frozen(index):
         lv["selected"]
     # with_verify makes a new report; the original stays as it was
     v = report.with_verify({"available": False, "reason": "x"})
-    assert report.verify is None and v.verify["reason"] == "x" and v.levels == report.levels
+    assert report.verify is None and v.verify.reason == "x" and v.levels == report.levels
+    assert v.verify.to_dict() == {"available": False, "reason": "x"}
 
 
 def test_the_report_holds_no_model(index):

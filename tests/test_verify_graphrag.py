@@ -22,8 +22,16 @@ from conftest import real_index_params, shared_index
 from graphrag_side import ROOT, major, need, run_script, run_tool, side_params, versions
 
 
+def _round_trips(v: dict) -> None:
+    """The typed result reads its own JSON back unchanged (a result written earlier renders the same)."""
+    from graphrag_audit.results.verify import VerifyResult
+
+    assert VerifyResult.from_dict(v).to_dict() == v
+
+
 def _check_levels(v: dict) -> None:
     """Every level either agrees or is a raise the audit predicted; ``agree`` says which."""
+    _round_trips(v)
     raised = [r for r in v["levels"] if r["status"] == "graphrag_raised"]
     dynamic_bad = [r for r in v["levels"] if r.get("dynamic", {}).get("status") in ("differs", "graphrag_raised")]
     for row in v["levels"]:
@@ -115,7 +123,9 @@ def _check_dynamic(doc: dict, graphrag_version: str, num_repeats: int = 1) -> No
 def _verify_json(python, folder, *extra):
     proc = run_tool(python, "levels", str(folder), "--verify", "-f", "json", "--fail-on", "never", *extra)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout)["verify"]
+    v = json.loads(proc.stdout)["verify"]
+    _round_trips(v)
+    return v
 
 
 @pytest.mark.parametrize("python", side_params())
@@ -194,7 +204,7 @@ def test_verify_renderers_show_map_call_disagreements(tmp_path):
     assert "N=1: graphrag 3 vs audit 2 map calls" in text
     md = render(report, "markdown")
     assert "graphrag map calls" in md and "| 3 | 2 |" in md and "22,572" in md
-    report = report.with_verify(dict(report.verify, agree=True, levels=[]))
+    report = report.with_verify(dict(report.verify.to_dict(), agree=True, levels=[]))
     assert "makes the same map calls (same reports, tokens and text in every batch; cl100k_base, 12,000" \
         in render(report, "text", width=400, color=False)
     assert ("agrees with the graphrag &lt; 2.0 selection at every community_level, and its "
@@ -214,7 +224,7 @@ def test_verify_without_graphrag_says_so(tmp_path):
 
     model, report = audit_with_model(write_v3(tmp_path / "i", SEED), AuditOptions(costs=False))
     v = verify_with_graphrag(report, model)
-    assert v["available"] is False and "not installed" in v["reason"]
+    assert v.available is False and "not installed" in v.reason
 
 
 # ---- dynamic community selection: graphrag's own DynamicCommunitySelection ---------------------
@@ -297,6 +307,7 @@ def test_dynamic_without_level0_report_is_graphrag_raised(python, tmp_path):
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     doc = json.loads(out["json"])
     v = doc["verify"]
+    _round_trips(v)
     _check_dynamic(doc, gv)
     assert v["dynamic"]["agree"] is False and v["agree"] is False, v
     for row in v["levels"]:
@@ -330,8 +341,8 @@ true = row.selected["dynamic"].by_version.versions[fam]
 a = true.all_relevant
 wrong = dataclasses.replace(true, all_relevant=dataclasses.replace(
     a, rating_calls=a.rating_calls + 1, waves=a.waves + (1,), kept_ids=tuple(sorted(a.kept_ids + (999999,)))))
-print(json.dumps({"right": compare_level(true, runner.run, 2, None),
-                  "wrong": compare_level(wrong, runner.run, 2, None)}))
+print(json.dumps({"right": compare_level(true, runner.run, 2, None).to_dict(),
+                  "wrong": compare_level(wrong, runner.run, 2, None).to_dict()}))
 """
 
 
@@ -364,19 +375,21 @@ def test_dynamic_comparison_differs_and_raises_without_graphrag():
 
     audit = DynamicScenario(rating_calls=5, kept_ids=(3, 4), waves=(2, 3))
     same = {"rating_calls": 5, "waves": [2, 3], "kept_ids": [3, 4]}
-    assert compare_scenario(audit, same, None)["status"] == "agrees"
+    assert compare_scenario(audit, same, None).status == "agrees"
     for bad in ({**same, "rating_calls": 6}, {**same, "waves": [3, 2]}, {**same, "kept_ids": [3, 5]}):
         out = compare_scenario(audit, bad, None)
-        assert out["status"] == "differs", (bad, out)
+        assert out.status == "differs", (bad, out)
     out = compare_scenario(audit, {**same, "kept_ids": [3, 5]}, None)
-    assert out["only_graphrag_kept"] == [5] and out["only_audit_kept"] == [4]
+    assert out.only_graphrag_kept == (5,) and out.only_audit_kept == (4,)
     raised = compare_scenario(None, {"error": "KeyError: '0'"}, "KeyError: '0'")
-    assert raised == {"status": "graphrag_raised", "graphrag_error": "KeyError: '0'", "expected": "KeyError: '0'"}
+    assert raised.to_dict() == {"status": "graphrag_raised", "graphrag_error": "KeyError: '0'",
+                                "expected": "KeyError: '0'"}
     missed = compare_scenario(None, same, "KeyError: '0'")
-    assert missed["status"] == "differs" and missed["expected_error_not_raised"] is True
-    assert combine({"a": {"status": "agrees"}, "b": raised}) == "graphrag_raised"
-    assert combine({"a": {"status": "agrees"}, "b": missed}) == "differs"
-    assert combine({"a": {"status": "agrees"}}) == "agrees"
+    assert missed.status == "differs" and missed.expected_error_not_raised is True
+    agrees = compare_scenario(audit, same, None)
+    assert combine({"a": agrees, "b": raised}) == "graphrag_raised"
+    assert combine({"a": agrees, "b": missed}) == "differs"
+    assert combine({"a": agrees}) == "agrees"
 
 
 @pytest.mark.parametrize("version, family", [
@@ -407,9 +420,9 @@ def test_dynamic_not_run_for_uncovered_graphrag(tmp_path, version, why):
     if layout == "v1":
         frames["nodes"] = _read(model.files["nodes"])
     summary, rows = verify_dynamic(report, version, frames)
-    assert summary["compared"] is False and summary["agree"] is None and why in summary["reason"], summary
+    assert summary.compared is False and summary.agree is None and why in summary.reason, summary
     assert set(rows) == {r.community_level for r in report.levels}
-    assert all(r["status"] == "not_run" and why in r["reason"] for r in rows.values()), rows
+    assert all(r.status == "not_run" and why in r.reason for r in rows.values()), rows
 
 
 def test_verify_renderers_show_dynamic_per_level(tmp_path):

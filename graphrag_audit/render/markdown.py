@@ -243,23 +243,23 @@ def _marked(chosen: bool, row: list[str]) -> list[str]:
 def _verify(report, priv: _Privacy) -> list[str]:
     """``--verify``: did the installed graphrag's own read_indexer_reports agree, level by level?
     (wording shared with the text renderer: render/verify_words.py)"""
-    from graphrag_audit.render.verify_words import query_path, result_word, status_of, summary
+    from graphrag_audit.render.verify_words import result_word, summary
 
     v = report.verify
     if v is None:
         return []
     out = ["### Checked against graphrag's own read_indexer_reports", ""]
-    if not v.get("available"):
-        return out + ["Not run: " + markdown_cell(priv.text(v.get("reason", "graphrag unavailable")))]
-    label = BEHAVIOUR_LABEL.get(v.get("behaviour"), markdown_cell(v.get("behaviour")))
-    mc = v.get("map_calls") or {}
-    compared = bool(mc.get("compared"))
+    if not v.available:
+        return out + ["Not run: " + markdown_cell(priv.text(v.reason or "graphrag unavailable"))]
+    label = BEHAVIOUR_LABEL.get(v.behaviour, markdown_cell(v.behaviour))
+    mc = v.map_calls
+    compared = bool(mc is not None and mc.compared)
     if compared:
         note = (f"Map calls: graphrag's own build_community_context was run on its selection at every level "
-                f"({markdown_cell(mc.get('tokenizer'))}, {_n(mc.get('max_context_tokens'))} tokens per batch) and "
+                f"({markdown_cell(mc.tokenizer)}, {_n(mc.max_context_tokens)} tokens per batch) and "
                 "compared batch by batch (reports, tokens, text).")
-    elif mc.get("reason") and "--no-costs" not in mc["reason"]:
-        note = "Map calls not compared: " + markdown_cell(priv.text(mc["reason"]), 300)
+    elif mc is not None and mc.reason and "--no-costs" not in mc.reason:
+        note = "Map calls not compared: " + markdown_cell(priv.text(mc.reason), 300)
     else:
         note = None
     kind, sentence = summary(v, label, markdown_cell, lambda t: f"`{t}`")
@@ -269,24 +269,24 @@ def _verify(report, priv: _Privacy) -> list[str]:
     sentence = sentence.replace(" DISAGREES ", " **disagrees** ", 1)
     if kind == "raised":
         sentence = sentence.replace(" does not return a selection ", " **does not return a selection** ", 1)
-    qp = query_path(v)
-    with_query = bool(qp and qp.get("loaded"))
+    qp = v.graphrag_query
+    with_query = bool(qp and qp.loaded)
     rows = []
-    for x in v.get("levels", []):
+    for x in v.levels:
         word = result_word(x)
-        row = [_lvl(x.get("community_level")), word if word.startswith("agrees") else f"**{word}**",
-               _n(x.get("graphrag_count")), _n(x.get("audit_count"))]
+        m = x.map_calls
+        row = [_lvl(x.community_level), word if word.startswith("agrees") else f"**{word}**",
+               _n(x.selection.graphrag_count), _n(x.audit_count)]
         if with_query:
-            q = x.get("graphrag_query") or {}
-            qs = status_of(q) if q else None
-            row += ["—" if qs is None else {"agrees": "agrees", "differs": "**differs**",
-                                            "graphrag_raised": "**graphrag raised**"}[qs],
-                    _n(q.get("graphrag_count"))]
+            q = x.graphrag_query
+            row += ["—" if q is None else {"agrees": "agrees", "differs": "**differs**",
+                                           "graphrag_raised": "**graphrag raised**"}[q.status],
+                    _n(None if q is None else q.graphrag_count)]
         if compared:
-            row += [_n(x.get("graphrag_map_calls")), _n(x.get("audit_map_calls")),
-                    _n(x.get("graphrag_context_tokens")), _n(x.get("audit_context_tokens"))]
-        row.append(markdown_cell(priv.text(x.get("graphrag_error") or x.get("context_error") or x.get("expected")
-                                           or x.get("map_calls_skipped") or ""), 300))
+            row += [_n(m and m.graphrag_map_calls), _n(m and m.audit_map_calls),
+                    _n(m and m.graphrag_context_tokens), _n(m and m.audit_context_tokens)]
+        row.append(markdown_cell(priv.text(x.selection.graphrag_error or (m and m.context_error)
+                                           or x.selection.expected or x.map_calls_skipped or ""), 300))
         rows.append(row)
     heads = ["N", "result", "graphrag reports", "audit reports"]
     align = ["r", "l", "r", "r"]
@@ -300,14 +300,14 @@ def _verify(report, priv: _Privacy) -> list[str]:
     if qp:
         paths = ["", "Load paths: *result* and *graphrag reports* are graphrag's read_indexer_reports on tables "
                      "read with pd.read_parquet, as its Python API and notebooks read them"
-                 + (f" (pandas {markdown_cell(v['pandas_version'])})" if v.get("pandas_version") else "")
+                 + (f" (pandas {markdown_cell(v.pandas_version)})" if v.pandas_version else "")
                  + "; *graphrag query* on the tables as `graphrag query` loads them (its typed DataReader casts "
                    "community and level to int64)."]
     return out + [sentence, ""] + _table(heads + ["graphrag error / expected"], rows, align + ["l"]) + paths + (
         [] if note is None else ["", note]) + dynamic
 
 
-def _verify_dynamic(v: dict) -> list[str]:
+def _verify_dynamic(v) -> list[str]:
     """``--verify``'s dynamic-selection comparison: a sentence and, when it ran, one row per level and
     scenario (graphrag's DynamicCommunitySelection with a stub rater against the audit's simulation)."""
     from graphrag_audit.render.verify_words import DYNAMIC_STATUS_WORD, SCENARIO_LABEL, dynamic_summary
@@ -332,22 +332,21 @@ def _verify_dynamic(v: dict) -> list[str]:
         return "—" if w is None else markdown_cell(", ".join(str(int(x)) for x in w) or "none")
 
     rows = []
-    for x in v.get("levels") or []:
-        d = x.get("dynamic")
-        if not isinstance(d, dict):
+    for x in v.levels:
+        d = x.dynamic
+        if d is None:
             continue
-        n = _lvl(x.get("community_level"))
-        scen = d.get("scenarios") or {}
-        if not scen:
-            rows.append([n, "—", word(d.get("status")), "", "", "", "", "", "",
-                         markdown_cell(d.get("reason") or d.get("expected") or "", 300)])
+        n = _lvl(x.community_level)
+        if not d.scenarios:
+            rows.append([n, "—", word(d.status), "", "", "", "", "", "",
+                         markdown_cell(d.reason or d.expected or "", 300)])
             continue
-        for name, sc in scen.items():
-            rows.append([n, SCENARIO_LABEL.get(name, markdown_cell(name, 40)), word(sc.get("status")),
-                         _n(sc.get("graphrag_rating_calls")), _n(sc.get("audit_rating_calls")),
-                         waves(sc.get("graphrag_waves")), waves(sc.get("audit_waves")),
-                         _n(sc.get("graphrag_kept")), _n(sc.get("audit_kept")),
-                         markdown_cell(sc.get("graphrag_error") or sc.get("expected") or "", 300)])
+        for name, sc in d.scenarios.items():
+            rows.append([n, SCENARIO_LABEL.get(name, markdown_cell(name, 40)), word(sc.status),
+                         _n(sc.graphrag_rating_calls), _n(sc.audit_rating_calls),
+                         waves(sc.graphrag_waves), waves(sc.audit_waves),
+                         _n(sc.graphrag_kept), _n(sc.audit_kept),
+                         markdown_cell(sc.graphrag_error or sc.expected or "", 300)])
     return out + _table(["N", "relevant", "result", "graphrag rating calls", "audit rating calls", "graphrag waves",
                          "audit waves", "graphrag kept", "audit kept", "graphrag error / expected"], rows,
                         ["r", "l", "l", "r", "r", "l", "l", "r", "r", "l"])

@@ -289,11 +289,11 @@ def _focus(report, n: int):
         yield t
 
 
-def _verify_dynamic_line(v: dict) -> Text | None:
+def _verify_dynamic_line(v) -> Text | None:
     """The dynamic-selection part of --verify, per level (wording in render/verify_words.py)."""
     from graphrag_audit.render.verify_words import dynamic_summary
 
-    if not v.get("available"):
+    if not v.available:
         return None
     got = dynamic_summary(v, lambda t, limit=None: plain(t, limit))
     if got is None:
@@ -303,13 +303,13 @@ def _verify_dynamic_line(v: dict) -> Text | None:
     return Text("verify dynamic: " + sentence, style=style or "")
 
 
-def _verify_line(v: dict) -> Text:
+def _verify_line(v) -> Text:
     """The --verify result in one paragraph (wording in render/verify_words.py)."""
     from graphrag_audit.render.verify_words import summary
 
-    if not v.get("available"):
-        return Text("verify: not run: " + plain(v.get("reason", "graphrag unavailable")))
-    label = BEHAVIOUR_LABEL.get(v.get("behaviour"), plain(v.get("behaviour")))
+    if not v.available:
+        return Text("verify: not run: " + plain(v.reason or "graphrag unavailable"))
+    label = BEHAVIOUR_LABEL.get(v.behaviour, plain(v.behaviour))
     kind, sentence = summary(v, label, lambda t, limit=None: plain(t, limit), lambda t: t)
     style = {"agrees": "green", "raised": "bold yellow"}.get(kind, "bold red")
     return Text("verify: " + sentence, style=style)

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from graphrag_audit.findings import SEVERITY_RANK, Finding
+from graphrag_audit.results.verify import VerifyResult
 
 SCHEMA_VERSION = "1.2"  # 1.1: every selection carries its graphrag status (compat.py); 1.2: dynamic.by_version
 
@@ -583,7 +584,7 @@ class AuditReport:
     findings: tuple[Finding, ...]
     report_entities: np.ndarray | None = field(default=None, repr=False, compare=False)  # per report row
     listing: ReportListing | None = None  # the reports sent at options.level
-    verify: Mapping | None = None  # graphrag_audit.verify's result (--verify)
+    verify: VerifyResult | None = None  # --verify: graphrag's own code against the audit (results/verify.py)
     timings: Mapping[str, float] = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
@@ -592,11 +593,12 @@ class AuditReport:
         object.__setattr__(self, "findings", tuple(self.findings))
         object.__setattr__(self, "report_entities", _readonly(self.report_entities))
         object.__setattr__(self, "timings", frozen_map(self.timings))
-        if self.verify is not None and not isinstance(self.verify, MappingProxyType):
-            object.__setattr__(self, "verify", MappingProxyType(dict(self.verify)))
+        if self.verify is not None and not isinstance(self.verify, VerifyResult):
+            object.__setattr__(self, "verify", VerifyResult.from_dict(self.verify))
 
-    def with_verify(self, verify: Mapping | None) -> "AuditReport":
-        """This report with a ``--verify`` result (a new object)."""
+    def with_verify(self, verify: "VerifyResult | Mapping | None") -> "AuditReport":
+        """This report with a ``--verify`` result (a new object); a mapping is read as its JSON
+        (``VerifyResult.from_dict``)."""
         return replace(self, verify=verify)
 
     def index_info(self) -> dict:
@@ -623,7 +625,7 @@ class AuditReport:
             "levels": [r.to_dict() for r in self.levels],
             "findings": [f.to_dict() for f in self.sorted_findings()],
             "summary": self.summary(),
-            **({"verify": dict(self.verify)} if self.verify is not None else {}),
+            **({"verify": self.verify.to_dict()} if self.verify is not None else {}),
             **_money(self),
         }
 

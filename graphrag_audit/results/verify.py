@@ -1,0 +1,410 @@
+"""The typed result of ``--verify``: the installed graphrag's own code run on the index and compared
+with the audit, level by level (built by ``graphrag_audit/verify.py`` and ``verify_dynamic.py``).
+
+Every type is frozen and has ``to_dict()``, which gives the ``verify`` object of the levels JSON
+(``schema/audit-report.schema.json``, documented in ``docs/json-schema.md``); ``from_dict`` reads that
+JSON back (``VerifyResult.from_dict``), so a result written earlier renders the same. A key the JSON
+only carries in some cases is a field that is ``None`` (or empty) in the others.
+
+The three comparisons of one community_level:
+
+* ``SelectionCheck``: graphrag's ``read_indexer_reports`` on one load path (the Python API's plain
+  ``pd.read_parquet``, and from graphrag 3.0.2 ``graphrag query``'s typed reader) against the
+  audit's selection. A raise is ``graphrag_raised``, never agreement, even where it was predicted.
+* ``MapCallCheck``: graphrag's ``build_community_context`` against the audit's batches (map calls,
+  tokens per batch, the text sent).
+* ``DynamicLevelCheck``: graphrag's ``DynamicCommunitySelection`` with a stub rater against the
+  audit's simulation, per scenario (``DynamicScenarioCheck``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+#: the statuses of a selection or dynamic comparison (``not_run``: dynamic only)
+STATUSES = ("agrees", "differs", "graphrag_raised", "not_run")
+
+
+def _tuple(x) -> tuple:
+    return tuple(x) if x is not None else ()
+
+
+def _some(out: dict, **kv) -> dict:
+    """``out`` with the keys whose value is not None (the JSON leaves absent ones out)."""
+    out.update({k: v for k, v in kv.items() if v is not None})
+    return out
+
+
+@dataclass(frozen=True)
+class SelectionCheck:
+    """graphrag's ``read_indexer_reports`` at one community_level on one load path."""
+
+    status: str  # agrees | differs | graphrag_raised
+    graphrag_count: int | None  # None when graphrag raised
+    graphrag_error: str | None = None
+    only_graphrag: tuple = ()  # community ids only graphrag selected (status differs)
+    only_audit: tuple = ()
+    #: what the audit predicted graphrag does here, when it predicted an error or an empty selection
+    expected: str | None = None
+    #: the audit predicted an error and graphrag returned a selection
+    expected_error_not_raised: bool = False
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"status": self.status, "graphrag_count": self.graphrag_count}
+        return _some(out, **self._details())
+
+    def _details(self) -> dict:
+        d: dict[str, Any] = {"graphrag_error": self.graphrag_error}
+        if self.status == "differs":
+            d.update(only_graphrag=list(self.only_graphrag), only_audit=list(self.only_audit))
+        d.update(expected=self.expected, expected_error_not_raised=self.expected_error_not_raised or None)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "SelectionCheck":
+        status = d.get("status")
+        if status not in ("agrees", "differs", "graphrag_raised"):  # results written before "status"
+            status = ("graphrag_raised" if d.get("graphrag_error")
+                      else "agrees" if d.get("selection_agree", d.get("agree")) else "differs")
+        return cls(status=status, graphrag_count=d.get("graphrag_count"), graphrag_error=d.get("graphrag_error"),
+                   only_graphrag=_tuple(d.get("only_graphrag")), only_audit=_tuple(d.get("only_audit")),
+                   expected=d.get("expected"), expected_error_not_raised=bool(d.get("expected_error_not_raised")))
+
+
+@dataclass(frozen=True)
+class MapCallCheck:
+    """graphrag's ``build_community_context`` on its selection at one level against the audit's batches."""
+
+    audit_map_calls: int | None
+    audit_context_tokens: int | None
+    graphrag_map_calls: int | None = None  # None when graphrag's context building raised
+    context_error: str | None = None  # graphrag's exception, when it raised
+    #: whether the audit predicted graphrag's context building fails here (None: it predicted nothing)
+    context_error_expected: bool | None = None
+    map_calls_agree: bool | None = None
+    graphrag_context_tokens: int | None = None
+    context_tokens_agree: bool | None = None
+    batches_agree: bool | None = None
+    texts_agree: bool | None = None
+    #: the audit's own batches could not be rebuilt as reported (a defect of the audit)
+    audit_error: str | None = None
+    texts_differ_in_batches: tuple = ()
+    first_differing_batch: int | None = None
+    graphrag_batch_tokens: tuple = ()
+    audit_batch_tokens: tuple = ()
+    graphrag_batch_sizes: tuple = ()
+    audit_batch_sizes: tuple = ()
+    only_graphrag_batch: tuple | None = None  # at the first differing batch, when both have it (at most 50)
+    only_audit_batch: tuple | None = None
+    #: the tables graphrag's context was built on: "python_api" or "graphrag_query"
+    load_path: str = "python_api"
+
+    #: the comparisons that count towards a level's agreement (False = disagreement)
+    AGREEMENT = ("map_calls_agree", "context_tokens_agree", "batches_agree", "texts_agree", "context_error_expected")
+
+    @property
+    def agrees(self) -> bool:
+        return all(getattr(self, k) is not False for k in self.AGREEMENT)
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"audit_map_calls": self.audit_map_calls, "audit_context_tokens": self.audit_context_tokens}
+        if self.load_path != "python_api":
+            out = {"map_calls_load_path": self.load_path, **out}
+        if self.context_error is not None:
+            return _some(out, context_error=self.context_error, context_error_expected=self.context_error_expected) | {
+                "graphrag_map_calls": None}
+        _some(out, context_error_expected=self.context_error_expected)
+        out["graphrag_map_calls"] = self.graphrag_map_calls
+        _some(out, map_calls_agree=self.map_calls_agree, graphrag_context_tokens=self.graphrag_context_tokens,
+              context_tokens_agree=self.context_tokens_agree, batches_agree=self.batches_agree,
+              texts_agree=self.texts_agree, audit_error=self.audit_error)
+        if self.texts_agree is False:
+            out["texts_differ_in_batches"] = list(self.texts_differ_in_batches)
+        if self.batches_agree is False and self.audit_error is None:
+            out.update(first_differing_batch=self.first_differing_batch,
+                       graphrag_batch_tokens=list(self.graphrag_batch_tokens),
+                       audit_batch_tokens=list(self.audit_batch_tokens),
+                       graphrag_batch_sizes=list(self.graphrag_batch_sizes),
+                       audit_batch_sizes=list(self.audit_batch_sizes))
+            if self.only_graphrag_batch is not None:
+                out.update(only_graphrag_batch=list(self.only_graphrag_batch),
+                           only_audit_batch=list(self.only_audit_batch or ()))
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "MapCallCheck | None":
+        """The map-call part of a level's JSON, or None when the level has none."""
+        if "audit_map_calls" not in d and "graphrag_map_calls" not in d and "context_error" not in d:
+            return None
+        tuples = ("texts_differ_in_batches", "graphrag_batch_tokens", "audit_batch_tokens", "graphrag_batch_sizes",
+                  "audit_batch_sizes")
+        batch = {k: (None if d.get(k) is None else tuple(d[k])) for k in ("only_graphrag_batch", "only_audit_batch")}
+        plain = ("audit_map_calls", "audit_context_tokens", "graphrag_map_calls", "context_error",
+                 "context_error_expected", "map_calls_agree", "graphrag_context_tokens", "context_tokens_agree",
+                 "batches_agree", "texts_agree", "audit_error", "first_differing_batch")
+        return cls(**{k: d.get(k) for k in plain}, **{k: _tuple(d.get(k)) for k in tuples}, **batch,
+                   load_path=d.get("map_calls_load_path") or "python_api")
+
+
+@dataclass(frozen=True)
+class DynamicScenarioCheck:
+    """One scenario (none relevant, all relevant, what-if) of the dynamic comparison at one level."""
+
+    status: str  # agrees | differs | graphrag_raised | not_run
+    reason: str | None = None  # not_run
+    graphrag_error: str | None = None  # graphrag_raised
+    expected: str | None = None  # the error the audit predicted
+    expected_error_not_raised: bool = False
+    graphrag_rating_calls: int | None = None
+    graphrag_waves: tuple | None = None
+    graphrag_kept: int | None = None
+    audit_rating_calls: int | None = None
+    audit_waves: tuple | None = None
+    audit_kept: int | None = None
+    only_graphrag_kept: tuple | None = None  # status differs: community ids (at most 50)
+    only_audit_kept: tuple | None = None
+
+    def to_dict(self) -> dict:
+        listed = {k: (None if v is None else list(v)) for k, v in (
+            ("graphrag_waves", self.graphrag_waves), ("audit_waves", self.audit_waves),
+            ("only_graphrag_kept", self.only_graphrag_kept), ("only_audit_kept", self.only_audit_kept))}
+        return _some({"status": self.status}, reason=self.reason, graphrag_error=self.graphrag_error,
+                     graphrag_rating_calls=self.graphrag_rating_calls, graphrag_waves=listed["graphrag_waves"],
+                     graphrag_kept=self.graphrag_kept, expected=self.expected,
+                     expected_error_not_raised=self.expected_error_not_raised or None,
+                     audit_rating_calls=self.audit_rating_calls, audit_waves=listed["audit_waves"],
+                     audit_kept=self.audit_kept, only_graphrag_kept=listed["only_graphrag_kept"],
+                     only_audit_kept=listed["only_audit_kept"])
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "DynamicScenarioCheck":
+        opt = {k: (None if d.get(k) is None else tuple(d[k]))
+               for k in ("graphrag_waves", "audit_waves", "only_graphrag_kept", "only_audit_kept")}
+        return cls(status=d.get("status") or "not_run", reason=d.get("reason"), graphrag_error=d.get("graphrag_error"),
+                   expected=d.get("expected"), expected_error_not_raised=bool(d.get("expected_error_not_raised")),
+                   graphrag_rating_calls=d.get("graphrag_rating_calls"), graphrag_kept=d.get("graphrag_kept"),
+                   audit_rating_calls=d.get("audit_rating_calls"), audit_kept=d.get("audit_kept"), **opt)
+
+
+@dataclass(frozen=True)
+class DynamicLevelCheck:
+    """The dynamic comparison at one community_level."""
+
+    status: str  # agrees | differs | graphrag_raised | not_run: the worst of its scenarios
+    family: str | None = None  # "1.x", "2.x", "3.x"
+    expected: str | None = None  # the error the audit predicts at this level
+    reason: str | None = None  # not_run
+    scenarios: Mapping[str, DynamicScenarioCheck] = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "scenarios", MappingProxyType(dict(self.scenarios)))
+
+    def to_dict(self) -> dict:
+        out = _some({"status": self.status}, family=self.family, expected=self.expected, reason=self.reason)
+        if self.reason is None:  # a not-run level has a reason and no scenarios
+            out["scenarios"] = {k: s.to_dict() for k, s in self.scenarios.items()}
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "DynamicLevelCheck":
+        return cls(status=d.get("status") or "not_run", family=d.get("family"), expected=d.get("expected"),
+                   reason=d.get("reason"),
+                   scenarios={k: DynamicScenarioCheck.from_dict(s) for k, s in (d.get("scenarios") or {}).items()})
+
+
+@dataclass(frozen=True)
+class DynamicSettings:
+    """The selector's settings the comparison ran with (the audit's options)."""
+
+    threshold: int
+    keep_parent: bool
+    num_repeats: int
+    max_level: int
+
+    def to_dict(self) -> dict:
+        return {"threshold": self.threshold, "keep_parent": self.keep_parent, "num_repeats": self.num_repeats,
+                "max_level": self.max_level}
+
+
+@dataclass(frozen=True)
+class DynamicCheckSummary:
+    """The dynamic comparison over all levels: what was run, with which settings, and whether it agreed."""
+
+    compared: bool
+    agree: bool | None  # None when not compared
+    family: str | None = None
+    reason: str | None = None  # why it was not compared
+    graphrag: str | None = None  # the graphrag releases of the family
+    settings: DynamicSettings | None = None
+    scenarios: tuple = ()  # the scenarios compared, in order: none_relevant, all_relevant[, what_if]
+    how: str | None = None
+    levels_compared: int | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "scenarios", tuple(self.scenarios))
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"compared": self.compared, "agree": self.agree}
+        if self.family is not None or self.settings is not None:
+            out["family"] = self.family
+        if self.settings is not None:
+            out["settings"] = self.settings.to_dict()
+            out["scenarios"] = list(self.scenarios)
+        return _some(out, reason=self.reason, graphrag=self.graphrag, how=self.how,
+                     levels_compared=self.levels_compared)
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "DynamicCheckSummary":
+        return cls(compared=bool(d.get("compared")), agree=d.get("agree"), family=d.get("family"),
+                   reason=d.get("reason"), graphrag=d.get("graphrag"),
+                   settings=DynamicSettings(**d["settings"]) if isinstance(d.get("settings"), Mapping) else None,
+                   scenarios=_tuple(d.get("scenarios")), how=d.get("how"), levels_compared=d.get("levels_compared"))
+
+
+@dataclass(frozen=True)
+class MapCallSummary:
+    """Whether graphrag's context building was compared, with which tokenizer and batch size."""
+
+    compared: bool
+    reason: str | None = None  # why not
+    tokenizer: str | None = None
+    max_context_tokens: int | None = None
+    graphrag_tokenizer: str | None = None  # how graphrag's tokenizer was loaded
+    entities: bool | None = None  # whether the entities table was passed to graphrag
+    levels_compared: int | None = None
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"compared": self.compared}
+        if self.compared:
+            out["levels_compared"] = self.levels_compared
+        else:
+            out["reason"] = self.reason
+        return _some(out, tokenizer=self.tokenizer, max_context_tokens=self.max_context_tokens,
+                     graphrag_tokenizer=self.graphrag_tokenizer, entities=self.entities)
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "MapCallSummary":
+        return cls(**{k: d.get(k) for k in ("reason", "tokenizer", "max_context_tokens", "graphrag_tokenizer",
+                                             "entities", "levels_compared")}, compared=bool(d.get("compared")))
+
+
+@dataclass(frozen=True)
+class QueryLoadPath:
+    """How ``graphrag query`` (graphrag >= 3.0.2, its typed ``DataReader``) loaded the tables."""
+
+    how: str
+    loaded: bool
+    load_error: str | None = None
+
+    def to_dict(self) -> dict:
+        return _some({"how": self.how, "loaded": self.loaded}, load_error=self.load_error)
+
+
+@dataclass(frozen=True)
+class LevelCheck:
+    """Every comparison at one community_level."""
+
+    community_level: int | None
+    selection: SelectionCheck  # the Python API's load path
+    audit_count: int | None  # the audit's report count (0 where it predicts graphrag selects nothing)
+    agree: bool  # the selection (every load path) and the map calls agree; dynamic has its own status
+    graphrag_query: SelectionCheck | None = None  # graphrag query's load path (graphrag >= 3.0.2)
+    map_calls: MapCallCheck | None = None
+    map_calls_skipped: str | None = None  # why the map calls were not compared at this level
+    dynamic: DynamicLevelCheck | None = None
+
+    @property
+    def status(self) -> str:
+        return self.selection.status
+
+    def to_dict(self) -> dict:
+        sel = self.selection
+        out: dict[str, Any] = {"community_level": self.community_level, "status": sel.status,
+                               "selection_agree": sel.status == "agrees", "graphrag_count": sel.graphrag_count,
+                               "audit_count": self.audit_count}
+        _some(out, **sel._details())
+        if self.graphrag_query is not None:
+            out["graphrag_query"] = self.graphrag_query.to_dict()
+        _some(out, map_calls_skipped=self.map_calls_skipped)
+        if self.map_calls is not None:
+            out.update(self.map_calls.to_dict())
+        out["agree"] = self.agree
+        if self.dynamic is not None:
+            out["dynamic"] = self.dynamic.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "LevelCheck":
+        sel = SelectionCheck.from_dict(d)
+        q = d.get("graphrag_query")
+        dyn = d.get("dynamic")
+        return cls(community_level=d.get("community_level"), selection=sel, audit_count=d.get("audit_count"),
+                   agree=bool(d.get("agree", sel.status == "agrees")),
+                   graphrag_query=SelectionCheck.from_dict(q) if isinstance(q, Mapping) else None,
+                   map_calls=MapCallCheck.from_dict(d), map_calls_skipped=d.get("map_calls_skipped"),
+                   dynamic=DynamicLevelCheck.from_dict(dyn) if isinstance(dyn, Mapping) else None)
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """``--verify``: the installed graphrag's own code on this index against the audit."""
+
+    available: bool  # False: graphrag could not be used (``reason`` says why); nothing was compared
+    reason: str | None = None
+    graphrag_version: str | None = None
+    behaviour: str | None = None  # "v2" (graphrag >= 2.0) or "v1": the selection graphrag makes
+    pandas_version: str | None = None
+    agree: bool | None = None  # every level agrees on every comparison (dynamic included)
+    map_calls: MapCallSummary | None = None
+    dynamic: DynamicCheckSummary | None = None
+    levels: tuple[LevelCheck, ...] = ()
+    python_api_how: str | None = None  # how the Python API path read the tables
+    graphrag_query: QueryLoadPath | None = None  # graphrag query's load path, when graphrag has one
+
+    def __post_init__(self):
+        object.__setattr__(self, "levels", tuple(self.levels))
+
+    @property
+    def static_agree(self) -> bool:
+        """The selection and map-call comparisons agree at every level (``agree`` without dynamic)."""
+        if self.dynamic is None:
+            return bool(self.agree)
+        return bool(self.levels) and all(x.agree for x in self.levels)
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"available": self.available}
+        if not self.available:
+            return _some(out, reason=self.reason, graphrag_version=self.graphrag_version, behaviour=self.behaviour)
+        _some(out, graphrag_version=self.graphrag_version, behaviour=self.behaviour,
+              pandas_version=self.pandas_version, agree=self.agree, reason=self.reason)
+        if self.map_calls is not None:
+            out["map_calls"] = self.map_calls.to_dict()
+        if self.dynamic is not None:
+            out["dynamic"] = self.dynamic.to_dict()
+        out["levels"] = [x.to_dict() for x in self.levels]
+        paths: dict[str, Any] = {}
+        if self.python_api_how is not None:
+            paths["python_api"] = {"how": self.python_api_how}
+        if self.graphrag_query is not None:
+            paths["graphrag_query"] = self.graphrag_query.to_dict()
+        if paths:
+            out["load_paths"] = paths
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "VerifyResult":
+        """A result from its JSON (``to_dict``), e.g. a levels JSON written earlier."""
+        paths = d.get("load_paths") or {}
+        q = paths.get("graphrag_query")
+        mc, dyn = d.get("map_calls"), d.get("dynamic")
+        return cls(available=bool(d.get("available")), reason=d.get("reason"),
+                   graphrag_version=d.get("graphrag_version"), behaviour=d.get("behaviour"),
+                   pandas_version=d.get("pandas_version"), agree=d.get("agree"),
+                   map_calls=MapCallSummary.from_dict(mc) if isinstance(mc, Mapping) else None,
+                   dynamic=DynamicCheckSummary.from_dict(dyn) if isinstance(dyn, Mapping) else None,
+                   levels=tuple(LevelCheck.from_dict(x) for x in d.get("levels") or []),
+                   python_api_how=(paths.get("python_api") or {}).get("how"),
+                   graphrag_query=(QueryLoadPath(how=q.get("how") or "", loaded=bool(q.get("loaded")),
+                                                 load_error=q.get("load_error")) if isinstance(q, Mapping) else None))
