@@ -1,8 +1,11 @@
 """One self-contained HTML report: header, tables, and charts drawn here as inline SVG.
 
 No script, no network: a Content-Security-Policy (``default-src 'none'``) forbids every fetch,
-styles are inline. The icicle draws every community as one ``<rect data-community=…>`` with a
-``<title>`` tooltip, coloured by what the chosen community_level N sends. Every piece of
+styles are inline. The icicle draws every community at least ``MIN_W`` wide as one
+``<rect data-community=…>`` with a ``<title>`` tooltip, coloured by what the chosen community_level N
+sends (render/palette.py: Okabe-Ito, colour-blind safe); narrower siblings become "+K" blocks
+(``<rect data-aggregate=K>``), and the N cut is a dashed line (``<g id="cut-line">``). The reports sent
+at N are listed per graphrag line (``_sent_list``); every table scrolls in its own box. Every piece of
 untrusted text (paths, titles, messages) passes through ``sanitise.html`` (``sanitise.common.plain``,
 then ``html.escape``). Beside the per-level table, a section shows dynamic community selection per
 graphrag line at the queried level (``_dynamic``: the cells of render/cells.py that the text and Markdown
