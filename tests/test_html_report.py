@@ -450,17 +450,19 @@ class DevTools:
         os.close(self._res_r)
 
 
-def load_page(url: str, user_dir: Path, shot: Path | None = None, evaluate: dict | None = None) -> dict:
+def load_page(url: str, user_dir: Path, shot: Path | None = None, evaluate: dict | None = None,
+              width: int = 1400, clip: str | None = None) -> dict:
     """Open ``url``; return the requests made, console/log messages, exceptions, the number of
-    [data-community] elements, (``shot``) a 1400x1000 screenshot and (``evaluate``: name -> JavaScript
-    expression, run by DevTools on the loaded page, which has no script of its own) their values."""
-    dt = DevTools(user_dir, ["--window-size=1400,1000"])
+    [data-community] elements, (``shot``) a width x 1000 screenshot (``clip``: of the element this CSS
+    selector finds, whole, scrolled or not) and (``evaluate``: name -> JavaScript expression, run by DevTools
+    on the loaded page, which has no script of its own) their values."""
+    dt = DevTools(user_dir, [f"--window-size={width},1000", "--hide-scrollbars"])
     try:
         target = dt.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         s = dt.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Network", "Runtime", "Log", "Page"):
             dt.call(f"{domain}.enable", session=s)
-        dt.call("Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 1000, "deviceScaleFactor": 1,
+        dt.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 1000, "deviceScaleFactor": 1,
                                                        "mobile": False}, session=s)
         dt.call("Page.navigate", {"url": url}, session=s)
         dt.wait_for("Page.loadEventFired")
@@ -469,7 +471,15 @@ def load_page(url: str, user_dir: Path, shot: Path | None = None, evaluate: dict
         values = {name: dt.call("Runtime.evaluate", {"expression": expr, "returnByValue": True},
                                 session=s)["result"].get("value") for name, expr in (evaluate or {}).items()}
         if shot is not None:
-            shot.write_bytes(base64.b64decode(dt.call("Page.captureScreenshot", {"format": "png"}, session=s)["data"]))
+            params = {"format": "png"}
+            if clip is not None:
+                box = dt.call("Runtime.evaluate", {"expression": (
+                    f"(() => {{ const r = document.querySelector({json.dumps(clip)}).getBoundingClientRect(); "
+                    "return [r.left + scrollX, r.top + scrollY, r.width, r.height]; })()"),
+                    "returnByValue": True}, session=s)["result"]["value"]
+                params |= {"clip": dict(zip(("x", "y", "width", "height"), box), scale=1),
+                           "captureBeyondViewport": True}
+            shot.write_bytes(base64.b64decode(dt.call("Page.captureScreenshot", params, session=s)["data"]))
         time.sleep(0.5)  # late messages (a blocked subresource) arrive before the next answer
         dt.call("Runtime.evaluate", {"expression": "0"}, session=s)
         ev = [e for e in dt.events if e.get("sessionId") == s]

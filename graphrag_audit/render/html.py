@@ -1,8 +1,11 @@
 """One self-contained HTML report: header, tables, and charts drawn here as inline SVG.
 
 No script, no network: a Content-Security-Policy (``default-src 'none'``) forbids every fetch,
-styles are inline. The icicle draws every community as one ``<rect data-community=…>`` with a
-``<title>`` tooltip, coloured by what the chosen community_level N sends. Every piece of
+styles are inline. The icicle draws every community at least ``MIN_W`` wide as one
+``<rect data-community=…>`` with a ``<title>`` tooltip, coloured by what the chosen community_level N
+sends (render/palette.py: Okabe-Ito, colour-blind safe); narrower siblings become "+K" blocks
+(``<rect data-aggregate=K>``), and the N cut is a dashed line (``<g id="cut-line">``). The reports sent
+at N are listed per graphrag line (``_sent_list``); every table scrolls in its own box. Every piece of
 untrusted text (paths, titles, messages) passes through ``sanitise.html`` (``sanitise.common.plain``,
 then ``html.escape``). Beside the per-level table, a section shows dynamic community selection per
 graphrag line at the queried level (``_dynamic``: the cells of render/cells.py that the text and Markdown
@@ -18,7 +21,8 @@ import unicodedata
 import numpy as np
 
 from graphrag_audit.render.cost_words import with_source
-from graphrag_audit.render.graph import NO_REPORT_FILL, SENT_FILL
+from graphrag_audit.render.palette import (BAR_COLOUR, CUT_COLOUR, NO_REPORT_COLOUR as NO_REPORT_FILL,
+                                          NO_REPORTS_TABLE_COLOUR as NO_REPORTS_FILL, SENT_COLOURS as SENT_FILL)
 from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, coverage_table, dynamic_at, dynamic_detail_rows,
                                         dynamic_level_rows, dynamic_rows, level_table, sends)
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n
@@ -31,8 +35,10 @@ SENT_TEXT = {SENT_BOTH: "sent by graphrag >= 2.0 and < 2.0", SENT_V2_ONLY: "sent
              SENT_V1_ONLY: "sent only by graphrag < 2.0", SENT_NEITHER: "not sent"}
 SENT_LABEL_SHORT = {SENT_BOTH: "sent by >= 2.0 and < 2.0", SENT_V2_ONLY: "only by >= 2.0",
                     SENT_V1_ONLY: "only by < 2.0", SENT_NEITHER: "not sent"}
-NO_REPORTS_FILL = "#c6dbef"
 ICICLE_W, ICICLE_GUTTER, ROW_H = 1300, 64, 34
+CUT_NOTE = ("The dashed line is the community_level cut: graphrag &gt;= 2.0 sends every report above it; "
+            "graphrag &lt; 2.0 sends the row just above it and the leaves above it. Narrow siblings are drawn "
+            "together as one “+K” block per level and colour.")
 
 
 def _text_width(s: str, px: float = 6.6) -> float:
@@ -219,8 +225,27 @@ def _fill(forest: ForestView, nd) -> str:
     return SENT_FILL[nd.sent]
 
 
+def _sent_attr(forest: ForestView, nd) -> str:
+    if nd.sent is not None and nd.has_report:
+        return nd.sent
+    return "no-report" if forest.has_reports_table else "none"
+
+
+#: a community narrower than this (viewBox px) is drawn with its narrow siblings as "+K more" blocks
+MIN_W = 2.0
+#: an aggregate block is drawn at least this wide, so a deep branch under a narrow one stays visible
+AGG_MIN_W = 1.0
+#: aggregate blocks per level: one per sent mark, in this order
+_AGG_ORDER = (SENT_BOTH, SENT_V2_ONLY, SENT_V1_ONLY, SENT_NEITHER, "no-report", "none")
+_AGG_TEXT = {**SENT_TEXT, "no-report": "no report", "none": "no community_reports table"}
+
+
 def icicle_svg(forest: ForestView) -> str:
-    """Every community as one rect: x span ∝ entities (children share the parent's span), row = level."""
+    """Every community as one rect: x span ∝ entities (children share the parent's span), row = level.
+    Siblings narrower than ``MIN_W`` are drawn together: per level of their subtrees, one ``+K more`` block
+    (``<rect data-aggregate=K>``) per sent mark, at least ``AGG_MIN_W`` wide, so the file stays small at
+    20,000 communities and a deep branch stays visible. With a community_level, the cut is a dashed line
+    (``<g id="cut-line">``) below the row of level N: graphrag >= 2.0 sends every report above it."""
     nodes = forest.nodes
     value: dict[int, float] = {}
     order = []
@@ -233,34 +258,21 @@ def icicle_svg(forest: ForestView) -> str:
         nd = nodes[n]
         value[n] = max(float(nd.entities), sum(value[k] for k in nd.children), 1.0)
     rows = max(forest.max_level + 1, 1)
-    height = rows * ROW_H + 4
+    cut = (forest.selection_level if forest.has_reports_table and forest.community_level is not None
+           else None)
+    height = rows * ROW_H + 4 + (18 if cut is not None else 0)
     span = ICICLE_W - ICICLE_GUTTER
     total = sum(value[r] for r in forest.roots) or 1.0
-    pos: dict[int, tuple[float, float]] = {}
-    x = float(ICICLE_GUTTER)
-    for r in forest.roots:
-        w = span * value[r] / total
-        pos[r] = (x, w)
-        x += w
     parts = [f'<svg id="icicle" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {ICICLE_W} {height}" '
              f'width="100%" role="img" aria-label="community tree icicle">']
     for lv in range(rows):
         y = lv * ROW_H + ROW_H / 2 + 4
         parts.append(f'<text class="axis" x="4" y="{y:.1f}">level {lv}</text>')
     labels = []
-    for n in order:
+
+    def draw(n: int, x0: float, w: float) -> None:
         nd = nodes[n]
-        x0, w = pos[n]
-        cx = x0
-        for k in nd.children:  # children share the parent's span in proportion to their value
-            kw = w * value[k] / max(value[n], 1e-9)
-            pos[k] = (cx, kw)
-            cx += kw
         y = nd.level * ROW_H + 2
-        if nd.sent is not None and nd.has_report:
-            sent = nd.sent
-        else:
-            sent = "no-report" if forest.has_reports_table else "none"
         tip = [f"community {nd.community} · level {nd.level} · {nd.entities:,} entities"]
         tip.append("leaf" if nd.leaf else f"{len(nd.children)} children, {nd.size - 1:,} communities below")
         if nd.has_report:
@@ -273,7 +285,7 @@ def icicle_svg(forest: ForestView) -> str:
             tip.append("also under " + ", ".join(str(p) for p in nd.other_parents))
         dashed = ' stroke-dasharray="3 2"' if (forest.has_reports_table and not nd.has_report) else ""
         parts.append(
-            f'<rect data-community="{nd.community}" data-level="{nd.level}" data-sent="{sent}" '
+            f'<rect data-community="{nd.community}" data-level="{nd.level}" data-sent="{_sent_attr(forest, nd)}" '
             f'data-entities="{nd.entities}" x="{x0:.3f}" y="{y:.1f}" width="{max(w, 0.0):.3f}" '
             f'height="{ROW_H - 3}" fill="{_fill(forest, nd)}"{dashed}><title>{h(" · ".join(tip))}</title></rect>')
         if w >= 22:
@@ -281,7 +293,70 @@ def icicle_svg(forest: ForestView) -> str:
             if w >= 90 and nd.title:
                 label = _fit_px(f"{nd.community} {nd.title}", w - 8)
             labels.append(f'<text class="lbl" x="{x0 + 4:.1f}" y="{y + ROW_H / 2 + 2:.1f}">{h(label)}</text>')
+
+    def aggregate(members: list[int], x0: float, w: float, under: str) -> None:
+        acc: dict[tuple[int, str], list] = {}  # (level, sent mark) -> [communities, value, entities]
+        todo = list(members)
+        while todo:
+            nd = nodes[todo.pop()]
+            a = acc.setdefault((nd.level, _sent_attr(forest, nd)), [0, 0.0, 0])
+            a[0] += 1
+            a[1] += value[nd.community]
+            a[2] += nd.entities
+            todo.extend(nd.children)
+        whole = sum(value[m] for m in members) or 1.0
+        for lv in sorted({k[0] for k in acc}):
+            cx = x0
+            y = lv * ROW_H + 2
+            for mark in _AGG_ORDER:
+                if (lv, mark) not in acc:
+                    continue
+                k, val, ents = acc[(lv, mark)]
+                bw = w * val / whole
+                fill = (NO_REPORT_FILL if mark == "no-report" else NO_REPORTS_FILL if mark == "none"
+                        else SENT_FILL[mark])
+                tip = (f"+{k:,} more at level {lv} {under} · {ents:,} entities · "
+                       + (f"at community_level {forest.community_level}: " if mark in SENT_TEXT
+                          and forest.community_level is not None else "") + _AGG_TEXT[mark])
+                parts.append(f'<rect class="agg" data-aggregate="{k}" data-level="{lv}" data-sent="{mark}" '
+                             f'x="{cx:.3f}" y="{y:.1f}" width="{max(bw, AGG_MIN_W):.3f}" height="{ROW_H - 3}" '
+                             f'fill="{fill}"><title>{h(tip)}</title></rect>')
+                if bw >= 22:
+                    labels.append(f'<text class="lbl" x="{cx + 3:.1f}" y="{y + ROW_H / 2 + 2:.1f}">+{k:,}</text>')
+                cx += bw
+
+    def place(kids, x0: float, w: float, parent_value: float, under: str) -> None:
+        """Lay ``kids`` out in [x0, x0 + w): wide ones in order, the narrow ones aggregated at the end."""
+        wide, narrow = [], []
+        for k in kids:
+            kw = w * value[k] / max(parent_value, 1e-9)
+            (wide if kw >= MIN_W else narrow).append((k, kw))
+        if len(narrow) == 1 and narrow[0][1] >= AGG_MIN_W:  # one narrow sibling alone: drawn as itself
+            wide, narrow = [(k, w * value[k] / max(parent_value, 1e-9)) for k in kids], []
+        cx = x0
+        for k, kw in wide:  # in community order; the narrow ones follow
+            draw(k, cx, kw)
+            todo.append((k, cx, kw))
+            cx += kw
+        if narrow:
+            aggregate([k for k, _ in narrow], cx, sum(kw for _, kw in narrow), under)
+
+    todo: list[tuple[int, float, float]] = []
+    place(list(forest.roots), float(ICICLE_GUTTER), float(span), total, "among the roots")
+    while todo:
+        n, x0, w = todo.pop()
+        if nodes[n].children:
+            place(list(nodes[n].children), x0, w, value[n], f"under community {n}")
     parts.extend(labels)
+    if cut is not None:
+        y = (cut + 1) * ROW_H + 0.5
+        n = forest.community_level
+        capped = f" (as {cut})" if cut != n else ""
+        parts.append(f'<g id="cut-line" data-community-level="{n}" data-cut-level="{cut}">'
+                     f'<line x1="0" x2="{ICICLE_W}" y1="{y}" y2="{y}" stroke="{CUT_COLOUR}" stroke-width="3" '
+                     f'stroke-dasharray="14 4"/><text class="cut" x="{ICICLE_W - 4}" y="{y + 14:.1f}" '
+                     f'text-anchor="end">community_level {n}{capped}: graphrag &gt;= 2.0 sends every report above '
+                     "this line</text></g>")
     parts.append("</svg>")
     return "".join(parts)
 
@@ -298,9 +373,46 @@ def _legend(forest: ForestView) -> str:
     items.append((SENT_FILL[SENT_NEITHER], f"not sent ({c[SENT_NEITHER]:,})"))
     no_rep = sum(1 for nd in forest.nodes.values() if not nd.has_report)
     if no_rep:
-        items.append((NO_REPORT_FILL, f"no report ({no_rep:,})"))
+        items.append((NO_REPORT_FILL, f"no report, dashed outline ({no_rep:,})"))
+    cut = ""
+    if forest.community_level is not None:
+        cut = (f'<span class="cutsw" style="border-top-color:{CUT_COLOUR}"></span>the community_level '
+               f"{forest.community_level} cut")
     return '<p class="legend">' + "".join(
-        f'<span class="sw" style="background:{col}"></span>{txt} ' for col, txt in items) + "</p>"
+        f'<span class="sw" style="background:{col}"></span>{txt} ' for col, txt in items) + cut + "</p>"
+
+
+#: rows of the titled table per graphrag line in the "reports sent" section (every id is listed above it)
+SENT_TITLED = 300
+
+
+def _sent_list(forest: ForestView) -> str:
+    """The reports sent at community_level N per graphrag line: every community id grouped by level, then the
+    first ``SENT_TITLED`` with their (untrusted: escaped) titles."""
+    if not forest.has_reports_table or forest.community_level is None:
+        return ""
+    n = forest.community_level
+    parts = [f'<section id="sent"><h2>Reports sent at community_level {_esc(str(n))}</h2>']
+    for b, marks, who in (("v2", (SENT_BOTH, SENT_V2_ONLY), "graphrag &gt;= 2.0"),
+                          ("v1", (SENT_BOTH, SENT_V1_ONLY), "graphrag &lt; 2.0")):
+        items = sorted([(nd.level, nd.community, nd.title) for nd in forest.nodes.values()
+                        if nd.has_report and nd.sent in marks]
+                       + [(o.level, o.community, o.title) for o in forest.outside_reports if o.sent in marks])
+        by_level: dict[int, list[int]] = {}
+        for lv, c, _t in items:
+            by_level.setdefault(lv, []).append(c)
+        ids = "".join(f'<p class="ids" data-behaviour="{b}" data-level="{lv}"><b>level {lv}</b> ({len(cs):,}): '
+                      + ", ".join(str(c) for c in cs) + "</p>" for lv, cs in by_level.items())
+        shown = items[:SENT_TITLED]
+        rows = "".join(f"<tr><td>{c}</td><td>{lv}</td><td class=\"title\">{h(t) if t else '(untitled)'}</td></tr>"
+                       for lv, c, t in shown)
+        more = (f'<p class="caption">{len(items) - len(shown):,} more titles not shown (every id is listed above; '
+                "<code>levels --list-reports -f json</code> lists every title).</p>" if len(items) > len(shown) else "")
+        parts.append(f'<details data-behaviour="{b}"><summary>{who} sends the reports of {len(items):,} '
+                     f"communities</summary>{ids}<table class=\"reports num\"><thead><tr><th>community</th>"
+                     f"<th>level</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>")
+    parts.append("</section>")
+    return "".join(parts)
 
 
 def _nice_step(vmax: float) -> int:
@@ -377,7 +489,7 @@ def entity_bins(values) -> list[tuple[str, int, int]]:
 def _charts(report, forest: ForestView) -> str:
     d = report.depth
     cats = list(d.histogram.keys())
-    depth = bar_chart("depth-histogram", cats, [("roots", [d.histogram[k] for k in cats], "#6baed6")],
+    depth = bar_chart("depth-histogram", cats, [("roots", [d.histogram[k] for k in cats], BAR_COLOUR)],
                       "depth reached below the root (levels)", "roots")
     parts = ['<section id="charts"><h2>Branch depth and report size</h2><div class="charts">',
              f"<figure>{depth}<figcaption>How deep each of the {len(d.roots):,} roots' subtree reaches; "
@@ -431,7 +543,10 @@ margin:0 4px -1px 10px}
 svg text{font:11px system-ui,sans-serif;fill:#222}svg .axis{fill:#555}svg .lbl{pointer-events:none}
 svg .val{font-size:10px;fill:#333}svg line.grid{stroke:#eee}
 #icicle rect{stroke:#fff;stroke-width:0.6}#icicle rect[stroke-dasharray]{stroke:#999}
-#icicle rect:hover{stroke:#000;stroke-width:1.5}
+#icicle rect:hover{stroke:#000;stroke-width:1.5}#icicle rect.agg{stroke:none}
+#icicle .cut{font-weight:700;fill:#000;paint-order:stroke;stroke:#fff;stroke-width:3px}
+.cutsw{display:inline-block;width:22px;height:0;border-top:3px dashed;margin:0 4px 3px 10px}
+.scroll{overflow-x:auto;max-width:100%}.ids{margin:4px 0;font-size:12.5px;word-break:break-word}
 .charts{display:flex;flex-wrap:wrap;gap:24px}figure{margin:0}figcaption{font-size:12.5px;color:#555;max-width:620px}
 #findings li,#dynamic li{margin:3px 0}#findings .fix,#dynamic .fix{color:#555}.error b{color:#b00}.warning b{color:#a60}.info b{color:#06c}
 #dynamic h3{font-size:15px;margin:14px 0 6px}#dynamic-details th[scope]{text-align:left}
@@ -458,18 +573,18 @@ def render_html(report, forest: ForestView) -> str:
     if report.index.has_reports_table and forest.community_level is not None:
         sent = (f"<p>graphrag &gt;= 2.0 sends <b>{forest.sent_reports['v2']:,}</b> reports, graphrag &lt; 2.0 "
                 f"sends <b>{forest.sent_reports['v1']:,}</b>. Width ∝ entities; each row is a level; "
-                "hover a community for its report title.</p>")
+                "hover a community for its report title. " + CUT_NOTE + "</p>")
         at = selections.get(forest.selection_level)
         if at is not None and not all(at[b].outcome is None or at[b].outcome.exact for b in ("v2", "v1")):
             sent = (f"<p>{_esc(sends(at['v2'], 'v2'))}; {_esc(sends(at['v1'], 'v1'))}. The colours show each "
                     "rule applied to this tree. Width ∝ entities; each row is a level; hover a community for its "
-                    "report title.</p>")
+                    "report title. " + CUT_NOTE + "</p>")
     outside = ""
     if forest.outside_reports:
         outside = ("<p class=\"caption\">Reports for communities not in the tree: " + ", ".join(
             f"{o.community} (level {o.level}" + (f", {SENT_TEXT[o.sent]}" if o.sent else "") + ")"
             for o in forest.outside_reports[:20]) + (" …" if len(forest.outside_reports) > 20 else "") + "</p>")
-    return "".join([
+    return _scrolling_tables("".join([
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -480,9 +595,17 @@ def render_html(report, forest: ForestView) -> str:
         _dynamic(report),
         f'<section id="tree"><h2>The community tree at community_level {_esc(_lvl(n))}{capped}</h2>',
         sent, _legend(forest), icicle_svg(forest), outside, "</section>",
+        _sent_list(forest),
         _charts(report, forest),
         _tree_table(report),
         _findings(report),
         f"<footer>graphrag-audit {_esc(__version__)} · self-contained: no scripts, no network requests.</footer>",
         "</body></html>\n",
-    ])
+    ]))
+
+
+def _scrolling_tables(page: str) -> str:
+    """Every table inside a ``<div class="scroll">``: on a narrow window (800 px) a wide table scrolls
+    sideways in its box instead of being clipped or widening the page. Plain replacement is safe: every
+    piece of untrusted text is escaped, so a literal ``<table`` is one this renderer wrote."""
+    return page.replace("<table", '<div class="scroll"><table').replace("</table>", "</table></div>")

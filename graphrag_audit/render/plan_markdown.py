@@ -9,6 +9,7 @@ names no report title nor entity (communities appear by id)."""
 from __future__ import annotations
 
 from graphrag_audit.render import plan_common as pc
+from graphrag_audit.render.markdown import DETAILS_ROWS
 from graphrag_audit.sanitise.markdown import markdown_cell
 from graphrag_audit.sanitise.privacy import PRIVACY_NOTE, hide_paths, shown_path
 
@@ -47,7 +48,10 @@ def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) ->
     out += ["", "### Finest available level, per subtree", ""]
     out += [f"- {markdown_cell(text(x))}" for x in pc.disclosure_lines(plan)]
     srows = pc.subtree_rows(plan)
-    out += [""] + _table(pc.subtree_headers(plan), srows[: pc.SUBTREE_ROWS], left={3, 6})
+    table = _table(pc.subtree_headers(plan), srows[: pc.SUBTREE_ROWS], left={3, 6})
+    if len(table) - 2 > DETAILS_ROWS:  # a long table folds, as in levels -f markdown (our own summary text)
+        table = ["<details>", f"<summary>Subtrees ({len(srows):,})</summary>", "", *table, "", "</details>"]
+    out += [""] + table
     if len(srows) > pc.SUBTREE_ROWS:
         out.append(f"\n… {len(srows) - pc.SUBTREE_ROWS} more subtrees (the JSON lists them all)")
     out += ["", f"### Dynamic community selection instead (num\\_repeats {report.settings.get('num_repeats', 1)})", ""]
