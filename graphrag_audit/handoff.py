@@ -122,9 +122,11 @@ def _guard(model: IndexModel, guard: Guard | None) -> Guard:
 
 
 def check_out_dir(model: IndexModel, out_dir: Path, force: bool = False, guard: Guard | None = None) -> Path:
-    """Refuse now an ``out_dir`` that :func:`write_plan` would refuse: one that is, lies inside,
-    or contains the source index directory (or any index ``guard`` protects), a symbolic link, a
-    file, or a non-empty directory (unless ``force``). Nothing is created. Returns the resolved path."""
+    """Refuse now what :func:`write_plan` would refuse: a source layout it cannot hand to graphrag,
+    an ``out_dir`` that is, lies inside, or contains the source index directory (or any index
+    ``guard`` protects), a symbolic link, a file, or a non-empty directory (unless ``force``).
+    Nothing is created. Returns the resolved path."""
+    _check_source(model)
     try:
         DirectoryWriter(out_dir, _guard(model, guard), force=force).check()
     except PlanWriteError:
@@ -241,6 +243,28 @@ def _filtered(path: Path, mask: np.ndarray | None, kept: set[int], notes: list[s
     out = table.filter(pa.array(mask))
     out = _consistent(out, kept, notes, name)
     return out.replace_schema_metadata(_pandas_metadata(table.schema, out.num_rows).metadata)
+
+
+def _check_rollup(nodes: pa.Table, plan: set[int], reported: set[int], path: Path) -> None:
+    """graphrag 1.x's roll-up over the written node rows (``read_indexer_reports`` without a level
+    filter: each ``title``'s largest community, nulls as -1) must give every reported plan
+    community; refuse the plan otherwise (an entity in two plan communities, a plan community
+    without node rows)."""
+    if "title" not in nodes.column_names:
+        raise PlanWriteError(path, "has no 'title' column (graphrag 1.x rolls node rows up by title)")
+    best: dict = {}
+    for t, c in zip(nodes.column("title").to_pylist(), nodes.column("community").to_pylist()):
+        if t is None:  # pandas' groupby drops null keys
+            continue
+        c = _as_int(c)
+        c = -1 if c is None else c
+        if t not in best or c > best[t]:
+            best[t] = c
+    lost = sorted(reported - set(best.values()))
+    if lost:
+        raise PlanWriteError(path, f"graphrag 1.x would not select plan communities {lost[:8]} from the rewritten "
+                                   "node rows (no entity has one of them as its deepest plan community): this plan "
+                                   "cannot be handed to graphrag 1.x")
 
 
 def _community_mask(columns: list[str], values: list, kept: set[int], path: Path) -> np.ndarray:
@@ -440,10 +464,7 @@ def write_plan(model: IndexModel, communities, out_dir: Path, *, force: bool = F
             if role == "nodes":
                 if "level" in table.column_names:
                     levels.append(np.array([v for v in table.column("level").to_pylist() if v is not None]))
-                left = plan - {_as_int(v) for v in table.column("community").to_pylist()}
-                if left:
-                    notes.append(f"{path.name}: plan communities without node rows (graphrag 1.x cannot select "
-                                 f"them): {sorted(left)[:8]}")
+                _check_rollup(table, plan, {int(c) for c in model.reports["community"].to_numpy()[rmask]}, path)
             producers[path.name] = (lambda t: (lambda fh: pq.write_table(t, fh)))(table)
     levels = np.concatenate([np.asarray(x, dtype=np.int64) for x in levels])
     max_level = int(levels.max()) if len(levels) else 0

@@ -34,10 +34,12 @@ from graphrag_audit.cli.entry import app
 from graphrag_audit.verify import GLOBAL_CONTEXT_PARAMS, RANDOM_STATE, _QueryLoad, _tiktoken_encoding
 
 
-def _plan(index: str, out: Path, k: int) -> tuple[int, dict | None, str]:
+def _plan(index: str, out: Path, k: int, write: bool = True) -> tuple[int, dict | None, str]:
     runner = CliRunner()
     js = out.parent / (out.name + ".json")
-    res = runner.invoke(app, ["plan", index, "--reports", str(k), "--write", str(out), "-f", "json", "-o", str(js)])
+    args = ["plan", index, "--reports", str(k), "-f", "json", "-o", str(js)] + (["--write", str(out)] if write
+                                                                                  else ["--no-costs"])
+    res = runner.invoke(app, args)
     doc = json.loads(js.read_text(encoding="utf-8")) if js.exists() else None
     return res.exit_code, doc, (res.output or "")[-500:]
 
@@ -88,7 +90,7 @@ def one(name: str, spec: str, work: Path) -> dict:
     if fmt == "csv":
         index = _to_csv(index, work / f"{name}-csv-src")
     rec: dict = {"name": name, "format": fmt or "parquet"}
-    probe_code, probe, _ = _plan(index, work / f"{name}-probe", 10**9)
+    probe_code, probe, _ = _plan(index, work / f"{name}-probe", 10**9, write=False)
     if probe is None:
         return {**rec, "error": f"plan failed on the index (exit {probe_code})"}
     start = int(probe["plan"]["start_reports"])
