@@ -170,7 +170,7 @@ def test_cli_prints_linked_and_the_version_command(tmp_path):
                                  "--width", "400", "--color", "never"])
     assert r.exit_code == 0, r.output
     text = " ".join(r.output.split())
-    assert "Linked to the source (global search does not read them)" in text
+    assert "Linked to the source, not copied (global search does not read them; 7,000 bytes): " in text
     assert "create_final_text_units.parquet" in text and "lancedb/" in text
     assert f"graphrag 1.x CLI: graphrag query --root <your project> --method global --data {out.resolve()}" in text
     assert "--query \"<question>\"" in text
@@ -188,7 +188,7 @@ def test_cli_prints_linked_and_the_version_command(tmp_path):
     ("real-genesis-zh-deep", "--write needs both a communities and a community_reports table"),
     ("real-ralad-large", "--write needs both a communities and a community_reports table"),
     ("real-climate-update-v09", "sit under several parents"),
-    ("dulce-v0.1-create_final", "community ids are strings"),
+    ("dulce-v0.1-create_final", "--write needs both a communities and a community_reports table"),
     ("dulce-v0.3-create_final", "community ids are strings"),
     ("real-iswc-v0", "community ids are strings"),
 ])

@@ -29,7 +29,7 @@ NOT_HANDED = {
     "real-genesis-zh-deep": "no community_reports table",
     "real-ralad-large": "no community_reports table",
     "real-climate-update-v09": "the planner refuses it: communities under several parents",
-    "dulce-v0.1-create_final": "string community ids",
+    "dulce-v0.1-create_final": "no communities table (and string community ids)",
     "dulce-v0.3-create_final": "string community ids",
     "real-iswc-v0": "string community ids",
 }

@@ -158,11 +158,12 @@ def handoff_lines(report) -> list[str]:
                 "create_final_*)."]
     out_dir, lv = h["out_dir"], h["max_level"]
     tables = h.get("tables", {})
-    size = (f" ({h['linked_bytes']:,} bytes, not copied)" if h.get("linked_bytes") else "")
+    size = (f"; {h['linked_bytes']:,} bytes" if h.get("linked_bytes") else "")
     lines = [
         f"Wrote {h['reports']:,} reports and {h['communities']:,} communities to {out_dir} "
         f"(written: {', '.join(tables.values()) or 'none'}; copied unchanged: {', '.join(h['copied']) or 'none'}).",
-        f"Linked to the source (global search does not read them){size}: {_names(h.get('linked', []))}.",
+        f"Linked to the source, not copied (global search does not read them{size}): "
+        f"{_names(h.get('linked', []))}.",
         f"Left out: {_names(h.get('left_out', []))}.",
     ]
     commands = h.get("commands") or [{"graphrag": ">= 2.0", "command": f"graphrag query --root <your project> "
