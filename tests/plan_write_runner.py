@@ -154,7 +154,8 @@ def main(work: str, out_json: str, *specs: str) -> None:
         try:
             rows.append(one(name, spec, work_dir))
         except Exception as exc:  # noqa: BLE001 - one index's failure is that index's result
-            rows.append({"name": name, "error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()[-1500:]})
+            rows.append({"name": name, "error": f"{type(exc).__name__}: {exc}",
+                         "trace": traceback.format_exc()[-1500:]})
     Path(out_json).write_text(json.dumps(rows, indent=1), encoding="utf-8")
 
 

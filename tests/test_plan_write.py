@@ -111,8 +111,8 @@ def test_csv_layout_written_as_csv(tmp_path):
     assert model.table_format == "csv"
     res = write_plan(model, CROSS, tmp_path / "out")
     out = tmp_path / "out"
-    assert sorted(os.listdir(out)) == ["communities.csv", "community_reports.csv", "entities.csv", "graphrag_audit_plan.json",
-                                       "lancedb"]
+    assert sorted(os.listdir(out)) == ["communities.csv", "community_reports.csv", "entities.csv",
+                                       "graphrag_audit_plan.json", "lancedb"]
     assert res.linked == ["lancedb/"] and res.linked_bytes == 5000 and (out / "lancedb").is_symlink()
     assert res.commands == [{"graphrag": "3.x", "command": f"graphrag query \"<question>\" --root <your project> "
                              f"--method global --data {out.resolve()} --community-level 1",
@@ -170,7 +170,8 @@ def test_cli_prints_linked_and_the_version_command(tmp_path):
                                  "--width", "400", "--color", "never"])
     assert r.exit_code == 0, r.output
     text = " ".join(r.output.split())
-    assert "Linked to the source, not copied (global search does not read them; 7,000 bytes): " in text
+    linked = 7000 + (src / "create_final_text_units.parquet").stat().st_size
+    assert f"Linked to the source, not copied (global search does not read them; {linked:,} bytes): " in text
     assert "create_final_text_units.parquet" in text and "lancedb/" in text
     assert f"graphrag 1.x CLI: graphrag query --root <your project> --method global --data {out.resolve()}" in text
     assert "--query \"<question>\"" in text
@@ -198,3 +199,17 @@ def test_write_refuses_before_planning(name, message, tmp_path):
     out = tmp_path / "out"
     r = CliRunner().invoke(app, ["plan", str(shared_index(name)), "--reports", "5", "--write", str(out)])
     assert r.exit_code == 2 and message in r.output and not out.exists(), r.output
+
+
+def test_write_when_the_plan_does_not_fit_shows_the_frontier(tmp_path):
+    """Issue 18: --write no longer hides the frontier when the plan does not fit: exit 1, the plan
+    rendered on stdout, one warning on stderr, nothing written."""
+    src = write_v3(tmp_path / "src", H1)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["plan", str(src), "--reports", "1", "--no-costs", "--write", str(out),
+                                 "-f", "json"])
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    assert doc["plan"]["fits"] is False and doc["plan"]["communities"] == [1, 2] and doc["handoff"] is None
+    assert r.stderr == f"graphrag-audit: warning: {out}: nothing written: the plan does not fit the budget\n"
+    assert not out.exists()

@@ -126,12 +126,18 @@ def plan_cmd(
                     "num_repeats": num_repeats}
         report = plan_report(model, budget, cost, num_repeats=num_repeats, settings=settings)
         if write is not None:
-            if not report.plan.fits:
-                raise fail(f"{write}: nothing written: the plan does not fit the budget", EXIT_FINDINGS)
+            if not report.plan.fits:  # the frontier is still shown (exit 1), nothing is written
+                from graphrag_audit.cli.run import say
+                from graphrag_audit.errors import visible
+
+                say(f"graphrag-audit: warning: {visible(str(write))}: nothing written: the plan does not fit "
+                    "the budget\n")
+                return report
             verified = []
             result = write_plan(model, report.plan.communities, write, force=force,
                                 provenance={"budget": budget.to_dict(), "settings": settings}, guard=guard,
-                                verify=lambda path: verified.append(_read_back(path, report.plan, write, _max_level(path))))
+                                verify=lambda path: verified.append(
+                                    _read_back(path, report.plan, write, _max_level(path))))
             handoff = result.to_dict()
             handoff["verified"] = verified[0]
             report = report.with_handoff(handoff)
