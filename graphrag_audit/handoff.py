@@ -1,24 +1,41 @@
 """Hand a plan to graphrag: write a new index directory whose reports are exactly the plan.
 
-What is written into ``OUT_DIR`` (never the source directory):
+What is written into ``OUT_DIR`` (never the source directory), for the layouts graphrag can query:
 
-* ``community_reports.parquet`` and ``communities.parquet``: the source rows of the plan's
-  communities only, in source row order, every column kept with the source's arrow schema.
-  Two columns are made consistent with the smaller table (both tables, where present):
-  ``parent`` becomes -1 when the parent is not in the written table (always, since a frontier
-  never holds a community together with its ancestor) and ``children`` keeps only children
-  present in the table (so it is empty). Levels, ``entity_ids``, titles, sizes stay as they were.
-* ``entities.parquet`` (the source's entities table, whatever its name): copied byte for
-  byte. graphrag's global search reads exactly these three tables (``run_global_search`` in
-  graphrag 2.x/3.x ``cli/query.py``: entities, communities, community_reports). Only a regular
-  file inside the source directory is copied (a link out of it, a FIFO or a device is refused),
-  up to ``safe_write.MAX_COPY_BYTES``.
-* every other file and folder of the source output directory (relationships, text_units,
-  covariates, documents, vector stores, stats) is left out, and listed as left out
-  (``WriteResult.left_out``, the manifest): local, DRIFT and basic search need them, global
-  search does not.
+* graphrag >= 2.0, parquet or CSV tables: ``community_reports`` and ``communities`` (same
+  format as the source) hold the source rows of the plan's communities only, in source row
+  order, every column kept (parquet: with the source's arrow schema; CSV: each kept record's
+  fields as the source wrote them). Two columns are made consistent with the smaller table
+  (both tables, where present): ``parent`` becomes -1 when the parent is not in the written
+  table (always, since a frontier never holds a community together with its ancestor) and
+  ``children`` keeps only children present in the table (so it is empty). Levels,
+  ``entity_ids``, titles, sizes stay as they were. The entities table is copied byte for byte.
+  graphrag's global search reads exactly these three tables (``run_global_search`` in graphrag
+  2.x/3.x ``cli/query.py``: entities, communities, community_reports).
+* graphrag 1.0-1.2 (``create_final_*`` parquet; also 0.5-0.9 layouts with integer ids):
+  ``create_final_community_reports`` and ``create_final_communities`` filtered as above, and
+  ``create_final_nodes`` keeps only the rows whose ``community`` is a plan community;
+  ``create_final_entities`` is copied. graphrag 1.x's query (``run_global_search`` in 1.2.0
+  ``cli/query.py``) reads nodes, entities, communities and reports; ``read_indexer_reports``
+  keeps the node rows with ``level <= N``, rolls each entity (``title``) up to its largest
+  community number and keeps the reports of those communities. With only the plan's node rows
+  left, each entity's one remaining community is a plan community, so every plan community that
+  has an entity is selected, at ``community_level=None`` or any N >= the largest written level
+  (the CLI's ``--community-level``, default 2). ``read_indexer_entities`` reads the same node
+  rows, so each plan community keeps its entities and its occurrence weight. The write is read
+  back with the tool's own 1.x selector; a plan that does not survive the roll-up (an entity in
+  two plan communities, a plan community without node rows) is refused.
+* every other entry of the source output directory (relationships, text_units, covariates,
+  documents, vector stores such as ``lancedb/``, stats) is linked, not copied: a symbolic link
+  to the source entry, so local/DRIFT/basic search can still find them and nothing large is
+  duplicated (``WriteResult.linked``). Left out (``WriteResult.left_out``): the other-format
+  twin of a written table (``communities.csv`` beside a written ``communities.parquet``), this
+  tool's own temporary files and manifest, and entries that cannot be examined.
+  The links point into the source index: graphrag only reads them at query time, but do not
+  run ``graphrag index``/``update`` with ``OUT_DIR`` as output (it would write through them).
 * ``graphrag_audit_plan.json``: where the plan came from (source, budget, communities, the
-  original parent of each community, what was copied and left out).
+  original parent of each community, what was copied, linked and left out, the graphrag
+  commands).
 
 Why this makes graphrag >= 2.0 send exactly the plan: ``read_indexer_reports`` keeps a report
 when its level is <= N and its community has a communities row with level <= N (inner join
@@ -29,20 +46,22 @@ report — the plan — is selected, in the same row order, with the same occurr
 (entity text units and ``entity_ids`` are unchanged), hence the same seed-86 shuffle, batches
 and map calls as planned.
 
-Refused: graphrag < 2.0 generations (graphrag 0.x/1.x select reports through
-``create_final_nodes``, which a plan cannot express without rewriting it), CSV tables, an
-``OUT_DIR`` that is, lies inside or contains the source index directory (real paths and inodes,
-see :mod:`graphrag_audit.io.safe_write`), an ``OUT_DIR`` that is a symbolic link, and an existing
-non-empty ``OUT_DIR`` unless ``force`` (then files of the same name are replaced, links among
-them replaced rather than followed; nothing else is deleted). How the directory is written
-(a new one appears whole or not at all; concurrent runs; interruptions) is
+Refused: graphrag 0.1-0.4 generations (string community ids), an index without communities or
+reports, an ``OUT_DIR`` that is, lies inside or contains the source index directory (real paths
+and inodes, see :mod:`graphrag_audit.io.safe_write`), an ``OUT_DIR`` that is a symbolic link,
+and an existing non-empty ``OUT_DIR`` unless ``force`` (then files of the same name are
+replaced, links among them replaced rather than followed; nothing else is deleted). How the
+directory is written (a new one appears whole or not at all; concurrent runs; interruptions) is
 :class:`graphrag_audit.io.safe_write.DirectoryWriter`.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +76,7 @@ from graphrag_audit.errors import IndexInputError
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.io.safe_write import MAX_SCAN_ENTRIES, DirectoryWriter, Guard, WriteError
 
-__all__ = ["MANIFEST_NAME", "PlanWriteError", "WriteResult", "write_plan", "check_out_dir"]
+__all__ = ["MANIFEST_NAME", "PlanWriteError", "WriteResult", "write_plan", "check_out_dir", "query_commands"]
 
 MANIFEST_NAME = "graphrag_audit_plan.json"
 
@@ -75,12 +94,20 @@ class WriteResult:
     communities: int
     max_level: int  # the largest level among written rows: the CLI needs --community-level >= this
     notes: list[str] = field(default_factory=list)
-    left_out: list[str] = field(default_factory=list)  # source entries not needed by global search
+    left_out: list[str] = field(default_factory=list)  # source entries neither written, copied nor linked
+    linked: list[str] = field(default_factory=list)  # source entries linked (directories end in '/')
+    generation: str = ""
+    table_format: str = "parquet"
+    commands: list[dict] = field(default_factory=list)  # query_commands(): per graphrag CLI generation
+    copied_bytes: int = 0
+    linked_bytes: int = 0  # what the linked entries hold (not duplicated)
 
     def to_dict(self) -> dict:
         return {"out_dir": str(self.out_dir), "tables": {k: v.name for k, v in self.tables.items()},
-                "copied": self.copied, "left_out": self.left_out, "reports": self.reports,
-                "communities": self.communities, "max_level": self.max_level, "notes": self.notes}
+                "copied": self.copied, "linked": self.linked, "left_out": self.left_out, "reports": self.reports,
+                "communities": self.communities, "max_level": self.max_level, "notes": self.notes,
+                "generation": self.generation, "table_format": self.table_format, "commands": self.commands,
+                "copied_bytes": self.copied_bytes, "linked_bytes": self.linked_bytes}
 
 
 def _resolved(p: Path) -> Path:
@@ -95,9 +122,11 @@ def _guard(model: IndexModel, guard: Guard | None) -> Guard:
 
 
 def check_out_dir(model: IndexModel, out_dir: Path, force: bool = False, guard: Guard | None = None) -> Path:
-    """Refuse now an ``out_dir`` that :func:`write_plan` would refuse: one that is, lies inside,
-    or contains the source index directory (or any index ``guard`` protects), a symbolic link, a
-    file, or a non-empty directory (unless ``force``). Nothing is created. Returns the resolved path."""
+    """Refuse now what :func:`write_plan` would refuse: a source layout it cannot hand to graphrag,
+    an ``out_dir`` that is, lies inside, or contains the source index directory (or any index
+    ``guard`` protects), a symbolic link, a file, or a non-empty directory (unless ``force``).
+    Nothing is created. Returns the resolved path."""
+    _check_source(model)
     try:
         DirectoryWriter(out_dir, _guard(model, guard), force=force).check()
     except PlanWriteError:
@@ -107,19 +136,29 @@ def check_out_dir(model: IndexModel, out_dir: Path, force: bool = False, guard: 
     return _resolved(Path(out_dir))
 
 
-def _check_source(model: IndexModel) -> tuple[Path, Path]:
-    if model.generation.before_2:
-        raise PlanWriteError(model.output_dir, f"--write needs a graphrag >= 2.0 index (this one is "
-                             f"{model.generation.label}): graphrag < 2.0 selects reports through create_final_nodes, "
-                             "which a plan cannot express without rewriting it")
+def _check_source(model: IndexModel) -> dict[str, Path]:
+    """The tables to filter, by role (``communities``, ``reports`` and for graphrag < 2.0 ``nodes``)."""
     comm = model.files.get("communities")
     rep = model.files.get("reports")
     if comm is None or rep is None or not model.has_reports_table:
         raise PlanWriteError(model.output_dir, "--write needs both a communities and a community_reports table")
-    for p in (comm, rep):
-        if p.suffix != ".parquet":
-            raise PlanWriteError(p, "--write supports parquet tables only (this index stores CSV)")
-    return comm, rep
+    out = {"communities": comm, "reports": rep}
+    if model.generation.before_2:
+        if model.id_kind != "int":
+            raise PlanWriteError(model.output_dir, f"--write cannot hand a plan to graphrag {model.generation.label}: "
+                                 "its community ids are strings, which graphrag 1.x's query does not read")
+        nodes = model.files.get("nodes")
+        if nodes is None:
+            raise PlanWriteError(model.output_dir, "--write needs create_final_nodes for a graphrag < 2.0 index "
+                                 "(graphrag 1.x selects reports through it)")
+        out["nodes"] = nodes
+    for p in out.values():
+        if p.suffix not in (".parquet", ".csv"):
+            raise PlanWriteError(p, "--write supports parquet and CSV tables only")
+        if model.generation.before_2 and p.suffix != ".parquet":
+            raise PlanWriteError(p, "--write supports parquet tables only for graphrag < 2.0 (graphrag 1.x "
+                                    "reads parquet)")
+    return out
 
 
 def _pandas_metadata(schema: pa.Schema, n_rows: int) -> pa.Schema:
@@ -192,8 +231,12 @@ def _read_parquet(path: Path) -> pa.Table:
             raise PlanWriteError(path, f"unreadable parquet data ({exc})") from None
 
 
-def _filtered(path: Path, mask: np.ndarray, kept: set[int], notes: list[str], name: str) -> pa.Table:
+def _filtered(path: Path, mask: np.ndarray | None, kept: set[int], notes: list[str], name: str) -> pa.Table:
+    """The parquet table's rows under ``mask`` (None: the rows whose ``community`` is in ``kept``)."""
     table = _read_parquet(path)
+    if mask is None:
+        mask = _community_mask(table.column_names, table.column("community").to_pylist()
+                               if "community" in table.column_names else [], kept, path)
     if table.num_rows != len(mask):
         raise PlanWriteError(path, f"has {table.num_rows} rows but the loaded model has {len(mask)}: "
                                    "the file changed while planning")
@@ -202,25 +245,191 @@ def _filtered(path: Path, mask: np.ndarray, kept: set[int], notes: list[str], na
     return out.replace_schema_metadata(_pandas_metadata(table.schema, out.num_rows).metadata)
 
 
-def _left_out(source: Path, kept: set[str]) -> list[str]:
-    """Names in the source directory the hand-off does not carry (directories end in '/')."""
-    names = []
+def _check_rollup(nodes: pa.Table, plan: set[int], reported: set[int], path: Path) -> None:
+    """graphrag 1.x's roll-up over the written node rows (``read_indexer_reports`` without a level
+    filter: each ``title``'s largest community, nulls as -1) must give every reported plan
+    community; refuse the plan otherwise (an entity in two plan communities, a plan community
+    without node rows)."""
+    if "title" not in nodes.column_names:
+        raise PlanWriteError(path, "has no 'title' column (graphrag 1.x rolls node rows up by title)")
+    best: dict = {}
+    for t, c in zip(nodes.column("title").to_pylist(), nodes.column("community").to_pylist()):
+        if t is None:  # pandas' groupby drops null keys
+            continue
+        c = _as_int(c)
+        c = -1 if c is None else c
+        if t not in best or c > best[t]:
+            best[t] = c
+    lost = sorted(reported - set(best.values()))
+    if lost:
+        raise PlanWriteError(path, f"graphrag 1.x would not select plan communities {lost[:8]} from the rewritten "
+                                   "node rows (no entity has one of them as its deepest plan community): this plan "
+                                   "cannot be handed to graphrag 1.x")
+
+
+def _community_mask(columns: list[str], values: list, kept: set[int], path: Path) -> np.ndarray:
+    if "community" not in columns:
+        raise PlanWriteError(path, "has no 'community' column")
+    return np.array([_as_int(v) in kept for v in values], dtype=bool)
+
+
+def _as_int_text(v) -> int | None:
+    """A CSV field as an integer ("3", " 3", "3.0"), else None."""
+    t = str(v).strip()
+    try:
+        return int(t)
+    except ValueError:
+        try:
+            f = float(t)
+        except ValueError:
+            return None
+        return int(f) if f.is_integer() else None
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC)
+    except OSError as exc:
+        raise PlanWriteError(path, f"cannot read ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PlanWriteError(path, "not a regular file")
+        return fh.read()
+
+
+def _csv_filtered(path: Path, kept: set[int], expected_rows: int, notes: list[str]) -> bytes:
+    """The CSV table's records whose ``community`` is in ``kept``: fields as the source wrote them,
+    ``parent``/``children`` made consistent (see the module docstring), graphrag 3.x's
+    ``pd.read_csv`` reads back the same values. ``expected_rows``: the kept rows the model counted."""
+    raw = _read_bytes(path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PlanWriteError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    bom = text.startswith("\ufeff")
+    if bom:
+        text = text[1:]
+    first_end = text.find("\n")
+    newline = "\r\n" if first_end > 0 and text[first_end - 1] == "\r" else "\n"
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise PlanWriteError(path, f"unreadable CSV ({exc})") from None
+    if not rows:
+        raise PlanWriteError(path, "is empty")
+    header, body = rows[0], [r for r in rows[1:] if r and any(f != "" for f in r)]  # pandas skips blank lines
+    if "community" not in header:
+        raise PlanWriteError(path, "has no 'community' column")
+    ci = header.index("community")
+    pi = header.index("parent") if "parent" in header else None
+    hi = header.index("children") if "children" in header else None
+    out_rows = []
+    for r in body:
+        if ci >= len(r) or _as_int_text(r[ci]) not in kept:
+            continue
+        r = list(r)
+        if pi is not None and pi < len(r) and r[pi].strip() != "" and _as_int_text(r[pi]) not in kept:
+            r[pi] = "-1"
+        if hi is not None and hi < len(r) and r[hi].strip().startswith("["):
+            sep = ", " if "," in r[hi] else " "
+            inner = [int(x) for x in re.findall(r"-?\d+", r[hi]) if int(x) in kept]
+            r[hi] = "[" + sep.join(str(x) for x in inner) + "]"
+        out_rows.append(r)
+    if len(out_rows) != expected_rows:
+        raise PlanWriteError(path, f"{len(out_rows)} CSV records belong to the plan but the loaded model counts "
+                                   f"{expected_rows}: the file changed while planning or cannot be split the same way")
+    buf = io.StringIO(newline="")
+    writer = csv.writer(buf, lineterminator=newline)
+    writer.writerow(header)
+    writer.writerows(out_rows)
+    return (("\ufeff" if bom else "") + buf.getvalue()).encode("utf-8")
+
+
+# graphrag's query command, per CLI generation (the options of ``graphrag query`` in each
+# version's graphrag/cli/main.py): 3.x takes the question as an argument (3.3.0); 2.x (2.7.2) and
+# 1.x (1.2.0) take it as --query; all take --root, --method, --data and --community-level (default 2).
+def query_commands(generation_label: str, table_format: str, out_dir, level: int) -> list[dict]:
+    """The ``graphrag query`` commands that run global search over the written directory."""
+    common = f"--root <your project> --method global --data {out_dir} --community-level {level}"
+    v3 = {"graphrag": "3.x", "command": f"graphrag query \"<question>\" {common}"}
+    v12 = f"graphrag query {common} --query \"<question>\""
+    if table_format == "csv":  # CSV output tables: graphrag >= 3.0.2's table_provider
+        return [{**v3, "note": "the project's settings need table_provider: {type: csv} (graphrag >= 3.0.2)"}]
+    if generation_label.startswith("3"):
+        return [v3]
+    if generation_label.startswith("2"):
+        return [{"graphrag": "2.x", "command": v12}, v3]
+    return [{"graphrag": "1.x", "command": v12}]
+
+
+def _twins(names: set[str]) -> set[str]:
+    """The other-format names of the written tables (``x.csv`` for ``x.parquet`` and back)."""
+    out = set()
+    for n in names:
+        stem, dot, ext = n.rpartition(".")
+        if dot and ext in ("parquet", "csv"):
+            out.add(stem + (".csv" if ext == "parquet" else ".parquet"))
+    return out
+
+
+def _siblings(source: Path, carried: set[str]) -> tuple[list[str], list[str]]:
+    """(entries to link, entries left out) of the source directory, by name (directories end in
+    '/' in the left-out listing). Linked: regular files and directories of the source, and links
+    that lead to one inside it. Left out: the other-format twin of a written table, this tool's
+    temporary files, FIFOs/devices/sockets, links out of the source directory or up to a folder
+    holding it, and entries that cannot be examined (none of them is opened)."""
+    link, left = [], []
+    twins = _twins(carried) - carried
+    root = os.path.realpath(source)
     try:
         with os.scandir(source) as it:
             for i, entry in enumerate(it):
                 if i >= MAX_SCAN_ENTRIES:
-                    names.append(f"... (more than {MAX_SCAN_ENTRIES:,} entries; the rest not listed)")
+                    left.append(f"... (more than {MAX_SCAN_ENTRIES:,} entries; the rest not linked)")
                     break
-                if entry.name in kept:
+                if entry.name in carried:
                     continue
                 try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    is_dir = False
-                names.append(entry.name + ("/" if is_dir else ""))
+                    st = entry.stat(follow_symlinks=False)
+                    if stat.S_ISLNK(st.st_mode):
+                        real = os.path.realpath(entry.path)
+                        inside = real.startswith(root.rstrip(os.sep) + os.sep)
+                        st = os.stat(real) if inside else st
+                except (OSError, ValueError):
+                    left.append(entry.name)
+                    continue
+                shown = entry.name + ("/" if stat.S_ISDIR(st.st_mode) else "")
+                if (entry.name in twins or ".graphrag-audit-" in entry.name
+                        or not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))):
+                    left.append(shown)
+                else:
+                    link.append(entry.name)
     except OSError:
-        return names
-    return sorted(names)
+        pass
+    return sorted(link), sorted(left)
+
+
+def _entry_size(path: str) -> int:
+    """Bytes under a source entry (not following links; bounded walk)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0
+    if not stat.S_ISDIR(st.st_mode):
+        return st.st_size if stat.S_ISREG(st.st_mode) else 0
+    total, seen = 0, 0
+    for root, dirs, files in os.walk(path):
+        for f in files:
+            seen += 1
+            if seen > MAX_SCAN_ENTRIES:
+                return total
+            try:
+                s = os.lstat(os.path.join(root, f))
+            except OSError:
+                continue
+            if stat.S_ISREG(s.st_mode):
+                total += s.st_size
+    return total
 
 
 def write_plan(model: IndexModel, communities, out_dir: Path, *, force: bool = False,
@@ -231,7 +440,8 @@ def write_plan(model: IndexModel, communities, out_dir: Path, *, force: bool = F
     ``guard``: indexes to protect besides ``model``'s (the CLI passes the one it checked
     before loading). ``verify(path)``: called on the written directory before it is published
     (a new ``out_dir``) or while it is still locked (an existing one); it raises to refuse."""
-    comm_path, rep_path = _check_source(model)
+    paths = _check_source(model)
+    comm_path, rep_path = paths["communities"], paths["reports"]
     g = _guard(model, guard)
     plan = {int(c) for c in communities}
     notes: list[str] = []
@@ -240,36 +450,64 @@ def write_plan(model: IndexModel, communities, out_dir: Path, *, force: bool = F
     missing = plan - {int(c) for c in model.communities["community"].to_numpy()[cmask]}
     if missing:
         raise PlanWriteError(comm_path, f"plan communities without a communities row: {sorted(missing)[:8]}")
-    comm_table = _filtered(comm_path, cmask, plan, notes, comm_path.name)
-    rep_table = _filtered(rep_path, rmask, plan, notes, rep_path.name)
-    levels = np.concatenate([model.communities["level"].to_numpy()[cmask], model.reports["level"].to_numpy()[rmask]])
+    producers: dict[str, object] = {}
+    levels = [model.communities["level"].to_numpy()[cmask], model.reports["level"].to_numpy()[rmask]]
+    for role, path, mask in (("communities", comm_path, cmask), ("reports", rep_path, rmask),
+                             ("nodes", paths.get("nodes"), None)):
+        if path is None:
+            continue
+        if path.suffix == ".csv":
+            data = _csv_filtered(path, plan, int(mask.sum()), notes)
+            producers[path.name] = data
+        else:
+            table = _filtered(path, mask, plan, notes, path.name)
+            if role == "nodes":
+                if "level" in table.column_names:
+                    levels.append(np.array([v for v in table.column("level").to_pylist() if v is not None]))
+                _check_rollup(table, plan, {int(c) for c in model.reports["community"].to_numpy()[rmask]}, path)
+            producers[path.name] = (lambda t: (lambda fh: pq.write_table(t, fh)))(table)
+    levels = np.concatenate([np.asarray(x, dtype=np.int64) for x in levels])
     max_level = int(levels.max()) if len(levels) else 0
     parents = dict(zip(model.communities["community"].to_numpy()[cmask].tolist(),
                        model.communities["parent"].to_numpy()[cmask].tolist()))
     entities = model.files.get("entities")
     if entities is None:
         notes.append("the source has no entities table: graphrag's global search also reads entities")
-    carried = {comm_path.name, rep_path.name, MANIFEST_NAME} | ({entities.name} if entities is not None else set())
-    left_out = _left_out(model.output_dir, carried)
+    carried = set(producers) | {MANIFEST_NAME} | ({entities.name} if entities is not None else set())
+    link_names, left_out = _siblings(model.output_dir, carried)
+    source_real = _resolved(model.output_dir)
     copied: list[str] = []
+    copied_bytes = 0
+    linked: list[str] = []
+    linked_bytes = 0
     try:
         with DirectoryWriter(out_dir, g, force=force) as w:
             final = w.final_path
-            w.write_file(comm_path.name, lambda fh: pq.write_table(comm_table, fh))
-            w.write_file(rep_path.name, lambda fh: pq.write_table(rep_table, fh))
+            for name, data in producers.items():
+                w.write_file(name, data)
             if entities is not None:
-                w.copy_file(entities.name, entities, model.output_dir)
+                copied_bytes += w.copy_file(entities.name, entities, model.output_dir)
                 copied.append(entities.name)
+            for name in link_names:
+                target = os.path.join(str(source_real), name)
+                w.link(name, target)
+                is_dir = os.path.isdir(target) and not os.path.islink(target)
+                linked.append(name + ("/" if is_dir else ""))
+                linked_bytes += _entry_size(target)
+            commands = query_commands(model.generation.label, model.table_format, final, max_level)
             manifest = {
                 "tool": "graphrag-audit plan",
-                "source": str(_resolved(model.output_dir)),
+                "source": str(source_real),
+                "generation": model.generation.label,
+                "table_format": model.table_format,
                 "communities": sorted(plan),
                 "original_parent": {str(k): int(v) for k, v in sorted(parents.items())},
                 "report_rows": int(rmask.sum()),
                 "max_level": max_level,
-                "graphrag_cli": f"graphrag query --method global --data {final} --community-level {max_level} "
-                                f"\"<question>\"",
+                "graphrag_cli": commands[0]["command"],
+                "graphrag_commands": commands,
                 "copied": copied,
+                "linked": linked,
                 "left_out": left_out,
                 **(provenance or {}),
             }
@@ -279,6 +517,11 @@ def write_plan(model: IndexModel, communities, out_dir: Path, *, force: bool = F
         raise
     except WriteError as exc:
         raise PlanWriteError(exc.path, exc.problem) from None
-    return WriteResult(out_dir=out, tables={"communities": out / comm_path.name, "reports": out / rep_path.name},
-                       copied=copied, reports=int(rmask.sum()), communities=int(cmask.sum()), max_level=max_level,
-                       notes=notes, left_out=left_out)
+    tables = {"communities": out / comm_path.name, "reports": out / rep_path.name}
+    if "nodes" in paths:
+        tables["nodes"] = out / paths["nodes"].name
+    return WriteResult(out_dir=out, tables=tables, copied=copied, reports=int(rmask.sum()),
+                       communities=int(cmask.sum()), max_level=max_level, notes=notes, left_out=left_out,
+                       linked=linked, generation=model.generation.label, table_format=model.table_format,
+                       commands=query_commands(model.generation.label, model.table_format, out, max_level),
+                       copied_bytes=copied_bytes, linked_bytes=linked_bytes)

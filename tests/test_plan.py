@@ -713,9 +713,9 @@ def test_write_refusals(tmp_path):
         write_plan(model, plan.communities, full)
     write_plan(model, plan.communities, full, force=True)
     assert (full / "x.txt").read_text() == "keep me" and (full / "communities.parquet").exists()
-    v1 = load_index(write_v1(tmp_path / "v1", H1))
-    with pytest.raises(PlanWriteError, match="graphrag >= 2.0"):
-        write_plan(v1, [3, 4, 5, 6], tmp_path / "v1out")
+    v1 = load_index(write_v1(tmp_path / "v1", H1))  # graphrag 1.x layouts are written too (tests/test_plan_write.py)
+    write_plan(v1, [3, 4, 5, 6], tmp_path / "v1out")
+    assert (tmp_path / "v1out" / "create_final_nodes.parquet").is_file()
 
 
 # graphrag's own read_indexer_reports on a written directory, run in a side interpreter with

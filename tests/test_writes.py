@@ -220,7 +220,7 @@ def c_index_links_to_ancestor(tmp, writer):
     os.symlink("..", idx / "up")
     if writer.startswith("write"):
         return W(idx, tmp / "out", 0, allowed={"out"}, hashed=[idx],
-                 check=_plan_dir("out", ["text_units.parquet", "up"]))
+                 check=_plan_dir("out", ["text_units.parquet"], ["up"]))
     start = "## " if writer == "summary" else None
     return W(idx, tmp / "beside.out", 0, allowed={"beside.out"}, hashed=[idx], check=_created("beside.out", start))
 
@@ -340,17 +340,23 @@ def _created(rel: str, startswith: str | None = None, mode: int | None = None):
     return check
 
 
-def _plan_dir(rel: str, left_out: list[str] | None = None):
+def _plan_dir(rel: str, linked: list[str] | None = None, left_out: list[str] | None = None):
     def check(case_dir: Path, result) -> None:
         out = case_dir / rel
         names = sorted(os.listdir(out))
-        assert names == sorted(["communities.parquet", "community_reports.parquet", "entities.parquet",
-                                "graphrag_audit_plan.json"]), names
         doc = json.loads(result.stdout)
+        links = [n.rstrip("/") for n in doc["handoff"]["linked"]]
+        assert names == sorted(["communities.parquet", "community_reports.parquet", "entities.parquet",
+                                "graphrag_audit_plan.json", *links]), names
+        index = os.path.realpath(json.loads((out / "graphrag_audit_plan.json").read_text())["source"])
+        for n in links:  # a link to the source entry, never a copy
+            assert (out / n).is_symlink() and os.readlink(out / n) == os.path.join(index, n), n
         manifest = json.loads((out / "graphrag_audit_plan.json").read_text())
         assert manifest["communities"] == doc["plan"]["communities"]
         assert sorted(pq.read_table(out / "communities.parquet")["community"].to_pylist()) == doc["plan"]["communities"]
         assert doc["handoff"]["copied"] == ["entities.parquet"]
+        if linked is not None:
+            assert doc["handoff"]["linked"] == linked and manifest["linked"] == linked
         if left_out is not None:
             assert doc["handoff"]["left_out"] == left_out and manifest["left_out"] == left_out
         assert not [n for n in os.listdir(out.parent) if ".graphrag-audit-" in n]
@@ -364,7 +370,7 @@ def c_project_root_allowed(tmp, writer):
     idx = copy_seed(proj / "output")
     if writer.startswith("write"):
         return W(proj, proj / "plan-out", 0, allowed={"proj/plan-out"}, hashed=[idx],
-                 check=_plan_dir("proj/plan-out", ["text_units.parquet"]))
+                 check=_plan_dir("proj/plan-out", ["text_units.parquet"], []))
     start = "## " if writer == "summary" else None
     return W(proj, proj / "audit.out", 0, allowed={"proj/audit.out"}, hashed=[idx],
              check=_created("proj/audit.out", start))
@@ -403,11 +409,11 @@ def c_summary_appends(tmp, writer):
 # C. plan --write
 # ============================================================================================
 @case(("write", "write-force"), "a new OUT beside the index",
-      "exit 0: OUT holds communities, community_reports, entities and the manifest; text_units.parquet listed as "
-      "left out; no temporary folder left")
+      "exit 0: OUT holds communities, community_reports, entities and the manifest; text_units.parquet is a "
+      "symbolic link to the source's, listed as linked; no temporary folder left")
 def c_write_new_dir(tmp, writer):
     idx = copy_seed(tmp / "index")
-    return W(idx, tmp / "out", 0, allowed={"out"}, hashed=[idx], check=_plan_dir("out", ["text_units.parquet"]))
+    return W(idx, tmp / "out", 0, allowed={"out"}, hashed=[idx], check=_plan_dir("out", ["text_units.parquet"], []))
 
 
 @case(("write", "write-force"), "OUT exists and is empty", "exit 0: written in place (under a lock)")
@@ -502,8 +508,9 @@ def c_write_missing_parents(tmp, writer):
 
 
 @case(("write",), "the source holds zero -> /dev/zero, a FIFO, up -> .. (an ancestor), outside -> a file outside "
-      "the index, and a folder", "exit 0 at once: only the three tables and the manifest are written; every other "
-                                 "entry is listed as left out, none is opened")
+      "the index, and a folder", "exit 0 at once: the three tables and the manifest are written; the folder and "
+                                 "text_units.parquet are linked; the FIFO and the links out are listed as left out, "
+                                 "none is opened")
 def c_write_source_hostile_siblings(tmp, writer):
     idx = copy_seed(tmp / "index")
     os.symlink("/dev/zero", idx / "zero")
@@ -514,7 +521,7 @@ def c_write_source_hostile_siblings(tmp, writer):
     (idx / "lancedb").mkdir()
     (idx / "lancedb" / "x.lance").write_bytes(b"x" * 100)
     return W(idx, tmp / "out", 0, allowed={"out"}, hashed=[idx],
-             check=_plan_dir("out", ["fifo", "lancedb/", "outside", "text_units.parquet", "up", "zero"]))
+             check=_plan_dir("out", ["lancedb/", "text_units.parquet"], ["fifo", "outside", "up", "zero"]))
 
 
 @case(("write",), "the source's entities.parquet is a symlink to a file outside the source directory",
@@ -537,7 +544,7 @@ def c_write_entities_link_inside(tmp, writer):
     os.replace(idx / "entities.parquet", idx / "data" / "entities.parquet")
     os.symlink("data/entities.parquet", idx / "entities.parquet")
     return W(idx, tmp / "out", 0, allowed={"out"}, hashed=[idx],
-             check=_plan_dir("out", ["data/", "text_units.parquet"]))
+             check=_plan_dir("out", ["data/", "text_units.parquet"], []))
 
 
 # ============================================================================================

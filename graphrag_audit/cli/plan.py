@@ -36,20 +36,38 @@ def _budget(reports, tokens, map_calls, coverage):
         raise fail(f"--{kind.replace('_', '-')}: {exc}") from None
 
 
-def _read_back(path: Path, plan, shown: Path | None = None) -> str:
-    """Load the written directory ``path`` with our own loader and check graphrag >= 2.0 selects
-    the plan (``shown``: the directory named in the error, when ``path`` is its temporary twin)."""
+def _read_back(path: Path, plan, shown: Path | None = None, max_level: int | None = None) -> str:
+    """Load the written directory ``path`` with our own loader and check graphrag selects the plan
+    there (``shown``: the directory named in the error, when ``path`` is its temporary twin): graphrag
+    >= 2.0's selector at community_level=None, graphrag 1.x's (create_final_nodes roll-up) at None and
+    at the largest written level ``max_level`` (the CLI's --community-level)."""
     from graphrag_audit.io.load import load_index
     from graphrag_audit.graphrag.selection import select_all
 
     m2 = load_index(path)
-    sel = select_all(m2)[None]["v2"]
-    got = sel.community_ids(m2)
-    if sorted(set(got)) != list(plan.communities) or len(got) != plan.report_count:
-        raise fail(f"{shown or path}: read back {len(got)} reports at community_level=None, expected the plan's "
-                   f"{plan.report_count}; the written directory is not usable")
-    return (f"graphrag-audit reads {len(got):,} reports back from it; graphrag >= 2.0 selects exactly the plan "
-            f"at community_level=None")
+    sels = select_all(m2)
+    behaviour = "v1" if m2.generation.before_2 else "v2"
+    levels = [None] + ([max_level] if behaviour == "v1" and max_level in sels else [])
+    for n in levels:
+        got = sels[n][behaviour].community_ids(m2)
+        if sorted(set(got)) != list(plan.communities) or len(got) != plan.report_count:
+            raise fail(f"{shown or path}: read back {len(got)} reports at community_level={n}, expected the plan's "
+                       f"{plan.report_count}; the written directory is not usable")
+    who = "graphrag 1.x selects" if behaviour == "v1" else "graphrag >= 2.0 selects"
+    where = " and ".join(f"community_level={n}" for n in levels)
+    return f"graphrag-audit reads {len(got):,} reports back from it; {who} exactly the plan at {where}"
+
+
+def _max_level(path: Path) -> int | None:
+    """The largest level among the written rows (the manifest's ``max_level``)."""
+    import json
+
+    from graphrag_audit.handoff import MANIFEST_NAME
+
+    try:
+        return int(json.loads((Path(path) / MANIFEST_NAME).read_text(encoding="utf-8"))["max_level"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def plan_cmd(
@@ -65,7 +83,9 @@ def plan_cmd(
     fmt: PlanFormatOpt = PlanFormat.text,
     write: Annotated[Optional[Path], typer.Option(
         "--write", metavar="OUT_DIR", help="Write a new index directory whose community_reports and communities "
-                                           "hold exactly the plan (graphrag >= 2.0 indexes).")] = None,
+                                           "hold exactly the plan (graphrag >= 2.0 parquet or CSV; graphrag 1.x "
+                                           "create_final_* with create_final_nodes rewritten); other entries are "
+                                           "linked, not copied.")] = None,
     force: Annotated[bool, typer.Option(
         "--force", help="With --write: write into a non-empty OUT_DIR (same-named files are replaced; never "
                         "through a symbolic link).")] = False,
@@ -106,12 +126,18 @@ def plan_cmd(
                     "num_repeats": num_repeats}
         report = plan_report(model, budget, cost, num_repeats=num_repeats, settings=settings)
         if write is not None:
-            if not report.plan.fits:
-                raise fail(f"{write}: nothing written: the plan does not fit the budget", EXIT_FINDINGS)
+            if not report.plan.fits:  # the frontier is still shown (exit 1), nothing is written
+                from graphrag_audit.cli.run import say
+                from graphrag_audit.errors import visible
+
+                say(f"graphrag-audit: warning: {visible(str(write))}: nothing written: the plan does not fit "
+                    "the budget\n")
+                return report
             verified = []
             result = write_plan(model, report.plan.communities, write, force=force,
                                 provenance={"budget": budget.to_dict(), "settings": settings}, guard=guard,
-                                verify=lambda path: verified.append(_read_back(path, report.plan, write)))
+                                verify=lambda path: verified.append(
+                                    _read_back(path, report.plan, write, _max_level(path))))
             handoff = result.to_dict()
             handoff["verified"] = verified[0]
             report = report.with_handoff(handoff)

@@ -660,6 +660,37 @@ class DirectoryWriter:
         _write_at(self._place(name), data, self.guard)
         self.written.append(name)
 
+    def link(self, name: str, target: str) -> None:
+        """Create the symbolic link ``name`` -> ``target`` (an absolute path; nothing is read or
+        written through it). Made under a temporary name and renamed into place, so an existing
+        file or link of that name is replaced whole; a directory of that name is refused."""
+        place = self._place(name)
+        tmp = _tmp_name(name)
+        try:
+            os.symlink(target, tmp, dir_fd=self.dfd)
+        except OSError as exc:
+            raise WriteError(place.shown, f"cannot create the link ({_reason(exc)})") from None
+        try:
+            try:
+                now = os.stat(name, dir_fd=self.dfd, follow_symlinks=False)
+            except FileNotFoundError:
+                now = None
+            why = self.guard.dir_refusal(self.dfd) or self.guard.entry_refusal(self.dfd, name, now)
+            if why:
+                raise WriteError(place.shown, why)
+            if now is not None and stat.S_ISDIR(now.st_mode):
+                raise WriteError(place.shown, "is a directory")
+            os.replace(tmp, os.fsencode(name), src_dir_fd=self.dfd, dst_dir_fd=self.dfd)
+        except BaseException as exc:
+            try:
+                os.unlink(tmp, dir_fd=self.dfd)
+            except OSError:
+                pass
+            if isinstance(exc, OSError) and not isinstance(exc, WriteError):
+                raise WriteError(place.shown, f"cannot create the link ({_reason(exc)})") from None
+            raise
+        self.written.append(name)
+
     def copy_file(self, name: str, src, source_dir, limit: int = MAX_COPY_BYTES) -> int:
         """Copy the regular file ``src`` (which must lie inside ``source_dir`` once links are
         resolved) as ``name``; returns the bytes copied. Never opens a FIFO or device."""

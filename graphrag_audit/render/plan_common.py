@@ -154,16 +154,31 @@ def handoff_lines(report) -> list[str]:
     h = report.handoff
     if not h:
         return ["Hand it to graphrag: add --write OUT_DIR to write an index directory whose community_reports "
-                "and communities hold exactly this plan (graphrag >= 2.0 indexes)."]
+                "and communities hold exactly this plan (graphrag >= 2.0 parquet or CSV, graphrag 1.x "
+                "create_final_*)."]
     out_dir, lv = h["out_dir"], h["max_level"]
-    return [
+    tables = h.get("tables", {})
+    size = (f"; {h['linked_bytes']:,} bytes" if h.get("linked_bytes") else "")
+    lines = [
         f"Wrote {h['reports']:,} reports and {h['communities']:,} communities to {out_dir} "
-        f"(copied unchanged: {', '.join(h['copied']) or 'none'}; left out, not read by global search: "
-        f"{_names(h.get('left_out', []))}).",
-        f"graphrag CLI:  graphrag query --root <your project> --method global --data {out_dir} "
-        f"--community-level {lv} \"<question>\"   (any level >= {lv})",
-        "Python API:    graphrag.api.global_search(..., communities=<its communities.parquet>, "
-        "community_reports=<its community_reports.parquet>, community_level=None, "
-        "dynamic_community_selection=False, ...)",
-    ] + [f"note: {x}" for x in h.get("notes", [])] + (
+        f"(written: {', '.join(tables.values()) or 'none'}; copied unchanged: {', '.join(h['copied']) or 'none'}).",
+        f"Linked to the source, not copied (global search does not read them{size}): "
+        f"{_names(h.get('linked', []))}.",
+        f"Left out: {_names(h.get('left_out', []))}.",
+    ]
+    commands = h.get("commands") or [{"graphrag": ">= 2.0", "command": f"graphrag query --root <your project> "
+                                      f"--method global --data {out_dir} --community-level {lv} \"<question>\""}]
+    for c in commands:
+        lines.append(f"graphrag {c['graphrag']} CLI:  {c['command']}   (any --community-level >= {lv})"
+                     + (f"; {c['note']}" if c.get("note") else ""))
+    if "nodes" in tables:
+        lines.append(f"Python API:    graphrag.api.global_search(..., nodes=<its {tables['nodes']}>, "
+                     f"communities=<its {tables['communities']}>, community_reports=<its {tables['reports']}>, "
+                     "community_level=None, dynamic_community_selection=False, ...)")
+    else:
+        lines.append(f"Python API:    graphrag.api.global_search(..., communities=<its "
+                     f"{tables.get('communities', 'communities.parquet')}>, community_reports=<its "
+                     f"{tables.get('reports', 'community_reports.parquet')}>, community_level=None, "
+                     "dynamic_community_selection=False, ...)")
+    return lines + [f"note: {x}" for x in h.get("notes", [])] + (
         [f"read back: {h['verified']}"] if h.get("verified") else [])
