@@ -167,3 +167,30 @@ def parse_relevant(value: str | None) -> tuple[int, ...] | None:
         except ValueError:
             raise ValueError(f"{source}: {t[:40]!r} is not a community number") from None
     return tuple(sorted(out))
+
+
+# regressions against an earlier index (levels --baseline, diff)
+MaxMapCallsIncrease = Annotated[str, typer.Option(
+    "--max-map-calls-increase", metavar="PCT",
+    help="Regression: map calls at --level (graphrag >= 2.0 or < 2.0) rising by more than this share over the "
+         "baseline / OLD index is a regression-map-calls error ('10%' or '10'; default 10%).")]
+MaxCoverageDrop = Annotated[str, typer.Option(
+    "--max-coverage-drop", metavar="PCT",
+    help="Regression: coverage at --level (share of the clustered entities the sent reports cover) falling by "
+         "more than this many percentage points is a regression-coverage error ('0.5%' or '0.5'; default 0: any "
+         "drop).")]
+DEFAULT_MAX_MAP_CALLS_INCREASE = "10%"
+DEFAULT_MAX_COVERAGE_DROP = "0%"
+
+
+def parse_percent(value: str, option: str) -> float:
+    """'10%' or '10' -> 0.10; raises ValueError with a one-line message naming the option."""
+    text = value.strip()
+    num = text[:-1] if text.endswith("%") else text
+    try:
+        v = float(num)
+    except ValueError:
+        raise ValueError(f"{option}: {value[:40]!r} is not a percentage (e.g. 10%)") from None
+    if not (v >= 0) or v == float("inf"):
+        raise ValueError(f"{option}: {value[:40]!r} must be a percentage >= 0")
+    return v / 100.0
