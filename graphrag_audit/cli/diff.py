@@ -11,33 +11,13 @@ import typer
 
 from graphrag_audit.cli.options import (DEFAULT_MAX_COVERAGE_DROP, DEFAULT_MAX_MAP_CALLS_INCREASE, AuditLevel, Debug,
                                         FailOn, FailOnOpt, IncludeTitles, MaxContextTokens, MaxCoverageDrop,
-                                        MaxMapCallsIncrease, NoCosts, Output, Tokenizer, parse_percent)
-from graphrag_audit.cli.run import (EXIT_FINDINGS, EXIT_OK, Progress, check_output_path, check_tokenizer, fail,
-                                    output_charset_for, output_guard, run_guarded, stdout_if_dash, write_payload)
+                                        MaxMapCallsIncrease, NoCosts, Output, Tokenizer, regression_limits)
+from graphrag_audit.cli.run import (Progress, check_output_path, check_tokenizer, fail, output_charset_for,
+                                    regression_exit, run_guarded, stdout_if_dash, write_payload)
 from graphrag_audit.render.formats import DiffFormat, renderer
 
 OldDir = Annotated[Path, typer.Argument(metavar="OLD", help="The earlier index (any layout levels reads).")]
 NewDir = Annotated[Path, typer.Argument(metavar="NEW", help="The later index (any layout levels reads).")]
-
-
-def regression_limits(max_map_calls_increase: str, max_coverage_drop: str):
-    """The --max-map-calls-increase / --max-coverage-drop options as RegressionLimits (exit 2 when bad)."""
-    from graphrag_audit.results.diff import RegressionLimits
-
-    try:
-        return RegressionLimits(parse_percent(max_map_calls_increase, "--max-map-calls-increase"),
-                                parse_percent(max_coverage_drop, "--max-coverage-drop"))
-    except ValueError as exc:
-        raise fail(str(exc)) from None
-
-
-def regression_exit(findings, fail_on: FailOn) -> int:
-    from graphrag_audit.findings import SEVERITY_RANK
-
-    if fail_on == FailOn.never:
-        return EXIT_OK
-    threshold = SEVERITY_RANK[fail_on.value]
-    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK
 
 
 def diff_cmd(
@@ -57,7 +37,10 @@ def diff_cmd(
 ):
     """Compare two indexes: per community_level and behaviour, reports, tokens, map calls and coverage before and
     after, communities added/removed/changed, findings that appeared or disappeared; exit 1 on a regression."""
-    limits = regression_limits(max_map_calls_increase, max_coverage_drop)
+    try:
+        limits = regression_limits(max_map_calls_increase, max_coverage_drop)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     if tokenizer is not None:
         check_tokenizer(tokenizer)
     output = stdout_if_dash(output)
@@ -93,9 +76,5 @@ def diff_cmd(
     with output_charset_for(output):
         text = run_guarded(lambda: renderer(fmt)(result, **kw), debug)
     run_guarded(lambda: write_payload(text, output, guard), debug)
-    if guard_new is not None and guard_new is not guard:
-        pass  # both guards checked the target before any work; the write went through the first
     raise typer.Exit(regression_exit(result.regressions, fail_on))
 
-
-__all__ = ["diff_cmd", "output_guard", "regression_exit", "regression_limits"]

@@ -90,11 +90,14 @@ def levels_cmd(
     guard = check_output_path(output, index_dir)
     base = None
     if baseline is not None:
-        from graphrag_audit.cli.diff import regression_limits
-        from graphrag_audit.io.baseline import read_baseline
         from graphrag_audit.analysis.baseline import snapshot_of_json
+        from graphrag_audit.cli.options import regression_limits
+        from graphrag_audit.io.baseline import read_baseline
 
-        limits = regression_limits(max_map_calls_increase, max_coverage_drop)
+        try:
+            limits = regression_limits(max_map_calls_increase, max_coverage_drop)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
         base = run_guarded(lambda: snapshot_of_json(read_baseline(baseline), baseline), debug)
     summary = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == LevelsFormat.github else None
     if summary:
@@ -178,7 +181,7 @@ def levels_cmd(
         if warning:
             say(f"graphrag-audit: warning: $GITHUB_STEP_SUMMARY: {visible(warning)}\n")
     if base is not None:  # against a baseline only the regressions decide
-        from graphrag_audit.cli.diff import regression_exit
+        from graphrag_audit.cli.run import regression_exit
 
         raise typer.Exit(regression_exit(regs, fail_on))
     if fail_on == FailOn.never:

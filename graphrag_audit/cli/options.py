@@ -194,3 +194,11 @@ def parse_percent(value: str, option: str) -> float:
     if not (v >= 0) or v == float("inf"):
         raise ValueError(f"{option}: {value[:40]!r} must be a percentage >= 0")
     return v / 100.0
+
+
+def regression_limits(max_map_calls_increase: str, max_coverage_drop: str):
+    """--max-map-calls-increase / --max-coverage-drop as RegressionLimits; ValueError (one line) when bad."""
+    from graphrag_audit.results.diff import RegressionLimits
+
+    return RegressionLimits(parse_percent(max_map_calls_increase, "--max-map-calls-increase"),
+                            parse_percent(max_coverage_drop, "--max-coverage-drop"))
