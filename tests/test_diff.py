@@ -187,6 +187,12 @@ def test_diff_json_follows_the_shipped_schema_and_fail_on(tmp_path, base_spec):
     assert "regression-map-calls" in rules and res.exit_code == 1
     assert CliRunner().invoke(app, ["diff", str(tmp_path / "old"), str(tmp_path / "big"), "--fail-on", "never",
                                     *EST]).exit_code == 0
+    res = CliRunner().invoke(app, ["diff", str(tmp_path / "old"), str(tmp_path / "big"), "-f", "github", *EST])
+    assert res.exit_code == 1
+    assert any(line.startswith("::error title=regression-map-calls::") for line in res.stdout.splitlines())
+    assert str(tmp_path) not in res.stdout  # absolute paths hidden without --include-titles
+    res = CliRunner().invoke(app, ["diff", str(tmp_path / "old"), str(tmp_path / "big"), "-f", "markdown", *EST])
+    assert "| 2 | graphrag &gt;= 2.0 |" in res.stdout and str(tmp_path) not in res.stdout
     res = CliRunner().invoke(app, ["diff", str(tmp_path / "old"), str(tmp_path / "big"), "-f", "github",
                                    "--max-map-calls-increase", "100000%", "--max-coverage-drop", "100", *EST])
     assert not any(line.startswith("::error") for line in res.stdout.splitlines())
@@ -284,3 +290,18 @@ def test_a_foreign_baseline_is_one_line_exit_2(tmp_path, kind):
     assert res.exit_code == 2 and res.stdout == ""
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0] and "Traceback" not in res.stderr
+
+
+def test_diff_of_a_missing_index_is_one_line_exit_2(tmp_path):
+    res = CliRunner().invoke(app, ["diff", str(FIXTURES / "seed-v3"), str(tmp_path / "nowhere")])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert len(res.stderr.strip().splitlines()) == 1 and "nowhere" in res.stderr
+
+
+def test_the_diff_schema_is_documented_and_valid():
+    jsonschema = pytest.importorskip("jsonschema")
+    from graphrag_audit.results.diff import DIFF_SCHEMA_VERSION
+
+    jsonschema.Draft202012Validator.check_schema(json.loads(SCHEMA.read_text(encoding="utf-8")))
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "json-schema.md").read_text(encoding="utf-8")
+    assert "graphrag_audit/schema/diff.schema.json" in doc and f'`schema_version` is `"{DIFF_SCHEMA_VERSION}"`' in doc
