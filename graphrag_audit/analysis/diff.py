@@ -155,14 +155,22 @@ class _Side:
             mp = np.searchsorted(numbers, mf["community"].to_numpy(np.int64))
             unknown = self.level[mp] < 0
             self.level[mp[unknown]] = mf["level"].to_numpy(np.int64)[unknown]
-        self.report = np.zeros(n, np.uint64)
+        # the report of each community: its first report row (-1: none) and how many rows it has;
+        # titles and contents are compared only for matched pairs (numpy object equality, in C)
+        self.report_row = np.full(n, -1, np.int64)
+        self.report_rows = np.zeros(n, np.int64)
         rep = model.reports
+        self.report_title = self.report_content = self.report_level = np.zeros(0, object)
         if rep is not None and len(rep):
-            rep = rep[np.isin(rep["community"].to_numpy(np.int64), numbers)]
-            h = pd.util.hash_pandas_object(rep[["title", "content"]].astype(object), index=False).to_numpy(np.uint64)
-            h = h ^ _splitmix(rep["level"].to_numpy(np.int64))
-            rp = np.searchsorted(numbers, rep["community"].to_numpy(np.int64))
-            np.add.at(self.report, rp, _splitmix(h))
+            rc = rep["community"].to_numpy(np.int64)
+            rp = np.searchsorted(numbers, rc)
+            ok = (rp < n) & (numbers[np.minimum(rp, n - 1)] == rc) if n else np.zeros(len(rc), bool)
+            rows = np.flatnonzero(ok)
+            self.report_rows = np.bincount(rp[rows], minlength=n).astype(np.int64)
+            self.report_row[rp[rows][::-1]] = rows[::-1]  # the first row wins
+            self.report_title = rep["title"].to_numpy(object)
+            self.report_content = rep["content"].to_numpy(object)
+            self.report_level = rep["level"].to_numpy(np.int64)
         self.entity_codes, self.entity_uniques = pd.factorize(mem["entity"]) if len(mem) else \
             (np.zeros(0, np.int64), np.zeros(0, object))
         self.member_comm = np.searchsorted(numbers, mem["community"].to_numpy(np.int64)) if len(mem) else \
@@ -172,7 +180,8 @@ class _Side:
         """Member sets over the global entity codes: unique (community, entity) keys, sizes, hashes."""
         n = len(self.comms)
         codes = gmap[self.entity_codes] if len(self.entity_codes) else np.zeros(0, np.int64)
-        keys = np.unique(self.member_comm.astype(np.int64) * n_codes + codes)
+        keys = np.sort(self.member_comm.astype(np.int64) * n_codes + codes)
+        keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
         self.n_codes = n_codes
         self.keys = keys
         ci = keys // n_codes if n_codes else keys
@@ -226,18 +235,40 @@ def _id_agreement(old: _Side, new: _Side) -> tuple[float | None, np.ndarray]:
 
 def _match_by_members(old: _Side, new: _Side) -> tuple[np.ndarray, np.ndarray]:
     """(old numbers, new numbers) of the communities whose member sets and levels are identical,
-    paired in number order where several share one (duplicates within one index)."""
-    cols = ["level", "size", "sig1", "sig2"]
+    paired in number order where several share one (duplicates within one index). A community's
+    key is one 64-bit hash of its level, size and the two member-set hashes, mixed with its rank
+    among the communities of the same key (in number order)."""
 
-    def frame(s: _Side) -> pd.DataFrame:
-        f = pd.DataFrame({"level": s.level, "size": s.size, "sig1": s.sig1.view(np.int64),
-                          "sig2": s.sig2.view(np.int64), "c": s.comms})
-        f["k"] = f.groupby(cols, sort=False).cumcount()
-        return f
+    def keys(s: _Side) -> np.ndarray:
+        k = _splitmix(s.sig1 ^ _splitmix(s.sig2 ^ _splitmix(s.size.astype(np.uint64) ^
+                                                             (s.level.astype(np.uint64) << np.uint64(40)))))
+        order = np.lexsort((s.comms, k))
+        ks = k[order]
+        starts = np.r_[True, ks[1:] != ks[:-1]] if len(ks) else np.zeros(0, bool)
+        first = np.maximum.accumulate(np.where(starts, np.arange(len(ks)), 0)) if len(ks) else np.zeros(0, np.int64)
+        rank = np.empty(len(ks), np.uint64)
+        rank[order] = (np.arange(len(ks)) - first).astype(np.uint64)
+        return _splitmix(k + rank * np.uint64(0x9E3779B97F4A7C15))
 
-    m = frame(old).merge(frame(new), on=cols + ["k"], suffixes=("_o", "_n"))
-    order = np.argsort(m["c_o"].to_numpy(), kind="stable")
-    return m["c_o"].to_numpy(np.int64)[order], m["c_n"].to_numpy(np.int64)[order]
+    _common, io, inn = np.intersect1d(keys(old), keys(new), assume_unique=True, return_indices=True)
+    mo, mn = old.comms[io], new.comms[inn]
+    order = np.argsort(mo, kind="stable")
+    return mo[order], mn[order]
+
+
+def _reports_differ(old: _Side, new: _Side, io: np.ndarray, inn: np.ndarray) -> np.ndarray:
+    """Per matched pair: the reports differ (one has none, several rows, or title, content or level differ)."""
+    ro, rn = old.report_row[io], new.report_row[inn]
+    differ = (ro < 0) != (rn < 0)
+    differ |= old.report_rows[io] != new.report_rows[inn]
+    both = np.flatnonzero((ro >= 0) & (rn >= 0))
+    if len(both):
+        a, b = ro[both], rn[both]
+        same = (old.report_level[a] == new.report_level[b])
+        same &= np.asarray(old.report_title[a] == new.report_title[b], dtype=bool)
+        same &= np.asarray(old.report_content[a] == new.report_content[b], dtype=bool)
+        differ[both] |= ~same
+    return differ
 
 
 def compare_communities(old: _Side, new: _Side, entity_key: str) -> tuple[CommunityChanges, np.ndarray, np.ndarray]:
@@ -251,7 +282,7 @@ def compare_communities(old: _Side, new: _Side, entity_key: str) -> tuple[Commun
     io, inn = np.searchsorted(old.comms, mo), np.searchsorted(new.comms, mn)
     members = ((old.size[io] != new.size[inn]) | (old.sig1[io] != new.sig1[inn]) | (old.sig2[io] != new.sig2[inn]))
     level = old.level[io] != new.level[inn]
-    report = old.report[io] != new.report[inn]
+    report = _reports_differ(old, new, io, inn)
     op = old.parent[io]
     if matching == BY_ID:
         mapped_parent = op
@@ -273,9 +304,15 @@ def compare_communities(old: _Side, new: _Side, entity_key: str) -> tuple[Commun
     return changes, mo, mn
 
 
+def _sorted_unique(ids) -> np.ndarray:
+    """A selection's community numbers (CommunityIds: sorted) without repeats, as int64."""
+    a = np.asarray(ids, dtype=np.int64)
+    return a[np.r_[True, a[1:] != a[:-1]]] if len(a) else a
+
+
 def _selection_diff(n, b, old_sel, new_sel, old_clustered, new_clustered, mo, mn, changed_new) -> SelectionDiff:
-    so = np.unique(np.asarray(old_sel.community_ids, dtype=np.int64)) if old_sel is not None else np.zeros(0, np.int64)
-    sn = np.unique(np.asarray(new_sel.community_ids, dtype=np.int64)) if new_sel is not None else np.zeros(0, np.int64)
+    so = _sorted_unique(old_sel.community_ids) if old_sel is not None else np.zeros(0, np.int64)
+    sn = _sorted_unique(new_sel.community_ids) if new_sel is not None else np.zeros(0, np.int64)
     pos = np.searchsorted(mo, so)
     pos_c = np.minimum(pos, max(len(mo) - 1, 0))
     found = (mo[pos_c] == so) if len(mo) else np.zeros(len(so), bool)
@@ -283,9 +320,10 @@ def _selection_diff(n, b, old_sel, new_sel, old_clustered, new_clustered, mo, mn
     kept_old = np.zeros(len(so), bool)
     kept_old[found] = np.isin(mapped, sn)
     removed = so[~kept_old]
-    in_both = np.intersect1d(sn, mapped)
-    added = np.setdiff1d(sn, mapped)
-    changed = np.intersect1d(in_both, changed_new, assume_unique=True)
+    in_old = np.isin(sn, mapped)
+    added = sn[~in_old]
+    both = sn[in_old]
+    changed = both[np.isin(both, changed_new)]
     return SelectionDiff(n, b, None if old_sel is None else side_stats(old_sel, old_clustered),
                          None if new_sel is None else side_stats(new_sel, new_clustered),
                          CommunityIds(added, own=True), CommunityIds(removed, own=True), CommunityIds(changed, own=True))
