@@ -23,6 +23,8 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphrag_audit.findings import SEVERITY_RANK, Finding, finding
 from graphrag_audit.model.index import IndexModel
@@ -109,6 +111,45 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
+def _as_arrow(series) -> "pa.Array":
+    """A column as one arrow array (zero-copy for arrow-backed columns)."""
+    a = pa.array(series)
+    if isinstance(a, pa.ChunkedArray):
+        a = a.unify_dictionaries().combine_chunks() if pa.types.is_dictionary(a.type) else a.combine_chunks()
+    return a
+
+
+def _strings(a: "pa.Array") -> "pa.Array":
+    if pa.types.is_dictionary(a.type):
+        a = a.dictionary_decode()
+    return a if pa.types.is_large_string(a.type) else pc.cast(a, pa.large_string())
+
+
+def _entity_codes_arrow(mem_entity) -> tuple[np.ndarray, "pa.Array"]:
+    """(local code per membership row, the distinct entity keys) from the membership's entity column."""
+    a = _as_arrow(mem_entity)
+    if not pa.types.is_dictionary(a.type):
+        a = pc.dictionary_encode(a)
+    codes = a.indices.to_numpy(zero_copy_only=False)
+    return np.asarray(codes, dtype=np.int64), _strings(a.dictionary)
+
+
+def _entity_names_arrow(model: IndexModel, keys: "pa.Array", by_title: bool) -> "pa.Array":
+    if not by_title or model.member_key == "title":
+        return keys
+    ent = model.entities
+    ids, titles = _strings(_as_arrow(ent["id"])), _strings(_as_arrow(ent["title"]))
+    pos = pc.index_in(keys, value_set=ids)  # the first entities row of each id
+    named = pc.take(titles, pc.fill_null(pos, 0))
+    # an id without an entities row keeps its id, marked so that it cannot meet a title
+    missing = pc.is_null(pos)
+    if not pc.any(missing).as_py():
+        return named
+    sep = pa.scalar("", pa.large_string())
+    marked = pc.binary_join_element_wise(pa.scalar("\x00id:", pa.large_string()), keys, sep)
+    return pc.if_else(missing, marked, named)
+
+
 def _entity_names(model: IndexModel, uniques: np.ndarray, by_title: bool) -> np.ndarray:
     """The names entities are compared by, for the membership's distinct entity keys."""
     keys = np.asarray(uniques, dtype=object)
@@ -160,7 +201,8 @@ class _Side:
         self.report_row = np.full(n, -1, np.int64)
         self.report_rows = np.zeros(n, np.int64)
         rep = model.reports
-        self.report_title = self.report_content = self.report_level = np.zeros(0, object)
+        self.report_title = self.report_content = pa.array([], pa.large_string())
+        self.report_level = np.zeros(0, np.int64)
         if rep is not None and len(rep):
             rc = rep["community"].to_numpy(np.int64)
             rp = np.searchsorted(numbers, rc)
@@ -168,11 +210,18 @@ class _Side:
             rows = np.flatnonzero(ok)
             self.report_rows = np.bincount(rp[rows], minlength=n).astype(np.int64)
             self.report_row[rp[rows][::-1]] = rows[::-1]  # the first row wins
-            self.report_title = rep["title"].to_numpy(object)
-            self.report_content = rep["content"].to_numpy(object)
+            self.report_title = _as_arrow(rep["title"])
+            self.report_content = _as_arrow(rep["content"])
             self.report_level = rep["level"].to_numpy(np.int64)
-        self.entity_codes, self.entity_uniques = pd.factorize(mem["entity"]) if len(mem) else \
-            (np.zeros(0, np.int64), np.zeros(0, object))
+        self.arrow = True
+        if len(mem):
+            try:
+                self.entity_codes, self.entity_uniques = _entity_codes_arrow(mem["entity"])
+            except (pa.ArrowException, TypeError, ValueError):  # keys arrow cannot hold as strings
+                self.arrow = False
+                self.entity_codes, self.entity_uniques = pd.factorize(mem["entity"])
+        else:
+            self.entity_codes, self.entity_uniques = np.zeros(0, np.int64), pa.array([], pa.large_string())
         self.member_comm = np.searchsorted(numbers, mem["community"].to_numpy(np.int64)) if len(mem) else \
             np.zeros(0, np.int64)
 
@@ -202,9 +251,20 @@ class _Side:
 def _prepare(old_model: IndexModel, new_model: IndexModel) -> tuple[_Side, _Side, str]:
     by_title = _can_title(old_model) and _can_title(new_model)
     sides = [_Side(old_model), _Side(new_model)]
-    names = [_entity_names(m, s.entity_uniques, by_title) for m, s in zip((old_model, new_model), sides)]
-    codes, uniques = pd.factorize(np.concatenate(names)) if sum(map(len, names)) else (np.zeros(0, np.int64), [])
-    n_codes = max(len(uniques), 1)
+    models = (old_model, new_model)
+    names = None
+    if all(s.arrow for s in sides):
+        try:
+            names = [_entity_names_arrow(m, s.entity_uniques, by_title) for m, s in zip(models, sides)]
+            enc = pc.dictionary_encode(pa.concat_arrays(names))
+            codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+            n_codes = max(len(enc.dictionary), 1)
+        except (pa.ArrowException, TypeError, ValueError):
+            names = None
+    if names is None:  # the pandas path: keys of mixed types
+        names = [_entity_names(m, np.asarray(s.entity_uniques, dtype=object), by_title) for m, s in zip(models, sides)]
+        codes, uniques = pd.factorize(np.concatenate(names)) if sum(map(len, names)) else (np.zeros(0, np.int64), [])
+        n_codes = max(len(uniques), 1)
     at = 0
     for s, nm in zip(sides, names):
         s.finish(codes[at:at + len(nm)].astype(np.int64), n_codes)
@@ -265,8 +325,13 @@ def _reports_differ(old: _Side, new: _Side, io: np.ndarray, inn: np.ndarray) -> 
     if len(both):
         a, b = ro[both], rn[both]
         same = (old.report_level[a] == new.report_level[b])
-        same &= np.asarray(old.report_title[a] == new.report_title[b], dtype=bool)
-        same &= np.asarray(old.report_content[a] == new.report_content[b], dtype=bool)
+        for col_o, col_n in ((old.report_title, new.report_title), (old.report_content, new.report_content)):
+            x, y = pc.take(col_o, pa.array(a)), pc.take(col_n, pa.array(b))
+            if x.type != y.type:
+                x, y = _strings(x), _strings(y)
+            eq = pc.equal(x, y)
+            both_null = pc.and_(pc.is_null(x), pc.is_null(y))
+            same &= np.asarray(pc.fill_null(pc.or_kleene(eq, both_null), False).to_numpy(zero_copy_only=False), bool)
         differ[both] |= ~same
     return differ
 
