@@ -199,6 +199,7 @@ class _Side:
         # the report of each community: its first report row (-1: none) and how many rows it has;
         # titles and contents are compared only for matched pairs (numpy object equality, in C)
         self.report_row = np.full(n, -1, np.int64)
+        self.orphan_reports = np.zeros(0, np.int64)  # report numbers outside the tree (-1, orphans)
         self.report_rows = np.zeros(n, np.int64)
         rep = model.reports
         self.report_title = self.report_content = pa.array([], pa.large_string())
@@ -208,6 +209,7 @@ class _Side:
             rp = np.searchsorted(numbers, rc)
             ok = (rp < n) & (numbers[np.minimum(rp, n - 1)] == rc) if n else np.zeros(len(rc), bool)
             rows = np.flatnonzero(ok)
+            self.orphan_reports = np.unique(rc[~ok])
             self.report_rows = np.bincount(rp[rows], minlength=n).astype(np.int64)
             self.report_row[rp[rows][::-1]] = rows[::-1]  # the first row wins
             self.report_title = _as_arrow(rep["title"])
@@ -358,6 +360,15 @@ def compare_communities(old: _Side, new: _Side, entity_key: str) -> tuple[Commun
         mapped_parent = np.where(op < 0, -1, np.where(found, mn[pos_c] if len(mo) else -2, -2))
     parent = mapped_parent != new.parent[inn]
     changed = members | level | report | parent
+    # reports outside both trees (a report for community -1, orphans) can only meet by number: they
+    # count as the same in a selection, never as an added, removed or changed community
+    orphans = np.intersect1d(old.orphan_reports, new.orphan_reports)
+    if len(orphans):
+        mo_all, mn_all = np.concatenate([mo, orphans]), np.concatenate([mn, orphans])
+        order = np.argsort(mo_all, kind="stable")
+        mo_sel, mn_sel = mo_all[order], mn_all[order]
+    else:
+        mo_sel, mn_sel = mo, mn
     changes = CommunityChanges(
         matching=matching, entity_key=entity_key, id_agreement=agreement,
         old_communities=len(old.comms), new_communities=len(new.comms), matched=len(mo),
@@ -366,7 +377,7 @@ def compare_communities(old: _Side, new: _Side, entity_key: str) -> tuple[Commun
         changed=CommunityIds(np.unique(mn[changed]), own=True),
         reasons={"members": int(members.sum()), "level": int(level.sum()), "parent": int(parent.sum()),
                  "report": int(report.sum())})
-    return changes, mo, mn
+    return changes, mo_sel, mn_sel
 
 
 def _sorted_unique(ids) -> np.ndarray:
