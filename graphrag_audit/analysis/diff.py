@@ -130,7 +130,7 @@ def _entity_codes_arrow(mem_entity) -> tuple[np.ndarray, "pa.Array"]:
     a = _as_arrow(mem_entity)
     if not pa.types.is_dictionary(a.type):
         a = pc.dictionary_encode(a)
-    codes = a.indices.to_numpy(zero_copy_only=False)
+    codes = pc.fill_null(a.indices, -1).to_numpy(zero_copy_only=False)  # -1: no entity key
     return np.asarray(codes, dtype=np.int64), _strings(a.dictionary)
 
 
@@ -141,8 +141,8 @@ def _entity_names_arrow(model: IndexModel, keys: "pa.Array", by_title: bool) -> 
     ids, titles = _strings(_as_arrow(ent["id"])), _strings(_as_arrow(ent["title"]))
     pos = pc.index_in(keys, value_set=ids)  # the first entities row of each id
     named = pc.take(titles, pc.fill_null(pos, 0))
-    # an id without an entities row keeps its id, marked so that it cannot meet a title
-    missing = pc.is_null(pos)
+    # an id without an entities row (or a title) keeps its id, marked so that it cannot meet a title
+    missing = pc.or_(pc.is_null(pos), pc.is_null(named))
     if not pc.any(missing).as_py():
         return named
     sep = pa.scalar("", pa.large_string())
@@ -176,7 +176,7 @@ def _can_title(model: IndexModel) -> bool:
 
 
 class _Side:
-    """One index's communities as sorted numbers with level, parent, report hash and member set."""
+    """One index's communities as sorted numbers with level, parent, report row and member set."""
 
     def __init__(self, model: IndexModel):
         comm = model.communities
@@ -197,7 +197,7 @@ class _Side:
             unknown = self.level[mp] < 0
             self.level[mp[unknown]] = mf["level"].to_numpy(np.int64)[unknown]
         # the report of each community: its first report row (-1: none) and how many rows it has;
-        # titles and contents are compared only for matched pairs (numpy object equality, in C)
+        # titles and contents are compared only for matched pairs (arrow take + equal)
         self.report_row = np.full(n, -1, np.int64)
         self.orphan_reports = np.zeros(0, np.int64)  # report numbers outside the tree (-1, orphans)
         self.report_rows = np.zeros(n, np.int64)
@@ -230,11 +230,11 @@ class _Side:
     def finish(self, gmap: np.ndarray, n_codes: int):
         """Member sets over the global entity codes: unique (community, entity) keys, sizes, hashes."""
         n = len(self.comms)
-        codes = gmap[self.entity_codes] if len(self.entity_codes) else np.zeros(0, np.int64)
-        keys = np.sort(self.member_comm.astype(np.int64) * n_codes + codes)
+        valid = self.entity_codes >= 0
+        codes = gmap[self.entity_codes[valid]] if len(self.entity_codes) else np.zeros(0, np.int64)
+        keys = np.sort(self.member_comm[valid].astype(np.int64) * n_codes + codes)
         keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
         self.n_codes = n_codes
-        self.keys = keys
         ci = keys // n_codes if n_codes else keys
         code = keys - ci * n_codes
         self.size = np.bincount(ci, minlength=n).astype(np.int64)
