@@ -323,3 +323,17 @@ def test_the_same_index_as_parquet_and_csv_differs_in_nothing():
     m2, r2 = audit_with_model(FIXTURES / "seed-v3-csv", OPTS)
     d = diff_reports(m1, r1, m2, r2)
     assert d.communities.matched == len(facts(synthetic.seed_example())) and d.unchanged
+
+
+def test_diff_never_writes_inside_either_index(tmp_path):
+    synthetic.write_index(synthetic.seed_example(), tmp_path / "new", "3.x")
+    before = sorted(p.name for p in (tmp_path / "new").iterdir())
+    for inside in (tmp_path / "new" / "diff.json", FIXTURES / "seed-v3" / "diff.json"):
+        res = CliRunner().invoke(app, ["diff", str(FIXTURES / "seed-v3"), str(tmp_path / "new"), "-f", "json",
+                                       "-o", str(inside)])
+        assert res.exit_code == 2 and "inside the index" in res.stderr and not inside.exists()
+    assert sorted(p.name for p in (tmp_path / "new").iterdir()) == before
+    out = tmp_path / "diff.json"
+    res = CliRunner().invoke(app, ["diff", str(FIXTURES / "seed-v3"), str(tmp_path / "new"), "-f", "json",
+                                   "-o", str(out)])
+    assert res.exit_code == 0 and json.loads(out.read_text())["unchanged"] is True

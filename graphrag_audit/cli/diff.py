@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from graphrag_audit.cli.options import (DEFAULT_MAX_COVERAGE_DROP, DEFAULT_MAX_MAP_CALLS_INCREASE, AuditLevel, Debug,
-                                        FailOn, FailOnOpt, IncludeTitles, MaxContextTokens, MaxCoverageDrop,
+                                        DiffFormatOpt, FailOn, FailOnOpt, IncludeTitles, MaxContextTokens, MaxCoverageDrop,
                                         MaxMapCallsIncrease, NoCosts, Output, Tokenizer, regression_limits)
 from graphrag_audit.cli.run import (Progress, check_output_path, check_tokenizer, fail, output_charset_for,
                                     regression_exit, run_guarded, stdout_if_dash, write_payload)
@@ -24,7 +24,7 @@ def diff_cmd(
     old_dir: OldDir,
     new_dir: NewDir,
     level: AuditLevel = None,
-    fmt: Annotated[DiffFormat, typer.Option("--format", "-f", help="Output format.")] = DiffFormat.text,
+    fmt: DiffFormatOpt = DiffFormat.text,
     output: Output = None,
     fail_on: FailOnOpt = FailOn.error,
     max_map_calls_increase: MaxMapCallsIncrease = DEFAULT_MAX_MAP_CALLS_INCREASE,
@@ -45,7 +45,7 @@ def diff_cmd(
         check_tokenizer(tokenizer)
     output = stdout_if_dash(output)
     guard = check_output_path(output, old_dir)
-    guard_new = check_output_path(output, new_dir)
+    check_output_path(output, new_dir)  # -o inside NEW is refused before any work too
 
     def work():
         from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
@@ -67,10 +67,8 @@ def diff_cmd(
         return om, nm, result
 
     om, nm, result = run_guarded(work, debug)
-    if guard is not None:
+    if guard is not None:  # the write goes through OLD's guard, with both models' tables added
         guard.protect_model(om).protect_model(nm)
-        if guard_new is not None:
-            guard_new.protect_model(om).protect_model(nm)
     del om, nm
     kw = {"include_titles": include_titles} if fmt in (DiffFormat.markdown, DiffFormat.github) else {}
     with output_charset_for(output):
