@@ -316,6 +316,11 @@ def test_every_generation_against_itself_is_unchanged(where):
     assert d.unchanged and not d.regressions and d.communities.matching == "community_id"
     if where == "verbs-v0.5":  # the -1 report is sent by graphrag < 2.0 on both sides: not added nor removed
         assert -1 in r.level(2).selected["v1"].community_ids
+    else:  # the same worked example in another generation's layout: the same communities
+        m3, r3 = audit_with_model(FIXTURES / "seed-v3", OPTS)
+        c = diff_reports(m3, r3, m, r).communities
+        assert c.matching == "community_id" and c.matched == len(facts(synthetic.seed_example()))
+        assert not len(c.added) and not len(c.removed) and not len(c.changed)
 
 
 def test_the_same_index_as_parquet_and_csv_differs_in_nothing():
