@@ -26,6 +26,8 @@ GROUPS = [
                                                             "single-child-chain", "duplicate-level",
                                                             "dynamic-no-descent", "dynamic-unreachable",
                                                             "dynamic-fails", "dynamic-old-graphrag"]),
+    ("Against an earlier index (`levels --baseline`, `diff`)", ["regression-map-calls", "regression-coverage",
+                                                                "regression-new-finding"]),
 ]
 
 

@@ -196,3 +196,19 @@ for _r in [
          "adds cost and no granularity. Query the level above."),
 ]:
     register(_r)
+
+# ---- regressions against an earlier index (levels --baseline OLD.json, diff OLD NEW) ---------
+for _r in [
+    Rule("regression-map-calls", "error", "Map calls at the level you query with rose beyond the allowed increase",
+         "The new index sends more or longer reports at this community_level than the baseline. Check what "
+         "diff OLD NEW lists as added and changed, query a lower level, or raise --max-map-calls-increase "
+         "if the growth is expected (more documents)."),
+    Rule("regression-coverage", "error", "Coverage at the level you query with dropped",
+         "The reports sent now cover a smaller share of the clustered entities than in the baseline: "
+         "look for communities without a report or entities left out of the hierarchy (graphrag update), "
+         "or raise --max-coverage-drop if the drop is expected."),
+    Rule("regression-new-finding", "warning", "A finding the baseline did not have",
+         "The new index has a problem the baseline did not (the message names the rule; its severity is "
+         "that finding's). Run graphrag-audit levels on the new index and follow that rule's fix."),
+]:
+    register(_r)

@@ -36,7 +36,7 @@ def _commands() -> dict:
 
 
 def test_every_command_is_registered_in_order():
-    assert list(_commands()) == ["levels", "tree", "report", "plan", "explain"]
+    assert list(_commands()) == ["levels", "tree", "report", "plan", "explain", "diff"]
 
 
 @pytest.mark.parametrize("name", SHARED)
@@ -51,7 +51,8 @@ def test_a_shared_option_has_one_help_text(name):
 
 
 def test_format_choices_are_the_registry_enums():
-    want = {"levels": formats.LevelsFormat, "tree": formats.TreeFormat, "plan": formats.PlanFormat}
+    want = {"levels": formats.LevelsFormat, "tree": formats.TreeFormat, "plan": formats.PlanFormat,
+            "diff": formats.DiffFormat}
     for cmd_name, cmd in _commands().items():
         fmt = [p for p in cmd.params if "--format" in getattr(p, "opts", ())]
         if cmd_name not in want:
@@ -60,7 +61,8 @@ def test_format_choices_are_the_registry_enums():
         assert fmt[0].type_descriptor.annotation is want[cmd_name]
 
 
-@pytest.mark.parametrize("enum", [formats.LevelsFormat, formats.TreeFormat, formats.PlanFormat, formats.ReportFormat])
+@pytest.mark.parametrize("enum", [formats.LevelsFormat, formats.TreeFormat, formats.PlanFormat, formats.ReportFormat,
+                                  formats.DiffFormat])
 def test_every_format_has_a_renderer(enum):
     for fmt in enum:
         fn = formats.renderer(fmt)

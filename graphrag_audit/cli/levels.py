@@ -14,7 +14,9 @@ from graphrag_audit.cli.options import (DEFAULT_MAX_INFLATION, DEFAULT_MAX_UNREA
                                         Debug, FailOn, FailOnOpt, IndexDir, JsonIds, LevelsFormatOpt,
                                         DynamicMaxLevel, KeepParent, MaxContextTokens, NoCosts, NumRepeats, Output,
                                         Query, Relevant, Threshold, Tokenizer, UseSummary, Width,
-                                        parse_relevant)
+                                        parse_relevant, DEFAULT_MAX_COVERAGE_DROP, DEFAULT_MAX_MAP_CALLS_INCREASE,
+                                        MaxCoverageDrop, MaxMapCallsIncrease)
+from pathlib import Path
 from graphrag_audit.cli.run import (EXIT_FINDINGS, EXIT_OK, Progress, check_output_path, check_tokenizer, fail,
                                     output_charset_for, output_guard, run_guarded, say, stdout_if_dash, text_color,
                                     text_width, write_payload)
@@ -67,6 +69,13 @@ def levels_cmd(
         "--verbose", "-v", help="Text and markdown: also show the evidence for the detected graphrag generation "
                                 "(which tables and columns told it).")] = False,
     include_titles: IncludeTitles = False,
+    baseline: Annotated[Optional[Path], typer.Option(
+        "--baseline", metavar="OLD.json",
+        help="A levels -f json the tool wrote earlier (e.g. on main): add regression findings against it "
+             "(map calls up, coverage down, new findings at --level) and exit 1 only when a regression is at or "
+             "above --fail-on.")] = None,
+    max_map_calls_increase: MaxMapCallsIncrease = DEFAULT_MAX_MAP_CALLS_INCREASE,
+    max_coverage_drop: MaxCoverageDrop = DEFAULT_MAX_COVERAGE_DROP,
 ):
     """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
     from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
@@ -79,6 +88,17 @@ def levels_cmd(
     except ValueError as exc:
         raise fail(str(exc)) from None
     guard = check_output_path(output, index_dir)
+    base = None
+    if baseline is not None:
+        from graphrag_audit.analysis.baseline import snapshot_of_json
+        from graphrag_audit.cli.options import regression_limits
+        from graphrag_audit.io.baseline import read_baseline
+
+        try:
+            limits = regression_limits(max_map_calls_increase, max_coverage_drop)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+        base = run_guarded(lambda: snapshot_of_json(read_baseline(baseline), baseline), debug)
     summary = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == LevelsFormat.github else None
     if summary:
         from graphrag_audit.io.safe_write import WriteError, check_append_target
@@ -119,6 +139,14 @@ def levels_cmd(
         return model, report
 
     model, report = run_guarded(work, debug)
+    regs = ()
+    if base is not None:
+        from dataclasses import replace
+
+        from graphrag_audit.analysis.diff import regressions, snapshot_of_report
+
+        regs = tuple(regressions(base, snapshot_of_report(report), report.options.level, limits))
+        report = replace(report, findings=report.findings + regs)
     if guard is not None:
         guard.protect_model(model)
     del model
@@ -152,6 +180,10 @@ def levels_cmd(
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
         if warning:
             say(f"graphrag-audit: warning: $GITHUB_STEP_SUMMARY: {visible(warning)}\n")
+    if base is not None:  # against a baseline only the regressions decide
+        from graphrag_audit.cli.run import regression_exit
+
+        raise typer.Exit(regression_exit(regs, fail_on))
     if fail_on == FailOn.never:
         raise typer.Exit(EXIT_OK)
     threshold = SEVERITY_RANK[fail_on.value]

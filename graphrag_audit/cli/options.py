@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphrag_audit.render.formats import LevelsFormat, PlanFormat, TreeFormat
+from graphrag_audit.render.formats import DiffFormat, LevelsFormat, PlanFormat, TreeFormat
 from graphrag_audit.rules import SEVERITIES
 
 
@@ -79,6 +79,7 @@ LevelsFormatOpt = Annotated[LevelsFormat, typer.Option(
     "--format", "-f", envvar="GRAPHRAG_AUDIT_FORMAT", help=_FORMAT_HELP)]
 TreeFormatOpt = Annotated[TreeFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 PlanFormatOpt = Annotated[PlanFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
+DiffFormatOpt = Annotated[DiffFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 
 # --level means the community_level in every command, but what each does with it differs (and
 # tree does not read GRAPHRAG_AUDIT_LEVEL): one alias per meaning
@@ -167,3 +168,38 @@ def parse_relevant(value: str | None) -> tuple[int, ...] | None:
         except ValueError:
             raise ValueError(f"{source}: {t[:40]!r} is not a community number") from None
     return tuple(sorted(out))
+
+
+# regressions against an earlier index (levels --baseline, diff)
+MaxMapCallsIncrease = Annotated[str, typer.Option(
+    "--max-map-calls-increase", metavar="PCT",
+    help="Regression: map calls at --level (graphrag >= 2.0 or < 2.0) rising by more than this share over the "
+         "baseline / OLD index is a regression-map-calls error ('10%' or '10'; default 10%).")]
+MaxCoverageDrop = Annotated[str, typer.Option(
+    "--max-coverage-drop", metavar="PCT",
+    help="Regression: coverage at --level (share of the clustered entities the sent reports cover) falling by "
+         "more than this many percentage points is a regression-coverage error ('0.5%' or '0.5'; default 0: any "
+         "drop).")]
+DEFAULT_MAX_MAP_CALLS_INCREASE = "10%"
+DEFAULT_MAX_COVERAGE_DROP = "0%"
+
+
+def parse_percent(value: str, option: str) -> float:
+    """'10%' or '10' -> 0.10; raises ValueError with a one-line message naming the option."""
+    text = value.strip()
+    num = text[:-1] if text.endswith("%") else text
+    try:
+        v = float(num)
+    except ValueError:
+        raise ValueError(f"{option}: {value[:40]!r} is not a percentage (e.g. 10%)") from None
+    if not (v >= 0) or v == float("inf"):
+        raise ValueError(f"{option}: {value[:40]!r} must be a percentage >= 0")
+    return v / 100.0
+
+
+def regression_limits(max_map_calls_increase: str, max_coverage_drop: str):
+    """--max-map-calls-increase / --max-coverage-drop as RegressionLimits; ValueError (one line) when bad."""
+    from graphrag_audit.results.diff import RegressionLimits
+
+    return RegressionLimits(parse_percent(max_map_calls_increase, "--max-map-calls-increase"),
+                            parse_percent(max_coverage_drop, "--max-coverage-drop"))

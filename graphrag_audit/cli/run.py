@@ -394,3 +394,13 @@ def _controlling_terminal_width() -> int | None:
 def text_color(color: Color, output: Path | None) -> bool:
     """Colour in text output: ``--color`` (auto looks at stdout; a file gets colour only with always)."""
     return use_color(color, sys.stdout) if output is None else color == Color.always
+
+
+def regression_exit(findings, fail_on) -> int:
+    """``diff`` and ``levels --baseline``: exit 1 when a regression finding is at or above ``--fail-on``."""
+    from graphrag_audit.findings import SEVERITY_RANK
+
+    if fail_on.value == "never":
+        return EXIT_OK
+    threshold = SEVERITY_RANK[fail_on.value]
+    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK

@@ -11,6 +11,7 @@ What a renderer is called with depends on the command:
 * ``tree``: text ``fn(view, width=, color=, heading=)``; the graph formats ``fn(forest, view)``.
 * ``plan``: ``fn(report: PlanReport, **kw)``; text takes ``width`` and ``color``.
 * ``report``: ``fn(report: AuditReport)``, one HTML page.
+* ``diff``: ``fn(diff: IndexDiff, **kw)``; markdown and github take ``include_titles``.
 """
 
 from __future__ import annotations
@@ -45,6 +46,13 @@ class ReportFormat(str, Enum):
     html = "html"
 
 
+class DiffFormat(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    github = "github"
+
+
 # One table per command: str-valued members of different enums compare equal ("json"), so they
 # cannot share one dict.
 _RENDERERS: dict[type, dict[Enum, str]] = {
@@ -68,6 +76,12 @@ _RENDERERS: dict[type, dict[Enum, str]] = {
     },
     ReportFormat: {
         ReportFormat.html: "html:render_html",
+    },
+    DiffFormat: {
+        DiffFormat.text: "diff_text:render_diff_text",
+        DiffFormat.json: "diff_json:render_diff_json",
+        DiffFormat.markdown: "diff_markdown:render_diff_markdown",
+        DiffFormat.github: "diff_github:render_diff_github",
     },
 }
 

@@ -1,0 +1,452 @@
+"""Compare two indexes (``graphrag-audit diff OLD NEW``) and check regressions against an earlier
+run (``levels --baseline``): what each community_level sends before and after, which communities
+were added, removed or changed, and which findings appeared or disappeared.
+
+Communities are matched in one of two ways (:class:`~graphrag_audit.results.diff.CommunityChanges`):
+by community number when the hierarchy is comparable (most numbers both indexes hold keep a
+similar member entity set at the same level: ``graphrag update`` keeps the old numbers and appends
+new ones), else by member entities (a re-index that reallocated the numbers: a community matches
+the one with exactly the same member entities at the same level). Entities are told apart by
+title (graphrag's entity identity; entity ids are new uuids after a re-index) when both indexes
+have entities tables, else by the membership's own entity key.
+
+Everything is vectorised over numpy arrays: member sets are compared through two order-independent
+64-bit hashes and the size, and Jaccard similarity through one intersection of sorted
+(community, entity) keys, so a diff costs little beside its two audits.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphrag_audit.findings import SEVERITY_RANK, Finding, finding
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.results.audit import AuditOptions, AuditReport, CommunityIds
+from graphrag_audit.results.diff import (BY_ID, BY_MEMBERS, DIFF_BEHAVIOURS, CommunityChanges, IndexDiff,
+                                         RegressionLimits, SelectionDiff, SideStats)
+
+#: a common community number keeps "a similar member set" at Jaccard similarity >= this
+SIMILAR = 0.5
+#: match by number when at least this share of the numbers both indexes hold keep a similar set
+COMPARABLE = 0.5
+REGRESSION_RULES = frozenset({"regression-map-calls", "regression-coverage", "regression-new-finding"})
+
+
+# ---- what one audit says, in the shape both a report and a baseline JSON give ---------------
+@dataclass(frozen=True)
+class Snapshot:
+    """The figures a regression check compares: per (community_level, behaviour) a
+    :class:`SideStats`, and the findings as (rule, severity, message) triples."""
+
+    stats: dict = field(default_factory=dict)
+    findings: tuple = ()
+
+
+def side_stats(sel, clustered: int) -> SideStats:
+    cost = sel.cost
+    return SideStats(reports=int(sel.count), tokens=None if cost is None else int(cost.tokens),
+                     map_calls=None if cost is None else int(cost.map_calls),
+                     entities_covered=int(sel.entities_covered), clustered_entities=int(clustered),
+                     status=None if sel.outcome is None else sel.outcome.status)
+
+
+def snapshot_of_report(report: AuditReport) -> Snapshot:
+    clustered = report.index.counts.clustered_entities
+    stats = {(r.community_level, b): side_stats(r.selected[b], clustered)
+             for r in report.levels for b in DIFF_BEHAVIOURS if b in r.selected}
+    return Snapshot(stats, tuple((f.rule, f.severity, f.message) for f in report.findings))
+
+
+def regressions(old: Snapshot, new: Snapshot, level: int, limits: RegressionLimits) -> list[Finding]:
+    """The regression-* findings of NEW against OLD at ``level``: map calls up by more than the
+    allowed share, coverage down by more than the allowed drop (per behaviour, v2 and v1), and
+    one regression-new-finding per rule NEW reports and OLD does not (with that finding's worst
+    severity)."""
+    out = []
+    for b in DIFF_BEHAVIOURS:
+        o, n = old.stats.get((level, b)), new.stats.get((level, b))
+        if o is None or n is None:
+            continue
+        who = "graphrag >= 2.0" if b == "v2" else "graphrag < 2.0"
+        if o.map_calls is not None and n.map_calls is not None and n.map_calls > o.map_calls:
+            up = (n.map_calls - o.map_calls) / o.map_calls if o.map_calls else float("inf")
+            if up > limits.max_map_calls_increase + 1e-12:
+                pct = "from none" if o.map_calls == 0 else f"+{up:.1%}"
+                out.append(finding("regression-map-calls",
+                                   f"at community_level {level}, {who} makes {n.map_calls} map calls, "
+                                   f"{o.map_calls} before ({pct}; allowed +{limits.max_map_calls_increase:.1%})",
+                                   behaviour=b, community_level=level, old=o.map_calls, new=n.map_calls))
+        oc, nc = o.coverage, n.coverage
+        if oc is not None and nc is not None and oc - nc > limits.max_coverage_drop + 1e-12:
+            out.append(finding("regression-coverage",
+                               f"at community_level {level}, the reports {who} sends cover {nc:.1%} of the "
+                               f"clustered entities, {oc:.1%} before (allowed drop "
+                               f"{limits.max_coverage_drop:.1%})",
+                               behaviour=b, community_level=level, old=oc, new=nc))
+    before = {r for r, _s, _m in old.findings}
+    new_rules: dict[str, list] = {}
+    for rule, sev, msg in new.findings:
+        if rule not in before and rule not in REGRESSION_RULES:
+            new_rules.setdefault(rule, []).append((sev, msg))
+    for rule, items in sorted(new_rules.items()):
+        sev = max((s for s, _m in items), key=lambda s: SEVERITY_RANK[s])
+        more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
+        out.append(Finding("regression-new-finding", sev, f"new finding {rule}: {items[0][1]}{more}", (),
+                           {"rule": rule, "count": len(items)}))
+    return out
+
+
+# ---- one side of the comparison -----------------------------------------------------------------
+def _splitmix(x: np.ndarray) -> np.ndarray:
+    z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _as_arrow(series) -> "pa.Array":
+    """A column as one arrow array (zero-copy for arrow-backed columns)."""
+    a = pa.array(series)
+    if isinstance(a, pa.ChunkedArray):
+        a = a.unify_dictionaries().combine_chunks() if pa.types.is_dictionary(a.type) else a.combine_chunks()
+    return a
+
+
+def _strings(a: "pa.Array") -> "pa.Array":
+    if pa.types.is_dictionary(a.type):
+        a = a.dictionary_decode()
+    return a if pa.types.is_large_string(a.type) else pc.cast(a, pa.large_string())
+
+
+def _entity_codes_arrow(mem_entity) -> tuple[np.ndarray, "pa.Array"]:
+    """(local code per membership row, the distinct entity keys) from the membership's entity column."""
+    a = _as_arrow(mem_entity)
+    if not pa.types.is_dictionary(a.type):
+        a = pc.dictionary_encode(a)
+    codes = pc.fill_null(a.indices, -1).to_numpy(zero_copy_only=False)  # -1: no entity key
+    return np.asarray(codes, dtype=np.int64), _strings(a.dictionary)
+
+
+def _entity_names_arrow(model: IndexModel, keys: "pa.Array", by_title: bool) -> "pa.Array":
+    if not by_title or model.member_key == "title":
+        return keys
+    ent = model.entities
+    ids, titles = _strings(_as_arrow(ent["id"])), _strings(_as_arrow(ent["title"]))
+    pos = pc.index_in(keys, value_set=ids)  # the first entities row of each id
+    named = pc.take(titles, pc.fill_null(pos, 0))
+    # an id without an entities row (or a title) keeps its id, marked so that it cannot meet a title
+    missing = pc.or_(pc.is_null(pos), pc.is_null(named))
+    if not pc.any(missing).as_py():
+        return named
+    sep = pa.scalar("", pa.large_string())
+    marked = pc.binary_join_element_wise(pa.scalar("\x00id:", pa.large_string()), keys, sep)
+    return pc.if_else(missing, marked, named)
+
+
+def _entity_names(model: IndexModel, uniques: np.ndarray, by_title: bool) -> np.ndarray:
+    """The names entities are compared by, for the membership's distinct entity keys."""
+    keys = np.asarray(uniques, dtype=object)
+    if not by_title or model.member_key == "title":
+        return keys
+    ent = model.entities
+    pos = pd.Index(ent["id"].astype(object)).get_indexer(keys) if ent["id"].is_unique else \
+        pd.Index(ent["id"].astype(object).drop_duplicates()).get_indexer(keys)
+    titles = ent["title"].astype(object).to_numpy()
+    if not ent["id"].is_unique:
+        titles = ent.drop_duplicates("id")["title"].astype(object).to_numpy()
+    out = keys.copy()
+    hit = pos >= 0
+    out[hit] = titles[pos[hit]]
+    # an id without an entities row keeps its id, marked so that it cannot meet a title
+    out[~hit] = np.array(["\x00id:" + str(k) for k in keys[~hit]], dtype=object)
+    return out
+
+
+def _can_title(model: IndexModel) -> bool:
+    if model.member_key == "title":
+        return True
+    return model.entities is not None and {"id", "title"} <= set(model.entities.columns)
+
+
+class _Side:
+    """One index's communities as sorted numbers with level, parent, report row and member set."""
+
+    def __init__(self, model: IndexModel):
+        comm = model.communities
+        mem = model.members
+        mem = mem[mem["community"].to_numpy() >= 0] if len(mem) else mem
+        numbers = np.union1d(comm["community"].to_numpy(np.int64), mem["community"].to_numpy(np.int64))
+        self.comms = numbers
+        n = len(numbers)
+        first = comm.drop_duplicates("community")
+        pos = np.searchsorted(numbers, first["community"].to_numpy(np.int64))
+        self.level = np.full(n, -1, np.int64)
+        self.parent = np.full(n, -1, np.int64)
+        self.level[pos] = first["level"].to_numpy(np.int64)
+        self.parent[pos] = first["parent"].to_numpy(np.int64)
+        if len(mem):  # communities only the membership knows: its level
+            mf = mem.drop_duplicates("community")
+            mp = np.searchsorted(numbers, mf["community"].to_numpy(np.int64))
+            unknown = self.level[mp] < 0
+            self.level[mp[unknown]] = mf["level"].to_numpy(np.int64)[unknown]
+        # the report of each community: its first report row (-1: none) and how many rows it has;
+        # titles and contents are compared only for matched pairs (arrow take + equal)
+        self.report_row = np.full(n, -1, np.int64)
+        self.orphan_reports = np.zeros(0, np.int64)  # report numbers outside the tree (-1, orphans)
+        self.report_rows = np.zeros(n, np.int64)
+        rep = model.reports
+        self.report_title = self.report_content = pa.array([], pa.large_string())
+        self.report_level = np.zeros(0, np.int64)
+        if rep is not None and len(rep):
+            rc = rep["community"].to_numpy(np.int64)
+            rp = np.searchsorted(numbers, rc)
+            ok = (rp < n) & (numbers[np.minimum(rp, n - 1)] == rc) if n else np.zeros(len(rc), bool)
+            rows = np.flatnonzero(ok)
+            self.orphan_reports = np.unique(rc[~ok])
+            self.report_rows = np.bincount(rp[rows], minlength=n).astype(np.int64)
+            self.report_row[rp[rows][::-1]] = rows[::-1]  # the first row wins
+            self.report_title = _as_arrow(rep["title"])
+            self.report_content = _as_arrow(rep["content"])
+            self.report_level = rep["level"].to_numpy(np.int64)
+        self.arrow = True
+        if len(mem):
+            try:
+                self.entity_codes, self.entity_uniques = _entity_codes_arrow(mem["entity"])
+            except (pa.ArrowException, TypeError, ValueError):  # keys arrow cannot hold as strings
+                self.arrow = False
+                self.entity_codes, self.entity_uniques = pd.factorize(mem["entity"])
+        else:
+            self.entity_codes, self.entity_uniques = np.zeros(0, np.int64), pa.array([], pa.large_string())
+        self.member_comm = np.searchsorted(numbers, mem["community"].to_numpy(np.int64)) if len(mem) else \
+            np.zeros(0, np.int64)
+
+    def finish(self, gmap: np.ndarray, n_codes: int):
+        """Member sets over the global entity codes: unique (community, entity) keys, sizes, hashes."""
+        n = len(self.comms)
+        valid = self.entity_codes >= 0
+        codes = gmap[self.entity_codes[valid]] if len(self.entity_codes) else np.zeros(0, np.int64)
+        keys = np.sort(self.member_comm[valid].astype(np.int64) * n_codes + codes)
+        keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
+        self.n_codes = n_codes
+        ci = keys // n_codes if n_codes else keys
+        code = keys - ci * n_codes
+        self.size = np.bincount(ci, minlength=n).astype(np.int64)
+        self.sig1 = np.zeros(n, np.uint64)
+        self.sig2 = np.zeros(n, np.uint64)
+        if len(keys):
+            starts = np.flatnonzero(np.r_[True, ci[1:] != ci[:-1]])
+            owners = ci[starts]
+            self.sig1[owners] = np.add.reduceat(_splitmix(code), starts)
+            self.sig2[owners] = np.add.reduceat(_splitmix(code ^ np.int64(0x5DEECE66D)), starts)
+        self.member_ci = ci
+        self.member_code = code
+        del self.entity_codes, self.member_comm
+
+
+def _prepare(old_model: IndexModel, new_model: IndexModel) -> tuple[_Side, _Side, str]:
+    by_title = _can_title(old_model) and _can_title(new_model)
+    sides = [_Side(old_model), _Side(new_model)]
+    models = (old_model, new_model)
+    names = None
+    if all(s.arrow for s in sides):
+        try:
+            names = [_entity_names_arrow(m, s.entity_uniques, by_title) for m, s in zip(models, sides)]
+            enc = pc.dictionary_encode(pa.concat_arrays(names))
+            codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+            n_codes = max(len(enc.dictionary), 1)
+        except (pa.ArrowException, TypeError, ValueError):
+            names = None
+    if names is None:  # the pandas path: keys of mixed types
+        names = [_entity_names(m, np.asarray(s.entity_uniques, dtype=object), by_title) for m, s in zip(models, sides)]
+        codes, uniques = pd.factorize(np.concatenate(names)) if sum(map(len, names)) else (np.zeros(0, np.int64), [])
+        n_codes = max(len(uniques), 1)
+    at = 0
+    for s, nm in zip(sides, names):
+        s.finish(codes[at:at + len(nm)].astype(np.int64), n_codes)
+        at += len(nm)
+        del s.entity_uniques
+    return sides[0], sides[1], "title" if by_title else "key"
+
+
+# ---- matching ------------------------------------------------------------------------------------
+def _id_agreement(old: _Side, new: _Side) -> tuple[float | None, np.ndarray]:
+    """(share of the numbers both hold whose member sets are similar at the same level, the common numbers)."""
+    common = np.intersect1d(old.comms, new.comms, assume_unique=True)
+    if not len(common):
+        return None, common
+    union = np.union1d(old.comms, new.comms)
+    n_codes = old.n_codes
+    ko = np.searchsorted(union, old.comms[old.member_ci]) * n_codes + old.member_code
+    kn = np.searchsorted(union, new.comms[new.member_ci]) * n_codes + new.member_code
+    both = np.intersect1d(ko, kn, assume_unique=True)
+    inter_all = np.bincount(both // n_codes, minlength=len(union)) if len(both) else np.zeros(len(union), np.int64)
+    inter = inter_all[np.searchsorted(union, common)]
+    io, inn = np.searchsorted(old.comms, common), np.searchsorted(new.comms, common)
+    uni = old.size[io] + new.size[inn] - inter
+    jacc = np.where(uni > 0, inter / np.maximum(uni, 1), 1.0)
+    similar = (jacc >= SIMILAR) & (old.level[io] == new.level[inn])
+    return float(similar.mean()), common
+
+
+def _match_by_members(old: _Side, new: _Side) -> tuple[np.ndarray, np.ndarray]:
+    """(old numbers, new numbers) of the communities whose member sets and levels are identical,
+    paired in number order where several share one (duplicates within one index). A community's
+    key is one 64-bit hash of its level, size and the two member-set hashes, mixed with its rank
+    among the communities of the same key (in number order)."""
+
+    def keys(s: _Side) -> np.ndarray:
+        k = _splitmix(s.sig1 ^ _splitmix(s.sig2 ^ _splitmix(s.size.astype(np.uint64) ^
+                                                             (s.level.astype(np.uint64) << np.uint64(40)))))
+        order = np.lexsort((s.comms, k))
+        ks = k[order]
+        starts = np.r_[True, ks[1:] != ks[:-1]] if len(ks) else np.zeros(0, bool)
+        first = np.maximum.accumulate(np.where(starts, np.arange(len(ks)), 0)) if len(ks) else np.zeros(0, np.int64)
+        rank = np.empty(len(ks), np.uint64)
+        rank[order] = (np.arange(len(ks)) - first).astype(np.uint64)
+        return _splitmix(k + rank * np.uint64(0x9E3779B97F4A7C15))
+
+    _common, io, inn = np.intersect1d(keys(old), keys(new), assume_unique=True, return_indices=True)
+    mo, mn = old.comms[io], new.comms[inn]
+    order = np.argsort(mo, kind="stable")
+    return mo[order], mn[order]
+
+
+def _reports_differ(old: _Side, new: _Side, io: np.ndarray, inn: np.ndarray) -> np.ndarray:
+    """Per matched pair: the reports differ (one has none, several rows, or title, content or level differ)."""
+    ro, rn = old.report_row[io], new.report_row[inn]
+    differ = (ro < 0) != (rn < 0)
+    differ |= old.report_rows[io] != new.report_rows[inn]
+    both = np.flatnonzero((ro >= 0) & (rn >= 0))
+    if len(both):
+        a, b = ro[both], rn[both]
+        same = (old.report_level[a] == new.report_level[b])
+        for col_o, col_n in ((old.report_title, new.report_title), (old.report_content, new.report_content)):
+            x, y = pc.take(col_o, pa.array(a)), pc.take(col_n, pa.array(b))
+            if x.type != y.type:
+                x, y = _strings(x), _strings(y)
+            eq = pc.equal(x, y)
+            both_null = pc.and_(pc.is_null(x), pc.is_null(y))
+            same &= np.asarray(pc.fill_null(pc.or_kleene(eq, both_null), False).to_numpy(zero_copy_only=False), bool)
+        differ[both] |= ~same
+    return differ
+
+
+def compare_communities(old: _Side, new: _Side, entity_key: str) -> tuple[CommunityChanges, np.ndarray, np.ndarray]:
+    """The community changes, and the matched pairs (old numbers sorted, new numbers aligned)."""
+    agreement, common = _id_agreement(old, new)
+    if agreement is not None and agreement >= COMPARABLE:
+        matching, mo, mn = BY_ID, common, common
+    else:
+        matching = BY_MEMBERS
+        mo, mn = _match_by_members(old, new)
+    io, inn = np.searchsorted(old.comms, mo), np.searchsorted(new.comms, mn)
+    members = ((old.size[io] != new.size[inn]) | (old.sig1[io] != new.sig1[inn]) | (old.sig2[io] != new.sig2[inn]))
+    level = old.level[io] != new.level[inn]
+    report = _reports_differ(old, new, io, inn)
+    op = old.parent[io]
+    if matching == BY_ID:
+        mapped_parent = op
+    else:  # the old parent's match in NEW (-1 stays -1; an unmatched parent counts as changed)
+        pos = np.searchsorted(mo, op)
+        pos_c = np.minimum(pos, max(len(mo) - 1, 0))
+        found = (len(mo) > 0) & (mo[pos_c] == op) if len(mo) else np.zeros(len(op), bool)
+        mapped_parent = np.where(op < 0, -1, np.where(found, mn[pos_c] if len(mo) else -2, -2))
+    parent = mapped_parent != new.parent[inn]
+    changed = members | level | report | parent
+    # reports outside both trees (a report for community -1, orphans) can only meet by number: they
+    # count as the same in a selection, never as an added, removed or changed community
+    orphans = np.intersect1d(old.orphan_reports, new.orphan_reports)
+    if len(orphans):
+        mo_all, mn_all = np.concatenate([mo, orphans]), np.concatenate([mn, orphans])
+        order = np.argsort(mo_all, kind="stable")
+        mo_sel, mn_sel = mo_all[order], mn_all[order]
+    else:
+        mo_sel, mn_sel = mo, mn
+    changes = CommunityChanges(
+        matching=matching, entity_key=entity_key, id_agreement=agreement,
+        old_communities=len(old.comms), new_communities=len(new.comms), matched=len(mo),
+        added=CommunityIds(np.setdiff1d(new.comms, mn), own=True),
+        removed=CommunityIds(np.setdiff1d(old.comms, mo), own=True),
+        changed=CommunityIds(np.unique(mn[changed]), own=True),
+        reasons={"members": int(members.sum()), "level": int(level.sum()), "parent": int(parent.sum()),
+                 "report": int(report.sum())})
+    return changes, mo_sel, mn_sel
+
+
+def _sorted_unique(ids) -> np.ndarray:
+    """A selection's community numbers (CommunityIds: sorted) without repeats, as int64."""
+    a = np.asarray(ids, dtype=np.int64)
+    return a[np.r_[True, a[1:] != a[:-1]]] if len(a) else a
+
+
+def _selection_diff(n, b, old_sel, new_sel, old_clustered, new_clustered, mo, mn, changed_new) -> SelectionDiff:
+    so = _sorted_unique(old_sel.community_ids) if old_sel is not None else np.zeros(0, np.int64)
+    sn = _sorted_unique(new_sel.community_ids) if new_sel is not None else np.zeros(0, np.int64)
+    pos = np.searchsorted(mo, so)
+    pos_c = np.minimum(pos, max(len(mo) - 1, 0))
+    found = (mo[pos_c] == so) if len(mo) else np.zeros(len(so), bool)
+    mapped = mn[pos_c[found]] if len(mo) else np.zeros(0, np.int64)
+    kept_old = np.zeros(len(so), bool)
+    kept_old[found] = np.isin(mapped, sn)
+    removed = so[~kept_old]
+    in_old = np.isin(sn, mapped)
+    added = sn[~in_old]
+    both = sn[in_old]
+    changed = both[np.isin(both, changed_new)]
+    return SelectionDiff(n, b, None if old_sel is None else side_stats(old_sel, old_clustered),
+                         None if new_sel is None else side_stats(new_sel, new_clustered),
+                         CommunityIds(added, own=True), CommunityIds(removed, own=True), CommunityIds(changed, own=True))
+
+
+def diff_reports(old_model: IndexModel, old_report: AuditReport, new_model: IndexModel, new_report: AuditReport,
+                 limits: RegressionLimits | None = None) -> IndexDiff:
+    """Compare two audited indexes (the models give the member sets and reports)."""
+    limits = limits or RegressionLimits()
+    old, new, entity_key = _prepare(old_model, new_model)
+    changes, mo, mn = compare_communities(old, new, entity_key)
+    changed_new = np.asarray(changes.changed.array, dtype=np.int64)
+    oc, nc = old_report.index.counts.clustered_entities, new_report.index.counts.clustered_entities
+    levels = [r.community_level for r in old_report.levels]
+    levels += [r.community_level for r in new_report.levels if r.community_level not in levels]
+    levels.sort(key=lambda n: (n is None, -1 if n is None else n))
+    selections = []
+    for n in levels:
+        ro, rn = old_report.level(n), new_report.level(n)
+        for b in DIFF_BEHAVIOURS:
+            so = None if ro is None else ro.selected.get(b)
+            sn = None if rn is None else rn.selected.get(b)
+            if so is None and sn is None:
+                continue
+            selections.append(_selection_diff(n, b, so, sn, oc, nc, mo, mn, changed_new))
+    old_rules = {f.rule for f in old_report.findings}
+    new_rules = {f.rule for f in new_report.findings}
+    appeared = [f for f in new_report.sorted_findings() if f.rule not in old_rules]
+    disappeared = [f for f in old_report.sorted_findings() if f.rule not in new_rules]
+    level = new_report.options.level
+    regs = regressions(snapshot_of_report(old_report), snapshot_of_report(new_report), level, limits)
+    return IndexDiff(old=old_report.index, new=new_report.index, level=level, limits=limits, communities=changes,
+                     selections=tuple(selections), appeared=tuple(appeared), disappeared=tuple(disappeared),
+                     regressions=tuple(regs))
+
+
+def diff_indexes(old: IndexModel | str | os.PathLike, new: IndexModel | str | os.PathLike,
+                 options: AuditOptions | None = None, limits: RegressionLimits | None = None,
+                 progress: Callable[[str], None] | None = None,
+                 between_phases: Callable[[], None] | None = None) -> IndexDiff:
+    """Audit OLD and NEW with the same options and compare them (:func:`diff_reports`)."""
+    from graphrag_audit.analysis.audit import audit_with_model
+
+    step = progress or (lambda _m: None)
+    step("auditing OLD")
+    om, orep = audit_with_model(old, options, progress, between_phases=between_phases)
+    step("auditing NEW")
+    nm, nrep = audit_with_model(new, options, progress, between_phases=between_phases)
+    step("comparing")
+    return diff_reports(om, orep, nm, nrep, limits)

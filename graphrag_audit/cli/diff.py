@@ -1,0 +1,78 @@
+"""``graphrag-audit diff OLD NEW``: what changed between two indexes in what each community_level
+sends (exit 1 on a regression at or above --fail-on)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from graphrag_audit.cli.options import (DEFAULT_MAX_COVERAGE_DROP, DEFAULT_MAX_MAP_CALLS_INCREASE, AuditLevel, Debug,
+                                        DiffFormatOpt, FailOn, FailOnOpt, IncludeTitles, MaxContextTokens, MaxCoverageDrop,
+                                        MaxMapCallsIncrease, NoCosts, Output, Tokenizer, regression_limits)
+from graphrag_audit.cli.run import (Progress, check_output_path, check_tokenizer, fail, output_charset_for,
+                                    regression_exit, run_guarded, stdout_if_dash, write_payload)
+from graphrag_audit.render.formats import DiffFormat, renderer
+
+OldDir = Annotated[Path, typer.Argument(metavar="OLD", help="The earlier index (any layout levels reads).")]
+NewDir = Annotated[Path, typer.Argument(metavar="NEW", help="The later index (any layout levels reads).")]
+
+
+def diff_cmd(
+    old_dir: OldDir,
+    new_dir: NewDir,
+    level: AuditLevel = None,
+    fmt: DiffFormatOpt = DiffFormat.text,
+    output: Output = None,
+    fail_on: FailOnOpt = FailOn.error,
+    max_map_calls_increase: MaxMapCallsIncrease = DEFAULT_MAX_MAP_CALLS_INCREASE,
+    max_coverage_drop: MaxCoverageDrop = DEFAULT_MAX_COVERAGE_DROP,
+    tokenizer: Tokenizer = None,
+    max_context_tokens: MaxContextTokens = None,
+    no_costs: NoCosts = False,
+    include_titles: IncludeTitles = False,
+    debug: Debug = False,
+):
+    """Compare two indexes: per community_level and behaviour, reports, tokens, map calls and coverage before and
+    after, communities added/removed/changed, findings that appeared or disappeared; exit 1 on a regression."""
+    try:
+        limits = regression_limits(max_map_calls_increase, max_coverage_drop)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    if tokenizer is not None:
+        check_tokenizer(tokenizer)
+    output = stdout_if_dash(output)
+    guard = check_output_path(output, old_dir)
+    check_output_path(output, new_dir)  # -o inside NEW is refused before any work too
+
+    def work():
+        from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
+        from graphrag_audit.analysis.diff import diff_reports
+        from graphrag_audit.cli.memory import release_freed_memory
+
+        progress = Progress(enabled=sys.stderr.isatty())
+        try:
+            opts = AuditOptions(level=2 if level is None else level, tokenizer=tokenizer,
+                                max_context_tokens=max_context_tokens, costs=not no_costs)
+            progress("auditing OLD")
+            om, orep = audit_with_model(old_dir, opts, progress=progress, between_phases=release_freed_memory)
+            progress("auditing NEW")
+            nm, nrep = audit_with_model(new_dir, opts, progress=progress, between_phases=release_freed_memory)
+            progress("comparing")
+            result = diff_reports(om, orep, nm, nrep, limits)
+        finally:
+            progress.stop()
+        return om, nm, result
+
+    om, nm, result = run_guarded(work, debug)
+    if guard is not None:  # the write goes through OLD's guard, with both models' tables added
+        guard.protect_model(om).protect_model(nm)
+    del om, nm
+    kw = {"include_titles": include_titles} if fmt in (DiffFormat.markdown, DiffFormat.github) else {}
+    with output_charset_for(output):
+        text = run_guarded(lambda: renderer(fmt)(result, **kw), debug)
+    run_guarded(lambda: write_payload(text, output, guard), debug)
+    raise typer.Exit(regression_exit(result.regressions, fail_on))
+
