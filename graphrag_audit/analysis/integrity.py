@@ -7,6 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphrag_audit.analysis.update_checks import update_findings
 from graphrag_audit.findings import Finding, finding, preview
 from graphrag_audit.graphrag.compat import v2_readable
 from graphrag_audit.model.index import IndexModel
@@ -88,6 +89,9 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         out.append(finding("multiple-periods", f"communities carry {len(periods)} period values "
                            f"({preview(periods, 4)}): an incremental update merged several runs",
                            periods={str(k): int(v) for k, v in per.items() if k}))
+
+    # ---- incremental update (graphrag update) ------------------------------------------------
+    out.extend(update_findings(model))
 
     # ---- reports ------------------------------------------------------------------------
     out.extend(_reports(model, level_of))
