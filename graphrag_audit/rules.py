@@ -151,7 +151,7 @@ RULE_NOTES: dict[str, str] = {
     "community, applied to `community` and `parent` (`graphrag/index/update/communities.py` @ v3.3.0, v2.7.2; "
     "`_merge_and_resolve_nodes` there @ v1.2.0 and in `graphrag/index/update/incremental_index.py` @ v0.9.0, "
     "where the maximum is the previous create_final_nodes'). Checked when the communities table carries two or "
-    "more `period` values (each run's UTC date): runs are taken oldest first and each must start at the earlier "
+    "more `period` values, all ISO dates as graphrag writes them (each run's UTC date): runs are taken oldest first and each must start at the earlier "
     "runs' maximum + 1 with no number at or below it. Two runs on the same UTC day share a period and cannot be "
     "told apart. Evidence: `runs` (per offending period: `expected_first`, `first`, "
     "`at_or_below_previous_max`, `examples`). `real-climate-update-v09` follows the rule (2025-04-22: 0-262, "

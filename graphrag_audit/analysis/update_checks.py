@@ -18,6 +18,8 @@ the communities table.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -62,10 +64,14 @@ def offset_violations(runs: list[tuple[str, np.ndarray]]) -> list[dict]:
     return bad
 
 
+#: graphrag's period: ``datetime.now(timezone.utc).date().isoformat()``
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
 def _delta_offset(model: IndexModel) -> list[Finding]:
     runs = period_runs(model.communities)
-    if len(runs) < 2:
-        return []
+    if len(runs) < 2 or not all(ISO_DATE.match(p) for p, _ in runs):
+        return []  # graphrag writes ISO dates: other values give no order of the runs
     bad = offset_violations(runs)
     if not bad:
         return []

@@ -11,6 +11,7 @@ What a renderer is called with depends on the command:
 * ``tree``: text ``fn(view, width=, color=, heading=)``; the graph formats ``fn(forest, view)``.
 * ``plan``: ``fn(report: PlanReport, **kw)``; text takes ``width`` and ``color``.
 * ``report``: ``fn(report: AuditReport)``, one HTML page.
+* ``update-run``: ``fn(report: UpdateRunReport)``.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ class ReportFormat(str, Enum):
     html = "html"
 
 
+class UpdateRunFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
 # One table per command: str-valued members of different enums compare equal ("json"), so they
 # cannot share one dict.
 _RENDERERS: dict[type, dict[Enum, str]] = {
@@ -68,6 +74,10 @@ _RENDERERS: dict[type, dict[Enum, str]] = {
     },
     ReportFormat: {
         ReportFormat.html: "html:render_html",
+    },
+    UpdateRunFormat: {
+        UpdateRunFormat.text: "update_run:render_update_run_text",
+        UpdateRunFormat.json: "update_run:render_update_run_json",
     },
 }
 
