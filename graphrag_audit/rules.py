@@ -153,8 +153,8 @@ RULE_NOTES: dict[str, str] = {
     "where the maximum is the previous create_final_nodes'). Checked when the communities table carries two or "
     "more `period` values, all ISO dates as graphrag writes them (each run's UTC date): runs are taken oldest first and each must start at the earlier "
     "runs' maximum + 1 with no number at or below it. Two runs on the same UTC day share a period and cannot be "
-    "told apart. Evidence: `runs` (per offending period: `expected_first`, `first`, "
-    "`at_or_below_previous_max`, `examples`). `real-climate-update-v09` follows the rule (2025-04-22: 0-262, "
+    "told apart. Evidence: `runs` (per offending period, the first 100: `expected_first`, `first`, "
+    "`at_or_below_previous_max`, `examples`), `runs_off` (how many periods break the rule). `real-climate-update-v09` follows the rule (2025-04-22: 0-262, "
     "2025-04-26: 263-614).",
     "dangling-membership": "The entity merge of `graphrag update` groups the entities by title and keeps the "
     "first id (`graphrag/index/update/entities.py` @ v3.3.0: `\"id\": \"first\"`), and remaps the delta ids only "

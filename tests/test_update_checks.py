@@ -116,6 +116,7 @@ def test_delta_ids_off_graphrag_offset(base, tmp_path, shift):
     late = com.loc[com["period"] == "2025-02-01", "community"].to_numpy()
     [f] = _hits(tmp_path, "delta-id-offset")
     [run] = f.evidence["runs"]
+    assert f.evidence["runs_off"] == 1
     assert run["period"] == "2025-02-01"
     assert run["expected_first"] == old_max + 1
     assert run["first"] == int(late.min()) == offset + int(base.communities["community"].min())
@@ -193,3 +194,25 @@ def test_node_levels_after_a_graphrag_09_style_merge(tmp_path):
 def test_membership_level_mismatch_needs_a_nodes_table(base, tmp_path):
     synthetic.write_index(base, tmp_path, "3.x")
     assert not _hits(tmp_path, "membership-level-mismatch")
+
+
+def test_offset_rule_on_a_hand_made_table_of_three_runs(tmp_path):
+    from builders import write_v3
+
+    # run 1: 0-2; run 2 (one day later) reuses 2-3 (overlap); run 3 starts at 9 (gap: expected 4)
+    tree = {0: (0, -1, ["A"]), 1: (0, -1, ["B"]), 2: (1, 0, ["A"]),
+            12: (0, -1, ["C"]), 13: (1, 12, ["C"]), 9: (0, -1, ["D"])}
+    write_v3(tmp_path / "i", tree)
+    com = pd.read_parquet(tmp_path / "i" / "communities.parquet")
+    com["period"] = com["community"].map({0: "2025-01-01", 1: "2025-01-01", 2: "2025-01-01",
+                                          12: "2025-01-02", 13: "2025-01-02", 9: "2025-01-03"})
+    com.loc[com["community"] == 12, "community"] = 2  # a second row numbered 2, in run 2
+    com.loc[com["community"] == 13, "community"] = 3
+    com.loc[com["parent"] == 12, "parent"] = 2
+    com.to_parquet(tmp_path / "i" / "communities.parquet", index=False)
+    [f] = _hits(tmp_path / "i", "delta-id-offset")
+    assert f.evidence["runs"] == [
+        {"period": "2025-01-02", "expected_first": 3, "first": 2, "at_or_below_previous_max": 1, "examples": [2]},
+        {"period": "2025-01-03", "expected_first": 4, "first": 9, "at_or_below_previous_max": 0, "examples": []},
+    ]
+    assert f.communities == (2,)
