@@ -147,6 +147,16 @@ RULE_NOTES: dict[str, str] = {
     "`clustered_text_units`, `text_units_covered` (per behaviour). On `real-b2b-gaps-v2` at N=0 the 20 level-0 "
     "reports cover 772 of 2,323 clustered entities (33%, 423 of 804 text units): 10 of the 30 roots, among them "
     "the largest, have no report; at N=2 graphrag >= 2.0's 433 reports cover 1,923 (83%).",
+    "multiple-periods": "`graphrag update` concatenates the previous communities with the delta run's, each run "
+    "stamped with its UTC date in `period` (`create_communities.py` @ v3.3.0; `create_final_communities.py` @ v0.9.0) "
+    "and nothing else telling the two hierarchies apart (`graphrag/index/update/communities.py` @ v3.3.0). Evidence: "
+    "`periods` (communities per period), `levels_per_period` (per period, communities per level: each run's own "
+    "hierarchy). On `real-climate-update-v09`: 2025-04-22 26/153/84, 2025-04-26 26/209/117.",
+    "children-parent-mismatch": "After `graphrag update` this is expected: the merge maps `community` and `parent` "
+    "of the delta communities through `community_id_mapping` but not `children` "
+    "(`graphrag/index/update/communities.py` @ v2.7.2, v3.3.0), so the delta's children lists keep the delta run's "
+    "numbers, which name communities of the previous run. Checked when the table has both `parent` and `children`. "
+    "Evidence: `only_in_children`, `only_in_parent` (the (parent, child) pairs found in one column only).",
     "delta-id-offset": "graphrag's merge: `community_id_mapping = {v: v + old_max_community_id + 1}` for every delta "
     "community, applied to `community` and `parent` (`graphrag/index/update/communities.py` @ v3.3.0, v2.7.2; "
     "`_merge_and_resolve_nodes` there @ v1.2.0 and in `graphrag/index/update/incremental_index.py` @ v0.9.0, "

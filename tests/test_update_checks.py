@@ -64,7 +64,10 @@ def test_real_climate_update_findings():
     early, late = sorted(set(com["period"]))
     assert com.loc[com["period"] == late, "community"].min() == com.loc[com["period"] == early, "community"].max() + 1
     assert "delta-id-offset" not in findings
-    assert "multiple-periods" in findings
+    # the two hierarchies, told apart by period only: communities per level in each run
+    want = {str(p): {str(lv): int(n) for lv, n in g.groupby("level").size().items()} for p, g in com.groupby("period")}
+    assert findings["multiple-periods"].evidence["levels_per_period"] == want
+    assert want == {"2025-04-22": {"0": 26, "1": 153, "2": 84}, "2025-04-26": {"0": 26, "1": 209, "2": 117}}
 
 
 def test_other_real_indexes_have_none_of_the_new_findings():
