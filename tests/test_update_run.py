@@ -221,3 +221,9 @@ def test_schema_rejects_broken_documents(project_v3):
         with pytest.raises(AssertionError):
             _validate(broken)
     assert jsonschema  # the validator is installed (a dependency of the test suite)
+
+
+def test_levels_on_a_run_folder_points_at_update_run(project_v3):
+    r = _cli("levels", str(project_v3 / "update_output" / TS))
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1
+    assert "graphrag-audit update-run audits all three together" in r.stderr
