@@ -15,7 +15,8 @@ from graphrag_audit.rules import RULE_NOTES as NOTES, RULES  # noqa: E402
 GROUPS = [
     ("Tree integrity", ["no-level-0", "level-gap", "parent-cycle", "missing-parent", "multiple-parents",
                         "level-not-parent-plus-one", "child-not-subset", "children-parent-mismatch",
-                        "multiple-periods", "duplicate-community", "ids-not-depth-ordered"]),
+                        "multiple-periods", "delta-id-offset", "dangling-membership",
+                        "membership-level-mismatch", "duplicate-community", "ids-not-depth-ordered"]),
     ("Reports and entities", ["community-without-report", "report-without-community", "report-level-mismatch",
                               "duplicate-report", "minus-one-report", "unclustered-entities", "no-reports-table",
                               "dynamic-no-level-0-report"]),

@@ -43,6 +43,19 @@ _RULES = [
     Rule("multiple-periods", "warning", "Communities carry several period values (incremental update)",
          "The index merges several runs (two forests). Levels may mean different things in each; "
          "re-index from scratch if levels look inconsistent."),
+    Rule("delta-id-offset", "warning", "A later run's community numbers do not follow graphrag update's offset",
+         "graphrag update shifts every delta community number by the previous maximum + 1, so each run's numbers "
+         "start right after the earlier runs'. Numbers that overlap or leave a gap come from a hand merge, a "
+         "re-run on a copied table or a broken update: re-index from scratch, or rebuild the merge with graphrag update."),
+    Rule("dangling-membership", "warning", "Community memberships name entities that are not in the entities table",
+         "graphrag update keeps the delta run's entity ids in the delta communities' entity_ids while its entity "
+         "merge keeps the previous run's id for every known title, so those memberships point at entities merged "
+         "away. Such entities add nothing to what the communities hold; re-index from scratch for consistent ids."),
+    Rule("membership-level-mismatch", "warning", "create_final_nodes levels disagree with the communities table",
+         "graphrag update before 2.0 shifts every delta node's community by the previous maximum + 1, -1 included, so "
+         "the delta run's unclustered node rows land in the previous run's last community, at a level where that "
+         "community does not exist. graphrag < 2.0's roll-up and this tool's tree read the node rows: those entities "
+         "count as members of that community. Re-index from scratch for a consistent hierarchy."),
     Rule("duplicate-community", "error", "A community number appears in several communities rows",
          "Community numbers must be unique; duplicated rows make graphrag's join send reports twice."),
     Rule("community-without-report", "warning", "A community has no report",
@@ -134,6 +147,42 @@ RULE_NOTES: dict[str, str] = {
     "`clustered_text_units`, `text_units_covered` (per behaviour). On `real-b2b-gaps-v2` at N=0 the 20 level-0 "
     "reports cover 772 of 2,323 clustered entities (33%, 423 of 804 text units): 10 of the 30 roots, among them "
     "the largest, have no report; at N=2 graphrag >= 2.0's 433 reports cover 1,923 (83%).",
+    "multiple-periods": "`graphrag update` concatenates the previous communities with the delta run's, each run "
+    "stamped with its UTC date in `period` (`create_communities.py` @ v3.3.0; `create_final_communities.py` @ v0.9.0) "
+    "and nothing else telling the two hierarchies apart (`graphrag/index/update/communities.py` @ v3.3.0). Evidence: "
+    "`periods` (communities per period), `levels_per_period` (per period, communities per level: each run's own "
+    "hierarchy). On `real-climate-update-v09`: 2025-04-22 26/153/84, 2025-04-26 26/209/117.",
+    "children-parent-mismatch": "After `graphrag update` this is expected: the merge maps `community` and `parent` "
+    "of the delta communities through `community_id_mapping` but not `children` "
+    "(`graphrag/index/update/communities.py` @ v2.7.2, v3.3.0), so the delta's children lists keep the delta run's "
+    "numbers, which name communities of the previous run. Checked when the table has both `parent` and `children`. "
+    "Evidence: `only_in_children`, `only_in_parent` (the (parent, child) pairs found in one column only).",
+    "delta-id-offset": "graphrag's merge: `community_id_mapping = {v: v + old_max_community_id + 1}` for every delta "
+    "community, applied to `community` and `parent` (`graphrag/index/update/communities.py` @ v3.3.0, v2.7.2; "
+    "`_merge_and_resolve_nodes` there @ v1.2.0 and in `graphrag/index/update/incremental_index.py` @ v0.9.0, "
+    "where the maximum is the previous create_final_nodes'). Checked when the communities table carries two or "
+    "more `period` values, all ISO dates as graphrag writes them (each run's UTC date): runs are taken oldest first and each must start at the earlier "
+    "runs' maximum + 1 with no number at or below it. Two runs on the same UTC day share a period and cannot be "
+    "told apart. Evidence: `runs` (per offending period, the first 100: `expected_first`, `first`, "
+    "`at_or_below_previous_max`, `examples`), `runs_off` (how many periods break the rule). `real-climate-update-v09` follows the rule (2025-04-22: 0-262, "
+    "2025-04-26: 263-614).",
+    "dangling-membership": "The entity merge of `graphrag update` groups the entities by title and keeps the "
+    "first id (`graphrag/index/update/entities.py` @ v3.3.0: `\"id\": \"first\"`), and remaps the delta ids only "
+    "in the text units (`update_text_units.py` @ v3.3.0; `_update_and_merge_text_units` @ v0.9.0), never in the "
+    "communities' `entity_ids`. Checked against the entities table's `id` (members from `entity_ids`) or `title` "
+    "(members from create_final_nodes); not checked without an entities table. Evidence: `rows`, `entities` "
+    "(distinct keys), `count` (communities), `key`, `examples`. On `real-climate-update-v09`, 817 membership rows "
+    "of the communities table name 339 entity ids that the entities table lacks.",
+    "membership-level-mismatch": "graphrag's node merge (`_merge_and_resolve_nodes` in "
+    "`graphrag/index/update/communities.py` @ v0.9.0 and v1.2.0) sets `delta_nodes[\"community\"].where(isna, "
+    "fillna(0).astype(int) + old_max_community_id + 1)`: a delta node row with community -1 (unclustered at that "
+    "level) gets `old_max_community_id`, the previous run's largest community number, which lives at one level "
+    "only. Checked on indexes with a create_final_nodes table and a communities table: each node row with a "
+    "community (not -1) is compared with that community's level. Evidence: `rows`, `count` (communities), "
+    "`node_vs_table_levels` (row counts per `node level->table level`), `shifted_minus_one` (of those rows, how many "
+    "name a run's previous maximum, i.e. a shifted -1, when the table has several periods). On "
+    "`real-climate-update-v09` 206 level-0 node rows name community 262, the level-2 community that ends the "
+    "2025-04-22 run (0-262): the delta run's unclustered entities, shifted from -1.",
     "parquet-csv-differ": "Checked when a table exists as both `X.parquet` and `X.csv` in the audited folder: "
     "the row counts of each pair, and the community numbers of communities and community_reports, are compared. "
     "Evidence: `audited` and `other` (`parquet`/`csv`) and, per differing table, the row counts and the values "

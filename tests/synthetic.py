@@ -1404,13 +1404,15 @@ def children_mismatch(spec: IndexSpec) -> IndexSpec:
     return s
 
 
-def two_forests(spec: IndexSpec, period: str = "2025-02-01", remap_children: bool = True) -> IndexSpec:
+def two_forests(spec: IndexSpec, period: str = "2025-02-01", remap_children: bool = True,
+                offset: int | None = None) -> IndexSpec:
     """Two `period` values / two forests, as `graphrag update` leaves them: a copy of the whole
     forest over new entities, numbered after the old one (offset = max + 1), with a later
-    period.  remap_children=False reproduces graphrag's bug of not remapping `children`."""
+    period.  remap_children=False reproduces graphrag's bug of not remapping `children`;
+    ``offset`` replaces graphrag's max + 1 (a merge that breaks graphrag's offset rule)."""
     s = spec.copy()
     c = s.communities
-    off = int(c["community"].max()) + 1
+    off = int(c["community"].max()) + 1 if offset is None else offset
     kbase = _next_key(s)
     new = c.copy()
     new["key"] = new["key"] + kbase

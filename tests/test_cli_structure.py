@@ -36,7 +36,7 @@ def _commands() -> dict:
 
 
 def test_every_command_is_registered_in_order():
-    assert list(_commands()) == ["levels", "tree", "report", "plan", "explain", "diff"]
+    assert list(_commands()) == ["levels", "tree", "report", "plan", "explain", "diff", "update-run"]
 
 
 @pytest.mark.parametrize("name", SHARED)
@@ -52,7 +52,8 @@ def test_a_shared_option_has_one_help_text(name):
 
 def test_format_choices_are_the_registry_enums():
     want = {"levels": formats.LevelsFormat, "tree": formats.TreeFormat, "plan": formats.PlanFormat,
-            "diff": formats.DiffFormat}
+            "diff": formats.DiffFormat,
+            "update-run": formats.UpdateRunFormat}
     for cmd_name, cmd in _commands().items():
         fmt = [p for p in cmd.params if "--format" in getattr(p, "opts", ())]
         if cmd_name not in want:
@@ -96,7 +97,7 @@ def _cli_imports() -> dict[str, set[str]]:
 def test_cli_modules_import_one_way():
     graph = _cli_imports()
     commands = {"graphrag_audit.cli.levels", "graphrag_audit.cli.tree", "graphrag_audit.cli.report",
-                "graphrag_audit.cli.plan"}
+                "graphrag_audit.cli.plan", "graphrag_audit.cli.update_run"}
     assert commands <= set(graph)
     for cmd in commands:  # commands use options, run and memory; never the app nor each other
         assert graph[cmd] <= {"graphrag_audit.cli.options", "graphrag_audit.cli.run", "graphrag_audit.cli.memory"}, \

@@ -368,8 +368,9 @@ CASES["invalid-utf8-title"] = Case(
 CASES["invalid-utf8-entity-ids"] = Case(
     "invalid-utf8-entity-ids",
     _column("entities", "id", invalid_utf8_strings([b"e1", b"e2", b"e3", b"e4", b"e5\xff"]), None),
-    # entity e5 is now 'e5\ufffd' in entities but 'e5' in entity_ids: one unclustered entity
-    ok("unclustered-entities"), "entity ids with invalid UTF-8 bytes")
+    # entity e5 is now 'e5\ufffd' in entities but 'e5' in entity_ids: one unclustered entity, and
+    # entity_ids name 'e5', which the entities table lacks
+    ok("unclustered-entities", "dangling-membership"), "entity ids with invalid UTF-8 bytes")
 
 
 # ============================================================================================
@@ -514,7 +515,7 @@ def _empty(idx, *tables):
 _tree_case("empty-reports", BASE_TREE, ok("community-without-report", "dynamic-no-level-0-report", "low-coverage",
                                           code=1), "community_reports with 0 rows",
            mutate=lambda idx: _empty(idx, "reports"))
-_tree_case("empty-entities", BASE_TREE, ok(), "entities with 0 rows",
+_tree_case("empty-entities", BASE_TREE, ok("dangling-membership"), "entities with 0 rows (entity_ids name none of them)",
            mutate=lambda idx: _empty(idx, "entities"))
 _tree_case("empty-communities", BASE_TREE,
            err("index/communities.parquet", r"the table has no rows: there is no community tree to audit"),

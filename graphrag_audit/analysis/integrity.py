@@ -7,6 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphrag_audit.analysis.update_checks import update_findings
 from graphrag_audit.findings import Finding, finding, preview
 from graphrag_audit.graphrag.compat import v2_readable
 from graphrag_audit.model.index import IndexModel
@@ -85,9 +86,17 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     periods = sorted({p for p in c["period"].tolist() if p})
     if len(periods) > 1:
         per = c.groupby("period").size()
+        by_level = c[c["period"] != ""].groupby(["period", "level"]).size()
+        levels_per_period: dict[str, dict[str, int]] = {}
+        for (p, lv), n in by_level.items():
+            levels_per_period.setdefault(str(p), {})[str(int(lv))] = int(n)
         out.append(finding("multiple-periods", f"communities carry {len(periods)} period values "
                            f"({preview(periods, 4)}): an incremental update merged several runs",
-                           periods={str(k): int(v) for k, v in per.items() if k}))
+                           periods={str(k): int(v) for k, v in per.items() if k},
+                           levels_per_period=levels_per_period))
+
+    # ---- incremental update (graphrag update) ------------------------------------------------
+    out.extend(update_findings(model))
 
     # ---- reports ------------------------------------------------------------------------
     out.extend(_reports(model, level_of))

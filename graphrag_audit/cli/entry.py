@@ -20,6 +20,7 @@ from graphrag_audit.cli.plan import plan_cmd
 from graphrag_audit.cli.report import report_cmd
 from graphrag_audit.cli.run import run_app
 from graphrag_audit.cli.tree import tree_cmd
+from graphrag_audit.cli.update_run import update_run_cmd
 from graphrag_audit.cli.usage import OneLineGroup
 
 app = typer.Typer(
@@ -55,6 +56,7 @@ app.command("report")(report_cmd)
 app.command("plan")(plan_cmd)
 app.command("explain")(explain_cmd)
 app.command("diff")(diff_cmd)
+app.command("update-run")(update_run_cmd)
 
 
 def main() -> None:

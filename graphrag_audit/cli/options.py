@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphrag_audit.render.formats import DiffFormat, LevelsFormat, PlanFormat, TreeFormat
+from graphrag_audit.render.formats import DiffFormat, LevelsFormat, PlanFormat, TreeFormat, UpdateRunFormat
 from graphrag_audit.rules import SEVERITIES
 
 
@@ -80,6 +80,7 @@ LevelsFormatOpt = Annotated[LevelsFormat, typer.Option(
 TreeFormatOpt = Annotated[TreeFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 PlanFormatOpt = Annotated[PlanFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 DiffFormatOpt = Annotated[DiffFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
+UpdateRunFormatOpt = Annotated[UpdateRunFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 
 # --level means the community_level in every command, but what each does with it differs (and
 # tree does not read GRAPHRAG_AUDIT_LEVEL): one alias per meaning

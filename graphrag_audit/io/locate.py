@@ -114,14 +114,15 @@ def _update_run_error(requested: Path) -> None:
     if TIMESTAMP.match(requested.name) and parts(requested) and not _table_files(requested):
         raise IndexInputError(requested, f"a `graphrag update` run folder: pass {requested / 'previous'} (the index "
                                          f"before this update) or {requested / 'delta'} (the index of the new "
-                                         f"documents only); the updated index is the project's output folder")
+                                         f"documents only); the updated index is the project's output folder "
+                                         f"(graphrag-audit update-run audits all three together)")
     ts = _newest_timestamped(requested)
     if ts is not None and parts(ts[0]) and not _table_files(requested):
         newest, count = ts
         raise IndexInputError(requested, f"the update_output folder of `graphrag update` ({count} run(s), newest "
                                          f"{newest.name}): the updated index is the project's output folder; "
                                          f"pass {newest / 'previous'} or {newest / 'delta'} to audit one part of "
-                                         f"a run")
+                                         f"a run (graphrag-audit update-run audits all three together)")
 
 
 def _update_role(output_dir: Path) -> list[str]:

@@ -12,6 +12,7 @@ What a renderer is called with depends on the command:
 * ``plan``: ``fn(report: PlanReport, **kw)``; text takes ``width`` and ``color``.
 * ``report``: ``fn(report: AuditReport)``, one HTML page.
 * ``diff``: ``fn(diff: IndexDiff, **kw)``; markdown and github take ``include_titles``.
+* ``update-run``: ``fn(report: UpdateRunReport)``.
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ class DiffFormat(str, Enum):
     github = "github"
 
 
+class UpdateRunFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
 # One table per command: str-valued members of different enums compare equal ("json"), so they
 # cannot share one dict.
 _RENDERERS: dict[type, dict[Enum, str]] = {
@@ -82,6 +88,10 @@ _RENDERERS: dict[type, dict[Enum, str]] = {
         DiffFormat.json: "diff_json:render_diff_json",
         DiffFormat.markdown: "diff_markdown:render_diff_markdown",
         DiffFormat.github: "diff_github:render_diff_github",
+    },
+    UpdateRunFormat: {
+        UpdateRunFormat.text: "update_run:render_update_run_text",
+        UpdateRunFormat.json: "update_run:render_update_run_json",
     },
 }
 

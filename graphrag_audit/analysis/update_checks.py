@@ -1,0 +1,159 @@
+"""Checks for the damage `graphrag update` (incremental indexing) leaves in one merged index.
+
+graphrag's merge (``graphrag/index/update/communities.py`` @ v3.3.0, v2.7.2, v1.2.0;
+``graphrag/index/update/incremental_index.py`` @ v0.9.0) concatenates the previous communities
+table with the delta run's, after shifting every delta community number by the previous
+maximum + 1 (``v + old_max_community_id + 1``; −1 stays −1). It remaps ``community`` and
+``parent`` only: ``children`` keep the delta run's numbers, and the delta communities'
+``entity_ids`` keep the delta run's entity ids even where the entity merge
+(``graphrag/index/update/entities.py``: grouped by title, ``"id": "first"``) kept the previous
+run's id for that title. The two runs differ only in ``period`` (the UTC date of each run,
+``create_communities.py`` @ v3.3.0: ``datetime.now(timezone.utc).date().isoformat()``).
+
+The ``children`` / ``parent`` disagreement is ``children-parent-mismatch`` and the two runs
+``multiple-periods`` (analysis/integrity.py); this module adds the id offset, memberships
+naming entities that are not in the entities table, and node rows whose level disagrees with
+the communities table.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from graphrag_audit.findings import Finding, finding, preview
+from graphrag_audit.model.index import IndexModel
+
+
+def update_findings(model: IndexModel) -> list[Finding]:
+    out: list[Finding] = []
+    out.extend(_delta_offset(model))
+    out.extend(_dangling_members(model))
+    out.extend(_membership_levels(model))
+    return out
+
+
+class PeriodRuns:
+    """The communities grouped by non-empty ``period`` value, oldest first (ISO dates sort as
+    strings): ``periods``; ``ids`` the community numbers sorted within each run, run ``i`` being
+    ``ids[bounds[i]:bounds[i + 1]]``; ``first``/``last`` each run's smallest and largest number and
+    ``previous_max`` the largest number of the runs before it (-1 for the first). Vectorised: an
+    index with a period per community costs one sort."""
+
+    def __init__(self, communities: pd.DataFrame):
+        per = communities["period"].astype(str).to_numpy()
+        keep = per != ""
+        codes, uniq = pd.factorize(per[keep], sort=True)
+        comm = communities["community"].to_numpy(dtype=np.int64)[keep]
+        order = np.lexsort((comm, codes))
+        self.periods = [str(p) for p in uniq]
+        self.ids = comm[order]
+        self.bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
+        starts = self.bounds[:-1]
+        self.first = self.ids[starts] if len(uniq) else np.zeros(0, dtype=np.int64)
+        self.last = self.ids[self.bounds[1:] - 1] if len(uniq) else np.zeros(0, dtype=np.int64)
+        running = np.maximum.accumulate(self.last) if len(uniq) else self.last
+        self.previous_max = np.concatenate([[-1], running[:-1]]).astype(np.int64) if len(uniq) else running
+
+    def __len__(self) -> int:
+        return len(self.periods)
+
+    def run(self, i: int) -> np.ndarray:
+        return self.ids[self.bounds[i]:self.bounds[i + 1]]
+
+
+def offset_violations(runs: PeriodRuns) -> list[dict]:
+    """For each run after the first, whether its numbers follow graphrag's offset rule: every
+    number above the previous runs' maximum, the first one exactly that maximum + 1 (hierarchical
+    Leiden numbers each run's communities from 0). One dict per run that does not."""
+    if len(runs) < 2:
+        return []
+    lens = np.diff(runs.bounds)
+    clash = np.bincount(np.repeat(np.arange(len(runs)), lens)[runs.ids <= np.repeat(runs.previous_max, lens)],
+                        minlength=len(runs))
+    clash[0] = 0
+    expected = runs.previous_max + 1
+    bad = np.flatnonzero((np.arange(len(runs)) > 0) & ((clash > 0) | (runs.first != expected)))
+    out = []
+    for i in bad.tolist():
+        ids = runs.run(i)
+        out.append({"period": runs.periods[i], "expected_first": int(expected[i]), "first": int(runs.first[i]),
+                    "at_or_below_previous_max": int(clash[i]),
+                    "examples": [int(x) for x in ids[ids <= runs.previous_max[i]][:8]]})
+    return out
+
+
+#: graphrag's period: ``datetime.now(timezone.utc).date().isoformat()``
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def _delta_offset(model: IndexModel) -> list[Finding]:
+    runs = PeriodRuns(model.communities)
+    if len(runs) < 2 or not all(ISO_DATE.match(p) for p in runs.periods):
+        return []  # graphrag writes ISO dates: other values give no order of the runs
+    bad = offset_violations(runs)
+    if not bad:
+        return []
+    ids = sorted({x for b in bad for x in b["examples"]})
+    parts = [f"{b['period']} starts at {b['first']} (expected {b['expected_first']}"
+             + (f", {b['at_or_below_previous_max']} at or below the earlier runs' maximum)"
+                if b["at_or_below_previous_max"] else ")") for b in bad[:4]]
+    more = f" and {len(bad) - 4} more runs" if len(bad) > 4 else ""
+    return [finding("delta-id-offset", "community numbers of a later run do not follow graphrag update's offset "
+                    "(previous maximum + 1): " + "; ".join(parts) + more, ids, runs=bad[:100],
+                    runs_off=len(bad))]
+
+
+def _member_found(model: IndexModel) -> np.ndarray | None:
+    """Per membership row, whether its entity key is in the entities table (None: no table)."""
+    if model.entities is None:
+        return None
+    if model.key_match is not None:
+        return model.key_match.member_row >= 0
+    keys = model.entities["id" if model.member_key == "id" else "title"]
+    return model.members["entity"].isin(pd.Index(keys.dropna().unique())).to_numpy(dtype=bool)
+
+
+def _dangling_members(model: IndexModel) -> list[Finding]:
+    found = _member_found(model)
+    if found is None or found.all():
+        return []
+    m = model.members
+    lost = ~found
+    comms = np.unique(m["community"].to_numpy(dtype=np.int64)[lost]).tolist()
+    keys = pd.unique(m["entity"][lost].astype(object).to_numpy())
+    column = "entity_ids" if model.member_key == "id" else "create_final_nodes titles"
+    return [finding("dangling-membership", f"{int(lost.sum())} membership rows of {len(comms)} communities "
+                    f"({column}) name {len(keys)} entities that are not in the entities table: {preview(comms)}",
+                    comms, rows=int(lost.sum()), entities=len(keys), count=len(comms), key=model.member_key,
+                    examples=[str(k) for k in keys[:5]])]
+
+
+def _membership_levels(model: IndexModel) -> list[Finding]:
+    """create_final_nodes rows (graphrag < 2.0's per-level membership) whose level is not the
+    level of their community in the communities table."""
+    if "nodes" not in model.files or "communities" not in model.files:
+        return []
+    r = model.rollup_rows
+    comm = r["community"].to_numpy(dtype=np.int64)
+    keep = comm >= 0
+    c = model.communities
+    last = pd.Series(c["level"].to_numpy(dtype=np.int64), index=c["community"].to_numpy(dtype=np.int64))
+    last = last[~last.index.duplicated(keep="last")]
+    at = last.index.get_indexer(comm[keep])
+    node_level = r["level"].to_numpy(dtype=np.int64)[keep]
+    table_level = np.where(at >= 0, last.to_numpy()[np.maximum(at, 0)], -1)
+    bad = (at >= 0) & (node_level != table_level)
+    if not bad.any():
+        return []
+    comms = np.unique(comm[keep][bad]).tolist()
+    pairs = pd.Series(list(zip(node_level[bad].tolist(), table_level[bad].tolist()))).value_counts().sort_index()
+    runs = PeriodRuns(c)
+    shifted = int(np.isin(comm[keep][bad], runs.previous_max[1:]).sum())
+    return [finding("membership-level-mismatch", f"{int(bad.sum())} create_final_nodes rows put an entity in a "
+                    f"community at another level than the communities table gives it ({len(comms)} communities): "
+                    f"{preview(comms)}", comms, rows=int(bad.sum()), count=len(comms),
+                    node_vs_table_levels={f"{a}->{b}": int(n) for (a, b), n in pairs.items()},
+                    shifted_minus_one=shifted)]

@@ -1,0 +1,81 @@
+"""Audit the three indexes of one `graphrag update` run together: the index before the update
+(previous), the new documents' index (delta) and the merged one, and check that the merged
+communities are previous + delta shifted by graphrag's offset.
+
+graphrag's offset: ``v + old_max_community_id + 1`` for every delta community, where the maximum
+is the previous communities' (``graphrag/index/update/communities.py`` @ v2.7.2, v3.3.0) or the
+previous create_final_nodes' (``_merge_and_resolve_nodes`` there @ v1.2.0 and v0.9.0).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from graphrag_audit.analysis.audit import audit_with_model
+from graphrag_audit.errors import IndexInputError
+from graphrag_audit.io.update_run import ROLES, locate_update_run
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.results.audit import AuditOptions
+from graphrag_audit.results.update_run import OffsetCheck, UpdatePart, UpdateRunReport
+
+_SHOWN = 50  # missing/extra numbers listed at most
+
+
+def _previous_max(model: IndexModel) -> tuple[int, str]:
+    if "nodes" in model.files:  # graphrag < 2.0 takes the maximum of the previous nodes
+        return int(model.rollup_rows["community"].max()), "create_final_nodes"
+    return int(model.communities["community"].max()), "communities"
+
+
+def offset_check(previous: IndexModel, delta: IndexModel, merged: IndexModel) -> OffsetCheck:
+    old_max, source = _previous_max(previous)
+    prev = np.unique(previous.communities["community"].to_numpy(dtype=np.int64))
+    shifted = np.unique(delta.communities["community"].to_numpy(dtype=np.int64)) + old_max + 1
+    expected = np.union1d(prev, shifted)
+    found = np.unique(merged.communities["community"].to_numpy(dtype=np.int64))
+    missing = np.setdiff1d(expected, found, assume_unique=True)
+    extra = np.setdiff1d(found, expected, assume_unique=True)
+    return OffsetCheck(old_max + 1, source, len(expected), len(found),
+                       tuple(int(x) for x in missing[:_SHOWN]), tuple(int(x) for x in extra[:_SHOWN]))
+
+
+def _part(role: str, path, queried: bool, options: AuditOptions) -> tuple[UpdatePart, IndexModel | None]:
+    if path is None:
+        return UpdatePart(role, None, queried, "absent"), None
+    try:
+        model, report = audit_with_model(path, options)
+    except IndexInputError as exc:
+        return UpdatePart(role, str(path), queried, "unreadable", problem=str(exc)), None
+    per_level = tuple(t.communities for t in report.tree_levels)
+    periods = tuple(sorted({str(p) for p in model.communities["period"].tolist() if p}))
+    entities = None if model.entities is None else int(len(model.entities))
+    return UpdatePart(role, str(path), queried, "audited", generation=model.generation.label,
+                      communities=int(len(model.communities)), reports=int(len(model.reports)),
+                      entities=entities, per_level=per_level, periods=periods,
+                      findings=tuple(report.findings)), model
+
+
+def audit_update_run(path: str | os.PathLike, options: AuditOptions | None = None) -> UpdateRunReport:
+    """previous, delta and merged of the newest update run reachable from ``path``
+    (:func:`~graphrag_audit.io.update_run.locate_update_run`), each audited with ``options``
+    (costs off unless asked for), and the offset check when all three could be read."""
+    options = options or AuditOptions(costs=False)
+    run = locate_update_run(path)
+    parts, models = [], {}
+    for role in ROLES:
+        part, model = _part(role, run.folder(role), run.queried == role, options)
+        parts.append(part)
+        models[role] = model
+    offset, why = None, ""
+    if all(models[r] is not None for r in ROLES):
+        if any(models[r].id_kind == "string" for r in ROLES):
+            why = "string community ids (graphrag 0.1-0.4): graphrag's merge casts them to int"
+        else:
+            offset = offset_check(models["previous"], models["delta"], models["merged"])
+    else:
+        why = "needs previous, delta and merged: " + ", ".join(
+            f"{p.role} {p.status}" for p in parts if p.status != "audited")
+    return UpdateRunReport(str(run.requested), run.layout, run.run, run.runs, run.queried, options.level,
+                           tuple(parts), offset, why, run.notes)

@@ -1,0 +1,77 @@
+"""``graphrag-audit update-run DIR``: the previous, delta and merged indexes of one `graphrag
+update` run audited together, which of them graphrag queries, and graphrag's id offset checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from graphrag_audit.cli.options import Debug, FailOn, FailOnOpt, Output, UpdateRunFormatOpt
+from graphrag_audit.cli.run import (EXIT_FINDINGS, EXIT_OK, fail, output_charset_for, run_guarded, stdout_if_dash,
+                                    write_payload)
+from graphrag_audit.render.formats import UpdateRunFormat, renderer
+
+RunDir = Annotated[Path, typer.Argument(
+    metavar="RUN", help="A project root where `graphrag update` ran, its update_output folder, or one "
+                        "update_output/<timestamp> run folder (the newest run is audited).")]
+
+
+def update_run_cmd(
+    run_dir: RunDir,
+    level: Annotated[Optional[int], typer.Option(
+        "--level", "-l", min=0, help="The community_level the level findings are checked at (default 2).")] = None,
+    fmt: UpdateRunFormatOpt = UpdateRunFormat.text,
+    output: Output = None,
+    fail_on: FailOnOpt = FailOn.error,
+    debug: Debug = False,
+):
+    """Audit one graphrag update run: previous, delta and merged indexes, and which one graphrag queries."""
+    from graphrag_audit.rules import SEVERITY_RANK
+
+    output = stdout_if_dash(output)
+    guard = _check_output(output, run_dir)
+    holder = {}
+
+    def work():
+        from graphrag_audit.analysis.update_run import audit_update_run
+        from graphrag_audit.results.audit import AuditOptions
+
+        report = audit_update_run(run_dir, AuditOptions(level=2 if level is None else level, costs=False))
+        holder["report"] = report
+        return renderer(fmt)(report)
+
+    with output_charset_for(output):
+        text = run_guarded(work, debug)
+    write_payload(text, output, guard)
+    if fail_on == FailOn.never:
+        raise typer.Exit(EXIT_OK)
+    threshold = SEVERITY_RANK[fail_on.value]
+    hit = any(SEVERITY_RANK[f.severity] >= threshold for p in holder["report"].parts for f in p.findings)
+    raise typer.Exit(EXIT_FINDINGS if hit else EXIT_OK)
+
+
+def _check_output(output: Path | None, run_dir: Path):
+    """Before any work: the guard of every folder of the run (no write lands in one of them),
+    and the ``-o`` target checked against it (None for stdout)."""
+    from graphrag_audit.errors import IndexInputError
+    from graphrag_audit.io.safe_write import Guard, WriteError, check_file_target, is_stdout
+    from graphrag_audit.io.update_run import ROLES, locate_update_run
+
+    if output is None or is_stdout(output):
+        return None
+    try:
+        run = locate_update_run(run_dir)
+    except IndexInputError as exc:
+        raise fail(str(exc)) from None
+    guard = Guard().protect(run_dir)
+    for role in ROLES:
+        folder = run.folder(role)
+        if folder is not None:
+            guard.protect(folder)
+    try:
+        check_file_target(output, guard)
+    except WriteError as exc:
+        raise fail(str(exc)) from None
+    return guard
