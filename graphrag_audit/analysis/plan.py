@@ -664,8 +664,10 @@ def _assemble(solver: _Solver, budgets: Budgets, frontier, members, rows, fits_o
                 why.append(f"coverage {c['actual']:.1%} < {c['value']:.0%}: no plan within the other budgets "
                            "holds that share of the coverable entities at their finest available level")
             else:
+                what = ("every coverable entity once, report-less roots kept out" if solver.placeholders else
+                        "every coverable entity once")
                 why.append(f"{c['kind'].replace('_', ' ')} {c['actual']:,} > {c['value']:,}: this is the coarsest "
-                           f"frontier (every coverable entity once), and it already exceeds the budget")
+                           f"frontier ({what}), and it already exceeds the budget")
         notes.append("the budget is smaller than the coarsest possible frontier: the plan shown is that frontier "
                      "and does not fit" if not any(c["kind"] == "coverage" for c in failed) else
                      "no plan meets every budget: the plan shown is the finest the other budgets allow")
