@@ -782,11 +782,10 @@ def test_graphrag_reads_the_written_real_directory(python, tmp_path):
 runner = CliRunner()
 
 
-def test_cli_needs_exactly_one_budget(tmp_path):
+def test_cli_needs_a_budget(tmp_path):
     d = build(tmp_path / "i", H1).output_dir
-    for args in ([], ["--reports", "3", "--tokens", "9"]):
-        res = runner.invoke(app, ["plan", str(d), *args])
-        assert res.exit_code == 2 and "exactly one budget" in res.output
+    res = runner.invoke(app, ["plan", str(d)])
+    assert res.exit_code == 2 and "at least one budget" in res.output
     res = runner.invoke(app, ["plan", str(d), "--coverage", "2"])
     assert res.exit_code == 2
 
