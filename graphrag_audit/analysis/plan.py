@@ -160,8 +160,13 @@ class PlanTree:
         in_tree = np.isin(rc, np.asarray(self.nodes, dtype=np.int64))
         self.rows: dict[int, np.ndarray] = {}
         pos = np.flatnonzero(in_tree)
-        for c, r in pd.Series(pos).groupby(rc[in_tree]):
-            self.rows[int(c)] = np.sort(r.to_numpy(dtype=np.int64))
+        if len(pos):
+            rcs = rc[in_tree]
+            order = np.argsort(rcs, kind="stable")  # positions stay ascending within a community
+            cs, ps = rcs[order], pos[order]
+            bounds = np.flatnonzero(np.diff(cs)) + 1
+            for chunk_c, chunk_p in zip(np.split(cs, bounds), np.split(ps, bounds)):
+                self.rows[int(chunk_c[0])] = chunk_p
         self.orphan_rows = np.flatnonzero(~in_tree)  # reports naming no community of the tree
         self.orphan_communities = sorted({int(x) for x in rc[~in_tree]})
         self._expansions: dict[int, Expansion] = {}
@@ -171,19 +176,26 @@ class PlanTree:
     def _check_nested(self, codes: np.ndarray, comm: np.ndarray) -> None:
         if not len(comm):
             return
-        par = np.fromiter((self.parent[int(c)] for c in comm), dtype=np.int64, count=len(comm))
+        nodes = np.asarray(self.nodes, dtype=np.int64)
+        parent_of = np.fromiter((self.parent[int(c)] for c in nodes), dtype=np.int64, count=len(nodes))
+        cidx = np.searchsorted(nodes, comm)
+        par = parent_of[cidx]
         pairs = pd.DataFrame({"e": codes, "c": comm, "p": par})
         dup = pairs.duplicated(["e", "p"], keep=False)
         if dup.any():
             bad = sorted(set(pairs.loc[dup, "c"].astype(int)))
             raise _refuse(self.model, f"entity sets are not nested: some entities sit in two sibling (or two root) "
                                       f"communities ({_preview(bad)})")
-        have = set(zip(codes.tolist(), comm.tolist()))
-        sub = pairs[pairs["p"] >= 0]
-        missing = [int(c) for e, c, p in zip(sub["e"], sub["c"], sub["p"]) if (int(e), int(p)) not in have]
-        if missing:
-            raise _refuse(self.model, f"entity sets are not nested: {len(set(missing))} communities hold entities "
-                                      f"their parent lacks ({_preview(sorted(set(missing)))})")
+        # every (entity, parent) pair must be an (entity, community) pair too
+        width = np.int64(len(nodes))
+        have = np.unique(codes.astype(np.int64) * width + cidx)
+        sub = par >= 0
+        want = codes[sub].astype(np.int64) * width + np.searchsorted(nodes, par[sub])
+        missing_mask = ~np.isin(want, have)
+        if missing_mask.any():
+            missing = sorted({int(c) for c in comm[sub][missing_mask]})
+            raise _refuse(self.model, f"entity sets are not nested: {len(missing)} communities hold entities "
+                                      f"their parent lacks ({_preview(missing)})")
 
     # ---- facts --------------------------------------------------------------------------
     def has_report(self, c: int) -> bool:
