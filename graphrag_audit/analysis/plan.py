@@ -22,36 +22,33 @@ Split rules (what a frontier may hold)
 
 What is optimised
 -----------------
-Priority order π over communities: level ascending, then entities descending (the report
-that aggregates the most entities first), then community number ascending. A plan's *split
-set* S is the set of communities strictly above its members. The plan is the split set that
-is **lexicographically greatest in π order** among the frontiers that fit the budget: no
-community earlier in π is left unsplit to pay for a split later in π. In words: refine
-level by level, the biggest reports of a level first; a split that does not fit is skipped and
-smaller ones of the same or later levels are still tried, so refinement spreads over every
-subtree before any subtree goes one level deeper.
+Each objective (``granularity``, ``rank``, ``text-units``; docs/plan.md#objectives) is a priority
+order π over communities that puts every community before its children. A plan's *split set* S
+is the set of communities strictly above its members. The plan is the split set that is
+**lexicographically greatest in π order** among the frontiers meeting every ceiling budget
+(reports, tokens, map calls; several combine, all must hold).
 
-Algorithm (``_greedy``): pop candidates from a heap in π order; apply the split when the
-resulting frontier fits (cost computed exactly on the whole frontier), else skip it; repeat
-passes until a pass changes nothing. For a budget whose cost never decreases when a
-community is split (reports; tokens in practice) this *is* the lexicographic maximum
-(proof sketch: feasible split sets are closed under undoing a split together with every
-split below it, so deciding coordinates in π order with "take it if still feasible" is the
-standard greedy for a lexicographic maximum over a hereditary family; the heap pops exactly
-the π order restricted to communities whose parent is split). tests/test_plan.py checks it
-against brute force over every frontier of small random trees. Map calls are not monotone
-(graphrag shuffles the selected list, so a superset can pack into fewer batches); there the
-result fits by construction, refines the baseline below and is *maximal* (no single allowed
-split still fits) but lexicographic optimality is not claimed.
+Algorithm (``_Solver.greedy``): pop candidates from a heap in π order; apply a split when the
+running additive totals still fit, else skip it. Report counts are exact and additive, so one
+O(n log n) sweep decides a reports budget; for costs that never decrease when a community is
+split this is the lexicographic maximum (feasible split sets are closed under undoing a split
+with every split below it; tests/test_plan.py and tests/test_plan_objectives.py check it against
+brute force). Tokens and map calls are costed exactly on whole frontiers: the sweep runs on an
+additive per-row token estimate under a cap λ, and ``_solve_ceilings`` binary-searches λ for the
+largest cap whose plan fits exactly (each probe jumps to the edge of the range of caps giving
+the same frontier). The result fits by construction; it is the optimum when the exact cost is
+additive and monotone, and not claimed otherwise (graphrag's shuffle makes map calls non-monotone).
 
-Baseline: ``LF(N)`` = the *level frontier* for ``community_level`` N: every allowed split of a
-community at level < N applied (on a clean tree with every report it is graphrag's
-frontier(N), what graphrag < 2.0 sends). The greedy starts from the finest ``LF(N)`` that fits,
-so the plan is always at least as fine as the best whole level that fits the same budget:
-every entity is represented at level >= min(N, its finest available level).
+Baseline: ``LF(N)`` = the *level frontier* for ``community_level`` N (every allowed split of a
+community at level < N), the finest fitting one found by binary search over N. The granularity
+sweep starts from it, so that plan is always at least as fine as the best whole level that fits.
 
-Coverage budget ``P``: the plan for the smallest report count K whose reports-budget plan
-represents at least a share P of the coverable entities at their finest available level.
+Coverage budget ``P``: binary search over a report cap K for a plan P(K) (under the other
+ceilings) holding at least a share P of the coverable entities at their finest available level
+while P(K - 1) does not (the smallest such K when that share is monotone in K).
+
+``allow_uncovered``: report-less roots may stay out as placeholders (nothing sent, entities
+uncovered); bringing one in is a split like any other.
 
 Costs are injected: ``cost(rows) -> Cost(tokens, map_calls)`` with ``rows`` the ascending
 report-row positions (parquet order). :class:`ContextCost` is that function computed exactly
