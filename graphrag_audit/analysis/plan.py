@@ -22,36 +22,33 @@ Split rules (what a frontier may hold)
 
 What is optimised
 -----------------
-Priority order π over communities: level ascending, then entities descending (the report
-that aggregates the most entities first), then community number ascending. A plan's *split
-set* S is the set of communities strictly above its members. The plan is the split set that
-is **lexicographically greatest in π order** among the frontiers that fit the budget: no
-community earlier in π is left unsplit to pay for a split later in π. In words: refine
-level by level, the biggest reports of a level first; a split that does not fit is skipped and
-smaller ones of the same or later levels are still tried, so refinement spreads over every
-subtree before any subtree goes one level deeper.
+Each objective (``granularity``, ``rank``, ``text-units``; docs/plan.md#objectives) is a priority
+order π over communities that puts every community before its children. A plan's *split set* S
+is the set of communities strictly above its members. The plan is the split set that is
+**lexicographically greatest in π order** among the frontiers meeting every ceiling budget
+(reports, tokens, map calls; several combine, all must hold).
 
-Algorithm (``_greedy``): pop candidates from a heap in π order; apply the split when the
-resulting frontier fits (cost computed exactly on the whole frontier), else skip it; repeat
-passes until a pass changes nothing. For a budget whose cost never decreases when a
-community is split (reports; tokens in practice) this *is* the lexicographic maximum
-(proof sketch: feasible split sets are closed under undoing a split together with every
-split below it, so deciding coordinates in π order with "take it if still feasible" is the
-standard greedy for a lexicographic maximum over a hereditary family; the heap pops exactly
-the π order restricted to communities whose parent is split). tests/test_plan.py checks it
-against brute force over every frontier of small random trees. Map calls are not monotone
-(graphrag shuffles the selected list, so a superset can pack into fewer batches); there the
-result fits by construction, refines the baseline below and is *maximal* (no single allowed
-split still fits) but lexicographic optimality is not claimed.
+Algorithm (``_Solver.greedy``): pop candidates from a heap in π order; apply a split when the
+running additive totals still fit, else skip it. Report counts are exact and additive, so one
+O(n log n) sweep decides a reports budget; for costs that never decrease when a community is
+split this is the lexicographic maximum (feasible split sets are closed under undoing a split
+with every split below it; tests/test_plan.py and tests/test_plan_objectives.py check it against
+brute force). Tokens and map calls are costed exactly on whole frontiers: the sweep runs on an
+additive per-row token estimate under a cap λ, and ``_solve_ceilings`` binary-searches λ for the
+largest cap whose plan fits exactly (each probe jumps to the edge of the range of caps giving
+the same frontier). The result fits by construction; it is the optimum when the exact cost is
+additive and monotone, and not claimed otherwise (graphrag's shuffle makes map calls non-monotone).
 
-Baseline: ``LF(N)`` = the *level frontier* for ``community_level`` N: every allowed split of a
-community at level < N applied (on a clean tree with every report it is graphrag's
-frontier(N), what graphrag < 2.0 sends). The greedy starts from the finest ``LF(N)`` that fits,
-so the plan is always at least as fine as the best whole level that fits the same budget:
-every entity is represented at level >= min(N, its finest available level).
+Baseline: ``LF(N)`` = the *level frontier* for ``community_level`` N (every allowed split of a
+community at level < N), the finest fitting one found by binary search over N. The granularity
+sweep starts from it, so that plan is always at least as fine as the best whole level that fits.
 
-Coverage budget ``P``: the plan for the smallest report count K whose reports-budget plan
-represents at least a share P of the coverable entities at their finest available level.
+Coverage budget ``P``: binary search over a report cap K for a plan P(K) (under the other
+ceilings) holding at least a share P of the coverable entities at their finest available level
+while P(K - 1) does not (the smallest such K when that share is monotone in K).
+
+``allow_uncovered``: report-less roots may stay out as placeholders (nothing sent, entities
+uncovered); bringing one in is a split like any other.
 
 Costs are injected: ``cost(rows) -> Cost(tokens, map_calls)`` with ``rows`` the ascending
 report-row positions (parquet order). :class:`ContextCost` is that function computed exactly
@@ -69,12 +66,14 @@ import pandas as pd
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.results.plan import (BUDGET_KINDS, Budget, Cost, CostFn, LevelOption, Plan, PlanIndex,
-                                         PlanReport, SubtreeStatus)
+from graphrag_audit.results.plan import (BUDGET_KINDS, OBJECTIVES, Budget, Budgets, Cost, CostFn, LevelOption, Plan,
+                                         PlanIndex, PlanReport, SubtreeStatus)
 
 __all__ = [
     "BUDGET_KINDS",
+    "OBJECTIVES",
     "Budget",
+    "Budgets",
     "Cost",
     "CostFn",
     "ContextCost",
@@ -158,8 +157,13 @@ class PlanTree:
         in_tree = np.isin(rc, np.asarray(self.nodes, dtype=np.int64))
         self.rows: dict[int, np.ndarray] = {}
         pos = np.flatnonzero(in_tree)
-        for c, r in pd.Series(pos).groupby(rc[in_tree]):
-            self.rows[int(c)] = np.sort(r.to_numpy(dtype=np.int64))
+        if len(pos):
+            rcs = rc[in_tree]
+            order = np.argsort(rcs, kind="stable")  # positions stay ascending within a community
+            cs, ps = rcs[order], pos[order]
+            bounds = np.flatnonzero(np.diff(cs)) + 1
+            for chunk_c, chunk_p in zip(np.split(cs, bounds), np.split(ps, bounds)):
+                self.rows[int(chunk_c[0])] = chunk_p
         self.orphan_rows = np.flatnonzero(~in_tree)  # reports naming no community of the tree
         self.orphan_communities = sorted({int(x) for x in rc[~in_tree]})
         self._expansions: dict[int, Expansion] = {}
@@ -169,19 +173,26 @@ class PlanTree:
     def _check_nested(self, codes: np.ndarray, comm: np.ndarray) -> None:
         if not len(comm):
             return
-        par = np.fromiter((self.parent[int(c)] for c in comm), dtype=np.int64, count=len(comm))
+        nodes = np.asarray(self.nodes, dtype=np.int64)
+        parent_of = np.fromiter((self.parent[int(c)] for c in nodes), dtype=np.int64, count=len(nodes))
+        cidx = np.searchsorted(nodes, comm)
+        par = parent_of[cidx]
         pairs = pd.DataFrame({"e": codes, "c": comm, "p": par})
         dup = pairs.duplicated(["e", "p"], keep=False)
         if dup.any():
             bad = sorted(set(pairs.loc[dup, "c"].astype(int)))
             raise _refuse(self.model, f"entity sets are not nested: some entities sit in two sibling (or two root) "
                                       f"communities ({_preview(bad)})")
-        have = set(zip(codes.tolist(), comm.tolist()))
-        sub = pairs[pairs["p"] >= 0]
-        missing = [int(c) for e, c, p in zip(sub["e"], sub["c"], sub["p"]) if (int(e), int(p)) not in have]
-        if missing:
-            raise _refuse(self.model, f"entity sets are not nested: {len(set(missing))} communities hold entities "
-                                      f"their parent lacks ({_preview(sorted(set(missing)))})")
+        # every (entity, parent) pair must be an (entity, community) pair too
+        width = np.int64(len(nodes))
+        have = np.unique(codes.astype(np.int64) * width + cidx)
+        sub = par >= 0
+        want = codes[sub].astype(np.int64) * width + np.searchsorted(nodes, par[sub])
+        missing_mask = ~np.isin(want, have)
+        if missing_mask.any():
+            missing = sorted({int(c) for c in comm[sub][missing_mask]})
+            raise _refuse(self.model, f"entity sets are not nested: {len(missing)} communities hold entities "
+                                      f"their parent lacks ({_preview(missing)})")
 
     # ---- facts --------------------------------------------------------------------------
     def has_report(self, c: int) -> bool:
@@ -292,119 +303,324 @@ def level_frontier(pt: PlanTree, n: int, start: list[int] | None = None) -> list
     return sorted(out)
 
 
-Fits = Callable[[list[int]], bool]
+# ---------------------------------------------------------------------------------------
+# the solver: one lexicographic greedy sweep per additive cap, binary search for the rest
+# ---------------------------------------------------------------------------------------
+_INF = float("inf")
 
 
-def _greedy(pt: PlanTree, start: list[int], fits: Fits) -> list[int]:
-    """Lexicographic greedy in π order (see the module docstring)."""
-    frontier = set(start)
-    changed = True
-    while changed:
-        changed = False
-        heap = [(pt.key(c), c) for c in frontier if pt.splittable(c)]
-        heapq.heapify(heap)
-        while heap:
-            _, c = heapq.heappop(heap)
-            kids = pt.split(c).members
-            trial = (frontier - {c}) | set(kids)
-            if fits(sorted(trial)):
-                frontier = trial
-                changed = True
-                for k in kids:
-                    if pt.splittable(k):
-                        heapq.heappush(heap, (pt.key(k), k))
-    return sorted(frontier)
+class _Solver:
+    """The frontier state shared by every probe of one :func:`plan_context` call.
+
+    Members of a frontier are report-bearing communities plus, with ``allow_uncovered``,
+    *placeholders*: report-less roots kept out (they send nothing; "splitting" one brings in its
+    expansion). Additive meters: report rows (exact) and a per-row token estimate (the
+    surrogate for the ``tokens`` / ``map_calls`` ceilings, whose exact cost is checked on the
+    whole frontier)."""
+
+    def __init__(self, pt: PlanTree, objective: str, allow_uncovered: bool, row_tokens: np.ndarray | None):
+        if objective not in OBJECTIVES:
+            raise ValueError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
+        self.pt = pt
+        self.objective = objective
+        self.allow_uncovered = bool(allow_uncovered)
+        start, self.dead, self.lost = pt.start()
+        self.placeholders: set[int] = set()
+        if allow_uncovered:
+            self.placeholders = {r for r in pt.roots if not pt.has_report(r) and pt.expand(r).members}
+            start = [c for c in start if pt.root_of(c) not in self.placeholders] + sorted(self.placeholders)
+        self.start = sorted(start)
+        self.n_rows = {c: len(pt.rows[c]) for c in pt.rows}
+        self.tok = None
+        if row_tokens is not None:
+            self.tok = {c: int(row_tokens[r].sum()) for c, r in pt.rows.items()}
+        self._key = self._keys()
+
+    # ---- structure -----------------------------------------------------------------------
+    def can_split(self, c: int) -> bool:
+        return c in self.placeholders or self.pt.splittable(c)
+
+    def kids(self, c: int) -> tuple[int, ...]:
+        return self.pt.expand(c).members if c in self.placeholders else self.pt.split(c).members
+
+    def rows_w(self, c: int) -> int:
+        return self.n_rows.get(c, 0)
+
+    def tok_w(self, c: int) -> int:
+        return self.tok.get(c, 0) if self.tok is not None else 0
+
+    def key(self, c: int):
+        return self._key(c)
+
+    def _keys(self):
+        """π for the objective: a linear extension of the tree (a community before its children),
+        so the heap pops exactly π restricted to the communities whose parent is split."""
+        pt = self.pt
+        if self.objective == "granularity":
+            return lambda c: (pt.level[c], -pt.n_entities[c], c)
+        weight = self._desc_rank() if self.objective == "rank" else self._text_units()
+        return lambda c: (-weight[c], pt.level[c], -pt.n_entities[c], c)
+
+    def _topdown(self) -> list[int]:
+        order, stack = [], list(self.pt.roots)
+        while stack:
+            c = stack.pop()
+            order.append(c)
+            stack.extend(self.pt.children[c])
+        return order
+
+    def _desc_rank(self) -> dict[int, float]:
+        """Highest graphrag ``rank`` among the reports strictly below each community (-inf: none):
+        what splitting it can bring in. Never larger for a child than for its parent."""
+        ranks = self.pt.model.reports["rank"].to_numpy(dtype=np.float64) if len(self.pt.model.reports) else None
+        own = {c: (float(np.nanmax(ranks[r])) if ranks is not None and not np.isnan(ranks[r]).all() else -_INF)
+               for c, r in self.pt.rows.items()}
+        sub: dict[int, float] = {}
+        below: dict[int, float] = {}
+        for c in reversed(self._topdown()):
+            b = max((sub[k] for k in self.pt.children[c]), default=-_INF)
+            below[c] = b
+            sub[c] = max(b, own.get(c, -_INF))
+        return below
+
+    def _text_units(self) -> dict[int, float]:
+        """Distinct text units of each community's entities (graphrag's occurrence count), capped
+        by its parent's so a child never comes before its parent (0 when the index has none)."""
+        from graphrag_audit.analysis.costs import community_text_unit_counts
+
+        counts = community_text_unit_counts(self.pt.model)
+        raw = {} if counts is None else {int(k): float(v) for k, v in counts.items()}
+        out: dict[int, float] = {}
+        for c in self._topdown():
+            p = self.pt.parent[c]
+            v = raw.get(c, 0.0)
+            out[c] = v if p == -1 else min(v, out[p])
+        return out
+
+    # ---- one greedy sweep -------------------------------------------------------------------
+    def greedy(self, start, max_rows: float, max_tok: float):
+        """The lexicographic greedy in π order under additive caps on rows and estimated tokens.
+
+        Returns (frontier, (rows, tokens) totals, (lo, hi)): the same frontier comes out for
+        every token cap in [lo, hi] (the largest accepted and smallest refused token total), which
+        lets the binary search jump over caps that change nothing."""
+        frontier = set(start)
+        rows = sum(self.rows_w(c) for c in frontier)
+        tok = sum(self.tok_w(c) for c in frontier)
+        acc_hi, rej_lo = tok, _INF
+        changed = True
+        while changed:
+            changed = False
+            heap = [(self.key(c), c) for c in frontier if self.can_split(c)]
+            heapq.heapify(heap)
+            decreased = False
+            while heap:
+                _, c = heapq.heappop(heap)
+                if c not in frontier:
+                    continue
+                kids = self.kids(c)
+                new_rows = rows - self.rows_w(c) + sum(self.rows_w(k) for k in kids)
+                new_tok = tok - self.tok_w(c) + sum(self.tok_w(k) for k in kids)
+                if new_rows <= max_rows and new_tok <= max_tok:
+                    decreased |= new_rows < rows or new_tok < tok
+                    frontier.discard(c)
+                    frontier.update(kids)
+                    rows, tok = new_rows, new_tok
+                    acc_hi = max(acc_hi, new_tok)
+                    for k in kids:
+                        if self.can_split(k):
+                            heapq.heappush(heap, (self.key(k), k))
+                elif new_rows <= max_rows:
+                    rej_lo = min(rej_lo, new_tok)
+            # a pass that only grew the totals cannot make a refused split fit: done
+            changed = decreased and any(self.can_split(c) for c in frontier)
+        return sorted(frontier), (rows, tok), (acc_hi, rej_lo - 1)
+
+
+def _members_only(solver: _Solver, frontier) -> list[int]:
+    return sorted(c for c in frontier if c not in solver.placeholders)
+
+
+def _row_tokens(pt: PlanTree, cost: CostFn) -> np.ndarray:
+    """A per-row token estimate (the additive surrogate): ``cost.row_tokens()`` when the cost
+    offers it (:class:`ContextCost`), else each row costed alone."""
+    n = len(pt.model.reports)
+    if hasattr(cost, "row_tokens"):
+        return np.asarray(cost.row_tokens(), dtype=np.int64)
+    out = np.zeros(n, dtype=np.int64)
+    for r in range(n):
+        out[r] = int(cost(np.array([r], dtype=np.int64)).tokens)
+    return out
+
+
+class _Probe:
+    """Exact checks of the ceilings on a whole frontier (memoised per frontier)."""
+
+    def __init__(self, solver: _Solver, budgets: Budgets, cost: CostFn | None):
+        self.s, self.b, self.cost = solver, budgets, cost
+        self.memo: dict[tuple, tuple[bool, Cost | None]] = {}
+        self.exact = budgets.get("tokens") is not None or budgets.get("map_calls") is not None
+
+    def cost_of(self, frontier) -> Cost | None:
+        if self.cost is None:
+            return None
+        return self.cost(self.s.pt.rows_of(_members_only(self.s, frontier)))
+
+    def fits(self, frontier, max_rows: float) -> bool:
+        if sum(self.s.rows_w(c) for c in frontier) > max_rows:
+            return False
+        if not self.exact:
+            return True
+        key = tuple(frontier)
+        hit = self.memo.get(key)
+        if hit is None:
+            c = self.cost_of(frontier)
+            t, m = self.b.get("tokens"), self.b.get("map_calls")
+            ok = (t is None or c.tokens <= t) and (m is None or c.map_calls <= m)
+            hit = self.memo[key] = (ok, c)
+        return hit[0]
+
+
+def _solve_ceilings(solver: _Solver, probe: _Probe, start, max_rows: float) -> list[int]:
+    """The plan under the row cap and the exact token / map-call ceilings.
+
+    Rows only: one greedy sweep. Otherwise a binary search over the estimated-token cap λ: the
+    largest λ whose sweep's frontier fits exactly (each probe jumps to the edge of the range of
+    caps giving the same frontier, so probes are at most ~log2 of the distinct frontiers)."""
+    if not probe.exact:
+        return solver.greedy(start, max_rows, _INF)[0]
+    full, _, (a, _) = solver.greedy(start, max_rows, _INF)
+    if probe.fits(full, max_rows):
+        return full
+    start = sorted(start)
+    if not probe.fits(start, max_rows):
+        return start
+    start_tok = sum(solver.tok_w(c) for c in start)
+    lo, hi, best = start_tok - 1, a, start
+    t = probe.b.get("tokens")
+    guess = t if t is not None and lo < t < hi else None
+    for _ in range(256):
+        if lo + 1 >= hi:
+            break
+        mid = guess if guess is not None else (lo + hi) // 2
+        guess = None
+        f, _, (acc, rej) = solver.greedy(start, max_rows, mid)
+        if probe.fits(f, max_rows):
+            lo, best = max(mid, min(rej, hi - 1)), f
+        else:
+            hi = min(mid, acc)
+    return best
+
+
+def _solver_level_frontier(solver: _Solver, n: int) -> list[int]:
+    out, stack = [], list(solver.start)
+    while stack:
+        c = stack.pop()
+        if solver.pt.level[c] < n and solver.can_split(c):
+            stack.extend(solver.kids(c))
+        else:
+            out.append(c)
+    return sorted(out)
+
+
+def _baseline(solver: _Solver, probe: _Probe, max_rows: float, max_level: int):
+    """(finest N whose level frontier LF(N) fits, LF(N)) by binary search over N, or (None, None)."""
+    hi = max(max_level, 0)
+    if not probe.fits(_solver_level_frontier(solver, 0), max_rows):
+        return None, None
+    lo, found = 0, _solver_level_frontier(solver, 0)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        f = _solver_level_frontier(solver, mid)
+        if probe.fits(f, max_rows):
+            lo, found = mid, f
+        else:
+            hi = mid - 1
+    return lo, found
+
+
+def _at_finest(solver: _Solver, frontier) -> int:
+    return int(sum(solver.pt.n_entities[c] for c in frontier
+                   if c not in solver.placeholders and not solver.pt.splittable(c)))
 
 
 # ---------------------------------------------------------------------------------------
 # planning
 # ---------------------------------------------------------------------------------------
-def _fits_fn(pt: PlanTree, budget: Budget, cost: CostFn | None) -> Fits:
-    cap = budget.value
-    if budget.kind in ("reports", "coverage"):
-        return lambda members: pt.n_rows(members) <= cap
-    if cost is None:
-        raise ValueError(f"a {budget.kind} budget needs a cost function (see ContextCost)")
-    memo: dict[tuple, bool] = {}
-    attr = "tokens" if budget.kind == "tokens" else "map_calls"
+def plan_context(model: IndexModel, budget, cost: CostFn | None = None, tree: PlanTree | None = None, *,
+                 objective: str = "granularity", allow_uncovered: bool = False) -> Plan:
+    """The frontier that fits every budget of ``budget`` (a :class:`Budget` or :class:`Budgets`;
+    see the module docstring for what is optimised).
 
-    def fits(members: list[int]) -> bool:
-        key = tuple(members)
-        hit = memo.get(key)
-        if hit is None:
-            hit = getattr(cost(pt.rows_of(members)), attr) <= cap
-            memo[key] = hit
-        return hit
+    ``cost`` is required for ``tokens`` / ``map_calls`` budgets and optional otherwise (it fills
+    ``Plan.cost``). ``tree``: a :class:`PlanTree` of ``model`` to reuse. ``objective``: one of
+    :data:`OBJECTIVES`. ``allow_uncovered``: report-less roots may be kept out (their entities
+    left uncovered, as a single community_level does) instead of expanded.
+    """
+    budgets = Budgets.of(budget)
+    if budgets.needs_cost and cost is None:
+        raise ValueError(f"a {budgets.kind.replace('_', ' ')} budget needs a cost function (see ContextCost)")
+    pt = tree or PlanTree(model)
+    solver = _Solver(pt, objective, allow_uncovered, _row_tokens(pt, cost) if budgets.needs_cost else None)
+    probe = _Probe(solver, budgets, cost)
+    max_level = max(pt.level.values()) if pt.level else -1
+    r_cap = budgets.get("reports")
+    max_rows = _INF if r_cap is None else int(r_cap)
+    share = budgets.get("coverage")
+    coverable = pt.n_clustered - solver.lost
+    if share is None:
+        baseline, seed = _baseline(solver, probe, max_rows, max_level)
+        start = seed if (objective == "granularity" and seed is not None) else solver.start
+        frontier = _solve_ceilings(solver, probe, start, max_rows)
+    else:
+        frontier = _coverage_plan(solver, probe, share, coverable, max_rows)
+        cap = min(max_rows, sum(solver.rows_w(c) for c in frontier))
+        baseline, _ = _baseline(solver, probe, cap, max_level)
+    fits_ok = probe.fits(frontier, max_rows)
+    if share is not None:
+        fits_ok = fits_ok and (coverable == 0 or _at_finest(solver, frontier) >= share * coverable - 1e-9)
+    members = _members_only(solver, frontier)
+    rows = pt.rows_of(members)
+    plan_cost = cost(rows) if cost is not None else None
+    return _assemble(solver, budgets, frontier, members, rows, fits_ok, baseline, plan_cost, coverable)
 
-    return fits
 
+def _coverage_plan(solver: _Solver, probe: _Probe, share: float, coverable: int, max_rows: float) -> list[int]:
+    """The plan of the smallest report cap K (binary search; at most ``max_rows``) whose plan,
+    under the other ceilings, holds a share ``share`` of the coverable entities at their finest
+    available level. Returns the finest plan the ceilings allow when no K reaches it."""
+    start = solver.start
 
-def _plan_members(pt: PlanTree, start: list[int], fits: Fits, max_level: int) -> tuple[list[int], int | None]:
-    """(members, baseline level) for a ceiling budget."""
-    baseline = None
-    seed = start
-    prev = None
-    for n in range(0, max_level + 1):
-        lf = level_frontier(pt, n, start)
-        if lf == prev:  # nothing left to split at this level: same frontier, same verdict
-            if baseline == n - 1:
-                baseline = n
-            continue
-        prev = lf
-        if fits(lf):
-            baseline, seed = n, lf
-    if baseline is None:
-        return sorted(start), None
-    return _greedy(pt, seed, fits), baseline
+    def plan_at(k):
+        return _solve_ceilings(solver, probe, start, k)
+
+    def meets(f):
+        return coverable == 0 or _at_finest(solver, f) >= share * coverable - 1e-9
+
+    top = plan_at(max_rows)
+    if not meets(top):
+        return top
+    lo = sum(solver.rows_w(c) for c in start) - 1  # below the coarsest frontier: no plan fits
+    hi = sum(solver.rows_w(c) for c in top)
+    best = top
+    while lo + 1 < hi:
+        mid = (lo + hi) // 2
+        f = plan_at(mid)
+        if meets(f) and probe.fits(f, mid):
+            hi, best = min(mid, sum(solver.rows_w(c) for c in f)), f
+        else:
+            lo = mid
+    return best
 
 
 def _finest_entities(pt: PlanTree, members) -> int:
     return int(sum(pt.n_entities[c] for c in members if not pt.splittable(c)))
 
 
-def plan_context(model: IndexModel, budget: Budget, cost: CostFn | None = None,
-                 tree: PlanTree | None = None) -> Plan:
-    """The frontier that fits ``budget`` (see the module docstring for what is optimised).
-
-    ``cost`` is required for ``tokens`` / ``map_calls`` budgets and optional otherwise (it fills
-    ``Plan.cost``). ``tree``: a :class:`PlanTree` of ``model`` to reuse.
-    """
-    pt = tree or PlanTree(model)
-    start, dead, lost = pt.start()
-    max_level = max(pt.level.values()) if pt.level else -1
+def _assemble(solver: _Solver, budgets: Budgets, frontier, members, rows, fits_ok, baseline, plan_cost,
+              coverable: int) -> Plan:
+    pt, start, dead, lost = solver.pt, solver.start, solver.dead, solver.lost
     notes: list[str] = []
-    if budget.kind == "coverage":
-        members, baseline, fits_ok = _coverage_plan(pt, start, budget.value, max_level)
-    else:
-        fits = _fits_fn(pt, budget, cost)
-        members, baseline = _plan_members(pt, start, fits, max_level)
-        fits_ok = fits(members)
-    if not fits_ok:
-        notes.append("the budget is smaller than the coarsest possible frontier: the plan shown is that frontier "
-                     "and does not fit")
-    rows = pt.rows_of(members)
-    plan_cost = cost(rows) if cost is not None else None
-    return _assemble(pt, budget, members, rows, fits_ok, baseline, start, dead, lost, plan_cost, notes)
-
-
-def _coverage_plan(pt: PlanTree, start: list[int], share: float, max_level: int):
-    represented = sum(pt.n_entities[c] for c in start)
-    total_rows = pt.n_rows(level_frontier(pt, max_level + 1, start))
-    lo = pt.n_rows(start)
-    best = None
-    for k in range(lo, max(total_rows, lo) + 1):
-        fits = _fits_fn(pt, Budget("reports", k), None)
-        members, baseline = _plan_members(pt, start, fits, max_level)
-        fin = _finest_entities(pt, members)
-        if represented == 0 or fin >= share * represented - 1e-9:
-            return members, baseline, True
-        best = (members, baseline)
-    if best is None:
-        return sorted(start), None, represented == 0
-    return best[0], best[1], False
-
-
-def _assemble(pt: PlanTree, budget, members, rows, fits_ok, baseline, start, dead, lost, plan_cost, notes) -> Plan:
     levels: dict[str, int] = {}
     for c in members:
         levels[str(pt.level[c])] = levels.get(str(pt.level[c]), 0) + 1
@@ -421,13 +637,19 @@ def _assemble(pt: PlanTree, budget, members, rows, fits_ok, baseline, start, dea
     max_level = max(pt.level.values()) if pt.level else 0
     complete = min(non_final) if non_final else max_level
     deepest = max((pt.level[c] for c in members), default=None)
-    subtrees = _subtrees(pt, members, deepest)
+    kept_out = sorted(c for c in frontier if c in solver.placeholders)
+    left_uncovered = int(sum(pt.n_entities[m] for r in kept_out for m in pt.expand(r).members))
+    subtrees = _subtrees(pt, members, deepest, set(kept_out))
+    start_rows = sum(solver.rows_w(c) for c in start)
     if not pt.model.has_reports_table:
         notes.append("the index has no community_reports table: global search has nothing to send")
     bare_roots = [r for r in pt.roots if not pt.has_report(r) and pt.children[r]]
-    if bare_roots and pt.model.has_reports_table:
+    if bare_roots and pt.model.has_reports_table and not solver.placeholders:
         notes.append(f"{len(bare_roots)} roots have no report ({_preview(bare_roots)}): their report-bearing "
-                     f"descendants stand in, so the coarsest frontier already has {pt.n_rows(start)} reports")
+                     f"descendants stand in, so the coarsest frontier already has {start_rows} reports")
+    if kept_out:
+        notes.append(f"{left_uncovered} coverable entities are left uncovered (--allow-uncovered): report-less "
+                     f"roots {_preview(kept_out)} are kept out instead of sending their descendants' reports")
     if len(pt.orphan_rows):
         notes.append(f"{len(pt.orphan_rows)} report row(s) name communities absent from the tree "
                      f"({_preview(pt.orphan_communities)}); no frontier can place them")
@@ -436,15 +658,54 @@ def _assemble(pt: PlanTree, budget, members, rows, fits_ok, baseline, start, dea
                      "children, and no ancestor report exists")
     if duplicated:
         notes.append(f"{duplicated} entities are held by more than one plan member")
+    at_finest = _finest_entities(pt, members)
+    checks = _checks(budgets, len(rows), plan_cost, at_finest, coverable)
+    why = []
+    if not len(rows):
+        why.append("the plan holds no report: global search would send nothing ("
+                   + ("the index has no community_reports table" if not pt.model.has_reports_table else
+                      "no report names a community of the tree" if not pt.rows else
+                      "every report-bearing community is kept out") + ")")
+    if not fits_ok:
+        failed = [c for c in checks if c["holds"] is False]
+        for c in failed:
+            if c["kind"] == "coverage":
+                why.append(f"coverage {c['actual']:.1%} < {c['value']:.0%}: no plan within the other budgets "
+                           "holds that share of the coverable entities at their finest available level")
+            else:
+                what = ("every coverable entity once, report-less roots kept out" if solver.placeholders else
+                        "every coverable entity once")
+                why.append(f"{c['kind'].replace('_', ' ')} {c['actual']:,} > {c['value']:,}: this is the coarsest "
+                           f"frontier ({what}), and it already exceeds the budget")
+        notes.append("the budget is smaller than the coarsest possible frontier: the plan shown is that frontier "
+                     "and does not fit" if not any(c["kind"] == "coverage" for c in failed) else
+                     "no plan meets every budget: the plan shown is the finest the other budgets allow")
     return Plan(
-        budget=budget, communities=sorted(members), rows=rows, fits=bool(fits_ok), levels=levels,
-        entities_represented=represented, entities_at_finest=_finest_entities(pt, members),
+        budget=budgets, communities=sorted(members), rows=rows, fits=bool(fits_ok), levels=levels,
+        entities_represented=represented, entities_at_finest=at_finest,
         entities_clustered=pt.n_clustered, entities_uncoverable=int(lost), entities_duplicated=duplicated,
         entities_per_report=epr, baseline_level=baseline, complete_level=int(complete), deepest_level=deepest,
-        subtrees=subtrees, start_reports=pt.n_rows(start), uncoverable_communities=sorted(dead),
+        subtrees=subtrees, start_reports=start_rows, uncoverable_communities=sorted(dead),
         orphan_reports=[int(r) for r in pt.orphan_rows], orphan_communities=pt.orphan_communities,
-        cost=plan_cost, notes=notes,
+        cost=plan_cost, notes=notes, objective=solver.objective, allow_uncovered=solver.allow_uncovered,
+        entities_coverable=int(coverable), entities_left_uncovered=left_uncovered, uncovered_roots=kept_out,
+        checks=checks, why_not=why,
     )
+
+
+def _checks(budgets: Budgets, reports: int, cost: Cost | None, at_finest: int, coverable: int) -> list[dict]:
+    out = []
+    for b in budgets:
+        if b.kind == "reports":
+            actual = reports
+        elif b.kind == "coverage":
+            actual = at_finest / coverable if coverable else 1.0
+        else:
+            actual = None if cost is None else int(cost.tokens if b.kind == "tokens" else cost.map_calls)
+        value = b.to_dict()["value"]
+        holds = None if actual is None else bool(actual >= value - 1e-9 if b.kind == "coverage" else actual <= value)
+        out.append({"kind": b.kind, "value": value, "actual": actual, "holds": holds})
+    return out
 
 
 def _reachable_depth(pt: PlanTree, root: int) -> int | None:
@@ -459,7 +720,7 @@ def _reachable_depth(pt: PlanTree, root: int) -> int | None:
     return best
 
 
-def _subtrees(pt: PlanTree, members, deepest) -> list[SubtreeStatus]:
+def _subtrees(pt: PlanTree, members, deepest, kept_out=frozenset()) -> list[SubtreeStatus]:
     by_root: dict[int, list[int]] = {r: [] for r in pt.roots}
     for c in members:
         by_root.setdefault(pt.root_of(c), []).append(c)
@@ -470,7 +731,9 @@ def _subtrees(pt: PlanTree, members, deepest) -> list[SubtreeStatus]:
             lv[str(pt.level[c])] = lv.get(str(pt.level[c]), 0) + 1
         blocked = [{"community": c, "level": pt.level[c], "reason": pt.blocked_reason(c)}
                    for c in sorted(mem) if pt.blocked_reason(c)]
-        if any(pt.splittable(c) for c in mem):
+        if r in kept_out:
+            status = "uncovered"
+        elif any(pt.splittable(c) for c in mem):
             status = "budget"
         elif blocked:
             status = "blocked"
@@ -501,6 +764,19 @@ class ContextCost:
     def batches(self, rows: np.ndarray):
         return self.coster.batches(rows)
 
+    def row_tokens(self) -> np.ndarray:
+        """Each report row's own tokens without the occurrence-weight cell (rows graphrag's rank
+        filter drops: 0): the planner's additive estimate, checked exactly on whole frontiers."""
+        c = self.coster
+        if c.additive:
+            m = c.fixed_measures(False)
+            out = np.zeros(len(m), dtype=np.int64)
+            keep = m >= 0
+            out[keep] = c.counter.tokens_from_measure(m[keep])
+            return out
+        rows = np.arange(len(c.comm), dtype=np.int64)
+        return np.array([int(self(np.array([r])).tokens) for r in rows], dtype=np.int64)
+
     def __call__(self, rows: np.ndarray) -> Cost:
         b = self.coster.batches(rows)
         return Cost(int(b.total_tokens), int(b.n_batches))
@@ -527,7 +803,7 @@ class ContextCost:
 # ---------------------------------------------------------------------------------------
 # beside the plan: every community_level N, and dynamic selection
 # ---------------------------------------------------------------------------------------
-def level_options(model: IndexModel, budget: Budget, cost: CostFn | None = None,
+def level_options(model: IndexModel, budget, cost: CostFn | None = None,
                   tree: PlanTree | None = None, selections: dict | None = None) -> list[LevelOption]:
     """v2 and v1 at every N (0 … max, None) with reports, cost, entities covered, duplication."""
     from graphrag_audit.analysis.levels import TreeIndex, selection_stats
@@ -566,7 +842,15 @@ def level_options(model: IndexModel, budget: Budget, cost: CostFn | None = None,
     return out
 
 
-def _option_fits(budget: Budget, reports: int, cost: Cost | None, at_finest: int, covered: int) -> bool | None:
+def _option_fits(budget, reports: int, cost: Cost | None, at_finest: int, covered: int) -> bool | None:
+    """Every budget holds (None when one cannot be told: a cost budget without costs)."""
+    verdicts = [_one_fits(b, reports, cost, at_finest, covered) for b in Budgets.of(budget)]
+    if False in verdicts:
+        return False
+    return None if None in verdicts else True
+
+
+def _one_fits(budget: Budget, reports: int, cost: Cost | None, at_finest: int, covered: int) -> bool | None:
     if budget.kind == "reports":
         return reports <= budget.value
     if budget.kind == "coverage":
@@ -598,14 +882,42 @@ def dynamic_preview(model: IndexModel, num_repeats: int = 1, selections: dict | 
     return out
 
 
-def plan_report(model: IndexModel, budget: Budget, cost: CostFn | None = None, *, num_repeats: int = 1,
-                settings: dict | None = None) -> PlanReport:
+def plan_report(model: IndexModel, budget, cost: CostFn | None = None, *, num_repeats: int = 1,
+                settings: dict | None = None, objective: str = "granularity",
+                allow_uncovered: bool = False) -> PlanReport:
+    from dataclasses import replace
+
     from graphrag_audit.graphrag.selection import select_all
 
     pt = PlanTree(model)
-    plan = plan_context(model, budget, cost, tree=pt)
+    plan = plan_context(model, budget, cost, tree=pt, objective=objective, allow_uncovered=allow_uncovered)
     sels = select_all(model)
     index = PlanIndex(path=str(model.path), output_dir=str(model.output_dir), generation=model.generation.label,
                       max_level=model.max_level, notes=tuple(model.notes))
-    return PlanReport(index=index, plan=plan, options=level_options(model, budget, cost, tree=pt, selections=sels),
+    options = level_options(model, budget, cost, tree=pt, selections=sels)
+    why = _why_levels_fit(pt, plan, options)
+    if why:
+        plan = replace(plan, why_not=list(plan.why_not) + why)
+    return PlanReport(index=index, plan=plan, options=options,
                       dynamic=dynamic_preview(model, num_repeats, selections=sels), settings=dict(settings or {}))
+
+
+def _why_levels_fit(pt: PlanTree, plan: Plan, options: list[LevelOption]) -> list[str]:
+    """When a single community_level fits but the plan does not: why (it leaves entities out)."""
+    if plan.fits:
+        return []
+    fitting = [o for o in options if o.fits and o.reports]
+    if not fitting:
+        return []
+    o = max(fitting, key=lambda x: (x.entities_covered, -x.reports))
+    gap = plan.entities_coverable - o.entities_covered
+    label = "None" if o.community_level is None else str(o.community_level)
+    if gap > 0 and not plan.allow_uncovered:
+        bare = [r for r in pt.roots if not pt.has_report(r) and pt.children[r]]
+        return [f"community_level {label} ({'graphrag >= 2.0' if o.behaviour == 'v2' else 'graphrag < 2.0'}) fits "
+                f"with {o.reports:,} reports because it covers only {o.entities_covered:,} of the "
+                f"{plan.entities_coverable:,} coverable entities; a plan holds every coverable entity, and "
+                f"{len(bare):,} report-less roots make its coarsest frontier {plan.start_reports:,} reports. "
+                "--allow-uncovered lets the plan leave their entities out too"]
+    return [f"community_level {label} fits but sends ancestors together with descendants or costs less by "
+            "graphrag's batching; no frontier of single reports fits"]

@@ -1,7 +1,8 @@
-"""``graphrag-audit plan DIR``: a cross-level frontier of reports that fits one budget.
+"""``graphrag-audit plan DIR``: a cross-level frontier of reports that fits every budget given.
 
-Exit codes: 0 = the plan fits the budget; 1 = even the coarsest frontier exceeds it (the
-coarsest frontier is shown, nothing is written); 2 = usage error or unreadable index.
+Exit codes: 0 = the plan fits every budget and sends at least one report; 1 = no plan fits
+(the best frontier it could do is shown, with why, in every format; nothing is written) or the
+plan holds no report; 2 = usage error or unreadable index.
 """
 
 from __future__ import annotations
@@ -20,20 +21,52 @@ from graphrag_audit.cli.run import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, chec
 from graphrag_audit.render.formats import PlanFormat, renderer
 
 
-def _budget(reports, tokens, map_calls, coverage):
-    given = [(k, v) for k, v in (("reports", reports), ("tokens", tokens), ("map_calls", map_calls),
-                                 ("coverage", coverage)) if v is not None]
-    if len(given) != 1:
-        names = ", ".join("--" + k.replace("_", "-") for k, _ in given)
-        raise fail("give exactly one budget: --reports K, --tokens T, --map-calls M or --coverage P"
-                   + (f" (got {names})" if given else ""), EXIT_BAD_INPUT)
-    from graphrag_audit.analysis.plan import Budget
+_SUFFIX = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 
-    kind, value = given[0]
+
+def _count(flag: str, text: str) -> int:
+    """``60000``, ``60k``, ``1.5M``, ``60_000`` -> an int; a usage error (exit 2) otherwise."""
+    t = str(text).strip().replace("_", "").replace(",", "")
+    mult = _SUFFIX.get(t[-1:].lower(), 1) if t else 1
+    body = t[:-1] if mult != 1 else t
     try:
-        return Budget(kind, value)
-    except ValueError as exc:
-        raise fail(f"--{kind.replace('_', '-')}: {exc}") from None
+        value = float(body)
+    except ValueError:
+        raise fail(f"{flag}: expected a whole number such as 60000, 60k or 1.5M, not {text!r}") from None
+    whole = value * mult
+    if not (whole == whole and whole not in (float("inf"), float("-inf"))) or whole != int(whole):
+        raise fail(f"{flag}: expected a whole number such as 60000, 60k or 1.5M, not {text!r}")
+    return int(whole)
+
+
+def _share(text: str) -> float:
+    """``0.8`` or ``80%`` -> 0.8; a usage error (exit 2) otherwise."""
+    t = str(text).strip()
+    pct = t.endswith("%")
+    try:
+        value = float(t[:-1] if pct else t)
+    except ValueError:
+        raise fail(f"--coverage: expected a share such as 0.8 or 80%, not {text!r}") from None
+    return value / 100 if pct else value
+
+
+def _budget(reports, tokens, map_calls, coverage):
+    from graphrag_audit.analysis.plan import Budget, Budgets
+
+    given = []
+    for kind, raw in (("reports", reports), ("tokens", tokens), ("map_calls", map_calls), ("coverage", coverage)):
+        if raw is None:
+            continue
+        flag = "--" + kind.replace("_", "-")
+        value = _share(raw) if kind == "coverage" else _count(flag, raw)
+        try:
+            given.append(Budget(kind, value))
+        except ValueError as exc:
+            raise fail(f"{flag}: {exc}") from None
+    if not given:
+        raise fail("give at least one budget: --reports K, --tokens T, --map-calls M and/or --coverage P "
+                   "(several must all hold)", EXIT_BAD_INPUT)
+    return Budgets(given)
 
 
 def _read_back(path: Path, plan, shown: Path | None = None, max_level: int | None = None) -> str:
@@ -72,14 +105,25 @@ def _max_level(path: Path) -> int | None:
 
 def plan_cmd(
     index_dir: IndexDir,
-    reports: Annotated[Optional[int], typer.Option("--reports", metavar="K", help="Budget: at most K reports.")] = None,
-    tokens: Annotated[Optional[int], typer.Option(
-        "--tokens", metavar="T", help="Budget: at most T context tokens (graphrag's count, headers included).")] = None,
-    map_calls: Annotated[Optional[int], typer.Option(
+    reports: Annotated[Optional[str], typer.Option(
+        "--reports", metavar="K", help="Budget: at most K reports (40, 1.5k).")] = None,
+    tokens: Annotated[Optional[str], typer.Option(
+        "--tokens", metavar="T", help="Budget: at most T context tokens (graphrag's count, headers included; "
+                                      "60000, 60k, 1.5M).")] = None,
+    map_calls: Annotated[Optional[str], typer.Option(
         "--map-calls", metavar="M", help="Budget: at most M map calls (graphrag's exact batching).")] = None,
-    coverage: Annotated[Optional[float], typer.Option(
-        "--coverage", metavar="P", help="Target: a share P in (0, 1] of entities represented at their finest "
-                                        "available level, with as few reports as possible.")] = None,
+    coverage: Annotated[Optional[str], typer.Option(
+        "--coverage", metavar="P", help="Target: a share P in (0, 1] (0.8 or 80%) of coverable entities at their "
+                                        "finest available level, with as few reports as possible. Budgets "
+                                        "combine: every one given must hold.")] = None,
+    objective: Annotated[str, typer.Option(
+        "--objective", metavar="granularity|rank|text-units",
+        help="What to refine first: granularity (level by level, the default), rank (where graphrag's "
+             "highest-ranked reports lie below), text-units (where the most source text units are).")] = "granularity",
+    allow_uncovered: Annotated[bool, typer.Option(
+        "--allow-uncovered", help="Let report-less roots stay out (their entities uncovered, as a single "
+                                  "community_level leaves them) instead of sending their descendants' reports; "
+                                  "the output says how many entities.")] = False,
     fmt: PlanFormatOpt = PlanFormat.text,
     write: Annotated[Optional[Path], typer.Option(
         "--write", metavar="OUT_DIR", help="Write a new index directory whose community_reports and communities "
@@ -101,9 +145,14 @@ def plan_cmd(
 ):
     """Plan a global-search context by budget: a cross-level frontier of reports, beside every community_level."""
     budget = _budget(reports, tokens, map_calls, coverage)
+    from graphrag_audit.analysis.plan import OBJECTIVES
+
+    if objective not in OBJECTIVES:
+        raise fail(f"--objective: choose one of {', '.join(OBJECTIVES)}, not {objective!r}")
     check_tokenizer(tokenizer)
     if no_costs and budget.needs_cost:
-        raise fail(f"--no-costs cannot be combined with a {budget.kind.replace('_', ' ')} budget")
+        kinds = [b.kind.replace('_', ' ') for b in budget if b.needs_cost]
+        raise fail(f"--no-costs cannot be combined with a {' or '.join(kinds)} budget")
     output = stdout_if_dash(output)
     guard = check_output_path(output, index_dir)
     if write is not None and guard is None:
@@ -124,7 +173,8 @@ def plan_cmd(
                     "tokens_exact": None if cost is None else cost.exact,
                     "max_context_tokens": None if cost is None else max_context_tokens,
                     "num_repeats": num_repeats}
-        report = plan_report(model, budget, cost, num_repeats=num_repeats, settings=settings)
+        report = plan_report(model, budget, cost, num_repeats=num_repeats, settings=settings, objective=objective,
+                             allow_uncovered=allow_uncovered)
         if write is not None:
             if not report.plan.fits:  # the frontier is still shown (exit 1), nothing is written
                 from graphrag_audit.cli.run import say
@@ -153,4 +203,4 @@ def plan_cmd(
     with output_charset_for(output):
         text = run_guarded(lambda: render(report, **kw), debug)
     write_payload(text, output, guard)
-    raise typer.Exit(EXIT_OK if report.plan.fits else EXIT_FINDINGS)
+    raise typer.Exit(EXIT_OK if report.plan.usable else EXIT_FINDINGS)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from graphrag_audit.render.numbers import level_label as lvl, number as n, share  # noqa: F401 (plan renderers' names)
 
 BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
-STATUS_LABEL = {"finest": "at finest", "budget": "budget-limited", "blocked": "blocked"}
+STATUS_LABEL = {"finest": "at finest", "budget": "budget-limited", "blocked": "blocked",
+                "uncovered": "left out (--allow-uncovered)"}
 SUBTREE_ROWS = 30  # subtrees listed in text/markdown before "… N more (JSON lists all)"
 
 
@@ -29,7 +30,9 @@ def fits_text(v) -> str:
 
 def settings_line(report) -> str:
     s = report.settings
-    parts = [f"budget: {report.plan.budget.describe()}"]
+    parts = [f"budget: {report.plan.budget.describe()}", f"objective {report.plan.objective}"]
+    if report.plan.allow_uncovered:
+        parts.append("uncovered entities allowed")
     if s.get("tokenizer"):
         parts.append(f"tokenizer {s['tokenizer']}" + ("" if s.get("tokens_exact", True) else " (estimate)"))
     if s.get("max_context_tokens"):
@@ -41,7 +44,10 @@ def plan_headline(plan) -> str:
     cost = ""
     if plan.cost is not None:
         cost = f" · {plan.cost.tokens:,} tokens · {plan.cost.map_calls:,} map calls + {1 if plan.cost.map_calls else 0} reduce"
-    verdict = "fits the budget" if plan.fits else "DOES NOT FIT the budget"
+    if not plan.report_count:
+        verdict = "NO REPORTS to send" + ("" if plan.fits else "; DOES NOT FIT the budget")
+    else:
+        verdict = "fits the budget" if plan.fits else "DOES NOT FIT the budget"
     return f"{plan.report_count:,} reports ({levels_text(plan.levels)}){cost} · {verdict}"
 
 
@@ -52,9 +58,32 @@ def entity_line(plan) -> str:
             f"finest available level")
     if plan.entities_uncoverable:
         line += f"; {plan.entities_uncoverable:,} uncoverable (no report can carry them)"
+    if plan.entities_left_uncovered:
+        line += (f"; {plan.entities_left_uncovered:,} coverable entities left uncovered (--allow-uncovered: "
+                 f"{len(plan.uncovered_roots):,} report-less roots kept out)")
     if plan.entities_duplicated:
         line += f"; {plan.entities_duplicated:,} held twice or more"
     return line
+
+
+def check_line(plan) -> str:
+    """Each budget: its value, the plan's value, holds or not."""
+    def fmt(kind, v):
+        if v is None:
+            return "—"
+        return f"{v:.1%}" if kind == "coverage" else f"{v:,}"
+
+    parts = []
+    for c in plan.checks:
+        verdict = "—" if c["holds"] is None else ("holds" if c["holds"] else "FAILS")
+        op = ">=" if c["kind"] == "coverage" else "<="
+        parts.append(f"{c['kind'].replace('_', ' ')} {fmt(c['kind'], c['actual'])} {op} "
+                     f"{fmt(c['kind'], c['value'])}: {verdict}")
+    return "budgets: " + "; ".join(parts)
+
+
+def why_lines(plan) -> list[str]:
+    return [f"why: {x}" for x in plan.why_not]
 
 
 def granularity_line(plan, report) -> str:

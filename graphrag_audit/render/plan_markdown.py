@@ -39,6 +39,8 @@ def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) ->
            *([] if include_titles else [f"Privacy: {markdown_cell(PRIVACY_NOTE)}", ""]),
            f"generation {markdown_cell(info['generation'])} · {markdown_cell(pc.settings_line(report))}", "",
            f"**Plan:** {markdown_cell(pc.plan_headline(plan))}", "",
+           f"- {markdown_cell(pc.check_line(plan))}",
+           *[f"- {markdown_cell(text(x))}" for x in pc.why_lines(plan)],
            f"- {markdown_cell(pc.entity_line(plan))}",
            f"- {markdown_cell(pc.granularity_line(plan, report))}",
            f"- communities: {markdown_cell(pc.ids_text(plan.communities))}"]

@@ -40,7 +40,10 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
         console.print(Text("note: " + plain(note)))
     console.print(Text(f"generation {info['generation']} · " + pc.settings_line(report)))
     console.print()
-    console.print(Text.assemble(("Plan: ", "bold"), (pc.plan_headline(plan), "green" if plan.fits else "bold red")))
+    console.print(Text.assemble(("Plan: ", "bold"), (pc.plan_headline(plan), "green" if plan.usable else "bold red")))
+    console.print(Text("  " + pc.check_line(plan)))
+    for line in pc.why_lines(plan):
+        console.print(Text("  " + plain(line), style="bold red"))
     console.print(Text("  " + pc.entity_line(plan)))
     console.print(Text("  " + pc.granularity_line(plan, report)))
     console.print(Text("  communities: " + pc.ids_text(plan.communities)))

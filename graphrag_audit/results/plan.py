@@ -11,8 +11,10 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 BUDGET_KINDS = ("reports", "tokens", "map_calls", "coverage")
+#: what the planner optimises (docs/plan.md#objectives)
+OBJECTIVES = ("granularity", "rank", "text-units")
 #: ``plan -f json``'s contract: graphrag_audit/schema/plan.schema.json, docs/json-schema.md
-PLAN_SCHEMA_VERSION = "1.0"
+PLAN_SCHEMA_VERSION = "1.1"
 
 
 class Cost(NamedTuple):
@@ -60,6 +62,50 @@ class Budget:
         return {"kind": self.kind, "value": float(self.value) if self.kind == "coverage" else int(self.value)}
 
 
+class Budgets(tuple):
+    """Several budgets that must all hold (at most one of each kind): a tuple of :class:`Budget`.
+
+    ``Budgets.of(Budget(...))`` or ``Budgets.of([...])``; a single :class:`Budget` is accepted
+    wherever a :class:`Budgets` is."""
+
+    def __new__(cls, items=()):
+        items = tuple(items)
+        if not items:
+            raise ValueError("give at least one budget")
+        kinds = [b.kind for b in items]
+        if len(set(kinds)) != len(kinds):
+            raise ValueError("give each kind of budget at most once")
+        order = {k: i for i, k in enumerate(BUDGET_KINDS)}
+        return super().__new__(cls, sorted(items, key=lambda b: order[b.kind]))
+
+    @classmethod
+    def of(cls, budget) -> "Budgets":
+        if isinstance(budget, Budgets):
+            return budget
+        if isinstance(budget, Budget):
+            return cls((budget,))
+        return cls(budget)
+
+    def get(self, kind: str):
+        """The value of the ``kind`` budget, or None when it is not given."""
+        return next((b.value for b in self if b.kind == kind), None)
+
+    @property
+    def kind(self) -> str:
+        """The kinds, joined with '+' (``"reports+tokens"``)."""
+        return "+".join(b.kind for b in self)
+
+    @property
+    def needs_cost(self) -> bool:
+        return any(b.needs_cost for b in self)
+
+    def describe(self) -> str:
+        return " and ".join(b.describe() for b in self)
+
+    def to_dict(self) -> list[dict]:
+        return [b.to_dict() for b in self]
+
+
 # ---------------------------------------------------------------------------------------
 # result
 # ---------------------------------------------------------------------------------------
@@ -82,7 +128,7 @@ class SubtreeStatus:
 
 @dataclass(frozen=True)
 class Plan:
-    budget: Budget
+    budget: Budgets  # every budget given (all must hold)
     communities: list[int]  # the frontier, sorted
     rows: np.ndarray  # report rows sent (ascending = parquet order)
     fits: bool
@@ -103,19 +149,38 @@ class Plan:
     orphan_communities: list[int]
     cost: Cost | None = None
     notes: list[str] = field(default_factory=list)
+    objective: str = "granularity"
+    allow_uncovered: bool = False
+    entities_coverable: int = 0  # clustered entities some report can carry (clustered - uncoverable)
+    entities_left_uncovered: int = 0  # coverable entities left out (--allow-uncovered: report-less roots kept out)
+    uncovered_roots: list[int] = field(default_factory=list)  # the report-less roots kept out
+    checks: list[dict] = field(default_factory=list)  # per budget: kind, value, actual, holds
+    why_not: list[str] = field(default_factory=list)  # when it does not fit or is empty: why
 
     @property
     def coverage(self) -> float | None:
         return self.entities_at_finest / self.entities_represented if self.entities_represented else None
 
     @property
+    def usable(self) -> bool:
+        """It fits every budget and sends at least one report (``plan`` exits 0 only then)."""
+        return bool(self.fits and self.report_count > 0)
+
+    @property
     def report_count(self) -> int:
         return int(len(self.rows))
 
     def to_dict(self) -> dict:
+        budgets = Budgets.of(self.budget)
         d = {
-            "budget": self.budget.to_dict(),
+            "budget": budgets[0].to_dict(),
+            "budgets": budgets.to_dict(),
+            "objective": self.objective,
+            "allow_uncovered": self.allow_uncovered,
             "fits": self.fits,
+            "usable": self.usable,
+            "checks": [dict(c) for c in self.checks],
+            "why_not": list(self.why_not),
             "communities": [int(c) for c in self.communities],
             "reports": self.report_count,
             "by_level": self.levels,
@@ -125,7 +190,10 @@ class Plan:
                 "at_finest_available_level": self.entities_at_finest,
                 "uncoverable": self.entities_uncoverable,
                 "duplicated": self.entities_duplicated,
+                "coverable": self.entities_coverable,
+                "left_uncovered": self.entities_left_uncovered,
             },
+            "uncovered_roots": [int(r) for r in self.uncovered_roots],
             "coverage": self.coverage,
             "entities_per_report": self.entities_per_report,
             "baseline_level": self.baseline_level,
