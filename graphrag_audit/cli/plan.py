@@ -176,12 +176,12 @@ def plan_cmd(
         report = plan_report(model, budget, cost, num_repeats=num_repeats, settings=settings, objective=objective,
                              allow_uncovered=allow_uncovered)
         if write is not None:
-            if not report.plan.fits:  # the frontier is still shown (exit 1), nothing is written
+            if not report.plan.usable:  # the frontier is still shown (exit 1), nothing is written
                 from graphrag_audit.cli.run import say
                 from graphrag_audit.errors import visible
 
-                say(f"graphrag-audit: warning: {visible(str(write))}: nothing written: the plan does not fit "
-                    "the budget\n")
+                why = "does not fit the budget" if not report.plan.fits else "sends no report"
+                say(f"graphrag-audit: warning: {visible(str(write))}: nothing written: the plan {why}\n")
                 return report
             verified = []
             result = write_plan(model, report.plan.communities, write, force=force,
