@@ -13,6 +13,11 @@ import pytest
 from graphrag_side import ROOT
 
 
+#: ``npm install azurite`` stand-in: an azurite-blob that answers --version
+STAND_IN_NPM = ('mkdir -p node_modules/.bin && printf \'#!/bin/sh\\nexit 0\\n\' > node_modules/.bin/azurite-blob'
+                ' && chmod +x node_modules/.bin/azurite-blob\n')
+
+
 def _script(path, body):
     path.write_text("#!/bin/sh\n" + body)
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
@@ -29,6 +34,7 @@ def test_ci_run_fails_when_graphrag_cannot_be_installed(tmp_path):
     _script(bin_dir / "python", f"echo \"$@\" >> '{calls}'\nexit 0\n")
     _script(bin_dir / "python3", f"echo \"$@\" >> '{venvs}'\necho 'stand-in: no venv here' >&2\nexit 1\n")
     _script(bin_dir / "chromium", "exit 0\n")  # no apt-get from a test
+    _script(bin_dir / "npm", STAND_IN_NPM)  # no npm registry from a test
     side = tmp_path / "tmp" / "graphrag-audit-ci"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "TMPDIR": str(tmp_path / "tmp")}
     (tmp_path / "tmp").mkdir()
@@ -71,6 +77,7 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
             '  mkdir -p "$3/bin" && cat > "$3/bin/python" <<\'EOS\'\n#!/bin/sh\n' + side_python + 'EOS\n'
             '  chmod +x "$3/bin/python"; exit 0\nfi\nexit 1\n')
     _script(bin_dir / "chromium", "exit 0\n")
+    _script(bin_dir / "npm", STAND_IN_NPM)
     side = tmp_path / "tmp" / "graphrag-audit-ci"
     (tmp_path / "tmp").mkdir()
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",

@@ -209,6 +209,11 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
 
     ``between_phases``: called where the tables' temporary memory has just been freed (the CLI
     passes ``release_freed_memory``; a library caller need not)."""
+    from graphrag_audit.io.remote import load_remote, location_of
+
+    remote = location_of(path)
+    if remote is not None:  # Azure Blob Storage or S3: read in place (io/remote.py)
+        return load_remote(remote, between_phases)
     phase_done = between_phases or (lambda: None)
     files = locate_index(path)
     schemas = {name: _schema(p) for name, p in files.tables.items()}
