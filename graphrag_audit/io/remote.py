@@ -310,6 +310,36 @@ def _null_filled(table, schema):
     return pa.Table.from_arrays(cols, names=schema.names)
 
 
+def _read_needed(shown: str, fh, table: str, loc: RemoteLocation):
+    """(the file's arrow schema, its needed columns) with the local reader's guards: the row cap,
+    duplicate names, and the decoded-size limit (io/decoded.py) checked on the footer before any
+    column is read and again batch by batch."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from graphrag_audit.io.decoded import BatchBudget, check_parquet
+    from graphrag_audit.io.tables import MAX_TABLE_ROWS, _read_parquet
+
+    try:
+        nf = pa.PythonFile(fh, mode="r")
+        meta = pq.read_metadata(nf)
+        schema = meta.schema.to_arrow_schema()
+        if meta.num_rows > MAX_TABLE_ROWS:
+            raise IndexInputError(shown, f"the table claims {meta.num_rows:,} rows, more than the "
+                                         f"{MAX_TABLE_ROWS:,} of any index table (refused unread)")
+        names = schema.names
+        twice = sorted({n for n in names if names.count(n) > 1})
+        cols = [c for c in NEEDED[table] if c in names and c not in twice]
+        found = check_parquet(Path(shown), nf, meta, cols, nf.size())
+        nf.seek(0)
+        data = _read_parquet(nf, cols, BatchBudget(Path(shown), found), meta)
+    except IndexInputError as exc:
+        raise IndexInputError(shown, exc.problem) from None
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:  # not I/O errors
+        raise IndexInputError(shown, f"unreadable parquet data ({scrub(str(exc), loc)[:200]})") from None
+    return schema, data
+
+
 def _stage(loc: RemoteLocation, fs, target: Path, transfer: Transfer) -> None:
     import pyarrow.parquet as pq
 
@@ -336,19 +366,7 @@ def _stage(loc: RemoteLocation, fs, target: Path, transfer: Transfer) -> None:
         raw = fs.open(remote, "rb", cache_type="none", block_size=1 << 20)
         fh = _Counting(raw)
         try:
-            pf = pq.ParquetFile(fh, pre_buffer=True)
-            schema = pf.schema_arrow
-            cols = [c for c in NEEDED[table] if c in schema.names]
-            data = pf.read(columns=cols, use_pandas_metadata=False)
-        except IndexInputError:
-            raise
-        except OSError as exc:
-            if isinstance(exc, (FileNotFoundError, PermissionError)):
-                raise
-            if "parquet" in str(exc).lower() or "magic" in str(exc).lower():
-                raise IndexInputError(f"{loc.display.split(' ', 1)[0]}/{name}",
-                                      f"not a readable parquet file ({scrub(str(exc), loc)[:200]})") from None
-            raise
+            schema, data = _read_needed(f"{loc.display.split(' ', 1)[0]}/{name}", fh, table, loc)
         finally:
             fh.close()
         transfer.files[name] = (size, fh.count)
@@ -455,21 +473,3 @@ def location_of(path) -> RemoteLocation | None:
         return RemoteLocation(loc.protocol, loc.root, f"{loc.display} ({settings.name} {setting.key})", loc.kind,
                               loc.extra, loc.options, loc.secrets, settings)
     return from_blob_setting(settings, setting.key or "output", setting.blob)
-
-
-def load_remote(loc: RemoteLocation, between_phases=None):
-    """The :class:`IndexModel` of a remote index; its path and tables folder name the location."""
-    import dataclasses
-
-    from graphrag_audit.io.load import load_index
-
-    staged, _ = stage(loc)
-    try:
-        model = load_index(staged, between_phases=between_phases)
-    except IndexInputError as exc:
-        where = exc.path.replace(str(staged), loc.display.split(" ", 1)[0])
-        raise IndexInputError(where, exc.problem.replace(str(staged), loc.display.split(" ", 1)[0])) from None
-    name = RemoteName(loc.display)
-    notes = tuple(n.replace(str(staged), loc.display.split(" ", 1)[0]) for n in model.notes)
-    return dataclasses.replace(model, path=name, output_dir=name, notes=notes,
-                               settings_file=loc.settings_file)
