@@ -26,7 +26,7 @@ COMMANDS = {
     "report": ["report", "{}", "-o", "-"],
 }
 #: fault runs: short request timeouts, a short deadline (every fault must end well before it)
-FAULT_ENV = {"GRAPHRAG_AUDIT_REMOTE_TIMEOUT": "2", "GRAPHRAG_AUDIT_REMOTE_DEADLINE": "40"}
+FAULT_ENV = {"GRAPHRAG_AUDIT_REMOTE_TIMEOUT": "2", "GRAPHRAG_AUDIT_REMOTE_DEADLINE": "30"}
 
 
 def _clean_env(extra: dict) -> dict:
@@ -225,7 +225,10 @@ def test_missing_table(azurite, moto):
         for f in ("community_reports.parquet", "entities.parquet"):  # no communities table
             fs.put_file(str(index / f), f"{root}/no-communities/{f}")
         one_line_error(run(["levels", f"{scheme}://{root}/no-communities"], {**emu.env(), **FAULT_ENV}),
-                       f"{scheme}://{root}/no-communities", "no GraphRAG index tables")
+                       f"{scheme}://{root}/no-communities", "no communities table")
+        fs.pipe_file(f"{root}/no-tables/notes.txt", b"not an index")  # a folder without any table
+        one_line_error(run(["levels", f"{scheme}://{root}/no-tables"], {**emu.env(), **FAULT_ENV}),
+                       f"{scheme}://{root}/no-tables", "no GraphRAG index tables")
 
 
 @pytest.mark.parametrize("backend", ["azure", "s3"])
@@ -245,7 +248,7 @@ def test_emulator_stopped_mid_read(backend):
         p = run(["levels", url, "-f", "json"], {**emu.env(proxy.port), **FAULT_ENV}, timeout=90)
         assert proxy.fired.is_set() and emu.proc.poll() is not None  # it did stop in the middle
         one_line_error(p, url, "connection")
-        assert time.monotonic() - start < 60
+        assert time.monotonic() - start < 90  # (an interpreter start and the retries on a loaded machine)
     finally:
         if proxy is not None:
             proxy.close()
@@ -264,15 +267,16 @@ def test_slow_server_times_out(backend, azurite, moto):
     finally:
         proxy.close()
     line = one_line_error(p, url)
-    assert re.search(r"did not answer within 2 s|did not finish within 40 s", line), line
-    assert elapsed < 60
+    assert re.search(r"did not answer within 2 s|did not finish within 30 s", line), line
+    assert elapsed < 90  # bounded: the 30 s deadline at most, plus an interpreter start on a loaded machine
 
 
 # ---- column projection ---------------------------------------------------------------------------------
 def test_only_needed_columns_are_fetched(moto):
-    """The bytes read are the footers and the needed column chunks: far less than the files."""
-    index = shared_index("verbs-v3")
-    path = _uploaded(moto, "bkt", "verbs-v3", index)
+    """The bytes fetched are the footers and the needed column chunks: the entities' descriptions
+    and the tables the audit never reads (relationships) are not downloaded."""
+    index = shared_index("real-insurance-v3")
+    path = _uploaded(moto, "bkt", "real-insurance-v3", index)
     code = ("import json, sys; from graphrag_audit.io import remote; from graphrag_audit.io.load import load_index; "
             "m = load_index(sys.argv[1]); t = remote.last_transfer; "
             "print(json.dumps({k: list(v) for k, v in t.files.items()}))")
@@ -283,8 +287,8 @@ def test_only_needed_columns_are_fetched(moto):
 
     files = json.loads(p.stdout)
     assert set(files) == {"communities.parquet", "community_reports.parquet", "entities.parquet"}
-    for name, (size, read) in files.items():
+    for name, (size, _read) in files.items():
         assert size == (index / name).stat().st_size
-    # entities: id, title, text_unit_ids of a table whose descriptions dominate it
+    # entities: id, title, text_unit_ids; the descriptions that dominate the file stay on the server
     size, read = files["entities.parquet"]
     assert read < size * 0.6, (read, size)

@@ -9,7 +9,8 @@ How it is read: an fsspec filesystem (adlfs for Azure, s3fs for S3, the optional
 ``graphrag-audit[azure]`` / ``[s3]``) lists the folder once; of each table the audit needs
 (:data:`graphrag_audit.io.locate.TABLE_STEMS`) pyarrow reads the parquet footer and then only the
 column chunks of the columns the audit reads (:data:`NEEDED`), with byte-range requests (no file
-is downloaded whole; a CSV table has no column chunks and is read whole). Those columns are kept
+is downloaded whole; a file of at most 256 KiB is fetched in one request, which costs less than a
+footer read plus ranges; a CSV table has no column chunks and is read whole). Those columns are kept
 in a private temporary folder (deleted at exit), where every other column of the file's schema
 is an all-null column of the same type, so the schema-based generation detection and checks see
 the file's real schema; the ordinary local reader then audits that folder. The header names the
@@ -21,8 +22,9 @@ environment variables / profile / ``AWS_ENDPOINT_URL``. They are never printed: 
 message is scrubbed of them.
 
 Timeouts (seconds, environment): ``GRAPHRAG_AUDIT_REMOTE_TIMEOUT`` (default 20) bounds each
-connection and each read request (S3: at most 2 attempts; Azure: the SDK's own retries); ``GRAPHRAG_AUDIT_REMOTE_DEADLINE``
-(default 600) bounds the whole remote read. Past either: a one-line error, exit 2.
+connection and each read request (S3: botocore's 2 attempts inside s3fs's 2; Azure: 2 retries after
+0.5 and 1 s); ``GRAPHRAG_AUDIT_REMOTE_DEADLINE`` (default 600) bounds the whole remote read. Past
+either: a one-line error, exit 2.
 """
 
 from __future__ import annotations
@@ -179,9 +181,25 @@ def scrub(text: str, loc: RemoteLocation | None = None) -> str:
 
 
 # ---- the filesystem ---------------------------------------------------------------------------------
+#: the SDKs' loggers: silenced (no handler would print their warnings on stderr, breaking the one-line
+#: error, from threads that may still run at exit)
+_QUIET_LOGGERS = ("azure", "adlfs", "s3fs", "fsspec", "botocore", "aiobotocore", "urllib3", "aiohttp", "asyncio")
+
+
+def _quiet_sdk_logs() -> None:
+    import logging
+
+    for name in _QUIET_LOGGERS:
+        log = logging.getLogger(name)
+        if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
+            log.addHandler(logging.NullHandler())
+        log.propagate = False
+
+
 def filesystem(loc: RemoteLocation):
     """The fsspec filesystem of ``loc`` (timeouts bounded); a missing extra is an input error."""
     module = _EXTRA_MODULE[loc.extra]
+    _quiet_sdk_logs()
     try:
         __import__(module)
     except ImportError:
@@ -191,9 +209,11 @@ def filesystem(loc: RemoteLocation):
     if loc.extra == "s3":
         import s3fs
 
-        return s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False, **loc.options,
-                                 config_kwargs={"connect_timeout": t, "read_timeout": t,
-                                                "retries": {"max_attempts": 2, "mode": "standard"}})
+        fs = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False, **loc.options,
+                               config_kwargs={"connect_timeout": t, "read_timeout": t,
+                                              "retries": {"max_attempts": 2, "mode": "standard"}})
+        fs.retries = 2  # s3fs's own retry loop around botocore's (default 5, with backoff)
+        return fs
     import adlfs
 
     opts = dict(loc.options)
@@ -203,9 +223,23 @@ def filesystem(loc: RemoteLocation):
             opts["connection_string"] = conn
         elif os.environ.get("AZURE_STORAGE_ACCOUNT_NAME"):
             opts["account_name"] = os.environ["AZURE_STORAGE_ACCOUNT_NAME"]
-    # (adlfs passes no retry settings to the SDK: its default retries happen within the deadline)
-    return adlfs.AzureBlobFileSystem(skip_instance_cache=True, timeout=max(1, round(t)),
-                                     connection_timeout=max(1, round(t)), read_timeout=max(1, round(t)), **opts)
+    fs = adlfs.AzureBlobFileSystem(skip_instance_cache=True, timeout=max(1, round(t)),
+                                   connection_timeout=max(1, round(t)), read_timeout=max(1, round(t)), **opts)
+    _bound_azure_retries(fs, t)
+    return fs
+
+
+def _bound_azure_retries(fs, t: float) -> None:
+    """adlfs passes no retry settings to the SDK, whose storage default (ExponentialRetry: 3 retries
+    after 15, 18 and 24 s) outlasts any deadline: the same client with 2 retries after 0.5 and 1 s."""
+    from azure.storage.blob.aio import BlobServiceClient
+
+    kw = {"retry_total": 2, "initial_backoff": 0.5, "increment_base": 2, "connection_timeout": t, "read_timeout": t}
+    conn = getattr(fs, "connection_string", None)
+    if conn:
+        fs.service_client = BlobServiceClient.from_connection_string(conn, **kw)
+    elif isinstance(getattr(fs, "service_client", None), BlobServiceClient) and getattr(fs, "credential", None):
+        fs.service_client = BlobServiceClient(account_url=fs.account_url, credential=fs.credential, **kw)
 
 
 # ---- reading ----------------------------------------------------------------------------------------
@@ -213,7 +247,8 @@ def filesystem(loc: RemoteLocation):
 class Transfer:
     """What one remote read fetched (the benchmark reports it)."""
 
-    files: dict = field(default_factory=dict)  # remote name -> (file size, bytes read)
+    files: dict = field(default_factory=dict)  # remote name -> (file size, bytes fetched over the network)
+    seconds: float = 0.0  # wall time of the remote read
 
     @property
     def bytes_read(self) -> int:
@@ -228,48 +263,48 @@ class Transfer:
 last_transfer: Transfer | None = None
 
 
-class _Counting:
-    """A read-only file object counting the bytes it returns (cache_type "none": each read is one
-    range request)."""
+#: a table file at most this large is fetched whole, in one request
+WHOLE_FILE_BYTES = 256 << 10
+#: larger files: read-ahead blocks of this size (each column chunk read starts a new range request)
+READ_BLOCK_BYTES = 256 << 10
 
-    def __init__(self, fh):
-        self.fh, self.count = fh, 0
-        self.closed = False
 
-    def read(self, n=-1):
-        b = self.fh.read(n)
-        self.count += len(b)
+def _count_fetches(raw) -> list[int]:
+    """Count the bytes ``raw`` (an fsspec file) fetches over the network: ``[total]``, updated."""
+    total = [0]
+    fetch = raw.cache.fetcher
+
+    def counted(start, end):
+        b = fetch(start, end)
+        total[0] += len(b)
         return b
 
-    def seek(self, pos, whence=0):
-        return self.fh.seek(pos, whence)
+    raw.cache.fetcher = counted
+    return total
 
-    def tell(self):
-        return self.fh.tell()
 
-    def seekable(self):
-        return True
+#: where progress goes: a callable taking the step's text (the CLI's progress bar registers one);
+#: None: a line on stderr when it is a terminal (never when piped, nor on TERM=dumb)
+progress_reporter = None
 
-    def readable(self):
-        return True
 
-    def writable(self):
-        return False
-
-    def close(self):
-        self.closed = True
-        self.fh.close()
-
-    @property
-    def size(self):
-        return self.fh.size
+def set_progress(reporter) -> None:
+    global progress_reporter
+    progress_reporter = reporter
 
 
 def _progress(text: str, done: bool = False) -> None:
-    if not sys.stderr.isatty():
+    if progress_reporter is not None:
+        if not done:
+            progress_reporter(text)
         return
-    sys.stderr.write("\r\x1b[2K" + ("" if done else text))
-    sys.stderr.flush()
+    try:
+        if not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
+            return
+        sys.stderr.write("\r\x1b[2K" + ("" if done else text[:200]))
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed or full: progress is optional
+        pass
 
 
 def _choose(names: set[str]) -> list[tuple[str, str]]:
@@ -321,7 +356,7 @@ def _read_needed(shown: str, fh, table: str, loc: RemoteLocation):
     from graphrag_audit.io.tables import MAX_TABLE_ROWS, _read_parquet
 
     try:
-        nf = pa.PythonFile(fh, mode="r")
+        nf = fh if isinstance(fh, pa.NativeFile) else pa.PythonFile(fh, mode="r")
         meta = pq.read_metadata(nf)
         schema = meta.schema.to_arrow_schema()
         if meta.num_rows > MAX_TABLE_ROWS:
@@ -355,21 +390,29 @@ def _stage(loc: RemoteLocation, fs, target: Path, transfer: Transfer) -> None:
             raise IndexInputError(loc.display, "no GraphRAG index tables found (looked for communities, "
                                                "community_reports, create_final_* parquet/csv here and in output/)")
     chosen = _choose(set(names))
+    shown = loc.display.split(" ", 1)[0]
     for i, (table, name) in enumerate(chosen, 1):
         remote = f"{root}/{name}"
-        _progress(f"reading {loc.display.split(' ', 1)[0]}: {name} ({i}/{len(chosen)})")
+        _progress(f"reading {shown}: {name} ({i}/{len(chosen)})")
         size = names[name]
         if name.endswith(".csv"):
             fs.get_file(remote, str(target / name))
             transfer.files[name] = (size, size)
             continue
-        raw = fs.open(remote, "rb", cache_type="none", block_size=1 << 20)
-        fh = _Counting(raw)
-        try:
-            schema, data = _read_needed(f"{loc.display.split(' ', 1)[0]}/{name}", fh, table, loc)
-        finally:
-            fh.close()
-        transfer.files[name] = (size, fh.count)
+        if size <= WHOLE_FILE_BYTES:  # one request: cheaper than a footer read and column ranges
+            import pyarrow as pa
+
+            blob = fs.cat_file(remote)
+            schema, data = _read_needed(shown + "/" + name, pa.BufferReader(blob), table, loc)
+            transfer.files[name] = (size, len(blob))
+        else:
+            raw = fs.open(remote, "rb", cache_type="readahead", block_size=READ_BLOCK_BYTES)
+            fetched = _count_fetches(raw)
+            try:
+                schema, data = _read_needed(shown + "/" + name, raw, table, loc)
+            finally:
+                raw.close()
+            transfer.files[name] = (size, fetched[0])
         out = _null_filled(data, schema).replace_schema_metadata(schema.metadata)
         pq.write_table(out, target / name)
     _progress("", done=True)
@@ -398,6 +441,24 @@ def _problem(exc: BaseException, loc: RemoteLocation) -> str:
     if len(detail) > 200:
         detail = detail[:199] + "…"
     return f"{why} ({detail})"
+
+
+def _exit_without_finalising(target: Path) -> None:
+    """A read past its deadline leaves threads blocked inside the SDKs; Python's finalisation then
+    aborts (SIGABRT) on them. So the process ends at exit with ``os._exit`` (streams flushed, the
+    temporary folder removed) and exit status 2, the CLI's status for this error."""
+    import atexit
+
+    def leave():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        shutil.rmtree(target, True)
+        os._exit(2)
+
+    atexit.register(leave)
 
 
 def stage(loc: RemoteLocation) -> tuple[Path, Transfer]:
@@ -431,6 +492,7 @@ def stage(loc: RemoteLocation) -> tuple[Path, Transfer]:
     worker.join(read_deadline())
     if worker.is_alive():
         _progress("", done=True)
+        _exit_without_finalising(target)
         raise IndexInputError(loc.display, f"reading {loc.kind} did not finish within {read_deadline():g} s "
                                            f"(GRAPHRAG_AUDIT_REMOTE_DEADLINE)")
     exc = box.get("error")
