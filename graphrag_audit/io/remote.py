@@ -7,14 +7,14 @@ A remote location is an ``az://container/path``, ``abfs[s]://container/path`` or
 
 How it is read: an fsspec filesystem (adlfs for Azure, s3fs for S3, the optional extras
 ``graphrag-audit[azure]`` / ``[s3]``) lists the folder once; of each table the audit needs
-(:data:`graphrag_audit.io.locate.TABLE_STEMS`) pyarrow reads the parquet footer and then only the
-column chunks of the columns the audit reads (:data:`NEEDED`), with byte-range requests (no file
-is downloaded whole; a file of at most 256 KiB is fetched in one request, which costs less than a
-footer read plus ranges; a CSV table has no column chunks and is read whole). Those columns are kept
-in a private temporary folder (deleted at exit), where every other column of the file's schema
-is an all-null column of the same type, so the schema-based generation detection and checks see
-the file's real schema; the ordinary local reader then audits that folder. The header names the
-remote location (never a credential).
+(:data:`graphrag_audit.io.locate.TABLE_STEMS`) the last 64 KiB (the parquet footer) is fetched,
+then the byte ranges of the column chunks of the columns the audit reads (:data:`NEEDED`), in
+parallel, one range request each (:class:`_Ranges`); no larger file is downloaded whole (a file of
+at most 256 KiB is fetched in one request, which costs less; a CSV table has no column chunks and
+is fetched whole). Those columns are kept in a private temporary folder (deleted at exit), where
+every other column of the file's schema is an all-null column of the same type, so the
+schema-based generation detection and checks see the file's real schema; the ordinary local
+reader then audits that folder. The header names the remote location (never a credential).
 
 Credentials are taken as graphrag and the SDKs take them: a connection string (settings or
 ``AZURE_STORAGE_CONNECTION_STRING``), an account URL with ``DefaultAzureCredential``, AWS's
@@ -265,22 +265,98 @@ last_transfer: Transfer | None = None
 
 #: a table file at most this large is fetched whole, in one request
 WHOLE_FILE_BYTES = 256 << 10
-#: larger files: read-ahead blocks of this size (each column chunk read starts a new range request)
-READ_BLOCK_BYTES = 256 << 10
+#: the tail fetched first (the footer of any index table fits); ranges closer than this are merged
+TAIL_BYTES = 64 << 10
+GAP_BYTES = 64 << 10
 
 
-def _count_fetches(raw) -> list[int]:
-    """Count the bytes ``raw`` (an fsspec file) fetches over the network: ``[total]``, updated."""
-    total = [0]
-    fetch = raw.cache.fetcher
+class _Ranges:
+    """A read-only file over the byte ranges of one remote file fetched so far: :meth:`prefetch`
+    fetches ranges (in parallel, one request each); a read outside them fetches what it needs.
+    ``fetched`` counts the bytes that came over the network."""
 
-    def counted(start, end):
-        b = fetch(start, end)
-        total[0] += len(b)
-        return b
+    def __init__(self, fs, path: str, size: int):
+        self.fs, self.path, self.size_, self.pos = fs, path, size, 0
+        self.parts: list[tuple[int, bytes]] = []
+        self.fetched = 0
+        self.closed = False
+        tail = max(0, size - TAIL_BYTES)
+        self._add(tail, fs.cat_file(path, start=tail, end=size))
 
-    raw.cache.fetcher = counted
-    return total
+    def _add(self, start: int, data: bytes) -> None:
+        self.fetched += len(data)
+        self.parts.append((start, data))
+
+    def prefetch(self, ranges: list[tuple[int, int]]) -> None:
+        ranges = sorted((max(0, a), min(self.size_, b)) for a, b in ranges if b > a)
+        merged: list[list[int]] = []
+        for a, b in ranges:
+            if merged and a - merged[-1][1] <= GAP_BYTES:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        merged = [(a, b) for a, b in merged if not self._has(a, b)]
+        if not merged:
+            return
+        blobs = self.fs.cat_ranges([self.path] * len(merged), [a for a, _ in merged], [b for _, b in merged])
+        for (a, _), blob in zip(merged, blobs):
+            if isinstance(blob, BaseException):
+                raise blob
+            self._add(a, blob)
+
+    def _has(self, a: int, b: int) -> bytes | None:
+        for start, data in self.parts:
+            if start <= a and b <= start + len(data):
+                return data[a - start:b - start]
+        return None
+
+    def read(self, n: int = -1) -> bytes:
+        end = self.size_ if n is None or n < 0 else min(self.size_, self.pos + n)
+        if end <= self.pos:
+            return b""
+        data = self._has(self.pos, end)
+        if data is None:
+            data = self.fs.cat_file(self.path, start=self.pos, end=end)
+            self._add(self.pos, data)
+        self.pos += len(data)
+        return data
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        self.pos = pos if whence == 0 else self.pos + pos if whence == 1 else self.size_ + pos
+        return self.pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+        self.parts = []
+
+
+def _chunk_ranges(meta, cols: list[str]) -> list[tuple[int, int]]:
+    """The byte ranges of the column chunks of ``cols`` (top-level names) in every row group."""
+    wanted = set(cols)
+    out = []
+    for g in range(meta.num_row_groups):
+        rg = meta.row_group(g)
+        for c in range(rg.num_columns):
+            cc = rg.column(c)
+            if cc.path_in_schema.split(".", 1)[0] not in wanted:
+                continue
+            start = cc.data_page_offset
+            if cc.has_dictionary_page and cc.dictionary_page_offset is not None:
+                start = min(start, cc.dictionary_page_offset)
+            out.append((start, start + cc.total_compressed_size))
+    return out
 
 
 #: where progress goes: a callable taking the step's text (the CLI's progress bar registers one);
@@ -365,6 +441,8 @@ def _read_needed(shown: str, fh, table: str, loc: RemoteLocation):
         names = schema.names
         twice = sorted({n for n in names if names.count(n) > 1})
         cols = [c for c in NEEDED[table] if c in names and c not in twice]
+        if isinstance(fh, _Ranges):  # the needed column chunks, fetched in parallel before anything reads them
+            fh.prefetch(_chunk_ranges(meta, cols))
         found = check_parquet(Path(shown), nf, meta, cols, nf.size())
         nf.seek(0)
         data = _read_parquet(nf, cols, BatchBudget(Path(shown), found), meta)
@@ -406,13 +484,9 @@ def _stage(loc: RemoteLocation, fs, target: Path, transfer: Transfer) -> None:
             schema, data = _read_needed(shown + "/" + name, pa.BufferReader(blob), table, loc)
             transfer.files[name] = (size, len(blob))
         else:
-            raw = fs.open(remote, "rb", cache_type="readahead", block_size=READ_BLOCK_BYTES)
-            fetched = _count_fetches(raw)
-            try:
-                schema, data = _read_needed(shown + "/" + name, raw, table, loc)
-            finally:
-                raw.close()
-            transfer.files[name] = (size, fetched[0])
+            ranges = _Ranges(fs, remote, size)
+            schema, data = _read_needed(shown + "/" + name, ranges, table, loc)
+            transfer.files[name] = (size, ranges.fetched)
         out = _null_filled(data, schema).replace_schema_metadata(schema.metadata)
         pq.write_table(out, target / name)
     _progress("", done=True)
