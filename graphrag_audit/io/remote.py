@@ -441,7 +441,9 @@ def _read_needed(shown: str, fh, table: str, loc: RemoteLocation):
         names = schema.names
         twice = sorted({n for n in names if names.count(n) > 1})
         cols = [c for c in NEEDED[table] if c in names and c not in twice]
-        if isinstance(fh, _Ranges):  # the needed column chunks, fetched in parallel before anything reads them
+        # the needed column chunks, fetched in parallel (at most the file's size, as a local read
+        # maps it); then the local reader's decompression and dictionary bomb checks on them
+        if isinstance(fh, _Ranges):
             fh.prefetch(_chunk_ranges(meta, cols))
         found = check_parquet(Path(shown), nf, meta, cols, nf.size())
         nf.seek(0)
