@@ -13,6 +13,11 @@ import pytest
 from graphrag_side import ROOT
 
 
+#: ``npm install azurite`` stand-in: an azurite-blob that answers --version
+STAND_IN_NPM = ('mkdir -p node_modules/.bin && printf \'#!/bin/sh\\nexit 0\\n\' > node_modules/.bin/azurite-blob'
+                ' && chmod +x node_modules/.bin/azurite-blob\n')
+
+
 def _script(path, body):
     path.write_text("#!/bin/sh\n" + body)
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
@@ -29,6 +34,7 @@ def test_ci_run_fails_when_graphrag_cannot_be_installed(tmp_path):
     _script(bin_dir / "python", f"echo \"$@\" >> '{calls}'\nexit 0\n")
     _script(bin_dir / "python3", f"echo \"$@\" >> '{venvs}'\necho 'stand-in: no venv here' >&2\nexit 1\n")
     _script(bin_dir / "chromium", "exit 0\n")  # no apt-get from a test
+    _script(bin_dir / "npm", STAND_IN_NPM)  # no npm registry from a test
     side = tmp_path / "tmp" / "graphrag-audit-ci"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "TMPDIR": str(tmp_path / "tmp")}
     (tmp_path / "tmp").mkdir()
@@ -45,11 +51,12 @@ def test_ci_run_fails_when_graphrag_cannot_be_installed(tmp_path):
                 f"installing graphrag=={version} failed twice; last lines of {side / env_dir}.log:") in proc.stdout
     assert "ci:   stand-in: no venv here" in proc.stdout
     assert "graphrag side environment(s) not built: gr3 gr27 gr12" in proc.stderr
-    assert not list(side.glob("*.ok"))
+    assert [p.name for p in side.glob("*.ok")] == ["azurite.ok"]  # (the stand-in npm worked)
 
 
 @pytest.mark.skipif(sys.platform == "win32" or shutil.which("bash") is None, reason=".ci/run is a bash script")
-def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpreters(tmp_path):
+@pytest.mark.parametrize("npm_works", [True, False])
+def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpreters(tmp_path, npm_works):
     """The first graphrag install fails (pip's transient failures), the retry works: .ci/run goes
     on to the README's test command with GRAPHRAG_VERIFY_PYTHONS naming the three side interpreters and
     CI=true. Stand-ins: ``python3 -m venv DIR`` makes DIR/bin/python, a script that fails its first
@@ -71,6 +78,8 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
             '  mkdir -p "$3/bin" && cat > "$3/bin/python" <<\'EOS\'\n#!/bin/sh\n' + side_python + 'EOS\n'
             '  chmod +x "$3/bin/python"; exit 0\nfi\nexit 1\n')
     _script(bin_dir / "chromium", "exit 0\n")
+    # npm: installs a stand-in azurite-blob, or fails (a registry down): then .ci/run fails before the tests
+    _script(bin_dir / "npm", STAND_IN_NPM if npm_works else "echo 'stand-in npm: ECONNRESET' >&2\nexit 1\n")
     side = tmp_path / "tmp" / "graphrag-audit-ci"
     (tmp_path / "tmp").mkdir()
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -78,7 +87,13 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
     env.pop("CI", None)
     proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True,
                           timeout=300)
+    if not npm_works:  # Azurite is required: no skipping remote-index tests under CI
+        assert proc.returncode == 1, (proc.stdout[-3000:], proc.stderr[-3000:])
+        assert "Azurite (npm) not installed" in proc.stderr and "ci:   stand-in npm: ECONNRESET" in proc.stdout
+        assert not calls.exists()  # neither pip install ".[test]" nor pytest ran
+        return
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
+    assert f"ci: Azurite: {side / 'azurite'}" in proc.stdout
     pythons = (f"{side / 'gr3' / 'bin' / 'python'}:{side / 'gr27' / 'bin' / 'python'}:"
                f"{side / 'gr12' / 'bin' / 'python'} | {side / 'gr27' / 'bin' / 'python'}")
     assert calls.read_text().split("\n")[:-1] == [f"-m pip install .[test] | {pythons} | true",
@@ -86,4 +101,4 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
     for version in ("3.3.0", "2.7.2", "1.2.0"):
         assert f"ci: graphrag {version}: install failed; retrying once" in proc.stdout
     assert "ci: error" not in proc.stdout + proc.stderr
-    assert sorted(p.name for p in side.glob("*.ok")) == ["gr12.ok", "gr27.ok", "gr3.ok"]
+    assert sorted(p.name for p in side.glob("*.ok")) == ["azurite.ok", "gr12.ok", "gr27.ok", "gr3.ok"]

@@ -308,16 +308,13 @@ def test_missing_output_dir_never_falls_back_to_output(tmp_path):
     assert "output_storage.base_dir 'newout'" in e.problem
 
 
+# (blob storage and az://, abfs[s]://, s3[a]:// base_dirs are read in place: tests/test_remote.py)
 @pytest.mark.parametrize("settings, needle", [
-    ("output_storage:\n  type: blob\n  container_name: c\n  base_dir: out\n", "Azure Blob Storage"),
     ("output_storage:\n  type: cosmosdb\n  base_dir: db\n", "Azure Cosmos DB"),
-    ("output:\n  type: blob\n  base_dir: out\n", "Azure Blob Storage"),
-    ("storage:\n  type: blob\n  container_name: c\n", "Azure Blob Storage"),
     ("storage:\n  type: cosmosdb\n  base_dir: db\n", "Azure Cosmos DB"),
     ("output_storage:\n  base_dir: out\ntable_provider:\n  type: cosmosdb\n", "Azure Cosmos DB"),
-    ("output_storage:\n  base_dir: s3://bucket/out\n", "Amazon S3"),
-    ("output:\n  base_dir: az://container/out\n", "Azure Blob Storage"),
-    ("storage:\n  base_dir: abfss://fs@acct.dfs.core.windows.net/out\n", "Azure Data Lake Storage"),
+    ("output_storage:\n  base_dir: gs://bucket/out\n", "Google Cloud Storage"),
+    ("output:\n  base_dir: https://example.com/out\n", "a web server"),
 ])
 def test_remote_storage_is_a_clear_error(tmp_path, settings, needle):
     p = project(tmp_path, settings, tables={"output": V3, "out": V3})
@@ -505,8 +502,8 @@ def test_cli_errors_are_one_line(tmp_path):
     unset = project(tmp_path, "output_storage:\n  base_dir: ${GA_CLI_UNSET}\n", tables={"output": V3}, root="unset")
     assert_one_line_error(run("levels", unset), "${GA_CLI_UNSET}", "not set")
     blob = project(tmp_path, "output_storage:\n  type: blob\n  base_dir: out\n", tables={"output": V3}, root="blob")
-    assert_one_line_error(run("tree", blob), "Azure Blob Storage", "local folder")
-    assert_one_line_error(run("levels", "s3://bucket/idx", "-f", "json"), "s3://bucket/idx: ", "Amazon S3")
+    assert_one_line_error(run("tree", blob), "settings.yaml", "container_name is not set")
+    assert_one_line_error(run("levels", "gs://bucket/idx", "-f", "json"), "gs://bucket/idx: ", "Google Cloud Storage")
     upd = update_project(tmp_path / "u")
     assert_one_line_error(run("plan", upd / "update_output" / "20250101-100000", "--reports", "3"),
                           "a `graphrag update` run folder")

@@ -122,7 +122,13 @@ def levels_cmd(
             if tokenizer is not None:
                 check_tokenizer(tokenizer)
             if verify:  # a check asked for that cannot run is an error, not a quiet "not run"
+                from graphrag_audit.io.remote import location_of
                 from graphrag_audit.verify import graphrag_unusable_reason
+
+                remote = location_of(index_dir)
+                if remote is not None:
+                    raise fail(f"--verify: {remote.display}: graphrag's own reader needs a local copy of the "
+                               f"index (download the tables, or drop --verify)")
 
                 progress("importing graphrag")
                 reason = graphrag_unusable_reason()

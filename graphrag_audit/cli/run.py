@@ -302,6 +302,9 @@ class Progress:
                                     TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
             self.task = self.bar.add_task("reading the index", total=self.STEPS)
             self.bar.start()
+            from graphrag_audit.io import remote
+
+            remote.set_progress(lambda text: self.bar is not None and self.bar.update(self.task, description=text))
 
     def __call__(self, message: str) -> None:
         if self.bar is not None:
@@ -312,6 +315,9 @@ class Progress:
 
     def stop(self) -> None:
         if self.bar is not None:
+            from graphrag_audit.io import remote
+
+            remote.set_progress(None)
             self.bar.stop()
             self.bar = None
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.io.settings import (DEFAULT_OUTPUT, DEFAULT_UPDATE_OUTPUT, REMOTE_SCHEMES, OutputSetting,
-                                     find_settings, read_output_setting, remote_problem, remote_url)
+from graphrag_audit.io.settings import (DEFAULT_OUTPUT, DEFAULT_UPDATE_OUTPUT, READ_IN_PLACE, REMOTE_SCHEMES,
+                                        OutputSetting, find_settings, read_output_setting, remote_problem,
+                                        remote_url)
 
 #: logical table -> file stems, newest naming first
 TABLE_STEMS: dict[str, tuple[str, ...]] = {
@@ -307,6 +308,9 @@ def _resolve_timestamp(setting: OutputSetting, root: Path) -> tuple[str, list[st
 
 
 def _with_settings(requested: Path, setting: OutputSetting) -> IndexFiles:
+    if setting.blob is not None:  # load_index reads it in place (io/remote.py); no local folder here
+        raise IndexInputError(setting.settings_file, f"{setting.describe()} is remote storage, not a local "
+                                                     f"folder: this command needs a local index folder")
     root = setting.settings_file.parent
     base, notes = _resolve_timestamp(setting, root)
     where = setting.describe()
@@ -378,6 +382,10 @@ def locate_index(path: str | os.PathLike) -> IndexFiles:
     requested = Path(path)
     if not _exists(requested):
         url = remote_url(str(path)) or remote_url(str(requested))
+        if url is not None and url[0] in READ_IN_PLACE:
+            raise IndexInputError(url[1], f"this index is on {REMOTE_SCHEMES[url[0]]}, not in a local folder: "
+                                          f"load_index reads it in place (graphrag_audit.io.remote); "
+                                          f"locate_index finds local folders only")
         if url is not None:
             raise IndexInputError(url[1], remote_problem("this index", REMOTE_SCHEMES[url[0]]))
         raise IndexInputError(requested, "no such file or directory")

@@ -144,12 +144,19 @@ class Guard:
         ``output`` links: as :func:`graphrag_audit.io.locate.locate_index` resolves it).
         Raises :class:`IndexInputError` when no index is there."""
         from graphrag_audit.io.locate import locate_index
+        from graphrag_audit.io.remote import location_of
 
+        if location_of(index_dir) is not None:  # in Azure Blob Storage or S3: no local file to protect
+            return cls()
         files = locate_index(index_dir)
         return cls().protect(files.output_dir, files.tables.values())
 
     def protect_model(self, model) -> "Guard":
         """Add a loaded :class:`~graphrag_audit.model.index.IndexModel` (its directory and table files)."""
+        from graphrag_audit.io.remote import RemoteName
+
+        if isinstance(model.output_dir, RemoteName):  # read in place from remote storage
+            return self
         return self.protect(model.output_dir, model.files.values())
 
     def protect(self, output_dir, tables: Iterable = ()) -> "Guard":

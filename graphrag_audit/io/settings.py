@@ -93,6 +93,10 @@ class OutputSetting:
     update_dir: str = DEFAULT_UPDATE_OUTPUT  # where `graphrag update` writes (for a note)
     from_env: str | None = None  # the variable base_dir came from (0.x-1.x GRAPHRAG_STORAGE_BASE_DIR)
     described: str | None = None  # how the folder was chosen, when no key names it
+    #: output in blob storage (``type: blob``: the section's values, variables expanded) or at an
+    #: ``az://``/``abfs[s]://``/``s3[a]://`` base_dir (``{"type": "url", "base_dir": ...}``):
+    #: read in place by :mod:`graphrag_audit.io.remote`
+    blob: dict | None = None
 
     @property
     def default_layout(self) -> bool:
@@ -123,9 +127,23 @@ def remote_url(text: str) -> tuple[str, str] | None:
     return scheme, f"{m.group('scheme')}://{m.group('rest')}"
 
 
+#: the URL schemes graphrag-audit reads in place (io/remote.py)
+READ_IN_PLACE = ("az", "abfs", "abfss", "s3", "s3a")
+#: graphrag's blob storage keys (1.x-2.x ``storage_account_blob_url``; 3.x ``account_url``)
+BLOB_KEYS = ("connection_string", "storage_account_blob_url", "account_url", "container_name", "base_dir")
+
+
+def cosmosdb_problem(what: str) -> str:
+    return (f"{what} is in Azure Cosmos DB: not supported (graphrag-audit reads parquet or CSV tables from a "
+            f"local folder, Azure Blob Storage or S3). Export the tables and audit those: run graphrag with "
+            f"output type file or blob (or copy each Cosmos DB container's items into communities.parquet, "
+            f"community_reports.parquet and entities.parquet) and pass that folder, its az:// or s3:// URL, or "
+            f"the project root")
+
+
 def remote_problem(what: str, kind: str) -> str:
-    return (f"{what} is on {kind}, not in a local folder: graphrag-audit reads local index folders only "
-            f"(remote storage is not supported yet). Copy the output tables (communities, community_reports, "
+    return (f"{what} is on {kind}, not in a local folder: not supported (graphrag-audit reads index tables from "
+            f"local folders, Azure Blob Storage and S3). Copy the output tables (communities, community_reports, "
             f"entities; parquet or CSV) into a local folder and pass that folder")
 
 
@@ -345,6 +363,9 @@ def _section(r: _Reader, data: dict, key: str) -> dict:
 def _check_type(r: _Reader, key: str, stype: str, base_dir: str | None) -> None:
     if stype == "file":
         return
+    if stype == "cosmosdb":
+        where = f" ({key}.base_dir '{base_dir}')" if base_dir else ""
+        raise IndexInputError(r.path, cosmosdb_problem(f"the index ({key}.type {stype}{where})"))
     if stype in REMOTE_NAMES:
         where = f" ({key}.base_dir '{base_dir}')" if base_dir else ""
         raise IndexInputError(r.path, remote_problem(f"the index ({key}.type {stype}{where})", REMOTE_NAMES[stype]))
@@ -353,6 +374,23 @@ def _check_type(r: _Reader, key: str, stype: str, base_dir: str | None) -> None:
                                       f"tables to audit")
     raise IndexInputError(r.path, f"{key}.type '{stype}' is not a storage type graphrag knows "
                                   f"({', '.join(STORAGE_TYPES)})")
+
+
+def _blob(r: _Reader, key: str, section: dict, semantics: str) -> dict:
+    """The blob section's values graphrag reads, variables expanded."""
+    out = {"type": "blob"}
+    for k in BLOB_KEYS:
+        v = section.get(k)
+        if v is not None:
+            out[k] = r.text(f"{key}.{k}", v, semantics=semantics)
+    return out
+
+
+def _url_base(base_dir: str) -> dict | None:
+    url = remote_url(base_dir)
+    if url is not None and url[0] in READ_IN_PLACE:
+        return {"type": "url", "base_dir": url[1]}
+    return None
 
 
 def _check_base_dir(r: _Reader, key: str, base_dir: str) -> None:
@@ -372,6 +410,8 @@ def _v1_storage(r: _Reader, raw: dict) -> OutputSetting:
     else:
         stype = r.env.values.get("GRAPHRAG_STORAGE_TYPE", "")
     stype = stype or "file"
+    if stype == "blob":
+        return OutputSetting(r.path, key, str(section.get("base_dir") or ""), blob=_blob(r, key, section, "expandvars"))
     if "base_dir" in section:
         base = section["base_dir"]
         base = "" if base is None else r.text(f"{key}.base_dir", base, semantics="expandvars")
@@ -383,6 +423,8 @@ def _v1_storage(r: _Reader, raw: dict) -> OutputSetting:
         return OutputSetting(r.path, None, DEFAULT_OUTPUT,
                              described=f"{r.path.name} key storage has no base_dir: graphrag's default "
                                        f"'{DEFAULT_OUTPUT}' (before 0.3.5: 'output/${{timestamp}}/artifacts')")
+    if _url_base(base) is not None:
+        return OutputSetting(r.path, key, base, from_env=from_env, blob=_url_base(base))
     _check_base_dir(r, key, base)
     return OutputSetting(r.path, key, base, from_env=from_env)
 
@@ -393,12 +435,17 @@ def _v2_output(r: _Reader, data: dict, key: str, *, base_default: str | None) ->
     stype = section.get("type", "file")
     stype = r.text(f"{key}.type", stype, semantics="template")
     base = section.get("base_dir", base_default)
+    if stype == "blob":
+        blob = _blob(r, key, section, "template")
+        return OutputSetting(r.path, key, blob.get("base_dir", ""), blob=blob)
     if stype != "file":
         _check_type(r, key, stype, base if isinstance(base, str) else None)
     if base is None or (isinstance(base, str) and not base.strip()):
         raise IndexInputError(r.path, f"{key}.base_dir is empty: graphrag requires an output folder for file "
                                       f"storage")
     base = r.text(f"{key}.base_dir", base, semantics="template")
+    if _url_base(base) is not None:
+        return OutputSetting(r.path, key, base, blob=_url_base(base))
     _check_base_dir(r, key, base)
     return OutputSetting(r.path, key, base)
 
@@ -421,8 +468,7 @@ def _table_type(r: _Reader, data: dict) -> str | None:
         raise IndexInputError(r.path, f"table_provider must be a mapping (type), not {_kind(section)}")
     ttype = r.text("table_provider.type", section.get("type", "parquet"), semantics="template")
     if ttype == "cosmosdb":
-        raise IndexInputError(r.path, remote_problem("the index (table_provider.type cosmosdb)",
-                                                     REMOTE_NAMES["cosmosdb"]))
+        raise IndexInputError(r.path, cosmosdb_problem("the index (table_provider.type cosmosdb)"))
     if ttype not in ("parquet", "csv"):
         raise IndexInputError(r.path, f"table_provider.type '{ttype}' is not a table type graphrag knows "
                                       f"({', '.join(TABLE_TYPES)})")
@@ -452,7 +498,7 @@ def read_output_setting(settings_file: Path) -> OutputSetting:
 
     def done(s: OutputSetting, *notes: str) -> OutputSetting:
         return OutputSetting(s.settings_file, s.key, s.base_dir, table_type, s.notes + notes, update_dir,
-                             s.from_env, s.described)
+                             s.from_env, s.described, s.blob)
 
     if not present:
         return done(OutputSetting(settings_file, None, DEFAULT_OUTPUT))

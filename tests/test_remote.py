@@ -1,0 +1,299 @@
+"""Indexes read in place from Azure Blob Storage (Azurite) and S3 (moto's server), both real
+emulators started here (tests/remote_emulators.py): the same output as the local copy, graphrag-style
+blob settings, and every fault a one-line exit-2 error naming the location, in bounded time."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, shared_index
+from remote_emulators import (AZURITE_KEY, S3_SECRET, Proxy, start_azurite, start_moto)
+
+PREFIX = "graphrag-audit: error: "
+#: 3.x, 1.x (create_final_*) and 0.x on Azure, 2.x on S3, plus the CSV layout (a repository fixture)
+AZURE_INDEXES = ["verbs-v3", "verbs-v1", "dulce-v0.3-create_final"]
+COMMANDS = {
+    "levels-json": ["levels", "{}", "-f", "json"],
+    "tree": ["tree", "{}"],
+    "plan": ["plan", "{}", "--reports", "8"],
+    "report": ["report", "{}", "-o", "-"],
+}
+#: fault runs: short request timeouts, a short deadline (every fault must end well before it)
+FAULT_ENV = {"GRAPHRAG_AUDIT_REMOTE_TIMEOUT": "2", "GRAPHRAG_AUDIT_REMOTE_DEADLINE": "30"}
+
+
+def _clean_env(extra: dict) -> dict:
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("AZURE_", "AWS_", "GRAPHRAG_AUDIT_REMOTE"))}
+    e.update(extra)
+    e["NO_COLOR"] = "1"
+    return e
+
+
+def run(args, env: dict, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "graphrag_audit", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env=_clean_env(env), cwd=Path(__file__).resolve().parents[1])
+
+
+def one_line_error(p: subprocess.CompletedProcess, *needles: str) -> str:
+    assert p.returncode == 2, (p.returncode, p.stderr[-2000:], p.stdout[:300])
+    assert p.stdout == "" and "Traceback" not in p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(PREFIX), p.stderr
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+    return lines[0]
+
+
+def _upload(fs, local: Path, remote: str) -> None:
+    for f in sorted(local.iterdir()):
+        if f.suffix in (".parquet", ".csv"):
+            fs.put_file(str(f), f"{remote}/{f.name}")
+
+
+_LOCAL: dict = {}
+
+
+def local_output(index: Path, command: str) -> str:
+    key = (str(index), command)
+    if key not in _LOCAL:
+        p = run([a.format(index) for a in COMMANDS[command]], {})
+        assert p.returncode in (0, 1), p.stderr
+        _LOCAL[key] = p.stdout.replace(str(index), "<INDEX>")
+    return _LOCAL[key]
+
+
+def assert_same(index: Path, command: str, url: str, env: dict, display: str | None = None) -> str:
+    p = run([a.format(url) for a in COMMANDS[command]], env)
+    assert p.returncode in (0, 1), p.stderr
+    assert "Traceback" not in p.stderr
+    remote = p.stdout.replace(display or url, "<INDEX>")
+    assert remote == local_output(index, command)
+    return p.stdout
+
+
+# ---- the emulators, shared by the comparison tests -------------------------------------------------
+@pytest.fixture(scope="module")
+def azurite():
+    emu = start_azurite()
+    try:
+        fs = emu.fs()
+        fs.mkdir("idx")
+        yield emu
+    finally:
+        emu.stop()
+
+
+@pytest.fixture(scope="module")
+def moto():
+    emu = start_moto()
+    try:
+        emu.fs().mkdir("bkt")
+        yield emu
+    finally:
+        emu.stop()
+
+
+def _uploaded(emu, container: str, name: str, local: Path) -> str:
+    fs = emu.fs()
+    if not fs.exists(f"{container}/{name}"):
+        _upload(fs, local, f"{container}/{name}")
+    return f"{container}/{name}"
+
+
+# ---- same output as the local copy -----------------------------------------------------------------
+# (every CLI run costs an interpreter start: levels on every generation, the other commands on one index)
+@pytest.mark.parametrize("name", AZURE_INDEXES)
+def test_azure_levels_same_as_local(azurite, name):
+    index = shared_index(name)
+    path = _uploaded(azurite, "idx", name, index)
+    assert_same(index, "levels-json", f"az://{path}", azurite.env())
+
+
+@pytest.mark.parametrize("command", ["tree", "plan", "report"])
+def test_azure_commands_same_as_local(azurite, command):
+    index = shared_index("verbs-v3")
+    path = _uploaded(azurite, "idx", "verbs-v3", index)
+    out = assert_same(index, command, f"az://{path}", azurite.env())
+    if command in ("tree", "plan"):
+        assert f"tables in az://{path}" in out  # the header names the remote location
+
+
+def test_azure_csv_layout_through_an_abfs_url(azurite):
+    index = FIXTURES / "seed-v3-csv"
+    path = _uploaded(azurite, "idx", "seed-v3-csv", index)
+    assert_same(index, "levels-json", f"abfs://{path}", azurite.env())
+
+
+@pytest.mark.parametrize("name, command", [("verbs-v2", "levels-json"), ("verbs-v2", "report")])
+def test_s3_same_as_local(moto, name, command):
+    index = shared_index(name)
+    path = _uploaded(moto, "bkt", name, index)
+    assert_same(index, command, f"s3://{path}", moto.env())
+
+
+def test_output_folder_below_the_url(moto):
+    """A project folder in the bucket: the tables in its output/ (as graphrag's default)."""
+    index = shared_index("verbs-v3")
+    fs = moto.fs()
+    _upload(fs, index, "bkt/project-v3/output")
+    assert_same(index, "levels-json", "s3://bkt/project-v3", moto.env())
+
+
+# ---- graphrag's blob settings ------------------------------------------------------------------------
+SETTINGS = {
+    "3.x": "output_storage:\n  type: blob\n  connection_string: ${AZ_CONN}\n  container_name: idx\n  base_dir: {base}\n",
+    "2.x": "output:\n  type: blob\n  connection_string: ${AZ_CONN}\n  container_name: idx\n  base_dir: {base}\n",
+    "1.x": "storage:\n  type: blob\n  connection_string: ${AZ_CONN}\n  container_name: idx\n  base_dir: {base}\n",
+}
+
+
+@pytest.mark.parametrize("gen", list(SETTINGS))
+def test_blob_settings_with_a_connection_string(azurite, tmp_path, gen):
+    index = shared_index("verbs-v3")
+    _uploaded(azurite, "idx", "verbs-v3", index)
+    (tmp_path / "settings.yaml").write_text(SETTINGS[gen].replace("{base}", "verbs-v3"))
+    env = {"AZ_CONN": azurite.connection_string()}
+    key = {"3.x": "output_storage", "2.x": "output", "1.x": "storage"}[gen]
+    display = f"az://idx/verbs-v3 (account devstoreaccount1) (settings.yaml {key})"
+    out = assert_same(index, "levels-json", tmp_path, env, display=display)
+    assert f'"output_dir":"{display}"' in out  # the header names the remote location, no credential
+    assert AZURITE_KEY not in out and "AccountKey" not in out
+
+
+def test_blob_settings_missing_container_name(tmp_path):
+    (tmp_path / "settings.yaml").write_text("output_storage:\n  type: blob\n  connection_string: x\n  base_dir: o\n")
+    one_line_error(run(["levels", tmp_path], {}), "settings.yaml", "container_name")
+
+
+def test_cosmosdb_is_a_clear_error(tmp_path):
+    (tmp_path / "settings.yaml").write_text("output_storage:\n  type: cosmosdb\n  base_dir: db\n")
+    one_line_error(run(["levels", tmp_path], {}), "Azure Cosmos DB", "not supported", "Export")
+
+
+def test_verify_needs_a_local_copy(azurite):
+    path = _uploaded(azurite, "idx", "verbs-v3", shared_index("verbs-v3"))
+    one_line_error(run(["levels", f"az://{path}", "--verify"], azurite.env()), f"az://{path}", "local copy")
+
+
+def test_missing_extra_names_the_pip_command(tmp_path):
+    code = ("import sys; sys.modules['adlfs'] = None; sys.modules['s3fs'] = None; "
+            "from graphrag_audit.cli import main; sys.argv = ['graphrag-audit', 'tree', sys.argv[1]]; main()")
+    for url, extra in (("az://c/idx", "azure"), ("s3://b/idx", "s3")):
+        p = subprocess.run([sys.executable, "-c", code, url], capture_output=True, text=True, timeout=60,
+                           env=_clean_env({}), cwd=Path(__file__).resolve().parents[1])
+        one_line_error(p, url, f'pip install "graphrag-audit[{extra}]"')
+
+
+# ---- faults: one line, exit 2, the location named, no hang -------------------------------------------
+def test_azure_wrong_credentials(azurite):
+    path = _uploaded(azurite, "idx", "verbs-v3", shared_index("verbs-v3"))
+    wrong = AZURITE_KEY[:-8] + "AAAAAAA="
+    line = one_line_error(run(["levels", f"az://{path}"], {**azurite.env(key=wrong), **FAULT_ENV}),
+                          f"az://{path}", "access denied")
+    assert wrong not in line and AZURITE_KEY not in line
+
+
+def test_s3_wrong_credentials():
+    emu = start_moto(auth=True)  # moto checks the access key: the test's is unknown to it
+    try:
+        p = run(["levels", "s3://bkt/idx"], {**emu.env(), **FAULT_ENV})
+    finally:
+        emu.stop()
+    line = one_line_error(p, "s3://bkt/idx", "access denied")
+    assert S3_SECRET not in line
+
+
+def test_missing_container_and_bucket(azurite, moto):
+    one_line_error(run(["tree", "az://nosuchcontainer/idx"], {**azurite.env(), **FAULT_ENV}),
+                   "az://nosuchcontainer/idx", "no such container")
+    one_line_error(run(["tree", "s3://nosuchbucket/idx"], {**moto.env(), **FAULT_ENV}),
+                   "s3://nosuchbucket/idx", "no such container")
+
+
+def test_missing_table(azurite, moto):
+    index = shared_index("verbs-v3")
+    for emu, root, scheme in ((azurite, "idx", "az"), (moto, "bkt", "s3")):
+        fs = emu.fs()
+        for f in ("community_reports.parquet", "entities.parquet"):  # no communities table
+            fs.put_file(str(index / f), f"{root}/no-communities/{f}")
+        one_line_error(run(["levels", f"{scheme}://{root}/no-communities"], {**emu.env(), **FAULT_ENV}),
+                       f"{scheme}://{root}/no-communities", "no communities table")
+        fs.pipe_file(f"{root}/no-tables/notes.txt", b"not an index")  # a folder without any table
+        one_line_error(run(["levels", f"{scheme}://{root}/no-tables"], {**emu.env(), **FAULT_ENV}),
+                       f"{scheme}://{root}/no-tables", "no GraphRAG index tables")
+    # a table that is not parquet: the file named, as for a local one
+    fs = moto.fs()
+    fs.pipe_file("bkt/not-parquet/communities.parquet", b"PAR1 this is not parquet" * 20_000)
+    fs.put_file(str(index / "community_reports.parquet"), "bkt/not-parquet/community_reports.parquet")
+    one_line_error(run(["levels", "s3://bkt/not-parquet"], {**moto.env(), **FAULT_ENV}),
+                   "s3://bkt/not-parquet/communities.parquet", "parquet")
+
+
+@pytest.mark.parametrize("backend", ["azure", "s3"])
+def test_emulator_stopped_mid_read(backend):
+    emu = start_azurite() if backend == "azure" else start_moto()
+    proxy = None
+    try:
+        fs = emu.fs()
+        root = "drop"
+        fs.mkdir(root)
+        index = shared_index("real-insurance-v3")
+        _upload(fs, index, f"{root}/idx")
+        # stop the emulator once the listing and the first table's footer went through
+        proxy = Proxy(emu.port, after_bytes=40_000, action=emu.stop)
+        url = f"{'az' if backend == 'azure' else 's3'}://{root}/idx"
+        start = time.monotonic()
+        p = run(["levels", url, "-f", "json"], {**emu.env(proxy.port), **FAULT_ENV}, timeout=90)
+        assert proxy.fired.is_set() and emu.proc.poll() is not None  # it did stop in the middle
+        one_line_error(p, url, "connection")
+        assert time.monotonic() - start < 90  # (an interpreter start and the retries on a loaded machine)
+    finally:
+        if proxy is not None:
+            proxy.close()
+        emu.stop()
+
+
+@pytest.mark.parametrize("backend", ["azure", "s3"])
+def test_slow_server_times_out(backend, azurite, moto):
+    emu = azurite if backend == "azure" else moto
+    proxy = Proxy(emu.port, stall=True)  # accepts, never answers
+    try:
+        url = f"{'az://idx' if backend == 'azure' else 's3://bkt'}/verbs-v3"
+        start = time.monotonic()
+        p = run(["tree", url], {**emu.env(proxy.port), **FAULT_ENV}, timeout=90)
+        elapsed = time.monotonic() - start
+    finally:
+        proxy.close()
+    line = one_line_error(p, url)
+    assert re.search(r"did not answer within 2 s|did not finish within 30 s", line), line
+    assert elapsed < 90  # bounded: the 30 s deadline at most, plus an interpreter start on a loaded machine
+
+
+# ---- column projection ---------------------------------------------------------------------------------
+def test_only_needed_columns_are_fetched(moto):
+    """The bytes fetched are the footers and the needed column chunks: the entities' descriptions
+    and the tables the audit never reads (relationships) are not downloaded."""
+    index = shared_index("real-insurance-v3")
+    path = _uploaded(moto, "bkt", "real-insurance-v3", index)
+    code = ("import json, sys; from graphrag_audit.io import remote; from graphrag_audit.io.load import load_index; "
+            "m = load_index(sys.argv[1]); t = remote.last_transfer; "
+            "print(json.dumps({k: list(v) for k, v in t.files.items()}))")
+    p = subprocess.run([sys.executable, "-c", code, f"s3://{path}"], capture_output=True, text=True, timeout=120,
+                       env=_clean_env(moto.env()), cwd=Path(__file__).resolve().parents[1])
+    assert p.returncode == 0, p.stderr
+    import json
+
+    files = json.loads(p.stdout)
+    assert set(files) == {"communities.parquet", "community_reports.parquet", "entities.parquet"}
+    for name, (size, _read) in files.items():
+        assert size == (index / name).stat().st_size
+    # entities: id, title, text_unit_ids; the descriptions that dominate the file stay on the server
+    size, read = files["entities.parquet"]
+    assert read < size * 0.6, (read, size)
