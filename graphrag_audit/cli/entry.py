@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from graphrag_audit import __version__
+from graphrag_audit.cli.bundle import bundle_cmd
 from graphrag_audit.cli.explain import explain_cmd
 from graphrag_audit.cli.levels import levels_cmd
 from graphrag_audit.cli.plan import plan_cmd
@@ -53,6 +54,7 @@ app.command("tree")(tree_cmd)
 app.command("report")(report_cmd)
 app.command("plan")(plan_cmd)
 app.command("explain")(explain_cmd)
+app.command("bundle")(bundle_cmd)
 
 
 def main() -> None:
