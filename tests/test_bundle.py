@@ -143,13 +143,14 @@ def _allowed(index: Path) -> set[str]:
     from graphrag_audit.bundle.filler import FILLER_WORDS
 
     allowed = {w.lower() for w in FILLER_WORDS} | {"entity", "community", "title", "document"}
-    for p in index.iterdir():  # column names (and the pandas metadata that lists them)
+    for p in index.iterdir():  # column names and the schema metadata (the bundle keeps both as they are)
         if p.suffix == ".parquet":
-            allowed.update(w.lower() for n in pq.read_schema(p).names for w in regex.findall(r"\p{L}{3,}", n))
-    allowed |= {"pandas", "index", "columns", "column", "indexes", "field", "kind", "range", "start", "stop",
-                "step", "metadata", "numpy", "type", "object", "unicode", "bytes", "int", "float", "list",
-                "string", "bool", "version", "creator", "library", "datetime", "large", "element", "item", "none",
-                "null", "pyarrow", "value", "values", "struct", "double", "attributes", "timestamp"}
+            schema = pq.read_schema(p)
+            allowed.update(w.lower() for n in schema.names for w in regex.findall(r"\p{L}{3,}", n))
+            for k, v in (schema.metadata or {}).items():
+                allowed.update(w.lower() for w in regex.findall(r"\p{L}{3,}", (k + v).decode("utf-8", "replace")))
+        elif p.suffix == ".csv":
+            allowed.update(w.lower() for w in regex.findall(r"\p{L}{3,}", p.open(encoding="utf-8").readline()))
     # filler first pieces: a capital letter and a filler word run together (``Mand``)
     allowed |= {chr(x).lower() + w for x in range(65, 91) for w in FILLER_WORDS}
     return allowed
@@ -198,3 +199,126 @@ def test_graphrag_selects_and_batches_the_bundle_as_the_index(line, tmp_root):
         assert b["verify"]["levels"] == a["verify"]["levels"], src.name
         assert b["verify"]["map_calls"] == a["verify"]["map_calls"], src.name
         assert b["verify"]["agree"] == a["verify"]["agree"], src.name
+
+
+# ---- the same tables: names, schemas, non-text columns, nulls, list lengths, token counts --------
+def _shape(v):
+    """A value with every string replaced by its presence: None, '' or 's'."""
+    if isinstance(v, str):
+        return "s" if v else ""
+    if isinstance(v, dict):
+        return {k: _shape(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_shape(x) for x in v]
+    return v
+
+
+@pytest.mark.parametrize("name", ["seed-v01", "seed-v1", "seed-v3", "seed-v3-csv", "verbs-v0.5", "dulce-v1",
+                                  "verbs-v3"])
+def test_the_bundle_keeps_files_schemas_structure_and_token_counts(name, tmp_root):
+    from graphrag_audit.bundle.anonymise import ENTITY_NAMES, table_kind
+    from graphrag_audit.graphrag.tokens import get_token_counter
+
+    count = get_token_counter("cl100k_base").count
+    src = _index(name)
+    out = bundled(src, tmp_root)
+    tables = sorted(p.name for p in src.iterdir() if p.suffix in (".parquet", ".csv") and "covariates" not in p.name)
+    assert sorted(p.name for p in out.iterdir() if p.suffix in (".parquet", ".csv")) == tables
+    checked = 0
+    for fname in tables:
+        kind = table_kind(Path(fname).stem)
+        a_cols, b_cols = dict(_string_columns(src / fname)), dict(_string_columns(out / fname))
+        if fname.endswith(".parquet"):
+            a, b = pq.read_table(src / fname), pq.read_table(out / fname)
+            assert b.schema.equals(a.schema, check_metadata=True), fname
+            for f in a.schema:
+                if f.name in a_cols and any(a_cols[f.name]):
+                    assert _shape(b.column(f.name).to_pylist()) == _shape(a.column(f.name).to_pylist()), f.name
+                else:  # no text: the very same values
+                    assert b.column(f.name).equals(a.column(f.name)), (fname, f.name)
+        for col, values in a_cols.items():
+            if (kind, col) in ENTITY_NAMES or col == "title" and kind in ("communities", "documents"):
+                continue  # pseudonyms
+            for x, y in zip(values, b_cols[col]):
+                assert count(y) == count(x), (fname, col, x[:80], y[:80])
+                assert count("|" + y + "|") == count("|" + x + "|"), (fname, col)
+                checked += 1
+    assert checked
+
+
+def test_keep_titles_keeps_titles_only(tmp_root):
+    src = FIXTURES / "seed-v3"
+    out = bundled(src, tmp_root, keep_titles=True)
+    for fname, col in (("entities.parquet", "title"), ("community_reports.parquet", "title"),
+                       ("communities.parquet", "title")):
+        assert pq.read_table(out / fname).column(col).equals(pq.read_table(src / fname).column(col))
+    a, b = pq.read_table(src / "community_reports.parquet"), pq.read_table(out / "community_reports.parquet")
+    assert not b.column("full_content").equals(a.column("full_content"))
+    plain = bundled(src, tmp_root)
+    names = pq.read_table(plain / "entities.parquet").column("title").to_pylist()
+    assert all(regex.fullmatch(r"Entity \d+", n) for n in names if n)
+    assert len(set(names)) == len(set(pq.read_table(src / "entities.parquet").column("title").to_pylist()))
+
+
+def _with_extras(tmp_path: Path) -> Path:
+    import shutil
+
+    d = tmp_path / "index"
+    shutil.copytree(FIXTURES / "seed-v3", d)
+    pq.write_table(pa.table({"id": ["c1"], "description": ["Secret claim about Zanzibarian pumpkins"]}),
+                   d / "covariates.parquet")
+    (d / "lancedb").mkdir()
+    (d / "lancedb" / "x.lance").write_text("Zanzibarian pumpkins")
+    (d / "stats.json").write_text('{"note": "Zanzibarian"}')
+    return d
+
+
+def test_left_out_unless_include_all(tmp_path):
+    from graphrag_audit.bundle.build import plan_bundle, write_bundle
+
+    d = _with_extras(tmp_path)
+    plan = plan_bundle(d)
+    assert {n for n, _ in plan.left_out} == {"covariates.parquet", "lancedb/", "stats.json"}
+    write_bundle(plan, tmp_path / "a")
+    assert not (tmp_path / "a" / "covariates.parquet").exists() and not (tmp_path / "a" / "lancedb").exists()
+    plan = plan_bundle(d, include_all=True)
+    assert {n for n, _ in plan.left_out} == {"lancedb/", "stats.json"}
+    write_bundle(plan, tmp_path / "b")
+    got = pq.read_table(tmp_path / "b" / "covariates.parquet").column("description").to_pylist()[0]
+    assert "Zanzibarian" not in got and "pumpkins" not in got and got
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "graphrag_audit", "bundle", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_cli_writes_the_bundle_its_audit_and_readme(tmp_path):
+    out = tmp_path / "out"
+    proc = _cli("fixtures/seed-v3-csv", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    data = json.loads((out / "audit.json").read_text())
+    assert data["index"]["path"] == str(out)
+    assert "docs/bug-reports.md" in (out / "audit.md").read_text()
+    readme = (out / "README.md").read_text()
+    assert "community_reports.csv" in readme and "full_content" in readme
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # the temporary directory is gone
+
+
+def test_cli_size_limit_and_refusals_are_one_line_exit_2(tmp_path):
+    proc = _cli("fixtures/seed-v3", "-o", str(tmp_path / "o1"), "--max-size", "1K")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--max-size" in proc.stderr, proc.stderr
+    assert not (tmp_path / "o1").exists()
+    import shutil
+
+    d = tmp_path / "index"
+    shutil.copytree(FIXTURES / "seed-v3", d)
+    proc = _cli(str(d), "-o", str(d / "inside"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert not (d / "inside").exists()
+    assert sorted(p.name for p in d.iterdir()) == sorted(p.name for p in (FIXTURES / "seed-v3").iterdir())
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    proc = _cli("fixtures/seed-v3", "-o", str(tmp_path / "full"))
+    assert proc.returncode == 2 and "not empty" in proc.stderr
