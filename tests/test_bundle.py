@@ -169,7 +169,7 @@ from graphrag_side import major, need, side_env, side_pythons, versions  # noqa:
 
 RUNNER = Path(__file__).with_name("bundle_graphrag_runner.py")
 #: per graphrag major line, the indexes it reads (the fixtures it can read, and shared ones)
-READS = {3: ["seed-v3", "small-leiden-v3", "verbs-v2", "dulce-v3", "verbs-v3"],
+READS = {3: ["seed-v3", "verbs-v2", "dulce-v3", "verbs-v3"],
          1: ["seed-v1", "verbs-v1", "dulce-v1"]}
 
 
@@ -197,7 +197,10 @@ def test_graphrag_selects_and_batches_the_bundle_as_the_index(line, tmp_root):
         assert any(s["ids"] for s in a["selections"].values()), f"{src.name}: graphrag selected nothing"
         # graphrag's own build_community_context: the same batches, map calls and tokens per level
         assert b["verify"]["levels"] == a["verify"]["levels"], src.name
-        assert b["verify"]["map_calls"] == a["verify"]["map_calls"], src.name
+        assert any(lv.get("graphrag_map_calls") for lv in a["verify"]["levels"]), f"{src.name}: no context built"
+        tok = "graphrag_tokenizer"  # how tiktoken found its file: said on the first use in a process only
+        assert ({k: v for k, v in b["verify"]["map_calls"].items() if k != tok}
+                == {k: v for k, v in a["verify"]["map_calls"].items() if k != tok}), src.name
         assert b["verify"]["agree"] == a["verify"]["agree"], src.name
 
 

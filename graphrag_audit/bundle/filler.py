@@ -58,6 +58,7 @@ class Filler:
         self._lead_cost: dict[tuple[str, str], int] = {}
         self._runs: dict[tuple[str, str, int], str] = {}
         self._texts: dict[str, str] = {}
+        self._pieces: dict[str, str] = {}
         self._pipe: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
 
     # -- pieces ------------------------------------------------------------------------------
@@ -133,22 +134,34 @@ class Filler:
         got = self._texts.get(value)
         if got is not None:
             return got
-        parts: list[str] = []
-        first = True
-        for m in PRETOKEN.finditer(value):
-            letters = m.group("letters")
-            if letters is not None:
-                parts.append(self._run(m.group("lead"), letters, first=first and m.start() == 0))
-                first = False
-            else:
-                s = m.group(0)
-                parts.append(s.translate(_DIGITS) if s.isascii() and s.isdigit() else s)
-                if s.strip():
-                    first = False
+        m = PRETOKEN.match(value)
+        letters = m.group("letters")
+        if letters is not None:  # the first run: its count must also hold after a '|'
+            head = self._run(m.group("lead"), letters, first=True)
+        else:
+            head = self._piece(m)
+        rest = value[m.end():]
+        parts = [head, PRETOKEN.sub(self._piece, rest) if rest else ""]
         out = self._fix("".join(parts), value)
         if len(self._texts) < 200_000:
             self._texts[value] = out
         return out
+
+    def _piece(self, m) -> str:
+        """The filler of one pre-token (``regex`` match): letter runs replaced, digits zeroed."""
+        s = m.group(0)
+        got = self._pieces.get(s)
+        if got is None:
+            letters = m.group("letters")
+            if letters is not None:
+                got = self._run(m.group("lead"), letters, first=False)
+            elif s.isascii() and s.isdigit():
+                got = s.translate(_DIGITS)
+            else:
+                got = s
+            if len(self._pieces) < 1_000_000:
+                self._pieces[s] = got
+        return got
 
     def _fix(self, out: str, value: str) -> str:
         """Check the counts (alone and between ``|``); add or drop words at the end of the last
