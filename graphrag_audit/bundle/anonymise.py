@@ -110,6 +110,8 @@ class Anonymiser:
             values = table.column(i).to_pylist()
             fn = self._mapper(role, _strings(values, f.type))
             new = [_map(v, f.type, fn) for v in values]
+            if new == values:  # e.g. community titles that are all graphrag's own "Community N"
+                continue
             table = table.set_column(i, f, _array(new, f.type))
             changed.append(f.name)
         return table, changed
@@ -130,10 +132,14 @@ class Anonymiser:
             if all(_NO_TEXT.fullmatch(c) for c in cells):
                 continue
             fn = self._mapper(role, [c for c in cells if c])
+            differs = False
             for r in body:
                 if j < len(r) and r[j]:
-                    r[j] = fn(r[j])
-            changed.append(name)
+                    new = fn(r[j])
+                    differs = differs or new != r[j]
+                    r[j] = new
+            if differs:
+                changed.append(name)
         return [header] + body, changed
 
 
