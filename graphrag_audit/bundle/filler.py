@@ -19,7 +19,11 @@ separators in a report row (``id|title|weight|content|rank``), or between newlin
 prompt. The first letter run of a field sits after a ``|`` in a row; its first word is chosen so
 that the count holds in both places. Every cell is then counted again, alone and between ``|``:
 a mismatch (which the construction should never produce) is fixed by adding or removing words,
-and a cell that still differs raises :class:`FillerError` rather than being written wrongly.
+and a cell that still differs alone raises :class:`FillerError` rather than being written wrongly.
+One known case keeps only the count alone: a text opening with a quote whose letters read as a
+contraction (``'DEPENDENCE'``: ``'D`` alone, ``|'`` after a ``|``) when no first piece fits both;
+``Filler.row_mismatches`` counts them (4 texts, all in report findings, over the 22 shared indexes;
+graphrag does not put findings in report rows).
 """
 
 from __future__ import annotations
