@@ -24,13 +24,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("io", ("io",)),
     ("graphrag", ("graphrag",)),
     ("analysis", ("analysis",)),
-    ("verify and handoff", ("verify", "verify_dynamic", "handoff")),
+    ("verify and handoff", ("verify", "verify_dynamic", "handoff", "bundle")),
     ("render", ("render",)),
     ("cli", ("cli", "__main__")),
 ]
 #: render modules that write to a terminal (the only renderers that may import rich)
 TERMINAL_RENDERERS = {"render.console", "render.text", "render.tree_text", "render.plan_text"}
-RENDER_MAY_NOT_IMPORT = ("analysis", "model", "io", "graphrag", "verify", "handoff")
+RENDER_MAY_NOT_IMPORT = ("analysis", "model", "io", "graphrag", "verify", "handoff", "bundle")
 
 
 def _module_name(path: Path) -> str:

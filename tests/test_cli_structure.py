@@ -36,7 +36,7 @@ def _commands() -> dict:
 
 
 def test_every_command_is_registered_in_order():
-    assert list(_commands()) == ["levels", "tree", "report", "plan", "explain", "diff", "update-run"]
+    assert list(_commands()) == ["levels", "tree", "report", "plan", "explain", "diff", "update-run", "bundle"]
 
 
 @pytest.mark.parametrize("name", SHARED)

@@ -14,6 +14,7 @@ import typer
 
 from graphrag_audit import __version__
 from graphrag_audit.cli.diff import diff_cmd
+from graphrag_audit.cli.bundle import bundle_cmd
 from graphrag_audit.cli.explain import explain_cmd
 from graphrag_audit.cli.levels import levels_cmd
 from graphrag_audit.cli.plan import plan_cmd
@@ -57,6 +58,7 @@ app.command("plan")(plan_cmd)
 app.command("explain")(explain_cmd)
 app.command("diff")(diff_cmd)
 app.command("update-run")(update_run_cmd)
+app.command("bundle")(bundle_cmd)
 
 
 def main() -> None:

@@ -150,21 +150,7 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
             raise IndexInputError(path, f"column name {twice[0]!r} appears {names.count(twice[0])} times: "
                                         f"graphrag cannot read the table (pandas.read_parquet refuses "
                                         f"duplicate column names)")
-        try:
-            with _open(path) as fh:
-                meta = pq.read_metadata(fh)
-                rows = meta.num_rows
-                if rows > MAX_TABLE_ROWS:
-                    raise IndexInputError(path, f"the table claims {rows:,} rows, more than the "
-                                                f"{MAX_TABLE_ROWS:,} of any index table (refused unread)")
-                # decompression and dictionary bombs: refused before any column is materialised
-                found = check_parquet(path, fh, meta, cols, fh.size())
-                fh.seek(0)
-                table = _read_parquet(fh, cols, BatchBudget(path, found), meta)
-        except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
-            raise
-        except (pa.ArrowException, OSError, ValueError) as exc:
-            raise IndexInputError(path, f"unreadable parquet data ({_short(exc)})") from None
+        table = _read_parquet_checked(path, cols)
     try:
         table = _repair_utf8(table)
     except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
@@ -186,6 +172,61 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
         raise
     except (pa.ArrowException, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
         raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
+
+
+def _read_parquet_checked(path: Path, cols: list[str]) -> pa.Table:
+    """The ``cols`` of a parquet table as arrow, after the row-count and decoded-size checks."""
+    try:
+        with _open(path) as fh:
+            meta = pq.read_metadata(fh)
+            rows = meta.num_rows
+            if rows > MAX_TABLE_ROWS:
+                raise IndexInputError(path, f"the table claims {rows:,} rows, more than the "
+                                            f"{MAX_TABLE_ROWS:,} of any index table (refused unread)")
+            # decompression and dictionary bombs: refused before any column is materialised
+            found = check_parquet(path, fh, meta, cols, fh.size())
+            fh.seek(0)
+            return _read_parquet(fh, cols, BatchBudget(path, found), meta)
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise IndexInputError(path, f"unreadable parquet data ({_short(exc)})") from None
+
+
+def read_arrow_table(path: Path) -> pa.Table:
+    """Every column of a parquet table as arrow (its schema and metadata as stored), read with the
+    same checks as :func:`read_table` (graphrag-audit bundle rewrites whole tables)."""
+    names = table_columns(path)
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise IndexInputError(path, f"column name {twice[0]!r} appears {names.count(twice[0])} times")
+    table = _read_parquet_checked(path, names)
+    try:
+        return _repair_utf8(table)
+    except MemoryError:
+        raise
+    except (pa.ArrowException, ValueError) as exc:
+        raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
+
+
+def read_csv_rows(path: Path) -> list[list[str]]:
+    """A CSV table's cells exactly as written (header first), after graphrag's strict UTF-8 check;
+    graphrag 3 reads the file as UTF-8 text, so newlines inside fields are kept as they are."""
+    import csv
+    import io
+
+    _check_csv_utf8(path)
+    try:
+        with _open_regular(path) as fh:
+            text = fh.read().decode("utf-8")
+    except PermissionError:
+        raise IndexInputError(path, "permission denied") from None
+    except OSError as exc:
+        raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
+    try:
+        return list(csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline="")))
+    except csv.Error as exc:
+        raise IndexInputError(path, f"unreadable CSV ({_short(exc)})") from None
 
 
 #: bytes of a CSV file checked for valid UTF-8 at a time

@@ -1,0 +1,65 @@
+#!/usr/bin/env python
+"""``bundle`` time against the static audit's, on bench_levels.py's synthetic index.
+
+    python benchmarks/bench_bundle.py [--size 100k] [--layout 3.x] [--cache DIR]
+
+The index is bench_levels.py's cached ``leiden_like`` index (generated on first use, into its cache
+outside the repository). Each measurement is a fresh child process, wall time around it: the
+static audit ``levels DIR -f json --tokenizer cl100k_base --fail-on never`` (the exact counter,
+as the bundle uses it), and ``bundle DIR -o OUT`` (which also audits OUT once, for its audit.json
+and audit.md). Printed: both times and bundle/audit; the issue's target is at most 3x. Nothing is
+asserted. Run at 1M once at most (``--size 1m``): it takes many minutes on a busy machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_levels  # noqa: E402
+
+
+def timed(argv: list[str]) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    took = time.perf_counter() - t0
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return took
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", default="100k", choices=sorted(bench_levels.SIZES))
+    ap.add_argument("--layout", default="3.x", choices=sorted(bench_levels.LAYOUTS))
+    ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "graphrag-audit-bench")
+    args = ap.parse_args()
+    args.cache.mkdir(parents=True, exist_ok=True)
+    data = bench_levels.ensure_data(args.cache, args.size, bench_levels.SIZES[args.size], [args.layout], False)
+    index = Path(data["dir"]) / args.layout
+    bench_levels.warm_page_cache(index)
+    work = Path(tempfile.mkdtemp(prefix="bench-bundle-"))
+    try:
+        py = sys.executable
+        audit_s = timed([py, "-m", "graphrag_audit", "levels", str(index), "-f", "json", "-o", str(work / "a.json"),
+                         "--tokenizer", "cl100k_base", "--fail-on", "never"])
+        bundle_s = timed([py, "-m", "graphrag_audit", "bundle", str(index), "-o", str(work / "out")])
+        size = sum(p.stat().st_size for p in (work / "out").iterdir())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"index: {args.size} entities, {args.layout} layout ({data.get('reports', '?')} reports)")
+    print(f"static audit (levels -f json, cl100k_base): {audit_s:.1f} s")
+    print(f"bundle (tables + its own audit):            {bundle_s:.1f} s  ({size / 1e6:.1f} MB written)")
+    print(f"bundle / audit: {bundle_s / audit_s:.2f}x (target <= 3x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,234 @@
+"""Filler text with the exact cl100k_base token count of the text it replaces.
+
+graphrag counts tokens with cl100k_base (see :mod:`graphrag_audit.graphrag.tokens`), and what it
+does with a report (batching, map calls) depends only on those counts. cl100k_base first splits a
+text into *pre-tokens* with one regular expression (:data:`PRETOKEN`, tiktoken's pattern for
+cl100k_base) and then encodes each pre-token on its own, so a text's token count is the sum of its
+pre-tokens' counts. The filler therefore works per pre-token:
+
+* a run of letters (with the one non-letter character the pattern lets lead it, such as a space
+  or ``(``) becomes the same lead character followed by filler words from :data:`FILLER_WORDS`,
+  as many as keep that pre-token's token count (each word is one token alone and one token after
+  a space, and none starts with a letter that could form a contraction such as ``'s``);
+* ASCII digits become ``0`` (every run of one to three digits is one token either way);
+* punctuation, whitespace, contractions (``'s``, ``'ll``) and other characters stay as they are.
+
+Because every pre-token keeps its kind and its first character, the pre-token boundaries of the
+filler are the original ones, in the text alone and wherever graphrag places it: between ``|``
+separators in a report row (``id|title|weight|content|rank``), or between newlines in the rating
+prompt. The first letter run of a field sits after a ``|`` in a row; its first word is chosen so
+that the count holds in both places. Every cell is then counted again, alone and between ``|``:
+a mismatch (which the construction should never produce) is fixed by adding or removing words,
+and a cell that still differs alone raises :class:`FillerError` rather than being written wrongly.
+One known case keeps only the count alone: a text opening with a quote whose letters read as a
+contraction (``'DEPENDENCE'``: ``'D`` alone, ``|'`` after a ``|``) when no first piece fits both;
+``Filler.row_mismatches`` counts them (4 texts, all in report findings, over the 22 shared indexes;
+graphrag does not put findings in report rows).
+"""
+
+from __future__ import annotations
+
+import regex
+
+from graphrag_audit.graphrag.tokens import get_token_counter
+
+#: tiktoken's cl100k_base pre-tokenisation pattern
+PRETOKEN = regex.compile(
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|(?P<lead>[^\r\n\p{L}\p{N}]?)(?P<letters>\p{L}+)|\p{N}{1,3}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+#: the words filler text is made of (each one cl100k token alone and after a space)
+FILLER_WORDS: tuple[str, ...] = ("and", "any", "all", "also", "are", "but", "can", "for", "from", "have",
+                                 "her", "his", "into", "just", "how", "one", "our", "out", "new", "now",
+                                 "over", "about", "after", "each", "even", "good", "great", "first",
+                                 "other", "work", "year", "way")
+#: a text opening with a quote whose first letters read as a contraction ('s, 't, 'm, 'd, 're, 've, 'll)
+_QUOTED = regex.compile(r"'((?i:s|t|m|d|re|ve|ll)\p{L}*)")
+_DIGITS = str.maketrans("123456789", "000000000")
+
+
+class FillerError(ValueError):
+    """A text for which no filler with the same token count was found."""
+
+
+class Filler:
+    """Deterministic filler: the same text always gives the same filler."""
+
+    def __init__(self, encoding: str = "cl100k_base"):
+        self.counter = get_token_counter(encoding)
+        c = self.counter.count
+        self.words = tuple(w for w in FILLER_WORDS if c(w) == 1 and c(" " + w) == 1)
+        # first words after a lead character: the words, capitalised, and two one-letter words
+        self.firsts = self.words + tuple(w.capitalize() for w in self.words) + ("A", "I")
+        if len(self.words) < 8:  # pragma: no cover - a tokenizer that splits common words
+            raise FillerError(f"{encoding}: too few one-token filler words")
+        self._lead_cost: dict[tuple[str, str], int] = {}
+        self._runs: dict[tuple[str, str, int], str] = {}
+        self._texts: dict[str, str] = {}
+        self._pieces: dict[str, str] = {}
+        #: texts whose filler has their count alone but not between '|' (see _fix)
+        self.row_mismatches = 0
+        self._pipe: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
+
+    # -- pieces ------------------------------------------------------------------------------
+    def _cost(self, lead: str, word: str) -> int:
+        key = (lead, word)
+        n = self._lead_cost.get(key)
+        if n is None:
+            n = self._lead_cost[key] = self.counter.count(lead + word)
+        return n
+
+    def _words(self, k: int, start: int) -> list[str]:
+        ws = self.words
+        return [ws[(start + i) % len(ws)] for i in range(k)]
+
+    def _run(self, lead: str, letters: str, *, first: bool) -> str:
+        """Filler for one letter pre-token ``lead + letters``; ``first``: the field's first one,
+        which may also sit after a ``|`` (its count must then hold in both places)."""
+        key = (lead, letters, int(first))
+        got = self._runs.get(key)
+        if got is not None:
+            return got
+        c = self.counter.count
+        n = c(lead + letters)
+        start = len(letters) % len(self.words)
+        out = None
+        firsts = self.firsts
+        if first and lead != " ":
+            # the field's first run also sits after a '|' in a row: there no lead joins it (''), or
+            # its lead joins the '|' in a run of punctuation; the count must hold in both places
+            other = "|" if lead == "" else ""
+            d = c(other + letters) - c(lead + letters) if lead == "" else c(lead + letters) - c(letters)
+            for piece, cost, alt in self._first_pieces(lead, other):
+                if (alt - cost if lead == "" else cost - alt) == d and cost <= n:
+                    out = lead + " ".join([piece] + self._words(n - cost, start + 1))
+                    break
+        if out is None:
+            best = None
+            for j in range(len(firsts)):
+                w = firsts[(start + j) % len(firsts)]
+                k = n - self._cost(lead, w) + 1  # words after the first
+                if k >= 1:
+                    out = lead + " ".join([w] + self._words(k - 1, start + j + 1))
+                    break
+                if best is None or self._cost(lead, w) < self._cost(lead, best):
+                    best = w
+        if out is None:
+            if len(letters) <= 2 and letters.isascii():  # a short run stays (no word of 3+ letters)
+                out = lead + letters
+            else:  # one token too many here: _fix takes it from another run
+                out = lead + best
+        self._runs[key] = out
+        return out
+
+    def _first_pieces(self, lead: str, other: str) -> list[tuple[str, int, int]]:
+        """Candidate first pieces (one run of letters) with their counts after ``lead`` and after
+        ``other``, cheapest first."""
+        key = (lead, other)
+        got = self._pipe.get(key)
+        if got is None:
+            c = self.counter.count
+            # after "'" a piece starting with s, t, m, d, r, v or l would read as a contraction
+            caps = [chr(x) for x in range(65, 91) if lead != "'" or chr(x) not in "STMDRVL"]
+            cands = list(self.firsts) + caps + [x + w for x in caps for w in self.words[:6]]
+            got = sorted({(p, c(lead + p), c(other + p)) for p in cands}, key=lambda t: (t[1], t[0]))
+            self._pipe[key] = got
+        return got
+
+    # -- whole texts ---------------------------------------------------------------------------
+    def text(self, value: str) -> str:
+        """Filler for ``value`` with its token count alone and between ``|`` separators."""
+        if not value:
+            return value
+        got = self._texts.get(value)
+        if got is not None:
+            return got
+        m = PRETOKEN.match(value)
+        letters = m.group("letters")
+        end = m.end()
+        quoted = _QUOTED.match(value) if letters is None else None
+        if letters is not None:  # the first run: its count must also hold after a '|'
+            head = self._run(m.group("lead"), letters, first=True)
+        elif quoted is not None:  # "'Two": a contraction ('T) alone, "|'" + "Two" after a '|'
+            try:
+                head, end = self._quoted(quoted.group(1)), quoted.end()
+            except FillerError:  # exact alone; after a '|' possibly not (see _fix)
+                head = self._piece(m)
+        else:
+            head = self._piece(m)
+        rest = value[end:]
+        parts = [head, PRETOKEN.sub(self._piece, rest) if rest else ""]
+        out = self._fix("".join(parts), value)
+        if len(self._texts) < 200_000:
+            self._texts[value] = out
+        return out
+
+    def _quoted(self, letters: str) -> str:
+        """Filler for a text's leading ``'`` + letters that start with a contraction (``'Two``)."""
+        c = self.counter.count
+        n, d = c("'" + letters), c("'" + letters) - c(letters)
+        for piece, cost, alt in self._first_pieces("'", ""):
+            if cost - alt == d and cost <= n:
+                return "'" + " ".join([piece] + self._words(n - cost, 1))
+        raise FillerError("no filler for a quoted word at the start of a text")
+
+    def _piece(self, m) -> str:
+        """The filler of one pre-token (``regex`` match): letter runs replaced, digits zeroed."""
+        s = m.group(0)
+        got = self._pieces.get(s)
+        if got is None:
+            letters = m.group("letters")
+            if letters is not None:
+                got = self._run(m.group("lead"), letters, first=False)
+            elif s.isascii() and s.isdigit():
+                got = s.translate(_DIGITS)
+            else:
+                got = s
+            if len(self._pieces) < 1_000_000:
+                self._pieces[s] = got
+        return got
+
+    def _fix(self, out: str, value: str) -> str:
+        """Check the counts (alone and between ``|``); add or drop words at the end of the last
+        letter run to fix a difference."""
+        c = self.counter.count
+        want = (c(value), c("|" + value + "|"))
+        got = (c(out), c("|" + out + "|"))
+        if got == want:
+            return out
+        delta = want[0] - got[0]
+        if delta != want[1] - got[1]:
+            if delta == 0:  # exact alone, not after a '|' (a text opening with a quoted contraction)
+                self.row_mismatches += 1
+                return out
+            raise FillerError("filler count differs between contexts")
+        # whole words added to the last letter run, or dropped from runs of several words
+        runs = list(regex.finditer(r"(?:\p{L}+ )+\p{L}+|\p{L}+", out))
+        if not runs:
+            raise FillerError("filler count differs and the text holds no word")
+        pieces = [m.group(0).split(" ") for m in runs]
+        if delta > 0:
+            pieces[-1] += self._words(delta, len(pieces[-1]))
+        else:
+            need = -delta
+            for ws in reversed(pieces):
+                take = min(need, len(ws) - 1)
+                if take:
+                    del ws[len(ws) - take:]
+                    need -= take
+                if not need:
+                    break
+        fixed, at = [], 0
+        for m, ws in zip(runs, pieces):
+            fixed.append(out[at:m.start()])
+            fixed.append(" ".join(ws))
+            at = m.end()
+        fixed.append(out[at:])
+        fixed = "".join(fixed)
+        if (c(fixed), c("|" + fixed + "|")) != want:
+            raise FillerError("no filler with the same token count")
+        return fixed
+
+
+def title_pseudonym(kind: str, number: int) -> str:
+    """A stable pseudonym: ``Entity 12``, ``Community 3``, ``Document 1``."""
+    return f"{kind} {number}"

@@ -1,0 +1,79 @@
+"""``graphrag-audit bundle DIR -o OUT``: a shareable, privacy-safe reproduction of an index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from graphrag_audit.cli.options import Debug, IndexDir
+from graphrag_audit.cli.run import EXIT_OK, fail, run_guarded, say
+
+#: what the bundle's own audit files are called
+AUDIT_JSON = "audit.json"
+AUDIT_MARKDOWN = "audit.md"
+
+
+def _size(text: str) -> int:
+    from graphrag_audit.io.decoded import parse_byte_count
+
+    try:
+        return parse_byte_count(text)
+    except ValueError as exc:
+        raise fail(f"--max-size: {exc}") from None
+
+
+def bundle_cmd(
+    index_dir: IndexDir,
+    out: Annotated[Path, typer.Option(
+        "--output", "-o", metavar="OUT", help="The bundle directory to create (a new or empty directory, never "
+                                              "inside an index).")],
+    keep_titles: Annotated[bool, typer.Option(
+        "--keep-titles", help="Keep entity names, community titles and report titles (all other text is still "
+                              "replaced).")] = False,
+    include_all: Annotated[bool, typer.Option(
+        "--include-all", help="Also bundle the tables graphrag's query path does not read (covariates, "
+                              "embeddings), anonymised the same way; folders such as lancedb/ are never "
+                              "copied.")] = False,
+    max_size: Annotated[str, typer.Option(
+        "--max-size", metavar="BYTES", help="Refuse (exit 2) when the tables to bundle hold more than this "
+                                            "(e.g. 500M, 4G).")] = "2G",
+    force: Annotated[bool, typer.Option(
+        "--force", help="Write into a non-empty OUT (same-named files are replaced).")] = False,
+    debug: Debug = False,
+):
+    """A shareable reproduction of an index: same layout, ids and token counts, all free text replaced."""
+    limit = _size(max_size)
+
+    def work():
+        from graphrag_audit import __version__
+        from graphrag_audit.analysis.audit import audit
+        from graphrag_audit.bundle.build import plan_bundle, readme, write_bundle
+        from graphrag_audit.render.json import render_json
+        from graphrag_audit.render.markdown import render_markdown
+
+        plan = plan_bundle(index_dir, include_all=include_all, max_bytes=limit)
+
+        def extra(path: Path, result) -> dict[str, bytes]:
+            report = bundle_audit(audit(path), out)
+            return {AUDIT_JSON: render_json(report).encode("utf-8"),
+                    AUDIT_MARKDOWN: render_markdown(report).encode("utf-8"),
+                    "README.md": readme(result, __version__).encode("utf-8")}
+
+        return write_bundle(plan, out, keep_titles=keep_titles, force=force, extra=extra)
+
+    result = run_guarded(work, debug)
+    tables = len(result.replaced)
+    say(f"graphrag-audit: bundle written to {result.out} ({tables} table(s); "
+        f"{len(result.plan.left_out)} file(s) left out, see its README.md)\n")
+    raise typer.Exit(EXIT_OK)
+
+
+def bundle_audit(report, out: Path):
+    """The audit of a bundle as if run on OUT (it runs on the temporary directory before the rename)."""
+    import dataclasses
+
+    shown = str(out)
+    index = dataclasses.replace(report.index, path=shown, output_dir=shown, name=Path(shown).name)
+    return dataclasses.replace(report, index=index)

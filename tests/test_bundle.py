@@ -1,0 +1,331 @@
+"""graphrag-audit bundle: OUT audits exactly like DIR, holds none of DIR's words, and is written safely."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import regex
+
+from conftest import shared_folders, shared_index
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+FIXTURE_INDEXES = ["seed-v01", "seed-v05", "seed-v1", "seed-v3", "seed-v3-csv", "balanced-v3", "small-leiden-v3"]
+
+_BUILT: dict[str, Path] = {}
+
+
+def bundled(src: Path, tmp_root: Path, **kw) -> Path:
+    """Bundle ``src`` once per test session (library call, no subprocess)."""
+    from graphrag_audit.bundle.build import plan_bundle, write_bundle
+
+    key = f"{src}|{sorted(kw.items())}"
+    if key not in _BUILT:
+        out = tmp_root / f"b{len(_BUILT)}"
+        write_bundle(plan_bundle(src, include_all=kw.pop("include_all", False)), out, **kw)
+        _BUILT[key] = out
+    return _BUILT[key]
+
+
+@pytest.fixture(scope="module")
+def tmp_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("bundles")
+
+
+_ASIDE = {"path", "output_dir", "title", "titles", "timings", "name", "examples"}  # examples: entity names
+
+
+def _strip(x):
+    """The levels JSON with paths and titles set aside."""
+    if isinstance(x, dict):
+        return {k: _strip(v) for k, v in x.items() if k not in _ASIDE}
+    if isinstance(x, list):
+        return [_strip(v) for v in x]
+    if isinstance(x, str) and "/" in x:
+        return "(text with a path)"
+    return x
+
+
+def levels_json(index: Path) -> dict:
+    from graphrag_audit.analysis.audit import audit
+    from graphrag_audit.render.json import render_json
+
+    return _strip(json.loads(render_json(audit(index))))
+
+
+# the whole corpus of shared indexes takes several minutes more; these cover every generation, and
+# GRAPHRAG_AUDIT_BUNDLE_ALL=1 adds the other shared indexes (the larger real ones)
+SHARED = ["dulce-v0.1-create_final", "dulce-v0.3-create_final", "verbs-v0.5", "real-csekg-v1", "verbs-v1",
+          "dulce-v1", "real-golf-zh-v1", "dulce-v2plus", "output-pr2160", "verbs-v2", "real-cleanroom-specs-zh",
+          "dulce-v3", "verbs-v3"]
+if os.environ.get("GRAPHRAG_AUDIT_BUNDLE_ALL"):
+    SHARED += [n for n in shared_folders() if n not in SHARED]
+
+
+def _index(name: str) -> Path:
+    if name in FIXTURE_INDEXES:
+        return FIXTURES / name
+    return shared_index(name)
+
+
+@pytest.mark.parametrize("name", FIXTURE_INDEXES + SHARED)
+def test_levels_json_of_the_bundle_equals_the_index(name, tmp_root):
+    src = _index(name)
+    out = bundled(src, tmp_root)
+    want, got = levels_json(src), levels_json(out)
+    assert got == want
+    assert want["levels"], "the comparison covers at least one level"
+
+
+def _text_tokens(index: Path) -> set[str]:
+    """Words of three or more letters in the index's free-text columns (every string column
+    except ids and memberships), lower-cased."""
+    from graphrag_audit.bundle.anonymise import STRUCTURAL
+
+    words: set[str] = set()
+    for p in sorted(index.iterdir()):
+        for col, values in _string_columns(p):
+            if col in STRUCTURAL:
+                continue
+            for v in values:
+                words.update(w.lower() for w in regex.findall(r"\p{L}{3,}", v))
+    return words
+
+
+def _string_columns(p: Path):
+    if p.suffix == ".parquet":
+        t = pq.read_table(p)
+        for f in t.schema:
+            vals: list[str] = []
+            _collect(t.column(f.name).to_pylist(), vals)
+            yield f.name, vals
+    elif p.suffix == ".csv":
+        import csv
+        rows = list(csv.reader(p.open(encoding="utf-8", newline="")))
+        for j, name in enumerate(rows[0] if rows else []):
+            yield name, [r[j] for r in rows[1:] if j < len(r)]
+
+
+def _collect(v, out):
+    if isinstance(v, str):
+        out.append(v)
+    elif isinstance(v, dict):
+        for x in v.values():
+            _collect(x, out)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            _collect(x, out)
+
+
+def _bundle_tokens(out: Path) -> set[str]:
+    words: set[str] = set()
+    from graphrag_audit.bundle.anonymise import STRUCTURAL
+
+    for p in sorted(out.iterdir()):
+        if p.suffix not in (".parquet", ".csv"):
+            continue
+        for col, values in _string_columns(p):
+            if col in STRUCTURAL:  # ids: hexadecimal, checked equal to the index's below
+                continue
+            for v in values:
+                words.update(w.lower() for w in regex.findall(r"\p{L}{3,}", v))
+        if p.suffix == ".parquet":
+            meta = pq.read_schema(p).metadata or {}
+            for k, v in meta.items():
+                words.update(w.lower() for w in regex.findall(r"\p{L}{3,}", (k + v).decode("utf-8", "replace")))
+    return words
+
+
+def _allowed(index: Path) -> set[str]:
+    from graphrag_audit.bundle.filler import FILLER_WORDS
+
+    allowed = {w.lower() for w in FILLER_WORDS} | {"entity", "community", "title", "document"}
+    for p in index.iterdir():  # column names and the schema metadata (the bundle keeps both as they are)
+        if p.suffix == ".parquet":
+            schema = pq.read_schema(p)
+            allowed.update(w.lower() for n in schema.names for w in regex.findall(r"\p{L}{3,}", n))
+            for k, v in (schema.metadata or {}).items():
+                allowed.update(w.lower() for w in regex.findall(r"\p{L}{3,}", (k + v).decode("utf-8", "replace")))
+        elif p.suffix == ".csv":
+            allowed.update(w.lower() for w in regex.findall(r"\p{L}{3,}", p.open(encoding="utf-8").readline()))
+    # filler first pieces: a capital letter and a filler word run together (``Mand``)
+    allowed |= {chr(x).lower() + w for x in range(65, 91) for w in FILLER_WORDS}
+    return allowed
+
+
+@pytest.mark.parametrize("name", FIXTURE_INDEXES + SHARED)
+def test_no_word_of_the_index_is_in_the_bundle(name, tmp_root):
+    src = _index(name)
+    out = bundled(src, tmp_root)
+    leaked = (_text_tokens(src) & _bundle_tokens(out)) - _allowed(src)
+    assert not leaked, sorted(leaked)[:20]
+
+
+# ---- the real graphrag reads the bundle as it reads the index ----------------------------------
+from graphrag_side import major, need, side_env, side_pythons, versions  # noqa: E402
+
+RUNNER = Path(__file__).with_name("bundle_graphrag_runner.py")
+#: per graphrag major line, the indexes it reads (the fixtures it can read, and shared ones)
+READS = {3: ["seed-v3", "verbs-v2", "dulce-v3", "verbs-v3"],
+         1: ["seed-v1", "verbs-v1", "dulce-v1"]}
+
+
+def _side(line: int) -> str | None:
+    for p in side_pythons():
+        if major(versions(p)[0]) == line:
+            return p
+    return None
+
+
+@pytest.mark.parametrize("line", sorted(READS))
+def test_graphrag_selects_and_batches_the_bundle_as_the_index(line, tmp_root):
+    python = need(_side(line), reason=f"graphrag {line}.x in GRAPHRAG_VERIFY_PYTHONS")
+    pairs = [(_index(n), bundled(_index(n), tmp_root)) for n in READS[line]]
+    out = tmp_root / f"graphrag-{line}.json"
+    args = [str(p) for pair in pairs for p in pair]
+    proc = subprocess.run([python, str(RUNNER), str(out), *args], cwd=ROOT, env=side_env(), capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(out.read_text())
+    for src, dst in pairs:
+        a, b = got[str(src)], got[str(dst)]
+        assert a["verify"]["available"], a["verify"]
+        assert b["selections"] == a["selections"], src.name
+        assert any(s["ids"] for s in a["selections"].values()), f"{src.name}: graphrag selected nothing"
+        # graphrag's own build_community_context: the same batches, map calls and tokens per level
+        assert b["verify"]["levels"] == a["verify"]["levels"], src.name
+        assert any(lv.get("graphrag_map_calls") for lv in a["verify"]["levels"]), f"{src.name}: no context built"
+        tok = "graphrag_tokenizer"  # how tiktoken found its file: said on the first use in a process only
+        assert ({k: v for k, v in b["verify"]["map_calls"].items() if k != tok}
+                == {k: v for k, v in a["verify"]["map_calls"].items() if k != tok}), src.name
+        assert b["verify"]["agree"] == a["verify"]["agree"], src.name
+
+
+# ---- the same tables: names, schemas, non-text columns, nulls, list lengths, token counts --------
+def _shape(v):
+    """A value with every string replaced by its presence: None, '' or 's'."""
+    if isinstance(v, str):
+        return "s" if v else ""
+    if isinstance(v, dict):
+        return {k: _shape(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_shape(x) for x in v]
+    return v
+
+
+@pytest.mark.parametrize("name", ["seed-v01", "seed-v1", "seed-v3", "seed-v3-csv", "verbs-v0.5", "dulce-v1",
+                                  "verbs-v3"])
+def test_the_bundle_keeps_files_schemas_structure_and_token_counts(name, tmp_root):
+    from graphrag_audit.bundle.anonymise import ENTITY_NAMES, table_kind
+    from graphrag_audit.graphrag.tokens import get_token_counter
+
+    count = get_token_counter("cl100k_base").count
+    src = _index(name)
+    out = bundled(src, tmp_root)
+    tables = sorted(p.name for p in src.iterdir() if p.suffix in (".parquet", ".csv") and "covariates" not in p.name)
+    assert sorted(p.name for p in out.iterdir() if p.suffix in (".parquet", ".csv")) == tables
+    checked = 0
+    for fname in tables:
+        kind = table_kind(Path(fname).stem)
+        a_cols, b_cols = dict(_string_columns(src / fname)), dict(_string_columns(out / fname))
+        if fname.endswith(".parquet"):
+            a, b = pq.read_table(src / fname), pq.read_table(out / fname)
+            assert b.schema.equals(a.schema, check_metadata=True), fname
+            for f in a.schema:
+                if f.name in a_cols and any(a_cols[f.name]):
+                    assert _shape(b.column(f.name).to_pylist()) == _shape(a.column(f.name).to_pylist()), f.name
+                else:  # no text: the very same values
+                    assert b.column(f.name).equals(a.column(f.name)), (fname, f.name)
+        for col, values in a_cols.items():
+            if (kind, col) in ENTITY_NAMES or col == "title" and kind in ("communities", "documents"):
+                continue  # pseudonyms
+            for x, y in zip(values, b_cols[col]):
+                assert count(y) == count(x), (fname, col, x[:80], y[:80])
+                assert count("|" + y + "|") == count("|" + x + "|"), (fname, col)
+                checked += 1
+    assert checked
+
+
+def test_keep_titles_keeps_titles_only(tmp_root):
+    src = FIXTURES / "seed-v3"
+    out = bundled(src, tmp_root, keep_titles=True)
+    for fname, col in (("entities.parquet", "title"), ("community_reports.parquet", "title"),
+                       ("communities.parquet", "title")):
+        assert pq.read_table(out / fname).column(col).equals(pq.read_table(src / fname).column(col))
+    a, b = pq.read_table(src / "community_reports.parquet"), pq.read_table(out / "community_reports.parquet")
+    assert not b.column("full_content").equals(a.column("full_content"))
+    plain = bundled(src, tmp_root)
+    names = pq.read_table(plain / "entities.parquet").column("title").to_pylist()
+    assert all(regex.fullmatch(r"Entity \d+", n) for n in names if n)
+    assert len(set(names)) == len(set(pq.read_table(src / "entities.parquet").column("title").to_pylist()))
+
+
+def _with_extras(tmp_path: Path) -> Path:
+    import shutil
+
+    d = tmp_path / "index"
+    shutil.copytree(FIXTURES / "seed-v3", d)
+    pq.write_table(pa.table({"id": ["c1"], "description": ["Secret claim about Zanzibarian pumpkins"]}),
+                   d / "covariates.parquet")
+    (d / "lancedb").mkdir()
+    (d / "lancedb" / "x.lance").write_text("Zanzibarian pumpkins")
+    (d / "stats.json").write_text('{"note": "Zanzibarian"}')
+    return d
+
+
+def test_left_out_unless_include_all(tmp_path):
+    from graphrag_audit.bundle.build import plan_bundle, write_bundle
+
+    d = _with_extras(tmp_path)
+    plan = plan_bundle(d)
+    assert {n for n, _ in plan.left_out} == {"covariates.parquet", "lancedb/", "stats.json"}
+    write_bundle(plan, tmp_path / "a")
+    assert not (tmp_path / "a" / "covariates.parquet").exists() and not (tmp_path / "a" / "lancedb").exists()
+    plan = plan_bundle(d, include_all=True)
+    assert {n for n, _ in plan.left_out} == {"lancedb/", "stats.json"}
+    write_bundle(plan, tmp_path / "b")
+    got = pq.read_table(tmp_path / "b" / "covariates.parquet").column("description").to_pylist()[0]
+    assert "Zanzibarian" not in got and "pumpkins" not in got and got
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "graphrag_audit", "bundle", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_cli_writes_the_bundle_its_audit_and_readme(tmp_path):
+    out = tmp_path / "out"
+    proc = _cli("fixtures/seed-v3-csv", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    data = json.loads((out / "audit.json").read_text())
+    assert data["index"]["path"] == str(out)
+    assert "docs/bug-reports.md" in (out / "audit.md").read_text()
+    readme = (out / "README.md").read_text()
+    assert "community_reports.csv" in readme and "full_content" in readme
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # the temporary directory is gone
+
+
+def test_cli_size_limit_and_refusals_are_one_line_exit_2(tmp_path):
+    proc = _cli("fixtures/seed-v3", "-o", str(tmp_path / "o1"), "--max-size", "1K")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--max-size" in proc.stderr, proc.stderr
+    assert not (tmp_path / "o1").exists()
+    import shutil
+
+    d = tmp_path / "index"
+    shutil.copytree(FIXTURES / "seed-v3", d)
+    proc = _cli(str(d), "-o", str(d / "inside"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert not (d / "inside").exists()
+    assert sorted(p.name for p in d.iterdir()) == sorted(p.name for p in (FIXTURES / "seed-v3").iterdir())
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    proc = _cli("fixtures/seed-v3", "-o", str(tmp_path / "full"))
+    assert proc.returncode == 2 and "not empty" in proc.stderr
