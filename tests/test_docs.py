@@ -139,7 +139,7 @@ def readme_sample_output() -> str:
     return sample_output(README_SAMPLE_ARGS)
 
 
-SAMPLE_DOCS = ["README.md", "docs/user-guide.md"]
+SAMPLE_DOCS = ["README.md", "docs/user-guide.md", "docs/plan.md"]
 
 
 @pytest.mark.parametrize("doc", SAMPLE_DOCS)
