@@ -30,7 +30,7 @@ def _plain(x):
 
 def one(index: str) -> dict:
     model, report = audit_with_model(index)
-    verify = verify_with_graphrag(report, model)
+    verify = verify_with_graphrag(report, model).to_dict()
     behaviour = verify.get("behaviour")
     second = model.files.get("communities" if behaviour == "v2" else "nodes")
     reports_df = pd.read_parquet(model.files["reports"])

@@ -329,3 +329,21 @@ def test_cli_size_limit_and_refusals_are_one_line_exit_2(tmp_path):
     (tmp_path / "full" / "x").write_text("x")
     proc = _cli("fixtures/seed-v3", "-o", str(tmp_path / "full"))
     assert proc.returncode == 2 and "not empty" in proc.stderr
+
+
+def test_chunks_split_where_every_pretoken_ends():
+    """The filler caches per chunk (text split before a space that sits between two non-space
+    characters): the chunks' pre-tokens are exactly the text's, on random text made of the
+    characters that decide pre-token boundaries (spaces, tabs, newlines, no-break and ideographic
+    spaces, contractions, digits, punctuation, letters of several scripts)."""
+    import random
+
+    from graphrag_audit.bundle.filler import _CHUNK, PRETOKEN
+
+    alphabet = list("ab Z1 2'\t\n\r .,!|  \u00a0\u3000é中") + ["'s", "'ll", " '", "  ", "'D"]
+    rnd = random.Random(7)
+    for _ in range(20000):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 30)))
+        whole = [m.group(0) for m in PRETOKEN.finditer(text)]
+        chunked = [m.group(0) for c in _CHUNK.split(text) for m in PRETOKEN.finditer(c)]
+        assert chunked == whole, repr(text)

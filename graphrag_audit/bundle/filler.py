@@ -44,6 +44,11 @@ FILLER_WORDS: tuple[str, ...] = ("and", "any", "all", "also", "are", "but", "can
 #: a text opening with a quote whose first letters read as a contraction ('s, 't, 'm, 'd, 're, 've, 'll)
 _QUOTED = regex.compile(r"'((?i:s|t|m|d|re|ve|ll)\p{L}*)")
 _DIGITS = str.maketrans("123456789", "000000000")
+#: the places before a space that sits between two non-space characters: every pre-token match ends
+#: there (no pre-token crosses a single space followed by a non-space: letter, digit and punctuation
+#: runs hold no space, whitespace runs start with one and a chunk never ends in one), so a text is
+#: the concatenation of its chunks' pre-tokens and each chunk's filler can be cached on its own
+_CHUNK = regex.compile(r"(?<=\S)(?= \S)")
 
 
 class FillerError(ValueError):
@@ -65,6 +70,7 @@ class Filler:
         self._runs: dict[tuple[str, str, int], str] = {}
         self._texts: dict[str, str] = {}
         self._pieces: dict[str, str] = {}
+        self._chunks: dict[str, str] = {}
         #: texts whose filler has their count alone but not between '|' (see _fix)
         self.row_mismatches = 0
         self._pipe: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
@@ -156,7 +162,7 @@ class Filler:
         else:
             head = self._piece(m)
         rest = value[end:]
-        parts = [head, PRETOKEN.sub(self._piece, rest) if rest else ""]
+        parts = [head, "".join(map(self._chunk, _CHUNK.split(rest))) if rest else ""]
         out = self._fix("".join(parts), value)
         if len(self._texts) < 200_000:
             self._texts[value] = out
@@ -170,6 +176,15 @@ class Filler:
             if cost - alt == d and cost <= n:
                 return "'" + " ".join([piece] + self._words(n - cost, 1))
         raise FillerError("no filler for a quoted word at the start of a text")
+
+    def _chunk(self, chunk: str) -> str:
+        """The filler of one chunk (see ``_CHUNK``): its pre-tokens' fillers, cached per chunk."""
+        got = self._chunks.get(chunk)
+        if got is None:
+            got = PRETOKEN.sub(self._piece, chunk)
+            if len(self._chunks) < 1_000_000:
+                self._chunks[chunk] = got
+        return got
 
     def _piece(self, m) -> str:
         """The filler of one pre-token (``regex`` match): letter runs replaced, digits zeroed."""
