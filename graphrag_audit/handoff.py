@@ -60,6 +60,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import contextlib
 import os
 import re
 import stat
@@ -213,9 +214,10 @@ def _as_int(v) -> int | None:
         return None
 
 
-def _read_parquet(path: Path) -> pa.Table:
-    """A source table, opened as a regular file only (a FIFO or device put in its place after
-    loading would block or never end)."""
+@contextlib.contextmanager
+def _open_regular(path: Path):
+    """A source file opened for reading as a regular file only (a FIFO or device put in its place
+    after loading would block or never end)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC)
     except OSError as exc:
@@ -223,6 +225,12 @@ def _read_parquet(path: Path) -> pa.Table:
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise PlanWriteError(path, "not a regular file")
+        yield fh
+
+
+def _read_parquet(path: Path) -> pa.Table:
+    """A source table (read through ``_open_regular``)."""
+    with _open_regular(path) as fh:
         try:
             return pq.read_table(fh)
         except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
@@ -287,13 +295,7 @@ def _as_int_text(v) -> int | None:
 
 
 def _read_bytes(path: Path) -> bytes:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC)
-    except OSError as exc:
-        raise PlanWriteError(path, f"cannot read ({exc.strerror or exc})") from None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise PlanWriteError(path, "not a regular file")
+    with _open_regular(path) as fh:
         return fh.read()
 
 

@@ -74,17 +74,26 @@ def summary_line(report, include_titles: bool = False) -> str:
     return workflow_log(f"graphrag-audit: {', '.join(parts)} at community_level {n} ({'; '.join(extra)})")
 
 
-def render_github(report, *, max_per_kind: int = 10, include_titles: bool = False, **_ignored) -> str:
-    shown, left_out = select_annotations(report.sorted_findings(), max(1, int(max_per_kind)))
+def finding_annotations(findings, index_path: str, *, max_per_kind: int, include_titles: bool,
+                        title: str = "graphrag-audit", noun: str = "finding",
+                        listed: str = "the step summary and -f json list them all") -> list[str]:
+    """One annotation per finding (at most ``max_per_kind`` per kind, then a notice of how many more),
+    each with its fix; paths under ``index_path`` hidden unless ``include_titles``."""
+    shown, left_out = select_annotations(findings, max(1, int(max_per_kind)))
     lines = []
     for f in shown:
-        message = f.message if include_titles else hide_paths(f.message, report.index.path)
+        message = f.message if include_titles else hide_paths(f.message, index_path)
         message += f" Fix: {f.fix}" if f.fix else ""
         lines.append(annotation(COMMAND.get(f.severity, "notice"), f.rule, message))
     if left_out:
-        lines.append(annotation("notice", "graphrag-audit",
-                                f"… {left_out} more finding{'s' if left_out != 1 else ''} not shown as "
-                                f"annotations (GitHub shows {max_per_kind} per kind per step); the step "
-                                f"summary and -f json list them all"))
+        lines.append(annotation("notice", title,
+                                f"… {left_out} more {noun}{'s' if left_out != 1 else ''} not shown as "
+                                f"annotations (GitHub shows {max_per_kind} per kind per step); {listed}"))
+    return lines
+
+
+def render_github(report, *, max_per_kind: int = 10, include_titles: bool = False, **_ignored) -> str:
+    lines = finding_annotations(report.sorted_findings(), report.index.path, max_per_kind=max_per_kind,
+                                include_titles=include_titles)
     lines.append(summary_line(report, include_titles))
     return "\n".join(lines) + "\n"
