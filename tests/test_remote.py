@@ -185,10 +185,10 @@ def test_verify_needs_a_local_copy(azurite):
 def test_missing_extra_names_the_pip_command(tmp_path):
     code = ("import sys; sys.modules['adlfs'] = None; sys.modules['s3fs'] = None; "
             "from graphrag_audit.cli import main; sys.argv = ['graphrag-audit', 'tree', sys.argv[1]]; main()")
-    for url, extra in (("az://c/idx", "azure"), ("s3://b/idx", "s3")):
+    for url, extra in (("az://c/idx", "adlfs azure-identity"), ("s3://b/idx", "s3fs")):
         p = subprocess.run([sys.executable, "-c", code, url], capture_output=True, text=True, timeout=60,
                            env=_clean_env({}), cwd=Path(__file__).resolve().parents[1])
-        one_line_error(p, url, f'pip install "graphrag-audit[{extra}]"')
+        one_line_error(p, url, f"python -m pip install {extra} (or")
 
 
 # ---- faults: one line, exit 2, the location named, no hang -------------------------------------------

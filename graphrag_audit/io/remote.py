@@ -6,7 +6,7 @@ A remote location is an ``az://container/path``, ``abfs[s]://container/path`` or
 ``container_name``, ``base_dir``: graphrag's ``BlobPipelineStorage`` / ``AzureBlobStorage``).
 
 How it is read: an fsspec filesystem (adlfs for Azure, s3fs for S3, the optional extras
-``graphrag-audit[azure]`` / ``[s3]``) lists the folder once; of each table the audit needs
+``azure`` / ``s3`` of pyproject.toml) lists the folder once; of each table the audit needs
 (:data:`graphrag_audit.io.locate.TABLE_STEMS`) the last 64 KiB (the parquet footer) is fetched,
 then the byte ranges of the column chunks of the columns the audit reads (:data:`NEEDED`), in
 parallel, one range request each (:class:`_Ranges`); no larger file is downloaded whole (a file of
@@ -51,6 +51,8 @@ NEEDED: dict[str, tuple[str, ...]] = {
     "nodes": ("id", "title", "community", "level"),
     "entities": ("id", "title", "name", "text_unit_ids"),
 }
+#: the packages each extra installs (pyproject.toml), named in the missing-extra hint
+EXTRA_PACKAGES = {"azure": "adlfs azure-identity", "s3": "s3fs"}
 #: URL scheme -> (fsspec protocol, storage name, extra)
 SCHEMES = {"az": ("az", "Azure Blob Storage", "azure"), "abfs": ("abfs", "Azure Blob Storage", "azure"),
            "abfss": ("abfs", "Azure Blob Storage", "azure"), "s3": ("s3", "Amazon S3", "s3"),
@@ -204,7 +206,8 @@ def filesystem(loc: RemoteLocation):
         __import__(module)
     except ImportError:
         raise IndexInputError(loc.display, f"reading {loc.kind} needs the optional {module} package: "
-                                           f"pip install \"graphrag-audit[{loc.extra}]\"") from None
+                                           f"python -m pip install {EXTRA_PACKAGES[loc.extra]} (or \".[{loc.extra}]\" "
+                                           "from graphrag-audit's checkout)") from None
     t = request_timeout()
     if loc.extra == "s3":
         import s3fs
