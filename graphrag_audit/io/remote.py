@@ -506,11 +506,12 @@ def _problem(exc: BaseException, loc: RemoteLocation) -> str:
             "authenticat", "authoriz", "forbidden", "invalidaccesskeyid", "signaturedoesnotmatch", "accessdenied",
             "403", "credential")):
         why = "access denied: check the credentials"
+    elif any(s in low for s in ("timeout", "timed out")):  # before "not found": s3fs reports a listing
+        # that timed out as FileNotFoundError("... ReadTimeoutError ...")
+        why = f"the server did not answer within {request_timeout():g} s (GRAPHRAG_AUDIT_REMOTE_TIMEOUT)"
     elif isinstance(exc, FileNotFoundError) or any(s in low for s in ("containernotfound", "nosuchbucket",
                                                                       "resourcenotfound", "notfound", "404")):
         why = "not found (no such container, bucket or file)"
-    elif any(s in low for s in ("timeout", "timed out")):
-        why = f"the server did not answer within {request_timeout():g} s (GRAPHRAG_AUDIT_REMOTE_TIMEOUT)"
     elif any(s in low for s in ("connect", "connection", "refused", "reset", "closed", "eof", "incomplete",
                                 "broken pipe", "servicerequest", "serviceresponse")):
         why = "the connection failed or was dropped"
