@@ -41,14 +41,7 @@ def run(args, env: dict, timeout: float = 120) -> subprocess.CompletedProcess:
                           text=True, timeout=timeout, env=_clean_env(env), cwd=Path(__file__).resolve().parents[1])
 
 
-def one_line_error(p: subprocess.CompletedProcess, *needles: str) -> str:
-    assert p.returncode == 2, (p.returncode, p.stderr[-2000:], p.stdout[:300])
-    assert p.stdout == "" and "Traceback" not in p.stderr
-    lines = p.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(PREFIX), p.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
-    return lines[0]
+from test_locate import assert_one_line_error as one_line_error  # noqa: E402 - the same one-line-error check
 
 
 def _upload(fs, local: Path, remote: str) -> None:
