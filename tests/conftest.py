@@ -30,3 +30,17 @@ def real_index_params():
         return [pytest.param(None, marks=pytest.mark.skip(
             reason=f"{SHARED_INDEXES} is absent: real-index tests need ../shared/indexes beside the repo"))]
     return names
+
+
+@pytest.fixture(scope="session")
+def _token_cache_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("token-cache")
+
+
+@pytest.fixture(autouse=True)
+def _token_cache_in_tmp(_token_cache_root, monkeypatch):
+    """The exact-token-count cache (graphrag_audit.graphrag.token_cache) of every test, in-process
+    or in a child, lives in a temporary directory: the suite never writes into the user's home.
+    XDG_CACHE_HOME too, for children whose environment drops GRAPHRAG_AUDIT_* variables."""
+    monkeypatch.setenv("GRAPHRAG_AUDIT_CACHE_DIR", str(_token_cache_root / "graphrag-audit"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(_token_cache_root))

@@ -382,6 +382,8 @@ def clean_env(extra: dict | None = None) -> dict:
            ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TERM", "PYTHONSTARTUP", "PYTHONIOENCODING")}
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if os.environ.get("GRAPHRAG_AUDIT_CACHE_DIR"):  # the token cache stays where the tests put it (conftest)
+        env["GRAPHRAG_AUDIT_CACHE_DIR"] = os.environ["GRAPHRAG_AUDIT_CACHE_DIR"]
     env.update(extra or {})
     return env
 

@@ -31,7 +31,7 @@ from graphrag_audit.graphrag.context import (
 )
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import LevelSlots, dictionary_parts, factorize_ints, node_entity_rows, sorted_unique
-from graphrag_audit.graphrag.tokens import get_token_counter
+from graphrag_audit.graphrag.token_cache import counter_for
 from graphrag_audit.results.audit import Costs
 
 COSTED = ("v2", "v1", "level_only")
@@ -451,7 +451,7 @@ class ContextCoster:
     """
 
     def __init__(self, model: IndexModel, tokenizer: str = "cl100k_base", max_context_tokens: int = 12000):
-        self.counter = get_token_counter(tokenizer)
+        self.counter = counter_for(tokenizer)  # cached inside a token_cache_session (CLI levels)
         self.additive = bool(getattr(self.counter, "additive", False))
         self.cache = RowTokenCache(self.counter) if self.additive else None
         self.max_context_tokens = int(max_context_tokens)

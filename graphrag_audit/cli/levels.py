@@ -12,7 +12,7 @@ from graphrag_audit.cli.options import (DEFAULT_MAX_INFLATION, DEFAULT_MAX_UNREA
                                         IncludeTitles, MaxInflation, MaxUnreachable, MinCoverage, AuditLevel, Color,
                                         ColorOpt,
                                         Debug, FailOn, FailOnOpt, IndexDir, JsonIds, LevelsFormatOpt,
-                                        DynamicMaxLevel, KeepParent, MaxContextTokens, NoCosts, NumRepeats, Output,
+                                        DynamicMaxLevel, KeepParent, MaxContextTokens, NoCosts, NoTokenCache, NumRepeats, Output,
                                         Query, Relevant, Threshold, Tokenizer, UseSummary, Width,
                                         parse_relevant, DEFAULT_MAX_COVERAGE_DROP, DEFAULT_MAX_MAP_CALLS_INCREASE,
                                         MaxCoverageDrop, MaxMapCallsIncrease)
@@ -35,6 +35,7 @@ def levels_cmd(
     tokenizer: Tokenizer = None,
     max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
+    no_token_cache: NoTokenCache = False,
     list_reports: Annotated[bool, typer.Option(
         "--list-reports", help="Text output: also list the reports --level sends, per behaviour (graphrag >= 2.0, "
                                "< 2.0, level N only; the first 200 each). -f json always lists them all, markdown "
@@ -134,7 +135,11 @@ def levels_cmd(
                 reason = graphrag_unusable_reason()
                 if reason is not None:
                     raise fail(f"--verify: {reason}")
-            model, report = audit_with_model(index_dir, opts, progress=progress, between_phases=release_freed_memory)
+            from graphrag_audit.graphrag.token_cache import token_cache_session
+
+            with token_cache_session(enabled=not no_token_cache and not no_costs, index_dir=index_dir):
+                model, report = audit_with_model(index_dir, opts, progress=progress,
+                                                 between_phases=release_freed_memory)
             if verify:
                 from graphrag_audit.verify import verify_with_graphrag
 

@@ -1,0 +1,199 @@
+"""The persistent cache of exact token counts (graphrag_audit.graphrag.token_cache).
+
+Expectations come from the backend counter itself (``get_token_counter(...).count`` on each
+string, which the cache never touches) and from the same CLI run with ``--no-token-cache``.
+conftest.py points GRAPHRAG_AUDIT_CACHE_DIR at a temporary directory for every test; the tests
+here use their own directories under tmp_path.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphrag_audit.graphrag.token_cache import (MIN_CHARS, CachedTokenCounter, TokenCountStore, default_cache_dir,
+                                                 token_cache_session)
+from graphrag_audit.graphrag.tokens import get_token_counter
+from synthetic import leiden_like, write_index
+
+CACHE_FILE = "tokens-v1-cl100k_base.bin"
+
+LONG = [
+    "Community report about TAILSPIN and its partners. " * 12,
+    "中文社区报告：研究资助与合作网络。" * 30,
+    "Отчёт сообщества о партнёрах и финансировании. " * 10,
+    "x" * MIN_CHARS,
+    "<|endoftext|> special text is ordinary text here " * 8,
+    "lone surrogate \ud800 inside a long report " * 10,
+]
+SHORT = ["", "a", "1|Title|", "0.25", "x" * (MIN_CHARS - 1)]
+
+
+def direct(texts):
+    inner = get_token_counter("cl100k_base")
+    return [inner.count(t) for t in texts]
+
+
+def cached(path: Path, **kw) -> CachedTokenCounter:
+    return CachedTokenCounter(get_token_counter("cl100k_base"), TokenCountStore(path, "cl100k_base", **kw))
+
+
+def test_cached_counts_equal_direct_counts_cold_warm_and_after_a_change(tmp_path):
+    path = tmp_path / CACHE_FILE
+    texts = LONG + SHORT + LONG[:2]  # repeats in one batch
+    want = direct(texts)
+    cold = cached(path)
+    assert cold.measure_many(texts).tolist() == want
+    assert cold.store.hits == 0 and cold.store.misses == len(LONG) + 2  # only long strings are cached
+    cold.store.save()
+    assert path.is_file()
+
+    warm = cached(path)
+    assert warm.count_many(texts).tolist() == want
+    assert warm.store.misses == 0 and warm.store.hits == len(LONG) + 2
+    assert not warm.store.dirty  # nothing new: the file is not rewritten
+
+    changed = [t + " One more sentence." for t in LONG]  # a report's text changed: a new key
+    again = cached(path)
+    assert again.count_many(changed + LONG).tolist() == direct(changed + LONG)
+    assert again.store.misses == len(LONG) and again.store.hits == len(LONG)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "flipped byte", "truncated", "empty"])
+def test_a_damaged_cache_file_is_ignored_with_one_note(tmp_path, capsys, damage):
+    path = tmp_path / CACHE_FILE
+    first = cached(path)
+    first.count_many(LONG)
+    first.store.save()
+    data = bytearray(path.read_bytes())
+    if damage == "garbage":
+        data = bytearray(b"not a cache at all\n" * 10)
+    elif damage == "flipped byte":
+        data[len(data) // 2] ^= 0x01  # a count or a digest: the checksum no longer holds
+    elif damage == "truncated":
+        data = data[: len(data) - 7]
+    else:
+        data = bytearray()
+    path.write_bytes(bytes(data))
+    capsys.readouterr()
+
+    c = cached(path)
+    assert c.count_many(LONG).tolist() == direct(LONG)
+    assert c.store.hits == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "token cache" in err and str(path) in err
+    c.store.save()  # replaced by a valid file
+    again = cached(path)
+    assert again.count_many(LONG).tolist() == direct(LONG) and again.store.hits == len(LONG)
+
+
+def test_an_unreadable_cache_file_is_a_note(tmp_path, capsys):
+    path = tmp_path / CACHE_FILE
+    path.mkdir()  # reading a directory fails with an OSError
+    c = cached(path)
+    assert c.count_many(LONG[:2]).tolist() == direct(LONG[:2])
+    assert "cannot read" in capsys.readouterr().err
+    c.store.save()  # cannot replace a directory: a note, not a crash
+    assert "not written" in capsys.readouterr().err
+
+
+def test_the_cache_is_bounded_keeping_what_the_last_run_used(tmp_path):
+    path = tmp_path / CACHE_FILE
+    a = cached(path, max_entries=4)
+    a.count_many(LONG[:4])
+    a.store.save()
+    b = cached(path, max_entries=4)
+    b.count_many(LONG[4:])  # two new entries: two old ones must go
+    b.store.save()
+    assert path.stat().st_size < 2 * 1024
+    c = cached(path, max_entries=4)
+    assert c.count_many(LONG[4:]).tolist() == direct(LONG[4:]) and c.store.hits == 2
+    d = cached(path, max_entries=4)
+    assert d.count_many(LONG[:4]).tolist() == direct(LONG[:4]) and d.store.hits == 2
+
+
+def test_default_cache_dir(monkeypatch, tmp_path):
+    monkeypatch.setenv("GRAPHRAG_AUDIT_CACHE_DIR", str(tmp_path / "c"))
+    assert default_cache_dir() == tmp_path / "c"
+    monkeypatch.delenv("GRAPHRAG_AUDIT_CACHE_DIR")
+    if sys.platform not in ("win32", "darwin"):
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+        assert default_cache_dir() == tmp_path / "xdg" / "graphrag-audit"
+
+
+def test_a_cache_dir_inside_the_index_is_refused(tmp_path, capsys):
+    index = tmp_path / "index"
+    index.mkdir()
+    with token_cache_session(True, index_dir=index, cache_dir=index / "cache") as d:
+        assert d is None
+    assert "inside the index directory" in capsys.readouterr().err
+    with token_cache_session(True, index_dir=index, cache_dir=tmp_path / "elsewhere") as d:
+        assert d == tmp_path / "elsewhere"
+
+
+# ---- the CLI ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small_index(tmp_path_factory):
+    spec = leiden_like(400, max_cluster_size=24, seed=3)
+    base = tmp_path_factory.mktemp("tc-index")
+    write_index(spec, base / "a", "3.x")
+    changed = spec.copy()
+    reps = changed.reports
+    reps.loc[reps.index[0], "full_content"] = reps["full_content"].iloc[0] + " 中文 one changed report text."
+    write_index(changed, base / "b", "3.x")
+    return base
+
+
+def levels(index: Path, cache: Path, *extra):
+    """``levels INDEX -f json --tokenizer cl100k_base`` in this process (CliRunner: one import for all runs)."""
+    from typer.testing import CliRunner
+
+    from graphrag_audit.cli import app
+
+    res = CliRunner().invoke(app, ["levels", str(index), "-f", "json", "--fail-on", "never", "--tokenizer",
+                                   "cl100k_base", *extra], env={"GRAPHRAG_AUDIT_CACHE_DIR": str(cache)})
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    res.returncode = res.exit_code
+    return res
+
+
+def listing(d: Path):
+    return sorted((str(p.relative_to(d)), p.stat().st_size, p.stat().st_mtime_ns) for p in d.rglob("*"))
+
+
+def test_cli_output_is_identical_with_and_without_the_cache(small_index, tmp_path):
+    cache = tmp_path / "cache"
+    plain = levels(small_index / "a", cache, "--no-token-cache")
+    assert plain.returncode == 0, plain.stderr
+    assert not cache.exists()  # --no-token-cache neither reads nor writes
+    cold = levels(small_index / "a", cache)
+    assert (cold.returncode, cold.stderr) == (0, "")
+    assert (cache / CACHE_FILE).is_file()
+    warm = levels(small_index / "a", cache)
+    assert cold.stdout == plain.stdout == warm.stdout
+
+    # one report's text changed: its row is a new key, counted afresh
+    changed_plain = levels(small_index / "b", tmp_path / "unused", "--no-token-cache")
+    changed_warm = levels(small_index / "b", cache)
+    assert changed_warm.stdout == changed_plain.stdout != plain.stdout
+
+
+def test_cli_with_a_corrupt_cache_and_a_cache_inside_the_index(small_index, tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / CACHE_FILE).write_bytes(b"GRAUTOK1" + os.urandom(200))
+    plain = levels(small_index / "a", tmp_path / "unused", "--no-token-cache")
+    res = levels(small_index / "a", cache)
+    assert res.returncode == 0 and res.stdout == plain.stdout
+    assert res.stderr.count("\n") == 1 and "token cache" in res.stderr and "ignored" in res.stderr
+    assert (cache / CACHE_FILE).read_bytes().startswith(b"GRAUTOK1")
+    assert levels(small_index / "a", cache).stderr == ""  # rewritten valid
+
+    before = listing(small_index / "a")
+    inside = levels(small_index / "a", small_index / "a" / "cache")
+    assert inside.returncode == 0 and inside.stdout == plain.stdout
+    assert "inside the index directory" in inside.stderr
+    assert listing(small_index / "a") == before
