@@ -122,6 +122,7 @@ def _f(x, nd=2):
 def table(results: list[dict]) -> str:
     head = ["entities", "communities", "Arrow MB read", "bare read s", "estimate s", "exact, no cache s",
             "exact, cold cache s", "exact, warm cache s", "warm / estimate", "no cache / estimate",
+            "CPU s: estimate / no cache / cold / warm", "warm / estimate (CPU)",
             "cl100k counter MB/s", "report text MB", "cache file MB", "outputs identical", "load (1 min)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
@@ -133,6 +134,8 @@ def table(results: list[dict]) -> str:
                  _f(r["bare"]["wall_s"]), _f(est), _f(r["exact_nocache"]["wall_s"]), _f(r["exact_cold"]["wall_s"]),
                  _f(r["exact_warm"]["wall_s"]), _f(r["exact_warm"]["wall_s"] / est) + "x",
                  _f(r["exact_nocache"]["wall_s"] / est) + "x",
+                 " / ".join(_f(r[k]["cpu_s"], 1) for k in ("estimate", "exact_nocache", "exact_cold", "exact_warm")),
+                 _f(r["exact_warm"]["cpu_s"] / r["estimate"]["cpu_s"]) + "x",
                  _f(tk["text_bytes"] / MB / tk["cl100k_base"]["seconds"], 1), _f(tk["text_bytes"] / MB, 1),
                  _f(r["exact_cold"]["cache_file_bytes"] / MB, 1), "yes" if r["identical"] else "**NO**",
                  " / ".join(_f(r[k]["load"]) for k in ("estimate", "exact_nocache", "exact_cold", "exact_warm"))]
@@ -141,16 +144,24 @@ def table(results: list[dict]) -> str:
 
 
 def memory_table(results: list[dict]) -> str:
-    head = ["entities", "communities", "max level", "Arrow MB read", "bare read s", "bare read peak RSS MB",
+    head = ["entities", "communities", "max level", "Arrow MB read", "bare read s", "bare read CPU s",
+            "bare read peak RSS MB",
             "estimate audit s", "audit CPU s", "audit peak RSS MB", "RSS / Arrow", "load (1 min)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
         a, b = r["estimate"], r["bare"]
         cells = [f"{r['entities']:,}", f"{r['stamp']['communities']:,}", str(r["stamp"]["max_level"]),
-                 _f(b["arrow_bytes"] / MB, 0), _f(b["wall_s"]), _f(b["rss_bytes"] / MB, 0), _f(a["wall_s"]),
+                 _f(b["arrow_bytes"] / MB, 0), _f(b["wall_s"]), _f(b["cpu_s"]), _f(b["rss_bytes"] / MB, 0),
+                 _f(a["wall_s"]),
                  _f(a["cpu_s"]), _f(a["rss_bytes"] / MB, 0), _f(a["rss_bytes"] / b["arrow_bytes"]) + "x",
                  f"{b['load']:.2f} / {a['load']:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
+    gen = [r for r in results if r["stamp"].get("generate_rss_bytes")]
+    for r in gen:
+        st = r["stamp"]
+        lines.append(f"\nGenerating {r['entities']:,} entities (tests/synthetic.py leiden_like + write_index, 3.x): "
+                     f"{st['generate_s']:,.0f} s wall, {st['generate_cpu_s']:,.0f} s CPU, "
+                     f"peak RSS {st['generate_rss_bytes'] / MB:,.0f} MB.")
     return "\n".join(lines)
 
 
@@ -163,7 +174,12 @@ def main(argv=None) -> int:
                     help="measure the exact runs (auto: not at 5m)")
     ap.add_argument("--json", help="also write every measurement to this JSON file")
     ap.add_argument("--markdown", help="also write the tables to this markdown file")
+    ap.add_argument("--render", metavar="RESULTS.json", help="only print the tables of an earlier --json")
     args = ap.parse_args(argv)
+    if args.render:
+        saved = json.loads(Path(args.render).read_text())
+        print(report(saved["machine"], Path(saved.get("cache", "?")), saved["results"]))
+        return 0
     sizes = [s.strip().lower() for s in args.sizes.split(",") if s.strip()]
     for s in sizes:
         if s not in SIZES:
@@ -179,19 +195,24 @@ def main(argv=None) -> int:
             index = generate(cache, s, SIZES[s])
             tokens = args.tokens == "yes" or (args.tokens == "auto" and s != "5m")
             results.append(measure(s, index, Path(tmp), tokens))
-    text = "\n\n".join(x for x in [
+    text = report(header, cache, results)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"machine": header, "cache": str(cache), "results": results},
+                                              indent=1, default=str))
+    if args.markdown:
+        Path(args.markdown).write_text(text + "\n")
+    return 0
+
+
+def report(header: str, cache: Path, results: list[dict]) -> str:
+    return "\n\n".join(x for x in [
         f"Machine: {header}",
         f"Data: leiden_like(n, max_cluster_size={bl.MAX_CLUSTER_SIZE}, seed={bl.SEED}), 3.x layout; cache {cache}",
         "Exact counting (levels -f json, fresh processes):\n\n" + table(results) if any("exact_warm" in r for r in results)
         else "",
         "Memory (levels -f json --tokenizer estimate):\n\n" + memory_table(results),
     ] if x)
-    print(text)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"machine": header, "results": results}, indent=1, default=str))
-    if args.markdown:
-        Path(args.markdown).write_text(text + "\n")
-    return 0
 
 
 if __name__ == "__main__":
