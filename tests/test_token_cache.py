@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_audit.graphrag.token_cache import (MIN_CHARS, CachedTokenCounter, TokenCountStore, default_cache_dir,
-                                                 token_cache_session)
+from graphrag_audit.graphrag.token_cache import (MIN_CHARS, CachedTokenCounter, TokenCountStore, counter_for,
+                                                 default_cache_dir, token_cache_session)
 from graphrag_audit.graphrag.tokens import get_token_counter
 from synthetic import leiden_like, write_index
 
@@ -129,7 +129,12 @@ def test_a_cache_dir_inside_the_index_is_refused(tmp_path, capsys):
     index.mkdir()
     with token_cache_session(True, index_dir=index, cache_dir=index / "cache") as d:
         assert d is None
-    assert "inside the index directory" in capsys.readouterr().err
+        assert capsys.readouterr().err == ""  # said only when an exact count is needed
+        counter = counter_for("cl100k_base")
+        assert counter is get_token_counter("cl100k_base")  # uncached
+        counter_for("cl100k_base")
+    assert capsys.readouterr().err.count("inside the index directory") == 1
+    assert not (index / "cache").exists()
     with token_cache_session(True, index_dir=index, cache_dir=tmp_path / "elsewhere") as d:
         assert d == tmp_path / "elsewhere"
 

@@ -275,6 +275,10 @@ def counter_for(tokenizer: str) -> TokenCounter:
         s = _session
         if s is None or not inner.exact:
             return inner
+        if s["dir"] is None:  # refused: say so once, when an exact count is first needed
+            if s.pop("note", None):
+                _note(s["why"])
+            return inner
         store = s["stores"].get(inner.name)
         if store is None:
             store = TokenCountStore(s["dir"] / f"tokens-v1-{inner.name}.bin", inner.name, guard=s["guard"])
@@ -295,24 +299,25 @@ def token_cache_session(enabled: bool = True, index_dir=None, cache_dir=None, gu
     """Open the token cache for the audit of ``index_dir`` (yields the cache directory, or None
     when it is disabled or refused). On a normal exit the new entries are written."""
     global _session
-    directory = None
-    if enabled:
-        directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        if index_dir is not None and not _is_remote(index_dir):
-            real_cache = Path(os.path.realpath(directory))
-            real_index = Path(os.path.realpath(index_dir))
-            if _inside(real_cache, real_index):
-                _note(f"token cache {directory} is inside the index directory {index_dir}: not used "
-                      f"(set {CACHE_DIR_ENV} elsewhere, or pass --no-token-cache)")
-                directory = None
-    if directory is None:
+    if not enabled:
         yield None
         return
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    why = None
+    if index_dir is not None and not _is_remote(index_dir):
+        try:
+            inside = _inside(Path(os.path.realpath(directory)), Path(os.path.realpath(index_dir)))
+        except (OSError, ValueError):  # a path the audit itself will report on (e.g. a NUL byte)
+            inside = False
+        if inside:
+            why = (f"token cache {directory} is inside the index directory {index_dir}: not used "
+                   f"(set {CACHE_DIR_ENV} elsewhere, or pass --no-token-cache)")
     with _session_lock:
-        _session = {"dir": directory, "guard": guard, "stores": {}}
+        # a refused cache is noted only when an exact count is needed (not before a bad-input error)
+        _session = {"dir": None if why else directory, "guard": guard, "stores": {}, "why": why, "note": bool(why)}
     ok = False
     try:
-        yield directory
+        yield None if why else directory
         ok = True
     finally:
         with _session_lock:
