@@ -21,6 +21,7 @@ indexes of ``bench_levels.py`` (``--cache``; run it first to make them), bytes w
     python benchmarks/bench_startup.py                       # start-up + JSON at 100k and 1m
     python benchmarks/bench_startup.py --sizes 100k          # skip 1m
     python benchmarks/bench_startup.py --sizes ''            # start-up only
+    python benchmarks/bench_startup.py --base 7e365a7        # and the start-up of another revision
 """
 
 from __future__ import annotations
@@ -61,26 +62,27 @@ if __name__ == "__main__":
 PYCACHE: Path | None = None
 
 
-def child_env() -> dict:
+def child_env(code: Path = REPO) -> dict:
     env = dict(os.environ)
     env.setdefault("PYTHONHASHSEED", "0")
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in [env.get("PYTHONPATH")] if p])
+    env["PYTHONPATH"] = os.pathsep.join([str(code)] + [p for p in [env.get("PYTHONPATH")] if p])
     env.pop("GRAPHRAG_AUDIT_MAX_DECODED_BYTES", None)
     if PYCACHE is None:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env.pop("PYTHONPYCACHEPREFIX", None)
     else:  # as after pip install: compiled once, outside the checkout
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE / ("base" if code != REPO else "this"))
     return env
 
 
-def timed(argv: list[str], stdout=subprocess.DEVNULL) -> dict:
-    """``argv`` in a fresh process importing this checkout: wall s, user + sys CPU s, peak RSS, exit code."""
-    env = child_env()
+def timed(argv: list[str], stdout=subprocess.DEVNULL, code: Path = REPO) -> dict:
+    """``argv`` in a fresh process importing the checkout ``code`` (run in it): wall s, user + sys
+    CPU s, peak RSS, exit code."""
+    env = child_env(code)
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=stdout, stderr=err, cwd=str(REPO), env=env)
+        proc = subprocess.Popen(argv, stdout=stdout, stderr=err, cwd=str(code), env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         code = os.waitstatus_to_exitcode(status)
@@ -90,13 +92,6 @@ def timed(argv: list[str], stdout=subprocess.DEVNULL) -> dict:
         raise RuntimeError(f"{' '.join(argv)} exited {code}:\n{stderr[-2000:]}")
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_bytes": usage.ru_maxrss * 1024,
             "code": code}
-
-
-def repeated(argv: list[str], repeat: int) -> dict:
-    runs = [timed(argv) for _ in range(repeat)]
-    walls = [r["wall_s"] for r in runs]
-    return {"min_s": min(walls), "median_s": statistics.median(walls), "cpu_s": min(r["cpu_s"] for r in runs),
-            "rss_bytes": max(r["rss_bytes"] for r in runs)}
 
 
 def startup_cases(script: Path) -> list[tuple[str, str, list[str], float | None]]:
@@ -118,9 +113,16 @@ def startup_cases(script: Path) -> list[tuple[str, str, list[str], float | None]
     return cases
 
 
-def measure_startup(repeat: int, cold: bool = False) -> list[dict]:
+def _stats(runs: list[dict]) -> dict:
+    walls = [r["wall_s"] for r in runs]
+    return {"min_s": min(walls), "median_s": statistics.median(walls), "cpu_s": min(r["cpu_s"] for r in runs),
+            "rss_bytes": max(r["rss_bytes"] for r in runs)}
+
+
+def measure_startup(repeat: int, cold: bool = False, base: Path | None = None) -> list[dict]:
     """Every case ``repeat`` times after one warm-up run each (which compiles the bytecode);
-    ``cold``: without bytecode (--version, levels --help and the seed example only)."""
+    ``cold``: without bytecode (--version, levels --help and the seed example only). With
+    ``base`` (another checkout), its runs alternate with this one's, so both see the same load."""
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "graphrag-audit"
         script.write_text(CONSOLE_SCRIPT, encoding="utf-8")
@@ -129,11 +131,22 @@ def measure_startup(repeat: int, cold: bool = False) -> list[dict]:
             if cold and not (way == "-m" and (label in ("python -c pass (floor)", "--version", "levels --help", "--help")
                                               or label == f"levels {SEED} --tokenizer estimate")):
                 continue
-            timed(argv)  # warm-up: bytecode, page cache
-            r = repeated(argv, repeat)
-            out.append({"label": label, "way": way, "target_s": target, "cold": cold, **r})
-            print(f"  {way:6} {label:62} min {r['min_s']:.3f} s  median {r['median_s']:.3f} s  cpu {r['cpu_s']:.3f} s",
-                  file=sys.stderr, flush=True)
+            codes = [REPO] + ([base] if base is not None and way == "-m" and label != "python -c pass (floor)" else [])
+            runs: dict = {c: [] for c in codes}
+            for c in codes:
+                timed(argv, code=c)  # warm-up: bytecode, page cache
+            for _ in range(repeat):
+                for c in codes:
+                    runs[c].append(timed(argv, code=c))
+            r = _stats(runs[REPO])
+            row = {"label": label, "way": way, "target_s": target, "cold": cold, **r}
+            if base is not None and base in runs:
+                row["base"] = _stats(runs[base])
+            out.append(row)
+            extra = (f"  (base: min {row['base']['min_s']:.3f} s, cpu {row['base']['cpu_s']:.3f} s)"
+                     if "base" in row else "")
+            print(f"  {way:6} {label:62} min {r['min_s']:.3f} s  median {r['median_s']:.3f} s  cpu {r['cpu_s']:.3f} s"
+                  + extra, file=sys.stderr, flush=True)
     return out
 
 
@@ -156,14 +169,23 @@ def measure_json(cache: Path, sizes: list[str]) -> list[dict]:
     return out
 
 
-def table_startup(rows: list[dict], floor: float) -> str:
-    lines = ["| command | way in | best wall | median wall | best CPU | best wall − floor | target | holds |",
-             "|---|---|---:|---:|---:|---:|---:|---|"]
+def table_startup(rows: list[dict], floor: float, floor_cpu: float) -> str:
+    has_base = any("base" in r for r in rows)
+    head = "| command | way in | best wall | median wall | best CPU | CPU − floor CPU |"
+    sep = "|---|---|---:|---:|---:|---:|"
+    if has_base:
+        head += " base: best wall | base: best CPU |"
+        sep += "---:|---:|"
+    lines = [head + " target (wall) | holds |", sep + "---:|---|"]
     for r in rows:
         target = "" if r["target_s"] is None else f"< {r['target_s']:g} s"
         holds = "" if r["target_s"] is None else ("yes" if r["min_s"] < r["target_s"] else "**no**")
-        lines.append(f"| `{r['label']}` | {r['way']} | {r['min_s']:.3f} s | {r['median_s']:.3f} s | {r['cpu_s']:.3f} s "
-                     f"| {r['min_s'] - floor:+.3f} s | {target} | {holds} |")
+        line = (f"| `{r['label']}` | {r['way']} | {r['min_s']:.3f} s | {r['median_s']:.3f} s | {r['cpu_s']:.3f} s "
+                f"| {r['cpu_s'] - floor_cpu:+.3f} s |")
+        if has_base:
+            b = r.get("base")
+            line += f" {b['min_s']:.3f} s | {b['cpu_s']:.3f} s |" if b else " | |"
+        lines.append(line + f" {target} | {holds} |")
     return "\n".join(lines)
 
 
@@ -185,21 +207,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", default=os.path.join(os.environ.get("TMPDIR", tempfile.gettempdir()),
                                                     "graphrag-audit-bench"),
                     help="where bench_levels.py keeps the generated indexes (read only here)")
+    ap.add_argument("--base", metavar="REV", help="also measure the start-up of git revision REV (exported to a "
+                    "temporary folder), alternating with this checkout's runs")
+    ap.add_argument("--no-cold", action="store_true", help="skip the runs without bytecode")
     args = ap.parse_args(argv)
     sizes = [s for s in args.sizes.split(",") if s]
     print(f"# {bench_levels.machine()}", flush=True)
     print(f"# load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}", flush=True)
     global PYCACHE
-    with tempfile.TemporaryDirectory(prefix="bench-startup-pyc-") as pyc:
+    with tempfile.TemporaryDirectory(prefix="bench-startup-pyc-") as pyc, \
+            tempfile.TemporaryDirectory(prefix="bench-startup-base-") as base_dir:
+        base = None
+        if args.base:
+            base = Path(base_dir)
+            archive = subprocess.run(["git", "-C", str(REPO), "archive", args.base], check=True, capture_output=True)
+            subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
+            (base / "fixtures").exists() or sys.exit(f"{args.base} has no fixtures/")
         PYCACHE = Path(pyc)
-        rows = measure_startup(args.repeat)
+        rows = measure_startup(args.repeat, base=base)
         jrows = measure_json(Path(args.cache), sizes) if sizes else []
         PYCACHE = None
-        cold = measure_startup(args.repeat, cold=True)
+        cold = [] if args.no_cold else measure_startup(args.repeat, cold=True, base=base)
     print(f"\n## Start-up ({args.repeat} runs each, after a warm-up run; bytecode compiled once, as pip install does)\n")
-    print(table_startup(rows, rows[0]["min_s"]))
-    print("\n## Without bytecode (PYTHONDONTWRITEBYTECODE=1: the package compiled from source in every process)\n")
-    print(table_startup(cold, cold[0]["min_s"]))
+    if args.base:
+        print(f"\n(base: `{args.base}`, runs alternating with this checkout's)")
+    print(table_startup(rows, rows[0]["min_s"], rows[0]["cpu_s"]))
+    if cold:
+        print("\n## Without bytecode (PYTHONDONTWRITEBYTECODE=1: the package compiled from source in every process)\n")
+        print(table_startup(cold, cold[0]["min_s"], cold[0]["cpu_s"]))
     if jrows:
         print("\n## JSON size (`levels -f json --tokenizer estimate`)\n")
         print(table_json(jrows))
