@@ -43,7 +43,9 @@ def levels_cmd(
     json_ids: Annotated[JsonIds, typer.Option(
         "--json-ids", help="-f json: 'full' lists every level's community ids (the default contract); 'delta' "
                            "lists only the ids each level adds and removes since the previous one (lossless, "
-                           "linear in the index size).")] = JsonIds.full,
+                           "linear in the index size); 'ranges' writes every id list as its runs of consecutive ids, "
+                           "[first, last] (lossless, a few runs per level on graphrag's numbering); 'level' "
+                           "keeps the id lists of --level only.")] = JsonIds.full,
     verify: Annotated[bool, typer.Option(
         "--verify", help="Also run the installed graphrag's own read_indexer_reports (and with costs its "
                          "build_community_context) and report agreement per level; exit 2 when graphrag cannot "

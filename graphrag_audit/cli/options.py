@@ -20,6 +20,8 @@ from graphrag_audit.rules import SEVERITIES
 class JsonIds(str, Enum):
     full = "full"
     delta = "delta"
+    ranges = "ranges"
+    level = "level"
 
 
 #: --fail-on: a severity of rules.py, or never

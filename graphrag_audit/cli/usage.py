@@ -26,6 +26,8 @@ except ImportError:  # older typer (graphrag 1.2's side environments pin 0.15) u
             """Never raised by this click: the no-arguments help is printed directly."""
 from typer.core import TyperGroup
 
+from graphrag_audit.cli.coercion import QuickParsing
+
 PROG = "graphrag-audit"
 
 
@@ -120,8 +122,9 @@ def _typed(exc: UsageError, param) -> bool:
                for a in argv)
 
 
-class OneLineGroup(TyperGroup):
-    """The application's group: usage errors (its own and its commands') print one line."""
+class OneLineGroup(QuickParsing, TyperGroup):
+    """The application's group: usage errors (its own and its commands') print one line; its
+    options are converted without pydantic (:mod:`graphrag_audit.cli.coercion`)."""
 
     def make_context(self, info_name, args, parent=None, **extra):
         try:

@@ -6,6 +6,12 @@ slices of their numpy arrays and are never held as one string or as Python lists
 ``json_ids="delta"`` (``levels --json-ids delta``) lists, per level and behaviour, only the ids
 added to and removed from the previous level's selection (lossless: :func:`expand_delta_ids`
 rebuilds the full lists), which keeps the document linear in the size of the index.
+``json_ids="ranges"`` writes each id list of a selection (``community_ids``, and dynamic
+selection's ``start_ids``/``kept_ids``/``relevant_ids``) as ``*_id_ranges``: its runs of
+consecutive ids, ``[first, last]`` for a run of 3 or more, the ids themselves otherwise (lossless:
+:func:`expand_id_ranges`; graphrag numbers the communities of a level consecutively, so a
+selection is a few runs), and ``json_ids="level"`` keeps those lists in the ``--level`` entry only
+(issue 22: the id lists are most of a large index's default document).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import numpy as np
 from graphrag_audit.results.audit import CommunityIds
 from graphrag_audit.sanitise.json import json_inert
 
-JSON_IDS = ("full", "delta")
+JSON_IDS = ("full", "delta", "ranges", "level")
 _CHUNK_IDS = 65536  # ids formatted per slice
 _CHUNK_CHARS = 1 << 16  # small pieces are joined up to this size before they are handed out
 
@@ -30,7 +36,7 @@ _AS_IS = frozenset({int, bool, type(None)})  # exact types JSON takes as they ar
 
 def _clean(o):
     t = type(o)
-    if t is CommunityIds:  # ints only, by construction
+    if t is CommunityIds or t is IdRanges:  # ints only, by construction
         return o.tolist()
     if t is dict:
         return {k if type(k) is str else str(k): (v if type(v) in _AS_IS else _clean(v)) for k, v in o.items()}
@@ -64,6 +70,18 @@ def _ids(ids: CommunityIds) -> Iterator[str]:
     yield "]"
 
 
+def _ranges(r: "IdRanges") -> Iterator[str]:
+    yield "["
+    first = True
+    for start in range(0, len(r.starts), _CHUNK_IDS):
+        part = IdRanges(r.starts[start:start + _CHUNK_IDS], r.ends[start:start + _CHUNK_IDS])
+        text = ",".join(f"[{it[0]},{it[1]}]" if type(it) is list else str(it) for it in part.items())
+        if text:
+            yield ("" if first else ",") + text
+            first = False
+    yield "]"
+
+
 #: where the stream descends into the document (every other value is encoded in one piece):
 #: a dict maps keys to the spec of their value ("*": any key), a 1-tuple is a list of items
 _LEVEL = {"selected": {"*": {"extra_vs_v1": {}}}}
@@ -73,6 +91,8 @@ _DOCUMENT = {"levels": (_LEVEL,)}
 def _stream(o, spec) -> Iterator[str]:
     if type(o) is CommunityIds:
         yield from _ids(o)
+    elif type(o) is IdRanges:
+        yield from _ranges(o)
     elif isinstance(spec, dict) and isinstance(o, dict):
         yield "{"
         for i, (k, v) in enumerate(o.items()):
@@ -106,12 +126,11 @@ def _joined(chunks: Iterable[str]) -> Iterator[str]:
 def iter_json(report, *, json_ids: str = "full") -> Iterator[str]:
     """The JSON document of ``report`` as consecutive text chunks (each up to ~64 KiB, or one
     slice of ids); ``"".join`` of them is :func:`render_json`. ``json_ids``: ``"full"`` (every
-    level lists its ids, the default contract) or ``"delta"`` (see the module doc)."""
+    level lists its ids, the default contract), ``"delta"``, ``"ranges"`` or ``"level"`` (see the
+    module doc)."""
     if json_ids not in JSON_IDS:
         raise ValueError(f"json_ids must be one of {JSON_IDS}, not {json_ids!r}")
-    doc = report.to_dict()
-    if json_ids == "delta":
-        doc = _with_delta_ids(doc)
+    doc = _with_json_ids(report.to_dict(), json_ids)
     yield from _joined(_stream(doc, _DOCUMENT))
     yield "\n"
 
@@ -121,10 +140,119 @@ def render_json(report, *, json_ids: str = "full", indent: int | None = None) ->
     it instead, through the slower pure-Python encoder). Pipe through ``jq .`` or
     ``python -m json.tool`` to read it."""
     if indent is not None:
-        doc = report.to_dict() if json_ids == "full" else _with_delta_ids(report.to_dict())
+        doc = _with_json_ids(report.to_dict(), json_ids)
         return json_inert(json.dumps(_clean(doc), indent=indent, separators=(",", ": "), ensure_ascii=True,
                                      allow_nan=False)) + "\n"
     return "".join(iter_json(report, json_ids=json_ids))
+
+
+def _with_json_ids(doc: dict, json_ids: str) -> dict:
+    if json_ids == "delta":
+        return _with_delta_ids(doc)
+    if json_ids == "ranges":
+        return _with_selection_ids(doc, "ranges", lambda key, ids, _level: {key[:-4] + "_id_ranges": id_ranges(ids)})
+    if json_ids == "level":
+        want = (doc.get("options") or {}).get("level")
+        return _with_selection_ids(doc, "level", lambda key, ids, level: {key: ids} if level == want else {})
+    return doc
+
+
+#: inside a selection, where id lists are the same in every form (what graphrag returned, --verify)
+_IDS_AS_THEY_ARE = frozenset({"graphrag_returns", "python_api"})
+
+
+def _with_selection_ids(doc: dict, mode: str, replace) -> dict:
+    """``doc`` with every id list of each selection (``community_ids``, and ``extra_vs_v1``'s and
+    ``dynamic.by_version``'s ``start_ids``, ``kept_ids``, ``relevant_ids``) replaced by the keys
+    ``replace(key, ids, community_level)`` returns, and ``"json_ids": mode`` after the schema
+    version; everything else is shared with ``doc``."""
+
+    def entry(d: dict, level) -> dict:
+        out = {}
+        for k, v in d.items():
+            if k.endswith("_ids") and (type(v) is CommunityIds or type(v) is list):
+                out.update(replace(k, v, level))
+            elif isinstance(v, dict) and k not in _IDS_AS_THEY_ARE:
+                out[k] = entry(v, level)
+            else:
+                out[k] = v
+        return out
+
+    levels = [{**r, "selected": {b: entry(sd, r.get("community_level")) for b, sd in r["selected"].items()}}
+              for r in doc["levels"]]
+    out = {}
+    for k, v in doc.items():
+        out[k] = levels if k == "levels" else v
+        if k == "schema_version":
+            out["json_ids"] = mode
+    return out
+
+
+# ---- id ranges ----------------------------------------------------------------------------
+class IdRanges:
+    """An id list as its runs of consecutive ids: a run of 3 or more is written ``[first, last]``,
+    a shorter one as its ids (so the form is never longer than the list). :func:`_stream` writes
+    it in slices."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, starts: np.ndarray, ends: np.ndarray):
+        self.starts, self.ends = starts, ends
+
+    def items(self) -> Iterator:
+        for a, b in zip(self.starts.tolist(), self.ends.tolist()):
+            if b - a >= 2:
+                yield [a, b]
+            else:
+                yield from range(a, b + 1)
+
+    def tolist(self) -> list:
+        return list(self.items())
+
+
+def id_ranges(ids) -> IdRanges:
+    """The runs of consecutive ids (each one more than the one before) of ``ids``, in order:
+    expanding each ``[first, last]`` to ``first..last`` and concatenating with the single ids
+    gives ``ids`` back, duplicates and order included."""
+    a = np.asarray(ids.array if type(ids) is CommunityIds else ids, dtype=np.int64)
+    if not len(a):
+        return IdRanges(a[:0], a[:0])
+    breaks = np.flatnonzero(a[1:] != a[:-1] + 1) + 1
+    starts = np.concatenate([[0], breaks])
+    ends = np.concatenate([breaks - 1, [len(a) - 1]])
+    return IdRanges(a[starts], a[ends])
+
+
+def expand_ranges(items) -> list[int]:
+    """The id list of a ``*_id_ranges`` value (ids and ``[first, last]`` runs)."""
+    out: list[int] = []
+    for it in items:
+        if isinstance(it, list):
+            out.extend(range(it[0], it[1] + 1))
+        else:
+            out.append(it)
+    return out
+
+
+def expand_id_ranges(doc: dict) -> dict:
+    """A parsed ``--json-ids ranges`` document with its full id lists rebuilt (any other document
+    is returned as it is)."""
+    if doc.get("json_ids") != "ranges":
+        return doc
+
+    def full(d: dict) -> dict:
+        out = {}
+        for k, v in d.items():
+            if k.endswith("_id_ranges"):
+                out[k[:-len("_id_ranges")] + "_ids"] = expand_ranges(v)
+            elif isinstance(v, dict) and k not in _IDS_AS_THEY_ARE:
+                out[k] = full(v)
+            else:
+                out[k] = v
+        return out
+
+    levels = [{**r, "selected": {b: full(sd) for b, sd in r["selected"].items()}} for r in doc["levels"]]
+    return {k: (levels if k == "levels" else v) for k, v in doc.items() if k != "json_ids"}
 
 
 # ---- delta id lists -----------------------------------------------------------------------
