@@ -1,3 +1,3 @@
-from graphrag_audit.cli.entry import main
+from graphrag_audit.cli import main
 
 main()

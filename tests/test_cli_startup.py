@@ -91,6 +91,8 @@ def test_help_and_version_import_no_data_library_nor_tokenizer(args):
     # nor a renderer (they import numpy and rich), nor the memory hooks (pyarrow)
     assert not {m for m in modules if m.startswith("graphrag_audit.render.") and m != "graphrag_audit.render.formats"}
     assert "graphrag_audit.cli.memory" not in modules
+    if args == ["--version"]:  # answered before typer is imported (graphrag_audit.cli.main)
+        assert "typer" not in _top(modules)
 
 
 @pytest.mark.parametrize("args, counts", [
