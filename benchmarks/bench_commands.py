@@ -235,13 +235,13 @@ def main(argv: list[str] | None = None) -> int:
             diff_base = diff_pairs(SIZES[label], args.diff_cache) if layout == "3.x" and \
                 "diff" not in args.skip else None
             before = load()
+            rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                                 text=True).stdout.strip()  # at the start: the children import the work tree
             print(f"{label} ({data['entities']:,} entities, {data['communities']:,} communities), {layout}; {before}",
                   flush=True)
             with tempfile.TemporaryDirectory(prefix="bench-commands-") as tmp:
                 rows = measure(index_dir, diff_base, args, Path(tmp))
             after = load()
-            rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                                 text=True).stdout.strip()
             part = (f"### {label}, {layout} layout ({data['entities']:,} entities, {data['communities']:,} "
                     f"communities; revision {rev}; {before} before, {after} after)\n\n{table(rows)}")
             print("\n" + part + "\n", flush=True)
