@@ -34,6 +34,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_levels import SIZES, ensure_data, run_child, warm_page_cache  # noqa: E402
 
 
+def plan_cases(reports: int, map_calls: int | None = None) -> dict[str, tuple[str, list[str]]]:
+    """{case: (label, plan arguments)} for an index of ``reports`` reports: K = half the reports
+    (4/5 of them in the combination), T = 400 tokens a report on average; with ``map_calls`` (the
+    map calls of sending every report) also ``--map-calls`` half of those (used by bench_commands.py)."""
+    k = max(1, reports // 2)
+    k2 = max(1, reports * 4 // 5)
+    t = 400 * reports
+    cases = {
+        "reports": (f"--reports {k}", ["--reports", str(k)]),
+        "tokens": (f"--tokens {t}", ["--tokens", str(t)]),
+        "coverage": ("--coverage 0.9", ["--coverage", "0.9"]),
+        "combo": (f"--reports {k2} --tokens {t} --coverage 0.9", ["--reports", str(k2), "--tokens", str(t),
+                                                                  "--coverage", "0.9"]),
+        "rank": (f"--objective rank --reports {k}", ["--objective", "rank", "--reports", str(k)]),
+    }
+    if map_calls is not None:
+        m = max(1, map_calls // 2)
+        cases["map-calls"] = (f"--map-calls {m}", ["--map-calls", str(m)])
+    return cases
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100k,1m", help="comma list of " + ", ".join(SIZES))
@@ -48,22 +69,12 @@ def main(argv=None) -> int:
         info = ensure_data(Path(args.cache), label, SIZES[label], ["3.x"], args.regenerate)
         d = Path(info["dir"]) / "3.x"
         warm_page_cache(d)
-        k = max(1, info["reports"] // 2)
-        k2 = max(1, info["reports"] * 4 // 5)
-        t = 400 * info["reports"]
         py = [sys.executable, "-m", "graphrag_audit"]
         common = ["--tokenizer", "estimate"]
         with tempfile.TemporaryDirectory() as tmp:
             audit = run_child(py + ["levels", str(d), "-f", "json", "-o", f"{tmp}/a.json", "--fail-on", "never",
                                     *common])
-            cases = {
-                "reports": (f"--reports {k}", ["--reports", str(k)]),
-                "tokens": (f"--tokens {t}", ["--tokens", str(t)]),
-                "coverage": ("--coverage 0.9", ["--coverage", "0.9"]),
-                "combo": (f"--reports {k2} --tokens {t} --coverage 0.9", ["--reports", str(k2), "--tokens", str(t),
-                                                                          "--coverage", "0.9"]),
-                "rank": (f"--objective rank --reports {k}", ["--objective", "rank", "--reports", str(k)]),
-            }
+            cases = plan_cases(info["reports"])
             for key in args.cases.split(","):
                 name, extra = cases[key]
                 out = f"{tmp}/p.json"

@@ -234,6 +234,63 @@ def test_graphml_roundtrip(hostile):
     assert g.nodes["c5"]["entities"] == 3 and g.nodes["c77"]["level"] == 2
 
 
+def _networkx_graphml(forest, view=None) -> str:
+    """The reference: networkx's own writer on a DiGraph of the same nodes, edges and attributes."""
+    from graphrag_audit.render.graph import _graphml_items, _graphml_networkx
+
+    return _graphml_networkx(*_graphml_items(forest, view))
+
+
+@pytest.mark.parametrize("level", [None, 0, 2])
+def test_graphml_writer_matches_networkx_byte_for_byte(hostile, seed, level):
+    for model in (hostile, seed):
+        forest = build_forest(model, level)
+        for view in (None, layout(forest, max_lines=3), layout(forest, max_lines=4, depth=1)):
+            assert to_graphml(forest, view) == _networkx_graphml(forest, view)
+
+
+def test_graphml_writer_matches_networkx_on_a_synthetic_index(tmp_path):
+    import synthetic
+
+    spec = synthetic.leiden_like(3000, max_cluster_size=24, seed=3)
+    synthetic.write_index(spec, tmp_path / "idx", "3.x")
+    model = load_index(tmp_path / "idx")
+    forest = build_forest(model, 1)
+    assert len(forest.nodes) > 100
+    for view in (None, layout(forest, max_lines=90)):
+        assert to_graphml(forest, view) == _networkx_graphml(forest, view)
+
+
+@pytest.mark.parametrize("name", ["dulce-v3", "real-cleanroom-specs-zh", "verbs-v1"])
+def test_graphml_writer_matches_networkx_on_shared_indexes(name):
+    model = load_index(shared_index(name))
+    forest = build_forest(model, 2)
+    for view in (None, layout(forest, max_lines=20)):
+        assert to_graphml(forest, view) == _networkx_graphml(forest, view)
+
+
+def test_graphml_writer_raw_values_match_networkx():
+    """Escapes, every line break splitlines knows, non-ASCII, empty text, mixed value types under one
+    name (two keys), attribute-less nodes and edges, an empty graph; and the fallback cases."""
+    from graphrag_audit.render.graph import _graphml_networkx
+    from graphrag_audit.render.graphml import GraphMLUnsupported, graphml_text
+
+    cases = [
+        ({"community_level": ""},
+         [("c1", {"title": "a & <b> \"q\" 'x' \r\n tab\t é 中 \u2028 \x85 \x0b \x0c \x1c end\r", "n": 1}),
+          ("c2", {"title": "", "n": True}), ("c3", {"f": 1.5, "title": "x"}), ("c4", {})],
+         [("c1", "c2", {"kind": "child"}), ("c3", "c1", {}), ("c1", "c4", {"kind": "more"}),
+          ("c1", "c3", {"kind": "child"})]),
+        ({"community_level": "2"}, [], []),
+    ]
+    for graph, nodes, edges in cases:
+        assert graphml_text(graph, nodes, edges) == _graphml_networkx(graph, nodes, edges)
+    with pytest.raises(GraphMLUnsupported):
+        graphml_text({}, [("a", {"x": None})], [])
+    with pytest.raises(GraphMLUnsupported):
+        graphml_text({}, [("a", {})], [("a", "b", {})])
+
+
 # ---- JSON ------------------------------------------------------------------------------------
 def test_json_seed(hostile):
     doc = json.loads(to_json(build_forest(hostile, 1)))

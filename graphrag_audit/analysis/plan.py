@@ -66,6 +66,7 @@ import pandas as pd
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.model.index import IndexModel
+from graphrag_audit.model.keys import has_duplicates, in_sorted, sorted_unique
 from graphrag_audit.results.plan import (BUDGET_KINDS, OBJECTIVES, Budget, Budgets, Cost, CostFn, LevelOption, Plan,
                                          PlanIndex, PlanReport, SubtreeStatus)
 
@@ -154,7 +155,7 @@ class PlanTree:
 
         # report rows per community (several rows for one community are all sent)
         rc = model.reports["community"].to_numpy(dtype=np.int64)
-        in_tree = np.isin(rc, np.asarray(self.nodes, dtype=np.int64))
+        in_tree = in_sorted(rc, np.asarray(self.nodes, dtype=np.int64))  # self.nodes: sorted, distinct
         self.rows: dict[int, np.ndarray] = {}
         pos = np.flatnonzero(in_tree)
         if len(pos):
@@ -177,18 +178,20 @@ class PlanTree:
         parent_of = np.fromiter((self.parent[int(c)] for c in nodes), dtype=np.int64, count=len(nodes))
         cidx = np.searchsorted(nodes, comm)
         par = parent_of[cidx]
-        pairs = pd.DataFrame({"e": codes, "c": comm, "p": par})
-        dup = pairs.duplicated(["e", "p"], keep=False)
-        if dup.any():
+        # (entity, parent) pairs as one integer (parent -1 = a root: index 0), tested by sorting
+        width = np.int64(len(nodes))
+        pidx = np.where(par >= 0, np.searchsorted(nodes, par), -1)
+        if has_duplicates(codes.astype(np.int64) * (width + 1) + (pidx + 1)):
+            pairs = pd.DataFrame({"e": codes, "c": comm, "p": par})
+            dup = pairs.duplicated(["e", "p"], keep=False)
             bad = sorted(set(pairs.loc[dup, "c"].astype(int)))
             raise _refuse(self.model, f"entity sets are not nested: some entities sit in two sibling (or two root) "
                                       f"communities ({_preview(bad)})")
         # every (entity, parent) pair must be an (entity, community) pair too
-        width = np.int64(len(nodes))
-        have = np.unique(codes.astype(np.int64) * width + cidx)
+        have = sorted_unique(codes.astype(np.int64) * width + cidx)
         sub = par >= 0
-        want = codes[sub].astype(np.int64) * width + np.searchsorted(nodes, par[sub])
-        missing_mask = ~np.isin(want, have)
+        want = codes[sub].astype(np.int64) * width + pidx[sub]
+        missing_mask = ~in_sorted(want, have)
         if missing_mask.any():
             missing = sorted({int(c) for c in comm[sub][missing_mask]})
             raise _refuse(self.model, f"entity sets are not nested: {len(missing)} communities hold entities "

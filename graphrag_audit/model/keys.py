@@ -4,7 +4,8 @@ analyses share (moved out of ``io/coerce``, which only coerces types).
 * :func:`dictionary_keys`, :func:`dictionary_parts`: arrow dictionary-encoded key columns and
   their (code, distinct key) parts;
 * :func:`key_codes`, :func:`factorize_ints`, :func:`sorted_unique`: ``pd.factorize`` /
-  ``np.unique`` of keys without hashing a string twice;
+  ``np.unique`` of keys without hashing a string twice; :func:`in_sorted`, :func:`has_duplicates`:
+  ``np.isin`` and a duplicate test by sorting, not numpy 2's hash path;
 * :class:`EntityKeyMatch` (:func:`match_entity_keys`): how membership rows meet entity rows;
 * :func:`node_entity_rows`: graphrag 1.x's node-id -> entity-row match;
 * :class:`LevelSlots`: (level, entity) -> community lookups for Leiden partitions.
@@ -97,6 +98,22 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     if len(a) < 2:
         return a
     return a[np.concatenate(([True], a[1:] != a[:-1]))]
+
+
+def in_sorted(values: np.ndarray, sorted_distinct: np.ndarray) -> np.ndarray:
+    """``np.isin(values, sorted_distinct)`` for a sorted array of distinct integers (as
+    :func:`sorted_unique` returns), by binary search: ``np.isin`` would hash-unique it again."""
+    values = np.asarray(values)
+    if not len(sorted_distinct):
+        return np.zeros(values.shape, dtype=bool)
+    at = np.searchsorted(sorted_distinct, values).clip(0, len(sorted_distinct) - 1)
+    return sorted_distinct[at] == values
+
+
+def has_duplicates(values: np.ndarray) -> bool:
+    """Whether a 1-D integer array holds some value twice (a sort, not a hash)."""
+    a = np.sort(np.asarray(values).ravel())
+    return bool(len(a) > 1 and (a[1:] == a[:-1]).any())
 
 
 @dataclass(frozen=True)

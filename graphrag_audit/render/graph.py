@@ -223,27 +223,47 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
 
 
 # ---- GraphML -------------------------------------------------------------------------------
-def to_graphml(forest: ForestView, view: TreeView | None = None) -> str:
-    import networkx as nx  # only here: its GraphML writer
-
+def _graphml_items(forest: ForestView, view: TreeView | None):
+    """(graph attributes, [(node id, attributes)], [(source, target, attributes)]) of the export."""
     order, edges, more, hidden = _items(forest, view)
-    g = nx.DiGraph()
+    nodes = []
     for n in order:
         nd = forest.nodes[n]
-        g.add_node(_node_id(n), kind="community", community=nd.community, level=nd.level,
-                   entities=nd.entities, title=_xml_text(nd.title), reports=nd.reports,
-                   leaf=int(nd.leaf), sent=nd.sent or "", hidden_below=hidden.get(n, 0),
-                   subtree_communities=nd.size)
+        nodes.append((_node_id(n), dict(
+            kind="community", community=nd.community, level=nd.level, entities=nd.entities,
+            title=_xml_text(nd.title), reports=nd.reports, leaf=int(nd.leaf), sent=nd.sent or "",
+            hidden_below=hidden.get(n, 0), subtree_communities=nd.size)))
     for r in more:
-        g.add_node(_more_id(r), kind="more", community=r.community, level=-1, entities=0,
-                   title=_xml_text(_more_label(r)), reports=0, leaf=0, sent="",
-                   hidden_below=r.more_communities, subtree_communities=r.more_communities)
-    for p, c in edges:
-        g.add_edge(_node_id(p), _node_id(c), kind="child")
-    for r in more:
-        if r.community >= 0:
-            g.add_edge(_node_id(r.community), _more_id(r), kind="more")
-    g.graph["community_level"] = "" if forest.community_level is None else str(forest.community_level)
+        nodes.append((_more_id(r), dict(
+            kind="more", community=r.community, level=-1, entities=0, title=_xml_text(_more_label(r)),
+            reports=0, leaf=0, sent="", hidden_below=r.more_communities, subtree_communities=r.more_communities)))
+    links = [(_node_id(p), _node_id(c), {"kind": "child"}) for p, c in edges]
+    links += [(_node_id(r.community), _more_id(r), {"kind": "more"}) for r in more if r.community >= 0]
+    graph = {"community_level": "" if forest.community_level is None else str(forest.community_level)}
+    return graph, nodes, links
+
+
+def to_graphml(forest: ForestView, view: TreeView | None = None) -> str:
+    """GraphML as networkx's writer prints it (``render/graphml.py`` writes the same bytes without
+    building the graph; networkx is the fallback for what that writer does not take)."""
+    from graphrag_audit.render.graphml import GraphMLUnsupported, graphml_text
+
+    graph, nodes, links = _graphml_items(forest, view)
+    try:
+        return graphml_text(graph, nodes, links)
+    except GraphMLUnsupported:
+        return _graphml_networkx(graph, nodes, links)
+
+
+def _graphml_networkx(graph: dict, nodes: list, links: list) -> str:
+    import networkx as nx  # only here: its GraphML writer
+
+    g = nx.DiGraph()
+    for nid, attrs in nodes:
+        g.add_node(nid, **attrs)
+    for a, b, attrs in links:
+        g.add_edge(a, b, **attrs)
+    g.graph.update(graph)
     return "\n".join(nx.generate_graphml(g)) + "\n"
 
 
