@@ -9,7 +9,8 @@ module gives the same output with far less work, exactly:
   characters, a place where every cl100k pre-token ends (see ``filler._CHUNK``; the RE2 pattern
   marks a subset of those places, as its matches do not overlap, and its whitespace class is the
   ``regex`` module's ``\\s``, :data:`WHITESPACE`);
-* each distinct chunk is filled and counted once (original and filler, and with a ``|`` after it);
+* each distinct chunk is filled and counted once (original and filler; a value's last chunk also
+  with a ``|`` after it); a value of one chunk is counted directly, as :meth:`Filler.text` does;
 * a text's token count is the sum of its chunks' counts, because a text's count is the sum of its
   pre-tokens' counts and every cut is a pre-token boundary. Between ``|`` separators only the first
   and last chunk change (``"|" + first`` and ``last + "|"`` are counted as they are). The filler's
@@ -29,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphrag_audit.bundle.filler import PRETOKEN, _QUOTED, Filler
+from graphrag_audit.bundle.filler import Filler
 
 #: the code points the ``regex`` module's ``\s`` matches (Unicode White_Space), which is what
 #: ``filler._CHUNK`` and tiktoken's pattern mean by whitespace (a test checks this list)
@@ -220,8 +221,6 @@ def fill_nested(columns: ColumnFiller, arr: pa.Array) -> pa.Array | None:
 
 
 def _has_text_type(t: pa.DataType) -> bool:
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return True
-    if pa.types.is_nested(t) or pa.types.is_dictionary(t):
-        return True  # not looked into here: the caller's value-by-value path handles it
-    return False
+    # nested and dictionary types are not looked into here: the caller's value-by-value path has them
+    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_nested(t)
+            or pa.types.is_dictionary(t))
