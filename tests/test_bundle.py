@@ -347,3 +347,88 @@ def test_chunks_split_where_every_pretoken_ends():
         whole = [m.group(0) for m in PRETOKEN.finditer(text)]
         chunked = [m.group(0) for c in _CHUNK.split(text) for m in PRETOKEN.finditer(c)]
         assert chunked == whole, repr(text)
+
+
+def _adversarial_texts(seed: int, n: int) -> list:
+    """Random text made of what decides cl100k pre-token and chunk boundaries: pipes, spaces (also
+    no-break and ideographic), tabs, newlines, apostrophes and contractions, digits, punctuation,
+    CJK, accented and capitalised words; plus nulls and empty strings."""
+    import random
+
+    alphabet = (list("ab Z1 2'\t\n\r .,!|  \u00a0\u3000é中文") +
+                ["'s", "'ll", " '", "  ", "'D", "'Two", " |", "| ", "Hello", " world", " 123", "4567", " 's",
+                 "\n\n", " \n", "--", " (", "):", "日本語", " Ünïcode", "\u2003", "x\u200ay", "'re"])
+    rnd = random.Random(seed)
+    out: list = [None, "", " ", "|", "'"]
+    for _ in range(n):
+        out.append("".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 60))))
+    return out
+
+
+def test_column_counts_derived_from_chunks_equal_direct_counts():
+    """The bundle's column filler derives a text's cl100k count, alone and between '|', from its
+    chunks' counts: equal to a direct count of the whole text on adversarial random text."""
+    import pyarrow as pa
+
+    from graphrag_audit.bundle.batch import ColumnFiller
+    from graphrag_audit.bundle.filler import Filler
+    from graphrag_audit.graphrag.tokens import get_token_counter
+
+    count = get_token_counter("cl100k_base").count
+    texts = [t for t in _adversarial_texts(11, 3000) if t is not None]
+    derived = ColumnFiller(Filler()).counts(pa.array(texts))
+    direct = [(count(t), count("|" + t + "|")) for t in texts]
+    assert len(derived) == len(direct)
+    for t, d, e in zip(texts, derived, direct):
+        assert d == e, repr(t)
+
+
+def test_column_filler_equals_the_filler_value_by_value():
+    """The column filler (arrow cuts, counts from chunks) gives exactly Filler.text for every value,
+    nulls stay null, and the filler keeps the original's count alone and between '|'."""
+    import pyarrow as pa
+
+    from graphrag_audit.bundle.batch import ColumnFiller
+    from graphrag_audit.bundle.filler import Filler
+    from graphrag_audit.graphrag.tokens import get_token_counter
+
+    count = get_token_counter("cl100k_base").count
+    texts = _adversarial_texts(12, 2000)
+    texts += [" ".join(texts[i:i + 20][1:]) for i in range(0, 400, 20)]  # longer texts, many chunks
+    one = Filler()
+    want = [one.text(t) if t else t for t in texts]
+    for typ in (pa.string(), pa.large_string()):
+        got = ColumnFiller(Filler()).array(pa.array(texts, type=typ))
+        assert got.type == typ
+        assert got.to_pylist() == want
+    for t, f in zip(texts, want):
+        if t:
+            assert count(f) == count(t), repr(t)
+            assert count("|" + f + "|") == count("|" + t + "|") or regex.match("'", t), repr(t)
+
+
+def test_chunk_whitespace_is_the_regex_modules():
+    """The arrow (RE2) cut's whitespace class is exactly what the regex module's \\s matches."""
+    from graphrag_audit.bundle.batch import WHITESPACE
+
+    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    assert sorted(ord(c) for c in regex.findall(r"\s", everything)) == sorted(WHITESPACE)
+
+
+def test_nested_text_columns_are_filled_like_value_by_value():
+    """Lists and structs of text (report findings) get the same filler through arrow as through
+    the value-by-value path, with nulls at every depth kept."""
+    import pyarrow as pa
+
+    from graphrag_audit.bundle.anonymise import _map
+    from graphrag_audit.bundle.batch import ColumnFiller, fill_nested
+    from graphrag_audit.bundle.filler import Filler
+
+    t = pa.list_(pa.struct([("explanation", pa.string()), ("summary", pa.large_string())]))
+    rows = [None, [], [None], [{"explanation": "It's 12 o'clock | now", "summary": None}],
+            [{"explanation": "", "summary": "Hello  world\n\n- item"}, {"explanation": None, "summary": "中文 ok"}]]
+    arr = pa.array(rows, type=t)
+    filler = Filler()
+    want = [_map(v, t, filler.text) for v in rows]
+    got = fill_nested(ColumnFiller(Filler()), arr)
+    assert got.type == t and got.to_pylist() == want

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from graphrag_audit.bundle.batch import ColumnFiller, fill_nested
 from graphrag_audit.bundle.filler import Filler
 
 STRUCTURAL = frozenset({
@@ -55,6 +56,10 @@ class Anonymiser:
     filler: Filler = field(default_factory=Filler)
     entities: dict[str, str] = field(default_factory=dict)
     documents: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        #: the filler applied to whole arrow columns (the same text as ``filler.text``, faster)
+        self.columns = ColumnFiller(self.filler)
 
     # -- per value -----------------------------------------------------------------------------
     def _entity(self, name: str) -> str:
@@ -107,6 +112,15 @@ class Anonymiser:
             role = self.role(kind, f.name)
             if role == "keep":
                 continue
+            if role == "text":
+                column = table.column(i).combine_chunks()
+                new_column = fill_nested(self.columns, column)
+                if new_column is not None:
+                    if new_column.equals(column):
+                        continue
+                    table = table.set_column(i, f, new_column)
+                    changed.append(f.name)
+                    continue
             values = table.column(i).to_pylist()
             fn = self._mapper(role, _strings(values, f.type))
             new = [_map(v, f.type, fn) for v in values]

@@ -148,25 +148,28 @@ class Filler:
         got = self._texts.get(value)
         if got is not None:
             return got
-        m = PRETOKEN.match(value)
-        letters = m.group("letters")
-        end = m.end()
-        quoted = _QUOTED.match(value) if letters is None else None
-        if letters is not None:  # the first run: its count must also hold after a '|'
-            head = self._run(m.group("lead"), letters, first=True)
-        elif quoted is not None:  # "'Two": a contraction ('T) alone, "|'" + "Two" after a '|'
-            try:
-                head, end = self._quoted(quoted.group(1)), quoted.end()
-            except FillerError:  # exact alone; after a '|' possibly not (see _fix)
-                head = self._piece(m)
-        else:
-            head = self._piece(m)
+        head, end = self._head(value)
         rest = value[end:]
         parts = [head, "".join(map(self._chunk, _CHUNK.split(rest))) if rest else ""]
         out = self._fix("".join(parts), value)
         if len(self._texts) < 200_000:
             self._texts[value] = out
         return out
+
+    def _head(self, value: str) -> tuple[str, int]:
+        """The filler of a text's first pre-token and where that pre-token ends in ``value``."""
+        m = PRETOKEN.match(value)
+        letters = m.group("letters")
+        end = m.end()
+        quoted = _QUOTED.match(value) if letters is None else None
+        if letters is not None:  # the first run: its count must also hold after a '|'
+            return self._run(m.group("lead"), letters, first=True), end
+        if quoted is not None:  # "'Two": a contraction ('T) alone, "|'" + "Two" after a '|'
+            try:
+                return self._quoted(quoted.group(1)), quoted.end()
+            except FillerError:  # exact alone; after a '|' possibly not (see _fix)
+                pass
+        return self._piece(m), end
 
     def _quoted(self, letters: str) -> str:
         """Filler for a text's leading ``'`` + letters that start with a contraction (``'Two``)."""

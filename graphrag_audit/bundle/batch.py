@@ -1,0 +1,226 @@
+"""The filler of a whole arrow column at once: what :meth:`Filler.text` gives for each value, faster.
+
+:meth:`Filler.text` checks every cell with four whole-text token counts (the filler and the original,
+alone and between ``|`` separators) and fills the text chunk by chunk in Python. For a column this
+module gives the same output with far less work, exactly:
+
+* every distinct value is handled once (``dictionary_encode``);
+* the values are cut into chunks in arrow (RE2): before a space that sits between two non-space
+  characters, a place where every cl100k pre-token ends (see ``filler._CHUNK``; the RE2 pattern
+  marks a subset of those places, as its matches do not overlap, and its whitespace class is the
+  ``regex`` module's ``\\s``, :data:`WHITESPACE`);
+* each distinct chunk is filled and counted once (original and filler; a value's last chunk also
+  with a ``|`` after it); a value of one chunk is counted directly, as :meth:`Filler.text` does;
+* a text's token count is the sum of its chunks' counts, because a text's count is the sum of its
+  pre-tokens' counts and every cut is a pre-token boundary. Between ``|`` separators only the first
+  and last chunk change (``"|" + first`` and ``last + "|"`` are counted as they are). The filler's
+  chunks are cut at the same kind of place (checked per chunk: a chunk that starts with a space and a
+  non-space character, or ends with a non-space character, must have a filler that does the same),
+  so its count is derived the same way.
+
+A value whose derived counts differ from the original's, or whose chunks fail that check, goes
+through :meth:`Filler._fix` with direct counts, as :meth:`Filler.text` does; the output is the
+same string :meth:`Filler.text` returns (``tests/test_bundle.py`` compares both, and the derived
+counts with direct ones, on adversarial text).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphrag_audit.bundle.filler import Filler
+
+#: the code points the ``regex`` module's ``\s`` matches (Unicode White_Space), which is what
+#: ``filler._CHUNK`` and tiktoken's pattern mean by whitespace (a test checks this list)
+WHITESPACE = (0x9, 0xA, 0xB, 0xC, 0xD, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029,
+              0x202F, 0x205F, 0x3000)
+_WS = frozenset(map(chr, WHITESPACE))
+_NS = "[^" + "".join(f"\\x{{{c:x}}}" for c in WHITESPACE) + "]"
+#: RE2: a space between two non-space characters (the cut goes before the space)
+_CUT = f"({_NS}) ({_NS})"
+#: characters used to mark the cuts (the first one absent from a column's values)
+_MARKERS = tuple(chr(c) for c in range(0xE000, 0xE010))
+
+
+def _starts_cut(s: str) -> bool:
+    """``s`` starts with a space followed by a non-space character."""
+    return len(s) >= 2 and s[0] == " " and s[1] not in _WS
+
+
+def _ends_nonspace(s: str) -> bool:
+    return bool(s) and s[-1] not in _WS
+
+
+#: distinct values filled per block (bounds the memory of the per-chunk arrays at 1M entities)
+BLOCK = 20_000
+
+
+class _Counts(dict):
+    """Token counts of chunks, counted on first use (up to ``limit`` remembered)."""
+
+    def __init__(self, count, limit: int = 2_000_000):
+        super().__init__()
+        self.count, self.limit = count, limit
+
+    def __missing__(self, s: str) -> int:
+        n = self.count(s)
+        if len(self) < self.limit:
+            self[s] = n
+        return n
+
+
+class ColumnFiller:
+    """:meth:`Filler.text` over whole arrow string arrays (see the module docstring)."""
+
+    def __init__(self, filler: Filler):
+        self.filler = filler
+        self.counts_of = _Counts(filler.counter.count)
+
+    def array(self, arr: pa.Array) -> pa.Array:
+        """``[filler.text(v) if v else v for v in arr]`` as an array of ``arr``'s type (nulls stay)."""
+        if len(arr) == 0:
+            return arr
+        enc = arr.dictionary_encode()
+        uniq = enc.dictionary
+        filled: list[str] = []
+        for at in range(0, len(uniq), BLOCK):
+            filled += self.values(uniq.slice(at, BLOCK))
+        return pa.array(filled, type=arr.type).take(enc.indices)
+
+    def _cut(self, uniq: pa.Array):
+        """``uniq`` cut into chunks: (distinct chunks, chunk index of each position, per-value offsets),
+        or None when every marker character occurs in the text."""
+        marker = next((m for m in _MARKERS if not pc.any(pc.match_substring(uniq, m)).as_py()), None)
+        if marker is None:  # pragma: no cover - every marker character occurs in the text
+            return None
+        cut = pc.split_pattern(pc.replace_substring_regex(uniq, pattern=_CUT, replacement="\\1" + marker + " \\2"),
+                               pattern=marker)
+        offsets = cut.offsets.to_numpy().astype(np.int64)
+        offsets -= offsets[0]
+        flat = cut.flatten().dictionary_encode()
+        return flat.dictionary.to_pylist(), flat.indices.to_numpy().astype(np.int64), offsets
+
+    def counts(self, uniq: pa.Array) -> list[tuple[int, int]]:
+        """``(count(v), count("|" + v + "|"))`` of each value of ``uniq``, derived from its chunks'
+        counts as :meth:`values` derives them (for the tests: they compare it with direct counts)."""
+        count = self.filler.counter.count
+        got = self._cut(uniq)
+        if got is None:  # pragma: no cover
+            return [(count(v), count("|" + v + "|")) for v in uniq.to_pylist()]
+        chunks, at, offsets = got
+        n = np.fromiter(map(self.counts_of.__getitem__, chunks), dtype=np.int64, count=len(chunks))
+        rest = _rest_sums(n[at], offsets)
+        out = []
+        for i, v in enumerate(uniq.to_pylist()):
+            s, e = offsets[i], offsets[i + 1]
+            if e - s < 2:
+                out.append((count(v), count("|" + v + "|")))
+                continue
+            c0, last = chunks[at[s]], chunks[at[e - 1]]
+            out.append(_pair(count(c0), count("|" + c0), rest[i], count(last + "|") - int(n[at[e - 1]])))
+        return out
+
+    def values(self, uniq: pa.Array) -> list[str]:
+        """The filler of each value of ``uniq`` (a string array without nulls), as a list."""
+        filler = self.filler
+        values = uniq.to_pylist()
+        got = self._cut(uniq)
+        if got is None:  # pragma: no cover - every marker character occurs in the text
+            return [filler.text(v) if v else v for v in values]
+        chunks, at, offsets = got
+        fills = list(map(filler._chunk, chunks))
+        counts = self.counts_of.__getitem__
+        n_orig = np.fromiter(map(counts, chunks), dtype=np.int64, count=len(chunks))
+        n_fill = np.fromiter(map(counts, fills), dtype=np.int64, count=len(chunks))
+        # a chunk's filler must be cut where the chunk is: same start (space + non-space), same end
+        bad = np.fromiter(((_starts_cut(c) and not _starts_cut(f)) or (_ends_nonspace(c) and not _ends_nonspace(f))
+                           for c, f in zip(chunks, fills)), dtype=np.int64, count=len(chunks))
+        rest_o, rest_f, rest_bad = (_rest_sums(x[at], offsets) for x in (n_orig, n_fill, bad))
+        starts, ends = offsets[:-1], offsets[1:]
+        first = at[starts].tolist()
+        last = at[ends - 1].tolist()
+        many = (ends - starts > 1).tolist()
+        # the fillers of each value's chunks after the first, joined
+        fill_lists = pa.ListArray.from_arrays(pa.array(offsets, type=pa.int64()).cast(pa.int32()),
+                                              pa.array(fills, type=pa.large_string()).take(pa.array(at)))
+        rest_out = pc.binary_join(pc.list_slice(fill_lists, 1), pa.scalar("", pa.large_string())).to_pylist()
+        count = filler.counter.count
+        pipe_o: dict[int, int] = {}
+        pipe_f: dict[int, int] = {}
+        out: list[str] = []
+        for i, v in enumerate(values):
+            if not v:
+                out.append(v)
+                continue
+            c0 = chunks[first[i]]
+            head, end = filler._head(v)
+            if end > len(c0):  # pragma: no cover - a first pre-token always ends inside the first chunk
+                out.append(filler.text(v))
+                continue
+            out0 = head + filler._chunk(c0[end:]) if end < len(c0) else head
+            if not many[i]:  # one chunk: counted directly
+                out.append(filler._fix(out0, v))
+                continue
+            whole = out0 + rest_out[i]
+            if rest_bad[i] or not _ends_nonspace(out0):  # not provably cut alike: counted directly
+                out.append(filler._fix(whole, v))
+                continue
+            k = last[i]
+            po = pipe_o.get(k)
+            if po is None:
+                po = pipe_o[k] = count(chunks[k] + "|") - int(n_orig[k])
+                pipe_f[k] = count(fills[k] + "|") - int(n_fill[k])
+            want = _pair(count(c0), count("|" + c0), rest_o[i], po)
+            got = _pair(count(out0), count("|" + out0), rest_f[i], pipe_f[k])
+            # equal: what Filler._fix returns unchanged; else _fix counts directly and mends
+            out.append(whole if got == want else filler._fix(whole, v))
+        return out
+
+
+def _rest_sums(per_position: np.ndarray, offsets: np.ndarray) -> list[int]:
+    """Per value: the sum over its chunks after the first (``offsets`` delimit the values)."""
+    cum = np.concatenate(([0], np.cumsum(per_position)))
+    return (cum[offsets[1:]] - cum[np.minimum(offsets[:-1] + 1, offsets[1:])]).tolist()
+
+
+def _pair(first: int, first_piped: int, rest: int, last_pipe: int) -> tuple[int, int]:
+    """A text's count alone and between ``|`` from its first chunk's counts (alone, after a ``|``),
+    the sum of its other chunks' counts, and what a ``|`` after the last chunk adds to that chunk."""
+    return first + rest, first_piped + rest + last_pipe
+
+
+def fill_nested(columns: ColumnFiller, arr: pa.Array) -> pa.Array | None:
+    """``arr`` (not sliced) with every string in it, at any depth of lists and structs, filled by
+    ``columns``; None for a type or layout this does not handle (dictionaries, maps, fixed-size
+    lists, an array with an offset), which the caller fills value by value."""
+    t = arr.type
+    if arr.offset != 0:
+        return None
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return columns.array(arr)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        values = fill_nested(columns, arr.values)
+        if values is None:
+            return None
+        mask = arr.is_null() if arr.null_count else None
+        return type(arr).from_arrays(arr.offsets, values, type=t, mask=mask)
+    if pa.types.is_struct(t):
+        fields = []
+        for k in range(t.num_fields):
+            child = fill_nested(columns, arr.field(k))
+            if child is None:
+                return None
+            fields.append(child)
+        mask = arr.is_null() if arr.null_count else None
+        return pa.StructArray.from_arrays(fields, fields=list(t), mask=mask)
+    if not _has_text_type(t):
+        return arr
+    return None
+
+
+def _has_text_type(t: pa.DataType) -> bool:
+    # nested and dictionary types are not looked into here: the caller's value-by-value path has them
+    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_nested(t)
+            or pa.types.is_dictionary(t))
