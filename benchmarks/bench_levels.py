@@ -724,7 +724,7 @@ def summarise_phases(results: list[dict]) -> str:
     rows = [r for r in results if "phases" in r]
     if not rows:
         return ""
-    keys = ["load", "tree", "selection", "costs", "depth"]
+    keys = ["load", "tree", "selection", "costs", "dynamic", "depth"]
     head = ["entities", "layout"] + [f"{k} s" for k in keys] + ["JSON render s", "total s",
                                                                  "roll-up-only naive roll-ups s / selection s"]
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
