@@ -9,12 +9,18 @@ Usage (from the repository root, the package installed or importable)::
     python benchmarks/bench_levels.py --sizes 1m --code /path/to/other/checkout    # compare versions
     python benchmarks/bench_levels.py --sizes 10k --graphrag-python-3x VENV/bin/python   # graphrag 3.x to run
     python benchmarks/bench_levels.py --sizes 1m --no-graphrag-naive   # skip graphrag's per-level run (~20 min at 1M)
+    python benchmarks/bench_levels.py --sizes 1m --shapes all --no-exact --no-naive --no-graphrag-naive  # index shapes
 
 Data: ``synthetic.leiden_like(n, max_cluster_size=24, seed=0)`` (about n/8.7
-communities and reports, reports of 1-4 KB in English/Chinese/Russian), written once in the
+communities and reports, reports of 1-4 KB in English/Chinese/Russian; the shape "default"),
+and with ``--shapes`` the other shapes of ``synthetic.SHAPES`` (wide-shallow, deep-narrow,
+many-tiny; ``synthetic.leiden_shape``), written once in the
 graphrag 3.x layout and the 1.0-1.2 layout into a cache directory outside the repository
 (default ``$TMPDIR/graphrag-audit-bench``; ``--cache DIR``). It is regenerated when the
-generator's source or the parameters change.
+generator's source or the parameters change (``--trust-cache``: only when the parameters change,
+for a generator change that keeps the output byte-identical). Each shape's communities, max level,
+entities per community (membership rows / communities) and report columns are read from the
+written index and printed with its row.
 
 Every measurement runs in a fresh child process, with the table files in the page cache; wall
 time is taken around the child, CPU time (user + sys) and peak RSS come from ``os.wait4`` (that
@@ -84,7 +90,8 @@ GENERATE_CODE = textwrap.dedent("""
     except ImportError:
         from synthetic import leiden_like, write_index
     n, mcs, seed, out, layouts = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
-    spec = leiden_like(n, max_cluster_size=mcs, seed=seed)
+    shape = os.environ.get("BENCH_SHAPE_KWARGS")  # a non-default shape: leiden_like's keyword arguments
+    spec = leiden_like(n, seed=seed, **json.loads(shape)) if shape else leiden_like(n, max_cluster_size=mcs, seed=seed)
     for layout in layouts:
         write_index(spec, f"{out}/{layout}", layout)
     print(json.dumps({"communities": int(len(spec.communities)), "reports": int(len(spec.reports)),
@@ -334,19 +341,41 @@ def generator_digest() -> str:
     return hashlib.sha256(src).hexdigest()[:16]
 
 
-def ensure_data(cache: Path, label: str, n: int, layouts: list[str], regenerate: bool) -> dict:
-    base = cache / f"{label}-mcs{MAX_CLUSTER_SIZE}-seed{SEED}"
+def shape_kwargs(shape: str) -> dict:
+    """leiden_like's keyword arguments for a shape of synthetic.SHAPES (this checkout's generator)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from synthetic import SHAPES
+
+    return dict(SHAPES[shape])
+
+
+def ensure_data(cache: Path, label: str, n: int, layouts: list[str], regenerate: bool,
+                shape: str = "default", trust: bool = False) -> dict:
+    """The cached index of ``n`` entities in ``shape`` (generated when missing or stale). The default
+    shape keeps its historic directory and stamp, so caches made before shapes existed stay valid."""
+    if shape == "default":
+        base = cache / f"{label}-mcs{MAX_CLUSTER_SIZE}-seed{SEED}"
+        want = {"entities": n, "max_cluster_size": MAX_CLUSTER_SIZE, "seed": SEED}
+        env = None
+    else:
+        kwargs = shape_kwargs(shape)
+        base = cache / f"{label}-{shape}-seed{SEED}"
+        want = {"entities": n, "shape": shape, "shape_kwargs": kwargs, "seed": SEED}
+        env = {"BENCH_SHAPE_KWARGS": json.dumps(kwargs)}
+    want.update(generator=generator_digest(), layouts=sorted(LAYOUTS))
     stamp = base / "stamp.json"
-    want = {"entities": n, "max_cluster_size": MAX_CLUSTER_SIZE, "seed": SEED,
-            "generator": generator_digest(), "layouts": sorted(LAYOUTS)}
     if not regenerate and stamp.exists():
         have = json.loads(stamp.read_text())
-        if all(have.get(k) == v for k, v in want.items()) and all((base / lay).is_dir() for lay in layouts):
+        keys = [k for k in want if not (trust and k == "generator")]
+        if all(have.get(k) == want[k] for k in keys) and all((base / lay).is_dir() for lay in layouts):
+            if have.get("generator") != want["generator"]:
+                print(f"# {base}: generator changed since it was written; used as is (--trust-cache)",
+                      file=sys.stderr, flush=True)
             return {"dir": base, **have}
-    print(f"generating {label} ({n:,} entities) in {base} ...", file=sys.stderr, flush=True)
+    print(f"generating {label} {shape} ({n:,} entities) in {base} ...", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     res = run_child([sys.executable, "-c", GENERATE_CODE, str(n), str(MAX_CLUSTER_SIZE), str(SEED), str(base),
-                     *LAYOUTS], code=REPO)  # this checkout's generator, whose digest is stamped
+                     *LAYOUTS], code=REPO, extra_env=env)  # this checkout's generator, whose digest is stamped
     info = {**want, **json.loads(res["stdout"]), "generate_s": round(time.perf_counter() - t0, 1)}
     stamp.write_text(json.dumps(info, indent=1))
     return {"dir": base, **info}
@@ -383,10 +412,31 @@ def warm_page_cache(index_dir: Path) -> None:
                     pass
 
 
+SHAPE_STATS_CODE = textwrap.dedent("""
+    import json, sys
+    import pyarrow.compute as pc, pyarrow.parquet as pq
+    spec = json.loads(sys.argv[1])
+    comm = pq.read_table(spec["communities"][0], columns=["level", "entity_ids"])
+    rows = comm.num_rows
+    members = int(pc.sum(pc.list_value_length(comm["entity_ids"])).as_py() or 0)
+    print(json.dumps({"communities": rows, "max_level": int(pc.max(comm["level"]).as_py()) if rows else -1,
+                      "entities_per_community": members / rows if rows else 0.0,
+                      "report_columns": len(pq.read_schema(spec["reports"][0]).names)}))
+""")
+
+
+def shape_stats(spec: dict) -> dict:
+    """What makes a shape: communities, max level, entities per community (membership rows, i.e.
+    entity_ids list entries, over communities: every level counts) and report columns, read from
+    the index's own communities and reports tables, in a child process (a forked child starts
+    with its parent's peak RSS: reading the tables here would raise every later child's)."""
+    return json.loads(run_child([sys.executable, "-c", SHAPE_STATS_CODE, json.dumps(spec)])["stdout"])
+
+
 def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
     py = sys.executable
     spec = read_spec(index_dir)
-    row: dict = {"layout": layout, "dir": str(index_dir)}
+    row: dict = {"layout": layout, "dir": str(index_dir), "shape_stats": shape_stats(spec)}
     warm_page_cache(index_dir)
 
     floor = best_of(args.repeat, [py, "-c", IMPORT_FLOOR_CODE])
@@ -400,6 +450,7 @@ def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
     row["audit"] = {}
     for tok in tokenizers:
         target = out_dir / f"audit-{layout}-{tok}.json"
+        row.setdefault("load_at_audit", os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
         res = best_of(args.repeat, [py, "-m", "graphrag_audit", "levels", str(index_dir), "-f", "json",
                                     "--tokenizer", tok, "-o", str(target), "--fail-on", "never"])
         row["audit"][tok] = {k: res[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
@@ -425,8 +476,9 @@ def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
     if not args.no_graphrag_naive:
         row["graphrag_naive"] = measure_graphrag(index_dir, layout, spec, args, out_dir)
 
-    tokens = run_child([py, "-c", TOKENS_CODE, spec["reports"][0]])
-    row["tokens"] = json.loads(tokens["stdout"])
+    if not args.no_tokens:
+        tokens = run_child([py, "-c", TOKENS_CODE, spec["reports"][0]])
+        row["tokens"] = json.loads(tokens["stdout"])
 
     if not args.no_phases:
         ph = run_child([py, "-c", PHASES_CODE, str(index_dir), "estimate"])
@@ -565,6 +617,29 @@ def _ratio(a: float, b: float, nd: int = 2) -> str:
     return _f(a / b, nd) if b > 0 else "–"
 
 
+def _who(r: dict) -> str:
+    """The first cell of a row: entities, and the shape when it is not the default one."""
+    shape = r.get("shape", "default")
+    return f"{r['entities']:,}" + ("" if shape == "default" else f" {shape}")
+
+
+def summarise_shapes(results: list[dict]) -> str:
+    """One row per shape and layout: what the shape is, and the audit against the bare read."""
+    head = ["entities", "shape", "layout", "communities", "max level", "entities / community", "report columns",
+            "Arrow MB read", "bare read s", "audit s (estimate)", "audit / bare read", "audit peak RSS MB",
+            "RSS / Arrow", "load"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in results:
+        st, est, arrow = r["shape_stats"], r["audit"]["estimate"], r["bare"]["arrow_bytes"]
+        cells = [f"{r['entities']:,}", r.get("shape", "default"), r["layout"], f"{st['communities']:,}",
+                 str(st["max_level"]), _f(st["entities_per_community"], 1), str(st["report_columns"]),
+                 _f(arrow / MB, 0), _f(r["bare"]["wall_s"]), _f(est["wall_s"]),
+                 _ratio(est["wall_s"], r["bare"]["wall_s"]), f"{est['rss_bytes'] / MB:.0f}",
+                 _ratio(est["rss_bytes"], arrow), _f(r.get("load_at_audit", float("nan")))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def summarise(results: list[dict]) -> str:
     """The headline table: wall times of fresh processes, peak RSS, the three ratios."""
     head = ["entities", "layout", "communities / reports", "levels", "Arrow MB read",
@@ -577,7 +652,7 @@ def summarise(results: list[dict]) -> str:
         est = r["audit"]["estimate"]
         arrow = r["bare"]["arrow_bytes"]
         c = r["counts"]
-        cells = [f"{r['entities']:,}", r["layout"], f"{c['communities']:,} / {c['reports']:,}", str(c["levels"]),
+        cells = [_who(r), r["layout"], f"{c['communities']:,} / {c['reports']:,}", str(c["levels"]),
                  _f(arrow / MB, 0), f"{_f(r['bare']['wall_s'])} ({r['bare']['rss_bytes'] / MB:.0f})",
                  _f(est["wall_s"]), _ratio(est["wall_s"], r["bare"]["wall_s"]),
                  f"{est['rss_bytes'] / MB:.0f}", _ratio(est["rss_bytes"], arrow)]
@@ -588,7 +663,7 @@ def summarise(results: list[dict]) -> str:
                       _ratio(nv["wall_s"], est["wall_s"], 1)]
         else:
             cells += ["–", "–"]
-        if "cl100k_base" in r["audit"]:
+        if "cl100k_base" in r["audit"] and "tokens" in r:
             ex = r["audit"]["cl100k_base"]
             extra = ex["wall_s"] - est["wall_s"]
             cells += [_f(ex["wall_s"]), _f(extra), _ratio(_text_mb(r), extra, 1)]
@@ -611,13 +686,13 @@ def summarise_cpu(results: list[dict]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
         est = r["audit"]["estimate"]
-        cells = [f"{r['entities']:,}", r["layout"], f"{_f(r['floor']['wall_s'])} ({r['floor']['rss_bytes'] / MB:.0f})",
+        cells = [_who(r), r["layout"], f"{_f(r['floor']['wall_s'])} ({r['floor']['rss_bytes'] / MB:.0f})",
                  _f(r["bare"]["cpu_s"]), _f(est["cpu_s"]), _ratio(est["cpu_s"], r["bare"]["cpu_s"])]
         if "naive" in r:
             cells += [_f(r["naive"]["cpu_s"]), _ratio(r["naive"]["cpu_s"], est["cpu_s"], 1)]
         else:
             cells += ["–", "–"]
-        if "cl100k_base" in r["audit"]:
+        if "cl100k_base" in r["audit"] and "tokens" in r:
             ex = r["audit"]["cl100k_base"]
             extra = ex["cpu_s"] - est["cpu_s"]
             cells += [_f(ex["cpu_s"]), _f(extra), _ratio(_text_mb(r), extra, 1)]
@@ -633,9 +708,11 @@ def summarise_tokens(results: list[dict]) -> str:
             "cl100k_base counter MB/s", "cl100k tokens", "JSON output MB"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
+        if "tokens" not in r:
+            continue
         tk = r["tokens"]
         body = tk["text_bytes"] / MB
-        cells = [f"{r['entities']:,}", r["layout"], _f(_text_mb(r), 1),
+        cells = [_who(r), r["layout"], _f(_text_mb(r), 1),
                  _ratio(body, tk["arrow_binary_length_s"], 0), _ratio(body, tk["estimate"]["seconds"], 0),
                  _ratio(body, tk["cl100k_base"]["seconds"], 1), f"{tk['cl100k_base']['tokens']:,}",
                  _f(r["audit"]["estimate"]["json_bytes"] / MB, 1)]
@@ -647,13 +724,13 @@ def summarise_phases(results: list[dict]) -> str:
     rows = [r for r in results if "phases" in r]
     if not rows:
         return ""
-    keys = ["load", "tree", "selection", "costs", "depth"]
+    keys = ["load", "tree", "selection", "costs", "dynamic", "depth"]
     head = ["entities", "layout"] + [f"{k} s" for k in keys] + ["JSON render s", "total s",
                                                                  "roll-up-only naive roll-ups s / selection s"]
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
         ph = r["phases"]
-        cells = [f"{r['entities']:,}", r["layout"]] + [_f(ph["phases"].get(k, 0.0)) for k in keys] + \
+        cells = [_who(r), r["layout"]] + [_f(ph["phases"].get(k, 0.0)) for k in keys] + \
                 [_f(ph["render_s"]), _f(ph["audit_s"] + ph["render_s"])]
         sel = ph["phases"].get("selection", 0.0)
         cells.append(_ratio(r["naive"]["rollup_s"], sel, 1) if "naive" in r else "–")
@@ -679,14 +756,14 @@ def summarise_graphrag(results: list[dict]) -> str:
     for r in rows:
         g = r["graphrag_naive"]
         if "skipped" in g:
-            lines.append("| " + " | ".join([f"{r['entities']:,}", r["layout"], "skipped: " + g["skipped"]] +
+            lines.append("| " + " | ".join([_who(r), r["layout"], "skipped: " + g["skipped"]] +
                                            ["–"] * (len(head) - 3)) + " |")
             continue
         ex = _audit_exact(r)
         agree = "yes" if g["agrees"] else f"NO ({len(g['differences'])} differences)"
         if g["checked_against"].endswith("estimate.json"):
             agree += " (counts, ids only)"
-        cells = [f"{r['entities']:,}", r["layout"], g["graphrag_version"], str(len(g["levels"])), agree,
+        cells = [_who(r), r["layout"], g["graphrag_version"], str(len(g["levels"])), agree,
                  _f(g["read_s"]), _f(g["reports_s"]), _f(g["entities_s"]), _f(g["context_s"]), _f(g["tokenise_s"]),
                  f"{_f(g['wall_s'])} ({_f(g['cpu_s'])}, {g['rss_bytes'] / MB:.0f})"]
         if ex:
@@ -708,7 +785,7 @@ def summarise_graphrag_levels(results: list[dict]) -> str:
     for r in rows:
         for lv in r["graphrag_naive"]["levels"]:
             n = lv["community_level"]
-            cells = [f"{r['entities']:,}", r["layout"], "None" if n is None else str(n),
+            cells = [_who(r), r["layout"], "None" if n is None else str(n),
                      f"{lv['count']:,} ({lv['audit_count']:,})" if lv["audit_count"] is not None else f"{lv['count']:,}",
                      f"{lv['map_calls']:,} ({lv['audit_map_calls']:,})" if lv["audit_map_calls"] is not None
                      else f"{lv['map_calls']:,}",
@@ -720,8 +797,8 @@ def summarise_graphrag_levels(results: list[dict]) -> str:
 
 def growth(results: list[dict]) -> str:
     out = []
-    for layout in LAYOUTS:
-        by = {r["entities"]: r for r in results if r["layout"] == layout}
+    for layout in LAYOUTS:  # the default shape only: sizes of one shape
+        by = {r["entities"]: r for r in results if r["layout"] == layout and r.get("shape", "default") == "default"}
         if len(by) < 2:
             continue
         sizes = sorted(by)
@@ -789,7 +866,15 @@ def main(argv: list[str] | None = None) -> int:
         ap.add_argument(flag, default=default, metavar="PATH",
                         help=f"a Python with graphrag installed, for the {lay} layout (default: {default})")
     ap.add_argument("--no-phases", action="store_true", help="skip the in-process phase breakdown")
+    ap.add_argument("--no-tokens", action="store_true",
+                    help="skip the token counters on their own (and the exact-counting throughput that needs them)")
     ap.add_argument("--regenerate", action="store_true", help="rewrite the cached indexes")
+    ap.add_argument("--trust-cache", action="store_true",
+                    help="use a cached index whose parameters match even if the generator's source changed since "
+                         "(for generator changes that keep its output byte-identical)")
+    ap.add_argument("--shapes", default="default",
+                    help="comma list of index shapes from tests/synthetic.py SHAPES, or 'all' (default: default, "
+                         "the historic leiden_like(n, max_cluster_size=24) shape)")
     ap.add_argument("--code", default=str(REPO),
                     help="directory holding the graphrag_audit package to benchmark (default: this checkout; "
                          "point it at a copy of an older version to compare)")
@@ -806,6 +891,13 @@ def main(argv: list[str] | None = None) -> int:
     for lay in layouts:
         if lay not in LAYOUTS:
             ap.error(f"unknown layout {lay!r}; choose from {', '.join(LAYOUTS)}")
+    sys.path.insert(0, str(REPO / "tests"))
+    from synthetic import SHAPES
+
+    shapes = list(SHAPES) if args.shapes.strip() == "all" else [x.strip() for x in args.shapes.split(",") if x.strip()]
+    for sh in shapes:
+        if sh not in SHAPES:
+            ap.error(f"unknown shape {sh!r}; choose from {', '.join(SHAPES)} or all")
     global CODE
     CODE = Path(args.code).resolve()
     if not (CODE / "graphrag_audit" / "__init__.py").is_file():
@@ -821,22 +913,28 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gra-bench-out-") as tmp:
         for s in sizes:
             n = SIZES[s]
-            data = ensure_data(cache, s, n, layouts, args.regenerate)
-            for lay in layouts:
-                print(f"# measuring {s} {lay} ...", file=sys.stderr, flush=True)
-                row = measure(Path(data["dir"]) / lay, lay, args, Path(tmp))
-                row["entities"] = n
-                results.append(row)
+            for sh in shapes:
+                data = ensure_data(cache, s, n, layouts, args.regenerate, sh, args.trust_cache)
+                for lay in layouts:
+                    print(f"# measuring {s} {sh} {lay} ...", file=sys.stderr, flush=True)
+                    row = measure(Path(data["dir"]) / lay, lay, args, Path(tmp))
+                    row["entities"] = n
+                    row["shape"] = sh
+                    results.append(row)
     text = "\n\n".join(x for x in [
         f"Machine: {header}",
-        f"Data: leiden_like(n, max_cluster_size={MAX_CLUSTER_SIZE}, seed={SEED}); cache {cache}",
+        f"Data: leiden_like(n, max_cluster_size={MAX_CLUSTER_SIZE}, seed={SEED})"
+        + ("" if shapes == ["default"] else
+           "; shapes " + ", ".join(f"{sh} = {json.dumps(SHAPES[sh])}" for sh in shapes)) + f"; cache {cache}",
+        _titled("Index shapes (--tokenizer estimate; load = 1-minute load average when the audit started):",
+                summarise_shapes(results) if shapes != ["default"] else ""),
         "Wall time (fresh processes):\n\n" + summarise(results),
         "CPU time (user + sys) of the same processes:\n\n" + summarise_cpu(results),
         _titled("graphrag's own query code once per community_level (read_indexer_reports, read_indexer_entities,"
                 " build_community_context as global search calls it; no LLM) vs the audit's one pass, both counting"
                 " exact cl100k_base tokens:", summarise_graphrag(results)),
         _titled("graphrag per level (its counts, the audit's in brackets):", summarise_graphrag_levels(results)),
-        "Token counting on its own:\n\n" + summarise_tokens(results),
+        _titled("Token counting on its own:", summarise_tokens(results) if any("tokens" in r for r in results) else ""),
         _titled("Phases of audit() in one process (--tokenizer estimate):", summarise_phases(results)),
         "Growth per entity (audit with --tokenizer estimate):\n" + growth(results),
     ] if x)

@@ -63,6 +63,8 @@ __all__ = [
     "seed_example",
     "balanced_tree",
     "leiden_like",
+    "SHAPES",
+    "leiden_shape",
     "write_index",
     "build_tables",
     "make_reports",
@@ -111,6 +113,7 @@ class IndexSpec:
     seed: int = 0
     max_cluster_size: int = 10
     period: str = DEFAULT_PERIOD
+    extra_report_columns: int = 0  # string columns x_note_1.. appended to the reports table (no tool reads them)
 
     # -- convenience -------------------------------------------------------------------
     def copy(self) -> "IndexSpec":
@@ -647,6 +650,7 @@ def leiden_like(
     content_bytes: tuple[int, int] = (1000, 4000),
     entities_per_text_unit: float = 4.0,
     period: str = DEFAULT_PERIOD,
+    extra_report_columns: int = 0,
 ) -> IndexSpec:
     """A hierarchical-Leiden-like index of ``n_entities`` entities.
 
@@ -660,6 +664,8 @@ def leiden_like(
     ``unclustered_fraction`` of entities is in no community.  Every community gets a report
     (1-4 KB, mixed English/Chinese/Russian) unless dropped with ``report_drop_fraction``.
     Each entity is in 1-5 text units (consecutive, so members of a community share units).
+    ``extra_report_columns`` appends that many short string columns to the reports table (an
+    index with more report columns than graphrag writes; see ``SHAPES``).
     """
     rng = np.random.default_rng(seed)
     n = int(n_entities)
@@ -759,7 +765,29 @@ def leiden_like(
                            rng, lang_p=lang_p, content_bytes=content_bytes)
     return IndexSpec(entities=entities, tu_offsets=tu_off, tu_index=tu_ix, text_units=text_units,
                      communities=communities, membership=membership, reports=reports,
-                     seed=seed, max_cluster_size=max_cluster_size, period=period)
+                     seed=seed, max_cluster_size=max_cluster_size, period=period,
+                     extra_report_columns=int(extra_report_columns))
+
+
+#: Named index shapes (``leiden_like`` keyword arguments besides ``n_entities`` and ``seed``) for the
+#: benchmarks (issue 22). Per 1M entities, roughly: "default" is the benchmarks' historic shape
+#: (~115k communities, 8 levels, ~24 entities per community counted over all levels); "wide-shallow"
+#: has 3 levels and many children per split; "deep-narrow" splits every large cluster in two
+#: (~18+ levels); "many-tiny" has ~2x the communities (~250k, ~13 entities per community, 9+
+#: levels) and 16 report columns in the 3.x layout, like the differently shaped index the issue cites.
+SHAPES: dict[str, dict] = {
+    "default": {"max_cluster_size": 24},
+    "wide-shallow": {"max_cluster_size": 64, "fanout": 1.5, "max_levels": 3},
+    "deep-narrow": {"max_cluster_size": 24, "fanout": 0.0, "unsplit_prob": 0.0},
+    "many-tiny": {"max_cluster_size": 10, "fanout": 0.25, "extra_report_columns": 1},
+}
+
+
+def leiden_shape(shape: str, n_entities: int, seed: int = 0) -> IndexSpec:
+    """``leiden_like`` with the keyword arguments of the named shape in ``SHAPES``."""
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; expected one of {', '.join(SHAPES)}")
+    return leiden_like(n_entities, seed=seed, **SHAPES[shape])
 
 
 # ----------------------------------------------------------------------------------------
@@ -1108,6 +1136,8 @@ def _reports_table(spec: IndexSpec, d: _Derived, layout: str) -> pa.Table:
                              _str(d.comm["period"]).take(pa.array(safe))) if nrep else pa.array([], pa.string()),
         "size": from_comm(d.counts),
     })
+    for i in range(1, spec.extra_report_columns + 1):
+        cols[f"x_note_{i}"] = _join(f"note {i} on community ", pc.cast(pa.array(num), pa.string()))
     return pa.table(cols)
 
 

@@ -425,3 +425,38 @@ def test_pair_sets_equal_is_set_equality(level, a, b, same):
     arr = lambda pairs, i: np.array([p[i] for p in pairs], dtype=np.int64)  # noqa: E731
     got = _pair_sets_equal(arr(a, 0), arr(a, 1), arr(b, 0), arr(b, 1), np.array(level, dtype=np.int64), 7)
     assert got == (set(a) == set(b))
+
+
+# ---- rating prompts: the estimate counts the fixed text once (issue 22) -----------------------
+texts_st = st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
+                    | st.sampled_from(["{question}", "{description}", "{{x}}", "日本語", "Привет", "🙂", ""]),
+                    max_size=12)
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(descriptions=texts_st, query=st.text(max_size=20) | st.sampled_from(["{x}", "{{", "Вопрос"]))
+def test_rating_prompt_tokens_equal_the_formatted_prompts(descriptions, query):
+    """``rating_prompt_tokens`` through ``count_framed`` (estimate) and for several families at once
+    equals counting ``RATE_QUERY.format(...)`` of each report, as graphrag formats it."""
+    from graphrag_audit.graphrag.dynamic import RATE_QUERY, rating_prompt_tokens, rating_prompt_tokens_by_family
+    from graphrag_audit.graphrag.tokens import get_token_counter
+
+    for name in ("estimate", "cl100k_base"):
+        counter = get_token_counter(name)
+        plain = np.array([counter.count(RATE_QUERY.format(description=d, question=query)) for d in descriptions],
+                         dtype=np.int64)
+        extra_3x = 3 + 3 + counter.count("system") + 3 + counter.count("user") + counter.count(query)
+        both = rating_prompt_tokens_by_family(("2.x", "3.x"), descriptions, query, counter)
+        assert both["2.x"].tolist() == plain.tolist()
+        assert both["3.x"].tolist() == (plain + extra_3x).tolist()
+        assert rating_prompt_tokens("1.x", descriptions, query, counter).tolist() == plain.tolist()
+
+
+def test_estimate_count_framed_equals_counting_the_joined_strings():
+    from graphrag_audit.graphrag.tokens import get_token_counter
+
+    est = get_token_counter("estimate")
+    texts = ["", "a", "abc", "日本", "x" * 4001, "\ud800"]
+    for prefix, suffix in (("", ""), ("p", ""), ("head\n", "\ntail {x}"), ("й", "🙂")):
+        want = [est.count(prefix + t + suffix) for t in texts]
+        assert est.count_framed(prefix, texts, suffix).tolist() == want

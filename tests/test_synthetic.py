@@ -288,6 +288,48 @@ def test_leiden_like_tree_facts_property(n, seed, mcs, unc, unsplit):
     assert (sizes[c["key"].to_numpy()][split] > mcs).all()
 
 
+def _shape_facts(spec):
+    c = spec.communities
+    return {"communities": len(c), "max_level": int(c["level"].max()),
+            "members_per_community": len(spec.membership) / len(c)}
+
+
+def test_shapes_default_is_the_historic_call_and_the_shapes_differ(tmp_path):
+    """The benchmark shapes (issue 22): "default" is exactly leiden_like(n, max_cluster_size=24),
+    written byte for byte the same, and the others have the shape their names promise."""
+    base = S.leiden_like(5000, max_cluster_size=24, seed=0)
+    same = S.leiden_shape("default", 5000)
+    for layout in ("3.x", "1.0-1.2"):
+        S.write_index(base, tmp_path / "a" / layout, layout)
+        S.write_index(same, tmp_path / "b" / layout, layout)
+        files = sorted(p.name for p in (tmp_path / "a" / layout).iterdir())
+        assert files == sorted(p.name for p in (tmp_path / "b" / layout).iterdir())
+        for name in files:
+            assert (tmp_path / "a" / layout / name).read_bytes() == (tmp_path / "b" / layout / name).read_bytes(), name
+    facts = {name: _shape_facts(S.leiden_shape(name, 20_000)) for name in S.SHAPES}
+    for name in S.SHAPES:
+        assert tree_fact_violations(S.leiden_shape(name, 3000, seed=1)) == []
+    d = facts["default"]
+    assert facts["wide-shallow"]["max_level"] == 2 < d["max_level"]
+    assert facts["deep-narrow"]["max_level"] >= 2 * d["max_level"]
+    assert facts["many-tiny"]["communities"] >= 1.8 * d["communities"]
+    assert facts["many-tiny"]["members_per_community"] < 0.7 * d["members_per_community"]
+    assert facts["many-tiny"]["max_level"] > d["max_level"]
+
+
+def test_extra_report_columns_are_appended():
+    spec = S.leiden_like(300, seed=2, extra_report_columns=2)
+    for layout in ("3.x", "1.0-1.2"):
+        plain = S.build_tables(S.leiden_like(300, seed=2), layout)
+        tables = S.build_tables(spec, layout)
+        name = "community_reports" if layout == "3.x" else "create_final_community_reports"
+        rep = tables[name]
+        assert rep.column_names == plain[name].column_names + ["x_note_1", "x_note_2"]
+        assert rep.drop_columns(["x_note_1", "x_note_2"]).equals(plain[name])
+        first = rep.column("x_note_2")[0].as_py()
+        assert first == f"note 2 on community {rep.column('community')[0].as_py()}"
+
+
 def test_leiden_like_splits_only_large_and_uneven_depth():
     mcs = 10
     s = S.leiden_like(5000, max_cluster_size=mcs, seed=0, unsplit_prob=0.0)

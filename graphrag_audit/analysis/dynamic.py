@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag_audit.graphrag.dynamic import (FAMILIES, DynamicInput, DynamicSettings, EndlessSelection, Scenario,
-                                             children_csr, children_from_nodes_v1, rating_prompt_tokens,
+                                             children_csr, children_from_nodes_v1, rating_prompt_tokens_by_family,
                                              simulate_all)
 import dataclasses
 
@@ -70,14 +70,14 @@ def report_descriptions(model: IndexModel, use_summary: bool = False):
 
 def dynamic_input(model: IndexModel, counter=None, *, use_summary: bool = False, query: str = "") -> DynamicInput | None:
     """The selector's tables as arrays (None when no line reads the layout). With a token
-    ``counter``, each report row's rating-call prompt tokens per line (``rating_prompt_tokens``)."""
+    ``counter``, each report row's rating-call prompt tokens per line (``rating_prompt_tokens_by_family``)."""
     fams = dynamic_families(model)
     if not fams:
         return None
     prompt = None
     if counter is not None:
         texts = report_descriptions(model, use_summary)
-        prompt = {f: rating_prompt_tokens(f, texts, query, counter) for f in fams}
+        prompt = rating_prompt_tokens_by_family(fams, texts, query, counter)
     return _arrays(model, fams, prompt)
 
 

@@ -50,7 +50,7 @@ Everything is O(communities) numpy work per scenario; nothing here calls pandas 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -68,6 +68,7 @@ __all__ = [
     "RATE_QUERY",
     "prepare",
     "rating_prompt_tokens",
+    "rating_prompt_tokens_by_family",
     "simulate",
     "simulate_all",
 ]
@@ -130,13 +131,42 @@ def rating_prompt_tokens(family: str, descriptions: Iterable[str], query: str, c
       (``rate_relevancy.py``@v3.3.0 L75; ``graphrag_llm/tokenizer/tokenizer.py`` L50 ``num_prompt_tokens``):
       3 for the reply, and per message 3 plus its role and its content.
     """
+    return rating_prompt_tokens_by_family((family,), descriptions, query, counter)[family]
+
+
+def rating_prompt_tokens_by_family(families: Iterable[str], descriptions: Iterable[str], query: str,
+                                   counter) -> dict[str, np.ndarray]:
+    """:func:`rating_prompt_tokens` for several families at once: the system message (the same text
+    in every family) is counted once, through :func:`_system_message_tokens`."""
+    families = tuple(families)
+    for family in families:
+        if family not in ("1.x", "2.x", "3.x"):
+            raise ValueError(f"unknown family {family!r}")
+    if not families:
+        return {}
+    base = _system_message_tokens(descriptions, query, counter)
+    out = {}
+    for family in families:
+        if family == "3.x":
+            out[family] = base + (3 + 3 + counter.count("system") + 3 + counter.count("user") + counter.count(query))
+        else:
+            out[family] = base.copy()
+    return out
+
+
+def _system_message_tokens(descriptions: Iterable[str], query: str, counter) -> np.ndarray:
+    """``counter``'s count of ``RATE_QUERY.format(description=d, question=query)`` for each ``d``. A
+    counter with ``count_framed`` (tokens.py: the byte estimate counts the fixed text once) gets the
+    text around the description, which is what ``format`` puts there for a ``str`` description
+    (``format`` does not re-read what it substitutes); any other counter counts the formatted texts."""
+    if not isinstance(descriptions, (list, tuple, np.ndarray)):
+        descriptions = list(descriptions)
+    framed = getattr(counter, "count_framed", None)
+    if framed is not None and all(type(d) is str for d in descriptions):
+        head, tail = RATE_QUERY.split("{description}")
+        return np.asarray(framed(head.format(), descriptions, tail.format(question=query)), dtype=np.int64)
     texts = [RATE_QUERY.format(description=d, question=query) for d in descriptions]
-    base = np.asarray(counter.count_many(texts), dtype=np.int64)
-    if family == "3.x":
-        base = base + (3 + 3 + counter.count("system") + 3 + counter.count("user") + counter.count(query))
-    elif family not in ("1.x", "2.x"):
-        raise ValueError(f"unknown family {family!r}")
-    return base
+    return np.asarray(counter.count_many(texts), dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -223,6 +253,8 @@ class DynamicInput:
     children_match: bool = True
     #: family -> each report row's rating-call prompt tokens (:func:`rating_prompt_tokens`); optional
     report_prompt_tokens: Mapping[str, np.ndarray] | None = None
+    #: what :func:`_rated_tree` derived from these arrays (the same for every community_level and family)
+    _derived: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def children_csr(children: Iterable) -> tuple[np.ndarray, np.ndarray]:
@@ -389,6 +421,59 @@ def _dense(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
     return np.where(universe[pos] == ids, pos, -1).astype(np.int64)
 
 
+@dataclass(frozen=True)
+class _RatedTree:
+    """The part of :class:`_Prepared` that depends on the community_level only through the universe:
+    the communities-table rows with a report anywhere (``rows``), the universe (their numbers and
+    the candidates), each row's dense key (``dk``) and the children of each dense key's last row."""
+
+    rows: np.ndarray
+    universe: np.ndarray
+    dk: np.ndarray
+    nodes: np.ndarray
+    src_rows: np.ndarray
+    kids: np.ndarray
+    owner: np.ndarray
+    kid_d: np.ndarray
+
+
+def _rated_tree(inp: DynamicInput, candidate_ids: np.ndarray) -> _RatedTree:
+    """:class:`_RatedTree` of ``inp`` for these candidates. The universe is the rows' numbers plus the
+    candidates; when every candidate is among the rows' numbers (the candidates are report numbers,
+    and a report's community is normally in the communities table) it is the rows' numbers alone,
+    the same for every community_level, and that tree is built once per ``inp`` and reused."""
+    cache = inp._derived
+    if "rows" not in cache:
+        rep_ids = np.asarray(inp.report_ids, dtype=np.int64)
+        cid = np.asarray(inp.comm_ids, dtype=np.int64)
+        rows = np.flatnonzero(np.isin(cid, _uniq(rep_ids)))
+        cache["rows"], cache["row_ids"] = rows, cid[rows]
+        cache["row_universe"] = _uniq(cid[rows])
+    rows, row_ids, base = cache["rows"], cache["row_ids"], cache["row_universe"]
+    if candidate_ids.size == 0 or bool((_dense(candidate_ids, base) >= 0).all()):
+        if "tree" not in cache:
+            cache["tree"] = _build_rated_tree(inp, rows, row_ids, base)
+        return cache["tree"]
+    return _build_rated_tree(inp, rows, row_ids, _uniq(np.concatenate([row_ids, candidate_ids])))
+
+
+def _build_rated_tree(inp: DynamicInput, rows: np.ndarray, row_ids: np.ndarray, universe: np.ndarray) -> _RatedTree:
+    off = np.asarray(inp.child_offsets, dtype=np.int64)
+    val = np.asarray(inp.child_values, dtype=np.int64)
+    dk = _dense(row_ids, universe)
+    last_row = np.full(universe.size, -1, dtype=np.int64)
+    last_row[dk] = rows  # fancy assignment: the last occurrence wins
+    nodes = np.flatnonzero(last_row >= 0)
+    src_rows = last_row[nodes]
+    lens = off[src_rows + 1] - off[src_rows]
+    kids = val[_ranges(off[src_rows], lens)]
+    owner = np.repeat(nodes, lens)
+    tree = _RatedTree(rows, universe, dk, nodes, src_rows, kids, owner, _dense(kids, universe))
+    for a in (tree.rows, tree.universe, tree.dk, tree.nodes, tree.src_rows, tree.kids, tree.owner, tree.kid_d):
+        a.flags.writeable = False  # shared by every community_level and family: never written
+    return tree
+
+
 class _Prepared:
     """The selector's state after ``__init__`` for one family and one community_level, in dense form.
 
@@ -417,11 +502,8 @@ class _Prepared:
         self.family, self.settings = family, settings
         rep_ids = np.asarray(inp.report_ids, dtype=np.int64)
         rep_lv = np.asarray(inp.report_levels, dtype=np.int64)
-        cid = np.asarray(inp.comm_ids, dtype=np.int64)
         clv = np.asarray(inp.comm_levels, dtype=np.int64)
         cpar = np.asarray(inp.comm_parents, dtype=np.int64)
-        off = np.asarray(inp.child_offsets, dtype=np.int64)
-        val = np.asarray(inp.child_values, dtype=np.int64)
         # candidates: reports with level <= community_level, no roll-up, no join
         # (A@v1.2.0 / A@v2.0.0 / A@v3.3.0 read_indexer_reports: _filter_under_community_level, then
         # `if not dynamic_community_selection:` skips the roll-up and the merge)
@@ -431,16 +513,16 @@ class _Prepared:
         # communities handed to the selector: those with a report anywhere in the reports table
         # (A read_indexer_communities@v1.2.0/v2.0.0/v3.3.0: `communities_df.community.isin(reports_df...)`;
         # Q passes the full reports table there, the level-filtered one to read_indexer_reports)
-        any_rep = _uniq(rep_ids)
-        rows = np.flatnonzero(np.isin(cid, any_rep))
-        self.universe = universe = _uniq(np.concatenate([cid[rows], self.candidate_ids]))
+        tree = _rated_tree(inp, self.candidate_ids)
+        rows = tree.rows
+        self.universe = universe = tree.universe
         U = universe.size
         self.is_candidate = np.zeros(U, dtype=bool)
         self.is_candidate[_dense(self.candidate_ids, universe)] = True
         # levels: for community in communities (row order): levels[level] created even when the
         # community is no candidate; appended when `community.short_id in self.reports` (D, all tags)
         lv_rows = clv[rows]
-        dk = _dense(cid[rows], universe)
+        dk = tree.dk
         keep = self.is_candidate[dk]
         self.levels: dict[int, np.ndarray] = {}
         for lv in _uniq(lv_rows).tolist():
@@ -454,15 +536,7 @@ class _Prepared:
         self.has_node = np.zeros(U, dtype=bool)
         self.has_parent = np.zeros(U, dtype=bool)
         self.parent = np.full(U, -1, dtype=np.int64)
-        last_row = np.full(U, -1, dtype=np.int64)
-        last_row[dk] = rows  # fancy assignment: the last occurrence wins
-        nodes = np.flatnonzero(last_row >= 0)
-        src_rows = last_row[nodes]
-        lens = off[src_rows + 1] - off[src_rows]
-        flat_idx = _ranges(off[src_rows], lens)
-        kids = val[flat_idx]
-        owner = np.repeat(nodes, lens)
-        kid_d = _dense(kids, universe)
+        nodes, src_rows, kids, owner, kid_d = tree.nodes, tree.src_rows, tree.kids, tree.owner, tree.kid_d
         if family == "2.x":
             # D@v2.0.0 L127-130: `for child in self.communities[community].children: if child in self.reports`
             # children are the stored ints (L@v2.0.0 read_communities: to_list, items not converted),

@@ -107,6 +107,11 @@ class TokenCounter:
     def tokens_from_measure(self, measures: np.ndarray) -> np.ndarray:
         return np.asarray(measures, dtype=np.int64)
 
+    def count_framed(self, prefix: str, texts: Sequence[str], suffix: str) -> np.ndarray:
+        """``count_many([prefix + t + suffix for t in texts])``; a counter whose measure is additive
+        across any junction (the byte estimate) counts ``prefix`` and ``suffix`` once instead."""
+        return self.count_many([prefix + t + suffix for t in texts])
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} exact={self.exact}>"
 
@@ -167,6 +172,11 @@ class EstimateTokenCounter(TokenCounter):
 
     def tokens_from_measure(self, measures: np.ndarray) -> np.ndarray:
         return (np.asarray(measures, dtype=np.int64) + 3) // 4
+
+    def count_framed(self, prefix: str, texts: Sequence[str], suffix: str) -> np.ndarray:
+        # UTF-8 byte lengths add up across any junction: the frame is measured once
+        frame = len(prefix.encode("utf-8", "surrogatepass")) + len(suffix.encode("utf-8", "surrogatepass"))
+        return self.tokens_from_measure(self.measure_many(texts) + frame)
 
 
 def _bpe_count_fn(encoding: str) -> Callable[[str], int]:
