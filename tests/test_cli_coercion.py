@@ -83,3 +83,24 @@ def test_every_simple_parameter_is_quick():
                                                                 QuickRuntimeParam):
                 left.add((cname, p.name, p.type_descriptor.annotation))
     assert not left, sorted(map(str, left))
+
+
+def test_other_typer_internals_leave_coercion_to_typer(monkeypatch):
+    """The quick path reads typer's private internals; when they differ (here: reading a
+    descriptor raises), every parameter keeps typer's own coercion and the command still runs."""
+    from typer.testing import CliRunner
+
+    from graphrag_audit.cli import coercion
+
+    def broken(descriptor):
+        raise AttributeError("a typer with other internals")
+
+    monkeypatch.setattr(coercion, "quick_runtime_param", broken)
+    cmd = _commands()["levels"]
+    ctx = cmd.context_class(cmd, info_name="levels")
+    params = cmd.get_params(ctx)
+    coercion.quicken(params)  # does not raise
+    assert not any(isinstance(getattr(p, "_runtime_param", None), QuickRuntimeParam) for p in params)
+    result = CliRunner().invoke(app, ["levels", str(SEED), "--tokenizer", "estimate", "-f", "json"])
+    assert result.exit_code in (0, 1), result.output
+    assert '"schema_version"' in result.output

@@ -25,7 +25,7 @@ try:  # typer >= 0.29: pydantic coercion, built lazily per parameter
 
     from typer._coercion import RuntimeParam, build_runtime_param
     from typer._param_types import coerce_cli_choice, coerce_cli_path, routes_to_path
-except ImportError:  # pragma: no cover - older typer: nothing to quicken
+except Exception:  # noqa: BLE001  # pragma: no cover - older typer (or other internals): nothing to quicken
     RuntimeParam = None
 
 _SLOW = object()  # "let typer's pydantic coercion decide"
@@ -63,8 +63,7 @@ def _quick_value(annotation, info, value, param, ctx):
     return _SLOW  # pragma: no cover - quick_runtime_param admits only the types above
 
 
-if RuntimeParam is not None:
-
+def _define_quick_runtime_param():
     @dataclass(frozen=True)
     class QuickRuntimeParam(RuntimeParam):
         """typer's runtime coercion for one parameter, without pydantic for the values above."""
@@ -79,6 +78,15 @@ if RuntimeParam is not None:
             if out is _SLOW:
                 return build_runtime_param(self.descriptor)._coerce_value(value, param=param, ctx=ctx)
             return out
+
+    return QuickRuntimeParam
+
+
+if RuntimeParam is not None:
+    try:
+        QuickRuntimeParam = _define_quick_runtime_param()
+    except Exception:  # noqa: BLE001  # pragma: no cover - a typer whose RuntimeParam differs: nothing to quicken
+        RuntimeParam = None
 
 
 def quick_runtime_param(descriptor):
@@ -98,12 +106,18 @@ def quick_runtime_param(descriptor):
 
 
 def quicken(params) -> None:
-    """Give each typer parameter in ``params`` that has no coercion yet a quick one."""
+    """Give each typer parameter in ``params`` that has no coercion yet a quick one.
+
+    This reads typer's private parameter internals; on a typer whose internals differ (any
+    error here) it leaves every parameter to typer's own coercion, which is always correct."""
     for p in params:
-        if getattr(p, "_runtime_param", False) is None and hasattr(p, "type_descriptor"):
-            rp = quick_runtime_param(p.type_descriptor)
-            if rp is not None:
-                p._runtime_param = rp
+        try:
+            if getattr(p, "_runtime_param", False) is None and hasattr(p, "type_descriptor"):
+                rp = quick_runtime_param(p.type_descriptor)
+                if rp is not None:
+                    p._runtime_param = rp
+        except Exception:  # noqa: BLE001 - other internals: typer's own coercion
+            return
 
 
 class QuickParsing:
