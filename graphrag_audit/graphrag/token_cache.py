@@ -286,14 +286,6 @@ def counter_for(tokenizer: str) -> TokenCounter:
     return CachedTokenCounter(inner, store)
 
 
-def _inside(path: Path, directory: Path) -> bool:
-    try:
-        path.relative_to(directory)
-        return True
-    except ValueError:
-        return False
-
-
 @contextmanager
 def token_cache_session(enabled: bool = True, index_dir=None, cache_dir=None, guard=None) -> Iterator[Path | None]:
     """Open the token cache for the audit of ``index_dir`` (yields the cache directory, or None
@@ -306,7 +298,7 @@ def token_cache_session(enabled: bool = True, index_dir=None, cache_dir=None, gu
     why = None
     if index_dir is not None and not _is_remote(index_dir):
         try:
-            inside = _inside(Path(os.path.realpath(directory)), Path(os.path.realpath(index_dir)))
+            inside = Path(os.path.realpath(directory)).is_relative_to(os.path.realpath(index_dir))
         except (OSError, ValueError):  # a path the audit itself will report on (e.g. a NUL byte)
             inside = False
         if inside:
