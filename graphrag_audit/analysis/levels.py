@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
+from graphrag_audit.analysis.level_sets import AncestorFlags, CoveredSets
 from graphrag_audit.graphrag.compat import behaviour_outcomes
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import key_codes, sorted_unique
@@ -15,15 +15,6 @@ from graphrag_audit.results.audit import (CommunityIds, Costs, EntitySpread, Ext
                                           RatingCalls, SelectionStats, TreeLevel)
 
 
-
-
-@dataclass(eq=False)
-class _Covered:
-    """A set of community codes (sorted), its entities (``mask``) and how many they are."""
-
-    codes: np.ndarray
-    mask: np.ndarray
-    count: int
 
 
 class TreeIndex:
@@ -55,7 +46,8 @@ class TreeIndex:
         has = self.rep_ccode >= 0
         rep_n[has] = self.n_entities[self.rep_ccode[has]]
         self.rep_n_entities = rep_n
-        self._covered: list[_Covered] = []  # the last few sets asked about (covered)
+        self._covered: CoveredSets | None = None  # the last few sets asked about (covered)
+        self._anc_flags: AncestorFlags | None = None
         self._members = None
 
     def members_of(self, ccodes: np.ndarray) -> np.ndarray:
@@ -74,55 +66,57 @@ class TreeIndex:
     def covered(self, ccodes: np.ndarray) -> int:
         """Distinct entities of the communities ``ccodes``. A set that holds one asked about
         recently (>= 2.0 at N+1 holds >= 2.0 at N) costs only its new communities' membership
-        rows; any other set, its own rows: never O(index) per set."""
-        codes = sorted_unique(ccodes[ccodes >= 0])
-        best = None
-        for i, st in enumerate(self._covered):
-            if len(st.codes) == len(codes) and np.array_equal(st.codes, codes):
-                self._covered.insert(0, self._covered.pop(i))
-                return st.count
-            if len(st.codes) < len(codes) and (best is None or len(st.codes) > len(best.codes)) \
-                    and np.isin(st.codes, codes, assume_unique=True).all():
-                best = st
-        if best is None:
-            best = _Covered(codes[:0], np.zeros(self.n_member_entities, dtype=bool), 0)
-        else:
-            self._covered.remove(best)
-        new = codes[~np.isin(codes, best.codes, assume_unique=True)]
-        ents = self.members_of(new)
-        if len(ents):
-            ents = np.where(ents < 0, ents + len(best.mask), ents)  # a missing key (-1): the last slot
-            ents = sorted_unique(ents[~best.mask[ents]])
-            best.mask[ents] = True
-            best.count += int(len(ents))
-        best.codes = codes
-        self._covered = [best] + self._covered[:2]  # the last three sets, newest first
-        return best.count
+        rows; any other set, its own rows: never O(index) per set
+        (:class:`~graphrag_audit.analysis.level_sets.CoveredSets`)."""
+        return self._sets().covered(ccodes).count
 
     def covered_mask(self) -> np.ndarray:
         """The entities (one flag per membership entity code) of the set :meth:`covered` was
         last asked about; valid until the next call of :meth:`covered`."""
-        return self._covered[0].mask
+        return self._sets().last().emask
+
+    def covered_text_units(self) -> int | None:
+        """Distinct text units of the entities of the set :meth:`covered` was last asked about
+        (None: not counted), grown with the set like its entities."""
+        return self._sets().last().tu_count
+
+    def _sets(self) -> CoveredSets:
+        if self._covered is None:
+            self._covered = CoveredSets(len(self.index), self.n_member_entities, self.members_of, self.text_units)
+        return self._covered
 
     def with_text_units(self, model: IndexModel) -> "TreeIndex":
         """Count covered text units too (``selection_stats``' ``text_units_covered``)."""
         from graphrag_audit.analysis.coverage import text_unit_cover
 
         self.text_units = text_unit_cover(model, self.mem_rows, self.mem_ecode, self.n_member_entities)
+        self._covered = None
         return self
 
     def clustered(self) -> tuple[int, int | None]:
         """(clustered entities: the distinct entities of every community, their distinct text
         units or None when not counted)."""
         n = self.covered(np.arange(len(self.index), dtype=np.int64))
-        tu = None if self.text_units is None else self.text_units.count(self.covered_mask())
-        return n, tu
+        return n, self.covered_text_units()
 
     def ancestors_in(self, ccodes: np.ndarray) -> np.ndarray:
         """Codes among ``ccodes`` that are a proper ancestor of another code in ``ccodes`` (a
         community on a parent cycle is its own ancestor): :class:`~graphrag_audit.model.forest.Ancestry`
         of the first-parent forest, whatever its depth."""
         return self.forest.ancestry.ancestors_in(ccodes)
+
+    def ancestor_rows(self, ccodes: np.ndarray) -> int:
+        """How many entries of ``ccodes`` (a selection's community codes, -1: not in the tree)
+        are a proper ancestor of another code in ``ccodes``: ``np.isin(ccodes,
+        ancestors_in(ccodes)).sum()``, in O(communities) per set on a forest without a cycle
+        (:class:`~graphrag_audit.analysis.level_sets.AncestorFlags`)."""
+        if self._anc_flags is None:
+            self._anc_flags = AncestorFlags(self.forest.ancestry)
+        if not self._anc_flags.usable:
+            anc = self.ancestors_in(ccodes)
+            return int(np.isin(ccodes, anc).sum()) if len(anc) else 0
+        flags = self._anc_flags.flags(ccodes)
+        return int(np.count_nonzero(flags[ccodes[ccodes >= 0]]))
 
 
 def tree_levels(model: IndexModel, ti: TreeIndex) -> list[TreeLevel]:
@@ -162,10 +156,9 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
     present = np.flatnonzero(per)
     by_level = {_level_key(k): v for k, v in zip(present.tolist(), per[present].tolist())}
     covered = ti.covered(ccodes)
-    tu_covered = None if ti.text_units is None else ti.text_units.count(ti.covered_mask())
+    tu_covered = ti.covered_text_units()
     n_ent = ti.rep_n_entities[rows]
-    anc = ti.ancestors_in(ccodes)
-    anc_rows = int(np.isin(ccodes, anc).sum()) if len(anc) else 0
+    anc_rows = ti.ancestor_rows(ccodes)
     epr = (EntitySpread(int(n_ent.min()), float(np.median(n_ent)), int(n_ent.max()))
            if len(n_ent) else EntitySpread(None, None, None))
     return SelectionStats(
