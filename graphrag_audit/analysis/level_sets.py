@@ -29,13 +29,13 @@ class _State:
 
     __slots__ = ("cmask", "ncodes", "emask", "count", "tu_hit", "tu_count")
 
-    def __init__(self, n_comm: int, n_ent: int, n_units: int | None):
+    def __init__(self, n_comm: int, n_ent: int):
         self.cmask = np.zeros(n_comm, dtype=bool)
         self.ncodes = 0
         self.emask = np.zeros(n_ent, dtype=bool)
         self.count = 0
-        self.tu_hit = None if n_units is None else np.zeros(n_units, dtype=bool)
-        self.tu_count = 0 if n_units is not None else None
+        self.tu_hit = None  # the text units of the entities, once asked for (then kept up to date)
+        self.tu_count = 0
 
 
 class CoveredSets:
@@ -48,6 +48,7 @@ class CoveredSets:
     contains (or from nothing)."""
 
     KEEP = 3
+    KEEP_COUNTED = 4
 
     def __init__(self, n_comm: int, n_entities: int, members_of: Callable[[np.ndarray], np.ndarray],
                  text_units=None):
@@ -56,6 +57,7 @@ class CoveredSets:
         self._tu = text_units
         self._tu_csr = None
         self._states: list[_State] = []
+        self._tu_kept: list[_State] = []  # the last sets whose text units were counted
 
     def _units_of(self, ents: np.ndarray) -> np.ndarray:
         """The text-unit codes of entity codes ``ents`` (with repeats)."""
@@ -89,9 +91,7 @@ class CoveredSets:
                     and not np.any(st.cmask > cm):
                 best = st
         if best is None:
-            tu = self._tu
-            best = _State(self.n_comm, self.n_entities,
-                          None if tu is None else (tu.n_units if len(tu.items) and self.n_entities else 0))
+            best = _State(self.n_comm, self.n_entities)
         else:
             self._states.remove(best)
         new = np.flatnonzero(cm > best.cmask)
@@ -112,6 +112,39 @@ class CoveredSets:
     def last(self) -> _State:
         """The state :meth:`covered` returned last."""
         return self._states[0]
+
+    def last_text_units(self) -> int | None:
+        """Distinct text units of the entities of :meth:`last` (None: not counted). A set is
+        counted once, then grown with it; its first count starts from the largest recently
+        counted entity set it contains (the entities of graphrag < 2.0's selection at N hold
+        those at N - 1 even where its communities do not), else from nothing."""
+        tu = self._tu
+        if tu is None:
+            return None
+        st = self._states[0]
+        if st.tu_hit is not None:
+            return st.tu_count
+        if not len(tu.items) or not self.n_entities:
+            st.tu_hit, st.tu_count = np.zeros(0, dtype=bool), 0
+            return 0
+        base = None
+        for other in self._tu_kept:
+            if other is st or other.tu_hit is None or len(other.tu_hit) != tu.n_units or other.count > st.count:
+                continue
+            if (base is None or other.count > base.count) and not np.any(other.emask > st.emask):
+                base = other
+        if base is not None:
+            st.tu_hit = base.tu_hit.copy()
+            st.tu_hit[self._units_of(np.flatnonzero(st.emask > base.emask))] = True
+        else:
+            st.tu_hit = np.zeros(tu.n_units, dtype=bool)
+            if 4 * st.count < self.n_entities:  # a few entities: their own lists
+                st.tu_hit[self._units_of(np.flatnonzero(st.emask))] = True
+            else:
+                st.tu_hit[tu.items[st.emask[tu.owner]]] = True  # as coverage.TextUnitCover.count
+        st.tu_count = int(np.count_nonzero(st.tu_hit))
+        self._tu_kept = [st] + [o for o in self._tu_kept if o is not st][:self.KEEP_COUNTED - 1]
+        return st.tu_count
 
 
 class AncestorFlags:

@@ -78,7 +78,7 @@ class TreeIndex:
     def covered_text_units(self) -> int | None:
         """Distinct text units of the entities of the set :meth:`covered` was last asked about
         (None: not counted), grown with the set like its entities."""
-        return self._sets().last().tu_count
+        return self._sets().last_text_units()
 
     def _sets(self) -> CoveredSets:
         if self._covered is None:
