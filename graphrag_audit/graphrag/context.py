@@ -638,8 +638,7 @@ def build_batches(
     may then be None unless the row must be counted whole (:class:`RowTextNeeded` is raised).
     """
     counter = get_token_counter(token_counter) if isinstance(token_counter, str) else token_counter
-    ids = _as_list(community_ids)
-    n = len(ids)
+    n = len(community_ids)  # the ids and the order become Python lists only where text is built
     have_text = titles is not None and contents is not None
     if have_text:
         title_l = _as_list(titles)
@@ -678,7 +677,7 @@ def build_batches(
     header_tokens = int(counter.count(header))
 
     # ---- token count of every kept row (in packing order) ----------------------------
-    o = order.tolist()
+    o = None
     if with_weight:
         w_u, w_inv = _weight_strings(w_arr[order])  # each distinct weight string once
     # the split count is exact only at digit|'|' junctions with a punctuation delimiter
@@ -693,6 +692,7 @@ def build_batches(
         raise RowTextNeeded("these rows must be counted whole: pass titles and contents")
     id_s = None  # the row ids as text; only needed to count text or when ids repeat
     if not (use_parts and fixed_measures is not None and _distinct_ints(community_ids, order)):
+        ids, o = _as_list(community_ids), order.tolist()
         id_s = ["" if (x := ids[i]) is None else str(x) for i in o]  # format_id, inlined
     if use_parts:
         if cache is None:
@@ -702,6 +702,7 @@ def build_batches(
         if fixed_measures is not None:
             meas = fixed_measures[order]
         else:
+            o = order.tolist() if o is None else o
             title_s = [x if type(x := title_l[i]) is str else _text(x) for i in o]
             content_s = [x if type(x := content_l[i]) is str else _text(x) for i in o]
             rank_s = _rank_strings(rank_f[order]) if include_rank else [None] * len(o)
@@ -711,6 +712,7 @@ def build_batches(
             meas = meas + cache.weight_measures(w_u)[w_inv]
         toks = np.asarray(counter.tokens_from_measure(meas), dtype=np.int64)
     else:
+        o = order.tolist() if o is None else o
         title_s = [x if type(x := title_l[i]) is str else _text(x) for i in o]
         content_s = [x if type(x := content_l[i]) is str else _text(x) for i in o]
         rank_s = _rank_strings(rank_f[order]) if include_rank else [None] * len(o)
@@ -731,7 +733,7 @@ def build_batches(
     # any limit above every token sum batches alike: capped so that numpy's int64 never overflows
     # (graphrag compares Python ints: --max-context-tokens may be any positive integer)
     cap = min(limit, 2**62)
-    m = len(o)
+    m = len(order)
     oversize = int(np.count_nonzero(header_tokens + toks > cap))
     csum = np.concatenate(([0], np.cumsum(toks, dtype=np.int64)))
     room = cap - header_tokens
@@ -755,14 +757,14 @@ def build_batches(
 
     batch_of = np.full(n, -1, dtype=np.int64)
     row_tokens = np.full(n, -1, dtype=np.int64)
-    if len(o):
+    if m:
         row_tokens[order] = toks
-        sizes = np.diff(np.array(starts + [len(o) - lost], dtype=np.int64))
+        sizes = np.diff(np.array(starts + [m - lost], dtype=np.int64))
         in_ctx = np.repeat(np.arange(len(starts), dtype=np.int64), sizes)
         batch_of[order[: len(in_ctx)]] = in_ctx
     name = getattr(counter, "name", type(counter).__name__)
     return ContextBatches(
-        reports_in_context=int(len(o) - lost),
+        reports_in_context=int(m - lost),
         n_batches=len(batch_tokens),
         total_tokens=int(sum(batch_tokens)),
         batch_tokens=batch_tokens,
@@ -790,6 +792,10 @@ def _distinct_ints(community_ids: Any, order: np.ndarray) -> bool:
     if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iu":
         return False
     sel = arr[order]
+    if len(sel) > 1:
+        lo, hi = int(sel.min()), int(sel.max())
+        if hi - lo <= 4 * len(sel) + 1024:  # graphrag's numbers 0, 1, ...: one count per number
+            return int(np.bincount(sel - lo).max()) <= 1
     s = np.sort(sel)
     return not (s[1:] == s[:-1]).any()
 
