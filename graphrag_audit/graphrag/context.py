@@ -795,7 +795,7 @@ def _distinct_ints(community_ids: Any, order: np.ndarray) -> bool:
     if len(sel) > 1:
         lo, hi = int(sel.min()), int(sel.max())
         if hi - lo <= 4 * len(sel) + 1024:  # graphrag's numbers 0, 1, ...: one count per number
-            return int(np.bincount(sel - lo).max()) <= 1
+            return int(np.bincount((sel - lo).astype(np.int64, copy=False)).max()) <= 1
     s = np.sort(sel)
     return not (s[1:] == s[:-1]).any()
 
