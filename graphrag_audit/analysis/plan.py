@@ -310,6 +310,7 @@ def level_frontier(pt: PlanTree, n: int, start: list[int] | None = None) -> list
 # the solver: one lexicographic greedy sweep per additive cap, binary search for the rest
 # ---------------------------------------------------------------------------------------
 _INF = float("inf")
+_UNSEEN = object()  # a community whose split move is not worked out yet (_Solver._move)
 
 
 class _Solver:
@@ -338,6 +339,21 @@ class _Solver:
         if row_tokens is not None:
             self.tok = {c: int(row_tokens[r].sum()) for c, r in pt.rows.items()}
         self._key = self._keys()
+        self._moves: dict[int, tuple | None] = {}
+
+    def _move(self, c: int) -> tuple | None:
+        """What a greedy sweep reads when it pops ``c``: None when ``c`` cannot be split, else
+        (π key, its kids, the rows and the estimated tokens splitting it adds). Worked out once
+        per community for all sweeps (the binary search over the token cap runs one per probe)."""
+        m = self._moves.get(c, _UNSEEN)
+        if m is _UNSEEN:
+            m = None
+            if self.can_split(c):
+                kids = self.kids(c)
+                m = (self.key(c), kids, sum(self.rows_w(k) for k in kids) - self.rows_w(c),
+                     sum(self.tok_w(k) for k in kids) - self.tok_w(c))
+            self._moves[c] = m
+        return m
 
     # ---- structure -----------------------------------------------------------------------
     def can_split(self, c: int) -> bool:
@@ -407,23 +423,25 @@ class _Solver:
         Returns (frontier, (rows, tokens) totals, (lo, hi)): the same frontier comes out for
         every token cap in [lo, hi] (the largest accepted and smallest refused token total), which
         lets the binary search jump over caps that change nothing."""
+        moves, move = self._moves, self._move
         frontier = set(start)
         rows = sum(self.rows_w(c) for c in frontier)
         tok = sum(self.tok_w(c) for c in frontier)
         acc_hi, rej_lo = tok, _INF
+        push, pop = heapq.heappush, heapq.heappop
         changed = True
         while changed:
             changed = False
-            heap = [(self.key(c), c) for c in frontier if self.can_split(c)]
+            heap = [(m[0], c) for c in frontier if (m := move(c)) is not None]
             heapq.heapify(heap)
             decreased = False
             while heap:
-                _, c = heapq.heappop(heap)
+                _, c = pop(heap)
                 if c not in frontier:
                     continue
-                kids = self.kids(c)
-                new_rows = rows - self.rows_w(c) + sum(self.rows_w(k) for k in kids)
-                new_tok = tok - self.tok_w(c) + sum(self.tok_w(k) for k in kids)
+                _, kids, d_rows, d_tok = moves[c]  # (c was pushed: its move is known)
+                new_rows = rows + d_rows
+                new_tok = tok + d_tok
                 if new_rows <= max_rows and new_tok <= max_tok:
                     decreased |= new_rows < rows or new_tok < tok
                     frontier.discard(c)
@@ -431,12 +449,15 @@ class _Solver:
                     rows, tok = new_rows, new_tok
                     acc_hi = max(acc_hi, new_tok)
                     for k in kids:
-                        if self.can_split(k):
-                            heapq.heappush(heap, (self.key(k), k))
+                        m = moves.get(k, _UNSEEN)
+                        if m is _UNSEEN:
+                            m = move(k)
+                        if m is not None:
+                            push(heap, (m[0], k))
                 elif new_rows <= max_rows:
                     rej_lo = min(rej_lo, new_tok)
             # a pass that only grew the totals cannot make a refused split fit: done
-            changed = decreased and any(self.can_split(c) for c in frontier)
+            changed = decreased and any(move(c) is not None for c in frontier)
         return sorted(frontier), (rows, tok), (acc_hi, rej_lo - 1)
 
 
