@@ -256,7 +256,9 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
         if nodes_last:
             pending_nodes = worker.submit(_nodes, files)
         try:
-            communities, id_kind, children, members, member_lens = _communities(files, schemas, worker.submit)
+            # the worker encodes half of the membership keys when it has no nodes table to read
+            helper = worker.submit if pending_nodes is None else None
+            communities, id_kind, children, members, member_lens = _communities(files, schemas, helper)
             reports, rep_id_kind = _reports(files)
             entities = pending_entities.result()
         except Exception:
