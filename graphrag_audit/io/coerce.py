@@ -211,14 +211,13 @@ def flat_ids(series: pd.Series, path: Path, column: str) -> None:
         raise _nested(path, column, "structs" if pa.types.is_struct(t) else "maps" if pa.types.is_map(t) else "lists")
 
 
-def list_flat(series: pd.Series, path: Path, column: str, submit=None) -> tuple[np.ndarray | pd.api.extensions.ExtensionArray,
-                                                                                np.ndarray]:
+def list_flat(series: pd.Series, path: Path, column: str) -> tuple[np.ndarray | pd.api.extensions.ExtensionArray,
+                                                                   np.ndarray]:
     """(every item of every list as str, in row order; the list length of each row).
 
     Equal to flattening :func:`list_column` with ``str()`` on each item, without building a
     Python list per row (a communities table can have a million rows). Arrow string lists come
-    back dictionary-encoded (:func:`dictionary_keys`: no Python string per item; ``submit``: a
-    helper thread's executor ``submit``, to encode in two halves at once)."""
+    back dictionary-encoded (:func:`dictionary_keys`: no Python string per item)."""
     flat_ids(series, path, column)
     arr = _arrow_list(series)
     if arr is not None:
@@ -230,7 +229,7 @@ def list_flat(series: pd.Series, path: Path, column: str, submit=None) -> tuple[
             if pa.types.is_string(items.type) or pa.types.is_large_string(items.type):
                 if items.null_count:
                     items = pc.fill_null(items, "None")  # str(None), as the generic path does
-                return dictionary_keys(items, submit), lens
+                return dictionary_keys(items), lens
         except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
             raise
         except (pa.ArrowException, ValueError):  # anything odd: the generic path decides

@@ -61,11 +61,9 @@ def _require(df: pd.DataFrame, path: Path, cols: list[str], what: str) -> None:
         raise IndexInputError(path, f"required column {', '.join(repr(c) for c in missing)} missing ({what})")
 
 
-def _communities(files, schemas, submit=None) -> tuple[pd.DataFrame, str, list | None, pd.DataFrame | None,
-                                                      np.ndarray | None]:
+def _communities(files, schemas) -> tuple[pd.DataFrame, str, list | None, pd.DataFrame | None, np.ndarray | None]:
     """(communities, id_kind, children lists or None, members-from-entity_ids or None, each
-    row's number of entity_ids or None). ``submit``: a helper thread for the entity keys'
-    encoding (:func:`graphrag_audit.model.keys.split_dictionary_encode`)."""
+    row's number of entity_ids or None)."""
     path = files.tables.get("communities")
     if path is None:
         return None, "int", None, None, None
@@ -106,7 +104,7 @@ def _communities(files, schemas, submit=None) -> tuple[pd.DataFrame, str, list |
     children = int_lists(df["children"], path, "children") if "children" in df.columns else None
     members = lens = None
     if "entity_ids" in df.columns:
-        flat, lens = list_flat(df["entity_ids"], path, "entity_ids", submit)
+        flat, lens = list_flat(df["entity_ids"], path, "entity_ids")
         members = pd.DataFrame({
             "entity": flat if isinstance(flat, pd.api.extensions.ExtensionArray) else pd.Series(flat, dtype=object),
             "community": np.repeat(comm, lens),
@@ -256,9 +254,7 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
         if nodes_last:
             pending_nodes = worker.submit(_nodes, files)
         try:
-            # the worker encodes half of the membership keys when it has no nodes table to read
-            helper = worker.submit if pending_nodes is None else None
-            communities, id_kind, children, members, member_lens = _communities(files, schemas, helper)
+            communities, id_kind, children, members, member_lens = _communities(files, schemas)
             reports, rep_id_kind = _reports(files)
             entities = pending_entities.result()
         except Exception:

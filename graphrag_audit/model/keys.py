@@ -21,39 +21,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 
-#: items below which :func:`dictionary_keys` encodes in one piece even when given a helper thread
-SPLIT_ENCODE_MIN = 1 << 18
-
-
-def dictionary_keys(items: pa.Array | pa.ChunkedArray, submit=None) -> pd.api.extensions.ExtensionArray:
+def dictionary_keys(items: pa.Array | pa.ChunkedArray) -> pd.api.extensions.ExtensionArray:
     """Arrow strings as a pandas arrow-backed dictionary array (int32 codes in first-appearance
     order, each distinct string once), for key columns that are joined and grouped (entity keys
-    of the membership rows). No Python string is built and nothing is hashed twice.
-
-    ``submit``: an executor's ``submit`` (one helper thread): the items are then encoded in two
-    halves at once (:func:`split_dictionary_encode`), with the same result."""
-    enc = split_dictionary_encode(items, submit) if submit is not None else pc.dictionary_encode(items)
+    of the membership rows). No Python string is built and nothing is hashed twice."""
+    enc = pc.dictionary_encode(items)
     if isinstance(enc, pa.ChunkedArray):  # the chunks share one dictionary
         enc = enc.combine_chunks() if enc.num_chunks else pa.array([], pa.dictionary(pa.int32(), items.type))
     return pd.arrays.ArrowExtensionArray(enc)
-
-
-def split_dictionary_encode(items: pa.Array | pa.ChunkedArray, submit) -> pa.Array | pa.ChunkedArray:
-    """``pc.dictionary_encode(items)``, the same dictionary and codes, computed as two halves:
-    the second half on the thread behind ``submit`` while this one encodes the first (arrow
-    hashes without the GIL), then one dictionary for both. Unifying keeps the first half's
-    dictionary and appends the second's new strings in their order, so the dictionary is in
-    first-appearance order, as one encode makes it. If the helper has not started its half when
-    this thread is done (it is still busy with earlier work), this thread encodes it too.
-    The membership rows' entity keys of a deep 1M-entity index are 11M strings."""
-    if len(items) < SPLIT_ENCODE_MIN:
-        return pc.dictionary_encode(items)
-    half = len(items) // 2
-    pending = submit(pc.dictionary_encode, items.slice(half))
-    first = pc.dictionary_encode(items.slice(0, half))
-    second = pc.dictionary_encode(items.slice(half)) if pending.cancel() else pending.result()
-    chunks = [c for part in (first, second) for c in (part.chunks if isinstance(part, pa.ChunkedArray) else [part])]
-    return pa.chunked_array(chunks, type=chunks[0].type).unify_dictionaries()
 
 
 def dictionary_parts(values) -> tuple[np.ndarray, pa.Array] | None:
