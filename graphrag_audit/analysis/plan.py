@@ -59,14 +59,14 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import pandas as pd
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.model.keys import has_duplicates, in_sorted, sorted_unique
+from graphrag_audit.model.keys import dictionary_parts, factorize_ints, has_duplicates, in_sorted, sorted_unique
 from graphrag_audit.results.plan import (BUDGET_KINDS, OBJECTIVES, Budget, Budgets, Cost, CostFn, LevelOption, Plan,
                                          PlanIndex, PlanReport, SubtreeStatus)
 
@@ -137,19 +137,12 @@ class PlanTree:
         self.roots = forest.roots
 
         # entity membership (dense entity codes), restricted to communities of the tree
-        m = model.members[["entity", "community"]]
-        m = m[m["community"].isin(self.nodes)].drop_duplicates()
-        codes, uniques = pd.factorize(m["entity"].to_numpy())
-        self.entity_keys = uniques
-        self.n_clustered = int(len(uniques))
-        comm = m["community"].to_numpy(dtype=np.int64)
+        codes, comm = self._membership(model.members[["entity", "community"]])
+        self.n_clustered = int(codes.max()) + 1 if len(codes) else 0
         self.entities: dict[int, np.ndarray] = {c: np.zeros(0, dtype=np.int64) for c in self.nodes}
         if len(comm):
-            order = np.argsort(comm, kind="stable")
-            cs, es = comm[order], codes[order]
-            bounds = np.flatnonzero(np.diff(cs)) + 1
-            for chunk_c, chunk_e in zip(np.split(cs, bounds), np.split(es, bounds)):
-                self.entities[int(chunk_c[0])] = np.sort(chunk_e)
+            order = np.lexsort((codes, comm))  # by community, entity codes ascending within one
+            self.entities.update(_runs(comm[order], codes[order]))
         self.n_entities = {c: int(len(v)) for c, v in self.entities.items()}
         self._check_nested(codes, comm)
 
@@ -161,15 +154,40 @@ class PlanTree:
         if len(pos):
             rcs = rc[in_tree]
             order = np.argsort(rcs, kind="stable")  # positions stay ascending within a community
-            cs, ps = rcs[order], pos[order]
-            bounds = np.flatnonzero(np.diff(cs)) + 1
-            for chunk_c, chunk_p in zip(np.split(cs, bounds), np.split(ps, bounds)):
-                self.rows[int(chunk_c[0])] = chunk_p
+            self.rows.update(_runs(rcs[order], pos[order]))
         self.orphan_rows = np.flatnonzero(~in_tree)  # reports naming no community of the tree
         self.orphan_communities = sorted({int(x) for x in rc[~in_tree]})
         self._expansions: dict[int, Expansion] = {}
         self._splits: dict[int, Expansion] = {}
         self._root: dict[int, int] | None = None
+
+    def _membership(self, m: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(dense entity code, community) of the distinct membership pairs whose community is in
+        the tree, in row order; codes as ``pd.factorize`` numbers the entity keys (first
+        appearance). Dictionary-encoded keys (``load`` keeps them so) are numbered through their
+        integer codes, and the pairs deduplicated only when some pair repeats; other keys go
+        through pandas."""
+        self._members_in_tree = None
+        comm = m["community"].to_numpy(dtype=np.int64)
+        nodes = np.asarray(self.nodes, dtype=np.int64)
+        keep = in_sorted(comm, nodes)
+        parts = dictionary_parts(m["entity"])
+        if parts is not None:
+            dcodes = parts[0] if keep.all() else parts[0][keep]
+            comm = comm if keep.all() else comm[keep]
+            codes, _ = factorize_ints(dcodes)
+            if not has_duplicates(codes * np.int64(len(nodes)) + np.searchsorted(nodes, comm)):
+                self._members_in_tree = m[keep] if not keep.all() else m
+                return codes, comm
+        m = m[m["community"].isin(self.nodes)].drop_duplicates()
+        self._members_in_tree = m
+        codes, _ = pd.factorize(m["entity"].to_numpy())
+        return np.asarray(codes, dtype=np.int64), m["community"].to_numpy(dtype=np.int64)
+
+    @property
+    def entity_keys(self) -> np.ndarray:
+        """The entity key of each dense entity code (``pd.factorize``'s uniques)."""
+        return pd.factorize(self._members_in_tree["entity"].to_numpy())[1]
 
     def _check_nested(self, codes: np.ndarray, comm: np.ndarray) -> None:
         if not len(comm):
@@ -310,6 +328,7 @@ def level_frontier(pt: PlanTree, n: int, start: list[int] | None = None) -> list
 # the solver: one lexicographic greedy sweep per additive cap, binary search for the rest
 # ---------------------------------------------------------------------------------------
 _INF = float("inf")
+_UNSEEN = object()  # a community whose split move is not worked out yet (_Solver._move)
 
 
 class _Solver:
@@ -338,6 +357,21 @@ class _Solver:
         if row_tokens is not None:
             self.tok = {c: int(row_tokens[r].sum()) for c, r in pt.rows.items()}
         self._key = self._keys()
+        self._moves: dict[int, tuple | None] = {}
+
+    def _move(self, c: int) -> tuple | None:
+        """What a greedy sweep reads when it pops ``c``: None when ``c`` cannot be split, else
+        (π key, its kids, the rows and the estimated tokens splitting it adds). Worked out once
+        per community for all sweeps (the binary search over the token cap runs one per probe)."""
+        m = self._moves.get(c, _UNSEEN)
+        if m is _UNSEEN:
+            m = None
+            if self.can_split(c):
+                kids = self.kids(c)
+                m = (self.key(c), kids, sum(self.rows_w(k) for k in kids) - self.rows_w(c),
+                     sum(self.tok_w(k) for k in kids) - self.tok_w(c))
+            self._moves[c] = m
+        return m
 
     # ---- structure -----------------------------------------------------------------------
     def can_split(self, c: int) -> bool:
@@ -407,23 +441,25 @@ class _Solver:
         Returns (frontier, (rows, tokens) totals, (lo, hi)): the same frontier comes out for
         every token cap in [lo, hi] (the largest accepted and smallest refused token total), which
         lets the binary search jump over caps that change nothing."""
+        moves, move = self._moves, self._move
         frontier = set(start)
         rows = sum(self.rows_w(c) for c in frontier)
         tok = sum(self.tok_w(c) for c in frontier)
         acc_hi, rej_lo = tok, _INF
+        push, pop = heapq.heappush, heapq.heappop
         changed = True
         while changed:
             changed = False
-            heap = [(self.key(c), c) for c in frontier if self.can_split(c)]
+            heap = [(m[0], c) for c in frontier if (m := move(c)) is not None]
             heapq.heapify(heap)
             decreased = False
             while heap:
-                _, c = heapq.heappop(heap)
+                _, c = pop(heap)
                 if c not in frontier:
                     continue
-                kids = self.kids(c)
-                new_rows = rows - self.rows_w(c) + sum(self.rows_w(k) for k in kids)
-                new_tok = tok - self.tok_w(c) + sum(self.tok_w(k) for k in kids)
+                _, kids, d_rows, d_tok = moves[c]  # (c was pushed: its move is known)
+                new_rows = rows + d_rows
+                new_tok = tok + d_tok
                 if new_rows <= max_rows and new_tok <= max_tok:
                     decreased |= new_rows < rows or new_tok < tok
                     frontier.discard(c)
@@ -431,13 +467,27 @@ class _Solver:
                     rows, tok = new_rows, new_tok
                     acc_hi = max(acc_hi, new_tok)
                     for k in kids:
-                        if self.can_split(k):
-                            heapq.heappush(heap, (self.key(k), k))
+                        m = moves.get(k, _UNSEEN)
+                        if m is _UNSEEN:
+                            m = move(k)
+                        if m is not None:
+                            push(heap, (m[0], k))
                 elif new_rows <= max_rows:
                     rej_lo = min(rej_lo, new_tok)
             # a pass that only grew the totals cannot make a refused split fit: done
-            changed = decreased and any(self.can_split(c) for c in frontier)
+            changed = decreased and any(move(c) is not None for c in frontier)
         return sorted(frontier), (rows, tok), (acc_hi, rej_lo - 1)
+
+
+def _runs(keys: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(key, its slice of ``values``) for each run of equal ``keys`` (sorted by key)."""
+    if not len(keys):
+        return
+    bounds = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    starts = np.concatenate(([0], bounds))
+    ends = np.concatenate((bounds, [len(keys)]))
+    for k, a, b in zip(keys[starts].tolist(), starts.tolist(), ends.tolist()):
+        yield k, values[a:b]
 
 
 def _members_only(solver: _Solver, frontier) -> list[int]:
@@ -815,20 +865,23 @@ def level_options(model: IndexModel, budget, cost: CostFn | None = None,
     pt = tree or PlanTree(model)
     ti = TreeIndex(model)
     sels = selections if selections is not None else select_all(model)
+    # (community, entity) pairs of the communities at their finest (a report, no split)
+    finest = [c for c in pt.nodes if pt.has_report(c) and not pt.splittable(c)]
+    pair_comm = np.repeat(np.asarray(finest, dtype=np.int64), [len(pt.entities[c]) for c in finest])
+    pair_ent = (np.concatenate([pt.entities[c] for c in finest]) if finest else np.zeros(0, dtype=np.int64))
     final_ent = np.zeros(pt.n_clustered, dtype=bool)
-    for c in pt.nodes:
-        if pt.has_report(c) and not pt.splittable(c):
-            final_ent[pt.entities[c]] = True
+    final_ent[pair_ent] = True
     rep_comm = model.reports["community"].to_numpy()
     out = []
     for n, by_b in sels.items():
         for b in ("v2", "v1"):
             sel = by_b[b]
             st = selection_stats(model, ti, sel)
+            # the entities of the selected communities at their finest (selected rows name
+            # communities of the tree, which have a report, or communities outside it)
             at_finest = np.zeros(pt.n_clustered, dtype=bool)
-            for c in {int(x) for x in rep_comm[sel.rows]}:
-                if c in pt.entities and not pt.splittable(c):
-                    at_finest[pt.entities[c]] = True
+            chosen = sorted_unique(np.asarray(rep_comm[sel.rows], dtype=np.int64))
+            at_finest[pair_ent[in_sorted(pair_comm, chosen)]] = True
             if cost is None:
                 c_ = None
             elif hasattr(cost, "selection"):

@@ -26,7 +26,7 @@ from graphrag_audit.io.coerce import (
     list_flat,
     text_column,
 )
-from graphrag_audit.model.keys import EntityKeyMatch, match_entity_keys, node_entity_rows
+from graphrag_audit.model.keys import EntityKeyMatch, has_duplicates, match_entity_keys, node_entity_rows
 from graphrag_audit.io.tables import parquet_schema, read_table, split_list_cell, table_columns
 from graphrag_audit.model.forest import CommunityForest
 
@@ -61,11 +61,12 @@ def _require(df: pd.DataFrame, path: Path, cols: list[str], what: str) -> None:
         raise IndexInputError(path, f"required column {', '.join(repr(c) for c in missing)} missing ({what})")
 
 
-def _communities(files, schemas) -> tuple[pd.DataFrame, str, list | None, pd.DataFrame | None]:
-    """(communities, id_kind, children lists or None, members-from-entity_ids or None)."""
+def _communities(files, schemas) -> tuple[pd.DataFrame, str, list | None, pd.DataFrame | None, np.ndarray | None]:
+    """(communities, id_kind, children lists or None, members-from-entity_ids or None, each
+    row's number of entity_ids or None)."""
     path = files.tables.get("communities")
     if path is None:
-        return None, "int", None, None
+        return None, "int", None, None, None
     df = read_table(path, COMMUNITY_COLUMNS)
     if "community" in df.columns:
         idcol = "community"
@@ -101,7 +102,7 @@ def _communities(files, schemas) -> tuple[pd.DataFrame, str, list | None, pd.Dat
     else:
         out["size"] = np.nan
     children = int_lists(df["children"], path, "children") if "children" in df.columns else None
-    members = None
+    members = lens = None
     if "entity_ids" in df.columns:
         flat, lens = list_flat(df["entity_ids"], path, "entity_ids")
         members = pd.DataFrame({
@@ -109,7 +110,7 @@ def _communities(files, schemas) -> tuple[pd.DataFrame, str, list | None, pd.Dat
             "community": np.repeat(comm, lens),
             "level": np.repeat(lev, lens),
         })
-    return out, id_kind, children, members
+    return out, id_kind, children, members, lens
 
 
 def _nodes(files) -> pd.DataFrame | None:
@@ -203,6 +204,16 @@ def _entities(files) -> pd.DataFrame | None:
     return out
 
 
+def _entity_counts(communities: pd.DataFrame, members: pd.DataFrame, lens: np.ndarray | None) -> np.ndarray:
+    """Membership rows per community number, for each communities row. ``lens``: each row's
+    number of entity_ids when the membership rows are those lists in row order; with distinct
+    community numbers that is the count itself (no grouping of the membership rows)."""
+    if lens is not None and len(lens) == len(communities) and not has_duplicates(communities["community"].to_numpy()):
+        return np.asarray(lens, dtype=np.int64)
+    counts = members.groupby("community").size()
+    return communities["community"].map(counts).fillna(0).astype(np.int64).to_numpy()
+
+
 def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | None = None) -> IndexModel:
     """Read an index directory (project root, output dir or 0.x timestamped layout) into a
     complete :class:`IndexModel`.
@@ -243,7 +254,7 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
         if nodes_last:
             pending_nodes = worker.submit(_nodes, files)
         try:
-            communities, id_kind, children, members = _communities(files, schemas)
+            communities, id_kind, children, members, member_lens = _communities(files, schemas)
             reports, rep_id_kind = _reports(files)
             entities = pending_entities.result()
         except Exception:
@@ -292,8 +303,7 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
     else:
         rollup = members[["entity", "community", "level"]]  # never modified: no copy needed
 
-    counts = members.groupby("community").size()
-    communities["n_entities"] = communities["community"].map(counts).fillna(0).astype(np.int64).to_numpy()
+    communities["n_entities"] = _entity_counts(communities, members, member_lens if member_key == "id" else None)
     communities["children"] = children if children is not None else None
 
     has_parent = "parent" in schemas.get("communities", {})
