@@ -86,10 +86,10 @@ class ColumnFiller:
             return arr
         enc = arr.dictionary_encode()
         uniq = enc.dictionary
-        from graphrag_audit.bundle.parallel import MIN_SPLIT
+        from graphrag_audit.bundle.parallel import MIN_SPLIT, split_at
 
-        # the second half of a large column's distinct values goes to the worker, if there is one
-        split = len(uniq) // 2 if self.worker is not None and len(uniq) >= MIN_SPLIT else len(uniq)
+        # the tail of a large column's distinct values goes to the worker, if there is one
+        split = split_at(len(uniq)) if self.worker is not None and len(uniq) >= MIN_SPLIT else len(uniq)
         sent = split < len(uniq) and self.worker.submit(uniq.slice(split))
         if not sent:
             split = len(uniq)

@@ -1,18 +1,19 @@
-"""A second process for the column filler: half of every large column is filled there.
+"""A second process for the column filler: about half of every large column is filled there.
 
 The filler is a pure function of the text (:meth:`Filler.text`: the same value always gives the
 same filler, whatever was filled before; its caches only save work), so the distinct values of a
 column can be filled anywhere and put back in order. :func:`second_process` forks one worker
 process holding a copy of the :class:`~graphrag_audit.bundle.batch.ColumnFiller` (made before the
 fork, so nothing is pickled but arrow arrays); for a column of at least :data:`MIN_SPLIT`
-distinct values, :meth:`ColumnFiller.array` sends the second half of them to the worker (arrow IPC
-over a pipe), fills the first half itself meanwhile and appends the worker's half. The output is
-the one the serial path gives (``tests/test_bundle.py`` compares whole bundles made both ways, and
-the column filler with :meth:`Filler.text`).
+distinct values, :meth:`ColumnFiller.array` sends the values after :func:`split_at` (a little over
+half) to the worker (arrow IPC over a pipe), fills the others itself meanwhile and appends the
+worker's part. The output is the one the serial path gives (``tests/test_bundle_parallel.py``
+compares whole bundles made both ways byte by byte, and the column filler with a worker with
+:meth:`Filler.text` value by value).
 
 The worker only computes: it never writes a file, and the parent writes every output. Anything
 that goes wrong in it (an error while filling, such as :class:`FillerError`; the process dying)
-sends nothing usable back, and the parent fills that half itself, so an error is raised where the
+sends nothing usable back, and the parent fills that part itself, so an error is raised where the
 serial path raises it. A worker that died is not used again.
 
 Serial (no worker) when the environment variable :data:`SERIAL_ENV` is ``1``, when the platform
@@ -34,6 +35,14 @@ import pyarrow as pa
 SERIAL_ENV = "GRAPHRAG_AUDIT_BUNDLE_SERIAL"
 #: a column with fewer distinct values than this is filled in this process (not worth the transfer)
 MIN_SPLIT = 4096
+#: the parent's share of a split column's distinct values: a little under half, as the parent also
+#: encodes, sends and reassembles the column while the worker waits
+PARENT_SHARE = 0.45
+
+
+def split_at(n: int) -> int:
+    """Where a column of ``n`` distinct values is split: the parent fills ``[0, split_at(n))``."""
+    return max(1, min(n - 1, int(n * PARENT_SHARE)))
 
 
 def _cpus() -> int:
