@@ -132,6 +132,18 @@ def test_serial_when_asked(monkeypatch):
     with parallel.second_process(columns) as worker:
         assert worker is None and columns.worker is None
     monkeypatch.delenv(parallel.SERIAL_ENV)
+    monkeypatch.setattr(parallel, "_cpus", lambda: 2)
+    assert parallel.available()
+    import threading
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not parallel.available()  # no fork beside another thread
+    finally:
+        stop.set()
+        other.join()
     monkeypatch.setattr(parallel, "_cpus", lambda: 1)
     assert not parallel.available()
 

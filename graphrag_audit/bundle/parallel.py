@@ -18,7 +18,8 @@ serial path raises it. A worker that died is not used again.
 
 Serial (no worker) when the environment variable :data:`SERIAL_ENV` is ``1``, when the platform
 has no ``fork`` start method (Windows; macOS, where forking a process that loaded arrow is not
-safe) or when the process may run on one CPU only.
+safe), when the process runs other Python threads (a library caller's) or when it may run on one
+CPU only.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import threading
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -58,6 +60,8 @@ def available() -> bool:
         return False
     if not sys.platform.startswith("linux") or "fork" not in multiprocessing.get_all_start_methods():
         return False  # pragma: no cover - not Linux
+    if threading.active_count() > 1:  # forking a process that runs other threads is not safe
+        return False
     return _cpus() >= 2
 
 
