@@ -77,6 +77,8 @@ class ColumnFiller:
     def __init__(self, filler: Filler):
         self.filler = filler
         self.counts_of = _Counts(filler.counter.count)
+        #: a :class:`graphrag_audit.bundle.parallel.Worker` filling half of large columns, or None
+        self.worker = None
 
     def array(self, arr: pa.Array) -> pa.Array:
         """``[filler.text(v) if v else v for v in arr]`` as an array of ``arr``'s type (nulls stay)."""
@@ -84,10 +86,28 @@ class ColumnFiller:
             return arr
         enc = arr.dictionary_encode()
         uniq = enc.dictionary
+        from graphrag_audit.bundle.parallel import MIN_SPLIT, split_at
+
+        # the tail of a large column's distinct values goes to the worker, if there is one
+        split = split_at(len(uniq)) if self.worker is not None and len(uniq) >= MIN_SPLIT else len(uniq)
+        sent = split < len(uniq) and self.worker.submit(uniq.slice(split))
+        if not sent:
+            split = len(uniq)
+        out = pa.array(self.fill(uniq.slice(0, split)), type=arr.type)
+        if sent:
+            tail = self.worker.result()
+            if tail is None:  # the worker failed: filled here (raising what the serial path raises)
+                tail = pa.array(self.fill(uniq.slice(split)), type=arr.type)
+            out = pa.concat_arrays([out, tail.cast(arr.type)])
+        return out.take(enc.indices)
+
+    def fill(self, uniq: pa.Array) -> list[str]:
+        """The filler of each value of ``uniq`` (a string array without nulls), in blocks of
+        :data:`BLOCK` values."""
         filled: list[str] = []
         for at in range(0, len(uniq), BLOCK):
             filled += self.values(uniq.slice(at, BLOCK))
-        return pa.array(filled, type=arr.type).take(enc.indices)
+        return filled
 
     def _cut(self, uniq: pa.Array):
         """``uniq`` cut into chunks: (distinct chunks, chunk index of each position, per-value offsets),

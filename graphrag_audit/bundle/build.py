@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from graphrag_audit.bundle.anonymise import Anonymiser, table_kind
+from graphrag_audit.bundle.parallel import second_process
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.locate import IndexFiles, locate_index
 from graphrag_audit.io.safe_write import DirectoryWriter, Guard
@@ -112,15 +113,17 @@ def write_bundle(plan: BundlePlan, out, *, keep_titles: bool = False, force: boo
     w = DirectoryWriter(out, guard, force=force)
     w.check()
     with w:
-        for src in order:
-            kind = table_kind(src.stem)
-            if src.suffix == ".csv":
-                rows, changed = anon.csv_rows(kind, read_csv_rows(src))
-                w.write_file(src.name, _csv_bytes(rows))
-            else:
-                table, changed = anon.arrow_table(kind, read_arrow_table(src))
-                w.write_file(src.name, _parquet_bytes(table))
-            replaced[src.name] = changed
+        # half of every large text column is filled in a second process (the same output)
+        with second_process(anon.columns):
+            for src in order:
+                kind = table_kind(src.stem)
+                if src.suffix == ".csv":
+                    rows, changed = anon.csv_rows(kind, read_csv_rows(src))
+                    w.write_file(src.name, _csv_bytes(rows))
+                else:
+                    table, changed = anon.arrow_table(kind, read_arrow_table(src))
+                    w.write_file(src.name, _parquet_bytes(table))
+                replaced[src.name] = changed
         result = BundleResult(Path(out), plan, replaced, len(anon.entities), keep_titles, ())
         names: list[str] = []
         if extra is not None:

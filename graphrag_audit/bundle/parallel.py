@@ -1,0 +1,161 @@
+"""A second process for the column filler: about half of every large column is filled there.
+
+The filler is a pure function of the text (:meth:`Filler.text`: the same value always gives the
+same filler, whatever was filled before; its caches only save work), so the distinct values of a
+column can be filled anywhere and put back in order. :func:`second_process` forks one worker
+process holding a copy of the :class:`~graphrag_audit.bundle.batch.ColumnFiller` (made before the
+fork, so nothing is pickled but arrow arrays); for a column of at least :data:`MIN_SPLIT`
+distinct values, :meth:`ColumnFiller.array` sends the values after :func:`split_at` (a little over
+half) to the worker (arrow IPC over a pipe), fills the others itself meanwhile and appends the
+worker's part. The output is the one the serial path gives (``tests/test_bundle_parallel.py``
+compares whole bundles made both ways byte by byte, and the column filler with a worker with
+:meth:`Filler.text` value by value).
+
+The worker only computes: it never writes a file, and the parent writes every output. Anything
+that goes wrong in it (an error while filling, such as :class:`FillerError`; the process dying)
+sends nothing usable back, and the parent fills that part itself, so an error is raised where the
+serial path raises it. A worker that died is not used again.
+
+Serial (no worker) when the environment variable :data:`SERIAL_ENV` is ``1``, when the platform
+has no ``fork`` start method (Windows; macOS, where forking a process that loaded arrow is not
+safe), when the process runs other Python threads (a library caller's) or when it may run on one
+CPU only.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+import pyarrow as pa
+
+#: ``GRAPHRAG_AUDIT_BUNDLE_SERIAL=1``: fill every column in this process
+SERIAL_ENV = "GRAPHRAG_AUDIT_BUNDLE_SERIAL"
+#: a column with fewer distinct values than this is filled in this process (not worth the transfer)
+MIN_SPLIT = 4096
+#: the parent's share of a split column's distinct values: a little under half, as the parent also
+#: encodes, sends and reassembles the column while the worker waits
+PARENT_SHARE = 0.45
+
+
+def split_at(n: int) -> int:
+    """Where a column of ``n`` distinct values is split: the parent fills ``[0, split_at(n))``."""
+    return max(1, min(n - 1, int(n * PARENT_SHARE)))
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def available() -> bool:
+    """Whether :func:`second_process` starts a worker here."""
+    if os.environ.get(SERIAL_ENV, "").strip() == "1":
+        return False
+    if not sys.platform.startswith("linux") or "fork" not in multiprocessing.get_all_start_methods():
+        return False  # pragma: no cover - not Linux
+    if threading.active_count() > 1:  # forking a process that runs other threads is not safe
+        return False
+    return _cpus() >= 2
+
+
+def _to_ipc(arr: pa.Array) -> pa.Buffer:
+    batch = pa.RecordBatch.from_arrays([arr], ["v"])
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    return sink.getvalue()
+
+
+def _from_ipc(data) -> pa.Array:
+    table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+    return table.column(0).combine_chunks()
+
+
+def _serve(conn, parent_end, columns) -> None:  # pragma: no cover - runs in the worker (tested through bundles)
+    """The worker: fill each array received, send the filled array back (an empty message when
+    filling failed); end when the parent closes the pipe."""
+    parent_end.close()  # the parent's end, inherited by the fork: else closing it there is no EOF here
+    while True:
+        try:
+            data = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        try:
+            uniq = _from_ipc(data)
+            reply = _to_ipc(pa.array(columns.fill(uniq), type=uniq.type))
+        except Exception:  # noqa: BLE001 - the parent fills this part itself and raises there
+            reply = b""
+        try:
+            conn.send_bytes(reply)
+        except (BrokenPipeError, OSError):
+            return
+
+
+class Worker:
+    """One forked process filling arrays with a copy of ``columns`` (a ColumnFiller)."""
+
+    def __init__(self, columns):
+        ctx = multiprocessing.get_context("fork")
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.process = ctx.Process(target=_serve, args=(child, self.conn, columns), daemon=True,
+                                   name="graphrag-audit-bundle-filler")
+        self.process.start()
+        child.close()
+        self.alive = True
+        self.pending = False
+
+    def submit(self, uniq: pa.Array) -> bool:
+        """Send ``uniq`` (a string array without nulls) to be filled; False when the worker is gone."""
+        if not self.alive:
+            return False
+        try:
+            self.conn.send_bytes(_to_ipc(uniq))
+        except (BrokenPipeError, OSError):
+            self.alive = False
+            return False
+        self.pending = True
+        return True
+
+    def result(self) -> pa.Array | None:
+        """The filled array for the last :meth:`submit`, or None when the worker failed on it."""
+        if not self.pending:
+            return None
+        self.pending = False
+        try:
+            data = self.conn.recv_bytes()
+        except (EOFError, OSError):
+            self.alive = False
+            return None
+        if not data:
+            return None
+        return _from_ipc(data)
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        finally:
+            self.process.join(timeout=30)
+            if self.process.is_alive():  # pragma: no cover - a worker stuck in a fill
+                self.process.kill()
+                self.process.join()
+
+
+@contextmanager
+def second_process(columns) -> Iterator[Worker | None]:
+    """Within the block, ``columns`` (a ColumnFiller) fills half of every large column in a worker
+    process (``columns.worker``); None and serial when :func:`available` says no."""
+    worker = Worker(columns) if available() else None
+    columns.worker = worker
+    try:
+        yield worker
+    finally:
+        columns.worker = None
+        if worker is not None:
+            worker.close()
