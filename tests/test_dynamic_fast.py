@@ -63,7 +63,7 @@ def _set_formula(rows) -> list[tuple[int, int]]:
     return out
 
 
-@settings(max_examples=400, deadline=None, database=None)
+@settings(max_examples=250, deadline=None, database=None)
 @given(case=node_tables())
 def test_unique_owner_edges_equal_the_sorted_grouping_and_the_set_formula(case):
     n_titles, rows = case
@@ -155,7 +155,7 @@ def test_dictionary_title_codes_are_equal_iff_the_titles_are(titles):
 
 
 # ---- dense keys through a lookup table ------------------------------------------------------------
-@settings(max_examples=300, deadline=None, database=None)
+@settings(max_examples=150, deadline=None, database=None)
 @given(universe=st.sets(st.integers(-5, 60) | st.sampled_from([2**62, -(2**62), 2**63 - 1, -(2**63)]), max_size=20),
        ids=st.lists(st.integers(-8, 70) | st.sampled_from([2**63 - 1, -(2**63), 2**62 + 3]), max_size=30))
 def test_dense_index_equals_the_binary_search(universe, ids):
