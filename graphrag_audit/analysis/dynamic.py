@@ -1,7 +1,7 @@
 """Dynamic community selection per graphrag line, on one index, at each audited community_level.
 
 Builds graphrag/dynamic.py's :class:`DynamicInput` from the :class:`IndexModel` once, then runs
-``simulate_all`` per community_level (the cap on the candidates) for the lines that can read the
+``simulate_family`` per community_level (the cap on the candidates) for the lines that can read the
 layout: a ``create_final_*`` layout is read by 1.x (children rebuilt from ``create_final_nodes`` by
 entity containment, ``children_from_nodes_v1``), a ``communities`` layout by 2.x and 3.x (children
 from the ``children`` column).
@@ -14,9 +14,10 @@ import pandas as pd
 
 from graphrag_audit.graphrag.dynamic import (FAMILIES, DynamicInput, DynamicSettings, EndlessSelection, Scenario,
                                              children_csr, children_from_nodes_v1, rating_prompt_tokens_by_family,
-                                             simulate_all)
+                                             simulate_family)
 import dataclasses
 
+from graphrag_audit.graphrag.dynamic_fast import dictionary_title_codes
 from graphrag_audit.io.coerce import text_column
 from graphrag_audit.io.settings import DYNAMIC_SEARCH_KEYS, read_dynamic_settings
 from graphrag_audit.io.tables import read_table
@@ -59,13 +60,19 @@ def resolve_dynamic_options(options, model: IndexModel):
 def report_descriptions(model: IndexModel, use_summary: bool = False):
     """The text each report is rated by: ``full_content`` (as the costs read it), or ``summary``
     (``dynamic_search_use_summary``, read from the reports table only then; '' where it is missing)."""
+    return report_description_column(model, use_summary).to_numpy(dtype=object)
+
+
+def report_description_column(model: IndexModel, use_summary: bool = False) -> pd.Series:
+    """:func:`report_descriptions` as the column itself (arrow-backed text stays in arrow: the byte
+    estimate reads its lengths there, ``dynamic_fast.framed_estimate``)."""
     if not use_summary:
-        return model.reports["content"].to_numpy(dtype=object)
+        return model.reports["content"]
     path = model.files.get("reports")
     n = len(model.reports)
     df = read_table(path, ["summary"]) if path is not None else None
     col = df["summary"] if df is not None and "summary" in df.columns else None
-    return text_column(col, n).to_numpy(dtype=object)
+    return text_column(col, n)
 
 
 def dynamic_input(model: IndexModel, counter=None, *, use_summary: bool = False, query: str = "") -> DynamicInput | None:
@@ -76,7 +83,7 @@ def dynamic_input(model: IndexModel, counter=None, *, use_summary: bool = False,
         return None
     prompt = None
     if counter is not None:
-        texts = report_descriptions(model, use_summary)
+        texts = report_description_column(model, use_summary)
         prompt = rating_prompt_tokens_by_family(fams, texts, query, counter)
     return _arrays(model, fams, prompt)
 
@@ -93,7 +100,10 @@ def _arrays(model: IndexModel, fams: tuple[str, ...], prompt) -> DynamicInput:
         if str(model.schemas.get("nodes", {}).get("community", "")).lower() in _FLOAT_TYPES:
             # graphrag reads a float column (nulls present): the model's -1 is its NaN
             nc = np.where(nc == -1, np.nan, nc.astype(np.float64))
-        codes = pd.factorize(nodes["entity"], use_na_sentinel=False)[0].astype(np.int64)  # entity codes as titles
+        # entity codes as titles: the loader's dictionary codes when it encoded them, else a factorize
+        coded = dictionary_title_codes(nodes["entity"])
+        codes = coded[0] if coded is not None else \
+            pd.factorize(nodes["entity"], use_na_sentinel=False)[0].astype(np.int64)
         off, val, match = children_from_nodes_v1(cid, nc, nodes["level"].to_numpy(dtype=np.int64), codes, rep_ids)
         return DynamicInput(cid, clv, np.full(cid.size, -1, dtype=np.int64), off, val, rep_ids, rep_lv, match,
                             prompt)
@@ -198,7 +208,7 @@ def dynamic_by_level(model: IndexModel, levels, *, threshold: int = 1, keep_pare
         versions = {}
         for f in fams:
             try:
-                r = simulate_all(inp, (f,), st, what_if=relevant)[f]
+                r = simulate_family(inp, f, st, what_if=relevant)
             except EndlessSelection as exc:  # a cycle in the children: graphrag never returns
                 versions[f] = DynamicVersion(family=f, graphrag=FAMILIES[f], error=f"never ends: {exc}",
                                              descends=True, start_ids=(), cut_off_ids=(), unreachable_ids=(),
@@ -211,6 +221,6 @@ def dynamic_by_level(model: IndexModel, levels, *, threshold: int = 1, keep_pare
             versions[f] = DynamicVersion(
                 family=f, graphrag=r.graphrag, error=r.error, descends=r.descends, start_ids=tuple(r.start_ids),
                 cut_off_ids=tuple(r.cut_off_ids), unreachable_ids=tuple(r.unreachable_ids),
-                none_relevant=_scenario(r.none_relevant), all_relevant=_scenario(r.all_relevant), what_if=wi)
+                none_relevant=_scenario(r.none_relevant), all_relevant=_scenario(r.all_relevant_run), what_if=wi)
         out[n] = DynamicByVersion(versions)
     return out

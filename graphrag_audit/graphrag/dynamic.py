@@ -51,8 +51,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import chain
 
 import numpy as np
+
+from graphrag_audit.graphrag.dynamic_fast import DenseIndex, framed_estimate, unique_owner_edges
 
 __all__ = [
     "BROKEN_LINES",
@@ -71,6 +75,8 @@ __all__ = [
     "rating_prompt_tokens_by_family",
     "simulate",
     "simulate_all",
+    "simulate_family",
+    "FamilySimulation",
 ]
 
 #: family -> the graphrag releases it covers
@@ -159,11 +165,16 @@ def _system_message_tokens(descriptions: Iterable[str], query: str, counter) -> 
     counter with ``count_framed`` (tokens.py: the byte estimate counts the fixed text once) gets the
     text around the description, which is what ``format`` puts there for a ``str`` description
     (``format`` does not re-read what it substitutes); any other counter counts the formatted texts."""
-    if not isinstance(descriptions, (list, tuple, np.ndarray)):
+    head, tail = RATE_QUERY.split("{description}")
+    fast = framed_estimate(counter, head.format(), descriptions, tail.format(question=query))
+    if fast is not None:  # the byte estimate of an arrow string column: lengths read from arrow
+        return np.asarray(fast, dtype=np.int64)
+    if hasattr(descriptions, "to_numpy"):  # a pandas column: its values as Python objects
+        descriptions = descriptions.to_numpy(dtype=object)
+    elif not isinstance(descriptions, (list, tuple, np.ndarray)):
         descriptions = list(descriptions)
     framed = getattr(counter, "count_framed", None)
     if framed is not None and all(type(d) is str for d in descriptions):
-        head, tail = RATE_QUERY.split("{description}")
         return np.asarray(framed(head.format(), descriptions, tail.format(question=query)), dtype=np.int64)
     texts = [RATE_QUERY.format(description=d, question=query) for d in descriptions]
     return np.asarray(counter.count_many(texts), dtype=np.int64)
@@ -261,8 +272,15 @@ def children_csr(children: Iterable) -> tuple[np.ndarray, np.ndarray]:
     """(offsets, values) for a sequence of per-row child lists (None = no children), in two
     vectorised passes whatever the row count."""
     rows = children if isinstance(children, list) else list(children)
-    lens = np.fromiter((0 if ch is None else len(ch) for ch in rows), dtype=np.int64, count=len(rows))
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    try:  # no row is None (the loader's lists): lengths and items through C iterators
+        lens = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+        np.cumsum(lens, out=offsets[1:])
+        values = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(offsets[-1]))
+        return offsets, values
+    except TypeError:  # len(None)
+        pass
+    lens = np.fromiter((0 if ch is None else len(ch) for ch in rows), dtype=np.int64, count=len(rows))
     np.cumsum(lens, out=offsets[1:])
     values = np.fromiter((x for ch in rows if ch is not None for x in ch), dtype=np.int64, count=int(offsets[-1]))
     return offsets, values
@@ -312,6 +330,32 @@ def children_from_nodes_v1(comm_ids, node_communities, node_levels, node_titles,
 
         tcode = pd.factorize(t, use_na_sentinel=False)[0].astype(np.int64)
     n_titles = int(tcode.max()) + 1 if tcode.size else 0
+    # H's (parent, child) pairs: without a sort of the node rows when every title is in at most one
+    # community per level (dynamic_fast.unique_owner_edges), else by grouping the sorted rows
+    edges = unique_owner_edges(nc_i, nl_k, tcode, n_titles)
+    ep, ec = edges if edges is not None else _sorted_group_edges(nc_i, nl_k, tcode, n_titles)
+    # groupby("community").agg({"sub_community": list}): per parent, the hierarchy rows in order
+    # (level pair, then H's order): a stable sort by parent keeps it
+    o3 = np.argsort(ep, kind="stable")
+    ep, ec = ep[o3], ec[o3]
+    up = _uniq(ep)
+    first = np.searchsorted(ep, up, side="left")
+    last = np.searchsorted(ep, up, side="right")
+    k = _dense(cid_int, up)
+    lens = np.where(k >= 0, (last - first)[np.maximum(k, 0)] if up.size else 0, 0).astype(np.int64)
+    starts = np.where(k >= 0, first[np.maximum(k, 0)] if up.size else 0, 0).astype(np.int64)
+    offsets = np.zeros(cid_int.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    values = ec[_ranges(starts, lens)]
+    return offsets, values, not is_float
+
+
+def _sorted_group_edges(nc_i: np.ndarray, nl_k: np.ndarray, tcode: np.ndarray,
+                        n_titles: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`children_from_nodes_v1`'s (parent, child) pairs of ``restore_community_hierarchy``
+    (``H``@v1.2.0) by grouping the node rows sorted by (level, community): level pair by level pair,
+    each pair's edges by (parent, child). The plain path of ``dynamic_fast.unique_owner_edges``,
+    and the only one when a title is in several communities of one level."""
     # one (level, community) group per distinct pair: rows sorted by a combined key
     if nc_i.size:
         c0, l0 = int(nc_i.min()), int(nl_k.min())
@@ -357,20 +401,7 @@ def children_from_nodes_v1(comm_ids, node_communities, node_levels, node_titles,
         ep, ec = np.concatenate(e_p), np.concatenate(e_c)
     else:
         ep = ec = np.zeros(0, dtype=np.int64)
-    # groupby("community").agg({"sub_community": list}): per parent, the hierarchy rows in order
-    # (level pair, then H's order): a stable sort by parent keeps it
-    o3 = np.argsort(ep, kind="stable")
-    ep, ec = ep[o3], ec[o3]
-    up = _uniq(ep)
-    first = np.searchsorted(ep, up, side="left")
-    last = np.searchsorted(ep, up, side="right")
-    k = _dense(cid_int, up)
-    lens = np.where(k >= 0, (last - first)[np.maximum(k, 0)] if up.size else 0, 0).astype(np.int64)
-    starts = np.where(k >= 0, first[np.maximum(k, 0)] if up.size else 0, 0).astype(np.int64)
-    offsets = np.zeros(cid_int.size + 1, dtype=np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    values = ec[_ranges(starts, lens)]
-    return offsets, values, not is_float
+    return ep, ec
 
 
 def _subsets_slow(cur, nxt, gstart, gend, gt, gcomm) -> tuple[np.ndarray, np.ndarray]:
@@ -425,7 +456,9 @@ def _dense(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
 class _RatedTree:
     """The part of :class:`_Prepared` that depends on the community_level only through the universe:
     the communities-table rows with a report anywhere (``rows``), the universe (their numbers and
-    the candidates), each row's dense key (``dk``) and the children of each dense key's last row."""
+    the candidates) and its lookup (``index``), each row's dense key (``dk``), the rows of each level
+    (``level_rows``: level -> positions in ``rows``, row order), the children of each dense key's last
+    row, and the parent lookups of both layouts (:meth:`parent_lookup`)."""
 
     rows: np.ndarray
     universe: np.ndarray
@@ -435,32 +468,86 @@ class _RatedTree:
     kids: np.ndarray
     owner: np.ndarray
     kid_d: np.ndarray
+    index: DenseIndex
+    level_rows: dict
+    comm_parents: np.ndarray
+
+    @cached_property
+    def _lookups(self) -> dict:
+        return {}
+
+    def parent_lookup(self, kind: str, children_match: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(has_node, has_parent, parent) per dense key, read-only: which keys have a communities row,
+        which have a parent entry and that parent's dense key (-1: none in the universe), as ``kind``
+        (``"1.x"``: ``node2parent``; ``"2.x"``: the ``parent`` column, for 2.x and 3.x) looks them up."""
+        key = (kind, children_match)
+        got = self._lookups.get(key)
+        if got is None:
+            U = self.universe.size
+            has_node = np.zeros(U, dtype=bool)
+            has_node[self.nodes] = True
+            has_parent = np.zeros(U, dtype=bool)
+            parent = np.full(U, -1, dtype=np.int64)
+            if kind == "1.x":
+                # `if not self.keep_parent and community in self.node2parent: discard(node2parent[community])`
+                if children_match and self.kids.size:
+                    kd, par = self._v1_parents()
+                    has_parent[kd] = True
+                    parent[kd] = par  # last wins
+            else:
+                # D@v2.0.0/v3.0.0: `if not self.keep_parent and community in self.communities:
+                #   relevant_communities.discard(self.communities[community].parent)`; parent = to_str(parent)
+                # (L read_communities), so the discard hits the parent's key
+                has_parent[self.nodes] = True
+                parent[self.nodes] = self.index(np.asarray(self.comm_parents, dtype=np.int64)[self.src_rows])
+            got = self._lookups[key] = (_frozen(has_node), _frozen(has_parent), _frozen(parent))
+        return got
+
+    def _v1_parents(self) -> tuple[np.ndarray, np.ndarray]:
+        """1.x: (children, parents) as dense keys, in the order ``node2parent`` is written (the last
+        write of a child wins)."""
+        # D@v1.1.1 node2parent = {sub: community for community, subs in node2children.items() for sub in subs}
+        # (dict order = first insertion of each community, value = its last row; last parent wins)
+        first_row = np.full(self.universe.size, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(first_row, self.dk, self.rows)
+        ordkey = first_row[self.owner]  # iteration order of node2children
+        o = np.lexsort((np.arange(self.kids.size), ordkey))
+        kd_o, own_o = self.index(self.kids[o]), self.owner[o]
+        ok = kd_o >= 0
+        # a sub community absent from the universe can never be rated, so it needs no entry
+        return kd_o[ok], own_o[ok]
 
 
-def _rated_tree(inp: DynamicInput, candidate_ids: np.ndarray) -> _RatedTree:
-    """:class:`_RatedTree` of ``inp`` for these candidates. The universe is the rows' numbers plus the
-    candidates; when every candidate is among the rows' numbers (the candidates are report numbers,
-    and a report's community is normally in the communities table) it is the rows' numbers alone,
-    the same for every community_level, and that tree is built once per ``inp`` and reused."""
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False  # shared by every community_level and family: never written
+    return a
+
+
+def _rated_tree(inp: DynamicInput, candidates: np.ndarray) -> _RatedTree:
+    """:class:`_RatedTree` of ``inp`` for these candidates (report numbers, repeats allowed). The
+    universe is the rows' numbers plus the candidates; when every candidate is among the rows'
+    numbers (a report's community is normally in the communities table) it is the rows' numbers
+    alone, the same for every community_level, and that tree is built once per ``inp`` and reused."""
     cache = inp._derived
     if "rows" not in cache:
         rep_ids = np.asarray(inp.report_ids, dtype=np.int64)
         cid = np.asarray(inp.comm_ids, dtype=np.int64)
         rows = np.flatnonzero(np.isin(cid, _uniq(rep_ids)))
         cache["rows"], cache["row_ids"] = rows, cid[rows]
-        cache["row_universe"] = _uniq(cid[rows])
-    rows, row_ids, base = cache["rows"], cache["row_ids"], cache["row_universe"]
-    if candidate_ids.size == 0 or bool((_dense(candidate_ids, base) >= 0).all()):
+        cache["row_index"] = DenseIndex(_uniq(cid[rows]))
+    rows, row_ids, base = cache["rows"], cache["row_ids"], cache["row_index"]
+    if candidates.size == 0 or bool((base(candidates) >= 0).all()):
         if "tree" not in cache:
             cache["tree"] = _build_rated_tree(inp, rows, row_ids, base)
         return cache["tree"]
-    return _build_rated_tree(inp, rows, row_ids, _uniq(np.concatenate([row_ids, candidate_ids])))
+    return _build_rated_tree(inp, rows, row_ids, DenseIndex(_uniq(np.concatenate([row_ids, candidates]))))
 
 
-def _build_rated_tree(inp: DynamicInput, rows: np.ndarray, row_ids: np.ndarray, universe: np.ndarray) -> _RatedTree:
+def _build_rated_tree(inp: DynamicInput, rows: np.ndarray, row_ids: np.ndarray, index: DenseIndex) -> _RatedTree:
     off = np.asarray(inp.child_offsets, dtype=np.int64)
     val = np.asarray(inp.child_values, dtype=np.int64)
-    dk = _dense(row_ids, universe)
+    universe = index.universe
+    dk = index(row_ids)
     last_row = np.full(universe.size, -1, dtype=np.int64)
     last_row[dk] = rows  # fancy assignment: the last occurrence wins
     nodes = np.flatnonzero(last_row >= 0)
@@ -468,10 +555,63 @@ def _build_rated_tree(inp: DynamicInput, rows: np.ndarray, row_ids: np.ndarray, 
     lens = off[src_rows + 1] - off[src_rows]
     kids = val[_ranges(off[src_rows], lens)]
     owner = np.repeat(nodes, lens)
-    tree = _RatedTree(rows, universe, dk, nodes, src_rows, kids, owner, _dense(kids, universe))
-    for a in (tree.rows, tree.universe, tree.dk, tree.nodes, tree.src_rows, tree.kids, tree.owner, tree.kid_d):
-        a.flags.writeable = False  # shared by every community_level and family: never written
-    return tree
+    # each level's rows in row order: one stable sort of the rows' levels
+    lv_rows = np.asarray(inp.comm_levels, dtype=np.int64)[rows]
+    order = np.argsort(lv_rows, kind="stable")
+    cuts = np.flatnonzero(lv_rows[order][1:] != lv_rows[order][:-1]) + 1
+    bounds = [0, *cuts.tolist(), order.size]
+    level_rows = {int(lv_rows[order[a]]): _frozen(order[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a}
+    arrays = [_frozen(a) for a in (rows, universe, dk, nodes, src_rows, kids, owner, index(kids))]
+    return _RatedTree(*arrays, index, level_rows, inp.comm_parents)
+
+
+@dataclass(frozen=True)
+class _LevelState:
+    """What every family's selector shares at one community_level: the candidate report rows
+    (``crow``) and their dense keys (``crow_d``), the candidates, the tree, which dense keys are
+    candidates, and ``levels`` (D's ``self.levels``)."""
+
+    community_level: int | None
+    crow: np.ndarray
+    crow_d: np.ndarray
+    candidate_ids: np.ndarray
+    tree: _RatedTree
+    is_candidate: np.ndarray
+    levels: dict
+
+
+def _level_state(inp: DynamicInput, community_level: int | None) -> _LevelState:
+    """:class:`_LevelState` of ``inp`` at ``community_level``; the last one is kept (the families
+    are simulated level by level)."""
+    hit = inp._derived.get("level")
+    if hit is not None and hit.community_level == community_level:
+        return hit
+    rep_ids = np.asarray(inp.report_ids, dtype=np.int64)
+    rep_lv = np.asarray(inp.report_levels, dtype=np.int64)
+    # candidates: reports with level <= community_level, no roll-up, no join
+    # (A@v1.2.0 / A@v2.0.0 / A@v3.3.0 read_indexer_reports: _filter_under_community_level, then
+    # `if not dynamic_community_selection:` skips the roll-up and the merge)
+    n = community_level
+    crow = np.arange(rep_ids.size) if n is None else np.flatnonzero(rep_lv <= n)
+    cand = rep_ids[crow]
+    # communities handed to the selector: those with a report anywhere in the reports table
+    # (A read_indexer_communities@v1.2.0/v2.0.0/v3.3.0: `communities_df.community.isin(reports_df...)`;
+    # Q passes the full reports table there, the level-filtered one to read_indexer_reports)
+    tree = _rated_tree(inp, cand)
+    crow_d = tree.index(cand)
+    is_candidate = np.zeros(tree.universe.size, dtype=bool)
+    is_candidate[crow_d] = True
+    # levels: for community in communities (row order): levels[level] created even when the
+    # community is no candidate; appended when `community.short_id in self.reports` (D, all tags)
+    dk = tree.dk
+    levels = {}
+    for lv, pos in tree.level_rows.items():
+        d = dk[pos]
+        levels[lv] = _frozen(d[is_candidate[d]])  # row order, duplicates kept
+    state = _LevelState(n, _frozen(crow), _frozen(crow_d), _frozen(tree.universe[is_candidate]), tree,
+                        _frozen(is_candidate), levels)
+    inp._derived["level"] = state
+    return state
 
 
 class _Prepared:
@@ -499,44 +639,22 @@ class _Prepared:
     )
 
     def __init__(self, family: str, inp: DynamicInput, settings: DynamicSettings):
+        if family not in ("1.x", "2.x", "3.x"):
+            raise ValueError(f"unknown family {family!r}")
         self.family, self.settings = family, settings
-        rep_ids = np.asarray(inp.report_ids, dtype=np.int64)
-        rep_lv = np.asarray(inp.report_levels, dtype=np.int64)
-        clv = np.asarray(inp.comm_levels, dtype=np.int64)
-        cpar = np.asarray(inp.comm_parents, dtype=np.int64)
-        # candidates: reports with level <= community_level, no roll-up, no join
-        # (A@v1.2.0 / A@v2.0.0 / A@v3.3.0 read_indexer_reports: _filter_under_community_level, then
-        # `if not dynamic_community_selection:` skips the roll-up and the merge)
-        n = settings.community_level
-        cand = rep_ids if n is None else rep_ids[rep_lv <= n]
-        self.candidate_ids = _uniq(cand)
-        # communities handed to the selector: those with a report anywhere in the reports table
-        # (A read_indexer_communities@v1.2.0/v2.0.0/v3.3.0: `communities_df.community.isin(reports_df...)`;
-        # Q passes the full reports table there, the level-filtered one to read_indexer_reports)
-        tree = _rated_tree(inp, self.candidate_ids)
-        rows = tree.rows
+        st = _level_state(inp, settings.community_level)
+        tree = st.tree
+        self.candidate_ids = st.candidate_ids
         self.universe = universe = tree.universe
         U = universe.size
-        self.is_candidate = np.zeros(U, dtype=bool)
-        self.is_candidate[_dense(self.candidate_ids, universe)] = True
-        # levels: for community in communities (row order): levels[level] created even when the
-        # community is no candidate; appended when `community.short_id in self.reports` (D, all tags)
-        lv_rows = clv[rows]
-        dk = tree.dk
-        keep = self.is_candidate[dk]
-        self.levels: dict[int, np.ndarray] = {}
-        for lv in _uniq(lv_rows).tolist():
-            sel = (lv_rows == lv) & keep
-            self.levels[int(lv)] = dk[sel]  # row order, duplicates kept
+        self.is_candidate = st.is_candidate
+        self.levels: dict[int, np.ndarray] = st.levels
         # start: self.levels["0"] (D@v1.1.1 L87, the same line in every tag): KeyError '0' when no
         # level-0 community has a report
         self.error = None if 0 in self.levels else _ERR_NO_LEVEL0
         self.start = self.levels.get(0, np.zeros(0, dtype=np.int64))
         # the child/parent lookups; for duplicate rows the last row wins (dict comprehensions in D)
-        self.has_node = np.zeros(U, dtype=bool)
-        self.has_parent = np.zeros(U, dtype=bool)
-        self.parent = np.full(U, -1, dtype=np.int64)
-        nodes, src_rows, kids, owner, kid_d = tree.nodes, tree.src_rows, tree.kids, tree.owner, tree.kid_d
+        nodes, kids, owner, kid_d = tree.nodes, tree.kids, tree.owner, tree.kid_d
         if family == "2.x":
             # D@v2.0.0 L127-130: `for child in self.communities[community].children: if child in self.reports`
             # children are the stored ints (L@v2.0.0 read_communities: to_list, items not converted),
@@ -545,53 +663,33 @@ class _Prepared:
         elif family == "3.x":
             # D@v3.0.0 L129-132: `child_str = str(child); if child_str in self.reports`
             queued = (kid_d >= 0) & self.is_candidate[np.maximum(kid_d, 0)]
-        elif family == "1.x":
+        else:
             # D@v1.1.1 L61-67 node2children = {short_id: [str(x) for x in sub_community_ids]};
             # L143-146 `if sub_community in self.reports`
             queued = (kid_d >= 0) & self.is_candidate[np.maximum(kid_d, 0)] & bool(inp.children_match)
-        else:
-            raise ValueError(f"unknown family {family!r}")
         # each rated community's prompt tokens: self.reports[community] is the last candidate row of its
         # number (D: `{report.community_id: report for report in community_reports}`)
         self.prompt_tokens = None
         rpt = (inp.report_prompt_tokens or {}).get(family)
         if rpt is not None:
             rpt = np.asarray(rpt, dtype=np.int64)
-            crow = np.arange(rep_ids.size) if n is None else np.flatnonzero(rep_lv <= n)
             self.prompt_tokens = np.zeros(U, dtype=np.int64)
-            self.prompt_tokens[_dense(rep_ids[crow], universe)] = rpt[crow]  # last row wins
-        self.has_node[nodes] = True
+            self.prompt_tokens[st.crow_d] = rpt[st.crow]  # last row wins
         qlens = np.bincount(owner[queued], minlength=U) if kids.size else np.zeros(U, dtype=np.int64)
         self.ch_off = np.zeros(U + 1, dtype=np.int64)
         np.cumsum(qlens, out=self.ch_off[1:])
         self.ch_val = kid_d[queued]  # owner is non-decreasing in dense order, so this is CSR order
-        if family == "1.x":
-            # D@v1.1.1 node2parent = {sub: community for community, subs in node2children.items() for sub in subs}
-            # (dict order = first insertion of each community, value = its last row; last parent wins)
-            # `if not self.keep_parent and community in self.node2parent: discard(node2parent[community])`
-            if inp.children_match and kids.size:
-                first_row = np.full(U, np.iinfo(np.int64).max, dtype=np.int64)
-                np.minimum.at(first_row, dk, rows)
-                ordkey = first_row[owner]  # iteration order of node2children
-                o = np.lexsort((np.arange(kids.size), ordkey))
-                k_o, own_o = kids[o], owner[o]
-                kd_o = _dense(k_o, universe)
-                ok = kd_o >= 0
-                self.has_parent[kd_o[ok]] = True
-                self.parent[kd_o[ok]] = own_o[ok]  # last wins
-            # a sub community absent from the universe can never be rated, so it needs no entry
-        else:
-            # D@v2.0.0/v3.0.0: `if not self.keep_parent and community in self.communities:
-            #   relevant_communities.discard(self.communities[community].parent)`; parent = to_str(parent)
-            # (L read_communities), so the discard hits the parent's key
-            self.has_parent[nodes] = True
-            self.parent[nodes] = _dense(cpar[src_rows], universe)
+        # the parent each kept community discards (the same at every community_level: built once per tree)
+        self.has_node, self.has_parent, self.parent = tree.parent_lookup(
+            "1.x" if family == "1.x" else "2.x", bool(inp.children_match))
 
-    def run(self, relevant: np.ndarray, rated: list | None = None) -> Scenario:
+    def run(self, relevant: np.ndarray, rated: list | None = None, reached: np.ndarray | None = None) -> Scenario:
         """``select()`` with ``relevant`` (bool per dense key) standing for ``rating >= threshold``;
-        ``rated``, when given, receives each wave's rated community numbers (sorted, duplicates kept)."""
+        ``rated``, when given, receives each wave's rated community numbers (sorted, duplicates kept);
+        ``reached`` (bool per dense key), when given, is set where a community is rated."""
         s = self.settings
         U = self.universe.size
+        mark = np.zeros(U, dtype=bool)
         kept = np.zeros(U, dtype=bool)
         n_kept = 0
         queue = self.start.copy()  # deepcopy(self.starting_communities) (D)
@@ -612,6 +710,8 @@ class _Prepared:
                                        "through many parents, or a cycle)")
             if rated is not None:
                 rated.append(np.sort(self.universe[queue]).tolist())
+            if reached is not None:
+                reached[queue] = True
             if self.prompt_tokens is not None:
                 tokens += int(self.prompt_tokens[queue].sum())
             rq = relevant[queue]
@@ -629,7 +729,7 @@ class _Prepared:
                     pos_del[par] = -1
                     np.maximum.at(pos_del, par, 2 * qi[hp] + 1)
                     touched.append(par)
-                t = _uniq(np.concatenate(touched))
+                t = _distinct(np.concatenate(touched), mark)
                 was = kept[t]
                 now = pos_add[t] > pos_del[t]
                 kept[t] = now
@@ -662,15 +762,28 @@ class _Prepared:
             seeds.append(self.levels[lv])
             lv += 1
         seen = np.zeros(self.universe.size, dtype=bool)
-        frontier = _uniq(np.concatenate(seeds)) if seeds else np.zeros(0, dtype=np.int64)
+        mark = np.zeros(self.universe.size, dtype=bool)
+        frontier = _distinct(np.concatenate(seeds), mark) if seeds else np.zeros(0, dtype=np.int64)
         while frontier.size:
             frontier = frontier[~seen[frontier]]
             seen[frontier] = True
             if frontier.size == 0:
                 break
-            frontier = _uniq(self.ch_val[_ranges(self.ch_off[frontier],
-                                                     self.ch_off[frontier + 1] - self.ch_off[frontier])])
+            frontier = _distinct(self.ch_val[_ranges(self.ch_off[frontier],
+                                                         self.ch_off[frontier + 1] - self.ch_off[frontier])], mark)
         return seen
+
+
+def _distinct(keys: np.ndarray, mark: np.ndarray) -> np.ndarray:
+    """The distinct dense keys of ``keys``, sorted (what :func:`_uniq` gives). ``mark`` is an all-False
+    bool array over the universe, returned all-False: when ``keys`` is large against the universe
+    they are marked and read back in one pass over it instead of sorted."""
+    if keys.size * 16 < mark.size:
+        return _uniq(keys)
+    mark[keys] = True
+    out = np.flatnonzero(mark)
+    mark[out] = False
+    return out
 
 
 def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
@@ -727,29 +840,89 @@ def simulate_all(inp: DynamicInput, families: Iterable[str] = ("1.x", "2.x", "3.
                  what_if: Iterable[int] | None = None) -> dict[str, FamilyResult]:
     """Per family: the error, whether it descends, the start, what can be rated, and the scenarios
     none relevant / all relevant (/ ``what_if`` relevant ids)."""
-    out: dict[str, FamilyResult] = {}
     wi = None if what_if is None else _ids(what_if)
-    for fam in families:
-        p = prepare(fam, inp, settings)
-        cand = tuple(p.candidate_ids.tolist())
-        if p.error is not None:
-            out[fam] = FamilyResult(fam, FAMILIES[fam], settings, p.error, False, cand, (), (), cand, cand,
-                                    None, None, None)
-            continue
-        seen = p.rateable()
-        rateable = tuple(p.universe[seen].tolist())
-        unreachable = tuple(p.universe[p.is_candidate & ~seen].tolist())
-        descends = bool((p.ch_off[1:] - p.ch_off[:-1])[seen].any())
-        none_sc = Scenario((), *_fields(p.run(np.zeros(p.universe.size, dtype=bool))))
-        rated: list = []
-        all_sc = Scenario(cand, *_fields(p.run(p.is_candidate.copy(), rated)))
-        reached = _uniq(np.concatenate([np.asarray(w, dtype=np.int64) for w in rated])) if rated else _uniq([])
-        cut_off = tuple(np.setdiff1d(p.candidate_ids, reached, assume_unique=True).tolist())
-        wsc = simulate(p, relevant_ids=wi) if wi is not None else None
-        out[fam] = FamilyResult(fam, FAMILIES[fam], settings, None, descends, cand,
-                                tuple(p.universe[p.start].tolist()), rateable, unreachable, cut_off, none_sc,
-                                all_sc, wsc)
-    return out
+    return {fam: simulate_family(inp, fam, settings, wi).result() for fam in families}
+
+
+class FamilySimulation:
+    """:func:`simulate_family`'s answer: a :class:`FamilyResult` whose id sets stay arrays over the
+    selector's universe until one is read (each property builds its tuple once), so a caller that
+    needs a few of them (the audit: the start, the cut-off and unreachable ids) converts only those."""
+
+    def __init__(self, prep: _Prepared, seen: np.ndarray | None, reached: np.ndarray | None, descends: bool,
+                 none_relevant: Scenario | None, all_relevant: Scenario | None, what_if: Scenario | None):
+        self.prep, self._seen, self._reached = prep, seen, reached
+        self.family, self.graphrag, self.settings = prep.family, FAMILIES[prep.family], prep.settings
+        self.error, self.descends = prep.error, descends
+        self.none_relevant, self.what_if = none_relevant, what_if
+        self._all = all_relevant
+        self._tuples: dict[str, tuple[int, ...]] = {}
+
+    def _ids(self, name: str, mask_or_keys) -> tuple[int, ...]:
+        got = self._tuples.get(name)
+        if got is None:
+            got = self._tuples[name] = tuple(self.prep.universe[mask_or_keys].tolist())
+        return got
+
+    @property
+    def candidate_ids(self) -> tuple[int, ...]:
+        got = self._tuples.get("candidate")
+        if got is None:
+            got = self._tuples["candidate"] = tuple(self.prep.candidate_ids.tolist())
+        return got
+
+    @property
+    def start_ids(self) -> tuple[int, ...]:
+        return () if self.error is not None else self._ids("start", self.prep.start)
+
+    @property
+    def rateable_ids(self) -> tuple[int, ...]:
+        return () if self.error is not None else self._ids("rateable", self._seen)
+
+    @property
+    def unreachable_ids(self) -> tuple[int, ...]:
+        if self.error is not None:
+            return self.candidate_ids
+        return self._ids("unreachable", self.prep.is_candidate & ~self._seen)
+
+    @property
+    def cut_off_ids(self) -> tuple[int, ...]:
+        if self.error is not None:
+            return self.candidate_ids
+        return self._ids("cut_off", self.prep.is_candidate & ~self._reached)
+
+    @property
+    def all_relevant(self) -> Scenario | None:
+        """The scenario every candidate relevant (its ``relevant_ids``: the candidates)."""
+        if self._all is None:
+            return None
+        return Scenario(self.candidate_ids, *_fields(self._all))
+
+    @property
+    def all_relevant_run(self) -> Scenario | None:
+        """:attr:`all_relevant` with ``relevant_ids`` None (the candidates left unconverted)."""
+        return self._all
+
+    def result(self) -> FamilyResult:
+        return FamilyResult(self.family, self.graphrag, self.settings, self.error, self.descends, self.candidate_ids,
+                            self.start_ids, self.rateable_ids, self.unreachable_ids, self.cut_off_ids,
+                            self.none_relevant, self.all_relevant, self.what_if)
+
+
+def simulate_family(inp: DynamicInput, family: str, settings: DynamicSettings = DEFAULTS,
+                    what_if: Iterable[int] | None = None) -> FamilySimulation:
+    """:func:`simulate_all` for one family, as a :class:`FamilySimulation`."""
+    what_if = None if what_if is None else _ids(what_if)
+    p = prepare(family, inp, settings)
+    if p.error is not None:
+        return FamilySimulation(p, None, None, False, None, None, None)
+    seen = p.rateable()
+    descends = bool((p.ch_off[1:] - p.ch_off[:-1])[seen].any())
+    none_sc = Scenario((), *_fields(p.run(np.zeros(p.universe.size, dtype=bool))))
+    reached = np.zeros(p.universe.size, dtype=bool)
+    all_sc = p.run(p.is_candidate.copy(), reached=reached)  # relevant_ids: the candidates, when read
+    wsc = simulate(p, relevant_ids=what_if) if what_if is not None else None
+    return FamilySimulation(p, seen, reached, descends, none_sc, all_sc, wsc)
 
 
 def _fields(sc: Scenario) -> tuple:
