@@ -16,6 +16,7 @@ import pytest
 
 import synthetic as S
 from deep_indexes import parent_cycle_index, single_child_chains_index
+from test_scale import ref_ancestors_in
 from graphrag_audit.analysis.level_sets import AncestorFlags
 from graphrag_audit.analysis.levels import TreeIndex, level_stats
 from graphrag_audit.graphrag.selection import BEHAVIOURS, select_all
@@ -31,23 +32,9 @@ def _ref_covered(ti: TreeIndex, ccodes: np.ndarray) -> tuple[int, np.ndarray]:
 
 
 def _ref_ancestor_rows(parent: np.ndarray, ccodes: np.ndarray) -> int:
-    """Entries of ``ccodes`` reached from another entry by one or more parent steps, by climbing."""
-    n = len(parent)
-    sel = np.zeros(n, dtype=bool)
-    sel[ccodes[ccodes >= 0]] = True
-    is_anc = np.zeros(n, dtype=bool)
-    seen = np.zeros(n, dtype=bool)
-    cur = np.flatnonzero(sel)
-    for _ in range(n):
-        cur = parent[cur]
-        cur = cur[cur >= 0]
-        cur = cur[~seen[cur]]
-        if not len(cur):
-            break
-        seen[cur] = True
-        is_anc[cur[sel[cur]]] = True
+    """Entries of ``ccodes`` reached from another entry by one or more parent steps (test_scale's climb)."""
     ok = ccodes[ccodes >= 0]
-    return int(is_anc[ok].sum())
+    return int(np.isin(ok, ref_ancestors_in(parent, ccodes)).sum())
 
 
 def _check(model, order_seed: int | None) -> int:
