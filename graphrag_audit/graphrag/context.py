@@ -112,6 +112,7 @@ import pyarrow.compute as pc
 
 from graphrag_audit.graphrag.shuffle import permutation
 from graphrag_audit.graphrag.tokens import EstimateTokenCounter, TokenCounter, get_token_counter
+from graphrag_audit.model.keys import has_duplicates
 
 __all__ = [
     "DEFAULT_MAX_CONTEXT_TOKENS",
@@ -791,13 +792,7 @@ def _distinct_ints(community_ids: Any, order: np.ndarray) -> bool:
     arr = community_ids.to_numpy() if isinstance(community_ids, pd.Series) else community_ids
     if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iu":
         return False
-    sel = arr[order]
-    if len(sel) > 1:
-        lo, hi = int(sel.min()), int(sel.max())
-        if hi - lo <= 4 * len(sel) + 1024:  # graphrag's numbers 0, 1, ...: one count per number
-            return int(np.bincount((sel - lo).astype(np.int64, copy=False)).max()) <= 1
-    s = np.sort(sel)
-    return not (s[1:] == s[:-1]).any()
+    return not has_duplicates(arr[order])
 
 
 def _rank_strings(rank: np.ndarray) -> list[str]:

@@ -97,7 +97,6 @@ def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterato
     codes, comm, lev = codes[order], comm[order], lev[order]
     width = int(codes.max()) + 1 if len(codes) else 0
     running = np.full(width, INT_MIN, dtype=np.int64)
-    distinct = _distinct_numbers(comm, width)
     # the entities with a row at level <= N, in the order their first such row comes: a prefix
     first = np.full(width, len(codes), dtype=np.int64)
     np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
@@ -113,24 +112,7 @@ def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterato
             np.maximum.at(running, codes[start:end], comm[start:end])
             start = end
         seen = by_first[:int(np.searchsorted(first_sorted, end, side="left"))]
-        yield n, distinct(running[seen])
-
-
-def _distinct_numbers(comm: np.ndarray, width: int):
-    """``sorted_unique`` for arrays of values of ``comm``: one flag per number when the numbers
-    span a range not much wider than the entities or rows (graphrag numbers its communities
-    0, 1, ...; a level's distinct maxima are then found without sorting one value per entity)."""
-    if not len(comm):
-        return sorted_unique
-    lo, hi = int(comm.min()), int(comm.max())
-    if hi - lo > 4 * max(width, len(comm) // 8, 1024):
-        return sorted_unique
-
-    def distinct(values: np.ndarray) -> np.ndarray:
-        flags = np.zeros(hi - lo + 1, dtype=bool)
-        flags[values - lo] = True
-        return (np.flatnonzero(flags) + lo).astype(np.int64, copy=False)
-    return distinct
+        yield n, sorted_unique(running[seen])
 
 
 def select_all(model: IndexModel) -> dict[int | None, dict[str, Selection]]:
