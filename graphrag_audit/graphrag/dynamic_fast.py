@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphrag_audit.graphrag.tokens import EstimateTokenCounter
-from graphrag_audit.model.keys import dictionary_parts
+from graphrag_audit.model.keys import dictionary_parts, sorted_unique
 
 __all__ = ["DenseIndex", "dictionary_title_codes", "framed_estimate", "unique_owner_edges"]
 
@@ -95,8 +95,7 @@ def _dense_numbers(nc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     span = hi - lo + 1
     if span <= max(_DIRECT_SPAN_MIN, _DIRECT_SPAN_FACTOR * nc.size):
         return nc - lo, np.arange(lo, hi + 1, dtype=np.int64)
-    numbers = np.sort(nc)
-    numbers = numbers[np.concatenate(([True], numbers[1:] != numbers[:-1]))]
+    numbers = sorted_unique(nc)
     return np.searchsorted(numbers, nc).astype(np.int64), numbers
 
 
