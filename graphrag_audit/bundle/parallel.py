@@ -11,6 +11,11 @@ worker's part. The output is the one the serial path gives (``tests/test_bundle_
 compares whole bundles made both ways byte by byte, and the column filler with a worker with
 :meth:`Filler.text` value by value).
 
+Once OUT's reports table is written, :meth:`Worker.count` also has the worker count, between
+fills (a fill request always goes first), the strings the audit of OUT will count
+(:mod:`graphrag_audit.bundle.precount`); :meth:`Worker.counts` collects them before the audit, and
+the parent's share of a split column is :data:`COUNTING_PARENT_SHARE` meanwhile.
+
 The worker only computes: it never writes a file, and the parent writes every output. Anything
 that goes wrong in it (an error while filling, such as :class:`FillerError`; the process dying)
 sends nothing usable back, and the parent fills that part itself, so an error is raised where the

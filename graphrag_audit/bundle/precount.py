@@ -64,8 +64,6 @@ class PreCounter:
         from graphrag_audit.graphrag.context import row_part_texts
         from graphrag_audit.graphrag.dynamic import rating_texts
         from graphrag_audit.graphrag.token_cache import MIN_CHARS, digest
-
-        _digest = digest
         from graphrag_audit.graphrag.tokens import get_token_counter
         from graphrag_audit.io.load import reports_frame
 
@@ -75,9 +73,10 @@ class PreCounter:
         entries = self.entries
 
         def count(texts: list[str]) -> None:
-            long = [t for t in dict.fromkeys(texts) if len(t) >= MIN_CHARS and _digest(t) not in entries]
-            if long:
-                entries.update(zip(map(digest, long), counter.count_many(long).tolist()))
+            new = [(k, t) for t in dict.fromkeys(texts) if len(t) >= MIN_CHARS
+                   for k in (digest(t),) if k not in entries]
+            if new:
+                entries.update(zip((k for k, _t in new), counter.count_many([t for _k, t in new]).tolist()))
 
         # the report rows graphrag's rank filter keeps (ContextCoster.fixed_measures)
         ranks = rep["rank"].to_numpy(dtype=np.float64)
