@@ -340,12 +340,13 @@ def seeded_token_session(seeds: dict[str, dict[bytes, int]] | None = None) -> It
         store._entries = dict(entries)
         stores[name] = store
     with _session_lock:
+        previous = _session
         _session = {"dir": Path("."), "memory": True, "guard": None, "stores": stores, "why": None, "note": False}
     try:
         yield stores
     finally:
         with _session_lock:
-            _session = None
+            _session = previous  # a caller's own session (library use) is back as it was
 
 
 def digest(text: str) -> bytes:
