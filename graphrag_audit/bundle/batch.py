@@ -89,7 +89,7 @@ class ColumnFiller:
         from graphrag_audit.bundle.parallel import MIN_SPLIT, split_at
 
         # the tail of a large column's distinct values goes to the worker, if there is one
-        split = split_at(len(uniq)) if self.worker is not None and len(uniq) >= MIN_SPLIT else len(uniq)
+        split = split_at(len(uniq), self.worker.parent_share) if self.worker is not None and len(uniq) >= MIN_SPLIT else len(uniq)
         sent = split < len(uniq) and self.worker.submit(uniq.slice(split))
         if not sent:
             split = len(uniq)

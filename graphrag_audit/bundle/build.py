@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -20,7 +21,9 @@ import pyarrow.parquet as pq
 
 from graphrag_audit.bundle.anonymise import Anonymiser, table_kind
 from graphrag_audit.bundle.parallel import second_process
+from graphrag_audit.bundle.precount import TOKENIZER
 from graphrag_audit.errors import IndexInputError
+from graphrag_audit.graphrag.token_cache import seeded_token_session
 from graphrag_audit.io.locate import IndexFiles, locate_index
 from graphrag_audit.io.safe_write import DirectoryWriter, Guard
 from graphrag_audit.io.tables import read_arrow_table, read_csv_rows
@@ -110,11 +113,19 @@ def write_bundle(plan: BundlePlan, out, *, keep_titles: bool = False, force: boo
     replaced: dict[str, list[str]] = {}
     # entity tables first, so that pseudonyms are numbered in entity order
     order = sorted(plan.tables, key=lambda p: (table_kind(p.stem) not in ("entities", "nodes"), p.name))
+    listed = list(order)  # the README lists the tables in this order
+    reports = plan.files.tables.get("reports")
+    if reports in order and extra is not None:
+        # the reports table before all: the worker counts OUT's report rows for the audit while the
+        # parent writes the others (no pseudonym is handed out in it, so the output is the same)
+        order.remove(reports)
+        order.insert(0, reports)
     w = DirectoryWriter(out, guard, force=force)
     w.check()
     with w:
         # half of every large text column is filled in a second process (the same output)
-        with second_process(anon.columns):
+        seeds = None
+        with second_process(anon.columns) as worker:
             for src in order:
                 kind = table_kind(src.stem)
                 if src.suffix == ".csv":
@@ -124,10 +135,20 @@ def write_bundle(plan: BundlePlan, out, *, keep_titles: bool = False, force: boo
                     table, changed = anon.arrow_table(kind, read_arrow_table(src))
                     w.write_file(src.name, _parquet_bytes(table))
                 replaced[src.name] = changed
+                if worker is not None and extra is not None and src == reports:
+                    # the worker counts OUT's report rows for its audit while the other tables are written
+                    worker.count(w.path / src.name, plan.files.tables.get("entities"))
+            if worker is not None and worker.counting:
+                seeds = worker.counts()
+        replaced = {src.name: replaced[src.name] for src in listed}
         result = BundleResult(Path(out), plan, replaced, len(anon.entities), keep_titles, ())
         names: list[str] = []
         if extra is not None:
-            for name, data in extra(w.path, result).items():
+            # the audit of OUT finds the worker's counts in an in-memory store (never a file)
+            with seeded_token_session({TOKENIZER: seeds}) if seeds is not None \
+                    else nullcontext():
+                files = extra(w.path, result)
+            for name, data in files.items():
                 w.write_file(name, data)
                 names.append(name)
         final = w.commit()

@@ -11,6 +11,11 @@ worker's part. The output is the one the serial path gives (``tests/test_bundle_
 compares whole bundles made both ways byte by byte, and the column filler with a worker with
 :meth:`Filler.text` value by value).
 
+Once OUT's reports table is written, :meth:`Worker.count` also has the worker count, between
+fills (a fill request always goes first), the strings the audit of OUT will count
+(:mod:`graphrag_audit.bundle.precount`); :meth:`Worker.counts` collects them before the audit, and
+the parent's share of a split column is :data:`COUNTING_PARENT_SHARE` meanwhile.
+
 The worker only computes: it never writes a file, and the parent writes every output. Anything
 that goes wrong in it (an error while filling, such as :class:`FillerError`; the process dying)
 sends nothing usable back, and the parent fills that part itself, so an error is raised where the
@@ -29,6 +34,7 @@ import os
 import sys
 import threading
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator
 
 import pyarrow as pa
@@ -42,9 +48,13 @@ MIN_SPLIT = 4096
 PARENT_SHARE = 0.45
 
 
-def split_at(n: int) -> int:
+#: the parent's share while the worker also counts OUT's report rows (``Worker.count``)
+COUNTING_PARENT_SHARE = 0.6
+
+
+def split_at(n: int, share: float = PARENT_SHARE) -> int:
     """Where a column of ``n`` distinct values is split: the parent fills ``[0, split_at(n))``."""
-    return max(1, min(n - 1, int(n * PARENT_SHARE)))
+    return max(1, min(n - 1, int(n * share)))
 
 
 def _cpus() -> int:
@@ -78,20 +88,63 @@ def _from_ipc(data) -> pa.Array:
     return table.column(0).combine_chunks()
 
 
+_FILL, _COUNT, _COLLECT = b"F", b"C", b"R"
+
+
 def _serve(conn, parent_end, columns) -> None:  # pragma: no cover - runs in the worker (tested through bundles)
     """The worker: fill each array received, send the filled array back (an empty message when
-    filling failed); end when the parent closes the pipe."""
+    filling failed); between fills, count OUT's report rows (:mod:`~graphrag_audit.bundle.precount`)
+    once asked to, and send the counts when collected (empty when counting failed); end when the
+    parent closes the pipe."""
     parent_end.close()  # the parent's end, inherited by the fork: else closing it there is no EOF here
+    pc = steps = None  # the count job (PreCounter, its steps) until collected; fills go first
     while True:
+        if steps is not None:
+            try:
+                waiting = conn.poll(0)
+            except (EOFError, OSError):
+                return
+            if not waiting:
+                try:
+                    next(steps)
+                except StopIteration:
+                    steps = None  # done: the counts wait for the collect message
+                except Exception:  # noqa: BLE001 - the audit counts these rows itself
+                    pc = steps = None
+                continue
         try:
             data = conn.recv_bytes()
         except (EOFError, OSError):
             return
-        try:
-            uniq = _from_ipc(data)
-            reply = _to_ipc(pa.array(columns.fill(uniq), type=uniq.type))
-        except Exception:  # noqa: BLE001 - the parent fills this part itself and raises there
+        kind, body = data[:1], data[1:]
+        if kind == _COUNT:
+            try:
+                from graphrag_audit.bundle.precount import PreCounter, weight_column
+
+                paths = [os.fsdecode(p) for p in body.split(b"\0")]
+                pc = PreCounter(Path(paths[0]), weight_column(Path(paths[1]) if paths[1] else None))
+                steps = pc.steps()
+            except Exception:  # noqa: BLE001 - the audit counts these rows itself
+                pc = steps = None
+            continue
+        if kind == _COLLECT:
             reply = b""
+            try:
+                if pc is not None:
+                    from graphrag_audit.bundle.precount import pack
+
+                    for _ in steps or ():
+                        pass
+                    reply = pack(pc.entries)
+            except Exception:  # noqa: BLE001 - the audit counts these rows itself
+                reply = b""
+            pc = steps = None
+        else:
+            try:
+                uniq = _from_ipc(body)
+                reply = _to_ipc(pa.array(columns.fill(uniq), type=uniq.type))
+            except Exception:  # noqa: BLE001 - the parent fills this part itself and raises there
+                reply = b""
         try:
             conn.send_bytes(reply)
         except (BrokenPipeError, OSError):
@@ -110,13 +163,16 @@ class Worker:
         child.close()
         self.alive = True
         self.pending = False
+        self.counting = False
+        #: the parent's share of a split column (larger while the worker also counts)
+        self.parent_share = PARENT_SHARE
 
     def submit(self, uniq: pa.Array) -> bool:
         """Send ``uniq`` (a string array without nulls) to be filled; False when the worker is gone."""
         if not self.alive:
             return False
         try:
-            self.conn.send_bytes(_to_ipc(uniq))
+            self.conn.send_bytes(_FILL + _to_ipc(uniq))
         except (BrokenPipeError, OSError):
             self.alive = False
             return False
@@ -136,6 +192,42 @@ class Worker:
         if not data:
             return None
         return _from_ipc(data)
+
+    def count(self, reports_path: Path, entities_path: Path | None) -> bool:
+        """Start counting the row texts of OUT's reports table at ``reports_path`` (between fills);
+        ``entities_path``: the index's entities table (whether the rows have a weight column)."""
+        if not self.alive or self.pending:
+            return False
+        try:
+            self.conn.send_bytes(_COUNT + os.fsencode(str(reports_path)) + b"\0"
+                                 + (os.fsencode(str(entities_path)) if entities_path is not None else b""))
+        except (BrokenPipeError, OSError):
+            self.alive = False
+            return False
+        self.counting = True
+        self.parent_share = COUNTING_PARENT_SHARE
+        return True
+
+    def counts(self) -> dict[bytes, int] | None:
+        """The counts of the job :meth:`count` started (waits for them); None when it failed."""
+        if not self.counting or not self.alive or self.pending:
+            return None
+        self.counting = False
+        self.parent_share = PARENT_SHARE
+        try:
+            self.conn.send_bytes(_COLLECT)
+            data = self.conn.recv_bytes()
+        except (EOFError, OSError):
+            self.alive = False
+            return None
+        if not data:
+            return None
+        from graphrag_audit.bundle.precount import unpack
+
+        try:
+            return unpack(data)
+        except ValueError:
+            return None
 
     def close(self) -> None:
         try:

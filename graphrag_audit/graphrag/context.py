@@ -103,7 +103,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Iterable, Iterator, Literal, Sequence
 
 import numpy as np
 import pandas as pd
@@ -131,6 +131,8 @@ __all__ = [
     "render_batches",
     "report_row",
     "row_measures",
+    "row_part_texts",
+    "row_texts",
     "shuffle_order",
     "text_unit_counts",
 ]
@@ -433,16 +435,11 @@ class RowTokenCache:
         if None in vals:
             missing = list(dict.fromkeys(k for k, v in zip(keys, vals) if v is None))
             counter = self.counter
-            if with_weight:
-                heads = [f"{k[0]}{delimiter}{k[1]}{delimiter}" for k in missing]
-                tails = [
-                    f"{delimiter}{k[2]}\n" if k[3] is None else f"{delimiter}{k[2]}{delimiter}{k[3]}\n"
-                    for k in missing
-                ]
-                got = counter.measure_many(heads) + counter.measure_many(tails)
-            else:
-                rows = [delimiter.join(k[:3] if k[3] is None else k) + "\n" for k in missing]
-                got = counter.measure_many(rows)
+            parts = row_texts([k[0] for k in missing], [k[1] for k in missing], [k[2] for k in missing],
+                              [k[3] for k in missing], with_weight=with_weight, delimiter=delimiter)
+            got = counter.measure_many(parts[0])
+            for part in parts[1:]:
+                got = got + counter.measure_many(part)
             d.update(zip(missing, got.tolist()))
             vals = [d[k] for k in keys]
         return np.array(vals, dtype=np.int64)
@@ -500,6 +497,43 @@ def row_measures(
                 total += d + np.fromiter(map(len, _rank_strings(ranks[rows])), dtype=np.int64, count=len(rows))
             out[rows] = total
             return out
+    for idx, parts in row_part_texts(ids, titles, contents, ranks, rows, with_weight=with_weight,
+                                     include_rank=include_rank, delimiter=delimiter, chunk=chunk):
+        got = counter.measure_many(parts[0])
+        for part in parts[1:]:
+            got = got + counter.measure_many(part)
+        out[idx] = got
+    return out
+
+
+def row_texts(id_s: list, title_s: list, content_s: list, rank_s: list, *, with_weight: bool,
+              delimiter: str = "|") -> list[list[str]]:
+    """The strings whose measures add up to each report row's fixed measure: with a weight
+    column ``[heads, tails]`` (``f"{id}|{title}|"``, ``f"|{content}|{rank}\\n"``), without
+    ``[rows]`` (the whole row). A rank of None: no rank column. :class:`RowTokenCache`,
+    :func:`row_measures` and the bundle's pre-counter (``bundle/precount.py``) all build the
+    strings here, so a count remembered for one is found by the others."""
+    if with_weight:
+        heads = [f"{i}{delimiter}{t}{delimiter}" for i, t in zip(id_s, title_s)]
+        tails = [
+            f"{delimiter}{c}\n" if r is None else f"{delimiter}{c}{delimiter}{r}\n"
+            for c, r in zip(content_s, rank_s)
+        ]
+        return [heads, tails]
+    return [[
+        delimiter.join((i, t, c) if r is None else (i, t, c, r)) + "\n"
+        for i, t, c, r in zip(id_s, title_s, content_s, rank_s)
+    ]]
+
+
+def row_part_texts(community_ids: np.ndarray, titles: Any, contents: Any, ranks: np.ndarray, rows: np.ndarray, *,
+                   with_weight: bool, include_rank: bool = True, delimiter: str = "|",
+                   chunk: int = 4096) -> Iterator[tuple[np.ndarray, list[list[str]]]]:
+    """``(positions, row_texts(...))`` for the report rows ``rows``, ``chunk`` rows at a time:
+    the exact strings :func:`row_measures` counts for them."""
+    ids = np.asarray(community_ids)
+    ranks = np.asarray(ranks, dtype=np.float64)
+    rows = np.asarray(rows, dtype=np.int64)
     title_arr, content_arr = _text_array(titles), _text_array(contents)
     for a in range(0, len(rows), chunk):
         idx = rows[a : a + chunk]
@@ -507,20 +541,7 @@ def row_measures(
         title_s = [x if type(x) is str else _text(x) for x in _take(title_arr, idx)]
         content_s = [x if type(x) is str else _text(x) for x in _take(content_arr, idx)]
         rank_s = _rank_strings(ranks[idx]) if include_rank else [None] * len(idx)
-        if with_weight:
-            heads = [f"{i}{delimiter}{t}{delimiter}" for i, t in zip(id_s, title_s)]
-            tails = [
-                f"{delimiter}{c}\n" if r is None else f"{delimiter}{c}{delimiter}{r}\n"
-                for c, r in zip(content_s, rank_s)
-            ]
-            out[idx] = counter.measure_many(heads) + counter.measure_many(tails)
-        else:
-            whole = [
-                delimiter.join((i, t, c) if r is None else (i, t, c, r)) + "\n"
-                for i, t, c, r in zip(id_s, title_s, content_s, rank_s)
-            ]
-            out[idx] = counter.measure_many(whole)
-    return out
+        yield idx, row_texts(id_s, title_s, content_s, rank_s, with_weight=with_weight, delimiter=delimiter)
 
 
 def _text_array(values: Any) -> Any:

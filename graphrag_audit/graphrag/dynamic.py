@@ -176,8 +176,14 @@ def _system_message_tokens(descriptions: Iterable[str], query: str, counter) -> 
     framed = getattr(counter, "count_framed", None)
     if framed is not None and all(type(d) is str for d in descriptions):
         return np.asarray(framed(head.format(), descriptions, tail.format(question=query)), dtype=np.int64)
-    texts = [RATE_QUERY.format(description=d, question=query) for d in descriptions]
-    return np.asarray(counter.count_many(texts), dtype=np.int64)
+    return np.asarray(counter.count_many(rating_texts(descriptions, query)), dtype=np.int64)
+
+
+def rating_texts(descriptions: Iterable[str], query: str) -> list[str]:
+    """The rating call's system message for each report description: what
+    :func:`rating_prompt_tokens` counts with a counter that has no ``count_framed`` (the bundle's
+    pre-counter, ``bundle/precount.py``, counts these same strings)."""
+    return [RATE_QUERY.format(description=d, question=query) for d in descriptions]
 
 
 @dataclass(frozen=True)

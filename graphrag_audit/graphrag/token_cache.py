@@ -59,6 +59,8 @@ __all__ = [
     "TokenCountStore",
     "counter_for",
     "default_cache_dir",
+    "digest",
+    "seeded_token_session",
     "token_cache_session",
 ]
 
@@ -110,8 +112,8 @@ class TokenCountStore:
     """The entries of one tokenizer's cache file: digest -> count, loaded lazily, written by
     :meth:`save` when the run added entries."""
 
-    def __init__(self, path: Path, tokenizer: str, *, guard=None, max_entries: int = MAX_ENTRIES):
-        self.path = Path(path)
+    def __init__(self, path: Path | None, tokenizer: str, *, guard=None, max_entries: int = MAX_ENTRIES):
+        self.path = None if path is None else Path(path)  # None: in memory only, never read or written
         self.tokenizer = tokenizer
         self.guard = guard
         self.max_entries = int(max_entries)
@@ -130,6 +132,8 @@ class TokenCountStore:
         return self._entries
 
     def _read(self) -> dict[bytes, int]:
+        if self.path is None:
+            return {}
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -206,7 +210,7 @@ class TokenCountStore:
     def save(self) -> None:
         """Write the entries atomically when this run added any (a failure is a note, not an error)."""
         with self._lock:
-            if not self._added or self._entries is None:
+            if not self._added or self._entries is None or self.path is None:
                 return
             entries = self._entries
             if len(entries) > self.max_entries:  # drop the oldest entries not used in this run
@@ -281,7 +285,8 @@ def counter_for(tokenizer: str) -> TokenCounter:
             return inner
         store = s["stores"].get(inner.name)
         if store is None:
-            store = TokenCountStore(s["dir"] / f"tokens-v1-{inner.name}.bin", inner.name, guard=s["guard"])
+            path = None if s.get("memory") else s["dir"] / f"tokens-v1-{inner.name}.bin"
+            store = TokenCountStore(path, inner.name, guard=s["guard"])
             s["stores"][inner.name] = store
     return CachedTokenCounter(inner, store)
 
@@ -321,6 +326,32 @@ def token_cache_session(enabled: bool = True, index_dir=None, cache_dir=None, gu
             for store in dirty:
                 store.guard = guard
                 store.save()
+
+
+@contextmanager
+def seeded_token_session(seeds: dict[str, dict[bytes, int]] | None = None) -> Iterator[dict[str, TokenCountStore]]:
+    """A session whose stores live in memory only (no file is read or written, the user's cache
+    is not touched), seeded with ``{tokenizer: {digest: count}}`` counted elsewhere: the bundle's
+    audit of OUT (``bundle/precount.py``). Yields the stores (their ``hits``/``misses``)."""
+    global _session
+    stores = {}
+    for name, entries in (seeds or {}).items():
+        store = TokenCountStore(None, name)
+        store._entries = dict(entries)
+        stores[name] = store
+    with _session_lock:
+        previous = _session
+        _session = {"dir": Path("."), "memory": True, "guard": None, "stores": stores, "why": None, "note": False}
+    try:
+        yield stores
+    finally:
+        with _session_lock:
+            _session = previous  # a caller's own session (library use) is back as it was
+
+
+def digest(text: str) -> bytes:
+    """The key of ``text``'s count in a store (20-byte BLAKE2b of its UTF-8, lone surrogates kept)."""
+    return _digest(text)
 
 
 def _guard_for(index_dir):

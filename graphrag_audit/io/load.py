@@ -151,6 +151,14 @@ def _rollup_with_entity_rows(rollup: pd.DataFrame, entities: pd.DataFrame | None
     return rollup
 
 
+def reports_frame(path: Path) -> pd.DataFrame:
+    """The reports table at ``path`` as :func:`load_index` reads it into ``model.reports``
+    (the bundle's pre-counter reads OUT's reports here, so it counts the texts the audit counts)."""
+    from types import SimpleNamespace
+
+    return _reports(SimpleNamespace(tables={"reports": Path(path)}))[0]
+
+
 def _reports(files) -> tuple[pd.DataFrame, str]:
     path = files.tables.get("reports")
     if path is None:
