@@ -299,7 +299,10 @@ def test_containment_equals_the_set_formula(case):
     v = np.array([b for _, b in edges], dtype=np.int64)
     holds = {c: {e for cc, e in rows if cc == c} for c in range(n + 1)}
     want = sorted({b for a, b in edges if a != b and holds[b] - holds[a]})
-    got = _containment(SimpleNamespace(members=members, communities=communities), u, v)
+    from graphrag_audit.model.keys import key_codes
+
+    got = _containment(SimpleNamespace(members=members, communities=communities,
+                                       member_key_codes=lambda: key_codes(members["entity"])), u, v)
     assert (list(got[0].communities) if got else []) == want
     keep = u != v
     ecode, n_ent = pd.factorize(members["entity"])

@@ -11,7 +11,7 @@ from graphrag_audit.analysis.update_checks import update_findings
 from graphrag_audit.findings import Finding, finding, preview
 from graphrag_audit.graphrag.compat import v2_readable
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.model.keys import LevelSlots, dictionary_parts, factorize_ints, key_codes, sorted_unique
+from graphrag_audit.model.keys import LevelSlots, dictionary_parts, factorize_ints, sorted_unique
 
 
 def check_integrity(model: IndexModel) -> list[Finding]:
@@ -113,7 +113,7 @@ def check_integrity(model: IndexModel) -> list[Finding]:
                                examples=model.entities["title"][lost].head(5).tolist()))
     elif model.member_key == "title" and len(model.rollup_rows):
         r = model.rollup_rows
-        codes, n_all = key_codes(r["entity"])
+        codes, n_all = model.rollup_key_codes()
         if (codes < 0).any():  # missing titles: let Python sets decide, as always
             clustered = set(r.loc[r["community"] >= 0, "entity"])
             all_e = set(r["entity"])
@@ -224,7 +224,7 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     if not len(u):
         return []
     m = model.members
-    ecode, n_ent = key_codes(m["entity"])
+    ecode, n_ent = model.member_key_codes()
     ecode = np.where(ecode < 0, n_ent, ecode)  # a missing key matches a missing key, as in a merge
     mc = m["community"].to_numpy(dtype=np.int64)
     if _contained_by_level_slots(model.communities, mc, ecode, n_ent + 1, u, v):

@@ -35,7 +35,7 @@ class TreeIndex:
         self.mem_ccode = self.mem_ccode[ok]
         ent = m["entity"].array
         self.mem_rows = None if ok.all() else np.flatnonzero(ok)  # the membership rows coded here
-        self.mem_ecode, self.n_member_entities = key_codes(ent if ok.all() else ent[ok])
+        self.mem_ecode, self.n_member_entities = model.member_key_codes() if ok.all() else key_codes(ent[ok])
         #: the text units of each clustered entity (analysis/coverage.py), set by
         #: :meth:`with_text_units`; None: not asked for, or the entities carry none
         self.text_units = None
