@@ -66,6 +66,7 @@ def test_a_column_past_the_default_threshold_is_split_and_matches(monkeypatch):
     real = split_encode._one
     monkeypatch.setattr(split_encode, "_one", lambda x: calls.append(len(x)) or real(x))
     monkeypatch.setattr(split_encode, "SPLIT_MIN_ITEMS", 100_000)
+    monkeypatch.setattr(split_encode, "CHECK_LOAD", False)
     got = dictionary_encode_split(items)
     assert sorted(calls)[-2:] == [150_000, 150_000]  # two halves, then the joint dictionary
     assert got.equals(_reference(items))
@@ -93,6 +94,7 @@ def test_load_with_and_without_the_split_is_the_same(monkeypatch, tmp_path, layo
     monkeypatch.setattr(split_encode, "SPLIT_MIN_ITEMS", 10**12)
     off = load_index(tmp_path / layout)
     monkeypatch.setattr(split_encode, "SPLIT_MIN_ITEMS", 0)
+    monkeypatch.setattr(split_encode, "CHECK_LOAD", False)
     on = load_index(tmp_path / layout)
     _frame_equal(off.members, on.members)
     _frame_equal(off.rollup_rows, on.rollup_rows)
@@ -139,9 +141,26 @@ def test_audit_of_a_hostile_index_is_the_same_with_the_split(monkeypatch, tmp_pa
     write_index(leiden_like(500, seed=5), tmp_path / layout, layout)
     _hostile(tmp_path / layout, layout)
     out = {}
+    monkeypatch.setattr(split_encode, "CHECK_LOAD", False)
     for name, threshold in (("off", 10**12), ("on", 0)):
         monkeypatch.setattr(split_encode, "SPLIT_MIN_ITEMS", threshold)
         out[name] = render(audit(tmp_path / layout, AuditOptions(tokenizer="estimate")), "json")
     assert out["on"] == out["off"]
     for rule in ("parent-cycle", "dangling-membership", "child-not-subset"):  # the hostile parts reached the checks
         assert f'"rule":"{rule}"' in out["off"], rule
+
+
+def test_busy_cores_skip_the_split_with_the_same_result(monkeypatch):
+    items = pa.array([f"k{i % 7}" for i in range(50)], pa.string())
+    calls = []
+    real = split_encode._one
+    monkeypatch.setattr(split_encode, "_one", lambda x: calls.append(len(x)) or real(x))
+    monkeypatch.setattr(split_encode, "SPLIT_MIN_ITEMS", 10)
+    monkeypatch.setattr(split_encode.os, "getloadavg", lambda: (64.0, 64.0, 64.0))
+    busy = dictionary_encode_split(items)
+    assert calls == [50]  # one call
+    monkeypatch.setattr(split_encode.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    calls.clear()
+    free = dictionary_encode_split(items)
+    assert calls.count(25) == 2 and 50 not in calls  # two halves (then their dictionaries)
+    assert busy.equals(free) and free.equals(_reference(items))
