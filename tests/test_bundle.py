@@ -432,3 +432,35 @@ def test_nested_text_columns_are_filled_like_value_by_value():
     want = [_map(v, t, filler.text) for v in rows]
     got = fill_nested(ColumnFiller(Filler()), arr)
     assert got.type == t and got.to_pylist() == want
+
+
+def test_column_filler_shares_first_chunks_like_the_filler():
+    """The column filler fills a value's first chunk once per distinct first chunk (from the chunk
+    alone, not from the whole value): the same as Filler.text on values that share first chunks
+    and differ after them (quotes read as contractions, pipes, digits, whitespace of several kinds,
+    a value that is only its first chunk, CJK runs without spaces), and entity names are handed
+    the same pseudonyms by the distinct-name path as value by value."""
+    import random
+
+    import pyarrow as pa
+
+    from graphrag_audit.bundle.anonymise import Anonymiser, _map
+    from graphrag_audit.bundle.batch import ColumnFiller
+    from graphrag_audit.bundle.filler import Filler
+
+    firsts = ["'Two", "'s", "'DEPENDENCE", "Hello", "(A", "|x", "12345", "中文字", "--", "a", "I", "'", "ab'll",
+              "\u00a0x", "\tTab", "x\u3000y", "Ü"]
+    tails = ["", " world", "  two  spaces", " 'quoted' text", " | pipe", " 12 34", "\n\nnew para", " 中文 ok",
+             " \u00a0nbsp", " end ", " x\u200ay z"]
+    rnd = random.Random(3)
+    texts = [f + "".join(rnd.choice(tails) for _ in range(rnd.randint(0, 4))) for f in firsts for _ in range(12)]
+    texts += ["", None] + firsts
+    want = [Filler().text(t) if t else t for t in texts]
+    got = ColumnFiller(Filler()).array(pa.array(texts, type=pa.large_string()))
+    assert got.to_pylist() == want
+    names = pa.array(["b", None, "a", "", "b", "c", "a", None], type=pa.string())
+    one, two = Anonymiser(), Anonymiser()
+    table = pa.table({"title": names})
+    new, changed = one.arrow_table("entities", table)
+    assert new.column("title").to_pylist() == [_map(v, pa.string(), two._entity) for v in names.to_pylist()]
+    assert new.schema == table.schema and changed == ["title"] and one.entities == two.entities

@@ -93,21 +93,21 @@ class ColumnFiller:
         sent = split < len(uniq) and self.worker.submit(uniq.slice(split))
         if not sent:
             split = len(uniq)
-        out = pa.array(self.fill(uniq.slice(0, split)), type=arr.type)
+        out = self.fill(uniq.slice(0, split)).cast(arr.type)
         if sent:
             tail = self.worker.result()
             if tail is None:  # the worker failed: filled here (raising what the serial path raises)
-                tail = pa.array(self.fill(uniq.slice(split)), type=arr.type)
+                tail = self.fill(uniq.slice(split))
             out = pa.concat_arrays([out, tail.cast(arr.type)])
         return out.take(enc.indices)
 
-    def fill(self, uniq: pa.Array) -> list[str]:
-        """The filler of each value of ``uniq`` (a string array without nulls), in blocks of
-        :data:`BLOCK` values."""
-        filled: list[str] = []
-        for at in range(0, len(uniq), BLOCK):
-            filled += self.values(uniq.slice(at, BLOCK))
-        return filled
+    def fill(self, uniq: pa.Array) -> pa.Array:
+        """The filler of each value of ``uniq`` (a string array without nulls), as a large_string
+        array, in blocks of :data:`BLOCK` values."""
+        parts = [self.values_array(uniq.slice(at, BLOCK)) for at in range(0, len(uniq), BLOCK)]
+        if not parts:
+            return pa.array([], type=pa.large_string())
+        return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
 
     def _cut(self, uniq: pa.Array):
         """``uniq`` cut into chunks: (distinct chunks, chunk index of each position, per-value offsets),
@@ -144,11 +144,50 @@ class ColumnFiller:
 
     def values(self, uniq: pa.Array) -> list[str]:
         """The filler of each value of ``uniq`` (a string array without nulls), as a list."""
+        return self.values_array(uniq).to_pylist()
+
+    def _firsts(self, chunks: list[str], n_orig: np.ndarray, idx: np.ndarray):
+        """For the distinct first chunks ``chunks[k]`` (``k`` in ``idx``, none empty): the filler of
+        the chunk as a text's first chunk (:meth:`Filler._head` + :meth:`Filler._chunk` of the rest)
+        and the counts :meth:`values_array` derives from: the chunk alone (``n_orig``) and after a
+        ``|``, its filler alone and after a ``|``, and whether that filler ends in a non-space.
+
+        A text's first pre-token ends inside its first chunk (every cut is a pre-token boundary), and
+        the pattern matches it the same in the chunk alone: every path it tries either stays inside
+        the chunk or reads the space after it, which no path needs to succeed (a letter, digit or
+        punctuation run stops there, a whitespace run cannot end at the chunk's non-space end, and
+        ``(?!\\S)`` holds before a space as at the end). So the filler of a text's first chunk
+        depends on that chunk alone and is made once per distinct first chunk."""
         filler = self.filler
-        values = uniq.to_pylist()
+        count = filler.counter.count
+        heads: list[str] = []
+        m = len(idx)
+        a0 = n_orig[idx]
+        p0 = np.empty(m, dtype=np.int64)
+        f0 = np.empty(m, dtype=np.int64)
+        fp0 = np.empty(m, dtype=np.int64)
+        ok0 = np.empty(m, dtype=bool)
+        for j, k in enumerate(idx.tolist()):
+            c0 = chunks[k]
+            head, end = filler._head(c0)
+            out0 = head + filler._chunk(c0[end:]) if end < len(c0) else head
+            heads.append(out0)
+            p0[j] = count("|" + c0)
+            f0[j] = count(out0)
+            fp0[j] = count("|" + out0)
+            ok0[j] = _ends_nonspace(out0)
+        return heads, a0, p0, f0, fp0, ok0
+
+    def values_array(self, uniq: pa.Array) -> pa.Array:
+        """The filler of each value of ``uniq`` (a string array without nulls), as a large_string
+        array: per value its first chunk's filler (:meth:`_firsts`, once per distinct first chunk)
+        and its other chunks' fillers joined in arrow; the counts compared in numpy. A value of one
+        chunk, or whose derived counts differ or whose chunks are not provably cut alike, goes through
+        :meth:`Filler._fix` (direct counts) as in :meth:`Filler.text`."""
+        filler = self.filler
         got = self._cut(uniq)
         if got is None:  # pragma: no cover - every marker character occurs in the text
-            return [filler.text(v) if v else v for v in values]
+            return pa.array([filler.text(v) if v else v for v in uniq.to_pylist()], type=pa.large_string())
         chunks, at, offsets = got
         fills = list(map(filler._chunk, chunks))
         counts = self.counts_of.__getitem__
@@ -157,46 +196,53 @@ class ColumnFiller:
         # a chunk's filler must be cut where the chunk is: same start (space + non-space), same end
         bad = np.fromiter(((_starts_cut(c) and not _starts_cut(f)) or (_ends_nonspace(c) and not _ends_nonspace(f))
                            for c, f in zip(chunks, fills)), dtype=np.int64, count=len(chunks))
-        rest_o, rest_f, rest_bad = (_rest_sums(x[at], offsets) for x in (n_orig, n_fill, bad))
+        rest_o, rest_f, rest_bad = (_rest_sum_array(x[at], offsets) for x in (n_orig, n_fill, bad))
         starts, ends = offsets[:-1], offsets[1:]
-        first = at[starts].tolist()
-        last = at[ends - 1].tolist()
-        many = (ends - starts > 1).tolist()
-        # the fillers of each value's chunks after the first, joined
+        first = at[starts]
+        last = at[ends - 1]
+        many = ends - starts > 1
+        empty = pc.equal(pc.binary_length(uniq), 0).to_numpy(zero_copy_only=False)
+        # the first chunks' fillers and counts, once per distinct first chunk (an empty value has none)
+        firsts, pos = np.unique(first[~empty], return_inverse=True)
+        heads, a0, p0, f0, fp0, ok0 = self._firsts(chunks, n_orig, firsts)
+        where = np.zeros(len(uniq), dtype=np.int64)  # per value: its first chunk's row in the above
+        where[~empty] = pos
+        # the fillers of each value's chunks after the first, joined, after its first chunk's filler
         fill_lists = pa.ListArray.from_arrays(pa.array(offsets, type=pa.int64()).cast(pa.int32()),
                                               pa.array(fills, type=pa.large_string()).take(pa.array(at)))
-        rest_out = pc.binary_join(pc.list_slice(fill_lists, 1), pa.scalar("", pa.large_string())).to_pylist()
+        rest_out = pc.binary_join(pc.list_slice(fill_lists, 1), pa.scalar("", pa.large_string()))
+        head_of = pa.array(heads, type=pa.large_string()).take(pa.array(where)) if heads else \
+            pa.nulls(len(uniq), pa.large_string())
+        whole = pc.binary_join_element_wise(head_of, rest_out, pa.scalar("", pa.large_string()))
+        # what a '|' after each value's last chunk adds, once per distinct last chunk (values of
+        # several chunks only)
         count = filler.counter.count
-        pipe_o: dict[int, int] = {}
-        pipe_f: dict[int, int] = {}
-        out: list[str] = []
-        for i, v in enumerate(values):
-            if not v:
-                out.append(v)
-                continue
-            c0 = chunks[first[i]]
-            head, end = filler._head(v)
-            if end > len(c0):  # pragma: no cover - a first pre-token always ends inside the first chunk
-                out.append(filler.text(v))
-                continue
-            out0 = head + filler._chunk(c0[end:]) if end < len(c0) else head
-            if not many[i]:  # one chunk: counted directly
-                out.append(filler._fix(out0, v))
-                continue
-            whole = out0 + rest_out[i]
-            if rest_bad[i] or not _ends_nonspace(out0):  # not provably cut alike: counted directly
-                out.append(filler._fix(whole, v))
-                continue
-            k = last[i]
-            po = pipe_o.get(k)
-            if po is None:
-                po = pipe_o[k] = count(chunks[k] + "|") - int(n_orig[k])
-                pipe_f[k] = count(fills[k] + "|") - int(n_fill[k])
-            want = _pair(count(c0), count("|" + c0), rest_o[i], po)
-            got = _pair(count(out0), count("|" + out0), rest_f[i], pipe_f[k])
-            # equal: what Filler._fix returns unchanged; else _fix counts directly and mends
-            out.append(whole if got == want else filler._fix(whole, v))
-        return out
+        po = np.zeros(len(chunks), dtype=np.int64)
+        pf = np.zeros(len(chunks), dtype=np.int64)
+        for k in np.unique(last[many]).tolist():
+            po[k] = count(chunks[k] + "|") - int(n_orig[k])
+            pf[k] = count(fills[k] + "|") - int(n_fill[k])
+        want0, want1 = a0[where] + rest_o, p0[where] + rest_o + po[last]
+        got0, got1 = f0[where] + rest_f, fp0[where] + rest_f + pf[last]
+        # equal: what Filler._fix returns unchanged; else _fix counts directly and mends
+        kept = many & ~empty & (rest_bad == 0) & ok0[where] & (want0 == got0) & (want1 == got1)
+        direct = np.flatnonzero(~kept & ~empty)
+        if len(direct) == 0:
+            return whole if not empty.any() else pc.if_else(pa.array(empty), pa.scalar("", pa.large_string()), whole)
+        values = uniq.take(pa.array(direct)).to_pylist()
+        mended = whole.take(pa.array(direct)).to_pylist()
+        fixed = [filler._fix(w, v) for w, v in zip(mended, values)]
+        # every value from ``whole`` but the direct ones (from ``fixed``) and the empty ones ("")
+        pick = np.arange(len(uniq), dtype=np.int64)
+        pick[direct] = len(uniq) + np.arange(len(direct), dtype=np.int64)
+        out = pa.concat_arrays([whole, pa.array(fixed, type=pa.large_string())]).take(pa.array(pick))
+        return out if not empty.any() else pc.if_else(pa.array(empty), pa.scalar("", pa.large_string()), out)
+
+
+def _rest_sum_array(per_position: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """:func:`_rest_sums` as an array."""
+    cum = np.concatenate(([0], np.cumsum(per_position)))
+    return cum[offsets[1:]] - cum[np.minimum(offsets[:-1] + 1, offsets[1:])]
 
 
 def _rest_sums(per_position: np.ndarray, offsets: np.ndarray) -> list[int]:

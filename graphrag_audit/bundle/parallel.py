@@ -142,7 +142,7 @@ def _serve(conn, parent_end, columns) -> None:  # pragma: no cover - runs in the
         else:
             try:
                 uniq = _from_ipc(body)
-                reply = _to_ipc(pa.array(columns.fill(uniq), type=uniq.type))
+                reply = _to_ipc(columns.fill(uniq).cast(uniq.type))
             except Exception:  # noqa: BLE001 - the parent fills this part itself and raises there
                 reply = b""
         try:
