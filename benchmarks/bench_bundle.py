@@ -58,6 +58,21 @@ def cached(args) -> dict | None:
     return {"dir": base, **have}
 
 
+def arrow_bytes(index: Path) -> int:
+    """The in-memory Arrow size of the tables ``bundle`` reads from ``index`` (one table at a time)."""
+    sys.path.insert(0, str(ROOT))
+    from graphrag_audit.bundle.build import plan_bundle
+    from graphrag_audit.io.tables import read_arrow_table
+
+    total = 0
+    for p in plan_bundle(index, max_bytes=None).tables:
+        if p.suffix == ".parquet":
+            table = read_arrow_table(p)
+            total += table.nbytes
+            del table
+    return total
+
+
 def load() -> str:
     try:
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -118,6 +133,9 @@ def main() -> None:
               f"({serial[0] / audit_s:.2f}x the audit's wall, {serial[1] / audit_cpu:.2f}x its CPU)")
     print(f"peak RSS of one process: audit {audit_rss / 1024:.0f} MB; "
           f"audit and bundle (its worker included) {peak_rss / 1024:.0f} MB")
+    read = arrow_bytes(index)
+    print(f"Arrow size of the tables the bundle reads: {read / 2**20:.0f} MB; peak RSS / Arrow size: "
+          f"{peak_rss * 1024 / read:.2f}x (issue 22: at most 2x)")
     print(f"load average (1, 5, 15 min) before: {load_before}; after: {load_after}")
 
 
