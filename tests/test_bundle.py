@@ -464,3 +464,26 @@ def test_column_filler_shares_first_chunks_like_the_filler():
     new, changed = one.arrow_table("entities", table)
     assert new.column("title").to_pylist() == [_map(v, pa.string(), two._entity) for v in names.to_pylist()]
     assert new.schema == table.schema and changed == ["title"] and one.entities == two.entities
+
+
+def test_column_cuts_are_where_the_filler_splits():
+    """The column filler's cuts, found in the UTF-8 bytes, are exactly the places where
+    ``filler._CHUNK`` (the regex module) splits, on adversarial text (every whitespace character
+    next to spaces, multi-byte characters, empty values, a sliced array, both string types)."""
+    import random
+
+    import pyarrow as pa
+
+    from graphrag_audit.bundle.batch import WHITESPACE, ColumnFiller
+    from graphrag_audit.bundle.filler import _CHUNK, Filler
+
+    pieces = [chr(c) for c in WHITESPACE] + ["a", "中", "é", "\U0001f600", "|", "'s", "1", "  ", " x", "\u200b"]
+    rnd = random.Random(5)
+    texts = ["", " ", "a b", " a", "a ", "a  b"] + \
+        ["".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 25))) for _ in range(4000)]
+    columns = ColumnFiller(Filler())
+    for typ in (pa.string(), pa.large_string()):
+        for arr in (pa.array(texts, type=typ), pa.array(["pad x"] + texts, type=typ).slice(1)):
+            chunks, at, offsets = columns._cut(arr)
+            got = [[chunks[k] for k in at[offsets[i]:offsets[i + 1]]] for i in range(len(texts))]
+            assert got == [_CHUNK.split(t) for t in texts]

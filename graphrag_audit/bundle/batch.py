@@ -40,8 +40,44 @@ _WS = frozenset(map(chr, WHITESPACE))
 _NS = "[^" + "".join(f"\\x{{{c:x}}}" for c in WHITESPACE) + "]"
 #: RE2: a space between two non-space characters (the cut goes before the space)
 _CUT = f"({_NS}) ({_NS})"
-#: characters used to mark the cuts (the first one absent from a column's values)
-_MARKERS = tuple(chr(c) for c in range(0xE000, 0xE010))
+#: the UTF-8 encodings of the whitespace characters, by length
+_WS_BYTES = tuple(tuple(c.encode("utf-8") for c in map(chr, WHITESPACE) if len(c.encode("utf-8")) == k)
+                  for k in (1, 2, 3))
+_NO_BYTES = np.zeros(0, dtype=np.uint8)
+
+
+def _whitespace_at(data: np.ndarray, at: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, ending: bool) -> np.ndarray:
+    """Per position: whether a whitespace character starts at ``at`` (``ending``: ends just before
+    ``at``), within ``[lo, hi)`` (the value's bytes; the UTF-8 is valid, so a lead byte is followed by
+    its continuation bytes and no whitespace encoding is the tail of a longer character)."""
+    out = np.zeros(len(at), dtype=bool)
+    top = len(data) - 1
+    for k, encodings in enumerate(_WS_BYTES, start=1):
+        first = at - k if ending else at
+        inside = (first >= lo) & (first + k <= hi)
+        got = [data[np.clip(first + j, 0, top)] for j in range(k)]
+        for enc in encodings:
+            hit = inside.copy()
+            for j in range(k):
+                hit &= got[j] == enc[j]
+            out |= hit
+    return out
+
+
+def cut_offsets(data: np.ndarray, offs: np.ndarray) -> np.ndarray:
+    """The byte offsets (into ``data``, sorted) of every space that sits between two non-space
+    characters inside a value (``offs``: the values' offsets into ``data``): where ``filler._CHUNK``
+    cuts (``(?<=\\S)(?= \\S)``, ``\\s`` being :data:`WHITESPACE`)."""
+    lo, hi = int(offs[0]), int(offs[-1])
+    if hi <= lo:
+        return np.zeros(0, dtype=np.int64)
+    sp = np.flatnonzero(data[lo:hi] == 0x20).astype(np.int64) + lo
+    value = np.searchsorted(offs, sp, side="right") - 1
+    start, end = offs[value], offs[value + 1]
+    inner = (sp > start) & (sp + 1 < end)
+    sp, start, end = sp[inner], start[inner], end[inner]
+    keep = ~_whitespace_at(data, sp, start, end, ending=True) & ~_whitespace_at(data, sp + 1, start, end, ending=False)
+    return sp[keep]
 
 
 def _starts_cut(s: str) -> bool:
@@ -110,16 +146,24 @@ class ColumnFiller:
         return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
 
     def _cut(self, uniq: pa.Array):
-        """``uniq`` cut into chunks: (distinct chunks, chunk index of each position, per-value offsets),
-        or None when every marker character occurs in the text."""
-        marker = next((m for m in _MARKERS if not pc.any(pc.match_substring(uniq, m)).as_py()), None)
-        if marker is None:  # pragma: no cover - every marker character occurs in the text
-            return None
-        cut = pc.split_pattern(pc.replace_substring_regex(uniq, pattern=_CUT, replacement="\\1" + marker + " \\2"),
-                               pattern=marker)
-        offsets = cut.offsets.to_numpy().astype(np.int64)
-        offsets -= offsets[0]
-        flat = cut.flatten().dictionary_encode()
+        """``uniq`` cut into chunks: (distinct chunks, chunk index of each position, per-value offsets).
+
+        The cuts are found in the UTF-8 bytes (:func:`cut_offsets`): before every space that sits
+        between two non-space characters (every place ``filler._CHUNK`` splits at); the chunks are
+        views of ``uniq``'s own data buffer."""
+        n = len(uniq)
+        bufs = uniq.buffers()
+        wide = pa.types.is_large_string(uniq.type)
+        offs = np.frombuffer(bufs[1], dtype=np.int64 if wide else np.int32)[uniq.offset:uniq.offset + n + 1]
+        offs = offs.astype(np.int64)
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else _NO_BYTES
+        cuts = cut_offsets(data, offs)
+        bounds = np.sort(np.concatenate([offs, cuts]), kind="stable")
+        chunk_arr = pa.Array.from_buffers(pa.large_string(), len(bounds) - 1,
+                                          [None, pa.py_buffer(bounds), bufs[2] if data is not _NO_BYTES
+                                           else pa.py_buffer(b"")])
+        flat = chunk_arr.dictionary_encode()
+        offsets = np.arange(n + 1, dtype=np.int64) + np.searchsorted(cuts, offs, side="left")
         return flat.dictionary.to_pylist(), flat.indices.to_numpy().astype(np.int64), offsets
 
     def counts(self, uniq: pa.Array) -> list[tuple[int, int]]:
