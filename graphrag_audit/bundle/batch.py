@@ -46,21 +46,37 @@ _WS_BYTES = tuple(tuple(c.encode("utf-8") for c in map(chr, WHITESPACE) if len(c
 _NO_BYTES = np.zeros(0, dtype=np.uint8)
 
 
+_WS_SINGLE = np.zeros(256, dtype=bool)
+_WS_SINGLE[[e[0] for e in _WS_BYTES[0]]] = True
+#: the first and the last bytes of the longer whitespace encodings (the only positions looked at further)
+_WS_LEAD = np.zeros(256, dtype=bool)
+_WS_LEAD[[e[0] for k in (1, 2) for e in _WS_BYTES[k]]] = True
+_WS_TAIL = np.zeros(256, dtype=bool)
+_WS_TAIL[[e[-1] for k in (1, 2) for e in _WS_BYTES[k]]] = True
+
+
 def _whitespace_at(data: np.ndarray, at: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, ending: bool) -> np.ndarray:
     """Per position: whether a whitespace character starts at ``at`` (``ending``: ends just before
     ``at``), within ``[lo, hi)`` (the value's bytes; the UTF-8 is valid, so a lead byte is followed by
     its continuation bytes and no whitespace encoding is the tail of a longer character)."""
-    out = np.zeros(len(at), dtype=bool)
     top = len(data) - 1
-    for k, encodings in enumerate(_WS_BYTES, start=1):
-        first = at - k if ending else at
-        inside = (first >= lo) & (first + k <= hi)
-        got = [data[np.clip(first + j, 0, top)] for j in range(k)]
-        for enc in encodings:
-            hit = inside.copy()
-            for j in range(k):
-                hit &= got[j] == enc[j]
-            out |= hit
+    edge = np.clip(at - 1 if ending else at, 0, top)
+    byte = data[edge]
+    out = _WS_SINGLE[byte] & ((at - 1 >= lo) if ending else (at < hi))
+    maybe = np.flatnonzero(_WS_TAIL[byte] if ending else _WS_LEAD[byte])
+    if len(maybe):
+        at, lo, hi = at[maybe], lo[maybe], hi[maybe]
+        longer = np.zeros(len(maybe), dtype=bool)
+        for k in (2, 3):
+            first = at - k if ending else at
+            inside = (first >= lo) & (first + k <= hi)
+            got = [data[np.clip(first + j, 0, top)] for j in range(k)]
+            for enc in _WS_BYTES[k - 1]:
+                hit = inside.copy()
+                for j in range(k):
+                    hit &= got[j] == enc[j]
+                longer |= hit
+        out[maybe] |= longer
     return out
 
 
