@@ -10,7 +10,8 @@ system, from getrusage of the children) around it: the
 static audit ``levels DIR -f json --tokenizer cl100k_base --fail-on never`` (the exact counter,
 as the bundle uses it; its token-count cache starts empty unless ``--user-token-cache``), and ``bundle DIR -o OUT`` (which also audits OUT once, for its audit.json
 and audit.md; its worker process's CPU time counts too). Printed: both times and bundle/audit (the
-issue's target is at most 3x) and the peak RSS of one process. Nothing is
+issue's target is at most 3x), the peak RSS of one process and the Arrow size of the tables the
+bundle reads (issue 22: peak RSS at most 2x that). Nothing is
 asserted. Run at 1M once at most (``--size 1m``): it takes many minutes on a busy machine.
 ``--trust-cache`` uses a cached index of the size as it is, whatever generator digest its stamp names.
 """
