@@ -408,7 +408,7 @@ def test_column_filler_equals_the_filler_value_by_value():
 
 
 def test_chunk_whitespace_is_the_regex_modules():
-    """The arrow (RE2) cut's whitespace class is exactly what the regex module's \\s matches."""
+    """The column cut's whitespace (``WHITESPACE``) is exactly what the regex module's \\s matches."""
     from graphrag_audit.bundle.batch import WHITESPACE
 
     everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)

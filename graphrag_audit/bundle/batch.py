@@ -5,10 +5,10 @@ alone and between ``|`` separators) and fills the text chunk by chunk in Python.
 module gives the same output with far less work, exactly:
 
 * every distinct value is handled once (``dictionary_encode``);
-* the values are cut into chunks in arrow (RE2): before a space that sits between two non-space
-  characters, a place where every cl100k pre-token ends (see ``filler._CHUNK``; the RE2 pattern
-  marks a subset of those places, as its matches do not overlap, and its whitespace class is the
-  ``regex`` module's ``\\s``, :data:`WHITESPACE`);
+* the values are cut into chunks in their UTF-8 bytes (:func:`cut_offsets`, numpy): before every
+  space that sits between two non-space characters, a place where every cl100k pre-token ends (the
+  places ``filler._CHUNK`` splits at; whitespace is the ``regex`` module's ``\\s``,
+  :data:`WHITESPACE`); a value's first chunk is filled and counted once per distinct first chunk;
 * each distinct chunk is filled and counted once (original and filler; a value's last chunk also
   with a ``|`` after it); a value of one chunk is counted directly, as :meth:`Filler.text` does;
 * a text's token count is the sum of its chunks' counts, because a text's count is the sum of its
@@ -37,9 +37,6 @@ from graphrag_audit.bundle.filler import Filler
 WHITESPACE = (0x9, 0xA, 0xB, 0xC, 0xD, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029,
               0x202F, 0x205F, 0x3000)
 _WS = frozenset(map(chr, WHITESPACE))
-_NS = "[^" + "".join(f"\\x{{{c:x}}}" for c in WHITESPACE) + "]"
-#: RE2: a space between two non-space characters (the cut goes before the space)
-_CUT = f"({_NS}) ({_NS})"
 #: the UTF-8 encodings of the whitespace characters, by length
 _WS_BYTES = tuple(tuple(c.encode("utf-8") for c in map(chr, WHITESPACE) if len(c.encode("utf-8")) == k)
                   for k in (1, 2, 3))
