@@ -10,7 +10,8 @@ system, from getrusage of the children) around it: the
 static audit ``levels DIR -f json --tokenizer cl100k_base --fail-on never`` (the exact counter,
 as the bundle uses it; its token-count cache starts empty unless ``--user-token-cache``), and ``bundle DIR -o OUT`` (which also audits OUT once, for its audit.json
 and audit.md; its worker process's CPU time counts too). Printed: both times and bundle/audit (the
-issue's target is at most 3x) and the peak RSS of one process. Nothing is
+issue's target is at most 3x), the peak RSS of one process and the Arrow size of the tables the
+bundle reads (issue 22: peak RSS at most 2x that). Nothing is
 asserted. Run at 1M once at most (``--size 1m``): it takes many minutes on a busy machine.
 ``--trust-cache`` uses a cached index of the size as it is, whatever generator digest its stamp names.
 """
@@ -56,6 +57,21 @@ def cached(args) -> dict | None:
     if have.get("entities") != bench_levels.SIZES[args.size]:
         return None
     return {"dir": base, **have}
+
+
+def arrow_bytes(index: Path) -> int:
+    """The in-memory Arrow size of the tables ``bundle`` reads from ``index`` (one table at a time)."""
+    sys.path.insert(0, str(ROOT))
+    from graphrag_audit.bundle.build import plan_bundle
+    from graphrag_audit.io.tables import read_arrow_table
+
+    total = 0
+    for p in plan_bundle(index, max_bytes=None).tables:
+        if p.suffix == ".parquet":
+            table = read_arrow_table(p)
+            total += table.nbytes
+            del table
+    return total
 
 
 def load() -> str:
@@ -118,6 +134,9 @@ def main() -> None:
               f"({serial[0] / audit_s:.2f}x the audit's wall, {serial[1] / audit_cpu:.2f}x its CPU)")
     print(f"peak RSS of one process: audit {audit_rss / 1024:.0f} MB; "
           f"audit and bundle (its worker included) {peak_rss / 1024:.0f} MB")
+    read = arrow_bytes(index)
+    print(f"Arrow size of the tables the bundle reads: {read / 2**20:.0f} MB; peak RSS / Arrow size: "
+          f"{peak_rss * 1024 / read:.2f}x (issue 22: at most 2x)")
     print(f"load average (1, 5, 15 min) before: {load_before}; after: {load_after}")
 
 

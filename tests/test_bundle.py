@@ -408,7 +408,7 @@ def test_column_filler_equals_the_filler_value_by_value():
 
 
 def test_chunk_whitespace_is_the_regex_modules():
-    """The arrow (RE2) cut's whitespace class is exactly what the regex module's \\s matches."""
+    """The column cut's whitespace (``WHITESPACE``) is exactly what the regex module's \\s matches."""
     from graphrag_audit.bundle.batch import WHITESPACE
 
     everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
@@ -432,3 +432,58 @@ def test_nested_text_columns_are_filled_like_value_by_value():
     want = [_map(v, t, filler.text) for v in rows]
     got = fill_nested(ColumnFiller(Filler()), arr)
     assert got.type == t and got.to_pylist() == want
+
+
+def test_column_filler_shares_first_chunks_like_the_filler():
+    """The column filler fills a value's first chunk once per distinct first chunk (from the chunk
+    alone, not from the whole value): the same as Filler.text on values that share first chunks
+    and differ after them (quotes read as contractions, pipes, digits, whitespace of several kinds,
+    a value that is only its first chunk, CJK runs without spaces), and entity names are handed
+    the same pseudonyms by the distinct-name path as value by value."""
+    import random
+
+    import pyarrow as pa
+
+    from graphrag_audit.bundle.anonymise import Anonymiser, _map
+    from graphrag_audit.bundle.batch import ColumnFiller
+    from graphrag_audit.bundle.filler import Filler
+
+    firsts = ["'Two", "'s", "'DEPENDENCE", "Hello", "(A", "|x", "12345", "中文字", "--", "a", "I", "'", "ab'll",
+              "\u00a0x", "\tTab", "x\u3000y", "Ü"]
+    tails = ["", " world", "  two  spaces", " 'quoted' text", " | pipe", " 12 34", "\n\nnew para", " 中文 ok",
+             " \u00a0nbsp", " end ", " x\u200ay z"]
+    rnd = random.Random(3)
+    texts = [f + "".join(rnd.choice(tails) for _ in range(rnd.randint(0, 4))) for f in firsts for _ in range(12)]
+    texts += ["", None] + firsts
+    want = [Filler().text(t) if t else t for t in texts]
+    got = ColumnFiller(Filler()).array(pa.array(texts, type=pa.large_string()))
+    assert got.to_pylist() == want
+    names = pa.array(["b", None, "a", "", "b", "c", "a", None], type=pa.string())
+    one, two = Anonymiser(), Anonymiser()
+    table = pa.table({"title": names})
+    new, changed = one.arrow_table("entities", table)
+    assert new.column("title").to_pylist() == [_map(v, pa.string(), two._entity) for v in names.to_pylist()]
+    assert new.schema == table.schema and changed == ["title"] and one.entities == two.entities
+
+
+def test_column_cuts_are_where_the_filler_splits():
+    """The column filler's cuts, found in the UTF-8 bytes, are exactly the places where
+    ``filler._CHUNK`` (the regex module) splits, on adversarial text (every whitespace character
+    next to spaces, multi-byte characters, empty values, a sliced array, both string types)."""
+    import random
+
+    import pyarrow as pa
+
+    from graphrag_audit.bundle.batch import WHITESPACE, ColumnFiller
+    from graphrag_audit.bundle.filler import _CHUNK, Filler
+
+    pieces = [chr(c) for c in WHITESPACE] + ["a", "中", "é", "\U0001f600", "|", "'s", "1", "  ", " x", "\u200b"]
+    rnd = random.Random(5)
+    texts = ["", " ", "a b", " a", "a ", "a  b"] + \
+        ["".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 25))) for _ in range(4000)]
+    columns = ColumnFiller(Filler())
+    for typ in (pa.string(), pa.large_string()):
+        for arr in (pa.array(texts, type=typ), pa.array(["pad x"] + texts, type=typ).slice(1)):
+            chunks, at, offsets = columns._cut(arr)
+            got = [[chunks[k] for k in at[offsets[i]:offsets[i + 1]]] for i in range(len(texts))]
+            assert got == [_CHUNK.split(t) for t in texts]

@@ -185,3 +185,25 @@ def test_a_failing_count_leaves_the_audit_to_count(long_reports, tmp_path, monke
     assert seen == []
     assert (tmp_path / "out" / "audit.json").exists()
     assert os.path.isdir(tmp_path / "out")
+
+
+def test_a_count_job_split_anywhere_counts_what_one_job_counts(long_reports):
+    """The units of a count job counted in two parts, split anywhere (as the worker and the parent
+    split what is left when the parent collects), give exactly the counts of one whole run, each
+    string counted once; a table that cuts into another number of units is counted by no one."""
+    from graphrag_audit.bundle.parallel import count_rest
+    from graphrag_audit.bundle.precount import PreCounter
+
+    reports = next(long_reports.glob("community_reports.parquet"))
+    whole = PreCounter(reports, True).run()
+    total = PreCounter(reports, True).prepare()
+    assert whole and total >= 2
+    for split in (0, 1, total // 2, total - 1, total):
+        head = PreCounter(reports, True)
+        head.prepare()
+        head.stop = split
+        first = head.run()
+        rest = count_rest(reports, True, split, total)
+        assert {**first, **rest} == whole
+        assert (not first) == (split == 0) and (not rest) == (split == total)
+    assert count_rest(reports, True, 0, total + 1) == {}

@@ -121,6 +121,16 @@ class Anonymiser:
                     table = table.set_column(i, f, new_column)
                     changed.append(f.name)
                     continue
+            if role in ("entity", "document") and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type)):
+                # a plain string column of names: each distinct name mapped once, in order of first
+                # occurrence (dictionary_encode's order), as the value-by-value loop below hands them out
+                column = table.column(i).combine_chunks()
+                new_column = _map_distinct(column, self._mapper(role, []))
+                if new_column.equals(column):
+                    continue
+                table = table.set_column(i, f, new_column)
+                changed.append(f.name)
+                continue
             values = table.column(i).to_pylist()
             fn = self._mapper(role, _strings(values, f.type))
             new = [_map(v, f.type, fn) for v in values]
@@ -185,6 +195,14 @@ def _map(v, t: pa.DataType, fn):
     if pa.types.is_map(t):
         return [(_map(k, t.key_type, fn), _map(x, t.item_type, fn)) for k, x in v]
     return v
+
+
+def _map_distinct(arr: pa.Array, fn) -> pa.Array:
+    """``[fn(v) if v else v for v in arr]`` (nulls stay) with ``fn`` called once per distinct
+    non-empty value, in order of first occurrence."""
+    enc = arr.dictionary_encode()
+    mapped = pa.array([fn(v) if v else v for v in enc.dictionary.to_pylist()], type=arr.type)
+    return mapped.take(enc.indices)
 
 
 def _strings(values: list, t: pa.DataType) -> list[str]:

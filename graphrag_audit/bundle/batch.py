@@ -5,10 +5,10 @@ alone and between ``|`` separators) and fills the text chunk by chunk in Python.
 module gives the same output with far less work, exactly:
 
 * every distinct value is handled once (``dictionary_encode``);
-* the values are cut into chunks in arrow (RE2): before a space that sits between two non-space
-  characters, a place where every cl100k pre-token ends (see ``filler._CHUNK``; the RE2 pattern
-  marks a subset of those places, as its matches do not overlap, and its whitespace class is the
-  ``regex`` module's ``\\s``, :data:`WHITESPACE`);
+* the values are cut into chunks in their UTF-8 bytes (:func:`cut_offsets`, numpy): before every
+  space that sits between two non-space characters, a place where every cl100k pre-token ends (the
+  places ``filler._CHUNK`` splits at; whitespace is the ``regex`` module's ``\\s``,
+  :data:`WHITESPACE`); a value's first chunk is filled and counted once per distinct first chunk;
 * each distinct chunk is filled and counted once (original and filler; a value's last chunk also
   with a ``|`` after it); a value of one chunk is counted directly, as :meth:`Filler.text` does;
 * a text's token count is the sum of its chunks' counts, because a text's count is the sum of its
@@ -37,11 +37,60 @@ from graphrag_audit.bundle.filler import Filler
 WHITESPACE = (0x9, 0xA, 0xB, 0xC, 0xD, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029,
               0x202F, 0x205F, 0x3000)
 _WS = frozenset(map(chr, WHITESPACE))
-_NS = "[^" + "".join(f"\\x{{{c:x}}}" for c in WHITESPACE) + "]"
-#: RE2: a space between two non-space characters (the cut goes before the space)
-_CUT = f"({_NS}) ({_NS})"
-#: characters used to mark the cuts (the first one absent from a column's values)
-_MARKERS = tuple(chr(c) for c in range(0xE000, 0xE010))
+#: the UTF-8 encodings of the whitespace characters, by length
+_WS_BYTES = tuple(tuple(c.encode("utf-8") for c in map(chr, WHITESPACE) if len(c.encode("utf-8")) == k)
+                  for k in (1, 2, 3))
+_NO_BYTES = np.zeros(0, dtype=np.uint8)
+
+
+_WS_SINGLE = np.zeros(256, dtype=bool)
+_WS_SINGLE[[e[0] for e in _WS_BYTES[0]]] = True
+#: the first and the last bytes of the longer whitespace encodings (the only positions looked at further)
+_WS_LEAD = np.zeros(256, dtype=bool)
+_WS_LEAD[[e[0] for k in (1, 2) for e in _WS_BYTES[k]]] = True
+_WS_TAIL = np.zeros(256, dtype=bool)
+_WS_TAIL[[e[-1] for k in (1, 2) for e in _WS_BYTES[k]]] = True
+
+
+def _whitespace_at(data: np.ndarray, at: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, ending: bool) -> np.ndarray:
+    """Per position: whether a whitespace character starts at ``at`` (``ending``: ends just before
+    ``at``), within ``[lo, hi)`` (the value's bytes; the UTF-8 is valid, so a lead byte is followed by
+    its continuation bytes and no whitespace encoding is the tail of a longer character)."""
+    top = len(data) - 1
+    edge = np.clip(at - 1 if ending else at, 0, top)
+    byte = data[edge]
+    out = _WS_SINGLE[byte] & ((at - 1 >= lo) if ending else (at < hi))
+    maybe = np.flatnonzero(_WS_TAIL[byte] if ending else _WS_LEAD[byte])
+    if len(maybe):
+        at, lo, hi = at[maybe], lo[maybe], hi[maybe]
+        longer = np.zeros(len(maybe), dtype=bool)
+        for k in (2, 3):
+            first = at - k if ending else at
+            inside = (first >= lo) & (first + k <= hi)
+            got = [data[np.clip(first + j, 0, top)] for j in range(k)]
+            for enc in _WS_BYTES[k - 1]:
+                hit = inside.copy()
+                for j in range(k):
+                    hit &= got[j] == enc[j]
+                longer |= hit
+        out[maybe] |= longer
+    return out
+
+
+def cut_offsets(data: np.ndarray, offs: np.ndarray) -> np.ndarray:
+    """The byte offsets (into ``data``, sorted) of every space that sits between two non-space
+    characters inside a value (``offs``: the values' offsets into ``data``): where ``filler._CHUNK``
+    cuts (``(?<=\\S)(?= \\S)``, ``\\s`` being :data:`WHITESPACE`)."""
+    lo, hi = int(offs[0]), int(offs[-1])
+    if hi <= lo:
+        return np.zeros(0, dtype=np.int64)
+    sp = np.flatnonzero(data[lo:hi] == 0x20).astype(np.int64) + lo
+    value = np.searchsorted(offs, sp, side="right") - 1
+    start, end = offs[value], offs[value + 1]
+    inner = (sp > start) & (sp + 1 < end)
+    sp, start, end = sp[inner], start[inner], end[inner]
+    keep = ~_whitespace_at(data, sp, start, end, ending=True) & ~_whitespace_at(data, sp + 1, start, end, ending=False)
+    return sp[keep]
 
 
 def _starts_cut(s: str) -> bool:
@@ -93,33 +142,41 @@ class ColumnFiller:
         sent = split < len(uniq) and self.worker.submit(uniq.slice(split))
         if not sent:
             split = len(uniq)
-        out = pa.array(self.fill(uniq.slice(0, split)), type=arr.type)
+        out = self.fill(uniq.slice(0, split)).cast(arr.type)
         if sent:
             tail = self.worker.result()
             if tail is None:  # the worker failed: filled here (raising what the serial path raises)
-                tail = pa.array(self.fill(uniq.slice(split)), type=arr.type)
+                tail = self.fill(uniq.slice(split))
             out = pa.concat_arrays([out, tail.cast(arr.type)])
         return out.take(enc.indices)
 
-    def fill(self, uniq: pa.Array) -> list[str]:
-        """The filler of each value of ``uniq`` (a string array without nulls), in blocks of
-        :data:`BLOCK` values."""
-        filled: list[str] = []
-        for at in range(0, len(uniq), BLOCK):
-            filled += self.values(uniq.slice(at, BLOCK))
-        return filled
+    def fill(self, uniq: pa.Array) -> pa.Array:
+        """The filler of each value of ``uniq`` (a string array without nulls), as a large_string
+        array, in blocks of :data:`BLOCK` values."""
+        parts = [self.values_array(uniq.slice(at, BLOCK)) for at in range(0, len(uniq), BLOCK)]
+        if not parts:
+            return pa.array([], type=pa.large_string())
+        return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
 
     def _cut(self, uniq: pa.Array):
-        """``uniq`` cut into chunks: (distinct chunks, chunk index of each position, per-value offsets),
-        or None when every marker character occurs in the text."""
-        marker = next((m for m in _MARKERS if not pc.any(pc.match_substring(uniq, m)).as_py()), None)
-        if marker is None:  # pragma: no cover - every marker character occurs in the text
-            return None
-        cut = pc.split_pattern(pc.replace_substring_regex(uniq, pattern=_CUT, replacement="\\1" + marker + " \\2"),
-                               pattern=marker)
-        offsets = cut.offsets.to_numpy().astype(np.int64)
-        offsets -= offsets[0]
-        flat = cut.flatten().dictionary_encode()
+        """``uniq`` cut into chunks: (distinct chunks, chunk index of each position, per-value offsets).
+
+        The cuts are found in the UTF-8 bytes (:func:`cut_offsets`): before every space that sits
+        between two non-space characters (every place ``filler._CHUNK`` splits at); the chunks are
+        views of ``uniq``'s own data buffer."""
+        n = len(uniq)
+        bufs = uniq.buffers()
+        wide = pa.types.is_large_string(uniq.type)
+        offs = np.frombuffer(bufs[1], dtype=np.int64 if wide else np.int32)[uniq.offset:uniq.offset + n + 1]
+        offs = offs.astype(np.int64)
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else _NO_BYTES
+        cuts = cut_offsets(data, offs)
+        bounds = np.sort(np.concatenate([offs, cuts]), kind="stable")
+        chunk_arr = pa.Array.from_buffers(pa.large_string(), len(bounds) - 1,
+                                          [None, pa.py_buffer(bounds), bufs[2] if data is not _NO_BYTES
+                                           else pa.py_buffer(b"")])
+        flat = chunk_arr.dictionary_encode()
+        offsets = np.arange(n + 1, dtype=np.int64) + np.searchsorted(cuts, offs, side="left")
         return flat.dictionary.to_pylist(), flat.indices.to_numpy().astype(np.int64), offsets
 
     def counts(self, uniq: pa.Array) -> list[tuple[int, int]]:
@@ -144,11 +201,50 @@ class ColumnFiller:
 
     def values(self, uniq: pa.Array) -> list[str]:
         """The filler of each value of ``uniq`` (a string array without nulls), as a list."""
+        return self.values_array(uniq).to_pylist()
+
+    def _firsts(self, chunks: list[str], n_orig: np.ndarray, idx: np.ndarray):
+        """For the distinct first chunks ``chunks[k]`` (``k`` in ``idx``, none empty): the filler of
+        the chunk as a text's first chunk (:meth:`Filler._head` + :meth:`Filler._chunk` of the rest)
+        and the counts :meth:`values_array` derives from: the chunk alone (``n_orig``) and after a
+        ``|``, its filler alone and after a ``|``, and whether that filler ends in a non-space.
+
+        A text's first pre-token ends inside its first chunk (every cut is a pre-token boundary), and
+        the pattern matches it the same in the chunk alone: every path it tries either stays inside
+        the chunk or reads the space after it, which no path needs to succeed (a letter, digit or
+        punctuation run stops there, a whitespace run cannot end at the chunk's non-space end, and
+        ``(?!\\S)`` holds before a space as at the end). So the filler of a text's first chunk
+        depends on that chunk alone and is made once per distinct first chunk."""
         filler = self.filler
-        values = uniq.to_pylist()
+        count = filler.counter.count
+        heads: list[str] = []
+        m = len(idx)
+        a0 = n_orig[idx]
+        p0 = np.empty(m, dtype=np.int64)
+        f0 = np.empty(m, dtype=np.int64)
+        fp0 = np.empty(m, dtype=np.int64)
+        ok0 = np.empty(m, dtype=bool)
+        for j, k in enumerate(idx.tolist()):
+            c0 = chunks[k]
+            head, end = filler._head(c0)
+            out0 = head + filler._chunk(c0[end:]) if end < len(c0) else head
+            heads.append(out0)
+            p0[j] = count("|" + c0)
+            f0[j] = count(out0)
+            fp0[j] = count("|" + out0)
+            ok0[j] = _ends_nonspace(out0)
+        return heads, a0, p0, f0, fp0, ok0
+
+    def values_array(self, uniq: pa.Array) -> pa.Array:
+        """The filler of each value of ``uniq`` (a string array without nulls), as a large_string
+        array: per value its first chunk's filler (:meth:`_firsts`, once per distinct first chunk)
+        and its other chunks' fillers joined in arrow; the counts compared in numpy. A value of one
+        chunk, or whose derived counts differ or whose chunks are not provably cut alike, goes through
+        :meth:`Filler._fix` (direct counts) as in :meth:`Filler.text`."""
+        filler = self.filler
         got = self._cut(uniq)
         if got is None:  # pragma: no cover - every marker character occurs in the text
-            return [filler.text(v) if v else v for v in values]
+            return pa.array([filler.text(v) if v else v for v in uniq.to_pylist()], type=pa.large_string())
         chunks, at, offsets = got
         fills = list(map(filler._chunk, chunks))
         counts = self.counts_of.__getitem__
@@ -157,46 +253,53 @@ class ColumnFiller:
         # a chunk's filler must be cut where the chunk is: same start (space + non-space), same end
         bad = np.fromiter(((_starts_cut(c) and not _starts_cut(f)) or (_ends_nonspace(c) and not _ends_nonspace(f))
                            for c, f in zip(chunks, fills)), dtype=np.int64, count=len(chunks))
-        rest_o, rest_f, rest_bad = (_rest_sums(x[at], offsets) for x in (n_orig, n_fill, bad))
+        rest_o, rest_f, rest_bad = (_rest_sum_array(x[at], offsets) for x in (n_orig, n_fill, bad))
         starts, ends = offsets[:-1], offsets[1:]
-        first = at[starts].tolist()
-        last = at[ends - 1].tolist()
-        many = (ends - starts > 1).tolist()
-        # the fillers of each value's chunks after the first, joined
+        first = at[starts]
+        last = at[ends - 1]
+        many = ends - starts > 1
+        empty = pc.equal(pc.binary_length(uniq), 0).to_numpy(zero_copy_only=False)
+        # the first chunks' fillers and counts, once per distinct first chunk (an empty value has none)
+        firsts, pos = np.unique(first[~empty], return_inverse=True)
+        heads, a0, p0, f0, fp0, ok0 = self._firsts(chunks, n_orig, firsts)
+        where = np.zeros(len(uniq), dtype=np.int64)  # per value: its first chunk's row in the above
+        where[~empty] = pos
+        # the fillers of each value's chunks after the first, joined, after its first chunk's filler
         fill_lists = pa.ListArray.from_arrays(pa.array(offsets, type=pa.int64()).cast(pa.int32()),
                                               pa.array(fills, type=pa.large_string()).take(pa.array(at)))
-        rest_out = pc.binary_join(pc.list_slice(fill_lists, 1), pa.scalar("", pa.large_string())).to_pylist()
+        rest_out = pc.binary_join(pc.list_slice(fill_lists, 1), pa.scalar("", pa.large_string()))
+        head_of = pa.array(heads, type=pa.large_string()).take(pa.array(where)) if heads else \
+            pa.nulls(len(uniq), pa.large_string())
+        whole = pc.binary_join_element_wise(head_of, rest_out, pa.scalar("", pa.large_string()))
+        # what a '|' after each value's last chunk adds, once per distinct last chunk (values of
+        # several chunks only)
         count = filler.counter.count
-        pipe_o: dict[int, int] = {}
-        pipe_f: dict[int, int] = {}
-        out: list[str] = []
-        for i, v in enumerate(values):
-            if not v:
-                out.append(v)
-                continue
-            c0 = chunks[first[i]]
-            head, end = filler._head(v)
-            if end > len(c0):  # pragma: no cover - a first pre-token always ends inside the first chunk
-                out.append(filler.text(v))
-                continue
-            out0 = head + filler._chunk(c0[end:]) if end < len(c0) else head
-            if not many[i]:  # one chunk: counted directly
-                out.append(filler._fix(out0, v))
-                continue
-            whole = out0 + rest_out[i]
-            if rest_bad[i] or not _ends_nonspace(out0):  # not provably cut alike: counted directly
-                out.append(filler._fix(whole, v))
-                continue
-            k = last[i]
-            po = pipe_o.get(k)
-            if po is None:
-                po = pipe_o[k] = count(chunks[k] + "|") - int(n_orig[k])
-                pipe_f[k] = count(fills[k] + "|") - int(n_fill[k])
-            want = _pair(count(c0), count("|" + c0), rest_o[i], po)
-            got = _pair(count(out0), count("|" + out0), rest_f[i], pipe_f[k])
-            # equal: what Filler._fix returns unchanged; else _fix counts directly and mends
-            out.append(whole if got == want else filler._fix(whole, v))
-        return out
+        po = np.zeros(len(chunks), dtype=np.int64)
+        pf = np.zeros(len(chunks), dtype=np.int64)
+        for k in np.unique(last[many]).tolist():
+            po[k] = count(chunks[k] + "|") - int(n_orig[k])
+            pf[k] = count(fills[k] + "|") - int(n_fill[k])
+        want0, want1 = a0[where] + rest_o, p0[where] + rest_o + po[last]
+        got0, got1 = f0[where] + rest_f, fp0[where] + rest_f + pf[last]
+        # equal: what Filler._fix returns unchanged; else _fix counts directly and mends
+        kept = many & ~empty & (rest_bad == 0) & ok0[where] & (want0 == got0) & (want1 == got1)
+        direct = np.flatnonzero(~kept & ~empty)
+        if len(direct) == 0:
+            return whole if not empty.any() else pc.if_else(pa.array(empty), pa.scalar("", pa.large_string()), whole)
+        values = uniq.take(pa.array(direct)).to_pylist()
+        mended = whole.take(pa.array(direct)).to_pylist()
+        fixed = [filler._fix(w, v) for w, v in zip(mended, values)]
+        # every value from ``whole`` but the direct ones (from ``fixed``) and the empty ones ("")
+        pick = np.arange(len(uniq), dtype=np.int64)
+        pick[direct] = len(uniq) + np.arange(len(direct), dtype=np.int64)
+        out = pa.concat_arrays([whole, pa.array(fixed, type=pa.large_string())]).take(pa.array(pick))
+        return out if not empty.any() else pc.if_else(pa.array(empty), pa.scalar("", pa.large_string()), out)
+
+
+def _rest_sum_array(per_position: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """:func:`_rest_sums` as an array."""
+    cum = np.concatenate(([0], np.cumsum(per_position)))
+    return cum[offsets[1:]] - cum[np.minimum(offsets[:-1] + 1, offsets[1:])]
 
 
 def _rest_sums(per_position: np.ndarray, offsets: np.ndarray) -> list[int]:

@@ -45,7 +45,7 @@ SERIAL_ENV = "GRAPHRAG_AUDIT_BUNDLE_SERIAL"
 MIN_SPLIT = 4096
 #: the parent's share of a split column's distinct values: a little under half, as the parent also
 #: encodes, sends and reassembles the column while the worker waits
-PARENT_SHARE = 0.45
+PARENT_SHARE = 0.5
 
 
 #: the parent's share while the worker also counts OUT's report rows (``Worker.count``)
@@ -88,7 +88,7 @@ def _from_ipc(data) -> pa.Array:
     return table.column(0).combine_chunks()
 
 
-_FILL, _COUNT, _COLLECT = b"F", b"C", b"R"
+_FILL, _COUNT, _COLLECT, _SPLIT = b"F", b"C", b"R", b"S"
 
 
 def _serve(conn, parent_end, columns) -> None:  # pragma: no cover - runs in the worker (tested through bundles)
@@ -128,6 +128,21 @@ def _serve(conn, parent_end, columns) -> None:  # pragma: no cover - runs in the
                 pc = steps = None
             continue
         if kind == _COLLECT:
+            # what is left of the count job is split: this process counts the first half of the
+            # units left, the parent the rest (the header says where: the split, the number of
+            # units, the weight column); then the counts follow (empty when counting failed)
+            head = b""
+            if pc is not None:
+                try:
+                    total = pc.prepare()
+                    pc.stop = pc.position + (pc.stop - pc.position + 1) // 2
+                    head = pc.stop.to_bytes(8, "little") + total.to_bytes(8, "little") + bytes([pc.with_weight])
+                except Exception:  # noqa: BLE001 - the audit counts these rows itself
+                    pc = steps = None
+            try:
+                conn.send_bytes(_SPLIT + head)
+            except (BrokenPipeError, OSError):
+                return
             reply = b""
             try:
                 if pc is not None:
@@ -142,7 +157,7 @@ def _serve(conn, parent_end, columns) -> None:  # pragma: no cover - runs in the
         else:
             try:
                 uniq = _from_ipc(body)
-                reply = _to_ipc(pa.array(columns.fill(uniq), type=uniq.type))
+                reply = _to_ipc(columns.fill(uniq).cast(uniq.type))
             except Exception:  # noqa: BLE001 - the parent fills this part itself and raises there
                 reply = b""
         try:
@@ -205,29 +220,45 @@ class Worker:
             self.alive = False
             return False
         self.counting = True
+        self.reports_path = Path(reports_path)
         self.parent_share = COUNTING_PARENT_SHARE
         return True
 
     def counts(self) -> dict[bytes, int] | None:
-        """The counts of the job :meth:`count` started (waits for them); None when it failed."""
+        """The counts of the job :meth:`count` started; None when it failed. What the worker has not
+        counted yet is split: the worker counts half of it while this process counts the other half
+        (:func:`count_rest`), so neither waits for the other to count alone."""
         if not self.counting or not self.alive or self.pending:
             return None
         self.counting = False
         self.parent_share = PARENT_SHARE
         try:
             self.conn.send_bytes(_COLLECT)
-            data = self.conn.recv_bytes()
+            head = self.conn.recv_bytes()
         except (EOFError, OSError):
             self.alive = False
             return None
-        if not data:
-            return None
-        from graphrag_audit.bundle.precount import unpack
-
+        own: dict[bytes, int] = {}
+        if len(head) == 18 and head[:1] == _SPLIT:
+            split, total = int.from_bytes(head[1:9], "little"), int.from_bytes(head[9:17], "little")
+            own = count_rest(self.reports_path, bool(head[17]), split, total)
         try:
-            return unpack(data)
-        except ValueError:
-            return None
+            data = self.conn.recv_bytes()
+        except (EOFError, OSError):
+            self.alive = False
+            data = b""
+        got = None
+        if data:
+            from graphrag_audit.bundle.precount import unpack
+
+            try:
+                got = unpack(data)
+            except ValueError:
+                got = None
+        if got is None:
+            return own or None
+        got.update(own)
+        return got
 
     def close(self) -> None:
         try:
@@ -237,6 +268,22 @@ class Worker:
             if self.process.is_alive():  # pragma: no cover - a worker stuck in a fill
                 self.process.kill()
                 self.process.join()
+
+
+def count_rest(reports_path: Path, with_weight: bool, start: int, total: int) -> dict[bytes, int]:
+    """Count units ``[start, total)`` of the count job on ``reports_path`` in this process (empty
+    when the table cuts into another number of units, or when counting fails: the audit counts
+    what no one counted)."""
+    from graphrag_audit.bundle.precount import PreCounter
+
+    try:
+        pc = PreCounter(reports_path, with_weight)
+        if pc.prepare() != total or not 0 <= start <= total:
+            return {}
+        pc.position, pc.stop = start, total
+        return pc.run()
+    except Exception:  # noqa: BLE001 - the audit counts these rows itself
+        return {}
 
 
 @contextmanager

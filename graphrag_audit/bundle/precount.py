@@ -49,7 +49,12 @@ def weight_column(entities_path: Path | None) -> bool:
 
 
 class PreCounter:
-    """The counts of the long row texts of the reports table at ``reports_path``."""
+    """The counts of the long row texts of the reports table at ``reports_path``.
+
+    The work is cut into units (:data:`CHUNK` rows of row parts, then :data:`CHUNK` rating prompts);
+    :meth:`steps` counts the units from :attr:`position` up to :attr:`stop`, one per step, and
+    :attr:`stop` may be lowered between steps: the rest can be counted by another PreCounter of the
+    same table (:meth:`Worker.counts` splits what is left between the worker and the parent)."""
 
     def __init__(self, reports_path: Path, with_weight: bool, tokenizer: str = TOKENIZER,
                  rating_prompts: bool = True):
@@ -58,41 +63,68 @@ class PreCounter:
         self.with_weight = bool(with_weight)
         self.tokenizer = tokenizer
         self.entries: dict[bytes, int] = {}
+        #: the next unit to count, and where to stop (the number of units once :meth:`prepare` ran)
+        self.position = 0
+        self.stop: int | None = None
+        self._units: list[tuple[str, int]] | None = None
 
-    def steps(self) -> Iterator[None]:
-        """Count a chunk of rows per step (so the caller can do other work between steps)."""
+    def prepare(self) -> int:
+        """Read the table and cut the work into units (once); the number of units."""
+        if self._units is None:
+            from graphrag_audit.graphrag.token_cache import MIN_CHARS, digest
+            from graphrag_audit.graphrag.tokens import get_token_counter
+            from graphrag_audit.io.load import reports_frame
+
+            self._counter = get_token_counter(self.tokenizer)
+            self._min, self._digest = MIN_CHARS, digest
+            rep = reports_frame(self.reports_path)
+            self._rep = rep
+            # the report rows graphrag's rank filter keeps (ContextCoster.fixed_measures)
+            self._ranks = rep["rank"].to_numpy(dtype=np.float64)
+            self._rows = np.flatnonzero(self._ranks >= 0)
+            units = [("rows", a) for a in range(0, len(self._rows), CHUNK)]
+            if self.rating_prompts:
+                # the dynamic selection's rating prompts (analysis.dynamic.dynamic_input: the content column,
+                # graphrag's default use_summary=False and query "": a bundle has no settings file)
+                self._descriptions = rep["content"].to_numpy(dtype=object)
+                units += [("rating", a) for a in range(0, len(self._descriptions), CHUNK)]
+            self._units = units
+            if self.stop is None:
+                self.stop = len(units)
+        return len(self._units)
+
+    def _count(self, texts: list[str]) -> None:
+        entries, digest, min_chars = self.entries, self._digest, self._min
+        new = [(k, t) for t in dict.fromkeys(texts) if len(t) >= min_chars
+               for k in (digest(t),) if k not in entries]
+        if new:
+            entries.update(zip((k for k, _t in new), self._counter.count_many([t for _k, t in new]).tolist()))
+
+    def count_unit(self, unit: int) -> None:
+        """Count the strings of one unit."""
         from graphrag_audit.graphrag.context import row_part_texts
         from graphrag_audit.graphrag.dynamic import rating_texts
-        from graphrag_audit.graphrag.token_cache import MIN_CHARS, digest
-        from graphrag_audit.graphrag.tokens import get_token_counter
-        from graphrag_audit.io.load import reports_frame
 
-        counter = get_token_counter(self.tokenizer)
-        rep = reports_frame(self.reports_path)
+        kind, a = self._units[unit]
+        rep = self._rep
+        if kind == "rows":
+            for _idx, parts in row_part_texts(rep["community"].to_numpy(), rep["title"], rep["content"],
+                                              self._ranks, self._rows[a:a + CHUNK],
+                                              with_weight=self.with_weight, chunk=CHUNK):
+                for part in parts:
+                    self._count(part)
+        else:
+            self._count(rating_texts(self._descriptions[a:a + CHUNK], RATING_QUERY))
+
+    def steps(self) -> Iterator[None]:
+        """Count one unit per step, from :attr:`position` to :attr:`stop` (read afresh before each
+        unit), so the caller can do other work between steps (the first step reads the table)."""
+        self.prepare()
         yield
-        entries = self.entries
-
-        def count(texts: list[str]) -> None:
-            new = [(k, t) for t in dict.fromkeys(texts) if len(t) >= MIN_CHARS
-                   for k in (digest(t),) if k not in entries]
-            if new:
-                entries.update(zip((k for k, _t in new), counter.count_many([t for _k, t in new]).tolist()))
-
-        # the report rows graphrag's rank filter keeps (ContextCoster.fixed_measures)
-        ranks = rep["rank"].to_numpy(dtype=np.float64)
-        rows = np.flatnonzero(ranks >= 0)
-        for _idx, parts in row_part_texts(rep["community"].to_numpy(), rep["title"], rep["content"], ranks, rows,
-                                          with_weight=self.with_weight, chunk=CHUNK):
-            for part in parts:
-                count(part)
+        while self.position < self.stop:
+            self.count_unit(self.position)
+            self.position += 1
             yield
-        # the dynamic selection's rating prompts (analysis.dynamic.dynamic_input: the content column,
-        # graphrag's default use_summary=False and query "": a bundle has no settings file)
-        if self.rating_prompts:
-            descriptions = rep["content"].to_numpy(dtype=object)
-            for a in range(0, len(descriptions), CHUNK):
-                count(rating_texts(descriptions[a:a + CHUNK], RATING_QUERY))
-                yield
 
     def run(self) -> dict[bytes, int]:
         for _ in self.steps():
