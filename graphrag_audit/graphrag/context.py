@@ -102,7 +102,6 @@ adversarial text and on real indexes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Iterable, Iterator, Literal, Sequence
 
 import numpy as np
@@ -110,7 +109,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphrag_audit.graphrag.shuffle import permutation
+from graphrag_audit.graphrag.shuffle import PermutationCache
 from graphrag_audit.graphrag.tokens import EstimateTokenCounter, TokenCounter, get_token_counter
 from graphrag_audit.model.keys import has_duplicates
 
@@ -390,9 +389,7 @@ def occurrence_weights(
 # --------------------------------------------------------------------------------------
 # shuffle
 # --------------------------------------------------------------------------------------
-@lru_cache(maxsize=8)
-def _permutation(n: int, seed: int) -> np.ndarray:
-    return permutation(n, seed)  # the draws of random.seed(seed); random.shuffle(x), in numpy
+_PERMUTATIONS = PermutationCache()  # the draws of random.seed(seed); random.shuffle(x), in numpy
 
 
 def shuffle_order(n: int, seed: int | None = DEFAULT_SHUFFLE_SEED) -> np.ndarray:
@@ -400,7 +397,7 @@ def shuffle_order(n: int, seed: int | None = DEFAULT_SHUFFLE_SEED) -> np.ndarray
     a list of length ``n`` (``seed=None``: no shuffle)."""
     if seed is None or n < 2:
         return np.arange(n, dtype=np.int64)
-    return _permutation(int(n), int(seed)).copy()
+    return _PERMUTATIONS.get(int(n), int(seed))
 
 
 # --------------------------------------------------------------------------------------
