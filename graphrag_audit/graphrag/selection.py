@@ -94,22 +94,14 @@ def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterato
     comm = r["community"].to_numpy()
     lev = r["level"].to_numpy()
     order = np.argsort(lev, kind="stable")
-    yield from v1_kept_from_rows(codes[order], comm[order], lev[order], levels)
-
-
-def v1_kept_from_rows(codes: np.ndarray, comm: np.ndarray, lev: np.ndarray,
-                      levels: list[int | None]) -> Iterator[tuple[int | None, np.ndarray]]:
-    """(N, sorted distinct int64 max community number of each entity over its rows with level
-    <= N), N in ``levels`` (ascending, then None) order, from rows sorted by level: entity code
-    ``codes`` (0 .. entities - 1), community number ``comm``, level ``lev``."""
+    codes, comm, lev = codes[order], comm[order], lev[order]
     width = int(codes.max()) + 1 if len(codes) else 0
     running = np.full(width, INT_MIN, dtype=np.int64)
-    seen = np.zeros(width, dtype=bool)  # the entities with a row at level <= N
-    # how many seen entities have each community number as their max: the kept numbers are
-    # those counted, so a level costs its own rows and one pass over the distinct numbers
-    # (not a pass over every entity seen so far)
-    numbers = sorted_unique(comm).astype(np.int64, copy=False)
-    held = np.zeros(len(numbers), dtype=np.int64)
+    # the entities with a row at level <= N, in the order their first such row comes: a prefix
+    first = np.full(width, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
+    by_first = np.argsort(first, kind="stable")
+    first_sorted = first[by_first]
     start = 0
     for n in levels:
         if n is None:
@@ -117,16 +109,10 @@ def v1_kept_from_rows(codes: np.ndarray, comm: np.ndarray, lev: np.ndarray,
         else:
             end = int(np.searchsorted(lev, n, side="right"))
         if end > start:
-            touched = sorted_unique(codes[start:end])
-            before, known = running[touched], seen[touched]
             np.maximum.at(running, codes[start:end], comm[start:end])
-            after = running[touched]
-            moved = known & (after != before)
-            held -= np.bincount(np.searchsorted(numbers, before[moved]), minlength=len(numbers))
-            held += np.bincount(np.searchsorted(numbers, after[moved | ~known]), minlength=len(numbers))
-            seen[touched] = True
             start = end
-        yield n, numbers[held > 0]
+        seen = by_first[:int(np.searchsorted(first_sorted, end, side="left"))]
+        yield n, sorted_unique(running[seen])
 
 
 def select_all(model: IndexModel) -> dict[int | None, dict[str, Selection]]:
