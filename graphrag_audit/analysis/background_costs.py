@@ -3,14 +3,14 @@
 This is the one place the audit runs work concurrently. Most of the cost work is arrow and numpy
 code that releases the GIL, so while the main thread checks the tree and computes the per-level
 statistics, two workers prepare what no selection changes (occurrence counts, each report's row
-measure; graphrag < 2.0's occurrence counts from ``create_final_nodes``) and then pack the
-< 2.0 selections into map batches. The caller sees three steps::
+measure; graphrag < 2.0's occurrence counts from ``create_final_nodes``) and then pack every
+costed selection into map batches. The caller sees three steps::
 
     with BackgroundCosts(model, options) as bg:      # preparation starts
         ...                                          # the tree checks, in this thread
-        bg.pack(selections)                          # < 2.0's packing starts in a worker
+        bg.pack(selections)                          # the packing starts in the workers
         ...                                          # the per-level statistics, in this thread
-        costs = bg.result(progress)                  # >= 2.0 and level-only here, then join
+        costs = bg.result(progress)                  # join
 """
 
 from __future__ import annotations
@@ -47,11 +47,18 @@ class BackgroundCosts:
                                             lambda: self._prepared.result().counts)
         self._selections: dict | None = None
         self._v1: Future | None = None
+        self._others: list[Future] = []
 
     def pack(self, selections: dict) -> None:
-        """Start packing graphrag < 2.0's selections in a worker (they need the v1 counts)."""
+        """Start packing every costed selection in the workers: graphrag < 2.0's (they need the
+        v1 counts), then >= 2.0's and the level-only ones, while this thread computes the
+        per-level statistics (two cores: the packing no longer waits for them)."""
         self._selections = selections
         self._v1 = self._pool.submit(self._v1_costs, selections)
+        self._others = [self._pool.submit(self._costs, selections, (b,)) for b in ("v2", "level_only")]
+
+    def _costs(self, selections: dict, behaviours: tuple[str, ...]) -> dict:
+        return selection_costs(self._prepared.result(), selections, behaviours)
 
     def _v1_costs(self, selections: dict) -> dict:
         coster = self._prepared.result()
@@ -59,12 +66,13 @@ class BackgroundCosts:
         return selection_costs(coster, selections, ("v1",))
 
     def result(self, progress: Callable[[str], None] | None = None) -> dict:
-        """Pack the other behaviours in this thread, wait for < 2.0's, and return
+        """Wait for the packing started by :meth:`pack`, and return
         ``costs.level_costs`` of every selection given to :meth:`pack`."""
         if self._selections is None or self._v1 is None:
             raise RuntimeError("BackgroundCosts.result() before pack()")
-        results = selection_costs(self._prepared.result(), self._selections, ("v2", "level_only"))
-        results.update(self._v1.result())
+        results = {}
+        for done in self._others + [self._v1]:
+            results.update(done.result())
         return level_costs(self._model, self._selections, self._options, progress=progress, results=results)
 
     def coster(self):

@@ -48,22 +48,26 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
     root_codes = np.flatnonzero(is_root)
     ent_per_root = np.bincount(ent_root[ent_root >= 0], minlength=n) if n else np.array([])
     # leaves per (root, level) in one pass: sorted unique pairs, grouped by root
-    leaf_pairs = np.unique(np.stack([root[leaf], ti.level[leaf]]), axis=1, return_counts=True) if n else None
     per_root: dict[int, dict[str, int]] = {}
-    if leaf_pairs is not None and leaf_pairs[0].shape[1]:
-        (pr, pl), pc_ = leaf_pairs
-        for r, lv, cnt in zip(pr.tolist(), pl.tolist(), pc_.tolist()):
-            per_root.setdefault(r, {})[str(lv)] = cnt
-    for rc in root_codes.tolist():
-        leaves_per_level = per_root.get(rc, {})
+    for r, lv, cnt in zip(*_pair_counts(root[leaf], ti.level[leaf])):
+        per_root.setdefault(r, {})[str(lv)] = cnt
+    # one column at a time as Python ints (not one numpy / pandas lookup per root and field)
+    rc_l = root_codes.tolist()
+    community_l = [int(x) for x in np.asarray(ti.index)[root_codes].tolist()]
+    level_l = ti.level[root_codes].tolist()
+    deepest_l = deepest[root_codes].tolist()
+    reached_l = (deepest[root_codes] - ti.level[root_codes]).tolist()
+    desc_l = desc[root_codes].tolist() if n else []
+    ent_l = ent_per_root[root_codes].tolist() if n else [0] * len(rc_l)
+    for i, rc in enumerate(rc_l):
         roots_out.append(RootDepth(
-            community=int(ti.index[rc]),
-            level=int(ti.level[rc]),
-            deepest_level=int(deepest[rc]),
-            depth_reached=int(deepest[rc] - ti.level[rc]),
-            descendants=int(desc[rc]),
-            entities=int(ent_per_root[rc]) if n else 0,
-            leaves_per_level=MappingProxyType(leaves_per_level),
+            community=community_l[i],
+            level=int(level_l[i]),
+            deepest_level=int(deepest_l[i]),
+            depth_reached=int(reached_l[i]),
+            descendants=int(desc_l[i]),
+            entities=int(ent_l[i]),
+            leaves_per_level=MappingProxyType(per_root.get(rc, {})),
         ))
     roots_out.sort(key=lambda r: (-r.depth_reached, -r.entities, r.community))
     hist: dict[str, int] = {}
@@ -114,3 +118,20 @@ def _at_least(values: np.ndarray, top: int) -> np.ndarray:
     """``out[k]`` = how many ``values`` are >= k, for k in 0..top-1 (values >= 0)."""
     counts = np.bincount(np.minimum(values, top), minlength=top + 1)
     return np.cumsum(counts[::-1])[::-1][:top]
+
+
+def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[list[int], list[int], list[int]]:
+    """The distinct (a, b) pairs in (a, b) order with how often each occurs, as three lists:
+    ``np.unique(np.stack([a, b]), axis=1, return_counts=True)`` on one integer key (non-negative
+    ``a``) instead of the row-wise unique."""
+    if not len(a):
+        return [], [], []
+    b = b.astype(np.int64, copy=False)
+    lo = int(b.min())
+    span = int(b.max()) - lo + 1
+    key = np.sort(a.astype(np.int64) * span + (b - lo))
+    head = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    counts = np.diff(np.append(head, len(key)))
+    pairs = key[head]
+    return (pairs // span).tolist(), (pairs % span + lo).tolist(), counts.tolist()
+

@@ -102,7 +102,6 @@ adversarial text and on real indexes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Iterable, Iterator, Literal, Sequence
 
 import numpy as np
@@ -110,7 +109,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphrag_audit.graphrag.shuffle import permutation
+from graphrag_audit.graphrag.shuffle import PermutationCache
 from graphrag_audit.graphrag.tokens import EstimateTokenCounter, TokenCounter, get_token_counter
 from graphrag_audit.model.keys import has_duplicates
 
@@ -390,9 +389,7 @@ def occurrence_weights(
 # --------------------------------------------------------------------------------------
 # shuffle
 # --------------------------------------------------------------------------------------
-@lru_cache(maxsize=8)
-def _permutation(n: int, seed: int) -> np.ndarray:
-    return permutation(n, seed)  # the draws of random.seed(seed); random.shuffle(x), in numpy
+_PERMUTATIONS = PermutationCache()  # the draws of random.seed(seed); random.shuffle(x), in numpy
 
 
 def shuffle_order(n: int, seed: int | None = DEFAULT_SHUFFLE_SEED) -> np.ndarray:
@@ -400,7 +397,7 @@ def shuffle_order(n: int, seed: int | None = DEFAULT_SHUFFLE_SEED) -> np.ndarray
     a list of length ``n`` (``seed=None``: no shuffle)."""
     if seed is None or n < 2:
         return np.arange(n, dtype=np.int64)
-    return _permutation(int(n), int(seed)).copy()
+    return _PERMUTATIONS.get(int(n), int(seed))
 
 
 # --------------------------------------------------------------------------------------
@@ -758,17 +755,7 @@ def build_batches(
     m = len(order)
     oversize = int(np.count_nonzero(header_tokens + toks > cap))
     csum = np.concatenate(([0], np.cumsum(toks, dtype=np.int64)))
-    room = cap - header_tokens
-    batch_tokens: list[int] = []
-    starts: list[int] = []
-    s = 0
-    while s < m:
-        e = int(np.searchsorted(csum, csum[s] + room, side="right")) - 1
-        if e <= s:
-            e = s + 1
-        starts.append(s)
-        batch_tokens.append(header_tokens + int(csum[e] - csum[s]))
-        s = e
+    starts, batch_tokens = greedy_batches(csum, cap - header_tokens, header_tokens)
     lost = 0
     if len(starts) > 1 and id_s is not None and len(set(id_s)) < len(id_s):
         # graphrag does not emit the last batch when its set of ids equals an earlier batch's
@@ -802,6 +789,55 @@ def build_batches(
         counter_exact=bool(getattr(counter, "exact", False)),
         has_weight_column=with_weight,
     )
+
+
+def greedy_batches(csum: np.ndarray, room: int, header_tokens: int) -> tuple[list[int], list[int]]:
+    """(first row of each batch, tokens of each batch) of graphrag's greedy packing of rows whose
+    token prefix sums are ``csum`` (``csum[0] = 0``), ``room`` tokens for rows in a batch.
+
+    A batch starting at row s takes row s, then every following row while their sum fits:
+    it ends at ``e(s) = max(s + 1, last e with csum[e] - csum[s] <= room)``. ``e`` is computed
+    for every row in one vectorised binary search; the batches are then the chain 0, e(0),
+    e(e(0)), ... (one list step per batch, not one numpy call per batch). When the rows fill
+    few batches (under one per :data:`ROWS_PER_SEARCH` rows) one binary search per batch
+    (:func:`greedy_batches_by_search`) is cheaper and is used."""
+    m = len(csum) - 1
+    if m <= 0:
+        return [], []
+    if room > 0 and int(csum[m]) // room * ROWS_PER_SEARCH < m:
+        return greedy_batches_by_search(csum, room, header_tokens)
+    nxt = np.searchsorted(csum, csum[:m] + room, side="right") - 1
+    np.maximum(nxt, np.arange(1, m + 1, dtype=nxt.dtype), out=nxt)
+    step = nxt.tolist()
+    starts: list[int] = []
+    s = 0
+    while s < m:
+        starts.append(s)
+        s = step[s]
+    at = np.array(starts, dtype=np.int64)
+    ends = np.append(at[1:], m)
+    return starts, (header_tokens + (csum[ends] - csum[at])).tolist()
+
+
+#: :func:`greedy_batches` searches per batch when the rows fill fewer batches than one per this
+#: many rows (a per-batch numpy call costs about as much as this many rows of the vectorised search)
+ROWS_PER_SEARCH = 100
+
+
+def greedy_batches_by_search(csum: np.ndarray, room: int, header_tokens: int) -> tuple[list[int], list[int]]:
+    """:func:`greedy_batches` with one binary search per batch (the loop it replaced)."""
+    m = len(csum) - 1
+    batch_tokens: list[int] = []
+    starts: list[int] = []
+    s = 0
+    while s < m:
+        e = int(np.searchsorted(csum, csum[s] + room, side="right")) - 1
+        if e <= s:
+            e = s + 1
+        starts.append(s)
+        batch_tokens.append(header_tokens + int(csum[e] - csum[s]))
+        s = e
+    return starts, batch_tokens
 
 
 class RowTextNeeded(ValueError):

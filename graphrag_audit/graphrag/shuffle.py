@@ -211,3 +211,37 @@ def _resolve_swaps(draws: np.ndarray) -> np.ndarray:
     out[0] = held[0]
     out[1:] = np.where(q >= 0, held[np.maximum(q, 0)], j[1:])
     return out
+
+
+class PermutationCache:
+    """:func:`permutation` results kept by (n, seed) while they hold at most ``budget`` positions
+    in all (beyond it the least recently asked for go first; the last one is always kept).
+    The audit packs graphrag >= 2.0's, < 2.0's and the level-only selections of every level, and
+    their sizes repeat across behaviours: a fixed count of entries (an LRU of 8) drops them
+    between one behaviour and the next on a deep tree. Thread-safe; positions stored as int32
+    when they fit, handed out as a fresh int64 array."""
+
+    def __init__(self, budget: int = 1 << 23):
+        self.budget = int(budget)
+        self._kept: dict[tuple[int, int], np.ndarray] = {}
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, n: int, seed: int) -> np.ndarray:
+        key = (int(n), int(seed))
+        with self._lock:
+            got = self._kept.pop(key, None)
+            if got is not None:
+                self._kept[key] = got  # now the newest
+                return got.astype(np.int64)
+        perm = permutation(key[0], key[1])
+        small = perm.astype(np.int32) if key[0] < 2**31 else perm.copy()
+        with self._lock:
+            if key not in self._kept:
+                self._kept[key] = small
+                self._size += len(small)
+                while self._size > self.budget and len(self._kept) > 1:
+                    oldest = next(iter(self._kept))
+                    self._size -= len(self._kept.pop(oldest))
+        return perm
+

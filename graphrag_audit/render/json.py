@@ -75,12 +75,43 @@ def _id_text(a: np.ndarray) -> str:
     return pc.binary_join(one, ",")[0].as_py()
 
 
-def _ids(ids: CommunityIds) -> Iterator[str]:
+def _ids(ids: CommunityIds, memo: "_IdTexts | None" = None) -> Iterator[str]:
     a = ids.array
+    texts = memo.get(a) if memo is not None else None
+    if texts is None:
+        texts = [_id_text(a[start:start + _CHUNK_IDS]) for start in range(0, len(a), _CHUNK_IDS)]
+        if memo is not None:
+            memo.put(a, texts)
     yield "["
-    for start in range(0, len(a), _CHUNK_IDS):
-        yield ("," if start else "") + _id_text(a[start:start + _CHUNK_IDS])
+    for i, text in enumerate(texts):
+        yield ("," if i else "") + text
     yield "]"
+
+
+class _IdTexts:
+    """The chunk texts of the last few id lists written in one document, found again by value:
+    the selections of one level often hold the same ids (>= 2.0, < 2.0 and dynamic's pool on a
+    tree where every report has its community), and comparing two arrays costs far less than
+    formatting one."""
+
+    KEEP = 4
+
+    def __init__(self):
+        self._kept: list[tuple[np.ndarray, list[str]]] = []
+
+    def get(self, a: np.ndarray) -> list[str] | None:
+        for b, texts in self._kept:
+            if len(b) == len(a) and np.array_equal(a, b):
+                return texts
+        return None
+
+    def put(self, a: np.ndarray, texts: list[str]) -> None:
+        if len(a) >= _MEMO_FROM:
+            self._kept = [(a, texts)] + self._kept[:self.KEEP - 1]
+
+
+#: id lists shorter than this are formatted again (comparing them saves nothing)
+_MEMO_FROM = 256
 
 
 def _ranges(r: "IdRanges") -> Iterator[str]:
@@ -101,23 +132,23 @@ _LEVEL = {"selected": {"*": {"extra_vs_v1": {}}}}
 _DOCUMENT = {"levels": (_LEVEL,)}
 
 
-def _stream(o, spec) -> Iterator[str]:
+def _stream(o, spec, memo: _IdTexts | None = None) -> Iterator[str]:
     if type(o) is CommunityIds:
-        yield from _ids(o)
+        yield from _ids(o, memo)
     elif type(o) is IdRanges:
         yield from _ranges(o)
     elif isinstance(spec, dict) and isinstance(o, dict):
         yield "{"
         for i, (k, v) in enumerate(o.items()):
             yield ("," if i else "") + json.dumps(str(k), ensure_ascii=True) + ":"
-            yield from _stream(v, spec.get(k, spec.get("*")))
+            yield from _stream(v, spec.get(k, spec.get("*")), memo)
         yield "}"
     elif isinstance(spec, tuple) and isinstance(o, (list, tuple)):
         yield "["
         for i, v in enumerate(o):
             if i:
                 yield ","
-            yield from _stream(v, spec[0])
+            yield from _stream(v, spec[0], memo)
         yield "]"
     else:
         yield _dumps(o)
@@ -144,7 +175,7 @@ def iter_json(report, *, json_ids: str = "full") -> Iterator[str]:
     if json_ids not in JSON_IDS:
         raise ValueError(f"json_ids must be one of {JSON_IDS}, not {json_ids!r}")
     doc = _with_json_ids(report.to_dict(), json_ids)
-    yield from _joined(_stream(doc, _DOCUMENT))
+    yield from _joined(_stream(doc, _DOCUMENT, _IdTexts()))
     yield "\n"
 
 
