@@ -17,7 +17,7 @@ from pandas.api import types as ptypes
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.tables import parse_list_cell, split_list_cell
-from graphrag_audit.model.split_encode import dictionary_encode_split
+from graphrag_audit.model.keys import dictionary_keys
 
 INT64_MAX = np.iinfo(np.int64).max
 MAX_LEVEL = 1000
@@ -134,7 +134,9 @@ def dictionary_lists(series: pd.Series) -> pd.Series | None:
             and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type))):
         return None
     lens = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    enc = dictionary_encode_split(pc.list_flatten(arr))  # pc.dictionary_encode's result, on two cores
+    enc = pc.dictionary_encode(pc.list_flatten(arr))
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks() if enc.num_chunks else pa.array([], pa.dictionary(pa.int32(), t.value_type))
     offsets = pa.array(np.concatenate(([0], np.cumsum(lens))).astype(np.int32 if pa.types.is_list(t) else np.int64))
     mask = pc.is_null(arr)
     mask = mask.combine_chunks() if isinstance(mask, pa.ChunkedArray) else mask
@@ -227,7 +229,7 @@ def list_flat(series: pd.Series, path: Path, column: str) -> tuple[np.ndarray | 
             if pa.types.is_string(items.type) or pa.types.is_large_string(items.type):
                 if items.null_count:
                     items = pc.fill_null(items, "None")  # str(None), as the generic path does
-                return _split_dictionary_keys(items), lens
+                return dictionary_keys(items), lens
         except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
             raise
         except (pa.ArrowException, ValueError):  # anything odd: the generic path decides
@@ -243,12 +245,6 @@ def list_flat(series: pd.Series, path: Path, column: str) -> tuple[np.ndarray | 
     return flat, lens
 
 
-def _split_dictionary_keys(items) -> pd.api.extensions.ExtensionArray:
-    """:func:`~graphrag_audit.model.keys.dictionary_keys` of ``items``, the encoding done on two
-    cores (:func:`~graphrag_audit.model.split_encode.dictionary_encode_split`: the same codes)."""
-    return pd.arrays.ArrowExtensionArray(dictionary_encode_split(items))
-
-
 def key_column(series: pd.Series) -> pd.api.extensions.ExtensionArray:
     """A text key column (entity titles, from :func:`text_column`) dictionary-encoded like
     :func:`dictionary_keys`; a Categorical when it cannot go through arrow."""
@@ -256,7 +252,7 @@ def key_column(series: pd.Series) -> pd.api.extensions.ExtensionArray:
         arr = pa.array(series.array) if isinstance(series.array, pd.arrays.ArrowExtensionArray) \
             else pa.array(series.to_numpy(dtype=object), from_pandas=True)
         if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
-            return _split_dictionary_keys(arr)
+            return dictionary_keys(arr)
     except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
         raise
     except (pa.ArrowException, TypeError, ValueError):

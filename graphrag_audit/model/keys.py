@@ -20,8 +20,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphrag_audit.model.split_encode import dictionary_encode_split
-
 
 def dictionary_keys(items: pa.Array | pa.ChunkedArray) -> pd.api.extensions.ExtensionArray:
     """Arrow strings as a pandas arrow-backed dictionary array (int32 codes in first-appearance
@@ -182,9 +180,10 @@ def _match_keys(codes: np.ndarray, dictionary: pa.Array, keys: pa.Array | pa.Chu
         dictionary = dictionary.cast(keys.type)
     if dictionary.null_count or keys.null_count:
         return None
-    joint = dictionary_encode_split(pa.chunked_array([dictionary] + (keys.chunks if isinstance(keys, pa.ChunkedArray)
-                                                                     else [keys])))
-    jc = joint.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    joint = pc.dictionary_encode(pa.chunked_array([dictionary] + (keys.chunks if isinstance(keys, pa.ChunkedArray)
+                                                                    else [keys])))
+    jc = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in joint.chunks]).astype(np.int64) \
+        if joint.num_chunks else np.zeros(0, dtype=np.int64)
     n_keys = int(jc.max()) + 1 if len(jc) else 0
     jd, je = jc[: len(dictionary)], jc[len(dictionary):]
     used = np.zeros(n_keys, dtype=bool)
