@@ -129,9 +129,6 @@ def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[list[int], list[int], li
     b = b.astype(np.int64, copy=False)
     lo = int(b.min())
     span = int(b.max()) - lo + 1
-    key = np.sort(a.astype(np.int64) * span + (b - lo))
-    head = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
-    counts = np.diff(np.append(head, len(key)))
-    pairs = key[head]
+    pairs, counts = np.unique(a.astype(np.int64) * span + (b - lo), return_counts=True)
     return (pairs // span).tolist(), (pairs % span + lo).tolist(), counts.tolist()
 

@@ -43,8 +43,8 @@ import pyarrow as pa
 SERIAL_ENV = "GRAPHRAG_AUDIT_BUNDLE_SERIAL"
 #: a column with fewer distinct values than this is filled in this process (not worth the transfer)
 MIN_SPLIT = 4096
-#: the parent's share of a split column's distinct values: a little under half, as the parent also
-#: encodes, sends and reassembles the column while the worker waits
+#: the parent's share of a split column's distinct values: half (the parent also encodes, sends and
+#: reassembles the column, but at 0.45 it waited for the worker's part; docs/performance.md, S8)
 PARENT_SHARE = 0.5
 
 
