@@ -38,8 +38,14 @@ sys.stderr.write("\\nMODULES " + json.dumps({"code": code, "modules": sorted(sys
 """
 
 
-def _imported(code: str, *args: str, cwd: Path = ROOT) -> tuple[object, set[str]]:
+def _imported(code: str, *args: str, cwd: Path = ROOT, cache: Path | None = None) -> tuple[object, set[str]]:
+    """Run ``code`` in a fresh interpreter; its token cache is ``cache`` (default: a new empty
+    directory, never the user's own cache)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHRAG_AUDIT_")}
+    if cache is None:
+        import tempfile
+        cache = Path(tempfile.mkdtemp(prefix="graphrag-audit-startup-cache-"))
+    env["GRAPHRAG_AUDIT_CACHE_DIR"] = str(cache)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     proc = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=300)
@@ -49,8 +55,8 @@ def _imported(code: str, *args: str, cwd: Path = ROOT) -> tuple[object, set[str]
     return got["code"], set(got["modules"])
 
 
-def _cli(*args: str) -> tuple[object, set[str]]:
-    return _imported(_PROBE, json.dumps(list(args)))
+def _cli(*args: str, cache: Path | None = None) -> tuple[object, set[str]]:
+    return _imported(_PROBE, json.dumps(list(args)), cache=cache)
 
 
 def _top(modules: set[str]) -> set[str]:
@@ -103,7 +109,7 @@ def test_help_and_version_import_no_data_library_nor_tokenizer(args):
     (["plan", str(SEED), "--reports", "3", "--no-costs", "-f", "json"], False),
     (["plan", str(SEED), "--reports", "3", "--tokenizer", "estimate", "-f", "json"], False),
     (["tree", str(SEED)], False),
-    # the probe sees the tokenizer when tokens are counted exactly
+    # the probe sees the tokenizer when tokens are counted exactly (and the token cache is empty)
     (["levels", str(SEED), "-f", "json"], True),
     (["plan", str(SEED), "--reports", "3", "-f", "json", "--tokenizer", "o200k_base"], True),
 ], ids=lambda v: " ".join(v).replace(str(SEED), "seed-v3") if isinstance(v, list) else str(v))
@@ -113,3 +119,26 @@ def test_tokenizer_is_imported_only_when_tokens_are_counted(args, counts):
     assert "pydantic" not in _top(modules)  # valid options: converted without typer's pydantic adapters
     assert bool(_top(modules) & {"bpe_openai"}) == counts
     assert "tiktoken" not in _top(modules)  # only graphrag's own code (--verify) uses it
+
+
+@pytest.mark.parametrize("command", [["levels", str(SEED)], ["levels", str(SEED), "-f", "json"]],
+                         ids=lambda v: " ".join(v).replace(str(SEED), "seed-v3"))
+def test_a_warm_token_cache_never_loads_the_tokenizer(tmp_path, command):
+    """A small index's second exact ``levels`` takes every count from the token cache (short strings in
+    small calls are cached too: token_cache.SMALL_CALL), so the tokenizer (~1 s of rank-table
+    decoding) is never imported; the output is the same as the cold run's."""
+    cache = tmp_path / "cache"
+    out = {}
+    for run in ("cold", "warm"):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHRAG_AUDIT_")}
+        env.update(GRAPHRAG_AUDIT_CACHE_DIR=str(cache),
+                   PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+        proc = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(command)], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)
+        line = [ln for ln in proc.stderr.splitlines() if ln.startswith("MODULES ")]
+        assert line, proc.stderr[-2000:]
+        got = json.loads(line[-1][len("MODULES "):])
+        assert got["code"] in (0, 1, None)
+        out[run] = (proc.stdout, "bpe_openai" in _top(set(got["modules"])))
+    assert out["cold"][1] and not out["warm"][1], (out["cold"][1], out["warm"][1])
+    assert out["warm"][0] == out["cold"][0]

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+import graphrag_audit.graphrag.token_cache as token_cache
 from graphrag_audit.graphrag.token_cache import (MIN_CHARS, CachedTokenCounter, TokenCountStore, counter_for,
                                                  default_cache_dir, token_cache_session)
-from graphrag_audit.graphrag.tokens import get_token_counter
+from graphrag_audit.graphrag.tokens import BPETokenCounter, get_token_counter
 from synthetic import leiden_like, write_index
 
 CACHE_FILE = "tokens-v1-cl100k_base.bin"
@@ -47,19 +48,79 @@ def test_cached_counts_equal_direct_counts_cold_warm_and_after_a_change(tmp_path
     want = direct(texts)
     cold = cached(path)
     assert cold.measure_many(texts).tolist() == want
-    assert cold.store.hits == 0 and cold.store.misses == len(LONG) + 2  # only long strings are cached
+    # a call with at most SMALL_CALL short strings caches them too
+    assert cold.store.hits == 0 and cold.store.misses == len(texts)
     cold.store.save()
     assert path.is_file()
 
     warm = cached(path)
     assert warm.count_many(texts).tolist() == want
-    assert warm.store.misses == 0 and warm.store.hits == len(LONG) + 2
+    assert warm.store.misses == 0 and warm.store.hits == len(texts)
     assert not warm.store.dirty  # nothing new: the file is not rewritten
 
     changed = [t + " One more sentence." for t in LONG]  # a report's text changed: a new key
     again = cached(path)
     assert again.count_many(changed + LONG).tolist() == direct(changed + LONG)
     assert again.store.misses == len(LONG) and again.store.hits == len(LONG)
+
+
+def test_many_short_strings_in_one_call_are_counted_not_cached(tmp_path, monkeypatch):
+    monkeypatch.setattr(token_cache, "SMALL_CALL", 3)
+    path = tmp_path / CACHE_FILE
+    texts = LONG + SHORT  # 5 short strings > SMALL_CALL: only the long ones are cached
+    c = cached(path)
+    assert c.count_many(texts).tolist() == direct(texts)
+    assert c.store.misses == len(LONG)
+    c.store.save()
+    warm = cached(path)
+    assert warm.count_many(texts).tolist() == direct(texts) and warm.store.hits == len(LONG)
+    small = cached(path)  # 3 short strings: cached, then found
+    assert small.count_many(SHORT[:3]).tolist() == direct(SHORT[:3]) and small.store.misses == 3
+    assert small.count(SHORT[3]) == direct(SHORT[3:4])[0] and small.store.misses == 4  # count() goes through it
+    small.store.save()
+    assert cached(path).count_many(SHORT[:4]).tolist() == direct(SHORT[:4])
+
+
+def test_a_warm_store_never_loads_the_backend(tmp_path):
+    """The backend is loaded on the first count the store cannot answer, never before."""
+    real = get_token_counter("cl100k_base")
+    loads = []
+
+    def load():
+        loads.append(1)
+        return real._count_fn
+
+    texts = LONG + SHORT + ["0.5", "1|A|"]
+    path = tmp_path / CACHE_FILE
+    cold = CachedTokenCounter(BPETokenCounter("cl100k_base", load=load), TokenCountStore(path, "cl100k_base"))
+    assert not cold.inner.loaded and not loads
+    assert cold.count_many(texts).tolist() == direct(texts) and loads == [1]
+    cold.store.save()
+    lazy = BPETokenCounter("cl100k_base", load=load)
+    warm = CachedTokenCounter(lazy, TokenCountStore(path, "cl100k_base"))
+    assert warm.count_many(texts).tolist() == direct(texts) and warm.count(texts[0]) == direct(texts[:1])[0]
+    assert loads == [1] and not lazy.loaded
+    assert warm.count_many(["a new string"]).tolist() == direct(["a new string"]) and loads == [1, 1]
+
+
+def test_store_lookup_against_a_dict(tmp_path):
+    """Entries read from a file are found by binary search over sorted digests: the same answers
+    as a dict, on digests that differ only in their last byte or end in NUL bytes."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    keys = [bytes(rng.integers(0, 256, 20, dtype=np.uint8)) for _ in range(300)]
+    keys += [k[:19] + b"\x00" for k in keys[:50]] + [k[:18] + b"\x00\x00" for k in keys[50:80]]
+    keys += [k[:19] + bytes([(k[19] + 1) % 256]) for k in keys[:40]]
+    keys = list(dict.fromkeys(keys))
+    entries = {k: int(rng.integers(0, 2**32 - 1)) for k in keys[::2]}
+    store = TokenCountStore(tmp_path / CACHE_FILE, "cl100k_base")
+    store._entries = token_cache._Entries(added=dict(entries))
+    store._added = 1
+    store.save()
+    back = TokenCountStore(tmp_path / CACHE_FILE, "cl100k_base")._load()
+    assert back.get_many(keys) == [entries.get(k) for k in keys]
+    assert back.as_dict() == entries and len(back) == len(entries)
 
 
 @pytest.mark.parametrize("damage", ["garbage", "flipped byte", "truncated", "empty"])

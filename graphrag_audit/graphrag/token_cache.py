@@ -16,8 +16,11 @@ between audits, so ``levels`` (CLI) remembers the count of every long string it 
   The count is a function of that string alone, so an entry can never be stale: a changed
   report is a different string, hence a miss, counted afresh. A file written by another
   backend version is ignored as a whole.
-* **what**: only strings of at least :data:`MIN_CHARS` characters (report rows; short
-  strings such as weights and headers are counted directly, which is as fast as hashing).
+* **what**: strings of at least :data:`MIN_CHARS` characters (report rows). Short strings
+  such as weights and headers are counted directly, which is as fast as hashing, except in a
+  call with at most :data:`SMALL_CALL` of them: those are cached too, so that a small index's
+  second audit takes every count from the cache and never loads the tokenizer (the backend is
+  loaded on the first count it is asked for, :class:`~graphrag_audit.graphrag.tokens.BPETokenCounter`).
 * **size bound**: at most :data:`MAX_ENTRIES` entries per tokenizer (24 bytes each, so at most
   ~48 MB); when a run would exceed it, the entries least recently written are dropped first
   (entries this run used are kept).
@@ -55,6 +58,7 @@ __all__ = [
     "CACHE_DIR_ENV",
     "MAX_ENTRIES",
     "MIN_CHARS",
+    "SMALL_CALL",
     "CachedTokenCounter",
     "TokenCountStore",
     "counter_for",
@@ -66,8 +70,11 @@ __all__ = [
 
 #: environment variable naming the cache directory (overrides the platform default)
 CACHE_DIR_ENV = "GRAPHRAG_AUDIT_CACHE_DIR"
-#: strings shorter than this are counted directly, never cached
+#: strings shorter than this are counted directly, not cached (unless a call has few of them)
 MIN_CHARS = 256
+#: a call with at most this many short strings caches them too, so that a small index's warm run
+#: takes every count from the cache and never loads the tokenizer (~1 s of rank-table decoding)
+SMALL_CALL = 4096
 #: entries kept per tokenizer file
 MAX_ENTRIES = 2_000_000
 DIGEST_SIZE = 20
@@ -108,6 +115,44 @@ def _note(message: str) -> None:
     print(f"graphrag-audit: note: {message}", file=sys.stderr)
 
 
+class _Entries:
+    """A store's entries, digest -> count: those read from its file as digest-sorted arrays (found
+    by binary search: reading a file of 10^6 entries is one sort, not a dict of 10^6 bytes keys),
+    then those added since (a dict). Entries are unique: a digest is added only when not found."""
+
+    def __init__(self, digests: bytes = b"", counts: np.ndarray | None = None, *,
+                 added: dict[bytes, int] | None = None):
+        self._file = digests  # the file's digests, DIGEST_SIZE bytes each, in file order
+        keys = np.frombuffer(digests, dtype=f"V{DIGEST_SIZE}")  # raw bytes, compared bytewise
+        order = np.argsort(keys.view(f"S{DIGEST_SIZE}"), kind="stable") if len(keys) else np.empty(0, np.int64)
+        self._order = order
+        self._sorted = keys.view(f"S{DIGEST_SIZE}")[order]
+        self._counts = (np.empty(0, np.uint32) if counts is None else np.asarray(counts, dtype=np.uint32))
+        self.added: dict[bytes, int] = {} if added is None else added
+
+    def __len__(self) -> int:
+        return len(self._sorted) + len(self.added)
+
+    def get_many(self, keys: list[bytes]) -> list[int | None]:
+        """The count of each digest in ``keys``, None where there is none."""
+        got: list[int | None] = [self.added.get(k) for k in keys]
+        if len(self._sorted) and keys:
+            probe = np.frombuffer(b"".join(keys), dtype=f"V{DIGEST_SIZE}").view(f"S{DIGEST_SIZE}")
+            pos = np.minimum(np.searchsorted(self._sorted, probe), len(self._sorted) - 1)
+            hit = self._sorted[pos] == probe
+            found = self._counts[self._order[pos]].tolist()
+            for j in np.flatnonzero(hit).tolist():
+                got[j] = found[j]
+        return got
+
+    def as_dict(self) -> dict[bytes, int]:
+        """Every entry, the file's in file order, then the added ones in the order they came."""
+        size, d = DIGEST_SIZE, self._file
+        out = dict(zip((d[i:i + size] for i in range(0, len(d), size)), self._counts.tolist()))
+        out.update(self.added)
+        return out
+
+
 class TokenCountStore:
     """The entries of one tokenizer's cache file: digest -> count, loaded lazily, written by
     :meth:`save` when the run added entries."""
@@ -118,7 +163,7 @@ class TokenCountStore:
         self.guard = guard
         self.max_entries = int(max_entries)
         self.backend = _backend_id()
-        self._entries: dict[bytes, int] | None = None
+        self._entries: _Entries | None = None
         self._used: set[bytes] = set()
         self._added = 0
         self._lock = threading.Lock()
@@ -126,28 +171,28 @@ class TokenCountStore:
         self.misses = 0
 
     # ---- reading ----------------------------------------------------------------------
-    def _load(self) -> dict[bytes, int]:
+    def _load(self) -> _Entries:
         if self._entries is None:
             self._entries = self._read()
         return self._entries
 
-    def _read(self) -> dict[bytes, int]:
+    def _read(self) -> _Entries:
         if self.path is None:
-            return {}
+            return _Entries()
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            return {}
+            return _Entries()
         except OSError as exc:
             _note(f"token cache {self.path}: cannot read ({exc.strerror or exc}); counting without it")
-            return {}
+            return _Entries()
         try:
             return self._parse(data)
         except ValueError as exc:
             _note(f"token cache {self.path}: ignored ({exc}); it will be rewritten")
-            return {}
+            return _Entries()
 
-    def _parse(self, data: bytes) -> dict[bytes, int]:
+    def _parse(self, data: bytes) -> _Entries:
         if len(data) < len(_MAGIC) + 4 + _SUM_SIZE or not data.startswith(_MAGIC):
             raise ValueError("not a graphrag-audit token cache")
         body, check = data[:-_SUM_SIZE], data[-_SUM_SIZE:]
@@ -164,17 +209,18 @@ class TokenCountStore:
         if not ok or len(body) != start + hlen + n * (DIGEST_SIZE + 4):
             raise ValueError("bad size")
         if header.get("tokenizer") != self.tokenizer or header.get("backend") != self.backend:
-            return {}  # another tokenizer or backend version: start afresh (replaced on save)
+            return _Entries()  # another tokenizer or backend version: start afresh (replaced on save)
         off = start + hlen
         digests = body[off:off + n * DIGEST_SIZE]
-        counts = np.frombuffer(body, dtype="<u4", count=n, offset=off + n * DIGEST_SIZE).tolist()
-        return dict(zip((digests[i:i + DIGEST_SIZE] for i in range(0, n * DIGEST_SIZE, DIGEST_SIZE)), counts))
+        return _Entries(digests, np.frombuffer(body, dtype="<u4", count=n, offset=off + n * DIGEST_SIZE))
 
     # ---- counting ---------------------------------------------------------------------
     def measure(self, texts: list[str], count_many: Callable[[list[str]], np.ndarray]) -> np.ndarray:
         """Counts of ``texts`` (``count_many`` of the uncached ones), caching the long ones."""
         out = np.empty(len(texts), dtype=np.int64)
         long_idx = [i for i, t in enumerate(texts) if len(t) >= MIN_CHARS]
+        if self.path is not None and len(texts) - len(long_idx) <= SMALL_CALL:  # few short strings:
+            long_idx = list(range(len(texts)))  # cached too (in a file store; see SMALL_CALL)
         long_set = set(long_idx)
         short_idx = [i for i in range(len(texts)) if i not in long_set] if long_idx else range(len(texts))
         if len(short_idx):
@@ -184,8 +230,7 @@ class TokenCountStore:
             return out
         keys = [_digest(texts[i]) for i in long_idx]
         with self._lock:
-            entries = self._load()
-            got = [entries.get(k) for k in keys]
+            got = self._load().get_many(keys)
         miss = [j for j, v in enumerate(got) if v is None]
         if miss:
             counted = count_many([texts[long_idx[j]] for j in miss]).tolist()
@@ -193,8 +238,9 @@ class TokenCountStore:
                 got[j] = c
         with self._lock:
             for j, c in zip(miss, (got[j] for j in miss)):
-                if 0 <= c < 2**32 and keys[j] not in self._entries:
-                    self._entries[keys[j]] = c
+                # a miss is not in the file; another thread may have added it since
+                if 0 <= c < 2**32 and keys[j] not in self._entries.added:
+                    self._entries.added[keys[j]] = c
                     self._added += 1
             self._used.update(keys)
             self.hits += len(keys) - len(miss)
@@ -212,7 +258,7 @@ class TokenCountStore:
         with self._lock:
             if not self._added or self._entries is None or self.path is None:
                 return
-            entries = self._entries
+            entries = self._entries.as_dict()
             if len(entries) > self.max_entries:  # drop the oldest entries not used in this run
                 used = self._used
                 old = [k for k in entries if k not in used]
@@ -229,6 +275,7 @@ class TokenCountStore:
             counts = np.fromiter((entries[k] for k in keys), dtype="<u4", count=len(keys))
             body = b"".join([_MAGIC, struct.pack("<I", len(header)), header, b"".join(keys), counts.tobytes()])
             data = body + hashlib.blake2b(body, digest_size=_SUM_SIZE).digest()
+            self._entries = _Entries(added=entries)
             self._added = 0
         from graphrag_audit.io.safe_write import WriteError, write_file
 
@@ -250,7 +297,7 @@ class CachedTokenCounter(TokenCounter):
         self.additive = inner.additive
 
     def count(self, text: str) -> int:
-        return self.inner.count(text)
+        return int(self.store.measure([text], self.inner.count_many)[0])
 
     def count_many(self, texts: Iterable[str]) -> np.ndarray:
         if not isinstance(texts, (list, tuple)):
@@ -337,7 +384,7 @@ def seeded_token_session(seeds: dict[str, dict[bytes, int]] | None = None) -> It
     stores = {}
     for name, entries in (seeds or {}).items():
         store = TokenCountStore(None, name)
-        store._entries = dict(entries)
+        store._entries = _Entries(added=dict(entries))
         stores[name] = store
     with _session_lock:
         previous = _session

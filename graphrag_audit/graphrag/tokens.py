@@ -50,6 +50,7 @@ count is taken only at the end (``ceil(sum / 4)`` is not the sum of the ceilings
 
 from __future__ import annotations
 
+import threading
 import warnings
 from functools import lru_cache
 from typing import Callable, Iterable, Sequence
@@ -122,9 +123,32 @@ class BPETokenCounter(TokenCounter):
     exact = True
     additive = True
 
-    def __init__(self, name: str, count_fn: Callable[[str], int]):
+    def __init__(self, name: str, count_fn: Callable[[str], int] | None = None, *,
+                 load: Callable[[], Callable[[str], int]] | None = None):
+        """``count_fn`` counts one string; or ``load`` makes it on the first count (importing the
+        backend decodes its rank tables, ~1 s: a run whose counts all come from the token cache
+        never pays it)."""
+        if count_fn is None and load is None:
+            raise TypeError("BPETokenCounter needs count_fn or load")
         self.name = name
-        self._count_fn = count_fn
+        self._fn = count_fn
+        self._load = load
+        self._load_lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        """True once the backend's counting function exists (given, or loaded by a count)."""
+        return self._fn is not None
+
+    @property
+    def _count_fn(self) -> Callable[[str], int]:
+        fn = self._fn
+        if fn is None:
+            with self._load_lock:  # the costs' worker threads may count at the same time
+                if self._fn is None:
+                    self._fn = self._load()
+                fn = self._fn
+        return fn
 
     def count(self, text: str) -> int:
         if not text:
@@ -209,7 +233,7 @@ def _bpe_count_fn(encoding: str) -> Callable[[str], int]:
 def _make_counter(name: str) -> TokenCounter:
     if name == "estimate":
         return EstimateTokenCounter()
-    return BPETokenCounter(name, _bpe_count_fn(name))
+    return BPETokenCounter(name, load=lambda: _bpe_count_fn(name))
 
 
 def get_token_counter(name: str = DEFAULT_TOKEN_COUNTER) -> TokenCounter:
