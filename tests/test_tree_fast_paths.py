@@ -235,8 +235,8 @@ def test_integrity_findings_equal_without_the_shortcut(indexes, monkeypatch):
     for name in ("dulce-v1", "verbs-v3", "real-genesis-zh-deep", "real-textbook-v1"):
         try:
             dirs.append(shared_index(name))
-        except BaseException:  # skipped: not on this machine
-            pass
+        except pytest.skip.Exception:  # not on this machine: the generated ones still run
+            continue
     for d in dirs:
         model = load_index(d)
         fast = [(f.rule, f.message) for f in I.check_integrity(model)]

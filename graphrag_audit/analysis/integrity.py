@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -252,7 +254,7 @@ def _contained_level_by_level(communities: pd.DataFrame, mc: np.ndarray, ecode: 
     lens = np.diff(np.append(starts, len(mc)))
     cuts = np.concatenate(([0], np.flatnonzero(run_level[1:] != run_level[:-1]) + 1, [len(starts)])).tolist()
     owner = np.full(width, -1, dtype=np.int32 if len(index) < 2**31 else np.int64)
-    for r0, r1 in zip(cuts[:-1], cuts[1:]):
+    for r0, r1 in pairwise(cuts):
         rows = ecode[starts[r0]:starts[r1 - 1] + lens[r1 - 1]]
         n = lens[r0:r1]
         par = run_parent[r0:r1]
