@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -217,6 +219,56 @@ def _contained_by_level_slots(communities: pd.DataFrame, mc: np.ndarray, ecode: 
     return bool(slots.holds(p[child], ecode[child]).all())
 
 
+def _contained_level_by_level(communities: pd.DataFrame, mc: np.ndarray, ecode: np.ndarray, width: int,
+                              u: np.ndarray, v: np.ndarray) -> bool:
+    """True when every membership row (c, e) of a community c with a parent p has a row (p, e);
+    False when that does not hold *or* this shortcut cannot tell (the next one then tries).
+
+    Needs each community to have one parent, one level below it, one row in the communities
+    table, and the membership rows to come level by level (runs of one community, the runs'
+    levels never decreasing, as the loaders read them). Then one entity-sized array ``owner``,
+    the community last written for each entity, is enough: a level's rows are checked
+    (``owner[e]`` is their parent, a community of the level above: only a row (p, e) can have
+    written p there) before they write their own community. Sound without assuming an entity
+    is in one community per level; O(membership rows), no sort, no level-by-entity array."""
+    if not len(mc):
+        return False
+    index = pd.Index(communities["community"].to_numpy(dtype=np.int64))
+    if not index.is_unique or len(sorted_unique(v)) != len(v):
+        return False
+    starts = np.flatnonzero(np.concatenate(([True], mc[1:] != mc[:-1])))  # runs of one community
+    run_at = index.get_indexer(mc[starts])
+    iu, iv = index.get_indexer(u), index.get_indexer(v)
+    if (run_at < 0).any() or (iu < 0).any() or (iv < 0).any():
+        return False
+    level = communities["level"].to_numpy(dtype=np.int64)
+    run_level = level[run_at]
+    if len(run_level) > 1 and not (run_level[1:] >= run_level[:-1]).all():
+        return False
+    parent = np.full(len(index), -1, dtype=np.int64)
+    parent[iv] = iu
+    run_parent = parent[run_at]
+    has = run_parent >= 0
+    if (level[run_parent[has]] != run_level[has] - 1).any():
+        return False
+    lens = np.diff(np.append(starts, len(mc)))
+    cuts = np.concatenate(([0], np.flatnonzero(run_level[1:] != run_level[:-1]) + 1, [len(starts)])).tolist()
+    owner = np.full(width, -1, dtype=np.int32 if len(index) < 2**31 else np.int64)
+    for r0, r1 in pairwise(cuts):
+        rows = ecode[starts[r0]:starts[r1 - 1] + lens[r1 - 1]]
+        n = lens[r0:r1]
+        par = run_parent[r0:r1]
+        if has[r0:r1].any():
+            want = np.repeat(par, n)
+            ok = owner[rows] == want
+            if not has[r0:r1].all():
+                ok |= want < 0
+            if not ok.all():
+                return False
+        owner[rows] = np.repeat(run_at[r0:r1], n)
+    return True
+
+
 def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Finding]:
     """Children holding an entity their parent (any of their parents) lacks."""
     keep = u != v
@@ -227,7 +279,8 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     ecode, n_ent = model.member_key_codes()
     ecode = np.where(ecode < 0, n_ent, ecode)  # a missing key matches a missing key, as in a merge
     mc = m["community"].to_numpy(dtype=np.int64)
-    if _contained_by_level_slots(model.communities, mc, ecode, n_ent + 1, u, v):
+    if (_contained_level_by_level(model.communities, mc, ecode, n_ent + 1, u, v)
+            or _contained_by_level_slots(model.communities, mc, ecode, n_ent + 1, u, v)):
         return []  # the usual case, proven without sorting the membership pairs
     codes, uniq = pd.factorize(np.concatenate([mc, u, v]))
     mcc, ucc, vcc = codes[: len(mc)], codes[len(mc): len(mc) + len(u)], codes[len(mc) + len(u):]

@@ -43,7 +43,7 @@ class CoveredSets:
 
     ``members_of(codes)``: the entity codes of the membership rows of the distinct community codes
     ``codes`` (-1: a key the entities do not hold, counted in the last slot, as
-    ``levels.TreeIndex.covered`` always did). ``text_units``: a ``coverage.TextUnitCover`` or None.
+    ``levels.TreeIndex.covered`` always did; ``missing=False`` promises there is none). ``text_units``: a ``coverage.TextUnitCover`` or None.
     The last three sets asked about are kept; a new set is grown from the largest of them it
     contains (or from nothing)."""
 
@@ -51,8 +51,9 @@ class CoveredSets:
     KEEP_COUNTED = 4
 
     def __init__(self, n_comm: int, n_entities: int, members_of: Callable[[np.ndarray], np.ndarray],
-                 text_units=None):
+                 text_units=None, missing: bool = True):
         self.n_comm, self.n_entities = n_comm, n_entities
+        self._missing = missing  # False: ``members_of`` never returns -1 (no pass to map it)
         self._members_of = members_of
         self._tu = text_units
         self._tu_csr = None
@@ -97,8 +98,10 @@ class CoveredSets:
         new = np.flatnonzero(cm > best.cmask)
         ents = self._members_of(new)
         if len(ents):
-            ents = np.where(ents < 0, ents + len(best.emask), ents)  # a missing key (-1): the last slot
-            ents = ents[~best.emask[ents]]
+            if self._missing:
+                ents = np.where(ents < 0, ents + len(best.emask), ents)  # a missing key (-1): the last slot
+            if best.count:  # (an empty set: every entity is new)
+                ents = ents[~best.emask[ents]]
             if len(ents):
                 best.emask[ents] = True
                 best.count = int(np.count_nonzero(best.emask))

@@ -30,7 +30,7 @@ class TreeIndex:
         self.parent = forest.first_parent
         self.children_count = forest.n_children
         m = model.members
-        self.mem_ccode = self.index.get_indexer(m["community"].to_numpy())
+        self.mem_ccode = codes_in(self.index, m["community"].to_numpy())
         ok = self.mem_ccode >= 0
         self.mem_ccode = self.mem_ccode[ok]
         ent = m["entity"].array
@@ -58,6 +58,12 @@ class TreeIndex:
             start = np.searchsorted(self.mem_ccode[by_comm], np.arange(len(self.index) + 1))
             self._members = (self.mem_ecode[by_comm], start)
         ents, start = self._members
+        runs = _code_runs(ccodes)
+        if runs is not None:  # a few runs of consecutive codes (a level of a level-ordered forest): slices
+            lo, hi = start[runs[0]].tolist(), start[runs[1] + 1].tolist()
+            if len(lo) == 1:
+                return ents[lo[0]:hi[0]].copy()
+            return np.concatenate([ents[a:b] for a, b in zip(lo, hi)])
         lens = start[ccodes + 1] - start[ccodes]
         total = int(lens.sum())
         pos = np.repeat(start[ccodes] - (np.cumsum(lens) - lens), lens) + np.arange(total, dtype=np.int64)
@@ -82,7 +88,9 @@ class TreeIndex:
 
     def _sets(self) -> CoveredSets:
         if self._covered is None:
-            self._covered = CoveredSets(len(self.index), self.n_member_entities, self.members_of, self.text_units)
+            missing = bool(len(self.mem_ecode)) and int(self.mem_ecode.min()) < 0
+            self._covered = CoveredSets(len(self.index), self.n_member_entities, self.members_of, self.text_units,
+                                        missing=missing)
         return self._covered
 
     def with_text_units(self, model: IndexModel) -> "TreeIndex":
@@ -117,6 +125,32 @@ class TreeIndex:
             return int(np.isin(ccodes, anc).sum()) if len(anc) else 0
         flags = self._anc_flags.flags(ccodes)
         return int(np.count_nonzero(flags[ccodes[ccodes >= 0]]))
+
+
+def codes_in(index, values: np.ndarray) -> np.ndarray:
+    """``index.get_indexer(values)``; without hashing when ``index`` is 0, 1, …, len - 1 (community
+    numbers as graphrag writes them): then a value is its own position."""
+    n = len(index)
+    if (n and values.dtype.kind in "iu" and index.dtype.kind in "iu" and index.is_monotonic_increasing
+            and int(index[0]) == 0 and int(index[-1]) == n - 1 and index.is_unique):
+        v = values.astype(np.int64, copy=False)
+        return np.where((v >= 0) & (v < n), v, -1)
+    return index.get_indexer(values)
+
+
+#: at most this many runs of consecutive codes are copied run by run in ``TreeIndex.members_of``
+MAX_RUNS = 64
+
+
+def _code_runs(ccodes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(first codes, last codes) of the runs of consecutive integers in the sorted distinct
+    ``ccodes``, or None when there are more than :data:`MAX_RUNS` of them (or none)."""
+    if not len(ccodes):
+        return None
+    breaks = np.flatnonzero(np.diff(ccodes) != 1)
+    if len(breaks) >= MAX_RUNS:
+        return None
+    return ccodes[np.r_[0, breaks + 1]], ccodes[np.r_[breaks, len(ccodes) - 1]]
 
 
 def tree_levels(model: IndexModel, ti: TreeIndex) -> list[TreeLevel]:

@@ -93,15 +93,13 @@ def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterato
     codes, _ = key_codes(r["entity"])
     comm = r["community"].to_numpy()
     lev = r["level"].to_numpy()
-    order = np.argsort(lev, kind="stable")
-    codes, comm, lev = codes[order], comm[order], lev[order]
+    if not _is_sorted(lev):  # (the rows usually come level by level already)
+        order = np.argsort(lev, kind="stable")
+        codes, comm, lev = codes[order], comm[order], lev[order]
     width = int(codes.max()) + 1 if len(codes) else 0
     running = np.full(width, INT_MIN, dtype=np.int64)
     # the entities with a row at level <= N, in the order their first such row comes: a prefix
-    first = np.full(width, len(codes), dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
-    by_first = np.argsort(first, kind="stable")
-    first_sorted = first[by_first]
+    by_first, first_sorted = _first_rows(codes, width)
     start = 0
     for n in levels:
         if n is None:
@@ -113,6 +111,28 @@ def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterato
             start = end
         seen = by_first[:int(np.searchsorted(first_sorted, end, side="left"))]
         yield n, sorted_unique(running[seen])
+
+
+def _is_sorted(a: np.ndarray) -> bool:
+    return bool((a[1:] >= a[:-1]).all()) if len(a) > 1 else True
+
+
+def _first_rows(codes: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the codes 0 … ``width`` - 1 by the position of their first row, stably; those positions,
+    ``len(codes)`` for a code with no row). When the codes are numbered in order of first
+    appearance (``key_codes`` numbers them so when the rows were not reordered), a code's first
+    row is where the running maximum grows: no scatter, no sort."""
+    n = len(codes)
+    if n and codes[0] == 0:
+        top = np.maximum.accumulate(codes)
+        if int(top[-1]) + 1 == width and (codes[1:] <= top[:-1] + 1).all() and int(codes.min()) >= 0:
+            grows = np.flatnonzero(np.concatenate(([True], top[1:] > top[:-1])))
+            if len(grows) == width:  # every code 0 … width - 1 has a first row, in order
+                return np.arange(width, dtype=np.int64), grows.astype(np.int64, copy=False)
+    first = np.full(width, n, dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(n, dtype=np.int64))
+    by_first = np.argsort(first, kind="stable")
+    return by_first, first[by_first]
 
 
 def select_all(model: IndexModel) -> dict[int | None, dict[str, Selection]]:
