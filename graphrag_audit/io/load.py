@@ -120,15 +120,26 @@ def _nodes(files) -> pd.DataFrame | None:
     df = read_table(path, NODE_COLUMNS)
     _require(df, path, ["title", "community", "level"], "per-entity community membership")
     comm = int_ids(df["community"], path, "community")
+    lev = levels(df["level"], path)
     out = pd.DataFrame({
-        "entity": key_column(text_column(df["title"], len(df))),
+        # rows of one level after another, each level's in the same order (graphrag 0.x), are
+        # encoded one level's block at a time; entity after entity (1.x), one run at a time
+        "entity": key_column(text_column(df["title"], len(df)), block=_first_run(lev)),
         "community": comm,
-        "level": levels(df["level"], path),
+        "level": lev,
         "_title_na": df["title"].isna().to_numpy(),
     })
     if "id" in df.columns:  # graphrag 1.x matches node rows to entities by id (read_indexer_entities)
         out["entity_id"] = text_column(df["id"], len(df))  # looked up once, by the costs (no encoding)
     return out
+
+
+def _first_run(values: np.ndarray) -> int:
+    """Length of the run of equal values that starts the array (0 for an empty one)."""
+    if not len(values):
+        return 0
+    differ = np.flatnonzero(values != values[0])
+    return int(differ[0]) if len(differ) else len(values)
 
 
 def _rollup_rows(nodes: pd.DataFrame) -> pd.DataFrame:
