@@ -264,26 +264,41 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
     # table (text-unit ids), while this one reads the communities and the reports and then
     # matches the membership rows' entity keys to the entities table (one hash of each key,
     # shared by the integrity checks and the costs): arrow decodes and hashes without the GIL,
-    # so both cores work (a third thread would only add memory on two cores). Errors keep the
-    # order of a sequential read: nodes, communities, reports, entities.
+    # so both cores work (a third thread would only add memory on two cores). Without
+    # create_final_nodes (graphrag >= 2.0) the worker reads the reports too, after the entities,
+    # while this thread matches the keys: the two threads' shares are then about even, where
+    # this one's was the longer by the reports and the match. Errors keep the order of a
+    # sequential read: nodes, communities, reports, entities.
     nodes = members = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit-read") as worker:
         pending_nodes = worker.submit(_nodes, files) if read_nodes and not nodes_last else None
         pending_entities = worker.submit(_entities, files)
         if nodes_last:
             pending_nodes = worker.submit(_nodes, files)
+        pending_reports = worker.submit(_reports, files) if pending_nodes is None else None
         try:
             communities, id_kind, children, members, member_lens = _communities(files, schemas)
-            reports, rep_id_kind = _reports(files)
-            entities = pending_entities.result()
+            if pending_reports is None:
+                reports, rep_id_kind = _reports(files)
+                entities = pending_entities.result()
+            else:
+                try:
+                    entities = pending_entities.result()
+                except Exception:
+                    pending_reports.result()  # a reports error comes before an entities error
+                    raise
         except Exception:
             pending_entities.cancel()  # only helps when it has not started
+            if pending_reports is not None:
+                pending_reports.cancel()
             if pending_nodes is not None:
                 pending_nodes.result()  # a nodes error comes first
             raise
         key_match = None
         if members is not None and entities is not None:  # keyed by entity id
             key_match = match_entity_keys(members["entity"], entities["id"])
+        if pending_reports is not None:
+            reports, rep_id_kind = pending_reports.result()
         if pending_nodes is not None:
             nodes = pending_nodes.result()
     phase_done()

@@ -191,3 +191,49 @@ def test_node_entity_rows_equals_first_row_with_the_id(seed):
     got = node_entity_rows(titles, text_column(pd.Series(node_ids, dtype="string[pyarrow]"), len(node_ids)),
                            ents, first)
     assert got is not None and got.tolist() == _node_rows_plain(node_ids, e_ids)
+
+
+# ---- graphrag >= 2.0: the worker reads the reports after the entities; the error order stays --
+def _index_with(tmp_path, broken: list[str]):
+    import shutil
+
+    from conftest import FIXTURES
+
+    idx = tmp_path / "i"
+    shutil.copytree(FIXTURES / "seed-v3", idx)
+    for name in broken:
+        path = idx / name
+        data = bytearray(path.read_bytes())  # column data zeroed, footer kept: the schema reads
+        footer = int.from_bytes(data[-8:-4], "little") + 8
+        data[4: len(data) - footer] = bytes(len(data) - footer - 4)
+        path.write_bytes(bytes(data))
+    return idx
+
+
+@pytest.mark.parametrize("broken,named", [
+    (["community_reports.parquet"], "community_reports.parquet"),
+    (["entities.parquet", "community_reports.parquet"], "community_reports.parquet"),
+    (["entities.parquet"], "entities.parquet"),
+    (["communities.parquet", "community_reports.parquet", "entities.parquet"], "communities.parquet"),
+])
+def test_v3_error_order_is_that_of_a_sequential_read(tmp_path, broken, named):
+    from graphrag_audit.errors import IndexInputError
+
+    with pytest.raises(IndexInputError) as err:
+        load_index(_index_with(tmp_path, broken))
+    assert named in str(err.value)
+
+
+def test_v3_model_with_reports_read_by_the_worker_equals_a_sequential_read(monkeypatch):
+    """The reports read beside the key match are the reports a one-thread read gives."""
+    from types import SimpleNamespace
+
+    from conftest import FIXTURES
+
+    import graphrag_audit.io.load as load
+
+    idx = FIXTURES / "seed-v3"
+    got = load_index(idx)
+    plain, kind = load._reports(SimpleNamespace(tables={"reports": idx / "community_reports.parquet"}))
+    pd.testing.assert_frame_equal(got.reports, plain)
+    assert len(plain) and kind == "int"
