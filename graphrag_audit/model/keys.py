@@ -260,9 +260,11 @@ def node_entity_rows(titles: pd.Series, ids: pd.Series, entities: pd.DataFrame, 
         found = pc.fill_null(pc.index_in(title_keys, value_set=e_title), -1).to_numpy(zero_copy_only=False)
         found = found.astype(np.int64)
         row = found[codes] if len(codes) else np.zeros(0, dtype=np.int64)
-        ok = row >= 0
+        ok_code = found >= 0  # per title code: its entity row is found and the first with its id
         if len(e_id):
-            ok &= first[np.maximum(row, 0)]
+            ok_code &= first[np.maximum(found, 0)]
+        ok = ok_code[codes] if len(codes) else np.zeros(0, dtype=bool)
+        if len(e_id):
             e_id = e_id.cast(node_ids.type)
             # the id of each title's entity row, taken once per title and then by title code:
             # codes follow the node rows' order, entity rows do not (a far cheaper gather)
