@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from graphrag_audit.io.coerce import key_column, text_column
-from graphrag_audit.io.load import _first_run, load_index
+from graphrag_audit.io.load import _level_block, load_index
 from graphrag_audit.model.keys import node_entity_rows, repeated_dictionary_keys
 
 
@@ -85,10 +85,10 @@ def test_repeated_dictionary_keys_tiles_only_when_it_repeats():
     assert got.equals(_plain(pa.array(changed))) and got.dictionary.to_pylist()[-1] == "new"
 
 
-@pytest.mark.parametrize("levels,expected", [([], 0), ([0], 1), ([0, 0, 1, 1], 2), ([2, 2, 2], 3),
-                                             ([0, 1, 0, 1], 1)])
-def test_first_run(levels, expected):
-    assert _first_run(np.array(levels, dtype=np.int64)) == expected
+@pytest.mark.parametrize("levels,expected", [([], None), ([0], 1), ([0, 0, 1, 1], 2), ([2, 2, 2], 3),
+                                             ([0, 1, 0, 1], None), ([0, 0, 1, 2, 2], 2), ([1, 0], None)])
+def test_level_block(levels, expected):
+    assert _level_block(np.array(levels, dtype=np.int64)) == expected
 
 
 def _plain_titles(path):
@@ -153,7 +153,7 @@ def test_tiled_real_index_loads_as_the_plain_encoding():
     nodes = next(path.rglob("create_final_nodes.parquet"))
     lev = pq.read_table(nodes, columns=["level"]).column("level").to_numpy()
     titles = pq.read_table(nodes, columns=["title"]).column("title")
-    k = _first_run(lev)
+    k = _level_block(lev)
     assert 0 < k < len(lev) and pc.all(pc.equal(titles.slice(k), titles.slice(0, len(titles) - k))).as_py()
     got = pa.array(load_index(path).rollup_rows["entity"].array)
     got = got.combine_chunks() if isinstance(got, pa.ChunkedArray) else got

@@ -122,9 +122,9 @@ def _nodes(files) -> pd.DataFrame | None:
     comm = int_ids(df["community"], path, "community")
     lev = levels(df["level"], path)
     out = pd.DataFrame({
-        # rows of one level after another, each level's in the same order (graphrag 0.x), are
-        # encoded one level's block at a time; entity after entity (1.x), one run at a time
-        "entity": key_column(text_column(df["title"], len(df)), block=_first_run(lev)),
+        # rows of one level after another, each level's in the same order (graphrag 0.x): only
+        # the first level's titles are hashed, the other levels' codes are tiled
+        "entity": key_column(text_column(df["title"], len(df)), block=_level_block(lev)),
         "community": comm,
         "level": lev,
         "_title_na": df["title"].isna().to_numpy(),
@@ -134,12 +134,13 @@ def _nodes(files) -> pd.DataFrame | None:
     return out
 
 
-def _first_run(values: np.ndarray) -> int:
-    """Length of the run of equal values that starts the array (0 for an empty one)."""
-    if not len(values):
-        return 0
-    differ = np.flatnonzero(values != values[0])
-    return int(differ[0]) if len(differ) else len(values)
+def _level_block(levels: np.ndarray) -> int | None:
+    """The first level's number of rows when the rows come level by level (levels never
+    decrease), else None: the block a repetition of the node titles would have."""
+    if not len(levels) or (levels[1:] < levels[:-1]).any():
+        return None
+    differ = np.flatnonzero(levels != levels[0])
+    return int(differ[0]) if len(differ) else len(levels)
 
 
 def _rollup_rows(nodes: pd.DataFrame) -> pd.DataFrame:
