@@ -247,9 +247,10 @@ def list_flat(series: pd.Series, path: Path, column: str) -> tuple[np.ndarray | 
 
 def key_column(series: pd.Series, block: int | None = None) -> pd.api.extensions.ExtensionArray:
     """A text key column (entity titles, from :func:`text_column`) dictionary-encoded like
-    :func:`dictionary_keys`; a Categorical when it cannot go through arrow. Keys that repeat in
-    runs or in blocks of ``block`` rows (graphrag's per-level node rows) are encoded once per
-    run or block (:func:`~graphrag_audit.model.keys.repeated_dictionary_keys`: the same result)."""
+    :func:`dictionary_keys`; a Categorical when it cannot go through arrow. Keys that are their
+    first ``block`` keys over and over (graphrag 0.x's node rows, level after level) are hashed
+    for that block only (:func:`~graphrag_audit.model.keys.repeated_dictionary_keys`: the same
+    result)."""
     try:
         arr = pa.array(series.array) if isinstance(series.array, pd.arrays.ArrowExtensionArray) \
             else pa.array(series.to_numpy(dtype=object), from_pandas=True)
