@@ -120,15 +120,27 @@ def _nodes(files) -> pd.DataFrame | None:
     df = read_table(path, NODE_COLUMNS)
     _require(df, path, ["title", "community", "level"], "per-entity community membership")
     comm = int_ids(df["community"], path, "community")
+    lev = levels(df["level"], path)
     out = pd.DataFrame({
-        "entity": key_column(text_column(df["title"], len(df))),
+        # rows of one level after another, each level's in the same order (graphrag 0.x): only
+        # the first level's titles are hashed, the other levels' codes are tiled
+        "entity": key_column(text_column(df["title"], len(df)), block=_level_block(lev)),
         "community": comm,
-        "level": levels(df["level"], path),
+        "level": lev,
         "_title_na": df["title"].isna().to_numpy(),
     })
     if "id" in df.columns:  # graphrag 1.x matches node rows to entities by id (read_indexer_entities)
         out["entity_id"] = text_column(df["id"], len(df))  # looked up once, by the costs (no encoding)
     return out
+
+
+def _level_block(levels: np.ndarray) -> int | None:
+    """The first level's number of rows when the rows come level by level (levels never
+    decrease), else None: the block a repetition of the node titles would have."""
+    if not len(levels) or (levels[1:] < levels[:-1]).any():
+        return None
+    differ = np.flatnonzero(levels != levels[0])
+    return int(differ[0]) if len(differ) else len(levels)
 
 
 def _rollup_rows(nodes: pd.DataFrame) -> pd.DataFrame:
@@ -253,26 +265,41 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
     # table (text-unit ids), while this one reads the communities and the reports and then
     # matches the membership rows' entity keys to the entities table (one hash of each key,
     # shared by the integrity checks and the costs): arrow decodes and hashes without the GIL,
-    # so both cores work (a third thread would only add memory on two cores). Errors keep the
-    # order of a sequential read: nodes, communities, reports, entities.
+    # so both cores work (a third thread would only add memory on two cores). Without
+    # create_final_nodes (graphrag >= 2.0) the worker reads the reports too, after the entities,
+    # while this thread matches the keys: the two threads' shares are then about even, where
+    # this one's was the longer by the reports and the match. Errors keep the order of a
+    # sequential read: nodes, communities, reports, entities.
     nodes = members = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit-read") as worker:
         pending_nodes = worker.submit(_nodes, files) if read_nodes and not nodes_last else None
         pending_entities = worker.submit(_entities, files)
         if nodes_last:
             pending_nodes = worker.submit(_nodes, files)
+        pending_reports = worker.submit(_reports, files) if pending_nodes is None else None
         try:
             communities, id_kind, children, members, member_lens = _communities(files, schemas)
-            reports, rep_id_kind = _reports(files)
-            entities = pending_entities.result()
+            if pending_reports is None:
+                reports, rep_id_kind = _reports(files)
+                entities = pending_entities.result()
+            else:
+                try:
+                    entities = pending_entities.result()
+                except Exception:
+                    pending_reports.result()  # a reports error comes before an entities error
+                    raise
         except Exception:
             pending_entities.cancel()  # only helps when it has not started
+            if pending_reports is not None:
+                pending_reports.cancel()
             if pending_nodes is not None:
                 pending_nodes.result()  # a nodes error comes first
             raise
         key_match = None
         if members is not None and entities is not None:  # keyed by entity id
             key_match = match_entity_keys(members["entity"], entities["id"])
+        if pending_reports is not None:
+            reports, rep_id_kind = pending_reports.result()
         if pending_nodes is not None:
             nodes = pending_nodes.result()
     phase_done()
