@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -38,13 +39,13 @@ sys.stderr.write("\\nMODULES " + json.dumps({"code": code, "modules": sorted(sys
 """
 
 
-def _imported(code: str, *args: str, cwd: Path = ROOT, cache: Path | None = None) -> tuple[object, set[str]]:
-    """Run ``code`` in a fresh interpreter; its token cache is ``cache`` (default: a new empty
-    directory, never the user's own cache)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHRAG_AUDIT_")}
+def _probe(code: str, *args: str, cwd: Path = ROOT, cache: Path | None = None) -> tuple[object, set[str], str]:
+    """Run ``code`` in a fresh interpreter: (its exit code, the modules it imported, its stdout).
+    Its token cache is ``cache`` (default: a new empty directory, never the user's own cache)."""
     if cache is None:
-        import tempfile
-        cache = Path(tempfile.mkdtemp(prefix="graphrag-audit-startup-cache-"))
+        with tempfile.TemporaryDirectory(prefix="graphrag-audit-startup-cache-") as empty:
+            return _probe(code, *args, cwd=cwd, cache=Path(empty))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHRAG_AUDIT_")}
     env["GRAPHRAG_AUDIT_CACHE_DIR"] = str(cache)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     proc = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True,
@@ -52,11 +53,15 @@ def _imported(code: str, *args: str, cwd: Path = ROOT, cache: Path | None = None
     line = [ln for ln in proc.stderr.splitlines() if ln.startswith("MODULES ")]
     assert line, proc.stderr[-2000:]
     got = json.loads(line[-1][len("MODULES "):])
-    return got["code"], set(got["modules"])
+    return got["code"], set(got["modules"]), proc.stdout
 
 
-def _cli(*args: str, cache: Path | None = None) -> tuple[object, set[str]]:
-    return _imported(_PROBE, json.dumps(list(args)), cache=cache)
+def _imported(code: str, *args: str, cwd: Path = ROOT) -> tuple[object, set[str]]:
+    return _probe(code, *args, cwd=cwd)[:2]
+
+
+def _cli(*args: str) -> tuple[object, set[str]]:
+    return _probe(_PROBE, json.dumps(list(args)))[:2]
 
 
 def _top(modules: set[str]) -> set[str]:
@@ -130,15 +135,8 @@ def test_a_warm_token_cache_never_loads_the_tokenizer(tmp_path, command):
     cache = tmp_path / "cache"
     out = {}
     for run in ("cold", "warm"):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHRAG_AUDIT_")}
-        env.update(GRAPHRAG_AUDIT_CACHE_DIR=str(cache),
-                   PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep))
-        proc = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(command)], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=300)
-        line = [ln for ln in proc.stderr.splitlines() if ln.startswith("MODULES ")]
-        assert line, proc.stderr[-2000:]
-        got = json.loads(line[-1][len("MODULES "):])
-        assert got["code"] in (0, 1, None)
-        out[run] = (proc.stdout, "bpe_openai" in _top(set(got["modules"])))
+        code, modules, stdout = _probe(_PROBE, json.dumps(command), cache=cache)
+        assert code in (0, 1, None)
+        out[run] = (stdout, "bpe_openai" in _top(modules))
     assert out["cold"][1] and not out["warm"][1], (out["cold"][1], out["warm"][1])
     assert out["warm"][0] == out["cold"][0]

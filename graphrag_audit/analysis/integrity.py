@@ -13,7 +13,8 @@ from graphrag_audit.analysis.update_checks import update_findings
 from graphrag_audit.findings import Finding, finding, preview
 from graphrag_audit.graphrag.compat import v2_readable
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.model.keys import LevelSlots, dictionary_parts, factorize_ints, sorted_unique
+from graphrag_audit.model.keys import (LevelSlots, dictionary_parts, factorize_ints, has_duplicates, is_nondecreasing,
+                                       sorted_unique)
 
 
 def check_integrity(model: IndexModel) -> list[Finding]:
@@ -188,6 +189,14 @@ def _isin(keys: pd.Series, members: pd.Series) -> np.ndarray:
         return keys.isin(pd.Index(members.unique())).to_numpy(dtype=bool)
 
 
+def _one_parent_index(communities: pd.DataFrame, v: np.ndarray) -> pd.Index | None:
+    """The communities table's community numbers, when each is on one row and each child
+    (``v``, the parent edges' children) has one parent; else None (the containment shortcuts'
+    common precondition)."""
+    index = pd.Index(communities["community"].to_numpy(dtype=np.int64))
+    return None if not index.is_unique or has_duplicates(v) else index
+
+
 def _contained_by_level_slots(communities: pd.DataFrame, mc: np.ndarray, ecode: np.ndarray, width: int,
                               u: np.ndarray, v: np.ndarray) -> bool:
     """True when every membership row (c, e) of a community c with a parent p has a row (p, e);
@@ -197,8 +206,8 @@ def _contained_by_level_slots(communities: pd.DataFrame, mc: np.ndarray, ecode: 
     a row there for every membership row, and no entity is in two communities of one level (as
     hierarchical Leiden writes them): then "p holds e" is one read of
     :class:`~graphrag_audit.model.keys.LevelSlots`, with no sort of the membership pairs."""
-    index = pd.Index(communities["community"].to_numpy(dtype=np.int64))
-    if not index.is_unique or len(sorted_unique(v)) != len(v):
+    index = _one_parent_index(communities, v)
+    if index is None:
         return False
     row_code, n_runs = factorize_ints(mc)  # membership rows come grouped by community: no hashing
     run_comm = np.empty(n_runs, dtype=np.int64)
@@ -233,8 +242,8 @@ def _contained_level_by_level(communities: pd.DataFrame, mc: np.ndarray, ecode: 
     is in one community per level; O(membership rows), no sort, no level-by-entity array."""
     if not len(mc):
         return False
-    index = pd.Index(communities["community"].to_numpy(dtype=np.int64))
-    if not index.is_unique or len(sorted_unique(v)) != len(v):
+    index = _one_parent_index(communities, v)
+    if index is None:
         return False
     starts = np.flatnonzero(np.concatenate(([True], mc[1:] != mc[:-1])))  # runs of one community
     run_at = index.get_indexer(mc[starts])
@@ -243,7 +252,7 @@ def _contained_level_by_level(communities: pd.DataFrame, mc: np.ndarray, ecode: 
         return False
     level = communities["level"].to_numpy(dtype=np.int64)
     run_level = level[run_at]
-    if len(run_level) > 1 and not (run_level[1:] >= run_level[:-1]).all():
+    if not is_nondecreasing(run_level):
         return False
     parent = np.full(len(index), -1, dtype=np.int64)
     parent[iv] = iu

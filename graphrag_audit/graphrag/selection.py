@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.model.keys import key_codes, sorted_unique
+from graphrag_audit.model.keys import is_nondecreasing, key_codes, sorted_unique
 
 BEHAVIOURS = ("v2", "v1", "level_only", "dynamic")
 INT_MIN = np.iinfo(np.int64).min
@@ -93,7 +93,7 @@ def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterato
     codes, _ = key_codes(r["entity"])
     comm = r["community"].to_numpy()
     lev = r["level"].to_numpy()
-    if not _is_sorted(lev):  # (the rows usually come level by level already)
+    if not is_nondecreasing(lev):  # (the rows usually come level by level already)
         order = np.argsort(lev, kind="stable")
         codes, comm, lev = codes[order], comm[order], lev[order]
     width = int(codes.max()) + 1 if len(codes) else 0
@@ -111,10 +111,6 @@ def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterato
             start = end
         seen = by_first[:int(np.searchsorted(first_sorted, end, side="left"))]
         yield n, sorted_unique(running[seen])
-
-
-def _is_sorted(a: np.ndarray) -> bool:
-    return bool((a[1:] >= a[:-1]).all()) if len(a) > 1 else True
 
 
 def _first_rows(codes: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:

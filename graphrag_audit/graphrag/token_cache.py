@@ -216,7 +216,8 @@ class TokenCountStore:
 
     # ---- counting ---------------------------------------------------------------------
     def measure(self, texts: list[str], count_many: Callable[[list[str]], np.ndarray]) -> np.ndarray:
-        """Counts of ``texts`` (``count_many`` of the uncached ones), caching the long ones."""
+        """Counts of ``texts`` (``count_many`` of the uncached ones), caching the long ones (and the
+        short ones too when there are at most :data:`SMALL_CALL` of them, in a file store)."""
         out = np.empty(len(texts), dtype=np.int64)
         long_idx = [i for i, t in enumerate(texts) if len(t) >= MIN_CHARS]
         if self.path is not None and len(texts) - len(long_idx) <= SMALL_CALL:  # few short strings:

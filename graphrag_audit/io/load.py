@@ -26,7 +26,8 @@ from graphrag_audit.io.coerce import (
     list_flat,
     text_column,
 )
-from graphrag_audit.model.keys import EntityKeyMatch, has_duplicates, match_entity_keys, node_entity_rows
+from graphrag_audit.model.keys import (EntityKeyMatch, has_duplicates, is_nondecreasing, match_entity_keys,
+                                       node_entity_rows)
 from graphrag_audit.io.tables import parquet_schema, read_table, split_list_cell, table_columns
 from graphrag_audit.model.forest import CommunityForest
 
@@ -137,7 +138,7 @@ def _nodes(files) -> pd.DataFrame | None:
 def _level_block(levels: np.ndarray) -> int | None:
     """The first level's number of rows when the rows come level by level (levels never
     decrease), else None: the block a repetition of the node titles would have."""
-    if not len(levels) or (levels[1:] < levels[:-1]).any():
+    if not len(levels) or not is_nondecreasing(levels):
         return None
     differ = np.flatnonzero(levels != levels[0])
     return int(differ[0]) if len(differ) else len(levels)

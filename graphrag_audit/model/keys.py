@@ -172,6 +172,11 @@ def in_sorted(values: np.ndarray, sorted_distinct: np.ndarray) -> np.ndarray:
     return sorted_distinct[at] == values
 
 
+def is_nondecreasing(values: np.ndarray) -> bool:
+    """Whether a 1-D array never decreases (rows already in order: no sort needed)."""
+    return bool((values[1:] >= values[:-1]).all()) if len(values) > 1 else True
+
+
 def has_duplicates(values: np.ndarray) -> bool:
     """Whether a 1-D integer array holds some value twice (a count or a sort, not a hash)."""
     values = np.asarray(values).ravel()
