@@ -33,7 +33,9 @@ Conventions taken from the real indexes
 * ``create_final_nodes`` 0.5-1.2: every entity has a level-0 row (community -1 when it is in no
   community); at a level L >= 1 an entity has a row only when it is in a community at L.  An
   entity whose community is a leaf at L has **no** rows at L+1 (verbs-v1: 301 / 230 / 21 rows at
-  levels 0 / 1 / 2; no -1 below level 0).
+  levels 0 / 1 / 2; no -1 below level 0).  Row order: level by level in 0.5-0.9, entity by entity
+  (each entity's rows together, in level order, entities in their table's order) in 1.0-1.2, as
+  graphrag 1.x's left merge of the entities with the communities writes them.
 * ``create_final_nodes`` 0.1-0.4: one row per entity per level 0..max (a full grid); ``community``
   is a string, null when the entity is in no community at that level.
 * graphrag 3 CSV output (``CSVTableProvider.write_dataframe`` = ``df.to_csv(index=False)``):
@@ -975,7 +977,13 @@ def _nodes_table(spec: IndexSpec, d: _Derived, layout: str) -> pa.Table:
     lev = np.concatenate([np.zeros(n, dtype=np.int64), np.zeros(len(dup0), dtype=np.int64), d.m_level[deeper]])
     eidx = np.concatenate([np.arange(n, dtype=np.int64), d.m_ent[dup0], d.m_ent[deeper]])
     comm = np.concatenate([c0, d.number[d.m_row[dup0]], d.number[d.m_row[deeper]]])
-    order = np.lexsort((eidx, lev))
+    if layout == "1.0-1.2":
+        # graphrag 1.x writes entity by entity: create_final_nodes is base_entity_nodes.merge(
+        # base_communities, on="title", how="left") (flows/create_final_nodes.py, 1.0.0-1.2.0), so each
+        # entity's rows, in level order, follow one another in the entities' order
+        order = np.lexsort((lev, eidx))
+    else:  # 0.5-0.9 writes level by level (verbs-v0.5, real-csekg-v1, real-climate-update-v09)
+        order = np.lexsort((eidx, lev))
     lev, eidx, comm = lev[order], eidx[order], comm[order]
     xy_type = pa.int64() if layout == "0.5-0.9" else pa.float64()
     zeros = np.zeros(len(eidx))
