@@ -12,7 +12,9 @@ best CPU time. Two ways in are measured:
   temporary file and run by this interpreter, so that it imports this checkout. A pyenv shim in
   front of the installed script adds ~0.2 s of bash and is not measured.
 
-The floor is the interpreter's own bare start-up, ``python -c pass``. Targets (issue 22): each
+The floor is the interpreter's own bare start-up, ``python -c pass``; two more rows split the seed
+audit's time: importing only its third-party dependencies (numpy, pandas, pyarrow, rich, typer),
+then those and the package's modules a ``levels`` run imports, without running anything. Targets (issue 22): each
 ``--help``/``--version`` under 0.3 s, the seed example end to end under 1 s.
 
 JSON size: ``levels DIR -f json --tokenizer estimate --json-ids MODE`` on the cached default-shape
@@ -45,6 +47,13 @@ SEED = "fixtures/seed-v3"
 COMMANDS = ["levels", "tree", "report", "plan", "explain", "diff", "update-run", "bundle"]
 JSON_IDS = ["full", "delta", "ranges", "level"]
 HELP_TARGET_S = 0.3
+#: the third-party modules the seed audit imports (``python -X importtime``): a floor for any run of it
+DEPS_CODE = "import numpy, pandas, pyarrow.parquet, rich.console, rich.table, typer"
+DEPS_LABEL = "dependencies only: " + DEPS_CODE.removeprefix("import ")
+#: the dependencies and the modules a text ``levels`` run imports, without running anything
+IMPORTS_CODE = (DEPS_CODE + "; import graphrag_audit.cli.levels, graphrag_audit.analysis.audit, "
+                "graphrag_audit.io.load, graphrag_audit.render.text")
+IMPORTS_LABEL = "dependencies and the levels modules imported, nothing run"
 SEED_TARGET_S = 1.0
 
 #: what pip writes as the console script (pip's wrapper, less its shebang line)
@@ -99,7 +108,12 @@ def startup_cases(script: Path) -> list[tuple[str, str, list[str], float | None]
     py = sys.executable
     m = [py, "-m", "graphrag_audit"]
     s = [py, str(script)]
-    cases: list[tuple[str, str, list[str], float | None]] = [("python -c pass (floor)", "-m", [py, "-c", "pass"], None)]
+    cases: list[tuple[str, str, list[str], float | None]] = [
+        ("python -c pass (floor)", "-m", [py, "-c", "pass"], None),
+        # what a pandas-based audit cannot go under, and what importing the audit's own modules adds
+        (DEPS_LABEL, "-m", [py, "-c", DEPS_CODE], None),
+        (IMPORTS_LABEL, "-m", [py, "-c", IMPORTS_CODE], None),
+    ]
     for way, pre in (("-m", m), ("script", s)):
         cases += [("--version", way, pre + ["--version"], HELP_TARGET_S),
                   ("--help", way, pre + ["--help"], HELP_TARGET_S)]
@@ -128,10 +142,12 @@ def measure_startup(repeat: int, cold: bool = False, base: Path | None = None) -
         script.write_text(CONSOLE_SCRIPT, encoding="utf-8")
         out = []
         for label, way, argv, target in startup_cases(script):
-            if cold and not (way == "-m" and (label in ("python -c pass (floor)", "--version", "levels --help", "--help")
+            if cold and not (way == "-m" and (label in ("python -c pass (floor)", DEPS_LABEL, IMPORTS_LABEL,
+                                                        "--version", "levels --help", "--help")
                                               or label == f"levels {SEED} --tokenizer estimate")):
                 continue
-            codes = [REPO] + ([base] if base is not None and way == "-m" and label != "python -c pass (floor)" else [])
+            codes = [REPO] + ([base] if base is not None and way == "-m"
+                              and label not in ("python -c pass (floor)", DEPS_LABEL, IMPORTS_LABEL) else [])
             runs: dict = {c: [] for c in codes}
             for c in codes:
                 timed(argv, code=c)  # warm-up: bytecode, page cache

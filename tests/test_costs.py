@@ -67,8 +67,13 @@ def test_v1_counts_are_the_plain_count_over_node_rows(name):
     model = load_index(shared_index(name))
     v1 = V1TextUnitCounts.of(model)
     r, e = model.rollup_rows, model.entities
-    node_ids = pd.read_parquet(model.files["nodes"], columns=["id"])["id"]  # node rows in file order
+    nodes = pd.read_parquet(model.files["nodes"], columns=["id", "level"])
+    # the roll-up rows are the file's node rows sorted stably by level (graphrag 1.x writes them
+    # entity by entity)
+    in_level_order = np.argsort(nodes["level"].to_numpy(), kind="stable")
+    node_ids = nodes["id"].iloc[in_level_order].reset_index(drop=True)
     assert len(node_ids) == len(r)
+    assert r["level"].tolist() == nodes["level"].iloc[in_level_order].tolist()
     rows = pd.DataFrame({"entity": np.asarray(node_ids.to_numpy(), dtype=object),
                          "community": r["community"].to_numpy(), "level": r["level"].to_numpy()})
     tu = pd.Series(e["text_unit_ids"].to_numpy(), index=e["id"].to_numpy())

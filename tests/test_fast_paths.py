@@ -399,7 +399,10 @@ def test_node_entity_rows_on_damaged_nodes(tmp_path, damage):
     assert "entity_row" in loaded.rollup_rows.columns  # matched while reading
     lazy = load_index(idx)
     r = lazy.rollup_rows
-    r["entity_id"] = text_column_of(nodes["id"])
+    # the roll-up rows are the node rows sorted stably by level (load.py::_in_level_order)
+    in_level_order = np.argsort(nodes["level"].to_numpy(), kind="stable")
+    assert r["level"].tolist() == nodes["level"].iloc[in_level_order].tolist()
+    r["entity_id"] = text_column_of(nodes["id"].iloc[in_level_order].reset_index(drop=True))
     del r["entity_row"]  # as an index read without the entities first: matched by the costs
     opts = AuditOptions(tokenizer="estimate")
     a, b = audit(loaded, opts), audit(lazy, opts)

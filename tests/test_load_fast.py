@@ -288,3 +288,34 @@ def test_audit_is_the_same_whatever_the_node_row_order(tmp_path, order):
         return sorted(zip(r["entity"].astype(str), r["community"], r["level"]))
 
     assert rows(a["create_final_nodes"].parent) == rows(b_dir)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint16, np.uint64, np.int8])
+@pytest.mark.parametrize("span", [1, 3, 255, 256, 65535, 65536, 10**9])
+def test_stable_order_equals_a_stable_argsort(dtype, span):
+    from graphrag_audit.model.keys import stable_order
+
+    rng = np.random.default_rng(span)
+    info = np.iinfo(dtype)
+    hi = min(span, int(info.max))
+    lo = max(int(info.min), -hi) if info.min < 0 else 0
+    for n in (0, 1, 2, 1000):
+        values = rng.integers(lo, hi, n, endpoint=True).astype(dtype)
+        assert np.array_equal(stable_order(values), np.argsort(values, kind="stable")), (dtype, span, n)
+
+
+def test_rollup_rows_come_level_by_level(tmp_path):
+    """graphrag 1.x's entity-by-entity create_final_nodes: the loaded roll-up rows are the file's
+    rows sorted stably by level, each still with its own title-is-missing flag."""
+    from graphrag_audit.io.load import _in_level_order
+
+    rollup = pd.DataFrame({"entity": ["a", "a", "a", "b", "c", "c"], "community": [1, 10, 100, 2, 3, 30],
+                           "level": [0, 1, 2, 0, 0, 1], "entity_row": [0, 0, 0, 1, 2, 2]})
+    rollup.attrs["title_na"] = np.array([False, False, False, True, False, False])
+    got = _in_level_order(rollup)
+    assert got["entity"].tolist() == ["a", "b", "c", "a", "c", "a"]
+    assert got["community"].tolist() == [1, 2, 3, 10, 30, 100]
+    assert got["level"].tolist() == [0, 0, 0, 1, 1, 2] and got["entity_row"].tolist() == [0, 1, 2, 0, 2, 0]
+    assert got.attrs["title_na"].tolist() == [False, True, False, False, False, False]
+    assert list(got.index) == list(range(6))
+    assert _in_level_order(got) is got  # already level by level: untouched

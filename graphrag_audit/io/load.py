@@ -9,6 +9,8 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.generation import detect_generation
@@ -27,7 +29,7 @@ from graphrag_audit.io.coerce import (
     text_column,
 )
 from graphrag_audit.model.keys import (EntityKeyMatch, has_duplicates, is_nondecreasing, match_entity_keys,
-                                       node_entity_rows)
+                                       node_entity_rows, stable_order)
 from graphrag_audit.io.tables import parquet_schema, read_table, split_list_cell, table_columns
 from graphrag_audit.model.forest import CommunityForest
 
@@ -148,6 +150,29 @@ def _rollup_rows(nodes: pd.DataFrame) -> pd.DataFrame:
     rollup = nodes[["entity", "community", "level"] + (["entity_id"] if "entity_id" in nodes else [])].copy()
     rollup.attrs["title_na"] = nodes["_title_na"].to_numpy()
     return rollup
+
+
+def _in_level_order(rollup: pd.DataFrame) -> pd.DataFrame:
+    """The roll-up rows level by level (stably: within a level, in the file's order). graphrag 1.x
+    writes create_final_nodes entity by entity, each entity's rows in level order; the roll-up
+    steps read "every row at level <= N" as a prefix, so the rows are ordered once here instead
+    of by each step."""
+    lev = rollup["level"].to_numpy()
+    if is_nondecreasing(lev):
+        return rollup
+    order = stable_order(lev)
+    out = pd.DataFrame({name: _taken(rollup[name], order) for name in rollup.columns})
+    out.attrs = {k: (v[order] if isinstance(v, np.ndarray) and len(v) == len(order) else v)  # title_na
+                 for k, v in rollup.attrs.items()}
+    return out
+
+
+def _taken(column: pd.Series, order: np.ndarray):
+    """``column``'s values at ``order``: through arrow for arrow columns (a dictionary-encoded
+    key column moves its int32 codes only), numpy otherwise (pandas' own take: about 1.5x)."""
+    if isinstance(column.array, pd.arrays.ArrowExtensionArray):
+        return pd.arrays.ArrowExtensionArray(pc.take(pa.array(column.array), pa.array(order)))
+    return column.to_numpy()[order]
 
 
 def _rollup_with_entity_rows(rollup: pd.DataFrame, entities: pd.DataFrame | None,
@@ -331,11 +356,11 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
 
     # roll-up rows read by graphrag < 2.0
     if nodes_last:
-        rollup = _rollup_with_entity_rows(_rollup_rows(nodes), entities, key_match)
+        rollup = _in_level_order(_rollup_with_entity_rows(_rollup_rows(nodes), entities, key_match))
         nodes = None
         phase_done()
     elif nodes is not None:
-        rollup = _rollup_rows(nodes)
+        rollup = _in_level_order(_rollup_rows(nodes))
     else:
         rollup = members[["entity", "community", "level"]]  # never modified: no copy needed
 
