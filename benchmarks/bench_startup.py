@@ -54,6 +54,8 @@ DEPS_LABEL = "dependencies only: " + DEPS_CODE.removeprefix("import ")
 IMPORTS_CODE = (DEPS_CODE + "; import graphrag_audit.cli.levels, graphrag_audit.analysis.audit, "
                 "graphrag_audit.io.load, graphrag_audit.render.text")
 IMPORTS_LABEL = "dependencies and the levels modules imported, nothing run"
+#: the rows not run for a base revision (the import row names modules an older revision may lack)
+FLOOR_LABELS = ("python -c pass (floor)", DEPS_LABEL, IMPORTS_LABEL)
 SEED_TARGET_S = 1.0
 
 #: what pip writes as the console script (pip's wrapper, less its shebang line)
@@ -142,12 +144,10 @@ def measure_startup(repeat: int, cold: bool = False, base: Path | None = None) -
         script.write_text(CONSOLE_SCRIPT, encoding="utf-8")
         out = []
         for label, way, argv, target in startup_cases(script):
-            if cold and not (way == "-m" and (label in ("python -c pass (floor)", DEPS_LABEL, IMPORTS_LABEL,
-                                                        "--version", "levels --help", "--help")
+            if cold and not (way == "-m" and (label in (*FLOOR_LABELS, "--version", "levels --help", "--help")
                                               or label == f"levels {SEED} --tokenizer estimate")):
                 continue
-            codes = [REPO] + ([base] if base is not None and way == "-m"
-                              and label not in ("python -c pass (floor)", DEPS_LABEL, IMPORTS_LABEL) else [])
+            codes = [REPO] + ([base] if base is not None and way == "-m" and label not in FLOOR_LABELS else [])
             runs: dict = {c: [] for c in codes}
             for c in codes:
                 timed(argv, code=c)  # warm-up: bytecode, page cache

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -246,9 +245,6 @@ def test_audit_is_the_same_whatever_the_node_row_order(tmp_path, order):
     """graphrag 1.x writes create_final_nodes entity by entity (the generator's 1.0-1.2 layout);
     the same rows level by level or in a random order give the same audit document, and the same
     loaded roll-up rows as sets."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import synthetic as S
 
     from graphrag_audit.analysis.audit import audit

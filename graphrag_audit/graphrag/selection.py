@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.model.keys import is_nondecreasing, key_codes, sorted_unique
+from graphrag_audit.model.keys import is_nondecreasing, key_codes, sorted_unique, stable_order
 
 BEHAVIOURS = ("v2", "v1", "level_only", "dynamic")
 INT_MIN = np.iinfo(np.int64).min
@@ -93,8 +93,8 @@ def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterato
     codes, _ = key_codes(r["entity"])
     comm = r["community"].to_numpy()
     lev = r["level"].to_numpy()
-    if not is_nondecreasing(lev):  # (the rows usually come level by level already)
-        order = np.argsort(lev, kind="stable")
+    if not is_nondecreasing(lev):  # (load puts node rows level by level; membership rows usually are)
+        order = stable_order(lev)
         codes, comm, lev = codes[order], comm[order], lev[order]
     width = int(codes.max()) + 1 if len(codes) else 0
     running = np.full(width, INT_MIN, dtype=np.int64)

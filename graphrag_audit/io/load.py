@@ -162,8 +162,9 @@ def _in_level_order(rollup: pd.DataFrame) -> pd.DataFrame:
         return rollup
     order = stable_order(lev)
     out = pd.DataFrame({name: _taken(rollup[name], order) for name in rollup.columns})
-    out.attrs = {k: (v[order] if isinstance(v, np.ndarray) and len(v) == len(order) else v)  # title_na
-                 for k, v in rollup.attrs.items()}
+    out.attrs = dict(rollup.attrs)
+    if "title_na" in out.attrs:  # _rollup_rows' flag per row
+        out.attrs["title_na"] = out.attrs["title_na"][order]
     return out
 
 
