@@ -198,6 +198,20 @@ def test_a_broken_nodes_table_read_last_is_still_a_one_line_error(tmp_path):
         assert run.returncode == 2 and "create_final_nodes.parquet" in run.stderr, command
 
 
+@pytest.mark.parametrize("first", [None, "create_final_communities.parquet", "create_final_community_reports.parquet"])
+def test_an_entities_error_keeps_its_place_in_the_1x_layout(tmp_path, first):
+    """graphrag 1.x: the worker makes the roll-up rows from create_final_nodes with the entities
+    it read before; a broken entities table is still reported after a broken communities or
+    reports table, and alone it is reported as itself."""
+    idx = _copy_index(FIXTURES / "seed-v1", tmp_path / "i")
+    _garble(idx / "create_final_entities.parquet")
+    if first is not None:
+        _garble(idx / first)
+    with pytest.raises(IndexInputError) as err:
+        load_index(idx)
+    assert (first or "create_final_entities.parquet") in str(err.value)
+
+
 @pytest.mark.parametrize("other", ["create_final_communities.parquet", "create_final_entities.parquet",
                                    "create_final_community_reports.parquet"])
 def test_a_nodes_error_comes_first_in_the_1x_layout_too(tmp_path, other):

@@ -144,7 +144,7 @@ def _membership_levels(model: IndexModel) -> list[Finding]:
     last = last[~last.index.duplicated(keep="last")]
     at = last.index.get_indexer(comm[keep])
     node_level = r["level"].to_numpy(dtype=np.int64)[keep]
-    table_level = np.where(at >= 0, last.to_numpy()[np.maximum(at, 0)], -1)
+    table_level = np.where(at >= 0, np.take(last.to_numpy(), at, mode="clip"), -1)  # (clip: no index copy)
     bad = (at >= 0) & (node_level != table_level)
     if not bad.any():
         return []
