@@ -314,6 +314,66 @@ def test_json_of_a_view_lists_collapsed_groups(seed):
     assert {c["community"]: c["hidden_below"] for c in doc["communities"]} == {5: 4, 6: 0, 22: 0}
 
 
+# ---- streamed exports (issue 22: never held whole) ---------------------------------------------
+@pytest.mark.parametrize("chunk_chars", [1, 7, 200])
+def test_streamed_graphml_and_json_are_the_whole_documents(hostile, seed, chunk_chars, monkeypatch):
+    """``tree -f graphml`` and ``-f json`` are written chunk by chunk; with chunks as small as one
+    piece, every chunk's own escaping (character references, line breaks, ``##[``) still gives
+    networkx's GraphML and ``json.dumps(indent=2)``'s text of the whole document."""
+    import graphrag_audit.render.chunks as chunking
+    from graphrag_audit.render.graph import iter_graphml, iter_tree_json
+    from graphrag_audit.sanitise.json import json_inert
+
+    monkeypatch.setattr(chunking, "CHUNK_CHARS", chunk_chars)
+    for model in (hostile, seed):
+        for level in (None, 1):
+            forest = build_forest(model, level)
+            for view in (None, layout(forest, max_lines=3)):
+                chunks = list(iter_graphml(forest, view))
+                assert len(chunks) > 1
+                assert "".join(chunks) == _networkx_graphml(forest, view)
+                chunks = list(iter_tree_json(forest, view))
+                assert len(chunks) > 1
+                text = "".join(chunks)
+                assert text == json_inert(json.dumps(json.loads(text), indent=2, ensure_ascii=True)) + "\n"
+
+
+def test_streamed_graphml_writer_raw_values_in_small_chunks(monkeypatch):
+    """The raw-value cases of the writer (every line break splitlines knows, a title ending in
+    ``\\r``, non-ASCII) with one line per chunk."""
+    import graphrag_audit.render.chunks as chunking
+    from graphrag_audit.render.graph import _graphml_networkx
+    from graphrag_audit.render.graphml import GraphMLDocument
+
+    monkeypatch.setattr(chunking, "CHUNK_CHARS", 1)
+    graph = {"community_level": ""}
+    nodes = [("c1", {"title": "a & <b> \r\n \u2028 \x85 \x0b \x1c é end\r", "n": 1}), ("c2", {"title": "\r"}),
+             ("c3", {})]
+    edges = [("c1", "c2", {"kind": "child"}), ("c2", "c3", {})]
+    chunks = list(GraphMLDocument(graph, nodes, edges).chunks())
+    assert len(chunks) > 10
+    assert "".join(chunks) == _graphml_networkx(graph, nodes, edges)
+
+
+def test_tree_export_to_a_file_is_streamed_and_identical(tmp_path, monkeypatch):
+    """The CLI writes the streamed exports through its atomic file write: the same bytes as
+    stdout, in more than one chunk."""
+    from typer.testing import CliRunner
+
+    import graphrag_audit.render.chunks as chunking
+    from graphrag_audit.cli import app
+
+    monkeypatch.setattr(chunking, "CHUNK_CHARS", 64)
+    seed = REPO / "fixtures" / "seed-v3"
+    for fmt in ("graphml", "json"):
+        out = tmp_path / f"tree.{fmt}"
+        r = CliRunner().invoke(app, ["tree", str(seed), "--level", "1", "-f", fmt, "-o", str(out)])
+        assert r.exit_code == 0, r.output
+        r2 = CliRunner().invoke(app, ["tree", str(seed), "--level", "1", "-f", fmt])
+        assert r2.exit_code == 0 and out.read_text(encoding="utf-8") == r2.stdout
+        assert out.stat().st_size > 64 * 4
+
+
 # ---- direction, legend, size warning (issue 17) ----------------------------------------------
 def test_forests_go_left_to_right_single_trees_top_down(seed):
     f = build_forest(seed, 2)  # roots 5 and 6: a forest

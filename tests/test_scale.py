@@ -318,11 +318,12 @@ def _reference_json(report) -> str:
 
 @pytest.mark.parametrize("name", ["seed-v3", "seed-v1", "balanced-v3", "seed-v05", "small-leiden-v3"])
 def test_streamed_json_is_the_same_document(name, monkeypatch):
+    import graphrag_audit.render.chunks as chunking
     import graphrag_audit.render.json as rj
 
     report = audit(FIXTURES / name, AuditOptions(level=1, tokenizer="estimate"))
     monkeypatch.setattr(rj, "_CHUNK_IDS", 3)  # many id slices
-    monkeypatch.setattr(rj, "_CHUNK_CHARS", 50)  # many chunks
+    monkeypatch.setattr(chunking, "CHUNK_CHARS", 50)  # many chunks
     chunks = list(rj.iter_json(report))
     assert len(chunks) > 5
     assert "".join(chunks) == rj.render_json(report) == _reference_json(report)

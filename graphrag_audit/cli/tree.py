@@ -9,7 +9,7 @@ import typer
 from graphrag_audit.cli.options import Color, ColorOpt, Debug, IndexDir, Output, TreeFormatOpt, TreeLevel, Width
 from graphrag_audit.cli.run import (check_output_path, fail, output_charset_for, run_guarded, say, stdout_if_dash,
                                     text_color, text_width, write_payload)
-from graphrag_audit.render.formats import TreeFormat, renderer
+from graphrag_audit.render.formats import TreeFormat, renderer, streamer
 
 #: default row budget of ``tree`` text (and Mermaid/DOT) output: with the header about 100 lines
 DEFAULT_MAX_LINES = 90
@@ -58,11 +58,13 @@ def tree_cmd(
                        f"generation {model.generation.label}", *(f"note: {n}" for n in model.notes)]
             return render(view, width=text_width(width, output), color=text_color(color, output), heading=heading)
         full = root is None and depth is None and not budget
-        return render(forest, None if full else view)
+        stream = streamer(fmt)  # graphml and json: written chunk by chunk, never held whole
+        return (stream or render)(forest, None if full else view)
 
-    with output_charset_for(output):  # titles are escaped while the forest is built
+    # titles are escaped for the output's charset while the forest is built and written
+    with output_charset_for(output):
         text = run_guarded(work, debug)
-    write_payload(text, output, guard)
+        run_guarded(lambda: write_payload(text, output, guard), debug)
     if fmt == TreeFormat.mermaid:
         from graphrag_audit.render.graph import mermaid_size_warning
 

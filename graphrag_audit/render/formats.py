@@ -99,6 +99,7 @@ _RENDERERS: dict[type, dict[Enum, str]] = {
 #: never held whole): the renderer returns an iterator of strings
 _STREAMERS: dict[type, dict[Enum, str]] = {
     LevelsFormat: {LevelsFormat.json: "json:iter_json"},
+    TreeFormat: {TreeFormat.graphml: "graph:iter_graphml", TreeFormat.json: "graph:iter_tree_json"},
 }
 
 

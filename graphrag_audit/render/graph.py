@@ -10,9 +10,11 @@ Mermaid quoted labels with entity codes (``#quot;``), DOT quoted strings with ``
 from __future__ import annotations
 
 import json
+from typing import Iterator
 
 from graphrag_audit.results.tree import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, TREE_SCHEMA_VERSION,
                                          ForestView, Row, TreeView)
+from graphrag_audit.render.chunks import joined
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.graph import dot_string, mermaid_text, xml_text as _xml_text  # noqa: F401
 from graphrag_audit.sanitise.json import json_inert
@@ -246,13 +248,21 @@ def _graphml_items(forest: ForestView, view: TreeView | None):
 def to_graphml(forest: ForestView, view: TreeView | None = None) -> str:
     """GraphML as networkx's writer prints it (``render/graphml.py`` writes the same bytes without
     building the graph; networkx is the fallback for what that writer does not take)."""
-    from graphrag_audit.render.graphml import GraphMLUnsupported, graphml_text
+    return "".join(iter_graphml(forest, view))
+
+
+def iter_graphml(forest: ForestView, view: TreeView | None = None) -> Iterator[str]:
+    """:func:`to_graphml` as consecutive text chunks (``render/graphml.py``'s
+    :class:`~graphrag_audit.render.graphml.GraphMLDocument`: the document is never held whole),
+    or networkx's text in one piece when that writer refuses the input (checked here, before
+    any text is handed out)."""
+    from graphrag_audit.render.graphml import GraphMLDocument, GraphMLUnsupported
 
     graph, nodes, links = _graphml_items(forest, view)
     try:
-        return graphml_text(graph, nodes, links)
+        return GraphMLDocument(graph, nodes, links).chunks()
     except GraphMLUnsupported:
-        return _graphml_networkx(graph, nodes, links)
+        return iter([_graphml_networkx(graph, nodes, links)])
 
 
 def _graphml_networkx(graph: dict, nodes: list, links: list) -> str:
@@ -269,18 +279,27 @@ def _graphml_networkx(graph: dict, nodes: list, links: list) -> str:
 
 # ---- JSON ----------------------------------------------------------------------------------
 def to_json(forest: ForestView, view: TreeView | None = None) -> str:
+    return "".join(iter_tree_json(forest, view))
+
+
+def iter_tree_json(forest: ForestView, view: TreeView | None = None) -> Iterator[str]:
+    """:func:`to_json`'s document as consecutive text chunks: ``json.dumps(doc, indent=2,
+    ensure_ascii=True)`` (then ``json_inert``, and a final newline), with each community's entry
+    made, encoded and dropped in turn instead of the whole list held as dicts and then as one
+    string (at 115k communities that took 300 MB more than the forest itself)."""
     order, edges, more, hidden = _items(forest, view)
-    comms = []
-    for n in order:
-        nd = forest.nodes[n]
-        comms.append({
-            "community": nd.community, "level": nd.level, "parent": nd.parent,
-            "children": list(nd.children), "other_parents": list(nd.other_parents),
-            "entities": nd.entities, "title": plain(nd.title), "reports": nd.reports, "leaf": nd.leaf,
-            "sent": nd.sent, "subtree_communities": nd.size, "subtree_leaves": nd.leaves,
-            "hidden_below": hidden.get(n, 0),
-        })
     from graphrag_audit import __version__
+
+    def communities() -> Iterator[dict]:
+        for n in order:
+            nd = forest.nodes[n]
+            yield {
+                "community": nd.community, "level": nd.level, "parent": nd.parent,
+                "children": list(nd.children), "other_parents": list(nd.other_parents),
+                "entities": nd.entities, "title": plain(nd.title), "reports": nd.reports, "leaf": nd.leaf,
+                "sent": nd.sent, "subtree_communities": nd.size, "subtree_leaves": nd.leaves,
+                "hidden_below": hidden.get(n, 0),
+            }
 
     doc = {
         "schema_version": TREE_SCHEMA_VERSION,
@@ -294,10 +313,35 @@ def to_json(forest: ForestView, view: TreeView | None = None) -> str:
         "root": None if view is None else view.root,
         "depth": None if view is None else view.depth,
         "complete": view is None or not view.hidden,
-        "communities": comms,
+        "communities": None,  # (streamed: see below)
         "collapsed": [{"under": r.community if r.community >= 0 else None, "subtrees": r.more,
                        "communities": r.more_communities, "leaves": r.more_leaves} for r in more],
         "reports_outside_tree": [{"community": o.community, "level": o.level, "title": plain(o.title),
                                   "sent": o.sent} for o in forest.outside_reports],
     }
-    return json_inert(json.dumps(doc, indent=2, ensure_ascii=True)) + "\n"
+    for chunk in joined(_indented_document(doc, "communities", communities())):
+        yield json_inert(chunk)
+    yield "\n"
+
+
+def _pretty(value, depth: int) -> str:
+    """``value`` as ``json.dumps(..., indent=2)`` writes it ``depth`` levels deep in a document:
+    its own lines shifted right (JSON text has no raw line break inside a string)."""
+    return json.dumps(value, indent=2, ensure_ascii=True).replace("\n", "\n" + "  " * depth)
+
+
+def _indented_document(doc: dict, streamed: str, items: Iterator) -> Iterator[str]:
+    """``json.dumps(doc, indent=2, ensure_ascii=True)`` in pieces, the list under the key
+    ``streamed`` taken from ``items`` one entry at a time (``doc`` holds a placeholder there)."""
+    yield "{"
+    for i, (key, value) in enumerate(doc.items()):
+        yield ("," if i else "") + "\n  " + json.dumps(key, ensure_ascii=True) + ": "
+        if key != streamed:
+            yield _pretty(value, 1)
+            continue
+        empty = True
+        for item in items:
+            yield ("[" if empty else ",") + "\n    " + _pretty(item, 2)
+            empty = False
+        yield "[]" if empty else "\n  ]"
+    yield "\n}" if doc else "}"

@@ -22,6 +22,10 @@ add it bare), so the caller can fall back to networkx.
 
 from __future__ import annotations
 
+from typing import Iterator
+
+from graphrag_audit.render.chunks import joined
+
 _NS = ('<graphml xmlns="http://graphml.graphdrawing.org/xmlns" '
        'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
        'xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns '
@@ -57,70 +61,91 @@ def _attr(s: str) -> str:
 def graphml_text(graph_data: dict, nodes: list[tuple[str, dict]], edges: list[tuple[str, str, dict]]) -> str:
     """The GraphML document of a directed graph: ``graph_data`` (the graph's attributes), ``nodes``
     [(id, attributes)] in order, ``edges`` [(source, target, attributes)] in the order added."""
-    keys: dict[tuple[str, str, str], str] = {}
+    return "".join(GraphMLDocument(graph_data, nodes, edges).chunks())
 
-    def key(name: str, value, scope: str) -> str:
+
+class GraphMLDocument:
+    """:func:`graphml_text` as consecutive text chunks (:meth:`chunks`), never held whole.
+
+    Everything that can refuse the input (``GraphMLUnsupported``) is checked when the document is
+    made, before any text is handed out: the keys must all be known before the first node is
+    written, so the attributes are read once here and once more as the lines are written."""
+
+    def __init__(self, graph_data: dict, nodes: list[tuple[str, dict]], edges: list[tuple[str, str, dict]]):
+        self.graph_data, self.nodes = graph_data, nodes
+        self.keys: dict[tuple[str, str, str], str] = {}
+        for name, value in graph_data.items():  # keys in networkx's order: graph, nodes, edges
+            self._key(str(name), value, "graph")
+        node_ids = set()
+        for nid, attrs in nodes:
+            if nid in node_ids:
+                raise GraphMLUnsupported(f"node {nid!r} twice")
+            node_ids.add(nid)
+            for name, value in attrs.items():
+                self._key(str(name), value, "node")
+        self.by_source: dict[str, list[tuple[str, dict]]] = {}
+        for s, t, attrs in edges:
+            if s not in node_ids or t not in node_ids:
+                raise GraphMLUnsupported(f"edge {s!r} -> {t!r} to a node not added")
+            self.by_source.setdefault(s, []).append((t, attrs))
+        for nid, _ in nodes:  # (the edges' keys in the order they are written)
+            for _t, attrs in self.by_source.get(nid, ()):
+                for name, value in attrs.items():
+                    self._key(str(name), value, "edge")
+
+    def _key(self, name: str, value, scope: str) -> str:
         t = _XML_TYPE.get(type(value))
         if t is None:
             raise GraphMLUnsupported(f"GraphML value of type {type(value).__name__} for {name!r}")
         k = (name, t, scope)
-        kid = keys.get(k)
+        kid = self.keys.get(k)
         if kid is None:
-            kid = keys[k] = f"d{len(keys)}"
+            kid = self.keys[k] = f"d{len(self.keys)}"
         return kid
 
-    def data(attrs: dict, scope: str, indent: str) -> list[str]:
-        out = []
+    def _data(self, attrs: dict, scope: str, indent: str) -> Iterator[str]:
         for name, value in attrs.items():
-            kid = key(str(name), value, scope)
+            kid = self.keys[(str(name), _XML_TYPE[type(value)], scope)]
             text = str(value)
-            out.append(f'{indent}<data key="{kid}">{_text(text)}</data>' if text
-                       else f'{indent}<data key="{kid}" />')
-        return out
+            yield (f'{indent}<data key="{kid}">{_text(text)}</data>\n' if text
+                   else f'{indent}<data key="{kid}" />\n')
 
-    graph_lines = data(graph_data, "graph", "    ")  # keys in networkx's order: graph, nodes, edges
-    body: list[str] = []
-    node_ids = set()
-    for nid, attrs in nodes:
-        if nid in node_ids:
-            raise GraphMLUnsupported(f"node {nid!r} twice")
-        node_ids.add(nid)
-        inner = data(attrs, "node", "      ")
-        if inner:
-            body.append(f'    <node id="{_attr(nid)}">')
-            body.extend(inner)
-            body.append("    </node>")
+    def _lines(self) -> Iterator[str]:
+        """Every line of the document, each ending in a newline."""
+        yield _NS + "\n"
+        for (name, t, scope), kid in reversed(list(self.keys.items())):
+            yield f'  <key id="{kid}" for="{scope}" attr.name="{_attr(name)}" attr.type="{t}" />\n'
+        if not self.nodes and not self.graph_data:
+            yield '  <graph edgedefault="directed" />\n'
         else:
-            body.append(f'    <node id="{_attr(nid)}" />')
-    by_source: dict[str, list[tuple[str, dict]]] = {}
-    for s, t, attrs in edges:
-        if s not in node_ids or t not in node_ids:
-            raise GraphMLUnsupported(f"edge {s!r} -> {t!r} to a node not added")
-        by_source.setdefault(s, []).append((t, attrs))
-    for nid, _ in nodes:
-        for t, attrs in by_source.get(nid, ()):
-            inner = data(attrs, "edge", "      ")
-            head = f'    <edge source="{_attr(nid)}" target="{_attr(t)}"'
-            if inner:
-                body.append(head + ">")
-                body.extend(inner)
-                body.append("    </edge>")
-            else:
-                body.append(head + " />")
-    lines = [_NS]
-    for (name, t, scope), kid in reversed(list(keys.items())):
-        lines.append(f'  <key id="{kid}" for="{scope}" attr.name="{_attr(name)}" attr.type="{t}" />')
-    if body or graph_lines:
-        lines.append('  <graph edgedefault="directed">')
-        lines.extend(body)
-        lines.extend(graph_lines)
-        lines.append("  </graph>")
-    else:
-        lines.append('  <graph edgedefault="directed" />')
-    lines.append("</graphml>")
-    text = "\n".join(lines) + "\n"
-    if not text.isascii():  # ElementTree's us-ascii output: character references
-        text = text.encode("ascii", "xmlcharrefreplace").decode("ascii")
-    if any(ch in text for ch in _OTHER_BREAKS):  # then generate_graphml's splitlines and "\n".join
-        text = "\n".join(text.splitlines()) + "\n"
-    return text
+            yield '  <graph edgedefault="directed">\n'
+            for nid, attrs in self.nodes:
+                if attrs:
+                    yield f'    <node id="{_attr(nid)}">\n'
+                    yield from self._data(attrs, "node", "      ")
+                    yield "    </node>\n"
+                else:
+                    yield f'    <node id="{_attr(nid)}" />\n'
+            for nid, _ in self.nodes:
+                for t, attrs in self.by_source.get(nid, ()):
+                    head = f'    <edge source="{_attr(nid)}" target="{_attr(t)}"'
+                    if attrs:
+                        yield head + ">\n"
+                        yield from self._data(attrs, "edge", "      ")
+                        yield "    </edge>\n"
+                    else:
+                        yield head + " />\n"
+            yield from self._data(self.graph_data, "graph", "    ")
+            yield "  </graph>\n"
+        yield "</graphml>\n"
+
+    def chunks(self) -> Iterator[str]:
+        """The document in chunks of whole lines. ElementTree's us-ascii output (character
+        references) and ``generate_graphml``'s ``splitlines`` act on each chunk as on the whole:
+        a chunk ends with a line's own newline, so no line break straddles two chunks."""
+        for chunk in joined(self._lines()):
+            if not chunk.isascii():
+                chunk = chunk.encode("ascii", "xmlcharrefreplace").decode("ascii")
+            if any(ch in chunk for ch in _OTHER_BREAKS):
+                chunk = "\n".join(chunk.splitlines()) + "\n"
+            yield chunk

@@ -19,16 +19,16 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from typing import Iterable, Iterator
+from typing import Iterator
 
 import numpy as np
 
+from graphrag_audit.render.chunks import joined
 from graphrag_audit.results.audit import CommunityIds
 from graphrag_audit.sanitise.json import json_inert
 
 JSON_IDS = ("full", "delta", "ranges", "level")
 _CHUNK_IDS = 65536  # ids formatted per slice
-_CHUNK_CHARS = 1 << 16  # small pieces are joined up to this size before they are handed out
 
 
 _AS_IS = frozenset({int, bool, type(None)})  # exact types JSON takes as they are
@@ -154,19 +154,6 @@ def _stream(o, spec, memo: _IdTexts | None = None) -> Iterator[str]:
         yield _dumps(o)
 
 
-def _joined(chunks: Iterable[str]) -> Iterator[str]:
-    buf: list[str] = []
-    size = 0
-    for c in chunks:
-        buf.append(c)
-        size += len(c)
-        if size >= _CHUNK_CHARS:
-            yield "".join(buf)
-            buf, size = [], 0
-    if buf:
-        yield "".join(buf)
-
-
 def iter_json(report, *, json_ids: str = "full") -> Iterator[str]:
     """The JSON document of ``report`` as consecutive text chunks (each up to ~64 KiB, or one
     slice of ids); ``"".join`` of them is :func:`render_json`. ``json_ids``: ``"full"`` (every
@@ -175,7 +162,7 @@ def iter_json(report, *, json_ids: str = "full") -> Iterator[str]:
     if json_ids not in JSON_IDS:
         raise ValueError(f"json_ids must be one of {JSON_IDS}, not {json_ids!r}")
     doc = _with_json_ids(report.to_dict(), json_ids)
-    yield from _joined(_stream(doc, _DOCUMENT, _IdTexts()))
+    yield from joined(_stream(doc, _DOCUMENT, _IdTexts()))
     yield "\n"
 
 

@@ -1,0 +1,26 @@
+"""Streamed output: small text pieces joined into chunks of about 64 KiB, for renderers that hand
+out a document piece by piece (``levels -f json``, ``tree -f json``/``graphml``) instead of one string."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+#: pieces are handed out joined up to about this many characters
+CHUNK_CHARS = 1 << 16
+
+
+def joined(pieces: Iterable[str], size: int | None = None) -> Iterator[str]:
+    """``pieces`` concatenated into consecutive chunks of at least ``size`` characters
+    (:data:`CHUNK_CHARS` when None; the last chunk may be shorter); ``"".join`` of the chunks is
+    ``"".join(pieces)``."""
+    size = CHUNK_CHARS if size is None else size
+    buf: list[str] = []
+    n = 0
+    for piece in pieces:
+        buf.append(piece)
+        n += len(piece)
+        if n >= size:
+            yield "".join(buf)
+            buf, n = [], 0
+    if buf:
+        yield "".join(buf)
