@@ -114,6 +114,20 @@ def test_known_differences_match_the_brute_force_sets(tmp_path, base_spec):
             nrep.index.counts.clustered_entities
 
 
+def test_report_texts_are_compared_a_block_at_a_time(tmp_path, base_spec, monkeypatch):
+    """The matched reports' titles and contents are compared in blocks (bounded memory at 1M):
+    with blocks of 3 reports the changed reports are still exactly the brute-force ones."""
+    import graphrag_audit.analysis.diff as diff_module
+
+    monkeypatch.setattr(diff_module, "REPORTS_PER_BLOCK", 3)
+    new_spec, what = _edit(base_spec)
+    d, _, _ = run_diff(tmp_path, base_spec, new_spec)
+    fo, fn = facts(base_spec), facts(new_spec)
+    assert d.communities.matched > 3 * 10
+    assert d.communities.reasons["report"] == sum(1 for k in fo.keys() & fn.keys() if fo[k][3] != fn[k][3]) >= 1
+    assert what["rewrite"] in ids(d.communities.changed)
+
+
 def _permute_within_levels(spec, seed=7):
     """Community numbers reallocated (a bijection within each level, so children keep larger numbers)."""
     s = spec.copy()

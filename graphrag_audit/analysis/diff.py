@@ -119,9 +119,15 @@ def _as_arrow(series) -> "pa.Array":
     return a
 
 
-def _strings(a: "pa.Array") -> "pa.Array":
+def _chunks_of(series) -> "pa.ChunkedArray":
+    """A column as arrow, in the chunks it has (zero-copy for arrow-backed columns)."""
+    a = pa.array(series)
+    return a if isinstance(a, pa.ChunkedArray) else pa.chunked_array([a])
+
+
+def _strings(a: "pa.Array | pa.ChunkedArray") -> "pa.Array | pa.ChunkedArray":
     if pa.types.is_dictionary(a.type):
-        a = a.dictionary_decode()
+        a = pc.cast(a, a.type.value_type)  # (dictionary_decode, which chunked arrays lack)
     return a if pa.types.is_large_string(a.type) else pc.cast(a, pa.large_string())
 
 
@@ -212,8 +218,9 @@ class _Side:
             self.orphan_reports = np.unique(rc[~ok])
             self.report_rows = np.bincount(rp[rows], minlength=n).astype(np.int64)
             self.report_row[rp[rows][::-1]] = rows[::-1]  # the first row wins
-            self.report_title = _as_arrow(rep["title"])
-            self.report_content = _as_arrow(rep["content"])
+            # kept in their chunks as read (combining the contents would copy them: 270 MB at 1M)
+            self.report_title = _chunks_of(rep["title"])
+            self.report_content = _chunks_of(rep["content"])
             self.report_level = rep["level"].to_numpy(np.int64)
         self.arrow = True
         if len(mem):
@@ -328,14 +335,25 @@ def _reports_differ(old: _Side, new: _Side, io: np.ndarray, inn: np.ndarray) -> 
         a, b = ro[both], rn[both]
         same = (old.report_level[a] == new.report_level[b])
         for col_o, col_n in ((old.report_title, new.report_title), (old.report_content, new.report_content)):
-            x, y = pc.take(col_o, pa.array(a)), pc.take(col_n, pa.array(b))
-            if x.type != y.type:
-                x, y = _strings(x), _strings(y)
-            eq = pc.equal(x, y)
-            both_null = pc.and_(pc.is_null(x), pc.is_null(y))
-            same &= np.asarray(pc.fill_null(pc.or_kleene(eq, both_null), False).to_numpy(zero_copy_only=False), bool)
+            for lo in range(0, len(a), REPORTS_PER_BLOCK):  # (the texts taken a block at a time)
+                hi = min(lo + REPORTS_PER_BLOCK, len(a))
+                same[lo:hi] &= _same_texts(pc.take(col_o, pa.array(a[lo:hi])), pc.take(col_n, pa.array(b[lo:hi])))
         differ[both] |= ~same
     return differ
+
+
+#: matched reports whose titles and contents are compared at a time (bounded memory: the texts of
+#: every matched pair taken at once were two copies of the contents, 540 MB at 1M entities)
+REPORTS_PER_BLOCK = 16384
+
+
+def _same_texts(x, y) -> np.ndarray:
+    """Per position: equal texts, or both missing."""
+    if x.type != y.type:
+        x, y = _strings(x), _strings(y)
+    eq = pc.equal(x, y)
+    both_null = pc.and_(pc.is_null(x), pc.is_null(y))
+    return np.asarray(pc.fill_null(pc.or_kleene(eq, both_null), False).to_numpy(zero_copy_only=False), bool)
 
 
 def compare_communities(old: _Side, new: _Side, entity_key: str) -> tuple[CommunityChanges, np.ndarray, np.ndarray]:
@@ -406,11 +424,16 @@ def _selection_diff(n, b, old_sel, new_sel, old_clustered, new_clustered, mo, mn
 
 
 def diff_reports(old_model: IndexModel, old_report: AuditReport, new_model: IndexModel, new_report: AuditReport,
-                 limits: RegressionLimits | None = None) -> IndexDiff:
-    """Compare two audited indexes (the models give the member sets and reports)."""
+                 limits: RegressionLimits | None = None, between_phases: Callable[[], None] | None = None) -> IndexDiff:
+    """Compare two audited indexes (the models give the member sets and reports). ``between_phases``
+    as for ``audit``: called where the comparison's temporary arrays have just been freed."""
     limits = limits or RegressionLimits()
+    phase_done = between_phases or (lambda: None)
     old, new, entity_key = _prepare(old_model, new_model)
+    phase_done()
     changes, mo, mn = compare_communities(old, new, entity_key)
+    del old, new
+    phase_done()
     changed_new = np.asarray(changes.changed.array, dtype=np.int64)
     oc, nc = old_report.index.counts.clustered_entities, new_report.index.counts.clustered_entities
     levels = [r.community_level for r in old_report.levels]
@@ -449,4 +472,4 @@ def diff_indexes(old: IndexModel | str | os.PathLike, new: IndexModel | str | os
     step("auditing NEW")
     nm, nrep = audit_with_model(new, options, progress, between_phases=between_phases)
     step("comparing")
-    return diff_reports(om, orep, nm, nrep, limits)
+    return diff_reports(om, orep, nm, nrep, limits, between_phases=between_phases)

@@ -61,7 +61,7 @@ def diff_cmd(
             progress("auditing NEW")
             nm, nrep = audit_with_model(new_dir, opts, progress=progress, between_phases=release_freed_memory)
             progress("comparing")
-            result = diff_reports(om, orep, nm, nrep, limits)
+            result = diff_reports(om, orep, nm, nrep, limits, between_phases=release_freed_memory)
         finally:
             progress.stop()
         return om, nm, result
