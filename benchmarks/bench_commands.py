@@ -32,7 +32,9 @@ Rows:
 * ``diff OLD NEW -f json --fail-on never`` for the renumbered and the updated pair; its ratio is to
   one static audit of NEW and its RSS to the Arrow size of the bare reads of OLD and NEW together
   (a diff loads both);
-* ``bundle DIR -o OUT`` (measured only; ``--no-bundle`` skips it).
+* ``bundle DIR -o OUT`` (``--no-bundle`` skips it): its ratio is to an exact audit with no token
+  cache (``--tokenizer cl100k_base --no-token-cache``: the bundle counts in memory) and its RSS to
+  the Arrow size of the tables it reads whole (bench_bundle.py's ``arrow_bytes``).
 
 Nothing here asserts a time; tests never time anything.
 """
@@ -52,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_levels import (  # noqa: E402
     BARE_READ_CODE, LAYOUTS, MAX_CLUSTER_SIZE, REPO, SEED, SIZES, ensure_data, machine, run_child, warm_page_cache,
 )
+from bench_bundle import arrow_bytes as bundle_arrow_bytes  # noqa: E402
 from bench_plan import plan_cases  # noqa: E402
 
 MB = 1024 * 1024
@@ -171,9 +174,11 @@ def measure(index_dir: Path, diff_base: Path | None, args, work: Path) -> list[d
                 note=f"audit of NEW {a_new['wall_s']:.2f} s")
 
     if "bundle" not in skip:
+        # the bundle counts in memory: its denominator counts every text too (no token cache), as
+        # bench_bundle.py's does; otherwise a second layout's audit finds the first one's counts
         exact = run_child(gam("levels", str(index_dir), "-f", "json", "-o", str(work / "x.json"), "--fail-on", "never",
-                              "--tokenizer", "cl100k_base"))
-        row("levels -f json --tokenizer cl100k_base", exact, note="the bundle's exact denominator")
+                              "--tokenizer", "cl100k_base", "--no-token-cache"))
+        row("levels -f json --tokenizer cl100k_base --no-token-cache", exact, note="the bundle's exact denominator")
         out = work / "bundle"
         try:
             r = run_child(gam("bundle", str(index_dir), "-o", str(out)))
@@ -181,9 +186,10 @@ def measure(index_dir: Path, diff_base: Path | None, args, work: Path) -> list[d
             print(f"  bundle: {str(exc).splitlines()[0][:120]}", flush=True)
         else:
             size = sum(p.stat().st_size for p in out.iterdir())
-            row("bundle", r, audit_s=exact["wall_s"],
+            read = bundle_arrow_bytes(index_dir)  # the bundle reads whole tables, text included
+            row("bundle", r, audit_s=exact["wall_s"], arrow_bytes=read,
                 note=f"ratio to the exact audit (bundle counts with cl100k_base); {r['wall_s'] / a_s:.2f}x the "
-                     f"estimate audit; {size / MB:.0f} MB out")
+                     f"estimate audit; RSS to the {read / MB:.0f} MB of Arrow it reads; {size / MB:.0f} MB out")
         shutil.rmtree(out, ignore_errors=True)
     return rows
 
