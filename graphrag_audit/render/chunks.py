@@ -9,17 +9,16 @@ from typing import Iterable, Iterator
 CHUNK_CHARS = 1 << 16
 
 
-def joined(pieces: Iterable[str], size: int | None = None) -> Iterator[str]:
-    """``pieces`` concatenated into consecutive chunks of at least ``size`` characters
-    (:data:`CHUNK_CHARS` when None; the last chunk may be shorter); ``"".join`` of the chunks is
-    ``"".join(pieces)``."""
-    size = CHUNK_CHARS if size is None else size
+def joined(pieces: Iterable[str]) -> Iterator[str]:
+    """``pieces`` concatenated into consecutive chunks of at least :data:`CHUNK_CHARS` characters
+    (the last may be shorter; read at each call, so tests can make chunks small); ``"".join`` of
+    the chunks is ``"".join(pieces)``."""
     buf: list[str] = []
     n = 0
     for piece in pieces:
         buf.append(piece)
         n += len(piece)
-        if n >= size:
+        if n >= CHUNK_CHARS:
             yield "".join(buf)
             buf, n = [], 0
     if buf:
