@@ -1,9 +1,9 @@
 """The dynamic-selection phase of ``levels --tokenizer estimate`` on its own, in CPU seconds.
 
 Each index is audited in a fresh child process (``audit(IDX, tokenizer="estimate")``, as ``levels
--f json --tokenizer estimate`` runs it); the child reports the CPU time (user + sys, getrusage) and
-the wall time spent in ``analysis.audit.with_dynamic``, the whole audit's CPU time and the 1-minute
-load average. CPU time is what a shared machine disturbs least (docs/performance.md, "Dynamic-selection
+-f json --tokenizer estimate`` runs it); the child reports the CPU time of the thread that runs
+``analysis.audit.dynamic_levels`` (a costs worker since S13, the main thread without costs) and its
+wall time, the whole audit's CPU time (user + sys, getrusage) and the 1-minute load average. CPU time is what a shared machine disturbs least (docs/performance.md, "Dynamic-selection
 phase (S7)").
 
     python benchmarks/dynamic_phase.py IDX [IDX ...] [--code OTHER_CHECKOUT]
@@ -29,16 +29,16 @@ def cpu():
     return r.ru_utime + r.ru_stime
 
 got = {}
-orig = A.with_dynamic
+orig = A.dynamic_levels
 
 def timed(*a, **k):
-    c, t = cpu(), time.perf_counter()
+    c, t = time.thread_time(), time.perf_counter()
     try:
         return orig(*a, **k)
     finally:
-        got["dynamic_cpu_s"], got["dynamic_wall_s"] = cpu() - c, time.perf_counter() - t
+        got["dynamic_cpu_s"], got["dynamic_wall_s"] = time.thread_time() - c, time.perf_counter() - t
 
-A.with_dynamic = timed
+A.dynamic_levels = timed
 load = os.getloadavg()[0]
 c = cpu()
 A.audit(sys.argv[1], A.AuditOptions(tokenizer="estimate"))

@@ -73,8 +73,13 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
         step("selecting reports per level")
         t = time.perf_counter()
         selections = select_all(model)
+        dynamic = None
         if background is not None:
             background.pack(selections)
+            # the simulation needs the prepared coster, not the costs: a worker runs it after the
+            # packing, while this thread computes the per-level statistics
+            dynamic = background.with_coster(
+                lambda prepared: dynamic_levels(model, list(selections), options, prepared))
         stats = level_stats(model, ti, selections)
         timings["selection"] = time.perf_counter() - t
 
@@ -90,8 +95,8 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
 
     step("simulating dynamic selection")
     t = time.perf_counter()
-    levels = with_dynamic(model, levels, options, coster)
-    timings["dynamic"] = time.perf_counter() - t
+    levels = with_dynamic(model, levels, options, coster, dyn=None if dynamic is None else dynamic.result())
+    timings["dynamic"] = time.perf_counter() - t  # with costs: what was left when the rest was done
 
     step("analysing branch depth")
     t = time.perf_counter()
@@ -114,18 +119,25 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
 DYNAMIC_ALL_LEVELS = 16
 
 
-def with_dynamic(model: IndexModel, levels: list[LevelResult], options: AuditOptions,
-                 coster=None) -> list[LevelResult]:
-    """``levels`` with each ``dynamic`` selection carrying its per-graphrag-line simulation
-    (analysis/dynamic.py) at that community_level; with the costs' ``coster``, rating-call prompt
-    tokens and the what-if's map step too."""
-    ns = [r.community_level for r in levels]
+def dynamic_levels(model: IndexModel, ns: list, options: AuditOptions, coster=None) -> dict:
+    """{N: DynamicByVersion}: the per-graphrag-line simulation (analysis/dynamic.py) at each
+    community_level N of ``ns`` (the audit's levels, None last), or at ``--level`` and None only
+    on trees deeper than :data:`DYNAMIC_ALL_LEVELS`; with the costs' ``coster``, rating-call
+    prompt tokens and the what-if's map step too."""
     if len(ns) > DYNAMIC_ALL_LEVELS:  # each N costs up to depth waves: deep trees get --level and None only
         ns = [n for n in ns if n is None or n == options.level] or [ns[-2] if len(ns) > 1 else ns[-1], ns[-1]]
-    dyn = dynamic_by_level(model, ns, threshold=options.threshold,
-                           keep_parent=options.keep_parent, num_repeats=options.num_repeats,
-                           max_level=options.max_level, relevant=options.relevant, coster=coster,
-                           use_summary=options.use_summary, query=options.query)
+    return dynamic_by_level(model, ns, threshold=options.threshold,
+                            keep_parent=options.keep_parent, num_repeats=options.num_repeats,
+                            max_level=options.max_level, relevant=options.relevant, coster=coster,
+                            use_summary=options.use_summary, query=options.query)
+
+
+def with_dynamic(model: IndexModel, levels: list[LevelResult], options: AuditOptions,
+                 coster=None, dyn: dict | None = None) -> list[LevelResult]:
+    """``levels`` with each ``dynamic`` selection carrying its per-graphrag-line simulation
+    (:func:`dynamic_levels`; ``dyn``: its result, when a worker already computed it)."""
+    if dyn is None:
+        dyn = dynamic_levels(model, [r.community_level for r in levels], options, coster)
     if not dyn:
         return levels
     return [LevelResult(r.community_level, {**r.selected, "dynamic": r.selected["dynamic"].with_(

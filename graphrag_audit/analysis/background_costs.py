@@ -4,23 +4,29 @@ This is the one place the audit runs work concurrently. Most of the cost work is
 code that releases the GIL, so while the main thread checks the tree and computes the per-level
 statistics, two workers prepare what no selection changes (occurrence counts, each report's row
 measure; graphrag < 2.0's occurrence counts from ``create_final_nodes``) and then pack every
-costed selection into map batches. The caller sees three steps::
+costed selection into map batches; a last job may follow (the dynamic simulation, which needs
+the prepared coster but no cost). The caller sees these steps::
 
     with BackgroundCosts(model, options) as bg:      # preparation starts
         ...                                          # the tree checks, in this thread
         bg.pack(selections)                          # the packing starts in the workers
+        job = bg.with_coster(fn)                     # fn(coster) queued after the packing
         ...                                          # the per-level statistics, in this thread
         costs = bg.result(progress)                  # join
+        ... job.result() ...
 """
 
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable
+from typing import Callable, TypeVar
 
-from graphrag_audit.analysis.costs import V1TextUnitCounts, level_costs, prepared_coster, selection_costs
+from graphrag_audit.analysis.costs import (ContextCoster, V1TextUnitCounts, level_costs, prepared_coster,
+                                           selection_costs)
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.results.audit import AuditOptions
+
+T = TypeVar("T")
 
 
 def _then(between_phases: Callable[[], None] | None, fn, *args):
@@ -38,7 +44,7 @@ class BackgroundCosts:
 
     def __init__(self, model: IndexModel, options: AuditOptions,
                  between_phases: Callable[[], None] | None = None):
-        self._model, self._options = model, options
+        self._model, self._options, self._between_phases = model, options, between_phases
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphrag-audit")
         self._prepared = self._pool.submit(_then, between_phases, prepared_coster, model, options.tokenizer,
                                            options.max_context_tokens)
@@ -56,6 +62,11 @@ class BackgroundCosts:
         self._selections = selections
         self._v1 = self._pool.submit(self._v1_costs, selections)
         self._others = [self._pool.submit(self._costs, selections, (b,)) for b in ("v2", "level_only")]
+
+    def with_coster(self, fn: Callable[[ContextCoster], T]) -> "Future[T]":
+        """``fn(the prepared coster)``, run in a worker after the jobs already queued (the
+        dynamic simulation: it needs the coster's tokenizer and batching, not the costs)."""
+        return self._pool.submit(_then, self._between_phases, lambda: fn(self._prepared.result()))
 
     def _costs(self, selections: dict, behaviours: tuple[str, ...]) -> dict:
         return selection_costs(self._prepared.result(), selections, behaviours)
