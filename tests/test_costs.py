@@ -187,3 +187,20 @@ def test_arrow_text_unit_paths_with_nulls_and_repeats(tmp_path):
     model = load_index(idx)
     assert len(_plain_text_unit_counts(model))  # (the damaged index still has counts to compare)
     _arrow_vs_plain(model)
+
+
+@pytest.mark.parametrize("first", [[True] * 6, [True, False, True, True, False, True]])
+@pytest.mark.parametrize("rows", [[0, 2, 5, 3, 0], [0, -1, 5, 3, -1]])
+def test_first_row_positions_and_units_against_a_loop(first, rows):
+    """Both paths of each (every entity row a first occurrence or not, every row known or not)
+    give the position among the first-occurrence rows and its text-unit count, as a loop does."""
+    from graphrag_audit.analysis.costs import _first_row_positions, _units_of
+
+    first = np.array(first)
+    rows = np.array([r for r in rows if r < 0 or first[r]], dtype=np.int64)
+    firsts = [i for i, f in enumerate(first) if f]
+    expect = [firsts.index(r) if r >= 0 else -1 for r in rows]
+    pos = _first_row_positions(rows, first)
+    assert pos.tolist() == expect
+    per_ent = np.arange(10, 10 + len(firsts), dtype=np.int64)
+    assert _units_of(pos, per_ent).tolist() == [int(per_ent[p]) if p >= 0 else 0 for p in expect]

@@ -389,7 +389,10 @@ def _distinct_pairs_per_community(pair: np.ndarray, lo: int, hi: int, width: int
 
 def _first_row_positions(rows: np.ndarray, first: np.ndarray) -> np.ndarray:
     """Position among the first-occurrence entity rows (``first``) of each entity row in
-    ``rows``, which are first-occurrence rows or −1 (kept −1)."""
+    ``rows``, which are first-occurrence rows or −1 (kept −1): ``rows`` itself when every entity
+    row is a first occurrence (no duplicate keys, the usual index), as the ranks are then the rows."""
+    if first.all():
+        return np.asarray(rows, dtype=np.int64)
     rank = np.cumsum(first) - 1
     if not len(rank):
         return np.full(len(rows), -1, dtype=np.int64)
@@ -406,8 +409,10 @@ def _first_rows_text_units(lens: np.ndarray, tu: np.ndarray, first: np.ndarray):
 
 def _units_of(pos: np.ndarray, per_ent: np.ndarray) -> np.ndarray:
     """Text units of each row's entity (``pos`` among the first-occurrence rows, −1: none: 0)."""
-    units = np.zeros(len(pos), dtype=np.int32)
     known = pos >= 0
+    if known.all():  # every row's entity known (the usual index): one gather
+        return per_ent.astype(np.int32, copy=False)[pos]
+    units = np.zeros(len(pos), dtype=np.int32)
     units[known] = per_ent[pos[known]]
     return units
 
