@@ -29,7 +29,9 @@ child only). Measured per size and layout:
 * **import floor**: a process that only imports the audit's modules (the fixed start-up cost).
 * **bare read**: ``pyarrow.parquet.read_table`` of the same tables and columns ``load.py`` reads
   (column lists imported from ``graphrag_audit.io.load``), all held until the end; its Arrow size
-  (``Table.nbytes``) is the denominator of the memory ratio.
+  (``Table.nbytes``) is the denominator of the memory ratio. It runs by turns with the estimate
+  audit (bare, audit, bare, audit, ...): the headline ratio is best audit / best bare read, and the
+  shapes table also gives the range of each turn's ratio.
 * **audit**: ``python -m graphrag_audit levels DIR -f json -o FILE --fail-on never`` with
   ``--tokenizer estimate`` and with ``--tokenizer cl100k_base`` (exact). The exact-counting extra
   is the difference of the two wall times; its throughput is the report text (UTF-8 bytes of
@@ -328,9 +330,24 @@ def run_child(argv: list[str], *, code: Path | None = None, extra_env: dict | No
 
 def best_of(repeat: int, argv: list[str], extra_env: dict | None = None) -> dict:
     """Run ``repeat`` times; minimum wall and cpu, maximum RSS, the last stdout."""
-    runs = [run_child(argv, extra_env=extra_env) for _ in range(repeat)]
+    return _best([run_child(argv, extra_env=extra_env) for _ in range(repeat)])
+
+
+def _best(runs: list[dict]) -> dict:
     return {"wall_s": min(r["wall_s"] for r in runs), "cpu_s": min(r["cpu_s"] for r in runs),
             "rss_bytes": max(r["rss_bytes"] for r in runs), "stdout": runs[-1]["stdout"]}
+
+
+def best_of_pairs(repeat: int, first: list[str], second: list[str]) -> tuple[dict, dict, list[float]]:
+    """Run ``first`` and ``second`` by turns, ``repeat`` times each: (best of ``first``, best of
+    ``second``, each turn's wall-time ratio second / first). A machine whose speed drifts over
+    minutes (bare reads here moved by 0.4-1 s within an hour, docs/performance.md S12) then
+    treats both alike, and the pairs show how far one turn's ratio is from another's."""
+    a, b = [], []
+    for _ in range(repeat):
+        a.append(run_child(first))
+        b.append(run_child(second))
+    return _best(a), _best(b), [y["wall_s"] / x["wall_s"] for x, y in zip(a, b)]
 
 
 # ----------------------------------------------------------------------------------------
@@ -442,17 +459,20 @@ def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
     floor = best_of(args.repeat, [py, "-c", IMPORT_FLOOR_CODE])
     row["floor"] = {k: floor[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
 
-    bare = best_of(args.repeat, [py, "-c", BARE_READ_CODE, json.dumps(spec)])
-    row["bare"] = {k: bare[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
-    row["bare"].update(json.loads(bare["stdout"]))
-
+    bare_argv = [py, "-c", BARE_READ_CODE, json.dumps(spec)]
     tokenizers = ["estimate"] + ([] if args.no_exact else ["cl100k_base"])
     row["audit"] = {}
     for tok in tokenizers:
         target = out_dir / f"audit-{layout}-{tok}.json"
         row.setdefault("load_at_audit", os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
-        res = best_of(args.repeat, [py, "-m", "graphrag_audit", "levels", str(index_dir), "-f", "json",
-                                    "--tokenizer", tok, "-o", str(target), "--fail-on", "never"])
+        argv = [py, "-m", "graphrag_audit", "levels", str(index_dir), "-f", "json",
+                "--tokenizer", tok, "-o", str(target), "--fail-on", "never"]
+        if tok == "estimate":  # the bare read and the audit by turns: the ratio's two sides alike
+            bare, res, row["pair_ratios"] = best_of_pairs(args.repeat, bare_argv, argv)
+            row["bare"] = {k: bare[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
+            row["bare"].update(json.loads(bare["stdout"]))
+        else:
+            res = best_of(args.repeat, argv)
         row["audit"][tok] = {k: res[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
         row["audit"][tok]["json_bytes"] = target.stat().st_size
 
@@ -617,6 +637,14 @@ def _ratio(a: float, b: float, nd: int = 2) -> str:
     return _f(a / b, nd) if b > 0 else "–"
 
 
+def _pair_range(ratios: list[float] | None) -> str:
+    """The least and the greatest of the turns' audit / bare read ratios ("2.31-2.58")."""
+    if not ratios:
+        return "–"
+    lo, hi = min(ratios), max(ratios)
+    return _f(lo) if len(ratios) == 1 else f"{_f(lo)}-{_f(hi)}"
+
+
 def _who(r: dict) -> str:
     """The first cell of a row: entities, and the shape when it is not the default one."""
     shape = r.get("shape", "default")
@@ -626,16 +654,17 @@ def _who(r: dict) -> str:
 def summarise_shapes(results: list[dict]) -> str:
     """One row per shape and layout: what the shape is, and the audit against the bare read."""
     head = ["entities", "shape", "layout", "communities", "max level", "entities / community", "report columns",
-            "Arrow MB read", "bare read s", "audit s (estimate)", "audit / bare read", "audit peak RSS MB",
-            "RSS / Arrow", "load"]
+            "Arrow MB read", "bare read s", "audit s (estimate)", "audit / bare read", "each turn's ratio",
+            "audit peak RSS MB", "RSS / Arrow", "load"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
         st, est, arrow = r["shape_stats"], r["audit"]["estimate"], r["bare"]["arrow_bytes"]
         cells = [f"{r['entities']:,}", r.get("shape", "default"), r["layout"], f"{st['communities']:,}",
                  str(st["max_level"]), _f(st["entities_per_community"], 1), str(st["report_columns"]),
                  _f(arrow / MB, 0), _f(r["bare"]["wall_s"]), _f(est["wall_s"]),
-                 _ratio(est["wall_s"], r["bare"]["wall_s"]), f"{est['rss_bytes'] / MB:.0f}",
-                 _ratio(est["rss_bytes"], arrow), _f(r.get("load_at_audit", float("nan")))]
+                 _ratio(est["wall_s"], r["bare"]["wall_s"]), _pair_range(r.get("pair_ratios")),
+                 f"{est['rss_bytes'] / MB:.0f}", _ratio(est["rss_bytes"], arrow),
+                 _f(r.get("load_at_audit", float("nan")))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
