@@ -29,9 +29,12 @@ child only). Measured per size and layout:
 * **import floor**: a process that only imports the audit's modules (the fixed start-up cost).
 * **bare read**: ``pyarrow.parquet.read_table`` of the same tables and columns ``load.py`` reads
   (column lists imported from ``graphrag_audit.io.load``), all held until the end; its Arrow size
-  (``Table.nbytes``) is the denominator of the memory ratio. It runs by turns with the estimate
-  audit (bare, audit, bare, audit, ...): the headline ratio is best audit / best bare read, and the
-  shapes table also gives the range of each turn's ratio.
+  (``Table.nbytes``) is the denominator of the memory ratio. By default the bare reads run one
+  after another, then the audits (each side after runs of its own kind, as in every earlier
+  session's table). With ``--turns`` they run by turns (bare, audit, bare, audit, ...) and the
+  shapes table also gives each turn's ratio: on this machine a bare read that follows an audit
+  is slower than one that follows a bare read (docs/performance.md, S13), so the two orders give
+  different ratios for the same code.
 * **audit**: ``python -m graphrag_audit levels DIR -f json -o FILE --fail-on never`` with
   ``--tokenizer estimate`` and with ``--tokenizer cl100k_base`` (exact). The exact-counting extra
   is the difference of the two wall times; its throughput is the report text (UTF-8 bytes of
@@ -340,9 +343,9 @@ def _best(runs: list[dict]) -> dict:
 
 def best_of_pairs(repeat: int, first: list[str], second: list[str]) -> tuple[dict, dict, list[float]]:
     """Run ``first`` and ``second`` by turns, ``repeat`` times each: (best of ``first``, best of
-    ``second``, each turn's wall-time ratio second / first). A machine whose speed drifts over
-    minutes (bare reads here moved by 0.4-1 s within an hour, docs/performance.md S12) then
-    treats both alike, and the pairs show how far one turn's ratio is from another's."""
+    ``second``, each turn's wall-time ratio second / first). The turns show how far one turn's
+    ratio is from another's on a machine whose speed drifts (bare reads here moved by 0.4-1 s
+    within an hour, docs/performance.md S12)."""
     a, b = [], []
     for _ in range(repeat):
         a.append(run_child(first))
@@ -467,8 +470,11 @@ def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
         row.setdefault("load_at_audit", os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
         argv = [py, "-m", "graphrag_audit", "levels", str(index_dir), "-f", "json",
                 "--tokenizer", tok, "-o", str(target), "--fail-on", "never"]
-        if tok == "estimate":  # the bare read and the audit by turns: the ratio's two sides alike
-            bare, res, row["pair_ratios"] = best_of_pairs(args.repeat, bare_argv, argv)
+        if tok == "estimate":
+            if args.turns:  # the bare read and the audit by turns
+                bare, res, row["pair_ratios"] = best_of_pairs(args.repeat, bare_argv, argv)
+            else:  # the bare reads, then the audits: each side after runs of its own kind
+                bare, res = best_of(args.repeat, bare_argv), best_of(args.repeat, argv)
             row["bare"] = {k: bare[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
             row["bare"].update(json.loads(bare["stdout"]))
         else:
@@ -886,6 +892,8 @@ def main(argv: list[str] | None = None) -> int:
                                                     "graphrag-audit-bench"),
                     help="where the generated indexes live (outside the repository)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement (min wall/cpu, max RSS)")
+    ap.add_argument("--turns", action="store_true",
+                    help="run the bare read and the estimate audit by turns, and give each turn's ratio")
     ap.add_argument("--no-exact", action="store_true", help="skip the exact cl100k_base audit")
     ap.add_argument("--no-naive", action="store_true", help="skip the roll-up-only pandas naive")
     ap.add_argument("--no-graphrag-naive", action="store_true",
