@@ -83,6 +83,14 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
         stats = level_stats(model, ti, selections)
         timings["selection"] = time.perf_counter() - t
 
+        # branch depth needs graphrag < 2.0's spreads from the statistics, not the costs: this
+        # thread works it out while the workers finish
+        step("analysing branch depth")
+        t = time.perf_counter()
+        depth = analyse_depth(model, ti, {n: by_b["v1"].entities_per_report for n, by_b in stats.items()
+                                          if n is not None})
+        timings["depth"] = time.perf_counter() - t
+
         if background is not None:
             step("counting tokens and map calls")
             t = time.perf_counter()
@@ -98,16 +106,12 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
     levels = with_dynamic(model, levels, options, coster, dyn=None if dynamic is None else dynamic.result())
     timings["dynamic"] = time.perf_counter() - t  # with costs: what was left when the rest was done
 
-    step("analysing branch depth")
     t = time.perf_counter()
-    v1_spreads = {r.community_level: r.selected["v1"].entities_per_report for r in levels
-                  if r.community_level is not None}
-    depth = analyse_depth(model, ti, v1_spreads)
     findings += level_findings(options.level, depth, levels,
                                Thresholds(options.max_unreachable, options.max_inflation, options.min_coverage),
                                clustered=clustered, has_reports=model.has_reports_table)
     findings += dynamic_findings(options.level, depth.max_level, levels, {f.rule for f in findings})
-    timings["depth"] = time.perf_counter() - t
+    timings["depth"] += time.perf_counter() - t  # with the level findings
     listing = report_listing(model, ti, levels, options.level, listed_rows)
     return model, AuditReport(index=index_info(model, depth, tl, clustered), options=options, tree_levels=tl, levels=levels,
                               depth=depth, findings=findings, timings=timings,
