@@ -204,3 +204,95 @@ def test_first_row_positions_and_units_against_a_loop(first, rows):
     assert pos.tolist() == expect
     per_ent = np.arange(10, 10 + len(firsts), dtype=np.int64)
     assert _units_of(pos, per_ent).tolist() == [int(per_ent[p]) if p >= 0 else 0 for p in expect]
+
+
+def _brute_distinct(c_codes, n_c, ent_units):
+    """Distinct text units of each community code: the union over its rows' entities."""
+    sets = [set() for _ in range(n_c)]
+    for c, units in zip(c_codes.tolist(), ent_units):
+        sets[c].update(units)
+    return [len(s) for s in sets]
+
+
+def _level_rows(rng, nested: bool, n_ent: int = 40, depth: int = 4):
+    """Membership rows (community code, level, entity) of a random hierarchy: each level splits
+    the previous level's communities; ``nested=False`` moves some entities between branches,
+    drops some and skips a level, so containment fails here and there."""
+    rows, comm, n_c = [], np.zeros(n_ent, dtype=np.int64), 1
+    levels = [lv for lv in range(depth) if nested or lv != 2]
+    for lv in levels:
+        if lv:  # split each community in two at a random cut
+            new = np.empty(n_ent, dtype=np.int64)
+            for c in np.unique(comm):
+                members = np.flatnonzero(comm == c)
+                half = rng.random(len(members)) < 0.5
+                new[members[half]], new[members[~half]] = n_c, n_c + 1
+                n_c += 2
+            comm = new
+        present = np.ones(n_ent, dtype=bool) if nested else rng.random(n_ent) > 0.15
+        shown = comm.copy()
+        if not nested:
+            moved = rng.random(n_ent) < 0.1
+            shown[moved] = rng.choice(np.unique(comm), moved.sum())  # another branch, same level
+        rows += [(int(shown[e]), lv, e) for e in np.flatnonzero(present)]
+    return rows, n_c
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_distinct_text_units_level_by_level_against_brute_force(seed):
+    """Random hierarchies, nested or damaged: when the level-by-level count answers, it is the
+    union per community; it answers on every nested one, and refuses an entity twice in a level
+    and a community at two levels."""
+    from graphrag_audit.analysis.costs import _distinct_pairs_level_by_level
+
+    rng = np.random.default_rng(seed)
+    nested = seed % 2 == 0
+    rows, n_c = _level_rows(rng, nested)
+    if seed % 5 == 1:  # an entity twice at one level: a second community of that level
+        l0 = max(lv for _, lv, _ in rows)  # a level of several communities
+        c0, _, e0 = next(r for r in rows if r[1] == l0)
+        other = next(c for c, lv, _ in rows if lv == l0 and c != c0)
+        rows.append((other, l0, e0))
+    if seed % 5 == 3:  # a community at two levels: a deepest row moved into a level-0 community
+        l1 = max(lv for _, lv, _ in rows)
+        i = next(i for i, r in enumerate(rows) if r[1] == l1)
+        rows[i] = (rows[0][0], l1, rows[i][2])
+    if seed % 3 == 0:
+        rng.shuffle(rows)  # rows out of level order
+    n_ent = 40
+    per_ent = [sorted({int(x) for x in rng.integers(0, 25, rng.integers(1, 4))}) for _ in range(n_ent)]
+    flat = np.array([u for us in per_ent for u in us], dtype=np.int64)
+    start = np.concatenate(([0], np.cumsum([len(us) for us in per_ent])[:-1])).astype(np.int64)
+    c = np.array([r[0] for r in rows], dtype=np.int64)
+    lv = np.array([r[1] for r in rows], dtype=np.int64)
+    e = np.array([r[2] for r in rows], dtype=np.int64)
+    lens = np.array([len(per_ent[x]) for x in e], dtype=np.int64)
+    got = _distinct_pairs_level_by_level(c, n_c, lv, e, n_ent, lens, start[e], flat, 25)
+    twice_in_level = len({(a, b) for a, _, b in [(r[1], 0, r[2]) for r in rows]}) < len(rows)
+    two_levels = any(len({r[1] for r in rows if r[0] == k}) > 1 for k in range(n_c))
+    if twice_in_level or two_levels:
+        assert got is None
+        return
+    assert got is not None
+    assert got.tolist() == _brute_distinct(c, n_c, [per_ent[x] for x in e])
+
+
+@pytest.mark.parametrize("name", ["dulce-v1", "dulce-v3", "real-csekg-v1", "real-golf-zh-v1", "real-textbook-v1",
+                                  "real-insurance-v3", "real-datasaur-medical-v3", "verbs-v3", "real-climate-update-v09"])
+def test_level_by_level_counts_equal_the_blocks_on_real_indexes(name, monkeypatch):
+    """The occurrence counts both ways on real indexes (graphrag's plain computation too), and
+    the level-by-level way is the one that answered wherever the tree is nested."""
+    import graphrag_audit.analysis.costs as C
+
+    model = load_index(shared_index(name))
+    if C._entity_text_units_absent(model):
+        pytest.skip(f"{name}: the entities carry no text units")
+    answered = []
+    real = C._distinct_pairs_level_by_level
+    monkeypatch.setattr(C, "_distinct_pairs_level_by_level", lambda *a: answered.append(real(*a)) or answered[-1])
+    by_level = C.community_text_unit_counts(model)
+    monkeypatch.setattr(C, "COUNT_LEVEL_BY_LEVEL", False)
+    by_blocks = C.community_text_unit_counts(model)
+    assert by_level.sort_index().to_dict() == by_blocks.sort_index().to_dict() \
+        == _plain_text_unit_counts(model).sort_index().to_dict()
+    assert answered and (answered[0] is not None or name == "real-climate-update-v09")

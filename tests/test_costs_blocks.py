@@ -65,16 +65,23 @@ def _shuffled_members(model, seed):
     return model
 
 
+@pytest.mark.parametrize("by_level", [False, True])
 @pytest.mark.parametrize("layout", ["3.x", "1.0-1.2"])
-def test_counts_with_tiny_blocks_equal_the_plain_ones(tmp_path, monkeypatch, layout):
-    """Whole occurrence counts with blocks of a few pairs (grouped rows and shuffled rows) equal
-    graphrag's computation written plainly; graphrag < 2.0's node-row counts equal with and
-    without the shortcut."""
+def test_counts_with_tiny_blocks_equal_the_plain_ones(tmp_path, monkeypatch, layout, by_level):
+    """Whole occurrence counts with blocks of a few pairs (grouped rows and shuffled rows), and
+    level by level (``by_level``; rows shuffled out of level order too), equal graphrag's
+    computation written plainly; graphrag < 2.0's node-row counts equal with and without the
+    shortcut."""
     from synthetic import leiden_like, write_index
     from test_costs import _plain_text_unit_counts
 
     write_index(leiden_like(2000, max_cluster_size=10, seed=9), tmp_path / "i", layout)
     monkeypatch.setattr(costs, "PAIRS_PER_BLOCK", 97)
+    monkeypatch.setattr(costs, "COUNT_LEVEL_BY_LEVEL", by_level)
+    answered = []
+    level_by_level = costs._distinct_pairs_level_by_level
+    monkeypatch.setattr(costs, "_distinct_pairs_level_by_level",
+                        lambda *a: answered.append(level_by_level(*a)) or answered[-1])
     model = load_index(tmp_path / "i")
     want = _plain_text_unit_counts(model).sort_index().to_dict()
     assert costs._text_unit_counts_arrow(model).sort_index().to_dict() == want
@@ -85,3 +92,5 @@ def test_counts_with_tiny_blocks_equal_the_plain_ones(tmp_path, monkeypatch, lay
             assert fast.at(n).sort_index().to_dict() == full.at(n).sort_index().to_dict(), n
     shuffled = _shuffled_members(load_index(tmp_path / "i"), 4)
     assert costs._text_unit_counts_arrow(shuffled).sort_index().to_dict() == want
+    # the level-by-level count answered every time it was asked (a synthetic tree is nested)
+    assert (len(answered) >= 2 and all(a is not None for a in answered)) if by_level else not answered
