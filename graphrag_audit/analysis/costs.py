@@ -54,10 +54,11 @@ def community_text_unit_counts(model: IndexModel) -> pd.Series | None:
 
     Two paths, both kept (issue 15): :func:`_text_unit_counts_arrow` for parquet indexes,
     ``context.text_unit_counts`` (graphrag's computation written plainly) for CSV lists and keys
-    arrow cannot hold. The arrow path counts level by level from the deepest up where the
-    membership allows (:func:`_distinct_pairs_level_by_level`; issue 22: 1M deep-narrow 1.44 ->
-    0.92 s, 34M membership pairs against 3.4M distinct ones), else by blocks of pairs. Measured on the 1.x layout: 0.22 s against 4.3 s at 100k entities, 9 s
-    against 411 s at 1M (a loaded machine); tests/test_costs.py holds them equal."""
+    arrow cannot hold. Measured on the 1.x layout: 0.22 s against 4.3 s at 100k entities, 9 s
+    against 411 s at 1M (a loaded machine); tests/test_costs.py holds them equal. Within the
+    arrow path the count goes level by level from the deepest up where the membership allows
+    (:func:`_distinct_pairs_level_by_level`; issue 22: 1M deep-narrow 1.44 -> 0.92 s, 34M
+    membership pairs against 3.4M distinct ones), else by blocks of pairs."""
     if _entity_text_units_absent(model):
         return None
     fast = _text_unit_counts_arrow(model)
@@ -417,23 +418,17 @@ def _distinct_level_pairs(inherited: tuple[np.ndarray, np.ndarray] | None, c: np
     ``c[r]``, text units ``tu[start[r]:start[r] + ln[r]]``). Sorted as 32-bit offsets from the
     least community's first key when the level's key range fits."""
     ln = ln.astype(np.int64)
-    total = int(ln.sum())
-    parts_c = [inherited[0], np.repeat(c.astype(np.int64), ln)] if inherited is not None else \
-        [np.repeat(c.astype(np.int64), ln)]
-    if not sum(len(p) for p in parts_c):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    lo = min(int(p.min()) for p in parts_c if len(p))
-    hi = max(int(p.max()) for p in parts_c if len(p))
+    own_c = np.repeat(c.astype(np.int64), ln)
+    in_c, in_t = inherited if inherited is not None else (own_c[:0], own_c[:0])
+    if not (len(own_c) or len(in_c)):
+        return own_c, own_c
+    lo = min(int(a.min()) for a in (own_c, in_c) if len(a))
+    hi = max(int(a.max()) for a in (own_c, in_c) if len(a))
     kind = np.uint32 if (hi - lo + 1) * width <= 2**32 else np.int64
     at = np.repeat(start.astype(np.int64) - (np.cumsum(ln) - ln), ln)
-    at += np.arange(total, dtype=np.int64)
-    own = ((parts_c[-1] - lo) * width + tu[at]).astype(kind)
-    del at
-    if inherited is not None:
-        keys = np.concatenate([((inherited[0] - lo) * width + inherited[1]).astype(kind), own])
-        del own
-    else:
-        keys = own
+    at += np.arange(len(own_c), dtype=np.int64)
+    keys = np.concatenate([((in_c - lo) * width + in_t).astype(kind), ((own_c - lo) * width + tu[at]).astype(kind)])
+    del at, own_c
     keys.sort()
     if len(keys) > 1:
         keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
