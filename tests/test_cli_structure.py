@@ -139,8 +139,9 @@ def test_audit_calls_between_phases_only_when_given():
     assert loading >= 1
     calls.clear()
     with_costs = audit(SEED, AuditOptions(tokenizer="estimate"), between_phases=lambda: calls.append(1))
-    # loading, the tree phase, and in the cost workers the prepared coster and graphrag < 2.0's counts
-    assert len(calls) == loading + 3
+    # loading, the tree phase, and in the cost workers the prepared coster, graphrag < 2.0's
+    # counts and the dynamic simulation (queued after the packing)
+    assert len(calls) == loading + 4
     calls.clear()
     audit(SEED, AuditOptions(costs=False), between_phases=lambda: calls.append(1))
     assert len(calls) == loading + 1
