@@ -177,6 +177,26 @@ def test_clean_tree_numbers_match_a_brute_force(data, level):
             assert row.entities_served + row.entities_stuck == row.entities_total
             assert row.roots_reaching == sum(1 for r in roots if deepest[r] >= n)
             assert row.roots_reaching + row.roots_stuck == row.roots_total == len(roots)
+        subtree = {r: [c for c in tree if c == r or r in _ancestors(tree, c)] for r in roots}
+        for root in report.depth.roots:
+            r, under = root.community, subtree[root.community]
+            assert root.level == 0 and root.deepest_level == deepest[r] == root.depth_reached
+            assert root.descendants == len(under) - 1
+            assert root.entities == len(tree[r][2])  # a clean root holds every entity below it
+            leaves = [tree[c][0] for c in under if not children[c]]
+            assert dict(root.leaves_per_level) == {str(lv): leaves.count(lv) for lv in set(leaves)}
+
+
+def test_root_entities_come_from_the_root_level_rows_only():
+    """Hand-worked damage: e1 is in root 0 (level 0) and in community 2 (level 1) under root 1.
+    A root's entities are those of its own level's membership rows: root 0 holds e1 and e2, root 1
+    holds e3 only (the level-1 row of e1 under root 1 is not a root-level row)."""
+    tree = {0: (0, -1, ["e1", "e2"]), 1: (0, -1, ["e3"]), 2: (1, 1, ["e1"])}
+    tmp, d = _write(Index.base(tree, entities=["e1", "e2", "e3"]))
+    with tmp:
+        report = audit(d, AuditOptions(level=1, costs=False))
+    assert {r.community: r.entities for r in report.depth.roots} == {0: 2, 1: 1}
+    assert {r.community: r.descendants for r in report.depth.roots} == {0: 0, 1: 1}
 
 
 # ---- random damage -------------------------------------------------------------------------------

@@ -38,11 +38,12 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
 
     # entity finest level and root
     ent_finest = np.full(ti.n_member_entities, -1, dtype=np.int64)
-    mem_level = ti.level[ti.mem_ccode]
-    np.maximum.at(ent_finest, ti.mem_ecode, mem_level)
+    np.maximum.at(ent_finest, ti.mem_ecode, ti.level[ti.mem_ccode])
     ent_root = np.full(ti.n_member_entities, -1, dtype=np.int64)
-    lvl0 = mem_level == ti.level[root[ti.mem_ccode]]
-    ent_root[ti.mem_ecode[lvl0]] = root[ti.mem_ccode[lvl0]]
+    # the membership rows of a community at its root's level: one flag per community, then one
+    # gather of the flags (not the rows' levels and their roots' levels: two int64 gathers)
+    top = np.flatnonzero((ti.level == ti.level[root])[ti.mem_ccode])
+    ent_root[ti.mem_ecode[top]] = root[ti.mem_ccode[top]]
 
     roots_out = []
     root_codes = np.flatnonzero(is_root)
