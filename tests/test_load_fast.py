@@ -211,18 +211,80 @@ def _index_with(tmp_path, broken: list[str]):
     return idx
 
 
+def _schedule(monkeypatch, who: str) -> list[str]:
+    """Force which thread reads the reports of a graphrag >= 2.0 index: ``"main"`` holds the worker
+    inside the entities (after it handed over their ids) until the reports are read, so the
+    reading thread finds them not started; ``"worker"`` holds the reading thread in the
+    communities until the worker has read them. Returns the names of the threads that read them."""
+    import threading
+
+    import graphrag_audit.io.load as load
+
+    done, readers = threading.Event(), []
+    reports, communities, encode = load._reports, load._communities, load.dictionary_lists
+
+    def read_reports(files):
+        readers.append(threading.current_thread().name)
+        try:
+            return reports(files)
+        finally:
+            done.set()
+
+    def held_communities(files, schemas):
+        done.wait(10)
+        return communities(files, schemas)
+
+    def held_encode(column):
+        done.wait(10)
+        return encode(column)
+
+    monkeypatch.setattr(load, "_reports", read_reports)
+    if who == "main":
+        monkeypatch.setattr(load, "dictionary_lists", held_encode)
+    else:
+        monkeypatch.setattr(load, "_communities", held_communities)
+    return readers
+
+
+@pytest.mark.parametrize("who", ["main", "worker"])
 @pytest.mark.parametrize("broken,named", [
     (["community_reports.parquet"], "community_reports.parquet"),
     (["entities.parquet", "community_reports.parquet"], "community_reports.parquet"),
     (["entities.parquet"], "entities.parquet"),
     (["communities.parquet", "community_reports.parquet", "entities.parquet"], "communities.parquet"),
 ])
-def test_v3_error_order_is_that_of_a_sequential_read(tmp_path, broken, named):
+def test_v3_error_order_is_that_of_a_sequential_read(tmp_path, monkeypatch, broken, named, who):
+    """Whichever thread reads the reports, the error is the one a sequential read meets first."""
     from graphrag_audit.errors import IndexInputError
 
+    idx = _index_with(tmp_path, broken)
+    _schedule(monkeypatch, who)
     with pytest.raises(IndexInputError) as err:
-        load_index(_index_with(tmp_path, broken))
+        load_index(idx)
     assert named in str(err.value)
+
+
+@pytest.mark.parametrize("who", ["main", "worker"])
+def test_v3_model_is_the_same_whichever_thread_reads_the_reports(monkeypatch, who):
+    """The reports and the key match are those of a plain read, when the reading thread reads
+    the reports while the worker encodes the text-unit ids and when the worker reads them."""
+    from types import SimpleNamespace
+
+    from conftest import FIXTURES
+
+    import graphrag_audit.io.load as load
+    from graphrag_audit.model.keys import match_entity_keys
+
+    idx = FIXTURES / "seed-v3"
+    readers = _schedule(monkeypatch, who)
+    got = load_index(idx)
+    assert len(readers) == 1 and readers[0].startswith("MainThread" if who == "main" else "graphrag-audit-read"), readers
+    plain, kind = load._reports(SimpleNamespace(tables={"reports": idx / "community_reports.parquet"}))
+    pd.testing.assert_frame_equal(got.reports, plain)
+    plain_match = match_entity_keys(got.members["entity"], got.entities["id"])
+    for field in ("clustered", "first", "member_row"):
+        assert np.array_equal(getattr(got.key_match, field), getattr(plain_match, field)), field
+    assert got.entities["text_unit_ids"].notna().all() and len(plain) and kind == "int"
 
 
 def test_v3_model_with_reports_read_by_the_worker_equals_a_sequential_read(monkeypatch):

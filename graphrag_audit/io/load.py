@@ -245,17 +245,29 @@ def _reports(files) -> tuple[pd.DataFrame, str]:
     return out, id_kind
 
 
-def _entities(files) -> pd.DataFrame | None:
+def _entities(files, ids_ready: Future | None = None) -> pd.DataFrame | None:
+    """The entities table (id, title, text-unit ids). ``ids_ready`` is given the id column (None
+    without an entities table) as soon as it is made, before the text-unit ids are encoded, or
+    else this function's error: the reading thread matches the membership keys to it meanwhile."""
+    try:
+        return _read_entities(files, (lambda ids: None) if ids_ready is None else ids_ready.set_result)
+    except BaseException as exc:
+        if ids_ready is not None and not ids_ready.done():
+            ids_ready.set_exception(exc)
+        raise
+
+
+def _read_entities(files, ids_made: Callable[[pd.Series | None], None]) -> pd.DataFrame | None:
     path = files.tables.get("entities")
     if path is None:
+        ids_made(None)
         return None
     df = read_table(path, ENTITY_COLUMNS)
     n = len(df)
     title = df["title"] if "title" in df.columns else df.get("name")
-    out = pd.DataFrame({
-        "id": text_column(df["id"] if "id" in df.columns else None, n),
-        "title": text_column(title, n),
-    })
+    ids = text_column(df["id"] if "id" in df.columns else None, n)
+    ids_made(ids)
+    out = pd.DataFrame({"id": ids, "title": text_column(title, n)})
     if "text_unit_ids" in df.columns:
         tu = df["text_unit_ids"]
         flat_ids(tu, path, "text_unit_ids")  # nested lists: refused, never made into id strings
@@ -312,27 +324,40 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
     # matches the membership rows' entity keys to the entities table (one hash of each key,
     # shared by the integrity checks and the costs): arrow decodes and hashes without the GIL,
     # so both cores work (a third thread would only add memory on two cores). Without
-    # create_final_nodes (graphrag >= 2.0) the worker reads the reports too, after the entities,
-    # while this thread matches the keys: the two threads' shares are then about even, where
-    # this one's was the longer by the reports and the match. Errors keep the order of a
-    # sequential read: nodes, communities, reports, entities.
-    nodes = members = None
+    # create_final_nodes (graphrag >= 2.0) the worker hands over the entities' id column before
+    # it encodes their text-unit ids, so this thread matches the keys meanwhile; then whichever
+    # thread is free first reads the reports (this one, when the worker has not started them).
+    # Errors keep the order of a sequential read: nodes, communities, reports, entities.
+    nodes = members = key_match = None
+    entity_ids: Future = Future()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit-read") as worker:
         pending_nodes = worker.submit(_nodes, files) if read_nodes and not nodes_last else None
-        pending_entities = worker.submit(_entities, files)
+        pending_entities = worker.submit(_entities, files, entity_ids)
         if nodes_last:
             pending_nodes = worker.submit(_level_ordered_rollup, files, pending_entities)
-        pending_reports = worker.submit(_reports, files) if pending_nodes is None else None
+        nodes_read = pending_nodes is not None
+        pending_reports = None if nodes_read else worker.submit(_reports, files)
         try:
             communities, id_kind, children, members, member_lens = _communities(files, schemas)
-            if pending_reports is None:
+            if nodes_read:
                 reports, rep_id_kind = _reports(files)
                 entities = pending_entities.result()
             else:
                 try:
-                    entities = pending_entities.result()
+                    ids = entity_ids.result()
                 except Exception:
                     pending_reports.result()  # a reports error comes before an entities error
+                    raise
+                if members is not None and ids is not None:  # keyed by entity id
+                    key_match = match_entity_keys(members["entity"], ids)
+                if pending_reports.cancel():  # not started: read here, while the worker encodes
+                    pending_reports = None
+                    reports, rep_id_kind = _reports(files)
+                try:
+                    entities = pending_entities.result()
+                except Exception:
+                    if pending_reports is not None:
+                        pending_reports.result()  # a reports error comes before an entities error
                     raise
         except Exception:
             pending_entities.cancel()  # only helps when it has not started
@@ -341,8 +366,7 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
             if pending_nodes is not None:
                 pending_nodes.result()  # a nodes error comes first
             raise
-        key_match = None
-        if members is not None and entities is not None:  # keyed by entity id
+        if nodes_read and members is not None and entities is not None:  # keyed by entity id
             key_match = match_entity_keys(members["entity"], entities["id"])
         if pending_reports is not None:
             reports, rep_id_kind = pending_reports.result()
