@@ -194,14 +194,14 @@ def test_node_entity_rows_equals_first_row_with_the_id(seed):
     assert got is not None and got.tolist() == _node_rows_plain(node_ids, e_ids)
 
 
-# ---- graphrag >= 2.0: the worker reads the reports after the entities; the error order stays --
-def _index_with(tmp_path, broken: list[str]):
+# ---- the entities' text-unit ids and the reports, read by whichever thread is free: same model and error order --
+def _index_with(tmp_path, broken: list[str], fixture: str = "seed-v3"):
     import shutil
 
     from conftest import FIXTURES
 
     idx = tmp_path / "i"
-    shutil.copytree(FIXTURES / "seed-v3", idx)
+    shutil.copytree(FIXTURES / fixture, idx)
     for name in broken:
         path = idx / name
         data = bytearray(path.read_bytes())  # column data zeroed, footer kept: the schema reads
@@ -211,7 +211,7 @@ def _index_with(tmp_path, broken: list[str]):
     return idx
 
 
-def _schedule(monkeypatch, who: str) -> list[str]:
+def _schedule(monkeypatch, who: str, hold_s: float = 10) -> list[str]:
     """Force which thread reads the reports of a graphrag >= 2.0 index: ``"main"`` holds the worker
     inside the entities (after it handed over their ids) until the reports are read, so the
     reading thread finds them not started; ``"worker"`` holds the reading thread in the
@@ -231,11 +231,11 @@ def _schedule(monkeypatch, who: str) -> list[str]:
             done.set()
 
     def held_communities(files, schemas):
-        done.wait(10)
+        done.wait(hold_s)
         return communities(files, schemas)
 
     def held_encode(column):
-        done.wait(10)
+        done.wait(hold_s)
         return encode(column)
 
     monkeypatch.setattr(load, "_reports", read_reports)
@@ -244,6 +244,68 @@ def _schedule(monkeypatch, who: str) -> list[str]:
     else:
         monkeypatch.setattr(load, "_communities", held_communities)
     return readers
+
+
+def _text_unit_schedule(monkeypatch, who: str, hold_s: float = 10) -> list[str]:
+    """Force which thread encodes the entities' text-unit ids of a graphrag 1.x index (its
+    create_final_nodes read last): ``"main"`` holds the worker in the roll-up rows until they are
+    encoded, so the reading thread finds the encoding not started; ``"worker"`` holds the reading
+    thread in the communities until the worker has encoded them. Returns the encoding threads."""
+    import threading
+
+    import graphrag_audit.io.load as load
+
+    done, encoders = threading.Event(), []
+    encode, rollup, communities = load.dictionary_lists, load._level_ordered_rollup, load._communities
+
+    def encoding(column):
+        encoders.append(threading.current_thread().name)
+        try:
+            return encode(column)
+        finally:
+            done.set()
+
+    def held_rollup(files, pending_keys):
+        done.wait(hold_s)
+        return rollup(files, pending_keys)
+
+    def held_communities(files, schemas):
+        done.wait(hold_s)
+        return communities(files, schemas)
+
+    monkeypatch.setattr(load, "dictionary_lists", encoding)
+    monkeypatch.setattr(load, "_level_ordered_rollup" if who == "main" else "_communities",
+                        held_rollup if who == "main" else held_communities)
+    return encoders
+
+
+@pytest.mark.parametrize("who", ["main", "worker"])
+def test_v1_model_is_the_same_whichever_thread_encodes_the_text_units(monkeypatch, who):
+    """graphrag 1.x: the entities, roll-up rows and key match are those of a one-thread read of the
+    same functions, when the reading thread encodes the text-unit ids while the worker makes the
+    roll-up rows and when the worker encodes them after the roll-up rows."""
+    from types import SimpleNamespace
+
+    from conftest import FIXTURES
+
+    import graphrag_audit.io.load as load
+    from graphrag_audit.model.keys import match_entity_keys
+
+    idx = FIXTURES / "seed-v1"
+    files = SimpleNamespace(tables={"entities": idx / "create_final_entities.parquet",
+                                    "nodes": idx / "create_final_nodes.parquet"})
+    read = load._entity_keys(files)
+    plain_entities = load._entities(read)
+    plain_rollup = load._in_level_order(load._rollup_with_entity_rows(load._rollup_rows(load._nodes(files)), read.keys))
+    encoders = _text_unit_schedule(monkeypatch, who)
+    got = load_index(idx)
+    assert len(encoders) == 1 and encoders[0].startswith("MainThread" if who == "main" else "graphrag-audit-read"), encoders
+    pd.testing.assert_frame_equal(got.entities, plain_entities)
+    pd.testing.assert_frame_equal(got.rollup_rows, plain_rollup)
+    assert "entity_row" in got.rollup_rows.columns and got.entities["text_unit_ids"].notna().all()
+    plain_match = match_entity_keys(got.members["entity"], plain_entities["id"])
+    for field in ("clustered", "first", "member_row"):
+        assert np.array_equal(getattr(got.key_match, field), getattr(plain_match, field)), field
 
 
 @pytest.mark.parametrize("who", ["main", "worker"])
@@ -258,7 +320,27 @@ def test_v3_error_order_is_that_of_a_sequential_read(tmp_path, monkeypatch, brok
     from graphrag_audit.errors import IndexInputError
 
     idx = _index_with(tmp_path, broken)
-    _schedule(monkeypatch, who)
+    _schedule(monkeypatch, who, hold_s=1)  # (a broken table may end a run before the hold is released)
+    with pytest.raises(IndexInputError) as err:
+        load_index(idx)
+    assert named in str(err.value)
+
+
+@pytest.mark.parametrize("who", ["main", "worker"])
+@pytest.mark.parametrize("broken,named", [
+    (["create_final_nodes.parquet", "create_final_communities.parquet"], "create_final_nodes.parquet"),
+    (["create_final_communities.parquet", "create_final_community_reports.parquet", "create_final_entities.parquet"],
+     "create_final_communities.parquet"),
+    (["create_final_community_reports.parquet", "create_final_entities.parquet"], "create_final_community_reports.parquet"),
+    (["create_final_entities.parquet"], "create_final_entities.parquet"),
+])
+def test_v1_error_order_is_that_of_a_sequential_read(tmp_path, monkeypatch, broken, named, who):
+    """graphrag 1.x: whichever thread encodes the text-unit ids, the error is the one a sequential
+    read meets first."""
+    from graphrag_audit.errors import IndexInputError
+
+    idx = _index_with(tmp_path, broken, "seed-v1")
+    _text_unit_schedule(monkeypatch, who, hold_s=1)  # (a broken table may end a run before the hold is released)
     with pytest.raises(IndexInputError) as err:
         load_index(idx)
     assert named in str(err.value)
@@ -285,21 +367,6 @@ def test_v3_model_is_the_same_whichever_thread_reads_the_reports(monkeypatch, wh
     for field in ("clustered", "first", "member_row"):
         assert np.array_equal(getattr(got.key_match, field), getattr(plain_match, field)), field
     assert got.entities["text_unit_ids"].notna().all() and len(plain) and kind == "int"
-
-
-def test_v3_model_with_reports_read_by_the_worker_equals_a_sequential_read(monkeypatch):
-    """The reports read beside the key match are the reports a one-thread read gives."""
-    from types import SimpleNamespace
-
-    from conftest import FIXTURES
-
-    import graphrag_audit.io.load as load
-
-    idx = FIXTURES / "seed-v3"
-    got = load_index(idx)
-    plain, kind = load._reports(SimpleNamespace(tables={"reports": idx / "community_reports.parquet"}))
-    pd.testing.assert_frame_equal(got.reports, plain)
-    assert len(plain) and kind == "int"
 
 
 @pytest.mark.parametrize("order", ["level-by-level", "shuffled"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -183,17 +183,17 @@ def _taken(column: pd.Series, order: np.ndarray):
     return column.to_numpy()[order]
 
 
-def _level_ordered_rollup(files, pending_entities: Future) -> pd.DataFrame | None:
+def _level_ordered_rollup(files, pending_keys: Future) -> pd.DataFrame | None:
     """graphrag 1.x's roll-up rows (create_final_nodes) with their entities rows, level by level:
-    made by the read worker, whose previous task read the entities table, while the reading
-    thread matches the membership keys. None when the entities table failed to read (the
+    made by the read worker, whose previous task read the entities table's keys, while the
+    reading thread matches the membership keys. None when the entities table failed to read (the
     reading thread raises that error in its own order)."""
     rollup = _rollup_rows(_nodes(files))
     try:
-        entities = pending_entities.result()
+        read = pending_keys.result()
     except Exception:
         return None
-    return _in_level_order(_rollup_with_entity_rows(rollup, entities))
+    return _in_level_order(_rollup_with_entity_rows(rollup, None if read is None else read.keys))
 
 
 def _rollup_with_entity_rows(rollup: pd.DataFrame, entities: pd.DataFrame | None) -> pd.DataFrame:
@@ -245,29 +245,34 @@ def _reports(files) -> tuple[pd.DataFrame, str]:
     return out, id_kind
 
 
-def _entities(files, ids_ready: Future | None = None) -> pd.DataFrame | None:
-    """The entities table (id, title, text-unit ids). ``ids_ready`` is given the id column (None
-    without an entities table) as soon as it is made, before the text-unit ids are encoded, or
-    else this function's error: the reading thread matches the membership keys to it meanwhile."""
-    try:
-        return _read_entities(files, (lambda ids: None) if ids_ready is None else ids_ready.set_result)
-    except BaseException as exc:
-        if ids_ready is not None and not ids_ready.done():
-            ids_ready.set_exception(exc)
-        raise
+class _EntityKeys(NamedTuple):
+    """The entities table as read, its path, and its keys (a frame of ``id`` and ``title``)."""
+
+    keys: pd.DataFrame
+    table: pd.DataFrame
+    path: Path
 
 
-def _read_entities(files, ids_made: Callable[[pd.Series | None], None]) -> pd.DataFrame | None:
+def _entity_keys(files) -> _EntityKeys | None:
+    """The entities table's keys (:class:`_EntityKeys`), before its text-unit ids are encoded; None
+    without an entities table."""
     path = files.tables.get("entities")
     if path is None:
-        ids_made(None)
         return None
     df = read_table(path, ENTITY_COLUMNS)
     n = len(df)
     title = df["title"] if "title" in df.columns else df.get("name")
-    ids = text_column(df["id"] if "id" in df.columns else None, n)
-    ids_made(ids)
-    out = pd.DataFrame({"id": ids, "title": text_column(title, n)})
+    keys = pd.DataFrame({"id": text_column(df["id"] if "id" in df.columns else None, n),
+                         "title": text_column(title, n)})
+    return _EntityKeys(keys, df, path)
+
+
+def _entities(read: _EntityKeys | None) -> pd.DataFrame | None:
+    """The entities frame (id, title, text-unit ids) of :func:`_entity_keys`' read: a new frame,
+    so another thread may go on reading the keys frame meanwhile."""
+    if read is None:
+        return None
+    out, df, path = read.keys.copy(deep=False), read.table, read.path
     if "text_unit_ids" in df.columns:
         tu = df["text_unit_ids"]
         flat_ids(tu, path, "text_unit_ids")  # nested lists: refused, never made into id strings
@@ -280,6 +285,24 @@ def _read_entities(files, ids_made: Callable[[pd.Series | None], None]) -> pd.Da
     else:
         out["text_unit_ids"] = None
     return out
+
+
+class _SharedTask:
+    """A task queued on the read worker that the reading thread runs itself if it asks for the
+    result before the worker has started it (so neither thread waits while the other has work)."""
+
+    def __init__(self, worker: ThreadPoolExecutor, fn: Callable, *args):
+        self._fn, self._args = fn, args
+        self.future = worker.submit(fn, *args)
+
+    def result(self):
+        if self.future.cancel():  # not started: run here, once
+            self.future = Future()
+            try:
+                self.future.set_result(self._fn(*self._args))
+            except Exception as exc:
+                self.future.set_exception(exc)
+        return self.future.result()
 
 
 def _entity_counts(communities: pd.DataFrame, members: pd.DataFrame, lens: np.ndarray | None) -> np.ndarray:
@@ -320,56 +343,46 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
     nodes_last = read_nodes and "nodes" in files.tables and "entity_ids" in community_columns \
         and "parent" in community_columns
     # A worker thread reads and encodes create_final_nodes (graphrag < 2.0) and the entities
-    # table (text-unit ids), while this one reads the communities and the reports and then
-    # matches the membership rows' entity keys to the entities table (one hash of each key,
-    # shared by the integrity checks and the costs): arrow decodes and hashes without the GIL,
-    # so both cores work (a third thread would only add memory on two cores). Without
-    # create_final_nodes (graphrag >= 2.0) the worker hands over the entities' id column before
-    # it encodes their text-unit ids, so this thread matches the keys meanwhile; then whichever
-    # thread is free first reads the reports (this one, when the worker has not started them).
+    # table, while this one reads the communities (and, with create_final_nodes, the reports)
+    # and then matches the membership rows' entity keys to the entities' keys (one hash of each
+    # key, shared by the integrity checks and the costs): arrow decodes and hashes without the
+    # GIL, so both cores work (a third thread would only add memory on two cores). The worker
+    # reads the entities' keys first; its later tasks (encoding the entities' text-unit ids, and
+    # without create_final_nodes the reports) go to whichever thread is free first: this one runs
+    # any the worker has not started when it gets to them (_SharedTask). graphrag 1.x's roll-up
+    # rows need only the keys, so the worker makes them before it encodes the text-unit ids.
     # Errors keep the order of a sequential read: nodes, communities, reports, entities.
     nodes = members = key_match = None
-    entity_ids: Future = Future()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit-read") as worker:
         pending_nodes = worker.submit(_nodes, files) if read_nodes and not nodes_last else None
-        pending_entities = worker.submit(_entities, files, entity_ids)
+        pending_keys = worker.submit(_entity_keys, files)
         if nodes_last:
-            pending_nodes = worker.submit(_level_ordered_rollup, files, pending_entities)
-        nodes_read = pending_nodes is not None
-        pending_reports = None if nodes_read else worker.submit(_reports, files)
+            pending_nodes = worker.submit(_level_ordered_rollup, files, pending_keys)
+        pending_entities = _SharedTask(worker, lambda: _entities(pending_keys.result()))
+        pending_reports = None if pending_nodes is not None else _SharedTask(worker, _reports, files)
         try:
             communities, id_kind, children, members, member_lens = _communities(files, schemas)
-            if nodes_read:
+            if pending_reports is None:
                 reports, rep_id_kind = _reports(files)
-                entities = pending_entities.result()
-            else:
-                try:
-                    ids = entity_ids.result()
-                except Exception:
+            try:
+                entity_keys = pending_keys.result()
+            except Exception:
+                if pending_reports is not None:
                     pending_reports.result()  # a reports error comes before an entities error
-                    raise
-                if members is not None and ids is not None:  # keyed by entity id
-                    key_match = match_entity_keys(members["entity"], ids)
-                if pending_reports.cancel():  # not started: read here, while the worker encodes
-                    pending_reports = None
-                    reports, rep_id_kind = _reports(files)
-                try:
-                    entities = pending_entities.result()
-                except Exception:
-                    if pending_reports is not None:
-                        pending_reports.result()  # a reports error comes before an entities error
-                    raise
-        except Exception:
-            pending_entities.cancel()  # only helps when it has not started
+                raise
+            if members is not None and entity_keys is not None:  # keyed by entity id
+                key_match = match_entity_keys(members["entity"], entity_keys.keys["id"])
             if pending_reports is not None:
-                pending_reports.cancel()
+                reports, rep_id_kind = pending_reports.result()
+            entities = pending_entities.result()
+        except Exception:
+            pending_keys.cancel()  # only helps when it has not started
+            pending_entities.future.cancel()
+            if pending_reports is not None:
+                pending_reports.future.cancel()
             if pending_nodes is not None:
                 pending_nodes.result()  # a nodes error comes first
             raise
-        if nodes_read and members is not None and entities is not None:  # keyed by entity id
-            key_match = match_entity_keys(members["entity"], entities["id"])
-        if pending_reports is not None:
-            reports, rep_id_kind = pending_reports.result()
         if pending_nodes is not None:
             if nodes_last:
                 rollup = pending_nodes.result()
