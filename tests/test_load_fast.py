@@ -194,7 +194,7 @@ def test_node_entity_rows_equals_first_row_with_the_id(seed):
     assert got is not None and got.tolist() == _node_rows_plain(node_ids, e_ids)
 
 
-# ---- the entities' text-unit ids and the reports, read by whichever thread is free: same model and error order --
+# ---- entity keys handed over before the text-unit ids; reports read by whichever thread is free: same model, errors --
 def _index_with(tmp_path, broken: list[str], fixture: str = "seed-v3"):
     import shutil
 
@@ -213,8 +213,8 @@ def _index_with(tmp_path, broken: list[str], fixture: str = "seed-v3"):
 
 def _schedule(monkeypatch, who: str, hold_s: float = 10) -> list[str]:
     """Force which thread reads the reports of a graphrag >= 2.0 index: ``"main"`` holds the worker
-    inside the entities (after it handed over their ids) until the reports are read, so the
-    reading thread finds them not started; ``"worker"`` holds the reading thread in the
+    in the encoding of the entities' text-unit ids (after it handed over their keys) until the
+    reports are read, so the reading thread finds them not started; ``"worker"`` holds the reading thread in the
     communities until the worker has read them. Returns the names of the threads that read them."""
     import threading
 
@@ -246,68 +246,6 @@ def _schedule(monkeypatch, who: str, hold_s: float = 10) -> list[str]:
     return readers
 
 
-def _text_unit_schedule(monkeypatch, who: str, hold_s: float = 10) -> list[str]:
-    """Force which thread encodes the entities' text-unit ids of a graphrag 1.x index (its
-    create_final_nodes read last): ``"main"`` holds the worker in the roll-up rows until they are
-    encoded, so the reading thread finds the encoding not started; ``"worker"`` holds the reading
-    thread in the communities until the worker has encoded them. Returns the encoding threads."""
-    import threading
-
-    import graphrag_audit.io.load as load
-
-    done, encoders = threading.Event(), []
-    encode, rollup, communities = load.dictionary_lists, load._level_ordered_rollup, load._communities
-
-    def encoding(column):
-        encoders.append(threading.current_thread().name)
-        try:
-            return encode(column)
-        finally:
-            done.set()
-
-    def held_rollup(files, pending_keys):
-        done.wait(hold_s)
-        return rollup(files, pending_keys)
-
-    def held_communities(files, schemas):
-        done.wait(hold_s)
-        return communities(files, schemas)
-
-    monkeypatch.setattr(load, "dictionary_lists", encoding)
-    monkeypatch.setattr(load, "_level_ordered_rollup" if who == "main" else "_communities",
-                        held_rollup if who == "main" else held_communities)
-    return encoders
-
-
-@pytest.mark.parametrize("who", ["main", "worker"])
-def test_v1_model_is_the_same_whichever_thread_encodes_the_text_units(monkeypatch, who):
-    """graphrag 1.x: the entities, roll-up rows and key match are those of a one-thread read of the
-    same functions, when the reading thread encodes the text-unit ids while the worker makes the
-    roll-up rows and when the worker encodes them after the roll-up rows."""
-    from types import SimpleNamespace
-
-    from conftest import FIXTURES
-
-    import graphrag_audit.io.load as load
-    from graphrag_audit.model.keys import match_entity_keys
-
-    idx = FIXTURES / "seed-v1"
-    files = SimpleNamespace(tables={"entities": idx / "create_final_entities.parquet",
-                                    "nodes": idx / "create_final_nodes.parquet"})
-    read = load._entity_keys(files)
-    plain_entities = load._entities(read)
-    plain_rollup = load._in_level_order(load._rollup_with_entity_rows(load._rollup_rows(load._nodes(files)), read.keys))
-    encoders = _text_unit_schedule(monkeypatch, who)
-    got = load_index(idx)
-    assert len(encoders) == 1 and encoders[0].startswith("MainThread" if who == "main" else "graphrag-audit-read"), encoders
-    pd.testing.assert_frame_equal(got.entities, plain_entities)
-    pd.testing.assert_frame_equal(got.rollup_rows, plain_rollup)
-    assert "entity_row" in got.rollup_rows.columns and got.entities["text_unit_ids"].notna().all()
-    plain_match = match_entity_keys(got.members["entity"], plain_entities["id"])
-    for field in ("clustered", "first", "member_row"):
-        assert np.array_equal(getattr(got.key_match, field), getattr(plain_match, field)), field
-
-
 @pytest.mark.parametrize("who", ["main", "worker"])
 @pytest.mark.parametrize("broken,named", [
     (["community_reports.parquet"], "community_reports.parquet"),
@@ -326,23 +264,21 @@ def test_v3_error_order_is_that_of_a_sequential_read(tmp_path, monkeypatch, brok
     assert named in str(err.value)
 
 
-@pytest.mark.parametrize("who", ["main", "worker"])
 @pytest.mark.parametrize("broken,named", [
     (["create_final_nodes.parquet", "create_final_communities.parquet"], "create_final_nodes.parquet"),
     (["create_final_communities.parquet", "create_final_community_reports.parquet", "create_final_entities.parquet"],
      "create_final_communities.parquet"),
-    (["create_final_community_reports.parquet", "create_final_entities.parquet"], "create_final_community_reports.parquet"),
+    (["create_final_community_reports.parquet", "create_final_entities.parquet"],
+     "create_final_community_reports.parquet"),
     (["create_final_entities.parquet"], "create_final_entities.parquet"),
 ])
-def test_v1_error_order_is_that_of_a_sequential_read(tmp_path, monkeypatch, broken, named, who):
-    """graphrag 1.x: whichever thread encodes the text-unit ids, the error is the one a sequential
-    read meets first."""
+def test_v1_error_order_is_that_of_a_sequential_read(tmp_path, broken, named):
+    """graphrag 1.x (create_final_nodes read last, with the entities' keys): the error is the one
+    a sequential read meets first."""
     from graphrag_audit.errors import IndexInputError
 
-    idx = _index_with(tmp_path, broken, "seed-v1")
-    _text_unit_schedule(monkeypatch, who, hold_s=1)  # (a broken table may end a run before the hold is released)
     with pytest.raises(IndexInputError) as err:
-        load_index(idx)
+        load_index(_index_with(tmp_path, broken, "seed-v1"))
     assert named in str(err.value)
 
 
@@ -360,13 +296,42 @@ def test_v3_model_is_the_same_whichever_thread_reads_the_reports(monkeypatch, wh
     idx = FIXTURES / "seed-v3"
     readers = _schedule(monkeypatch, who)
     got = load_index(idx)
-    assert len(readers) == 1 and readers[0].startswith("MainThread" if who == "main" else "graphrag-audit-read"), readers
+    expected = "MainThread" if who == "main" else "graphrag-audit-read"
+    assert len(readers) == 1 and readers[0].startswith(expected), readers
     plain, kind = load._reports(SimpleNamespace(tables={"reports": idx / "community_reports.parquet"}))
     pd.testing.assert_frame_equal(got.reports, plain)
     plain_match = match_entity_keys(got.members["entity"], got.entities["id"])
     for field in ("clustered", "first", "member_row"):
         assert np.array_equal(getattr(got.key_match, field), getattr(plain_match, field)), field
     assert got.entities["text_unit_ids"].notna().all() and len(plain) and kind == "int"
+
+
+
+def test_v1_model_equals_a_one_thread_read():
+    """graphrag 1.x: the entities, the roll-up rows (made from the entities' keys) and the key
+    match are those of a one-thread read of the same functions."""
+    from types import SimpleNamespace
+
+    from conftest import FIXTURES
+
+    import graphrag_audit.io.load as load
+    from graphrag_audit.model.keys import match_entity_keys
+
+    idx = FIXTURES / "seed-v1"
+    files = SimpleNamespace(tables={"entities": idx / "create_final_entities.parquet",
+                                    "nodes": idx / "create_final_nodes.parquet"})
+    read = load._entity_keys(files)
+    plain_entities = load._entities(read)
+    rollup = load._rollup_with_entity_rows(load._rollup_rows(load._nodes(files)), read.keys)
+    plain_rollup = load._in_level_order(rollup)
+    got = load_index(idx)
+    pd.testing.assert_frame_equal(got.entities, plain_entities)
+    pd.testing.assert_frame_equal(got.rollup_rows, plain_rollup)
+    assert "entity_row" in got.rollup_rows.columns and got.entities["text_unit_ids"].notna().all()
+    plain_match = match_entity_keys(got.members["entity"], plain_entities["id"])
+    for field in ("clustered", "first", "member_row"):
+        assert np.array_equal(getattr(got.key_match, field), getattr(plain_match, field)), field
+
 
 
 @pytest.mark.parametrize("order", ["level-by-level", "shuffled"])

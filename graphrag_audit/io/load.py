@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -245,17 +245,22 @@ def _reports(files) -> tuple[pd.DataFrame, str]:
     return out, id_kind
 
 
-class _EntityKeys(NamedTuple):
-    """The entities table as read, its path, and its keys (a frame of ``id`` and ``title``)."""
+class _EntityRead:
+    """The entities table's keys (a frame of ``id`` and ``title``) and, until
+    :func:`_entities` takes it, the table as read (then freed: its text-unit id lists are the
+    largest part of it)."""
 
-    keys: pd.DataFrame
-    table: pd.DataFrame
-    path: Path
+    def __init__(self, keys: pd.DataFrame, table: pd.DataFrame, path: Path):
+        self.keys, self.table, self.path = keys, table, path
+
+    def take_table(self) -> pd.DataFrame:
+        table, self.table = self.table, None
+        return table
 
 
-def _entity_keys(files) -> _EntityKeys | None:
-    """The entities table's keys (:class:`_EntityKeys`), before its text-unit ids are encoded; None
-    without an entities table."""
+def _entity_keys(files) -> _EntityRead | None:
+    """The entities table's keys (:class:`_EntityRead`), before its text-unit ids are encoded;
+    None without an entities table."""
     path = files.tables.get("entities")
     if path is None:
         return None
@@ -264,15 +269,15 @@ def _entity_keys(files) -> _EntityKeys | None:
     title = df["title"] if "title" in df.columns else df.get("name")
     keys = pd.DataFrame({"id": text_column(df["id"] if "id" in df.columns else None, n),
                          "title": text_column(title, n)})
-    return _EntityKeys(keys, df, path)
+    return _EntityRead(keys, df, path)
 
 
-def _entities(read: _EntityKeys | None) -> pd.DataFrame | None:
+def _entities(read: _EntityRead | None) -> pd.DataFrame | None:
     """The entities frame (id, title, text-unit ids) of :func:`_entity_keys`' read: a new frame,
     so another thread may go on reading the keys frame meanwhile."""
     if read is None:
         return None
-    out, df, path = read.keys.copy(deep=False), read.table, read.path
+    out, df, path = read.keys.copy(deep=False), read.take_table(), read.path
     if "text_unit_ids" in df.columns:
         tu = df["text_unit_ids"]
         flat_ids(tu, path, "text_unit_ids")  # nested lists: refused, never made into id strings
@@ -347,18 +352,18 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
     # and then matches the membership rows' entity keys to the entities' keys (one hash of each
     # key, shared by the integrity checks and the costs): arrow decodes and hashes without the
     # GIL, so both cores work (a third thread would only add memory on two cores). The worker
-    # reads the entities' keys first; its later tasks (encoding the entities' text-unit ids, and
-    # without create_final_nodes the reports) go to whichever thread is free first: this one runs
-    # any the worker has not started when it gets to them (_SharedTask). graphrag 1.x's roll-up
-    # rows need only the keys, so the worker makes them before it encodes the text-unit ids.
-    # Errors keep the order of a sequential read: nodes, communities, reports, entities.
+    # hands over the entities' keys before it encodes their text-unit ids, so this thread can
+    # match them meanwhile. Without create_final_nodes the worker's last task, the reports, goes
+    # to whichever thread is free first: this one reads them if the worker has not started them
+    # (_SharedTask). Errors keep the order of a sequential read: nodes, communities, reports,
+    # entities.
     nodes = members = key_match = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit-read") as worker:
         pending_nodes = worker.submit(_nodes, files) if read_nodes and not nodes_last else None
         pending_keys = worker.submit(_entity_keys, files)
+        pending_entities = worker.submit(lambda: _entities(pending_keys.result()))
         if nodes_last:
             pending_nodes = worker.submit(_level_ordered_rollup, files, pending_keys)
-        pending_entities = _SharedTask(worker, lambda: _entities(pending_keys.result()))
         pending_reports = None if pending_nodes is not None else _SharedTask(worker, _reports, files)
         try:
             communities, id_kind, children, members, member_lens = _communities(files, schemas)
@@ -377,7 +382,7 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
             entities = pending_entities.result()
         except Exception:
             pending_keys.cancel()  # only helps when it has not started
-            pending_entities.future.cancel()
+            pending_entities.cancel()
             if pending_reports is not None:
                 pending_reports.future.cancel()
             if pending_nodes is not None:
