@@ -22,9 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_levels import bytecode_env  # noqa: E402
+
 
 def run(code: Path, index: Path) -> tuple[float, float, float]:
-    env = dict(os.environ, PYTHONPATH=str(code), PYTHONHASHSEED="0")
+    env = bytecode_env(code, dict(os.environ, PYTHONPATH=str(code), PYTHONHASHSEED="0"))
     with tempfile.TemporaryDirectory() as tmp:
         argv = [sys.executable, "-m", "graphrag_audit", "levels", str(index), "-f", "json",
                 "-o", str(Path(tmp) / "out.json"), "--fail-on", "never", "--tokenizer", "estimate"]

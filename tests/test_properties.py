@@ -117,7 +117,8 @@ def test_clean_tree_numbers_match_a_brute_force(data, level):
         assert ("level-beyond-max" in got) == (level > max_level)
         assert ("unclustered-entities" in got) == bool(extra)
         # depth-mismatch: more than 25% of roots or of entities cannot reach `level`
-        deepest = {r: max(tree[c][0] for c in tree if c == r or r in _ancestors(tree, c)) for r in roots}
+        subtree = {r: [c for c in tree if c == r or r in _ancestors(tree, c)] for r in roots}
+        deepest = {r: max(tree[c][0] for c in subtree[r]) for r in roots}
         finest = {e: max(lv for lv, _, es in tree.values() if e in es) for e in clustered}
         if level <= max_level:
             share = max(sum(deepest[r] < level for r in roots) / len(roots),
@@ -177,7 +178,6 @@ def test_clean_tree_numbers_match_a_brute_force(data, level):
             assert row.entities_served + row.entities_stuck == row.entities_total
             assert row.roots_reaching == sum(1 for r in roots if deepest[r] >= n)
             assert row.roots_reaching + row.roots_stuck == row.roots_total == len(roots)
-        subtree = {r: [c for c in tree if c == r or r in _ancestors(tree, c)] for r in roots}
         for root in report.depth.roots:
             r, under = root.community, subtree[root.community]
             assert root.level == 0 and root.deepest_level == deepest[r] == root.depth_reached
