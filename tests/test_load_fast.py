@@ -194,7 +194,7 @@ def test_node_entity_rows_equals_first_row_with_the_id(seed):
     assert got is not None and got.tolist() == _node_rows_plain(node_ids, e_ids)
 
 
-# ---- entity keys handed over before the text-unit ids; reports read by whichever thread is free: same model, errors --
+# ---- the entities' keys handed over first, the reports read by whichever thread is free ----
 def _index_with(tmp_path, broken: list[str], fixture: str = "seed-v3"):
     import shutil
 
@@ -214,8 +214,9 @@ def _index_with(tmp_path, broken: list[str], fixture: str = "seed-v3"):
 def _schedule(monkeypatch, who: str, hold_s: float = 10) -> list[str]:
     """Force which thread reads the reports of a graphrag >= 2.0 index: ``"main"`` holds the worker
     in the encoding of the entities' text-unit ids (after it handed over their keys) until the
-    reports are read, so the reading thread finds them not started; ``"worker"`` holds the reading thread in the
-    communities until the worker has read them. Returns the names of the threads that read them."""
+    reports are read, so the reading thread finds them not started; ``"worker"`` holds the
+    reading thread in the communities until the worker has read them. Returns the names of the
+    threads that read them."""
     import threading
 
     import graphrag_audit.io.load as load
@@ -306,7 +307,6 @@ def test_v3_model_is_the_same_whichever_thread_reads_the_reports(monkeypatch, wh
     assert got.entities["text_unit_ids"].notna().all() and len(plain) and kind == "int"
 
 
-
 def test_v1_model_equals_a_one_thread_read():
     """graphrag 1.x: the entities, the roll-up rows (made from the entities' keys) and the key
     match are those of a one-thread read of the same functions."""
@@ -331,7 +331,6 @@ def test_v1_model_equals_a_one_thread_read():
     plain_match = match_entity_keys(got.members["entity"], plain_entities["id"])
     for field in ("clustered", "first", "member_row"):
         assert np.array_equal(getattr(got.key_match, field), getattr(plain_match, field)), field
-
 
 
 @pytest.mark.parametrize("order", ["level-by-level", "shuffled"])
