@@ -140,12 +140,33 @@ def _entity_codes_arrow(mem_entity) -> tuple[np.ndarray, "pa.Array"]:
     return np.asarray(codes, dtype=np.int64), _strings(a.dictionary)
 
 
-def _entity_names_arrow(model: IndexModel, keys: "pa.Array", by_title: bool) -> "pa.Array":
+def _first_entity_rows(model: IndexModel, kept: np.ndarray, codes: np.ndarray, n_keys: int) -> np.ndarray | None:
+    """Per distinct entity key of the membership rows ``kept`` (their ``codes`` as
+    :func:`_entity_codes_arrow` gives them): the first entities row with that id, -1 when none
+    (or when no membership row has the key); None without the load's key match. The load matched
+    every key once already (``model.key_match``), so no key is hashed again."""
+    match = model.key_match
+    if match is None or model.member_key != "id" or len(match.member_row) != len(kept):
+        return None
+    rows = np.full(n_keys, -1, np.int64)
+    valid = codes >= 0
+    rows[codes[valid]] = match.member_row[kept][valid]  # (rows with one key share one first row)
+    return rows
+
+
+def _entity_names_arrow(model: IndexModel, keys: "pa.Array", by_title: bool,
+                        rows: np.ndarray | None = None) -> "pa.Array":
+    """The names entities are compared by, for the membership's distinct entity keys ``keys``;
+    ``rows``: each key's first entities row (-1: none), as :func:`_first_entity_rows` gives them,
+    or None to look the keys up here."""
     if not by_title or model.member_key == "title":
         return keys
     ent = model.entities
-    ids, titles = _strings(_as_arrow(ent["id"])), _strings(_as_arrow(ent["title"]))
-    pos = pc.index_in(keys, value_set=ids)  # the first entities row of each id
+    titles = _strings(_as_arrow(ent["title"]))
+    if rows is None:
+        pos = pc.index_in(keys, value_set=_strings(_as_arrow(ent["id"])))  # the first entities row of each id
+    else:
+        pos = pa.array(rows, mask=rows < 0)
     named = pc.take(titles, pc.fill_null(pos, 0))
     # an id without an entities row (or a title) keeps its id, marked so that it cannot meet a title
     missing = pc.or_(pc.is_null(pos), pc.is_null(named))
@@ -187,7 +208,8 @@ class _Side:
     def __init__(self, model: IndexModel):
         comm = model.communities
         mem = model.members
-        mem = mem[mem["community"].to_numpy() >= 0] if len(mem) else mem
+        kept = mem["community"].to_numpy() >= 0 if len(mem) else None
+        mem = mem[kept] if len(mem) else mem
         numbers = np.union1d(comm["community"].to_numpy(np.int64), mem["community"].to_numpy(np.int64))
         self.comms = numbers
         n = len(numbers)
@@ -223,12 +245,15 @@ class _Side:
             self.report_content = _chunks_of(rep["content"])
             self.report_level = rep["level"].to_numpy(np.int64)
         self.arrow = True
+        self.entity_rows = None
         if len(mem):
             try:
                 self.entity_codes, self.entity_uniques = _entity_codes_arrow(mem["entity"])
             except (pa.ArrowException, TypeError, ValueError):  # keys arrow cannot hold as strings
                 self.arrow = False
                 self.entity_codes, self.entity_uniques = pd.factorize(mem["entity"])
+            else:
+                self.entity_rows = _first_entity_rows(model, kept, self.entity_codes, len(self.entity_uniques))
         else:
             self.entity_codes, self.entity_uniques = np.zeros(0, np.int64), pa.array([], pa.large_string())
         self.member_comm = np.searchsorted(numbers, mem["community"].to_numpy(np.int64)) if len(mem) else \
@@ -254,7 +279,7 @@ class _Side:
             self.sig2[owners] = np.add.reduceat(_splitmix(code ^ np.int64(0x5DEECE66D)), starts)
         self.member_ci = ci
         self.member_code = code
-        del self.entity_codes, self.member_comm
+        del self.entity_codes, self.member_comm, self.entity_rows
 
 
 def _prepare(old_model: IndexModel, new_model: IndexModel) -> tuple[_Side, _Side, str]:
@@ -264,7 +289,7 @@ def _prepare(old_model: IndexModel, new_model: IndexModel) -> tuple[_Side, _Side
     names = None
     if all(s.arrow for s in sides):
         try:
-            names = [_entity_names_arrow(m, s.entity_uniques, by_title) for m, s in zip(models, sides)]
+            names = [_entity_names_arrow(m, s.entity_uniques, by_title, s.entity_rows) for m, s in zip(models, sides)]
             enc = pc.dictionary_encode(pa.concat_arrays(names))
             codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
             n_codes = max(len(enc.dictionary), 1)

@@ -300,6 +300,10 @@ class _SharedTask:
         self._fn, self._args = fn, args
         self.future = worker.submit(fn, *args)
 
+    def cancel(self) -> None:
+        """Drop the task if the worker has not started it (it then never runs)."""
+        self.future.cancel()
+
     def result(self):
         if self.future.cancel():  # not started: run here, once
             self.future = Future()
@@ -384,7 +388,7 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
             pending_keys.cancel()  # only helps when it has not started
             pending_entities.cancel()
             if pending_reports is not None:
-                pending_reports.future.cancel()
+                pending_reports.cancel()
             if pending_nodes is not None:
                 pending_nodes.result()  # a nodes error comes first
             raise
