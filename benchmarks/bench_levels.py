@@ -25,7 +25,9 @@ written index and printed with its row.
 Every measurement runs in a fresh child process, with the table files in the page cache and the
 package's bytecode compiled once beforehand, as ``pip install`` leaves it (:func:`bytecode_env`);
 wall time is taken around the child, CPU time (user + sys) and peak RSS come from ``os.wait4`` (that
-child only). Measured per size and layout:
+child only). The kernel's time (sys) is also given apart, with the ratio of user time alone: it is
+mostly the zeroing of freshly faulted pages, whose cost on a virtual machine follows the host's
+memory state more than the code (docs/performance.md, S16). Measured per size and layout:
 
 * **import floor**: a process that only imports the audit's modules (the fixed start-up cost).
 * **bare read**: ``pyarrow.parquet.read_table`` of the same tables and columns ``load.py`` reads
@@ -347,8 +349,8 @@ def run_child(argv: list[str], *, code: Path | None = None, extra_env: dict | No
         stderr = err.read().decode("utf-8", "replace")
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:4])} ... exited {proc.returncode}:\n{stderr[-3000:]}")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
-            "rss_bytes": usage.ru_maxrss * 1024, "stdout": stdout}
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "user_s": usage.ru_utime,
+            "sys_s": usage.ru_stime, "rss_bytes": usage.ru_maxrss * 1024, "stdout": stdout}
 
 
 def best_of(repeat: int, argv: list[str], extra_env: dict | None = None) -> dict:
@@ -357,8 +359,13 @@ def best_of(repeat: int, argv: list[str], extra_env: dict | None = None) -> dict
 
 
 def _best(runs: list[dict]) -> dict:
-    return {"wall_s": min(r["wall_s"] for r in runs), "cpu_s": min(r["cpu_s"] for r in runs),
-            "rss_bytes": max(r["rss_bytes"] for r in runs), "stdout": runs[-1]["stdout"]}
+    """Minimum wall, cpu, user and kernel (sys) time, maximum RSS, the last stdout."""
+    best = {k: min(r[k] for r in runs) for k in ("wall_s", "cpu_s", "user_s", "sys_s")}
+    return dict(best, rss_bytes=max(r["rss_bytes"] for r in runs), stdout=runs[-1]["stdout"])
+
+
+#: what a row keeps of a measurement
+KEPT = ("wall_s", "cpu_s", "user_s", "sys_s", "rss_bytes")
 
 
 def best_of_pairs(repeat: int, first: list[str], second: list[str]) -> tuple[dict, dict, list[float]]:
@@ -480,7 +487,7 @@ def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
     warm_page_cache(index_dir)
 
     floor = best_of(args.repeat, [py, "-c", IMPORT_FLOOR_CODE])
-    row["floor"] = {k: floor[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
+    row["floor"] = {k: floor[k] for k in KEPT}
 
     bare_argv = [py, "-c", BARE_READ_CODE, json.dumps(spec)]
     tokenizers = ["estimate"] + ([] if args.no_exact else ["cl100k_base"])
@@ -495,11 +502,11 @@ def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
                 bare, res, row["pair_ratios"] = best_of_pairs(args.repeat, bare_argv, argv)
             else:  # the bare reads, then the audits: each side after runs of its own kind
                 bare, res = best_of(args.repeat, bare_argv), best_of(args.repeat, argv)
-            row["bare"] = {k: bare[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
+            row["bare"] = {k: bare[k] for k in KEPT}
             row["bare"].update(json.loads(bare["stdout"]))
         else:
             res = best_of(args.repeat, argv)
-        row["audit"][tok] = {k: res[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
+        row["audit"][tok] = {k: res[k] for k in KEPT}
         row["audit"][tok]["json_bytes"] = target.stat().st_size
 
     est = json.loads((out_dir / f"audit-{layout}-estimate.json").read_text())
@@ -515,7 +522,7 @@ def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
             naive_spec["nodes"] = (spec["nodes"][0], ["title", "community", "level"])
         naive = best_of(args.repeat, [py, "-c", NAIVE_CODE, layout, json.dumps(naive_spec)])
         detail = json.loads(naive["stdout"])
-        row["naive"] = {k: naive[k] for k in ("wall_s", "cpu_s", "rss_bytes")}
+        row["naive"] = {k: naive[k] for k in KEPT}
         row["naive"].update(read_s=detail["read_s"], rollup_s=detail["rollup_s"],
                             levels=len(detail["counts"]), agrees=detail["counts"] == audit_counts)
 
@@ -681,7 +688,7 @@ def summarise_shapes(results: list[dict]) -> str:
     """One row per shape and layout: what the shape is, and the audit against the bare read."""
     head = ["entities", "shape", "layout", "communities", "max level", "entities / community", "report columns",
             "Arrow MB read", "bare read s", "audit s (estimate)", "audit / bare read", "each turn's ratio",
-            "audit peak RSS MB", "RSS / Arrow", "load"]
+            "user cpu ratio", "kernel s (bare read / audit)", "audit peak RSS MB", "RSS / Arrow", "load"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
         st, est, arrow = r["shape_stats"], r["audit"]["estimate"], r["bare"]["arrow_bytes"]
@@ -689,6 +696,7 @@ def summarise_shapes(results: list[dict]) -> str:
                  str(st["max_level"]), _f(st["entities_per_community"], 1), str(st["report_columns"]),
                  _f(arrow / MB, 0), _f(r["bare"]["wall_s"]), _f(est["wall_s"]),
                  _ratio(est["wall_s"], r["bare"]["wall_s"]), _pair_range(r.get("pair_ratios")),
+                 _ratio(est["user_s"], r["bare"]["user_s"]), f"{_f(r['bare']['sys_s'])} / {_f(est['sys_s'])}",
                  f"{est['rss_bytes'] / MB:.0f}", _ratio(est["rss_bytes"], arrow),
                  _f(r.get("load_at_audit", float("nan")))]
         lines.append("| " + " | ".join(cells) + " |")
@@ -733,16 +741,21 @@ def _text_mb(r: dict) -> float:
 
 
 def summarise_cpu(results: list[dict]) -> str:
-    """The same runs by CPU time (user + sys): steadier than wall time on a shared machine."""
+    """The same runs by CPU time (user + sys): steadier than wall time on a shared machine. The
+    kernel's part (sys: mostly zeroing freshly faulted pages) is also given apart, with the ratio
+    of user time alone: on a virtual machine whose host hands memory back lazily, the same audit's
+    kernel time moved from 0.8 to 8.5 s between runs (docs/performance.md, S16)."""
     head = ["entities", "layout", "import floor s (RSS MB)", "bare read cpu s", "audit cpu s (estimate)",
-            "audit / bare read (cpu)", "roll-up-only naive cpu s", "roll-up-only naive / audit (cpu)",
+            "audit / bare read (cpu)", "kernel s (bare read / audit)", "audit / bare read (user cpu)",
+            "roll-up-only naive cpu s", "roll-up-only naive / audit (cpu)",
             "audit cpu s (cl100k)",
             "exact extra cpu s", "exact MB/s (cpu)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
         est = r["audit"]["estimate"]
         cells = [_who(r), r["layout"], f"{_f(r['floor']['wall_s'])} ({r['floor']['rss_bytes'] / MB:.0f})",
-                 _f(r["bare"]["cpu_s"]), _f(est["cpu_s"]), _ratio(est["cpu_s"], r["bare"]["cpu_s"])]
+                 _f(r["bare"]["cpu_s"]), _f(est["cpu_s"]), _ratio(est["cpu_s"], r["bare"]["cpu_s"]),
+                 f"{_f(r['bare']['sys_s'])} / {_f(est['sys_s'])}", _ratio(est["user_s"], r["bare"]["user_s"])]
         if "naive" in r:
             cells += [_f(r["naive"]["cpu_s"]), _ratio(r["naive"]["cpu_s"], est["cpu_s"], 1)]
         else:
