@@ -296,6 +296,11 @@ TOKENS_CODE = textwrap.dedent("""
 
 PHASES_CODE = textwrap.dedent("""
     import json, sys, time
+    try:  # as the CLI runs (graphrag_audit.cli.memory; older checkouts have no such switch)
+        from graphrag_audit.cli.memory import avoid_huge_pages
+        avoid_huge_pages()
+    except ImportError:
+        pass
     from graphrag_audit.analysis.audit import AuditOptions, audit
     from graphrag_audit.render import render
     t0 = time.perf_counter()
