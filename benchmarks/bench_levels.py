@@ -32,7 +32,11 @@ memory state more than the code (docs/performance.md, S16). Measured per size an
 * **import floor**: a process that only imports the audit's modules (the fixed start-up cost).
 * **bare read**: ``pyarrow.parquet.read_table`` of the same tables and columns ``load.py`` reads
   (column lists imported from ``graphrag_audit.io.load``), all held until the end; its Arrow size
-  (``Table.nbytes``) is the denominator of the memory ratio. By default the bare reads run one
+  (``Table.nbytes``) is the denominator of the memory ratio. It runs with transparent huge pages
+  off, as the audit's CLI does (``graphrag_audit.cli.memory.avoid_huge_pages``), so the ratio
+  compares the work and not the kernel's handling of huge pages: with them on, the same read of
+  the default 3.x index took 3.78-9.54 s (kernel 2.4-7.9 s) against 2.32-2.82 s without
+  (docs/performance.md, S16). By default the bare reads run one
   after another, then the audits (each side after runs of its own kind, as in every earlier
   session's table). With ``--turns`` they run by turns (bare, audit, bare, audit, ...) and the
   shapes table also gives each turn's ratio: on this machine a bare read that follows an audit
@@ -110,6 +114,10 @@ IMPORT_FLOOR_CODE = "import graphrag_audit.cli, graphrag_audit.analysis.audit, g
 
 BARE_READ_CODE = textwrap.dedent("""
     import json, sys
+    if sys.platform.startswith("linux"):  # small pages only, as the audit runs (see the module doc)
+        import ctypes
+        ctypes.CDLL(None).prctl(ctypes.c_int(41), ctypes.c_ulong(1), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                                ctypes.c_ulong(0))
     import pyarrow.parquet as pq
     spec = json.loads(sys.argv[1])
     tables = {name: pq.read_table(path, columns=cols) for name, (path, cols) in spec.items()}
