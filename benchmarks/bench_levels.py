@@ -36,7 +36,9 @@ memory state more than the code (docs/performance.md, S16). Measured per size an
   off, as the audit's CLI does (``graphrag_audit.cli.memory.avoid_huge_pages``), so the ratio
   compares the work and not the kernel's handling of huge pages: with them on, the same read of
   the default 3.x index took 3.78-9.54 s (kernel 2.4-7.9 s) against 2.32-2.82 s without
-  (docs/performance.md, S16). By default the bare reads run one
+  (docs/performance.md, S16). The shapes table also gives the same read with the system's huge
+  pages (``system-pages``: on this machine sometimes faster, sometimes much slower) and the
+  audit's ratio to it; ``--turns`` leaves it out. By default the bare reads run one
   after another, then the audits (each side after runs of its own kind, as in every earlier
   session's table). With ``--turns`` they run by turns (bare, audit, bare, audit, ...) and the
   shapes table also gives each turn's ratio: on this machine a bare read that follows an audit
@@ -114,7 +116,8 @@ IMPORT_FLOOR_CODE = "import graphrag_audit.cli, graphrag_audit.analysis.audit, g
 
 BARE_READ_CODE = textwrap.dedent("""
     import json, sys
-    if sys.platform.startswith("linux"):  # small pages only, as the audit runs (see the module doc)
+    # small pages only, as the audit runs (see the module doc); "system-pages": as the system has them
+    if sys.platform.startswith("linux") and sys.argv[2:] != ["system-pages"]:
         import ctypes
         ctypes.CDLL(None).prctl(ctypes.c_int(41), ctypes.c_ulong(1), ctypes.c_ulong(0), ctypes.c_ulong(0),
                                 ctypes.c_ulong(0))
@@ -514,7 +517,10 @@ def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
             if args.turns:  # the bare read and the audit by turns
                 bare, res, row["pair_ratios"] = best_of_pairs(args.repeat, bare_argv, argv)
             else:  # the bare reads, then the audits: each side after runs of its own kind
-                bare, res = best_of(args.repeat, bare_argv), best_of(args.repeat, argv)
+                bare = best_of(args.repeat, bare_argv)
+                system = best_of(args.repeat, bare_argv + ["system-pages"])
+                row["bare_system_pages"] = {k: system[k] for k in KEPT}
+                res = best_of(args.repeat, argv)
             row["bare"] = {k: bare[k] for k in KEPT}
             row["bare"].update(json.loads(bare["stdout"]))
         else:
@@ -701,7 +707,8 @@ def summarise_shapes(results: list[dict]) -> str:
     """One row per shape and layout: what the shape is, and the audit against the bare read."""
     head = ["entities", "shape", "layout", "communities", "max level", "entities / community", "report columns",
             "Arrow MB read", "bare read s", "audit s (estimate)", "audit / bare read", "each turn's ratio",
-            "user cpu ratio", "kernel s (bare read / audit)", "audit peak RSS MB", "RSS / Arrow", "load"]
+            "user cpu ratio", "kernel s (bare read / audit)", "bare read s, system's huge pages",
+            "audit / that bare read", "audit peak RSS MB", "RSS / Arrow", "load"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
         st, est, arrow = r["shape_stats"], r["audit"]["estimate"], r["bare"]["arrow_bytes"]
@@ -710,6 +717,8 @@ def summarise_shapes(results: list[dict]) -> str:
                  _f(arrow / MB, 0), _f(r["bare"]["wall_s"]), _f(est["wall_s"]),
                  _ratio(est["wall_s"], r["bare"]["wall_s"]), _pair_range(r.get("pair_ratios")),
                  _ratio(est["user_s"], r["bare"]["user_s"]), f"{_f(r['bare']['sys_s'])} / {_f(est['sys_s'])}",
+                 *((_f(sp["wall_s"]), _ratio(est["wall_s"], sp["wall_s"])) if (sp := r.get("bare_system_pages"))
+                   else ("–", "–")),
                  f"{est['rss_bytes'] / MB:.0f}", _ratio(est["rss_bytes"], arrow),
                  _f(r.get("load_at_audit", float("nan")))]
         lines.append("| " + " | ".join(cells) + " |")

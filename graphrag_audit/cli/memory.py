@@ -5,7 +5,7 @@ the operating system between the audit's phases.
 for them on its large arrays), and every first touch of one has the kernel clear 2 MB at once.
 The audit makes and frees many large temporary arrays: on a 2-core virtual machine 55% of a
 1M-entity audit's CPU samples were the kernel clearing huge pages, and the same audit's kernel
-time ranged from 1.9 to 8.5 s between runs. :func:`avoid_huge_pages` turns them off for this
+time ranged from 1.2 to 8.5 s between runs. :func:`avoid_huge_pages` turns them off for this
 process (``prctl(PR_SET_THP_DISABLE)``): that audit's kernel time was then 2.3-2.8 s, with four
 times as many (small) page faults (docs/performance.md, S16).
 
