@@ -26,8 +26,9 @@ Every measurement runs in a fresh child process, with the table files in the pag
 package's bytecode compiled once beforehand, as ``pip install`` leaves it (:func:`bytecode_env`);
 wall time is taken around the child, CPU time (user + sys) and peak RSS come from ``os.wait4`` (that
 child only). The kernel's time (sys) is also given apart, with the ratio of user time alone: it is
-mostly the zeroing of freshly faulted pages, whose cost on a virtual machine follows the host's
-memory state more than the code (docs/performance.md, S16). Measured per size and layout:
+mostly the clearing of freshly faulted pages, whose cost on this machine moved from run to run
+with the kernel's huge pages more than with the code (docs/performance.md, S16). Measured per
+size and layout:
 
 * **import floor**: a process that only imports the audit's modules (the fixed start-up cost).
 * **bare read**: ``pyarrow.parquet.read_table`` of the same tables and columns ``load.py`` reads
@@ -764,9 +765,9 @@ def _text_mb(r: dict) -> float:
 
 def summarise_cpu(results: list[dict]) -> str:
     """The same runs by CPU time (user + sys): steadier than wall time on a shared machine. The
-    kernel's part (sys: mostly zeroing freshly faulted pages) is also given apart, with the ratio
-    of user time alone: on a virtual machine whose host hands memory back lazily, the same audit's
-    kernel time moved from 0.8 to 8.5 s between runs (docs/performance.md, S16)."""
+    kernel's part (sys: mostly clearing freshly faulted pages) is also given apart, with the ratio
+    of user time alone: with huge pages on, the same audit's kernel time moved from 1.2 to 8.5 s
+    between runs on this machine (docs/performance.md, S16)."""
     head = ["entities", "layout", "import floor s (RSS MB)", "bare read cpu s", "audit cpu s (estimate)",
             "audit / bare read (cpu)", "kernel s (bare read / audit)", "audit / bare read (user cpu)",
             "roll-up-only naive cpu s", "roll-up-only naive / audit (cpu)",
