@@ -296,3 +296,46 @@ def test_level_by_level_counts_equal_the_blocks_on_real_indexes(name, monkeypatc
     assert by_level.sort_index().to_dict() == by_blocks.sort_index().to_dict() \
         == _plain_text_unit_counts(model).sort_index().to_dict()
     assert answered and (answered[0] is not None or name == "real-climate-update-v09")
+
+
+# ---- the costs workers (analysis/background_costs.py) ---------------------------------------------
+def _background(tmp_path):
+    from graphrag_audit.analysis.background_costs import BackgroundCosts
+    from graphrag_audit.graphrag.selection import select_all
+
+    model = load_index(write_v3(tmp_path / "i", SEED))
+    return BackgroundCosts(model, AuditOptions(tokenizer="estimate", max_context_tokens=12000)), select_all(model)
+
+
+def test_a_job_queued_after_the_packing_runs_even_when_it_starts_after_the_block(tmp_path):
+    """audit() reads the dynamic simulation's result after leaving the workers' block. A job the
+    workers have not started by then must still run (it was cancelled: a CancelledError from
+    audit(), seen once in CI). Both workers are held until the block is being left."""
+    import threading
+
+    bg, selections = _background(tmp_path)
+    gate = threading.Event()
+    with bg:
+        bg.pack(selections)
+        held = [bg.with_coster(lambda _c: gate.wait(30)) for _ in range(2)]
+        job = bg.with_coster(lambda coster: coster is not None)
+        bg.result()
+        threading.Timer(0.5, gate.set).start()  # after the block starts closing, in practice
+    assert all(h.result() for h in held)
+    assert job.result() is True
+
+
+def test_a_failure_in_the_block_drops_the_jobs_not_started(tmp_path):
+    import threading
+
+    bg, selections = _background(tmp_path)
+    gate = threading.Event()
+    with pytest.raises(RuntimeError, match="elsewhere"):
+        with bg:
+            bg.pack(selections)
+            held = [bg.with_coster(lambda _c: gate.wait(30)) for _ in range(2)]
+            job = bg.with_coster(lambda _c: True)
+            threading.Timer(0.5, gate.set).start()
+            raise RuntimeError("a failure elsewhere")
+    assert all(h.done() for h in held)  # finished, or dropped before they started
+    assert job.cancelled()

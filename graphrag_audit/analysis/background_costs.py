@@ -90,12 +90,15 @@ class BackgroundCosts:
         """The prepared :class:`~graphrag_audit.analysis.costs.ContextCoster` (waits for it)."""
         return self._prepared.result()
 
-    def close(self) -> None:
-        """Wait for the workers (a failure elsewhere cancels what has not started)."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, cancel: bool = False) -> None:
+        """Wait for the workers to finish every queued job; ``cancel`` (a failure elsewhere) drops
+        the jobs that have not started instead. Without a failure nothing is dropped: a job queued
+        by :meth:`with_coster` may not have started when the caller leaves the ``with`` block, and
+        the caller reads its result after it."""
+        self._pool.shutdown(wait=True, cancel_futures=cancel)
 
     def __enter__(self) -> "BackgroundCosts":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        self.close(cancel=exc_type is not None)
