@@ -19,7 +19,8 @@ instead. Keeping the memory (no release, glibc's thresholds raised) gave up to 3
 but no wall time outside the runs' own spread, measured with huge pages on (S14, S16).
 
 Only the CLI calls these: a library caller's process is left as it is. Nothing here imports
-pyarrow before it is used, so the start-up (``--help``) stays light.
+pyarrow before it is used, so the start-up (``--help``) stays light; both calls reach the C
+library the process already has loaded (no library search).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def avoid_huge_pages() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl  # (the process's own libc, already loaded)
+        prctl = _libc().prctl
         return prctl(ctypes.c_int(_PR_SET_THP_DISABLE), ctypes.c_ulong(1), ctypes.c_ulong(0),
                      ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
     except (OSError, AttributeError, TypeError):
@@ -56,14 +57,20 @@ def release_freed_memory() -> None:
 
 
 @lru_cache(maxsize=1)
+def _libc():
+    """The C library this process already runs on (no search: ``CDLL(None)``), or None."""
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except (OSError, TypeError):
+        return None
+
+
+@lru_cache(maxsize=1)
 def _malloc_trim():
     """glibc's ``malloc_trim``, or None (other C libraries, other systems)."""
-    import ctypes.util
-
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
-    except (OSError, AttributeError, TypeError):
+        trim = _libc().malloc_trim
+    except AttributeError:  # (also: no C library at all)
         return None
     trim.argtypes = [ctypes.c_size_t]
     trim.restype = ctypes.c_int
