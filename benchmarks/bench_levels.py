@@ -37,9 +37,12 @@ size and layout:
   off, as the audit's CLI does (``graphrag_audit.cli.memory.avoid_huge_pages``), so the ratio
   compares the work and not the kernel's handling of huge pages: with them on, the same read of
   the default 3.x index took 3.78-9.54 s (kernel 2.4-7.9 s) against 2.32-2.82 s without
-  (docs/performance.md, S16). The shapes table also gives the same read with the system's huge
-  pages (``system-pages``: on this machine sometimes faster, sometimes much slower) and the
-  audit's ratio to it; ``--turns`` leaves it out. By default the bare reads run one
+  (docs/performance.md, S16). This small-page read is the yardstick of the ratio targets
+  (decided in S17: it is the stable one of the two). The shapes table also gives the same read
+  with the system's huge pages (``system-pages``) and the audit's ratio to it, and each read's
+  slowest repeat beside its best: on this machine, three runs of each read per 1M index, by
+  turns, spread by 1.10-1.48x on small pages and 1.73-3.99x on the system's, which was the faster
+  read in 4 runs of 24. ``--turns`` leaves that read out. By default the bare reads run one
   after another, then the audits (each side after runs of its own kind, as in every earlier
   session's table). With ``--turns`` they run by turns (bare, audit, bare, audit, ...) and the
   shapes table also gives each turn's ratio: on this machine a bare read that follows an audit
@@ -376,13 +379,15 @@ def best_of(repeat: int, argv: list[str], extra_env: dict | None = None) -> dict
 
 
 def _best(runs: list[dict]) -> dict:
-    """Minimum wall, cpu, user and kernel (sys) time, maximum RSS, the last stdout."""
+    """Minimum wall, cpu, user and kernel (sys) time, maximum RSS, the last stdout; and the
+    slowest wall time (``wall_max_s``: how far the runs spread)."""
     best = {k: min(r[k] for r in runs) for k in ("wall_s", "cpu_s", "user_s", "sys_s")}
-    return dict(best, rss_bytes=max(r["rss_bytes"] for r in runs), stdout=runs[-1]["stdout"])
+    return dict(best, wall_max_s=max(r["wall_s"] for r in runs), rss_bytes=max(r["rss_bytes"] for r in runs),
+                stdout=runs[-1]["stdout"])
 
 
 #: what a row keeps of a measurement
-KEPT = ("wall_s", "cpu_s", "user_s", "sys_s", "rss_bytes")
+KEPT = ("wall_s", "wall_max_s", "cpu_s", "user_s", "sys_s", "rss_bytes")
 
 
 def best_of_pairs(repeat: int, first: list[str], second: list[str]) -> tuple[dict, dict, list[float]]:
@@ -698,6 +703,13 @@ def _pair_range(ratios: list[float] | None) -> str:
     return _f(lo) if len(ratios) == 1 else f"{_f(lo)}-{_f(hi)}"
 
 
+def _spread(m: dict) -> str:
+    """A measurement's best wall time, and its slowest in brackets when it ran more than once
+    (rows from a run that kept no slowest time: the best alone)."""
+    slowest = m.get("wall_max_s")
+    return _f(m["wall_s"]) + (f" ({_f(slowest)})" if slowest is not None and slowest > m["wall_s"] else "")
+
+
 def _who(r: dict) -> str:
     """The first cell of a row: entities, and the shape when it is not the default one."""
     shape = r.get("shape", "default")
@@ -707,18 +719,19 @@ def _who(r: dict) -> str:
 def summarise_shapes(results: list[dict]) -> str:
     """One row per shape and layout: what the shape is, and the audit against the bare read."""
     head = ["entities", "shape", "layout", "communities", "max level", "entities / community", "report columns",
-            "Arrow MB read", "bare read s", "audit s (estimate)", "audit / bare read", "each turn's ratio",
-            "user cpu ratio", "kernel s (bare read / audit)", "bare read s, system's huge pages",
-            "audit / that bare read", "audit peak RSS MB", "RSS / Arrow", "load"]
+            "Arrow MB read", "bare read s (slowest)", "audit s (estimate; slowest)", "audit / bare read",
+            "each turn's ratio", "user cpu ratio", "kernel s (bare read / audit)",
+            "bare read s, system's huge pages (slowest)", "audit / that bare read", "audit peak RSS MB",
+            "RSS / Arrow", "load"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
         st, est, arrow = r["shape_stats"], r["audit"]["estimate"], r["bare"]["arrow_bytes"]
         cells = [f"{r['entities']:,}", r.get("shape", "default"), r["layout"], f"{st['communities']:,}",
                  str(st["max_level"]), _f(st["entities_per_community"], 1), str(st["report_columns"]),
-                 _f(arrow / MB, 0), _f(r["bare"]["wall_s"]), _f(est["wall_s"]),
+                 _f(arrow / MB, 0), _spread(r["bare"]), _spread(est),
                  _ratio(est["wall_s"], r["bare"]["wall_s"]), _pair_range(r.get("pair_ratios")),
                  _ratio(est["user_s"], r["bare"]["user_s"]), f"{_f(r['bare']['sys_s'])} / {_f(est['sys_s'])}",
-                 *((_f(sp["wall_s"]), _ratio(est["wall_s"], sp["wall_s"])) if (sp := r.get("bare_system_pages"))
+                 *((_spread(sp), _ratio(est["wall_s"], sp["wall_s"])) if (sp := r.get("bare_system_pages"))
                    else ("–", "–")),
                  f"{est['rss_bytes'] / MB:.0f}", _ratio(est["rss_bytes"], arrow),
                  _f(r.get("load_at_audit", float("nan")))]
