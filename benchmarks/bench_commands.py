@@ -6,7 +6,7 @@ Usage (from the repository root)::
 
     python benchmarks/bench_commands.py --sizes 100k
     python benchmarks/bench_commands.py --sizes 1m --cache /tmp/graphrag-audit-bench \\
-        --diff-cache /tmp/graphrag-audit-bench-diff --markdown table.md
+        --diff-cache /tmp/graphrag-audit-bench-diff --repeat 3 --markdown table.md
 
 Targets (issue 22), ratios within one run: each command at most **3x** the wall time of the static
 audit (``levels DIR -f json --tokenizer estimate --fail-on never``), and its peak RSS at most
@@ -16,9 +16,11 @@ audit (``levels DIR -f json --tokenizer estimate --fail-on never``), and its pea
 Data: bench_levels.py's cached ``leiden_like(n, max_cluster_size=24, seed=0)`` index (its
 ``ensure_data``; an existing cache made by an older generator revision is reused as it is, never
 rewritten, and said so) and bench_diff.py's OLD / ``renumbered`` / ``updated`` triple (its
-``prepare``; ``--diff-cache``). Every measurement is one fresh child process
+``prepare``; ``--diff-cache``). Every measurement is a fresh child process
 (``bench_levels.run_child``: wall around the child, CPU = user + sys and peak RSS from
-``os.wait4``), all with ``--tokenizer estimate`` except ``bundle``, which has no tokenizer option and
+``os.wait4``), run ``--repeat`` times (default 1) one after another: the row keeps the best wall
+and CPU time and the largest peak RSS, as bench_levels.py does, and the slowest wall time in its
+note; each ratio is of two best times. All run with ``--tokenizer estimate`` except ``bundle``, which has no tokenizer option and
 counts with cl100k_base: its row is also compared with an exact audit (``--tokenizer cl100k_base``).
 
 Rows:
@@ -52,7 +54,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_levels import (  # noqa: E402
-    BARE_READ_CODE, LAYOUTS, MAX_CLUSTER_SIZE, REPO, SEED, SIZES, ensure_data, machine, run_child, warm_page_cache,
+    BARE_READ_CODE, LAYOUTS, MAX_CLUSTER_SIZE, REPO, SEED, SIZES, best_runs, ensure_data, machine, run_child,
+    warm_page_cache,
 )
 from bench_bundle import arrow_bytes as bundle_arrow_bytes  # noqa: E402
 from bench_plan import plan_cases  # noqa: E402
@@ -79,6 +82,18 @@ def cached_data(cache: Path, label: str, layouts: list[str]) -> dict:
 # The parent stays small: Linux carries a process's peak RSS across exec, so a child forked from a
 # parent holding pandas or a generated index would report the parent's RSS as its own. Everything
 # that imports the package, pandas or numpy runs in a child.
+def best_of(repeat: int, argv: list[str], before_each=None) -> dict:
+    """``argv`` run ``repeat`` times (``bench_levels.best_runs``: best wall and CPU, largest RSS, the
+    slowest wall as ``wall_max_s``); ``before_each()`` runs before every run (e.g. to remove the
+    previous run's output directory)."""
+    runs = []
+    for _ in range(max(1, repeat)):
+        if before_each is not None:
+            before_each()
+        runs.append(run_child(argv))
+    return best_runs(runs)
+
+
 def in_child(code: str, *argv: str):
     """Run ``code`` (which prints JSON) in a fresh interpreter with benchmarks/ on sys.path."""
     here = str(Path(__file__).resolve().parent)
@@ -99,10 +114,10 @@ def diff_pairs(n: int, cache: Path) -> Path:
                          str(n), str(cache)))
 
 
-def bare(index_dir: Path) -> dict:
+def bare(index_dir: Path, repeat: int = 1) -> dict:
     spec = in_child("import json, bench_levels; from pathlib import Path; "
                     "print(json.dumps(bench_levels.read_spec(Path(sys.argv[1]))))", str(index_dir))
-    r = run_child([sys.executable, "-c", BARE_READ_CODE, json.dumps(spec)])
+    r = best_of(repeat, [sys.executable, "-c", BARE_READ_CODE, json.dumps(spec)])
     return {**r, "arrow_bytes": json.loads(r["stdout"])["arrow_bytes"]}
 
 
@@ -115,13 +130,16 @@ def measure(index_dir: Path, diff_base: Path | None, args, work: Path) -> list[d
     est = ["--tokenizer", "estimate"]
     warm_page_cache(index_dir)
     rows: list[dict] = []
-    b = bare(index_dir)
+    n = args.repeat
+    b = bare(index_dir, n)
     arrow = b["arrow_bytes"]
     audit_json = work / "audit.json"
-    audit = run_child(gam("levels", str(index_dir), "-f", "json", "-o", str(audit_json), "--fail-on", "never", *est))
+    audit = best_of(n, gam("levels", str(index_dir), "-f", "json", "-o", str(audit_json), "--fail-on", "never", *est))
     a_s = audit["wall_s"]
 
     def row(command: str, r: dict, *, audit_s: float = a_s, arrow_bytes: int = arrow, note: str = "") -> None:
+        if r.get("wall_max_s", r["wall_s"]) > r["wall_s"]:
+            note = "; ".join(filter(None, [f"slowest {r['wall_max_s']:.2f} s", note]))
         rows.append({"command": command, "wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "rss_bytes": r["rss_bytes"],
                      "audit_s": audit_s, "arrow_bytes": arrow_bytes, "note": note})
         print(f"  {command:<44} {r['wall_s']:7.2f} s  ratio {r['wall_s'] / audit_s:5.2f}  "
@@ -134,13 +152,13 @@ def measure(index_dir: Path, diff_base: Path | None, args, work: Path) -> list[d
     if "tree" not in skip:
         for fmt in tree_formats():
             out = work / f"tree.{fmt}"
-            r = run_child(gam("tree", str(index_dir), "--level", TREE_LEVEL, "-f", fmt, "-o", str(out)))
+            r = best_of(n, gam("tree", str(index_dir), "--level", TREE_LEVEL, "-f", fmt, "-o", str(out)))
             row(f"tree --level {TREE_LEVEL} -f {fmt}", r, note=f"{out.stat().st_size / MB:.1f} MB out")
             out.unlink()
 
     if "report" not in skip:
         out = work / "report.html"
-        r = run_child(gam("report", str(index_dir), "-o", str(out), *est))
+        r = best_of(n, gam("report", str(index_dir), "-o", str(out), *est))
         row("report (HTML)", r, note=f"{out.stat().st_size / MB:.1f} MB out")
         out.unlink()
 
@@ -152,7 +170,7 @@ def measure(index_dir: Path, diff_base: Path | None, args, work: Path) -> list[d
             label, extra = cases[key]
             out = work / "plan.json"
             try:
-                r = run_child(gam("plan", str(index_dir), *extra, "-f", "json", "-o", str(out), *est))
+                r = best_of(n, gam("plan", str(index_dir), *extra, "-f", "json", "-o", str(out), *est))
                 p = json.loads(out.read_text())["plan"]
                 row(f"plan {label}", r, note=f"{p['reports']} reports, fits={p['fits']}")
             except RuntimeError as exc:  # a budget nothing fits: exit 1, reported, not timed
@@ -161,14 +179,14 @@ def measure(index_dir: Path, diff_base: Path | None, args, work: Path) -> list[d
     if "diff" not in skip and diff_base is not None:
         old = diff_base / "old"
         warm_page_cache(old)
-        b_old = bare(old)
+        b_old = bare(old, n)
         for pair in ("renumbered", "updated"):
             new = diff_base / pair
             warm_page_cache(new)
-            b_new = bare(new)
-            a_new = run_child(gam("levels", str(new), "-f", "json", "-o", str(work / "n.json"), "--fail-on", "never",
+            b_new = bare(new, n)
+            a_new = best_of(n, gam("levels", str(new), "-f", "json", "-o", str(work / "n.json"), "--fail-on", "never",
                                   *est))
-            r = run_child(gam("diff", str(old), str(new), "-f", "json", "-o", str(work / "d.json"),
+            r = best_of(n, gam("diff", str(old), str(new), "-f", "json", "-o", str(work / "d.json"),
                               "--fail-on", "never", *est))
             row(f"diff ({pair} pair)", r, audit_s=a_new["wall_s"], arrow_bytes=b_old["arrow_bytes"] + b_new["arrow_bytes"],
                 note=f"audit of NEW {a_new['wall_s']:.2f} s")
@@ -176,12 +194,13 @@ def measure(index_dir: Path, diff_base: Path | None, args, work: Path) -> list[d
     if "bundle" not in skip:
         # the bundle counts in memory: its denominator counts every text too (no token cache), as
         # bench_bundle.py's does; otherwise a second layout's audit finds the first one's counts
-        exact = run_child(gam("levels", str(index_dir), "-f", "json", "-o", str(work / "x.json"), "--fail-on", "never",
+        exact = best_of(n, gam("levels", str(index_dir), "-f", "json", "-o", str(work / "x.json"), "--fail-on", "never",
                               "--tokenizer", "cl100k_base", "--no-token-cache"))
         row("levels -f json --tokenizer cl100k_base --no-token-cache", exact, note="the bundle's exact denominator")
         out = work / "bundle"
         try:
-            r = run_child(gam("bundle", str(index_dir), "-o", str(out)))
+            r = best_of(n, gam("bundle", str(index_dir), "-o", str(out)),
+                        before_each=lambda: shutil.rmtree(out, ignore_errors=True))
         except RuntimeError as exc:  # e.g. stopped by hand when it runs too long: said, not timed
             print(f"  bundle: {str(exc).splitlines()[0][:120]}", flush=True)
         else:
@@ -228,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="bench_diff.py's cache of OLD/renumbered/updated (generated there when missing)")
     ap.add_argument("--skip", default="", help="comma list of tree, report, plan, diff, bundle")
     ap.add_argument("--no-bundle", action="store_true", help="same as --skip bundle")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each measurement: best wall and CPU time, "
+                                                           "largest peak RSS (default 1)")
     ap.add_argument("--markdown", type=Path, help="also write the tables (markdown) here")
     args = ap.parse_args(argv)
     if args.no_bundle:
@@ -249,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
                 rows = measure(index_dir, diff_base, args, Path(tmp))
             after = load()
             part = (f"### {label}, {layout} layout ({data['entities']:,} entities, {data['communities']:,} "
-                    f"communities; revision {rev}; {before} before, {after} after)\n\n{table(rows)}")
+                    f"communities; revision {rev or 'unknown (not a git checkout)'}; best of {args.repeat}; "
+                    f"{before} before, {after} after)\n\n{table(rows)}")
             print("\n" + part + "\n", flush=True)
             parts.append(part)
     parts.insert(0, f"Machine: {machine()}")  # imports numpy and pandas: after the last child

@@ -375,10 +375,10 @@ def run_child(argv: list[str], *, code: Path | None = None, extra_env: dict | No
 
 def best_of(repeat: int, argv: list[str], extra_env: dict | None = None) -> dict:
     """Run ``repeat`` times; minimum wall and cpu, maximum RSS, the last stdout."""
-    return _best([run_child(argv, extra_env=extra_env) for _ in range(repeat)])
+    return best_runs([run_child(argv, extra_env=extra_env) for _ in range(repeat)])
 
 
-def _best(runs: list[dict]) -> dict:
+def best_runs(runs: list[dict]) -> dict:
     """Minimum wall, cpu, user and kernel (sys) time, maximum RSS, the last stdout; and the
     slowest wall time (``wall_max_s``: how far the runs spread)."""
     best = {k: min(r[k] for r in runs) for k in ("wall_s", "cpu_s", "user_s", "sys_s")}
@@ -399,7 +399,7 @@ def best_of_pairs(repeat: int, first: list[str], second: list[str]) -> tuple[dic
     for _ in range(repeat):
         a.append(run_child(first))
         b.append(run_child(second))
-    return _best(a), _best(b), [y["wall_s"] / x["wall_s"] for x, y in zip(a, b)]
+    return best_runs(a), best_runs(b), [y["wall_s"] / x["wall_s"] for x, y in zip(a, b)]
 
 
 # ----------------------------------------------------------------------------------------
