@@ -20,8 +20,9 @@ rewritten, and said so) and bench_diff.py's OLD / ``renumbered`` / ``updated`` t
 (``bench_levels.run_child``: wall around the child, CPU = user + sys and peak RSS from
 ``os.wait4``), run ``--repeat`` times (default 1) one after another: the row keeps the best wall
 and CPU time and the largest peak RSS, as bench_levels.py does, and the slowest wall time in its
-note; each ratio is of two best times. All run with ``--tokenizer estimate`` except ``bundle``, which has no tokenizer option and
-counts with cl100k_base: its row is also compared with an exact audit (``--tokenizer cl100k_base``).
+note; each ratio is of two best times. All run with ``--tokenizer estimate`` except ``bundle``,
+which has no tokenizer option and counts with cl100k_base: its row is also compared with an exact
+audit (``--tokenizer cl100k_base``).
 
 Rows:
 
@@ -79,9 +80,6 @@ def cached_data(cache: Path, label: str, layouts: list[str]) -> dict:
     return ensure_data(cache, label, SIZES[label], layouts, False)
 
 
-# The parent stays small: Linux carries a process's peak RSS across exec, so a child forked from a
-# parent holding pandas or a generated index would report the parent's RSS as its own. Everything
-# that imports the package, pandas or numpy runs in a child.
 def best_of(repeat: int, argv: list[str], before_each=None) -> dict:
     """``argv`` run ``repeat`` times (``bench_levels.best_runs``: best wall and CPU, largest RSS, the
     slowest wall as ``wall_max_s``); ``before_each()`` runs before every run (e.g. to remove the
@@ -94,6 +92,9 @@ def best_of(repeat: int, argv: list[str], before_each=None) -> dict:
     return best_runs(runs)
 
 
+# The parent stays small: Linux carries a process's peak RSS across exec, so a child forked from a
+# parent holding pandas or a generated index would report the parent's RSS as its own. Everything
+# that imports the package, pandas or numpy runs in a child.
 def in_child(code: str, *argv: str):
     """Run ``code`` (which prints JSON) in a fresh interpreter with benchmarks/ on sys.path."""
     here = str(Path(__file__).resolve().parent)
