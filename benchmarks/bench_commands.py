@@ -55,7 +55,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_levels import (  # noqa: E402
-    BARE_READ_CODE, LAYOUTS, MAX_CLUSTER_SIZE, REPO, SEED, SIZES, best_runs, ensure_data, machine, run_child,
+    BARE_READ_CODE, LAYOUTS, MAX_CLUSTER_SIZE, REPO, SEED, SIZES, best_of, ensure_data, machine, run_child,
     warm_page_cache,
 )
 from bench_bundle import arrow_bytes as bundle_arrow_bytes  # noqa: E402
@@ -78,18 +78,6 @@ def cached_data(cache: Path, label: str, layouts: list[str]) -> dict:
                 and have.get("seed") == SEED and all((stamp.parent / lay).is_dir() for lay in layouts)):
             return {"dir": stamp.parent, **have}
     return ensure_data(cache, label, SIZES[label], layouts, False)
-
-
-def best_of(repeat: int, argv: list[str], before_each=None) -> dict:
-    """``argv`` run ``repeat`` times (``bench_levels.best_runs``: best wall and CPU, largest RSS, the
-    slowest wall as ``wall_max_s``); ``before_each()`` runs before every run (e.g. to remove the
-    previous run's output directory)."""
-    runs = []
-    for _ in range(max(1, repeat)):
-        if before_each is not None:
-            before_each()
-        runs.append(run_child(argv))
-    return best_runs(runs)
 
 
 # The parent stays small: Linux carries a process's peak RSS across exec, so a child forked from a

@@ -373,9 +373,15 @@ def run_child(argv: list[str], *, code: Path | None = None, extra_env: dict | No
             "sys_s": usage.ru_stime, "rss_bytes": usage.ru_maxrss * 1024, "stdout": stdout}
 
 
-def best_of(repeat: int, argv: list[str], extra_env: dict | None = None) -> dict:
-    """Run ``repeat`` times; minimum wall and cpu, maximum RSS, the last stdout."""
-    return best_runs([run_child(argv, extra_env=extra_env) for _ in range(repeat)])
+def best_of(repeat: int, argv: list[str], extra_env: dict | None = None, before_each=None) -> dict:
+    """Run ``repeat`` times (at least once): :func:`best_runs` of the runs. ``before_each()`` runs
+    before every run (e.g. to remove the previous run's output directory)."""
+    runs = []
+    for _ in range(max(1, repeat)):
+        if before_each is not None:
+            before_each()
+        runs.append(run_child(argv, extra_env=extra_env))
+    return best_runs(runs)
 
 
 def best_runs(runs: list[dict]) -> dict:
