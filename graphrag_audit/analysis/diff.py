@@ -28,9 +28,9 @@ import pyarrow.compute as pc
 
 from graphrag_audit.findings import SEVERITY_RANK, Finding, finding
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.results.audit import AuditOptions, AuditReport, CommunityIds
+from graphrag_audit.results.audit import EXACT, AuditOptions, AuditReport, CommunityIds
 from graphrag_audit.results.diff import (BY_ID, BY_MEMBERS, DIFF_BEHAVIOURS, CommunityChanges, IndexDiff,
-                                         RegressionLimits, SelectionDiff, SideStats)
+                                         RegressionLimits, SelectionDiff, SideStats, exact_on_both)
 
 #: a common community number keeps "a similar member set" at Jaccard similarity >= this
 SIMILAR = 0.5
@@ -64,32 +64,50 @@ def snapshot_of_report(report: AuditReport) -> Snapshot:
     return Snapshot(stats, tuple((f.rule, f.severity, f.message) for f in report.findings))
 
 
-def regressions(old: Snapshot, new: Snapshot, level: int, limits: RegressionLimits) -> list[Finding]:
-    """The regression-* findings of NEW against OLD at ``level``: map calls up by more than the
-    allowed share, coverage down by more than the allowed drop (per behaviour, v2 and v1), and
-    one regression-new-finding per rule NEW reports and OLD does not (with that finding's worst
-    severity)."""
-    out = []
+def _hypothetical_where(o: SideStats, n: SideStats) -> str | None:
+    """None when a real graphrag runs the selection on both indexes (:func:`exact_on_both`), else
+    where it does not: "either index", "the old index", "the new index"."""
+    if exact_on_both(o.status, n.status):
+        return None
+    off = [name for name, side in (("old", o), ("new", n)) if side.status is not None and side.status != EXACT]
+    return "either index" if len(off) != 1 else f"the {off[0]} index"
+
+
+def judge_regressions(old: Snapshot, new: Snapshot, level: int,
+                      limits: RegressionLimits) -> tuple[list[Finding], list[Finding]]:
+    """(judged, hypothetical): the regression-* findings of NEW against OLD at ``level``: map calls
+    up by more than the allowed share, coverage down by more than the allowed drop (per behaviour,
+    v2 and v1), and one regression-new-finding per rule NEW reports and OLD does not (with that
+    finding's worst severity). A map-call or coverage finding on a behaviour that a real graphrag
+    does not run on both indexes (its status is not ``exact`` on a side: the numbers are its rule
+    applied to the rebuilt tree, marked ``hyp.``) goes to the second list, never judged, unless
+    ``limits.include_hypothetical``; its message says so either way."""
+    judged, hypothetical = [], []
     for b in DIFF_BEHAVIOURS:
         o, n = old.stats.get((level, b)), new.stats.get((level, b))
         if o is None or n is None:
             continue
         who = "graphrag >= 2.0" if b == "v2" else "graphrag < 2.0"
+        where = _hypothetical_where(o, n)
+        hyp = "" if where is None else f"; hyp.: no real {who} sends this selection on {where}"
+        mark = {} if where is None else {"hypothetical": True}
+        out = judged if where is None or limits.include_hypothetical else hypothetical
         if o.map_calls is not None and n.map_calls is not None and n.map_calls > o.map_calls:
             up = (n.map_calls - o.map_calls) / o.map_calls if o.map_calls else float("inf")
             if up > limits.max_map_calls_increase + 1e-12:
                 pct = "from none" if o.map_calls == 0 else f"+{up:.1%}"
                 out.append(finding("regression-map-calls",
-                                   f"at community_level {level}, {who} makes {n.map_calls} map calls, "
-                                   f"{o.map_calls} before ({pct}; allowed +{limits.max_map_calls_increase:.1%})",
-                                   behaviour=b, community_level=level, old=o.map_calls, new=n.map_calls))
+                                   f"at community_level {level}, {who} makes {n.map_calls:,} map "
+                                   f"call{'s' if n.map_calls != 1 else ''}, {o.map_calls:,} before ({pct}; allowed "
+                                   f"+{limits.max_map_calls_increase:.1%}){hyp}",
+                                   behaviour=b, community_level=level, old=o.map_calls, new=n.map_calls, **mark))
         oc, nc = o.coverage, n.coverage
         if oc is not None and nc is not None and oc - nc > limits.max_coverage_drop + 1e-12:
             out.append(finding("regression-coverage",
                                f"at community_level {level}, the reports {who} sends cover {nc:.1%} of the "
                                f"clustered entities, {oc:.1%} before (allowed drop "
-                               f"{limits.max_coverage_drop:.1%})",
-                               behaviour=b, community_level=level, old=oc, new=nc))
+                               f"{limits.max_coverage_drop:.1%}){hyp}",
+                               behaviour=b, community_level=level, old=oc, new=nc, **mark))
     before = {r for r, _s, _m in old.findings}
     new_rules: dict[str, list] = {}
     for rule, sev, msg in new.findings:
@@ -97,10 +115,15 @@ def regressions(old: Snapshot, new: Snapshot, level: int, limits: RegressionLimi
             new_rules.setdefault(rule, []).append((sev, msg))
     for rule, items in sorted(new_rules.items()):
         sev = max((s for s, _m in items), key=lambda s: SEVERITY_RANK[s])
-        more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
-        out.append(Finding("regression-new-finding", sev, f"new finding {rule}: {items[0][1]}{more}", (),
-                           {"rule": rule, "count": len(items)}))
-    return out
+        more = f" (and {len(items) - 1:,} more)" if len(items) > 1 else ""
+        judged.append(Finding("regression-new-finding", sev, f"new finding {rule}: {items[0][1]}{more}", (),
+                              {"rule": rule, "count": len(items)}))
+    return judged, hypothetical
+
+
+def regressions(old: Snapshot, new: Snapshot, level: int, limits: RegressionLimits) -> list[Finding]:
+    """The judged regression-* findings of NEW against OLD at ``level`` (:func:`judge_regressions`)."""
+    return judge_regressions(old, new, level, limits)[0]
 
 
 # ---- one side of the comparison -----------------------------------------------------------------
@@ -478,10 +501,10 @@ def diff_reports(old_model: IndexModel, old_report: AuditReport, new_model: Inde
     appeared = [f for f in new_report.sorted_findings() if f.rule not in old_rules]
     disappeared = [f for f in old_report.sorted_findings() if f.rule not in new_rules]
     level = new_report.options.level
-    regs = regressions(snapshot_of_report(old_report), snapshot_of_report(new_report), level, limits)
+    regs, hyp = judge_regressions(snapshot_of_report(old_report), snapshot_of_report(new_report), level, limits)
     return IndexDiff(old=old_report.index, new=new_report.index, level=level, limits=limits, communities=changes,
                      selections=tuple(selections), appeared=tuple(appeared), disappeared=tuple(disappeared),
-                     regressions=tuple(regs))
+                     regressions=tuple(regs), hypothetical_changes=tuple(hyp))
 
 
 def diff_indexes(old: IndexModel | str | os.PathLike, new: IndexModel | str | os.PathLike,

@@ -9,11 +9,12 @@ from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import (DEFAULT_MAX_COVERAGE_DROP, DEFAULT_MAX_MAP_CALLS_INCREASE, AuditLevel, Debug,
-                                        DiffFormatOpt, FailOn, FailOnOpt, IncludeTitles, MaxContextTokens, MaxCoverageDrop,
-                                        MaxMapCallsIncrease, NoCosts, Output, Tokenizer, regression_limits)
+from graphrag_audit.cli.options import (DEFAULT_MAX_COVERAGE_DROP, DEFAULT_MAX_MAP_CALLS_INCREASE, Debug, DiffFormatOpt,
+                                        DiffLevel, FailOn, FailOnOpt, IncludeHypothetical, IncludeTitles,
+                                        MaxContextTokens, MaxCoverageDrop, MaxMapCallsIncrease, NoCosts, Output, Tokenizer,
+                                        Width, regression_limits)
 from graphrag_audit.cli.run import (Progress, check_output_path, check_tokenizer, fail, output_charset_for,
-                                    regression_exit, run_guarded, stdout_if_dash, write_payload)
+                                    regression_exit, run_guarded, stdout_if_dash, text_width, write_payload)
 from graphrag_audit.render.formats import DiffFormat, renderer
 
 OldDir = Annotated[Path, typer.Argument(metavar="OLD", help="The earlier index (any layout levels reads).")]
@@ -23,22 +24,25 @@ NewDir = Annotated[Path, typer.Argument(metavar="NEW", help="The later index (an
 def diff_cmd(
     old_dir: OldDir,
     new_dir: NewDir,
-    level: AuditLevel = None,
+    level: DiffLevel = None,
     fmt: DiffFormatOpt = DiffFormat.text,
     output: Output = None,
     fail_on: FailOnOpt = FailOn.error,
     max_map_calls_increase: MaxMapCallsIncrease = DEFAULT_MAX_MAP_CALLS_INCREASE,
     max_coverage_drop: MaxCoverageDrop = DEFAULT_MAX_COVERAGE_DROP,
+    include_hypothetical: IncludeHypothetical = False,
     tokenizer: Tokenizer = None,
     max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
     include_titles: IncludeTitles = False,
+    width: Width = None,
     debug: Debug = False,
 ):
     """Compare two indexes: per community_level and behaviour, reports, tokens, map calls and coverage before and
-    after, communities added/removed/changed, findings that appeared or disappeared; exit 1 on a regression."""
+    after, communities added/removed/changed, findings that appeared or disappeared; exit 1 on a regression
+    (judged only on what a real graphrag sends on both indexes; hypothetical numbers are marked hyp.)."""
     try:
-        limits = regression_limits(max_map_calls_increase, max_coverage_drop)
+        limits = regression_limits(max_map_calls_increase, max_coverage_drop, include_hypothetical)
     except ValueError as exc:
         raise fail(str(exc)) from None
     if tokenizer is not None:
@@ -71,6 +75,8 @@ def diff_cmd(
         guard.protect_model(om).protect_model(nm)
     del om, nm
     kw = {"include_titles": include_titles} if fmt in (DiffFormat.markdown, DiffFormat.github) else {}
+    if fmt == DiffFormat.text:
+        kw = {"width": text_width(width, output)}
     with output_charset_for(output):
         text = run_guarded(lambda: renderer(fmt)(result, **kw), debug)
     run_guarded(lambda: write_payload(text, output, guard), debug)

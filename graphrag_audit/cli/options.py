@@ -95,6 +95,10 @@ AuditLevel = Annotated[Optional[int], typer.Option(
     "--level", "-l", min=0, envvar=_LEVEL_ENV,
     help="The community_level your application queries with (findings are checked there; default 2 like "
          "graphrag's CLI). --list-reports lists the reports it sends.")]
+DiffLevel = Annotated[Optional[int], typer.Option(
+    "--level", "-l", min=0, envvar=_LEVEL_ENV,
+    help="The community_level your application queries with: the regressions are checked there (default 2 like "
+         "graphrag's CLI); the table shows every level.")]
 ReportLevel = Annotated[int, typer.Option(
     "--level", "-l", min=0, envvar=_LEVEL_ENV,
     help="The community_level whose selection colours the tree (default 2 like graphrag's CLI).")]
@@ -188,6 +192,11 @@ MaxCoverageDrop = Annotated[str, typer.Option(
     help="Regression: coverage at --level (share of the clustered entities the sent reports cover) falling by "
          "more than this many percentage points is a regression-coverage error ('0.5%' or '0.5'; default 0: any "
          "drop).")]
+IncludeHypothetical = Annotated[bool, typer.Option(
+    "--include-hypothetical",
+    help="Regression: also judge map calls and coverage of a behaviour no real graphrag runs on one of the two "
+         "indexes (its numbers marked hyp., e.g. graphrag < 2.0 on a 2.x/3.x index, graphrag >= 2.0 on a 0.x/1.x "
+         "one). By default their changes are shown, never a regression.")]
 DEFAULT_MAX_MAP_CALLS_INCREASE = "10%"
 DEFAULT_MAX_COVERAGE_DROP = "0%"
 
@@ -205,9 +214,10 @@ def parse_percent(value: str, option: str) -> float:
     return v / 100.0
 
 
-def regression_limits(max_map_calls_increase: str, max_coverage_drop: str):
-    """--max-map-calls-increase / --max-coverage-drop as RegressionLimits; ValueError (one line) when bad."""
+def regression_limits(max_map_calls_increase: str, max_coverage_drop: str, include_hypothetical: bool = False):
+    """--max-map-calls-increase / --max-coverage-drop / --include-hypothetical as RegressionLimits;
+    ValueError (one line) when bad."""
     from graphrag_audit.results.diff import RegressionLimits
 
     return RegressionLimits(parse_percent(max_map_calls_increase, "--max-map-calls-increase"),
-                            parse_percent(max_coverage_drop, "--max-coverage-drop"))
+                            parse_percent(max_coverage_drop, "--max-coverage-drop"), include_hypothetical)

@@ -8,9 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphrag_audit.cli.options import Debug, FailOn, FailOnOpt, Output, UpdateRunFormatOpt
+from graphrag_audit.cli.options import Debug, FailOn, FailOnOpt, Output, UpdateRunFormatOpt, Width
 from graphrag_audit.cli.run import (EXIT_FINDINGS, EXIT_OK, fail, output_charset_for, run_guarded, stdout_if_dash,
-                                    write_payload)
+                                    text_width, write_payload)
 from graphrag_audit.render.formats import UpdateRunFormat, renderer
 
 RunDir = Annotated[Path, typer.Argument(
@@ -25,6 +25,7 @@ def update_run_cmd(
     fmt: UpdateRunFormatOpt = UpdateRunFormat.text,
     output: Output = None,
     fail_on: FailOnOpt = FailOn.error,
+    width: Width = None,
     debug: Debug = False,
 ):
     """Audit one graphrag update run: previous, delta and merged indexes, and which one graphrag queries."""
@@ -40,6 +41,8 @@ def update_run_cmd(
 
         report = audit_update_run(run_dir, AuditOptions(level=2 if level is None else level, costs=False))
         holder["report"] = report
+        if fmt == UpdateRunFormat.text:
+            return renderer(fmt)(report, width=text_width(width, output))
         return renderer(fmt)(report)
 
     with output_charset_for(output):

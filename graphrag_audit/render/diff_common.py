@@ -1,9 +1,15 @@
-"""What every ``diff`` renderer says the same way: the matching sentence, the before -> after cells."""
+"""What every ``diff`` renderer says the same way: the matching sentence, the before -> after cells,
+the ``hyp.`` marks of the selections no real graphrag sends (as ``levels`` marks them)."""
 
 from __future__ import annotations
 
 from graphrag_audit.render.numbers import MISSING, level_label, number
+from graphrag_audit.render.text_lines import counted
+from graphrag_audit.results.audit import EXACT
 from graphrag_audit.results.diff import BY_ID
+
+#: the mark of a number no real graphrag produces on that index (as ``levels`` marks it)
+HYP = "hyp."
 
 BEHAVIOUR = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
 
@@ -28,10 +34,16 @@ def community_sentence(diff) -> str:
             f"{len(c.removed):,} removed, {changed}, {c.matched - len(c.changed):,} unchanged")
 
 
-def arrow(old, new, fmt=number) -> str:
-    a = MISSING if old is None else fmt(old)
-    b = MISSING if new is None else fmt(new)
+def arrow(old, new, fmt=number, marks: tuple[bool, bool] = (False, False)) -> str:
+    """``old -> new`` (one value when they read the same); ``marks``: prefix that side with ``hyp.``."""
+    a = MISSING if old is None else (f"{HYP} " if marks[0] else "") + fmt(old)
+    b = MISSING if new is None else (f"{HYP} " if marks[1] else "") + fmt(new)
     return a if a == b else f"{a} -> {b}"
+
+
+def _hyp(side) -> bool:
+    """That index's selection is not one a real graphrag sends (its status is not ``exact``)."""
+    return side is not None and side.status is not None and side.status != EXACT
 
 
 def pct(v) -> str:
@@ -46,7 +58,8 @@ def selection_cells(s) -> list[str]:
         return None if side is None else getattr(side, name)
 
     return [level_label(s.community_level), BEHAVIOUR.get(s.behaviour, s.behaviour),
-            arrow(get(o, "reports"), get(n, "reports")), f"+{len(s.added):,}", f"-{len(s.removed):,}",
+            arrow(get(o, "reports"), get(n, "reports"), marks=(_hyp(o), _hyp(n))),
+            f"+{len(s.added):,}", f"-{len(s.removed):,}",
             f"~{len(s.changed):,}", arrow(get(o, "tokens"), get(n, "tokens")),
             arrow(get(o, "map_calls"), get(n, "map_calls")), arrow(get(o, "coverage"), get(n, "coverage"), pct)]
 
@@ -54,9 +67,26 @@ def selection_cells(s) -> list[str]:
 HEADERS = ["level", "behaviour", "reports", "added", "removed", "changed", "tokens", "map calls", "coverage"]
 
 
+def hyp_legend(diff) -> str | None:
+    """The line under the table explaining ``hyp.`` (None when no cell is marked)."""
+    if not any(_hyp(s.old) or _hyp(s.new) for s in diff.selections):
+        return None
+    judged = ("Judged as regressions all the same (--include-hypothetical)." if diff.limits.include_hypothetical
+              else "Their changes are shown, never judged as regressions (--include-hypothetical judges them).")
+    return (f"{HYP} = hypothetical: no real graphrag of that line sends this selection on that index; the row's "
+            f"numbers are its rule applied to the rebuilt tree (levels says why). {judged}")
+
+
+def hypothetical_heading(diff) -> str:
+    return (f"hypothetical changes at community_level {diff.level}, not judged (--include-hypothetical "
+            f"judges them): {number(len(diff.hypothetical_changes))}")
+
+
 def verdict(diff) -> str:
     if diff.unchanged:
         return "no change: both indexes send the same reports at every community_level"
     k = len(diff.regressions)
-    return f"{k} regression{'s' if k != 1 else ''} at community_level {diff.level}" if k else \
-        f"no regression at community_level {diff.level}"
+    head = (f"{counted(k, 'regression')} at community_level {diff.level}" if k else
+            f"no regression at community_level {diff.level}")
+    h = len(diff.hypothetical_changes)
+    return head + (f" ({counted(h, 'hypothetical change')} not judged, {HYP})" if h else "")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from graphrag_audit.render.diff_common import HEADERS, community_sentence, matching_sentence, selection_cells, verdict
+from graphrag_audit.render.diff_common import (HEADERS, HYP, community_sentence, hyp_legend, matching_sentence,
+                                               selection_cells, verdict)
+from graphrag_audit.render.numbers import number
 from graphrag_audit.sanitise.markdown import markdown_cell, own_text
 from graphrag_audit.sanitise.privacy import hide_paths, shown_path
 
@@ -21,6 +23,9 @@ def render_diff_markdown(diff, *, include_titles: bool = False, **_ignored) -> s
            "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     out += ["| " + " | ".join(own_text(c) for c in selection_cells(s)) + " |" for s in diff.selections]
     out.append("")
+    legend = hyp_legend(diff)
+    if legend:
+        out += [own_text(legend), ""]
 
     def msg(f, index):
         m = f.message if include_titles else hide_paths(f.message, index.path)
@@ -28,10 +33,16 @@ def render_diff_markdown(diff, *, include_titles: bool = False, **_ignored) -> s
 
     for title, items, index in (("Findings that appeared", diff.appeared, diff.new),
                                 ("Findings that disappeared", diff.disappeared, diff.old)):
-        out += [f"### {title} ({len(items)})", ""]
+        out += [f"### {title} ({number(len(items))})", ""]
         out += [f"- **{f.severity}** `{f.rule}`: {msg(f, index)}" for f in items] or ["none"]
         out.append("")
-    out += [f"### Regressions at community_level {diff.level} ({len(diff.regressions)})", ""]
+    out += [f"### Regressions at community_level {diff.level} ({number(len(diff.regressions))})", ""]
     out += [f"- **{f.severity}** `{f.rule}`: {msg(f, diff.new)}" for f in diff.sorted_regressions()] or ["none"]
+    if diff.hypothetical_changes:
+        out += ["", f"### Hypothetical changes at community_level {diff.level}, not judged "
+                    f"({number(len(diff.hypothetical_changes))})", "",
+                "No real graphrag of that line sends these selections on one of the indexes; "
+                "`--include-hypothetical` judges them.", ""]
+        out += [f"- {HYP} **{f.severity}** `{f.rule}`: {msg(f, diff.new)}" for f in diff.sorted_hypothetical_changes()]
     out += ["", f"**{own_text(verdict(diff))}**"]
     return "\n".join(out) + "\n"

@@ -11,8 +11,8 @@ What a renderer is called with depends on the command:
 * ``tree``: text ``fn(view, width=, color=, heading=)``; the graph formats ``fn(forest, view)``.
 * ``plan``: ``fn(report: PlanReport, **kw)``; text takes ``width`` and ``color``.
 * ``report``: ``fn(report: AuditReport)``, one HTML page.
-* ``diff``: ``fn(diff: IndexDiff, **kw)``; markdown and github take ``include_titles``.
-* ``update-run``: ``fn(report: UpdateRunReport)``.
+* ``diff``: ``fn(diff: IndexDiff, **kw)``; text takes ``width``, markdown and github ``include_titles``.
+* ``update-run``: ``fn(report: UpdateRunReport, **kw)``; text takes ``width``.
 """
 
 from __future__ import annotations

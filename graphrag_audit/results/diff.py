@@ -11,12 +11,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from graphrag_audit.findings import SEVERITY_RANK, Finding
-from graphrag_audit.results.audit import CommunityIds, IndexInfo, frozen_map
+from graphrag_audit.results.audit import EXACT, CommunityIds, IndexInfo, frozen_map
 
-DIFF_SCHEMA_VERSION = "1.0"
+DIFF_SCHEMA_VERSION = "1.1"  # 1.1: limits.include_hypothetical, selections[].hypothetical, hypothetical_changes
 
 #: the behaviours a diff compares: graphrag >= 2.0's and < 2.0's selections (as ``levels`` computes them)
 DIFF_BEHAVIOURS = ("v2", "v1")
+
+def exact_on_both(old_status: str | None, new_status: str | None) -> bool:
+    """A behaviour is judged for regressions only when a real graphrag runs it on both indexes: its
+    status is ``exact`` on each side. A side without a status (a baseline written before the levels
+    JSON carried one, schema 1.0) takes the other side's; with none at all it is judged, as before."""
+    known = [s for s in (old_status, new_status) if s is not None]
+    return all(s == EXACT for s in known)
+
 
 #: how communities were matched between the two indexes
 BY_ID = "community_id"
@@ -64,11 +72,19 @@ class SelectionDiff:
     def differs(self) -> bool:
         return bool(len(self.added) or len(self.removed) or len(self.changed) or self.old != self.new)
 
+    @property
+    def hypothetical(self) -> bool:
+        """No real graphrag runs this selection on one of the indexes (its status is not ``exact``
+        there, :func:`exact_on_both`): shown marked ``hyp.``, never judged unless asked."""
+        return not exact_on_both(None if self.old is None else self.old.status,
+                                 None if self.new is None else self.new.status)
+
     def to_dict(self) -> dict:
         return {"community_level": self.community_level, "behaviour": self.behaviour,
                 "old": None if self.old is None else self.old.to_dict(),
                 "new": None if self.new is None else self.new.to_dict(),
-                "added": self.added, "removed": self.removed, "changed": self.changed}
+                "added": self.added, "removed": self.removed, "changed": self.changed,
+                "hypothetical": self.hypothetical}
 
 
 @dataclass(frozen=True)
@@ -110,13 +126,17 @@ class CommunityChanges:
 class RegressionLimits:
     """What counts as a regression (``--max-map-calls-increase``, ``--max-coverage-drop``): map calls
     up by more than ``max_map_calls_increase`` (a fraction: 0.1 = 10 %), coverage down by more than
-    ``max_coverage_drop`` (a fraction of the clustered entities), and any finding rule absent before."""
+    ``max_coverage_drop`` (a fraction of the clustered entities), and any finding rule absent before.
+    Map calls and coverage are judged on the behaviours a real graphrag runs on both indexes only
+    (:func:`exact_on_both`), unless ``include_hypothetical`` (``--include-hypothetical``)."""
 
     max_map_calls_increase: float = 0.10
     max_coverage_drop: float = 0.0
+    include_hypothetical: bool = False
 
     def to_dict(self) -> dict:
-        return {"max_map_calls_increase": self.max_map_calls_increase, "max_coverage_drop": self.max_coverage_drop}
+        return {"max_map_calls_increase": self.max_map_calls_increase, "max_coverage_drop": self.max_coverage_drop,
+                "include_hypothetical": self.include_hypothetical}
 
 
 @dataclass(frozen=True)
@@ -132,9 +152,12 @@ class IndexDiff:
     appeared: tuple[Finding, ...]  # findings of NEW whose rule OLD does not report
     disappeared: tuple[Finding, ...]  # findings of OLD whose rule NEW does not report
     regressions: tuple[Finding, ...]  # regression-* findings (what --fail-on reads)
+    # the regression-* findings the limits would raise on a selection no real graphrag runs on one of the
+    # indexes (hyp.): shown, never judged (--fail-on ignores them); empty with limits.include_hypothetical
+    hypothetical_changes: tuple[Finding, ...] = ()
 
     def __post_init__(self):
-        for name in ("selections", "appeared", "disappeared", "regressions"):
+        for name in ("selections", "appeared", "disappeared", "regressions", "hypothetical_changes"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
 
     @property
@@ -144,7 +167,10 @@ class IndexDiff:
                     or any(s.differs for s in self.selections))
 
     def sorted_regressions(self) -> list[Finding]:
-        return sorted(self.regressions, key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.message))
+        return _by_severity(self.regressions)
+
+    def sorted_hypothetical_changes(self) -> list[Finding]:
+        return _by_severity(self.hypothetical_changes)
 
     def to_dict(self) -> dict:
         from graphrag_audit import __version__
@@ -163,4 +189,9 @@ class IndexDiff:
             "findings": {"appeared": [f.to_dict() for f in self.appeared],
                          "disappeared": [f.to_dict() for f in self.disappeared]},
             "regressions": [f.to_dict() for f in self.sorted_regressions()],
+            "hypothetical_changes": [f.to_dict() for f in self.sorted_hypothetical_changes()],
         }
+
+
+def _by_severity(findings) -> list[Finding]:
+    return sorted(findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.message))
