@@ -15,7 +15,7 @@ from graphrag_audit.cli.options import (DEFAULT_MAX_INFLATION, DEFAULT_MAX_UNREA
                                         DynamicMaxLevel, KeepParent, MaxContextTokens, NoCosts, NoTokenCache, NumRepeats, Output,
                                         Query, Relevant, Threshold, Tokenizer, UseSummary, Width,
                                         parse_relevant, DEFAULT_MAX_COVERAGE_DROP, DEFAULT_MAX_MAP_CALLS_INCREASE,
-                                        MaxCoverageDrop, MaxMapCallsIncrease)
+                                        IncludeHypothetical, MaxCoverageDrop, MaxMapCallsIncrease)
 from pathlib import Path
 from graphrag_audit.cli.run import (EXIT_FINDINGS, EXIT_OK, Progress, check_output_path, check_tokenizer, fail,
                                     output_charset_for, output_guard, run_guarded, say, stdout_if_dash, text_color,
@@ -75,10 +75,12 @@ def levels_cmd(
     baseline: Annotated[Optional[Path], typer.Option(
         "--baseline", metavar="OLD.json",
         help="A levels -f json the tool wrote earlier (e.g. on main): add regression findings against it "
-             "(map calls up, coverage down, new findings at --level) and exit 1 only when a regression is at or "
-             "above --fail-on.")] = None,
+             "(map calls up, coverage down, new findings at --level; map calls and coverage only where a real "
+             "graphrag sends the selection on both indexes) and exit 1 only when a regression is at or above "
+             "--fail-on.")] = None,
     max_map_calls_increase: MaxMapCallsIncrease = DEFAULT_MAX_MAP_CALLS_INCREASE,
     max_coverage_drop: MaxCoverageDrop = DEFAULT_MAX_COVERAGE_DROP,
+    include_hypothetical: IncludeHypothetical = False,
 ):
     """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
     from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
@@ -98,7 +100,7 @@ def levels_cmd(
         from graphrag_audit.io.baseline import read_baseline
 
         try:
-            limits = regression_limits(max_map_calls_increase, max_coverage_drop)
+            limits = regression_limits(max_map_calls_increase, max_coverage_drop, include_hypothetical)
         except ValueError as exc:
             raise fail(str(exc)) from None
         base = run_guarded(lambda: snapshot_of_json(read_baseline(baseline), baseline), debug)
@@ -156,10 +158,16 @@ def levels_cmd(
     if base is not None:
         from dataclasses import replace
 
-        from graphrag_audit.analysis.diff import regressions, snapshot_of_report
+        from graphrag_audit.analysis.diff import judge_regressions, snapshot_of_report
 
-        regs = tuple(regressions(base, snapshot_of_report(report), report.options.level, limits))
+        regs, unjudged = judge_regressions(base, snapshot_of_report(report), report.options.level, limits)
+        regs = tuple(regs)
         report = replace(report, findings=report.findings + regs)
+        for f in unjudged:  # shown on stderr, never a finding: no real graphrag sends these numbers
+            from graphrag_audit.errors import visible
+
+            say(f"graphrag-audit: note: --baseline: {f.rule} not judged (--include-hypothetical judges it): "
+                f"{visible(f.message)}\n")
     if guard is not None:
         guard.protect_model(model)
     del model

@@ -1,11 +1,14 @@
 """``update-run`` output: text (one block per part, the offset check, the findings) and JSON
 (graphrag_audit/schema/update-run.schema.json). Paths, messages and notes are index-derived
-text: one visible line each (sanitise)."""
+text: one visible line each (sanitise). The text is at most ``width`` cells a line
+(``--width``/``COLUMNS``, as the other commands): longer lines wrap between words."""
 
 from __future__ import annotations
 
 import json
 
+from graphrag_audit.render.numbers import number
+from graphrag_audit.render.text_lines import counted, wrap_all
 from graphrag_audit.results.update_run import UPDATE_RUN_SCHEMA_VERSION, UpdateRunReport
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.json import json_inert
@@ -19,11 +22,15 @@ def _ids(ids, total_note: str = "") -> str:
     return ", ".join(str(i) for i in ids) + total_note
 
 
-def render_update_run_text(report: UpdateRunReport) -> str:
+DEFAULT_WIDTH = 100
+
+
+def render_update_run_text(report: UpdateRunReport, *, width: int | None = None, **_ignored) -> str:
     out = [f"graphrag-audit update-run {plain(report.requested)}",
            f"layout: {_LAYOUT.get(report.layout, report.layout)}"]
     if report.run is not None:
-        out.append(f"run: {plain(report.run)} (newest of {report.runs})" if report.runs > 1 else f"run: {plain(report.run)}")
+        out.append(f"run: {plain(report.run)} (newest of {number(report.runs)})" if report.runs > 1
+                   else f"run: {plain(report.run)}")
     queried = next((p for p in report.parts if p.queried), None)
     out.append(f"graphrag queries: {queried.role} ({plain(queried.path)})" if queried is not None
                else "graphrag queries: the project's output folder (not found)")
@@ -36,12 +43,12 @@ def render_update_run_text(report: UpdateRunReport) -> str:
         if p.status == "unreadable":
             out.append(f"{p.role}: {plain(p.path)}: not audited: {plain(p.problem)}{mark}")
             continue
-        levels = "/".join(str(n) for n in p.per_level)
-        ents = "" if p.entities is None else f", {p.entities} entities"
+        levels = "/".join(number(n) for n in p.per_level)
+        ents = "" if p.entities is None else f", {counted(p.entities, 'entity')}"
         periods = f", period {', '.join(plain(x) for x in p.periods)}" if p.periods else ""
         out.append(f"{p.role}: {plain(p.path)}{mark}")
-        out.append(f"  generation {p.generation}: {p.communities} communities ({levels} per level), "
-                   f"{p.reports} reports{ents}{periods}")
+        out.append(f"  generation {p.generation}: {counted(p.communities, 'community')} ({levels} per level), "
+                   f"{counted(p.reports, 'report')}{ents}{periods}")
         if not p.findings:
             out.append(f"  findings at community_level {report.level}: none")
         else:
@@ -53,8 +60,8 @@ def render_update_run_text(report: UpdateRunReport) -> str:
         out.append(f"offset check (merged = previous + delta shifted by previous max + 1): not run: "
                    f"{plain(report.offset_not_run)}")
     else:
-        head = (f"offset check: delta numbers + {o.offset} (the previous {o.offset_from} maximum + 1): "
-                f"{o.expected} community numbers expected, {o.found} in the merged table")
+        head = (f"offset check: delta numbers + {number(o.offset)} (the previous {o.offset_from} maximum + 1): "
+                f"{counted(o.expected, 'community number')} expected, {number(o.found)} in the merged table")
         if o.holds:
             out.append(head + ": they match")
         else:
@@ -65,7 +72,7 @@ def render_update_run_text(report: UpdateRunReport) -> str:
                 out.append(f"  in merged, not expected: {_ids(o.extra)}")
     for n in report.notes:
         out.append(f"note: {plain(n)}")
-    return "\n".join(out) + "\n"
+    return "\n".join(wrap_all(out, max(width or DEFAULT_WIDTH, 40))) + "\n"
 
 
 def update_run_dict(report: UpdateRunReport) -> dict:
