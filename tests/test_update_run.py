@@ -227,3 +227,45 @@ def test_levels_on_a_run_folder_points_at_update_run(project_v3):
     r = _cli("levels", str(project_v3 / "update_output" / TS))
     assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1
     assert "graphrag-audit update-run audits all three together" in r.stderr
+
+
+# ---- the text at a width, with thousands separators and plurals (issue 38, part 5) ------------------
+def _widest(text: str) -> int:
+    from graphrag_audit.render.text_lines import cell_width
+
+    return max(cell_width(line) for line in text.splitlines())
+
+
+@pytest.mark.parametrize("project", ["project_v3", "project_v1"])
+def test_text_follows_width_and_columns(project, request):
+    root = request.getfixturevalue(project)
+    wide = _cli("update-run", str(root), "--width", "400", "--fail-on", "never")
+    assert wide.returncode == 0 and _widest(wide.stdout) > 80  # the layout line, paths and messages need more
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "80"}
+    at_columns = subprocess.run([sys.executable, "-m", "graphrag_audit", "update-run", str(root), "--fail-on", "never"],
+                                capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    for r, limit in ((at_columns, 80), (_cli("update-run", str(root), "--width", "80", "--fail-on", "never"), 80),
+                     (_cli("update-run", str(root), "--width", "40", "--fail-on", "never"), 40)):
+        assert r.returncode == 0, r.stderr
+        assert _widest(r.stdout) <= limit, [line for line in r.stdout.splitlines() if len(line) > limit]
+        # the same words, only broken into more lines (a path may be cut inside)
+        assert "".join(r.stdout.split()) == "".join(wide.stdout.split())
+
+
+def test_text_counts_read_as_words():
+    """A hand-made report: 1 community, 1,234 reports, 1 entity; 1 community number expected."""
+    from graphrag_audit.render.update_run import render_update_run_text
+    from graphrag_audit.results.update_run import OffsetCheck, UpdatePart, UpdateRunReport
+
+    parts = (UpdatePart("previous", "/p", False, "audited", generation="3.x", communities=1, reports=1234,
+                        entities=1, per_level=(1,)),
+             UpdatePart("delta", "/d", False, "audited", generation="3.x", communities=2345, reports=1,
+                        entities=12345, per_level=(1000, 1345)),
+             UpdatePart("merged", "/m", True, "audited", generation="3.x", communities=2346, reports=1235,
+                        entities=12346, per_level=(1001, 1345)))
+    report = UpdateRunReport("/r", ">= 2.0", "20250301-101500", 1, "merged", 2, parts,
+                             OffsetCheck(1, "communities", 1, 1, (), ()), "")
+    text = render_update_run_text(report, width=200)
+    assert "generation 3.x: 1 community (1 per level), 1,234 reports, 1 entity" in text
+    assert "generation 3.x: 2,345 communities (1,000/1,345 per level), 1 report, 12,345 entities" in text
+    assert "1 community number expected, 1 in the merged table: they match" in text

@@ -26,21 +26,6 @@ def cell_width(text: str) -> int:
     return n
 
 
-def _cut(word: str, width: int) -> list[str]:
-    """``word`` in pieces of at most ``width`` cells (at least one character each)."""
-    pieces, cur, used = [], "", 0
-    for ch in word:
-        w = cell_width(ch)
-        if cur and used + w > width:
-            pieces.append(cur)
-            cur, used = "", 0
-        cur += ch
-        used += w
-    if cur:
-        pieces.append(cur)
-    return pieces
-
-
 def wrap(text: str, width: int, indent: str = "", subsequent: str | None = None) -> list[str]:
     """``text`` as lines of at most ``width`` cells, broken between words (a run of spaces counts
     as one): the first line starts with ``indent``, the others with ``subsequent`` (default:
@@ -59,12 +44,12 @@ def wrap(text: str, width: int, indent: str = "", subsequent: str | None = None)
         if used + w <= width:
             cur, used, empty = cur + word, used + w, False
             continue
-        room = max(width - max(cell_width(indent), cell_width(rest)), 1)
-        for piece in _cut(word, room):
-            if not empty:
+        for ch in word:  # wider than a line: cut where the line is full
+            cw = cell_width(ch)
+            if not empty and used + cw > width:
                 lines.append(cur)
                 cur, used = rest, cell_width(rest)
-            cur, used, empty = cur + piece, used + cell_width(piece), False
+            cur, used, empty = cur + ch, used + cw, False
     lines.append(cur)
     return lines
 
