@@ -15,7 +15,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -160,8 +159,8 @@ def test_levels_baseline_on_the_3x_pair(pair_v3, tmp_path):
 
 
 def test_a_generation_change_judges_neither_behaviour():
-    """1.x -> 2.x (43 reports -> 787): graphrag >= 2.0 cannot read the old index, graphrag < 2.0 the new one: a behaviour
-    counts as exact only when graphrag runs it on both sides, so none is judged."""
+    """1.x -> 2.x (43 reports -> 787): graphrag >= 2.0 cannot read the old index, graphrag < 2.0 the new
+    one: a behaviour counts as exact only when graphrag runs it on both sides, so none is judged."""
     res = _diff(shared_index("verbs-v1"), shared_index("real-technip-safety-v2"), "-f", "json")
     doc = json.loads(res.stdout)
     for s in doc["selections"]:

@@ -9,10 +9,10 @@ from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import (DEFAULT_MAX_COVERAGE_DROP, DEFAULT_MAX_MAP_CALLS_INCREASE, Debug, DiffFormatOpt,
-                                        DiffLevel, FailOn, FailOnOpt, IncludeHypothetical, IncludeTitles,
-                                        MaxContextTokens, MaxCoverageDrop, MaxMapCallsIncrease, NoCosts, Output, Tokenizer,
-                                        Width, regression_limits)
+from graphrag_audit.cli.options import (DEFAULT_MAX_COVERAGE_DROP, DEFAULT_MAX_MAP_CALLS_INCREASE, Debug,
+                                        DiffFormatOpt, DiffLevel, FailOn, FailOnOpt, IncludeHypothetical, IncludeTitles,
+                                        MaxContextTokens, MaxCoverageDrop, MaxMapCallsIncrease, NoCosts, Output,
+                                        Tokenizer, Width, regression_limits)
 from graphrag_audit.cli.run import (Progress, check_output_path, check_tokenizer, fail, output_charset_for,
                                     regression_exit, run_guarded, stdout_if_dash, text_width, write_payload)
 from graphrag_audit.render.formats import DiffFormat, renderer
