@@ -256,3 +256,18 @@ def test_text_lines_wrap_by_hand():
         ["0 communities", "1 community", "2 communities", "1,234 communities"]
     assert counted(1, "map call") == "1 map call" and counted(2, "key") == "2 keys"
     assert counted(3, "clustered entity", "clustered entities") == "3 clustered entities"
+
+
+def test_a_cut_path_never_starts_a_line_with_a_workflow_command(tmp_path):
+    """An index folder named with '::' inside a word: wherever the path is cut to fit, no line of the
+    text starts (after blanks) with '::' (a GitHub Actions log would run it as a workflow command)."""
+    from conftest import FIXTURES
+
+    where = tmp_path / ("a" * 7 + "::error::pwned" + "b" * 30)
+    shutil.copytree(FIXTURES / "seed-v3", where)
+    started = []
+    for width in range(40, 100):
+        out = _diff(where, where, "--width", str(width)).stdout
+        assert "aaaaaaa::error::pwned" in "".join(out.replace("\\x3a", ":").split())  # the path is shown
+        started += [(width, line) for line in out.splitlines() if line.lstrip().startswith("::")]
+    assert not started

@@ -269,3 +269,19 @@ def test_text_counts_read_as_words():
     assert "generation 3.x: 1 community (1 per level), 1,234 reports, 1 entity" in text
     assert "generation 3.x: 2,345 communities (1,000/1,345 per level), 1 report, 12,345 entities" in text
     assert "1 community number expected, 1 in the merged table: they match" in text
+
+
+def test_text_never_starts_a_line_with_a_workflow_command():
+    """Paths and messages with '::' (inside a word, or starting one): at every width no line starts
+    (after blanks) with '::'."""
+    from graphrag_audit.findings import Finding
+    from graphrag_audit.render.update_run import render_update_run_text
+    from graphrag_audit.results.update_run import UpdatePart, UpdateRunReport
+
+    bad = "/runs/" + "a" * 9 + "::error::pwned" + "b" * 25
+    part = UpdatePart("merged", bad, True, "audited", generation="3.x", communities=2, reports=2,
+                      findings=(Finding("multiple-periods", "warning", "x " * 20 + "::warning::y and " + bad, (), {}),))
+    report = UpdateRunReport(bad, ">= 2.0", None, 1, "merged", 2, (part,), None, "no delta")
+    for width in range(40, 90):
+        text = render_update_run_text(report, width=width)
+        assert not [line for line in text.splitlines() if line.lstrip().startswith("::")], width

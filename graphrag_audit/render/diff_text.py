@@ -8,7 +8,7 @@ from graphrag_audit.render.diff_common import (HEADERS, HYP, community_sentence,
                                                matching_sentence, selection_cells, verdict)
 from graphrag_audit.render.numbers import number
 from graphrag_audit.render.text_lines import cell_width, counted, wrap, wrap_all
-from graphrag_audit.sanitise.terminal import for_log
+from graphrag_audit.sanitise.terminal import for_log, inert_log_lines
 
 DEFAULT_WIDTH = 100
 
@@ -80,4 +80,5 @@ def render_diff_text(diff, *, width: int | None = None, **_ignored) -> str:
         out += wrap(hypothetical_heading(diff), width)
         out += _finding_lines(diff.sorted_hypothetical_changes(), width, f"{HYP} ")
     out += [""] + wrap(verdict(diff), width)
-    return "\n".join(out) + "\n"
+    # a word cut to fit (a long path) may put a "::" at the start of a line: a CI log's workflow command
+    return inert_log_lines("\n".join(out)) + "\n"

@@ -10,8 +10,8 @@ import json
 from graphrag_audit.render.numbers import number
 from graphrag_audit.render.text_lines import counted, wrap_all
 from graphrag_audit.results.update_run import UPDATE_RUN_SCHEMA_VERSION, UpdateRunReport
-from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.json import json_inert
+from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
 
 _LAYOUT = {">= 2.0": "graphrag >= 2.0: update_output/<timestamp>/{previous,delta}, merged into the output folder",
            "0.4-1.2": "graphrag 0.4-1.2: the merged index in update_output/, the new documents' in "
@@ -72,7 +72,9 @@ def render_update_run_text(report: UpdateRunReport, *, width: int | None = None,
                 out.append(f"  in merged, not expected: {_ids(o.extra)}")
     for n in report.notes:
         out.append(f"note: {plain(n)}")
-    return "\n".join(wrap_all(out, max(width or DEFAULT_WIDTH, 40))) + "\n"
+    # index text wraps: a "::" that starts a word is escaped (for_log), one a cut word puts at the start
+    # of a line too (a CI log reads it as a workflow command)
+    return inert_log_lines("\n".join(wrap_all(out, max(width or DEFAULT_WIDTH, 40)))) + "\n"
 
 
 def update_run_dict(report: UpdateRunReport) -> dict:
