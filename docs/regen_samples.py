@@ -462,7 +462,13 @@ def _same_length_tmp(path: str) -> Path:
 
 
 def generate(b: Block) -> str:
-    """The body the sample block should have now."""
+    """The body the sample block should have now (run once per command and options in a process)."""
+    return _generate(b.doc, b.line, b.rest, tuple(sorted(b.opts.items())), tuple(sorted(b.links.items())))
+
+
+@functools.lru_cache(maxsize=None)
+def _generate(doc: str, line: int, rest: str, opts: tuple, links: tuple) -> str:
+    b = Block(doc, line, "```", "", "", 0, 0, True, "sample", rest, dict(opts), dict(links))
     command = b.rest
     with Sandbox(b) as sb:
         env, tmp, real_tmp = {}, b.opts.get("tmp"), None
