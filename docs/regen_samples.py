@@ -382,7 +382,7 @@ class Sandbox:
 
     def __enter__(self) -> "Sandbox":
         if _needs_shared(self.b) and not INDEXES.is_dir():
-            raise Skip(f"{INDEXES} is absent (the real graphrag indexes, kept beside the repository)")
+            raise Skip(f"../shared/indexes ({INDEXES}) is absent: the real graphrag indexes this block runs on")
         self.top = Path(tempfile.mkdtemp(prefix="graphrag-audit-docs-"))
         self.work = self.top / "work"
         self.work.mkdir()
@@ -657,4 +657,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))  # this checkout's graphrag_audit (the commands themselves get PYTHONPATH)
     sys.exit(main())
