@@ -244,6 +244,8 @@ def check_cli_parses(args: list[str]) -> list[str]:
     if not rest:
         return []
     name = rest.pop(0)
+    if name.isupper():  # `graphrag-audit COMMAND --help`: a placeholder for any command
+        return [f"graphrag-audit has no option {o}" for o in _option_tokens(rest) if o not in group_opts]
     if name not in commands:
         return [f"graphrag-audit has no command {name!r}"]
     return [f"graphrag-audit {name} has no option {o}" for o in _option_tokens(rest) if o not in commands[name]]
@@ -273,6 +275,18 @@ def check_parses(line: str) -> list[str]:
             problems += [f"python {script} --help does not name {o}" for o in _option_tokens(seg[2:])
                          if not re.search(r"(?<![\w-])" + re.escape(o) + r"(?![\w-])", helptext)]
     return problems
+
+
+INLINE = re.compile(r"(?<!`)`(?P<span>(?:graphrag-audit|python -m graphrag_audit) [^`]+?)`(?!`)")
+
+
+def inline_commands(doc: str) -> list[tuple[int, str]]:
+    """(line, command) of every code span of the doc's prose that is a graphrag-audit command line."""
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    for b in reversed(fenced_blocks(text, doc)):  # blocks are checked on their own
+        text = text[:b.start] + "\n" * b.body.count("\n") + text[b.end:]
+    return [(text[:m.start()].count("\n") + 1, " ".join(m.group("span").split())) for m in INLINE.finditer(text)
+            if "\n\n" not in m.group("span")]
 
 
 def _runs_our_code(line: str) -> bool:

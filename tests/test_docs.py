@@ -197,6 +197,14 @@ def test_not_runnable_commands_still_parse():
         ["python benchmarks/bench_levels.py --help does not name --no-such-flag"]
 
 
+@pytest.mark.parametrize("doc", regen.doc_paths())
+def test_every_command_in_the_prose_names_a_command_and_options_that_exist(doc):
+    """`graphrag-audit ...` code spans in running text (not run: they name placeholders and fragments)."""
+    spans = regen.inline_commands(doc)
+    problems = [f"{doc}:{line}: `{cmd}`: {p}" for line, cmd in spans for p in regen.check_parses(cmd)]
+    assert problems == []
+
+
 def test_the_example_workflow_commands_parse():
     """The shipped workflow's audit step (docs/ci.md shows the file and runs the same command as a sample)."""
     import yaml
