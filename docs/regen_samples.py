@@ -397,7 +397,16 @@ class Sandbox:
     def __enter__(self) -> "Sandbox":
         if _needs_shared(self.b) and not INDEXES.is_dir():
             raise Skip(f"../shared/indexes ({INDEXES}) is absent: the real graphrag indexes this block runs on")
+        python = graphrag_python(self.b.opts["graphrag"]) if "graphrag" in self.b.opts else sys.executable
         self.top = Path(tempfile.mkdtemp(prefix="graphrag-audit-docs-"))
+        try:
+            self._build(python)
+        except BaseException:
+            shutil.rmtree(self.top, ignore_errors=True)  # __exit__ does not run when __enter__ raises
+            raise
+        return self
+
+    def _build(self, python: str) -> None:
         self.work = self.top / "work"
         self.work.mkdir()
         if SHARED.is_dir():
@@ -413,7 +422,6 @@ class Sandbox:
             SETUPS[self.b.opts["setup"]][0](self.work)
         bindir = self.top / "bin"
         bindir.mkdir()
-        python = graphrag_python(self.b.opts["graphrag"]) if "graphrag" in self.b.opts else sys.executable
         for name, cmd in (("graphrag-audit", "-m graphrag_audit"), ("audit", "-m graphrag_audit"), ("python", ""),
                           ("python3", "")):
             shim = bindir / name
@@ -424,7 +432,6 @@ class Sandbox:
                and not k.startswith("GRAPHRAG_AUDIT_")}
         self.env = {**env, "PATH": f"{bindir}{os.pathsep}{env.get('PATH', '')}", "PYTHONPATH": str(ROOT),
                     "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
-        return self
 
     def __exit__(self, *exc) -> None:
         shutil.rmtree(self.top, ignore_errors=True)
