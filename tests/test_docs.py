@@ -119,41 +119,167 @@ def test_fixtures_readme_is_what_the_generator_writes():
 
 
 # ----------------------------------------------------------------------------------------
-# the README's sample output is the real command's output
+# every fenced block of README.md and docs/*.md: an output sample is the real output, a command runs
+# (or is marked not runnable, and then at least names a command and options that exist), a copied
+# file is the file (docs/regen_samples.py says how each is marked and checked)
 # ----------------------------------------------------------------------------------------
-README_SAMPLE_ARGS = ["levels", "../shared/indexes/verbs-v3", "--width", "110", "--color", "never"]
-README_SAMPLE = re.compile(r"<!-- sample: graphrag-audit (?P<args>[^>]*?) -->\n```\n(?P<body>.*?)```\n", re.S)
+_spec = importlib.util.spec_from_file_location("regen_samples", ROOT / "docs" / "regen_samples.py")
+regen = sys.modules.setdefault("regen_samples", importlib.util.module_from_spec(_spec))
+if not hasattr(regen, "check_block"):
+    _spec.loader.exec_module(regen)  # registered first: its dataclasses look their module up
+
+DOC_BLOCKS = [b for doc in regen.doc_paths() for b in regen.blocks_of(doc)]
+README_SAMPLE = "graphrag-audit levels ../shared/indexes/verbs-v3 --width 110 --color never"
 
 
-def sample_output(args: list[str]) -> str:
-    """What ``graphrag-audit ARGS`` prints, run from the repository root with NO_COLOR (a doc's
-    ``<!-- sample: ... -->`` block shows it verbatim, trailing spaces stripped)."""
-    proc = subprocess.run([sys.executable, "-m", "graphrag_audit", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600, env={**__import__("os").environ,
-                                                                             "NO_COLOR": "1"})
-    assert proc.returncode in (0, 1), proc.stderr
-    return "\n".join(line.rstrip() for line in proc.stdout.splitlines()) + "\n"
+@pytest.mark.parametrize("block", DOC_BLOCKS, ids=lambda b: b.where)
+def test_every_fenced_block_of_the_docs_holds(block):
+    """A sample is regenerated and compared (stale: the doc, its line and ``python docs/regen_samples.py``);
+    a command is run (exit 0 or 1, no internal error) or only parsed when marked not runnable."""
+    try:
+        problem = regen.check_block(block)
+    except regen.Skip as e:
+        pytest.skip(str(e))
+    assert problem is None, problem
 
 
-def readme_sample_output() -> str:
-    return sample_output(README_SAMPLE_ARGS)
+def test_the_docs_show_samples_and_commands():
+    """The marker scan finds what the docs show (it cannot pass on nothing)."""
+    kinds = {}
+    for b in DOC_BLOCKS:
+        kinds.setdefault(b.doc, set()).add(b.kind)
+    for doc in ("README.md", "docs/user-guide.md", "docs/plan.md", "docs/ci.md", "docs/hierarchy.md"):
+        assert "sample" in kinds[doc], doc
+    assert [b.rest for b in DOC_BLOCKS if b.doc == "README.md" and b.kind == "sample"][0] == README_SAMPLE
+    assert len([b for b in DOC_BLOCKS if b.kind == "sample"]) >= 15
+    assert len([b for b in DOC_BLOCKS if b.kind == "run"]) >= 8
 
 
-SAMPLE_DOCS = ["README.md", "docs/user-guide.md", "docs/plan.md"]
+def _seed_sample() -> "regen.Block":
+    return next(b for b in DOC_BLOCKS if b.kind == "sample" and "fixtures/seed-v3" in b.rest)
 
 
-@pytest.mark.parametrize("doc", SAMPLE_DOCS)
-def test_doc_samples_are_the_real_output(doc):
-    if not (ROOT.parent / "shared" / "indexes" / "verbs-v3").is_dir():
-        pytest.skip("../shared/indexes/verbs-v3 is absent: the sample output cannot be regenerated")
-    text = (ROOT / doc).read_text(encoding="utf-8")
-    blocks = list(README_SAMPLE.finditer(text))
-    assert blocks, f"{doc} has no '<!-- sample: graphrag-audit ... -->' block"
-    if doc == "README.md":
-        assert blocks[0].group("args").split() == README_SAMPLE_ARGS
-    for m in blocks:
-        assert m.group("body") == sample_output(m.group("args").split()), \
-            f"{doc}'s sample output is stale: run python tests/test_docs.py --write-readme-sample"
+def test_a_stale_sample_fails_naming_the_doc_the_line_and_the_command():
+    b = _seed_sample()  # needs no shared index
+    assert regen.check_block(b) is None
+    import dataclasses
+
+    stale = dataclasses.replace(b, body=b.body.replace("Community 20 report          2       52",
+                                                       "Community 20 report          2       53", 1))
+    assert stale.body != b.body
+    problem = regen.check_block(stale)
+    assert problem and problem.startswith(f"{b.doc}:{b.line}: the sample of `{b.rest}` is stale")
+    assert "python docs/regen_samples.py" in problem and "'  20       1   Community 20 report" in problem
+
+
+def test_unmarked_unclosed_and_wrong_blocks_fail():
+    blocks = regen.fenced_blocks("text\n\n```sh\ngraphrag-audit levels x\n```\n\n<!-- text: a diagram -->\n```\n"
+                                 "graphrag-audit levels x\n```\n<!-- not run: a synopsis -->\n```\n"
+                                 "graphrag-audit levels DIR [--no-such-option]\n```\n<!-- run -->\n```\n"
+                                 "graphrag-audit frobnicate\n```\n<!-- sample: levels x -->\n```\n```\n"
+                                 "~~~\nnever closed\n``` (not a closing fence for ~~~)\n", "t.md")
+    problems = [regen.check_block(b) for b in blocks]
+    assert "without a marker line" in problems[0]
+    assert "a text block holds command lines" in problems[1]
+    assert "graphrag-audit levels has no option --no-such-option" in problems[2]
+    assert "graphrag-audit has no command 'frobnicate'" in problems[3]
+    assert "a sample marker names its command" in problems[4]
+    assert "never closed" in problems[5] and len(blocks) == 6
+
+
+def test_not_runnable_commands_still_parse():
+    assert regen.check_parses("graphrag-audit plan DIR [--reports K] [--objective granularity|rank|text-units]") == []
+    assert regen.check_parses("python -m pip install . && python -m graphrag_audit levels x --lvl 2") == \
+        ["graphrag-audit levels has no option --lvl"]
+    assert regen.check_parses("graphrag-audit diff OLD NEW --list-reports") == \
+        ["graphrag-audit diff has no option --list-reports"]
+    assert regen.check_parses("python benchmarks/bench_levels.py --no-such-flag") == \
+        ["python benchmarks/bench_levels.py --help does not name --no-such-flag"]
+
+
+@pytest.mark.parametrize("doc", regen.doc_paths())
+def test_every_command_in_the_prose_names_a_command_and_options_that_exist(doc):
+    """`graphrag-audit ...` code spans in running text (not run: they name placeholders and fragments)."""
+    spans = regen.inline_commands(doc)
+    problems = [f"{doc}:{line}: `{cmd}`: {p}" for line, cmd in spans for p in regen.check_parses(cmd)]
+    assert problems == []
+
+
+def test_the_example_workflow_commands_parse():
+    """The shipped workflow's audit step (docs/ci.md shows the file and runs the same command as a sample)."""
+    import yaml
+
+    wf = yaml.safe_load((ROOT / "examples" / "github-actions" / "graphrag-audit.yml").read_text(encoding="utf-8"))
+    runs = [s["run"] for job in wf["jobs"].values() for s in job["steps"] if "graphrag-audit levels" in s.get("run", "")]
+    assert runs and all(regen.check_parses(r) == [] for r in runs), runs
+    samples = {b.rest for b in DOC_BLOCKS if b.doc == "docs/ci.md" and b.kind == "sample"}
+    assert {r.strip() for r in runs} <= samples
+
+
+# ----------------------------------------------------------------------------------------
+# every doc as GitHub renders it (cmark-gfm): every fence closed, no heading swallowed by a code block
+# ----------------------------------------------------------------------------------------
+HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*?)(?:[ \t]+#+)?[ \t]*$")
+COMMENTING = {"sh", "bash", "console", "python", "yaml"}  # where "# text" is a comment
+
+
+def render_problems(doc: str, text: str) -> list[str]:
+    """What GitHub's renderer does that the source does not mean: a fence never closed, a fenced block
+    cmark-gfm sees differently from the scanner, a heading line inside a code block (only a Markdown
+    sample, regenerated from the tool, or a one-# comment in a shell/Python/YAML block may hold one),
+    and a rendered heading that is not a source heading line outside every block."""
+    import html
+
+    import cmarkgfm
+
+    rendered = cmarkgfm.github_flavored_markdown_to_html(text)
+    blocks = regen.fenced_blocks(text, doc)
+    problems = [f"{b.where}: the {b.fence} fence opened here is never closed (it swallows the rest of the file)"
+                for b in blocks if not b.closed]
+    codes = [(lang, html.unescape(body)) for lang, body in
+             re.findall(r'<pre(?: lang="([^"]*)")?><code>(.*?)</code></pre>', rendered, re.S)]
+    if [c for _, c in codes] != [b.body for b in blocks]:
+        problems.append(f"{doc}: cmark-gfm renders {len(codes)} code blocks, the fence scanner finds {len(blocks)}")
+    for b in blocks:
+        lang = b.info.split()[0] if b.info else ""
+        for k, line in enumerate(b.body.splitlines()):
+            m = HEADING.match(line)
+            if not m:
+                continue
+            if lang in ("markdown", "md") and b.kind == "sample":
+                continue
+            if lang in COMMENTING and len(m.group(1)) == 1:
+                continue
+            problems.append(f"{doc}:{b.line + 1 + k}: {line.strip()!r} is a heading in the source but GitHub renders it "
+                            f"inside the code block opened at line {b.line}")
+    inside = {ln for b in blocks for ln in range(b.line, b.line + b.body.count("\n") + 2)}
+    source = [HEADING.match(ln).group(2) for n, ln in enumerate(text.splitlines(), 1)
+              if n not in inside and HEADING.match(ln)]
+    shown = [html.unescape(re.sub(r"<[^>]+>", "", h)) for h in re.findall(r"<h[1-6][^>]*>(.*?)</h[1-6]>", rendered, re.S)]
+    strip = lambda h: re.sub(r"[`*_\\]", "", h)  # noqa: E731  (inline markup)
+    if [strip(h) for h in source] != [strip(h) for h in shown]:
+        diff = [(a, b) for a, b in zip(source, shown) if strip(a) != strip(b)][:1] or [(len(source), len(shown))]
+        problems.append(f"{doc}: the headings GitHub renders are not the source's heading lines (first: {diff[0]})")
+    return problems
+
+
+@pytest.mark.parametrize("doc", regen.doc_paths())
+def test_github_renders_every_heading_outside_code(doc):
+    assert render_problems(doc, (ROOT / doc).read_text(encoding="utf-8")) == []
+
+
+def test_a_heading_swallowed_by_a_code_block_is_caught():
+    """docs/ci.md before issue 38: a section pasted right under the opening fence of the ```markdown step
+    summary sample; its own ``` block closed the sample, and the sample's closing fence opened a block
+    that swallowed the rest of the sample."""
+    text = ("# Doc\n\n<!-- sample: graphrag-audit levels x -->\n```markdown\n## Re-indexing pipelines\n\nrun\n\n```\n"
+            "graphrag-audit levels output/ --baseline baseline.json\n```\n\n## graphrag-audit report\n\n"
+            "### Community tree\n```\n\n## pre-commit\n")
+    problems = render_problems("t.md", text)
+    assert any("'## graphrag-audit report' is a heading in the source" in p for p in problems), problems
+    assert any("'### Community tree'" in p for p in problems)
+    assert render_problems("t.md", "# Doc\n\n```sh\n# a comment\nx\n```\n\n## Two\n") == []
+    assert "never closed" in render_problems("t.md", "# Doc\n\n````\nx\n```\n")[0]
 
 
 # ----------------------------------------------------------------------------------------
@@ -189,11 +315,3 @@ def test_dynamic_by_version_tables_are_the_real_output(doc):
                              f"{v['all_relevant']['rating_calls']} / {len(v['all_relevant']['kept_ids'])}",
                              str(v["none_relevant"]["rating_calls"]),
                              f"{wi['rating_calls']} / [{', '.join(map(str, wi['kept_ids']))}]", str(v["cut_off"])], doc
-
-
-if __name__ == "__main__" and "--write-readme-sample" in sys.argv:
-    for name in SAMPLE_DOCS:  # every sample block of every doc, from the last so offsets hold
-        text = (ROOT / name).read_text(encoding="utf-8")
-        for m in reversed(list(README_SAMPLE.finditer(text))):
-            text = text[:m.start("body")] + sample_output(m.group("args").split()) + text[m.end("body"):]
-        (ROOT / name).write_text(text, encoding="utf-8")
