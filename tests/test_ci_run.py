@@ -1,4 +1,5 @@
-""".ci/run fails, before running the tests, when the graphrag side environments cannot be built."""
+""".ci/run fails, before running the tests, when the graphrag side environments cannot be built or
+when the installed product fails its smoke step (.ci/installed_smoke.py)."""
 
 from __future__ import annotations
 
@@ -65,21 +66,7 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
     bin_dir.mkdir()
     _script(bin_dir / "python", f"echo \"$* | $GRAPHRAG_VERIFY_PYTHONS | $GRAPHRAG_DYNAMIC_PYTHONS | $CI\" "
                                 f">> '{calls}'\nexit 0\n")
-    side_python = (
-        'd=$(dirname "$0"); once="$(dirname "$d").failed-once"  # beside the venv: it is rebuilt\n'
-        'case "$*" in\n'
-        '  *"install -q graphrag=="*) if [ ! -e "$once" ]; then touch "$once"; '
-        'echo "stand-in pip: connection reset" >&2; exit 1; fi; touch "$d/graphrag"; exit 0;;\n'
-        '  *"-c import graphrag"*) [ -e "$d/graphrag" ] && exit 0; exit 1;;\n'
-        '  *) exit 0;;\n'
-        'esac\n')
-    _script(bin_dir / "python3",
-            'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then\n'
-            '  mkdir -p "$3/bin" && cat > "$3/bin/python" <<\'EOS\'\n#!/bin/sh\n' + side_python + 'EOS\n'
-            '  chmod +x "$3/bin/python"; exit 0\nfi\nexit 1\n')
-    _script(bin_dir / "chromium", "exit 0\n")
-    # npm: installs a stand-in azurite-blob, or fails (a registry down): then .ci/run fails before the tests
-    _script(bin_dir / "npm", STAND_IN_NPM if npm_works else "echo 'stand-in npm: ECONNRESET' >&2\nexit 1\n")
+    _side_env_stand_ins(bin_dir, npm_works)
     side = tmp_path / "tmp" / "graphrag-audit-ci"
     (tmp_path / "tmp").mkdir()
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -96,9 +83,68 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
     assert f"ci: Azurite: {side / 'azurite'}" in proc.stdout
     pythons = (f"{side / 'gr3' / 'bin' / 'python'}:{side / 'gr27' / 'bin' / 'python'}:"
                f"{side / 'gr12' / 'bin' / 'python'} | {side / 'gr27' / 'bin' / 'python'}")
-    assert calls.read_text().split("\n")[:-1] == [f"-m pip install .[test] | {pythons} | true",
+    # the test extra (the smoke step's emulators), the smoke step, then the README's test command
+    assert calls.read_text().split("\n")[:-1] == [f"-m pip install -q .[test] | {pythons} | true",
+                                                  f".ci/installed_smoke.py | {pythons} | true",
+                                                  f"-m pip install .[test] | {pythons} | true",
                                                   f"-m pytest | {pythons} | true"]
     for version in ("3.3.0", "2.7.2", "1.2.0"):
         assert f"ci: graphrag {version}: install failed; retrying once" in proc.stdout
     assert "ci: error" not in proc.stdout + proc.stderr
     assert sorted(p.name for p in side.glob("*.ok")) == ["azurite.ok", "gr12.ok", "gr27.ok", "gr3.ok"]
+
+
+def _side_env_stand_ins(bin_dir, npm_works=True):
+    """``python3 -m venv DIR`` makes DIR/bin/python, a script that fails its first ``pip install
+    graphrag==...`` and succeeds otherwise; chromium and npm (a stand-in azurite-blob, or a failure)."""
+    side_python = (
+        'd=$(dirname "$0"); once="$(dirname "$d").failed-once"  # beside the venv: it is rebuilt\n'
+        'case "$*" in\n'
+        '  *"install -q graphrag=="*) if [ ! -e "$once" ]; then touch "$once"; '
+        'echo "stand-in pip: connection reset" >&2; exit 1; fi; touch "$d/graphrag"; exit 0;;\n'
+        '  *"-c import graphrag"*) [ -e "$d/graphrag" ] && exit 0; exit 1;;\n'
+        '  *) exit 0;;\n'
+        'esac\n')
+    _script(bin_dir / "python3",
+            'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then\n'
+            '  mkdir -p "$3/bin" && cat > "$3/bin/python" <<\'EOS\'\n#!/bin/sh\n' + side_python + 'EOS\n'
+            '  chmod +x "$3/bin/python"; exit 0\nfi\nexit 1\n')
+    _script(bin_dir / "chromium", "exit 0\n")
+    # npm: installs a stand-in azurite-blob, or fails (a registry down): then .ci/run fails before the tests
+    _script(bin_dir / "npm", STAND_IN_NPM if npm_works else "echo 'stand-in npm: ECONNRESET' >&2\nexit 1\n")
+
+
+@pytest.mark.skipif(sys.platform == "win32" or shutil.which("bash") is None, reason=".ci/run is a bash script")
+@pytest.mark.parametrize("failing", ["smoke", "test-extra", "pytest"])
+def test_ci_run_fails_when_the_installed_product_or_the_tests_fail(tmp_path, failing):
+    """The side environments build; then the smoke step fails (a stand-in ``python`` exiting 1 on
+    ``.ci/installed_smoke.py``), or ``pip install -q .[test]`` fails twice: .ci/run says so on
+    stderr and exits 1 without running pytest. A failing pytest after a passing smoke step: exit 1
+    too. The real smoke step: .ci/installed_smoke.py (a fresh venv per install, too slow for the
+    test suite; .ci/run runs it for real)."""
+    bin_dir, calls = tmp_path / "bin", tmp_path / "python-calls"
+    bin_dir.mkdir()
+    fails_on = {"smoke": ".ci/installed_smoke.py", "test-extra": "-m pip install -q .[test]",
+                "pytest": "-m pytest"}[failing]
+    _script(bin_dir / "python", f"echo \"$*\" >> '{calls}'\n"
+                                f"[ \"$*\" = \"{fails_on}\" ] && {{ echo 'stand-in: failed' >&2; exit 1; }}\nexit 0\n")
+    _side_env_stand_ins(bin_dir)
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+           "TMPDIR": str(tmp_path / "tmp")}
+    proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 1, (proc.stdout[-3000:], proc.stderr[-3000:])
+    ran = calls.read_text().split("\n")[:-1]
+    if failing == "pytest":
+        assert ran == ["-m pip install -q .[test]", ".ci/installed_smoke.py", "-m pip install .[test]", "-m pytest"]
+        assert "ci: error" not in proc.stdout + proc.stderr
+        return
+    assert "-m pytest" not in ran
+    if failing == "smoke":
+        assert ran == ["-m pip install -q .[test]", ".ci/installed_smoke.py"]
+        assert "ci: error: the installed product failed (.ci/installed_smoke.py, listed above)" in proc.stderr
+    else:
+        assert ran == ["-m pip install -q .[test]"] * 2  # tried twice, like the side environments
+        assert "ci: pip install .[test] failed; retrying once" in proc.stdout
+        assert 'ci: error: pip install ".[test]" failed twice' in proc.stderr

@@ -63,6 +63,10 @@ def test_readme_says_how_long_the_suite_takes_and_what_skips():
     assert "20-35 minutes" in section and ".ci/run" in section and "2 cores" in section
     assert "../shared/indexes" in section and "skip" in section
     assert "GRAPHRAG_VERIFY_PYTHONS" in section and "Chromium" in section
+    # next to the test command in the quick start too: the paragraph right after its code block
+    after = readme.split('python -m pip install ".[test]" && python -m pytest\n```\n', 1)[1]
+    quick = after.lstrip("\n").split("\n\n", 1)[0]
+    assert "20-35 minutes" in quick and "2-core" in quick, quick
 
 
 # ---- install hints -------------------------------------------------------------------------------
