@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from graphrag_audit.io.bounded import open_regular as _open_regular
 from graphrag_audit.io.decoded import BatchBudget, check_parquet
 from graphrag_audit.errors import IndexInputError
 
@@ -95,21 +96,6 @@ def table_columns(path: Path) -> list[str]:
         text = head.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
         return next(csv.reader(io.StringIO(text, newline="")), [])
     return list(parquet_schema(path, size).names)
-
-
-def _open_regular(path: Path):
-    """``open(path, "rb")`` that never blocks (O_NONBLOCK: a FIFO swapped in after the stat) and
-    refuses anything but a regular file."""
-    import stat
-
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise IndexInputError(path, "not a regular file")
-    except BaseException:
-        os.close(fd)
-        raise
-    return os.fdopen(fd, "rb")
 
 
 def _open(path: Path) -> pa.NativeFile:
@@ -420,7 +406,7 @@ def parse_list_cell(value):
         if s[0] == "[":
             try:
                 out = json.loads(s)
-            except ValueError:
+            except (ValueError, RecursionError):
                 try:
                     out = ast.literal_eval(s)
                 except (ValueError, SyntaxError, MemoryError, RecursionError):
