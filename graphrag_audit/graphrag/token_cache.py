@@ -190,7 +190,7 @@ class TokenCountStore:
             _note(f"token cache {self.path}: cannot read ({exc.strerror or exc}); counting without it")
             return _Entries()
         except IndexInputError as exc:  # a FIFO, a device, too large: never read
-            _note(f"token cache {self.path}: {exc.problem}; counting without it")
+            _note(f"token cache {self.path}: cannot read ({exc.problem.removesuffix(': not read')}); counting without it")
             return _Entries()
         try:
             return self._parse(data)
