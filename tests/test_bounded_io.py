@@ -15,7 +15,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from hostile import REPO, clean_env, run_cli
 
 PREFIX = "graphrag-audit: error: "

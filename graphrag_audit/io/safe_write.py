@@ -153,7 +153,7 @@ class Guard:
             return cls()
         return cls().protect_located(locate_index(index_dir))
 
-    def protect_located(self, files) -> "Guard":
+    def protect_located(self, files) -> Guard:
         """Add a located index (:class:`~graphrag_audit.io.locate.IndexFiles`): its directory and
         tables, and the settings file and ``.env`` read to find it."""
         self.protect(files.output_dir, files.tables.values())
@@ -161,7 +161,7 @@ class Guard:
             self.protect_read(files.settings_file).protect_read(files.settings_file.parent / ".env")
         return self
 
-    def protect_read(self, path) -> "Guard":
+    def protect_read(self, path) -> Guard:
         """Add a file the run reads (settings, ``.env``, a baseline, a ``--relevant`` list): no write
         may replace or append to it, by any name (resolved path, directory entry or inode)."""
         if path is not None:
