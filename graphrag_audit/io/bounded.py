@@ -53,28 +53,20 @@ def _size(n: int) -> str:
     return f"{n / MiB:,.0f} MiB" if n >= MiB else f"{n:,} bytes"
 
 
-def not_regular(path) -> str | None:
-    """Why ``path`` (following links) is not a regular file to read, or None. Missing: None."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    kind = _kind(st.st_mode)
-    return f"is {kind}, not a regular file: not read" if kind else None
+def _refuse(path, what: str | None, mode: int) -> None:
+    kind = _kind(mode)
+    if kind:
+        raise IndexInputError(path, f"{f'the {what} ' if what else ''}is {kind}, not a regular file: not read")
 
 
-def open_regular(path, what: str = "file"):
-    """``open(path, "rb")`` of a regular file, never blocking; anything else is an
-    :class:`IndexInputError` naming ``path``. OSError (missing, permission) propagates."""
-    why = not_regular(path)
-    if why:
-        raise IndexInputError(path, f"the {what} {why}" if what != "file" else why)
+def open_regular(path, what: str | None = None):
+    """``open(path, "rb")`` of a regular file (``what`` it is, for the message), never blocking:
+    anything else is an :class:`IndexInputError` naming ``path``, refused from ``stat`` before it
+    is opened and again from the opened descriptor. OSError (missing, permission) propagates."""
+    _refuse(path, what, os.stat(path).st_mode)
     fd = os.open(path, _FLAGS)
     try:
-        kind = _kind(os.fstat(fd).st_mode)
-        if kind:
-            raise IndexInputError(path, f"the {what} is {kind}, not a regular file: not read"
-                                  if what != "file" else f"is {kind}, not a regular file: not read")
+        _refuse(path, what, os.fstat(fd).st_mode)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
