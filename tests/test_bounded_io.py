@@ -212,3 +212,12 @@ def test_plan_write_never_replaces_the_settings(proj, tmp_path):
     r = cli("plan", proj, "--map-calls", "100", "--write", proj, "--force", cwd=tmp_path)
     assert r.code == 2 and "a file this run reads" in r.stderr, r.stderr
     assert (proj / "settings.yaml").read_text() == SETTINGS.replace("${OUT_DIR}", "../idx")
+
+
+def test_update_run_output_never_replaces_the_settings(proj, tmp_path):
+    run = proj / "update_output" / "20250101-000000"
+    for part in ("previous", "delta"):
+        shutil.copytree(REPO / "fixtures" / "seed-v3", run / part)
+    r = cli("update-run", run, "-o", proj / "settings.yaml", cwd=tmp_path)  # the run folder, inside the project
+    refused(r, str(proj / "settings.yaml"), "a file this run reads")
+    unchanged(proj)

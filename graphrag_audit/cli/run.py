@@ -234,10 +234,6 @@ def output_charset_for(output: Path | None):
     return output_charset(stream_encoding(sys.stdout) if to_stdout else None)
 
 
-#: the guard each checked -o target was checked with (for write_payload calls without one)
-_CHECKED: dict[str, object] = {}
-
-
 def check_output_path(output: Path | None, index_dir: Path, reads=()):
     """Before any work: refuse an ``-o`` target that the write would refuse (inside the index
     directory DIR resolves to, over a table, the settings or any file in ``reads``, a link, a
@@ -252,7 +248,6 @@ def check_output_path(output: Path | None, index_dir: Path, reads=()):
         check_file_target(output, guard)
     except WriteError as exc:
         raise fail(str(exc)) from None
-    _CHECKED[os.fspath(output)] = guard
     return guard
 
 
@@ -269,8 +264,8 @@ def write_payload(text, output: Path | None, guard=None) -> None:
         for chunk in chunks:
             write_stream(chunk, sys.stdout)  # never a UnicodeEncodeError, whatever stdout's encoding
         return
-    if guard is None:
-        guard = _CHECKED.get(os.fspath(output)) or Guard()
+    if guard is None:  # the guard check_output_path returned: what the run read
+        guard = Guard()
 
     def produce(fh) -> None:
         for chunk in chunks:
