@@ -221,3 +221,14 @@ def test_update_run_output_never_replaces_the_settings(proj, tmp_path):
     r = cli("update-run", run, "-o", proj / "settings.yaml", cwd=tmp_path)  # the run folder, inside the project
     refused(r, str(proj / "settings.yaml"), "a file this run reads")
     unchanged(proj)
+
+
+def test_deeply_nested_pandas_metadata_is_an_input_error(proj, tmp_path):
+    """pyarrow parses a table's pandas metadata even with ignore_metadata (so pandas.read_parquet,
+    graphrag's reader, fails on it too): one line naming the table, not an internal error."""
+    import pyarrow.parquet as pq
+
+    path = proj / "output" / "entities.parquet"
+    pq.write_table(pq.read_table(path).replace_schema_metadata({b"pandas": b"[" * 100_000}), path)
+    refused(cli("levels", proj, "--no-costs", cwd=tmp_path), str(path),
+            "cannot convert to a table (its pandas metadata is JSON nested too deeply)")

@@ -148,6 +148,9 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
         return table.to_pandas(types_mapper=_arrow_lists)
     except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
         raise
+    except RecursionError:  # pyarrow parses it even with ignore_metadata, and so pandas.read_parquet fails
+        raise IndexInputError(path, "cannot convert to a table (its pandas metadata is JSON nested too deeply)") \
+            from None
     except (pa.ArrowException, ValueError) as exc:
         raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
     except (KeyError, TypeError, IndexError, AttributeError):
