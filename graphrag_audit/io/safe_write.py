@@ -170,9 +170,13 @@ class Guard:
         return self
 
     def protect_model(self, model) -> "Guard":
-        """Add a loaded :class:`~graphrag_audit.model.index.IndexModel` (its directory and table files)."""
+        """Add a loaded :class:`~graphrag_audit.model.index.IndexModel` (its directory and table
+        files, and the settings file and ``.env`` followed to it)."""
         from graphrag_audit.io.remote import RemoteName
 
+        settings = getattr(model, "settings_file", None)
+        if settings is not None:
+            self.protect_read(settings).protect_read(Path(settings).parent / ".env")
         if isinstance(model.output_dir, RemoteName):  # read in place from remote storage
             return self
         return self.protect(model.output_dir, model.files.values())
