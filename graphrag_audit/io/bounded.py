@@ -66,8 +66,7 @@ def open_regular(path, what: str | None = None):
     _refuse(path, what, os.stat(path).st_mode)
     fd = os.open(path, _FLAGS)
     try:
-        _refuse(path, what, os.fstat(fd).st_mode)
-        os.set_blocking(fd, True)
+        _refuse(path, what, os.fstat(fd).st_mode)  # O_NONBLOCK changes nothing for a regular file
     except BaseException:
         os.close(fd)
         raise
