@@ -75,6 +75,7 @@ import pyarrow.parquet as pq
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.model.index import IndexModel
+from graphrag_audit.io.bounded import open_regular
 from graphrag_audit.io.safe_write import MAX_SCAN_ENTRIES, DirectoryWriter, Guard, WriteError
 
 __all__ = ["MANIFEST_NAME", "PlanWriteError", "WriteResult", "write_plan", "check_out_dir", "query_commands"]
@@ -170,7 +171,7 @@ def _pandas_metadata(schema: pa.Schema, n_rows: int) -> pa.Schema:
         return schema
     try:
         doc = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return schema
     changed = False
     for ix in doc.get("index_columns", []):
@@ -219,12 +220,12 @@ def _open_regular(path: Path):
     """A source file opened for reading as a regular file only (a FIFO or device put in its place
     after loading would block or never end)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC)
+        fh = open_regular(path)
     except OSError as exc:
         raise PlanWriteError(path, f"cannot read ({exc.strerror or exc})") from None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise PlanWriteError(path, "not a regular file")
+    except IndexInputError as exc:
+        raise PlanWriteError(path, exc.problem) from None
+    with fh:
         yield fh
 
 

@@ -108,7 +108,7 @@ def write_bundle(plan: BundlePlan, out, *, keep_titles: bool = False, force: boo
                  extra: Callable[[Path, "BundleResult"], dict[str, bytes]] | None = None) -> BundleResult:
     """Write the bundle to ``out``. ``extra(path, result)`` returns more files (name -> bytes) to
     write before the directory is published (the audit of the bundle, its README)."""
-    guard = (guard if guard is not None else Guard()).protect(plan.files.output_dir, plan.files.tables.values())
+    guard = (guard if guard is not None else Guard()).protect_located(plan.files)
     anon = Anonymiser(keep_titles=keep_titles)
     replaced: dict[str, list[str]] = {}
     # entity tables first, so that pseudonyms are numbered in entity order

@@ -14,8 +14,9 @@ from graphrag_audit.cli.options import (DEFAULT_MAX_INFLATION, DEFAULT_MAX_UNREA
                                         Debug, FailOn, FailOnOpt, IndexDir, JsonIds, LevelsFormatOpt,
                                         DynamicMaxLevel, KeepParent, MaxContextTokens, NoCosts, NoTokenCache, NumRepeats, Output,
                                         Query, Relevant, Threshold, Tokenizer, UseSummary, Width,
-                                        parse_relevant, DEFAULT_MAX_COVERAGE_DROP, DEFAULT_MAX_MAP_CALLS_INCREASE,
-                                        IncludeHypothetical, MaxCoverageDrop, MaxMapCallsIncrease)
+                                        parse_relevant, relevant_file, DEFAULT_MAX_COVERAGE_DROP,
+                                        DEFAULT_MAX_MAP_CALLS_INCREASE, IncludeHypothetical, MaxCoverageDrop,
+                                        MaxMapCallsIncrease)
 from pathlib import Path
 from graphrag_audit.cli.run import (EXIT_FINDINGS, EXIT_OK, Progress, check_output_path, check_tokenizer, fail,
                                     output_charset_for, output_guard, run_guarded, say, stdout_if_dash, text_color,
@@ -92,7 +93,8 @@ def levels_cmd(
         relevant_ids = parse_relevant(relevant)
     except ValueError as exc:
         raise fail(str(exc)) from None
-    guard = check_output_path(output, index_dir)
+    reads = (baseline, relevant_file(relevant))  # files this run reads: never written over
+    guard = check_output_path(output, index_dir, reads)
     base = None
     if baseline is not None:
         from graphrag_audit.analysis.baseline import snapshot_of_json
@@ -108,7 +110,7 @@ def levels_cmd(
     if summary:
         from graphrag_audit.io.safe_write import WriteError, check_append_target
 
-        guard = guard or output_guard(index_dir)
+        guard = guard or output_guard(index_dir, reads)
         try:
             check_append_target(summary, guard)
         except WriteError as exc:

@@ -158,6 +158,11 @@ Relevant = Annotated[Optional[str], typer.Option(
          "@FILE (numbers separated by commas or whitespace); adds what_if per graphrag line.")]
 
 
+def relevant_file(value: str | None) -> Path | None:
+    """The file ``--relevant @FILE`` reads (None for a comma list or no option)."""
+    return Path(value[1:]) if value is not None and value.startswith("@") else None
+
+
 def parse_relevant(value: str | None) -> tuple[int, ...] | None:
     """``--relevant``: a comma list or ``@FILE`` -> sorted distinct community numbers (None: not given).
     Raises ValueError with a one-line message naming the file or the bad item."""
@@ -168,10 +173,15 @@ def parse_relevant(value: str | None) -> tuple[int, ...] | None:
     if value.startswith("@"):
         path = Path(value[1:])
         source = str(path)
+        from graphrag_audit.errors import IndexInputError
+        from graphrag_audit.io.bounded import read_text
+
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_text(path, "--relevant list")
+        except OSError as exc:
             raise ValueError(f"{path}: cannot read the --relevant list ({exc.__class__.__name__})") from None
+        except IndexInputError as exc:
+            raise ValueError(str(exc)) from None
     items = [t for t in text.replace(",", " ").split() if t]
     out = set()
     for t in items:

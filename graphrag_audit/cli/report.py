@@ -10,7 +10,8 @@ import typer
 from graphrag_audit.cli.options import (DEFAULT_MAX_INFLATION, DEFAULT_MAX_UNREACHABLE, DEFAULT_MIN_COVERAGE,
                                         Debug, DynamicMaxLevel, IndexDir, KeepParent, MaxContextTokens, MaxInflation,
                                         MaxUnreachable, MinCoverage, NoCosts, NumRepeats, Query, Relevant,
-                                        ReportLevel, Threshold, Tokenizer, UseSummary, parse_relevant)
+                                        ReportLevel, Threshold, Tokenizer, UseSummary, parse_relevant,
+                                        relevant_file)
 from graphrag_audit.cli.run import (check_output_path, check_tokenizer, fail, run_guarded, say, stdout_if_dash,
                                     write_payload)
 from graphrag_audit.render.formats import ReportFormat, renderer
@@ -48,7 +49,7 @@ def report_cmd(
     if tokenizer is not None:
         check_tokenizer(tokenizer)
     output = stdout_if_dash(output)
-    guard = check_output_path(output, index_dir)
+    guard = check_output_path(output, index_dir, (relevant_file(relevant),))
 
     def work():
         from graphrag_audit.analysis.audit import AuditOptions, audit_with_model

@@ -208,15 +208,19 @@ def use_color(color: Color, stream) -> bool:
         return False
 
 
-def output_guard(index_dir: Path):
-    """The write guard of the index ``index_dir`` resolves to (see :mod:`graphrag_audit.io.safe_write`);
-    an index that cannot be located is the usual one-line exit 2."""
+def output_guard(index_dir: Path, reads=()):
+    """The write guard of the index ``index_dir`` resolves to (see :mod:`graphrag_audit.io.safe_write`),
+    with ``reads``, the other files the run reads (a baseline, a ``--relevant`` list; None is
+    skipped); an index that cannot be located is the usual one-line exit 2."""
     from graphrag_audit.io.safe_write import Guard
 
     try:
-        return Guard.for_index(index_dir)
+        guard = Guard.for_index(index_dir)
     except IndexInputError as exc:
         raise fail(str(exc)) from None
+    for path in reads:
+        guard.protect_read(path)
+    return guard
 
 
 def output_charset_for(output: Path | None):
@@ -230,24 +234,20 @@ def output_charset_for(output: Path | None):
     return output_charset(stream_encoding(sys.stdout) if to_stdout else None)
 
 
-#: the guard each checked -o target was checked with (for write_payload calls without one)
-_CHECKED: dict[str, object] = {}
-
-
-def check_output_path(output: Path | None, index_dir: Path):
+def check_output_path(output: Path | None, index_dir: Path, reads=()):
     """Before any work: refuse an ``-o`` target that the write would refuse (inside the index
-    directory DIR resolves to, over a table it reads, a link, a directory, a FIFO or device).
-    Returns the guard to pass to :func:`write_payload` (None for stdout: no ``-o`` or ``-o -``)."""
+    directory DIR resolves to, over a table, the settings or any file in ``reads``, a link, a
+    directory, a FIFO or device). Returns the guard to pass to :func:`write_payload` (None for
+    stdout: no ``-o`` or ``-o -``)."""
     from graphrag_audit.io.safe_write import WriteError, check_file_target, is_stdout
 
     if output is None or is_stdout(output):
         return None
-    guard = output_guard(index_dir)
+    guard = output_guard(index_dir, reads)
     try:
         check_file_target(output, guard)
     except WriteError as exc:
         raise fail(str(exc)) from None
-    _CHECKED[os.fspath(output)] = guard
     return guard
 
 
@@ -264,8 +264,8 @@ def write_payload(text, output: Path | None, guard=None) -> None:
         for chunk in chunks:
             write_stream(chunk, sys.stdout)  # never a UnicodeEncodeError, whatever stdout's encoding
         return
-    if guard is None:
-        guard = _CHECKED.get(os.fspath(output)) or Guard()
+    if guard is None:  # the guard check_output_path returned: what the run read
+        guard = Guard()
 
     def produce(fh) -> None:
         for chunk in chunks:

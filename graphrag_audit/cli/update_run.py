@@ -3,6 +3,7 @@ update` run audited together, which of them graphrag queries, and graphrag's id 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -60,6 +61,7 @@ def _check_output(output: Path | None, run_dir: Path):
     and the ``-o`` target checked against it (None for stdout)."""
     from graphrag_audit.errors import IndexInputError
     from graphrag_audit.io.safe_write import Guard, WriteError, check_file_target, is_stdout
+    from graphrag_audit.io.settings import find_settings
     from graphrag_audit.io.update_run import ROLES, locate_update_run
 
     if output is None or is_stdout(output):
@@ -73,6 +75,11 @@ def _check_output(output: Path | None, run_dir: Path):
         folder = run.folder(role)
         if folder is not None:
             guard.protect(folder)
+    here = Path(os.path.abspath(run_dir))
+    for root in (here, here.parent, here.parent.parent):  # the project roots whose settings may be read
+        settings = find_settings(root)
+        if settings is not None:
+            guard.protect_read(settings).protect_read(settings.parent / ".env")
     try:
         check_file_target(output, guard)
     except WriteError as exc:

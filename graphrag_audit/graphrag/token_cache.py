@@ -179,12 +179,18 @@ class TokenCountStore:
     def _read(self) -> _Entries:
         if self.path is None:
             return _Entries()
+        from graphrag_audit.errors import IndexInputError
+        from graphrag_audit.io.bounded import read_bytes
+
         try:
-            data = self.path.read_bytes()
+            data = read_bytes(self.path, "token cache")
         except FileNotFoundError:
             return _Entries()
         except OSError as exc:
             _note(f"token cache {self.path}: cannot read ({exc.strerror or exc}); counting without it")
+            return _Entries()
+        except IndexInputError as exc:  # a FIFO, a device, too large: never read
+            _note(f"token cache {self.path}: cannot read ({exc.problem.removesuffix(': not read')}); counting without it")
             return _Entries()
         try:
             return self._parse(data)
@@ -204,7 +210,7 @@ class TokenCountStore:
             header = json.loads(body[start:start + hlen].decode("utf-8"))
             n = int(header["entries"])
             ok = header.get("digest_size") == DIGEST_SIZE and n >= 0
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError, RecursionError):
             raise ValueError("bad header") from None
         if not ok or len(body) != start + hlen + n * (DIGEST_SIZE + 4):
             raise ValueError("bad size")

@@ -6,10 +6,10 @@ of another schema major version (its fields may mean something else)."""
 
 from __future__ import annotations
 
-import json
 import os
 
 from graphrag_audit.errors import IndexInputError
+from graphrag_audit.io.bounded import loads_json, read_bytes
 from graphrag_audit.results.audit import SCHEMA_VERSION
 
 #: keys every levels JSON has (graphrag_audit/schema/audit-report.schema.json)
@@ -23,14 +23,10 @@ def _major(version: str) -> str:
 def read_baseline(path: str | os.PathLike) -> dict:
     """The baseline document; raises :class:`IndexInputError` (path, one-line problem)."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = read_bytes(path, "baseline")
     except OSError as exc:
         raise IndexInputError(path, f"cannot read the baseline ({exc.strerror or exc.__class__.__name__})") from None
-    try:
-        doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise IndexInputError(path, f"the baseline is not JSON ({exc.__class__.__name__})") from None
+    doc = loads_json(path, "baseline", raw)
     if not isinstance(doc, dict) or "kind" in doc or any(k not in doc for k in LEVELS_KEYS) \
             or not isinstance(doc.get("levels"), list) or not isinstance(doc.get("findings"), list):
         raise IndexInputError(path, "not a levels JSON written by graphrag-audit (levels -f json): cannot be a "

@@ -125,17 +125,20 @@ def _fsync_dir(dfd: int) -> None:
 
 
 class Guard:
-    """What no write may touch: the real directory of every index read and everything under it,
-    every table file read (wherever its links lead), and what the index directory's entries
-    link to (except links up to a directory that contains the index)."""
+    """What no write may touch: the real directory of every index read and everything under it
+    (hard links to its files included), every table file read (wherever its links lead), what
+    the index directory's entries link to (except links up to a directory that contains the
+    index), and every other file the run reads (settings, ``.env``, baseline, ``--relevant``
+    list: :meth:`protect_read`). It is the run's record of what it read, passed to every writer."""
 
     def __init__(self) -> None:
         self.dirs: dict[Key, str] = {}  # protected directory (dev, ino) -> what it is (for messages)
         self.dir_paths: dict[str, str] = {}  # real path -> what it is
-        self.files: dict[Key, str] = {}  # protected file (dev, ino) -> its real path
-        self.file_paths: set[str] = set()
-        self.entries: dict[tuple[Key, str], str] = {}  # (parent dir (dev, ino), name) -> real path
+        self.files: dict[Key, str] = {}  # protected file (dev, ino) -> "its real path, what it is"
+        self.file_paths: dict[str, str] = {}  # real path -> the same
+        self.entries: dict[tuple[Key, str], str] = {}  # (parent dir (dev, ino), name) -> the same
         self.ancestors: dict[Key, str] = {}  # directories containing an index -> that index
+        self.unscanned: str | None = None  # an index folder too large to look at every file of
 
     # ---- what is protected ------------------------------------------------------------
     @classmethod
@@ -148,13 +151,32 @@ class Guard:
 
         if location_of(index_dir) is not None:  # in Azure Blob Storage or S3: no local file to protect
             return cls()
-        files = locate_index(index_dir)
-        return cls().protect(files.output_dir, files.tables.values())
+        return cls().protect_located(locate_index(index_dir))
+
+    def protect_located(self, files) -> Guard:
+        """Add a located index (:class:`~graphrag_audit.io.locate.IndexFiles`): its directory and
+        tables, and the settings file and ``.env`` read to find it."""
+        self.protect(files.output_dir, files.tables.values())
+        if files.settings_file is not None:
+            self.protect_read(files.settings_file).protect_read(files.settings_file.parent / ".env")
+        return self
+
+    def protect_read(self, path) -> Guard:
+        """Add a file the run reads (settings, ``.env``, a baseline, a ``--relevant`` list): no write
+        may replace or append to it, by any name (resolved path, directory entry or inode)."""
+        if path is not None:
+            real = os.path.realpath(path)
+            self._protect_file(real, f"{real}, a file this run reads")
+        return self
 
     def protect_model(self, model) -> "Guard":
-        """Add a loaded :class:`~graphrag_audit.model.index.IndexModel` (its directory and table files)."""
+        """Add a loaded :class:`~graphrag_audit.model.index.IndexModel` (its directory and table
+        files, and the settings file and ``.env`` followed to it)."""
         from graphrag_audit.io.remote import RemoteName
 
+        settings = getattr(model, "settings_file", None)
+        if settings is not None:
+            self.protect_read(settings).protect_read(Path(settings).parent / ".env")
         if isinstance(model.output_dir, RemoteName):  # read in place from remote storage
             return self
         return self.protect(model.output_dir, model.files.values())
@@ -177,13 +199,36 @@ class Guard:
                                     self._protect_dir(target, index=False)
                             else:
                                 self._protect_file(target)
-                        elif entry.is_file(follow_symlinks=False):  # hard links to it elsewhere
-                            self.files.setdefault(_key(entry.stat(follow_symlinks=False)), entry.path)
                     except (OSError, ValueError):
                         continue
         except OSError:
             pass
+        self._hard_links(real)
         return self
+
+    def _hard_links(self, real: str) -> None:
+        """Every file under the index folder with another name somewhere (``st_nlink > 1``): a
+        write there would change the index through that name. Links are not followed."""
+        seen, stack = 0, [real]
+        while stack:
+            try:
+                with os.scandir(stack.pop()) as it:
+                    for entry in it:
+                        seen += 1
+                        if seen > MAX_SCAN_ENTRIES:
+                            self.unscanned = real
+                            return
+                        try:
+                            if entry.is_dir(follow_symlinks=False):
+                                stack.append(entry.path)
+                            elif entry.is_file(follow_symlinks=False):
+                                st = entry.stat(follow_symlinks=False)
+                                if st.st_nlink > 1:
+                                    self.files.setdefault(_key(st), f"{entry.path}, a file of the index")
+                        except OSError:
+                            continue
+            except OSError:
+                continue
 
     def _protect_dir(self, real: str, index: bool) -> None:
         what = f"the index directory {real}" if index else f"{real}, a folder the index directory links to"
@@ -207,15 +252,16 @@ class Guard:
                 except OSError:
                     pass
 
-    def _protect_file(self, real: str) -> None:
-        self.file_paths.add(real)
+    def _protect_file(self, real: str, what: str | None = None) -> None:
+        what = what or f"{real}, a file of the index"
+        self.file_paths.setdefault(real, what)
         try:
             st = os.stat(real)
             parent = os.stat(os.path.dirname(real) or os.sep)
         except OSError:
             return
-        self.files.setdefault(_key(st), real)
-        self.entries.setdefault((_key(parent), os.path.basename(real)), real)
+        self.files.setdefault(_key(st), what)
+        self.entries.setdefault((_key(parent), os.path.basename(real)), what)
 
     # ---- checks -----------------------------------------------------------------------
     def dir_refusal(self, dfd: int, path: str | None = None) -> str | None:
@@ -239,7 +285,7 @@ class Guard:
                 return f"refusing to write inside {self.dir_paths[d]}"
         for f in sorted(self.file_paths):
             if _inside(real, f):
-                return f"refusing to write over {f}, a file of the index"
+                return f"refusing to write over {self.file_paths[f]}"
         return None
 
     def entry_refusal(self, dfd: int, name: str, st: os.stat_result | None, path: str | None = None) -> str | None:
@@ -247,12 +293,15 @@ class Guard:
         hit = self.entries.get((_key(os.fstat(dfd)), name))
         if hit is None and st is not None and stat.S_ISREG(st.st_mode):
             hit = self.files.get(_key(st))
+            if hit is None and st.st_nlink > 1 and self.unscanned:
+                return (f"refusing to write over a file with several names: {self.unscanned} has too many files "
+                        f"to tell whether one of them is this file")
         if hit is None:
             real = _fd_path(dfd, path)
-            if real is not None and os.path.join(real, name) in self.file_paths:
-                hit = os.path.join(real, name)
+            if real is not None:
+                hit = self.file_paths.get(os.path.join(real, name))
         if hit is not None:
-            return f"refusing to write over {hit}, a file of the index"
+            return f"refusing to write over {hit}"
         return None
 
     def contains_refusal(self, dfd: int) -> str | None:
@@ -311,7 +360,7 @@ class Guard:
             except OSError:
                 return None
             hit = self.files.get(_key(st))
-            return f"refusing to write over {hit}, a file of the index" if hit else None
+            return f"refusing to write over {hit}" if hit else None
         try:
             return self.dir_refusal(sub)
         finally:

@@ -54,10 +54,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
+from graphrag_audit.io.bounded import LIMITS, ExpansionBudget, read_bytes, read_dotenv
 
 SETTINGS_FILES = ("settings.yaml", "settings.yml", "settings.json")
 #: a settings file larger than this is refused unread (graphrag's own are a few KB)
-MAX_SETTINGS_BYTES = 4 * 1024**2
+MAX_SETTINGS_BYTES = LIMITS["settings file"]
 
 #: the top-level keys that name the output, newest generation first
 OUTPUT_KEYS = ("output_storage", "outputs", "output", "storage")
@@ -166,16 +167,13 @@ def _read_text(path: Path) -> str:
         if size > MAX_SETTINGS_BYTES:
             raise IndexInputError(path, f"too large for a settings file ({_size(size)}; graphrag's are a few KB): "
                                         f"not read")
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_SETTINGS_BYTES + 1)
+        data = read_bytes(path, "settings file")
     except IndexInputError:
         raise
     except PermissionError:
         raise IndexInputError(path, "permission denied: cannot read the settings file") from None
     except OSError as exc:
         raise IndexInputError(path, f"cannot read the settings file ({exc.strerror or exc})") from None
-    if len(data) > MAX_SETTINGS_BYTES:
-        raise IndexInputError(path, "too large for a settings file: not read")
     try:
         text = data.decode("utf-8")  # graphrag: .decode("utf-8", errors="strict") / read_text("utf-8")
     except UnicodeDecodeError as exc:
@@ -231,21 +229,16 @@ class _Environment:
     def __init__(self, settings_file: Path):
         self.dotenv = settings_file.parent / ".env"
         self._values: dict[str, str] | None = None
+        self.budget = ExpansionBudget(settings_file, "settings file")  # what ${VAR} may add, in all
 
     @property
     def values(self) -> dict[str, str]:
         if self._values is None:
             values = dict(os.environ)
-            try:
-                present = self.dotenv.is_file()
-            except OSError:
-                present = False
-            if present:
+            if self._present():
                 try:
-                    from dotenv.main import DotEnv
-
                     # load_dotenv(path) as graphrag 2.x/3.x call it: override=False, interpolate=True
-                    loaded = DotEnv(self.dotenv, interpolate=True, override=False, encoding="utf-8").dict()
+                    loaded = read_dotenv(self.dotenv, os.environ)
                 except PermissionError:
                     raise IndexInputError(self.dotenv, "permission denied: cannot read the .env file") from None
                 except UnicodeDecodeError:
@@ -259,12 +252,15 @@ class _Environment:
             self._values = values
         return self._values
 
+    def _present(self) -> bool:
+        """A ``.env`` that is there (python-dotenv skips a directory; a FIFO or device is refused
+        when read, never opened)."""
+        return os.path.exists(self.dotenv) and not os.path.isdir(self.dotenv)
+
     def where(self) -> str:
-        try:
-            has = self.dotenv.is_file()
-        except OSError:
-            has = False
-        return f"the environment or {self.dotenv}" if has else f"the environment (and there is no {self.dotenv})"
+        if self._present():
+            return f"the environment or {self.dotenv}"
+        return f"the environment (and there is no {self.dotenv})"
 
 
 def _template_substitute(text: str, env: _Environment) -> tuple[str, dict[str, str]]:
@@ -284,7 +280,7 @@ def _template_substitute(text: str, env: _Environment) -> tuple[str, dict[str, s
         if name is None:  # an ill-formed '$': graphrag raises ValueError; left as written here
             return m.group()
         if name in env.values:
-            return env.values[name]
+            return env.budget.take(env.values[name])
         if name not in by_name:
             by_name[name] = f"graphragauditunset{salt}n{len(by_name)}x"
             markers[by_name[name]] = name
@@ -307,7 +303,7 @@ def _expandvars(value: str, env: _Environment, keep=("timestamp",)) -> tuple[str
         if name.startswith("{") and name.endswith("}"):
             name = name[1:-1]
         if name in env.values:
-            return env.values[name]
+            return env.budget.take(env.values[name])
         if name not in keep:
             missing.append(name)
         return m.group()

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from graphrag_audit.io.bounded import open_regular as _open_regular
 from graphrag_audit.io.decoded import BatchBudget, check_parquet
 from graphrag_audit.errors import IndexInputError
 
@@ -97,21 +98,6 @@ def table_columns(path: Path) -> list[str]:
     return list(parquet_schema(path, size).names)
 
 
-def _open_regular(path: Path):
-    """``open(path, "rb")`` that never blocks (O_NONBLOCK: a FIFO swapped in after the stat) and
-    refuses anything but a regular file."""
-    import stat
-
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise IndexInputError(path, "not a regular file")
-    except BaseException:
-        os.close(fd)
-        raise
-    return os.fdopen(fd, "rb")
-
-
 def _open(path: Path) -> pa.NativeFile:
     """A native file for pyarrow; the name as bytes, so non-UTF-8 file names open too."""
     return pa.OSFile(os.fsencode(path))
@@ -162,6 +148,9 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
         return table.to_pandas(types_mapper=_arrow_lists)
     except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
         raise
+    except RecursionError:  # pyarrow parses it even with ignore_metadata, and so pandas.read_parquet fails
+        raise IndexInputError(path, "cannot convert to a table (its pandas metadata is JSON nested too deeply)") \
+            from None
     except (pa.ArrowException, ValueError) as exc:
         raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
     except (KeyError, TypeError, IndexError, AttributeError):
@@ -420,7 +409,7 @@ def parse_list_cell(value):
         if s[0] == "[":
             try:
                 out = json.loads(s)
-            except ValueError:
+            except (ValueError, RecursionError):
                 try:
                     out = ast.literal_eval(s)
                 except (ValueError, SyntaxError, MemoryError, RecursionError):

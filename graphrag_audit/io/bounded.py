@@ -1,0 +1,156 @@
+"""Every local file the tool reads goes through here, with its limits in one place.
+
+* Regular files only: a FIFO, device, socket or directory is refused with one line naming it,
+  before anything is read (checked with ``stat``, then again on the descriptor opened with
+  ``O_NONBLOCK``, so a FIFO swapped in meanwhile never blocks the run).
+* A size cap per kind of input (:data:`LIMITS`), checked before reading and while reading.
+* JSON nested too deeply for Python's parser is an input error, not a crash.
+* ``${VAR}`` expansion (settings, ``.env`` interpolation) has a depth and an output budget
+  (:class:`ExpansionBudget`): a few hundred bytes of nested ``${}`` cannot grow into gigabytes.
+
+Index tables are read by pyarrow; :func:`open_regular` is how they are opened, and their own
+limits (footer, rows, decoded bytes) live beside the reader in ``tables.py`` and ``decoded.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+from graphrag_audit.errors import IndexInputError
+
+MiB = 1024**2
+#: the largest file read whole, per kind of input
+LIMITS = {
+    "settings file": 4 * MiB,  # graphrag's own are a few KB
+    ".env file": 4 * MiB,
+    "baseline": 1024 * MiB,  # a levels -f json with every id of a multi-million-entity index
+    "--relevant list": 64 * MiB,  # a community number per line, millions of them
+    "token cache": 64 * MiB,  # MAX_ENTRIES x 24 bytes and a header
+}
+#: characters one settings file or ``.env`` may expand to, all ``${VAR}`` substituted
+MAX_EXPANDED_CHARS = 16 * MiB
+#: ``.env`` values built from values built from ... at most this deep
+MAX_INTERPOLATION_DEPTH = 32
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _kind(mode: int) -> str | None:
+    """What a non-regular file is, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _size(n: int) -> str:
+    return f"{n / MiB:,.0f} MiB" if n >= MiB else f"{n:,} bytes"
+
+
+def _refuse(path, what: str | None, mode: int) -> None:
+    kind = _kind(mode)
+    if kind:
+        raise IndexInputError(path, f"{f'the {what} ' if what else ''}is {kind}, not a regular file: not read")
+
+
+def open_regular(path, what: str | None = None):
+    """``open(path, "rb")`` of a regular file (``what`` it is, for the message), never blocking:
+    anything else is an :class:`IndexInputError` naming ``path``, refused from ``stat`` before it
+    is opened and again from the opened descriptor. OSError (missing, permission) propagates."""
+    _refuse(path, what, os.stat(path).st_mode)
+    fd = os.open(path, _FLAGS)
+    try:
+        _refuse(path, what, os.fstat(fd).st_mode)  # O_NONBLOCK changes nothing for a regular file
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def read_bytes(path, what: str) -> bytes:
+    """The whole regular file ``path``, at most ``LIMITS[what]`` bytes; anything else is an
+    :class:`IndexInputError` naming the file. OSError (missing, permission) propagates."""
+    limit = LIMITS[what]
+    with open_regular(path, what) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise IndexInputError(path, f"the {what} is {_size(size)}, more than the {_size(limit)} limit: not read")
+        data = fh.read(limit + 1)
+    if len(data) > limit:  # it grew while read
+        raise IndexInputError(path, f"the {what} is more than the {_size(limit)} limit: not read")
+    return data
+
+
+def read_text(path, what: str) -> str:
+    """:func:`read_bytes` decoded as strict UTF-8."""
+    data = read_bytes(path, what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise IndexInputError(path, f"the {what} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+                                    f"{exc.start})") from None
+
+
+def loads_json(path, what: str, text: str | bytes):
+    """``json.loads`` with the problems as an :class:`IndexInputError` naming ``path``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise IndexInputError(path, f"the {what} is not usable JSON (nested too deeply)") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise IndexInputError(path, f"the {what} is not JSON ({exc.__class__.__name__})") from None
+
+
+class ExpansionBudget:
+    """The characters ``${VAR}`` substitution may still produce for one file (see the module doc)."""
+
+    def __init__(self, path, what: str, limit: int = MAX_EXPANDED_CHARS):
+        self.path, self.what, self.left = path, what, limit
+        self.limit = limit
+
+    def take(self, text: str) -> str:
+        self.left -= len(text)
+        if self.left < 0:
+            raise IndexInputError(self.path, f"the {self.what} expands its ${{VAR}} references to more than "
+                                             f"{self.limit:,} characters: not read")
+        return text
+
+
+def read_dotenv(path, environ) -> dict[str, str | None]:
+    """A ``.env`` file as graphrag >= 2.0 loads it (python-dotenv ``load_dotenv``: interpolate=True,
+    override=False, so a variable of ``environ`` wins in ``${VAR}``), its size, the depth of its
+    interpolation and the size of the values capped. Missing: FileNotFoundError."""
+    import io
+    from collections import ChainMap
+
+    from dotenv.main import DotEnv
+    from dotenv.variables import parse_variables
+
+    text = read_text(path, ".env file")
+    budget = ExpansionBudget(path, ".env file")
+    values: dict[str, str | None] = {}
+    env = ChainMap(environ, values)  # override=False: the environment wins
+    depth: dict[str, int] = {}
+    # dotenv.main.resolve_variables (python-dotenv 1.x), with the caps; newline=None: the text
+    # mode python-dotenv opens the file in (universal newlines)
+    for name, value in DotEnv(None, stream=io.StringIO(text, newline=None), interpolate=False).parse():
+        if value is None:
+            values[name] = None
+            continue
+        parts, deep = [], 0
+        for atom in parse_variables(value):
+            ref = getattr(atom, "name", None)
+            if ref is not None and ref not in environ and values.get(ref) is not None:
+                deep = max(deep, depth[ref] + 1)
+            parts.append(budget.take(atom.resolve(env)))
+        if deep > MAX_INTERPOLATION_DEPTH:
+            raise IndexInputError(path, f"${{...}} in the .env file nests more than {MAX_INTERPOLATION_DEPTH} "
+                                        f"levels deep (at {name}): not read")
+        values[name], depth[name] = "".join(parts), deep
+    return values
