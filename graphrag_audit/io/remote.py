@@ -42,6 +42,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from graphrag_audit.errors import IndexInputError
+from graphrag_audit.sanitise.secrets import remember, scrub as scrub_secrets
 
 #: the columns read of each table (load.py's lists, plus what the optional reads use)
 NEEDED: dict[str, tuple[str, ...]] = {
@@ -111,6 +112,19 @@ def parse_url(text: str) -> RemoteLocation | None:
     scheme = m.group("scheme").lower()
     protocol, kind, extra = SCHEMES[scheme]
     rest = m.group("rest").strip("/")
+    display = scrub_secrets(f"{scheme}://{m.group('rest')}".rstrip("/"))
+    head = rest.split("/", 1)[0]
+    if "@" in head and (protocol != "abfs" or ":" in head.split("@", 1)[0]):
+        where = ("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)" if extra == "s3" else
+                 "AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_SAS_TOKEN")
+        raise IndexInputError(display, f"credentials in the URL are not read (and never shown): remove them from "
+                                       f"the URL and set {where} in the environment")
+    if "?" in rest or "#" in rest:
+        where = ("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)" if extra == "s3" else
+                 "AZURE_STORAGE_SAS_TOKEN with AZURE_STORAGE_ACCOUNT_NAME, or AZURE_STORAGE_CONNECTION_STRING")
+        raise IndexInputError(display, f"a query in the URL (a SAS token or signature) is not read (and never "
+                                       f"shown): give the {'bucket' if extra == 's3' else 'container'} and folder "
+                                       f"only, and set {where} in the environment")
     options: dict = {}
     if protocol == "abfs" and "@" in rest.split("/", 1)[0]:  # abfs[s]://container@account.dfs.core.windows.net/path
         head, _, tail = rest.partition("/")
@@ -119,7 +133,7 @@ def parse_url(text: str) -> RemoteLocation | None:
         rest = f"{container}/{tail}".strip("/")
     if not rest:
         raise IndexInputError(text, f"no {'bucket' if extra == 's3' else 'container'} in the URL")
-    return RemoteLocation(protocol, rest, f"{scheme}://{m.group('rest')}".rstrip("/"), kind, extra, options)
+    return RemoteLocation(protocol, rest, display, kind, extra, options)
 
 
 def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLocation:
@@ -141,6 +155,7 @@ def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLoca
         secrets.append(conn)
         parts = dict(p.split("=", 1) for p in conn.split(";") if "=" in p)
         secrets += [v for k, v in parts.items() if k.lower() in ("accountkey", "sharedaccesssignature") and v]
+        remember(*secrets)
         account = parts.get("AccountName") or ""
     elif isinstance(url, str) and url.strip():
         host = urlparse(url).netloc or url
@@ -153,33 +168,16 @@ def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLoca
         raise IndexInputError(settings_file, f"{key}.type is blob but neither {key}.connection_string nor "
                                              f"{key}.storage_account_blob_url is set")
     where = f" (account {account})" if account else ""
-    display = f"az://{root}{where} ({settings_file.name} {key})"
+    display = scrub_secrets(f"az://{root}{where} ({settings_file.name} {key})")
     return RemoteLocation("az", root, display, "Azure Blob Storage", "azure", options, tuple(secrets), settings_file)
 
 
 # ---- credentials never shown -----------------------------------------------------------------------
-_SECRET_PATTERNS = [
-    re.compile(r"(AccountKey|SharedAccessSignature|SharedAccessKey|sig|Signature|X-Amz-Signature|"
-               r"X-Amz-Credential|X-Amz-Security-Token|aws_secret_access_key|aws_session_token)=[^;&\s'\"]*", re.I),
-    re.compile(r"(Authorization:?\s*)(\S+\s+)?\S+", re.I),
-]
-
-
 def scrub(text: str, loc: RemoteLocation | None = None) -> str:
     """``text`` with every credential of ``loc`` and of the environment, and anything shaped like
-    a key, signature or token, replaced by ``***``."""
-    secrets = list(loc.secrets) if loc is not None else []
-    for name in ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN",
-                 "AZURE_CLIENT_SECRET", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        v = os.environ.get(name)
-        if v:
-            secrets.append(v)
-    for s in sorted(set(secrets), key=len, reverse=True):
-        if len(s) >= 8:
-            text = text.replace(s, "***")
-    for pat in _SECRET_PATTERNS:
-        text = pat.sub(lambda m: m.group(1) + ("=" if "=" in m.group(0) else " ") + "***", text)
-    return text
+    a key, signature or token, replaced by ``***`` (the one scrubber:
+    :func:`graphrag_audit.sanitise.secrets.scrub`)."""
+    return scrub_secrets(text, loc.secrets if loc is not None else ())
 
 
 # ---- the filesystem ---------------------------------------------------------------------------------
@@ -252,6 +250,7 @@ class Transfer:
 
     files: dict = field(default_factory=dict)  # remote name -> (file size, bytes fetched over the network)
     seconds: float = 0.0  # wall time of the remote read
+    subfolder: str = ""  # where below the location the tables were: "" or "output"
 
     @property
     def bytes_read(self) -> int:
@@ -467,13 +466,14 @@ def _stage(loc: RemoteLocation, fs, target: Path, transfer: Transfer) -> None:
         sub = _list(fs, root + "/output")
         if _choose(set(sub)):
             root, names = root + "/output", sub
+            transfer.subfolder = "output"
         else:
             if not names and not fs.exists(root):
                 raise IndexInputError(loc.display, "no such container or folder")
             raise IndexInputError(loc.display, "no GraphRAG index tables found (looked for communities, "
                                                "community_reports, create_final_* parquet/csv here and in output/)")
     chosen = _choose(set(names))
-    shown = loc.display.split(" ", 1)[0]
+    shown = loc.display.split(" ", 1)[0] + (f"/{transfer.subfolder}" if transfer.subfolder else "")
     for i, (table, name) in enumerate(chosen, 1):
         remote = f"{root}/{name}"
         _progress(f"reading {shown}: {name} ({i}/{len(chosen)})")

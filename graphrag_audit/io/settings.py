@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
+from graphrag_audit.sanitise.secrets import looks_like_credential_name
 
 SETTINGS_FILES = ("settings.yaml", "settings.yml", "settings.json")
 #: a settings file larger than this is refused unread (graphrag's own are a few KB)
@@ -330,7 +331,9 @@ class _Reader:
     def text(self, key: str, value, *, semantics: str) -> str:
         """A string value with its variables expanded (``semantics``: "template" or "expandvars")."""
         if not isinstance(value, str):
-            raise IndexInputError(self.path, f"{key} must be text, not {_kind(value)} ({_short(value)})")
+            shown = ("its value not shown: it holds a credential" if looks_like_credential_name(key.rsplit(".", 1)[-1])
+                     else _short(value))
+            raise IndexInputError(self.path, f"{key} must be text, not {_kind(value)} ({shown})")
         if semantics == "expandvars":
             value, missing = _expandvars(value, self.env)
             if missing:

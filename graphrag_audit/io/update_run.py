@@ -17,7 +17,8 @@ from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.locate import TIMESTAMP, _is_dir, _newest_timestamped, _table_files, locate_index
-from graphrag_audit.io.settings import DEFAULT_UPDATE_OUTPUT, find_settings, read_output_setting
+from graphrag_audit.io.settings import (DEFAULT_UPDATE_OUTPUT, REMOTE_SCHEMES, find_settings, read_output_setting,
+                                        remote_url)
 
 ROLES = ("previous", "delta", "merged")
 
@@ -80,6 +81,12 @@ def locate_update_run(path: str | os.PathLike) -> UpdateRun:
     the ``update_output`` folder, a graphrag 0.4-1.2 ``update_output`` (tables and ``delta/``) or
     a project root."""
     requested = Path(path)
+    url = remote_url(os.fspath(path))
+    if url is not None and not os.path.lexists(requested):
+        where = REMOTE_SCHEMES[url[0]]
+        raise IndexInputError(url[1], f"update-run reads local folders only, and this is on {where}: copy the "
+                                      f"project's output and {DEFAULT_UPDATE_OUTPUT} folders into a local project "
+                                      f"folder and pass that")
     if not _is_dir(requested):
         raise IndexInputError(requested, "no such directory")
     if TIMESTAMP.match(requested.name) and _parts(requested):  # update_output/<ts>
