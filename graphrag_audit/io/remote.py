@@ -21,10 +21,12 @@ Credentials are taken as graphrag and the SDKs take them: a connection string (s
 environment variables / profile / ``AWS_ENDPOINT_URL``. They are never printed: every error
 message is scrubbed of them.
 
-Timeouts (seconds, environment): ``GRAPHRAG_AUDIT_REMOTE_TIMEOUT`` (default 20) bounds each
-connection and each read request (S3: botocore's 2 attempts inside s3fs's 2; Azure: 2 retries after
-0.5 and 1 s); ``GRAPHRAG_AUDIT_REMOTE_DEADLINE`` (default 600) bounds the whole remote read. Past
-either: a one-line error, exit 2.
+Timeouts (seconds, environment): ``GRAPHRAG_AUDIT_REMOTE_TIMEOUT`` (default 20) bounds each try
+of each connection and read request, and a request is tried :data:`TRIES` times in all (the SDKs'
+retries: S3 botocore's, s3fs's loop once; Azure one retry after 0.3 s), so a server that never
+answers is given up after about twice that, and the message says how long it ran;
+``GRAPHRAG_AUDIT_REMOTE_DEADLINE`` (default 600) bounds the whole remote read. Past either: a
+one-line error, exit 2.
 """
 
 from __future__ import annotations
@@ -68,6 +70,11 @@ def _seconds(name: str, default: float) -> float:
     except ValueError:
         return default
     return v if v > 0 else default
+
+
+#: how many times one request is tried (the SDKs' retries) before a read fails: a server that never
+#: answers is given up after TRIES * GRAPHRAG_AUDIT_REMOTE_TIMEOUT, plus a short backoff
+TRIES = 2
 
 
 def request_timeout() -> float:
@@ -212,8 +219,11 @@ def filesystem(loc: RemoteLocation):
 
         fs = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False, **loc.options,
                                config_kwargs={"connect_timeout": t, "read_timeout": t,
-                                              "retries": {"max_attempts": 2, "mode": "standard"}})
-        fs.retries = 2  # s3fs's own retry loop around botocore's (default 5, with backoff)
+                                              "retries": {"total_max_attempts": TRIES, "mode": "standard"}})
+        # s3fs's own retry loop around botocore's (default 5, with backoff): one pass, so that a request
+        # is tried TRIES times in all (botocore's; its "max_attempts" counts retries: 2 meant 3 tries,
+        # and s3fs's 2 passes made 6, ~7 timeouts of silence before the error)
+        fs.retries = 1
         return fs
     import adlfs
 
@@ -232,10 +242,12 @@ def filesystem(loc: RemoteLocation):
 
 def _bound_azure_retries(fs, t: float) -> None:
     """adlfs passes no retry settings to the SDK, whose storage default (ExponentialRetry: 3 retries
-    after 15, 18 and 24 s) outlasts any deadline: the same client with 2 retries after 0.5 and 1 s."""
+    after 15, 18 and 24 s, each +-3 s) outlasts any deadline: the same client trying a request
+    TRIES times in all, the retry after 0.3 s (+-0.1)."""
     from azure.storage.blob.aio import BlobServiceClient
 
-    kw = {"retry_total": 2, "initial_backoff": 0.5, "increment_base": 2, "connection_timeout": t, "read_timeout": t}
+    kw = {"retry_total": TRIES - 1, "initial_backoff": 0.3, "increment_base": 2, "random_jitter_range": 0.1,
+          "connection_timeout": t, "read_timeout": t}
     conn = getattr(fs, "connection_string", None)
     if conn:
         fs.service_client = BlobServiceClient.from_connection_string(conn, **kw)
@@ -401,7 +413,9 @@ def _choose(names: set[str]) -> list[tuple[str, str]]:
 def _list(fs, path: str) -> dict[str, int]:
     try:
         entries = fs.ls(path, detail=True)
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
+        if any(s in str(exc).lower() for s in ("timeout", "timed out")):
+            raise  # s3fs's name for a listing that got no answer: not an absent folder (nor a second try)
         return {}
     return {e["name"].rstrip("/").rsplit("/", 1)[-1]: int(e.get("size") or 0) for e in entries
             if e.get("type") == "file"}
@@ -497,8 +511,9 @@ def _stage(loc: RemoteLocation, fs, target: Path, transfer: Transfer) -> None:
     _progress("", done=True)
 
 
-def _problem(exc: BaseException, loc: RemoteLocation) -> str:
-    """A one-line, credential-free description of a remote failure."""
+def _problem(exc: BaseException, loc: RemoteLocation, elapsed: float | None = None) -> str:
+    """A one-line, credential-free description of a remote failure (``elapsed``: the seconds the
+    read ran, stated with a timeout)."""
     name = type(exc).__name__
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     low = f"{name} {exc}".lower()
@@ -508,7 +523,10 @@ def _problem(exc: BaseException, loc: RemoteLocation) -> str:
         why = "access denied: check the credentials"
     elif any(s in low for s in ("timeout", "timed out")):  # before "not found": s3fs reports a listing
         # that timed out as FileNotFoundError("... ReadTimeoutError ...")
-        why = f"the server did not answer within {request_timeout():g} s (GRAPHRAG_AUDIT_REMOTE_TIMEOUT)"
+        t = request_timeout()
+        ran = f"; gave up after {elapsed:.1f} s" if elapsed is not None else ""
+        why = (f"the server did not answer: {TRIES} tries of a request got no reply within {t:g} s each "
+               f"(GRAPHRAG_AUDIT_REMOTE_TIMEOUT){ran}")
     elif isinstance(exc, FileNotFoundError) or any(s in low for s in ("containernotfound", "nosuchbucket",
                                                                       "resourcenotfound", "notfound", "404")):
         why = "not found (no such container, bucket or file)"
@@ -545,6 +563,7 @@ def stage(loc: RemoteLocation) -> tuple[Path, Transfer]:
     """Read the tables of ``loc`` (needed columns only) into a private temporary folder, within
     the deadline. Every failure is an :class:`IndexInputError` naming the location."""
     global last_transfer
+    start = time.monotonic()  # the remote read's one clock: the SDKs' start-up counts
     try:
         fs = filesystem(loc)
     except IndexInputError:
@@ -554,7 +573,7 @@ def stage(loc: RemoteLocation) -> tuple[Path, Transfer]:
         if loc.extra == "azure" and "credential" in str(exc).lower() + type(exc).__name__.lower():
             hint = ("no credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with a "
                     "credential DefaultAzureCredential finds; ")
-        raise IndexInputError(loc.display, hint + _problem(exc, loc)) from None
+        raise IndexInputError(loc.display, hint + _problem(exc, loc, time.monotonic() - start)) from None
     target = Path(tempfile.mkdtemp(prefix="graphrag-audit-remote-"))
     atexit.register(shutil.rmtree, target, True)
     transfer = Transfer()
@@ -567,9 +586,8 @@ def stage(loc: RemoteLocation) -> tuple[Path, Transfer]:
             box["error"] = exc
 
     worker = threading.Thread(target=work, name="graphrag-audit-remote", daemon=True)
-    start = time.monotonic()
     worker.start()
-    worker.join(read_deadline())
+    worker.join(max(0.0, read_deadline() - (time.monotonic() - start)))
     if worker.is_alive():
         _progress("", done=True)
         _exit_without_finalising(target)
@@ -581,7 +599,7 @@ def stage(loc: RemoteLocation) -> tuple[Path, Transfer]:
         raise IndexInputError(scrub(exc.path, loc), scrub(exc.problem, loc)) from None
     if exc is not None:
         _progress("", done=True)
-        raise IndexInputError(loc.display, _problem(exc, loc)) from None
+        raise IndexInputError(loc.display, _problem(exc, loc, time.monotonic() - start)) from None
     transfer.seconds = time.monotonic() - start
     last_transfer = transfer
     return target, transfer

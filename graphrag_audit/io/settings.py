@@ -48,13 +48,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import string
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.sanitise.secrets import looks_like_credential_name
+from graphrag_audit.sanitise.secrets import looks_like_credential_name, remember
 
 SETTINGS_FILES = ("settings.yaml", "settings.yml", "settings.json")
 #: a settings file larger than this is refused unread (graphrag's own are a few KB)
@@ -232,21 +233,17 @@ class _Environment:
     def __init__(self, settings_file: Path):
         self.dotenv = settings_file.parent / ".env"
         self._values: dict[str, str] | None = None
+        self.unparsed: list[int] = []  # the .env lines python-dotenv could not parse (and skipped)
 
     @property
     def values(self) -> dict[str, str]:
         if self._values is None:
             values = dict(os.environ)
-            try:
-                present = self.dotenv.is_file()
-            except OSError:
-                present = False
+            present = _dotenv_present(self.dotenv)
             if present:
                 try:
-                    from dotenv.main import DotEnv
-
                     # load_dotenv(path) as graphrag 2.x/3.x call it: override=False, interpolate=True
-                    loaded = DotEnv(self.dotenv, interpolate=True, override=False, encoding="utf-8").dict()
+                    loaded, self.unparsed = _read_dotenv(self.dotenv)
                 except PermissionError:
                     raise IndexInputError(self.dotenv, "permission denied: cannot read the .env file") from None
                 except UnicodeDecodeError:
@@ -254,6 +251,7 @@ class _Environment:
                 except OSError as exc:
                     raise IndexInputError(self.dotenv, f"cannot read the .env file ({exc.strerror or exc})") \
                         from None
+                remember(*(v for k, v in loaded.items() if v and looks_like_credential_name(k)))
                 for k, v in loaded.items():
                     if v is not None and k not in values:
                         values[k] = v
@@ -261,11 +259,61 @@ class _Environment:
         return self._values
 
     def where(self) -> str:
-        try:
-            has = self.dotenv.is_file()
-        except OSError:
-            has = False
-        return f"the environment or {self.dotenv}" if has else f"the environment (and there is no {self.dotenv})"
+        if not _dotenv_present(self.dotenv):
+            return f"the environment (and there is no {self.dotenv})"
+        skipped = ""
+        if self.unparsed:
+            lines = ", ".join(map(str, self.unparsed[:5])) + (" ..." if len(self.unparsed) > 5 else "")
+            skipped = (f" (python-dotenv cannot parse its line{'s' if len(self.unparsed) > 1 else ''} {lines}, "
+                       f"an unterminated quote?, and skips {'them' if len(self.unparsed) > 1 else 'it'}, as "
+                       f"graphrag does)")
+        return f"the environment or {self.dotenv}{skipped}"
+
+
+_FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"))
+
+
+def _dotenv_present(dotenv: Path) -> bool:
+    """Whether there is a ``.env`` to read (a regular file, or a link to one); one that is something
+    else (a FIFO, a device, a folder, a looping link) is an input error naming it, never taken as absent."""
+    try:
+        st = os.stat(dotenv)
+    except FileNotFoundError:
+        return False  # none, or a link to nothing: python-dotenv finds nothing either
+    except OSError as exc:
+        raise IndexInputError(dotenv, f"cannot read the .env file ({exc.strerror or exc})") from None
+    if stat.S_ISREG(st.st_mode):
+        return True
+    kind = next((name for test, name in _FILE_KINDS if test(st.st_mode)), "not a regular file")
+    raise IndexInputError(dotenv, f"the .env file beside the settings is {kind}, not a regular file: not read "
+                                  f"(make it a regular file or remove it)")
+
+
+def _read_dotenv(dotenv: Path) -> tuple[dict, list[int]]:
+    """python-dotenv's values of ``dotenv`` and the lines it could not parse: its own warning
+    (a log record) is taken, never printed as a second line."""
+    import logging
+
+    from dotenv.main import DotEnv
+
+    lines: list[int] = []
+
+    class _Take(logging.Handler):
+        def emit(self, record):
+            if record.args:
+                lines.append(int(record.args[0]) if str(record.args[0]).isdigit() else 0)
+
+    log = logging.getLogger("dotenv.main")
+    handler, propagate = _Take(), log.propagate
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        loaded = DotEnv(dotenv, interpolate=True, override=False, encoding="utf-8").dict()
+    finally:
+        log.removeHandler(handler)
+        log.propagate = propagate
+    return loaded, sorted(set(lines))
 
 
 def _template_substitute(text: str, env: _Environment) -> tuple[str, dict[str, str]]:

@@ -42,7 +42,19 @@ class UpdateRun:
 
 
 def _parts(ts: Path) -> bool:
-    return _is_dir(ts / "previous") or _is_dir(ts / "delta")
+    return any(_is_dir(ts / p) or os.path.islink(ts / p) for p in ("previous", "delta"))
+
+
+def _part(folder: Path) -> Path | None:
+    """``folder`` when it is a folder; None when nothing is there; an input error naming it when
+    something else is (a broken or looping symbolic link, a file): never taken as absent."""
+    if _is_dir(folder):
+        return folder
+    if os.path.islink(folder):
+        raise IndexInputError(folder, "broken or looping symbolic link where the update run's folder should be")
+    if os.path.lexists(folder):
+        raise IndexInputError(folder, "not a folder, where the update run's folder should be")
+    return None
 
 
 def _project_output(root: Path) -> tuple[Path | None, str]:
@@ -62,9 +74,7 @@ def _run_folder(ts: Path, runs: int, requested: Path, output: Path | None, notes
     if output is None:
         notes.append(f"the project's output folder (the merged index graphrag queries) was not found next to "
                      f"{ts.parent}: only previous and delta are audited")
-    return UpdateRun(requested, ">= 2.0", ts.name, runs,
-                     ts / "previous" if _is_dir(ts / "previous") else None,
-                     ts / "delta" if _is_dir(ts / "delta") else None,
+    return UpdateRun(requested, ">= 2.0", ts.name, runs, _part(ts / "previous"), _part(ts / "delta"),
                      output, "merged" if output is not None else None, tuple(notes))
 
 
@@ -72,7 +82,7 @@ def _legacy(upd: Path, requested: Path, output: Path | None, notes: list[str]) -
     if output is None:
         notes.append(f"the project's output folder (the index before the update, which graphrag queries) was not "
                      f"found next to {upd}")
-    return UpdateRun(requested, "0.4-1.2", None, 1, output, upd / "delta" if _is_dir(upd / "delta") else None,
+    return UpdateRun(requested, "0.4-1.2", None, 1, output, _part(upd / "delta"),
                      upd, "previous" if output is not None else None, tuple(notes))
 
 
