@@ -531,7 +531,8 @@ def _problem(exc: BaseException, loc: RemoteLocation, elapsed: float | None = No
                                                                       "resourcenotfound", "notfound", "404")):
         why = "not found (no such container, bucket or file)"
     elif any(s in low for s in ("connect", "connection", "refused", "reset", "closed", "eof", "incomplete",
-                                "broken pipe", "servicerequest", "serviceresponse")):
+                                "broken pipe", "servicerequest", "serviceresponse", "payload is not completed",
+                                "not enough data", "clientpayloaderror")):
         why = "the connection failed or was dropped"
     else:
         why = "cannot read it"
