@@ -19,8 +19,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from graphrag_audit.findings import SEVERITY_RANK, Finding
-from graphrag_audit.sanitise.secrets import scrub
 from graphrag_audit.results.verify import VerifyResult
+from graphrag_audit.sanitise.secrets import scrub
 
 SCHEMA_VERSION = "1.2"  # 1.1: every selection carries its graphrag status (compat.py); 1.2: dynamic.by_version
 

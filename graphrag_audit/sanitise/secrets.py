@@ -26,7 +26,7 @@ import os
 import re
 from urllib.parse import quote
 
-__all__ = ["scrub", "remember", "CREDENTIAL_ENV", "looks_like_credential_name", "MASK"]
+__all__ = ["CREDENTIAL_ENV", "MASK", "looks_like_credential_name", "remember", "scrub"]
 
 MASK = "***"
 
@@ -40,7 +40,7 @@ CREDENTIAL_ENV = (
 )
 _CREDENTIAL_NAME = re.compile(r"(?:^|_)(?:KEY|ACCESS_KEY|ACCOUNT_KEY|API_KEY|SECRET|SECRET_KEY|CLIENT_SECRET|TOKEN|"
                               r"SAS_TOKEN|SESSION_TOKEN|SECURITY_TOKEN|PASSWORD|PASSWD|CONNECTION_STRING|"
-                              r"CONN_STR|SIGNATURE|CREDENTIALS?)$", re.I)
+                              r"CONN_STR|SIGNATURE|CREDENTIALS?)$", re.IGNORECASE)
 #: a value shorter than this is never replaced where it appears on its own (it would hit ordinary words)
 MIN_SECRET = 8
 
@@ -58,12 +58,12 @@ _PARAMS = (
 # ``name=value`` where a parameter starts: after ? & ; a blank, a quote or a bracket, or at the start.
 # A SharedAccessSignature's value is itself a query (sv=...&sig=...): its own parameters are caught too.
 _PARAM = re.compile(r"(?:(?<=[?&;\s'\"(\[{,])|^)(" + "|".join(map(re.escape, _PARAMS)) + r")=([^;&\s'\"\])}]*)",
-                    re.I)
+                    re.IGNORECASE)
 # scheme://user-info@host: everything between :// (or :/ once pathlib folded it) and the first @
 # before any / ? # or blank
 _USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*):(/{1,2})([^/?#@\s'\"]+)@")
 _AUTH_HEADER = re.compile(r"(\bAuthorization\s*[:=]\s*)(?:(?:Bearer|Basic|SharedKey|SharedKeyLite|AWS4-HMAC-SHA256|AWS|"
-                          r"Digest)\s+)?[^\s'\",;]+", re.I)
+                          r"Digest)\s+)?[^\s'\",;]+", re.IGNORECASE)
 #: schemes whose user-info is a container name (abfs[s]://container@account.dfs.core.windows.net)
 _CONTAINER_USERINFO = ("abfs", "abfss", "wasb", "wasbs")
 
