@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from graphrag_audit.sanitise.secrets import scrub
 from graphrag_audit.sanitise.terminal import visible  # noqa: F401 (errors.visible: the cli's import path)
 
 
 class IndexInputError(Exception):
-    """Bad input: names the file (or directory) and the problem in one line."""
+    """Bad input: names the file (or directory) and the problem in one line, never a credential
+    (both scrubbed by :func:`graphrag_audit.sanitise.secrets.scrub`)."""
 
     def __init__(self, path: str | Path, problem: str):
-        self.path = str(path)
-        self.problem = " ".join(str(problem).split())  # always one line
+        self.path = scrub(str(path))
+        self.problem = scrub(" ".join(str(problem).split()))  # always one line
         super().__init__(f"{visible(self.path)}: {visible(self.problem)}")

@@ -78,7 +78,8 @@ from graphrag_audit.model.index import IndexModel
 from graphrag_audit.io.bounded import open_regular
 from graphrag_audit.io.safe_write import MAX_SCAN_ENTRIES, DirectoryWriter, Guard, WriteError
 
-__all__ = ["MANIFEST_NAME", "PlanWriteError", "WriteResult", "write_plan", "check_out_dir", "query_commands"]
+__all__ = ["MANIFEST_NAME", "PlanWriteError", "WriteResult", "write_plan", "check_out_dir", "check_local_source",
+           "query_commands"]
 
 MANIFEST_NAME = "graphrag_audit_plan.json"
 
@@ -138,8 +139,28 @@ def check_out_dir(model: IndexModel, out_dir: Path, force: bool = False, guard: 
     return _resolved(Path(out_dir))
 
 
+#: why --write refuses an index read in place from Azure Blob Storage or S3
+REMOTE_SOURCE = ("--write needs a local index folder: this index is read in place from {kind}, and the new "
+                 "index folder links the source's other files (graphs, text units, embeddings) beside the plan's "
+                 "tables; copy the index into a local folder and plan on that")
+
+
+def check_local_source(index_dir) -> None:
+    """Before reading anything: refuse ``--write`` on an index in Azure Blob Storage or S3 (a URL, or
+    a project root whose settings name blob output), naming it as the user gave it."""
+    from graphrag_audit.io.remote import location_of
+
+    loc = location_of(index_dir)
+    if loc is not None:
+        raise PlanWriteError(loc.display, REMOTE_SOURCE.format(kind=loc.kind))
+
+
 def _check_source(model: IndexModel) -> dict[str, Path]:
     """The tables to filter, by role (``communities``, ``reports`` and for graphrag < 2.0 ``nodes``)."""
+    from graphrag_audit.io.remote import RemoteName
+
+    if isinstance(model.output_dir, RemoteName):
+        raise PlanWriteError(str(model.path), REMOTE_SOURCE.format(kind="remote storage"))
     comm = model.files.get("communities")
     rep = model.files.get("reports")
     if comm is None or rep is None or not model.has_reports_table:

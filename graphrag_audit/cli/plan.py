@@ -161,8 +161,10 @@ def plan_cmd(
     def work():
         from graphrag_audit.io.load import load_index
         from graphrag_audit.analysis.plan import ContextCost, plan_report
-        from graphrag_audit.handoff import check_out_dir, write_plan
+        from graphrag_audit.handoff import check_local_source, check_out_dir, write_plan
 
+        if write is not None:
+            check_local_source(index_dir)
         model = load_index(index_dir)
         if guard is not None:
             guard.protect_model(model)

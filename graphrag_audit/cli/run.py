@@ -37,10 +37,13 @@ EXIT_BROKEN_PIPE = 141
 
 
 def say(text: str) -> None:
-    """Write ``text`` to stderr. When stderr is closed, full or a closed pipe the text is lost
-    but nothing raises: the exit code still tells what happened (2 for bad input)."""
+    """Write ``text`` to stderr, scrubbed of credentials (every error and warning goes through
+    here). When stderr is closed, full or a closed pipe the text is lost but nothing raises: the
+    exit code still tells what happened (2 for bad input)."""
+    from graphrag_audit.sanitise.secrets import scrub
+
     try:
-        sys.stderr.write(text)
+        sys.stderr.write(scrub(text))
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):
         _drain(2)

@@ -54,8 +54,11 @@ def tree_cmd(
             raise fail(f"--root {root}: {exc}") from None
         render = renderer(fmt)
         if fmt == TreeFormat.text:
-            heading = [f"graphrag-audit tree {model.path}", f"tables in {model.output_dir}",
-                       f"generation {model.generation.label}", *(f"note: {n}" for n in model.notes)]
+            from graphrag_audit.sanitise.secrets import scrub
+
+            heading = [scrub(line) for line in (
+                f"graphrag-audit tree {model.path}", f"tables in {model.output_dir}",
+                f"generation {model.generation.label}", *(f"note: {n}" for n in model.notes))]
             return render(view, width=text_width(width, output), color=text_color(color, output), heading=heading)
         full = root is None and depth is None and not budget
         stream = streamer(fmt)  # graphml and json: written chunk by chunk, never held whole

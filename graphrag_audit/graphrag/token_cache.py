@@ -112,7 +112,9 @@ def _digest(text: str) -> bytes:
 
 
 def _note(message: str) -> None:
-    print(f"graphrag-audit: note: {message}", file=sys.stderr)
+    from graphrag_audit.sanitise.secrets import scrub
+
+    print(scrub(f"graphrag-audit: note: {message}"), file=sys.stderr)
 
 
 class _Entries:

@@ -479,12 +479,15 @@ def _load_remote(loc, between_phases=None) -> IndexModel:
 
     from graphrag_audit.io.remote import RemoteName, stage
 
-    staged, _ = stage(loc)
-    shown = loc.display.split(" ", 1)[0]
+    staged, transfer = stage(loc)
+    url = loc.display.split(" ", 1)[0]
+    # the folder actually read: the location, or its output/ (as a local project root's output_dir)
+    shown = url + (f"/{transfer.subfolder}" if transfer.subfolder else "")
     try:
         model = load_index(staged, between_phases=between_phases)
     except IndexInputError as exc:
         raise IndexInputError(exc.path.replace(str(staged), shown), exc.problem.replace(str(staged), shown)) from None
     name = RemoteName(loc.display)
+    output_dir = RemoteName(shown + loc.display[len(url):])
     notes = tuple(n.replace(str(staged), shown) for n in model.notes)
-    return dataclasses.replace(model, path=name, output_dir=name, notes=notes, settings_file=loc.settings_file)
+    return dataclasses.replace(model, path=name, output_dir=output_dir, notes=notes, settings_file=loc.settings_file)

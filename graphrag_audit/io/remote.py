@@ -21,10 +21,12 @@ Credentials are taken as graphrag and the SDKs take them: a connection string (s
 environment variables / profile / ``AWS_ENDPOINT_URL``. They are never printed: every error
 message is scrubbed of them.
 
-Timeouts (seconds, environment): ``GRAPHRAG_AUDIT_REMOTE_TIMEOUT`` (default 20) bounds each
-connection and each read request (S3: botocore's 2 attempts inside s3fs's 2; Azure: 2 retries after
-0.5 and 1 s); ``GRAPHRAG_AUDIT_REMOTE_DEADLINE`` (default 600) bounds the whole remote read. Past
-either: a one-line error, exit 2.
+Timeouts (seconds, environment): ``GRAPHRAG_AUDIT_REMOTE_TIMEOUT`` (default 20) bounds each try
+of each connection and read request, and a request is tried :data:`TRIES` times in all (the SDKs'
+retries: S3 botocore's, s3fs's loop once; Azure one retry after 0.3 s), so a server that never
+answers is given up after about twice that, and the message says how long it ran;
+``GRAPHRAG_AUDIT_REMOTE_DEADLINE`` (default 600) bounds the whole remote read. Past either: a
+one-line error, exit 2.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from graphrag_audit.errors import IndexInputError
+from graphrag_audit.sanitise.secrets import remember, scrub as scrub_secrets
 
 #: the columns read of each table (load.py's lists, plus what the optional reads use)
 NEEDED: dict[str, tuple[str, ...]] = {
@@ -67,6 +70,11 @@ def _seconds(name: str, default: float) -> float:
     except ValueError:
         return default
     return v if v > 0 else default
+
+
+#: how many times one request is tried (the SDKs' retries) before a read fails: a server that never
+#: answers is given up after TRIES * GRAPHRAG_AUDIT_REMOTE_TIMEOUT, plus a short backoff
+TRIES = 2
 
 
 def request_timeout() -> float:
@@ -111,6 +119,19 @@ def parse_url(text: str) -> RemoteLocation | None:
     scheme = m.group("scheme").lower()
     protocol, kind, extra = SCHEMES[scheme]
     rest = m.group("rest").strip("/")
+    display = scrub_secrets(f"{scheme}://{m.group('rest')}".rstrip("/"))
+    head = rest.split("/", 1)[0]
+    if "@" in head and (protocol != "abfs" or ":" in head.split("@", 1)[0]):
+        where = ("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)" if extra == "s3" else
+                 "AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_SAS_TOKEN")
+        raise IndexInputError(display, f"credentials in the URL are not read (and never shown): remove them from "
+                                       f"the URL and set {where} in the environment")
+    if "?" in rest or "#" in rest:
+        where = ("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)" if extra == "s3" else
+                 "AZURE_STORAGE_SAS_TOKEN with AZURE_STORAGE_ACCOUNT_NAME, or AZURE_STORAGE_CONNECTION_STRING")
+        raise IndexInputError(display, f"a query in the URL (a SAS token or signature) is not read (and never "
+                                       f"shown): give the {'bucket' if extra == 's3' else 'container'} and folder "
+                                       f"only, and set {where} in the environment")
     options: dict = {}
     if protocol == "abfs" and "@" in rest.split("/", 1)[0]:  # abfs[s]://container@account.dfs.core.windows.net/path
         head, _, tail = rest.partition("/")
@@ -119,7 +140,7 @@ def parse_url(text: str) -> RemoteLocation | None:
         rest = f"{container}/{tail}".strip("/")
     if not rest:
         raise IndexInputError(text, f"no {'bucket' if extra == 's3' else 'container'} in the URL")
-    return RemoteLocation(protocol, rest, f"{scheme}://{m.group('rest')}".rstrip("/"), kind, extra, options)
+    return RemoteLocation(protocol, rest, display, kind, extra, options)
 
 
 def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLocation:
@@ -141,6 +162,7 @@ def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLoca
         secrets.append(conn)
         parts = dict(p.split("=", 1) for p in conn.split(";") if "=" in p)
         secrets += [v for k, v in parts.items() if k.lower() in ("accountkey", "sharedaccesssignature") and v]
+        remember(*secrets)
         account = parts.get("AccountName") or ""
     elif isinstance(url, str) and url.strip():
         host = urlparse(url).netloc or url
@@ -153,33 +175,16 @@ def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLoca
         raise IndexInputError(settings_file, f"{key}.type is blob but neither {key}.connection_string nor "
                                              f"{key}.storage_account_blob_url is set")
     where = f" (account {account})" if account else ""
-    display = f"az://{root}{where} ({settings_file.name} {key})"
+    display = scrub_secrets(f"az://{root}{where} ({settings_file.name} {key})")
     return RemoteLocation("az", root, display, "Azure Blob Storage", "azure", options, tuple(secrets), settings_file)
 
 
 # ---- credentials never shown -----------------------------------------------------------------------
-_SECRET_PATTERNS = [
-    re.compile(r"(AccountKey|SharedAccessSignature|SharedAccessKey|sig|Signature|X-Amz-Signature|"
-               r"X-Amz-Credential|X-Amz-Security-Token|aws_secret_access_key|aws_session_token)=[^;&\s'\"]*", re.I),
-    re.compile(r"(Authorization:?\s*)(\S+\s+)?\S+", re.I),
-]
-
-
 def scrub(text: str, loc: RemoteLocation | None = None) -> str:
     """``text`` with every credential of ``loc`` and of the environment, and anything shaped like
-    a key, signature or token, replaced by ``***``."""
-    secrets = list(loc.secrets) if loc is not None else []
-    for name in ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN",
-                 "AZURE_CLIENT_SECRET", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        v = os.environ.get(name)
-        if v:
-            secrets.append(v)
-    for s in sorted(set(secrets), key=len, reverse=True):
-        if len(s) >= 8:
-            text = text.replace(s, "***")
-    for pat in _SECRET_PATTERNS:
-        text = pat.sub(lambda m: m.group(1) + ("=" if "=" in m.group(0) else " ") + "***", text)
-    return text
+    a key, signature or token, replaced by ``***`` (the one scrubber:
+    :func:`graphrag_audit.sanitise.secrets.scrub`)."""
+    return scrub_secrets(text, loc.secrets if loc is not None else ())
 
 
 # ---- the filesystem ---------------------------------------------------------------------------------
@@ -214,8 +219,11 @@ def filesystem(loc: RemoteLocation):
 
         fs = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False, **loc.options,
                                config_kwargs={"connect_timeout": t, "read_timeout": t,
-                                              "retries": {"max_attempts": 2, "mode": "standard"}})
-        fs.retries = 2  # s3fs's own retry loop around botocore's (default 5, with backoff)
+                                              "retries": {"total_max_attempts": TRIES, "mode": "standard"}})
+        # s3fs's own retry loop around botocore's (default 5, with backoff): one pass, so that a request
+        # is tried TRIES times in all (botocore's; its "max_attempts" counts retries: 2 meant 3 tries,
+        # and s3fs's 2 passes made 6, ~7 timeouts of silence before the error)
+        fs.retries = 1
         return fs
     import adlfs
 
@@ -234,10 +242,12 @@ def filesystem(loc: RemoteLocation):
 
 def _bound_azure_retries(fs, t: float) -> None:
     """adlfs passes no retry settings to the SDK, whose storage default (ExponentialRetry: 3 retries
-    after 15, 18 and 24 s) outlasts any deadline: the same client with 2 retries after 0.5 and 1 s."""
+    after 15, 18 and 24 s, each +-3 s) outlasts any deadline: the same client trying a request
+    TRIES times in all, the retry after 0.3 s (+-0.1)."""
     from azure.storage.blob.aio import BlobServiceClient
 
-    kw = {"retry_total": 2, "initial_backoff": 0.5, "increment_base": 2, "connection_timeout": t, "read_timeout": t}
+    kw = {"retry_total": TRIES - 1, "initial_backoff": 0.3, "increment_base": 2, "random_jitter_range": 0.1,
+          "connection_timeout": t, "read_timeout": t}
     conn = getattr(fs, "connection_string", None)
     if conn:
         fs.service_client = BlobServiceClient.from_connection_string(conn, **kw)
@@ -252,6 +262,7 @@ class Transfer:
 
     files: dict = field(default_factory=dict)  # remote name -> (file size, bytes fetched over the network)
     seconds: float = 0.0  # wall time of the remote read
+    subfolder: str = ""  # where below the location the tables were: "" or "output"
 
     @property
     def bytes_read(self) -> int:
@@ -402,7 +413,9 @@ def _choose(names: set[str]) -> list[tuple[str, str]]:
 def _list(fs, path: str) -> dict[str, int]:
     try:
         entries = fs.ls(path, detail=True)
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
+        if any(s in str(exc).lower() for s in ("timeout", "timed out")):
+            raise  # s3fs's name for a listing that got no answer: not an absent folder (nor a second try)
         return {}
     return {e["name"].rstrip("/").rsplit("/", 1)[-1]: int(e.get("size") or 0) for e in entries
             if e.get("type") == "file"}
@@ -467,13 +480,14 @@ def _stage(loc: RemoteLocation, fs, target: Path, transfer: Transfer) -> None:
         sub = _list(fs, root + "/output")
         if _choose(set(sub)):
             root, names = root + "/output", sub
+            transfer.subfolder = "output"
         else:
             if not names and not fs.exists(root):
                 raise IndexInputError(loc.display, "no such container or folder")
             raise IndexInputError(loc.display, "no GraphRAG index tables found (looked for communities, "
                                                "community_reports, create_final_* parquet/csv here and in output/)")
     chosen = _choose(set(names))
-    shown = loc.display.split(" ", 1)[0]
+    shown = loc.display.split(" ", 1)[0] + (f"/{transfer.subfolder}" if transfer.subfolder else "")
     for i, (table, name) in enumerate(chosen, 1):
         remote = f"{root}/{name}"
         _progress(f"reading {shown}: {name} ({i}/{len(chosen)})")
@@ -497,8 +511,9 @@ def _stage(loc: RemoteLocation, fs, target: Path, transfer: Transfer) -> None:
     _progress("", done=True)
 
 
-def _problem(exc: BaseException, loc: RemoteLocation) -> str:
-    """A one-line, credential-free description of a remote failure."""
+def _problem(exc: BaseException, loc: RemoteLocation, elapsed: float | None = None) -> str:
+    """A one-line, credential-free description of a remote failure (``elapsed``: the seconds the
+    read ran, stated with a timeout)."""
     name = type(exc).__name__
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     low = f"{name} {exc}".lower()
@@ -508,12 +523,16 @@ def _problem(exc: BaseException, loc: RemoteLocation) -> str:
         why = "access denied: check the credentials"
     elif any(s in low for s in ("timeout", "timed out")):  # before "not found": s3fs reports a listing
         # that timed out as FileNotFoundError("... ReadTimeoutError ...")
-        why = f"the server did not answer within {request_timeout():g} s (GRAPHRAG_AUDIT_REMOTE_TIMEOUT)"
+        t = request_timeout()
+        ran = f"; gave up after {elapsed:.1f} s" if elapsed is not None else ""
+        why = (f"the server did not answer: {TRIES} tries of a request got no reply within {t:g} s each "
+               f"(GRAPHRAG_AUDIT_REMOTE_TIMEOUT){ran}")
     elif isinstance(exc, FileNotFoundError) or any(s in low for s in ("containernotfound", "nosuchbucket",
                                                                       "resourcenotfound", "notfound", "404")):
         why = "not found (no such container, bucket or file)"
     elif any(s in low for s in ("connect", "connection", "refused", "reset", "closed", "eof", "incomplete",
-                                "broken pipe", "servicerequest", "serviceresponse")):
+                                "broken pipe", "servicerequest", "serviceresponse", "payload is not completed",
+                                "not enough data", "clientpayloaderror")):
         why = "the connection failed or was dropped"
     else:
         why = "cannot read it"
@@ -545,6 +564,7 @@ def stage(loc: RemoteLocation) -> tuple[Path, Transfer]:
     """Read the tables of ``loc`` (needed columns only) into a private temporary folder, within
     the deadline. Every failure is an :class:`IndexInputError` naming the location."""
     global last_transfer
+    start = time.monotonic()  # the remote read's one clock: the SDKs' start-up counts
     try:
         fs = filesystem(loc)
     except IndexInputError:
@@ -554,7 +574,7 @@ def stage(loc: RemoteLocation) -> tuple[Path, Transfer]:
         if loc.extra == "azure" and "credential" in str(exc).lower() + type(exc).__name__.lower():
             hint = ("no credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with a "
                     "credential DefaultAzureCredential finds; ")
-        raise IndexInputError(loc.display, hint + _problem(exc, loc)) from None
+        raise IndexInputError(loc.display, hint + _problem(exc, loc, time.monotonic() - start)) from None
     target = Path(tempfile.mkdtemp(prefix="graphrag-audit-remote-"))
     atexit.register(shutil.rmtree, target, True)
     transfer = Transfer()
@@ -567,9 +587,8 @@ def stage(loc: RemoteLocation) -> tuple[Path, Transfer]:
             box["error"] = exc
 
     worker = threading.Thread(target=work, name="graphrag-audit-remote", daemon=True)
-    start = time.monotonic()
     worker.start()
-    worker.join(read_deadline())
+    worker.join(max(0.0, read_deadline() - (time.monotonic() - start)))
     if worker.is_alive():
         _progress("", done=True)
         _exit_without_finalising(target)
@@ -581,7 +600,7 @@ def stage(loc: RemoteLocation) -> tuple[Path, Transfer]:
         raise IndexInputError(scrub(exc.path, loc), scrub(exc.problem, loc)) from None
     if exc is not None:
         _progress("", done=True)
-        raise IndexInputError(loc.display, _problem(exc, loc)) from None
+        raise IndexInputError(loc.display, _problem(exc, loc, time.monotonic() - start)) from None
     transfer.seconds = time.monotonic() - start
     last_transfer = transfer
     return target, transfer

@@ -48,6 +48,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import string
 import uuid
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.bounded import LIMITS, ExpansionBudget, read_bytes, read_dotenv
+from graphrag_audit.sanitise.secrets import looks_like_credential_name, remember
 
 SETTINGS_FILES = ("settings.yaml", "settings.yml", "settings.json")
 #: a settings file larger than this is refused unread (graphrag's own are a few KB)
@@ -230,6 +232,7 @@ class _Environment:
         self.dotenv = settings_file.parent / ".env"
         self._values: dict[str, str] | None = None
         self.budget = ExpansionBudget(settings_file, "settings file")  # what ${VAR} may add, in all
+        self.unparsed: list[int] = []  # the .env lines python-dotenv could not parse (and skipped)
 
     @property
     def values(self) -> dict[str, str]:
@@ -238,7 +241,7 @@ class _Environment:
             if self._present():
                 try:
                     # load_dotenv(path) as graphrag 2.x/3.x call it: override=False, interpolate=True
-                    loaded = read_dotenv(self.dotenv, os.environ)
+                    loaded, self.unparsed = _read_dotenv(self.dotenv)
                 except PermissionError:
                     raise IndexInputError(self.dotenv, "permission denied: cannot read the .env file") from None
                 except UnicodeDecodeError:
@@ -246,21 +249,60 @@ class _Environment:
                 except OSError as exc:
                     raise IndexInputError(self.dotenv, f"cannot read the .env file ({exc.strerror or exc})") \
                         from None
+                remember(*(v for k, v in loaded.items() if v and looks_like_credential_name(k)))
                 for k, v in loaded.items():
                     if v is not None and k not in values:
                         values[k] = v
             self._values = values
         return self._values
 
+    def where(self) -> str:
     def _present(self) -> bool:
-        """A ``.env`` that is there (python-dotenv skips a directory; a FIFO or device is refused
-        when read, never opened)."""
-        return os.path.exists(self.dotenv) and not os.path.isdir(self.dotenv)
+        """A ``.env`` that is there: python-dotenv skips a folder; a FIFO or device is refused when
+        read (io/bounded.py), never opened; a looping or unreadable link is an error naming it."""
+        try:
+            st = os.stat(self.dotenv)
+        except FileNotFoundError:
+            return False  # none, or a link to nothing: python-dotenv finds nothing either
+        except OSError as exc:
+            raise IndexInputError(self.dotenv, f"cannot read the .env file ({exc.strerror or exc})") from None
+        return not stat.S_ISDIR(st.st_mode)
 
     def where(self) -> str:
-        if self._present():
-            return f"the environment or {self.dotenv}"
-        return f"the environment (and there is no {self.dotenv})"
+        if not self._present():
+            return f"the environment (and there is no {self.dotenv})"
+        skipped = ""
+        if self.unparsed:
+            lines = ", ".join(map(str, self.unparsed[:5])) + (" ..." if len(self.unparsed) > 5 else "")
+            skipped = (f" (python-dotenv cannot parse its line{'s' if len(self.unparsed) > 1 else ''} {lines}, "
+                       f"an unterminated quote?, and skips {'them' if len(self.unparsed) > 1 else 'it'}, as "
+                       f"graphrag does)")
+        return f"the environment or {self.dotenv}{skipped}"
+
+
+def _read_dotenv(dotenv: Path) -> tuple[dict, list[int]]:
+    """The ``.env``'s values as graphrag loads them (io/bounded.py's ``read_dotenv``, capped) and the
+    lines python-dotenv could not parse: its own warning (a log record) is taken, never printed as
+    a second line."""
+    import logging
+
+    lines: list[int] = []
+
+    class _Take(logging.Handler):
+        def emit(self, record):
+            if record.args:
+                lines.append(int(record.args[0]) if str(record.args[0]).isdigit() else 0)
+
+    log = logging.getLogger("dotenv.main")
+    handler, propagate = _Take(), log.propagate
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        loaded = read_dotenv(dotenv, os.environ)
+    finally:
+        log.removeHandler(handler)
+        log.propagate = propagate
+    return loaded, sorted(set(lines))
 
 
 def _template_substitute(text: str, env: _Environment) -> tuple[str, dict[str, str]]:
@@ -326,7 +368,9 @@ class _Reader:
     def text(self, key: str, value, *, semantics: str) -> str:
         """A string value with its variables expanded (``semantics``: "template" or "expandvars")."""
         if not isinstance(value, str):
-            raise IndexInputError(self.path, f"{key} must be text, not {_kind(value)} ({_short(value)})")
+            shown = ("its value not shown: it holds a credential" if looks_like_credential_name(key.rsplit(".", 1)[-1])
+                     else _short(value))
+            raise IndexInputError(self.path, f"{key} must be text, not {_kind(value)} ({shown})")
         if semantics == "expandvars":
             value, missing = _expandvars(value, self.env)
             if missing:

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.locate import TIMESTAMP, _is_dir, _newest_timestamped, _table_files, locate_index
-from graphrag_audit.io.settings import DEFAULT_UPDATE_OUTPUT, find_settings, read_output_setting
+from graphrag_audit.io.settings import (DEFAULT_UPDATE_OUTPUT, REMOTE_SCHEMES, find_settings, read_output_setting,
+                                        remote_url)
 
 ROLES = ("previous", "delta", "merged")
 
@@ -41,7 +42,19 @@ class UpdateRun:
 
 
 def _parts(ts: Path) -> bool:
-    return _is_dir(ts / "previous") or _is_dir(ts / "delta")
+    return any(_is_dir(ts / p) or os.path.islink(ts / p) for p in ("previous", "delta"))
+
+
+def _part(folder: Path) -> Path | None:
+    """``folder`` when it is a folder; None when nothing is there; an input error naming it when
+    something else is (a broken or looping symbolic link, a file): never taken as absent."""
+    if _is_dir(folder):
+        return folder
+    if os.path.islink(folder):
+        raise IndexInputError(folder, "broken or looping symbolic link where the update run's folder should be")
+    if os.path.lexists(folder):
+        raise IndexInputError(folder, "not a folder, where the update run's folder should be")
+    return None
 
 
 def _project_output(root: Path) -> tuple[Path | None, str]:
@@ -61,9 +74,7 @@ def _run_folder(ts: Path, runs: int, requested: Path, output: Path | None, notes
     if output is None:
         notes.append(f"the project's output folder (the merged index graphrag queries) was not found next to "
                      f"{ts.parent}: only previous and delta are audited")
-    return UpdateRun(requested, ">= 2.0", ts.name, runs,
-                     ts / "previous" if _is_dir(ts / "previous") else None,
-                     ts / "delta" if _is_dir(ts / "delta") else None,
+    return UpdateRun(requested, ">= 2.0", ts.name, runs, _part(ts / "previous"), _part(ts / "delta"),
                      output, "merged" if output is not None else None, tuple(notes))
 
 
@@ -71,7 +82,7 @@ def _legacy(upd: Path, requested: Path, output: Path | None, notes: list[str]) -
     if output is None:
         notes.append(f"the project's output folder (the index before the update, which graphrag queries) was not "
                      f"found next to {upd}")
-    return UpdateRun(requested, "0.4-1.2", None, 1, output, upd / "delta" if _is_dir(upd / "delta") else None,
+    return UpdateRun(requested, "0.4-1.2", None, 1, output, _part(upd / "delta"),
                      upd, "previous" if output is not None else None, tuple(notes))
 
 
@@ -80,6 +91,12 @@ def locate_update_run(path: str | os.PathLike) -> UpdateRun:
     the ``update_output`` folder, a graphrag 0.4-1.2 ``update_output`` (tables and ``delta/``) or
     a project root."""
     requested = Path(path)
+    url = remote_url(os.fspath(path))
+    if url is not None and not os.path.lexists(requested):
+        where = REMOTE_SCHEMES[url[0]]
+        raise IndexInputError(url[1], f"update-run reads local folders only, and this is on {where}: copy the "
+                                      f"project's output and {DEFAULT_UPDATE_OUTPUT} folders into a local project "
+                                      f"folder and pass that")
     if not _is_dir(requested):
         raise IndexInputError(requested, "no such directory")
     if TIMESTAMP.match(requested.name) and _parts(requested):  # update_output/<ts>

@@ -20,6 +20,7 @@ import numpy as np
 
 from graphrag_audit.findings import SEVERITY_RANK, Finding
 from graphrag_audit.results.verify import VerifyResult
+from graphrag_audit.sanitise.secrets import scrub
 
 SCHEMA_VERSION = "1.2"  # 1.1: every selection carries its graphrag status (compat.py); 1.2: dynamic.by_version
 
@@ -519,7 +520,10 @@ class IndexInfo:
 
     def __post_init__(self):
         object.__setattr__(self, "files", frozen_map(self.files))
-        object.__setattr__(self, "notes", tuple(self.notes))
+        # where the index is: never a credential, in any output (sanitise/secrets.py)
+        object.__setattr__(self, "path", scrub(self.path))
+        object.__setattr__(self, "output_dir", scrub(self.output_dir))
+        object.__setattr__(self, "notes", tuple(scrub(n) for n in self.notes))
         object.__setattr__(self, "generation_evidence", tuple(self.generation_evidence))
 
     def to_dict(self) -> dict:

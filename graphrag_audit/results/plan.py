@@ -247,6 +247,13 @@ class PlanIndex:
     max_level: int
     notes: tuple[str, ...] = ()
 
+    def __post_init__(self):  # where the index is: never a credential, in any output (sanitise/secrets.py)
+        from graphrag_audit.sanitise.secrets import scrub
+
+        object.__setattr__(self, "path", scrub(self.path))
+        object.__setattr__(self, "output_dir", scrub(self.output_dir))
+        object.__setattr__(self, "notes", tuple(scrub(n) for n in self.notes))
+
     def to_dict(self) -> dict:
         return {"path": self.path, "output_dir": self.output_dir, "generation": self.generation,
                 "max_level": self.max_level, "notes": list(self.notes)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphrag_audit.findings import Finding
+from graphrag_audit.sanitise.secrets import scrub
 
 #: version of ``update-run -f json`` (graphrag_audit/schema/update-run.schema.json)
 UPDATE_RUN_SCHEMA_VERSION = "1.0"
@@ -28,6 +29,11 @@ class UpdatePart:
     per_level: tuple[int, ...] = ()  # communities per level 0, 1, ...
     periods: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()
+
+    def __post_init__(self):  # where the index is: never a credential, in any output (sanitise/secrets.py)
+        if self.path is not None:
+            object.__setattr__(self, "path", scrub(self.path))
+        object.__setattr__(self, "problem", scrub(self.problem))
 
 
 @dataclass(frozen=True)
@@ -58,3 +64,7 @@ class UpdateRunReport:
     offset: OffsetCheck | None
     offset_not_run: str  # why the offset check did not run ("" when it ran)
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "requested", scrub(self.requested))
+        object.__setattr__(self, "notes", tuple(scrub(n) for n in self.notes))
