@@ -256,7 +256,6 @@ class _Environment:
             self._values = values
         return self._values
 
-    def where(self) -> str:
     def _present(self) -> bool:
         """A ``.env`` that is there: python-dotenv skips a folder; a FIFO or device is refused when
         read (io/bounded.py), never opened; a looping or unreadable link is an error naming it."""
