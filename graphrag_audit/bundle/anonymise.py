@@ -230,8 +230,8 @@ def _rebuild(arr: pa.Array, strings) -> pa.Array:
         return pa.DictionaryArray.from_arrays(arr.indices, _rebuild(arr.dictionary, strings),
                                               ordered=t.ordered)
     if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
-        return _rebuild(arr.cast(pa.large_list(t.value_type) if pa.types.is_large_list_view(t)
-                                 else pa.list_(t.value_type)), strings)
+        plain = pa.large_list(t.value_type) if pa.types.is_large_list_view(t) else pa.list_(t.value_type)
+        return _rebuild(pa.array(arr.to_pylist(), type=plain), strings)
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         if arr.offset or pa.types.is_fixed_size_list(t):
             arr = pa.concat_arrays([arr])  # a copy without offset

@@ -36,12 +36,12 @@ DEFAULT_MAX_BYTES = 2 * 1024**3
 TABLE_SUFFIXES = (".parquet", ".csv")
 
 #: why something was left out (the README counts them per reason)
-FOLDER = "folders (vector stores such as LanceDB hold the original text and embeddings; never copied)"
-OTHER_FILE = "files that are not index tables (never copied: they may hold original text)"
-NOT_READ = "tables graphrag's query path does not read (`--include-all` adds them)"
-OPTIONAL = "covariate (claims) tables: only local search with claims reads them (`--include-all` adds them)"
-EMBEDDINGS = "tables of embeddings (never copied: embeddings can be matched or inverted back to text)"
-OTHER_FORMAT = "tables in the other format (the audit reads one set: the bundle holds that one)"
+FOLDER = "Folders (vector stores such as LanceDB hold the original text and embeddings; never copied)"
+OTHER_FILE = "Files that are not index tables (never copied: they may hold original text)"
+NOT_READ = "Tables graphrag's query path does not read (`--include-all` adds them)"
+OPTIONAL = "Covariate (claims) tables: only local search with claims reads them (`--include-all` adds them)"
+EMBEDDINGS = "Tables of embeddings (never copied: embeddings can be matched or inverted back to text)"
+OTHER_FORMAT = "Tables in the other format (the audit reads one set: the bundle holds that one)"
 
 
 @dataclass
@@ -143,10 +143,10 @@ def _csv_bytes(rows: list[list[str]]) -> bytes:
 
 
 #: why a column was left out of a table written (the README counts them per reason)
-COL_EMBEDDING = "embedding columns (never copied: embeddings can be matched or inverted back to text)"
-COL_NOT_READ = "columns graphrag's query path does not read (`--include-all` adds them)"
-COL_TYPE = "columns of a type the bundle cannot rebuild (unions, run-end encoded, extension types)"
-COL_INDEX = "pandas index columns (`__index_level_0__`; never copied)"
+COL_EMBEDDING = "Embedding columns (never copied: embeddings can be matched or inverted back to text)"
+COL_NOT_READ = "Columns graphrag's query path does not read (`--include-all` adds them)"
+COL_TYPE = "Columns of a type the bundle cannot rebuild (unions, run-end encoded, extension types)"
+COL_INDEX = "Pandas index columns (`__index_level_0__`; never copied)"
 
 
 def _is_embedding(name: str, t) -> bool:
@@ -277,8 +277,8 @@ def readme(result: BundleResult, tool_version: str) -> str:
         lines.append(f"| {name} | {', '.join(cols) if cols else '(none)'} |")
     lines += ["", "## Left out", ""]
     if plan.left_out or result.dropped:
-        lines += [f"- {n:,} {why}" for why, n in sorted(plan.left_out.items())]
-        lines += [f"- {n:,} {why}" for why, n in sorted(result.dropped.items())]
+        lines += [f"- {why}: {n:,}" for why, n in sorted(plan.left_out.items())]
+        lines += [f"- {why}: {n:,}" for why, n in sorted(result.dropped.items())]
     else:
         lines.append("- nothing")
     if result.added:
