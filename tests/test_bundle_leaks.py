@@ -11,7 +11,8 @@ column and struct field name, every key and value of schema, field and parquet k
 * every 4-character window of a non-ASCII word (CJK text, circled letters, tag characters, ...),
   lower-cased, unless the window is all ASCII or the filler's own zero digits;
 * every three consecutive ASCII words of letters (a phrase made of short words), lower-cased, when
-  they are not all filler words (a hexadecimal or non-ASCII word breaks the phrase).
+  one of them is neither a filler word nor shorter than 3 letters (the filler keeps contractions
+  such as ``'s``; a hexadecimal or non-ASCII word breaks the phrase).
 
 A piece is not distinctive when it is in the tool's fixed vocabulary: a piece of the source of
 ``graphrag_audit`` (graphrag's column and table names, the README's and the audit's wording) or of
@@ -71,7 +72,7 @@ def pieces(text: str) -> set[str]:
             run = []
             continue
         run.append(w)
-        if len(run) >= 3 and not all(x in filler for x in run[-3:]):
+        if len(run) >= 3 and any(x not in filler and len(x) >= 3 for x in run[-3:]):
             out.add(" ".join(run[-3:]))
     return out
 

@@ -64,7 +64,10 @@ SAFE_LEADS = "#*-=_~/.:;!?@$%&+<>^"
 #: zero digits of several scripts: a run of non-ASCII digits becomes as many of these with its count
 NUMERALS = "0\u2080\uff10\u0660\U0001d7ce"
 #: the suffixes of a replaced punctuation run (after ``*#`` repeated: two tokens per repetition)
+_PUNCT = "!#$%&()*+,-./:;<=>?@[\\]^_{}~"
 _SUFFIXES = ("", "*", "#", "-", "=", ".", "/", "_", "!", "~", "**", "-*", "*-", "=*", "#*", ".*", "*.", "/*")
+#: every suffix of one or two ASCII punctuation characters (tried when those above fail)
+_MORE_SUFFIXES = tuple(a + b for a in _PUNCT for b in ("",) + tuple(_PUNCT))
 
 
 def unsafe(ch: str) -> bool:
@@ -184,19 +187,23 @@ class Filler:
         want = (c(s), c("|" + s), c(s + "|"))
         n = want[0]
         alone = None
-        for a in range(max(0, n // 2 - 3), n // 2 + 3):
-            for suf in _SUFFIXES:
-                cand = "*#" * a + suf
-                if not cand or (len(body) >= 2 and len(cand) < 2):
-                    continue
-                t = sp + cand + trail
-                k = c(t)
-                if k != n:
-                    continue
-                if (k, c("|" + t), c(t + "|")) == want:
-                    return t
-                if alone is None:
-                    alone = t
+        a_range = range(max(0, n // 2 - 3), n // 2 + 3)
+        phases = (("",), _SUFFIXES), (tuple(_PUNCT), _SUFFIXES), (("",), _MORE_SUFFIXES), (tuple(_PUNCT), _MORE_SUFFIXES)
+        for prefixes, suffixes in phases:
+            for pre in prefixes:
+                for a in a_range:
+                    for suf in suffixes:
+                        cand = pre + "*#" * a + suf
+                        if not cand or (len(body) >= 2 and len(cand) < 2):
+                            continue
+                        t = sp + cand + trail
+                        k = c(t)
+                        if k != n:
+                            continue
+                        if (k, c("|" + t), c(t + "|")) == want:
+                            return t
+                        if alone is None:
+                            alone = t
         if alone is not None:
             return alone
         raise FillerError("no filler for a run of symbols")
