@@ -12,7 +12,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import regex
-
 from conftest import shared_folders, shared_index
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -169,7 +168,7 @@ def test_no_word_of_the_index_is_in_the_bundle(name, tmp_root):
 
 
 # ---- the real graphrag reads the bundle as it reads the index ----------------------------------
-from graphrag_side import major, need, side_env, side_pythons, versions  # noqa: E402
+from graphrag_side import major, need, side_env, side_pythons, versions
 
 RUNNER = Path(__file__).with_name("bundle_graphrag_runner.py")
 #: per graphrag major line, the indexes it reads (the fixtures it can read, and shared ones)
@@ -227,7 +226,12 @@ def test_the_bundle_keeps_allowlisted_columns_structure_and_token_counts(name, t
     types, the very same non-text values, nulls, list lengths and token counts, and nothing else."""
     from graphrag_audit.bundle.anonymise import table_kind
     from graphrag_audit.bundle.build import plan_bundle
-    from graphrag_audit.bundle.schema import ALLOWLIST, ENTITY_NAMES, ID_COLUMNS, is_embedding_name
+    from graphrag_audit.bundle.schema import (
+        ALLOWLIST,
+        ENTITY_NAMES,
+        ID_COLUMNS,
+        is_embedding_name,
+    )
     from graphrag_audit.graphrag.tokens import get_token_counter
 
     count = get_token_counter("cl100k_base").count
@@ -290,7 +294,14 @@ def _with_extras(tmp_path: Path) -> Path:
 
 
 def test_left_out_unless_include_all(tmp_path):
-    from graphrag_audit.bundle.build import FOLDER, NOT_READ, OPTIONAL, OTHER_FILE, plan_bundle, write_bundle
+    from graphrag_audit.bundle.build import (
+        FOLDER,
+        NOT_READ,
+        OPTIONAL,
+        OTHER_FILE,
+        plan_bundle,
+        write_bundle,
+    )
 
     d = _with_extras(tmp_path)
     plan = plan_bundle(d)
@@ -515,14 +526,16 @@ def test_filler_keeps_no_symbol_tag_or_format_character():
     characters (only ASCII, Unicode punctuation, separators and its own zeros), and keeps the
     text's cl100k count alone and between '|'; the column filler gives the same strings."""
     import random
-
-    import pyarrow as pa
     import unicodedata
 
+    import pyarrow as pa
+    from test_bundle_leaks import _numerals
+
     from graphrag_audit.bundle.batch import ColumnFiller
-    from graphrag_audit.bundle.filler import NUMERALS, Filler
+    from graphrag_audit.bundle.filler import Filler
     from graphrag_audit.graphrag.tokens import get_token_counter
 
+    NUMERALS = _numerals()
     count = get_token_counter("cl100k_base").count
     tags = "".join(chr(0xE0000 + ord(c)) for c in "SECRET PLAN")
     circled = "ⓈⒺⒸⓇⒺⓉ ⓅⓁⒶⓃ"

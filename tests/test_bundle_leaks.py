@@ -11,8 +11,9 @@ column and struct field name, every key and value of schema, field and parquet k
 * every 4-character window of a non-ASCII word (CJK text, circled letters, tag characters, ...),
   lower-cased, unless the window is all ASCII or the filler's own zero digits;
 * every three consecutive ASCII words of letters (a phrase made of short words), lower-cased, when
-  one of them is neither a filler word nor shorter than 3 letters (the filler keeps contractions
-  such as ``'s``; a hexadecimal or non-ASCII word breaks the phrase).
+  one of them is a word of 3 or more letters that is neither a filler word nor a word of the tool's
+  vocabulary (the filler keeps contractions such as ``'s``, and the audit's own sentences are
+  made of the tool's words; a hexadecimal or non-ASCII word breaks the phrase).
 
 A piece is not distinctive when it is in the tool's fixed vocabulary: a piece of the source of
 ``graphrag_audit`` (graphrag's column and table names, the README's and the audit's wording) or of
@@ -37,7 +38,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import regex
-
 from conftest import FIXTURES, ROOT, SHARED_INDEXES, real_index_params
 
 _RUN = regex.compile(r"[^\s\p{P}]+")
@@ -45,8 +45,17 @@ _HEX = regex.compile(r"[0-9a-fA-F]+")
 _WORD = regex.compile(r"[A-Za-z]+")
 
 
+#: the file stems graphrag writes (without ``create_final_``)
+GRAPHRAG_TABLES = ("communities", "community_reports", "entities", "nodes", "relationships", "text_units",
+                   "covariates", "documents")
+
+
 def _numerals() -> str:
-    from graphrag_audit.bundle.filler import NUMERALS
+    """The filler's own zero digits (ASCII only before it had them)."""
+    try:
+        from graphrag_audit.bundle.filler import NUMERALS
+    except ImportError:
+        return "0"
     return NUMERALS
 
 
@@ -65,6 +74,7 @@ def pieces(text: str) -> set[str]:
                 if not all(ch.isascii() or ch in zeros for ch in p):
                     out.add(p)
     filler = _filler_words()
+    tool = _tool_words()
     run: list[str] = []  # consecutive ASCII words (a hexadecimal or non-ASCII run breaks it)
     for m in _RUN.finditer(text):
         w = m.group(0).lower()
@@ -72,7 +82,7 @@ def pieces(text: str) -> set[str]:
             run = []
             continue
         run.append(w)
-        if len(run) >= 3 and any(x not in filler and len(x) >= 3 for x in run[-3:]):
+        if len(run) >= 3 and any(x not in filler and len(x) >= 3 and x not in tool for x in run[-3:]):
             out.add(" ".join(run[-3:]))
     return out
 
@@ -85,17 +95,25 @@ def _filler_words() -> frozenset[str]:
 
 
 @functools.cache
+def _tool_words() -> frozenset[str]:
+    """Every word of letters in the source of ``graphrag_audit`` and graphrag's table names."""
+    words: set[str] = set()
+    for p in (ROOT / "graphrag_audit").rglob("*.py"):
+        words.update(w.lower() for w in _WORD.findall(p.read_text(encoding="utf-8")))
+    for kind in GRAPHRAG_TABLES:
+        words.update(_WORD.findall(kind.replace("_", " ")))
+    return frozenset(words) | {"create", "final"}
+
+
+@functools.cache
 def vocabulary() -> frozenset[str]:
     """The tool's fixed vocabulary: pieces of its source and of pyarrow's own parquet bytes."""
     words: set[str] = set()
     for p in (ROOT / "graphrag_audit").rglob("*.py"):
         words |= pieces(p.read_text(encoding="utf-8"))
-    from graphrag_audit.bundle.schema import ALLOWLIST, LEGACY_PREFIX
-
-    for tables in ALLOWLIST.values():  # graphrag's own table file names
-        for kind in tables:
-            for name in (kind, LEGACY_PREFIX + kind):
-                words |= pieces(name + ".parquet") | pieces(name + ".csv")
+    for kind in GRAPHRAG_TABLES:  # graphrag's own table file names
+        for name in (kind, "create_final_" + kind):
+            words |= pieces(name + ".parquet") | pieces(name + ".csv")
     buf = io.BytesIO()
     pq.write_table(pa.table({"x": pa.array([1])}), buf, compression="snappy")
     words |= pieces(buf.getvalue().decode("utf-8", "ignore"))
@@ -466,7 +484,7 @@ def test_no_schema_or_field_metadata_in_the_bundle(tmp_path):
         assert not s.metadata or set(s.metadata) <= {b"ARROW:schema"}, (p.name, s.metadata)
         assert not any(f.metadata for f in s), p.name
         assert "__index_level_0__" not in s.names
-        assert set((pq.read_metadata(p).metadata or {})) <= {b"ARROW:schema"}
+        assert set(pq.read_metadata(p).metadata or {}) <= {b"ARROW:schema"}
 
 
 def test_readme_counts_what_was_left_out(tmp_path):
