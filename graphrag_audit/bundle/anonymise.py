@@ -13,7 +13,8 @@ the others but embeddings). Each kept column is rebuilt by its role (:func:`sche
   string_view, binary, large_binary, fixed-size binary, inside lists, structs, maps and dictionaries.
 
 Types are rebuilt too: struct field names other than graphrag's own (:data:`schema.KNOWN_FIELDS`)
-become ``field_N``, list items ``item``, and no schema or field carries metadata. A column of a type
+become ``field_N``, list items ``item``, dictionary-encoded columns are decoded (see ``_rebuild``),
+and no schema or field carries metadata. A column of a type
 this module does not know (unions, run-end encoded, extension types) is left out.
 Nulls stay null, empty strings stay empty, lists keep their lengths.
 """
@@ -197,7 +198,7 @@ def _clean_type(t: pa.DataType) -> pa.DataType:
     if _plain(t) or is_text_type(t) or is_binary_type(t):
         return t
     if pa.types.is_dictionary(t):
-        return pa.dictionary(t.index_type, _clean_type(t.value_type), t.ordered)
+        return _clean_type(t.value_type)
     if pa.types.is_list(t):
         return pa.list_(_clean_type(t.value_type))
     if pa.types.is_large_list(t):
@@ -227,8 +228,9 @@ def _rebuild(arr: pa.Array, strings) -> pa.Array:
     if is_binary_type(t):
         return _binary(arr, strings)
     if pa.types.is_dictionary(t):
-        return pa.DictionaryArray.from_arrays(arr.indices, _rebuild(arr.dictionary, strings),
-                                              ordered=t.ordered)
+        # decoded: pyarrow 26's parquet writer, handed a dictionary array, was seen writing stale
+        # bytes of the process's memory (earlier tables' text) beside the dictionary page
+        return _rebuild(arr.dictionary, strings).take(arr.indices)
     if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
         plain = pa.large_list(t.value_type) if pa.types.is_large_list_view(t) else pa.list_(t.value_type)
         return _rebuild(pa.array(arr.to_pylist(), type=plain), strings)
