@@ -66,7 +66,7 @@ def arrow_bytes(index: Path) -> int:
     from graphrag_audit.io.tables import read_arrow_table
 
     total = 0
-    for p in plan_bundle(index, max_bytes=None).tables:
+    for p, _kind in plan_bundle(index, max_bytes=None).tables:
         if p.suffix == ".parquet":
             table = read_arrow_table(p)
             total += table.nbytes

@@ -12,7 +12,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import regex
-
 from conftest import shared_folders, shared_index
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +86,7 @@ def test_levels_json_of_the_bundle_equals_the_index(name, tmp_root):
 def _text_tokens(index: Path) -> set[str]:
     """Words of three or more letters in the index's free-text columns (every string column
     except ids and memberships), lower-cased."""
-    from graphrag_audit.bundle.anonymise import STRUCTURAL
+    from graphrag_audit.bundle.schema import ID_COLUMNS as STRUCTURAL
 
     words: set[str] = set()
     for p in sorted(index.iterdir()):
@@ -126,7 +125,7 @@ def _collect(v, out):
 
 def _bundle_tokens(out: Path) -> set[str]:
     words: set[str] = set()
-    from graphrag_audit.bundle.anonymise import STRUCTURAL
+    from graphrag_audit.bundle.schema import ID_COLUMNS as STRUCTURAL
 
     for p in sorted(out.iterdir()):
         if p.suffix not in (".parquet", ".csv"):
@@ -169,7 +168,7 @@ def test_no_word_of_the_index_is_in_the_bundle(name, tmp_root):
 
 
 # ---- the real graphrag reads the bundle as it reads the index ----------------------------------
-from graphrag_side import major, need, side_env, side_pythons, versions  # noqa: E402
+from graphrag_side import major, need, side_env, side_pythons, versions
 
 RUNNER = Path(__file__).with_name("bundle_graphrag_runner.py")
 #: per graphrag major line, the indexes it reads (the fixtures it can read, and shared ones)
@@ -222,31 +221,45 @@ def _shape(v):
 
 @pytest.mark.parametrize("name", ["seed-v01", "seed-v1", "seed-v3", "seed-v3-csv", "verbs-v0.5", "dulce-v1",
                                   "verbs-v3"])
-def test_the_bundle_keeps_files_schemas_structure_and_token_counts(name, tmp_root):
-    from graphrag_audit.bundle.anonymise import ENTITY_NAMES, table_kind
+def test_the_bundle_keeps_allowlisted_columns_structure_and_token_counts(name, tmp_root):
+    """OUT holds the allowlisted tables and columns of the index (bundle/schema.py), with their arrow
+    types, the very same non-text values, nulls, list lengths and token counts, and nothing else."""
+    from graphrag_audit.bundle.anonymise import table_kind
+    from graphrag_audit.bundle.build import plan_bundle
+    from graphrag_audit.bundle.schema import (
+        ALLOWLIST,
+        ENTITY_NAMES,
+        ID_COLUMNS,
+        is_embedding_name,
+    )
     from graphrag_audit.graphrag.tokens import get_token_counter
 
     count = get_token_counter("cl100k_base").count
     src = _index(name)
     out = bundled(src, tmp_root)
-    tables = sorted(p.name for p in src.iterdir() if p.suffix in (".parquet", ".csv") and "covariates" not in p.name)
+    allow = ALLOWLIST[plan_bundle(src).generation]
+    tables = sorted(p.name for p in src.iterdir() if p.suffix in (".parquet", ".csv")
+                    and table_kind(p.stem) in allow and "covariates" not in p.name)
     assert sorted(p.name for p in out.iterdir() if p.suffix in (".parquet", ".csv")) == tables
     checked = 0
     for fname in tables:
         kind = table_kind(Path(fname).stem)
         a_cols, b_cols = dict(_string_columns(src / fname)), dict(_string_columns(out / fname))
+        want_cols = [c for c in a_cols if c in allow[kind] and not is_embedding_name(c)]
+        assert list(b_cols) == want_cols, fname
         if fname.endswith(".parquet"):
             a, b = pq.read_table(src / fname), pq.read_table(out / fname)
-            assert b.schema.equals(a.schema, check_metadata=True), fname
-            for f in a.schema:
-                if f.name in a_cols and any(a_cols[f.name]):
+            assert not b.schema.metadata or set(b.schema.metadata) == {b"ARROW:schema"}
+            for f in b.schema:
+                assert f.type == a.schema.field(f.name).type, (fname, f.name)
+                if f.name in a_cols and any(a_cols[f.name]) and f.name not in ID_COLUMNS:
                     assert _shape(b.column(f.name).to_pylist()) == _shape(a.column(f.name).to_pylist()), f.name
-                else:  # no text: the very same values
-                    assert b.column(f.name).equals(a.column(f.name)), (fname, f.name)
-        for col, values in a_cols.items():
-            if (kind, col) in ENTITY_NAMES or col == "title" and kind in ("communities", "documents"):
+                elif f.name in ID_COLUMNS and pa.types.is_string(f.type) is False and not pa.types.is_list(f.type):
+                    assert b.column(f.name).equals(a.column(f.name)), (fname, f.name)  # numbers: the same
+        for col in b_cols:
+            if (kind, col) in ENTITY_NAMES or col in ID_COLUMNS or col == "title" and kind == "communities":
                 continue  # pseudonyms
-            for x, y in zip(values, b_cols[col]):
+            for x, y in zip(a_cols[col], b_cols[col]):
                 assert count(y) == count(x), (fname, col, x[:80], y[:80])
                 assert count("|" + y + "|") == count("|" + x + "|"), (fname, col)
                 checked += 1
@@ -281,15 +294,22 @@ def _with_extras(tmp_path: Path) -> Path:
 
 
 def test_left_out_unless_include_all(tmp_path):
-    from graphrag_audit.bundle.build import plan_bundle, write_bundle
+    from graphrag_audit.bundle.build import (
+        FOLDER,
+        NOT_READ,
+        OPTIONAL,
+        OTHER_FILE,
+        plan_bundle,
+        write_bundle,
+    )
 
     d = _with_extras(tmp_path)
     plan = plan_bundle(d)
-    assert {n for n, _ in plan.left_out} == {"covariates.parquet", "lancedb/", "stats.json"}
+    assert dict(plan.left_out) == {OPTIONAL: 1, FOLDER: 1, OTHER_FILE: 1}
     write_bundle(plan, tmp_path / "a")
     assert not (tmp_path / "a" / "covariates.parquet").exists() and not (tmp_path / "a" / "lancedb").exists()
     plan = plan_bundle(d, include_all=True)
-    assert {n for n, _ in plan.left_out} == {"lancedb/", "stats.json"}
+    assert dict(plan.left_out) == {FOLDER: 1, OTHER_FILE: 1} and NOT_READ not in plan.left_out
     write_bundle(plan, tmp_path / "b")
     got = pq.read_table(tmp_path / "b" / "covariates.parquet").column("description").to_pylist()[0]
     assert "Zanzibarian" not in got and "pumpkins" not in got and got
@@ -415,12 +435,23 @@ def test_chunk_whitespace_is_the_regex_modules():
     assert sorted(ord(c) for c in regex.findall(r"\s", everything)) == sorted(WHITESPACE)
 
 
+def _by_value(v, fn):
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return fn(v) if v else v
+    if isinstance(v, dict):
+        return {k: _by_value(x, fn) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_by_value(x, fn) for x in v]
+    return v
+
+
 def test_nested_text_columns_are_filled_like_value_by_value():
     """Lists and structs of text (report findings) get the same filler through arrow as through
     the value-by-value path, with nulls at every depth kept."""
     import pyarrow as pa
 
-    from graphrag_audit.bundle.anonymise import _map
     from graphrag_audit.bundle.batch import ColumnFiller, fill_nested
     from graphrag_audit.bundle.filler import Filler
 
@@ -429,7 +460,7 @@ def test_nested_text_columns_are_filled_like_value_by_value():
             [{"explanation": "", "summary": "Hello  world\n\n- item"}, {"explanation": None, "summary": "中文 ok"}]]
     arr = pa.array(rows, type=t)
     filler = Filler()
-    want = [_map(v, t, filler.text) for v in rows]
+    want = [_by_value(v, filler.text) for v in rows]
     got = fill_nested(ColumnFiller(Filler()), arr)
     assert got.type == t and got.to_pylist() == want
 
@@ -444,7 +475,7 @@ def test_column_filler_shares_first_chunks_like_the_filler():
 
     import pyarrow as pa
 
-    from graphrag_audit.bundle.anonymise import Anonymiser, _map
+    from graphrag_audit.bundle.anonymise import Anonymiser
     from graphrag_audit.bundle.batch import ColumnFiller
     from graphrag_audit.bundle.filler import Filler
 
@@ -461,9 +492,9 @@ def test_column_filler_shares_first_chunks_like_the_filler():
     names = pa.array(["b", None, "a", "", "b", "c", "a", None], type=pa.string())
     one, two = Anonymiser(), Anonymiser()
     table = pa.table({"title": names})
-    new, changed = one.arrow_table("entities", table)
-    assert new.column("title").to_pylist() == [_map(v, pa.string(), two._entity) for v in names.to_pylist()]
-    assert new.schema == table.schema and changed == ["title"] and one.entities == two.entities
+    new = one.arrow_table("entities", table, {"title": "entity"})
+    assert new.column("title").to_pylist() == [_by_value(v, two.entity) for v in names.to_pylist()]
+    assert new.schema == table.schema and one.names == two.names
 
 
 def test_column_cuts_are_where_the_filler_splits():
@@ -487,3 +518,39 @@ def test_column_cuts_are_where_the_filler_splits():
             chunks, at, offsets = columns._cut(arr)
             got = [[chunks[k] for k in at[offsets[i]:offsets[i + 1]]] for i in range(len(texts))]
             assert got == [_CHUNK.split(t) for t in texts]
+
+
+def test_filler_keeps_no_symbol_tag_or_format_character():
+    """Text in circled letters, Unicode tag characters (U+E0000 block), emoji, bidi controls and
+    digits of other scripts never passes the filler unchanged: the filler holds none of those
+    characters (only ASCII, Unicode punctuation, separators and its own zeros), and keeps the
+    text's cl100k count alone and between '|'; the column filler gives the same strings."""
+    import random
+    import unicodedata
+
+    import pyarrow as pa
+    from test_bundle_leaks import _numerals
+
+    from graphrag_audit.bundle.batch import ColumnFiller
+    from graphrag_audit.bundle.filler import Filler
+    from graphrag_audit.graphrag.tokens import get_token_counter
+
+    NUMERALS = _numerals()
+    count = get_token_counter("cl100k_base").count
+    tags = "".join(chr(0xE0000 + ord(c)) for c in "SECRET PLAN")
+    circled = "ⓈⒺⒸⓇⒺⓉ ⓅⓁⒶⓃ"
+    pieces = [circled, tags, "Ⓐbc", "😀😀", "\u202eevil\u202c", "①②③", "٣٤٥٦", "™.", " ©", "x", " word", ".", "\n",
+              "|", "'s", "中文", "\U0001d400\U0001d401"]
+    rnd = random.Random(9)
+    texts = [circled, tags, f"{circled} {tags}", f"# {circled}\n\n{tags} end"]
+    texts += ["".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 8))) for _ in range(400)]
+    filler = Filler()
+    want = [filler.text(t) for t in texts]
+    for t, f in zip(texts, want):
+        bad = [ch for ch in f if not (ch.isascii() or ch in NUMERALS or unicodedata.category(ch)[0] in "PZ")
+               and not unicodedata.category(ch).startswith("L")]
+        assert not bad, (t, f)
+        assert "ⓈⒺⒸⓇⒺⓉ" not in f and tags not in f and "Ⓐ" not in f
+        assert count(f) == count(t), repr(t)
+        assert count("|" + f + "|") == count("|" + t + "|") or "|" in t or t.startswith("'"), repr(t)
+    assert ColumnFiller(Filler()).array(pa.array(texts)).to_pylist() == want

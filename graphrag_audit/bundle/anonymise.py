@@ -1,21 +1,22 @@
-"""Which columns of an index table are free text, and their replacement.
+"""Every value a bundle keeps, rebuilt by the tool (nothing of the index is copied as it is).
 
-Column roles (by table and column name; the table is the file stem without ``create_final_``):
+A table keeps only the columns :mod:`graphrag_audit.bundle.schema` allows (``--include-all``: also
+the others but embeddings). Each kept column is rebuilt by its role (:func:`schema.role`):
 
-* structural: ids, levels, parents, children, memberships, periods, sizes, dates of creation
-  (:data:`STRUCTURAL`): kept as they are, like every column that holds no text at all (numbers,
-  booleans, embeddings);
-* entity names (:data:`ENTITY_NAMES`: entity and node titles, relationship ends, claim subjects
-  and objects): one stable pseudonym per distinct name, ``Entity N``, the same in every table (so
-  graphrag 1.x's roll-up, which groups ``create_final_nodes`` by title, groups the same rows);
-* community titles: kept when every one is graphrag's ``Community N``, else ``Community title N``;
-* document titles (file names): ``Document N``;
-* everything else that holds text (report titles, summaries, full content, findings, descriptions,
-  text units, entity types, ...), at any depth of lists and structs: filler with the same token
-  count (:mod:`graphrag_audit.bundle.filler`). ``--keep-titles`` keeps entity names, community
-  titles and report titles (not document titles).
+* ``id``: a string that is a UUID, a number or an ISO date stays; any other string becomes a
+  pseudonym ``id-N``, the same for the same string in every table, column and list (so entity ids in
+  ``communities.entity_ids``, ``text_units.entity_ids`` and the nodes stay joined); numbers stay;
+* ``entity`` (entity names): ``Entity N``, from the same map;
+* ``community_title``: kept when every one is graphrag's ``Community N``, else ``Community title N``;
+* ``text`` (and any column ``--include-all`` adds): filler with the same cl100k token count
+  (:mod:`graphrag_audit.bundle.filler`), for text of every arrow type: string, large_string,
+  string_view, binary, large_binary, fixed-size binary, inside lists, structs, maps and dictionaries.
 
-Nulls stay null, empty strings stay empty, lists keep their lengths, arrow types are unchanged.
+Types are rebuilt too: struct field names other than graphrag's own (:data:`schema.KNOWN_FIELDS`)
+become ``field_N``, list items ``item``, dictionary-encoded columns are decoded (see ``_rebuild``),
+and no schema or field carries metadata. A column of a type
+this module does not know (unions, run-end encoded, extension types) is left out.
+Nulls stay null, empty strings stay empty, lists keep their lengths.
 """
 
 from __future__ import annotations
@@ -25,22 +26,22 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from graphrag_audit.bundle.batch import ColumnFiller, fill_nested
+from graphrag_audit.bundle import schema
+from graphrag_audit.bundle.batch import ColumnFiller
 from graphrag_audit.bundle.filler import Filler
 
-STRUCTURAL = frozenset({
-    "id", "human_readable_id", "short_id", "community", "parent", "children", "level", "entity_ids",
-    "text_unit_ids", "relationship_ids", "covariate_ids", "document_ids", "document_id", "text_unit_id",
-    "period", "size", "raw_community", "source_id", "top_level_node_id", "creation_date", "community_id",
-    "__index_level_0__",
-})
-ENTITY_NAMES = frozenset({("entities", "title"), ("entities", "name"), ("nodes", "title"),
-                          ("relationships", "source"), ("relationships", "target"),
-                          ("covariates", "subject_id"), ("covariates", "object_id")})
+#: what an ``id`` string may be to stay as it is: a UUID, a number (int, float, nan, inf), an ISO
+#: date (graphrag's ``period``), a boolean
+_KEEP_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+                      r"|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|inf|Infinity)"
+                      r"|\d{4}-\d{2}-\d{2}|True|False|None")
 _COMMUNITY_TITLE = re.compile(r"Community -?\d+")
-#: a CSV cell that holds no text: a number, a boolean, None/nan, a list of numbers
-_NO_TEXT = re.compile(r"\s*(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|inf|-inf|True|False|None"
-                      r"|\[[\d\s,.eE+\-]*\])?\s*")
+#: an item of a list written as text (graphrag 3 CSV cells: ``['a', 'b']``, ``[1 2]``)
+_CSV_ITEM = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|([^\s,\[\]'\"]+)")
+
+
+class Unsupported(ValueError):
+    """A column type the bundle cannot rebuild (the column is left out)."""
 
 
 def table_kind(stem: str) -> str:
@@ -54,166 +55,237 @@ class Anonymiser:
 
     keep_titles: bool = False
     filler: Filler = field(default_factory=Filler)
-    entities: dict[str, str] = field(default_factory=dict)
-    documents: dict[str, str] = field(default_factory=dict)
+    #: original string -> pseudonym, for ids and entity names alike (one map: an id that is an
+    #: entity name gets the entity's pseudonym)
+    names: dict[str, str] = field(default_factory=dict)
+    entities: int = 0
+    ids: int = 0
 
     def __post_init__(self):
-        #: the filler applied to whole arrow columns (the same text as ``filler.text``, faster)
         self.columns = ColumnFiller(self.filler)
 
     # -- per value -----------------------------------------------------------------------------
-    def _entity(self, name: str) -> str:
-        got = self.entities.get(name)
+    def entity(self, name: str) -> str:
+        got = self.names.get(name)
         if got is None:
-            got = self.entities[name] = f"Entity {len(self.entities) + 1}"
+            self.entities += 1
+            got = self.names[name] = f"Entity {self.entities}"
         return got
 
-    def _document(self, name: str) -> str:
-        got = self.documents.get(name)
+    def ident(self, value: str) -> str:
+        if _KEEP_ID.fullmatch(value):
+            return value
+        got = self.names.get(value)
         if got is None:
-            got = self.documents[name] = f"Document {len(self.documents) + 1}"
+            self.ids += 1
+            got = self.names[value] = f"id-{self.ids}"
         return got
 
-    def role(self, kind: str, column: str) -> str:
-        """``keep``, ``entity``, ``community_title``, ``document`` or ``text``."""
-        if column in STRUCTURAL:
-            return "keep"
-        if (kind, column) in ENTITY_NAMES:
-            return "keep" if self.keep_titles else "entity"
-        if column == "title":
-            if kind == "communities":
-                return "keep" if self.keep_titles else "community_title"
-            if kind == "community_reports" and self.keep_titles:
-                return "keep"
-            if kind == "documents":
-                return "document"
-        return "text"
-
-    def _mapper(self, role: str, values: list):
+    def _leaf(self, role: str, values: list[str]):
+        """The function applied to each non-empty string of a column with this role."""
+        if role == "keep":
+            return lambda v: v
         if role == "entity":
-            return self._entity
-        if role == "document":
-            return self._document
+            return self.entity
+        if role == "id":
+            return self.ident
         if role == "community_title":
-            texts = [v for v in values if isinstance(v, str)]
-            if all(_COMMUNITY_TITLE.fullmatch(v) for v in texts):
+            if all(_COMMUNITY_TITLE.fullmatch(v) for v in values):
                 return lambda v: v
             names: dict[str, str] = {}
             return lambda v: names.setdefault(v, f"Community title {len(names) + 1}")
         return self.filler.text
 
-    # -- arrow tables --------------------------------------------------------------------------
-    def arrow_table(self, kind: str, table: pa.Table) -> tuple[pa.Table, list[str]]:
-        """The table with its text replaced (same schema); the names of the columns replaced."""
-        changed = []
-        for i, f in enumerate(table.schema):
-            if not _has_text(f.type):
+    # -- arrow ---------------------------------------------------------------------------------
+    def arrow_column(self, kind: str, name: str, column: pa.ChunkedArray, role: str) -> pa.ChunkedArray:
+        """``column`` rebuilt (see the module docstring); raises :class:`Unsupported`."""
+        if role == "community_title":
+            values: list[str] = []
+            for chunk in column.chunks:
+                _strings_of(chunk, values)
+            leaf = self._leaf(role, values)
+        else:
+            leaf = self._leaf(role, [])
+        if role == "text":
+            def strings(arr: pa.Array) -> pa.Array:
+                return self.columns.array(arr.cast(pa.large_string()))
+        else:
+            def strings(arr: pa.Array) -> pa.Array:
+                arr = arr.cast(pa.large_string())
+                enc = arr.dictionary_encode()
+                mapped = pa.array([leaf(v) if v else v for v in enc.dictionary.to_pylist()], type=pa.large_string())
+                return mapped.take(enc.indices)
+        chunks = [_rebuild(c, strings) for c in column.chunks]
+        if not chunks:
+            return pa.chunked_array([], type=_clean_type(column.type))
+        return pa.chunked_array(chunks, type=chunks[0].type)
+
+    def arrow_table(self, kind: str, table: pa.Table, columns: dict[str, str]) -> pa.Table:
+        """A new table of ``columns`` (name -> role) of ``table``, in ``table``'s order, every one
+        rebuilt, no metadata. A column of an unknown type is left out (raises nothing)."""
+        names, arrays = [], []
+        for f in table.schema:
+            if f.name not in columns:
                 continue
-            role = self.role(kind, f.name)
-            if role == "keep":
+            try:
+                arrays.append(self.arrow_column(kind, f.name, table.column(f.name), columns[f.name]))
+            except Unsupported:
                 continue
-            if role == "text":
-                column = table.column(i).combine_chunks()
-                new_column = fill_nested(self.columns, column)
-                if new_column is not None:
-                    if new_column.equals(column):
-                        continue
-                    table = table.set_column(i, f, new_column)
-                    changed.append(f.name)
-                    continue
-            if role in ("entity", "document") and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type)):
-                # a plain string column of names: each distinct name mapped once, in order of first
-                # occurrence (dictionary_encode's order), as the value-by-value loop below hands them out
-                column = table.column(i).combine_chunks()
-                new_column = _map_distinct(column, self._mapper(role, []))
-                if new_column.equals(column):
-                    continue
-                table = table.set_column(i, f, new_column)
-                changed.append(f.name)
-                continue
-            values = table.column(i).to_pylist()
-            fn = self._mapper(role, _strings(values, f.type))
-            new = [_map(v, f.type, fn) for v in values]
-            if new == values:  # e.g. community titles that are all graphrag's own "Community N"
-                continue
-            table = table.set_column(i, f, _array(new, f.type))
-            changed.append(f.name)
-        return table, changed
+            names.append(f.name)
+        fields = [pa.field(n, a.type) for n, a in zip(names, arrays)]
+        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
     # -- CSV rows ------------------------------------------------------------------------------
-    def csv_rows(self, kind: str, rows: list[list[str]]) -> tuple[list[list[str]], list[str]]:
-        """graphrag 3 CSV tables: every cell is text, so a column is replaced unless structural
-        or holding no text at all (numbers, booleans, lists of numbers); empty cells stay empty."""
+    def csv_rows(self, kind: str, rows: list[list[str]], columns: dict[str, str]) -> list[list[str]]:
+        """graphrag 3 CSV tables (every cell is text): the columns kept, each cell rebuilt by its
+        role; an ``id`` cell that holds a list (``['a', 'b']``) has each item rebuilt."""
         if not rows:
-            return rows, []
-        header, body = rows[0], [list(r) for r in rows[1:]]
-        changed = []
-        for j, name in enumerate(header):
-            role = self.role(kind, name)
-            if role == "keep":
-                continue
-            cells = [r[j] for r in body if j < len(r)]
-            if all(_NO_TEXT.fullmatch(c) for c in cells):
-                continue
-            fn = self._mapper(role, [c for c in cells if c])
-            differs = False
-            for r in body:
-                if j < len(r) and r[j]:
-                    new = fn(r[j])
-                    differs = differs or new != r[j]
-                    r[j] = new
-            if differs:
-                changed.append(name)
-        return [header] + body, changed
+            return rows
+        header = rows[0]
+        keep = [j for j, n in enumerate(header) if n in columns]
+        body = rows[1:]
+        cols = []
+        for j in keep:
+            role = columns[header[j]]
+            cells = [r[j] if j < len(r) else "" for r in body]
+            leaf = self._leaf(role, [c for c in cells if c])
+            if role == "id" or role == "text" and _all_numbers(cells):
+                leaf = self._csv_ids  # numbers stay; anything else is replaced
+            cols.append([leaf(c) if c else c for c in cells])
+        return [[header[j] for j in keep]] + [list(r) for r in zip(*cols)]
+
+    def _csv_ids(self, cell: str) -> str:
+        s = cell.strip()
+        if s.startswith("[") and s.endswith("]"):
+            def item(m: re.Match) -> str:
+                if m.group(1) is not None:
+                    return "'" + self.ident(m.group(1)) + "'"
+                if m.group(2) is not None:
+                    return '"' + self.ident(m.group(2)) + '"'
+                return self.ident(m.group(3))
+            inner = _CSV_ITEM.sub(item, s[1:-1])
+            return "[" + inner + "]"
+        return self.ident(cell)
 
 
-def _has_text(t: pa.DataType) -> bool:
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return True
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return _has_text(t.value_type)
+def _all_numbers(cells: list[str]) -> bool:
+    return all(not c or _KEEP_ID.fullmatch(c.strip()) for c in cells)
+
+
+# -- types -------------------------------------------------------------------------------------
+def is_text_type(t: pa.DataType) -> bool:
+    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t))
+
+
+def is_binary_type(t: pa.DataType) -> bool:
+    return (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
+            or pa.types.is_fixed_size_binary(t))
+
+
+def _plain(t: pa.DataType) -> bool:
+    """A type that holds no text and no names: numbers, booleans, dates, times, decimals, null."""
+    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) or pa.types.is_null(t)
+            or pa.types.is_temporal(t) or pa.types.is_decimal(t))
+
+
+def _field_name(name: str, i: int) -> str:
+    return name if name in schema.KNOWN_FIELDS else f"field_{i + 1}"
+
+
+def _clean_type(t: pa.DataType) -> pa.DataType:
+    """``t`` with struct field names replaced (:func:`_field_name`), list items named ``item``,
+    no field metadata; raises :class:`Unsupported` for a type not handled."""
+    if _plain(t) or is_text_type(t) or is_binary_type(t):
+        return t
+    if pa.types.is_dictionary(t):
+        return _clean_type(t.value_type)
+    if pa.types.is_list(t):
+        return pa.list_(_clean_type(t.value_type))
+    if pa.types.is_large_list(t):
+        return pa.large_list(_clean_type(t.value_type))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(_clean_type(t.value_type), t.list_size)
+    if pa.types.is_list_view(t):
+        return pa.list_(_clean_type(t.value_type))
+    if pa.types.is_large_list_view(t):
+        return pa.large_list(_clean_type(t.value_type))
     if pa.types.is_struct(t):
-        return any(_has_text(t.field(i).type) for i in range(t.num_fields))
-    if pa.types.is_dictionary(t):
-        return _has_text(t.value_type)
+        return pa.struct([pa.field(_field_name(t.field(i).name, i), _clean_type(t.field(i).type))
+                          for i in range(t.num_fields)])
     if pa.types.is_map(t):
-        return _has_text(t.key_type) or _has_text(t.item_type)
-    return False
+        return pa.map_(_clean_type(t.key_type), _clean_type(t.item_type), t.keys_sorted)
+    raise Unsupported(str(t))
 
 
-def _map(v, t: pa.DataType, fn):
-    if v is None:
-        return None
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return fn(v) if v else v
+def _rebuild(arr: pa.Array, strings) -> pa.Array:
+    """``arr`` with every string in it (at any depth) replaced by ``strings`` (a function from a
+    large_string array to a large_string array of the same length), of type ``_clean_type``."""
+    t = arr.type
+    if _plain(t):
+        return arr
+    if is_text_type(t):
+        return strings(arr).cast(t)
+    if is_binary_type(t):
+        return _binary(arr, strings)
+    if pa.types.is_dictionary(t):
+        # decoded: pyarrow 26's parquet writer, handed a dictionary array, was seen writing stale
+        # bytes of the process's memory (earlier tables' text) beside the dictionary page
+        return _rebuild(arr.dictionary, strings).take(arr.indices)
+    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
+        plain = pa.large_list(t.value_type) if pa.types.is_large_list_view(t) else pa.list_(t.value_type)
+        return _rebuild(pa.array(arr.to_pylist(), type=plain), strings)
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return [_map(x, t.value_type, fn) for x in v]
+        if arr.offset or pa.types.is_fixed_size_list(t):
+            arr = pa.concat_arrays([arr])  # a copy without offset
+        mask = arr.is_null() if arr.null_count else None
+        values = _rebuild(arr.values, strings)
+        if pa.types.is_fixed_size_list(t):
+            return pa.FixedSizeListArray.from_arrays(values, t.list_size, mask=mask)
+        cls = pa.LargeListArray if pa.types.is_large_list(t) else pa.ListArray
+        return cls.from_arrays(arr.offsets, values, mask=mask)
     if pa.types.is_struct(t):
-        return {t.field(i).name: _map(v.get(t.field(i).name), t.field(i).type, fn) for i in range(t.num_fields)}
-    if pa.types.is_dictionary(t):
-        return _map(v, t.value_type, fn)
+        children = [_rebuild(c, strings) for c in arr.flatten()]
+        names = [_field_name(t.field(i).name, i) for i in range(t.num_fields)]
+        mask = arr.is_null() if arr.null_count else None
+        if not children:
+            raise Unsupported("struct without fields")
+        return pa.StructArray.from_arrays(children, names=names, mask=mask)
     if pa.types.is_map(t):
-        return [(_map(k, t.key_type, fn), _map(x, t.item_type, fn)) for k, x in v]
-    return v
+        if arr.offset:
+            arr = pa.concat_arrays([arr])
+        keys, items = _rebuild(arr.keys, strings), _rebuild(arr.items, strings)
+        mask = arr.is_null() if arr.null_count else None
+        return pa.MapArray.from_arrays(arr.offsets, keys, items, mask=mask)
+    raise Unsupported(str(t))
 
 
-def _map_distinct(arr: pa.Array, fn) -> pa.Array:
-    """``[fn(v) if v else v for v in arr]`` (nulls stay) with ``fn`` called once per distinct
-    non-empty value, in order of first occurrence."""
-    enc = arr.dictionary_encode()
-    mapped = pa.array([fn(v) if v else v for v in enc.dictionary.to_pylist()], type=arr.type)
-    return mapped.take(enc.indices)
+def _binary(arr: pa.Array, strings) -> pa.Array:
+    """Binary values: their UTF-8 text rebuilt (bytes that are not UTF-8 are decoded with
+    replacement first); fixed-size binary: zero bytes of the same width."""
+    t = arr.type
+    if pa.types.is_fixed_size_binary(t):
+        zero = bytes(t.byte_width)
+        return pa.array([None if v is None else zero for v in arr.to_pylist()], type=t)
+    try:
+        text = arr.cast(pa.large_string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        text = pa.array([None if v is None else v.decode("utf-8", "replace") for v in arr.to_pylist()],
+                        type=pa.large_string())
+    return strings(text).cast(pa.large_binary()).cast(t)
 
 
-def _strings(values: list, t: pa.DataType) -> list[str]:
-    out: list[str] = []
-    _map_collect = lambda s: (out.append(s), s)[1]  # noqa: E731
-    for v in values:
-        _map(v, t, _map_collect)
-    return out
-
-
-def _array(values: list, t: pa.DataType) -> pa.Array:
-    if pa.types.is_dictionary(t):
-        return pa.array(values, type=t.value_type).dictionary_encode().cast(t)
-    return pa.array(values, type=t)
+def _strings_of(arr: pa.Array, out: list[str]) -> None:
+    def collect(v):
+        if isinstance(v, str):
+            if v:
+                out.append(v)
+        elif isinstance(v, (bytes, bytearray)):
+            out.append(bytes(v).decode("utf-8", "replace"))
+        elif isinstance(v, dict):
+            for x in v.values():
+                collect(x)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                collect(x)
+    for v in arr.to_pylist():
+        collect(v)

@@ -126,29 +126,13 @@ class ColumnFiller:
     def __init__(self, filler: Filler):
         self.filler = filler
         self.counts_of = _Counts(filler.counter.count)
-        #: a :class:`graphrag_audit.bundle.parallel.Worker` filling half of large columns, or None
-        self.worker = None
 
     def array(self, arr: pa.Array) -> pa.Array:
         """``[filler.text(v) if v else v for v in arr]`` as an array of ``arr``'s type (nulls stay)."""
         if len(arr) == 0:
             return arr
         enc = arr.dictionary_encode()
-        uniq = enc.dictionary
-        from graphrag_audit.bundle.parallel import MIN_SPLIT, split_at
-
-        # the tail of a large column's distinct values goes to the worker, if there is one
-        split = split_at(len(uniq), self.worker.parent_share) if self.worker is not None and len(uniq) >= MIN_SPLIT else len(uniq)
-        sent = split < len(uniq) and self.worker.submit(uniq.slice(split))
-        if not sent:
-            split = len(uniq)
-        out = self.fill(uniq.slice(0, split)).cast(arr.type)
-        if sent:
-            tail = self.worker.result()
-            if tail is None:  # the worker failed: filled here (raising what the serial path raises)
-                tail = self.fill(uniq.slice(split))
-            out = pa.concat_arrays([out, tail.cast(arr.type)])
-        return out.take(enc.indices)
+        return self.fill(enc.dictionary).cast(arr.type).take(enc.indices)
 
     def fill(self, uniq: pa.Array) -> pa.Array:
         """The filler of each value of ``uniq`` (a string array without nulls), as a large_string

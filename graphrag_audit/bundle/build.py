@@ -1,4 +1,8 @@
-"""Write a bundle: the index's tables with their free text replaced, in a new directory.
+"""Write a bundle: the tables and columns graphrag's query path reads, every value rebuilt, in a new directory.
+
+What goes in is an allowlist per graphrag generation (:mod:`graphrag_audit.bundle.schema`); every
+value kept is rebuilt (:mod:`graphrag_audit.bundle.anonymise`); what is left out is only counted,
+never named (a file or column name may carry the index's text).
 
 The index is located as every command locates it (:func:`graphrag_audit.io.locate.locate_index`),
 its tables read through :mod:`graphrag_audit.io.tables` (the same bounded reads) and the bundle
@@ -11,7 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from contextlib import nullcontext
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -19,20 +23,25 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from graphrag_audit.bundle import schema
 from graphrag_audit.bundle.anonymise import Anonymiser, table_kind
-from graphrag_audit.bundle.parallel import second_process
-from graphrag_audit.bundle.precount import TOKENIZER
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.graphrag.token_cache import seeded_token_session
+from graphrag_audit.io.generation import detect_generation
 from graphrag_audit.io.locate import IndexFiles, locate_index
 from graphrag_audit.io.safe_write import DirectoryWriter, Guard
-from graphrag_audit.io.tables import read_arrow_table, read_csv_rows
+from graphrag_audit.io.tables import parquet_schema, read_arrow_table, read_csv_rows, table_columns
 
 #: the default --max-size: the tables read, together
 DEFAULT_MAX_BYTES = 2 * 1024**3
-#: tables graphrag's query path does not read: left out unless --include-all
-_OPTIONAL = ("embedding", "covariates")
 TABLE_SUFFIXES = (".parquet", ".csv")
+
+#: why something was left out (the README counts them per reason)
+FOLDER = "Folders (vector stores such as LanceDB hold the original text and embeddings; never copied)"
+OTHER_FILE = "Files that are not index tables (never copied: they may hold original text)"
+NOT_READ = "Tables graphrag's query path does not read (`--include-all` adds them)"
+OPTIONAL = "Covariate (claims) tables: only local search with claims reads them (`--include-all` adds them)"
+EMBEDDINGS = "Tables of embeddings (never copied: embeddings can be matched or inverted back to text)"
+OTHER_FORMAT = "Tables in the other format (the audit reads one set: the bundle holds that one)"
 
 
 @dataclass
@@ -40,26 +49,47 @@ class BundlePlan:
     """What a bundle of one index holds and leaves out."""
 
     files: IndexFiles
-    tables: list[Path] = field(default_factory=list)
-    left_out: list[tuple[str, str]] = field(default_factory=list)  # (name, why)
+    generation: str = ""
+    #: (source, kind or None for a table --include-all adds)
+    tables: list[tuple[Path, str | None]] = field(default_factory=list)
+    left_out: Counter = field(default_factory=Counter)  # reason -> count
     input_bytes: int = 0
+    include_all: bool = False
 
 
 @dataclass
 class BundleResult:
     out: Path
     plan: BundlePlan
-    replaced: dict[str, list[str]]  # file name -> columns replaced
+    written: dict[str, list[str]]  # file written -> its columns (allowlisted tables only)
     entities: int  # distinct entity names replaced by pseudonyms
+    ids: int  # distinct ids replaced by pseudonyms
     keep_titles: bool
-    extra: tuple[str, ...]  # the other files written (audit, README)
+    dropped: Counter  # reason -> columns left out of the tables written
+    added: list[str]  # what --include-all added: "file" or "file: column" (for the warning on stderr)
+    extra: tuple[str, ...] = ()  # the other files written (audit, README)
+
+    @property
+    def replaced(self) -> dict[str, list[str]]:
+        return self.written
+
+
+def _schemas(files: IndexFiles) -> dict[str, dict[str, str]]:
+    out = {}
+    for name, p in files.tables.items():
+        names = table_columns(p)
+        out[name] = {n: "csv" for n in names} if p.suffix == ".csv" else {f.name: str(f.type) for f in
+                                                                          parquet_schema(p)}
+    return out
 
 
 def plan_bundle(index_dir, *, include_all: bool = False, max_bytes: int | None = DEFAULT_MAX_BYTES) -> BundlePlan:
     """Which files of the index go into the bundle; refuses (IndexInputError) above ``max_bytes``."""
     files = locate_index(index_dir)
-    plan = BundlePlan(files)
+    generation = detect_generation(files.tables, _schemas(files)).label
+    plan = BundlePlan(files, generation, include_all=include_all)
     out_dir = files.output_dir
+    suffix = "." + files.table_format
     try:
         entries = sorted(os.scandir(out_dir), key=lambda e: e.name)
     except OSError as exc:
@@ -72,18 +102,27 @@ def plan_bundle(index_dir, *, include_all: bool = False, max_bytes: int | None =
         except OSError:
             is_file = is_dir = False
         if is_dir:
-            plan.left_out.append((e.name + "/", "a folder (vector stores such as lancedb/ hold the original text; "
-                                                "never copied)"))
+            plan.left_out[FOLDER] += 1
             continue
         if not is_file or p.suffix not in TABLE_SUFFIXES:
-            plan.left_out.append((e.name, "not an index table (never copied: it may hold original text)"))
+            plan.left_out[OTHER_FILE] += 1
             continue
-        if not include_all and any(word in p.stem for word in _OPTIONAL):
-            plan.left_out.append((e.name, "graphrag's query path does not read it (--include-all adds it)"))
+        if p.suffix != suffix:
+            plan.left_out[OTHER_FORMAT] += 1
             continue
-        plan.tables.append(p)
+        kind = schema.kind_of(p.stem, generation)
+        if kind is None and schema.is_embedding_name(p.stem):
+            plan.left_out[EMBEDDINGS] += 1
+            continue
+        if kind is None and not include_all:
+            plan.left_out[NOT_READ] += 1
+            continue
+        if kind in schema.OPTIONAL_KINDS and not include_all:
+            plan.left_out[OPTIONAL] += 1
+            continue
+        plan.tables.append((p, kind))
         plan.input_bytes += e.stat(follow_symlinks=True).st_size
-    if not plan.tables:
+    if not any(kind for _, kind in plan.tables):
         raise IndexInputError(out_dir, "no index tables to bundle")
     if max_bytes is not None and plan.input_bytes > max_bytes:
         raise IndexInputError(out_dir, f"the tables to bundle hold {plan.input_bytes:,} bytes, more than "
@@ -103,6 +142,54 @@ def _csv_bytes(rows: list[list[str]]) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
+#: why a column was left out of a table written (the README counts them per reason)
+COL_EMBEDDING = "Embedding columns (never copied: embeddings can be matched or inverted back to text)"
+COL_NOT_READ = "Columns graphrag's query path does not read (`--include-all` adds them)"
+COL_TYPE = "Columns of a type the bundle cannot rebuild (unions, run-end encoded, extension types)"
+COL_INDEX = "Pandas index columns (`__index_level_0__`; never copied)"
+
+
+def _is_embedding(name: str, t) -> bool:
+    """An embedding column: by name, or a list of floating-point numbers (any column name)."""
+    if schema.is_embedding_name(name):
+        return True
+    if t is None:
+        return False
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return pa.types.is_floating(t.value_type)
+    return False
+
+
+def _columns(kind: str | None, names: list[str], types: dict, plan: BundlePlan, keep_titles: bool,
+             dropped: Counter, added: list[str], fname: str) -> dict[str, str]:
+    """The columns of one table kept, with their roles."""
+    allowed = set(schema.ALLOWLIST[plan.generation].get(kind, ())) if kind else set()
+    out: dict[str, str] = {}
+    for n in names:
+        if _is_embedding(n, types.get(n)):
+            dropped[COL_EMBEDDING] += 1
+        elif n.startswith("__index_level_"):
+            dropped[COL_INDEX] += 1
+        elif n in allowed:
+            out[n] = schema.role(kind, n, keep_titles=keep_titles)
+        elif plan.include_all:
+            out[n] = schema.role(kind or "", n, keep_titles=False)
+            if kind:
+                added.append(f"{fname}: {n}")
+        else:
+            dropped[COL_NOT_READ] += 1
+    return out
+
+
+def _out_name(src: Path, kind: str | None, generation: str) -> str:
+    """The file name in OUT: graphrag's own name for an allowlisted table (never the index's
+    spelling), the source's for a table --include-all adds."""
+    if kind is None:
+        return src.name
+    legacy = not generation.startswith(("2", "3"))
+    return (schema.LEGACY_PREFIX if legacy else "") + kind + src.suffix
+
+
 def write_bundle(plan: BundlePlan, out, *, keep_titles: bool = False, force: bool = False,
                  guard: Guard | None = None,
                  extra: Callable[[Path, "BundleResult"], dict[str, bytes]] | None = None) -> BundleResult:
@@ -110,47 +197,46 @@ def write_bundle(plan: BundlePlan, out, *, keep_titles: bool = False, force: boo
     write before the directory is published (the audit of the bundle, its README)."""
     guard = (guard if guard is not None else Guard()).protect_located(plan.files)
     anon = Anonymiser(keep_titles=keep_titles)
-    replaced: dict[str, list[str]] = {}
+    written: dict[str, list[str]] = {}
+    dropped: Counter = Counter()
+    added: list[str] = []
     # entity tables first, so that pseudonyms are numbered in entity order
-    order = sorted(plan.tables, key=lambda p: (table_kind(p.stem) not in ("entities", "nodes"), p.name))
-    listed = list(order)  # the README lists the tables in this order
-    reports = plan.files.tables.get("reports")
-    if reports in order and extra is not None:
-        # the reports table before all: the worker counts OUT's report rows for the audit while the
-        # parent writes the others (no pseudonym is handed out in it, so the output is the same)
-        order.remove(reports)
-        order.insert(0, reports)
+    order = sorted(plan.tables, key=lambda pk: (pk[1] not in ("entities", "nodes"), pk[1] is None, pk[0].name))
     w = DirectoryWriter(out, guard, force=force)
     w.check()
     with w:
-        # half of every large text column is filled in a second process (the same output)
-        seeds = None
-        with second_process(anon.columns) as worker:
-            for src in order:
-                kind = table_kind(src.stem)
-                if src.suffix == ".csv":
-                    rows, changed = anon.csv_rows(kind, read_csv_rows(src))
-                    w.write_file(src.name, _csv_bytes(rows))
-                else:
-                    table, changed = anon.arrow_table(kind, read_arrow_table(src))
-                    w.write_file(src.name, _parquet_bytes(table))
-                replaced[src.name] = changed
-                if worker is not None and extra is not None and src == reports:
-                    # the worker counts OUT's report rows for its audit while the other tables are written
-                    worker.count(w.path / src.name, plan.files.tables.get("entities"))
-            if worker is not None and worker.counting:
-                seeds = worker.counts()
-        replaced = {src.name: replaced[src.name] for src in listed}
-        result = BundleResult(Path(out), plan, replaced, len(anon.entities), keep_titles, ())
+        for src, kind in order:
+            name = _out_name(src, kind, plan.generation)
+            if kind is None:
+                added.append(name)
+            k = kind or table_kind(src.stem)
+            if src.suffix == ".csv":
+                rows = read_csv_rows(src)
+                header = rows[0] if rows else []
+                cols = _columns(kind, header, {}, plan, keep_titles, dropped, added, name)
+                rows = anon.csv_rows(k, rows, cols)
+                w.write_file(name, _csv_bytes(rows))
+                kept = rows[0] if rows else []
+            else:
+                table = read_arrow_table(src)
+                types = {f.name: f.type for f in table.schema}
+                cols = _columns(kind, table.schema.names, types, plan, keep_titles, dropped, added, name)
+                new = anon.arrow_table(k, table, cols)
+                dropped[COL_TYPE] += len(cols) - new.num_columns
+                w.write_file(name, _parquet_bytes(new))
+                kept = new.schema.names
+            if kind is not None:
+                allowed = schema.ALLOWLIST[plan.generation][kind]
+                written[name] = [c for c in kept if c in allowed]
+        written = dict(sorted(written.items()))
+        result = BundleResult(Path(out), plan, written, anon.entities, anon.ids, keep_titles,
+                              +dropped, added)
         names: list[str] = []
         if extra is not None:
-            # the audit of OUT finds the worker's counts in an in-memory store (never a file)
-            with seeded_token_session({TOKENIZER: seeds}) if seeds is not None \
-                    else nullcontext():
-                files = extra(w.path, result)
-            for name, data in files.items():
-                w.write_file(name, data)
-                names.append(name)
+            files = extra(w.path, result)
+            for fname, data in files.items():
+                w.write_file(fname, data)
+                names.append(fname)
         final = w.commit()
     result.out = final
     result.extra = tuple(names)
@@ -158,39 +244,46 @@ def write_bundle(plan: BundlePlan, out, *, keep_titles: bool = False, force: boo
 
 
 def readme(result: BundleResult, tool_version: str) -> str:
-    """README.md of a bundle: how it was made and what was removed."""
+    """README.md of a bundle: how it was made and what was left out, by kind and count. It names
+    only graphrag's own table and column names (the allowlist's), never a name read from the index."""
     plan = result.plan
     lines = [
         "# graphrag-audit bundle",
         "",
-        f"Made by graphrag-audit {tool_version} (`graphrag-audit bundle`) from a GraphRAG index "
-        f"({plan.files.table_format} tables). It is an index in the same layout: the same file names, columns and "
-        "arrow types, the same ids, levels, parents, children, memberships, ranks, sizes and periods, "
-        "in which every piece of free text was replaced.",
+        f"Made by graphrag-audit {tool_version} (`graphrag-audit bundle`) from a GraphRAG index written by "
+        f"graphrag {plan.generation} ({plan.files.table_format} tables). It holds only the tables and columns "
+        "graphrag's query path reads for that version (and the audit needs), with the same ids, levels, "
+        "parents, children, memberships, ranks, sizes and periods; every value in it was rebuilt.",
         "",
         "## What was replaced",
         "",
         "- Free text (report titles, summaries, full content, findings, descriptions, text units, entity "
         "types, ...): filler words with exactly the cl100k_base token count of the original text, alone "
         "and inside graphrag's report rows, so global search builds the same batches and map calls. "
-        "Punctuation, whitespace and line breaks stay; digits became 0.",
+        "ASCII punctuation, whitespace and line breaks stay; digits became 0; other symbols became ASCII "
+        "punctuation.",
         ("- Entity names, community titles and report titles were kept (`--keep-titles`)."
          if result.keep_titles else
          f"- Entity names: {result.entities:,} stable pseudonyms (`Entity N`, the same in every table); "
          "community titles other than graphrag's `Community N`: `Community title N`."),
-        "- Document titles (file names): `Document N`.",
-        "- Nulls, empty strings and list lengths are as in the index.",
+        f"- Ids that are not UUIDs or numbers: {result.ids:,} stable pseudonyms (`id-N`, the same in every "
+        "table and list).",
+        "- Nulls, empty strings and list lengths are as in the index. No schema or field metadata is kept.",
         "",
-        "| file | columns replaced |",
+        "| file | columns |",
         "|---|---|",
     ]
-    for name, cols in result.replaced.items():
+    for name, cols in result.written.items():
         lines.append(f"| {name} | {', '.join(cols) if cols else '(none)'} |")
     lines += ["", "## Left out", ""]
-    if plan.left_out:
-        lines += [f"- `{name}`: {why}" for name, why in plan.left_out]
+    if plan.left_out or result.dropped:
+        lines += [f"- {why}: {n:,}" for why, n in sorted(plan.left_out.items())]
+        lines += [f"- {why}: {n:,}" for why, n in sorted(result.dropped.items())]
     else:
         lines.append("- nothing")
+    if result.added:
+        lines += ["", f"`--include-all` added {len(result.added):,} more table(s) or column(s), their values "
+                      "rebuilt the same way but their names kept."]
     lines += [
         "",
         "Settings files are not part of a bundle: audit it with the same `--tokenizer` and "

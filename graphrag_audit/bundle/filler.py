@@ -10,8 +10,13 @@ pre-tokens' counts. The filler therefore works per pre-token:
   or ``(``) becomes the same lead character followed by filler words from :data:`FILLER_WORDS`,
   as many as keep that pre-token's token count (each word is one token alone and one token after
   a space, and none starts with a letter that could form a contraction such as ``'s``);
-* ASCII digits become ``0`` (every run of one to three digits is one token either way);
-* punctuation, whitespace, contractions (``'s``, ``'ll``) and other characters stay as they are.
+* ASCII digits become ``0`` (every run of one to three digits is one token either way); other
+  digits (``①``, ``٣``) become zeros of other scripts with the same count (:data:`NUMERALS`);
+* ASCII and Unicode punctuation, whitespace and contractions (``'s``, ``'ll``) stay as they are;
+* every other character (symbols such as circled letters ``Ⓐ``, emoji, Unicode tag characters
+  U+E0000-E007F, bidi and other format controls, private use) never stays: a run of punctuation
+  that holds one becomes ASCII punctuation with the same count (alone and next to a ``|``), and such
+  a character leading a run of letters becomes ASCII punctuation (:data:`SAFE_LEADS`).
 
 Because every pre-token keeps its kind and its first character, the pre-token boundaries of the
 filler are the original ones, in the text alone and wherever graphrag places it: between ``|``
@@ -27,6 +32,9 @@ graphrag does not put findings in report rows).
 """
 
 from __future__ import annotations
+
+import itertools
+import unicodedata
 
 import regex
 
@@ -49,6 +57,25 @@ _DIGITS = str.maketrans("123456789", "000000000")
 #: runs hold no space, whitespace runs start with one and a chunk never ends in one), so a text is
 #: the concatenation of its chunks' pre-tokens and each chunk's filler can be cached on its own
 _CHUNK = regex.compile(r"(?<=\S)(?= \S)")
+
+
+#: the characters that may lead a run of filler words in place of an unsafe one
+SAFE_LEADS = "#*-=_~/.:;!?@$%&+<>^"
+#: zero digits of several scripts: a run of non-ASCII digits becomes as many of these with its count
+NUMERALS = "0\u2080\uff10\u0660\U0001d7ce"
+#: the suffixes of a replaced punctuation run (after ``*#`` repeated: two tokens per repetition)
+_PUNCT = "!#$%&()*+,-./:;<=>?@[\\]^_{}~"
+_SUFFIXES = ("", "*", "#", "-", "=", ".", "/", "_", "!", "~", "**", "-*", "*-", "=*", "#*", ".*", "*.", "/*")
+#: every suffix of one or two ASCII punctuation characters (tried when those above fail)
+_MORE_SUFFIXES = tuple(a + b for a in _PUNCT for b in ("",) + tuple(_PUNCT))
+
+
+def unsafe(ch: str) -> bool:
+    """A character filler never keeps: not ASCII, not Unicode punctuation (P*), not a separator (Z*)."""
+    if ch.isascii() or ch in NUMERALS:
+        return False
+    cat = unicodedata.category(ch)
+    return not (cat[0] == "P" or cat[0] == "Z")
 
 
 class FillerError(ValueError):
@@ -97,6 +124,9 @@ class Filler:
         c = self.counter.count
         n = c(lead + letters)
         start = len(letters) % len(self.words)
+        if lead and unsafe(lead):
+            out = self._runs[key] = self._unsafe_lead(lead, letters, n, start, first)
+            return out
         out = None
         firsts = self.firsts
         if first and lead != " ":
@@ -125,6 +155,68 @@ class Filler:
                 out = lead + best
         self._runs[key] = out
         return out
+
+    def _unsafe_lead(self, lead: str, letters: str, n: int, start: int, first: bool) -> str:
+        """Filler for a letter run led by an unsafe character: a safe lead (:data:`SAFE_LEADS`) and
+        words with the count ``n``; for a field's first run also the count after a ``|`` (where
+        the lead joins the ``|`` in a run of punctuation) when some lead and first piece allow it."""
+        c = self.counter.count
+        if first:
+            want = n - c("|" + lead) - c(letters)
+            for safe in SAFE_LEADS:
+                pipe = c("|" + safe)
+                for piece, cost, alt in self._first_pieces(safe, ""):
+                    if cost <= n and cost - pipe - alt == want:
+                        return safe + " ".join([piece] + self._words(n - cost, start + 1))
+        safe = SAFE_LEADS[0]
+        firsts = self.firsts
+        for j in range(len(firsts)):
+            w = firsts[(start + j) % len(firsts)]
+            k = n - self._cost(safe, w) + 1
+            if k >= 1:
+                return safe + " ".join([w] + self._words(k - 1, start + j + 1))
+        return safe + "A"  # pragma: no cover - one token for lead and letters: _fix mends the count
+
+    def _symbols(self, s: str) -> str:
+        """A run of punctuation (`` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*``) holding an unsafe character:
+        ``*#`` repeated and a short suffix, with its leading space and line breaks, with the count
+        of ``s`` alone, after a ``|`` and before a ``|`` (else alone only)."""
+        c = self.counter.count
+        m = regex.fullmatch(r"( ?)(.*?)([\r\n]*)", s, flags=regex.S)
+        sp, body, trail = m.group(1), m.group(2), m.group(3)
+        want = (c(s), c("|" + s), c(s + "|"))
+        n = want[0]
+        alone = None
+        a_range = range(max(0, n // 2 - 3), n // 2 + 3)
+        phases = (("",), _SUFFIXES), (tuple(_PUNCT), _SUFFIXES), (("",), _MORE_SUFFIXES), (tuple(_PUNCT), _MORE_SUFFIXES)
+        for prefixes, suffixes in phases:
+            for pre in prefixes:
+                for a in a_range:
+                    for suf in suffixes:
+                        cand = pre + "*#" * a + suf
+                        if not cand or (len(body) >= 2 and len(cand) < 2):
+                            continue
+                        t = sp + cand + trail
+                        k = c(t)
+                        if k != n:
+                            continue
+                        if (k, c("|" + t), c(t + "|")) == want:
+                            return t
+                        if alone is None:
+                            alone = t
+        if alone is not None:
+            return alone
+        raise FillerError("no filler for a run of symbols")
+
+    def _numerals(self, s: str) -> str:
+        """A run of one to three non-ASCII digits: as many zeros (:data:`NUMERALS`) with its count."""
+        c = self.counter.count
+        n = c(s)
+        for combo in itertools.product(NUMERALS, repeat=len(s)):
+            t = "".join(combo)
+            if c(t) == n:
+                return t
+        raise FillerError("no filler for a run of digits")
 
     def _first_pieces(self, lead: str, other: str) -> list[tuple[str, int, int]]:
         """Candidate first pieces (one run of letters) with their counts after ``lead`` and after
@@ -199,6 +291,10 @@ class Filler:
                 got = self._run(m.group("lead"), letters, first=False)
             elif s.isascii() and s.isdigit():
                 got = s.translate(_DIGITS)
+            elif regex.fullmatch(r"\p{N}+", s):
+                got = self._numerals(s)
+            elif any(unsafe(ch) for ch in s):
+                got = self._symbols(s)
             else:
                 got = s
             if len(self._pieces) < 1_000_000:

@@ -33,9 +33,9 @@ def bundle_cmd(
         "--keep-titles", help="Keep entity names, community titles and report titles (all other text is still "
                               "replaced).")] = False,
     include_all: Annotated[bool, typer.Option(
-        "--include-all", help="Also bundle the tables graphrag's query path does not read (covariates, "
-                              "embeddings), anonymised the same way; folders such as lancedb/ are never "
-                              "copied.")] = False,
+        "--include-all", help="Also bundle the tables and columns graphrag's query path does not read "
+                              "(covariates, ...), rebuilt the same way, and say which on stderr; embeddings and "
+                              "folders such as lancedb/ are never copied.")] = False,
     max_size: Annotated[str, typer.Option(
         "--max-size", metavar="BYTES", help="Refuse (exit 2) when the tables to bundle hold more than this "
                                             "(e.g. 500M, 4G).")] = "2G",
@@ -65,9 +65,12 @@ def bundle_cmd(
         return write_bundle(plan, out, keep_titles=keep_titles, force=force, extra=extra)
 
     result = run_guarded(work, debug)
-    tables = len(result.replaced)
-    say(f"graphrag-audit: bundle written to {result.out} ({tables} table(s); "
-        f"{len(result.plan.left_out)} file(s) left out, see its README.md)\n")
+    if result.added:
+        say(f"graphrag-audit: warning: --include-all put {len(result.added)} table(s) or column(s) that graphrag's "
+            f"query path does not read into the bundle (values rebuilt, names kept): "
+            f"{', '.join(map(repr, result.added))}\n")
+    say(f"graphrag-audit: bundle written to {result.out} ({len(result.replaced)} table(s); "
+        f"{sum(result.plan.left_out.values())} file(s) left out, see its README.md)\n")
     raise typer.Exit(EXIT_OK)
 
 
