@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from graphrag_audit.render.numbers import MISSING, level_label, number  # noqa: F401 (re-exported for the renderers)
 from graphrag_audit.results.audit import HYPOTHETICAL
+from graphrag_audit.sanitise.common import current_charset
 
 # (key, header) of the per-level table; SELECTION_COLUMNS then DEPTH_COLUMNS (+ COST_COLUMNS)
 SELECTION_COLUMNS = [("n", "N"), ("v2", ">=2.0 reports"), ("v1", "<2.0 reports"), ("extra", "extra (ancestors)"),
@@ -49,11 +50,28 @@ LEVEL_ONLY_NOTE = ("level N only = the reports at exactly level N, as graphrag's
                    "no graphrag version selects exactly these.")
 
 
+#: the markers where the output's encoding lacks the superscripts (``PYTHONIOENCODING=ascii``): chosen
+#: before layout, so the table's columns stay aligned
+ASCII_MARKERS = tuple(f"^{i}" for i in range(1, len(SUPERSCRIPTS) + 1))
+
+
+def _markers() -> str | tuple[str, ...]:
+    charset = current_charset()
+    if charset is None:
+        return SUPERSCRIPTS
+    try:
+        SUPERSCRIPTS.encode(charset)
+        return SUPERSCRIPTS
+    except UnicodeEncodeError:
+        return ASCII_MARKERS
+
+
 class Footnotes:
     """Markers for the selections whose graphrag status needs a note, numbered by first use."""
 
     def __init__(self):
         self.items: list[tuple[str, str]] = []  # (marker, note)
+        self._markers = _markers()
 
     def marker(self, outcome) -> str:
         if outcome is None or not outcome.note:
@@ -61,7 +79,7 @@ class Footnotes:
         for m, note in self.items:
             if note == outcome.note:
                 return m
-        m = SUPERSCRIPTS[len(self.items)] if len(self.items) < len(SUPERSCRIPTS) else f"[{len(self.items) + 1}]"
+        m = self._markers[len(self.items)] if len(self.items) < len(self._markers) else f"[{len(self.items) + 1}]"
         self.items.append((m, outcome.note))
         return m
 
@@ -332,6 +350,21 @@ def answer_row(report):
         return None, False
     at = next((r for r in levels if r.community_level == lv), None)
     return (at, False) if at is not None else (levels[-1], True)
+
+
+def marked_level(report) -> bool:
+    """Whether a row of the per-level tables is ``--level``'s (False when the level is deeper than the tree)."""
+    return any(r.community_level == report.options.level for r in report.levels)
+
+
+def marker_legend(report, marker: str, what: str, sep: str = " = ") -> str:
+    """The sentence that explains the level marker: ``{marker}{sep}{what}``, or, with ``--level`` deeper
+    than the tree, that no row is marked (our own text)."""
+    if marked_level(report):
+        return f"{marker}{sep}{what}"
+    at, _ = answer_row(report)
+    last = f" (its last level is {at.community_level}, which selects the same)" if at is not None else ""
+    return f"No row is marked: --level {int(report.options.level)} is deeper than the tree{last}"
 
 
 def coverage_phrase(stats, total: int) -> str:

@@ -27,7 +27,7 @@ from importlib import metadata
 
 from graphrag_audit.render.cost_words import money_lines, with_source
 from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, answer, coverage_table, dynamic_at,
-                                        dynamic_notes, dynamic_rows, dynamic_settings_line, level_table, sends)
+                                        dynamic_notes, dynamic_rows, dynamic_settings_line, level_table, marker_legend, sends)
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n, share
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.markdown import markdown_cell, own_cell, own_text as _own
@@ -192,7 +192,9 @@ def _levels(report) -> list[str]:
         if at:
             out += _table(heads, at, align) + [""]
     out += _maybe_details("Every community_level N", table)
-    out += ["", f"{MARKER} and bold: the level you query with (`--level {int(opts.level)}`). extra = reports graphrag ≥ 2.0 "
+    legend = marker_legend(report, f"{MARKER} and bold", f"the level you query with (`--level {int(opts.level)}`)",
+                           sep=": ").replace(f" --level {int(opts.level)} is", f" `--level {int(opts.level)}` is", 1)
+    out += ["", f"{legend}. extra = reports graphrag ≥ 2.0 "
                 "sends beyond graphrag &lt; 2.0; ancestors = reports sent together with a descendant's report; "
                 "mix = reports graphrag ≥ 2.0 sends per level; stuck = entities whose finest community is "
                 "above level N. Each map call is one LLM call; one reduce call follows. "

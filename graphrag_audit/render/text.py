@@ -5,7 +5,6 @@ escapes; no line may start with a ``::`` workflow command, whatever the wrapping
 from __future__ import annotations
 
 import io
-import re
 
 from rich import box
 from rich.console import Console
@@ -15,7 +14,8 @@ from rich.text import Text
 
 from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS, answer,
                                         coverage_table, dynamic_at, dynamic_notes, dynamic_rows,
-                                        dynamic_settings_line, level_columns, level_table, sends)
+                                        dynamic_settings_line, level_columns, level_table, marker_legend, sends)
+from graphrag_audit.render.console import no_trailing_blanks as _no_trailing_blanks
 from graphrag_audit.render.cost_words import money_lines, with_source
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n
 from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
@@ -121,14 +121,6 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     return _no_trailing_blanks(inert_log_lines(buf.getvalue()))
 
 
-_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.M)
-
-
-def _no_trailing_blanks(text: str) -> str:
-    """Every line without its trailing blanks (rich pads tables and wrapped lines), colour codes kept."""
-    return _TRAILING.sub(r"\1", text)
-
-
 def _width_of(console, renderable) -> int:
     """The width ``renderable`` takes when nothing constrains it (rich's own measurement: no rendering)."""
     return Measurement.get(console, console.options.update(width=10_000), renderable).maximum
@@ -188,7 +180,7 @@ def _levels_table(report, console):
     sel, drop_sel = _fitted(console, table(
         "What each community_level N sends to global search",
         "extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; "
-        "mix = >=2.0 reports per level; " + LEVEL_ONLY_NOTE + f" {MARKER} = --level {opts.level}.",
+        "mix = >=2.0 reports per level; " + LEVEL_ONLY_NOTE + f" {marker_legend(report, MARKER, f'--level {opts.level}')}.",
         TEXT_HEADERS, sel_rows), sel_keys, DROPPABLE["sel"])
     cov_cols, cov_cells = coverage_table(report, notes)
     cov_keys = [key for key, _ in cov_cols]

@@ -89,12 +89,37 @@ def _widest_left(view: TreeView) -> int:
 
 
 def _more_label(row: Row) -> str:
+    return _more_labels(row)[0]
+
+
+def _more_labels(row: Row) -> list[str]:
+    """The "… N more" row's label, longest first: the shorter ones drop words, never the parent id."""
     if row.community < 0:
-        return (f"… {_n(row.more)} more roots ({_n(row.more_communities)} communities, "
-                f"{_n(row.more_leaves)} leaves)")
-    what = "communities" if row.more_communities != 1 else "community"
-    return (f"… {_n(row.more_communities)} more {what} ({_n(row.more_leaves)} "
-            f"{'leaf' if row.more_leaves == 1 else 'leaves'}) under {row.community}")
+        roots = f"… {_n(row.more)} more {'root' if row.more == 1 else 'roots'}"
+        return [f"{roots} ({_n(row.more_communities)} {_plural(row.more_communities, 'community', 'communities')}, "
+                f"{_n(row.more_leaves)} {_plural(row.more_leaves, 'leaf', 'leaves')})", roots]
+    what = _plural(row.more_communities, "community", "communities")
+    leaves = f"({_n(row.more_leaves)} {_plural(row.more_leaves, 'leaf', 'leaves')})"
+    under = f"under {row.community}"
+    return [f"… {_n(row.more_communities)} more {what} {leaves} {under}",
+            f"… {_n(row.more_communities)} more {leaves} {under}",
+            f"… {_n(row.more_communities)} more {under}",
+            f"+{_n(row.more_communities)} {under}"]
+
+
+def _plural(k: int, one: str, many: str) -> str:
+    return one if k == 1 else many
+
+
+def _fitted_more(row: Row, cells: int) -> str:
+    """The longest label of :func:`_more_labels` that fits ``cells``; the last one cut from the left when
+    none does, so that the parent id at its end is what stays."""
+    labels = _more_labels(row)
+    for label in labels:
+        if cell_len(label) <= cells:
+            return label
+    last = labels[-1]
+    return "…" + last[len(last) - max(cells - 1, 0):] if cells > 0 else ""
 
 
 def render_tree(view: TreeView, *, width: int | None = None, color: bool = False,
@@ -142,8 +167,13 @@ def render_tree(view: TreeView, *, width: int | None = None, color: bool = False
     for row in view.rows:
         guide = _guide(row)
         if row.kind == "more":
+            # the row has no numbers: its label may run on over the empty columns to the line's end
             t = Text(guide, style="dim")
-            t.append(fit(_more_label(row), max(left_w - cell_len(guide), 0)), style="dim italic")
+            room = max(left_w - cell_len(guide), 0)
+            label = _more_label(row)
+            if cell_len(label) > room:
+                label = _fitted_more(row, max(width - cell_len(guide), 0))
+            t.append(fit(label, max(room, cell_len(label))), style="dim italic")
             out(t)
             continue
         nd = nodes[row.community]
