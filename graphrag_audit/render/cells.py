@@ -6,7 +6,7 @@ cells in a terminal, Markdown or HTML table without escaping beyond their medium
 
 from __future__ import annotations
 
-from graphrag_audit.render.numbers import MISSING, level_label, number  # noqa: F401 (re-exported for the renderers)
+from graphrag_audit.render.numbers import MISSING, count, level_label, number  # noqa: F401 (re-exported for the renderers)
 from graphrag_audit.results.audit import HYPOTHETICAL
 from graphrag_audit.sanitise.common import current_charset
 
@@ -30,6 +30,12 @@ def mix_cell(counts: list[int]) -> str:
         return "/".join(str(c) for c in counts)
     shown = MIX_LEVELS - 1
     return "/".join(str(c) for c in counts[:shown]) + f"/… (+{len(counts) - shown:,} levels)"
+
+
+def size_line(c) -> str:
+    """The index's size in one line of our own words: ``4 entities · 1 community · …``."""
+    return (f"{count(c.entities, 'entity', 'entities')} · {count(c.communities, 'community', 'communities')} · "
+            f"{count(c.reports, 'report')} · {count(c.roots, 'root')} · {count(c.levels, 'level')}")
 
 
 def level_columns(report) -> list[tuple[str, str]]:

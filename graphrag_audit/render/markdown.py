@@ -27,7 +27,8 @@ from importlib import metadata
 
 from graphrag_audit.render.cost_words import money_lines, with_source
 from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, answer, coverage_table, dynamic_at,
-                                        dynamic_notes, dynamic_rows, dynamic_settings_line, level_table, marker_legend, sends)
+                                        dynamic_notes, dynamic_rows, dynamic_settings_line, level_table, marker_legend, sends,
+                                        size_line)
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n, share
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.markdown import markdown_cell, own_cell, own_text as _own
@@ -141,9 +142,7 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
         ["**index**", markdown_cell(priv.path(info.path))],
         ["**tables in**", markdown_cell(priv.path(info.output_dir))],
         ["**generation**", f"{gen} ({evidence})" if evidence else gen],
-        ["**size**", f"{_n(c.entities)} entities · {_n(c.communities)} communities · "
-                     f"{_n(c.reports)} reports · {_n(c.roots)} roots · {c.levels} levels · "
-                     f"tree from {markdown_cell(info.tree_source)}"],
+        ["**size**", f"{size_line(c)} · tree from {markdown_cell(info.tree_source)}"],
         ["**options**", f"`--level {int(opts.level)}` · `--max-unreachable {float(opts.max_unreachable):g}` · "
                         f"`--max-inflation {float(opts.max_inflation):g}` · `--min-coverage {float(opts.min_coverage):g}` · "
                         f"{costs}"],
@@ -375,7 +374,7 @@ def _depth(report, max_rows: int) -> list[str]:
                    "leaves per level"],
                   [[str(int(r.community)), str(r.level), str(r.deepest_level), str(r.depth_reached),
                     _n(r.descendants), _n(r.entities),
-                    markdown_cell(_capped([f"L{k}: {v}" for k, v in r.leaves_per_level.items()],
+                    markdown_cell(_capped([f"L{k}: {_n(v)}" for k, v in r.leaves_per_level.items()],
                                           LEAF_LEVELS, "levels"))]
                    for r in roots])
     body += _more(len(roots), len(d.roots), "roots")

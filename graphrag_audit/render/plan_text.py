@@ -69,7 +69,7 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
     shown = srows[: pc.SUBTREE_ROWS]
     console.print(_table("", pc.subtree_headers(plan), shown, left={3, 6}, no_wrap={3}))
     if len(srows) > len(shown):
-        console.print(Text(f"  … {len(srows) - len(shown)} more subtrees (the JSON lists them all)"))
+        console.print(Text(f"  … {len(srows) - len(shown):,} more subtrees (the JSON lists them all)"))
     console.print()
 
     console.print(_table(f"Dynamic community selection instead (num_repeats {report.settings.get('num_repeats', 1)}): "

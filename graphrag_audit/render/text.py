@@ -14,10 +14,11 @@ from rich.text import Text
 
 from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS, answer,
                                         coverage_table, dynamic_at, dynamic_notes, dynamic_rows,
-                                        dynamic_settings_line, level_columns, level_table, marker_legend, sends)
+                                        dynamic_settings_line, level_columns, level_table, marker_legend, sends,
+                                        size_line)
 from graphrag_audit.render.console import no_trailing_blanks as _no_trailing_blanks
 from graphrag_audit.render.cost_words import money_lines, with_source
-from graphrag_audit.render.numbers import level_label as _lvl, number as _n
+from graphrag_audit.render.numbers import count, level_label as _lvl, number as _n
 from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
 
 
@@ -60,8 +61,7 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     for note in info.notes:
         console.print(Text("note: " + plain(note)))
     console.print(Text(
-        f"{_n(c.entities)} entities · {_n(c.communities)} communities · {_n(c.reports)} reports · "
-        f"{_n(c.roots)} roots · {c.levels} levels · tree from {info.tree_source}"))
+        f"{size_line(c)} · tree from {info.tree_source}"))
     console.print()
 
     tree_rows = [{"level": str(tl.level), "communities": _n(tl.communities), "leaves": _n(tl.leaves),
@@ -88,8 +88,8 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
 
     d = report.depth
     if d.histogram:
-        hist = "  ".join(f"{k}: {v}" for k, v in d.histogram.items())
-        console.print(Text(f"Branch depth reached by the {c.roots} roots — {hist}  ·  "
+        hist = "  ".join(f"{k}: {_n(v)}" for k, v in d.histogram.items())
+        console.print(Text(f"Branch depth reached by the {count(c.roots, 'root')} — {hist}  ·  "
                            f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0)"))
         console.print()
 
@@ -260,7 +260,7 @@ def _focus(report, n: int):
     for b in ("v2", "v1", "level_only"):
         s = r.selected[b]
         exact = b == "level_only" or s.outcome is None or s.outcome.exact
-        what = f"{BEHAVIOUR_LABEL[b]}: {s.count} reports" if exact else sends(s, b)
+        what = f"{BEHAVIOUR_LABEL[b]}: {count(s.count, 'report')}" if exact else sends(s, b)
         t = Table(title=f"community_level {n} · {what}", box=box.SIMPLE_HEAD, title_justify="left")
         for col, j in (("id", "right"), ("level", "right"), ("title", "left"), ("entities", "right"),
                        ("tokens", "right")):

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from graphrag_audit.render.console import inert_log_lines, plain_for_log as plain
+from graphrag_audit.render.numbers import count
 from graphrag_audit.sanitise.common import cut_point
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Row, TreeView
 
@@ -212,8 +213,9 @@ def _summary(view: TreeView) -> list[str]:
     f = view.forest
     levels = f.max_level + 1
     n_reports = sum(nd.reports for nd in f.nodes.values()) + len(f.outside_reports)
-    lines = [f"{_n(len(f.nodes))} communities · {levels} levels · {_n(len(f.roots))} roots · "
-             + (f"{_n(n_reports)} reports" if f.has_reports_table else "no community_reports table")]
+    lines = [f"{count(len(f.nodes), 'community', 'communities')} · {count(levels, 'level')} · "
+             f"{count(len(f.roots), 'root')} · "
+             + (count(n_reports, "report") if f.has_reports_table else "no community_reports table")]
     if f.community_level is not None and not f.has_reports_table:
         lines.append(f"community_level {f.community_level}: nothing is sent (no community_reports table)")
     elif f.community_level is not None:
@@ -222,7 +224,7 @@ def _summary(view: TreeView) -> list[str]:
         capped = (f" (deeper than the index: as {f.selection_level})"
                   if f.selection_level is not None and f.selection_level != n else "")
         v1_only = f", v1 only {_n(c[SENT_V1_ONLY])}" if c[SENT_V1_ONLY] else ""
-        lines.append(f"community_level {n}{capped}: graphrag >= 2.0 sends {_n(f.sent_reports['v2'])} reports, "
+        lines.append(f"community_level {n}{capped}: graphrag >= 2.0 sends {count(f.sent_reports['v2'], 'report')}, "
                      f"< 2.0 sends {_n(f.sent_reports['v1'])} (both {_n(c[SENT_BOTH])}, "
                      f"v2 only {_n(c[SENT_V2_ONLY])}{v1_only})")
     return lines
@@ -242,5 +244,5 @@ def _footer(view: TreeView) -> list[str]:
             sent = f", {'not sent' if r.sent == SENT_NEITHER else SENT_LABEL[r.sent]}" if r.sent is not None else ""
             parts.append(f"{r.community} (level {r.level}{sent})")
         more = f", … {len(f.outside_reports) - 10} more" if len(f.outside_reports) > 10 else ""
-        out.append(f"{len(f.outside_reports)} report(s) for communities not in the tree: " + ", ".join(parts) + more)
+        out.append(f"{len(f.outside_reports):,} report(s) for communities not in the tree: " + ", ".join(parts) + more)
     return out
