@@ -38,9 +38,31 @@ def size_line(c) -> str:
             f"{count(c.reports, 'report')} · {count(c.roots, 'root')} · {count(c.levels, 'level')}")
 
 
-def level_columns(report) -> list[tuple[str, str]]:
-    cols = SELECTION_COLUMNS + DEPTH_COLUMNS
-    return cols + (COST_COLUMNS if report.options.costs else [])
+def level_columns(report, hide=frozenset()) -> list[tuple[str, str]]:
+    """(key, header) of the per-level table; without the columns of the graphrag lines in ``hide``
+    (:func:`hidden_behaviours`), the map-call column then showing the other line's alone."""
+    cols = SELECTION_COLUMNS + DEPTH_COLUMNS + (COST_COLUMNS if report.options.costs else [])
+    if not hide:
+        return cols
+    gone = set().union(*(HYPOTHETICAL_KEYS[b] for b in hide))
+    (shown,) = {"v2", "v1"} - set(hide)
+    return [(k, f"map calls {BEHAVIOUR_SHORT[shown]}" if k == "map_calls" else h) for k, h in cols if k not in gone]
+
+
+# ---- --hide-hypothetical: the columns of a graphrag line that cannot run on this index ---------------
+#: per graphrag line, the per-level table's columns that are about it alone (or about both lines: extra)
+HYPOTHETICAL_KEYS = {"v1": frozenset({"v1", "extra", "v1_entities", "v1_text_units", "v1_tokens"}),
+                     "v2": frozenset({"v2", "extra", "mix", "epr", "v2_entities", "v2_text_units", "v2_tokens"})}
+BEHAVIOUR_SHORT = {"v2": ">=2.0", "v1": "<2.0"}
+
+
+def hypothetical_behaviours(report) -> frozenset:
+    """The graphrag lines (``v2``, ``v1``) whose selection no graphrag of that line returns on this index
+    at some level (hypothetical, returns 0 instead, cannot read): what ``--hide-hypothetical`` leaves out.
+    Empty when that is both lines (the table would have nothing left to compare)."""
+    hyp = frozenset(b for b in ("v2", "v1") if any(
+        r.selected[b].outcome is not None and not r.selected[b].outcome.exact for r in report.levels))
+    return frozenset() if len(hyp) > 1 else hyp
 
 
 def level_rows(report) -> tuple[list[str], list[list[str]]]:
@@ -127,9 +149,10 @@ def sends(stats, behaviour: str) -> str:
     return f"{who} cannot read this index (its rule: {stats.count:,}, hypothetical)"
 
 
-def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
-    """Headers, cells (one row per N: 0 … max, None) and the footnotes their markers point to."""
-    cols = level_columns(report)
+def level_table(report, hide=frozenset()) -> tuple[list[str], list[list[str]], Footnotes]:
+    """Headers, cells (one row per N: 0 … max, None) and the footnotes their markers point to; without
+    the columns of the graphrag lines in ``hide`` (:func:`hypothetical_behaviours`)."""
+    cols = level_columns(report, hide)
     per_depth = {r.community_level: r for r in report.depth.per_level}
     notes = Footnotes()
     rows = []
@@ -140,8 +163,17 @@ def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
         epr = v2.entities_per_report
         med = "—" if epr.median is None else f"{epr.median:g}"
         c2, c1 = v2.cost, v1.cost
-        n2, n1 = count_cell(v2, notes), count_cell(v1, notes)  # first: markers number >= 2.0, then < 2.0
-        d2, d1, d21 = derived_marker(notes, v2), derived_marker(notes, v1), derived_marker(notes, v2, v1)
+        if hide:  # the hidden line's cells are not built: its footnote is not listed
+            keep = {"v2": v2, "v1": v1}
+            for b in hide:
+                keep[b] = None
+            n2, n1 = (count_cell(x, notes) if x is not None else "" for x in (keep["v2"], keep["v1"]))
+            d2, d1 = (derived_marker(notes, x) if x is not None else "" for x in (keep["v2"], keep["v1"]))
+            d21 = d2 + d1
+            c2, c1 = (x.cost if x is not None else None for x in (keep["v2"], keep["v1"]))
+        else:
+            n2, n1 = count_cell(v2, notes), count_cell(v1, notes)  # first: markers number >= 2.0, then < 2.0
+            d2, d1, d21 = derived_marker(notes, v2), derived_marker(notes, v1), derived_marker(notes, v2, v1)
         cell = {
             "n": level_label(n),
             "v2": n2,
@@ -156,6 +188,9 @@ def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
             "v1_tokens": number(c1 and c1.tokens) + (d1 if c1 else ""),
             "map_calls": f"{number(c2 and c2.map_calls)}/{number(c1 and c1.map_calls)}" + (d21 if c2 or c1 else ""),
         }
+        if hide:
+            c = c1 if "v2" in hide else c2
+            cell["map_calls"] = number(c and c.map_calls) + (d21 if c else "")
         rows.append([cell[k] for k, _ in cols])
     return [h for _, h in cols], rows, notes
 
@@ -426,12 +461,15 @@ COVERAGE_COLUMNS = [("n", "N"), ("v2_entities", ">=2.0 entities"), ("v1_entities
                     ("v2_text_units", ">=2.0 text units"), ("v1_text_units", "<2.0 text units")]
 
 
-def coverage_table(report, notes: Footnotes) -> tuple[list[tuple[str, str]], list[list[str]]]:
+def coverage_table(report, notes: Footnotes, hide=frozenset()) -> tuple[list[tuple[str, str]], list[list[str]]]:
     """(columns, rows) of the coverage table: per N, the clustered entities (and, when the entities
     carry text units, the text units) the selected reports cover, ``count (share)``; the text-unit
-    columns only when the index has text units."""
+    columns only when the index has text units; none of the graphrag lines in ``hide``."""
     c = report.index.counts
     cols = COVERAGE_COLUMNS if c.clustered_text_units is not None else COVERAGE_COLUMNS[:3]
+    if hide:
+        gone = set().union(*(HYPOTHETICAL_KEYS[b] for b in hide))
+        cols = [(k, h) for k, h in cols if k not in gone]
 
     def cell(num, den, stats):
         if num is None:
@@ -441,10 +479,10 @@ def coverage_table(report, notes: Footnotes) -> tuple[list[tuple[str, str]], lis
     rows = []
     for r in report.levels:
         v2, v1 = r.selected["v2"], r.selected["v1"]
-        cells = {"n": level_label(r.community_level),
-                 "v2_entities": cell(v2.entities_covered, c.clustered_entities, v2),
-                 "v1_entities": cell(v1.entities_covered, c.clustered_entities, v1),
-                 "v2_text_units": cell(v2.text_units_covered, c.clustered_text_units, v2),
-                 "v1_text_units": cell(v1.text_units_covered, c.clustered_text_units, v1)}
-        rows.append([cells[k] for k, _ in cols])
+        cells = {"n": lambda: level_label(r.community_level),
+                 "v2_entities": lambda: cell(v2.entities_covered, c.clustered_entities, v2),
+                 "v1_entities": lambda: cell(v1.entities_covered, c.clustered_entities, v1),
+                 "v2_text_units": lambda: cell(v2.text_units_covered, c.clustered_text_units, v2),
+                 "v1_text_units": lambda: cell(v1.text_units_covered, c.clustered_text_units, v1)}
+        rows.append([cells[k]() for k, _ in cols])  # in column order, as before: footnote markers by first use
     return cols, rows
