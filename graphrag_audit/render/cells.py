@@ -60,9 +60,27 @@ def hypothetical_behaviours(report) -> frozenset:
     """The graphrag lines (``v2``, ``v1``) whose selection no graphrag of that line returns on this index
     at some level (hypothetical, returns 0 instead, cannot read): what ``--hide-hypothetical`` leaves out.
     Empty when that is both lines (the table would have nothing left to compare)."""
-    hyp = frozenset(b for b in ("v2", "v1") if any(
-        r.selected[b].outcome is not None and not r.selected[b].outcome.exact for r in report.levels))
+    hyp = _hypothetical_lines(report)
     return frozenset() if len(hyp) > 1 else hyp
+
+
+def _hypothetical_lines(report) -> frozenset:
+    return frozenset(b for b in ("v2", "v1") if any(
+        r.selected[b].outcome is not None and not r.selected[b].outcome.exact for r in report.levels))
+
+
+def hidden_note(report, hide_hypothetical: bool, short: dict) -> str:
+    """The sentence (with a leading space) that says what ``--hide-hypothetical`` left out, or that it could
+    leave nothing out; empty without the option. ``short``: each line's short name in the medium."""
+    if not hide_hypothetical:
+        return ""
+    hide = hypothetical_behaviours(report)
+    if hide:
+        return (" " + " and ".join(short[b] for b in sorted(hide)) + " columns left out (--hide-hypothetical: no "
+                "graphrag of that line returns these numbers here).")
+    if _hypothetical_lines(report):
+        return " --hide-hypothetical left nothing out: no graphrag line returns these numbers here as written."
+    return " --hide-hypothetical left nothing out: every number is what a graphrag returns here."
 
 
 def level_rows(report) -> tuple[list[str], list[list[str]]]:

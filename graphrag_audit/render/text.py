@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from graphrag_audit.render.cells import (BEHAVIOUR_SHORT, DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS,
-                                        answer, hypothetical_behaviours,
+                                        answer, hidden_note, hypothetical_behaviours,
                                         coverage_table, dynamic_at, dynamic_notes, dynamic_rows,
                                         dynamic_settings_line, level_columns, level_table, marker_legend, sends,
                                         size_line)
@@ -61,7 +61,7 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     console.print()
     if brief:
         if report.index.has_reports_table:
-            console.print(_brief_table(report, console, hide))
+            console.print(_brief_table(report, console, hide, hide_hypothetical))
         else:
             console.print(Text("No community_reports table: nothing is sent to global search.\n"))
         _print_findings(console, report)
@@ -94,7 +94,7 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
         console.print()
 
     if report.index.has_reports_table:
-        console.print(_levels_table(report, console, hide))
+        console.print(_levels_table(report, console, hide, hide_hypothetical))
     else:
         console.print(Text("No community_reports table: nothing is sent to global search.\n"))
 
@@ -187,7 +187,7 @@ def _marked_table(report, title, caption, heads, rows):
 BRIEF_KEYS = ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls")
 
 
-def _brief_table(report, console, hide=frozenset()):
+def _brief_table(report, console, hide=frozenset(), hide_hypothetical: bool = False):
     """levels --brief: one row per N with what each graphrag line sends, the entities it covers and the
     map calls; the footnotes under it."""
     from rich.console import Group
@@ -205,7 +205,8 @@ def _brief_table(report, console, hide=frozenset()):
     table, dropped = _fitted(console, _marked_table(
         report, "What each community_level N sends to global search",
         f"entities = of the {c.clustered_entities:,} clustered entities, those a selected report's community "
-        f"holds. {marker_legend(report, MARKER, f'--level {opts.level}')}.{_hidden_note(hide)}", text_heads, rows),
+        f"holds. {marker_legend(report, MARKER, f'--level {opts.level}')}."
+        + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT), text_heads, rows),
         shown, ("v1_entities", "v2_entities"))
     parts = [table, *_dropped_note(dropped, console.width)]
     if notes.items:
@@ -213,14 +214,6 @@ def _brief_table(report, console, hide=frozenset()):
     else:
         parts.append(Text(""))
     return Group(*parts)
-
-
-def _hidden_note(hide) -> str:
-    """The caption's last sentence when --hide-hypothetical left a graphrag line's columns out."""
-    if not hide:
-        return ""
-    return " " + " and ".join(BEHAVIOUR_SHORT[b] for b in sorted(hide)) + (
-        " columns left out (--hide-hypothetical: no graphrag of that line returns these numbers here).")
 
 
 def _map_calls_head(hide) -> dict:
@@ -231,7 +224,7 @@ def _map_calls_head(hide) -> dict:
     return {"map_calls": f"map calls\n{BEHAVIOUR_SHORT[shown]}"}
 
 
-def _levels_table(report, console, hide=frozenset()):
+def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = False):
     """The selection table, the coverage table, then depth and cost: each fitted to the output width
     (columns are left out, never cut), the level you query with marked in a column of its own."""
     from rich.console import Group
@@ -254,7 +247,7 @@ def _levels_table(report, console, hide=frozenset()):
         "What each community_level N sends to global search",
         "extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; "
         "mix = >=2.0 reports per level; " + LEVEL_ONLY_NOTE + f" {marker_legend(report, MARKER, f'--level {opts.level}')}."
-        + _hidden_note(hide),
+        + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT),
         heads_of, sel_rows), sel_keys, DROPPABLE["sel"])
     cov_cols, cov_cells = coverage_table(report, notes, hide)
     cov_keys = [key for key, _ in cov_cols]
