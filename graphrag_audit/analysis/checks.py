@@ -63,7 +63,8 @@ def level_findings(level: int, depth: DepthAnalysis, levels: Sequence[LevelResul
                 "v2-inflation",
                 f"at community_level {at.community_level}, {s2} {v2.count:,} reports vs "
                 f"{v1.count:,} {s1} ({v2.count / v1.count:.2f}x{calls}); "
-                f"{counted(v2.ancestors_sent, 'is an ancestor', 'are ancestors')} sent with their descendants{hyp}",
+                + counted(v2.ancestors_sent, "is an ancestor sent with its descendants",
+                          "are ancestors sent with their descendants") + hyp,
                 v2.extra_vs_v1.community_ids if v2.extra_vs_v1 is not None else [],
                 level=at.community_level, v2_reports=v2.count, v1_reports=v1.count,
                 ancestors_sent=v2.ancestors_sent, ratio=round(v2.count / v1.count, 4),

@@ -17,6 +17,12 @@ from graphrag_audit.model.keys import (LevelSlots, dictionary_parts, factorize_i
                                        sorted_unique)
 
 
+
+def _lost(n: int) -> str:
+    """The rest of the unclustered-entities message, agreeing with ``n``."""
+    return ("is in no community and never reaches global search" if n == 1
+            else "are in no community and never reach global search")
+
 def check_integrity(model: IndexModel) -> list[Finding]:
     out: list[Finding] = []
     c = model.communities
@@ -66,12 +72,16 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     lv_u, lv_v = lv[iu], lv[iv]
     bad_level = sorted_unique(v[(u != v) & ((iv < 0) | (lv_v != lv_u + 1))]).tolist()
     if bad_level:
-        out.append(finding("level-not-parent-plus-one", f"{counted(len(bad_level), 'community is', 'communities are')} not one level below "
-                           f"their parent: {preview(bad_level)}", bad_level, count=len(bad_level)))
+        out.append(finding("level-not-parent-plus-one",
+                           counted(len(bad_level), "community is not one level below its parent",
+                                   "communities are not one level below their parent") + f": {preview(bad_level)}",
+                           bad_level, count=len(bad_level)))
     not_ordered = sorted_unique(v[v < u]).tolist()
     if not_ordered:
-        out.append(finding("ids-not-depth-ordered", f"{counted(len(not_ordered), 'community has', 'communities have')} a smaller number than "
-                           f"their parent: {preview(not_ordered)}", not_ordered, count=len(not_ordered)))
+        out.append(finding("ids-not-depth-ordered",
+                           counted(len(not_ordered), "community has a smaller number than its parent",
+                                   "communities have a smaller number than their parent") + f": {preview(not_ordered)}",
+                           not_ordered, count=len(not_ordered)))
 
     # ---- entity containment -------------------------------------------------------------
     out.extend(_containment(model, u, v))
@@ -111,8 +121,8 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         lost = ~(match.clustered if match is not None else _isin(keys, model.members["entity"]))
         n_lost = int(lost.sum())
         if n_lost:
-            out.append(finding("unclustered-entities", f"{n_lost:,} of {len(keys):,} entities {'is' if n_lost == 1 else 'are'} in no community "
-                               f"and never reach global search", count=n_lost, total=int(len(keys)),
+            out.append(finding("unclustered-entities", f"{n_lost:,} of {len(keys):,} entities {_lost(n_lost)}",
+                               count=n_lost, total=int(len(keys)),
                                examples=model.entities["title"][lost].head(5).tolist()))
     elif model.member_key == "title" and len(model.rollup_rows):
         r = model.rollup_rows
@@ -124,8 +134,8 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         else:
             n_lost = n_all - len(sorted_unique(codes[r["community"].to_numpy() >= 0]))
         if n_lost:
-            out.append(finding("unclustered-entities", f"{n_lost:,} of {n_all:,} entities {'is' if n_lost == 1 else 'are'} in no community "
-                               f"and never reach global search", count=n_lost, total=n_all))
+            out.append(finding("unclustered-entities", f"{n_lost:,} of {n_all:,} entities {_lost(n_lost)}",
+                               count=n_lost, total=n_all))
 
     # ---- cross-version traps ------------------------------------------------------------
     if model.id_kind == "string":
@@ -314,7 +324,8 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     bad = sorted_unique(v[edge[lacking]]).tolist()
     if not bad:
         return []
-    return [finding("child-not-subset", f"{counted(len(bad), 'community holds', 'communities hold')} entities their parent lacks: {preview(bad)}",
+    return [finding("child-not-subset", counted(len(bad), "community holds entities its parent lacks",
+                                                "communities hold entities their parent lacks") + f": {preview(bad)}",
                     bad, count=len(bad))]
 
 
@@ -348,8 +359,10 @@ def _reports(model: IndexModel, level_of: dict) -> list[Finding]:
     own = np.append(np.fromiter(level_of.values(), dtype=np.int64, count=len(level_of)), 0)
     mism = sorted_unique(rc[(at >= 0) & (own[at] != rl)]).tolist()
     if mism:
-        out.append(finding("report-level-mismatch", f"{counted(len(mism), 'report carries', 'reports carry')} a level different from their "
-                           f"community's: {preview(mism)}", mism, count=len(mism)))
+        out.append(finding("report-level-mismatch",
+                           counted(len(mism), "report carries a level different from its community's",
+                                   "reports carry a level different from their community's") + f": {preview(mism)}",
+                           mism, count=len(mism)))
     vc = pd.Series(rc).value_counts()
     dups = sorted(int(x) for x in vc[vc > 1].index)
     if dups:

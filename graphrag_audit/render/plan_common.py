@@ -141,12 +141,13 @@ def disclosure_lines(plan) -> list[str]:
     if done:
         ent = sum(s.entities for s in done)
         out.append(f"{len(done):,} of {count(len(plan.subtrees), 'subtree')} ({count(ent, 'entity', 'entities')}) "
-                   f"{'is' if len(done) == 1 else 'are'} at their finest available report, which is coarser than the plan's deepest level {deepest} "
+                   f"{'is at its' if len(done) == 1 else 'are at their'} finest available report, which is coarser than the plan's deepest level {deepest} "
                    f"(roots {ids_text([s.root for s in done], 20)}).")
     short = [s for s in plan.subtrees if s.coarser_than_target and s.status != "finest"]
     if short:
-        out.append(f"{count(len(short), 'more subtree')} cannot reach level {deepest} at all (their finest available "
-                   f"report is coarser) and {'is' if len(short) == 1 else 'are'} not yet at that report (roots {ids_text([s.root for s in short], 20)}).")
+        one = len(short) == 1
+        out.append(f"{count(len(short), 'more subtree')} cannot reach level {deepest} at all ({'its' if one else 'their'} "
+                   f"finest available report is coarser) and {'is' if one else 'are'} not yet at that report (roots {ids_text([s.root for s in short], 20)}).")
     budget = [s for s in plan.subtrees if s.status == "budget"]
     if budget:
         out.append(f"{count(len(budget), 'subtree')} could go finer with a larger budget "

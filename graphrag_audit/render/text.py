@@ -202,13 +202,14 @@ def _brief_table(report, console, hide=frozenset(), hide_hypothetical: bool = Fa
     shown = [k for k in BRIEF_KEYS if k in rows[0]] if rows else []
     c = report.index.counts
     text_heads = {**TEXT_HEADERS, **_map_calls_head(hide)}
-    table, dropped = _fitted(console, _marked_table(
-        report, "What each community_level N sends to global search",
-        f"entities = of the {c.clustered_entities:,} clustered entities, those a selected report's community "
-        f"holds. {marker_legend(report, MARKER, f'--level {opts.level}')}."
-        + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT), text_heads, rows),
-        shown, ("v1_entities", "v2_entities"))
-    parts = [table, *_dropped_note(dropped, console.width)]
+    # the title and the legend as lines of their own: they wrap at the output's width, not the table's
+    table, dropped = _fitted(console, _marked_table(report, None, None, text_heads, rows), shown,
+                             ("v1_entities", "v2_entities"))
+    legend = (f"entities = of the {c.clustered_entities:,} clustered entities, those a selected report's community "
+              f"holds. {marker_legend(report, MARKER, f'--level {opts.level}')}."
+              + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT))
+    parts = [Text("What each community_level N sends to global search"), table, Text(legend),
+             *_dropped_note(dropped, console.width)]
     if notes.items:
         parts.append(Text("\n".join(notes.lines()) + "\n"))
     else:
