@@ -280,3 +280,12 @@ def test_level_beyond_the_tree_says_no_row_is_marked():
     assert "▶" not in md and "No row is marked: `--level 9` is deeper than the tree" in md
     at = run("levels", SEED_V3, "--width", "200", "--level", "2").stdout
     assert "▶ = --level 2." in at
+
+
+def test_step_summary_follows_brief(tmp_path):
+    summary = tmp_path / "summary.md"
+    summary.write_text("", encoding="utf-8")
+    run("levels", SEED_V3, "-f", "github", "--brief", env={"GITHUB_STEP_SUMMARY": str(summary)})
+    page = summary.read_text(encoding="utf-8")
+    assert page.startswith("## graphrag-audit report\n") and "### Community tree" not in page
+    assert "### Findings (" in page and "--brief" in page

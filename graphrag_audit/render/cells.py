@@ -497,10 +497,10 @@ def coverage_table(report, notes: Footnotes, hide=frozenset()) -> tuple[list[tup
     rows = []
     for r in report.levels:
         v2, v1 = r.selected["v2"], r.selected["v1"]
-        cells = {"n": lambda: level_label(r.community_level),
-                 "v2_entities": lambda: cell(v2.entities_covered, c.clustered_entities, v2),
-                 "v1_entities": lambda: cell(v1.entities_covered, c.clustered_entities, v1),
-                 "v2_text_units": lambda: cell(v2.text_units_covered, c.clustered_text_units, v2),
-                 "v1_text_units": lambda: cell(v1.text_units_covered, c.clustered_text_units, v1)}
-        rows.append([cells[k]() for k, _ in cols])  # in column order, as before: footnote markers by first use
+        args = {"v2_entities": (v2.entities_covered, c.clustered_entities, v2),
+                "v1_entities": (v1.entities_covered, c.clustered_entities, v1),
+                "v2_text_units": (v2.text_units_covered, c.clustered_text_units, v2),
+                "v1_text_units": (v1.text_units_covered, c.clustered_text_units, v1)}
+        # the shown columns only, in column order as before: footnote markers are numbered by first use
+        rows.append([level_label(r.community_level) if k == "n" else cell(*args[k]) for k, _ in cols])
     return cols, rows
