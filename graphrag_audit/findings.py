@@ -38,6 +38,12 @@ class Finding:
         }
 
 
+def counted(n: int, one: str, many: str) -> str:
+    """``n`` with thousands separators and the words that agree with it: ``counted(1, "community has",
+    "communities have")`` -> ``1 community has``; ``counted(2345, ...)`` -> ``2,345 communities have``."""
+    return f"{n:,} {one if n == 1 else many}"
+
+
 def preview(ids, limit: int = 8) -> str:
     """'3, 5, 9 and 12 more' for messages."""
     ids = list(ids)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphrag_audit.findings import Finding, finding, preview
+from graphrag_audit.findings import Finding, counted, finding, preview
 from graphrag_audit.graphrag.dynamic import BROKEN_LINES
 from graphrag_audit.results.audit import DepthAnalysis, LevelResult
 
@@ -39,8 +39,8 @@ def level_findings(level: int, depth: DepthAnalysis, levels: Sequence[LevelResul
         if max(root_share, ent_share) > th.max_unreachable:
             out.append(finding(
                 "depth-mismatch",
-                f"at community_level {level}, {row.roots_stuck}/{row.roots_total} roots "
-                f"({root_share:.0%}) and {row.entities_stuck}/{row.entities_total} entities "
+                f"at community_level {level}, {row.roots_stuck:,}/{row.roots_total:,} roots "
+                f"({root_share:.0%}) and {row.entities_stuck:,}/{row.entities_total:,} entities "
                 f"({ent_share:.0%}) cannot reach level {level} (threshold {th.max_unreachable:.0%})",
                 sorted(r.community for r in depth.roots if r.deepest_level < level),
                 level=level, roots_stuck=row.roots_stuck, roots_total=row.roots_total,
@@ -54,16 +54,17 @@ def level_findings(level: int, depth: DepthAnalysis, levels: Sequence[LevelResul
         if v1.count and v2.count / v1.count > th.max_inflation:
             calls = ""
             if v2.cost and v1.cost:
-                calls = f", {v2.cost.map_calls} vs {v1.cost.map_calls} map calls"
+                calls = f", {v2.cost.map_calls:,} vs {v1.cost.map_calls:,} map call{'' if v1.cost.map_calls == 1 else 's'}"
             # where graphrag does not return a selection as such (compat.py), say whose rule it is
             s2 = "graphrag >= 2.0 sends" if _exact(v2) else "the graphrag >= 2.0 rule selects"
             s1 = "under < 2.0" if _exact(v1) else "under the < 2.0 rule"
             hyp = "" if _exact(v2) else " (hypothetical: graphrag >= 2.0 cannot read this index as written)"
             out.append(finding(
                 "v2-inflation",
-                f"at community_level {at.community_level}, {s2} {v2.count} reports vs "
-                f"{v1.count} {s1} ({v2.count / v1.count:.2f}x{calls}); {v2.ancestors_sent} are "
-                f"ancestors sent with their descendants{hyp}",
+                f"at community_level {at.community_level}, {s2} {v2.count:,} reports vs "
+                f"{v1.count:,} {s1} ({v2.count / v1.count:.2f}x{calls}); "
+                + counted(v2.ancestors_sent, "is an ancestor sent with its descendants",
+                          "are ancestors sent with their descendants") + hyp,
                 v2.extra_vs_v1.community_ids if v2.extra_vs_v1 is not None else [],
                 level=at.community_level, v2_reports=v2.count, v1_reports=v1.count,
                 ancestors_sent=v2.ancestors_sent, ratio=round(v2.count / v1.count, 4),
@@ -72,7 +73,7 @@ def level_findings(level: int, depth: DepthAnalysis, levels: Sequence[LevelResul
                 v1_map_calls=v1.cost.map_calls if v1.cost else None,
             ))
     if depth.single_child:
-        out.append(finding("single-child-chain", f"{len(depth.single_child)} communities have exactly one child: "
+        out.append(finding("single-child-chain", f"{counted(len(depth.single_child), 'community has', 'communities have')} exactly one child: "
                            f"{preview(depth.single_child)}", depth.single_child, count=len(depth.single_child)))
     for lv in depth.duplicate_levels:
         out.append(finding("duplicate-level", f"level {lv} repeats level {lv - 1}'s partition exactly", level=lv))
@@ -146,9 +147,10 @@ def dynamic_findings(level: int, max_level: int, levels: Sequence[LevelResult], 
         out.append(finding(
             "dynamic-no-descent",
             f"at community_level {at.community_level}, graphrag 2.0.0-2.7.2's dynamic selection never descends "
-            f"(microsoft/graphrag#2004): with every report relevant it rates only the {len(v2.start_ids)} level-0 "
-            f"reports ({v2.all_relevant.rating_calls} rating calls); {len(v2.cut_off_ids)} deeper candidates are "
-            f"rated only when nothing is relevant ({v2.none_relevant.rating_calls} rating calls)",
+            f"(microsoft/graphrag#2004): with every report relevant it rates only the {counted(len(v2.start_ids), 'level-0 report', 'level-0 reports')} "
+            f"({counted(v2.all_relevant.rating_calls, 'rating call', 'rating calls')}); "
+            f"{counted(len(v2.cut_off_ids), 'deeper candidate is', 'deeper candidates are')} "
+            f"rated only when nothing is relevant ({counted(v2.none_relevant.rating_calls, 'rating call', 'rating calls')})",
             level=at.community_level, start=len(v2.start_ids), below_level_0=len(v2.cut_off_ids),
             all_relevant_calls=v2.all_relevant.rating_calls, none_relevant_calls=v2.none_relevant.rating_calls,
             candidates=n_cand))
@@ -162,7 +164,7 @@ def dynamic_findings(level: int, max_level: int, levels: Sequence[LevelResult], 
         out.append(finding(
             "dynamic-unreachable",
             f"at community_level {at.community_level}, graphrag {v.graphrag}'s dynamic selection never reaches "
-            f"{len(v.cut_off_ids)} candidate reports even when every report is relevant: {why} "
+            f"{counted(len(v.cut_off_ids), 'candidate report', 'candidate reports')} even when every report is relevant: {why} "
             f"({preview(v.cut_off_ids)})",
             v.cut_off_ids, level=at.community_level, family=f, cut_off=len(v.cut_off_ids),
             rated_when_all_relevant=reached))

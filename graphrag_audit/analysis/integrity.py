@@ -10,12 +10,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphrag_audit.analysis.update_checks import update_findings
-from graphrag_audit.findings import Finding, finding, preview
+from graphrag_audit.findings import Finding, counted, finding, preview
 from graphrag_audit.graphrag.compat import v2_readable
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import (LevelSlots, dictionary_parts, factorize_ints, has_duplicates, is_nondecreasing,
                                        sorted_unique)
 
+
+
+def _lost(n: int) -> str:
+    """The rest of the unclustered-entities message, agreeing with ``n``."""
+    return ("is in no community and never reaches global search" if n == 1
+            else "are in no community and never reach global search")
 
 def check_integrity(model: IndexModel) -> list[Finding]:
     out: list[Finding] = []
@@ -40,24 +46,24 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     dup = pd.Series(comm).value_counts()
     dup = sorted(int(x) for x in dup[dup > 1].index)
     if dup:
-        out.append(finding("duplicate-community", f"{len(dup)} community number(s) appear in several rows: "
+        out.append(finding("duplicate-community", f"{len(dup):,} community number(s) appear in several rows: "
                            f"{preview(dup)}", dup, count=len(dup)))
 
     # ---- parents ------------------------------------------------------------------------
     missing = forest.missing_parents
     if missing:
         kids = sorted(missing)
-        out.append(finding("missing-parent", f"{len(kids)} communities name a parent with no row: "
+        out.append(finding("missing-parent", f"{counted(len(kids), 'community names', 'communities name')} a parent with no row: "
                            f"{preview(f'{k}->{missing[k]}' for k in kids)}", kids,
                            parents={str(k): missing[k] for k in kids}))
     u, v = forest.edge_parents, forest.edge_children
     cyc_nodes = forest.cycle_nodes
     if cyc_nodes:
-        out.append(finding("parent-cycle", f"parent links form a cycle through {len(cyc_nodes)} communities: "
+        out.append(finding("parent-cycle", f"parent links form a cycle through {counted(len(cyc_nodes), 'community', 'communities')}: "
                            f"{preview(cyc_nodes)}", cyc_nodes))
     multi = forest.multi_parent
     if multi:
-        out.append(finding("multiple-parents", f"{len(multi)} communities sit under several parents: "
+        out.append(finding("multiple-parents", f"{counted(len(multi), 'community sits', 'communities sit')} under several parents: "
                            f"{preview(multi)}", multi, count=len(multi)))
     last = pd.Series(lev, index=comm)
     last = last[~last.index.duplicated(keep="last")]  # what dict(zip(comm, lev)) keeps
@@ -66,12 +72,16 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     lv_u, lv_v = lv[iu], lv[iv]
     bad_level = sorted_unique(v[(u != v) & ((iv < 0) | (lv_v != lv_u + 1))]).tolist()
     if bad_level:
-        out.append(finding("level-not-parent-plus-one", f"{len(bad_level)} communities are not one level below "
-                           f"their parent: {preview(bad_level)}", bad_level, count=len(bad_level)))
+        out.append(finding("level-not-parent-plus-one",
+                           counted(len(bad_level), "community is not one level below its parent",
+                                   "communities are not one level below their parent") + f": {preview(bad_level)}",
+                           bad_level, count=len(bad_level)))
     not_ordered = sorted_unique(v[v < u]).tolist()
     if not_ordered:
-        out.append(finding("ids-not-depth-ordered", f"{len(not_ordered)} communities have a smaller number than "
-                           f"their parent: {preview(not_ordered)}", not_ordered, count=len(not_ordered)))
+        out.append(finding("ids-not-depth-ordered",
+                           counted(len(not_ordered), "community has a smaller number than its parent",
+                                   "communities have a smaller number than their parent") + f": {preview(not_ordered)}",
+                           not_ordered, count=len(not_ordered)))
 
     # ---- entity containment -------------------------------------------------------------
     out.extend(_containment(model, u, v))
@@ -82,7 +92,7 @@ def check_integrity(model: IndexModel) -> list[Finding]:
                                                                c["parent"].to_numpy(dtype=np.int64))
         if diff:
             out.append(finding("children-parent-mismatch",
-                               f"the children lists of {len(diff)} communities disagree with the parent column: "
+                               f"the children lists of {counted(len(diff), 'community disagree', 'communities disagree')} with the parent column: "
                                f"{preview(diff)}", diff, only_in_children=only_children,
                                only_in_parent=only_parent))
 
@@ -111,8 +121,8 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         lost = ~(match.clustered if match is not None else _isin(keys, model.members["entity"]))
         n_lost = int(lost.sum())
         if n_lost:
-            out.append(finding("unclustered-entities", f"{n_lost} of {len(keys)} entities are in no community "
-                               f"and never reach global search", count=n_lost, total=int(len(keys)),
+            out.append(finding("unclustered-entities", f"{n_lost:,} of {len(keys):,} entities {_lost(n_lost)}",
+                               count=n_lost, total=int(len(keys)),
                                examples=model.entities["title"][lost].head(5).tolist()))
     elif model.member_key == "title" and len(model.rollup_rows):
         r = model.rollup_rows
@@ -124,8 +134,8 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         else:
             n_lost = n_all - len(sorted_unique(codes[r["community"].to_numpy() >= 0]))
         if n_lost:
-            out.append(finding("unclustered-entities", f"{n_lost} of {n_all} entities are in no community "
-                               f"and never reach global search", count=n_lost, total=n_all))
+            out.append(finding("unclustered-entities", f"{n_lost:,} of {n_all:,} entities {_lost(n_lost)}",
+                               count=n_lost, total=n_all))
 
     # ---- cross-version traps ------------------------------------------------------------
     if model.id_kind == "string":
@@ -314,7 +324,8 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     bad = sorted_unique(v[edge[lacking]]).tolist()
     if not bad:
         return []
-    return [finding("child-not-subset", f"{len(bad)} communities hold entities their parent lacks: {preview(bad)}",
+    return [finding("child-not-subset", counted(len(bad), "community holds entities its parent lacks",
+                                                "communities hold entities their parent lacks") + f": {preview(bad)}",
                     bad, count=len(bad))]
 
 
@@ -331,7 +342,7 @@ def _reports(model: IndexModel, level_of: dict) -> list[Finding]:
     no_report = sorted(comm_set - have)
     if no_report:
         by_level = pd.Series([level_of[c] for c in no_report]).value_counts().sort_index()
-        out.append(finding("community-without-report", f"{len(no_report)} communities have no report "
+        out.append(finding("community-without-report", f"{counted(len(no_report), 'community has', 'communities have')} no report "
                            f"(per level: {', '.join(f'L{k}: {v}' for k, v in by_level.items())}): "
                            f"{preview(no_report)}", no_report, count=len(no_report),
                            per_level={str(k): int(v) for k, v in by_level.items()}))
@@ -341,19 +352,21 @@ def _reports(model: IndexModel, level_of: dict) -> list[Finding]:
     orphans = sorted_unique(rc[~np.isin(rc, np.fromiter(comm_set, dtype=np.int64, count=len(comm_set)))
                            & (rc != -1)]).tolist()
     if orphans:
-        out.append(finding("report-without-community", f"{len(orphans)} reports name communities with no "
+        out.append(finding("report-without-community", f"{counted(len(orphans), 'report names a community', 'reports name communities')} with no "
                            f"communities row: {preview(orphans)}", orphans, count=len(orphans)))
     known = np.fromiter(level_of.keys(), dtype=np.int64, count=len(level_of))
     at = pd.Index(known).get_indexer(rc)
     own = np.append(np.fromiter(level_of.values(), dtype=np.int64, count=len(level_of)), 0)
     mism = sorted_unique(rc[(at >= 0) & (own[at] != rl)]).tolist()
     if mism:
-        out.append(finding("report-level-mismatch", f"{len(mism)} reports carry a level different from their "
-                           f"community's: {preview(mism)}", mism, count=len(mism)))
+        out.append(finding("report-level-mismatch",
+                           counted(len(mism), "report carries a level different from its community's",
+                                   "reports carry a level different from their community's") + f": {preview(mism)}",
+                           mism, count=len(mism)))
     vc = pd.Series(rc).value_counts()
     dups = sorted(int(x) for x in vc[vc > 1].index)
     if dups:
-        out.append(finding("duplicate-report", f"{len(dups)} communities have several reports: {preview(dups)}",
+        out.append(finding("duplicate-report", f"{counted(len(dups), 'community has', 'communities have')} several reports: {preview(dups)}",
                            dups, count=len(dups)))
     if len(r) and not (rl == 0).any():
         out.append(finding("dynamic-no-level-0-report", "no report at level 0: dynamic community selection "

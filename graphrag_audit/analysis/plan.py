@@ -65,6 +65,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag_audit.errors import IndexInputError
+from graphrag_audit.findings import counted
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import dictionary_parts, factorize_ints, has_duplicates, in_sorted, sorted_unique
 from graphrag_audit.results.plan import (BUDGET_KINDS, OBJECTIVES, Budget, Budgets, Cost, CostFn, LevelOption, Plan,
@@ -277,7 +278,7 @@ class PlanTree:
         uncovered = sp.lost - sum(self.n_entities[d] for d in sp.dead_ends)
         if uncovered > 0:
             parts.append(f"its children leave {uncovered} of its entities in no child")
-        return f"splitting it would drop {sp.lost} entities: " + "; ".join(parts)
+        return f"splitting it would drop {sp.lost:,} entities: " + "; ".join(parts)
 
     def start(self) -> tuple[list[int], list[int], int]:
         """(members, dead-end communities, uncoverable entities) of the coarsest frontier."""
@@ -698,19 +699,19 @@ def _assemble(solver: _Solver, budgets: Budgets, frontier, members, rows, fits_o
         notes.append("the index has no community_reports table: global search has nothing to send")
     bare_roots = [r for r in pt.roots if not pt.has_report(r) and pt.children[r]]
     if bare_roots and pt.model.has_reports_table and not solver.placeholders:
-        notes.append(f"{len(bare_roots)} roots have no report ({_preview(bare_roots)}): their report-bearing "
-                     f"descendants stand in, so the coarsest frontier already has {start_rows} reports")
+        notes.append(f"{counted(len(bare_roots), 'root has', 'roots have')} no report ({_preview(bare_roots)}): their "
+                     f"report-bearing descendants stand in, so the coarsest frontier already has {start_rows:,} reports")
     if kept_out:
-        notes.append(f"{left_uncovered} coverable entities are left uncovered (--allow-uncovered): report-less "
+        notes.append(f"{left_uncovered:,} coverable entities are left uncovered (--allow-uncovered): report-less "
                      f"roots {_preview(kept_out)} are kept out instead of sending their descendants' reports")
     if len(pt.orphan_rows):
-        notes.append(f"{len(pt.orphan_rows)} report row(s) name communities absent from the tree "
+        notes.append(f"{len(pt.orphan_rows):,} report row(s) name communities absent from the tree "
                      f"({_preview(pt.orphan_communities)}); no frontier can place them")
     if dead:
-        notes.append(f"{lost} entities are uncoverable: communities {_preview(sorted(dead))} have no report and no "
+        notes.append(f"{lost:,} entities are uncoverable: communities {_preview(sorted(dead))} have no report and no "
                      "children, and no ancestor report exists")
     if duplicated:
-        notes.append(f"{duplicated} entities are held by more than one plan member")
+        notes.append(f"{duplicated:,} entities are held by more than one plan member")
     at_finest = _finest_entities(pt, members)
     checks = _checks(budgets, len(rows), plan_cost, at_finest, coverable)
     why = []

@@ -73,6 +73,15 @@ def levels_cmd(
         "--verbose", "-v", help="Text and markdown: also show the evidence for the detected graphrag generation "
                                 "(which tables and columns told it).")] = False,
     include_titles: IncludeTitles = False,
+    brief: Annotated[bool, typer.Option(
+        "--brief", help="Text and markdown: only the answer line, one table with one row per community_level N "
+                        "(reports each graphrag line sends, entities covered, map calls) and the findings. "
+                        "-f json and -f github are unchanged (the step summary follows it).")] = False,
+    hide_hypothetical: Annotated[bool, typer.Option(
+        "--hide-hypothetical", help="Text and markdown: leave out the per-N columns of the graphrag line that "
+                                    "cannot run on this index (the 'hyp.' numbers: < 2.0 on a 2.x/3.x index, "
+                                    ">= 2.0 on a 1.x or older one); the answer line still names both. -f json "
+                                    "and -f github are unchanged (the step summary follows it).")] = False,
     baseline: Annotated[Optional[Path], typer.Option(
         "--baseline", metavar="OLD.json",
         help="A levels -f json the tool wrote earlier (e.g. on main): add regression findings against it "
@@ -180,8 +189,11 @@ def levels_cmd(
         kw = {}
         if fmt == LevelsFormat.text:
             kw = dict(width=text_width(width, output), color=text_color(color, output),
-                      focus=opts_level(level) if list_reports else None, verbose=verbose)
-        elif fmt in (LevelsFormat.markdown, LevelsFormat.github):
+                      focus=opts_level(level) if list_reports else None, verbose=verbose, brief=brief,
+                      hide_hypothetical=hide_hypothetical)
+        elif fmt == LevelsFormat.markdown:
+            kw = dict(include_titles=include_titles, verbose=verbose, brief=brief, hide_hypothetical=hide_hypothetical)
+        elif fmt == LevelsFormat.github:
             kw = dict(include_titles=include_titles, verbose=verbose)
         with output_charset_for(output):
             text = run_guarded(lambda: renderer(fmt)(report, **kw), debug)
@@ -198,7 +210,8 @@ def levels_cmd(
 
         render_summary = renderer(LevelsFormat.markdown)
         try:
-            warning = append_file(summary, render_summary(report, include_titles=include_titles, verbose=verbose), guard)
+            warning = append_file(summary, render_summary(report, include_titles=include_titles, verbose=verbose,
+                                                          brief=brief, hide_hypothetical=hide_hypothetical), guard)
         except WriteError as exc:
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
         if warning:

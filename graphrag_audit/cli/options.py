@@ -83,7 +83,8 @@ FailOnOpt = Annotated[FailOn, typer.Option(
 
 # --format: one alias per command (the sets differ; only levels reads GRAPHRAG_AUDIT_FORMAT)
 LevelsFormatOpt = Annotated[LevelsFormat, typer.Option(
-    "--format", "-f", envvar="GRAPHRAG_AUDIT_FORMAT", help=_FORMAT_HELP)]
+    "--format", "-f", envvar="GRAPHRAG_AUDIT_FORMAT",
+    help="Output format (the HTML page is graphrag-audit report DIR -o FILE.html).")]
 TreeFormatOpt = Annotated[TreeFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 PlanFormatOpt = Annotated[PlanFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 DiffFormatOpt = Annotated[DiffFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]

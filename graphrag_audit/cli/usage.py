@@ -107,7 +107,23 @@ def one_line(exc: UsageError) -> str:
         names.insert(0, ctx.info_name or "")
         ctx = ctx.parent
     cmd = " ".join([PROG, *names])
+    hint = _HINTS.get((" ".join(names), _param_name(exc.param) if getattr(exc, "param", None) is not None else "",
+                       _bad_value(text)))
+    if hint:
+        return f"{text.rstrip('.')}; {hint}"
     return f"{text.rstrip('.')}; {cmd} --help lists the {'options' if names else 'commands'}"
+
+
+#: (command, option, value given) -> where to go instead, for a value users try that another command serves
+_HINTS = {
+    ("levels", "--format", "html"): f"the HTML page is {PROG} report DIR -o FILE.html",
+}
+
+
+def _bad_value(text: str) -> str:
+    """The value quoted in "--format: 'html' is not one of ..." (empty when there is none)."""
+    m = re.match(r"[^:]*: '([^']*)' is not one of", text)
+    return m.group(1).lower() if m else ""
 
 
 def _typed(exc: UsageError, param) -> bool:

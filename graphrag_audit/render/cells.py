@@ -6,8 +6,9 @@ cells in a terminal, Markdown or HTML table without escaping beyond their medium
 
 from __future__ import annotations
 
-from graphrag_audit.render.numbers import MISSING, level_label, number  # noqa: F401 (re-exported for the renderers)
+from graphrag_audit.render.numbers import MISSING, count, level_label, number  # noqa: F401 (re-exported for the renderers)
 from graphrag_audit.results.audit import HYPOTHETICAL
+from graphrag_audit.sanitise.common import current_charset
 
 # (key, header) of the per-level table; SELECTION_COLUMNS then DEPTH_COLUMNS (+ COST_COLUMNS)
 SELECTION_COLUMNS = [("n", "N"), ("v2", ">=2.0 reports"), ("v1", "<2.0 reports"), ("extra", "extra (ancestors)"),
@@ -31,9 +32,55 @@ def mix_cell(counts: list[int]) -> str:
     return "/".join(str(c) for c in counts[:shown]) + f"/… (+{len(counts) - shown:,} levels)"
 
 
-def level_columns(report) -> list[tuple[str, str]]:
-    cols = SELECTION_COLUMNS + DEPTH_COLUMNS
-    return cols + (COST_COLUMNS if report.options.costs else [])
+def size_line(c) -> str:
+    """The index's size in one line of our own words: ``4 entities · 1 community · …``."""
+    return (f"{count(c.entities, 'entity', 'entities')} · {count(c.communities, 'community', 'communities')} · "
+            f"{count(c.reports, 'report')} · {count(c.roots, 'root')} · {count(c.levels, 'level')}")
+
+
+def level_columns(report, hide=frozenset()) -> list[tuple[str, str]]:
+    """(key, header) of the per-level table; without the columns of the graphrag lines in ``hide``
+    (:func:`hidden_behaviours`), the map-call column then showing the other line's alone."""
+    cols = SELECTION_COLUMNS + DEPTH_COLUMNS + (COST_COLUMNS if report.options.costs else [])
+    if not hide:
+        return cols
+    gone = set().union(*(HYPOTHETICAL_KEYS[b] for b in hide))
+    (shown,) = {"v2", "v1"} - set(hide)
+    return [(k, f"map calls {BEHAVIOUR_SHORT[shown]}" if k == "map_calls" else h) for k, h in cols if k not in gone]
+
+
+# ---- --hide-hypothetical: the columns of a graphrag line that cannot run on this index ---------------
+#: per graphrag line, the per-level table's columns that are about it alone (or about both lines: extra)
+HYPOTHETICAL_KEYS = {"v1": frozenset({"v1", "extra", "v1_entities", "v1_text_units", "v1_tokens"}),
+                     "v2": frozenset({"v2", "extra", "mix", "epr", "v2_entities", "v2_text_units", "v2_tokens"})}
+BEHAVIOUR_SHORT = {"v2": ">=2.0", "v1": "<2.0"}
+
+
+def hypothetical_behaviours(report) -> frozenset:
+    """The graphrag lines (``v2``, ``v1``) whose selection no graphrag of that line returns on this index
+    at some level (hypothetical, returns 0 instead, cannot read): what ``--hide-hypothetical`` leaves out.
+    Empty when that is both lines (the table would have nothing left to compare)."""
+    hyp = _hypothetical_lines(report)
+    return frozenset() if len(hyp) > 1 else hyp
+
+
+def _hypothetical_lines(report) -> frozenset:
+    return frozenset(b for b in ("v2", "v1") if any(
+        r.selected[b].outcome is not None and not r.selected[b].outcome.exact for r in report.levels))
+
+
+def hidden_note(report, hide_hypothetical: bool, short: dict) -> str:
+    """The sentence (with a leading space) that says what ``--hide-hypothetical`` left out, or that it could
+    leave nothing out; empty without the option. ``short``: each line's short name in the medium."""
+    if not hide_hypothetical:
+        return ""
+    hide = hypothetical_behaviours(report)
+    if hide:
+        return (" " + " and ".join(short[b] for b in sorted(hide)) + " columns left out (--hide-hypothetical: no "
+                "graphrag of that line returns these numbers here).")
+    if _hypothetical_lines(report):
+        return " --hide-hypothetical left nothing out: no graphrag line returns these numbers here as written."
+    return " --hide-hypothetical left nothing out: every number is what a graphrag returns here."
 
 
 def level_rows(report) -> tuple[list[str], list[list[str]]]:
@@ -49,11 +96,28 @@ LEVEL_ONLY_NOTE = ("level N only = the reports at exactly level N, as graphrag's
                    "no graphrag version selects exactly these.")
 
 
+#: the markers where the output's encoding lacks the superscripts (``PYTHONIOENCODING=ascii``): chosen
+#: before layout, so the table's columns stay aligned
+ASCII_MARKERS = tuple(f"^{i}" for i in range(1, len(SUPERSCRIPTS) + 1))
+
+
+def _markers() -> str | tuple[str, ...]:
+    charset = current_charset()
+    if charset is None:
+        return SUPERSCRIPTS
+    try:
+        SUPERSCRIPTS.encode(charset)
+        return SUPERSCRIPTS
+    except UnicodeEncodeError:
+        return ASCII_MARKERS
+
+
 class Footnotes:
     """Markers for the selections whose graphrag status needs a note, numbered by first use."""
 
     def __init__(self):
         self.items: list[tuple[str, str]] = []  # (marker, note)
+        self._markers = _markers()
 
     def marker(self, outcome) -> str:
         if outcome is None or not outcome.note:
@@ -61,7 +125,7 @@ class Footnotes:
         for m, note in self.items:
             if note == outcome.note:
                 return m
-        m = SUPERSCRIPTS[len(self.items)] if len(self.items) < len(SUPERSCRIPTS) else f"[{len(self.items) + 1}]"
+        m = self._markers[len(self.items)] if len(self.items) < len(self._markers) else f"[{len(self.items) + 1}]"
         self.items.append((m, outcome.note))
         return m
 
@@ -103,9 +167,10 @@ def sends(stats, behaviour: str) -> str:
     return f"{who} cannot read this index (its rule: {stats.count:,}, hypothetical)"
 
 
-def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
-    """Headers, cells (one row per N: 0 … max, None) and the footnotes their markers point to."""
-    cols = level_columns(report)
+def level_table(report, hide=frozenset()) -> tuple[list[str], list[list[str]], Footnotes]:
+    """Headers, cells (one row per N: 0 … max, None) and the footnotes their markers point to; without
+    the columns of the graphrag lines in ``hide`` (:func:`hypothetical_behaviours`)."""
+    cols = level_columns(report, hide)
     per_depth = {r.community_level: r for r in report.depth.per_level}
     notes = Footnotes()
     rows = []
@@ -116,8 +181,17 @@ def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
         epr = v2.entities_per_report
         med = "—" if epr.median is None else f"{epr.median:g}"
         c2, c1 = v2.cost, v1.cost
-        n2, n1 = count_cell(v2, notes), count_cell(v1, notes)  # first: markers number >= 2.0, then < 2.0
-        d2, d1, d21 = derived_marker(notes, v2), derived_marker(notes, v1), derived_marker(notes, v2, v1)
+        if hide:  # the hidden line's cells are not built: its footnote is not listed
+            keep = {"v2": v2, "v1": v1}
+            for b in hide:
+                keep[b] = None
+            n2, n1 = (count_cell(x, notes) if x is not None else "" for x in (keep["v2"], keep["v1"]))
+            d2, d1 = (derived_marker(notes, x) if x is not None else "" for x in (keep["v2"], keep["v1"]))
+            d21 = d2 + d1
+            c2, c1 = (x.cost if x is not None else None for x in (keep["v2"], keep["v1"]))
+        else:
+            n2, n1 = count_cell(v2, notes), count_cell(v1, notes)  # first: markers number >= 2.0, then < 2.0
+            d2, d1, d21 = derived_marker(notes, v2), derived_marker(notes, v1), derived_marker(notes, v2, v1)
         cell = {
             "n": level_label(n),
             "v2": n2,
@@ -132,6 +206,9 @@ def level_table(report) -> tuple[list[str], list[list[str]], Footnotes]:
             "v1_tokens": number(c1 and c1.tokens) + (d1 if c1 else ""),
             "map_calls": f"{number(c2 and c2.map_calls)}/{number(c1 and c1.map_calls)}" + (d21 if c2 or c1 else ""),
         }
+        if hide:
+            c = c1 if "v2" in hide else c2
+            cell["map_calls"] = number(c and c.map_calls) + (d21 if c else "")
         rows.append([cell[k] for k, _ in cols])
     return [h for _, h in cols], rows, notes
 
@@ -334,6 +411,21 @@ def answer_row(report):
     return (at, False) if at is not None else (levels[-1], True)
 
 
+def marked_level(report) -> bool:
+    """Whether a row of the per-level tables is ``--level``'s (False when the level is deeper than the tree)."""
+    return any(r.community_level == report.options.level for r in report.levels)
+
+
+def marker_legend(report, marker: str, what: str, sep: str = " = ") -> str:
+    """The sentence that explains the level marker: ``{marker}{sep}{what}``, or, with ``--level`` deeper
+    than the tree, that no row is marked (our own text)."""
+    if marked_level(report):
+        return f"{marker}{sep}{what}"
+    at, _ = answer_row(report)
+    last = f" (its last level is {at.community_level}, which selects the same)" if at is not None else ""
+    return f"No row is marked: --level {int(report.options.level)} is deeper than the tree{last}"
+
+
 def coverage_phrase(stats, total: int) -> str:
     """``772 of 2,323 clustered entities (33%)``."""
     return f"{stats.entities_covered:,} of {total:,} clustered entities ({share_of(stats.entities_covered, total)})"
@@ -387,12 +479,15 @@ COVERAGE_COLUMNS = [("n", "N"), ("v2_entities", ">=2.0 entities"), ("v1_entities
                     ("v2_text_units", ">=2.0 text units"), ("v1_text_units", "<2.0 text units")]
 
 
-def coverage_table(report, notes: Footnotes) -> tuple[list[tuple[str, str]], list[list[str]]]:
+def coverage_table(report, notes: Footnotes, hide=frozenset()) -> tuple[list[tuple[str, str]], list[list[str]]]:
     """(columns, rows) of the coverage table: per N, the clustered entities (and, when the entities
     carry text units, the text units) the selected reports cover, ``count (share)``; the text-unit
-    columns only when the index has text units."""
+    columns only when the index has text units; none of the graphrag lines in ``hide``."""
     c = report.index.counts
     cols = COVERAGE_COLUMNS if c.clustered_text_units is not None else COVERAGE_COLUMNS[:3]
+    if hide:
+        gone = set().union(*(HYPOTHETICAL_KEYS[b] for b in hide))
+        cols = [(k, h) for k, h in cols if k not in gone]
 
     def cell(num, den, stats):
         if num is None:
@@ -402,10 +497,10 @@ def coverage_table(report, notes: Footnotes) -> tuple[list[tuple[str, str]], lis
     rows = []
     for r in report.levels:
         v2, v1 = r.selected["v2"], r.selected["v1"]
-        cells = {"n": level_label(r.community_level),
-                 "v2_entities": cell(v2.entities_covered, c.clustered_entities, v2),
-                 "v1_entities": cell(v1.entities_covered, c.clustered_entities, v1),
-                 "v2_text_units": cell(v2.text_units_covered, c.clustered_text_units, v2),
-                 "v1_text_units": cell(v1.text_units_covered, c.clustered_text_units, v1)}
-        rows.append([cells[k] for k, _ in cols])
+        args = {"v2_entities": (v2.entities_covered, c.clustered_entities, v2),
+                "v1_entities": (v1.entities_covered, c.clustered_entities, v1),
+                "v2_text_units": (v2.text_units_covered, c.clustered_text_units, v2),
+                "v1_text_units": (v1.text_units_covered, c.clustered_text_units, v1)}
+        # the shown columns only, in column order as before: footnote markers are numbered by first use
+        rows.append([level_label(r.community_level) if k == "n" else cell(*args[k]) for k, _ in cols])
     return cols, rows

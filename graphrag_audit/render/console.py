@@ -13,6 +13,10 @@ with ``PYTHONUTF8=0`` never ends in ``UnicodeEncodeError``:
    that tables keep their alignment: rules and tree guides ``─ │ ├ └`` -> ``- | | ```, ``·`` ->
    ``/``, ``—`` and ``–`` -> ``-``, ``…`` -> ``~``, ``› ▸`` -> ``>`` (:data:`GLYPH_FALLBACK`). A
    glyph the encoding has (``·``, ``—`` and ``…`` are in cp1252) is kept.
+   The footnote markers ``¹ ² ³ …`` of the per-level tables are chosen before layout instead:
+   ``^1 ^2 ^3`` where the encoding lacks them (``render.cells.Footnotes``), so columns stay put; and
+   our own text that goes through ``plain`` (the plan's cells) takes the fallbacks first
+   (:func:`own_glyphs`), so ``…`` and ``–`` are not written as escapes there.
 3. Anything else the encoding cannot hold becomes its Python escape (``errors="backslashreplace"``).
 
 Files written with ``-o`` are always UTF-8 and bypass all of this. On a UTF-8 stream the text is
@@ -31,7 +35,7 @@ from __future__ import annotations
 import os
 import re
 
-from graphrag_audit.sanitise.common import escape_char, unicode_charset as _unicode_charset
+from graphrag_audit.sanitise.common import current_charset, escape_char, unicode_charset as _unicode_charset
 from graphrag_audit.sanitise.terminal import for_log as plain_for_log, inert_log_lines  # noqa: F401 (re-export)
 
 #: ASCII stand-ins for the renderers' own glyphs (one character each: table columns stay put)
@@ -43,6 +47,23 @@ GLYPH_FALLBACK = {
     "≥": ">=", "≤": "<=", "→": "->", "∝": "~",
 }
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def own_glyphs(text: str) -> str:
+    """Our own text (numbers and words of ours) with the glyphs the current output charset
+    (``sanitise.common.output_charset``) lacks already written as their :data:`GLYPH_FALLBACK`,
+    before layout: for text that then goes through ``plain`` (which would write them as escapes)."""
+    charset = current_charset()
+    if charset is None or text.isascii():
+        return text
+    table = {}
+    for ch in set(text):
+        if ch in GLYPH_FALLBACK:
+            try:
+                ch.encode(charset)
+            except UnicodeEncodeError:
+                table[ord(ch)] = GLYPH_FALLBACK[ch]
+    return text.translate(table) if table else text
 
 
 def stream_encoding(stream) -> str:
@@ -78,6 +99,14 @@ def write_stream(text: str, stream) -> None:
     """Write ``text`` to ``stream`` through :func:`encode_for_stream` and flush."""
     stream.write(encode_for_stream(text, stream))
     stream.flush()
+
+
+_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.M)
+
+
+def no_trailing_blanks(text: str) -> str:
+    """Every line without its trailing blanks (rich pads tables and wrapped lines), colour codes kept."""
+    return _TRAILING.sub(r"\1", text)
 
 
 def dumb_terminal() -> bool:

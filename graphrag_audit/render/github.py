@@ -22,6 +22,7 @@ annotations carry no titles or entity names (finding messages hold ids and count
 from __future__ import annotations
 
 from graphrag_audit.render.cells import sends
+from graphrag_audit.render.numbers import count
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.github import workflow_data, workflow_log, workflow_property
 from graphrag_audit.sanitise.privacy import hide_paths, shown_path
@@ -66,7 +67,7 @@ def summary_line(report, include_titles: bool = False) -> str:
     if r is not None and report.index.has_reports_table:
         v2, v1 = r.selected["v2"], r.selected["v1"]
         if all(x.outcome is None or x.outcome.exact for x in (v2, v1)):
-            extra.append(f"graphrag >= 2.0 sends {v2.count} reports, < 2.0 sends {v1.count}")
+            extra.append(f"graphrag >= 2.0 sends {count(v2.count, 'report')}, < 2.0 sends {v1.count:,}")
         else:  # what graphrag actually does (compat.py); the step summary's table has the footnotes
             extra.append(f"{sends(v2, 'v2')}, {sends(v1, 'v1')}")
     extra.append(f"generation {report.index.generation}")

@@ -24,8 +24,8 @@ from graphrag_audit.render.cost_words import with_source
 from graphrag_audit.render.palette import (BAR_COLOUR, CUT_COLOUR, NO_REPORT_COLOUR as NO_REPORT_FILL,
                                           NO_REPORTS_TABLE_COLOUR as NO_REPORTS_FILL, SENT_COLOURS as SENT_FILL)
 from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, coverage_table, dynamic_at, dynamic_detail_rows,
-                                        dynamic_level_rows, dynamic_rows, level_table, sends)
-from graphrag_audit.render.numbers import level_label as _lvl, number as _n
+                                        dynamic_level_rows, dynamic_rows, level_table, sends, size_line)
+from graphrag_audit.render.numbers import count, level_label as _lvl, number as _n
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.html import html_escape as _esc, html_text as h
@@ -68,9 +68,7 @@ def _header(report) -> str:
         f'<p class="path">{h(info.path)}</p>'
         f'<p class="path">tables in {h(info.output_dir)}</p>'
         f"<p>generation <b>{h(info.generation)}</b> · {_esc(evidence)}</p>"
-        f"<p class=\"counts\">{_n(c.entities)} entities · {_n(c.communities)} communities · "
-        f"{_n(c.reports)} reports · {_n(c.roots)} roots · {c.levels} levels · "
-        f"tree from {h(info.tree_source)}</p>"
+        f"<p class=\"counts\">{_esc(size_line(c))} · tree from {h(info.tree_source)}</p>"
         + (f"<ul class=\"notes\">{notes}</ul>" if notes else "") + "</header>"
     )
 
@@ -408,8 +406,8 @@ def _sent_list(forest: ForestView) -> str:
                        for lv, c, t in shown)
         more = (f'<p class="caption">{len(items) - len(shown):,} more titles not shown (every id is listed above; '
                 "<code>levels --list-reports -f json</code> lists every title).</p>" if len(items) > len(shown) else "")
-        parts.append(f'<details data-behaviour="{b}"><summary>{who} sends the reports of {len(items):,} '
-                     f"communities</summary>{ids}<table class=\"reports num\"><thead><tr><th>community</th>"
+        parts.append(f'<details data-behaviour="{b}"><summary>{who} sends the reports of '
+                     f"{count(len(items), 'community', 'communities')}</summary>{ids}<table class=\"reports num\"><thead><tr><th>community</th>"
                      f"<th>level</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>")
     parts.append("</section>")
     return "".join(parts)

@@ -26,8 +26,12 @@ import platform
 from importlib import metadata
 
 from graphrag_audit.render.cost_words import money_lines, with_source
-from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, answer, coverage_table, dynamic_at,
-                                        dynamic_notes, dynamic_rows, dynamic_settings_line, level_table, sends)
+from graphrag_audit.render.cells import (COST_COLUMNS, DEPTH_COLUMNS, DYNAMIC_HEADERS, LEVEL_ONLY_NOTE,
+                                        SELECTION_COLUMNS, answer, coverage_table, dynamic_at, hidden_note,
+                                        hypothetical_behaviours,
+                                        level_columns,
+                                        dynamic_notes, dynamic_rows, dynamic_settings_line, level_table, marker_legend, sends,
+                                        size_line)
 from graphrag_audit.render.numbers import level_label as _lvl, number as _n, share
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.markdown import markdown_cell, own_cell, own_text as _own
@@ -141,9 +145,7 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
         ["**index**", markdown_cell(priv.path(info.path))],
         ["**tables in**", markdown_cell(priv.path(info.output_dir))],
         ["**generation**", f"{gen} ({evidence})" if evidence else gen],
-        ["**size**", f"{_n(c.entities)} entities · {_n(c.communities)} communities · "
-                     f"{_n(c.reports)} reports · {_n(c.roots)} roots · {c.levels} levels · "
-                     f"tree from {markdown_cell(info.tree_source)}"],
+        ["**size**", f"{size_line(c)} · tree from {markdown_cell(info.tree_source)}"],
         ["**options**", f"`--level {int(opts.level)}` · `--max-unreachable {float(opts.max_unreachable):g}` · "
                         f"`--max-inflation {float(opts.max_inflation):g}` · `--min-coverage {float(opts.min_coverage):g}` · "
                         f"{costs}"],
@@ -174,17 +176,55 @@ LEVEL_HEADERS = ["N", "≥2.0 reports", "&lt;2.0 reports", "extra (ancestors)", 
 COST_HEADERS = ["≥2.0 tokens", "&lt;2.0 tokens", "map calls ≥2.0 / &lt;2.0"]
 
 
-def _levels(report) -> list[str]:
+#: the per-level table's header per key (render.cells.level_columns' keys)
+HEADER_OF = dict(zip([k for k, _ in SELECTION_COLUMNS + DEPTH_COLUMNS + COST_COLUMNS], LEVEL_HEADERS + COST_HEADERS))
+MD_BEHAVIOUR_SHORT = {"v2": "≥2.0", "v1": "&lt;2.0"}
+MD_PLAIN_SHORT = {"v2": "≥2.0", "v1": "<2.0"}  # before _own escapes it
+
+
+def _heads(keys, hide) -> list[str]:
+    """The per-level table's headers for ``keys``; the map-call column names the one line left with ``hide``."""
+    shown = "".join(MD_BEHAVIOUR_SHORT[b] for b in ("v2", "v1") if b not in hide)
+    return [f"map calls {shown}" if k == "map_calls" and hide else HEADER_OF[k] for k in keys]
+
+
+def _brief(report, hide, hide_hypothetical: bool = False) -> list[str]:
+    """levels --brief: one table, one row per N (reports each graphrag line sends, entities covered, map
+    calls), its legend and footnotes."""
     out = ["### What each community_level N sends to global search", ""]
     if not report.index.has_reports_table:
         return out + ["No community_reports table: nothing is sent to global search."]
     opts = report.options
-    costs = bool(opts.costs)
-    _, cells, notes = level_table(report)
+    _, cells, notes = level_table(report, hide)
+    keys = [k for k, _ in level_columns(report, hide)]
+    rows = [dict(zip(keys, row)) for row in cells]
+    cov_cols, cov_cells = coverage_table(report, notes, hide)
+    for row, cov in zip(rows, cov_cells):
+        row.update(zip([k for k, _ in cov_cols], cov))
+    shown = [k for k in ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls") if rows and k in rows[0]]
+    heads = [""] + [COVERAGE_HEADERS[k] if k in COVERAGE_HEADERS else _heads([k], hide)[0] for k in shown]
+    table = [_marked(r.community_level == opts.level, [row[k] for k in shown]) for r, row in zip(report.levels, rows)]
+    out += _maybe_details("Every community_level N", _table(heads, table, ["l"] + ["r"] * len(shown)))
+    legend = marker_legend(report, f"{MARKER} and bold", f"the level you query with (`--level {int(opts.level)}`)",
+                           sep=": ").replace(f" --level {int(opts.level)} is", f" `--level {int(opts.level)}` is", 1)
+    c = report.index.counts
+    out += ["", f"{legend}. entities = of the {_n(c.clustered_entities)} clustered entities, those a selected "
+                f"report's community holds.{_own(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))}"]
+    for line in notes.lines():
+        out += ["", _own(line)]
+    return out
+
+
+def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[str]:
+    out = ["### What each community_level N sends to global search", ""]
+    if not report.index.has_reports_table:
+        return out + ["No community_reports table: nothing is sent to global search."]
+    opts = report.options
+    _, cells, notes = level_table(report, hide)
     rows = []
     for r, row in zip(report.levels, cells):
         rows.append(_marked(r.community_level == opts.level, row))
-    heads = [""] + LEVEL_HEADERS + (COST_HEADERS if costs else [])
+    heads = [""] + _heads([k for k, _ in level_columns(report, hide)], hide)
     align = ["l"] + ["r"] * (len(rows[0]) - 1)
     table = _table(heads, rows, align)
     if len(rows) > DETAILS_ROWS:  # a deep tree: the queried level first, every level collapsed
@@ -192,12 +232,14 @@ def _levels(report) -> list[str]:
         if at:
             out += _table(heads, at, align) + [""]
     out += _maybe_details("Every community_level N", table)
-    out += ["", f"{MARKER} and bold: the level you query with (`--level {int(opts.level)}`). extra = reports graphrag ≥ 2.0 "
+    legend = marker_legend(report, f"{MARKER} and bold", f"the level you query with (`--level {int(opts.level)}`)",
+                           sep=": ").replace(f" --level {int(opts.level)} is", f" `--level {int(opts.level)}` is", 1)
+    out += ["", f"{legend}. extra = reports graphrag ≥ 2.0 "
                 "sends beyond graphrag &lt; 2.0; ancestors = reports sent together with a descendant's report; "
                 "mix = reports graphrag ≥ 2.0 sends per level; stuck = entities whose finest community is "
                 "above level N. Each map call is one LLM call; one reduce call follows. "
-                + _own(LEVEL_ONLY_NOTE)]
-    cov_cols, cov_rows = coverage_table(report, notes)
+                + _own(LEVEL_ONLY_NOTE) + _own(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))]
+    cov_cols, cov_rows = coverage_table(report, notes, hide)
     c = report.index.counts
     of_tu = f" and {_n(c.clustered_text_units)} text units" if c.clustered_text_units is not None else ""
     out += ["", f"Coverage per N: the clustered entities{' and text units' if of_tu else ''} the reports sent at N "
@@ -373,7 +415,7 @@ def _depth(report, max_rows: int) -> list[str]:
                    "leaves per level"],
                   [[str(int(r.community)), str(r.level), str(r.deepest_level), str(r.depth_reached),
                     _n(r.descendants), _n(r.entities),
-                    markdown_cell(_capped([f"L{k}: {v}" for k, v in r.leaves_per_level.items()],
+                    markdown_cell(_capped([f"L{k}: {_n(v)}" for k, v in r.leaves_per_level.items()],
                                           LEAF_LEVELS, "levels"))]
                    for r in roots])
     body += _more(len(roots), len(d.roots), "roots")
@@ -488,9 +530,22 @@ BUG_REPORT_LINE = ("_A graphrag bug? `graphrag-audit bundle DIR -o OUT` makes a 
 
 
 def render_markdown(report, *, max_rows: int = 100, include_titles: bool = False, verbose: bool = False,
-                    **_ignored) -> str:
+                    brief: bool = False, hide_hypothetical: bool = False, **_ignored) -> str:
+    """The audit as GitHub Markdown. ``brief``: the answer, one table with one row per N and the findings.
+    ``hide_hypothetical``: the per-N tables leave out the columns of a graphrag line that cannot run on
+    this index (:func:`render.cells.hypothetical_behaviours`)."""
     priv = _Privacy(report, include_titles)
-    parts = [_header(report, priv, verbose), _tree(report), _levels(report), _depth(report, max_rows),
+    hide = hypothetical_behaviours(report) if hide_hypothetical else frozenset()
+    flags = (f"{' --include-titles' if priv.include else ''}{' --verbose' if verbose else ''}"
+             f"{' --brief' if brief else ''}{' --hide-hypothetical' if hide_hypothetical else ''}")
+    if brief:
+        out = ["## graphrag-audit report", "", f"**{_own(answer(report))}**", ""]
+        for p in (_brief(report, hide, hide_hypothetical), _findings(report, max_rows, priv)):
+            out += p + [""]
+        out.append(f"_Generated by graphrag-audit {markdown_cell(environment()['graphrag-audit'])}: "
+                   f"`graphrag-audit levels DIR --level {int(report.options.level)} -f markdown{flags}`_")
+        return "\n".join(out) + "\n"
+    parts = [_header(report, priv, verbose), _tree(report), _levels(report, hide, hide_hypothetical), _depth(report, max_rows),
              _findings(report, max_rows, priv)]
     sent = _sent_at_level(report, max_rows, priv)
     if sent:
@@ -506,6 +561,5 @@ def render_markdown(report, *, max_rows: int = 100, include_titles: bool = False
         out += p + [""]
     out += [BUG_REPORT_LINE, ""]
     out.append(f"_Generated by graphrag-audit {markdown_cell(environment()['graphrag-audit'])}: "
-               f"`graphrag-audit levels DIR --level {int(report.options.level)} -f markdown"
-               f"{' --include-titles' if priv.include else ''}{' --verbose' if verbose else ''}`_")
+               f"`graphrag-audit levels DIR --level {int(report.options.level)} -f markdown{flags}`_")
     return "\n".join(out) + "\n"

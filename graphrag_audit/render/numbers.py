@@ -1,7 +1,7 @@
 """Number formatting shared by every renderer (text, Markdown, HTML, GitHub, plan).
 
 ``number`` is the cell format: thousands separators, two decimals for floats, "—" for a value
-that does not exist, yes/no for a flag. ``share`` is a whole percentage of a total,
+that does not exist, yes/no for a flag; ``count`` a number with the word that agrees with it. ``share`` is a whole percentage of a total,
 ``level_label`` a community_level (None: no level filter).
 """
 
@@ -19,6 +19,12 @@ def number(v) -> str:
     if isinstance(v, float):
         return f"{v:,.2f}"
     return f"{v:,}"
+
+
+def count(n: int, one: str, many: str | None = None) -> str:
+    """``n`` with thousands separators and the word that agrees with it: ``1 community``,
+    ``2,345 communities`` (``many`` defaults to ``one`` + "s")."""
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
 
 
 def share(num, den) -> str:

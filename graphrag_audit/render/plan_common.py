@@ -6,7 +6,7 @@ is a number or a word of ours.
 
 from __future__ import annotations
 
-from graphrag_audit.render.numbers import level_label as lvl, number as n, share  # noqa: F401 (plan renderers' names)
+from graphrag_audit.render.numbers import count, level_label as lvl, number as n, share  # noqa: F401 (plan renderers' names)
 
 BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
 STATUS_LABEL = {"finest": "at finest", "budget": "budget-limited", "blocked": "blocked",
@@ -21,7 +21,7 @@ def levels_text(by_level: dict) -> str:
 def ids_text(ids, limit: int = 40) -> str:
     ids = list(ids)
     s = ", ".join(str(i) for i in ids[:limit])
-    return s + (f", … ({len(ids)} in all; the JSON lists them all)" if len(ids) > limit else "")
+    return s + (f", … ({len(ids):,} in all; the JSON lists them all)" if len(ids) > limit else "")
 
 
 def fits_text(v) -> str:
@@ -140,16 +140,17 @@ def disclosure_lines(plan) -> list[str]:
     done = [s for s in plan.subtrees if s.coarser_than_target and s.status == "finest"]
     if done:
         ent = sum(s.entities for s in done)
-        out.append(f"{len(done)} of {len(plan.subtrees)} subtrees ({ent:,} entities) are at their finest available "
-                   f"report, which is coarser than the plan's deepest level {deepest} "
+        out.append(f"{len(done):,} of {count(len(plan.subtrees), 'subtree')} ({count(ent, 'entity', 'entities')}) "
+                   f"{'is at its' if len(done) == 1 else 'are at their'} finest available report, which is coarser than the plan's deepest level {deepest} "
                    f"(roots {ids_text([s.root for s in done], 20)}).")
     short = [s for s in plan.subtrees if s.coarser_than_target and s.status != "finest"]
     if short:
-        out.append(f"{len(short)} more subtrees cannot reach level {deepest} at all (their finest available report is "
-                   f"coarser) and are not yet at that report (roots {ids_text([s.root for s in short], 20)}).")
+        one = len(short) == 1
+        out.append(f"{count(len(short), 'more subtree')} cannot reach level {deepest} at all ({'its' if one else 'their'} "
+                   f"finest available report is coarser) and {'is' if one else 'are'} not yet at that report (roots {ids_text([s.root for s in short], 20)}).")
     budget = [s for s in plan.subtrees if s.status == "budget"]
     if budget:
-        out.append(f"{len(budget)} subtrees could go finer with a larger budget "
+        out.append(f"{count(len(budget), 'subtree')} could go finer with a larger budget "
                    f"(roots {ids_text([s.root for s in budget], 20)}).")
     for s in plan.subtrees:
         for b in s.blocked:

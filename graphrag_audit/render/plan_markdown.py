@@ -55,7 +55,7 @@ def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) ->
         table = ["<details>", f"<summary>Subtrees ({len(srows):,})</summary>", "", *table, "", "</details>"]
     out += [""] + table
     if len(srows) > pc.SUBTREE_ROWS:
-        out.append(f"\n… {len(srows) - pc.SUBTREE_ROWS} more subtrees (the JSON lists them all)")
+        out.append(f"\n… {len(srows) - pc.SUBTREE_ROWS:,} more subtrees (the JSON lists them all)")
     out += ["", f"### Dynamic community selection instead (num\\_repeats {report.settings.get('num_repeats', 1)})", ""]
     out += _table(pc.DYNAMIC_HEADERS, pc.dynamic_rows(report), left={4})
     out += ["", "### Hand-off to graphrag", ""]

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from graphrag_audit.render import plan_common as pc
+from graphrag_audit.render.console import no_trailing_blanks, own_glyphs
 from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
 
 
@@ -20,7 +21,7 @@ def _table(title: str, headers: list[str], rows: list[list[str]], left: set[int]
     for i, h in enumerate(headers):
         t.add_column(h, justify="left" if i in left else "right", no_wrap=i in no_wrap)
     for r in rows:
-        t.add_row(*[Text(plain(c)) for c in r])
+        t.add_row(*[Text(plain(own_glyphs(c))) for c in r])  # our cells: '…' and '–' fall back, not escaped
     if caption:
         t.caption = caption
         t.caption_justify = "left"
@@ -63,12 +64,12 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
 
     console.print(Text("Finest available level, per subtree", style="bold"))
     for line in pc.disclosure_lines(plan):
-        console.print(Text("  " + plain(line)))
+        console.print(Text("  " + plain(own_glyphs(line))))
     srows = pc.subtree_rows(plan)
     shown = srows[: pc.SUBTREE_ROWS]
     console.print(_table("", pc.subtree_headers(plan), shown, left={3, 6}, no_wrap={3}))
     if len(srows) > len(shown):
-        console.print(Text(f"  … {len(srows) - len(shown)} more subtrees (the JSON lists them all)"))
+        console.print(Text(f"  … {len(srows) - len(shown):,} more subtrees (the JSON lists them all)"))
     console.print()
 
     console.print(_table(f"Dynamic community selection instead (num_repeats {report.settings.get('num_repeats', 1)}): "
@@ -76,4 +77,4 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
                          left={4}))
     for line in pc.handoff_lines(report):
         console.print(Text(plain(line)))
-    return inert_log_lines(buf.getvalue())
+    return no_trailing_blanks(inert_log_lines(buf.getvalue()))

@@ -5,7 +5,6 @@ escapes; no line may start with a ``::`` workflow command, whatever the wrapping
 from __future__ import annotations
 
 import io
-import re
 
 from rich import box
 from rich.console import Console
@@ -13,11 +12,14 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS, answer,
+from graphrag_audit.render.cells import (BEHAVIOUR_SHORT, DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS,
+                                        answer, hidden_note, hypothetical_behaviours,
                                         coverage_table, dynamic_at, dynamic_notes, dynamic_rows,
-                                        dynamic_settings_line, level_columns, level_table, sends)
+                                        dynamic_settings_line, level_columns, level_table, marker_legend, sends,
+                                        size_line)
+from graphrag_audit.render.console import no_trailing_blanks as _no_trailing_blanks
 from graphrag_audit.render.cost_words import money_lines, with_source
-from graphrag_audit.render.numbers import level_label as _lvl, number as _n
+from graphrag_audit.render.numbers import count, level_label as _lvl, number as _n
 from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
 
 
@@ -44,15 +46,26 @@ BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0", "level_only"
 
 
 def render_text(report, *, width: int | None = None, color: bool = False, focus: int | None = None,
-                verbose: bool = False, **_ignored) -> str:
+                verbose: bool = False, brief: bool = False, hide_hypothetical: bool = False, **_ignored) -> str:
+    """The audit as terminal text. ``brief``: the answer line, one table with one row per N and the
+    findings. ``hide_hypothetical``: the per-N tables leave out the columns of a graphrag line that
+    cannot run on this index (:func:`render.cells.hypothetical_behaviours`)."""
     buf = io.StringIO()
     console = Console(file=buf, width=width or 100, force_terminal=color, no_color=not color,
                       color_system="standard" if color else None, highlight=False, emoji=False,
                       soft_wrap=False, legacy_windows=False)
+    hide = hypothetical_behaviours(report) if hide_hypothetical else frozenset()
     info = report.index
     c = info.counts
     console.print(Text(answer(report), style="bold"))
     console.print()
+    if brief:
+        if report.index.has_reports_table:
+            console.print(_brief_table(report, console, hide, hide_hypothetical))
+        else:
+            console.print(Text("No community_reports table: nothing is sent to global search.\n"))
+        _print_findings(console, report)
+        return _no_trailing_blanks(inert_log_lines(buf.getvalue()))
     console.print(Text.assemble(("graphrag-audit ", "bold"), (plain(info.path), "bold")))
     console.print(Text("tables in " + plain(info.output_dir)))
     evidence = "; ".join(plain(e) for e in info.generation_evidence) if verbose else ""
@@ -60,8 +73,7 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     for note in info.notes:
         console.print(Text("note: " + plain(note)))
     console.print(Text(
-        f"{_n(c.entities)} entities · {_n(c.communities)} communities · {_n(c.reports)} reports · "
-        f"{_n(c.roots)} roots · {c.levels} levels · tree from {info.tree_source}"))
+        f"{size_line(c)} · tree from {info.tree_source}"))
     console.print()
 
     tree_rows = [{"level": str(tl.level), "communities": _n(tl.communities), "leaves": _n(tl.leaves),
@@ -82,14 +94,14 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
         console.print()
 
     if report.index.has_reports_table:
-        console.print(_levels_table(report, console))
+        console.print(_levels_table(report, console, hide, hide_hypothetical))
     else:
         console.print(Text("No community_reports table: nothing is sent to global search.\n"))
 
     d = report.depth
     if d.histogram:
-        hist = "  ".join(f"{k}: {v}" for k, v in d.histogram.items())
-        console.print(Text(f"Branch depth reached by the {c.roots} roots — {hist}  ·  "
+        hist = "  ".join(f"{k}: {_n(v)}" for k, v in d.histogram.items())
+        console.print(Text(f"Branch depth reached by the {count(c.roots, 'root')} — {hist}  ·  "
                            f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0)"))
         console.print()
 
@@ -104,6 +116,11 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
             console.print(dyn)
         console.print()
 
+    _print_findings(console, report)
+    return _no_trailing_blanks(inert_log_lines(buf.getvalue()))
+
+
+def _print_findings(console, report) -> None:
     fs = report.sorted_findings()
     console.print(Text(f"Findings ({len(fs)})", style="bold"))
     if not fs:
@@ -118,15 +135,6 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
                 body.append("\nfix: " + plain(f.fix), style="dim")
             grid.add_row(Text(f"  {f.severity.upper():7}", SEV_STYLE[f.severity]), body)
         console.print(grid)
-    return _no_trailing_blanks(inert_log_lines(buf.getvalue()))
-
-
-_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.M)
-
-
-def _no_trailing_blanks(text: str) -> str:
-    """Every line without its trailing blanks (rich pads tables and wrapped lines), colour codes kept."""
-    return _TRAILING.sub(r"\1", text)
 
 
 def _width_of(console, renderable) -> int:
@@ -156,41 +164,93 @@ def _dropped_note(dropped: list[str], width: int) -> list:
     return [Text(f"(left out at {width} columns: {names}; a wider --width or -f json shows them)")]
 
 
-def _levels_table(report, console):
+def _marked_table(report, title, caption, heads, rows):
+    """A builder of one per-N table (for :func:`_fitted`): the marker column, then ``rows``' cells of
+    the keys shown, the level you query with in bold."""
+    opts = report.options
+    marks = [MARKER if r.community_level == opts.level else "" for r in report.levels]
+    styles = ["bold" if r.community_level == opts.level else None for r in report.levels]
+
+    def build(shown):
+        t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", caption=caption,
+                  caption_justify="left")
+        t.add_column("", no_wrap=True, width=1)  # the marker column
+        for key in shown:
+            t.add_column(heads[key], justify="right", no_wrap=True)
+        for mark, style, row in zip(marks, styles, rows):
+            t.add_row(mark, *(row[key] for key in shown), style=style)
+        return t
+    return build
+
+
+#: levels --brief: the one table's columns (key, text header); map calls only with costs
+BRIEF_KEYS = ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls")
+
+
+def _brief_table(report, console, hide=frozenset(), hide_hypothetical: bool = False):
+    """levels --brief: one row per N with what each graphrag line sends, the entities it covers and the
+    map calls; the footnotes under it."""
+    from rich.console import Group
+
+    opts = report.options
+    heads, cells, notes = level_table(report, hide)
+    keys = [key for key, _ in level_columns(report, hide)]
+    rows = [dict(zip(keys, row)) for row in cells]
+    cov_cols, cov_cells = coverage_table(report, notes, hide)
+    for row, cov in zip(rows, cov_cells):
+        row.update(zip([k for k, _ in cov_cols], cov))
+    shown = [k for k in BRIEF_KEYS if k in rows[0]] if rows else []
+    c = report.index.counts
+    text_heads = {**TEXT_HEADERS, **_map_calls_head(hide)}
+    # the title and the legend as lines of their own: they wrap at the output's width, not the table's
+    table, dropped = _fitted(console, _marked_table(report, None, None, text_heads, rows), shown,
+                             ("v1_entities", "v2_entities"))
+    legend = (f"entities = of the {c.clustered_entities:,} clustered entities, those a selected report's community "
+              f"holds. {marker_legend(report, MARKER, f'--level {opts.level}')}."
+              + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT))
+    parts = [Text("What each community_level N sends to global search"), table, Text(legend),
+             *_dropped_note(dropped, console.width)]
+    if notes.items:
+        parts.append(Text("\n".join(notes.lines()) + "\n"))
+    else:
+        parts.append(Text(""))
+    return Group(*parts)
+
+
+def _map_calls_head(hide) -> dict:
+    """The map-call column's header when one graphrag line's columns are hidden."""
+    if not hide:
+        return {}
+    (shown,) = {"v2", "v1"} - set(hide)
+    return {"map_calls": f"map calls\n{BEHAVIOUR_SHORT[shown]}"}
+
+
+def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = False):
     """The selection table, the coverage table, then depth and cost: each fitted to the output width
     (columns are left out, never cut), the level you query with marked in a column of its own."""
     from rich.console import Group
 
     opts = report.options
     costs = bool(opts.costs)
-    _, cells, notes = level_table(report)
-    keys = [key for key, _ in level_columns(report)]
-    k = len(SELECTION_COLUMNS)
-    marks = [MARKER if r.community_level == opts.level else "" for r in report.levels]
-    styles = ["bold" if r.community_level == opts.level else None for r in report.levels]
+    _, cells, notes = level_table(report, hide)
+    keys = [key for key, _ in level_columns(report, hide)]
+    sel_names = {key for key, _ in SELECTION_COLUMNS}
+    heads_of = {**TEXT_HEADERS, **_map_calls_head(hide)}
 
     def table(title, caption, heads, rows):
-        def build(shown):
-            t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", caption=caption,
-                      caption_justify="left")
-            t.add_column("", no_wrap=True, width=1)  # the marker column
-            for key in shown:
-                t.add_column(heads[key], justify="right", no_wrap=True)
-            for mark, style, row in zip(marks, styles, rows):
-                t.add_row(mark, *(row[key] for key in shown), style=style)
-            return t
-        return build
+        return _marked_table(report, title, caption, heads, rows)
 
-    sel_keys = keys[:k]
-    sel_rows = [dict(zip(sel_keys, row[:k])) for row in cells]
-    cost_keys = ["n"] + keys[k:]
-    cost_rows = [dict(zip(cost_keys, [row[0]] + row[k:])) for row in cells]
+    sel_keys = [key for key in keys if key in sel_names]
+    cost_keys = ["n"] + [key for key in keys if key not in sel_names]
+    sel_rows = [dict(zip(keys, row)) for row in cells]
+    cost_rows = sel_rows
     sel, drop_sel = _fitted(console, table(
         "What each community_level N sends to global search",
         "extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; "
-        "mix = >=2.0 reports per level; " + LEVEL_ONLY_NOTE + f" {MARKER} = --level {opts.level}.",
-        TEXT_HEADERS, sel_rows), sel_keys, DROPPABLE["sel"])
-    cov_cols, cov_cells = coverage_table(report, notes)
+        "mix = >=2.0 reports per level; " + LEVEL_ONLY_NOTE + f" {marker_legend(report, MARKER, f'--level {opts.level}')}."
+        + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT),
+        heads_of, sel_rows), sel_keys, DROPPABLE["sel"])
+    cov_cols, cov_cells = coverage_table(report, notes, hide)
     cov_keys = [key for key, _ in cov_cols]
     c = report.index.counts
     of_tu = (f", {c.clustered_text_units:,} text units" if c.clustered_text_units is not None else "")
@@ -206,7 +266,7 @@ def _levels_table(report, console):
         "stuck = entities whose finest community is above level N; ents/rep = entities per >=2.0 report. "
         "Each map call is one LLM call; one reduce call follows."
         + (" Tokens are estimates (--tokenizer estimate)." if costs and opts.tokenizer == "estimate" else ""),
-        TEXT_HEADERS, cost_rows), cost_keys, DROPPABLE["cost"])
+        heads_of, cost_rows), cost_keys, DROPPABLE["cost"])
     dyn = []
     for r in report.levels:
         rc = r.selected["dynamic"].rating_calls
@@ -268,7 +328,7 @@ def _focus(report, n: int):
     for b in ("v2", "v1", "level_only"):
         s = r.selected[b]
         exact = b == "level_only" or s.outcome is None or s.outcome.exact
-        what = f"{BEHAVIOUR_LABEL[b]}: {s.count} reports" if exact else sends(s, b)
+        what = f"{BEHAVIOUR_LABEL[b]}: {count(s.count, 'report')}" if exact else sends(s, b)
         t = Table(title=f"community_level {n} · {what}", box=box.SIMPLE_HEAD, title_justify="left")
         for col, j in (("id", "right"), ("level", "right"), ("title", "left"), ("entities", "right"),
                        ("tokens", "right")):

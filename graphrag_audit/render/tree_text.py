@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from graphrag_audit.render.console import inert_log_lines, plain_for_log as plain
+from graphrag_audit.render.numbers import count
 from graphrag_audit.sanitise.common import cut_point
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Row, TreeView
 
@@ -89,12 +90,37 @@ def _widest_left(view: TreeView) -> int:
 
 
 def _more_label(row: Row) -> str:
+    return _more_labels(row)[0]
+
+
+def _more_labels(row: Row) -> list[str]:
+    """The "… N more" row's label, longest first: the shorter ones drop words, never the parent id."""
     if row.community < 0:
-        return (f"… {_n(row.more)} more roots ({_n(row.more_communities)} communities, "
-                f"{_n(row.more_leaves)} leaves)")
-    what = "communities" if row.more_communities != 1 else "community"
-    return (f"… {_n(row.more_communities)} more {what} ({_n(row.more_leaves)} "
-            f"{'leaf' if row.more_leaves == 1 else 'leaves'}) under {row.community}")
+        roots = f"… {_n(row.more)} more {'root' if row.more == 1 else 'roots'}"
+        return [f"{roots} ({_n(row.more_communities)} {_plural(row.more_communities, 'community', 'communities')}, "
+                f"{_n(row.more_leaves)} {_plural(row.more_leaves, 'leaf', 'leaves')})", roots]
+    what = _plural(row.more_communities, "community", "communities")
+    leaves = f"({_n(row.more_leaves)} {_plural(row.more_leaves, 'leaf', 'leaves')})"
+    under = f"under {row.community}"
+    return [f"… {_n(row.more_communities)} more {what} {leaves} {under}",
+            f"… {_n(row.more_communities)} more {leaves} {under}",
+            f"… {_n(row.more_communities)} more {under}",
+            f"+{_n(row.more_communities)} {under}"]
+
+
+def _plural(k: int, one: str, many: str) -> str:
+    return one if k == 1 else many
+
+
+def _fitted_more(row: Row, cells: int) -> str:
+    """The longest label of :func:`_more_labels` that fits ``cells``; the last one cut from the left when
+    none does, so that the parent id at its end is what stays."""
+    labels = _more_labels(row)
+    for label in labels:
+        if cell_len(label) <= cells:
+            return label
+    last = labels[-1]
+    return "…" + last[len(last) - max(cells - 1, 0):] if cells > 0 else ""
 
 
 def render_tree(view: TreeView, *, width: int | None = None, color: bool = False,
@@ -142,8 +168,13 @@ def render_tree(view: TreeView, *, width: int | None = None, color: bool = False
     for row in view.rows:
         guide = _guide(row)
         if row.kind == "more":
+            # the row has no numbers: its label may run on over the empty columns to the line's end
             t = Text(guide, style="dim")
-            t.append(fit(_more_label(row), max(left_w - cell_len(guide), 0)), style="dim italic")
+            room = max(left_w - cell_len(guide), 0)
+            label = _more_label(row)
+            if cell_len(label) > room:
+                label = _fitted_more(row, max(width - cell_len(guide), 0))
+            t.append(fit(label, max(room, cell_len(label))), style="dim italic")
             out(t)
             continue
         nd = nodes[row.community]
@@ -182,8 +213,9 @@ def _summary(view: TreeView) -> list[str]:
     f = view.forest
     levels = f.max_level + 1
     n_reports = sum(nd.reports for nd in f.nodes.values()) + len(f.outside_reports)
-    lines = [f"{_n(len(f.nodes))} communities · {levels} levels · {_n(len(f.roots))} roots · "
-             + (f"{_n(n_reports)} reports" if f.has_reports_table else "no community_reports table")]
+    lines = [f"{count(len(f.nodes), 'community', 'communities')} · {count(levels, 'level')} · "
+             f"{count(len(f.roots), 'root')} · "
+             + (count(n_reports, "report") if f.has_reports_table else "no community_reports table")]
     if f.community_level is not None and not f.has_reports_table:
         lines.append(f"community_level {f.community_level}: nothing is sent (no community_reports table)")
     elif f.community_level is not None:
@@ -192,7 +224,7 @@ def _summary(view: TreeView) -> list[str]:
         capped = (f" (deeper than the index: as {f.selection_level})"
                   if f.selection_level is not None and f.selection_level != n else "")
         v1_only = f", v1 only {_n(c[SENT_V1_ONLY])}" if c[SENT_V1_ONLY] else ""
-        lines.append(f"community_level {n}{capped}: graphrag >= 2.0 sends {_n(f.sent_reports['v2'])} reports, "
+        lines.append(f"community_level {n}{capped}: graphrag >= 2.0 sends {count(f.sent_reports['v2'], 'report')}, "
                      f"< 2.0 sends {_n(f.sent_reports['v1'])} (both {_n(c[SENT_BOTH])}, "
                      f"v2 only {_n(c[SENT_V2_ONLY])}{v1_only})")
     return lines
@@ -212,5 +244,5 @@ def _footer(view: TreeView) -> list[str]:
             sent = f", {'not sent' if r.sent == SENT_NEITHER else SENT_LABEL[r.sent]}" if r.sent is not None else ""
             parts.append(f"{r.community} (level {r.level}{sent})")
         more = f", … {len(f.outside_reports) - 10} more" if len(f.outside_reports) > 10 else ""
-        out.append(f"{len(f.outside_reports)} report(s) for communities not in the tree: " + ", ".join(parts) + more)
+        out.append(f"{len(f.outside_reports):,} report(s) for communities not in the tree: " + ", ".join(parts) + more)
     return out

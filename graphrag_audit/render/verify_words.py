@@ -82,9 +82,11 @@ def context_problem(x: LevelCheck, clean: Callable) -> str | None:
     if m.context_error:
         return head + f"graphrag's context building failed ({clean(m.context_error, 80)})"
     if m.map_calls_agree is False:
-        return head + f"graphrag {m.graphrag_map_calls} vs audit {m.audit_map_calls} map calls"
+        return head + (f"graphrag {number(m.graphrag_map_calls)} vs audit {number(m.audit_map_calls)} map "
+                       f"call{'' if m.audit_map_calls == 1 else 's'}")
     if m.context_tokens_agree is False or m.batches_agree is False:
-        return (head + f"same {m.graphrag_map_calls} map calls but graphrag counts "
+        return (head + f"same {number(m.graphrag_map_calls)} map call{'' if m.graphrag_map_calls == 1 else 's'} "
+                f"but graphrag counts "
                 f"{number(m.graphrag_context_tokens)} vs audit {number(m.audit_context_tokens)} tokens"
                 + (f" (first differing batch {m.first_differing_batch})"
                    if m.first_differing_batch is not None else ""))
