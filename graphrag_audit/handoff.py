@@ -230,6 +230,8 @@ def _consistent(table: pa.Table, kept: set[int], notes: list[str], name: str) ->
 
 
 def _as_int(v) -> int | None:
+    if isinstance(v, str) and "_" in v:  # int() reads "1_0" as 10: not a community number
+        return None
     try:
         return int(v)
     except (TypeError, ValueError):
@@ -304,8 +306,10 @@ def _community_mask(columns: list[str], values: list, kept: set[int], path: Path
 
 
 def _as_int_text(v) -> int | None:
-    """A CSV field as an integer ("3", " 3", "3.0"), else None."""
+    """A CSV field as an integer ("3", " 3", "3.0"), else None ("1_0", which int() reads as 10)."""
     t = str(v).strip()
+    if "_" in t:
+        return None
     try:
         return int(t)
     except ValueError:

@@ -94,7 +94,10 @@ def run_coroutine(coro):
 
 
 def id_key(x) -> object:
-    """A row id as a comparable value: the community number (``"5"``, ``5``, ``"5.0"`` -> 5)."""
+    """A row id as a comparable value: the community number (``"5"``, ``5``, ``"5.0"`` -> 5); other
+    text as it is (``"1_0"``, which float() reads as 10)."""
+    if isinstance(x, str) and "_" in x:
+        return x
     try:
         f = float(x)
         return int(f) if f.is_integer() else str(x)

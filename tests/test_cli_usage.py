@@ -62,11 +62,26 @@ def test_explain_prints_the_rules_page(rule):
     sev, means, fix = severity.groups()
     assert out.startswith(f"{rule}: {means}\n")
     assert f"severity: {sev}" in folded
-    assert f"What it means: {means}." in folded
+    # what it means is the title line, said once (issue 38: not again as "What it means")
+    assert folded.count(means) == 1 and "What it means" not in out
     assert "How to fix: " + fix.strip() in folded
     note = section[len(f"### {rule}"):].split("**Severity:**")[0].strip()
     if note:  # the notes docs/rules.md carries are on the page too
         assert note in folded
+
+
+def test_explain_pages_say_the_title_once_and_wrap_it():
+    from graphrag_audit.render.explain import rule_page
+    from graphrag_audit.rules import RULES
+
+    for rule in RULES.values():
+        for width in (40, 100):
+            page = rule_page(rule, width)
+            folded = " ".join(page.split())
+            assert folded.startswith(f"{rule.id}: {rule.title} severity: {rule.severity} ")
+            assert folded.count(rule.title) == 1 and "What it means" not in page, rule.id
+            head = page.split("\n\n")[0].splitlines()
+            assert all(len(line) <= width for line in head), (rule.id, head)
 
 
 def test_explain_without_a_rule_lists_every_rule_of_rules_md():

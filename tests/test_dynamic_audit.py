@@ -177,6 +177,24 @@ def test_bad_relevant_is_one_line_exit_2(tmp_path, arg, message):
     assert p.stderr.count("\n") == 1 and message in p.stderr, p.stderr
 
 
+@pytest.mark.parametrize("layout", ["v2", "v1"])
+def test_relevant_ids_that_are_not_communities_are_a_usage_error(tmp_path, layout):
+    """The hand tree has communities 0-4 (3 without a report): any other number would never be
+    rated, so --relevant naming one is refused, every such number named, before any output."""
+    d = hand_index(tmp_path, layout)
+    (tmp_path / "rel.txt").write_text("0\n9\n")
+    for arg, message in (("0,2,7,12,7", "--relevant: not communities of this index: 7, 12"),
+                         (f"@{tmp_path / 'rel.txt'}", "--relevant: not a community of this index: 9"),
+                         ("-1,0", "--relevant: not a community of this index: -1"),
+                         (",".join(map(str, range(5, 25))),
+                          "not communities of this index: 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 and 10 more")):
+        p = cli(d, "-f", "json", "--no-costs", "--relevant", arg)
+        assert p.returncode == 2 and p.stdout == "", (arg, p.stderr)
+        assert p.stderr.count("\n") == 1 and p.stderr.startswith("graphrag-audit: error: ") and message in p.stderr
+    p = cli(d, "-f", "json", "--no-costs", "--relevant", "3,4")  # 3 has no report: a community all the same
+    assert p.returncode in (0, 1) and json.loads(p.stdout)["options"]["relevant"] == [3, 4], p.stderr
+
+
 # ---- text and markdown --------------------------------------------------------------------
 def test_text_and_markdown_show_each_version_at_the_level(tmp_path):
     report = audit(hand_index(tmp_path, "v2"), AuditOptions(level=2, costs=False, relevant=(0, 2)))

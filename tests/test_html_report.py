@@ -374,6 +374,10 @@ def test_cli_report_takes_the_dynamic_options(tmp_path):
                     ["3.0.0-3.x", "yes", "21", "4", "21", "18", "1"]]
     res = run(idx, "-o", out, "--relevant", "5,x")
     assert res.returncode == 2 and res.stderr == "graphrag-audit: error: --relevant: 'x' is not a community number\n"
+    before = out.read_bytes()
+    res = run(idx, "-o", out, "--no-costs", "--relevant", "5,23")  # the seed's communities: 5, 6, 20-22, 77, 78
+    assert res.returncode == 2 and res.stderr == "graphrag-audit: error: --relevant: not a community of this index: 23\n"
+    assert out.read_bytes() == before  # nothing written
 
 
 # ---- headless Chromium -------------------------------------------------------------------------

@@ -2,11 +2,16 @@
 shipped in the package (graphrag_audit/schema/tree.schema.json, plan.schema.json), like ``levels``
 against audit-report.schema.json: on the fixtures, on every real index, on views and with
 ``plan --write``. The schemas are also checked to reject documents that break them (a schema that
-accepts anything would pass every run)."""
+accepts anything would pass every run). Issue 38: every JSON the tool prints, in every mode, on
+every fixture and shared index: ``levels -f json`` in each ``--json-ids`` form (with and without
+``--relevant`` and prices), ``tree``, ``plan`` (by reports and by map calls), ``diff`` (pairs of
+the same generation) and ``update-run`` (layouts assembled from symbolic links)."""
 
 from __future__ import annotations
 
 import copy
+import functools
+import itertools
 import json
 import subprocess
 import sys
@@ -15,7 +20,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import FIXTURES, real_index_params, SHARED_INDEXES
+from conftest import FIXTURES, real_index_params, SHARED_INDEXES, shared_folders
 from graphrag_audit.results.plan import PLAN_SCHEMA_VERSION
 from graphrag_audit.results.tree import TREE_SCHEMA_VERSION
 
@@ -29,7 +34,10 @@ def _schema(name: str) -> dict:
     return schema
 
 
+@functools.cache
 def _validator(name: str):
+    """The schema's validator (checked and built once: checking the schema costs more than
+    validating most documents)."""
     return jsonschema.Draft202012Validator(_schema(name))
 
 
@@ -182,3 +190,189 @@ def test_plan_schema_rejects_broken_documents():
     bad = copy.deepcopy(doc)
     del bad["plan"]["communities"]
     assert _errors(v, bad)
+
+
+# ---- every JSON output, every mode, every shared index and fixture (issue 38) -------------------
+# Each command line runs in-process through the CLI (typer's runner): the documents are the bytes
+# the tool prints. Costs with the fast estimate tokenizer (what they count changes no shape).
+EST = ("--tokenizer", "estimate")
+JSON_IDS = ("full", "delta", "ranges", "level")
+
+
+def _fixture_names() -> list[str]:
+    tops = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "defects")
+    return tops + sorted(f"defects/{p.name}" for p in (FIXTURES / "defects").iterdir() if p.is_dir())
+
+
+def _every_index() -> list:
+    shared = [pytest.param(SHARED_INDEXES / n, id=n) for n in real_index_params() if n is not None]
+    if not shared:  # one skipped case saying why
+        shared = [pytest.param(None, id="shared", marks=pytest.mark.skip(
+            reason=f"{SHARED_INDEXES} is absent: real-index tests need ../shared/indexes beside the repo"))]
+    return [pytest.param(FIXTURES / n, id=n) for n in _fixture_names()] + shared
+
+
+def _cli_json(*args: str, ok=(0, 1)) -> dict | None:
+    """The JSON document ``graphrag-audit ARGS`` prints, run in-process; None when the command
+    refused the index with one line on stderr (exit 2), where ``ok`` allows it."""
+    from typer.testing import CliRunner
+
+    from graphrag_audit.cli import app
+
+    res = CliRunner().invoke(app, list(args))
+    assert res.exit_code in ok, (args, res.exit_code, res.stderr[-2000:], res.exception)
+    if res.exit_code == 2:
+        assert res.stdout == "" and len(res.stderr.strip().splitlines()) == 1, res.stderr
+        return None
+    return json.loads(res.stdout)
+
+
+def _valid(name: str, doc: dict, what) -> None:
+    errors = _errors(_validator(name), doc)
+    assert not errors, (what, errors[:5])
+
+
+def _some_communities(tree_doc: dict) -> list[int]:
+    """A few community numbers of the index (for --relevant): every third of the first 18."""
+    return sorted({c["community"] for c in tree_doc["communities"]})[:18:3]
+
+
+def _levels_docs(path: Path, **options) -> dict[str, dict]:
+    """``levels -f json --json-ids MODE`` for every MODE, from one audit: the CLI's streamer on the
+    report the CLI builds (tests/test_json_ids.py holds the CLI's bytes to the same renderer)."""
+    from graphrag_audit.analysis.audit import AuditOptions, audit
+    from graphrag_audit.render.formats import LevelsFormat, streamer
+
+    report = audit(path, AuditOptions(tokenizer="estimate", **{"level": 2, **options}))
+    return {mode: json.loads("".join(streamer(LevelsFormat.json)(report, json_ids=mode))) for mode in JSON_IDS}
+
+
+@pytest.mark.parametrize("path", _every_index())
+def test_every_json_mode_validates(path):
+    """levels -f json in every --json-ids mode (plain, and with --relevant and prices: what_if and
+    money), tree -f json (whole and marked at a level), plan -f json by reports and by map calls:
+    each validates against its shipped schema."""
+    idx = str(path)
+    tree = _cli_json("tree", idx, "-f", "json")
+    _valid("tree", tree, "tree")
+    _valid("tree", _cli_json("tree", idx, "-f", "json", "--level", "1"), "tree --level 1")
+    what_if = {"level": 1, "relevant": tuple(_some_communities(tree)), "price_in": 2.5, "price_out": 10.0}
+    for options in ({}, what_if):
+        for mode, doc in _levels_docs(path, **options).items():
+            assert doc.get("json_ids", "full") == mode
+            assert bool(doc["options"]["relevant"]) == bool(options) and ("money" in doc) == bool(options)
+            _valid("audit-report", doc, (mode, options))
+    for budget in (("--reports", "5"), ("--map-calls", "2")):
+        doc = _cli_json("plan", idx, "-f", "json", *budget, *EST, ok=(0, 1, 2))
+        if doc is not None:  # plan refuses some damaged trees (exit 2, one line)
+            _valid("plan", doc, budget)
+
+
+def test_every_json_mode_from_the_cli():
+    """The CLI prints what the test above validates: each --json-ids mode, in-process."""
+    seed = FIXTURES / "seed-v01"
+    want = _levels_docs(seed, level=1, relevant=(5, 20), price_in=2.5, price_out=10.0)
+    for mode in JSON_IDS:
+        got = _cli_json("levels", str(seed), "-f", "json", "--json-ids", mode, "--level", "1", "--relevant", "5,20",
+                        "--price-in", "2.5", "--price-out", "10", *EST)
+        _valid("audit-report", got, mode)
+        for doc in (got, want[mode]):
+            doc.pop("timings", None)
+        assert got == want[mode], mode
+
+
+def _diff_pairs() -> list:
+    """Consecutive shared indexes of each generation (the README's), and fixture pairs: the seed
+    in two layouts and generations, against a larger tree, and against one of its defects."""
+    fixtures = [("seed-v3", "small-leiden-v3"), ("seed-v3", "seed-v3-csv"), ("seed-v05", "seed-v1"),
+                ("seed-v01", "seed-v05"), ("seed-v3", "defects/missing-report"), ("defects/multi-parent", "seed-v3")]
+    out = [pytest.param(FIXTURES / a, FIXTURES / b, id=f"{a}->{b}") for a, b in fixtures]
+    if not shared_folders():
+        return out + [pytest.param(None, None, id="shared", marks=pytest.mark.skip(
+            reason=f"{SHARED_INDEXES} is absent: real-index tests need ../shared/indexes beside the repo"))]
+    from test_real_indexes import readme_generations
+
+    by_gen: dict[str, list[str]] = {}
+    for name, gen in sorted(readme_generations().items()):
+        if (SHARED_INDEXES / name).is_dir():
+            by_gen.setdefault(gen, []).append(name)
+    for names in by_gen.values():
+        out += [pytest.param(SHARED_INDEXES / a, SHARED_INDEXES / b, id=f"{a}->{b}")
+                for a, b in itertools.pairwise(names)]
+    return out
+
+
+@pytest.mark.parametrize("old, new", _diff_pairs())
+def test_diff_json_validates(old, new):
+    doc = _cli_json("diff", str(old), str(new), "-f", "json", *EST)
+    _valid("diff", doc, "diff")
+    assert doc["kind"] == "diff"
+
+
+#: update-run layouts assembled from symbolic links to indexes (nothing is copied): graphrag >= 2.0
+#: (output/ merged, update_output/<ts>/{previous,delta}) and 0.4-1.2 (output/ previous, the
+#: merged tables in update_output/ with update_output/delta/): (previous, delta, merged)
+UPDATE_RUNS = {
+    ">= 2.0 fixtures": (">= 2.0", FIXTURES, ("seed-v3", "small-leiden-v3", "balanced-v3")),
+    ">= 2.0 csv fixtures": (">= 2.0", FIXTURES, ("seed-v3", "seed-v3-csv", "seed-v3-csv")),
+    "0.4-1.2 fixtures": ("0.4-1.2", FIXTURES, ("seed-v1", "seed-v05", "seed-v1")),
+    "0.4-1.2 string-id fixtures": ("0.4-1.2", FIXTURES, ("seed-v01", "seed-v01", "seed-v01")),
+    "3.x shared": (">= 2.0", SHARED_INDEXES, ("dulce-v3", "verbs-v3", "real-insurance-v3")),
+    "2.x shared": (">= 2.0", SHARED_INDEXES, ("real-b2b-gaps-v2", "verbs-v2", "real-technip-safety-v2")),
+    "2.x shared without reports": (">= 2.0", SHARED_INDEXES, ("real-ralad-large", "dulce-v2plus", "real-genesis-zh-deep")),
+    # real-climate-update-v09 is the merged update_output of a real graphrag 0.9 update
+    "0.9 shared": ("0.4-1.2", SHARED_INDEXES, ("real-csekg-v1", "verbs-v0.5", "real-climate-update-v09")),
+    "1.x shared": ("0.4-1.2", SHARED_INDEXES, ("dulce-v1", "verbs-v1", "real-textbook-v1")),
+    "0.1-0.4 shared": ("0.4-1.2", SHARED_INDEXES, ("dulce-v0.3-create_final", "dulce-v0.1-create_final",
+                                                   "real-iswc-v0")),
+}
+
+
+def _update_run(root: Path, layout: str, base: Path, parts: tuple[str, str, str]) -> Path:
+    previous, delta, merged = (base / p for p in parts)
+    for p in (previous, delta, merged):
+        if not p.is_dir():
+            pytest.skip(f"{p} is absent")
+    if layout == ">= 2.0":
+        run = root / "update_output" / "20250101-120000"
+        run.mkdir(parents=True)
+        (run / "previous").symlink_to(previous, target_is_directory=True)
+        (run / "delta").symlink_to(delta, target_is_directory=True)
+        (root / "output").symlink_to(merged, target_is_directory=True)
+    else:
+        upd = root / "update_output"
+        upd.mkdir(parents=True)
+        for f in merged.iterdir():
+            (upd / f.name).symlink_to(f)
+        (upd / "delta").symlink_to(delta, target_is_directory=True)
+        (root / "output").symlink_to(previous, target_is_directory=True)
+    return root
+
+
+@pytest.mark.parametrize("name", list(UPDATE_RUNS))
+def test_update_run_json_validates(tmp_path, name):
+    """No fixture or shared index is a whole update run (real-climate-update-v09 is only the
+    merged part): each layout is assembled here, every part audited."""
+    layout, base, parts = UPDATE_RUNS[name]
+    root = _update_run(tmp_path / "project", layout, base, parts)
+    for arg in (root, root / "update_output"):
+        doc = _cli_json("update-run", str(arg), "-f", "json")
+        _valid("update-run", doc, arg)
+        assert doc["layout"] == layout and [p["role"] for p in doc["parts"]] == ["previous", "delta", "merged"]
+        assert {p["status"] for p in doc["parts"]} == {"audited"}, [(p["role"], p["problem"]) for p in doc["parts"]]
+
+
+def test_null_dynamic_scenarios_in_every_form_and_lists_still_refused():
+    """graphrag 1.x cannot build its selector on a 0.1-0.4 layout: by_version's scenarios are null
+    (the case the schema refused in ranges and level form). Lists in the wrong form stay refused."""
+    docs = _levels_docs(FIXTURES / "seed-v01")
+    for mode, doc in docs.items():
+        v1x = doc["levels"][0]["selected"]["dynamic"]["by_version"]["1.x"]
+        assert v1x["error"] and v1x["none_relevant"] is None and v1x["all_relevant"] is None
+        _valid("audit-report", doc, mode)
+    seed = _levels_docs(FIXTURES / "seed-v3")
+    for mode, key, at in (("ranges", "kept_ids", 0), ("level", "kept_ids", 0), ("level", "kept_id_ranges", 0)):
+        bad = copy.deepcopy(seed[mode])
+        assert bad["levels"][at]["community_level"] != bad["options"]["level"]
+        bad["levels"][at]["selected"]["dynamic"]["by_version"]["3.x"]["none_relevant"][key] = [5]
+        assert _errors(_validator("audit-report"), bad), (mode, key)

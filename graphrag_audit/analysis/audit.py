@@ -37,11 +37,13 @@ def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = 
 
 def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOptions | None = None,
                      progress: Progress | None = None, *, listed_rows: int = LISTED_ROWS,
-                     between_phases: Callable[[], None] | None = None) -> tuple[IndexModel, AuditReport]:
+                     between_phases: Callable[[], None] | None = None,
+                     check_model: Callable[[IndexModel], None] | None = None) -> tuple[IndexModel, AuditReport]:
     """(the loaded model, its :class:`AuditReport`): for callers that also need the tables
     (``--verify``, the HTML report's tree, the output guard). The report holds no model.
     ``listed_rows``: reports listed per behaviour at ``options.level`` (``AuditReport.listing``);
-    ``between_phases`` as for :func:`audit`."""
+    ``between_phases`` as for :func:`audit`; ``check_model`` is called on the model before any
+    analysis (the CLI refuses ``--relevant`` ids that are no community there)."""
     options = options or AuditOptions()
     step = progress or (lambda _msg: None)
     timings = {}
@@ -52,6 +54,8 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
         step("reading tables")
         model = load_index(index, between_phases=between_phases)
     timings["load"] = time.perf_counter() - t0
+    if check_model is not None:
+        check_model(model)
     options = resolve_cost_options(resolve_dynamic_options(options, model), model)
 
     # The costs are prepared in worker threads (analysis/background_costs.py) beside the tree

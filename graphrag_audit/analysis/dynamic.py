@@ -27,7 +27,7 @@ from graphrag_audit.results.audit import DynamicByVersion, DynamicScenario, Dyna
 #: input orders the what-if's map step is packed in (ascending community order + seeded permutations)
 KEPT_ORDERS = 8
 
-__all__ = ["dynamic_by_level", "dynamic_families", "dynamic_input", "resolve_dynamic_options"]
+__all__ = ["dynamic_by_level", "dynamic_families", "dynamic_input", "not_communities", "resolve_dynamic_options"]
 
 _FLOAT_TYPES = ("double", "float", "float64", "float32", "halffloat")
 
@@ -37,6 +37,17 @@ def dynamic_families(model: IndexModel) -> tuple[str, ...]:
     if not model.has_reports_table:
         return ()
     return ("1.x",) if model.generation.before_2 else ("2.x", "3.x")
+
+
+def not_communities(model: IndexModel, ids) -> list[int]:
+    """The numbers of ``ids`` (sorted, distinct) that are no community of ``model``: in neither
+    its communities (as read or derived) nor its reports. A what-if id among them would never be
+    rated (``levels --relevant`` refuses them)."""
+    want = np.unique(np.asarray(list(ids), dtype=np.int64))
+    known = [model.communities["community"].to_numpy(dtype=np.int64)]
+    if model.has_reports_table:
+        known.append(model.reports["community"].to_numpy(dtype=np.int64))
+    return want[~np.isin(want, np.concatenate(known))].tolist()
 
 
 def resolve_dynamic_options(options, model: IndexModel):

@@ -19,8 +19,8 @@ from graphrag_audit.cli.options import (DEFAULT_MAX_INFLATION, DEFAULT_MAX_UNREA
                                         MaxMapCallsIncrease)
 from pathlib import Path
 from graphrag_audit.cli.run import (EXIT_FINDINGS, EXIT_OK, Progress, check_output_path, check_tokenizer, fail,
-                                    output_charset_for, output_guard, run_guarded, say, stdout_if_dash, text_color,
-                                    text_width, write_payload)
+                                    output_charset_for, output_guard, relevant_checker, run_guarded, say, stdout_if_dash,
+                                    text_color, text_width, write_payload)
 from graphrag_audit.render.formats import LevelsFormat, renderer, streamer
 
 
@@ -154,7 +154,8 @@ def levels_cmd(
 
             with token_cache_session(enabled=not no_token_cache and not no_costs, index_dir=index_dir):
                 model, report = audit_with_model(index_dir, opts, progress=progress,
-                                                 between_phases=release_freed_memory)
+                                                 between_phases=release_freed_memory,
+                                                 check_model=relevant_checker(relevant_ids))
             if verify:
                 from graphrag_audit.verify import verify_with_graphrag
 

@@ -7,6 +7,7 @@ renderers are in :mod:`graphrag_audit.render.formats`.
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -187,10 +188,26 @@ def parse_relevant(value: str | None) -> tuple[int, ...] | None:
     out = set()
     for t in items:
         try:
+            if "_" in t:  # int() reads 1_0 as 10; no community number is written so
+                raise ValueError
             out.add(int(t))
         except ValueError:
             raise ValueError(f"{source}: {t[:40]!r} is not a community number") from None
     return tuple(sorted(out))
+
+
+_WHOLE = re.compile(r"[+-]?[0-9]+(?:\.0+)?")
+
+
+def community_number(text: str) -> int | None:
+    """A community number typed on the command line (``tree --root``), read as typer reads an
+    integer option (surrounding whitespace, a sign, ``5.0``) except that ``1_0`` is not 10
+    (Python and pydantic accept ``_`` between digits; graphrag's ids never hold one); None when
+    it is not one."""
+    t = text.strip()
+    if not _WHOLE.fullmatch(t):
+        return None
+    return int(t.split(".")[0])
 
 
 # regressions against an earlier index (levels --baseline, diff)

@@ -12,8 +12,8 @@ from graphrag_audit.cli.options import (DEFAULT_MAX_INFLATION, DEFAULT_MAX_UNREA
                                         MaxUnreachable, MinCoverage, NoCosts, NumRepeats, Query, Relevant,
                                         ReportLevel, Threshold, Tokenizer, UseSummary, parse_relevant,
                                         relevant_file)
-from graphrag_audit.cli.run import (check_output_path, check_tokenizer, fail, run_guarded, say, stdout_if_dash,
-                                    write_payload)
+from graphrag_audit.cli.run import (check_output_path, check_tokenizer, fail, relevant_checker, run_guarded, say,
+                                    stdout_if_dash, write_payload)
 from graphrag_audit.render.formats import ReportFormat, renderer
 
 
@@ -61,7 +61,8 @@ def report_cmd(
                             min_coverage=min_coverage, num_repeats=num_repeats, threshold=threshold,
                             keep_parent=keep_parent, max_level=max_level, use_summary=use_summary, query=query,
                             relevant=relevant_ids)
-        model, report = audit_with_model(index_dir, opts, between_phases=release_freed_memory)
+        model, report = audit_with_model(index_dir, opts, between_phases=release_freed_memory,
+                                         check_model=relevant_checker(relevant_ids))
         if guard is not None:
             guard.protect_model(model)
         forest = build_forest(model, opts.level, report.selections_by_level())

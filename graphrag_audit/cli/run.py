@@ -359,6 +359,25 @@ def check_tokenizer(tokenizer: str) -> None:
         raise fail(f"--tokenizer: unknown encoding {tokenizer!r} ({', '.join(TOKENIZERS)})")
 
 
+def relevant_checker(relevant_ids: tuple[int, ...] | None):
+    """For ``audit_with_model``'s ``check_model``: exit 2 with one line naming them when
+    ``--relevant`` names numbers that are no community of the index (graphrag would never rate
+    them); None without ``--relevant``."""
+    if relevant_ids is None:
+        return None
+
+    def check(model) -> None:
+        from graphrag_audit.analysis.dynamic import not_communities
+
+        bad = not_communities(model, relevant_ids)
+        if bad:
+            shown = ", ".join(map(str, bad[:10])) + (f" and {len(bad) - 10:,} more" if len(bad) > 10 else "")
+            raise fail(f"--relevant: {'not a community' if len(bad) == 1 else 'not communities'} of this index: "
+                       f"{shown}")
+
+    return check
+
+
 #: text width when no terminal is found anywhere (rich wraps prose at spaces within it)
 PIPED_WIDTH = 100
 

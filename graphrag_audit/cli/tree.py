@@ -6,7 +6,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphrag_audit.cli.options import Color, ColorOpt, Debug, IndexDir, Output, TreeFormatOpt, TreeLevel, Width
+from graphrag_audit.cli.options import (Color, ColorOpt, Debug, IndexDir, Output, TreeFormatOpt, TreeLevel, Width,
+                                        community_number)
 from graphrag_audit.cli.run import (check_output_path, fail, output_charset_for, run_guarded, say, stdout_if_dash,
                                     text_color, text_width, write_payload)
 from graphrag_audit.render.formats import TreeFormat, renderer, streamer
@@ -20,8 +21,8 @@ def tree_cmd(
     level: TreeLevel = None,
     depth: Annotated[Optional[int], typer.Option(
         "--depth", "-d", min=0, help="Show at most this many levels below the top communities.")] = None,
-    root: Annotated[Optional[int], typer.Option(
-        "--root", "-r", help="Show only the subtree of this community.")] = None,
+    root: Annotated[Optional[str], typer.Option(  # read by options.community_number: 1_0 is not 10
+        "--root", "-r", metavar="<int>", help="Show only the subtree of this community.")] = None,
     max_lines: Annotated[Optional[int], typer.Option(
         "--max-lines", min=0, help=f"Row budget: the largest subtrees are expanded first, hidden siblings "
                                    f"summarised (default {DEFAULT_MAX_LINES} for text, mermaid and dot; all for "
@@ -33,6 +34,9 @@ def tree_cmd(
     debug: Debug = False,
 ):
     """The community forest: numbers, levels, entities, report titles; with --level, what N sends."""
+    root_id = None if root is None else community_number(root)
+    if root is not None and root_id is None:  # typer's words for a bad integer (cli/usage.py)
+        raise fail(f"--root: must be a whole number (got {root[:40]!r}); graphrag-audit tree --help lists the options")
     output = stdout_if_dash(output)
     guard = check_output_path(output, index_dir)
 
@@ -49,9 +53,9 @@ def tree_cmd(
         if budget is None:
             budget = DEFAULT_MAX_LINES if fmt in (TreeFormat.text, TreeFormat.mermaid, TreeFormat.dot) else 0
         try:
-            view = layout(forest, root=root, depth=depth, max_lines=budget)
+            view = layout(forest, root=root_id, depth=depth, max_lines=budget)
         except UnknownCommunity as exc:
-            raise fail(f"--root {root}: {exc}") from None
+            raise fail(f"--root {root_id}: {exc}") from None
         render = renderer(fmt)
         if fmt == TreeFormat.text:
             from graphrag_audit.sanitise.secrets import scrub
@@ -60,7 +64,7 @@ def tree_cmd(
                 f"graphrag-audit tree {model.path}", f"tables in {model.output_dir}",
                 f"generation {model.generation.label}", *(f"note: {n}" for n in model.notes))]
             return render(view, width=text_width(width, output), color=text_color(color, output), heading=heading)
-        full = root is None and depth is None and not budget
+        full = root_id is None and depth is None and not budget
         stream = streamer(fmt)  # graphml and json: written chunk by chunk, never held whole
         return (stream or render)(forest, None if full else view)
 

@@ -79,6 +79,8 @@ def int_ids(series: pd.Series, path: Path, column: str, missing: int = -1) -> np
             out[i] = missing
             continue
         try:
+            if "_" in t:  # int() and float() read "1_0" as 10; graphrag never writes an id so
+                raise ValueError
             f = float(t) if not t.lstrip("-").isdigit() else None
             n = int(t) if f is None else int(f)
             if f is not None and f != n:

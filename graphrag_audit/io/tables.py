@@ -411,7 +411,7 @@ def parse_list_cell(value):
                 out = json.loads(s)
             except (ValueError, RecursionError):
                 try:
-                    out = ast.literal_eval(s)
+                    out = _literal(s)
                 except (ValueError, SyntaxError, MemoryError, RecursionError):
                     out = _numpy_repr_list(s)
                     if out is None:
@@ -424,6 +424,38 @@ def parse_list_cell(value):
         return list(value)
     except TypeError:
         raise ValueError(f"not a list: {value!r}"[:60]) from None
+
+
+class _UnderscoredNumbers(ast.NodeTransformer):
+    """Number literals written with ``_`` (``1_0``) as the text the cell holds: Python reads
+    ``1_0`` as 10, graphrag never writes a number so (an id ``1_0`` is then refused as one)."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def _text(self, node, number) -> str | None:
+        if isinstance(number, ast.Constant) and isinstance(number.value, (int, float, complex)) \
+                and not isinstance(number.value, bool):
+            text = ast.get_source_segment(self.source, node) or ""
+            if "_" in text:
+                return text
+        return None
+
+    def visit_Constant(self, node):
+        text = self._text(node, node)
+        return node if text is None else ast.copy_location(ast.Constant(text), node)
+
+    def visit_UnaryOp(self, node):  # -1_0
+        text = self._text(node, node.operand) if isinstance(node.op, (ast.USub, ast.UAdd)) else None
+        return self.generic_visit(node) if text is None else ast.copy_location(ast.Constant(text), node)
+
+
+def _literal(s: str):
+    """``ast.literal_eval(s)``, with numbers written with ``_`` kept as their text."""
+    node = ast.parse(s, mode="eval")
+    if "_" in s:
+        node = _UnderscoredNumbers(s).visit(node)
+    return ast.literal_eval(node)
 
 
 def split_list_cell(value):
@@ -440,17 +472,22 @@ def split_list_cell(value):
 
 def _numpy_repr_list(s: str):
     """graphrag 3 writes numpy arrays (e.g. ``children``) to CSV as ``str(array)``:
-    ``"[20 21]"``, wrapped with newlines when long. Items are integers or quoted strings."""
+    ``"[20 21]"``, wrapped with newlines when long. Items are integers or quoted strings (a
+    number written with ``_`` stays text)."""
     if not (s.startswith("[") and s.endswith("]")):
         return None
     items = s[1:-1].split()
-    out = []
+    out: list[int | str] = []
     for it in items:
         try:
+            if "_" in it:  # numpy never writes 1_0 (int() reads it as 10): kept as the text
+                raise ValueError
             out.append(int(it))
         except ValueError:
             if len(it) >= 2 and it[0] == it[-1] and it[0] in "'\"":
                 out.append(it[1:-1])
+            elif "_" in it and it.replace("_", "").lstrip("-").isdigit():
+                out.append(it)
             else:
                 return None
     return out

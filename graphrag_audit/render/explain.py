@@ -15,10 +15,10 @@ def _para(label: str, text: str, width: int) -> list[str]:
 
 
 def rule_page(rule: Rule, width: int = 100) -> str:
-    """The page of one rule: id and title, severity, what it means, the notes, how to fix it."""
+    """The page of one rule: id and title (what it means, said once), severity, the notes, how to
+    fix it."""
     width = max(40, width)
-    lines = [f"{rule.id}: {rule.title}", "", f"severity: {rule.severity}", ""]
-    lines += _para("What it means: ", rule.title + ".", width)
+    lines = _para("", f"{rule.id}: {rule.title}", width) + ["", f"severity: {rule.severity}"]
     note = RULE_NOTES.get(rule.id)
     if note:
         lines += [""] + _para("", note, width)
