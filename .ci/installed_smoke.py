@@ -4,8 +4,12 @@
    command once on ``fixtures/``: levels and tree in every format, plan (and ``plan --write`` into
    a temporary folder), report, explain, bundle, diff (a fixture pair) and update-run (a layout
    made of fixtures). Each must exit 0 or 1, with no "internal error" and no traceback on stderr.
+   Two of issue 39's guarantees as installed: a bundle of the seed example with a marker word in
+   every free text holds no byte of it, and a location with a credential is refused (exit 2, one
+   line) without printing it.
 2. ``pip install '.[azure]'`` and ``'.[s3]'``, each alone in its own fresh environment: the same
-   ``levels -f json`` as step 1's, read from Azurite / moto's S3 server, must print the same output.
+   ``levels -f json`` as step 1's, read from Azurite / moto's S3 server, must print the same output;
+   a location of that storage with a credential in it is refused without printing it.
 
 The tool under test runs from those environments only (their ``graphrag-audit`` script, in a
 working folder outside the checkout, without PYTHONPATH). The emulators and the uploads run from
@@ -164,6 +168,8 @@ def base_install(tmp: Path, work: Path) -> tuple[Path, str | None] | None:
     run_tool(bindir, ["explain", "v2-inflation"], work)
     if run_tool(bindir, ["bundle", seed, "-o", work / "bundle"], work) is not None:
         run_tool(bindir, ["levels", work / "bundle"], work)  # the bundle reads back
+    bundle_leaks_nothing(bindir, seed, work)
+    refused_without_secret(bindir, work, ["levels", f"s3://AKIASMOKEKEYID:{SECRET}@bucket/proj"])
     # a fixture pair: the seed example, then the same index with one report missing
     for fmt in ("text", "json", "markdown", "github"):
         p = run_tool(bindir, ["diff", seed, FIX / "defects" / "missing-report", "-f", fmt], work)
@@ -183,6 +189,48 @@ def base_install(tmp: Path, work: Path) -> tuple[Path, str | None] | None:
             json_out(p)
     local_json = levels_json.stdout.replace(str(seed), "<INDEX>") if levels_json is not None else None
     return bindir, local_json
+
+
+#: a credential that must never be printed (issue 39: no secret in any message)
+SECRET = "SmokeSecretValue0123456789"
+#: a word put into every free-text value of a copy of the seed example; bundle must not carry it
+MARKER = "ZORBLAXSMOKEMARKER"
+
+
+def bundle_leaks_nothing(bindir: Path, seed: Path, work: Path) -> None:
+    """bundle of a copy of the seed example whose free text holds MARKER: no byte of OUT holds it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    marked, out = work / "marked-seed", work / "marked-bundle"
+    shutil.copytree(seed, marked)
+    for f in marked.glob("*.parquet"):
+        table = pq.read_table(f)
+        for name in ("title", "description", "summary", "full_content", "text", "rating_explanation"):
+            if name in table.column_names and pa.types.is_string(table.schema.field(name).type):
+                values = [None if v is None else f"{v} {MARKER}" for v in table.column(name).to_pylist()]
+                table = table.set_column(table.column_names.index(name), name, pa.array(values, pa.string()))
+        pq.write_table(table, f)
+    if run_tool(bindir, ["bundle", marked, "-o", out], work) is None:
+        return
+    leaked = [str(p.relative_to(out)) for p in sorted(out.rglob("*"))
+              if p.is_file() and MARKER.encode() in p.read_bytes()]
+    check("bundle OUT holds no byte of the index's free text", not leaked, f"found in: {leaked}")
+
+
+def refused_without_secret(bindir: Path, work: Path, args: list, env_extra: dict | None = None) -> None:
+    """A location carrying a credential: one line on stderr, exit 2, the credential printed nowhere."""
+    shown = "graphrag-audit " + " ".join(a.replace(SECRET, "<SECRET>") for a in map(str, args))
+    try:
+        proc = subprocess.run([str(bindir / "graphrag-audit"), *map(str, args)], check=False, cwd=work,
+                              capture_output=True, text=True, timeout=RUN_TIMEOUT, env=clean_env(env_extra))
+    except (OSError, subprocess.SubprocessError) as exc:
+        fail(shown, f"{type(exc).__name__}: {exc}")
+        return
+    check(f"{shown}: exit 2, one line, the credential nowhere",
+          proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+          and SECRET not in proc.stdout + proc.stderr,
+          f"exit {proc.returncode}\n" + (proc.stdout + proc.stderr).replace(SECRET, "<SECRET!>"))
 
 
 def remote_install(tmp: Path, work: Path, extra: str, local_json: str | None) -> None:
@@ -208,6 +256,11 @@ def remote_install(tmp: Path, work: Path, extra: str, local_json: str | None) ->
             fs.put_file(str(f), f"smoke/seed-v3/{f.name}")
         url = ("az://" if extra == "azure" else "s3://") + "smoke/seed-v3"
         p = run_tool(bindir, ["levels", url, "-f", "json"], work, emu.env())
+        # a location carrying a credential is refused without printing it, through the extra's reader
+        refused_without_secret(bindir, work, ["levels", (f"az://smoke/seed-v3?sv=2024-01-01&sig={SECRET}"
+                                                          if extra == "azure" else
+                                                          f"s3://AKIASMOKEKEYID:{SECRET}@smoke/seed-v3")],
+                               emu.env())
         if p is not None:
             check(f"levels {url} -f json from the '.[{extra}]' venv prints what the local read prints",
                   local_json is not None and p.stdout.replace(url, "<INDEX>") == local_json,

@@ -204,7 +204,7 @@ def _gr12():
 def test_verify_under_graphrag_1_2_prints_no_futurewarnings():
     from graphrag_side import need, run_tool
 
-    python = need(_gr12(), reason="no interpreter with graphrag 1.x in GRAPHRAG_VERIFY_PYTHONS")
+    python = need(_gr12(), reason="graphrag 1.x in GRAPHRAG_VERIFY_PYTHONS")
     # real-golf-zh-v1: int32 parent ids, on which graphrag 1.2's indexer_adapters.py:97 makes pandas warn
     proc = run_tool(python, "levels", str(shared_index("real-golf-zh-v1")), "--verify", "--no-costs",
                     "--fail-on", "never")
