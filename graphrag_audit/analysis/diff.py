@@ -49,6 +49,31 @@ class Snapshot:
     findings: tuple = ()
 
 
+def last_level(levels) -> int | None:
+    """The deepest numbered community_level among ``levels`` (None when there is none)."""
+    numbered = [n for n in levels if n is not None]
+    return max(numbered) if numbered else None
+
+
+def stands_for(level: int | None, levels) -> int | None:
+    """The row of an audit (its community_levels ``levels``: 0 … deepest, then None) that gives what
+    graphrag sends at ``level``: ``level`` itself, or None (no level filter) for a level past the
+    deepest. graphrag/selection.py filters on ``level <= N`` only (communities, reports and the
+    roll-up rows), so an N at or past the deepest level of them all keeps every row, exactly as
+    N = None does, for graphrag >= 2.0 (v2), graphrag < 2.0 (v1) and dynamic selection's pool; the
+    audit's rows go as deep as the communities and reports, and every graphrag writes its roll-up
+    rows (create_final_nodes) at the clustering's levels, the communities' (a hand-made roll-up row
+    deeper than every community is the one exception: its N would differ from None). The documented
+    ``level_only`` rule (reports at exactly N) is the only one that differs (it sends nothing past
+    the tree): it is not compared here. Never a row for a level that is not past the deepest."""
+    if level is None or level in levels:
+        return level
+    deepest = last_level(levels)
+    if None in levels and (deepest is None or level > deepest):
+        return None
+    return level
+
+
 def side_stats(sel, clustered: int) -> SideStats:
     cost = sel.cost
     return SideStats(reports=int(sel.count), tokens=None if cost is None else int(cost.tokens),
@@ -83,8 +108,11 @@ def judge_regressions(old: Snapshot, new: Snapshot, level: int,
     applied to the rebuilt tree, marked ``hyp.``) goes to the second list, never judged, unless
     ``limits.include_hypothetical``; its message says so either way."""
     judged, hypothetical = [], []
+    # a level past one index's deepest: that index sends what it sends with no level filter
+    old_at = stands_for(level, {n for n, _b in old.stats})
+    new_at = stands_for(level, {n for n, _b in new.stats})
     for b in DIFF_BEHAVIOURS:
-        o, n = old.stats.get((level, b)), new.stats.get((level, b))
+        o, n = old.stats.get((old_at, b)), new.stats.get((new_at, b))
         if o is None or n is None:
             continue
         who = "graphrag >= 2.0" if b == "v2" else "graphrag < 2.0"
@@ -488,8 +516,10 @@ def diff_reports(old_model: IndexModel, old_report: AuditReport, new_model: Inde
     levels += [r.community_level for r in new_report.levels if r.community_level not in levels]
     levels.sort(key=lambda n: (n is None, -1 if n is None else n))
     selections = []
-    for n in levels:
-        ro, rn = old_report.level(n), new_report.level(n)
+    old_levels = [r.community_level for r in old_report.levels]
+    new_levels = [r.community_level for r in new_report.levels]
+    for n in levels:  # a level past one index's deepest: that index's None row (:func:`stands_for`)
+        ro, rn = old_report.level(stands_for(n, old_levels)), new_report.level(stands_for(n, new_levels))
         for b in DIFF_BEHAVIOURS:
             so = None if ro is None else ro.selected.get(b)
             sn = None if rn is None else rn.selected.get(b)
