@@ -39,8 +39,9 @@ def diff_cmd(
     debug: Debug = False,
 ):
     """Compare two indexes: per community_level and behaviour, reports, tokens, map calls and coverage before and
-    after, communities added/removed/changed, findings that appeared or disappeared; exit 1 on a regression
-    (judged only on what a real graphrag sends on both indexes; hypothetical numbers are marked hyp.)."""
+    after, communities added/removed/changed, findings that appeared or disappeared; exit 1 when a regression is at
+    or above --fail-on (default error: a warning-level regression alone exits 0), judged only on what a real
+    graphrag sends on both indexes (hypothetical numbers are marked hyp.)."""
     try:
         limits = regression_limits(max_map_calls_increase, max_coverage_drop, include_hypothetical)
     except ValueError as exc:
