@@ -59,8 +59,8 @@ def test_diff_compares_a_level_past_the_tree_as_its_none_row():
     s = _row(doc, 2, "v2")
     assert (s["old"]["reports"], s["old"]["map_calls"], s["new"]["reports"], s["new"]["map_calls"]) == (10, 1, 72, 4)
     # both map-call rises are hypothetical on one side (3.x: no graphrag < 2.0; 1.x: no graphrag >= 2.0)
-    hyp = sorted((f["evidence"]["behaviour"], f["evidence"]["old"], f["evidence"]["new"]) for f in doc["hypothetical_changes"]
-                 if f["rule"] == "regression-map-calls")
+    hyp = sorted((f["evidence"]["behaviour"], f["evidence"]["old"], f["evidence"]["new"])
+                 for f in doc["hypothetical_changes"] if f["rule"] == "regression-map-calls")
     assert hyp == [("v1", 1, 3), ("v2", 1, 4)]
     back = _json(r.invoke(app, ["diff", v1, v3, "-f", "json", "--fail-on", "never"]))
     s = _row(back, 2, "v2")

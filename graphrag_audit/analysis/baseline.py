@@ -31,7 +31,9 @@ def snapshot_of_json(doc: dict, path: str | os.PathLike) -> Snapshot:
                     entities_covered=int(s["entities_covered"]), clustered_entities=clustered,
                     status=s.get("status"))
         findings = tuple((str(f["rule"]), str(f["severity"]), str(f.get("message", ""))) for f in doc["findings"])
+        options = doc.get("options")
+        options = dict(options) if isinstance(options, dict) else {}
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise IndexInputError(path, f"the baseline's levels JSON lacks or mistypes a field "
                                     f"({exc.__class__.__name__}: {str(exc)[:80]})") from None
-    return Snapshot(stats, findings)
+    return Snapshot(stats, findings, options)

@@ -47,6 +47,32 @@ class Snapshot:
 
     stats: dict = field(default_factory=dict)
     findings: tuple = ()
+    #: the options the audit ran with, as ``levels -f json`` writes them (``options``): empty when unknown
+    options: dict = field(default_factory=dict)
+
+
+def option_differences(old: Snapshot, new: Snapshot) -> tuple[tuple[str, object, object], ...]:
+    """(name, old value, new value) of each option both runs record and that differs (the queried
+    level, tokenizer, max_context_tokens, thresholds, ...; not where a value came from, ``*_from``):
+    a changed number may come from the options, not from the index."""
+    return tuple((k, old.options[k], v) for k, v in new.options.items()
+                 if k in old.options and not isinstance(v, dict) and not isinstance(old.options[k], dict)
+                 and old.options[k] != v)
+
+
+def option_note(diffs) -> str | None:
+    """One sentence naming each option that differs between the two runs (None when none does)."""
+    if not diffs:
+        return None
+    named = "; ".join(f"{k} {_option_value(a)} -> {_option_value(b)}" for k, a, b in diffs)
+    return (f"the two runs used different options ({named}): a change may come from the options, "
+            f"not from the index")
+
+
+def _option_value(v) -> str:
+    text = "none" if v is None else str(v).lower() if isinstance(v, bool) else f"{v:,}" if isinstance(v, int) \
+        else str(v)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def last_level(levels) -> int | None:
@@ -86,7 +112,7 @@ def snapshot_of_report(report: AuditReport) -> Snapshot:
     clustered = report.index.counts.clustered_entities
     stats = {(r.community_level, b): side_stats(r.selected[b], clustered)
              for r in report.levels for b in DIFF_BEHAVIOURS if b in r.selected}
-    return Snapshot(stats, tuple((f.rule, f.severity, f.message) for f in report.findings))
+    return Snapshot(stats, tuple((f.rule, f.severity, f.message) for f in report.findings), report.options.to_dict())
 
 
 def _hypothetical_where(o: SideStats, n: SideStats) -> str | None:
@@ -531,10 +557,12 @@ def diff_reports(old_model: IndexModel, old_report: AuditReport, new_model: Inde
     appeared = [f for f in new_report.sorted_findings() if f.rule not in old_rules]
     disappeared = [f for f in old_report.sorted_findings() if f.rule not in new_rules]
     level = new_report.options.level
-    regs, hyp = judge_regressions(snapshot_of_report(old_report), snapshot_of_report(new_report), level, limits)
+    old_snap, new_snap = snapshot_of_report(old_report), snapshot_of_report(new_report)
+    regs, hyp = judge_regressions(old_snap, new_snap, level, limits)
     return IndexDiff(old=old_report.index, new=new_report.index, level=level, limits=limits, communities=changes,
                      selections=tuple(selections), appeared=tuple(appeared), disappeared=tuple(disappeared),
-                     regressions=tuple(regs), hypothetical_changes=tuple(hyp))
+                     regressions=tuple(regs), hypothetical_changes=tuple(hyp),
+                     option_note=option_note(option_differences(old_snap, new_snap)))
 
 
 def diff_indexes(old: IndexModel | str | os.PathLike, new: IndexModel | str | os.PathLike,

@@ -170,9 +170,16 @@ def levels_cmd(
     if base is not None:
         from dataclasses import replace
 
-        from graphrag_audit.analysis.diff import judge_regressions, snapshot_of_report
+        from graphrag_audit.analysis.diff import (judge_regressions, option_differences, option_note,
+                                                  snapshot_of_report)
 
-        regs, unjudged = judge_regressions(base, snapshot_of_report(report), report.options.level, limits)
+        now = snapshot_of_report(report)
+        regs, unjudged = judge_regressions(base, now, report.options.level, limits)
+        note = option_note(option_differences(base, now))
+        if note:  # a number may differ because of the options, not the index
+            from graphrag_audit.errors import visible
+
+            say(f"graphrag-audit: note: --baseline: {visible(note)}\n")
         regs = tuple(regs)
         report = replace(report, findings=report.findings + regs)
         for f in unjudged:  # shown on stderr, never a finding: no real graphrag sends these numbers

@@ -18,6 +18,8 @@ def render_diff_github(diff, *, max_per_kind: int = 10, include_titles: bool = F
         message = f.message if include_titles else hide_paths(f.message, diff.new.path)
         lines.append(annotation("notice", f"{f.rule} ({HYP})", f"{HYP} not judged ({f.severity} if judged; "
                                 f"--include-hypothetical judges it): {message}"))
+    if diff.option_note:
+        lines.append(annotation("notice", "graphrag-audit diff: options differ", diff.option_note))
     c = diff.communities
     summary = (f"graphrag-audit diff: {verdict(diff)}; communities {number(len(c.added))} added, "
                f"{number(len(c.removed))} removed, {number(len(c.changed))} changed (matched by "

@@ -44,5 +44,7 @@ def render_diff_markdown(diff, *, include_titles: bool = False, **_ignored) -> s
                 "No real graphrag of that line sends these selections on one of the indexes; "
                 "`--include-hypothetical` judges them.", ""]
         out += [f"- {HYP} **{f.severity}** `{f.rule}`: {msg(f, diff.new)}" for f in diff.sorted_hypothetical_changes()]
+    if diff.option_note:
+        out += ["", f"Note: {markdown_cell(diff.option_note, 500)}"]
     out += ["", f"**{own_text(verdict(diff))}**"]
     return "\n".join(out) + "\n"

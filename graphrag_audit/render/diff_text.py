@@ -79,6 +79,8 @@ def render_diff_text(diff, *, width: int | None = None, **_ignored) -> str:
     if diff.hypothetical_changes:
         out += wrap(hypothetical_heading(diff), width)
         out += _finding_lines(diff.sorted_hypothetical_changes(), width, f"{HYP} ")
+    if diff.option_note:
+        out += wrap(f"note: {for_log(diff.option_note, 500)}", width, "", "  ")
     out += [""] + wrap(verdict(diff), width)
     # a word cut to fit (a long path) may put a "::" at the start of a line: a CI log's workflow command
     return inert_log_lines("\n".join(out)) + "\n"

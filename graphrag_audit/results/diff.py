@@ -155,6 +155,10 @@ class IndexDiff:
     # the regression-* findings the limits would raise on a selection no real graphrag runs on one of the
     # indexes (hyp.): shown, never judged (--fail-on ignores them); empty with limits.include_hypothetical
     hypothetical_changes: tuple[Finding, ...] = ()
+    # one sentence naming the options the two audits resolved differently (the project settings each
+    # index was reached through: tokenizer, max_context_tokens, ...), None when they agree: text,
+    # markdown and github only (the diff JSON schema has no field for it)
+    option_note: str | None = None
 
     def __post_init__(self):
         for name in ("selections", "appeared", "disappeared", "regressions", "hypothetical_changes"):
