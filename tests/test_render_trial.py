@@ -1,0 +1,47 @@
+"""A new-user trial of levels/plan/tree/diff output (issue 38 section 5 follow-up): each expectation is
+written from the trial's wording (what a reader must see), never taken from the renderer under test."""
+
+from __future__ import annotations
+
+from test_first_hour_output import SEED_V1, SEED_V3, run
+
+
+def _paragraphs(text: str) -> list[str]:
+    return text.split("\n\n")
+
+
+# ---- 1. --hide-hypothetical without --brief ---------------------------------------------------------
+def test_hide_hypothetical_titles_and_legends_use_the_output_width():
+    out = run("levels", SEED_V1, "--hide-hypothetical", "--width", "100").stdout
+    lines = out.splitlines()
+    # the titles are shorter than 100 columns: each stays on one line
+    assert "What each community_level N sends to global search" in lines, out
+    assert any(line.startswith("Coverage per N (of 4 clustered entities, 3 text units)") for line in lines), out
+    # the legends wrap at 100, not at the narrowed table's width (~30-45 columns)
+    legend = next(p for p in _paragraphs(out) if "level N only = the reports" in p)
+    assert max(len(x) for x in legend.splitlines()) > 80, legend
+
+
+def test_hide_hypothetical_legend_explains_only_the_columns_left():
+    text = run("levels", SEED_V1, "--hide-hypothetical", "--width", "100").stdout
+    md = run("levels", SEED_V1, "--hide-hypothetical", "-f", "markdown").stdout
+    for out in (text, md):
+        flat = " ".join(out.split())
+        # extra (anc.) and mix are >=2.0 columns: hidden on a 1.x index, so not explained either
+        assert "extra =" not in flat and "anc. =" not in flat and "ancestors =" not in flat, out
+        assert "mix =" not in flat and "ents/rep =" not in flat, out
+        assert "level N only =" in flat and "stuck =" in flat
+    # without the option the legends still explain them
+    flat = " ".join(run("levels", SEED_V1, "--width", "100").stdout.split())
+    assert "extra =" in flat and "mix =" in flat and "ents/rep =" in flat
+
+
+def test_hide_hypothetical_hides_the_hypothetical_costs():
+    prices = ("--price-in", "2.5", "--price-out", "10")
+    for fmt in ("text", "markdown"):
+        out = run("levels", SEED_V1, "--hide-hypothetical", "-f", fmt, *prices).stdout
+        cost = [x for x in out.splitlines() if "N=0:" in x or "N=2:" in x]
+        assert cost and all("2.0" in x for x in cost), out
+        assert not any("≥2.0" in x or ">=2.0" in x for x in cost), cost
+        shown = run("levels", SEED_V1, "-f", fmt, *prices).stdout
+        assert any("2.0 $" in x or "2.0 \\$" in x for x in shown.splitlines() if "N=2:" in x and "=2.0" in x)
