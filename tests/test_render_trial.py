@@ -45,3 +45,34 @@ def test_hide_hypothetical_hides_the_hypothetical_costs():
         assert not any("≥2.0" in x or ">=2.0" in x for x in cost), cost
         shown = run("levels", SEED_V1, "-f", fmt, *prices).stdout
         assert any("2.0 $" in x or "2.0 \\$" in x for x in shown.splitlines() if "N=2:" in x and "=2.0" in x)
+
+
+# ---- 3. levels --brief --list-reports ---------------------------------------------------------------
+def test_brief_list_reports_prints_the_lists():
+    full = run("levels", SEED_V3, "--list-reports", "--width", "100").stdout
+    brief = run("levels", SEED_V3, "--brief", "--list-reports", "--width", "100").stdout
+    heads = [x for x in full.splitlines() if x.startswith("community_level 2 · ")]
+    assert heads  # the lists --list-reports prints without --brief ...
+    for head in heads:  # ... are printed with it too
+        assert head in brief.splitlines(), brief
+    assert "Community tree" not in brief  # still brief
+
+
+# ---- 5. -f html on tree, plan and diff -------------------------------------------------------------
+def test_html_format_points_to_report_on_every_command():
+    for args in (("tree", SEED_V3), ("plan", SEED_V3), ("diff", SEED_V1, SEED_V3)):
+        proc = run(*args, "-f", "html", check_rc=(2,))
+        lines = proc.stderr.strip().splitlines()
+        assert proc.stdout == "" and len(lines) == 1, proc.stderr
+        assert "graphrag-audit report DIR -o FILE.html" in lines[0], proc.stderr
+
+
+# ---- 6. a COLUMNS narrower than the 40-column minimum ---------------------------------------------
+def test_tiny_columns_gives_the_40_column_minimum():
+    narrow = run("levels", SEED_V3, env={"COLUMNS": "20"}).stdout
+    at40 = run("levels", SEED_V3, "--width", "40").stdout
+    assert narrow == at40
+    assert max(len(x) for x in narrow.splitlines()) <= 40
+    assert run("levels", SEED_V3, env={"COLUMNS": "40"}).stdout == at40
+    helptext = " ".join(run("levels", "--help", env={"COLUMNS": "200"}).stdout.split())
+    assert "at least 40" in helptext

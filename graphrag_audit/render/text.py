@@ -64,6 +64,9 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
             console.print(_brief_table(report, console, hide, hide_hypothetical))
         else:
             console.print(Text("No community_reports table: nothing is sent to global search.\n"))
+        if focus is not None:  # --list-reports: the lists asked for, brief or not
+            for part in _focus(report, focus):
+                console.print(part)
         _print_findings(console, report)
         return _no_trailing_blanks(inert_log_lines(buf.getvalue()))
     console.print(Text.assemble(("graphrag-audit ", "bold"), (plain(info.path), "bold")))
