@@ -76,3 +76,76 @@ def test_tiny_columns_gives_the_40_column_minimum():
     assert run("levels", SEED_V3, env={"COLUMNS": "40"}).stdout == at40
     helptext = " ".join(run("levels", "--help", env={"COLUMNS": "200"}).stdout.split())
     assert "at least 40" in helptext
+
+
+# ---- 2. plan at 80 columns and narrower: no number or header cut short ------------------------------
+def _plan_numbers(folder) -> list[str]:
+    import json
+
+    doc = json.loads(run("plan", folder, "--map-calls", "5", "-f", "json").stdout)
+    return [f"{lv['tokens']:,}" for lv in doc["community_levels"] if lv.get("tokens") is not None]
+
+
+def _cut_words(out: str) -> list[str]:
+    """Words cut short by the layout: a letter or digit followed by '…' ("120,4…", "repor…"); the id lists'
+    own "…" (", … (58 in all") and "… N more" stand apart from any word."""
+    import re
+
+    return re.findall(r"\S*\w…", out)
+
+
+def test_plan_at_80_columns_cuts_no_number_or_header():
+    from conftest import shared_index
+
+    folder = shared_index("verbs-v3")
+    tokens = _plan_numbers(folder)
+    assert "120,473" in tokens  # the figure the trial saw cut to "120,4…"
+    for how in (["--width", "80"], []):
+        env = {"COLUMNS": "80"} if not how else {}
+        out = run("plan", folder, "--map-calls", "5", *how, env=env).stdout
+        assert not _cut_words(out), _cut_words(out)
+        assert max(len(x) for x in out.splitlines()) <= 80
+        for t in set(tokens):
+            assert t in out, t
+        assert "budget-limited" in out
+    at120 = run("plan", folder, "--map-calls", "5", "--width", "120").stdout
+    assert "left out at" not in at120  # wide enough: every column shown
+
+
+def test_plan_narrowest_output_cuts_nothing():
+    from conftest import shared_index
+
+    folder = shared_index("verbs-v3")
+    tokens = _plan_numbers(folder)
+    for width in ("40", "60"):
+        out = run("plan", folder, "--map-calls", "5", "--width", width).stdout
+        assert not _cut_words(out), (width, _cut_words(out))
+        assert max(len(x) for x in out.splitlines()) <= int(width)
+        for t in set(tokens):
+            assert t in out, (width, t)
+
+
+def test_plan_wrapped_summary_lines_keep_their_indent():
+    from conftest import shared_index
+
+    out = run("plan", shared_index("verbs-v3"), "--map-calls", "5", "--width", "80").stdout
+    summary = out.split("\n\n")[1].splitlines()  # "Plan: ..." and its indented lines
+    start = next(i for i, x in enumerate(summary) if x.startswith("  "))
+    assert all(x.startswith("  ") for x in summary[start:]), summary
+
+
+# ---- 4. tree's heading at 80 columns ----------------------------------------------------------------
+def test_tree_heading_wraps_between_items_without_trailing_blanks():
+    from conftest import shared_index
+
+    for folder in (SEED_V3, shared_index("verbs-v3")):
+        for width in ("80", "60", "40"):
+            out = run("tree", folder, "--level", "1", "--width", width).stdout
+            head = out.split("\n\n")[0].splitlines()
+            assert all(x == x.rstrip() for x in head), head
+            assert all(len(x) <= int(width) for x in head), head
+            for x in head:  # no orphan piece of an item at a line's start or end
+                assert not x.startswith(("only ", "· ", "= not sent", "— =")) or x.startswith("— = not sent"), head
+                assert not x.endswith((" v2", " v1", " —")), head
+            flat = " ".join(" ".join(head).split())
+            assert "v2 only = only >= 2.0 sends it · — = not sent" in flat
