@@ -138,9 +138,9 @@ def render_tree(view: TreeView, *, width: int | None = None, color: bool = False
                       color_system="standard" if color else None, highlight=False, emoji=False,
                       markup=False, soft_wrap=False, legacy_windows=False)
 
-    def out(text: Text, wrap: bool = False) -> None:
+    def out(text: Text, wrap: bool = False, ours: bool = False) -> None:
         text.rstrip()
-        if GLUE in text.plain:  # our own lines: wrapped only where no GLUE holds words together, no trailing blank
+        if ours:  # our own lines: wrapped only where no GLUE holds words together, no trailing blank
             words = [w if cell_len(w) <= width else w.replace(GLUE, " ") for w in text.plain.split(" ")]
             for line in wrap_words(" ".join(words), width, "", ""):
                 console.print(Text(line.replace(GLUE, " ").rstrip(), style=text.style), no_wrap=True, overflow="crop",
@@ -153,14 +153,14 @@ def render_tree(view: TreeView, *, width: int | None = None, color: bool = False
     for i, line in enumerate(heading or []):
         out(Text(plain(line), style="bold" if i == 0 else ""), wrap=True)
     for line in _summary(view):
-        out(Text(line), wrap=True)
+        out(Text(line), wrap=True, ours=True)
     if with_sent:
         v1 = " · v1 only = only < 2.0 sends it" if forest.counts()[SENT_V1_ONLY] else ""
         items = [f"N={forest.community_level} column: both = sent by >= 2.0 and < 2.0", "v2 only = only >= 2.0 sends it",
                  *(["v1 only = only < 2.0 sends it"] if v1 else []), "— = not sent"]
         # a line breaks between the legend's items only, the "·" staying at the end of the line
         out(Text(" ".join(_glued(x) + (GLUE + "·" if i < len(items) - 1 else "") for i, x in enumerate(items))),
-            wrap=True)
+            wrap=True, ours=True)
     crumbs = view.breadcrumb()
     if crumbs:
         if len(crumbs) > 8:  # a community deep in a long chain: its first and last ancestors
