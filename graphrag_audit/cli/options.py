@@ -74,8 +74,8 @@ ColorOpt = Annotated[Color, typer.Option(
 
 Width = Annotated[Optional[int], typer.Option(
     "--width", min=40, envvar="GRAPHRAG_AUDIT_WIDTH",
-    help="Text output width (default: COLUMNS, else the terminal's width, also when piped; 100 with no "
-         "terminal or with -o FILE).")]
+    help="Text output width, at least 40 (default: COLUMNS, else the terminal's width, also when piped, "
+         "raised to 40 when narrower; 100 with no terminal or with -o FILE).")]
 
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
 

@@ -380,27 +380,33 @@ def relevant_checker(relevant_ids: tuple[int, ...] | None):
 
 #: text width when no terminal is found anywhere (rich wraps prose at spaces within it)
 PIPED_WIDTH = 100
+#: the narrowest text output (--width's minimum; a narrower COLUMNS or terminal gets this width)
+MIN_WIDTH = 40
 
 
 def text_width(width: int | None, output: Path | None) -> int:
-    """``--width``; -o FILE: :data:`PIPED_WIDTH`; else ``COLUMNS`` (a whole number >= 40, read
+    """``--width``; -o FILE: :data:`PIPED_WIDTH`; else ``COLUMNS`` (a whole number above 0, read
     first as Python's shutil.get_terminal_size does); else the width of the terminal the user is
     looking at: stdout's when it is one, else stderr's (``| less``, ``> out.txt``), else the
-    controlling terminal's (``/dev/tty``: ``2>&1 | less``); else :data:`PIPED_WIDTH` (CI logs, cron)."""
+    controlling terminal's (``/dev/tty``: ``2>&1 | less``); else :data:`PIPED_WIDTH` (CI logs, cron).
+    A width from COLUMNS or a terminal is raised to :data:`MIN_WIDTH`, the least --width accepts."""
     if width is not None:
         return width
     if output is not None:  # a file (-o): the same text wherever it was made
         return PIPED_WIDTH
     cols = os.environ.get("COLUMNS", "").strip()
-    if cols.isdigit() and int(cols) >= 40:
-        return int(cols)
+    if cols.isdigit() and int(cols) > 0:
+        return max(MIN_WIDTH, int(cols))
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream.isatty():
-                return os.get_terminal_size(stream.fileno()).columns
+                got = os.get_terminal_size(stream.fileno()).columns
+                if got > 0:
+                    return max(MIN_WIDTH, got)
         except (OSError, ValueError, AttributeError):
             continue
-    return _controlling_terminal_width() or PIPED_WIDTH
+    tty = _controlling_terminal_width()
+    return max(MIN_WIDTH, tty) if tty else PIPED_WIDTH
 
 
 def _controlling_terminal_width() -> int | None:

@@ -117,6 +117,12 @@ def one_line(exc: UsageError) -> str:
 #: (command, option, value given) -> where to go instead, for a value users try that another command serves
 _HINTS = {
     ("levels", "--format", "html"): f"the HTML page is {PROG} report DIR -o FILE.html",
+    ("tree", "--format", "html"): f"the HTML page, with the tree coloured by what N sends, is {PROG} report DIR "
+                                  "-o FILE.html",
+    ("plan", "--format", "html"): f"a plan has no HTML form (-f markdown renders one); one index's HTML page is "
+                                  f"{PROG} report DIR -o FILE.html",
+    ("diff", "--format", "html"): f"a diff has no HTML form (-f markdown renders one); one index's HTML page is "
+                                  f"{PROG} report DIR -o FILE.html",
 }
 
 

@@ -21,9 +21,10 @@ def with_source(value: str, opts, knob: str, clean=str) -> str:
 MONEY_ALL_LEVELS = 16
 
 
-def money_lines(report) -> list[str]:
+def money_lines(report, hide=frozenset()) -> list[str]:
     """``--price-in/--price-out``: the estimated cost of one query per community_level and graphrag
-    line, as plain lines (results/money.py says what is counted); [] without prices or costs."""
+    line, as plain lines (results/money.py says what is counted); [] without prices or costs.
+    ``hide``: the graphrag lines left out (``--hide-hypothetical``)."""
     from graphrag_audit.render.numbers import level_label
     from graphrag_audit.results.money import ASSUMPTION_IN, ASSUMPTION_OUT, ASSUMPTION_REST, money, usd
 
@@ -44,7 +45,7 @@ def money_lines(report) -> list[str]:
         parts = []
         for b, label in (("v2", ">=2.0"), ("v1", "<2.0")):
             c = e.get(b)
-            if c is None:
+            if c is None or b in hide:
                 continue
             approx = approx or not c["tokens_exact"]
             parts.append(f"{label} {usd(c['usd'])}")

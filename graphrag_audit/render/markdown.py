@@ -234,10 +234,14 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
     out += _maybe_details("Every community_level N", table)
     legend = marker_legend(report, f"{MARKER} and bold", f"the level you query with (`--level {int(opts.level)}`)",
                            sep=": ").replace(f" --level {int(opts.level)} is", f" `--level {int(opts.level)}` is", 1)
-    out += ["", f"{legend}. extra = reports graphrag ≥ 2.0 "
-                "sends beyond graphrag &lt; 2.0; ancestors = reports sent together with a descendant's report; "
-                "mix = reports graphrag ≥ 2.0 sends per level; stuck = entities whose finest community is "
-                "above level N. Each map call is one LLM call; one reduce call follows. "
+    shown = {k for k, _ in level_columns(report, hide)}
+    # the legend explains the columns the table shows (--hide-hypothetical leaves some out)
+    explained = "".join(part for key, part in (
+        ("extra", "extra = reports graphrag ≥ 2.0 sends beyond graphrag &lt; 2.0; ancestors = reports sent "
+                  "together with a descendant's report; "),
+        ("mix", "mix = reports graphrag ≥ 2.0 sends per level; "),
+        ("stuck", "stuck = entities whose finest community is above level N. ")) if not hide or key in shown)
+    out += ["", f"{legend}. {explained}Each map call is one LLM call; one reduce call follows. "
                 + _own(LEVEL_ONLY_NOTE) + _own(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))]
     cov_cols, cov_rows = coverage_table(report, notes, hide)
     c = report.index.counts
@@ -553,7 +557,7 @@ def render_markdown(report, *, max_rows: int = 100, include_titles: bool = False
     if report.verify is not None:
         parts.insert(3, _verify(report, priv))
     out: list[str] = []
-    money = money_lines(report)
+    money = money_lines(report, hide)
     if money:  # tool-written: '$' escaped so GitHub does not read "$0.01 ... $0.02" as math
         md = [("- " + x.strip() if x.startswith("  ") else x).replace("$", "\\$") for x in map(_own, money)]
         parts[2] = parts[2] + ["", *md[:-1], "", md[-1]]

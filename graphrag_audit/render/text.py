@@ -64,6 +64,9 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
             console.print(_brief_table(report, console, hide, hide_hypothetical))
         else:
             console.print(Text("No community_reports table: nothing is sent to global search.\n"))
+        if focus is not None:  # --list-reports: the lists asked for, brief or not
+            for part in _focus(report, focus):
+                console.print(part)
         _print_findings(console, report)
         return _no_trailing_blanks(inert_log_lines(buf.getvalue()))
     console.print(Text.assemble(("graphrag-audit ", "bold"), (plain(info.path), "bold")))
@@ -157,6 +160,12 @@ def _fitted(console, build, keys: list[str], droppable):
     return table, dropped
 
 
+def _fitting(console, build, keys, droppable) -> list:
+    """:func:`_fitted`'s table followed by the note of the columns it left out."""
+    t, dropped = _fitted(console, build, keys, droppable)
+    return [t, *_dropped_note(dropped, console.width)]
+
+
 def _dropped_note(dropped: list[str], width: int) -> list:
     if not dropped:
         return []
@@ -244,37 +253,54 @@ def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = F
     cost_keys = ["n"] + [key for key in keys if key not in sel_names]
     sel_rows = [dict(zip(keys, row)) for row in cells]
     cost_rows = sel_rows
-    sel, drop_sel = _fitted(console, table(
-        "What each community_level N sends to global search",
-        "extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; "
-        "mix = >=2.0 reports per level; " + LEVEL_ONLY_NOTE + f" {marker_legend(report, MARKER, f'--level {opts.level}')}."
-        + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT),
-        heads_of, sel_rows), sel_keys, DROPPABLE["sel"])
+    # with --hide-hypothetical the tables are narrow: their titles and legends are lines of their own
+    # (wrapped at the output's width, not the table's) and explain only the columns left
+    apart = bool(hide)
+    legend_keys = set(keys)
+
+    def part(key, words):
+        return words if not apart or key in legend_keys else ""
+
+    sel_title = "What each community_level N sends to global search"
+    sel_caption = (part("extra", "extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a "
+                                 "descendant's; ") + part("mix", "mix = >=2.0 reports per level; ")
+                   + LEVEL_ONLY_NOTE + f" {marker_legend(report, MARKER, f'--level {opts.level}')}."
+                   + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT))
     cov_cols, cov_cells = coverage_table(report, notes, hide)
     cov_keys = [key for key, _ in cov_cols]
     c = report.index.counts
     of_tu = (f", {c.clustered_text_units:,} text units" if c.clustered_text_units is not None else "")
-    cov, drop_cov = _fitted(console, table(
-        f"Coverage per N (of {c.clustered_entities:,} clustered entities{of_tu})",
-        "An entity is covered when a selected report's community holds it; a text unit, when a covered "
-        "entity names it. The rest never reach global search at that N.",
-        TEXT_HEADERS, [dict(zip(cov_keys, row)) for row in cov_cells]), cov_keys, DROPPABLE["cov"])
-    cost, drop_cost = _fitted(console, table(
-        f"Depth and cost per N ({with_source(opts.tokenizer, opts, 'tokenizer', plain)}, max_context_tokens "
-        f"{with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', plain)})" if costs
-        else "Depth per N",
-        "stuck = entities whose finest community is above level N; ents/rep = entities per >=2.0 report. "
-        "Each map call is one LLM call; one reduce call follows."
-        + (" Tokens are estimates (--tokenizer estimate)." if costs and opts.tokenizer == "estimate" else ""),
-        heads_of, cost_rows), cost_keys, DROPPABLE["cost"])
+    cov_title = f"Coverage per N (of {c.clustered_entities:,} clustered entities{of_tu})"
+    cov_caption = ("An entity is covered when a selected report's community holds it; a text unit, when a covered "
+                   "entity names it. The rest never reach global search at that N.")
+    cost_title = (f"Depth and cost per N ({with_source(opts.tokenizer, opts, 'tokenizer', plain)}, max_context_tokens "
+                  f"{with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', plain)})" if costs
+                  else "Depth per N")
+    cost_caption = (part("stuck", "stuck = entities whose finest community is above level N; ")
+                    + part("epr", "ents/rep = entities per >=2.0 report. ")
+                    + "Each map call is one LLM call; one reduce call follows."
+                    + (" Tokens are estimates (--tokenizer estimate)." if costs and opts.tokenizer == "estimate"
+                       else ""))
+    if apart:
+        cost_caption = cost_caption.replace("level N; Each", "level N. Each")
+
+    def fitted(title, caption, heads, rows, shown, droppable):
+        if not apart:
+            return [*_fitting(console, table(title, caption, heads, rows), shown, droppable)]
+        t, dropped = _fitted(console, table(None, None, heads, rows), shown, droppable)
+        return [Text(title), t, Text(caption), *_dropped_note(dropped, console.width)]
+
+    sel = fitted(sel_title, sel_caption, heads_of, sel_rows, sel_keys, DROPPABLE["sel"])
+    cov = fitted(cov_title, cov_caption, TEXT_HEADERS, [dict(zip(cov_keys, row)) for row in cov_cells], cov_keys,
+                 DROPPABLE["cov"])
+    cost = fitted(cost_title, cost_caption, heads_of, cost_rows, cost_keys, DROPPABLE["cost"])
     dyn = []
     for r in report.levels:
         rc = r.selected["dynamic"].rating_calls
         if rc:
             dyn.append(f"N={_lvl(r.community_level)}: {rc.min}–{rc.max}")
-    parts = [sel, *_dropped_note(drop_sel, console.width), Text(""), cov, *_dropped_note(drop_cov, console.width),
-             Text(""), cost, *_dropped_note(drop_cost, console.width)]
-    money = money_lines(report)
+    parts = [*sel, Text(""), *cov, Text(""), *cost]
+    money = money_lines(report, hide)
     if money:
         parts.append(Text("\n".join(x[:len(x) - len(x.lstrip())] + plain(x) for x in money) + "\n"))
     if notes.items:  # what graphrag actually does where the table's numbers are not what it returns

@@ -15,8 +15,9 @@ from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.text import Text
 
-from graphrag_audit.render.console import inert_log_lines, plain_for_log as plain
+from graphrag_audit.render.console import inert_log_lines, no_trailing_blanks, plain_for_log as plain
 from graphrag_audit.render.numbers import count
+from graphrag_audit.render.text_lines import wrap as wrap_words
 from graphrag_audit.sanitise.common import cut_point
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Row, TreeView
 
@@ -137,9 +138,14 @@ def render_tree(view: TreeView, *, width: int | None = None, color: bool = False
                       color_system="standard" if color else None, highlight=False, emoji=False,
                       markup=False, soft_wrap=False, legacy_windows=False)
 
-    def out(text: Text, wrap: bool = False) -> None:
+    def out(text: Text, wrap: bool = False, ours: bool = False) -> None:
         text.rstrip()
-        if wrap:
+        if ours:  # our own lines: wrapped only where no GLUE holds words together, no trailing blank
+            words = [w if cell_len(w) <= width else w.replace(GLUE, " ") for w in text.plain.split(" ")]
+            for line in wrap_words(" ".join(words), width, "", ""):
+                console.print(Text(line.replace(GLUE, " ").rstrip(), style=text.style), no_wrap=True, overflow="crop",
+                              crop=False)
+        elif wrap:
             console.print(text, overflow="fold")
         else:
             console.print(text, no_wrap=True, overflow="crop", crop=False)
@@ -147,11 +153,14 @@ def render_tree(view: TreeView, *, width: int | None = None, color: bool = False
     for i, line in enumerate(heading or []):
         out(Text(plain(line), style="bold" if i == 0 else ""), wrap=True)
     for line in _summary(view):
-        out(Text(line), wrap=True)
+        out(Text(line), wrap=True, ours=True)
     if with_sent:
         v1 = " · v1 only = only < 2.0 sends it" if forest.counts()[SENT_V1_ONLY] else ""
-        out(Text(f"N={forest.community_level} column: both = sent by >= 2.0 and < 2.0 · v2 only = only >= 2.0 "
-                 f"sends it{v1} · — = not sent"), wrap=True)
+        items = [f"N={forest.community_level} column: both = sent by >= 2.0 and < 2.0", "v2 only = only >= 2.0 sends it",
+                 *(["v1 only = only < 2.0 sends it"] if v1 else []), "— = not sent"]
+        # a line breaks between the legend's items only, the "·" staying at the end of the line
+        out(Text(" ".join(_glued(x) + (GLUE + "·" if i < len(items) - 1 else "") for i, x in enumerate(items))),
+            wrap=True, ours=True)
     crumbs = view.breadcrumb()
     if crumbs:
         if len(crumbs) > 8:  # a community deep in a long chain: its first and last ancestors
@@ -206,16 +215,24 @@ def render_tree(view: TreeView, *, width: int | None = None, color: bool = False
 
     for line in _footer(view):
         out(Text(line, style="dim"), wrap=True)
-    return inert_log_lines(buf.getvalue())
+    return no_trailing_blanks(inert_log_lines(buf.getvalue()))
+
+
+#: holds the words of one item of a heading line together when it wraps (printed as a space)
+GLUE = "\u00a0"
+
+
+def _glued(text: str) -> str:
+    return text.replace(" ", GLUE)
 
 
 def _summary(view: TreeView) -> list[str]:
     f = view.forest
     levels = f.max_level + 1
     n_reports = sum(nd.reports for nd in f.nodes.values()) + len(f.outside_reports)
-    lines = [f"{count(len(f.nodes), 'community', 'communities')} · {count(levels, 'level')} · "
-             f"{count(len(f.roots), 'root')} · "
-             + (count(n_reports, "report") if f.has_reports_table else "no community_reports table")]
+    items = [count(len(f.nodes), 'community', 'communities'), count(levels, 'level'), count(len(f.roots), 'root'),
+             count(n_reports, "report") if f.has_reports_table else "no community_reports table"]
+    lines = [f"{GLUE}· ".join(map(_glued, items))]
     if f.community_level is not None and not f.has_reports_table:
         lines.append(f"community_level {f.community_level}: nothing is sent (no community_reports table)")
     elif f.community_level is not None:
@@ -223,10 +240,10 @@ def _summary(view: TreeView) -> list[str]:
         n = f.community_level
         capped = (f" (deeper than the index: as {f.selection_level})"
                   if f.selection_level is not None and f.selection_level != n else "")
-        v1_only = f", v1 only {_n(c[SENT_V1_ONLY])}" if c[SENT_V1_ONLY] else ""
+        v1_only = f", {_glued(f'v1 only {_n(c[SENT_V1_ONLY])}')}" if c[SENT_V1_ONLY] else ""
         lines.append(f"community_level {n}{capped}: graphrag >= 2.0 sends {count(f.sent_reports['v2'], 'report')}, "
-                     f"< 2.0 sends {_n(f.sent_reports['v1'])} (both {_n(c[SENT_BOTH])}, "
-                     f"v2 only {_n(c[SENT_V2_ONLY])}{v1_only})")
+                     f"< 2.0 sends {_n(f.sent_reports['v1'])} ({_glued(f'both {_n(c[SENT_BOTH])}')}, "
+                     f"{_glued(f'v2 only {_n(c[SENT_V2_ONLY])}')}{v1_only})")
     return lines
 
 
