@@ -597,7 +597,7 @@ def test_dump_dom_and_screenshot_flags(tmp_path, hostile_html):
 # seed's: >= 2.0 5 (5, 6, 20, 21, 22), < 2.0 3 (20, 21, 22). graphrag 1.1-1.2's dynamic selection stops on
 # its missing create_final_communities (dynamic-fails), and graphrag < 1.1 has none (dynamic-old-graphrag).
 def test_sent_lists_mark_hypothetical_and_dynamic_findings_listed(tmp_path):
-    report, doc = audited_html(REPO / "fixtures" / "seed-v01", AuditOptions(level=1, costs=False))
+    _, doc = audited_html(REPO / "fixtures" / "seed-v01", AuditOptions(level=1, costs=False))
     summaries = re.findall(r'<details data-behaviour="(v[12])"><summary>(.*?)</summary>', doc)
     assert summaries == [
         ("v2", "hyp.: the graphrag &gt;= 2.0 rule selects the reports of 5 communities (hypothetical: graphrag "
