@@ -390,8 +390,9 @@ def test_forests_go_left_to_right_single_trees_top_down(seed):
     assert parse_mermaid(to_mermaid(fv, v))["direction"] == "LR"
 
 
-LEGEND_WORDS = {"both": "sent by graphrag >= 2.0 and < 2.0", "v2only": "sent only by graphrag >= 2.0",
-                "v1only": "sent only by graphrag < 2.0", "notsent": "not sent", "noreport": "no report",
+# the seed is a 3.x layout: graphrag < 2.0 cannot read it (graphrag/compat.py), so its side is marked hyp.
+LEGEND_WORDS = {"both": "sent by graphrag >= 2.0 and < 2.0 (hyp.)", "v2only": "sent only by graphrag >= 2.0",
+                "v1only": "sent only by graphrag < 2.0 (hyp.)", "notsent": "not sent", "noreport": "no report",
                 "more": "hidden communities (--max-lines, --depth)"}
 
 

@@ -589,3 +589,29 @@ def test_dump_dom_and_screenshot_flags(tmp_path, hostile_html):
     res = subprocess.run([*base, f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 0 and png_size(shot) == (1400, 1000)
+
+
+# ---- hypothetical selections marked in the sent lists; the dynamic section's findings (issue 38 §2) ----
+# fixtures/seed-v01 (string ids, a 0.1-0.4 layout; graphrag/compat.py, confirmed with the real graphrag):
+# graphrag >= 2.0 cannot read it, graphrag 1.0-1.2 selects 0 reports; the rules' selections at N=1 are the
+# seed's: >= 2.0 5 (5, 6, 20, 21, 22), < 2.0 3 (20, 21, 22). graphrag 1.1-1.2's dynamic selection stops on
+# its missing create_final_communities (dynamic-fails), and graphrag < 1.1 has none (dynamic-old-graphrag).
+def test_sent_lists_mark_hypothetical_and_dynamic_findings_listed(tmp_path):
+    _, doc = audited_html(REPO / "fixtures" / "seed-v01", AuditOptions(level=1, costs=False))
+    summaries = re.findall(r'<details data-behaviour="(v[12])"><summary>(.*?)</summary>', doc)
+    assert summaries == [
+        ("v2", "hyp.: the graphrag &gt;= 2.0 rule selects the reports of 5 communities (hypothetical: graphrag "
+               "&gt;= 2.0 cannot read this index)"),
+        ("v1", "hyp.: the graphrag &lt; 2.0 rule selects the reports of 3 communities (hypothetical: graphrag "
+               "1.0-1.2 selects 0 here)")]
+    dynamic = doc[doc.index('<section id="dynamic">'):]
+    dynamic = dynamic[:dynamic.index("</section>")]
+    related = dynamic[dynamic.index("Related findings"):]
+    assert related.startswith("Related findings (2)")
+    assert "<code>dynamic-fails</code>" in related and "<code>dynamic-old-graphrag</code>" in related
+    # a 3.x seed: graphrag >= 2.0 sends its list as is, graphrag < 2.0's is its rule
+    _, doc3 = audited_html(write_v3(tmp_path / "seed", SEED), AuditOptions(level=1, costs=False))
+    assert re.findall(r'<details data-behaviour="(v[12])"><summary>(.*?)</summary>', doc3) == [
+        ("v2", "graphrag &gt;= 2.0 sends the reports of 5 communities"),
+        ("v1", "hyp.: the graphrag &lt; 2.0 rule selects the reports of 3 communities (hypothetical: not what "
+               "graphrag &lt; 2.0 sends here)")]

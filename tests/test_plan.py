@@ -876,3 +876,31 @@ def test_real_verbs_v3_map_call_plans():
         best = rep.best_level("v1")
         if best is not None:
             assert rep.plan.baseline_level >= best
+
+
+# ---- the same-budget table marks the hypothetical rows hyp. (issue 38 §2) ----------------------
+# graphrag/compat.py (confirmed with the real graphrag): graphrag < 2.0 cannot read a 3.x layout (it reads
+# create_final_nodes), so its rows are its rule applied to the rebuilt tree; graphrag >= 2.0 runs on it.
+# Seed at N = 0, 1, 2, None (docs/graphrag-semantics.md#selection): >= 2.0 sends 2, 5, 7, 7; < 2.0 2, 3, 4, 4.
+def test_plan_comparison_marks_hypothetical_rows(tmp_path):
+    from builders import SEED
+    from graphrag_audit.render.plan_common import comparison_rows
+    from graphrag_audit.render.plan_markdown import render_plan_markdown
+    from graphrag_audit.render.plan_text import render_plan_text
+
+    rep = plan_report(load_index(write_v3(tmp_path / "seed", SEED)), Budget("reports", 4))
+    assert {(o.behaviour, o.status) for o in rep.options} == {("v2", "exact"), ("v1", "hypothetical")}
+    rows = [(r[0], r[1], r[2]) for r in comparison_rows(rep)]
+    assert rows == [("0", "graphrag >= 2.0", "2"), ("0", "graphrag < 2.0", "hyp. 2"),
+                    ("1", "graphrag >= 2.0", "5"), ("1", "graphrag < 2.0", "hyp. 3"),
+                    ("2", "graphrag >= 2.0", "7"), ("2", "graphrag < 2.0", "hyp. 4"),
+                    ("None", "graphrag >= 2.0", "7"), ("None", "graphrag < 2.0", "hyp. 4")]
+    note = ("hyp. = the rule of graphrag < 2.0 applied to the rebuilt tree, not what it sends here "
+            "(levels tells what).")
+    md = render_plan_markdown(rep)
+    assert "| 1 | graphrag &lt; 2.0 | hyp. 3 |" in md and "| 1 | graphrag &gt;= 2.0 | 5 |" in md
+    assert note.replace("<", "&lt;") in md
+    assert note in " ".join(render_plan_text(rep, width=1000).split())
+    # a 1.x layout: graphrag >= 2.0 cannot read it; graphrag 1.x runs on it
+    rep1 = plan_report(load_index(write_v1(tmp_path / "seed1", SEED)), Budget("reports", 4))
+    assert [r[2] for r in comparison_rows(rep1)][:4] == ["hyp. 2", "2", "hyp. 5", "3"]

@@ -7,6 +7,7 @@ loaded tree.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -304,7 +305,7 @@ def test_cli_tree_bad_input_is_one_line_exit_2(tmp_path):
     out = tmp_path / "tree.txt"
     res = run_cli("tree", idx, "--level", "2", "-o", out)
     assert res.returncode == 0 and res.stdout == ""
-    assert "community_level 2: graphrag >= 2.0 sends 7 reports, < 2.0 sends 4" in out.read_text(encoding="utf-8")
+    assert "community_level 2: graphrag >= 2.0 sends 7 reports, < 2.0 sends hyp. 4" in out.read_text(encoding="utf-8")
 
 
 def test_parent_loop_becomes_an_extra_root(tmp_path):
@@ -330,3 +331,54 @@ def test_several_parents_are_kept_and_shown():
     c = min(multi)
     text = render_tree(layout(f, root=multi[c][0], max_lines=0), width=140)
     assert f"{c} (also under {', '.join(map(str, multi[c][1:]))})" in text
+
+
+# ---- hypothetical selections marked hyp. (issue 38 §2) -----------------------------------------
+# The seed (SEED_SENT[1]): at N=1 the >= 2.0 rule sends 5 (5, 6, 20, 21, 22), the < 2.0 rule 3 (20, 21, 22).
+# Whether a graphrag runs on the layout (graphrag/compat.py, confirmed with the real graphrag): graphrag
+# >= 2.0 reads entities/communities/community_reports, so it cannot read the 0.1-0.4 and 1.x layouts;
+# graphrag < 2.0 reads create_final_nodes, absent from a 3.x layout (hypothetical); on string ids
+# (0.1-0.4) graphrag 1.0-1.2 selects 0 reports.
+FIXTURES = REPO / "fixtures"
+HYP_HEADER = {
+    "seed-v3": ("community_level 1: graphrag >= 2.0 sends 5 reports, < 2.0 sends hyp. 3 (both 3, v2 only 2)",
+                {"v2": "exact", "v1": "hypothetical"}),
+    "seed-v1": ("community_level 1: graphrag >= 2.0 cannot read this index (hyp. 5 reports), < 2.0 sends 3 "
+                "(both 3, v2 only 2)", {"v2": "graphrag_cannot_read", "v1": "exact"}),
+    "seed-v01": ("community_level 1: graphrag >= 2.0 cannot read this index (hyp. 5 reports), < 2.0 sends 0 "
+                 "(hyp. 3) (both 3, v2 only 2)", {"v2": "graphrag_cannot_read", "v1": "hypothetical"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HYP_HEADER))
+def test_tree_marks_the_hypothetical_side(name):
+    header, status = HYP_HEADER[name]
+    forest = build_forest(load_index(FIXTURES / name), 1)
+    assert {b: forest.status(b) for b in ("v2", "v1")} == status
+    text = render_tree(layout(forest, max_lines=0), width=400)
+    assert header in text.splitlines()
+    legend = next(ln for ln in text.splitlines() if ln.startswith("N=1 column:"))
+    who = [w for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0")) if status[b] != "exact"]
+    assert legend.endswith(f"hyp. = the rule of graphrag {' and '.join(who)} applied to the rebuilt tree, not "
+                           f"what {'they send' if len(who) > 1 else 'it sends'} here (levels tells what)")
+    from graphrag_audit.render.graph import to_dot, to_json, to_mermaid
+
+    doc = json.loads(to_json(forest))
+    assert doc["sent_status"] == status and doc["sent_reports"] == {"v2": 5, "v1": 3}
+    import jsonschema
+
+    schema = json.loads((REPO / "graphrag_audit" / "schema" / "tree.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(doc, schema)
+    dot = to_dot(forest)
+    v2 = ">= 2.0 (hyp.)" if status["v2"] != "exact" else ">= 2.0"
+    v1 = "< 2.0 (hyp.)" if status["v1"] != "exact" else "< 2.0"
+    assert f'label="sent by graphrag {v2} and {v1}"' in dot
+    assert f'label="sent only by graphrag {v2}"' in dot
+    assert f"sent by graphrag {v2.replace('>', '#62;')} and {v1.replace('<', '#60;')}" in to_mermaid(forest)
+
+
+def test_tree_without_level_has_no_status(seed):
+    from graphrag_audit.render.graph import to_json
+
+    forest = build_forest(seed)
+    assert forest.outcomes == {} and json.loads(to_json(forest))["sent_status"] is None

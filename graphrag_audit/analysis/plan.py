@@ -873,6 +873,9 @@ def level_options(model: IndexModel, budget, cost: CostFn | None = None,
     final_ent = np.zeros(pt.n_clustered, dtype=bool)
     final_ent[pair_ent] = True
     rep_comm = model.reports["community"].to_numpy()
+    from graphrag_audit.graphrag.compat import behaviour_outcomes
+
+    status = {b: o.status for b, o in behaviour_outcomes(model).items()}
     out = []
     for n, by_b in sels.items():
         for b in ("v2", "v1"):
@@ -895,6 +898,7 @@ def level_options(model: IndexModel, budget, cost: CostFn | None = None,
                 ancestors_sent=st.ancestors_sent, cost=c_, fits=_option_fits(budget, st.count, c_,
                                                                              int((at_finest & final_ent).sum()),
                                                                              st.entities_covered),
+                status=status[b],
             ))
     return out
 

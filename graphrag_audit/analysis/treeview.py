@@ -61,7 +61,11 @@ def build_forest(model: IndexModel, community_level: int | None = None,
     in_v1: set[int] = set()
     sel_level = None
     sent_reports = {"v2": 0, "v1": 0}
+    outcomes: dict = {}
     if community_level is not None:
+        from graphrag_audit.graphrag.compat import behaviour_outcomes
+
+        outcomes = {b: o for b, o in behaviour_outcomes(model).items() if b in ("v2", "v1")}
         if selections is None:
             from graphrag_audit.graphrag.selection import select_all
 
@@ -156,7 +160,7 @@ def build_forest(model: IndexModel, community_level: int | None = None,
         nodes=nodes, roots=tuple(roots) + tuple(cycle_roots), community_level=community_level,
         selection_level=sel_level, sent_reports=sent_reports, outside_reports=tuple(outside),
         has_reports_table=bool(model.has_reports_table), cycle_roots=tuple(cycle_roots),
-        max_level=max((nd.level for nd in nodes.values()), default=-1),
+        max_level=max((nd.level for nd in nodes.values()), default=-1), outcomes=outcomes,
     )
 
 

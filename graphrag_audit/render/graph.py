@@ -105,13 +105,22 @@ def _is_forest(forest: ForestView, view: TreeView | None, more: list[Row]) -> bo
     return len(tops) + sum(1 for r in more if r.community < 0) > 1
 
 
+def _hyp_label(forest: ForestView, label: str) -> str:
+    """A legend label with ``(hyp.)`` after each graphrag that does not send what its rule selects here
+    (graphrag.compat's status on the forest, as ``levels`` marks it)."""
+    for b, who in (("v2", ">= 2.0"), ("v1", "< 2.0")):
+        if forest.status(b) not in (None, "exact"):
+            label = label.replace(who, who + " (hyp.)")
+    return label
+
+
 def _legend(forest: ForestView, order: list[int], more: list[Row]) -> tuple[str, list[tuple[str, str]]]:
     """(legend title, [(class, label)]) for the fills used in this export; no entries when the
     export has no colour (no --level, no dashed node)."""
     used = {_cls(forest, n) for n in order} - {None}
     if forest.has_reports_table and any(not forest.nodes[n].has_report for n in order):
         used.add("noreport")
-    entries = [(c, label) for c, label in LEGEND if c in used]
+    entries = [(c, _hyp_label(forest, label)) for c, label in LEGEND if c in used]
     if more:
         entries.append(("more", "hidden communities (--max-lines, --depth)"))
     n = forest.community_level
@@ -309,6 +318,8 @@ def iter_tree_json(forest: ForestView, view: TreeView | None = None) -> Iterator
         "community_level": forest.community_level,
         "selection_level": forest.selection_level,
         "sent_reports": forest.sent_reports if forest.community_level is not None else None,
+        "sent_status": ({b: forest.status(b) for b in ("v2", "v1")} if forest.community_level is not None
+                        and forest.outcomes else None),
         "roots": list(forest.roots) if view is None else list(view.tops),
         "root": None if view is None else view.root,
         "depth": None if view is None else view.depth,

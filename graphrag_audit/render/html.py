@@ -26,6 +26,7 @@ from graphrag_audit.render.palette import (BAR_COLOUR, CUT_COLOUR, NO_REPORT_COL
 from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, coverage_table, dynamic_at, dynamic_detail_rows,
                                         dynamic_level_rows, dynamic_rows, level_table, sends, size_line)
 from graphrag_audit.render.numbers import count, level_label as _lvl, number as _n
+from graphrag_audit.results.audit import CANNOT_READ
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.html import html_escape as _esc, html_text as h
@@ -113,7 +114,8 @@ def _levels_table(report) -> str:
 
 #: rows of a <details> list of reports in the dynamic section
 DYNAMIC_LISTED = 200
-DYNAMIC_RULES = ("dynamic-no-level-0-report", "dynamic-no-descent", "dynamic-unreachable")
+DYNAMIC_RULES = ("dynamic-no-level-0-report", "dynamic-no-descent", "dynamic-unreachable", "dynamic-fails",
+                 "dynamic-old-graphrag")
 
 
 def _finding_items(fs) -> str:
@@ -406,8 +408,14 @@ def _sent_list(forest: ForestView) -> str:
                        for lv, c, t in shown)
         more = (f'<p class="caption">{len(items) - len(shown):,} more titles not shown (every id is listed above; '
                 "<code>levels --list-reports -f json</code> lists every title).</p>" if len(items) > len(shown) else "")
-        parts.append(f'<details data-behaviour="{b}"><summary>{who} sends the reports of '
-                     f"{count(len(items), 'community', 'communities')}</summary>{ids}<table class=\"reports num\"><thead><tr><th>community</th>"
+        o = forest.outcomes.get(b)
+        why = "" if o is None or o.exact else (  # graphrag.compat's status, marked as the tables mark it
+            f" (hypothetical: graphrag {_esc(o.graphrag or '')} selects 0 here)" if o.returns_zero
+            else f" (hypothetical: graphrag {_esc(o.graphrag or '')} cannot read this index)" if o.status == CANNOT_READ
+            else f" (hypothetical: not what graphrag {_esc(o.graphrag or '')} sends here)")
+        did = f"{who} sends the reports of " if not why else f"hyp.: the {who} rule selects the reports of "
+        parts.append(f'<details data-behaviour="{b}"><summary>{did}'
+                     f"{count(len(items), 'community', 'communities')}{why}</summary>{ids}<table class=\"reports num\"><thead><tr><th>community</th>"
                      f"<th>level</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>")
     parts.append("</section>")
     return "".join(parts)

@@ -106,10 +106,21 @@ def comparison_rows(report) -> list[list[str]]:
     covered, entities at their finest available level, ancestors sent, fits."""
     rows = []
     for o in report.options:
-        rows.append([lvl(o.community_level), BEHAVIOUR_LABEL[o.behaviour], n(o.reports),
+        hyp = "" if o.status == "exact" else "hyp. "  # graphrag.compat: not what that graphrag sends
+        rows.append([lvl(o.community_level), BEHAVIOUR_LABEL[o.behaviour], hyp + n(o.reports),
                      n(o.cost.tokens) if o.cost else "—", n(o.cost.map_calls) if o.cost else "—",
                      n(o.entities_covered), n(o.entities_at_finest), n(o.ancestors_sent), fits_text(o.fits)])
     return rows
+
+
+def comparison_note(report) -> str:
+    """The sentence on ``hyp.`` under the comparison table ("" when every row is what graphrag sends)."""
+    who = [w for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0"))
+           if any(o.behaviour == b and o.status != "exact" for o in report.options)]
+    if not who:
+        return ""
+    return (f"hyp. = the rule of graphrag {' and '.join(who)} applied to the rebuilt tree, not what "
+            f"{'they send' if len(who) > 1 else 'it sends'} here (levels tells what).")
 
 
 COMPARISON_HEADERS = ["N", "sends", "reports", "tokens", "map calls", "entities", "at finest", "ancestors", "fits"]

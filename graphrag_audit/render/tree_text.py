@@ -19,6 +19,7 @@ from graphrag_audit.render.console import inert_log_lines, no_trailing_blanks, p
 from graphrag_audit.render.numbers import count
 from graphrag_audit.render.text_lines import wrap as wrap_words
 from graphrag_audit.sanitise.common import cut_point
+from graphrag_audit.results.audit import HYPOTHETICAL
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Row, TreeView
 
 SENT_LABEL = {SENT_BOTH: "both", SENT_V2_ONLY: "v2 only", SENT_V1_ONLY: "v1 only", SENT_NEITHER: "—"}
@@ -156,10 +157,13 @@ def render_tree(view: TreeView, *, width: int | None = None, color: bool = False
         out(Text(line), wrap=True, ours=True)
     if with_sent:
         v1 = " · v1 only = only < 2.0 sends it" if forest.counts()[SENT_V1_ONLY] else ""
-        items = [f"N={forest.community_level} column: both = sent by >= 2.0 and < 2.0", "v2 only = only >= 2.0 sends it",
-                 *(["v1 only = only < 2.0 sends it"] if v1 else []), "— = not sent"]
+        items = [_glued(x) for x in (f"N={forest.community_level} column: both = sent by >= 2.0 and < 2.0",
+                                      "v2 only = only >= 2.0 sends it",
+                                      *(["v1 only = only < 2.0 sends it"] if v1 else []), "— = not sent")]
+        hyp = _hyp_legend(forest)  # a sentence: it may break between its words
+        items += [hyp] if hyp else []
         # a line breaks between the legend's items only, the "·" staying at the end of the line
-        out(Text(" ".join(_glued(x) + (GLUE + "·" if i < len(items) - 1 else "") for i, x in enumerate(items))),
+        out(Text(" ".join(x + (GLUE + "·" if i < len(items) - 1 else "") for i, x in enumerate(items))),
             wrap=True, ours=True)
     crumbs = view.breadcrumb()
     if crumbs:
@@ -226,6 +230,16 @@ def _glued(text: str) -> str:
     return text.replace(" ", GLUE)
 
 
+def _hyp_legend(f) -> str:
+    """The legend's word on ``hyp.``: which graphrag does not send what its rule selects here."""
+    who = [w for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0")) if f.outcomes.get(b) is not None
+           and not f.outcomes[b].exact]
+    if not who:
+        return ""
+    return (f"hyp. = the rule of graphrag {' and '.join(who)} applied to the rebuilt tree, not what "
+            f"{'they send' if len(who) > 1 else 'it sends'} here (levels tells what)")
+
+
 def _summary(view: TreeView) -> list[str]:
     f = view.forest
     levels = f.max_level + 1
@@ -241,10 +255,25 @@ def _summary(view: TreeView) -> list[str]:
         capped = (f" (deeper than the index: as {f.selection_level})"
                   if f.selection_level is not None and f.selection_level != n else "")
         v1_only = f", {_glued(f'v1 only {_n(c[SENT_V1_ONLY])}')}" if c[SENT_V1_ONLY] else ""
-        lines.append(f"community_level {n}{capped}: graphrag >= 2.0 sends {count(f.sent_reports['v2'], 'report')}, "
-                     f"< 2.0 sends {_n(f.sent_reports['v1'])} ({_glued(f'both {_n(c[SENT_BOTH])}')}, "
+        lines.append(f"community_level {n}{capped}: graphrag >= 2.0 {_sends(f, 'v2')}, "
+                     f"< 2.0 {_sends(f, 'v1')} ({_glued(f'both {_n(c[SENT_BOTH])}')}, "
                      f"{_glued(f'v2 only {_n(c[SENT_V2_ONLY])}')}{v1_only})")
     return lines
+
+
+def _sends(f, b: str) -> str:
+    """What graphrag >= 2.0 (``v2``) or < 2.0 (``v1``) sends at N, its rule's count marked ``hyp.`` where
+    that graphrag does not send it (graphrag.compat's status, as ``levels`` marks it)."""
+    k = f.sent_reports[b]
+    shown = count(k, "report") if b == "v2" else _n(k)
+    o = f.outcomes.get(b)
+    if o is None or o.exact:
+        return f"sends {shown}"
+    if o.returns_zero:
+        return f"sends 0 (hyp. {shown})"
+    if o.status == HYPOTHETICAL:
+        return f"sends hyp. {shown}"
+    return f"cannot read this index (hyp. {shown})"
 
 
 def _footer(view: TreeView) -> list[str]:

@@ -226,6 +226,9 @@ class LevelOption:
     ancestors_sent: int
     cost: Cost | None
     fits: bool | None
+    # graphrag.compat's status of this behaviour on the index ("exact", "hypothetical", "graphrag_cannot_read"):
+    # not "exact" = the rule applied to the rebuilt tree, not what that graphrag sends (marked "hyp.")
+    status: str = "exact"
 
     def to_dict(self) -> dict:
         d = {"community_level": self.community_level, "behaviour": self.behaviour, "reports": self.reports,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 SENT_BOTH, SENT_V2_ONLY, SENT_V1_ONLY, SENT_NEITHER = "both", "v2-only", "v1-only", "neither"
 SENT_VALUES = (SENT_BOTH, SENT_V2_ONLY, SENT_V1_ONLY, SENT_NEITHER)
 #: ``tree -f json``'s contract: graphrag_audit/schema/tree.schema.json, docs/json-schema.md
-TREE_SCHEMA_VERSION = "1.0"
+TREE_SCHEMA_VERSION = "1.1"  # 1.1: sent_status (graphrag.compat's status per behaviour)
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,14 @@ class ForestView:
     has_reports_table: bool
     cycle_roots: tuple[int, ...] = ()
     max_level: int = -1
+    # with a community_level N: what graphrag does per behaviour ("v2", "v1"), an ``Outcome`` of
+    # results/audit.py decided by graphrag.compat (the same at every N); {} without N
+    outcomes: dict = field(default_factory=dict)
+
+    def status(self, behaviour: str) -> str | None:
+        """``exact``, ``hypothetical`` or ``graphrag_cannot_read`` for ``v2``/``v1``; None without N."""
+        o = self.outcomes.get(behaviour)
+        return None if o is None else o.status
 
     def counts(self) -> dict[str, int]:
         """Communities with a report per ``sent`` mark (only communities in the tree)."""
