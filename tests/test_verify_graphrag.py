@@ -200,7 +200,7 @@ def test_verify_renderers_show_map_call_disagreements(tmp_path):
                           "map_calls_agree": False, "graphrag_context_tokens": 22572,
                           "audit_context_tokens": 22562, "context_tokens_agree": False, "batches_agree": False}]})
     text = render(report, "text", width=400, color=False)
-    assert "DISAGREES" in text and "N=0: same 1 map calls but graphrag counts 7,441 vs audit 7,436 tokens" in text
+    assert "DISAGREES" in text and "N=0: same 1 map call but graphrag counts 7,441 vs audit 7,436 tokens" in text
     assert "N=1: graphrag 3 vs audit 2 map calls" in text
     md = render(report, "markdown")
     assert "graphrag map calls" in md and "| 3 | 2 |" in md and "22,572" in md

@@ -84,8 +84,7 @@ FailOnOpt = Annotated[FailOn, typer.Option(
 
 # --format: one alias per command (the sets differ; only levels reads GRAPHRAG_AUDIT_FORMAT)
 LevelsFormatOpt = Annotated[LevelsFormat, typer.Option(
-    "--format", "-f", envvar="GRAPHRAG_AUDIT_FORMAT",
-    help="Output format (the HTML page is graphrag-audit report DIR -o FILE.html).")]
+    "--format", "-f", envvar="GRAPHRAG_AUDIT_FORMAT", help=_FORMAT_HELP)]
 TreeFormatOpt = Annotated[TreeFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 PlanFormatOpt = Annotated[PlanFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 DiffFormatOpt = Annotated[DiffFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
