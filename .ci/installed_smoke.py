@@ -5,8 +5,9 @@
    a temporary folder), report, explain, bundle, diff (a fixture pair) and update-run (a layout
    made of fixtures). Each must exit 0 or 1, with no "internal error" and no traceback on stderr.
    Two of issue 39's guarantees as installed: a bundle of the seed example with a marker word in
-   every free text holds no byte of it, and a location with a credential is refused (exit 2, one
-   line) without printing it.
+   every free text holds no byte of it; a location with a credential is refused (exit 2, one line)
+   without printing it; a FIFO as --baseline is refused unread; ``-o`` onto the settings file or
+   the .env the run read is refused and leaves them as they were.
 2. ``pip install '.[azure]'`` and ``'.[s3]'``, each alone in its own fresh environment: the same
    ``levels -f json`` as step 1's, read from Azurite / moto's S3 server, must print the same output;
    a location of that storage with a credential in it is refused without printing it.
@@ -169,6 +170,7 @@ def base_install(tmp: Path, work: Path) -> tuple[Path, str | None] | None:
     if run_tool(bindir, ["bundle", seed, "-o", work / "bundle"], work) is not None:
         run_tool(bindir, ["levels", work / "bundle"], work)  # the bundle reads back
     bundle_leaks_nothing(bindir, seed, work)
+    reads_bounded_writes_guarded(bindir, seed, work)
     refused_without_secret(bindir, work, ["levels", f"s3://AKIASMOKEKEYID:{SECRET}@bucket/proj"])
     # a fixture pair: the seed example, then the same index with one report missing
     for fmt in ("text", "json", "markdown", "github"):
@@ -216,6 +218,37 @@ def bundle_leaks_nothing(bindir: Path, seed: Path, work: Path) -> None:
     leaked = [str(p.relative_to(out)) for p in sorted(out.rglob("*"))
               if p.is_file() and MARKER.encode() in p.read_bytes()]
     check("bundle OUT holds no byte of the index's free text", not leaked, f"found in: {leaked}")
+
+
+def reads_bounded_writes_guarded(bindir: Path, seed: Path, work: Path) -> None:
+    """A FIFO as --baseline is refused, not read (a read would hang); ``-o`` onto the settings file and
+    the .env the same run read is refused and leaves both as they were."""
+    fifo = work / "baseline.fifo"
+    os.mkfifo(fifo)
+    expect_refusal(bindir, work, ["levels", seed, "--baseline", fifo], "a FIFO as --baseline")
+    project = work / "guarded-project"
+    shutil.copytree(seed, project / "output")
+    settings = "output_storage:\n  type: file\n  base_dir: ${OUT_DIR}\n"
+    (project / "settings.yaml").write_text(settings, encoding="utf-8")
+    (project / ".env").write_text("OUT_DIR=output\n", encoding="utf-8")
+    for name in ("settings.yaml", ".env"):
+        expect_refusal(bindir, work, ["levels", project, "-f", "json", "-o", project / name],
+                       f"-o onto the {name} the run read")
+    check("the settings file and the .env are as they were",
+          (project / "settings.yaml").read_text(encoding="utf-8") == settings
+          and (project / ".env").read_text(encoding="utf-8") == "OUT_DIR=output\n")
+
+
+def expect_refusal(bindir: Path, work: Path, args: list, what: str) -> None:
+    """One line on stderr, exit 2, within a minute."""
+    try:
+        proc = subprocess.run([str(bindir / "graphrag-audit"), *map(str, args)], check=False, cwd=work,
+                              capture_output=True, text=True, timeout=60, env=clean_env())
+    except subprocess.TimeoutExpired:
+        fail(f"{what}: no answer within 60 s")
+        return
+    check(f"{what}: exit 2, one line", proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1,
+          f"exit {proc.returncode}\n{proc.stderr}")
 
 
 def refused_without_secret(bindir: Path, work: Path, args: list, env_extra: dict | None = None) -> None:
