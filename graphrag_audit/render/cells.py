@@ -479,6 +479,19 @@ COVERAGE_COLUMNS = [("n", "N"), ("v2_entities", ">=2.0 entities"), ("v1_entities
                     ("v2_text_units", ">=2.0 text units"), ("v1_text_units", "<2.0 text units")]
 
 
+def brief_rows(report, hide=frozenset()) -> tuple[list[dict[str, str]], Footnotes]:
+    """levels --brief's cells: per N, the level table's and the coverage table's cells by column key,
+    and the footnotes they share (the text and markdown renderers pick their columns from them)."""
+    _, cells, notes = level_table(report, hide)
+    keys = [k for k, _ in level_columns(report, hide)]
+    rows = [dict(zip(keys, row)) for row in cells]
+    cov_cols, cov_cells = coverage_table(report, notes, hide)
+    cov_keys = [k for k, _ in cov_cols]
+    for row, cov in zip(rows, cov_cells):
+        row.update(zip(cov_keys, cov))
+    return rows, notes
+
+
 def coverage_table(report, notes: Footnotes, hide=frozenset()) -> tuple[list[tuple[str, str]], list[list[str]]]:
     """(columns, rows) of the coverage table: per N, the clustered entities (and, when the entities
     carry text units, the text units) the selected reports cover, ``count (share)``; the text-unit

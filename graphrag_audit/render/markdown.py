@@ -27,7 +27,7 @@ from importlib import metadata
 
 from graphrag_audit.render.cost_words import money_lines, with_source
 from graphrag_audit.render.cells import (COST_COLUMNS, DEPTH_COLUMNS, DYNAMIC_HEADERS, LEVEL_ONLY_NOTE,
-                                        SELECTION_COLUMNS, answer, coverage_table, dynamic_at, hidden_note,
+                                        SELECTION_COLUMNS, answer, brief_rows, coverage_table, dynamic_at, hidden_note,
                                         hypothetical_behaviours,
                                         level_columns,
                                         dynamic_notes, dynamic_rows, dynamic_settings_line, level_table, marker_legend, sends,
@@ -195,12 +195,7 @@ def _brief(report, hide, hide_hypothetical: bool = False) -> list[str]:
     if not report.index.has_reports_table:
         return out + ["No community_reports table: nothing is sent to global search."]
     opts = report.options
-    _, cells, notes = level_table(report, hide)
-    keys = [k for k, _ in level_columns(report, hide)]
-    rows = [dict(zip(keys, row)) for row in cells]
-    cov_cols, cov_cells = coverage_table(report, notes, hide)
-    for row, cov in zip(rows, cov_cells):
-        row.update(zip([k for k, _ in cov_cols], cov))
+    rows, notes = brief_rows(report, hide)
     shown = [k for k in ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls") if rows and k in rows[0]]
     heads = [""] + [COVERAGE_HEADERS[k] if k in COVERAGE_HEADERS else _heads([k], hide)[0] for k in shown]
     table = [_marked(r.community_level == opts.level, [row[k] for k in shown]) for r, row in zip(report.levels, rows)]

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from graphrag_audit.render.cells import (BEHAVIOUR_SHORT, DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS,
-                                        answer, hidden_note, hypothetical_behaviours,
+                                        answer, brief_rows, hidden_note, hypothetical_behaviours,
                                         coverage_table, dynamic_at, dynamic_notes, dynamic_rows,
                                         dynamic_settings_line, level_columns, level_table, marker_legend, sends,
                                         size_line)
@@ -202,12 +202,7 @@ def _brief_table(report, console, hide=frozenset(), hide_hypothetical: bool = Fa
     from rich.console import Group
 
     opts = report.options
-    heads, cells, notes = level_table(report, hide)
-    keys = [key for key, _ in level_columns(report, hide)]
-    rows = [dict(zip(keys, row)) for row in cells]
-    cov_cols, cov_cells = coverage_table(report, notes, hide)
-    for row, cov in zip(rows, cov_cells):
-        row.update(zip([k for k, _ in cov_cols], cov))
+    rows, notes = brief_rows(report, hide)
     shown = [k for k in BRIEF_KEYS if k in rows[0]] if rows else []
     c = report.index.counts
     text_heads = {**TEXT_HEADERS, **_map_calls_head(hide)}
