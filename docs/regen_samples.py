@@ -298,26 +298,13 @@ def _runs_our_code(line: str) -> bool:
 # ----------------------------------------------------------------------------------------
 def _climate_previous(work: Path) -> None:
     """``previous``: the first ``period`` of real-climate-update-v09 (graphrag update's merged output),
-    written as an index of its own (as tests/test_diff.py builds it)."""
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    real = INDEXES / "real-climate-update-v09"
-    comm = pq.read_table(real / "create_final_communities.parquet").to_pandas()
-    first = sorted(comm["period"].unique())[0]
-    keep = set(comm.loc[comm["period"] == first, "community"].astype(int))
-    out = work / "previous"
-    out.mkdir()
-    for f in sorted(real.glob("*.parquet")):
-        t = pq.read_table(f)
-        if f.name in ("create_final_communities.parquet", "create_final_community_reports.parquet",
-                      "create_final_nodes.parquet"):
-            com = pd.to_numeric(pd.Series(t.column("community").to_pylist()), errors="coerce")
-            mask = (com.isin(keep) | com.isna() | (com < 0)).to_numpy()
-            pq.write_table(t.filter(pa.array(mask)), out / f.name)
-        else:
-            pq.write_table(t, out / f.name)
+    written as an index of its own (tests/builders.py, as tests/test_diff.py builds it)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        from builders import write_update_previous
+    finally:
+        sys.path.remove(str(ROOT / "tests"))
+    write_update_previous(INDEXES / "real-climate-update-v09", work / "previous")
 
 
 def _verbs_v3_int32(work: Path) -> None:

@@ -89,3 +89,26 @@ SEED = {
     20: (1, 5, ["A", "B"]), 21: (1, 5, ["C"]), 22: (1, 6, ["D"]),
     77: (2, 20, ["A"]), 78: (2, 20, ["B"]),
 }
+
+
+def write_update_previous(real: Path, out: Path) -> set:
+    """The first ``period``'s communities of a merged 0.5-0.9 ``graphrag update`` output (``real``),
+    written to ``out`` as an index of its own: the forest the update started from. Returns their
+    numbers."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    comm = pq.read_table(real / "create_final_communities.parquet").to_pandas()
+    first = sorted(comm["period"].unique())[0]
+    keep = set(comm.loc[comm["period"] == first, "community"].astype(int))
+    out.mkdir()
+    for f in sorted(real.glob("*.parquet")):
+        t = pq.read_table(f)
+        if f.name in ("create_final_communities.parquet", "create_final_community_reports.parquet",
+                      "create_final_nodes.parquet"):
+            com = pd.to_numeric(pd.Series(t.column("community").to_pylist()), errors="coerce")
+            mask = (com.isin(keep) | com.isna() | (com < 0)).to_numpy()
+            pq.write_table(t.filter(pa.array(mask)), out / f.name)
+        else:
+            pq.write_table(t, out / f.name)
+    return keep

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 import synthetic
+from builders import write_update_previous
 from conftest import FIXTURES, shared_index
 from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
 from graphrag_audit.analysis.diff import diff_reports
@@ -250,27 +251,9 @@ def test_diff_json_follows_the_shipped_schema_and_fail_on(tmp_path, base_spec):
 
 
 # ---- a real update: the merged output of graphrag update against the forest it started from ------
-def _previous_of(real: Path, out: Path) -> set:
-    """The first period's communities of a merged 0.5-0.9 update output, written as an index of its own."""
-    comm = pq.read_table(real / "create_final_communities.parquet").to_pandas()
-    first = sorted(comm["period"].unique())[0]
-    keep = set(comm.loc[comm["period"] == first, "community"].astype(int))
-    out.mkdir()
-    for f in real.glob("*.parquet"):
-        t = pq.read_table(f)
-        if f.name in ("create_final_communities.parquet", "create_final_community_reports.parquet",
-                      "create_final_nodes.parquet"):
-            com = pd.to_numeric(pd.Series(t.column("community").to_pylist()), errors="coerce")
-            mask = (com.isin(keep) | com.isna() | (com < 0)).to_numpy()
-            pq.write_table(t.filter(pa.array(mask)), out / f.name)
-        else:
-            pq.write_table(t, out / f.name)
-    return keep
-
-
 def test_real_update_output_against_its_previous_forest(tmp_path):
     real = shared_index("real-climate-update-v09")
-    keep = _previous_of(real, tmp_path / "previous")
+    keep = write_update_previous(real, tmp_path / "previous")
     merged = set(pq.read_table(real / "create_final_communities.parquet").column("community").to_pylist())
     om, orep = audit_with_model(tmp_path / "previous", OPTS)
     nm, nrep = audit_with_model(real, OPTS)
