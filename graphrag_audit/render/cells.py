@@ -479,6 +479,15 @@ COVERAGE_COLUMNS = [("n", "N"), ("v2_entities", ">=2.0 entities"), ("v1_entities
                     ("v2_text_units", ">=2.0 text units"), ("v1_text_units", "<2.0 text units")]
 
 
+def hypothetical_rule_note(who: list[str]) -> str:
+    """The sentence on ``hyp.`` where a view applies graphrag ``who``'s rule (">= 2.0", "< 2.0") to an
+    index that graphrag does not send it from ("" for none), without a final full stop."""
+    if not who:
+        return ""
+    return (f"hyp. = the rule of graphrag {' and '.join(who)} applied to the rebuilt tree, not what "
+            f"{'they send' if len(who) > 1 else 'it sends'} here (levels tells what)")
+
+
 def brief_rows(report, hide=frozenset()) -> tuple[list[dict[str, str]], Footnotes]:
     """levels --brief's cells: per N, the level table's and the coverage table's cells by column key,
     and the footnotes they share (the text and markdown renderers pick their columns from them)."""

@@ -6,6 +6,7 @@ is a number or a word of ours.
 
 from __future__ import annotations
 
+from graphrag_audit.render.cells import hypothetical_rule_note
 from graphrag_audit.render.numbers import count, level_label as lvl, number as n, share  # noqa: F401 (plan renderers' names)
 
 BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
@@ -117,10 +118,7 @@ def comparison_note(report) -> str:
     """The sentence on ``hyp.`` under the comparison table ("" when every row is what graphrag sends)."""
     who = [w for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0"))
            if any(o.behaviour == b and o.status != "exact" for o in report.options)]
-    if not who:
-        return ""
-    return (f"hyp. = the rule of graphrag {' and '.join(who)} applied to the rebuilt tree, not what "
-            f"{'they send' if len(who) > 1 else 'it sends'} here (levels tells what).")
+    return hypothetical_rule_note(who) + ("." if who else "")
 
 
 COMPARISON_HEADERS = ["N", "sends", "reports", "tokens", "map calls", "entities", "at finest", "ancestors", "fits"]

@@ -47,8 +47,8 @@ def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) ->
     out += [f"- note: {markdown_cell(text(x))}" for x in plan.notes]
     out += ["", f"### The same budget ({markdown_cell(plan.budget.describe())}) at every community_level N", ""]
     out += _table(pc.COMPARISON_HEADERS, pc.comparison_rows(report) + [pc.plan_row(plan)], left={1})
-    if pc.comparison_note(report):
-        out += ["", markdown_cell(pc.comparison_note(report))]
+    if note := pc.comparison_note(report):
+        out += ["", markdown_cell(note)]
     out += ["", "### Finest available level, per subtree", ""]
     out += [f"- {markdown_cell(text(x))}" for x in pc.disclosure_lines(plan)]
     srows = pc.subtree_rows(plan)

@@ -146,7 +146,7 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
             caption="entities = clustered entities the selection covers; at finest = of those, held by a report "
                     "at their finest available level; ancestors = reports sent together with a descendant's "
                     "report (the same entities twice). The plan sends no ancestor."
-                    + (" " + pc.comparison_note(report) if pc.comparison_note(report) else ""),
+                    + (f" {note}" if (note := pc.comparison_note(report)) else ""),
             droppable=(7, 6), extra=pc.plan_row(plan)):
         console.print(part)
 

@@ -15,6 +15,7 @@ from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.text import Text
 
+from graphrag_audit.render.cells import hypothetical_rule_note
 from graphrag_audit.render.console import inert_log_lines, no_trailing_blanks, plain_for_log as plain
 from graphrag_audit.render.numbers import count
 from graphrag_audit.render.text_lines import wrap as wrap_words
@@ -234,10 +235,7 @@ def _hyp_legend(f) -> str:
     """The legend's word on ``hyp.``: which graphrag does not send what its rule selects here."""
     who = [w for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0")) if f.outcomes.get(b) is not None
            and not f.outcomes[b].exact]
-    if not who:
-        return ""
-    return (f"hyp. = the rule of graphrag {' and '.join(who)} applied to the rebuilt tree, not what "
-            f"{'they send' if len(who) > 1 else 'it sends'} here (levels tells what)")
+    return hypothetical_rule_note(who)
 
 
 def _summary(view: TreeView) -> list[str]:
