@@ -64,8 +64,15 @@ def make_env(tmp: Path, name: str, spec: str) -> Path | None:
             try:
                 venv.EnvBuilder(with_pip=True, clear=True).create(home)
                 bindir = home / ("Scripts" if os.name == "nt" else "bin")
-                proc = subprocess.run([str(bindir / "python"), "-m", "pip", "install", "-q", spec], check=False, cwd=ROOT,
-                                      stdout=out, stderr=subprocess.STDOUT, timeout=PIP_TIMEOUT, env=clean_env())
+                proc = subprocess.run(
+                    [str(bindir / "python"), "-m", "pip", "install", "-q", spec],
+                    check=False,
+                    cwd=ROOT,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    timeout=PIP_TIMEOUT,
+                    env=clean_env(),
+                )
                 ok = proc.returncode == 0
             except (OSError, subprocess.SubprocessError) as exc:
                 out.write(f"{type(exc).__name__}: {exc}\n")
@@ -76,15 +83,20 @@ def make_env(tmp: Path, name: str, spec: str) -> Path | None:
         if attempt == 1:
             say(f"pip install '{spec}' failed; retrying once")
             time.sleep(5)
-    fail(f"pip install '{spec}' into a fresh virtual environment failed twice", log.read_text(errors="replace"))
+    fail(
+        f"pip install '{spec}' into a fresh virtual environment failed twice", log.read_text(errors="replace")
+    )
     return None
 
 
 def clean_env(extra: dict | None = None) -> dict:
     """No PYTHONPATH (the checkout must not be imported), no credentials or tool settings from outside."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "COLUMNS")
-           and not k.startswith(("GRAPHRAG_AUDIT_", "AZURE_", "AWS_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "COLUMNS")
+        and not k.startswith(("GRAPHRAG_AUDIT_", "AZURE_", "AWS_"))
+    }
     env["NO_COLOR"] = "1"
     if cache_dir:
         env["GRAPHRAG_AUDIT_CACHE_DIR"] = str(cache_dir[0])
@@ -92,22 +104,34 @@ def clean_env(extra: dict | None = None) -> dict:
     return env
 
 
-def run_tool(bindir: Path, args: list, work: Path, env_extra: dict | None = None) -> subprocess.CompletedProcess | None:
+def run_tool(
+    bindir: Path, args: list, work: Path, env_extra: dict | None = None
+) -> subprocess.CompletedProcess | None:
     """Run the environment's graphrag-audit; None (and a failure) unless it exits 0 or 1 with a clean stderr."""
     cmd = [str(bindir / "graphrag-audit"), *map(str, args)]
-    shown = "graphrag-audit " + " ".join(str(a).replace(str(FIX), "fixtures").replace(str(work), "$TMP")
-                                         for a in args)
+    shown = "graphrag-audit " + " ".join(
+        str(a).replace(str(FIX), "fixtures").replace(str(work), "$TMP") for a in args
+    )
     start = time.monotonic()
     try:
-        proc = subprocess.run(cmd, check=False, cwd=work, capture_output=True, text=True, timeout=RUN_TIMEOUT,
-                              env=clean_env(env_extra))
+        proc = subprocess.run(
+            cmd,
+            check=False,
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+            env=clean_env(env_extra),
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         fail(shown, f"{type(exc).__name__}: {exc}")
         return None
     bad = [w for w in ("internal error", "Traceback") if w in proc.stderr]
     if proc.returncode not in (0, 1) or bad:
-        fail(f"{shown}: exit {proc.returncode}" + (f", {' and '.join(bad)} on stderr" if bad else ""),
-             proc.stderr)
+        fail(
+            f"{shown}: exit {proc.returncode}" + (f", {' and '.join(bad)} on stderr" if bad else ""),
+            proc.stderr,
+        )
         return None
     say(f"ok   {shown} (exit {proc.returncode}, {time.monotonic() - start:.1f} s)")
     return proc
@@ -127,7 +151,9 @@ def json_out(proc: subprocess.CompletedProcess | None) -> None:
     try:
         json.loads(proc.stdout)
     except ValueError as exc:
-        fail(f"{' '.join(proc.args[1:3])} -f json: stdout is not one JSON document ({exc})", proc.stdout[:2000])
+        fail(
+            f"{' '.join(proc.args[1:3])} -f json: stdout is not one JSON document ({exc})", proc.stdout[:2000]
+        )
 
 
 def base_install(tmp: Path, work: Path) -> tuple[Path, str | None] | None:
@@ -136,11 +162,19 @@ def base_install(tmp: Path, work: Path) -> tuple[Path, str | None] | None:
     bindir = make_env(tmp, "venv-base", ".")
     if bindir is None:
         return None
-    where = subprocess.run([str(bindir / "python"), "-c", "import graphrag_audit; print(graphrag_audit.__file__)"],
-                           check=False, cwd=work, capture_output=True, text=True, env=clean_env())
-    check("the installed package is imported, not the checkout's",
-          where.returncode == 0 and Path(where.stdout.strip()).is_relative_to(tmp / "venv-base"),
-          where.stdout + where.stderr)
+    where = subprocess.run(
+        [str(bindir / "python"), "-c", "import graphrag_audit; print(graphrag_audit.__file__)"],
+        check=False,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+    )
+    check(
+        "the installed package is imported, not the checkout's",
+        where.returncode == 0 and Path(where.stdout.strip()).is_relative_to(tmp / "venv-base"),
+        where.stdout + where.stderr,
+    )
 
     seed = FIX / "seed-v3"
     levels_json = None
@@ -160,11 +194,20 @@ def base_install(tmp: Path, work: Path) -> tuple[Path, str | None] | None:
         if fmt == "json":
             json_out(p)
     if run_tool(bindir, ["plan", seed, "--reports", "4", "--write", work / "plan-out"], work) is not None:
-        check("plan --write wrote a community_reports table",
-              (work / "plan-out" / "community_reports.parquet").is_file())
+        check(
+            "plan --write wrote a community_reports table",
+            (work / "plan-out" / "community_reports.parquet").is_file(),
+        )
     if run_tool(bindir, ["report", seed, "-o", work / "report.html"], work) is not None:
-        check("report wrote its HTML file", (work / "report.html").is_file()
-              and (work / "report.html").read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html"))
+        check(
+            "report wrote its HTML file",
+            (work / "report.html").is_file()
+            and (work / "report.html")
+            .read_text(encoding="utf-8")
+            .lstrip()
+            .lower()
+            .startswith("<!doctype html"),
+        )
     run_tool(bindir, ["explain"], work)
     run_tool(bindir, ["explain", "v2-inflation"], work)
     if run_tool(bindir, ["bundle", seed, "-o", work / "bundle"], work) is not None:
@@ -215,8 +258,11 @@ def bundle_leaks_nothing(bindir: Path, seed: Path, work: Path) -> None:
         pq.write_table(table, f)
     if run_tool(bindir, ["bundle", marked, "-o", out], work) is None:
         return
-    leaked = [str(p.relative_to(out)) for p in sorted(out.rglob("*"))
-              if p.is_file() and MARKER.encode() in p.read_bytes()]
+    leaked = [
+        str(p.relative_to(out))
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and MARKER.encode() in p.read_bytes()
+    ]
     check("bundle OUT holds no byte of the index's free text", not leaked, f"found in: {leaked}")
 
 
@@ -232,38 +278,64 @@ def reads_bounded_writes_guarded(bindir: Path, seed: Path, work: Path) -> None:
     (project / "settings.yaml").write_text(settings, encoding="utf-8")
     (project / ".env").write_text("OUT_DIR=output\n", encoding="utf-8")
     for name in ("settings.yaml", ".env"):
-        expect_refusal(bindir, work, ["levels", project, "-f", "json", "-o", project / name],
-                       f"-o onto the {name} the run read")
-    check("the settings file and the .env are as they were",
-          (project / "settings.yaml").read_text(encoding="utf-8") == settings
-          and (project / ".env").read_text(encoding="utf-8") == "OUT_DIR=output\n")
+        expect_refusal(
+            bindir,
+            work,
+            ["levels", project, "-f", "json", "-o", project / name],
+            f"-o onto the {name} the run read",
+        )
+    check(
+        "the settings file and the .env are as they were",
+        (project / "settings.yaml").read_text(encoding="utf-8") == settings
+        and (project / ".env").read_text(encoding="utf-8") == "OUT_DIR=output\n",
+    )
 
 
 def expect_refusal(bindir: Path, work: Path, args: list, what: str) -> None:
     """One line on stderr, exit 2, within a minute."""
     try:
-        proc = subprocess.run([str(bindir / "graphrag-audit"), *map(str, args)], check=False, cwd=work,
-                              capture_output=True, text=True, timeout=60, env=clean_env())
+        proc = subprocess.run(
+            [str(bindir / "graphrag-audit"), *map(str, args)],
+            check=False,
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=clean_env(),
+        )
     except subprocess.TimeoutExpired:
         fail(f"{what}: no answer within 60 s")
         return
-    check(f"{what}: exit 2, one line", proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1,
-          f"exit {proc.returncode}\n{proc.stderr}")
+    check(
+        f"{what}: exit 2, one line",
+        proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1,
+        f"exit {proc.returncode}\n{proc.stderr}",
+    )
 
 
 def refused_without_secret(bindir: Path, work: Path, args: list, env_extra: dict | None = None) -> None:
     """A location carrying a credential: one line on stderr, exit 2, the credential printed nowhere."""
     shown = "graphrag-audit " + " ".join(a.replace(SECRET, "<SECRET>") for a in map(str, args))
     try:
-        proc = subprocess.run([str(bindir / "graphrag-audit"), *map(str, args)], check=False, cwd=work,
-                              capture_output=True, text=True, timeout=RUN_TIMEOUT, env=clean_env(env_extra))
+        proc = subprocess.run(
+            [str(bindir / "graphrag-audit"), *map(str, args)],
+            check=False,
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+            env=clean_env(env_extra),
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         fail(shown, f"{type(exc).__name__}: {exc}")
         return
-    check(f"{shown}: exit 2, one line, the credential nowhere",
-          proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
-          and SECRET not in proc.stdout + proc.stderr,
-          f"exit {proc.returncode}\n" + (proc.stdout + proc.stderr).replace(SECRET, "<SECRET!>"))
+    check(
+        f"{shown}: exit 2, one line, the credential nowhere",
+        proc.returncode == 2
+        and len(proc.stderr.strip().splitlines()) == 1
+        and SECRET not in proc.stdout + proc.stderr,
+        f"exit {proc.returncode}\n" + (proc.stdout + proc.stderr).replace(SECRET, "<SECRET!>"),
+    )
 
 
 def remote_install(tmp: Path, work: Path, extra: str, local_json: str | None) -> None:
@@ -290,14 +362,25 @@ def remote_install(tmp: Path, work: Path, extra: str, local_json: str | None) ->
         url = ("az://" if extra == "azure" else "s3://") + "smoke/seed-v3"
         p = run_tool(bindir, ["levels", url, "-f", "json"], work, emu.env())
         # a location carrying a credential is refused without printing it, through the extra's reader
-        refused_without_secret(bindir, work, ["levels", (f"az://smoke/seed-v3?sv=2024-01-01&sig={SECRET}"
-                                                          if extra == "azure" else
-                                                          f"s3://AKIASMOKEKEYID:{SECRET}@smoke/seed-v3")],
-                               emu.env())
+        refused_without_secret(
+            bindir,
+            work,
+            [
+                "levels",
+                (
+                    f"az://smoke/seed-v3?sv=2024-01-01&sig={SECRET}"
+                    if extra == "azure"
+                    else f"s3://AKIASMOKEKEYID:{SECRET}@smoke/seed-v3"
+                ),
+            ],
+            emu.env(),
+        )
         if p is not None:
-            check(f"levels {url} -f json from the '.[{extra}]' venv prints what the local read prints",
-                  local_json is not None and p.stdout.replace(url, "<INDEX>") == local_json,
-                  p.stdout[:2000])
+            check(
+                f"levels {url} -f json from the '.[{extra}]' venv prints what the local read prints",
+                local_json is not None and p.stdout.replace(url, "<INDEX>") == local_json,
+                p.stdout[:2000],
+            )
     except Exception as exc:  # noqa: BLE001 - an upload failure: one line, then the other checks
         fail(f"{extra}: uploading fixtures/seed-v3 to the emulator failed", f"{type(exc).__name__}: {exc}")
     finally:

@@ -29,10 +29,25 @@ from bench_levels import bytecode_env  # noqa: E402
 def run(code: Path, index: Path) -> tuple[float, float, float]:
     env = bytecode_env(code, dict(os.environ, PYTHONPATH=str(code), PYTHONHASHSEED="0"))
     with tempfile.TemporaryDirectory() as tmp:
-        argv = [sys.executable, "-m", "graphrag_audit", "levels", str(index), "-f", "json",
-                "-o", str(Path(tmp) / "out.json"), "--fail-on", "never", "--tokenizer", "estimate"]
+        argv = [
+            sys.executable,
+            "-m",
+            "graphrag_audit",
+            "levels",
+            str(index),
+            "-f",
+            "json",
+            "-o",
+            str(Path(tmp) / "out.json"),
+            "--fail-on",
+            "never",
+            "--tokenizer",
+            "estimate",
+        ]
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, cwd=str(code), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            argv, cwd=str(code), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         err = proc.stderr.read().decode("utf-8", "replace")
@@ -45,8 +60,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("base", type=Path)
     ap.add_argument("new", type=Path)
-    ap.add_argument("--data", type=Path, default=Path(os.environ.get("TMPDIR", tempfile.gettempdir()))
-                    / "graphrag-audit-bench" / "1m-mcs24-seed0")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=Path(os.environ.get("TMPDIR", tempfile.gettempdir()))
+        / "graphrag-audit-bench"
+        / "1m-mcs24-seed0",
+    )
     ap.add_argument("--layouts", default="3.x,1.0-1.2")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
@@ -61,8 +81,10 @@ def main() -> int:
         best = {k: (min(x[0] for x in v), min(x[1] for x in v), max(x[2] for x in v)) for k, v in got.items()}
         for name in ("base", "new"):
             w, c, m = best[name]
-            print(f"{layout:8} {name:4}  wall {w:7.2f} s  cpu {c:7.2f} s  peak RSS {m:7.0f} MB  "
-                  f"(walls {', '.join(f'{x[0]:.2f}' for x in got[name])})")
+            print(
+                f"{layout:8} {name:4}  wall {w:7.2f} s  cpu {c:7.2f} s  peak RSS {m:7.0f} MB  "
+                f"(walls {', '.join(f'{x[0]:.2f}' for x in got[name])})"
+            )
         (bw, bc, bm), (nw, nc, nm) = best["base"], best["new"]
         print(f"{layout:8} new/base  wall {nw / bw:.3f}  cpu {nc / bc:.3f}  peak RSS {nm / bm:.3f}")
     return 0

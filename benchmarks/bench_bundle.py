@@ -86,19 +86,30 @@ def main() -> None:
     ap.add_argument("--size", default="100k", choices=sorted(bench_levels.SIZES))
     ap.add_argument("--layout", default="3.x", choices=sorted(bench_levels.LAYOUTS))
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "graphrag-audit-bench")
-    ap.add_argument("--trust-cache", action="store_true",
-                    help="use a cached index of this size even when its stamp names another generator digest "
-                         "(never regenerate it)")
-    ap.add_argument("--user-token-cache", action="store_true",
-                    help="time the audit with the user's token-count cache as it is (default: an empty one, so "
-                         "that a warm cache left by earlier audits of the same index does not shorten it)")
-    ap.add_argument("--also-serial", action="store_true",
-                    help="also time the bundle with its second process off (GRAPHRAG_AUDIT_BUNDLE_SERIAL=1)")
+    ap.add_argument(
+        "--trust-cache",
+        action="store_true",
+        help="use a cached index of this size even when its stamp names another generator digest "
+        "(never regenerate it)",
+    )
+    ap.add_argument(
+        "--user-token-cache",
+        action="store_true",
+        help="time the audit with the user's token-count cache as it is (default: an empty one, so "
+        "that a warm cache left by earlier audits of the same index does not shorten it)",
+    )
+    ap.add_argument(
+        "--also-serial",
+        action="store_true",
+        help="also time the bundle with its second process off (GRAPHRAG_AUDIT_BUNDLE_SERIAL=1)",
+    )
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     data = cached(args) if args.trust_cache else None
     if data is None:
-        data = bench_levels.ensure_data(args.cache, args.size, bench_levels.SIZES[args.size], [args.layout], False)
+        data = bench_levels.ensure_data(
+            args.cache, args.size, bench_levels.SIZES[args.size], [args.layout], False
+        )
     index = Path(data["dir"]) / args.layout
     bench_levels.warm_page_cache(index)
     work = Path(tempfile.mkdtemp(prefix="bench-bundle-"))
@@ -107,18 +118,42 @@ def main() -> None:
         load_before = load()
         # the audit's token-count cache starts empty (a first audit of the index: every string counted,
         # as the bundle's audit of OUT counts every string); --user-token-cache: the user's cache as it is
-        env = None if args.user_token_cache else {**os.environ, "GRAPHRAG_AUDIT_CACHE_DIR": str(work / "token-cache")}
-        (audit_s, audit_cpu) = timed([py, "-m", "graphrag_audit", "levels", str(index), "-f", "json", "-o", str(work / "a.json"),
-                         "--tokenizer", "cl100k_base", "--fail-on", "never"], env)
+        env = (
+            None
+            if args.user_token_cache
+            else {**os.environ, "GRAPHRAG_AUDIT_CACHE_DIR": str(work / "token-cache")}
+        )
+        (audit_s, audit_cpu) = timed(
+            [
+                py,
+                "-m",
+                "graphrag_audit",
+                "levels",
+                str(index),
+                "-f",
+                "json",
+                "-o",
+                str(work / "a.json"),
+                "--tokenizer",
+                "cl100k_base",
+                "--fail-on",
+                "never",
+            ],
+            env,
+        )
         audit_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        (bundle_s, bundle_cpu) = timed([py, "-m", "graphrag_audit", "bundle", str(index), "-o", str(work / "out")])
+        (bundle_s, bundle_cpu) = timed(
+            [py, "-m", "graphrag_audit", "bundle", str(index), "-o", str(work / "out")]
+        )
         # the largest single process so far (the bundle's worker process included); KB on Linux
         peak_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         serial = None
         if args.also_serial:  # the same bundle in one process (bundle/parallel.py's worker off)
             shutil.rmtree(work / "out")
-            serial = timed([py, "-m", "graphrag_audit", "bundle", str(index), "-o", str(work / "out")],
-                           {**os.environ, "GRAPHRAG_AUDIT_BUNDLE_SERIAL": "1"})
+            serial = timed(
+                [py, "-m", "graphrag_audit", "bundle", str(index), "-o", str(work / "out")],
+                {**os.environ, "GRAPHRAG_AUDIT_BUNDLE_SERIAL": "1"},
+            )
         load_after = load()
         size = sum(p.stat().st_size for p in (work / "out").iterdir())
     finally:
@@ -126,17 +161,25 @@ def main() -> None:
     print(f"index: {args.size} entities, {args.layout} layout ({data.get('reports', '?')} reports)")
     cache = "the user's token cache" if args.user_token_cache else "empty token cache"
     print(f"static audit (levels -f json, cl100k_base, {cache}): {audit_s:.1f} s wall, {audit_cpu:.1f} s CPU")
-    print(f"bundle (tables + its own audit):            {bundle_s:.1f} s wall, {bundle_cpu:.1f} s CPU  "
-          f"({size / 1e6:.1f} MB written)")
+    print(
+        f"bundle (tables + its own audit):            {bundle_s:.1f} s wall, {bundle_cpu:.1f} s CPU  "
+        f"({size / 1e6:.1f} MB written)"
+    )
     print(f"bundle / audit: {bundle_s / audit_s:.2f}x wall, {bundle_cpu / audit_cpu:.2f}x CPU (target <= 3x)")
     if serial is not None:
-        print(f"bundle in one process (GRAPHRAG_AUDIT_BUNDLE_SERIAL=1): {serial[0]:.1f} s wall, {serial[1]:.1f} s CPU "
-              f"({serial[0] / audit_s:.2f}x the audit's wall, {serial[1] / audit_cpu:.2f}x its CPU)")
-    print(f"peak RSS of one process: audit {audit_rss / 1024:.0f} MB; "
-          f"audit and bundle (its worker included) {peak_rss / 1024:.0f} MB")
+        print(
+            f"bundle in one process (GRAPHRAG_AUDIT_BUNDLE_SERIAL=1): {serial[0]:.1f} s wall, {serial[1]:.1f} s CPU "
+            f"({serial[0] / audit_s:.2f}x the audit's wall, {serial[1] / audit_cpu:.2f}x its CPU)"
+        )
+    print(
+        f"peak RSS of one process: audit {audit_rss / 1024:.0f} MB; "
+        f"audit and bundle (its worker included) {peak_rss / 1024:.0f} MB"
+    )
     read = arrow_bytes(index)
-    print(f"Arrow size of the tables the bundle reads: {read / 2**20:.0f} MB; peak RSS / Arrow size: "
-          f"{peak_rss * 1024 / read:.2f}x (issue 22: at most 2x)")
+    print(
+        f"Arrow size of the tables the bundle reads: {read / 2**20:.0f} MB; peak RSS / Arrow size: "
+        f"{peak_rss * 1024 / read:.2f}x (issue 22: at most 2x)"
+    )
     print(f"load average (1, 5, 15 min) before: {load_before}; after: {load_after}")
 
 

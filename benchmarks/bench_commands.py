@@ -54,11 +54,20 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_bundle import arrow_bytes as bundle_arrow_bytes  # noqa: E402
 from bench_levels import (  # noqa: E402
-    BARE_READ_CODE, LAYOUTS, MAX_CLUSTER_SIZE, REPO, SEED, SIZES, best_of, ensure_data, machine, run_child,
+    BARE_READ_CODE,
+    LAYOUTS,
+    MAX_CLUSTER_SIZE,
+    REPO,
+    SEED,
+    SIZES,
+    best_of,
+    ensure_data,
+    machine,
+    run_child,
     warm_page_cache,
 )
-from bench_bundle import arrow_bytes as bundle_arrow_bytes  # noqa: E402
 from bench_plan import plan_cases  # noqa: E402
 
 MB = 1024 * 1024
@@ -74,8 +83,12 @@ def cached_data(cache: Path, label: str, layouts: list[str]) -> dict:
     stamp = cache / f"{label}-mcs{MAX_CLUSTER_SIZE}-seed{SEED}" / "stamp.json"
     if stamp.exists():
         have = json.loads(stamp.read_text())
-        if (have.get("entities") == SIZES[label] and have.get("max_cluster_size") == MAX_CLUSTER_SIZE
-                and have.get("seed") == SEED and all((stamp.parent / lay).is_dir() for lay in layouts)):
+        if (
+            have.get("entities") == SIZES[label]
+            and have.get("max_cluster_size") == MAX_CLUSTER_SIZE
+            and have.get("seed") == SEED
+            and all((stamp.parent / lay).is_dir() for lay in layouts)
+        ):
             return {"dir": stamp.parent, **have}
     return ensure_data(cache, label, SIZES[label], layouts, False)
 
@@ -86,26 +99,39 @@ def cached_data(cache: Path, label: str, layouts: list[str]) -> dict:
 def in_child(code: str, *argv: str):
     """Run ``code`` (which prints JSON) in a fresh interpreter with benchmarks/ on sys.path."""
     here = str(Path(__file__).resolve().parent)
-    return json.loads(run_child([sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); " + code,
-                                 *argv])["stdout"])
+    return json.loads(
+        run_child([sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); " + code, *argv])[
+            "stdout"
+        ]
+    )
 
 
 def tree_formats() -> list[str]:
     """The formats ``tree --help`` offers (read from the CLI, so a new export is benchmarked too)."""
-    return in_child("import json; from graphrag_audit.render.formats import TreeFormat; "
-                    "print(json.dumps([f.value for f in TreeFormat]))")
+    return in_child(
+        "import json; from graphrag_audit.render.formats import TreeFormat; "
+        "print(json.dumps([f.value for f in TreeFormat]))"
+    )
 
 
 def diff_pairs(n: int, cache: Path) -> Path:
     """bench_diff.py's OLD / renumbered / updated indexes (generated once into ``cache``)."""
-    return Path(in_child("import json, bench_diff; from pathlib import Path; "
-                         "print(json.dumps(str(bench_diff.prepare(int(sys.argv[1]), Path(sys.argv[2])))))",
-                         str(n), str(cache)))
+    return Path(
+        in_child(
+            "import json, bench_diff; from pathlib import Path; "
+            "print(json.dumps(str(bench_diff.prepare(int(sys.argv[1]), Path(sys.argv[2])))))",
+            str(n),
+            str(cache),
+        )
+    )
 
 
 def bare(index_dir: Path, repeat: int = 1) -> dict:
-    spec = in_child("import json, bench_levels; from pathlib import Path; "
-                    "print(json.dumps(bench_levels.read_spec(Path(sys.argv[1]))))", str(index_dir))
+    spec = in_child(
+        "import json, bench_levels; from pathlib import Path; "
+        "print(json.dumps(bench_levels.read_spec(Path(sys.argv[1]))))",
+        str(index_dir),
+    )
     r = best_of(repeat, [sys.executable, "-c", BARE_READ_CODE, json.dumps(spec)])
     return {**r, "arrow_bytes": json.loads(r["stdout"])["arrow_bytes"]}
 
@@ -123,16 +149,30 @@ def measure(index_dir: Path, diff_base: Path | None, args, work: Path) -> list[d
     b = bare(index_dir, n)
     arrow = b["arrow_bytes"]
     audit_json = work / "audit.json"
-    audit = best_of(n, gam("levels", str(index_dir), "-f", "json", "-o", str(audit_json), "--fail-on", "never", *est))
+    audit = best_of(
+        n, gam("levels", str(index_dir), "-f", "json", "-o", str(audit_json), "--fail-on", "never", *est)
+    )
     a_s = audit["wall_s"]
 
     def row(command: str, r: dict, *, audit_s: float = a_s, arrow_bytes: int = arrow, note: str = "") -> None:
         if r.get("wall_max_s", r["wall_s"]) > r["wall_s"]:
             note = "; ".join(filter(None, [f"slowest {r['wall_max_s']:.2f} s", note]))
-        rows.append({"command": command, "wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "rss_bytes": r["rss_bytes"],
-                     "audit_s": audit_s, "arrow_bytes": arrow_bytes, "note": note})
-        print(f"  {command:<44} {r['wall_s']:7.2f} s  ratio {r['wall_s'] / audit_s:5.2f}  "
-              f"RSS {r['rss_bytes'] / MB:7.0f} MB ({r['rss_bytes'] / arrow_bytes:4.2f}x Arrow)", flush=True)
+        rows.append(
+            {
+                "command": command,
+                "wall_s": r["wall_s"],
+                "cpu_s": r["cpu_s"],
+                "rss_bytes": r["rss_bytes"],
+                "audit_s": audit_s,
+                "arrow_bytes": arrow_bytes,
+                "note": note,
+            }
+        )
+        print(
+            f"  {command:<44} {r['wall_s']:7.2f} s  ratio {r['wall_s'] / audit_s:5.2f}  "
+            f"RSS {r['rss_bytes'] / MB:7.0f} MB ({r['rss_bytes'] / arrow_bytes:4.2f}x Arrow)",
+            flush=True,
+        )
 
     row("bare read (Arrow)", b, note=f"Arrow {arrow / MB:.0f} MB")
     row("levels -f json (static audit)", audit)
@@ -173,49 +213,105 @@ def measure(index_dir: Path, diff_base: Path | None, args, work: Path) -> list[d
             new = diff_base / pair
             warm_page_cache(new)
             b_new = bare(new, n)
-            a_new = best_of(n, gam("levels", str(new), "-f", "json", "-o", str(work / "n.json"), "--fail-on", "never",
-                                  *est))
-            r = best_of(n, gam("diff", str(old), str(new), "-f", "json", "-o", str(work / "d.json"),
-                              "--fail-on", "never", *est))
-            row(f"diff ({pair} pair)", r, audit_s=a_new["wall_s"], arrow_bytes=b_old["arrow_bytes"] + b_new["arrow_bytes"],
-                note=f"audit of NEW {a_new['wall_s']:.2f} s")
+            a_new = best_of(
+                n,
+                gam("levels", str(new), "-f", "json", "-o", str(work / "n.json"), "--fail-on", "never", *est),
+            )
+            r = best_of(
+                n,
+                gam(
+                    "diff",
+                    str(old),
+                    str(new),
+                    "-f",
+                    "json",
+                    "-o",
+                    str(work / "d.json"),
+                    "--fail-on",
+                    "never",
+                    *est,
+                ),
+            )
+            row(
+                f"diff ({pair} pair)",
+                r,
+                audit_s=a_new["wall_s"],
+                arrow_bytes=b_old["arrow_bytes"] + b_new["arrow_bytes"],
+                note=f"audit of NEW {a_new['wall_s']:.2f} s",
+            )
 
     if "bundle" not in skip:
         # the bundle counts in memory: its denominator counts every text too (no token cache), as
         # bench_bundle.py's does; otherwise a second layout's audit finds the first one's counts
-        exact = best_of(n, gam("levels", str(index_dir), "-f", "json", "-o", str(work / "x.json"), "--fail-on", "never",
-                              "--tokenizer", "cl100k_base", "--no-token-cache"))
-        row("levels -f json --tokenizer cl100k_base --no-token-cache", exact, note="the bundle's exact denominator")
+        exact = best_of(
+            n,
+            gam(
+                "levels",
+                str(index_dir),
+                "-f",
+                "json",
+                "-o",
+                str(work / "x.json"),
+                "--fail-on",
+                "never",
+                "--tokenizer",
+                "cl100k_base",
+                "--no-token-cache",
+            ),
+        )
+        row(
+            "levels -f json --tokenizer cl100k_base --no-token-cache",
+            exact,
+            note="the bundle's exact denominator",
+        )
         out = work / "bundle"
         try:
-            r = best_of(n, gam("bundle", str(index_dir), "-o", str(out)),
-                        before_each=lambda: shutil.rmtree(out, ignore_errors=True))
+            r = best_of(
+                n,
+                gam("bundle", str(index_dir), "-o", str(out)),
+                before_each=lambda: shutil.rmtree(out, ignore_errors=True),
+            )
         except RuntimeError as exc:  # e.g. stopped by hand when it runs too long: said, not timed
             print(f"  bundle: {str(exc).splitlines()[0][:120]}", flush=True)
         else:
             size = sum(p.stat().st_size for p in out.iterdir())
             read = bundle_arrow_bytes(index_dir)  # the bundle reads whole tables, text included
-            row("bundle", r, audit_s=exact["wall_s"], arrow_bytes=read,
+            row(
+                "bundle",
+                r,
+                audit_s=exact["wall_s"],
+                arrow_bytes=read,
                 note=f"ratio to the exact audit (bundle counts with cl100k_base); {r['wall_s'] / a_s:.2f}x the "
-                     f"estimate audit; RSS to the {read / MB:.0f} MB of Arrow it reads; {size / MB:.0f} MB out")
+                f"estimate audit; RSS to the {read / MB:.0f} MB of Arrow it reads; {size / MB:.0f} MB out",
+            )
         shutil.rmtree(out, ignore_errors=True)
     return rows
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| command | wall s | cpu s | ratio to audit | peak RSS MB | RSS / Arrow | target held? | note |",
-             "|---|---:|---:|---:|---:|---:|---|---|"]
+    lines = [
+        "| command | wall s | cpu s | ratio to audit | peak RSS MB | RSS / Arrow | target held? | note |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
+    ]
     for r in rows:
         ratio = r["wall_s"] / r["audit_s"]
         mem = r["rss_bytes"] / r["arrow_bytes"]
         if r["command"].startswith(("bare read", "levels")):
             held = "(denominator)"
         else:
-            held = "yes" if ratio <= AUDIT_TARGET and mem <= RSS_TARGET else \
-                "no (" + ", ".join(x for x, bad in (("time", ratio > AUDIT_TARGET), ("RSS", mem > RSS_TARGET))
-                                   if bad) + ")"
-        lines.append(f"| `{r['command']}` | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {ratio:.2f} | "
-                     f"{r['rss_bytes'] / MB:.0f} | {mem:.2f} | {held} | {r['note']} |")
+            held = (
+                "yes"
+                if ratio <= AUDIT_TARGET and mem <= RSS_TARGET
+                else "no ("
+                + ", ".join(
+                    x for x, bad in (("time", ratio > AUDIT_TARGET), ("RSS", mem > RSS_TARGET)) if bad
+                )
+                + ")"
+            )
+        lines.append(
+            f"| `{r['command']}` | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {ratio:.2f} | "
+            f"{r['rss_bytes'] / MB:.0f} | {mem:.2f} | {held} | {r['note']} |"
+        )
     return "\n".join(lines)
 
 
@@ -229,15 +325,26 @@ def load() -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100k", help="comma list of " + ", ".join(SIZES))
-    ap.add_argument("--layouts", default="3.x", help="comma list of " + ", ".join(LAYOUTS) +
-                    " (diff rows: 3.x only, bench_diff's pairs are 3.x)")
+    ap.add_argument(
+        "--layouts",
+        default="3.x",
+        help="comma list of " + ", ".join(LAYOUTS) + " (diff rows: 3.x only, bench_diff's pairs are 3.x)",
+    )
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "graphrag-audit-bench")
-    ap.add_argument("--diff-cache", type=Path, default=Path(tempfile.gettempdir()) / "graphrag-audit-bench-diff",
-                    help="bench_diff.py's cache of OLD/renumbered/updated (generated there when missing)")
+    ap.add_argument(
+        "--diff-cache",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "graphrag-audit-bench-diff",
+        help="bench_diff.py's cache of OLD/renumbered/updated (generated there when missing)",
+    )
     ap.add_argument("--skip", default="", help="comma list of tree, report, plan, diff, bundle")
     ap.add_argument("--no-bundle", action="store_true", help="same as --skip bundle")
-    ap.add_argument("--repeat", type=int, default=1, help="runs of each measurement: best wall and CPU time, "
-                                                           "largest peak RSS (default 1)")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs of each measurement: best wall and CPU time, largest peak RSS (default 1)",
+    )
     ap.add_argument("--markdown", type=Path, help="also write the tables (markdown) here")
     args = ap.parse_args(argv)
     if args.no_bundle:
@@ -248,19 +355,27 @@ def main(argv: list[str] | None = None) -> int:
         data = cached_data(args.cache, label, layouts)
         for layout in layouts:
             index_dir = Path(data["dir"]) / layout
-            diff_base = diff_pairs(SIZES[label], args.diff_cache) if layout == "3.x" and \
-                "diff" not in args.skip else None
+            diff_base = (
+                diff_pairs(SIZES[label], args.diff_cache)
+                if layout == "3.x" and "diff" not in args.skip
+                else None
+            )
             before = load()
-            rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                                 text=True).stdout.strip()  # at the start: the children import the work tree
-            print(f"{label} ({data['entities']:,} entities, {data['communities']:,} communities), {layout}; {before}",
-                  flush=True)
+            rev = subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+            ).stdout.strip()  # at the start: the children import the work tree
+            print(
+                f"{label} ({data['entities']:,} entities, {data['communities']:,} communities), {layout}; {before}",
+                flush=True,
+            )
             with tempfile.TemporaryDirectory(prefix="bench-commands-") as tmp:
                 rows = measure(index_dir, diff_base, args, Path(tmp))
             after = load()
-            part = (f"### {label}, {layout} layout ({data['entities']:,} entities, {data['communities']:,} "
-                    f"communities; revision {rev or 'unknown (not a git checkout)'}; best of {args.repeat}; "
-                    f"{before} before, {after} after)\n\n{table(rows)}")
+            part = (
+                f"### {label}, {layout} layout ({data['entities']:,} entities, {data['communities']:,} "
+                f"communities; revision {rev or 'unknown (not a git checkout)'}; best of {args.repeat}; "
+                f"{before} before, {after} after)\n\n{table(rows)}"
+            )
             print("\n" + part + "\n", flush=True)
             parts.append(part)
     parts.insert(0, f"Machine: {machine()}")  # imports numpy and pandas: after the last child

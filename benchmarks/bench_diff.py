@@ -40,8 +40,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 def _size(s: str) -> int:
     s = s.lower()
-    return int(float(s[:-1]) * 1000) if s.endswith("k") else int(float(s[:-1]) * 1_000_000) if s.endswith("m") \
+    return (
+        int(float(s[:-1]) * 1000)
+        if s.endswith("k")
+        else int(float(s[:-1]) * 1_000_000)
+        if s.endswith("m")
         else int(s)
+    )
 
 
 def _rewrite(spec, rng, share=0.01):
@@ -102,8 +107,12 @@ def prepare(n: int, cache: Path) -> Path:
 
 def timed(args: list[str], out: Path) -> float:
     t = time.perf_counter()
-    res = subprocess.run([sys.executable, "-m", "graphrag_audit", *args, "-f", "json", "-o", str(out),
-                          "--fail-on", "never"], cwd=ROOT, capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *args, "-f", "json", "-o", str(out), "--fail-on", "never"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - t
     if res.returncode != 0:
         raise SystemExit(f"{' '.join(args)}: exit {res.returncode}: {res.stderr.strip()[:300]}")
@@ -124,8 +133,10 @@ def main() -> None:
         for pair in ("renumbered", "updated"):
             new = base / pair
             audit = min(timed(["levels", str(new), "--tokenizer", a.tokenizer], out) for _ in range(a.repeat))
-            diff = min(timed(["diff", str(base / "old"), str(new), "--tokenizer", a.tokenizer], out)
-                       for _ in range(a.repeat))
+            diff = min(
+                timed(["diff", str(base / "old"), str(new), "--tokenizer", a.tokenizer], out)
+                for _ in range(a.repeat)
+            )
             print(f"{size:>6}  {pair:<11} {audit:11.2f} {diff:8.2f} {diff / audit:6.2f}", flush=True)
         os.unlink(out)
 

@@ -50,8 +50,14 @@ print(json.dumps({"wall": wall, "timings": t, "levels_simulated": len(levels), "
 
 def measure(index: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONHASHSEED="0")
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(index)], cwd=str(ROOT), env=env,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(index)],
+        cwd=str(ROOT),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         raise SystemExit(f"{index}: the audit failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -59,21 +65,30 @@ def measure(index: Path) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=Path(os.environ.get("TMPDIR", tempfile.gettempdir()))
-                    / "graphrag-audit-bench" / "1m-mcs24-seed0")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=Path(os.environ.get("TMPDIR", tempfile.gettempdir()))
+        / "graphrag-audit-bench"
+        / "1m-mcs24-seed0",
+    )
     ap.add_argument("--layouts", default="3.x,1.0-1.2")
     ap.add_argument("--extra", type=Path, nargs="*", default=[])
     args = ap.parse_args()
     indexes = [(f"1M synthetic {lay}", args.data / lay) for lay in args.layouts.split(",") if lay]
     indexes += [(p.name, p) for p in args.extra]
-    print(f"{'index':28} {'reports':>9} {'levels':>6} {'lines':>9} {'static s':>9} {'dynamic s':>9} {'dyn/static':>10}")
+    print(
+        f"{'index':28} {'reports':>9} {'levels':>6} {'lines':>9} {'static s':>9} {'dynamic s':>9} {'dyn/static':>10}"
+    )
     for label, index in indexes:
         got = measure(index)
         t = got["timings"]
         dynamic = t.get("dynamic", 0.0)
         static = got["wall"] - dynamic
-        print(f"{label:28} {got['reports']:>9,} {got['levels_simulated']:>6} {'+'.join(got['lines']):>9} "
-              f"{static:>9.2f} {dynamic:>9.2f} {dynamic / static:>10.2f}")
+        print(
+            f"{label:28} {got['reports']:>9,} {got['levels_simulated']:>6} {'+'.join(got['lines']):>9} "
+            f"{static:>9.2f} {dynamic:>9.2f} {dynamic / static:>10.2f}"
+        )
     return 0
 
 

@@ -343,8 +343,12 @@ def bytecode_env(code: Path, env: dict) -> dict:
     env = dict(env)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if code not in _COMPILED:  # (compileall rewrites only what changed)
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(code / "graphrag_audit")],
-                       env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(code / "graphrag_audit")],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         _COMPILED.add(code)
     return env
 
@@ -369,8 +373,14 @@ def run_child(argv: list[str], *, code: Path | None = None, extra_env: dict | No
         stderr = err.read().decode("utf-8", "replace")
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:4])} ... exited {proc.returncode}:\n{stderr[-3000:]}")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "user_s": usage.ru_utime,
-            "sys_s": usage.ru_stime, "rss_bytes": usage.ru_maxrss * 1024, "stdout": stdout}
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "user_s": usage.ru_utime,
+        "sys_s": usage.ru_stime,
+        "rss_bytes": usage.ru_maxrss * 1024,
+        "stdout": stdout,
+    }
 
 
 def best_of(repeat: int, argv: list[str], extra_env: dict | None = None, before_each=None) -> dict:
@@ -388,8 +398,12 @@ def best_runs(runs: list[dict]) -> dict:
     """Minimum wall, cpu, user and kernel (sys) time, maximum RSS, the last stdout; and the
     slowest wall time (``wall_max_s``: how far the runs spread)."""
     best = {k: min(r[k] for r in runs) for k in ("wall_s", "cpu_s", "user_s", "sys_s")}
-    return dict(best, wall_max_s=max(r["wall_s"] for r in runs), rss_bytes=max(r["rss_bytes"] for r in runs),
-                stdout=runs[-1]["stdout"])
+    return dict(
+        best,
+        wall_max_s=max(r["wall_s"] for r in runs),
+        rss_bytes=max(r["rss_bytes"] for r in runs),
+        stdout=runs[-1]["stdout"],
+    )
 
 
 #: what a row keeps of a measurement
@@ -424,8 +438,15 @@ def shape_kwargs(shape: str) -> dict:
     return dict(SHAPES[shape])
 
 
-def ensure_data(cache: Path, label: str, n: int, layouts: list[str], regenerate: bool,
-                shape: str = "default", trust: bool = False) -> dict:
+def ensure_data(
+    cache: Path,
+    label: str,
+    n: int,
+    layouts: list[str],
+    regenerate: bool,
+    shape: str = "default",
+    trust: bool = False,
+) -> dict:
     """The cached index of ``n`` entities in ``shape`` (generated when missing or stale). The default
     shape keeps its historic directory and stamp, so caches made before shapes existed stay valid."""
     if shape == "default":
@@ -444,13 +465,19 @@ def ensure_data(cache: Path, label: str, n: int, layouts: list[str], regenerate:
         keys = [k for k in want if not (trust and k == "generator")]
         if all(have.get(k) == want[k] for k in keys) and all((base / lay).is_dir() for lay in layouts):
             if have.get("generator") != want["generator"]:
-                print(f"# {base}: generator changed since it was written; used as is (--trust-cache)",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"# {base}: generator changed since it was written; used as is (--trust-cache)",
+                    file=sys.stderr,
+                    flush=True,
+                )
             return {"dir": base, **have}
     print(f"generating {label} {shape} ({n:,} entities) in {base} ...", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    res = run_child([sys.executable, "-c", GENERATE_CODE, str(n), str(MAX_CLUSTER_SIZE), str(SEED), str(base),
-                     *LAYOUTS], code=REPO, extra_env=env)  # this checkout's generator, whose digest is stamped
+    res = run_child(
+        [sys.executable, "-c", GENERATE_CODE, str(n), str(MAX_CLUSTER_SIZE), str(SEED), str(base), *LAYOUTS],
+        code=REPO,
+        extra_env=env,
+    )  # this checkout's generator, whose digest is stamped
     info = {**want, **json.loads(res["stdout"]), "generate_s": round(time.perf_counter() - t0, 1)}
     stamp.write_text(json.dumps(info, indent=1))
     return {"dir": base, **info}
@@ -470,8 +497,11 @@ def read_spec(index_dir: Path) -> dict:
     wanted = {"communities": COMMUNITY_COLUMNS, "reports": REPORT_COLUMNS, "entities": ENTITY_COLUMNS}
     if generation.before_2 or "communities" not in files.tables:
         wanted["nodes"] = NODE_COLUMNS
-    return {k: (str(files.tables[k]), [c for c in cols if c in schemas[k]])
-            for k, cols in wanted.items() if k in files.tables}
+    return {
+        k: (str(files.tables[k]), [c for c in cols if c in schemas[k]])
+        for k, cols in wanted.items()
+        if k in files.tables
+    }
 
 
 # ----------------------------------------------------------------------------------------
@@ -523,8 +553,21 @@ def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
     for tok in tokenizers:
         target = out_dir / f"audit-{layout}-{tok}.json"
         row.setdefault("load_at_audit", os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
-        argv = [py, "-m", "graphrag_audit", "levels", str(index_dir), "-f", "json",
-                "--tokenizer", tok, "-o", str(target), "--fail-on", "never"]
+        argv = [
+            py,
+            "-m",
+            "graphrag_audit",
+            "levels",
+            str(index_dir),
+            "-f",
+            "json",
+            "--tokenizer",
+            tok,
+            "-o",
+            str(target),
+            "--fail-on",
+            "never",
+        ]
         if tok == "estimate":
             if args.turns:  # the bare read and the audit by turns
                 bare, res, row["pair_ratios"] = best_of_pairs(args.repeat, bare_argv, argv)
@@ -546,16 +589,25 @@ def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
     audit_counts = {str(r["community_level"]): r["selected"][behaviour]["count"] for r in est["levels"]}
 
     if not args.no_naive:
-        naive_spec = {"reports": (spec["reports"][0], ["community", "level", "title", "rank", "full_content"])}
+        naive_spec = {
+            "reports": (spec["reports"][0], ["community", "level", "title", "rank", "full_content"])
+        }
         if layout == "3.x":
-            naive_spec["communities"] = (spec["communities"][0], ["community", "level", "title", "entity_ids"])
+            naive_spec["communities"] = (
+                spec["communities"][0],
+                ["community", "level", "title", "entity_ids"],
+            )
         else:
             naive_spec["nodes"] = (spec["nodes"][0], ["title", "community", "level"])
         naive = best_of(args.repeat, [py, "-c", NAIVE_CODE, layout, json.dumps(naive_spec)])
         detail = json.loads(naive["stdout"])
         row["naive"] = {k: naive[k] for k in KEPT}
-        row["naive"].update(read_s=detail["read_s"], rollup_s=detail["rollup_s"],
-                            levels=len(detail["counts"]), agrees=detail["counts"] == audit_counts)
+        row["naive"].update(
+            read_s=detail["read_s"],
+            rollup_s=detail["rollup_s"],
+            levels=len(detail["counts"]),
+            agrees=detail["counts"] == audit_counts,
+        )
 
     if not args.no_graphrag_naive:
         row["graphrag_naive"] = measure_graphrag(index_dir, layout, spec, args, out_dir)
@@ -574,8 +626,10 @@ def measure(index_dir: Path, layout: str, args, out_dir: Path) -> dict:
 # graphrag's own per-level query code, in a side interpreter that has graphrag installed
 # ----------------------------------------------------------------------------------------
 _SIDE = os.path.join(os.environ.get("TMPDIR", "/tmp"), "graphrag-audit-ci")  # where .ci/run builds them
-GRAPHRAG_PYTHONS = {"3.x": os.path.join(_SIDE, "gr3", "bin", "python"),
-                    "1.0-1.2": os.path.join(_SIDE, "gr12", "bin", "python")}
+GRAPHRAG_PYTHONS = {
+    "3.x": os.path.join(_SIDE, "gr3", "bin", "python"),
+    "1.0-1.2": os.path.join(_SIDE, "gr12", "bin", "python"),
+}
 # which graphrag major versions call these layouts' tables the way the child does
 GRAPHRAG_MAJORS = {"3.x": lambda major: major >= 2, "1.0-1.2": lambda major: major == 1}
 _probes: dict[str, dict] = {}
@@ -631,12 +685,25 @@ def measure_graphrag(index_dir: Path, layout: str, spec: dict, args, out_dir: Pa
     tokenizer = audit_json["options"]["tokenizer"]
     encoding = tokenizer if tokenizer != "estimate" else "cl100k_base"
     paths = {"reports": spec["reports"][0], "entities": spec["entities"][0]}
-    paths["communities" if layout == "3.x" else "nodes"] = spec["communities" if layout == "3.x" else "nodes"][0]
+    paths["communities" if layout == "3.x" else "nodes"] = spec[
+        "communities" if layout == "3.x" else "nodes"
+    ][0]
     progress = out_dir / f"graphrag-naive-{index_dir.parent.name}-{layout}.progress"
-    print(f"# graphrag {info['graphrag']} per-level run ({layout}); per-level progress in {progress}",
-          file=sys.stderr, flush=True)
-    argv = [py, "-c", GRAPHRAG_NAIVE_CODE, layout, json.dumps(paths),
-            str(audit_json["options"]["max_context_tokens"]), encoding, str(progress)]
+    print(
+        f"# graphrag {info['graphrag']} per-level run ({layout}); per-level progress in {progress}",
+        file=sys.stderr,
+        flush=True,
+    )
+    argv = [
+        py,
+        "-c",
+        GRAPHRAG_NAIVE_CODE,
+        layout,
+        json.dumps(paths),
+        str(audit_json["options"]["max_context_tokens"]),
+        encoding,
+        str(progress),
+    ]
     try:
         # once, whatever --repeat says: at 1M it runs for ten minutes and more
         res = best_of(1, argv, extra_env=tiktoken_cache_env([py, *GRAPHRAG_PYTHONS.values()]))
@@ -649,7 +716,9 @@ def measure_graphrag(index_dir: Path, layout: str, spec: dict, args, out_dir: Pa
     # the same numbers from the audit: v2 for graphrag >= 2.0 (3.x layout), v1 for 1.x
     behaviour = "v2" if layout == "3.x" else "v1"
     audit_levels = {r["community_level"]: r["selected"][behaviour] for r in audit_json["levels"]}
-    checked = ["count", "community_ids"] + (["map_calls", "reports_in_context"] if tokenizer != "estimate" else [])
+    checked = ["count", "community_ids"] + (
+        ["map_calls", "reports_in_context"] if tokenizer != "estimate" else []
+    )
     differences = []
     for lv in detail["levels"]:
         n = lv["community_level"]
@@ -661,8 +730,11 @@ def measure_graphrag(index_dir: Path, layout: str, spec: dict, args, out_dir: Pa
             if lv[key] != mine.get(key):
                 if key == "community_ids":
                     a, g = set(mine[key]), set(lv[key])
-                    text = (f"only graphrag {sorted(g - a)[:10]}, only audit {sorted(a - g)[:10]}"
-                            if a != g else "same set, different multiplicities")
+                    text = (
+                        f"only graphrag {sorted(g - a)[:10]}, only audit {sorted(a - g)[:10]}"
+                        if a != g
+                        else "same set, different multiplicities"
+                    )
                 else:
                     text = f"graphrag {lv[key]}, audit {mine.get(key)}"
                 differences.append(f"N={n} {behaviour} {key}: {text}")
@@ -670,21 +742,41 @@ def measure_graphrag(index_dir: Path, layout: str, spec: dict, args, out_dir: Pa
     differences += [f"N={n}: level in the audit's JSON only" for n in extra]
     if differences:
         bar = "!" * 100
-        print(f"{bar}\n!!! graphrag {info['graphrag']} DISAGREES with the audit ({against.name}) on "
-              f"{index_dir}:\n" + "\n".join(f"!!!   {d}" for d in differences[:40]) + f"\n{bar}",
-              file=sys.stderr, flush=True)
+        print(
+            f"{bar}\n!!! graphrag {info['graphrag']} DISAGREES with the audit ({against.name}) on "
+            f"{index_dir}:\n" + "\n".join(f"!!!   {d}" for d in differences[:40]) + f"\n{bar}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     levels = []
     for lv in detail["levels"]:
         mine = audit_levels.get(lv["community_level"], {})
-        levels.append({**{k: v for k, v in lv.items() if k != "community_ids"},
-                       "audit_count": mine.get("count"), "audit_map_calls": mine.get("map_calls")})
+        levels.append(
+            {
+                **{k: v for k, v in lv.items() if k != "community_ids"},
+                "audit_count": mine.get("count"),
+                "audit_map_calls": mine.get("map_calls"),
+            }
+        )
     total = {k: sum(lv[k] for lv in levels) for k in ("reports_s", "entities_s", "context_s", "tokenise_s")}
-    return {"graphrag_version": detail["graphrag_version"], "pandas_version": detail["pandas_version"],
-            "python": py, "wall_s": res["wall_s"], "cpu_s": res["cpu_s"], "rss_bytes": res["rss_bytes"],
-            "import_s": detail["import_s"], "read_s": sum(detail["read_s"].values()),
-            "read_tables_s": detail["read_s"], **total, "levels": levels, "checked": checked,
-            "checked_against": against.name, "agrees": not differences, "differences": differences}
+    return {
+        "graphrag_version": detail["graphrag_version"],
+        "pandas_version": detail["pandas_version"],
+        "python": py,
+        "wall_s": res["wall_s"],
+        "cpu_s": res["cpu_s"],
+        "rss_bytes": res["rss_bytes"],
+        "import_s": detail["import_s"],
+        "read_s": sum(detail["read_s"].values()),
+        "read_tables_s": detail["read_s"],
+        **total,
+        "levels": levels,
+        "checked": checked,
+        "checked_against": against.name,
+        "agrees": not differences,
+        "differences": differences,
+    }
 
 
 # ----------------------------------------------------------------------------------------
@@ -724,48 +816,101 @@ def _who(r: dict) -> str:
 
 def summarise_shapes(results: list[dict]) -> str:
     """One row per shape and layout: what the shape is, and the audit against the bare read."""
-    head = ["entities", "shape", "layout", "communities", "max level", "entities / community", "report columns",
-            "Arrow MB read", "bare read s (slowest)", "audit s (estimate; slowest)", "audit / bare read",
-            "each turn's ratio", "user cpu ratio", "kernel s (bare read / audit)",
-            "bare read s, system's huge pages (slowest)", "audit / that bare read", "audit peak RSS MB",
-            "RSS / Arrow", "load"]
+    head = [
+        "entities",
+        "shape",
+        "layout",
+        "communities",
+        "max level",
+        "entities / community",
+        "report columns",
+        "Arrow MB read",
+        "bare read s (slowest)",
+        "audit s (estimate; slowest)",
+        "audit / bare read",
+        "each turn's ratio",
+        "user cpu ratio",
+        "kernel s (bare read / audit)",
+        "bare read s, system's huge pages (slowest)",
+        "audit / that bare read",
+        "audit peak RSS MB",
+        "RSS / Arrow",
+        "load",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
         st, est, arrow = r["shape_stats"], r["audit"]["estimate"], r["bare"]["arrow_bytes"]
-        cells = [f"{r['entities']:,}", r.get("shape", "default"), r["layout"], f"{st['communities']:,}",
-                 str(st["max_level"]), _f(st["entities_per_community"], 1), str(st["report_columns"]),
-                 _f(arrow / MB, 0), _spread(r["bare"]), _spread(est),
-                 _ratio(est["wall_s"], r["bare"]["wall_s"]), _pair_range(r.get("pair_ratios")),
-                 _ratio(est["user_s"], r["bare"]["user_s"]), f"{_f(r['bare']['sys_s'])} / {_f(est['sys_s'])}",
-                 *((_spread(sp), _ratio(est["wall_s"], sp["wall_s"])) if (sp := r.get("bare_system_pages"))
-                   else ("–", "–")),
-                 f"{est['rss_bytes'] / MB:.0f}", _ratio(est["rss_bytes"], arrow),
-                 _f(r.get("load_at_audit", float("nan")))]
+        cells = [
+            f"{r['entities']:,}",
+            r.get("shape", "default"),
+            r["layout"],
+            f"{st['communities']:,}",
+            str(st["max_level"]),
+            _f(st["entities_per_community"], 1),
+            str(st["report_columns"]),
+            _f(arrow / MB, 0),
+            _spread(r["bare"]),
+            _spread(est),
+            _ratio(est["wall_s"], r["bare"]["wall_s"]),
+            _pair_range(r.get("pair_ratios")),
+            _ratio(est["user_s"], r["bare"]["user_s"]),
+            f"{_f(r['bare']['sys_s'])} / {_f(est['sys_s'])}",
+            *(
+                (_spread(sp), _ratio(est["wall_s"], sp["wall_s"]))
+                if (sp := r.get("bare_system_pages"))
+                else ("–", "–")
+            ),
+            f"{est['rss_bytes'] / MB:.0f}",
+            _ratio(est["rss_bytes"], arrow),
+            _f(r.get("load_at_audit", float("nan"))),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def summarise(results: list[dict]) -> str:
     """The headline table: wall times of fresh processes, peak RSS, the three ratios."""
-    head = ["entities", "layout", "communities / reports", "levels", "Arrow MB read",
-            "bare read s (peak RSS MB)", "audit s (estimate)", "audit / bare read", "audit peak RSS MB",
-            "RSS / Arrow", "roll-up-only naive s (read + roll-ups)", "roll-up-only naive / audit",
-            "audit s (cl100k)",
-            "exact extra s", "exact MB/s"]
+    head = [
+        "entities",
+        "layout",
+        "communities / reports",
+        "levels",
+        "Arrow MB read",
+        "bare read s (peak RSS MB)",
+        "audit s (estimate)",
+        "audit / bare read",
+        "audit peak RSS MB",
+        "RSS / Arrow",
+        "roll-up-only naive s (read + roll-ups)",
+        "roll-up-only naive / audit",
+        "audit s (cl100k)",
+        "exact extra s",
+        "exact MB/s",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
         est = r["audit"]["estimate"]
         arrow = r["bare"]["arrow_bytes"]
         c = r["counts"]
-        cells = [_who(r), r["layout"], f"{c['communities']:,} / {c['reports']:,}", str(c["levels"]),
-                 _f(arrow / MB, 0), f"{_f(r['bare']['wall_s'])} ({r['bare']['rss_bytes'] / MB:.0f})",
-                 _f(est["wall_s"]), _ratio(est["wall_s"], r["bare"]["wall_s"]),
-                 f"{est['rss_bytes'] / MB:.0f}", _ratio(est["rss_bytes"], arrow)]
+        cells = [
+            _who(r),
+            r["layout"],
+            f"{c['communities']:,} / {c['reports']:,}",
+            str(c["levels"]),
+            _f(arrow / MB, 0),
+            f"{_f(r['bare']['wall_s'])} ({r['bare']['rss_bytes'] / MB:.0f})",
+            _f(est["wall_s"]),
+            _ratio(est["wall_s"], r["bare"]["wall_s"]),
+            f"{est['rss_bytes'] / MB:.0f}",
+            _ratio(est["rss_bytes"], arrow),
+        ]
         if "naive" in r:
             nv = r["naive"]
             ok = "" if nv["agrees"] else " (counts differ!)"
-            cells += [f"{_f(nv['wall_s'])} ({_f(nv['read_s'])} + {_f(nv['rollup_s'])}){ok}",
-                      _ratio(nv["wall_s"], est["wall_s"], 1)]
+            cells += [
+                f"{_f(nv['wall_s'])} ({_f(nv['read_s'])} + {_f(nv['rollup_s'])}){ok}",
+                _ratio(nv["wall_s"], est["wall_s"], 1),
+            ]
         else:
             cells += ["–", "–"]
         if "cl100k_base" in r["audit"] and "tokens" in r:
@@ -787,17 +932,34 @@ def summarise_cpu(results: list[dict]) -> str:
     kernel's part (sys: mostly clearing freshly faulted pages) is also given apart, with the ratio
     of user time alone: with huge pages on, the same audit's kernel time moved from 1.2 to 8.5 s
     between runs on this machine (docs/performance.md, S16)."""
-    head = ["entities", "layout", "import floor s (RSS MB)", "bare read cpu s", "audit cpu s (estimate)",
-            "audit / bare read (cpu)", "kernel s (bare read / audit)", "audit / bare read (user cpu)",
-            "roll-up-only naive cpu s", "roll-up-only naive / audit (cpu)",
-            "audit cpu s (cl100k)",
-            "exact extra cpu s", "exact MB/s (cpu)"]
+    head = [
+        "entities",
+        "layout",
+        "import floor s (RSS MB)",
+        "bare read cpu s",
+        "audit cpu s (estimate)",
+        "audit / bare read (cpu)",
+        "kernel s (bare read / audit)",
+        "audit / bare read (user cpu)",
+        "roll-up-only naive cpu s",
+        "roll-up-only naive / audit (cpu)",
+        "audit cpu s (cl100k)",
+        "exact extra cpu s",
+        "exact MB/s (cpu)",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
         est = r["audit"]["estimate"]
-        cells = [_who(r), r["layout"], f"{_f(r['floor']['wall_s'])} ({r['floor']['rss_bytes'] / MB:.0f})",
-                 _f(r["bare"]["cpu_s"]), _f(est["cpu_s"]), _ratio(est["cpu_s"], r["bare"]["cpu_s"]),
-                 f"{_f(r['bare']['sys_s'])} / {_f(est['sys_s'])}", _ratio(est["user_s"], r["bare"]["user_s"])]
+        cells = [
+            _who(r),
+            r["layout"],
+            f"{_f(r['floor']['wall_s'])} ({r['floor']['rss_bytes'] / MB:.0f})",
+            _f(r["bare"]["cpu_s"]),
+            _f(est["cpu_s"]),
+            _ratio(est["cpu_s"], r["bare"]["cpu_s"]),
+            f"{_f(r['bare']['sys_s'])} / {_f(est['sys_s'])}",
+            _ratio(est["user_s"], r["bare"]["user_s"]),
+        ]
         if "naive" in r:
             cells += [_f(r["naive"]["cpu_s"]), _ratio(r["naive"]["cpu_s"], est["cpu_s"], 1)]
         else:
@@ -814,18 +976,32 @@ def summarise_cpu(results: list[dict]) -> str:
 
 def summarise_tokens(results: list[dict]) -> str:
     """Token counters on their own: every report's full_content, one process per size."""
-    head = ["entities", "layout", "report text MB", "arrow byte lengths MB/s", "estimate counter MB/s",
-            "cl100k_base counter MB/s", "cl100k tokens", "JSON output MB"]
+    head = [
+        "entities",
+        "layout",
+        "report text MB",
+        "arrow byte lengths MB/s",
+        "estimate counter MB/s",
+        "cl100k_base counter MB/s",
+        "cl100k tokens",
+        "JSON output MB",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
         if "tokens" not in r:
             continue
         tk = r["tokens"]
         body = tk["text_bytes"] / MB
-        cells = [_who(r), r["layout"], _f(_text_mb(r), 1),
-                 _ratio(body, tk["arrow_binary_length_s"], 0), _ratio(body, tk["estimate"]["seconds"], 0),
-                 _ratio(body, tk["cl100k_base"]["seconds"], 1), f"{tk['cl100k_base']['tokens']:,}",
-                 _f(r["audit"]["estimate"]["json_bytes"] / MB, 1)]
+        cells = [
+            _who(r),
+            r["layout"],
+            _f(_text_mb(r), 1),
+            _ratio(body, tk["arrow_binary_length_s"], 0),
+            _ratio(body, tk["estimate"]["seconds"], 0),
+            _ratio(body, tk["cl100k_base"]["seconds"], 1),
+            f"{tk['cl100k_base']['tokens']:,}",
+            _f(r["audit"]["estimate"]["json_bytes"] / MB, 1),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -835,13 +1011,19 @@ def summarise_phases(results: list[dict]) -> str:
     if not rows:
         return ""
     keys = ["load", "tree", "selection", "costs", "dynamic", "depth"]
-    head = ["entities", "layout"] + [f"{k} s" for k in keys] + ["JSON render s", "total s",
-                                                                 "roll-up-only naive roll-ups s / selection s"]
+    head = (
+        ["entities", "layout"]
+        + [f"{k} s" for k in keys]
+        + ["JSON render s", "total s", "roll-up-only naive roll-ups s / selection s"]
+    )
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
         ph = r["phases"]
-        cells = [_who(r), r["layout"]] + [_f(ph["phases"].get(k, 0.0)) for k in keys] + \
-                [_f(ph["render_s"]), _f(ph["audit_s"] + ph["render_s"])]
+        cells = (
+            [_who(r), r["layout"]]
+            + [_f(ph["phases"].get(k, 0.0)) for k in keys]
+            + [_f(ph["render_s"]), _f(ph["audit_s"] + ph["render_s"])]
+        )
         sel = ph["phases"].get("selection", 0.0)
         cells.append(_ratio(r["naive"]["rollup_s"], sel, 1) if "naive" in r else "–")
         out.append("| " + " | ".join(cells) + " |")
@@ -858,26 +1040,55 @@ def summarise_graphrag(results: list[dict]) -> str:
     rows = [r for r in results if "graphrag_naive" in r]
     if not rows:
         return ""
-    head = ["entities", "layout", "graphrag", "levels", "agrees with audit", "parquet read s",
-            "read_indexer_reports s", "read_indexer_entities s", "build_community_context s",
-            "(of which tokenising s)", "graphrag per-level wall s (cpu s, peak RSS MB)", "audit wall s (cl100k)",
-            "graphrag per-level / audit (cl100k)", "same, cpu"]
+    head = [
+        "entities",
+        "layout",
+        "graphrag",
+        "levels",
+        "agrees with audit",
+        "parquet read s",
+        "read_indexer_reports s",
+        "read_indexer_entities s",
+        "build_community_context s",
+        "(of which tokenising s)",
+        "graphrag per-level wall s (cpu s, peak RSS MB)",
+        "audit wall s (cl100k)",
+        "graphrag per-level / audit (cl100k)",
+        "same, cpu",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
         g = r["graphrag_naive"]
         if "skipped" in g:
-            lines.append("| " + " | ".join([_who(r), r["layout"], "skipped: " + g["skipped"]] +
-                                           ["–"] * (len(head) - 3)) + " |")
+            lines.append(
+                "| "
+                + " | ".join([_who(r), r["layout"], "skipped: " + g["skipped"]] + ["–"] * (len(head) - 3))
+                + " |"
+            )
             continue
         ex = _audit_exact(r)
         agree = "yes" if g["agrees"] else f"NO ({len(g['differences'])} differences)"
         if g["checked_against"].endswith("estimate.json"):
             agree += " (counts, ids only)"
-        cells = [_who(r), r["layout"], g["graphrag_version"], str(len(g["levels"])), agree,
-                 _f(g["read_s"]), _f(g["reports_s"]), _f(g["entities_s"]), _f(g["context_s"]), _f(g["tokenise_s"]),
-                 f"{_f(g['wall_s'])} ({_f(g['cpu_s'])}, {g['rss_bytes'] / MB:.0f})"]
+        cells = [
+            _who(r),
+            r["layout"],
+            g["graphrag_version"],
+            str(len(g["levels"])),
+            agree,
+            _f(g["read_s"]),
+            _f(g["reports_s"]),
+            _f(g["entities_s"]),
+            _f(g["context_s"]),
+            _f(g["tokenise_s"]),
+            f"{_f(g['wall_s'])} ({_f(g['cpu_s'])}, {g['rss_bytes'] / MB:.0f})",
+        ]
         if ex:
-            cells += [_f(ex["wall_s"]), _ratio(g["wall_s"], ex["wall_s"], 1), _ratio(g["cpu_s"], ex["cpu_s"], 1)]
+            cells += [
+                _f(ex["wall_s"]),
+                _ratio(g["wall_s"], ex["wall_s"], 1),
+                _ratio(g["cpu_s"], ex["cpu_s"], 1),
+            ]
         else:
             cells += ["–", "–", "–"]
         lines.append("| " + " | ".join(cells) + " |")
@@ -889,18 +1100,38 @@ def summarise_graphrag_levels(results: list[dict]) -> str:
     rows = [r for r in results if "levels" in r.get("graphrag_naive", {})]
     if not rows:
         return ""
-    head = ["entities", "layout", "N", "reports (audit)", "map calls (audit)", "entity objects",
-            "read_indexer_reports s", "read_indexer_entities s", "build_community_context s", "(tokenising s)"]
+    head = [
+        "entities",
+        "layout",
+        "N",
+        "reports (audit)",
+        "map calls (audit)",
+        "entity objects",
+        "read_indexer_reports s",
+        "read_indexer_entities s",
+        "build_community_context s",
+        "(tokenising s)",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
         for lv in r["graphrag_naive"]["levels"]:
             n = lv["community_level"]
-            cells = [_who(r), r["layout"], "None" if n is None else str(n),
-                     f"{lv['count']:,} ({lv['audit_count']:,})" if lv["audit_count"] is not None else f"{lv['count']:,}",
-                     f"{lv['map_calls']:,} ({lv['audit_map_calls']:,})" if lv["audit_map_calls"] is not None
-                     else f"{lv['map_calls']:,}",
-                     f"{lv['entities']:,}", _f(lv["reports_s"]), _f(lv["entities_s"]), _f(lv["context_s"]),
-                     _f(lv["tokenise_s"])]
+            cells = [
+                _who(r),
+                r["layout"],
+                "None" if n is None else str(n),
+                f"{lv['count']:,} ({lv['audit_count']:,})"
+                if lv["audit_count"] is not None
+                else f"{lv['count']:,}",
+                f"{lv['map_calls']:,} ({lv['audit_map_calls']:,})"
+                if lv["audit_map_calls"] is not None
+                else f"{lv['map_calls']:,}",
+                f"{lv['entities']:,}",
+                _f(lv["reports_s"]),
+                _f(lv["entities_s"]),
+                _f(lv["context_s"]),
+                _f(lv["tokenise_s"]),
+            ]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -908,23 +1139,36 @@ def summarise_graphrag_levels(results: list[dict]) -> str:
 def growth(results: list[dict]) -> str:
     out = []
     for layout in LAYOUTS:  # the default shape only: sizes of one shape
-        by = {r["entities"]: r for r in results if r["layout"] == layout and r.get("shape", "default") == "default"}
+        by = {
+            r["entities"]: r
+            for r in results
+            if r["layout"] == layout and r.get("shape", "default") == "default"
+        }
         if len(by) < 2:
             continue
         sizes = sorted(by)
         lo, hi = sizes[0], sizes[-1]
         a, b = by[lo], by[hi]
-        for label, get in (("wall", lambda r: r["audit"]["estimate"]["wall_s"]),
-                           ("wall minus import floor", lambda r: r["audit"]["estimate"]["wall_s"] - r["floor"]["wall_s"]),
-                           ("cpu", lambda r: r["audit"]["estimate"]["cpu_s"]),
-                           ("cpu minus import floor", lambda r: r["audit"]["estimate"]["cpu_s"] - r["floor"]["cpu_s"])):
+        for label, get in (
+            ("wall", lambda r: r["audit"]["estimate"]["wall_s"]),
+            ("wall minus import floor", lambda r: r["audit"]["estimate"]["wall_s"] - r["floor"]["wall_s"]),
+            ("cpu", lambda r: r["audit"]["estimate"]["cpu_s"]),
+            ("cpu minus import floor", lambda r: r["audit"]["estimate"]["cpu_s"] - r["floor"]["cpu_s"]),
+        ):
             per_lo, per_hi = get(a) / lo, get(b) / hi
-            out.append(f"- {layout}, {label}: {per_lo * 1e6:.2f} µs/entity at {lo:,} -> {per_hi * 1e6:.2f} µs/entity "
-                       f"at {hi:,}: {per_hi / per_lo:.2f}x linear")
+            out.append(
+                f"- {layout}, {label}: {per_lo * 1e6:.2f} µs/entity at {lo:,} -> {per_hi * 1e6:.2f} µs/entity "
+                f"at {hi:,}: {per_hi / per_lo:.2f}x linear"
+            )
         if len(sizes) == 3:
             m = by[sizes[1]]
-            for label, get in (("wall minus import floor", lambda r: r["audit"]["estimate"]["wall_s"] - r["floor"]["wall_s"]),
-                               ("cpu minus import floor", lambda r: r["audit"]["estimate"]["cpu_s"] - r["floor"]["cpu_s"])):
+            for label, get in (
+                (
+                    "wall minus import floor",
+                    lambda r: r["audit"]["estimate"]["wall_s"] - r["floor"]["wall_s"],
+                ),
+                ("cpu minus import floor", lambda r: r["audit"]["estimate"]["cpu_s"] - r["floor"]["cpu_s"]),
+            ):
                 per_m, per_hi = get(m) / sizes[1], get(b) / hi
                 out.append(f"- {layout}, {label}, {sizes[1]:,} -> {hi:,}: {per_hi / per_m:.2f}x linear")
     return "\n".join(out)
@@ -940,8 +1184,15 @@ def machine() -> str:
     except OSError:
         pass
     try:
-        mem = next(int(x.split()[1]) for x in Path("/proc/meminfo").read_text().splitlines()
-                   if x.startswith("MemTotal")) / 1024 / 1024
+        mem = (
+            next(
+                int(x.split()[1])
+                for x in Path("/proc/meminfo").read_text().splitlines()
+                if x.startswith("MemTotal")
+            )
+            / 1024
+            / 1024
+        )
         mem_s = f"{mem:.0f} GiB RAM"
     except (OSError, StopIteration):
         mem_s = "? RAM"
@@ -950,9 +1201,11 @@ def machine() -> str:
     import pyarrow
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
-    return (f"{os.cpu_count()} CPUs ({cpu}), {mem_s}; Python {platform.python_version()}, "
-            f"pyarrow {pyarrow.__version__}, pandas {pandas.__version__}, numpy {numpy.__version__}; "
-            f"load average at start {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}")
+    return (
+        f"{os.cpu_count()} CPUs ({cpu}), {mem_s}; Python {platform.python_version()}, "
+        f"pyarrow {pyarrow.__version__}, pandas {pandas.__version__}, numpy {numpy.__version__}; "
+        f"load average at start {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}"
+    )
 
 
 def _titled(title: str, table: str) -> str:
@@ -963,33 +1216,57 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10k,100k,1m", help="comma list of " + ", ".join(SIZES))
     ap.add_argument("--layouts", default=",".join(LAYOUTS), help="comma list of " + ", ".join(LAYOUTS))
-    ap.add_argument("--cache", default=os.path.join(os.environ.get("TMPDIR", tempfile.gettempdir()),
-                                                    "graphrag-audit-bench"),
-                    help="where the generated indexes live (outside the repository)")
+    ap.add_argument(
+        "--cache",
+        default=os.path.join(os.environ.get("TMPDIR", tempfile.gettempdir()), "graphrag-audit-bench"),
+        help="where the generated indexes live (outside the repository)",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement (min wall/cpu, max RSS)")
-    ap.add_argument("--turns", action="store_true",
-                    help="run the bare read and the estimate audit by turns, and give each turn's ratio")
+    ap.add_argument(
+        "--turns",
+        action="store_true",
+        help="run the bare read and the estimate audit by turns, and give each turn's ratio",
+    )
     ap.add_argument("--no-exact", action="store_true", help="skip the exact cl100k_base audit")
     ap.add_argument("--no-naive", action="store_true", help="skip the roll-up-only pandas naive")
-    ap.add_argument("--no-graphrag-naive", action="store_true",
-                    help="skip running graphrag's own query code once per level")
+    ap.add_argument(
+        "--no-graphrag-naive",
+        action="store_true",
+        help="skip running graphrag's own query code once per level",
+    )
     for lay, flag in (("3.x", "--graphrag-python-3x"), ("1.0-1.2", "--graphrag-python-1x")):
         default = GRAPHRAG_PYTHONS[lay] if Path(GRAPHRAG_PYTHONS[lay]).exists() else None
-        ap.add_argument(flag, default=default, metavar="PATH",
-                        help=f"a Python with graphrag installed, for the {lay} layout (default: {default})")
+        ap.add_argument(
+            flag,
+            default=default,
+            metavar="PATH",
+            help=f"a Python with graphrag installed, for the {lay} layout (default: {default})",
+        )
     ap.add_argument("--no-phases", action="store_true", help="skip the in-process phase breakdown")
-    ap.add_argument("--no-tokens", action="store_true",
-                    help="skip the token counters on their own (and the exact-counting throughput that needs them)")
+    ap.add_argument(
+        "--no-tokens",
+        action="store_true",
+        help="skip the token counters on their own (and the exact-counting throughput that needs them)",
+    )
     ap.add_argument("--regenerate", action="store_true", help="rewrite the cached indexes")
-    ap.add_argument("--trust-cache", action="store_true",
-                    help="use a cached index whose parameters match even if the generator's source changed since "
-                         "(for generator changes that keep its output byte-identical)")
-    ap.add_argument("--shapes", default="default",
-                    help="comma list of index shapes from tests/synthetic.py SHAPES, or 'all' (default: default, "
-                         "the historic leiden_like(n, max_cluster_size=24) shape)")
-    ap.add_argument("--code", default=str(REPO),
-                    help="directory holding the graphrag_audit package to benchmark (default: this checkout; "
-                         "point it at a copy of an older version to compare)")
+    ap.add_argument(
+        "--trust-cache",
+        action="store_true",
+        help="use a cached index whose parameters match even if the generator's source changed since "
+        "(for generator changes that keep its output byte-identical)",
+    )
+    ap.add_argument(
+        "--shapes",
+        default="default",
+        help="comma list of index shapes from tests/synthetic.py SHAPES, or 'all' (default: default, "
+        "the historic leiden_like(n, max_cluster_size=24) shape)",
+    )
+    ap.add_argument(
+        "--code",
+        default=str(REPO),
+        help="directory holding the graphrag_audit package to benchmark (default: this checkout; "
+        "point it at a copy of an older version to compare)",
+    )
     ap.add_argument("--json", help="also write every measurement to this JSON file")
     ap.add_argument("--markdown", help="also write the tables to this markdown file")
     args = ap.parse_args(argv)
@@ -1006,7 +1283,11 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO / "tests"))
     from synthetic import SHAPES
 
-    shapes = list(SHAPES) if args.shapes.strip() == "all" else [x.strip() for x in args.shapes.split(",") if x.strip()]
+    shapes = (
+        list(SHAPES)
+        if args.shapes.strip() == "all"
+        else [x.strip() for x in args.shapes.split(",") if x.strip()]
+    )
     for sh in shapes:
         if sh not in SHAPES:
             ap.error(f"unknown shape {sh!r}; choose from {', '.join(SHAPES)} or all")
@@ -1033,23 +1314,42 @@ def main(argv: list[str] | None = None) -> int:
                     row["entities"] = n
                     row["shape"] = sh
                     results.append(row)
-    text = "\n\n".join(x for x in [
-        f"Machine: {header}",
-        f"Data: leiden_like(n, max_cluster_size={MAX_CLUSTER_SIZE}, seed={SEED})"
-        + ("" if shapes == ["default"] else
-           "; shapes " + ", ".join(f"{sh} = {json.dumps(SHAPES[sh])}" for sh in shapes)) + f"; cache {cache}",
-        _titled("Index shapes (--tokenizer estimate; load = 1-minute load average when the audit started):",
-                summarise_shapes(results) if shapes != ["default"] else ""),
-        "Wall time (fresh processes):\n\n" + summarise(results),
-        "CPU time (user + sys) of the same processes:\n\n" + summarise_cpu(results),
-        _titled("graphrag's own query code once per community_level (read_indexer_reports, read_indexer_entities,"
+    text = "\n\n".join(
+        x
+        for x in [
+            f"Machine: {header}",
+            f"Data: leiden_like(n, max_cluster_size={MAX_CLUSTER_SIZE}, seed={SEED})"
+            + (
+                ""
+                if shapes == ["default"]
+                else "; shapes " + ", ".join(f"{sh} = {json.dumps(SHAPES[sh])}" for sh in shapes)
+            )
+            + f"; cache {cache}",
+            _titled(
+                "Index shapes (--tokenizer estimate; load = 1-minute load average when the audit started):",
+                summarise_shapes(results) if shapes != ["default"] else "",
+            ),
+            "Wall time (fresh processes):\n\n" + summarise(results),
+            "CPU time (user + sys) of the same processes:\n\n" + summarise_cpu(results),
+            _titled(
+                "graphrag's own query code once per community_level (read_indexer_reports, read_indexer_entities,"
                 " build_community_context as global search calls it; no LLM) vs the audit's one pass, both counting"
-                " exact cl100k_base tokens:", summarise_graphrag(results)),
-        _titled("graphrag per level (its counts, the audit's in brackets):", summarise_graphrag_levels(results)),
-        _titled("Token counting on its own:", summarise_tokens(results) if any("tokens" in r for r in results) else ""),
-        _titled("Phases of audit() in one process (--tokenizer estimate):", summarise_phases(results)),
-        "Growth per entity (audit with --tokenizer estimate):\n" + growth(results),
-    ] if x)
+                " exact cl100k_base tokens:",
+                summarise_graphrag(results),
+            ),
+            _titled(
+                "graphrag per level (its counts, the audit's in brackets):",
+                summarise_graphrag_levels(results),
+            ),
+            _titled(
+                "Token counting on its own:",
+                summarise_tokens(results) if any("tokens" in r for r in results) else "",
+            ),
+            _titled("Phases of audit() in one process (--tokenizer estimate):", summarise_phases(results)),
+            "Growth per entity (audit with --tokenizer estimate):\n" + growth(results),
+        ]
+        if x
+    )
     print(text)
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": header, "results": results}, indent=1, default=str))

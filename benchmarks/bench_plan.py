@@ -45,8 +45,10 @@ def plan_cases(reports: int, map_calls: int | None = None) -> dict[str, tuple[st
         "reports": (f"--reports {k}", ["--reports", str(k)]),
         "tokens": (f"--tokens {t}", ["--tokens", str(t)]),
         "coverage": ("--coverage 0.9", ["--coverage", "0.9"]),
-        "combo": (f"--reports {k2} --tokens {t} --coverage 0.9", ["--reports", str(k2), "--tokens", str(t),
-                                                                  "--coverage", "0.9"]),
+        "combo": (
+            f"--reports {k2} --tokens {t} --coverage 0.9",
+            ["--reports", str(k2), "--tokens", str(t), "--coverage", "0.9"],
+        ),
         "rank": (f"--objective rank --reports {k}", ["--objective", "rank", "--reports", str(k)]),
     }
     if map_calls is not None:
@@ -58,11 +60,16 @@ def plan_cases(reports: int, map_calls: int | None = None) -> dict[str, tuple[st
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100k,1m", help="comma list of " + ", ".join(SIZES))
-    ap.add_argument("--cache", default=os.path.join(os.environ.get("TMPDIR", tempfile.gettempdir()),
-                                                    "graphrag-audit-bench"))
+    ap.add_argument(
+        "--cache",
+        default=os.path.join(os.environ.get("TMPDIR", tempfile.gettempdir()), "graphrag-audit-bench"),
+    )
     ap.add_argument("--regenerate", action="store_true")
-    ap.add_argument("--cases", default="reports,tokens,coverage,combo,rank",
-                    help="comma list of plan cases to time: reports, tokens, coverage, combo, rank")
+    ap.add_argument(
+        "--cases",
+        default="reports,tokens,coverage,combo,rank",
+        help="comma list of plan cases to time: reports, tokens, coverage, combo, rank",
+    )
     args = ap.parse_args(argv)
     rows = []
     for label in args.sizes.split(","):
@@ -72,8 +79,9 @@ def main(argv=None) -> int:
         py = [sys.executable, "-m", "graphrag_audit"]
         common = ["--tokenizer", "estimate"]
         with tempfile.TemporaryDirectory() as tmp:
-            audit = run_child(py + ["levels", str(d), "-f", "json", "-o", f"{tmp}/a.json", "--fail-on", "never",
-                                    *common])
+            audit = run_child(
+                py + ["levels", str(d), "-f", "json", "-o", f"{tmp}/a.json", "--fail-on", "never", *common]
+            )
             cases = plan_cases(info["reports"])
             for key in args.cases.split(","):
                 name, extra = cases[key]
@@ -87,8 +95,11 @@ def main(argv=None) -> int:
                     r = {"wall_s": time.perf_counter() - t0}
                     what = "exit != 0: " + str(exc).splitlines()[-1][:60]
                 rows.append((label, info["communities"], name, audit["wall_s"], r["wall_s"], what))
-                print(f"{label:>5} {info['communities']:>8,} communities  {name:<45} audit {audit['wall_s']:7.1f} s  "
-                      f"plan {r['wall_s']:7.1f} s  ratio {r['wall_s'] / audit['wall_s']:5.2f}  ({what})", flush=True)
+                print(
+                    f"{label:>5} {info['communities']:>8,} communities  {name:<45} audit {audit['wall_s']:7.1f} s  "
+                    f"plan {r['wall_s']:7.1f} s  ratio {r['wall_s'] / audit['wall_s']:5.2f}  ({what})",
+                    flush=True,
+                )
     return 0
 
 

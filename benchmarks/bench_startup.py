@@ -51,8 +51,10 @@ HELP_TARGET_S = 0.3
 DEPS_CODE = "import numpy, pandas, pyarrow.parquet, rich.console, rich.table, typer"
 DEPS_LABEL = "dependencies only: " + DEPS_CODE.removeprefix("import ")
 #: the dependencies and the modules a text ``levels`` run imports, without running anything
-IMPORTS_CODE = (DEPS_CODE + "; import graphrag_audit.cli.levels, graphrag_audit.analysis.audit, "
-                "graphrag_audit.io.load, graphrag_audit.render.text")
+IMPORTS_CODE = (
+    DEPS_CODE + "; import graphrag_audit.cli.levels, graphrag_audit.analysis.audit, "
+    "graphrag_audit.io.load, graphrag_audit.render.text"
+)
 IMPORTS_LABEL = "dependencies and the levels modules imported, nothing run"
 #: the rows not run for a base revision (the import row names modules an older revision may lack)
 FLOOR_LABELS = ("python -c pass (floor)", DEPS_LABEL, IMPORTS_LABEL)
@@ -101,8 +103,12 @@ def timed(argv: list[str], stdout=subprocess.DEVNULL, code: Path = REPO) -> dict
         stderr = err.read().decode("utf-8", "replace")
     if code not in (0, 1):  # 1: findings at or above --fail-on, a normal outcome
         raise RuntimeError(f"{' '.join(argv)} exited {code}:\n{stderr[-2000:]}")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_bytes": usage.ru_maxrss * 1024,
-            "code": code}
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "rss_bytes": usage.ru_maxrss * 1024,
+        "code": code,
+    }
 
 
 def startup_cases(script: Path) -> list[tuple[str, str, list[str], float | None]]:
@@ -117,22 +123,43 @@ def startup_cases(script: Path) -> list[tuple[str, str, list[str], float | None]
         (IMPORTS_LABEL, "-m", [py, "-c", IMPORTS_CODE], None),
     ]
     for way, pre in (("-m", m), ("script", s)):
-        cases += [("--version", way, pre + ["--version"], HELP_TARGET_S),
-                  ("--help", way, pre + ["--help"], HELP_TARGET_S)]
+        cases += [
+            ("--version", way, pre + ["--version"], HELP_TARGET_S),
+            ("--help", way, pre + ["--help"], HELP_TARGET_S),
+        ]
         cases += [(f"{c} --help", way, pre + [c, "--help"], HELP_TARGET_S) for c in COMMANDS]
-    cases += [(f"levels {SEED} (README quick start: exact cl100k_base)", "-m", m + ["levels", SEED], SEED_TARGET_S),
-              (f"levels {SEED} --tokenizer estimate", "-m", m + ["levels", SEED, "--tokenizer", "estimate"], SEED_TARGET_S),
-              (f"levels {SEED} --tokenizer estimate -f json", "-m",
-               m + ["levels", SEED, "--tokenizer", "estimate", "-f", "json"], SEED_TARGET_S),
-              (f"levels {SEED} --tokenizer estimate", "script", s + ["levels", SEED, "--tokenizer", "estimate"],
-               SEED_TARGET_S)]
+    cases += [
+        (f"levels {SEED} (README quick start: exact cl100k_base)", "-m", m + ["levels", SEED], SEED_TARGET_S),
+        (
+            f"levels {SEED} --tokenizer estimate",
+            "-m",
+            m + ["levels", SEED, "--tokenizer", "estimate"],
+            SEED_TARGET_S,
+        ),
+        (
+            f"levels {SEED} --tokenizer estimate -f json",
+            "-m",
+            m + ["levels", SEED, "--tokenizer", "estimate", "-f", "json"],
+            SEED_TARGET_S,
+        ),
+        (
+            f"levels {SEED} --tokenizer estimate",
+            "script",
+            s + ["levels", SEED, "--tokenizer", "estimate"],
+            SEED_TARGET_S,
+        ),
+    ]
     return cases
 
 
 def _stats(runs: list[dict]) -> dict:
     walls = [r["wall_s"] for r in runs]
-    return {"min_s": min(walls), "median_s": statistics.median(walls), "cpu_s": min(r["cpu_s"] for r in runs),
-            "rss_bytes": max(r["rss_bytes"] for r in runs)}
+    return {
+        "min_s": min(walls),
+        "median_s": statistics.median(walls),
+        "cpu_s": min(r["cpu_s"] for r in runs),
+        "rss_bytes": max(r["rss_bytes"] for r in runs),
+    }
 
 
 def measure_startup(repeat: int, cold: bool = False, base: Path | None = None) -> list[dict]:
@@ -144,10 +171,17 @@ def measure_startup(repeat: int, cold: bool = False, base: Path | None = None) -
         script.write_text(CONSOLE_SCRIPT, encoding="utf-8")
         out = []
         for label, way, argv, target in startup_cases(script):
-            if cold and not (way == "-m" and (label in (*FLOOR_LABELS, "--version", "levels --help", "--help")
-                                              or label == f"levels {SEED} --tokenizer estimate")):
+            if cold and not (
+                way == "-m"
+                and (
+                    label in (*FLOOR_LABELS, "--version", "levels --help", "--help")
+                    or label == f"levels {SEED} --tokenizer estimate"
+                )
+            ):
                 continue
-            codes = [REPO] + ([base] if base is not None and way == "-m" and label not in FLOOR_LABELS else [])
+            codes = [REPO] + (
+                [base] if base is not None and way == "-m" and label not in FLOOR_LABELS else []
+            )
             runs: dict = {c: [] for c in codes}
             for c in codes:
                 timed(argv, code=c)  # warm-up: bytecode, page cache
@@ -159,10 +193,17 @@ def measure_startup(repeat: int, cold: bool = False, base: Path | None = None) -
             if base is not None and base in runs:
                 row["base"] = _stats(runs[base])
             out.append(row)
-            extra = (f"  (base: min {row['base']['min_s']:.3f} s, cpu {row['base']['cpu_s']:.3f} s)"
-                     if "base" in row else "")
-            print(f"  {way:6} {label:62} min {r['min_s']:.3f} s  median {r['median_s']:.3f} s  cpu {r['cpu_s']:.3f} s"
-                  + extra, file=sys.stderr, flush=True)
+            extra = (
+                f"  (base: min {row['base']['min_s']:.3f} s, cpu {row['base']['cpu_s']:.3f} s)"
+                if "base" in row
+                else ""
+            )
+            print(
+                f"  {way:6} {label:62} min {r['min_s']:.3f} s  median {r['median_s']:.3f} s  cpu {r['cpu_s']:.3f} s"
+                + extra,
+                file=sys.stderr,
+                flush=True,
+            )
     return out
 
 
@@ -171,17 +212,37 @@ def measure_json(cache: Path, sizes: list[str]) -> list[dict]:
     for label in sizes:
         index_dir = cache / f"{label}-mcs{bench_levels.MAX_CLUSTER_SIZE}-seed{bench_levels.SEED}" / "3.x"
         if not index_dir.is_dir():  # never made (nor rewritten) here: the cache may be shared
-            raise SystemExit(f"{index_dir} is absent: make it with benchmarks/bench_levels.py --sizes {label} "
-                             f"--cache {cache}")
+            raise SystemExit(
+                f"{index_dir} is absent: make it with benchmarks/bench_levels.py --sizes {label} "
+                f"--cache {cache}"
+            )
         bench_levels.warm_page_cache(index_dir)
         for mode in JSON_IDS:
             with tempfile.TemporaryFile() as f:
-                r = timed([sys.executable, "-m", "graphrag_audit", "levels", str(index_dir), "-f", "json",
-                           "--tokenizer", "estimate", "--json-ids", mode], stdout=f)
+                r = timed(
+                    [
+                        sys.executable,
+                        "-m",
+                        "graphrag_audit",
+                        "levels",
+                        str(index_dir),
+                        "-f",
+                        "json",
+                        "--tokenizer",
+                        "estimate",
+                        "--json-ids",
+                        mode,
+                    ],
+                    stdout=f,
+                )
                 size = f.seek(0, os.SEEK_END)
             out.append({"size": label, "mode": mode, "bytes": size, **r})
-            print(f"  {label:5} --json-ids {mode:7} {size / 1e6:8.2f} MB  wall {r['wall_s']:.2f} s  cpu {r['cpu_s']:.2f} s"
-                  f"  rss {r['rss_bytes'] / 2**20:.0f} MiB", file=sys.stderr, flush=True)
+            print(
+                f"  {label:5} --json-ids {mode:7} {size / 1e6:8.2f} MB  wall {r['wall_s']:.2f} s  cpu {r['cpu_s']:.2f} s"
+                f"  rss {r['rss_bytes'] / 2**20:.0f} MiB",
+                file=sys.stderr,
+                flush=True,
+            )
     return out
 
 
@@ -196,8 +257,10 @@ def table_startup(rows: list[dict], floor: float, floor_cpu: float) -> str:
     for r in rows:
         target = "" if r["target_s"] is None else f"< {r['target_s']:g} s"
         holds = "" if r["target_s"] is None else ("yes" if r["min_s"] < r["target_s"] else "**no**")
-        line = (f"| `{r['label']}` | {r['way']} | {r['min_s']:.3f} s | {r['median_s']:.3f} s | {r['cpu_s']:.3f} s "
-                f"| {r['cpu_s'] - floor_cpu:+.3f} s |")
+        line = (
+            f"| `{r['label']}` | {r['way']} | {r['min_s']:.3f} s | {r['median_s']:.3f} s | {r['cpu_s']:.3f} s "
+            f"| {r['cpu_s'] - floor_cpu:+.3f} s |"
+        )
         if has_base:
             b = r.get("base")
             line += f" {b['min_s']:.3f} s | {b['cpu_s']:.3f} s |" if b else " | |"
@@ -207,36 +270,57 @@ def table_startup(rows: list[dict], floor: float, floor_cpu: float) -> str:
 
 def table_json(rows: list[dict]) -> str:
     full = {r["size"]: r["bytes"] for r in rows if r["mode"] == "full"}
-    lines = ["| index | `--json-ids` | bytes | vs full | wall | CPU | peak RSS |", "|---|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| index | `--json-ids` | bytes | vs full | wall | CPU | peak RSS |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
-        lines.append(f"| {r['size']} 3.x | {r['mode']} | {r['bytes']:,} ({r['bytes'] / 1e6:.1f} MB) "
-                     f"| {r['bytes'] / full[r['size']]:.3f} | {r['wall_s']:.2f} s | {r['cpu_s']:.2f} s "
-                     f"| {r['rss_bytes'] / 2**20:.0f} MiB |")
+        lines.append(
+            f"| {r['size']} 3.x | {r['mode']} | {r['bytes']:,} ({r['bytes'] / 1e6:.1f} MB) "
+            f"| {r['bytes'] / full[r['size']]:.3f} | {r['wall_s']:.2f} s | {r['cpu_s']:.2f} s "
+            f"| {r['rss_bytes'] / 2**20:.0f} MiB |"
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=5, help="runs per start-up measurement (best and median)")
-    ap.add_argument("--sizes", default="100k,1m", help="JSON size: comma list of " + ", ".join(bench_levels.SIZES)
-                    + " ('' to skip)")
-    ap.add_argument("--cache", default=os.path.join(os.environ.get("TMPDIR", tempfile.gettempdir()),
-                                                    "graphrag-audit-bench"),
-                    help="where bench_levels.py keeps the generated indexes (read only here)")
-    ap.add_argument("--base", metavar="REV", help="also measure the start-up of git revision REV (exported to a "
-                    "temporary folder), alternating with this checkout's runs")
+    ap.add_argument(
+        "--sizes",
+        default="100k,1m",
+        help="JSON size: comma list of " + ", ".join(bench_levels.SIZES) + " ('' to skip)",
+    )
+    ap.add_argument(
+        "--cache",
+        default=os.path.join(os.environ.get("TMPDIR", tempfile.gettempdir()), "graphrag-audit-bench"),
+        help="where bench_levels.py keeps the generated indexes (read only here)",
+    )
+    ap.add_argument(
+        "--base",
+        metavar="REV",
+        help="also measure the start-up of git revision REV (exported to a "
+        "temporary folder), alternating with this checkout's runs",
+    )
     ap.add_argument("--no-cold", action="store_true", help="skip the runs without bytecode")
     args = ap.parse_args(argv)
     sizes = [s for s in args.sizes.split(",") if s]
     print(f"# {bench_levels.machine()}", flush=True)
-    print(f"# load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}", flush=True)
+    print(
+        f"# load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}",
+        flush=True,
+    )
     global PYCACHE
-    with tempfile.TemporaryDirectory(prefix="bench-startup-pyc-") as pyc, \
-            tempfile.TemporaryDirectory(prefix="bench-startup-base-") as base_dir:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-startup-pyc-") as pyc,
+        tempfile.TemporaryDirectory(prefix="bench-startup-base-") as base_dir,
+    ):
         base = None
         if args.base:
             base = Path(base_dir)
-            archive = subprocess.run(["git", "-C", str(REPO), "archive", args.base], check=True, capture_output=True)
+            archive = subprocess.run(
+                ["git", "-C", str(REPO), "archive", args.base], check=True, capture_output=True
+            )
             subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
             (base / "fixtures").exists() or sys.exit(f"{args.base} has no fixtures/")
         PYCACHE = Path(pyc)
@@ -244,12 +328,16 @@ def main(argv: list[str] | None = None) -> int:
         jrows = measure_json(Path(args.cache), sizes) if sizes else []
         PYCACHE = None
         cold = [] if args.no_cold else measure_startup(args.repeat, cold=True, base=base)
-    print(f"\n## Start-up ({args.repeat} runs each, after a warm-up run; bytecode compiled once, as pip install does)\n")
+    print(
+        f"\n## Start-up ({args.repeat} runs each, after a warm-up run; bytecode compiled once, as pip install does)\n"
+    )
     if args.base:
         print(f"\n(base: `{args.base}`, runs alternating with this checkout's)")
     print(table_startup(rows, rows[0]["min_s"], rows[0]["cpu_s"]))
     if cold:
-        print("\n## Without bytecode (PYTHONDONTWRITEBYTECODE=1: the package compiled from source in every process)\n")
+        print(
+            "\n## Without bytecode (PYTHONDONTWRITEBYTECODE=1: the package compiled from source in every process)\n"
+        )
         print(table_startup(cold, cold[0]["min_s"], cold[0]["cpu_s"]))
     if jrows:
         print("\n## JSON size (`levels -f json --tokenizer estimate`)\n")

@@ -56,12 +56,30 @@ def generate(cache: Path, label: str, n: int) -> Path:
         return base / "3.x"
     print(f"generating {label} ({n:,} entities) in {base} ...", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    res = bl.run_child([sys.executable, "-c", bl.GENERATE_CODE, str(n), str(bl.MAX_CLUSTER_SIZE), str(bl.SEED),
-                        str(base), "3.x"], code=bl.REPO)
-    info = {"entities": n, "max_cluster_size": bl.MAX_CLUSTER_SIZE, "seed": bl.SEED,
-            "generator": bl.generator_digest(), "layouts": ["3.x"], **json.loads(res["stdout"]),
-            "generate_s": round(time.perf_counter() - t0, 1), "generate_cpu_s": round(res["cpu_s"], 1),
-            "generate_rss_bytes": res["rss_bytes"]}
+    res = bl.run_child(
+        [
+            sys.executable,
+            "-c",
+            bl.GENERATE_CODE,
+            str(n),
+            str(bl.MAX_CLUSTER_SIZE),
+            str(bl.SEED),
+            str(base),
+            "3.x",
+        ],
+        code=bl.REPO,
+    )
+    info = {
+        "entities": n,
+        "max_cluster_size": bl.MAX_CLUSTER_SIZE,
+        "seed": bl.SEED,
+        "generator": bl.generator_digest(),
+        "layouts": ["3.x"],
+        **json.loads(res["stdout"]),
+        "generate_s": round(time.perf_counter() - t0, 1),
+        "generate_cpu_s": round(res["cpu_s"], 1),
+        "generate_rss_bytes": res["rss_bytes"],
+    }
     (base / "stamp.json").write_text(json.dumps(info, indent=1))
     return base / "3.x"
 
@@ -69,13 +87,32 @@ def generate(cache: Path, label: str, n: int) -> Path:
 def timed(argv, extra_env=None) -> dict:
     before = load()
     r = bl.run_child(argv, extra_env=extra_env)
-    return {"wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "rss_bytes": r["rss_bytes"], "load": before,
-            "stdout": r["stdout"]}
+    return {
+        "wall_s": r["wall_s"],
+        "cpu_s": r["cpu_s"],
+        "rss_bytes": r["rss_bytes"],
+        "load": before,
+        "stdout": r["stdout"],
+    }
 
 
 def audit_argv(index: Path, tokenizer: str, out: Path, *extra) -> list[str]:
-    return [sys.executable, "-m", "graphrag_audit", "levels", str(index), "-f", "json", "--tokenizer", tokenizer,
-            "-o", str(out), "--fail-on", "never", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "graphrag_audit",
+        "levels",
+        str(index),
+        "-f",
+        "json",
+        "--tokenizer",
+        tokenizer,
+        "-o",
+        str(out),
+        "--fail-on",
+        "never",
+        *extra,
+    ]
 
 
 def measure(label: str, index: Path, tmp: Path, tokens: bool) -> dict:
@@ -83,19 +120,27 @@ def measure(label: str, index: Path, tmp: Path, tokens: bool) -> dict:
     bl.warm_page_cache(index)
     row: dict = {"size": label, "entities": SIZES[label], "dir": str(index)}
     stamp = json.loads((index.parent / "stamp.json").read_text())
-    row["stamp"] = {k: stamp.get(k) for k in ("communities", "reports", "max_level", "generate_s",
-                                              "generate_cpu_s", "generate_rss_bytes")}
+    row["stamp"] = {
+        k: stamp.get(k)
+        for k in ("communities", "reports", "max_level", "generate_s", "generate_cpu_s", "generate_rss_bytes")
+    }
     bare = timed([sys.executable, "-c", bl.BARE_READ_CODE, json.dumps(spec)])
-    row["bare"] = {**{k: v for k, v in bare.items() if k != "stdout"},
-                   "arrow_bytes": json.loads(bare["stdout"])["arrow_bytes"]}
-    runs = {"estimate": ("estimate", {}, ()),}
+    row["bare"] = {
+        **{k: v for k, v in bare.items() if k != "stdout"},
+        "arrow_bytes": json.loads(bare["stdout"])["arrow_bytes"],
+    }
+    runs = {
+        "estimate": ("estimate", {}, ()),
+    }
     if tokens:
         cache_dir = tmp / f"token-cache-{label}"
-        runs.update({
-            "exact_nocache": ("cl100k_base", {}, ("--no-token-cache",)),
-            "exact_cold": ("cl100k_base", {"GRAPHRAG_AUDIT_CACHE_DIR": str(cache_dir)}, ()),
-            "exact_warm": ("cl100k_base", {"GRAPHRAG_AUDIT_CACHE_DIR": str(cache_dir)}, ()),
-        })
+        runs.update(
+            {
+                "exact_nocache": ("cl100k_base", {}, ("--no-token-cache",)),
+                "exact_cold": ("cl100k_base", {"GRAPHRAG_AUDIT_CACHE_DIR": str(cache_dir)}, ()),
+                "exact_warm": ("cl100k_base", {"GRAPHRAG_AUDIT_CACHE_DIR": str(cache_dir)}, ()),
+            }
+        )
     for name, (tok, env, extra) in runs.items():
         print(f"# {label}: {name} ...", file=sys.stderr, flush=True)
         out = tmp / f"{label}-{name}.json"
@@ -107,9 +152,13 @@ def measure(label: str, index: Path, tmp: Path, tokens: bool) -> dict:
             row[name]["cache_file_bytes"] = f.stat().st_size if f.exists() else 0
     if tokens:
         ref = (tmp / f"{label}-exact_nocache.json").read_bytes()
-        row["identical"] = all((tmp / f"{label}-{n}.json").read_bytes() == ref for n in ("exact_cold", "exact_warm"))
+        row["identical"] = all(
+            (tmp / f"{label}-{n}.json").read_bytes() == ref for n in ("exact_cold", "exact_warm")
+        )
         if not row["identical"]:
-            print(f"!!! {label}: exact outputs with and without the cache DIFFER", file=sys.stderr, flush=True)
+            print(
+                f"!!! {label}: exact outputs with and without the cache DIFFER", file=sys.stderr, flush=True
+            )
         tk = bl.run_child([sys.executable, "-c", bl.TOKENS_CODE, spec["reports"][0]])
         row["tokens"] = json.loads(tk["stdout"])
     return row
@@ -120,58 +169,114 @@ def _f(x, nd=2):
 
 
 def table(results: list[dict]) -> str:
-    head = ["entities", "communities", "Arrow MB read", "bare read s", "estimate s", "exact, no cache s",
-            "exact, cold cache s", "exact, warm cache s", "warm / estimate", "no cache / estimate",
-            "CPU s: estimate / no cache / cold / warm", "warm / estimate (CPU)",
-            "cl100k counter MB/s", "report text MB", "cache file MB", "outputs identical", "load (1 min)"]
+    head = [
+        "entities",
+        "communities",
+        "Arrow MB read",
+        "bare read s",
+        "estimate s",
+        "exact, no cache s",
+        "exact, cold cache s",
+        "exact, warm cache s",
+        "warm / estimate",
+        "no cache / estimate",
+        "CPU s: estimate / no cache / cold / warm",
+        "warm / estimate (CPU)",
+        "cl100k counter MB/s",
+        "report text MB",
+        "cache file MB",
+        "outputs identical",
+        "load (1 min)",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
         if "exact_warm" not in r:
             continue
         tk = r["tokens"]
         est = r["estimate"]["wall_s"]
-        cells = [f"{r['entities']:,}", f"{r['stamp']['communities']:,}", _f(r["bare"]["arrow_bytes"] / MB, 0),
-                 _f(r["bare"]["wall_s"]), _f(est), _f(r["exact_nocache"]["wall_s"]), _f(r["exact_cold"]["wall_s"]),
-                 _f(r["exact_warm"]["wall_s"]), _f(r["exact_warm"]["wall_s"] / est) + "x",
-                 _f(r["exact_nocache"]["wall_s"] / est) + "x",
-                 " / ".join(_f(r[k]["cpu_s"], 1) for k in ("estimate", "exact_nocache", "exact_cold", "exact_warm")),
-                 _f(r["exact_warm"]["cpu_s"] / r["estimate"]["cpu_s"]) + "x",
-                 _f(tk["text_bytes"] / MB / tk["cl100k_base"]["seconds"], 1), _f(tk["text_bytes"] / MB, 1),
-                 _f(r["exact_cold"]["cache_file_bytes"] / MB, 1), "yes" if r["identical"] else "**NO**",
-                 " / ".join(_f(r[k]["load"]) for k in ("estimate", "exact_nocache", "exact_cold", "exact_warm"))]
+        cells = [
+            f"{r['entities']:,}",
+            f"{r['stamp']['communities']:,}",
+            _f(r["bare"]["arrow_bytes"] / MB, 0),
+            _f(r["bare"]["wall_s"]),
+            _f(est),
+            _f(r["exact_nocache"]["wall_s"]),
+            _f(r["exact_cold"]["wall_s"]),
+            _f(r["exact_warm"]["wall_s"]),
+            _f(r["exact_warm"]["wall_s"] / est) + "x",
+            _f(r["exact_nocache"]["wall_s"] / est) + "x",
+            " / ".join(
+                _f(r[k]["cpu_s"], 1) for k in ("estimate", "exact_nocache", "exact_cold", "exact_warm")
+            ),
+            _f(r["exact_warm"]["cpu_s"] / r["estimate"]["cpu_s"]) + "x",
+            _f(tk["text_bytes"] / MB / tk["cl100k_base"]["seconds"], 1),
+            _f(tk["text_bytes"] / MB, 1),
+            _f(r["exact_cold"]["cache_file_bytes"] / MB, 1),
+            "yes" if r["identical"] else "**NO**",
+            " / ".join(_f(r[k]["load"]) for k in ("estimate", "exact_nocache", "exact_cold", "exact_warm")),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def memory_table(results: list[dict]) -> str:
-    head = ["entities", "communities", "max level", "Arrow MB read", "bare read s", "bare read CPU s",
-            "bare read peak RSS MB",
-            "estimate audit s", "audit CPU s", "audit peak RSS MB", "RSS / Arrow", "load (1 min)"]
+    head = [
+        "entities",
+        "communities",
+        "max level",
+        "Arrow MB read",
+        "bare read s",
+        "bare read CPU s",
+        "bare read peak RSS MB",
+        "estimate audit s",
+        "audit CPU s",
+        "audit peak RSS MB",
+        "RSS / Arrow",
+        "load (1 min)",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
         a, b = r["estimate"], r["bare"]
-        cells = [f"{r['entities']:,}", f"{r['stamp']['communities']:,}", str(r["stamp"]["max_level"]),
-                 _f(b["arrow_bytes"] / MB, 0), _f(b["wall_s"]), _f(b["cpu_s"]), _f(b["rss_bytes"] / MB, 0),
-                 _f(a["wall_s"]),
-                 _f(a["cpu_s"]), _f(a["rss_bytes"] / MB, 0), _f(a["rss_bytes"] / b["arrow_bytes"]) + "x",
-                 f"{b['load']:.2f} / {a['load']:.2f}"]
+        cells = [
+            f"{r['entities']:,}",
+            f"{r['stamp']['communities']:,}",
+            str(r["stamp"]["max_level"]),
+            _f(b["arrow_bytes"] / MB, 0),
+            _f(b["wall_s"]),
+            _f(b["cpu_s"]),
+            _f(b["rss_bytes"] / MB, 0),
+            _f(a["wall_s"]),
+            _f(a["cpu_s"]),
+            _f(a["rss_bytes"] / MB, 0),
+            _f(a["rss_bytes"] / b["arrow_bytes"]) + "x",
+            f"{b['load']:.2f} / {a['load']:.2f}",
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     gen = [r for r in results if r["stamp"].get("generate_rss_bytes")]
     for r in gen:
         st = r["stamp"]
-        lines.append(f"\nGenerating {r['entities']:,} entities (tests/synthetic.py leiden_like + write_index, 3.x): "
-                     f"{st['generate_s']:,.0f} s wall, {st['generate_cpu_s']:,.0f} s CPU, "
-                     f"peak RSS {st['generate_rss_bytes'] / MB:,.0f} MB.")
+        lines.append(
+            f"\nGenerating {r['entities']:,} entities (tests/synthetic.py leiden_like + write_index, 3.x): "
+            f"{st['generate_s']:,.0f} s wall, {st['generate_cpu_s']:,.0f} s CPU, "
+            f"peak RSS {st['generate_rss_bytes'] / MB:,.0f} MB."
+        )
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100k,1m", help="comma list of " + ", ".join(SIZES))
-    ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "graphrag-audit-bench"),
-                    help="where the generated indexes live (outside the repository)")
-    ap.add_argument("--tokens", choices=("auto", "yes", "no"), default="auto",
-                    help="measure the exact runs (auto: not at 5m)")
+    ap.add_argument(
+        "--cache",
+        default=os.path.join(tempfile.gettempdir(), "graphrag-audit-bench"),
+        help="where the generated indexes live (outside the repository)",
+    )
+    ap.add_argument(
+        "--tokens",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="measure the exact runs (auto: not at 5m)",
+    )
     ap.add_argument("--json", help="also write every measurement to this JSON file")
     ap.add_argument("--markdown", help="also write the tables to this markdown file")
     ap.add_argument("--render", metavar="RESULTS.json", help="only print the tables of an earlier --json")
@@ -198,21 +303,27 @@ def main(argv=None) -> int:
     text = report(header, cache, results)
     print(text)
     if args.json:
-        Path(args.json).write_text(json.dumps({"machine": header, "cache": str(cache), "results": results},
-                                              indent=1, default=str))
+        Path(args.json).write_text(
+            json.dumps({"machine": header, "cache": str(cache), "results": results}, indent=1, default=str)
+        )
     if args.markdown:
         Path(args.markdown).write_text(text + "\n")
     return 0
 
 
 def report(header: str, cache: Path, results: list[dict]) -> str:
-    return "\n\n".join(x for x in [
-        f"Machine: {header}",
-        f"Data: leiden_like(n, max_cluster_size={bl.MAX_CLUSTER_SIZE}, seed={bl.SEED}), 3.x layout; cache {cache}",
-        "Exact counting (levels -f json, fresh processes):\n\n" + table(results) if any("exact_warm" in r for r in results)
-        else "",
-        "Memory (levels -f json --tokenizer estimate):\n\n" + memory_table(results),
-    ] if x)
+    return "\n\n".join(
+        x
+        for x in [
+            f"Machine: {header}",
+            f"Data: leiden_like(n, max_cluster_size={bl.MAX_CLUSTER_SIZE}, seed={bl.SEED}), 3.x layout; cache {cache}",
+            "Exact counting (levels -f json, fresh processes):\n\n" + table(results)
+            if any("exact_warm" in r for r in results)
+            else "",
+            "Memory (levels -f json --tokenizer estimate):\n\n" + memory_table(results),
+        ]
+        if x
+    )
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ COMMANDS: dict[str, list[str]] = {
 LARGE_COMMANDS = ("levels-json", "levels-text", "levels-markdown", "tree-json", "plan-json")
 
 # Runs inside each revision's interpreter: argv = [cases.json, out_dir]
-DRIVER = textwrap.dedent(r'''
+DRIVER = textwrap.dedent(r"""
     import json, os, sys, traceback
     from pathlib import Path
     os.environ.pop("GITHUB_STEP_SUMMARY", None)
@@ -88,9 +88,9 @@ DRIVER = textwrap.dedent(r'''
         (target / "stderr").write_bytes(stderr)
         (target / "exit").write_text(str(code))
         print(case["name"], code, file=sys.stderr, flush=True)
-''')
+""")
 
-GENERATE = textwrap.dedent('''
+GENERATE = textwrap.dedent("""
     import sys
     import os, sys
     sys.path.insert(0, os.path.join(os.getcwd(), "tests"))  # the generator is test infrastructure
@@ -102,15 +102,16 @@ GENERATE = textwrap.dedent('''
     spec = leiden_like(n, max_cluster_size=10, seed=0)
     for layout in ("3.x", "1.0-1.2"):
         write_index(spec, f"{out}/{layout}", layout)
-''')
+""")
 
 
 def export(rev: str | None, dest: Path) -> Path:
     """The files of ``rev`` (None: the working tree, untracked files included) in ``dest``."""
     dest.mkdir(parents=True)
     if rev is None:
-        files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
-                               capture_output=True, check=True).stdout.split(b"\0")
+        files = subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True, check=True
+        ).stdout.split(b"\0")
         for f in filter(None, files):
             src = REPO / os.fsdecode(f)
             if src.is_file():
@@ -154,11 +155,22 @@ def cases_for(indexes: dict[str, Path], only: str | None) -> list[dict]:
 
 def run_revision(code_dir: Path, cases_file: Path, out: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(code_dir), "PYTHONHASHSEED": "0"}
-    for var in ("GRAPHRAG_AUDIT_LEVEL", "GRAPHRAG_AUDIT_FORMAT", "GRAPHRAG_AUDIT_TOKENIZER",
-                "GRAPHRAG_AUDIT_COLOR", "GRAPHRAG_AUDIT_WIDTH", "GRAPHRAG_AUDIT_FAIL_ON"):
+    for var in (
+        "GRAPHRAG_AUDIT_LEVEL",
+        "GRAPHRAG_AUDIT_FORMAT",
+        "GRAPHRAG_AUDIT_TOKENIZER",
+        "GRAPHRAG_AUDIT_COLOR",
+        "GRAPHRAG_AUDIT_WIDTH",
+        "GRAPHRAG_AUDIT_FAIL_ON",
+    ):
         env.pop(var, None)
-    subprocess.run([sys.executable, "-c", DRIVER, str(cases_file), str(out)], cwd=code_dir, env=env,
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-c", DRIVER, str(cases_file), str(out)],
+        cwd=code_dir,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def digest(case_dir: Path) -> str:
@@ -171,7 +183,9 @@ def digest(case_dir: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("base", help="git revision to compare from")
-    ap.add_argument("other", nargs="?", default=None, help="git revision to compare to (default: working tree)")
+    ap.add_argument(
+        "other", nargs="?", default=None, help="git revision to compare to (default: working tree)"
+    )
     ap.add_argument("--out", type=Path, default=None, help="where to keep the differing outputs")
     ap.add_argument("--no-synthetic", action="store_true", help="leave out the 100k synthetic index")
     ap.add_argument("--synthetic-size", type=int, default=100_000)
@@ -186,16 +200,24 @@ def main(argv: list[str] | None = None) -> int:
         synthetic = None
         if not args.no_synthetic:
             synthetic = scratch / "synthetic"
-            print(f"generating the {args.synthetic_size:,}-entity synthetic index with {args.base}'s generator",
-                  file=sys.stderr)
-            subprocess.run([sys.executable, "-c", GENERATE, str(args.synthetic_size), str(synthetic)],
-                           cwd=base_dir, env={**os.environ, "PYTHONPATH": str(base_dir)}, check=True)
+            print(
+                f"generating the {args.synthetic_size:,}-entity synthetic index with {args.base}'s generator",
+                file=sys.stderr,
+            )
+            subprocess.run(
+                [sys.executable, "-c", GENERATE, str(args.synthetic_size), str(synthetic)],
+                cwd=base_dir,
+                env={**os.environ, "PYTHONPATH": str(base_dir)},
+                check=True,
+            )
         cases = cases_for(index_dirs(synthetic), args.only)
         cases_file = scratch / "cases.json"
         cases_file.write_text(json.dumps(cases))
         for label, code_dir in (("base", base_dir), ("other", other_dir)):
-            print(f"running {len(cases)} cases on {label} ({args.base if label == 'base' else args.other or 'working tree'})",
-                  file=sys.stderr)
+            print(
+                f"running {len(cases)} cases on {label} ({args.base if label == 'base' else args.other or 'working tree'})",
+                file=sys.stderr,
+            )
             run_revision(code_dir, cases_file, scratch / f"out-{label}")
         differing = []
         for case in cases:
@@ -207,8 +229,10 @@ def main(argv: list[str] | None = None) -> int:
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copytree(src, dest, dirs_exist_ok=True)
                 print(f"DIFFERS {case['name']}")
-        print(f"{len(cases) - len(differing)} identical, {len(differing)} differing, of {len(cases)} cases"
-              + (f"; outputs of the differing cases in {out}" if differing else ""))
+        print(
+            f"{len(cases) - len(differing)} identical, {len(differing)} differing, of {len(cases)} cases"
+            + (f"; outputs of the differing cases in {out}" if differing else "")
+        )
         return 1 if differing else 0
     finally:
         for sub in ("base", "other", "synthetic", "out-base", "out-other"):

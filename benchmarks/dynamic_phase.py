@@ -49,8 +49,9 @@ print(json.dumps(got))
 
 def measure(index: str, code: Path) -> dict:
     env = {**os.environ, "PYTHONPATH": str(code)}
-    out = subprocess.run([sys.executable, "-c", CHILD, index], env=env, cwd=code, capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, index], env=env, cwd=code, capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -63,8 +64,10 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for idx in args.indexes:
         r = measure(idx, args.code.resolve())
-        print(f"| {idx} | {r['dynamic_cpu_s']:.2f} | {r['dynamic_wall_s']:.2f} | {r['audit_cpu_s']:.2f} | {r['load']:.2f} |",
-              flush=True)
+        print(
+            f"| {idx} | {r['dynamic_cpu_s']:.2f} | {r['dynamic_wall_s']:.2f} | {r['audit_cpu_s']:.2f} | {r['load']:.2f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,14 @@ print(json.dumps({"seconds": dt, "entities": int(m.entity_count), "reports": int
 
 
 def child(target: str, env: dict) -> dict:
-    p = subprocess.run([sys.executable, "-c", CHILD, target], capture_output=True, text=True, cwd=REPO,
-                       env={**os.environ, **env}, timeout=1800)
+    p = subprocess.run(
+        [sys.executable, "-c", CHILD, target],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **env},
+        timeout=1800,
+    )
     if p.returncode:
         raise SystemExit(f"load_index({target}) failed: {p.stderr[-2000:]}")
     return json.loads(p.stdout)
@@ -79,9 +85,17 @@ def main() -> int:
             disk = best(str(local), {}, args.repeat)
             az = best(f"az://{remote}", emu.env(), args.repeat)
             folder = sum(f.stat().st_size for f in local.iterdir() if f.is_file())
-            results.append({"index": label, "entities": disk["entities"], "reports": disk["reports"],
-                            "disk_s": round(disk["seconds"], 3), "azurite_s": round(az["seconds"], 3),
-                            "folder_bytes": folder, "files": az["files"]})
+            results.append(
+                {
+                    "index": label,
+                    "entities": disk["entities"],
+                    "reports": disk["reports"],
+                    "disk_s": round(disk["seconds"], 3),
+                    "azurite_s": round(az["seconds"], 3),
+                    "folder_bytes": folder,
+                    "files": az["files"],
+                }
+            )
     finally:
         emu.stop()
 
@@ -90,8 +104,10 @@ def main() -> int:
     for r in results:
         size = sum(s for s, _ in r["files"].values())
         read = sum(b for _, b in r["files"].values())
-        print(f"| {r['index']} | {r['disk_s']:.2f} s | {r['azurite_s']:.2f} s | {r['folder_bytes'] / 1e6:,.2f} MB | "
-              f"{size / 1e6:,.2f} MB | {read / 1e6:,.2f} MB | {read / size:.0%} |")
+        print(
+            f"| {r['index']} | {r['disk_s']:.2f} s | {r['azurite_s']:.2f} s | {r['folder_bytes'] / 1e6:,.2f} MB | "
+            f"{size / 1e6:,.2f} MB | {read / 1e6:,.2f} MB | {read / size:.0%} |"
+        )
     print()
     print("| index | table | file size | fetched | share |")
     print("|---|---|---|---|---|")

@@ -25,8 +25,11 @@ import sys
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("index")
-    ap.add_argument("--code", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir),
-                    help="directory holding the graphrag_audit package (default: this checkout)")
+    ap.add_argument(
+        "--code",
+        default=os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir),
+        help="directory holding the graphrag_audit package (default: this checkout)",
+    )
     args = ap.parse_args()
     sys.path.insert(0, os.path.abspath(args.code))
     from graphrag_audit.analysis.integrity import check_integrity
@@ -57,8 +60,20 @@ def main() -> None:
     timed("tree_levels", lambda: tree_levels(model, ti))
     selections = timed("select_all", lambda: select_all(model))
     timed("level_stats", lambda: level_stats(model, ti, selections))
-    out["tree"] = round(sum(out[k] for k in ("tree_index", "text_units", "clustered", "check_integrity",
-                                              "location_migration", "tree_levels")), 2)
+    out["tree"] = round(
+        sum(
+            out[k]
+            for k in (
+                "tree_index",
+                "text_units",
+                "clustered",
+                "check_integrity",
+                "location_migration",
+                "tree_levels",
+            )
+        ),
+        2,
+    )
     out["selection"] = round(out["select_all"] + out["level_stats"], 2)
     out["load_average"] = round(os.getloadavg()[0], 2)
     print(json.dumps(out))

@@ -10,25 +10,66 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphrag_audit.rules import RULE_NOTES as NOTES, RULES  # noqa: E402
+from graphrag_audit.rules import RULE_NOTES as NOTES  # noqa: E402
+from graphrag_audit.rules import RULES
 
 GROUPS = [
-    ("Tree integrity", ["no-level-0", "level-gap", "parent-cycle", "missing-parent", "multiple-parents",
-                        "level-not-parent-plus-one", "child-not-subset", "children-parent-mismatch",
-                        "multiple-periods", "delta-id-offset", "dangling-membership",
-                        "membership-level-mismatch", "duplicate-community", "ids-not-depth-ordered"]),
-    ("Reports and entities", ["community-without-report", "report-without-community", "report-level-mismatch",
-                              "duplicate-report", "minus-one-report", "unclustered-entities", "no-reports-table",
-                              "dynamic-no-level-0-report"]),
-    ("Cross-version traps", ["string-community-ids", "v2-unreadable", "int32-community-ids", "needs-migration"]),
+    (
+        "Tree integrity",
+        [
+            "no-level-0",
+            "level-gap",
+            "parent-cycle",
+            "missing-parent",
+            "multiple-parents",
+            "level-not-parent-plus-one",
+            "child-not-subset",
+            "children-parent-mismatch",
+            "multiple-periods",
+            "delta-id-offset",
+            "dangling-membership",
+            "membership-level-mismatch",
+            "duplicate-community",
+            "ids-not-depth-ordered",
+        ],
+    ),
+    (
+        "Reports and entities",
+        [
+            "community-without-report",
+            "report-without-community",
+            "report-level-mismatch",
+            "duplicate-report",
+            "minus-one-report",
+            "unclustered-entities",
+            "no-reports-table",
+            "dynamic-no-level-0-report",
+        ],
+    ),
+    (
+        "Cross-version traps",
+        ["string-community-ids", "v2-unreadable", "int32-community-ids", "needs-migration"],
+    ),
     ("Where the index is", ["parquet-csv-differ"]),
-    ("At the level you query with (`--level`, default 2)", ["depth-mismatch", "v2-inflation", "low-coverage",
-                                                            "level-beyond-max",
-                                                            "single-child-chain", "duplicate-level",
-                                                            "dynamic-no-descent", "dynamic-unreachable",
-                                                            "dynamic-fails", "dynamic-old-graphrag"]),
-    ("Against an earlier index (`levels --baseline`, `diff`)", ["regression-map-calls", "regression-coverage",
-                                                                "regression-new-finding"]),
+    (
+        "At the level you query with (`--level`, default 2)",
+        [
+            "depth-mismatch",
+            "v2-inflation",
+            "low-coverage",
+            "level-beyond-max",
+            "single-child-chain",
+            "duplicate-level",
+            "dynamic-no-descent",
+            "dynamic-unreachable",
+            "dynamic-fails",
+            "dynamic-old-graphrag",
+        ],
+    ),
+    (
+        "Against an earlier index (`levels --baseline`, `diff`)",
+        ["regression-map-calls", "regression-coverage", "regression-new-finding"],
+    ),
 ]
 
 

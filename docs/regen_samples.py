@@ -83,7 +83,9 @@ def doc_paths() -> list[str]:
 # fenced blocks (CommonMark's rules, which cmark-gfm follows; tests/test_docs.py checks the two agree)
 # ----------------------------------------------------------------------------------------
 OPEN = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}(?=[^`]*$)|~{3,})(?P<info>.*)$")
-MARKER = re.compile(r"^<!-- (?P<kind>sample|run|not run|file|text)(?: \[(?P<opts>[^\]]*)\])?(?:: (?P<rest>.*?))? -->$")
+MARKER = re.compile(
+    r"^<!-- (?P<kind>sample|run|not run|file|text)(?: \[(?P<opts>[^\]]*)\])?(?:: (?P<rest>.*?))? -->$"
+)
 
 
 class Skip(Exception):
@@ -127,8 +129,16 @@ def fenced_blocks(text: str, doc: str = "?") -> list[Block]:
         j = i + 1
         while j < len(lines) and not close.match(lines[j].rstrip("\n")):
             j += 1
-        b = Block(doc, i + 1, fence, m.group("info").strip(), "".join(lines[i + 1:j]), offsets[i + 1], offsets[j],
-                  j < len(lines))
+        b = Block(
+            doc,
+            i + 1,
+            fence,
+            m.group("info").strip(),
+            "".join(lines[i + 1 : j]),
+            offsets[i + 1],
+            offsets[j],
+            j < len(lines),
+        )
         _read_marker(b, lines[i - 1].rstrip("\n") if i else "")
         blocks.append(b)
         i = j + 1
@@ -149,8 +159,21 @@ def _read_marker(b: Block, line: str) -> None:
             b.opts[k] = v
         else:
             b.opts[opt] = True
-    known = {"console", "status", "stderr", "summary", "head", "tail", "from", "until", "exit", "setup", "tmp",
-             "graphrag", "after comments"}
+    known = {
+        "console",
+        "status",
+        "stderr",
+        "summary",
+        "head",
+        "tail",
+        "from",
+        "until",
+        "exit",
+        "setup",
+        "tmp",
+        "graphrag",
+        "after comments",
+    }
     if set(b.opts) - known:
         b.marker_error = f"unknown marker option(s) {sorted(set(b.opts) - known)}"
     elif b.kind == "sample" and not b.rest.startswith("graphrag-audit "):
@@ -210,7 +233,7 @@ def _cli_args(seg: list[str]) -> list[str] | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cli() -> tuple[dict, set]:
     """{command: its option names} and the group's own options, from the CLI (what --help prints)."""
     import typer.main
@@ -218,8 +241,15 @@ def _cli() -> tuple[dict, set]:
     from graphrag_audit.cli import app
 
     group = typer.main.get_command(app)
-    names = lambda params: {o for p in params for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))  # noqa: E731
-                            if o.startswith("-")} | {"--help", "-h"}
+    names = lambda params: (
+        {
+            o
+            for p in params
+            for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))  # noqa: E731
+            if o.startswith("-")
+        }
+        | {"--help", "-h"}
+    )
     return {name: names(cmd.params) for name, cmd in group.commands.items()}, names(group.params)
 
 
@@ -248,13 +278,21 @@ def check_cli_parses(args: list[str]) -> list[str]:
         return [f"graphrag-audit has no option {o}" for o in _option_tokens(rest) if o not in group_opts]
     if name not in commands:
         return [f"graphrag-audit has no command {name!r}"]
-    return [f"graphrag-audit {name} has no option {o}" for o in _option_tokens(rest) if o not in commands[name]]
+    return [
+        f"graphrag-audit {name} has no option {o}" for o in _option_tokens(rest) if o not in commands[name]
+    ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _script_help(path: str) -> str:
-    proc = subprocess.run([sys.executable, path, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, path, "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     if proc.returncode != 0:
         raise AssertionError(f"python {path} --help exits {proc.returncode}: {proc.stderr.strip()[-300:]}")
     return proc.stdout
@@ -272,8 +310,11 @@ def check_parses(line: str) -> list[str]:
                 problems.append(f"{script} does not exist")
                 continue
             helptext = _script_help(script)
-            problems += [f"python {script} --help does not name {o}" for o in _option_tokens(seg[2:])
-                         if not re.search(r"(?<![\w-])" + re.escape(o) + r"(?![\w-])", helptext)]
+            problems += [
+                f"python {script} --help does not name {o}"
+                for o in _option_tokens(seg[2:])
+                if not re.search(r"(?<![\w-])" + re.escape(o) + r"(?![\w-])", helptext)
+            ]
     return problems
 
 
@@ -284,13 +325,18 @@ def inline_commands(doc: str) -> list[tuple[int, str]]:
     """(line, command) of every code span of the doc's prose that is a graphrag-audit command line."""
     text = (ROOT / doc).read_text(encoding="utf-8")
     for b in reversed(fenced_blocks(text, doc)):  # blocks are checked on their own
-        text = text[:b.start] + "\n" * b.body.count("\n") + text[b.end:]
-    return [(text[:m.start()].count("\n") + 1, " ".join(m.group("span").split())) for m in INLINE.finditer(text)
-            if "\n\n" not in m.group("span")]
+        text = text[: b.start] + "\n" * b.body.count("\n") + text[b.end :]
+    return [
+        (text[: m.start()].count("\n") + 1, " ".join(m.group("span").split()))
+        for m in INLINE.finditer(text)
+        if "\n\n" not in m.group("span")
+    ]
 
 
 def _runs_our_code(line: str) -> bool:
-    return any(_cli_args(s) is not None or (s[0] in ("python", "python3") and len(s) > 1) for s in _segments(line))
+    return any(
+        _cli_args(s) is not None or (s[0] in ("python", "python3") and len(s) > 1) for s in _segments(line)
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -319,8 +365,10 @@ def _verbs_v3_int32(work: Path) -> None:
             shutil.copy(f, dst / f.name)
     t = pq.read_table(src / "communities.parquet")
     i = t.schema.get_field_index("community")
-    pq.write_table(t.set_column(i, pa.field("community", pa.int32()), t.column(i).cast(pa.int32())),
-                   dst / "communities.parquet")
+    pq.write_table(
+        t.set_column(i, pa.field("community", pa.int32()), t.column(i).cast(pa.int32())),
+        dst / "communities.parquet",
+    )
 
 
 def _no_level_0(work: Path) -> None:
@@ -335,13 +383,31 @@ def _no_level_0(work: Path) -> None:
 
 def _seed_baseline(work: Path) -> None:
     """``baseline.json``: the levels JSON of the bundled seed example, as a pipeline keeps it."""
-    subprocess.run([sys.executable, "-m", "graphrag_audit", "levels", str(ROOT / "fixtures" / "seed-v3"), "-f", "json",
-                    "-o", str(work / "baseline.json")], check=True, capture_output=True, timeout=600,
-                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "graphrag_audit",
+            "levels",
+            str(ROOT / "fixtures" / "seed-v3"),
+            "-f",
+            "json",
+            "-o",
+            str(work / "baseline.json"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
 
 
-SETUPS = {"seed-baseline": (_seed_baseline, False), "climate-previous": (_climate_previous, True), "verbs-v3-int32": (_verbs_v3_int32, True),
-          "no-level-0": (_no_level_0, False)}  # name: (builder, needs ../shared/indexes)
+SETUPS = {
+    "seed-baseline": (_seed_baseline, False),
+    "climate-previous": (_climate_previous, True),
+    "verbs-v3-int32": (_verbs_v3_int32, True),
+    "no-level-0": (_no_level_0, False),
+}  # name: (builder, needs ../shared/indexes)
 
 
 def _needs_shared(b: Block) -> bool:
@@ -355,22 +421,30 @@ def graphrag_python(version: str) -> str:
     for py in _side_pythons():
         if _graphrag_version(py) == version:
             return py
-    reason = (f"no interpreter with graphrag {version} in GRAPHRAG_VERIFY_PYTHONS or GRAPHRAG_DYNAMIC_PYTHONS "
-              "(.ci/run builds and exports them)")
+    reason = (
+        f"no interpreter with graphrag {version} in GRAPHRAG_VERIFY_PYTHONS or GRAPHRAG_DYNAMIC_PYTHONS "
+        "(.ci/run builds and exports them)"
+    )
     if os.environ.get("CI"):
         raise AssertionError(reason)
     raise Skip(reason)
 
 
 def _side_pythons() -> list[str]:
-    raw = os.pathsep.join(os.environ.get(k, "") for k in ("GRAPHRAG_VERIFY_PYTHONS", "GRAPHRAG_DYNAMIC_PYTHONS"))
+    raw = os.pathsep.join(
+        os.environ.get(k, "") for k in ("GRAPHRAG_VERIFY_PYTHONS", "GRAPHRAG_DYNAMIC_PYTHONS")
+    )
     return list(dict.fromkeys(p for p in raw.split(os.pathsep) if p))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _graphrag_version(python: str) -> str | None:
-    proc = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('graphrag'))"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [python, "-c", "import importlib.metadata as m; print(m.version('graphrag'))"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
@@ -381,9 +455,11 @@ class Sandbox:
     def __init__(self, b: Block):
         self.b = b
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         if _needs_shared(self.b) and not INDEXES.is_dir():
-            raise Skip(f"../shared/indexes ({INDEXES}) is absent: the real graphrag indexes this block runs on")
+            raise Skip(
+                f"../shared/indexes ({INDEXES}) is absent: the real graphrag indexes this block runs on"
+            )
         python = graphrag_python(self.b.opts["graphrag"]) if "graphrag" in self.b.opts else sys.executable
         self.top = Path(tempfile.mkdtemp(prefix="graphrag-audit-docs-"))
         try:
@@ -409,32 +485,54 @@ class Sandbox:
             SETUPS[self.b.opts["setup"]][0](self.work)
         bindir = self.top / "bin"
         bindir.mkdir()
-        for name, cmd in (("graphrag-audit", "-m graphrag_audit"), ("audit", "-m graphrag_audit"), ("python", ""),
-                          ("python3", "")):
+        for name, cmd in (
+            ("graphrag-audit", "-m graphrag_audit"),
+            ("audit", "-m graphrag_audit"),
+            ("python", ""),
+            ("python3", ""),
+        ):
             shim = bindir / name
             shim.write_text(f'#!/bin/sh\nexec {shlex.quote(python)} {cmd} "$@"\n')
             shim.chmod(0o755)
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("COLUMNS", "LINES", "GITHUB_STEP_SUMMARY", "PYTHONPATH", "FORCE_COLOR")
-               and not k.startswith("GRAPHRAG_AUDIT_")}
-        self.env = {**env, "PATH": f"{bindir}{os.pathsep}{env.get('PATH', '')}", "PYTHONPATH": str(ROOT),
-                    "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("COLUMNS", "LINES", "GITHUB_STEP_SUMMARY", "PYTHONPATH", "FORCE_COLOR")
+            and not k.startswith("GRAPHRAG_AUDIT_")
+        }
+        self.env = {
+            **env,
+            "PATH": f"{bindir}{os.pathsep}{env.get('PATH', '')}",
+            "PYTHONPATH": str(ROOT),
+            "NO_COLOR": "1",
+            "PYTHONIOENCODING": "utf-8",
+        }
 
     def __exit__(self, *exc) -> None:
         shutil.rmtree(self.top, ignore_errors=True)
 
     def run(self, command: str, env: dict | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=self.work, env={**self.env, **(env or {})},
-                              capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=900,
-                              start_new_session=True)  # no controlling terminal: /dev/tty gives no width
+        return subprocess.run(
+            ["bash", "-o", "pipefail", "-c", command],
+            cwd=self.work,
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=900,
+            start_new_session=True,
+        )  # no controlling terminal: /dev/tty gives no width
 
 
 def _exit_problem(proc: subprocess.CompletedProcess, expected: str | None, what: str) -> str | None:
     ok = proc.returncode == int(expected) if expected is not None else proc.returncode in (0, 1)
     err = proc.stderr
     if not ok:
-        return f"{what} exits {proc.returncode} ({'expected ' + expected if expected else 'expected 0 or 1'}): " \
-               f"{err.strip()[-500:]}"
+        return (
+            f"{what} exits {proc.returncode} ({'expected ' + expected if expected else 'expected 0 or 1'}): "
+            f"{err.strip()[-500:]}"
+        )
     if "internal error" in err or "Traceback (most recent call last)" in err:
         return f"{what} reports an internal error: {err.strip()[-500:]}"
     return None
@@ -474,7 +572,7 @@ def generate(b: Block) -> str:
     return _generate(b.doc, b.line, b.rest, tuple(sorted(b.opts.items())), tuple(sorted(b.links.items())))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _generate(doc: str, line: int, rest: str, opts: tuple, links: tuple) -> str:
     b = Block(doc, line, "```", "", "", 0, 0, True, "sample", rest, dict(opts), dict(links))
     command = b.rest
@@ -501,20 +599,26 @@ def _generate(doc: str, line: int, rest: str, opts: tuple, links: tuple) -> str:
         if real_tmp is not None:
             out = out.replace(str(real_tmp), tmp)
         if str(sb.top) in out:
-            raise AssertionError(f"{b.where}: the output names the sandbox {sb.top}; use a relative path or tmp=")
+            raise AssertionError(
+                f"{b.where}: the output names the sandbox {sb.top}; use a relative path or tmp="
+            )
     lines = _strip(out).splitlines()
     if "from" in b.opts:  # the lines from the first matching FROM up to the first matching UNTIL (or blank)
         start = next((i for i, ln in enumerate(lines) if re.search(b.opts["from"], ln)), None)
         if start is None:
             raise AssertionError(f"{b.where}: no line of the output matches from={b.opts['from']}")
-        stop = next((i for i in range(start + 1, len(lines))
-                     if re.search(b.opts.get("until", "^$"), lines[i])), len(lines))
+        stop = next(
+            (i for i in range(start + 1, len(lines)) if re.search(b.opts.get("until", "^$"), lines[i])),
+            len(lines),
+        )
         lines = lines[start:stop]
         while lines and not lines[-1]:
             lines.pop()
     head, tail = int(b.opts.get("head", 0)), int(b.opts.get("tail", 0))
     if head and len(lines) > head + tail:
-        left_out = f"… ({len(lines)} lines, {len(out):,} characters in all" + (f"; the last {tail}:)" if tail else ")")
+        left_out = f"… ({len(lines)} lines, {len(out):,} characters in all" + (
+            f"; the last {tail}:)" if tail else ")"
+        )
         kept = lines[:head]
         while kept and not kept[-1]:
             kept.pop()
@@ -529,10 +633,11 @@ def _generate(doc: str, line: int, rest: str, opts: tuple, links: tuple) -> str:
 def stale_message(b: Block, now: str) -> str:
     old, new = normalise(b.body).splitlines(), now.splitlines()
     k = next((i for i, (x, y) in enumerate(zip(old, new)) if x != y), min(len(old), len(new)))
-    first = f"line {k + 1} of the block: doc {old[k] if k < len(old) else '(end)'!r}, now " \
-            f"{new[k] if k < len(new) else '(end)'!r}"
-    return (f"{b.where}: the sample of `{b.rest}` is stale ({first}); "
-            f"regenerate every sample with `{REGEN}`")
+    first = (
+        f"line {k + 1} of the block: doc {old[k] if k < len(old) else '(end)'!r}, now "
+        f"{new[k] if k < len(new) else '(end)'!r}"
+    )
+    return f"{b.where}: the sample of `{b.rest}` is stale ({first}); regenerate every sample with `{REGEN}`"
 
 
 # ----------------------------------------------------------------------------------------
@@ -544,9 +649,11 @@ def check_block(b: Block) -> str | None:
     if not b.closed:
         return f"{b.where}: the {b.fence} fence is never closed (it runs to the end of the file)"
     if b.kind is None:
-        return (f"{b.where}: a fenced block without a marker line right above it "
-                "(<!-- sample: ... -->, <!-- run -->, <!-- not run: REASON -->, <!-- file: PATH --> or "
-                "<!-- text: REASON -->; see docs/regen_samples.py)")
+        return (
+            f"{b.where}: a fenced block without a marker line right above it "
+            "(<!-- sample: ... -->, <!-- run -->, <!-- not run: REASON -->, <!-- file: PATH --> or "
+            "<!-- text: REASON -->; see docs/regen_samples.py)"
+        )
     if b.marker_error:
         return f"{b.where}: {b.marker_error}"
     if b.kind == "sample":
@@ -562,7 +669,11 @@ def check_block(b: Block) -> str | None:
         return None if b.body == text else f"{b.where}: the block is not {b.rest} as it is now: copy it again"
     if b.kind == "text":
         cmds = [ln for ln in b.body.splitlines() if ln.startswith("$ ") or _cli_args(ln.split() or ["-"])]
-        return f"{b.where}: a text block holds command lines ({cmds[0]!r}): mark it run or not run" if cmds else None
+        return (
+            f"{b.where}: a text block holds command lines ({cmds[0]!r}): mark it run or not run"
+            if cmds
+            else None
+        )
     if b.info == "yaml" and b.kind == "run":
         return _check_pre_commit_config(b)
     if b.info == "python":
@@ -585,7 +696,11 @@ def check_block(b: Block) -> str | None:
         return "\n".join(problems) or None
     for ln in lines:
         for seg in _segments(ln):
-            if _cli_args(seg) is None and seg[0] not in ("python", "python3") and shutil.which(seg[0]) is None:
+            if (
+                _cli_args(seg) is None
+                and seg[0] not in ("python", "python3")
+                and shutil.which(seg[0]) is None
+            ):
                 raise Skip(f"`{seg[0]}` is not installed (`{ln}` needs it)")
     with Sandbox(b) as sb:
         for ln in lines:
@@ -601,10 +716,14 @@ def _check_pre_commit_config(b: Block) -> str | None:
     false, so that is the whole command pre-commit runs)."""
     import yaml
 
-    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
+    hooks = {
+        h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    }
     used = [h for repo in (yaml.safe_load(b.body) or {}).get("repos", []) for h in repo.get("hooks", [])]
     if not used:
-        return f"{b.where}: a run yaml block is a .pre-commit-config.yaml using a hook of .pre-commit-hooks.yaml"
+        return (
+            f"{b.where}: a run yaml block is a .pre-commit-config.yaml using a hook of .pre-commit-hooks.yaml"
+        )
     with Sandbox(b) as sb:
         for h in used:
             if h.get("id") not in hooks:
@@ -614,7 +733,9 @@ def _check_pre_commit_config(b: Block) -> str | None:
                 return f"{b.where}: hook {h['id']} passes file names; this check runs it without any"
             for args in (h.get("args", hook.get("args", [])), hook.get("args", [])):
                 cmd = " ".join([hook["entry"], *(shlex.quote(str(a)) for a in args)])
-                problem = "; ".join(check_parses(cmd)) or _exit_problem(sb.run(cmd), b.opts.get("exit"), f"`{cmd}`")
+                problem = "; ".join(check_parses(cmd)) or _exit_problem(
+                    sb.run(cmd), b.opts.get("exit"), f"`{cmd}`"
+                )
                 if problem:
                     return f"{b.where}: hook {h['id']}: {problem}"
     return None
@@ -625,7 +746,7 @@ def update(doc: str, blocks: list[Block], bodies: dict[int, str]) -> None:
     text = (ROOT / doc).read_text(encoding="utf-8")
     for b in sorted(blocks, key=lambda x: -x.start):
         if b.line in bodies:
-            text = text[:b.start] + bodies[b.line] + text[b.end:]
+            text = text[: b.start] + bodies[b.line] + text[b.end :]
     tmp = (ROOT / doc).with_suffix(".md.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(ROOT / doc)
@@ -634,7 +755,9 @@ def update(doc: str, blocks: list[Block], bodies: dict[int, str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("docs", nargs="*", help="docs to check (default: README.md and docs/*.md)")
-    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 when a block is stale or fails")
+    ap.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 when a block is stale or fails"
+    )
     args = ap.parse_args(argv)
     failed = 0
     for doc in args.docs or doc_paths():

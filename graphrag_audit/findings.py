@@ -9,7 +9,6 @@ from types import MappingProxyType
 from graphrag_audit.rules import RULES, SEVERITIES, SEVERITY_RANK, Rule  # noqa: F401 (re-exported)
 
 
-
 @dataclass(frozen=True)
 class Finding:
     rule: str

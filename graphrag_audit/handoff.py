@@ -57,16 +57,16 @@ directory is written (a new one appears whole or not at all; concurrent runs; in
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
-import contextlib
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -74,12 +74,19 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.model.index import IndexModel
 from graphrag_audit.io.bounded import open_regular
 from graphrag_audit.io.safe_write import MAX_SCAN_ENTRIES, DirectoryWriter, Guard, WriteError
+from graphrag_audit.model.index import IndexModel
 
-__all__ = ["MANIFEST_NAME", "PlanWriteError", "WriteResult", "write_plan", "check_out_dir", "check_local_source",
-           "query_commands"]
+__all__ = [
+    "MANIFEST_NAME",
+    "PlanWriteError",
+    "WriteResult",
+    "write_plan",
+    "check_out_dir",
+    "check_local_source",
+    "query_commands",
+]
 
 MANIFEST_NAME = "graphrag_audit_plan.json"
 
@@ -106,11 +113,22 @@ class WriteResult:
     linked_bytes: int = 0  # what the linked entries hold (not duplicated)
 
     def to_dict(self) -> dict:
-        return {"out_dir": str(self.out_dir), "tables": {k: v.name for k, v in self.tables.items()},
-                "copied": self.copied, "linked": self.linked, "left_out": self.left_out, "reports": self.reports,
-                "communities": self.communities, "max_level": self.max_level, "notes": self.notes,
-                "generation": self.generation, "table_format": self.table_format, "commands": self.commands,
-                "copied_bytes": self.copied_bytes, "linked_bytes": self.linked_bytes}
+        return {
+            "out_dir": str(self.out_dir),
+            "tables": {k: v.name for k, v in self.tables.items()},
+            "copied": self.copied,
+            "linked": self.linked,
+            "left_out": self.left_out,
+            "reports": self.reports,
+            "communities": self.communities,
+            "max_level": self.max_level,
+            "notes": self.notes,
+            "generation": self.generation,
+            "table_format": self.table_format,
+            "commands": self.commands,
+            "copied_bytes": self.copied_bytes,
+            "linked_bytes": self.linked_bytes,
+        }
 
 
 def _resolved(p: Path) -> Path:
@@ -140,9 +158,11 @@ def check_out_dir(model: IndexModel, out_dir: Path, force: bool = False, guard: 
 
 
 #: why --write refuses an index read in place from Azure Blob Storage or S3
-REMOTE_SOURCE = ("--write needs a local index folder: this index is read in place from {kind}, and the new "
-                 "index folder links the source's other files (graphs, text units, embeddings) beside the plan's "
-                 "tables; copy the index into a local folder and plan on that")
+REMOTE_SOURCE = (
+    "--write needs a local index folder: this index is read in place from {kind}, and the new "
+    "index folder links the source's other files (graphs, text units, embeddings) beside the plan's "
+    "tables; copy the index into a local folder and plan on that"
+)
 
 
 def check_local_source(index_dir) -> None:
@@ -164,23 +184,32 @@ def _check_source(model: IndexModel) -> dict[str, Path]:
     comm = model.files.get("communities")
     rep = model.files.get("reports")
     if comm is None or rep is None or not model.has_reports_table:
-        raise PlanWriteError(model.output_dir, "--write needs both a communities and a community_reports table")
+        raise PlanWriteError(
+            model.output_dir, "--write needs both a communities and a community_reports table"
+        )
     out = {"communities": comm, "reports": rep}
     if model.generation.before_2:
         if model.id_kind != "int":
-            raise PlanWriteError(model.output_dir, f"--write cannot hand a plan to graphrag {model.generation.label}: "
-                                 "its community ids are strings, which graphrag 1.x's query does not read")
+            raise PlanWriteError(
+                model.output_dir,
+                f"--write cannot hand a plan to graphrag {model.generation.label}: "
+                "its community ids are strings, which graphrag 1.x's query does not read",
+            )
         nodes = model.files.get("nodes")
         if nodes is None:
-            raise PlanWriteError(model.output_dir, "--write needs create_final_nodes for a graphrag < 2.0 index "
-                                 "(graphrag 1.x selects reports through it)")
+            raise PlanWriteError(
+                model.output_dir,
+                "--write needs create_final_nodes for a graphrag < 2.0 index "
+                "(graphrag 1.x selects reports through it)",
+            )
         out["nodes"] = nodes
     for p in out.values():
         if p.suffix not in (".parquet", ".csv"):
             raise PlanWriteError(p, "--write supports parquet and CSV tables only")
         if model.generation.before_2 and p.suffix != ".parquet":
-            raise PlanWriteError(p, "--write supports parquet tables only for graphrag < 2.0 (graphrag 1.x "
-                                    "reads parquet)")
+            raise PlanWriteError(
+                p, "--write supports parquet tables only for graphrag < 2.0 (graphrag 1.x reads parquet)"
+            )
     return out
 
 
@@ -221,7 +250,9 @@ def _consistent(table: pa.Table, kept: set[int], notes: list[str], name: str) ->
         typ = col.type
         if pa.types.is_list(typ) or pa.types.is_large_list(typ):
             vals = col.to_pylist()
-            new_vals = [None if v is None else [k for k in v if k is not None and _as_int(k) in kept] for v in vals]
+            new_vals = [
+                None if v is None else [k for k in v if k is not None and _as_int(k) in kept] for v in vals
+            ]
             new = pa.array(new_vals, type=typ)
             table = table.set_column(names.index("children"), table.schema.field("children"), new)
         else:
@@ -267,11 +298,18 @@ def _filtered(path: Path, mask: np.ndarray | None, kept: set[int], notes: list[s
     """The parquet table's rows under ``mask`` (None: the rows whose ``community`` is in ``kept``)."""
     table = _read_parquet(path)
     if mask is None:
-        mask = _community_mask(table.column_names, table.column("community").to_pylist()
-                               if "community" in table.column_names else [], kept, path)
+        mask = _community_mask(
+            table.column_names,
+            table.column("community").to_pylist() if "community" in table.column_names else [],
+            kept,
+            path,
+        )
     if table.num_rows != len(mask):
-        raise PlanWriteError(path, f"has {table.num_rows} rows but the loaded model has {len(mask)}: "
-                                   "the file changed while planning")
+        raise PlanWriteError(
+            path,
+            f"has {table.num_rows} rows but the loaded model has {len(mask)}: "
+            "the file changed while planning",
+        )
     out = table.filter(pa.array(mask))
     out = _consistent(out, kept, notes, name)
     return out.replace_schema_metadata(_pandas_metadata(table.schema, out.num_rows).metadata)
@@ -294,9 +332,12 @@ def _check_rollup(nodes: pa.Table, plan: set[int], reported: set[int], path: Pat
             best[t] = c
     lost = sorted(reported - set(best.values()))
     if lost:
-        raise PlanWriteError(path, f"graphrag 1.x would not select plan communities {lost[:8]} from the rewritten "
-                                   "node rows (no entity has one of them as its deepest plan community): this plan "
-                                   "cannot be handed to graphrag 1.x")
+        raise PlanWriteError(
+            path,
+            f"graphrag 1.x would not select plan communities {lost[:8]} from the rewritten "
+            "node rows (no entity has one of them as its deepest plan community): this plan "
+            "cannot be handed to graphrag 1.x",
+        )
 
 
 def _community_mask(columns: list[str], values: list, kept: set[int], path: Path) -> np.ndarray:
@@ -364,8 +405,11 @@ def _csv_filtered(path: Path, kept: set[int], expected_rows: int, notes: list[st
             r[hi] = "[" + sep.join(str(x) for x in inner) + "]"
         out_rows.append(r)
     if len(out_rows) != expected_rows:
-        raise PlanWriteError(path, f"{len(out_rows)} CSV records belong to the plan but the loaded model counts "
-                                   f"{expected_rows}: the file changed while planning or cannot be split the same way")
+        raise PlanWriteError(
+            path,
+            f"{len(out_rows)} CSV records belong to the plan but the loaded model counts "
+            f"{expected_rows}: the file changed while planning or cannot be split the same way",
+        )
     buf = io.StringIO(newline="")
     writer = csv.writer(buf, lineterminator=newline)
     writer.writerow(header)
@@ -379,8 +423,8 @@ def _csv_filtered(path: Path, kept: set[int], expected_rows: int, notes: list[st
 def query_commands(generation_label: str, table_format: str, out_dir, level: int) -> list[dict]:
     """The ``graphrag query`` commands that run global search over the written directory."""
     common = f"--root <your project> --method global --data {out_dir} --community-level {level}"
-    v3 = {"graphrag": "3.x", "command": f"graphrag query \"<question>\" {common}"}
-    v12 = f"graphrag query {common} --query \"<question>\""
+    v3 = {"graphrag": "3.x", "command": f'graphrag query "<question>" {common}'}
+    v12 = f'graphrag query {common} --query "<question>"'
     if table_format == "csv":  # CSV output tables: graphrag >= 3.0.2's table_provider
         return [{**v3, "note": "the project's settings need table_provider: {type: csv} (graphrag >= 3.0.2)"}]
     if generation_label.startswith("3"):
@@ -427,8 +471,11 @@ def _siblings(source: Path, carried: set[str]) -> tuple[list[str], list[str]]:
                     left.append(entry.name)
                     continue
                 shown = entry.name + ("/" if stat.S_ISDIR(st.st_mode) else "")
-                if (entry.name in twins or ".graphrag-audit-" in entry.name
-                        or not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))):
+                if (
+                    entry.name in twins
+                    or ".graphrag-audit-" in entry.name
+                    or not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))
+                ):
                     left.append(shown)
                 else:
                     link.append(entry.name)
@@ -446,7 +493,7 @@ def _entry_size(path: str) -> int:
     if not stat.S_ISDIR(st.st_mode):
         return st.st_size if stat.S_ISREG(st.st_mode) else 0
     total, seen = 0, 0
-    for root, dirs, files in os.walk(path):
+    for root, _dirs, files in os.walk(path):
         for f in files:
             seen += 1
             if seen > MAX_SCAN_ENTRIES:
@@ -460,9 +507,16 @@ def _entry_size(path: str) -> int:
     return total
 
 
-def write_plan(model: IndexModel, communities, out_dir: Path, *, force: bool = False,
-               provenance: dict | None = None, guard: Guard | None = None,
-               verify: Callable[[Path], object] | None = None) -> WriteResult:
+def write_plan(
+    model: IndexModel,
+    communities,
+    out_dir: Path,
+    *,
+    force: bool = False,
+    provenance: dict | None = None,
+    guard: Guard | None = None,
+    verify: Callable[[Path], object] | None = None,
+) -> WriteResult:
     """Write the hand-off directory for the plan's ``communities`` (see the module docstring).
 
     ``guard``: indexes to protect besides ``model``'s (the CLI passes the one it checked
@@ -480,8 +534,11 @@ def write_plan(model: IndexModel, communities, out_dir: Path, *, force: bool = F
         raise PlanWriteError(comm_path, f"plan communities without a communities row: {sorted(missing)[:8]}")
     producers: dict[str, object] = {}
     levels = [model.communities["level"].to_numpy()[cmask], model.reports["level"].to_numpy()[rmask]]
-    for role, path, mask in (("communities", comm_path, cmask), ("reports", rep_path, rmask),
-                             ("nodes", paths.get("nodes"), None)):
+    for role, path, mask in (
+        ("communities", comm_path, cmask),
+        ("reports", rep_path, rmask),
+        ("nodes", paths.get("nodes"), None),
+    ):
         if path is None:
             continue
         if path.suffix == ".csv":
@@ -492,12 +549,18 @@ def write_plan(model: IndexModel, communities, out_dir: Path, *, force: bool = F
             if role == "nodes":
                 if "level" in table.column_names:
                     levels.append(np.array([v for v in table.column("level").to_pylist() if v is not None]))
-                _check_rollup(table, plan, {int(c) for c in model.reports["community"].to_numpy()[rmask]}, path)
-            producers[path.name] = (lambda t: (lambda fh: pq.write_table(t, fh)))(table)
+                _check_rollup(
+                    table, plan, {int(c) for c in model.reports["community"].to_numpy()[rmask]}, path
+                )
+            producers[path.name] = (lambda t: lambda fh: pq.write_table(t, fh))(table)
     levels = np.concatenate([np.asarray(x, dtype=np.int64) for x in levels])
     max_level = int(levels.max()) if len(levels) else 0
-    parents = dict(zip(model.communities["community"].to_numpy()[cmask].tolist(),
-                       model.communities["parent"].to_numpy()[cmask].tolist()))
+    parents = dict(
+        zip(
+            model.communities["community"].to_numpy()[cmask].tolist(),
+            model.communities["parent"].to_numpy()[cmask].tolist(),
+        )
+    )
     entities = model.files.get("entities")
     if entities is None:
         notes.append("the source has no entities table: graphrag's global search also reads entities")
@@ -548,8 +611,19 @@ def write_plan(model: IndexModel, communities, out_dir: Path, *, force: bool = F
     tables = {"communities": out / comm_path.name, "reports": out / rep_path.name}
     if "nodes" in paths:
         tables["nodes"] = out / paths["nodes"].name
-    return WriteResult(out_dir=out, tables=tables, copied=copied, reports=int(rmask.sum()),
-                       communities=int(cmask.sum()), max_level=max_level, notes=notes, left_out=left_out,
-                       linked=linked, generation=model.generation.label, table_format=model.table_format,
-                       commands=query_commands(model.generation.label, model.table_format, out, max_level),
-                       copied_bytes=copied_bytes, linked_bytes=linked_bytes)
+    return WriteResult(
+        out_dir=out,
+        tables=tables,
+        copied=copied,
+        reports=int(rmask.sum()),
+        communities=int(cmask.sum()),
+        max_level=max_level,
+        notes=notes,
+        left_out=left_out,
+        linked=linked,
+        generation=model.generation.label,
+        table_format=model.table_format,
+        commands=query_commands(model.generation.label, model.table_format, out, max_level),
+        copied_bytes=copied_bytes,
+        linked_bytes=linked_bytes,
+    )

@@ -21,114 +21,238 @@ class Rule:
 
 _RULES = [
     # ---- tree integrity --------------------------------------------------------------------
-    Rule("no-level-0", "error", "The tree has no level-0 communities",
-         "Re-run community detection (graphrag index). Global search at community_level 0 selects "
-         "nothing, and dynamic selection raises KeyError without level-0 reports (microsoft/graphrag#2382)."),
-    Rule("level-gap", "error", "A level between 0 and the maximum has no communities",
-         "The hierarchy was truncated or hand-edited; re-index, or renumber levels so they are contiguous."),
-    Rule("parent-cycle", "error", "Parent links form a cycle (or a community is its own parent)",
-         "Fix the parent column: every chain of parents must end at a root with parent -1."),
-    Rule("multiple-parents", "warning", "A community sits under several parents",
-         "Typical of `graphrag update` output whose membership was merged without remapping; "
-         "re-index from scratch for a clean hierarchy."),
-    Rule("missing-parent", "error", "A community's parent number has no communities row",
-         "The communities table is incomplete; re-run the create_communities workflow."),
-    Rule("level-not-parent-plus-one", "error", "A community's level is not its parent's level + 1",
-         "Levels and parent links disagree; re-index or correct the level column."),
-    Rule("child-not-subset", "warning", "A child community has entities its parent lacks",
-         "Child entity sets must lie inside the parent's; this happens after incremental updates. "
-         "Re-index for a consistent tree."),
-    Rule("children-parent-mismatch", "warning", "The children column disagrees with the parent column",
-         "graphrag update does not remap `children`; trust `parent` (this tool does) or re-index."),
-    Rule("multiple-periods", "warning", "Communities carry several period values (incremental update)",
-         "The index merges several runs (two forests). Levels may mean different things in each; "
-         "re-index from scratch if levels look inconsistent."),
-    Rule("delta-id-offset", "warning", "A later run's community numbers do not follow graphrag update's offset",
-         "graphrag update shifts every delta community number by the previous maximum + 1, so each run's numbers "
-         "start right after the earlier runs'. Numbers that overlap or leave a gap come from a hand merge, a "
-         "re-run on a copied table or a broken update: re-index from scratch, or rebuild the merge with graphrag update."),
-    Rule("dangling-membership", "warning", "Community memberships name entities that are not in the entities table",
-         "graphrag update keeps the delta run's entity ids in the delta communities' entity_ids while its entity "
-         "merge keeps the previous run's id for every known title, so those memberships point at entities merged "
-         "away. Such entities add nothing to what the communities hold; re-index from scratch for consistent ids."),
-    Rule("membership-level-mismatch", "warning", "create_final_nodes levels disagree with the communities table",
-         "graphrag update before 2.0 shifts every delta node's community by the previous maximum + 1, -1 included, so "
-         "the delta run's unclustered node rows land in the previous run's last community, at a level where that "
-         "community does not exist. graphrag < 2.0's roll-up and this tool's tree read the node rows: those entities "
-         "count as members of that community. Re-index from scratch for a consistent hierarchy."),
-    Rule("duplicate-community", "error", "A community number appears in several communities rows",
-         "Community numbers must be unique; duplicated rows make graphrag's join send reports twice."),
-    Rule("community-without-report", "warning", "A community has no report",
-         "Report generation failed silently for these communities (LLM errors drop reports). Re-run "
-         "create_community_reports; their entities get no report at that level."),
-    Rule("report-without-community", "warning", "A report names a community that has no communities row",
-         "graphrag >= 2.0 drops such reports in its inner join; regenerate reports for this index."),
-    Rule("report-level-mismatch", "warning", "A report's level differs from its community's level",
-         "Reports and communities come from different runs; regenerate the reports."),
-    Rule("duplicate-report", "warning", "A community has several reports",
-         "Several report rows share a community; graphrag sends each of them. Deduplicate."),
-    Rule("minus-one-report", "warning", "There is a report for community -1 ('no community')",
-         "graphrag 0.5.x wrote a report for unclustered entities (microsoft/graphrag#1422); graphrag < 2.0 sends it at every "
-         "level. Drop the row or re-index with a newer graphrag."),
-    Rule("unclustered-entities", "info", "Entities belong to no community",
-         "With use_lcc (default on) entities outside the largest connected component get no community "
-         "(microsoft/graphrag#1808, microsoft/graphrag#2348); they never reach global search. Set cluster_graph.use_lcc: false to keep them."),
-    Rule("no-reports-table", "info", "The index has no community reports table",
-         "Global search needs community_reports; run the create_community_reports workflow."),
-    Rule("ids-not-depth-ordered", "warning", "A child community's number is smaller than its parent's",
-         "graphrag < 2.0 keeps each entity's max community number, which is then not the deepest one; "
-         "the < 2.0 selection below reproduces that literally."),
+    Rule(
+        "no-level-0",
+        "error",
+        "The tree has no level-0 communities",
+        "Re-run community detection (graphrag index). Global search at community_level 0 selects "
+        "nothing, and dynamic selection raises KeyError without level-0 reports (microsoft/graphrag#2382).",
+    ),
+    Rule(
+        "level-gap",
+        "error",
+        "A level between 0 and the maximum has no communities",
+        "The hierarchy was truncated or hand-edited; re-index, or renumber levels so they are contiguous.",
+    ),
+    Rule(
+        "parent-cycle",
+        "error",
+        "Parent links form a cycle (or a community is its own parent)",
+        "Fix the parent column: every chain of parents must end at a root with parent -1.",
+    ),
+    Rule(
+        "multiple-parents",
+        "warning",
+        "A community sits under several parents",
+        "Typical of `graphrag update` output whose membership was merged without remapping; "
+        "re-index from scratch for a clean hierarchy.",
+    ),
+    Rule(
+        "missing-parent",
+        "error",
+        "A community's parent number has no communities row",
+        "The communities table is incomplete; re-run the create_communities workflow.",
+    ),
+    Rule(
+        "level-not-parent-plus-one",
+        "error",
+        "A community's level is not its parent's level + 1",
+        "Levels and parent links disagree; re-index or correct the level column.",
+    ),
+    Rule(
+        "child-not-subset",
+        "warning",
+        "A child community has entities its parent lacks",
+        "Child entity sets must lie inside the parent's; this happens after incremental updates. "
+        "Re-index for a consistent tree.",
+    ),
+    Rule(
+        "children-parent-mismatch",
+        "warning",
+        "The children column disagrees with the parent column",
+        "graphrag update does not remap `children`; trust `parent` (this tool does) or re-index.",
+    ),
+    Rule(
+        "multiple-periods",
+        "warning",
+        "Communities carry several period values (incremental update)",
+        "The index merges several runs (two forests). Levels may mean different things in each; "
+        "re-index from scratch if levels look inconsistent.",
+    ),
+    Rule(
+        "delta-id-offset",
+        "warning",
+        "A later run's community numbers do not follow graphrag update's offset",
+        "graphrag update shifts every delta community number by the previous maximum + 1, so each run's numbers "
+        "start right after the earlier runs'. Numbers that overlap or leave a gap come from a hand merge, a "
+        "re-run on a copied table or a broken update: re-index from scratch, or rebuild the merge with graphrag update.",
+    ),
+    Rule(
+        "dangling-membership",
+        "warning",
+        "Community memberships name entities that are not in the entities table",
+        "graphrag update keeps the delta run's entity ids in the delta communities' entity_ids while its entity "
+        "merge keeps the previous run's id for every known title, so those memberships point at entities merged "
+        "away. Such entities add nothing to what the communities hold; re-index from scratch for consistent ids.",
+    ),
+    Rule(
+        "membership-level-mismatch",
+        "warning",
+        "create_final_nodes levels disagree with the communities table",
+        "graphrag update before 2.0 shifts every delta node's community by the previous maximum + 1, -1 included, so "
+        "the delta run's unclustered node rows land in the previous run's last community, at a level where that "
+        "community does not exist. graphrag < 2.0's roll-up and this tool's tree read the node rows: those entities "
+        "count as members of that community. Re-index from scratch for a consistent hierarchy.",
+    ),
+    Rule(
+        "duplicate-community",
+        "error",
+        "A community number appears in several communities rows",
+        "Community numbers must be unique; duplicated rows make graphrag's join send reports twice.",
+    ),
+    Rule(
+        "community-without-report",
+        "warning",
+        "A community has no report",
+        "Report generation failed silently for these communities (LLM errors drop reports). Re-run "
+        "create_community_reports; their entities get no report at that level.",
+    ),
+    Rule(
+        "report-without-community",
+        "warning",
+        "A report names a community that has no communities row",
+        "graphrag >= 2.0 drops such reports in its inner join; regenerate reports for this index.",
+    ),
+    Rule(
+        "report-level-mismatch",
+        "warning",
+        "A report's level differs from its community's level",
+        "Reports and communities come from different runs; regenerate the reports.",
+    ),
+    Rule(
+        "duplicate-report",
+        "warning",
+        "A community has several reports",
+        "Several report rows share a community; graphrag sends each of them. Deduplicate.",
+    ),
+    Rule(
+        "minus-one-report",
+        "warning",
+        "There is a report for community -1 ('no community')",
+        "graphrag 0.5.x wrote a report for unclustered entities (microsoft/graphrag#1422); graphrag < 2.0 sends it at every "
+        "level. Drop the row or re-index with a newer graphrag.",
+    ),
+    Rule(
+        "unclustered-entities",
+        "info",
+        "Entities belong to no community",
+        "With use_lcc (default on) entities outside the largest connected component get no community "
+        "(microsoft/graphrag#1808, microsoft/graphrag#2348); they never reach global search. Set cluster_graph.use_lcc: false to keep them.",
+    ),
+    Rule(
+        "no-reports-table",
+        "info",
+        "The index has no community reports table",
+        "Global search needs community_reports; run the create_community_reports workflow.",
+    ),
+    Rule(
+        "ids-not-depth-ordered",
+        "warning",
+        "A child community's number is smaller than its parent's",
+        "graphrag < 2.0 keeps each entity's max community number, which is then not the deepest one; "
+        "the < 2.0 selection below reproduces that literally.",
+    ),
     # ---- cross-version traps -------------------------------------------------------------
-    Rule("string-community-ids", "warning", "Community ids are strings (graphrag 0.1-0.4 index)",
-         "graphrag >= 1.0 reading this index selects 0 reports at every level and graphrag >= 2.0 "
-         "cannot read it at all; re-index with the graphrag you query with."),
-    Rule("v2-unreadable", "warning", "graphrag >= 2.0 cannot read this index as written",
-         "The communities table lacks entity_ids (or is absent); the >= 2.0 numbers shown apply the "
-         "<= N rule to the rebuilt tree. Re-index with graphrag >= 2.0 to query it there."),
-    Rule("int32-community-ids", "warning", "The communities table stores community numbers as int32",
-         "graphrag >= 2.0's roll-up writes int64 values into this int32 column with .loc: pandas 2 warns, "
-         "pandas 3 raises TypeError. That happens where the tables are read with plain pd.read_parquet: "
-         "graphrag's Python API and notebooks, and graphrag query before 3.0.2 (graphrag 3.3.0 + pandas 3.1.1 "
-         "fail on such an index through the Python API). graphrag query since 3.0.2 loads the tables through "
-         "its typed DataReader, which casts the ids to int64 first, and reads it. Cast the column to int64 "
-         "(e.g. pandas astype) and rewrite the parquet file."),
-    Rule("needs-migration", "warning", "graphrag 3.x cannot read this index without migrating it",
-         "graphrag query 2.x/3.x reads entities, communities and community_reports by those names, and "
-         "graphrag 3.1+ types them on load: communities need children, period and size, community_reports "
-         "children, rank, findings and size (KeyError otherwise). Migrate with graphrag's "
-         "docs/examples_notebooks/index_migration_to_v2.ipynb (it renames the create_final_* tables and adds "
-         "children; a pre-1.0 index needs index_migration_to_v1.ipynb first), or re-index with the graphrag "
-         "you query with. Until then the table's >= 2.0 numbers are hypothetical."),
-    Rule("dynamic-no-level-0-report", "error", "Dynamic community selection cannot start: no level-0 report",
-         "Dynamic selection starts from level-0 reports and raises KeyError without them (microsoft/graphrag#2382)."),
-    Rule("dynamic-no-descent", "info", "graphrag 2.0.0-2.7.2's dynamic community selection never descends",
-         "graphrag 2.x looks a community's children up as ints among string report keys (`child in self.reports`, "
-         "microsoft/graphrag#2004, fixed in 3.0.0 by #2159), so with --dynamic-community-selection it rates only "
-         "the level-0 reports when any is relevant, and whole levels (up to dynamic_search_max_level) only when "
-         "none is. Query with graphrag >= 3.0 (or 1.1.1-1.2.x on a create_final_* index) to use the tree, or use "
-         "a static community_level."),
-    Rule("dynamic-fails", "warning", "graphrag's dynamic community selection fails on this index",
-         "Some graphrag line cannot run --dynamic-community-selection on this index for a reason other than a "
-         "missing level-0 report: graphrag 1.x's query reads create_final_communities and its community column "
-         "(read_indexer_communities raises AttributeError on a 0.1-0.4 layout, which has no such column), or the "
-         "children lists form a cycle (the selector never returns). Query statically, or re-index with the "
-         "graphrag you query with."),
-    Rule("dynamic-old-graphrag", "info", "Before graphrag 1.1.1 dynamic community selection is broken",
-         "A create_final_* index may be queried with graphrag releases whose dynamic selection does not work: 0.5.x lists "
-         "level members by community.id while reports are keyed by community number, so nothing is ever rated; "
-         "0.9.0-1.1.0 key node2children by community.id, so the selector never descends below level 0. Use "
-         "graphrag 1.1.1-1.2.x (or >= 3.0 after migrating) for dynamic selection."),
-    Rule("dynamic-unreachable", "warning", "Dynamic community selection cannot reach some reports",
-         "graphrag's dynamic selection descends only through communities that have a report (in 1.x, children "
-         "rebuilt from create_final_nodes by entity containment), so a community without a report cuts its "
-         "subtree off even when every report is relevant (the -1 report is never rated either). Regenerate the "
-         "missing reports (graphrag index) so every community on the way down has one, or query those "
-         "communities with a static community_level."),
+    Rule(
+        "string-community-ids",
+        "warning",
+        "Community ids are strings (graphrag 0.1-0.4 index)",
+        "graphrag >= 1.0 reading this index selects 0 reports at every level and graphrag >= 2.0 "
+        "cannot read it at all; re-index with the graphrag you query with.",
+    ),
+    Rule(
+        "v2-unreadable",
+        "warning",
+        "graphrag >= 2.0 cannot read this index as written",
+        "The communities table lacks entity_ids (or is absent); the >= 2.0 numbers shown apply the "
+        "<= N rule to the rebuilt tree. Re-index with graphrag >= 2.0 to query it there.",
+    ),
+    Rule(
+        "int32-community-ids",
+        "warning",
+        "The communities table stores community numbers as int32",
+        "graphrag >= 2.0's roll-up writes int64 values into this int32 column with .loc: pandas 2 warns, "
+        "pandas 3 raises TypeError. That happens where the tables are read with plain pd.read_parquet: "
+        "graphrag's Python API and notebooks, and graphrag query before 3.0.2 (graphrag 3.3.0 + pandas 3.1.1 "
+        "fail on such an index through the Python API). graphrag query since 3.0.2 loads the tables through "
+        "its typed DataReader, which casts the ids to int64 first, and reads it. Cast the column to int64 "
+        "(e.g. pandas astype) and rewrite the parquet file.",
+    ),
+    Rule(
+        "needs-migration",
+        "warning",
+        "graphrag 3.x cannot read this index without migrating it",
+        "graphrag query 2.x/3.x reads entities, communities and community_reports by those names, and "
+        "graphrag 3.1+ types them on load: communities need children, period and size, community_reports "
+        "children, rank, findings and size (KeyError otherwise). Migrate with graphrag's "
+        "docs/examples_notebooks/index_migration_to_v2.ipynb (it renames the create_final_* tables and adds "
+        "children; a pre-1.0 index needs index_migration_to_v1.ipynb first), or re-index with the graphrag "
+        "you query with. Until then the table's >= 2.0 numbers are hypothetical.",
+    ),
+    Rule(
+        "dynamic-no-level-0-report",
+        "error",
+        "Dynamic community selection cannot start: no level-0 report",
+        "Dynamic selection starts from level-0 reports and raises KeyError without them (microsoft/graphrag#2382).",
+    ),
+    Rule(
+        "dynamic-no-descent",
+        "info",
+        "graphrag 2.0.0-2.7.2's dynamic community selection never descends",
+        "graphrag 2.x looks a community's children up as ints among string report keys (`child in self.reports`, "
+        "microsoft/graphrag#2004, fixed in 3.0.0 by #2159), so with --dynamic-community-selection it rates only "
+        "the level-0 reports when any is relevant, and whole levels (up to dynamic_search_max_level) only when "
+        "none is. Query with graphrag >= 3.0 (or 1.1.1-1.2.x on a create_final_* index) to use the tree, or use "
+        "a static community_level.",
+    ),
+    Rule(
+        "dynamic-fails",
+        "warning",
+        "graphrag's dynamic community selection fails on this index",
+        "Some graphrag line cannot run --dynamic-community-selection on this index for a reason other than a "
+        "missing level-0 report: graphrag 1.x's query reads create_final_communities and its community column "
+        "(read_indexer_communities raises AttributeError on a 0.1-0.4 layout, which has no such column), or the "
+        "children lists form a cycle (the selector never returns). Query statically, or re-index with the "
+        "graphrag you query with.",
+    ),
+    Rule(
+        "dynamic-old-graphrag",
+        "info",
+        "Before graphrag 1.1.1 dynamic community selection is broken",
+        "A create_final_* index may be queried with graphrag releases whose dynamic selection does not work: 0.5.x lists "
+        "level members by community.id while reports are keyed by community number, so nothing is ever rated; "
+        "0.9.0-1.1.0 key node2children by community.id, so the selector never descends below level 0. Use "
+        "graphrag 1.1.1-1.2.x (or >= 3.0 after migrating) for dynamic selection.",
+    ),
+    Rule(
+        "dynamic-unreachable",
+        "warning",
+        "Dynamic community selection cannot reach some reports",
+        "graphrag's dynamic selection descends only through communities that have a report (in 1.x, children "
+        "rebuilt from create_final_nodes by entity containment), so a community without a report cuts its "
+        "subtree off even when every report is relevant (the -1 report is never rated either). Regenerate the "
+        "missing reports (graphrag index) so every community on the way down has one, or query those "
+        "communities with a static community_level.",
+    ),
     # ---- where the index is ----------------------------------------------------------------
-    Rule("parquet-csv-differ", "warning", "The output folder holds parquet and CSV copies of tables that differ",
-         "graphrag reads only the set its table_provider names (parquet unless `table_provider: {type: csv}`, "
-         "graphrag >= 3.0.2), so the other copy is stale or from another run. Delete or move the copy you do "
-         "not query with; the audit reads the same set as graphrag (see the notes)."),
+    Rule(
+        "parquet-csv-differ",
+        "warning",
+        "The output folder holds parquet and CSV copies of tables that differ",
+        "graphrag reads only the set its table_provider names (parquet unless `table_provider: {type: csv}`, "
+        "graphrag >= 3.0.2), so the other copy is stale or from another run. Delete or move the copy you do "
+        "not query with; the audit reads the same set as graphrag (see the notes).",
+    ),
 ]
 
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}
@@ -167,14 +291,14 @@ RULE_NOTES: dict[str, str] = {
     "`at_or_below_previous_max`, `examples`), `runs_off` (how many periods break the rule). `real-climate-update-v09` follows the rule (2025-04-22: 0-262, "
     "2025-04-26: 263-614).",
     "dangling-membership": "The entity merge of `graphrag update` groups the entities by title and keeps the "
-    "first id (`graphrag/index/update/entities.py` @ v3.3.0: `\"id\": \"first\"`), and remaps the delta ids only "
+    'first id (`graphrag/index/update/entities.py` @ v3.3.0: `"id": "first"`), and remaps the delta ids only '
     "in the text units (`update_text_units.py` @ v3.3.0; `_update_and_merge_text_units` @ v0.9.0), never in the "
     "communities' `entity_ids`. Checked against the entities table's `id` (members from `entity_ids`) or `title` "
     "(members from create_final_nodes); not checked without an entities table. Evidence: `rows`, `entities` "
     "(distinct keys), `count` (communities), `key`, `examples`. On `real-climate-update-v09`, 817 membership rows "
     "of the communities table name 339 entity ids that the entities table lacks.",
     "membership-level-mismatch": "graphrag's node merge (`_merge_and_resolve_nodes` in "
-    "`graphrag/index/update/communities.py` @ v0.9.0 and v1.2.0) sets `delta_nodes[\"community\"].where(isna, "
+    '`graphrag/index/update/communities.py` @ v0.9.0 and v1.2.0) sets `delta_nodes["community"].where(isna, '
     "fillna(0).astype(int) + old_max_community_id + 1)`: a delta node row with community -1 (unclustered at that "
     "level) gets `old_max_community_id`, the previous run's largest community number, which lives at one level "
     "only. Checked on indexes with a create_final_nodes table and a communities table: each node row with a "
@@ -221,43 +345,80 @@ RULE_NOTES: dict[str, str] = {
 def register(rule: Rule) -> None:
     RULES[rule.id] = rule
 
+
 # ---- level-dependent rules (checked at the community_level you query with, --level) -----
 for _r in [
-    Rule("depth-mismatch", "warning", "Many branches cannot reach the level you query with",
-         "At this community_level a large share of roots/entities is stuck at a coarser leaf, so 'level N' "
-         "means different granularity in different subtrees. Query a lower level, or plan a cross-level "
-         "frontier by budget (graphrag-audit plan)."),
-    Rule("v2-inflation", "warning", "graphrag >= 2.0 sends far more reports than the < 2.0 frontier",
-         "Since graphrag 2.0 every report with level <= N is sent, ancestors together with their "
-         "descendants. Use a lower community_level, dynamic selection, or a planned frontier written "
-         "with graphrag-audit plan --write."),
-    Rule("low-coverage", "warning", "The reports sent at the level you query with cover few of the clustered entities",
-         "Entities outside every selected report's community never reach global search. Look for communities "
-         "without a report (community-without-report: re-run create_community_reports), query a deeper "
-         "community_level if its reports cover more, or lower --min-coverage if the gap is expected."),
-    Rule("level-beyond-max", "info", "The level you query with is deeper than the tree",
-         "community_level above the deepest level behaves like no filter; pick a level within the tree."),
-    Rule("single-child-chain", "info", "Communities with exactly one child",
-         "A single child covers its parent's entities at a finer level: the same entities are summarised "
-         "twice. Harmless, but it inflates what graphrag >= 2.0 sends."),
-    Rule("duplicate-level", "warning", "A level repeats the previous level's partition",
-         "Every community at this level is the only child of a parent with the same entities: the level "
-         "adds cost and no granularity. Query the level above."),
+    Rule(
+        "depth-mismatch",
+        "warning",
+        "Many branches cannot reach the level you query with",
+        "At this community_level a large share of roots/entities is stuck at a coarser leaf, so 'level N' "
+        "means different granularity in different subtrees. Query a lower level, or plan a cross-level "
+        "frontier by budget (graphrag-audit plan).",
+    ),
+    Rule(
+        "v2-inflation",
+        "warning",
+        "graphrag >= 2.0 sends far more reports than the < 2.0 frontier",
+        "Since graphrag 2.0 every report with level <= N is sent, ancestors together with their "
+        "descendants. Use a lower community_level, dynamic selection, or a planned frontier written "
+        "with graphrag-audit plan --write.",
+    ),
+    Rule(
+        "low-coverage",
+        "warning",
+        "The reports sent at the level you query with cover few of the clustered entities",
+        "Entities outside every selected report's community never reach global search. Look for communities "
+        "without a report (community-without-report: re-run create_community_reports), query a deeper "
+        "community_level if its reports cover more, or lower --min-coverage if the gap is expected.",
+    ),
+    Rule(
+        "level-beyond-max",
+        "info",
+        "The level you query with is deeper than the tree",
+        "community_level above the deepest level behaves like no filter; pick a level within the tree.",
+    ),
+    Rule(
+        "single-child-chain",
+        "info",
+        "Communities with exactly one child",
+        "A single child covers its parent's entities at a finer level: the same entities are summarised "
+        "twice. Harmless, but it inflates what graphrag >= 2.0 sends.",
+    ),
+    Rule(
+        "duplicate-level",
+        "warning",
+        "A level repeats the previous level's partition",
+        "Every community at this level is the only child of a parent with the same entities: the level "
+        "adds cost and no granularity. Query the level above.",
+    ),
 ]:
     register(_r)
 
 # ---- regressions against an earlier index (levels --baseline OLD.json, diff OLD NEW) ---------
 for _r in [
-    Rule("regression-map-calls", "error", "Map calls at the level you query with rose beyond the allowed increase",
-         "The new index sends more or longer reports at this community_level than the baseline. Check what "
-         "diff OLD NEW lists as added and changed, query a lower level, or raise --max-map-calls-increase "
-         "if the growth is expected (more documents)."),
-    Rule("regression-coverage", "error", "Coverage at the level you query with dropped",
-         "The reports sent now cover a smaller share of the clustered entities than in the baseline: "
-         "look for communities without a report or entities left out of the hierarchy (graphrag update), "
-         "or raise --max-coverage-drop if the drop is expected."),
-    Rule("regression-new-finding", "warning", "A finding the baseline did not have",
-         "The new index has a problem the baseline did not (the message names the rule; its severity is "
-         "that finding's). Run graphrag-audit levels on the new index and follow that rule's fix."),
+    Rule(
+        "regression-map-calls",
+        "error",
+        "Map calls at the level you query with rose beyond the allowed increase",
+        "The new index sends more or longer reports at this community_level than the baseline. Check what "
+        "diff OLD NEW lists as added and changed, query a lower level, or raise --max-map-calls-increase "
+        "if the growth is expected (more documents).",
+    ),
+    Rule(
+        "regression-coverage",
+        "error",
+        "Coverage at the level you query with dropped",
+        "The reports sent now cover a smaller share of the clustered entities than in the baseline: "
+        "look for communities without a report or entities left out of the hierarchy (graphrag update), "
+        "or raise --max-coverage-drop if the drop is expected.",
+    ),
+    Rule(
+        "regression-new-finding",
+        "warning",
+        "A finding the baseline did not have",
+        "The new index has a problem the baseline did not (the message names the rule; its severity is "
+        "that finding's). Run graphrag-audit levels on the new index and follow that rule's fix.",
+    ),
 ]:
     register(_r)

@@ -64,8 +64,16 @@ import numpy as np
 import pandas as pd
 
 from graphrag_audit.graphrag.context import render_batches
-from graphrag_audit.results.verify import (DynamicCheckSummary, DynamicLevelCheck, LevelCheck, MapCallCheck,
-                                           MapCallSummary, QueryLoadPath, SelectionCheck, VerifyResult)
+from graphrag_audit.results.verify import (
+    DynamicCheckSummary,
+    DynamicLevelCheck,
+    LevelCheck,
+    MapCallCheck,
+    MapCallSummary,
+    QueryLoadPath,
+    SelectionCheck,
+    VerifyResult,
+)
 from graphrag_audit.verify_dynamic import id_key as _id_key
 from graphrag_audit.verify_dynamic import run_coroutine as _run_coroutine
 from graphrag_audit.verify_dynamic import short_error, verify_dynamic
@@ -98,8 +106,10 @@ def graphrag_unusable_reason() -> str | None:
     """Why ``--verify`` cannot run graphrag in this interpreter, or None when it can."""
     version = installed_graphrag_version()
     if version is None:
-        return (f"graphrag is not installed in this Python ({sys.executable}); install it beside the tool "
-                "(python -m pip install graphrag) or drop --verify")
+        return (
+            f"graphrag is not installed in this Python ({sys.executable}); install it beside the tool "
+            "(python -m pip install graphrag) or drop --verify"
+        )
     try:
         import graphrag.query.indexer_adapters  # noqa: F401
     except Exception as exc:  # noqa: BLE001 - any import failure of an optional extra
@@ -114,12 +124,16 @@ def _read(path) -> pd.DataFrame:
 
 
 #: how each load path reads the tables (``verify.load_paths``)
-PYTHON_API_LOAD = ("pandas.read_parquet (read_csv for CSV tables), as graphrag's Python API examples and "
-                   "notebooks load the tables")
-QUERY_LOAD = ("graphrag query's loader (graphrag/cli/query.py _resolve_output_files): DataReader "
-              "(graphrag/data_model/data_reader.py) over the output folder's table provider, which casts "
-              "community and level with astype(int) (graphrag/data_model/dfs.py communities_typed, "
-              "community_reports_typed)")
+PYTHON_API_LOAD = (
+    "pandas.read_parquet (read_csv for CSV tables), as graphrag's Python API examples and "
+    "notebooks load the tables"
+)
+QUERY_LOAD = (
+    "graphrag query's loader (graphrag/cli/query.py _resolve_output_files): DataReader "
+    "(graphrag/data_model/data_reader.py) over the output folder's table provider, which casts "
+    "community and level with astype(int) (graphrag/data_model/dfs.py communities_typed, "
+    "community_reports_typed)"
+)
 
 
 class _QueryLoad:
@@ -138,7 +152,7 @@ class _QueryLoad:
         self.frames: dict[str, pd.DataFrame] = {}
 
     @classmethod
-    def for_index(cls, model) -> "_QueryLoad | None":
+    def for_index(cls, model) -> _QueryLoad | None:
         try:
             from graphrag.data_model.data_reader import DataReader
         except ImportError:  # graphrag < 3.0.2: graphrag query reads with pd.read_parquet too
@@ -184,8 +198,13 @@ def _outcome(theirs, err, ours, expected: str | None) -> SelectionCheck:
     if err is not None:
         return SelectionCheck("graphrag_raised", None, graphrag_error=err, **predicted)
     if theirs != ours:
-        return SelectionCheck("differs", len(theirs), only_graphrag=tuple(sorted(set(theirs) - set(ours))),
-                              only_audit=tuple(sorted(set(ours) - set(theirs))), **predicted)
+        return SelectionCheck(
+            "differs",
+            len(theirs),
+            only_graphrag=tuple(sorted(set(theirs) - set(ours))),
+            only_audit=tuple(sorted(set(ours) - set(theirs))),
+            **predicted,
+        )
     return SelectionCheck("agrees", len(theirs), **predicted)
 
 
@@ -220,22 +239,30 @@ def _verify_with_graphrag(report, model) -> VerifyResult:
     behaviour = "v2" if major >= 2 else "v1"
     second = model.files.get("communities") if behaviour == "v2" else model.files.get("nodes")
     if second is None or "reports" not in model.files:
-        return VerifyResult(available=False, graphrag_version=version, behaviour=behaviour,
-                            reason="this index lacks the tables graphrag "
-                                   f"{version} reads ({'communities' if behaviour == 'v2' else 'create_final_nodes'})")
+        return VerifyResult(
+            available=False,
+            graphrag_version=version,
+            behaviour=behaviour,
+            reason="this index lacks the tables graphrag "
+            f"{version} reads ({'communities' if behaviour == 'v2' else 'create_final_nodes'})",
+        )
     from graphrag_audit.graphrag.compat import v2_readable
 
     # what the audit predicts graphrag does on this index
     string_trap = behaviour == "v1" and model.id_kind == "string" and major >= 1
-    int32_trap = (model.schemas.get("communities", {}).get("community") == "int32"
-                  and int(pd.__version__.split(".")[0]) >= 3)
+    int32_trap = (
+        model.schemas.get("communities", {}).get("community") == "int32"
+        and int(pd.__version__.split(".")[0]) >= 3
+    )
     unreadable = behaviour == "v2" and not v2_readable(model)
     api_expected = query_expected = None
     if unreadable:
         api_expected = query_expected = "an error: graphrag >= 2.0 cannot read this index (v2-unreadable)"
     elif behaviour == "v2" and int32_trap:
-        api_expected = (f"an error: int32 ids in the communities table read with pd.read_parquet under pandas "
-                        f"{pd.__version__} (int32-community-ids)")
+        api_expected = (
+            f"an error: int32 ids in the communities table read with pd.read_parquet under pandas "
+            f"{pd.__version__} (int32-community-ids)"
+        )
     reports_df = _read(model.files["reports"])
     other_df = _read(second)
     query = _QueryLoad.for_index(model) if behaviour == "v2" else None
@@ -251,11 +278,14 @@ def _verify_with_graphrag(report, model) -> VerifyResult:
         theirs, got, err = _select(read_indexer_reports, reports_df, other_df, n)
         api = _outcome(theirs, err, ours, api_expected)
         if string_trap:
-            api = replace(api, expected="0 reports: graphrag >= 1.0 on string community ids (string-community-ids)")
+            api = replace(
+                api, expected="0 reports: graphrag >= 1.0 on string community ids (string-community-ids)"
+            )
         q = map_calls = skipped = None
         if query is not None and query.loaded:
-            q_theirs, q_got, q_err = _select(read_indexer_reports, query.frames["community_reports"],
-                                             query.frames["communities"], n)
+            q_theirs, q_got, q_err = _select(
+                read_indexer_reports, query.frames["community_reports"], query.frames["communities"], n
+            )
             q = _outcome(q_theirs, q_err, ours, query_expected)
         if contexts.ready:  # on graphrag's selection when it is the audit's (the Python API's first)
             if string_trap:
@@ -263,25 +293,54 @@ def _verify_with_graphrag(report, model) -> VerifyResult:
             elif api.status == "agrees":
                 map_calls = contexts.compare(n, got, r.selected[behaviour])
             elif q is not None and q.status == "agrees":
-                map_calls = replace(contexts.compare(n, q_got, r.selected[behaviour],
-                                                     frames=(query.frames["entities"], query.frames["communities"])),
-                                    load_path="graphrag_query")
+                map_calls = replace(
+                    contexts.compare(
+                        n,
+                        q_got,
+                        r.selected[behaviour],
+                        frames=(query.frames["entities"], query.frames["communities"]),
+                    ),
+                    load_path="graphrag_query",
+                )
             else:
-                skipped = ("graphrag's read_indexer_reports raised" if api.status == "graphrag_raised"
-                           else "the selections differ")
-        agree = (api.status == "agrees" and not api.expected_error_not_raised
-                 and (q is None or (q.status == "agrees" and not q.expected_error_not_raised))
-                 and (map_calls is None or map_calls.agrees))
-        rows.append(LevelCheck(community_level=n, selection=api, audit_count=len(ours), agree=agree,
-                               graphrag_query=q, map_calls=map_calls, map_calls_skipped=skipped))
+                skipped = (
+                    "graphrag's read_indexer_reports raised"
+                    if api.status == "graphrag_raised"
+                    else "the selections differ"
+                )
+        agree = (
+            api.status == "agrees"
+            and not api.expected_error_not_raised
+            and (q is None or (q.status == "agrees" and not q.expected_error_not_raised))
+            and (map_calls is None or map_calls.agrees)
+        )
+        rows.append(
+            LevelCheck(
+                community_level=n,
+                selection=api,
+                audit_count=len(ours),
+                agree=agree,
+                graphrag_query=q,
+                map_calls=map_calls,
+                map_calls_skipped=skipped,
+            )
+        )
     dyn_summary, dyn_rows = _dynamic(report, model, version, behaviour, reports_df, other_df)
     rows = [replace(x, dynamic=dyn_rows.get(x.community_level)) for x in rows]
     # each row's agree: the selection and map-call comparisons; its dynamic check has its own status
     dynamic_ok = all(x.dynamic is None or x.dynamic.status in ("agrees", "not_run") for x in rows)
-    return VerifyResult(available=True, graphrag_version=version, behaviour=behaviour, pandas_version=pd.__version__,
-                        agree=bool(rows) and all(x.agree for x in rows) and dynamic_ok,
-                        map_calls=contexts.summary(), dynamic=dyn_summary, levels=tuple(rows),
-                        python_api_how=PYTHON_API_LOAD, graphrag_query=None if query is None else query.describe())
+    return VerifyResult(
+        available=True,
+        graphrag_version=version,
+        behaviour=behaviour,
+        pandas_version=pd.__version__,
+        agree=bool(rows) and all(x.agree for x in rows) and dynamic_ok,
+        map_calls=contexts.summary(),
+        dynamic=dyn_summary,
+        levels=tuple(rows),
+        python_api_how=PYTHON_API_LOAD,
+        graphrag_query=None if query is None else query.describe(),
+    )
 
 
 def _dynamic(report, model, version, behaviour, reports_df, other_df) -> tuple[DynamicCheckSummary, dict]:
@@ -297,8 +356,10 @@ def _dynamic(report, model, version, behaviour, reports_df, other_df) -> tuple[D
         return verify_dynamic(report, version, frames)
     except Exception as exc:  # noqa: BLE001 - never let the extra comparison break --verify
         reason = f"the dynamic-selection comparison failed ({short_error(exc)})"
-        return (DynamicCheckSummary(compared=False, agree=None, reason=reason),
-                {r.community_level: DynamicLevelCheck(status="not_run", reason=reason) for r in report.levels})
+        return (
+            DynamicCheckSummary(compared=False, agree=None, reason=reason),
+            {r.community_level: DynamicLevelCheck(status="not_run", reason=reason) for r in report.levels},
+        )
 
 
 class _Recorder:
@@ -359,8 +420,10 @@ def _tiktoken_encoding(name: str):
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-    return enc, (f"tiktoken {_dist_version('tiktoken')} (encoding file: the copy bundled with bpe-openai "
-                 f"{_dist_version('bpe-openai')}, sha256 checked by tiktoken)")
+    return enc, (
+        f"tiktoken {_dist_version('tiktoken')} (encoding file: the copy bundled with bpe-openai "
+        f"{_dist_version('bpe-openai')}, sha256 checked by tiktoken)"
+    )
 
 
 def _dist_version(name: str) -> str:
@@ -368,7 +431,6 @@ def _dist_version(name: str) -> str:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "?"
-
 
 
 def _audit_batches(coster, rows: np.ndarray, behaviour: str, n):
@@ -394,7 +456,7 @@ class _ContextCheck:
         self.levels_compared = 0
 
     @classmethod
-    def prepare(cls, report, model, behaviour: str, other_df: pd.DataFrame) -> "_ContextCheck":
+    def prepare(cls, report, model, behaviour: str, other_df: pd.DataFrame) -> _ContextCheck:
         self = cls()
         opts = report.options
         tokenizer = opts.tokenizer
@@ -403,8 +465,10 @@ class _ContextCheck:
             self.reason = "costs were not computed (--no-costs)"
             return self
         if tokenizer not in ("cl100k_base", "o200k_base"):
-            self.reason = (f"tokenizer {tokenizer!r} is an approximation: map calls are only compared "
-                           "with an exact tokenizer (cl100k_base, o200k_base)")
+            self.reason = (
+                f"tokenizer {tokenizer!r} is an approximation: map calls are only compared "
+                "with an exact tokenizer (cl100k_base, o200k_base)"
+            )
             return self
         if not any(r.selected[behaviour].cost for r in report.levels):
             self.reason = "the audit computed no costs for this index"
@@ -424,16 +488,22 @@ class _ContextCheck:
             return self
         try:
             encoding, source = _tiktoken_encoding(tokenizer)
-            inner = encoding  # 1.x: the tiktoken encoding itself (tiktoken.get_encoding(config.encoding_model))
+            inner = (
+                encoding  # 1.x: the tiktoken encoding itself (tiktoken.get_encoding(config.encoding_model))
+            )
             if tok_param == "tokenizer":  # 2.x/3.x: graphrag's own tokenizer over that encoding
                 try:
                     from graphrag.tokenizer.get_tokenizer import get_tokenizer
 
                     inner = get_tokenizer(encoding_model=tokenizer)
                 except (ImportError, TypeError):  # another layout: count len(encode(text)) ourselves
-                    source += "; graphrag's get_tokenizer(encoding_model=...) not found, len(encode(text)) used"
+                    source += (
+                        "; graphrag's get_tokenizer(encoding_model=...) not found, len(encode(text)) used"
+                    )
         except Exception as exc:  # noqa: BLE001
-            self.reason = f"cannot load tokenizer {tokenizer!r} for graphrag ({type(exc).__name__}: {exc})"[:300]
+            self.reason = f"cannot load tokenizer {tokenizer!r} for graphrag ({type(exc).__name__}: {exc})"[
+                :300
+            ]
             return self
         entities_path = model.files.get("entities")
         self.entities_df = _read(entities_path) if entities_path is not None else None
@@ -469,9 +539,14 @@ class _ContextCheck:
         and the text sent to the map call. ``frames``: (entities, communities) as another load
         path read them (default: read with pandas)."""
         rec = _Recorder(self.inner)
-        chunks, _records = self.build(community_reports=got, entities=self._entities(n, frames), single_batch=False,
-                                      random_state=RANDOM_STATE, **GLOBAL_CONTEXT_PARAMS,
-                                      **{self.tok_param: rec, self.max_param: self.max_context_tokens})
+        chunks, _records = self.build(
+            community_reports=got,
+            entities=self._entities(n, frames),
+            single_batch=False,
+            random_state=RANDOM_STATE,
+            **GLOBAL_CONTEXT_PARAMS,
+            **{self.tok_param: rec, self.max_param: self.max_context_tokens},
+        )
         if isinstance(chunks, str):
             chunks = [chunks] if chunks else []
         # graphrag counts the batch header at every batch start, and each report row once, in
@@ -482,7 +557,7 @@ class _ContextCheck:
         ids, tokens, at = [], [], 0
         for chunk in chunks:
             df = pd.read_csv(io.StringIO(chunk), sep="|", dtype=str, keep_default_na=False)
-            seg = row_calls[at:at + len(df)]
+            seg = row_calls[at : at + len(df)]
             at += len(df)
             seg_ids = sorted((_id_key(t.split("|", 1)[0]) for t, _ in seg), key=repr)
             batch_ids = sorted((_id_key(x) for x in df["id"]), key=repr)
@@ -502,19 +577,30 @@ class _ContextCheck:
             g_ids, g_tokens, g_texts = self._graphrag(n, got, frames)
         except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
             self.levels_compared += 1
-            return MapCallCheck(**audit, context_error=short_error(exc),
-                                context_error_expected=zero_note and isinstance(exc, ZeroDivisionError))
+            return MapCallCheck(
+                **audit,
+                context_error=short_error(exc),
+                context_error_expected=zero_note and isinstance(exc, ZeroDivisionError),
+            )
         # zero_note: the audit predicted graphrag would fail here and it did not
         predicted = {"context_error_expected": False} if zero_note else {}
         self.levels_compared += 1
         rows = np.asarray(stats.rows, dtype=np.int64)
         b, weights = _audit_batches(self.coster, rows, self.behaviour, n)
-        if b.n_batches != audit_calls or b.total_tokens != audit_tokens or (
-                stats.row_tokens is not None and not np.array_equal(b.row_tokens, stats.row_tokens)):
+        if (
+            b.n_batches != audit_calls
+            or b.total_tokens != audit_tokens
+            or (stats.row_tokens is not None and not np.array_equal(b.row_tokens, stats.row_tokens))
+        ):
             # verify rebuilds the audit's batches to see inside them; they must be the reported ones
-            return MapCallCheck(**audit, **predicted, graphrag_map_calls=len(g_ids),
-                                map_calls_agree=len(g_ids) == audit_calls, batches_agree=False,
-                                audit_error="rebuilding the audit's batches did not give the costs it reported")
+            return MapCallCheck(
+                **audit,
+                **predicted,
+                graphrag_map_calls=len(g_ids),
+                map_calls_agree=len(g_ids) == audit_calls,
+                batches_agree=False,
+                audit_error="rebuilding the audit's batches did not give the costs it reported",
+            )
         a_ids, a_tokens = [], []
         for k in range(b.n_batches):
             a_ids.append(sorted((_id_key(x) for x in self.comm[rows[b.batch_of == k]].tolist()), key=repr))
@@ -526,20 +612,40 @@ class _ContextCheck:
         detail: dict = {}
         if not texts_agree:
             detail["texts_differ_in_batches"] = tuple(
-                k for k in range(max(len(g_texts), len(a_texts)))
-                if k >= len(g_texts) or k >= len(a_texts) or g_texts[k] != a_texts[k])
+                k
+                for k in range(max(len(g_texts), len(a_texts)))
+                if k >= len(g_texts) or k >= len(a_texts) or g_texts[k] != a_texts[k]
+            )
         if not batches_agree:
-            diff = next((k for k in range(max(len(g_ids), len(a_ids)))
-                         if k >= len(g_ids) or k >= len(a_ids) or g_ids[k] != a_ids[k] or g_tokens[k] != a_tokens[k]),
-                        None)
-            detail.update(first_differing_batch=diff, graphrag_batch_tokens=tuple(g_tokens),
-                          audit_batch_tokens=tuple(a_tokens), graphrag_batch_sizes=tuple(len(x) for x in g_ids),
-                          audit_batch_sizes=tuple(len(x) for x in a_ids))
+            diff = next(
+                (
+                    k
+                    for k in range(max(len(g_ids), len(a_ids)))
+                    if k >= len(g_ids)
+                    or k >= len(a_ids)
+                    or g_ids[k] != a_ids[k]
+                    or g_tokens[k] != a_tokens[k]
+                ),
+                None,
+            )
+            detail.update(
+                first_differing_batch=diff,
+                graphrag_batch_tokens=tuple(g_tokens),
+                audit_batch_tokens=tuple(a_tokens),
+                graphrag_batch_sizes=tuple(len(x) for x in g_ids),
+                audit_batch_sizes=tuple(len(x) for x in a_ids),
+            )
             if diff is not None and diff < len(g_ids) and diff < len(a_ids):
                 detail["only_graphrag_batch"] = tuple(x for x in g_ids[diff] if x not in a_ids[diff])[:50]
                 detail["only_audit_batch"] = tuple(x for x in a_ids[diff] if x not in g_ids[diff])[:50]
-        return MapCallCheck(**audit, **predicted, graphrag_map_calls=len(g_ids),
-                            map_calls_agree=len(g_ids) == audit_calls == b.n_batches,
-                            graphrag_context_tokens=int(sum(g_tokens)),
-                            context_tokens_agree=int(sum(g_tokens)) == audit_tokens == int(sum(a_tokens)),
-                            batches_agree=batches_agree, texts_agree=texts_agree, **detail)
+        return MapCallCheck(
+            **audit,
+            **predicted,
+            graphrag_map_calls=len(g_ids),
+            map_calls_agree=len(g_ids) == audit_calls == b.n_batches,
+            graphrag_context_tokens=int(sum(g_tokens)),
+            context_tokens_agree=int(sum(g_tokens)) == audit_tokens == int(sum(a_tokens)),
+            batches_agree=batches_agree,
+            texts_agree=texts_agree,
+            **detail,
+        )

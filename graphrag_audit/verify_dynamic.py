@@ -56,8 +56,12 @@ import threading
 import types
 from dataclasses import replace
 
-from graphrag_audit.results.verify import (DynamicCheckSummary, DynamicLevelCheck, DynamicScenarioCheck,
-                                           DynamicSettings)
+from graphrag_audit.results.verify import (
+    DynamicCheckSummary,
+    DynamicLevelCheck,
+    DynamicScenarioCheck,
+    DynamicSettings,
+)
 
 #: the question put to the rater (its text is not looked at)
 QUERY = "graphrag-audit --verify: which reports matter?"
@@ -66,11 +70,13 @@ QUERY = "graphrag-audit --verify: which reports matter?"
 SCENARIOS = ("none_relevant", "all_relevant", "what_if")
 
 
-HOW = ("graphrag's DynamicCommunitySelection built as global search builds it (read_indexer_communities, "
-       "read_indexer_reports(..., dynamic_community_selection=True), tables read with pd.read_parquet) with a "
-       "stub chat model that rates each report from the scenario's relevance set (identified by its text); "
-       "waves = coroutines per asyncio.gather, rating calls = graphrag's llm_calls, kept = the reports "
-       "select() returns")
+HOW = (
+    "graphrag's DynamicCommunitySelection built as global search builds it (read_indexer_communities, "
+    "read_indexer_reports(..., dynamic_community_selection=True), tables read with pd.read_parquet) with a "
+    "stub chat model that rates each report from the scenario's relevance set (identified by its text); "
+    "waves = coroutines per asyncio.gather, rating calls = graphrag's llm_calls, kept = the reports "
+    "select() returns"
+)
 
 _PATCH_LOCK = threading.Lock()
 
@@ -135,11 +141,15 @@ def family_of(version: str | None) -> tuple[str | None, str | None]:
     if v >= (3, 0, 0):
         return "3.x", None
     if v < (1, 1, 1):
-        line = (BROKEN_LINES[0] if v[:2] == (0, 5) else BROKEN_LINES[1] if v >= (0, 9, 0) else None)
-        return None, (f"graphrag {version} is older than 1.1.1, whose dynamic selection the audit does not simulate"
-                      + (f" (broken in another way there: {line[0]}: {line[1]})" if line else ""))
-    return None, (f"graphrag {version} is a release the audit's dynamic simulation does not cover "
-                  "(1.1.1-1.2.x, 2.0.0-2.7.2, 3.0.0 and later)")
+        line = BROKEN_LINES[0] if v[:2] == (0, 5) else BROKEN_LINES[1] if v >= (0, 9, 0) else None
+        return None, (
+            f"graphrag {version} is older than 1.1.1, whose dynamic selection the audit does not simulate"
+            + (f" (broken in another way there: {line[0]}: {line[1]})" if line else "")
+        )
+    return None, (
+        f"graphrag {version} is a release the audit's dynamic simulation does not cover "
+        "(1.1.1-1.2.x, 2.0.0-2.7.2, 3.0.0 and later)"
+    )
 
 
 def _not_run(reason: str) -> DynamicLevelCheck:
@@ -147,8 +157,10 @@ def _not_run(reason: str) -> DynamicLevelCheck:
 
 
 def _ids(values) -> list:
-    return sorted((id_key(x) for x in values), key=lambda v: (isinstance(v, str), v if isinstance(v, int) else 0,
-                                                                str(v)))
+    return sorted(
+        (id_key(x) for x in values),
+        key=lambda v: (isinstance(v, str), v if isinstance(v, int) else 0, str(v)),
+    )
 
 
 class _Waves:
@@ -192,8 +204,15 @@ class StubRater:
     ``texts``: the report text graphrag sends -> its community key; ``relevant(key)`` decides;
     ``head``/``tail``: the rating template's fixed text around the report's."""
 
-    def __init__(self, texts: dict[str, str], relevant, threshold: int, head: str, tail: str,
-                 max_calls: int | None = None):
+    def __init__(
+        self,
+        texts: dict[str, str],
+        relevant,
+        threshold: int,
+        head: str,
+        tail: str,
+        max_calls: int | None = None,
+    ):
         self.texts = texts
         self.relevant = relevant
         self.threshold = int(threshold)
@@ -202,17 +221,22 @@ class StubRater:
         self.calls = 0
 
     def answer(self, prompt: str) -> str:
-        if not (prompt.startswith(self.head) and prompt.endswith(self.tail)
-                and len(prompt) >= len(self.head) + len(self.tail)):
+        if not (
+            prompt.startswith(self.head)
+            and prompt.endswith(self.tail)
+            and len(prompt) >= len(self.head) + len(self.tail)
+        ):
             raise StubError("the stub rater got a prompt that is not graphrag's rating template")
-        text = prompt[len(self.head):len(prompt) - len(self.tail)]
+        text = prompt[len(self.head) : len(prompt) - len(self.tail)]
         key = self.texts.get(text)
         if key is None:
             raise StubError("the stub rater got a report text it cannot attribute to one report")
         self.calls += 1
         if self.max_calls is not None and self.calls > self.max_calls:
-            raise StubError(f"graphrag made more than {self.max_calls:,} rating calls (far beyond the audit's "
-                            "count): stopped")
+            raise StubError(
+                f"graphrag made more than {self.max_calls:,} rating calls (far beyond the audit's "
+                "count): stopped"
+            )
         rating = self.threshold if self.relevant(key) else self.threshold - 1
         return json.dumps({"reason": "graphrag-audit stub", "rating": rating})
 
@@ -305,7 +329,7 @@ class GraphragDynamic:
         missing = [k for k in settings if k not in params]
         if missing:
             raise TypeError(f"this graphrag's DynamicCommunitySelection lacks {', '.join(missing)}")
-        template = getattr(self.mod, "RATE_QUERY")
+        template = self.mod.RATE_QUERY
         sentinel = "\x00graphrag-audit-description\x00"
         filled = template.format(description=sentinel, question=QUERY)
         if filled.count(sentinel) != 1:
@@ -320,11 +344,15 @@ class GraphragDynamic:
             f = self.frames
             try:
                 if self.family == "1.x":
-                    self._communities = self.read_communities(copy.deepcopy(f["communities"]),
-                                                              copy.deepcopy(f["nodes"]), copy.deepcopy(f["reports"]))
+                    self._communities = self.read_communities(
+                        copy.deepcopy(f["communities"]),
+                        copy.deepcopy(f["nodes"]),
+                        copy.deepcopy(f["reports"]),
+                    )
                 else:
-                    self._communities = self.read_communities(copy.deepcopy(f["communities"]),
-                                                              copy.deepcopy(f["reports"]))
+                    self._communities = self.read_communities(
+                        copy.deepcopy(f["communities"]), copy.deepcopy(f["reports"])
+                    )
             except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
                 self._communities_error = short_error(exc)
         return self._communities
@@ -332,8 +360,9 @@ class GraphragDynamic:
     def _reports(self, n):
         f = self.frames
         other = f["nodes"] if self.family == "1.x" else f["communities"]
-        return self.read_reports(copy.deepcopy(f["reports"]), copy.deepcopy(other), n,
-                                 dynamic_community_selection=True)
+        return self.read_reports(
+            copy.deepcopy(f["reports"]), copy.deepcopy(other), n, dynamic_community_selection=True
+        )
 
     def _reports_at(self, n):
         """graphrag's candidate reports at ``n`` with shared texts marked, and text -> community key
@@ -358,11 +387,14 @@ class GraphragDynamic:
         if error is not None:
             return {"error": error}
         if relevant is None:
+
             def is_relevant(key):
                 return True
         else:
+
             def is_relevant(key):
                 return id_key(key) in relevant
+
         if max_calls is None:  # the audit predicted no selection: bound graphrag anyway
             max_calls = 8 * len(texts) * max(1, self.settings["num_repeats"]) + 10_000
         rater = StubRater(texts, is_relevant, self.settings["threshold"], self.head, self.tail, max_calls)
@@ -372,8 +404,9 @@ class GraphragDynamic:
             saved = self.mod.asyncio
             self.mod.asyncio = waves
             try:
-                selector = self.mod.DynamicCommunitySelection(community_reports=reports, communities=communities,
-                                                              **kw)
+                selector = self.mod.DynamicCommunitySelection(
+                    community_reports=reports, communities=communities, **kw
+                )
                 got, info = run_coroutine(selector.select(QUERY))
             except StubError as exc:
                 return {"not_run": str(exc)}
@@ -381,8 +414,12 @@ class GraphragDynamic:
                 return {"error": short_error(exc)}
             finally:
                 self.mod.asyncio = saved
-        return {"rating_calls": int(info["llm_calls"]), "waves": list(waves.sizes),
-                "kept_ids": _ids(r.community_id for r in got), "stub_calls": rater.calls}
+        return {
+            "rating_calls": int(info["llm_calls"]),
+            "waves": list(waves.sizes),
+            "kept_ids": _ids(r.community_id for r in got),
+            "stub_calls": rater.calls,
+        }
 
 
 def compare_scenario(expected, got: dict, audit_error: str | None) -> DynamicScenarioCheck:
@@ -391,22 +428,39 @@ def compare_scenario(expected, got: dict, audit_error: str | None) -> DynamicSce
     if got.get("not_run") is not None:
         return DynamicScenarioCheck(status="not_run", reason=got["not_run"])
     if got.get("error") is not None:
-        return DynamicScenarioCheck(status="graphrag_raised", graphrag_error=got["error"], expected=audit_error or None)
-    theirs = {"graphrag_rating_calls": got["rating_calls"], "graphrag_waves": tuple(got["waves"]),
-              "graphrag_kept": len(got["kept_ids"])}
+        return DynamicScenarioCheck(
+            status="graphrag_raised", graphrag_error=got["error"], expected=audit_error or None
+        )
+    theirs = {
+        "graphrag_rating_calls": got["rating_calls"],
+        "graphrag_waves": tuple(got["waves"]),
+        "graphrag_kept": len(got["kept_ids"]),
+    }
     if expected is None:
-        return DynamicScenarioCheck(status="differs", **theirs, expected=audit_error or "no scenario",
-                                    expected_error_not_raised=True)
+        return DynamicScenarioCheck(
+            status="differs", **theirs, expected=audit_error or "no scenario", expected_error_not_raised=True
+        )
     audit_kept = _ids(expected.kept_ids)
-    ours = {"audit_rating_calls": int(expected.rating_calls), "audit_waves": tuple(int(w) for w in expected.waves),
-            "audit_kept": len(audit_kept)}
-    same = (got["rating_calls"] == ours["audit_rating_calls"] and tuple(got["waves"]) == ours["audit_waves"]
-            and got["kept_ids"] == audit_kept)
+    ours = {
+        "audit_rating_calls": int(expected.rating_calls),
+        "audit_waves": tuple(int(w) for w in expected.waves),
+        "audit_kept": len(audit_kept),
+    }
+    same = (
+        got["rating_calls"] == ours["audit_rating_calls"]
+        and tuple(got["waves"]) == ours["audit_waves"]
+        and got["kept_ids"] == audit_kept
+    )
     if same:
         return DynamicScenarioCheck(status="agrees", **theirs, **ours)
     g, a = set(got["kept_ids"]), set(audit_kept)
-    return DynamicScenarioCheck(status="differs", **theirs, **ours, only_graphrag_kept=tuple(sorted(g - a, key=repr)[:50]),
-                                only_audit_kept=tuple(sorted(a - g, key=repr)[:50]))
+    return DynamicScenarioCheck(
+        status="differs",
+        **theirs,
+        **ours,
+        only_graphrag_kept=tuple(sorted(g - a, key=repr)[:50]),
+        only_audit_kept=tuple(sorted(a - g, key=repr)[:50]),
+    )
 
 
 def combine(scenarios: dict) -> str:
@@ -423,8 +477,12 @@ def compare_level(version, runner, n, relevant) -> DynamicLevelCheck:
     """The dynamic comparison at one community_level: the audit's ``DynamicVersion`` of the family
     (``version``) against graphrag's ``select()`` (``runner``: ``run(n, relevant_set_or_None)``)."""
     if version.error and version.error.startswith("never ends"):
-        return DynamicLevelCheck(status="not_run", family=version.family, expected=version.error,
-                                 reason="the audit predicts graphrag's select() never returns here: not run")
+        return DynamicLevelCheck(
+            status="not_run",
+            family=version.family,
+            expected=version.error,
+            reason="the audit predicts graphrag's select() never returns here: not run",
+        )
     scen = {"none_relevant": (version.none_relevant, set()), "all_relevant": (version.all_relevant, None)}
     if relevant is not None:
         scen["what_if"] = (version.what_if, set(int(x) for x in relevant))
@@ -432,20 +490,30 @@ def compare_level(version, runner, n, relevant) -> DynamicLevelCheck:
     for name, (expected, rel) in scen.items():
         bound = None if expected is None else 2 * int(expected.rating_calls) + 1000
         results[name] = compare_scenario(expected, runner(n, rel, bound), version.error)
-    return DynamicLevelCheck(status=combine(results), family=version.family, expected=version.error or None,
-                             scenarios=results)
+    return DynamicLevelCheck(
+        status=combine(results), family=version.family, expected=version.error or None, scenarios=results
+    )
 
 
 def verify_dynamic(report, version: str, frames: dict) -> tuple[DynamicCheckSummary, dict]:
     """(summary, {community_level: per-level result}) of the dynamic comparison; ``frames``: the
     tables as read for the Python API (``reports``, ``communities``, 1.x also ``nodes``)."""
     opts = report.options
-    settings = {"threshold": int(opts.threshold), "keep_parent": bool(opts.keep_parent),
-                "num_repeats": int(opts.num_repeats), "max_level": int(opts.max_level)}
+    settings = {
+        "threshold": int(opts.threshold),
+        "keep_parent": bool(opts.keep_parent),
+        "num_repeats": int(opts.num_repeats),
+        "max_level": int(opts.max_level),
+    }
     relevant = None if opts.relevant is None else tuple(int(x) for x in opts.relevant)
     family, why = family_of(version)
-    summary = DynamicCheckSummary(compared=False, agree=None, family=family, settings=DynamicSettings(**settings),
-                                  scenarios=tuple(s for s in SCENARIOS if s != "what_if" or relevant is not None))
+    summary = DynamicCheckSummary(
+        compared=False,
+        agree=None,
+        family=family,
+        settings=DynamicSettings(**settings),
+        scenarios=tuple(s for s in SCENARIOS if s != "what_if" or relevant is not None),
+    )
     levels = [r.community_level for r in report.levels]
 
     def all_not_run(reason):
@@ -456,17 +524,25 @@ def verify_dynamic(report, version: str, frames: dict) -> tuple[DynamicCheckSumm
     from graphrag_audit.graphrag.dynamic import FAMILIES
 
     summary = replace(summary, graphrag=FAMILIES[family])
-    if frames.get("reports") is None or frames.get("communities") is None or (
-            family == "1.x" and frames.get("nodes") is None):
+    if (
+        frames.get("reports") is None
+        or frames.get("communities") is None
+        or (family == "1.x" and frames.get("nodes") is None)
+    ):
         need = "create_final_communities, create_final_nodes" if family == "1.x" else "communities"
-        return all_not_run(f"this index lacks the tables graphrag {version}'s dynamic selection reads "
-                           f"(community reports, {need})")
-    by_level = {r.community_level: r.selected["dynamic"].by_version for r in report.levels
-                if "dynamic" in r.selected}
+        return all_not_run(
+            f"this index lacks the tables graphrag {version}'s dynamic selection reads "
+            f"(community reports, {need})"
+        )
+    by_level = {
+        r.community_level: r.selected["dynamic"].by_version for r in report.levels if "dynamic" in r.selected
+    }
     if not any(bv is not None and family in bv.versions for bv in by_level.values()):
         layout = "create_final_* tables" if family == "1.x" else "communities table with children"
-        return all_not_run(f"the audit simulates the {family} line only on the layout that line reads ({layout}); "
-                           "this index has another")
+        return all_not_run(
+            f"the audit simulates the {family} line only on the layout that line reads ({layout}); "
+            "this index has another"
+        )
     try:
         runner = GraphragDynamic(family, frames, settings)
     except Exception as exc:  # noqa: BLE001 - an unknown graphrag layout: not run, with the reason
@@ -476,10 +552,17 @@ def verify_dynamic(report, version: str, frames: dict) -> tuple[DynamicCheckSumm
         for n in levels:
             bv = by_level.get(n)
             if bv is None or family not in bv.versions:
-                rows[n] = _not_run("the audit did not simulate dynamic selection at this community_level "
-                                   "(a deep tree is simulated at --level and N=None only)")
+                rows[n] = _not_run(
+                    "the audit did not simulate dynamic selection at this community_level "
+                    "(a deep tree is simulated at --level and N=None only)"
+                )
                 continue
             rows[n] = compare_level(bv.versions[family], runner.run, n, relevant)
     compared = [r.status for r in rows.values() if r.status != "not_run"]
-    return replace(summary, compared=True, how=HOW, levels_compared=len(compared),
-                   agree=bool(compared) and all(s == "agrees" for s in compared)), rows
+    return replace(
+        summary,
+        compared=True,
+        how=HOW,
+        levels_compared=len(compared),
+        agree=bool(compared) and all(s == "agrees" for s in compared),
+    ), rows

@@ -38,8 +38,10 @@ def one(index: str) -> dict:
     selections = {}
     for lv in report.levels:
         ids, _, err = _select(read_indexer_reports, reports_df, other_df, lv.community_level)
-        selections[str(lv.community_level)] = {"ids": [str(i) for i in ids] if ids is not None else None,
-                                               "error": None if err is None else str(err)[:200]}
+        selections[str(lv.community_level)] = {
+            "ids": [str(i) for i in ids] if ids is not None else None,
+            "error": None if err is None else str(err)[:200],
+        }
     return {"selections": selections, "verify": _plain(verify)}
 
 

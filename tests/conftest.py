@@ -27,8 +27,14 @@ def real_index_params():
     """Parametrize over every real index; one skipped param with a reason when absent."""
     names = shared_folders()
     if not names:
-        return [pytest.param(None, marks=pytest.mark.skip(
-            reason=f"{SHARED_INDEXES} is absent: real-index tests need ../shared/indexes beside the repo"))]
+        return [
+            pytest.param(
+                None,
+                marks=pytest.mark.skip(
+                    reason=f"{SHARED_INDEXES} is absent: real-index tests need ../shared/indexes beside the repo"
+                ),
+            )
+        ]
     return names
 
 

@@ -25,37 +25,60 @@ def _lists(offsets: np.ndarray, values: pa.Array) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), values)
 
 
-def _write(d: Path, comm: np.ndarray, level: np.ndarray, parent: np.ndarray, children: pa.ListArray,
-           entity_ids: pa.ListArray, entities: list[str]) -> Path:
+def _write(
+    d: Path,
+    comm: np.ndarray,
+    level: np.ndarray,
+    parent: np.ndarray,
+    children: pa.ListArray,
+    entity_ids: pa.ListArray,
+    entities: list[str],
+) -> Path:
     n = len(comm)
     titles = pa.array([f"Community {c}" for c in comm.tolist()], type=pa.string())
     d.mkdir(parents=True)
-    pq.write_table(pa.table({
-        "id": pa.array([f"uuid-{c}" for c in comm.tolist()], type=pa.string()),
-        "human_readable_id": pa.array(comm, type=pa.int64()),
-        "community": pa.array(comm, type=pa.int64()),
-        "level": pa.array(level, type=pa.int64()),
-        "parent": pa.array(parent, type=pa.int64()),
-        "children": children,
-        "title": titles,
-        "entity_ids": entity_ids,
-        "period": pa.array(["2026-01-09"] * n, type=pa.string()),
-        "size": pa.array(np.diff(entity_ids.offsets.to_numpy()), type=pa.int64()),
-    }), d / "communities.parquet")
-    pq.write_table(pa.table({
-        "id": pa.array([f"r-{c}" for c in comm.tolist()], type=pa.string()),
-        "community": pa.array(comm, type=pa.int64()),
-        "level": pa.array(level, type=pa.int64()),
-        "title": pa.array([f"Report {c}" for c in comm.tolist()], type=pa.string()),
-        "full_content": pa.array([f"# Report {c}\n\nAbout community {c}." for c in comm.tolist()],
-                                 type=pa.string()),
-        "rank": pa.array(np.full(n, 5.0), type=pa.float64()),
-    }), d / "community_reports.parquet")
-    pq.write_table(pa.table({
-        "id": pa.array(entities, type=pa.string()),
-        "title": pa.array([e.upper() for e in entities], type=pa.string()),
-        "text_unit_ids": _lists(np.arange(len(entities) + 1), pa.array(["t1"] * len(entities))),
-    }), d / "entities.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "id": pa.array([f"uuid-{c}" for c in comm.tolist()], type=pa.string()),
+                "human_readable_id": pa.array(comm, type=pa.int64()),
+                "community": pa.array(comm, type=pa.int64()),
+                "level": pa.array(level, type=pa.int64()),
+                "parent": pa.array(parent, type=pa.int64()),
+                "children": children,
+                "title": titles,
+                "entity_ids": entity_ids,
+                "period": pa.array(["2026-01-09"] * n, type=pa.string()),
+                "size": pa.array(np.diff(entity_ids.offsets.to_numpy()), type=pa.int64()),
+            }
+        ),
+        d / "communities.parquet",
+    )
+    pq.write_table(
+        pa.table(
+            {
+                "id": pa.array([f"r-{c}" for c in comm.tolist()], type=pa.string()),
+                "community": pa.array(comm, type=pa.int64()),
+                "level": pa.array(level, type=pa.int64()),
+                "title": pa.array([f"Report {c}" for c in comm.tolist()], type=pa.string()),
+                "full_content": pa.array(
+                    [f"# Report {c}\n\nAbout community {c}." for c in comm.tolist()], type=pa.string()
+                ),
+                "rank": pa.array(np.full(n, 5.0), type=pa.float64()),
+            }
+        ),
+        d / "community_reports.parquet",
+    )
+    pq.write_table(
+        pa.table(
+            {
+                "id": pa.array(entities, type=pa.string()),
+                "title": pa.array([e.upper() for e in entities], type=pa.string()),
+                "text_unit_ids": _lists(np.arange(len(entities) + 1), pa.array(["t1"] * len(entities))),
+            }
+        ),
+        d / "entities.parquet",
+    )
     return d
 
 
@@ -65,8 +88,15 @@ def parent_chain_index(d: Path, n: int) -> Path:
     kids = pa.array(comm[1:], type=pa.int64())
     child_off = np.append(np.arange(n, dtype=np.int64), n - 1)  # one child each, none for the last
     entities = [f"e{i}" for i in range(n)]
-    return _write(d, comm, np.zeros(n, dtype=np.int64), parent, _lists(child_off, kids),
-                  _lists(np.arange(n + 1), pa.array(entities, type=pa.string())), entities)
+    return _write(
+        d,
+        comm,
+        np.zeros(n, dtype=np.int64),
+        parent,
+        _lists(child_off, kids),
+        _lists(np.arange(n + 1), pa.array(entities, type=pa.string())),
+        entities,
+    )
 
 
 def single_child_chains_index(d: Path, chains: int, levels: int, entities_per_chain: int = 5) -> Path:
@@ -81,8 +111,15 @@ def single_child_chains_index(d: Path, chains: int, levels: int, entities_per_ch
     entities = [f"c{j}-e{i}" for j in range(chains) for i in range(entities_per_chain)]
     ent_codes = (k[:, None] * entities_per_chain + np.arange(entities_per_chain)).ravel()
     ent_values = pa.array(entities, type=pa.string()).take(pa.array(ent_codes))
-    return _write(d, comm, level, parent, _lists(child_off, kids),
-                  _lists(np.arange(n + 1) * entities_per_chain, ent_values), entities)
+    return _write(
+        d,
+        comm,
+        level,
+        parent,
+        _lists(child_off, kids),
+        _lists(np.arange(n + 1) * entities_per_chain, ent_values),
+        entities,
+    )
 
 
 def parent_cycle_index(d: Path, n: int) -> Path:

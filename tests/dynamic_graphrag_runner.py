@@ -175,14 +175,20 @@ def _build(layout: str, frames: dict, level, rater, settings: dict, encoding: st
 def _read(layout: str, frames: dict, level, raw: bool = False):
     reports = frames["community_reports"] if raw else frames["_reports"]
     if layout == "v1":
-        communities = read_indexer_communities(copy.deepcopy(frames["communities"]),
-                                               copy.deepcopy(frames["nodes"]), copy.deepcopy(reports))
-        selected = read_indexer_reports(copy.deepcopy(reports), copy.deepcopy(frames["nodes"]), level,
-                                        dynamic_community_selection=True)
+        communities = read_indexer_communities(
+            copy.deepcopy(frames["communities"]), copy.deepcopy(frames["nodes"]), copy.deepcopy(reports)
+        )
+        selected = read_indexer_reports(
+            copy.deepcopy(reports), copy.deepcopy(frames["nodes"]), level, dynamic_community_selection=True
+        )
     else:
         communities = read_indexer_communities(copy.deepcopy(frames["communities"]), copy.deepcopy(reports))
-        selected = read_indexer_reports(copy.deepcopy(reports), copy.deepcopy(frames["communities"]), level,
-                                        dynamic_community_selection=True)
+        selected = read_indexer_reports(
+            copy.deepcopy(reports),
+            copy.deepcopy(frames["communities"]),
+            level,
+            dynamic_community_selection=True,
+        )
     return communities, selected
 
 
@@ -194,27 +200,44 @@ def run_case(layout: str, frames: dict, case: dict) -> dict:
     saved = dcs_mod.asyncio
     dcs_mod.asyncio = waves
     try:
-        sel = _build(layout, frames, case["community_level"], rater, case["settings"],
-                     None if tokens is None else tokens["encoding"])
+        sel = _build(
+            layout,
+            frames,
+            case["community_level"],
+            rater,
+            case["settings"],
+            None if tokens is None else tokens["encoding"],
+        )
         reports, info = asyncio.run(sel.select(QUERY if tokens is None else tokens["query"]))
     except Exception as exc:  # noqa: BLE001 - graphrag's own failure is the result
         return {"id": case["id"], "error": f"{type(exc).__name__}: {exc}"}
     finally:
         dcs_mod.asyncio = saved
     if tokens is not None:
-        return {"id": case["id"], "error": None, "wave_sizes": waves.sizes, "llm_calls": int(info["llm_calls"]),
-                "prompt_tokens": int(info["prompt_tokens"]), "kept": sorted(int(r.community_id) for r in reports)}
+        return {
+            "id": case["id"],
+            "error": None,
+            "wave_sizes": waves.sizes,
+            "llm_calls": int(info["llm_calls"]),
+            "prompt_tokens": int(info["prompt_tokens"]),
+            "kept": sorted(int(r.community_id) for r in reports),
+        }
     # the repeats of one community and the communities of a wave interleave under asyncio.gather:
     # each wave is the multiset of rated communities, each counted once per num_repeats calls
     out_waves = _waves_by_count(rater.rated, waves.sizes, int(case["settings"].get("num_repeats", 1)))
-    return {"id": case["id"], "error": None, "waves": out_waves, "llm_calls": int(info["llm_calls"]),
-            "kept": sorted(int(r.community_id) for r in reports)}
+    return {
+        "id": case["id"],
+        "error": None,
+        "waves": out_waves,
+        "llm_calls": int(info["llm_calls"]),
+        "kept": sorted(int(r.community_id) for r in reports),
+    }
 
 
 def _waves_by_count(rated: list[int], sizes: list[int], reps: int) -> list[list[int]]:
     out, i = [], 0
     for size in sizes:
-        chunk = rated[i:i + size * reps]
+        chunk = rated[i : i + size * reps]
         i += size * reps
         counts: dict[int, int] = {}
         for c in chunk:

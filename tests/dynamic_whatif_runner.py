@@ -40,14 +40,20 @@ def main(index: str, family: str, out_path: str) -> None:
         if by is None or family not in by.versions or by.versions[family].what_if is None:
             continue
         w = by.versions[family].what_if
-        got = read_indexer_reports(reports_df.copy(), other_df.copy(), lv.community_level,
-                                   dynamic_community_selection=True)
+        got = read_indexer_reports(
+            reports_df.copy(), other_df.copy(), lv.community_level, dynamic_community_selection=True
+        )
         chosen = {str(r.community_id): r for r in got}  # the selector's self.reports (last row wins)
         kept = [chosen[str(k)] for k in sorted(w.kept_ids)]
         g_ids, g_tokens, _texts = check._graphrag(lv.community_level, kept)
-        rows.append({"community_level": lv.community_level, "kept": len(kept),
-                     "graphrag": [len(g_ids), int(sum(g_tokens))],
-                     "audit": [w.kept_costs.map_calls, w.kept_costs.tokens]})
+        rows.append(
+            {
+                "community_level": lv.community_level,
+                "kept": len(kept),
+                "graphrag": [len(g_ids), int(sum(g_tokens))],
+                "audit": [w.kept_costs.map_calls, w.kept_costs.tokens],
+            }
+        )
     with open(out_path, "w", encoding="utf-8") as fh:
         json.dump(rows, fh)
 

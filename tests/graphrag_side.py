@@ -19,8 +19,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-REASON = ("no interpreter with graphrag installed: set GRAPHRAG_VERIFY_PYTHONS (os.pathsep-separated "
-          "interpreters); .ci/run builds graphrag 3.3.0, 2.7.2 and 1.2.0 environments")
+REASON = (
+    "no interpreter with graphrag installed: set GRAPHRAG_VERIFY_PYTHONS (os.pathsep-separated "
+    "interpreters); .ci/run builds graphrag 3.3.0, 2.7.2 and 1.2.0 environments"
+)
 
 
 def in_ci() -> bool:
@@ -37,12 +39,14 @@ def side_pythons(dynamic: bool = False) -> list[str]:
     return list(dict.fromkeys(p for p in raw.split(os.pathsep) if p.strip()))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def versions(python: str) -> tuple[str | None, str | None]:
     """(graphrag version, pandas version) installed in ``python``; None where absent."""
-    code = ("from importlib.metadata import version as v\n"
-            "def g(n):\n  try: return v(n)\n  except Exception: return ''\n"
-            "print(g('graphrag')); print(g('pandas'))")
+    code = (
+        "from importlib.metadata import version as v\n"
+        "def g(n):\n  try: return v(n)\n  except Exception: return ''\n"
+        "print(g('graphrag')); print(g('pandas'))"
+    )
     try:
         proc = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=120)
     except OSError:
@@ -96,14 +100,25 @@ def side_env(*first_on_path: str) -> dict:
     return env
 
 
-def run_tool(python: str, *args: str, timeout: int = 600, extra_path: tuple[str, ...] = (),
-             env_extra: dict | None = None):
+def run_tool(
+    python: str,
+    *args: str,
+    timeout: int = 600,
+    extra_path: tuple[str, ...] = (),
+    env_extra: dict | None = None,
+):
     """``python -m graphrag_audit ARGS`` from the repository root."""
-    return subprocess.run([python, "-m", "graphrag_audit", *args], cwd=ROOT,
-                          env={**side_env(*extra_path), **(env_extra or {})},
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [python, "-m", "graphrag_audit", *args],
+        cwd=ROOT,
+        env={**side_env(*extra_path), **(env_extra or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def run_script(python: str, code: str, *args: str, timeout: int = 300):
-    return subprocess.run([python, "-c", code, *args], cwd=ROOT, env=side_env(), capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [python, "-c", code, *args], cwd=ROOT, env=side_env(), capture_output=True, text=True, timeout=timeout
+    )

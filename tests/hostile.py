@@ -14,9 +14,9 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -111,24 +111,49 @@ class CaseRegistry(dict):
             name = fn.__name__.removeprefix("c_").replace("_", "-")
             self[name] = Case(name, fn, expect, doc)
             return fn
+
         return deco
 
+
 COMMUNITY_TYPES = {
-    "id": pa.string(), "human_readable_id": pa.int64(), "community": pa.int64(), "level": pa.int64(),
-    "parent": pa.int64(), "children": pa.list_(pa.int64()), "title": pa.string(),
-    "entity_ids": pa.list_(pa.string()), "relationship_ids": pa.list_(pa.string()),
-    "text_unit_ids": pa.list_(pa.string()), "period": pa.string(), "size": pa.int64(),
+    "id": pa.string(),
+    "human_readable_id": pa.int64(),
+    "community": pa.int64(),
+    "level": pa.int64(),
+    "parent": pa.int64(),
+    "children": pa.list_(pa.int64()),
+    "title": pa.string(),
+    "entity_ids": pa.list_(pa.string()),
+    "relationship_ids": pa.list_(pa.string()),
+    "text_unit_ids": pa.list_(pa.string()),
+    "period": pa.string(),
+    "size": pa.int64(),
 }
 REPORT_TYPES = {
-    "id": pa.string(), "human_readable_id": pa.int64(), "community": pa.int64(), "level": pa.int64(),
-    "parent": pa.int64(), "children": pa.list_(pa.int64()), "title": pa.string(), "summary": pa.string(),
-    "full_content": pa.string(), "rank": pa.float64(), "rating_explanation": pa.string(),
+    "id": pa.string(),
+    "human_readable_id": pa.int64(),
+    "community": pa.int64(),
+    "level": pa.int64(),
+    "parent": pa.int64(),
+    "children": pa.list_(pa.int64()),
+    "title": pa.string(),
+    "summary": pa.string(),
+    "full_content": pa.string(),
+    "rank": pa.float64(),
+    "rating_explanation": pa.string(),
     "findings": pa.list_(pa.struct([("explanation", pa.string()), ("summary", pa.string())])),
-    "full_content_json": pa.string(), "period": pa.string(), "size": pa.int64(),
+    "full_content_json": pa.string(),
+    "period": pa.string(),
+    "size": pa.int64(),
 }
 ENTITY_TYPES = {
-    "id": pa.string(), "human_readable_id": pa.int64(), "title": pa.string(), "type": pa.string(),
-    "description": pa.string(), "text_unit_ids": pa.list_(pa.string()), "frequency": pa.int64(),
+    "id": pa.string(),
+    "human_readable_id": pa.int64(),
+    "title": pa.string(),
+    "type": pa.string(),
+    "description": pa.string(),
+    "text_unit_ids": pa.list_(pa.string()),
+    "frequency": pa.int64(),
     "degree": pa.int64(),
 }
 TABLE_FILES = {"communities": "communities", "reports": "community_reports", "entities": "entities"}
@@ -200,7 +225,7 @@ class Index:
     types: dict[tuple[str, str], pa.DataType | None]
 
     @classmethod
-    def base(cls, tree: dict | None = None, entities: list[str] | None = None) -> "Index":
+    def base(cls, tree: dict | None = None, entities: list[str] | None = None) -> Index:
         return cls(community_columns(tree), report_columns(tree), entity_columns(entities), {})
 
     def table(self, name: str) -> dict[str, list] | None:
@@ -264,11 +289,15 @@ ANSI_SGR = "\x1b[38;5;196mANSIRED\x1b[0m"  # 256-colour SGR: never produced by t
 OSC8_LINK = "\x1b]8;;https://evil.example/\x1b\\OSCLINK\x1b]8;;\x1b\\"
 OSC_TITLE = "\x1b]0;pwned-window-title\x07TITLESET"
 CONTROL = "bell\x07back\x08space\x0dreturn\x00nul\x7fdel\x9bcsi\u202eRLO\u2066iso"
-HTML_MD = ("<script>alert(1)</script> <img src=x onerror=alert(2)> | pipe | "
-           "[click](javascript:alert(3)) ![img](https://evil.example/p.png) **bold** `code` # heading "
-           "<!-- comment --> @admin https://evil.example/")
-WORKFLOW = ("first line\n::error::INJECTED error\n::set-env name=PATH::/evil\n::add-mask::x\r\n%0A::warning::encoded"
-            "\n  ::stop-commands::tok\n##[error]LEGACY")
+HTML_MD = (
+    "<script>alert(1)</script> <img src=x onerror=alert(2)> | pipe | "
+    "[click](javascript:alert(3)) ![img](https://evil.example/p.png) **bold** `code` # heading "
+    "<!-- comment --> @admin https://evil.example/"
+)
+WORKFLOW = (
+    "first line\n::error::INJECTED error\n::set-env name=PATH::/evil\n::add-mask::x\r\n%0A::warning::encoded"
+    "\n  ::stop-commands::tok\n##[error]LEGACY"
+)
 LONG_TITLE = "L" * 100_000
 HOSTILE_TITLES = {
     "rich": RICH_MARKUP,
@@ -307,7 +336,7 @@ def snapshot(root: Path) -> dict:
                         digest = hashlib.sha256(fh.read()).hexdigest()
                     else:  # sparse giants: the first and last MiB
                         h = hashlib.sha256(fh.read(1024**2))
-                        fh.seek(-1024**2, 2)
+                        fh.seek(-(1024**2), 2)
                         h.update(fh.read())
                         digest = "ends:" + h.hexdigest()
             except OSError as exc:
@@ -377,9 +406,13 @@ _BOOT = _DROP_DAC + (
 def clean_env(extra: dict | None = None) -> dict:
     """The caller's environment without anything that changes the CLI's behaviour or writes
     elsewhere (GitHub step summary, GRAPHRAG_AUDIT_* defaults, colour settings)."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GITHUB_", "GRAPHRAG_AUDIT_", "RUNNER_")) and k not in
-           ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TERM", "PYTHONSTARTUP", "PYTHONIOENCODING")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GITHUB_", "GRAPHRAG_AUDIT_", "RUNNER_"))
+        and k
+        not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TERM", "PYTHONSTARTUP", "PYTHONIOENCODING")
+    }
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     if os.environ.get("GRAPHRAG_AUDIT_CACHE_DIR"):  # the token cache stays where the tests put it (conftest)
@@ -408,20 +441,44 @@ def _wait(pid: int, timeout: float, t0: float) -> tuple[int | None, int, bool]:
     return (None if timed_out else os.waitstatus_to_exitcode(status)), int(rusage.ru_maxrss), timed_out
 
 
-def run_cli(args: list, *, timeout: float = 60.0, mem_bytes: int = 2 * GIB, drop_dac: bool = False,
-            cwd: Path | None = None, env: dict | None = None) -> CliResult:
+def run_cli(
+    args: list,
+    *,
+    timeout: float = 60.0,
+    mem_bytes: int = 2 * GIB,
+    drop_dac: bool = False,
+    cwd: Path | None = None,
+    env: dict | None = None,
+) -> CliResult:
     """``python -m graphrag_audit ARGS`` as a fresh interpreter, limited to ``mem_bytes`` of address
     space (set in the child before anything is imported), killed after ``timeout`` seconds.
     Output goes through temp files so the child's peak RSS can be read from wait4()."""
     import tempfile
 
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            tempfile.NamedTemporaryFile("r", prefix="hwm-") as hwm:
-        cmd = [sys.executable, "-c", _BOOT, str(mem_bytes), "1" if drop_dac else "0", hwm.name,
-               *[str(a) for a in args]]
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.NamedTemporaryFile("r", prefix="hwm-") as hwm,
+    ):
+        cmd = [
+            sys.executable,
+            "-c",
+            _BOOT,
+            str(mem_bytes),
+            "1" if drop_dac else "0",
+            hwm.name,
+            *[str(a) for a in args],
+        ]
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                cwd=str(cwd or REPO.parent), env=env or clean_env(), start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            cwd=str(cwd or REPO.parent),
+            env=env or clean_env(),
+            start_new_session=True,
+        )
         code, maxrss, timed_out = _wait(proc.pid, timeout, t0)
         proc.returncode = -1 if code is None else code
         seconds = time.perf_counter() - t0
@@ -430,8 +487,14 @@ def run_cli(args: list, *, timeout: float = 60.0, mem_bytes: int = 2 * GIB, drop
         rss = int(written) if written else maxrss
         out.seek(0)
         err.seek(0)
-        return CliResult(code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                         seconds, rss, timed_out)
+        return CliResult(
+            code,
+            out.read().decode("utf-8", "replace"),
+            err.read().decode("utf-8", "replace"),
+            seconds,
+            rss,
+            timed_out,
+        )
 
 
 # A fork server: one warm interpreter that has imported the CLI forks a fresh process per
@@ -441,7 +504,9 @@ def run_cli(args: list, *, timeout: float = 60.0, mem_bytes: int = 2 * GIB, drop
 # peak RSS read by wait4(). It runs graphrag_audit.cli.main() exactly as `python -m
 # graphrag_audit` does, and prints a traceback (exit 1) like the interpreter would if anything
 # escaped main().
-_SERVER = _DROP_DAC + r"""
+_SERVER = (
+    _DROP_DAC
+    + r"""
 import io, json, os, resource, sys, time, traceback
 reply = os.fdopen(os.dup(1), "w", buffering=1)
 devnull = os.open(os.devnull, os.O_RDWR)
@@ -531,6 +596,7 @@ for line in sys.stdin:
                             "seconds": time.perf_counter() - t0, "rss": ru.ru_maxrss,
                             "timed_out": timed_out}) + "\n")
 """
+)
 
 
 class CliServer:
@@ -539,21 +605,41 @@ class CliServer:
     def __init__(self, cwd: Path | None = None):
         self.cwd = str(cwd or REPO.parent)
         self.env = clean_env()
-        self.proc = subprocess.Popen([sys.executable, "-c", _SERVER], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env=self.env, cwd=self.cwd, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _SERVER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=self.env,
+            cwd=self.cwd,
+            text=True,
+        )
         ready = self.proc.stdout.readline()
         if ready != "ready\n":
             raise RuntimeError(f"CLI fork server failed to start: {ready!r}")
 
-    def run(self, args: list, *, timeout: float = 60.0, mem_bytes: int = 2 * GIB, drop_dac: bool = False,
-            env_extra: dict | None = None) -> CliResult:
+    def run(
+        self,
+        args: list,
+        *,
+        timeout: float = 60.0,
+        mem_bytes: int = 2 * GIB,
+        drop_dac: bool = False,
+        env_extra: dict | None = None,
+    ) -> CliResult:
         import json
         import tempfile
 
         with tempfile.TemporaryDirectory(prefix="cli-") as d:
-            req = {"argv": [str(a) for a in args], "timeout": timeout, "mem": mem_bytes, "drop_dac": drop_dac,
-                   "out": os.path.join(d, "out"), "err": os.path.join(d, "err"), "cwd": self.cwd,
-                   "env": {**self.env, **(env_extra or {})}}
+            req = {
+                "argv": [str(a) for a in args],
+                "timeout": timeout,
+                "mem": mem_bytes,
+                "drop_dac": drop_dac,
+                "out": os.path.join(d, "out"),
+                "err": os.path.join(d, "err"),
+                "cwd": self.cwd,
+                "env": {**self.env, **(env_extra or {})},
+            }
             self.proc.stdin.write(json.dumps(req) + "\n")
             self.proc.stdin.flush()
             line = self.proc.stdout.readline()
@@ -582,7 +668,8 @@ def permission_bits_apply(probe_dir: Path) -> str | None:
         "import sys\n"
         "try:\n    _drop_dac()\nexcept OSError as e:\n    print('capset failed:', e); sys.exit(3)\n"
         "try:\n    open(sys.argv[1], 'rb').read()\nexcept PermissionError:\n    sys.exit(0)\n"
-        "print('mode 000 file still readable'); sys.exit(4)\n")
+        "print('mode 000 file still readable'); sys.exit(4)\n"
+    )
     try:
         r = subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True, text=True, timeout=60)
     finally:
@@ -590,5 +677,7 @@ def permission_bits_apply(probe_dir: Path) -> str | None:
         f.unlink()
     if r.returncode == 0:
         return None
-    return ("permission bits cannot be enforced here (running as root and dropping CAP_DAC_OVERRIDE "
-            f"did not work: {r.stdout.strip() or r.stderr.strip()})")
+    return (
+        "permission bits cannot be enforced here (running as root and dropping CAP_DAC_OVERRIDE "
+        f"did not work: {r.stdout.strip() or r.stderr.strip()})"
+    )

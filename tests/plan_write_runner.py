@@ -37,8 +37,9 @@ from graphrag_audit.verify import GLOBAL_CONTEXT_PARAMS, RANDOM_STATE, _QueryLoa
 def _plan(index: str, out: Path, k: int, write: bool = True) -> tuple[int, dict | None, str]:
     runner = CliRunner()
     js = out.parent / (out.name + ".json")
-    args = ["plan", index, "--reports", str(k), "-f", "json", "-o", str(js)] + (["--write", str(out)] if write
-                                                                                  else ["--no-costs"])
+    args = ["plan", index, "--reports", str(k), "-f", "json", "-o", str(js)] + (
+        ["--write", str(out)] if write else ["--no-costs"]
+    )
     res = runner.invoke(app, args)
     doc = json.loads(js.read_text(encoding="utf-8")) if js.exists() else None
     return res.exit_code, doc, (res.output or "")[-500:]
@@ -53,7 +54,9 @@ def _to_csv(src: str, dst: Path) -> str:
     return str(dst)
 
 
-def _context(build, read_entities, entities_df, other_df, v1: bool, level, reports, tokenizer: str, max_tokens: int):
+def _context(
+    build, read_entities, entities_df, other_df, v1: bool, level, reports, tokenizer: str, max_tokens: int
+):
     import inspect
 
     params = inspect.signature(build).parameters
@@ -69,8 +72,14 @@ def _context(build, read_entities, entities_df, other_df, v1: bool, level, repor
         entities = read_entities(other_df.copy(), entities_df.copy(), community_level=level)
     else:
         entities = read_entities(entities_df.copy(), other_df.copy(), community_level=level)
-    chunks, _ = build(community_reports=reports, entities=entities, single_batch=False, random_state=RANDOM_STATE,
-                      **GLOBAL_CONTEXT_PARAMS, **{tok_param: tok, max_param: max_tokens})
+    chunks, _ = build(
+        community_reports=reports,
+        entities=entities,
+        single_batch=False,
+        random_state=RANDOM_STATE,
+        **GLOBAL_CONTEXT_PARAMS,
+        **{tok_param: tok, max_param: max_tokens},
+    )
     if isinstance(chunks, str):
         chunks = [chunks] if chunks else []
     return len(chunks)
@@ -109,10 +118,21 @@ def one(name: str, spec: str, work: Path) -> dict:
         return {**rec, "error": f"plan --write exit {code}: {text}"}
     plan, h = doc["plan"], doc["handoff"]
     planned = sorted(plan["communities"])
-    rec.update({"planned": planned, "by_level": plan["by_level"], "plan_map_calls": plan["map_calls"],
-                "plan_reports": plan["reports"], "max_level": h["max_level"], "linked": h["linked"],
-                "linked_bytes": h["linked_bytes"], "copied_bytes": h["copied_bytes"],
-                "written_bytes": _size(out), "commands": h["commands"], "generation": h["generation"]})
+    rec.update(
+        {
+            "planned": planned,
+            "by_level": plan["by_level"],
+            "plan_map_calls": plan["map_calls"],
+            "plan_reports": plan["reports"],
+            "max_level": h["max_level"],
+            "linked": h["linked"],
+            "linked_bytes": h["linked_bytes"],
+            "copied_bytes": h["copied_bytes"],
+            "written_bytes": _size(out),
+            "commands": h["commands"],
+            "generation": h["generation"],
+        }
+    )
     settings = doc["settings"]
     m2 = load_index(out)
     v1 = m2.generation.before_2
@@ -120,28 +140,46 @@ def one(name: str, spec: str, work: Path) -> dict:
         frames = {k2: pd.read_parquet(m2.files[k2]) for k2 in ("nodes", "entities", "communities", "reports")}
         from graphrag.query.indexer_adapters import read_indexer_communities
 
-        read_indexer_communities(frames["communities"].copy(), frames["nodes"].copy(), frames["reports"].copy())
+        read_indexer_communities(
+            frames["communities"].copy(), frames["nodes"].copy(), frames["reports"].copy()
+        )
         reports_df, other_df, entities_df = frames["reports"], frames["nodes"], frames["entities"]
         rec["load"] = "pd.read_parquet (graphrag 1.x query)"
     else:
         q = _QueryLoad.for_index(m2)
         if q is None:
-            raise SystemExit("this runner needs graphrag >= 3.0.2 for >= 2.0 layouts (graphrag query's DataReader)")
+            raise SystemExit(
+                "this runner needs graphrag >= 3.0.2 for >= 2.0 layouts (graphrag query's DataReader)"
+            )
         if not q.loaded:
             return {**rec, "error": f"graphrag query's loader failed: {q.error}"}
-        reports_df, other_df, entities_df = q.frames["community_reports"], q.frames["communities"], q.frames["entities"]
+        reports_df, other_df, entities_df = (
+            q.frames["community_reports"],
+            q.frames["communities"],
+            q.frames["entities"],
+        )
         rec["load"] = "graphrag query DataReader (" + m2.table_format + ")"
     selected = {}
     got_at_max = None
     for level in (None, h["max_level"]):
         got = read_indexer_reports(reports_df.copy(), other_df.copy(), level)
-        selected[str(level)] = sorted(int(r.community_id if hasattr(r, "community_id") else r.short_id) for r in got)
+        selected[str(level)] = sorted(
+            int(r.community_id if hasattr(r, "community_id") else r.short_id) for r in got
+        )
         if level == h["max_level"]:
             got_at_max = got
     rec["selected"] = selected
-    rec["graphrag_map_calls"] = _context(build_community_context, read_indexer_entities, entities_df, other_df, v1,
-                                         h["max_level"], got_at_max, settings["tokenizer"],
-                                         int(settings["max_context_tokens"]))
+    rec["graphrag_map_calls"] = _context(
+        build_community_context,
+        read_indexer_entities,
+        entities_df,
+        other_df,
+        v1,
+        h["max_level"],
+        got_at_max,
+        settings["tokenizer"],
+        int(settings["max_context_tokens"]),
+    )
     return rec
 
 
@@ -154,8 +192,13 @@ def main(work: str, out_json: str, *specs: str) -> None:
         try:
             rows.append(one(name, spec, work_dir))
         except Exception as exc:  # noqa: BLE001 - one index's failure is that index's result
-            rows.append({"name": name, "error": f"{type(exc).__name__}: {exc}",
-                         "trace": traceback.format_exc()[-1500:]})
+            rows.append(
+                {
+                    "name": name,
+                    "error": f"{type(exc).__name__}: {exc}",
+                    "trace": traceback.format_exc()[-1500:],
+                }
+            )
     Path(out_json).write_text(json.dumps(rows, indent=1), encoding="utf-8")
 
 

@@ -64,7 +64,8 @@ def _wait_port(port: int, proc: subprocess.Popen, what: str, timeout: float = 60
 
 def azurite_binary() -> Path | None:
     base = os.environ.get("GRAPHRAG_AUDIT_AZURITE") or os.path.join(
-        os.environ.get("TMPDIR") or tempfile.gettempdir(), "graphrag-audit-ci", "azurite")
+        os.environ.get("TMPDIR") or tempfile.gettempdir(), "graphrag-audit-ci", "azurite"
+    )
     exe = Path(base) / "node_modules" / ".bin" / "azurite-blob"
     return exe if exe.is_file() else None
 
@@ -82,8 +83,10 @@ class Emulator:
 
 class Azurite(Emulator):
     def connection_string(self, port: int | None = None, key: str = AZURITE_KEY) -> str:
-        return (f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={key};"
-                f"BlobEndpoint=http://127.0.0.1:{port or self.port}/{AZURITE_ACCOUNT};")
+        return (
+            f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={key};"
+            f"BlobEndpoint=http://127.0.0.1:{port or self.port}/{AZURITE_ACCOUNT};"
+        )
 
     def env(self, port: int | None = None, key: str = AZURITE_KEY) -> dict:
         return {"AZURE_STORAGE_CONNECTION_STRING": self.connection_string(port, key)}
@@ -96,14 +99,22 @@ class Azurite(Emulator):
 
 class MotoS3(Emulator):
     def env(self, port: int | None = None) -> dict:
-        return {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port or self.port}", "AWS_ACCESS_KEY_ID": S3_KEY_ID,
-                "AWS_SECRET_ACCESS_KEY": S3_SECRET, "AWS_DEFAULT_REGION": "us-east-1"}
+        return {
+            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port or self.port}",
+            "AWS_ACCESS_KEY_ID": S3_KEY_ID,
+            "AWS_SECRET_ACCESS_KEY": S3_SECRET,
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
 
     def fs(self):
         import s3fs
 
-        return s3fs.S3FileSystem(key=S3_KEY_ID, secret=S3_SECRET, endpoint_url=f"http://127.0.0.1:{self.port}",
-                                 skip_instance_cache=True)
+        return s3fs.S3FileSystem(
+            key=S3_KEY_ID,
+            secret=S3_SECRET,
+            endpoint_url=f"http://127.0.0.1:{self.port}",
+            skip_instance_cache=True,
+        )
 
 
 def start_azurite() -> Azurite:
@@ -113,13 +124,30 @@ def start_azurite() -> Azurite:
         unavailable("adlfs is not installed (pip install '.[test]')")
     exe = azurite_binary()
     if exe is None or shutil.which("node") is None:
-        unavailable("Azurite is not installed (npm install azurite into ${TMPDIR:-/tmp}/graphrag-audit-ci/azurite, "
-                    "or set GRAPHRAG_AUDIT_AZURITE), or node is missing")
+        unavailable(
+            "Azurite is not installed (npm install azurite into ${TMPDIR:-/tmp}/graphrag-audit-ci/azurite, "
+            "or set GRAPHRAG_AUDIT_AZURITE), or node is missing"
+        )
     port = free_port()
     work = tempfile.mkdtemp(prefix="graphrag-audit-azurite-")
-    proc = subprocess.Popen([str(exe), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence",
-                             "--skipApiVersionCheck", "--loose", "--disableTelemetry", "--silent"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, cwd=work)
+    proc = subprocess.Popen(
+        [
+            str(exe),
+            "--blobHost",
+            "127.0.0.1",
+            "--blobPort",
+            str(port),
+            "--inMemoryPersistence",
+            "--skipApiVersionCheck",
+            "--loose",
+            "--disableTelemetry",
+            "--silent",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        cwd=work,
+    )
     _wait_port(port, proc, "Azurite")
     return Azurite(proc, port, work)
 
@@ -135,9 +163,14 @@ def start_moto(*, auth: bool = False) -> MotoS3:
     env = dict(os.environ)
     if auth:  # moto checks every request's access key (none is known to it: any key is wrong)
         env["INITIAL_NO_AUTH_ACTION_COUNT"] = "0"
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, cwd=work,
-                            env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        cwd=work,
+        env=env,
+    )
     _wait_port(port, proc, "moto server")
     return MotoS3(proc, port, work)
 
@@ -149,7 +182,9 @@ class Proxy:
     ``after_bytes``/``action``: once that many response bytes went to the client, call ``action``
     (stop the emulator) and drop every open connection."""
 
-    def __init__(self, upstream_port: int, *, stall: bool = False, after_bytes: int | None = None, action=None):
+    def __init__(
+        self, upstream_port: int, *, stall: bool = False, after_bytes: int | None = None, action=None
+    ):
         self.upstream, self.stall, self.after, self.action = upstream_port, stall, after_bytes, action
         self.sent = 0
         self.fired = threading.Event()

@@ -49,8 +49,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -115,10 +115,12 @@ class IndexSpec:
     seed: int = 0
     max_cluster_size: int = 10
     period: str = DEFAULT_PERIOD
-    extra_report_columns: int = 0  # string columns x_note_1.. appended to the reports table (no tool reads them)
+    extra_report_columns: int = (
+        0  # string columns x_note_1.. appended to the reports table (no tool reads them)
+    )
 
     # -- convenience -------------------------------------------------------------------
-    def copy(self) -> "IndexSpec":
+    def copy(self) -> IndexSpec:
         return dataclasses.replace(
             self,
             entities=self.entities.copy(),
@@ -166,7 +168,7 @@ class IndexSpec:
     def text_unit_lists(self) -> list[list[int]]:
         """entity index -> text unit rows (small specs only)."""
         o, ix = self.tu_offsets, self.tu_index
-        return [ix[o[i]:o[i + 1]].tolist() for i in range(self.n_entities)]
+        return [ix[o[i] : o[i + 1]].tolist() for i in range(self.n_entities)]
 
 
 # ----------------------------------------------------------------------------------------
@@ -230,7 +232,11 @@ def _list_array(offsets: np.ndarray, values: pa.Array, typ: pa.DataType | None =
 
 def _str(series_or_array) -> pa.Array:
     """pandas str / object column -> pa.string() array."""
-    arr = pa.array(series_or_array) if not isinstance(series_or_array, (pa.Array, pa.ChunkedArray)) else series_or_array
+    arr = (
+        pa.array(series_or_array)
+        if not isinstance(series_or_array, (pa.Array, pa.ChunkedArray))
+        else series_or_array
+    )
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     if arr.type != pa.string():
@@ -252,61 +258,126 @@ def _join(*parts, sep: str = "") -> pa.Array:
 # ----------------------------------------------------------------------------------------
 # text pools (mixed English / Chinese / Russian); no quotes, backslashes or newlines
 # ----------------------------------------------------------------------------------------
-_EN_SUBJ = ["The community", "This network", "The organization", "The alliance", "The group",
-            "Its leadership", "The central entity", "The coalition", "The partnership",
-            "The research cluster", "The supply chain", "The regional office"]
-_EN_VERB = ["coordinates", "oversees", "depends on", "funds", "regulates", "influences",
-            "collaborates with", "competes with", "supports", "documents", "audits", "connects"]
-_EN_OBJ = ["several regional partners and their shared logistics operations",
-           "a broad set of suppliers that ship components across borders",
-           "the annual reporting cycle and its compliance reviews",
-           "a network of volunteers who maintain the public archive",
-           "the technical infrastructure used by downstream teams",
-           "legal agreements that govern the distribution of its products",
-           "research programmes on climate risk and transition planning",
-           "the training of new staff in safety procedures",
-           "community events that attract visitors from neighbouring towns",
-           "data sharing arrangements with academic institutions"]
-_EN_TAIL = ["", " [Data: Entities (12, 40); Relationships (7, 19)]", " over the reporting period",
-            ", which raises its overall impact", " according to several independent sources"]
-_ZH = ["该社区围绕核心组织展开，并与多个区域合作伙伴保持密切联系。",
-       "这些实体之间的关系揭示了供应链中的关键依赖。",
-       "该网络的影响力主要来自其在行业标准制定中的作用。",
-       "多个研究机构参与了相关项目，并共享数据与成果。",
-       "社区成员定期举办活动，以促进知识交流与合作。",
-       "该组织负责监督合规审查，并发布年度报告。",
-       "技术基础设施的稳定性对下游团队至关重要。",
-       "法律协议规定了产品分发的条件和范围。",
-       "志愿者在维护公共档案方面发挥了重要作用。",
-       "气候风险与转型规划是该社区研究的重点方向。",
-       "该联盟与地方政府合作推动区域经济发展。",
-       "培训新员工的安全程序是其日常工作的一部分。"]
-_RU = ["Сообщество объединяет несколько региональных партнёров и их логистические операции.",
-       "Центральная организация координирует работу поставщиков и подрядчиков.",
-       "Связи между участниками показывают ключевые зависимости цепочки поставок.",
-       "Исследовательские группы обмениваются данными и публикуют совместные отчёты.",
-       "Руководство сети отвечает за соблюдение нормативных требований.",
-       "Волонтёры поддерживают публичный архив и помогают новым участникам.",
-       "Техническая инфраструктура критически важна для последующих команд.",
-       "Юридические соглашения определяют условия распространения продукции.",
-       "Климатические риски и планирование перехода находятся в центре внимания.",
-       "Обучение сотрудников правилам безопасности проводится ежегодно."]
-_EN_HEAD = ["{} as the central actor", "The role of {} in the network", "{} and its partners",
-            "Regulatory pressure on {}", "{} drives collaboration", "Risks linked to {}"]
+_EN_SUBJ = [
+    "The community",
+    "This network",
+    "The organization",
+    "The alliance",
+    "The group",
+    "Its leadership",
+    "The central entity",
+    "The coalition",
+    "The partnership",
+    "The research cluster",
+    "The supply chain",
+    "The regional office",
+]
+_EN_VERB = [
+    "coordinates",
+    "oversees",
+    "depends on",
+    "funds",
+    "regulates",
+    "influences",
+    "collaborates with",
+    "competes with",
+    "supports",
+    "documents",
+    "audits",
+    "connects",
+]
+_EN_OBJ = [
+    "several regional partners and their shared logistics operations",
+    "a broad set of suppliers that ship components across borders",
+    "the annual reporting cycle and its compliance reviews",
+    "a network of volunteers who maintain the public archive",
+    "the technical infrastructure used by downstream teams",
+    "legal agreements that govern the distribution of its products",
+    "research programmes on climate risk and transition planning",
+    "the training of new staff in safety procedures",
+    "community events that attract visitors from neighbouring towns",
+    "data sharing arrangements with academic institutions",
+]
+_EN_TAIL = [
+    "",
+    " [Data: Entities (12, 40); Relationships (7, 19)]",
+    " over the reporting period",
+    ", which raises its overall impact",
+    " according to several independent sources",
+]
+_ZH = [
+    "该社区围绕核心组织展开，并与多个区域合作伙伴保持密切联系。",
+    "这些实体之间的关系揭示了供应链中的关键依赖。",
+    "该网络的影响力主要来自其在行业标准制定中的作用。",
+    "多个研究机构参与了相关项目，并共享数据与成果。",
+    "社区成员定期举办活动，以促进知识交流与合作。",
+    "该组织负责监督合规审查，并发布年度报告。",
+    "技术基础设施的稳定性对下游团队至关重要。",
+    "法律协议规定了产品分发的条件和范围。",
+    "志愿者在维护公共档案方面发挥了重要作用。",
+    "气候风险与转型规划是该社区研究的重点方向。",
+    "该联盟与地方政府合作推动区域经济发展。",
+    "培训新员工的安全程序是其日常工作的一部分。",
+]
+_RU = [
+    "Сообщество объединяет несколько региональных партнёров и их логистические операции.",
+    "Центральная организация координирует работу поставщиков и подрядчиков.",
+    "Связи между участниками показывают ключевые зависимости цепочки поставок.",
+    "Исследовательские группы обмениваются данными и публикуют совместные отчёты.",
+    "Руководство сети отвечает за соблюдение нормативных требований.",
+    "Волонтёры поддерживают публичный архив и помогают новым участникам.",
+    "Техническая инфраструктура критически важна для последующих команд.",
+    "Юридические соглашения определяют условия распространения продукции.",
+    "Климатические риски и планирование перехода находятся в центре внимания.",
+    "Обучение сотрудников правилам безопасности проводится ежегодно.",
+]
+_EN_HEAD = [
+    "{} as the central actor",
+    "The role of {} in the network",
+    "{} and its partners",
+    "Regulatory pressure on {}",
+    "{} drives collaboration",
+    "Risks linked to {}",
+]
 _ZH_HEAD = ["{}的核心作用", "{}与合作伙伴的关系", "{}面临的监管压力", "{}推动的合作"]
 _RU_HEAD = ["Ключевая роль {}", "{} и его партнёры", "Регуляторное давление на {}", "Риски, связанные с {}"]
 _EN_SUFFIX = ["Network", "Alliance", "Community", "Consortium", "Cluster", "Partnership"]
 _ZH_SUFFIX = ["合作网络", "社区", "联盟", "产业集群"]
 _RU_SUFFIX = ["сеть", "альянс", "сообщество", "консорциум"]
-_EN_RATING = ["The impact severity rating is high due to the community's reach and influence.",
-              "The community has a moderate impact because its activities are mostly local.",
-              "The rating reflects limited but notable influence on its partners."]
+_EN_RATING = [
+    "The impact severity rating is high due to the community's reach and influence.",
+    "The community has a moderate impact because its activities are mostly local.",
+    "The rating reflects limited but notable influence on its partners.",
+]
 _ZH_RATING = ["该社区影响力较高，因为其覆盖范围广泛。", "该社区影响中等，主要活动集中在本地。"]
-_RU_RATING = ["Влияние сообщества высокое благодаря его охвату.", "Влияние умеренное, деятельность в основном локальная."]
-_ENTITY_WORDS_EN = ["ACME", "CONTOSO", "NORTHWIND", "FABRIKAM", "TAILSPIN", "WINGTIP", "LITWARE",
-                    "ADVENTURE WORKS", "PROSEWARE", "WOODGROVE", "FOURTH COFFEE", "ALPINE SKI",
-                    "BLUE YONDER", "COHO WINERY", "LUCERNE", "MARGIE TRAVEL", "TREY RESEARCH",
-                    "WIDE WORLD", "GRAPHIC DESIGN", "CITY POWER", "SOUTHRIDGE", "HUMONGOUS"]
+_RU_RATING = [
+    "Влияние сообщества высокое благодаря его охвату.",
+    "Влияние умеренное, деятельность в основном локальная.",
+]
+_ENTITY_WORDS_EN = [
+    "ACME",
+    "CONTOSO",
+    "NORTHWIND",
+    "FABRIKAM",
+    "TAILSPIN",
+    "WINGTIP",
+    "LITWARE",
+    "ADVENTURE WORKS",
+    "PROSEWARE",
+    "WOODGROVE",
+    "FOURTH COFFEE",
+    "ALPINE SKI",
+    "BLUE YONDER",
+    "COHO WINERY",
+    "LUCERNE",
+    "MARGIE TRAVEL",
+    "TREY RESEARCH",
+    "WIDE WORLD",
+    "GRAPHIC DESIGN",
+    "CITY POWER",
+    "SOUTHRIDGE",
+    "HUMONGOUS",
+]
 _ENTITY_WORDS_ZH = ["北京", "上海", "长江", "华夏", "东方", "天元"]
 _ENTITY_WORDS_RU = ["МОСКВА", "ВОЛГА", "УРАЛ", "СЕВЕР", "БАЙКАЛ"]
 _TYPES = ["ORGANIZATION", "PERSON", "GEO", "EVENT"]
@@ -316,8 +387,10 @@ def _en_sentences() -> list[str]:
     rng = np.random.default_rng(12345)
     out = []
     for _ in range(96):
-        s = (f"{_EN_SUBJ[rng.integers(len(_EN_SUBJ))]} {_EN_VERB[rng.integers(len(_EN_VERB))]} "
-             f"{_EN_OBJ[rng.integers(len(_EN_OBJ))]}{_EN_TAIL[rng.integers(len(_EN_TAIL))]}.")
+        s = (
+            f"{_EN_SUBJ[rng.integers(len(_EN_SUBJ))]} {_EN_VERB[rng.integers(len(_EN_VERB))]} "
+            f"{_EN_OBJ[rng.integers(len(_EN_OBJ))]}{_EN_TAIL[rng.integers(len(_EN_TAIL))]}."
+        )
         out.append(s)
     return out
 
@@ -355,7 +428,9 @@ def _sentences(rng, lang_idx: np.ndarray, counts: np.ndarray) -> pa.Array:
     return pc.utf8_rtrim_whitespace(joined)
 
 
-def _choose_lang(lang_idx: np.ndarray, rng, pools: dict[str, list[str]], fill: pa.Array | None = None) -> pa.Array:
+def _choose_lang(
+    lang_idx: np.ndarray, rng, pools: dict[str, list[str]], fill: pa.Array | None = None
+) -> pa.Array:
     """Per row, a random template of its language; '{}' replaced by `fill` (if given)."""
     n = len(lang_idx)
     flat, base, width = [], np.zeros(3, np.int64), np.zeros(3, np.int64)
@@ -375,10 +450,15 @@ def _choose_lang(lang_idx: np.ndarray, rng, pools: dict[str, list[str]], fill: p
 # reports
 # ----------------------------------------------------------------------------------------
 def _rank_strings(rank: np.ndarray) -> pa.Array:
-    return pa.array([repr(float(r)) for r in rank], pa.string()) if len(rank) < 50_000 else \
-        pc.if_else(pc.equal(pc.floor(pa.array(rank)), pa.array(rank)),
-                   _join(pc.cast(pa.array(rank.astype(np.int64)), pa.string()), ".0"),
-                   pc.cast(pa.array(rank), pa.string()))
+    return (
+        pa.array([repr(float(r)) for r in rank], pa.string())
+        if len(rank) < 50_000
+        else pc.if_else(
+            pc.equal(pc.floor(pa.array(rank)), pa.array(rank)),
+            _join(pc.cast(pa.array(rank.astype(np.int64)), pa.string()), ".0"),
+            pc.cast(pa.array(rank), pa.string()),
+        )
+    )
 
 
 def make_reports(
@@ -413,11 +493,16 @@ def make_reports(
     f_off = _offsets(k)
     f_rep = np.repeat(np.arange(n), k)
     f_lang = lang[f_rep]
-    who = pc.if_else(pa.array(rng.random(len(f_rep)) < 0.5), name_a.take(pa.array(f_rep)),
-                     name_b.take(pa.array(f_rep)))
+    who = pc.if_else(
+        pa.array(rng.random(len(f_rep)) < 0.5), name_a.take(pa.array(f_rep)), name_b.take(pa.array(f_rep))
+    )
     f_sum = _choose_lang(f_lang, rng, {"en": _EN_HEAD, "zh": _ZH_HEAD, "ru": _RU_HEAD}, fill=who)
-    fixed = (np.asarray(pc.binary_length(title)) + np.asarray(pc.binary_length(summary)) + 6
-             + np.bincount(f_rep, weights=np.asarray(pc.binary_length(f_sum)) + 7, minlength=n))
+    fixed = (
+        np.asarray(pc.binary_length(title))
+        + np.asarray(pc.binary_length(summary))
+        + 6
+        + np.bincount(f_rep, weights=np.asarray(pc.binary_length(f_sum)) + 7, minlength=n)
+    )
     per_f = np.maximum(target - fixed, 100.0)[f_rep] / k[f_rep]
     f_cnt = np.maximum(1, np.round(per_f / mean_b[f_lang])).astype(np.int64)
     f_exp = _sentences(rng, f_lang, f_cnt)
@@ -441,32 +526,40 @@ def make_reports(
 
     rank = np.clip(np.round(rng.normal(6.0, 2.0, size=n) * 2) / 2, 0.0, 10.0)
     rexp = _choose_lang(lang, rng, {"en": _EN_RATING, "zh": _ZH_RATING, "ru": _RU_RATING})
-    return pd.DataFrame({
-        "community": np.asarray(numbers, dtype=np.int64),
-        "level": np.asarray(levels, dtype=np.int64),
-        "title": _pd_str(title),
-        "summary": _pd_str(summary),
-        "full_content": _pd_str(full),
-        "rank": rank.astype(np.float64),
-        "rank_explanation": _pd_str(rexp),
-        "findings": pd.Series(pd.arrays.ArrowExtensionArray(findings)),
-    })
+    return pd.DataFrame(
+        {
+            "community": np.asarray(numbers, dtype=np.int64),
+            "level": np.asarray(levels, dtype=np.int64),
+            "title": _pd_str(title),
+            "summary": _pd_str(summary),
+            "full_content": _pd_str(full),
+            "rank": rank.astype(np.float64),
+            "rank_explanation": _pd_str(rexp),
+            "findings": pd.Series(pd.arrays.ArrowExtensionArray(findings)),
+        }
+    )
 
 
 def _simple_reports(numbers, levels, titles, contents, ranks) -> pd.DataFrame:
     """Short hand-written reports (seed / balanced examples)."""
-    findings = pa.array([[{"explanation": c, "summary": t}] for t, c in zip(titles, contents)], _FINDINGS_TYPE)
+    findings = pa.array(
+        [[{"explanation": c, "summary": t}] for t, c in zip(titles, contents)], _FINDINGS_TYPE
+    )
     full = [f"# {t}\n\n{c}\n\n## {t}\n\n{c}" for t, c in zip(titles, contents)]
-    return pd.DataFrame({
-        "community": np.asarray(numbers, dtype=np.int64),
-        "level": np.asarray(levels, dtype=np.int64),
-        "title": pd.Series(titles, dtype=object).astype(str),
-        "summary": pd.Series(contents, dtype=object).astype(str),
-        "full_content": pd.Series(full, dtype=object).astype(str),
-        "rank": np.asarray(ranks, dtype=np.float64),
-        "rank_explanation": pd.Series([f"Rank {r} for the synthetic example." for r in ranks], dtype=object).astype(str),
-        "findings": pd.Series(pd.arrays.ArrowExtensionArray(findings)),
-    })
+    return pd.DataFrame(
+        {
+            "community": np.asarray(numbers, dtype=np.int64),
+            "level": np.asarray(levels, dtype=np.int64),
+            "title": pd.Series(titles, dtype=object).astype(str),
+            "summary": pd.Series(contents, dtype=object).astype(str),
+            "full_content": pd.Series(full, dtype=object).astype(str),
+            "rank": np.asarray(ranks, dtype=np.float64),
+            "rank_explanation": pd.Series(
+                [f"Rank {r} for the synthetic example." for r in ranks], dtype=object
+            ).astype(str),
+            "findings": pd.Series(pd.arrays.ArrowExtensionArray(findings)),
+        }
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -475,14 +568,16 @@ def _simple_reports(numbers, levels, titles, contents, ranks) -> pd.DataFrame:
 def _entities_frame(ids: pa.Array, titles: pa.Array, types: pa.Array, degree: np.ndarray) -> pd.DataFrame:
     n = len(ids)
     desc = _join(titles, " (", types, ") is mentioned in the synthetic corpus.")
-    return pd.DataFrame({
-        "id": _pd_str(ids),
-        "human_readable_id": np.arange(n, dtype=np.int64),
-        "title": _pd_str(titles),
-        "type": _pd_str(types),
-        "description": _pd_str(desc),
-        "degree": np.asarray(degree, dtype=np.int64),
-    })
+    return pd.DataFrame(
+        {
+            "id": _pd_str(ids),
+            "human_readable_id": np.arange(n, dtype=np.int64),
+            "title": _pd_str(titles),
+            "type": _pd_str(types),
+            "description": _pd_str(desc),
+            "degree": np.asarray(degree, dtype=np.int64),
+        }
+    )
 
 
 def _text_units_frame(rng, n_tu: int, per_doc: int = 20) -> pd.DataFrame:
@@ -490,14 +585,20 @@ def _text_units_frame(rng, n_tu: int, per_doc: int = 20) -> pd.DataFrame:
     n_doc = max(1, -(-n_tu // per_doc))
     docs = _hex_ids(rng, n_doc, 128)
     doc_of = np.minimum(np.arange(n_tu) // per_doc, n_doc - 1)
-    text = _join("title: synthetic-", pc.cast(pa.array(doc_of), pa.string()), ".txt.\n",
-                 _sentences(rng, np.zeros(n_tu, dtype=np.int64), np.full(n_tu, 3)))
-    return pd.DataFrame({
-        "id": _pd_str(ids),
-        "document_id": _pd_str(docs.take(pa.array(doc_of))),
-        "text": _pd_str(text),
-        "n_tokens": np.full(n_tu, 1200, dtype=np.int64),
-    })
+    text = _join(
+        "title: synthetic-",
+        pc.cast(pa.array(doc_of), pa.string()),
+        ".txt.\n",
+        _sentences(rng, np.zeros(n_tu, dtype=np.int64), np.full(n_tu, 3)),
+    )
+    return pd.DataFrame(
+        {
+            "id": _pd_str(ids),
+            "document_id": _pd_str(docs.take(pa.array(doc_of))),
+            "text": _pd_str(text),
+            "n_tokens": np.full(n_tu, 1200, dtype=np.int64),
+        }
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -523,13 +624,15 @@ def _from_tree(
     tu_off = _offsets(counts)
     tu_ix = np.array([x for t in tus for x in t], dtype=np.int64)
     tunits = _text_units_frame(rng, n_tu)
-    communities = pd.DataFrame({
-        "key": np.arange(len(comms), dtype=np.int64),
-        "community": np.array([c[0] for c in comms], dtype=np.int64),
-        "level": np.array([c[1] for c in comms], dtype=np.int64),
-        "parent": np.array([c[2] for c in comms], dtype=np.int64),
-        "period": pd.Series([period] * len(comms), dtype=object).astype(str),
-    })
+    communities = pd.DataFrame(
+        {
+            "key": np.arange(len(comms), dtype=np.int64),
+            "community": np.array([c[0] for c in comms], dtype=np.int64),
+            "level": np.array([c[1] for c in comms], dtype=np.int64),
+            "parent": np.array([c[2] for c in comms], dtype=np.int64),
+            "period": pd.Series([period] * len(comms), dtype=object).astype(str),
+        }
+    )
     mk, me = [], []
     for key, c in enumerate(comms):
         for t in c[3]:
@@ -541,12 +644,23 @@ def _from_tree(
     nums = [comms[i][0] for i in order]
     levs = [comms[i][1] for i in order]
     titles = [(report_titles or {}).get(c, f"Community {c} report") for c in nums]
-    contents = [f"Community {comms[i][0]} (level {comms[i][1]}) groups {', '.join(comms[i][3])}." for i in order]
+    contents = [
+        f"Community {comms[i][0]} (level {comms[i][1]}) groups {', '.join(comms[i][3])}." for i in order
+    ]
     ranks = [float(1 + (c * 37) % 9) + 0.5 for c in nums]
     reports = _simple_reports(nums, levs, titles, contents, ranks)
-    return IndexSpec(entities=ents, tu_offsets=tu_off, tu_index=tu_ix, text_units=tunits,
-                     communities=communities, membership=membership, reports=reports,
-                     seed=seed, max_cluster_size=10, period=period)
+    return IndexSpec(
+        entities=ents,
+        tu_offsets=tu_off,
+        tu_index=tu_ix,
+        text_units=tunits,
+        communities=communities,
+        membership=membership,
+        reports=reports,
+        seed=seed,
+        max_cluster_size=10,
+        period=period,
+    )
 
 
 def seed_example(seed: int = 0) -> IndexSpec:
@@ -569,8 +683,9 @@ def seed_example(seed: int = 0) -> IndexSpec:
     return _from_tree(["A", "B", "C", "D"], comms, tus, n_tu=3, seed=seed)
 
 
-def balanced_tree(n_roots: int = 2, branching: int = 2, depth: int = 3, leaf_size: int = 1,
-                  seed: int = 0) -> IndexSpec:
+def balanced_tree(
+    n_roots: int = 2, branching: int = 2, depth: int = 3, leaf_size: int = 1, seed: int = 0
+) -> IndexSpec:
     """A clean tree where every branch reaches the same depth (all leaves at level depth-1).
 
     Numbered in BFS order (children > parents); entities E0, E1, ... (leaf_size per leaf).
@@ -583,12 +698,12 @@ def balanced_tree(n_roots: int = 2, branching: int = 2, depth: int = 3, leaf_siz
     number = 0
     prev: list[int] = []
     for lev in range(depth):
-        cnt = n_roots * branching ** lev
+        cnt = n_roots * branching**lev
         span = n_leaves // cnt * leaf_size
         cur = []
         for j in range(cnt):
             parent = -1 if lev == 0 else prev[j // branching]
-            comms.append((number, lev, parent, titles[j * span:(j + 1) * span]))
+            comms.append((number, lev, parent, titles[j * span : (j + 1) * span]))
             cur.append(number)
             number += 1
         prev = cur
@@ -603,7 +718,7 @@ def _root_sizes(rng, m: int, max_cluster_size: int) -> np.ndarray:
     """Heavy-tailed level-0 cluster sizes summing to m."""
     if m == 0:
         return np.zeros(0, dtype=np.int64)
-    cap = max(6 * max_cluster_size, int(m ** 0.8))
+    cap = max(6 * max_cluster_size, int(m**0.8))
     chunks, total = [], 0
     while total < m:
         u = rng.random(max(64, m // 8))
@@ -717,17 +832,21 @@ def leiden_like(
     number, lvl, parent = cat(lev_num), cat(lev_level), cat(lev_parent)
     start, size = cat(lev_start), cat(lev_size)
     n_comm = len(number)
-    communities = pd.DataFrame({
-        "key": np.arange(n_comm, dtype=np.int64),
-        "community": number,
-        "level": lvl,
-        "parent": parent,
-        "period": _pd_str(pa.array(np.full(n_comm, period, dtype=object), pa.string())),
-    })
-    membership = pd.DataFrame({
-        "key": np.repeat(np.arange(n_comm, dtype=np.int64), size),
-        "entity": perm[_ranges(start, size)],
-    })
+    communities = pd.DataFrame(
+        {
+            "key": np.arange(n_comm, dtype=np.int64),
+            "community": number,
+            "level": lvl,
+            "parent": parent,
+            "period": _pd_str(pa.array(np.full(n_comm, period, dtype=object), pa.string())),
+        }
+    )
+    membership = pd.DataFrame(
+        {
+            "key": np.repeat(np.arange(n_comm, dtype=np.int64), size),
+            "entity": perm[_ranges(start, size)],
+        }
+    )
 
     # --- entities -----------------------------------------------------------------------
     ids = _uuid_ids(rng, n)
@@ -736,8 +855,11 @@ def leiden_like(
     woff = np.array([0, len(_ENTITY_WORDS_EN), len(_ENTITY_WORDS_EN) + len(_ENTITY_WORDS_ZH)])
     wcnt = np.array([len(_ENTITY_WORDS_EN), len(_ENTITY_WORDS_ZH), len(_ENTITY_WORDS_RU)])
     wpick = woff[lang_e] + (rng.random(n) * wcnt[lang_e]).astype(np.int64)
-    titles = _join(pa.array(words, pa.string()).take(pa.array(wpick)), " ",
-                   pc.cast(pa.array(np.arange(n, dtype=np.int64)), pa.string()))
+    titles = _join(
+        pa.array(words, pa.string()).take(pa.array(wpick)),
+        " ",
+        pc.cast(pa.array(np.arange(n, dtype=np.int64)), pa.string()),
+    )
     types = pa.array(_TYPES, pa.string()).take(pa.array(rng.integers(0, len(_TYPES), size=n)))
     degree = 1 + rng.geometric(0.35, size=n) - 1
     entities = _entities_frame(ids, titles, types, degree)
@@ -763,12 +885,28 @@ def leiden_like(
     a = perm[start[ridx]]
     b = perm[start[ridx] + size[ridx] - 1]
     title_arr = _str(entities["title"])
-    reports = make_reports(number[ridx], lvl[ridx], title_arr.take(pa.array(a)), title_arr.take(pa.array(b)),
-                           rng, lang_p=lang_p, content_bytes=content_bytes)
-    return IndexSpec(entities=entities, tu_offsets=tu_off, tu_index=tu_ix, text_units=text_units,
-                     communities=communities, membership=membership, reports=reports,
-                     seed=seed, max_cluster_size=max_cluster_size, period=period,
-                     extra_report_columns=int(extra_report_columns))
+    reports = make_reports(
+        number[ridx],
+        lvl[ridx],
+        title_arr.take(pa.array(a)),
+        title_arr.take(pa.array(b)),
+        rng,
+        lang_p=lang_p,
+        content_bytes=content_bytes,
+    )
+    return IndexSpec(
+        entities=entities,
+        tu_offsets=tu_off,
+        tu_index=tu_ix,
+        text_units=text_units,
+        communities=communities,
+        membership=membership,
+        reports=reports,
+        seed=seed,
+        max_cluster_size=max_cluster_size,
+        period=period,
+        extra_report_columns=int(extra_report_columns),
+    )
 
 
 #: Named index shapes (``leiden_like`` keyword arguments besides ``n_entities`` and ``seed``) for the
@@ -826,7 +964,9 @@ class _Derived:
         self.comm = comm
         nrow = len(comm)
         keys = comm["key"].to_numpy(dtype=np.int64)
-        maxkey = int(max(keys.max(initial=-1), spec.membership["key"].max() if len(spec.membership) else -1)) + 1
+        maxkey = (
+            int(max(keys.max(initial=-1), spec.membership["key"].max() if len(spec.membership) else -1)) + 1
+        )
         row_of_key = np.full(maxkey, -1, dtype=np.int64)
         row_of_key[keys] = np.arange(nrow)
         mk = spec.membership["key"].to_numpy(dtype=np.int64)
@@ -908,13 +1048,25 @@ def _full_content_json(rep: pd.DataFrame) -> pa.Array:
     flat = findings.flatten()
     fe = _json_str(flat.field("explanation"))
     fs = _json_str(flat.field("summary"))
-    items = _join('        {\n            "summary": ', fs, ',\n            "explanation": ', fe, "\n        }")
+    items = _join(
+        '        {\n            "summary": ', fs, ',\n            "explanation": ', fe, "\n        }"
+    )
     off = np.asarray(findings.offsets)
     body = pc.binary_join(_list_array(off - off[0], items), ",\n")
     rank = _rank_strings(rep["rank"].to_numpy(dtype=np.float64))
-    return _join('{\n    "title": ', _json_str(_str(rep["title"])), ',\n    "summary": ', _json_str(_str(rep["summary"])),
-                 ',\n    "findings": [\n', body, '\n    ],\n    "rating": ', rank,
-                 ',\n    "rating_explanation": ', _json_str(_str(rep["rank_explanation"])), "\n}")
+    return _join(
+        '{\n    "title": ',
+        _json_str(_str(rep["title"])),
+        ',\n    "summary": ',
+        _json_str(_str(rep["summary"])),
+        ',\n    "findings": [\n',
+        body,
+        '\n    ],\n    "rating": ',
+        rank,
+        ',\n    "rating_explanation": ',
+        _json_str(_str(rep["rank_explanation"])),
+        "\n}",
+    )
 
 
 def _json_str(arr: pa.Array) -> pa.Array:
@@ -974,7 +1126,9 @@ def _nodes_table(spec: IndexSpec, d: _Derived, layout: str) -> pa.Table:
     # entities in several level-0 communities (defects) get several rows; keep the first in c0
     dup0 = extra0[np.r_[False, d.m_ent[extra0][1:] == d.m_ent[extra0][:-1]]] if len(extra0) else extra0
     deeper = np.flatnonzero(d.m_level >= 1)
-    lev = np.concatenate([np.zeros(n, dtype=np.int64), np.zeros(len(dup0), dtype=np.int64), d.m_level[deeper]])
+    lev = np.concatenate(
+        [np.zeros(n, dtype=np.int64), np.zeros(len(dup0), dtype=np.int64), d.m_level[deeper]]
+    )
     eidx = np.concatenate([np.arange(n, dtype=np.int64), d.m_ent[dup0], d.m_ent[deeper]])
     comm = np.concatenate([c0, d.number[d.m_row[dup0]], d.number[d.m_row[deeper]]])
     if layout == "1.0-1.2":
@@ -987,16 +1141,18 @@ def _nodes_table(spec: IndexSpec, d: _Derived, layout: str) -> pa.Table:
     lev, eidx, comm = lev[order], eidx[order], comm[order]
     xy_type = pa.int64() if layout == "0.5-0.9" else pa.float64()
     zeros = np.zeros(len(eidx))
-    return pa.table({
-        "id": eids.take(pa.array(eidx)),
-        "human_readable_id": _int_col(eidx),
-        "title": titles.take(pa.array(eidx)),
-        "community": _int_col(comm),
-        "level": _int_col(lev),
-        "degree": _int_col(deg[eidx]),
-        "x": pa.array(zeros.astype(np.int64) if xy_type == pa.int64() else zeros, xy_type),
-        "y": pa.array(zeros.astype(np.int64) if xy_type == pa.int64() else zeros, xy_type),
-    })
+    return pa.table(
+        {
+            "id": eids.take(pa.array(eidx)),
+            "human_readable_id": _int_col(eidx),
+            "title": titles.take(pa.array(eidx)),
+            "community": _int_col(comm),
+            "level": _int_col(lev),
+            "degree": _int_col(deg[eidx]),
+            "x": pa.array(zeros.astype(np.int64) if xy_type == pa.int64() else zeros, xy_type),
+            "y": pa.array(zeros.astype(np.int64) if xy_type == pa.int64() else zeros, xy_type),
+        }
+    )
 
 
 def _entities_table(spec: IndexSpec, layout: str) -> pa.Table:
@@ -1006,16 +1162,18 @@ def _entities_table(spec: IndexSpec, layout: str) -> pa.Table:
     tul = _entity_tu_lists(spec, layout)
     freq = (spec.tu_offsets[1:] - spec.tu_offsets[:-1]).astype(np.int64)
     if layout == "0.1-0.4":
-        return pa.table({
-            "id": ids,
-            "name": _str(ent["title"]),
-            "type": _str(ent["type"]),
-            "description": _str(ent["description"]),
-            "human_readable_id": _int_col(ent["human_readable_id"]),
-            "graph_embedding": pa.nulls(n, pa.null()),
-            "text_unit_ids": tul,
-            "description_embedding": pa.nulls(n, pa.list_(pa.float64())),
-        })
+        return pa.table(
+            {
+                "id": ids,
+                "name": _str(ent["title"]),
+                "type": _str(ent["type"]),
+                "description": _str(ent["description"]),
+                "human_readable_id": _int_col(ent["human_readable_id"]),
+                "graph_embedding": pa.nulls(n, pa.null()),
+                "text_unit_ids": tul,
+                "description_embedding": pa.nulls(n, pa.list_(pa.float64())),
+            }
+        )
     cols = {
         "id": ids,
         "human_readable_id": _int_col(ent["human_readable_id"]),
@@ -1041,14 +1199,16 @@ def _communities_table(spec: IndexSpec, d: _Derived, layout: str) -> pa.Table:
     text_unit_ids = _list_array(d.ctu_off, tu_ids.take(pa.array(d.ctu)))
     rel = _empty_lists(nrow)
     if layout == "0.1-0.4":
-        return pa.table({
-            "id": num_s,
-            "title": title,
-            "level": _int_col(d.level),
-            "raw_community": num_s,
-            "relationship_ids": rel,
-            "text_unit_ids": text_unit_ids,
-        })
+        return pa.table(
+            {
+                "id": num_s,
+                "title": title,
+                "level": _int_col(d.level),
+                "raw_community": num_s,
+                "relationship_ids": rel,
+                "text_unit_ids": text_unit_ids,
+            }
+        )
     entity_ids = _list_array(d.m_off, _entity_ids(spec, layout).take(pa.array(d.m_ent)))
     period = _str(d.comm["period"])
     cols: dict[str, pa.Array] = {
@@ -1065,14 +1225,16 @@ def _communities_table(spec: IndexSpec, d: _Derived, layout: str) -> pa.Table:
         cols["children"] = _children_typed(d.children)
     else:
         cols["level"] = _int_col(d.level)
-    cols.update({
-        "title": title,
-        "entity_ids": entity_ids,
-        "relationship_ids": rel,
-        "text_unit_ids": text_unit_ids,
-        "period": period,
-        "size": _int_col(d.counts),
-    })
+    cols.update(
+        {
+            "title": title,
+            "entity_ids": entity_ids,
+            "relationship_ids": rel,
+            "text_unit_ids": text_unit_ids,
+            "period": period,
+            "size": _int_col(d.counts),
+        }
+    )
     return pa.table(cols)
 
 
@@ -1103,18 +1265,20 @@ def _reports_table(spec: IndexSpec, d: _Derived, layout: str) -> pa.Table:
     findings = findings.cast(_FINDINGS_TYPE)
     fcj = _full_content_json(rep)
     if layout == "0.1-0.4":
-        return pa.table({
-            "community": pc.cast(pa.array(num), pa.string()),
-            "full_content": _str(rep["full_content"]),
-            "level": _int_col(rep["level"]),
-            "rank": pa.array(rep["rank"].to_numpy(dtype=np.float64), pa.float64()),
-            "title": _str(rep["title"]),
-            "rank_explanation": _str(rep["rank_explanation"]),
-            "summary": _str(rep["summary"]),
-            "findings": findings,
-            "full_content_json": fcj,
-            "id": _uuid_ids(rng, nrep),
-        })
+        return pa.table(
+            {
+                "community": pc.cast(pa.array(num), pa.string()),
+                "full_content": _str(rep["full_content"]),
+                "level": _int_col(rep["level"]),
+                "rank": pa.array(rep["rank"].to_numpy(dtype=np.float64), pa.float64()),
+                "title": _str(rep["title"]),
+                "rank_explanation": _str(rep["rank_explanation"]),
+                "summary": _str(rep["summary"]),
+                "findings": findings,
+                "full_content_json": fcj,
+                "id": _uuid_ids(rng, nrep),
+            }
+        )
     ids = _uuid_ids(rng, nrep) if layout == "0.5-0.9" else _hex_ids(rng, nrep, 32)
     cols: dict[str, pa.Array] = {"id": ids, "human_readable_id": _int_col(num), "community": _int_col(num)}
     if layout == "1.0-1.2":
@@ -1132,18 +1296,25 @@ def _reports_table(spec: IndexSpec, d: _Derived, layout: str) -> pa.Table:
         cols["children"] = _children_typed(ch) if nrep else ch
     else:
         cols["level"] = _int_col(rep["level"])
-    cols.update({
-        "title": _str(rep["title"]),
-        "summary": _str(rep["summary"]),
-        "full_content": _str(rep["full_content"]),
-        "rank": pa.array(rep["rank"].to_numpy(dtype=np.float64), pa.float64()),
-        ("rating_explanation" if layout in ("2.x", "3.x", "3.x-csv") else "rank_explanation"): _str(rep["rank_explanation"]),
-        "findings": findings,
-        "full_content_json": fcj,
-        "period": pc.if_else(mask, pa.scalar(None, pa.string()),
-                             _str(d.comm["period"]).take(pa.array(safe))) if nrep else pa.array([], pa.string()),
-        "size": from_comm(d.counts),
-    })
+    cols.update(
+        {
+            "title": _str(rep["title"]),
+            "summary": _str(rep["summary"]),
+            "full_content": _str(rep["full_content"]),
+            "rank": pa.array(rep["rank"].to_numpy(dtype=np.float64), pa.float64()),
+            ("rating_explanation" if layout in ("2.x", "3.x", "3.x-csv") else "rank_explanation"): _str(
+                rep["rank_explanation"]
+            ),
+            "findings": findings,
+            "full_content_json": fcj,
+            "period": pc.if_else(
+                mask, pa.scalar(None, pa.string()), _str(d.comm["period"]).take(pa.array(safe))
+            )
+            if nrep
+            else pa.array([], pa.string()),
+            "size": from_comm(d.counts),
+        }
+    )
     for i in range(1, spec.extra_report_columns + 1):
         cols[f"x_note_{i}"] = _join(f"note {i} on community ", pc.cast(pa.array(num), pa.string()))
     return pa.table(cols)
@@ -1179,14 +1350,22 @@ def _text_units_table(spec: IndexSpec, layout: str) -> pa.Table:
 
 
 _NAMES = {
-    "0.1-0.4": {"nodes": "create_final_nodes", "communities": "create_final_communities",
-                "community_reports": "create_final_community_reports", "entities": "create_final_entities",
-                "text_units": "create_final_text_units"},
+    "0.1-0.4": {
+        "nodes": "create_final_nodes",
+        "communities": "create_final_communities",
+        "community_reports": "create_final_community_reports",
+        "entities": "create_final_entities",
+        "text_units": "create_final_text_units",
+    },
 }
 _NAMES["0.5-0.9"] = _NAMES["0.1-0.4"]
 _NAMES["1.0-1.2"] = _NAMES["0.1-0.4"]
-_NAMES["2.x"] = {"communities": "communities", "community_reports": "community_reports",
-                 "entities": "entities", "text_units": "text_units"}
+_NAMES["2.x"] = {
+    "communities": "communities",
+    "community_reports": "community_reports",
+    "entities": "entities",
+    "text_units": "text_units",
+}
 _NAMES["3.x"] = _NAMES["2.x"]
 _NAMES["3.x-csv"] = _NAMES["2.x"]
 
@@ -1242,15 +1421,20 @@ def _to_csv_frame(table: pa.Table, name: str) -> pd.DataFrame:
             vt = t.value_type
             if field.name == "children":
                 # numpy array from groupby().agg("unique") -> str(ndarray): "[23 24]" / "[]"
-                cols[field.name] = pd.Series([None if v is None else _np_repr_ints(v) for v in arr.to_pylist()],
-                                             dtype=object)
+                cols[field.name] = pd.Series(
+                    [None if v is None else _np_repr_ints(v) for v in arr.to_pylist()], dtype=object
+                )
             elif pa.types.is_struct(vt):
                 # list of dicts -> repr
-                cols[field.name] = pd.Series([None if v is None else repr(v) for v in arr.to_pylist()], dtype=object)
+                cols[field.name] = pd.Series(
+                    [None if v is None else repr(v) for v in arr.to_pylist()], dtype=object
+                )
             elif pa.types.is_string(vt):
                 cols[field.name] = pd.Series(_csv_list_strings(arr).to_pylist(), dtype=object)
             else:
-                cols[field.name] = pd.Series([None if v is None else repr(v) for v in arr.to_pylist()], dtype=object)
+                cols[field.name] = pd.Series(
+                    [None if v is None else repr(v) for v in arr.to_pylist()], dtype=object
+                )
         elif pa.types.is_string(t):
             cols[field.name] = pd.Series(arr.to_pylist(), dtype=object)
         else:
@@ -1278,8 +1462,13 @@ def write_index(
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tables = build_tables(spec, layout, communities_file=communities_file, text_units=text_units,
-                          community_text_units=community_text_units)
+    tables = build_tables(
+        spec,
+        layout,
+        communities_file=communities_file,
+        text_units=text_units,
+        community_text_units=community_text_units,
+    )
     paths: dict[str, Path] = {}
     for name, table in tables.items():
         if layout == "3.x-csv":
@@ -1287,8 +1476,12 @@ def write_index(
             _to_csv_frame(table, name).to_csv(p, index=False, lineterminator="\n")
         else:
             p = out / f"{name}.parquet"
-            pq.write_table(table, p, compression="snappy",
-                           row_group_size=row_group_size or max(1, min(len(table), 1 << 20)))
+            pq.write_table(
+                table,
+                p,
+                compression="snappy",
+                row_group_size=row_group_size or max(1, min(len(table), 1 << 20)),
+            )
         paths[name] = p
     return paths
 
@@ -1314,7 +1507,9 @@ def _add_entities(spec: IndexSpec, titles: Sequence[str]) -> np.ndarray:
     spec.entities = pd.concat([spec.entities, new], ignore_index=True)
     n_tu = max(1, len(spec.text_units))
     spec.tu_index = np.concatenate([spec.tu_index, np.arange(n0, n0 + k, dtype=np.int64) % n_tu])
-    spec.tu_offsets = np.concatenate([spec.tu_offsets, spec.tu_offsets[-1] + np.arange(1, k + 1, dtype=np.int64)])
+    spec.tu_offsets = np.concatenate(
+        [spec.tu_offsets, spec.tu_offsets[-1] + np.arange(1, k + 1, dtype=np.int64)]
+    )
     return np.arange(n0, n0 + k, dtype=np.int64)
 
 
@@ -1334,7 +1529,9 @@ def drop_level0(spec: IndexSpec) -> IndexSpec:
     c = c.loc[~lvl0].copy()
     c.loc[np.isin(c["parent"].to_numpy(), gone_nums), "parent"] = -1
     s.communities = c.reset_index(drop=True)
-    s.membership = s.membership.loc[~np.isin(s.membership["key"].to_numpy(), gone_keys)].reset_index(drop=True)
+    s.membership = s.membership.loc[~np.isin(s.membership["key"].to_numpy(), gone_keys)].reset_index(
+        drop=True
+    )
     s.reports = s.reports.loc[s.reports["level"].to_numpy() != 0].reset_index(drop=True)
     return s
 
@@ -1435,15 +1632,21 @@ def children_mismatch(spec: IndexSpec) -> IndexSpec:
     children = _derived_children(c).to_pylist()
     src = next(i for i, ch in enumerate(children) if len(ch) >= 2)
     moved = children[src].pop()
-    dst = next(i for i in range(len(children)) if i != src and int(c.loc[i, "community"]) != moved
-               and int(c.loc[i, "level"]) == int(c.loc[src, "level"]))
+    dst = next(
+        i
+        for i in range(len(children))
+        if i != src
+        and int(c.loc[i, "community"]) != moved
+        and int(c.loc[i, "level"]) == int(c.loc[src, "level"])
+    )
     children[dst] = children[dst] + [moved]
     c["children"] = pd.Series(pd.arrays.ArrowExtensionArray(pa.array(children, _LIST_I64)))
     return s
 
 
-def two_forests(spec: IndexSpec, period: str = "2025-02-01", remap_children: bool = True,
-                offset: int | None = None) -> IndexSpec:
+def two_forests(
+    spec: IndexSpec, period: str = "2025-02-01", remap_children: bool = True, offset: int | None = None
+) -> IndexSpec:
     """Two `period` values / two forests, as `graphrag update` leaves them: a copy of the whole
     forest over new entities, numbered after the old one (offset = max + 1), with a later
     period.  remap_children=False reproduces graphrag's bug of not remapping `children`;

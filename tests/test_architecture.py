@@ -41,7 +41,8 @@ def _module_name(path: Path) -> str:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(path: Path, module: str) -> list[tuple[str, int]]:
@@ -66,7 +67,7 @@ def _imports(path: Path, module: str) -> list[tuple[str, int]]:
             if node.level:  # relative: resolve against this module's package
                 base = module.split(".") if module else []
                 base = base if is_package else base[:-1]
-                base = base[:len(base) - (node.level - 1)]
+                base = base[: len(base) - (node.level - 1)]
                 source = ".".join(["graphrag_audit", *base] + ([node.module] if node.module else []))
             else:
                 source = node.module or ""
@@ -80,7 +81,7 @@ def _imports(path: Path, module: str) -> list[tuple[str, int]]:
 
 
 def _internal(name: str) -> str:
-    """"analysis.levels.X" for the package's own names, "external:typer" for the rest."""
+    """ "analysis.levels.X" for the package's own names, "external:typer" for the rest."""
     if name == "graphrag_audit" or name.startswith("graphrag_audit.__"):
         return "__init__"
     if name.startswith("graphrag_audit."):
@@ -140,13 +141,16 @@ def test_imports_go_down_the_layers():
             if target == "__init__":
                 continue  # __version__ only; the root imports nothing eagerly (test_startup)
             if _layer(target) is not None and lo is not None and _layer(target) > lo:
-                bad.append(f"{mod} ({LAYERS[lo][0]}) imports {target} ({LAYERS[_layer(target)][0]}) "
-                           f"at line {line}")
+                bad.append(
+                    f"{mod} ({LAYERS[lo][0]}) imports {target} ({LAYERS[_layer(target)][0]}) at line {line}"
+                )
     assert not bad, "imports against the layer order:\n" + "\n".join(bad)
 
 
 def test_no_import_cycles():
-    internal = {m: sorted({t for t, _ in e if not t.startswith("external:") and t != m}) for m, e in GRAPH.items()}
+    internal = {
+        m: sorted({t for t, _ in e if not t.startswith("external:") and t != m}) for m, e in GRAPH.items()
+    }
     # Tarjan's strongly connected components, iteratively
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -197,29 +201,47 @@ def test_no_import_cycles():
 
 
 def test_renderers_read_only_results():
-    bad = sorted({f"{mod} imports {t} (line {line})" for mod, edges in GRAPH.items() if mod.startswith("render")
-           for t, line in edges if any(t == p or t.startswith(p + ".") for p in RENDER_MAY_NOT_IMPORT)})
+    bad = sorted(
+        {
+            f"{mod} imports {t} (line {line})"
+            for mod, edges in GRAPH.items()
+            if mod.startswith("render")
+            for t, line in edges
+            if any(t == p or t.startswith(p + ".") for p in RENDER_MAY_NOT_IMPORT)
+        }
+    )
     assert not bad, "renderers must read typed results only:\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("library, allowed", [
-    ("typer", lambda m: m == "cli" or m.startswith("cli.")),
-    ("rich", lambda m: m == "cli" or m.startswith("cli.") or m in TERMINAL_RENDERERS),
-])
+@pytest.mark.parametrize(
+    "library, allowed",
+    [
+        ("typer", lambda m: m == "cli" or m.startswith("cli.")),
+        ("rich", lambda m: m == "cli" or m.startswith("cli.") or m in TERMINAL_RENDERERS),
+    ],
+)
 def test_ui_libraries_stay_in_their_place(library, allowed):
-    bad = [f"{mod} (line {line})" for mod, edges in GRAPH.items() for t, line in edges
-           if t == f"external:{library}" and not allowed(mod)]
+    bad = [
+        f"{mod} (line {line})"
+        for mod, edges in GRAPH.items()
+        for t, line in edges
+        if t == f"external:{library}" and not allowed(mod)
+    ]
     assert not bad, f"{library} imported outside its place: {bad}"
 
 
 def test_the_checker_sees_imports(tmp_path):
     """The rules above are only as good as the parser: it finds the imports it must find."""
-    cli_edges = {t for t, _ in GRAPH.get("cli", []) + [e for m, es in GRAPH.items() if m.startswith("cli.")
-                                                       for e in es]}
+    cli_edges = {
+        t
+        for t, _ in GRAPH.get("cli", []) + [e for m, es in GRAPH.items() if m.startswith("cli.") for e in es]
+    }
     assert "external:typer" in cli_edges
     assert any(t.startswith("analysis") for t in cli_edges)
     # a made-up upward import is caught
     probe = tmp_path / "probe.py"
-    probe.write_text("from graphrag_audit.cli import app\nfrom ..render import text\n"
-                     "if TYPE_CHECKING:\n    import typer\ndef f():\n    import rich\n")
+    probe.write_text(
+        "from graphrag_audit.cli import app\nfrom ..render import text\n"
+        "if TYPE_CHECKING:\n    import typer\ndef f():\n    import rich\n"
+    )
     assert _imports(probe, "model.probe") == [("cli.app", 1), ("render.text", 2), ("external:rich", 6)]

@@ -59,63 +59,94 @@ def fifo(path: Path) -> Path:
 
 def test_baseline_fifo_is_refused_not_waited_for(proj, tmp_path):
     fifo(tmp_path / "base.json")
-    refused(cli("levels", proj, "--no-costs", "--baseline", "base.json", cwd=tmp_path),
-            "base.json", "is a FIFO (named pipe), not a regular file")
+    refused(
+        cli("levels", proj, "--no-costs", "--baseline", "base.json", cwd=tmp_path),
+        "base.json",
+        "is a FIFO (named pipe), not a regular file",
+    )
 
 
 def test_baseline_device_is_refused_not_read_forever(proj, tmp_path):
-    refused(cli("levels", proj, "--no-costs", "--baseline", "/dev/zero", cwd=tmp_path),
-            "/dev/zero", "the baseline is a character device, not a regular file")
+    refused(
+        cli("levels", proj, "--no-costs", "--baseline", "/dev/zero", cwd=tmp_path),
+        "/dev/zero",
+        "the baseline is a character device, not a regular file",
+    )
 
 
 def test_deeply_nested_baseline_is_an_input_error(proj, tmp_path):
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
-    refused(cli("levels", proj, "--no-costs", "--baseline", "deep.json", cwd=tmp_path),
-            "deep.json", "the baseline is not usable JSON (nested too deeply)")
+    refused(
+        cli("levels", proj, "--no-costs", "--baseline", "deep.json", cwd=tmp_path),
+        "deep.json",
+        "the baseline is not usable JSON (nested too deeply)",
+    )
 
 
 @pytest.mark.parametrize("command", ["levels", "report"])
 def test_relevant_fifo_is_refused(proj, tmp_path, command):
     fifo(tmp_path / "ids.txt")
-    refused(cli(command, proj, "--no-costs", "--relevant", "@ids.txt", "-o", "out.txt", cwd=tmp_path),
-            "ids.txt", "is a FIFO (named pipe), not a regular file")
+    refused(
+        cli(command, proj, "--no-costs", "--relevant", "@ids.txt", "-o", "out.txt", cwd=tmp_path),
+        "ids.txt",
+        "is a FIFO (named pipe), not a regular file",
+    )
 
 
 def test_relevant_device_is_refused(proj, tmp_path):
-    refused(cli("levels", proj, "--no-costs", "--relevant", "@/dev/zero", cwd=tmp_path),
-            "/dev/zero", "the --relevant list is a character device")
+    refused(
+        cli("levels", proj, "--no-costs", "--relevant", "@/dev/zero", cwd=tmp_path),
+        "/dev/zero",
+        "the --relevant list is a character device",
+    )
 
 
 def test_dotenv_fifo_is_an_error_not_absent(proj, tmp_path):
     (proj / ".env").unlink()
     fifo(proj / ".env")
-    refused(cli("levels", proj, "--no-costs", cwd=tmp_path),
-            str(proj / ".env"), "the .env file is a FIFO (named pipe), not a regular file")
+    refused(
+        cli("levels", proj, "--no-costs", cwd=tmp_path),
+        str(proj / ".env"),
+        "the .env file is a FIFO (named pipe), not a regular file",
+    )
 
 
 def test_dotenv_interpolation_bomb_is_refused(proj, tmp_path):
     # 10 x ${previous} per line: 50 characters become 50 x 10^9 after nine lines (graphrag's
     # python-dotenv would build them all); refused once the values pass 16 Mi characters
-    bomb = "OUT_DIR=output\nA=" + "x" * 50 + "\n" + "".join(
-        f"B{i}=" + ("${" + (f"B{i - 1}" if i else "A") + "}") * 10 + "\n" for i in range(9))
+    bomb = (
+        "OUT_DIR=output\nA="
+        + "x" * 50
+        + "\n"
+        + "".join(f"B{i}=" + ("${" + (f"B{i - 1}" if i else "A") + "}") * 10 + "\n" for i in range(9))
+    )
     assert len(bomb) < 600
     (proj / ".env").write_text(bomb)
-    refused(cli("levels", proj, "--no-costs", cwd=tmp_path),
-            str(proj / ".env"), "expands its ${VAR} references to more than 16,777,216 characters")
+    refused(
+        cli("levels", proj, "--no-costs", cwd=tmp_path),
+        str(proj / ".env"),
+        "expands its ${VAR} references to more than 16,777,216 characters",
+    )
 
 
 def test_dotenv_interpolation_depth_is_capped(proj, tmp_path):
     chain = "A=o\n" + "".join(f"B{i}=${{{f'B{i - 1}' if i else 'A'}}}\n" for i in range(40))
     (proj / ".env").write_text("OUT_DIR=output\n" + chain)
-    refused(cli("levels", proj, "--no-costs", cwd=tmp_path),
-            str(proj / ".env"), "nests more than 32 levels deep (at B32)")
+    refused(
+        cli("levels", proj, "--no-costs", cwd=tmp_path),
+        str(proj / ".env"),
+        "nests more than 32 levels deep (at B32)",
+    )
 
 
 def test_huge_dotenv_is_refused_unread(proj, tmp_path):
     with open(proj / ".env", "ab") as fh:  # 1 GiB, sparse: nothing is written to disk
         fh.truncate(1024**3)
-    refused(cli("levels", proj, "--no-costs", cwd=tmp_path),
-            str(proj / ".env"), "the .env file is 1,024 MiB, more than the 4 MiB limit")
+    refused(
+        cli("levels", proj, "--no-costs", cwd=tmp_path),
+        str(proj / ".env"),
+        "the .env file is 1,024 MiB, more than the 4 MiB limit",
+    )
 
 
 @pytest.mark.parametrize("kind", ["fifo", "device"])
@@ -141,8 +172,10 @@ def test_dotenv_is_read_as_python_dotenv_reads_it(tmp_path):
     from graphrag_audit.io.bounded import read_dotenv
 
     path = tmp_path / ".env"
-    path.write_bytes(b"A=1\nB=${A}x\r\nC='${B}'\nD=\"${B}${A:-z}\"\nexport E=${HOME}\nF\nG=${F}\n"
-                     b"H=${NOPE:-d}\n# note\nI=  spaced  \nA=${A}${A}\nJ=${A}\n")
+    path.write_bytes(
+        b"A=1\nB=${A}x\r\nC='${B}'\nD=\"${B}${A:-z}\"\nexport E=${HOME}\nF\nG=${F}\n"
+        b"H=${NOPE:-d}\n# note\nI=  spaced  \nA=${A}${A}\nJ=${A}\n"
+    )
     environ = {"HOME": "/home/u", "B": "from-env"}
     os_environ = dict(os.environ)
     try:
@@ -166,14 +199,23 @@ def unchanged(proj: Path) -> None:
 @pytest.mark.parametrize("name", ["settings.yaml", ".env"])
 def test_output_never_replaces_the_settings_or_env_read(proj, tmp_path, name):
     r = cli("levels", proj, "--no-costs", "-f", "json", "-o", proj / name, cwd=tmp_path)
-    refused(r, str(proj / name), f"refusing to write over {os.path.realpath(proj / name)}, a file this run reads")
+    refused(
+        r, str(proj / name), f"refusing to write over {os.path.realpath(proj / name)}, a file this run reads"
+    )
     unchanged(proj)
     assert cli("levels", proj, "--no-costs", cwd=tmp_path).code == 0  # the next run still works
 
 
 def test_step_summary_never_appends_to_the_settings(proj, tmp_path):
-    r = cli("levels", proj, "--no-costs", "-f", "github", cwd=tmp_path,
-            env={"GITHUB_STEP_SUMMARY": str(proj / "settings.yaml")})
+    r = cli(
+        "levels",
+        proj,
+        "--no-costs",
+        "-f",
+        "github",
+        cwd=tmp_path,
+        env={"GITHUB_STEP_SUMMARY": str(proj / "settings.yaml")},
+    )
     refused(r, str(proj / "settings.yaml"), "a file this run reads ($GITHUB_STEP_SUMMARY)")
     unchanged(proj)
 
@@ -181,7 +223,9 @@ def test_step_summary_never_appends_to_the_settings(proj, tmp_path):
 def test_step_summary_never_appends_through_a_hard_link_into_the_index(proj, tmp_path):
     link = tmp_path / "summary.md"
     os.link(proj / "output" / "lancedb" / "data.lance", link)
-    r = cli("levels", proj, "--no-costs", "-f", "github", cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": str(link)})
+    r = cli(
+        "levels", proj, "--no-costs", "-f", "github", cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": str(link)}
+    )
     real = os.path.realpath(proj / "output" / "lancedb" / "data.lance")
     refused(r, str(link), f"refusing to write over {real}, a file of the index ($GITHUB_STEP_SUMMARY)")
     unchanged(proj)
@@ -191,8 +235,14 @@ def test_output_never_replaces_the_baseline_or_relevant_list_read(proj, tmp_path
     first = cli("levels", proj, "--no-costs", "-f", "json", "-o", "base.json", cwd=tmp_path)
     assert first.code == 0, first.stderr
     before = (tmp_path / "base.json").read_bytes()
-    r = cli("levels", proj, "--no-costs", "-f", "json", "--baseline", "base.json", "-o", "base.json", cwd=tmp_path)
-    refused(r, "base.json", f"refusing to write over {os.path.realpath(tmp_path / 'base.json')}, a file this run reads")
+    r = cli(
+        "levels", proj, "--no-costs", "-f", "json", "--baseline", "base.json", "-o", "base.json", cwd=tmp_path
+    )
+    refused(
+        r,
+        "base.json",
+        f"refusing to write over {os.path.realpath(tmp_path / 'base.json')}, a file this run reads",
+    )
     assert (tmp_path / "base.json").read_bytes() == before
     (tmp_path / "ids.txt").write_text("1\n2\n")
     r = cli("report", proj, "--no-costs", "--relevant", "@ids.txt", "-o", "ids.txt", cwd=tmp_path)
@@ -218,7 +268,9 @@ def test_update_run_output_never_replaces_the_settings(proj, tmp_path):
     run = proj / "update_output" / "20250101-000000"
     for part in ("previous", "delta"):
         shutil.copytree(REPO / "fixtures" / "seed-v3", run / part)
-    r = cli("update-run", run, "-o", proj / "settings.yaml", cwd=tmp_path)  # the run folder, inside the project
+    r = cli(
+        "update-run", run, "-o", proj / "settings.yaml", cwd=tmp_path
+    )  # the run folder, inside the project
     refused(r, str(proj / "settings.yaml"), "a file this run reads")
     unchanged(proj)
 
@@ -230,5 +282,8 @@ def test_deeply_nested_pandas_metadata_is_an_input_error(proj, tmp_path):
 
     path = proj / "output" / "entities.parquet"
     pq.write_table(pq.read_table(path).replace_schema_metadata({b"pandas": b"[" * 100_000}), path)
-    refused(cli("levels", proj, "--no-costs", cwd=tmp_path), str(path),
-            "cannot convert to a table (its pandas metadata is JSON nested too deeply)")
+    refused(
+        cli("levels", proj, "--no-costs", cwd=tmp_path),
+        str(path),
+        "cannot convert to a table (its pandas metadata is JSON nested too deeply)",
+    )

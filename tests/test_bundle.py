@@ -16,7 +16,15 @@ from conftest import shared_folders, shared_index
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
-FIXTURE_INDEXES = ["seed-v01", "seed-v05", "seed-v1", "seed-v3", "seed-v3-csv", "balanced-v3", "small-leiden-v3"]
+FIXTURE_INDEXES = [
+    "seed-v01",
+    "seed-v05",
+    "seed-v1",
+    "seed-v3",
+    "seed-v3-csv",
+    "balanced-v3",
+    "small-leiden-v3",
+]
 
 _BUILT: dict[str, Path] = {}
 
@@ -61,9 +69,21 @@ def levels_json(index: Path) -> dict:
 
 # the whole corpus of shared indexes takes several minutes more; these cover every generation, and
 # GRAPHRAG_AUDIT_BUNDLE_ALL=1 adds the other shared indexes (the larger real ones)
-SHARED = ["dulce-v0.1-create_final", "dulce-v0.3-create_final", "verbs-v0.5", "real-csekg-v1", "verbs-v1",
-          "dulce-v1", "real-golf-zh-v1", "dulce-v2plus", "output-pr2160", "verbs-v2", "real-cleanroom-specs-zh",
-          "dulce-v3", "verbs-v3"]
+SHARED = [
+    "dulce-v0.1-create_final",
+    "dulce-v0.3-create_final",
+    "verbs-v0.5",
+    "real-csekg-v1",
+    "verbs-v1",
+    "dulce-v1",
+    "real-golf-zh-v1",
+    "dulce-v2plus",
+    "output-pr2160",
+    "verbs-v2",
+    "real-cleanroom-specs-zh",
+    "dulce-v3",
+    "verbs-v3",
+]
 if os.environ.get("GRAPHRAG_AUDIT_BUNDLE_ALL"):
     SHARED += [n for n in shared_folders() if n not in SHARED]
 
@@ -107,6 +127,7 @@ def _string_columns(p: Path):
             yield f.name, vals
     elif p.suffix == ".csv":
         import csv
+
         rows = list(csv.reader(p.open(encoding="utf-8", newline="")))
         for j, name in enumerate(rows[0] if rows else []):
             yield name, [r[j] for r in rows[1:] if j < len(r)]
@@ -138,7 +159,9 @@ def _bundle_tokens(out: Path) -> set[str]:
         if p.suffix == ".parquet":
             meta = pq.read_schema(p).metadata or {}
             for k, v in meta.items():
-                words.update(w.lower() for w in regex.findall(r"\p{L}{3,}", (k + v).decode("utf-8", "replace")))
+                words.update(
+                    w.lower() for w in regex.findall(r"\p{L}{3,}", (k + v).decode("utf-8", "replace"))
+                )
     return words
 
 
@@ -151,9 +174,13 @@ def _allowed(index: Path) -> set[str]:
             schema = pq.read_schema(p)
             allowed.update(w.lower() for n in schema.names for w in regex.findall(r"\p{L}{3,}", n))
             for k, v in (schema.metadata or {}).items():
-                allowed.update(w.lower() for w in regex.findall(r"\p{L}{3,}", (k + v).decode("utf-8", "replace")))
+                allowed.update(
+                    w.lower() for w in regex.findall(r"\p{L}{3,}", (k + v).decode("utf-8", "replace"))
+                )
         elif p.suffix == ".csv":
-            allowed.update(w.lower() for w in regex.findall(r"\p{L}{3,}", p.open(encoding="utf-8").readline()))
+            allowed.update(
+                w.lower() for w in regex.findall(r"\p{L}{3,}", p.open(encoding="utf-8").readline())
+            )
     # filler first pieces: a capital letter and a filler word run together (``Mand``)
     allowed |= {chr(x).lower() + w for x in range(65, 91) for w in FILLER_WORDS}
     return allowed
@@ -172,8 +199,7 @@ from graphrag_side import major, need, side_env, side_pythons, versions
 
 RUNNER = Path(__file__).with_name("bundle_graphrag_runner.py")
 #: per graphrag major line, the indexes it reads (the fixtures it can read, and shared ones)
-READS = {3: ["seed-v3", "verbs-v2", "dulce-v3", "verbs-v3"],
-         1: ["seed-v1", "verbs-v1", "dulce-v1"]}
+READS = {3: ["seed-v3", "verbs-v2", "dulce-v3", "verbs-v3"], 1: ["seed-v1", "verbs-v1", "dulce-v1"]}
 
 
 def _side(line: int) -> str | None:
@@ -189,8 +215,14 @@ def test_graphrag_selects_and_batches_the_bundle_as_the_index(line, tmp_root):
     pairs = [(_index(n), bundled(_index(n), tmp_root)) for n in READS[line]]
     out = tmp_root / f"graphrag-{line}.json"
     args = [str(p) for pair in pairs for p in pair]
-    proc = subprocess.run([python, str(RUNNER), str(out), *args], cwd=ROOT, env=side_env(), capture_output=True,
-                          text=True, timeout=900)
+    proc = subprocess.run(
+        [python, str(RUNNER), str(out), *args],
+        cwd=ROOT,
+        env=side_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(out.read_text())
     for src, dst in pairs:
@@ -200,10 +232,13 @@ def test_graphrag_selects_and_batches_the_bundle_as_the_index(line, tmp_root):
         assert any(s["ids"] for s in a["selections"].values()), f"{src.name}: graphrag selected nothing"
         # graphrag's own build_community_context: the same batches, map calls and tokens per level
         assert b["verify"]["levels"] == a["verify"]["levels"], src.name
-        assert any(lv.get("graphrag_map_calls") for lv in a["verify"]["levels"]), f"{src.name}: no context built"
+        assert any(lv.get("graphrag_map_calls") for lv in a["verify"]["levels"]), (
+            f"{src.name}: no context built"
+        )
         tok = "graphrag_tokenizer"  # how tiktoken found its file: said on the first use in a process only
-        assert ({k: v for k, v in b["verify"]["map_calls"].items() if k != tok}
-                == {k: v for k, v in a["verify"]["map_calls"].items() if k != tok}), src.name
+        assert {k: v for k, v in b["verify"]["map_calls"].items() if k != tok} == {
+            k: v for k, v in a["verify"]["map_calls"].items() if k != tok
+        }, src.name
         assert b["verify"]["agree"] == a["verify"]["agree"], src.name
 
 
@@ -219,8 +254,9 @@ def _shape(v):
     return v
 
 
-@pytest.mark.parametrize("name", ["seed-v01", "seed-v1", "seed-v3", "seed-v3-csv", "verbs-v0.5", "dulce-v1",
-                                  "verbs-v3"])
+@pytest.mark.parametrize(
+    "name", ["seed-v01", "seed-v1", "seed-v3", "seed-v3-csv", "verbs-v0.5", "dulce-v1", "verbs-v3"]
+)
 def test_the_bundle_keeps_allowlisted_columns_structure_and_token_counts(name, tmp_root):
     """OUT holds the allowlisted tables and columns of the index (bundle/schema.py), with their arrow
     types, the very same non-text values, nulls, list lengths and token counts, and nothing else."""
@@ -238,8 +274,11 @@ def test_the_bundle_keeps_allowlisted_columns_structure_and_token_counts(name, t
     src = _index(name)
     out = bundled(src, tmp_root)
     allow = ALLOWLIST[plan_bundle(src).generation]
-    tables = sorted(p.name for p in src.iterdir() if p.suffix in (".parquet", ".csv")
-                    and table_kind(p.stem) in allow and "covariates" not in p.name)
+    tables = sorted(
+        p.name
+        for p in src.iterdir()
+        if p.suffix in (".parquet", ".csv") and table_kind(p.stem) in allow and "covariates" not in p.name
+    )
     assert sorted(p.name for p in out.iterdir() if p.suffix in (".parquet", ".csv")) == tables
     checked = 0
     for fname in tables:
@@ -253,8 +292,14 @@ def test_the_bundle_keeps_allowlisted_columns_structure_and_token_counts(name, t
             for f in b.schema:
                 assert f.type == a.schema.field(f.name).type, (fname, f.name)
                 if f.name in a_cols and any(a_cols[f.name]) and f.name not in ID_COLUMNS:
-                    assert _shape(b.column(f.name).to_pylist()) == _shape(a.column(f.name).to_pylist()), f.name
-                elif f.name in ID_COLUMNS and pa.types.is_string(f.type) is False and not pa.types.is_list(f.type):
+                    assert _shape(b.column(f.name).to_pylist()) == _shape(a.column(f.name).to_pylist()), (
+                        f.name
+                    )
+                elif (
+                    f.name in ID_COLUMNS
+                    and pa.types.is_string(f.type) is False
+                    and not pa.types.is_list(f.type)
+                ):
                     assert b.column(f.name).equals(a.column(f.name)), (fname, f.name)  # numbers: the same
         for col in b_cols:
             if (kind, col) in ENTITY_NAMES or col in ID_COLUMNS or col == "title" and kind == "communities":
@@ -269,8 +314,11 @@ def test_the_bundle_keeps_allowlisted_columns_structure_and_token_counts(name, t
 def test_keep_titles_keeps_titles_only(tmp_root):
     src = FIXTURES / "seed-v3"
     out = bundled(src, tmp_root, keep_titles=True)
-    for fname, col in (("entities.parquet", "title"), ("community_reports.parquet", "title"),
-                       ("communities.parquet", "title")):
+    for fname, col in (
+        ("entities.parquet", "title"),
+        ("community_reports.parquet", "title"),
+        ("communities.parquet", "title"),
+    ):
         assert pq.read_table(out / fname).column(col).equals(pq.read_table(src / fname).column(col))
     a, b = pq.read_table(src / "community_reports.parquet"), pq.read_table(out / "community_reports.parquet")
     assert not b.column("full_content").equals(a.column("full_content"))
@@ -285,8 +333,10 @@ def _with_extras(tmp_path: Path) -> Path:
 
     d = tmp_path / "index"
     shutil.copytree(FIXTURES / "seed-v3", d)
-    pq.write_table(pa.table({"id": ["c1"], "description": ["Secret claim about Zanzibarian pumpkins"]}),
-                   d / "covariates.parquet")
+    pq.write_table(
+        pa.table({"id": ["c1"], "description": ["Secret claim about Zanzibarian pumpkins"]}),
+        d / "covariates.parquet",
+    )
     (d / "lancedb").mkdir()
     (d / "lancedb" / "x.lance").write_text("Zanzibarian pumpkins")
     (d / "stats.json").write_text('{"note": "Zanzibarian"}')
@@ -316,8 +366,13 @@ def test_left_out_unless_include_all(tmp_path):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "graphrag_audit", "bundle", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", "bundle", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_cli_writes_the_bundle_its_audit_and_readme(tmp_path):
@@ -375,9 +430,31 @@ def _adversarial_texts(seed: int, n: int) -> list:
     CJK, accented and capitalised words; plus nulls and empty strings."""
     import random
 
-    alphabet = (list("ab Z1 2'\t\n\r .,!|  \u00a0\u3000é中文") +
-                ["'s", "'ll", " '", "  ", "'D", "'Two", " |", "| ", "Hello", " world", " 123", "4567", " 's",
-                 "\n\n", " \n", "--", " (", "):", "日本語", " Ünïcode", "\u2003", "x\u200ay", "'re"])
+    alphabet = list("ab Z1 2'\t\n\r .,!|  \u00a0\u3000é中文") + [
+        "'s",
+        "'ll",
+        " '",
+        "  ",
+        "'D",
+        "'Two",
+        " |",
+        "| ",
+        "Hello",
+        " world",
+        " 123",
+        "4567",
+        " 's",
+        "\n\n",
+        " \n",
+        "--",
+        " (",
+        "):",
+        "日本語",
+        " Ünïcode",
+        "\u2003",
+        "x\u200ay",
+        "'re",
+    ]
     rnd = random.Random(seed)
     out: list = [None, "", " ", "|", "'"]
     for _ in range(n):
@@ -414,7 +491,7 @@ def test_column_filler_equals_the_filler_value_by_value():
 
     count = get_token_counter("cl100k_base").count
     texts = _adversarial_texts(12, 2000)
-    texts += [" ".join(texts[i:i + 20][1:]) for i in range(0, 400, 20)]  # longer texts, many chunks
+    texts += [" ".join(texts[i : i + 20][1:]) for i in range(0, 400, 20)]  # longer texts, many chunks
     one = Filler()
     want = [one.text(t) if t else t for t in texts]
     for typ in (pa.string(), pa.large_string()):
@@ -456,8 +533,16 @@ def test_nested_text_columns_are_filled_like_value_by_value():
     from graphrag_audit.bundle.filler import Filler
 
     t = pa.list_(pa.struct([("explanation", pa.string()), ("summary", pa.large_string())]))
-    rows = [None, [], [None], [{"explanation": "It's 12 o'clock | now", "summary": None}],
-            [{"explanation": "", "summary": "Hello  world\n\n- item"}, {"explanation": None, "summary": "中文 ok"}]]
+    rows = [
+        None,
+        [],
+        [None],
+        [{"explanation": "It's 12 o'clock | now", "summary": None}],
+        [
+            {"explanation": "", "summary": "Hello  world\n\n- item"},
+            {"explanation": None, "summary": "中文 ok"},
+        ],
+    ]
     arr = pa.array(rows, type=t)
     filler = Filler()
     want = [_by_value(v, filler.text) for v in rows]
@@ -479,12 +564,42 @@ def test_column_filler_shares_first_chunks_like_the_filler():
     from graphrag_audit.bundle.batch import ColumnFiller
     from graphrag_audit.bundle.filler import Filler
 
-    firsts = ["'Two", "'s", "'DEPENDENCE", "Hello", "(A", "|x", "12345", "中文字", "--", "a", "I", "'", "ab'll",
-              "\u00a0x", "\tTab", "x\u3000y", "Ü"]
-    tails = ["", " world", "  two  spaces", " 'quoted' text", " | pipe", " 12 34", "\n\nnew para", " 中文 ok",
-             " \u00a0nbsp", " end ", " x\u200ay z"]
+    firsts = [
+        "'Two",
+        "'s",
+        "'DEPENDENCE",
+        "Hello",
+        "(A",
+        "|x",
+        "12345",
+        "中文字",
+        "--",
+        "a",
+        "I",
+        "'",
+        "ab'll",
+        "\u00a0x",
+        "\tTab",
+        "x\u3000y",
+        "Ü",
+    ]
+    tails = [
+        "",
+        " world",
+        "  two  spaces",
+        " 'quoted' text",
+        " | pipe",
+        " 12 34",
+        "\n\nnew para",
+        " 中文 ok",
+        " \u00a0nbsp",
+        " end ",
+        " x\u200ay z",
+    ]
     rnd = random.Random(3)
-    texts = [f + "".join(rnd.choice(tails) for _ in range(rnd.randint(0, 4))) for f in firsts for _ in range(12)]
+    texts = [
+        f + "".join(rnd.choice(tails) for _ in range(rnd.randint(0, 4))) for f in firsts for _ in range(12)
+    ]
     texts += ["", None] + firsts
     want = [Filler().text(t) if t else t for t in texts]
     got = ColumnFiller(Filler()).array(pa.array(texts, type=pa.large_string()))
@@ -508,15 +623,27 @@ def test_column_cuts_are_where_the_filler_splits():
     from graphrag_audit.bundle.batch import WHITESPACE, ColumnFiller
     from graphrag_audit.bundle.filler import _CHUNK, Filler
 
-    pieces = [chr(c) for c in WHITESPACE] + ["a", "中", "é", "\U0001f600", "|", "'s", "1", "  ", " x", "\u200b"]
+    pieces = [chr(c) for c in WHITESPACE] + [
+        "a",
+        "中",
+        "é",
+        "\U0001f600",
+        "|",
+        "'s",
+        "1",
+        "  ",
+        " x",
+        "\u200b",
+    ]
     rnd = random.Random(5)
-    texts = ["", " ", "a b", " a", "a ", "a  b"] + \
-        ["".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 25))) for _ in range(4000)]
+    texts = ["", " ", "a b", " a", "a ", "a  b"] + [
+        "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 25))) for _ in range(4000)
+    ]
     columns = ColumnFiller(Filler())
     for typ in (pa.string(), pa.large_string()):
         for arr in (pa.array(texts, type=typ), pa.array(["pad x"] + texts, type=typ).slice(1)):
             chunks, at, offsets = columns._cut(arr)
-            got = [[chunks[k] for k in at[offsets[i]:offsets[i + 1]]] for i in range(len(texts))]
+            got = [[chunks[k] for k in at[offsets[i] : offsets[i + 1]]] for i in range(len(texts))]
             assert got == [_CHUNK.split(t) for t in texts]
 
 
@@ -539,16 +666,37 @@ def test_filler_keeps_no_symbol_tag_or_format_character():
     count = get_token_counter("cl100k_base").count
     tags = "".join(chr(0xE0000 + ord(c)) for c in "SECRET PLAN")
     circled = "ⓈⒺⒸⓇⒺⓉ ⓅⓁⒶⓃ"
-    pieces = [circled, tags, "Ⓐbc", "😀😀", "\u202eevil\u202c", "①②③", "٣٤٥٦", "™.", " ©", "x", " word", ".", "\n",
-              "|", "'s", "中文", "\U0001d400\U0001d401"]
+    pieces = [
+        circled,
+        tags,
+        "Ⓐbc",
+        "😀😀",
+        "\u202eevil\u202c",
+        "①②③",
+        "٣٤٥٦",
+        "™.",
+        " ©",
+        "x",
+        " word",
+        ".",
+        "\n",
+        "|",
+        "'s",
+        "中文",
+        "\U0001d400\U0001d401",
+    ]
     rnd = random.Random(9)
     texts = [circled, tags, f"{circled} {tags}", f"# {circled}\n\n{tags} end"]
     texts += ["".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 8))) for _ in range(400)]
     filler = Filler()
     want = [filler.text(t) for t in texts]
     for t, f in zip(texts, want):
-        bad = [ch for ch in f if not (ch.isascii() or ch in NUMERALS or unicodedata.category(ch)[0] in "PZ")
-               and not unicodedata.category(ch).startswith("L")]
+        bad = [
+            ch
+            for ch in f
+            if not (ch.isascii() or ch in NUMERALS or unicodedata.category(ch)[0] in "PZ")
+            and not unicodedata.category(ch).startswith("L")
+        ]
         assert not bad, (t, f)
         assert "ⓈⒺⒸⓇⒺⓉ" not in f and tags not in f and "Ⓐ" not in f
         assert count(f) == count(t), repr(t)

@@ -46,8 +46,16 @@ _WORD = regex.compile(r"[A-Za-z]+")
 
 
 #: the file stems graphrag writes (without ``create_final_``)
-GRAPHRAG_TABLES = ("communities", "community_reports", "entities", "nodes", "relationships", "text_units",
-                   "covariates", "documents")
+GRAPHRAG_TABLES = (
+    "communities",
+    "community_reports",
+    "entities",
+    "nodes",
+    "relationships",
+    "text_units",
+    "covariates",
+    "documents",
+)
 
 
 def _numerals() -> str:
@@ -70,7 +78,7 @@ def pieces(text: str) -> set[str]:
                 out.add(w)
         elif len(w) >= 4:
             for i in range(len(w) - 3):
-                p = w[i:i + 4]
+                p = w[i : i + 4]
                 if not all(ch.isascii() or ch in zeros for ch in p):
                     out.add(p)
     filler = _filler_words()
@@ -90,8 +98,11 @@ def pieces(text: str) -> set[str]:
 @functools.cache
 def _filler_words() -> frozenset[str]:
     from graphrag_audit.bundle.filler import FILLER_WORDS
+
     caps = {chr(x).lower() + w for x in range(65, 91) for w in FILLER_WORDS}
-    return frozenset({w.lower() for w in FILLER_WORDS} | caps | {"a", "i", "entity", "community", "title", "id"})
+    return frozenset(
+        {w.lower() for w in FILLER_WORDS} | caps | {"a", "i", "entity", "community", "title", "id"}
+    )
 
 
 @functools.cache
@@ -163,8 +174,12 @@ def texts_of(folder: Path, *, raw: bool) -> list[str]:
                 out.append(data.decode("utf-8", "ignore"))
             if name.endswith(".csv"):  # each cell on its own (a header is a list of names, not a phrase)
                 import csv
-                out += [cell for row in csv.reader(io.StringIO(data.decode("utf-8", "replace"), newline=""))
-                        for cell in row]
+
+                out += [
+                    cell
+                    for row in csv.reader(io.StringIO(data.decode("utf-8", "replace"), newline=""))
+                    for cell in row
+                ]
             elif name.endswith(".parquet"):
                 try:
                     t = pq.read_table(p)
@@ -173,7 +188,9 @@ def texts_of(folder: Path, *, raw: bool) -> list[str]:
                     out.append(data.decode("utf-8", "ignore"))
                     continue
                 for k, v in list((t.schema.metadata or {}).items()) + list(meta.items()):
-                    if k == b"ARROW:schema":  # the schema itself, base64: its names and metadata are read below
+                    if (
+                        k == b"ARROW:schema"
+                    ):  # the schema itself, base64: its names and metadata are read below
                         continue
                     out += [k.decode("utf-8", "replace"), v.decode("utf-8", "replace")]
                 for f in t.schema:
@@ -206,9 +223,14 @@ def bundle(src: Path, out: Path, **kw) -> Path:
 
 
 def cli_bundle(src: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "graphrag_audit", "bundle", str(src), "-o", str(out), *extra],
-                          cwd=ROOT, capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", "bundle", str(src), "-o", str(out), *extra],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
 
 
 # ---- every shared index --------------------------------------------------------------------------
@@ -265,19 +287,40 @@ def craft_types(tmp: Path) -> Path:
     def reps(t):
         n = t.num_rows
         t = _set(t, "title", pa.array([s.encode() for s in _texts(n, "BINARYTITLE")], type=pa.binary()))
-        t = _set(t, "summary", pa.array(_texts(n, "LARGEBINARYSUMMARY"), type=pa.large_string())
-                 .cast(pa.large_binary()))
-        t = _set(t, "notes", pa.array([s.encode() for s in _texts(n, "EXTRALARGEBINARY")], type=pa.large_binary()))
-        t = _set(t, "tags", pa.array([[s.encode(), b"LISTBINARYTAG"] for s in _texts(n, "x")],
-                                     type=pa.list_(pa.binary())))
-        t = _set(t, "view", pa.array([[s] for s in _texts(n, "LISTVIEWTEXT")], type=pa.list_view(pa.string())))
-        t = _set(t, "attrs", pa.array([[("MAPKEYSECRET", "MAPVALUESECRET")]] * n,
-                                      type=pa.map_(pa.string(), pa.string())))
+        t = _set(
+            t,
+            "summary",
+            pa.array(_texts(n, "LARGEBINARYSUMMARY"), type=pa.large_string()).cast(pa.large_binary()),
+        )
+        t = _set(
+            t, "notes", pa.array([s.encode() for s in _texts(n, "EXTRALARGEBINARY")], type=pa.large_binary())
+        )
+        t = _set(
+            t,
+            "tags",
+            pa.array([[s.encode(), b"LISTBINARYTAG"] for s in _texts(n, "x")], type=pa.list_(pa.binary())),
+        )
+        t = _set(
+            t, "view", pa.array([[s] for s in _texts(n, "LISTVIEWTEXT")], type=pa.list_view(pa.string()))
+        )
+        t = _set(
+            t,
+            "attrs",
+            pa.array([[("MAPKEYSECRET", "MAPVALUESECRET")]] * n, type=pa.map_(pa.string(), pa.string())),
+        )
         t = _set(t, "fixed", pa.array([b"FIXEDBINARYX"] * n, type=pa.binary(12)))
         # (pyarrow cannot write a string_view nested in a list to parquet: string_view is top-level above)
         findings = [[{"explanation": f"{CIRCLED} {TAGS} EXPLANATIONVIEW", "summary": b"FINDINGBINARY"}]] * n
-        t = _set(t, "findings", pa.array(findings, type=pa.list_(pa.struct([("explanation", pa.large_string()),
-                                                                             ("summary", pa.large_binary())]))))
+        t = _set(
+            t,
+            "findings",
+            pa.array(
+                findings,
+                type=pa.list_(
+                    pa.struct([("explanation", pa.large_string()), ("summary", pa.large_binary())])
+                ),
+            ),
+        )
         return t
 
     _rewrite(d / "entities.parquet", ents)
@@ -291,13 +334,18 @@ def craft_embeddings(tmp: Path) -> Path:
 
     def ents(t):
         n = t.num_rows
-        t = _set(t, "description_embedding", pa.array([[0.123456789, 0.987654321]] * n,
-                                                      type=pa.list_(pa.float32())))
+        t = _set(
+            t,
+            "description_embedding",
+            pa.array([[0.123456789, 0.987654321]] * n, type=pa.list_(pa.float32())),
+        )
         return _set(t, "vector", pa.array([[0.31415926]] * n, type=pa.list_(pa.float64(), 1)))
 
     _rewrite(d / "entities.parquet", ents)
-    pq.write_table(pa.table({"id": ["EMBEDDINGTABLEID"], "vector": [[0.5, 0.25]], "text": [f"{MARK} VECTORTEXT"]}),
-                   d / "embeddings.entity.description.parquet")
+    pq.write_table(
+        pa.table({"id": ["EMBEDDINGTABLEID"], "vector": [[0.5, 0.25]], "text": [f"{MARK} VECTORTEXT"]}),
+        d / "embeddings.entity.description.parquet",
+    )
     return d
 
 
@@ -326,8 +374,11 @@ def craft_structural(tmp: Path) -> Path:
         return t.cast(t.schema.set(t.schema.get_field_index("description"), f))
 
     def comms_fn(t):
-        t = _set(t, "entity_ids", pa.array([swap(v) for v in t.column("entity_ids").to_pylist()],
-                                           type=pa.list_(pa.string())))
+        t = _set(
+            t,
+            "entity_ids",
+            pa.array([swap(v) for v in t.column("entity_ids").to_pylist()], type=pa.list_(pa.string())),
+        )
         t = _set(t, "period", pa.array(["PERIODTEXTLEAK"] * t.num_rows))
         t = _set(t, "raw_community", pa.array(["RAWCOMMUNITYTEXT"] * t.num_rows))
         df = t.to_pandas()
@@ -337,14 +388,33 @@ def craft_structural(tmp: Path) -> Path:
     _rewrite(d / "entities.parquet", ents_fn)
     _rewrite(d / "communities.parquet", comms_fn)
     if (d / "text_units.parquet").exists():
-        _rewrite(d / "text_units.parquet", lambda t: _set(
-            _set(t, "entity_ids", pa.array([swap(v) for v in t.column("entity_ids").to_pylist()],
-                                           type=pa.list_(pa.string()))),
-            "document_ids", pa.array([["secret_board_minutes.txt"]] * t.num_rows)))
+        _rewrite(
+            d / "text_units.parquet",
+            lambda t: _set(
+                _set(
+                    t,
+                    "entity_ids",
+                    pa.array(
+                        [swap(v) for v in t.column("entity_ids").to_pylist()], type=pa.list_(pa.string())
+                    ),
+                ),
+                "document_ids",
+                pa.array([["secret_board_minutes.txt"]] * t.num_rows),
+            ),
+        )
     meta = pa.array([{"Album": "ALBUMNAMESECRET", "Artist": "ARTISTNAMESECRET", "Titel": "TITELSECRET"}])
-    pq.write_table(pa.table({"id": ["secret_board_minutes.txt"], "title": ["secret_board_minutes.txt"],
-                             "text": [f"{MARK} DOCUMENTTEXT"], "metadata": meta,
-                             "creation_date": ["CREATIONDATETEXT"]}), d / "documents.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "id": ["secret_board_minutes.txt"],
+                "title": ["secret_board_minutes.txt"],
+                "text": [f"{MARK} DOCUMENTTEXT"],
+                "metadata": meta,
+                "creation_date": ["CREATIONDATETEXT"],
+            }
+        ),
+        d / "documents.parquet",
+    )
     return d
 
 
@@ -361,9 +431,13 @@ def craft_filler(tmp: Path) -> Path:
     return d
 
 
-HOSTILE_NAMES = ["evil\n# HEADINGNAME <img src=x onerror=alert(1)>.json",
-                 "[LINKNAME](javascript:alert(1)).txt", "\x1b]8;;javascript:alert(1)\x07OSCNAME\x1b]8;;\x07.txt",
-                 "\u202eBIDINAME.txt", "`CODESPANNAME`.parquet.bak"]
+HOSTILE_NAMES = [
+    "evil\n# HEADINGNAME <img src=x onerror=alert(1)>.json",
+    "[LINKNAME](javascript:alert(1)).txt",
+    "\x1b]8;;javascript:alert(1)\x07OSCNAME\x1b]8;;\x07.txt",
+    "\u202eBIDINAME.txt",
+    "`CODESPANNAME`.parquet.bak",
+]
 
 
 def craft_names(tmp: Path) -> Path:
@@ -409,8 +483,15 @@ def craft_csv(tmp: Path) -> Path:
     return d
 
 
-CRAFTED = {"types": craft_types, "embeddings": craft_embeddings, "structural": craft_structural,
-           "filler": craft_filler, "names": craft_names, "v1": craft_v1, "csv": craft_csv}
+CRAFTED = {
+    "types": craft_types,
+    "embeddings": craft_embeddings,
+    "structural": craft_structural,
+    "filler": craft_filler,
+    "names": craft_names,
+    "v1": craft_v1,
+    "csv": craft_csv,
+}
 
 
 @pytest.mark.parametrize("include_all", [False, True], ids=["default", "include-all"])
@@ -445,8 +526,21 @@ def test_the_cli_bundle_of_crafted_indexes_leaks_nothing_readme_and_audit_includ
         found = leaks(src, out)
         assert not found, (kind, found[:20])
         readme = (out / "README.md").read_text(encoding="utf-8")
-        for bad in ("HEADINGNAME", "LINKNAME", "OSCNAME", "BIDINAME", "CODESPANNAME", "FOLDERNAME", "lancedb",
-                    "STRAYTABLENAME", "embeddings.entity", "javascript:", "<img", "\x1b", "\u202e"):
+        for bad in (
+            "HEADINGNAME",
+            "LINKNAME",
+            "OSCNAME",
+            "BIDINAME",
+            "CODESPANNAME",
+            "FOLDERNAME",
+            "lancedb",
+            "STRAYTABLENAME",
+            "embeddings.entity",
+            "javascript:",
+            "<img",
+            "\x1b",
+            "\u202e",
+        ):
             assert bad not in readme, (kind, bad)
 
 
@@ -468,9 +562,13 @@ def test_ids_that_are_names_get_the_same_pseudonym_in_every_table(tmp_path):
     out = bundle(src, tmp_path / "out")
     ents = pq.read_table(out / "entities.parquet").column("id").to_pylist()
     assert all(regex.fullmatch(r"id-\d+", e) for e in ents), ents[:3]
-    members = {x for v in pq.read_table(out / "communities.parquet").column("entity_ids").to_pylist() for x in v}
+    members = {
+        x for v in pq.read_table(out / "communities.parquet").column("entity_ids").to_pylist() for x in v
+    }
     assert members and members <= set(ents)
-    src_members = {x for v in pq.read_table(src / "communities.parquet").column("entity_ids").to_pylist() for x in v}
+    src_members = {
+        x for v in pq.read_table(src / "communities.parquet").column("entity_ids").to_pylist() for x in v
+    }
     assert len(members) == len(src_members)
     tu = {x for v in pq.read_table(out / "text_units.parquet").column("entity_ids").to_pylist() for x in v}
     assert tu <= set(ents)

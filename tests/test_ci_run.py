@@ -10,13 +10,13 @@ import subprocess
 import sys
 
 import pytest
-
 from graphrag_side import ROOT
 
-
 #: ``npm install azurite`` stand-in: an azurite-blob that answers --version
-STAND_IN_NPM = ('mkdir -p node_modules/.bin && printf \'#!/bin/sh\\nexit 0\\n\' > node_modules/.bin/azurite-blob'
-                ' && chmod +x node_modules/.bin/azurite-blob\n')
+STAND_IN_NPM = (
+    "mkdir -p node_modules/.bin && printf '#!/bin/sh\\nexit 0\\n' > node_modules/.bin/azurite-blob"
+    " && chmod +x node_modules/.bin/azurite-blob\n"
+)
 
 
 def _script(path, body):
@@ -24,7 +24,9 @@ def _script(path, body):
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-@pytest.mark.skipif(sys.platform == "win32" or shutil.which("bash") is None, reason=".ci/run is a bash script")
+@pytest.mark.skipif(
+    sys.platform == "win32" or shutil.which("bash") is None, reason=".ci/run is a bash script"
+)
 def test_ci_run_fails_when_graphrag_cannot_be_installed(tmp_path):
     """Every install attempt fails (a stand-in ``python3`` whose ``-m venv`` fails, as a broken
     registry or a missing venv module would): both side environments are tried twice, .ci/run
@@ -37,25 +39,35 @@ def test_ci_run_fails_when_graphrag_cannot_be_installed(tmp_path):
     _script(bin_dir / "chromium", "exit 0\n")  # no apt-get from a test
     _script(bin_dir / "npm", STAND_IN_NPM)  # no npm registry from a test
     side = tmp_path / "tmp" / "graphrag-audit-ci"
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "TMPDIR": str(tmp_path / "tmp")}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "TMPDIR": str(tmp_path / "tmp"),
+    }
     (tmp_path / "tmp").mkdir()
-    proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        ["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 1, (proc.stdout[-3000:], proc.stderr[-3000:])
     assert not calls.exists(), calls.read_text()  # neither pip install ".[test]" nor pytest ran
     attempts = sorted(venvs.read_text().split("\n")[:-1])
-    assert attempts == sorted([f"-m venv {side / 'gr3'}"] * 2 + [f"-m venv {side / 'gr27'}"] * 2
-                              + [f"-m venv {side / 'gr12'}"] * 2)
+    assert attempts == sorted(
+        [f"-m venv {side / 'gr3'}"] * 2 + [f"-m venv {side / 'gr27'}"] * 2 + [f"-m venv {side / 'gr12'}"] * 2
+    )
     for version, env_dir in (("3.3.0", "gr3"), ("2.7.2", "gr27"), ("1.2.0", "gr12")):
         assert f"ci: graphrag {version}: install failed; retrying once" in proc.stdout
-        assert (f"ci: error: the graphrag {version} side environment ({side / env_dir}) could not be built: "
-                f"installing graphrag=={version} failed twice; last lines of {side / env_dir}.log:") in proc.stdout
+        assert (
+            f"ci: error: the graphrag {version} side environment ({side / env_dir}) could not be built: "
+            f"installing graphrag=={version} failed twice; last lines of {side / env_dir}.log:"
+        ) in proc.stdout
     assert "ci:   stand-in: no venv here" in proc.stdout
     assert "graphrag side environment(s) not built: gr3 gr27 gr12" in proc.stderr
     assert [p.name for p in side.glob("*.ok")] == ["azurite.ok"]  # (the stand-in npm worked)
 
 
-@pytest.mark.skipif(sys.platform == "win32" or shutil.which("bash") is None, reason=".ci/run is a bash script")
+@pytest.mark.skipif(
+    sys.platform == "win32" or shutil.which("bash") is None, reason=".ci/run is a bash script"
+)
 @pytest.mark.parametrize("npm_works", [True, False])
 def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpreters(tmp_path, npm_works):
     """The first graphrag install fails (pip's transient failures), the retry works: .ci/run goes
@@ -64,30 +76,42 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
     ``pip install graphrag==...`` and succeeds otherwise; ``python`` records its calls."""
     bin_dir, calls = tmp_path / "bin", tmp_path / "python-calls"
     bin_dir.mkdir()
-    _script(bin_dir / "python", f"echo \"$* | $GRAPHRAG_VERIFY_PYTHONS | $GRAPHRAG_DYNAMIC_PYTHONS | $CI\" "
-                                f">> '{calls}'\nexit 0\n")
+    _script(
+        bin_dir / "python",
+        f"echo \"$* | $GRAPHRAG_VERIFY_PYTHONS | $GRAPHRAG_DYNAMIC_PYTHONS | $CI\" >> '{calls}'\nexit 0\n",
+    )
     _side_env_stand_ins(bin_dir, npm_works)
     side = tmp_path / "tmp" / "graphrag-audit-ci"
     (tmp_path / "tmp").mkdir()
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-           "TMPDIR": str(tmp_path / "tmp")}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "TMPDIR": str(tmp_path / "tmp"),
+    }
     env.pop("CI", None)
-    proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        ["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=300
+    )
     if not npm_works:  # Azurite is required: no skipping remote-index tests under CI
         assert proc.returncode == 1, (proc.stdout[-3000:], proc.stderr[-3000:])
-        assert "Azurite (npm) not installed" in proc.stderr and "ci:   stand-in npm: ECONNRESET" in proc.stdout
+        assert (
+            "Azurite (npm) not installed" in proc.stderr and "ci:   stand-in npm: ECONNRESET" in proc.stdout
+        )
         assert not calls.exists()  # neither pip install ".[test]" nor pytest ran
         return
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
     assert f"ci: Azurite: {side / 'azurite'}" in proc.stdout
-    pythons = (f"{side / 'gr3' / 'bin' / 'python'}:{side / 'gr27' / 'bin' / 'python'}:"
-               f"{side / 'gr12' / 'bin' / 'python'} | {side / 'gr27' / 'bin' / 'python'}")
+    pythons = (
+        f"{side / 'gr3' / 'bin' / 'python'}:{side / 'gr27' / 'bin' / 'python'}:"
+        f"{side / 'gr12' / 'bin' / 'python'} | {side / 'gr27' / 'bin' / 'python'}"
+    )
     # the test extra (the smoke step's emulators), the smoke step, then the README's test command
-    assert calls.read_text().split("\n")[:-1] == [f"-m pip install -q .[test] | {pythons} | true",
-                                                  f".ci/installed_smoke.py | {pythons} | true",
-                                                  f"-m pip install .[test] | {pythons} | true",
-                                                  f"-m pytest | {pythons} | true"]
+    assert calls.read_text().split("\n")[:-1] == [
+        f"-m pip install -q .[test] | {pythons} | true",
+        f".ci/installed_smoke.py | {pythons} | true",
+        f"-m pip install .[test] | {pythons} | true",
+        f"-m pytest | {pythons} | true",
+    ]
     for version in ("3.3.0", "2.7.2", "1.2.0"):
         assert f"ci: graphrag {version}: install failed; retrying once" in proc.stdout
     assert "ci: error" not in proc.stdout + proc.stderr
@@ -103,18 +127,23 @@ def _side_env_stand_ins(bin_dir, npm_works=True):
         '  *"install -q graphrag=="*) if [ ! -e "$once" ]; then touch "$once"; '
         'echo "stand-in pip: connection reset" >&2; exit 1; fi; touch "$d/graphrag"; exit 0;;\n'
         '  *"-c import graphrag"*) [ -e "$d/graphrag" ] && exit 0; exit 1;;\n'
-        '  *) exit 0;;\n'
-        'esac\n')
-    _script(bin_dir / "python3",
-            'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then\n'
-            '  mkdir -p "$3/bin" && cat > "$3/bin/python" <<\'EOS\'\n#!/bin/sh\n' + side_python + 'EOS\n'
-            '  chmod +x "$3/bin/python"; exit 0\nfi\nexit 1\n')
+        "  *) exit 0;;\n"
+        "esac\n"
+    )
+    _script(
+        bin_dir / "python3",
+        'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then\n'
+        '  mkdir -p "$3/bin" && cat > "$3/bin/python" <<\'EOS\'\n#!/bin/sh\n' + side_python + "EOS\n"
+        '  chmod +x "$3/bin/python"; exit 0\nfi\nexit 1\n',
+    )
     _script(bin_dir / "chromium", "exit 0\n")
     # npm: installs a stand-in azurite-blob, or fails (a registry down): then .ci/run fails before the tests
     _script(bin_dir / "npm", STAND_IN_NPM if npm_works else "echo 'stand-in npm: ECONNRESET' >&2\nexit 1\n")
 
 
-@pytest.mark.skipif(sys.platform == "win32" or shutil.which("bash") is None, reason=".ci/run is a bash script")
+@pytest.mark.skipif(
+    sys.platform == "win32" or shutil.which("bash") is None, reason=".ci/run is a bash script"
+)
 @pytest.mark.parametrize("failing", ["smoke", "test-extra", "pytest"])
 def test_ci_run_fails_when_the_installed_product_or_the_tests_fail(tmp_path, failing):
     """The side environments build; then the smoke step fails (a stand-in ``python`` exiting 1 on
@@ -124,20 +153,35 @@ def test_ci_run_fails_when_the_installed_product_or_the_tests_fail(tmp_path, fai
     test suite; .ci/run runs it for real)."""
     bin_dir, calls = tmp_path / "bin", tmp_path / "python-calls"
     bin_dir.mkdir()
-    fails_on = {"smoke": ".ci/installed_smoke.py", "test-extra": "-m pip install -q .[test]",
-                "pytest": "-m pytest"}[failing]
-    _script(bin_dir / "python", f"echo \"$*\" >> '{calls}'\n"
-                                f"[ \"$*\" = \"{fails_on}\" ] && {{ echo 'stand-in: failed' >&2; exit 1; }}\nexit 0\n")
+    fails_on = {
+        "smoke": ".ci/installed_smoke.py",
+        "test-extra": "-m pip install -q .[test]",
+        "pytest": "-m pytest",
+    }[failing]
+    _script(
+        bin_dir / "python",
+        f"echo \"$*\" >> '{calls}'\n"
+        f'[ "$*" = "{fails_on}" ] && {{ echo \'stand-in: failed\' >&2; exit 1; }}\nexit 0\n',
+    )
     _side_env_stand_ins(bin_dir)
     (tmp_path / "tmp").mkdir()
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-           "TMPDIR": str(tmp_path / "tmp")}
-    proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True,
-                          timeout=300)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "TMPDIR": str(tmp_path / "tmp"),
+    }
+    proc = subprocess.run(
+        ["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 1, (proc.stdout[-3000:], proc.stderr[-3000:])
     ran = calls.read_text().split("\n")[:-1]
     if failing == "pytest":
-        assert ran == ["-m pip install -q .[test]", ".ci/installed_smoke.py", "-m pip install .[test]", "-m pytest"]
+        assert ran == [
+            "-m pip install -q .[test]",
+            ".ci/installed_smoke.py",
+            "-m pip install .[test]",
+            "-m pytest",
+        ]
         assert "ci: error" not in proc.stdout + proc.stderr
         return
     assert "-m pytest" not in ran

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES
 
 SEED = FIXTURES / "seed-v3"
@@ -20,8 +19,14 @@ def run(*args, env=None, cwd=None):
     e = dict(os.environ)
     e.pop("NO_COLOR", None)
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "graphrag_audit", *map(str, args)], capture_output=True,
-                          text=True, timeout=300, env=e, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=e,
+        cwd=cwd,
+    )
 
 
 def snapshot(d: Path):
@@ -49,15 +54,18 @@ def test_json_on_stdout_only():
 LOOSE = ("--max-unreachable", "1", "--max-inflation", "100")
 
 
-@pytest.mark.parametrize("fixture,extra,fail_on,code", [
-    ("defects/level-gap", (), "error", 1),
-    ("defects/level-gap", (), "never", 0),
-    ("seed-v3", (), "error", 0),
-    ("seed-v3", (), "warning", 1),
-    ("seed-v3", LOOSE, "warning", 0),
-    ("seed-v3", LOOSE, "info", 1),
-    ("seed-v3", LOOSE, "never", 0),
-])
+@pytest.mark.parametrize(
+    "fixture,extra,fail_on,code",
+    [
+        ("defects/level-gap", (), "error", 1),
+        ("defects/level-gap", (), "never", 0),
+        ("seed-v3", (), "error", 0),
+        ("seed-v3", (), "warning", 1),
+        ("seed-v3", LOOSE, "warning", 0),
+        ("seed-v3", LOOSE, "info", 1),
+        ("seed-v3", LOOSE, "never", 0),
+    ],
+)
 def test_fail_on_maps_severity_to_exit_code(fixture, extra, fail_on, code):
     p = run("levels", FIXTURES / fixture, "--no-costs", "--fail-on", fail_on, *extra, "-f", "json")
     assert p.returncode == code, p.stderr
@@ -70,16 +78,23 @@ def test_fail_on_maps_severity_to_exit_code(fixture, extra, fail_on, code):
 def test_options_from_environment():
     p = run("levels", SEED, "--no-costs", env={"GRAPHRAG_AUDIT_FAIL_ON": "warning"})
     assert p.returncode == 1
-    p = run("levels", SEED, "--no-costs", env={"GRAPHRAG_AUDIT_FAIL_ON": "warning", "GRAPHRAG_AUDIT_LEVEL": "0"},
-            )
+    p = run(
+        "levels",
+        SEED,
+        "--no-costs",
+        env={"GRAPHRAG_AUDIT_FAIL_ON": "warning", "GRAPHRAG_AUDIT_LEVEL": "0"},
+    )
     assert p.returncode == 0, p.stdout  # at N=0 nothing is stuck and v2 == v1
 
 
-@pytest.mark.parametrize("make,expect", [
-    (lambda t: t / "missing", "no such file or directory"),
-    (lambda t: (t / "f.txt").write_text("x") and t / "f.txt", "not a directory"),
-    (lambda t: t, "no GraphRAG index tables found"),
-])
+@pytest.mark.parametrize(
+    "make,expect",
+    [
+        (lambda t: t / "missing", "no such file or directory"),
+        (lambda t: (t / "f.txt").write_text("x") and t / "f.txt", "not a directory"),
+        (lambda t: t, "no GraphRAG index tables found"),
+    ],
+)
 def test_unreadable_paths_exit_2_with_one_line(tmp_path, make, expect):
     target = make(tmp_path)
     before = snapshot(tmp_path)
@@ -91,13 +106,16 @@ def test_unreadable_paths_exit_2_with_one_line(tmp_path, make, expect):
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.parametrize("damage,expect", [
-    ("zero", "file is empty (0 bytes)"),
-    ("truncate", "truncated"),
-    ("text", "not a parquet file (bad magic bytes)"),
-    ("drop-level", "required column 'level' missing"),
-    ("string-level", "column 'level' has non-numeric value"),
-])
+@pytest.mark.parametrize(
+    "damage,expect",
+    [
+        ("zero", "file is empty (0 bytes)"),
+        ("truncate", "truncated"),
+        ("text", "not a parquet file (bad magic bytes)"),
+        ("drop-level", "required column 'level' missing"),
+        ("string-level", "column 'level' has non-numeric value"),
+    ],
+)
 def test_bad_tables_exit_2_naming_the_file(tmp_path, damage, expect):
     idx = tmp_path / "idx"
     shutil.copytree(SEED, idx)
@@ -142,7 +160,7 @@ def test_project_root_settings_and_timestamped_layout(tmp_path):
     # a graphrag project root whose settings.yaml points at a custom output dir
     root = tmp_path / "proj"
     shutil.copytree(SEED, root / "custom_out")
-    (root / "settings.yaml").write_text("models:\n  x: 1\noutput:\n  type: file\n  base_dir: \"custom_out\"\n")
+    (root / "settings.yaml").write_text('models:\n  x: 1\noutput:\n  type: file\n  base_dir: "custom_out"\n')
     p = run("levels", root, "-f", "json", "--no-costs")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)

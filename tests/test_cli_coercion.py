@@ -21,11 +21,64 @@ from graphrag_audit.cli.coercion import QuickRuntimeParam, quick_runtime_param  
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "fixtures" / "seed-v3"
 
-RAW = ["0", "1", "2", "-1", "-0", "01", "+1", " 1", "1 ", "1_000", "1.5", "0.25", "-0.5", "1.0", "1.", ".5",
-       "1e3", "nan", "inf", "-inf", "99999999999999999999", "123456789012345678", "abc", "", " ", "true",
-       "false", "True", "yes", "no", "-", ".", "..", "a\x00b", str(SEED), str(SEED / "communities.parquet"),
-       "/nonexistent/graphrag-audit", "json", "JSON", "text", "never", "warning", "auto", "always",
-       "cl100k_base", "estimate", "é", True, False, 0, 1, -3, 2.5, 0.0, Path("x"), Path(str(SEED))]
+RAW = [
+    "0",
+    "1",
+    "2",
+    "-1",
+    "-0",
+    "01",
+    "+1",
+    " 1",
+    "1 ",
+    "1_000",
+    "1.5",
+    "0.25",
+    "-0.5",
+    "1.0",
+    "1.",
+    ".5",
+    "1e3",
+    "nan",
+    "inf",
+    "-inf",
+    "99999999999999999999",
+    "123456789012345678",
+    "abc",
+    "",
+    " ",
+    "true",
+    "false",
+    "True",
+    "yes",
+    "no",
+    "-",
+    ".",
+    "..",
+    "a\x00b",
+    str(SEED),
+    str(SEED / "communities.parquet"),
+    "/nonexistent/graphrag-audit",
+    "json",
+    "JSON",
+    "text",
+    "never",
+    "warning",
+    "auto",
+    "always",
+    "cl100k_base",
+    "estimate",
+    "é",
+    True,
+    False,
+    0,
+    1,
+    -3,
+    2.5,
+    0.0,
+    Path("x"),
+    Path(str(SEED)),
+]
 
 
 def _commands():
@@ -50,8 +103,13 @@ def _outcome(fn):
         v = fn()
     except Exception as exc:  # noqa: BLE001 - the error is part of the contract
         cause = exc.__cause__
-        return ("error", type(exc).__name__, str(exc), type(cause).__name__ if cause else None,
-                str(getattr(exc, "message", "")))
+        return (
+            "error",
+            type(exc).__name__,
+            str(exc),
+            type(cause).__name__ if cause else None,
+            str(getattr(exc, "message", "")),
+        )
     return ("value", type(v), v)
 
 
@@ -64,7 +122,9 @@ def test_quick_coercion_matches_typer(cmd, ctx, param):
     ann = desc.annotation
     values = list(RAW)
     if isinstance(ann, type) and issubclass(ann, Enum):
-        values += list(ann) + [m.value for m in ann] + [m.value.upper() for m in ann if isinstance(m.value, str)]
+        values += (
+            list(ann) + [m.value for m in ann] + [m.value.upper() for m in ann if isinstance(m.value, str)]
+        )
     slow = build_runtime_param(desc)
     for v in values:
         want = _outcome(lambda: slow._coerce_value(v, param=param, ctx=ctx))
@@ -79,8 +139,9 @@ def test_every_simple_parameter_is_quick():
     for cname, cmd in _commands().items():
         ctx = cmd.context_class(cmd, info_name=cname)
         for p in cmd.get_params(ctx):
-            if hasattr(p, "type_descriptor") and not isinstance(quick_runtime_param(p.type_descriptor),
-                                                                QuickRuntimeParam):
+            if hasattr(p, "type_descriptor") and not isinstance(
+                quick_runtime_param(p.type_descriptor), QuickRuntimeParam
+            ):
                 left.add((cname, p.name, p.type_descriptor.annotation))
     assert not left, sorted(map(str, left))
 

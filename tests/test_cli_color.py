@@ -26,13 +26,24 @@ SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 def columns(line: str) -> int:
     """Terminal columns of a line (wide East Asian characters take two, combining marks none)."""
-    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
-               for ch in line)
+    return sum(
+        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        for ch in line
+    )
 
 
 def run(args, env=None):
-    res = CliRunner().invoke(app, ["levels", *args], env={"NO_COLOR": None, "GRAPHRAG_AUDIT_COLOR": None, "COLUMNS": None,
-                                                          "GRAPHRAG_AUDIT_WIDTH": None, **(env or {})})
+    res = CliRunner().invoke(
+        app,
+        ["levels", *args],
+        env={
+            "NO_COLOR": None,
+            "GRAPHRAG_AUDIT_COLOR": None,
+            "COLUMNS": None,
+            "GRAPHRAG_AUDIT_WIDTH": None,
+            **(env or {}),
+        },
+    )
     assert res.exit_code in (0, 1), res.output
     return res.stdout
 
@@ -61,8 +72,12 @@ def test_machine_formats_never_carry_color(index, fmt):
 
 def test_escape_sequences_in_titles_never_reach_the_terminal(tmp_path):
     evil = "\x1b[31mred\x1b[0m \x1b]0;title\x07 \x1b[2J cleared \x9b31m"
-    path = write_index(tmp_path / "idx", report_titles={c: evil for c in range(5)},
-                       periods={1: evil}, entity_titles={"e7": evil})
+    path = write_index(
+        tmp_path / "idx",
+        report_titles={c: evil for c in range(5)},
+        periods={1: evil},
+        entity_titles={"e7": evil},
+    )
     out = run([str(path), "--no-costs", "--level", "2", "--list-reports", "--color", "never"])
     assert "red" in out and "cleared" in out  # the titles are listed (focus tables at --level 2)
     assert ESC not in out and "\x9b" not in out and "\x07" not in out
@@ -81,12 +96,20 @@ def _on_a_terminal(args, env, cols=120):
 
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
-    full_env = {k: v for k, v in os.environ.items()
-                if k not in ("NO_COLOR", "GRAPHRAG_AUDIT_COLOR", "GRAPHRAG_AUDIT_WIDTH", "COLUMNS", "TERM",
-                             "FORCE_COLOR")}
+    full_env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in ("NO_COLOR", "GRAPHRAG_AUDIT_COLOR", "GRAPHRAG_AUDIT_WIDTH", "COLUMNS", "TERM", "FORCE_COLOR")
+    }
     full_env.update({"TERM": "xterm-256color", **env})
-    proc = subprocess.Popen([sys.executable, "-m", "graphrag_audit", "levels", *args], stdout=slave,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=full_env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphrag_audit", "levels", *args],
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=full_env,
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -118,7 +141,9 @@ def test_no_color_on_a_terminal(index):
 def test_width_bounds_every_line(index, width):
     out = run([str(index), "--no-costs", "--level", "2", "--list-reports", "--width", str(width)])
     assert max(columns(line) for line in out.splitlines()) <= width
-    via_env = run([str(index), "--no-costs", "--level", "2", "--list-reports"], env={"GRAPHRAG_AUDIT_WIDTH": str(width)})
+    via_env = run(
+        [str(index), "--no-costs", "--level", "2", "--list-reports"], env={"GRAPHRAG_AUDIT_WIDTH": str(width)}
+    )
     assert via_env == out
 
 
@@ -144,10 +169,19 @@ def test_focus_tables_keep_their_number_columns(tmp_path, width):
     level <= 2) with 4, 2, 2, 2, 2 entities; long titles are cut, never ids or counts."""
     long_title = "The Cratchit Family, Their Christmas Community and the Spirits of Redemption " * 2
     index = write_index(tmp_path / "idx", report_titles={c: long_title for c in range(5)})
-    lines = run([str(index), "--no-costs", "--level", "2", "--list-reports", "--width", str(width)]).splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("community_level 2 · graphrag >= 2.0: 5"))
+    lines = run(
+        [str(index), "--no-costs", "--level", "2", "--list-reports", "--width", str(width)]
+    ).splitlines()
+    start = next(
+        i for i, line in enumerate(lines) if line.startswith("community_level 2 · graphrag >= 2.0: 5")
+    )
     head = next(i for i in range(start, len(lines)) if lines[i].split()[:1] == ["id"])
     assert lines[head].split() == ["id", "level", "title", "entities", "tokens"]
-    rows = [line.split() for line in lines[head + 2:head + 7]]
+    rows = [line.split() for line in lines[head + 2 : head + 7]]
     assert [(r[0], r[1], r[-2], r[-1]) for r in rows] == [
-        ("0", "0", "4", "—"), ("1", "0", "2", "—"), ("2", "1", "2", "—"), ("3", "1", "2", "—"), ("4", "2", "2", "—")]
+        ("0", "0", "4", "—"),
+        ("1", "0", "2", "—"),
+        ("2", "1", "2", "—"),
+        ("3", "1", "2", "—"),
+        ("4", "2", "2", "—"),
+    ]

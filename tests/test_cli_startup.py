@@ -48,7 +48,9 @@ sys.stderr.write("\\nMODULES " + json.dumps({"code": code, "modules": sorted(sys
 """
 
 
-def _probe(code: str, *args: str, cwd: Path = ROOT, cache: Path | None = None) -> tuple[object, set[str], str]:
+def _probe(
+    code: str, *args: str, cwd: Path = ROOT, cache: Path | None = None
+) -> tuple[object, set[str], str]:
     """Run ``code`` in a fresh interpreter: (its exit code, the modules it imported, its stdout).
     Its token cache is ``cache`` (default: a new empty directory, never the user's own cache)."""
     got = _probe_line(code, *args, cwd=cwd, cache=cache)
@@ -63,11 +65,12 @@ def _probe_line(code: str, *args: str, cwd: Path = ROOT, cache: Path | None = No
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHRAG_AUDIT_")}
     env["GRAPHRAG_AUDIT_CACHE_DIR"] = str(cache)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    proc = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
     line = [ln for ln in proc.stderr.splitlines() if ln.startswith("MODULES ")]
     assert line, proc.stderr[-2000:]
-    return dict(json.loads(line[-1][len("MODULES "):]), stdout=proc.stdout)
+    return dict(json.loads(line[-1][len("MODULES ") :]), stdout=proc.stdout)
 
 
 def _imported(code: str, *args: str, cwd: Path = ROOT) -> tuple[object, set[str]]:
@@ -83,15 +86,17 @@ def _top(modules: set[str]) -> set[str]:
 
 
 def test_import_package_is_light_and_names_resolve_lazily():
-    code = ("import sys, json, graphrag_audit\n"
-            "before = sorted(sys.modules)\n"
-            "from graphrag_audit import IndexInputError, load_index\n"
-            "import graphrag_audit.errors as e, graphrag_audit.io.load as l, graphrag_audit.analysis.audit as a\n"
-            "assert IndexInputError is e.IndexInputError and load_index is l.load_index\n"
-            "assert graphrag_audit.audit is a.audit and graphrag_audit.AuditOptions is a.AuditOptions\n"
-            "try:\n    graphrag_audit.no_such_name\nexcept AttributeError:\n    pass\n"
-            "else:\n    raise SystemExit('no AttributeError')\n"
-            "sys.stderr.write('\\nMODULES ' + json.dumps({'code': 0, 'modules': before}) + '\\n')\n")
+    code = (
+        "import sys, json, graphrag_audit\n"
+        "before = sorted(sys.modules)\n"
+        "from graphrag_audit import IndexInputError, load_index\n"
+        "import graphrag_audit.errors as e, graphrag_audit.io.load as l, graphrag_audit.analysis.audit as a\n"
+        "assert IndexInputError is e.IndexInputError and load_index is l.load_index\n"
+        "assert graphrag_audit.audit is a.audit and graphrag_audit.AuditOptions is a.AuditOptions\n"
+        "try:\n    graphrag_audit.no_such_name\nexcept AttributeError:\n    pass\n"
+        "else:\n    raise SystemExit('no AttributeError')\n"
+        "sys.stderr.write('\\nMODULES ' + json.dumps({'code': 0, 'modules': before}) + '\\n')\n"
+    )
     code_, modules = _imported(code)
     assert code_ == 0
     assert not _top(modules) & {*HEAVY, *TOKENIZER, "typer", "rich"}
@@ -101,12 +106,16 @@ def test_import_package_is_light_and_names_resolve_lazily():
 COMMANDS = ("levels", "tree", "report", "plan", "explain", "diff", "update-run", "bundle")
 
 
-@pytest.mark.parametrize("args", [["--help"], ["--version"], *([c, "--help"] for c in COMMANDS)], ids=" ".join)
+@pytest.mark.parametrize(
+    "args", [["--help"], ["--version"], *([c, "--help"] for c in COMMANDS)], ids=" ".join
+)
 def test_help_and_version_import_no_data_library_nor_tokenizer(args):
     code, modules = _cli(*args)
     assert code in (0, None)
     # nor pydantic (typer's coercion: graphrag_audit.cli.coercion converts these values, issue 22)
-    assert not _top(modules) & {*HEAVY, *TOKENIZER, "pydantic"}, sorted(_top(modules) & {*HEAVY, *TOKENIZER, "pydantic"})
+    assert not _top(modules) & {*HEAVY, *TOKENIZER, "pydantic"}, sorted(
+        _top(modules) & {*HEAVY, *TOKENIZER, "pydantic"}
+    )
     # a command's module only for that command's help (graphrag_audit.cli.lazy)
     loaded = {m.rsplit(".", 1)[1] for m in modules if m.rsplit(".", 1)[0] == "graphrag_audit.cli"}
     wanted = {a.replace("-", "_") for a in args if a in COMMANDS}
@@ -115,13 +124,18 @@ def test_help_and_version_import_no_data_library_nor_tokenizer(args):
     assert loaded & {c.replace("-", "_") for c in COMMANDS} == wanted
     # nor a renderer (they import numpy and rich); the memory hooks (cli.memory, imported to turn
     # huge pages off) import pyarrow only when memory is released: HEAVY above holds them to it
-    assert not {m for m in modules if m.startswith("graphrag_audit.render.") and m != "graphrag_audit.render.formats"}
+    assert not {
+        m for m in modules if m.startswith("graphrag_audit.render.") and m != "graphrag_audit.render.formats"
+    }
     if args == ["--version"]:  # answered before typer is imported (graphrag_audit.cli.main)
         assert "typer" not in _top(modules)
 
 
-@pytest.mark.parametrize("args", [["levels", str(SEED), "--tokenizer", "estimate", "-f", "json"], ["--help"]],
-                         ids=["levels", "--help"])
+@pytest.mark.parametrize(
+    "args",
+    [["levels", str(SEED), "--tokenizer", "estimate", "-f", "json"], ["--help"]],
+    ids=["levels", "--help"],
+)
 def test_command_lines_run_without_transparent_huge_pages(args):
     """The CLI turns transparent huge pages off before any table is read (cli.memory.avoid_huge_pages:
     the kernel's clearing of huge pages was most of a large audit's CPU time on a virtual machine)."""
@@ -135,18 +149,22 @@ def test_command_lines_run_without_transparent_huge_pages(args):
     assert after == "0", got
 
 
-@pytest.mark.parametrize("args, counts", [
-    (["levels", str(SEED), "--no-costs", "-f", "json"], False),
-    (["levels", str(SEED), "--tokenizer", "estimate", "-f", "json"], False),
-    (["report", str(SEED), "--no-costs", "-o", "-"], False),
-    (["report", str(SEED), "--tokenizer", "estimate", "-o", "-"], False),
-    (["plan", str(SEED), "--reports", "3", "--no-costs", "-f", "json"], False),
-    (["plan", str(SEED), "--reports", "3", "--tokenizer", "estimate", "-f", "json"], False),
-    (["tree", str(SEED)], False),
-    # the probe sees the tokenizer when tokens are counted exactly (and the token cache is empty)
-    (["levels", str(SEED), "-f", "json"], True),
-    (["plan", str(SEED), "--reports", "3", "-f", "json", "--tokenizer", "o200k_base"], True),
-], ids=lambda v: " ".join(v).replace(str(SEED), "seed-v3") if isinstance(v, list) else str(v))
+@pytest.mark.parametrize(
+    "args, counts",
+    [
+        (["levels", str(SEED), "--no-costs", "-f", "json"], False),
+        (["levels", str(SEED), "--tokenizer", "estimate", "-f", "json"], False),
+        (["report", str(SEED), "--no-costs", "-o", "-"], False),
+        (["report", str(SEED), "--tokenizer", "estimate", "-o", "-"], False),
+        (["plan", str(SEED), "--reports", "3", "--no-costs", "-f", "json"], False),
+        (["plan", str(SEED), "--reports", "3", "--tokenizer", "estimate", "-f", "json"], False),
+        (["tree", str(SEED)], False),
+        # the probe sees the tokenizer when tokens are counted exactly (and the token cache is empty)
+        (["levels", str(SEED), "-f", "json"], True),
+        (["plan", str(SEED), "--reports", "3", "-f", "json", "--tokenizer", "o200k_base"], True),
+    ],
+    ids=lambda v: " ".join(v).replace(str(SEED), "seed-v3") if isinstance(v, list) else str(v),
+)
 def test_tokenizer_is_imported_only_when_tokens_are_counted(args, counts):
     code, modules = _cli(*args)
     assert code in (0, 1)
@@ -155,8 +173,11 @@ def test_tokenizer_is_imported_only_when_tokens_are_counted(args, counts):
     assert "tiktoken" not in _top(modules)  # only graphrag's own code (--verify) uses it
 
 
-@pytest.mark.parametrize("command", [["levels", str(SEED)], ["levels", str(SEED), "-f", "json"]],
-                         ids=lambda v: " ".join(v).replace(str(SEED), "seed-v3"))
+@pytest.mark.parametrize(
+    "command",
+    [["levels", str(SEED)], ["levels", str(SEED), "-f", "json"]],
+    ids=lambda v: " ".join(v).replace(str(SEED), "seed-v3"),
+)
 def test_a_warm_token_cache_never_loads_the_tokenizer(tmp_path, command):
     """A small index's second exact ``levels`` takes every count from the token cache (short strings in
     small calls are cached too: token_cache.SMALL_CALL), so the tokenizer (~1 s of rank-table

@@ -18,15 +18,41 @@ SEED = ROOT / "fixtures" / "seed-v3"
 
 #: options that mean the same in every command that has them (--level and report's required -o
 #: mean something else per command, and say so)
-SHARED = ("DIR", "--tokenizer", "--max-context-tokens", "--no-costs", "--color", "--width", "--debug", "--format",
-          "--num-repeats", "--threshold", "--keep-parent", "--max-level", "--relevant", "--use-summary", "--query",
-          "--max-unreachable", "--max-inflation", "--min-coverage", "--include-titles")
+SHARED = (
+    "DIR",
+    "--tokenizer",
+    "--max-context-tokens",
+    "--no-costs",
+    "--color",
+    "--width",
+    "--debug",
+    "--format",
+    "--num-repeats",
+    "--threshold",
+    "--keep-parent",
+    "--max-level",
+    "--relevant",
+    "--use-summary",
+    "--query",
+    "--max-unreachable",
+    "--max-inflation",
+    "--min-coverage",
+    "--include-titles",
+)
 
 
 def test_report_has_every_dynamic_option_of_levels():
     """The HTML report shows the dynamic selection, so it takes the same knobs as levels."""
     cmds = _commands()
-    dyn = {"--num-repeats", "--threshold", "--keep-parent", "--max-level", "--relevant", "--use-summary", "--query"}
+    dyn = {
+        "--num-repeats",
+        "--threshold",
+        "--keep-parent",
+        "--max-level",
+        "--relevant",
+        "--use-summary",
+        "--query",
+    }
     opts = {name: {o for p in cmd.params for o in getattr(p, "opts", ())} for name, cmd in cmds.items()}
     assert dyn <= opts["levels"] and dyn <= opts["report"]
 
@@ -36,7 +62,16 @@ def _commands() -> dict:
 
 
 def test_every_command_is_registered_in_order():
-    assert list(_commands()) == ["levels", "tree", "report", "plan", "explain", "diff", "update-run", "bundle"]
+    assert list(_commands()) == [
+        "levels",
+        "tree",
+        "report",
+        "plan",
+        "explain",
+        "diff",
+        "update-run",
+        "bundle",
+    ]
 
 
 @pytest.mark.parametrize("name", SHARED)
@@ -51,9 +86,13 @@ def test_a_shared_option_has_one_help_text(name):
 
 
 def test_format_choices_are_the_registry_enums():
-    want = {"levels": formats.LevelsFormat, "tree": formats.TreeFormat, "plan": formats.PlanFormat,
-            "diff": formats.DiffFormat,
-            "update-run": formats.UpdateRunFormat}
+    want = {
+        "levels": formats.LevelsFormat,
+        "tree": formats.TreeFormat,
+        "plan": formats.PlanFormat,
+        "diff": formats.DiffFormat,
+        "update-run": formats.UpdateRunFormat,
+    }
     for cmd_name, cmd in _commands().items():
         fmt = [p for p in cmd.params if "--format" in getattr(p, "opts", ())]
         if cmd_name not in want:
@@ -62,8 +101,10 @@ def test_format_choices_are_the_registry_enums():
         assert fmt[0].type_descriptor.annotation is want[cmd_name]
 
 
-@pytest.mark.parametrize("enum", [formats.LevelsFormat, formats.TreeFormat, formats.PlanFormat, formats.ReportFormat,
-                                  formats.DiffFormat])
+@pytest.mark.parametrize(
+    "enum",
+    [formats.LevelsFormat, formats.TreeFormat, formats.PlanFormat, formats.ReportFormat, formats.DiffFormat],
+)
 def test_every_format_has_a_renderer(enum):
     for fmt in enum:
         fn = formats.renderer(fmt)
@@ -86,7 +127,11 @@ def _cli_imports() -> dict[str, set[str]]:
         name = "graphrag_audit.cli" + ("" if path.stem == "__init__" else f".{path.stem}")
         deps = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("graphrag_audit.cli"):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("graphrag_audit.cli")
+            ):
                 deps.add(node.module)
             elif isinstance(node, ast.Import):
                 deps |= {a.name for a in node.names if a.name.startswith("graphrag_audit.cli")}
@@ -99,12 +144,20 @@ def _cli_imports() -> dict[str, set[str]]:
 
 def test_cli_modules_import_one_way():
     graph = _cli_imports()
-    commands = {"graphrag_audit.cli.levels", "graphrag_audit.cli.tree", "graphrag_audit.cli.report",
-                "graphrag_audit.cli.plan", "graphrag_audit.cli.update_run"}
+    commands = {
+        "graphrag_audit.cli.levels",
+        "graphrag_audit.cli.tree",
+        "graphrag_audit.cli.report",
+        "graphrag_audit.cli.plan",
+        "graphrag_audit.cli.update_run",
+    }
     assert commands <= set(graph)
     for cmd in commands:  # commands use options, run and memory; never the app nor each other
-        assert graph[cmd] <= {"graphrag_audit.cli.options", "graphrag_audit.cli.run", "graphrag_audit.cli.memory"}, \
-            (cmd, graph[cmd])
+        assert graph[cmd] <= {
+            "graphrag_audit.cli.options",
+            "graphrag_audit.cli.run",
+            "graphrag_audit.cli.memory",
+        }, (cmd, graph[cmd])
     assert graph["graphrag_audit.cli.run"] <= {"graphrag_audit.cli.options"}
     assert graph["graphrag_audit.cli.options"] == set()
     assert graph["graphrag_audit.cli.entry"] >= commands | {"graphrag_audit.cli.run"}
@@ -130,7 +183,11 @@ def test_audit_calls_between_phases_only_when_given():
     from graphrag_audit.analysis.audit import AuditOptions, audit
 
     # analysis imports nothing of the CLI (release_freed_memory came from cli.memory)
-    assert not [n for n, v in vars(audit_mod).items() if str(getattr(v, "__module__", "")).startswith("graphrag_audit.cli")]
+    assert not [
+        n
+        for n, v in vars(audit_mod).items()
+        if str(getattr(v, "__module__", "")).startswith("graphrag_audit.cli")
+    ]
     from graphrag_audit.io.load import load_index
 
     calls = []

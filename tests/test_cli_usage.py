@@ -12,15 +12,23 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, ROOT, shared_index
 
 SEED = FIXTURES / "seed-v3"
 RULES_MD = ROOT / "docs" / "rules.md"
 
 
-def _env(extra: dict | None = None, drop=("NO_COLOR", "COLUMNS", "GRAPHRAG_AUDIT_WIDTH", "GRAPHRAG_AUDIT_LEVEL",
-                                          "GRAPHRAG_AUDIT_TOKENIZER", "GRAPHRAG_AUDIT_FORMAT")) -> dict:
+def _env(
+    extra: dict | None = None,
+    drop=(
+        "NO_COLOR",
+        "COLUMNS",
+        "GRAPHRAG_AUDIT_WIDTH",
+        "GRAPHRAG_AUDIT_LEVEL",
+        "GRAPHRAG_AUDIT_TOKENIZER",
+        "GRAPHRAG_AUDIT_FORMAT",
+    ),
+) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env.update(extra or {})
     return env
@@ -28,8 +36,16 @@ def _env(extra: dict | None = None, drop=("NO_COLOR", "COLUMNS", "GRAPHRAG_AUDIT
 
 def run(*args, env=None, **kw) -> subprocess.CompletedProcess:
     """The CLI in a new session (no controlling terminal), stdout and stderr piped."""
-    return subprocess.run([sys.executable, "-m", "graphrag_audit", *map(str, args)], capture_output=True, text=True,
-                          timeout=300, env=_env(env), cwd=ROOT, start_new_session=True, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(env),
+        cwd=ROOT,
+        start_new_session=True,
+        **kw,
+    )
 
 
 def _one_error_line(p: subprocess.CompletedProcess) -> str:
@@ -47,7 +63,7 @@ def _rules_md_section(rule: str) -> str:
     text = RULES_MD.read_text(encoding="utf-8")
     start = text.index(f"### {rule}\n")
     ends = [i for i in (text.find("\n### ", start + 1), text.find("\n## ", start + 1)) if i >= 0]
-    return " ".join(text[start:min(ends, default=len(text))].split())
+    return " ".join(text[start : min(ends, default=len(text))].split())
 
 
 @pytest.mark.parametrize("rule", ["v2-inflation", "int32-community-ids", "no-level-0"])
@@ -55,7 +71,9 @@ def test_explain_prints_the_rules_page(rule):
     p = run("explain", rule, "--width", "80")
     assert p.returncode == 0 and p.stderr == ""
     out = p.stdout
-    assert max(len(line) for line in out.splitlines()) <= 80 and not any(l != l.rstrip() for l in out.splitlines())
+    assert max(len(line) for line in out.splitlines()) <= 80 and not any(
+        l != l.rstrip() for l in out.splitlines()
+    )
     folded = " ".join(out.split())
     section = _rules_md_section(rule)
     severity = re.search(r"\*\*Severity:\*\* (\w+)\. \*\*Means:\*\* (.*?)\. \*\*Fix:\*\* (.*)", section)
@@ -65,7 +83,7 @@ def test_explain_prints_the_rules_page(rule):
     # what it means is the title line, said once (issue 38: not again as "What it means")
     assert folded.count(means) == 1 and "What it means" not in out
     assert "How to fix: " + fix.strip() in folded
-    note = section[len(f"### {rule}"):].split("**Severity:**")[0].strip()
+    note = section[len(f"### {rule}") :].split("**Severity:**")[0].strip()
     if note:  # the notes docs/rules.md carries are on the page too
         assert note in folded
 
@@ -87,14 +105,23 @@ def test_explain_pages_say_the_title_once_and_wrap_it():
 def test_explain_without_a_rule_lists_every_rule_of_rules_md():
     p = run("explain", "--width", "200")
     assert p.returncode == 0 and p.stderr == ""
-    table = re.findall(r"^\| \[`([a-z0-9-]+)`\]\(#\1\) \| (\w+) \| (.*) \|$", RULES_MD.read_text(encoding="utf-8"), re.M)
+    table = re.findall(
+        r"^\| \[`([a-z0-9-]+)`\]\(#\1\) \| (\w+) \| (.*) \|$", RULES_MD.read_text(encoding="utf-8"), re.M
+    )
     assert len(table) >= 30
     listed = {line.split()[0]: line.split()[1] for line in p.stdout.splitlines()[2:] if line.strip()}
     assert listed == {rule: sev for rule, sev, _ in table}
 
 
-@pytest.mark.parametrize("typo, near", [("v2-inflaton", "v2-inflation"), ("DEPTH-MISMATCH", None),
-                                        ("dynamic", "dynamic-fails"), ("xyzzy", None)])
+@pytest.mark.parametrize(
+    "typo, near",
+    [
+        ("v2-inflaton", "v2-inflation"),
+        ("DEPTH-MISMATCH", None),
+        ("dynamic", "dynamic-fails"),
+        ("xyzzy", None),
+    ],
+)
 def test_explain_unknown_rule_is_one_line_with_close_matches(typo, near):
     if near is None and typo.lower() != typo:  # the id is matched case-insensitively
         p = run("explain", typo)
@@ -115,7 +142,9 @@ def test_level_only_chooses_the_level_and_list_reports_lists():
     typed = run("levels", idx, "--no-costs", "--color", "never", "--width", "100", "--level", "2")
     assert typed.returncode == plain.returncode and typed.stdout == plain.stdout  # --level 2 is the default
     assert "community_level 2 · graphrag" not in typed.stdout
-    listed = run("levels", idx, "--no-costs", "--color", "never", "--width", "100", "--level", "2", "--list-reports")
+    listed = run(
+        "levels", idx, "--no-costs", "--color", "never", "--width", "100", "--level", "2", "--list-reports"
+    )
     doc = json.loads(run("levels", idx, "--no-costs", "-f", "json", "--level", "2").stdout)
     sel = doc["levels"][2]["selected"]
     lines = listed.stdout.splitlines()
@@ -126,29 +155,40 @@ def test_level_only_chooses_the_level_and_list_reports_lists():
         assert f"{len(ids)}" in lines[start]
         head = next(i for i in range(start, len(lines)) if lines[i].split()[:1] == ["id"])
         rows = []
-        for line in lines[head + 2:]:
+        for line in lines[head + 2 :]:
             if not line.strip():
                 break
             rows.append(int(line.split()[0]))
-        assert sorted(rows) == sorted(ids)[:len(rows)] or set(rows) <= set(ids)
+        assert sorted(rows) == sorted(ids)[: len(rows)] or set(rows) <= set(ids)
         assert len(rows) == min(len(ids), 200)
     assert len(typed.stdout.splitlines()) < 120 < len(lines)
 
 
 # ---- one-line usage errors ------------------------------------------------------------------
-@pytest.mark.parametrize("args, words", [
-    (["levels", SEED, "--level", "-1"], ["--level: must be at least 0 (got '-1')", "graphrag-audit levels --help"]),
-    (["levels", SEED, "--level", "abc"], ["--level: must be a whole number (got 'abc')"]),
-    (["levels", SEED, "--format", "nope"], ["--format: 'nope' is not one of text, json, markdown, github"]),
-    (["levels", SEED, "--width", "10"], ["--width: must be at least 40"]),
-    (["levels", SEED, "--max-unreachable", "2"], ["--max-unreachable: must be at most 1 (got '2')"]),
-    (["levels", SEED, "--price-in", "-3"], ["--price-in: must be at least 0"]),
-    (["levels", SEED, "--bogus"], ["No such option: --bogus"]),
-    (["levels"], ["Missing argument 'DIR'"]),
-    (["tree", SEED, "-f", "x"], ["--format: 'x' is not one of text, mermaid, dot, graphml, json",
-                                 "graphrag-audit tree --help"]),
-    (["nope"], ["No such command 'nope'", "graphrag-audit --help lists the commands"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (
+            ["levels", SEED, "--level", "-1"],
+            ["--level: must be at least 0 (got '-1')", "graphrag-audit levels --help"],
+        ),
+        (["levels", SEED, "--level", "abc"], ["--level: must be a whole number (got 'abc')"]),
+        (
+            ["levels", SEED, "--format", "nope"],
+            ["--format: 'nope' is not one of text, json, markdown, github"],
+        ),
+        (["levels", SEED, "--width", "10"], ["--width: must be at least 40"]),
+        (["levels", SEED, "--max-unreachable", "2"], ["--max-unreachable: must be at most 1 (got '2')"]),
+        (["levels", SEED, "--price-in", "-3"], ["--price-in: must be at least 0"]),
+        (["levels", SEED, "--bogus"], ["No such option: --bogus"]),
+        (["levels"], ["Missing argument 'DIR'"]),
+        (
+            ["tree", SEED, "-f", "x"],
+            ["--format: 'x' is not one of text, mermaid, dot, graphml, json", "graphrag-audit tree --help"],
+        ),
+        (["nope"], ["No such command 'nope'", "graphrag-audit --help lists the commands"]),
+    ],
+)
 def test_usage_errors_are_one_line(args, words):
     line = _one_error_line(run(*args))
     for w in words:
@@ -158,7 +198,10 @@ def test_usage_errors_are_one_line(args, words):
 
 def test_a_bad_environment_value_says_where_it_came_from():
     line = _one_error_line(run("levels", SEED, env={"GRAPHRAG_AUDIT_LEVEL": "x"}))
-    assert "--level: must be a whole number (got 'x') (from the environment variable GRAPHRAG_AUDIT_LEVEL)" in line
+    assert (
+        "--level: must be a whole number (got 'x') (from the environment variable GRAPHRAG_AUDIT_LEVEL)"
+        in line
+    )
 
 
 def test_no_arguments_still_print_the_help():
@@ -180,10 +223,20 @@ def _pty(cols: int):
 
 def _levels_text(width=None, **kw) -> str:
     args = ["levels", SEED, "--no-costs", "--color", "never", "--list-reports", "--level", "1"]
-    p = subprocess.run([sys.executable, "-m", "graphrag_audit", *map(str, args),
-                        *(["--width", str(width)] if width else [])], stdout=subprocess.PIPE,
-                       stdin=subprocess.DEVNULL, timeout=300, cwd=ROOT, **{"env": _env(), "stderr": subprocess.PIPE,
-                                                                           "start_new_session": True, **kw})
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "graphrag_audit",
+            *map(str, args),
+            *(["--width", str(width)] if width else []),
+        ],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+        cwd=ROOT,
+        **{"env": _env(), "stderr": subprocess.PIPE, "start_new_session": True, **kw},
+    )
     assert p.returncode in (0, 1), p.stderr
     return p.stdout.decode("utf-8")
 
@@ -238,10 +291,27 @@ def test_an_output_file_stays_100_columns(tmp_path):
     master, slave = _pty(72)
     try:
         _levels_text(stderr=slave) and None
-        args = ["levels", SEED, "--no-costs", "--color", "never", "--list-reports", "--level", "1", "-o",
-                tmp_path / "out.txt"]
-        subprocess.run([sys.executable, "-m", "graphrag_audit", *map(str, args)], stderr=slave,
-                       stdout=subprocess.PIPE, env=_env(), cwd=ROOT, timeout=300, start_new_session=True)
+        args = [
+            "levels",
+            SEED,
+            "--no-costs",
+            "--color",
+            "never",
+            "--list-reports",
+            "--level",
+            "1",
+            "-o",
+            tmp_path / "out.txt",
+        ]
+        subprocess.run(
+            [sys.executable, "-m", "graphrag_audit", *map(str, args)],
+            stderr=slave,
+            stdout=subprocess.PIPE,
+            env=_env(),
+            cwd=ROOT,
+            timeout=300,
+            start_new_session=True,
+        )
     finally:
         os.close(slave)
         os.close(master)
@@ -252,7 +322,9 @@ def test_an_output_file_stays_100_columns(tmp_path):
 def _project(tmp_path: Path, text: str) -> Path:
     root = tmp_path / "project"
     root.mkdir()
-    (root / "settings.yaml").write_text(text.replace("{OUT}", json.dumps(str(SEED.resolve()))), encoding="utf-8")
+    (root / "settings.yaml").write_text(
+        text.replace("{OUT}", json.dumps(str(SEED.resolve()))), encoding="utf-8"
+    )
     return root
 
 
@@ -263,24 +335,47 @@ def _json(*args) -> dict:
 
 
 def _calls(doc: dict) -> list:
-    return [(r["selected"]["v2"]["tokens"], r["selected"]["v2"]["map_calls"], r["selected"]["v1"]["map_calls"])
-            for r in doc["levels"]]
+    return [
+        (r["selected"]["v2"]["tokens"], r["selected"]["v2"]["map_calls"], r["selected"]["v1"]["map_calls"])
+        for r in doc["levels"]
+    ]
 
 
 V1_SETTINGS = "encoding_model: o200k_base\nstorage:\n  type: file\n  base_dir: {OUT}\nglobal_search:\n  max_tokens: 120\n"
-V2_SETTINGS = ("models:\n  default_chat_model:\n    model: gpt-4o\n  mini:\n    model: gpt-4o-mini\n"
-               "    encoding_model: o200k_base\noutput:\n  type: file\n  base_dir: {OUT}\n"
-               "global_search:\n  chat_model_id: mini\n  max_context_tokens: '150'\n  max_tokens: 9\n")
-V3_SETTINGS = ("completion_models:\n  default_completion_model:\n    model: gpt-4o\n"
-               "output_storage:\n  type: file\n  base_dir: {OUT}\nglobal_search:\n  max_context_tokens: 130\n")
+V2_SETTINGS = (
+    "models:\n  default_chat_model:\n    model: gpt-4o\n  mini:\n    model: gpt-4o-mini\n"
+    "    encoding_model: o200k_base\noutput:\n  type: file\n  base_dir: {OUT}\n"
+    "global_search:\n  chat_model_id: mini\n  max_context_tokens: '150'\n  max_tokens: 9\n"
+)
+V3_SETTINGS = (
+    "completion_models:\n  default_completion_model:\n    model: gpt-4o\n"
+    "output_storage:\n  type: file\n  base_dir: {OUT}\nglobal_search:\n  max_context_tokens: 130\n"
+)
 
 
-@pytest.mark.parametrize("text, tokenizer, max_tokens, where", [
-    (V1_SETTINGS, "o200k_base", 120, ("settings.yaml encoding_model", "settings.yaml global_search.max_tokens")),
-    (V2_SETTINGS, "o200k_base", 150, ("settings.yaml models.mini.encoding_model",
-                                      "settings.yaml global_search.max_context_tokens")),
-    (V3_SETTINGS, "cl100k_base", 130, ("graphrag default", "settings.yaml global_search.max_context_tokens")),
-])
+@pytest.mark.parametrize(
+    "text, tokenizer, max_tokens, where",
+    [
+        (
+            V1_SETTINGS,
+            "o200k_base",
+            120,
+            ("settings.yaml encoding_model", "settings.yaml global_search.max_tokens"),
+        ),
+        (
+            V2_SETTINGS,
+            "o200k_base",
+            150,
+            ("settings.yaml models.mini.encoding_model", "settings.yaml global_search.max_context_tokens"),
+        ),
+        (
+            V3_SETTINGS,
+            "cl100k_base",
+            130,
+            ("graphrag default", "settings.yaml global_search.max_context_tokens"),
+        ),
+    ],
+)
 def test_costs_follow_the_project_settings(tmp_path, text, tokenizer, max_tokens, where):
     root = _project(tmp_path, text)
     doc = _json(root)
@@ -300,7 +395,9 @@ def test_costs_follow_the_project_settings(tmp_path, text, tokenizer, max_tokens
     want_tok = tokenizer + ("" if where[0] == "graphrag default" else f" ({where[0]})")
     assert title.strip() == f"Depth and cost per N ({want_tok}, max_context_tokens {max_tokens} ({where[1]}))"
     md = run("levels", root, "-f", "markdown", "--fail-on", "never").stdout
-    assert f"tokens/batch" in md and "global_search" in md  # markdown escapes "_" only where it could emphasise
+    assert (
+        "tokens/batch" in md and "global_search" in md
+    )  # markdown escapes "_" only where it could emphasise
 
 
 def test_options_override_the_settings(tmp_path):
@@ -308,18 +405,28 @@ def test_options_override_the_settings(tmp_path):
     doc = _json(root, "--max-context-tokens", "200", "--tokenizer", "cl100k_base")
     assert doc["options"]["costs_from"] == {"tokenizer": "option", "max_context_tokens": "option"}
     assert _calls(doc) == _calls(_json(SEED, "--max-context-tokens", "200"))
-    env_doc = json.loads(run("levels", root, "-f", "json", "--fail-on", "never",
-                             env={"GRAPHRAG_AUDIT_TOKENIZER": "estimate"}).stdout)
+    env_doc = json.loads(
+        run(
+            "levels", root, "-f", "json", "--fail-on", "never", env={"GRAPHRAG_AUDIT_TOKENIZER": "estimate"}
+        ).stdout
+    )
     assert env_doc["options"]["tokenizer"] == "estimate"
     assert env_doc["options"]["costs_from"]["max_context_tokens"] == "settings.yaml global_search.max_tokens"
 
 
-@pytest.mark.parametrize("text, words", [
-    ("storage:\n  base_dir: {OUT}\nglobal_search:\n  max_tokens: lots\n",
-     "global_search.max_tokens must be a positive integer, not 'lots'"),
-    ("storage:\n  base_dir: {OUT}\nencoding_model: p50k_base\n",
-     "encoding_model is 'p50k_base', an encoding graphrag-audit does not count with"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        (
+            "storage:\n  base_dir: {OUT}\nglobal_search:\n  max_tokens: lots\n",
+            "global_search.max_tokens must be a positive integer, not 'lots'",
+        ),
+        (
+            "storage:\n  base_dir: {OUT}\nencoding_model: p50k_base\n",
+            "encoding_model is 'p50k_base', an encoding graphrag-audit does not count with",
+        ),
+    ],
+)
 def test_a_bad_settings_value_is_one_line_naming_the_key(tmp_path, text, words):
     root = _project(tmp_path, text)
     line = _one_error_line(run("levels", root))
@@ -349,14 +456,28 @@ def test_prices_turn_calls_into_a_cost_per_query(idx):
             assert e[b]["usd_out_max"] == pytest.approx(want_out, abs=1e-8)
             assert e[b]["usd"] == pytest.approx(want_in + want_out, abs=1e-8)
     assert "money" not in _json(idx)  # only when a price is given
-    text = run("levels", idx, "--price-in", "2.5", "--price-out", "10", "--color", "never", "--width", "80",
-               "--fail-on", "never").stdout
+    text = run(
+        "levels",
+        idx,
+        "--price-in",
+        "2.5",
+        "--price-out",
+        "10",
+        "--color",
+        "never",
+        "--width",
+        "80",
+        "--fail-on",
+        "never",
+    ).stdout
     assert "Estimated cost of one query (USD; $2.5/M input, $10/M output):" in text
     for e in m["levels"]:
         n = "None" if e["community_level"] is None else e["community_level"]
         assert f"  N={n}: >=2.0 ${e['v2']['usd']:.4f}, <2.0 ${e['v1']['usd']:.4f}" in text
     assert "not the map prompt, the query or the reduce input" in " ".join(text.split())
-    md = run("levels", idx, "--price-in", "2.5", "--price-out", "10", "-f", "markdown", "--fail-on", "never").stdout
+    md = run(
+        "levels", idx, "--price-in", "2.5", "--price-out", "10", "-f", "markdown", "--fail-on", "never"
+    ).stdout
     assert f"- N=0: &gt;=2.0 \\${m['levels'][0]['v2']['usd']:.4f}" in md  # '$' escaped: no GitHub math
 
 

@@ -40,18 +40,22 @@ def test_an_id_column_refuses_underscored_numbers(text):
     with pytest.raises(IndexInputError, match="non-numeric value"):
         int_ids(pd.Series(["5", text], dtype=object), Path("t.parquet"), "community")
     # the same column without it reads as before
-    assert int_ids(pd.Series(["5", "10", " 7 ", "3.0", None], dtype=object), Path("t.parquet"),
-                   "community").tolist() == [5, 10, 7, 3, -1]
+    assert int_ids(
+        pd.Series(["5", "10", " 7 ", "3.0", None], dtype=object), Path("t.parquet"), "community"
+    ).tolist() == [5, 10, 7, 3, -1]
 
 
-@pytest.mark.parametrize("cell, items", [
-    ("[1_0, 2]", ["1_0", 2]),              # a Python list literal (ast.literal_eval reads 1_0 as 10)
-    ("[-1_0, 2, -3]", ["-1_0", 2, -3]),
-    ("[1_0 21]", ["1_0", 21]),             # numpy's str(array), graphrag 3's CSV children
-    ("['a_1', 3]", ["a_1", 3]),            # text keeps its underscore, numbers are numbers
-    ("[10, 21]", [10, 21]),
-    ("[10 21]", [10, 21]),
-])
+@pytest.mark.parametrize(
+    "cell, items",
+    [
+        ("[1_0, 2]", ["1_0", 2]),  # a Python list literal (ast.literal_eval reads 1_0 as 10)
+        ("[-1_0, 2, -3]", ["-1_0", 2, -3]),
+        ("[1_0 21]", ["1_0", 21]),  # numpy's str(array), graphrag 3's CSV children
+        ("['a_1', 3]", ["a_1", 3]),  # text keeps its underscore, numbers are numbers
+        ("[10, 21]", [10, 21]),
+        ("[10 21]", [10, 21]),
+    ],
+)
 def test_list_cells_keep_underscored_numbers_as_text(cell, items):
     assert parse_list_cell(cell) == items
 
@@ -59,7 +63,10 @@ def test_list_cells_keep_underscored_numbers_as_text(cell, items):
 def test_a_children_cell_with_an_underscored_number_is_refused():
     with pytest.raises(IndexInputError, match="'1_0' where community numbers belong"):
         int_lists(pd.Series(["[1_0, 21]"], dtype=object), Path("communities.csv"), "children")
-    assert int_lists(pd.Series(["[10, 21]", "[10 21]"], dtype=object), Path("c.csv"), "children") == [[10, 21]] * 2
+    assert (
+        int_lists(pd.Series(["[10, 21]", "[10 21]"], dtype=object), Path("c.csv"), "children")
+        == [[10, 21]] * 2
+    )
 
 
 def _csv_copy(tmp_path: Path, column: str, old: str, new: str) -> Path:
@@ -78,11 +85,19 @@ def _csv_copy(tmp_path: Path, column: str, old: str, new: str) -> Path:
     return d
 
 
-@pytest.mark.parametrize("column, old, new, message", [
-    ("community", "20", "2_0", "communities.csv: column 'community' has non-numeric value '2_0'"),
-    ("parent", "20", "2_0", "communities.csv: column 'parent' has non-numeric value '2_0'"),
-    ("children", "[20 21]", "[2_0 21]", "communities.csv: column 'children' holds '2_0' where community numbers"),
-])
+@pytest.mark.parametrize(
+    "column, old, new, message",
+    [
+        ("community", "20", "2_0", "communities.csv: column 'community' has non-numeric value '2_0'"),
+        ("parent", "20", "2_0", "communities.csv: column 'parent' has non-numeric value '2_0'"),
+        (
+            "children",
+            "[20 21]",
+            "[2_0 21]",
+            "communities.csv: column 'children' holds '2_0' where community numbers",
+        ),
+    ],
+)
 def test_a_csv_index_with_an_underscored_id_is_refused(tmp_path, column, old, new, message):
     """The seed's community 20 written 2_0: read as 20 before (the seed's audit, unchanged); now
     one line naming the file and the value, exit 2, for levels and tree."""
@@ -113,8 +128,10 @@ def test_relevant_refuses_an_underscored_number():
 
 def test_tree_root_refuses_an_underscored_number():
     line = _one_error_line(_cli("tree", FIXTURES / "seed-v3", "--root", "2_0"))
-    assert line == ("graphrag-audit: error: --root: must be a whole number (got '2_0'); "
-                    "graphrag-audit tree --help lists the options")
+    assert line == (
+        "graphrag-audit: error: --root: must be a whole number (got '2_0'); "
+        "graphrag-audit tree --help lists the options"
+    )
     # what typer's integer coercion took before still reads the same
     want = _cli("tree", FIXTURES / "seed-v3", "--root", "20", "-f", "json")
     assert want.exit_code == 0 and '"community":20' in want.stdout.replace(" ", "")
@@ -122,7 +139,8 @@ def test_tree_root_refuses_an_underscored_number():
         assert _cli("tree", FIXTURES / "seed-v3", "--root", text, "-f", "json").stdout == want.stdout, text
     for text in ("20.5", "0x14", "abc", "", "٢٠"):
         assert f"--root: must be a whole number (got {text!r})" in _one_error_line(
-            _cli("tree", FIXTURES / "seed-v3", "--root", text)), text
+            _cli("tree", FIXTURES / "seed-v3", "--root", text)
+        ), text
 
 
 # ---- the tables plan --write filters; the ids graphrag returns to --verify -------------------------

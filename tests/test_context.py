@@ -198,8 +198,14 @@ def test_build_batches_packs_in_seed_86_order():
 def test_hand_worked_packing():
     contents = ["x" * 11, "x", "x" * 5, "x" * 41, ""]  # rows: 20, 10, 14, 50, 9
     b = build_batches(
-        [1, 2, 3, 4, 5], ["T"] * 5, contents, [1.0] * 5, None, CharCounter(),
-        max_context_tokens=70, shuffle_seed=None,
+        [1, 2, 3, 4, 5],
+        ["T"] * 5,
+        contents,
+        [1.0] * 5,
+        None,
+        CharCounter(),
+        max_context_tokens=70,
+        shuffle_seed=None,
     )
     assert b.header_tokens == 40
     assert b.row_tokens.tolist() == [20, 10, 14, 50, 9]
@@ -212,8 +218,14 @@ def test_hand_worked_packing():
 
 def test_oversize_first_report_makes_no_empty_batch():
     b = build_batches(
-        [1, 2], ["T", "T"], ["x" * 100, "x"], [1.0, 1.0], None, CharCounter(),
-        max_context_tokens=60, shuffle_seed=None,
+        [1, 2],
+        ["T", "T"],
+        ["x" * 100, "x"],
+        [1.0, 1.0],
+        None,
+        CharCounter(),
+        max_context_tokens=60,
+        shuffle_seed=None,
     )
     assert b.batch_tokens == [40 + 109, 40 + 10]
     assert b.batch_of.tolist() == [0, 1]
@@ -221,8 +233,14 @@ def test_oversize_first_report_makes_no_empty_batch():
 
 def test_header_alone_over_budget_every_report_alone():
     b = build_batches(
-        [1, 2, 3], ["T"] * 3, ["a", "b", "c"], [1.0] * 3, None, CharCounter(),
-        max_context_tokens=10, shuffle_seed=None,
+        [1, 2, 3],
+        ["T"] * 3,
+        ["a", "b", "c"],
+        [1.0] * 3,
+        None,
+        CharCounter(),
+        max_context_tokens=10,
+        shuffle_seed=None,
     )
     assert b.batch_tokens == [50, 50, 50] and b.oversize_reports == 3
 
@@ -233,7 +251,9 @@ def test_rank_none_nan_and_below_min_are_dropped():
     assert b.dropped_by_rank == 3 and b.reports_in_context == 2
     assert b.batch_of.tolist() == [-1, -1, -1, 0, 0]
     assert b.row_tokens.tolist() == [-1, -1, -1, 10, 10]
-    b2 = build_batches([1, 2, 3, 4, 5], ["T"] * 5, ["c"] * 5, ranks, None, CharCounter(), min_community_rank=2)
+    b2 = build_batches(
+        [1, 2, 3, 4, 5], ["T"] * 5, ["c"] * 5, ranks, None, CharCounter(), min_community_rank=2
+    )
     assert b2.dropped_by_rank == 4 and b2.batch_of.tolist() == [-1, -1, -1, -1, 0]
     empty = build_batches([1], ["T"], ["c"], [None], None, CharCounter())
     assert empty.n_batches == 0 and empty.total_tokens == 0 and empty.batch_tokens == []
@@ -250,14 +270,26 @@ def test_weight_column_changes_header_and_rows():
 def test_last_batch_with_repeated_id_set_is_lost():
     # graphrag emits the last batch only if its id set differs from every earlier batch's
     b = build_batches(
-        [7, 7], ["T", "T"], ["x" * 50, "y" * 50], [1.0, 1.0], None, CharCounter(),
-        max_context_tokens=60, shuffle_seed=None,
+        [7, 7],
+        ["T", "T"],
+        ["x" * 50, "y" * 50],
+        [1.0, 1.0],
+        None,
+        CharCounter(),
+        max_context_tokens=60,
+        shuffle_seed=None,
     )
     assert b.n_batches == 1 and b.lost_in_last_batch == 1 and b.reports_in_context == 1
     assert b.batch_of.tolist() == [0, -1]
     ok = build_batches(
-        [7, 8], ["T", "T"], ["x" * 50, "y" * 50], [1.0, 1.0], None, CharCounter(),
-        max_context_tokens=60, shuffle_seed=None,
+        [7, 8],
+        ["T", "T"],
+        ["x" * 50, "y" * 50],
+        [1.0, 1.0],
+        None,
+        CharCounter(),
+        max_context_tokens=60,
+        shuffle_seed=None,
     )
     assert ok.n_batches == 2 and ok.lost_in_last_batch == 0
 
@@ -345,8 +377,11 @@ def report_lists(draw):
     titles = draw(st.lists(_text, min_size=n, max_size=n))
     contents = draw(st.lists(_text, min_size=n, max_size=n))
     ranks = draw(
-        st.lists(st.one_of(st.none(), st.just(float("nan")), st.floats(-2, 10).map(lambda x: round(x, 1))),
-                 min_size=n, max_size=n)
+        st.lists(
+            st.one_of(st.none(), st.just(float("nan")), st.floats(-2, 10).map(lambda x: round(x, 1))),
+            min_size=n,
+            max_size=n,
+        )
     )
     weights = None
     if draw(st.booleans()) and n:
@@ -357,14 +392,24 @@ def report_lists(draw):
 
 
 @HYP
-@given(report_lists(), st.integers(30, 200), st.sampled_from(["chars", "words", "estimate", "cl100k_base"]),
-       st.sampled_from([86, None, 3]))
+@given(
+    report_lists(),
+    st.integers(30, 200),
+    st.sampled_from(["chars", "words", "estimate", "cl100k_base"]),
+    st.sampled_from([86, None, 3]),
+)
 def test_matches_brute_force(reports, max_tokens, counter_name, seed):
     ids, titles, contents, ranks, weights = reports
-    counter = {"chars": CharCounter(), "words": WordCounter()}.get(counter_name) or get_token_counter(counter_name)
-    expected, row_tokens = brute_force(ids, titles, contents, ranks, weights, counter.count, max_tokens, seed=seed)
+    counter = {"chars": CharCounter(), "words": WordCounter()}.get(counter_name) or get_token_counter(
+        counter_name
+    )
+    expected, row_tokens = brute_force(
+        ids, titles, contents, ranks, weights, counter.count, max_tokens, seed=seed
+    )
     w = None if weights is None else np.array(weights)
-    b = build_batches(ids, titles, contents, ranks, w, counter, max_context_tokens=max_tokens, shuffle_seed=seed)
+    b = build_batches(
+        ids, titles, contents, ranks, w, counter, max_context_tokens=max_tokens, shuffle_seed=seed
+    )
     assert b.batch_tokens == [t for t, _ in expected]
     assert b.n_batches == len(expected)
     assert b.reports_in_context == sum(len(m) for _, m in expected)
@@ -379,7 +424,11 @@ _edge_weights = st.sampled_from([1.0, 0.5, 3 / 7, 1e-05, 2.5e-07, 0.1 + 0.2, 123
 
 @HYP
 @given(
-    st.lists(st.tuples(_text, _text, _edge_weights, st.floats(0, 10).map(lambda x: round(x, 2))), min_size=1, max_size=8),
+    st.lists(
+        st.tuples(_text, _text, _edge_weights, st.floats(0, 10).map(lambda x: round(x, 2))),
+        min_size=1,
+        max_size=8,
+    ),
     st.sampled_from(["cl100k_base", "o200k_base", "estimate"]),
 )
 def test_split_count_equals_whole_row_count(rows, counter_name):
@@ -484,11 +533,24 @@ def brute_force_weights(selected, members, text_units, level, normalize=True):
 @st.composite
 def memberships(draw):
     n_ent = draw(st.integers(1, 8))
-    rows = draw(st.lists(st.tuples(st.integers(0, n_ent - 1), st.integers(0, 6), st.integers(0, 3)),
-                         min_size=1, max_size=20))
-    members = pd.DataFrame({"entity": [f"e{e}" for e, _, _ in rows],
-                            "community": [c for _, c, _ in rows], "level": [lv for _, _, lv in rows]})
-    tus = {f"e{e}": draw(st.lists(st.sampled_from(["t1", "t2", "t3", "t4", "t5"]), max_size=4)) for e in range(n_ent)}
+    rows = draw(
+        st.lists(
+            st.tuples(st.integers(0, n_ent - 1), st.integers(0, 6), st.integers(0, 3)),
+            min_size=1,
+            max_size=20,
+        )
+    )
+    members = pd.DataFrame(
+        {
+            "entity": [f"e{e}" for e, _, _ in rows],
+            "community": [c for _, c, _ in rows],
+            "level": [lv for _, _, lv in rows],
+        }
+    )
+    tus = {
+        f"e{e}": draw(st.lists(st.sampled_from(["t1", "t2", "t3", "t4", "t5"]), max_size=4))
+        for e in range(n_ent)
+    }
     selected = draw(st.lists(st.integers(0, 6), min_size=1, max_size=6))
     level = draw(st.one_of(st.none(), st.integers(0, 3)))
     return selected, members, pd.Series(tus), level
@@ -505,7 +567,9 @@ def test_occurrence_weights_match_brute_force(case):
             occurrence_weights(selected, members, tus, level)
     else:
         got = occurrence_weights(selected, members, tus, level)
-        assert [str(x) for x in got.tolist()] == [str(x) for x in brute_force_weights(selected, members, tus, level)]
+        assert [str(x) for x in got.tolist()] == [
+            str(x) for x in brute_force_weights(selected, members, tus, level)
+        ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -532,11 +596,20 @@ def test_real_index_level_2_matches_brute_force():
     assert weights.tolist() == brute_force_weights(ids, members, tus.map(list), level)
     c = get_token_counter("cl100k_base")
     b = build_batches(ids, sel.title, sel.full_content, sel["rank"], weights, c)
-    expected, _ = brute_force(ids, sel.title.tolist(), sel.full_content.tolist(), sel["rank"].tolist(),
-                              weights.tolist(), c.count, 12_000)
+    expected, _ = brute_force(
+        ids,
+        sel.title.tolist(),
+        sel.full_content.tolist(),
+        sel["rank"].tolist(),
+        weights.tolist(),
+        c.count,
+        12_000,
+    )
     assert b.batch_tokens == [t for t, _ in expected]
     assert b.n_batches == len(expected) and b.reports_in_context == 120
     assert all(t <= 12_000 for t in b.batch_tokens)
     texts = render_batches(b, ids, sel.title, sel.full_content, sel["rank"], weights)
-    assert len(texts) == b.n_batches and all(t.startswith("id|title|occurrence weight|content|rank\n") for t in texts)
+    assert len(texts) == b.n_batches and all(
+        t.startswith("id|title|occurrence weight|content|rank\n") for t in texts
+    )
     assert math.isclose(sum(c.count_many(texts)), b.total_tokens, rel_tol=0.05)

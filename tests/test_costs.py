@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from builders import SEED, write_v1, write_v3
 from conftest import shared_index
+
 from graphrag_audit.analysis.audit import AuditOptions, audit, audit_with_model
-from graphrag_audit.graphrag.context import text_unit_counts
 from graphrag_audit.analysis.costs import ContextCoster, V1TextUnitCounts
+from graphrag_audit.graphrag.context import text_unit_counts
 from graphrag_audit.io.load import load_index
 
 
@@ -45,8 +45,12 @@ def test_no_costs_option(tmp_path):
 # report for community -1 has a weight (verbs-v0.5, real-csekg-v1: there it is the maximum) and an
 # updated index lists other memberships than its communities table (real-climate-update-v09).
 GRAPHRAG_120_V1_TOKENS = {
-    ("verbs-v0.5", 0): 9503, ("verbs-v0.5", 1): 15313, ("verbs-v0.5", 2): 18751,
-    ("real-csekg-v1", 0): 7441, ("real-csekg-v1", 1): 22572, ("real-csekg-v1", 2): 23447,
+    ("verbs-v0.5", 0): 9503,
+    ("verbs-v0.5", 1): 15313,
+    ("verbs-v0.5", 2): 18751,
+    ("real-csekg-v1", 0): 7441,
+    ("real-csekg-v1", 1): 22572,
+    ("real-csekg-v1", 2): 23447,
     ("real-climate-update-v09", 2): 337923,
 }
 
@@ -59,8 +63,17 @@ def test_v1_tokens_are_graphrag_1_2_0s(name):
             assert report.level(n).selected["v1"].cost.tokens == tokens, n
 
 
-@pytest.mark.parametrize("name", ["verbs-v0.5", "real-csekg-v1", "real-climate-update-v09", "dulce-v1",
-                                  "real-textbook-v1", "real-golf-zh-v1"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "verbs-v0.5",
+        "real-csekg-v1",
+        "real-climate-update-v09",
+        "dulce-v1",
+        "real-textbook-v1",
+        "real-golf-zh-v1",
+    ],
+)
 def test_v1_counts_are_the_plain_count_over_node_rows(name):
     """V1TextUnitCounts (distinct pairs with their least level) = text_unit_counts over the node
     rows (matched to entities by node id) with level <= N, at every N."""
@@ -74,8 +87,13 @@ def test_v1_counts_are_the_plain_count_over_node_rows(name):
     node_ids = nodes["id"].iloc[in_level_order].reset_index(drop=True)
     assert len(node_ids) == len(r)
     assert r["level"].tolist() == nodes["level"].iloc[in_level_order].tolist()
-    rows = pd.DataFrame({"entity": np.asarray(node_ids.to_numpy(), dtype=object),
-                         "community": r["community"].to_numpy(), "level": r["level"].to_numpy()})
+    rows = pd.DataFrame(
+        {
+            "entity": np.asarray(node_ids.to_numpy(), dtype=object),
+            "community": r["community"].to_numpy(),
+            "level": r["level"].to_numpy(),
+        }
+    )
     tu = pd.Series(e["text_unit_ids"].to_numpy(), index=e["id"].to_numpy())
     for n in sorted(set(rows["level"].tolist())) + [None]:
         want = text_unit_counts(rows, tu, n).sort_index()
@@ -95,8 +113,17 @@ def test_v1_without_node_ids_matching_entities_has_no_weight_column(tmp_path):
         assert v1.cost.note is None and "cost_note" not in v1.to_dict()
 
 
-@pytest.mark.parametrize("name", ["verbs-v0.5", "real-csekg-v1", "real-climate-update-v09", "dulce-v1",
-                                  "real-golf-zh-v1", "dulce-v0.3-create_final"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "verbs-v0.5",
+        "real-csekg-v1",
+        "real-climate-update-v09",
+        "dulce-v1",
+        "real-golf-zh-v1",
+        "dulce-v0.3-create_final",
+    ],
+)
 def test_v1_counts_shortcut_equals_the_full_node_row_count(name):
     """Communities whose node rows are exactly their membership rows take the level-independent
     counts (only -1 and the rows of an updated index are sorted): the same counts at every N as
@@ -115,8 +142,9 @@ def test_v1_counts_shortcut_equals_the_full_node_row_count(name):
 
 
 def test_v1_counts_shortcut_on_a_synthetic_index(tmp_path):
-    from graphrag_audit.analysis.costs import community_text_unit_counts
     from synthetic import leiden_like, write_index
+
+    from graphrag_audit.analysis.costs import community_text_unit_counts
 
     write_index(leiden_like(3000, max_cluster_size=12, seed=3), tmp_path / "i", "1.0-1.2")
     model = load_index(tmp_path / "i")
@@ -137,7 +165,11 @@ def _plain_text_unit_counts(model):
 
 
 def _arrow_vs_plain(model):
-    from graphrag_audit.analysis.costs import _arrow_text_unit_codes, _text_unit_codes, _text_unit_counts_arrow
+    from graphrag_audit.analysis.costs import (
+        _arrow_text_unit_codes,
+        _text_unit_codes,
+        _text_unit_counts_arrow,
+    )
 
     col = model.entities["text_unit_ids"]
     fast = _arrow_text_unit_codes(col)
@@ -182,8 +214,14 @@ def test_arrow_text_unit_paths_with_nulls_and_repeats(tmp_path):
     tus = ents.column("text_unit_ids").to_pylist()
     tus[0] = None
     tus[1] = (tus[1] or []) + [None] + (tus[1] or [])[:1]
-    pq.write_table(ents.set_column(ents.schema.get_field_index("text_unit_ids"), "text_unit_ids",
-                                   pa.array(tus, pa.list_(pa.string()))), idx / "entities.parquet")
+    pq.write_table(
+        ents.set_column(
+            ents.schema.get_field_index("text_unit_ids"),
+            "text_unit_ids",
+            pa.array(tus, pa.list_(pa.string())),
+        ),
+        idx / "entities.parquet",
+    )
     model = load_index(idx)
     assert len(_plain_text_unit_counts(model))  # (the damaged index still has counts to compare)
     _arrow_vs_plain(model)
@@ -277,8 +315,20 @@ def test_distinct_text_units_level_by_level_against_brute_force(seed):
     assert got.tolist() == _brute_distinct(c, n_c, [per_ent[x] for x in e])
 
 
-@pytest.mark.parametrize("name", ["dulce-v1", "dulce-v3", "real-csekg-v1", "real-golf-zh-v1", "real-textbook-v1",
-                                  "real-insurance-v3", "real-datasaur-medical-v3", "verbs-v3", "real-climate-update-v09"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "dulce-v1",
+        "dulce-v3",
+        "real-csekg-v1",
+        "real-golf-zh-v1",
+        "real-textbook-v1",
+        "real-insurance-v3",
+        "real-datasaur-medical-v3",
+        "verbs-v3",
+        "real-climate-update-v09",
+    ],
+)
 def test_level_by_level_counts_equal_the_blocks_on_real_indexes(name, monkeypatch):
     """The occurrence counts both ways on real indexes (graphrag's plain computation too), and
     the level-by-level way is the one that answered wherever the tree is nested."""
@@ -289,12 +339,17 @@ def test_level_by_level_counts_equal_the_blocks_on_real_indexes(name, monkeypatc
         pytest.skip(f"{name}: the entities carry no text units")
     answered = []
     real = C._distinct_pairs_level_by_level
-    monkeypatch.setattr(C, "_distinct_pairs_level_by_level", lambda *a: answered.append(real(*a)) or answered[-1])
+    monkeypatch.setattr(
+        C, "_distinct_pairs_level_by_level", lambda *a: answered.append(real(*a)) or answered[-1]
+    )
     by_level = C.community_text_unit_counts(model)
     monkeypatch.setattr(C, "COUNT_LEVEL_BY_LEVEL", False)
     by_blocks = C.community_text_unit_counts(model)
-    assert by_level.sort_index().to_dict() == by_blocks.sort_index().to_dict() \
+    assert (
+        by_level.sort_index().to_dict()
+        == by_blocks.sort_index().to_dict()
         == _plain_text_unit_counts(model).sort_index().to_dict()
+    )
     assert answered and (answered[0] is not None or name == "real-climate-update-v09")
 
 
@@ -304,7 +359,9 @@ def _background(tmp_path):
     from graphrag_audit.graphrag.selection import select_all
 
     model = load_index(write_v3(tmp_path / "i", SEED))
-    return BackgroundCosts(model, AuditOptions(tokenizer="estimate", max_context_tokens=12000)), select_all(model)
+    return BackgroundCosts(model, AuditOptions(tokenizer="estimate", max_context_tokens=12000)), select_all(
+        model
+    )
 
 
 def test_a_job_queued_after_the_packing_runs_even_when_it_starts_after_the_block(tmp_path):

@@ -36,8 +36,9 @@ def test_pair_blocks_equal_a_scan_per_block(monkeypatch, grouped, seed):
     # the block bounds as _pair_blocks computes them, for the reference
     bounds = [got[0][3]] + [g[4] for g in got]
     assert bounds[0] == 0 and bounds[-1] == n_c
-    for (rows, ln, pair, lo, hi), (want_rows, want_pairs) in zip(got, _reference_blocks(
-            c_codes, np.array(bounds), lens_r, start_r, tu, width)):
+    for (rows, ln, pair, lo, hi), (want_rows, want_pairs) in zip(
+        got, _reference_blocks(c_codes, np.array(bounds), lens_r, start_r, tu, width)
+    ):
         assert rows.tolist() == want_rows.tolist()
         assert ln.tolist() == lens_r[want_rows].tolist()
         assert pair.tolist() == want_pairs
@@ -51,8 +52,13 @@ def test_pair_blocks_equal_a_scan_per_block(monkeypatch, grouped, seed):
 def test_distinct_pairs_beyond_32_bits():
     """A block whose key range does not fit 32 bits is counted on int64 keys, alike."""
     width = 2**31 + 11
-    pair = np.array([0 * width + 5, 0 * width + 5, 1 * width + (2**31), 2 * width + 1, 2 * width + 2,
-                     2 * width + 1], dtype=np.int64) + 3 * width
+    pair = (
+        np.array(
+            [0 * width + 5, 0 * width + 5, 1 * width + (2**31), 2 * width + 1, 2 * width + 2, 2 * width + 1],
+            dtype=np.int64,
+        )
+        + 3 * width
+    )
     assert costs._distinct_pairs_per_community(pair, 3, 6, width).tolist() == [1, 1, 2]
 
 
@@ -80,8 +86,11 @@ def test_counts_with_tiny_blocks_equal_the_plain_ones(tmp_path, monkeypatch, lay
     monkeypatch.setattr(costs, "COUNT_LEVEL_BY_LEVEL", by_level)
     answered = []
     level_by_level = costs._distinct_pairs_level_by_level
-    monkeypatch.setattr(costs, "_distinct_pairs_level_by_level",
-                        lambda *a: answered.append(level_by_level(*a)) or answered[-1])
+    monkeypatch.setattr(
+        costs,
+        "_distinct_pairs_level_by_level",
+        lambda *a: answered.append(level_by_level(*a)) or answered[-1],
+    )
     model = load_index(tmp_path / "i")
     want = _plain_text_unit_counts(model).sort_index().to_dict()
     assert costs._text_unit_counts_arrow(model).sort_index().to_dict() == want

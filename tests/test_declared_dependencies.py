@@ -35,19 +35,29 @@ REMOTE = {"graphrag_audit/io/remote.py": ("azure", "s3")}
 
 #: (module, top-level import name) -> why it may import a distribution pyproject.toml does not declare
 EXCEPTIONS = {
-    ("graphrag_audit/verify.py", "graphrag"):
-        "--verify runs graphrag's own code, so it needs graphrag installed beside the tool (the `graphrag` "
-        "extra, or CI's side environments); imported inside functions after graphrag_unusable_reason()",
-    ("graphrag_audit/verify_dynamic.py", "graphrag"):
-        "--verify's dynamic selection: graphrag's DynamicCommunitySelection, under the same condition",
-    ("graphrag_audit/verify.py", "graphrag_storage"):
-        "--verify under graphrag >= 3: graphrag's own storage package (a graphrag dependency), "
-        "behind except Exception for other layouts",
-    ("graphrag_audit/verify.py", "tiktoken"):
-        "--verify: graphrag's own tokenizer (tiktoken is a graphrag dependency in every version)",
-    ("graphrag_audit/cli/usage.py", "click"):
-        "behind except ImportError: typer >= 0.2x vendors click as typer._click; only an older typer "
-        "(graphrag 1.2's side environment pins 0.15) lacks it, and that typer depends on click itself",
+    (
+        "graphrag_audit/verify.py",
+        "graphrag",
+    ): "--verify runs graphrag's own code, so it needs graphrag installed beside the tool (the `graphrag` "
+    "extra, or CI's side environments); imported inside functions after graphrag_unusable_reason()",
+    (
+        "graphrag_audit/verify_dynamic.py",
+        "graphrag",
+    ): "--verify's dynamic selection: graphrag's DynamicCommunitySelection, under the same condition",
+    (
+        "graphrag_audit/verify.py",
+        "graphrag_storage",
+    ): "--verify under graphrag >= 3: graphrag's own storage package (a graphrag dependency), "
+    "behind except Exception for other layouts",
+    (
+        "graphrag_audit/verify.py",
+        "tiktoken",
+    ): "--verify: graphrag's own tokenizer (tiktoken is a graphrag dependency in every version)",
+    (
+        "graphrag_audit/cli/usage.py",
+        "click",
+    ): "behind except ImportError: typer >= 0.2x vendors click as typer._click; only an older typer "
+    "(graphrag 1.2's side environment pins 0.15) lacks it, and that typer depends on click itself",
 }
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -72,7 +82,9 @@ def _names(requirements: list[str]) -> set[str]:
 def declared() -> tuple[set[str], dict[str, set[str]]]:
     """(base distributions, extra -> its distributions), names normalised (PEP 503)."""
     project = _pyproject()["project"]
-    return _names(project["dependencies"]), {k: _names(v) for k, v in project["optional-dependencies"].items()}
+    return _names(project["dependencies"]), {
+        k: _names(v) for k, v in project["optional-dependencies"].items()
+    }
 
 
 def _is_import_guard(handler: ast.ExceptHandler) -> bool:
@@ -80,8 +92,11 @@ def _is_import_guard(handler: ast.ExceptHandler) -> bool:
     if handler.type is None:
         return True
     kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any(isinstance(k, ast.Name) and k.id in ("ImportError", "ModuleNotFoundError", "Exception",
-                                                    "BaseException") for k in kinds)
+    return any(
+        isinstance(k, ast.Name)
+        and k.id in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+        for k in kinds
+    )
 
 
 def imports(path: Path) -> list[tuple[str, int, bool]]:
@@ -129,8 +144,14 @@ def distributions_of(module: str) -> frozenset[str] | None:
         parts = module.split(".")
         for k in range(len(parts), 1, -1):
             prefix = "/".join(parts[:k])
-            hits = [d for d in dists if any(str(f).startswith(prefix + "/") or str(f) == prefix + ".py"
-                                            for f in distribution(d).files or ())]
+            hits = [
+                d
+                for d in dists
+                if any(
+                    str(f).startswith(prefix + "/") or str(f) == prefix + ".py"
+                    for f in distribution(d).files or ()
+                )
+            ]
             if hits:
                 dists = hits
                 break
@@ -157,25 +178,37 @@ def undeclared_imports() -> list[str]:
             if (rel, top) in EXCEPTIONS:
                 used_exceptions.add((rel, top))
                 if not lazy:
-                    problems.append(f"{where}: an allowed exception, but imported unconditionally at module level")
+                    problems.append(
+                        f"{where}: an allowed exception, but imported unconditionally at module level"
+                    )
                 continue
             dists = distributions_of(name)
             if dists is None:
-                problems.append(f"{where}: no installed distribution provides it (declare it in pyproject.toml, "
-                                "or list it in EXCEPTIONS with the reason)")
+                problems.append(
+                    f"{where}: no installed distribution provides it (declare it in pyproject.toml, "
+                    "or list it in EXCEPTIONS with the reason)"
+                )
             elif dists & base:
                 continue
             elif dists & remote_dists:
                 if not lazy:
-                    problems.append(f"{where}: {'/'.join(sorted(dists))} is an optional extra's "
-                                    f"({', '.join(REMOTE[rel])}): import it inside a function")
+                    problems.append(
+                        f"{where}: {'/'.join(sorted(dists))} is an optional extra's "
+                        f"({', '.join(REMOTE[rel])}): import it inside a function"
+                    )
             else:
-                scope = f"the base dependencies or the {'/'.join(REMOTE[rel])} extras" if rel in REMOTE \
+                scope = (
+                    f"the base dependencies or the {'/'.join(REMOTE[rel])} extras"
+                    if rel in REMOTE
                     else "the base dependencies"
-                problems.append(f"{where}: distribution {'/'.join(sorted(dists))} is not in {scope} "
-                                "of pyproject.toml")
-    problems += [f"EXCEPTIONS lists ({rel}, {top}), which no longer imports it: remove the entry"
-                 for rel, top in sorted(set(EXCEPTIONS) - used_exceptions)]
+                )
+                problems.append(
+                    f"{where}: distribution {'/'.join(sorted(dists))} is not in {scope} of pyproject.toml"
+                )
+    problems += [
+        f"EXCEPTIONS lists ({rel}, {top}), which no longer imports it: remove the entry"
+        for rel, top in sorted(set(EXCEPTIONS) - used_exceptions)
+    ]
     return problems
 
 
@@ -195,13 +228,20 @@ def test_dynamic_imports_are_known():
     """``import_module``/``__import__`` cannot be read as imports: each one in the package either
     imports graphrag_audit's own modules (an f-string or a name built from its tables) or checks
     for the remote extras' packages (remote.py's ``__import__(module)`` over ``_EXTRA_MODULE``)."""
-    known = {"graphrag_audit/__init__.py", "graphrag_audit/render/formats.py", "graphrag_audit/cli/lazy.py",
-             "graphrag_audit/io/remote.py"}
+    known = {
+        "graphrag_audit/__init__.py",
+        "graphrag_audit/render/formats.py",
+        "graphrag_audit/cli/lazy.py",
+        "graphrag_audit/io/remote.py",
+    }
     found = set()
     for path in modules():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                    and node.func.id in ("import_module", "__import__"):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("import_module", "__import__")
+            ):
                 found.add(path.relative_to(ROOT).as_posix())
     assert found == known
 
@@ -209,17 +249,28 @@ def test_dynamic_imports_are_known():
 # ---- the checker itself, on hand-made cases ------------------------------------------------------
 def test_imports_reads_module_level_function_level_and_guarded_imports(tmp_path):
     src = tmp_path / "m.py"
-    src.write_text("import os, json as j\n"
-                   "from a.b import c\n"
-                   "from . import sibling\n"
-                   "try:\n    import x1\nexcept ImportError:\n    import x2\n"
-                   "try:\n    import x3\nexcept ValueError:\n    import x4\n"
-                   "def f():\n    import y\n    from z.w import v\n"
-                   "class K:\n    import k\n", encoding="utf-8")
-    assert imports(src) == [("os", 1, False), ("json", 1, False), ("a.b", 2, False), ("x1", 5, True),
-                            ("x2", 7, True), ("x3", 9, False),
-                            ("x4", 11, False), ("y", 13, True), ("z.w", 14, True),
-                            ("k", 16, False)]
+    src.write_text(
+        "import os, json as j\n"
+        "from a.b import c\n"
+        "from . import sibling\n"
+        "try:\n    import x1\nexcept ImportError:\n    import x2\n"
+        "try:\n    import x3\nexcept ValueError:\n    import x4\n"
+        "def f():\n    import y\n    from z.w import v\n"
+        "class K:\n    import k\n",
+        encoding="utf-8",
+    )
+    assert imports(src) == [
+        ("os", 1, False),
+        ("json", 1, False),
+        ("a.b", 2, False),
+        ("x1", 5, True),
+        ("x2", 7, True),
+        ("x3", 9, False),
+        ("x4", 11, False),
+        ("y", 13, True),
+        ("z.w", 14, True),
+        ("k", 16, False),
+    ]
 
 
 def test_namespace_packages_resolve_to_the_distribution_holding_the_module():
@@ -238,4 +289,7 @@ def test_a_base_module_importing_a_test_only_distribution_is_reported(monkeypatc
     monkeypatch.setattr(sys.modules[__name__], "declared", lambda: (base - {"regex"}, extras))
     problems = undeclared_imports()
     assert problems == [p for p in problems if p.startswith("graphrag_audit/bundle/filler.py:")]
-    assert len(problems) == 1 and "import regex: distribution regex is not in the base dependencies" in problems[0]
+    assert (
+        len(problems) == 1
+        and "import regex: distribution regex is not in the base dependencies" in problems[0]
+    )

@@ -12,11 +12,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
-
 import synthetic
 from builders import write_update_previous
 from conftest import FIXTURES, shared_index
+from typer.testing import CliRunner
+
 from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
 from graphrag_audit.analysis.diff import diff_reports
 from graphrag_audit.cli import app
@@ -30,10 +30,16 @@ SCHEMA = Path(__file__).resolve().parents[1] / "graphrag_audit" / "schema" / "di
 def facts(spec) -> dict:
     """community number -> (level, parent, member entity titles, report (title, content))."""
     sets = spec.members_by_number()
-    rep = {int(c): (str(t), str(fc)) for c, t, fc in
-           zip(spec.reports["community"], spec.reports["title"], spec.reports["full_content"])}
-    return {int(n): (int(lv), int(p), frozenset(sets.get(int(n), set())), rep.get(int(n)))
-            for n, lv, p in zip(spec.communities["community"], spec.communities["level"], spec.communities["parent"])}
+    rep = {
+        int(c): (str(t), str(fc))
+        for c, t, fc in zip(spec.reports["community"], spec.reports["title"], spec.reports["full_content"])
+    }
+    return {
+        int(n): (int(lv), int(p), frozenset(sets.get(int(n), set())), rep.get(int(n)))
+        for n, lv, p in zip(
+            spec.communities["community"], spec.communities["level"], spec.communities["parent"]
+        )
+    }
 
 
 def expected_by_id(old: dict, new: dict) -> tuple[set, set, set]:
@@ -71,7 +77,9 @@ def _edit(spec):
     deep = leaves.sort_values(["level", "community"]).iloc[-3:]
     rewrite, drop, shrink = (int(x) for x in deep["community"])
     r = s.reports
-    r.loc[r["community"] == rewrite, "full_content"] = r.loc[r["community"] == rewrite, "full_content"] + " Revised."
+    r.loc[r["community"] == rewrite, "full_content"] = (
+        r.loc[r["community"] == rewrite, "full_content"] + " Revised."
+    )
     key_drop = s.key_of(drop)
     s.communities = c.loc[c["community"] != drop].reset_index(drop=True)
     s.membership = s.membership.loc[s.membership["key"] != key_drop].reset_index(drop=True)
@@ -82,11 +90,24 @@ def _edit(spec):
     s.membership = m.drop(index=first).reset_index(drop=True)
     new = int(s.communities["community"].max()) + 1
     key_new = int(max(s.communities["key"].max(), s.membership["key"].max())) + 1
-    s.communities = pd.concat([s.communities, pd.DataFrame(
-        {"key": [key_new], "community": [new], "level": [0], "parent": [-1], "period": [s.communities["period"][0]]})],
-        ignore_index=True)
-    s.membership = pd.concat([s.membership, pd.DataFrame({"key": [key_new] * 3, "entity": [0, 1, 2]})],
-                             ignore_index=True)
+    s.communities = pd.concat(
+        [
+            s.communities,
+            pd.DataFrame(
+                {
+                    "key": [key_new],
+                    "community": [new],
+                    "level": [0],
+                    "parent": [-1],
+                    "period": [s.communities["period"][0]],
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+    s.membership = pd.concat(
+        [s.membership, pd.DataFrame({"key": [key_new] * 3, "entity": [0, 1, 2]})], ignore_index=True
+    )
     synthetic._append_report(s, new, 0, "A new community")
     return s, {"rewrite": rewrite, "drop": drop, "shrink": shrink, "new": new}
 
@@ -106,13 +127,19 @@ def test_known_differences_match_the_brute_force_sets(tmp_path, base_spec):
     assert c.reasons["members"] == sum(1 for k in fo.keys() & fn.keys() if fo[k][2] != fn[k][2])
     assert not d.unchanged
     for s in d.selections:
-        so, sn = selected(orep, s.community_level, s.behaviour), selected(nrep, s.community_level, s.behaviour)
+        so, sn = (
+            selected(orep, s.community_level, s.behaviour),
+            selected(nrep, s.community_level, s.behaviour),
+        )
         assert ids(s.added) == sn - so and ids(s.removed) == so - sn and ids(s.changed) == sn & so & changed
         assert (s.old.reports, s.new.reports) == (len(so), len(sn))
         o_sel = orep.level(s.community_level).selected[s.behaviour]
         assert (s.old.map_calls, s.old.tokens) == (o_sel.cost.map_calls, o_sel.cost.tokens)
-        assert s.new.coverage == nrep.level(s.community_level).selected[s.behaviour].entities_covered / \
-            nrep.index.counts.clustered_entities
+        assert (
+            s.new.coverage
+            == nrep.level(s.community_level).selected[s.behaviour].entities_covered
+            / nrep.index.counts.clustered_entities
+        )
 
 
 def test_report_texts_are_compared_a_block_at_a_time(tmp_path, base_spec, monkeypatch):
@@ -125,7 +152,9 @@ def test_report_texts_are_compared_a_block_at_a_time(tmp_path, base_spec, monkey
     d, _, _ = run_diff(tmp_path, base_spec, new_spec)
     fo, fn = facts(base_spec), facts(new_spec)
     assert d.communities.matched > 3 * 10
-    assert d.communities.reasons["report"] == sum(1 for k in fo.keys() & fn.keys() if fo[k][3] != fn[k][3]) >= 1
+    assert (
+        d.communities.reasons["report"] == sum(1 for k in fo.keys() & fn.keys() if fo[k][3] != fn[k][3]) >= 1
+    )
     assert what["rewrite"] in ids(d.communities.changed)
 
 
@@ -150,7 +179,9 @@ def test_reallocated_ids_are_matched_by_member_entities(tmp_path, base_spec):
     assert moved > len(perm) // 2
     rewrite = max(perm)  # and one report rewritten: the only change
     r = new_spec.reports
-    r.loc[r["community"] == perm[rewrite], "full_content"] = r.loc[r["community"] == perm[rewrite], "full_content"] + "!"
+    r.loc[r["community"] == perm[rewrite], "full_content"] = (
+        r.loc[r["community"] == perm[rewrite], "full_content"] + "!"
+    )
     d, orep, nrep = run_diff(tmp_path, base_spec, new_spec)
     fo, fn = facts(base_spec), facts(new_spec)
     # brute force: under the permutation every community keeps level, parent and members
@@ -179,7 +210,9 @@ def test_entity_names_follow_the_first_entities_row_of_each_id(tmp_path, base_sp
     synthetic.write_index(base_spec, b, "3.x")
     ent = pq.read_table(b / "entities.parquet")
     twin, gone = 5, 9  # entities rows: one repeated under another title, one removed
-    impostor = ent.slice(twin, 1).set_column(ent.schema.get_field_index("title"), "title", pa.array(["IMPOSTOR"]))
+    impostor = ent.slice(twin, 1).set_column(
+        ent.schema.get_field_index("title"), "title", pa.array(["IMPOSTOR"])
+    )
     gone_title = ent.column("title")[gone].as_py()
     keep = np.ones(len(ent), bool)
     keep[gone] = False
@@ -193,9 +226,16 @@ def test_entity_names_follow_the_first_entities_row_of_each_id(tmp_path, base_sp
         by_lookup = diff_mod._entity_names_arrow(m, side.entity_uniques, True, None)
         assert by_match.equals(by_lookup)
         assert "IMPOSTOR" not in by_match.to_pylist()
-    assert sum(1 for x in diff_mod._entity_names_arrow(nm, diff_mod._Side(nm).entity_uniques, True,
-                                                       diff_mod._Side(nm).entity_rows).to_pylist()
-               if x.startswith("\x00id:")) == 1
+    assert (
+        sum(
+            1
+            for x in diff_mod._entity_names_arrow(
+                nm, diff_mod._Side(nm).entity_uniques, True, diff_mod._Side(nm).entity_rows
+            ).to_pylist()
+            if x.startswith("\x00id:")
+        )
+        == 1
+    )
     d = diff_reports(om, orep, nm, nrep)
     holding = {n for n, titles in base_spec.members_by_number().items() if gone_title in titles}
     assert holding and ids(d.communities.changed) == holding
@@ -206,12 +246,15 @@ def test_an_index_against_itself_reports_no_change_every_format(tmp_path):
     bad = synthetic.drop_level0(synthetic.leiden_like(200, seed=5))  # error findings on both sides
     synthetic.write_index(bad, tmp_path / "a", "2.x")
     for fmt in ("text", "json", "markdown", "github"):
-        res = CliRunner().invoke(app, ["diff", str(tmp_path / "a"), str(tmp_path / "a"), "-f", fmt,
-                                       "--tokenizer", "estimate"])
+        res = CliRunner().invoke(
+            app, ["diff", str(tmp_path / "a"), str(tmp_path / "a"), "-f", fmt, "--tokenizer", "estimate"]
+        )
         assert res.exit_code == 0, res.output
         if fmt == "json":
             doc = json.loads(res.stdout)
-            assert doc["unchanged"] is True and doc["regressions"] == [] and doc["communities"]["changed"] == []
+            assert (
+                doc["unchanged"] is True and doc["regressions"] == [] and doc["communities"]["changed"] == []
+            )
             assert doc["findings"] == {"appeared": [], "disappeared": []}
         else:
             assert "no change" in res.stdout
@@ -235,16 +278,37 @@ def test_diff_json_follows_the_shipped_schema_and_fail_on(tmp_path, base_spec):
     assert n["map_calls"] > o["map_calls"] * 1.1  # three times the entities
     rules = {f["rule"] for f in doc["regressions"]}
     assert "regression-map-calls" in rules and res.exit_code == 1
-    assert CliRunner().invoke(app, ["diff", str(tmp_path / "old"), str(tmp_path / "big"), "--fail-on", "never",
-                                    *EST]).exit_code == 0
-    res = CliRunner().invoke(app, ["diff", str(tmp_path / "old"), str(tmp_path / "big"), "-f", "github", *EST])
+    assert (
+        CliRunner()
+        .invoke(app, ["diff", str(tmp_path / "old"), str(tmp_path / "big"), "--fail-on", "never", *EST])
+        .exit_code
+        == 0
+    )
+    res = CliRunner().invoke(
+        app, ["diff", str(tmp_path / "old"), str(tmp_path / "big"), "-f", "github", *EST]
+    )
     assert res.exit_code == 1
     assert any(line.startswith("::error title=regression-map-calls::") for line in res.stdout.splitlines())
     assert str(tmp_path) not in res.stdout  # absolute paths hidden without --include-titles
-    res = CliRunner().invoke(app, ["diff", str(tmp_path / "old"), str(tmp_path / "big"), "-f", "markdown", *EST])
+    res = CliRunner().invoke(
+        app, ["diff", str(tmp_path / "old"), str(tmp_path / "big"), "-f", "markdown", *EST]
+    )
     assert "| 2 | graphrag &gt;= 2.0 |" in res.stdout and str(tmp_path) not in res.stdout
-    res = CliRunner().invoke(app, ["diff", str(tmp_path / "old"), str(tmp_path / "big"), "-f", "github",
-                                   "--max-map-calls-increase", "100000%", "--max-coverage-drop", "100", *EST])
+    res = CliRunner().invoke(
+        app,
+        [
+            "diff",
+            str(tmp_path / "old"),
+            str(tmp_path / "big"),
+            "-f",
+            "github",
+            "--max-map-calls-increase",
+            "100000%",
+            "--max-coverage-drop",
+            "100",
+            *EST,
+        ],
+    )
     assert not any(line.startswith("::error") for line in res.stdout.splitlines())
     res = CliRunner().invoke(app, ["diff", str(tmp_path / "old"), str(tmp_path / "new"), "-f", "json", *EST])
     jsonschema.validate(json.loads(res.stdout), schema)
@@ -277,7 +341,12 @@ def test_baseline_regressions_are_the_json_differences(tmp_path, base_spec):
     synthetic.write_index(synthetic.drop_report(synthetic.leiden_like(1200, seed=3)), big, "3.x")
     r = CliRunner()
     base = tmp_path / "base.json"
-    assert r.invoke(app, ["levels", str(small), "-f", "json", "-o", str(base), "--fail-on", "never", *EST]).exit_code == 0
+    assert (
+        r.invoke(
+            app, ["levels", str(small), "-f", "json", "-o", str(base), "--fail-on", "never", *EST]
+        ).exit_code
+        == 0
+    )
     cur = json.loads(r.invoke(app, ["levels", str(big), "-f", "json", "--fail-on", "never", *EST]).stdout)
     old = json.loads(base.read_text())
     # expected, from the two documents: map calls and coverage judged only where both say "exact"
@@ -298,20 +367,41 @@ def test_baseline_regressions_are_the_json_differences(tmp_path, base_spec):
     assert ("regression-map-calls", "v2") in want and new_rules and ("regression-map-calls", "v1") in hyp
 
     def regression_rules(res):
-        return {(f["rule"], f["evidence"].get("behaviour") or f["evidence"].get("rule"))
-                for f in json.loads(res.stdout)["findings"] if f["rule"].startswith("regression-")}
+        return {
+            (f["rule"], f["evidence"].get("behaviour") or f["evidence"].get("rule"))
+            for f in json.loads(res.stdout)["findings"]
+            if f["rule"].startswith("regression-")
+        }
 
     res = r.invoke(app, ["levels", str(big), "--baseline", str(base), "-f", "json", *EST])
     assert regression_rules(res) == want and res.exit_code == 1
     # each hypothetical change is one note on stderr, never a finding
     notes = [line for line in res.stderr.splitlines() if "--baseline:" in line]
     assert sorted(line.split("--baseline: ")[1].split(" ")[0] for line in notes) == sorted(x for x, _b in hyp)
-    res = r.invoke(app, ["levels", str(big), "--baseline", str(base), "-f", "json", "--include-hypothetical", *EST])
+    res = r.invoke(
+        app, ["levels", str(big), "--baseline", str(base), "-f", "json", "--include-hypothetical", *EST]
+    )
     assert regression_rules(res) == want | hyp and res.exit_code == 1
     # against itself: nothing regressed, exit 0 even though the index has findings
     assert r.invoke(app, ["levels", str(small), "--baseline", str(base), *EST]).exit_code == 0
-    res = r.invoke(app, ["levels", str(big), "--baseline", str(base), "--max-map-calls-increase", "1000000%",
-                         "--max-coverage-drop", "100%", "--fail-on", "error", "-f", "github", *EST])
+    res = r.invoke(
+        app,
+        [
+            "levels",
+            str(big),
+            "--baseline",
+            str(base),
+            "--max-map-calls-increase",
+            "1000000%",
+            "--max-coverage-drop",
+            "100%",
+            "--fail-on",
+            "error",
+            "-f",
+            "github",
+            *EST,
+        ],
+    )
     assert not any(line.startswith("::error title=regression") for line in res.stdout.splitlines())
 
 
@@ -346,7 +436,10 @@ def test_the_diff_schema_is_documented_and_valid():
 
     jsonschema.Draft202012Validator.check_schema(json.loads(SCHEMA.read_text(encoding="utf-8")))
     doc = (Path(__file__).resolve().parents[1] / "docs" / "json-schema.md").read_text(encoding="utf-8")
-    assert "graphrag_audit/schema/diff.schema.json" in doc and f'`schema_version` is `"{DIFF_SCHEMA_VERSION}"`' in doc
+    assert (
+        "graphrag_audit/schema/diff.schema.json" in doc
+        and f'`schema_version` is `"{DIFF_SCHEMA_VERSION}"`' in doc
+    )
 
 
 @pytest.mark.parametrize("where", ["seed-v01", "seed-v05", "seed-v1", "seed-v3", "seed-v3-csv", "verbs-v0.5"])
@@ -376,11 +469,13 @@ def test_diff_never_writes_inside_either_index(tmp_path):
     synthetic.write_index(synthetic.seed_example(), tmp_path / "new", "3.x")
     before = sorted(p.name for p in (tmp_path / "new").iterdir())
     for inside in (tmp_path / "new" / "diff.json", FIXTURES / "seed-v3" / "diff.json"):
-        res = CliRunner().invoke(app, ["diff", str(FIXTURES / "seed-v3"), str(tmp_path / "new"), "-f", "json",
-                                       "-o", str(inside)])
+        res = CliRunner().invoke(
+            app, ["diff", str(FIXTURES / "seed-v3"), str(tmp_path / "new"), "-f", "json", "-o", str(inside)]
+        )
         assert res.exit_code == 2 and "inside the index" in res.stderr and not inside.exists()
     assert sorted(p.name for p in (tmp_path / "new").iterdir()) == before
     out = tmp_path / "diff.json"
-    res = CliRunner().invoke(app, ["diff", str(FIXTURES / "seed-v3"), str(tmp_path / "new"), "-f", "json",
-                                   "-o", str(out)])
+    res = CliRunner().invoke(
+        app, ["diff", str(FIXTURES / "seed-v3"), str(tmp_path / "new"), "-f", "json", "-o", str(out)]
+    )
     assert res.exit_code == 0 and json.loads(out.read_text())["unchanged"] is True

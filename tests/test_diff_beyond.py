@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 
+from conftest import shared_index
 from typer.testing import CliRunner
 
-from conftest import shared_index
 from graphrag_audit.analysis.diff import stands_for
 from graphrag_audit.cli import app
 
@@ -40,14 +40,28 @@ def test_stands_for_by_hand():
 def test_baseline_shallower_than_the_level_is_judged(tmp_path):
     base = tmp_path / "base.json"
     r = CliRunner()
-    assert r.invoke(app, ["levels", str(shared_index("dulce-v3")), "-f", "json", "-o", str(base)]).exit_code == 0
+    assert (
+        r.invoke(app, ["levels", str(shared_index("dulce-v3")), "-f", "json", "-o", str(base)]).exit_code == 0
+    )
     assert not any(row["community_level"] == 2 for row in json.loads(base.read_text())["levels"])
-    res = r.invoke(app, ["levels", str(shared_index("verbs-v3")), "--baseline", str(base),
-                         "--max-map-calls-increase", "10%", "-f", "json"])
+    res = r.invoke(
+        app,
+        [
+            "levels",
+            str(shared_index("verbs-v3")),
+            "--baseline",
+            str(base),
+            "--max-map-calls-increase",
+            "10%",
+            "-f",
+            "json",
+        ],
+    )
     assert res.exit_code == 1, res.stderr
     regs = [f for f in _json(res)["findings"] if f["rule"] == "regression-map-calls"]
-    assert [(f["severity"], f["evidence"]["behaviour"], f["evidence"]["old"], f["evidence"]["new"]) for f in regs] == \
-        [("error", "v2", 1, 11)]
+    assert [
+        (f["severity"], f["evidence"]["behaviour"], f["evidence"]["old"], f["evidence"]["new"]) for f in regs
+    ] == [("error", "v2", 1, 11)]
 
 
 def test_diff_compares_a_level_past_the_tree_as_its_none_row():
@@ -55,12 +69,25 @@ def test_diff_compares_a_level_past_the_tree_as_its_none_row():
     v3, v1 = str(shared_index("dulce-v3")), str(shared_index("dulce-v1"))
     doc = _json(r.invoke(app, ["diff", v3, v1, "-f", "json", "--fail-on", "never"]))
     s = _row(doc, 2, "v1")
-    assert (s["old"]["reports"], s["old"]["map_calls"], s["new"]["reports"], s["new"]["map_calls"]) == (9, 1, 56, 3)
+    assert (s["old"]["reports"], s["old"]["map_calls"], s["new"]["reports"], s["new"]["map_calls"]) == (
+        9,
+        1,
+        56,
+        3,
+    )
     s = _row(doc, 2, "v2")
-    assert (s["old"]["reports"], s["old"]["map_calls"], s["new"]["reports"], s["new"]["map_calls"]) == (10, 1, 72, 4)
+    assert (s["old"]["reports"], s["old"]["map_calls"], s["new"]["reports"], s["new"]["map_calls"]) == (
+        10,
+        1,
+        72,
+        4,
+    )
     # both map-call rises are hypothetical on one side (3.x: no graphrag < 2.0; 1.x: no graphrag >= 2.0)
-    hyp = sorted((f["evidence"]["behaviour"], f["evidence"]["old"], f["evidence"]["new"])
-                 for f in doc["hypothetical_changes"] if f["rule"] == "regression-map-calls")
+    hyp = sorted(
+        (f["evidence"]["behaviour"], f["evidence"]["old"], f["evidence"]["new"])
+        for f in doc["hypothetical_changes"]
+        if f["rule"] == "regression-map-calls"
+    )
     assert hyp == [("v1", 1, 3), ("v2", 1, 4)]
     back = _json(r.invoke(app, ["diff", v1, v3, "-f", "json", "--fail-on", "never"]))
     s = _row(back, 2, "v2")

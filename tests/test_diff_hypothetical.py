@@ -19,9 +19,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from conftest import shared_index
 from typer.testing import CliRunner
 
-from conftest import shared_index
 from graphrag_audit.cli import app
 
 EST = ("--tokenizer", "estimate")
@@ -47,7 +47,9 @@ def pair_v3(tmp_path_factory):
     new = _copy(old, tmp_path_factory.mktemp("v3") / "new")
     t = pq.read_table(new / "community_reports.parquet")
     assert 27 in pc.cast(t["community"], pa.int64()).to_pylist()
-    pq.write_table(t.filter(pc.not_equal(pc.cast(t["community"], pa.int64()), 88)), new / "community_reports.parquet")
+    pq.write_table(
+        t.filter(pc.not_equal(pc.cast(t["community"], pa.int64()), 88)), new / "community_reports.parquet"
+    )
     return old, new, len(set(row["entity_ids"]))
 
 
@@ -71,7 +73,9 @@ def pair_v05(tmp_path_factory):
     p = new / "create_final_community_reports.parquet"
     t = pq.read_table(p)
     com = pc.cast(t["community"], pa.int64()).to_pylist()
-    longer = [x + (" More text." * 400 if c in only_v2 else "") for c, x in zip(com, t["full_content"].to_pylist())]
+    longer = [
+        x + (" More text." * 400 if c in only_v2 else "") for c, x in zip(com, t["full_content"].to_pylist())
+    ]
     i = t.schema.get_field_index("full_content")
     pq.write_table(t.set_column(i, "full_content", pa.array(longer, t.schema.field(i).type)), p)
     return old, new
@@ -93,13 +97,18 @@ def test_a_3x_pair_does_not_fail_on_the_hypothetical_v1_coverage(pair_v3):
     pytest.importorskip("jsonschema").validate(doc, json.loads(SCHEMA.read_text(encoding="utf-8")))
     s1, s2 = _by(doc)[(2, "v1")], _by(doc)[(2, "v2")]
     # graphrag < 2.0 cannot read a 3.x layout: hypothetical on both sides; >= 2.0 exact on both
-    assert (s1["old"]["status"], s1["new"]["status"], s1["hypothetical"]) == ("hypothetical", "hypothetical", True)
+    assert (s1["old"]["status"], s1["new"]["status"], s1["hypothetical"]) == (
+        "hypothetical",
+        "hypothetical",
+        True,
+    )
     assert (s2["old"]["status"], s2["new"]["status"], s2["hypothetical"]) == ("exact", "exact", False)
     # the hand-worked change: < 2.0 loses 88's 38 entities, >= 2.0 still covers them through 27
     assert s1["old"]["entities_covered"] - s1["new"]["entities_covered"] == dropped == 38
     assert s2["old"]["entities_covered"] == s2["new"]["entities_covered"]
-    assert [(f["rule"], f["evidence"]["behaviour"]) for f in doc["hypothetical_changes"]] == \
-        [("regression-coverage", "v1")]
+    assert [(f["rule"], f["evidence"]["behaviour"]) for f in doc["hypothetical_changes"]] == [
+        ("regression-coverage", "v1")
+    ]
     assert doc["hypothetical_changes"][0]["evidence"]["hypothetical"] is True
     # what is judged: the new finding (a warning, below --fail-on error), nothing on coverage
     assert [f["rule"] for f in doc["regressions"]] == ["regression-new-finding"]
@@ -130,7 +139,9 @@ def test_a_0_9_pair_does_not_fail_on_the_hypothetical_v2_map_calls(pair_v05, tmp
     # only reports < 2.0 does not send grew: its tokens are unchanged, >= 2.0's map calls rose
     assert s1["old"]["tokens"] == s1["new"]["tokens"] and s1["old"]["map_calls"] == s1["new"]["map_calls"]
     assert s2["new"]["map_calls"] > s2["old"]["map_calls"] * 1.1
-    assert doc["regressions"] == [] and [f["rule"] for f in doc["hypothetical_changes"]] == ["regression-map-calls"]
+    assert doc["regressions"] == [] and [f["rule"] for f in doc["hypothetical_changes"]] == [
+        "regression-map-calls"
+    ]
     res = _diff(old, new, "-f", "github")
     assert res.exit_code == 0 and "::error" not in res.stdout
     res = _diff(old, new, "-f", "github", "--include-hypothetical")
@@ -138,11 +149,18 @@ def test_a_0_9_pair_does_not_fail_on_the_hypothetical_v2_map_calls(pair_v05, tmp
     # levels --baseline: the same judgement
     base = tmp_path / "base.json"
     r = CliRunner()
-    assert r.invoke(app, ["levels", str(old), "-f", "json", "-o", str(base), "--fail-on", "never", *EST]).exit_code == 0
+    assert (
+        r.invoke(
+            app, ["levels", str(old), "-f", "json", "-o", str(base), "--fail-on", "never", *EST]
+        ).exit_code
+        == 0
+    )
     res = r.invoke(app, ["levels", str(new), "--baseline", str(base), "-f", "github", *EST])
     assert res.exit_code == 0 and "::error title=regression" not in res.stdout
     assert "regression-map-calls not judged" in res.stderr
-    res = r.invoke(app, ["levels", str(new), "--baseline", str(base), "-f", "github", "--include-hypothetical", *EST])
+    res = r.invoke(
+        app, ["levels", str(new), "--baseline", str(base), "-f", "github", "--include-hypothetical", *EST]
+    )
     assert res.exit_code == 1 and "::error title=regression-map-calls::" in res.stdout
 
 
@@ -150,11 +168,18 @@ def test_levels_baseline_on_the_3x_pair(pair_v3, tmp_path):
     old, new, _ = pair_v3
     base = tmp_path / "base.json"
     r = CliRunner()
-    assert r.invoke(app, ["levels", str(old), "-f", "json", "-o", str(base), "--fail-on", "never", *EST]).exit_code == 0
+    assert (
+        r.invoke(
+            app, ["levels", str(old), "-f", "json", "-o", str(base), "--fail-on", "never", *EST]
+        ).exit_code
+        == 0
+    )
     res = r.invoke(app, ["levels", str(new), "--baseline", str(base), "-f", "github", *EST])
     assert res.exit_code == 0 and "::error title=regression" not in res.stdout
     assert "regression-coverage not judged" in res.stderr
-    res = r.invoke(app, ["levels", str(new), "--baseline", str(base), "-f", "github", "--include-hypothetical", *EST])
+    res = r.invoke(
+        app, ["levels", str(new), "--baseline", str(base), "-f", "github", "--include-hypothetical", *EST]
+    )
     assert res.exit_code == 1 and "::error title=regression-coverage::" in res.stdout
 
 
@@ -167,16 +192,35 @@ def test_a_generation_change_judges_neither_behaviour():
         if s["old"] is not None and s["new"] is not None:
             assert s["hypothetical"] is True, s
     assert not any(f["rule"] in ("regression-map-calls", "regression-coverage") for f in doc["regressions"])
-    judged = json.loads(_diff(shared_index("verbs-v1"), shared_index("real-technip-safety-v2"), "-f", "json",
-                              "--include-hypothetical").stdout)
+    judged = json.loads(
+        _diff(
+            shared_index("verbs-v1"),
+            shared_index("real-technip-safety-v2"),
+            "-f",
+            "json",
+            "--include-hypothetical",
+        ).stdout
+    )
     moved = {f["rule"] for f in doc["hypothetical_changes"]}
-    assert moved and moved <= {f["rule"] for f in judged["regressions"]} and judged["hypothetical_changes"] == []
+    assert (
+        moved and moved <= {f["rule"] for f in judged["regressions"]} and judged["hypothetical_changes"] == []
+    )
 
 
-@pytest.mark.parametrize("old,new,want", [
-    ("exact", "exact", True), ("exact", "hypothetical", False), ("hypothetical", "exact", False),
-    ("graphrag_cannot_read", "exact", False), ("hypothetical", "hypothetical", False),
-    (None, "exact", True), (None, "hypothetical", False), ("graphrag_cannot_read", None, False), (None, None, True)])
+@pytest.mark.parametrize(
+    "old,new,want",
+    [
+        ("exact", "exact", True),
+        ("exact", "hypothetical", False),
+        ("hypothetical", "exact", False),
+        ("graphrag_cannot_read", "exact", False),
+        ("hypothetical", "hypothetical", False),
+        (None, "exact", True),
+        (None, "hypothetical", False),
+        ("graphrag_cannot_read", None, False),
+        (None, None, True),
+    ],
+)
 def test_exact_on_both(old, new, want):
     from graphrag_audit.results.diff import exact_on_both
 
@@ -204,8 +248,14 @@ def _numbers(text: str) -> set:
     return {w.strip("();,:") for w in text.split() if any(ch.isdigit() for ch in w) and "/" not in w}
 
 
-@pytest.mark.parametrize("old,new", [("verbs-v3", "real-insurance-v3"), ("real-csekg-v1", "real-climate-update-v09"),
-                                     ("real-cleanroom-specs-zh", "real-golf-zh-v1")])
+@pytest.mark.parametrize(
+    "old,new",
+    [
+        ("verbs-v3", "real-insurance-v3"),
+        ("real-csekg-v1", "real-climate-update-v09"),
+        ("real-cleanroom-specs-zh", "real-golf-zh-v1"),
+    ],
+)
 def test_diff_text_fits_the_width(old, new, monkeypatch):
     """At COLUMNS=80 and at --width 80 (and 40, the smallest) no line is wider, in terminal cells."""
     from graphrag_audit.render.text_lines import cell_width
@@ -229,7 +279,9 @@ def test_diff_text_counts_read_as_words():
     """output-pr2160 holds 1 community and 1 report: the singular; thousands separators on large counts."""
     one = _diff(shared_index("output-pr2160"), shared_index("output-pr2160")).stdout
     assert "(generation 2.x, 1 community, 1 report," in one and "1 communities" not in one
-    big = _diff(shared_index("real-technip-safety-v2"), shared_index("real-insurance-v3"), "--width", "400").stdout
+    big = _diff(
+        shared_index("real-technip-safety-v2"), shared_index("real-insurance-v3"), "--width", "400"
+    ).stdout
     assert "787 reports" in big and "2,340 clustered entities" in big
     # real-ralad-large's 1,240 communities all removed (matched by members against verbs-v3's 122)
     res = _diff(shared_index("real-ralad-large"), shared_index("verbs-v3"), "-f", "github")
@@ -252,8 +304,12 @@ def test_text_lines_wrap_by_hand():
     assert wrap("aaa bbb ccc", 7, "- ", "  ") == ["- aaa", "  bbb", "  ccc"]
     assert wrap("x" * 10, 4) == ["xxxx", "  xx", "  xx", "  xx"]  # a word wider than the line is cut
     assert cell_width("中文a") == 5 and wrap("中文中文 中", 5) == ["中文", "  中", "  文", "  中"]
-    assert [counted(n, "community") for n in (0, 1, 2, 1234)] == \
-        ["0 communities", "1 community", "2 communities", "1,234 communities"]
+    assert [counted(n, "community") for n in (0, 1, 2, 1234)] == [
+        "0 communities",
+        "1 community",
+        "2 communities",
+        "1,234 communities",
+    ]
     assert counted(1, "map call") == "1 map call" and counted(2, "key") == "2 keys"
     assert counted(3, "clustered entity", "clustered entities") == "3 clustered entities"
 

@@ -15,8 +15,9 @@ def test_rules_doc_is_generated_from_the_rules():
     spec = importlib.util.spec_from_file_location("gen_rules", ROOT / "docs" / "gen_rules.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == mod.render(), \
+    assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == mod.render(), (
         "docs/rules.md is stale: run python docs/gen_rules.py"
+    )
 
 
 def test_readme_quick_start_commands_are_the_ci_commands():
@@ -29,10 +30,12 @@ def test_readme_quick_start_commands_are_the_ci_commands():
 
 def test_readme_command_table_lists_every_cli_command():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    out = subprocess.run([sys.executable, "-m", "graphrag_audit", "--help"], capture_output=True, text=True,
-                         timeout=60).stdout
-    from graphrag_audit.cli import app
+    out = subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", "--help"], capture_output=True, text=True, timeout=60
+    ).stdout
     import typer.main
+
+    from graphrag_audit.cli import app
 
     names = sorted(typer.main.get_command(app).commands)
     for name in names:
@@ -78,9 +81,13 @@ def test_no_tracked_file_cites_the_outside_brief_or_a_machine_path():
         rel = f.relative_to(ROOT).as_posix()
         for lineno, line in enumerate(text.splitlines(), 1):
             if OLD_BRIEF in line:
-                bad.append(f"{rel}:{lineno}: cites {OLD_BRIEF!r} (cite a section of docs/graphrag-semantics.md)")
+                bad.append(
+                    f"{rel}:{lineno}: cites {OLD_BRIEF!r} (cite a section of docs/graphrag-semantics.md)"
+                )
             if MACHINE_PATH.search(line):
-                bad.append(f"{rel}:{lineno}: absolute machine path (use ../shared/indexes or a relative path)")
+                bad.append(
+                    f"{rel}:{lineno}: absolute machine path (use ../shared/indexes or a relative path)"
+                )
     assert bad == [], "\n".join(bad)
 
 
@@ -115,7 +122,9 @@ def test_fixtures_readme_is_what_the_generator_writes():
     readme = (ROOT / "fixtures" / "README.md").read_text(encoding="utf-8")
     version = re.search(r"written with pyarrow (\S+)\)", readme)
     assert version, "fixtures/README.md does not name the pyarrow version it was written with"
-    assert readme == mod._readme(version.group(1)), "fixtures/README.md is stale: run python fixtures/generate.py"
+    assert readme == mod._readme(version.group(1)), (
+        "fixtures/README.md is stale: run python fixtures/generate.py"
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -155,7 +164,7 @@ def test_the_docs_show_samples_and_commands():
     assert len([b for b in DOC_BLOCKS if b.kind == "run"]) >= 8
 
 
-def _seed_sample() -> "regen.Block":
+def _seed_sample() -> regen.Block:
     return next(b for b in DOC_BLOCKS if b.kind == "sample" and "fixtures/seed-v3" in b.rest)
 
 
@@ -164,8 +173,12 @@ def test_a_stale_sample_fails_naming_the_doc_the_line_and_the_command():
     assert regen.check_block(b) is None
     import dataclasses
 
-    stale = dataclasses.replace(b, body=b.body.replace("Community 20 report          2       52",
-                                                       "Community 20 report          2       53", 1))
+    stale = dataclasses.replace(
+        b,
+        body=b.body.replace(
+            "Community 20 report          2       52", "Community 20 report          2       53", 1
+        ),
+    )
     assert stale.body != b.body
     problem = regen.check_block(stale)
     assert problem and problem.startswith(f"{b.doc}:{b.line}: the sample of `{b.rest}` is stale")
@@ -173,11 +186,14 @@ def test_a_stale_sample_fails_naming_the_doc_the_line_and_the_command():
 
 
 def test_unmarked_unclosed_and_wrong_blocks_fail():
-    blocks = regen.fenced_blocks("text\n\n```sh\ngraphrag-audit levels x\n```\n\n<!-- text: a diagram -->\n```\n"
-                                 "graphrag-audit levels x\n```\n<!-- not run: a synopsis -->\n```\n"
-                                 "graphrag-audit levels DIR [--no-such-option]\n```\n<!-- run -->\n```\n"
-                                 "graphrag-audit frobnicate\n```\n<!-- sample: levels x -->\n```\n```\n"
-                                 "~~~\nnever closed\n``` (not a closing fence for ~~~)\n", "t.md")
+    blocks = regen.fenced_blocks(
+        "text\n\n```sh\ngraphrag-audit levels x\n```\n\n<!-- text: a diagram -->\n```\n"
+        "graphrag-audit levels x\n```\n<!-- not run: a synopsis -->\n```\n"
+        "graphrag-audit levels DIR [--no-such-option]\n```\n<!-- run -->\n```\n"
+        "graphrag-audit frobnicate\n```\n<!-- sample: levels x -->\n```\n```\n"
+        "~~~\nnever closed\n``` (not a closing fence for ~~~)\n",
+        "t.md",
+    )
     problems = [regen.check_block(b) for b in blocks]
     assert "without a marker line" in problems[0]
     assert "a text block holds command lines" in problems[1]
@@ -188,13 +204,19 @@ def test_unmarked_unclosed_and_wrong_blocks_fail():
 
 
 def test_not_runnable_commands_still_parse():
-    assert regen.check_parses("graphrag-audit plan DIR [--reports K] [--objective granularity|rank|text-units]") == []
-    assert regen.check_parses("python -m pip install . && python -m graphrag_audit levels x --lvl 2") == \
-        ["graphrag-audit levels has no option --lvl"]
-    assert regen.check_parses("graphrag-audit diff OLD NEW --list-reports") == \
-        ["graphrag-audit diff has no option --list-reports"]
-    assert regen.check_parses("python benchmarks/bench_levels.py --no-such-flag") == \
-        ["python benchmarks/bench_levels.py --help does not name --no-such-flag"]
+    assert (
+        regen.check_parses("graphrag-audit plan DIR [--reports K] [--objective granularity|rank|text-units]")
+        == []
+    )
+    assert regen.check_parses("python -m pip install . && python -m graphrag_audit levels x --lvl 2") == [
+        "graphrag-audit levels has no option --lvl"
+    ]
+    assert regen.check_parses("graphrag-audit diff OLD NEW --list-reports") == [
+        "graphrag-audit diff has no option --list-reports"
+    ]
+    assert regen.check_parses("python benchmarks/bench_levels.py --no-such-flag") == [
+        "python benchmarks/bench_levels.py --help does not name --no-such-flag"
+    ]
 
 
 @pytest.mark.parametrize("doc", regen.doc_paths())
@@ -209,8 +231,15 @@ def test_the_example_workflow_commands_parse():
     """The shipped workflow's audit step (docs/ci.md shows the file and runs the same command as a sample)."""
     import yaml
 
-    wf = yaml.safe_load((ROOT / "examples" / "github-actions" / "graphrag-audit.yml").read_text(encoding="utf-8"))
-    runs = [s["run"] for job in wf["jobs"].values() for s in job["steps"] if "graphrag-audit levels" in s.get("run", "")]
+    wf = yaml.safe_load(
+        (ROOT / "examples" / "github-actions" / "graphrag-audit.yml").read_text(encoding="utf-8")
+    )
+    runs = [
+        s["run"]
+        for job in wf["jobs"].values()
+        for s in job["steps"]
+        if "graphrag-audit levels" in s.get("run", "")
+    ]
     assert runs and all(regen.check_parses(r) == [] for r in runs), runs
     samples = {b.rest for b in DOC_BLOCKS if b.doc == "docs/ci.md" and b.kind == "sample"}
     assert {r.strip() for r in runs} <= samples
@@ -234,12 +263,19 @@ def render_problems(doc: str, text: str) -> list[str]:
 
     rendered = cmarkgfm.github_flavored_markdown_to_html(text)
     blocks = regen.fenced_blocks(text, doc)
-    problems = [f"{b.where}: the {b.fence} fence opened here is never closed (it swallows the rest of the file)"
-                for b in blocks if not b.closed]
-    codes = [(lang, html.unescape(body)) for lang, body in
-             re.findall(r'<pre(?: lang="([^"]*)")?><code>(.*?)</code></pre>', rendered, re.S)]
+    problems = [
+        f"{b.where}: the {b.fence} fence opened here is never closed (it swallows the rest of the file)"
+        for b in blocks
+        if not b.closed
+    ]
+    codes = [
+        (lang, html.unescape(body))
+        for lang, body in re.findall(r'<pre(?: lang="([^"]*)")?><code>(.*?)</code></pre>', rendered, re.S)
+    ]
     if [c for _, c in codes] != [b.body for b in blocks]:
-        problems.append(f"{doc}: cmark-gfm renders {len(codes)} code blocks, the fence scanner finds {len(blocks)}")
+        problems.append(
+            f"{doc}: cmark-gfm renders {len(codes)} code blocks, the fence scanner finds {len(blocks)}"
+        )
     for b in blocks:
         lang = b.info.split()[0] if b.info else ""
         for k, line in enumerate(b.body.splitlines()):
@@ -250,16 +286,28 @@ def render_problems(doc: str, text: str) -> list[str]:
                 continue
             if lang in COMMENTING and len(m.group(1)) == 1:
                 continue
-            problems.append(f"{doc}:{b.line + 1 + k}: {line.strip()!r} is a heading in the source but GitHub renders it "
-                            f"inside the code block opened at line {b.line}")
+            problems.append(
+                f"{doc}:{b.line + 1 + k}: {line.strip()!r} is a heading in the source but GitHub renders it "
+                f"inside the code block opened at line {b.line}"
+            )
     inside = {ln for b in blocks for ln in range(b.line, b.line + b.body.count("\n") + 2)}
-    source = [HEADING.match(ln).group(2) for n, ln in enumerate(text.splitlines(), 1)
-              if n not in inside and HEADING.match(ln)]
-    shown = [html.unescape(re.sub(r"<[^>]+>", "", h)) for h in re.findall(r"<h[1-6][^>]*>(.*?)</h[1-6]>", rendered, re.S)]
+    source = [
+        HEADING.match(ln).group(2)
+        for n, ln in enumerate(text.splitlines(), 1)
+        if n not in inside and HEADING.match(ln)
+    ]
+    shown = [
+        html.unescape(re.sub(r"<[^>]+>", "", h))
+        for h in re.findall(r"<h[1-6][^>]*>(.*?)</h[1-6]>", rendered, re.S)
+    ]
     strip = lambda h: re.sub(r"[`*_\\]", "", h)  # noqa: E731  (inline markup)
     if [strip(h) for h in source] != [strip(h) for h in shown]:
-        diff = [(a, b) for a, b in zip(source, shown) if strip(a) != strip(b)][:1] or [(len(source), len(shown))]
-        problems.append(f"{doc}: the headings GitHub renders are not the source's heading lines (first: {diff[0]})")
+        diff = [(a, b) for a, b in zip(source, shown) if strip(a) != strip(b)][:1] or [
+            (len(source), len(shown))
+        ]
+        problems.append(
+            f"{doc}: the headings GitHub renders are not the source's heading lines (first: {diff[0]})"
+        )
     return problems
 
 
@@ -272,9 +320,11 @@ def test_a_heading_swallowed_by_a_code_block_is_caught():
     """docs/ci.md before issue 38: a section pasted right under the opening fence of the ```markdown step
     summary sample; its own ``` block closed the sample, and the sample's closing fence opened a block
     that swallowed the rest of the sample."""
-    text = ("# Doc\n\n<!-- sample: graphrag-audit levels x -->\n```markdown\n## Re-indexing pipelines\n\nrun\n\n```\n"
-            "graphrag-audit levels output/ --baseline baseline.json\n```\n\n## graphrag-audit report\n\n"
-            "### Community tree\n```\n\n## pre-commit\n")
+    text = (
+        "# Doc\n\n<!-- sample: graphrag-audit levels x -->\n```markdown\n## Re-indexing pipelines\n\nrun\n\n```\n"
+        "graphrag-audit levels output/ --baseline baseline.json\n```\n\n## graphrag-audit report\n\n"
+        "### Community tree\n```\n\n## pre-commit\n"
+    )
     problems = render_problems("t.md", text)
     assert any("'## graphrag-audit report' is a heading in the source" in p for p in problems), problems
     assert any("'### Community tree'" in p for p in problems)
@@ -285,7 +335,9 @@ def test_a_heading_swallowed_by_a_code_block_is_caught():
 # ----------------------------------------------------------------------------------------
 # the per-version dynamic tables of README.md and docs/user-guide.md are the real numbers
 # ----------------------------------------------------------------------------------------
-DYNAMIC_TABLE = re.compile(r"<!-- dynamic-by-version: graphrag-audit (?P<args>[^>]*?) -->\n(?P<table>(?:\|.*\n)+)")
+DYNAMIC_TABLE = re.compile(
+    r"<!-- dynamic-by-version: graphrag-audit (?P<args>[^>]*?) -->\n(?P<table>(?:\|.*\n)+)"
+)
 
 
 @pytest.mark.parametrize("doc", ["README.md", "docs/user-guide.md"])
@@ -299,19 +351,34 @@ def test_dynamic_by_version_tables_are_the_real_output(doc):
     assert tables, f"{doc} has no '<!-- dynamic-by-version: graphrag-audit ... -->' table"
     for m in tables:
         args = m.group("args").split()
-        proc = subprocess.run([sys.executable, "-m", "graphrag_audit", *args], cwd=ROOT, capture_output=True,
-                              text=True, timeout=600)
+        proc = subprocess.run(
+            [sys.executable, "-m", "graphrag_audit", *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert proc.returncode in (0, 1), proc.stderr
-        bv = next(r for r in json.loads(proc.stdout)["levels"]
-                  if r["community_level"] == 2)["selected"]["dynamic"]["by_version"]
-        rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in m.group("table").splitlines()[2:]]
+        bv = next(r for r in json.loads(proc.stdout)["levels"] if r["community_level"] == 2)["selected"][
+            "dynamic"
+        ]["by_version"]
+        rows = [
+            [c.strip() for c in ln.strip().strip("|").split("|")] for ln in m.group("table").splitlines()[2:]
+        ]
         assert [r[0].strip("*").split(" ")[0] for r in rows] == list(bv)
         for row, (fam, v) in zip(rows, bv.items()):
             bold = [c.startswith("**") and c.endswith("**") for c in row]
-            assert bold[0] == bold[1] == (not v["descends"]), (doc, row)  # the line that never descends stands out
+            assert bold[0] == bold[1] == (not v["descends"]), (
+                doc,
+                row,
+            )  # the line that never descends stands out
             cells = [c.strip("*") for c in row]
             wi = v["what_if"]
-            assert cells == [f"{fam} ({v['graphrag']})", "yes" if v["descends"] else "never",
-                             f"{v['all_relevant']['rating_calls']} / {len(v['all_relevant']['kept_ids'])}",
-                             str(v["none_relevant"]["rating_calls"]),
-                             f"{wi['rating_calls']} / [{', '.join(map(str, wi['kept_ids']))}]", str(v["cut_off"])], doc
+            assert cells == [
+                f"{fam} ({v['graphrag']})",
+                "yes" if v["descends"] else "never",
+                f"{v['all_relevant']['rating_calls']} / {len(v['all_relevant']['kept_ids'])}",
+                str(v["none_relevant"]["rating_calls"]),
+                f"{wi['rating_calls']} / [{', '.join(map(str, wi['kept_ids']))}]",
+                str(v["cut_off"]),
+            ], doc

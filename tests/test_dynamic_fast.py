@@ -10,10 +10,15 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from graphrag_audit.graphrag.dynamic import RATE_QUERY, _sorted_group_edges, children_from_nodes_v1, \
-    rating_prompt_tokens_by_family
+from graphrag_audit.graphrag.dynamic import (
+    RATE_QUERY,
+    _sorted_group_edges,
+    children_from_nodes_v1,
+    rating_prompt_tokens_by_family,
+)
 from graphrag_audit.graphrag.dynamic_fast import dictionary_title_codes, framed_estimate, unique_owner_edges
 from graphrag_audit.graphrag.tokens import get_token_counter
 from graphrag_audit.io.coerce import key_column
@@ -74,8 +79,11 @@ def test_unique_owner_edges_equal_the_sorted_grouping_and_the_set_formula(case):
     want = _set_formula(rows)
     assert list(zip(plain[0].tolist(), plain[1].tolist())) == want
     fast = unique_owner_edges(c, lv, t, n_titles)
-    shared = any(len({cc for tt, cc, ll in rows if tt == x and ll == level}) > 1
-                 for x, _, level in rows if level != max(lv.tolist()))
+    shared = any(
+        len({cc for tt, cc, ll in rows if tt == x and ll == level}) > 1
+        for x, _, level in rows
+        if level != max(lv.tolist())
+    )
     if fast is None:
         assert shared  # only a title in two communities of a level with a next level falls back
     else:
@@ -91,33 +99,47 @@ def test_children_from_nodes_v1_takes_the_fast_path_on_leiden_rows_and_falls_bac
     comm = [0, 0, 0, 0, 1, 1, 2, 2, 3, 4, 4, 5]
     level = [0] * 6 + [1] * 6
     called = []
-    monkeypatch.setattr(dyn, "_sorted_group_edges",
-                        lambda *a: called.append(1) or _sorted_group_edges(*a))
-    off, val, match = children_from_nodes_v1(np.arange(6), np.array(comm), np.array(level), np.array(titles),
-                                             np.array([0, 1, 2, 3, 4, 5]))
-    assert [val[off[i]:off[i + 1]].tolist() for i in range(6)] == [[2, 3, 5], [4], [], [], [], []]
+    monkeypatch.setattr(dyn, "_sorted_group_edges", lambda *a: called.append(1) or _sorted_group_edges(*a))
+    off, val, match = children_from_nodes_v1(
+        np.arange(6), np.array(comm), np.array(level), np.array(titles), np.array([0, 1, 2, 3, 4, 5])
+    )
+    assert [val[off[i] : off[i + 1]].tolist() for i in range(6)] == [[2, 3, 5], [4], [], [], [], []]
     assert match and not called
     # "a" also in community 1 at level 0: 2 = {a, b} is no subset of 1 = {a, e, f}; the plain path decides
-    off, val, _ = children_from_nodes_v1(np.arange(6), np.array(comm + [1]), np.array(level + [0]),
-                                         np.array(titles + ["a"]), np.array([0, 1, 2, 3, 4, 5]))
-    assert [val[off[i]:off[i + 1]].tolist() for i in range(6)] == [[2, 3, 5], [4], [], [], [], []]
+    off, val, _ = children_from_nodes_v1(
+        np.arange(6),
+        np.array(comm + [1]),
+        np.array(level + [0]),
+        np.array(titles + ["a"]),
+        np.array([0, 1, 2, 3, 4, 5]),
+    )
+    assert [val[off[i] : off[i + 1]].tolist() for i in range(6)] == [[2, 3, 5], [4], [], [], [], []]
     assert called
 
 
 # ---- rating prompts from arrow lengths ----------------------------------------------------------
-texts_st = st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
-                    | st.sampled_from(["{question}", "{description}", "日本語", "Привет", "🙂", ""]), max_size=12)
+texts_st = st.lists(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
+    | st.sampled_from(["{question}", "{description}", "日本語", "Привет", "🙂", ""]),
+    max_size=12,
+)
 
 
 @settings(max_examples=80, deadline=None, database=None)
-@given(descriptions=texts_st, query=st.text(max_size=20) | st.sampled_from(["{x}", "Вопрос"]),
-       chunks=st.integers(1, 3))
+@given(
+    descriptions=texts_st,
+    query=st.text(max_size=20) | st.sampled_from(["{x}", "Вопрос"]),
+    chunks=st.integers(1, 3),
+)
 def test_framed_estimate_equals_counting_the_formatted_prompts(descriptions, query, chunks):
     est = get_token_counter("estimate")
     cut = len(descriptions) // chunks
-    parts = [descriptions[i * cut:(i + 1) * cut if i < chunks - 1 else None] for i in range(chunks)]
-    column = pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array([pa.array(p, pa.string()) for p in parts],
-                                                                      pa.string())))
+    parts = [descriptions[i * cut : (i + 1) * cut if i < chunks - 1 else None] for i in range(chunks)]
+    column = pd.Series(
+        pd.arrays.ArrowExtensionArray(
+            pa.chunked_array([pa.array(p, pa.string()) for p in parts], pa.string())
+        )
+    )
     want = [est.count(RATE_QUERY.format(description=d, question=query)) for d in descriptions]
     head, tail = RATE_QUERY.split("{description}")
     got = framed_estimate(est, head.format(), column, tail.format(question=query))
@@ -125,7 +147,10 @@ def test_framed_estimate_equals_counting_the_formatted_prompts(descriptions, que
     # through the public function, for the 3.x line too
     by_family = rating_prompt_tokens_by_family(("1.x", "3.x"), column, query, est)
     assert by_family["1.x"].tolist() == want
-    assert by_family["3.x"].tolist() == rating_prompt_tokens_by_family(("3.x",), descriptions, query, est)["3.x"].tolist()
+    assert (
+        by_family["3.x"].tolist()
+        == rating_prompt_tokens_by_family(("3.x",), descriptions, query, est)["3.x"].tolist()
+    )
 
 
 def test_framed_estimate_leaves_other_counters_and_columns_to_the_plain_path():
@@ -150,14 +175,22 @@ def test_dictionary_title_codes_are_equal_iff_the_titles_are(titles):
     assert got is not None
     codes, n = got
     assert len(codes) == len(titles) and (codes < n).all() and (codes >= 0).all()
-    assert all((codes[i] == codes[j]) == (titles[i] == titles[j]) for i in range(len(titles)) for j in range(len(titles)))
+    assert all(
+        (codes[i] == codes[j]) == (titles[i] == titles[j])
+        for i in range(len(titles))
+        for j in range(len(titles))
+    )
     assert dictionary_title_codes(pd.Series(titles, dtype=object)) is None
 
 
 # ---- dense keys through a lookup table ------------------------------------------------------------
 @settings(max_examples=150, deadline=None, database=None)
-@given(universe=st.sets(st.integers(-5, 60) | st.sampled_from([2**62, -(2**62), 2**63 - 1, -(2**63)]), max_size=20),
-       ids=st.lists(st.integers(-8, 70) | st.sampled_from([2**63 - 1, -(2**63), 2**62 + 3]), max_size=30))
+@given(
+    universe=st.sets(
+        st.integers(-5, 60) | st.sampled_from([2**62, -(2**62), 2**63 - 1, -(2**63)]), max_size=20
+    ),
+    ids=st.lists(st.integers(-8, 70) | st.sampled_from([2**63 - 1, -(2**63), 2**62 + 3]), max_size=30),
+)
 def test_dense_index_equals_the_binary_search(universe, ids):
     from graphrag_audit.graphrag.dynamic import _dense
     from graphrag_audit.graphrag.dynamic_fast import DenseIndex
@@ -183,32 +216,60 @@ def test_children_csr_equals_the_row_lists(rows):
     from graphrag_audit.graphrag.dynamic import children_csr
 
     off, val = children_csr(rows)
-    assert [val[off[i]:off[i + 1]].tolist() for i in range(len(rows))] == \
-        [[] if r is None else [int(x) for x in r] for r in rows]
+    assert [val[off[i] : off[i + 1]].tolist() for i in range(len(rows))] == [
+        [] if r is None else [int(x) for x in r] for r in rows
+    ]
 
 
 # ---- one family's simulation, ids converted on demand ---------------------------------------------
 def test_simulate_family_ids_equal_simulate_all():
-    from graphrag_audit.graphrag.dynamic import DynamicInput, DynamicSettings, children_csr, simulate_all, \
-        simulate_family
+    from graphrag_audit.graphrag.dynamic import (
+        DynamicInput,
+        DynamicSettings,
+        children_csr,
+        simulate_all,
+        simulate_family,
+    )
 
     # 0 -> 2, 3; 2 -> 4; 1 (root); 3 without a report; levels 0, 0, 1, 1, 2
     off, val = children_csr([[2, 3], [], [4], [], []])
-    inp = DynamicInput(np.arange(5), np.array([0, 0, 1, 1, 2]), np.array([-1, -1, 0, 0, 2]), off, val,
-                       np.array([0, 1, 2, 4]), np.array([0, 0, 1, 2]))
+    inp = DynamicInput(
+        np.arange(5),
+        np.array([0, 0, 1, 1, 2]),
+        np.array([-1, -1, 0, 0, 2]),
+        off,
+        val,
+        np.array([0, 1, 2, 4]),
+        np.array([0, 0, 1, 2]),
+    )
     for n in (0, 1, 2, None):
         st_ = DynamicSettings(community_level=n)
         for fam in ("2.x", "3.x"):
             r = simulate_all(inp, (fam,), st_, what_if=[2])[fam]
             f = simulate_family(inp, fam, st_, what_if=[2])
-            assert (f.candidate_ids, f.start_ids, f.rateable_ids, f.unreachable_ids, f.cut_off_ids) == \
-                (r.candidate_ids, r.start_ids, r.rateable_ids, r.unreachable_ids, r.cut_off_ids)
-            assert (f.none_relevant, f.all_relevant, f.what_if, f.error, f.descends) == \
-                (r.none_relevant, r.all_relevant, r.what_if, r.error, r.descends)
+            assert (f.candidate_ids, f.start_ids, f.rateable_ids, f.unreachable_ids, f.cut_off_ids) == (
+                r.candidate_ids,
+                r.start_ids,
+                r.rateable_ids,
+                r.unreachable_ids,
+                r.cut_off_ids,
+            )
+            assert (f.none_relevant, f.all_relevant, f.what_if, f.error, f.descends) == (
+                r.none_relevant,
+                r.all_relevant,
+                r.what_if,
+                r.error,
+                r.descends,
+            )
             assert f.all_relevant_run.relevant_ids is None
             assert f.all_relevant_run.kept_ids == r.all_relevant.kept_ids
     # hand-worked (dynamic_community_selection.py@v3.0.0), community_level 2, all relevant:
     # 0 and 1 rated, 0's candidate child 2 queued, then 4; 3 has no report, so nothing is cut off
     f = simulate_family(inp, "3.x", DynamicSettings(community_level=2))
-    assert (f.start_ids, f.cut_off_ids, f.all_relevant.waves, f.all_relevant.kept_ids) == ((0, 1), (), (2, 1, 1), (1, 4))
+    assert (f.start_ids, f.cut_off_ids, f.all_relevant.waves, f.all_relevant.kept_ids) == (
+        (0, 1),
+        (),
+        (2, 1, 1),
+        (1, 4),
+    )
     assert simulate_family(inp, "2.x", DynamicSettings(community_level=2)).cut_off_ids == (2, 4)

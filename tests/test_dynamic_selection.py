@@ -56,6 +56,7 @@ def _python_for(family: str) -> str | None:
 # ---------------------------------------------------------------------------------------------
 # sources: shared indexes and generated trees, as parquet files per layout
 
+
 def _find(d: Path, *names: str) -> Path | None:
     for n in names:
         hits = sorted(d.rglob(n))
@@ -81,16 +82,25 @@ def _shared_sources(tmp: Path) -> tuple[dict, list[str]]:
             continue
         cols = pd.read_parquet(comm).columns
         if "community" not in cols:
-            skipped.append(f"{d.name}: no integer community column (0.1-0.4 layout; no 1.x+ selector reads it)")
+            skipped.append(
+                f"{d.name}: no integer community column (0.1-0.4 layout; no 1.x+ selector reads it)"
+            )
             continue
         files = {"communities": str(comm)}
         rep = _find(d, "community_reports.parquet", "create_final_community_reports.parquet")
         if rep is None:
             c = pd.read_parquet(comm, columns=["community", "level"])
-            r = pd.DataFrame({"id": [f"r{i}" for i in range(len(c))], "community": c["community"],
-                              "level": c["level"], "title": [f"Community {x}" for x in c["community"]],
-                              "summary": "", "full_content": [f"report {x}" for x in c["community"]],
-                              "rank": 1.0})
+            r = pd.DataFrame(
+                {
+                    "id": [f"r{i}" for i in range(len(c))],
+                    "community": c["community"],
+                    "level": c["level"],
+                    "title": [f"Community {x}" for x in c["community"]],
+                    "summary": "",
+                    "full_content": [f"report {x}" for x in c["community"]],
+                    "rank": 1.0,
+                }
+            )
             rep = tmp / f"{d.name}-reports.parquet"
             r.to_parquet(rep)
         files["community_reports"] = str(rep)
@@ -145,8 +155,10 @@ def _tree(seed: int, depth: int = 4, roots: int = 6, shuffle_ids: bool = False):
     for i, c in enumerate(comms):
         if c[1] == -1:
             leaves(i)
-    return [(ids[i], c[0], ids[c[1]] if c[1] >= 0 else -1, [ids[k] for k in c[2]], ents[i])
-            for i, c in enumerate(comms)]
+    return [
+        (ids[i], c[0], ids[c[1]] if c[1] >= 0 else -1, [ids[k] for k in c[2]], ents[i])
+        for i, c in enumerate(comms)
+    ]
 
 
 def _write_generated(tmp: Path, name: str, tree, drop_reports=(), shared_text=False, extra_nodes=()) -> dict:
@@ -155,41 +167,69 @@ def _write_generated(tmp: Path, name: str, tree, drop_reports=(), shared_text=Fa
     d = tmp / name
     d.mkdir()
     rows = [t for t in tree]
-    communities = pd.DataFrame({
-        "id": [f"c{c}" for c, *_ in rows], "human_readable_id": [c for c, *_ in rows],
-        "community": [c for c, *_ in rows], "level": [lv for _, lv, *_ in rows],
-        "parent": [p for _, _, p, *_ in rows], "children": [list(ch) for *_, ch, _ in rows],
-        "title": [f"Community {c}" for c, *_ in rows], "entity_ids": [list(e) for *_, e in rows],
-        "relationship_ids": [[] for _ in rows], "text_unit_ids": [[] for _ in rows],
-        "period": "2025-01-01", "size": [len(e) for *_, e in rows]})
+    communities = pd.DataFrame(
+        {
+            "id": [f"c{c}" for c, *_ in rows],
+            "human_readable_id": [c for c, *_ in rows],
+            "community": [c for c, *_ in rows],
+            "level": [lv for _, lv, *_ in rows],
+            "parent": [p for _, _, p, *_ in rows],
+            "children": [list(ch) for *_, ch, _ in rows],
+            "title": [f"Community {c}" for c, *_ in rows],
+            "entity_ids": [list(e) for *_, e in rows],
+            "relationship_ids": [[] for _ in rows],
+            "text_unit_ids": [[] for _ in rows],
+            "period": "2025-01-01",
+            "size": [len(e) for *_, e in rows],
+        }
+    )
     communities["children"] = communities["children"].map(lambda x: np.asarray(x, dtype=np.int64))
     rep = [(c, lv) for c, lv, *_ in rows if c not in set(drop_reports)]
-    texts = [("shared text" if shared_text and k % 3 == 0 else f"report of community {c}") for k, (c, _) in
-             enumerate(rep)]
-    reports = pd.DataFrame({
-        "id": [f"r{c}" for c, _ in rep], "human_readable_id": [c for c, _ in rep],
-        "community": pd.Series([c for c, _ in rep], dtype="int64"),
-        "level": pd.Series([lv for _, lv in rep], dtype="int64"),
-        "title": [f"Community {c}" for c, _ in rep], "summary": "s", "full_content": texts,
-        "rank": 1.0, "period": "2025-01-01", "size": 1})
-    nodes = pd.DataFrame([{"id": f"n{e}", "title": e, "community": c, "level": lv, "degree": 1}
-                          for c, lv, _, _, es in rows for e in es]
-                         + [{"id": f"x{t}", "title": t, "community": c, "level": lv, "degree": 1}
-                            for t, c, lv in extra_nodes])
+    texts = [
+        ("shared text" if shared_text and k % 3 == 0 else f"report of community {c}")
+        for k, (c, _) in enumerate(rep)
+    ]
+    reports = pd.DataFrame(
+        {
+            "id": [f"r{c}" for c, _ in rep],
+            "human_readable_id": [c for c, _ in rep],
+            "community": pd.Series([c for c, _ in rep], dtype="int64"),
+            "level": pd.Series([lv for _, lv in rep], dtype="int64"),
+            "title": [f"Community {c}" for c, _ in rep],
+            "summary": "s",
+            "full_content": texts,
+            "rank": 1.0,
+            "period": "2025-01-01",
+            "size": 1,
+        }
+    )
+    nodes = pd.DataFrame(
+        [
+            {"id": f"n{e}", "title": e, "community": c, "level": lv, "degree": 1}
+            for c, lv, _, _, es in rows
+            for e in es
+        ]
+        + [{"id": f"x{t}", "title": t, "community": c, "level": lv, "degree": 1} for t, c, lv in extra_nodes]
+    )
     v2 = {"communities": d / "communities.parquet", "community_reports": d / "community_reports.parquet"}
     communities.to_parquet(v2["communities"])
     reports.to_parquet(v2["community_reports"])
-    v1 = {"communities": d / "create_final_communities.parquet",
-          "community_reports": d / "create_final_community_reports.parquet",
-          "nodes": d / "create_final_nodes.parquet", "entities": d / "create_final_entities.parquet"}
+    v1 = {
+        "communities": d / "create_final_communities.parquet",
+        "community_reports": d / "create_final_community_reports.parquet",
+        "nodes": d / "create_final_nodes.parquet",
+        "entities": d / "create_final_entities.parquet",
+    }
     communities.drop(columns=["children"]).to_parquet(v1["communities"])
     reports.to_parquet(v1["community_reports"])
     nodes.to_parquet(v1["nodes"])
     # graphrag 1.x's query loads create_final_entities too (cli/query.py@v1.2.0): one row per node title
     ents = nodes.drop_duplicates("title")
     pd.DataFrame({"id": ents["id"].to_numpy(), "title": ents["title"].to_numpy()}).to_parquet(v1["entities"])
-    return {f"gen/{name}/v2": {"layout": "v2", "files": {k: str(v) for k, v in v2.items()}},
-            f"gen/{name}/v1": {"layout": "v1", "files": {k: str(v) for k, v in v1.items()}}}
+    return {
+        f"gen/{name}/v2": {"layout": "v2", "files": {k: str(v) for k, v in v2.items()}},
+        f"gen/{name}/v1": {"layout": "v1", "files": {k: str(v) for k, v in v1.items()}},
+    }
 
 
 def _generated_sources(tmp: Path) -> dict:
@@ -200,8 +240,13 @@ def _generated_sources(tmp: Path) -> dict:
     out |= _write_generated(tmp, "no-reports", t, drop_reports=[c for c, *_ in t])
     rng = random.Random(5)
     t2 = _tree(2, depth=5, shuffle_ids=True)
-    out |= _write_generated(tmp, "gaps-shuffled", t2, drop_reports=[c for c, lv, *_ in t2 if lv and rng.random() < 0.2]
-                            + [t2[0][0]], shared_text=True)
+    out |= _write_generated(
+        tmp,
+        "gaps-shuffled",
+        t2,
+        drop_reports=[c for c, lv, *_ in t2 if lv and rng.random() < 0.2] + [t2[0][0]],
+        shared_text=True,
+    )
     t3 = _tree(3, depth=3, roots=3)
     out |= _write_generated(tmp, "level1-missing", t3, drop_reports=[c for c, lv, *_ in t3 if lv == 1])
     # an entity in two communities of one level (as graphrag update merges leave it): in 1.x the
@@ -219,6 +264,7 @@ def _generated_sources(tmp: Path) -> dict:
 # ---------------------------------------------------------------------------------------------
 # the simulator's input from the same parquet files
 
+
 @functools.cache
 def _input(layout: str, files: tuple) -> DynamicInput:
     f = dict(files)
@@ -227,13 +273,33 @@ def _input(layout: str, files: tuple) -> DynamicInput:
     rep_ids, rep_lv = rt["community"].to_numpy(), rt["level"].to_numpy()
     if layout == "v2":
         off, val = children_csr(ct["children"])
-        return DynamicInput(ct["community"].to_numpy(), ct["level"].to_numpy(), ct["parent"].to_numpy(),
-                            off, val, rep_ids, rep_lv)
+        return DynamicInput(
+            ct["community"].to_numpy(),
+            ct["level"].to_numpy(),
+            ct["parent"].to_numpy(),
+            off,
+            val,
+            rep_ids,
+            rep_lv,
+        )
     nt = pd.read_parquet(f["nodes"], columns=["title", "community", "level"])
-    off, val, match = children_from_nodes_v1(ct["community"].to_numpy(), nt["community"].to_numpy(),
-                                             nt["level"].to_numpy(), nt["title"].to_numpy(), rep_ids)
-    return DynamicInput(ct["community"].to_numpy(), ct["level"].to_numpy(), np.full(len(ct), -1), off, val,
-                        rep_ids, rep_lv, match)
+    off, val, match = children_from_nodes_v1(
+        ct["community"].to_numpy(),
+        nt["community"].to_numpy(),
+        nt["level"].to_numpy(),
+        nt["title"].to_numpy(),
+        rep_ids,
+    )
+    return DynamicInput(
+        ct["community"].to_numpy(),
+        ct["level"].to_numpy(),
+        np.full(len(ct), -1),
+        off,
+        val,
+        rep_ids,
+        rep_lv,
+        match,
+    )
 
 
 def _cases(sources: dict, layout: str) -> list[dict]:
@@ -254,8 +320,12 @@ def _cases(sources: dict, layout: str) -> list[dict]:
                 if n == 1 and rname not in ("all", "random30"):
                     continue
                 cases.append(_case(key, n, rname, {c: 5 for c in r}, {}))
-        variants = {"keep-parent": {"keep_parent": True}, "repeats2": {"num_repeats": 2},
-                    "max-level0": {"max_level": 0}, "max-level3": {"max_level": 3}}
+        variants = {
+            "keep-parent": {"keep_parent": True},
+            "repeats2": {"num_repeats": 2},
+            "max-level0": {"max_level": 0},
+            "max-level3": {"max_level": 3},
+        }
         for vname, settings in variants.items():
             for rname in ("random30", "deep-path") + (("none",) if vname.startswith("max-level") else ()):
                 cases.append(_case(key, 2, f"{rname}/{vname}", {c: 5 for c in rel[rname]}, settings))
@@ -285,23 +355,37 @@ def _ancestors(src: dict, leaf: list[int]) -> list[int]:
 
 
 def _case(key: str, n, rname: str, ratings: dict, settings: dict) -> dict:
-    return {"id": f"{key}|N={n}|{rname}", "tables": key, "community_level": n,
-            "ratings": {str(k): int(v) for k, v in ratings.items()}, "settings": settings}
+    return {
+        "id": f"{key}|N={n}|{rname}",
+        "tables": key,
+        "community_level": n,
+        "ratings": {str(k): int(v) for k, v in ratings.items()},
+        "settings": settings,
+    }
 
 
 def _simulate(family: str, src: dict, case: dict) -> dict:
     inp = _input(src["layout"], tuple(sorted(src["files"].items())))
     s = case["settings"]
-    settings = DynamicSettings(community_level=case["community_level"], threshold=s.get("threshold", 1),
-                               keep_parent=s.get("keep_parent", False), num_repeats=s.get("num_repeats", 1),
-                               max_level=s.get("max_level", 2))
+    settings = DynamicSettings(
+        community_level=case["community_level"],
+        threshold=s.get("threshold", 1),
+        keep_parent=s.get("keep_parent", False),
+        num_repeats=s.get("num_repeats", 1),
+        max_level=s.get("max_level", 2),
+    )
     prep = prepare(family, inp, settings)
     if prep.error is not None:
         return {"error": prep.error}
     rated: list = []
     sc = simulate(prep, ratings={int(k): v for k, v in case["ratings"].items()}, rated=rated)
-    return {"error": None, "waves": rated, "llm_calls": sc.rating_calls, "kept": list(sc.kept_ids),
-            "wave_sizes": list(sc.waves)}
+    return {
+        "error": None,
+        "waves": rated,
+        "llm_calls": sc.rating_calls,
+        "kept": list(sc.kept_ids),
+        "wave_sizes": list(sc.waves),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -318,14 +402,23 @@ def _graphrag_run(family: str, sources) -> tuple[list[dict], dict]:
     """graphrag's results for every case of ``family``: one side-interpreter subprocess per family
     and test session, shared by the generated-tree and the shared-index tests."""
     srcs, _, tmp = sources
-    python = need(_python_for(family), reason=f"graphrag {LINES[family][0]}x in GRAPHRAG_VERIFY_PYTHONS or "
-                                                 "GRAPHRAG_DYNAMIC_PYTHONS")
+    python = need(
+        _python_for(family),
+        reason=f"graphrag {LINES[family][0]}x in GRAPHRAG_VERIFY_PYTHONS or GRAPHRAG_DYNAMIC_PYTHONS",
+    )
     if family not in _RUNS:
         cases = _cases(srcs, LINES[family][1])
         spec, out = tmp / f"cases-{family}.json", tmp / f"out-{family}.json"
         spec.write_text(json.dumps({"tables": srcs, "cases": cases}))
-        proc = subprocess.run([python, str(RUNNER), str(spec), str(out)], check=False, cwd=ROOT, env=side_env(),
-                              capture_output=True, text=True, timeout=1200)
+        proc = subprocess.run(
+            [python, str(RUNNER), str(spec), str(out)],
+            check=False,
+            cwd=ROOT,
+            env=side_env(),
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         _RUNS[family] = (cases, {r["id"]: r for r in json.loads(out.read_text())["results"]})
     return _RUNS[family]
@@ -390,28 +483,38 @@ def _hand_tree(drop_level0: bool = False) -> DynamicInput:
     off, val = children_csr([[2, 3], [], [4], [], []])
     reports = [c for c in (0, 1, 2, 4) if not (drop_level0 and c in (0, 1))]
     level = {0: 0, 1: 0, 2: 1, 3: 1, 4: 2}
-    return DynamicInput(np.arange(5), np.array([0, 0, 1, 1, 2]), np.array([-1, -1, 0, 0, 2]), off, val,
-                        np.array(reports), np.array([level[c] for c in reports]))
+    return DynamicInput(
+        np.arange(5),
+        np.array([0, 0, 1, 1, 2]),
+        np.array([-1, -1, 0, 0, 2]),
+        off,
+        val,
+        np.array(reports),
+        np.array([level[c] for c in reports]),
+    )
 
 
-@pytest.mark.parametrize(("family", "settings", "relevant", "waves", "calls", "kept"), [
-    # worked by hand from dynamic_community_selection.py@v3.0.0: 0 kept, its candidate child 2 queued
-    # (3 has no report), 2 kept and 0 discarded, 4 kept and 2 discarded
-    ("3.x", {}, {0, 2, 4}, (2, 1, 1), 4, (4,)),
-    ("3.x", {}, {0, 1, 2, 3, 4}, (2, 1, 1), 4, (1, 4)),
-    ("3.x", {"keep_parent": True}, {0, 1, 2, 3, 4}, (2, 1, 1), 4, (0, 1, 2, 4)),
-    ("3.x", {"num_repeats": 3}, {0, 2, 4}, (2, 1, 1), 12, (4,)),
-    # nothing relevant: the fallback rates level 1 ([2]: 3 has no report) and level 2, not level 3
-    ("3.x", {}, set(), (2, 1, 1), 4, ()),
-    ("3.x", {"max_level": 1}, set(), (2, 1), 3, ()),
-    # community_level 1: 4 is no candidate, so it is neither queued nor in the fallback
-    ("3.x", {"community_level": 1}, {0, 1, 2, 3, 4}, (2, 1), 3, (1, 2)),
-    # 2.x (dynamic_community_selection.py@v2.0.0): int children never match the str report keys
-    ("2.x", {}, {0, 2, 4}, (2,), 2, (0,)),
-    ("2.x", {}, set(), (2, 1, 1), 4, ()),
-    # only the leaf: levels 0 and 1 rate nothing relevant, the fallback reaches level 2 and keeps it
-    ("2.x", {}, {4}, (2, 1, 1), 4, (4,)),
-])
+@pytest.mark.parametrize(
+    ("family", "settings", "relevant", "waves", "calls", "kept"),
+    [
+        # worked by hand from dynamic_community_selection.py@v3.0.0: 0 kept, its candidate child 2 queued
+        # (3 has no report), 2 kept and 0 discarded, 4 kept and 2 discarded
+        ("3.x", {}, {0, 2, 4}, (2, 1, 1), 4, (4,)),
+        ("3.x", {}, {0, 1, 2, 3, 4}, (2, 1, 1), 4, (1, 4)),
+        ("3.x", {"keep_parent": True}, {0, 1, 2, 3, 4}, (2, 1, 1), 4, (0, 1, 2, 4)),
+        ("3.x", {"num_repeats": 3}, {0, 2, 4}, (2, 1, 1), 12, (4,)),
+        # nothing relevant: the fallback rates level 1 ([2]: 3 has no report) and level 2, not level 3
+        ("3.x", {}, set(), (2, 1, 1), 4, ()),
+        ("3.x", {"max_level": 1}, set(), (2, 1), 3, ()),
+        # community_level 1: 4 is no candidate, so it is neither queued nor in the fallback
+        ("3.x", {"community_level": 1}, {0, 1, 2, 3, 4}, (2, 1), 3, (1, 2)),
+        # 2.x (dynamic_community_selection.py@v2.0.0): int children never match the str report keys
+        ("2.x", {}, {0, 2, 4}, (2,), 2, (0,)),
+        ("2.x", {}, set(), (2, 1, 1), 4, ()),
+        # only the leaf: levels 0 and 1 rate nothing relevant, the fallback reaches level 2 and keeps it
+        ("2.x", {}, {4}, (2, 1, 1), 4, (4,)),
+    ],
+)
 def test_hand_worked_tree(family, settings, relevant, waves, calls, kept):
     got = simulate(prepare(family, _hand_tree(), DynamicSettings(**settings)), relevant_ids=relevant)
     assert (got.waves, got.rating_calls, got.kept_ids) == (waves, calls, kept)
@@ -428,12 +531,22 @@ def test_simulate_all_reachability_by_hand():
     res = simulate_all(_hand_tree(), ("2.x", "3.x"), DynamicSettings(max_level=1), what_if=[0, 2])
     r3, r2 = res["3.x"], res["2.x"]
     assert (r3.graphrag, r3.error, r3.descends) == ("3.0.0-3.x", None, True)
-    assert (r3.candidate_ids, r3.start_ids, r3.rateable_ids, r3.unreachable_ids) == ((0, 1, 2, 4), (0, 1), (0, 1, 2, 4), ())
+    assert (r3.candidate_ids, r3.start_ids, r3.rateable_ids, r3.unreachable_ids) == (
+        (0, 1, 2, 4),
+        (0, 1),
+        (0, 1, 2, 4),
+        (),
+    )
     # 2.x reaches level 2 only through the fallback, which max_level 1 stops before it
     assert (r2.descends, r2.rateable_ids, r2.unreachable_ids) == (False, (0, 1, 2), (4,))
     assert (r3.cut_off_ids, r2.cut_off_ids) == ((), (2, 4))
     nl0 = simulate_all(_hand_tree(drop_level0=True), ("3.x",))["3.x"]
-    assert (nl0.error, nl0.none_relevant, nl0.unreachable_ids, nl0.cut_off_ids) == ("KeyError: '0'", None, (2, 4), (2, 4))
+    assert (nl0.error, nl0.none_relevant, nl0.unreachable_ids, nl0.cut_off_ids) == (
+        "KeyError: '0'",
+        None,
+        (2, 4),
+        (2, 4),
+    )
     # 2 is kept, so its child 4 is queued and rated: max_level does not limit the descent
     assert r3.what_if == Scenario((0, 2), 4, (2,), (2, 1, 1))
     assert r2.what_if == Scenario((0, 2), 2, (0,), (2,))
@@ -495,16 +608,25 @@ def test_rating_prompt_tokens_equal_graphrags(family, sources, tmp_path):
 
     if not SHARED.is_dir():
         pytest.skip(f"real indexes not available: {SHARED} is absent (CI provides ../shared)")
-    python = need(_python_for(family), reason=f"graphrag {LINES[family][0]}x in GRAPHRAG_VERIFY_PYTHONS or "
-                                                 "GRAPHRAG_DYNAMIC_PYTHONS")
+    python = need(
+        _python_for(family),
+        reason=f"graphrag {LINES[family][0]}x in GRAPHRAG_VERIFY_PYTHONS or GRAPHRAG_DYNAMIC_PYTHONS",
+    )
     srcs = sources[0]
     cases = _token_cases(srcs, LINES[family][1])
     assert len({c["tables"] for c in cases}) >= 2, "need two shared indexes with reports in this layout"
     spec, out = tmp_path / "cases.json", tmp_path / "out.json"
     spec.write_text(json.dumps({"tables": srcs, "cases": cases}))
     env = {**side_env(), "TIKTOKEN_CACHE_DIR": str(_tiktoken_cache(tmp_path))}
-    proc = subprocess.run([python, str(RUNNER), str(spec), str(out)], check=False, cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(
+        [python, str(RUNNER), str(spec), str(out)],
+        check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     theirs = {r["id"]: r for r in json.loads(out.read_text())["results"]}
     reports: dict = {}
@@ -514,9 +636,15 @@ def test_rating_prompt_tokens_equal_graphrags(family, sources, tmp_path):
         s = case["settings"]
         key = (case["tables"], s["use_summary"], s.get("num_repeats", 1))
         if key not in reports:
-            reports[key] = audit(SHARED / case["tables"].split("/", 1)[1],
-                                 AuditOptions(level=2, query=TOKEN_QUERY, use_summary=s["use_summary"],
-                                              num_repeats=s.get("num_repeats", 1)))
+            reports[key] = audit(
+                SHARED / case["tables"].split("/", 1)[1],
+                AuditOptions(
+                    level=2,
+                    query=TOKEN_QUERY,
+                    use_summary=s["use_summary"],
+                    num_repeats=s.get("num_repeats", 1),
+                ),
+            )
         lv = [r for r in reports[key].levels if r.community_level == case["community_level"]]
         by = lv[0].selected["dynamic"].by_version if lv else None
         if by is None:  # N above the deepest level (the audit lists levels up to it), or a deep tree's level
@@ -528,16 +656,24 @@ def test_rating_prompt_tokens_equal_graphrags(family, sources, tmp_path):
             continue
         sc = ours.none_relevant if case["tokens"]["rating"] == 0 else ours.all_relevant
         compared += 1
-        if (got["prompt_tokens"], got["llm_calls"], got["kept"]) != (sc.prompt_tokens, sc.rating_calls,
-                                                                       list(sc.kept_ids)):
-            diffs.append((case["id"], (got["prompt_tokens"], got["llm_calls"]), (sc.prompt_tokens, sc.rating_calls)))
+        if (got["prompt_tokens"], got["llm_calls"], got["kept"]) != (
+            sc.prompt_tokens,
+            sc.rating_calls,
+            list(sc.kept_ids),
+        ):
+            diffs.append(
+                (case["id"], (got["prompt_tokens"], got["llm_calls"]), (sc.prompt_tokens, sc.rating_calls))
+            )
     assert not diffs, f"{len(diffs)} of {len(cases)} differ; first: {diffs[:4]}"
     assert compared >= 8, compared
 
 
 WHATIF_RUNNER = Path(__file__).with_name("dynamic_whatif_runner.py")
-WHATIF_INDEXES = {"1.x": ("verbs-v1", "real-textbook-v1"), "2.x": ("verbs-v3", "real-b2b-gaps-v2"),
-                  "3.x": ("verbs-v3", "real-b2b-gaps-v2")}
+WHATIF_INDEXES = {
+    "1.x": ("verbs-v1", "real-textbook-v1"),
+    "2.x": ("verbs-v3", "real-b2b-gaps-v2"),
+    "3.x": ("verbs-v3", "real-b2b-gaps-v2"),
+}
 
 
 @pytest.mark.parametrize("family", sorted(LINES))
@@ -546,16 +682,25 @@ def test_what_if_map_step_equals_graphrags_context(family, tmp_path):
     graphrag's own build_community_context makes of those reports, per line, at every community_level."""
     if not SHARED.is_dir():
         pytest.skip(f"real indexes not available: {SHARED} is absent (CI provides ../shared)")
-    python = need(_python_for(family), reason=f"graphrag {LINES[family][0]}x in GRAPHRAG_VERIFY_PYTHONS or "
-                                                 "GRAPHRAG_DYNAMIC_PYTHONS")
+    python = need(
+        _python_for(family),
+        reason=f"graphrag {LINES[family][0]}x in GRAPHRAG_VERIFY_PYTHONS or GRAPHRAG_DYNAMIC_PYTHONS",
+    )
     env = {**side_env(), "TIKTOKEN_CACHE_DIR": str(_tiktoken_cache(tmp_path))}
     compared = 0
     for name in WHATIF_INDEXES[family]:
         if not (SHARED / name).is_dir():
             continue
         out = tmp_path / f"{name}.json"
-        proc = subprocess.run([python, str(WHATIF_RUNNER), str(SHARED / name), family, str(out)], check=False,
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+        proc = subprocess.run(
+            [python, str(WHATIF_RUNNER), str(SHARED / name), family, str(out)],
+            check=False,
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         rows = json.loads(out.read_text())
         assert rows, name
@@ -595,9 +740,18 @@ def test_1x_error_on_old_layouts_is_graphrags(name):
     d = SHARED / name
     if not d.is_dir():
         pytest.skip(f"real index not available: {d} is absent (CI provides ../shared)")
-    python = need(_python_for("1.x"), reason="graphrag 1.x in GRAPHRAG_VERIFY_PYTHONS or GRAPHRAG_DYNAMIC_PYTHONS")
-    proc = subprocess.run([python, "-c", _V1_READ, str(d)], check=False, cwd=ROOT, env=side_env(),
-                          capture_output=True, text=True, timeout=600)
+    python = need(
+        _python_for("1.x"), reason="graphrag 1.x in GRAPHRAG_VERIFY_PYTHONS or GRAPHRAG_DYNAMIC_PYTHONS"
+    )
+    proc = subprocess.run(
+        [python, "-c", _V1_READ, str(d)],
+        check=False,
+        cwd=ROOT,
+        env=side_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     theirs = json.loads(proc.stdout.strip().splitlines()[-1])
     assert theirs is not None

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-
 from builders import SEED, write_v3
 from conftest import shared_index
-from graphrag_audit.render.graph import to_dot, to_graphml, to_json, to_mermaid
-from graphrag_audit.io.load import load_index
-from graphrag_audit.sanitise.common import plain
 from tree_ref import reference_graph
+
 from graphrag_audit.analysis.treeview import build_forest, layout
+from graphrag_audit.io.load import load_index
+from graphrag_audit.render.graph import to_dot, to_graphml, to_json, to_mermaid
+from graphrag_audit.sanitise.common import plain
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_EDGES = {(5, 20), (5, 21), (6, 22), (20, 77), (20, 78)}
@@ -81,8 +81,15 @@ def parse_mermaid(text: str) -> dict:
         assert not re.search(r'[<>"`]', bare), label
         assert not re.search(r"#(?!quot;|\d+;)", bare), label
     legend_classes = {k: classes.pop(k) for k in list(classes) if k.startswith("legend_")}
-    return {"nodes": nodes, "edges": edges, "dotted": dotted, "classes": classes, "direction": lines[0][-2:],
-            "legend": legend, "legend_classes": legend_classes}
+    return {
+        "nodes": nodes,
+        "edges": edges,
+        "dotted": dotted,
+        "classes": classes,
+        "direction": lines[0][-2:],
+        "legend": legend,
+        "legend_classes": legend_classes,
+    }
 
 
 def mermaid_decode(label: str) -> str:
@@ -131,8 +138,9 @@ def parse_dot(text: str) -> dict:
             else:
                 m = re.fullmatch(rf" {{8}}(legend_\w+) \[((?:{attr})(?:, {attr})*)\];", ln)
                 assert m, f"line outside the DOT legend subset: {ln!r}"
-                legend[m.group(1)] = {k: (dot_unquote(v) if v.startswith('"') else v)
-                                      for k, v in re.findall(attr, m.group(2))}
+                legend[m.group(1)] = {
+                    k: (dot_unquote(v) if v.startswith('"') else v) for k, v in re.findall(attr, m.group(2))
+                }
             continue
         if m := re.fullmatch(rf" {{4}}(\w+) -> (\w+)( \[{attr}(, {attr})*\])?;", ln):
             edges.append((m.group(1), m.group(2)))
@@ -168,7 +176,14 @@ def test_mermaid_seed_has_7_nodes_and_5_edges(seed):
     assert {_cid(n) for n in parsed["nodes"]} == set(SEED)
     # at N=2: 5, 6, 20 only >= 2.0; 21, 22, 77, 78 both (hand-worked in test_treeview.py)
     assert {_cid(n): c for n, c in parsed["classes"].items()} == {
-        5: "v2only", 6: "v2only", 20: "v2only", 21: "both", 22: "both", 77: "both", 78: "both"}
+        5: "v2only",
+        6: "v2only",
+        20: "v2only",
+        21: "both",
+        22: "both",
+        77: "both",
+        78: "both",
+    }
     assert mermaid_decode(parsed["nodes"]["c20"]) == "20 · level 1 · 2 entities<br/>Report 20"
 
 
@@ -185,8 +200,13 @@ def test_mermaid_escapes_hostile_titles(hostile):
 
 def test_cli_tree_mermaid_on_seed(tmp_path):
     idx = write_v3(tmp_path / "seed", SEED)
-    res = subprocess.run([sys.executable, "-m", "graphrag_audit", "tree", str(idx), "--format", "mermaid"],
-                         capture_output=True, text=True, timeout=120, cwd=REPO)
+    res = subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", "tree", str(idx), "--format", "mermaid"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert res.returncode == 0, res.stderr
     parsed = parse_mermaid(res.stdout)
     assert len(parsed["nodes"]) == 7 and len(parsed["edges"]) == 5
@@ -276,11 +296,24 @@ def test_graphml_writer_raw_values_match_networkx():
     from graphrag_audit.render.graphml import GraphMLUnsupported, graphml_text
 
     cases = [
-        ({"community_level": ""},
-         [("c1", {"title": "a & <b> \"q\" 'x' \r\n tab\t é 中 \u2028 \x85 \x0b \x0c \x1c end\r", "n": 1}),
-          ("c2", {"title": "", "n": True}), ("c3", {"f": 1.5, "title": "x"}), ("c4", {})],
-         [("c1", "c2", {"kind": "child"}), ("c3", "c1", {}), ("c1", "c4", {"kind": "more"}),
-          ("c1", "c3", {"kind": "child"})]),
+        (
+            {"community_level": ""},
+            [
+                (
+                    "c1",
+                    {"title": "a & <b> \"q\" 'x' \r\n tab\t é 中 \u2028 \x85 \x0b \x0c \x1c end\r", "n": 1},
+                ),
+                ("c2", {"title": "", "n": True}),
+                ("c3", {"f": 1.5, "title": "x"}),
+                ("c4", {}),
+            ],
+            [
+                ("c1", "c2", {"kind": "child"}),
+                ("c3", "c1", {}),
+                ("c1", "c4", {"kind": "more"}),
+                ("c1", "c3", {"kind": "child"}),
+            ],
+        ),
         ({"community_level": "2"}, [], []),
     ]
     for graph, nodes, edges in cases:
@@ -300,7 +333,14 @@ def test_json_seed(hostile):
     assert set(comms) == set(SEED)
     assert {(c["parent"], k) for k, c in comms.items() if c["parent"] >= 0} == SEED_EDGES
     assert {k: c["sent"] for k, c in comms.items()} == {
-        5: "v2-only", 6: "v2-only", 20: "both", 21: "both", 22: "both", 77: "neither", 78: "neither"}
+        5: "v2-only",
+        6: "v2-only",
+        20: "both",
+        21: "both",
+        22: "both",
+        77: "neither",
+        78: "neither",
+    }
     assert doc["sent_reports"] == {"v2": 5, "v1": 3}
     assert comms[21]["title"] == plain(HOSTILE[21])
     assert to_json(build_forest(hostile, 1)).isascii()
@@ -347,8 +387,11 @@ def test_streamed_graphml_writer_raw_values_in_small_chunks(monkeypatch):
 
     monkeypatch.setattr(chunking, "CHUNK_CHARS", 1)
     graph = {"community_level": ""}
-    nodes = [("c1", {"title": "a & <b> \r\n \u2028 \x85 \x0b \x1c é end\r", "n": 1}), ("c2", {"title": "\r"}),
-             ("c3", {})]
+    nodes = [
+        ("c1", {"title": "a & <b> \r\n \u2028 \x85 \x0b \x1c é end\r", "n": 1}),
+        ("c2", {"title": "\r"}),
+        ("c3", {}),
+    ]
     edges = [("c1", "c2", {"kind": "child"}), ("c2", "c3", {})]
     chunks = list(GraphMLDocument(graph, nodes, edges).chunks())
     assert len(chunks) > 10
@@ -391,9 +434,14 @@ def test_forests_go_left_to_right_single_trees_top_down(seed):
 
 
 # the seed is a 3.x layout: graphrag < 2.0 cannot read it (graphrag/compat.py), so its side is marked hyp.
-LEGEND_WORDS = {"both": "sent by graphrag >= 2.0 and < 2.0 (hyp.)", "v2only": "sent only by graphrag >= 2.0",
-                "v1only": "sent only by graphrag < 2.0 (hyp.)", "notsent": "not sent", "noreport": "no report",
-                "more": "hidden communities (--max-lines, --depth)"}
+LEGEND_WORDS = {
+    "both": "sent by graphrag >= 2.0 and < 2.0 (hyp.)",
+    "v2only": "sent only by graphrag >= 2.0",
+    "v1only": "sent only by graphrag < 2.0 (hyp.)",
+    "notsent": "not sent",
+    "noreport": "no report",
+    "more": "hidden communities (--max-lines, --depth)",
+}
 
 
 def test_mermaid_legend_names_exactly_the_fills_used(seed):
@@ -415,7 +463,10 @@ def test_dot_legend_fills_match_the_nodes(seed):
     legend = parsed["legend"]
     assert legend.pop("title") == "legend: what community_level 1 sends"
     assert {v["label"]: v["fillcolor"] for v in legend.values()} == {
-        LEGEND_WORDS["v2only"]: "#fd8d3c", LEGEND_WORDS["both"]: "#74c476", LEGEND_WORDS["notsent"]: "#d9d9d9"}
+        LEGEND_WORDS["v2only"]: "#fd8d3c",
+        LEGEND_WORDS["both"]: "#74c476",
+        LEGEND_WORDS["notsent"]: "#d9d9d9",
+    }
 
 
 def test_no_colour_no_legend_and_hidden_nodes_explained(seed):
@@ -425,7 +476,9 @@ def test_no_colour_no_legend_and_hidden_nodes_explained(seed):
     v = layout(f, max_lines=1)  # root 5 and a dashed "… 1 more roots" node: the legend explains it
     parsed = parse_mermaid(to_mermaid(f, v))
     assert {k: mermaid_decode(x) for k, x in parsed["legend"].items()} == {
-        "title": "legend", "legend_more": LEGEND_WORDS["more"]}
+        "title": "legend",
+        "legend_more": LEGEND_WORDS["more"],
+    }
     assert parse_dot(to_dot(f, v))["legend"]["legend_more"]["style"] == "dashed"
 
 
@@ -447,7 +500,7 @@ def test_mermaid_size_warning_counts_javascript_characters():
     assert mermaid_size_warning(head + "a" * (MERMAID_MAX_TEXT - len(head))) is None
     assert "50,001 characters" in mermaid_size_warning(head + "a" * (MERMAID_MAX_TEXT - len(head) + 1))
     # an astral character is two UTF-16 units in JavaScript, as Mermaid measures the text
-    astral = head + "\U0001F600" * ((MERMAID_MAX_TEXT - len(head)) // 2 + 1)
+    astral = head + "\U0001f600" * ((MERMAID_MAX_TEXT - len(head)) // 2 + 1)
     assert len(astral) < MERMAID_MAX_TEXT and mermaid_size_warning(astral) is not None
     edges = head + "".join(f"    c{i} --> c{i + 1}\n" for i in range(501))
     assert "501 edges" in mermaid_size_warning(edges)
@@ -455,8 +508,13 @@ def test_mermaid_size_warning_counts_javascript_characters():
 
 def test_cli_warns_on_stderr_above_mermaids_limit():
     idx = shared_index("real-genesis-zh-deep")
-    res = subprocess.run([sys.executable, "-m", "graphrag_audit", "tree", str(idx), "-f", "mermaid", "--max-lines", "0"],
-                         capture_output=True, text=True, timeout=300, cwd=REPO)
+    res = subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", "tree", str(idx), "-f", "mermaid", "--max-lines", "0"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert res.returncode == 0, res.stderr
     size = len(res.stdout.encode("utf-16-le")) // 2
     assert size > 50_000
@@ -464,6 +522,11 @@ def test_cli_warns_on_stderr_above_mermaids_limit():
     assert len(lines) == 1 and lines[0].startswith("graphrag-audit: warning: the Mermaid diagram has ")
     assert f"{size:,} characters" in lines[0]
     parse_mermaid(res.stdout)  # the diagram itself is still written whole
-    small = subprocess.run([sys.executable, "-m", "graphrag_audit", "tree", str(idx), "-f", "mermaid"],
-                           capture_output=True, text=True, timeout=300, cwd=REPO)
+    small = subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", "tree", str(idx), "-f", "mermaid"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert small.returncode == 0 and small.stderr == ""

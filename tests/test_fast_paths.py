@@ -13,14 +13,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tree_ref import edges as forest_edges
+from tree_ref import first_parents, reference_graph
 
-from graphrag_audit.errors import IndexInputError
 from graphrag_audit.analysis.levels import CommunityIds
+from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.load import load_index
-from graphrag_audit.model.keys import factorize_ints
 from graphrag_audit.model.forest import CommunityForest
-from tree_ref import edges as forest_edges, first_parents, reference_graph
+from graphrag_audit.model.keys import factorize_ints
 
 FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -29,8 +31,11 @@ FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures
 int_arrays = st.one_of(
     st.lists(st.integers(-3, 8), max_size=40),  # anything
     st.lists(st.tuples(st.integers(0, 30), st.integers(1, 4)), max_size=12).map(  # runs
-        lambda runs: [v for v, k in runs for _ in range(k)]),
-    st.lists(st.integers(0, 6), max_size=40).map(lambda xs: pd.factorize(np.array(xs, dtype=np.int64))[0].tolist()),
+        lambda runs: [v for v, k in runs for _ in range(k)]
+    ),
+    st.lists(st.integers(0, 6), max_size=40).map(
+        lambda xs: pd.factorize(np.array(xs, dtype=np.int64))[0].tolist()
+    ),
 )
 
 
@@ -51,9 +56,13 @@ def parent_tables(draw):
     n = draw(st.integers(1, 14))
     comm = draw(st.lists(st.integers(0, n + 3), min_size=1, max_size=n + 4))
     parent = [draw(st.integers(-1, n + 5)) for _ in comm]
-    return pd.DataFrame({"community": np.array(comm, dtype=np.int64),
-                         "level": np.array([draw(st.integers(0, 3)) for _ in comm], dtype=np.int64),
-                         "parent": np.array(parent, dtype=np.int64)})
+    return pd.DataFrame(
+        {
+            "community": np.array(comm, dtype=np.int64),
+            "level": np.array([draw(st.integers(0, 3)) for _ in comm], dtype=np.int64),
+            "parent": np.array(parent, dtype=np.int64),
+        }
+    )
 
 
 @settings(max_examples=300, deadline=None, database=None)
@@ -92,7 +101,9 @@ def test_first_parent_of_a_membership_tree_is_the_smallest_parent_number():
     """A membership-derived tree adds edges sorted by parent number, while its nodes follow the
     table: the first parent is the first edge added (the smaller parent), whatever the node order."""
     communities = pd.DataFrame({"community": [9, 4, 20], "level": [0, 0, 1], "n_entities": [1, 1, 1]})
-    members = pd.DataFrame({"entity": ["a", "b", "a", "b"], "community": [9, 4, 20, 20], "level": [0, 0, 1, 1]})
+    members = pd.DataFrame(
+        {"entity": ["a", "b", "a", "b"], "community": [9, 4, 20, 20], "level": [0, 0, 1, 1]}
+    )
     forest = CommunityForest.from_membership(communities, members)
     assert forest.nodes.tolist() == [9, 4, 20]
     assert forest.nodes[forest.first_parent[2]] == 4 and forest.other_parents == {20: (9,)}
@@ -104,8 +115,10 @@ def test_the_forest_matches_the_parent_column():
     want = reference_graph(model)
     f = model.forest
     assert f.nodes.tolist() == list(want.nodes)
-    assert [(int(n), {"level": lv, "n_entities": k}) for n, lv, k in
-            zip(f.nodes.tolist(), f.level.tolist(), f.n_entities.tolist())] == list(want.nodes(data=True))
+    assert [
+        (int(n), {"level": lv, "n_entities": k})
+        for n, lv, k in zip(f.nodes.tolist(), f.level.tolist(), f.n_entities.tolist())
+    ] == list(want.nodes(data=True))
     assert list(zip(f.edge_parents.tolist(), f.edge_children.tolist())) == list(want.edges)
 
 
@@ -116,12 +129,16 @@ def test_the_levels_command_never_imports_networkx():
 
     root = FIXTURES.parent
     for fmt in ("text", "json", "markdown", "github"):
-        code = ("import atexit, runpy, sys\n"
-                "atexit.register(lambda: sys.stderr.write('NETWORKX=%s\\n' % ('networkx' in sys.modules)))\n"
-                f"sys.argv = ['graphrag-audit', 'levels', {str(FIXTURES / 'balanced-v3')!r}, '--format', {fmt!r}, "
-                "'--tokenizer', 'estimate']\n"
-                "runpy.run_module('graphrag_audit', run_name='__main__')\n")
-        res = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+        code = (
+            "import atexit, runpy, sys\n"
+            "atexit.register(lambda: sys.stderr.write('NETWORKX=%s\\n' % ('networkx' in sys.modules)))\n"
+            f"sys.argv = ['graphrag-audit', 'levels', {str(FIXTURES / 'balanced-v3')!r}, '--format', {fmt!r}, "
+            "'--tokenizer', 'estimate']\n"
+            "runpy.run_module('graphrag_audit', run_name='__main__')\n"
+        )
+        res = subprocess.run(
+            [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300
+        )
         assert res.returncode in (0, 1), res.stderr
         assert "NETWORKX=False" in res.stderr, (fmt, res.stderr[-2000:])
 
@@ -136,8 +153,9 @@ def test_membership_trees_are_built_at_load(fixture):
     f = model.forest
     got = {int(f.nodes[i]): int(f.nodes[p]) for i, p in enumerate(f.first_parent.tolist()) if p >= 0}
     assert got == first_parents(want)
-    assert dict(zip(zip(f.edge_parents.tolist(), f.edge_children.tolist()), f.shared.tolist())) == \
-        {(u, v): d["shared"] for u, v, d in want.edges(data=True)}
+    assert dict(zip(zip(f.edge_parents.tolist(), f.edge_children.tolist()), f.shared.tolist())) == {
+        (u, v): d["shared"] for u, v, d in want.edges(data=True)
+    }
 
 
 # ---- the threaded loader keeps the error order ---------------------------------------------
@@ -152,7 +170,7 @@ def _garble(path):
     """Zero the column data but keep the footer: the schema reads, the rows do not."""
     data = bytearray(path.read_bytes())
     footer = int.from_bytes(data[-8:-4], "little") + 8
-    data[4: len(data) - footer] = bytes(len(data) - footer - 4)
+    data[4 : len(data) - footer] = bytes(len(data) - footer - 4)
     path.write_bytes(bytes(data))
 
 
@@ -168,8 +186,10 @@ def test_communities_error_wins_over_an_entities_error(tmp_path):
     idx = _copy_index(FIXTURES / "seed-v3", tmp_path / "i")
     _garble(idx / "entities.parquet")
     t = pq.read_table(idx / "communities.parquet")
-    pq.write_table(t.set_column(t.schema.get_field_index("level"), "level",
-                                pa.array(["x"] * len(t))), idx / "communities.parquet")
+    pq.write_table(
+        t.set_column(t.schema.get_field_index("level"), "level", pa.array(["x"] * len(t))),
+        idx / "communities.parquet",
+    )
     with pytest.raises(IndexInputError) as err:
         load_index(idx)
     assert "communities.parquet" in str(err.value)
@@ -187,18 +207,25 @@ def test_a_broken_nodes_table_read_last_is_still_a_one_line_error(tmp_path):
     with pytest.raises(IndexInputError) as err:
         load_index(idx)  # the communities, reports and entities are fine
     assert "create_final_nodes.parquet" in str(err.value)
-    run = subprocess.run([sys.executable, "-m", "graphrag_audit", "levels", str(idx)], capture_output=True,
-                         text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", "levels", str(idx)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 2 and run.stdout == ""
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "create_final_nodes.parquet" in lines[0] and "Traceback" not in run.stderr
     for command in (["tree", str(idx), "-f", "mermaid"], ["plan", str(idx), "--reports", "3"]):
-        run = subprocess.run([sys.executable, "-m", "graphrag_audit", *command], capture_output=True, text=True,
-                             timeout=120)
+        run = subprocess.run(
+            [sys.executable, "-m", "graphrag_audit", *command], capture_output=True, text=True, timeout=120
+        )
         assert run.returncode == 2 and "create_final_nodes.parquet" in run.stderr, command
 
 
-@pytest.mark.parametrize("first", [None, "create_final_communities.parquet", "create_final_community_reports.parquet"])
+@pytest.mark.parametrize(
+    "first", [None, "create_final_communities.parquet", "create_final_community_reports.parquet"]
+)
 def test_an_entities_error_keeps_its_place_in_the_1x_layout(tmp_path, first):
     """graphrag 1.x: the worker makes the roll-up rows from create_final_nodes with the entities
     it read before; a broken entities table is still reported after a broken communities or
@@ -212,8 +239,14 @@ def test_an_entities_error_keeps_its_place_in_the_1x_layout(tmp_path, first):
     assert (first or "create_final_entities.parquet") in str(err.value)
 
 
-@pytest.mark.parametrize("other", ["create_final_communities.parquet", "create_final_entities.parquet",
-                                   "create_final_community_reports.parquet"])
+@pytest.mark.parametrize(
+    "other",
+    [
+        "create_final_communities.parquet",
+        "create_final_entities.parquet",
+        "create_final_community_reports.parquet",
+    ],
+)
 def test_a_nodes_error_comes_first_in_the_1x_layout_too(tmp_path, other):
     idx = _copy_index(FIXTURES / "seed-v1", tmp_path / "i")
     _garble(idx / "create_final_nodes.parquet")
@@ -252,8 +285,12 @@ def test_community_ids_render_like_plain_lists(monkeypatch):
 
     monkeypatch.setattr(rj, "_CHUNK_IDS", 7)  # several slices per list
     ids = sorted(random.Random(5).sample(range(10**6), 500))
-    doc = {"a": CommunityIds(ids), "b": ids, "c": [CommunityIds([]), CommunityIds([0, -1, 2**62])],
-           "d": {"e": CommunityIds(ids[:8]), "f": 1.5}}
+    doc = {
+        "a": CommunityIds(ids),
+        "b": ids,
+        "c": [CommunityIds([]), CommunityIds([0, -1, 2**62])],
+        "d": {"e": CommunityIds(ids[:8]), "f": 1.5},
+    }
     plain = {"a": ids, "b": ids, "c": [[], [0, -1, 2**62]], "d": {"e": ids[:8], "f": 1.5}}
     spec = {"*": ({"*": None},), "d": {}}
     got = "".join(rj._stream(doc, spec))
@@ -265,8 +302,16 @@ def test_community_ids_render_like_plain_lists(monkeypatch):
 
 # ---- children column against the parent column --------------------------------------------
 @settings(max_examples=300, deadline=None, database=None)
-@given(rows=st.lists(st.tuples(st.integers(0, 9), st.integers(-1, 9),
-                               st.one_of(st.none(), st.lists(st.integers(-2, 11), max_size=4))), max_size=12))
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.integers(0, 9),
+            st.integers(-1, 9),
+            st.one_of(st.none(), st.lists(st.integers(-2, 11), max_size=4)),
+        ),
+        max_size=12,
+    )
+)
 def test_children_vs_parent_equals_the_set_formula(rows):
     from graphrag_audit.analysis.integrity import _children_vs_parent
 
@@ -275,8 +320,11 @@ def test_children_vs_parent_equals_the_set_formula(rows):
     children = [r[2] for r in rows]
     from_children = {(int(p), int(ch)) for p, kids in zip(comm, children) for ch in (kids or [])}
     from_parent = {(int(p), int(ch)) for ch, p in zip(comm, parent) if p >= 0}
-    want = (sorted({p for p, _ in from_children ^ from_parent}), len(from_children - from_parent),
-            len(from_parent - from_children))
+    want = (
+        sorted({p for p, _ in from_children ^ from_parent}),
+        len(from_children - from_parent),
+        len(from_parent - from_children),
+    )
     assert _children_vs_parent(comm, children, parent) == want
 
 
@@ -306,22 +354,39 @@ def test_containment_equals_the_set_formula(case):
     from graphrag_audit.analysis.integrity import _contained_by_level_slots, _containment
 
     n, level, edges, rows = case
-    communities = pd.DataFrame({"community": np.arange(n, dtype=np.int64), "level": np.array(level, dtype=np.int64)})
-    members = pd.DataFrame({"entity": pd.Series([f"e{e}" for _, e in rows], dtype=object),
-                            "community": np.array([c for c, _ in rows], dtype=np.int64)})
+    communities = pd.DataFrame(
+        {"community": np.arange(n, dtype=np.int64), "level": np.array(level, dtype=np.int64)}
+    )
+    members = pd.DataFrame(
+        {
+            "entity": pd.Series([f"e{e}" for _, e in rows], dtype=object),
+            "community": np.array([c for c, _ in rows], dtype=np.int64),
+        }
+    )
     u = np.array([a for a, _ in edges], dtype=np.int64)
     v = np.array([b for _, b in edges], dtype=np.int64)
     holds = {c: {e for cc, e in rows if cc == c} for c in range(n + 1)}
     want = sorted({b for a, b in edges if a != b and holds[b] - holds[a]})
     from graphrag_audit.model.keys import key_codes
 
-    got = _containment(SimpleNamespace(members=members, communities=communities,
-                                       member_key_codes=lambda: key_codes(members["entity"])), u, v)
+    got = _containment(
+        SimpleNamespace(
+            members=members, communities=communities, member_key_codes=lambda: key_codes(members["entity"])
+        ),
+        u,
+        v,
+    )
     assert (list(got[0].communities) if got else []) == want
     keep = u != v
     ecode, n_ent = pd.factorize(members["entity"])
-    if _contained_by_level_slots(communities, members["community"].to_numpy(), np.asarray(ecode, dtype=np.int64),
-                                 len(n_ent) + 1, u[keep], v[keep]):
+    if _contained_by_level_slots(
+        communities,
+        members["community"].to_numpy(),
+        np.asarray(ecode, dtype=np.int64),
+        len(n_ent) + 1,
+        u[keep],
+        v[keep],
+    ):
         assert want == []
 
 
@@ -332,8 +397,14 @@ def test_containment_shortcut_decides_a_leiden_like_index():
     model = load_index(FIXTURES / "small-leiden-v3")
     ecode, n_ent = key_codes(model.members["entity"])
     f = model.forest
-    assert _contained_by_level_slots(model.communities, model.members["community"].to_numpy(), ecode, n_ent + 1,
-                                     f.edge_parents, f.edge_children)
+    assert _contained_by_level_slots(
+        model.communities,
+        model.members["community"].to_numpy(),
+        ecode,
+        n_ent + 1,
+        f.edge_parents,
+        f.edge_children,
+    )
 
 
 # ---- node ids found through the node titles == every node id looked up ----------------------
@@ -363,9 +434,15 @@ def _indexes_with_node_ids():
     params = real_index_params()
     if params and not isinstance(params[0], str):
         return params  # the one skipped param saying ../shared/indexes is absent
-    return [n for n in params if (SHARED_INDEXES / n / "create_final_nodes.parquet").exists()
-            and any(p.name in ("create_final_entities.parquet", "entities.parquet")
-                    for p in (SHARED_INDEXES / n).iterdir())]
+    return [
+        n
+        for n in params
+        if (SHARED_INDEXES / n / "create_final_nodes.parquet").exists()
+        and any(
+            p.name in ("create_final_entities.parquet", "entities.parquet")
+            for p in (SHARED_INDEXES / n).iterdir()
+        )
+    ]
 
 
 @pytest.mark.parametrize("name", _indexes_with_node_ids())
@@ -396,7 +473,7 @@ def test_node_entity_rows_on_damaged_nodes(tmp_path, damage):
         nodes["id"] = ids
     elif damage == "duplicate-ids":
         ents = pd.concat([ents, ents.iloc[::-1]], ignore_index=True)
-        ents.loc[len(ents) // 2:, "title"] = [f"other {i}" for i in range(len(ents) - len(ents) // 2)]
+        ents.loc[len(ents) // 2 :, "title"] = [f"other {i}" for i in range(len(ents) - len(ents) // 2)]
     elif damage == "rename-titles":
         nodes.loc[::3, "title"] = "renamed"
     elif damage == "unknown-ids":
@@ -432,10 +509,12 @@ def text_column_of(values):
 
 # ---- pair-set equality by (level, entity) slots == Python sets ------------------------------
 @settings(max_examples=400, deadline=None, database=None)
-@given(level=st.lists(st.integers(0, 2), min_size=1, max_size=6),
-       a=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=20),
-       b=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=20),
-       same=st.booleans())
+@given(
+    level=st.lists(st.integers(0, 2), min_size=1, max_size=6),
+    a=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=20),
+    b=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=20),
+    same=st.booleans(),
+)
 def test_pair_sets_equal_is_set_equality(level, a, b, same):
     from graphrag_audit.analysis.costs import _pair_sets_equal
 
@@ -448,9 +527,11 @@ def test_pair_sets_equal_is_set_equality(level, a, b, same):
 
 
 # ---- rating prompts: the estimate counts the fixed text once (issue 22) -----------------------
-texts_st = st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
-                    | st.sampled_from(["{question}", "{description}", "{{x}}", "日本語", "Привет", "🙂", ""]),
-                    max_size=12)
+texts_st = st.lists(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
+    | st.sampled_from(["{question}", "{description}", "{{x}}", "日本語", "Привет", "🙂", ""]),
+    max_size=12,
+)
 
 
 @settings(max_examples=60, deadline=None, database=None)
@@ -458,13 +539,19 @@ texts_st = st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",))
 def test_rating_prompt_tokens_equal_the_formatted_prompts(descriptions, query):
     """``rating_prompt_tokens`` through ``count_framed`` (estimate) and for several families at once
     equals counting ``RATE_QUERY.format(...)`` of each report, as graphrag formats it."""
-    from graphrag_audit.graphrag.dynamic import RATE_QUERY, rating_prompt_tokens, rating_prompt_tokens_by_family
+    from graphrag_audit.graphrag.dynamic import (
+        RATE_QUERY,
+        rating_prompt_tokens,
+        rating_prompt_tokens_by_family,
+    )
     from graphrag_audit.graphrag.tokens import get_token_counter
 
     for name in ("estimate", "cl100k_base"):
         counter = get_token_counter(name)
-        plain = np.array([counter.count(RATE_QUERY.format(description=d, question=query)) for d in descriptions],
-                         dtype=np.int64)
+        plain = np.array(
+            [counter.count(RATE_QUERY.format(description=d, question=query)) for d in descriptions],
+            dtype=np.int64,
+        )
         extra_3x = 3 + 3 + counter.count("system") + 3 + counter.count("user") + counter.count(query)
         both = rating_prompt_tokens_by_family(("2.x", "3.x"), descriptions, query, counter)
         assert both["2.x"].tolist() == plain.tolist()

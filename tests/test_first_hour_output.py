@@ -21,7 +21,6 @@ import sys
 import warnings
 
 import pytest
-
 from conftest import FIXTURES, ROOT, shared_index
 
 SEED_V3 = FIXTURES / "seed-v3"
@@ -29,11 +28,23 @@ SEED_V1 = FIXTURES / "seed-v1"
 
 
 def run(*args, env: dict | None = None, check_rc=(0, 1)) -> subprocess.CompletedProcess:
-    e = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "GRAPHRAG_AUDIT_WIDTH", "PYTHONIOENCODING")}
+    e = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("COLUMNS", "GRAPHRAG_AUDIT_WIDTH", "PYTHONIOENCODING")
+    }
     e["PYTHONPATH"] = str(ROOT)
     e.update(env or {})
-    proc = subprocess.run([sys.executable, "-m", "graphrag_audit", *map(str, args)], cwd=ROOT, env=e,
-                          capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *map(str, args)],
+        cwd=ROOT,
+        env=e,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        timeout=300,
+    )
     if check_rc is not None:
         assert proc.returncode in check_rc, proc.stderr[-2000:]
     return proc
@@ -62,8 +73,16 @@ def test_tree_more_row_label_keeps_the_parent_when_very_narrow():
     from graphrag_audit.render.tree_text import _fitted_more
     from graphrag_audit.results.tree import Row
 
-    row = Row(kind="more", depth=9, community=123456, last=True, guides=(), more=3, more_communities=4321,
-              more_leaves=4000)
+    row = Row(
+        kind="more",
+        depth=9,
+        community=123456,
+        last=True,
+        guides=(),
+        more=3,
+        more_communities=4321,
+        more_leaves=4000,
+    )
     assert _fitted_more(row, 200) == "… 4,321 more communities (4,000 leaves) under 123456"
     for cells in (60, 30, 18, 12):
         label = _fitted_more(row, cells)
@@ -88,13 +107,20 @@ def test_brief_prints_the_answer_one_table_and_the_findings():
     doc = json.loads(run("levels", SEED_V3, "-f", "json").stdout)
     assert brief.splitlines()[0] == full.splitlines()[0]  # the answer line first
     assert len(brief.splitlines()) < len(full.splitlines())
-    for part in ("Community tree", "Coverage per N", "Depth and cost", "Dynamic selection", "Branch depth",
-                 "tables in"):
+    for part in (
+        "Community tree",
+        "Coverage per N",
+        "Depth and cost",
+        "Dynamic selection",
+        "Branch depth",
+        "tables in",
+    ):
         assert part not in brief, part
     assert brief.count("What each community_level N sends to global search") == 1
     table = [ln for ln in brief.splitlines() if re.match(r"^\s*(▶)?\s+(\d+|None)\s{2,}\S", ln)]
     assert [ln.replace("▶", "").split()[0] for ln in table] == [
-        "None" if lv["community_level"] is None else str(lv["community_level"]) for lv in doc["levels"]]
+        "None" if lv["community_level"] is None else str(lv["community_level"]) for lv in doc["levels"]
+    ]
     assert f"Findings ({len(doc['findings'])})" in brief
     for f in doc["findings"]:
         assert f"{f['rule']}:" in brief
@@ -104,8 +130,14 @@ def test_brief_markdown():
     md = run("levels", SEED_V3, "-f", "markdown", "--brief").stdout
     doc = json.loads(run("levels", SEED_V3, "-f", "json").stdout)
     assert md.startswith("## graphrag-audit report\n\n**at community_level 2 ")
-    assert "### Community tree" not in md and "Coverage per N" not in md and "| **python** |" not in md.lower()
-    rows = [ln for ln in md.splitlines() if ln.startswith("| ") and ("| None |" in ln or re.match(r"\| (▶)? *\| \**\d", ln))]
+    assert (
+        "### Community tree" not in md and "Coverage per N" not in md and "| **python** |" not in md.lower()
+    )
+    rows = [
+        ln
+        for ln in md.splitlines()
+        if ln.startswith("| ") and ("| None |" in ln or re.match(r"\| (▶)? *\| \**\d", ln))
+    ]
     assert len(rows) == len(doc["levels"])
     assert f"### Findings ({len(doc['findings'])})" in md
     assert "--brief" in md.splitlines()[-1]
@@ -178,8 +210,13 @@ def test_verify_filters_only_graphrag_futurewarnings(monkeypatch):
     from graphrag_audit import verify
 
     def fake(report, model):
-        warnings.warn_explicit("Setting an item of incompatible dtype", FutureWarning, "indexer_adapters.py", 97,
-                               module="graphrag.query.indexer_adapters")
+        warnings.warn_explicit(
+            "Setting an item of incompatible dtype",
+            FutureWarning,
+            "indexer_adapters.py",
+            97,
+            module="graphrag.query.indexer_adapters",
+        )
         warnings.warn_explicit("ours", FutureWarning, "x.py", 1, module="graphrag_audit.io.load")
         warnings.warn_explicit("a graphrag user warning", UserWarning, "y.py", 1, module="graphrag.config")
         return "result"
@@ -206,8 +243,9 @@ def test_verify_under_graphrag_1_2_prints_no_futurewarnings():
 
     python = need(_gr12(), reason="graphrag 1.x in GRAPHRAG_VERIFY_PYTHONS")
     # real-golf-zh-v1: int32 parent ids, on which graphrag 1.2's indexer_adapters.py:97 makes pandas warn
-    proc = run_tool(python, "levels", str(shared_index("real-golf-zh-v1")), "--verify", "--no-costs",
-                    "--fail-on", "never")
+    proc = run_tool(
+        python, "levels", str(shared_index("real-golf-zh-v1")), "--verify", "--no-costs", "--fail-on", "never"
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "verify: " in proc.stdout
     assert "FutureWarning" not in proc.stderr and proc.stderr.strip() == "", proc.stderr[:2000]
@@ -227,8 +265,8 @@ def test_ascii_output_footnote_markers_and_alignment(name):
     assert "\\xb9" not in out and "\\u2026" not in out and "\\u2013" not in out
     rows = _table_blocks(out, "What each community_level N sends to global search")
     rule = next(ln for ln in rows if set(ln.strip()) == {"-"})
-    body = [ln for ln in rows[rows.index(rule) + 1:] if ln.strip()]
-    heads = rows[:rows.index(rule)]
+    body = [ln for ln in rows[rows.index(rule) + 1 :] if ln.strip()]
+    heads = rows[: rows.index(rule)]
     # right-aligned columns: every row and the last header line end in the same column
     assert body and {len(ln) for ln in body} == {len(heads[-1])}, (heads, body)
     assert re.search(r"^\^1 \S", out, re.M)  # the footnote under the tables

@@ -24,18 +24,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hostile import (
-    Outcome,
-    TREE_SEMANTICS,
     BASE_ARGS,
     BASE_TREE,
     ERROR_PREFIX,
     HOSTILE_TITLES,
     JSON_ARGS,
+    TREE_SEMANTICS,
     Built,
     Case,
     CaseRegistry,
     CliServer,
     Index,
+    Outcome,
     err,
     invalid_utf8_strings,
     ok,
@@ -78,8 +78,10 @@ def c_zero_byte_reports(tmp):
     return Built(d)
 
 
-@case(err("index/communities.parquet", r"truncated or corrupt parquet file \(no footer\)"),
-      "communities.parquet cut in half")
+@case(
+    err("index/communities.parquet", r"truncated or corrupt parquet file \(no footer\)"),
+    "communities.parquet cut in half",
+)
 def c_truncated_parquet(tmp):
     data = valid_bytes(tmp)
     d = base_index(tmp)
@@ -94,8 +96,10 @@ def c_truncated_to_magic(tmp):
     return Built(d)
 
 
-@case(err("index/communities.parquet", r"unreadable parquet data \(.+\)"),
-      "middle of the file zeroed: footer intact, column chunks garbage")
+@case(
+    err("index/communities.parquet", r"unreadable parquet data \(.+\)"),
+    "middle of the file zeroed: footer intact, column chunks garbage",
+)
 def c_zeroed_middle(tmp):
     data = bytearray(valid_bytes(tmp))
     footer_len = int.from_bytes(data[-8:-4], "little")
@@ -106,22 +110,29 @@ def c_zeroed_middle(tmp):
     return Built(d)
 
 
-@case(err("index/communities.parquet", r"not a parquet file \(bad magic bytes\)"), "a zip file named .parquet")
+@case(
+    err("index/communities.parquet", r"not a parquet file \(bad magic bytes\)"), "a zip file named .parquet"
+)
 def c_wrong_magic(tmp):
     d = base_index(tmp)
     (d / "communities.parquet").write_bytes(b"PK\x03\x04" + b"\x00" * 60 + b"PAR1")
     return Built(d)
 
 
-@case(err("index/entities.parquet", r"not a parquet file \(bad magic bytes\)"), "CSV text named entities.parquet")
+@case(
+    err("index/entities.parquet", r"not a parquet file \(bad magic bytes\)"),
+    "CSV text named entities.parquet",
+)
 def c_csv_named_parquet(tmp):
     d = base_index(tmp)
     (d / "entities.parquet").write_text("id,title\ne1,E1\n", encoding="utf-8")
     return Built(d)
 
 
-@case(err("index/communities.parquet", r"is a directory, expected a table file"),
-      "a directory named communities.parquet")
+@case(
+    err("index/communities.parquet", r"is a directory, expected a table file"),
+    "a directory named communities.parquet",
+)
 def c_directory_named_like_table(tmp):
     d = base_index(tmp)
     (d / "communities.parquet").unlink()
@@ -130,8 +141,10 @@ def c_directory_named_like_table(tmp):
     return Built(d)
 
 
-@case(err("index/communities.parquet", r"not a regular file"), "a FIFO named communities.parquet (reading it "
-      "would block forever)")
+@case(
+    err("index/communities.parquet", r"not a regular file"),
+    "a FIFO named communities.parquet (reading it would block forever)",
+)
 def c_fifo_as_table(tmp):
     d = base_index(tmp)
     (d / "communities.parquet").unlink()
@@ -174,24 +187,30 @@ def _sparse(path: Path, footer_len: int, fill_footer: bytes = b"") -> None:
         fh.write(fill_footer + footer_len.to_bytes(4, "little") + b"PAR1")
 
 
-@case(err("index/communities.parquet", r"corrupt parquet footer \(metadata length 2147483632 bytes.*\)"),
-      "a 2 GiB sparse file: PAR1 at both ends, footer length claiming ~2 GiB")
+@case(
+    err("index/communities.parquet", r"corrupt parquet footer \(metadata length 2147483632 bytes.*\)"),
+    "a 2 GiB sparse file: PAR1 at both ends, footer length claiming ~2 GiB",
+)
 def c_sparse_2gb_claim(tmp):
     d = base_index(tmp)
     _sparse(d / "communities.parquet", 0x7FFFFFF0)
     return Built(d)
 
 
-@case(err("index/communities.parquet", r"corrupt parquet metadata \(.+\)"),
-      "a 2 GiB sparse file with a small footer of zero bytes")
+@case(
+    err("index/communities.parquet", r"corrupt parquet metadata \(.+\)"),
+    "a 2 GiB sparse file with a small footer of zero bytes",
+)
 def c_sparse_2gb_zero_footer(tmp):
     d = base_index(tmp)
     _sparse(d / "communities.parquet", 4096)
     return Built(d)
 
 
-@case(err("index/communities.parquet", r"corrupt parquet footer \(metadata length 4294967295 bytes.*\)"),
-      "footer length 0xFFFFFFFF in a small file")
+@case(
+    err("index/communities.parquet", r"corrupt parquet footer \(metadata length 4294967295 bytes.*\)"),
+    "footer length 0xFFFFFFFF in a small file",
+)
 def c_footer_length_max(tmp):
     data = bytearray(valid_bytes(tmp))
     data[-8:-4] = (0xFFFFFFFF).to_bytes(4, "little")
@@ -200,9 +219,13 @@ def c_footer_length_max(tmp):
     return Built(d)
 
 
-@case(err("index/communities.parquet",
-          r"the table claims 21,000,000 rows, more than the 20,000,000 of any index table \(refused unread\)"),
-      "a decompression bomb: 175 KB of run-length-encoded zeros claiming 21,000,000 rows")
+@case(
+    err(
+        "index/communities.parquet",
+        r"the table claims 21,000,000 rows, more than the 20,000,000 of any index table \(refused unread\)",
+    ),
+    "a decompression bomb: 175 KB of run-length-encoded zeros claiming 21,000,000 rows",
+)
 def c_row_count_bomb(tmp):
     d = base_index(tmp)
     zeros = pa.nulls(1_000_000, pa.int64()).fill_null(0)
@@ -248,9 +271,14 @@ def c_csv_bad_list_cell(tmp):
 
 # graphrag 3 reads a CSV table as UTF-8 text and raises UnicodeDecodeError on it (see
 # tables._check_csv_utf8 and test_hostile_reads.test_against_graphrag3_itself): refused
-@case(err("index/community_reports.csv", r"not valid UTF-8 \(byte [0-9,]+: invalid start byte\); graphrag reads "
-                                         r"CSV tables as UTF-8 text and fails on it"),
-      "CSV with invalid UTF-8 in report titles (graphrag 3 cannot read the file)")
+@case(
+    err(
+        "index/community_reports.csv",
+        r"not valid UTF-8 \(byte [0-9,]+: invalid start byte\); graphrag reads "
+        r"CSV tables as UTF-8 text and fails on it",
+    ),
+    "CSV with invalid UTF-8 in report titles (graphrag 3 cannot read the file)",
+)
 def c_csv_invalid_utf8(tmp):
     d = Index.base().write(tmp / "index", fmt="csv")
     p = d / "community_reports.csv"
@@ -259,8 +287,10 @@ def c_csv_invalid_utf8(tmp):
 
 
 # 0 reports: every community lacks one (a warning), and they cover none of the clustered entities
-@case(ok("community-without-report", "dynamic-no-level-0-report", "low-coverage", code=1),
-      "CSV reports table with a header and no rows")
+@case(
+    ok("community-without-report", "dynamic-no-level-0-report", "low-coverage", code=1),
+    "CSV reports table with a header and no rows",
+)
 def c_csv_header_only_reports(tmp):
     idx = Index.base()
     d = idx.write(tmp / "index", fmt="csv")
@@ -277,38 +307,60 @@ def _drop(table: str, *cols: str, fmt="parquet"):
         for c in cols:
             del idx.table(table)[c]
         return Built(idx.write(tmp / "index", fmt=fmt))
+
     return build
 
 
-CASES["missing-level"] = Case("missing-level", _drop("communities", "level"),
-                              err("index/communities.parquet", r"required column 'level' missing \(community level\)"),
-                              "communities table without 'level'")
+CASES["missing-level"] = Case(
+    "missing-level",
+    _drop("communities", "level"),
+    err("index/communities.parquet", r"required column 'level' missing \(community level\)"),
+    "communities table without 'level'",
+)
 CASES["missing-community-numbers"] = Case(
-    "missing-community-numbers", _drop("communities", "community", "human_readable_id", "id"),
+    "missing-community-numbers",
+    _drop("communities", "community", "human_readable_id", "id"),
     err("index/communities.parquet", r"required column 'community' missing \(no community number column\)"),
-    "communities table without community / human_readable_id / id")
+    "communities table without community / human_readable_id / id",
+)
 CASES["missing-entity-ids"] = Case(
-    "missing-entity-ids", _drop("communities", "entity_ids"),
-    err("index/communities.parquet",
-        r"no 'entity_ids' column and no create_final_nodes: community members unknown"),
-    "3.x communities table without entity_ids and no nodes table")
+    "missing-entity-ids",
+    _drop("communities", "entity_ids"),
+    err(
+        "index/communities.parquet",
+        r"no 'entity_ids' column and no create_final_nodes: community members unknown",
+    ),
+    "3.x communities table without entity_ids and no nodes table",
+)
 CASES["reports-missing-community"] = Case(
-    "reports-missing-community", _drop("reports", "community"),
-    err("index/community_reports.parquet", r"required column 'community' missing \(report community and level\)"),
-    "reports without 'community'")
+    "reports-missing-community",
+    _drop("reports", "community"),
+    err(
+        "index/community_reports.parquet",
+        r"required column 'community' missing \(report community and level\)",
+    ),
+    "reports without 'community'",
+)
 CASES["reports-missing-level-csv"] = Case(
-    "reports-missing-level-csv", _drop("reports", "level", fmt="csv"),
+    "reports-missing-level-csv",
+    _drop("reports", "level", fmt="csv"),
     err("index/community_reports.csv", r"required column 'level' missing \(report community and level\)"),
-    "CSV reports without 'level'")
+    "CSV reports without 'level'",
+)
 # Optional columns may go: no parent -> tree from per-level membership (entity_ids)
 CASES["no-parent-column"] = Case(
-    "no-parent-column", _drop("communities", "parent", "children"),
+    "no-parent-column",
+    _drop("communities", "parent", "children"),
     # graphrag query 3.1+'s typed loader needs communities.children (KeyError: 'children'): needs-migration
     ok("needs-migration"),
-    "communities without parent/children: the tree is rebuilt from entity_ids and is the same tree")
+    "communities without parent/children: the tree is rebuilt from entity_ids and is the same tree",
+)
 CASES["reports-without-text-columns"] = Case(
-    "reports-without-text-columns", _drop("reports", "title", "full_content", "rank", "summary"),
-    ok(), "reports with only community and level (and ids)")
+    "reports-without-text-columns",
+    _drop("reports", "title", "full_content", "rank", "summary"),
+    ok(),
+    "reports with only community and level (and ids)",
+)
 
 
 def _column(table: str, col: str, values, typ=None, fmt="parquet"):
@@ -317,6 +369,7 @@ def _column(table: str, col: str, values, typ=None, fmt="parquet"):
         idx.table(table)[col] = values
         idx.types[(table, col)] = typ
         return Built(idx.write(tmp / "index", fmt=fmt))
+
     return build
 
 
@@ -324,96 +377,273 @@ def _col_case(name, table, col, values, typ, expect, doc, fmt="parquet"):
     CASES[name] = Case(name, _column(table, col, values, typ, fmt), expect, doc)
 
 
-_col_case("string-levels", "communities", "level", ["one", "zero", "1", "1", "1", "1"], pa.string(),
-          err("index/communities.parquet", r"column 'level' has non-numeric value 'one', expected integer ids"),
-          "levels written as words")
-_col_case("numeric-string-levels", "communities", "level", ["0", "0", "1", "1", "1", "1"], pa.string(),
-          ok(), "levels as numeric strings (0.x style) are read as numbers")
-_col_case("float-community", "communities", "community", [0.0, 1.5, 2.0, 3.0, 4.0, 5.0], pa.float64(),
-          err("index/communities.parquet", r"column 'community' has non-integer value 1\.5, expected integer ids"),
-          "a fractional community number")
-_col_case("integral-float-community", "communities", "community", [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], pa.float64(),
-          ok(), "community numbers stored as integral doubles")
-_col_case("int32-ids", "communities", "community", [0, 1, 2, 3, 4, 5], pa.int32(), ok("int32-community-ids"),
-          "int32 community numbers beside int64 parents (a trap for graphrag >= 2.0 with pandas 3)")
-_col_case("uint64-overflow-parent", "communities", "parent", [2**64 - 1, 2**64 - 1, 0, 0, 1, 1], pa.uint64(),
-          err("index/communities.parquet", r"column 'parent' has an out-of-range value '18446744073709551615'"),
-          "uint64 parents of 2**64-1 (would wrap to -1 = root if cast blindly)")
-_col_case("report-null-community", "reports", "community", [0, 1, None, 3, 4, 5], pa.int64(),
-          err("index/community_reports.parquet", r"column 'community' has missing \(null/NaN\) community numbers"),
-          "a report with a null community number (not the same as -1)")
-_col_case("list-parent", "communities", "parent", [[-1], [-1], [0], [0], [1], [1]], pa.list_(pa.int64()),
-          err("index/communities.parquet", r"column 'parent' holds lists where single integer ids belong"),
-          "lists where a scalar parent belongs")
-_col_case("struct-level", "communities", "level", [{"v": 0}, {"v": 0}, {"v": 1}, {"v": 1}, {"v": 1}, {"v": 1}],
-          pa.struct([("v", pa.int64())]),
-          err("index/communities.parquet", r"column 'level' holds structs where single integer ids belong"),
-          "structs where a scalar level belongs")
-_col_case("bool-level", "communities", "level", [False, False, True, True, True, True], pa.bool_(),
-          err("index/communities.parquet", r"column 'level' is boolean, expected integers"),
-          "boolean levels")
-_col_case("scalar-entity-ids", "communities", "entity_ids", [1, 2, 3, 4, 5, 6], pa.int64(),
-          err("index/communities.parquet", r"column 'entity_ids': not a list: 1"),
-          "integers where entity_id lists belong")
-_col_case("string-report-community", "reports", "community", ["0", "1", "2", "3", "4", "5"], pa.string(),
-          # 0.1-0.4 style string ids: read, but graphrag >= 1.0 would select nothing from them
-          ok("string-community-ids"), "report community numbers as strings")
-_col_case("binary-title", "reports", "title",
-          [b"Report 0", b"\xff\xfe bin", b"\xc3(", b"ok", b"\x1b[31mred", b""], pa.binary(),
-          ok(), "report titles in a binary column with invalid UTF-8")
+_col_case(
+    "string-levels",
+    "communities",
+    "level",
+    ["one", "zero", "1", "1", "1", "1"],
+    pa.string(),
+    err("index/communities.parquet", r"column 'level' has non-numeric value 'one', expected integer ids"),
+    "levels written as words",
+)
+_col_case(
+    "numeric-string-levels",
+    "communities",
+    "level",
+    ["0", "0", "1", "1", "1", "1"],
+    pa.string(),
+    ok(),
+    "levels as numeric strings (0.x style) are read as numbers",
+)
+_col_case(
+    "float-community",
+    "communities",
+    "community",
+    [0.0, 1.5, 2.0, 3.0, 4.0, 5.0],
+    pa.float64(),
+    err("index/communities.parquet", r"column 'community' has non-integer value 1\.5, expected integer ids"),
+    "a fractional community number",
+)
+_col_case(
+    "integral-float-community",
+    "communities",
+    "community",
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0],
+    pa.float64(),
+    ok(),
+    "community numbers stored as integral doubles",
+)
+_col_case(
+    "int32-ids",
+    "communities",
+    "community",
+    [0, 1, 2, 3, 4, 5],
+    pa.int32(),
+    ok("int32-community-ids"),
+    "int32 community numbers beside int64 parents (a trap for graphrag >= 2.0 with pandas 3)",
+)
+_col_case(
+    "uint64-overflow-parent",
+    "communities",
+    "parent",
+    [2**64 - 1, 2**64 - 1, 0, 0, 1, 1],
+    pa.uint64(),
+    err("index/communities.parquet", r"column 'parent' has an out-of-range value '18446744073709551615'"),
+    "uint64 parents of 2**64-1 (would wrap to -1 = root if cast blindly)",
+)
+_col_case(
+    "report-null-community",
+    "reports",
+    "community",
+    [0, 1, None, 3, 4, 5],
+    pa.int64(),
+    err("index/community_reports.parquet", r"column 'community' has missing \(null/NaN\) community numbers"),
+    "a report with a null community number (not the same as -1)",
+)
+_col_case(
+    "list-parent",
+    "communities",
+    "parent",
+    [[-1], [-1], [0], [0], [1], [1]],
+    pa.list_(pa.int64()),
+    err("index/communities.parquet", r"column 'parent' holds lists where single integer ids belong"),
+    "lists where a scalar parent belongs",
+)
+_col_case(
+    "struct-level",
+    "communities",
+    "level",
+    [{"v": 0}, {"v": 0}, {"v": 1}, {"v": 1}, {"v": 1}, {"v": 1}],
+    pa.struct([("v", pa.int64())]),
+    err("index/communities.parquet", r"column 'level' holds structs where single integer ids belong"),
+    "structs where a scalar level belongs",
+)
+_col_case(
+    "bool-level",
+    "communities",
+    "level",
+    [False, False, True, True, True, True],
+    pa.bool_(),
+    err("index/communities.parquet", r"column 'level' is boolean, expected integers"),
+    "boolean levels",
+)
+_col_case(
+    "scalar-entity-ids",
+    "communities",
+    "entity_ids",
+    [1, 2, 3, 4, 5, 6],
+    pa.int64(),
+    err("index/communities.parquet", r"column 'entity_ids': not a list: 1"),
+    "integers where entity_id lists belong",
+)
+_col_case(
+    "string-report-community",
+    "reports",
+    "community",
+    ["0", "1", "2", "3", "4", "5"],
+    pa.string(),
+    # 0.1-0.4 style string ids: read, but graphrag >= 1.0 would select nothing from them
+    ok("string-community-ids"),
+    "report community numbers as strings",
+)
+_col_case(
+    "binary-title",
+    "reports",
+    "title",
+    [b"Report 0", b"\xff\xfe bin", b"\xc3(", b"ok", b"\x1b[31mred", b""],
+    pa.binary(),
+    ok(),
+    "report titles in a binary column with invalid UTF-8",
+)
 CASES["invalid-utf8-title"] = Case(
     "invalid-utf8-title",
-    _column("reports", "title", invalid_utf8_strings([b"R0", b"bad \xff\xfe", b"\xc3(", b"R3", b"R4", b"R5"]), None),
-    ok(), "report titles: a *string* column holding invalid UTF-8 (decoded with U+FFFD)")
+    _column(
+        "reports",
+        "title",
+        invalid_utf8_strings([b"R0", b"bad \xff\xfe", b"\xc3(", b"R3", b"R4", b"R5"]),
+        None,
+    ),
+    ok(),
+    "report titles: a *string* column holding invalid UTF-8 (decoded with U+FFFD)",
+)
 CASES["invalid-utf8-entity-ids"] = Case(
     "invalid-utf8-entity-ids",
     _column("entities", "id", invalid_utf8_strings([b"e1", b"e2", b"e3", b"e4", b"e5\xff"]), None),
     # entity e5 is now 'e5\ufffd' in entities but 'e5' in entity_ids: one unclustered entity, and
     # entity_ids name 'e5', which the entities table lacks
-    ok("unclustered-entities", "dangling-membership"), "entity ids with invalid UTF-8 bytes")
+    ok("unclustered-entities", "dangling-membership"),
+    "entity ids with invalid UTF-8 bytes",
+)
 
 
 # ============================================================================================
 # D. impossible values
 # ============================================================================================
-_col_case("nan-level", "communities", "level", [0.0, 0.0, float("nan"), 1.0, 1.0, 1.0], pa.float64(),
-          err("index/communities.parquet", r"column 'level' has missing \(null/NaN\) levels"), "a NaN level")
-_col_case("null-level", "communities", "level", [0, 0, None, 1, 1, 1], pa.int64(),
-          err("index/communities.parquet", r"column 'level' has missing \(null/NaN\) levels"), "a null level")
-_col_case("negative-level", "communities", "level", [0, 0, 1, -1, 1, 1], pa.int64(),
-          err("index/communities.parquet", r"column 'level' has a negative level \(-1\)"), "a negative level")
-_col_case("huge-level", "communities", "level", [0, 0, 1, 1, 1, 1e12], pa.float64(),
-          err("index/communities.parquet",
-              r"column 'level' has level 1000000000000, beyond any real hierarchy \(max 1000\)"), "level 1e12")
-_col_case("inf-level", "communities", "level", [0, 0, 1, 1, 1, float("inf")], pa.float64(),
-          err("index/communities.parquet", r"column 'level' has non-integer value inf, expected integer ids"),
-          "an infinite level")
-_col_case("report-nan-level", "reports", "level", [0.0, 0.0, 1.0, float("nan"), 1.0, 1.0], pa.float64(),
-          err("index/community_reports.parquet", r"column 'level' has missing \(null/NaN\) levels"),
-          "a report with a NaN level")
-_col_case("nan-community", "communities", "community", [0.0, 1.0, float("nan"), 3.0, 4.0, 5.0], pa.float64(),
-          err("index/communities.parquet", r"column 'community' has missing \(null/NaN\) community numbers"),
-          "a NaN community number")
-_col_case("negative-community", "communities", "community", [0, 1, 2, 3, 4, -7], pa.int64(),
-          err("index/communities.parquet", r"column 'community' has a negative community number \(-7\)"),
-          "community number -7")
-_col_case("parent-below-minus-one", "communities", "parent", [-1, -1, 0, 0, 1, -7], pa.int64(),
-          err("index/communities.parquet", r"column 'parent' has -7; only -1 means 'no parent'"),
-          "parent -7 (only -1 is 'no parent')")
-_col_case("null-parents", "communities", "parent", [None, None, 0, 0, 1, 1], pa.int64(), ok(),
-          "roots with a null parent instead of -1")
-_col_case("overflow-string-id", "communities", "community",
-          ["0", "1", "2", "3", "4", "99999999999999999999"], pa.string(),
-          err("index/communities.parquet", r"column 'community' has an out-of-range value '99999999999999999999'"),
-          "a community number beyond int64")
-_col_case("float-overflow-id", "communities", "community", [0, 1, 2, 3, 4, 1e30], pa.float64(),
-          err("index/communities.parquet", r"column 'community' has non-integer value 1e\+30, expected integer ids"),
-          "a community number of 1e30")
-_col_case("hostile-value-in-error", "communities", "level",
-          ["0", "0", "1", "\x1b[31mone\n::error::INJECTED", "1", "1"], pa.string(),
-          err("index/communities.parquet",
-              r"column 'level' has non-numeric value '\\x1b\[31mone\\n::error::INJECTED', expected integer ids"),
-          "an escape sequence and a workflow command inside the bad value quoted in the error line")
+_col_case(
+    "nan-level",
+    "communities",
+    "level",
+    [0.0, 0.0, float("nan"), 1.0, 1.0, 1.0],
+    pa.float64(),
+    err("index/communities.parquet", r"column 'level' has missing \(null/NaN\) levels"),
+    "a NaN level",
+)
+_col_case(
+    "null-level",
+    "communities",
+    "level",
+    [0, 0, None, 1, 1, 1],
+    pa.int64(),
+    err("index/communities.parquet", r"column 'level' has missing \(null/NaN\) levels"),
+    "a null level",
+)
+_col_case(
+    "negative-level",
+    "communities",
+    "level",
+    [0, 0, 1, -1, 1, 1],
+    pa.int64(),
+    err("index/communities.parquet", r"column 'level' has a negative level \(-1\)"),
+    "a negative level",
+)
+_col_case(
+    "huge-level",
+    "communities",
+    "level",
+    [0, 0, 1, 1, 1, 1e12],
+    pa.float64(),
+    err(
+        "index/communities.parquet",
+        r"column 'level' has level 1000000000000, beyond any real hierarchy \(max 1000\)",
+    ),
+    "level 1e12",
+)
+_col_case(
+    "inf-level",
+    "communities",
+    "level",
+    [0, 0, 1, 1, 1, float("inf")],
+    pa.float64(),
+    err("index/communities.parquet", r"column 'level' has non-integer value inf, expected integer ids"),
+    "an infinite level",
+)
+_col_case(
+    "report-nan-level",
+    "reports",
+    "level",
+    [0.0, 0.0, 1.0, float("nan"), 1.0, 1.0],
+    pa.float64(),
+    err("index/community_reports.parquet", r"column 'level' has missing \(null/NaN\) levels"),
+    "a report with a NaN level",
+)
+_col_case(
+    "nan-community",
+    "communities",
+    "community",
+    [0.0, 1.0, float("nan"), 3.0, 4.0, 5.0],
+    pa.float64(),
+    err("index/communities.parquet", r"column 'community' has missing \(null/NaN\) community numbers"),
+    "a NaN community number",
+)
+_col_case(
+    "negative-community",
+    "communities",
+    "community",
+    [0, 1, 2, 3, 4, -7],
+    pa.int64(),
+    err("index/communities.parquet", r"column 'community' has a negative community number \(-7\)"),
+    "community number -7",
+)
+_col_case(
+    "parent-below-minus-one",
+    "communities",
+    "parent",
+    [-1, -1, 0, 0, 1, -7],
+    pa.int64(),
+    err("index/communities.parquet", r"column 'parent' has -7; only -1 means 'no parent'"),
+    "parent -7 (only -1 is 'no parent')",
+)
+_col_case(
+    "null-parents",
+    "communities",
+    "parent",
+    [None, None, 0, 0, 1, 1],
+    pa.int64(),
+    ok(),
+    "roots with a null parent instead of -1",
+)
+_col_case(
+    "overflow-string-id",
+    "communities",
+    "community",
+    ["0", "1", "2", "3", "4", "99999999999999999999"],
+    pa.string(),
+    err("index/communities.parquet", r"column 'community' has an out-of-range value '99999999999999999999'"),
+    "a community number beyond int64",
+)
+_col_case(
+    "float-overflow-id",
+    "communities",
+    "community",
+    [0, 1, 2, 3, 4, 1e30],
+    pa.float64(),
+    err(
+        "index/communities.parquet", r"column 'community' has non-integer value 1e\+30, expected integer ids"
+    ),
+    "a community number of 1e30",
+)
+_col_case(
+    "hostile-value-in-error",
+    "communities",
+    "level",
+    ["0", "0", "1", "\x1b[31mone\n::error::INJECTED", "1", "1"],
+    pa.string(),
+    err(
+        "index/communities.parquet",
+        r"column 'level' has non-numeric value '\\x1b\[31mone\\n::error::INJECTED', expected integer ids",
+    ),
+    "an escape sequence and a workflow command inside the bad value quoted in the error line",
+)
 
 HUGE = 10**12
 
@@ -434,10 +664,12 @@ def _tree_case(name, tree, expect, doc, reports_tree=None, mutate=None):
         idx = Index.base(tree)
         if reports_tree is not None:
             from hostile import report_columns
+
             idx.reports = report_columns(reports_tree)
         if mutate:
             mutate(idx)
         return Built(idx.write(tmp / "index"))
+
     CASES[name] = Case(name, build, expect, doc)
 
 
@@ -449,28 +681,54 @@ def _children(idx, lists):
 # self-parent: 3 -> 3. Edge 3->3 is a self loop (parent-cycle); 0 keeps only child 2, so 0 has a
 # single child, and the self loop gives 3 one child too (single-child-chain {0, 3}). The self edge
 # is not checked for level +1 or containment; roots 0 and 1 both still reach level 1.
-_tree_case("self-parent", {**BASE_TREE, 3: (1, 3, ["e3"])},
-           ok("parent-cycle", "single-child-chain", code=1),
-           "community 3 is its own parent")
+_tree_case(
+    "self-parent",
+    {**BASE_TREE, 3: (1, 3, ["e3"])},
+    ok("parent-cycle", "single-child-chain", code=1),
+    "community 3 is its own parent",
+)
 # 2 <-> 3 at level 1: a cycle; both are one level from "their parent" at the same level; edge 3->2
 # goes to a smaller number; neither's entities lie in the other's; each has one child; root 0 now
 # has no child so 1 of 2 roots cannot reach level 1 (50% > 25%).
-_tree_case("two-cycle", {**BASE_TREE, 2: (1, 3, ["e1", "e2"]), 3: (1, 2, ["e3"])},
-           ok("parent-cycle", "level-not-parent-plus-one", "ids-not-depth-ordered",
-              "child-not-subset", "single-child-chain", "depth-mismatch", code=1),
-           "communities 2 and 3 are each other's parent")
+_tree_case(
+    "two-cycle",
+    {**BASE_TREE, 2: (1, 3, ["e1", "e2"]), 3: (1, 2, ["e3"])},
+    ok(
+        "parent-cycle",
+        "level-not-parent-plus-one",
+        "ids-not-depth-ordered",
+        "child-not-subset",
+        "single-child-chain",
+        "depth-mismatch",
+        code=1,
+    ),
+    "communities 2 and 3 are each other's parent",
+)
 # 0 -> 2 -> 0 through the root: 0 (level 0) now has parent 2 (level 1): level 0 != 1 + 1, number
 # 0 < 2, 0's entities {e1,e2,e3} not inside 2's {e1,e2}, 2 has the single child 0. Only root 1 is
 # left and it reaches level 1; every entity's finest level is 1: no depth-mismatch.
-_tree_case("cycle-through-root", {**BASE_TREE, 0: (0, 2, ["e1", "e2", "e3"])},
-           ok("parent-cycle", "level-not-parent-plus-one", "ids-not-depth-ordered",
-              "child-not-subset", "single-child-chain", "dynamic-fails", code=1),
-           "root 0's parent is its own child 2")
+_tree_case(
+    "cycle-through-root",
+    {**BASE_TREE, 0: (0, 2, ["e1", "e2", "e3"])},
+    ok(
+        "parent-cycle",
+        "level-not-parent-plus-one",
+        "ids-not-depth-ordered",
+        "child-not-subset",
+        "single-child-chain",
+        "dynamic-fails",
+        code=1,
+    ),
+    "root 0's parent is its own child 2",
+)
 # 5's parent 99 has no row: missing-parent; 1 keeps one child (4); the parent column pairs 99->5,
 # which no children list holds (children-parent-mismatch).
-_tree_case("missing-parent", {**BASE_TREE, 5: (1, 99, ["e5"])},
-           ok("missing-parent", "children-parent-mismatch", "single-child-chain", code=1),
-           "a parent number with no communities row")
+_tree_case(
+    "missing-parent",
+    {**BASE_TREE, 5: (1, 99, ["e5"])},
+    ok("missing-parent", "children-parent-mismatch", "single-child-chain", code=1),
+    "a parent number with no communities row",
+)
 
 
 def _dup_row(idx, row, **override):
@@ -478,31 +736,61 @@ def _dup_row(idx, row, **override):
         vals.append(override.get(col, vals[row]))
 
 
-_tree_case("duplicate-community", BASE_TREE, ok("duplicate-community", code=1),
-           "community 4's row appears twice", mutate=lambda idx: _dup_row(idx, 4))
+_tree_case(
+    "duplicate-community",
+    BASE_TREE,
+    ok("duplicate-community", code=1),
+    "community 4's row appears twice",
+    mutate=lambda idx: _dup_row(idx, 4),
+)
 # the duplicate row says level 0, no parent. Each finding is true of one of 4's rows: the row at
 # level 0 is not one below its parent 1's level (level-not-parent-plus-one) and disagrees with
 # report 4's level 1 (report-level-mismatch); the tree keeps the first row (edge 1->4).
-_tree_case("duplicate-community-conflicting", BASE_TREE,
-           ok("duplicate-community", "level-not-parent-plus-one", "report-level-mismatch", code=1),
-           "community 4 twice, the second row at level 0 with no parent",
-           mutate=lambda idx: _dup_row(idx, 4, level=0, parent=-1, title="Community 4b"))
+_tree_case(
+    "duplicate-community-conflicting",
+    BASE_TREE,
+    ok("duplicate-community", "level-not-parent-plus-one", "report-level-mismatch", code=1),
+    "community 4 twice, the second row at level 0 with no parent",
+    mutate=lambda idx: _dup_row(idx, 4, level=0, parent=-1, title="Community 4b"),
+)
 # reports point only at communities 100..105: every community lacks a report, every report is orphaned.
-_tree_case("reports-referencing-nothing", BASE_TREE,
-           ok("report-without-community", "community-without-report", "dynamic-no-level-0-report", "low-coverage",
-              code=1),
-           "reports whose community numbers have no communities row",
-           mutate=lambda idx: idx.reports.update(community=[100 + c for c in idx.reports["community"]]))
-_tree_case("report-for-minus-one", BASE_TREE, ok("minus-one-report"),
-           "an extra report for community -1 (graphrag 0.5 style)",
-           mutate=lambda idx: [vals.append(-1 if col == "community" else (0 if col == "level" else vals[0]))
-                               for col, vals in idx.reports.items()])
+_tree_case(
+    "reports-referencing-nothing",
+    BASE_TREE,
+    ok(
+        "report-without-community",
+        "community-without-report",
+        "dynamic-no-level-0-report",
+        "low-coverage",
+        code=1,
+    ),
+    "reports whose community numbers have no communities row",
+    mutate=lambda idx: idx.reports.update(community=[100 + c for c in idx.reports["community"]]),
+)
+_tree_case(
+    "report-for-minus-one",
+    BASE_TREE,
+    ok("minus-one-report"),
+    "an extra report for community -1 (graphrag 0.5 style)",
+    mutate=lambda idx: [
+        vals.append(-1 if col == "community" else (0 if col == "level" else vals[0]))
+        for col, vals in idx.reports.items()
+    ],
+)
 # no level-0 community: levels shifted by one (1 and 2) with parents intact.
-_tree_case("no-level-zero", {c: (lv + 1, p, e) for c, (lv, p, e) in BASE_TREE.items()},
-           ok("no-level-0", "dynamic-no-level-0-report", code=1), "every level shifted down by one")
+_tree_case(
+    "no-level-zero",
+    {c: (lv + 1, p, e) for c, (lv, p, e) in BASE_TREE.items()},
+    ok("no-level-0", "dynamic-no-level-0-report", code=1),
+    "every level shifted down by one",
+)
 # a level gap: leaves at level 2 under level-0 parents.
-_tree_case("level-gap", {c: (lv * 2, p, e) for c, (lv, p, e) in BASE_TREE.items()},
-           ok("level-gap", "level-not-parent-plus-one", code=1), "levels 0 and 2, no level 1")
+_tree_case(
+    "level-gap",
+    {c: (lv * 2, p, e) for c, (lv, p, e) in BASE_TREE.items()},
+    ok("level-gap", "level-not-parent-plus-one", code=1),
+    "levels 0 and 2, no level 1",
+)
 
 
 def _empty(idx, *tables):
@@ -512,30 +800,66 @@ def _empty(idx, *tables):
             cols[k] = []
 
 
-_tree_case("empty-reports", BASE_TREE, ok("community-without-report", "dynamic-no-level-0-report", "low-coverage",
-                                          code=1), "community_reports with 0 rows",
-           mutate=lambda idx: _empty(idx, "reports"))
-_tree_case("empty-entities", BASE_TREE, ok("dangling-membership"), "entities with 0 rows (entity_ids name none of them)",
-           mutate=lambda idx: _empty(idx, "entities"))
-_tree_case("empty-communities", BASE_TREE,
-           err("index/communities.parquet", r"the table has no rows: there is no community tree to audit"),
-           "communities with 0 rows (reports present)",
-           mutate=lambda idx: _empty(idx, "communities"))
-_tree_case("all-tables-empty", BASE_TREE,
-           err("index/communities.parquet", r"the table has no rows: there is no community tree to audit"),
-           "every table with 0 rows",
-           mutate=lambda idx: _empty(idx, "communities", "reports", "entities"))
-_tree_case("no-reports-table", BASE_TREE, ok("no-reports-table"), "no community_reports file at all",
-           mutate=lambda idx: setattr(idx, "reports", None))
-_tree_case("no-entities-table", BASE_TREE, ok(), "no entities file",
-           mutate=lambda idx: setattr(idx, "entities", None))
-_tree_case("hostile-report-titles", BASE_TREE, ok(), "report titles with markup, escapes, HTML, workflow "
-           "commands and 100k characters (rendering is checked in test_hostile_render.py)",
-           mutate=lambda idx: idx.reports.update(title=list(HOSTILE_TITLES.values())[:6]))
-_tree_case("hostile-periods", BASE_TREE, ok("multiple-periods"), "period values that are escape sequences and "
-           "workflow commands (they appear in the multiple-periods message)",
-           mutate=lambda idx: idx.communities.update(period=[HOSTILE_TITLES["ansi"], HOSTILE_TITLES["workflow"],
-                                                             "2026-01-09", "2026-01-09", "x", "x"]))
+_tree_case(
+    "empty-reports",
+    BASE_TREE,
+    ok("community-without-report", "dynamic-no-level-0-report", "low-coverage", code=1),
+    "community_reports with 0 rows",
+    mutate=lambda idx: _empty(idx, "reports"),
+)
+_tree_case(
+    "empty-entities",
+    BASE_TREE,
+    ok("dangling-membership"),
+    "entities with 0 rows (entity_ids name none of them)",
+    mutate=lambda idx: _empty(idx, "entities"),
+)
+_tree_case(
+    "empty-communities",
+    BASE_TREE,
+    err("index/communities.parquet", r"the table has no rows: there is no community tree to audit"),
+    "communities with 0 rows (reports present)",
+    mutate=lambda idx: _empty(idx, "communities"),
+)
+_tree_case(
+    "all-tables-empty",
+    BASE_TREE,
+    err("index/communities.parquet", r"the table has no rows: there is no community tree to audit"),
+    "every table with 0 rows",
+    mutate=lambda idx: _empty(idx, "communities", "reports", "entities"),
+)
+_tree_case(
+    "no-reports-table",
+    BASE_TREE,
+    ok("no-reports-table"),
+    "no community_reports file at all",
+    mutate=lambda idx: setattr(idx, "reports", None),
+)
+_tree_case(
+    "no-entities-table",
+    BASE_TREE,
+    ok(),
+    "no entities file",
+    mutate=lambda idx: setattr(idx, "entities", None),
+)
+_tree_case(
+    "hostile-report-titles",
+    BASE_TREE,
+    ok(),
+    "report titles with markup, escapes, HTML, workflow "
+    "commands and 100k characters (rendering is checked in test_hostile_render.py)",
+    mutate=lambda idx: idx.reports.update(title=list(HOSTILE_TITLES.values())[:6]),
+)
+_tree_case(
+    "hostile-periods",
+    BASE_TREE,
+    ok("multiple-periods"),
+    "period values that are escape sequences and "
+    "workflow commands (they appear in the multiple-periods message)",
+    mutate=lambda idx: idx.communities.update(
+        period=[HOSTILE_TITLES["ansi"], HOSTILE_TITLES["workflow"], "2026-01-09", "2026-01-09", "x", "x"]
+    ),
+)
 
 
 def children_index(d: Path, n: int) -> Path:
@@ -547,20 +871,40 @@ def children_index(d: Path, n: int) -> Path:
     level = pa.array([0] + [1] * n, type=pa.int64())
     parent = pa.array([-1] + [0] * n, type=pa.int64())
     # root row: every entity; row i: entity e_i (a second copy of the values)
-    entity_ids = pa.ListArray.from_arrays(pa.array([0, n] + list(range(n + 1, 2 * n + 1)), type=pa.int32()),
-                                          pa.concat_arrays([ents, ents]))
+    entity_ids = pa.ListArray.from_arrays(
+        pa.array([0, n] + list(range(n + 1, 2 * n + 1)), type=pa.int32()), pa.concat_arrays([ents, ents])
+    )
     children = pa.ListArray.from_arrays(pa.array([0, n] + [n] * n, type=pa.int32()), kids)
     titles = pa.array([f"Community {i}" for i in range(n + 1)], type=pa.string())
     d.mkdir(parents=True)
     # period and size too: graphrag query 3.1+'s typed loader needs them (else needs-migration)
-    pq.write_table(pa.table({"community": comm, "level": level, "parent": parent, "children": children,
-                             "title": titles, "entity_ids": entity_ids,
-                             "period": pa.repeat(pa.scalar("2025-01-01"), n + 1),
-                             "size": pa.array([n] + [1] * n, type=pa.int64())}), d / "communities.parquet")
-    pq.write_table(pa.table({"community": comm, "level": level, "title": titles,
-                             "full_content": pa.array(["x"] * (n + 1), type=pa.string()),
-                             "rank": pa.array([1.0] * (n + 1), type=pa.float64())}),
-                   d / "community_reports.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "community": comm,
+                "level": level,
+                "parent": parent,
+                "children": children,
+                "title": titles,
+                "entity_ids": entity_ids,
+                "period": pa.repeat(pa.scalar("2025-01-01"), n + 1),
+                "size": pa.array([n] + [1] * n, type=pa.int64()),
+            }
+        ),
+        d / "communities.parquet",
+    )
+    pq.write_table(
+        pa.table(
+            {
+                "community": comm,
+                "level": level,
+                "title": titles,
+                "full_content": pa.array(["x"] * (n + 1), type=pa.string()),
+                "rank": pa.array([1.0] * (n + 1), type=pa.float64()),
+            }
+        ),
+        d / "community_reports.parquet",
+    )
     return d
 
 
@@ -570,8 +914,12 @@ MANY = 100_000
 # one root with 100,000 leaf children: >= 2.0 sends 100,001 reports at level 1, < 2.0 the 100,000
 # leaves (ratio 1.00001 < 2); every root and entity reaches level 1; no single child. No finding.
 # (1,000,000 children: test_million_children below, opt-in, see docs/robustness.md)
-CASES["many-children"] = Case("many-children", lambda tmp: Built(children_index(tmp / "index", MANY)), ok(),
-                              "a root with 100,000 children (bounded time and memory in CI)")
+CASES["many-children"] = Case(
+    "many-children",
+    lambda tmp: Built(children_index(tmp / "index", MANY)),
+    ok(),
+    "a root with 100,000 children (bounded time and memory in CI)",
+)
 
 
 # ============================================================================================
@@ -582,8 +930,10 @@ def c_index_missing(tmp):
     return Built(tmp / "nowhere")
 
 
-@case(err("file.parquet", r"not a directory \(give the index output directory or the project root\)"),
-      "the index path is a file")
+@case(
+    err("file.parquet", r"not a directory \(give the index output directory or the project root\)"),
+    "the index path is a file",
+)
 def c_index_is_file(tmp):
     (tmp / "file.parquet").write_bytes(b"PAR1")
     return Built(tmp / "file.parquet")
@@ -596,8 +946,10 @@ def c_index_symlink_loop(tmp):
     return Built(tmp / "loop-a")
 
 
-@case(err("index/communities.parquet", r"cannot read \(Too many levels of symbolic links\)"),
-      "communities.parquet is a symlink to itself")
+@case(
+    err("index/communities.parquet", r"cannot read \(Too many levels of symbolic links\)"),
+    "communities.parquet is a symlink to itself",
+)
 def c_table_symlink_loop(tmp):
     d = base_index(tmp)
     (d / "communities.parquet").unlink()
@@ -605,8 +957,10 @@ def c_table_symlink_loop(tmp):
     return Built(d)
 
 
-@case(err("index/community_reports.parquet", r"cannot read \(No such file or directory\)"),
-      "community_reports.parquet is a dangling symlink")
+@case(
+    err("index/community_reports.parquet", r"cannot read \(No such file or directory\)"),
+    "community_reports.parquet is a dangling symlink",
+)
 def c_table_dangling_symlink(tmp):
     d = base_index(tmp)
     (d / "community_reports.parquet").unlink()
@@ -622,9 +976,14 @@ def c_index_via_symlinks(tmp):
     return Built(tmp / "link2")
 
 
-@case(err("project/loop", r"broken or looping symbolic link, which settings\.yaml output\.base_dir 'loop' "
-                          r"\(graphrag 2\.x\) names as the output folder"),
-      "settings.yaml whose output base_dir is a symlink loop")
+@case(
+    err(
+        "project/loop",
+        r"broken or looping symbolic link, which settings\.yaml output\.base_dir 'loop' "
+        r"\(graphrag 2\.x\) names as the output folder",
+    ),
+    "settings.yaml whose output base_dir is a symlink loop",
+)
 def c_settings_base_dir_loop(tmp):
     p = tmp / "project"
     p.mkdir()
@@ -637,13 +996,18 @@ def c_settings_base_dir_loop(tmp):
 def c_settings_base_dir(tmp):
     p = tmp / "project"
     Index.base().write(p / "out" / "run")
-    (p / "settings.yaml").write_text("output:\n  base_dir: \"out/run\"\n", encoding="utf-8")
+    (p / "settings.yaml").write_text('output:\n  base_dir: "out/run"\n', encoding="utf-8")
     return Built(p)
 
 
-@case(err("project/newout", r"no such output folder, but settings\.yaml output_storage\.base_dir 'newout' "
-                            r"\(graphrag 3\.x\) names it \(.+\)"),
-      "settings.yaml naming a missing output folder beside an older output/ (never a fallback to output/)")
+@case(
+    err(
+        "project/newout",
+        r"no such output folder, but settings\.yaml output_storage\.base_dir 'newout' "
+        r"\(graphrag 3\.x\) names it \(.+\)",
+    ),
+    "settings.yaml naming a missing output folder beside an older output/ (never a fallback to output/)",
+)
 def c_settings_missing_output(tmp):
     p = tmp / "project"
     Index.base().write(p / "output")
@@ -651,8 +1015,11 @@ def c_settings_missing_output(tmp):
     return Built(p)
 
 
-@case(err("index/communities.parquet", r"permission denied"), "communities.parquet with mode 000 (the child "
-      "drops CAP_DAC_OVERRIDE so that permission bits apply even to root)")
+@case(
+    err("index/communities.parquet", r"permission denied"),
+    "communities.parquet with mode 000 (the child "
+    "drops CAP_DAC_OVERRIDE so that permission bits apply even to root)",
+)
 def c_unreadable_table(tmp):
     d = base_index(tmp)
     os.chmod(d / "communities.parquet", 0)
@@ -674,8 +1041,10 @@ def c_unreadable_index_dir(tmp):
     return Built(d, drop_dac=True, skip=skip)
 
 
-@case(err("project/settings.yaml", r"permission denied: cannot read the settings file"),
-      "settings.yaml with mode 000 beside a readable output/ (never skipped: graphrag could not read it either)")
+@case(
+    err("project/settings.yaml", r"permission denied: cannot read the settings file"),
+    "settings.yaml with mode 000 beside a readable output/ (never skipped: graphrag could not read it either)",
+)
 def c_unreadable_settings(tmp):
     p = tmp / "project"
     Index.base().write(p / "output")
@@ -701,46 +1070,58 @@ def c_output_inside_index(tmp):
     return Built(d, args=[*JSON_ARGS, "-o", d / "report.json"], not_created=[d / "report.json"])
 
 
-@case(err("index", r"refusing to write inside the index directory .+"), "-o naming the index directory itself")
+@case(
+    err("index", r"refusing to write inside the index directory .+"), "-o naming the index directory itself"
+)
 def c_output_is_index_dir(tmp):
     d = base_index(tmp)
     return Built(d, args=[*JSON_ARGS, "-o", d])
 
 
-@case(err("index/communities.parquet", r"refusing to write inside the index directory .+"),
-      "-o naming a table file of the index")
+@case(
+    err("index/communities.parquet", r"refusing to write inside the index directory .+"),
+    "-o naming a table file of the index",
+)
 def c_output_overwrites_table(tmp):
     d = base_index(tmp)
     return Built(d, args=[*JSON_ARGS, "-o", d / "communities.parquet"])
 
 
-@case(err("alias/report.md", r"refusing to write inside the index directory .+"),
-      "-o through a symlink that leads into the index")
+@case(
+    err("alias/report.md", r"refusing to write inside the index directory .+"),
+    "-o through a symlink that leads into the index",
+)
 def c_output_via_symlink_into_index(tmp):
     d = base_index(tmp)
     os.symlink(d, tmp / "alias")
-    return Built(d, args=[*JSON_ARGS, "-o", tmp / "alias" / "report.md"],
-                 not_created=[d / "report.md"])
+    return Built(d, args=[*JSON_ARGS, "-o", tmp / "alias" / "report.md"], not_created=[d / "report.md"])
 
 
-@case(err("project/output/audit.json", r"refusing to write inside the index directory .+"),
-      "-o into the output/ folder of a project root given as DIR")
+@case(
+    err("project/output/audit.json", r"refusing to write inside the index directory .+"),
+    "-o into the output/ folder of a project root given as DIR",
+)
 def c_output_into_project_output(tmp):
     p = tmp / "project"
     Index.base().write(p / "output")
-    return Built(p, args=[*JSON_ARGS, "-o", p / "output" / "audit.json"],
-                 not_created=[p / "output" / "audit.json"])
+    return Built(
+        p, args=[*JSON_ARGS, "-o", p / "output" / "audit.json"], not_created=[p / "output" / "audit.json"]
+    )
 
 
-@case(err("out-missing/sub/report.json", r"cannot write \(No such file or directory\)"),
-      "-o into a directory that does not exist")
+@case(
+    err("out-missing/sub/report.json", r"cannot write \(No such file or directory\)"),
+    "-o into a directory that does not exist",
+)
 def c_output_unwritable(tmp):
     d = base_index(tmp)
     return Built(d, args=[*JSON_ARGS, "-o", tmp / "out-missing" / "sub" / "report.json"])
 
 
-@case(err("index/communities.parquet", r"file is empty \(0 bytes\)"),
-      "a bad index with -o elsewhere: exit 2 and no output file created")
+@case(
+    err("index/communities.parquet", r"file is empty \(0 bytes\)"),
+    "a bad index with -o elsewhere: exit 2 and no output file created",
+)
 def c_output_bad_index(tmp):
     d = base_index(tmp)
     (d / "communities.parquet").write_bytes(b"")
@@ -749,8 +1130,10 @@ def c_output_bad_index(tmp):
     return Built(d, args=[*JSON_ARGS, "-o", out], not_created=[out])
 
 
-@case(err("index/communities.csv", r"not a CSV table \(no header line within the first 1 MiB\)"),
-      "a 2 GiB sparse communities.csv (zero bytes, no line break)")
+@case(
+    err("index/communities.csv", r"not a CSV table \(no header line within the first 1 MiB\)"),
+    "a 2 GiB sparse communities.csv (zero bytes, no line break)",
+)
 def c_sparse_2gb_csv(tmp):
     d = Index.base().write(tmp / "index", fmt="csv")
     with open(d / "communities.csv", "wb") as fh:
@@ -758,8 +1141,13 @@ def c_sparse_2gb_csv(tmp):
     return Built(d)
 
 
-@case(err("project/settings.yaml", r"too large for a settings file \(2\.0 GiB; graphrag's are a few KB\): not read"),
-      "a 2 GiB sparse settings.yaml beside output/ (refused unread)")
+@case(
+    err(
+        "project/settings.yaml",
+        r"too large for a settings file \(2\.0 GiB; graphrag's are a few KB\): not read",
+    ),
+    "a 2 GiB sparse settings.yaml beside output/ (refused unread)",
+)
 def c_sparse_2gb_settings(tmp):
     p = tmp / "project"
     Index.base().write(p / "output")
@@ -768,8 +1156,10 @@ def c_sparse_2gb_settings(tmp):
     return Built(p)
 
 
-@case(err("loop-out", r"is a symbolic link: refusing to write through it \(name the file it points to\)"),
-      "-o naming a symlink loop (a link at the target name is never followed)")
+@case(
+    err("loop-out", r"is a symbolic link: refusing to write through it \(name the file it points to\)"),
+    "-o naming a symlink loop (a link at the target name is never followed)",
+)
 def c_output_symlink_loop(tmp):
     d = base_index(tmp)
     os.symlink("loop-out", tmp / "loop-out")
@@ -779,9 +1169,11 @@ def c_output_symlink_loop(tmp):
 HOSTILE_DIR = "idx\x1b[31m\n::error::INJECTED\u202e"
 
 
-@case(err(HOSTILE_DIR + "/communities.parquet", r"file is empty \(0 bytes\)"),
-      "a bad table inside a directory whose name holds an escape sequence, a newline, a workflow command "
-      "and a bidi override (the error line shows them as escapes)")
+@case(
+    err(HOSTILE_DIR + "/communities.parquet", r"file is empty \(0 bytes\)"),
+    "a bad table inside a directory whose name holds an escape sequence, a newline, a workflow command "
+    "and a bidi override (the error line shows them as escapes)",
+)
 def c_hostile_dir_name_error(tmp):
     d = Index.base().write(tmp / HOSTILE_DIR)
     (d / "communities.parquet").write_bytes(b"")
@@ -792,14 +1184,16 @@ def c_hostile_dir_name_error(tmp):
 def c_non_utf8_dir_name(tmp):
     # pyarrow cannot write to such a path either: write, then rename
     src = Index.base().write(tmp / "plain")
-    return Built(Path(os.rename(src, tmp / os.fsdecode(b"idx-\xff\xfe")) or tmp / os.fsdecode(b"idx-\xff\xfe")))
+    return Built(
+        Path(os.rename(src, tmp / os.fsdecode(b"idx-\xff\xfe")) or tmp / os.fsdecode(b"idx-\xff\xfe"))
+    )
 
 
 # ============================================================================================
 # running
 # ============================================================================================
 #: characters the error line must show as escapes (written out here, not taken from the code)
-ESCAPES = {"\x1b": "\\x1b", "\n": "\\n", "\u202e": "\\u202e", "\udcff": "\\udcff", "\udcfe": "\\udcfe"}
+ESCAPES = {"\x1b": "\\x1b", "\n": "\\n", "\u202e": "\\u202e", "\udcff": "\\udcff", "\udcfe": "\\udcfe"}  # noqa: F601 (distinct lone surrogates)
 
 
 def escaped(text: str) -> str:
@@ -832,11 +1226,17 @@ def _restore_modes(root: Path) -> None:
 
 @pytest.fixture(scope="module")
 def outcomes(request, tmp_path_factory):
-    wanted = {item.callspec.params["name"] for item in request.session.items
-              if getattr(item, "callspec", None) and item.originalname == "test_case"
-              and item.module is request.module}
-    if any(item.originalname == "test_many_children_is_fast_and_lists_a_bounded_text"
-           for item in request.session.items):
+    wanted = {
+        item.callspec.params["name"]
+        for item in request.session.items
+        if getattr(item, "callspec", None)
+        and item.originalname == "test_case"
+        and item.module is request.module
+    }
+    if any(
+        item.originalname == "test_many_children_is_fast_and_lists_a_bounded_text"
+        for item in request.session.items
+    ):
         wanted.add("many-children")
     root = tmp_path_factory.mktemp("hostile")
     todo = [CASES[n] for n in CASES if n in wanted]
@@ -873,8 +1273,14 @@ def test_case(name, outcomes):
 
 #: a few cases again through a fresh `python -m graphrag_audit` (the corpus above runs in
 #: processes forked from a warm interpreter): the entry point, imports and exit codes for real
-REAL_INTERPRETER = ["zero-byte-parquet", "sparse-2gb-claim", "hostile-value-in-error", "csv-valid",
-                    "output-inside-index", "table-symlink-loop"]
+REAL_INTERPRETER = [
+    "zero-byte-parquet",
+    "sparse-2gb-claim",
+    "hostile-value-in-error",
+    "csv-valid",
+    "output-inside-index",
+    "table-symlink-loop",
+]
 
 
 @pytest.mark.parametrize("name", REAL_INTERPRETER)
@@ -942,8 +1348,10 @@ def test_many_children_is_fast_and_lists_a_bounded_text(outcomes, tmp_path):
     assert snapshot(o.built.index.parent) == o.after
 
 
-@pytest.mark.skipif(os.environ.get("GRAPHRAG_AUDIT_SLOW") != "1",
-                    reason="1,000,000 children needs minutes and GBs: set GRAPHRAG_AUDIT_SLOW=1 to run it")
+@pytest.mark.skipif(
+    os.environ.get("GRAPHRAG_AUDIT_SLOW") != "1",
+    reason="1,000,000 children needs minutes and GBs: set GRAPHRAG_AUDIT_SLOW=1 to run it",
+)
 def test_million_children(tmp_path):
     d = children_index(tmp_path / "index", 1_000_000)
     before = snapshot(tmp_path)

@@ -22,29 +22,29 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hostile import (
-    Outcome,
-    TREE_SEMANTICS,
     BASE_ARGS,
     ERROR_PREFIX,
     GIB,
     JSON_ARGS,
     REPO,
+    TREE_SEMANTICS,
     Built,
     Case,
     CaseRegistry,
     CliServer,
     Expect,
     Index,
+    Outcome,
     clean_env,
     err,
     ok,
@@ -56,8 +56,10 @@ from hostile import (
 PREFIX = ERROR_PREFIX
 TIMEOUT = 60.0
 MIB = 1024**2
-LIMIT_RULE = (r"more than its 256 MiB limit \(the larger of 256 MiB and 100 x the file size, at most 16 GiB; "
-              r"GRAPHRAG_AUDIT_MAX_DECODED_BYTES changes it\); refused unread")
+LIMIT_RULE = (
+    r"more than its 256 MiB limit \(the larger of 256 MiB and 100 x the file size, at most 16 GiB; "
+    r"GRAPHRAG_AUDIT_MAX_DECODED_BYTES changes it\); refused unread"
+)
 CASES = CaseRegistry()
 case = CASES.case
 
@@ -76,13 +78,19 @@ def repeated(text: str, n: int) -> pa.DictionaryArray:
 
 #: pyarrow writes a dictionary array's dictionary as the column chunk's dictionary page; without
 #: the stored arrow schema the column reads back as plain strings (what graphrag writes)
-BOMB_WRITE = dict(store_schema=False, use_dictionary=True, compression="zstd", dictionary_pagesize_limit=64 * MIB)
+BOMB_WRITE = dict(
+    store_schema=False, use_dictionary=True, compression="zstd", dictionary_pagesize_limit=64 * MIB
+)
 
 
 def _reports_table(rows: int, **columns) -> pa.Table:
-    cols = {"community": pa.array(range(rows), pa.int64()), "level": pa.array([0] * rows, pa.int64()),
-            "title": pa.array([f"R{i}" for i in range(rows)]), "rank": pa.array([1.0] * rows),
-            "full_content": pa.array(["c"] * rows)}
+    cols = {
+        "community": pa.array(range(rows), pa.int64()),
+        "level": pa.array([0] * rows, pa.int64()),
+        "title": pa.array([f"R{i}" for i in range(rows)]),
+        "rank": pa.array([1.0] * rows),
+        "full_content": pa.array(["c"] * rows),
+    }
     cols.update(columns)
     return pa.table(cols)
 
@@ -94,9 +102,14 @@ def _bomb_reports(path: Path, rows: int, text: str) -> None:
 
 
 # 300 rows x one 10 MiB string: 3,145,728,000 bytes of text + 8 per value = 3,145,730,400
-@case(err("index/community_reports.parquet",
-          r"column 'full_content' decodes to 3,145,730,400 bytes \(2\.9 GiB\) from a [0-9,]+-byte file, " + LIMIT_RULE),
-      "a dictionary bomb: a few-KB reports table whose 300 rows all name one 10 MiB string (3 GB decoded)")
+@case(
+    err(
+        "index/community_reports.parquet",
+        r"column 'full_content' decodes to 3,145,730,400 bytes \(2\.9 GiB\) from a [0-9,]+-byte file, "
+        + LIMIT_RULE,
+    ),
+    "a dictionary bomb: a few-KB reports table whose 300 rows all name one 10 MiB string (3 GB decoded)",
+)
 def c_dictionary_bomb(tmp):
     d = base(tmp)
     _bomb_reports(d / "community_reports.parquet", 300, "x" * (10 * MIB))
@@ -117,10 +130,15 @@ def _list_bomb(tmp):
 # 5 entities x 600 items x 1 MiB = 3,145,728,000 bytes + 8 x 3,000 items = 3,145,752,000; read
 # in the worker thread (entities)
 CASES["list-dictionary-bomb"] = Case(
-    "list-dictionary-bomb", _list_bomb,
-    err("index/entities.parquet",
-        r"column 'text_unit_ids' decodes to 3,145,752,000 bytes \(2\.9 GiB\) from a [0-9,]+-byte file, " + LIMIT_RULE),
-    "the same inside a list column: every text_unit_ids item of the entities names one 1 MiB string")
+    "list-dictionary-bomb",
+    _list_bomb,
+    err(
+        "index/entities.parquet",
+        r"column 'text_unit_ids' decodes to 3,145,752,000 bytes \(2\.9 GiB\) from a [0-9,]+-byte file, "
+        + LIMIT_RULE,
+    ),
+    "the same inside a list column: every text_unit_ids item of the entities names one 1 MiB string",
+)
 
 
 def _varint(n: int) -> bytes:
@@ -148,14 +166,19 @@ def lie_in_footer(path: Path, old: int, new: int) -> None:
     footer = bytes(data[start:-8])
     assert footer.count(a) == 1
     i = start + footer.index(a)
-    data[i:i + len(a)] = b
+    data[i : i + len(a)] = b
     path.write_bytes(bytes(data))
 
 
-@case(err("index/community_reports.parquet",
-          r"column 'full_content' decodes to 3,145,730,400 bytes \(2\.9 GiB\) from a [0-9,]+-byte file, " + LIMIT_RULE),
-      "the dictionary bomb with a footer that understates its pages (total_uncompressed_size 2.1 MB instead of "
-      "10 MB): the dictionary page itself is read")
+@case(
+    err(
+        "index/community_reports.parquet",
+        r"column 'full_content' decodes to 3,145,730,400 bytes \(2\.9 GiB\) from a [0-9,]+-byte file, "
+        + LIMIT_RULE,
+    ),
+    "the dictionary bomb with a footer that understates its pages (total_uncompressed_size 2.1 MB instead of "
+    "10 MB): the dictionary page itself is read",
+)
 def c_dictionary_bomb_lying_footer(tmp):
     d = base(tmp)
     p = d / "community_reports.parquet"
@@ -168,15 +191,20 @@ def c_dictionary_bomb_lying_footer(tmp):
 
 
 # 100 rows of a 5 MiB plain string: the pages alone decompress to 100 x (5 MiB + 4) bytes and more
-@case(err("index/community_reports.parquet",
-          r"column 'full_content' decodes to at least [0-9,]+ bytes \([0-9.]+ MiB\) \(its pages decompress to that "
-          r"much\) from a [0-9,]+-byte file, " + LIMIT_RULE),
-      "a compression bomb: 100 plain-encoded 5 MiB strings compressed to a few hundred KB")
+@case(
+    err(
+        "index/community_reports.parquet",
+        r"column 'full_content' decodes to at least [0-9,]+ bytes \([0-9.]+ MiB\) \(its pages decompress to that "
+        r"much\) from a [0-9,]+-byte file, " + LIMIT_RULE,
+    ),
+    "a compression bomb: 100 plain-encoded 5 MiB strings compressed to a few hundred KB",
+)
 def c_compression_bomb(tmp):
     d = base(tmp)
     text = pa.array(["y" * (5 * MIB)])
-    with pq.ParquetWriter(d / "community_reports.parquet", _reports_table(1).schema, use_dictionary=False,
-                          compression="zstd") as w:
+    with pq.ParquetWriter(
+        d / "community_reports.parquet", _reports_table(1).schema, use_dictionary=False, compression="zstd"
+    ) as w:
         for i in range(100):  # one row group per row: the test never holds more than one string
             w.write_table(_reports_table(1, full_content=text, community=pa.array([i], pa.int64())))
     return Built(d)
@@ -184,15 +212,24 @@ def c_compression_bomb(tmp):
 
 # DELTA_BYTE_ARRAY shares prefixes: 300 copies of a 1 MiB string are ~1 MiB of pages; each value
 # is at most the pages long, so the bound is about 300 x 1 MiB: "up to", no exact count
-@case(err("index/community_reports.parquet",
-          r"column 'full_content' decodes to up to [0-9,]+ bytes \([0-9.]+ MiB\) from a [0-9,]+-byte file, "
-          + LIMIT_RULE),
-      "prefix-compressed (DELTA_BYTE_ARRAY) copies of a 1 MiB string: bounded by values x page bytes")
+@case(
+    err(
+        "index/community_reports.parquet",
+        r"column 'full_content' decodes to up to [0-9,]+ bytes \([0-9.]+ MiB\) from a [0-9,]+-byte file, "
+        + LIMIT_RULE,
+    ),
+    "prefix-compressed (DELTA_BYTE_ARRAY) copies of a 1 MiB string: bounded by values x page bytes",
+)
 def c_delta_byte_array_bomb(tmp):
     d = base(tmp)
     text = pa.array(["z" * MIB] * 30)
-    with pq.ParquetWriter(d / "community_reports.parquet", _reports_table(30).schema, use_dictionary=False,
-                          column_encoding={"full_content": "DELTA_BYTE_ARRAY"}, compression="zstd") as w:
+    with pq.ParquetWriter(
+        d / "community_reports.parquet",
+        _reports_table(30).schema,
+        use_dictionary=False,
+        column_encoding={"full_content": "DELTA_BYTE_ARRAY"},
+        compression="zstd",
+    ) as w:
         for _ in range(10):  # 10 row groups of 30 rows
             w.write_table(_reports_table(30, full_content=text))
     return Built(d)
@@ -203,31 +240,48 @@ def _raised(tmp):
     # bytes of text (+ 8 x 6), over the 256 MiB default for a small file
     d = base(tmp)
     t = Index.base().arrow("reports")
-    t = t.set_column(t.column_names.index("full_content"), "full_content", repeated("w" * (50 * MIB), t.num_rows))
+    t = t.set_column(
+        t.column_names.index("full_content"), "full_content", repeated("w" * (50 * MIB), t.num_rows)
+    )
     pq.write_table(t, d / "community_reports.parquet", **BOMB_WRITE)
     return d
 
 
 CASES["decoded-limit-default"] = Case(
-    "decoded-limit-default", lambda tmp: Built(_raised(tmp)),
-    err("index/community_reports.parquet",
-        r"column 'full_content' decodes to 314,572,848 bytes \(300\.0 MiB\) from a [0-9,]+-byte file, " + LIMIT_RULE),
-    "six reports naming one 50 MiB string (300 MiB decoded): over the default limit")
+    "decoded-limit-default",
+    lambda tmp: Built(_raised(tmp)),
+    err(
+        "index/community_reports.parquet",
+        r"column 'full_content' decodes to 314,572,848 bytes \(300\.0 MiB\) from a [0-9,]+-byte file, "
+        + LIMIT_RULE,
+    ),
+    "six reports naming one 50 MiB string (300 MiB decoded): over the default limit",
+)
 CASES["decoded-limit-raised"] = Case(
     "decoded-limit-raised",
     lambda tmp: Built(_raised(tmp), env={"GRAPHRAG_AUDIT_MAX_DECODED_BYTES": "1G"}, max_rss_mib=1800),
-    ok(), "the same with GRAPHRAG_AUDIT_MAX_DECODED_BYTES=1G: read and audited")
+    ok(),
+    "the same with GRAPHRAG_AUDIT_MAX_DECODED_BYTES=1G: read and audited",
+)
 CASES["decoded-limit-lowered"] = Case(
-    "decoded-limit-lowered", lambda tmp: Built(base(tmp), env={"GRAPHRAG_AUDIT_MAX_DECODED_BYTES": "100"}),
-    err("index/communities.parquet",
+    "decoded-limit-lowered",
+    lambda tmp: Built(base(tmp), env={"GRAPHRAG_AUDIT_MAX_DECODED_BYTES": "100"}),
+    err(
+        "index/communities.parquet",
         r"column '[a-z_]+' decodes to (at least |up to )?[0-9,]+ bytes( \([0-9.]+ KiB\))?( \(its pages decompress to that "
         r"much\))? from a [0-9,]+-byte file, more than its 100 bytes limit "
-        r"\(set by GRAPHRAG_AUDIT_MAX_DECODED_BYTES\); refused unread"),
-    "the clean index with GRAPHRAG_AUDIT_MAX_DECODED_BYTES=100: the first table read is refused")
+        r"\(set by GRAPHRAG_AUDIT_MAX_DECODED_BYTES\); refused unread",
+    ),
+    "the clean index with GRAPHRAG_AUDIT_MAX_DECODED_BYTES=100: the first table read is refused",
+)
 CASES["decoded-limit-not-a-number"] = Case(
-    "decoded-limit-not-a-number", lambda tmp: Built(base(tmp), env={"GRAPHRAG_AUDIT_MAX_DECODED_BYTES": "lots"}),
-    Expect(2, None, None, r"GRAPHRAG_AUDIT_MAX_DECODED_BYTES: not a positive byte count: 'lots' \(e\.g\. 8G\)"),
-    "GRAPHRAG_AUDIT_MAX_DECODED_BYTES=lots")
+    "decoded-limit-not-a-number",
+    lambda tmp: Built(base(tmp), env={"GRAPHRAG_AUDIT_MAX_DECODED_BYTES": "lots"}),
+    Expect(
+        2, None, None, r"GRAPHRAG_AUDIT_MAX_DECODED_BYTES: not a positive byte count: 'lots' \(e\.g\. 8G\)"
+    ),
+    "GRAPHRAG_AUDIT_MAX_DECODED_BYTES=lots",
+)
 
 
 # ============================================================================================
@@ -246,8 +300,12 @@ def _add_bom(d: Path) -> None:
 
 # graphrag's pandas.read_csv drops the BOM: the first column is `id`, and the audit is the base
 # tree's (before: `\ufeffid`, no entity id column, a false unclustered-entities)
-CASES["csv-bom"] = Case("csv-bom", lambda tmp: _csv_index(tmp, _add_bom), ok(),
-                        "every CSV table starts with a UTF-8 byte order mark")
+CASES["csv-bom"] = Case(
+    "csv-bom",
+    lambda tmp: _csv_index(tmp, _add_bom),
+    ok(),
+    "every CSV table starts with a UTF-8 byte order mark",
+)
 
 
 def _big_multiline(d: Path) -> None:
@@ -257,8 +315,11 @@ def _big_multiline(d: Path) -> None:
 
 
 CASES["csv-multiline-3mb-reports"] = Case(
-    "csv-multiline-3mb-reports", lambda tmp: _csv_index(tmp, _big_multiline), ok(),
-    "CSV reports whose full_content is 3 MB of text over 80,000 lines (more than pyarrow's 1 MiB block)")
+    "csv-multiline-3mb-reports",
+    lambda tmp: _csv_index(tmp, _big_multiline),
+    ok(),
+    "CSV reports whose full_content is 3 MB of text over 80,000 lines (more than pyarrow's 1 MiB block)",
+)
 
 
 def _nested_csv(d: Path) -> None:
@@ -269,8 +330,11 @@ def _nested_csv(d: Path) -> None:
 
 # graphrag's split_list_column strips brackets and quotes: "[['e1', 'e2', 'e3']]" is e1, e2, e3
 CASES["csv-nested-list-cells"] = Case(
-    "csv-nested-list-cells", lambda tmp: _csv_index(tmp, _nested_csv), ok(),
-    "CSV entity_ids cells holding a list inside a list (graphrag's split_list_column reads the ids)")
+    "csv-nested-list-cells",
+    lambda tmp: _csv_index(tmp, _nested_csv),
+    ok(),
+    "CSV entity_ids cells holding a list inside a list (graphrag's split_list_column reads the ids)",
+)
 
 
 def _dup_csv(d: Path) -> None:
@@ -290,15 +354,20 @@ def _dup_csv(d: Path) -> None:
 
 # pandas names the second `level` `level.1`; graphrag reads the first: the base tree
 CASES["csv-duplicate-column"] = Case(
-    "csv-duplicate-column", lambda tmp: _csv_index(tmp, _dup_csv), ok(),
-    "a CSV communities table with a second 'level' column (of 99s) after the real one")
+    "csv-duplicate-column",
+    lambda tmp: _csv_index(tmp, _dup_csv),
+    ok(),
+    "a CSV communities table with a second 'level' column (of 99s) after the real one",
+)
 
 
 # ============================================================================================
 # C. parquet that graphrag itself cannot use
 # ============================================================================================
-NESTED = (r"column '{}' holds nested lists where ids belong: graphrag's global search fails on them "
-          r"\(pandas merge / set\(\): unhashable type\)")
+NESTED = (
+    r"column '{}' holds nested lists where ids belong: graphrag's global search fails on them "
+    r"\(pandas merge / set\(\): unhashable type\)"
+)
 
 
 def _nested(table: str, col: str):
@@ -307,17 +376,22 @@ def _nested(table: str, col: str):
         idx.table(table)[col] = [[list(x)] for x in idx.table(table)[col]]
         idx.types[(table, col)] = pa.list_(pa.list_(pa.string()))
         return Built(idx.write(tmp / "index"))
+
     return build
 
 
 CASES["nested-entity-ids"] = Case(
-    "nested-entity-ids", _nested("communities", "entity_ids"),
+    "nested-entity-ids",
+    _nested("communities", "entity_ids"),
     err("index/communities.parquet", NESTED.format("entity_ids")),
-    "entity_ids typed list<list<string>> (graphrag 3.3.0's read_indexer_entities: TypeError unhashable)")
+    "entity_ids typed list<list<string>> (graphrag 3.3.0's read_indexer_entities: TypeError unhashable)",
+)
 CASES["nested-text-unit-ids"] = Case(
-    "nested-text-unit-ids", _nested("entities", "text_unit_ids"),
+    "nested-text-unit-ids",
+    _nested("entities", "text_unit_ids"),
     err("index/entities.parquet", NESTED.format("text_unit_ids")),
-    "entities' text_unit_ids typed list<list<string>>")
+    "entities' text_unit_ids typed list<list<string>>",
+)
 
 
 def _struct_ids(tmp):
@@ -328,9 +402,11 @@ def _struct_ids(tmp):
 
 
 CASES["struct-entity-ids"] = Case(
-    "struct-entity-ids", _struct_ids,
+    "struct-entity-ids",
+    _struct_ids,
     err("index/communities.parquet", NESTED.format("entity_ids").replace("nested lists", "nested structs")),
-    "entity_ids typed list<struct<id: string>> (before: the structs' reprs became ids)")
+    "entity_ids typed list<struct<id: string>> (before: the structs' reprs became ids)",
+)
 
 
 def _dup_parquet(table: str, col: str):
@@ -341,18 +417,26 @@ def _dup_parquet(table: str, col: str):
         t = pa.Table.from_arrays(t.columns + [t.column(col)], names=t.column_names + [col])
         pq.write_table(t, d / f"{stem}.parquet")
         return Built(d)
+
     return build
 
 
-DUP = (r"column name '{}' appears 2 times: graphrag cannot read the table "
-       r"\(pandas.read_parquet refuses duplicate column names\)")
+DUP = (
+    r"column name '{}' appears 2 times: graphrag cannot read the table "
+    r"\(pandas.read_parquet refuses duplicate column names\)"
+)
 CASES["duplicate-column-read"] = Case(
-    "duplicate-column-read", _dup_parquet("communities", "level"),
-    err("index/communities.parquet", DUP.format("level")), "communities.parquet with two 'level' columns")
+    "duplicate-column-read",
+    _dup_parquet("communities", "level"),
+    err("index/communities.parquet", DUP.format("level")),
+    "communities.parquet with two 'level' columns",
+)
 CASES["duplicate-column-unread"] = Case(
-    "duplicate-column-unread", _dup_parquet("entities", "type"),
+    "duplicate-column-unread",
+    _dup_parquet("entities", "type"),
     err("index/entities.parquet", DUP.format("type")),
-    "entities.parquet with two 'type' columns (a column the audit does not read; graphrag reads all)")
+    "entities.parquet with two 'type' columns (a column the audit does not read; graphrag reads all)",
+)
 
 
 def _v1_without_nodes(tmp):
@@ -368,8 +452,11 @@ def _v1_without_nodes(tmp):
 # other layouts without a nodes table; on this clean tree those are the same rows: no finding
 # (before: an internal error, the deferred nodes read returned nothing)
 CASES["v1-without-nodes-table"] = Case(
-    "v1-without-nodes-table", _v1_without_nodes, ok("needs-migration", "dynamic-fails", "dynamic-old-graphrag"),
-    "a graphrag 1.x index (create_final_communities with entity_ids and parent) without create_final_nodes")
+    "v1-without-nodes-table",
+    _v1_without_nodes,
+    ok("needs-migration", "dynamic-fails", "dynamic-old-graphrag"),
+    "a graphrag 1.x index (create_final_communities with entity_ids and parent) without create_final_nodes",
+)
 
 
 # ============================================================================================
@@ -383,8 +470,10 @@ def c_path_component_too_long(tmp):
     return Built(tmp / LONG)
 
 
-@case(err("index/" + LONG, r"cannot access \(File name too long\)"),
-      "the same one level down (the parent exists)")
+@case(
+    err("index/" + LONG, r"cannot access \(File name too long\)"),
+    "the same one level down (the parent exists)",
+)
 def c_path_component_too_long_inside(tmp):
     return Built(base(tmp) / LONG)
 
@@ -406,8 +495,9 @@ def _run(server: CliServer, c: Case, root: Path) -> Outcome:
     tmp.mkdir()
     built = c.build(tmp)
     before = snapshot(tmp)
-    result = server.run(["levels", built.index, *built.args], timeout=TIMEOUT, mem_bytes=2 * GIB,
-                        env_extra=built.env)
+    result = server.run(
+        ["levels", built.index, *built.args], timeout=TIMEOUT, mem_bytes=2 * GIB, env_extra=built.env
+    )
     return Outcome(built, result, before, snapshot(tmp), tmp)
 
 
@@ -420,6 +510,7 @@ def outcomes(tmp_path_factory):
     chunks = [names[i::workers] for i in range(workers)]
     out: dict[str, Outcome] = {}
     try:
+
         def work(i):
             return [(n, _run(servers[i], CASES[n], root)) for n in chunks[i]]
 
@@ -461,8 +552,14 @@ def test_case(name, outcomes):
 def test_bombs_are_refused_fast_and_small(outcomes):
     """Refused before materialising: seconds and a small peak RSS, under RLIMIT_AS = 2 GiB, where
     decoding any of them would need 3 GB."""
-    for name in ("dictionary-bomb", "list-dictionary-bomb", "dictionary-bomb-lying-footer", "compression-bomb",
-                 "delta-byte-array-bomb", "decoded-limit-default"):
+    for name in (
+        "dictionary-bomb",
+        "list-dictionary-bomb",
+        "dictionary-bomb-lying-footer",
+        "compression-bomb",
+        "delta-byte-array-bomb",
+        "decoded-limit-default",
+    ):
         r = outcomes[name].result
         assert r.code == 2 and r.seconds < 20, (name, r.seconds)
         assert r.max_rss_kib < 400 * 1024, (name, r.max_rss_kib)
@@ -473,7 +570,10 @@ def test_dictionary_bomb_in_a_fresh_interpreter(tmp_path):
     space (setrlimit before anything is imported)."""
     built = CASES["dictionary-bomb"].build(tmp_path)
     r = run_cli(["levels", built.index, *built.args], timeout=180, mem_bytes=2 * GIB)
-    assert r.code == 2 and "column 'full_content' decodes to 3,145,730,400 bytes" in r.stderr, (r.code, r.stderr)
+    assert r.code == 2 and "column 'full_content' decodes to 3,145,730,400 bytes" in r.stderr, (
+        r.code,
+        r.stderr,
+    )
     # (ru_maxrss of a child started from this process includes this process's RSS at the fork:
     # the fork-server cases above measure the RSS; the 2 GiB address-space limit is the proof here)
     assert len(r.stderr.splitlines()) == 1 and r.max_rss_kib < 1_200_000, (r.stderr, r.max_rss_kib)
@@ -485,8 +585,10 @@ def test_max_context_tokens_beyond_int64_batches_as_any_huge_limit(outcomes, tmp
     o = outcomes["max-context-tokens-beyond-int64"]
     srv = CliServer()
     try:
-        r = srv.run(["levels", o.built.index, *BASE_ARGS[:-1], "-f", "json", "--max-context-tokens", "1000000000"],
-                    timeout=TIMEOUT)
+        r = srv.run(
+            ["levels", o.built.index, *BASE_ARGS[:-1], "-f", "json", "--max-context-tokens", "1000000000"],
+            timeout=TIMEOUT,
+        )
     finally:
         srv.close()
     assert r.code == 0, r.stderr
@@ -517,32 +619,67 @@ class Stream:
 
 
 STREAM_CASES = {
-    "stdout-closed": Stream("closed", "pipe", "ok", 2, r"stdout: cannot write the output \(standard output is closed\)",
-                            "stdout closed (`>&-`)"),
-    "stdout-closed-with-output-file": Stream("closed", "pipe", "ok-o", 0, "",
-                                             "stdout closed, -o FILE given: stdout is not needed"),
-    "stdout-full": Stream("full", "pipe", "ok", 2, r"stdout: cannot write the output \(No space left on device\)",
-                          "stdout is /dev/full"),
-    "stdout-reader-gone": Stream("gone", "pipe", "big", 141, "",
-                                 "stdout a pipe whose reader closes after 10 bytes (`| head -c 10`)"),
-    "stderr-closed-bad-input": Stream("pipe", "closed", "bad", 2, None, "a missing index, stderr closed (`2>&-`)"),
+    "stdout-closed": Stream(
+        "closed",
+        "pipe",
+        "ok",
+        2,
+        r"stdout: cannot write the output \(standard output is closed\)",
+        "stdout closed (`>&-`)",
+    ),
+    "stdout-closed-with-output-file": Stream(
+        "closed", "pipe", "ok-o", 0, "", "stdout closed, -o FILE given: stdout is not needed"
+    ),
+    "stdout-full": Stream(
+        "full",
+        "pipe",
+        "ok",
+        2,
+        r"stdout: cannot write the output \(No space left on device\)",
+        "stdout is /dev/full",
+    ),
+    "stdout-reader-gone": Stream(
+        "gone", "pipe", "big", 141, "", "stdout a pipe whose reader closes after 10 bytes (`| head -c 10`)"
+    ),
+    "stderr-closed-bad-input": Stream(
+        "pipe", "closed", "bad", 2, None, "a missing index, stderr closed (`2>&-`)"
+    ),
     "stderr-full-bad-input": Stream("pipe", "full", "bad", 2, None, "a missing index, stderr /dev/full"),
-    "stderr-readonly-bad-input": Stream("pipe", "readonly", "bad", 2, None,
-                                        "a missing index, stderr a file open read-only (writes fail: EBADF)"),
-    "stderr-gone-bad-input": Stream("pipe", "gone", "bad", 2, None,
-                                    "a missing index, stderr a pipe whose reader has closed"),
-    "stderr-closed-usage-error": Stream("pipe", "closed", "usage", 2, None,
-                                        "--level -1 with stderr closed (the usage text goes nowhere, not to stdout)"),
+    "stderr-readonly-bad-input": Stream(
+        "pipe",
+        "readonly",
+        "bad",
+        2,
+        None,
+        "a missing index, stderr a file open read-only (writes fail: EBADF)",
+    ),
+    "stderr-gone-bad-input": Stream(
+        "pipe", "gone", "bad", 2, None, "a missing index, stderr a pipe whose reader has closed"
+    ),
+    "stderr-closed-usage-error": Stream(
+        "pipe",
+        "closed",
+        "usage",
+        2,
+        None,
+        "--level -1 with stderr closed (the usage text goes nowhere, not to stdout)",
+    ),
     "stderr-full-usage-error": Stream("pipe", "full", "usage", 2, None, "--level -1 with stderr /dev/full"),
-    "both-closed-bad-input": Stream("closed", "closed", "bad", 2, None, "a missing index, stdout and stderr closed"),
+    "both-closed-bad-input": Stream(
+        "closed", "closed", "bad", 2, None, "a missing index, stdout and stderr closed"
+    ),
 }
 
 
 def _spawn(s: Stream, tmp: Path, big_index: Path | None):
     idx = base(tmp)
-    args = {"ok": ["levels", idx, *JSON_ARGS], "ok-o": ["levels", idx, *JSON_ARGS, "-o", tmp / "out.json"],
-            "bad": ["levels", tmp / "missing"], "usage": ["levels", idx, "--level", "-1"],
-            "big": ["levels", big_index, *JSON_ARGS]}[s.what]
+    args = {
+        "ok": ["levels", idx, *JSON_ARGS],
+        "ok-o": ["levels", idx, *JSON_ARGS, "-o", tmp / "out.json"],
+        "bad": ["levels", tmp / "missing"],
+        "usage": ["levels", idx, "--level", "-1"],
+        "big": ["levels", big_index, *JSON_ARGS],
+    }[s.what]
     files = []
 
     def target(kind, fd):
@@ -573,9 +710,15 @@ def _spawn(s: Stream, tmp: Path, big_index: Path | None):
         for fd in closing:
             os.close(fd)
 
-    proc = subprocess.Popen([sys.executable, "-m", "graphrag_audit", *[str(a) for a in args]],
-                            stdin=subprocess.DEVNULL, stdout=target(s.stdout, 1), stderr=target(s.stderr, 2),
-                            preexec_fn=pre, cwd=str(REPO), env=clean_env())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphrag_audit", *[str(a) for a in args]],
+        stdin=subprocess.DEVNULL,
+        stdout=target(s.stdout, 1),
+        stderr=target(s.stderr, 2),
+        preexec_fn=pre,
+        cwd=str(REPO),
+        env=clean_env(),
+    )
     for f in files:
         f.close()
     return proc, tmp
@@ -650,10 +793,12 @@ def test_split_list_cell_is_graphrags(cell):
 
 
 def _tricky_csv(path: Path) -> None:
-    body = ("\ufeffid,community,level,title,full_content\r\n"
-            '1,0,0,"Crlf\r\ninside","line one\r\nline two\rthree"\r\n'
-            '2,1,0,"NA","' + ("long line\n" * 200_000) + '"\r\n'
-            '3,2,1,"x, ""quoted""","tab\there"\r\n')
+    body = (
+        "\ufeffid,community,level,title,full_content\r\n"
+        '1,0,0,"Crlf\r\ninside","line one\r\nline two\rthree"\r\n'
+        '2,1,0,"NA","' + ("long line\n" * 200_000) + '"\r\n'
+        '3,2,1,"x, ""quoted""","tab\there"\r\n'
+    )
     path.write_bytes(body.encode("utf-8"))
 
 
@@ -676,7 +821,9 @@ def _graphrag3_pythons():
     raw = os.environ.get("GRAPHRAG_VERIFY_PYTHONS", "")
     out = []
     for py in (p for p in raw.split(os.pathsep) if p and os.path.exists(p)):
-        r = subprocess.run([py, "-c", "import graphrag_storage, graphrag.data_model.dfs"], capture_output=True)
+        r = subprocess.run(
+            [py, "-c", "import graphrag_storage, graphrag.data_model.dfs"], capture_output=True
+        )
         if r.returncode == 0:
             out.append(py)
     return out
@@ -709,16 +856,26 @@ def test_against_graphrag3_itself(python, tmp_path):
     _tricky_csv(p)
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"id,title\n1,\xff\n")
-    r = subprocess.run([python, "-c", _GRAPHRAG_READ, str(tmp_path), "community_reports",
-                        json.dumps(list(SPLIT_CASES))], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [python, "-c", _GRAPHRAG_READ, str(tmp_path), "community_reports", json.dumps(list(SPLIT_CASES))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     g = json.loads(r.stdout)
     assert g["split"] == [split_list_cell(c) for c in SPLIT_CASES]
     got = read_table(p, ["title", "full_content"])
     assert list(got["title"]) == g["rows"]["title"] and list(got["full_content"]) == g["rows"]["full_content"]
-    r = subprocess.run([python, "-c", _GRAPHRAG_READ, str(tmp_path), "bad", "[]"], capture_output=True, text=True,
-                       timeout=120)
-    assert json.loads(r.stdout)["rows"] == {"error": "UnicodeDecodeError"}  # graphrag fails: so does the audit
+    r = subprocess.run(
+        [python, "-c", _GRAPHRAG_READ, str(tmp_path), "bad", "[]"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(r.stdout)["rows"] == {
+        "error": "UnicodeDecodeError"
+    }  # graphrag fails: so does the audit
 
 
 def test_real_indexes_stay_within_the_decoded_limit():
@@ -737,8 +894,12 @@ def test_real_indexes_stay_within_the_decoded_limit():
 
     if not shared_folders():
         pytest.skip(f"{SHARED_INDEXES} is absent")
-    wanted = {"communities": COMMUNITY_COLUMNS, "reports": REPORT_COLUMNS, "nodes": NODE_COLUMNS,
-              "entities": ENTITY_COLUMNS}
+    wanted = {
+        "communities": COMMUNITY_COLUMNS,
+        "reports": REPORT_COLUMNS,
+        "nodes": NODE_COLUMNS,
+        "entities": ENTITY_COLUMNS,
+    }
     seen = 0
     for name in shared_folders():
         for table, path in locate_index(SHARED_INDEXES / name).tables.items():
@@ -767,12 +928,15 @@ def _actual_decoded(path: Path, cols: list[str]) -> int:
         parquet_values = len(arr)
         while pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
             # parquet stores one value per item, and one (empty) value per null or empty list
-            parquet_values = len(pc.list_flatten(arr)) + int(pc.sum(pc.equal(pc.fill_null(
-                pc.list_value_length(arr), 0), 0)).as_py() or 0)
+            parquet_values = len(pc.list_flatten(arr)) + int(
+                pc.sum(pc.equal(pc.fill_null(pc.list_value_length(arr), 0), 0)).as_py() or 0
+            )
             arr = pc.list_flatten(arr)
         total += 8 * parquet_values
         if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type):
-            total += sum(len(v.encode()) if isinstance(v, str) else len(v) for v in arr.to_pylist() if v is not None)
+            total += sum(
+                len(v.encode()) if isinstance(v, str) else len(v) for v in arr.to_pylist() if v is not None
+            )
     return total
 
 
@@ -798,8 +962,10 @@ def test_longest_plain_entry_by_brute_force():
 
     rng = _random.Random(5)
     for _ in range(300):
-        entries = [bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 1, 3, 36, 36, 200])))
-                   for _ in range(rng.randint(0, 40))]
+        entries = [
+            bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 1, 3, 36, 36, 200])))
+            for _ in range(rng.randint(0, 40))
+        ]
         body = b"".join(len(e).to_bytes(4, "little") + e for e in entries)
         assert _longest_plain(memoryview(body), len(entries)) == max((len(e) for e in entries), default=0)
         if entries:
@@ -825,10 +991,13 @@ def test_check_parquet_bounds_the_decoded_size(tmp_path, encoding):
             cols["l"] = pa.array([[rng.choice(words) for _ in range(rng.randint(0, 4))] for _ in range(n)])
         t = pa.table(cols)
         p = tmp_path / f"{encoding}-{k}.parquet"
-        opts = {"dictionary": dict(use_dictionary=True), "plain": dict(use_dictionary=False),
-                "fallback": dict(use_dictionary=True, dictionary_pagesize_limit=512),
-                "lists": dict(use_dictionary=True),
-                "row-groups": dict(use_dictionary=True, row_group_size=max(1, n // 7))}[encoding]
+        opts = {
+            "dictionary": dict(use_dictionary=True),
+            "plain": dict(use_dictionary=False),
+            "fallback": dict(use_dictionary=True, dictionary_pagesize_limit=512),
+            "lists": dict(use_dictionary=True),
+            "row-groups": dict(use_dictionary=True, row_group_size=max(1, n // 7)),
+        }[encoding]
         pq.write_table(t, p, **opts)
         names = list(cols)
         with pa.OSFile(str(p)) as fh:

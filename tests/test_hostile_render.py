@@ -15,14 +15,30 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-from hostile import (ANSI_SGR, HOSTILE_TITLES, HTML_MD, LONG_TITLE, RICH_MARKUP, WORKFLOW,
-                     CliServer, Index, invalid_utf8_strings, snapshot)
+from hostile import (
+    ANSI_SGR,
+    HOSTILE_TITLES,
+    HTML_MD,
+    LONG_TITLE,
+    RICH_MARKUP,
+    WORKFLOW,
+    CliServer,
+    Index,
+    invalid_utf8_strings,
+    snapshot,
+)
 
 # two roots (0, 1) with three leaves each: 8 communities, one hostile title per report
-TREE = {0: (0, -1, ["e1", "e2", "e3"]), 1: (0, -1, ["e4", "e5", "e6"]),
-        2: (1, 0, ["e1"]), 3: (1, 0, ["e2"]), 4: (1, 0, ["e3"]),
-        5: (1, 1, ["e4"]), 6: (1, 1, ["e5"]), 7: (1, 1, ["e6"])}
+TREE = {
+    0: (0, -1, ["e1", "e2", "e3"]),
+    1: (0, -1, ["e4", "e5", "e6"]),
+    2: (1, 0, ["e1"]),
+    3: (1, 0, ["e2"]),
+    4: (1, 0, ["e3"]),
+    5: (1, 1, ["e4"]),
+    6: (1, 1, ["e5"]),
+    7: (1, 1, ["e6"]),
+}
 TITLES = list(HOSTILE_TITLES.values())  # rich, ansi, osc8, osc_title, control, html_md, workflow, long
 PERIODS = [ANSI_SGR, WORKFLOW, RICH_MARKUP] + [RICH_MARKUP] * 5
 DIR_NAME = "idx \x1b[5m[bold]B[/bold] |pipe| <b>x</b>\n::warning::DIRNAME"
@@ -181,6 +197,7 @@ def _md_tokens(text):
             out.append(t)
             if t.children:
                 walk(t.children)
+
     walk(md.parse(text))
     return md, out
 
@@ -201,8 +218,15 @@ def test_markdown_has_no_html_links_images_or_escapes(hostile):
             href = t.attrGet("href") or ""
             assert "evil.example" not in href and not href.lower().startswith("javascript"), href
     html = md.render(text)
-    for bad in ("<script", "<img", "<b>x</b>", "<strong>bold</strong>", "<code>code</code>",
-                "<h1>heading", "href=\"javascript"):
+    for bad in (
+        "<script",
+        "<img",
+        "<b>x</b>",
+        "<strong>bold</strong>",
+        "<code>code</code>",
+        "<h1>heading",
+        'href="javascript',
+    ):
         assert bad not in html, bad
     assert "@admin" not in text  # no @mention
 
@@ -278,7 +302,9 @@ def test_tree_json_and_graphml_parse(hostile):
 # ---- invalid UTF-8 ------------------------------------------------------------------------------
 def test_invalid_utf8_titles_render_as_replacement_characters(tmp_path):
     idx = Index.base()
-    idx.reports["title"] = invalid_utf8_strings([b"R0 \xff", b"R1 \xc3(", b"R2", b"R3", b"R4", b"R5 \xed\xa0\x80"])
+    idx.reports["title"] = invalid_utf8_strings(
+        [b"R0 \xff", b"R1 \xc3(", b"R2", b"R3", b"R4", b"R5 \xed\xa0\x80"]
+    )
     d = idx.write(tmp_path / "index")
     srv = CliServer()
     try:

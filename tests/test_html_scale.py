@@ -19,14 +19,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from builders import SEED, write_v3
-from graphrag_audit.analysis.audit import AuditOptions
-from graphrag_audit.render.html import AGG_MIN_W, MIN_W, ROW_H
-from graphrag_audit.render.palette import (CUT_COLOUR, NO_REPORT_COLOUR, OKABE_ITO, SENT_COLOURS)
-from graphrag_audit.sanitise.common import plain
 from synthetic import leiden_like, write_index
 from test_html_report import HOSTILE, SEED_SENT_2, Doc, audit_html, load_page, needs_chromium
+
+from graphrag_audit.analysis.audit import AuditOptions
+from graphrag_audit.render.html import AGG_MIN_W, MIN_W
+from graphrag_audit.render.palette import CUT_COLOUR, NO_REPORT_COLOUR, OKABE_ITO, SENT_COLOURS
+from graphrag_audit.sanitise.common import plain
 
 REPO = Path(__file__).resolve().parents[1]
 SHOTS = REPO / "docs" / "images"
@@ -87,7 +87,7 @@ def test_no_cut_line_without_reports(tmp_path):
 # ---- the reports sent at N ---------------------------------------------------------------------
 def _sent_section(html: str) -> Doc:
     start = html.index('<section id="sent">')
-    return Doc(html[start:html.index("</section>", start)])
+    return Doc(html[start : html.index("</section>", start)])
 
 
 def _listed_ids(doc: Doc, behaviour: str) -> dict[int, list[int]]:
@@ -127,8 +127,8 @@ def test_sent_reports_listed_with_escaped_titles(tmp_path):
     22 (level 1), 77, 78 (level 2); < 2.0 sends 21, 22, 77, 78. The hostile titles are text, never markup."""
     idx = write_v3(tmp_path / "hostile", SEED, report_titles=HOSTILE)
     html = audit_html(idx, AuditOptions(level=2, costs=False))
-    section = html[html.index('<section id="sent">'):]
-    section = section[:section.index("</section>")]
+    section = html[html.index('<section id="sent">') :]
+    section = section[: section.index("</section>")]
     doc = SentDoc(section)
     v2 = {c for c, s in SEED_SENT_2.items() if s in ("both", "v2-only")}
     v1 = {c for c, s in SEED_SENT_2.items() if s in ("both", "v1-only")}
@@ -137,8 +137,19 @@ def test_sent_reports_listed_with_escaped_titles(tmp_path):
     assert {c for cs in _listed_ids(doc, "v2").values() for c in cs} == v2
     assert {c for cs in _listed_ids(doc, "v1").values() for c in cs} == v1
     rows = [r for r in doc.rows if len(r) == 3 and r[0].isdigit()]
-    assert [(int(r[0]), int(r[1])) for r in rows] == [(5, 0), (6, 0), (20, 1), (21, 1), (22, 1), (77, 2), (78, 2),
-                                                      (21, 1), (22, 1), (77, 2), (78, 2)]
+    assert [(int(r[0]), int(r[1])) for r in rows] == [
+        (5, 0),
+        (6, 0),
+        (20, 1),
+        (21, 1),
+        (22, 1),
+        (77, 2),
+        (78, 2),
+        (21, 1),
+        (22, 1),
+        (77, 2),
+        (78, 2),
+    ]
     titles = {int(r[0]): r[2] for r in rows}
     for c in (5, 20, 21, 77, 78):
         assert titles[c] == plain(HOSTILE[c])
@@ -162,7 +173,9 @@ def test_every_community_is_drawn_or_counted_in_a_block(scaled):
         for a in aggs:
             per_level[int(a["data-level"])] += int(a["data-aggregate"])
         assert dict(per_level) == comm["level"].value_counts().to_dict(), target
-        assert sorted(int(a["data-community"]) for a in rects) == sorted(set(int(a["data-community"]) for a in rects))
+        assert sorted(int(a["data-community"]) for a in rects) == sorted(
+            set(int(a["data-community"]) for a in rects)
+        )
         for a in rects + aggs:
             assert float(a["width"]) >= AGG_MIN_W - 1e-9, (target, a)
             lv = int(a["data-level"])
@@ -191,30 +204,46 @@ def test_every_sent_report_listed_at_20000(scaled):
     """All the ids >= 2.0 and < 2.0 send, from the parquet: >= 2.0 every report of level <= 2; < 2.0 (the
     frontier rule) those of level 2 and the leaves above it."""
     _idx, comm, html = scaled[20000]
-    doc = SentDoc(html[html.index('<section id="sent">'):])
+    doc = SentDoc(html[html.index('<section id="sent">') :])
     has_children = set(comm.loc[comm["parent"] >= 0, "parent"])
     v2 = set(comm.loc[comm["level"] <= 2, "community"])
-    v1 = {c for c, lv in zip(comm["community"], comm["level"]) if lv == 2 or (lv < 2 and c not in has_children)}
+    v1 = {
+        c for c, lv in zip(comm["community"], comm["level"]) if lv == 2 or (lv < 2 and c not in has_children)
+    }
     for b, want in (("v2", v2), ("v1", v1)):
         got = _listed_ids(doc, b)
         assert sorted(c for cs in got.values() for c in cs) == sorted(want)
-        assert all(int(lv) == level for level, cs in got.items()
-                   for lv in comm.set_index("community").loc[cs[:50], "level"])
+        assert all(
+            int(lv) == level
+            for level, cs in got.items()
+            for lv in comm.set_index("community").loc[cs[:50], "level"]
+        )
 
 
 # ---- the palette -------------------------------------------------------------------------------
 #: Machado, Oliveira & Fernandes (2009), severity 1.0, applied to linear RGB
-CVD = {"protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
-                      [-0.003882, -0.048116, 1.051998]],
-       "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413],
-                        [-0.011820, 0.042940, 0.968881]],
-       "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602],
-                      [0.004733, 0.691367, 0.303900]],
-       "normal vision": np.eye(3).tolist()}
+CVD = {
+    "protanopia": [
+        [0.152286, 1.052583, -0.204868],
+        [0.114503, 0.786281, 0.099216],
+        [-0.003882, -0.048116, 1.051998],
+    ],
+    "deuteranopia": [
+        [0.367322, 0.860646, -0.227968],
+        [0.280085, 0.672501, 0.047413],
+        [-0.011820, 0.042940, 0.968881],
+    ],
+    "tritanopia": [
+        [1.255528, -0.076749, -0.178779],
+        [-0.078411, 0.930809, 0.147602],
+        [0.004733, 0.691367, 0.303900],
+    ],
+    "normal vision": np.eye(3).tolist(),
+}
 
 
 def _lab(hex_colour: str, matrix) -> np.ndarray:
-    c = np.array([int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)]) / 255
+    c = np.array([int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)]) / 255
     lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
     lin = np.clip(np.array(matrix) @ lin, 0, 1)
     xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ lin
@@ -266,8 +295,8 @@ def png_pixels(path: Path) -> np.ndarray:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, head = 8, b"", None
     while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
+        n, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + n]
         if kind == b"IHDR":
             head = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
@@ -308,7 +337,7 @@ def png_pixels(path: Path) -> np.ndarray:
 
 def _cut_rows(pixels: np.ndarray) -> list[int]:
     """Rows of the picture where at least half the width is exactly the cut line's colour."""
-    rgb = np.array([int(CUT_COLOUR[i:i + 2], 16) for i in (1, 3, 5)], dtype=np.uint8)
+    rgb = np.array([int(CUT_COLOUR[i : i + 2], 16) for i in (1, 3, 5)], dtype=np.uint8)
     hit = (pixels == rgb).all(axis=2).sum(axis=1)
     return [int(y) for y in np.flatnonzero(hit >= pixels.shape[1] // 2)]
 
@@ -316,7 +345,7 @@ def _cut_rows(pixels: np.ndarray) -> list[int]:
 def test_png_reader_finds_a_drawn_line(tmp_path):
     """The pixel check is not blind: a hand-made PNG with a line of the cut colour at row 3 (Sub filter)."""
     w, h = 20, 6
-    rgb = bytes(int(CUT_COLOUR[i:i + 2], 16) for i in (1, 3, 5))
+    rgb = bytes(int(CUT_COLOUR[i : i + 2], 16) for i in (1, 3, 5))
     rows = []
     for y in range(h):
         px = [rgb if (y == 3 and x < 15) else b"\xff\xff\xff" for x in range(w)]
@@ -327,8 +356,12 @@ def test_png_reader_finds_a_drawn_line(tmp_path):
     def chunk(kind, body):
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
-    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-           + chunk(b"IDAT", zlib.compress(b"".join(rows))) + chunk(b"IEND", b""))
+    png = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(b"".join(rows)))
+        + chunk(b"IEND", b"")
+    )
     (tmp_path / "l.png").write_bytes(png)
     assert _cut_rows(png_pixels(tmp_path / "l.png")) == [3]
 
@@ -342,17 +375,21 @@ def test_screenshots_show_the_cut_line(scaled, tmp_path):
     write = os.environ.get("GRAPHRAG_AUDIT_WRITE_SCREENSHOTS") == "1"
     if write:
         SHOTS.mkdir(parents=True, exist_ok=True)
-    geometry = ("(() => { const t = document.getElementById('tree').getBoundingClientRect(); "
-                "const l = document.querySelector('#cut-line line').getBoundingClientRect(); "
-                "const r2 = Array.from(document.querySelectorAll('#icicle rect[data-level=\"2\"]'))"
-                ".map(r => r.getBoundingClientRect().bottom); "
-                "return [l.top - t.top, l.bottom - t.top, Math.max(...r2) - t.top, l.width, "
-                "document.querySelector('#cut-line text').textContent]; })()")
+    geometry = (
+        "(() => { const t = document.getElementById('tree').getBoundingClientRect(); "
+        "const l = document.querySelector('#cut-line line').getBoundingClientRect(); "
+        "const r2 = Array.from(document.querySelectorAll('#icicle rect[data-level=\"2\"]'))"
+        ".map(r => r.getBoundingClientRect().bottom); "
+        "return [l.top - t.top, l.bottom - t.top, Math.max(...r2) - t.top, l.width, "
+        "document.querySelector('#cut-line text').textContent]; })()"
+    )
     for target, (_idx, _comm, html) in scaled.items():
         page = tmp_path / f"report-{target}.html"
         page.write_text(html, encoding="utf-8")
         shot = (SHOTS if write else tmp_path) / f"report-{target}.png"
-        got = load_page(page.as_uri(), tmp_path / f"u{target}", shot, evaluate={"geo": geometry}, clip="#tree")
+        got = load_page(
+            page.as_uri(), tmp_path / f"u{target}", shot, evaluate={"geo": geometry}, clip="#tree"
+        )
         assert got["requests"] == [page.as_uri()] and got["console"] == [] and got["exceptions"] == []
         top, bottom, level2_bottom, width, label = got["values"]["geo"]
         assert level2_bottom < top and width > 1000 and label.startswith("community_level 2: graphrag >= 2.0")
@@ -363,12 +400,14 @@ def test_screenshots_show_the_cut_line(scaled, tmp_path):
         assert all(abs(y + 0.5 - (top + bottom) / 2) <= 2.5 for y in rows), (rows, top, bottom)
         assert shot.stat().st_size < 200_000
     page = tmp_path / "report-2000.html"
-    narrow = ("(() => { const w = Array.from(document.querySelectorAll('div.scroll')); "
-              "const wide = w.filter(d => d.scrollWidth > d.clientWidth + 1); "
-              "return [document.documentElement.scrollWidth, w.length, wide.length, "
-              "wide.every(d => getComputedStyle(d).overflowX === 'auto'), "
-              "wide.every(d => d.querySelector('table').getBoundingClientRect().width <= d.scrollWidth + 1), "
-              "document.querySelectorAll('table').length]; })()")
+    narrow = (
+        "(() => { const w = Array.from(document.querySelectorAll('div.scroll')); "
+        "const wide = w.filter(d => d.scrollWidth > d.clientWidth + 1); "
+        "return [document.documentElement.scrollWidth, w.length, wide.length, "
+        "wide.every(d => getComputedStyle(d).overflowX === 'auto'), "
+        "wide.every(d => d.querySelector('table').getBoundingClientRect().width <= d.scrollWidth + 1), "
+        "document.querySelectorAll('table').length]; })()"
+    )
     got = load_page(page.as_uri(), tmp_path / "u800", evaluate={"narrow": narrow}, width=800)
     page_width, boxes, wide, scrolls, whole, tables = got["values"]["narrow"]
     assert page_width <= 800 and boxes == tables and wide >= 1 and scrolls and whole

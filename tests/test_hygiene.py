@@ -70,11 +70,14 @@ def test_readme_says_how_long_the_suite_takes_and_what_skips():
 
 
 # ---- install hints -------------------------------------------------------------------------------
-BARE_INSTALLS = [re.compile(p) for p in (
-    r"pip install ['\"]?graphrag-audit\b(?![/\w])",  # by name from a package index
-    r"graphrag-audit\[",  # an extra of the package by name
-    r"graphrag-audit==",  # a pinned version from a package index
-)]
+BARE_INSTALLS = [
+    re.compile(p)
+    for p in (
+        r"pip install ['\"]?graphrag-audit\b(?![/\w])",  # by name from a package index
+        r"graphrag-audit\[",  # an extra of the package by name
+        r"graphrag-audit==",  # a pinned version from a package index
+    )
+]
 
 
 def _tracked_text_files() -> list[Path]:
@@ -86,8 +89,12 @@ def _tracked_text_files() -> list[Path]:
     out = []
     for name in proc.stdout.decode("utf-8").split("\0"):
         p = ROOT / name
-        if name and p.is_file() and p.suffix in (".md", ".py", ".yml", ".yaml", ".toml", ".txt", "") \
-                and p.resolve() != Path(__file__).resolve():
+        if (
+            name
+            and p.is_file()
+            and p.suffix in (".md", ".py", ".yml", ".yaml", ".toml", ".txt", "")
+            and p.resolve() != Path(__file__).resolve()
+        ):
             out.append(p)
     return out
 
@@ -156,26 +163,35 @@ def _run_install(source: str | None, tmp_path: Path) -> tuple[int, str, list[str
     return proc.returncode, proc.stdout, recorded
 
 
-@pytest.mark.parametrize("source", [
-    f"git+https://github.com/someone/graphrag-audit@{SHA}",
-    "./tools/graphrag-audit",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        f"git+https://github.com/someone/graphrag-audit@{SHA}",
+        "./tools/graphrag-audit",
+    ],
+)
 def test_workflow_installs_a_pinned_source(source, tmp_path):
     code, out, calls = _run_install(source, tmp_path)
     assert code == 0, out
     assert calls == [f"-m pip install {source}"]
 
 
-@pytest.mark.parametrize("source", [
-    None, "", "graphrag-audit", "graphrag-audit==0.1.0",
-    "git+https://github.com/someone/graphrag-audit",  # no commit
-    "git+https://github.com/someone/graphrag-audit@v0.1.0",  # a movable tag
-    "git+https://github.com/someone/graphrag-audit@main",
-    f"git+https://github.com/someone/graphrag-audit@{SHA[:12]}",  # an abbreviated SHA
-    f"git+http://github.com/someone/graphrag-audit@{SHA}",  # not https
-    f"git+https://github.com/someone/graphrag-audit@{SHA} graphrag-audit",
-    "/abs/path",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        None,
+        "",
+        "graphrag-audit",
+        "graphrag-audit==0.1.0",
+        "git+https://github.com/someone/graphrag-audit",  # no commit
+        "git+https://github.com/someone/graphrag-audit@v0.1.0",  # a movable tag
+        "git+https://github.com/someone/graphrag-audit@main",
+        f"git+https://github.com/someone/graphrag-audit@{SHA[:12]}",  # an abbreviated SHA
+        f"git+http://github.com/someone/graphrag-audit@{SHA}",  # not https
+        f"git+https://github.com/someone/graphrag-audit@{SHA} graphrag-audit",
+        "/abs/path",
+    ],
+)
 def test_workflow_refuses_anything_else(source, tmp_path):
     code, out, calls = _run_install(source, tmp_path)
     assert code == 2 and calls == []

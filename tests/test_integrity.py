@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES
+
 from graphrag_audit.analysis.audit import AuditOptions, audit
 from graphrag_audit.analysis.integrity import check_integrity
 from graphrag_audit.io.load import load_index
@@ -33,8 +33,13 @@ EXPECTED = {
     "non-depth-ordered": ("ids-not-depth-ordered", None),
 }
 
-TREE_RULES = {r for r, _ in EXPECTED.values()} | {"missing-parent", "duplicate-report", "string-community-ids",
-                                                  "v2-unreadable", "dynamic-no-level-0-report"}
+TREE_RULES = {r for r, _ in EXPECTED.values()} | {
+    "missing-parent",
+    "duplicate-report",
+    "string-community-ids",
+    "v2-unreadable",
+    "dynamic-no-level-0-report",
+}
 
 
 @pytest.mark.parametrize("folder", sorted(EXPECTED))
@@ -65,7 +70,9 @@ def test_parent_cycle_names_the_cycle(tmp_path):
     from builders import write_v3
 
     tree = {1: (0, 3, ["A"]), 2: (1, 1, ["A"]), 3: (2, 2, ["A"]), 9: (0, -1, ["B"]), 10: (1, 10, ["B"])}
-    f = next(f for f in check_integrity(load_index(write_v3(tmp_path / "i", tree))) if f.rule == "parent-cycle")
+    f = next(
+        f for f in check_integrity(load_index(write_v3(tmp_path / "i", tree))) if f.rule == "parent-cycle"
+    )
     assert f.communities == (1, 2, 3, 10)  # the 3-cycle and the self-parent
 
 
@@ -73,8 +80,11 @@ def test_children_parent_mismatch(tmp_path):
     from builders import SEED, write_v3
 
     kids = {5: [20, 21], 6: [22], 20: [77]}  # 78 missing from 20's children
-    f = [f for f in check_integrity(load_index(write_v3(tmp_path / "i", SEED, children=kids)))
-         if f.rule == "children-parent-mismatch"]
+    f = [
+        f
+        for f in check_integrity(load_index(write_v3(tmp_path / "i", SEED, children=kids)))
+        if f.rule == "children-parent-mismatch"
+    ]
     assert len(f) == 1 and f[0].communities == (20,)
 
 

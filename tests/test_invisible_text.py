@@ -20,19 +20,37 @@ import xml.etree.ElementTree as ET
 
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import real_index_params, shared_index
 from hostile import CliServer, Index
 
-from graphrag_audit.sanitise.terminal import visible
 from graphrag_audit.sanitise.common import plain
+from graphrag_audit.sanitise.terminal import visible
 
 # ---- the reference set ---------------------------------------------------------------------------
-ODI = [(0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x2065, 0x2065), (0x3164, 0x3164),
-       (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0xE0000, 0xE0000), (0xE0002, 0xE001F), (0xE0080, 0xE00FF),
-       (0xE01F0, 0xE0FFF)]  # PropList.txt, Other_Default_Ignorable_Code_Point
+ODI = [
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x2065, 0x2065),
+    (0x3164, 0x3164),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0xE0000, 0xE0000),
+    (0xE0002, 0xE001F),
+    (0xE0080, 0xE00FF),
+    (0xE01F0, 0xE0FFF),
+]  # PropList.txt, Other_Default_Ignorable_Code_Point
 VARIATION_SELECTORS = [(0x180B, 0x180D), (0x180F, 0x180F), (0xFE00, 0xFE0F), (0xE0100, 0xE01EF)]
-PREPENDED_CONCATENATION_MARKS = {*range(0x0600, 0x0606), 0x06DD, 0x070F, 0x0890, 0x0891, 0x08E2, 0x110BD, 0x110CD}
+PREPENDED_CONCATENATION_MARKS = {
+    *range(0x0600, 0x0606),
+    0x06DD,
+    0x070F,
+    0x0890,
+    0x0891,
+    0x08E2,
+    0x110BD,
+    0x110CD,
+}
 WHITE_SPACE_CONTROLS = {0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x85}
 # the Trojan Source paper's list (Boucher & Anderson 2021): bidi controls and zero-width characters
 TROJAN_SOURCE = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\u200c\u200d"
@@ -46,14 +64,24 @@ def default_ignorable(cp: int) -> bool:
     ch = chr(cp)
     if not (_in(ODI, cp) or unicodedata.category(ch) == "Cf" or _in(VARIATION_SELECTORS, cp)):
         return False
-    return not (ch.isspace() or 0xFFF9 <= cp <= 0xFFFB or 0x13430 <= cp <= 0x1345F
-                or cp in PREPENDED_CONCATENATION_MARKS)
+    return not (
+        ch.isspace()
+        or 0xFFF9 <= cp <= 0xFFFB
+        or 0x13430 <= cp <= 0x1345F
+        or cp in PREPENDED_CONCATENATION_MARKS
+    )
 
 
 def _must_escape(cp: int) -> bool:
     cat = unicodedata.category(chr(cp))
-    return (default_ignorable(cp) or (cat == "Cc" and cp not in WHITE_SPACE_CONTROLS) or cat == "Cs"
-            or 0xFFF9 <= cp <= 0xFFFB or 0xFDD0 <= cp <= 0xFDEF or (cp & 0xFFFE) == 0xFFFE)
+    return (
+        default_ignorable(cp)
+        or (cat == "Cc" and cp not in WHITE_SPACE_CONTROLS)
+        or cat == "Cs"
+        or 0xFFF9 <= cp <= 0xFFFB
+        or 0xFDD0 <= cp <= 0xFDEF
+        or (cp & 0xFFFE) == 0xFFFE
+    )
 
 
 MUST_ESCAPE = frozenset(cp for cp in range(0x110000) if _must_escape(cp))
@@ -122,9 +150,18 @@ def test_plain_never_cuts_an_escape_in_half():
 
 # ---- every human format through the CLI ----------------------------------------------------------
 #: community -> (level, parent, entities): two roots with four leaves each
-TREE = {0: (0, -1, ["e1", "e2", "e3", "e4"]), 1: (0, -1, ["e5", "e6", "e7", "e8"]),
-        2: (1, 0, ["e1"]), 3: (1, 0, ["e2"]), 4: (1, 0, ["e3"]), 5: (1, 0, ["e4"]),
-        6: (1, 1, ["e5"]), 7: (1, 1, ["e6"]), 8: (1, 1, ["e7"]), 9: (1, 1, ["e8"])}
+TREE = {
+    0: (0, -1, ["e1", "e2", "e3", "e4"]),
+    1: (0, -1, ["e5", "e6", "e7", "e8"]),
+    2: (1, 0, ["e1"]),
+    3: (1, 0, ["e2"]),
+    4: (1, 0, ["e3"]),
+    5: (1, 0, ["e4"]),
+    6: (1, 1, ["e5"]),
+    7: (1, 1, ["e6"]),
+    8: (1, 1, ["e7"]),
+    9: (1, 1, ["e8"]),
+}
 #: report title -> what a reader must see (hand-written); short enough for every label (48 chars)
 TITLES = {
     "RLO\u202eevil\u202c PDF": r"RLO\u202eevil\u202c PDF",
@@ -178,7 +215,11 @@ def runs(tmp_path_factory):
         out = {}
         for k, v in cmds.items():
             r = srv.run(v, timeout=120)
-            said = f"graphrag-audit: wrote {html_out} ({html_out.stat().st_size:,} bytes)\n" if k == "html" else ""
+            said = (
+                f"graphrag-audit: wrote {html_out} ({html_out.stat().st_size:,} bytes)\n"
+                if k == "html"
+                else ""
+            )
             assert r.code in (0, 1) and r.stderr == said, (k, r.stderr)
             out[k] = r.stdout
     finally:
@@ -187,8 +228,18 @@ def runs(tmp_path_factory):
     return out
 
 
-HUMAN = ["text", "markdown", "github", "tree-text", "mermaid", "dot", "graphml", "plan-text", "plan-markdown",
-         "html"]
+HUMAN = [
+    "text",
+    "markdown",
+    "github",
+    "tree-text",
+    "mermaid",
+    "dot",
+    "graphml",
+    "plan-text",
+    "plan-markdown",
+    "html",
+]
 ALL = HUMAN + ["json", "tree-json", "plan-json"]
 
 
@@ -196,7 +247,7 @@ ALL = HUMAN + ["json", "tree-json", "plan-json"]
 def test_no_raw_invisible_character_and_no_legacy_command(runs, fmt):
     out = runs[fmt]
     m = RAW_BAD.search(out)
-    assert m is None, (hex(ord(m.group())), out[max(m.start() - 60, 0):m.start() + 20])
+    assert m is None, (hex(ord(m.group())), out[max(m.start() - 60, 0) : m.start() + 20])
     assert "##[" not in out
     for line in out.splitlines():
         if fmt == "github" and re.match(r"^::(error|warning|notice) title=[^\n:,]*::", line):
@@ -225,7 +276,9 @@ def _graphml_titles(src: str) -> list[str]:
     root = ET.fromstring(src.encode("utf-8"))
     ns = {"g": "http://graphml.graphdrawing.org/xmlns"}
     key = next(k.get("id") for k in root.findall("g:key", ns) if k.get("attr.name") == "title")
-    return [d.text or "" for d in root.iter("{http://graphml.graphdrawing.org/xmlns}data") if d.get("key") == key]
+    return [
+        d.text or "" for d in root.iter("{http://graphml.graphdrawing.org/xmlns}data") if d.get("key") == key
+    ]
 
 
 def test_text_shows_every_title_visibly(runs):
@@ -251,7 +304,11 @@ def test_html_shows_every_title_visibly(runs):
 
 
 def test_diagram_labels_show_every_title_visibly(runs):
-    mermaid, dot, graphml = _mermaid_text(runs["mermaid"]), _dot_text(runs["dot"]), _graphml_titles(runs["graphml"])
+    mermaid, dot, graphml = (
+        _mermaid_text(runs["mermaid"]),
+        _dot_text(runs["dot"]),
+        _graphml_titles(runs["graphml"]),
+    )
     for seen in TITLES.values():
         assert seen in mermaid and seen in dot and seen in graphml, seen
 
@@ -275,7 +332,9 @@ def test_real_titles_change_only_where_invisible(name):
     files = sorted(path.rglob("*community_reports.parquet")) or sorted(path.rglob("*community_reports.csv"))
     if not files or files[0].suffix != ".parquet":
         pytest.skip(f"{name}: no community_reports.parquet")
-    titles = [t for t in pq.read_table(files[0], columns=["title"]).column("title").to_pylist() if t is not None]
+    titles = [
+        t for t in pq.read_table(files[0], columns=["title"]).column("title").to_pylist() if t is not None
+    ]
     for t in titles:
         want = " ".join("".join(esc(c) if must_escape(ord(c)) else c for c in t).split())
         assert plain(t) == want.replace("##[", "#\\x23["), t
@@ -308,8 +367,11 @@ def test_a_folded_word_never_starts_a_line_with_a_command(tmp_path):
 
 
 def test_inert_log_lines_after_blanks_and_colour_codes():
-    from graphrag_audit.sanitise.terminal import for_log as plain_for_log, inert_log_lines
+    from graphrag_audit.sanitise.terminal import for_log as plain_for_log
+    from graphrag_audit.sanitise.terminal import inert_log_lines
 
-    assert inert_log_lines("a\n  ::x\n\x1b[1m::y\n\t::z\nb::c\n:d\n") == \
-        "a\n  \\x3a:x\n\x1b[1m\\x3a:y\n\t\\x3a:z\nb::c\n:d\n"
+    assert (
+        inert_log_lines("a\n  ::x\n\x1b[1m::y\n\t::z\nb::c\n:d\n")
+        == "a\n  \\x3a:x\n\x1b[1m\\x3a:y\n\t\\x3a:z\nb::c\n:d\n"
+    )
     assert plain_for_log("::error:: std::vector x ::y") == "\\x3a:error:: std::vector x \\x3a:y"

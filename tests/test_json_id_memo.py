@@ -19,7 +19,9 @@ def test_memoised_id_lists_equal_the_plain_encoder(monkeypatch):
     b = a.copy()
     b[500] += 1  # same length, one id different
     lists = [a, a.copy(), b, a[:3], a.astype(np.int32), np.zeros(0, dtype=np.int64), b, a, a[:999], a]
-    doc = {"levels": [{"selected": {str(i): {"community_ids": CommunityIds(x)}}} for i, x in enumerate(lists)]}
+    doc = {
+        "levels": [{"selected": {str(i): {"community_ids": CommunityIds(x)}}} for i, x in enumerate(lists)]
+    }
     memo = rjson._IdTexts()
     got = "".join(rjson._stream(doc, rjson._DOCUMENT, memo))
     plain = {"levels": [{"selected": {str(i): {"community_ids": x.tolist()}}} for i, x in enumerate(lists)]}

@@ -15,16 +15,19 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from hypothesis import given, settings, strategies as st
-
 import synthetic
 from conftest import shared_index
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from graphrag_audit.analysis.audit import AuditOptions, audit
 from graphrag_audit.render.json import expand_id_ranges, id_ranges, iter_json, render_json
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
-SCHEMA = json.loads((ROOT / "graphrag_audit" / "schema" / "audit-report.schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads(
+    (ROOT / "graphrag_audit" / "schema" / "audit-report.schema.json").read_text(encoding="utf-8")
+)
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 #: inside a selection, the parts whose id lists are the same in every form
 KEEP = ("graphrag_returns", "python_api")
@@ -61,9 +64,24 @@ def _map_selection(d, fn):
 
 
 def _map_doc(doc, fn):
-    return {k: ([{**r, "selected": {b: _map_selection(s, lambda key, v, lv=r["community_level"]: fn(key, v, lv))
-                                    for b, s in r["selected"].items()}} for r in v] if k == "levels" else v)
-            for k, v in doc.items() if k != "json_ids"}
+    return {
+        k: (
+            [
+                {
+                    **r,
+                    "selected": {
+                        b: _map_selection(s, lambda key, v, lv=r["community_level"]: fn(key, v, lv))
+                        for b, s in r["selected"].items()
+                    },
+                }
+                for r in v
+            ]
+            if k == "levels"
+            else v
+        )
+        for k, v in doc.items()
+        if k != "json_ids"
+    }
 
 
 def _id_keys(doc) -> set[str]:
@@ -94,13 +112,25 @@ def _check_forms(report):
 
     # level: the --level entry as in the default document, the others without id lists
     want = full["options"]["level"]
-    assert _map_doc(level, lambda k, v, lv: {k: v}) == _map_doc(full, lambda k, v, lv: {k: v} if lv == want else {})
+    assert _map_doc(level, lambda k, v, lv: {k: v}) == _map_doc(
+        full, lambda k, v, lv: {k: v} if lv == want else {}
+    )
     assert ("community_ids" in _id_keys(level)) == (want in [r["community_level"] for r in full["levels"]])
     return full, ranges
 
 
-@pytest.mark.parametrize("name", ["seed-v3", "seed-v1", "balanced-v3", "small-leiden-v3", "defects/duplicate-numbers",
-                                  "defects/multi-parent", "defects/missing-report"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "seed-v3",
+        "seed-v1",
+        "balanced-v3",
+        "small-leiden-v3",
+        "defects/duplicate-numbers",
+        "defects/multi-parent",
+        "defects/missing-report",
+    ],
+)
 def test_compact_forms_on_fixtures(name):
     path = FIXTURES / name
     if not path.is_dir():
@@ -110,8 +140,9 @@ def test_compact_forms_on_fixtures(name):
 
 def test_compact_forms_with_a_dynamic_what_if():
     """--relevant adds what_if's relevant_ids and kept_ids: written as ranges too."""
-    full, ranges = _check_forms(audit(FIXTURES / "seed-v3", AuditOptions(level=2, tokenizer="estimate",
-                                                                         relevant=(5, 20, 21, 22))))
+    full, ranges = _check_forms(
+        audit(FIXTURES / "seed-v3", AuditOptions(level=2, tokenizer="estimate", relevant=(5, 20, 21, 22)))
+    )
     assert "relevant_id_ranges" in json.dumps(ranges) and "relevant_ids" in json.dumps(full)
 
 
@@ -122,15 +153,21 @@ def test_compact_forms_on_shared_indexes(name):
     _check_forms(audit(shared_index(name), AuditOptions(level=40, tokenizer="estimate", costs=False)))
 
 
-@pytest.mark.parametrize("build, layout", [
-    (lambda: synthetic.leiden_like(3000, max_cluster_size=12, seed=7), "3.x"),
-    (lambda: synthetic.leiden_like(2000, max_cluster_size=10, seed=8), "1.0-1.2"),
-    (lambda: synthetic.duplicate_numbers(synthetic.leiden_like(800, seed=9)), "3.x"),
-    (lambda: synthetic.drop_report(synthetic.balanced_tree(3, 3, 4)), "3.x"),
-], ids=["leiden-3000-3.x", "leiden-2000-1.x", "duplicate-numbers", "balanced-missing-report"])
+@pytest.mark.parametrize(
+    "build, layout",
+    [
+        (lambda: synthetic.leiden_like(3000, max_cluster_size=12, seed=7), "3.x"),
+        (lambda: synthetic.leiden_like(2000, max_cluster_size=10, seed=8), "1.0-1.2"),
+        (lambda: synthetic.duplicate_numbers(synthetic.leiden_like(800, seed=9)), "3.x"),
+        (lambda: synthetic.drop_report(synthetic.balanced_tree(3, 3, 4)), "3.x"),
+    ],
+    ids=["leiden-3000-3.x", "leiden-2000-1.x", "duplicate-numbers", "balanced-missing-report"],
+)
 def test_compact_forms_on_synthetic_indexes(tmp_path, build, layout):
     synthetic.write_index(build(), tmp_path / "i", layout)
-    full, ranges = _check_forms(audit(tmp_path / "i", AuditOptions(level=1, tokenizer="estimate", costs=False)))
+    full, ranges = _check_forms(
+        audit(tmp_path / "i", AuditOptions(level=1, tokenizer="estimate", costs=False))
+    )
     # on graphrag-like numbering the runs are far fewer than the ids
     # the ranges form is never longer than the list
     assert len(render_json_of(ranges)) <= len(render_json_of(full))
@@ -198,9 +235,27 @@ def test_cli_json_ids_ranges_and_level():
     seed = FIXTURES / "seed-v3"
     report = audit(seed, AuditOptions(level=1, tokenizer="estimate"))
     for mode in ("ranges", "level"):
-        proc = subprocess.run([sys.executable, "-m", "graphrag_audit", "levels", str(seed), "--level", "1",
-                               "--tokenizer", "estimate", "-f", "json", "--json-ids", mode],
-                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "graphrag_audit",
+                "levels",
+                str(seed),
+                "--level",
+                "1",
+                "--tokenizer",
+                "estimate",
+                "-f",
+                "json",
+                "--json-ids",
+                mode,
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode in (0, 1), proc.stderr
         got, want = json.loads(proc.stdout), json.loads(render_json(report, json_ids=mode))
         got["index"].pop("path", None), want["index"].pop("path", None)
@@ -214,8 +269,12 @@ def test_id_text_is_the_python_join():
     from graphrag_audit.render.json import _id_text
 
     rng = np.random.default_rng(7)
-    for dtype, lo, hi in ((np.int32, -2**31, 2**31 - 1), (np.int64, -2**63, 2**63 - 1)):
+    for dtype, lo, hi in ((np.int32, -(2**31), 2**31 - 1), (np.int64, -(2**63), 2**63 - 1)):
         for n in (0, 1, 2, 13, 4096):
-            a = np.concatenate([rng.integers(lo, hi, n, dtype=dtype, endpoint=True),
-                                np.array([0, -1, lo, hi][: min(n, 4)], dtype=dtype)])
+            a = np.concatenate(
+                [
+                    rng.integers(lo, hi, n, dtype=dtype, endpoint=True),
+                    np.array([0, -1, lo, hi][: min(n, 4)], dtype=dtype),
+                ]
+            )
             assert _id_text(a) == ",".join(map(str, a.tolist()))

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import FIXTURES, SHARED_INDEXES, real_index_params, shared_folders
 
-from conftest import FIXTURES, real_index_params, SHARED_INDEXES, shared_folders
 from graphrag_audit.results.plan import PLAN_SCHEMA_VERSION
 from graphrag_audit.results.tree import TREE_SCHEMA_VERSION
 
@@ -44,8 +44,9 @@ def _validator(name: str):
 def _run(*args: str, ok=(0,)) -> dict | None:
     """The JSON document the command prints; None when it refused the index (exit 2: one line on
     stderr, nothing on stdout), where ``ok`` allows that."""
-    res = subprocess.run([sys.executable, "-m", "graphrag_audit", *args], capture_output=True, text=True,
-                         timeout=600, cwd=ROOT)
+    res = subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *args], capture_output=True, text=True, timeout=600, cwd=ROOT
+    )
     assert res.returncode in ok, res.stderr
     if res.returncode == 2:
         assert res.stdout == "" and len(res.stderr.strip().splitlines()) == 1, res.stderr
@@ -73,8 +74,11 @@ def test_versions_are_documented():
 def test_schemas_ship_with_the_package():
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert 'graphrag_audit = ["schema/*.json"]' in text
-    assert {p.name for p in SCHEMAS.glob("*.json")} >= {"audit-report.schema.json", "tree.schema.json",
-                                                         "plan.schema.json"}
+    assert {p.name for p in SCHEMAS.glob("*.json")} >= {
+        "audit-report.schema.json",
+        "tree.schema.json",
+        "plan.schema.json",
+    }
 
 
 # ---- in-process documents (the CLI runs the same renderers; one CLI run per command below) --------
@@ -96,8 +100,12 @@ def _plan_doc(path: Path, kind: str = "reports", value: float = 20, costs: bool 
 
     model = load_index(path)
     cost = ContextCost(model, "cl100k_base", 12000) if costs else None
-    settings = {"tokenizer": cost and cost.tokenizer, "tokens_exact": cost and cost.exact,
-                "max_context_tokens": 12000 if costs else None, "num_repeats": 1}
+    settings = {
+        "tokenizer": cost and cost.tokenizer,
+        "tokens_exact": cost and cost.exact,
+        "max_context_tokens": 12000 if costs else None,
+        "num_repeats": 1,
+    }
     try:
         report = plan_report(model, Budget(kind, value), cost, num_repeats=1, settings=settings)
     except IndexInputError:  # plan refuses some damaged trees (the CLI: exit 2, one line)
@@ -106,7 +114,15 @@ def _plan_doc(path: Path, kind: str = "reports", value: float = 20, costs: bool 
 
 
 # ---- tree --------------------------------------------------------------------------------------
-TREE_FIXTURES = ["seed-v3", "seed-v1", "seed-v05", "seed-v01", "balanced-v3", "small-leiden-v3", "seed-v3-csv"]
+TREE_FIXTURES = [
+    "seed-v3",
+    "seed-v1",
+    "seed-v05",
+    "seed-v01",
+    "balanced-v3",
+    "small-leiden-v3",
+    "seed-v3-csv",
+]
 
 
 @pytest.mark.parametrize("name", TREE_FIXTURES)
@@ -133,9 +149,13 @@ def test_tree_schema_rejects_broken_documents():
     v = _validator("tree")
     doc = _tree_doc(FIXTURES / "seed-v3", 1)
     assert not _errors(v, doc)
-    for path, value in [(("schema_version",), "2.0"), (("communities", 0, "sent"), "sometimes"),
-                        (("communities", 0, "children"), ["5"]), (("sent_reports",), {"v2": -1, "v1": 0}),
-                        (("format_version",), 2)]:
+    for path, value in [
+        (("schema_version",), "2.0"),
+        (("communities", 0, "sent"), "sometimes"),
+        (("communities", 0, "children"), ["5"]),
+        (("sent_reports",), {"v2": -1, "v1": 0}),
+        (("format_version",), 2),
+    ]:
         bad = copy.deepcopy(doc)
         target = bad
         for k in path[:-1]:
@@ -149,8 +169,14 @@ def test_tree_schema_rejects_broken_documents():
 
 
 # ---- plan --------------------------------------------------------------------------------------
-BUDGETS = [("reports", 3, False), ("reports", 3, True), ("tokens", 2000, True), ("map_calls", 1, True),
-           ("coverage", 0.5, False), ("reports", 1, False)]
+BUDGETS = [
+    ("reports", 3, False),
+    ("reports", 3, True),
+    ("tokens", 2000, True),
+    ("map_calls", 1, True),
+    ("coverage", 0.5, False),
+    ("reports", 1, False),
+]
 
 
 @pytest.mark.parametrize("kind,value,costs", BUDGETS)
@@ -161,7 +187,9 @@ def test_plan_json_on_the_seed(kind, value, costs):
 
 
 def test_plan_json_from_the_cli_with_write_carries_the_handoff(tmp_path):
-    doc = _run("plan", str(FIXTURES / "seed-v3"), "-f", "json", "--reports", "4", "--write", str(tmp_path / "out"))
+    doc = _run(
+        "plan", str(FIXTURES / "seed-v3"), "-f", "json", "--reports", "4", "--write", str(tmp_path / "out")
+    )
     assert doc["schema_version"] == PLAN_SCHEMA_VERSION
     assert doc["handoff"] is not None and doc["handoff"]["reports"] == len(doc["plan"]["communities"])
     assert not _errors(_validator("plan"), doc)
@@ -178,9 +206,14 @@ def test_plan_schema_rejects_broken_documents():
     v = _validator("plan")
     doc = _plan_doc(FIXTURES / "seed-v3", "reports", 3, True)
     assert not _errors(v, doc)
-    for path, value in [(("schema_version",), "1"), (("plan", "budget", "kind"), "dollars"),
-                        (("plan", "coverage"), 1.5), (("community_levels", 0, "behaviour"), "v3"),
-                        (("plan", "subtrees", 0, "status"), "done"), (("handoff",), "written")]:
+    for path, value in [
+        (("schema_version",), "1"),
+        (("plan", "budget", "kind"), "dollars"),
+        (("plan", "coverage"), 1.5),
+        (("community_levels", 0, "behaviour"), "v3"),
+        (("plan", "subtrees", 0, "status"), "done"),
+        (("handoff",), "written"),
+    ]:
         bad = copy.deepcopy(doc)
         target = bad
         for k in path[:-1]:
@@ -207,8 +240,15 @@ def _fixture_names() -> list[str]:
 def _every_index() -> list:
     shared = [pytest.param(SHARED_INDEXES / n, id=n) for n in real_index_params() if n is not None]
     if not shared:  # one skipped case saying why
-        shared = [pytest.param(None, id="shared", marks=pytest.mark.skip(
-            reason=f"{SHARED_INDEXES} is absent: real-index tests need ../shared/indexes beside the repo"))]
+        shared = [
+            pytest.param(
+                None,
+                id="shared",
+                marks=pytest.mark.skip(
+                    reason=f"{SHARED_INDEXES} is absent: real-index tests need ../shared/indexes beside the repo"
+                ),
+            )
+        ]
     return [pytest.param(FIXTURES / n, id=n) for n in _fixture_names()] + shared
 
 
@@ -244,7 +284,9 @@ def _levels_docs(path: Path, **options) -> dict[str, dict]:
     from graphrag_audit.render.formats import LevelsFormat, streamer
 
     report = audit(path, AuditOptions(tokenizer="estimate", **{"level": 2, **options}))
-    return {mode: json.loads("".join(streamer(LevelsFormat.json)(report, json_ids=mode))) for mode in JSON_IDS}
+    return {
+        mode: json.loads("".join(streamer(LevelsFormat.json)(report, json_ids=mode))) for mode in JSON_IDS
+    }
 
 
 @pytest.mark.parametrize("path", _every_index())
@@ -273,8 +315,23 @@ def test_every_json_mode_from_the_cli():
     seed = FIXTURES / "seed-v01"
     want = _levels_docs(seed, level=1, relevant=(5, 20), price_in=2.5, price_out=10.0)
     for mode in JSON_IDS:
-        got = _cli_json("levels", str(seed), "-f", "json", "--json-ids", mode, "--level", "1", "--relevant", "5,20",
-                        "--price-in", "2.5", "--price-out", "10", *EST)
+        got = _cli_json(
+            "levels",
+            str(seed),
+            "-f",
+            "json",
+            "--json-ids",
+            mode,
+            "--level",
+            "1",
+            "--relevant",
+            "5,20",
+            "--price-in",
+            "2.5",
+            "--price-out",
+            "10",
+            *EST,
+        )
         _valid("audit-report", got, mode)
         for doc in (got, want[mode]):
             doc.pop("timings", None)
@@ -284,12 +341,26 @@ def test_every_json_mode_from_the_cli():
 def _diff_pairs() -> list:
     """Consecutive shared indexes of each generation (the README's), and fixture pairs: the seed
     in two layouts and generations, against a larger tree, and against one of its defects."""
-    fixtures = [("seed-v3", "small-leiden-v3"), ("seed-v3", "seed-v3-csv"), ("seed-v05", "seed-v1"),
-                ("seed-v01", "seed-v05"), ("seed-v3", "defects/missing-report"), ("defects/multi-parent", "seed-v3")]
+    fixtures = [
+        ("seed-v3", "small-leiden-v3"),
+        ("seed-v3", "seed-v3-csv"),
+        ("seed-v05", "seed-v1"),
+        ("seed-v01", "seed-v05"),
+        ("seed-v3", "defects/missing-report"),
+        ("defects/multi-parent", "seed-v3"),
+    ]
     out = [pytest.param(FIXTURES / a, FIXTURES / b, id=f"{a}->{b}") for a, b in fixtures]
     if not shared_folders():
-        return out + [pytest.param(None, None, id="shared", marks=pytest.mark.skip(
-            reason=f"{SHARED_INDEXES} is absent: real-index tests need ../shared/indexes beside the repo"))]
+        return out + [
+            pytest.param(
+                None,
+                None,
+                id="shared",
+                marks=pytest.mark.skip(
+                    reason=f"{SHARED_INDEXES} is absent: real-index tests need ../shared/indexes beside the repo"
+                ),
+            )
+        ]
     from test_real_indexes import readme_generations
 
     by_gen: dict[str, list[str]] = {}
@@ -297,8 +368,10 @@ def _diff_pairs() -> list:
         if (SHARED_INDEXES / name).is_dir():
             by_gen.setdefault(gen, []).append(name)
     for names in by_gen.values():
-        out += [pytest.param(SHARED_INDEXES / a, SHARED_INDEXES / b, id=f"{a}->{b}")
-                for a, b in itertools.pairwise(names)]
+        out += [
+            pytest.param(SHARED_INDEXES / a, SHARED_INDEXES / b, id=f"{a}->{b}")
+            for a, b in itertools.pairwise(names)
+        ]
     return out
 
 
@@ -319,12 +392,19 @@ UPDATE_RUNS = {
     "0.4-1.2 string-id fixtures": ("0.4-1.2", FIXTURES, ("seed-v01", "seed-v01", "seed-v01")),
     "3.x shared": (">= 2.0", SHARED_INDEXES, ("dulce-v3", "verbs-v3", "real-insurance-v3")),
     "2.x shared": (">= 2.0", SHARED_INDEXES, ("real-b2b-gaps-v2", "verbs-v2", "real-technip-safety-v2")),
-    "2.x shared without reports": (">= 2.0", SHARED_INDEXES, ("real-ralad-large", "dulce-v2plus", "real-genesis-zh-deep")),
+    "2.x shared without reports": (
+        ">= 2.0",
+        SHARED_INDEXES,
+        ("real-ralad-large", "dulce-v2plus", "real-genesis-zh-deep"),
+    ),
     # real-climate-update-v09 is the merged update_output of a real graphrag 0.9 update
     "0.9 shared": ("0.4-1.2", SHARED_INDEXES, ("real-csekg-v1", "verbs-v0.5", "real-climate-update-v09")),
     "1.x shared": ("0.4-1.2", SHARED_INDEXES, ("dulce-v1", "verbs-v1", "real-textbook-v1")),
-    "0.1-0.4 shared": ("0.4-1.2", SHARED_INDEXES, ("dulce-v0.3-create_final", "dulce-v0.1-create_final",
-                                                   "real-iswc-v0")),
+    "0.1-0.4 shared": (
+        "0.4-1.2",
+        SHARED_INDEXES,
+        ("dulce-v0.3-create_final", "dulce-v0.1-create_final", "real-iswc-v0"),
+    ),
 }
 
 
@@ -358,8 +438,14 @@ def test_update_run_json_validates(tmp_path, name):
     for arg in (root, root / "update_output"):
         doc = _cli_json("update-run", str(arg), "-f", "json")
         _valid("update-run", doc, arg)
-        assert doc["layout"] == layout and [p["role"] for p in doc["parts"]] == ["previous", "delta", "merged"]
-        assert {p["status"] for p in doc["parts"]} == {"audited"}, [(p["role"], p["problem"]) for p in doc["parts"]]
+        assert doc["layout"] == layout and [p["role"] for p in doc["parts"]] == [
+            "previous",
+            "delta",
+            "merged",
+        ]
+        assert {p["status"] for p in doc["parts"]} == {"audited"}, [
+            (p["role"], p["problem"]) for p in doc["parts"]
+        ]
 
 
 def test_null_dynamic_scenarios_in_every_form_and_lists_still_refused():
@@ -371,7 +457,11 @@ def test_null_dynamic_scenarios_in_every_form_and_lists_still_refused():
         assert v1x["error"] and v1x["none_relevant"] is None and v1x["all_relevant"] is None
         _valid("audit-report", doc, mode)
     seed = _levels_docs(FIXTURES / "seed-v3")
-    for mode, key, at in (("ranges", "kept_ids", 0), ("level", "kept_ids", 0), ("level", "kept_id_ranges", 0)):
+    for mode, key, at in (
+        ("ranges", "kept_ids", 0),
+        ("level", "kept_ids", 0),
+        ("level", "kept_id_ranges", 0),
+    ):
         bad = copy.deepcopy(seed[mode])
         assert bad["levels"][at]["community_level"] != bad["options"]["level"]
         bad["levels"][at]["selected"]["dynamic"]["by_version"]["3.x"]["none_relevant"][key] = [5]

@@ -13,10 +13,10 @@ import random
 
 import numpy as np
 import pytest
-
 import synthetic as S
 from deep_indexes import parent_cycle_index, single_child_chains_index
 from test_scale import ref_ancestors_in
+
 from graphrag_audit.analysis.level_sets import AncestorFlags
 from graphrag_audit.analysis.levels import TreeIndex, level_stats
 from graphrag_audit.graphrag.selection import BEHAVIOURS, select_all

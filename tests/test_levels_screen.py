@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from builders import write_v3
 from conftest import ROOT, shared_index
 
@@ -29,15 +28,23 @@ def run(*args, env=None, encoding="utf-8"):
     e = dict(os.environ)
     e.pop("NO_COLOR", None)
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "graphrag_audit", *map(str, args)], capture_output=True,
-                          encoding=encoding, timeout=300, env=e, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *map(str, args)],
+        capture_output=True,
+        encoding=encoding,
+        timeout=300,
+        env=e,
+        cwd=ROOT,
+    )
 
 
 # ---- the plain reference -----------------------------------------------------------------------
 def _tables(d: Path):
     """(communities, entities) of a communities layout (2.x/3.x) or a create_final_* one (1.x)."""
-    for comm, ent in (("communities.parquet", "entities.parquet"),
-                      ("create_final_communities.parquet", "create_final_entities.parquet")):
+    for comm, ent in (
+        ("communities.parquet", "entities.parquet"),
+        ("create_final_communities.parquet", "create_final_entities.parquet"),
+    ):
         if (d / comm).exists():
             return pd.read_parquet(d / comm), pd.read_parquet(d / ent)
     raise AssertionError(f"no communities table in {d}")
@@ -65,8 +72,14 @@ def covered(ids, members, units):
     return len(ents), len(tus)
 
 
-REAL = ["verbs-v3", "real-b2b-gaps-v2", "real-insurance-v3", "real-cleanroom-specs-zh", "verbs-v1",
-        "real-textbook-v1"]
+REAL = [
+    "verbs-v3",
+    "real-b2b-gaps-v2",
+    "real-insurance-v3",
+    "real-cleanroom-specs-zh",
+    "verbs-v1",
+    "real-textbook-v1",
+]
 
 
 @pytest.mark.parametrize("name", REAL)
@@ -81,10 +94,16 @@ def test_coverage_matches_the_plain_reference_on_real_indexes(name):
         for b in ("v2", "v1", "level_only", "dynamic"):
             s = r.selected[b]
             assert (s.entities_covered, s.text_units_covered) == covered(s.community_ids, members, units), (
-                name, r.community_level, b)
+                name,
+                r.community_level,
+                b,
+            )
     j = json.loads(run("levels", d, "-f", "json", "--no-costs").stdout)
     assert j["index"]["counts"]["clustered_entities"] == len(clustered)
-    assert j["levels"][0]["selected"]["v2"]["text_units_covered"] == report.levels[0].selected["v2"].text_units_covered
+    assert (
+        j["levels"][0]["selected"]["v2"]["text_units_covered"]
+        == report.levels[0].selected["v2"].text_units_covered
+    )
 
 
 def test_b2b_level_0_covers_772_of_2323_and_low_coverage_fires_there():
@@ -101,7 +120,8 @@ def test_b2b_level_0_covers_772_of_2323_and_low_coverage_fires_there():
     assert not [f for f in at2.findings if f.rule == "low-coverage"]
     strict = audit(d, AuditOptions(level=2, costs=False, min_coverage=0.9))
     assert [f.evidence["share_entities"] for f in strict.findings if f.rule == "low-coverage"] == [
-        {"v2": round(covered(at2.level(2).selected["v2"].community_ids, members, units)[0] / 2323, 4)}]
+        {"v2": round(covered(at2.level(2).selected["v2"].community_ids, members, units)[0] / 2323, 4)}
+    ]
 
 
 # ---- hand-made trees ---------------------------------------------------------------------------
@@ -114,9 +134,18 @@ UNITS = {"a": ["t1", "t2"], "b": ["t2"], "c": ["t3"], "d": ["t4"], "e": None, "f
 
 def _hand(tmp_path, reports):
     d = write_v3(tmp_path / "idx", TREE, reports=reports, entities=list(UNITS))
-    pd.DataFrame({"id": list(UNITS), "human_readable_id": range(len(UNITS)), "title": list(UNITS), "type": "T",
-                  "description": "d", "text_unit_ids": list(UNITS.values()), "frequency": 1, "degree": 1}
-                 ).to_parquet(d / "entities.parquet", index=False)
+    pd.DataFrame(
+        {
+            "id": list(UNITS),
+            "human_readable_id": range(len(UNITS)),
+            "title": list(UNITS),
+            "type": "T",
+            "description": "d",
+            "text_unit_ids": list(UNITS.values()),
+            "frequency": 1,
+            "degree": 1,
+        }
+    ).to_parquet(d / "entities.parquet", index=False)
     return d
 
 
@@ -158,7 +187,8 @@ def test_the_answer_names_the_missing_coverage(tmp_path):
     out = run("levels", d, "--level", "0", "--no-costs", "--width", "200", "--color", "never").stdout
     assert _paragraph(out) == (
         "at community_level 0 graphrag >= 2.0 sends 1 report, covering 3 of 6 clustered entities (50%); "
-        "graphrag < 2.0 would send 1 (hypothetical: it cannot read this index); it is a level-0 report")
+        "graphrag < 2.0 would send 1 (hypothetical: it cannot read this index); it is a level-0 report"
+    )
 
 
 # ---- the acceptance test: 80 columns ----------------------------------------------------------
@@ -186,15 +216,18 @@ def test_levels_text_at_80_columns(name):
         answer = _paragraph(res.stdout)
         assert lines[0].startswith("at community_level 2 ")
         if not j["levels"] or not j["index"]["counts"]["reports"]:
-            assert answer == "at community_level 2 global search sends nothing: this index has no " \
-                             "community_reports table"
+            assert (
+                answer == "at community_level 2 global search sends nothing: this index has no "
+                "community_reports table"
+            )
             continue
         at = next(r for r in j["levels"] if r["community_level"] == 2)["selected"]
         v2, v1 = at["v2"], at["v1"]
         total = j["index"]["counts"]["clustered_entities"]
         assert answer.startswith(
             f"at community_level 2 graphrag >= 2.0 sends {v2['count']:,} reports in {v2['map_calls']:,} map calls "
-            f"({v2['tokens']:,} tokens), covering {v2['entities_covered']:,} of {total:,} clustered entities")
+            f"({v2['tokens']:,} tokens), covering {v2['entities_covered']:,} of {total:,} clustered entities"
+        )
         assert f"graphrag < 2.0 would send {v1['count']:,} in {v1['map_calls']:,}" in answer
         assert answer.endswith(f"only {at['level_only']['count']:,} are level-2 reports")
 
@@ -217,8 +250,16 @@ def _level_rows(text: str, title: str) -> list[str]:
 @pytest.mark.parametrize("encoding,marker", [("utf-8", "▶"), ("ascii", ">"), ("cp1252", ">")])
 def test_the_queried_level_is_marked_without_colour(encoding, marker):
     d = shared_index("verbs-v3")
-    res = run("levels", d, "--level", "1", "--width", "100",
-              env={"NO_COLOR": "1", "PYTHONIOENCODING": encoding, "TERM": "dumb"}, encoding=encoding)
+    res = run(
+        "levels",
+        d,
+        "--level",
+        "1",
+        "--width",
+        "100",
+        env={"NO_COLOR": "1", "PYTHONIOENCODING": encoding, "TERM": "dumb"},
+        encoding=encoding,
+    )
     assert "\x1b[" not in res.stdout
     for title in ("What each community_level N sends", "Coverage per N", "Depth and cost per N"):
         rows = _level_rows(res.stdout, title)
@@ -247,5 +288,7 @@ def test_every_finding_shows_its_fix_in_text_and_html(tmp_path):
     import html as _html
 
     for rule in rules:
-        assert f'<span class="fix">fix: {_html.escape(RULES[rule].fix, quote=False)}' in page or \
-               f'<span class="fix">fix: {_html.escape(RULES[rule].fix)}' in page, rule
+        assert (
+            f'<span class="fix">fix: {_html.escape(RULES[rule].fix, quote=False)}' in page
+            or f'<span class="fix">fix: {_html.escape(RULES[rule].fix)}' in page
+        ), rule

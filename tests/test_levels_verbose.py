@@ -15,8 +15,13 @@ SEED = FIXTURES / "seed-v3"
 
 def run(*args):
     env = {**os.environ, "NO_COLOR": "1"}
-    p = subprocess.run([sys.executable, "-m", "graphrag_audit", "levels", str(SEED), "--no-costs", *args],
-                       capture_output=True, text=True, timeout=300, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", "levels", str(SEED), "--no-costs", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert p.returncode in (0, 1), p.stderr
     return p.stdout
 

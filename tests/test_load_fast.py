@@ -60,8 +60,16 @@ def _cases():
         elif kind == "shuffled":
             rng.shuffle(values)
         out.append((values, rng.choice([block, block, None, 0, n, n + 3, max(block - 1, 1)])))
-    out += [([], None), ([], 3), (["a"], 1), (["a", "a"], 1), (["a", "b"], 1), (["x"] * 9, 3),
-            (["a", "b", "a", "b", "a"], 2), (["a", "b", "a", "c"], 2)]
+    out += [
+        ([], None),
+        ([], 3),
+        (["a"], 1),
+        (["a", "a"], 1),
+        (["a", "b"], 1),
+        (["x"] * 9, 3),
+        (["a", "b", "a", "b", "a"], 2),
+        (["a", "b", "a", "c"], 2),
+    ]
     return out
 
 
@@ -86,8 +94,18 @@ def test_repeated_dictionary_keys_tiles_only_when_it_repeats():
     assert got.equals(_plain(pa.array(changed))) and got.dictionary.to_pylist()[-1] == "new"
 
 
-@pytest.mark.parametrize("levels,expected", [([], None), ([0], 1), ([0, 0, 1, 1], 2), ([2, 2, 2], 3),
-                                             ([0, 1, 0, 1], None), ([0, 0, 1, 2, 2], 2), ([1, 0], None)])
+@pytest.mark.parametrize(
+    "levels,expected",
+    [
+        ([], None),
+        ([0], 1),
+        ([0, 0, 1, 1], 2),
+        ([2, 2, 2], 3),
+        ([0, 1, 0, 1], None),
+        ([0, 0, 1, 2, 2], 2),
+        ([1, 0], None),
+    ],
+)
 def test_level_block(levels, expected):
     assert _level_block(np.array(levels, dtype=np.int64)) == expected
 
@@ -117,7 +135,9 @@ def test_tiled_nodes_load_as_the_plain_encoding(tmp_path, disturb, monkeypatch):
 
     encoded = []
     plain_keys = keys.dictionary_keys
-    monkeypatch.setattr(keys, "dictionary_keys", lambda items: encoded.append(len(items)) or plain_keys(items))
+    monkeypatch.setattr(
+        keys, "dictionary_keys", lambda items: encoded.append(len(items)) or plain_keys(items)
+    )
 
     block = [f"E{i % 37}" for i in range(120)]
     levels = [list(block) for _ in range(4)]
@@ -136,8 +156,9 @@ def test_tiled_nodes_load_as_the_plain_encoding(tmp_path, disturb, monkeypatch):
         rows["community"] += [level * 10 + (i % 3) for i in range(len(titles))]
         rows["level"] += [level] * len(titles)
     path = tmp_path / "create_final_nodes.parquet"
-    schema = pa.schema([("id", pa.string()), ("title", pa.string()), ("community", pa.int64()),
-                        ("level", pa.int64())])
+    schema = pa.schema(
+        [("id", pa.string()), ("title", pa.string()), ("community", pa.int64()), ("level", pa.int64())]
+    )
     pq.write_table(pa.table(rows, schema=schema), path, row_group_size=100)  # blocks across row groups
     got = pa.array(_nodes(SimpleNamespace(tables={"nodes": path}))["entity"].array)
     got = got.combine_chunks() if isinstance(got, pa.ChunkedArray) else got
@@ -176,8 +197,10 @@ def test_node_entity_rows_equals_first_row_with_the_id(seed):
     rng = random.Random(seed)
     n_ent = rng.randint(0, 30)
     e_ids = [f"e{rng.randint(0, 25)}" for _ in range(n_ent)]
-    e_titles = [rng.choice([None, f"T{rng.randint(0, 25)}"]) if rng.random() < 0.2 else f"T{e_ids[i][1:]}"
-                for i in range(n_ent)]
+    e_titles = [
+        rng.choice([None, f"T{rng.randint(0, 25)}"]) if rng.random() < 0.2 else f"T{e_ids[i][1:]}"
+        for i in range(n_ent)
+    ]
     names = list(range(28))
     node_ids, node_titles = [], []
     for _level in range(rng.randint(1, 4)):
@@ -185,12 +208,19 @@ def test_node_entity_rows_equals_first_row_with_the_id(seed):
         for j in order[: rng.randint(0, len(order))]:
             node_ids.append(rng.choice([f"e{j}", f"e{j}", f"e{rng.randint(0, 27)}", "unknown"]))
             node_titles.append(rng.choice([f"T{j}", f"T{j}", f"T{rng.randint(0, 27)}", ""]))
-    ents = pd.DataFrame({"id": pd.Series(e_ids, dtype="string[pyarrow]"),
-                         "title": pd.Series(e_titles, dtype="string[pyarrow]")})
+    ents = pd.DataFrame(
+        {
+            "id": pd.Series(e_ids, dtype="string[pyarrow]"),
+            "title": pd.Series(e_titles, dtype="string[pyarrow]"),
+        }
+    )
     first = ~ents["id"].duplicated(keep="first").to_numpy()
-    titles = pd.Series(key_column(text_column(pd.Series(node_titles, dtype="string[pyarrow]"), len(node_titles))))
-    got = node_entity_rows(titles, text_column(pd.Series(node_ids, dtype="string[pyarrow]"), len(node_ids)),
-                           ents, first)
+    titles = pd.Series(
+        key_column(text_column(pd.Series(node_titles, dtype="string[pyarrow]"), len(node_titles)))
+    )
+    got = node_entity_rows(
+        titles, text_column(pd.Series(node_ids, dtype="string[pyarrow]"), len(node_ids)), ents, first
+    )
     assert got is not None and got.tolist() == _node_rows_plain(node_ids, e_ids)
 
 
@@ -206,7 +236,7 @@ def _index_with(tmp_path, broken: list[str], fixture: str = "seed-v3"):
         path = idx / name
         data = bytearray(path.read_bytes())  # column data zeroed, footer kept: the schema reads
         footer = int.from_bytes(data[-8:-4], "little") + 8
-        data[4: len(data) - footer] = bytes(len(data) - footer - 4)
+        data[4 : len(data) - footer] = bytes(len(data) - footer - 4)
         path.write_bytes(bytes(data))
     return idx
 
@@ -248,12 +278,15 @@ def _schedule(monkeypatch, who: str, hold_s: float = 10) -> list[str]:
 
 
 @pytest.mark.parametrize("who", ["main", "worker"])
-@pytest.mark.parametrize("broken,named", [
-    (["community_reports.parquet"], "community_reports.parquet"),
-    (["entities.parquet", "community_reports.parquet"], "community_reports.parquet"),
-    (["entities.parquet"], "entities.parquet"),
-    (["communities.parquet", "community_reports.parquet", "entities.parquet"], "communities.parquet"),
-])
+@pytest.mark.parametrize(
+    "broken,named",
+    [
+        (["community_reports.parquet"], "community_reports.parquet"),
+        (["entities.parquet", "community_reports.parquet"], "community_reports.parquet"),
+        (["entities.parquet"], "entities.parquet"),
+        (["communities.parquet", "community_reports.parquet", "entities.parquet"], "communities.parquet"),
+    ],
+)
 def test_v3_error_order_is_that_of_a_sequential_read(tmp_path, monkeypatch, broken, named, who):
     """Whichever thread reads the reports, the error is the one a sequential read meets first."""
     from graphrag_audit.errors import IndexInputError
@@ -265,14 +298,25 @@ def test_v3_error_order_is_that_of_a_sequential_read(tmp_path, monkeypatch, brok
     assert named in str(err.value)
 
 
-@pytest.mark.parametrize("broken,named", [
-    (["create_final_nodes.parquet", "create_final_communities.parquet"], "create_final_nodes.parquet"),
-    (["create_final_communities.parquet", "create_final_community_reports.parquet", "create_final_entities.parquet"],
-     "create_final_communities.parquet"),
-    (["create_final_community_reports.parquet", "create_final_entities.parquet"],
-     "create_final_community_reports.parquet"),
-    (["create_final_entities.parquet"], "create_final_entities.parquet"),
-])
+@pytest.mark.parametrize(
+    "broken,named",
+    [
+        (["create_final_nodes.parquet", "create_final_communities.parquet"], "create_final_nodes.parquet"),
+        (
+            [
+                "create_final_communities.parquet",
+                "create_final_community_reports.parquet",
+                "create_final_entities.parquet",
+            ],
+            "create_final_communities.parquet",
+        ),
+        (
+            ["create_final_community_reports.parquet", "create_final_entities.parquet"],
+            "create_final_community_reports.parquet",
+        ),
+        (["create_final_entities.parquet"], "create_final_entities.parquet"),
+    ],
+)
 def test_v1_error_order_is_that_of_a_sequential_read(tmp_path, broken, named):
     """graphrag 1.x (create_final_nodes read last, with the entities' keys): the error is the one
     a sequential read meets first."""
@@ -318,8 +362,12 @@ def test_v1_model_equals_a_one_thread_read():
     from graphrag_audit.model.keys import match_entity_keys
 
     idx = FIXTURES / "seed-v1"
-    files = SimpleNamespace(tables={"entities": idx / "create_final_entities.parquet",
-                                    "nodes": idx / "create_final_nodes.parquet"})
+    files = SimpleNamespace(
+        tables={
+            "entities": idx / "create_final_entities.parquet",
+            "nodes": idx / "create_final_nodes.parquet",
+        }
+    )
     read = load._entity_keys(files)
     plain_entities = load._entities(read)
     rollup = load._rollup_with_entity_rows(load._rollup_rows(load._nodes(files)), read.keys)
@@ -398,8 +446,14 @@ def test_rollup_rows_come_level_by_level(tmp_path):
     rows sorted stably by level, each still with its own title-is-missing flag."""
     from graphrag_audit.io.load import _in_level_order
 
-    rollup = pd.DataFrame({"entity": ["a", "a", "a", "b", "c", "c"], "community": [1, 10, 100, 2, 3, 30],
-                           "level": [0, 1, 2, 0, 0, 1], "entity_row": [0, 0, 0, 1, 2, 2]})
+    rollup = pd.DataFrame(
+        {
+            "entity": ["a", "a", "a", "b", "c", "c"],
+            "community": [1, 10, 100, 2, 3, 30],
+            "level": [0, 1, 2, 0, 0, 1],
+            "entity_row": [0, 0, 0, 1, 2, 2],
+        }
+    )
     rollup.attrs["title_na"] = np.array([False, False, False, True, False, False])
     got = _in_level_order(rollup)
     assert got["entity"].tolist() == ["a", "b", "c", "a", "c", "a"]

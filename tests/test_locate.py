@@ -18,9 +18,9 @@ from pathlib import Path
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import FIXTURES
-from graphrag_audit.analysis.audit import AuditOptions, audit, audit_with_model
+
+from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
 from graphrag_audit.analysis.treeview import build_forest
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.locate import locate_index
@@ -35,8 +35,15 @@ V05 = FIXTURES / "seed-v05"
 PREFIX = "graphrag-audit: error: "
 
 
-def project(tmp: Path, settings: str | bytes | None = None, *, name: str = "settings.yaml",
-            tables: dict[str, Path] | None = None, dotenv: str | None = None, root: str = "proj") -> Path:
+def project(
+    tmp: Path,
+    settings: str | bytes | None = None,
+    *,
+    name: str = "settings.yaml",
+    tables: dict[str, Path] | None = None,
+    dotenv: str | None = None,
+    root: str = "proj",
+) -> Path:
     """A project root: the settings file (text or bytes), .env, and fixture tables copied to
     the given sub-folders."""
     p = tmp / root
@@ -64,8 +71,13 @@ def error_of(p) -> IndexInputError:
 def run(*args, env=None):
     e = dict(os.environ)
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "graphrag_audit", *map(str, args)], capture_output=True,
-                          text=True, timeout=300, env=e)
+    return subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=e,
+    )
 
 
 def assert_one_line_error(p: subprocess.CompletedProcess, *needles: str) -> str:
@@ -81,7 +93,7 @@ def assert_one_line_error(p: subprocess.CompletedProcess, *needles: str) -> str:
 # ============================================================================================
 # settings variants, per generation
 # ============================================================================================
-GEN3_BLOCK = "output_storage:\n  type: file # the index\n  base_dir: \"newout\"\n"
+GEN3_BLOCK = 'output_storage:\n  type: file # the index\n  base_dir: "newout"\n'
 
 
 def test_v3_output_storage_is_followed_and_never_output(tmp_path):
@@ -93,19 +105,25 @@ def test_v3_output_storage_is_followed_and_never_output(tmp_path):
     assert any("output_storage.base_dir 'newout'" in n for n in f.notes)
 
 
-@pytest.mark.parametrize("settings, folder", [
-    # a flow mapping (the old line reader saw no base_dir in it)
-    ("output_storage: {type: file, base_dir: newout}\n", "newout"),
-    # an anchor and an alias, and a merge key
-    ("defaults: &o\n  type: file\n  base_dir: newout\noutput_storage: *o\n", "newout"),
-    ("defaults: &o {type: file, base_dir: other}\noutput_storage:\n  <<: *o\n  base_dir: newout\n", "newout"),
-    # a quoted '#' is part of the value, an unquoted one after a space starts a comment
-    ("output_storage:\n  base_dir: \"new#out\" # not a comment inside the quotes\n", "new#out"),
-    ("output_storage:\n  base_dir: new#out\n", "new#out"),  # no space before '#': still the value
-    ("output_storage:\n  base_dir: newout #comment\n", "newout"),
-    # the top-level key in quotes, a document marker, CRLF line ends
-    ("---\n\"output_storage\":\r\n  'base_dir': 'newout'\r\n", "newout"),
-])
+@pytest.mark.parametrize(
+    "settings, folder",
+    [
+        # a flow mapping (the old line reader saw no base_dir in it)
+        ("output_storage: {type: file, base_dir: newout}\n", "newout"),
+        # an anchor and an alias, and a merge key
+        ("defaults: &o\n  type: file\n  base_dir: newout\noutput_storage: *o\n", "newout"),
+        (
+            "defaults: &o {type: file, base_dir: other}\noutput_storage:\n  <<: *o\n  base_dir: newout\n",
+            "newout",
+        ),
+        # a quoted '#' is part of the value, an unquoted one after a space starts a comment
+        ('output_storage:\n  base_dir: "new#out" # not a comment inside the quotes\n', "new#out"),
+        ("output_storage:\n  base_dir: new#out\n", "new#out"),  # no space before '#': still the value
+        ("output_storage:\n  base_dir: newout #comment\n", "newout"),
+        # the top-level key in quotes, a document marker, CRLF line ends
+        ("---\n\"output_storage\":\r\n  'base_dir': 'newout'\r\n", "newout"),
+    ],
+)
 def test_yaml_forms_graphrag_accepts(tmp_path, settings, folder):
     p = project(tmp_path, settings, tables={folder: V3, "output": V05})
     assert located(p).output_dir == (p / folder).resolve()
@@ -117,8 +135,12 @@ def test_utf8_bom_yaml(tmp_path):
 
 
 def test_settings_json_and_yml_and_search_order(tmp_path):
-    p = project(tmp_path, json.dumps({"output_storage": {"type": "file", "base_dir": "jsonout"}}),
-                name="settings.json", tables={"jsonout": V3, "output": V05})
+    p = project(
+        tmp_path,
+        json.dumps({"output_storage": {"type": "file", "base_dir": "jsonout"}}),
+        name="settings.json",
+        tables={"jsonout": V3, "output": V05},
+    )
     f = located(p)
     assert f.output_dir == (p / "jsonout").resolve() and f.settings_file.name == "settings.json"
     # settings.yml comes before settings.json, settings.yaml before both
@@ -131,8 +153,12 @@ def test_settings_json_and_yml_and_search_order(tmp_path):
 
 
 def test_settings_json_with_a_bom_is_refused_like_graphrag(tmp_path):
-    p = project(tmp_path, b"\xef\xbb\xbf" + json.dumps({"output_storage": {"base_dir": "o"}}).encode(),
-                name="settings.json", tables={"o": V3})
+    p = project(
+        tmp_path,
+        b"\xef\xbb\xbf" + json.dumps({"output_storage": {"base_dir": "o"}}).encode(),
+        name="settings.json",
+        tables={"o": V3},
+    )
     e = error_of(p)
     assert e.path == str(p / "settings.json") and "byte-order mark" in e.problem
     with pytest.raises(json.JSONDecodeError, match="BOM"):  # what graphrag's json.loads does
@@ -172,13 +198,21 @@ def test_v2_output_key_and_its_default(tmp_path):
 
 
 def test_v2_outputs_multi_index(tmp_path):
-    one = project(tmp_path, "output:\n  base_dir: written\noutputs:\n  main:\n    type: file\n    base_dir: idx_a\n",
-                  tables={"idx_a": V3, "written": V05}, root="one")
+    one = project(
+        tmp_path,
+        "output:\n  base_dir: written\noutputs:\n  main:\n    type: file\n    base_dir: idx_a\n",
+        tables={"idx_a": V3, "written": V05},
+        root="one",
+    )
     f = located(one)
     assert f.output_dir == (one / "idx_a").resolve() and f.storage_key == "outputs.main"
     assert any("global search reads outputs" in n for n in f.notes)
-    two = project(tmp_path, "outputs:\n  a: {base_dir: idx_a}\n  b: {base_dir: idx_b}\n",
-                  tables={"idx_a": V3, "idx_b": V3}, root="two")
+    two = project(
+        tmp_path,
+        "outputs:\n  a: {base_dir: idx_a}\n  b: {base_dir: idx_b}\n",
+        tables={"idx_a": V3, "idx_b": V3},
+        root="two",
+    )
     e = error_of(two)
     assert "outputs names 2 indexes" in e.problem
     assert f"a: {two / 'idx_a'}" in e.problem and f"b: {two / 'idx_b'}" in e.problem
@@ -186,8 +220,9 @@ def test_v2_outputs_multi_index(tmp_path):
 
 
 def test_v1_storage_key(tmp_path):
-    p = project(tmp_path, "storage:\n  type: file # or blob\n  base_dir: \"out1\"\n",
-                tables={"out1": V1, "output": V3})
+    p = project(
+        tmp_path, 'storage:\n  type: file # or blob\n  base_dir: "out1"\n', tables={"out1": V1, "output": V3}
+    )
     f = located(p)
     assert f.output_dir == (p / "out1").resolve() and f.storage_key == "storage"
     assert any("storage.base_dir 'out1' (graphrag 0.x-1.x)" in n for n in f.notes)
@@ -195,8 +230,11 @@ def test_v1_storage_key(tmp_path):
 
 def test_v0_storage_timestamp_resolved_to_the_newest_run(tmp_path):
     # graphrag 0.3.3-1.2 resolve_path: the newest YYYYmmdd-HHMMSS folder by name; others ignored
-    p = project(tmp_path, "storage:\n  type: file\n  base_dir: \"output/${timestamp}/artifacts\"\n",
-                tables={"output/20240801-101010/artifacts": V05, "output/20240902-090909/artifacts": V1})
+    p = project(
+        tmp_path,
+        'storage:\n  type: file\n  base_dir: "output/${timestamp}/artifacts"\n',
+        tables={"output/20240801-101010/artifacts": V05, "output/20240902-090909/artifacts": V1},
+    )
     (p / "output" / "zz-not-a-run").mkdir()
     f = located(p)
     assert f.output_dir == (p / "output" / "20240902-090909" / "artifacts").resolve()
@@ -204,8 +242,11 @@ def test_v0_storage_timestamp_resolved_to_the_newest_run(tmp_path):
 
 
 def test_v0_newest_run_without_tables_is_not_replaced_by_an_older_one(tmp_path):
-    p = project(tmp_path, "storage:\n  base_dir: \"output/${timestamp}/artifacts\"\n",
-                tables={"output/20240801-101010/artifacts": V05})
+    p = project(
+        tmp_path,
+        'storage:\n  base_dir: "output/${timestamp}/artifacts"\n',
+        tables={"output/20240801-101010/artifacts": V05},
+    )
     (p / "output" / "20250101-000000" / "artifacts").mkdir(parents=True)  # an unfinished run
     e = error_of(p)
     assert e.path == str((p / "output" / "20250101-000000" / "artifacts").resolve())
@@ -217,18 +258,28 @@ def test_v0_storage_without_base_dir_uses_the_defaults(tmp_path, monkeypatch):
     p = project(tmp_path, "storage:\n  type: file\n", tables={"output": V1})
     f = located(p)
     assert f.output_dir == (p / "output").resolve() and any("storage has no base_dir" in n for n in f.notes)
-    q = project(tmp_path, "storage:\n  type: file\n", tables={"output/20240801-101010/artifacts": V05}, root="q")
+    q = project(
+        tmp_path, "storage:\n  type: file\n", tables={"output/20240801-101010/artifacts": V05}, root="q"
+    )
     assert located(q).output_dir == (q / "output" / "20240801-101010" / "artifacts").resolve()
     # a missing base_dir is read from GRAPHRAG_STORAGE_BASE_DIR (graphrag 0.x-1.x EnvironmentReader)
-    r = project(tmp_path, "storage:\n  type: file\n", tables={"envout": V1, "output": V3}, root="r",
-                dotenv="GRAPHRAG_STORAGE_BASE_DIR=envout\n")
+    r = project(
+        tmp_path,
+        "storage:\n  type: file\n",
+        tables={"envout": V1, "output": V3},
+        root="r",
+        dotenv="GRAPHRAG_STORAGE_BASE_DIR=envout\n",
+    )
     f = located(r)
     assert f.output_dir == (r / "envout").resolve() and any("GRAPHRAG_STORAGE_BASE_DIR" in n for n in f.notes)
 
 
 def test_no_output_key_means_graphrags_default_output(tmp_path):
-    p = project(tmp_path, "models:\n  default_chat_model:\n    api_key: ${UNSET_KEY_FOR_THE_TEST}\n",
-                tables={"output": V3})
+    p = project(
+        tmp_path,
+        "models:\n  default_chat_model:\n    api_key: ${UNSET_KEY_FOR_THE_TEST}\n",
+        tables={"output": V3},
+    )
     f = located(p)
     assert f.output_dir == (p / "output").resolve() and f.storage_key is None
     assert any("names no output folder" in n for n in f.notes)
@@ -238,11 +289,14 @@ def test_no_output_key_means_graphrags_default_output(tmp_path):
 
 
 def test_two_keys_naming_different_folders_is_an_error(tmp_path):
-    p = project(tmp_path, "output:\n  base_dir: a\noutput_storage:\n  base_dir: b\n", tables={"a": V3, "b": V3})
+    p = project(
+        tmp_path, "output:\n  base_dir: a\noutput_storage:\n  base_dir: b\n", tables={"a": V3, "b": V3}
+    )
     e = error_of(p)
     assert "two output folders" in e.problem and "'a'" in e.problem and "'b'" in e.problem
-    same = project(tmp_path, "output:\n  base_dir: a\noutput_storage:\n  base_dir: ./a\n", tables={"a": V3},
-                   root="same")
+    same = project(
+        tmp_path, "output:\n  base_dir: a\noutput_storage:\n  base_dir: ./a\n", tables={"a": V3}, root="same"
+    )
     assert located(same).output_dir == (same / "a").resolve()
 
 
@@ -260,8 +314,12 @@ def test_relative_and_absolute_base_dirs(tmp_path):
 # ============================================================================================
 def test_variables_from_dotenv_and_environment(tmp_path, monkeypatch):
     monkeypatch.delenv("GA_TEST_OUT", raising=False)
-    p = project(tmp_path, "output_storage:\n  base_dir: ${GA_TEST_OUT}\n", dotenv="GA_TEST_OUT=fromdotenv\n",
-                tables={"fromdotenv": V3, "fromenv": V3})
+    p = project(
+        tmp_path,
+        "output_storage:\n  base_dir: ${GA_TEST_OUT}\n",
+        dotenv="GA_TEST_OUT=fromdotenv\n",
+        tables={"fromdotenv": V3, "fromenv": V3},
+    )
     assert located(p).output_dir == (p / "fromdotenv").resolve()
     assert "GA_TEST_OUT" not in os.environ  # the .env is read, not loaded into this process
     monkeypatch.setenv("GA_TEST_OUT", "fromenv")  # an existing variable wins over .env
@@ -271,18 +329,23 @@ def test_variables_from_dotenv_and_environment(tmp_path, monkeypatch):
 def test_dollar_forms(tmp_path, monkeypatch):
     monkeypatch.setenv("GA_TEST_PART", "part")
     # $NAME without braces, and $$ for a literal $ (string.Template, graphrag >= 2.0)
-    p = project(tmp_path, "output_storage:\n  base_dir: out_$GA_TEST_PART/$${x}\n", tables={"out_part/${x}": V3})
+    p = project(
+        tmp_path, "output_storage:\n  base_dir: out_$GA_TEST_PART/$${x}\n", tables={"out_part/${x}": V3}
+    )
     assert located(p).output_dir == (p / "out_part" / "${x}").resolve()
     # graphrag 0.x-1.x expand values with os.path.expandvars (same result for these forms)
     q = project(tmp_path, "storage:\n  base_dir: out_${GA_TEST_PART}\n", tables={"out_part": V1}, root="q")
     assert located(q).output_dir == (q / "out_part").resolve()
 
 
-@pytest.mark.parametrize("settings", [
-    "output_storage:\n  base_dir: ${GA_TEST_UNSET_VAR}/idx\n",
-    "output:\n  base_dir: \"$GA_TEST_UNSET_VAR\"\n",
-    "storage:\n  base_dir: out/${GA_TEST_UNSET_VAR}\n",
-])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        "output_storage:\n  base_dir: ${GA_TEST_UNSET_VAR}/idx\n",
+        'output:\n  base_dir: "$GA_TEST_UNSET_VAR"\n',
+        "storage:\n  base_dir: out/${GA_TEST_UNSET_VAR}\n",
+    ],
+)
 def test_unset_variable_is_an_error_naming_it(tmp_path, monkeypatch, settings):
     monkeypatch.delenv("GA_TEST_UNSET_VAR", raising=False)
     p = project(tmp_path, settings, dotenv="OTHER=1\n", tables={"output": V3})
@@ -293,8 +356,11 @@ def test_unset_variable_is_an_error_naming_it(tmp_path, monkeypatch, settings):
 
 def test_v2_timestamp_is_an_unset_variable(tmp_path, monkeypatch):
     monkeypatch.delenv("timestamp", raising=False)
-    p = project(tmp_path, "output:\n  base_dir: output/${timestamp}/artifacts\n",
-                tables={"output/20240801-101010/artifacts": V3})
+    p = project(
+        tmp_path,
+        "output:\n  base_dir: output/${timestamp}/artifacts\n",
+        tables={"output/20240801-101010/artifacts": V3},
+    )
     assert "${timestamp}" in error_of(p).problem
 
 
@@ -309,13 +375,16 @@ def test_missing_output_dir_never_falls_back_to_output(tmp_path):
 
 
 # (blob storage and az://, abfs[s]://, s3[a]:// base_dirs are read in place: tests/test_remote.py)
-@pytest.mark.parametrize("settings, needle", [
-    ("output_storage:\n  type: cosmosdb\n  base_dir: db\n", "Azure Cosmos DB"),
-    ("storage:\n  type: cosmosdb\n  base_dir: db\n", "Azure Cosmos DB"),
-    ("output_storage:\n  base_dir: out\ntable_provider:\n  type: cosmosdb\n", "Azure Cosmos DB"),
-    ("output_storage:\n  base_dir: gs://bucket/out\n", "Google Cloud Storage"),
-    ("output:\n  base_dir: https://example.com/out\n", "a web server"),
-])
+@pytest.mark.parametrize(
+    "settings, needle",
+    [
+        ("output_storage:\n  type: cosmosdb\n  base_dir: db\n", "Azure Cosmos DB"),
+        ("storage:\n  type: cosmosdb\n  base_dir: db\n", "Azure Cosmos DB"),
+        ("output_storage:\n  base_dir: out\ntable_provider:\n  type: cosmosdb\n", "Azure Cosmos DB"),
+        ("output_storage:\n  base_dir: gs://bucket/out\n", "Google Cloud Storage"),
+        ("output:\n  base_dir: https://example.com/out\n", "a web server"),
+    ],
+)
 def test_remote_storage_is_a_clear_error(tmp_path, settings, needle):
     p = project(tmp_path, settings, tables={"output": V3, "out": V3})
     e = error_of(p)
@@ -330,8 +399,16 @@ def test_memory_and_unknown_storage_types(tmp_path):
     assert "'ftp' is not a storage type" in error_of(q).problem
 
 
-@pytest.mark.parametrize("arg", ["s3://bucket/index", "az://container/output", "abfss://fs@acct/x",
-                                 "gs://b/o", "https://example.com/output"])
+@pytest.mark.parametrize(
+    "arg",
+    [
+        "s3://bucket/index",
+        "az://container/output",
+        "abfss://fs@acct/x",
+        "gs://b/o",
+        "https://example.com/output",
+    ],
+)
 def test_remote_url_argument(arg):
     e = error_of(arg)
     assert e.path == arg and "not in a local folder" in e.problem
@@ -339,13 +416,16 @@ def test_remote_url_argument(arg):
     assert e.path == arg
 
 
-@pytest.mark.parametrize("settings, needle", [
-    ("output_storage:\n  base_dir: [a\n", "not valid YAML"),
-    ("- output\n- x\n", "not a mapping"),
-    ("output_storage: newout\n", "output_storage must be a mapping"),
-    ("output_storage:\n  base_dir: 2024\n", "output_storage.base_dir must be text, not a number"),
-    ("output_storage:\n  base_dir: [a, b]\n", "must be text, not a list"),
-])
+@pytest.mark.parametrize(
+    "settings, needle",
+    [
+        ("output_storage:\n  base_dir: [a\n", "not valid YAML"),
+        ("- output\n- x\n", "not a mapping"),
+        ("output_storage: newout\n", "output_storage must be a mapping"),
+        ("output_storage:\n  base_dir: 2024\n", "output_storage.base_dir must be text, not a number"),
+        ("output_storage:\n  base_dir: [a, b]\n", "must be text, not a list"),
+    ],
+)
 def test_bad_settings(tmp_path, settings, needle):
     p = project(tmp_path, settings, tables={"output": V3, "2024": V3})
     e = error_of(p)
@@ -363,11 +443,17 @@ def test_settings_not_utf8(tmp_path):
 def update_project(tmp: Path) -> Path:
     """graphrag >= 2.0 after two `graphrag update` runs: the merged index in output/, each run's
     previous/ (a copy of the output before it) and delta/ (the new documents' index)."""
-    return project(tmp, None, tables={
-        "output": V3,
-        "update_output/20250101-100000/previous": V3, "update_output/20250101-100000/delta": V3,
-        "update_output/20250301-100000/previous": V3, "update_output/20250301-100000/delta": V3,
-    })
+    return project(
+        tmp,
+        None,
+        tables={
+            "output": V3,
+            "update_output/20250101-100000/previous": V3,
+            "update_output/20250101-100000/delta": V3,
+            "update_output/20250301-100000/previous": V3,
+            "update_output/20250301-100000/delta": V3,
+        },
+    )
 
 
 def test_update_output_project_root(tmp_path):
@@ -377,8 +463,10 @@ def test_update_output_project_root(tmp_path):
     prev = p / "update_output" / "20250301-100000" / "previous"
     assert any("2 run(s)" in n and str(prev) in n for n in f.notes), f.notes
     # the same with a settings file naming the folders
-    (p / "settings.yaml").write_text("output_storage:\n  base_dir: output\nupdate_output_storage:\n"
-                                     "  base_dir: update_output\n", encoding="utf-8")
+    (p / "settings.yaml").write_text(
+        "output_storage:\n  base_dir: output\nupdate_output_storage:\n  base_dir: update_output\n",
+        encoding="utf-8",
+    )
     f = located(p)
     assert f.output_dir == (p / "output").resolve() and any(str(prev) in n for n in f.notes)
 
@@ -399,8 +487,11 @@ def test_update_output_folders_given_directly(tmp_path):
 
 def test_update_output_of_graphrag_1x(tmp_path):
     # graphrag 0.4-1.2: the merged tables in update_output/ itself, the delta in update_output/delta
-    p = project(tmp_path, "storage:\n  base_dir: output\n",
-                tables={"output": V1, "update_output": V1, "update_output/delta": V1})
+    p = project(
+        tmp_path,
+        "storage:\n  base_dir: output\n",
+        tables={"output": V1, "update_output": V1, "update_output/delta": V1},
+    )
     f = located(p)
     assert f.output_dir == (p / "output").resolve()
     assert any("graphrag 0.4-1.2" in n and str(p / "update_output") in n for n in f.notes)
@@ -412,8 +503,11 @@ def test_update_output_of_graphrag_1x(tmp_path):
 # 0.x layouts without settings
 # ============================================================================================
 def test_timestamped_layout_without_settings(tmp_path):
-    p = project(tmp_path, None, tables={"output/20240801-101010/artifacts": V05,
-                                        "output/20240902-090909/artifacts": V1})
+    p = project(
+        tmp_path,
+        None,
+        tables={"output/20240801-101010/artifacts": V05, "output/20240902-090909/artifacts": V1},
+    )
     f = located(p)
     assert f.output_dir == p / "output" / "20240902-090909" / "artifacts"
     assert any("20240902-090909 of 2" in n for n in f.notes)
@@ -497,16 +591,28 @@ def test_csv_set_audited_when_the_settings_say_so(tmp_path):
 # the CLI: one stderr line, exit 2, no traceback; the tables folder in every header
 # ============================================================================================
 def test_cli_errors_are_one_line(tmp_path):
-    missing = project(tmp_path, "output_storage:\n  base_dir: newout\n", tables={"output": V3}, root="missing")
-    assert_one_line_error(run("levels", missing), str((missing / "newout").resolve()), "no such output folder")
-    unset = project(tmp_path, "output_storage:\n  base_dir: ${GA_CLI_UNSET}\n", tables={"output": V3}, root="unset")
+    missing = project(
+        tmp_path, "output_storage:\n  base_dir: newout\n", tables={"output": V3}, root="missing"
+    )
+    assert_one_line_error(
+        run("levels", missing), str((missing / "newout").resolve()), "no such output folder"
+    )
+    unset = project(
+        tmp_path, "output_storage:\n  base_dir: ${GA_CLI_UNSET}\n", tables={"output": V3}, root="unset"
+    )
     assert_one_line_error(run("levels", unset), "${GA_CLI_UNSET}", "not set")
-    blob = project(tmp_path, "output_storage:\n  type: blob\n  base_dir: out\n", tables={"output": V3}, root="blob")
+    blob = project(
+        tmp_path, "output_storage:\n  type: blob\n  base_dir: out\n", tables={"output": V3}, root="blob"
+    )
     assert_one_line_error(run("tree", blob), "settings.yaml", "container_name is not set")
-    assert_one_line_error(run("levels", "gs://bucket/idx", "-f", "json"), "gs://bucket/idx: ", "Google Cloud Storage")
+    assert_one_line_error(
+        run("levels", "gs://bucket/idx", "-f", "json"), "gs://bucket/idx: ", "Google Cloud Storage"
+    )
     upd = update_project(tmp_path / "u")
-    assert_one_line_error(run("plan", upd / "update_output" / "20250101-100000", "--reports", "3"),
-                          "a `graphrag update` run folder")
+    assert_one_line_error(
+        run("plan", upd / "update_output" / "20250101-100000", "--reports", "3"),
+        "a `graphrag update` run folder",
+    )
 
 
 def test_every_format_names_the_tables_folder(tmp_path):
@@ -517,7 +623,9 @@ def test_every_format_names_the_tables_folder(tmp_path):
     md = render(report, "markdown", include_titles=True)
     assert "**tables in**" in md and markdown_cell(where) in md
     # by default an absolute path is hidden, the part under the index folder stays
-    assert "| **tables in** | (index dir)/newout |" in render(report, "markdown") and where not in render(report, "markdown")
+    assert "| **tables in** | (index dir)/newout |" in render(report, "markdown") and where not in render(
+        report, "markdown"
+    )
     assert json.loads(render(report, "json"))["index"]["output_dir"] == where
     assert f"tables in {where}" in render_html(report, build_forest(model, 2, report.selections_by_level()))
     # the tree and plan commands, through the CLI
@@ -563,38 +671,84 @@ ORACLE_CASES = {
     3: [
         ("block", "settings.yaml", GEN3_BLOCK, None, ["newout", "output"]),
         ("flow", "settings.yaml", "output_storage: {type: file, base_dir: newout}\n", None, ["newout"]),
-        ("anchor", "settings.yaml", "d: &o\n  type: file\n  base_dir: newout\noutput_storage: *o\n", None,
-         ["newout"]),
-        ("hash", "settings.yaml", "output_storage:\n  base_dir: \"new#out\" # c\n", None, ["new#out"]),
+        (
+            "anchor",
+            "settings.yaml",
+            "d: &o\n  type: file\n  base_dir: newout\noutput_storage: *o\n",
+            None,
+            ["newout"],
+        ),
+        ("hash", "settings.yaml", 'output_storage:\n  base_dir: "new#out" # c\n', None, ["new#out"]),
         ("bom", "settings.yaml", "\ufeff" + GEN3_BLOCK, None, ["newout"]),
         ("json", "settings.json", json.dumps({"output_storage": {"base_dir": "jout"}}), None, ["jout"]),
         ("yml", "settings.yml", "output_storage:\n  base_dir: ymlout\n", None, ["ymlout"]),
-        ("dotenv", "settings.yaml", "output_storage:\n  base_dir: ${GA_ORACLE_OUT}\n", "GA_ORACLE_OUT=envout\n",
-         ["envout"]),
-        ("env-wins", "settings.yaml", "output_storage:\n  base_dir: ${GA_ORACLE_SET}\n", "GA_ORACLE_SET=dotenv\n",
-         ["fromenv", "dotenv"]),
-        ("dollars", "settings.yaml", "output_storage:\n  base_dir: o_$GA_ORACLE_SET/$${x}\n", None,
-         ["o_fromenv/${x}"]),
+        (
+            "dotenv",
+            "settings.yaml",
+            "output_storage:\n  base_dir: ${GA_ORACLE_OUT}\n",
+            "GA_ORACLE_OUT=envout\n",
+            ["envout"],
+        ),
+        (
+            "env-wins",
+            "settings.yaml",
+            "output_storage:\n  base_dir: ${GA_ORACLE_SET}\n",
+            "GA_ORACLE_SET=dotenv\n",
+            ["fromenv", "dotenv"],
+        ),
+        (
+            "dollars",
+            "settings.yaml",
+            "output_storage:\n  base_dir: o_$GA_ORACLE_SET/$${x}\n",
+            None,
+            ["o_fromenv/${x}"],
+        ),
         ("csv", "settings.yaml", GEN3_BLOCK + "table_provider: {type: csv}\n", None, ["newout"]),
-        ("relative", "settings.yaml", "output_storage:\n  base_dir: ../oracle-elsewhere\n", None,
-         ["../oracle-elsewhere"]),
+        (
+            "relative",
+            "settings.yaml",
+            "output_storage:\n  base_dir: ../oracle-elsewhere\n",
+            None,
+            ["../oracle-elsewhere"],
+        ),
         ("unset", "settings.yaml", "output_storage:\n  base_dir: ${GA_ORACLE_UNSET}\n", None, ["output"]),
         ("no-base-dir", "settings.yaml", "output_storage:\n  type: file\n", None, ["output"]),
         ("empty", "settings.yaml", "", None, ["output"]),
-        ("json-bom", "settings.json", "\ufeff" + json.dumps({"output_storage": {"base_dir": "jout"}}), None,
-         ["jout"]),
+        (
+            "json-bom",
+            "settings.json",
+            "\ufeff" + json.dumps({"output_storage": {"base_dir": "jout"}}),
+            None,
+            ["jout"],
+        ),
     ],
     1: [
-        ("block", "settings.yaml", "storage:\n  type: file\n  base_dir: \"out1\"\n", None, ["out1", "output"]),
+        ("block", "settings.yaml", 'storage:\n  type: file\n  base_dir: "out1"\n', None, ["out1", "output"]),
         ("flow", "settings.yaml", "storage: {type: file, base_dir: out1}\n", None, ["out1"]),
         ("hash", "settings.yaml", "storage:\n  base_dir: 'o#1' # c\n", None, ["o#1"]),
         ("json", "settings.json", json.dumps({"storage": {"base_dir": "jout"}}), None, ["jout"]),
-        ("timestamp", "settings.yaml", "storage:\n  base_dir: output/${timestamp}/artifacts\n", None,
-         ["output/20240801-101010/artifacts", "output/20240902-090909/artifacts"]),
-        ("dotenv", "settings.yaml", "storage:\n  base_dir: ${GA_ORACLE_OUT}\n", "GA_ORACLE_OUT=envout\n",
-         ["envout"]),
+        (
+            "timestamp",
+            "settings.yaml",
+            "storage:\n  base_dir: output/${timestamp}/artifacts\n",
+            None,
+            ["output/20240801-101010/artifacts", "output/20240902-090909/artifacts"],
+        ),
+        (
+            "dotenv",
+            "settings.yaml",
+            "storage:\n  base_dir: ${GA_ORACLE_OUT}\n",
+            "GA_ORACLE_OUT=envout\n",
+            ["envout"],
+        ),
         ("default", "settings.yaml", "storage:\n  type: file\n", None, ["output"]),
-        ("env-base-dir", "settings.yaml", "storage:\n  type: file\n", "GRAPHRAG_STORAGE_BASE_DIR=sbd\n", ["sbd"]),
+        (
+            "env-base-dir",
+            "settings.yaml",
+            "storage:\n  type: file\n",
+            "GRAPHRAG_STORAGE_BASE_DIR=sbd\n",
+            ["sbd"],
+        ),
         ("unset", "settings.yaml", "storage:\n  base_dir: out/${GA_ORACLE_UNSET}\n", None, ["output"]),
     ],
 }
@@ -605,8 +759,12 @@ def _oracle_pythons() -> dict[int, str]:
     for py in os.environ.get("GRAPHRAG_VERIFY_PYTHONS", "").split(os.pathsep):
         if not py or not os.path.exists(py):
             continue
-        p = subprocess.run([py, "-c", "from importlib.metadata import version; print(version('graphrag'))"],
-                           capture_output=True, text=True, timeout=120)
+        p = subprocess.run(
+            [py, "-c", "from importlib.metadata import version; print(version('graphrag'))"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         if p.returncode == 0:
             found.setdefault(int(p.stdout.strip().split(".")[0]), py)
     return found
@@ -618,8 +776,10 @@ ORACLES = _oracle_pythons()
 @pytest.mark.parametrize("major", sorted(ORACLE_CASES))
 def test_graphrag_resolves_the_same_folder(tmp_path, monkeypatch, major):
     if major not in ORACLES:
-        pytest.skip(f"no interpreter with graphrag {major}.x (set GRAPHRAG_VERIFY_PYTHONS; .ci/run prepares "
-                    f"graphrag 3.3.0 and 1.2.0)")
+        pytest.skip(
+            f"no interpreter with graphrag {major}.x (set GRAPHRAG_VERIFY_PYTHONS; .ci/run prepares "
+            f"graphrag 3.3.0 and 1.2.0)"
+        )
     env = {"GA_ORACLE_SET": "fromenv", "GRAPHRAG_API_KEY": "not-used"}  # 1.x wants a key to load at all
     for k in ("GA_ORACLE_OUT", "GA_ORACLE_UNSET", "GRAPHRAG_STORAGE_BASE_DIR", "timestamp"):
         monkeypatch.delenv(k, raising=False)
@@ -631,8 +791,13 @@ def test_graphrag_resolves_the_same_folder(tmp_path, monkeypatch, major):
         tables = {f: (V3_CSV if name == "csv" else src) for f in folders}
         root = project(tmp_path / name, text, name=fname, dotenv=dotenv, tables=tables)
         roots[name] = root
-    p = subprocess.run([ORACLES[major], "-c", ORACLE, json.dumps([str(r) for r in roots.values()])],
-                       capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+    p = subprocess.run(
+        [ORACLES[major], "-c", ORACLE, json.dumps([str(r) for r in roots.values()])],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **env},
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     gr = json.loads(p.stdout.strip().splitlines()[-1])
     checked = 0
@@ -643,7 +808,9 @@ def test_graphrag_resolves_the_same_folder(tmp_path, monkeypatch, major):
         except IndexInputError as exc:
             ours = exc
         if name == "empty" and major >= 3:  # 3.x: GraphRagConfig(**None); 0.x-2.x use the defaults, as the
-            assert theirs["error"].startswith("TypeError") and ours.output_dir == root / "output"  # audit does
+            assert (
+                theirs["error"].startswith("TypeError") and ours.output_dir == root / "output"
+            )  # audit does
             continue
         if "error" in theirs:  # graphrag refuses the settings: so does the audit
             assert isinstance(ours, IndexInputError), (name, theirs, ours)
@@ -660,7 +827,12 @@ def test_graphrag_resolves_the_same_folder(tmp_path, monkeypatch, major):
     # graphrag errs where expected: an unset variable (3.x), no base_dir in output_storage (3.x),
     # a BOM before JSON
     if major >= 3:
-        assert {n for n, r in roots.items() if "error" in gr[str(r)]} == {"unset", "no-base-dir", "json-bom", "empty"}
+        assert {n for n, r in roots.items() if "error" in gr[str(r)]} == {
+            "unset",
+            "no-base-dir",
+            "json-bom",
+            "empty",
+        }
         assert checked == len(roots) - 4
     else:
         assert checked == len(roots) - 1  # the unset variable

@@ -19,26 +19,52 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-
 from builders import SEED, write_v3
 from conftest import shared_index
+
 from graphrag_audit.render.markdown import DETAILS_ROWS
 from graphrag_audit.sanitise.common import plain
 
-cmarkgfm = pytest.importorskip("cmarkgfm", reason="cmarkgfm (GitHub's cmark-gfm) is not installed: pip install "
-                               "'.[test]'")
+cmarkgfm = pytest.importorskip(
+    "cmarkgfm", reason="cmarkgfm (GitHub's cmark-gfm) is not installed: pip install '.[test]'"
+)
 from cmarkgfm.cmark import Options  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-HOSTILE = {5: "evil | <script>alert(1)</script> [x](http://evil.example) **bold** `tick` _em_ <b>b</b> ~~del~~",
-           6: "www.evil.example and https://evil.example/x <img src=x onerror=alert(1)>",
-           20: "a|b||c \\| `` ` `` <details><summary>x</summary>",
-           21: "</td></tr></table><a href='http://evil.example'>click</a> <textarea>",
-           77: "![img](http://evil.example/i.png) <!-- c --> &amp; &#x3c; [ref]: http://evil.example",
-           78: "<https://evil.example> mailto:someone@evil.example | --- |"}
+HOSTILE = {
+    5: "evil | <script>alert(1)</script> [x](http://evil.example) **bold** `tick` _em_ <b>b</b> ~~del~~",
+    6: "www.evil.example and https://evil.example/x <img src=x onerror=alert(1)>",
+    20: "a|b||c \\| `` ` `` <details><summary>x</summary>",
+    21: "</td></tr></table><a href='http://evil.example'>click</a> <textarea>",
+    77: "![img](http://evil.example/i.png) <!-- c --> &amp; &#x3c; [ref]: http://evil.example",
+    78: "<https://evil.example> mailto:someone@evil.example | --- |",
+}
 #: what GitHub's sanitiser keeps and the renderers write; anything else came from a title
-ALLOWED = {"h1", "h2", "h3", "h4", "p", "table", "thead", "tbody", "tr", "th", "td", "details", "summary", "code",
-           "strong", "em", "ul", "ol", "li", "br", "hr", "pre", "blockquote"}
+ALLOWED = {
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "p",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "details",
+    "summary",
+    "code",
+    "strong",
+    "em",
+    "ul",
+    "ol",
+    "li",
+    "br",
+    "hr",
+    "pre",
+    "blockquote",
+}
 
 
 def gfm(md: str) -> str:
@@ -46,10 +72,19 @@ def gfm(md: str) -> str:
 
 
 def cli(*args) -> str:
-    env = {**os.environ, "NO_COLOR": "1",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    p = subprocess.run([sys.executable, "-m", "graphrag_audit", *map(str, args)], capture_output=True, text=True,
-                       timeout=300, env=env, cwd=REPO)
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    p = subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=REPO,
+    )
     assert p.returncode == 0, p.stderr
     return p.stdout
 
@@ -105,7 +140,9 @@ def check_github_rendering(md: str) -> Html:
     assert not [a for _, a in doc.tags if a.keys() - {"align"}]  # no href, src, on*, style
     assert tags.count("table") == _delimiter_rows(md)  # every Markdown table is a table
     assert md.count("<details>") == tags.count("details") == md.count("</details>")
-    assert doc.details_first == ["summary"] * tags.count("details")  # collapsible: the summary shows, the rest folds
+    assert doc.details_first == ["summary"] * tags.count(
+        "details"
+    )  # collapsible: the summary shows, the rest folds
     for in_details, rows in doc.tables:  # a long table is folded away (header row + body rows)
         assert in_details or rows - 1 <= DETAILS_ROWS
     return doc

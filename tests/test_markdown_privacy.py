@@ -17,17 +17,22 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
-from markdown_it import MarkdownIt
-
 from conftest import shared_index
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_render_markdown import cell_texts, find_table, md, tables, write_index
+
 from graphrag_audit.analysis.audit import AuditOptions, audit
 from graphrag_audit.render.github import render_github
-from graphrag_audit.render.markdown import DETAILS_ROWS, GITHUB_COMMENT_LIMIT, paste_size_warning, render_markdown
+from graphrag_audit.render.markdown import (
+    DETAILS_ROWS,
+    GITHUB_COMMENT_LIMIT,
+    paste_size_warning,
+    render_markdown,
+)
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.markdown import markdown_cell
 from graphrag_audit.sanitise.privacy import HIDDEN_PATH, hide_paths, shown_path
-from test_render_markdown import EVIL, find_table, md, tables, write_index, cell_texts
 
 ROOT = Path(__file__).resolve().parents[1]
 TITLES = {4: "Acme Secret Merger Plan", 3: "Project Nightingale Patients"}
@@ -51,10 +56,17 @@ def test_markdown_hides_titles_entities_and_absolute_paths_by_default(private_re
     assert head["index"] == head["tables in"] == HIDDEN_PATH
     assert "--include-titles" in head["privacy"]
     sent = find_table(tabs, "community")
-    assert [cell_texts(c) for c in sent[0]] == ["community", "level", "entities", "tokens", "also sent by <2.0"]
+    assert [cell_texts(c) for c in sent[0]] == [
+        "community",
+        "level",
+        "entities",
+        "tokens",
+        "also sent by <2.0",
+    ]
     assert [cell_texts(r[0]) for r in sent[1]] == ["0", "1", "2", "3", "4"]  # the ids stay
     assert "- examples: 1 hidden (entity names; --include-titles shows them)" in md().render(out).replace(
-        "<code>", "").replace("</code>", "").replace("<li>", "- ").replace("</li>", "")
+        "<code>", ""
+    ).replace("</code>", "").replace("<li>", "- ").replace("</li>", "")
 
 
 def test_include_titles_shows_them(private_report):
@@ -72,12 +84,16 @@ def test_absolute_paths_in_notes_messages_and_verify_are_hidden(private_report):
     report, path = private_report
     settings_file = path.parent / "settings.yaml"
     other = "/home/alice/private/thing.parquet"
-    report = replace(report, index=replace(report.index, notes=(f"settings {settings_file} names {path}/output",
-                                                                f"also read {other}")))
+    report = replace(
+        report,
+        index=replace(
+            report.index, notes=(f"settings {settings_file} names {path}/output", f"also read {other}")
+        ),
+    )
     report = report.with_verify({"available": False, "reason": f"cannot import graphrag from {other}"})
     out = render_markdown(report)
     assert str(path.parent) not in out and "alice" not in out
-    assert f"names (index dir)/output" in out and "also read (absolute path hidden)" in out
+    assert "names (index dir)/output" in out and "also read (absolute path hidden)" in out
     assert "Not run: cannot import graphrag from (absolute path hidden)" in out
     shown = render_markdown(report, include_titles=True)
     assert markdown_cell(other) in shown
@@ -91,23 +107,28 @@ def test_relative_paths_stay(tmp_path, monkeypatch):
     assert head["index"] == "idx"
 
 
-@pytest.mark.parametrize("text,index,expected", [
-    ("/home/a/idx", "/home/a/idx", "(index dir)"),
-    ("tables in /home/a/idx/output/run1", "/home/a/idx", "tables in (index dir)/output/run1"),
-    ("read /etc/x and /srv/y.yaml", None, f"read {HIDDEN_PATH} and {HIDDEN_PATH}"),
-    (r"C:\Users\bob\idx and \\server\share\x", None, f"{HIDDEN_PATH} and {HIDDEN_PATH}"),
-    ("path='/etc/secret'", None, f"path='{HIDDEN_PATH}'"),
-    # not paths: fractions, level mixes, words around a slash, URLs, quoted column pairs
-    ("1/2 roots, L0/L1/L2, 23/65/32, communities / community_reports", None, None),
-    ("see https://github.com/microsoft/graphrag/issues/1808", None, None),
-    ("entities.parquet has no 'x'/'y' columns", None, None),
-])
+@pytest.mark.parametrize(
+    "text,index,expected",
+    [
+        ("/home/a/idx", "/home/a/idx", "(index dir)"),
+        ("tables in /home/a/idx/output/run1", "/home/a/idx", "tables in (index dir)/output/run1"),
+        ("read /etc/x and /srv/y.yaml", None, f"read {HIDDEN_PATH} and {HIDDEN_PATH}"),
+        (r"C:\Users\bob\idx and \\server\share\x", None, f"{HIDDEN_PATH} and {HIDDEN_PATH}"),
+        ("path='/etc/secret'", None, f"path='{HIDDEN_PATH}'"),
+        # not paths: fractions, level mixes, words around a slash, URLs, quoted column pairs
+        ("1/2 roots, L0/L1/L2, 23/65/32, communities / community_reports", None, None),
+        ("see https://github.com/microsoft/graphrag/issues/1808", None, None),
+        ("entities.parquet has no 'x'/'y' columns", None, None),
+    ],
+)
 def test_hide_paths(text, index, expected):
     assert hide_paths(text, index) == (text if expected is None else expected)
 
 
 def test_shown_path():
-    assert shown_path("../shared/indexes/verbs-v3", "../shared/indexes/verbs-v3") == "../shared/indexes/verbs-v3"
+    assert (
+        shown_path("../shared/indexes/verbs-v3", "../shared/indexes/verbs-v3") == "../shared/indexes/verbs-v3"
+    )
     assert shown_path("/data/idx", "/data/idx") == HIDDEN_PATH
     assert shown_path("/data/idx/output", "/data/idx") == "(index dir)/output"
 
@@ -121,16 +142,31 @@ def test_github_annotations_and_summary_line_hide_paths(private_report):
 
 
 def _cli(*args, env=None, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "graphrag_audit", *args], capture_output=True, text=True,
-                          timeout=300, cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
 
 
 def test_cli_step_summary_is_private_unless_asked(private_report, tmp_path):
     _, path = private_report
     for flag, expect_titles in (([], False), (["--include-titles"], True)):
         summary = tmp_path / f"summary{len(flag)}.md"
-        res = _cli("levels", str(path), "-f", "github", "--no-costs", "--fail-on", "never", *flag,
-                   env={"GITHUB_STEP_SUMMARY": str(summary)})
+        res = _cli(
+            "levels",
+            str(path),
+            "-f",
+            "github",
+            "--no-costs",
+            "--fail-on",
+            "never",
+            *flag,
+            env={"GITHUB_STEP_SUMMARY": str(summary)},
+        )
         assert res.returncode == 0, res.stderr
         page = summary.read_text(encoding="utf-8")
         assert page.startswith("## graphrag-audit report")
@@ -138,15 +174,31 @@ def test_cli_step_summary_is_private_unless_asked(private_report, tmp_path):
         assert (ENTITY in page) is expect_titles and (str(path) in page) is expect_titles
     md_res = _cli("levels", str(path), "-f", "markdown", "--no-costs", "--fail-on", "never")
     assert md_res.returncode == 0 and TITLES[4] not in md_res.stdout and md_res.stderr == ""
-    md_res = _cli("levels", str(path), "-f", "markdown", "--no-costs", "--fail-on", "never", "--include-titles")
+    md_res = _cli(
+        "levels", str(path), "-f", "markdown", "--no-costs", "--fail-on", "never", "--include-titles"
+    )
     assert TITLES[4] in md_res.stdout
 
 
 # ---- escaping only where Markdown needs it -----------------------------------------------------
-@pytest.mark.parametrize("text", ["0.1.0", "verbs-v3", "x86_64", "3.x", "num_repeats 1", "2.0.0-2.7.2",
-                                  "../shared/indexes/verbs-v3", "keep_parent off, max_level 2 (graphrag's defaults).",
-                                  "2025-01-01", "-5 entities", "1.24x", "communities / community_reports",
-                                  "--query adds yours"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0.1.0",
+        "verbs-v3",
+        "x86_64",
+        "3.x",
+        "num_repeats 1",
+        "2.0.0-2.7.2",
+        "../shared/indexes/verbs-v3",
+        "keep_parent off, max_level 2 (graphrag's defaults).",
+        "2025-01-01",
+        "-5 entities",
+        "1.24x",
+        "communities / community_reports",
+        "--query adds yours",
+    ],
+)
 def test_tool_text_is_not_escaped(text):
     assert markdown_cell(text) == text
 
@@ -175,8 +227,13 @@ SPECIAL = "\\`*_{}[]()#+-.!|~<>&$=:/@ \t\nabc019wW"
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list(SPECIAL)) | st.characters(blacklist_categories=("Cs",)),
-               min_size=1, max_size=24))
+@given(
+    st.text(
+        alphabet=st.sampled_from(list(SPECIAL)) | st.characters(blacklist_categories=("Cs",)),
+        min_size=1,
+        max_size=24,
+    )
+)
 def test_untrusted_text_stays_one_plain_text_node(text):
     cell = markdown_cell(text)
     want = plain(text)
@@ -185,8 +242,9 @@ def test_untrusted_text_stays_one_plain_text_node(text):
     import html
 
     # as a paragraph, as a list item, and as a table cell
-    assert [html.unescape(x) for x in _inline_texts(cell + "\n")] == [want.replace("@", "@\u2060")
-                                                                      .replace("://", "://")]
+    assert [html.unescape(x) for x in _inline_texts(cell + "\n")] == [
+        want.replace("@", "@\u2060").replace("://", "://")
+    ]
     assert [html.unescape(x) for x in _inline_texts("- " + cell + "\n")] == [want.replace("@", "@\u2060")]
     table = "| a | b |\n| --- | --- |\n| " + cell + " | x |\n"
     tokens = md().parse(table)
@@ -210,7 +268,9 @@ def _chain(levels: int) -> dict:
 def test_long_tables_are_collapsed_and_the_queried_level_stays_visible(tmp_path):
     levels = DETAILS_ROWS + 5
     tree = _chain(levels)
-    path = write_index(tmp_path / "deep", tree=tree, entities=sorted({e for _, _, es in tree.values() for e in es}))
+    path = write_index(
+        tmp_path / "deep", tree=tree, entities=sorted({e for _, _, es in tree.values() for e in es})
+    )
     out = render_markdown(audit(path, AuditOptions(level=3, costs=False)))
     tokens = md().parse(out)
     tabs = tables(tokens)
@@ -240,11 +300,18 @@ def test_paste_size_warning():
 
 def test_cli_warns_when_the_markdown_is_too_long_to_paste(tmp_path):
     tree = _chain(400)
-    path = write_index(tmp_path / "deep", tree=tree, entities=sorted({e for _, _, es in tree.values() for e in es}))
+    path = write_index(
+        tmp_path / "deep", tree=tree, entities=sorted({e for _, _, es in tree.values() for e in es})
+    )
     res = _cli("levels", str(path), "-f", "markdown", "--no-costs", "--fail-on", "never")
     assert res.returncode == 0, res.stderr
     assert len(res.stdout) > GITHUB_COMMENT_LIMIT
-    assert res.stderr == f"graphrag-audit: warning: the markdown has {len(res.stdout):,} characters" \
-                         + res.stderr.split(" characters", 1)[1]
-    small = _cli("levels", str(write_index(tmp_path / "small")), "-f", "markdown", "--no-costs", "--fail-on", "never")
+    assert (
+        res.stderr
+        == f"graphrag-audit: warning: the markdown has {len(res.stdout):,} characters"
+        + res.stderr.split(" characters", 1)[1]
+    )
+    small = _cli(
+        "levels", str(write_index(tmp_path / "small")), "-f", "markdown", "--no-costs", "--fail-on", "never"
+    )
     assert small.returncode == 0 and small.stderr == ""

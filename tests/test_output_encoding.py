@@ -24,11 +24,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings, strategies as st
-from typer.testing import CliRunner
-
 from conftest import shared_index
 from hostile import REPO, Index, clean_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from graphrag_audit.cli import app
 from graphrag_audit.render.console import encode_for_stream
@@ -45,11 +45,30 @@ NON_UTF8 = {
 }
 COMMANDS = {
     "levels-text": ["levels", "{dir}", "--level", "1", "--list-reports", "--no-costs", "--fail-on", "never"],
-    "levels-markdown": ["levels", "{dir}", "--level", "1", "--no-costs", "--fail-on", "never", "-f", "markdown",
-                        "--include-titles"],
+    "levels-markdown": [
+        "levels",
+        "{dir}",
+        "--level",
+        "1",
+        "--no-costs",
+        "--fail-on",
+        "never",
+        "-f",
+        "markdown",
+        "--include-titles",
+    ],
     "tree-text": ["tree", "{dir}", "--level", "1"],
     "plan-text": ["plan", "{dir}", "--reports", "100", "--no-costs"],
-    "plan-markdown": ["plan", "{dir}", "--reports", "100", "--no-costs", "-f", "markdown", "--include-titles"],
+    "plan-markdown": [
+        "plan",
+        "{dir}",
+        "--reports",
+        "100",
+        "--no-costs",
+        "-f",
+        "markdown",
+        "--include-titles",
+    ],
 }
 
 
@@ -63,13 +82,24 @@ def _env(extra: dict) -> dict:
 
 
 def _run(args: list, extra: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "graphrag_audit", *map(str, args)], capture_output=True,
-                          env=_env(extra), cwd=str(REPO), timeout=300, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *map(str, args)],
+        capture_output=True,
+        env=_env(extra),
+        cwd=str(REPO),
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _stdout_codec(extra: dict) -> str:
-    r = subprocess.run([sys.executable, "-c", "import sys; print(sys.stdout.encoding)"], capture_output=True,
-                       env=_env(extra), text=True, check=True)
+    r = subprocess.run(
+        [sys.executable, "-c", "import sys; print(sys.stdout.encoding)"],
+        capture_output=True,
+        env=_env(extra),
+        text=True,
+        check=True,
+    )
     return codecs.lookup(r.stdout.strip()).name
 
 
@@ -78,7 +108,9 @@ def _zh_title(path: Path) -> str:
     return next(r["title"] for r in t if r["community"] == ZH_COMMUNITY)
 
 
-_ROW_RIGHT = re.compile(r"(\d+)  +([\d,]+)  (leaf|[>▸] [\d,]+ hidden|[\d,]+ hidden|)\s*(both|v2 only|v1 only|—|-|)\s*$")
+_ROW_RIGHT = re.compile(
+    r"(\d+)  +([\d,]+)  (leaf|[>▸] [\d,]+ hidden|[\d,]+ hidden|)\s*(both|v2 only|v1 only|—|-|)\s*$"
+)
 
 
 def _level_column_aligned(text: str) -> None:
@@ -87,10 +119,10 @@ def _level_column_aligned(text: str) -> None:
     lines = text.splitlines()
     head = next(i for i, line in enumerate(lines) if "level  entities" in line)
     end = lines[head].index("level") + len("level")
-    rows = [m for m in map(_ROW_RIGHT.search, lines[head + 1:]) if m]
+    rows = [m for m in map(_ROW_RIGHT.search, lines[head + 1 :]) if m]
     assert len(rows) >= 5
     for m in rows:
-        assert _cells(m.string[:m.end(1)]) == end, m.string
+        assert _cells(m.string[: m.end(1)]) == end, m.string
 
 
 def _cells(s: str) -> int:
@@ -167,8 +199,14 @@ def test_output_file_stays_utf8_on_an_ascii_console(real, tmp_path):
 
 
 # ---- every format, hostile titles, in process ------------------------------------------------
-HOSTILE = ["高尔夫 \u202eRLO\u202c zero\u200bwidth", "##[error]LEGACY ::error::CMD", "\x1b[31mANSI\x1b[0m · — … ≥",
-           "line\nbreak\ttab", "Ёлка — Россия", "émigré café"]
+HOSTILE = [
+    "高尔夫 \u202eRLO\u202c zero\u200bwidth",
+    "##[error]LEGACY ::error::CMD",
+    "\x1b[31mANSI\x1b[0m · — … ≥",
+    "line\nbreak\ttab",
+    "Ёлка — Россия",
+    "émigré café",
+]
 
 
 @pytest.fixture(scope="module")
@@ -198,8 +236,11 @@ IN_PROCESS = {
 @pytest.mark.parametrize("charset", ["cp1252", "ascii", "latin-1", "cp437"])
 def test_every_format_on_a_strict_non_utf8_stdout(hostile_dir, charset, cmd):
     args = [a.replace("{dir}", str(hostile_dir)) for a in IN_PROCESS[cmd]]
-    res = CliRunner(charset=charset).invoke(app, args, env={"NO_COLOR": None, "GRAPHRAG_AUDIT_COLOR": None,
-                                                            "GRAPHRAG_AUDIT_WIDTH": None, "TERM": None})
+    res = CliRunner(charset=charset).invoke(
+        app,
+        args,
+        env={"NO_COLOR": None, "GRAPHRAG_AUDIT_COLOR": None, "GRAPHRAG_AUDIT_WIDTH": None, "TERM": None},
+    )
     assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
     assert res.exit_code in (0, 1), res.output
     text = res.stdout_bytes.decode(charset)  # strict
@@ -217,8 +258,10 @@ def _stream(encoding: str, errors: str = "strict"):
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=60),
-       encoding=st.sampled_from(["ascii", "cp1252", "latin-1", "cp437", "cp866", "shift_jis", "koi8-r"]))
+@given(
+    text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=60),
+    encoding=st.sampled_from(["ascii", "cp1252", "latin-1", "cp437", "cp866", "shift_jis", "koi8-r"]),
+)
 def test_encode_for_stream_always_encodes(text, encoding):
     out = encode_for_stream(text, _stream(encoding))
     out.encode(encoding)  # strict: no UnicodeEncodeError
@@ -240,7 +283,10 @@ def test_encode_for_stream_on_utf8_is_identity_but_for_lone_surrogates():
     assert encode_for_stream(s, _stream("utf-8")) == s
     assert encode_for_stream("a\udcffb", _stream("utf-8", "surrogateescape")) == "a\\udcffb"
     # the renderers' glyphs on ASCII: one character each, so table columns keep their place
-    assert encode_for_stream("├── a │ b └── c ─── · — – … › ▸", _stream("ascii")) == "|-- a | b `-- c --- / - - ~ > >"
+    assert (
+        encode_for_stream("├── a │ b └── c ─── · — – … › ▸", _stream("ascii"))
+        == "|-- a | b `-- c --- / - - ~ > >"
+    )
     assert encode_for_stream("≥ 高", _stream("ascii")) == ">= \\u9ad8"
     assert encode_for_stream("· — … ─ 高", _stream("cp1252")) == "· — … - \\u9ad8"
 
@@ -257,8 +303,14 @@ def _on_a_pty(args: list, env: dict) -> bytes:
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 120, 0, 0))
     full = _env({})
     full.update(env)
-    proc = subprocess.Popen([sys.executable, "-m", "graphrag_audit", *map(str, args)], stdout=slave, stderr=slave,
-                            stdin=subprocess.DEVNULL, env=full, cwd=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphrag_audit", *map(str, args)],
+        stdout=slave,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+        env=full,
+        cwd=str(REPO),
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -276,8 +328,14 @@ def _on_a_pty(args: list, env: dict) -> bytes:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
-@pytest.mark.parametrize("cmd", [["levels", "{dir}", "--level", "1", "--list-reports"], ["tree", "{dir}", "--level", "1"],
-                                 ["plan", "{dir}", "--reports", "100", "--no-costs"]])
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["levels", "{dir}", "--level", "1", "--list-reports"],
+        ["tree", "{dir}", "--level", "1"],
+        ["plan", "{dir}", "--reports", "100", "--no-costs"],
+    ],
+)
 def test_term_dumb_gets_no_escape_sequences(real, cmd):
     args = [a.replace("{dir}", str(real)) for a in cmd]
     # control: the same command on an xterm is coloured (stdout and the stderr progress share the pty)

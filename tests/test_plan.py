@@ -25,22 +25,21 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from builders import write_v1, write_v3
+from conftest import shared_index
+from graphrag_side import need, run_script, side_params, versions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from builders import write_v1, write_v3
-from conftest import shared_index
-from graphrag_side import need, run_script, side_params, versions
+from graphrag_audit.analysis.plan import Budget, ContextCost, Cost, PlanTree, plan_context, plan_report
 from graphrag_audit.cli import app
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.io.load import load_index
-from graphrag_audit.analysis.plan import Budget, ContextCost, Cost, PlanTree, plan_context, plan_report
-from graphrag_audit.handoff import MANIFEST_NAME, PlanWriteError, write_plan
 from graphrag_audit.graphrag.selection import select_all
+from graphrag_audit.handoff import MANIFEST_NAME, PlanWriteError, write_plan
+from graphrag_audit.io.load import load_index
 
 HYP = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -97,6 +96,7 @@ def exact_covers(tree, reported):
 def covers_by_structure(tree):
     """Every frontier of a tree in which every community has a report and children partition their
     parent: per root, either the root or one frontier of each child, combined."""
+
     def of(c):
         kids = children_of(tree, c)
         out = [[c]]
@@ -193,10 +193,18 @@ def trees(draw, max_nodes=14, max_depth=3):
         c = nxt
         nxt += 1
         tree[c] = (lv, parent, ents)
-        if lv < max_depth and len(tree) + len(queue) < max_nodes and len(ents) > 1 and draw(st.integers(0, 3)) > 0:
+        if (
+            lv < max_depth
+            and len(tree) + len(queue) < max_nodes
+            and len(ents) > 1
+            and draw(st.integers(0, 3)) > 0
+        ):
             n_kids = draw(st.integers(1, min(3, len(ents))))
-            cuts = sorted(draw(st.sets(st.integers(1, len(ents) - 1), min_size=n_kids - 1, max_size=n_kids - 1))) \
-                if n_kids > 1 else []
+            cuts = (
+                sorted(draw(st.sets(st.integers(1, len(ents) - 1), min_size=n_kids - 1, max_size=n_kids - 1)))
+                if n_kids > 1
+                else []
+            )
             bounds = [0, *cuts, len(ents)]
             for a, b in zip(bounds, bounds[1:]):
                 queue.append((lv + 1, c, ents[a:b]))
@@ -217,9 +225,14 @@ def trees_with_gaps(draw):
 # ---------------------------------------------------------------------------------------
 # H1: 1{a..h} -> 3{a..e} (-> 7{a,b,c}, 8{d,e}), 4{f,g,h};  2{i,j} -> 5{i}, 6{j}
 H1 = {
-    1: (0, -1, list("abcdefgh")), 2: (0, -1, list("ij")),
-    3: (1, 1, list("abcde")), 4: (1, 1, list("fgh")), 5: (1, 2, ["i"]), 6: (1, 2, ["j"]),
-    7: (2, 3, list("abc")), 8: (2, 3, list("de")),
+    1: (0, -1, list("abcdefgh")),
+    2: (0, -1, list("ij")),
+    3: (1, 1, list("abcde")),
+    4: (1, 1, list("fgh")),
+    5: (1, 2, ["i"]),
+    6: (1, 2, ["j"]),
+    7: (2, 3, list("abc")),
+    8: (2, 3, list("de")),
 }
 # π over splittable communities: 1 (L0, 8 entities), 2 (L0, 2), 3 (L1, 5).
 #   K=1: nothing fits; the coarsest frontier {1,2} is returned with fits=False.
@@ -258,8 +271,16 @@ def test_h1_levels_and_disclosure(tmp_path):
     assert by_root[2].coarser_than_target and not by_root[1].coarser_than_target
 
 
-@pytest.mark.parametrize("p,expected", [(0.3, [2, 3, 4]), (0.31, [3, 4, 5, 6]), (0.5, [3, 4, 5, 6]),
-                                        (0.51, [4, 5, 6, 7, 8]), (1.0, [4, 5, 6, 7, 8])])
+@pytest.mark.parametrize(
+    "p,expected",
+    [
+        (0.3, [2, 3, 4]),
+        (0.31, [3, 4, 5, 6]),
+        (0.5, [3, 4, 5, 6]),
+        (0.51, [4, 5, 6, 7, 8]),
+        (1.0, [4, 5, 6, 7, 8]),
+    ],
+)
 def test_h1_coverage(tmp_path, p, expected):
     # coverage of the report plans: K=2: 0; K=3 {2,3,4}: 4 final (3 entities) = 0.3;
     # K=4 {3,4,5,6}: 4,5,6 final = 0.5; K=5: every member final = 1.0
@@ -271,8 +292,13 @@ def test_h1_tokens(tmp_path):
     # tokens = 10 + entities per report: {1,2} = 18+12 = 30; {2,3,4} = 12+15+13 = 40;
     # {3,4,5,6} = 15+13+11+11 = 50; {4,5,6,7,8} = 13+11+11+13+12 = 60
     model = build(tmp_path, H1)
-    for t, expected in [(30, [1, 2]), (49, [2, 3, 4]), (50, [3, 4, 5, 6]), (59, [3, 4, 5, 6]),
-                        (60, [4, 5, 6, 7, 8])]:
+    for t, expected in [
+        (30, [1, 2]),
+        (49, [2, 3, 4]),
+        (50, [3, 4, 5, 6]),
+        (59, [3, 4, 5, 6]),
+        (60, [4, 5, 6, 7, 8]),
+    ]:
         plan = plan_context(model, Budget("tokens", t), fake_cost(model, H1))
         assert plan.communities == expected, t
         assert plan.cost.tokens <= t
@@ -280,8 +306,15 @@ def test_h1_tokens(tmp_path):
 
 # H2: gaps. 1{a,b,c,d} (report) -> 2{a,b} (report), 3{c,d} (no report, leaf);
 #     4{e,f} (no report) -> 5{e}, 6{f} (reports); 7{g} (no report, leaf): g is uncoverable.
-H2 = {1: (0, -1, list("abcd")), 2: (1, 1, list("ab")), 3: (1, 1, list("cd")),
-      4: (0, -1, list("ef")), 5: (1, 4, ["e"]), 6: (1, 4, ["f"]), 7: (0, -1, ["g"])}
+H2 = {
+    1: (0, -1, list("abcd")),
+    2: (1, 1, list("ab")),
+    3: (1, 1, list("cd")),
+    4: (0, -1, list("ef")),
+    5: (1, 4, ["e"]),
+    6: (1, 4, ["f"]),
+    7: (0, -1, ["g"]),
+}
 H2_REPORTED = {1, 2, 5, 6}
 
 
@@ -299,14 +332,33 @@ def test_h2_gaps(tmp_path):
 
 
 # H3: spreading. 1{6} -> 3{3} (-> 7, 8, 9), 4{3} (-> 10, 11, 12); 2{4} -> 5{2}, 6{2}
-H3 = {1: (0, -1, list("abcdef")), 2: (0, -1, list("ghij")),
-      3: (1, 1, list("abc")), 4: (1, 1, list("def")), 5: (1, 2, list("gh")), 6: (1, 2, list("ij")),
-      7: (2, 3, ["a"]), 8: (2, 3, ["b"]), 9: (2, 3, ["c"]), 10: (2, 4, ["d"]), 11: (2, 4, ["e"]), 12: (2, 4, ["f"])}
+H3 = {
+    1: (0, -1, list("abcdef")),
+    2: (0, -1, list("ghij")),
+    3: (1, 1, list("abc")),
+    4: (1, 1, list("def")),
+    5: (1, 2, list("gh")),
+    6: (1, 2, list("ij")),
+    7: (2, 3, ["a"]),
+    8: (2, 3, ["b"]),
+    9: (2, 3, ["c"]),
+    10: (2, 4, ["d"]),
+    11: (2, 4, ["e"]),
+    12: (2, 4, ["f"]),
+}
 
 
-@pytest.mark.parametrize("k,expected", [(3, [2, 3, 4]), (4, [3, 4, 5, 6]), (5, [3, 4, 5, 6]),
-                                        (6, [4, 5, 6, 7, 8, 9]), (7, [4, 5, 6, 7, 8, 9]),
-                                        (8, [5, 6, 7, 8, 9, 10, 11, 12])])
+@pytest.mark.parametrize(
+    "k,expected",
+    [
+        (3, [2, 3, 4]),
+        (4, [3, 4, 5, 6]),
+        (5, [3, 4, 5, 6]),
+        (6, [4, 5, 6, 7, 8, 9]),
+        (7, [4, 5, 6, 7, 8, 9]),
+        (8, [5, 6, 7, 8, 9, 10, 11, 12]),
+    ],
+)
 def test_h3_spreads_before_going_deeper(tmp_path, k, expected):
     # K=5: {7,8,9,4,2} also has 5 reports but exhausts root 1 while root 2 stays whole
     assert plan_context(build(tmp_path, H3), Budget("reports", k)).communities == expected
@@ -314,10 +366,21 @@ def test_h3_spreads_before_going_deeper(tmp_path, k, expected):
 
 # H4: level before size. 1{a..o} -> 2{a..j}, 3{k,l}, 4{m,n,o}; 2 -> 5{a..f}, 6{g..j};
 #     3 -> 7{k}, 8{l}; 4 -> 9{m}, 10{n}, 11{o}; 5 -> 12{a,b,c}, 13{d,e,f}
-H4 = {1: (0, -1, list("abcdefghijklmno")), 2: (1, 1, list("abcdefghij")), 3: (1, 1, list("kl")),
-      4: (1, 1, list("mno")), 5: (2, 2, list("abcdef")), 6: (2, 2, list("ghij")), 7: (2, 3, ["k"]),
-      8: (2, 3, ["l"]), 9: (2, 4, ["m"]), 10: (2, 4, ["n"]), 11: (2, 4, ["o"]), 12: (3, 5, list("abc")),
-      13: (3, 5, list("def"))}
+H4 = {
+    1: (0, -1, list("abcdefghijklmno")),
+    2: (1, 1, list("abcdefghij")),
+    3: (1, 1, list("kl")),
+    4: (1, 1, list("mno")),
+    5: (2, 2, list("abcdef")),
+    6: (2, 2, list("ghij")),
+    7: (2, 3, ["k"]),
+    8: (2, 3, ["l"]),
+    9: (2, 4, ["m"]),
+    10: (2, 4, ["n"]),
+    11: (2, 4, ["o"]),
+    12: (3, 5, list("abc")),
+    13: (3, 5, list("def")),
+}
 # Level frontiers: LF(0) = {1} (1 report), LF(1) = {2,3,4} (3), LF(2) = {5..11} (7), LF(3) = 8.
 # π over splittable communities: 1 (L0), 2 (L1, 10), 4 (L1, 3), 3 (L1, 2), 5 (L2, 6).
 #   K=5: from LF(1): split 2 -> {3,4,5,6} (4); 4 -> 6 does not fit; 3 -> {4,5,6,7,8} (5); 5 -> 6 no.
@@ -327,9 +390,18 @@ H4 = {1: (0, -1, list("abcdefghijklmno")), 2: (1, 1, list("abcdefghij")), 3: (1,
 #   K=7: LF(2) fits; 5 (-> 8) does not.  K=8: every leaf.
 
 
-@pytest.mark.parametrize("k,expected", [(1, [1]), (3, [2, 3, 4]), (4, [3, 4, 5, 6]), (5, [4, 5, 6, 7, 8]),
-                                        (6, [3, 5, 6, 9, 10, 11]), (7, [5, 6, 7, 8, 9, 10, 11]),
-                                        (8, [6, 7, 8, 9, 10, 11, 12, 13])])
+@pytest.mark.parametrize(
+    "k,expected",
+    [
+        (1, [1]),
+        (3, [2, 3, 4]),
+        (4, [3, 4, 5, 6]),
+        (5, [4, 5, 6, 7, 8]),
+        (6, [3, 5, 6, 9, 10, 11]),
+        (7, [5, 6, 7, 8, 9, 10, 11]),
+        (8, [6, 7, 8, 9, 10, 11, 12, 13]),
+    ],
+)
 def test_h4_level_before_size(tmp_path, k, expected):
     plan = plan_context(build(tmp_path, H4), Budget("reports", k))
     assert plan.communities == expected
@@ -464,7 +536,11 @@ def _v2_selection(tree, n):
 def _served(tree, members, n):
     """Entities held by some member at level >= min(n, the entity's finest level)."""
     ents = {e for (_, _, es) in tree.values() for e in es}
-    return {e for e in ents if any(e in tree[c][2] and tree[c][0] >= min(n, finest_level(tree, e)) for c in members)}
+    return {
+        e
+        for e in ents
+        if any(e in tree[c][2] and tree[c][0] >= min(n, finest_level(tree, e)) for c in members)
+    }
 
 
 @HYP
@@ -490,7 +566,9 @@ def test_plans_are_frontiers_fit_and_beat_every_level(tree, data):
                 measure = lambda f: sum(tokens_of(tree, c) for c in f)  # noqa: E731
             else:
                 value = data.draw(st.integers(1, 8))
-                measure = lambda f: cost(np.flatnonzero(model.reports["community"].isin(f).to_numpy())).map_calls  # noqa: E731
+                measure = lambda f: (
+                    cost(np.flatnonzero(model.reports["community"].isin(f).to_numpy())).map_calls
+                )  # noqa: E731
             plan = plan_context(model, Budget(kind, value), cost, tree=pt)
             _assert_frontier(tree, set(tree), plan)
             if plan.fits:
@@ -510,7 +588,9 @@ def test_plans_are_frontiers_fit_and_beat_every_level(tree, data):
                 v2_levels = [n for n in range(max_level + 1) if measure(_v2_selection(tree, n)) <= value]
                 if v2_levels:
                     n2 = max(v2_levels)
-                    assert len(_served(tree, plan.communities, n2)) >= len(_served(tree, _v2_selection(tree, n2), n2))
+                    assert len(_served(tree, plan.communities, n2)) >= len(
+                        _served(tree, _v2_selection(tree, n2), n2)
+                    )
 
 
 @HYP
@@ -539,15 +619,20 @@ def test_refuses_cycles(tmp_path):
 def test_refuses_several_parents(tmp_path):
     model = build(tmp_path, H1)
     f = model.forest  # 7 now sits under 3 and 2
-    model.forest = replace(f, edge_parents=np.append(f.edge_parents, 2), edge_children=np.append(f.edge_children, 7))
+    model.forest = replace(
+        f, edge_parents=np.append(f.edge_parents, 2), edge_children=np.append(f.edge_children, 7)
+    )
     with pytest.raises(IndexInputError, match="several parents"):
         PlanTree(model)
 
 
-@pytest.mark.parametrize("tree,what", [
-    ({1: (0, -1, ["a", "b"]), 2: (1, 1, ["a"]), 3: (1, 1, ["a", "b"])}, "sibling"),
-    ({1: (0, -1, ["a"]), 2: (1, 1, ["a", "z"]), 3: (0, -1, ["z"])}, "parent lacks"),
-])
+@pytest.mark.parametrize(
+    "tree,what",
+    [
+        ({1: (0, -1, ["a", "b"]), 2: (1, 1, ["a"]), 3: (1, 1, ["a", "b"])}, "sibling"),
+        ({1: (0, -1, ["a"]), 2: (1, 1, ["a", "z"]), 3: (0, -1, ["z"])}, "parent lacks"),
+    ],
+)
 def test_refuses_entity_sets_that_are_not_nested(tmp_path, tree, what):
     with pytest.raises(IndexInputError, match=what):
         PlanTree(build(tmp_path, tree))
@@ -561,8 +646,15 @@ def test_report_without_community_is_left_out(tmp_path):
 
 
 def test_budget_validation():
-    for kind, v in [("reports", 0), ("tokens", 1.5), ("map_calls", -1), ("coverage", 0), ("coverage", 1.2),
-                    ("coverage", math.nan), ("nope", 3)]:
+    for kind, v in [
+        ("reports", 0),
+        ("tokens", 1.5),
+        ("map_calls", -1),
+        ("coverage", 0),
+        ("coverage", 1.2),
+        ("coverage", math.nan),
+        ("nope", 3),
+    ]:
         with pytest.raises(ValueError):
             Budget(kind, v)
 
@@ -587,8 +679,13 @@ def test_level_options_and_dynamic_preview(tmp_path):
     # entities at their finest: at N=1 v1 sends 4 (f,g,h), 5 (i), 6 (j)
     assert o[(1, "v1")].entities_at_finest == 5 and o[(None, "v1")].entities_at_finest == 10
     dyn = {d["community_level"]: d for d in rep.dynamic}
-    assert dyn[0] == {"community_level": 0, "candidates": 2, "level0_reports": 2,
-                      "rating_calls": {"min": 4, "max": 4}, "raises_keyerror": False}
+    assert dyn[0] == {
+        "community_level": 0,
+        "candidates": 2,
+        "level0_reports": 2,
+        "rating_calls": {"min": 4, "max": 4},
+        "raises_keyerror": False,
+    }
     assert dyn[2]["candidates"] == 8 and dyn[2]["rating_calls"] == {"min": 4, "max": 16}
 
 
@@ -612,7 +709,11 @@ def _assert_same_as_audit(model, tokenizer):
         for b in ("v2", "v1", "level_only"):
             stats = r.selected[b]
             got = cost.selection(sels[r.community_level][b].rows, b, r.community_level)
-            if b != "v1" or model.rollup_rows is model.members or not {"entity_id", "entity_row"} & set(model.rollup_rows):
+            if (
+                b != "v1"
+                or model.rollup_rows is model.members
+                or not {"entity_id", "entity_row"} & set(model.rollup_rows)
+            ):
                 assert cost(sels[r.community_level][b].rows) == got  # level-independent weights
             assert (got.tokens, got.map_calls) == (stats.cost.tokens, stats.cost.map_calls), (r, b)
 
@@ -717,7 +818,9 @@ def test_write_refusals(tmp_path):
         write_plan(model, plan.communities, full)
     write_plan(model, plan.communities, full, force=True)
     assert (full / "x.txt").read_text() == "keep me" and (full / "communities.parquet").exists()
-    v1 = load_index(write_v1(tmp_path / "v1", H1))  # graphrag 1.x layouts are written too (tests/test_plan_write.py)
+    v1 = load_index(
+        write_v1(tmp_path / "v1", H1)
+    )  # graphrag 1.x layouts are written too (tests/test_plan_write.py)
     write_plan(v1, [3, 4, 5, 6], tmp_path / "v1out")
     assert (tmp_path / "v1out" / "create_final_nodes.parquet").is_file()
 
@@ -797,7 +900,10 @@ def test_cli_json_lists_the_plan(tmp_path):
     doc = json.loads(res.stdout)
     assert doc["plan"]["communities"] == [3, 4, 5, 6] and doc["plan"]["reports"] == 4
     assert all(isinstance(c, int) for c in doc["plan"]["communities"])
-    assert {(x["community_level"], x["behaviour"]) for x in doc["community_levels"]} >= {(0, "v2"), (None, "v1")}
+    assert {(x["community_level"], x["behaviour"]) for x in doc["community_levels"]} >= {
+        (0, "v2"),
+        (None, "v1"),
+    }
     assert "map_calls" in doc["plan"] and doc["dynamic_selection"][0]["candidates"] == 2
 
 
@@ -816,8 +922,9 @@ def test_cli_text_markdown_and_too_small(tmp_path):
 def test_cli_write(tmp_path):
     d = build(tmp_path / "i", H1).output_dir
     out = tmp_path / "out"
-    res = runner.invoke(app, ["plan", str(d), "--reports", "4", "--write", str(out), "-f", "json",
-                              "--tokenizer", "estimate"])
+    res = runner.invoke(
+        app, ["plan", str(d), "--reports", "4", "--write", str(out), "-f", "json", "--tokenizer", "estimate"]
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["handoff"]["reports"] == 4 and doc["handoff"]["max_level"] == 1
@@ -884,6 +991,7 @@ def test_real_verbs_v3_map_call_plans():
 # Seed at N = 0, 1, 2, None (docs/graphrag-semantics.md#selection): >= 2.0 sends 2, 5, 7, 7; < 2.0 2, 3, 4, 4.
 def test_plan_comparison_marks_hypothetical_rows(tmp_path):
     from builders import SEED
+
     from graphrag_audit.render.plan_common import comparison_rows
     from graphrag_audit.render.plan_markdown import render_plan_markdown
     from graphrag_audit.render.plan_text import render_plan_text
@@ -891,12 +999,20 @@ def test_plan_comparison_marks_hypothetical_rows(tmp_path):
     rep = plan_report(load_index(write_v3(tmp_path / "seed", SEED)), Budget("reports", 4))
     assert {(o.behaviour, o.status) for o in rep.options} == {("v2", "exact"), ("v1", "hypothetical")}
     rows = [(r[0], r[1], r[2]) for r in comparison_rows(rep)]
-    assert rows == [("0", "graphrag >= 2.0", "2"), ("0", "graphrag < 2.0", "hyp. 2"),
-                    ("1", "graphrag >= 2.0", "5"), ("1", "graphrag < 2.0", "hyp. 3"),
-                    ("2", "graphrag >= 2.0", "7"), ("2", "graphrag < 2.0", "hyp. 4"),
-                    ("None", "graphrag >= 2.0", "7"), ("None", "graphrag < 2.0", "hyp. 4")]
-    note = ("hyp. = the rule of graphrag < 2.0 applied to the rebuilt tree, not what it sends here "
-            "(levels tells what).")
+    assert rows == [
+        ("0", "graphrag >= 2.0", "2"),
+        ("0", "graphrag < 2.0", "hyp. 2"),
+        ("1", "graphrag >= 2.0", "5"),
+        ("1", "graphrag < 2.0", "hyp. 3"),
+        ("2", "graphrag >= 2.0", "7"),
+        ("2", "graphrag < 2.0", "hyp. 4"),
+        ("None", "graphrag >= 2.0", "7"),
+        ("None", "graphrag < 2.0", "hyp. 4"),
+    ]
+    note = (
+        "hyp. = the rule of graphrag < 2.0 applied to the rebuilt tree, not what it sends here "
+        "(levels tells what)."
+    )
     md = render_plan_markdown(rep)
     assert "| 1 | graphrag &lt; 2.0 | hyp. 3 |" in md and "| 1 | graphrag &gt;= 2.0 | 5 |" in md
     assert note.replace("<", "&lt;") in md

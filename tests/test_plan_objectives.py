@@ -20,20 +20,20 @@ from itertools import combinations
 from pathlib import Path
 
 import jsonschema
-import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
-
 from builders import write_v3
 from conftest import shared_index
+from test_plan import H1, ancestors, children_of, exact_covers, seeded_tree, tokens_of
+from typer.testing import CliRunner
+
 from graphrag_audit.analysis.plan import Budget, Budgets, Cost, PlanTree, plan_context, plan_report
 from graphrag_audit.cli import app
 from graphrag_audit.io.load import load_index
-from test_plan import H1, ancestors, children_of, exact_covers, seeded_tree, tokens_of
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "graphrag_audit" / "schema" /
-                     "plan.schema.json").read_text())
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[1] / "graphrag_audit" / "schema" / "plan.schema.json").read_text()
+)
 runner = CliRunner()
 
 
@@ -70,6 +70,7 @@ def priority(tree, reported, ranks, units, objective):
     if objective == "granularity":
         return sorted(tree, key=lambda c: (tree[c][0], -n_ent(c), c))
     if objective == "rank":
+
         def below(c):
             desc, stack = [], children_of(tree, c)
             while stack:
@@ -77,6 +78,7 @@ def priority(tree, reported, ranks, units, objective):
                 desc.append(x)
                 stack.extend(children_of(tree, x))
             return max((ranks[d] for d in desc if d in reported), default=float("-inf"))
+
         return sorted(tree, key=lambda c: (-below(c), tree[c][0], -n_ent(c), c))
 
     def tu(c):
@@ -161,10 +163,15 @@ def test_brute_force_optimum_per_objective(tmp_path, objective):
             combos.append((max(sizes[0] - 1, 1), None))  # nothing fits when the coarsest has > 1 report
             for k, t in combos:
                 budgets = [b for b in (k and Budget("reports", k), t and Budget("tokens", t)) if b]
-                got = plan_context(model, Budgets(budgets), cost, tree=pt, objective=objective,
-                                   allow_uncovered=allow)
-                best = lex_best(tree, order, cands, lambda f: (k is None or len(f) <= k)
-                                and (t is None or sum(tok[c] for c in f) <= t))
+                got = plan_context(
+                    model, Budgets(budgets), cost, tree=pt, objective=objective, allow_uncovered=allow
+                )
+                best = lex_best(
+                    tree,
+                    order,
+                    cands,
+                    lambda f: (k is None or len(f) <= k) and (t is None or sum(tok[c] for c in f) <= t),
+                )
                 assert (got.communities if got.fits else None) == best, (i, objective, allow, k, t, tree)
                 if got.fits:
                     assert all(c["holds"] for c in got.checks)
@@ -181,8 +188,10 @@ def test_objectives_differ_on_a_hand_tree(tmp_path):
     units = {e: ["t1"] for e in "abcdefghij"}
     units["a"], units["d"] = ["t2"], ["t3"]
     model = build(tmp_path, H1, set(H1), ranks, units)
-    got = {o: plan_context(model, Budget("reports", 4), objective=o).communities
-           for o in ("granularity", "rank", "text-units")}
+    got = {
+        o: plan_context(model, Budget("reports", 4), objective=o).communities
+        for o in ("granularity", "rank", "text-units")
+    }
     assert got == {"granularity": [3, 4, 5, 6], "rank": [2, 4, 7, 8], "text-units": [2, 4, 7, 8]}
 
 
@@ -222,15 +231,18 @@ def test_gaps_v2_explains_and_allow_uncovered_counts():
     level0 = next(o for o in doc["community_levels"] if o["community_level"] == 0 and o["behaviour"] == "v2")
     assert level0["fits"] and level0["reports"] <= 25
     assert any("--allow-uncovered" in w and "community_level 0" in w for w in doc["plan"]["why_not"])
-    res = runner.invoke(app, ["plan", str(d), "--reports", "25", "-f", "json", "--tokenizer", "estimate",
-                              "--allow-uncovered"])
+    res = runner.invoke(
+        app, ["plan", str(d), "--reports", "25", "-f", "json", "--tokenizer", "estimate", "--allow-uncovered"]
+    )
     assert res.exit_code == 0, res.output
     plan = json.loads(res.stdout)["plan"]
     ent = plan["entities"]
     assert plan["fits"] and plan["reports"] <= 25 and plan["uncovered_roots"]
     assert ent["left_uncovered"] > 0 and ent["represented"] + ent["left_uncovered"] == ent["coverable"]
     assert ent["represented"] >= level0["entities_covered"]  # at least what level 0 covers, within 25
-    res = runner.invoke(app, ["plan", str(d), "--reports", "25", "--no-costs", "--allow-uncovered", "--width", "200"])
+    res = runner.invoke(
+        app, ["plan", str(d), "--reports", "25", "--no-costs", "--allow-uncovered", "--width", "200"]
+    )
     assert res.exit_code == 0 and "coverable entities left uncovered" in res.stdout
 
 
@@ -251,8 +263,23 @@ def test_does_not_fit_shows_the_frontier_in_every_format(tmp_path):
     d = tmp_path / "i"
     write_v3(d, H1)
     for fmt in ("text", "json", "markdown"):
-        res = runner.invoke(app, ["plan", str(d), "--reports", "1", "--tokens", "5k", "-f", fmt,
-                                  "--tokenizer", "estimate", "--width", "200"])
+        res = runner.invoke(
+            app,
+            [
+                "plan",
+                str(d),
+                "--reports",
+                "1",
+                "--tokens",
+                "5k",
+                "-f",
+                fmt,
+                "--tokenizer",
+                "estimate",
+                "--width",
+                "200",
+            ],
+        )
         assert res.exit_code == 1, (fmt, res.output)
         if fmt == "json":
             doc = json.loads(res.stdout)
@@ -261,15 +288,22 @@ def test_does_not_fit_shows_the_frontier_in_every_format(tmp_path):
             assert [c["kind"] for c in doc["plan"]["checks"]] == ["reports", "tokens"]
             assert doc["plan"]["checks"][0]["holds"] is False and doc["plan"]["checks"][1]["holds"] is True
         else:
-            assert "DOES NOT FIT" in res.stdout and "1, 2" in res.stdout and "reports 2 <= 1: FAILS" in res.stdout.replace("&lt;", "<")
+            assert (
+                "DOES NOT FIT" in res.stdout
+                and "1, 2" in res.stdout
+                and "reports 2 <= 1: FAILS" in res.stdout.replace("&lt;", "<")
+            )
 
 
-@pytest.mark.parametrize("args,kinds,values", [
-    (["--reports", "40", "--tokens", "60k"], ["reports", "tokens"], [40, 60000]),
-    (["--tokens", "1.5M", "--map-calls", "3"], ["tokens", "map_calls"], [1500000, 3]),
-    (["--coverage", "80%", "--reports", "1_000"], ["reports", "coverage"], [1000, 0.8]),
-    (["--coverage", "0.5"], ["coverage"], [0.5]),
-])
+@pytest.mark.parametrize(
+    "args,kinds,values",
+    [
+        (["--reports", "40", "--tokens", "60k"], ["reports", "tokens"], [40, 60000]),
+        (["--tokens", "1.5M", "--map-calls", "3"], ["tokens", "map_calls"], [1500000, 3]),
+        (["--coverage", "80%", "--reports", "1_000"], ["reports", "coverage"], [1000, 0.8]),
+        (["--coverage", "0.5"], ["coverage"], [0.5]),
+    ],
+)
 def test_cli_budget_syntax(tmp_path, args, kinds, values):
     d = tmp_path / "i"
     write_v3(d, H1)
@@ -283,16 +317,22 @@ def test_cli_budget_syntax(tmp_path, args, kinds, values):
     assert doc["plan"]["fits"] == all(c["holds"] for c in doc["plan"]["checks"])
 
 
-@pytest.mark.parametrize("args,message", [
-    ([], "at least one budget"),
-    (["--tokens", "60q"], "--tokens: expected a whole number"),
-    (["--tokens", "1.5"], "--tokens: expected a whole number"),
-    (["--reports", "0"], "--reports: budget reports must be a whole number >= 1"),
-    (["--coverage", "120%"], "--coverage: coverage must be a share"),
-    (["--coverage", "most"], "--coverage: expected a share"),
-    (["--reports", "3", "--objective", "best"], "--objective: choose one of"),
-    (["--reports", "3", "--tokens", "9", "--no-costs"], "--no-costs cannot be combined with a tokens budget"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        ([], "at least one budget"),
+        (["--tokens", "60q"], "--tokens: expected a whole number"),
+        (["--tokens", "1.5"], "--tokens: expected a whole number"),
+        (["--reports", "0"], "--reports: budget reports must be a whole number >= 1"),
+        (["--coverage", "120%"], "--coverage: coverage must be a share"),
+        (["--coverage", "most"], "--coverage: expected a share"),
+        (["--reports", "3", "--objective", "best"], "--objective: choose one of"),
+        (
+            ["--reports", "3", "--tokens", "9", "--no-costs"],
+            "--no-costs cannot be combined with a tokens budget",
+        ),
+    ],
+)
 def test_cli_budget_errors_are_one_line_exit_2(tmp_path, args, message):
     d = tmp_path / "i"
     write_v3(d, H1)
@@ -309,8 +349,9 @@ def test_real_index_objectives_and_combined_budgets():
     cost = ContextCost(model, "estimate")
     pt = PlanTree(model)
     for objective in ("granularity", "rank", "text-units"):
-        rep = plan_report(model, Budgets([Budget("reports", 80), Budget("tokens", 60000)]), cost,
-                          objective=objective)
+        rep = plan_report(
+            model, Budgets([Budget("reports", 80), Budget("tokens", 60000)]), cost, objective=objective
+        )
         p = rep.plan
         assert p.fits and p.report_count <= 80 and p.cost.tokens <= 60000 and p.cost == cost(p.rows)
         assert p.entities_duplicated == 0 and p.entities_represented == p.entities_coverable

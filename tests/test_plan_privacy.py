@@ -17,10 +17,19 @@ NOTE = "report titles, entity names and absolute paths are hidden (ids stay); --
 
 
 def plan(*args, cwd=None):
-    env = {**os.environ, "NO_COLOR": "1",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    p = subprocess.run([sys.executable, "-m", "graphrag_audit", "plan", *map(str, args)], capture_output=True,
-                       text=True, timeout=300, env=env, cwd=cwd or REPO)
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    p = subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", "plan", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=cwd or REPO,
+    )
     assert p.returncode == 0, p.stderr
     return p.stdout
 
@@ -58,11 +67,13 @@ def test_the_rest_of_the_markdown_is_the_same(tmp_path):
     shown = plan(idx, "--reports", "3", "-f", "markdown", "--include-titles").splitlines()
     at = hidden.index(f"Privacy: {NOTE}")
     assert hidden[at + 1] == ""
-    del hidden[at:at + 2]
+    del hidden[at : at + 2]
     diff = [(a, b) for a, b in zip(hidden, shown) if a != b]
     assert len(hidden) == len(shown)
-    assert diff == [("## graphrag-audit plan: (absolute path hidden)", f"## graphrag-audit plan: {idx}"),
-                    ("tables in (absolute path hidden)", f"tables in {idx}")]
+    assert diff == [
+        ("## graphrag-audit plan: (absolute path hidden)", f"## graphrag-audit plan: {idx}"),
+        ("tables in (absolute path hidden)", f"tables in {idx}"),
+    ]
 
 
 def test_a_relative_path_stays_as_typed(tmp_path):

@@ -14,10 +14,10 @@ import os
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
-
 from builders import write_v1, write_v3
 from conftest import shared_index
+from typer.testing import CliRunner
+
 from graphrag_audit.cli import app
 from graphrag_audit.graphrag.selection import select_all
 from graphrag_audit.handoff import MANIFEST_NAME, PlanWriteError, query_commands, write_plan
@@ -25,9 +25,14 @@ from graphrag_audit.io.load import load_index
 
 # C1{a..h} C2{i,j} at level 0; C3{a..e} C4{f,g,h} under 1, C5{i} C6{j} under 2; C7{a,b,c} C8{d,e} under 3
 H1 = {
-    1: (0, -1, list("abcdefgh")), 2: (0, -1, list("ij")),
-    3: (1, 1, list("abcde")), 4: (1, 1, list("fgh")), 5: (1, 2, ["i"]), 6: (1, 2, ["j"]),
-    7: (2, 3, list("abc")), 8: (2, 3, list("de")),
+    1: (0, -1, list("abcdefgh")),
+    2: (0, -1, list("ij")),
+    3: (1, 1, list("abcde")),
+    4: (1, 1, list("fgh")),
+    5: (1, 2, ["i"]),
+    6: (1, 2, ["j"]),
+    7: (2, 3, list("abc")),
+    8: (2, 3, list("de")),
 }
 CROSS = [2, 3, 4]  # a frontier over levels 0 and 1 (graphrag 1.x selects none of its kind alone)
 
@@ -48,8 +53,13 @@ def test_v1_written_nodes_select_exactly_the_plan(tmp_path):
     model = load_index(write_v1(tmp_path / "src", H1))
     res = write_plan(model, CROSS, tmp_path / "out")
     out = tmp_path / "out"
-    assert sorted(os.listdir(out)) == ["create_final_communities.parquet", "create_final_community_reports.parquet",
-                                       "create_final_entities.parquet", "create_final_nodes.parquet", MANIFEST_NAME]
+    assert sorted(os.listdir(out)) == [
+        "create_final_communities.parquet",
+        "create_final_community_reports.parquet",
+        "create_final_entities.parquet",
+        "create_final_nodes.parquet",
+        MANIFEST_NAME,
+    ]
     nodes = pd.read_parquet(out / "create_final_nodes.parquet")
     src_nodes = pd.read_parquet(tmp_path / "src" / "create_final_nodes.parquet")
     # the plan's node rows, unchanged and in source order; nothing else
@@ -70,11 +80,14 @@ def test_v1_written_nodes_select_exactly_the_plan(tmp_path):
     assert sel[None]["v1"].community_ids(back) == CROSS and sel[1]["v1"].community_ids(back) == CROSS
     comm = pd.read_parquet(out / "create_final_communities.parquet")
     assert comm["community"].tolist() == CROSS and (comm["parent"] == -1).all()
-    assert (out / "create_final_entities.parquet").read_bytes() == \
-        (tmp_path / "src" / "create_final_entities.parquet").read_bytes()
+    assert (out / "create_final_entities.parquet").read_bytes() == (
+        tmp_path / "src" / "create_final_entities.parquet"
+    ).read_bytes()
     manifest = json.loads((out / MANIFEST_NAME).read_text())
-    assert manifest["graphrag_cli"] == (f"graphrag query --root <your project> --method global --data {out.resolve()} "
-                                        "--community-level 1 --query \"<question>\"")
+    assert manifest["graphrag_cli"] == (
+        f"graphrag query --root <your project> --method global --data {out.resolve()} "
+        '--community-level 1 --query "<question>"'
+    )
 
 
 def test_v1_plan_lost_in_the_rollup_is_refused(tmp_path):
@@ -98,7 +111,9 @@ def test_string_id_generations_are_refused(tmp_path):
 def _to_csv(src, dst):
     dst.mkdir()
     for name in ("entities", "communities", "community_reports"):  # as graphrag 3.x's CSVTableProvider writes
-        (dst / f"{name}.csv").write_text(pd.read_parquet(src / f"{name}.parquet").to_csv(index=False), encoding="utf-8")
+        (dst / f"{name}.csv").write_text(
+            pd.read_parquet(src / f"{name}.parquet").to_csv(index=False), encoding="utf-8"
+        )
     return dst
 
 
@@ -111,12 +126,22 @@ def test_csv_layout_written_as_csv(tmp_path):
     assert model.table_format == "csv"
     res = write_plan(model, CROSS, tmp_path / "out")
     out = tmp_path / "out"
-    assert sorted(os.listdir(out)) == ["communities.csv", "community_reports.csv", "entities.csv",
-                                       "graphrag_audit_plan.json", "lancedb"]
+    assert sorted(os.listdir(out)) == [
+        "communities.csv",
+        "community_reports.csv",
+        "entities.csv",
+        "graphrag_audit_plan.json",
+        "lancedb",
+    ]
     assert res.linked == ["lancedb/"] and res.linked_bytes == 5000 and (out / "lancedb").is_symlink()
-    assert res.commands == [{"graphrag": "3.x", "command": f"graphrag query \"<question>\" --root <your project> "
-                             f"--method global --data {out.resolve()} --community-level 1",
-                             "note": "the project's settings need table_provider: {type: csv} (graphrag >= 3.0.2)"}]
+    assert res.commands == [
+        {
+            "graphrag": "3.x",
+            "command": f'graphrag query "<question>" --root <your project> '
+            f"--method global --data {out.resolve()} --community-level 1",
+            "note": "the project's settings need table_provider: {type: csv} (graphrag >= 3.0.2)",
+        }
+    ]
     # graphrag 3.x reads CSV as pd.read_csv(StringIO(text), keep_default_na=False)
     for name in ("communities.csv", "community_reports.csv"):
         got = pd.read_csv(io.StringIO((out / name).read_text(encoding="utf-8")), keep_default_na=False)
@@ -143,7 +168,9 @@ def test_csv_fields_round_trip_quotes_and_newlines(tmp_path):
     rep.to_parquet(tmp_path / "pq" / "community_reports.parquet", index=False)
     src = _to_csv(tmp_path / "pq", tmp_path / "src")
     write_plan(load_index(src), CROSS, tmp_path / "out")
-    rows = list(csv.DictReader(io.StringIO((tmp_path / "out" / "community_reports.csv").read_text(), newline="")))
+    rows = list(
+        csv.DictReader(io.StringIO((tmp_path / "out" / "community_reports.csv").read_text(), newline=""))
+    )
     assert [r["title"] for r in rows] == [f'T{c}, "quoted"\nsecond line' for c in CROSS]
 
 
@@ -152,12 +179,15 @@ def test_query_commands_follow_each_graphrag_cli():
     (all: --root, --method, --data, --community-level)."""
     common = "--root <your project> --method global --data OUT --community-level 3"
     assert query_commands("3.x", "parquet", "OUT", 3) == [
-        {"graphrag": "3.x", "command": f"graphrag query \"<question>\" {common}"}]
+        {"graphrag": "3.x", "command": f'graphrag query "<question>" {common}'}
+    ]
     assert query_commands("2.x", "parquet", "OUT", 3) == [
-        {"graphrag": "2.x", "command": f"graphrag query {common} --query \"<question>\""},
-        {"graphrag": "3.x", "command": f"graphrag query \"<question>\" {common}"}]
+        {"graphrag": "2.x", "command": f'graphrag query {common} --query "<question>"'},
+        {"graphrag": "3.x", "command": f'graphrag query "<question>" {common}'},
+    ]
     assert query_commands("1.0-1.2", "parquet", "OUT", 3) == [
-        {"graphrag": "1.x", "command": f"graphrag query {common} --query \"<question>\""}]
+        {"graphrag": "1.x", "command": f'graphrag query {common} --query "<question>"'}
+    ]
 
 
 def test_cli_prints_linked_and_the_version_command(tmp_path):
@@ -166,33 +196,60 @@ def test_cli_prints_linked_and_the_version_command(tmp_path):
     (src / "lancedb").mkdir()
     (src / "lancedb" / "a.lance").write_bytes(b"z" * 7000)
     out = tmp_path / "out"
-    r = CliRunner().invoke(app, ["plan", str(src), "--reports", "5", "--no-costs", "--write", str(out),
-                                 "--width", "400", "--color", "never"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "plan",
+            str(src),
+            "--reports",
+            "5",
+            "--no-costs",
+            "--write",
+            str(out),
+            "--width",
+            "400",
+            "--color",
+            "never",
+        ],
+    )
     assert r.exit_code == 0, r.output
     text = " ".join(r.output.split())
     linked = 7000 + (src / "create_final_text_units.parquet").stat().st_size
     assert f"Linked to the source, not copied (global search does not read them; {linked:,} bytes): " in text
     assert "create_final_text_units.parquet" in text and "lancedb/" in text
-    assert f"graphrag 1.x CLI: graphrag query --root <your project> --method global --data {out.resolve()}" in text
-    assert "--query \"<question>\"" in text
+    assert (
+        f"graphrag 1.x CLI: graphrag query --root <your project> --method global --data {out.resolve()}"
+        in text
+    )
+    assert '--query "<question>"' in text
     assert "graphrag 1.x selects exactly the plan at community_level=None and community_level=" in text
     assert (out / "lancedb").is_symlink() and (out / "create_final_text_units.parquet").is_symlink()
     # what was linked is not copied: only the four tables and the manifest are files in OUT
     files = sorted(p.name for p in out.iterdir() if not p.is_symlink())
-    assert files == ["create_final_communities.parquet", "create_final_community_reports.parquet",
-                     "create_final_entities.parquet", "create_final_nodes.parquet", MANIFEST_NAME]
-    assert pq.read_table(out / "create_final_nodes.parquet").num_rows < \
-        pq.read_table(src / "create_final_nodes.parquet").num_rows
+    assert files == [
+        "create_final_communities.parquet",
+        "create_final_community_reports.parquet",
+        "create_final_entities.parquet",
+        "create_final_nodes.parquet",
+        MANIFEST_NAME,
+    ]
+    assert (
+        pq.read_table(out / "create_final_nodes.parquet").num_rows
+        < pq.read_table(src / "create_final_nodes.parquet").num_rows
+    )
 
 
-@pytest.mark.parametrize("name,message", [
-    ("real-genesis-zh-deep", "--write needs both a communities and a community_reports table"),
-    ("real-ralad-large", "--write needs both a communities and a community_reports table"),
-    ("real-climate-update-v09", "sit under several parents"),
-    ("dulce-v0.1-create_final", "--write needs both a communities and a community_reports table"),
-    ("dulce-v0.3-create_final", "community ids are strings"),
-    ("real-iswc-v0", "community ids are strings"),
-])
+@pytest.mark.parametrize(
+    "name,message",
+    [
+        ("real-genesis-zh-deep", "--write needs both a communities and a community_reports table"),
+        ("real-ralad-large", "--write needs both a communities and a community_reports table"),
+        ("real-climate-update-v09", "sit under several parents"),
+        ("dulce-v0.1-create_final", "--write needs both a communities and a community_reports table"),
+        ("dulce-v0.3-create_final", "community ids are strings"),
+        ("real-iswc-v0", "community ids are strings"),
+    ],
+)
 def test_write_refuses_before_planning(name, message, tmp_path):
     """The shared indexes no plan can be handed from (tests/test_plan_write_graphrag.py NOT_HANDED) are
     refused with one line, exit 2, nothing written."""
@@ -206,8 +263,9 @@ def test_write_when_the_plan_does_not_fit_shows_the_frontier(tmp_path):
     rendered on stdout, one warning on stderr, nothing written."""
     src = write_v3(tmp_path / "src", H1)
     out = tmp_path / "out"
-    r = CliRunner().invoke(app, ["plan", str(src), "--reports", "1", "--no-costs", "--write", str(out),
-                                 "-f", "json"])
+    r = CliRunner().invoke(
+        app, ["plan", str(src), "--reports", "1", "--no-costs", "--write", str(out), "-f", "json"]
+    )
     assert r.exit_code == 1, r.output
     doc = json.loads(r.stdout)
     assert doc["plan"]["fits"] is False and doc["plan"]["communities"] == [1, 2] and doc["handoff"] is None

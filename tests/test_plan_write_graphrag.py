@@ -14,13 +14,22 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import shared_index
 from graphrag_side import ROOT, major, need, side_env, side_params, versions
 
 # graphrag >= 2.0 layouts: the 3.x line reads them (graphrag query's DataReader over the table provider)
-V2 = ["dulce-v2plus", "output-pr2160", "verbs-v2", "real-b2b-gaps-v2", "real-cleanroom-specs-zh",
-      "real-technip-safety-v2", "dulce-v3", "verbs-v3", "real-insurance-v3", "real-datasaur-medical-v3"]
+V2 = [
+    "dulce-v2plus",
+    "output-pr2160",
+    "verbs-v2",
+    "real-b2b-gaps-v2",
+    "real-cleanroom-specs-zh",
+    "real-technip-safety-v2",
+    "dulce-v3",
+    "verbs-v3",
+    "real-insurance-v3",
+    "real-datasaur-medical-v3",
+]
 V2_CSV = ["verbs-v3"]  # rewritten as CSV first, as graphrag 3.x's CSVTableProvider writes tables
 # create_final_* layouts with integer community ids: graphrag 1.2.0's query reads them
 V1 = ["dulce-v1", "verbs-v1", "real-textbook-v1", "real-golf-zh-v1", "verbs-v0.5", "real-csekg-v1"]
@@ -43,8 +52,14 @@ def test_every_shared_index_is_accounted_for():
 
 def _run(python: str, specs: list[str], tmp_path: Path) -> list[dict]:
     out = tmp_path / "result.json"
-    proc = subprocess.run([python, str(ROOT / "tests" / "plan_write_runner.py"), str(tmp_path / "work"), str(out),
-                           *specs], cwd=ROOT, env=side_env(), capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(
+        [python, str(ROOT / "tests" / "plan_write_runner.py"), str(tmp_path / "work"), str(out), *specs],
+        cwd=ROOT,
+        env=side_env(),
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert proc.returncode == 0 and out.exists(), proc.stderr[-3000:]
     return json.loads(out.read_text(encoding="utf-8"))
 
@@ -60,8 +75,10 @@ def test_graphrag_selects_the_written_plan(python, tmp_path):
         specs = [f"{n}={shared_index(n)}" for n in V1]
         family = "v1"
     else:
-        pytest.skip(f"graphrag {versions(python)[0]}: the acceptance loads >= 2.0 layouts with 3.x and "
-                    "create_final_* layouts with 1.x")
+        pytest.skip(
+            f"graphrag {versions(python)[0]}: the acceptance loads >= 2.0 layouts with 3.x and "
+            "create_final_* layouts with 1.x"
+        )
     rows = _run(python, specs, tmp_path)
     assert [r["name"] for r in rows] == [s.split("=", 1)[0] for s in specs]
     cross = 0
@@ -75,7 +92,11 @@ def test_graphrag_selects_the_written_plan(python, tmp_path):
         # graphrag's build_community_context: the planned map calls
         assert r["graphrag_map_calls"] == r["plan_map_calls"], r["name"]
         assert f"--community-level {r['max_level']}" in r["commands"][0]["command"]
-        assert r["generation"].startswith(("2", "3")) if family == "v2" else not r["generation"].startswith(("2", "3"))
+        assert (
+            r["generation"].startswith(("2", "3"))
+            if family == "v2"
+            else not r["generation"].startswith(("2", "3"))
+        )
         cross += len(r["by_level"]) > 1
     assert cross >= len(rows) - 3, [(r["name"], r["by_level"]) for r in rows]  # plans mix levels
 

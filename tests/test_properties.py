@@ -17,19 +17,31 @@ import tempfile
 from pathlib import Path
 
 import pyarrow as pa
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hostile import Index
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from graphrag_audit.analysis.audit import AuditOptions, audit
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.render import render
-from hostile import Index
 
-SETTINGS = settings(max_examples=40, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 # dynamic-no-descent: graphrag 2.x's selector on any clean tree with a level 1 (dynamic-unreachable never:
 # every community has a report)
-ALLOWED_ON_CLEAN = {"depth-mismatch", "v2-inflation", "level-beyond-max", "single-child-chain", "duplicate-level",
-                    "unclustered-entities", "dynamic-no-descent"}
+ALLOWED_ON_CLEAN = {
+    "depth-mismatch",
+    "v2-inflation",
+    "level-beyond-max",
+    "single-child-chain",
+    "duplicate-level",
+    "unclustered-entities",
+    "dynamic-no-descent",
+}
 
 
 @st.composite
@@ -52,15 +64,18 @@ def clean_trees(draw, max_roots=4, max_depth=3, max_children=3):
         k += g
     ids, pos = [], 0
     for lv in shape:
-        ids.append(numbers[pos:pos + len(lv)])
+        ids.append(numbers[pos : pos + len(lv)])
         pos += len(lv)
     ents: dict[int, list[str]] = {}
     counter = iter(range(10**6))
     for depth in range(len(shape) - 1, -1, -1):  # leaves first: a parent holds its children's entities
         for i, (p,) in enumerate(shape[depth]):
             c = ids[depth][i]
-            kids = [ids[depth + 1][j] for j, (pp,) in enumerate(shape[depth + 1]) if pp == i] \
-                if depth + 1 < len(shape) else []
+            kids = (
+                [ids[depth + 1][j] for j, (pp,) in enumerate(shape[depth + 1]) if pp == i]
+                if depth + 1 < len(shape)
+                else []
+            )
             if kids:
                 ents[c] = sorted({e for kid in kids for e in ents[kid]})
             else:
@@ -121,20 +136,29 @@ def test_clean_tree_numbers_match_a_brute_force(data, level):
         deepest = {r: max(tree[c][0] for c in subtree[r]) for r in roots}
         finest = {e: max(lv for lv, _, es in tree.values() if e in es) for e in clustered}
         if level <= max_level:
-            share = max(sum(deepest[r] < level for r in roots) / len(roots),
-                        sum(finest[e] < level for e in clustered) / len(clustered))
+            share = max(
+                sum(deepest[r] < level for r in roots) / len(roots),
+                sum(finest[e] < level for e in clustered) / len(clustered),
+            )
             assert ("depth-mismatch" in got) == (share > 0.25)
         else:
             assert "depth-mismatch" not in got
         # v2-inflation: >= 2.0 sends more than 1.2x the reports of < 2.0 at min(level, max level)
         at = min(level, max_level)
         n_v2 = sum(1 for c in tree if tree[c][0] <= at)
-        n_v1 = len({max((c for c in tree if tree[c][0] <= at and e in tree[c][2]), key=lambda c: tree[c][0])
-                    for e in clustered})
+        n_v1 = len(
+            {
+                max((c for c in tree if tree[c][0] <= at and e in tree[c][2]), key=lambda c: tree[c][0])
+                for e in clustered
+            }
+        )
         assert ("v2-inflation" in got) == (n_v2 / n_v1 > 1.2)
         # duplicate-level: every community one level up has exactly one child (same entities here)
-        dup = [lv for lv in range(1, max_level + 1)
-               if all(len(children[c]) == 1 for c in tree if tree[c][0] == lv - 1)]
+        dup = [
+            lv
+            for lv in range(1, max_level + 1)
+            if all(len(children[c]) == 1 for c in tree if tree[c][0] == lv - 1)
+        ]
         assert [int(f.evidence["level"]) for f in report.findings if f.rule == "duplicate-level"] == dup
         if extra:
             assert got["unclustered-entities"].evidence["count"] == len(extra)
@@ -200,8 +224,16 @@ def test_root_entities_come_from_the_root_level_rows_only():
 
 
 # ---- random damage -------------------------------------------------------------------------------
-DAMAGE = ["drop_rows", "dup_rows", "shuffle_parent", "null_cells", "retype", "drop_reports", "wrong_level",
-          "self_parent"]
+DAMAGE = [
+    "drop_rows",
+    "dup_rows",
+    "shuffle_parent",
+    "null_cells",
+    "retype",
+    "drop_reports",
+    "wrong_level",
+    "self_parent",
+]
 
 
 def _apply(idx: Index, op: str, data) -> None:
@@ -233,8 +265,10 @@ def _apply(idx: Index, op: str, data) -> None:
                     cols[col] = [None if v is None else str(v) for v in vals]
                     idx.types[(table, col)] = pa.string()
                 elif kind == "float":
-                    cols[col] = [None if v is None else (float(v) if isinstance(v, (int, float)) else 1.5)
-                                 for v in vals]
+                    cols[col] = [
+                        None if v is None else (float(v) if isinstance(v, (int, float)) else 1.5)
+                        for v in vals
+                    ]
                     idx.types[(table, col)] = pa.float64()
                 elif kind == "list":
                     cols[col] = [None if v is None else [v] for v in vals]
@@ -247,7 +281,9 @@ def _apply(idx: Index, op: str, data) -> None:
         comm["parent"] = [comm["parent"][i] for i in perm]
     elif op == "drop_reports":
         rep = idx.reports
-        keep = data.draw(st.lists(st.booleans(), min_size=len(rep["community"]), max_size=len(rep["community"])))
+        keep = data.draw(
+            st.lists(st.booleans(), min_size=len(rep["community"]), max_size=len(rep["community"]))
+        )
         for k in rep:
             rep[k] = [v for v, kept in zip(rep[k], keep) if kept]
     elif op == "wrong_level" and n:
@@ -259,8 +295,12 @@ def _apply(idx: Index, op: str, data) -> None:
 
 
 def _render_all(report) -> None:
-    for fmt, kw in (("text", {"width": 100, "color": True, "focus": 1}), ("json", {}), ("markdown", {}),
-                    ("github", {})):
+    for fmt, kw in (
+        ("text", {"width": 100, "color": True, "focus": 1}),
+        ("json", {}),
+        ("markdown", {}),
+        ("github", {}),
+    ):
         try:
             out = render(report, fmt, **kw)
         except ImportError:  # a renderer not written yet
@@ -270,10 +310,18 @@ def _render_all(report) -> None:
             json.loads(out)
 
 
-@settings(max_examples=80, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(tree=clean_trees(max_roots=3, max_depth=2), ops=st.lists(st.sampled_from(DAMAGE), min_size=1, max_size=3),
-       data=st.data(), level=st.integers(0, 3))
+@settings(
+    max_examples=80,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    tree=clean_trees(max_roots=3, max_depth=2),
+    ops=st.lists(st.sampled_from(DAMAGE), min_size=1, max_size=3),
+    data=st.data(),
+    level=st.integers(0, 3),
+)
 def test_damaged_index_audits_or_raises_index_input_error(tree, ops, data, level):
     t, extra = tree
     idx = Index.base(t, entities=sorted({e for _, _, es in t.values() for e in es}) + extra)
@@ -300,8 +348,12 @@ def test_damaged_index_audits_or_raises_index_input_error(tree, ops, data, level
                 assert set(s[b].community_ids) <= dyn, b  # every behaviour sends reports with level <= N
 
 
-@settings(max_examples=40, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(tree=clean_trees(max_roots=3, max_depth=2), data=st.data())
 def test_dropped_reports_are_exactly_the_communities_without_report(tree, data):
     t, _ = tree
@@ -326,8 +378,12 @@ def test_dropped_reports_are_exactly_the_communities_without_report(tree, data):
             assert r.selected["v2"].community_ids == sent
 
 
-@settings(max_examples=40, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(tree=clean_trees(max_roots=3, max_depth=2), data=st.data())
 def test_duplicated_rows_are_exactly_the_duplicate_communities(tree, data):
     t, _ = tree

@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, shared_index
-from remote_emulators import (AZURITE_KEY, S3_SECRET, Proxy, start_azurite, start_moto)
+from remote_emulators import AZURITE_KEY, S3_SECRET, Proxy, start_azurite, start_moto
 
 PREFIX = "graphrag-audit: error: "
 #: 3.x, 1.x (create_final_*) and 0.x on Azure, 2.x on S3, plus the CSV layout (a repository fixture)
@@ -37,8 +36,14 @@ def _clean_env(extra: dict) -> dict:
 
 
 def run(args, env: dict, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "graphrag_audit", *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout, env=_clean_env(env), cwd=Path(__file__).resolve().parents[1])
+    return subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_clean_env(env),
+        cwd=Path(__file__).resolve().parents[1],
+    )
 
 
 from test_locate import assert_one_line_error as one_line_error  # noqa: E402 - the same one-line-error check
@@ -155,7 +160,9 @@ def test_no_credential_in_a_remote_output(moto, fmt):
     """The credentials the read used appear nowhere in what is printed (issue 39 section 2)."""
     path = _uploaded(moto, "bkt", "verbs-v3", shared_index("verbs-v3"))
     token = "SESSIONTOKENabcdefgh12345"
-    p = run(["levels", f"s3://{path}", "-f", fmt, "--include-titles"], {**moto.env(), "AWS_SESSION_TOKEN": token})
+    p = run(
+        ["levels", f"s3://{path}", "-f", fmt, "--include-titles"], {**moto.env(), "AWS_SESSION_TOKEN": token}
+    )
     assert p.returncode in (0, 1), p.stderr
     assert f"s3://{path}" in p.stdout.replace("&#47;", "/")
     for secret in (S3_SECRET, token):
@@ -184,7 +191,9 @@ def test_blob_settings_with_a_connection_string(azurite, tmp_path, gen):
 
 
 def test_blob_settings_missing_container_name(tmp_path):
-    (tmp_path / "settings.yaml").write_text("output_storage:\n  type: blob\n  connection_string: x\n  base_dir: o\n")
+    (tmp_path / "settings.yaml").write_text(
+        "output_storage:\n  type: blob\n  connection_string: x\n  base_dir: o\n"
+    )
     one_line_error(run(["levels", tmp_path], {}), "settings.yaml", "container_name")
 
 
@@ -199,11 +208,19 @@ def test_verify_needs_a_local_copy(azurite):
 
 
 def test_missing_extra_names_the_pip_command(tmp_path):
-    code = ("import sys; sys.modules['adlfs'] = None; sys.modules['s3fs'] = None; "
-            "from graphrag_audit.cli import main; sys.argv = ['graphrag-audit', 'tree', sys.argv[1]]; main()")
+    code = (
+        "import sys; sys.modules['adlfs'] = None; sys.modules['s3fs'] = None; "
+        "from graphrag_audit.cli import main; sys.argv = ['graphrag-audit', 'tree', sys.argv[1]]; main()"
+    )
     for url, extra in (("az://c/idx", "adlfs azure-identity"), ("s3://b/idx", "s3fs")):
-        p = subprocess.run([sys.executable, "-c", code, url], capture_output=True, text=True, timeout=60,
-                           env=_clean_env({}), cwd=Path(__file__).resolve().parents[1])
+        p = subprocess.run(
+            [sys.executable, "-c", code, url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=_clean_env({}),
+            cwd=Path(__file__).resolve().parents[1],
+        )
         one_line_error(p, url, f"python -m pip install {extra} (or")
 
 
@@ -211,8 +228,11 @@ def test_missing_extra_names_the_pip_command(tmp_path):
 def test_azure_wrong_credentials(azurite):
     path = _uploaded(azurite, "idx", "verbs-v3", shared_index("verbs-v3"))
     wrong = AZURITE_KEY[:-8] + "AAAAAAA="
-    line = one_line_error(run(["levels", f"az://{path}"], {**azurite.env(key=wrong), **FAULT_ENV}),
-                          f"az://{path}", "access denied")
+    line = one_line_error(
+        run(["levels", f"az://{path}"], {**azurite.env(key=wrong), **FAULT_ENV}),
+        f"az://{path}",
+        "access denied",
+    )
     assert wrong not in line and AZURITE_KEY not in line
 
 
@@ -227,10 +247,16 @@ def test_s3_wrong_credentials():
 
 
 def test_missing_container_and_bucket(azurite, moto):
-    one_line_error(run(["tree", "az://nosuchcontainer/idx"], {**azurite.env(), **FAULT_ENV}),
-                   "az://nosuchcontainer/idx", "no such container")
-    one_line_error(run(["tree", "s3://nosuchbucket/idx"], {**moto.env(), **FAULT_ENV}),
-                   "s3://nosuchbucket/idx", "no such container")
+    one_line_error(
+        run(["tree", "az://nosuchcontainer/idx"], {**azurite.env(), **FAULT_ENV}),
+        "az://nosuchcontainer/idx",
+        "no such container",
+    )
+    one_line_error(
+        run(["tree", "s3://nosuchbucket/idx"], {**moto.env(), **FAULT_ENV}),
+        "s3://nosuchbucket/idx",
+        "no such container",
+    )
 
 
 def test_missing_table(azurite, moto):
@@ -239,17 +265,26 @@ def test_missing_table(azurite, moto):
         fs = emu.fs()
         for f in ("community_reports.parquet", "entities.parquet"):  # no communities table
             fs.put_file(str(index / f), f"{root}/no-communities/{f}")
-        one_line_error(run(["levels", f"{scheme}://{root}/no-communities"], {**emu.env(), **FAULT_ENV}),
-                       f"{scheme}://{root}/no-communities", "no communities table")
+        one_line_error(
+            run(["levels", f"{scheme}://{root}/no-communities"], {**emu.env(), **FAULT_ENV}),
+            f"{scheme}://{root}/no-communities",
+            "no communities table",
+        )
         fs.pipe_file(f"{root}/no-tables/notes.txt", b"not an index")  # a folder without any table
-        one_line_error(run(["levels", f"{scheme}://{root}/no-tables"], {**emu.env(), **FAULT_ENV}),
-                       f"{scheme}://{root}/no-tables", "no GraphRAG index tables")
+        one_line_error(
+            run(["levels", f"{scheme}://{root}/no-tables"], {**emu.env(), **FAULT_ENV}),
+            f"{scheme}://{root}/no-tables",
+            "no GraphRAG index tables",
+        )
     # a table that is not parquet: the file named, as for a local one
     fs = moto.fs()
     fs.pipe_file("bkt/not-parquet/communities.parquet", b"PAR1 this is not parquet" * 20_000)
     fs.put_file(str(index / "community_reports.parquet"), "bkt/not-parquet/community_reports.parquet")
-    one_line_error(run(["levels", "s3://bkt/not-parquet"], {**moto.env(), **FAULT_ENV}),
-                   "s3://bkt/not-parquet/communities.parquet", "parquet")
+    one_line_error(
+        run(["levels", "s3://bkt/not-parquet"], {**moto.env(), **FAULT_ENV}),
+        "s3://bkt/not-parquet/communities.parquet",
+        "parquet",
+    )
 
 
 @pytest.mark.parametrize("backend", ["azure", "s3"])
@@ -290,8 +325,11 @@ def test_slow_server_times_out(backend, azurite, moto):
     line = one_line_error(p, url)
     # stated truly (issue 39 section 4): the read's own seconds, at least the two tries of 2 s it
     # says it waited and no more than the process ran (before: "within 2 s" after 15 s and more)
-    m = re.search(r"did not answer: 2 tries of a request got no reply within 2 s each "
-                  r"\(GRAPHRAG_AUDIT_REMOTE_TIMEOUT\); gave up after ([0-9.]+) s", line)
+    m = re.search(
+        r"did not answer: 2 tries of a request got no reply within 2 s each "
+        r"\(GRAPHRAG_AUDIT_REMOTE_TIMEOUT\); gave up after ([0-9.]+) s",
+        line,
+    )
     assert m, line
     assert 4.0 <= float(m.group(1)) <= elapsed, (m.group(1), elapsed)
     assert elapsed < 90  # bounded: the 30 s deadline at most, plus an interpreter start on a loaded machine
@@ -303,11 +341,19 @@ def test_only_needed_columns_are_fetched(moto):
     and the tables the audit never reads (relationships) are not downloaded."""
     index = shared_index("real-insurance-v3")
     path = _uploaded(moto, "bkt", "real-insurance-v3", index)
-    code = ("import json, sys; from graphrag_audit.io import remote; from graphrag_audit.io.load import load_index; "
-            "m = load_index(sys.argv[1]); t = remote.last_transfer; "
-            "print(json.dumps({k: list(v) for k, v in t.files.items()}))")
-    p = subprocess.run([sys.executable, "-c", code, f"s3://{path}"], capture_output=True, text=True, timeout=120,
-                       env=_clean_env(moto.env()), cwd=Path(__file__).resolve().parents[1])
+    code = (
+        "import json, sys; from graphrag_audit.io import remote; from graphrag_audit.io.load import load_index; "
+        "m = load_index(sys.argv[1]); t = remote.last_transfer; "
+        "print(json.dumps({k: list(v) for k, v in t.files.items()}))"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code, f"s3://{path}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_clean_env(moto.env()),
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert p.returncode == 0, p.stderr
     import json
 
@@ -327,8 +373,10 @@ def test_a_timeout_is_never_called_not_found():
     from graphrag_audit.io.remote import _problem, parse_url
 
     loc = parse_url("s3://bkt/verbs-v3")
-    timed_out = FileNotFoundError('The specified bucket does not exist (ReadTimeoutError: Read timeout on endpoint '
-                                  'URL: "http://127.0.0.1:40451/bkt?list-type=2")')
+    timed_out = FileNotFoundError(
+        "The specified bucket does not exist (ReadTimeoutError: Read timeout on endpoint "
+        'URL: "http://127.0.0.1:40451/bkt?list-type=2")'
+    )
     assert _problem(timed_out, loc).startswith("the server did not answer: ")
     assert _problem(FileNotFoundError("bkt/verbs-v3"), loc).startswith("not found")
     assert _problem(TimeoutError("timed out"), loc).startswith("the server did not answer: ")

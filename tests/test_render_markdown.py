@@ -40,15 +40,27 @@ TREE = {  # community: (level, parent, entity ids)
     4: (2, 2, ["e1", "e2"]),
 }
 ENTITIES = ["e1", "e2", "e3", "e4", "e5", "e6", "e7"]
-EXPECTED_RULES = ["depth-mismatch", "multiple-periods", "v2-inflation", "dynamic-no-descent", "single-child-chain",
-                  "unclustered-entities"]  # severity order (warnings, then info), then rule id
+EXPECTED_RULES = [
+    "depth-mismatch",
+    "multiple-periods",
+    "v2-inflation",
+    "dynamic-no-descent",
+    "single-child-chain",
+    "unclustered-entities",
+]  # severity order (warnings, then info), then rule id
 
 EVIL = "evil | <script>alert(1)</script> [x](http://evil) **bold** `tick` _em_ <b>b</b>\n::error::x"
 
 
-def write_index(out: Path, *, report_titles: dict | None = None, periods: dict | None = None,
-                entity_titles: dict | None = None, tree: dict | None = None,
-                entities: list | None = None) -> Path:
+def write_index(
+    out: Path,
+    *,
+    report_titles: dict | None = None,
+    periods: dict | None = None,
+    entity_titles: dict | None = None,
+    tree: dict | None = None,
+    entities: list | None = None,
+) -> Path:
     """A graphrag 3.x output folder: communities, community_reports, entities (parquet)."""
     tree = TREE if tree is None else tree
     entities = ENTITIES if entities is None else entities
@@ -56,18 +68,45 @@ def write_index(out: Path, *, report_titles: dict | None = None, periods: dict |
     periods = periods or {}
     rows = []
     for c, (lv, parent, ents) in tree.items():
-        rows.append({"id": f"uuid-{c}", "human_readable_id": c, "community": c, "level": lv, "parent": parent,
-                     "children": [k for k, (_, p, _) in tree.items() if p == c], "title": f"Community {c}",
-                     "entity_ids": list(ents), "period": periods.get(c, "2025-01-01"), "size": len(ents)})
+        rows.append(
+            {
+                "id": f"uuid-{c}",
+                "human_readable_id": c,
+                "community": c,
+                "level": lv,
+                "parent": parent,
+                "children": [k for k, (_, p, _) in tree.items() if p == c],
+                "title": f"Community {c}",
+                "entity_ids": list(ents),
+                "period": periods.get(c, "2025-01-01"),
+                "size": len(ents),
+            }
+        )
     pd.DataFrame(rows).to_parquet(out / "communities.parquet", index=False)
     titles = report_titles or {}
-    pd.DataFrame([{"id": f"r{c}", "human_readable_id": c, "community": c, "level": lv,
-                   "title": titles.get(c, f"Report {c}"), "summary": "s",
-                   "full_content": f"# Report {c}\n\nAbout community {c}.", "rank": 5.0}
-                  for c, (lv, _, _) in tree.items()]).to_parquet(out / "community_reports.parquet", index=False)
+    pd.DataFrame(
+        [
+            {
+                "id": f"r{c}",
+                "human_readable_id": c,
+                "community": c,
+                "level": lv,
+                "title": titles.get(c, f"Report {c}"),
+                "summary": "s",
+                "full_content": f"# Report {c}\n\nAbout community {c}.",
+                "rank": 5.0,
+            }
+            for c, (lv, _, _) in tree.items()
+        ]
+    ).to_parquet(out / "community_reports.parquet", index=False)
     names = entity_titles or {}
-    pd.DataFrame({"id": entities, "title": [names.get(e, e.upper()) for e in entities],
-                  "text_unit_ids": [["t1"] for _ in entities]}).to_parquet(out / "entities.parquet", index=False)
+    pd.DataFrame(
+        {
+            "id": entities,
+            "title": [names.get(e, e.upper()) for e in entities],
+            "text_unit_ids": [["t1"] for _ in entities],
+        }
+    ).to_parquet(out / "entities.parquet", index=False)
     return out
 
 
@@ -122,7 +161,7 @@ def cell_texts(inline) -> str:
 
 def find_table(tabs, *headers: str):
     """The one table whose first header cells are ``headers``."""
-    found = [t for t in tabs if [cell_texts(c) for c in t[0][:len(headers)]] == list(headers)]
+    found = [t for t in tabs if [cell_texts(c) for c in t[0][: len(headers)]] == list(headers)]
     assert len(found) == 1, f"expected one table headed {headers!r}, found {len(found)}"
     return found[0]
 
@@ -142,9 +181,12 @@ def all_inline_children(tokens):
 # ---- fixtures ------------------------------------------------------------------------------
 @pytest.fixture
 def evil_report(tmp_path):
-    path = write_index(tmp_path / "idx", report_titles={4: EVIL, 3: "[link](javascript:alert(1)) www.evil.com @someone"},
-                       periods={1: "2025 <img src=x onerror=alert(1)>\n| broken | row |"},
-                       entity_titles={"e7": "**E7** <script>x</script>"})
+    path = write_index(
+        tmp_path / "idx",
+        report_titles={4: EVIL, 3: "[link](javascript:alert(1)) www.evil.com @someone"},
+        periods={1: "2025 <img src=x onerror=alert(1)>\n| broken | row |"},
+        entity_titles={"e7": "**E7** <script>x</script>"},
+    )
     return report_for(path)
 
 
@@ -156,7 +198,10 @@ def test_tables_parse_with_expected_rows(evil_report):
     # header, tree, levels, coverage, dynamic selection per graphrag line, reports sent at --level, depth
     # histogram, depth per level, per root, findings
     assert len(tabs) == 10
-    assert [cell_texts(r[0]) for r in find_table(tabs, "graphrag", "descends")[1]] == ["2.0.0-2.7.2", "3.0.0-3.x"]
+    assert [cell_texts(r[0]) for r in find_table(tabs, "graphrag", "descends")[1]] == [
+        "2.0.0-2.7.2",
+        "3.0.0-3.x",
+    ]
     for head, rows in tabs:  # no row broken by a stray pipe: every row has the header's width
         assert all(len(r) == len(head) for r in rows)
 
@@ -215,7 +260,8 @@ def test_untrusted_titles_are_inert_text(evil_report):
         if t.type == "html_block":
             for line in t.content.strip().splitlines():
                 assert line in ("<details>", "</details>") or (
-                    line.startswith("<summary>") and line.endswith("</summary>") and "<" not in line[9:-10]), line
+                    line.startswith("<summary>") and line.endswith("</summary>") and "<" not in line[9:-10]
+                ), line
     # emphasis / code only where we put it: never inside a cell that carries index text
     for head, rows in tabs:
         for r in rows:
@@ -308,7 +354,12 @@ def test_verbs_v3():
     assert row2[1:3] == ["120", "hyp. 97¹"] and row2[5] == "32"
     assert row2[4] == "23/65/32"  # the tree's reports per level (README of shared/indexes: 23/65/32/2)
     hist = find_table(tabs, "depth reached")
-    assert [[cell_texts(c) for c in r][:2] for r in hist[1]] == [["0", "11"], ["1", "7"], ["2", "4"], ["3", "1"]]
+    assert [[cell_texts(c) for c in r][:2] for r in hist[1]] == [
+        ["0", "11"],
+        ["1", "7"],
+        ["2", "4"],
+        ["3", "1"],
+    ]
     rules = [cell_texts(r[1]) for r in find_table(tabs, "severity")[1]]
     assert "depth-mismatch" in rules
     sent = find_table(tabs, "community")
@@ -319,28 +370,46 @@ def test_cost_columns_show_the_costs_attached_to_the_report(tmp_path):
     """With costs on, the levels table gains >=2.0 tokens and map calls >=2.0 / <2.0, and the
     report list its tokens column. The numbers are put on the report here (costs.py computes
     them; its own tests check them): the renderer must show each in its place."""
-    import numpy as np
-
     from dataclasses import replace
+
+    import numpy as np
 
     from graphrag_audit.results import Costs, LevelResult
 
     def costs(tokens, map_calls):
-        return Costs(tokens=tokens, map_calls=map_calls, reduce_calls=1, llm_calls=map_calls + 1,
-                     reports_in_context=0, dropped_by_rank=0, oversize_reports=0, tokenizer="cl100k_base",
-                     tokens_exact=True)
+        return Costs(
+            tokens=tokens,
+            map_calls=map_calls,
+            reduce_calls=1,
+            llm_calls=map_calls + 1,
+            reports_in_context=0,
+            dropped_by_rank=0,
+            oversize_reports=0,
+            tokenizer="cl100k_base",
+            tokens_exact=True,
+        )
 
     report = report_for(write_index(tmp_path / "idx"))
     levels = []
     for r in report.levels:
         n = -1 if r.community_level is None else r.community_level
         s = r.selected
-        levels.append(LevelResult(r.community_level, {
-            **s,
-            "v2": s["v2"].with_(cost=costs(1000 + n, 10 + n), row_tokens=np.arange(len(s["v2"].rows)) + 7),
-            "v1": s["v1"].with_(cost=costs(500 + n, 20 + n))}))
+        levels.append(
+            LevelResult(
+                r.community_level,
+                {
+                    **s,
+                    "v2": s["v2"].with_(
+                        cost=costs(1000 + n, 10 + n), row_tokens=np.arange(len(s["v2"].rows)) + 7
+                    ),
+                    "v1": s["v1"].with_(cost=costs(500 + n, 20 + n)),
+                },
+            )
+        )
     lst = report.listing.by_behaviour
-    listing = replace(report.listing, by_behaviour={**lst, "v2": replace(lst["v2"], tokens=(7, 8, 9, 10, 11))})
+    listing = replace(
+        report.listing, by_behaviour={**lst, "v2": replace(lst["v2"], tokens=(7, 8, 9, 10, 11))}
+    )
     report = replace(report, options=replace(report.options, costs=True), levels=levels, listing=listing)
     tabs = tables(md().parse(render_markdown(report, include_titles=True)))
     levels = levels_table(tabs)
@@ -361,22 +430,42 @@ def test_verify_section(tmp_path):
     report = base.with_verify({"available": False, "reason": "graphrag is not installed <b>here</b>"})
     out = render_markdown(report)
     assert "Not run: graphrag is not installed &lt;b&gt;here&lt;/b&gt;" in out
-    report = base.with_verify({"available": True, "graphrag_version": "3.3.0", "behaviour": "v2", "agree": True,
-                               "levels": []})
-    assert "graphrag 3.3.0's read_indexer_reports agrees with the graphrag ≥ 2.0 selection at every " \
+    report = base.with_verify(
+        {"available": True, "graphrag_version": "3.3.0", "behaviour": "v2", "agree": True, "levels": []}
+    )
+    assert (
+        "graphrag 3.3.0's read_indexer_reports agrees with the graphrag ≥ 2.0 selection at every "
         "community_level." in render_markdown(report)
-    report = base.with_verify({
-        "available": True, "graphrag_version": "1.2.0", "behaviour": "v1", "agree": False,
-        "levels": [{"community_level": 0, "agree": True, "graphrag_count": 2, "audit_count": 2},
-                   {"community_level": None, "agree": False, "graphrag_count": None,
-                    "audit_count": 3, "graphrag_error": "KeyError: 'x | y'\n::error::z"}]})
+    )
+    report = base.with_verify(
+        {
+            "available": True,
+            "graphrag_version": "1.2.0",
+            "behaviour": "v1",
+            "agree": False,
+            "levels": [
+                {"community_level": 0, "agree": True, "graphrag_count": 2, "audit_count": 2},
+                {
+                    "community_level": None,
+                    "agree": False,
+                    "graphrag_count": None,
+                    "audit_count": 3,
+                    "graphrag_error": "KeyError: 'x | y'\n::error::z",
+                },
+            ],
+        }
+    )
     out = render_markdown(report)
-    assert ("graphrag 1.2.0 **does not return a selection** at every community_level: its "
-            "read_indexer_reports raises KeyError at N=None (KeyError: 'x \\| y' ::error::z)") in out
+    assert (
+        "graphrag 1.2.0 **does not return a selection** at every community_level: its "
+        "read_indexer_reports raises KeyError at N=None (KeyError: 'x \\| y' ::error::z)"
+    ) in out
     assert "agrees with" not in out
     tabs = tables(md().parse(out))
     assert len(tabs) == 11
     vt = find_table(tabs, "N", "result")
     assert [[cell_texts(c) for c in r] for r in vt[1]] == [
-        ["0", "agrees", "2", "2", ""], ["None", "graphrag raised", "—", "3", "KeyError: 'x | y' ::error::z"]]
+        ["0", "agrees", "2", "2", ""],
+        ["None", "graphrag raised", "—", "3", "KeyError: 'x | y' ::error::z"],
+    ]
     text(vt[1][1][4])

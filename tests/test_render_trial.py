@@ -16,7 +16,9 @@ def test_hide_hypothetical_titles_and_legends_use_the_output_width():
     lines = out.splitlines()
     # the titles are shorter than 100 columns: each stays on one line
     assert "What each community_level N sends to global search" in lines, out
-    assert any(line.startswith("Coverage per N (of 4 clustered entities, 3 text units)") for line in lines), out
+    assert any(line.startswith("Coverage per N (of 4 clustered entities, 3 text units)") for line in lines), (
+        out
+    )
     # the legends wrap at 100, not at the narrowed table's width (~30-45 columns)
     legend = next(p for p in _paragraphs(out) if "level N only = the reports" in p)
     assert max(len(x) for x in legend.splitlines()) > 80, legend
@@ -145,7 +147,9 @@ def test_tree_heading_wraps_between_items_without_trailing_blanks():
             assert all(x == x.rstrip() for x in head), head
             assert all(len(x) <= int(width) for x in head), head
             for x in head:  # no orphan piece of an item at a line's start or end
-                assert not x.startswith(("only ", "· ", "= not sent", "— =")) or x.startswith("— = not sent"), head
+                assert not x.startswith(("only ", "· ", "= not sent", "— =")) or x.startswith(
+                    "— = not sent"
+                ), head
                 assert not x.endswith((" v2", " v1", " —")), head
             flat = " ".join(" ".join(head).split())
             assert "v2 only = only >= 2.0 sends it · — = not sent" in flat

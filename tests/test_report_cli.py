@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import FIXTURES
 
 SEED = FIXTURES / "seed-v3"
@@ -19,10 +18,17 @@ LOOSE = ("--max-unreachable", "1", "--max-inflation", "100")
 
 
 def run(*args, cwd=None):
-    p = subprocess.run([sys.executable, "-m", "graphrag_audit", *map(str, args)], capture_output=True,
-                       cwd=cwd or REPO, timeout=300,
-                       env={**os.environ, "NO_COLOR": "1",  # this checkout's package, whatever the cwd
-                            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))})
+    p = subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *map(str, args)],
+        capture_output=True,
+        cwd=cwd or REPO,
+        timeout=300,
+        env={
+            **os.environ,
+            "NO_COLOR": "1",  # this checkout's package, whatever the cwd
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        },
+    )
     return p.returncode, p.stdout.decode("utf-8"), p.stderr.decode("utf-8")
 
 

@@ -18,23 +18,34 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from builders import write_v3
+
 from graphrag_audit.analysis.audit import AuditOptions, audit, audit_with_model
 
 PKG = Path(__file__).resolve().parents[1] / "graphrag_audit"
 
 # a hand-made tree: {community: (level, parent, entities)}
-TREE = {0: (0, -1, ["a", "b", "c", "d"]), 1: (0, -1, ["e", "f"]), 2: (1, 0, ["a", "b"]), 3: (1, 0, ["c", "d"]),
-        4: (1, 1, ["e", "f"]), 5: (2, 2, ["a"]), 6: (2, 2, ["b"])}
+TREE = {
+    0: (0, -1, ["a", "b", "c", "d"]),
+    1: (0, -1, ["e", "f"]),
+    2: (1, 0, ["a", "b"]),
+    3: (1, 0, ["c", "d"]),
+    4: (1, 1, ["e", "f"]),
+    5: (2, 2, ["a"]),
+    6: (2, 2, ["b"]),
+}
 # report rows in an order unlike (level, community)
 REPORTS = [(6, 2), (3, 1), (0, 0), (5, 2), (1, 0), (4, 1), (2, 1)]
 
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
-    return write_v3(tmp_path_factory.mktemp("results") / "idx", TREE, reports=REPORTS,
-                    report_titles={c: f"T{c} <b>" for c in TREE})
+    return write_v3(
+        tmp_path_factory.mktemp("results") / "idx",
+        TREE,
+        reports=REPORTS,
+        report_titles={c: f"T{c} <b>" for c in TREE},
+    )
 
 
 def test_results_are_frozen(index):
@@ -121,8 +132,11 @@ def test_text_focus_lists_the_listing(index):
 
     report = audit(index, AuditOptions(level=1, costs=False))
     out = render_text(report, width=120, focus=1)
-    rows = [ln.split()[:2] for ln in out.splitlines() if ln.strip().startswith(("0 ", "1 ", "2 ", "3 ", "4 "))
-            and "T" in ln]
+    rows = [
+        ln.split()[:2]
+        for ln in out.splitlines()
+        if ln.strip().startswith(("0 ", "1 ", "2 ", "3 ", "4 ")) and "T" in ln
+    ]
     assert rows[:5] == [["0", "0"], ["1", "0"], ["2", "1"], ["3", "1"], ["4", "1"]]
     assert "T0 <b>" in out  # terminal text: no HTML escaping, only invisible characters
     other = render_text(report, width=120, focus=0)
@@ -140,15 +154,30 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
-RENDERERS = ["text", "json", "markdown", "github", "html", "cells", "console", "verify_words", "numbers",
-             "plan_common", "plan_text", "plan_markdown", "plan_json"]
+RENDERERS = [
+    "text",
+    "json",
+    "markdown",
+    "github",
+    "html",
+    "cells",
+    "console",
+    "verify_words",
+    "numbers",
+    "plan_common",
+    "plan_text",
+    "plan_markdown",
+    "plan_json",
+]
 LOWER = ("graphrag_audit.analysis", "graphrag_audit.model", "graphrag_audit.io", "graphrag_audit.graphrag")
 ALLOWED: dict[str, set[str]] = {}  # none: the tree view's types are in results/tree.py
 
 
 @pytest.mark.parametrize("name", RENDERERS)
 def test_renderers_read_only_results(name):
-    bad = {m for m in _imports(PKG / "render" / f"{name}.py") if m.startswith(LOWER)} - ALLOWED.get(name, set())
+    bad = {m for m in _imports(PKG / "render" / f"{name}.py") if m.startswith(LOWER)} - ALLOWED.get(
+        name, set()
+    )
     assert not bad, bad
 
 
@@ -166,17 +195,22 @@ def test_results_sit_below_the_analyses():
 
 def test_old_import_paths_are_the_sanitisers():
     from graphrag_audit import errors
-    from graphrag_audit.render import console
     from graphrag_audit.sanitise import terminal
 
     assert errors.visible is terminal.visible
-    assert console.plain_for_log is terminal.for_log and console.inert_log_lines is terminal.inert_log_lines
 
 
 def test_numbers():
     from graphrag_audit.render.numbers import level_label, number, share
 
-    assert [number(x) for x in (None, 0, 1234567, 2.5, True, False)] == ["—", "0", "1,234,567", "2.50", "yes", "no"]
+    assert [number(x) for x in (None, 0, 1234567, 2.5, True, False)] == [
+        "—",
+        "0",
+        "1,234,567",
+        "2.50",
+        "yes",
+        "no",
+    ]
     assert (share(1, 3), share(2, 3), share(1, 0)) == ("33%", "67%", "—")
     assert (level_label(None), level_label(3)) == ("None", "3")
     assert number(np.int64(1234)) == "1,234"

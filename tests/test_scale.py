@@ -21,12 +21,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
 from deep_indexes import parent_chain_index, parent_cycle_index, single_child_chains_index
 from hostile import GIB, run_cli, snapshot
-from graphrag_audit.model import forest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from graphrag_audit.analysis.audit import AuditOptions, audit
+from graphrag_audit.model import forest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -151,8 +152,11 @@ def test_power_is_k_steps(parent, k):
 
 
 @SETTINGS
-@given(parent=st.one_of(parent_arrays(), deep_parent_arrays()), data=st.data(),
-       shallow=st.sampled_from([-1, 10**9]))
+@given(
+    parent=st.one_of(parent_arrays(), deep_parent_arrays()),
+    data=st.data(),
+    shallow=st.sampled_from([-1, 10**9]),
+)
 def test_ancestors_in_equals_the_climb(parent, data, shallow):
     """Both ways (climbing on shallow trees, preorder intervals otherwise) on every tree."""
     saved, forest.SHALLOW = forest.SHALLOW, shallow
@@ -234,8 +238,9 @@ def numpy_calls(fn) -> int:
             if frame.f_code.co_filename.startswith(np_dir):
                 count += 1
         elif event == "c_call":
-            if (getattr(arg, "__module__", None) or "").startswith("numpy") or \
-                    isinstance(getattr(arg, "__self__", None), np.ndarray):
+            if (getattr(arg, "__module__", None) or "").startswith("numpy") or isinstance(
+                getattr(arg, "__self__", None), np.ndarray
+            ):
                 count += 1
 
     sys.setprofile(prof)
@@ -305,6 +310,7 @@ def _covered_model():
 def _reference_json(report) -> str:
     """The document as one json.dumps (id lists as plain lists): what render_json wrote before
     it streamed."""
+
     def plain(o):
         if hasattr(o, "tolist") and not isinstance(o, (int, float)):
             return o.tolist()
@@ -312,8 +318,12 @@ def _reference_json(report) -> str:
 
     from graphrag_audit.render.json import _clean
 
-    return json.dumps(_clean(report.to_dict()), separators=(",", ":"), ensure_ascii=True, allow_nan=False,
-                      default=plain) + "\n"
+    return (
+        json.dumps(
+            _clean(report.to_dict()), separators=(",", ":"), ensure_ascii=True, allow_nan=False, default=plain
+        )
+        + "\n"
+    )
 
 
 @pytest.mark.parametrize("name", ["seed-v3", "seed-v1", "balanced-v3", "seed-v05", "small-leiden-v3"])
@@ -333,8 +343,18 @@ def _schema():
     return json.loads((ROOT / "graphrag_audit" / "schema" / "audit-report.schema.json").read_text())
 
 
-@pytest.mark.parametrize("name", ["seed-v3", "seed-v1", "balanced-v3", "defects/duplicate-numbers",
-                                  "defects/multi-parent", "defects/minus-one-report", "defects/missing-report"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "seed-v3",
+        "seed-v1",
+        "balanced-v3",
+        "defects/duplicate-numbers",
+        "defects/multi-parent",
+        "defects/minus-one-report",
+        "defects/missing-report",
+    ],
+)
 def test_delta_ids_validate_and_expand_to_the_full_document(name):
     import jsonschema
 
@@ -405,8 +425,13 @@ def test_parent_chain_200k(tmp_path):
     doc = json.loads(r.stdout)
     # dynamic-fails: every community is at level 0 and each queues its child, so graphrag's selector
     # re-rates the chain's tail wave after wave (~2e10 ratings): the simulation stops it as never ending
-    assert {f["rule"] for f in doc["findings"]} == {"child-not-subset", "level-beyond-max", "dynamic-fails",
-                                                    "level-not-parent-plus-one", "single-child-chain"}
+    assert {f["rule"] for f in doc["findings"]} == {
+        "child-not-subset",
+        "level-beyond-max",
+        "dynamic-fails",
+        "level-not-parent-plus-one",
+        "single-child-chain",
+    }
     assert doc["depth"]["roots"][0]["descendants"] == 199_999
     assert r.max_rss_kib < 1024 * 1024, f"peak RSS {r.max_rss_kib} KiB"
     assert snapshot(tmp_path) == before
@@ -434,7 +459,7 @@ def test_1000_levels_full_json_streams_within_bounds(chains_1000):
     assert out.startswith('{"schema_version":"1.2"') and out.endswith("}\n")
     assert len(out) > 150_000_000
     # the last level (None) lists every community for >= 2.0
-    tail = out[out.rindex('{"community_level":null'):]
+    tail = out[out.rindex('{"community_level":null') :]
     assert tail.count(",") > 20_000
     # the hard bound is the address-space limit above; this guards against drifting towards it
     # (the child's own VmHWM, not wait4's maxrss, which carries pytest's RSS: tests/hostile.py)
@@ -486,6 +511,8 @@ def test_1000_levels_human_formats_are_bounded(chains_1000):
     assert len(md.stdout) < 1_000_000 and max(map(len, md.stdout.splitlines())) < 1000
     assert "20/20/20/20/20/20/20/… (+993 levels)" in md.stdout
     assert "… and 19,880 more" in md.stdout  # single-child communities: the first 100 listed
-    txt = _levels([chains_1000, "--no-costs", "--level", "3", "--list-reports", "--width", "120", "--color", "never"])
+    txt = _levels(
+        [chains_1000, "--no-costs", "--level", "3", "--list-reports", "--width", "120", "--color", "never"]
+    )
     assert txt.code == 0, txt.stderr[-500:]
     assert len(txt.stdout) < 1_000_000 and max(map(len, txt.stdout.splitlines())) <= 120

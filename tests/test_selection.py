@@ -13,12 +13,12 @@ from __future__ import annotations
 import random
 
 import pytest
+from builders import SEED, write_v1, write_v3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builders import SEED, write_v1, write_v3
-from graphrag_audit.io.load import load_index
 from graphrag_audit.graphrag.selection import select_all
+from graphrag_audit.io.load import load_index
 
 
 def ref_v2(comm_rows, report_rows, n):
@@ -155,8 +155,10 @@ def random_tree(draw):
     if not depth_ordered:
         rnd.shuffle(numbers)
     num = {t[0]: numbers[i] for i, t in enumerate(order)}
-    tree = {num[me]: (level, num[parent] if parent != -1 else -1, sorted(ents[me]))
-            for me, level, parent in tree_nodes}
+    tree = {
+        num[me]: (level, num[parent] if parent != -1 else -1, sorted(ents[me]))
+        for me, level, parent in tree_nodes
+    }
     keep = draw(st.floats(0.5, 1.0))
     reports = [(c, lv) for c, (lv, _, _) in tree.items() if rnd.random() < keep]
     if draw(st.booleans()):

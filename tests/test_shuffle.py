@@ -23,8 +23,14 @@ def reference(n: int, seed: int) -> list[int]:
 def _lengths():
     bounds = [(1 << k) + d for k in range(1, 19) for d in (-1, 0, 1)]  # bit-length edges
     rng = random.Random(11)
-    return sorted(set(list(range(0, 700)) + bounds + [rng.randrange(700, 400_000) for _ in range(12)]
-                      + [114_841, 1_000_000]))
+    return sorted(
+        set(
+            list(range(0, 700))
+            + bounds
+            + [rng.randrange(700, 400_000) for _ in range(12)]
+            + [114_841, 1_000_000]
+        )
+    )
 
 
 @pytest.mark.parametrize("seed", [86, 0, 2**40 + 3])
@@ -45,8 +51,9 @@ def test_shuffle_order_is_graphrags_order():
     assert shuffle_order(50, None).tolist() == list(range(50))
 
 
-@pytest.mark.parametrize("knob,value", [("_MAX_PASSES", 1), ("_MAX_PASSES", 2), ("_LOOP_STEPS", 10**9),
-                                        ("_LOOP_STEPS", 2)])
+@pytest.mark.parametrize(
+    "knob,value", [("_MAX_PASSES", 1), ("_MAX_PASSES", 2), ("_LOOP_STEPS", 10**9), ("_LOOP_STEPS", 2)]
+)
 def test_every_path_agrees(monkeypatch, knob, value):
     """Windows that do not settle fall back to the loop; runs of any length can take either way."""
     monkeypatch.setattr(shuffle, knob, value)

@@ -26,9 +26,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from builders import write_v1, write_v3
 from conftest import shared_index
+
 from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
 from graphrag_audit.analysis.treeview import build_forest
 from graphrag_audit.render import render as _render
@@ -84,7 +84,7 @@ def md_level_rows(md: str) -> dict[str, list[str]]:
     out = {}
     lines = md.splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith("|  | N | ≥2.0 reports"))
-    for ln in lines[start + 2:]:
+    for ln in lines[start + 2 :]:
         if not ln.startswith("|"):
             break
         cells = [c.strip().replace("**", "") for c in ln.strip("|").split("|")][1:]
@@ -93,8 +93,8 @@ def md_level_rows(md: str) -> dict[str, list[str]]:
 
 
 def html_level_rows(html: str) -> dict[str, list[str]]:
-    sec = html[html.index('<section id="levels">'):]
-    sec = sec[:sec.index("</section>")]
+    sec = html[html.index('<section id="levels">') :]
+    sec = sec[: sec.index("</section>")]
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", sec)
     out = {}
     for r in rows[1:]:
@@ -133,31 +133,64 @@ def write_v0(out, communities_table: bool = True):
     By hand: graphrag < 2.0's per-entity max (ints) at N=0 keeps {0, 1} (2 reports), at N=1
     {1, 2, 3} (3 reports); the <= N rule sends 2 and 4; graphrag >= 1.0 keeps nothing."""
     out.mkdir(parents=True, exist_ok=True)
-    rows = [("a", "0", 0), ("b", "0", 0), ("c", "0", 0), ("d", "0", 0), ("e", "1", 0), ("f", "1", 0),
-            ("a", "2", 1), ("b", "2", 1), ("c", "3", 1), ("d", "3", 1), ("e", None, 1), ("f", None, 1)]
-    pd.DataFrame({"level": [r[2] for r in rows], "title": [r[0] for r in rows],
-                  "community": pd.array([r[1] for r in rows], dtype=object),
-                  "degree": 1, "human_readable_id": range(len(rows)), "id": [f"n{i}" for i in range(len(rows))],
-                  }).astype({"community": "string"}).to_parquet(out / "create_final_nodes.parquet", index=False)
-    pd.DataFrame({"community": ["0", "1", "2", "3"], "full_content": ["c0", "c1", "c2", "c3"],
-                  "level": [0, 0, 1, 1], "rank": 5.0, "title": ["R0", "R1", "R2", "R3"],
-                  "summary": "s", "id": ["r0", "r1", "r2", "r3"]}
-                 ).to_parquet(out / "create_final_community_reports.parquet", index=False)
+    rows = [
+        ("a", "0", 0),
+        ("b", "0", 0),
+        ("c", "0", 0),
+        ("d", "0", 0),
+        ("e", "1", 0),
+        ("f", "1", 0),
+        ("a", "2", 1),
+        ("b", "2", 1),
+        ("c", "3", 1),
+        ("d", "3", 1),
+        ("e", None, 1),
+        ("f", None, 1),
+    ]
+    pd.DataFrame(
+        {
+            "level": [r[2] for r in rows],
+            "title": [r[0] for r in rows],
+            "community": pd.array([r[1] for r in rows], dtype=object),
+            "degree": 1,
+            "human_readable_id": range(len(rows)),
+            "id": [f"n{i}" for i in range(len(rows))],
+        }
+    ).astype({"community": "string"}).to_parquet(out / "create_final_nodes.parquet", index=False)
+    pd.DataFrame(
+        {
+            "community": ["0", "1", "2", "3"],
+            "full_content": ["c0", "c1", "c2", "c3"],
+            "level": [0, 0, 1, 1],
+            "rank": 5.0,
+            "title": ["R0", "R1", "R2", "R3"],
+            "summary": "s",
+            "id": ["r0", "r1", "r2", "r3"],
+        }
+    ).to_parquet(out / "create_final_community_reports.parquet", index=False)
     if communities_table:
-        pd.DataFrame({"id": ["0", "1", "2", "3"], "title": [f"Community {i}" for i in range(4)],
-                      "level": [0, 0, 1, 1]}).to_parquet(out / "create_final_communities.parquet", index=False)
+        pd.DataFrame(
+            {"id": ["0", "1", "2", "3"], "title": [f"Community {i}" for i in range(4)], "level": [0, 0, 1, 1]}
+        ).to_parquet(out / "create_final_communities.parquet", index=False)
     return out
 
 
-TREE = {0: (0, -1, ["a", "b", "c", "d"]), 1: (0, -1, ["e", "f"]), 2: (1, 0, ["a", "b"]), 3: (1, 0, ["c", "d"])}
+TREE = {
+    0: (0, -1, ["a", "b", "c", "d"]),
+    1: (0, -1, ["e", "f"]),
+    2: (1, 0, ["a", "b"]),
+    3: (1, 0, ["c", "d"]),
+}
 # by hand: <= N sends 2 (N=0) and 4 (N=1); the < 2.0 frontier 2 and 3
 
 
 def cast_int32(path, table: str):
     t = pq.read_table(path / table)
     i = t.schema.get_field_index("community")
-    pq.write_table(t.set_column(i, pa.field("community", pa.int32()), t.column("community").cast(pa.int32())),
-                   path / table)
+    pq.write_table(
+        t.set_column(i, pa.field("community", pa.int32()), t.column("community").cast(pa.int32())),
+        path / table,
+    )
 
 
 # ---- 0.1-0.4: string community ids -----------------------------------------------------------
@@ -169,7 +202,12 @@ def test_string_ids_generated_every_format(tmp_path):
     for n, frontier, le_n in ((0, 2, 2), (1, 3, 4), (None, 3, 4)):
         v1, v2 = selected(doc, n, "v1"), selected(doc, n, "v2")
         assert (v1["status"], v1["count"]) == ("hypothetical", frontier)
-        assert v1["graphrag_returns"] == {"graphrag": "1.0-1.2", "count": 0, "community_ids": [], "error": None}
+        assert v1["graphrag_returns"] == {
+            "graphrag": "1.0-1.2",
+            "count": 0,
+            "community_ids": [],
+            "error": None,
+        }
         assert (v2["status"], v2["count"]) == ("graphrag_cannot_read", le_n)
         assert v2["graphrag_returns"]["count"] is None
         assert v2["graphrag_returns"]["error"] == "ValueError: Could not find entities.parquet in storage!"
@@ -199,11 +237,15 @@ def test_string_ids_generated_every_format(tmp_path):
     hrows = html_level_rows(html)
     assert hrows["1"][1:3] == ["cannot read¹ (hyp. 4)", "0² (hyp. 3)"]
     hnotes = html_footnotes(html)
-    assert hnotes["¹"].startswith("graphrag &gt;= 2.0 cannot read") and hnotes["²"].startswith("graphrag 1.0-1.2")
+    assert hnotes["¹"].startswith("graphrag &gt;= 2.0 cannot read") and hnotes["²"].startswith(
+        "graphrag 1.0-1.2"
+    )
 
     gh = render(report, "github").splitlines()[-1]
-    assert ("graphrag >= 2.0 cannot read this index (its rule: 4, hypothetical), graphrag 1.0-1.2 selects 0 "
-            "reports here (its rule: 3, hypothetical)") in gh
+    assert (
+        "graphrag >= 2.0 cannot read this index (its rule: 4, hypothetical), graphrag 1.0-1.2 selects 0 "
+        "reports here (its rule: 3, hypothetical)"
+    ) in gh
 
 
 def test_string_ids_without_communities_table_names_the_missing_file(tmp_path):
@@ -214,11 +256,14 @@ def test_string_ids_without_communities_table_names_the_missing_file(tmp_path):
     assert "create_final_communities.parquet" in v1["status_note"]
 
 
-@pytest.mark.parametrize("name, frontier", [
-    ("dulce-v0.1-create_final", {0: 4, 1: 5, None: 5}),
-    ("dulce-v0.3-create_final", {0: 7, 1: 17, None: 17}),
-    ("real-iswc-v0", {0: 30, 1: 166, 2: 268, 3: 272, None: 272}),
-])
+@pytest.mark.parametrize(
+    "name, frontier",
+    [
+        ("dulce-v0.1-create_final", {0: 4, 1: 5, None: 5}),
+        ("dulce-v0.3-create_final", {0: 7, 1: 17, None: 17}),
+        ("real-iswc-v0", {0: 30, 1: 166, 2: 268, 3: 272, None: 272}),
+    ],
+)
 def test_string_ids_real(name, frontier):
     report = audit(shared_index(name), AuditOptions(level=1, costs=False))
     doc = as_json(report)
@@ -231,9 +276,11 @@ def test_string_ids_real(name, frontier):
     assert f"0² (hyp. {frontier[1]})" in text
     assert "needs-migration" in {f["rule"] for f in doc["findings"]}
     # why graphrag query --method global 1.2.0 stops before selecting (run on each index)
-    stops = {"dulce-v0.1-create_final": "its loader finds no create_final_communities.parquet",
-             "dulce-v0.3-create_final": "which this table lacks: AttributeError",
-             "real-iswc-v0": "its loader finds no create_final_entities.parquet"}[name]
+    stops = {
+        "dulce-v0.1-create_final": "its loader finds no create_final_communities.parquet",
+        "dulce-v0.3-create_final": "which this table lacks: AttributeError",
+        "real-iswc-v0": "its loader finds no create_final_entities.parquet",
+    }[name]
     assert stops in footnotes(text)["²"]
     for fmt in ("markdown", "html"):
         out = render(report, fmt)
@@ -255,8 +302,10 @@ def test_v1_layout_generated(tmp_path):
     mig = [f for f in doc["findings"] if f["rule"] == "needs-migration"]
     assert len(mig) == 1 and mig[0]["severity"] == "warning"
     # graphrag 3.1+'s typed loader: communities and community_reports both need `children`, which 1.x lacks
-    assert mig[0]["evidence"]["typed_loader_missing"] == {"communities": ["children"],
-                                                          "community_reports": ["children"]}
+    assert mig[0]["evidence"]["typed_loader_missing"] == {
+        "communities": ["children"],
+        "community_reports": ["children"],
+    }
     assert "graphrag 3.1+'s typed loader needs communities.children, period and size" in mig[0]["message"]
     assert "index_migration_to_v2" in mig[0]["fix"]
 
@@ -277,7 +326,11 @@ def test_dulce_v1_real():
     # graphrag 3.3.0's read_indexer_reports on create_final_communities: 10/43/72; graphrag 1.2.0: 10/37/56
     for n, v2c, v1c in ((0, 10, 10), (1, 43, 37), (2, 72, 56)):
         v2, v1 = selected(doc, n, "v2"), selected(doc, n, "v1")
-        assert (v2["status"], v2["count"], v2["python_api"]["status"]) == ("graphrag_cannot_read", v2c, "exact")
+        assert (v2["status"], v2["count"], v2["python_api"]["status"]) == (
+            "graphrag_cannot_read",
+            v2c,
+            "exact",
+        )
         assert (v1["status"], v1["count"]) == ("exact", v1c)
     assert "needs-migration" in {f["rule"] for f in doc["findings"]}
     text = text_of(report)
@@ -307,8 +360,9 @@ def test_int32_v3_layout_generated(tmp_path):
     assert notes["²"].startswith("hyp. = hypothetical: graphrag < 2.0 cannot read this 3.x index")
     assert md_level_rows(render(report, "markdown"))["1"][1:3] == ["4¹", "hyp. 3²"]
     assert html_level_rows(render(report, "html"))["1"][1:3] == ["4¹", "hyp. 3²"]
-    assert "graphrag >= 2.0 sends 4 reports, the graphrag < 2.0 rule selects 3 (hypothetical)" in \
-        render(report, "github")
+    assert "graphrag >= 2.0 sends 4 reports, the graphrag < 2.0 rule selects 3 (hypothetical)" in render(
+        report, "github"
+    )
 
 
 def test_int32_v1_layout_generated(tmp_path):
@@ -338,7 +392,9 @@ def test_int32_only_in_reports_is_exact():
     doc = as_json(audit(shared_index("output-pr2160"), AuditOptions(costs=False)))
     for lv in doc["levels"]:
         v2 = lv["selected"]["v2"]
-        assert (v2["status"], v2["count"]) == ("exact", 1) and "python_api" not in v2 and "status_note" not in v2
+        assert (
+            (v2["status"], v2["count"]) == ("exact", 1) and "python_api" not in v2 and "status_note" not in v2
+        )
 
 
 # ---- >= 2.0 layouts --------------------------------------------------------------------------------
@@ -349,7 +405,9 @@ def test_verbs_v3_v1_is_hypothetical():
     v1 = selected(doc, 2, "v1")
     # graphrag 1.2.0: "Could not find create_final_nodes.parquet in storage!"
     assert (v1["status"], v1["count"]) == ("hypothetical", 97)
-    assert v1["graphrag_returns"]["error"] == "ValueError: Could not find create_final_nodes.parquet in storage!"
+    assert (
+        v1["graphrag_returns"]["error"] == "ValueError: Could not find create_final_nodes.parquet in storage!"
+    )
     assert "needs-migration" not in {f["rule"] for f in doc["findings"]}
     text = text_of(report)
     assert re.search(r"\s120\s+hyp\. 97¹\s", text)
@@ -367,7 +425,8 @@ def test_v3_layout_without_typed_columns(tmp_path):
     assert v2["status"] == "exact" and "KeyError: 'children'" in v2["status_note"]
     mig = [f for f in doc["findings"] if f["rule"] == "needs-migration"]
     assert len(mig) == 1 and mig[0]["evidence"]["typed_loader_missing"] == {
-        "communities": ["children", "period", "size"]}
+        "communities": ["children", "period", "size"]
+    }
     assert md_level_rows(render(report, "markdown"))["1"][1] == "4¹"
 
 
@@ -377,8 +436,10 @@ def test_no_reports_table(tmp_path):
     doc = as_json(audit(path, AuditOptions(level=1, costs=False)))
     for b in ("v2", "v1", "dynamic"):
         assert statuses(doc, b) == {"graphrag_cannot_read"}
-    assert selected(doc, 1, "v2")["graphrag_returns"]["error"] == \
-        "ValueError: Could not find community_reports.parquet in storage!"
+    assert (
+        selected(doc, 1, "v2")["graphrag_returns"]["error"]
+        == "ValueError: Could not find community_reports.parquet in storage!"
+    )
 
 
 def test_every_selection_of_every_real_index_has_a_status():

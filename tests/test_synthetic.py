@@ -23,7 +23,6 @@ if str(ROOT) not in sys.path:
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import synthetic as S  # noqa: E402
-
 from conftest import SHARED_INDEXES  # noqa: E402
 
 INDEXES = SHARED_INDEXES  # ../shared/indexes; tests that need it skip with a reason when absent
@@ -92,13 +91,21 @@ def load_frames(folder: Path, layout: str) -> dict[str, pd.DataFrame]:
     """communities / reports / entities / nodes frames of a written index (any layout)."""
     out: dict[str, pd.DataFrame] = {}
     if layout == "3.x-csv":
-        for k, f in [("communities", "communities"), ("reports", "community_reports"), ("entities", "entities")]:
+        for k, f in [
+            ("communities", "communities"),
+            ("reports", "community_reports"),
+            ("entities", "entities"),
+        ]:
             df = pd.read_csv(folder / f"{f}.csv", keep_default_na=False)
             out[k] = df
         return out
     pre = "create_final_" if layout in ("0.1-0.4", "0.5-0.9", "1.0-1.2") else ""
-    for k, f in [("communities", "communities"), ("reports", "community_reports"), ("entities", "entities"),
-                 ("nodes", "nodes")]:
+    for k, f in [
+        ("communities", "communities"),
+        ("reports", "community_reports"),
+        ("entities", "entities"),
+        ("nodes", "nodes"),
+    ]:
         p = folder / f"{pre}{f}.parquet"
         if p.exists():
             out[k] = pd.read_parquet(p)
@@ -149,15 +156,18 @@ def _has_cycle(fr) -> bool:
 def _level_mismatch(fr) -> bool:
     c = _comm(fr)
     lv = dict(zip(c["community"].astype(int), c["level"].astype(int)))
-    return any(p != -1 and p in lv and l != lv[p] + 1
-               for l, p in zip(c["level"].astype(int), c["parent"].astype(int)))
+    return any(
+        p != -1 and p in lv and l != lv[p] + 1
+        for l, p in zip(c["level"].astype(int), c["parent"].astype(int))
+    )
 
 
 def _not_subset(fr) -> bool:
     c = _comm(fr)
     ents = {int(n): set(e) for n, e in zip(c["community"], c["entity_ids"])}
-    return any(p != -1 and not ents[int(n)] <= ents.get(int(p), set())
-               for n, p in zip(c["community"], c["parent"]))
+    return any(
+        p != -1 and not ents[int(n)] <= ents.get(int(p), set()) for n, p in zip(c["community"], c["parent"])
+    )
 
 
 def _children_mismatch(fr) -> bool:
@@ -165,12 +175,15 @@ def _children_mismatch(fr) -> bool:
     derived: dict[int, set[int]] = {}
     for n, p in zip(c["community"].astype(int), c["parent"].astype(int)):
         derived.setdefault(p, set()).add(n)
-    return any(set(int(x) for x in ch) != derived.get(int(n), set()) for n, ch in zip(c["community"], c["children"]))
+    return any(
+        set(int(x) for x in ch) != derived.get(int(n), set()) for n, ch in zip(c["community"], c["children"])
+    )
 
 
 def _report_level_mismatch(fr) -> bool:
-    j = fr["reports"][["community", "level"]].merge(_comm(fr)[["community", "level"]], on="community",
-                                                    suffixes=("_r", "_c"))
+    j = fr["reports"][["community", "level"]].merge(
+        _comm(fr)[["community", "level"]], on="community", suffixes=("_r", "_c")
+    )
     return bool((j["level_r"] != j["level_c"]).any())
 
 
@@ -191,7 +204,9 @@ def _non_depth_ordered(fr) -> bool:
 
 DEFECT_CHECKS = {
     "no-level-0": lambda fr: int(_comm(fr)["level"].min()) > 0,
-    "level-gap": lambda fr: set(_comm(fr)["level"].astype(int)) != set(range(int(_comm(fr)["level"].max()) + 1)),
+    "level-gap": lambda fr: (
+        set(_comm(fr)["level"].astype(int)) != set(range(int(_comm(fr)["level"].max()) + 1))
+    ),
     "parent-cycle": _has_cycle,
     "multi-parent": _multi_parent,
     "level-not-parent-plus-one": _level_mismatch,
@@ -276,8 +291,13 @@ def test_leiden_like_tree_facts(n, seed, mcs):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(0, 1500), seed=st.integers(0, 2**16), mcs=st.integers(2, 30),
-       unc=st.floats(0, 0.5), unsplit=st.floats(0, 0.3))
+@given(
+    n=st.integers(0, 1500),
+    seed=st.integers(0, 2**16),
+    mcs=st.integers(2, 30),
+    unc=st.floats(0, 0.5),
+    unsplit=st.floats(0, 0.3),
+)
 def test_leiden_like_tree_facts_property(n, seed, mcs, unc, unsplit):
     s = S.leiden_like(n, max_cluster_size=mcs, seed=seed, unclustered_fraction=unc, unsplit_prob=unsplit)
     assert tree_fact_violations(s) == []
@@ -290,8 +310,11 @@ def test_leiden_like_tree_facts_property(n, seed, mcs, unc, unsplit):
 
 def _shape_facts(spec):
     c = spec.communities
-    return {"communities": len(c), "max_level": int(c["level"].max()),
-            "members_per_community": len(spec.membership) / len(c)}
+    return {
+        "communities": len(c),
+        "max_level": int(c["level"].max()),
+        "members_per_community": len(spec.membership) / len(c),
+    }
 
 
 def test_shapes_default_is_the_historic_call_and_the_shapes_differ(tmp_path):
@@ -305,7 +328,9 @@ def test_shapes_default_is_the_historic_call_and_the_shapes_differ(tmp_path):
         files = sorted(p.name for p in (tmp_path / "a" / layout).iterdir())
         assert files == sorted(p.name for p in (tmp_path / "b" / layout).iterdir())
         for name in files:
-            assert (tmp_path / "a" / layout / name).read_bytes() == (tmp_path / "b" / layout / name).read_bytes(), name
+            assert (tmp_path / "a" / layout / name).read_bytes() == (
+                tmp_path / "b" / layout / name
+            ).read_bytes(), name
     facts = {name: _shape_facts(S.leiden_shape(name, 20_000)) for name in S.SHAPES}
     for name in S.SHAPES:
         assert tree_fact_violations(S.leiden_shape(name, 3000, seed=1)) == []
@@ -455,8 +480,15 @@ def test_csv_layout_columns_and_lists(tmp_path):
     # str(list) for id lists, str(ndarray) for children
     for a, b in zip(c["entity_ids"], cp["entity_ids"]):
         assert ast.literal_eval(a) == list(b)
-    assert c.set_index("community")["children"].to_dict() == {5: "[20 21]", 6: "[22]", 20: "[77 78]", 21: "[]",
-                                                             22: "[]", 77: "[]", 78: "[]"}
+    assert c.set_index("community")["children"].to_dict() == {
+        5: "[20 21]",
+        6: "[22]",
+        20: "[77 78]",
+        21: "[]",
+        22: "[]",
+        77: "[]",
+        78: "[]",
+    }
     r = pd.read_csv(tmp_path / "csv" / "community_reports.csv", keep_default_na=False)
     f = ast.literal_eval(r["findings"].iloc[0])
     assert set(f[0]) == {"explanation", "summary"}
@@ -483,7 +515,8 @@ def test_nodes_conventions(tmp_path):
     assert (nodes["level"] == 0).sum() == n_ent
     assert (nodes.loc[nodes["level"] > 0, "community"] >= 0).all()
     assert (nodes.loc[nodes["level"] == 0, "community"] == -1).sum() == n_ent - spec.membership.merge(
-        spec.communities[["key", "level"]], on="key").query("level == 0")["entity"].nunique()
+        spec.communities[["key", "level"]], on="key"
+    ).query("level == 0")["entity"].nunique()
     assert not nodes.duplicated(["title", "level"]).any()
     S.write_index(spec, tmp_path / "v01", "0.1-0.4")
     n01 = pd.read_parquet(tmp_path / "v01" / "create_final_nodes.parquet")
@@ -500,8 +533,9 @@ def test_nodes_conventions(tmp_path):
 def _entity_by_entity(nodes: pd.DataFrame) -> bool:
     """Each title's rows follow one another, in increasing level."""
     starts = nodes["title"].ne(nodes["title"].shift())
-    return bool(starts.sum() == nodes["title"].nunique()
-                and (nodes["level"].diff().fillna(1)[~starts] > 0).all())
+    return bool(
+        starts.sum() == nodes["title"].nunique() and (nodes["level"].diff().fillna(1)[~starts] > 0).all()
+    )
 
 
 def test_nodes_row_order(tmp_path):
@@ -519,9 +553,18 @@ def test_nodes_row_order(tmp_path):
     n05 = pd.read_parquet(v05["create_final_nodes"], columns=["title", "level"])
     assert n05["level"].is_monotonic_increasing and not _entity_by_entity(n05)
     checked = 0
-    for folder, entity_major in [("verbs-v1", True), ("dulce-v1", True), ("real-textbook-v1", True),
-                                 ("verbs-v0.5", False), ("real-csekg-v1", False)]:
-        found = sorted((INDEXES / folder).rglob("create_final_nodes.parquet")) if (INDEXES / folder).is_dir() else []
+    for folder, entity_major in [
+        ("verbs-v1", True),
+        ("dulce-v1", True),
+        ("real-textbook-v1", True),
+        ("verbs-v0.5", False),
+        ("real-csekg-v1", False),
+    ]:
+        found = (
+            sorted((INDEXES / folder).rglob("create_final_nodes.parquet"))
+            if (INDEXES / folder).is_dir()
+            else []
+        )
         if not found:
             continue
         real = pd.read_parquet(found[0], columns=["title", "level"])
@@ -529,7 +572,9 @@ def test_nodes_row_order(tmp_path):
         assert entity_major or real["level"].is_monotonic_increasing, folder
         checked += 1
     if not checked:
-        pytest.skip(f"the real-index half needs ../shared/indexes ({INDEXES} is absent); the generator half passed")
+        pytest.skip(
+            f"the real-index half needs ../shared/indexes ({INDEXES} is absent); the generator half passed"
+        )
 
 
 def test_write_is_deterministic(tmp_path):
@@ -552,8 +597,11 @@ def _load_generate():
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name != "generate.py" and "__pycache__" not in p.parts}
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != "generate.py" and "__pycache__" not in p.parts
+    }
 
 
 def test_generate_is_deterministic(tmp_path):

@@ -13,12 +13,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from synthetic import leiden_like, write_index
 
 import graphrag_audit.graphrag.token_cache as token_cache
-from graphrag_audit.graphrag.token_cache import (MIN_CHARS, CachedTokenCounter, TokenCountStore, counter_for,
-                                                 default_cache_dir, token_cache_session)
+from graphrag_audit.graphrag.token_cache import (
+    MIN_CHARS,
+    CachedTokenCounter,
+    TokenCountStore,
+    counter_for,
+    default_cache_dir,
+    token_cache_session,
+)
 from graphrag_audit.graphrag.tokens import BPETokenCounter, get_token_counter
-from synthetic import leiden_like, write_index
 
 CACHE_FILE = "tokens-v1-cl100k_base.bin"
 
@@ -76,7 +82,9 @@ def test_many_short_strings_in_one_call_are_counted_not_cached(tmp_path, monkeyp
     assert warm.count_many(texts).tolist() == direct(texts) and warm.store.hits == len(LONG)
     small = cached(path)  # 3 short strings: cached, then found
     assert small.count_many(SHORT[:3]).tolist() == direct(SHORT[:3]) and small.store.misses == 3
-    assert small.count(SHORT[3]) == direct(SHORT[3:4])[0] and small.store.misses == 4  # count() goes through it
+    assert (
+        small.count(SHORT[3]) == direct(SHORT[3:4])[0] and small.store.misses == 4
+    )  # count() goes through it
     small.store.save()
     assert cached(path).count_many(SHORT[:4]).tolist() == direct(SHORT[:4])
 
@@ -219,8 +227,11 @@ def levels(index: Path, cache: Path, *extra):
 
     from graphrag_audit.cli import app
 
-    res = CliRunner().invoke(app, ["levels", str(index), "-f", "json", "--fail-on", "never", "--tokenizer",
-                                   "cl100k_base", *extra], env={"GRAPHRAG_AUDIT_CACHE_DIR": str(cache)})
+    res = CliRunner().invoke(
+        app,
+        ["levels", str(index), "-f", "json", "--fail-on", "never", "--tokenizer", "cl100k_base", *extra],
+        env={"GRAPHRAG_AUDIT_CACHE_DIR": str(cache)},
+    )
     assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
     res.returncode = res.exit_code
     return res

@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 import synthetic as S
 from deep_indexes import parent_cycle_index, single_child_chains_index
+
 from graphrag_audit.analysis import levels as L
 from graphrag_audit.analysis.levels import TreeIndex, codes_in, level_stats, tree_levels
 from graphrag_audit.graphrag.selection import select_all
@@ -69,16 +69,30 @@ def test_members_of_slices_are_copies():
     assert np.array_equal(ti.members_of(np.array([0, 1, 2])), [5, 6, 7, 8])
 
 
-@pytest.mark.parametrize("index", [
-    pd.Index(np.arange(6)), pd.RangeIndex(6), pd.Index(np.arange(1, 7)), pd.Index([0, 1, 2, 2, 3, 5]),
-    pd.Index([0, 2, 1, 3, 4, 5]), pd.Index([0, 1, 2, 3, 4, 6]), pd.Index(np.arange(6, dtype=np.uint64)),
-    pd.Index(np.arange(6, dtype=np.int32)), pd.Index([-1, 0, 1, 2, 3, 4]), pd.Index(np.zeros(0, dtype=np.int64)),
-    pd.Index([0]), pd.Index(np.arange(5, dtype=float)),
-])
+@pytest.mark.parametrize(
+    "index",
+    [
+        pd.Index(np.arange(6)),
+        pd.RangeIndex(6),
+        pd.Index(np.arange(1, 7)),
+        pd.Index([0, 1, 2, 2, 3, 5]),
+        pd.Index([0, 2, 1, 3, 4, 5]),
+        pd.Index([0, 1, 2, 3, 4, 6]),
+        pd.Index(np.arange(6, dtype=np.uint64)),
+        pd.Index(np.arange(6, dtype=np.int32)),
+        pd.Index([-1, 0, 1, 2, 3, 4]),
+        pd.Index(np.zeros(0, dtype=np.int64)),
+        pd.Index([0]),
+        pd.Index(np.arange(5, dtype=float)),
+    ],
+)
 def test_codes_in_equals_get_indexer(index):
-    values = [np.array([0, 5, 6, -1, 3, 3, 2**40, -2**40], dtype=np.int64),
-              np.array([0, 1, 5, 2**63 + 7], dtype=np.uint64), np.zeros(0, dtype=np.int64),
-              np.array([1, 4, 0], dtype=np.int32)]
+    values = [
+        np.array([0, 5, 6, -1, 3, 3, 2**40, -(2**40)], dtype=np.int64),
+        np.array([0, 1, 5, 2**63 + 7], dtype=np.uint64),
+        np.zeros(0, dtype=np.int64),
+        np.array([1, 4, 0], dtype=np.int32),
+    ]
     for v in values:
         if index.dtype.kind == "i" and v.dtype.kind == "u" and len(index) and index.min() < 0:
             continue  # pandas refuses mixed signed/unsigned there; codes_in hands such cases to it too
@@ -93,9 +107,20 @@ def test_codes_in_equals_get_indexer(index):
 
 
 def _stats_tuple(stats: dict) -> list:
-    return [(n, b, s.count, s.entities_covered, s.text_units_covered, s.ancestors_sent, s.by_level,
-             s.community_ids.array.tolist())
-            for n, by_b in stats.items() for b, s in by_b.items()]
+    return [
+        (
+            n,
+            b,
+            s.count,
+            s.entities_covered,
+            s.text_units_covered,
+            s.ancestors_sent,
+            s.by_level,
+            s.community_ids.array.tolist(),
+        )
+        for n, by_b in stats.items()
+        for b, s in by_b.items()
+    ]
 
 
 def _reference_ti(model) -> TreeIndex:
@@ -123,12 +148,20 @@ def test_tree_and_selection_statistics_equal_the_reference(indexes, monkeypatch)
     for d in indexes:
         model = load_index(d)
         ti = TreeIndex(model).with_text_units(model)
-        fast = (ti.clustered(), tree_levels(model, ti), _stats_tuple(level_stats(model, ti, select_all(model))))
+        fast = (
+            ti.clustered(),
+            tree_levels(model, ti),
+            _stats_tuple(level_stats(model, ti, select_all(model))),
+        )
         with monkeypatch.context() as mp:
             mp.setattr(L, "MAX_RUNS", 0)  # every members_of through the gather
             ref = _reference_ti(model)
             ref._sets()._missing = True
-            slow = (ref.clustered(), tree_levels(model, ref), _stats_tuple(level_stats(model, ref, select_all(model))))
+            slow = (
+                ref.clustered(),
+                tree_levels(model, ref),
+                _stats_tuple(level_stats(model, ref, select_all(model))),
+            )
         assert fast == slow, d
 
 
@@ -144,6 +177,7 @@ def test_first_rows_equals_the_scatter():
     minimum-scatter it replaces, on first-appearance codes, other numberings, missing codes
     (-1) and codes with no row."""
     from graphrag_audit.graphrag.selection import _first_rows
+
     rng = np.random.default_rng(3)
     fast = 0
     for i in range(2000):
@@ -168,6 +202,7 @@ def _random_containment_case(rng):
     unknown communities) and membership rows grouped by community, levels ascending unless
     shuffled, with entities missing from parents, in two communities of a level, repeated."""
     from graphrag_audit.analysis.integrity import _containment  # noqa: F401 (module import check)
+
     n_levels = int(rng.integers(1, 5))
     per = rng.integers(1, 5, n_levels)
     level = np.repeat(np.arange(n_levels), per)
@@ -213,6 +248,7 @@ def test_level_by_level_containment_is_sound():
     """integrity._contained_level_by_level says True only when a brute-force check of every
     membership row against its parents agrees, and does say True on most contained cases."""
     from graphrag_audit.analysis.integrity import _contained_level_by_level
+
     rng = np.random.default_rng(11)
     proven = contained = 0
     for _ in range(3000):
@@ -230,7 +266,9 @@ def test_integrity_findings_equal_without_the_shortcut(indexes, monkeypatch):
     """check_integrity's findings with and without the level-by-level proof, on generated shapes,
     cycles, long chains and a few real indexes."""
     from conftest import shared_index
+
     from graphrag_audit.analysis import integrity as I
+
     dirs = list(indexes)
     for name in ("dulce-v1", "verbs-v3", "real-genesis-zh-deep", "real-textbook-v1"):
         try:

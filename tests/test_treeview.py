@@ -14,21 +14,26 @@ import sys
 from pathlib import Path
 
 import pytest
-from rich.cells import cell_len
-
 from builders import SEED, write_v1, write_v3
 from conftest import real_index_params, shared_index
+from rich.cells import cell_len
+from tree_ref import reference_graph
+
+from graphrag_audit.analysis.treeview import UnknownCommunity, build_forest, layout
 from graphrag_audit.io.load import load_index
 from graphrag_audit.render.tree_text import fit, render_tree
-from tree_ref import reference_graph
-from graphrag_audit.analysis.treeview import UnknownCommunity, build_forest, layout
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def run_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "graphrag_audit", *map(str, args)], capture_output=True,
-                          text=True, timeout=120, cwd=cwd or REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd or REPO,
+    )
 
 
 @pytest.fixture()
@@ -40,8 +45,10 @@ def seed(tmp_path):
 def test_seed_forest_structure(seed):
     f = build_forest(seed)
     assert f.roots == (5, 6)
-    got = {c: (n.level, n.parent, n.children, n.entities, n.size, n.leaves, n.leaf, n.reports, n.sent)
-           for c, n in f.nodes.items()}
+    got = {
+        c: (n.level, n.parent, n.children, n.entities, n.size, n.leaves, n.leaf, n.reports, n.sent)
+        for c, n in f.nodes.items()
+    }
     assert got == {
         5: (0, -1, (20, 21), 3, 5, 3, False, 1, None),
         6: (0, -1, (22,), 1, 2, 1, False, 1, None),
@@ -70,8 +77,10 @@ def test_seed_sent_marks(seed, n):
     f = build_forest(seed, n)
     assert {c: nd.sent for c, nd in f.nodes.items()} == SEED_SENT[n]
     marks = list(SEED_SENT[n].values())
-    assert f.sent_reports == {"v2": sum(m in ("both", "v2-only") for m in marks),
-                              "v1": sum(m in ("both", "v1-only") for m in marks)}
+    assert f.sent_reports == {
+        "v2": sum(m in ("both", "v2-only") for m in marks),
+        "v1": sum(m in ("both", "v1-only") for m in marks),
+    }
     assert f.selection_level == n
 
 
@@ -98,12 +107,16 @@ def test_v1_only_mark_when_numbers_do_not_grow_with_depth(tmp_path):
 def test_reports_outside_the_tree_are_listed(tmp_path):
     # a report for community 9, which has no communities row: neither behaviour sends it
     # (docs/graphrag-semantics.md#inner-join: the inner join drops a report whose community row is missing)
-    model = load_index(write_v3(tmp_path / "x", SEED, reports=[(c, lv) for c, (lv, _, _) in SEED.items()] + [(9, 1)]))
+    model = load_index(
+        write_v3(tmp_path / "x", SEED, reports=[(c, lv) for c, (lv, _, _) in SEED.items()] + [(9, 1)])
+    )
     f = build_forest(model, 1)
     assert [(o.community, o.level) for o in f.outside_reports] == [(9, 1)]
     assert 9 not in f.nodes
     assert f.outside_reports[0].sent == "neither"
-    assert "1 report(s) for communities not in the tree: 9 (level 1, not sent)" in render_tree(layout(f), width=120)
+    assert "1 report(s) for communities not in the tree: 9 (level 1, not sent)" in render_tree(
+        layout(f), width=120
+    )
 
 
 def test_community_without_report(tmp_path):
@@ -120,19 +133,34 @@ def test_community_without_report(tmp_path):
 def _tree_text_lines(text: str) -> list[str]:
     lines = text.splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith("community · report title"))
-    return [ln for ln in lines[start + 1:] if ln and not ln.startswith(("showing ", "parent chain", "1 report"))]
+    return [
+        ln for ln in lines[start + 1 :] if ln and not ln.startswith(("showing ", "parent chain", "1 report"))
+    ]
 
 
 def test_seed_full_layout_is_the_tree_in_order(seed):
     v = layout(build_forest(seed), max_lines=0)
     assert [(r.kind, r.community, r.depth) for r in v.rows] == [
-        ("community", 5, 0), ("community", 20, 1), ("community", 77, 2), ("community", 78, 2),
-        ("community", 21, 1), ("community", 6, 0), ("community", 22, 1)]
+        ("community", 5, 0),
+        ("community", 20, 1),
+        ("community", 77, 2),
+        ("community", 78, 2),
+        ("community", 21, 1),
+        ("community", 6, 0),
+        ("community", 22, 1),
+    ]
     assert v.hidden == 0
     text = render_tree(v, width=80)
     rows = _tree_text_lines(text)
     assert [re.sub(r"\s+Report.*", "", r) for r in rows] == [
-        "5", "├── 20", "│   ├── 77", "│   └── 78", "└── 21", "6", "└── 22"]
+        "5",
+        "├── 20",
+        "│   ├── 77",
+        "│   └── 78",
+        "└── 21",
+        "6",
+        "└── 22",
+    ]
 
 
 def test_seed_budget_collapses_and_summarises(seed):
@@ -144,8 +172,12 @@ def test_seed_budget_collapses_and_summarises(seed):
     # budget 4: 20 and the "more" row for 21; that row then stands for one community, which
     # is shown instead (same cost). 20 is collapsed (77, 78 hidden), 6 too (22 hidden).
     v = layout(build_forest(seed), max_lines=4)
-    assert [(r.kind, r.community) for r in v.rows] == [("community", 5), ("community", 20), ("community", 21),
-                                                        ("community", 6)]
+    assert [(r.kind, r.community) for r in v.rows] == [
+        ("community", 5),
+        ("community", 20),
+        ("community", 21),
+        ("community", 6),
+    ]
     assert [r.hidden_below for r in v.rows] == [2, 2, 0, 1]
 
 
@@ -215,7 +247,7 @@ def test_layout_accounts_for_every_community(name):
         # depth-first: a row's parent is the closest earlier row one level up
         stack: list[int] = []
         for r in v.rows:
-            del stack[r.depth:]
+            del stack[r.depth :]
             if r.kind == "community" and r.depth > 0:
                 assert f.nodes[r.community].parent == stack[-1]
             if r.kind == "more" and r.community >= 0:
@@ -252,15 +284,17 @@ def test_chinese_titles_keep_columns_aligned():
     text = render_tree(layout(f, max_lines=0), width=width)
     rows = [ln for ln in _tree_text_lines(text) if "more communit" not in ln]
     assert len(rows) == 287
-    row_re = re.compile(r"  +(\d+)  +([\d,]+)  (leaf|▸ [\d,]+ hidden|[\d,]+ hidden| ) *"
-                        r"(?:  (both|v2 only|v1 only|—))?$")
+    row_re = re.compile(
+        r"  +(\d+)  +([\d,]+)  (leaf|▸ [\d,]+ hidden|[\d,]+ hidden| ) *"
+        r"(?:  (both|v2 only|v1 only|—))?$"
+    )
     ends, wide, cut = set(), 0, 0
     for ln in rows:
         m = row_re.search(ln)
         assert m, ln
-        ends.add(cell_len(ln[:m.end(1)]))  # the right edge of the level column, in cells
+        ends.add(cell_len(ln[: m.end(1)]))  # the right edge of the level column, in cells
         assert cell_len(ln) <= width
-        left = ln[:m.start()]
+        left = ln[: m.start()]
         wide += any(cell_len(ch) == 2 for ch in left)
         cut += "…" in left
     assert len(ends) == 1, ends
@@ -278,8 +312,11 @@ def test_fit_counts_cells():
 
 
 def test_untrusted_titles_are_neutralised(tmp_path):
-    titles = {5: "\x1b[31mred\x1b[0m [bold]markup[/bold]\nnext line", 20: "\u202eevil\u202c bidi",
-              77: "tab\there"}
+    titles = {
+        5: "\x1b[31mred\x1b[0m [bold]markup[/bold]\nnext line",
+        20: "\u202eevil\u202c bidi",
+        77: "tab\there",
+    }
     model = load_index(write_v3(tmp_path / "h", SEED, report_titles=titles))
     text = render_tree(layout(build_forest(model, 2), max_lines=0), width=100, color=False)
     assert "\x1b" not in text and "\u202e" not in text and "\t" not in text
@@ -305,7 +342,9 @@ def test_cli_tree_bad_input_is_one_line_exit_2(tmp_path):
     out = tmp_path / "tree.txt"
     res = run_cli("tree", idx, "--level", "2", "-o", out)
     assert res.returncode == 0 and res.stdout == ""
-    assert "community_level 2: graphrag >= 2.0 sends 7 reports, < 2.0 sends hyp. 4" in out.read_text(encoding="utf-8")
+    assert "community_level 2: graphrag >= 2.0 sends 7 reports, < 2.0 sends hyp. 4" in out.read_text(
+        encoding="utf-8"
+    )
 
 
 def test_parent_loop_becomes_an_extra_root(tmp_path):
@@ -323,8 +362,7 @@ def test_several_parents_are_kept_and_shown():
     model = load_index(shared_index("real-climate-update-v09"))
     f = build_forest(model)
     tree = reference_graph(model)
-    multi = {int(n): [int(p) for p in tree.predecessors(n)] for n in tree.nodes
-             if tree.in_degree(n) > 1}
+    multi = {int(n): [int(p) for p in tree.predecessors(n)] for n in tree.nodes if tree.in_degree(n) > 1}
     assert multi, "this update output has communities under several parents"
     for c, preds in multi.items():
         assert f.nodes[c].parent == preds[0] and list(f.nodes[c].other_parents) == preds[1:]
@@ -341,12 +379,20 @@ def test_several_parents_are_kept_and_shown():
 # (0.1-0.4) graphrag 1.0-1.2 selects 0 reports.
 FIXTURES = REPO / "fixtures"
 HYP_HEADER = {
-    "seed-v3": ("community_level 1: graphrag >= 2.0 sends 5 reports, < 2.0 sends hyp. 3 (both 3, v2 only 2)",
-                {"v2": "exact", "v1": "hypothetical"}),
-    "seed-v1": ("community_level 1: graphrag >= 2.0 cannot read this index (hyp. 5 reports), < 2.0 sends 3 "
-                "(both 3, v2 only 2)", {"v2": "graphrag_cannot_read", "v1": "exact"}),
-    "seed-v01": ("community_level 1: graphrag >= 2.0 cannot read this index (hyp. 5 reports), < 2.0 sends 0 "
-                 "(hyp. 3) (both 3, v2 only 2)", {"v2": "graphrag_cannot_read", "v1": "hypothetical"}),
+    "seed-v3": (
+        "community_level 1: graphrag >= 2.0 sends 5 reports, < 2.0 sends hyp. 3 (both 3, v2 only 2)",
+        {"v2": "exact", "v1": "hypothetical"},
+    ),
+    "seed-v1": (
+        "community_level 1: graphrag >= 2.0 cannot read this index (hyp. 5 reports), < 2.0 sends 3 "
+        "(both 3, v2 only 2)",
+        {"v2": "graphrag_cannot_read", "v1": "exact"},
+    ),
+    "seed-v01": (
+        "community_level 1: graphrag >= 2.0 cannot read this index (hyp. 5 reports), < 2.0 sends 0 "
+        "(hyp. 3) (both 3, v2 only 2)",
+        {"v2": "graphrag_cannot_read", "v1": "hypothetical"},
+    ),
 }
 
 
@@ -359,8 +405,10 @@ def test_tree_marks_the_hypothetical_side(name):
     assert header in text.splitlines()
     legend = next(ln for ln in text.splitlines() if ln.startswith("N=1 column:"))
     who = [w for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0")) if status[b] != "exact"]
-    assert legend.endswith(f"hyp. = the rule of graphrag {' and '.join(who)} applied to the rebuilt tree, not "
-                           f"what {'they send' if len(who) > 1 else 'it sends'} here (levels tells what)")
+    assert legend.endswith(
+        f"hyp. = the rule of graphrag {' and '.join(who)} applied to the rebuilt tree, not "
+        f"what {'they send' if len(who) > 1 else 'it sends'} here (levels tells what)"
+    )
     from graphrag_audit.render.graph import to_dot, to_json, to_mermaid
 
     doc = json.loads(to_json(forest))

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
 import synthetic
 from conftest import FIXTURES, shared_folders, shared_index
+
 from graphrag_audit.analysis.integrity import check_integrity
 from graphrag_audit.io.load import load_index
 from graphrag_audit.rules import RULE_NOTES, RULES
@@ -51,7 +51,9 @@ def test_real_climate_update_findings():
 
     # node rows at another level than the communities table gives their community
     level_of = dict(zip(com["community"].tolist(), com["level"].tolist()))
-    bad = [(int(c), int(lv)) for c, lv in zip(nodes["community"], nodes["level"]) if c >= 0 and level_of[c] != lv]
+    bad = [
+        (int(c), int(lv)) for c, lv in zip(nodes["community"], nodes["level"]) if c >= 0 and level_of[c] != lv
+    ]
     f = findings["membership-level-mismatch"]
     assert f.evidence["rows"] == len(bad) == 206
     assert f.communities == tuple(sorted({c for c, _ in bad})) == (262,)
@@ -62,10 +64,16 @@ def test_real_climate_update_findings():
 
     # the offset rule holds here: the later run starts right after the earlier one
     early, late = sorted(set(com["period"]))
-    assert com.loc[com["period"] == late, "community"].min() == com.loc[com["period"] == early, "community"].max() + 1
+    assert (
+        com.loc[com["period"] == late, "community"].min()
+        == com.loc[com["period"] == early, "community"].max() + 1
+    )
     assert "delta-id-offset" not in findings
     # the two hierarchies, told apart by period only: communities per level in each run
-    want = {str(p): {str(lv): int(n) for lv, n in g.groupby("level").size().items()} for p, g in com.groupby("period")}
+    want = {
+        str(p): {str(lv): int(n) for lv, n in g.groupby("level").size().items()}
+        for p, g in com.groupby("period")
+    }
     assert findings["multiple-periods"].evidence["levels_per_period"] == want
     assert want == {"2025-04-22": {"0": 26, "1": 153, "2": 84}, "2025-04-26": {"0": 26, "1": 209, "2": 117}}
 
@@ -100,8 +108,11 @@ def test_update_merge_with_graphrag_offset_is_clean(base, tmp_path):
 def test_children_not_remapped_after_update(base, tmp_path):
     synthetic.write_index(synthetic.two_forests(base, remap_children=False), tmp_path, "3.x")
     com = pd.read_parquet(tmp_path / "communities.parquet")
-    from_children = {(int(c), int(k)) for c, ks in zip(com["community"], com["children"])
-                     for k in (list(ks) if ks is not None else [])}
+    from_children = {
+        (int(c), int(k))
+        for c, ks in zip(com["community"], com["children"])
+        for k in (list(ks) if ks is not None else [])
+    }
     from_parent = {(int(p), int(c)) for c, p in zip(com["community"], com["parent"]) if p >= 0}
     expected = sorted({p for p, _ in from_children ^ from_parent})
     assert expected
@@ -149,9 +160,13 @@ def _graphrag_09_merge(old: dict, delta: dict) -> tuple[dict, int]:
     old_max = int(on["community"].fillna(0).astype(int).max())
     mapping = {v: v + old_max + 1 for v in dn["community"].dropna().astype(int)}
     mapping[-1] = -1
-    dn["community"] = dn["community"].where(dn["community"].isna(), dn["community"].fillna(0).astype(int) + old_max + 1)
+    dn["community"] = dn["community"].where(
+        dn["community"].isna(), dn["community"].fillna(0).astype(int) + old_max + 1
+    )
     cat = pd.concat([on, dn], ignore_index=True)
-    nodes = cat.groupby(["level", "title"]).agg({c: "first" for c in cat.columns if c not in ("level", "title")})
+    nodes = cat.groupby(["level", "title"]).agg(
+        {c: "first" for c in cat.columns if c not in ("level", "title")}
+    )
     nodes = nodes.reset_index()[list(on.columns)]
     oc, dc = old["create_final_communities"], delta["create_final_communities"].copy()
     dc["community"] = dc["community"].astype(int).apply(lambda x: mapping.get(x, x))
@@ -163,15 +178,26 @@ def _graphrag_09_merge(old: dict, delta: dict) -> tuple[dict, int]:
     drp["parent"] = drp["parent"].astype(int).apply(lambda x: mapping.get(x, x))
     rep = pd.concat([orp, drp], ignore_index=True)
     oe, de = old["create_final_entities"], delta["create_final_entities"]
-    ents = pd.concat([oe, de], ignore_index=True).groupby("title", sort=False).first().reset_index()[list(oe.columns)]
-    return {"create_final_nodes": nodes, "create_final_communities": com,
-            "create_final_community_reports": rep, "create_final_entities": ents}, old_max
+    ents = (
+        pd.concat([oe, de], ignore_index=True)
+        .groupby("title", sort=False)
+        .first()
+        .reset_index()[list(oe.columns)]
+    )
+    return {
+        "create_final_nodes": nodes,
+        "create_final_communities": com,
+        "create_final_community_reports": rep,
+        "create_final_entities": ents,
+    }, old_max
 
 
 def test_node_levels_after_a_graphrag_09_style_merge(tmp_path):
     tables = {}
     for part, seed in (("old", 1), ("delta", 2)):
-        synthetic.write_index(synthetic.leiden_like(200, seed=seed), tmp_path / part, "1.0-1.2", text_units=False)
+        synthetic.write_index(
+            synthetic.leiden_like(200, seed=seed), tmp_path / part, "1.0-1.2", text_units=False
+        )
         tables[part] = {p.stem: pd.read_parquet(p) for p in (tmp_path / part).glob("*.parquet")}
     merged, old_max = _graphrag_09_merge(tables["old"], tables["delta"])
     out = tmp_path / "merged"
@@ -180,8 +206,11 @@ def test_node_levels_after_a_graphrag_09_style_merge(tmp_path):
         df.to_parquet(out / f"{name}.parquet", index=False)
     com, nodes = merged["create_final_communities"], merged["create_final_nodes"]
     level_of = dict(zip(com["community"].tolist(), com["level"].tolist()))
-    bad = [(int(c), int(lv), level_of[c]) for c, lv in zip(nodes["community"], nodes["level"])
-           if c >= 0 and c in level_of and level_of[c] != lv]
+    bad = [
+        (int(c), int(lv), level_of[c])
+        for c, lv in zip(nodes["community"], nodes["level"])
+        if c >= 0 and c in level_of and level_of[c] != lv
+    ]
     assert bad, "the delta's unclustered rows must land on old_max"
     [f] = _hits(out, "membership-level-mismatch")
     assert f.evidence["rows"] == len(bad)
@@ -203,19 +232,45 @@ def test_offset_rule_on_a_hand_made_table_of_three_runs(tmp_path):
     from builders import write_v3
 
     # run 1: 0-2; run 2 (one day later) reuses 2-3 (overlap); run 3 starts at 9 (gap: expected 4)
-    tree = {0: (0, -1, ["A"]), 1: (0, -1, ["B"]), 2: (1, 0, ["A"]),
-            12: (0, -1, ["C"]), 13: (1, 12, ["C"]), 9: (0, -1, ["D"])}
+    tree = {
+        0: (0, -1, ["A"]),
+        1: (0, -1, ["B"]),
+        2: (1, 0, ["A"]),
+        12: (0, -1, ["C"]),
+        13: (1, 12, ["C"]),
+        9: (0, -1, ["D"]),
+    }
     write_v3(tmp_path / "i", tree)
     com = pd.read_parquet(tmp_path / "i" / "communities.parquet")
-    com["period"] = com["community"].map({0: "2025-01-01", 1: "2025-01-01", 2: "2025-01-01",
-                                          12: "2025-01-02", 13: "2025-01-02", 9: "2025-01-03"})
+    com["period"] = com["community"].map(
+        {
+            0: "2025-01-01",
+            1: "2025-01-01",
+            2: "2025-01-01",
+            12: "2025-01-02",
+            13: "2025-01-02",
+            9: "2025-01-03",
+        }
+    )
     com.loc[com["community"] == 12, "community"] = 2  # a second row numbered 2, in run 2
     com.loc[com["community"] == 13, "community"] = 3
     com.loc[com["parent"] == 12, "parent"] = 2
     com.to_parquet(tmp_path / "i" / "communities.parquet", index=False)
     [f] = _hits(tmp_path / "i", "delta-id-offset")
     assert f.evidence["runs"] == [
-        {"period": "2025-01-02", "expected_first": 3, "first": 2, "at_or_below_previous_max": 1, "examples": [2]},
-        {"period": "2025-01-03", "expected_first": 4, "first": 9, "at_or_below_previous_max": 0, "examples": []},
+        {
+            "period": "2025-01-02",
+            "expected_first": 3,
+            "first": 2,
+            "at_or_below_previous_max": 1,
+            "examples": [2],
+        },
+        {
+            "period": "2025-01-03",
+            "expected_first": 4,
+            "first": 9,
+            "at_or_below_previous_max": 0,
+            "examples": [],
+        },
     ]
     assert f.communities == (2,)

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 import synthetic
 from test_update_checks import _graphrag_09_merge
 
@@ -39,7 +38,12 @@ def _v3_merge(prev: dict, delta: dict) -> dict:
     drp["parent"] = drp["parent"].astype(int).apply(lambda x: mapping.get(x, x))
     rep = pd.concat([orp, drp], ignore_index=True)
     oe, de = prev["entities"], delta["entities"]
-    ents = pd.concat([oe, de], ignore_index=True).groupby("title", sort=False).first().reset_index()[list(oe.columns)]
+    ents = (
+        pd.concat([oe, de], ignore_index=True)
+        .groupby("title", sort=False)
+        .first()
+        .reset_index()[list(oe.columns)]
+    )
     return {"communities": com, "community_reports": rep, "entities": ents}
 
 
@@ -70,8 +74,9 @@ def project_v1(tmp_path_factory):
     update_output/ (merged) and update_output/delta/."""
     root = tmp_path_factory.mktemp("proj1")
     synthetic.write_index(synthetic.leiden_like(200, seed=7), root / "output", "1.0-1.2", text_units=False)
-    synthetic.write_index(synthetic.leiden_like(120, seed=8), root / "update_output" / "delta", "1.0-1.2",
-                          text_units=False)
+    synthetic.write_index(
+        synthetic.leiden_like(120, seed=8), root / "update_output" / "delta", "1.0-1.2", text_units=False
+    )
     merged, _ = _graphrag_09_merge(_read(root / "output"), _read(root / "update_output" / "delta"))
     _write(merged, root / "update_output")
     return root
@@ -79,8 +84,14 @@ def project_v1(tmp_path_factory):
 
 def _cli(*args, cwd=ROOT):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
-    return subprocess.run([sys.executable, "-m", "graphrag_audit", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
 
 
 def _audit(arg) -> dict:
@@ -94,7 +105,9 @@ def _audit(arg) -> dict:
 def _validate(doc: dict) -> None:
     import jsonschema
 
-    schema = json.loads((ROOT / "graphrag_audit" / "schema" / "update-run.schema.json").read_text(encoding="utf-8"))
+    schema = json.loads(
+        (ROOT / "graphrag_audit" / "schema" / "update-run.schema.json").read_text(encoding="utf-8")
+    )
     jsonschema.Draft202012Validator.check_schema(schema)
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(doc))
     assert not errors, [e.message for e in errors]
@@ -108,15 +121,21 @@ def _counts(folder: Path, table: str) -> tuple[int, list[int]]:
 
 @pytest.mark.parametrize("where", ["root", "update_output", "run"])
 def test_v3_run_parts_and_queried_folder(project_v3, where):
-    arg = {"root": project_v3, "update_output": project_v3 / "update_output",
-           "run": project_v3 / "update_output" / TS}[where]
+    arg = {
+        "root": project_v3,
+        "update_output": project_v3 / "update_output",
+        "run": project_v3 / "update_output" / TS,
+    }[where]
     d = _audit(arg)
     _validate(d)
     assert d["schema_version"] == "1.0"
     assert d["layout"] == ">= 2.0" and d["run"] == TS and d["queried"] == "merged"
     parts = {p["role"]: p for p in d["parts"]}
-    folders = {"previous": project_v3 / "update_output" / TS / "previous",
-               "delta": project_v3 / "update_output" / TS / "delta", "merged": project_v3 / "output"}
+    folders = {
+        "previous": project_v3 / "update_output" / TS / "previous",
+        "delta": project_v3 / "update_output" / TS / "delta",
+        "merged": project_v3 / "output",
+    }
     for role, folder in folders.items():
         p = parts[role]
         assert p["status"] == "audited" and Path(p["path"]).resolve() == folder.resolve()
@@ -130,8 +149,11 @@ def test_v3_run_parts_and_queried_folder(project_v3, where):
     merged_rules = {f["rule"] for f in parts["merged"]["findings"]}
     # graphrag does not remap children, and keeps the delta's entity ids in entity_ids
     assert {"multiple-periods", "children-parent-mismatch"} <= merged_rules
-    assert not {f["rule"] for f in parts["previous"]["findings"]} & {"multiple-periods", "children-parent-mismatch",
-                                                                     "delta-id-offset"}
+    assert not {f["rule"] for f in parts["previous"]["findings"]} & {
+        "multiple-periods",
+        "children-parent-mismatch",
+        "delta-id-offset",
+    }
 
 
 def test_v3_run_text_says_which_folder_graphrag_queries(project_v3):
@@ -139,8 +161,10 @@ def test_v3_run_text_says_which_folder_graphrag_queries(project_v3):
     r = _cli("update-run", str(project_v3), "--fail-on", "warning")
     assert r.returncode == 1, r.stderr
     out = r.stdout
-    assert f"graphrag queries: merged ({(project_v3 / 'output').resolve()}" in out \
+    assert (
+        f"graphrag queries: merged ({(project_v3 / 'output').resolve()}" in out
         or f"graphrag queries: merged ({project_v3 / 'output'}" in out
+    )
     assert "offset check: delta numbers +" in out and "they match" in out
     assert out.count("<- graphrag queries this") == 1
 
@@ -155,7 +179,9 @@ def test_offset_broken_in_the_merged_table(project_v3, tmp_path):
     com.loc[late, "community"] += 3  # a merge that did not use previous max + 1
     com.to_parquet(root / "output" / "communities.parquet", index=False)
     d = _audit(root)
-    prev_max = int(pd.read_parquet(root / "update_output" / TS / "previous" / "communities.parquet")["community"].max())
+    prev_max = int(
+        pd.read_parquet(root / "update_output" / TS / "previous" / "communities.parquet")["community"].max()
+    )
     delta = pd.read_parquet(root / "update_output" / TS / "delta" / "communities.parquet")["community"]
     expected = sorted(set(delta + prev_max + 1))
     got = sorted(set(com.loc[late, "community"]))
@@ -214,8 +240,12 @@ def test_schema_rejects_broken_documents(project_v3):
     import jsonschema
 
     doc = _audit(project_v3)
-    for breakage in (lambda d: d.pop("parts"), lambda d: d.update(queried="output"),
-                     lambda d: d["parts"][0].update(status="passed"), lambda d: d["offset"].pop("holds")):
+    for breakage in (
+        lambda d: d.pop("parts"),
+        lambda d: d.update(queried="output"),
+        lambda d: d["parts"][0].update(status="passed"),
+        lambda d: d["offset"].pop("holds"),
+    ):
         broken = json.loads(json.dumps(doc))
         breakage(broken)
         with pytest.raises(AssertionError):
@@ -242,10 +272,19 @@ def test_text_follows_width_and_columns(project, request):
     wide = _cli("update-run", str(root), "--width", "400", "--fail-on", "never")
     assert wide.returncode == 0 and _widest(wide.stdout) > 80  # the layout line, paths and messages need more
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "80"}
-    at_columns = subprocess.run([sys.executable, "-m", "graphrag_audit", "update-run", str(root), "--fail-on", "never"],
-                                capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
-    for r, limit in ((at_columns, 80), (_cli("update-run", str(root), "--width", "80", "--fail-on", "never"), 80),
-                     (_cli("update-run", str(root), "--width", "40", "--fail-on", "never"), 40)):
+    at_columns = subprocess.run(
+        [sys.executable, "-m", "graphrag_audit", "update-run", str(root), "--fail-on", "never"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
+    for r, limit in (
+        (at_columns, 80),
+        (_cli("update-run", str(root), "--width", "80", "--fail-on", "never"), 80),
+        (_cli("update-run", str(root), "--width", "40", "--fail-on", "never"), 40),
+    ):
         assert r.returncode == 0, r.stderr
         assert _widest(r.stdout) <= limit, [line for line in r.stdout.splitlines() if len(line) > limit]
         # the same words, only broken into more lines (a path may be cut inside)
@@ -257,14 +296,52 @@ def test_text_counts_read_as_words():
     from graphrag_audit.render.update_run import render_update_run_text
     from graphrag_audit.results.update_run import OffsetCheck, UpdatePart, UpdateRunReport
 
-    parts = (UpdatePart("previous", "/p", False, "audited", generation="3.x", communities=1, reports=1234,
-                        entities=1, per_level=(1,)),
-             UpdatePart("delta", "/d", False, "audited", generation="3.x", communities=2345, reports=1,
-                        entities=12345, per_level=(1000, 1345)),
-             UpdatePart("merged", "/m", True, "audited", generation="3.x", communities=2346, reports=1235,
-                        entities=12346, per_level=(1001, 1345)))
-    report = UpdateRunReport("/r", ">= 2.0", "20250301-101500", 1, "merged", 2, parts,
-                             OffsetCheck(1, "communities", 1, 1, (), ()), "")
+    parts = (
+        UpdatePart(
+            "previous",
+            "/p",
+            False,
+            "audited",
+            generation="3.x",
+            communities=1,
+            reports=1234,
+            entities=1,
+            per_level=(1,),
+        ),
+        UpdatePart(
+            "delta",
+            "/d",
+            False,
+            "audited",
+            generation="3.x",
+            communities=2345,
+            reports=1,
+            entities=12345,
+            per_level=(1000, 1345),
+        ),
+        UpdatePart(
+            "merged",
+            "/m",
+            True,
+            "audited",
+            generation="3.x",
+            communities=2346,
+            reports=1235,
+            entities=12346,
+            per_level=(1001, 1345),
+        ),
+    )
+    report = UpdateRunReport(
+        "/r",
+        ">= 2.0",
+        "20250301-101500",
+        1,
+        "merged",
+        2,
+        parts,
+        OffsetCheck(1, "communities", 1, 1, (), ()),
+        "",
+    )
     text = render_update_run_text(report, width=200)
     assert "generation 3.x: 1 community (1 per level), 1,234 reports, 1 entity" in text
     assert "generation 3.x: 2,345 communities (1,000/1,345 per level), 1 report, 12,345 entities" in text
@@ -279,8 +356,16 @@ def test_text_never_starts_a_line_with_a_workflow_command():
     from graphrag_audit.results.update_run import UpdatePart, UpdateRunReport
 
     bad = "/runs/" + "a" * 9 + "::error::pwned" + "b" * 25
-    part = UpdatePart("merged", bad, True, "audited", generation="3.x", communities=2, reports=2,
-                      findings=(Finding("multiple-periods", "warning", "x " * 20 + "::warning::y and " + bad, (), {}),))
+    part = UpdatePart(
+        "merged",
+        bad,
+        True,
+        "audited",
+        generation="3.x",
+        communities=2,
+        reports=2,
+        findings=(Finding("multiple-periods", "warning", "x " * 20 + "::warning::y and " + bad, (), {}),),
+    )
     report = UpdateRunReport(bad, ">= 2.0", None, 1, "merged", 2, (part,), None, "no delta")
     for width in range(40, 90):
         text = render_update_run_text(report, width=width)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import real_index_params, shared_index
 from graphrag_side import ROOT, major, need, run_script, run_tool, side_params, versions
 
@@ -33,7 +32,9 @@ def _check_levels(v: dict) -> None:
     """Every level either agrees or is a raise the audit predicted; ``agree`` says which."""
     _round_trips(v)
     raised = [r for r in v["levels"] if r["status"] == "graphrag_raised"]
-    dynamic_bad = [r for r in v["levels"] if r.get("dynamic", {}).get("status") in ("differs", "graphrag_raised")]
+    dynamic_bad = [
+        r for r in v["levels"] if r.get("dynamic", {}).get("status") in ("differs", "graphrag_raised")
+    ]
     for row in v["levels"]:
         assert row["status"] in ("agrees", "graphrag_raised"), row
         if row["status"] == "graphrag_raised":
@@ -53,7 +54,9 @@ def _check_levels(v: dict) -> None:
 def test_graphrag_agrees_on_real_index(python, name):
     python = need(python)
     folder = shared_index(name)
-    proc = run_tool(python, "levels", str(folder), "--verify", "--no-costs", "-f", "json", "--fail-on", "never")
+    proc = run_tool(
+        python, "levels", str(folder), "--verify", "--no-costs", "-f", "json", "--fail-on", "never"
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
     v = doc["verify"]
@@ -81,15 +84,24 @@ def _check_dynamic(doc: dict, graphrag_version: str, num_repeats: int = 1) -> No
     reason. The audit's numbers in ``verify`` are the ones the audit reports in ``levels[]``."""
     import jsonschema
 
-    jsonschema.validate(doc, json.loads((ROOT / "graphrag_audit" / "schema" / "audit-report.schema.json")
-                                        .read_text(encoding="utf-8")))
+    jsonschema.validate(
+        doc,
+        json.loads(
+            (ROOT / "graphrag_audit" / "schema" / "audit-report.schema.json").read_text(encoding="utf-8")
+        ),
+    )
     v = doc["verify"]
     dyn = v["dynamic"]
     fam = _expected_family(graphrag_version)
     assert dyn["family"] == fam, dyn
-    sims = {x["community_level"]: (x["selected"]["dynamic"].get("by_version") or {}).get(fam) for x in doc["levels"]}
+    sims = {
+        x["community_level"]: (x["selected"]["dynamic"].get("by_version") or {}).get(fam)
+        for x in doc["levels"]
+    }
     lacks = "lacks the tables" in dyn.get("reason", "")  # e.g. 0.1 layout without create_final_communities
-    assert dyn["compared"] is (fam is not None and any(s is not None for s in sims.values()) and not lacks), dyn
+    assert dyn["compared"] is (fam is not None and any(s is not None for s in sims.values()) and not lacks), (
+        dyn
+    )
     if not dyn["compared"]:
         assert dyn["reason"] and dyn["agree"] is None, dyn
         assert all(r["dynamic"]["status"] == "not_run" for r in v["levels"]), v["levels"]
@@ -137,8 +149,14 @@ def test_side_interpreter_runs_this_checkout(python):
 
     from graphrag_side import side_env
 
-    proc = subprocess.run([python, "-c", "import graphrag_audit; print(graphrag_audit.__file__)"], cwd=ROOT,
-                          env=side_env(), capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [python, "-c", "import graphrag_audit; print(graphrag_audit.__file__)"],
+        cwd=ROOT,
+        env=side_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(ROOT / "graphrag_audit" / "__init__.py")
 
@@ -159,7 +177,9 @@ def test_graphrag_map_calls_agree_on_real_index(python, name):
     assert mc["compared"], mc
     assert mc["tokenizer"] == "cl100k_base" and mc["max_context_tokens"] == 12000
     for row in v["levels"]:
-        if "map_calls_skipped" in row:  # only where graphrag raised or selects another set than the costed one
+        if (
+            "map_calls_skipped" in row
+        ):  # only where graphrag raised or selects another set than the costed one
             assert row["status"] == "graphrag_raised" or row.get("expected"), row
             continue
         assert row["graphrag_map_calls"] == row["audit_map_calls"], row
@@ -184,41 +204,80 @@ def test_verify_renderers_show_map_call_disagreements(tmp_path):
     """Text and Markdown name the level and the numbers when graphrag's map calls or tokens differ."""
     pytest.importorskip("pandas")
     from builders import SEED, write_v3
+
     from graphrag_audit.analysis.audit import AuditOptions, audit
     from graphrag_audit.render import render
 
     report = audit(write_v3(tmp_path / "i", SEED), AuditOptions(costs=False))
     mc = {"compared": True, "levels_compared": 2, "tokenizer": "cl100k_base", "max_context_tokens": 12000}
-    report = report.with_verify({"available": True, "graphrag_version": "1.2.0", "behaviour": "v1", "agree": False,
-                     "map_calls": mc, "levels": [
-                         {"community_level": 0, "agree": False, "selection_agree": True, "graphrag_count": 17,
-                          "audit_count": 17, "graphrag_map_calls": 1, "audit_map_calls": 1,
-                          "map_calls_agree": True, "graphrag_context_tokens": 7441, "audit_context_tokens": 7436,
-                          "context_tokens_agree": False, "batches_agree": False, "first_differing_batch": 0},
-                         {"community_level": 1, "agree": False, "selection_agree": True, "graphrag_count": 53,
-                          "audit_count": 53, "graphrag_map_calls": 3, "audit_map_calls": 2,
-                          "map_calls_agree": False, "graphrag_context_tokens": 22572,
-                          "audit_context_tokens": 22562, "context_tokens_agree": False, "batches_agree": False}]})
+    report = report.with_verify(
+        {
+            "available": True,
+            "graphrag_version": "1.2.0",
+            "behaviour": "v1",
+            "agree": False,
+            "map_calls": mc,
+            "levels": [
+                {
+                    "community_level": 0,
+                    "agree": False,
+                    "selection_agree": True,
+                    "graphrag_count": 17,
+                    "audit_count": 17,
+                    "graphrag_map_calls": 1,
+                    "audit_map_calls": 1,
+                    "map_calls_agree": True,
+                    "graphrag_context_tokens": 7441,
+                    "audit_context_tokens": 7436,
+                    "context_tokens_agree": False,
+                    "batches_agree": False,
+                    "first_differing_batch": 0,
+                },
+                {
+                    "community_level": 1,
+                    "agree": False,
+                    "selection_agree": True,
+                    "graphrag_count": 53,
+                    "audit_count": 53,
+                    "graphrag_map_calls": 3,
+                    "audit_map_calls": 2,
+                    "map_calls_agree": False,
+                    "graphrag_context_tokens": 22572,
+                    "audit_context_tokens": 22562,
+                    "context_tokens_agree": False,
+                    "batches_agree": False,
+                },
+            ],
+        }
+    )
     text = render(report, "text", width=400, color=False)
-    assert "DISAGREES" in text and "N=0: same 1 map call but graphrag counts 7,441 vs audit 7,436 tokens" in text
+    assert (
+        "DISAGREES" in text and "N=0: same 1 map call but graphrag counts 7,441 vs audit 7,436 tokens" in text
+    )
     assert "N=1: graphrag 3 vs audit 2 map calls" in text
     md = render(report, "markdown")
     assert "graphrag map calls" in md and "| 3 | 2 |" in md and "22,572" in md
     report = report.with_verify(dict(report.verify.to_dict(), agree=True, levels=[]))
-    assert "makes the same map calls (same reports, tokens and text in every batch; cl100k_base, 12,000" \
+    assert (
+        "makes the same map calls (same reports, tokens and text in every batch; cl100k_base, 12,000"
         in render(report, "text", width=400, color=False)
-    assert ("agrees with the graphrag &lt; 2.0 selection at every community_level, and its "
-            "build_community_context makes the same map calls") in render(report, "markdown")
+    )
+    assert (
+        "agrees with the graphrag &lt; 2.0 selection at every community_level, and its "
+        "build_community_context makes the same map calls"
+    ) in render(report, "markdown")
 
 
 def test_verify_without_graphrag_says_so(tmp_path):
     pytest.importorskip("pandas")
     try:
         import graphrag  # noqa: F401
+
         pytest.skip("graphrag is installed here")
     except ImportError:
         pass
     from builders import SEED, write_v3
+
     from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
     from graphrag_audit.verify import verify_with_graphrag
 
@@ -242,7 +301,9 @@ def _relevant_sample(folder, seed: int) -> list[int]:
 
     model = load_index(folder)
     ids = sorted(set(model.reports["community"].astype(int).tolist()) - {-1})
-    deepest = max(ids, key=lambda c: (int(model.reports.loc[model.reports["community"] == c, "level"].max()), c))
+    deepest = max(
+        ids, key=lambda c: (int(model.reports.loc[model.reports["community"] == c, "level"].max()), c)
+    )
     rng = random.Random(seed)
     return sorted(set(rng.sample(ids, max(1, len(ids) * 3 // 10))) | {deepest})
 
@@ -259,9 +320,26 @@ def test_dynamic_what_if_and_settings_agree(python, tmp_path):
         folder = shared_index(name)
         rel = tmp_path / f"relevant-{k}.txt"
         rel.write_text("\n".join(str(c) for c in _relevant_sample(folder, k)), encoding="utf-8")
-        proc = run_tool(python, "levels", str(folder), "--verify", "--no-costs", "-f", "json", "--fail-on", "never",
-                        "--relevant", f"@{rel}", "--num-repeats", "2", "--keep-parent", "--threshold", "3",
-                        "--max-level", "1")
+        proc = run_tool(
+            python,
+            "levels",
+            str(folder),
+            "--verify",
+            "--no-costs",
+            "-f",
+            "json",
+            "--fail-on",
+            "never",
+            "--relevant",
+            f"@{rel}",
+            "--num-repeats",
+            "2",
+            "--keep-parent",
+            "--threshold",
+            "3",
+            "--max-level",
+            "1",
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         doc = json.loads(proc.stdout)
         dyn = doc["verify"]["dynamic"]
@@ -270,8 +348,11 @@ def test_dynamic_what_if_and_settings_agree(python, tmp_path):
         assert dyn["scenarios"] == ["none_relevant", "all_relevant", "what_if"], dyn
         _check_dynamic(doc, gv, num_repeats=2)
         assert doc["verify"]["agree"] is True, doc["verify"]
-        kept = [r["dynamic"]["scenarios"]["what_if"]["graphrag_kept"] for r in doc["verify"]["levels"]
-                if r["dynamic"]["status"] == "agrees"]
+        kept = [
+            r["dynamic"]["scenarios"]["what_if"]["graphrag_kept"]
+            for r in doc["verify"]["levels"]
+            if r["dynamic"]["status"] == "agrees"
+        ]
         assert kept and max(kept) > 0, kept  # the what-if keeps something somewhere: not a vacuous run
 
 
@@ -315,7 +396,10 @@ def test_dynamic_without_level0_report_is_graphrag_raised(python, tmp_path):
         assert d["status"] == "graphrag_raised" and d["expected"] == "KeyError: '0'", d
         assert all(sc["graphrag_error"] == "KeyError: '0'" for sc in d["scenarios"].values()), d
         assert row["status"] == "agrees", row  # the static selection is unaffected
-    assert "graphrag raised KeyError: '0' at every community_level; the audit predicted KeyError: '0'" in out["text"]
+    assert (
+        "graphrag raised KeyError: '0' at every community_level; the audit predicted KeyError: '0'"
+        in out["text"]
+    )
     assert "agrees at" not in out["text"].split("verify dynamic:", 1)[1].split("\n\n", 1)[0]
     md = out["markdown"]
     assert "#### Dynamic community selection checked against graphrag's own DynamicCommunitySelection" in md
@@ -361,7 +445,9 @@ def test_dynamic_wrong_expectation_differs(python):
     assert wrong["status"] == "differs", wrong
     assert wrong["scenarios"]["none_relevant"]["status"] == "agrees", wrong
     sc = wrong["scenarios"]["all_relevant"]
-    assert sc["status"] == "differs" and sc["only_audit_kept"] == [999999] and sc["only_graphrag_kept"] == [], sc
+    assert (
+        sc["status"] == "differs" and sc["only_audit_kept"] == [999999] and sc["only_graphrag_kept"] == []
+    ), sc
     assert sc["audit_rating_calls"] == sc["graphrag_rating_calls"] + 1, sc
     assert sc["audit_waves"] == sc["graphrag_waves"] + [1], sc
 
@@ -382,8 +468,11 @@ def test_dynamic_comparison_differs_and_raises_without_graphrag():
     out = compare_scenario(audit, {**same, "kept_ids": [3, 5]}, None)
     assert out.only_graphrag_kept == (5,) and out.only_audit_kept == (4,)
     raised = compare_scenario(None, {"error": "KeyError: '0'"}, "KeyError: '0'")
-    assert raised.to_dict() == {"status": "graphrag_raised", "graphrag_error": "KeyError: '0'",
-                                "expected": "KeyError: '0'"}
+    assert raised.to_dict() == {
+        "status": "graphrag_raised",
+        "graphrag_error": "KeyError: '0'",
+        "expected": "KeyError: '0'",
+    }
     missed = compare_scenario(None, same, "KeyError: '0'")
     assert missed.status == "differs" and missed.expected_error_not_raised is True
     agrees = compare_scenario(audit, same, None)
@@ -392,10 +481,24 @@ def test_dynamic_comparison_differs_and_raises_without_graphrag():
     assert combine({"a": agrees}) == "agrees"
 
 
-@pytest.mark.parametrize("version, family", [
-    ("1.1.1", "1.x"), ("1.2.0", "1.x"), ("1.2.2", "1.x"), ("2.0.0", "2.x"), ("2.7.2", "2.x"), ("3.0.0", "3.x"),
-    ("3.3.0", "3.x"), ("0.5.0", None), ("0.9.0", None), ("1.0.1", None), ("1.1.0", None), ("2.8.0", None),
-    ("dev", None)])
+@pytest.mark.parametrize(
+    "version, family",
+    [
+        ("1.1.1", "1.x"),
+        ("1.2.0", "1.x"),
+        ("1.2.2", "1.x"),
+        ("2.0.0", "2.x"),
+        ("2.7.2", "2.x"),
+        ("3.0.0", "3.x"),
+        ("3.3.0", "3.x"),
+        ("0.5.0", None),
+        ("0.9.0", None),
+        ("1.0.1", None),
+        ("1.1.0", None),
+        ("2.8.0", None),
+        ("dev", None),
+    ],
+)
 def test_dynamic_family_of_graphrag_release(version, family):
     from graphrag_audit.verify_dynamic import family_of
 
@@ -403,12 +506,15 @@ def test_dynamic_family_of_graphrag_release(version, family):
     assert fam == family and (why is None) is (family is not None), (version, fam, why)
 
 
-@pytest.mark.parametrize("version, why", [("1.0.1", "older than 1.1.1"), ("0.5.0", "older than 1.1.1"),
-                                          ("2.8.0", "does not cover")])
+@pytest.mark.parametrize(
+    "version, why",
+    [("1.0.1", "older than 1.1.1"), ("0.5.0", "older than 1.1.1"), ("2.8.0", "does not cover")],
+)
 def test_dynamic_not_run_for_uncovered_graphrag(tmp_path, version, why):
     """A graphrag line the simulator does not cover: every level "not_run" with the reason, never
     "agrees", and no graphrag code is needed to say so."""
     from builders import SEED, write_v1, write_v3
+
     from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
     from graphrag_audit.verify import _read
     from graphrag_audit.verify_dynamic import verify_dynamic
@@ -430,49 +536,115 @@ def test_verify_renderers_show_dynamic_per_level(tmp_path):
     a difference naming the scenario and the numbers, a raise with the prediction, a level not run."""
     pytest.importorskip("pandas")
     from builders import SEED, write_v3
+
     from graphrag_audit.analysis.audit import AuditOptions, audit
     from graphrag_audit.render import render
 
     report = audit(write_v3(tmp_path / "i", SEED), AuditOptions(costs=False))
-    ok = {"status": "agrees", "graphrag_rating_calls": 2, "audit_rating_calls": 2, "graphrag_waves": [2],
-          "audit_waves": [2], "graphrag_kept": 2, "audit_kept": 2}
-    bad = {"status": "differs", "graphrag_rating_calls": 5, "audit_rating_calls": 2, "graphrag_waves": [2, 3],
-           "audit_waves": [2], "graphrag_kept": 3, "audit_kept": 2, "only_graphrag_kept": [20], "only_audit_kept": []}
+    ok = {
+        "status": "agrees",
+        "graphrag_rating_calls": 2,
+        "audit_rating_calls": 2,
+        "graphrag_waves": [2],
+        "audit_waves": [2],
+        "graphrag_kept": 2,
+        "audit_kept": 2,
+    }
+    bad = {
+        "status": "differs",
+        "graphrag_rating_calls": 5,
+        "audit_rating_calls": 2,
+        "graphrag_waves": [2, 3],
+        "audit_waves": [2],
+        "graphrag_kept": 3,
+        "audit_kept": 2,
+        "only_graphrag_kept": [20],
+        "only_audit_kept": [],
+    }
     err = {"status": "graphrag_raised", "graphrag_error": "KeyError: '0'"}
-    base = {"community_level": 0, "status": "agrees", "agree": True, "selection_agree": True,
-            "graphrag_count": 2, "audit_count": 2}
-    v = {"available": True, "graphrag_version": "3.3.0", "behaviour": "v2", "agree": False,
-         "map_calls": {"compared": False, "reason": "costs were not computed (--no-costs)"},
-         "dynamic": {"compared": True, "agree": False, "family": "3.x", "graphrag": "3.0.0-3.x",
-                     "settings": {"threshold": 1, "keep_parent": False, "num_repeats": 1, "max_level": 2},
-                     "scenarios": ["none_relevant", "all_relevant"], "levels_compared": 3},
-         "levels": [dict(base, dynamic={"status": "agrees", "family": "3.x",
-                                        "scenarios": {"none_relevant": ok, "all_relevant": ok}}),
-                    dict(base, community_level=1, dynamic={"status": "differs", "family": "3.x",
-                                                           "scenarios": {"none_relevant": ok, "all_relevant": bad}}),
-                    dict(base, community_level=2, dynamic={"status": "graphrag_raised", "family": "3.x",
-                                                           "expected": "KeyError: '0'",
-                                                           "scenarios": {"none_relevant": err, "all_relevant": err}}),
-                    dict(base, community_level=None, dynamic={"status": "not_run", "reason": "a deep tree"})]}
+    base = {
+        "community_level": 0,
+        "status": "agrees",
+        "agree": True,
+        "selection_agree": True,
+        "graphrag_count": 2,
+        "audit_count": 2,
+    }
+    v = {
+        "available": True,
+        "graphrag_version": "3.3.0",
+        "behaviour": "v2",
+        "agree": False,
+        "map_calls": {"compared": False, "reason": "costs were not computed (--no-costs)"},
+        "dynamic": {
+            "compared": True,
+            "agree": False,
+            "family": "3.x",
+            "graphrag": "3.0.0-3.x",
+            "settings": {"threshold": 1, "keep_parent": False, "num_repeats": 1, "max_level": 2},
+            "scenarios": ["none_relevant", "all_relevant"],
+            "levels_compared": 3,
+        },
+        "levels": [
+            dict(
+                base,
+                dynamic={
+                    "status": "agrees",
+                    "family": "3.x",
+                    "scenarios": {"none_relevant": ok, "all_relevant": ok},
+                },
+            ),
+            dict(
+                base,
+                community_level=1,
+                dynamic={
+                    "status": "differs",
+                    "family": "3.x",
+                    "scenarios": {"none_relevant": ok, "all_relevant": bad},
+                },
+            ),
+            dict(
+                base,
+                community_level=2,
+                dynamic={
+                    "status": "graphrag_raised",
+                    "family": "3.x",
+                    "expected": "KeyError: '0'",
+                    "scenarios": {"none_relevant": err, "all_relevant": err},
+                },
+            ),
+            dict(base, community_level=None, dynamic={"status": "not_run", "reason": "a deep tree"}),
+        ],
+    }
     report = report.with_verify(v)
     text = " ".join(render(report, "text", width=400, color=False).split())
     assert "verify dynamic: graphrag 3.3.0's DynamicCommunitySelection (the 3.x line" in text
     assert "DISAGREES with the audit's simulation" in text
     assert "N=0 agrees (none relevant 2, all relevant 2 rating calls)" in text
-    assert ("N=1 DIFFERS: all relevant: graphrag 5 vs audit 2 rating calls; waves [2, 3] vs [2]; kept 3 vs 2 "
-            "reports (1 only graphrag's, 0 only the audit's)") in text
+    assert (
+        "N=1 DIFFERS: all relevant: graphrag 5 vs audit 2 rating calls; waves [2, 3] vs [2]; kept 3 vs 2 "
+        "reports (1 only graphrag's, 0 only the audit's)"
+    ) in text
     assert "graphrag raised KeyError: '0' at N=2; the audit predicted KeyError: '0'" in text
     assert "N=None not run (a deep tree)" in text
     # the static selection agreed everywhere: its sentence still says so
     assert "verify: graphrag 3.3.0's read_indexer_reports agrees with the graphrag >= 2.0 selection" in text
     md = render(report, "markdown")
-    assert "graphrag 3.3.0's DynamicCommunitySelection" in md and "**disagrees** with the audit's simulation" in md
+    assert (
+        "graphrag 3.3.0's DynamicCommunitySelection" in md
+        and "**disagrees** with the audit's simulation" in md
+    )
     assert "| 1 | all relevant | **differs** | 5 | 2 | 2, 3 | 2 | 3 | 2 |  |" in md
     assert "| 2 | none relevant | **graphrag raised** | — | — | — | — | — | — | KeyError: '0' |" in md
     assert "| None | — | **not run** |" in md
-    not_compared = dict(v, agree=True, dynamic={"compared": False, "agree": None, "reason": "graphrag 1.0.1 is older"},
-                        levels=[dict(base, dynamic={"status": "not_run", "reason": "graphrag 1.0.1 is older"})])
+    not_compared = dict(
+        v,
+        agree=True,
+        dynamic={"compared": False, "agree": None, "reason": "graphrag 1.0.1 is older"},
+        levels=[dict(base, dynamic={"status": "not_run", "reason": "graphrag 1.0.1 is older"})],
+    )
     report = report.with_verify(not_compared)
     assert "verify dynamic: dynamic selection not compared: graphrag 1.0.1 is older" in " ".join(
-        render(report, "text", width=400, color=False).split())
+        render(report, "text", width=400, color=False).split()
+    )
     assert "Not run: graphrag 1.0.1 is older." in render(report, "markdown")

@@ -22,7 +22,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from builders import SEED, write_v1, write_v3
 from conftest import shared_index
 from graphrag_side import major, need, run_script, run_tool, side_params, versions
@@ -103,15 +102,25 @@ def _all(index, costs=False) -> tuple[dict, str, str]:
     """(verify JSON, the text output's verify paragraph, the Markdown verify section)."""
     out = {}
     for fmt in ("json", "text", "markdown"):
-        res = _cli("levels", str(index), "--verify", "-f", fmt, "--fail-on", "never", "--width", "400",
-                   *([] if costs else ["--no-costs"]))
+        res = _cli(
+            "levels",
+            str(index),
+            "--verify",
+            "-f",
+            fmt,
+            "--fail-on",
+            "never",
+            "--width",
+            "400",
+            *([] if costs else ["--no-costs"]),
+        )
         assert res.exit_code == 0, (res.stderr[-2000:], res.exception)
         out[fmt] = res.stdout
     text = out["text"]
-    para = " ".join(text[text.index("verify:"):text.index("Findings (")].split())
+    para = " ".join(text[text.index("verify:") : text.index("Findings (")].split())
     md = out["markdown"]
-    section = md[md.index("### Checked against graphrag"):]
-    section = section[:section.index("\n### ", 5)] if "\n### " in section[5:] else section
+    section = md[md.index("### Checked against graphrag") :]
+    section = section[: section.index("\n### ", 5)] if "\n### " in section[5:] else section
     doc = json.loads(out["json"])
     _valid(doc)
     return doc["verify"], para, section
@@ -120,16 +129,21 @@ def _all(index, costs=False) -> tuple[dict, str, str]:
 def _valid(doc: dict) -> None:
     import jsonschema
 
-    schema = json.loads((Path(__file__).resolve().parents[1] / "graphrag_audit" / "schema" /
-                         "audit-report.schema.json").read_text(encoding="utf-8"))
+    schema = json.loads(
+        (
+            Path(__file__).resolve().parents[1] / "graphrag_audit" / "schema" / "audit-report.schema.json"
+        ).read_text(encoding="utf-8")
+    )
     jsonschema.validate(doc, schema)
 
 
 def _seed_levels():
     """The v2 selection at each N, worked out from the tree itself (every community has a report)."""
     levels = sorted({lv for lv, _, _ in SEED.values()})
-    return {**{str(n): sorted(c for c, (lv, _, _) in SEED.items() if lv <= n) for n in levels},
-            "None": sorted(SEED)}
+    return {
+        **{str(n): sorted(c for c, (lv, _, _) in SEED.items() if lv <= n) for n in levels},
+        "None": sorted(SEED),
+    }
 
 
 def test_fake_graphrag_without_faults_agrees(tmp_path, fake_graphrag):
@@ -139,8 +153,9 @@ def test_fake_graphrag_without_faults_agrees(tmp_path, fake_graphrag):
     v, para, md = _all(index)
     want = _seed_levels()
     assert v["available"] and v["graphrag_version"] == "3.0.0" and v["agree"] is True, v
-    assert {str(r["community_level"]): r["graphrag_count"] for r in v["levels"]} == \
-        {k: len(x) for k, x in want.items()}
+    assert {str(r["community_level"]): r["graphrag_count"] for r in v["levels"]} == {
+        k: len(x) for k, x in want.items()
+    }
     assert all(r["status"] == "agrees" for r in v["levels"])
     assert "read_indexer_reports agrees with the graphrag >= 2.0 selection at every community_level" in para
     assert "agrees with the graphrag ≥ 2.0 selection at every community_level" in md
@@ -159,7 +174,10 @@ def test_graphrag_raising_at_some_levels_is_never_agreement(tmp_path, fake_graph
         assert all(by[n]["status"] == "agrees" for n in by if n not in ("1", "None"))
         assert v["agree"] is False
         assert "agree" not in para.replace("disagree", "").lower(), para
-        assert "raises RuntimeError at N=1, None (RuntimeError: fake graphrag crashed at community_level 1)" in para
+        assert (
+            "raises RuntimeError at N=1, None (RuntimeError: fake graphrag crashed at community_level 1)"
+            in para
+        )
         assert "agrees with" not in md and "does not return a selection" in md, md
         assert "| 1 | **graphrag raised** |" in md and "| None | **graphrag raised** |" in md, md
 
@@ -179,7 +197,10 @@ def test_predicted_failure_is_reported_as_raised_not_agreement(tmp_path, fake_gr
         assert r["graphrag_error"] == "KeyError: 'entity_ids'", r
         assert "v2-unreadable" in r["expected"], r
     assert "agree" not in para.replace("disagree", "").lower(), para
-    assert "raises KeyError at every community_level (KeyError: 'entity_ids'; the audit predicted an error" in para
+    assert (
+        "raises KeyError at every community_level (KeyError: 'entity_ids'; the audit predicted an error"
+        in para
+    )
     assert "agrees with" not in md, md
 
 
@@ -194,7 +215,10 @@ def test_wrong_selection_is_a_disagreement(tmp_path, fake_graphrag):
     assert len(by["1"]["only_audit"]) == 1 and by["1"]["only_graphrag"] == []
     assert v["agree"] is False
     assert para.startswith("verify: graphrag 3.0.0 DISAGREES with the graphrag >= 2.0 selection: ")
-    assert f"N=1: graphrag {len(want['1']) - 1} vs audit {len(want['1'])} reports (1 only in the audit's)" in para
+    assert (
+        f"N=1: graphrag {len(want['1']) - 1} vs audit {len(want['1'])} reports (1 only in the audit's)"
+        in para
+    )
     assert "agrees" not in para
     assert "**disagrees**" in md and "| 1 | **differs** |" in md and "agrees with" not in md
 
@@ -227,7 +251,8 @@ def test_verify_with_unimportable_graphrag_exits_2(tmp_path, fake_graphrag):
     assert res.exit_code == 2 and res.stdout == ""
     assert res.stderr.strip().split("\n") == [
         "graphrag-audit: error: --verify: graphrag 3.0.0 is installed but graphrag.query.indexer_adapters "
-        "cannot be imported (ImportError: fake graphrag: broken install)"]
+        "cannot be imported (ImportError: fake graphrag: broken install)"
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,7 +273,7 @@ def _int32_copy(src, dst):
 
 # graphrag's own code, run the two ways graphrag loads tables: pd.read_parquet (Python API) and
 # the typed conversions graphrag query's DataReader applies (graphrag/data_model/dfs.py)
-REFERENCE = textwrap.dedent('''
+REFERENCE = textwrap.dedent("""
     import json, sys
     import pandas as pd
     from graphrag.query.indexer_adapters import read_indexer_reports
@@ -267,7 +292,7 @@ REFERENCE = textwrap.dedent('''
                 got = type(exc).__name__ + ": " + " ".join(str(exc).split())[-40:]
             out[how + ":" + str(n)] = got
     print(json.dumps(out))
-''')
+""")
 
 
 def _reference(python, index, levels):
@@ -281,13 +306,17 @@ def _int32_case(python, index, reference_levels):
     ref = _reference(python, index, [None if k == "None" else int(k) for k in reference_levels])
     v, text, md = {}, None, None
     for fmt in ("json", "text", "markdown"):
-        proc = run_tool(python, "levels", str(index), "--verify", "-f", fmt, "--fail-on", "never", "--width", "400")
+        proc = run_tool(
+            python, "levels", str(index), "--verify", "-f", fmt, "--fail-on", "never", "--width", "400"
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         if fmt == "json":
             _valid(json.loads(proc.stdout))
             v = json.loads(proc.stdout)["verify"]
         elif fmt == "text":
-            text = " ".join(proc.stdout[proc.stdout.index("verify:"):proc.stdout.index("Findings (")].split())
+            text = " ".join(
+                proc.stdout[proc.stdout.index("verify:") : proc.stdout.index("Findings (")].split()
+            )
         else:
             md = proc.stdout
     return gv, pv, ref, v, text, md
@@ -317,23 +346,33 @@ def test_int32_community_ids_both_load_paths(python, source, tmp_path):
     by = {str(r["community_level"]): r for r in v["levels"]}
     assert set(by) == set(levels)
     for n, r in by.items():
-        assert r["graphrag_query"]["status"] == "agrees" and r["graphrag_query"]["graphrag_count"] == len(typed[n])
+        assert r["graphrag_query"]["status"] == "agrees" and r["graphrag_query"]["graphrag_count"] == len(
+            typed[n]
+        )
         assert r["audit_count"] == len(typed[n])
     if major(pv) >= 3:  # what graphrag 3.3.0 installs (pandas ~=3.0)
-        assert all(isinstance(x, str) and x.startswith("TypeError") and "int32" in x for x in plain.values()), plain
+        assert all(
+            isinstance(x, str) and x.startswith("TypeError") and "int32" in x for x in plain.values()
+        ), plain
         for n, r in by.items():
             assert r["status"] == "graphrag_raised" and r["agree"] is False, r
-            assert r["graphrag_error"].startswith("TypeError: Invalid value") and "int32" in r["graphrag_error"]
+            assert (
+                r["graphrag_error"].startswith("TypeError: Invalid value") and "int32" in r["graphrag_error"]
+            )
             assert "int32-community-ids" in r["expected"]
             if source == "verbs-v3":  # map calls compared on graphrag query's selection instead
                 assert r["map_calls_load_path"] == "graphrag_query"
                 assert r["map_calls_agree"] and r["batches_agree"] and r["texts_agree"], r
         assert v["agree"] is False
-        assert text.startswith(f"verify: graphrag {gv} does not return a selection at every community_level: "
-                               f"its Python API (tables read with pd.read_parquet, pandas {pv}) raises TypeError "
-                               "at every community_level (TypeError: Invalid value"), text
-        assert ("graphrag query (typed DataReader, ids cast to int64) reads it: the audit's selection at every "
-                "community_level") in text, text
+        assert text.startswith(
+            f"verify: graphrag {gv} does not return a selection at every community_level: "
+            f"its Python API (tables read with pd.read_parquet, pandas {pv}) raises TypeError "
+            "at every community_level (TypeError: Invalid value"
+        ), text
+        assert (
+            "graphrag query (typed DataReader, ids cast to int64) reads it: the audit's selection at every "
+            "community_level"
+        ) in text, text
         assert "'s read_indexer_reports agrees" not in text
         assert "`graphrag query` (typed DataReader, ids cast to int64) reads it" in md
         assert "| 0 | **graphrag raised** |" in md and "agrees with the" not in md
@@ -342,11 +381,14 @@ def test_int32_community_ids_both_load_paths(python, source, tmp_path):
     # the int64 original: both load paths agree, and only then "agrees at every community_level"
     _, _, ref64, v64, text64, _ = _int32_case(python, index, levels)
     assert all(isinstance(x, list) for x in ref64.values()), ref64
-    assert v64["agree"] is True and all(r["status"] == "agrees" and r["graphrag_query"]["status"] == "agrees"
-                                        for r in v64["levels"])
-    assert (f"verify: graphrag {gv}'s read_indexer_reports agrees with the graphrag >= 2.0 selection at every "
-            "community_level, with the tables loaded both as its Python API does (pd.read_parquet) and as "
-            "graphrag query does (its typed DataReader)") in text64
+    assert v64["agree"] is True and all(
+        r["status"] == "agrees" and r["graphrag_query"]["status"] == "agrees" for r in v64["levels"]
+    )
+    assert (
+        f"verify: graphrag {gv}'s read_indexer_reports agrees with the graphrag >= 2.0 selection at every "
+        "community_level, with the tables loaded both as its Python API does (pd.read_parquet) and as "
+        "graphrag query does (its typed DataReader)"
+    ) in text64
 
 
 @pytest.mark.parametrize("python", side_params(min_major=3))
@@ -356,19 +398,41 @@ def test_int32_real_indexes(python):
     output-pr2160 (int32 only in community_reports.community): both load paths agree."""
     python = need(python, min_major=3)
     _, pv = versions(python)
-    proc = run_tool(python, "levels", str(shared_index("real-csekg-v1")), "--verify", "--no-costs", "-f", "json",
-                    "--fail-on", "never")
+    proc = run_tool(
+        python,
+        "levels",
+        str(shared_index("real-csekg-v1")),
+        "--verify",
+        "--no-costs",
+        "-f",
+        "json",
+        "--fail-on",
+        "never",
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     v = json.loads(proc.stdout)["verify"]
     assert v["load_paths"]["graphrag_query"] == {
-        "how": v["load_paths"]["graphrag_query"]["how"], "loaded": False,
-        "load_error": "ValueError: Could not find entities.parquet in storage!"}
+        "how": v["load_paths"]["graphrag_query"]["how"],
+        "loaded": False,
+        "load_error": "ValueError: Could not find entities.parquet in storage!",
+    }
     assert all("graphrag_query" not in r for r in v["levels"])
     if major(pv) >= 3:
         assert v["agree"] is False
-        assert all(r["status"] == "graphrag_raised" and "int32" in r["graphrag_error"] for r in v["levels"]), v
-    proc = run_tool(python, "levels", str(shared_index("output-pr2160")), "--verify", "--no-costs", "-f", "json",
-                    "--fail-on", "never")
+        assert all(
+            r["status"] == "graphrag_raised" and "int32" in r["graphrag_error"] for r in v["levels"]
+        ), v
+    proc = run_tool(
+        python,
+        "levels",
+        str(shared_index("output-pr2160")),
+        "--verify",
+        "--no-costs",
+        "-f",
+        "json",
+        "--fail-on",
+        "never",
+    )
     v = json.loads(proc.stdout)["verify"]
     assert v["agree"] is True and v["load_paths"]["graphrag_query"]["loaded"] is True
     assert all(r["status"] == "agrees" and r["graphrag_query"]["status"] == "agrees" for r in v["levels"])

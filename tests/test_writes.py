@@ -18,22 +18,30 @@ import errno
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import pyarrow.parquet as pq
 import pytest
-
 from hostile import CliServer, clean_env, run_cli
-from write_layouts import (ALL_WRITERS, FILE_WRITERS, REPO, SEED_TABLES, changed, command, copy_seed,
-                           index_hashes, state, within)
+from write_layouts import (
+    ALL_WRITERS,
+    FILE_WRITERS,
+    REPO,
+    SEED_TABLES,
+    changed,
+    command,
+    copy_seed,
+    index_hashes,
+    state,
+    within,
+)
 
 PREFIX = "graphrag-audit: error: "
 TIMEOUT = 60.0
@@ -80,6 +88,7 @@ def case(writers, doc: str, outcome: str):
         name = fn.__name__.removeprefix("c_").replace("_", "-")
         CASES[name] = Case(name, tuple(writers), fn, doc, outcome)
         return fn
+
     return deco
 
 
@@ -112,39 +121,55 @@ def tgt(writer: str, file_name: str, dir_name: str = "out") -> str:
 # ============================================================================================
 # A. the index reached indirectly
 # ============================================================================================
-@case(ALL_WRITERS, "the index is reached through settings.yaml (output base_dir out/run); the target is a table "
-      "in it (for --write: a folder in it)", "exit 2: `…: refusing to write inside the index directory <out/run>`")
+@case(
+    ALL_WRITERS,
+    "the index is reached through settings.yaml (output base_dir out/run); the target is a table "
+    "in it (for --write: a folder in it)",
+    "exit 2: `…: refusing to write inside the index directory <out/run>`",
+)
 def c_table_via_settings(tmp, writer):
     proj, idx = project_with_settings(tmp)
     t = idx / ("communities.parquet" if not writer.startswith("write") else "plan")
     return refused(W(proj, t, 2, inside(idx), hashed=[idx]), writer)
 
 
-@case(ALL_WRITERS, "the project's output is a symlink to the index elsewhere; the target is a table by its real path",
-      "exit 2: `…: refusing to write inside the index directory <real index>`")
+@case(
+    ALL_WRITERS,
+    "the project's output is a symlink to the index elsewhere; the target is a table by its real path",
+    "exit 2: `…: refusing to write inside the index directory <real index>`",
+)
 def c_table_via_output_link(tmp, writer):
     proj, idx = project_with_output_link(tmp)
     t = idx / ("community_reports.parquet" if not writer.startswith("write") else "plan")
     return refused(W(proj, t, 2, inside(idx), hashed=[idx]), writer)
 
 
-@case(ALL_WRITERS, "a new file (or folder) under the project's output symlink",
-      "exit 2: `proj/output/…: refusing to write inside the index directory <real index>`")
+@case(
+    ALL_WRITERS,
+    "a new file (or folder) under the project's output symlink",
+    "exit 2: `proj/output/…: refusing to write inside the index directory <real index>`",
+)
 def c_new_file_via_output_link(tmp, writer):
     proj, idx = project_with_output_link(tmp)
     return refused(W(proj, proj / "output" / tgt(writer, "new.txt"), 2, inside(idx), hashed=[idx]), writer)
 
 
-@case(ALL_WRITERS, "a symlink beside the index leads into it; the target is under the link",
-      "exit 2: `alias/…: refusing to write inside the index directory …`")
+@case(
+    ALL_WRITERS,
+    "a symlink beside the index leads into it; the target is under the link",
+    "exit 2: `alias/…: refusing to write inside the index directory …`",
+)
 def c_link_into_index_dir(tmp, writer):
     idx = copy_seed(tmp / "index")
     os.symlink("index", tmp / "alias")
     return refused(W(idx, tmp / "alias" / tgt(writer, "x.txt"), 2, inside(idx), hashed=[idx]), writer)
 
 
-@case(ALL_WRITERS, "the target path climbs into the index with `..` (other/../index/…)",
-      "exit 2: `other/../index/…: refusing to write inside the index directory …`")
+@case(
+    ALL_WRITERS,
+    "the target path climbs into the index with `..` (other/../index/…)",
+    "exit 2: `other/../index/…: refusing to write inside the index directory …`",
+)
 def c_dotdot_into_index(tmp, writer):
     idx = copy_seed(tmp / "index")
     (tmp / "other").mkdir()
@@ -152,17 +177,23 @@ def c_dotdot_into_index(tmp, writer):
     return refused(W(idx, t, 2, inside(idx), hashed=[idx]), writer)
 
 
-@case(ALL_WRITERS, "the target is the index directory itself",
-      "exit 2: `index: refusing to write inside the index directory …`")
+@case(
+    ALL_WRITERS,
+    "the target is the index directory itself",
+    "exit 2: `index: refusing to write inside the index directory …`",
+)
 def c_index_dir_as_target(tmp, writer):
     idx = copy_seed(tmp / "index")
     return refused(W(idx, idx, 2, inside(idx), hashed=[idx]), writer)
 
 
-@case(("levels", "tree", "report", "plan", "summary"),
-      "index/communities.parquet is a symlink to store/communities.parquet (outside the index); the target is that "
-      "file", "exit 2: `store/communities.parquet: refusing to write over <store/communities.parquet>, a file of the "
-              "index`")
+@case(
+    ("levels", "tree", "report", "plan", "summary"),
+    "index/communities.parquet is a symlink to store/communities.parquet (outside the index); the target is that "
+    "file",
+    "exit 2: `store/communities.parquet: refusing to write over <store/communities.parquet>, a file of the "
+    "index`",
+)
 def c_table_linked_from_elsewhere(tmp, writer):
     idx = copy_seed(tmp / "index")
     (tmp / "store").mkdir()
@@ -172,9 +203,13 @@ def c_table_linked_from_elsewhere(tmp, writer):
     return refused(W(idx, t, 2, over(t), hashed=[idx]), writer)
 
 
-@case(("write-force",), "--force into the folder that holds a table the index links to (store/, holding the real "
-      "communities.parquet)", "exit 2: `store/communities.parquet: refusing to write over <store/communities.parquet>, "
-                              "a file of the index`")
+@case(
+    ("write-force",),
+    "--force into the folder that holds a table the index links to (store/, holding the real "
+    "communities.parquet)",
+    "exit 2: `store/communities.parquet: refusing to write over <store/communities.parquet>, "
+    "a file of the index`",
+)
 def c_write_force_into_table_folder(tmp, writer):
     idx = copy_seed(tmp / "index")
     (tmp / "store").mkdir()
@@ -184,49 +219,82 @@ def c_write_force_into_table_folder(tmp, writer):
     return W(idx, tmp / "store", 2, over(t), shown=t, hashed=[idx])
 
 
-@case(("levels", "tree", "report", "plan", "summary"), "the target is a hard link to index/entities.parquet",
-      "exit 2: `elsewhere/h.parquet: refusing to write over <index/entities.parquet>, a file of the index`")
+@case(
+    ("levels", "tree", "report", "plan", "summary"),
+    "the target is a hard link to index/entities.parquet",
+    "exit 2: `elsewhere/h.parquet: refusing to write over <index/entities.parquet>, a file of the index`",
+)
 def c_hard_link_to_table(tmp, writer):
     idx = copy_seed(tmp / "index")
     (tmp / "elsewhere").mkdir()
     os.link(idx / "entities.parquet", tmp / "elsewhere" / "h.parquet")
-    return refused(W(idx, tmp / "elsewhere" / "h.parquet", 2, over(idx / "entities.parquet"), hashed=[idx]), writer)
+    return refused(
+        W(idx, tmp / "elsewhere" / "h.parquet", 2, over(idx / "entities.parquet"), hashed=[idx]), writer
+    )
 
 
-@case(("levels", "tree", "report", "plan", "summary"), "the target name is a symlink to a table of the index",
-      "exit 2: `link.txt: refusing to write over <index/communities.parquet>, a file of the index`")
+@case(
+    ("levels", "tree", "report", "plan", "summary"),
+    "the target name is a symlink to a table of the index",
+    "exit 2: `link.txt: refusing to write over <index/communities.parquet>, a file of the index`",
+)
 def c_link_at_target_to_table(tmp, writer):
     idx = copy_seed(tmp / "index")
     os.symlink("index/communities.parquet", tmp / "link.txt")
     return refused(W(idx, tmp / "link.txt", 2, over(idx / "communities.parquet"), hashed=[idx]), writer)
 
 
-@case(ALL_WRITERS, "index/lancedb is a symlink to ../vectors (a folder outside the index); the target is in "
-      "vectors/", "exit 2: `vectors/…: refusing to write inside <vectors>, a folder the index directory links to`")
+@case(
+    ALL_WRITERS,
+    "index/lancedb is a symlink to ../vectors (a folder outside the index); the target is in vectors/",
+    "exit 2: `vectors/…: refusing to write inside <vectors>, a folder the index directory links to`",
+)
 def c_folder_the_index_links_to(tmp, writer):
     idx = copy_seed(tmp / "index")
     (tmp / "vectors").mkdir()
     os.symlink("../vectors", idx / "lancedb")
     real = os.path.realpath(tmp / "vectors")
-    return refused(W(idx, tmp / "vectors" / tgt(writer, "x.txt"), 2,
-                     re.escape(f"refusing to write inside {real}, a folder the index directory links to"),
-                     hashed=[idx]), writer)
+    return refused(
+        W(
+            idx,
+            tmp / "vectors" / tgt(writer, "x.txt"),
+            2,
+            re.escape(f"refusing to write inside {real}, a folder the index directory links to"),
+            hashed=[idx],
+        ),
+        writer,
+    )
 
 
-@case(ALL_WRITERS, "index/up is a symlink to .. (the folder holding the index); the target is beside the index",
-      "exit 0: written (a link up the tree does not make the parent part of the index)")
+@case(
+    ALL_WRITERS,
+    "index/up is a symlink to .. (the folder holding the index); the target is beside the index",
+    "exit 0: written (a link up the tree does not make the parent part of the index)",
+)
 def c_index_links_to_ancestor(tmp, writer):
     idx = copy_seed(tmp / "index")
     os.symlink("..", idx / "up")
     if writer.startswith("write"):
-        return W(idx, tmp / "out", 0, allowed={"out"}, hashed=[idx],
-                 check=_plan_dir("out", ["text_units.parquet"], ["up"]))
+        return W(
+            idx,
+            tmp / "out",
+            0,
+            allowed={"out"},
+            hashed=[idx],
+            check=_plan_dir("out", ["text_units.parquet"], ["up"]),
+        )
     start = "## " if writer == "summary" else None
-    return W(idx, tmp / "beside.out", 0, allowed={"beside.out"}, hashed=[idx], check=_created("beside.out", start))
+    return W(
+        idx, tmp / "beside.out", 0, allowed={"beside.out"}, hashed=[idx], check=_created("beside.out", start)
+    )
 
 
-@case(ALL_WRITERS, "a bind mount of the index directory (same inode, another path); the target is under it "
-      "(skipped where mount --bind is not allowed)", "exit 2: `mnt/…: refusing to write inside the index directory …`")
+@case(
+    ALL_WRITERS,
+    "a bind mount of the index directory (same inode, another path); the target is under it "
+    "(skipped where mount --bind is not allowed)",
+    "exit 2: `mnt/…: refusing to write inside the index directory …`",
+)
 def c_bind_mount_of_index(tmp, writer):
     idx = copy_seed(tmp / "index")
     mnt = tmp / "mnt"
@@ -235,9 +303,21 @@ def c_bind_mount_of_index(tmp, writer):
     if r.returncode != 0:
         pytest.skip(f"mount --bind not allowed here: {r.stderr.strip()}")
     # the inode walk catches it; the message names the bind path's own real path or the index
-    return refused(W(idx, mnt / tgt(writer, "x.txt"), 2,
-                     r"refusing to write inside the index directory " + "(" + re.escape(os.path.realpath(idx))
-                     + "|" + re.escape(str(mnt)) + ")", hashed=[idx]), writer)
+    return refused(
+        W(
+            idx,
+            mnt / tgt(writer, "x.txt"),
+            2,
+            r"refusing to write inside the index directory "
+            + "("
+            + re.escape(os.path.realpath(idx))
+            + "|"
+            + re.escape(str(mnt))
+            + ")",
+            hashed=[idx],
+        ),
+        writer,
+    )
 
 
 def _umount(mnt: Path) -> None:
@@ -247,46 +327,73 @@ def _umount(mnt: Path) -> None:
 # ============================================================================================
 # B. the target itself
 # ============================================================================================
-@case(("levels", "tree", "report", "plan", "summary"),
-      "the target name is a symlink to a file outside the index (holding 'old')",
-      "-o: exit 2: `link.txt: is a symbolic link: refusing to write through it (name the file it points to)`; "
-      "summary: exit 0, warning `…: is a symbolic link; nothing appended`; the file keeps 'old'")
+@case(
+    ("levels", "tree", "report", "plan", "summary"),
+    "the target name is a symlink to a file outside the index (holding 'old')",
+    "-o: exit 2: `link.txt: is a symbolic link: refusing to write through it (name the file it points to)`; "
+    "summary: exit 0, warning `…: is a symbolic link; nothing appended`; the file keeps 'old'",
+)
 def c_link_at_target_elsewhere(tmp, writer):
     idx = copy_seed(tmp / "index")
     (tmp / "elsewhere").mkdir()
     (tmp / "elsewhere" / "file.txt").write_text("old")
     os.symlink("elsewhere/file.txt", tmp / "link.txt")
     if writer == "summary":
-        return W(idx, tmp / "link.txt", 0, warn=r".*link\.txt: is a symbolic link; nothing appended", hashed=[idx])
-    return W(idx, tmp / "link.txt", 2, re.escape("is a symbolic link: refusing to write through it "
-                                                 "(name the file it points to)"), hashed=[idx])
+        return W(
+            idx, tmp / "link.txt", 0, warn=r".*link\.txt: is a symbolic link; nothing appended", hashed=[idx]
+        )
+    return W(
+        idx,
+        tmp / "link.txt",
+        2,
+        re.escape("is a symbolic link: refusing to write through it (name the file it points to)"),
+        hashed=[idx],
+    )
 
 
-@case(("levels", "tree", "report", "plan", "summary"), "the target name is a dangling symlink (to missing/x)",
-      "-o: exit 2 (`is a symbolic link …`); summary: exit 0 with a warning; nothing is created at missing/x")
+@case(
+    ("levels", "tree", "report", "plan", "summary"),
+    "the target name is a dangling symlink (to missing/x)",
+    "-o: exit 2 (`is a symbolic link …`); summary: exit 0 with a warning; nothing is created at missing/x",
+)
 def c_dangling_link_target(tmp, writer):
     idx = copy_seed(tmp / "index")
     os.symlink("missing/x", tmp / "dangling")
     if writer == "summary":
-        return W(idx, tmp / "dangling", 0, warn=r".*dangling: is a symbolic link; nothing appended", hashed=[idx])
+        return W(
+            idx, tmp / "dangling", 0, warn=r".*dangling: is a symbolic link; nothing appended", hashed=[idx]
+        )
     return W(idx, tmp / "dangling", 2, r"is a symbolic link: refusing to write through it .*", hashed=[idx])
 
 
-@case(("levels", "tree", "report", "plan", "summary"), "the target is a FIFO with no reader (opening it for "
-      "writing would block forever)", "-o: exit 2: `fifo: not a regular file (a FIFO, device or socket): refusing to "
-      "write to it (-o - writes to stdout)`; summary: exit 0, warning `…: not a regular file …; nothing appended`; "
-      "no hang")
+@case(
+    ("levels", "tree", "report", "plan", "summary"),
+    "the target is a FIFO with no reader (opening it for writing would block forever)",
+    "-o: exit 2: `fifo: not a regular file (a FIFO, device or socket): refusing to "
+    "write to it (-o - writes to stdout)`; summary: exit 0, warning `…: not a regular file …; nothing appended`; "
+    "no hang",
+)
 def c_fifo_target(tmp, writer):
     idx = copy_seed(tmp / "index")
     os.mkfifo(tmp / "fifo")
     if writer == "summary":
         return W(idx, tmp / "fifo", 0, warn=r".*fifo: not a regular file .*; nothing appended", hashed=[idx])
-    return W(idx, tmp / "fifo", 2, re.escape("not a regular file (a FIFO, device or socket): refusing to write to it "
-                                             "(-o - writes to stdout)"), hashed=[idx])
+    return W(
+        idx,
+        tmp / "fifo",
+        2,
+        re.escape(
+            "not a regular file (a FIFO, device or socket): refusing to write to it (-o - writes to stdout)"
+        ),
+        hashed=[idx],
+    )
 
 
-@case(("levels", "tree", "report", "plan", "summary"), "the target is a symlink to /dev/zero",
-      "-o: exit 2 (`is a symbolic link …`); summary: exit 0 with a warning")
+@case(
+    ("levels", "tree", "report", "plan", "summary"),
+    "the target is a symlink to /dev/zero",
+    "-o: exit 2 (`is a symbolic link …`); summary: exit 0 with a warning",
+)
 def c_dev_zero_link_target(tmp, writer):
     idx = copy_seed(tmp / "index")
     os.symlink("/dev/zero", tmp / "zero")
@@ -295,28 +402,41 @@ def c_dev_zero_link_target(tmp, writer):
     return W(idx, tmp / "zero", 2, r"is a symbolic link: refusing to write through it .*", hashed=[idx])
 
 
-@case(("levels", "tree", "report", "plan", "summary"), "the target is /dev/null (a device: never renamed over, "
-      "never opened)", "-o: exit 2 (`not a regular file …`); summary: exit 0 with a warning")
+@case(
+    ("levels", "tree", "report", "plan", "summary"),
+    "the target is /dev/null (a device: never renamed over, never opened)",
+    "-o: exit 2 (`not a regular file …`); summary: exit 0 with a warning",
+)
 def c_dev_null_target(tmp, writer):
     idx = copy_seed(tmp / "index")
     if writer == "summary":
-        return W(idx, "/dev/null", 0, warn=r".*/dev/null: not a regular file .*; nothing appended", hashed=[idx])
+        return W(
+            idx, "/dev/null", 0, warn=r".*/dev/null: not a regular file .*; nothing appended", hashed=[idx]
+        )
     return W(idx, "/dev/null", 2, r"not a regular file \(a FIFO, device or socket\).*", hashed=[idx])
 
 
-@case(("levels", "tree", "report", "plan", "summary"), "the target is an existing directory",
-      "-o: exit 2: `somedir: is a directory`; summary: exit 0 with a warning")
+@case(
+    ("levels", "tree", "report", "plan", "summary"),
+    "the target is an existing directory",
+    "-o: exit 2: `somedir: is a directory`; summary: exit 0 with a warning",
+)
 def c_directory_target(tmp, writer):
     idx = copy_seed(tmp / "index")
     (tmp / "somedir").mkdir()
     if writer == "summary":
-        return W(idx, tmp / "somedir", 0, warn=r".*somedir: not a regular file .*; nothing appended", hashed=[idx])
+        return W(
+            idx, tmp / "somedir", 0, warn=r".*somedir: not a regular file .*; nothing appended", hashed=[idx]
+        )
     return W(idx, tmp / "somedir", 2, "is a directory", hashed=[idx])
 
 
-@case(("levels", "tree", "report", "plan", "summary"), "the target's folder does not exist",
-      "-o: exit 2: `missing/sub/x.out: cannot write (No such file or directory)`, before any work; summary: exit 0 "
-      "with a warning")
+@case(
+    ("levels", "tree", "report", "plan", "summary"),
+    "the target's folder does not exist",
+    "-o: exit 2: `missing/sub/x.out: cannot write (No such file or directory)`, before any work; summary: exit 0 "
+    "with a warning",
+)
 def c_missing_parent(tmp, writer):
     idx = copy_seed(tmp / "index")
     t = tmp / "missing" / "sub" / "x.out"
@@ -337,6 +457,7 @@ def _created(rel: str, startswith: str | None = None, mode: int | None = None):
             assert (p.stat().st_mode & 0o777) == mode, oct(p.stat().st_mode)
         leftovers = [n for n in os.listdir(p.parent) if ".graphrag-audit-" in n]
         assert not leftovers, leftovers
+
     return check
 
 
@@ -346,38 +467,67 @@ def _plan_dir(rel: str, linked: list[str] | None = None, left_out: list[str] | N
         names = sorted(os.listdir(out))
         doc = json.loads(result.stdout)
         links = [n.rstrip("/") for n in doc["handoff"]["linked"]]
-        assert names == sorted(["communities.parquet", "community_reports.parquet", "entities.parquet",
-                                "graphrag_audit_plan.json", *links]), names
+        assert names == sorted(
+            [
+                "communities.parquet",
+                "community_reports.parquet",
+                "entities.parquet",
+                "graphrag_audit_plan.json",
+                *links,
+            ]
+        ), names
         index = os.path.realpath(json.loads((out / "graphrag_audit_plan.json").read_text())["source"])
         for n in links:  # a link to the source entry, never a copy
             assert (out / n).is_symlink() and os.readlink(out / n) == os.path.join(index, n), n
         manifest = json.loads((out / "graphrag_audit_plan.json").read_text())
         assert manifest["communities"] == doc["plan"]["communities"]
-        assert sorted(pq.read_table(out / "communities.parquet")["community"].to_pylist()) == doc["plan"]["communities"]
+        assert (
+            sorted(pq.read_table(out / "communities.parquet")["community"].to_pylist())
+            == doc["plan"]["communities"]
+        )
         assert doc["handoff"]["copied"] == ["entities.parquet"]
         if linked is not None:
             assert doc["handoff"]["linked"] == linked and manifest["linked"] == linked
         if left_out is not None:
             assert doc["handoff"]["left_out"] == left_out and manifest["left_out"] == left_out
         assert not [n for n in os.listdir(out.parent) if ".graphrag-audit-" in n]
+
     return check
 
 
-@case(ALL_WRITERS, "issue 13.2: a project root given as DIR (index in output/); the target is in the project root",
-      "exit 0: written (the project root is not the index directory)")
+@case(
+    ALL_WRITERS,
+    "issue 13.2: a project root given as DIR (index in output/); the target is in the project root",
+    "exit 0: written (the project root is not the index directory)",
+)
 def c_project_root_allowed(tmp, writer):
     proj = tmp / "proj"
     idx = copy_seed(proj / "output")
     if writer.startswith("write"):
-        return W(proj, proj / "plan-out", 0, allowed={"proj/plan-out"}, hashed=[idx],
-                 check=_plan_dir("proj/plan-out", ["text_units.parquet"], []))
+        return W(
+            proj,
+            proj / "plan-out",
+            0,
+            allowed={"proj/plan-out"},
+            hashed=[idx],
+            check=_plan_dir("proj/plan-out", ["text_units.parquet"], []),
+        )
     start = "## " if writer == "summary" else None
-    return W(proj, proj / "audit.out", 0, allowed={"proj/audit.out"}, hashed=[idx],
-             check=_created("proj/audit.out", start))
+    return W(
+        proj,
+        proj / "audit.out",
+        0,
+        allowed={"proj/audit.out"},
+        hashed=[idx],
+        check=_created("proj/audit.out", start),
+    )
 
 
-@case(FILE_WRITERS, "an existing file (mode 0640) outside the index is replaced",
-      "exit 0: new content, mode 0640 kept, no temporary file left")
+@case(
+    FILE_WRITERS,
+    "an existing file (mode 0640) outside the index is replaced",
+    "exit 0: new content, mode 0640 kept, no temporary file left",
+)
 def c_overwrite_keeps_mode(tmp, writer):
     idx = copy_seed(tmp / "index")
     t = tmp / "old.out"
@@ -393,27 +543,42 @@ def c_dash_is_stdout(tmp, writer):
     def check(case_dir, result):
         assert result.stdout.strip(), "nothing on stdout"
         assert not (case_dir / "-").exists()
+
     return W(idx, "-", 0, hashed=[idx], check=check)
 
 
-@case(("summary",), "$GITHUB_STEP_SUMMARY is a regular file holding 'before'",
-      "exit 0: the Markdown report appended after 'before'")
+@case(
+    ("summary",),
+    "$GITHUB_STEP_SUMMARY is a regular file holding 'before'",
+    "exit 0: the Markdown report appended after 'before'",
+)
 def c_summary_appends(tmp, writer):
     idx = copy_seed(tmp / "index")
     (tmp / "summary.md").write_text("before\n")
-    return W(idx, tmp / "summary.md", 0, allowed={"summary.md"}, hashed=[idx],
-             check=_created("summary.md", startswith="before\n## "))
+    return W(
+        idx,
+        tmp / "summary.md",
+        0,
+        allowed={"summary.md"},
+        hashed=[idx],
+        check=_created("summary.md", startswith="before\n## "),
+    )
 
 
 # ============================================================================================
 # C. plan --write
 # ============================================================================================
-@case(("write", "write-force"), "a new OUT beside the index",
-      "exit 0: OUT holds communities, community_reports, entities and the manifest; text_units.parquet is a "
-      "symbolic link to the source's, listed as linked; no temporary folder left")
+@case(
+    ("write", "write-force"),
+    "a new OUT beside the index",
+    "exit 0: OUT holds communities, community_reports, entities and the manifest; text_units.parquet is a "
+    "symbolic link to the source's, listed as linked; no temporary folder left",
+)
 def c_write_new_dir(tmp, writer):
     idx = copy_seed(tmp / "index")
-    return W(idx, tmp / "out", 0, allowed={"out"}, hashed=[idx], check=_plan_dir("out", ["text_units.parquet"], []))
+    return W(
+        idx, tmp / "out", 0, allowed={"out"}, hashed=[idx], check=_plan_dir("out", ["text_units.parquet"], [])
+    )
 
 
 @case(("write", "write-force"), "OUT exists and is empty", "exit 0: written in place (under a lock)")
@@ -423,17 +588,30 @@ def c_write_existing_empty_dir(tmp, writer):
     return W(idx, tmp / "out", 0, allowed={"out"}, hashed=[idx], check=_plan_dir("out"))
 
 
-@case(("write",), "OUT holds a file", "exit 2: `out: exists and is not empty (use --force to write into it anyway)`")
+@case(
+    ("write",),
+    "OUT holds a file",
+    "exit 2: `out: exists and is not empty (use --force to write into it anyway)`",
+)
 def c_write_nonempty_no_force(tmp, writer):
     idx = copy_seed(tmp / "index")
     (tmp / "out").mkdir()
     (tmp / "out" / "x.txt").write_text("keep")
-    return W(idx, tmp / "out", 2, re.escape("exists and is not empty (use --force to write into it anyway)"),
-             hashed=[idx])
+    return W(
+        idx,
+        tmp / "out",
+        2,
+        re.escape("exists and is not empty (use --force to write into it anyway)"),
+        hashed=[idx],
+    )
 
 
-@case(("write-force",), "--force into OUT whose communities/community_reports/entities.parquet are symlinks to the "
-      "source index's tables", "exit 0: the links are replaced by regular files; the source tables are unchanged")
+@case(
+    ("write-force",),
+    "--force into OUT whose communities/community_reports/entities.parquet are symlinks to the "
+    "source index's tables",
+    "exit 0: the links are replaced by regular files; the source tables are unchanged",
+)
 def c_write_force_symlinked_tables(tmp, writer):
     idx = copy_seed(tmp / "index")
     out = tmp / "out"
@@ -445,11 +623,15 @@ def c_write_force_symlinked_tables(tmp, writer):
     def both(case_dir, result):
         check(case_dir, result)
         assert not any((out / n).is_symlink() for n in SEED_TABLES)
+
     return W(idx, out, 0, allowed={"out"}, hashed=[idx], check=both)
 
 
-@case(("write-force",), "--force into OUT whose communities.parquet is a hard link to the source's",
-      "exit 2: `out/communities.parquet: refusing to write over <index/communities.parquet>, a file of the index`")
+@case(
+    ("write-force",),
+    "--force into OUT whose communities.parquet is a hard link to the source's",
+    "exit 2: `out/communities.parquet: refusing to write over <index/communities.parquet>, a file of the index`",
+)
 def c_write_force_hard_linked_table(tmp, writer):
     idx = copy_seed(tmp / "index")
     out = tmp / "out"
@@ -458,8 +640,11 @@ def c_write_force_hard_linked_table(tmp, writer):
     return W(idx, out, 2, over(idx / "communities.parquet"), shown=out / "communities.parquet", hashed=[idx])
 
 
-@case(("write-force",), "--force into OUT where communities.parquet is a directory",
-      "exit 2: `out/communities.parquet: is a directory`; nothing else written")
+@case(
+    ("write-force",),
+    "--force into OUT where communities.parquet is a directory",
+    "exit 2: `out/communities.parquet: is a directory`; nothing else written",
+)
 def c_write_force_dir_named_table(tmp, writer):
     idx = copy_seed(tmp / "index")
     out = tmp / "out"
@@ -467,31 +652,52 @@ def c_write_force_dir_named_table(tmp, writer):
     return W(idx, out, 2, "is a directory", shown=out / "communities.parquet", hashed=[idx])
 
 
-@case(("write", "write-force"), "OUT is a symlink to an empty folder",
-      "exit 2: `out: is a symbolic link: refusing to write through it (give the directory it points to)`")
+@case(
+    ("write", "write-force"),
+    "OUT is a symlink to an empty folder",
+    "exit 2: `out: is a symbolic link: refusing to write through it (give the directory it points to)`",
+)
 def c_write_out_is_symlink(tmp, writer):
     idx = copy_seed(tmp / "index")
     (tmp / "empty").mkdir()
     os.symlink("empty", tmp / "out")
-    return W(idx, tmp / "out", 2, re.escape("is a symbolic link: refusing to write through it (give the directory "
-                                            "it points to)"), hashed=[idx])
+    return W(
+        idx,
+        tmp / "out",
+        2,
+        re.escape("is a symbolic link: refusing to write through it (give the directory it points to)"),
+        hashed=[idx],
+    )
 
 
-@case(("write", "write-force"), "OUT is a symlink to the index directory",
-      "exit 2: `out: refusing to write inside the index directory …`")
+@case(
+    ("write", "write-force"),
+    "OUT is a symlink to the index directory",
+    "exit 2: `out: refusing to write inside the index directory …`",
+)
 def c_write_out_symlink_to_index(tmp, writer):
     idx = copy_seed(tmp / "index")
     os.symlink("index", tmp / "out")
     return W(idx, tmp / "out", 2, inside(idx), hashed=[idx])
 
 
-@case(("write-force",), "--force into the project root that contains the index (output/)",
-      "exit 2: `proj: refusing to write into a directory that contains the index directory <proj/output>`")
+@case(
+    ("write-force",),
+    "--force into the project root that contains the index (output/)",
+    "exit 2: `proj: refusing to write into a directory that contains the index directory <proj/output>`",
+)
 def c_write_contains_index(tmp, writer):
     proj = tmp / "proj"
     idx = copy_seed(proj / "output")
-    return W(proj, proj, 2, re.escape(f"refusing to write into a directory that contains the index directory "
-                                      f"{os.path.realpath(idx)}"), hashed=[idx])
+    return W(
+        proj,
+        proj,
+        2,
+        re.escape(
+            f"refusing to write into a directory that contains the index directory {os.path.realpath(idx)}"
+        ),
+        hashed=[idx],
+    )
 
 
 @case(("write", "write-force"), "OUT is a regular file", "exit 2: `out: exists and is not a directory`")
@@ -507,10 +713,14 @@ def c_write_missing_parents(tmp, writer):
     return W(idx, tmp / "a" / "b" / "out", 0, allowed={"a"}, hashed=[idx], check=_plan_dir("a/b/out"))
 
 
-@case(("write",), "the source holds zero -> /dev/zero, a FIFO, up -> .. (an ancestor), outside -> a file outside "
-      "the index, and a folder", "exit 0 at once: the three tables and the manifest are written; the folder and "
-                                 "text_units.parquet are linked; the FIFO and the links out are listed as left out, "
-                                 "none is opened")
+@case(
+    ("write",),
+    "the source holds zero -> /dev/zero, a FIFO, up -> .. (an ancestor), outside -> a file outside "
+    "the index, and a folder",
+    "exit 0 at once: the three tables and the manifest are written; the folder and "
+    "text_units.parquet are linked; the FIFO and the links out are listed as left out, "
+    "none is opened",
+)
 def c_write_source_hostile_siblings(tmp, writer):
     idx = copy_seed(tmp / "index")
     os.symlink("/dev/zero", idx / "zero")
@@ -520,31 +730,55 @@ def c_write_source_hostile_siblings(tmp, writer):
     os.symlink("../secret.txt", idx / "outside")
     (idx / "lancedb").mkdir()
     (idx / "lancedb" / "x.lance").write_bytes(b"x" * 100)
-    return W(idx, tmp / "out", 0, allowed={"out"}, hashed=[idx],
-             check=_plan_dir("out", ["lancedb/", "text_units.parquet"], ["fifo", "outside", "up", "zero"]))
+    return W(
+        idx,
+        tmp / "out",
+        0,
+        allowed={"out"},
+        hashed=[idx],
+        check=_plan_dir("out", ["lancedb/", "text_units.parquet"], ["fifo", "outside", "up", "zero"]),
+    )
 
 
-@case(("write",), "the source's entities.parquet is a symlink to a file outside the source directory",
-      "exit 2: `index/entities.parquet: is a symbolic link out of the source index directory: refusing to copy it`; "
-      "no OUT")
+@case(
+    ("write",),
+    "the source's entities.parquet is a symlink to a file outside the source directory",
+    "exit 2: `index/entities.parquet: is a symbolic link out of the source index directory: refusing to copy it`; "
+    "no OUT",
+)
 def c_write_entities_link_outside(tmp, writer):
     idx = copy_seed(tmp / "index")
     (tmp / "store").mkdir()
     os.replace(idx / "entities.parquet", tmp / "store" / "entities.parquet")
     os.symlink("../store/entities.parquet", idx / "entities.parquet")
-    return W(idx, tmp / "out", 2, re.escape("is a symbolic link out of the source index directory: refusing to "
-                                            "copy it"), shown=idx / "entities.parquet", hashed=[idx])
+    return W(
+        idx,
+        tmp / "out",
+        2,
+        re.escape("is a symbolic link out of the source index directory: refusing to copy it"),
+        shown=idx / "entities.parquet",
+        hashed=[idx],
+    )
 
 
-@case(("write",), "the source's entities.parquet is a symlink to data/entities.parquet inside the source",
-      "exit 0: its content is copied as a regular file")
+@case(
+    ("write",),
+    "the source's entities.parquet is a symlink to data/entities.parquet inside the source",
+    "exit 0: its content is copied as a regular file",
+)
 def c_write_entities_link_inside(tmp, writer):
     idx = copy_seed(tmp / "index")
     (idx / "data").mkdir()
     os.replace(idx / "entities.parquet", idx / "data" / "entities.parquet")
     os.symlink("data/entities.parquet", idx / "entities.parquet")
-    return W(idx, tmp / "out", 0, allowed={"out"}, hashed=[idx],
-             check=_plan_dir("out", ["data/", "text_units.parquet"], []))
+    return W(
+        idx,
+        tmp / "out",
+        0,
+        allowed={"out"},
+        hashed=[idx],
+        check=_plan_dir("out", ["data/", "text_units.parquet"], []),
+    )
 
 
 # ============================================================================================
@@ -594,9 +828,13 @@ PARAMS = [(n, wr) for n, c in CASES.items() for wr in c.writers]
 
 @pytest.fixture(scope="module")
 def outcomes(request, tmp_path_factory):
-    wanted = {tuple(item.callspec.params[k] for k in ("name", "writer")) for item in request.session.items
-              if getattr(item, "callspec", None) and item.originalname == "test_write_case"
-              and item.module is request.module}
+    wanted = {
+        tuple(item.callspec.params[k] for k in ("name", "writer"))
+        for item in request.session.items
+        if getattr(item, "callspec", None)
+        and item.originalname == "test_write_case"
+        and item.module is request.module
+    }
     root = tmp_path_factory.mktemp("writes")
     todo = [p for p in PARAMS if p in wanted]
     workers = 3
@@ -669,8 +907,9 @@ def test_issue_13_relative_paths_from_the_project_root(tmp_path):
     assert r.code == 0 and r.stderr == f"graphrag-audit: wrote audit.html ({size:,} bytes)\n", r.stderr
     assert (proj / "audit.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
     r = run_cli(["levels", ".", "--no-costs", "-f", "json", "-o", "output/x.json"], cwd=proj, timeout=TIMEOUT)
-    assert r.code == 2 and r.stderr == (f"{PREFIX}output/x.json: refusing to write inside the index directory "
-                                        f"{os.path.realpath(idx)}\n"), r.stderr
+    assert r.code == 2 and r.stderr == (
+        f"{PREFIX}output/x.json: refusing to write inside the index directory {os.path.realpath(idx)}\n"
+    ), r.stderr
     assert not (idx / "x.json").exists() and index_hashes(idx) == hb
 
 
@@ -703,8 +942,9 @@ def test_concurrent_plan_write_one_wins(tmp_path):
         assert codes == [0, 2], (ra.code, ra.stderr, rb.code, rb.stderr)
         win, lose = (ra, rb) if ra.code == 0 else (rb, ra)
         assert len(lose.stderr.splitlines()) == 1 and lose.stderr.startswith(PREFIX + str(out) + ": ")
-        assert re.search(r"exists and is not empty|another graphrag-audit run is writing|another run wrote it",
-                         lose.stderr), lose.stderr
+        assert re.search(
+            r"exists and is not empty|another graphrag-audit run is writing|another run wrote it", lose.stderr
+        ), lose.stderr
         plan = json.loads(win.stdout)["plan"]["communities"]
         assert sorted(pq.read_table(out / "communities.parquet")["community"].to_pylist()) == plan
         assert json.loads((out / "graphrag_audit_plan.json").read_text())["communities"] == plan
@@ -787,8 +1027,13 @@ else:
 
 def _kill_when_half(mode: str, target: Path) -> None:
     env = clean_env()
-    proc = subprocess.Popen([sys.executable, "-c", _PAUSING_WRITER, mode, str(target)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, cwd=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _PAUSING_WRITER, mode, str(target)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=str(REPO),
+    )
     try:
         line = proc.stdout.readline()
         assert line == b"half\n", (line, proc.stderr.read())
@@ -839,8 +1084,9 @@ def test_sigkill_mid_forced_write_leaves_whole_files(tmp_path):
 def test_sigkill_during_cli_plan_write(tmp_path):
     """The real command, killed as soon as its temporary folder appears (then after 0-40 ms more):
     OUT is absent or a complete directory that reads back as the plan."""
-    from graphrag_audit.io.load import load_index
     from synthetic import leiden_like, write_index
+
+    from graphrag_audit.io.load import load_index
 
     src = tmp_path / "src"
     write_index(leiden_like(3000, seed=3), src, "3.x")
@@ -849,9 +1095,26 @@ def test_sigkill_during_cli_plan_write(tmp_path):
     kills = 0
     for i, extra in enumerate([0.0, 0.005, 0.01, 0.02, 0.04]):
         out = tmp_path / f"out{i}"
-        proc = subprocess.Popen([sys.executable, "-m", "graphrag_audit", "plan", str(src), "--reports", "400",
-                                 "--no-costs", "-f", "json", "--write", str(out)], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, env=env, cwd=str(REPO))
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "graphrag_audit",
+                "plan",
+                str(src),
+                "--reports",
+                "400",
+                "--no-costs",
+                "-f",
+                "json",
+                "--write",
+                str(out),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=str(REPO),
+        )
         deadline = time.monotonic() + 120
         while proc.poll() is None and time.monotonic() < deadline:
             if any(n.startswith(f".out{i}.graphrag-audit-") for n in os.listdir(tmp_path)):
@@ -877,9 +1140,13 @@ def test_sigkill_during_cli_plan_write(tmp_path):
 def tiny_fs(tmp_path):
     mnt = tmp_path / "tiny"
     mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True, text=True
+    )
     if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({r.stderr.strip()}); test_file_size_limit covers the fake layer")
+        pytest.skip(
+            f"cannot mount a tmpfs here ({r.stderr.strip()}); test_file_size_limit covers the fake layer"
+        )
     try:
         yield mnt
     finally:
@@ -928,12 +1195,22 @@ def test_file_size_limit(tmp_path):
     target = out_dir / "audit.html"
     target.write_text("OLD")
     env = clean_env()
-    for argv in (["report", str(idx), "--no-costs", "-o", str(target)],
-                 ["plan", str(idx), "--reports", "3", "--no-costs", "--write", str(out_dir / "plan")]):
-        r = subprocess.run([sys.executable, "-c", _FSIZE_BOOT, "4096", *argv], capture_output=True, text=True,
-                           env=env, cwd=str(REPO), timeout=120)
+    for argv in (
+        ["report", str(idx), "--no-costs", "-o", str(target)],
+        ["plan", str(idx), "--reports", "3", "--no-costs", "--write", str(out_dir / "plan")],
+    ):
+        r = subprocess.run(
+            [sys.executable, "-c", _FSIZE_BOOT, "4096", *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(REPO),
+            timeout=120,
+        )
         assert r.returncode == 2, r.stderr
-        assert r.stderr.endswith(": cannot write (File too large)\n") and len(r.stderr.splitlines()) == 1, r.stderr
+        assert r.stderr.endswith(": cannot write (File too large)\n") and len(r.stderr.splitlines()) == 1, (
+            r.stderr
+        )
         assert "internal error" not in r.stderr
         assert target.read_text() == "OLD"
         assert sorted(os.listdir(out_dir)) == ["audit.html"]
@@ -962,7 +1239,8 @@ def test_enospc_from_the_writer_in_process(tmp_path):
 # ============================================================================================
 def test_fuzz_writers_on_random_layouts(tmp_path):
     pytest.importorskip("hypothesis")
-    from hypothesis import HealthCheck, given, settings, strategies as st
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
 
     sys.path.insert(0, str(REPO / "tests" / "fuzz"))
     from fuzz_writes import build_layout, check_run, layout_strategy
@@ -970,8 +1248,13 @@ def test_fuzz_writers_on_random_layouts(tmp_path):
     srv = CliServer()
     counter = iter(range(10**6))
     try:
-        @settings(max_examples=int(os.environ.get("GRAPHRAG_AUDIT_FUZZ_EXAMPLES", "30")), deadline=None,
-                  database=None, suppress_health_check=list(HealthCheck))
+
+        @settings(
+            max_examples=int(os.environ.get("GRAPHRAG_AUDIT_FUZZ_EXAMPLES", "30")),
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
         @given(layout_strategy(st))
         def run(spec):
             case_dir = tmp_path / f"c{next(counter)}"

@@ -36,8 +36,10 @@ def command(writer: str, index: Path | str, target: Path | str) -> tuple[list[st
     if writer == "plan":
         return ["plan", d, "--reports", "3", "--no-costs", "-f", "json", "-o", t], {}
     if writer in ("write", "write-force"):
-        return (["plan", d, "--reports", "3", "--no-costs", "-f", "json", "--write", t]
-                + (["--force"] if writer == "write-force" else [])), {}
+        return (
+            ["plan", d, "--reports", "3", "--no-costs", "-f", "json", "--write", t]
+            + (["--force"] if writer == "write-force" else [])
+        ), {}
     if writer == "summary":
         return ["levels", d, "--no-costs", "-f", "github", "--fail-on", "never"], {"GITHUB_STEP_SUMMARY": t}
     raise ValueError(writer)

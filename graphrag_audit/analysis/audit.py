@@ -4,41 +4,60 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Callable
 
 from graphrag_audit.analysis.background_costs import BackgroundCosts
-from graphrag_audit.analysis.cost_settings import resolve_cost_options
 from graphrag_audit.analysis.checks import Thresholds, dynamic_findings, level_findings
-from graphrag_audit.graphrag.compat import migration_findings
+from graphrag_audit.analysis.cost_settings import resolve_cost_options
 from graphrag_audit.analysis.depth import analyse_depth
 from graphrag_audit.analysis.dynamic import dynamic_by_level, resolve_dynamic_options
 from graphrag_audit.analysis.integrity import check_integrity
-from graphrag_audit.analysis.levels import (LISTED_ROWS, TreeIndex, level_results, level_stats, report_listing,
-                                            tree_levels)
+from graphrag_audit.analysis.levels import (
+    LISTED_ROWS,
+    TreeIndex,
+    level_results,
+    level_stats,
+    report_listing,
+    tree_levels,
+)
+from graphrag_audit.graphrag.compat import migration_findings
+from graphrag_audit.graphrag.selection import select_all
 from graphrag_audit.io.load import load_index
 from graphrag_audit.io.locate import location_findings
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.results.audit import (AuditOptions, AuditReport, IndexCounts, IndexInfo,  # noqa: F401 (re-export)
-                                          LevelResult)
-from graphrag_audit.graphrag.selection import select_all
-
+from graphrag_audit.results.audit import (
+    AuditOptions,
+    AuditReport,
+    IndexCounts,
+    IndexInfo,  # noqa: F401 (re-export)
+    LevelResult,
+)
 
 Progress = Callable[[str], None]
 
 
-def audit(index: IndexModel | str | os.PathLike, options: AuditOptions | None = None,
-          progress: Progress | None = None, between_phases: Callable[[], None] | None = None) -> AuditReport:
+def audit(
+    index: IndexModel | str | os.PathLike,
+    options: AuditOptions | None = None,
+    progress: Progress | None = None,
+    between_phases: Callable[[], None] | None = None,
+) -> AuditReport:
     """The per-level audit of an index (a directory, or a loaded :class:`IndexModel`).
     ``between_phases`` is called after each phase (in the worker thread too): the CLI passes
     ``cli.memory.release_freed_memory``."""
     return audit_with_model(index, options, progress, between_phases=between_phases)[1]
 
 
-def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOptions | None = None,
-                     progress: Progress | None = None, *, listed_rows: int = LISTED_ROWS,
-                     between_phases: Callable[[], None] | None = None,
-                     check_model: Callable[[IndexModel], None] | None = None) -> tuple[IndexModel, AuditReport]:
+def audit_with_model(
+    index: IndexModel | str | os.PathLike,
+    options: AuditOptions | None = None,
+    progress: Progress | None = None,
+    *,
+    listed_rows: int = LISTED_ROWS,
+    between_phases: Callable[[], None] | None = None,
+    check_model: Callable[[IndexModel], None] | None = None,
+) -> tuple[IndexModel, AuditReport]:
     """(the loaded model, its :class:`AuditReport`): for callers that also need the tables
     (``--verify``, the HTML report's tree, the output guard). The report holds no model.
     ``listed_rows``: reports listed per behaviour at ``options.level`` (``AuditReport.listing``);
@@ -61,8 +80,9 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
     # The costs are prepared in worker threads (analysis/background_costs.py) beside the tree
     # checks and the per-level statistics.
     costs = coster = None
-    background = (BackgroundCosts(model, options, between_phases) if options.costs and model.has_reports_table
-                  else None)
+    background = (
+        BackgroundCosts(model, options, between_phases) if options.costs and model.has_reports_table else None
+    )
     with background or nullcontext():
         step("checking the tree")
         t = time.perf_counter()
@@ -83,7 +103,8 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
             # the simulation needs the prepared coster, not the costs: a worker runs it after the
             # packing, while this thread computes the per-level statistics
             dynamic = background.with_coster(
-                lambda prepared: dynamic_levels(model, list(selections), options, prepared))
+                lambda prepared: dynamic_levels(model, list(selections), options, prepared)
+            )
         stats = level_stats(model, ti, selections)
         timings["selection"] = time.perf_counter() - t
 
@@ -91,8 +112,9 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
         # thread works it out while the workers finish
         step("analysing branch depth")
         t = time.perf_counter()
-        depth = analyse_depth(model, ti, {n: by_b["v1"].entities_per_report for n, by_b in stats.items()
-                                          if n is not None})
+        depth = analyse_depth(
+            model, ti, {n: by_b["v1"].entities_per_report for n, by_b in stats.items() if n is not None}
+        )
         timings["depth"] = time.perf_counter() - t
 
         if background is not None:
@@ -111,15 +133,28 @@ def audit_with_model(index: IndexModel | str | os.PathLike, options: AuditOption
     timings["dynamic"] = time.perf_counter() - t  # with costs: what was left when the rest was done
 
     t = time.perf_counter()
-    findings += level_findings(options.level, depth, levels,
-                               Thresholds(options.max_unreachable, options.max_inflation, options.min_coverage),
-                               clustered=clustered, has_reports=model.has_reports_table)
+    findings += level_findings(
+        options.level,
+        depth,
+        levels,
+        Thresholds(options.max_unreachable, options.max_inflation, options.min_coverage),
+        clustered=clustered,
+        has_reports=model.has_reports_table,
+    )
     findings += dynamic_findings(options.level, depth.max_level, levels, {f.rule for f in findings})
     timings["depth"] += time.perf_counter() - t  # with the level findings
     listing = report_listing(model, ti, levels, options.level, listed_rows)
-    return model, AuditReport(index=index_info(model, depth, tl, clustered), options=options, tree_levels=tl, levels=levels,
-                              depth=depth, findings=findings, timings=timings,
-                              report_entities=ti.rep_n_entities, listing=listing)
+    return model, AuditReport(
+        index=index_info(model, depth, tl, clustered),
+        options=options,
+        tree_levels=tl,
+        levels=levels,
+        depth=depth,
+        findings=findings,
+        timings=timings,
+        report_entities=ti.rep_n_entities,
+        listing=listing,
+    )
 
 
 #: trees with more levels (entries of ``levels``, None included) get the dynamic simulation at ``--level``
@@ -134,25 +169,43 @@ def dynamic_levels(model: IndexModel, ns: list, options: AuditOptions, coster=No
     prompt tokens and the what-if's map step too."""
     if len(ns) > DYNAMIC_ALL_LEVELS:  # each N costs up to depth waves: deep trees get --level and None only
         ns = [n for n in ns if n is None or n == options.level] or [ns[-2] if len(ns) > 1 else ns[-1], ns[-1]]
-    return dynamic_by_level(model, ns, threshold=options.threshold,
-                            keep_parent=options.keep_parent, num_repeats=options.num_repeats,
-                            max_level=options.max_level, relevant=options.relevant, coster=coster,
-                            use_summary=options.use_summary, query=options.query)
+    return dynamic_by_level(
+        model,
+        ns,
+        threshold=options.threshold,
+        keep_parent=options.keep_parent,
+        num_repeats=options.num_repeats,
+        max_level=options.max_level,
+        relevant=options.relevant,
+        coster=coster,
+        use_summary=options.use_summary,
+        query=options.query,
+    )
 
 
-def with_dynamic(model: IndexModel, levels: list[LevelResult], options: AuditOptions,
-                 coster=None, dyn: dict | None = None) -> list[LevelResult]:
+def with_dynamic(
+    model: IndexModel, levels: list[LevelResult], options: AuditOptions, coster=None, dyn: dict | None = None
+) -> list[LevelResult]:
     """``levels`` with each ``dynamic`` selection carrying its per-graphrag-line simulation
     (:func:`dynamic_levels`; ``dyn``: its result, when a worker already computed it)."""
     if dyn is None:
         dyn = dynamic_levels(model, [r.community_level for r in levels], options, coster)
     if not dyn:
         return levels
-    return [LevelResult(r.community_level, {**r.selected, "dynamic": r.selected["dynamic"].with_(
-                by_version=dyn[r.community_level])}) if r.community_level in dyn else r for r in levels]
+    return [
+        LevelResult(
+            r.community_level,
+            {**r.selected, "dynamic": r.selected["dynamic"].with_(by_version=dyn[r.community_level])},
+        )
+        if r.community_level in dyn
+        else r
+        for r in levels
+    ]
 
 
-def index_info(model: IndexModel, depth, tree_levels, clustered: tuple[int, int | None] = (0, None)) -> IndexInfo:
+def index_info(
+    model: IndexModel, depth, tree_levels, clustered: tuple[int, int | None] = (0, None)
+) -> IndexInfo:
     """The header facts of an audit: what was read, from where, and how much."""
     m = model
     return IndexInfo(

@@ -18,11 +18,17 @@ the prepared coster but no cost). The caller sees these steps::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable, TypeVar
+from typing import TypeVar
 
-from graphrag_audit.analysis.costs import (ContextCoster, V1TextUnitCounts, level_costs, prepared_coster,
-                                           selection_costs)
+from graphrag_audit.analysis.costs import (
+    ContextCoster,
+    V1TextUnitCounts,
+    level_costs,
+    prepared_coster,
+    selection_costs,
+)
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.results.audit import AuditOptions
 
@@ -42,15 +48,18 @@ def _then(between_phases: Callable[[], None] | None, fn, *args):
 class BackgroundCosts:
     """Tokens and map calls of every selection (``costs.level_costs``), prepared in workers."""
 
-    def __init__(self, model: IndexModel, options: AuditOptions,
-                 between_phases: Callable[[], None] | None = None):
+    def __init__(
+        self, model: IndexModel, options: AuditOptions, between_phases: Callable[[], None] | None = None
+    ):
         self._model, self._options, self._between_phases = model, options, between_phases
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphrag-audit")
-        self._prepared = self._pool.submit(_then, between_phases, prepared_coster, model, options.tokenizer,
-                                           options.max_context_tokens)
+        self._prepared = self._pool.submit(
+            _then, between_phases, prepared_coster, model, options.tokenizer, options.max_context_tokens
+        )
         # graphrag < 2.0 weighs by create_final_nodes (None when the model has no node ids)
-        self._v1_counts = self._pool.submit(_then, between_phases, V1TextUnitCounts.of, model,
-                                            lambda: self._prepared.result().counts)
+        self._v1_counts = self._pool.submit(
+            _then, between_phases, V1TextUnitCounts.of, model, lambda: self._prepared.result().counts
+        )
         self._selections: dict | None = None
         self._v1: Future | None = None
         self._others: list[Future] = []
@@ -63,7 +72,7 @@ class BackgroundCosts:
         self._v1 = self._pool.submit(self._v1_costs, selections)
         self._others = [self._pool.submit(self._costs, selections, (b,)) for b in ("v2", "level_only")]
 
-    def with_coster(self, fn: Callable[[ContextCoster], T]) -> "Future[T]":
+    def with_coster(self, fn: Callable[[ContextCoster], T]) -> Future[T]:
         """``fn(the prepared coster)``, run in a worker after the jobs already queued (the
         dynamic simulation: it needs the coster's tokenizer and batching, not the costs)."""
         return self._pool.submit(_then, self._between_phases, lambda: fn(self._prepared.result()))
@@ -97,7 +106,7 @@ class BackgroundCosts:
         the caller reads its result after it."""
         self._pool.shutdown(wait=True, cancel_futures=cancel)
 
-    def __enter__(self) -> "BackgroundCosts":
+    def __enter__(self) -> BackgroundCosts:
         return self
 
     def __exit__(self, exc_type, *exc) -> None:

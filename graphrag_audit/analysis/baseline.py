@@ -27,13 +27,22 @@ def snapshot_of_json(doc: dict, path: str | os.PathLike) -> Snapshot:
                 if s is None:
                     continue
                 stats[(None if n is None else int(n), b)] = SideStats(
-                    reports=int(s["count"]), tokens=_int(s.get("tokens")), map_calls=_int(s.get("map_calls")),
-                    entities_covered=int(s["entities_covered"]), clustered_entities=clustered,
-                    status=s.get("status"))
-        findings = tuple((str(f["rule"]), str(f["severity"]), str(f.get("message", ""))) for f in doc["findings"])
+                    reports=int(s["count"]),
+                    tokens=_int(s.get("tokens")),
+                    map_calls=_int(s.get("map_calls")),
+                    entities_covered=int(s["entities_covered"]),
+                    clustered_entities=clustered,
+                    status=s.get("status"),
+                )
+        findings = tuple(
+            (str(f["rule"]), str(f["severity"]), str(f.get("message", ""))) for f in doc["findings"]
+        )
         options = doc.get("options")
         options = dict(options) if isinstance(options, dict) else {}
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise IndexInputError(path, f"the baseline's levels JSON lacks or mistypes a field "
-                                    f"({exc.__class__.__name__}: {str(exc)[:80]})") from None
+        raise IndexInputError(
+            path,
+            f"the baseline's levels JSON lacks or mistypes a field "
+            f"({exc.__class__.__name__}: {str(exc)[:80]})",
+        ) from None
     return Snapshot(stats, findings, options)

@@ -33,9 +33,12 @@ def resolve_cost_options(options, model: IndexModel):
         elif knob in from_file:
             value, key = from_file[knob]
             if knob == "tokenizer" and value not in TOKEN_COUNTER_NAMES:
-                raise IndexInputError(model.settings_file, f"{key} is {str(value)[:40]!r}, an encoding graphrag-audit "
-                                                           f"does not count with (cl100k_base, o200k_base): pass "
-                                                           f"--tokenizer")
+                raise IndexInputError(
+                    model.settings_file,
+                    f"{key} is {str(value)[:40]!r}, an encoding graphrag-audit "
+                    f"does not count with (cl100k_base, o200k_base): pass "
+                    f"--tokenizer",
+                )
             values[knob], src = value, f"{model.settings_file.name} {key}"
         else:
             values[knob], src = default, "graphrag default"

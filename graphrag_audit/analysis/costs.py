@@ -29,10 +29,17 @@ from graphrag_audit.graphrag.context import (
     row_measures,
     text_unit_counts,
 )
-from graphrag_audit.model.index import IndexModel
-from graphrag_audit.model.keys import (LevelSlots, dictionary_parts, factorize_ints, is_nondecreasing, node_entity_rows,
-                                       sorted_unique, stable_order)
 from graphrag_audit.graphrag.token_cache import counter_for
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.model.keys import (
+    LevelSlots,
+    dictionary_parts,
+    factorize_ints,
+    is_nondecreasing,
+    node_entity_rows,
+    sorted_unique,
+    stable_order,
+)
 from graphrag_audit.results.audit import Costs
 
 COSTED = ("v2", "v1", "level_only")
@@ -82,8 +89,14 @@ class V1TextUnitCounts:
     kept once with the least such L, so every N is one ``bincount``.
     """
 
-    def __init__(self, communities: np.ndarray, pair_community: np.ndarray, pair_level: np.ndarray,
-                 first_entity_level: int | None, base: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
+    def __init__(
+        self,
+        communities: np.ndarray,
+        pair_community: np.ndarray,
+        pair_level: np.ndarray,
+        first_entity_level: int | None,
+        base: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ):
         self.communities = communities  # community number of each code
         self.pair_community = pair_community  # code of each distinct (community, text unit) pair
         self.pair_level = pair_level  # the least node-row level that brings the pair in
@@ -93,7 +106,7 @@ class V1TextUnitCounts:
         self.base = base
 
     @classmethod
-    def of(cls, model: IndexModel, base=None) -> "V1TextUnitCounts | None":
+    def of(cls, model: IndexModel, base=None) -> V1TextUnitCounts | None:
         """None when graphrag < 2.0 would weigh as :func:`community_text_unit_counts` does (no
         ``create_final_nodes`` ids) or computes no weights (no text units).
 
@@ -117,14 +130,19 @@ class V1TextUnitCounts:
         lens, tu = _text_unit_codes(e["text_unit_ids"])
         # each node row's entity: its row among the first-occurrence entity rows (load may have
         # found the entity rows already, and dropped the node ids)
-        rows = r["entity_row"].to_numpy(dtype=np.int64) if "entity_row" in r.columns \
+        rows = (
+            r["entity_row"].to_numpy(dtype=np.int64)
+            if "entity_row" in r.columns
             else node_entity_rows(r["entity"], r["entity_id"], e, first)
+        )
         if rows is not None:
             pos = _first_row_positions(rows, first)
         else:
             pos = _node_positions(r["entity_id"], pa.array(key[first], from_pandas=True))
         if pos is None:
-            pos = pd.Index(key[first].to_numpy(dtype=object)).get_indexer(r["entity_id"].to_numpy(dtype=object))
+            pos = pd.Index(key[first].to_numpy(dtype=object)).get_indexer(
+                r["entity_id"].to_numpy(dtype=object)
+            )
         per_ent, tu, ent_start = _first_rows_text_units(lens, tu, first)
         units = _units_of(pos, per_ent)
         has = units > 0
@@ -144,22 +162,32 @@ class V1TextUnitCounts:
         span = int(lev_r.max()) + 1 if len(lev_r) else 1
         out_c, out_l = [], []
         for rows, ln, pair, _lo, _hi in _pair_blocks(c_codes, n_c, lens_r, start_r, tu, width):
-            k = np.sort(pair * span + np.repeat(lev_r[rows], ln))  # by pair, then level: the first is the least
+            k = np.sort(
+                pair * span + np.repeat(lev_r[rows], ln)
+            )  # by pair, then level: the first is the least
             pk = k // span
             head = np.concatenate(([True], pk[1:] != pk[:-1])) if len(k) else np.zeros(0, dtype=bool)
             out_c.append(pk[head] // width)
             out_l.append(k[head] % span)
-        cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
+
+        def cat(parts: list) -> np.ndarray:
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
         return cls(c_uniques, cat(out_c), cat(out_l), first_entity_level, base_part)
 
     def at(self, community_level: int | None) -> pd.Series | None:
         """Raw counts at N (None: every level), int64 by community, communities with 0 left out;
         None when no node row at a level <= N matches an entity: graphrag then has no entities
         and computes no weights (no weight column, no ZeroDivisionError)."""
-        if self.first_entity_level is None or (community_level is not None
-                                               and self.first_entity_level > community_level):
+        if self.first_entity_level is None or (
+            community_level is not None and self.first_entity_level > community_level
+        ):
             return None
-        sel = self.pair_community if community_level is None else self.pair_community[self.pair_level <= community_level]
+        sel = (
+            self.pair_community
+            if community_level is None
+            else self.pair_community[self.pair_level <= community_level]
+        )
         per_c = np.bincount(sel, minlength=len(self.communities)).astype(np.int64)
         nz = per_c > 0
         comm, counts = self.communities[nz], per_c[nz]
@@ -170,8 +198,16 @@ class V1TextUnitCounts:
         return pd.Series(counts, index=pd.Index(comm), name="text_units")
 
 
-def _node_rows_as_members(model: IndexModel, first: np.ndarray, per_ent: np.ndarray, pos: np.ndarray,
-                          has: np.ndarray, comm_all: np.ndarray, lev_all: np.ndarray, base):
+def _node_rows_as_members(
+    model: IndexModel,
+    first: np.ndarray,
+    per_ent: np.ndarray,
+    pos: np.ndarray,
+    has: np.ndarray,
+    comm_all: np.ndarray,
+    lev_all: np.ndarray,
+    base,
+):
     """(node rows still to count, (community, level, count) taken from ``base``) when the node
     rows of known communities at their own level hold exactly the (community, entity) pairs of
     the membership rows that ``base`` counted, and the other node rows name none of those
@@ -222,8 +258,9 @@ def _node_rows_as_members(model: IndexModel, first: np.ndarray, per_ent: np.ndar
     return rest, (base.index.to_numpy(dtype=np.int64), level[bcode], base.to_numpy(dtype=np.int64))
 
 
-def _pair_sets_equal(a_c: np.ndarray, a_e: np.ndarray, b_c: np.ndarray, b_e: np.ndarray,
-                     level: np.ndarray, width: int) -> bool:
+def _pair_sets_equal(
+    a_c: np.ndarray, a_e: np.ndarray, b_c: np.ndarray, b_e: np.ndarray, level: np.ndarray, width: int
+) -> bool:
     """``set(zip(a_c, a_e)) == set(zip(b_c, b_e))`` for pairs of (communities-table row, entity
     position < ``width``); ``level`` is the level of each communities-table row.
 
@@ -338,7 +375,9 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
     width = int(tu.max()) + 1  # any width above every code keeps the pairs distinct
     per_c = None
     if COUNT_LEVEL_BY_LEVEL:
-        per_c = _distinct_pairs_level_by_level(c_codes, n_c, level, ent, len(per_ent), lens_r, start_r, tu, width)
+        per_c = _distinct_pairs_level_by_level(
+            c_codes, n_c, level, ent, len(per_ent), lens_r, start_r, tu, width
+        )
     del ent, level
     if per_c is None:
         per_c = np.zeros(n_c, dtype=np.int64)
@@ -353,9 +392,17 @@ def _text_unit_counts_arrow(model: IndexModel) -> pd.Series | None:
 COUNT_LEVEL_BY_LEVEL = True
 
 
-def _distinct_pairs_level_by_level(c_codes: np.ndarray, n_c: int, level: np.ndarray, ent: np.ndarray, n_ent: int,
-                                   lens_r: np.ndarray, start_r: np.ndarray, tu: np.ndarray,
-                                   width: int) -> np.ndarray | None:
+def _distinct_pairs_level_by_level(
+    c_codes: np.ndarray,
+    n_c: int,
+    level: np.ndarray,
+    ent: np.ndarray,
+    n_ent: int,
+    lens_r: np.ndarray,
+    start_r: np.ndarray,
+    tu: np.ndarray,
+    width: int,
+) -> np.ndarray | None:
     """Distinct text units of each community code (the counts of the blocks path), worked out
     from the deepest level up, or None when a level holds an entity twice or a community code
     sits at two levels (then the blocks path counts them).
@@ -404,15 +451,22 @@ def _distinct_pairs_level_by_level(c_codes: np.ndarray, n_c: int, level: np.ndar
             keep = inside[pc_]
             inherited = (lo_h[pc_[keep]], pt[keep])
             del holder, lo_h, hi_h, k, keep, below
-        pc_, pt = _distinct_level_pairs(inherited, c[expand], lens_r[lo:hi][expand], start_r[lo:hi][expand], tu,
-                                        width)
+        pc_, pt = _distinct_level_pairs(
+            inherited, c[expand], lens_r[lo:hi][expand], start_r[lo:hi][expand], tu, width
+        )
         per_c += np.bincount(pc_, minlength=n_c)
         below = (c, e, slot, pc_, pt)
     return per_c
 
 
-def _distinct_level_pairs(inherited: tuple[np.ndarray, np.ndarray] | None, c: np.ndarray, ln: np.ndarray,
-                          start: np.ndarray, tu: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+def _distinct_level_pairs(
+    inherited: tuple[np.ndarray, np.ndarray] | None,
+    c: np.ndarray,
+    ln: np.ndarray,
+    start: np.ndarray,
+    tu: np.ndarray,
+    width: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """(community codes, text-unit codes) of the distinct pairs of one level: the ``inherited``
     pairs (already distinct per lower community) and those of the rows expanded here (row r: community
     ``c[r]``, text units ``tu[start[r]:start[r] + ln[r]]``). Sorted as 32-bit offsets from the
@@ -427,7 +481,9 @@ def _distinct_level_pairs(inherited: tuple[np.ndarray, np.ndarray] | None, c: np
     kind = np.uint32 if (hi - lo + 1) * width <= 2**32 else np.int64
     at = np.repeat(start.astype(np.int64) - (np.cumsum(ln) - ln), ln)
     at += np.arange(len(own_c), dtype=np.int64)
-    keys = np.concatenate([((in_c - lo) * width + in_t).astype(kind), ((own_c - lo) * width + tu[at]).astype(kind)])
+    keys = np.concatenate(
+        [((in_c - lo) * width + in_t).astype(kind), ((own_c - lo) * width + tu[at]).astype(kind)]
+    )
     del at, own_c
     keys.sort()
     if len(keys) > 1:
@@ -436,8 +492,9 @@ def _distinct_level_pairs(inherited: tuple[np.ndarray, np.ndarray] | None, c: np
     return keys // width + lo, keys % width
 
 
-def _pair_blocks(c_codes: np.ndarray, n_c: int, lens_r: np.ndarray, start_r: np.ndarray, tu: np.ndarray,
-                 width: int):
+def _pair_blocks(
+    c_codes: np.ndarray, n_c: int, lens_r: np.ndarray, start_r: np.ndarray, tu: np.ndarray, width: int
+):
     """The (community, text unit) pairs of membership rows, ``community code * width + text unit
     code``, in blocks of whole communities of about ``PAIRS_PER_BLOCK`` pairs each (memory stays
     bounded). Row r has community ``c_codes[r]`` and the text units
@@ -448,7 +505,9 @@ def _pair_blocks(c_codes: np.ndarray, n_c: int, lens_r: np.ndarray, start_r: np.
     The rows of a block are found once for all blocks (:func:`_block_rows`), not by a scan of
     every row per block: a 1M-entity deep tree has 36 blocks over 12M membership rows."""
     load_c = np.bincount(c_codes, weights=lens_r, minlength=n_c)
-    cuts = np.searchsorted(np.cumsum(load_c), np.arange(1, int(lens_r.sum()) // PAIRS_PER_BLOCK + 1) * PAIRS_PER_BLOCK)
+    cuts = np.searchsorted(
+        np.cumsum(load_c), np.arange(1, int(lens_r.sum()) // PAIRS_PER_BLOCK + 1) * PAIRS_PER_BLOCK
+    )
     bounds = np.unique(np.concatenate(([0], cuts + 1, [n_c])).clip(0, n_c))
     for lo, hi, rows in _block_rows(c_codes, bounds):
         ln = lens_r[rows]
@@ -476,7 +535,7 @@ def _block_rows(c_codes: np.ndarray, bounds: np.ndarray):
     order = np.argsort(block.astype(small), kind="stable")
     at = np.searchsorted(block[order], np.arange(len(bounds)), side="left")
     for b in range(len(bounds) - 1):
-        yield bounds[b], bounds[b + 1], order[at[b]:at[b + 1]]
+        yield bounds[b], bounds[b + 1], order[at[b] : at[b + 1]]
 
 
 def _distinct_pairs_per_community(pair: np.ndarray, lo: int, hi: int, width: int) -> np.ndarray:
@@ -506,7 +565,11 @@ def _first_rows_text_units(lens: np.ndarray, tu: np.ndarray, first: np.ndarray):
     row's run starts) from every entity row's ``lens`` and flattened codes ``tu``: graphrag keeps
     an entity's first row."""
     per_ent = lens[first]
-    return per_ent, tu[np.repeat(first, lens)], np.concatenate(([0], np.cumsum(per_ent)[:-1])).astype(np.int64)
+    return (
+        per_ent,
+        tu[np.repeat(first, lens)],
+        np.concatenate(([0], np.cumsum(per_ent)[:-1])).astype(np.int64),
+    )
 
 
 def _units_of(pos: np.ndarray, per_ent: np.ndarray) -> np.ndarray:
@@ -559,7 +622,10 @@ def _node_positions(ids: pd.Series, keys: pa.Array) -> np.ndarray | None:
         return _key_positions(ids, keys)
     try:
         values = pa.array(arr)
-        if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)) or values.null_count:
+        if (
+            not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type))
+            or values.null_count
+        ):
             return None
         return _index_in(values, keys)
     except MemoryError:
@@ -607,8 +673,11 @@ class ContextCoster:
         self.counts = community_text_unit_counts(model)
         self._raw = None  # raw occurrence count of each report row
         if self.counts is not None:
-            self._raw = (self.counts.reindex(self.comm).fillna(0).to_numpy(dtype=np.int64) if len(self.counts)
-                         else np.zeros(len(self.comm), dtype=np.int64))
+            self._raw = (
+                self.counts.reindex(self.comm).fillna(0).to_numpy(dtype=np.int64)
+                if len(self.counts)
+                else np.zeros(len(self.comm), dtype=np.int64)
+            )
         self._fixed: dict[bool, np.ndarray] = {}
         self._memo: dict[tuple, tuple[ContextBatches, str | None]] = {}
         # the memo keeps the batches of at most this many selected rows in all, oldest out first
@@ -636,13 +705,21 @@ class ContextCoster:
         """Measure of every report row's fixed text (rows the rank filter drops: -1)."""
         got = self._fixed.get(with_weight)
         if got is None:
-            got = row_measures(self.counter, self.comm, self._title_col, self._content_col, self.ranks,
-                               with_weight=with_weight, rows=np.flatnonzero(self.ranks >= 0))
+            got = row_measures(
+                self.counter,
+                self.comm,
+                self._title_col,
+                self._content_col,
+                self.ranks,
+                with_weight=with_weight,
+                rows=np.flatnonzero(self.ranks >= 0),
+            )
             self._fixed[with_weight] = got
         return got
 
-    def noted_selection_batches(self, rows: np.ndarray, behaviour: str,
-                                community_level: int | None) -> tuple[ContextBatches, str | None]:
+    def noted_selection_batches(
+        self, rows: np.ndarray, behaviour: str, community_level: int | None
+    ) -> tuple[ContextBatches, str | None]:
         """:meth:`selection_batches` with its note (thread-safe, see :meth:`noted_batches`)."""
         return self.noted_batches(rows, raw=self._behaviour_raw(behaviour, community_level))
 
@@ -651,14 +728,20 @@ class ContextCoster:
         with self._v1_lock:
             self._v1 = counts
 
-    def selection_batches(self, rows: np.ndarray, behaviour: str, community_level: int | None) -> ContextBatches:
+    def selection_batches(
+        self, rows: np.ndarray, behaviour: str, community_level: int | None
+    ) -> ContextBatches:
         """The batches of ``behaviour``'s selection ``rows`` at ``community_level``: graphrag
         < 2.0 (``v1``) weighs reports by its own per-level counts (:class:`V1TextUnitCounts`)."""
         return self.batches(rows, raw=self._behaviour_raw(behaviour, community_level))
 
-    def selection_weights(self, rows: np.ndarray, behaviour: str, community_level: int | None) -> np.ndarray | None:
+    def selection_weights(
+        self, rows: np.ndarray, behaviour: str, community_level: int | None
+    ) -> np.ndarray | None:
         """The occurrence weights :meth:`selection_batches` packs with (None: no weight column)."""
-        return self._weights(np.asarray(rows, dtype=np.int64), self._behaviour_raw(behaviour, community_level))
+        return self._weights(
+            np.asarray(rows, dtype=np.int64), self._behaviour_raw(behaviour, community_level)
+        )
 
     def v1_counts(self) -> V1TextUnitCounts | None:
         """graphrag < 2.0's per-level counts (:class:`V1TextUnitCounts`), computed once (``audit``
@@ -682,8 +765,11 @@ class ContextCoster:
         """Raw occurrence count of every report row under ``counts`` (community -> count)."""
         if counts is None:
             return None
-        return (counts.reindex(self.comm).fillna(0).to_numpy(dtype=np.int64) if len(counts)
-                else np.zeros(len(self.comm), dtype=np.int64))
+        return (
+            counts.reindex(self.comm).fillna(0).to_numpy(dtype=np.int64)
+            if len(counts)
+            else np.zeros(len(self.comm), dtype=np.int64)
+        )
 
     def _weights(self, rows: np.ndarray, raw_all: np.ndarray | None = None) -> np.ndarray | None:
         """graphrag's normalised occurrence weights (``context.occurrence_weights``);
@@ -693,7 +779,9 @@ class ContextCoster:
             self.last_note = note
         return weights
 
-    def _noted_weights(self, rows: np.ndarray, raw_all: np.ndarray | None) -> tuple[np.ndarray | None, str | None]:
+    def _noted_weights(
+        self, rows: np.ndarray, raw_all: np.ndarray | None
+    ) -> tuple[np.ndarray | None, str | None]:
         raw_all = self._raw if raw_all is None else raw_all
         if raw_all is None or raw_all is _NO_WEIGHTS:
             return None, None
@@ -712,7 +800,9 @@ class ContextCoster:
         b, self.last_note = self.noted_batches(rows, raw)
         return b
 
-    def noted_batches(self, rows: np.ndarray, raw: np.ndarray | None = None) -> tuple[ContextBatches, str | None]:
+    def noted_batches(
+        self, rows: np.ndarray, raw: np.ndarray | None = None
+    ) -> tuple[ContextBatches, str | None]:
         """(the batches, a note on them or None); safe to call from several threads at once."""
         rows = np.asarray(rows, dtype=np.int64)
         eff = self._raw if raw is None else raw
@@ -729,15 +819,30 @@ class ContextCoster:
         b = None
         if self.additive:
             try:
-                b = build_batches(self.comm[rows], None, None, self.ranks[rows], weights,
-                                  token_counter=self.counter, max_context_tokens=self.max_context_tokens,
-                                  cache=self.cache, fixed_measures=self.fixed_measures(weights is not None)[rows])
+                b = build_batches(
+                    self.comm[rows],
+                    None,
+                    None,
+                    self.ranks[rows],
+                    weights,
+                    token_counter=self.counter,
+                    max_context_tokens=self.max_context_tokens,
+                    cache=self.cache,
+                    fixed_measures=self.fixed_measures(weights is not None)[rows],
+                )
             except RowTextNeeded:  # rows that must be counted whole (odd weight strings)
                 b = None
         if b is None:
-            b = build_batches(self.comm[rows], self.titles[rows], self.contents[rows], self.ranks[rows], weights,
-                              token_counter=self.counter, max_context_tokens=self.max_context_tokens,
-                              cache=self.cache)
+            b = build_batches(
+                self.comm[rows],
+                self.titles[rows],
+                self.contents[rows],
+                self.ranks[rows],
+                weights,
+                token_counter=self.counter,
+                max_context_tokens=self.max_context_tokens,
+                cache=self.cache,
+            )
         with self._memo_lock:
             if key not in self._memo:
                 self._memo[key] = (b, note)
@@ -766,8 +871,9 @@ def cost_fields(b: ContextBatches, note: str | None = None) -> Costs:
     )
 
 
-def prepared_coster(model: IndexModel, tokenizer: str = "cl100k_base",
-                    max_context_tokens: int = 12000) -> ContextCoster:
+def prepared_coster(
+    model: IndexModel, tokenizer: str = "cl100k_base", max_context_tokens: int = 12000
+) -> ContextCoster:
     """A :class:`ContextCoster` with the occurrence counts and every report's fixed row measure
     already computed: the work that does not depend on any selection (``audit`` runs it in a
     worker thread while the tree is checked and the selections are made)."""
@@ -786,14 +892,20 @@ def selection_costs(coster: ContextCoster, selections: dict, behaviours=COSTED) 
             batches, note = coster.noted_selection_batches(by_b[b].rows, b, n)
             cost = cost_fields(batches, note)
             tokens = batches.row_tokens  # kept for every selection: int32 when it fits (half the memory)
-            if len(tokens) and -2**31 <= tokens.min() and tokens.max() < 2**31:
+            if len(tokens) and -(2**31) <= tokens.min() and tokens.max() < 2**31:
                 tokens = tokens.astype(np.int32)
             out[(n, b)] = (cost, tokens)
     return out
 
 
-def level_costs(model: IndexModel, selections: dict, options, progress=None,
-                coster: ContextCoster | None = None, results: dict | None = None) -> dict:
+def level_costs(
+    model: IndexModel,
+    selections: dict,
+    options,
+    progress=None,
+    coster: ContextCoster | None = None,
+    results: dict | None = None,
+) -> dict:
     """{(N, behaviour): (Costs, tokens of each row)} for v2, v1 and level_only at every N, which
     ``levels.level_results`` builds into the selections (``results``: what
     :func:`selection_costs` returned, when it already ran). ``progress`` hears of each level."""

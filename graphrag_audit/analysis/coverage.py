@@ -41,8 +41,9 @@ class TextUnitCover:
         return self.count(np.ones(self.n_entities, dtype=bool))
 
 
-def text_unit_cover(model: IndexModel, member_rows: np.ndarray | None, member_codes: np.ndarray,
-                    n_codes: int) -> TextUnitCover | None:
+def text_unit_cover(
+    model: IndexModel, member_rows: np.ndarray | None, member_codes: np.ndarray, n_codes: int
+) -> TextUnitCover | None:
     """:class:`TextUnitCover` of the membership entity codes ``member_codes`` (of the membership
     rows ``member_rows``, None: all of them), or None when the entities carry no text units.
     An entity key that several entity rows share takes the first row's text units (graphrag

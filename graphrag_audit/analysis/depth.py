@@ -61,15 +61,17 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
     desc_l = desc[root_codes].tolist() if n else []
     ent_l = ent_per_root[root_codes].tolist() if n else [0] * len(rc_l)
     for i, rc in enumerate(rc_l):
-        roots_out.append(RootDepth(
-            community=community_l[i],
-            level=int(level_l[i]),
-            deepest_level=int(deepest_l[i]),
-            depth_reached=int(reached_l[i]),
-            descendants=int(desc_l[i]),
-            entities=int(ent_l[i]),
-            leaves_per_level=MappingProxyType(per_root.get(rc, {})),
-        ))
+        roots_out.append(
+            RootDepth(
+                community=community_l[i],
+                level=int(level_l[i]),
+                deepest_level=int(deepest_l[i]),
+                depth_reached=int(reached_l[i]),
+                descendants=int(desc_l[i]),
+                entities=int(ent_l[i]),
+                leaves_per_level=MappingProxyType(per_root.get(rc, {})),
+            )
+        )
     roots_out.sort(key=lambda r: (-r.depth_reached, -r.entities, r.community))
     hist: dict[str, int] = {}
     if len(root_codes):
@@ -86,16 +88,18 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
     per_level = []
     for lv in range(max_level + 1):
         reach, served = int(reach_at[lv]), int(served_at[lv])
-        per_level.append(LevelDepth(
-            community_level=lv,
-            roots_reaching=reach,
-            roots_stuck=n_roots - reach,
-            roots_total=n_roots,
-            entities_served=served,
-            entities_stuck=n_clustered - served,
-            entities_total=n_clustered,
-            entities_per_report=v1_spreads.get(lv) if v1_spreads else None,
-        ))
+        per_level.append(
+            LevelDepth(
+                community_level=lv,
+                roots_reaching=reach,
+                roots_stuck=n_roots - reach,
+                roots_total=n_roots,
+                entities_served=served,
+                entities_stuck=n_clustered - served,
+                entities_total=n_clustered,
+                entities_per_report=v1_spreads.get(lv) if v1_spreads else None,
+            )
+        )
 
     asym = 0.0
     if max_level > 0 and clustered.any():
@@ -104,15 +108,28 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
     single = np.sort(ti.index.to_numpy()[ti.children_count == 1]).astype(np.int64).tolist()
     dup_levels = []
     by_level = np.argsort(ti.level, kind="stable")  # each level's codes, ascending: one slice
-    bounds = np.searchsorted(ti.level[by_level], np.arange(max_level + 2)) if n else np.zeros(1, dtype=np.int64)
+    bounds = (
+        np.searchsorted(ti.level[by_level], np.arange(max_level + 2)) if n else np.zeros(1, dtype=np.int64)
+    )
     for lv in range(1, max_level + 1):
-        at = by_level[bounds[lv]:bounds[lv + 1]]
-        above = by_level[bounds[lv - 1]:bounds[lv]]
-        if len(at) and len(at) == len(above) and (ti.children_count[above] == 1).all() \
-                and (ti.n_entities[at] == ti.n_entities[ti.parent[at]]).all():
+        at = by_level[bounds[lv] : bounds[lv + 1]]
+        above = by_level[bounds[lv - 1] : bounds[lv]]
+        if (
+            len(at)
+            and len(at) == len(above)
+            and (ti.children_count[above] == 1).all()
+            and (ti.n_entities[at] == ti.n_entities[ti.parent[at]]).all()
+        ):
             dup_levels.append(lv)
-    return DepthAnalysis(roots=tuple(roots_out), histogram=hist, per_level=tuple(per_level), asymmetry=asym,
-                         single_child=tuple(single), duplicate_levels=tuple(dup_levels), max_level=max_level)
+    return DepthAnalysis(
+        roots=tuple(roots_out),
+        histogram=hist,
+        per_level=tuple(per_level),
+        asymmetry=asym,
+        single_child=tuple(single),
+        duplicate_levels=tuple(dup_levels),
+        max_level=max_level,
+    )
 
 
 def _at_least(values: np.ndarray, top: int) -> np.ndarray:
@@ -132,4 +149,3 @@ def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[list[int], list[int], li
     span = int(b.max()) - lo + 1
     pairs, counts = np.unique(a.astype(np.int64) * span + (b - lo), return_counts=True)
     return (pairs // span).tolist(), (pairs % span + lo).tolist(), counts.tolist()
-

@@ -18,8 +18,8 @@ Everything is vectorised over numpy arrays: member sets are compared through two
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -29,8 +29,17 @@ import pyarrow.compute as pc
 from graphrag_audit.findings import SEVERITY_RANK, Finding, finding
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.results.audit import EXACT, AuditOptions, AuditReport, CommunityIds
-from graphrag_audit.results.diff import (BY_ID, BY_MEMBERS, DIFF_BEHAVIOURS, CommunityChanges, IndexDiff,
-                                         RegressionLimits, SelectionDiff, SideStats, exact_on_both)
+from graphrag_audit.results.diff import (
+    BY_ID,
+    BY_MEMBERS,
+    DIFF_BEHAVIOURS,
+    CommunityChanges,
+    IndexDiff,
+    RegressionLimits,
+    SelectionDiff,
+    SideStats,
+    exact_on_both,
+)
 
 #: a common community number keeps "a similar member set" at Jaccard similarity >= this
 SIMILAR = 0.5
@@ -55,9 +64,14 @@ def option_differences(old: Snapshot, new: Snapshot) -> tuple[tuple[str, object,
     """(name, old value, new value) of each option both runs record and that differs (the queried
     level, tokenizer, max_context_tokens, thresholds, ...; not where a value came from, ``*_from``):
     a changed number may come from the options, not from the index."""
-    return tuple((k, old.options[k], v) for k, v in new.options.items()
-                 if k in old.options and not isinstance(v, dict) and not isinstance(old.options[k], dict)
-                 and old.options[k] != v)
+    return tuple(
+        (k, old.options[k], v)
+        for k, v in new.options.items()
+        if k in old.options
+        and not isinstance(v, dict)
+        and not isinstance(old.options[k], dict)
+        and old.options[k] != v
+    )
 
 
 def option_note(diffs) -> str | None:
@@ -65,13 +79,22 @@ def option_note(diffs) -> str | None:
     if not diffs:
         return None
     named = "; ".join(f"{k} {_option_value(a)} -> {_option_value(b)}" for k, a, b in diffs)
-    return (f"the two runs used different options ({named}): a change may come from the options, "
-            f"not from the index")
+    return (
+        f"the two runs used different options ({named}): a change may come from the options, "
+        f"not from the index"
+    )
 
 
 def _option_value(v) -> str:
-    text = "none" if v is None else str(v).lower() if isinstance(v, bool) else f"{v:,}" if isinstance(v, int) \
+    text = (
+        "none"
+        if v is None
+        else str(v).lower()
+        if isinstance(v, bool)
+        else f"{v:,}"
+        if isinstance(v, int)
         else str(v)
+    )
     return text if len(text) <= 40 else text[:39] + "…"
 
 
@@ -102,17 +125,27 @@ def stands_for(level: int | None, levels) -> int | None:
 
 def side_stats(sel, clustered: int) -> SideStats:
     cost = sel.cost
-    return SideStats(reports=int(sel.count), tokens=None if cost is None else int(cost.tokens),
-                     map_calls=None if cost is None else int(cost.map_calls),
-                     entities_covered=int(sel.entities_covered), clustered_entities=int(clustered),
-                     status=None if sel.outcome is None else sel.outcome.status)
+    return SideStats(
+        reports=int(sel.count),
+        tokens=None if cost is None else int(cost.tokens),
+        map_calls=None if cost is None else int(cost.map_calls),
+        entities_covered=int(sel.entities_covered),
+        clustered_entities=int(clustered),
+        status=None if sel.outcome is None else sel.outcome.status,
+    )
 
 
 def snapshot_of_report(report: AuditReport) -> Snapshot:
     clustered = report.index.counts.clustered_entities
-    stats = {(r.community_level, b): side_stats(r.selected[b], clustered)
-             for r in report.levels for b in DIFF_BEHAVIOURS if b in r.selected}
-    return Snapshot(stats, tuple((f.rule, f.severity, f.message) for f in report.findings), report.options.to_dict())
+    stats = {
+        (r.community_level, b): side_stats(r.selected[b], clustered)
+        for r in report.levels
+        for b in DIFF_BEHAVIOURS
+        if b in r.selected
+    }
+    return Snapshot(
+        stats, tuple((f.rule, f.severity, f.message) for f in report.findings), report.options.to_dict()
+    )
 
 
 def _hypothetical_where(o: SideStats, n: SideStats) -> str | None:
@@ -120,12 +153,15 @@ def _hypothetical_where(o: SideStats, n: SideStats) -> str | None:
     where it does not: "either index", "the old index", "the new index"."""
     if exact_on_both(o.status, n.status):
         return None
-    off = [name for name, side in (("old", o), ("new", n)) if side.status is not None and side.status != EXACT]
+    off = [
+        name for name, side in (("old", o), ("new", n)) if side.status is not None and side.status != EXACT
+    ]
     return "either index" if len(off) != 1 else f"the {off[0]} index"
 
 
-def judge_regressions(old: Snapshot, new: Snapshot, level: int,
-                      limits: RegressionLimits) -> tuple[list[Finding], list[Finding]]:
+def judge_regressions(
+    old: Snapshot, new: Snapshot, level: int, limits: RegressionLimits
+) -> tuple[list[Finding], list[Finding]]:
     """(judged, hypothetical): the regression-* findings of NEW against OLD at ``level``: map calls
     up by more than the allowed share, coverage down by more than the allowed drop (per behaviour,
     v2 and v1), and one regression-new-finding per rule NEW reports and OLD does not (with that
@@ -150,18 +186,34 @@ def judge_regressions(old: Snapshot, new: Snapshot, level: int,
             up = (n.map_calls - o.map_calls) / o.map_calls if o.map_calls else float("inf")
             if up > limits.max_map_calls_increase + 1e-12:
                 pct = "from none" if o.map_calls == 0 else f"+{up:.1%}"
-                out.append(finding("regression-map-calls",
-                                   f"at community_level {level}, {who} makes {n.map_calls:,} map "
-                                   f"call{'s' if n.map_calls != 1 else ''}, {o.map_calls:,} before ({pct}; allowed "
-                                   f"+{limits.max_map_calls_increase:.1%}){hyp}",
-                                   behaviour=b, community_level=level, old=o.map_calls, new=n.map_calls, **mark))
+                out.append(
+                    finding(
+                        "regression-map-calls",
+                        f"at community_level {level}, {who} makes {n.map_calls:,} map "
+                        f"call{'s' if n.map_calls != 1 else ''}, {o.map_calls:,} before ({pct}; allowed "
+                        f"+{limits.max_map_calls_increase:.1%}){hyp}",
+                        behaviour=b,
+                        community_level=level,
+                        old=o.map_calls,
+                        new=n.map_calls,
+                        **mark,
+                    )
+                )
         oc, nc = o.coverage, n.coverage
         if oc is not None and nc is not None and oc - nc > limits.max_coverage_drop + 1e-12:
-            out.append(finding("regression-coverage",
-                               f"at community_level {level}, the reports {who} sends cover {nc:.1%} of the "
-                               f"clustered entities, {oc:.1%} before (allowed drop "
-                               f"{limits.max_coverage_drop:.1%}){hyp}",
-                               behaviour=b, community_level=level, old=oc, new=nc, **mark))
+            out.append(
+                finding(
+                    "regression-coverage",
+                    f"at community_level {level}, the reports {who} sends cover {nc:.1%} of the "
+                    f"clustered entities, {oc:.1%} before (allowed drop "
+                    f"{limits.max_coverage_drop:.1%}){hyp}",
+                    behaviour=b,
+                    community_level=level,
+                    old=oc,
+                    new=nc,
+                    **mark,
+                )
+            )
     before = {r for r, _s, _m in old.findings}
     new_rules: dict[str, list] = {}
     for rule, sev, msg in new.findings:
@@ -170,8 +222,15 @@ def judge_regressions(old: Snapshot, new: Snapshot, level: int,
     for rule, items in sorted(new_rules.items()):
         sev = max((s for s, _m in items), key=lambda s: SEVERITY_RANK[s])
         more = f" (and {len(items) - 1:,} more)" if len(items) > 1 else ""
-        judged.append(Finding("regression-new-finding", sev, f"new finding {rule}: {items[0][1]}{more}", (),
-                              {"rule": rule, "count": len(items)}))
+        judged.append(
+            Finding(
+                "regression-new-finding",
+                sev,
+                f"new finding {rule}: {items[0][1]}{more}",
+                (),
+                {"rule": rule, "count": len(items)},
+            )
+        )
     return judged, hypothetical
 
 
@@ -188,7 +247,7 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
-def _as_arrow(series) -> "pa.Array":
+def _as_arrow(series) -> pa.Array:
     """A column as one arrow array (zero-copy for arrow-backed columns)."""
     a = pa.array(series)
     if isinstance(a, pa.ChunkedArray):
@@ -196,19 +255,19 @@ def _as_arrow(series) -> "pa.Array":
     return a
 
 
-def _chunks_of(series) -> "pa.ChunkedArray":
+def _chunks_of(series) -> pa.ChunkedArray:
     """A column as arrow, in the chunks it has (zero-copy for arrow-backed columns)."""
     a = pa.array(series)
     return a if isinstance(a, pa.ChunkedArray) else pa.chunked_array([a])
 
 
-def _strings(a: "pa.Array | pa.ChunkedArray") -> "pa.Array | pa.ChunkedArray":
+def _strings(a: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     if pa.types.is_dictionary(a.type):
         a = pc.cast(a, a.type.value_type)  # (dictionary_decode, which chunked arrays lack)
     return a if pa.types.is_large_string(a.type) else pc.cast(a, pa.large_string())
 
 
-def _entity_codes_arrow(mem_entity) -> tuple[np.ndarray, "pa.Array"]:
+def _entity_codes_arrow(mem_entity) -> tuple[np.ndarray, pa.Array]:
     """(local code per membership row, the distinct entity keys) from the membership's entity column."""
     a = _as_arrow(mem_entity)
     if not pa.types.is_dictionary(a.type):
@@ -217,7 +276,9 @@ def _entity_codes_arrow(mem_entity) -> tuple[np.ndarray, "pa.Array"]:
     return np.asarray(codes, dtype=np.int64), _strings(a.dictionary)
 
 
-def _first_entity_rows(model: IndexModel, kept: np.ndarray, codes: np.ndarray, n_keys: int) -> np.ndarray | None:
+def _first_entity_rows(
+    model: IndexModel, kept: np.ndarray, codes: np.ndarray, n_keys: int
+) -> np.ndarray | None:
     """Per distinct entity key of the membership rows ``kept`` (their ``codes`` as
     :func:`_entity_codes_arrow` gives them): the first entities row with that id, -1 when none
     (or when no membership row has the key); None without the load's key match. The load matched
@@ -231,8 +292,9 @@ def _first_entity_rows(model: IndexModel, kept: np.ndarray, codes: np.ndarray, n
     return rows
 
 
-def _entity_names_arrow(model: IndexModel, keys: "pa.Array", by_title: bool,
-                        rows: np.ndarray | None = None) -> "pa.Array":
+def _entity_names_arrow(
+    model: IndexModel, keys: pa.Array, by_title: bool, rows: np.ndarray | None = None
+) -> pa.Array:
     """The names entities are compared by, for the membership's distinct entity keys ``keys``;
     ``rows``: each key's first entities row (-1: none), as :func:`_first_entity_rows` gives them,
     or None to look the keys up here."""
@@ -260,8 +322,11 @@ def _entity_names(model: IndexModel, uniques: np.ndarray, by_title: bool) -> np.
     if not by_title or model.member_key == "title":
         return keys
     ent = model.entities
-    pos = pd.Index(ent["id"].astype(object)).get_indexer(keys) if ent["id"].is_unique else \
-        pd.Index(ent["id"].astype(object).drop_duplicates()).get_indexer(keys)
+    pos = (
+        pd.Index(ent["id"].astype(object)).get_indexer(keys)
+        if ent["id"].is_unique
+        else pd.Index(ent["id"].astype(object).drop_duplicates()).get_indexer(keys)
+    )
     titles = ent["title"].astype(object).to_numpy()
     if not ent["id"].is_unique:
         titles = ent.drop_duplicates("id")["title"].astype(object).to_numpy()
@@ -330,11 +395,16 @@ class _Side:
                 self.arrow = False
                 self.entity_codes, self.entity_uniques = pd.factorize(mem["entity"])
             else:
-                self.entity_rows = _first_entity_rows(model, kept, self.entity_codes, len(self.entity_uniques))
+                self.entity_rows = _first_entity_rows(
+                    model, kept, self.entity_codes, len(self.entity_uniques)
+                )
         else:
             self.entity_codes, self.entity_uniques = np.zeros(0, np.int64), pa.array([], pa.large_string())
-        self.member_comm = np.searchsorted(numbers, mem["community"].to_numpy(np.int64)) if len(mem) else \
-            np.zeros(0, np.int64)
+        self.member_comm = (
+            np.searchsorted(numbers, mem["community"].to_numpy(np.int64))
+            if len(mem)
+            else np.zeros(0, np.int64)
+        )
 
     def finish(self, gmap: np.ndarray, n_codes: int):
         """Member sets over the global entity codes: unique (community, entity) keys, sizes, hashes."""
@@ -366,19 +436,27 @@ def _prepare(old_model: IndexModel, new_model: IndexModel) -> tuple[_Side, _Side
     names = None
     if all(s.arrow for s in sides):
         try:
-            names = [_entity_names_arrow(m, s.entity_uniques, by_title, s.entity_rows) for m, s in zip(models, sides)]
+            names = [
+                _entity_names_arrow(m, s.entity_uniques, by_title, s.entity_rows)
+                for m, s in zip(models, sides)
+            ]
             enc = pc.dictionary_encode(pa.concat_arrays(names))
             codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
             n_codes = max(len(enc.dictionary), 1)
         except (pa.ArrowException, TypeError, ValueError):
             names = None
     if names is None:  # the pandas path: keys of mixed types
-        names = [_entity_names(m, np.asarray(s.entity_uniques, dtype=object), by_title) for m, s in zip(models, sides)]
-        codes, uniques = pd.factorize(np.concatenate(names)) if sum(map(len, names)) else (np.zeros(0, np.int64), [])
+        names = [
+            _entity_names(m, np.asarray(s.entity_uniques, dtype=object), by_title)
+            for m, s in zip(models, sides)
+        ]
+        codes, uniques = (
+            pd.factorize(np.concatenate(names)) if sum(map(len, names)) else (np.zeros(0, np.int64), [])
+        )
         n_codes = max(len(uniques), 1)
     at = 0
     for s, nm in zip(sides, names):
-        s.finish(codes[at:at + len(nm)].astype(np.int64), n_codes)
+        s.finish(codes[at : at + len(nm)].astype(np.int64), n_codes)
         at += len(nm)
         del s.entity_uniques
     return sides[0], sides[1], "title" if by_title else "key"
@@ -395,7 +473,9 @@ def _id_agreement(old: _Side, new: _Side) -> tuple[float | None, np.ndarray]:
     ko = np.searchsorted(union, old.comms[old.member_ci]) * n_codes + old.member_code
     kn = np.searchsorted(union, new.comms[new.member_ci]) * n_codes + new.member_code
     both = np.intersect1d(ko, kn, assume_unique=True)
-    inter_all = np.bincount(both // n_codes, minlength=len(union)) if len(both) else np.zeros(len(union), np.int64)
+    inter_all = (
+        np.bincount(both // n_codes, minlength=len(union)) if len(both) else np.zeros(len(union), np.int64)
+    )
     inter = inter_all[np.searchsorted(union, common)]
     io, inn = np.searchsorted(old.comms, common), np.searchsorted(new.comms, common)
     uni = old.size[io] + new.size[inn] - inter
@@ -411,12 +491,20 @@ def _match_by_members(old: _Side, new: _Side) -> tuple[np.ndarray, np.ndarray]:
     among the communities of the same key (in number order)."""
 
     def keys(s: _Side) -> np.ndarray:
-        k = _splitmix(s.sig1 ^ _splitmix(s.sig2 ^ _splitmix(s.size.astype(np.uint64) ^
-                                                             (s.level.astype(np.uint64) << np.uint64(40)))))
+        k = _splitmix(
+            s.sig1
+            ^ _splitmix(
+                s.sig2 ^ _splitmix(s.size.astype(np.uint64) ^ (s.level.astype(np.uint64) << np.uint64(40)))
+            )
+        )
         order = np.lexsort((s.comms, k))
         ks = k[order]
         starts = np.r_[True, ks[1:] != ks[:-1]] if len(ks) else np.zeros(0, bool)
-        first = np.maximum.accumulate(np.where(starts, np.arange(len(ks)), 0)) if len(ks) else np.zeros(0, np.int64)
+        first = (
+            np.maximum.accumulate(np.where(starts, np.arange(len(ks)), 0))
+            if len(ks)
+            else np.zeros(0, np.int64)
+        )
         rank = np.empty(len(ks), np.uint64)
         rank[order] = (np.arange(len(ks)) - first).astype(np.uint64)
         return _splitmix(k + rank * np.uint64(0x9E3779B97F4A7C15))
@@ -435,11 +523,13 @@ def _reports_differ(old: _Side, new: _Side, io: np.ndarray, inn: np.ndarray) -> 
     both = np.flatnonzero((ro >= 0) & (rn >= 0))
     if len(both):
         a, b = ro[both], rn[both]
-        same = (old.report_level[a] == new.report_level[b])
+        same = old.report_level[a] == new.report_level[b]
         for col_o, col_n in ((old.report_title, new.report_title), (old.report_content, new.report_content)):
             for lo in range(0, len(a), REPORTS_PER_BLOCK):  # (the texts taken a block at a time)
                 hi = min(lo + REPORTS_PER_BLOCK, len(a))
-                same[lo:hi] &= _same_texts(pc.take(col_o, pa.array(a[lo:hi])), pc.take(col_n, pa.array(b[lo:hi])))
+                same[lo:hi] &= _same_texts(
+                    pc.take(col_o, pa.array(a[lo:hi])), pc.take(col_n, pa.array(b[lo:hi]))
+                )
         differ[both] |= ~same
     return differ
 
@@ -458,7 +548,9 @@ def _same_texts(x, y) -> np.ndarray:
     return np.asarray(pc.fill_null(pc.or_kleene(eq, both_null), False).to_numpy(zero_copy_only=False), bool)
 
 
-def compare_communities(old: _Side, new: _Side, entity_key: str) -> tuple[CommunityChanges, np.ndarray, np.ndarray]:
+def compare_communities(
+    old: _Side, new: _Side, entity_key: str
+) -> tuple[CommunityChanges, np.ndarray, np.ndarray]:
     """The community changes, and the matched pairs (old numbers sorted, new numbers aligned)."""
     agreement, common = _id_agreement(old, new)
     if agreement is not None and agreement >= COMPARABLE:
@@ -467,7 +559,9 @@ def compare_communities(old: _Side, new: _Side, entity_key: str) -> tuple[Commun
         matching = BY_MEMBERS
         mo, mn = _match_by_members(old, new)
     io, inn = np.searchsorted(old.comms, mo), np.searchsorted(new.comms, mn)
-    members = ((old.size[io] != new.size[inn]) | (old.sig1[io] != new.sig1[inn]) | (old.sig2[io] != new.sig2[inn]))
+    members = (
+        (old.size[io] != new.size[inn]) | (old.sig1[io] != new.sig1[inn]) | (old.sig2[io] != new.sig2[inn])
+    )
     level = old.level[io] != new.level[inn]
     report = _reports_differ(old, new, io, inn)
     op = old.parent[io]
@@ -490,13 +584,22 @@ def compare_communities(old: _Side, new: _Side, entity_key: str) -> tuple[Commun
     else:
         mo_sel, mn_sel = mo, mn
     changes = CommunityChanges(
-        matching=matching, entity_key=entity_key, id_agreement=agreement,
-        old_communities=len(old.comms), new_communities=len(new.comms), matched=len(mo),
+        matching=matching,
+        entity_key=entity_key,
+        id_agreement=agreement,
+        old_communities=len(old.comms),
+        new_communities=len(new.comms),
+        matched=len(mo),
         added=CommunityIds(np.setdiff1d(new.comms, mn), own=True),
         removed=CommunityIds(np.setdiff1d(old.comms, mo), own=True),
         changed=CommunityIds(np.unique(mn[changed]), own=True),
-        reasons={"members": int(members.sum()), "level": int(level.sum()), "parent": int(parent.sum()),
-                 "report": int(report.sum())})
+        reasons={
+            "members": int(members.sum()),
+            "level": int(level.sum()),
+            "parent": int(parent.sum()),
+            "report": int(report.sum()),
+        },
+    )
     return changes, mo_sel, mn_sel
 
 
@@ -506,7 +609,9 @@ def _sorted_unique(ids) -> np.ndarray:
     return a[np.r_[True, a[1:] != a[:-1]]] if len(a) else a
 
 
-def _selection_diff(n, b, old_sel, new_sel, old_clustered, new_clustered, mo, mn, changed_new) -> SelectionDiff:
+def _selection_diff(
+    n, b, old_sel, new_sel, old_clustered, new_clustered, mo, mn, changed_new
+) -> SelectionDiff:
     so = _sorted_unique(old_sel.community_ids) if old_sel is not None else np.zeros(0, np.int64)
     sn = _sorted_unique(new_sel.community_ids) if new_sel is not None else np.zeros(0, np.int64)
     pos = np.searchsorted(mo, so)
@@ -520,13 +625,25 @@ def _selection_diff(n, b, old_sel, new_sel, old_clustered, new_clustered, mo, mn
     added = sn[~in_old]
     both = sn[in_old]
     changed = both[np.isin(both, changed_new)]
-    return SelectionDiff(n, b, None if old_sel is None else side_stats(old_sel, old_clustered),
-                         None if new_sel is None else side_stats(new_sel, new_clustered),
-                         CommunityIds(added, own=True), CommunityIds(removed, own=True), CommunityIds(changed, own=True))
+    return SelectionDiff(
+        n,
+        b,
+        None if old_sel is None else side_stats(old_sel, old_clustered),
+        None if new_sel is None else side_stats(new_sel, new_clustered),
+        CommunityIds(added, own=True),
+        CommunityIds(removed, own=True),
+        CommunityIds(changed, own=True),
+    )
 
 
-def diff_reports(old_model: IndexModel, old_report: AuditReport, new_model: IndexModel, new_report: AuditReport,
-                 limits: RegressionLimits | None = None, between_phases: Callable[[], None] | None = None) -> IndexDiff:
+def diff_reports(
+    old_model: IndexModel,
+    old_report: AuditReport,
+    new_model: IndexModel,
+    new_report: AuditReport,
+    limits: RegressionLimits | None = None,
+    between_phases: Callable[[], None] | None = None,
+) -> IndexDiff:
     """Compare two audited indexes (the models give the member sets and reports). ``between_phases``
     as for ``audit``: called where the comparison's temporary arrays have just been freed."""
     limits = limits or RegressionLimits()
@@ -559,16 +676,29 @@ def diff_reports(old_model: IndexModel, old_report: AuditReport, new_model: Inde
     level = new_report.options.level
     old_snap, new_snap = snapshot_of_report(old_report), snapshot_of_report(new_report)
     regs, hyp = judge_regressions(old_snap, new_snap, level, limits)
-    return IndexDiff(old=old_report.index, new=new_report.index, level=level, limits=limits, communities=changes,
-                     selections=tuple(selections), appeared=tuple(appeared), disappeared=tuple(disappeared),
-                     regressions=tuple(regs), hypothetical_changes=tuple(hyp),
-                     option_note=option_note(option_differences(old_snap, new_snap)))
+    return IndexDiff(
+        old=old_report.index,
+        new=new_report.index,
+        level=level,
+        limits=limits,
+        communities=changes,
+        selections=tuple(selections),
+        appeared=tuple(appeared),
+        disappeared=tuple(disappeared),
+        regressions=tuple(regs),
+        hypothetical_changes=tuple(hyp),
+        option_note=option_note(option_differences(old_snap, new_snap)),
+    )
 
 
-def diff_indexes(old: IndexModel | str | os.PathLike, new: IndexModel | str | os.PathLike,
-                 options: AuditOptions | None = None, limits: RegressionLimits | None = None,
-                 progress: Callable[[str], None] | None = None,
-                 between_phases: Callable[[], None] | None = None) -> IndexDiff:
+def diff_indexes(
+    old: IndexModel | str | os.PathLike,
+    new: IndexModel | str | os.PathLike,
+    options: AuditOptions | None = None,
+    limits: RegressionLimits | None = None,
+    progress: Callable[[str], None] | None = None,
+    between_phases: Callable[[], None] | None = None,
+) -> IndexDiff:
     """Audit OLD and NEW with the same options and compare them (:func:`diff_reports`)."""
     from graphrag_audit.analysis.audit import audit_with_model
 

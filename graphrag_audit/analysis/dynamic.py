@@ -9,14 +9,22 @@ from the ``children`` column).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
-from graphrag_audit.graphrag.dynamic import (FAMILIES, DynamicInput, DynamicSettings, EndlessSelection, Scenario,
-                                             children_csr, children_from_nodes_v1, rating_prompt_tokens_by_family,
-                                             simulate_family)
-import dataclasses
-
+from graphrag_audit.graphrag.dynamic import (
+    FAMILIES,
+    DynamicInput,
+    DynamicSettings,
+    EndlessSelection,
+    Scenario,
+    children_csr,
+    children_from_nodes_v1,
+    rating_prompt_tokens_by_family,
+    simulate_family,
+)
 from graphrag_audit.graphrag.dynamic_fast import dictionary_title_codes
 from graphrag_audit.io.coerce import text_column
 from graphrag_audit.io.settings import DYNAMIC_SEARCH_KEYS, read_dynamic_settings
@@ -27,7 +35,13 @@ from graphrag_audit.results.audit import DynamicByVersion, DynamicScenario, Dyna
 #: input orders the what-if's map step is packed in (ascending community order + seeded permutations)
 KEPT_ORDERS = 8
 
-__all__ = ["dynamic_by_level", "dynamic_families", "dynamic_input", "not_communities", "resolve_dynamic_options"]
+__all__ = [
+    "dynamic_by_level",
+    "dynamic_families",
+    "dynamic_input",
+    "not_communities",
+    "resolve_dynamic_options",
+]
 
 _FLOAT_TYPES = ("double", "float", "float64", "float32", "halffloat")
 
@@ -86,7 +100,9 @@ def report_description_column(model: IndexModel, use_summary: bool = False) -> p
     return text_column(col, n)
 
 
-def dynamic_input(model: IndexModel, counter=None, *, use_summary: bool = False, query: str = "") -> DynamicInput | None:
+def dynamic_input(
+    model: IndexModel, counter=None, *, use_summary: bool = False, query: str = ""
+) -> DynamicInput | None:
     """The selector's tables as arrays (None when no line reads the layout). With a token
     ``counter``, each report row's rating-call prompt tokens per line (``rating_prompt_tokens_by_family``)."""
     fams = dynamic_families(model)
@@ -113,25 +129,47 @@ def _arrays(model: IndexModel, fams: tuple[str, ...], prompt) -> DynamicInput:
             nc = np.where(nc == -1, np.nan, nc.astype(np.float64))
         # entity codes as titles: the loader's dictionary codes when it encoded them, else a factorize
         coded = dictionary_title_codes(nodes["entity"])
-        codes = coded[0] if coded is not None else \
-            pd.factorize(nodes["entity"], use_na_sentinel=False)[0].astype(np.int64)
-        off, val, match = children_from_nodes_v1(cid, nc, nodes["level"].to_numpy(dtype=np.int64), codes, rep_ids)
-        return DynamicInput(cid, clv, np.full(cid.size, -1, dtype=np.int64), off, val, rep_ids, rep_lv, match,
-                            prompt)
+        codes = (
+            coded[0]
+            if coded is not None
+            else pd.factorize(nodes["entity"], use_na_sentinel=False)[0].astype(np.int64)
+        )
+        off, val, match = children_from_nodes_v1(
+            cid, nc, nodes["level"].to_numpy(dtype=np.int64), codes, rep_ids
+        )
+        return DynamicInput(
+            cid, clv, np.full(cid.size, -1, dtype=np.int64), off, val, rep_ids, rep_lv, match, prompt
+        )
     children = ct["children"] if "children" in ct.columns else None
     if children is None or (len(ct) and children.isna().all()):
         off, val = np.zeros(cid.size + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
     else:
         off, val = children_csr(children)
-    return DynamicInput(cid, clv, ct["parent"].to_numpy(dtype=np.int64), off, val, rep_ids, rep_lv,
-                        report_prompt_tokens=prompt)
+    return DynamicInput(
+        cid,
+        clv,
+        ct["parent"].to_numpy(dtype=np.int64),
+        off,
+        val,
+        rep_ids,
+        rep_lv,
+        report_prompt_tokens=prompt,
+    )
 
 
-def _scenario(sc: Scenario | None, what_if: bool = False, kept_costs: KeptCosts | None = None) -> DynamicScenario | None:
+def _scenario(
+    sc: Scenario | None, what_if: bool = False, kept_costs: KeptCosts | None = None
+) -> DynamicScenario | None:
     if sc is None:
         return None
-    return DynamicScenario(sc.rating_calls, tuple(sc.kept_ids), tuple(sc.waves),
-                           tuple(sc.relevant_ids or ()) if what_if else None, sc.prompt_tokens, kept_costs)
+    return DynamicScenario(
+        sc.rating_calls,
+        tuple(sc.kept_ids),
+        tuple(sc.waves),
+        tuple(sc.relevant_ids or ()) if what_if else None,
+        sc.prompt_tokens,
+        kept_costs,
+    )
 
 
 def _layout_error(model: IndexModel, fams: tuple[str, ...]) -> str | None:
@@ -157,7 +195,11 @@ def _layout_error(model: IndexModel, fams: tuple[str, ...]) -> str | None:
 def kept_rows(report_ids: np.ndarray, report_levels: np.ndarray, kept_ids, community_level) -> np.ndarray:
     """The report rows of the kept communities: for each, the last candidate row of its number
     (the selector's ``self.reports`` dict), in ascending community order."""
-    crow = np.arange(report_ids.size) if community_level is None else np.flatnonzero(report_levels <= community_level)
+    crow = (
+        np.arange(report_ids.size)
+        if community_level is None
+        else np.flatnonzero(report_levels <= community_level)
+    )
     ids = report_ids[crow]
     # the last row of each number: a stable sort by number, then the last of each run
     o = np.argsort(ids, kind="stable")
@@ -170,15 +212,20 @@ def kept_rows(report_ids: np.ndarray, report_levels: np.ndarray, kept_ids, commu
     return rows[pos]
 
 
-def kept_costs(coster, model: IndexModel, family: str, kept_ids, community_level,
-               orders: int = KEPT_ORDERS) -> KeptCosts:
+def kept_costs(
+    coster, model: IndexModel, family: str, kept_ids, community_level, orders: int = KEPT_ORDERS
+) -> KeptCosts:
     """Global search's map step over the kept reports (``GlobalCommunityContext.build_context`` passes
     the selector's reports to ``build_community_context``): packed by the costs' context batching in
     ascending community order and in ``orders - 1`` seeded permutations. Occurrence weights as each
     line computes them (1.x from create_final_nodes at N, 2.x/3.x from the communities' members)."""
     rep = model.reports
-    rows = kept_rows(rep["community"].to_numpy(dtype=np.int64), rep["level"].to_numpy(dtype=np.int64),
-                     kept_ids, community_level)
+    rows = kept_rows(
+        rep["community"].to_numpy(dtype=np.int64),
+        rep["level"].to_numpy(dtype=np.int64),
+        kept_ids,
+        community_level,
+    )
     behaviour = "v1" if family == "1.x" else "v2"
     rng = np.random.default_rng(86)
     maps, toks = [], []
@@ -192,9 +239,19 @@ def kept_costs(coster, model: IndexModel, family: str, kept_ids, community_level
     return KeptCosts(maps[0], toks[0], (min(maps), max(maps)), (min(toks), max(toks)), len(maps), exact)
 
 
-def dynamic_by_level(model: IndexModel, levels, *, threshold: int = 1, keep_parent: bool = False,
-                     num_repeats: int = 1, max_level: int = 2, relevant=None, coster=None,
-                     use_summary: bool = False, query: str = "") -> dict:
+def dynamic_by_level(
+    model: IndexModel,
+    levels,
+    *,
+    threshold: int = 1,
+    keep_parent: bool = False,
+    num_repeats: int = 1,
+    max_level: int = 2,
+    relevant=None,
+    coster=None,
+    use_summary: bool = False,
+    query: str = "",
+) -> dict:
     """{community_level: DynamicByVersion} for each N of ``levels`` (None = no cap); {} when no
     graphrag line reads the layout. ``relevant``: community numbers for the what-if (None: none).
     With a :class:`~graphrag_audit.analysis.costs.ContextCoster` (``coster``), the rating calls'
@@ -204,34 +261,72 @@ def dynamic_by_level(model: IndexModel, levels, *, threshold: int = 1, keep_pare
     if not fams:
         return {}
     fixed_error = _layout_error(model, fams)
-    inp = None if fixed_error else dynamic_input(model, None if coster is None else coster.counter,
-                                                   use_summary=use_summary, query=query)
+    inp = (
+        None
+        if fixed_error
+        else dynamic_input(
+            model, None if coster is None else coster.counter, use_summary=use_summary, query=query
+        )
+    )
     out = {}
     for n in levels:
         if fixed_error:
-            out[n] = DynamicByVersion({f: DynamicVersion(family=f, graphrag=FAMILIES[f], error=fixed_error,
-                                                         descends=False, start_ids=(), cut_off_ids=(),
-                                                         unreachable_ids=(), none_relevant=None, all_relevant=None)
-                                       for f in fams})
+            out[n] = DynamicByVersion(
+                {
+                    f: DynamicVersion(
+                        family=f,
+                        graphrag=FAMILIES[f],
+                        error=fixed_error,
+                        descends=False,
+                        start_ids=(),
+                        cut_off_ids=(),
+                        unreachable_ids=(),
+                        none_relevant=None,
+                        all_relevant=None,
+                    )
+                    for f in fams
+                }
+            )
             continue
-        st = DynamicSettings(community_level=n, threshold=threshold, keep_parent=keep_parent,
-                             num_repeats=num_repeats, max_level=max_level)
+        st = DynamicSettings(
+            community_level=n,
+            threshold=threshold,
+            keep_parent=keep_parent,
+            num_repeats=num_repeats,
+            max_level=max_level,
+        )
         versions = {}
         for f in fams:
             try:
                 r = simulate_family(inp, f, st, what_if=relevant)
             except EndlessSelection as exc:  # a cycle in the children: graphrag never returns
-                versions[f] = DynamicVersion(family=f, graphrag=FAMILIES[f], error=f"never ends: {exc}",
-                                             descends=True, start_ids=(), cut_off_ids=(), unreachable_ids=(),
-                                             none_relevant=None, all_relevant=None)
+                versions[f] = DynamicVersion(
+                    family=f,
+                    graphrag=FAMILIES[f],
+                    error=f"never ends: {exc}",
+                    descends=True,
+                    start_ids=(),
+                    cut_off_ids=(),
+                    unreachable_ids=(),
+                    none_relevant=None,
+                    all_relevant=None,
+                )
                 continue
             wi = None
             if relevant is not None and r.what_if is not None:
                 kc = kept_costs(coster, model, f, r.what_if.kept_ids, n) if coster is not None else None
                 wi = _scenario(r.what_if, what_if=True, kept_costs=kc)
             versions[f] = DynamicVersion(
-                family=f, graphrag=r.graphrag, error=r.error, descends=r.descends, start_ids=tuple(r.start_ids),
-                cut_off_ids=tuple(r.cut_off_ids), unreachable_ids=tuple(r.unreachable_ids),
-                none_relevant=_scenario(r.none_relevant), all_relevant=_scenario(r.all_relevant_run), what_if=wi)
+                family=f,
+                graphrag=r.graphrag,
+                error=r.error,
+                descends=r.descends,
+                start_ids=tuple(r.start_ids),
+                cut_off_ids=tuple(r.cut_off_ids),
+                unreachable_ids=tuple(r.unreachable_ids),
+                none_relevant=_scenario(r.none_relevant),
+                all_relevant=_scenario(r.all_relevant_run),
+                what_if=wi,
+            )
         out[n] = DynamicByVersion(versions)
     return out

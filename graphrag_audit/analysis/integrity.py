@@ -13,15 +13,24 @@ from graphrag_audit.analysis.update_checks import update_findings
 from graphrag_audit.findings import Finding, counted, finding, preview
 from graphrag_audit.graphrag.compat import v2_readable
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.model.keys import (LevelSlots, dictionary_parts, factorize_ints, has_duplicates, is_nondecreasing,
-                                       sorted_unique)
-
+from graphrag_audit.model.keys import (
+    LevelSlots,
+    dictionary_parts,
+    factorize_ints,
+    has_duplicates,
+    is_nondecreasing,
+    sorted_unique,
+)
 
 
 def _lost(n: int) -> str:
     """The rest of the unclustered-entities message, agreeing with ``n``."""
-    return ("is in no community and never reaches global search" if n == 1
-            else "are in no community and never reach global search")
+    return (
+        "is in no community and never reaches global search"
+        if n == 1
+        else "are in no community and never reach global search"
+    )
+
 
 def check_integrity(model: IndexModel) -> list[Finding]:
     out: list[Finding] = []
@@ -34,37 +43,72 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     # ---- levels -------------------------------------------------------------------------
     present = sorted(set(lev.tolist()))
     if present and present[0] != 0:
-        out.append(finding("no-level-0", f"no community has level 0; the shallowest level is {present[0]}",
-                           levels=present))
+        out.append(
+            finding(
+                "no-level-0",
+                f"no community has level 0; the shallowest level is {present[0]}",
+                levels=present,
+            )
+        )
     if present:
         gaps = sorted(set(range(present[0], present[-1] + 1)) - set(present))
         if gaps:
-            out.append(finding("level-gap", f"no communities at level(s) {preview(gaps)} between "
-                               f"{present[0]} and {present[-1]}", missing_levels=gaps))
+            out.append(
+                finding(
+                    "level-gap",
+                    f"no communities at level(s) {preview(gaps)} between {present[0]} and {present[-1]}",
+                    missing_levels=gaps,
+                )
+            )
 
     # ---- duplicates ---------------------------------------------------------------------
     dup = pd.Series(comm).value_counts()
     dup = sorted(int(x) for x in dup[dup > 1].index)
     if dup:
-        out.append(finding("duplicate-community", f"{len(dup):,} community number(s) appear in several rows: "
-                           f"{preview(dup)}", dup, count=len(dup)))
+        out.append(
+            finding(
+                "duplicate-community",
+                f"{len(dup):,} community number(s) appear in several rows: {preview(dup)}",
+                dup,
+                count=len(dup),
+            )
+        )
 
     # ---- parents ------------------------------------------------------------------------
     missing = forest.missing_parents
     if missing:
         kids = sorted(missing)
-        out.append(finding("missing-parent", f"{counted(len(kids), 'community names', 'communities name')} a parent with no row: "
-                           f"{preview(f'{k}->{missing[k]}' for k in kids)}", kids,
-                           parents={str(k): missing[k] for k in kids}))
+        out.append(
+            finding(
+                "missing-parent",
+                f"{counted(len(kids), 'community names', 'communities name')} a parent with no row: "
+                f"{preview(f'{k}->{missing[k]}' for k in kids)}",
+                kids,
+                parents={str(k): missing[k] for k in kids},
+            )
+        )
     u, v = forest.edge_parents, forest.edge_children
     cyc_nodes = forest.cycle_nodes
     if cyc_nodes:
-        out.append(finding("parent-cycle", f"parent links form a cycle through {counted(len(cyc_nodes), 'community', 'communities')}: "
-                           f"{preview(cyc_nodes)}", cyc_nodes))
+        out.append(
+            finding(
+                "parent-cycle",
+                f"parent links form a cycle through {counted(len(cyc_nodes), 'community', 'communities')}: "
+                f"{preview(cyc_nodes)}",
+                cyc_nodes,
+            )
+        )
     multi = forest.multi_parent
     if multi:
-        out.append(finding("multiple-parents", f"{counted(len(multi), 'community sits', 'communities sit')} under several parents: "
-                           f"{preview(multi)}", multi, count=len(multi)))
+        out.append(
+            finding(
+                "multiple-parents",
+                f"{counted(len(multi), 'community sits', 'communities sit')} under several parents: "
+                f"{preview(multi)}",
+                multi,
+                count=len(multi),
+            )
+        )
     last = pd.Series(lev, index=comm)
     last = last[~last.index.duplicated(keep="last")]  # what dict(zip(comm, lev)) keeps
     iu, iv = last.index.get_indexer(u), last.index.get_indexer(v)
@@ -72,29 +116,54 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     lv_u, lv_v = lv[iu], lv[iv]
     bad_level = sorted_unique(v[(u != v) & ((iv < 0) | (lv_v != lv_u + 1))]).tolist()
     if bad_level:
-        out.append(finding("level-not-parent-plus-one",
-                           counted(len(bad_level), "community is not one level below its parent",
-                                   "communities are not one level below their parent") + f": {preview(bad_level)}",
-                           bad_level, count=len(bad_level)))
+        out.append(
+            finding(
+                "level-not-parent-plus-one",
+                counted(
+                    len(bad_level),
+                    "community is not one level below its parent",
+                    "communities are not one level below their parent",
+                )
+                + f": {preview(bad_level)}",
+                bad_level,
+                count=len(bad_level),
+            )
+        )
     not_ordered = sorted_unique(v[v < u]).tolist()
     if not_ordered:
-        out.append(finding("ids-not-depth-ordered",
-                           counted(len(not_ordered), "community has a smaller number than its parent",
-                                   "communities have a smaller number than their parent") + f": {preview(not_ordered)}",
-                           not_ordered, count=len(not_ordered)))
+        out.append(
+            finding(
+                "ids-not-depth-ordered",
+                counted(
+                    len(not_ordered),
+                    "community has a smaller number than its parent",
+                    "communities have a smaller number than their parent",
+                )
+                + f": {preview(not_ordered)}",
+                not_ordered,
+                count=len(not_ordered),
+            )
+        )
 
     # ---- entity containment -------------------------------------------------------------
     out.extend(_containment(model, u, v))
 
     # ---- children column ----------------------------------------------------------------
     if model.has_children_column and model.tree_source == "parent":
-        diff, only_children, only_parent = _children_vs_parent(comm, c["children"].tolist(),
-                                                               c["parent"].to_numpy(dtype=np.int64))
+        diff, only_children, only_parent = _children_vs_parent(
+            comm, c["children"].tolist(), c["parent"].to_numpy(dtype=np.int64)
+        )
         if diff:
-            out.append(finding("children-parent-mismatch",
-                               f"the children lists of {counted(len(diff), 'community disagree', 'communities disagree')} with the parent column: "
-                               f"{preview(diff)}", diff, only_in_children=only_children,
-                               only_in_parent=only_parent))
+            out.append(
+                finding(
+                    "children-parent-mismatch",
+                    f"the children lists of {counted(len(diff), 'community disagree', 'communities disagree')} with the parent column: "
+                    f"{preview(diff)}",
+                    diff,
+                    only_in_children=only_children,
+                    only_in_parent=only_parent,
+                )
+            )
 
     periods = sorted({p for p in c["period"].tolist() if p})
     if len(periods) > 1:
@@ -103,10 +172,15 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         levels_per_period: dict[str, dict[str, int]] = {}
         for (p, lv), n in by_level.items():
             levels_per_period.setdefault(str(p), {})[str(int(lv))] = int(n)
-        out.append(finding("multiple-periods", f"communities carry {len(periods)} period values "
-                           f"({preview(periods, 4)}): an incremental update merged several runs",
-                           periods={str(k): int(v) for k, v in per.items() if k},
-                           levels_per_period=levels_per_period))
+        out.append(
+            finding(
+                "multiple-periods",
+                f"communities carry {len(periods)} period values "
+                f"({preview(periods, 4)}): an incremental update merged several runs",
+                periods={str(k): int(v) for k, v in per.items() if k},
+                levels_per_period=levels_per_period,
+            )
+        )
 
     # ---- incremental update (graphrag update) ------------------------------------------------
     out.extend(update_findings(model))
@@ -121,9 +195,15 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         lost = ~(match.clustered if match is not None else _isin(keys, model.members["entity"]))
         n_lost = int(lost.sum())
         if n_lost:
-            out.append(finding("unclustered-entities", f"{n_lost:,} of {len(keys):,} entities {_lost(n_lost)}",
-                               count=n_lost, total=int(len(keys)),
-                               examples=model.entities["title"][lost].head(5).tolist()))
+            out.append(
+                finding(
+                    "unclustered-entities",
+                    f"{n_lost:,} of {len(keys):,} entities {_lost(n_lost)}",
+                    count=n_lost,
+                    total=int(len(keys)),
+                    examples=model.entities["title"][lost].head(5).tolist(),
+                )
+            )
     elif model.member_key == "title" and len(model.rollup_rows):
         r = model.rollup_rows
         codes, n_all = model.rollup_key_codes()
@@ -134,23 +214,48 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         else:
             n_lost = n_all - len(sorted_unique(codes[r["community"].to_numpy() >= 0]))
         if n_lost:
-            out.append(finding("unclustered-entities", f"{n_lost:,} of {n_all:,} entities {_lost(n_lost)}",
-                               count=n_lost, total=n_all))
+            out.append(
+                finding(
+                    "unclustered-entities",
+                    f"{n_lost:,} of {n_all:,} entities {_lost(n_lost)}",
+                    count=n_lost,
+                    total=n_all,
+                )
+            )
 
     # ---- cross-version traps ------------------------------------------------------------
     if model.id_kind == "string":
-        out.append(finding("string-community-ids", "community ids are stored as strings: graphrag >= 1.0 selects "
-                           "0 reports from this index at every community_level"))
+        out.append(
+            finding(
+                "string-community-ids",
+                "community ids are stored as strings: graphrag >= 1.0 selects "
+                "0 reports from this index at every community_level",
+            )
+        )
     ctype = model.schemas.get("communities", {}).get("community")
     if ctype == "int32":
-        out.append(finding("int32-community-ids", "communities.community is int32: under pandas >= 3, graphrag "
-                           ">= 2.0's Python API (tables read with pd.read_parquet) raises TypeError in "
-                           "read_indexer_reports; graphrag query (graphrag >= 3.0.2) casts the ids to int64 as it "
-                           "loads the tables, so this column does not stop it", dtype=ctype))
+        out.append(
+            finding(
+                "int32-community-ids",
+                "communities.community is int32: under pandas >= 3, graphrag "
+                ">= 2.0's Python API (tables read with pd.read_parquet) raises TypeError in "
+                "read_indexer_reports; graphrag query (graphrag >= 3.0.2) casts the ids to int64 as it "
+                "loads the tables, so this column does not stop it",
+                dtype=ctype,
+            )
+        )
     if not v2_readable(model):
-        out.append(finding("v2-unreadable", "graphrag >= 2.0 cannot read this index: "
-                           + ("no communities table" if "communities" not in model.files
-                              else "its communities table has no entity_ids column")))
+        out.append(
+            finding(
+                "v2-unreadable",
+                "graphrag >= 2.0 cannot read this index: "
+                + (
+                    "no communities table"
+                    if "communities" not in model.files
+                    else "its communities table has no entity_ids column"
+                ),
+            )
+        )
     return out
 
 
@@ -168,8 +273,8 @@ def _children_vs_parent(comm: np.ndarray, children: list, parent: np.ndarray) ->
     codes, uniq = pd.factorize(np.concatenate([cp, cc, pp, pc_]))
     k = max(len(uniq), 1)
     n1, n2 = len(cp), len(pp)
-    a = sorted_unique(codes[:n1] * k + codes[n1: 2 * n1])
-    b = sorted_unique(codes[2 * n1: 2 * n1 + n2] * k + codes[2 * n1 + n2:])
+    a = sorted_unique(codes[:n1] * k + codes[n1 : 2 * n1])
+    b = sorted_unique(codes[2 * n1 : 2 * n1 + n2] * k + codes[2 * n1 + n2 :])
     only_a, only_b = np.setdiff1d(a, b, assume_unique=True), np.setdiff1d(b, a, assume_unique=True)
     parents = uniq[np.concatenate([only_a, only_b]) // k] if len(uniq) else np.zeros(0, dtype=np.int64)
     return sorted_unique(np.asarray(parents, dtype=np.int64)).tolist(), len(only_a), len(only_b)
@@ -207,8 +312,9 @@ def _one_parent_index(communities: pd.DataFrame, v: np.ndarray) -> pd.Index | No
     return None if not index.is_unique or has_duplicates(v) else index
 
 
-def _contained_by_level_slots(communities: pd.DataFrame, mc: np.ndarray, ecode: np.ndarray, width: int,
-                              u: np.ndarray, v: np.ndarray) -> bool:
+def _contained_by_level_slots(
+    communities: pd.DataFrame, mc: np.ndarray, ecode: np.ndarray, width: int, u: np.ndarray, v: np.ndarray
+) -> bool:
     """True when every membership row (c, e) of a community c with a parent p has a row (p, e);
     False when that does not hold *or* this shortcut cannot tell (the exact check then decides).
 
@@ -238,8 +344,9 @@ def _contained_by_level_slots(communities: pd.DataFrame, mc: np.ndarray, ecode: 
     return bool(slots.holds(p[child], ecode[child]).all())
 
 
-def _contained_level_by_level(communities: pd.DataFrame, mc: np.ndarray, ecode: np.ndarray, width: int,
-                              u: np.ndarray, v: np.ndarray) -> bool:
+def _contained_level_by_level(
+    communities: pd.DataFrame, mc: np.ndarray, ecode: np.ndarray, width: int, u: np.ndarray, v: np.ndarray
+) -> bool:
     """True when every membership row (c, e) of a community c with a parent p has a row (p, e);
     False when that does not hold *or* this shortcut cannot tell (the next one then tries).
 
@@ -274,7 +381,7 @@ def _contained_level_by_level(communities: pd.DataFrame, mc: np.ndarray, ecode: 
     cuts = np.concatenate(([0], np.flatnonzero(run_level[1:] != run_level[:-1]) + 1, [len(starts)])).tolist()
     owner = np.full(width, -1, dtype=np.int32 if len(index) < 2**31 else np.int64)
     for r0, r1 in pairwise(cuts):
-        rows = ecode[starts[r0]:starts[r1 - 1] + lens[r1 - 1]]
+        rows = ecode[starts[r0] : starts[r1 - 1] + lens[r1 - 1]]
         n = lens[r0:r1]
         par = run_parent[r0:r1]
         if has[r0:r1].any():
@@ -298,11 +405,12 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     ecode, n_ent = model.member_key_codes()
     ecode = np.where(ecode < 0, n_ent, ecode)  # a missing key matches a missing key, as in a merge
     mc = m["community"].to_numpy(dtype=np.int64)
-    if (_contained_level_by_level(model.communities, mc, ecode, n_ent + 1, u, v)
-            or _contained_by_level_slots(model.communities, mc, ecode, n_ent + 1, u, v)):
+    if _contained_level_by_level(model.communities, mc, ecode, n_ent + 1, u, v) or _contained_by_level_slots(
+        model.communities, mc, ecode, n_ent + 1, u, v
+    ):
         return []  # the usual case, proven without sorting the membership pairs
     codes, uniq = pd.factorize(np.concatenate([mc, u, v]))
-    mcc, ucc, vcc = codes[: len(mc)], codes[len(mc): len(mc) + len(u)], codes[len(mc) + len(u):]
+    mcc, ucc, vcc = codes[: len(mc)], codes[len(mc) : len(mc) + len(u)], codes[len(mc) + len(u) :]
     width = n_ent + 1
     pairs = sorted_unique(mcc * width + ecode)  # (community, entity) of every membership row
     by_child = np.argsort(vcc, kind="stable")
@@ -324,15 +432,27 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     bad = sorted_unique(v[edge[lacking]]).tolist()
     if not bad:
         return []
-    return [finding("child-not-subset", counted(len(bad), "community holds entities its parent lacks",
-                                                "communities hold entities their parent lacks") + f": {preview(bad)}",
-                    bad, count=len(bad))]
+    return [
+        finding(
+            "child-not-subset",
+            counted(
+                len(bad),
+                "community holds entities its parent lacks",
+                "communities hold entities their parent lacks",
+            )
+            + f": {preview(bad)}",
+            bad,
+            count=len(bad),
+        )
+    ]
 
 
 def _reports(model: IndexModel, level_of: dict) -> list[Finding]:
     out: list[Finding] = []
     if not model.has_reports_table:
-        out.append(finding("no-reports-table", "no community_reports table: global search has nothing to send"))
+        out.append(
+            finding("no-reports-table", "no community_reports table: global search has nothing to send")
+        )
         return out
     r = model.reports
     rc = r["community"].to_numpy()
@@ -342,33 +462,74 @@ def _reports(model: IndexModel, level_of: dict) -> list[Finding]:
     no_report = sorted(comm_set - have)
     if no_report:
         by_level = pd.Series([level_of[c] for c in no_report]).value_counts().sort_index()
-        out.append(finding("community-without-report", f"{counted(len(no_report), 'community has', 'communities have')} no report "
-                           f"(per level: {', '.join(f'L{k}: {v}' for k, v in by_level.items())}): "
-                           f"{preview(no_report)}", no_report, count=len(no_report),
-                           per_level={str(k): int(v) for k, v in by_level.items()}))
+        out.append(
+            finding(
+                "community-without-report",
+                f"{counted(len(no_report), 'community has', 'communities have')} no report "
+                f"(per level: {', '.join(f'L{k}: {v}' for k, v in by_level.items())}): "
+                f"{preview(no_report)}",
+                no_report,
+                count=len(no_report),
+                per_level={str(k): int(v) for k, v in by_level.items()},
+            )
+        )
     if (rc == -1).any():
-        out.append(finding("minus-one-report", "a report exists for community -1 ('no community'); graphrag < 2.0 "
-                           "sends it at every community_level", [-1], rows=int((rc == -1).sum())))
-    orphans = sorted_unique(rc[~np.isin(rc, np.fromiter(comm_set, dtype=np.int64, count=len(comm_set)))
-                           & (rc != -1)]).tolist()
+        out.append(
+            finding(
+                "minus-one-report",
+                "a report exists for community -1 ('no community'); graphrag < 2.0 "
+                "sends it at every community_level",
+                [-1],
+                rows=int((rc == -1).sum()),
+            )
+        )
+    orphans = sorted_unique(
+        rc[~np.isin(rc, np.fromiter(comm_set, dtype=np.int64, count=len(comm_set))) & (rc != -1)]
+    ).tolist()
     if orphans:
-        out.append(finding("report-without-community", f"{counted(len(orphans), 'report names a community', 'reports name communities')} with no "
-                           f"communities row: {preview(orphans)}", orphans, count=len(orphans)))
+        out.append(
+            finding(
+                "report-without-community",
+                f"{counted(len(orphans), 'report names a community', 'reports name communities')} with no "
+                f"communities row: {preview(orphans)}",
+                orphans,
+                count=len(orphans),
+            )
+        )
     known = np.fromiter(level_of.keys(), dtype=np.int64, count=len(level_of))
     at = pd.Index(known).get_indexer(rc)
     own = np.append(np.fromiter(level_of.values(), dtype=np.int64, count=len(level_of)), 0)
     mism = sorted_unique(rc[(at >= 0) & (own[at] != rl)]).tolist()
     if mism:
-        out.append(finding("report-level-mismatch",
-                           counted(len(mism), "report carries a level different from its community's",
-                                   "reports carry a level different from their community's") + f": {preview(mism)}",
-                           mism, count=len(mism)))
+        out.append(
+            finding(
+                "report-level-mismatch",
+                counted(
+                    len(mism),
+                    "report carries a level different from its community's",
+                    "reports carry a level different from their community's",
+                )
+                + f": {preview(mism)}",
+                mism,
+                count=len(mism),
+            )
+        )
     vc = pd.Series(rc).value_counts()
     dups = sorted(int(x) for x in vc[vc > 1].index)
     if dups:
-        out.append(finding("duplicate-report", f"{counted(len(dups), 'community has', 'communities have')} several reports: {preview(dups)}",
-                           dups, count=len(dups)))
+        out.append(
+            finding(
+                "duplicate-report",
+                f"{counted(len(dups), 'community has', 'communities have')} several reports: {preview(dups)}",
+                dups,
+                count=len(dups),
+            )
+        )
     if len(r) and not (rl == 0).any():
-        out.append(finding("dynamic-no-level-0-report", "no report at level 0: dynamic community selection "
-                           "raises KeyError (microsoft/graphrag#2382)"))
+        out.append(
+            finding(
+                "dynamic-no-level-0-report",
+                "no report at level 0: dynamic community selection raises KeyError (microsoft/graphrag#2382)",
+            )
+        )
     return out

@@ -19,7 +19,7 @@ Both give exactly the numbers of the straightforward computations they replace
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -50,8 +50,14 @@ class CoveredSets:
     KEEP = 3
     KEEP_COUNTED = 4
 
-    def __init__(self, n_comm: int, n_entities: int, members_of: Callable[[np.ndarray], np.ndarray],
-                 text_units=None, missing: bool = True):
+    def __init__(
+        self,
+        n_comm: int,
+        n_entities: int,
+        members_of: Callable[[np.ndarray], np.ndarray],
+        text_units=None,
+        missing: bool = True,
+    ):
         self.n_comm, self.n_entities = n_comm, n_entities
         self._missing = missing  # False: ``members_of`` never returns -1 (no pass to map it)
         self._members_of = members_of
@@ -88,8 +94,7 @@ class CoveredSets:
             if st.ncodes == ncodes and np.array_equal(st.cmask, cm):
                 self._states.insert(0, self._states.pop(i))
                 return st
-            if st.ncodes < ncodes and (best is None or st.ncodes > best.ncodes) \
-                    and not np.any(st.cmask > cm):
+            if st.ncodes < ncodes and (best is None or st.ncodes > best.ncodes) and not np.any(st.cmask > cm):
                 best = st
         if best is None:
             best = _State(self.n_comm, self.n_entities)
@@ -109,7 +114,7 @@ class CoveredSets:
                     best.tu_hit[self._units_of(ents)] = True
                     best.tu_count = int(np.count_nonzero(best.tu_hit))
         best.cmask, best.ncodes = cm, ncodes
-        self._states = [best] + self._states[:self.KEEP - 1]
+        self._states = [best] + self._states[: self.KEEP - 1]
         return best
 
     def last(self) -> _State:
@@ -132,7 +137,12 @@ class CoveredSets:
             return 0
         base = None
         for other in self._tu_kept:
-            if other is st or other.tu_hit is None or len(other.tu_hit) != tu.n_units or other.count > st.count:
+            if (
+                other is st
+                or other.tu_hit is None
+                or len(other.tu_hit) != tu.n_units
+                or other.count > st.count
+            ):
                 continue
             if (base is None or other.count > base.count) and not np.any(other.emask > st.emask):
                 base = other
@@ -146,7 +156,7 @@ class CoveredSets:
             else:
                 st.tu_hit[tu.items[st.emask[tu.owner]]] = True  # as coverage.TextUnitCover.count
         st.tu_count = int(np.count_nonzero(st.tu_hit))
-        self._tu_kept = [st] + [o for o in self._tu_kept if o is not st][:self.KEEP_COUNTED - 1]
+        self._tu_kept = [st] + [o for o in self._tu_kept if o is not st][: self.KEEP_COUNTED - 1]
         return st.tu_count
 
 
@@ -174,7 +184,7 @@ class AncestorFlags:
             if self._layers is None:
                 order = np.argsort(a.depth, kind="stable")
                 bounds = np.searchsorted(a.depth[order], np.arange(a.max_depth + 2)).tolist()
-                self._layers = [order[bounds[d]:bounds[d + 1]] for d in range(a.max_depth + 1)]
+                self._layers = [order[bounds[d] : bounds[d + 1]] for d in range(a.max_depth + 1)]
             sel = np.zeros(n, dtype=bool)
             sel[ccodes] = True
             below = np.zeros(n, dtype=bool)  # a selected node strictly below

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from graphrag_audit.analysis.level_sets import AncestorFlags, CoveredSets
 from graphrag_audit.graphrag.compat import behaviour_outcomes
+from graphrag_audit.graphrag.selection import BEHAVIOURS, Selection
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import key_codes, sorted_unique
-from graphrag_audit.graphrag.selection import BEHAVIOURS, Selection
-from graphrag_audit.results.audit import (CommunityIds, Costs, EntitySpread, ExtraVsV1, LevelResult,  # noqa: F401
-                                          ListedReports, ReportListing,
-                                          RatingCalls, SelectionStats, TreeLevel)
-
-
+from graphrag_audit.results.audit import (
+    CommunityIds,
+    EntitySpread,
+    ExtraVsV1,
+    LevelResult,  # noqa: F401
+    ListedReports,
+    RatingCalls,
+    ReportListing,
+    SelectionStats,
+    TreeLevel,
+)
 
 
 class TreeIndex:
@@ -62,7 +67,7 @@ class TreeIndex:
         if runs is not None:  # a few runs of consecutive codes (a level of a level-ordered forest): slices
             lo, hi = start[runs[0]].tolist(), start[runs[1] + 1].tolist()
             if len(lo) == 1:
-                return ents[lo[0]:hi[0]].copy()
+                return ents[lo[0] : hi[0]].copy()
             return np.concatenate([ents[a:b] for a, b in zip(lo, hi)])
         lens = start[ccodes + 1] - start[ccodes]
         total = int(lens.sum())
@@ -89,11 +94,12 @@ class TreeIndex:
     def _sets(self) -> CoveredSets:
         if self._covered is None:
             missing = bool(len(self.mem_ecode)) and int(self.mem_ecode.min()) < 0
-            self._covered = CoveredSets(len(self.index), self.n_member_entities, self.members_of, self.text_units,
-                                        missing=missing)
+            self._covered = CoveredSets(
+                len(self.index), self.n_member_entities, self.members_of, self.text_units, missing=missing
+            )
         return self._covered
 
-    def with_text_units(self, model: IndexModel) -> "TreeIndex":
+    def with_text_units(self, model: IndexModel) -> TreeIndex:
         """Count covered text units too (``selection_stats``' ``text_units_covered``)."""
         from graphrag_audit.analysis.coverage import text_unit_cover
 
@@ -131,8 +137,15 @@ def codes_in(index, values: np.ndarray) -> np.ndarray:
     """``index.get_indexer(values)``; without hashing when ``index`` is 0, 1, …, len - 1 (community
     numbers as graphrag writes them): then a value is its own position."""
     n = len(index)
-    if (n and values.dtype.kind in "iu" and index.dtype.kind in "iu" and index.is_monotonic_increasing
-            and int(index[0]) == 0 and int(index[-1]) == n - 1 and index.is_unique):
+    if (
+        n
+        and values.dtype.kind in "iu"
+        and index.dtype.kind in "iu"
+        and index.is_monotonic_increasing
+        and int(index[0]) == 0
+        and int(index[-1]) == n - 1
+        and index.is_unique
+    ):
         v = values.astype(np.int64, copy=False)
         return np.where((v >= 0) & (v < n), v, -1)
     return index.get_indexer(values)
@@ -163,14 +176,16 @@ def tree_levels(model: IndexModel, ti: TreeIndex) -> list[TreeLevel]:
     reports = np.bincount(rep_lev[(rep_lev >= 0) & (rep_lev < top)], minlength=top)
     out = []
     for lv in levels:
-        codes = by_level[bounds[lv]:bounds[lv + 1]]
-        out.append(TreeLevel(
-            level=lv,
-            communities=int(len(codes)),
-            leaves=int(leaves[lv]),
-            reports=int(reports[lv]),
-            entities=ti.covered(codes),
-        ))
+        codes = by_level[bounds[lv] : bounds[lv + 1]]
+        out.append(
+            TreeLevel(
+                level=lv,
+                communities=int(len(codes)),
+                leaves=int(leaves[lv]),
+                reports=int(reports[lv]),
+                entities=ti.covered(codes),
+            )
+        )
     return out
 
 
@@ -193,8 +208,11 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
     tu_covered = ti.covered_text_units()
     n_ent = ti.rep_n_entities[rows]
     anc_rows = ti.ancestor_rows(ccodes)
-    epr = (EntitySpread(int(n_ent.min()), float(np.median(n_ent)), int(n_ent.max()))
-           if len(n_ent) else EntitySpread(None, None, None))
+    epr = (
+        EntitySpread(int(n_ent.min()), float(np.median(n_ent)), int(n_ent.max()))
+        if len(n_ent)
+        else EntitySpread(None, None, None)
+    )
     return SelectionStats(
         behaviour=sel.behaviour,
         count=int(len(rows)),
@@ -226,8 +244,15 @@ def level_stats(model: IndexModel, ti: TreeIndex, selections: dict) -> dict:
     return out
 
 
-def level_results(model: IndexModel, ti: TreeIndex, selections: dict, *, costs: dict | None = None,
-                  num_repeats: int = 1, stats: dict | None = None) -> list[LevelResult]:
+def level_results(
+    model: IndexModel,
+    ti: TreeIndex,
+    selections: dict,
+    *,
+    costs: dict | None = None,
+    num_repeats: int = 1,
+    stats: dict | None = None,
+) -> list[LevelResult]:
     """One :class:`LevelResult` per N, each selection built whole: its statistics (``stats``:
     :func:`level_stats`, computed here when not given), graphrag's outcome for the behaviour
     (compat.py), ``costs`` ({(N, behaviour): (Costs, tokens of each row)}, from
@@ -246,10 +271,18 @@ def level_results(model: IndexModel, ti: TreeIndex, selections: dict, *, costs: 
         for b, s in by_b.items():
             cost, tokens = costs.get((n, b), (None, None))
             selected[b] = s.with_(
-                outcome=outcomes[b], cost=cost, row_tokens=tokens,
-                extra_vs_v1=(ExtraVsV1(v2.count - v1.count, CommunityIds(only_v2, own=True)) if b == "v2" else None),
-                rating_calls=(RatingCalls(num_repeats * l0, num_repeats * s.count, num_repeats)
-                              if b == "dynamic" else None))
+                outcome=outcomes[b],
+                cost=cost,
+                row_tokens=tokens,
+                extra_vs_v1=(
+                    ExtraVsV1(v2.count - v1.count, CommunityIds(only_v2, own=True)) if b == "v2" else None
+                ),
+                rating_calls=(
+                    RatingCalls(num_repeats * l0, num_repeats * s.count, num_repeats)
+                    if b == "dynamic"
+                    else None
+                ),
+            )
         out.append(LevelResult(community_level=n, selected=selected))
     return out
 
@@ -259,8 +292,13 @@ LISTED_ROWS = 200
 LISTED_BEHAVIOURS = ("v2", "v1", "level_only")
 
 
-def report_listing(model: IndexModel, ti: TreeIndex, levels: list[LevelResult], community_level: int,
-                   limit: int = LISTED_ROWS) -> ReportListing | None:
+def report_listing(
+    model: IndexModel,
+    ti: TreeIndex,
+    levels: list[LevelResult],
+    community_level: int,
+    limit: int = LISTED_ROWS,
+) -> ReportListing | None:
     """The first ``limit`` reports of each of v2, v1 and level_only at ``community_level``, by
     level then community id (a stable sort of the selection's rows), with their titles, entities
     and tokens; None when the level is not one of ``levels``."""
@@ -274,15 +312,20 @@ def report_listing(model: IndexModel, ti: TreeIndex, levels: list[LevelResult], 
     for b in LISTED_BEHAVIOURS:
         s = at.selected[b]
         rows = s.rows if s.rows is not None else np.zeros(0, dtype=np.int64)
-        order = np.lexsort((comm_all[rows], lev_all[rows]))[:max(int(limit), 0)]
+        order = np.lexsort((comm_all[rows], lev_all[rows]))[: max(int(limit), 0)]
         shown = rows[order]
         tokens = None if s.row_tokens is None else tuple(int(x) for x in s.row_tokens[order])
         also_v1 = None
         if b == "v2":
             also_v1 = tuple(bool(x) for x in np.isin(shown, v1_rows if v1_rows is not None else shown[:0]))
         out[b] = ListedReports(
-            behaviour=b, total=int(len(rows)),
-            community=tuple(int(x) for x in comm_all[shown]), level=tuple(int(x) for x in lev_all[shown]),
+            behaviour=b,
+            total=int(len(rows)),
+            community=tuple(int(x) for x in comm_all[shown]),
+            level=tuple(int(x) for x in lev_all[shown]),
             title=tuple(titles.iloc[shown].to_numpy(dtype=object).tolist()),
-            entities=tuple(int(x) for x in ti.rep_n_entities[shown]), tokens=tokens, also_v1=also_v1)
+            entities=tuple(int(x) for x in ti.rep_n_entities[shown]),
+            tokens=tokens,
+            also_v1=also_v1,
+        )
     return ReportListing(community_level=community_level, by_behaviour=out)

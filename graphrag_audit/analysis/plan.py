@@ -58,8 +58,8 @@ as the per-level audit does (``costs.level_costs``: same weights, shuffle and ba
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -67,9 +67,26 @@ import pandas as pd
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.findings import counted
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.model.keys import dictionary_parts, factorize_ints, has_duplicates, in_sorted, sorted_unique
-from graphrag_audit.results.plan import (BUDGET_KINDS, OBJECTIVES, Budget, Budgets, Cost, CostFn, LevelOption, Plan,
-                                         PlanIndex, PlanReport, SubtreeStatus)
+from graphrag_audit.model.keys import (
+    dictionary_parts,
+    factorize_ints,
+    has_duplicates,
+    in_sorted,
+    sorted_unique,
+)
+from graphrag_audit.results.plan import (
+    BUDGET_KINDS,
+    OBJECTIVES,
+    Budget,
+    Budgets,
+    Cost,
+    CostFn,
+    LevelOption,
+    Plan,
+    PlanIndex,
+    PlanReport,
+    SubtreeStatus,
+)
 
 __all__ = [
     "BUDGET_KINDS",
@@ -90,6 +107,7 @@ __all__ = [
     "dynamic_preview",
     "plan_report",
 ]
+
 
 # ---------------------------------------------------------------------------------------
 # the tree as the planner sees it
@@ -123,11 +141,16 @@ class PlanTree:
         self.model = model
         forest = model.forest
         if forest.cycle_nodes:
-            raise _refuse(model, f"parent links form a cycle through communities {_preview(forest.cycle_nodes)}")
+            raise _refuse(
+                model, f"parent links form a cycle through communities {_preview(forest.cycle_nodes)}"
+            )
         multi = forest.multi_parent
         if multi:
-            raise _refuse(model, f"{len(multi)} communities sit under several parents ({_preview(multi)}); "
-                                 "the parent links are not a forest")
+            raise _refuse(
+                model,
+                f"{len(multi)} communities sit under several parents ({_preview(multi)}); "
+                "the parent links are not a forest",
+            )
         # the planner's dicts of the one forest (single parents, no cycles: checked above)
         nodes = forest.nodes.tolist()
         self.nodes = sorted(nodes)
@@ -204,8 +227,11 @@ class PlanTree:
             pairs = pd.DataFrame({"e": codes, "c": comm, "p": par})
             dup = pairs.duplicated(["e", "p"], keep=False)
             bad = sorted(set(pairs.loc[dup, "c"].astype(int)))
-            raise _refuse(self.model, f"entity sets are not nested: some entities sit in two sibling (or two root) "
-                                      f"communities ({_preview(bad)})")
+            raise _refuse(
+                self.model,
+                f"entity sets are not nested: some entities sit in two sibling (or two root) "
+                f"communities ({_preview(bad)})",
+            )
         # every (entity, parent) pair must be an (entity, community) pair too
         have = sorted_unique(codes.astype(np.int64) * width + cidx)
         sub = par >= 0
@@ -213,8 +239,11 @@ class PlanTree:
         missing_mask = ~in_sorted(want, have)
         if missing_mask.any():
             missing = sorted({int(c) for c in comm[sub][missing_mask]})
-            raise _refuse(self.model, f"entity sets are not nested: {len(missing)} communities hold entities "
-                                      f"their parent lacks ({_preview(missing)})")
+            raise _refuse(
+                self.model,
+                f"entity sets are not nested: {len(missing)} communities hold entities "
+                f"their parent lacks ({_preview(missing)})",
+            )
 
     # ---- facts --------------------------------------------------------------------------
     def has_report(self, c: int) -> bool:
@@ -273,8 +302,10 @@ class PlanTree:
             return None
         parts = []
         if sp.dead_ends:
-            parts.append(f"communit{'y' if len(sp.dead_ends) == 1 else 'ies'} {_preview(sp.dead_ends, 4)} "
-                         f"below it {'has' if len(sp.dead_ends) == 1 else 'have'} no report and no children")
+            parts.append(
+                f"communit{'y' if len(sp.dead_ends) == 1 else 'ies'} {_preview(sp.dead_ends, 4)} "
+                f"below it {'has' if len(sp.dead_ends) == 1 else 'have'} no report and no children"
+            )
         uncovered = sp.lost - sum(self.n_entities[d] for d in sp.dead_ends)
         if uncovered > 0:
             parts.append(f"its children leave {uncovered} of its entities in no child")
@@ -369,8 +400,12 @@ class _Solver:
             m = None
             if self.can_split(c):
                 kids = self.kids(c)
-                m = (self.key(c), kids, sum(self.rows_w(k) for k in kids) - self.rows_w(c),
-                     sum(self.tok_w(k) for k in kids) - self.tok_w(c))
+                m = (
+                    self.key(c),
+                    kids,
+                    sum(self.rows_w(k) for k in kids) - self.rows_w(c),
+                    sum(self.tok_w(k) for k in kids) - self.tok_w(c),
+                )
             self._moves[c] = m
         return m
 
@@ -410,9 +445,13 @@ class _Solver:
     def _desc_rank(self) -> dict[int, float]:
         """Highest graphrag ``rank`` among the reports strictly below each community (-inf: none):
         what splitting it can bring in. Never larger for a child than for its parent."""
-        ranks = self.pt.model.reports["rank"].to_numpy(dtype=np.float64) if len(self.pt.model.reports) else None
-        own = {c: (float(np.nanmax(ranks[r])) if ranks is not None and not np.isnan(ranks[r]).all() else -_INF)
-               for c, r in self.pt.rows.items()}
+        ranks = (
+            self.pt.model.reports["rank"].to_numpy(dtype=np.float64) if len(self.pt.model.reports) else None
+        )
+        own = {
+            c: (float(np.nanmax(ranks[r])) if ranks is not None and not np.isnan(ranks[r]).all() else -_INF)
+            for c, r in self.pt.rows.items()
+        }
         sub: dict[int, float] = {}
         below: dict[int, float] = {}
         for c in reversed(self._topdown()):
@@ -594,15 +633,27 @@ def _baseline(solver: _Solver, probe: _Probe, max_rows: float, max_level: int):
 
 
 def _at_finest(solver: _Solver, frontier) -> int:
-    return int(sum(solver.pt.n_entities[c] for c in frontier
-                   if c not in solver.placeholders and not solver.pt.splittable(c)))
+    return int(
+        sum(
+            solver.pt.n_entities[c]
+            for c in frontier
+            if c not in solver.placeholders and not solver.pt.splittable(c)
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------
 # planning
 # ---------------------------------------------------------------------------------------
-def plan_context(model: IndexModel, budget, cost: CostFn | None = None, tree: PlanTree | None = None, *,
-                 objective: str = "granularity", allow_uncovered: bool = False) -> Plan:
+def plan_context(
+    model: IndexModel,
+    budget,
+    cost: CostFn | None = None,
+    tree: PlanTree | None = None,
+    *,
+    objective: str = "granularity",
+    allow_uncovered: bool = False,
+) -> Plan:
     """The frontier that fits every budget of ``budget`` (a :class:`Budget` or :class:`Budgets`;
     see the module docstring for what is optimised).
 
@@ -639,7 +690,9 @@ def plan_context(model: IndexModel, budget, cost: CostFn | None = None, tree: Pl
     return _assemble(solver, budgets, frontier, members, rows, fits_ok, baseline, plan_cost, coverable)
 
 
-def _coverage_plan(solver: _Solver, probe: _Probe, share: float, coverable: int, max_rows: float) -> list[int]:
+def _coverage_plan(
+    solver: _Solver, probe: _Probe, share: float, coverable: int, max_rows: float
+) -> list[int]:
     """The plan of the smallest report cap K (binary search; at most ``max_rows``) whose plan,
     under the other ceilings, holds a share ``share`` of the coverable entities at their finest
     available level. Returns the finest plan the ceilings allow when no K reaches it."""
@@ -671,8 +724,9 @@ def _finest_entities(pt: PlanTree, members) -> int:
     return int(sum(pt.n_entities[c] for c in members if not pt.splittable(c)))
 
 
-def _assemble(solver: _Solver, budgets: Budgets, frontier, members, rows, fits_ok, baseline, plan_cost,
-              coverable: int) -> Plan:
+def _assemble(
+    solver: _Solver, budgets: Budgets, frontier, members, rows, fits_ok, baseline, plan_cost, coverable: int
+) -> Plan:
     pt, start, dead, lost = solver.pt, solver.start, solver.dead, solver.lost
     notes: list[str] = []
     levels: dict[str, int] = {}
@@ -685,8 +739,11 @@ def _assemble(solver: _Solver, budgets: Budgets, frontier, members, rows, fits_o
     represented = int((mult > 0).sum())
     duplicated = int((mult > 1).sum())
     n_ent = np.array([pt.n_entities[c] for c in members], dtype=np.int64)
-    epr = ({"min": int(n_ent.min()), "median": float(np.median(n_ent)), "max": int(n_ent.max())}
-           if len(n_ent) else {"min": None, "median": None, "max": None})
+    epr = (
+        {"min": int(n_ent.min()), "median": float(np.median(n_ent)), "max": int(n_ent.max())}
+        if len(n_ent)
+        else {"min": None, "median": None, "max": None}
+    )
     non_final = [pt.level[c] for c in members if pt.splittable(c)]
     max_level = max(pt.level.values()) if pt.level else 0
     complete = min(non_final) if non_final else max_level
@@ -699,51 +756,95 @@ def _assemble(solver: _Solver, budgets: Budgets, frontier, members, rows, fits_o
         notes.append("the index has no community_reports table: global search has nothing to send")
     bare_roots = [r for r in pt.roots if not pt.has_report(r) and pt.children[r]]
     if bare_roots and pt.model.has_reports_table and not solver.placeholders:
-        notes.append(f"{counted(len(bare_roots), 'root has', 'roots have')} no report ({_preview(bare_roots)}): their "
-                     f"report-bearing descendants stand in, so the coarsest frontier already has {start_rows:,} reports")
+        notes.append(
+            f"{counted(len(bare_roots), 'root has', 'roots have')} no report ({_preview(bare_roots)}): their "
+            f"report-bearing descendants stand in, so the coarsest frontier already has {start_rows:,} reports"
+        )
     if kept_out:
-        notes.append(f"{left_uncovered:,} coverable entities are left uncovered (--allow-uncovered): report-less "
-                     f"roots {_preview(kept_out)} are kept out instead of sending their descendants' reports")
+        notes.append(
+            f"{left_uncovered:,} coverable entities are left uncovered (--allow-uncovered): report-less "
+            f"roots {_preview(kept_out)} are kept out instead of sending their descendants' reports"
+        )
     if len(pt.orphan_rows):
-        notes.append(f"{len(pt.orphan_rows):,} report row(s) name communities absent from the tree "
-                     f"({_preview(pt.orphan_communities)}); no frontier can place them")
+        notes.append(
+            f"{len(pt.orphan_rows):,} report row(s) name communities absent from the tree "
+            f"({_preview(pt.orphan_communities)}); no frontier can place them"
+        )
     if dead:
-        notes.append(f"{lost:,} entities are uncoverable: communities {_preview(sorted(dead))} have no report and no "
-                     "children, and no ancestor report exists")
+        notes.append(
+            f"{lost:,} entities are uncoverable: communities {_preview(sorted(dead))} have no report and no "
+            "children, and no ancestor report exists"
+        )
     if duplicated:
         notes.append(f"{duplicated:,} entities are held by more than one plan member")
     at_finest = _finest_entities(pt, members)
     checks = _checks(budgets, len(rows), plan_cost, at_finest, coverable)
     why = []
     if not len(rows):
-        why.append("the plan holds no report: global search would send nothing ("
-                   + ("the index has no community_reports table" if not pt.model.has_reports_table else
-                      "no report names a community of the tree" if not pt.rows else
-                      "every report-bearing community is kept out") + ")")
+        why.append(
+            "the plan holds no report: global search would send nothing ("
+            + (
+                "the index has no community_reports table"
+                if not pt.model.has_reports_table
+                else "no report names a community of the tree"
+                if not pt.rows
+                else "every report-bearing community is kept out"
+            )
+            + ")"
+        )
     if not fits_ok:
         failed = [c for c in checks if c["holds"] is False]
         for c in failed:
             if c["kind"] == "coverage":
-                why.append(f"coverage {c['actual']:.1%} < {c['value']:.0%}: no plan within the other budgets "
-                           "holds that share of the coverable entities at their finest available level")
+                why.append(
+                    f"coverage {c['actual']:.1%} < {c['value']:.0%}: no plan within the other budgets "
+                    "holds that share of the coverable entities at their finest available level"
+                )
             else:
-                what = ("every coverable entity once, report-less roots kept out" if solver.placeholders else
-                        "every coverable entity once")
-                why.append(f"{c['kind'].replace('_', ' ')} {c['actual']:,} > {c['value']:,}: this is the coarsest "
-                           f"frontier ({what}), and it already exceeds the budget")
-        notes.append("the budget is smaller than the coarsest possible frontier: the plan shown is that frontier "
-                     "and does not fit" if not any(c["kind"] == "coverage" for c in failed) else
-                     "no plan meets every budget: the plan shown is the finest the other budgets allow")
+                what = (
+                    "every coverable entity once, report-less roots kept out"
+                    if solver.placeholders
+                    else "every coverable entity once"
+                )
+                why.append(
+                    f"{c['kind'].replace('_', ' ')} {c['actual']:,} > {c['value']:,}: this is the coarsest "
+                    f"frontier ({what}), and it already exceeds the budget"
+                )
+        notes.append(
+            "the budget is smaller than the coarsest possible frontier: the plan shown is that frontier "
+            "and does not fit"
+            if not any(c["kind"] == "coverage" for c in failed)
+            else "no plan meets every budget: the plan shown is the finest the other budgets allow"
+        )
     return Plan(
-        budget=budgets, communities=sorted(members), rows=rows, fits=bool(fits_ok), levels=levels,
-        entities_represented=represented, entities_at_finest=at_finest,
-        entities_clustered=pt.n_clustered, entities_uncoverable=int(lost), entities_duplicated=duplicated,
-        entities_per_report=epr, baseline_level=baseline, complete_level=int(complete), deepest_level=deepest,
-        subtrees=subtrees, start_reports=start_rows, uncoverable_communities=sorted(dead),
-        orphan_reports=[int(r) for r in pt.orphan_rows], orphan_communities=pt.orphan_communities,
-        cost=plan_cost, notes=notes, objective=solver.objective, allow_uncovered=solver.allow_uncovered,
-        entities_coverable=int(coverable), entities_left_uncovered=left_uncovered, uncovered_roots=kept_out,
-        checks=checks, why_not=why,
+        budget=budgets,
+        communities=sorted(members),
+        rows=rows,
+        fits=bool(fits_ok),
+        levels=levels,
+        entities_represented=represented,
+        entities_at_finest=at_finest,
+        entities_clustered=pt.n_clustered,
+        entities_uncoverable=int(lost),
+        entities_duplicated=duplicated,
+        entities_per_report=epr,
+        baseline_level=baseline,
+        complete_level=int(complete),
+        deepest_level=deepest,
+        subtrees=subtrees,
+        start_reports=start_rows,
+        uncoverable_communities=sorted(dead),
+        orphan_reports=[int(r) for r in pt.orphan_rows],
+        orphan_communities=pt.orphan_communities,
+        cost=plan_cost,
+        notes=notes,
+        objective=solver.objective,
+        allow_uncovered=solver.allow_uncovered,
+        entities_coverable=int(coverable),
+        entities_left_uncovered=left_uncovered,
+        uncovered_roots=kept_out,
+        checks=checks,
+        why_not=why,
     )
 
 
@@ -757,7 +858,11 @@ def _checks(budgets: Budgets, reports: int, cost: Cost | None, at_finest: int, c
         else:
             actual = None if cost is None else int(cost.tokens if b.kind == "tokens" else cost.map_calls)
         value = b.to_dict()["value"]
-        holds = None if actual is None else bool(actual >= value - 1e-9 if b.kind == "coverage" else actual <= value)
+        holds = (
+            None
+            if actual is None
+            else bool(actual >= value - 1e-9 if b.kind == "coverage" else actual <= value)
+        )
         out.append({"kind": b.kind, "value": value, "actual": actual, "holds": holds})
     return out
 
@@ -783,8 +888,11 @@ def _subtrees(pt: PlanTree, members, deepest, kept_out=frozenset()) -> list[Subt
         lv: dict[str, int] = {}
         for c in mem:
             lv[str(pt.level[c])] = lv.get(str(pt.level[c]), 0) + 1
-        blocked = [{"community": c, "level": pt.level[c], "reason": pt.blocked_reason(c)}
-                   for c in sorted(mem) if pt.blocked_reason(c)]
+        blocked = [
+            {"community": c, "level": pt.level[c], "reason": pt.blocked_reason(c)}
+            for c in sorted(mem)
+            if pt.blocked_reason(c)
+        ]
         if r in kept_out:
             status = "uncovered"
         elif any(pt.splittable(c) for c in mem):
@@ -794,11 +902,18 @@ def _subtrees(pt: PlanTree, members, deepest, kept_out=frozenset()) -> list[Subt
         else:
             status = "finest"
         fa = _reachable_depth(pt, r)
-        out.append(SubtreeStatus(
-            root=r, entities=pt.n_entities[r], reports=pt.n_rows(mem),
-            levels=dict(sorted(lv.items(), key=lambda kv: int(kv[0]))), finest_available=fa, status=status,
-            coarser_than_target=bool(fa is not None and deepest is not None and fa < deepest), blocked=blocked,
-        ))
+        out.append(
+            SubtreeStatus(
+                root=r,
+                entities=pt.n_entities[r],
+                reports=pt.n_rows(mem),
+                levels=dict(sorted(lv.items(), key=lambda kv: int(kv[0]))),
+                finest_available=fa,
+                status=status,
+                coarser_than_target=bool(fa is not None and deepest is not None and fa < deepest),
+                blocked=blocked,
+            )
+        )
     out.sort(key=lambda s: (s.status != "blocked", not s.coarser_than_target, -s.entities, s.root))
     return out
 
@@ -857,8 +972,13 @@ class ContextCost:
 # ---------------------------------------------------------------------------------------
 # beside the plan: every community_level N, and dynamic selection
 # ---------------------------------------------------------------------------------------
-def level_options(model: IndexModel, budget, cost: CostFn | None = None,
-                  tree: PlanTree | None = None, selections: dict | None = None) -> list[LevelOption]:
+def level_options(
+    model: IndexModel,
+    budget,
+    cost: CostFn | None = None,
+    tree: PlanTree | None = None,
+    selections: dict | None = None,
+) -> list[LevelOption]:
     """v2 and v1 at every N (0 … max, None) with reports, cost, entities covered, duplication."""
     from graphrag_audit.analysis.levels import TreeIndex, selection_stats
     from graphrag_audit.graphrag.selection import select_all
@@ -869,7 +989,7 @@ def level_options(model: IndexModel, budget, cost: CostFn | None = None,
     # (community, entity) pairs of the communities at their finest (a report, no split)
     finest = [c for c in pt.nodes if pt.has_report(c) and not pt.splittable(c)]
     pair_comm = np.repeat(np.asarray(finest, dtype=np.int64), [len(pt.entities[c]) for c in finest])
-    pair_ent = (np.concatenate([pt.entities[c] for c in finest]) if finest else np.zeros(0, dtype=np.int64))
+    pair_ent = np.concatenate([pt.entities[c] for c in finest]) if finest else np.zeros(0, dtype=np.int64)
     final_ent = np.zeros(pt.n_clustered, dtype=bool)
     final_ent[pair_ent] = True
     rep_comm = model.reports["community"].to_numpy()
@@ -892,14 +1012,22 @@ def level_options(model: IndexModel, budget, cost: CostFn | None = None,
                 c_ = cost.selection(sel.rows, b, n)
             else:
                 c_ = cost(sel.rows)
-            out.append(LevelOption(
-                community_level=n, behaviour=b, reports=st.count, community_ids=st.community_ids,
-                entities_covered=st.entities_covered, entities_at_finest=int((at_finest & final_ent).sum()),
-                ancestors_sent=st.ancestors_sent, cost=c_, fits=_option_fits(budget, st.count, c_,
-                                                                             int((at_finest & final_ent).sum()),
-                                                                             st.entities_covered),
-                status=status[b],
-            ))
+            out.append(
+                LevelOption(
+                    community_level=n,
+                    behaviour=b,
+                    reports=st.count,
+                    community_ids=st.community_ids,
+                    entities_covered=st.entities_covered,
+                    entities_at_finest=int((at_finest & final_ent).sum()),
+                    ancestors_sent=st.ancestors_sent,
+                    cost=c_,
+                    fits=_option_fits(
+                        budget, st.count, c_, int((at_finest & final_ent).sum()), st.entities_covered
+                    ),
+                    status=status[b],
+                )
+            )
     return out
 
 
@@ -933,19 +1061,28 @@ def dynamic_preview(model: IndexModel, num_repeats: int = 1, selections: dict | 
     for n, by_b in sels.items():
         rows = by_b["dynamic"].rows
         l0 = int((lv[rows] == 0).sum())
-        out.append({
-            "community_level": n,
-            "candidates": int(len(rows)),
-            "level0_reports": l0,
-            "rating_calls": {"min": num_repeats * l0, "max": num_repeats * int(len(rows))},
-            "raises_keyerror": bool(len(rows)) and l0 == 0,
-        })
+        out.append(
+            {
+                "community_level": n,
+                "candidates": int(len(rows)),
+                "level0_reports": l0,
+                "rating_calls": {"min": num_repeats * l0, "max": num_repeats * int(len(rows))},
+                "raises_keyerror": bool(len(rows)) and l0 == 0,
+            }
+        )
     return out
 
 
-def plan_report(model: IndexModel, budget, cost: CostFn | None = None, *, num_repeats: int = 1,
-                settings: dict | None = None, objective: str = "granularity",
-                allow_uncovered: bool = False) -> PlanReport:
+def plan_report(
+    model: IndexModel,
+    budget,
+    cost: CostFn | None = None,
+    *,
+    num_repeats: int = 1,
+    settings: dict | None = None,
+    objective: str = "granularity",
+    allow_uncovered: bool = False,
+) -> PlanReport:
     from dataclasses import replace
 
     from graphrag_audit.graphrag.selection import select_all
@@ -953,14 +1090,24 @@ def plan_report(model: IndexModel, budget, cost: CostFn | None = None, *, num_re
     pt = PlanTree(model)
     plan = plan_context(model, budget, cost, tree=pt, objective=objective, allow_uncovered=allow_uncovered)
     sels = select_all(model)
-    index = PlanIndex(path=str(model.path), output_dir=str(model.output_dir), generation=model.generation.label,
-                      max_level=model.max_level, notes=tuple(model.notes))
+    index = PlanIndex(
+        path=str(model.path),
+        output_dir=str(model.output_dir),
+        generation=model.generation.label,
+        max_level=model.max_level,
+        notes=tuple(model.notes),
+    )
     options = level_options(model, budget, cost, tree=pt, selections=sels)
     why = _why_levels_fit(pt, plan, options)
     if why:
         plan = replace(plan, why_not=list(plan.why_not) + why)
-    return PlanReport(index=index, plan=plan, options=options,
-                      dynamic=dynamic_preview(model, num_repeats, selections=sels), settings=dict(settings or {}))
+    return PlanReport(
+        index=index,
+        plan=plan,
+        options=options,
+        dynamic=dynamic_preview(model, num_repeats, selections=sels),
+        settings=dict(settings or {}),
+    )
 
 
 def _why_levels_fit(pt: PlanTree, plan: Plan, options: list[LevelOption]) -> list[str]:
@@ -975,10 +1122,14 @@ def _why_levels_fit(pt: PlanTree, plan: Plan, options: list[LevelOption]) -> lis
     label = "None" if o.community_level is None else str(o.community_level)
     if gap > 0 and not plan.allow_uncovered:
         bare = [r for r in pt.roots if not pt.has_report(r) and pt.children[r]]
-        return [f"community_level {label} ({'graphrag >= 2.0' if o.behaviour == 'v2' else 'graphrag < 2.0'}) fits "
-                f"with {o.reports:,} reports because it covers only {o.entities_covered:,} of the "
-                f"{plan.entities_coverable:,} coverable entities; a plan holds every coverable entity, and "
-                f"{len(bare):,} report-less roots make its coarsest frontier {plan.start_reports:,} reports. "
-                "--allow-uncovered lets the plan leave their entities out too"]
-    return [f"community_level {label} fits but sends ancestors together with descendants or costs less by "
-            "graphrag's batching; no frontier of single reports fits"]
+        return [
+            f"community_level {label} ({'graphrag >= 2.0' if o.behaviour == 'v2' else 'graphrag < 2.0'}) fits "
+            f"with {o.reports:,} reports because it covers only {o.entities_covered:,} of the "
+            f"{plan.entities_coverable:,} coverable entities; a plan holds every coverable entity, and "
+            f"{len(bare):,} report-less roots make its coarsest frontier {plan.start_reports:,} reports. "
+            "--allow-uncovered lets the plan leave their entities out too"
+        ]
+    return [
+        f"community_level {label} fits but sends ancestors together with descendants or costs less by "
+        "graphrag's batching; no frontier of single reports fits"
+    ]

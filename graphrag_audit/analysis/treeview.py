@@ -22,9 +22,18 @@ from __future__ import annotations
 import heapq
 
 from graphrag_audit.model.index import IndexModel
+from graphrag_audit.results.tree import (
+    SENT_BOTH,
+    SENT_NEITHER,
+    SENT_V1_ONLY,
+    SENT_V2_ONLY,
+    CommunityNode,
+    ForestView,
+    OutsideReport,
+    Row,
+    TreeView,
+)
 from graphrag_audit.sanitise.common import plain
-from graphrag_audit.results.tree import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY,
-                                         CommunityNode, ForestView, OutsideReport, Row, TreeView)
 
 TITLE_CHARS = 120
 
@@ -43,8 +52,12 @@ def _sent(in_v2: bool, in_v1: bool) -> str:
     return SENT_NEITHER
 
 
-def build_forest(model: IndexModel, community_level: int | None = None,
-                 selections: dict | None = None, title_chars: int = TITLE_CHARS) -> ForestView:
+def build_forest(
+    model: IndexModel,
+    community_level: int | None = None,
+    selections: dict | None = None,
+    title_chars: int = TITLE_CHARS,
+) -> ForestView:
     """The view of ``model.forest``; with ``community_level`` the sent marks of that N.
 
     ``selections`` is ``selection.select_all(model)`` (computed here when needed and not given).
@@ -143,10 +156,17 @@ def build_forest(model: IndexModel, community_level: int | None = None,
             sent = _sent(n in in_v2, n in in_v1)
         parent = view_parent[n]
         nodes[n] = CommunityNode(
-            community=n, level=level[i], parent=-1 if parent is None else parent,
-            children=tuple(view_kids[n]), other_parents=others.get(n, ()), entities=n_ent[i],
-            title=titles.get(n, ""), reports=n_reports.get(n, 0), sent=sent,
-            size=size[n], leaves=leaves[n],
+            community=n,
+            level=level[i],
+            parent=-1 if parent is None else parent,
+            children=tuple(view_kids[n]),
+            other_parents=others.get(n, ()),
+            entities=n_ent[i],
+            title=titles.get(n, ""),
+            reports=n_reports.get(n, 0),
+            sent=sent,
+            size=size[n],
+            leaves=leaves[n],
         )
 
     outside = []
@@ -157,16 +177,23 @@ def build_forest(model: IndexModel, community_level: int | None = None,
         sent = _sent(c in in_v2, c in in_v1) if community_level is not None else None
         outside.append(OutsideReport(c, int(rep_level[i]), titles[c], sent))
     return ForestView(
-        nodes=nodes, roots=tuple(roots) + tuple(cycle_roots), community_level=community_level,
-        selection_level=sel_level, sent_reports=sent_reports, outside_reports=tuple(outside),
-        has_reports_table=bool(model.has_reports_table), cycle_roots=tuple(cycle_roots),
-        max_level=max((nd.level for nd in nodes.values()), default=-1), outcomes=outcomes,
+        nodes=nodes,
+        roots=tuple(roots) + tuple(cycle_roots),
+        community_level=community_level,
+        selection_level=sel_level,
+        sent_reports=sent_reports,
+        outside_reports=tuple(outside),
+        has_reports_table=bool(model.has_reports_table),
+        cycle_roots=tuple(cycle_roots),
+        max_level=max((nd.level for nd in nodes.values()), default=-1),
+        outcomes=outcomes,
     )
 
 
 # ---- layout -------------------------------------------------------------------------------
-def layout(forest: ForestView, *, root: int | None = None, depth: int | None = None,
-           max_lines: int | None = 100) -> TreeView:
+def layout(
+    forest: ForestView, *, root: int | None = None, depth: int | None = None, max_lines: int | None = 100
+) -> TreeView:
     """Rows to draw: every top community (roots, or ``root``), then the largest hidden subtrees
     first while the row budget ``max_lines`` lasts (None or 0 = no limit); ``depth`` = how many
     levels below the top communities may be shown (None = all)."""
@@ -250,9 +277,16 @@ def layout(forest: ForestView, *, root: int | None = None, depth: int | None = N
         return total
 
     def more_row(parent: int, depth_: int, guides: tuple[bool, ...], hidden: list[int]) -> Row:
-        return Row("more", depth_, parent, True, guides, more=len(hidden),
-                   more_communities=sum(nodes[k].size for k in hidden),
-                   more_leaves=sum(nodes[k].leaves for k in hidden))
+        return Row(
+            "more",
+            depth_,
+            parent,
+            True,
+            guides,
+            more=len(hidden),
+            more_communities=sum(nodes[k].size for k in hidden),
+            more_leaves=sum(nodes[k].leaves for k in hidden),
+        )
 
     # depth-first, children in ascending community order; a parent whose children are shown
     # only in part gets a "more" row as its last child
@@ -269,8 +303,17 @@ def layout(forest: ForestView, *, root: int | None = None, depth: int | None = N
         nd = nodes[x]
         kids_shown = [k for k in nd.children if k in shown]
         hidden_kids = [k for k in nd.children if k not in shown]
-        rows.append(Row("community", dd, x, lst, gd, hidden_children=len(hidden_kids),
-                        hidden_below=nd.size - 1 - shown_below(x)))
+        rows.append(
+            Row(
+                "community",
+                dd,
+                x,
+                lst,
+                gd,
+                hidden_children=len(hidden_kids),
+                hidden_below=nd.size - 1 - shown_below(x),
+            )
+        )
         child_guides = gd + (not lst,) if dd > 0 else gd
         pending: list = []
         has_more = bool(kids_shown and hidden_kids)
@@ -281,5 +324,12 @@ def layout(forest: ForestView, *, root: int | None = None, depth: int | None = N
         stack.extend(reversed(pending))
     if hidden_tops:
         rows.append(more_row(-1, 0, (), hidden_tops))
-    return TreeView(forest=forest, rows=rows, tops=tuple(tops), root=root, depth=depth,
-                    max_lines=budget, shown=frozenset(shown))
+    return TreeView(
+        forest=forest,
+        rows=rows,
+        tops=tuple(tops),
+        root=root,
+        depth=depth,
+        max_lines=budget,
+        shown=frozenset(shown),
+    )

@@ -61,7 +61,7 @@ class PeriodRuns:
         return len(self.periods)
 
     def run(self, i: int) -> np.ndarray:
-        return self.ids[self.bounds[i]:self.bounds[i + 1]]
+        return self.ids[self.bounds[i] : self.bounds[i + 1]]
 
 
 def offset_violations(runs: PeriodRuns) -> list[dict]:
@@ -71,17 +71,25 @@ def offset_violations(runs: PeriodRuns) -> list[dict]:
     if len(runs) < 2:
         return []
     lens = np.diff(runs.bounds)
-    clash = np.bincount(np.repeat(np.arange(len(runs)), lens)[runs.ids <= np.repeat(runs.previous_max, lens)],
-                        minlength=len(runs))
+    clash = np.bincount(
+        np.repeat(np.arange(len(runs)), lens)[runs.ids <= np.repeat(runs.previous_max, lens)],
+        minlength=len(runs),
+    )
     clash[0] = 0
     expected = runs.previous_max + 1
     bad = np.flatnonzero((np.arange(len(runs)) > 0) & ((clash > 0) | (runs.first != expected)))
     out = []
     for i in bad.tolist():
         ids = runs.run(i)
-        out.append({"period": runs.periods[i], "expected_first": int(expected[i]), "first": int(runs.first[i]),
-                    "at_or_below_previous_max": int(clash[i]),
-                    "examples": [int(x) for x in ids[ids <= runs.previous_max[i]][:8]]})
+        out.append(
+            {
+                "period": runs.periods[i],
+                "expected_first": int(expected[i]),
+                "first": int(runs.first[i]),
+                "at_or_below_previous_max": int(clash[i]),
+                "examples": [int(x) for x in ids[ids <= runs.previous_max[i]][:8]],
+            }
+        )
     return out
 
 
@@ -97,13 +105,26 @@ def _delta_offset(model: IndexModel) -> list[Finding]:
     if not bad:
         return []
     ids = sorted({x for b in bad for x in b["examples"]})
-    parts = [f"{b['period']} starts at {b['first']} (expected {b['expected_first']}"
-             + (f", {b['at_or_below_previous_max']} at or below the earlier runs' maximum)"
-                if b["at_or_below_previous_max"] else ")") for b in bad[:4]]
+    parts = [
+        f"{b['period']} starts at {b['first']} (expected {b['expected_first']}"
+        + (
+            f", {b['at_or_below_previous_max']} at or below the earlier runs' maximum)"
+            if b["at_or_below_previous_max"]
+            else ")"
+        )
+        for b in bad[:4]
+    ]
     more = f" and {len(bad) - 4} more runs" if len(bad) > 4 else ""
-    return [finding("delta-id-offset", "community numbers of a later run do not follow graphrag update's offset "
-                    "(previous maximum + 1): " + "; ".join(parts) + more, ids, runs=bad[:100],
-                    runs_off=len(bad))]
+    return [
+        finding(
+            "delta-id-offset",
+            "community numbers of a later run do not follow graphrag update's offset "
+            "(previous maximum + 1): " + "; ".join(parts) + more,
+            ids,
+            runs=bad[:100],
+            runs_off=len(bad),
+        )
+    ]
 
 
 def _member_found(model: IndexModel) -> np.ndarray | None:
@@ -125,10 +146,19 @@ def _dangling_members(model: IndexModel) -> list[Finding]:
     comms = np.unique(m["community"].to_numpy(dtype=np.int64)[lost]).tolist()
     keys = pd.unique(m["entity"][lost].astype(object).to_numpy())
     column = "entity_ids" if model.member_key == "id" else "create_final_nodes titles"
-    return [finding("dangling-membership", f"{int(lost.sum())} membership rows of {len(comms)} communities "
-                    f"({column}) name {len(keys)} entities that are not in the entities table: {preview(comms)}",
-                    comms, rows=int(lost.sum()), entities=len(keys), count=len(comms), key=model.member_key,
-                    examples=[str(k) for k in keys[:5]])]
+    return [
+        finding(
+            "dangling-membership",
+            f"{int(lost.sum())} membership rows of {len(comms)} communities "
+            f"({column}) name {len(keys)} entities that are not in the entities table: {preview(comms)}",
+            comms,
+            rows=int(lost.sum()),
+            entities=len(keys),
+            count=len(comms),
+            key=model.member_key,
+            examples=[str(k) for k in keys[:5]],
+        )
+    ]
 
 
 def _membership_levels(model: IndexModel) -> list[Finding]:
@@ -149,11 +179,21 @@ def _membership_levels(model: IndexModel) -> list[Finding]:
     if not bad.any():
         return []
     comms = np.unique(comm[keep][bad]).tolist()
-    pairs = pd.Series(list(zip(node_level[bad].tolist(), table_level[bad].tolist()))).value_counts().sort_index()
+    pairs = (
+        pd.Series(list(zip(node_level[bad].tolist(), table_level[bad].tolist()))).value_counts().sort_index()
+    )
     runs = PeriodRuns(c)
     shifted = int(np.isin(comm[keep][bad], runs.previous_max[1:]).sum())
-    return [finding("membership-level-mismatch", f"{int(bad.sum())} create_final_nodes rows put an entity in a "
-                    f"community at another level than the communities table gives it ({len(comms)} communities): "
-                    f"{preview(comms)}", comms, rows=int(bad.sum()), count=len(comms),
-                    node_vs_table_levels={f"{a}->{b}": int(n) for (a, b), n in pairs.items()},
-                    shifted_minus_one=shifted)]
+    return [
+        finding(
+            "membership-level-mismatch",
+            f"{int(bad.sum())} create_final_nodes rows put an entity in a "
+            f"community at another level than the communities table gives it ({len(comms)} communities): "
+            f"{preview(comms)}",
+            comms,
+            rows=int(bad.sum()),
+            count=len(comms),
+            node_vs_table_levels={f"{a}->{b}": int(n) for (a, b), n in pairs.items()},
+            shifted_minus_one=shifted,
+        )
+    ]

@@ -37,8 +37,14 @@ def offset_check(previous: IndexModel, delta: IndexModel, merged: IndexModel) ->
     found = np.unique(merged.communities["community"].to_numpy(dtype=np.int64))
     missing = np.setdiff1d(expected, found, assume_unique=True)
     extra = np.setdiff1d(found, expected, assume_unique=True)
-    return OffsetCheck(old_max + 1, source, len(expected), len(found),
-                       tuple(int(x) for x in missing[:_SHOWN]), tuple(int(x) for x in extra[:_SHOWN]))
+    return OffsetCheck(
+        old_max + 1,
+        source,
+        len(expected),
+        len(found),
+        tuple(int(x) for x in missing[:_SHOWN]),
+        tuple(int(x) for x in extra[:_SHOWN]),
+    )
 
 
 def _part(role: str, path, queried: bool, options: AuditOptions) -> tuple[UpdatePart, IndexModel | None]:
@@ -51,10 +57,19 @@ def _part(role: str, path, queried: bool, options: AuditOptions) -> tuple[Update
     per_level = tuple(t.communities for t in report.tree_levels)
     periods = tuple(sorted({str(p) for p in model.communities["period"].tolist() if p}))
     entities = None if model.entities is None else int(len(model.entities))
-    return UpdatePart(role, str(path), queried, "audited", generation=model.generation.label,
-                      communities=int(len(model.communities)), reports=int(len(model.reports)),
-                      entities=entities, per_level=per_level, periods=periods,
-                      findings=tuple(report.findings)), model
+    return UpdatePart(
+        role,
+        str(path),
+        queried,
+        "audited",
+        generation=model.generation.label,
+        communities=int(len(model.communities)),
+        reports=int(len(model.reports)),
+        entities=entities,
+        per_level=per_level,
+        periods=periods,
+        findings=tuple(report.findings),
+    ), model
 
 
 def audit_update_run(path: str | os.PathLike, options: AuditOptions | None = None) -> UpdateRunReport:
@@ -76,6 +91,17 @@ def audit_update_run(path: str | os.PathLike, options: AuditOptions | None = Non
             offset = offset_check(models["previous"], models["delta"], models["merged"])
     else:
         why = "needs previous, delta and merged: " + ", ".join(
-            f"{p.role} {p.status}" for p in parts if p.status != "audited")
-    return UpdateRunReport(str(run.requested), run.layout, run.run, run.runs, run.queried, options.level,
-                           tuple(parts), offset, why, run.notes)
+            f"{p.role} {p.status}" for p in parts if p.status != "audited"
+        )
+    return UpdateRunReport(
+        str(run.requested),
+        run.layout,
+        run.run,
+        run.runs,
+        run.queried,
+        options.level,
+        tuple(parts),
+        offset,
+        why,
+        run.notes,
+    )

@@ -32,9 +32,11 @@ from graphrag_audit.bundle.filler import Filler
 
 #: what an ``id`` string may be to stay as it is: a UUID, a number (int, float, nan, inf), an ISO
 #: date (graphrag's ``period``), a boolean
-_KEEP_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-                      r"|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|inf|Infinity)"
-                      r"|\d{4}-\d{2}-\d{2}|True|False|None")
+_KEEP_ID = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|inf|Infinity)"
+    r"|\d{4}-\d{2}-\d{2}|True|False|None"
+)
 _COMMUNITY_TITLE = re.compile(r"Community -?\d+")
 #: an item of a list written as text (graphrag 3 CSV cells: ``['a', 'b']``, ``[1 2]``)
 _CSV_ITEM = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|([^\s,\[\]'\"]+)")
@@ -107,14 +109,19 @@ class Anonymiser:
         else:
             leaf = self._leaf(role, [])
         if role == "text":
+
             def strings(arr: pa.Array) -> pa.Array:
                 return self.columns.array(arr.cast(pa.large_string()))
         else:
+
             def strings(arr: pa.Array) -> pa.Array:
                 arr = arr.cast(pa.large_string())
                 enc = arr.dictionary_encode()
-                mapped = pa.array([leaf(v) if v else v for v in enc.dictionary.to_pylist()], type=pa.large_string())
+                mapped = pa.array(
+                    [leaf(v) if v else v for v in enc.dictionary.to_pylist()], type=pa.large_string()
+                )
                 return mapped.take(enc.indices)
+
         chunks = [_rebuild(c, strings) for c in column.chunks]
         if not chunks:
             return pa.chunked_array([], type=_clean_type(column.type))
@@ -157,12 +164,14 @@ class Anonymiser:
     def _csv_ids(self, cell: str) -> str:
         s = cell.strip()
         if s.startswith("[") and s.endswith("]"):
+
             def item(m: re.Match) -> str:
                 if m.group(1) is not None:
                     return "'" + self.ident(m.group(1)) + "'"
                 if m.group(2) is not None:
                     return '"' + self.ident(m.group(2)) + '"'
                 return self.ident(m.group(3))
+
             inner = _CSV_ITEM.sub(item, s[1:-1])
             return "[" + inner + "]"
         return self.ident(cell)
@@ -174,18 +183,28 @@ def _all_numbers(cells: list[str]) -> bool:
 
 # -- types -------------------------------------------------------------------------------------
 def is_text_type(t: pa.DataType) -> bool:
-    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t))
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
 
 
 def is_binary_type(t: pa.DataType) -> bool:
-    return (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
-            or pa.types.is_fixed_size_binary(t))
+    return (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_binary_view(t)
+        or pa.types.is_fixed_size_binary(t)
+    )
 
 
 def _plain(t: pa.DataType) -> bool:
     """A type that holds no text and no names: numbers, booleans, dates, times, decimals, null."""
-    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) or pa.types.is_null(t)
-            or pa.types.is_temporal(t) or pa.types.is_decimal(t))
+    return (
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_null(t)
+        or pa.types.is_temporal(t)
+        or pa.types.is_decimal(t)
+    )
 
 
 def _field_name(name: str, i: int) -> str:
@@ -210,8 +229,12 @@ def _clean_type(t: pa.DataType) -> pa.DataType:
     if pa.types.is_large_list_view(t):
         return pa.large_list(_clean_type(t.value_type))
     if pa.types.is_struct(t):
-        return pa.struct([pa.field(_field_name(t.field(i).name, i), _clean_type(t.field(i).type))
-                          for i in range(t.num_fields)])
+        return pa.struct(
+            [
+                pa.field(_field_name(t.field(i).name, i), _clean_type(t.field(i).type))
+                for i in range(t.num_fields)
+            ]
+        )
     if pa.types.is_map(t):
         return pa.map_(_clean_type(t.key_type), _clean_type(t.item_type), t.keys_sorted)
     raise Unsupported(str(t))
@@ -269,8 +292,10 @@ def _binary(arr: pa.Array, strings) -> pa.Array:
     try:
         text = arr.cast(pa.large_string())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        text = pa.array([None if v is None else v.decode("utf-8", "replace") for v in arr.to_pylist()],
-                        type=pa.large_string())
+        text = pa.array(
+            [None if v is None else v.decode("utf-8", "replace") for v in arr.to_pylist()],
+            type=pa.large_string(),
+        )
     return strings(text).cast(pa.large_binary()).cast(t)
 
 
@@ -287,5 +312,6 @@ def _strings_of(arr: pa.Array, out: list[str]) -> None:
         elif isinstance(v, (list, tuple)):
             for x in v:
                 collect(x)
+
     for v in arr.to_pylist():
         collect(v)

@@ -34,12 +34,28 @@ from graphrag_audit.bundle.filler import Filler
 
 #: the code points the ``regex`` module's ``\s`` matches (Unicode White_Space), which is what
 #: ``filler._CHUNK`` and tiktoken's pattern mean by whitespace (a test checks this list)
-WHITESPACE = (0x9, 0xA, 0xB, 0xC, 0xD, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029,
-              0x202F, 0x205F, 0x3000)
+WHITESPACE = (
+    0x9,
+    0xA,
+    0xB,
+    0xC,
+    0xD,
+    0x20,
+    0x85,
+    0xA0,
+    0x1680,
+    *range(0x2000, 0x200B),
+    0x2028,
+    0x2029,
+    0x202F,
+    0x205F,
+    0x3000,
+)
 _WS = frozenset(map(chr, WHITESPACE))
 #: the UTF-8 encodings of the whitespace characters, by length
-_WS_BYTES = tuple(tuple(c.encode("utf-8") for c in map(chr, WHITESPACE) if len(c.encode("utf-8")) == k)
-                  for k in (1, 2, 3))
+_WS_BYTES = tuple(
+    tuple(c.encode("utf-8") for c in map(chr, WHITESPACE) if len(c.encode("utf-8")) == k) for k in (1, 2, 3)
+)
 _NO_BYTES = np.zeros(0, dtype=np.uint8)
 
 
@@ -52,7 +68,9 @@ _WS_TAIL = np.zeros(256, dtype=bool)
 _WS_TAIL[[e[-1] for k in (1, 2) for e in _WS_BYTES[k]]] = True
 
 
-def _whitespace_at(data: np.ndarray, at: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, ending: bool) -> np.ndarray:
+def _whitespace_at(
+    data: np.ndarray, at: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, ending: bool
+) -> np.ndarray:
     """Per position: whether a whitespace character starts at ``at`` (``ending``: ends just before
     ``at``), within ``[lo, hi)`` (the value's bytes; the UTF-8 is valid, so a lead byte is followed by
     its continuation bytes and no whitespace encoding is the tail of a longer character)."""
@@ -89,7 +107,9 @@ def cut_offsets(data: np.ndarray, offs: np.ndarray) -> np.ndarray:
     start, end = offs[value], offs[value + 1]
     inner = (sp > start) & (sp + 1 < end)
     sp, start, end = sp[inner], start[inner], end[inner]
-    keep = ~_whitespace_at(data, sp, start, end, ending=True) & ~_whitespace_at(data, sp + 1, start, end, ending=False)
+    keep = ~_whitespace_at(data, sp, start, end, ending=True) & ~_whitespace_at(
+        data, sp + 1, start, end, ending=False
+    )
     return sp[keep]
 
 
@@ -151,14 +171,16 @@ class ColumnFiller:
         n = len(uniq)
         bufs = uniq.buffers()
         wide = pa.types.is_large_string(uniq.type)
-        offs = np.frombuffer(bufs[1], dtype=np.int64 if wide else np.int32)[uniq.offset:uniq.offset + n + 1]
+        offs = np.frombuffer(bufs[1], dtype=np.int64 if wide else np.int32)[uniq.offset : uniq.offset + n + 1]
         offs = offs.astype(np.int64)
         data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else _NO_BYTES
         cuts = cut_offsets(data, offs)
         bounds = np.sort(np.concatenate([offs, cuts]), kind="stable")
-        chunk_arr = pa.Array.from_buffers(pa.large_string(), len(bounds) - 1,
-                                          [None, pa.py_buffer(bounds), bufs[2] if data is not _NO_BYTES
-                                           else pa.py_buffer(b"")])
+        chunk_arr = pa.Array.from_buffers(
+            pa.large_string(),
+            len(bounds) - 1,
+            [None, pa.py_buffer(bounds), bufs[2] if data is not _NO_BYTES else pa.py_buffer(b"")],
+        )
         flat = chunk_arr.dictionary_encode()
         offsets = np.arange(n + 1, dtype=np.int64) + np.searchsorted(cuts, offs, side="left")
         return flat.dictionary.to_pylist(), flat.indices.to_numpy().astype(np.int64), offsets
@@ -235,8 +257,14 @@ class ColumnFiller:
         n_orig = np.fromiter(map(counts, chunks), dtype=np.int64, count=len(chunks))
         n_fill = np.fromiter(map(counts, fills), dtype=np.int64, count=len(chunks))
         # a chunk's filler must be cut where the chunk is: same start (space + non-space), same end
-        bad = np.fromiter(((_starts_cut(c) and not _starts_cut(f)) or (_ends_nonspace(c) and not _ends_nonspace(f))
-                           for c, f in zip(chunks, fills)), dtype=np.int64, count=len(chunks))
+        bad = np.fromiter(
+            (
+                (_starts_cut(c) and not _starts_cut(f)) or (_ends_nonspace(c) and not _ends_nonspace(f))
+                for c, f in zip(chunks, fills)
+            ),
+            dtype=np.int64,
+            count=len(chunks),
+        )
         rest_o, rest_f, rest_bad = (_rest_sum_array(x[at], offsets) for x in (n_orig, n_fill, bad))
         starts, ends = offsets[:-1], offsets[1:]
         first = at[starts]
@@ -249,11 +277,16 @@ class ColumnFiller:
         where = np.zeros(len(uniq), dtype=np.int64)  # per value: its first chunk's row in the above
         where[~empty] = pos
         # the fillers of each value's chunks after the first, joined, after its first chunk's filler
-        fill_lists = pa.ListArray.from_arrays(pa.array(offsets, type=pa.int64()).cast(pa.int32()),
-                                              pa.array(fills, type=pa.large_string()).take(pa.array(at)))
+        fill_lists = pa.ListArray.from_arrays(
+            pa.array(offsets, type=pa.int64()).cast(pa.int32()),
+            pa.array(fills, type=pa.large_string()).take(pa.array(at)),
+        )
         rest_out = pc.binary_join(pc.list_slice(fill_lists, 1), pa.scalar("", pa.large_string()))
-        head_of = pa.array(heads, type=pa.large_string()).take(pa.array(where)) if heads else \
-            pa.nulls(len(uniq), pa.large_string())
+        head_of = (
+            pa.array(heads, type=pa.large_string()).take(pa.array(where))
+            if heads
+            else pa.nulls(len(uniq), pa.large_string())
+        )
         whole = pc.binary_join_element_wise(head_of, rest_out, pa.scalar("", pa.large_string()))
         # what a '|' after each value's last chunk adds, once per distinct last chunk (values of
         # several chunks only)
@@ -269,7 +302,11 @@ class ColumnFiller:
         kept = many & ~empty & (rest_bad == 0) & ok0[where] & (want0 == got0) & (want1 == got1)
         direct = np.flatnonzero(~kept & ~empty)
         if len(direct) == 0:
-            return whole if not empty.any() else pc.if_else(pa.array(empty), pa.scalar("", pa.large_string()), whole)
+            return (
+                whole
+                if not empty.any()
+                else pc.if_else(pa.array(empty), pa.scalar("", pa.large_string()), whole)
+            )
         values = uniq.take(pa.array(direct)).to_pylist()
         mended = whole.take(pa.array(direct)).to_pylist()
         fixed = [filler._fix(w, v) for w, v in zip(mended, values)]
@@ -329,5 +366,9 @@ def fill_nested(columns: ColumnFiller, arr: pa.Array) -> pa.Array | None:
 
 def _has_text_type(t: pa.DataType) -> bool:
     # nested and dictionary types are not looked into here: the caller's value-by-value path has them
-    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_nested(t)
-            or pa.types.is_dictionary(t))
+    return (
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_nested(t)
+        or pa.types.is_dictionary(t)
+    )

@@ -16,9 +16,9 @@ import csv
 import io
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -78,12 +78,17 @@ def _schemas(files: IndexFiles) -> dict[str, dict[str, str]]:
     out = {}
     for name, p in files.tables.items():
         names = table_columns(p)
-        out[name] = {n: "csv" for n in names} if p.suffix == ".csv" else {f.name: str(f.type) for f in
-                                                                          parquet_schema(p)}
+        out[name] = (
+            {n: "csv" for n in names}
+            if p.suffix == ".csv"
+            else {f.name: str(f.type) for f in parquet_schema(p)}
+        )
     return out
 
 
-def plan_bundle(index_dir, *, include_all: bool = False, max_bytes: int | None = DEFAULT_MAX_BYTES) -> BundlePlan:
+def plan_bundle(
+    index_dir, *, include_all: bool = False, max_bytes: int | None = DEFAULT_MAX_BYTES
+) -> BundlePlan:
     """Which files of the index go into the bundle; refuses (IndexInputError) above ``max_bytes``."""
     files = locate_index(index_dir)
     generation = detect_generation(files.tables, _schemas(files)).label
@@ -125,14 +130,17 @@ def plan_bundle(index_dir, *, include_all: bool = False, max_bytes: int | None =
     if not any(kind for _, kind in plan.tables):
         raise IndexInputError(out_dir, "no index tables to bundle")
     if max_bytes is not None and plan.input_bytes > max_bytes:
-        raise IndexInputError(out_dir, f"the tables to bundle hold {plan.input_bytes:,} bytes, more than "
-                                       f"--max-size {max_bytes:,}")
+        raise IndexInputError(
+            out_dir,
+            f"the tables to bundle hold {plan.input_bytes:,} bytes, more than --max-size {max_bytes:,}",
+        )
     return plan
 
 
 def _parquet_bytes(table: pa.Table) -> Callable:
     def produce(fh) -> None:
         pq.write_table(table, fh, compression="snappy")
+
     return produce
 
 
@@ -160,8 +168,16 @@ def _is_embedding(name: str, t) -> bool:
     return False
 
 
-def _columns(kind: str | None, names: list[str], types: dict, plan: BundlePlan, keep_titles: bool,
-             dropped: Counter, added: list[str], fname: str) -> dict[str, str]:
+def _columns(
+    kind: str | None,
+    names: list[str],
+    types: dict,
+    plan: BundlePlan,
+    keep_titles: bool,
+    dropped: Counter,
+    added: list[str],
+    fname: str,
+) -> dict[str, str]:
     """The columns of one table kept, with their roles."""
     allowed = set(schema.ALLOWLIST[plan.generation].get(kind, ())) if kind else set()
     out: dict[str, str] = {}
@@ -190,9 +206,15 @@ def _out_name(src: Path, kind: str | None, generation: str) -> str:
     return (schema.LEGACY_PREFIX if legacy else "") + kind + src.suffix
 
 
-def write_bundle(plan: BundlePlan, out, *, keep_titles: bool = False, force: bool = False,
-                 guard: Guard | None = None,
-                 extra: Callable[[Path, "BundleResult"], dict[str, bytes]] | None = None) -> BundleResult:
+def write_bundle(
+    plan: BundlePlan,
+    out,
+    *,
+    keep_titles: bool = False,
+    force: bool = False,
+    guard: Guard | None = None,
+    extra: Callable[[Path, BundleResult], dict[str, bytes]] | None = None,
+) -> BundleResult:
     """Write the bundle to ``out``. ``extra(path, result)`` returns more files (name -> bytes) to
     write before the directory is published (the audit of the bundle, its README)."""
     guard = (guard if guard is not None else Guard()).protect_located(plan.files)
@@ -201,7 +223,9 @@ def write_bundle(plan: BundlePlan, out, *, keep_titles: bool = False, force: boo
     dropped: Counter = Counter()
     added: list[str] = []
     # entity tables first, so that pseudonyms are numbered in entity order
-    order = sorted(plan.tables, key=lambda pk: (pk[1] not in ("entities", "nodes"), pk[1] is None, pk[0].name))
+    order = sorted(
+        plan.tables, key=lambda pk: (pk[1] not in ("entities", "nodes"), pk[1] is None, pk[0].name)
+    )
     w = DirectoryWriter(out, guard, force=force)
     w.check()
     with w:
@@ -229,8 +253,7 @@ def write_bundle(plan: BundlePlan, out, *, keep_titles: bool = False, force: boo
                 allowed = schema.ALLOWLIST[plan.generation][kind]
                 written[name] = [c for c in kept if c in allowed]
         written = dict(sorted(written.items()))
-        result = BundleResult(Path(out), plan, written, anon.entities, anon.ids, keep_titles,
-                              +dropped, added)
+        result = BundleResult(Path(out), plan, written, anon.entities, anon.ids, keep_titles, +dropped, added)
         names: list[str] = []
         if extra is not None:
             files = extra(w.path, result)
@@ -262,10 +285,12 @@ def readme(result: BundleResult, tool_version: str) -> str:
         "and inside graphrag's report rows, so global search builds the same batches and map calls. "
         "ASCII punctuation, whitespace and line breaks stay; digits became 0; other symbols became ASCII "
         "punctuation.",
-        ("- Entity names, community titles and report titles were kept (`--keep-titles`)."
-         if result.keep_titles else
-         f"- Entity names: {result.entities:,} stable pseudonyms (`Entity N`, the same in every table); "
-         "community titles other than graphrag's `Community N`: `Community title N`."),
+        (
+            "- Entity names, community titles and report titles were kept (`--keep-titles`)."
+            if result.keep_titles
+            else f"- Entity names: {result.entities:,} stable pseudonyms (`Entity N`, the same in every table); "
+            "community titles other than graphrag's `Community N`: `Community title N`."
+        ),
         f"- Ids that are not UUIDs or numbers: {result.ids:,} stable pseudonyms (`id-N`, the same in every "
         "table and list).",
         "- Nulls, empty strings and list lengths are as in the index. No schema or field metadata is kept.",
@@ -282,8 +307,11 @@ def readme(result: BundleResult, tool_version: str) -> str:
     else:
         lines.append("- nothing")
     if result.added:
-        lines += ["", f"`--include-all` added {len(result.added):,} more table(s) or column(s), their values "
-                      "rebuilt the same way but their names kept."]
+        lines += [
+            "",
+            f"`--include-all` added {len(result.added):,} more table(s) or column(s), their values "
+            "rebuilt the same way but their names kept.",
+        ]
     lines += [
         "",
         "Settings files are not part of a bundle: audit it with the same `--tokenizer` and "

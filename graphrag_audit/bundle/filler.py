@@ -43,12 +43,43 @@ from graphrag_audit.graphrag.tokens import get_token_counter
 #: tiktoken's cl100k_base pre-tokenisation pattern
 PRETOKEN = regex.compile(
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|(?P<lead>[^\r\n\p{L}\p{N}]?)(?P<letters>\p{L}+)|\p{N}{1,3}"""
-    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
 #: the words filler text is made of (each one cl100k token alone and after a space)
-FILLER_WORDS: tuple[str, ...] = ("and", "any", "all", "also", "are", "but", "can", "for", "from", "have",
-                                 "her", "his", "into", "just", "how", "one", "our", "out", "new", "now",
-                                 "over", "about", "after", "each", "even", "good", "great", "first",
-                                 "other", "work", "year", "way")
+FILLER_WORDS: tuple[str, ...] = (
+    "and",
+    "any",
+    "all",
+    "also",
+    "are",
+    "but",
+    "can",
+    "for",
+    "from",
+    "have",
+    "her",
+    "his",
+    "into",
+    "just",
+    "how",
+    "one",
+    "our",
+    "out",
+    "new",
+    "now",
+    "over",
+    "about",
+    "after",
+    "each",
+    "even",
+    "good",
+    "great",
+    "first",
+    "other",
+    "work",
+    "year",
+    "way",
+)
 #: a text opening with a quote whose first letters read as a contraction ('s, 't, 'm, 'd, 're, 've, 'll)
 _QUOTED = regex.compile(r"'((?i:s|t|m|d|re|ve|ll)\p{L}*)")
 _DIGITS = str.maketrans("123456789", "000000000")
@@ -188,7 +219,12 @@ class Filler:
         n = want[0]
         alone = None
         a_range = range(max(0, n // 2 - 3), n // 2 + 3)
-        phases = (("",), _SUFFIXES), (tuple(_PUNCT), _SUFFIXES), (("",), _MORE_SUFFIXES), (tuple(_PUNCT), _MORE_SUFFIXES)
+        phases = (
+            (("",), _SUFFIXES),
+            (tuple(_PUNCT), _SUFFIXES),
+            (("",), _MORE_SUFFIXES),
+            (tuple(_PUNCT), _MORE_SUFFIXES),
+        )
         for prefixes, suffixes in phases:
             for pre in prefixes:
                 for a in a_range:
@@ -327,13 +363,13 @@ class Filler:
             for ws in reversed(pieces):
                 take = min(need, len(ws) - 1)
                 if take:
-                    del ws[len(ws) - take:]
+                    del ws[len(ws) - take :]
                     need -= take
                 if not need:
                     break
         fixed, at = [], 0
         for m, ws in zip(runs, pieces):
-            fixed.append(out[at:m.start()])
+            fixed.append(out[at : m.start()])
             fixed.append(" ".join(ws))
             at = m.end()
         fixed.append(out[at:])

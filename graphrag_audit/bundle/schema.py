@@ -38,15 +38,43 @@ and ``text`` (filler with the same token count).
 from __future__ import annotations
 
 #: columns that hold ids, numbers, levels, memberships and dates (role ``id``)
-ID_COLUMNS = frozenset({
-    "id", "human_readable_id", "community", "level", "parent", "children", "entity_ids", "relationship_ids",
-    "text_unit_ids", "covariate_ids", "document_ids", "document_id", "size", "rank", "degree", "combined_degree",
-    "weight", "n_tokens", "x", "y", "period",
-})
+ID_COLUMNS = frozenset(
+    {
+        "id",
+        "human_readable_id",
+        "community",
+        "level",
+        "parent",
+        "children",
+        "entity_ids",
+        "relationship_ids",
+        "text_unit_ids",
+        "covariate_ids",
+        "document_ids",
+        "document_id",
+        "size",
+        "rank",
+        "degree",
+        "combined_degree",
+        "weight",
+        "n_tokens",
+        "x",
+        "y",
+        "period",
+    }
+)
 #: (table kind, column) pairs that hold entity names (role ``entity``)
-ENTITY_NAMES = frozenset({("entities", "title"), ("entities", "name"), ("nodes", "title"),
-                          ("relationships", "source"), ("relationships", "target"),
-                          ("covariates", "subject_id"), ("covariates", "object_id")})
+ENTITY_NAMES = frozenset(
+    {
+        ("entities", "title"),
+        ("entities", "name"),
+        ("nodes", "title"),
+        ("relationships", "source"),
+        ("relationships", "target"),
+        ("covariates", "subject_id"),
+        ("covariates", "object_id"),
+    }
+)
 #: struct field names kept as they are (graphrag's report findings); any other is renamed ``field_N``
 KNOWN_FIELDS = frozenset({"explanation", "summary"})
 
@@ -54,17 +82,67 @@ _NODES = ("id", "title", "degree", "community", "level")
 #: reports: ``children``, ``findings`` and ``size`` are kept in every generation: the audit says
 #: whether graphrag 3's typed loader would find them (``graphrag_audit/graphrag/compat.py``:
 #: ``TYPED_REPORT_COLUMNS``; ``data_model/dfs.py@v3.3.0``: ``community_reports_typed``)
-_REPORTS_V0 = ("id", "community", "level", "title", "summary", "full_content", "rank", "findings", "children",
-               "size")
+_REPORTS_V0 = (
+    "id",
+    "community",
+    "level",
+    "title",
+    "summary",
+    "full_content",
+    "rank",
+    "findings",
+    "children",
+    "size",
+)
 _REPORTS_V2 = _REPORTS_V0 + ("human_readable_id", "parent", "period")
-_COMMUNITIES_AUDIT = ("id", "human_readable_id", "community", "level", "parent", "children", "title", "period",
-                      "size", "entity_ids")
-_COVARIATES = ("id", "human_readable_id", "subject_id", "subject_type", "covariate_type", "type", "object_id",
-               "status", "start_date", "end_date", "description", "text_unit_ids", "document_ids")
-_RELATIONSHIPS = ("id", "human_readable_id", "source", "target", "description", "weight", "rank",
-                  "combined_degree", "text_unit_ids")
-_TEXT_UNITS = ("id", "human_readable_id", "text", "n_tokens", "entity_ids", "relationship_ids", "covariate_ids",
-               "document_ids")
+_COMMUNITIES_AUDIT = (
+    "id",
+    "human_readable_id",
+    "community",
+    "level",
+    "parent",
+    "children",
+    "title",
+    "period",
+    "size",
+    "entity_ids",
+)
+_COVARIATES = (
+    "id",
+    "human_readable_id",
+    "subject_id",
+    "subject_type",
+    "covariate_type",
+    "type",
+    "object_id",
+    "status",
+    "start_date",
+    "end_date",
+    "description",
+    "text_unit_ids",
+    "document_ids",
+)
+_RELATIONSHIPS = (
+    "id",
+    "human_readable_id",
+    "source",
+    "target",
+    "description",
+    "weight",
+    "rank",
+    "combined_degree",
+    "text_unit_ids",
+)
+_TEXT_UNITS = (
+    "id",
+    "human_readable_id",
+    "text",
+    "n_tokens",
+    "entity_ids",
+    "relationship_ids",
+    "covariate_ids",
+    "document_ids",
+)
 
 #: generation -> table kind (file stem without ``create_final_``) -> the columns kept
 ALLOWLIST: dict[str, dict[str, tuple[str, ...]]] = {
@@ -96,7 +174,17 @@ ALLOWLIST: dict[str, dict[str, tuple[str, ...]]] = {
         "covariates": _COVARIATES,
     },
     "2.x": {
-        "entities": ("id", "human_readable_id", "title", "type", "description", "text_unit_ids", "degree", "x", "y"),
+        "entities": (
+            "id",
+            "human_readable_id",
+            "title",
+            "type",
+            "description",
+            "text_unit_ids",
+            "degree",
+            "x",
+            "y",
+        ),
         "communities": _COMMUNITIES_AUDIT + ("relationship_ids", "text_unit_ids"),
         "community_reports": _REPORTS_V2,
         "relationships": _RELATIONSHIPS,
@@ -126,7 +214,7 @@ def kind_of(stem: str, generation: str) -> str | None:
     if legacy:
         if not stem.startswith(LEGACY_PREFIX):
             return None
-        kind = stem[len(LEGACY_PREFIX):]
+        kind = stem[len(LEGACY_PREFIX) :]
     else:
         kind = stem
     return kind if kind in ALLOWLIST.get(generation, {}) else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -26,21 +26,42 @@ def _size(text: str) -> int:
 
 def bundle_cmd(
     index_dir: IndexDir,
-    out: Annotated[Path, typer.Option(
-        "--output", "-o", metavar="OUT", help="The bundle directory to create (a new or empty directory, never "
-                                              "inside an index).")],
-    keep_titles: Annotated[bool, typer.Option(
-        "--keep-titles", help="Keep entity names, community titles and report titles (all other text is still "
-                              "replaced).")] = False,
-    include_all: Annotated[bool, typer.Option(
-        "--include-all", help="Also bundle the tables and columns graphrag's query path does not read "
-                              "(covariates, ...), rebuilt the same way, and say which on stderr; embeddings and "
-                              "folders such as lancedb/ are never copied.")] = False,
-    max_size: Annotated[str, typer.Option(
-        "--max-size", metavar="BYTES", help="Refuse (exit 2) when the tables to bundle hold more than this "
-                                            "(e.g. 500M, 4G).")] = "2G",
-    force: Annotated[bool, typer.Option(
-        "--force", help="Write into a non-empty OUT (same-named files are replaced).")] = False,
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="OUT",
+            help="The bundle directory to create (a new or empty directory, never inside an index).",
+        ),
+    ],
+    keep_titles: Annotated[
+        bool,
+        typer.Option(
+            "--keep-titles",
+            help="Keep entity names, community titles and report titles (all other text is still replaced).",
+        ),
+    ] = False,
+    include_all: Annotated[
+        bool,
+        typer.Option(
+            "--include-all",
+            help="Also bundle the tables and columns graphrag's query path does not read "
+            "(covariates, ...), rebuilt the same way, and say which on stderr; embeddings and "
+            "folders such as lancedb/ are never copied.",
+        ),
+    ] = False,
+    max_size: Annotated[
+        str,
+        typer.Option(
+            "--max-size",
+            metavar="BYTES",
+            help="Refuse (exit 2) when the tables to bundle hold more than this (e.g. 500M, 4G).",
+        ),
+    ] = "2G",
+    force: Annotated[
+        bool, typer.Option("--force", help="Write into a non-empty OUT (same-named files are replaced).")
+    ] = False,
     debug: Debug = False,
 ):
     """A shareable reproduction of an index: same layout, ids and token counts, all free text replaced."""
@@ -58,19 +79,25 @@ def bundle_cmd(
 
         def extra(path: Path, result) -> dict[str, bytes]:
             report = bundle_audit(in_source_words(lambda: audit(path), path, plan.files.output_dir), out)
-            return {AUDIT_JSON: render_json(report).encode("utf-8"),
-                    AUDIT_MARKDOWN: render_markdown(report).encode("utf-8"),
-                    "README.md": readme(result, __version__).encode("utf-8")}
+            return {
+                AUDIT_JSON: render_json(report).encode("utf-8"),
+                AUDIT_MARKDOWN: render_markdown(report).encode("utf-8"),
+                "README.md": readme(result, __version__).encode("utf-8"),
+            }
 
         return write_bundle(plan, out, keep_titles=keep_titles, force=force, extra=extra)
 
     result = run_guarded(work, debug)
     if result.added:
-        say(f"graphrag-audit: warning: --include-all put {len(result.added)} table(s) or column(s) that graphrag's "
+        say(
+            f"graphrag-audit: warning: --include-all put {len(result.added)} table(s) or column(s) that graphrag's "
             f"query path does not read into the bundle (values rebuilt, names kept): "
-            f"{', '.join(map(repr, result.added))}\n")
-    say(f"graphrag-audit: bundle written to {result.out} ({len(result.replaced)} table(s); "
-        f"{sum(result.plan.left_out.values())} file(s) left out, see its README.md)\n")
+            f"{', '.join(map(repr, result.added))}\n"
+        )
+    say(
+        f"graphrag-audit: bundle written to {result.out} ({len(result.replaced)} table(s); "
+        f"{sum(result.plan.left_out.values())} file(s) left out, see its README.md)\n"
+    )
     raise typer.Exit(EXIT_OK)
 
 
@@ -81,9 +108,12 @@ def local_only(index_dir) -> None:
 
     loc = location_of(index_dir)
     if loc is not None:
-        raise IndexInputError(loc.display, f"bundle reads local index folders only, and this index is in "
-                                           f"{loc.kind}: copy its output folder into a local folder and bundle "
-                                           f"that (levels, tree, plan and report read it in place)")
+        raise IndexInputError(
+            loc.display,
+            f"bundle reads local index folders only, and this index is in "
+            f"{loc.kind}: copy its output folder into a local folder and bundle "
+            f"that (levels, tree, plan and report read it in place)",
+        )
 
 
 def in_source_words(fn, staged: Path, source: Path):

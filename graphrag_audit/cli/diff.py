@@ -9,12 +9,37 @@ from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import (DEFAULT_MAX_COVERAGE_DROP, DEFAULT_MAX_MAP_CALLS_INCREASE, Debug,
-                                        DiffFormatOpt, DiffLevel, FailOn, FailOnOpt, IncludeHypothetical, IncludeTitles,
-                                        MaxContextTokens, MaxCoverageDrop, MaxMapCallsIncrease, NoCosts, Output,
-                                        Tokenizer, Width, regression_limits)
-from graphrag_audit.cli.run import (Progress, check_output_path, check_tokenizer, fail, output_charset_for,
-                                    regression_exit, run_guarded, stdout_if_dash, text_width, write_payload)
+from graphrag_audit.cli.options import (
+    DEFAULT_MAX_COVERAGE_DROP,
+    DEFAULT_MAX_MAP_CALLS_INCREASE,
+    Debug,
+    DiffFormatOpt,
+    DiffLevel,
+    FailOn,
+    FailOnOpt,
+    IncludeHypothetical,
+    IncludeTitles,
+    MaxContextTokens,
+    MaxCoverageDrop,
+    MaxMapCallsIncrease,
+    NoCosts,
+    Output,
+    Tokenizer,
+    Width,
+    regression_limits,
+)
+from graphrag_audit.cli.run import (
+    Progress,
+    check_output_path,
+    check_tokenizer,
+    fail,
+    output_charset_for,
+    regression_exit,
+    run_guarded,
+    stdout_if_dash,
+    text_width,
+    write_payload,
+)
 from graphrag_audit.render.formats import DiffFormat, renderer
 
 OldDir = Annotated[Path, typer.Argument(metavar="OLD", help="The earlier index (any layout levels reads).")]
@@ -59,8 +84,12 @@ def diff_cmd(
 
         progress = Progress(enabled=sys.stderr.isatty())
         try:
-            opts = AuditOptions(level=2 if level is None else level, tokenizer=tokenizer,
-                                max_context_tokens=max_context_tokens, costs=not no_costs)
+            opts = AuditOptions(
+                level=2 if level is None else level,
+                tokenizer=tokenizer,
+                max_context_tokens=max_context_tokens,
+                costs=not no_costs,
+            )
             progress("auditing OLD")
             om, orep = audit_with_model(old_dir, opts, progress=progress, between_phases=release_freed_memory)
             progress("auditing NEW")
@@ -82,4 +111,3 @@ def diff_cmd(
         text = run_guarded(lambda: renderer(fmt)(result, **kw), debug)
     run_guarded(lambda: write_payload(text, output, guard), debug)
     raise typer.Exit(regression_exit(result.regressions, fail_on))
-

@@ -55,19 +55,21 @@ def _build_command(name: str, function):
     from typer.main import get_command_from_info
     from typer.models import CommandInfo
 
-    return get_command_from_info(CommandInfo(name=name, cls=QuickCommand, callback=function),
-                                 pretty_exceptions_short=app.pretty_exceptions_short,
-                                 rich_markup_mode=app.rich_markup_mode)
+    return get_command_from_info(
+        CommandInfo(name=name, cls=QuickCommand, callback=function),
+        pretty_exceptions_short=app.pretty_exceptions_short,
+        rich_markup_mode=app.rich_markup_mode,
+    )
 
 
 app = typer.Typer(
     name="graphrag-audit",
     cls=AppGroup,
     help="Audit what a Microsoft GraphRAG index's community_level really sends to global search.\n\n"
-         "Exit codes: 0 = no finding at or above --fail-on, 1 = findings at or above it, "
-         "2 = usage error, unreadable index or unwritable stdout, 141 = stdout's reader went away (| head). "
-         "A parquet table may decode to at most max(256 MiB, 100 x its file size), 16 GiB at most: "
-         "GRAPHRAG_AUDIT_MAX_DECODED_BYTES sets another limit.",
+    "Exit codes: 0 = no finding at or above --fail-on, 1 = findings at or above it, "
+    "2 = usage error, unreadable index or unwritable stdout, 141 = stdout's reader went away (| head). "
+    "A parquet table may decode to at most max(256 MiB, 100 x its file size), 16 GiB at most: "
+    "GRAPHRAG_AUDIT_MAX_DECODED_BYTES sets another limit.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
@@ -82,8 +84,12 @@ def _version_cb(value: bool):
 
 
 @app.callback()
-def _main(version: Annotated[bool, typer.Option("--version", callback=_version_cb, is_eager=True,
-                                                help="Show the version and exit.")] = False):
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version_cb, is_eager=True, help="Show the version and exit."),
+    ] = False,
+):
     pass
 
 

@@ -3,7 +3,7 @@ it), or every rule's id, severity and title when no rule is given."""
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -11,8 +11,12 @@ from graphrag_audit.cli.options import Width
 
 
 def explain_cmd(
-    rule: Annotated[Optional[str], typer.Argument(
-        metavar="[RULE]", help="A rule id as findings show it (e.g. v2-inflation); none lists every rule.")] = None,
+    rule: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[RULE]", help="A rule id as findings show it (e.g. v2-inflation); none lists every rule."
+        ),
+    ] = None,
     width: Width = None,
 ):
     """Explain a finding rule: its severity, what it means and how to fix it (no RULE: list the rules)."""
@@ -39,7 +43,7 @@ def _close(name: str) -> str:
     key = name.strip().lower()
     ids = sorted(RULES)
     near = difflib.get_close_matches(key, ids, n=3, cutoff=0.6)
-    near += [i for i in ids if key and len(key) >= 3 and key in i and i not in near][:3 - len(near)]
+    near += [i for i in ids if key and len(key) >= 3 and key in i and i not in near][: 3 - len(near)]
     if near:
         return "did you mean " + ", ".join(near) + "?"
     return "graphrag-audit explain lists every rule"

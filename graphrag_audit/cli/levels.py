@@ -4,23 +4,66 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Optional
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import (DEFAULT_MAX_INFLATION, DEFAULT_MAX_UNREACHABLE, DEFAULT_MIN_COVERAGE,
-                                        IncludeTitles, MaxInflation, MaxUnreachable, MinCoverage, AuditLevel, Color,
-                                        ColorOpt,
-                                        Debug, FailOn, FailOnOpt, IndexDir, JsonIds, LevelsFormatOpt,
-                                        DynamicMaxLevel, KeepParent, MaxContextTokens, NoCosts, NoTokenCache, NumRepeats, Output,
-                                        Query, Relevant, Threshold, Tokenizer, UseSummary, Width,
-                                        parse_relevant, relevant_file, DEFAULT_MAX_COVERAGE_DROP,
-                                        DEFAULT_MAX_MAP_CALLS_INCREASE, IncludeHypothetical, MaxCoverageDrop,
-                                        MaxMapCallsIncrease)
-from pathlib import Path
-from graphrag_audit.cli.run import (EXIT_FINDINGS, EXIT_OK, Progress, check_output_path, check_tokenizer, fail,
-                                    output_charset_for, output_guard, relevant_checker, run_guarded, say, stdout_if_dash,
-                                    text_color, text_width, write_payload)
+from graphrag_audit.cli.options import (
+    DEFAULT_MAX_COVERAGE_DROP,
+    DEFAULT_MAX_INFLATION,
+    DEFAULT_MAX_MAP_CALLS_INCREASE,
+    DEFAULT_MAX_UNREACHABLE,
+    DEFAULT_MIN_COVERAGE,
+    AuditLevel,
+    Color,
+    ColorOpt,
+    Debug,
+    DynamicMaxLevel,
+    FailOn,
+    FailOnOpt,
+    IncludeHypothetical,
+    IncludeTitles,
+    IndexDir,
+    JsonIds,
+    KeepParent,
+    LevelsFormatOpt,
+    MaxContextTokens,
+    MaxCoverageDrop,
+    MaxInflation,
+    MaxMapCallsIncrease,
+    MaxUnreachable,
+    MinCoverage,
+    NoCosts,
+    NoTokenCache,
+    NumRepeats,
+    Output,
+    Query,
+    Relevant,
+    Threshold,
+    Tokenizer,
+    UseSummary,
+    Width,
+    parse_relevant,
+    relevant_file,
+)
+from graphrag_audit.cli.run import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    Progress,
+    check_output_path,
+    check_tokenizer,
+    fail,
+    output_charset_for,
+    output_guard,
+    relevant_checker,
+    run_guarded,
+    say,
+    stdout_if_dash,
+    text_color,
+    text_width,
+    write_payload,
+)
 from graphrag_audit.render.formats import LevelsFormat, renderer, streamer
 
 
@@ -37,20 +80,35 @@ def levels_cmd(
     max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
     no_token_cache: NoTokenCache = False,
-    list_reports: Annotated[bool, typer.Option(
-        "--list-reports", help="Text output: also list the reports --level sends, per behaviour (graphrag >= 2.0, "
-                               "< 2.0, level N only; the first 200 each). -f json always lists them all, markdown "
-                               "the >= 2.0 ones.")] = False,
-    json_ids: Annotated[JsonIds, typer.Option(
-        "--json-ids", help="-f json: 'full' lists every level's community ids (the default contract); 'delta' "
-                           "lists only the ids each level adds and removes since the previous one (lossless, "
-                           "linear in the index size); 'ranges' writes every id list as its runs of consecutive ids, "
-                           "[first, last] (lossless, a few runs per level on graphrag's numbering); 'level' "
-                           "keeps the id lists of --level only.")] = JsonIds.full,
-    verify: Annotated[bool, typer.Option(
-        "--verify", help="Also run the installed graphrag's own read_indexer_reports (and with costs its "
-                         "build_community_context) and report agreement per level; exit 2 when graphrag cannot "
-                         "be imported here.")] = False,
+    list_reports: Annotated[
+        bool,
+        typer.Option(
+            "--list-reports",
+            help="Text output: also list the reports --level sends, per behaviour (graphrag >= 2.0, "
+            "< 2.0, level N only; the first 200 each). -f json always lists them all, markdown "
+            "the >= 2.0 ones.",
+        ),
+    ] = False,
+    json_ids: Annotated[
+        JsonIds,
+        typer.Option(
+            "--json-ids",
+            help="-f json: 'full' lists every level's community ids (the default contract); 'delta' "
+            "lists only the ids each level adds and removes since the previous one (lossless, "
+            "linear in the index size); 'ranges' writes every id list as its runs of consecutive ids, "
+            "[first, last] (lossless, a few runs per level on graphrag's numbering); 'level' "
+            "keeps the id lists of --level only.",
+        ),
+    ] = JsonIds.full,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="Also run the installed graphrag's own read_indexer_reports (and with costs its "
+            "build_community_context) and report agreement per level; exit 2 when graphrag cannot "
+            "be imported here.",
+        ),
+    ] = False,
     num_repeats: NumRepeats = None,
     threshold: Threshold = None,
     keep_parent: KeepParent = None,
@@ -58,36 +116,69 @@ def levels_cmd(
     use_summary: UseSummary = None,
     query: Query = "",
     relevant: Relevant = None,
-    price_in: Annotated[Optional[float], typer.Option(
-        "--price-in", min=0.0, metavar="USD",
-        help="USD per million input tokens: estimate each level's cost per query (the map calls' report "
-             "context; see docs/user-guide.md for what is counted).")] = None,
-    price_out: Annotated[Optional[float], typer.Option(
-        "--price-out", min=0.0, metavar="USD",
-        help="USD per million output tokens: adds an upper bound for the map and reduce answers (1,000 tokens per "
-             "map call, 2,000 for the reduce).")] = None,
+    price_in: Annotated[
+        float | None,
+        typer.Option(
+            "--price-in",
+            min=0.0,
+            metavar="USD",
+            help="USD per million input tokens: estimate each level's cost per query (the map calls' report "
+            "context; see docs/user-guide.md for what is counted).",
+        ),
+    ] = None,
+    price_out: Annotated[
+        float | None,
+        typer.Option(
+            "--price-out",
+            min=0.0,
+            metavar="USD",
+            help="USD per million output tokens: adds an upper bound for the map and reduce answers (1,000 tokens per "
+            "map call, 2,000 for the reduce).",
+        ),
+    ] = None,
     color: ColorOpt = Color.auto,
     width: Width = None,
     debug: Debug = False,
-    verbose: Annotated[bool, typer.Option(
-        "--verbose", "-v", help="Text and markdown: also show the evidence for the detected graphrag generation "
-                                "(which tables and columns told it).")] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Text and markdown: also show the evidence for the detected graphrag generation "
+            "(which tables and columns told it).",
+        ),
+    ] = False,
     include_titles: IncludeTitles = False,
-    brief: Annotated[bool, typer.Option(
-        "--brief", help="Text and markdown: only the answer line, one table with one row per community_level N "
-                        "(reports each graphrag line sends, entities covered, map calls) and the findings. "
-                        "-f json and -f github are unchanged (the step summary follows it).")] = False,
-    hide_hypothetical: Annotated[bool, typer.Option(
-        "--hide-hypothetical", help="Text and markdown: leave out the per-N columns of the graphrag line that "
-                                    "cannot run on this index (the 'hyp.' numbers: < 2.0 on a 2.x/3.x index, "
-                                    ">= 2.0 on a 1.x or older one); the answer line still names both. -f json "
-                                    "and -f github are unchanged (the step summary follows it).")] = False,
-    baseline: Annotated[Optional[Path], typer.Option(
-        "--baseline", metavar="OLD.json",
-        help="A levels -f json the tool wrote earlier (e.g. on main): add regression findings against it "
-             "(map calls up, coverage down, new findings at --level; map calls and coverage only where a real "
-             "graphrag sends the selection on both indexes) and exit 1 only when a regression is at or above "
-             "--fail-on.")] = None,
+    brief: Annotated[
+        bool,
+        typer.Option(
+            "--brief",
+            help="Text and markdown: only the answer line, one table with one row per community_level N "
+            "(reports each graphrag line sends, entities covered, map calls) and the findings. "
+            "-f json and -f github are unchanged (the step summary follows it).",
+        ),
+    ] = False,
+    hide_hypothetical: Annotated[
+        bool,
+        typer.Option(
+            "--hide-hypothetical",
+            help="Text and markdown: leave out the per-N columns of the graphrag line that "
+            "cannot run on this index (the 'hyp.' numbers: < 2.0 on a 2.x/3.x index, "
+            ">= 2.0 on a 1.x or older one); the answer line still names both. -f json "
+            "and -f github are unchanged (the step summary follows it).",
+        ),
+    ] = False,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            metavar="OLD.json",
+            help="A levels -f json the tool wrote earlier (e.g. on main): add regression findings against it "
+            "(map calls up, coverage down, new findings at --level; map calls and coverage only where a real "
+            "graphrag sends the selection on both indexes) and exit 1 only when a regression is at or above "
+            "--fail-on.",
+        ),
+    ] = None,
     max_map_calls_increase: MaxMapCallsIncrease = DEFAULT_MAX_MAP_CALLS_INCREASE,
     max_coverage_drop: MaxCoverageDrop = DEFAULT_MAX_COVERAGE_DROP,
     include_hypothetical: IncludeHypothetical = False,
@@ -126,15 +217,30 @@ def levels_cmd(
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
 
     def work():
-        progress = Progress(enabled=sys.stderr.isatty() and fmt == LevelsFormat.text or
-                            (sys.stderr.isatty() and output is not None))
+        progress = Progress(
+            enabled=sys.stderr.isatty()
+            and fmt == LevelsFormat.text
+            or (sys.stderr.isatty() and output is not None)
+        )
         try:
-            opts = AuditOptions(level=opts_level(level), tokenizer=tokenizer,
-                                max_context_tokens=max_context_tokens, costs=not no_costs,
-                                max_unreachable=max_unreachable, max_inflation=max_inflation, min_coverage=min_coverage,
-                                num_repeats=num_repeats, threshold=threshold, keep_parent=keep_parent,
-                                max_level=max_level, use_summary=use_summary, query=query,
-                                relevant=relevant_ids, price_in=price_in, price_out=price_out)
+            opts = AuditOptions(
+                level=opts_level(level),
+                tokenizer=tokenizer,
+                max_context_tokens=max_context_tokens,
+                costs=not no_costs,
+                max_unreachable=max_unreachable,
+                max_inflation=max_inflation,
+                min_coverage=min_coverage,
+                num_repeats=num_repeats,
+                threshold=threshold,
+                keep_parent=keep_parent,
+                max_level=max_level,
+                use_summary=use_summary,
+                query=query,
+                relevant=relevant_ids,
+                price_in=price_in,
+                price_out=price_out,
+            )
             if tokenizer is not None:
                 check_tokenizer(tokenizer)
             if verify:  # a check asked for that cannot run is an error, not a quiet "not run"
@@ -143,8 +249,10 @@ def levels_cmd(
 
                 remote = location_of(index_dir)
                 if remote is not None:
-                    raise fail(f"--verify: {remote.display}: graphrag's own reader needs a local copy of the "
-                               f"index (download the tables, or drop --verify)")
+                    raise fail(
+                        f"--verify: {remote.display}: graphrag's own reader needs a local copy of the "
+                        f"index (download the tables, or drop --verify)"
+                    )
 
                 progress("importing graphrag")
                 reason = graphrag_unusable_reason()
@@ -153,9 +261,13 @@ def levels_cmd(
             from graphrag_audit.graphrag.token_cache import token_cache_session
 
             with token_cache_session(enabled=not no_token_cache and not no_costs, index_dir=index_dir):
-                model, report = audit_with_model(index_dir, opts, progress=progress,
-                                                 between_phases=release_freed_memory,
-                                                 check_model=relevant_checker(relevant_ids))
+                model, report = audit_with_model(
+                    index_dir,
+                    opts,
+                    progress=progress,
+                    between_phases=release_freed_memory,
+                    check_model=relevant_checker(relevant_ids),
+                )
             if verify:
                 from graphrag_audit.verify import verify_with_graphrag
 
@@ -170,8 +282,12 @@ def levels_cmd(
     if base is not None:
         from dataclasses import replace
 
-        from graphrag_audit.analysis.diff import (judge_regressions, option_differences, option_note,
-                                                  snapshot_of_report)
+        from graphrag_audit.analysis.diff import (
+            judge_regressions,
+            option_differences,
+            option_note,
+            snapshot_of_report,
+        )
 
         now = snapshot_of_report(report)
         regs, unjudged = judge_regressions(base, now, report.options.level, limits)
@@ -185,8 +301,10 @@ def levels_cmd(
         for f in unjudged:  # shown on stderr, never a finding: no real graphrag sends these numbers
             from graphrag_audit.errors import visible
 
-            say(f"graphrag-audit: note: --baseline: {f.rule} not judged (--include-hypothetical judges it): "
-                f"{visible(f.message)}\n")
+            say(
+                f"graphrag-audit: note: --baseline: {f.rule} not judged (--include-hypothetical judges it): "
+                f"{visible(f.message)}\n"
+            )
     if guard is not None:
         guard.protect_model(model)
     del model
@@ -196,11 +314,21 @@ def levels_cmd(
     else:
         kw = {}
         if fmt == LevelsFormat.text:
-            kw = dict(width=text_width(width, output), color=text_color(color, output),
-                      focus=opts_level(level) if list_reports else None, verbose=verbose, brief=brief,
-                      hide_hypothetical=hide_hypothetical)
+            kw = dict(
+                width=text_width(width, output),
+                color=text_color(color, output),
+                focus=opts_level(level) if list_reports else None,
+                verbose=verbose,
+                brief=brief,
+                hide_hypothetical=hide_hypothetical,
+            )
         elif fmt == LevelsFormat.markdown:
-            kw = dict(include_titles=include_titles, verbose=verbose, brief=brief, hide_hypothetical=hide_hypothetical)
+            kw = dict(
+                include_titles=include_titles,
+                verbose=verbose,
+                brief=brief,
+                hide_hypothetical=hide_hypothetical,
+            )
         elif fmt == LevelsFormat.github:
             kw = dict(include_titles=include_titles, verbose=verbose)
         with output_charset_for(output):
@@ -218,8 +346,17 @@ def levels_cmd(
 
         render_summary = renderer(LevelsFormat.markdown)
         try:
-            warning = append_file(summary, render_summary(report, include_titles=include_titles, verbose=verbose,
-                                                          brief=brief, hide_hypothetical=hide_hypothetical), guard)
+            warning = append_file(
+                summary,
+                render_summary(
+                    report,
+                    include_titles=include_titles,
+                    verbose=verbose,
+                    brief=brief,
+                    hide_hypothetical=hide_hypothetical,
+                ),
+                guard,
+            )
         except WriteError as exc:
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
         if warning:
@@ -233,7 +370,6 @@ def levels_cmd(
     threshold = SEVERITY_RANK[fail_on.value]
     hit = any(SEVERITY_RANK[f.severity] >= threshold for f in report.findings)
     raise typer.Exit(EXIT_FINDINGS if hit else EXIT_OK)
-
 
 
 def opts_level(level: int | None) -> int:

@@ -40,8 +40,16 @@ def avoid_huge_pages() -> bool:
         return False
     try:
         prctl = _libc().prctl
-        return prctl(ctypes.c_int(_PR_SET_THP_DISABLE), ctypes.c_ulong(1), ctypes.c_ulong(0),
-                     ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
+        return (
+            prctl(
+                ctypes.c_int(_PR_SET_THP_DISABLE),
+                ctypes.c_ulong(1),
+                ctypes.c_ulong(0),
+                ctypes.c_ulong(0),
+                ctypes.c_ulong(0),
+            )
+            == 0
+        )
     except (OSError, AttributeError, TypeError):
         return False
 

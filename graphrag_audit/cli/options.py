@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -43,48 +43,91 @@ DEFAULT_MAX_CONTEXT_TOKENS = 12000
 _FORMAT_HELP = "Output format."
 _LEVEL_ENV = "GRAPHRAG_AUDIT_LEVEL"
 
-IndexDir = Annotated[Path, typer.Argument(
-    metavar="DIR", help="Index output directory, project root (settings.yaml), or a 0.x "
-                        "output/<timestamp>/artifacts layout.")]
+IndexDir = Annotated[
+    Path,
+    typer.Argument(
+        metavar="DIR",
+        help="Index output directory, project root (settings.yaml), or a 0.x "
+        "output/<timestamp>/artifacts layout.",
+    ),
+]
 
-Output = Annotated[Optional[Path], typer.Option(
-    "--output", "-o", help="Write the output to FILE, not stdout (atomically; never inside the index directory; "
-                           "- = stdout).")]
+Output = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the output to FILE, not stdout (atomically; never inside the index directory; "
+        "- = stdout).",
+    ),
+]
 
-Tokenizer = Annotated[Optional[str], typer.Option(
-    "--tokenizer", envvar="GRAPHRAG_AUDIT_TOKENIZER",
-    help="cl100k_base (exact, graphrag's default), o200k_base, or estimate (fast approximation). levels and "
-         "report default to the project settings' encoding_model (1.x; 2.x: models.<chat model>.encoding_model), "
-         "else cl100k_base; plan to cl100k_base.")]
+Tokenizer = Annotated[
+    str | None,
+    typer.Option(
+        "--tokenizer",
+        envvar="GRAPHRAG_AUDIT_TOKENIZER",
+        help="cl100k_base (exact, graphrag's default), o200k_base, or estimate (fast approximation). levels and "
+        "report default to the project settings' encoding_model (1.x; 2.x: models.<chat model>.encoding_model), "
+        "else cl100k_base; plan to cl100k_base.",
+    ),
+]
 
-MaxContextTokens = Annotated[Optional[int], typer.Option(
-    "--max-context-tokens", min=1,
-    help="graphrag's global search max_context_tokens (batch size). levels and report default to the project "
-         "settings' global_search.max_context_tokens (2.x/3.x) or max_tokens (1.x), else 12,000; plan to 12,000.")]
+MaxContextTokens = Annotated[
+    int | None,
+    typer.Option(
+        "--max-context-tokens",
+        min=1,
+        help="graphrag's global search max_context_tokens (batch size). levels and report default to the project "
+        "settings' global_search.max_context_tokens (2.x/3.x) or max_tokens (1.x), else 12,000; plan to 12,000.",
+    ),
+]
 
 NoCosts = Annotated[bool, typer.Option("--no-costs", help="Skip token counting and map-call batching.")]
 
-NoTokenCache = Annotated[bool, typer.Option(
-    "--no-token-cache", envvar="GRAPHRAG_AUDIT_NO_TOKEN_CACHE",
-    help="Do not read or write the cache of exact token counts (in $GRAPHRAG_AUDIT_CACHE_DIR, else the user "
-         "cache directory, e.g. ~/.cache/graphrag-audit; see docs/user-guide.md). Output is the same either way.")]
+NoTokenCache = Annotated[
+    bool,
+    typer.Option(
+        "--no-token-cache",
+        envvar="GRAPHRAG_AUDIT_NO_TOKEN_CACHE",
+        help="Do not read or write the cache of exact token counts (in $GRAPHRAG_AUDIT_CACHE_DIR, else the user "
+        "cache directory, e.g. ~/.cache/graphrag-audit; see docs/user-guide.md). Output is the same either way.",
+    ),
+]
 
-ColorOpt = Annotated[Color, typer.Option(
-    "--color", envvar="GRAPHRAG_AUDIT_COLOR", help="Colour in text output (NO_COLOR is honoured).")]
+ColorOpt = Annotated[
+    Color,
+    typer.Option(
+        "--color", envvar="GRAPHRAG_AUDIT_COLOR", help="Colour in text output (NO_COLOR is honoured)."
+    ),
+]
 
-Width = Annotated[Optional[int], typer.Option(
-    "--width", min=40, envvar="GRAPHRAG_AUDIT_WIDTH",
-    help="Text output width, at least 40 (default: COLUMNS, else the terminal's width, also when piped, "
-         "raised to 40 when narrower; 100 with no terminal or with -o FILE).")]
+Width = Annotated[
+    int | None,
+    typer.Option(
+        "--width",
+        min=40,
+        envvar="GRAPHRAG_AUDIT_WIDTH",
+        help="Text output width, at least 40 (default: COLUMNS, else the terminal's width, also when piped, "
+        "raised to 40 when narrower; 100 with no terminal or with -o FILE).",
+    ),
+]
 
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
 
-FailOnOpt = Annotated[FailOn, typer.Option(
-    "--fail-on", envvar="GRAPHRAG_AUDIT_FAIL_ON", help="Exit 1 when a finding of this severity or worse exists.")]
+FailOnOpt = Annotated[
+    FailOn,
+    typer.Option(
+        "--fail-on",
+        envvar="GRAPHRAG_AUDIT_FAIL_ON",
+        help="Exit 1 when a finding of this severity or worse exists.",
+    ),
+]
 
 # --format: one alias per command (the sets differ; only levels reads GRAPHRAG_AUDIT_FORMAT)
-LevelsFormatOpt = Annotated[LevelsFormat, typer.Option(
-    "--format", "-f", envvar="GRAPHRAG_AUDIT_FORMAT", help=_FORMAT_HELP)]
+LevelsFormatOpt = Annotated[
+    LevelsFormat, typer.Option("--format", "-f", envvar="GRAPHRAG_AUDIT_FORMAT", help=_FORMAT_HELP)
+]
 TreeFormatOpt = Annotated[TreeFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 PlanFormatOpt = Annotated[PlanFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 DiffFormatOpt = Annotated[DiffFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
@@ -92,71 +135,158 @@ UpdateRunFormatOpt = Annotated[UpdateRunFormat, typer.Option("--format", "-f", h
 
 # --level means the community_level in every command, but what each does with it differs (and
 # tree does not read GRAPHRAG_AUDIT_LEVEL): one alias per meaning
-AuditLevel = Annotated[Optional[int], typer.Option(
-    "--level", "-l", min=0, envvar=_LEVEL_ENV,
-    help="The community_level your application queries with (findings are checked there; default 2 like "
-         "graphrag's CLI). --list-reports lists the reports it sends.")]
-DiffLevel = Annotated[Optional[int], typer.Option(
-    "--level", "-l", min=0, envvar=_LEVEL_ENV,
-    help="The community_level your application queries with: the regressions are checked there (default 2 like "
-         "graphrag's CLI); the table shows every level.")]
-ReportLevel = Annotated[int, typer.Option(
-    "--level", "-l", min=0, envvar=_LEVEL_ENV,
-    help="The community_level whose selection colours the tree (default 2 like graphrag's CLI).")]
-TreeLevel = Annotated[Optional[int], typer.Option(
-    "--level", "-l", min=0, help="Mark what this community_level sends: under graphrag >= 2.0 and < 2.0 (both), "
-                                 "only >= 2.0 (v2 only), only < 2.0.")]
+AuditLevel = Annotated[
+    int | None,
+    typer.Option(
+        "--level",
+        "-l",
+        min=0,
+        envvar=_LEVEL_ENV,
+        help="The community_level your application queries with (findings are checked there; default 2 like "
+        "graphrag's CLI). --list-reports lists the reports it sends.",
+    ),
+]
+DiffLevel = Annotated[
+    int | None,
+    typer.Option(
+        "--level",
+        "-l",
+        min=0,
+        envvar=_LEVEL_ENV,
+        help="The community_level your application queries with: the regressions are checked there (default 2 like "
+        "graphrag's CLI); the table shows every level.",
+    ),
+]
+ReportLevel = Annotated[
+    int,
+    typer.Option(
+        "--level",
+        "-l",
+        min=0,
+        envvar=_LEVEL_ENV,
+        help="The community_level whose selection colours the tree (default 2 like graphrag's CLI).",
+    ),
+]
+TreeLevel = Annotated[
+    int | None,
+    typer.Option(
+        "--level",
+        "-l",
+        min=0,
+        help="Mark what this community_level sends: under graphrag >= 2.0 and < 2.0 (both), "
+        "only >= 2.0 (v2 only), only < 2.0.",
+    ),
+]
 
-IncludeTitles = Annotated[bool, typer.Option(
-    "--include-titles", help="-f markdown (levels: also -f github and the step summary): also show report titles, "
-                             "entity names and absolute paths (hidden by default: a pasted report or a run's "
-                             "summary page may be public).")]
+IncludeTitles = Annotated[
+    bool,
+    typer.Option(
+        "--include-titles",
+        help="-f markdown (levels: also -f github and the step summary): also show report titles, "
+        "entity names and absolute paths (hidden by default: a pasted report or a run's "
+        "summary page may be public).",
+    ),
+]
 
 # the finding thresholds (levels checks them; report shows the findings they decide)
-MaxUnreachable = Annotated[float, typer.Option(
-    "--max-unreachable", min=0.0, max=1.0, envvar="GRAPHRAG_AUDIT_MAX_UNREACHABLE",
-    help="depth-mismatch fires when a larger share of roots or entities cannot reach --level.")]
-MaxInflation = Annotated[float, typer.Option(
-    "--max-inflation", min=1.0, envvar="GRAPHRAG_AUDIT_MAX_INFLATION",
-    help="v2-inflation fires when graphrag >= 2.0 sends more than this many times the reports of "
-         "graphrag < 2.0 at --level.")]
-MinCoverage = Annotated[float, typer.Option(
-    "--min-coverage", min=0.0, max=1.0, envvar="GRAPHRAG_AUDIT_MIN_COVERAGE",
-    help="low-coverage fires when the reports sent at --level cover a smaller share of the clustered "
-         "entities.")]
+MaxUnreachable = Annotated[
+    float,
+    typer.Option(
+        "--max-unreachable",
+        min=0.0,
+        max=1.0,
+        envvar="GRAPHRAG_AUDIT_MAX_UNREACHABLE",
+        help="depth-mismatch fires when a larger share of roots or entities cannot reach --level.",
+    ),
+]
+MaxInflation = Annotated[
+    float,
+    typer.Option(
+        "--max-inflation",
+        min=1.0,
+        envvar="GRAPHRAG_AUDIT_MAX_INFLATION",
+        help="v2-inflation fires when graphrag >= 2.0 sends more than this many times the reports of "
+        "graphrag < 2.0 at --level.",
+    ),
+]
+MinCoverage = Annotated[
+    float,
+    typer.Option(
+        "--min-coverage",
+        min=0.0,
+        max=1.0,
+        envvar="GRAPHRAG_AUDIT_MIN_COVERAGE",
+        help="low-coverage fires when the reports sent at --level cover a smaller share of the clustered "
+        "entities.",
+    ),
+]
 DEFAULT_MAX_UNREACHABLE = 0.25
 DEFAULT_MAX_INFLATION = 1.2
 DEFAULT_MIN_COVERAGE = 0.5
 
 # dynamic community selection (graphrag's dynamic_search_* settings; the defaults are graphrag's)
-NumRepeats = Annotated[Optional[int], typer.Option(
-    "--num-repeats", min=1, max=10,
-    help="Dynamic selection: rating calls per rated community (graphrag's dynamic_search_num_repeats; "
-         "default: the project settings', else 1).")]
-Threshold = Annotated[Optional[int], typer.Option(
-    "--threshold", min=0,
-    help="Dynamic selection: a rating at or above this keeps a report (dynamic_search_threshold; default: the "
-         "project settings', else 1). The scenarios rate every listed report at or above it and every other below.")]
-KeepParent = Annotated[Optional[bool], typer.Option(
-    "--keep-parent/--no-keep-parent",
-    help="Dynamic selection: keep a parent whose child is kept (dynamic_search_keep_parent; default: the project "
-         "settings', else off).")]
-DynamicMaxLevel = Annotated[Optional[int], typer.Option(
-    "--max-level", min=0,
-    help="Dynamic selection: the last level the fallback rates whole when nothing was kept "
-         "(dynamic_search_max_level; default: the project settings', else 2; it does not limit the descent).")]
-UseSummary = Annotated[Optional[bool], typer.Option(
-    "--use-summary/--use-full-content",
-    help="Dynamic selection: rate each report by its summary instead of its full_content "
-         "(dynamic_search_use_summary; default: the project settings', else off); changes the rating calls' "
-         "tokens only.")]
-Query = Annotated[str, typer.Option(
-    "--query", metavar="TEXT",
-    help="Dynamic selection: the query the rating prompts carry, for their token counts (default: none).")]
-Relevant = Annotated[Optional[str], typer.Option(
-    "--relevant", metavar="IDS",
-    help="Dynamic selection what-if: the community numbers rated relevant, as a comma list (3,17,42) or "
-         "@FILE (numbers separated by commas or whitespace); adds what_if per graphrag line.")]
+NumRepeats = Annotated[
+    int | None,
+    typer.Option(
+        "--num-repeats",
+        min=1,
+        max=10,
+        help="Dynamic selection: rating calls per rated community (graphrag's dynamic_search_num_repeats; "
+        "default: the project settings', else 1).",
+    ),
+]
+Threshold = Annotated[
+    int | None,
+    typer.Option(
+        "--threshold",
+        min=0,
+        help="Dynamic selection: a rating at or above this keeps a report (dynamic_search_threshold; default: the "
+        "project settings', else 1). The scenarios rate every listed report at or above it and every other below.",
+    ),
+]
+KeepParent = Annotated[
+    bool | None,
+    typer.Option(
+        "--keep-parent/--no-keep-parent",
+        help="Dynamic selection: keep a parent whose child is kept (dynamic_search_keep_parent; default: the project "
+        "settings', else off).",
+    ),
+]
+DynamicMaxLevel = Annotated[
+    int | None,
+    typer.Option(
+        "--max-level",
+        min=0,
+        help="Dynamic selection: the last level the fallback rates whole when nothing was kept "
+        "(dynamic_search_max_level; default: the project settings', else 2; it does not limit the descent).",
+    ),
+]
+UseSummary = Annotated[
+    bool | None,
+    typer.Option(
+        "--use-summary/--use-full-content",
+        help="Dynamic selection: rate each report by its summary instead of its full_content "
+        "(dynamic_search_use_summary; default: the project settings', else off); changes the rating calls' "
+        "tokens only.",
+    ),
+]
+Query = Annotated[
+    str,
+    typer.Option(
+        "--query",
+        metavar="TEXT",
+        help="Dynamic selection: the query the rating prompts carry, for their token counts (default: none).",
+    ),
+]
+Relevant = Annotated[
+    str | None,
+    typer.Option(
+        "--relevant",
+        metavar="IDS",
+        help="Dynamic selection what-if: the community numbers rated relevant, as a comma list (3,17,42) or "
+        "@FILE (numbers separated by commas or whitespace); adds what_if per graphrag line.",
+    ),
+]
 
 
 def relevant_file(value: str | None) -> Path | None:
@@ -210,20 +340,34 @@ def community_number(text: str) -> int | None:
 
 
 # regressions against an earlier index (levels --baseline, diff)
-MaxMapCallsIncrease = Annotated[str, typer.Option(
-    "--max-map-calls-increase", metavar="PCT",
-    help="Regression: map calls at --level (graphrag >= 2.0 or < 2.0) rising by more than this share over the "
-         "baseline / OLD index is a regression-map-calls error ('10%' or '10'; default 10%).")]
-MaxCoverageDrop = Annotated[str, typer.Option(
-    "--max-coverage-drop", metavar="PCT",
-    help="Regression: coverage at --level (share of the clustered entities the sent reports cover) falling by "
-         "more than this many percentage points is a regression-coverage error ('0.5%' or '0.5'; default 0: any "
-         "drop).")]
-IncludeHypothetical = Annotated[bool, typer.Option(
-    "--include-hypothetical",
-    help="Regression: also judge map calls and coverage of a behaviour no real graphrag runs on one of the two "
-         "indexes (its numbers marked hyp., e.g. graphrag < 2.0 on a 2.x/3.x index, graphrag >= 2.0 on a 0.x/1.x "
-         "one). By default their changes are shown, never a regression.")]
+MaxMapCallsIncrease = Annotated[
+    str,
+    typer.Option(
+        "--max-map-calls-increase",
+        metavar="PCT",
+        help="Regression: map calls at --level (graphrag >= 2.0 or < 2.0) rising by more than this share over the "
+        "baseline / OLD index is a regression-map-calls error ('10%' or '10'; default 10%).",
+    ),
+]
+MaxCoverageDrop = Annotated[
+    str,
+    typer.Option(
+        "--max-coverage-drop",
+        metavar="PCT",
+        help="Regression: coverage at --level (share of the clustered entities the sent reports cover) falling by "
+        "more than this many percentage points is a regression-coverage error ('0.5%' or '0.5'; default 0: any "
+        "drop).",
+    ),
+]
+IncludeHypothetical = Annotated[
+    bool,
+    typer.Option(
+        "--include-hypothetical",
+        help="Regression: also judge map calls and coverage of a behaviour no real graphrag runs on one of the two "
+        "indexes (its numbers marked hyp., e.g. graphrag < 2.0 on a 2.x/3.x index, graphrag >= 2.0 on a 0.x/1.x "
+        "one). By default their changes are shown, never a regression.",
+    ),
+]
 DEFAULT_MAX_MAP_CALLS_INCREASE = "10%"
 DEFAULT_MAX_COVERAGE_DROP = "0%"
 
@@ -241,10 +385,15 @@ def parse_percent(value: str, option: str) -> float:
     return v / 100.0
 
 
-def regression_limits(max_map_calls_increase: str, max_coverage_drop: str, include_hypothetical: bool = False):
+def regression_limits(
+    max_map_calls_increase: str, max_coverage_drop: str, include_hypothetical: bool = False
+):
     """--max-map-calls-increase / --max-coverage-drop / --include-hypothetical as RegressionLimits;
     ValueError (one line) when bad."""
     from graphrag_audit.results.diff import RegressionLimits
 
-    return RegressionLimits(parse_percent(max_map_calls_increase, "--max-map-calls-increase"),
-                            parse_percent(max_coverage_drop, "--max-coverage-drop"), include_hypothetical)
+    return RegressionLimits(
+        parse_percent(max_map_calls_increase, "--max-map-calls-increase"),
+        parse_percent(max_coverage_drop, "--max-coverage-drop"),
+        include_hypothetical,
+    )

@@ -8,18 +8,42 @@ plan holds no report; 2 = usage error or unreadable index.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import (DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_TOKENIZER, Color, ColorOpt, Debug,
-                                        IncludeTitles, IndexDir, MaxContextTokens, NoCosts, NumRepeats, Output, PlanFormatOpt,
-                                        Tokenizer, Width)
-from graphrag_audit.cli.run import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, check_output_path, check_tokenizer, fail,
-                                    output_charset_for, output_guard, run_guarded, stdout_if_dash, text_color,
-                                    text_width, write_payload)
+from graphrag_audit.cli.options import (
+    DEFAULT_MAX_CONTEXT_TOKENS,
+    DEFAULT_TOKENIZER,
+    Color,
+    ColorOpt,
+    Debug,
+    IncludeTitles,
+    IndexDir,
+    MaxContextTokens,
+    NoCosts,
+    NumRepeats,
+    Output,
+    PlanFormatOpt,
+    Tokenizer,
+    Width,
+)
+from graphrag_audit.cli.run import (
+    EXIT_BAD_INPUT,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    check_output_path,
+    check_tokenizer,
+    fail,
+    output_charset_for,
+    output_guard,
+    run_guarded,
+    stdout_if_dash,
+    text_color,
+    text_width,
+    write_payload,
+)
 from graphrag_audit.render.formats import PlanFormat, renderer
-
 
 _SUFFIX = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 
@@ -54,7 +78,12 @@ def _budget(reports, tokens, map_calls, coverage):
     from graphrag_audit.analysis.plan import Budget, Budgets
 
     given = []
-    for kind, raw in (("reports", reports), ("tokens", tokens), ("map_calls", map_calls), ("coverage", coverage)):
+    for kind, raw in (
+        ("reports", reports),
+        ("tokens", tokens),
+        ("map_calls", map_calls),
+        ("coverage", coverage),
+    ):
         if raw is None:
             continue
         flag = "--" + kind.replace("_", "-")
@@ -64,8 +93,11 @@ def _budget(reports, tokens, map_calls, coverage):
         except ValueError as exc:
             raise fail(f"{flag}: {exc}") from None
     if not given:
-        raise fail("give at least one budget: --reports K, --tokens T, --map-calls M and/or --coverage P "
-                   "(several must all hold)", EXIT_BAD_INPUT)
+        raise fail(
+            "give at least one budget: --reports K, --tokens T, --map-calls M and/or --coverage P "
+            "(several must all hold)",
+            EXIT_BAD_INPUT,
+        )
     return Budgets(given)
 
 
@@ -74,8 +106,8 @@ def _read_back(path: Path, plan, shown: Path | None = None, max_level: int | Non
     there (``shown``: the directory named in the error, when ``path`` is its temporary twin): graphrag
     >= 2.0's selector at community_level=None, graphrag 1.x's (create_final_nodes roll-up) at None and
     at the largest written level ``max_level`` (the CLI's --community-level)."""
-    from graphrag_audit.io.load import load_index
     from graphrag_audit.graphrag.selection import select_all
+    from graphrag_audit.io.load import load_index
 
     m2 = load_index(path)
     sels = select_all(m2)
@@ -84,8 +116,10 @@ def _read_back(path: Path, plan, shown: Path | None = None, max_level: int | Non
     for n in levels:
         got = sels[n][behaviour].community_ids(m2)
         if sorted(set(got)) != list(plan.communities) or len(got) != plan.report_count:
-            raise fail(f"{shown or path}: read back {len(got)} reports at community_level={n}, expected the plan's "
-                       f"{plan.report_count}; the written directory is not usable")
+            raise fail(
+                f"{shown or path}: read back {len(got)} reports at community_level={n}, expected the plan's "
+                f"{plan.report_count}; the written directory is not usable"
+            )
     who = "graphrag 1.x selects" if behaviour == "v1" else "graphrag >= 2.0 selects"
     where = " and ".join(f"community_level={n}" for n in levels)
     return f"graphrag-audit reads {len(got):,} reports back from it; {who} exactly the plan at {where}"
@@ -105,34 +139,71 @@ def _max_level(path: Path) -> int | None:
 
 def plan_cmd(
     index_dir: IndexDir,
-    reports: Annotated[Optional[str], typer.Option(
-        "--reports", metavar="K", help="Budget: at most K reports (40, 1.5k).")] = None,
-    tokens: Annotated[Optional[str], typer.Option(
-        "--tokens", metavar="T", help="Budget: at most T context tokens (graphrag's count, headers included; "
-                                      "60000, 60k, 1.5M).")] = None,
-    map_calls: Annotated[Optional[str], typer.Option(
-        "--map-calls", metavar="M", help="Budget: at most M map calls (graphrag's exact batching).")] = None,
-    coverage: Annotated[Optional[str], typer.Option(
-        "--coverage", metavar="P", help="Target: a share P in (0, 1] (0.8 or 80%) of coverable entities at their "
-                                        "finest available level, with as few reports as possible. Budgets "
-                                        "combine: every one given must hold.")] = None,
-    objective: Annotated[str, typer.Option(
-        "--objective", metavar="granularity|rank|text-units",
-        help="What to refine first: granularity (level by level, the default), rank (where graphrag's "
-             "highest-ranked reports lie below), text-units (where the most source text units are).")] = "granularity",
-    allow_uncovered: Annotated[bool, typer.Option(
-        "--allow-uncovered", help="Let report-less roots stay out (their entities uncovered, as a single "
-                                  "community_level leaves them) instead of sending their descendants' reports; "
-                                  "the output says how many entities.")] = False,
+    reports: Annotated[
+        str | None, typer.Option("--reports", metavar="K", help="Budget: at most K reports (40, 1.5k).")
+    ] = None,
+    tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--tokens",
+            metavar="T",
+            help="Budget: at most T context tokens (graphrag's count, headers included; 60000, 60k, 1.5M).",
+        ),
+    ] = None,
+    map_calls: Annotated[
+        str | None,
+        typer.Option(
+            "--map-calls", metavar="M", help="Budget: at most M map calls (graphrag's exact batching)."
+        ),
+    ] = None,
+    coverage: Annotated[
+        str | None,
+        typer.Option(
+            "--coverage",
+            metavar="P",
+            help="Target: a share P in (0, 1] (0.8 or 80%) of coverable entities at their "
+            "finest available level, with as few reports as possible. Budgets "
+            "combine: every one given must hold.",
+        ),
+    ] = None,
+    objective: Annotated[
+        str,
+        typer.Option(
+            "--objective",
+            metavar="granularity|rank|text-units",
+            help="What to refine first: granularity (level by level, the default), rank (where graphrag's "
+            "highest-ranked reports lie below), text-units (where the most source text units are).",
+        ),
+    ] = "granularity",
+    allow_uncovered: Annotated[
+        bool,
+        typer.Option(
+            "--allow-uncovered",
+            help="Let report-less roots stay out (their entities uncovered, as a single "
+            "community_level leaves them) instead of sending their descendants' reports; "
+            "the output says how many entities.",
+        ),
+    ] = False,
     fmt: PlanFormatOpt = PlanFormat.text,
-    write: Annotated[Optional[Path], typer.Option(
-        "--write", metavar="OUT_DIR", help="Write a new index directory whose community_reports and communities "
-                                           "hold exactly the plan (graphrag >= 2.0 parquet or CSV; graphrag 1.x "
-                                           "create_final_* with create_final_nodes rewritten); other entries are "
-                                           "linked, not copied.")] = None,
-    force: Annotated[bool, typer.Option(
-        "--force", help="With --write: write into a non-empty OUT_DIR (same-named files are replaced; never "
-                        "through a symbolic link).")] = False,
+    write: Annotated[
+        Path | None,
+        typer.Option(
+            "--write",
+            metavar="OUT_DIR",
+            help="Write a new index directory whose community_reports and communities "
+            "hold exactly the plan (graphrag >= 2.0 parquet or CSV; graphrag 1.x "
+            "create_final_* with create_final_nodes rewritten); other entries are "
+            "linked, not copied.",
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="With --write: write into a non-empty OUT_DIR (same-named files are replaced; never "
+            "through a symbolic link).",
+        ),
+    ] = False,
     output: Output = None,
     tokenizer: Tokenizer = DEFAULT_TOKENIZER,
     max_context_tokens: MaxContextTokens = DEFAULT_MAX_CONTEXT_TOKENS,
@@ -151,7 +222,7 @@ def plan_cmd(
         raise fail(f"--objective: choose one of {', '.join(OBJECTIVES)}, not {objective!r}")
     check_tokenizer(tokenizer)
     if no_costs and budget.needs_cost:
-        kinds = [b.kind.replace('_', ' ') for b in budget if b.needs_cost]
+        kinds = [b.kind.replace("_", " ") for b in budget if b.needs_cost]
         raise fail(f"--no-costs cannot be combined with a {' or '.join(kinds)} budget")
     output = stdout_if_dash(output)
     guard = check_output_path(output, index_dir)
@@ -159,9 +230,9 @@ def plan_cmd(
         guard = output_guard(index_dir)
 
     def work():
-        from graphrag_audit.io.load import load_index
         from graphrag_audit.analysis.plan import ContextCost, plan_report
         from graphrag_audit.handoff import check_local_source, check_out_dir, write_plan
+        from graphrag_audit.io.load import load_index
 
         if write is not None:
             check_local_source(index_dir)
@@ -171,12 +242,21 @@ def plan_cmd(
         if write is not None:
             check_out_dir(model, write, force, guard=guard)
         cost = None if no_costs else ContextCost(model, tokenizer, max_context_tokens)
-        settings = {"tokenizer": None if cost is None else cost.tokenizer,
-                    "tokens_exact": None if cost is None else cost.exact,
-                    "max_context_tokens": None if cost is None else max_context_tokens,
-                    "num_repeats": num_repeats}
-        report = plan_report(model, budget, cost, num_repeats=num_repeats, settings=settings, objective=objective,
-                             allow_uncovered=allow_uncovered)
+        settings = {
+            "tokenizer": None if cost is None else cost.tokenizer,
+            "tokens_exact": None if cost is None else cost.exact,
+            "max_context_tokens": None if cost is None else max_context_tokens,
+            "num_repeats": num_repeats,
+        }
+        report = plan_report(
+            model,
+            budget,
+            cost,
+            num_repeats=num_repeats,
+            settings=settings,
+            objective=objective,
+            allow_uncovered=allow_uncovered,
+        )
         if write is not None:
             if not report.plan.usable:  # the frontier is still shown (exit 1), nothing is written
                 from graphrag_audit.cli.run import say
@@ -186,10 +266,15 @@ def plan_cmd(
                 say(f"graphrag-audit: warning: {visible(str(write))}: nothing written: the plan {why}\n")
                 return report
             verified = []
-            result = write_plan(model, report.plan.communities, write, force=force,
-                                provenance={"budget": budget.to_dict(), "settings": settings}, guard=guard,
-                                verify=lambda path: verified.append(
-                                    _read_back(path, report.plan, write, _max_level(path))))
+            result = write_plan(
+                model,
+                report.plan.communities,
+                write,
+                force=force,
+                provenance={"budget": budget.to_dict(), "settings": settings},
+                guard=guard,
+                verify=lambda path: verified.append(_read_back(path, report.plan, write, _max_level(path))),
+            )
             handoff = result.to_dict()
             handoff["verified"] = verified[0]
             report = report.with_handoff(handoff)

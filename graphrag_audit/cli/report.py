@@ -2,26 +2,58 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import (DEFAULT_MAX_INFLATION, DEFAULT_MAX_UNREACHABLE, DEFAULT_MIN_COVERAGE,
-                                        Debug, DynamicMaxLevel, IndexDir, KeepParent, MaxContextTokens, MaxInflation,
-                                        MaxUnreachable, MinCoverage, NoCosts, NumRepeats, Query, Relevant,
-                                        ReportLevel, Threshold, Tokenizer, UseSummary, parse_relevant,
-                                        relevant_file)
-from graphrag_audit.cli.run import (check_output_path, check_tokenizer, fail, relevant_checker, run_guarded, say,
-                                    stdout_if_dash, write_payload)
+from graphrag_audit.cli.options import (
+    DEFAULT_MAX_INFLATION,
+    DEFAULT_MAX_UNREACHABLE,
+    DEFAULT_MIN_COVERAGE,
+    Debug,
+    DynamicMaxLevel,
+    IndexDir,
+    KeepParent,
+    MaxContextTokens,
+    MaxInflation,
+    MaxUnreachable,
+    MinCoverage,
+    NoCosts,
+    NumRepeats,
+    Query,
+    Relevant,
+    ReportLevel,
+    Threshold,
+    Tokenizer,
+    UseSummary,
+    parse_relevant,
+    relevant_file,
+)
+from graphrag_audit.cli.run import (
+    check_output_path,
+    check_tokenizer,
+    fail,
+    relevant_checker,
+    run_guarded,
+    say,
+    stdout_if_dash,
+    write_payload,
+)
 from graphrag_audit.render.formats import ReportFormat, renderer
 
 
 def report_cmd(
     index_dir: IndexDir,
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="The HTML file to write (required; written atomically, never inside the index "
-                               "directory; - = stdout).")] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="The HTML file to write (required; written atomically, never inside the index "
+            "directory; - = stdout).",
+        ),
+    ] = None,
     level: ReportLevel = 2,
     max_unreachable: MaxUnreachable = DEFAULT_MAX_UNREACHABLE,
     max_inflation: MaxInflation = DEFAULT_MAX_INFLATION,
@@ -56,13 +88,25 @@ def report_cmd(
         from graphrag_audit.analysis.treeview import build_forest
         from graphrag_audit.cli.memory import release_freed_memory
 
-        opts = AuditOptions(level=level, tokenizer=tokenizer, max_context_tokens=max_context_tokens,
-                            costs=not no_costs, max_unreachable=max_unreachable, max_inflation=max_inflation,
-                            min_coverage=min_coverage, num_repeats=num_repeats, threshold=threshold,
-                            keep_parent=keep_parent, max_level=max_level, use_summary=use_summary, query=query,
-                            relevant=relevant_ids)
-        model, report = audit_with_model(index_dir, opts, between_phases=release_freed_memory,
-                                         check_model=relevant_checker(relevant_ids))
+        opts = AuditOptions(
+            level=level,
+            tokenizer=tokenizer,
+            max_context_tokens=max_context_tokens,
+            costs=not no_costs,
+            max_unreachable=max_unreachable,
+            max_inflation=max_inflation,
+            min_coverage=min_coverage,
+            num_repeats=num_repeats,
+            threshold=threshold,
+            keep_parent=keep_parent,
+            max_level=max_level,
+            use_summary=use_summary,
+            query=query,
+            relevant=relevant_ids,
+        )
+        model, report = audit_with_model(
+            index_dir, opts, between_phases=release_freed_memory, check_model=relevant_checker(relevant_ids)
+        )
         if guard is not None:
             guard.protect_model(model)
         forest = build_forest(model, opts.level, report.selections_by_level())

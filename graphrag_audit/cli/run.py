@@ -23,7 +23,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
 
 # ---- shared plumbing for every command ---------------------------------------------------
-def fail(message: str, code: int = EXIT_BAD_INPUT) -> "typer.Exit":
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     from graphrag_audit.errors import visible
 
     say(f"graphrag-audit: error: {visible(str(message))}\n")  # one line, no escapes
@@ -126,8 +126,12 @@ def _complete_stdout_writes() -> None:
         out.flush()
     except (OSError, ValueError):
         return
-    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_CompleteWrites(1)), encoding=out.encoding, errors=out.errors,
-                                  line_buffering=out.line_buffering)
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(_CompleteWrites(1)),
+        encoding=out.encoding,
+        errors=out.errors,
+        line_buffering=out.line_buffering,
+    )
 
 
 def _claim_standard_fds() -> None:
@@ -229,9 +233,9 @@ def output_guard(index_dir: Path, reads=()):
 def output_charset_for(output: Path | None):
     """Context manager: render index text for where the payload goes (stdout's encoding, or a
     UTF-8 file); see sanitise.common.output_charset and render.console."""
+    from graphrag_audit.io.safe_write import is_stdout
     from graphrag_audit.render.console import stream_encoding
     from graphrag_audit.sanitise.common import output_charset
-    from graphrag_audit.io.safe_write import is_stdout
 
     to_stdout = output is None or is_stdout(output)
     return output_charset(stream_encoding(sys.stdout) if to_stdout else None)
@@ -298,16 +302,31 @@ class Progress:
         self.bar = None
         if enabled and not dumb_terminal():  # a progress bar moves the cursor: not on TERM=dumb
             from rich.console import Console
-            from rich.progress import BarColumn, Progress as RichProgress, SpinnerColumn, TextColumn, \
-                TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+            from rich.progress import (
+                Progress as RichProgress,
+            )
 
-            self.bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                    TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
+            self.bar = RichProgress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TimeElapsedColumn(),
+                console=Console(file=sys.stderr),
+                transient=True,
+            )
             self.task = self.bar.add_task("reading the index", total=self.STEPS)
             self.bar.start()
             from graphrag_audit.io import remote
 
-            remote.set_progress(lambda text: self.bar is not None and self.bar.update(self.task, description=text))
+            remote.set_progress(
+                lambda text: self.bar is not None and self.bar.update(self.task, description=text)
+            )
 
     def __call__(self, message: str) -> None:
         if self.bar is not None:
@@ -372,8 +391,10 @@ def relevant_checker(relevant_ids: tuple[int, ...] | None):
         bad = not_communities(model, relevant_ids)
         if bad:
             shown = ", ".join(map(str, bad[:10])) + (f" and {len(bad) - 10:,} more" if len(bad) > 10 else "")
-            raise fail(f"--relevant: {'not a community' if len(bad) == 1 else 'not communities'} of this index: "
-                       f"{shown}")
+            raise fail(
+                f"--relevant: {'not a community' if len(bad) == 1 else 'not communities'} of this index: "
+                f"{shown}"
+            )
 
     return check
 

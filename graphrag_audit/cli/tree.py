@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import (Color, ColorOpt, Debug, IndexDir, Output, TreeFormatOpt, TreeLevel, Width,
-                                        community_number)
-from graphrag_audit.cli.run import (check_output_path, fail, output_charset_for, run_guarded, say, stdout_if_dash,
-                                    text_color, text_width, write_payload)
+from graphrag_audit.cli.options import (
+    Color,
+    ColorOpt,
+    Debug,
+    IndexDir,
+    Output,
+    TreeFormatOpt,
+    TreeLevel,
+    Width,
+    community_number,
+)
+from graphrag_audit.cli.run import (
+    check_output_path,
+    fail,
+    output_charset_for,
+    run_guarded,
+    say,
+    stdout_if_dash,
+    text_color,
+    text_width,
+    write_payload,
+)
 from graphrag_audit.render.formats import TreeFormat, renderer, streamer
 
 #: default row budget of ``tree`` text (and Mermaid/DOT) output: with the header about 100 lines
@@ -19,14 +37,26 @@ DEFAULT_MAX_LINES = 90
 def tree_cmd(
     index_dir: IndexDir,
     level: TreeLevel = None,
-    depth: Annotated[Optional[int], typer.Option(
-        "--depth", "-d", min=0, help="Show at most this many levels below the top communities.")] = None,
-    root: Annotated[Optional[str], typer.Option(  # read by options.community_number: 1_0 is not 10
-        "--root", "-r", metavar="<int>", help="Show only the subtree of this community.")] = None,
-    max_lines: Annotated[Optional[int], typer.Option(
-        "--max-lines", min=0, help=f"Row budget: the largest subtrees are expanded first, hidden siblings "
-                                   f"summarised (default {DEFAULT_MAX_LINES} for text, mermaid and dot; all for "
-                                   f"graphml and json; 0 = all).")] = None,
+    depth: Annotated[
+        int | None,
+        typer.Option("--depth", "-d", min=0, help="Show at most this many levels below the top communities."),
+    ] = None,
+    root: Annotated[
+        str | None,
+        typer.Option(  # read by options.community_number: 1_0 is not 10
+            "--root", "-r", metavar="<int>", help="Show only the subtree of this community."
+        ),
+    ] = None,
+    max_lines: Annotated[
+        int | None,
+        typer.Option(
+            "--max-lines",
+            min=0,
+            help=f"Row budget: the largest subtrees are expanded first, hidden siblings "
+            f"summarised (default {DEFAULT_MAX_LINES} for text, mermaid and dot; all for "
+            f"graphml and json; 0 = all).",
+        ),
+    ] = None,
     fmt: TreeFormatOpt = TreeFormat.text,
     output: Output = None,
     color: ColorOpt = Color.auto,
@@ -36,13 +66,15 @@ def tree_cmd(
     """The community forest: numbers, levels, entities, report titles; with --level, what N sends."""
     root_id = None if root is None else community_number(root)
     if root is not None and root_id is None:  # typer's words for a bad integer (cli/usage.py)
-        raise fail(f"--root: must be a whole number (got {root[:40]!r}); graphrag-audit tree --help lists the options")
+        raise fail(
+            f"--root: must be a whole number (got {root[:40]!r}); graphrag-audit tree --help lists the options"
+        )
     output = stdout_if_dash(output)
     guard = check_output_path(output, index_dir)
 
     def work():
-        from graphrag_audit.io.load import load_index
         from graphrag_audit.analysis.treeview import UnknownCommunity, build_forest, layout
+        from graphrag_audit.io.load import load_index
 
         model = load_index(index_dir)
         if guard is not None:
@@ -60,10 +92,18 @@ def tree_cmd(
         if fmt == TreeFormat.text:
             from graphrag_audit.sanitise.secrets import scrub
 
-            heading = [scrub(line) for line in (
-                f"graphrag-audit tree {model.path}", f"tables in {model.output_dir}",
-                f"generation {model.generation.label}", *(f"note: {n}" for n in model.notes))]
-            return render(view, width=text_width(width, output), color=text_color(color, output), heading=heading)
+            heading = [
+                scrub(line)
+                for line in (
+                    f"graphrag-audit tree {model.path}",
+                    f"tables in {model.output_dir}",
+                    f"generation {model.generation.label}",
+                    *(f"note: {n}" for n in model.notes),
+                )
+            ]
+            return render(
+                view, width=text_width(width, output), color=text_color(color, output), heading=heading
+            )
         full = root_id is None and depth is None and not budget
         stream = streamer(fmt)  # graphml and json: written chunk by chunk, never held whole
         return (stream or render)(forest, None if full else view)

@@ -5,24 +5,41 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from graphrag_audit.cli.options import Debug, FailOn, FailOnOpt, Output, UpdateRunFormatOpt, Width
-from graphrag_audit.cli.run import (EXIT_FINDINGS, EXIT_OK, fail, output_charset_for, run_guarded, stdout_if_dash,
-                                    text_width, write_payload)
+from graphrag_audit.cli.run import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    fail,
+    output_charset_for,
+    run_guarded,
+    stdout_if_dash,
+    text_width,
+    write_payload,
+)
 from graphrag_audit.render.formats import UpdateRunFormat, renderer
 
-RunDir = Annotated[Path, typer.Argument(
-    metavar="RUN", help="A project root where `graphrag update` ran, its update_output folder, or one "
-                        "update_output/<timestamp> run folder (the newest run is audited).")]
+RunDir = Annotated[
+    Path,
+    typer.Argument(
+        metavar="RUN",
+        help="A project root where `graphrag update` ran, its update_output folder, or one "
+        "update_output/<timestamp> run folder (the newest run is audited).",
+    ),
+]
 
 
 def update_run_cmd(
     run_dir: RunDir,
-    level: Annotated[Optional[int], typer.Option(
-        "--level", "-l", min=0, help="The community_level the level findings are checked at (default 2).")] = None,
+    level: Annotated[
+        int | None,
+        typer.Option(
+            "--level", "-l", min=0, help="The community_level the level findings are checked at (default 2)."
+        ),
+    ] = None,
     fmt: UpdateRunFormatOpt = UpdateRunFormat.text,
     output: Output = None,
     fail_on: FailOnOpt = FailOn.error,

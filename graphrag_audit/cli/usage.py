@@ -24,6 +24,8 @@ except ImportError:  # older typer (graphrag 1.2's side environments pin 0.15) u
 
         class NoArgsIsHelpError(UsageError):  # type: ignore[no-redef]
             """Never raised by this click: the no-arguments help is printed directly."""
+
+
 from typer.core import TyperGroup
 
 from graphrag_audit.cli.coercion import QuickParsing
@@ -55,9 +57,15 @@ def _pydantic_words(err: dict) -> str | None:
     kind, ctx, got = err.get("type", ""), err.get("ctx") or {}, err.get("input")
     shown = f" (got {str(got)[:40]!r})" if got is not None else ""
     if kind in ("greater_than_equal", "greater_than"):
-        return f"must be {'at least' if kind.endswith('equal') else 'more than'} {_number(ctx.get('ge', ctx.get('gt')))}" + shown
+        return (
+            f"must be {'at least' if kind.endswith('equal') else 'more than'} {_number(ctx.get('ge', ctx.get('gt')))}"
+            + shown
+        )
     if kind in ("less_than_equal", "less_than"):
-        return f"must be {'at most' if kind.endswith('equal') else 'less than'} {_number(ctx.get('le', ctx.get('lt')))}" + shown
+        return (
+            f"must be {'at most' if kind.endswith('equal') else 'less than'} {_number(ctx.get('le', ctx.get('lt')))}"
+            + shown
+        )
     if kind in ("int_parsing", "int_type", "int_from_float"):
         return "must be a whole number" + shown
     if kind in ("float_parsing", "float_type"):
@@ -107,8 +115,13 @@ def one_line(exc: UsageError) -> str:
         names.insert(0, ctx.info_name or "")
         ctx = ctx.parent
     cmd = " ".join([PROG, *names])
-    hint = _HINTS.get((" ".join(names), _param_name(exc.param) if getattr(exc, "param", None) is not None else "",
-                       _bad_value(text)))
+    hint = _HINTS.get(
+        (
+            " ".join(names),
+            _param_name(exc.param) if getattr(exc, "param", None) is not None else "",
+            _bad_value(text),
+        )
+    )
     if hint:
         return f"{text.rstrip('.')}; {hint}"
     return f"{text.rstrip('.')}; {cmd} --help lists the {'options' if names else 'commands'}"
@@ -117,12 +130,23 @@ def one_line(exc: UsageError) -> str:
 #: (command, option, value given) -> where to go instead, for a value users try that another command serves
 _HINTS = {
     ("levels", "--format", "html"): f"the HTML page is {PROG} report DIR -o FILE.html",
-    ("tree", "--format", "html"): f"the HTML page, with the tree coloured by what N sends, is {PROG} report DIR "
-                                  "-o FILE.html",
-    ("plan", "--format", "html"): f"a plan has no HTML form (-f markdown renders one); one index's HTML page is "
-                                  f"{PROG} report DIR -o FILE.html",
-    ("diff", "--format", "html"): f"a diff has no HTML form (-f markdown renders one); one index's HTML page is "
-                                  f"{PROG} report DIR -o FILE.html",
+    (
+        "tree",
+        "--format",
+        "html",
+    ): f"the HTML page, with the tree coloured by what N sends, is {PROG} report DIR -o FILE.html",
+    (
+        "plan",
+        "--format",
+        "html",
+    ): f"a plan has no HTML form (-f markdown renders one); one index's HTML page is "
+    f"{PROG} report DIR -o FILE.html",
+    (
+        "diff",
+        "--format",
+        "html",
+    ): f"a diff has no HTML form (-f markdown renders one); one index's HTML page is "
+    f"{PROG} report DIR -o FILE.html",
 }
 
 
@@ -139,9 +163,12 @@ def _typed(exc: UsageError, param) -> bool:
 
     opts = set(getattr(param, "opts", ()) or ())
     argv = sys.argv[1:]
-    return any(a in opts or any(a.startswith(o + "=") for o in opts if o.startswith("--")) or
-               any(a.startswith(o) and len(a) > 2 for o in opts if not o.startswith("--"))
-               for a in argv)
+    return any(
+        a in opts
+        or any(a.startswith(o + "=") for o in opts if o.startswith("--"))
+        or any(a.startswith(o) and len(a) > 2 for o in opts if not o.startswith("--"))
+        for a in argv
+    )
 
 
 class OneLineGroup(QuickParsing, TyperGroup):

@@ -75,8 +75,12 @@ TYPED_REPORT_COLUMNS = ("community", "level", "children", "rank", "findings", "s
 # graphrag query 2.x/3.x global search loads these, in this order (cli/query.py run_global_search)
 V2_QUERY_TABLES = (("entities", "entities"), ("communities", "communities"), ("reports", "community_reports"))
 # graphrag 1.x global search (cli/query.py@v1.2.0 run_global_search)
-V1_QUERY_TABLES = (("nodes", "create_final_nodes"), ("entities", "create_final_entities"),
-                   ("communities", "create_final_communities"), ("reports", "create_final_community_reports"))
+V1_QUERY_TABLES = (
+    ("nodes", "create_final_nodes"),
+    ("entities", "create_final_entities"),
+    ("communities", "create_final_communities"),
+    ("reports", "create_final_community_reports"),
+)
 
 
 def _layout_before_2(model) -> bool:
@@ -155,48 +159,79 @@ def _v2_outcome(model) -> Outcome:
     gen = model.generation.label
     readable = v2_readable(model)
     int32 = int32_communities(model)
-    api_int32 = {"status": CANNOT_READ,
-                 "graphrag_returns": {"graphrag": ">= 3.2 (pandas 3)", "count": None, "community_ids": None,
-                                      "error": "TypeError: Invalid value ... for dtype 'int32'"},
-                 "note": "read_indexer_reports called on pd.read_parquet output raises TypeError under pandas "
-                         ">= 3 (graphrag >= 3.2 requires it); under pandas 2 it only warns and returns this "
-                         "selection"}
+    api_int32 = {
+        "status": CANNOT_READ,
+        "graphrag_returns": {
+            "graphrag": ">= 3.2 (pandas 3)",
+            "count": None,
+            "community_ids": None,
+            "error": "TypeError: Invalid value ... for dtype 'int32'",
+        },
+        "note": "read_indexer_reports called on pd.read_parquet output raises TypeError under pandas "
+        ">= 3 (graphrag >= 3.2 requires it); under pandas 2 it only warns and returns this "
+        "selection",
+    }
     if not _readable_by_name(model, V2_SELECTION_TABLES):
         error = _cannot_load(model, V2_QUERY_TABLES)
         if not model.has_reports_table:
             return Outcome(CANNOT_READ, ">= 2.0", NO_REPORTS, error=error)
         if readable:
             api = api_int32 if int32 else {"status": EXACT}
-            how = ("handed create_final_communities through the Python API, its read_indexer_reports "
-                   + ("raises TypeError under pandas >= 3 (int32 community ids) and otherwise returns these"
-                      if int32 else "returns exactly these"))
+            how = "handed create_final_communities through the Python API, its read_indexer_reports " + (
+                "raises TypeError under pandas >= 3 (int32 community ids) and otherwise returns these"
+                if int32
+                else "returns exactly these"
+            )
         else:
             api = None  # the Python API fails too: the same status
-            how = ("handed these tables through the Python API, its read_indexer_reports raises KeyError: "
-                   "'entity_ids' (" + ("there is no communities table" if "communities" not in model.files
-                                       else "the communities table has no entity_ids") + ")")
-        note = (f"graphrag >= 2.0 cannot read this {gen} index as written: graphrag query 2.x/3.x looks for "
-                "entities.parquet, communities.parquet and community_reports.parquet (needs-migration); "
-                f"{how}. hyp. = the <= N rule applied to the rebuilt tree")
+            how = (
+                "handed these tables through the Python API, its read_indexer_reports raises KeyError: "
+                "'entity_ids' ("
+                + (
+                    "there is no communities table"
+                    if "communities" not in model.files
+                    else "the communities table has no entity_ids"
+                )
+                + ")"
+            )
+        note = (
+            f"graphrag >= 2.0 cannot read this {gen} index as written: graphrag query 2.x/3.x looks for "
+            "entities.parquet, communities.parquet and community_reports.parquet (needs-migration); "
+            f"{how}. hyp. = the <= N rule applied to the rebuilt tree"
+        )
         return Outcome(CANNOT_READ, ">= 2.0", note, error=error, python_api=api)
     if not readable:
-        return Outcome(CANNOT_READ, ">= 2.0", "graphrag >= 2.0 cannot read this index: read_indexer_reports "
-                       "explodes communities.entity_ids, which this table lacks (v2-unreadable). hyp. = the "
-                       "<= N rule applied to the rebuilt tree", error="KeyError: 'entity_ids'")
+        return Outcome(
+            CANNOT_READ,
+            ">= 2.0",
+            "graphrag >= 2.0 cannot read this index: read_indexer_reports "
+            "explodes communities.entity_ids, which this table lacks (v2-unreadable). hyp. = the "
+            "<= N rule applied to the rebuilt tree",
+            error="KeyError: 'entity_ids'",
+        )
     lacking = typed_loader_missing(model, reports=False)
     if lacking:  # graphrag 2.x-3.0's loader and the Python API read it; 3.1+'s typed loader does not
         first = next(iter(lacking.values()))[0]
         what = "; ".join(f"{t} lacks {', '.join(cols)}" for t, cols in lacking.items())
-        return Outcome(EXACT, "2.x-3.0", f"graphrag query 2.x-3.0 and the Python API send these, but graphrag "
-                       f"query 3.1+ cannot read this index (KeyError: '{first}'): its typed loader needs columns "
-                       f"the tables lack ({what}; needs-migration)"
-                       + ("; the Python API raises TypeError under pandas >= 3 (int32 community ids)" if int32
-                          else ""), python_api=api_int32 if int32 else None)
+        return Outcome(
+            EXACT,
+            "2.x-3.0",
+            f"graphrag query 2.x-3.0 and the Python API send these, but graphrag "
+            f"query 3.1+ cannot read this index (KeyError: '{first}'): its typed loader needs columns "
+            f"the tables lack ({what}; needs-migration)"
+            + ("; the Python API raises TypeError under pandas >= 3 (int32 community ids)" if int32 else ""),
+            python_api=api_int32 if int32 else None,
+        )
     if int32:
-        return Outcome(EXACT, "3.x", "communities.community is int32: graphrag query 3.1+ casts it to int64 "
-                       "and sends these; graphrag's read_indexer_reports called from Python on pd.read_parquet "
-                       "output raises TypeError under pandas >= 3, which graphrag >= 3.2 requires "
-                       "(int32-community-ids)", python_api=api_int32)
+        return Outcome(
+            EXACT,
+            "3.x",
+            "communities.community is int32: graphrag query 3.1+ casts it to int64 "
+            "and sends these; graphrag's read_indexer_reports called from Python on pd.read_parquet "
+            "output raises TypeError under pandas >= 3, which graphrag >= 3.2 requires "
+            "(int32-community-ids)",
+            python_api=api_int32,
+        )
     return Outcome(EXACT, ">= 2.0")
 
 
@@ -206,29 +241,45 @@ def _v1_outcome(model) -> Outcome:
         if not model.has_reports_table:
             return Outcome(CANNOT_READ, "1.0-1.2", NO_REPORTS, error=error)
         if _layout_before_2(model):
-            return Outcome(CANNOT_READ, "< 2.0", f"graphrag < 2.0 cannot read this {model.generation.label} index: "
-                           "it reads create_final_nodes.parquet, which this index does not have. hyp. = its "
-                           "per-entity rule applied to the rebuilt tree", error=error)
+            return Outcome(
+                CANNOT_READ,
+                "< 2.0",
+                f"graphrag < 2.0 cannot read this {model.generation.label} index: "
+                "it reads create_final_nodes.parquet, which this index does not have. hyp. = its "
+                "per-entity rule applied to the rebuilt tree",
+                error=error,
+            )
         # A >= 2.0 layout: the < 2.0 column is the comparison, its rule applied to the rebuilt tree.
-        return Outcome(HYPOTHETICAL, "< 2.0", f"hyp. = hypothetical: graphrag < 2.0 cannot read this "
-                       f"{model.generation.label} index (it reads create_final_nodes.parquet, which graphrag >= 2.0 "
-                       "no longer writes); the < 2.0 numbers apply its per-entity rule to the tree rebuilt from "
-                       "communities.entity_ids, for comparison", error=error)
+        return Outcome(
+            HYPOTHETICAL,
+            "< 2.0",
+            f"hyp. = hypothetical: graphrag < 2.0 cannot read this "
+            f"{model.generation.label} index (it reads create_final_nodes.parquet, which graphrag >= 2.0 "
+            "no longer writes); the < 2.0 numbers apply its per-entity rule to the tree rebuilt from "
+            "communities.entity_ids, for comparison",
+            error=error,
+        )
     if model.id_kind == "string":
         missing = [stem for logical, stem in V1_QUERY_TABLES if not _has(model, logical, stem)]
         if missing:
             stop = "its loader finds no " + " and no ".join(f"{m}.parquet" for m in missing)
         elif "community" not in _schemas(model).get("communities", {"community": None}):
-            stop = ("read_indexer_communities reads create_final_communities.community, which this table "
-                    "lacks: AttributeError")
+            stop = (
+                "read_indexer_communities reads create_final_communities.community, which this table "
+                "lacks: AttributeError"
+            )
         else:
             stop = None
         query = f"; graphrag query --method global in 1.x stops before that ({stop})" if stop else ""
-        return Outcome(HYPOTHETICAL, "1.0-1.2", "graphrag 1.0-1.2 selects 0 reports from string community ids: "
-                       "read_indexer_reports casts create_final_nodes.community to int but not the reports', so "
-                       f"the join keeps nothing (string-community-ids){query}. hyp. = what graphrag 0.1-0.9 send "
-                       "(0.3/0.4 turn the nodes' max back into strings, 0.5-0.9 cast the reports to int)",
-                       returns_zero=True)
+        return Outcome(
+            HYPOTHETICAL,
+            "1.0-1.2",
+            "graphrag 1.0-1.2 selects 0 reports from string community ids: "
+            "read_indexer_reports casts create_final_nodes.community to int but not the reports', so "
+            f"the join keeps nothing (string-community-ids){query}. hyp. = what graphrag 0.1-0.9 send "
+            "(0.3/0.4 turn the nodes' max back into strings, 0.5-0.9 cast the reports to int)",
+            returns_zero=True,
+        )
     return Outcome(EXACT, "1.0-1.2")
 
 
@@ -241,14 +292,22 @@ def _dynamic_outcome(model) -> Outcome:
     return Outcome(EXACT, "3.x")
 
 
-LEVEL_ONLY = Outcome(HYPOTHETICAL, None, "the reports at exactly level N, as graphrag's docs describe "
-                     "community_level; no graphrag version selects exactly these")
+LEVEL_ONLY = Outcome(
+    HYPOTHETICAL,
+    None,
+    "the reports at exactly level N, as graphrag's docs describe "
+    "community_level; no graphrag version selects exactly these",
+)
 
 
 def behaviour_outcomes(model) -> dict[str, Outcome]:
     """Per behaviour (``v2``, ``v1``, ``level_only``, ``dynamic``): what graphrag does here."""
-    return {"v2": _v2_outcome(model), "v1": _v1_outcome(model), "level_only": LEVEL_ONLY,
-            "dynamic": _dynamic_outcome(model)}
+    return {
+        "v2": _v2_outcome(model),
+        "v1": _v1_outcome(model),
+        "level_only": LEVEL_ONLY,
+        "dynamic": _dynamic_outcome(model),
+    }
 
 
 def migration_findings(model) -> list:
@@ -259,18 +318,28 @@ def migration_findings(model) -> list:
     if _layout_before_2(model):
         files = sorted(p.name for p in model.files.values() if _stem(p).startswith("create_final_"))
         gen = model.generation.label
-        pre = (" (a pre-1.0 index: graphrag's index_migration_to_v1 notebook comes first)"
-               if gen in ("0.1-0.4", "0.5-0.9") else "")
+        pre = (
+            " (a pre-1.0 index: graphrag's index_migration_to_v1 notebook comes first)"
+            if gen in ("0.1-0.4", "0.5-0.9")
+            else ""
+        )
         cols = "; ".join(f"{t} would lack {', '.join(c)}" for t, c in lacking.items())
-        msg = (f"graphrag >= 2.0 cannot read this {gen} index without migration{pre}: graphrag query 2.x/3.x "
-               "looks for entities.parquet, communities.parquet and community_reports.parquet, and graphrag "
-               "3.1+'s typed loader needs communities.children, period and size"
-               + (f" ({cols})" if cols else ""))
+        msg = (
+            f"graphrag >= 2.0 cannot read this {gen} index without migration{pre}: graphrag query 2.x/3.x "
+            "looks for entities.parquet, communities.parquet and community_reports.parquet, and graphrag "
+            "3.1+'s typed loader needs communities.children, period and size" + (f" ({cols})" if cols else "")
+        )
         return [finding("needs-migration", msg, generation=gen, files=files, typed_loader_missing=lacking)]
     lacking = typed_loader_missing(model, reports=False)
     if lacking:
         cols = "; ".join(f"{t} lacks {', '.join(c)}" for t, c in lacking.items())
-        return [finding("needs-migration", f"graphrag query 3.1+ cannot read this index without migration: "
-                        f"its typed loader needs columns the tables lack ({cols})",
-                        generation=model.generation.label, typed_loader_missing=lacking)]
+        return [
+            finding(
+                "needs-migration",
+                f"graphrag query 3.1+ cannot read this index without migration: "
+                f"its typed loader needs columns the tables lack ({cols})",
+                generation=model.generation.label,
+                typed_loader_missing=lacking,
+            )
+        ]
     return []

@@ -101,8 +101,9 @@ adversarial text and on real indexes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -323,7 +324,9 @@ def text_unit_counts(
     pair_tu = tu_sorted[ent_start[row_ent][rep_row] + within]
     n_tu = max(len(tu_uniques), 1)
     keys = np.sort(c_codes.astype(np.int64)[rep_row] * n_tu + pair_tu)
-    keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]  # sort-unique: faster than np.unique's hash path
+    keys = keys[
+        np.concatenate(([True], keys[1:] != keys[:-1]))
+    ]  # sort-unique: faster than np.unique's hash path
     per_c = np.bincount(keys // n_tu, minlength=len(c_uniques))
     nz = per_c > 0
     return pd.Series(per_c[nz].astype(np.int64), index=pd.Index(c_uniques)[nz], name="text_units")
@@ -411,13 +414,9 @@ class RowTokenCache:
     """
 
     def __init__(self, token_counter: TokenCounter | str = "cl100k_base"):
-        self.counter = (
-            get_token_counter(token_counter) if isinstance(token_counter, str) else token_counter
-        )
+        self.counter = get_token_counter(token_counter) if isinstance(token_counter, str) else token_counter
         if not getattr(self.counter, "additive", False):
-            raise ValueError(
-                f"RowTokenCache needs an additive token counter, not {self.counter!r}"
-            )
+            raise ValueError(f"RowTokenCache needs an additive token counter, not {self.counter!r}")
         self._fixed: dict[tuple, dict[tuple, int]] = {}
         self._weights: dict[str, int] = {}
 
@@ -432,8 +431,14 @@ class RowTokenCache:
         if None in vals:
             missing = list(dict.fromkeys(k for k, v in zip(keys, vals) if v is None))
             counter = self.counter
-            parts = row_texts([k[0] for k in missing], [k[1] for k in missing], [k[2] for k in missing],
-                              [k[3] for k in missing], with_weight=with_weight, delimiter=delimiter)
+            parts = row_texts(
+                [k[0] for k in missing],
+                [k[1] for k in missing],
+                [k[2] for k in missing],
+                [k[3] for k in missing],
+                with_weight=with_weight,
+                delimiter=delimiter,
+            )
             got = counter.measure_many(parts[0])
             for part in parts[1:]:
                 got = got + counter.measure_many(part)
@@ -491,11 +496,22 @@ def row_measures(
             total = np.char.str_len(ids[rows].astype(str)).astype(np.int64) + t_len + c_len + 1
             total += (3 if with_weight else 2) * d  # id|title|[w]|content
             if include_rank:
-                total += d + np.fromiter(map(len, _rank_strings(ranks[rows])), dtype=np.int64, count=len(rows))
+                total += d + np.fromiter(
+                    map(len, _rank_strings(ranks[rows])), dtype=np.int64, count=len(rows)
+                )
             out[rows] = total
             return out
-    for idx, parts in row_part_texts(ids, titles, contents, ranks, rows, with_weight=with_weight,
-                                     include_rank=include_rank, delimiter=delimiter, chunk=chunk):
+    for idx, parts in row_part_texts(
+        ids,
+        titles,
+        contents,
+        ranks,
+        rows,
+        with_weight=with_weight,
+        include_rank=include_rank,
+        delimiter=delimiter,
+        chunk=chunk,
+    ):
         got = counter.measure_many(parts[0])
         for part in parts[1:]:
             got = got + counter.measure_many(part)
@@ -503,8 +519,9 @@ def row_measures(
     return out
 
 
-def row_texts(id_s: list, title_s: list, content_s: list, rank_s: list, *, with_weight: bool,
-              delimiter: str = "|") -> list[list[str]]:
+def row_texts(
+    id_s: list, title_s: list, content_s: list, rank_s: list, *, with_weight: bool, delimiter: str = "|"
+) -> list[list[str]]:
     """The strings whose measures add up to each report row's fixed measure: with a weight
     column ``[heads, tails]`` (``f"{id}|{title}|"``, ``f"|{content}|{rank}\\n"``), without
     ``[rows]`` (the whole row). A rank of None: no rank column. :class:`RowTokenCache`,
@@ -517,15 +534,26 @@ def row_texts(id_s: list, title_s: list, content_s: list, rank_s: list, *, with_
             for c, r in zip(content_s, rank_s)
         ]
         return [heads, tails]
-    return [[
-        delimiter.join((i, t, c) if r is None else (i, t, c, r)) + "\n"
-        for i, t, c, r in zip(id_s, title_s, content_s, rank_s)
-    ]]
+    return [
+        [
+            delimiter.join((i, t, c) if r is None else (i, t, c, r)) + "\n"
+            for i, t, c, r in zip(id_s, title_s, content_s, rank_s)
+        ]
+    ]
 
 
-def row_part_texts(community_ids: np.ndarray, titles: Any, contents: Any, ranks: np.ndarray, rows: np.ndarray, *,
-                   with_weight: bool, include_rank: bool = True, delimiter: str = "|",
-                   chunk: int = 4096) -> Iterator[tuple[np.ndarray, list[list[str]]]]:
+def row_part_texts(
+    community_ids: np.ndarray,
+    titles: Any,
+    contents: Any,
+    ranks: np.ndarray,
+    rows: np.ndarray,
+    *,
+    with_weight: bool,
+    include_rank: bool = True,
+    delimiter: str = "|",
+    chunk: int = 4096,
+) -> Iterator[tuple[np.ndarray, list[list[str]]]]:
     """``(positions, row_texts(...))`` for the report rows ``rows``, ``chunk`` rows at a time:
     the exact strings :func:`row_measures` counts for them."""
     ids = np.asarray(community_ids)
@@ -759,7 +787,7 @@ def build_batches(
     lost = 0
     if len(starts) > 1 and id_s is not None and len(set(id_s)) < len(id_s):
         # graphrag does not emit the last batch when its set of ids equals an earlier batch's
-        last_ids = set(id_s[starts[-1]:])
+        last_ids = set(id_s[starts[-1] :])
         if any(set(id_s[starts[b] : starts[b + 1]]) == last_ids for b in range(len(starts) - 1)):
             lost = m - starts.pop()
             batch_tokens.pop()

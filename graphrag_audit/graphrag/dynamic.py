@@ -84,10 +84,20 @@ FAMILIES: dict[str, str] = {"1.x": "1.1.1-1.2.x", "2.x": "2.0.0-2.7.2", "3.x": "
 
 #: graphrag releases before 1.1.1 that ship the selector, and why it is broken there
 BROKEN_LINES: tuple[tuple[str, str], ...] = (
-    ("0.5.x", ("levels list community.id but reports are keyed by community number: nothing is ever rated "
-              "(dynamic_community_selection.py@v0.5.0)")),
-    ("0.9.0-1.1.0", ("node2children is keyed by community.id, the queue holds community numbers: the selector "
-                    "never descends below the start level (dynamic_community_selection.py@v1.0.0)")),
+    (
+        "0.5.x",
+        (
+            "levels list community.id but reports are keyed by community number: nothing is ever rated "
+            "(dynamic_community_selection.py@v0.5.0)"
+        ),
+    ),
+    (
+        "0.9.0-1.1.0",
+        (
+            "node2children is keyed by community.id, the queue holds community numbers: the selector "
+            "never descends below the start level (dynamic_community_selection.py@v1.0.0)"
+        ),
+    ),
 )
 
 _ERR_NO_LEVEL0 = "KeyError: '0'"
@@ -140,8 +150,9 @@ def rating_prompt_tokens(family: str, descriptions: Iterable[str], query: str, c
     return rating_prompt_tokens_by_family((family,), descriptions, query, counter)[family]
 
 
-def rating_prompt_tokens_by_family(families: Iterable[str], descriptions: Iterable[str], query: str,
-                                   counter) -> dict[str, np.ndarray]:
+def rating_prompt_tokens_by_family(
+    families: Iterable[str], descriptions: Iterable[str], query: str, counter
+) -> dict[str, np.ndarray]:
     """:func:`rating_prompt_tokens` for several families at once: the system message (the same text
     in every family) is counted once, through :func:`_system_message_tokens`."""
     families = tuple(families)
@@ -154,7 +165,9 @@ def rating_prompt_tokens_by_family(families: Iterable[str], descriptions: Iterab
     out = {}
     for family in families:
         if family == "3.x":
-            out[family] = base + (3 + 3 + counter.count("system") + 3 + counter.count("user") + counter.count(query))
+            out[family] = base + (
+                3 + 3 + counter.count("system") + 3 + counter.count("user") + counter.count(query)
+            )
         else:
             out[family] = base.copy()
     return out
@@ -288,12 +301,15 @@ def children_csr(children: Iterable) -> tuple[np.ndarray, np.ndarray]:
         pass
     lens = np.fromiter((0 if ch is None else len(ch) for ch in rows), dtype=np.int64, count=len(rows))
     np.cumsum(lens, out=offsets[1:])
-    values = np.fromiter((x for ch in rows if ch is not None for x in ch), dtype=np.int64, count=int(offsets[-1]))
+    values = np.fromiter(
+        (x for ch in rows if ch is not None for x in ch), dtype=np.int64, count=int(offsets[-1])
+    )
     return offsets, values
 
 
-def children_from_nodes_v1(comm_ids, node_communities, node_levels, node_titles,
-                           report_ids) -> tuple[np.ndarray, np.ndarray, bool]:
+def children_from_nodes_v1(
+    comm_ids, node_communities, node_levels, node_titles, report_ids
+) -> tuple[np.ndarray, np.ndarray, bool]:
     """graphrag 1.1.1-1.2.x: each communities row's ``sub_community_ids``, as ``read_indexer_communities``
     (``A``@v1.2.0) rebuilds them from ``create_final_nodes`` with ``restore_community_hierarchy``
     (``H``@v1.2.0). Returns (offsets, values, children_match) for :class:`DynamicInput`.
@@ -315,8 +331,10 @@ def children_from_nodes_v1(comm_ids, node_communities, node_levels, node_titles,
     nl = np.asarray(node_levels, dtype=np.int64)
     titles = np.asarray(node_titles)
     if nc.dtype.kind not in "iuf":
-        raise ValueError("children_from_nodes_v1: community numbers must be numeric (0.1-0.4 string ids are "
-                         "not a layout graphrag 1.x dynamic selection reads)")
+        raise ValueError(
+            "children_from_nodes_v1: community numbers must be numeric (0.1-0.4 string ids are "
+            "not a layout graphrag 1.x dynamic selection reads)"
+        )
     is_float = nc.dtype.kind == "f"
     rep = _uniq(report_ids)
     keep = np.ones(nc.size, dtype=bool)
@@ -356,8 +374,9 @@ def children_from_nodes_v1(comm_ids, node_communities, node_levels, node_titles,
     return offsets, values, not is_float
 
 
-def _sorted_group_edges(nc_i: np.ndarray, nl_k: np.ndarray, tcode: np.ndarray,
-                        n_titles: int) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_group_edges(
+    nc_i: np.ndarray, nl_k: np.ndarray, tcode: np.ndarray, n_titles: int
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`children_from_nodes_v1`'s (parent, child) pairs of ``restore_community_hierarchy``
     (``H``@v1.2.0) by grouping the node rows sorted by (level, community): level pair by level pair,
     each pair's edges by (parent, child). The plain path of ``dynamic_fast.unique_owner_edges``,
@@ -416,13 +435,13 @@ def _subsets_slow(cur, nxt, gstart, gend, gt, gcomm) -> tuple[np.ndarray, np.nda
     members: dict[int, list[int]] = {}
     sets = {}
     for g in cur.tolist():
-        s = _uniq(gt[gstart[g]:gend[g]])
+        s = _uniq(gt[gstart[g] : gend[g]])
         sets[g] = s
         for t in s.tolist():
             members.setdefault(t, []).append(g)
     ps, cs = [], []
     for h in nxt.tolist():
-        s = _uniq(gt[gstart[h]:gend[h]])
+        s = _uniq(gt[gstart[h] : gend[h]])
         for g in members.get(int(s[0]), ()):
             sg = sets[g]
             if s.size <= sg.size and np.isin(s, sg, assume_unique=True).all():
@@ -549,7 +568,9 @@ def _rated_tree(inp: DynamicInput, candidates: np.ndarray) -> _RatedTree:
     return _build_rated_tree(inp, rows, row_ids, DenseIndex(_uniq(np.concatenate([row_ids, candidates]))))
 
 
-def _build_rated_tree(inp: DynamicInput, rows: np.ndarray, row_ids: np.ndarray, index: DenseIndex) -> _RatedTree:
+def _build_rated_tree(
+    inp: DynamicInput, rows: np.ndarray, row_ids: np.ndarray, index: DenseIndex
+) -> _RatedTree:
     off = np.asarray(inp.child_offsets, dtype=np.int64)
     val = np.asarray(inp.child_values, dtype=np.int64)
     universe = index.universe
@@ -566,7 +587,9 @@ def _build_rated_tree(inp: DynamicInput, rows: np.ndarray, row_ids: np.ndarray, 
     order = np.argsort(lv_rows, kind="stable")
     cuts = np.flatnonzero(lv_rows[order][1:] != lv_rows[order][:-1]) + 1
     bounds = [0, *cuts.tolist(), order.size]
-    level_rows = {int(lv_rows[order[a]]): _frozen(order[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a}
+    level_rows = {
+        int(lv_rows[order[a]]): _frozen(order[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a
+    }
     arrays = [_frozen(a) for a in (rows, universe, dk, nodes, src_rows, kids, owner, index(kids))]
     return _RatedTree(*arrays, index, level_rows, inp.comm_parents)
 
@@ -614,8 +637,15 @@ def _level_state(inp: DynamicInput, community_level: int | None) -> _LevelState:
     for lv, pos in tree.level_rows.items():
         d = dk[pos]
         levels[lv] = _frozen(d[is_candidate[d]])  # row order, duplicates kept
-    state = _LevelState(n, _frozen(crow), _frozen(crow_d), _frozen(tree.universe[is_candidate]), tree,
-                        _frozen(is_candidate), levels)
+    state = _LevelState(
+        n,
+        _frozen(crow),
+        _frozen(crow_d),
+        _frozen(tree.universe[is_candidate]),
+        tree,
+        _frozen(is_candidate),
+        levels,
+    )
     inp._derived["level"] = state
     return state
 
@@ -660,7 +690,7 @@ class _Prepared:
         self.error = None if 0 in self.levels else _ERR_NO_LEVEL0
         self.start = self.levels.get(0, np.zeros(0, dtype=np.int64))
         # the child/parent lookups; for duplicate rows the last row wins (dict comprehensions in D)
-        nodes, kids, owner, kid_d = tree.nodes, tree.kids, tree.owner, tree.kid_d
+        kids, owner, kid_d = tree.kids, tree.owner, tree.kid_d
         if family == "2.x":
             # D@v2.0.0 L127-130: `for child in self.communities[community].children: if child in self.reports`
             # children are the stored ints (L@v2.0.0 read_communities: to_list, items not converted),
@@ -687,9 +717,12 @@ class _Prepared:
         self.ch_val = kid_d[queued]  # owner is non-decreasing in dense order, so this is CSR order
         # the parent each kept community discards (the same at every community_level: built once per tree)
         self.has_node, self.has_parent, self.parent = tree.parent_lookup(
-            "1.x" if family == "1.x" else "2.x", bool(inp.children_match))
+            "1.x" if family == "1.x" else "2.x", bool(inp.children_match)
+        )
 
-    def run(self, relevant: np.ndarray, rated: list | None = None, reached: np.ndarray | None = None) -> Scenario:
+    def run(
+        self, relevant: np.ndarray, rated: list | None = None, reached: np.ndarray | None = None
+    ) -> Scenario:
         """``select()`` with ``relevant`` (bool per dense key) standing for ``rating >= threshold``;
         ``rated``, when given, receives each wave's rated community numbers (sorted, duplicates kept);
         ``reached`` (bool per dense key), when given, is set where a community is rated."""
@@ -712,8 +745,10 @@ class _Prepared:
             if len(waves) > max_waves:
                 raise EndlessSelection("the children form a cycle: graphrag rates forever")
             if total > min(MAX_RATED, 8 * U + 10_000):
-                raise EndlessSelection(f"more than {min(MAX_RATED, 8 * U + 10_000):,} ratings (children reached "
-                                       "through many parents, or a cycle)")
+                raise EndlessSelection(
+                    f"more than {min(MAX_RATED, 8 * U + 10_000):,} ratings (children reached "
+                    "through many parents, or a cycle)"
+                )
             if rated is not None:
                 rated.append(np.sort(self.universe[queue]).tolist())
             if reached is not None:
@@ -775,8 +810,12 @@ class _Prepared:
             seen[frontier] = True
             if frontier.size == 0:
                 break
-            frontier = _distinct(self.ch_val[_ranges(self.ch_off[frontier],
-                                                         self.ch_off[frontier + 1] - self.ch_off[frontier])], mark)
+            frontier = _distinct(
+                self.ch_val[
+                    _ranges(self.ch_off[frontier], self.ch_off[frontier + 1] - self.ch_off[frontier])
+                ],
+                mark,
+            )
         return seen
 
 
@@ -812,7 +851,9 @@ def _relevance(prep: _Prepared, relevant_ids=None, ratings: Mapping[int, int] | 
     """Bool per dense key: in ``relevant_ids``, or ``ratings[id] >= threshold`` (missing = 0)."""
     rel = np.zeros(prep.universe.size, dtype=bool)
     if ratings is not None:
-        ids = np.fromiter((int(k) for k, v in ratings.items() if v >= prep.settings.threshold), dtype=np.int64)
+        ids = np.fromiter(
+            (int(k) for k, v in ratings.items() if v >= prep.settings.threshold), dtype=np.int64
+        )
     else:
         ids = _ids(relevant_ids)
     d = _dense(ids, prep.universe)
@@ -825,8 +866,12 @@ def prepare(family: str, inp: DynamicInput, settings: DynamicSettings = DEFAULTS
     return _Prepared(family, inp, settings)
 
 
-def simulate(prep: _Prepared, relevant_ids: Iterable[int] | None = None,
-             ratings: Mapping[int, int] | None = None, rated: list | None = None) -> Scenario | None:
+def simulate(
+    prep: _Prepared,
+    relevant_ids: Iterable[int] | None = None,
+    ratings: Mapping[int, int] | None = None,
+    rated: list | None = None,
+) -> Scenario | None:
     """One ``select()``: relevance from ``relevant_ids`` or from ``ratings`` (>= threshold). None when
     graphrag raises building the selector (``prep.error``). ``rated`` (a list) receives each wave's
     rated community numbers."""
@@ -841,9 +886,12 @@ def simulate(prep: _Prepared, relevant_ids: Iterable[int] | None = None,
     return Scenario(rid, sc.rating_calls, sc.kept_ids, sc.waves, sc.prompt_tokens)
 
 
-def simulate_all(inp: DynamicInput, families: Iterable[str] = ("1.x", "2.x", "3.x"),
-                 settings: DynamicSettings = DEFAULTS,
-                 what_if: Iterable[int] | None = None) -> dict[str, FamilyResult]:
+def simulate_all(
+    inp: DynamicInput,
+    families: Iterable[str] = ("1.x", "2.x", "3.x"),
+    settings: DynamicSettings = DEFAULTS,
+    what_if: Iterable[int] | None = None,
+) -> dict[str, FamilyResult]:
     """Per family: the error, whether it descends, the start, what can be rated, and the scenarios
     none relevant / all relevant (/ ``what_if`` relevant ids)."""
     wi = None if what_if is None else _ids(what_if)
@@ -855,8 +903,16 @@ class FamilySimulation:
     selector's universe until one is read (each property builds its tuple once), so a caller that
     needs a few of them (the audit: the start, the cut-off and unreachable ids) converts only those."""
 
-    def __init__(self, prep: _Prepared, seen: np.ndarray | None, reached: np.ndarray | None, descends: bool,
-                 none_relevant: Scenario | None, all_relevant: Scenario | None, what_if: Scenario | None):
+    def __init__(
+        self,
+        prep: _Prepared,
+        seen: np.ndarray | None,
+        reached: np.ndarray | None,
+        descends: bool,
+        none_relevant: Scenario | None,
+        all_relevant: Scenario | None,
+        what_if: Scenario | None,
+    ):
         self.prep, self._seen, self._reached = prep, seen, reached
         self.family, self.graphrag, self.settings = prep.family, FAMILIES[prep.family], prep.settings
         self.error, self.descends = prep.error, descends
@@ -910,13 +966,26 @@ class FamilySimulation:
         return self._all
 
     def result(self) -> FamilyResult:
-        return FamilyResult(self.family, self.graphrag, self.settings, self.error, self.descends, self.candidate_ids,
-                            self.start_ids, self.rateable_ids, self.unreachable_ids, self.cut_off_ids,
-                            self.none_relevant, self.all_relevant, self.what_if)
+        return FamilyResult(
+            self.family,
+            self.graphrag,
+            self.settings,
+            self.error,
+            self.descends,
+            self.candidate_ids,
+            self.start_ids,
+            self.rateable_ids,
+            self.unreachable_ids,
+            self.cut_off_ids,
+            self.none_relevant,
+            self.all_relevant,
+            self.what_if,
+        )
 
 
-def simulate_family(inp: DynamicInput, family: str, settings: DynamicSettings = DEFAULTS,
-                    what_if: Iterable[int] | None = None) -> FamilySimulation:
+def simulate_family(
+    inp: DynamicInput, family: str, settings: DynamicSettings = DEFAULTS, what_if: Iterable[int] | None = None
+) -> FamilySimulation:
     """:func:`simulate_all` for one family, as a :class:`FamilySimulation`."""
     what_if = None if what_if is None else _ids(what_if)
     p = prepare(family, inp, settings)

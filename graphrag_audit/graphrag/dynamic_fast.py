@@ -38,8 +38,9 @@ __all__ = ["DenseIndex", "dictionary_title_codes", "framed_estimate", "unique_ow
 _DIRECT_SPAN_FACTOR, _DIRECT_SPAN_MIN = 4, 1 << 16
 
 
-def unique_owner_edges(communities: np.ndarray, levels: np.ndarray, titles: np.ndarray,
-                       n_titles: int) -> tuple[np.ndarray, np.ndarray] | None:
+def unique_owner_edges(
+    communities: np.ndarray, levels: np.ndarray, titles: np.ndarray, n_titles: int
+) -> tuple[np.ndarray, np.ndarray] | None:
     """(parents, children): the (community, sub-community) pairs of graphrag 1.x's
     ``restore_community_hierarchy`` over node rows (``communities``, ``levels``, integer ``titles``
     codes in ``[0, n_titles)``), in its order: level pair by level pair (the levels present, sorted,

@@ -22,8 +22,8 @@ costs is proportional to the rows at levels <= N, however many levels the index 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -56,7 +56,9 @@ def community_levels(model: IndexModel) -> list[int | None]:
     return list(range(hi + 1)) + [None]
 
 
-def _v2_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterator[tuple[int | None, np.ndarray]]:
+def _v2_kept_communities(
+    model: IndexModel, levels: list[int | None]
+) -> Iterator[tuple[int | None, np.ndarray]]:
     """(N, sorted int64 array of community numbers kept by the v2 roll-up), N in ``levels``
     order, one at a time (all at once they add up to O(levels × communities))."""
     c = model.communities
@@ -79,11 +81,13 @@ def _v2_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterato
     frame = frame.iloc[np.argsort(frame["level"].to_numpy(), kind="stable")]  # level <= N: a prefix
     lev_sorted = frame["level"].to_numpy()
     for n in levels:
-        sub = frame if n is None else frame.iloc[:int(np.searchsorted(lev_sorted, n, side="right"))]
+        sub = frame if n is None else frame.iloc[: int(np.searchsorted(lev_sorted, n, side="right"))]
         yield n, np.unique(sub.groupby("title")["community"].max().to_numpy())
 
 
-def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterator[tuple[int | None, np.ndarray]]:
+def _v1_kept_communities(
+    model: IndexModel, levels: list[int | None]
+) -> Iterator[tuple[int | None, np.ndarray]]:
     """(N, community numbers that are some entity's max number among its rows <= N), N in
     ``levels`` order."""
     r = model.rollup_rows
@@ -109,7 +113,7 @@ def _v1_kept_communities(model: IndexModel, levels: list[int | None]) -> Iterato
         if end > start:
             np.maximum.at(running, codes[start:end], comm[start:end])
             start = end
-        seen = by_first[:int(np.searchsorted(first_sorted, end, side="left"))]
+        seen = by_first[: int(np.searchsorted(first_sorted, end, side="left"))]
         yield n, sorted_unique(running[seen])
 
 

@@ -76,8 +76,10 @@ _CHECK_LOCK = threading.Lock()
 def _agrees_with_random() -> bool:
     with _CHECK_LOCK:
         try:
-            return all(np.array_equal(_resolve_swaps(_draws(n, seed)), python_permutation(n, seed))
-                       for n, seed in ((3000, 86), (2, 86), (1025, 7)))
+            return all(
+                np.array_equal(_resolve_swaps(_draws(n, seed)), python_permutation(n, seed))
+                for n, seed in ((3000, 86), (2, 86), (1025, 7))
+            )
         except Exception:  # noqa: BLE001 - any surprise here means: use the standard library
             return False
 
@@ -86,8 +88,10 @@ def _generator(seed: int) -> np.random.MT19937:
     """numpy's MT19937 in the state ``random.Random(seed)`` starts from."""
     _version, state, _gauss = random.Random(seed).getstate()
     bits = np.random.MT19937()
-    bits.state = {"bit_generator": "MT19937",
-                  "state": {"key": np.array(state[:624], dtype=np.uint32), "pos": int(state[624])}}
+    bits.state = {
+        "bit_generator": "MT19937",
+        "state": {"key": np.array(state[:624], dtype=np.uint32), "pos": int(state[624])},
+    }
     return bits
 
 
@@ -102,9 +106,9 @@ class _Stream:
     def window(self, size: int) -> np.ndarray:
         if self.pos + size > len(self.buf):
             more = self._bits.random_raw(max(size, len(self.buf) // 2) + 1024).astype(np.int64)
-            self.buf = np.concatenate([self.buf[self.pos:], more])
+            self.buf = np.concatenate([self.buf[self.pos :], more])
             self.pos = 0
-        return self.buf[self.pos: self.pos + size]
+        return self.buf[self.pos : self.pos + size]
 
 
 def _draws(n: int, seed: int) -> np.ndarray:
@@ -173,7 +177,7 @@ def _vectorised(stream: _Stream, out: np.ndarray, done: int, m_hi: int, m_lo: in
             continue
         accepted = np.flatnonzero(~rejected)
         take = min(len(accepted), need)
-        out[done: done + take] = r[accepted[:take]]
+        out[done : done + take] = r[accepted[:take]]
         done += take
         m -= take
         stream.pos += int(accepted[take - 1]) + 1 if take == need else w
@@ -244,4 +248,3 @@ class PermutationCache:
                     oldest = next(iter(self._kept))
                     self._size -= len(self._kept.pop(oldest))
         return perm
-

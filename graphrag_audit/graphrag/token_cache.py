@@ -46,9 +46,9 @@ import os
 import struct
 import sys
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -122,14 +122,17 @@ class _Entries:
     by binary search: reading a file of 10^6 entries is one sort, not a dict of 10^6 bytes keys),
     then those added since (a dict). Entries are unique: a digest is added only when not found."""
 
-    def __init__(self, digests: bytes = b"", counts: np.ndarray | None = None, *,
-                 added: dict[bytes, int] | None = None):
+    def __init__(
+        self, digests: bytes = b"", counts: np.ndarray | None = None, *, added: dict[bytes, int] | None = None
+    ):
         self._file = digests  # the file's digests, DIGEST_SIZE bytes each, in file order
         keys = np.frombuffer(digests, dtype=f"V{DIGEST_SIZE}")  # raw bytes, compared bytewise
-        order = np.argsort(keys.view(f"S{DIGEST_SIZE}"), kind="stable") if len(keys) else np.empty(0, np.int64)
+        order = (
+            np.argsort(keys.view(f"S{DIGEST_SIZE}"), kind="stable") if len(keys) else np.empty(0, np.int64)
+        )
         self._order = order
         self._sorted = keys.view(f"S{DIGEST_SIZE}")[order]
-        self._counts = (np.empty(0, np.uint32) if counts is None else np.asarray(counts, dtype=np.uint32))
+        self._counts = np.empty(0, np.uint32) if counts is None else np.asarray(counts, dtype=np.uint32)
         self.added: dict[bytes, int] = {} if added is None else added
 
     def __len__(self) -> int:
@@ -150,7 +153,7 @@ class _Entries:
     def as_dict(self) -> dict[bytes, int]:
         """Every entry, the file's in file order, then the added ones in the order they came."""
         size, d = DIGEST_SIZE, self._file
-        out = dict(zip((d[i:i + size] for i in range(0, len(d), size)), self._counts.tolist()))
+        out = dict(zip((d[i : i + size] for i in range(0, len(d), size)), self._counts.tolist()))
         out.update(self.added)
         return out
 
@@ -192,7 +195,9 @@ class TokenCountStore:
             _note(f"token cache {self.path}: cannot read ({exc.strerror or exc}); counting without it")
             return _Entries()
         except IndexInputError as exc:  # a FIFO, a device, too large: never read
-            _note(f"token cache {self.path}: cannot read ({exc.problem.removesuffix(': not read')}); counting without it")
+            _note(
+                f"token cache {self.path}: cannot read ({exc.problem.removesuffix(': not read')}); counting without it"
+            )
             return _Entries()
         try:
             return self._parse(data)
@@ -209,7 +214,7 @@ class TokenCountStore:
         (hlen,) = struct.unpack_from("<I", body, len(_MAGIC))
         start = len(_MAGIC) + 4
         try:
-            header = json.loads(body[start:start + hlen].decode("utf-8"))
+            header = json.loads(body[start : start + hlen].decode("utf-8"))
             n = int(header["entries"])
             ok = header.get("digest_size") == DIGEST_SIZE and n >= 0
         except (ValueError, KeyError, TypeError, UnicodeDecodeError, RecursionError):
@@ -219,7 +224,7 @@ class TokenCountStore:
         if header.get("tokenizer") != self.tokenizer or header.get("backend") != self.backend:
             return _Entries()  # another tokenizer or backend version: start afresh (replaced on save)
         off = start + hlen
-        digests = body[off:off + n * DIGEST_SIZE]
+        digests = body[off : off + n * DIGEST_SIZE]
         return _Entries(digests, np.frombuffer(body, dtype="<u4", count=n, offset=off + n * DIGEST_SIZE))
 
     # ---- counting ---------------------------------------------------------------------
@@ -279,10 +284,18 @@ class TokenCountStore:
                         del entries[k]
             # the entries used in this run go last (most recent), the rest keep their order
             keys = [k for k in entries if k not in self._used] + [k for k in entries if k in self._used]
-            header = json.dumps({"tokenizer": self.tokenizer, "backend": self.backend,
-                                 "digest_size": DIGEST_SIZE, "entries": len(keys)}).encode("utf-8")
+            header = json.dumps(
+                {
+                    "tokenizer": self.tokenizer,
+                    "backend": self.backend,
+                    "digest_size": DIGEST_SIZE,
+                    "entries": len(keys),
+                }
+            ).encode("utf-8")
             counts = np.fromiter((entries[k] for k in keys), dtype="<u4", count=len(keys))
-            body = b"".join([_MAGIC, struct.pack("<I", len(header)), header, b"".join(keys), counts.tobytes()])
+            body = b"".join(
+                [_MAGIC, struct.pack("<I", len(header)), header, b"".join(keys), counts.tobytes()]
+            )
             data = body + hashlib.blake2b(body, digest_size=_SUM_SIZE).digest()
             self._entries = _Entries(added=entries)
             self._added = 0
@@ -348,7 +361,9 @@ def counter_for(tokenizer: str) -> TokenCounter:
 
 
 @contextmanager
-def token_cache_session(enabled: bool = True, index_dir=None, cache_dir=None, guard=None) -> Iterator[Path | None]:
+def token_cache_session(
+    enabled: bool = True, index_dir=None, cache_dir=None, guard=None
+) -> Iterator[Path | None]:
     """Open the token cache for the audit of ``index_dir`` (yields the cache directory, or None
     when it is disabled or refused). On a normal exit the new entries are written."""
     global _session
@@ -363,11 +378,19 @@ def token_cache_session(enabled: bool = True, index_dir=None, cache_dir=None, gu
         except (OSError, ValueError):  # a path the audit itself will report on (e.g. a NUL byte)
             inside = False
         if inside:
-            why = (f"token cache {directory} is inside the index directory {index_dir}: not used "
-                   f"(set {CACHE_DIR_ENV} elsewhere, or pass --no-token-cache)")
+            why = (
+                f"token cache {directory} is inside the index directory {index_dir}: not used "
+                f"(set {CACHE_DIR_ENV} elsewhere, or pass --no-token-cache)"
+            )
     with _session_lock:
         # a refused cache is noted only when an exact count is needed (not before a bad-input error)
-        _session = {"dir": None if why else directory, "guard": guard, "stores": {}, "why": why, "note": bool(why)}
+        _session = {
+            "dir": None if why else directory,
+            "guard": guard,
+            "stores": {},
+            "why": why,
+            "note": bool(why),
+        }
     ok = False
     try:
         yield None if why else directory
@@ -385,7 +408,9 @@ def token_cache_session(enabled: bool = True, index_dir=None, cache_dir=None, gu
 
 
 @contextmanager
-def seeded_token_session(seeds: dict[str, dict[bytes, int]] | None = None) -> Iterator[dict[str, TokenCountStore]]:
+def seeded_token_session(
+    seeds: dict[str, dict[bytes, int]] | None = None,
+) -> Iterator[dict[str, TokenCountStore]]:
     """A session whose stores live in memory only (no file is read or written, the user's cache
     is not touched), seeded with ``{tokenizer: {digest: count}}`` counted elsewhere: the bundle's
     audit of OUT (``bundle/precount.py``). Yields the stores (their ``hits``/``misses``)."""
@@ -397,7 +422,14 @@ def seeded_token_session(seeds: dict[str, dict[bytes, int]] | None = None) -> It
         stores[name] = store
     with _session_lock:
         previous = _session
-        _session = {"dir": Path("."), "memory": True, "guard": None, "stores": stores, "why": None, "note": False}
+        _session = {
+            "dir": Path("."),
+            "memory": True,
+            "guard": None,
+            "stores": stores,
+            "why": None,
+            "note": False,
+        }
     try:
         yield stores
     finally:

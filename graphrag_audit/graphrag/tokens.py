@@ -52,8 +52,8 @@ from __future__ import annotations
 
 import threading
 import warnings
-from functools import lru_cache
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache
 
 import numpy as np
 
@@ -123,8 +123,13 @@ class BPETokenCounter(TokenCounter):
     exact = True
     additive = True
 
-    def __init__(self, name: str, count_fn: Callable[[str], int] | None = None, *,
-                 load: Callable[[], Callable[[str], int]] | None = None):
+    def __init__(
+        self,
+        name: str,
+        count_fn: Callable[[str], int] | None = None,
+        *,
+        load: Callable[[], Callable[[str], int]] | None = None,
+    ):
         """``count_fn`` counts one string; or ``load`` makes it on the first count (importing the
         backend decodes its rank tables, ~1 s: a run whose counts all come from the token cache
         never pays it)."""
@@ -229,7 +234,7 @@ def _bpe_count_fn(encoding: str) -> Callable[[str], int]:
         return lambda text: len(enc.encode(text, disallowed_special=()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _make_counter(name: str) -> TokenCounter:
     if name == "estimate":
         return EstimateTokenCounter()
@@ -245,8 +250,7 @@ def get_token_counter(name: str = DEFAULT_TOKEN_COUNTER) -> TokenCounter:
     key = str(name).strip().lower() if name is not None else ""
     if key not in TOKEN_COUNTER_NAMES:
         raise ValueError(
-            f"unknown token counter {name!r}; valid names are: "
-            + ", ".join(TOKEN_COUNTER_NAMES)
+            f"unknown token counter {name!r}; valid names are: " + ", ".join(TOKEN_COUNTER_NAMES)
         )
     return _make_counter(key)
 

@@ -25,14 +25,25 @@ def read_baseline(path: str | os.PathLike) -> dict:
     try:
         raw = read_bytes(path, "baseline")
     except OSError as exc:
-        raise IndexInputError(path, f"cannot read the baseline ({exc.strerror or exc.__class__.__name__})") from None
+        raise IndexInputError(
+            path, f"cannot read the baseline ({exc.strerror or exc.__class__.__name__})"
+        ) from None
     doc = loads_json(path, "baseline", raw)
-    if not isinstance(doc, dict) or "kind" in doc or any(k not in doc for k in LEVELS_KEYS) \
-            or not isinstance(doc.get("levels"), list) or not isinstance(doc.get("findings"), list):
-        raise IndexInputError(path, "not a levels JSON written by graphrag-audit (levels -f json): cannot be a "
-                                    "baseline")
+    if (
+        not isinstance(doc, dict)
+        or "kind" in doc
+        or any(k not in doc for k in LEVELS_KEYS)
+        or not isinstance(doc.get("levels"), list)
+        or not isinstance(doc.get("findings"), list)
+    ):
+        raise IndexInputError(
+            path, "not a levels JSON written by graphrag-audit (levels -f json): cannot be a baseline"
+        )
     version = doc["schema_version"]
     if not isinstance(version, str) or _major(version) != _major(SCHEMA_VERSION):
-        raise IndexInputError(path, f"baseline schema_version {str(version)[:20]!r} is not of this graphrag-audit's "
-                                    f"levels JSON major version {_major(SCHEMA_VERSION)} ({SCHEMA_VERSION})")
+        raise IndexInputError(
+            path,
+            f"baseline schema_version {str(version)[:20]!r} is not of this graphrag-audit's "
+            f"levels JSON major version {_major(SCHEMA_VERSION)} ({SCHEMA_VERSION})",
+        )
     return doc

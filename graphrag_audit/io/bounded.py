@@ -41,9 +41,13 @@ def _kind(mode: int) -> str | None:
     """What a non-regular file is, or None for a regular file."""
     if stat.S_ISREG(mode):
         return None
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -56,7 +60,9 @@ def _size(n: int) -> str:
 def _refuse(path, what: str | None, mode: int) -> None:
     kind = _kind(mode)
     if kind:
-        raise IndexInputError(path, f"{f'the {what} ' if what else ''}is {kind}, not a regular file: not read")
+        raise IndexInputError(
+            path, f"{f'the {what} ' if what else ''}is {kind}, not a regular file: not read"
+        )
 
 
 def open_regular(path, what: str | None = None):
@@ -80,7 +86,9 @@ def read_bytes(path, what: str) -> bytes:
     with open_regular(path, what) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > limit:
-            raise IndexInputError(path, f"the {what} is {_size(size)}, more than the {_size(limit)} limit: not read")
+            raise IndexInputError(
+                path, f"the {what} is {_size(size)}, more than the {_size(limit)} limit: not read"
+            )
         data = fh.read(limit + 1)
     if len(data) > limit:  # it grew while read
         raise IndexInputError(path, f"the {what} is more than the {_size(limit)} limit: not read")
@@ -93,8 +101,9 @@ def read_text(path, what: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise IndexInputError(path, f"the {what} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
-                                    f"{exc.start})") from None
+        raise IndexInputError(
+            path, f"the {what} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
 
 
 def loads_json(path, what: str, text: str | bytes):
@@ -117,8 +126,11 @@ class ExpansionBudget:
     def take(self, text: str) -> str:
         self.left -= len(text)
         if self.left < 0:
-            raise IndexInputError(self.path, f"the {self.what} expands its ${{VAR}} references to more than "
-                                             f"{self.limit:,} characters: not read")
+            raise IndexInputError(
+                self.path,
+                f"the {self.what} expands its ${{VAR}} references to more than "
+                f"{self.limit:,} characters: not read",
+            )
         return text
 
 
@@ -150,7 +162,10 @@ def read_dotenv(path, environ) -> dict[str, str | None]:
                 deep = max(deep, depth[ref] + 1)
             parts.append(budget.take(atom.resolve(env)))
         if deep > MAX_INTERPOLATION_DEPTH:
-            raise IndexInputError(path, f"${{...}} in the .env file nests more than {MAX_INTERPOLATION_DEPTH} "
-                                        f"levels deep (at {name}): not read")
+            raise IndexInputError(
+                path,
+                f"${{...}} in the .env file nests more than {MAX_INTERPOLATION_DEPTH} "
+                f"levels deep (at {name}): not read",
+            )
         values[name], depth[name] = "".join(parts), deep
     return values

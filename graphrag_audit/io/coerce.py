@@ -63,17 +63,18 @@ def int_ids(series: pd.Series, path: Path, column: str, missing: int = -1) -> np
             continue
         if isinstance(v, (float, np.floating)):
             if not np.isfinite(v) or v != int(v) or abs(v) >= 2**63:
-                raise IndexInputError(path, f"column '{column}' has non-integer value {float(v)!r}, "
-                                            f"expected integer ids")
+                raise IndexInputError(
+                    path, f"column '{column}' has non-integer value {float(v)!r}, expected integer ids"
+                )
             out[i] = int(v)
             continue
         if isinstance(v, bytes):
             v = v.decode("utf-8", "replace")
         if not isinstance(v, str):
-            kind = "structs" if isinstance(v, dict) else "lists" if hasattr(v, "__len__") else type(v).__name__
-            raise IndexInputError(
-                path, f"column '{column}' holds {kind} where single integer ids belong"
+            kind = (
+                "structs" if isinstance(v, dict) else "lists" if hasattr(v, "__len__") else type(v).__name__
             )
+            raise IndexInputError(path, f"column '{column}' holds {kind} where single integer ids belong")
         t = v.strip()
         if t == "" or t.lower() in ("nan", "none", "null"):
             out[i] = missing
@@ -132,14 +133,20 @@ def dictionary_lists(series: pd.Series) -> pd.Series | None:
     if arr is None:
         return None
     t = arr.type
-    if not ((pa.types.is_list(t) or pa.types.is_large_list(t))
-            and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type))):
+    if not (
+        (pa.types.is_list(t) or pa.types.is_large_list(t))
+        and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type))
+    ):
         return None
     lens = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
     enc = pc.dictionary_encode(pc.list_flatten(arr))
     if isinstance(enc, pa.ChunkedArray):
-        enc = enc.combine_chunks() if enc.num_chunks else pa.array([], pa.dictionary(pa.int32(), t.value_type))
-    offsets = pa.array(np.concatenate(([0], np.cumsum(lens))).astype(np.int32 if pa.types.is_list(t) else np.int64))
+        enc = (
+            enc.combine_chunks() if enc.num_chunks else pa.array([], pa.dictionary(pa.int32(), t.value_type))
+        )
+    offsets = pa.array(
+        np.concatenate(([0], np.cumsum(lens))).astype(np.int32 if pa.types.is_list(t) else np.int64)
+    )
     mask = pc.is_null(arr)
     mask = mask.combine_chunks() if isinstance(mask, pa.ChunkedArray) else mask
     cls = pa.ListArray if pa.types.is_list(t) else pa.LargeListArray
@@ -168,8 +175,9 @@ def int_lists(series: pd.Series, path: Path, column: str) -> list[list]:
     arr = _arrow_list(series)
     if arr is not None:
         vt = arr.type.value_type
-        if (pa.types.is_signed_integer(vt) or vt in (pa.uint8(), pa.uint16(), pa.uint32())) \
-                and pc.list_flatten(arr).null_count == 0:
+        if (
+            pa.types.is_signed_integer(vt) or vt in (pa.uint8(), pa.uint16(), pa.uint32())
+        ) and pc.list_flatten(arr).null_count == 0:
             return list_column(series, path, column)  # already Python ints in int64 range, none missing
     out = []
     for lst in list_column(series, path, column):
@@ -177,7 +185,11 @@ def int_lists(series: pd.Series, path: Path, column: str) -> list[list]:
         for v in lst:
             if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and v != v):
                 continue
-            if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and abs(int(v)) <= INT64_MAX:
+            if (
+                isinstance(v, (int, np.integer))
+                and not isinstance(v, (bool, np.bool_))
+                and abs(int(v)) <= INT64_MAX
+            ):
                 row.append(int(v))
                 continue
             if isinstance(v, (float, np.floating)) and np.isfinite(v) and v == int(v) and abs(v) < 2**63:
@@ -193,8 +205,11 @@ def int_lists(series: pd.Series, path: Path, column: str) -> list[list]:
 
 
 def _nested(path: Path, column: str, kind: str = "lists") -> IndexInputError:
-    return IndexInputError(path, f"column '{column}' holds nested {kind} where ids belong: graphrag's global "
-                                 f"search fails on them (pandas merge / set(): unhashable type)")
+    return IndexInputError(
+        path,
+        f"column '{column}' holds nested {kind} where ids belong: graphrag's global "
+        f"search fails on them (pandas merge / set(): unhashable type)",
+    )
 
 
 def flat_ids(series: pd.Series, path: Path, column: str) -> None:
@@ -210,11 +225,14 @@ def flat_ids(series: pd.Series, path: Path, column: str) -> None:
     if pa.types.is_dictionary(t):
         t = t.value_type
     if pa.types.is_nested(t):
-        raise _nested(path, column, "structs" if pa.types.is_struct(t) else "maps" if pa.types.is_map(t) else "lists")
+        raise _nested(
+            path, column, "structs" if pa.types.is_struct(t) else "maps" if pa.types.is_map(t) else "lists"
+        )
 
 
-def list_flat(series: pd.Series, path: Path, column: str) -> tuple[np.ndarray | pd.api.extensions.ExtensionArray,
-                                                                   np.ndarray]:
+def list_flat(
+    series: pd.Series, path: Path, column: str
+) -> tuple[np.ndarray | pd.api.extensions.ExtensionArray, np.ndarray]:
     """(every item of every list as str, in row order; the list length of each row).
 
     Equal to flattening :func:`list_column` with ``str()`` on each item, without building a
@@ -254,8 +272,11 @@ def key_column(series: pd.Series, block: int | None = None) -> pd.api.extensions
     for that block only (:func:`~graphrag_audit.model.keys.repeated_dictionary_keys`: the same
     result)."""
     try:
-        arr = pa.array(series.array) if isinstance(series.array, pd.arrays.ArrowExtensionArray) \
+        arr = (
+            pa.array(series.array)
+            if isinstance(series.array, pd.arrays.ArrowExtensionArray)
             else pa.array(series.to_numpy(dtype=object), from_pandas=True)
+        )
         if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
             return repeated_dictionary_keys(arr, block)
     except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback

@@ -88,8 +88,10 @@ def decoded_limit(file_size: int) -> tuple[int, str]:
         except (ValueError, OverflowError):
             raise IndexInputError(ENV_LIMIT, f"not a positive byte count: {raw[:40]!r} (e.g. 8G)") from None
     limit = min(DECODED_CAP, max(DECODED_FLOOR, DECODED_RATIO * file_size))
-    return limit, (f"the larger of {_human(DECODED_FLOOR)} and {DECODED_RATIO} x the file size, at most "
-                   f"{_human(DECODED_CAP)}; {ENV_LIMIT} changes it")
+    return limit, (
+        f"the larger of {_human(DECODED_FLOOR)} and {DECODED_RATIO} x the file size, at most "
+        f"{_human(DECODED_CAP)}; {ENV_LIMIT} changes it"
+    )
 
 
 # ---- the chunks of the columns read ----------------------------------------------------------
@@ -162,11 +164,21 @@ def _chunks(meta: pq.FileMetaData, cols: list[str]) -> list[_Chunk]:
             if not nested:  # a flat column has one value per row, whatever the footer says
                 values = max(values, rows)
             encodings = set(cc.encodings or ())
-            text = physical == "BYTE_ARRAY"  # FIXED_LEN_BYTE_ARRAY: ``length`` bytes a value, dictionary or not
+            text = (
+                physical == "BYTE_ARRAY"
+            )  # FIXED_LEN_BYTE_ARRAY: ``length`` bytes a value, dictionary or not
             width = length if physical == "FIXED_LEN_BYTE_ARRAY" else _WIDTH.get(physical, PER_VALUE)
-            chunk = _Chunk(g, i, owners[i], values, max(int(cc.total_uncompressed_size), 0), text, width,
-                           dictionary=bool(cc.has_dictionary_page) or bool(encodings & _DICT_ENCODINGS),
-                           delta="DELTA_BYTE_ARRAY" in encodings)
+            chunk = _Chunk(
+                g,
+                i,
+                owners[i],
+                values,
+                max(int(cc.total_uncompressed_size), 0),
+                text,
+                width,
+                dictionary=bool(cc.has_dictionary_page) or bool(encodings & _DICT_ENCODINGS),
+                delta="DELTA_BYTE_ARRAY" in encodings,
+            )
             chunk.bound, chunk.step = chunk.footer_bound(), 1
             out.append(chunk)
     return out
@@ -322,8 +334,14 @@ def _first_page(fh: pa.NativeFile, cc, file_size: int, budget: int) -> tuple[int
     if kind in (0, 3):  # DATA_PAGE, DATA_PAGE_V2: arrow reads this chunk without a dictionary
         return 0, 0
     dict_header = header.get(7)
-    if kind != 2 or not isinstance(dict_header, dict) or not isinstance(raw_size, int) \
-            or not isinstance(packed_size, int) or raw_size < 0 or packed_size < 0:
+    if (
+        kind != 2
+        or not isinstance(dict_header, dict)
+        or not isinstance(raw_size, int)
+        or not isinstance(packed_size, int)
+        or raw_size < 0
+        or packed_size < 0
+    ):
         return None
     count = dict_header.get(1)
     if not isinstance(count, int) or raw_size > budget or start + size + packed_size > file_size:
@@ -334,7 +352,9 @@ def _first_page(fh: pa.NativeFile, cc, file_size: int, budget: int) -> tuple[int
         body = packed
     elif cc.compression in _CODECS:
         try:
-            body = memoryview(pa.Codec(_CODECS[cc.compression]).decompress(packed, decompressed_size=raw_size))
+            body = memoryview(
+                pa.Codec(_CODECS[cc.compression]).decompress(packed, decompressed_size=raw_size)
+            )
         except (pa.ArrowException, ValueError):
             return raw_size, None
     else:  # LZ4 (hadoop framing), LZO: step 3 reads it
@@ -356,23 +376,36 @@ def _text_lengths(arr) -> int:
         lengths = pc.binary_length(arr.dictionary)
         total = pc.sum(pc.take(lengths, arr.indices)).as_py()
         return int(total or 0)
-    if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) \
-            or pa.types.is_large_binary(t):
+    if (
+        pa.types.is_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_large_binary(t)
+    ):
         return int(pc.sum(pc.binary_length(arr)).as_py() or 0)
     return 0
 
 
-def _exact_text(fh: pa.NativeFile, meta: pq.FileMetaData, column: str, group: int,
-                leaves: list[str]) -> int | None:
+def _exact_text(
+    fh: pa.NativeFile, meta: pq.FileMetaData, column: str, group: int, leaves: list[str]
+) -> int | None:
     """Bytes of text in ``column`` of row group ``group``, read in dictionary form."""
     fh.seek(0)
     pf = pq.ParquetFile(fh, metadata=meta, read_dictionary=leaves, pre_buffer=False, buffer_size=1 << 20)
     t = pf.schema_arrow.field(column).type
-    while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) \
-            or pa.types.is_dictionary(t):
+    while (
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_fixed_size_list(t)
+        or pa.types.is_dictionary(t)
+    ):
         t = t.value_type
-    if not (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
-            or pa.types.is_large_binary(t)):
+    if not (
+        pa.types.is_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_large_binary(t)
+    ):
         return None  # structs, maps: the bound of step 2 stands
     total = 0
     for batch in pf.iter_batches(batch_size=65536, row_groups=[group], columns=[column]):
@@ -404,8 +437,13 @@ def _amount(n: int) -> str:
     return f"{n:,} bytes" if n < 1024 else f"{n:,} bytes ({_human(n)})"
 
 
-def _refuse(path: Path, found: DecodedSize, total: int | None = None, during_read: bool = False,
-            at_least: bool = False) -> IndexInputError:
+def _refuse(
+    path: Path,
+    found: DecodedSize,
+    total: int | None = None,
+    during_read: bool = False,
+    at_least: bool = False,
+) -> IndexInputError:
     total = found.total if total is None else total
     column, biggest = max(found.columns.items(), key=lambda kv: kv[1]) if found.columns else ("?", total)
     if during_read:
@@ -418,12 +456,16 @@ def _refuse(path: Path, found: DecodedSize, total: int | None = None, during_rea
         what = f"the columns read decode to {how}{_amount(total)} (column '{column}' {_human(biggest)})"
     if at_least:
         what += " (its pages decompress to that much)"
-    return IndexInputError(path, f"{what} from a {found.file_size:,}-byte file, more than its "
-                                 f"{_human(found.limit)} limit ({found.rule}); refused unread")
+    return IndexInputError(
+        path,
+        f"{what} from a {found.file_size:,}-byte file, more than its "
+        f"{_human(found.limit)} limit ({found.rule}); refused unread",
+    )
 
 
-def check_parquet(path: Path, fh: pa.NativeFile, meta: pq.FileMetaData, cols: list[str],
-                  file_size: int) -> DecodedSize:
+def check_parquet(
+    path: Path, fh: pa.NativeFile, meta: pq.FileMetaData, cols: list[str], file_size: int
+) -> DecodedSize:
     """Refuse (IndexInputError) a parquet table whose columns ``cols`` decode to more than
     :func:`decoded_limit` bytes; otherwise return what was found. Reads at most the dictionary
     pages of the largest chunks, and (rarely) those chunks in dictionary form."""
@@ -483,8 +525,9 @@ def check_parquet(path: Path, fh: pa.NativeFile, meta: pq.FileMetaData, cols: li
             except MemoryError:
                 raise
             except (pa.ArrowException, OSError, ValueError, KeyError) as exc:
-                raise IndexInputError(path, f"unreadable parquet data ({' '.join(str(exc).split())[:160]})") \
-                    from None
+                raise IndexInputError(
+                    path, f"unreadable parquet data ({' '.join(str(exc).split())[:160]})"
+                ) from None
             if text is None:
                 continue
             for k, c in enumerate(cs):  # the text once, the per-value bytes of every leaf

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -13,9 +13,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.io.generation import detect_generation
-from graphrag_audit.io.locate import locate_index
-from graphrag_audit.model.index import IndexModel
 from graphrag_audit.io.coerce import (
     _arrow_list,
     dictionary_lists,
@@ -28,13 +25,31 @@ from graphrag_audit.io.coerce import (
     list_flat,
     text_column,
 )
-from graphrag_audit.model.keys import (has_duplicates, is_nondecreasing, match_entity_keys,
-                                       node_entity_rows, stable_order)
+from graphrag_audit.io.generation import detect_generation
+from graphrag_audit.io.locate import locate_index
 from graphrag_audit.io.tables import parquet_schema, read_table, split_list_cell, table_columns
 from graphrag_audit.model.forest import CommunityForest
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.model.keys import (
+    has_duplicates,
+    is_nondecreasing,
+    match_entity_keys,
+    node_entity_rows,
+    stable_order,
+)
 
-COMMUNITY_COLUMNS = ["community", "id", "human_readable_id", "level", "parent", "children",
-                     "title", "period", "size", "entity_ids"]
+COMMUNITY_COLUMNS = [
+    "community",
+    "id",
+    "human_readable_id",
+    "level",
+    "parent",
+    "children",
+    "title",
+    "period",
+    "size",
+    "entity_ids",
+]
 REPORT_COLUMNS = ["community", "level", "title", "rank", "full_content"]
 NODE_COLUMNS = ["id", "title", "community", "level"]
 ENTITY_COLUMNS = ["id", "title", "name", "text_unit_ids"]
@@ -52,7 +67,7 @@ _MISSING = np.iinfo(np.int64).min
 
 
 def _id_kind(raw: pd.Series) -> str:
-    """"string" when community numbers are stored as text (graphrag 0.1-0.4). An empty column
+    """ "string" when community numbers are stored as text (graphrag 0.1-0.4). An empty column
     (a header-only CSV reads as untyped) says nothing either way."""
     is_text = raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype)
     return "string" if is_text and raw.notna().any() else "int"
@@ -64,7 +79,9 @@ def _require(df: pd.DataFrame, path: Path, cols: list[str], what: str) -> None:
         raise IndexInputError(path, f"required column {', '.join(repr(c) for c in missing)} missing ({what})")
 
 
-def _communities(files, schemas) -> tuple[pd.DataFrame, str, list | None, pd.DataFrame | None, np.ndarray | None]:
+def _communities(
+    files, schemas
+) -> tuple[pd.DataFrame, str, list | None, pd.DataFrame | None, np.ndarray | None]:
     """(communities, id_kind, children lists or None, members-from-entity_ids or None, each
     row's number of entity_ids or None)."""
     path = files.tables.get("communities")
@@ -98,7 +115,11 @@ def _communities(files, schemas) -> tuple[pd.DataFrame, str, list | None, pd.Dat
         out["parent"] = parent
     else:
         out["parent"] = -1
-    out["title"] = text_column(df["title"], len(df)).to_numpy() if "title" in df.columns else [f"Community {c}" for c in comm]
+    out["title"] = (
+        text_column(df["title"], len(df)).to_numpy()
+        if "title" in df.columns
+        else [f"Community {c}" for c in comm]
+    )
     out["period"] = text_column(df["period"], len(df)).to_numpy() if "period" in df.columns else ""
     if "size" in df.columns:
         out["size"] = pd.to_numeric(df["size"], errors="coerce").to_numpy(dtype=np.float64)
@@ -108,11 +129,15 @@ def _communities(files, schemas) -> tuple[pd.DataFrame, str, list | None, pd.Dat
     members = lens = None
     if "entity_ids" in df.columns:
         flat, lens = list_flat(df["entity_ids"], path, "entity_ids")
-        members = _frame({
-            "entity": flat if isinstance(flat, pd.api.extensions.ExtensionArray) else pd.Series(flat, dtype=object),
-            "community": np.repeat(comm, lens),
-            "level": np.repeat(lev, lens),
-        })
+        members = _frame(
+            {
+                "entity": flat
+                if isinstance(flat, pd.api.extensions.ExtensionArray)
+                else pd.Series(flat, dtype=object),
+                "community": np.repeat(comm, lens),
+                "level": np.repeat(lev, lens),
+            }
+        )
     return out, id_kind, children, members, lens
 
 
@@ -130,14 +155,16 @@ def _nodes(files) -> pd.DataFrame | None:
     _require(df, path, ["title", "community", "level"], "per-entity community membership")
     comm = int_ids(df["community"], path, "community")
     lev = levels(df["level"], path)
-    out = _frame({
-        # rows of one level after another, each level's in the same order (graphrag 0.x): only
-        # the first level's titles are hashed, the other levels' codes are tiled
-        "entity": key_column(text_column(df["title"], len(df)), block=_level_block(lev)),
-        "community": comm,
-        "level": lev,
-        "_title_na": df["title"].isna().to_numpy(),
-    })
+    out = _frame(
+        {
+            # rows of one level after another, each level's in the same order (graphrag 0.x): only
+            # the first level's titles are hashed, the other levels' codes are tiled
+            "entity": key_column(text_column(df["title"], len(df)), block=_level_block(lev)),
+            "community": comm,
+            "level": lev,
+            "_title_na": df["title"].isna().to_numpy(),
+        }
+    )
     if "id" in df.columns:  # graphrag 1.x matches node rows to entities by id (read_indexer_entities)
         out["entity_id"] = text_column(df["id"], len(df))  # looked up once, by the costs (no encoding)
     return out
@@ -153,8 +180,12 @@ def _level_block(levels: np.ndarray) -> int | None:
 
 
 def _rollup_rows(nodes: pd.DataFrame) -> pd.DataFrame:
-    rollup = _frame({name: nodes[name] for name in ["entity", "community", "level"]
-                     + (["entity_id"] if "entity_id" in nodes else [])})
+    rollup = _frame(
+        {
+            name: nodes[name]
+            for name in ["entity", "community", "level"] + (["entity_id"] if "entity_id" in nodes else [])
+        }
+    )
     rollup.attrs["title_na"] = nodes["_title_na"].to_numpy()
     return rollup
 
@@ -220,9 +251,16 @@ def reports_frame(path: Path) -> pd.DataFrame:
 def _reports(files) -> tuple[pd.DataFrame, str]:
     path = files.tables.get("reports")
     if path is None:
-        empty = pd.DataFrame({"community": np.array([], dtype=np.int64), "level": np.array([], dtype=np.int64),
-                              "title": pd.Series([], dtype=object), "rank": np.array([], dtype=np.float64),
-                              "content": pd.Series([], dtype=object), "content_chars": np.array([], dtype=np.int64)})
+        empty = pd.DataFrame(
+            {
+                "community": np.array([], dtype=np.int64),
+                "level": np.array([], dtype=np.int64),
+                "title": pd.Series([], dtype=object),
+                "rank": np.array([], dtype=np.float64),
+                "content": pd.Series([], dtype=object),
+                "content_chars": np.array([], dtype=np.int64),
+            }
+        )
         return empty, "int"
     df = read_table(path, REPORT_COLUMNS)
     _require(df, path, ["community", "level"], "report community and level")
@@ -230,17 +268,23 @@ def _reports(files) -> tuple[pd.DataFrame, str]:
     id_kind = _id_kind(raw)
     n = len(df)
     content = text_column(df["full_content"] if "full_content" in df.columns else None, n)
-    rank = pd.to_numeric(df["rank"], errors="coerce").to_numpy(dtype=np.float64) if "rank" in df.columns else np.full(n, np.nan)
+    rank = (
+        pd.to_numeric(df["rank"], errors="coerce").to_numpy(dtype=np.float64)
+        if "rank" in df.columns
+        else np.full(n, np.nan)
+    )
     rcomm = int_ids(raw, path, "community", missing=_MISSING)
     if (rcomm == _MISSING).any():  # -1 ("no community") is a value graphrag wrote; null is not
         raise IndexInputError(path, "column 'community' has missing (null/NaN) community numbers")
-    out = pd.DataFrame({
-        "community": rcomm,
-        "level": levels(df["level"], path),
-        "title": text_column(df["title"] if "title" in df.columns else None, n),
-        "rank": rank,
-        "content": content,  # arrow-backed when read from parquet: counted without copies
-    })
+    out = pd.DataFrame(
+        {
+            "community": rcomm,
+            "level": levels(df["level"], path),
+            "title": text_column(df["title"] if "title" in df.columns else None, n),
+            "rank": rank,
+            "content": content,  # arrow-backed when read from parquet: counted without copies
+        }
+    )
     out["content_chars"] = out["content"].str.len().fillna(0).astype(np.int64)
     return out, id_kind
 
@@ -267,8 +311,9 @@ def _entity_keys(files) -> _EntityRead | None:
     df = read_table(path, ENTITY_COLUMNS)
     n = len(df)
     title = df["title"] if "title" in df.columns else df.get("name")
-    keys = pd.DataFrame({"id": text_column(df["id"] if "id" in df.columns else None, n),
-                         "title": text_column(title, n)})
+    keys = pd.DataFrame(
+        {"id": text_column(df["id"] if "id" in df.columns else None, n), "title": text_column(title, n)}
+    )
     return _EntityRead(keys, df, path)
 
 
@@ -284,8 +329,11 @@ def _entities(read: _EntityRead | None) -> pd.DataFrame | None:
         # arrow lists stay arrow-backed, items dictionary-encoded; CSV strings become Python lists
         enc = dictionary_lists(tu)
         if enc is None:
-            enc = tu if _arrow_list(tu) is not None else list_column(tu, path, "text_unit_ids",
-                                                                       cell=split_list_cell)
+            enc = (
+                tu
+                if _arrow_list(tu) is not None
+                else list_column(tu, path, "text_unit_ids", cell=split_list_cell)
+            )
         out["text_unit_ids"] = enc
     else:
         out["text_unit_ids"] = None
@@ -318,7 +366,11 @@ def _entity_counts(communities: pd.DataFrame, members: pd.DataFrame, lens: np.nd
     """Membership rows per community number, for each communities row. ``lens``: each row's
     number of entity_ids when the membership rows are those lists in row order; with distinct
     community numbers that is the count itself (no grouping of the membership rows)."""
-    if lens is not None and len(lens) == len(communities) and not has_duplicates(communities["community"].to_numpy()):
+    if (
+        lens is not None
+        and len(lens) == len(communities)
+        and not has_duplicates(communities["community"].to_numpy())
+    ):
         return np.asarray(lens, dtype=np.int64)
     counts = members.groupby("community").size()
     return communities["community"].map(counts).fillna(0).astype(np.int64).to_numpy()
@@ -349,8 +401,12 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
     # members (entity_ids) and the tree (parent), as graphrag 1.x writes it: then the worker
     # reads it last and makes the roll-up rows from it, while this thread matches the entity keys.
     community_columns = schemas.get("communities", {})
-    nodes_last = read_nodes and "nodes" in files.tables and "entity_ids" in community_columns \
+    nodes_last = (
+        read_nodes
+        and "nodes" in files.tables
+        and "entity_ids" in community_columns
         and "parent" in community_columns
+    )
     # A worker thread reads and encodes create_final_nodes (graphrag < 2.0) and the entities
     # table, while this one reads the communities (and, with create_final_nodes, the reports)
     # and then matches the membership rows' entity keys to the entities' keys (one hash of each
@@ -405,19 +461,28 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
     member_key = "id"
     if members is None:
         if nodes is None:
-            raise IndexInputError(files.tables["communities"],
-                                  "no 'entity_ids' column and no create_final_nodes: community members unknown")
+            raise IndexInputError(
+                files.tables["communities"],
+                "no 'entity_ids' column and no create_final_nodes: community members unknown",
+            )
         members = nodes.loc[nodes["community"] >= 0, ["entity", "community", "level"]].reset_index(drop=True)
         member_key = "title"
     if communities is None:  # 0.1-0.2: hierarchy only in the nodes table
         if not len(members):
-            raise IndexInputError(files.tables["nodes"], "no entity belongs to a community: there is no "
-                                                         "community tree to audit")
+            raise IndexInputError(
+                files.tables["nodes"], "no entity belongs to a community: there is no community tree to audit"
+            )
         cl = members[["community", "level"]].drop_duplicates("community").sort_values(["level", "community"])
-        communities = pd.DataFrame({
-            "community": cl["community"].to_numpy(), "level": cl["level"].to_numpy(), "parent": -1,
-            "title": [f"Community {c}" for c in cl["community"]], "period": "", "size": np.nan,
-        })
+        communities = pd.DataFrame(
+            {
+                "community": cl["community"].to_numpy(),
+                "level": cl["level"].to_numpy(),
+                "parent": -1,
+                "title": [f"Community {c}" for c in cl["community"]],
+                "period": "",
+                "size": np.nan,
+            }
+        )
     communities = communities.reset_index(drop=True)
 
     if member_key == "title" and entities is not None:  # keyed by entity title
@@ -429,7 +494,9 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
     elif not nodes_last:  # (nodes_last: the worker made them)
         rollup = members[["entity", "community", "level"]]  # never modified: no copy needed
 
-    communities["n_entities"] = _entity_counts(communities, members, member_lens if member_key == "id" else None)
+    communities["n_entities"] = _entity_counts(
+        communities, members, member_lens if member_key == "id" else None
+    )
     communities["children"] = children if children is not None else None
 
     has_parent = "parent" in schemas.get("communities", {})
@@ -440,12 +507,17 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
         unknown = np.setdiff1d(rows["community"].to_numpy(), communities["community"].to_numpy())
         if len(unknown) and nodes is not None and "communities" in files.tables:
             shown = ", ".join(str(int(c)) for c in unknown[:8]) + (" …" if len(unknown) > 8 else "")
-            raise IndexInputError(files.tables["nodes"], f"{len(unknown)} community number(s) here have no row in "
-                                  f"{files.tables['communities'].name}: {shown}")
+            raise IndexInputError(
+                files.tables["nodes"],
+                f"{len(unknown)} community number(s) here have no row in "
+                f"{files.tables['communities'].name}: {shown}",
+            )
         forest = CommunityForest.from_membership(communities, rows)
         # parent column from the derived tree (the parent of a single-parent community), −1 else
         heads, n_in = np.unique(forest.edge_children, return_counts=True)
-        single = pd.Series(forest.edge_parents, index=forest.edge_children)[np.isin(forest.edge_children, heads[n_in == 1])]
+        single = pd.Series(forest.edge_parents, index=forest.edge_children)[
+            np.isin(forest.edge_children, heads[n_in == 1])
+        ]
         communities["parent"] = communities["community"].map(single).fillna(-1).astype(np.int64).to_numpy()
     return IndexModel(
         path=files.requested,
@@ -486,8 +558,12 @@ def _load_remote(loc, between_phases=None) -> IndexModel:
     try:
         model = load_index(staged, between_phases=between_phases)
     except IndexInputError as exc:
-        raise IndexInputError(exc.path.replace(str(staged), shown), exc.problem.replace(str(staged), shown)) from None
+        raise IndexInputError(
+            exc.path.replace(str(staged), shown), exc.problem.replace(str(staged), shown)
+        ) from None
     name = RemoteName(loc.display)
-    output_dir = RemoteName(shown + loc.display[len(url):])
+    output_dir = RemoteName(shown + loc.display[len(url) :])
     notes = tuple(n.replace(str(staged), shown) for n in model.notes)
-    return dataclasses.replace(model, path=name, output_dir=output_dir, notes=notes, settings_file=loc.settings_file)
+    return dataclasses.replace(
+        model, path=name, output_dir=output_dir, notes=notes, settings_file=loc.settings_file
+    )

@@ -15,9 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.io.settings import (DEFAULT_OUTPUT, DEFAULT_UPDATE_OUTPUT, READ_IN_PLACE, REMOTE_SCHEMES,
-                                        OutputSetting, find_settings, read_output_setting, remote_problem,
-                                        remote_url)
+from graphrag_audit.io.settings import (
+    DEFAULT_OUTPUT,
+    DEFAULT_UPDATE_OUTPUT,
+    READ_IN_PLACE,
+    REMOTE_SCHEMES,
+    OutputSetting,
+    find_settings,
+    read_output_setting,
+    remote_problem,
+    remote_url,
+)
 
 #: logical table -> file stems, newest naming first
 TABLE_STEMS: dict[str, tuple[str, ...]] = {
@@ -102,28 +110,38 @@ def _timestamped_run(base: Path, how: str) -> tuple[Path, str] | None:
     newest, count = ts
     art = newest / "artifacts"
     if not _table_files(art):
-        raise IndexInputError(art, f"no index tables in the newest of {count} timestamped runs ({how}); graphrag "
-                                   f"reads the newest run only: pass an older run's artifacts folder to audit it")
+        raise IndexInputError(
+            art,
+            f"no index tables in the newest of {count} timestamped runs ({how}); graphrag "
+            f"reads the newest run only: pass an older run's artifacts folder to audit it",
+        )
     return art, f"timestamped 0.x layout ({how}): using the newest run {newest.name} of {count}"
 
 
 def _update_run_error(requested: Path) -> None:
     """A folder that `graphrag update` (>= 2.0) wrote, passed as DIR: say what to pass instead."""
+
     def parts(d: Path) -> list[str]:
         return [p for p in ("previous", "delta") if _is_dir(d / p)]
 
     if TIMESTAMP.match(requested.name) and parts(requested) and not _table_files(requested):
-        raise IndexInputError(requested, f"a `graphrag update` run folder: pass {requested / 'previous'} (the index "
-                                         f"before this update) or {requested / 'delta'} (the index of the new "
-                                         f"documents only); the updated index is the project's output folder "
-                                         f"(graphrag-audit update-run audits all three together)")
+        raise IndexInputError(
+            requested,
+            f"a `graphrag update` run folder: pass {requested / 'previous'} (the index "
+            f"before this update) or {requested / 'delta'} (the index of the new "
+            f"documents only); the updated index is the project's output folder "
+            f"(graphrag-audit update-run audits all three together)",
+        )
     ts = _newest_timestamped(requested)
     if ts is not None and parts(ts[0]) and not _table_files(requested):
         newest, count = ts
-        raise IndexInputError(requested, f"the update_output folder of `graphrag update` ({count} run(s), newest "
-                                         f"{newest.name}): the updated index is the project's output folder; "
-                                         f"pass {newest / 'previous'} or {newest / 'delta'} to audit one part of "
-                                         f"a run (graphrag-audit update-run audits all three together)")
+        raise IndexInputError(
+            requested,
+            f"the update_output folder of `graphrag update` ({count} run(s), newest "
+            f"{newest.name}): the updated index is the project's output folder; "
+            f"pass {newest / 'previous'} or {newest / 'delta'} to audit one part of "
+            f"a run (graphrag-audit update-run audits all three together)",
+        )
 
 
 def _update_role(output_dir: Path) -> list[str]:
@@ -131,14 +149,20 @@ def _update_role(output_dir: Path) -> list[str]:
     name, parent = output_dir.name, output_dir.parent
     if name in ("previous", "delta") and TIMESTAMP.match(parent.name):
         if name == "previous":
-            return [f"this is the 'previous' folder of the `graphrag update` run {parent.name}: the index as it "
-                    f"was before that update (the updated index is the project's output folder)"]
-        return [f"this is the 'delta' folder of the `graphrag update` run {parent.name}: the index of only the "
-                f"documents that update added (graphrag merged it into the project's output folder)"]
+            return [
+                f"this is the 'previous' folder of the `graphrag update` run {parent.name}: the index as it "
+                f"was before that update (the updated index is the project's output folder)"
+            ]
+        return [
+            f"this is the 'delta' folder of the `graphrag update` run {parent.name}: the index of only the "
+            f"documents that update added (graphrag merged it into the project's output folder)"
+        ]
     if _is_dir(output_dir / "delta") and _table_files(output_dir):
-        return ["this folder also holds delta/: graphrag 0.4-1.2's `graphrag update` writes the merged index "
-                "here and the new documents' index in delta/ (graphrag keeps querying the output folder "
-                "until pointed here)"]
+        return [
+            "this folder also holds delta/: graphrag 0.4-1.2's `graphrag update` writes the merged index "
+            "here and the new documents' index in delta/ (graphrag keeps querying the output folder "
+            "until pointed here)"
+        ]
     return []
 
 
@@ -156,12 +180,16 @@ def _update_notes(root: Path, update_dir: str, output_dir: Path) -> list[str]:
     ts = _newest_timestamped(upd)
     if ts is not None and _is_dir(ts[0] / "previous"):
         newest, count = ts
-        return [f"`graphrag update` ran here ({count} run(s) in {shown}, newest {newest.name}): graphrag >= 2.0 "
-                f"writes the updated index into the output folder audited here; the index before that update "
-                f"is {upd / newest.name / 'previous'}: pass that folder to audit it"]
+        return [
+            f"`graphrag update` ran here ({count} run(s) in {shown}, newest {newest.name}): graphrag >= 2.0 "
+            f"writes the updated index into the output folder audited here; the index before that update "
+            f"is {upd / newest.name / 'previous'}: pass that folder to audit it"
+        ]
     if _table_files(upd):
-        return [f"{shown} holds the merged index of graphrag 0.4-1.2's `graphrag update`, while graphrag keeps "
-                f"querying the output folder audited here: pass {upd} to audit the updated index"]
+        return [
+            f"{shown} holds the merged index of graphrag 0.4-1.2's `graphrag update`, while graphrag keeps "
+            f"querying the output folder audited here: pass {upd} to audit the updated index"
+        ]
     return []
 
 
@@ -251,39 +279,59 @@ def compare_formats(tables: dict[str, Path], pairs: dict[str, Path]) -> tuple[li
     return notes, diffs
 
 
-def _formats(output_dir: Path, tables: dict[str, Path], table_type: str | None,
-             settings_file: Path | None) -> tuple[list[str], list[dict], str]:
+def _formats(
+    output_dir: Path, tables: dict[str, Path], table_type: str | None, settings_file: Path | None
+) -> tuple[list[str], list[dict], str]:
     pairs = _format_pairs(tables)
     audited = "csv" if table_type == "csv" else "parquet"
     if not pairs:
         if tables and all(p.suffix == ".csv" for p in tables.values()):
             audited = "csv"
         return [], [], audited
-    why = (f"{settings_file.name} table_provider.type {table_type}" if table_type and settings_file is not None
-           else "graphrag's default table_provider is parquet; table_provider: {type: csv} in the settings "
-                "selects the CSV set")
+    why = (
+        f"{settings_file.name} table_provider.type {table_type}"
+        if table_type and settings_file is not None
+        else "graphrag's default table_provider is parquet; table_provider: {type: csv} in the settings "
+        "selects the CSV set"
+    )
     names = ", ".join(tables[n].stem for n in pairs)
     notes = [f"both parquet and CSV copies of {names} are here: auditing the {audited} set ({why})"]
     more, diffs = compare_formats(tables, pairs)
     notes += more
     if diffs:
         other = "CSV" if audited == "parquet" else "parquet"
-        notes.append(f"the {other} copies differ from the audited {audited} tables: "
-                     + " | ".join(f"{d['table']}: {d['message']}" for d in diffs))
+        notes.append(
+            f"the {other} copies differ from the audited {audited} tables: "
+            + " | ".join(f"{d['table']}: {d['message']}" for d in diffs)
+        )
     else:
         notes.append("the two sets agree in row counts and community numbers")
     return notes, diffs, audited
 
 
 # ---- locating ----------------------------------------------------------------------------------
-def _found(requested: Path, output_dir: Path, tables: dict[str, Path], notes: list[str], *,
-           setting: OutputSetting | None = None, table_type: str | None = None) -> IndexFiles:
-    more, diffs, audited = _formats(output_dir, tables, table_type,
-                                    setting.settings_file if setting is not None else None)
-    return IndexFiles(requested, output_dir, tables, tuple(notes + _update_role(output_dir) + more),
-                      settings_file=setting.settings_file if setting is not None else None,
-                      storage_key=setting.key if setting is not None else None,
-                      table_format=audited, format_differences=tuple(diffs))
+def _found(
+    requested: Path,
+    output_dir: Path,
+    tables: dict[str, Path],
+    notes: list[str],
+    *,
+    setting: OutputSetting | None = None,
+    table_type: str | None = None,
+) -> IndexFiles:
+    more, diffs, audited = _formats(
+        output_dir, tables, table_type, setting.settings_file if setting is not None else None
+    )
+    return IndexFiles(
+        requested,
+        output_dir,
+        tables,
+        tuple(notes + _update_role(output_dir) + more),
+        settings_file=setting.settings_file if setting is not None else None,
+        storage_key=setting.key if setting is not None else None,
+        table_format=audited,
+        format_differences=tuple(diffs),
+    )
 
 
 def _resolve_timestamp(setting: OutputSetting, root: Path) -> tuple[str, list[str]]:
@@ -296,26 +344,34 @@ def _resolve_timestamp(setting: OutputSetting, root: Path) -> tuple[str, list[st
     parent_rel = Path(*parts[:idx]) if idx else Path(".")
     parent = root / parent_rel
     if not _is_dir(parent):
-        raise IndexInputError(parent, f"no such folder: {setting.describe()} resolves ${{timestamp}} among the "
-                                      f"runs in this folder")
+        raise IndexInputError(
+            parent,
+            f"no such folder: {setting.describe()} resolves ${{timestamp}} among the runs in this folder",
+        )
     ts = _newest_timestamped(parent)
     if ts is None:
-        raise IndexInputError(parent, f"no run folder (YYYYmmdd-HHMMSS) here to resolve ${{timestamp}} of "
-                                      f"{setting.describe()}")
+        raise IndexInputError(
+            parent, f"no run folder (YYYYmmdd-HHMMSS) here to resolve ${{timestamp}} of {setting.describe()}"
+        )
     newest, count = ts
-    resolved = str(Path(*parts[:idx], newest.name, *parts[idx + 1:]))
+    resolved = str(Path(*parts[:idx], newest.name, *parts[idx + 1 :]))
     return resolved, [f"${{timestamp}} resolved as graphrag does: the newest run {newest.name} of {count}"]
 
 
 def _with_settings(requested: Path, setting: OutputSetting) -> IndexFiles:
     if setting.blob is not None:  # load_index reads it in place (io/remote.py); no local folder here
-        raise IndexInputError(setting.settings_file, f"{setting.describe()} is remote storage, not a local "
-                                                     f"folder: this command needs a local index folder")
+        raise IndexInputError(
+            setting.settings_file,
+            f"{setting.describe()} is remote storage, not a local "
+            f"folder: this command needs a local index folder",
+        )
     root = setting.settings_file.parent
     base, notes = _resolve_timestamp(setting, root)
     where = setting.describe()
     target = root / base  # an absolute base_dir stays absolute, as in graphrag
-    loop = IndexInputError(target, f"broken or looping symbolic link, which {where} names as the output folder")
+    loop = IndexInputError(
+        target, f"broken or looping symbolic link, which {where} names as the output folder"
+    )
     try:
         target = target.resolve()
     except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
@@ -325,12 +381,17 @@ def _with_settings(requested: Path, setting: OutputSetting) -> IndexFiles:
             raise loop
         if _exists(target):
             raise IndexInputError(target, f"not a folder, but {where} names it as the output folder")
-        raise IndexInputError(target, f"no such output folder, but {where} names it (graphrag-audit never "
-                                      f"falls back to another folder: fix the settings or pass the index folder)")
+        raise IndexInputError(
+            target,
+            f"no such output folder, but {where} names it (graphrag-audit never "
+            f"falls back to another folder: fix the settings or pass the index folder)",
+        )
     notes = [f"followed {where}" if setting.key else where, *setting.notes, *notes]
     tables = _table_files(target, setting.table_type)
     if not tables and setting.default_layout:
-        run = _timestamped_run(target, f"graphrag 0.1-0.3.4's default '{DEFAULT_OUTPUT}/${{timestamp}}/artifacts'")
+        run = _timestamped_run(
+            target, f"graphrag 0.1-0.3.4's default '{DEFAULT_OUTPUT}/${{timestamp}}/artifacts'"
+        )
         if run is not None:
             art, note = run
             return _found(requested, art, _table_files(art), [*notes, note], setting=setting)
@@ -340,7 +401,9 @@ def _with_settings(requested: Path, setting: OutputSetting) -> IndexFiles:
         if setting.table_type and _table_files(target):
             other = "parquet" if setting.table_type == "csv" else "csv"
             hint = f" (there are .{other} tables, but table_provider.type is {setting.table_type})"
-        raise IndexInputError(target, f"no GraphRAG index{kind} tables in the output folder named by {where}{hint}")
+        raise IndexInputError(
+            target, f"no GraphRAG index{kind} tables in the output folder named by {where}{hint}"
+        )
     notes += _update_notes(root, setting.update_dir, target)
     return _found(requested, target, tables, notes, setting=setting, table_type=setting.table_type)
 
@@ -359,8 +422,12 @@ def _without_settings(requested: Path) -> IndexFiles:
         tables = _table_files(out)
         note = f"no settings file here: graphrag's default output folder '{DEFAULT_OUTPUT}'"
         if tables:
-            return _found(requested, out, tables, [note, *_update_notes(requested, DEFAULT_UPDATE_OUTPUT, out)])
-        run = _timestamped_run(out, f"graphrag 0.1-0.3.4's default '{DEFAULT_OUTPUT}/${{timestamp}}/artifacts'")
+            return _found(
+                requested, out, tables, [note, *_update_notes(requested, DEFAULT_UPDATE_OUTPUT, out)]
+            )
+        run = _timestamped_run(
+            out, f"graphrag 0.1-0.3.4's default '{DEFAULT_OUTPUT}/${{timestamp}}/artifacts'"
+        )
         if run is not None:
             art, ts_note = run
             return _found(requested, art, _table_files(art), [note, ts_note])
@@ -383,16 +450,21 @@ def locate_index(path: str | os.PathLike) -> IndexFiles:
     if not _exists(requested):
         url = remote_url(str(path)) or remote_url(str(requested))
         if url is not None and url[0] in READ_IN_PLACE:
-            raise IndexInputError(url[1], f"this index is on {REMOTE_SCHEMES[url[0]]}, not in a local folder: "
-                                          f"load_index reads it in place (graphrag_audit.io.remote); "
-                                          f"locate_index finds local folders only")
+            raise IndexInputError(
+                url[1],
+                f"this index is on {REMOTE_SCHEMES[url[0]]}, not in a local folder: "
+                f"load_index reads it in place (graphrag_audit.io.remote); "
+                f"locate_index finds local folders only",
+            )
         if url is not None:
             raise IndexInputError(url[1], remote_problem("this index", REMOTE_SCHEMES[url[0]]))
         raise IndexInputError(requested, "no such file or directory")
     if not _is_dir(requested):
         if requested.is_symlink() and not requested.exists():
             raise IndexInputError(requested, "broken or looping symbolic link")
-        raise IndexInputError(requested, "not a directory (give the index output directory or the project root)")
+        raise IndexInputError(
+            requested, "not a directory (give the index output directory or the project root)"
+        )
     try:
         os.listdir(requested)
     except PermissionError:
@@ -415,7 +487,16 @@ def location_findings(model) -> list:
         return []
     audited = model.table_format
     other = "CSV" if audited == "parquet" else "parquet"
-    msg = (f"both parquet and CSV copies of the index are in {model.output_dir} and differ; the audit reads the "
-           f"{audited} set: " + " | ".join(f"{d['table']}: {d['message']}" for d in diffs))
-    return [finding("parquet-csv-differ", msg, audited=audited, other=other.lower(),
-                    differences=[{k: v for k, v in d.items() if k != "message"} for d in diffs])]
+    msg = (
+        f"both parquet and CSV copies of the index are in {model.output_dir} and differ; the audit reads the "
+        f"{audited} set: " + " | ".join(f"{d['table']}: {d['message']}" for d in diffs)
+    )
+    return [
+        finding(
+            "parquet-csv-differ",
+            msg,
+            audited=audited,
+            other=other.lower(),
+            differences=[{k: v for k, v in d.items() if k != "message"} for d in diffs],
+        )
+    ]

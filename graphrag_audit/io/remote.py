@@ -44,12 +44,23 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.sanitise.secrets import remember, scrub as scrub_secrets
+from graphrag_audit.sanitise.secrets import remember
+from graphrag_audit.sanitise.secrets import scrub as scrub_secrets
 
 #: the columns read of each table (load.py's lists, plus what the optional reads use)
 NEEDED: dict[str, tuple[str, ...]] = {
-    "communities": ("community", "id", "human_readable_id", "level", "parent", "children", "title", "period",
-                    "size", "entity_ids"),
+    "communities": (
+        "community",
+        "id",
+        "human_readable_id",
+        "level",
+        "parent",
+        "children",
+        "title",
+        "period",
+        "size",
+        "entity_ids",
+    ),
     "reports": ("community", "level", "title", "rank", "full_content", "summary"),
     "nodes": ("id", "title", "community", "level"),
     "entities": ("id", "title", "name", "text_unit_ids"),
@@ -57,9 +68,13 @@ NEEDED: dict[str, tuple[str, ...]] = {
 #: the packages each extra installs (pyproject.toml), named in the missing-extra hint
 EXTRA_PACKAGES = {"azure": "adlfs azure-identity", "s3": "s3fs"}
 #: URL scheme -> (fsspec protocol, storage name, extra)
-SCHEMES = {"az": ("az", "Azure Blob Storage", "azure"), "abfs": ("abfs", "Azure Blob Storage", "azure"),
-           "abfss": ("abfs", "Azure Blob Storage", "azure"), "s3": ("s3", "Amazon S3", "s3"),
-           "s3a": ("s3", "Amazon S3", "s3")}
+SCHEMES = {
+    "az": ("az", "Azure Blob Storage", "azure"),
+    "abfs": ("abfs", "Azure Blob Storage", "azure"),
+    "abfss": ("abfs", "Azure Blob Storage", "azure"),
+    "s3": ("s3", "Amazon S3", "s3"),
+    "s3a": ("s3", "Amazon S3", "s3"),
+}
 _EXTRA_MODULE = {"azure": "adlfs", "s3": "s3fs"}
 _URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):/{1,2}(?P<rest>.*)$", re.S)
 
@@ -106,7 +121,7 @@ class RemoteName(str):
     def name(self) -> str:
         return self.rstrip("/").rsplit("/", 1)[-1]
 
-    def __truediv__(self, other) -> "RemoteName":
+    def __truediv__(self, other) -> RemoteName:
         return RemoteName(self.rstrip("/") + "/" + str(other))
 
 
@@ -122,18 +137,32 @@ def parse_url(text: str) -> RemoteLocation | None:
     display = scrub_secrets(f"{scheme}://{m.group('rest')}".rstrip("/"))
     head = rest.split("/", 1)[0]
     if "@" in head and (protocol != "abfs" or ":" in head.split("@", 1)[0]):
-        where = ("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)" if extra == "s3" else
-                 "AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_SAS_TOKEN")
-        raise IndexInputError(display, f"credentials in the URL are not read (and never shown): remove them from "
-                                       f"the URL and set {where} in the environment")
+        where = (
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
+            if extra == "s3"
+            else "AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_SAS_TOKEN"
+        )
+        raise IndexInputError(
+            display,
+            f"credentials in the URL are not read (and never shown): remove them from "
+            f"the URL and set {where} in the environment",
+        )
     if "?" in rest or "#" in rest:
-        where = ("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)" if extra == "s3" else
-                 "AZURE_STORAGE_SAS_TOKEN with AZURE_STORAGE_ACCOUNT_NAME, or AZURE_STORAGE_CONNECTION_STRING")
-        raise IndexInputError(display, f"a query in the URL (a SAS token or signature) is not read (and never "
-                                       f"shown): give the {'bucket' if extra == 's3' else 'container'} and folder "
-                                       f"only, and set {where} in the environment")
+        where = (
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
+            if extra == "s3"
+            else "AZURE_STORAGE_SAS_TOKEN with AZURE_STORAGE_ACCOUNT_NAME, or AZURE_STORAGE_CONNECTION_STRING"
+        )
+        raise IndexInputError(
+            display,
+            f"a query in the URL (a SAS token or signature) is not read (and never "
+            f"shown): give the {'bucket' if extra == 's3' else 'container'} and folder "
+            f"only, and set {where} in the environment",
+        )
     options: dict = {}
-    if protocol == "abfs" and "@" in rest.split("/", 1)[0]:  # abfs[s]://container@account.dfs.core.windows.net/path
+    if (
+        protocol == "abfs" and "@" in rest.split("/", 1)[0]
+    ):  # abfs[s]://container@account.dfs.core.windows.net/path
         head, _, tail = rest.partition("/")
         container, _, host = head.partition("@")
         options["account_name"] = host.split(".", 1)[0]
@@ -172,11 +201,16 @@ def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLoca
             options["account_host"] = host
         options["anon"] = False  # DefaultAzureCredential
     else:
-        raise IndexInputError(settings_file, f"{key}.type is blob but neither {key}.connection_string nor "
-                                             f"{key}.storage_account_blob_url is set")
+        raise IndexInputError(
+            settings_file,
+            f"{key}.type is blob but neither {key}.connection_string nor "
+            f"{key}.storage_account_blob_url is set",
+        )
     where = f" (account {account})" if account else ""
     display = scrub_secrets(f"az://{root}{where} ({settings_file.name} {key})")
-    return RemoteLocation("az", root, display, "Azure Blob Storage", "azure", options, tuple(secrets), settings_file)
+    return RemoteLocation(
+        "az", root, display, "Azure Blob Storage", "azure", options, tuple(secrets), settings_file
+    )
 
 
 # ---- credentials never shown -----------------------------------------------------------------------
@@ -190,7 +224,17 @@ def scrub(text: str, loc: RemoteLocation | None = None) -> str:
 # ---- the filesystem ---------------------------------------------------------------------------------
 #: the SDKs' loggers: silenced (no handler would print their warnings on stderr, breaking the one-line
 #: error, from threads that may still run at exit)
-_QUIET_LOGGERS = ("azure", "adlfs", "s3fs", "fsspec", "botocore", "aiobotocore", "urllib3", "aiohttp", "asyncio")
+_QUIET_LOGGERS = (
+    "azure",
+    "adlfs",
+    "s3fs",
+    "fsspec",
+    "botocore",
+    "aiobotocore",
+    "urllib3",
+    "aiohttp",
+    "asyncio",
+)
 
 
 def _quiet_sdk_logs() -> None:
@@ -210,16 +254,26 @@ def filesystem(loc: RemoteLocation):
     try:
         __import__(module)
     except ImportError:
-        raise IndexInputError(loc.display, f"reading {loc.kind} needs the optional {module} package: "
-                                           f"python -m pip install {EXTRA_PACKAGES[loc.extra]} (or \".[{loc.extra}]\" "
-                                           "from graphrag-audit's checkout)") from None
+        raise IndexInputError(
+            loc.display,
+            f"reading {loc.kind} needs the optional {module} package: "
+            f'python -m pip install {EXTRA_PACKAGES[loc.extra]} (or ".[{loc.extra}]" '
+            "from graphrag-audit's checkout)",
+        ) from None
     t = request_timeout()
     if loc.extra == "s3":
         import s3fs
 
-        fs = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False, **loc.options,
-                               config_kwargs={"connect_timeout": t, "read_timeout": t,
-                                              "retries": {"total_max_attempts": TRIES, "mode": "standard"}})
+        fs = s3fs.S3FileSystem(
+            skip_instance_cache=True,
+            use_listings_cache=False,
+            **loc.options,
+            config_kwargs={
+                "connect_timeout": t,
+                "read_timeout": t,
+                "retries": {"total_max_attempts": TRIES, "mode": "standard"},
+            },
+        )
         # s3fs's own retry loop around botocore's (default 5, with backoff): one pass, so that a request
         # is tried TRIES times in all (botocore's; its "max_attempts" counts retries: 2 meant 3 tries,
         # and s3fs's 2 passes made 6, ~7 timeouts of silence before the error)
@@ -234,8 +288,13 @@ def filesystem(loc: RemoteLocation):
             opts["connection_string"] = conn
         elif os.environ.get("AZURE_STORAGE_ACCOUNT_NAME"):
             opts["account_name"] = os.environ["AZURE_STORAGE_ACCOUNT_NAME"]
-    fs = adlfs.AzureBlobFileSystem(skip_instance_cache=True, timeout=max(1, round(t)),
-                                   connection_timeout=max(1, round(t)), read_timeout=max(1, round(t)), **opts)
+    fs = adlfs.AzureBlobFileSystem(
+        skip_instance_cache=True,
+        timeout=max(1, round(t)),
+        connection_timeout=max(1, round(t)),
+        read_timeout=max(1, round(t)),
+        **opts,
+    )
     _bound_azure_retries(fs, t)
     return fs
 
@@ -246,12 +305,20 @@ def _bound_azure_retries(fs, t: float) -> None:
     TRIES times in all, the retry after 0.3 s (+-0.1)."""
     from azure.storage.blob.aio import BlobServiceClient
 
-    kw = {"retry_total": TRIES - 1, "initial_backoff": 0.3, "increment_base": 2, "random_jitter_range": 0.1,
-          "connection_timeout": t, "read_timeout": t}
+    kw = {
+        "retry_total": TRIES - 1,
+        "initial_backoff": 0.3,
+        "increment_base": 2,
+        "random_jitter_range": 0.1,
+        "connection_timeout": t,
+        "read_timeout": t,
+    }
     conn = getattr(fs, "connection_string", None)
     if conn:
         fs.service_client = BlobServiceClient.from_connection_string(conn, **kw)
-    elif isinstance(getattr(fs, "service_client", None), BlobServiceClient) and getattr(fs, "credential", None):
+    elif isinstance(getattr(fs, "service_client", None), BlobServiceClient) and getattr(
+        fs, "credential", None
+    ):
         fs.service_client = BlobServiceClient(account_url=fs.account_url, credential=fs.credential, **kw)
 
 
@@ -321,7 +388,7 @@ class _Ranges:
     def _has(self, a: int, b: int) -> bytes | None:
         for start, data in self.parts:
             if start <= a and b <= start + len(data):
-                return data[a - start:b - start]
+                return data[a - start : b - start]
         return None
 
     def read(self, n: int = -1) -> bytes:
@@ -417,8 +484,11 @@ def _list(fs, path: str) -> dict[str, int]:
         if any(s in str(exc).lower() for s in ("timeout", "timed out")):
             raise  # s3fs's name for a listing that got no answer: not an absent folder (nor a second try)
         return {}
-    return {e["name"].rstrip("/").rsplit("/", 1)[-1]: int(e.get("size") or 0) for e in entries
-            if e.get("type") == "file"}
+    return {
+        e["name"].rstrip("/").rsplit("/", 1)[-1]: int(e.get("size") or 0)
+        for e in entries
+        if e.get("type") == "file"
+    }
 
 
 def _null_filled(table, schema):
@@ -452,8 +522,11 @@ def _read_needed(shown: str, fh, table: str, loc: RemoteLocation):
         meta = pq.read_metadata(nf)
         schema = meta.schema.to_arrow_schema()
         if meta.num_rows > MAX_TABLE_ROWS:
-            raise IndexInputError(shown, f"the table claims {meta.num_rows:,} rows, more than the "
-                                         f"{MAX_TABLE_ROWS:,} of any index table (refused unread)")
+            raise IndexInputError(
+                shown,
+                f"the table claims {meta.num_rows:,} rows, more than the "
+                f"{MAX_TABLE_ROWS:,} of any index table (refused unread)",
+            )
         names = schema.names
         twice = sorted({n for n in names if names.count(n) > 1})
         cols = [c for c in NEEDED[table] if c in names and c not in twice]
@@ -484,8 +557,11 @@ def _stage(loc: RemoteLocation, fs, target: Path, transfer: Transfer) -> None:
         else:
             if not names and not fs.exists(root):
                 raise IndexInputError(loc.display, "no such container or folder")
-            raise IndexInputError(loc.display, "no GraphRAG index tables found (looked for communities, "
-                                               "community_reports, create_final_* parquet/csv here and in output/)")
+            raise IndexInputError(
+                loc.display,
+                "no GraphRAG index tables found (looked for communities, "
+                "community_reports, create_final_* parquet/csv here and in output/)",
+            )
     chosen = _choose(set(names))
     shown = loc.display.split(" ", 1)[0] + (f"/{transfer.subfolder}" if transfer.subfolder else "")
     for i, (table, name) in enumerate(chosen, 1):
@@ -517,22 +593,50 @@ def _problem(exc: BaseException, loc: RemoteLocation, elapsed: float | None = No
     name = type(exc).__name__
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     low = f"{name} {exc}".lower()
-    if isinstance(exc, PermissionError) or any(s in low for s in (
-            "authenticat", "authoriz", "forbidden", "invalidaccesskeyid", "signaturedoesnotmatch", "accessdenied",
-            "403", "credential")):
+    if isinstance(exc, PermissionError) or any(
+        s in low
+        for s in (
+            "authenticat",
+            "authoriz",
+            "forbidden",
+            "invalidaccesskeyid",
+            "signaturedoesnotmatch",
+            "accessdenied",
+            "403",
+            "credential",
+        )
+    ):
         why = "access denied: check the credentials"
     elif any(s in low for s in ("timeout", "timed out")):  # before "not found": s3fs reports a listing
         # that timed out as FileNotFoundError("... ReadTimeoutError ...")
         t = request_timeout()
         ran = f"; gave up after {elapsed:.1f} s" if elapsed is not None else ""
-        why = (f"the server did not answer: {TRIES} tries of a request got no reply within {t:g} s each "
-               f"(GRAPHRAG_AUDIT_REMOTE_TIMEOUT){ran}")
-    elif isinstance(exc, FileNotFoundError) or any(s in low for s in ("containernotfound", "nosuchbucket",
-                                                                      "resourcenotfound", "notfound", "404")):
+        why = (
+            f"the server did not answer: {TRIES} tries of a request got no reply within {t:g} s each "
+            f"(GRAPHRAG_AUDIT_REMOTE_TIMEOUT){ran}"
+        )
+    elif isinstance(exc, FileNotFoundError) or any(
+        s in low for s in ("containernotfound", "nosuchbucket", "resourcenotfound", "notfound", "404")
+    ):
         why = "not found (no such container, bucket or file)"
-    elif any(s in low for s in ("connect", "connection", "refused", "reset", "closed", "eof", "incomplete",
-                                "broken pipe", "servicerequest", "serviceresponse", "payload is not completed",
-                                "not enough data", "clientpayloaderror")):
+    elif any(
+        s in low
+        for s in (
+            "connect",
+            "connection",
+            "refused",
+            "reset",
+            "closed",
+            "eof",
+            "incomplete",
+            "broken pipe",
+            "servicerequest",
+            "serviceresponse",
+            "payload is not completed",
+            "not enough data",
+            "clientpayloaderror",
+        )
+    ):
         why = "the connection failed or was dropped"
     else:
         why = "cannot read it"
@@ -572,8 +676,10 @@ def stage(loc: RemoteLocation) -> tuple[Path, Transfer]:
     except Exception as exc:  # noqa: BLE001 (the SDKs' constructors: no credentials, a bad connection string)
         hint = ""
         if loc.extra == "azure" and "credential" in str(exc).lower() + type(exc).__name__.lower():
-            hint = ("no credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with a "
-                    "credential DefaultAzureCredential finds; ")
+            hint = (
+                "no credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with a "
+                "credential DefaultAzureCredential finds; "
+            )
         raise IndexInputError(loc.display, hint + _problem(exc, loc, time.monotonic() - start)) from None
     target = Path(tempfile.mkdtemp(prefix="graphrag-audit-remote-"))
     atexit.register(shutil.rmtree, target, True)
@@ -592,8 +698,11 @@ def stage(loc: RemoteLocation) -> tuple[Path, Transfer]:
     if worker.is_alive():
         _progress("", done=True)
         _exit_without_finalising(target)
-        raise IndexInputError(loc.display, f"reading {loc.kind} did not finish within {read_deadline():g} s "
-                                           f"(GRAPHRAG_AUDIT_REMOTE_DEADLINE)")
+        raise IndexInputError(
+            loc.display,
+            f"reading {loc.kind} did not finish within {read_deadline():g} s "
+            f"(GRAPHRAG_AUDIT_REMOTE_DEADLINE)",
+        )
     exc = box.get("error")
     if isinstance(exc, IndexInputError):
         _progress("", done=True)
@@ -631,6 +740,14 @@ def location_of(path) -> RemoteLocation | None:
         loc = parse_url(setting.blob["base_dir"])
         if loc is None:
             return None
-        return RemoteLocation(loc.protocol, loc.root, f"{loc.display} ({settings.name} {setting.key})", loc.kind,
-                              loc.extra, loc.options, loc.secrets, settings)
+        return RemoteLocation(
+            loc.protocol,
+            loc.root,
+            f"{loc.display} ({settings.name} {setting.key})",
+            loc.kind,
+            loc.extra,
+            loc.options,
+            loc.secrets,
+            settings,
+        )
     return from_blob_setting(settings, setting.key or "output", setting.blob)

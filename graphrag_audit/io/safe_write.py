@@ -39,13 +39,22 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable, Union
+from typing import BinaryIO
 
 from graphrag_audit.errors import IndexInputError
 
-__all__ = ["MAX_COPY_BYTES", "DirectoryWriter", "Guard", "WriteError", "append_file", "is_stdout", "write_file"]
+__all__ = [
+    "MAX_COPY_BYTES",
+    "DirectoryWriter",
+    "Guard",
+    "WriteError",
+    "append_file",
+    "is_stdout",
+    "write_file",
+]
 
 #: the largest file :meth:`DirectoryWriter.copy_file` copies (a bound against endless or giant inputs)
 MAX_COPY_BYTES = 16 * 1024**3
@@ -59,7 +68,7 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOCTTY = getattr(os, "O_NOCTTY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
-Data = Union[bytes, str, Callable[[BinaryIO], None]]
+Data = bytes | str | Callable[[BinaryIO], None]
 Key = tuple  # (st_dev, st_ino)
 
 
@@ -142,7 +151,7 @@ class Guard:
 
     # ---- what is protected ------------------------------------------------------------
     @classmethod
-    def for_index(cls, index_dir) -> "Guard":
+    def for_index(cls, index_dir) -> Guard:
         """The guard of the index ``index_dir`` resolves to (project root, settings.yaml,
         ``output`` links: as :func:`graphrag_audit.io.locate.locate_index` resolves it).
         Raises :class:`IndexInputError` when no index is there."""
@@ -169,7 +178,7 @@ class Guard:
             self._protect_file(real, f"{real}, a file this run reads")
         return self
 
-    def protect_model(self, model) -> "Guard":
+    def protect_model(self, model) -> Guard:
         """Add a loaded :class:`~graphrag_audit.model.index.IndexModel` (its directory and table
         files, and the settings file and ``.env`` followed to it)."""
         from graphrag_audit.io.remote import RemoteName
@@ -181,7 +190,7 @@ class Guard:
             return self
         return self.protect(model.output_dir, model.files.values())
 
-    def protect(self, output_dir, tables: Iterable = ()) -> "Guard":
+    def protect(self, output_dir, tables: Iterable = ()) -> Guard:
         real = os.path.realpath(output_dir)
         self._protect_dir(real, index=True)
         for t in tables:
@@ -288,14 +297,18 @@ class Guard:
                 return f"refusing to write over {self.file_paths[f]}"
         return None
 
-    def entry_refusal(self, dfd: int, name: str, st: os.stat_result | None, path: str | None = None) -> str | None:
+    def entry_refusal(
+        self, dfd: int, name: str, st: os.stat_result | None, path: str | None = None
+    ) -> str | None:
         """Why the name ``name`` in the directory open at ``dfd`` (existing as ``st``) may not be written."""
         hit = self.entries.get((_key(os.fstat(dfd)), name))
         if hit is None and st is not None and stat.S_ISREG(st.st_mode):
             hit = self.files.get(_key(st))
             if hit is None and st.st_nlink > 1 and self.unscanned:
-                return (f"refusing to write over a file with several names: {self.unscanned} has too many files "
-                        f"to tell whether one of them is this file")
+                return (
+                    f"refusing to write over a file with several names: {self.unscanned} has too many files "
+                    f"to tell whether one of them is this file"
+                )
         if hit is None:
             real = _fd_path(dfd, path)
             if real is not None:
@@ -312,7 +325,7 @@ class Guard:
         return None
 
     # ---- one file target --------------------------------------------------------------
-    def open_target(self, target) -> "_Place":
+    def open_target(self, target) -> _Place:
         """Check a file target and hold its directory open (the caller closes ``place.dfd``)."""
         t = os.fspath(target)
         parent, name = os.path.split(t)
@@ -321,7 +334,9 @@ class Guard:
         try:
             dfd = os.open(parent or ".", _DIR_FLAGS)
         except OSError as exc:
-            raise WriteError(t, self.path_refusal(parent or ".") or f"cannot write ({_reason(exc)})") from None
+            raise WriteError(
+                t, self.path_refusal(parent or ".") or f"cannot write ({_reason(exc)})"
+            ) from None
         try:
             why = self.dir_refusal(dfd, parent or ".")
             if why:
@@ -335,13 +350,19 @@ class Guard:
             if st is not None:
                 if stat.S_ISLNK(st.st_mode):
                     why = self._link_refusal(dfd, name)
-                    raise WriteError(t, why or "is a symbolic link: refusing to write through it "
-                                               "(name the file it points to)")
+                    raise WriteError(
+                        t,
+                        why
+                        or "is a symbolic link: refusing to write through it (name the file it points to)",
+                    )
                 if stat.S_ISDIR(st.st_mode):
                     self._refuse_directory(t, name, dfd)
                 if not stat.S_ISREG(st.st_mode):
-                    raise WriteError(t, "not a regular file (a FIFO, device or socket): refusing to write "
-                                        "to it (-o - writes to stdout)")
+                    raise WriteError(
+                        t,
+                        "not a regular file (a FIFO, device or socket): refusing to write "
+                        "to it (-o - writes to stdout)",
+                    )
             why = self.entry_refusal(dfd, name, st, parent or ".")
             if why:
                 raise WriteError(t, why)
@@ -368,7 +389,11 @@ class Guard:
 
     def _refuse_directory(self, shown: str, name: str, dfd: int | None = None):
         try:
-            sub = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=dfd) if dfd is not None else os.open(name, _DIR_FLAGS)
+            sub = (
+                os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=dfd)
+                if dfd is not None
+                else os.open(name, _DIR_FLAGS)
+            )
         except OSError as exc:
             if exc.errno == errno.ENOTDIR:
                 raise WriteError(shown, "not a file name") from None
@@ -399,7 +424,9 @@ def _write_at(place: _Place, data: Data, guard: Guard) -> None:
     fd = None
     created = False
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666, dir_fd=place.dfd)
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666, dir_fd=place.dfd
+        )
         created = True
         if place.existing is not None:
             os.fchmod(fd, stat.S_IMODE(place.existing.st_mode))
@@ -505,8 +532,12 @@ def append_file(target, text: str, guard: Guard | None = None) -> str | None:
         if st is not None and not stat.S_ISREG(st.st_mode):
             return f"{t}: not a regular file (a FIFO, device, socket or directory); nothing appended"
         try:
-            fd = os.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _NOCTTY
-                         | _CLOEXEC, 0o666, dir_fd=dfd)
+            fd = os.open(
+                name,
+                os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _NOCTTY | _CLOEXEC,
+                0o666,
+                dir_fd=dfd,
+            )
         except OSError as exc:
             return f"{t}: cannot append ({_reason(exc)})"
         try:
@@ -578,14 +609,15 @@ class DirectoryWriter:
                 try:
                     fd = os.open(probe or os.sep, _DIR_FLAGS)
                 except OSError as exc:
-                    raise WriteError(self.shown, self.guard.path_refusal(parent)
-                                     or f"cannot write ({_reason(exc)})") from None
+                    raise WriteError(
+                        self.shown, self.guard.path_refusal(parent) or f"cannot write ({_reason(exc)})"
+                    ) from None
                 try:
                     why = self.guard.dir_refusal(fd, probe)
                 finally:
                     os.close(fd)
                 if why:
-                    raise WriteError(self.shown, why)
+                    raise WriteError(self.shown, why) from None
                 return -1
             fd = self._open_parent(create=False)  # refuses before creating anything inside an index
             if fd >= 0:  # created meanwhile
@@ -596,7 +628,9 @@ class DirectoryWriter:
             except OSError as exc:
                 raise WriteError(self.shown, f"cannot write ({_reason(exc)})") from None
         except OSError as exc:
-            raise WriteError(self.shown, self.guard.path_refusal(parent) or f"cannot write ({_reason(exc)})") from None
+            raise WriteError(
+                self.shown, self.guard.path_refusal(parent) or f"cannot write ({_reason(exc)})"
+            ) from None
 
     def _existing(self, pfd: int, name: str) -> int | None:
         """Check OUT when it exists; returns its descriptor (or None when it does not exist)."""
@@ -608,8 +642,10 @@ class DirectoryWriter:
             raise WriteError(self.shown, f"cannot write ({_reason(exc)})") from None
         if stat.S_ISLNK(st.st_mode):
             why = self.guard._link_refusal(pfd, name)
-            raise WriteError(self.shown, why or "is a symbolic link: refusing to write through it "
-                                                "(give the directory it points to)")
+            raise WriteError(
+                self.shown,
+                why or "is a symbolic link: refusing to write through it (give the directory it points to)",
+            )
         if not stat.S_ISDIR(st.st_mode):
             raise WriteError(self.shown, "exists and is not a directory")
         try:
@@ -645,14 +681,16 @@ class DirectoryWriter:
             if ofd is not None:
                 try:
                     if not self.force and not self._is_empty(ofd):
-                        raise WriteError(self.shown, "exists and is not empty (use --force to write into it anyway)")
+                        raise WriteError(
+                            self.shown, "exists and is not empty (use --force to write into it anyway)"
+                        )
                 finally:
                     os.close(ofd)
         finally:
             os.close(pfd)
 
     # -- writing --------------------------------------------------------------------------
-    def __enter__(self) -> "DirectoryWriter":
+    def __enter__(self) -> DirectoryWriter:
         import fcntl
 
         parent, self.name = self._split()
@@ -668,10 +706,14 @@ class DirectoryWriter:
                     fcntl.flock(ofd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except OSError:
                     os.close(ofd)
-                    raise WriteError(self.shown, "another graphrag-audit run is writing this directory") from None
+                    raise WriteError(
+                        self.shown, "another graphrag-audit run is writing this directory"
+                    ) from None
                 self.dfd = ofd  # closing it releases the lock
                 if not self.force and not self._is_empty(ofd):
-                    raise WriteError(self.shown, "exists and is not empty (use --force to write into it anyway)")
+                    raise WriteError(
+                        self.shown, "exists and is not empty (use --force to write into it anyway)"
+                    )
                 return self
             tmp = b"." + os.fsencode(self.name)[:96] + b".graphrag-audit-" + secrets.token_hex(6).encode()
             try:
@@ -754,7 +796,9 @@ class DirectoryWriter:
         real = os.path.realpath(src)
         root = os.path.realpath(source_dir)
         if not _inside(real, root) or real == root:
-            raise WriteError(src_shown, "is a symbolic link out of the source index directory: refusing to copy it")
+            raise WriteError(
+                src_shown, "is a symbolic link out of the source index directory: refusing to copy it"
+            )
         try:
             st = os.stat(real, follow_symlinks=False)
         except OSError as exc:
@@ -809,8 +853,11 @@ class DirectoryWriter:
             if isinstance(exc, WriteError):
                 raise
             if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                raise WriteError(self.shown, "exists and is not empty: another run wrote it while this one was "
-                                             "writing (nothing of this run was kept)") from None
+                raise WriteError(
+                    self.shown,
+                    "exists and is not empty: another run wrote it while this one was "
+                    "writing (nothing of this run was kept)",
+                ) from None
             if exc.errno == errno.ENOTDIR:
                 raise WriteError(self.shown, "exists and is not a directory") from None
             raise WriteError(self.shown, f"cannot write ({_reason(exc)})") from None

@@ -64,8 +64,12 @@ MAX_SETTINGS_BYTES = LIMITS["settings file"]
 
 #: the top-level keys that name the output, newest generation first
 OUTPUT_KEYS = ("output_storage", "outputs", "output", "storage")
-KEY_GENERATION = {"output_storage": "graphrag 3.x", "outputs": "graphrag 2.x multi-index",
-                  "output": "graphrag 2.x", "storage": "graphrag 0.x-1.x"}
+KEY_GENERATION = {
+    "output_storage": "graphrag 3.x",
+    "outputs": "graphrag 2.x multi-index",
+    "output": "graphrag 2.x",
+    "storage": "graphrag 0.x-1.x",
+}
 #: where ``graphrag update`` writes, per generation (all default to "update_output")
 UPDATE_KEYS = ("update_output_storage", "update_index_output", "update_index_storage")
 DEFAULT_OUTPUT = "output"
@@ -77,11 +81,24 @@ TABLE_TYPES = ("parquet", "csv", "cosmosdb")
 
 #: URL schemes of remote object stores and the like (a base_dir or a DIR argument using one)
 _URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://?(?P<rest>.*)$", re.S)
-REMOTE_SCHEMES = {"s3": "Amazon S3", "s3a": "Amazon S3", "s3n": "Amazon S3", "gs": "Google Cloud Storage",
-                  "gcs": "Google Cloud Storage", "az": "Azure Blob Storage", "abfs": "Azure Data Lake Storage",
-                  "abfss": "Azure Data Lake Storage", "adl": "Azure Data Lake Storage",
-                  "wasb": "Azure Blob Storage", "wasbs": "Azure Blob Storage", "hdfs": "HDFS",
-                  "http": "a web server", "https": "a web server", "ftp": "an FTP server", "sftp": "an SFTP server"}
+REMOTE_SCHEMES = {
+    "s3": "Amazon S3",
+    "s3a": "Amazon S3",
+    "s3n": "Amazon S3",
+    "gs": "Google Cloud Storage",
+    "gcs": "Google Cloud Storage",
+    "az": "Azure Blob Storage",
+    "abfs": "Azure Data Lake Storage",
+    "abfss": "Azure Data Lake Storage",
+    "adl": "Azure Data Lake Storage",
+    "wasb": "Azure Blob Storage",
+    "wasbs": "Azure Blob Storage",
+    "hdfs": "HDFS",
+    "http": "a web server",
+    "https": "a web server",
+    "ftp": "an FTP server",
+    "sftp": "an SFTP server",
+}
 
 
 @dataclass(frozen=True)
@@ -113,7 +130,9 @@ class OutputSetting:
         if self.key is None:
             return f"{name} names no output folder: graphrag's default '{DEFAULT_OUTPUT}'"
         if self.from_env:
-            return f"{name} key storage has no base_dir: ${self.from_env} '{self.base_dir}' (graphrag 0.x-1.x)"
+            return (
+                f"{name} key storage has no base_dir: ${self.from_env} '{self.base_dir}' (graphrag 0.x-1.x)"
+            )
         gen = KEY_GENERATION.get(self.key.split(".", 1)[0], "")
         return f"{name} {self.key}.base_dir '{self.base_dir}' ({gen})"
 
@@ -137,17 +156,21 @@ BLOB_KEYS = ("connection_string", "storage_account_blob_url", "account_url", "co
 
 
 def cosmosdb_problem(what: str) -> str:
-    return (f"{what} is in Azure Cosmos DB: not supported (graphrag-audit reads parquet or CSV tables from a "
-            f"local folder, Azure Blob Storage or S3). Export the tables and audit those: run graphrag with "
-            f"output type file or blob (or copy each Cosmos DB container's items into communities.parquet, "
-            f"community_reports.parquet and entities.parquet) and pass that folder, its az:// or s3:// URL, or "
-            f"the project root")
+    return (
+        f"{what} is in Azure Cosmos DB: not supported (graphrag-audit reads parquet or CSV tables from a "
+        f"local folder, Azure Blob Storage or S3). Export the tables and audit those: run graphrag with "
+        f"output type file or blob (or copy each Cosmos DB container's items into communities.parquet, "
+        f"community_reports.parquet and entities.parquet) and pass that folder, its az:// or s3:// URL, or "
+        f"the project root"
+    )
 
 
 def remote_problem(what: str, kind: str) -> str:
-    return (f"{what} is on {kind}, not in a local folder: not supported (graphrag-audit reads index tables from "
-            f"local folders, Azure Blob Storage and S3). Copy the output tables (communities, community_reports, "
-            f"entities; parquet or CSV) into a local folder and pass that folder")
+    return (
+        f"{what} is on {kind}, not in a local folder: not supported (graphrag-audit reads index tables from "
+        f"local folders, Azure Blob Storage and S3). Copy the output tables (communities, community_reports, "
+        f"entities; parquet or CSV) into a local folder and pass that folder"
+    )
 
 
 def find_settings(root: Path) -> Path | None:
@@ -167,8 +190,9 @@ def _read_text(path: Path) -> str:
     try:
         size = path.stat().st_size
         if size > MAX_SETTINGS_BYTES:
-            raise IndexInputError(path, f"too large for a settings file ({_size(size)}; graphrag's are a few KB): "
-                                        f"not read")
+            raise IndexInputError(
+                path, f"too large for a settings file ({_size(size)}; graphrag's are a few KB): not read"
+            )
         data = read_bytes(path, "settings file")
     except IndexInputError:
         raise
@@ -179,12 +203,18 @@ def _read_text(path: Path) -> str:
     try:
         text = data.decode("utf-8")  # graphrag: .decode("utf-8", errors="strict") / read_text("utf-8")
     except UnicodeDecodeError as exc:
-        raise IndexInputError(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                                    f"graphrag reads settings as UTF-8") from None
+        raise IndexInputError(
+            path,
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+            f"graphrag reads settings as UTF-8",
+        ) from None
     if path.suffix.lower() == ".json" and text.startswith("\ufeff"):
         # json.loads refuses it ("Unexpected UTF-8 BOM"), and so graphrag does, in every version
-        raise IndexInputError(path, "starts with a UTF-8 byte-order mark, which graphrag's json.loads refuses "
-                                    "(Unexpected UTF-8 BOM): save the file without it")
+        raise IndexInputError(
+            path,
+            "starts with a UTF-8 byte-order mark, which graphrag's json.loads refuses "
+            "(Unexpected UTF-8 BOM): save the file without it",
+        )
     return text
 
 
@@ -201,8 +231,9 @@ def _parse(path: Path, text: str):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise IndexInputError(path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") \
-                from None
+            raise IndexInputError(
+                path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+            ) from None
         except RecursionError:
             raise IndexInputError(path, "not valid JSON (nested too deeply)") from None
     else:
@@ -243,12 +274,15 @@ class _Environment:
                     # load_dotenv(path) as graphrag 2.x/3.x call it: override=False, interpolate=True
                     loaded, self.unparsed = _read_dotenv(self.dotenv)
                 except PermissionError:
-                    raise IndexInputError(self.dotenv, "permission denied: cannot read the .env file") from None
+                    raise IndexInputError(
+                        self.dotenv, "permission denied: cannot read the .env file"
+                    ) from None
                 except UnicodeDecodeError:
                     raise IndexInputError(self.dotenv, "not UTF-8 text") from None
                 except OSError as exc:
-                    raise IndexInputError(self.dotenv, f"cannot read the .env file ({exc.strerror or exc})") \
-                        from None
+                    raise IndexInputError(
+                        self.dotenv, f"cannot read the .env file ({exc.strerror or exc})"
+                    ) from None
                 remember(*(v for k, v in loaded.items() if v and looks_like_credential_name(k)))
                 for k, v in loaded.items():
                     if v is not None and k not in values:
@@ -273,9 +307,11 @@ class _Environment:
         skipped = ""
         if self.unparsed:
             lines = ", ".join(map(str, self.unparsed[:5])) + (" ..." if len(self.unparsed) > 5 else "")
-            skipped = (f" (python-dotenv cannot parse its line{'s' if len(self.unparsed) > 1 else ''} {lines}, "
-                       f"an unterminated quote?, and skips {'them' if len(self.unparsed) > 1 else 'it'}, as "
-                       f"graphrag does)")
+            skipped = (
+                f" (python-dotenv cannot parse its line{'s' if len(self.unparsed) > 1 else ''} {lines}, "
+                f"an unterminated quote?, and skips {'them' if len(self.unparsed) > 1 else 'it'}, as "
+                f"graphrag does)"
+            )
         return f"the environment or {self.dotenv}{skipped}"
 
 
@@ -360,15 +396,23 @@ class _Reader:
     markers: dict[str, str] = field(default_factory=dict)
 
     def unset(self, key: str, name: str) -> IndexInputError:
-        extra = (" (graphrag >= 2.0 has no ${timestamp}: that is graphrag 0.x's storage.base_dir)"
-                 if name == "timestamp" else "")
-        return IndexInputError(self.path, f"{key} uses ${{{name}}}, which is not set in {self.env.where()}{extra}")
+        extra = (
+            " (graphrag >= 2.0 has no ${timestamp}: that is graphrag 0.x's storage.base_dir)"
+            if name == "timestamp"
+            else ""
+        )
+        return IndexInputError(
+            self.path, f"{key} uses ${{{name}}}, which is not set in {self.env.where()}{extra}"
+        )
 
     def text(self, key: str, value, *, semantics: str) -> str:
         """A string value with its variables expanded (``semantics``: "template" or "expandvars")."""
         if not isinstance(value, str):
-            shown = ("its value not shown: it holds a credential" if looks_like_credential_name(key.rsplit(".", 1)[-1])
-                     else _short(value))
+            shown = (
+                "its value not shown: it holds a credential"
+                if looks_like_credential_name(key.rsplit(".", 1)[-1])
+                else _short(value)
+            )
             raise IndexInputError(self.path, f"{key} must be text, not {_kind(value)} ({shown})")
         if semantics == "expandvars":
             value, missing = _expandvars(value, self.env)
@@ -382,8 +426,14 @@ class _Reader:
 
 
 def _kind(value) -> str:
-    return {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "a mapping",
-            type(None): "empty"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        list: "a list",
+        dict: "a mapping",
+        type(None): "empty",
+    }.get(type(value), type(value).__name__)
 
 
 def _short(value) -> str:
@@ -394,8 +444,9 @@ def _short(value) -> str:
 def _section(r: _Reader, data: dict, key: str) -> dict:
     section = data.get(key)
     if not isinstance(section, dict):
-        raise IndexInputError(r.path, f"{key} must be a mapping (type, base_dir), not {_kind(section)} "
-                                      f"({_short(section)})")
+        raise IndexInputError(
+            r.path, f"{key} must be a mapping (type, base_dir), not {_kind(section)} ({_short(section)})"
+        )
     return section
 
 
@@ -407,12 +458,16 @@ def _check_type(r: _Reader, key: str, stype: str, base_dir: str | None) -> None:
         raise IndexInputError(r.path, cosmosdb_problem(f"the index ({key}.type {stype}{where})"))
     if stype in REMOTE_NAMES:
         where = f" ({key}.base_dir '{base_dir}')" if base_dir else ""
-        raise IndexInputError(r.path, remote_problem(f"the index ({key}.type {stype}{where})", REMOTE_NAMES[stype]))
+        raise IndexInputError(
+            r.path, remote_problem(f"the index ({key}.type {stype}{where})", REMOTE_NAMES[stype])
+        )
     if stype == "memory":
-        raise IndexInputError(r.path, f"{key}.type is memory: graphrag kept the index in memory and wrote no "
-                                      f"tables to audit")
-    raise IndexInputError(r.path, f"{key}.type '{stype}' is not a storage type graphrag knows "
-                                  f"({', '.join(STORAGE_TYPES)})")
+        raise IndexInputError(
+            r.path, f"{key}.type is memory: graphrag kept the index in memory and wrote no tables to audit"
+        )
+    raise IndexInputError(
+        r.path, f"{key}.type '{stype}' is not a storage type graphrag knows ({', '.join(STORAGE_TYPES)})"
+    )
 
 
 def _blob(r: _Reader, key: str, section: dict, semantics: str) -> dict:
@@ -450,7 +505,9 @@ def _v1_storage(r: _Reader, raw: dict) -> OutputSetting:
         stype = r.env.values.get("GRAPHRAG_STORAGE_TYPE", "")
     stype = stype or "file"
     if stype == "blob":
-        return OutputSetting(r.path, key, str(section.get("base_dir") or ""), blob=_blob(r, key, section, "expandvars"))
+        return OutputSetting(
+            r.path, key, str(section.get("base_dir") or ""), blob=_blob(r, key, section, "expandvars")
+        )
     if "base_dir" in section:
         base = section["base_dir"]
         base = "" if base is None else r.text(f"{key}.base_dir", base, semantics="expandvars")
@@ -459,9 +516,13 @@ def _v1_storage(r: _Reader, raw: dict) -> OutputSetting:
         from_env = "GRAPHRAG_STORAGE_BASE_DIR" if base else None
     _check_type(r, key, stype, base)
     if not base:  # ``reader.str(base_dir) or defs.STORAGE_BASE_DIR``
-        return OutputSetting(r.path, None, DEFAULT_OUTPUT,
-                             described=f"{r.path.name} key storage has no base_dir: graphrag's default "
-                                       f"'{DEFAULT_OUTPUT}' (before 0.3.5: 'output/${{timestamp}}/artifacts')")
+        return OutputSetting(
+            r.path,
+            None,
+            DEFAULT_OUTPUT,
+            described=f"{r.path.name} key storage has no base_dir: graphrag's default "
+            f"'{DEFAULT_OUTPUT}' (before 0.3.5: 'output/${{timestamp}}/artifacts')",
+        )
     if _url_base(base) is not None:
         return OutputSetting(r.path, key, base, from_env=from_env, blob=_url_base(base))
     _check_base_dir(r, key, base)
@@ -480,8 +541,9 @@ def _v2_output(r: _Reader, data: dict, key: str, *, base_default: str | None) ->
     if stype != "file":
         _check_type(r, key, stype, base if isinstance(base, str) else None)
     if base is None or (isinstance(base, str) and not base.strip()):
-        raise IndexInputError(r.path, f"{key}.base_dir is empty: graphrag requires an output folder for file "
-                                      f"storage")
+        raise IndexInputError(
+            r.path, f"{key}.base_dir is empty: graphrag requires an output folder for file storage"
+        )
     base = r.text(f"{key}.base_dir", base, semantics="template")
     if _url_base(base) is not None:
         return OutputSetting(r.path, key, base, blob=_url_base(base))
@@ -494,7 +556,12 @@ def _update_dir(data: dict) -> str:
         section = data.get(key)
         if isinstance(section, dict):
             base = section.get("base_dir")
-            if isinstance(base, str) and base.strip() and "$" not in base and section.get("type", "file") == "file":
+            if (
+                isinstance(base, str)
+                and base.strip()
+                and "$" not in base
+                and section.get("type", "file") == "file"
+            ):
                 return base
     return DEFAULT_UPDATE_OUTPUT
 
@@ -509,8 +576,10 @@ def _table_type(r: _Reader, data: dict) -> str | None:
     if ttype == "cosmosdb":
         raise IndexInputError(r.path, cosmosdb_problem("the index (table_provider.type cosmosdb)"))
     if ttype not in ("parquet", "csv"):
-        raise IndexInputError(r.path, f"table_provider.type '{ttype}' is not a table type graphrag knows "
-                                      f"({', '.join(TABLE_TYPES)})")
+        raise IndexInputError(
+            r.path,
+            f"table_provider.type '{ttype}' is not a table type graphrag knows ({', '.join(TABLE_TYPES)})",
+        )
     return ttype
 
 
@@ -536,8 +605,17 @@ def read_output_setting(settings_file: Path) -> OutputSetting:
     update_dir = _update_dir(data)
 
     def done(s: OutputSetting, *notes: str) -> OutputSetting:
-        return OutputSetting(s.settings_file, s.key, s.base_dir, table_type, s.notes + notes, update_dir,
-                             s.from_env, s.described, s.blob)
+        return OutputSetting(
+            s.settings_file,
+            s.key,
+            s.base_dir,
+            table_type,
+            s.notes + notes,
+            update_dir,
+            s.from_env,
+            s.described,
+            s.blob,
+        )
 
     if not present:
         return done(OutputSetting(settings_file, None, DEFAULT_OUTPUT))
@@ -545,7 +623,9 @@ def read_output_setting(settings_file: Path) -> OutputSetting:
     if "outputs" in present:  # graphrag 2.x multi-index: global search reads these, not output
         outputs = data["outputs"]
         if not isinstance(outputs, dict):
-            raise IndexInputError(settings_file, f"outputs must be a mapping of index names, not {_kind(outputs)}")
+            raise IndexInputError(
+                settings_file, f"outputs must be a mapping of index names, not {_kind(outputs)}"
+            )
         if outputs:
             named = {}
             for name, section in outputs.items():
@@ -554,14 +634,19 @@ def read_output_setting(settings_file: Path) -> OutputSetting:
                 named[str(name)] = _v2_output(r, section, f"outputs.{name}", base_default="output")
             if len(named) > 1:
                 listed = "; ".join(f"{n}: {_joined(settings_file, s.base_dir)}" for n, s in named.items())
-                raise IndexInputError(settings_file, f"outputs names {len(named)} indexes for multi-index search "
-                                                     f"({listed}); graphrag-audit audits one index at a time: "
-                                                     f"pass one of those folders")
+                raise IndexInputError(
+                    settings_file,
+                    f"outputs names {len(named)} indexes for multi-index search "
+                    f"({listed}); graphrag-audit audits one index at a time: "
+                    f"pass one of those folders",
+                )
             (only,) = named.values()
             extra = ()
             if "output" in present:
-                extra = (f"{settings_file.name} also names output.base_dir (where graphrag index writes); "
-                         f"global search reads outputs, so that is what is audited",)
+                extra = (
+                    f"{settings_file.name} also names output.base_dir (where graphrag index writes); "
+                    f"global search reads outputs, so that is what is audited",
+                )
             return done(only, *extra)
 
     # the single-index keys: output_storage (3.x), output (2.x), storage (0.x-1.x)
@@ -582,13 +667,18 @@ def read_output_setting(settings_file: Path) -> OutputSetting:
     others = [s for s in found[1:] if _joined(settings_file, s.base_dir) != target]
     if others:
         listed = " and ".join(s.describe().split(" ", 1)[1] for s in [first, *others])
-        raise IndexInputError(settings_file, f"the settings name two output folders: {listed}; graphrag reads "
-                                             f"only the key of its own version: pass the folder you query "
-                                             f"directly")
+        raise IndexInputError(
+            settings_file,
+            f"the settings name two output folders: {listed}; graphrag reads "
+            f"only the key of its own version: pass the folder you query "
+            f"directly",
+        )
     extra = ()
     if len(found) > 1:
-        extra = (f"{settings_file.name} names the same output folder under "
-                 f"{' and '.join(s.key or 'storage' for s in found)}",)
+        extra = (
+            f"{settings_file.name} names the same output folder under "
+            f"{' and '.join(s.key or 'storage' for s in found)}",
+        )
     return done(first, *extra)
 
 
@@ -641,10 +731,17 @@ def read_dynamic_settings(settings_file: Path) -> dict[str, object]:
                 value = low in ("true", "1", "yes", "on")
             elif kind is int and re.fullmatch(r"[+-]?\d+", low):
                 value = int(low)
-        if kind is int and (isinstance(value, bool) or not isinstance(value, int)) or \
-                kind is bool and not isinstance(value, bool):
-            raise IndexInputError(settings_file, f"global_search.{key} must be {'an integer' if kind is int else 'true or false'}, "
-                                                 f"not {_short(value)}")
+        if (
+            kind is int
+            and (isinstance(value, bool) or not isinstance(value, int))
+            or kind is bool
+            and not isinstance(value, bool)
+        ):
+            raise IndexInputError(
+                settings_file,
+                f"global_search.{key} must be {'an integer' if kind is int else 'true or false'}, "
+                f"not {_short(value)}",
+            )
         out[knob] = value
     return out
 
@@ -688,7 +785,9 @@ def read_query_settings(settings_file: Path) -> dict[str, tuple[object, str]]:
         if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise IndexInputError(settings_file, f"global_search.{key} must be a positive integer, not {_short(value)}")
+            raise IndexInputError(
+                settings_file, f"global_search.{key} must be a positive integer, not {_short(value)}"
+            )
         out["max_context_tokens"] = (value, f"global_search.{key}")
         break
     encoding, where = None, None
@@ -696,7 +795,11 @@ def read_query_settings(settings_file: Path) -> dict[str, tuple[object, str]]:
     if isinstance(models, dict):  # 2.x
         model_id = (section or {}).get("chat_model_id") or DEFAULT_CHAT_MODEL_ID
         model = models.get(model_id)
-        if isinstance(model, dict) and isinstance(model.get("encoding_model"), str) and model["encoding_model"].strip():
+        if (
+            isinstance(model, dict)
+            and isinstance(model.get("encoding_model"), str)
+            and model["encoding_model"].strip()
+        ):
             encoding, where = model["encoding_model"].strip(), f"models.{model_id}.encoding_model"
     elif "completion_models" not in data and data.get("encoding_model") is not None:  # 0.x-1.x
         value = data["encoding_model"]

@@ -15,9 +15,9 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.bounded import open_regular as _open_regular
 from graphrag_audit.io.decoded import BatchBudget, check_parquet
-from graphrag_audit.errors import IndexInputError
 
 PARQUET_MAGIC = b"PAR1"
 #: a parquet footer (file metadata) larger than this is treated as corrupt: real index tables
@@ -67,11 +67,17 @@ def _check_parquet_magic(path: Path, size: int) -> None:
         raise IndexInputError(path, "truncated or corrupt parquet file (no footer)")
     # checked before pyarrow sees the file: it would allocate the claimed length first
     if footer_len > size - 12:
-        raise IndexInputError(path, f"corrupt parquet footer (metadata length {footer_len} bytes exceeds "
-                                    f"the file size of {size} bytes)")
+        raise IndexInputError(
+            path,
+            f"corrupt parquet footer (metadata length {footer_len} bytes exceeds "
+            f"the file size of {size} bytes)",
+        )
     if footer_len > MAX_FOOTER_BYTES:
-        raise IndexInputError(path, f"corrupt parquet footer (metadata length {footer_len} bytes, more than "
-                                    f"the {MAX_FOOTER_BYTES // 1024**2} MiB any index table needs)")
+        raise IndexInputError(
+            path,
+            f"corrupt parquet footer (metadata length {footer_len} bytes, more than "
+            f"the {MAX_FOOTER_BYTES // 1024**2} MiB any index table needs)",
+        )
 
 
 def table_columns(path: Path) -> list[str]:
@@ -86,8 +92,9 @@ def table_columns(path: Path) -> list[str]:
         except OSError as exc:
             raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
         if len(head) >= MAX_CSV_HEADER and b"\n" not in head and b"\r" not in head:
-            raise IndexInputError(path, f"not a CSV table (no header line within the first "
-                                        f"{MAX_CSV_HEADER // 1024**2} MiB)")
+            raise IndexInputError(
+                path, f"not a CSV table (no header line within the first {MAX_CSV_HEADER // 1024**2} MiB)"
+            )
         import csv
         import io
 
@@ -133,9 +140,12 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
     else:
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:  # pandas.read_parquet (graphrag's reader) fails: "Multiple matches for FieldRef"
-            raise IndexInputError(path, f"column name {twice[0]!r} appears {names.count(twice[0])} times: "
-                                        f"graphrag cannot read the table (pandas.read_parquet refuses "
-                                        f"duplicate column names)")
+            raise IndexInputError(
+                path,
+                f"column name {twice[0]!r} appears {names.count(twice[0])} times: "
+                f"graphrag cannot read the table (pandas.read_parquet refuses "
+                f"duplicate column names)",
+            )
         table = _read_parquet_checked(path, cols)
     try:
         table = _repair_utf8(table)
@@ -149,8 +159,9 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
     except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
         raise
     except RecursionError:  # pyarrow parses it even with ignore_metadata, and so pandas.read_parquet fails
-        raise IndexInputError(path, "cannot convert to a table (its pandas metadata is JSON nested too deeply)") \
-            from None
+        raise IndexInputError(
+            path, "cannot convert to a table (its pandas metadata is JSON nested too deeply)"
+        ) from None
     except (pa.ArrowException, ValueError) as exc:
         raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
     except (KeyError, TypeError, IndexError, AttributeError):
@@ -170,8 +181,11 @@ def _read_parquet_checked(path: Path, cols: list[str]) -> pa.Table:
             meta = pq.read_metadata(fh)
             rows = meta.num_rows
             if rows > MAX_TABLE_ROWS:
-                raise IndexInputError(path, f"the table claims {rows:,} rows, more than the "
-                                            f"{MAX_TABLE_ROWS:,} of any index table (refused unread)")
+                raise IndexInputError(
+                    path,
+                    f"the table claims {rows:,} rows, more than the "
+                    f"{MAX_TABLE_ROWS:,} of any index table (refused unread)",
+                )
             # decompression and dictionary bombs: refused before any column is materialised
             found = check_parquet(path, fh, meta, cols, fh.size())
             fh.seek(0)
@@ -239,8 +253,11 @@ def _check_csv_utf8(path: Path) -> None:
                     decoder.decode(data, final=not data)
                 except UnicodeDecodeError as exc:
                     at = offset - pending + exc.start
-                    raise IndexInputError(path, f"not valid UTF-8 (byte {at:,}: {exc.reason}); graphrag reads "
-                                                f"CSV tables as UTF-8 text and fails on it") from None
+                    raise IndexInputError(
+                        path,
+                        f"not valid UTF-8 (byte {at:,}: {exc.reason}); graphrag reads "
+                        f"CSV tables as UTF-8 text and fails on it",
+                    ) from None
                 if not data:
                     return
                 offset += len(data)
@@ -327,8 +344,9 @@ def _batch_rows(meta: pq.FileMetaData, cols: list[str]) -> int:
     return int(min(PARQUET_BATCH_ROWS, max(1024, PARQUET_BATCH_BYTES * rows // size)))
 
 
-def _read_parquet(fh: pa.NativeFile, cols: list[str], budget: BatchBudget | None = None,
-                  meta: pq.FileMetaData | None = None) -> pa.Table:
+def _read_parquet(
+    fh: pa.NativeFile, cols: list[str], budget: BatchBudget | None = None, meta: pq.FileMetaData | None = None
+) -> pa.Table:
     """``pq.read_table(fh, columns=cols)``, read record batch by record batch with streamed pages.
 
     The same table (same schema and metadata; possibly in several chunks) at a fraction of the
@@ -434,8 +452,11 @@ class _UnderscoredNumbers(ast.NodeTransformer):
         self.source = source
 
     def _text(self, node, number) -> str | None:
-        if isinstance(number, ast.Constant) and isinstance(number.value, (int, float, complex)) \
-                and not isinstance(number.value, bool):
+        if (
+            isinstance(number, ast.Constant)
+            and isinstance(number.value, (int, float, complex))
+            and not isinstance(number.value, bool)
+        ):
             text = ast.get_source_segment(self.source, node) or ""
             if "_" in text:
                 return text

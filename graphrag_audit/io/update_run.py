@@ -17,8 +17,13 @@ from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.locate import TIMESTAMP, _is_dir, _newest_timestamped, _table_files, locate_index
-from graphrag_audit.io.settings import (DEFAULT_UPDATE_OUTPUT, REMOTE_SCHEMES, find_settings, read_output_setting,
-                                        remote_url)
+from graphrag_audit.io.settings import (
+    DEFAULT_UPDATE_OUTPUT,
+    REMOTE_SCHEMES,
+    find_settings,
+    read_output_setting,
+    remote_url,
+)
 
 ROLES = ("previous", "delta", "merged")
 
@@ -34,7 +39,9 @@ class UpdateRun:
     previous: Path | None
     delta: Path | None
     merged: Path | None
-    queried: str | None  # the role graphrag queries ("merged" or "previous"), None when that folder is unknown
+    queried: (
+        str | None
+    )  # the role graphrag queries ("merged" or "previous"), None when that folder is unknown
     notes: tuple[str, ...] = ()
 
     def folder(self, role: str) -> Path | None:
@@ -51,7 +58,9 @@ def _part(folder: Path) -> Path | None:
     if _is_dir(folder):
         return folder
     if os.path.islink(folder):
-        raise IndexInputError(folder, "broken or looping symbolic link where the update run's folder should be")
+        raise IndexInputError(
+            folder, "broken or looping symbolic link where the update run's folder should be"
+        )
     if os.path.lexists(folder):
         raise IndexInputError(folder, "not a folder, where the update run's folder should be")
     return None
@@ -72,18 +81,40 @@ def _project_output(root: Path) -> tuple[Path | None, str]:
 
 def _run_folder(ts: Path, runs: int, requested: Path, output: Path | None, notes: list[str]) -> UpdateRun:
     if output is None:
-        notes.append(f"the project's output folder (the merged index graphrag queries) was not found next to "
-                     f"{ts.parent}: only previous and delta are audited")
-    return UpdateRun(requested, ">= 2.0", ts.name, runs, _part(ts / "previous"), _part(ts / "delta"),
-                     output, "merged" if output is not None else None, tuple(notes))
+        notes.append(
+            f"the project's output folder (the merged index graphrag queries) was not found next to "
+            f"{ts.parent}: only previous and delta are audited"
+        )
+    return UpdateRun(
+        requested,
+        ">= 2.0",
+        ts.name,
+        runs,
+        _part(ts / "previous"),
+        _part(ts / "delta"),
+        output,
+        "merged" if output is not None else None,
+        tuple(notes),
+    )
 
 
 def _legacy(upd: Path, requested: Path, output: Path | None, notes: list[str]) -> UpdateRun:
     if output is None:
-        notes.append(f"the project's output folder (the index before the update, which graphrag queries) was not "
-                     f"found next to {upd}")
-    return UpdateRun(requested, "0.4-1.2", None, 1, output, _part(upd / "delta"),
-                     upd, "previous" if output is not None else None, tuple(notes))
+        notes.append(
+            f"the project's output folder (the index before the update, which graphrag queries) was not "
+            f"found next to {upd}"
+        )
+    return UpdateRun(
+        requested,
+        "0.4-1.2",
+        None,
+        1,
+        output,
+        _part(upd / "delta"),
+        upd,
+        "previous" if output is not None else None,
+        tuple(notes),
+    )
 
 
 def locate_update_run(path: str | os.PathLike) -> UpdateRun:
@@ -94,9 +125,12 @@ def locate_update_run(path: str | os.PathLike) -> UpdateRun:
     url = remote_url(os.fspath(path))
     if url is not None and not os.path.lexists(requested):
         where = REMOTE_SCHEMES[url[0]]
-        raise IndexInputError(url[1], f"update-run reads local folders only, and this is on {where}: copy the "
-                                      f"project's output and {DEFAULT_UPDATE_OUTPUT} folders into a local project "
-                                      f"folder and pass that")
+        raise IndexInputError(
+            url[1],
+            f"update-run reads local folders only, and this is on {where}: copy the "
+            f"project's output and {DEFAULT_UPDATE_OUTPUT} folders into a local project "
+            f"folder and pass that",
+        )
     if not _is_dir(requested):
         raise IndexInputError(requested, "no such directory")
     if TIMESTAMP.match(requested.name) and _parts(requested):  # update_output/<ts>
@@ -106,8 +140,13 @@ def locate_update_run(path: str | os.PathLike) -> UpdateRun:
     ts = _newest_timestamped(requested)
     if ts is not None and _parts(ts[0]) and not _table_files(requested):  # update_output/
         output, _ = _project_output(requested.parent)
-        return _run_folder(ts[0], ts[1], requested, output,
-                           [f"the newest of {ts[1]} update run(s) in {requested}: {ts[0].name}"] if ts[1] > 1 else [])
+        return _run_folder(
+            ts[0],
+            ts[1],
+            requested,
+            output,
+            [f"the newest of {ts[1]} update run(s) in {requested}: {ts[0].name}"] if ts[1] > 1 else [],
+        )
     if _table_files(requested) and _is_dir(requested / "delta"):  # 0.4-1.2's update_output/
         output, _ = _project_output(requested.parent)
         if output is not None and output.resolve() == requested.resolve():
@@ -122,5 +161,8 @@ def locate_update_run(path: str | os.PathLike) -> UpdateRun:
             return _run_folder(ts[0], ts[1], requested, output, [])
         if _table_files(upd):
             return _legacy(upd, requested, output, [])
-    raise IndexInputError(requested, f"no `graphrag update` run here: pass a project root with an {update_dir}/ "
-                                     f"folder, that folder, or one of its <timestamp> run folders")
+    raise IndexInputError(
+        requested,
+        f"no `graphrag update` run here: pass a project root with an {update_dir}/ "
+        f"folder, that folder, or one of its <timestamp> run folders",
+    )

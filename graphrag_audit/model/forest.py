@@ -182,7 +182,7 @@ def preorder_intervals(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     while stack:
         x = pop()
         visit(x)
-        push(child[start[x]:start[x + 1]])
+        push(child[start[x] : start[x + 1]])
     order = np.asarray(pre, dtype=np.int64)
     tin = np.empty(n, dtype=np.int64)
     tin[order] = np.arange(n, dtype=np.int64)
@@ -216,8 +216,9 @@ def peel_sources(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
             alive[wave] = False
             lens = start[wave + 1] - start[wave]
             total = int(lens.sum())
-            pos = np.repeat(start[wave], lens) + (np.arange(total, dtype=np.int64)
-                                                   - np.repeat(np.cumsum(lens) - lens, lens))
+            pos = np.repeat(start[wave], lens) + (
+                np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+            )
             heads = heads_of[pos]
             np.subtract.at(indeg, heads, 1)
             heads = sorted_unique(heads)
@@ -349,8 +350,15 @@ class CommunityForest:
         gone = linked & ~known
         missing = dict(zip(comm[gone].tolist(), par[gone].tolist()))  # later rows win
         level, n_ent = _node_facts(communities, first)
-        return cls(nodes=nodes, level=level, n_entities=n_ent, edge_parents=u, edge_children=v,
-                    missing_parents=missing, source="parent")
+        return cls(
+            nodes=nodes,
+            level=level,
+            n_entities=n_ent,
+            edge_parents=u,
+            edge_children=v,
+            missing_parents=missing,
+            source="parent",
+        )
 
     @classmethod
     def from_membership(cls, communities: pd.DataFrame, members: pd.DataFrame) -> CommunityForest:
@@ -376,8 +384,15 @@ class CommunityForest:
             level = np.concatenate([level, np.full(len(extra), -1, dtype=np.int64)])
             n_ent = np.concatenate([n_ent, np.zeros(len(extra), dtype=np.int64)])
         order = np.argsort(pd.Index(nodes).get_indexer(v), kind="stable")  # child by child
-        return cls(nodes=nodes, level=level, n_entities=n_ent, edge_parents=u[order],
-                   edge_children=v[order], source="membership", shared=w[order])
+        return cls(
+            nodes=nodes,
+            level=level,
+            n_entities=n_ent,
+            edge_parents=u[order],
+            edge_children=v[order],
+            source="membership",
+            shared=w[order],
+        )
 
     # ---- codes ----------------------------------------------------------------------------
     def __len__(self) -> int:

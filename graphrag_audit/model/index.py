@@ -88,7 +88,9 @@ class IndexModel:
     settings_file: Path | None = None  # the project settings followed to the index, if any
     #: :meth:`member_key_codes` / :meth:`rollup_key_codes`, computed once per model
     _key_codes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
-    _key_codes_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    _key_codes_lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
 
     # ---- entity key codes shared by the analyses ----------------------------------------
     def member_key_codes(self) -> tuple[np.ndarray, int]:

@@ -31,8 +31,9 @@ def dictionary_keys(items: pa.Array | pa.ChunkedArray) -> pd.api.extensions.Exte
     return pd.arrays.ArrowExtensionArray(enc)
 
 
-def repeated_dictionary_keys(items: pa.Array | pa.ChunkedArray, block: int | None = None
-                             ) -> pd.api.extensions.ExtensionArray:
+def repeated_dictionary_keys(
+    items: pa.Array | pa.ChunkedArray, block: int | None = None
+) -> pd.api.extensions.ExtensionArray:
     """:func:`dictionary_keys` of ``items`` (the same dictionary, codes and type), hashing only
     the first ``block`` keys when the column repeats them over and over (``items[i] ==
     items[i - block]`` for every ``i >= block``), as graphrag 0.x's ``create_final_nodes`` does:
@@ -45,8 +46,12 @@ def repeated_dictionary_keys(items: pa.Array | pa.ChunkedArray, block: int | Non
     one with a missing key, or no ``block``, goes straight there. (Runs of equal adjacent keys, as
     graphrag 1.x writes its node rows, need no help: arrow's hashing of repeated keys is cheap.)"""
     n = len(items)
-    if (not block or block >= n or items.null_count
-            or not (pa.types.is_string(items.type) or pa.types.is_large_string(items.type))):
+    if (
+        not block
+        or block >= n
+        or items.null_count
+        or not (pa.types.is_string(items.type) or pa.types.is_large_string(items.type))
+    ):
         return dictionary_keys(items)
     width = min(block, n - block)
     if not pc.all(pc.equal(items.slice(block, width), items.slice(0, width))).as_py():
@@ -66,7 +71,9 @@ def _encoded_parts(items: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, pa.Ar
 
 
 def _dictionary_array(codes: np.ndarray, dictionary: pa.Array) -> pd.api.extensions.ExtensionArray:
-    return pd.arrays.ArrowExtensionArray(pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), dictionary))
+    return pd.arrays.ArrowExtensionArray(
+        pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), dictionary)
+    )
 
 
 def dictionary_parts(values) -> tuple[np.ndarray, pa.Array] | None:
@@ -78,14 +85,18 @@ def dictionary_parts(values) -> tuple[np.ndarray, pa.Array] | None:
         if len(codes) and codes.min() < 0:
             return None
         return codes, pa.array(arr.categories, from_pandas=True)
-    if not (isinstance(arr, pd.arrays.ArrowExtensionArray) and pa.types.is_dictionary(arr.dtype.pyarrow_dtype)):
+    if not (
+        isinstance(arr, pd.arrays.ArrowExtensionArray) and pa.types.is_dictionary(arr.dtype.pyarrow_dtype)
+    ):
         return None
     d = pa.array(arr)
     chunks = d.chunks if isinstance(d, pa.ChunkedArray) else [d]
     if not chunks:
         return np.zeros(0, dtype=np.int64), pa.array([], arr.dtype.pyarrow_dtype.value_type)
     dictionary = chunks[0].dictionary
-    if any(c.indices.null_count for c in chunks) or not all(c.dictionary.equals(dictionary) for c in chunks[1:]):
+    if any(c.indices.null_count for c in chunks) or not all(
+        c.dictionary.equals(dictionary) for c in chunks[1:]
+    ):
         return None
     codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int64)
     return codes, dictionary
@@ -230,26 +241,35 @@ def match_entity_keys(member_keys: pd.Series, entity_keys: pd.Series) -> EntityK
         return None
 
 
-def _match_keys(codes: np.ndarray, dictionary: pa.Array, keys: pa.Array | pa.ChunkedArray) -> EntityKeyMatch | None:
+def _match_keys(
+    codes: np.ndarray, dictionary: pa.Array, keys: pa.Array | pa.ChunkedArray
+) -> EntityKeyMatch | None:
     if dictionary.type != keys.type:
         dictionary = dictionary.cast(keys.type)
     if dictionary.null_count or keys.null_count:
         return None
-    joint = pc.dictionary_encode(pa.chunked_array([dictionary] + (keys.chunks if isinstance(keys, pa.ChunkedArray)
-                                                                    else [keys])))
-    jc = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in joint.chunks]).astype(np.int64) \
-        if joint.num_chunks else np.zeros(0, dtype=np.int64)
+    joint = pc.dictionary_encode(
+        pa.chunked_array([dictionary] + (keys.chunks if isinstance(keys, pa.ChunkedArray) else [keys]))
+    )
+    jc = (
+        np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in joint.chunks]).astype(np.int64)
+        if joint.num_chunks
+        else np.zeros(0, dtype=np.int64)
+    )
     n_keys = int(jc.max()) + 1 if len(jc) else 0
-    jd, je = jc[: len(dictionary)], jc[len(dictionary):]
+    jd, je = jc[: len(dictionary)], jc[len(dictionary) :]
     used = np.zeros(n_keys, dtype=bool)
     used[jd[np.flatnonzero(np.bincount(codes, minlength=len(dictionary)))]] = True
     first_row = np.full(n_keys, -1, dtype=np.int64)
     first_row[je[::-1]] = np.arange(len(je) - 1, -1, -1, dtype=np.int64)  # the first row wins
-    return EntityKeyMatch(clustered=used[je], first=first_row[je] == np.arange(len(je)),
-                          member_row=first_row[jd][codes])
+    return EntityKeyMatch(
+        clustered=used[je], first=first_row[je] == np.arange(len(je)), member_row=first_row[jd][codes]
+    )
 
 
-def node_entity_rows(titles: pd.Series, ids: pd.Series, entities: pd.DataFrame, first: np.ndarray) -> np.ndarray | None:
+def node_entity_rows(
+    titles: pd.Series, ids: pd.Series, entities: pd.DataFrame, first: np.ndarray
+) -> np.ndarray | None:
     """For each ``create_final_nodes`` row, the entities row graphrag 1.x matches it to: the
     first row whose ``id`` is the node's ``id`` (−1: none); ``first`` flags each entity row that
     is the first with its id. None when the columns are not arrow strings (callers then look the
@@ -262,13 +282,18 @@ def node_entity_rows(titles: pd.Series, ids: pd.Series, entities: pd.DataFrame, 
     index) are looked up by id: about half the hashing of looking up every node id."""
     parts = dictionary_parts(titles)
     node_ids, e_title, e_id = ids.array, entities["title"].array, entities["id"].array
-    if parts is None or not all(isinstance(a, pd.arrays.ArrowExtensionArray) for a in (node_ids, e_title, e_id)):
+    if parts is None or not all(
+        isinstance(a, pd.arrays.ArrowExtensionArray) for a in (node_ids, e_title, e_id)
+    ):
         return None
     try:
         codes, title_keys = parts
         node_ids, e_title, e_id = pa.array(node_ids), pa.array(e_title), pa.array(e_id)
-        if node_ids.null_count or e_id.null_count or not (pa.types.is_string(node_ids.type)
-                                                          or pa.types.is_large_string(node_ids.type)):
+        if (
+            node_ids.null_count
+            or e_id.null_count
+            or not (pa.types.is_string(node_ids.type) or pa.types.is_large_string(node_ids.type))
+        ):
             return None
         if e_title.null_count:
             e_title = pc.fill_null(e_title, "")  # any row found is checked by its id below
@@ -323,12 +348,17 @@ class LevelSlots:
         self.owner, self.level_code, self.width = owner, level_code, width
 
     @classmethod
-    def of(cls, community: np.ndarray, entity: np.ndarray, level_code: np.ndarray, width: int) -> "LevelSlots | None":
+    def of(
+        cls, community: np.ndarray, entity: np.ndarray, level_code: np.ndarray, width: int
+    ) -> LevelSlots | None:
         n_levels = int(level_code.max()) + 1 if len(level_code) else 0
         if n_levels * width > 16 * len(community) + 1_000_000:
             return None
-        slots = cls(np.full(n_levels * width, -1, dtype=np.int32 if len(level_code) < 2**31 else np.int64),
-                    level_code, width)
+        slots = cls(
+            np.full(n_levels * width, -1, dtype=np.int32 if len(level_code) < 2**31 else np.int64),
+            level_code,
+            width,
+        )
         at = slots.slot(community, entity)
         slots.owner[at] = community
         return slots if np.array_equal(slots.owner[at], community) else None

@@ -11,10 +11,20 @@ from graphrag_audit.results.audit import HYPOTHETICAL
 from graphrag_audit.sanitise.common import current_charset
 
 # (key, header) of the per-level table; SELECTION_COLUMNS then DEPTH_COLUMNS (+ COST_COLUMNS)
-SELECTION_COLUMNS = [("n", "N"), ("v2", ">=2.0 reports"), ("v1", "<2.0 reports"), ("extra", "extra (ancestors)"),
-                     ("mix", ">=2.0 mix L0/L1/…"), ("level_only", "level N only")]
+SELECTION_COLUMNS = [
+    ("n", "N"),
+    ("v2", ">=2.0 reports"),
+    ("v1", "<2.0 reports"),
+    ("extra", "extra (ancestors)"),
+    ("mix", ">=2.0 mix L0/L1/…"),
+    ("level_only", "level N only"),
+]
 DEPTH_COLUMNS = [("stuck", "entities stuck <N"), ("epr", "ents/report min·med·max (>=2.0)")]
-COST_COLUMNS = [("v2_tokens", ">=2.0 tokens"), ("v1_tokens", "<2.0 tokens"), ("map_calls", "map calls >=2.0/<2.0")]
+COST_COLUMNS = [
+    ("v2_tokens", ">=2.0 tokens"),
+    ("v1_tokens", "<2.0 tokens"),
+    ("map_calls", "map calls >=2.0/<2.0"),
+]
 
 
 #: the ">=2.0 mix" cell lists at most this many levels (a 1,000-level index would otherwise put
@@ -34,8 +44,10 @@ def mix_cell(counts: list[int]) -> str:
 
 def size_line(c) -> str:
     """The index's size in one line of our own words: ``4 entities · 1 community · …``."""
-    return (f"{count(c.entities, 'entity', 'entities')} · {count(c.communities, 'community', 'communities')} · "
-            f"{count(c.reports, 'report')} · {count(c.roots, 'root')} · {count(c.levels, 'level')}")
+    return (
+        f"{count(c.entities, 'entity', 'entities')} · {count(c.communities, 'community', 'communities')} · "
+        f"{count(c.reports, 'report')} · {count(c.roots, 'root')} · {count(c.levels, 'level')}"
+    )
 
 
 def level_columns(report, hide=frozenset()) -> list[tuple[str, str]]:
@@ -46,13 +58,19 @@ def level_columns(report, hide=frozenset()) -> list[tuple[str, str]]:
         return cols
     gone = set().union(*(HYPOTHETICAL_KEYS[b] for b in hide))
     (shown,) = {"v2", "v1"} - set(hide)
-    return [(k, f"map calls {BEHAVIOUR_SHORT[shown]}" if k == "map_calls" else h) for k, h in cols if k not in gone]
+    return [
+        (k, f"map calls {BEHAVIOUR_SHORT[shown]}" if k == "map_calls" else h)
+        for k, h in cols
+        if k not in gone
+    ]
 
 
 # ---- --hide-hypothetical: the columns of a graphrag line that cannot run on this index ---------------
 #: per graphrag line, the per-level table's columns that are about it alone (or about both lines: extra)
-HYPOTHETICAL_KEYS = {"v1": frozenset({"v1", "extra", "v1_entities", "v1_text_units", "v1_tokens"}),
-                     "v2": frozenset({"v2", "extra", "mix", "epr", "v2_entities", "v2_text_units", "v2_tokens"})}
+HYPOTHETICAL_KEYS = {
+    "v1": frozenset({"v1", "extra", "v1_entities", "v1_text_units", "v1_tokens"}),
+    "v2": frozenset({"v2", "extra", "mix", "epr", "v2_entities", "v2_text_units", "v2_tokens"}),
+}
 BEHAVIOUR_SHORT = {"v2": ">=2.0", "v1": "<2.0"}
 
 
@@ -65,8 +83,11 @@ def hypothetical_behaviours(report) -> frozenset:
 
 
 def _hypothetical_lines(report) -> frozenset:
-    return frozenset(b for b in ("v2", "v1") if any(
-        r.selected[b].outcome is not None and not r.selected[b].outcome.exact for r in report.levels))
+    return frozenset(
+        b
+        for b in ("v2", "v1")
+        if any(r.selected[b].outcome is not None and not r.selected[b].outcome.exact for r in report.levels)
+    )
 
 
 def hidden_note(report, hide_hypothetical: bool, short: dict) -> str:
@@ -76,10 +97,14 @@ def hidden_note(report, hide_hypothetical: bool, short: dict) -> str:
         return ""
     hide = hypothetical_behaviours(report)
     if hide:
-        return (" " + " and ".join(short[b] for b in sorted(hide)) + " columns left out (--hide-hypothetical: no "
-                "graphrag of that line returns these numbers here).")
+        return (
+            " " + " and ".join(short[b] for b in sorted(hide)) + " columns left out (--hide-hypothetical: no "
+            "graphrag of that line returns these numbers here)."
+        )
     if _hypothetical_lines(report):
-        return " --hide-hypothetical left nothing out: no graphrag line returns these numbers here as written."
+        return (
+            " --hide-hypothetical left nothing out: no graphrag line returns these numbers here as written."
+        )
     return " --hide-hypothetical left nothing out: every number is what a graphrag returns here."
 
 
@@ -92,8 +117,10 @@ def level_rows(report) -> tuple[list[str], list[list[str]]]:
 # ---- what graphrag actually does: markers and footnotes (decided in compat.py) -------------
 SUPERSCRIPTS = "¹²³⁴⁵⁶⁷⁸⁹"
 BEHAVIOUR_WHO = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
-LEVEL_ONLY_NOTE = ("level N only = the reports at exactly level N, as graphrag's docs describe community_level; "
-                   "no graphrag version selects exactly these.")
+LEVEL_ONLY_NOTE = (
+    "level N only = the reports at exactly level N, as graphrag's docs describe community_level; "
+    "no graphrag version selects exactly these."
+)
 
 
 #: the markers where the output's encoding lacks the superscripts (``PYTHONIOENCODING=ascii``): chosen
@@ -125,7 +152,11 @@ class Footnotes:
         for m, note in self.items:
             if note == outcome.note:
                 return m
-        m = self._markers[len(self.items)] if len(self.items) < len(self._markers) else f"[{len(self.items) + 1}]"
+        m = (
+            self._markers[len(self.items)]
+            if len(self.items) < len(self._markers)
+            else f"[{len(self.items) + 1}]"
+        )
         self.items.append((m, outcome.note))
         return m
 
@@ -197,14 +228,17 @@ def level_table(report, hide=frozenset()) -> tuple[list[str], list[list[str]], F
             "v2": n2,
             "v1": n1,
             "extra": f"{v2.count - v1.count:+,} ({v2.ancestors_sent:,}){d21}",
-            "mix": mix_cell([v2.by_level.get(str(k), 0) for k in range(report.depth.max_level + 1)
-                             if n is None or k <= n]) + d2,
+            "mix": mix_cell(
+                [v2.by_level.get(str(k), 0) for k in range(report.depth.max_level + 1) if n is None or k <= n]
+            )
+            + d2,
             "level_only": number(s["level_only"].count),
             "stuck": number(per_depth[n].entities_stuck if n is not None and n in per_depth else None),
             "epr": f"{number(epr.min)}·{med}·{number(epr.max)}{d2}",
             "v2_tokens": number(c2 and c2.tokens) + (d2 if c2 else ""),
             "v1_tokens": number(c1 and c1.tokens) + (d1 if c1 else ""),
-            "map_calls": f"{number(c2 and c2.map_calls)}/{number(c1 and c1.map_calls)}" + (d21 if c2 or c1 else ""),
+            "map_calls": f"{number(c2 and c2.map_calls)}/{number(c1 and c1.map_calls)}"
+            + (d21 if c2 or c1 else ""),
         }
         if hide:
             c = c1 if "v2" in hide else c2
@@ -214,8 +248,15 @@ def level_table(report, hide=frozenset()) -> tuple[list[str], list[list[str]], F
 
 
 # ---- dynamic community selection per graphrag line, at the queried level ---------------------
-DYNAMIC_HEADERS = ["graphrag", "descends", "all relevant: calls", "kept", "none relevant: calls", "what-if: calls",
-                   "what-if kept"]
+DYNAMIC_HEADERS = [
+    "graphrag",
+    "descends",
+    "all relevant: calls",
+    "kept",
+    "none relevant: calls",
+    "what-if: calls",
+    "what-if kept",
+]
 
 
 def dynamic_at(report):
@@ -223,8 +264,9 @@ def dynamic_at(report):
     tree), or None when no graphrag line's dynamic selection reads the index."""
     lv = report.options.level
     levels = [r for r in report.levels if r.community_level is not None]
-    at = next((r for r in levels if r.community_level == lv), None) or (levels[-1] if levels and
-                                                                      lv > levels[-1].community_level else None)
+    at = next((r for r in levels if r.community_level == lv), None) or (
+        levels[-1] if levels and lv > levels[-1].community_level else None
+    )
     bv = None if at is None else at.selected["dynamic"].by_version
     if bv is None or not bv.versions:
         return None
@@ -239,26 +281,40 @@ def dynamic_rows(bv, what_if: bool) -> list[list[str]]:
         if v.error is not None:
             row = [v.graphrag, "—", f"fails: {v.error}", "—", "—"] + (["—", "—"] if what_if else [])
         else:
-            row = [v.graphrag, "yes" if v.descends else "never", number(v.all_relevant.rating_calls),
-                   number(len(v.all_relevant.kept_ids)), number(v.none_relevant.rating_calls)]
+            row = [
+                v.graphrag,
+                "yes" if v.descends else "never",
+                number(v.all_relevant.rating_calls),
+                number(len(v.all_relevant.kept_ids)),
+                number(v.none_relevant.rating_calls),
+            ]
             if what_if:
                 w = v.what_if
-                row += ([number(w.rating_calls), number(len(w.kept_ids))] if w is not None else ["—", "—"])
+                row += [number(w.rating_calls), number(len(w.kept_ids))] if w is not None else ["—", "—"]
         rows.append(row)
     return rows
 
 
-def dynamic_notes(bv, what_if: bool, query: str = "", use_summary: bool = False) -> list[tuple[str, list[str]]]:
+def dynamic_notes(
+    bv, what_if: bool, query: str = "", use_summary: bool = False
+) -> list[tuple[str, list[str]]]:
     """(heading, items) under the dynamic table: each line's rating-call prompt tokens (as graphrag
     counts them) and, for the what-if, the map step over the kept reports. Empty without costs."""
     out = []
-    toks = [(v.graphrag, v.all_relevant.prompt_tokens, v.none_relevant.prompt_tokens)
-            for v in bv.versions.values() if v.error is None and v.all_relevant.prompt_tokens is not None]
+    toks = [
+        (v.graphrag, v.all_relevant.prompt_tokens, v.none_relevant.prompt_tokens)
+        for v in bv.versions.values()
+        if v.error is None and v.all_relevant.prompt_tokens is not None
+    ]
     if toks:
         text = "summary" if use_summary else "full_content"
         q = f"a {len(query)}-character query" if query else "empty query; --query adds yours"
-        out.append((f"Rating prompt tokens as graphrag counts them ({text}, {q}):",
-                    [f"{g}: all relevant {number(a)}, none relevant {number(n)}" for g, a, n in toks]))
+        out.append(
+            (
+                f"Rating prompt tokens as graphrag counts them ({text}, {q}):",
+                [f"{g}: all relevant {number(a)}, none relevant {number(n)}" for g, a, n in toks],
+            )
+        )
     items = []
     for v in bv.versions.values() if what_if else ():
         w = None if v.error is not None else v.what_if
@@ -267,9 +323,11 @@ def dynamic_notes(bv, what_if: bool, query: str = "", use_summary: bool = False)
         k = w.kept_costs
         lo, hi = k.map_calls_range
         spread = "" if lo == hi else f" ({number(lo)}-{number(hi)} over {k.orders} input orders)"
-        items.append(f"{v.graphrag}: {number(len(w.kept_ids))} kept -> {number(k.map_calls)} map "
-                     f"call{'' if k.map_calls == 1 else 's'}{spread}, {number(k.tokens)} tokens"
-                     f"{'' if k.tokens_exact else ' (estimate)'}; rating prompts {number(w.prompt_tokens)} tokens")
+        items.append(
+            f"{v.graphrag}: {number(len(w.kept_ids))} kept -> {number(k.map_calls)} map "
+            f"call{'' if k.map_calls == 1 else 's'}{spread}, {number(k.tokens)} tokens"
+            f"{'' if k.tokens_exact else ' (estimate)'}; rating prompts {number(w.prompt_tokens)} tokens"
+        )
     if items:
         out.append(("What-if: the map step over the kept reports:", items))
     return out
@@ -288,9 +346,11 @@ def dynamic_settings_line(opts) -> str:
         where = src.get(knob, "graphrag default")
         tag = "" if where == "graphrag default" else (" (option)" if where == "option" else f" ({where})")
         parts.append(f"{knob} {val(knob)}{tag}")
-    return "Settings: " + ", ".join(parts) + "; the rest are graphrag's defaults." if any(
-        src.get(k, "graphrag default") != "graphrag default" for k in src) else \
-        "Settings: " + ", ".join(parts) + " (graphrag's defaults)."
+    return (
+        "Settings: " + ", ".join(parts) + "; the rest are graphrag's defaults."
+        if any(src.get(k, "graphrag default") != "graphrag default" for k in src)
+        else "Settings: " + ", ".join(parts) + " (graphrag's defaults)."
+    )
 
 
 def dynamic_detail_rows(bv, what_if: bool) -> tuple[list[str], list[list[str]]]:
@@ -301,33 +361,65 @@ def dynamic_detail_rows(bv, what_if: bool) -> tuple[list[str], list[list[str]]]:
 
     def scen(name: str) -> list[list[str]]:
         out = []
-        facts = [("rating calls", lambda s: number(s.rating_calls)),
-                 ("kept reports", lambda s: number(len(s.kept_ids))),
-                 ("waves (rated per round)", lambda s: mix_cell(list(s.waves)))]
-        if any(getattr(v, _SCENARIO[name]) is not None and getattr(v, _SCENARIO[name]).prompt_tokens is not None
-               for v in vs):
-            facts.append(("rating prompt tokens", lambda s: "—" if s.prompt_tokens is None else number(s.prompt_tokens)))
+        facts = [
+            ("rating calls", lambda s: number(s.rating_calls)),
+            ("kept reports", lambda s: number(len(s.kept_ids))),
+            ("waves (rated per round)", lambda s: mix_cell(list(s.waves))),
+        ]
+        if any(
+            getattr(v, _SCENARIO[name]) is not None and getattr(v, _SCENARIO[name]).prompt_tokens is not None
+            for v in vs
+        ):
+            facts.append(
+                (
+                    "rating prompt tokens",
+                    lambda s: "—" if s.prompt_tokens is None else number(s.prompt_tokens),
+                )
+            )
         if name == "what-if" and any(v.what_if is not None and v.what_if.kept_costs is not None for v in vs):
-            facts += [("map calls over the kept", lambda s: "—" if s.kept_costs is None else _kept_span(
-                          s.kept_costs.map_calls, s.kept_costs.map_calls_range)),
-                      ("map tokens over the kept", lambda s: "—" if s.kept_costs is None else _kept_span(
-                          s.kept_costs.tokens, s.kept_costs.tokens_range))]
+            facts += [
+                (
+                    "map calls over the kept",
+                    lambda s: (
+                        "—"
+                        if s.kept_costs is None
+                        else _kept_span(s.kept_costs.map_calls, s.kept_costs.map_calls_range)
+                    ),
+                ),
+                (
+                    "map tokens over the kept",
+                    lambda s: (
+                        "—"
+                        if s.kept_costs is None
+                        else _kept_span(s.kept_costs.tokens, s.kept_costs.tokens_range)
+                    ),
+                ),
+            ]
         for label, cell in facts:
-            out.append([f"{name}: {label}"] + ["—" if getattr(v, _SCENARIO[name]) is None
-                                                else cell(getattr(v, _SCENARIO[name])) for v in vs])
+            out.append(
+                [f"{name}: {label}"]
+                + [
+                    "—" if getattr(v, _SCENARIO[name]) is None else cell(getattr(v, _SCENARIO[name]))
+                    for v in vs
+                ]
+            )
         return out
 
-    rows = [["error"] + [v.error or "none" for v in vs],
-            ["descends below level 0"] + ["—" if v.error is not None else ("yes" if v.descends else "never")
-                                          for v in vs],
-            ["start reports (level 0)"] + ["—" if v.error is not None else number(len(v.start_ids)) for v in vs]]
+    rows = [
+        ["error"] + [v.error or "none" for v in vs],
+        ["descends below level 0"]
+        + ["—" if v.error is not None else ("yes" if v.descends else "never") for v in vs],
+        ["start reports (level 0)"] + ["—" if v.error is not None else number(len(v.start_ids)) for v in vs],
+    ]
     rows += scen("none relevant") + scen("all relevant")
     if what_if:
         rows += scen("what-if")
-    rows += [["cut off when all are relevant"] + ["—" if v.error is not None else number(len(v.cut_off_ids))
-                                                 for v in vs],
-             ["never rated (unreachable)"] + ["—" if v.error is not None else number(len(v.unreachable_ids))
-                                             for v in vs]]
+    rows += [
+        ["cut off when all are relevant"]
+        + ["—" if v.error is not None else number(len(v.cut_off_ids)) for v in vs],
+        ["never rated (unreachable)"]
+        + ["—" if v.error is not None else number(len(v.unreachable_ids)) for v in vs],
+    ]
     return [""] + [v.graphrag for v in vs], rows
 
 
@@ -348,7 +440,7 @@ def dynamic_level_rows(report) -> tuple[list[str], list[list[str]]]:
     labels: dict[str, str] = {}
     for r in report.levels:
         bv = r.selected["dynamic"].by_version
-        for f, v in (bv.versions.items() if bv is not None else ()):
+        for f, v in bv.versions.items() if bv is not None else ():
             if f not in labels:
                 fams.append(f)
                 labels[f] = v.graphrag
@@ -363,8 +455,13 @@ def dynamic_level_rows(report) -> tuple[list[str], list[list[str]]]:
         cells = [level_label(r.community_level), f"{number(rc.min)}–{number(rc.max)}" if rc else "—"]
         for f in fams:
             v = vs.get(f)
-            cells.append("—" if v is None else "fails" if v.error is not None else
-                         f"{number(v.all_relevant.rating_calls)} / {number(v.none_relevant.rating_calls)}")
+            cells.append(
+                "—"
+                if v is None
+                else "fails"
+                if v.error is not None
+                else f"{number(v.all_relevant.rating_calls)} / {number(v.none_relevant.rating_calls)}"
+            )
         rows.append(cells)
     return heads, rows
 
@@ -449,14 +546,16 @@ def answer(report) -> str:
     at that level. Plain text of our own (numbers only): renderers escape it for their medium."""
     lv = report.options.level
     if not report.index.has_reports_table:
-        return (f"at community_level {lv} global search sends nothing: this index has no community_reports "
-                "table")
+        return (
+            f"at community_level {lv} global search sends nothing: this index has no community_reports table"
+        )
     at, beyond = answer_row(report)
     if at is None:
         return f"at community_level {lv} global search sends nothing: this index has no communities"
     n = at.community_level
-    head = f"at community_level {lv}" + (f" (deeper than the tree's last level {n}, so the same as level {n})"
-                                         if beyond else "")
+    head = f"at community_level {lv}" + (
+        f" (deeper than the tree's last level {n}, so the same as level {n})" if beyond else ""
+    )
     v2, only = at.selected["v2"], at.selected["level_only"]
     exact = [b for b in ("v2", "v1") if at.selected[b].outcome is None or at.selected[b].outcome.exact]
     order = ["v1", "v2"] if exact == ["v1"] else ["v2", "v1"]  # the graphrag that reads the index first
@@ -475,8 +574,13 @@ def answer(report) -> str:
 
 
 # ---- coverage per level and behaviour ------------------------------------------------------------
-COVERAGE_COLUMNS = [("n", "N"), ("v2_entities", ">=2.0 entities"), ("v1_entities", "<2.0 entities"),
-                    ("v2_text_units", ">=2.0 text units"), ("v1_text_units", "<2.0 text units")]
+COVERAGE_COLUMNS = [
+    ("n", "N"),
+    ("v2_entities", ">=2.0 entities"),
+    ("v1_entities", "<2.0 entities"),
+    ("v2_text_units", ">=2.0 text units"),
+    ("v1_text_units", "<2.0 text units"),
+]
 
 
 def hypothetical_rule_note(who: list[str]) -> str:
@@ -484,8 +588,10 @@ def hypothetical_rule_note(who: list[str]) -> str:
     index that graphrag does not send it from ("" for none), without a final full stop."""
     if not who:
         return ""
-    return (f"hyp. = the rule of graphrag {' and '.join(who)} applied to the rebuilt tree, not what "
-            f"{'they send' if len(who) > 1 else 'it sends'} here (levels tells what)")
+    return (
+        f"hyp. = the rule of graphrag {' and '.join(who)} applied to the rebuilt tree, not what "
+        f"{'they send' if len(who) > 1 else 'it sends'} here (levels tells what)"
+    )
 
 
 def brief_rows(report, hide=frozenset()) -> tuple[list[dict[str, str]], Footnotes]:
@@ -501,7 +607,9 @@ def brief_rows(report, hide=frozenset()) -> tuple[list[dict[str, str]], Footnote
     return rows, notes
 
 
-def coverage_table(report, notes: Footnotes, hide=frozenset()) -> tuple[list[tuple[str, str]], list[list[str]]]:
+def coverage_table(
+    report, notes: Footnotes, hide=frozenset()
+) -> tuple[list[tuple[str, str]], list[list[str]]]:
     """(columns, rows) of the coverage table: per N, the clustered entities (and, when the entities
     carry text units, the text units) the selected reports cover, ``count (share)``; the text-unit
     columns only when the index has text units; none of the graphrag lines in ``hide``."""
@@ -519,10 +627,12 @@ def coverage_table(report, notes: Footnotes, hide=frozenset()) -> tuple[list[tup
     rows = []
     for r in report.levels:
         v2, v1 = r.selected["v2"], r.selected["v1"]
-        args = {"v2_entities": (v2.entities_covered, c.clustered_entities, v2),
-                "v1_entities": (v1.entities_covered, c.clustered_entities, v1),
-                "v2_text_units": (v2.text_units_covered, c.clustered_text_units, v2),
-                "v1_text_units": (v1.text_units_covered, c.clustered_text_units, v1)}
+        args = {
+            "v2_entities": (v2.entities_covered, c.clustered_entities, v2),
+            "v1_entities": (v1.entities_covered, c.clustered_entities, v1),
+            "v2_text_units": (v2.text_units_covered, c.clustered_text_units, v2),
+            "v1_text_units": (v1.text_units_covered, c.clustered_text_units, v1),
+        }
         # the shown columns only, in column order as before: footnote markers are numbered by first use
         rows.append([level_label(r.community_level) if k == "n" else cell(*args[k]) for k, _ in cols])
     return cols, rows

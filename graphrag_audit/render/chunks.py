@@ -3,7 +3,7 @@ out a document piece by piece (``levels -f json``, ``tree -f json``/``graphml``)
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 #: pieces are handed out joined up to about this many characters
 CHUNK_CHARS = 1 << 16

@@ -35,16 +35,42 @@ from __future__ import annotations
 import os
 import re
 
-from graphrag_audit.sanitise.common import current_charset, escape_char, unicode_charset as _unicode_charset
-from graphrag_audit.sanitise.terminal import for_log as plain_for_log, inert_log_lines  # noqa: F401 (re-export)
+from graphrag_audit.sanitise.common import current_charset, escape_char
+from graphrag_audit.sanitise.common import unicode_charset as _unicode_charset
 
 #: ASCII stand-ins for the renderers' own glyphs (one character each: table columns stay put)
 GLYPH_FALLBACK = {
-    "─": "-", "━": "-", "═": "=", "│": "|", "┃": "|", "║": "|", "├": "|", "└": "`", "┌": "+", "┐": "+",
-    "┘": "+", "┤": "|", "┬": "+", "┴": "+", "┼": "+", "╶": "-", "╴": "-",
-    "·": "/", "—": "-", "–": "-", "−": "-", "…": "~", "›": ">", "▸": ">", "▶": ">", "×": "x",
+    "─": "-",
+    "━": "-",
+    "═": "=",
+    "│": "|",
+    "┃": "|",
+    "║": "|",
+    "├": "|",
+    "└": "`",
+    "┌": "+",
+    "┐": "+",
+    "┘": "+",
+    "┤": "|",
+    "┬": "+",
+    "┴": "+",
+    "┼": "+",
+    "╶": "-",
+    "╴": "-",
+    "·": "/",
+    "—": "-",
+    "–": "-",
+    "−": "-",
+    "…": "~",
+    "›": ">",
+    "▸": ">",
+    "▶": ">",
+    "×": "x",
     # not in tables (Markdown, HTML): two characters are fine
-    "≥": ">=", "≤": "<=", "→": "->", "∝": "~",
+    "≥": ">=",
+    "≤": "<=",
+    "→": "->",
+    "∝": "~",
 }
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

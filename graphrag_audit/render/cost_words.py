@@ -51,8 +51,15 @@ def money_lines(report, hide=frozenset()) -> list[str]:
             parts.append(f"{label} {usd(c['usd'])}")
         if parts:
             lines.append(f"  N={level_label(e['community_level'])}: " + ", ".join(parts))
-    counted = ([ASSUMPTION_IN] if m["price_in_per_million"] is not None else []) + \
-        ([ASSUMPTION_OUT] if m["price_out_per_million"] is not None else []) + [ASSUMPTION_REST]
-    lines.append("Counted: " + "; ".join(counted) + "." +
-                 (" Token counts are estimates (--tokenizer estimate)." if approx else ""))
+    counted = (
+        ([ASSUMPTION_IN] if m["price_in_per_million"] is not None else [])
+        + ([ASSUMPTION_OUT] if m["price_out_per_million"] is not None else [])
+        + [ASSUMPTION_REST]
+    )
+    lines.append(
+        "Counted: "
+        + "; ".join(counted)
+        + "."
+        + (" Token counts are estimates (--tokenizer estimate)." if approx else "")
+    )
     return lines

@@ -4,8 +4,16 @@ words; the table of selections becomes one block per row when it is wider than t
 
 from __future__ import annotations
 
-from graphrag_audit.render.diff_common import (HEADERS, HYP, community_sentence, hyp_legend, hypothetical_heading,
-                                               matching_sentence, selection_cells, verdict)
+from graphrag_audit.render.diff_common import (
+    HEADERS,
+    HYP,
+    community_sentence,
+    hyp_legend,
+    hypothetical_heading,
+    matching_sentence,
+    selection_cells,
+    verdict,
+)
 from graphrag_audit.render.numbers import number
 from graphrag_audit.render.text_lines import cell_width, counted, wrap, wrap_all
 from graphrag_audit.sanitise.terminal import for_log, inert_log_lines
@@ -15,14 +23,18 @@ DEFAULT_WIDTH = 100
 
 def _side(label, info) -> str:
     c = info.counts
-    return (f"{label}: {for_log(info.path)} (generation {for_log(info.generation)}, "
-            f"{counted(c.communities, 'community')}, {counted(c.reports, 'report')}, "
-            f"{counted(c.clustered_entities, 'clustered entity', 'clustered entities')})")
+    return (
+        f"{label}: {for_log(info.path)} (generation {for_log(info.generation)}, "
+        f"{counted(c.communities, 'community')}, {counted(c.reports, 'report')}, "
+        f"{counted(c.clustered_entities, 'clustered entity', 'clustered entities')})"
+    )
 
 
 def _table(rows: list[list[str]]) -> list[str]:
     widths = [max(cell_width(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell + " " * (w - cell_width(cell)) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    return [
+        "  ".join(cell + " " * (w - cell_width(cell)) for cell, w in zip(r, widths)).rstrip() for r in rows
+    ]
 
 
 def _wrap_items(head: str, items: list[str], width: int, indent: str = "    ") -> list[str]:
@@ -50,28 +62,48 @@ def _blocks(diff, width: int) -> list[str]:
     out = wrap("what each community_level sends, before -> after (reports: +added -removed ~changed):", width)
     for s in diff.selections:
         level, who, reports, added, removed, changed, tokens, calls, coverage = selection_cells(s)
-        items = [f"reports {reports} ({added} {removed} {changed})", f"tokens {tokens}", f"map calls {calls}",
-                 f"coverage {coverage}"]
+        items = [
+            f"reports {reports} ({added} {removed} {changed})",
+            f"tokens {tokens}",
+            f"map calls {calls}",
+            f"coverage {coverage}",
+        ]
         out += _wrap_items(f"  level {level}, {who}:", items, width)
     return out
 
 
 def _finding_lines(items, width: int, mark: str = "") -> list[str]:
-    return [line for f in items for line in wrap(f"{mark}{f.severity} {f.rule}: {for_log(f.message, 300)}", width,
-                                                 "  ", "    ")]
+    return [
+        line
+        for f in items
+        for line in wrap(f"{mark}{f.severity} {f.rule}: {for_log(f.message, 300)}", width, "  ", "    ")
+    ]
 
 
 def render_diff_text(diff, *, width: int | None = None, **_ignored) -> str:
     width = max(width or DEFAULT_WIDTH, 40)
-    out = wrap_all(["graphrag-audit diff", _side("old", diff.old), _side("new", diff.new), "",
-                    matching_sentence(diff), community_sentence(diff), ""], width)
+    out = wrap_all(
+        [
+            "graphrag-audit diff",
+            _side("old", diff.old),
+            _side("new", diff.new),
+            "",
+            matching_sentence(diff),
+            community_sentence(diff),
+            "",
+        ],
+        width,
+    )
     table = _table([HEADERS] + [selection_cells(s) for s in diff.selections])
     out += table if max(cell_width(line) for line in table) <= width else _blocks(diff, width)
     legend = hyp_legend(diff)
     if legend:
         out += wrap(legend, width)
     out.append("")
-    for title, items in (("findings that appeared", diff.appeared), ("findings that disappeared", diff.disappeared)):
+    for title, items in (
+        ("findings that appeared", diff.appeared),
+        ("findings that disappeared", diff.disappeared),
+    ):
         out.append(f"{title}: {number(len(items))}")
         out += _finding_lines(items, width)
     out.append(f"regressions at community_level {diff.level}: {number(len(diff.regressions))}")

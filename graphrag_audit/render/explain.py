@@ -10,8 +10,9 @@ from graphrag_audit.rules import RULE_NOTES, RULES, Rule
 
 def _para(label: str, text: str, width: int) -> list[str]:
     body = f"{label}{text}" if label else text
-    return textwrap.wrap(body, width=width, subsequent_indent="  ", break_long_words=False,
-                         break_on_hyphens=False) or [label.rstrip()]
+    return textwrap.wrap(
+        body, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    ) or [label.rstrip()]
 
 
 def rule_page(rule: Rule, width: int = 100) -> str:
@@ -34,6 +35,11 @@ def rule_list(width: int = 100) -> str:
     lines = [f"{len(RULES)} rules (graphrag-audit explain RULE prints one):", ""]
     for r in sorted(RULES.values(), key=lambda r: r.id):
         head = f"{r.id:<{idw}}  {r.severity:<7}  "
-        lines += textwrap.wrap(head + r.title, width=width, subsequent_indent=" " * len(head),
-                               break_long_words=False, break_on_hyphens=False)
+        lines += textwrap.wrap(
+            head + r.title,
+            width=width,
+            subsequent_indent=" " * len(head),
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
     return "\n".join(line.rstrip() for line in lines) + "\n"

@@ -17,9 +17,9 @@ What a renderer is called with depends on the command:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 from importlib import import_module
-from typing import Callable, Optional
 
 
 class LevelsFormat(str, Enum):
@@ -113,7 +113,7 @@ def renderer(fmt: Enum) -> Callable:
     return _load(_RENDERERS[type(fmt)][fmt])
 
 
-def streamer(fmt: Enum) -> Optional[Callable]:
+def streamer(fmt: Enum) -> Callable | None:
     """The function that renders ``fmt`` as an iterator of text chunks, or None when ``fmt`` is
     rendered whole (:func:`renderer`)."""
     spec = _STREAMERS.get(type(fmt), {}).get(fmt)

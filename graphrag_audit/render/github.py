@@ -60,8 +60,11 @@ def summary_line(report, include_titles: bool = False) -> str:
     def plural(k, word, many):
         return f"{k} {word if k == 1 else many}"
 
-    parts = [plural(counts["error"], "error", "errors"), plural(counts["warning"], "warning", "warnings"),
-             f"{counts['info']} info"]
+    parts = [
+        plural(counts["error"], "error", "errors"),
+        plural(counts["warning"], "warning", "warnings"),
+        f"{counts['info']} info",
+    ]
     extra = []
     r = report.level(n)
     if r is not None and report.index.has_reports_table:
@@ -75,9 +78,16 @@ def summary_line(report, include_titles: bool = False) -> str:
     return workflow_log(f"graphrag-audit: {', '.join(parts)} at community_level {n} ({'; '.join(extra)})")
 
 
-def finding_annotations(findings, index_path: str, *, max_per_kind: int, include_titles: bool,
-                        title: str = "graphrag-audit", noun: str = "finding",
-                        listed: str = "the step summary and -f json list them all") -> list[str]:
+def finding_annotations(
+    findings,
+    index_path: str,
+    *,
+    max_per_kind: int,
+    include_titles: bool,
+    title: str = "graphrag-audit",
+    noun: str = "finding",
+    listed: str = "the step summary and -f json list them all",
+) -> list[str]:
     """One annotation per finding (at most ``max_per_kind`` per kind, then a notice of how many more),
     each with its fix; paths under ``index_path`` hidden unless ``include_titles``."""
     shown, left_out = select_annotations(findings, max(1, int(max_per_kind)))
@@ -87,14 +97,20 @@ def finding_annotations(findings, index_path: str, *, max_per_kind: int, include
         message += f" Fix: {f.fix}" if f.fix else ""
         lines.append(annotation(COMMAND.get(f.severity, "notice"), f.rule, message))
     if left_out:
-        lines.append(annotation("notice", title,
-                                f"… {left_out} more {noun}{'s' if left_out != 1 else ''} not shown as "
-                                f"annotations (GitHub shows {max_per_kind} per kind per step); {listed}"))
+        lines.append(
+            annotation(
+                "notice",
+                title,
+                f"… {left_out} more {noun}{'s' if left_out != 1 else ''} not shown as "
+                f"annotations (GitHub shows {max_per_kind} per kind per step); {listed}",
+            )
+        )
     return lines
 
 
 def render_github(report, *, max_per_kind: int = 10, include_titles: bool = False, **_ignored) -> str:
-    lines = finding_annotations(report.sorted_findings(), report.index.path, max_per_kind=max_per_kind,
-                                include_titles=include_titles)
+    lines = finding_annotations(
+        report.sorted_findings(), report.index.path, max_per_kind=max_per_kind, include_titles=include_titles
+    )
     lines.append(summary_line(report, include_titles))
     return "\n".join(lines) + "\n"

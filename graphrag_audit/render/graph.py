@@ -10,13 +10,22 @@ Mermaid quoted labels with entity codes (``#quot;``), DOT quoted strings with ``
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
-from graphrag_audit.results.tree import (SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, TREE_SCHEMA_VERSION,
-                                         ForestView, Row, TreeView)
 from graphrag_audit.render.chunks import joined
+from graphrag_audit.results.tree import (
+    SENT_BOTH,
+    SENT_NEITHER,
+    SENT_V1_ONLY,
+    SENT_V2_ONLY,
+    TREE_SCHEMA_VERSION,
+    ForestView,
+    Row,
+    TreeView,
+)
 from graphrag_audit.sanitise.common import plain
-from graphrag_audit.sanitise.graph import dot_string, mermaid_text, xml_text as _xml_text  # noqa: F401
+from graphrag_audit.sanitise.graph import dot_string, mermaid_text  # noqa: F401
+from graphrag_audit.sanitise.graph import xml_text as _xml_text
 from graphrag_audit.sanitise.json import json_inert
 
 FORMAT_VERSION = 1
@@ -29,7 +38,9 @@ _FILL_BY_CLASS = {**{SENT_CLASS[k]: v for k, v in SENT_FILL.items()}, "noreport"
 
 
 # ---- what to export ------------------------------------------------------------------------
-def _items(forest: ForestView, view: TreeView | None) -> tuple[list[int], list[tuple[int, int]], list[Row], dict]:
+def _items(
+    forest: ForestView, view: TreeView | None
+) -> tuple[list[int], list[tuple[int, int]], list[Row], dict]:
     """(communities in tree order, parent->child edges, summary rows, hidden-below per community)."""
     nodes = forest.nodes
     if view is None:
@@ -61,14 +72,20 @@ def _more_id(row: Row) -> str:
 def _more_label(row: Row) -> str:
     leaves = "leaf" if row.more_leaves == 1 else "leaves"
     if row.community < 0:
-        return f"… {row.more:,} more roots ({row.more_communities:,} communities, {row.more_leaves:,} {leaves})"
+        return (
+            f"… {row.more:,} more roots ({row.more_communities:,} communities, {row.more_leaves:,} {leaves})"
+        )
     what = "community" if row.more_communities == 1 else "communities"
     return f"… {row.more_communities:,} more {what} ({row.more_leaves:,} {leaves}) under {row.community}"
 
 
 def _head(forest: ForestView, n: int, hidden: dict) -> str:
     nd = forest.nodes[n]
-    parts = [str(nd.community), f"level {nd.level}", f"{nd.entities:,} {'entity' if nd.entities == 1 else 'entities'}"]
+    parts = [
+        str(nd.community),
+        f"level {nd.level}",
+        f"{nd.entities:,} {'entity' if nd.entities == 1 else 'entities'}",
+    ]
     if nd.leaf:
         parts.append("leaf")
     elif n in hidden:
@@ -90,8 +107,13 @@ def _cls(forest: ForestView, n: int) -> str | None:
 
 
 #: what each fill means, in legend order (class name, label)
-LEGEND = (("both", "sent by graphrag >= 2.0 and < 2.0"), ("v2only", "sent only by graphrag >= 2.0"),
-          ("v1only", "sent only by graphrag < 2.0"), ("notsent", "not sent"), ("noreport", "no report"))
+LEGEND = (
+    ("both", "sent by graphrag >= 2.0 and < 2.0"),
+    ("v2only", "sent only by graphrag >= 2.0"),
+    ("v1only", "sent only by graphrag < 2.0"),
+    ("notsent", "not sent"),
+    ("noreport", "no report"),
+)
 #: Mermaid's default ``maxTextSize`` (mermaid 11 ``defaultConfig``): larger diagrams are refused
 #: with "Maximum text size in diagram exceeded"; and its default ``maxEdges``
 MERMAID_MAX_TEXT = 50_000
@@ -139,8 +161,10 @@ def mermaid_size_warning(text: str) -> str | None:
         problems.append(f"{edges:,} edges, over Mermaid's default maxEdges of {MERMAID_MAX_EDGES:,}")
     if not problems:
         return None
-    return (f"graphrag-audit: warning: the Mermaid diagram has {' and '.join(problems)}: GitHub and Mermaid "
-            "will not render it; lower --max-lines, use --root/--depth, or export -f dot or -f graphml\n")
+    return (
+        f"graphrag-audit: warning: the Mermaid diagram has {' and '.join(problems)}: GitHub and Mermaid "
+        "will not render it; lower --max-lines, use --root/--depth, or export -f dot or -f graphml\n"
+    )
 
 
 # ---- Mermaid -------------------------------------------------------------------------------
@@ -194,8 +218,11 @@ def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: in
 def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
     order, edges, more, hidden = _items(forest, view)
     rankdir = "LR" if _is_forest(forest, view, more) else "TB"
-    lines = ["digraph communities {", f"    graph [rankdir={rankdir}, charset=\"UTF-8\"];",
-             '    node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];']
+    lines = [
+        "digraph communities {",
+        f'    graph [rankdir={rankdir}, charset="UTF-8"];',
+        '    node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];',
+    ]
     for n in order:
         head = dot_string(_head(forest, n, hidden))
         title = _title(forest, n, title_chars)
@@ -209,7 +236,9 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
             attrs.append('style="rounded,dashed"')
         lines.append(f"    {_node_id(n)} [{', '.join(attrs)}];")
     for r in more:
-        lines.append(f'    {_more_id(r)} [label={dot_string(_more_label(r))}, style="dashed", fontcolor="#555555"];')
+        lines.append(
+            f'    {_more_id(r)} [label={dot_string(_more_label(r))}, style="dashed", fontcolor="#555555"];'
+        )
     for p, c in edges:
         lines.append(f"    {_node_id(p)} -> {_node_id(c)};")
     for r in more:
@@ -218,7 +247,7 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
     title, entries = _legend(forest, order, more)
     if entries:
         lines.append("    subgraph cluster_legend {")
-        lines.append(f"        graph [label={dot_string(title)}, style=\"rounded\", color=\"#999999\"];")
+        lines.append(f'        graph [label={dot_string(title)}, style="rounded", color="#999999"];')
         for c, label in entries:
             attrs = [f"label={dot_string(label)}"]
             if c == "more":
@@ -240,14 +269,41 @@ def _graphml_items(forest: ForestView, view: TreeView | None):
     nodes = []
     for n in order:
         nd = forest.nodes[n]
-        nodes.append((_node_id(n), dict(
-            kind="community", community=nd.community, level=nd.level, entities=nd.entities,
-            title=_xml_text(nd.title), reports=nd.reports, leaf=int(nd.leaf), sent=nd.sent or "",
-            hidden_below=hidden.get(n, 0), subtree_communities=nd.size)))
+        nodes.append(
+            (
+                _node_id(n),
+                dict(
+                    kind="community",
+                    community=nd.community,
+                    level=nd.level,
+                    entities=nd.entities,
+                    title=_xml_text(nd.title),
+                    reports=nd.reports,
+                    leaf=int(nd.leaf),
+                    sent=nd.sent or "",
+                    hidden_below=hidden.get(n, 0),
+                    subtree_communities=nd.size,
+                ),
+            )
+        )
     for r in more:
-        nodes.append((_more_id(r), dict(
-            kind="more", community=r.community, level=-1, entities=0, title=_xml_text(_more_label(r)),
-            reports=0, leaf=0, sent="", hidden_below=r.more_communities, subtree_communities=r.more_communities)))
+        nodes.append(
+            (
+                _more_id(r),
+                dict(
+                    kind="more",
+                    community=r.community,
+                    level=-1,
+                    entities=0,
+                    title=_xml_text(_more_label(r)),
+                    reports=0,
+                    leaf=0,
+                    sent="",
+                    hidden_below=r.more_communities,
+                    subtree_communities=r.more_communities,
+                ),
+            )
+        )
     links = [(_node_id(p), _node_id(c), {"kind": "child"}) for p, c in edges]
     links += [(_node_id(r.community), _more_id(r), {"kind": "more"}) for r in more if r.community >= 0]
     graph = {"community_level": "" if forest.community_level is None else str(forest.community_level)}
@@ -303,10 +359,18 @@ def iter_tree_json(forest: ForestView, view: TreeView | None = None) -> Iterator
         for n in order:
             nd = forest.nodes[n]
             yield {
-                "community": nd.community, "level": nd.level, "parent": nd.parent,
-                "children": list(nd.children), "other_parents": list(nd.other_parents),
-                "entities": nd.entities, "title": plain(nd.title), "reports": nd.reports, "leaf": nd.leaf,
-                "sent": nd.sent, "subtree_communities": nd.size, "subtree_leaves": nd.leaves,
+                "community": nd.community,
+                "level": nd.level,
+                "parent": nd.parent,
+                "children": list(nd.children),
+                "other_parents": list(nd.other_parents),
+                "entities": nd.entities,
+                "title": plain(nd.title),
+                "reports": nd.reports,
+                "leaf": nd.leaf,
+                "sent": nd.sent,
+                "subtree_communities": nd.size,
+                "subtree_leaves": nd.leaves,
                 "hidden_below": hidden.get(n, 0),
             }
 
@@ -318,17 +382,29 @@ def iter_tree_json(forest: ForestView, view: TreeView | None = None) -> Iterator
         "community_level": forest.community_level,
         "selection_level": forest.selection_level,
         "sent_reports": forest.sent_reports if forest.community_level is not None else None,
-        "sent_status": ({b: forest.status(b) for b in ("v2", "v1")} if forest.community_level is not None
-                        and forest.outcomes else None),
+        "sent_status": (
+            {b: forest.status(b) for b in ("v2", "v1")}
+            if forest.community_level is not None and forest.outcomes
+            else None
+        ),
         "roots": list(forest.roots) if view is None else list(view.tops),
         "root": None if view is None else view.root,
         "depth": None if view is None else view.depth,
         "complete": view is None or not view.hidden,
         "communities": None,  # (streamed: see below)
-        "collapsed": [{"under": r.community if r.community >= 0 else None, "subtrees": r.more,
-                       "communities": r.more_communities, "leaves": r.more_leaves} for r in more],
-        "reports_outside_tree": [{"community": o.community, "level": o.level, "title": plain(o.title),
-                                  "sent": o.sent} for o in forest.outside_reports],
+        "collapsed": [
+            {
+                "under": r.community if r.community >= 0 else None,
+                "subtrees": r.more,
+                "communities": r.more_communities,
+                "leaves": r.more_leaves,
+            }
+            for r in more
+        ],
+        "reports_outside_tree": [
+            {"community": o.community, "level": o.level, "title": plain(o.title), "sent": o.sent}
+            for o in forest.outside_reports
+        ],
     }
     for chunk in joined(_indented_document(doc, "communities", communities())):
         yield json_inert(chunk)

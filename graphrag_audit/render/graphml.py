@@ -22,14 +22,16 @@ add it bare), so the caller can fall back to networkx.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from graphrag_audit.render.chunks import joined
 
-_NS = ('<graphml xmlns="http://graphml.graphdrawing.org/xmlns" '
-       'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
-       'xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns '
-       'http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">')
+_NS = (
+    '<graphml xmlns="http://graphml.graphdrawing.org/xmlns" '
+    'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
+    'xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns '
+    'http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">'
+)
 #: networkx's GraphML type names for the Python types (its ``get_xml_type``); bool before int
 _XML_TYPE = {bool: "boolean", int: "long", float: "double", str: "string"}
 #: line boundaries str.splitlines knows besides "\n" that ElementTree leaves in text
@@ -107,8 +109,11 @@ class GraphMLDocument:
         for name, value in attrs.items():
             kid = self.keys[(str(name), _XML_TYPE[type(value)], scope)]
             text = str(value)
-            yield (f'{indent}<data key="{kid}">{_text(text)}</data>\n' if text
-                   else f'{indent}<data key="{kid}" />\n')
+            yield (
+                f'{indent}<data key="{kid}">{_text(text)}</data>\n'
+                if text
+                else f'{indent}<data key="{kid}" />\n'
+            )
 
     def _lines(self) -> Iterator[str]:
         """Every line of the document, each ending in a newline."""

@@ -20,26 +20,60 @@ import unicodedata
 
 import numpy as np
 
+from graphrag_audit.render.cells import (
+    DYNAMIC_HEADERS,
+    LEVEL_ONLY_NOTE,
+    coverage_table,
+    dynamic_at,
+    dynamic_detail_rows,
+    dynamic_level_rows,
+    dynamic_rows,
+    level_table,
+    sends,
+    size_line,
+)
 from graphrag_audit.render.cost_words import with_source
-from graphrag_audit.render.palette import (BAR_COLOUR, CUT_COLOUR, NO_REPORT_COLOUR as NO_REPORT_FILL,
-                                          NO_REPORTS_TABLE_COLOUR as NO_REPORTS_FILL, SENT_COLOURS as SENT_FILL)
-from graphrag_audit.render.cells import (DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, coverage_table, dynamic_at, dynamic_detail_rows,
-                                        dynamic_level_rows, dynamic_rows, level_table, sends, size_line)
-from graphrag_audit.render.numbers import count, level_label as _lvl, number as _n
+from graphrag_audit.render.numbers import count
+from graphrag_audit.render.numbers import level_label as _lvl
+from graphrag_audit.render.numbers import number as _n
+from graphrag_audit.render.palette import (
+    BAR_COLOUR,
+    CUT_COLOUR,
+)
+from graphrag_audit.render.palette import (
+    NO_REPORT_COLOUR as NO_REPORT_FILL,
+)
+from graphrag_audit.render.palette import (
+    NO_REPORTS_TABLE_COLOUR as NO_REPORTS_FILL,
+)
+from graphrag_audit.render.palette import (
+    SENT_COLOURS as SENT_FILL,
+)
 from graphrag_audit.results.audit import CANNOT_READ
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView
 from graphrag_audit.sanitise.common import plain
-from graphrag_audit.sanitise.html import html_escape as _esc, html_text as h
+from graphrag_audit.sanitise.html import html_escape as _esc
+from graphrag_audit.sanitise.html import html_text as h
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-SENT_TEXT = {SENT_BOTH: "sent by graphrag >= 2.0 and < 2.0", SENT_V2_ONLY: "sent only by graphrag >= 2.0",
-             SENT_V1_ONLY: "sent only by graphrag < 2.0", SENT_NEITHER: "not sent"}
-SENT_LABEL_SHORT = {SENT_BOTH: "sent by >= 2.0 and < 2.0", SENT_V2_ONLY: "only by >= 2.0",
-                    SENT_V1_ONLY: "only by < 2.0", SENT_NEITHER: "not sent"}
+SENT_TEXT = {
+    SENT_BOTH: "sent by graphrag >= 2.0 and < 2.0",
+    SENT_V2_ONLY: "sent only by graphrag >= 2.0",
+    SENT_V1_ONLY: "sent only by graphrag < 2.0",
+    SENT_NEITHER: "not sent",
+}
+SENT_LABEL_SHORT = {
+    SENT_BOTH: "sent by >= 2.0 and < 2.0",
+    SENT_V2_ONLY: "only by >= 2.0",
+    SENT_V1_ONLY: "only by < 2.0",
+    SENT_NEITHER: "not sent",
+}
 ICICLE_W, ICICLE_GUTTER, ROW_H = 1300, 64, 34
-CUT_NOTE = ("The dashed line is the community_level cut: graphrag &gt;= 2.0 sends every report above it; "
-            "graphrag &lt; 2.0 sends the row just above it and the leaves above it. Narrow siblings are drawn "
-            "together as one “+K” block per level and colour.")
+CUT_NOTE = (
+    "The dashed line is the community_level cut: graphrag &gt;= 2.0 sends every report above it; "
+    "graphrag &lt; 2.0 sends the row just above it and the leaves above it. Narrow siblings are drawn "
+    "together as one “+K” block per level and colour."
+)
 
 
 def _text_width(s: str, px: float = 6.6) -> float:
@@ -69,25 +103,32 @@ def _header(report) -> str:
         f'<p class="path">{h(info.path)}</p>'
         f'<p class="path">tables in {h(info.output_dir)}</p>'
         f"<p>generation <b>{h(info.generation)}</b> · {_esc(evidence)}</p>"
-        f"<p class=\"counts\">{_esc(size_line(c))} · tree from {h(info.tree_source)}</p>"
-        + (f"<ul class=\"notes\">{notes}</ul>" if notes else "") + "</header>"
+        f'<p class="counts">{_esc(size_line(c))} · tree from {h(info.tree_source)}</p>'
+        + (f'<ul class="notes">{notes}</ul>' if notes else "")
+        + "</header>"
     )
 
 
 def _tree_table(report) -> str:
     rows = "".join(
         f"<tr><td>{t.level}</td><td>{_n(t.communities)}</td><td>{_n(t.leaves)}</td>"
-        f"<td>{_n(t.reports)}</td><td>{_n(t.entities)}</td></tr>" for t in report.tree_levels)
-    return ("<section id=\"tree-levels\"><h2>Community tree</h2><table class=\"num\"><thead><tr>"
-            "<th>level</th><th>communities</th><th>leaves</th><th>reports</th><th>entities</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table></section>")
+        f"<td>{_n(t.reports)}</td><td>{_n(t.entities)}</td></tr>"
+        for t in report.tree_levels
+    )
+    return (
+        '<section id="tree-levels"><h2>Community tree</h2><table class="num"><thead><tr>'
+        "<th>level</th><th>communities</th><th>leaves</th><th>reports</th><th>entities</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
 
 
 def _levels_table(report) -> str:
     opts = report.options
     if not report.index.has_reports_table:
-        return ("<section id=\"levels\"><h2>What each community_level N sends</h2>"
-                "<p>No community_reports table: nothing is sent to global search.</p></section>")
+        return (
+            '<section id="levels"><h2>What each community_level N sends</h2>'
+            "<p>No community_reports table: nothing is sent to global search.</p></section>"
+        )
     heads, rows, notes = level_table(report)
     _cols, cov = coverage_table(report, notes)  # + the clustered entities each selection covers
     total = _n(report.index.counts.clustered_entities)
@@ -98,105 +139,161 @@ def _levels_table(report) -> str:
         cls = ' class="chosen"' if cells[0] == _lvl(opts.level) else ""
         body.append(f"<tr{cls}>" + "".join(f"<td>{_esc(x)}</td>" for x in cells) + "</tr>")
     costs = bool(opts.costs)
-    caption = (f"options: level {_esc(str(opts.level))}, {with_source(h(opts.tokenizer), opts, 'tokenizer', h)}, "
-               f"max_context_tokens {with_source(_n(opts.max_context_tokens), opts, 'max_context_tokens', h)}"
-               + ("" if costs else "; token costs not computed (--no-costs)"))
-    return ("<section id=\"levels\"><h2>What each community_level N sends to global search</h2>"
-            f"<p class=\"caption\">{caption}</p><table class=\"num\"><thead><tr>"
-            + "".join(f"<th>{_esc(x)}</th>" for x in heads) + f"</tr></thead><tbody>{''.join(body)}</tbody></table>"
-            "<p class=\"caption\">extra = reports &gt;=2.0 sends beyond &lt;2.0; ancestors = reports sent together "
-            "with a descendant's; mix = &gt;=2.0 reports per level; stuck = entities whose finest community is "
-            "above level N; ents/report = entities per &gt;=2.0 report. Each map call is one LLM call; one "
-            f"reduce call follows. {_esc(LEVEL_ONLY_NOTE)}</p>"
-            + "".join(f'<p class="caption footnote">{_esc(line)}</p>' for line in notes.lines())
-            + "</section>")
+    caption = (
+        f"options: level {_esc(str(opts.level))}, {with_source(h(opts.tokenizer), opts, 'tokenizer', h)}, "
+        f"max_context_tokens {with_source(_n(opts.max_context_tokens), opts, 'max_context_tokens', h)}"
+        + ("" if costs else "; token costs not computed (--no-costs)")
+    )
+    return (
+        '<section id="levels"><h2>What each community_level N sends to global search</h2>'
+        f'<p class="caption">{caption}</p><table class="num"><thead><tr>'
+        + "".join(f"<th>{_esc(x)}</th>" for x in heads)
+        + f"</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        '<p class="caption">extra = reports &gt;=2.0 sends beyond &lt;2.0; ancestors = reports sent together '
+        "with a descendant's; mix = &gt;=2.0 reports per level; stuck = entities whose finest community is "
+        "above level N; ents/report = entities per &gt;=2.0 report. Each map call is one LLM call; one "
+        f"reduce call follows. {_esc(LEVEL_ONLY_NOTE)}</p>"
+        + "".join(f'<p class="caption footnote">{_esc(line)}</p>' for line in notes.lines())
+        + "</section>"
+    )
 
 
 #: rows of a <details> list of reports in the dynamic section
 DYNAMIC_LISTED = 200
-DYNAMIC_RULES = ("dynamic-no-level-0-report", "dynamic-no-descent", "dynamic-unreachable", "dynamic-fails",
-                 "dynamic-old-graphrag")
+DYNAMIC_RULES = (
+    "dynamic-no-level-0-report",
+    "dynamic-no-descent",
+    "dynamic-unreachable",
+    "dynamic-fails",
+    "dynamic-old-graphrag",
+)
 
 
 def _finding_items(fs) -> str:
-    return "".join(f'<li class="{h(f.severity)}"><b>{h(f.severity.upper())}</b> <code>{h(f.rule)}</code> '
-                   f"{h(f.message)}" + (f'<br><span class="fix">fix: {h(f.fix)}</span>' if f.fix else "") + "</li>"
-                   for f in fs)
+    return "".join(
+        f'<li class="{h(f.severity)}"><b>{h(f.severity.upper())}</b> <code>{h(f.rule)}</code> '
+        f"{h(f.message)}" + (f'<br><span class="fix">fix: {h(f.fix)}</span>' if f.fix else "") + "</li>"
+        for f in fs
+    )
 
 
 def _titled(ids, titles: dict, what: str) -> str:
     """A collapsed list of community numbers with their report titles (untrusted: escaped)."""
     ids = list(ids)
     shown = ids[:DYNAMIC_LISTED]
-    rows = "".join(f"<tr><td>{int(c)}</td><td class=\"title\">{h(titles[c], 200) if c in titles else '—'}</td></tr>"
-                   for c in shown)
-    more = (f'<p class="caption">{len(ids) - len(shown):,} more not shown (<code>levels -f json</code> lists every '
-            "id).</p>" if len(ids) > len(shown) else "")
-    return (f"<details><summary>{_esc(what)} ({len(ids):,})</summary><table class=\"reports\"><thead><tr>"
-            f"<th>community</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>")
+    rows = "".join(
+        f'<tr><td>{int(c)}</td><td class="title">{h(titles[c], 200) if c in titles else "—"}</td></tr>'
+        for c in shown
+    )
+    more = (
+        f'<p class="caption">{len(ids) - len(shown):,} more not shown (<code>levels -f json</code> lists every '
+        "id).</p>"
+        if len(ids) > len(shown)
+        else ""
+    )
+    return (
+        f'<details><summary>{_esc(what)} ({len(ids):,})</summary><table class="reports"><thead><tr>'
+        f"<th>community</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>"
+    )
 
 
 def _dynamic(report) -> str:
     """Dynamic community selection per graphrag line at the queried level, beside the static table: the same
     cells as the text and Markdown renderers (render/cells.py), every number of each line, the related findings."""
-    head = "<section id=\"dynamic\"><h2>Dynamic community selection by graphrag version</h2>"
+    head = '<section id="dynamic"><h2>Dynamic community selection by graphrag version</h2>'
     got = dynamic_at(report)
     if got is None:
-        why = ("No community_reports table: dynamic community selection has nothing to rate."
-               if not report.index.has_reports_table else
-               "No graphrag line's dynamic community selection reads this index.")
+        why = (
+            "No community_reports table: dynamic community selection has nothing to rate."
+            if not report.index.has_reports_table
+            else "No graphrag line's dynamic community selection reads this index."
+        )
         return head + f"<p>{_esc(why)}</p></section>"
     n, bv = got
     opts = report.options
     what_if = opts.relevant is not None
-    heads = DYNAMIC_HEADERS[:len(DYNAMIC_HEADERS) if what_if else 5]
+    heads = DYNAMIC_HEADERS[: len(DYNAMIC_HEADERS) if what_if else 5]
     body = []
     for v, cells in zip(bv.versions.values(), dynamic_rows(bv, what_if)):
-        cls = ' class="no-descent"' if v.error is None and not v.descends else (
-            ' class="fails"' if v.error is not None else "")
-        body.append(f'<tr data-family="{h(v.family)}"{cls}>' + "".join(f"<td>{h(x)}</td>" for x in cells) + "</tr>")
+        cls = (
+            ' class="no-descent"'
+            if v.error is None and not v.descends
+            else (' class="fails"' if v.error is not None else "")
+        )
+        body.append(
+            f'<tr data-family="{h(v.family)}"{cls}>' + "".join(f"<td>{h(x)}</td>" for x in cells) + "</tr>"
+        )
     capped = f" (deeper than the index: as {n})" if opts.level != n else ""
-    caption = (f"at community_level {_esc(str(opts.level))}{capped} · num_repeats {int(opts.num_repeats)} · "
-               f"threshold {int(opts.threshold)} · keep_parent {'yes' if opts.keep_parent else 'no'} · max_level "
-               f"{int(opts.max_level)}; all/none relevant = every/no report rated relevant; rating calls count "
-               "the repeats")
+    caption = (
+        f"at community_level {_esc(str(opts.level))}{capped} · num_repeats {int(opts.num_repeats)} · "
+        f"threshold {int(opts.threshold)} · keep_parent {'yes' if opts.keep_parent else 'no'} · max_level "
+        f"{int(opts.max_level)}; all/none relevant = every/no report rated relevant; rating calls count "
+        "the repeats"
+    )
     if what_if:
         caption += f"; what-if: {len(opts.relevant):,} communities rated relevant (--relevant)"
-    parts = [head, f'<p class="caption">{caption}</p>',
-             '<table class="num" id="dynamic-by-version"><thead><tr>'
-             + "".join(f"<th>{_esc(x)}</th>" for x in heads) + f"</tr></thead><tbody>{''.join(body)}</tbody></table>"]
+    parts = [
+        head,
+        f'<p class="caption">{caption}</p>',
+        '<table class="num" id="dynamic-by-version"><thead><tr>'
+        + "".join(f"<th>{_esc(x)}</th>" for x in heads)
+        + f"</tr></thead><tbody>{''.join(body)}</tbody></table>",
+    ]
     never = [v for v in bv.versions.values() if v.error is None and not v.descends]
     for v in never:
-        why = (" (microsoft/graphrag#2004, fixed in 3.0.0 by #2159): it looks a community's children up as ints "
-               "among string report keys" if v.family == "2.x" else ": no candidate child is reachable here")
-        parts.append(f'<p class="no-descent-note"><b>graphrag {_esc(v.graphrag)} never descends</b>{_esc(why)}; '
-                     f"with every report relevant it rates only the {len(v.start_ids):,} level-0 reports "
-                     f"({v.all_relevant.rating_calls:,} rating calls); deeper candidates are rated only by the "
-                     f"fallback, which rates whole levels (up to max_level {int(opts.max_level)}) while nothing has "
-                     "been kept.</p>")
+        why = (
+            " (microsoft/graphrag#2004, fixed in 3.0.0 by #2159): it looks a community's children up as ints "
+            "among string report keys"
+            if v.family == "2.x"
+            else ": no candidate child is reachable here"
+        )
+        parts.append(
+            f'<p class="no-descent-note"><b>graphrag {_esc(v.graphrag)} never descends</b>{_esc(why)}; '
+            f"with every report relevant it rates only the {len(v.start_ids):,} level-0 reports "
+            f"({v.all_relevant.rating_calls:,} rating calls); deeper candidates are rated only by the "
+            f"fallback, which rates whole levels (up to max_level {int(opts.max_level)}) while nothing has "
+            "been kept.</p>"
+        )
     dheads, drows = dynamic_detail_rows(bv, what_if)
     fams = list(bv.versions)
-    parts.append('<table class="num" id="dynamic-details"><thead><tr><th></th>'
-                 + "".join(f'<th data-family="{h(f)}">{_esc(x)}</th>' for f, x in zip(fams, dheads[1:]))
-                 + "</tr></thead><tbody>"
-                 + "".join("<tr><th scope=\"row\">" + _esc(r[0]) + "</th>"
-                           + "".join(f'<td data-family="{h(f)}">{h(x)}</td>' for f, x in zip(fams, r[1:])) + "</tr>"
-                           for r in drows) + "</tbody></table>")
-    parts.append('<p class="caption">waves = communities rated per round of LLM calls (graphrag rates one level '
-                 "of the queue at a time); cut off = candidates no descent from level 0 reaches when every report "
-                 "is relevant (some are still rated by the fallback when none is); never rated = candidates no "
-                 "rating reaches.</p>")
+    parts.append(
+        '<table class="num" id="dynamic-details"><thead><tr><th></th>'
+        + "".join(f'<th data-family="{h(f)}">{_esc(x)}</th>' for f, x in zip(fams, dheads[1:]))
+        + "</tr></thead><tbody>"
+        + "".join(
+            '<tr><th scope="row">'
+            + _esc(r[0])
+            + "</th>"
+            + "".join(f'<td data-family="{h(f)}">{h(x)}</td>' for f, x in zip(fams, r[1:]))
+            + "</tr>"
+            for r in drows
+        )
+        + "</tbody></table>"
+    )
+    parts.append(
+        '<p class="caption">waves = communities rated per round of LLM calls (graphrag rates one level '
+        "of the queue at a time); cut off = candidates no descent from level 0 reaches when every report "
+        "is relevant (some are still rated by the fallback when none is); never rated = candidates no "
+        "rating reaches.</p>"
+    )
     lheads, lrows = dynamic_level_rows(report)
     if lrows:
         chosen = ' class="chosen"'
-        body = "".join(f"<tr{chosen if r.community_level == n else ''}>"
-                       + "".join(f"<td>{h(x)}</td>" for x in cells) + "</tr>" for r, cells in zip(report.levels, lrows))
-        parts.append(f'<h3>Rating calls at every community_level N (num_repeats {int(opts.num_repeats)})</h3>'
-                     '<table class="num" id="dynamic-per-level"><thead><tr>'
-                     + "".join(f"<th>{_esc(x)}</th>" for x in lheads) + f"</tr></thead><tbody>{body}</tbody></table>"
-                     '<p class="caption">pool = the version-independent bound: the level-0 reports … every '
-                     "candidate (every report with level &lt;= N), times num_repeats; no graphrag line follows it "
-                     "exactly. Per line: the rating calls when every report / no report is rated relevant.</p>")
+        body = "".join(
+            f"<tr{chosen if r.community_level == n else ''}>"
+            + "".join(f"<td>{h(x)}</td>" for x in cells)
+            + "</tr>"
+            for r, cells in zip(report.levels, lrows)
+        )
+        parts.append(
+            f"<h3>Rating calls at every community_level N (num_repeats {int(opts.num_repeats)})</h3>"
+            '<table class="num" id="dynamic-per-level"><thead><tr>'
+            + "".join(f"<th>{_esc(x)}</th>" for x in lheads)
+            + f"</tr></thead><tbody>{body}</tbody></table>"
+            '<p class="caption">pool = the version-independent bound: the level-0 reports … every '
+            "candidate (every report with level &lt;= N), times num_repeats; no graphrag line follows it "
+            "exactly. Per line: the rating calls when every report / no report is rated relevant.</p>"
+        )
     titles: dict = {}
     listing = report.listing
     if listing is not None and listing.community_level == n:
@@ -205,15 +302,21 @@ def _dynamic(report) -> str:
             titles.setdefault(c, t if t is not None else "(untitled)")
     starts = list(dict.fromkeys(v.start_ids for v in bv.versions.values() if v.error is None))
     for ids in starts:
-        who = "" if len(starts) == 1 else " of graphrag " + ", ".join(
-            v.graphrag for v in bv.versions.values() if v.error is None and v.start_ids == ids)
+        who = (
+            ""
+            if len(starts) == 1
+            else " of graphrag "
+            + ", ".join(v.graphrag for v in bv.versions.values() if v.error is None and v.start_ids == ids)
+        )
         parts.append(_titled(ids, titles, f"Start reports{who}: the level-0 reports rated first"))
     for v in bv.versions.values():
         if v.what_if is not None:
             parts.append(_titled(v.what_if.kept_ids, titles, f"What-if: reports graphrag {v.graphrag} keeps"))
     fs = [f for f in report.sorted_findings() if f.rule in DYNAMIC_RULES]
-    parts.append(f'<h3>Related findings ({len(fs)})</h3><ul class="findings">{_finding_items(fs) or "<li>none</li>"}'
-                 "</ul></section>")
+    parts.append(
+        f'<h3>Related findings ({len(fs)})</h3><ul class="findings">{_finding_items(fs) or "<li>none</li>"}'
+        "</ul></section>"
+    )
     return "".join(parts)
 
 
@@ -258,13 +361,14 @@ def icicle_svg(forest: ForestView) -> str:
         nd = nodes[n]
         value[n] = max(float(nd.entities), sum(value[k] for k in nd.children), 1.0)
     rows = max(forest.max_level + 1, 1)
-    cut = (forest.selection_level if forest.has_reports_table and forest.community_level is not None
-           else None)
+    cut = forest.selection_level if forest.has_reports_table and forest.community_level is not None else None
     height = rows * ROW_H + 4 + (18 if cut is not None else 0)
     span = ICICLE_W - ICICLE_GUTTER
     total = sum(value[r] for r in forest.roots) or 1.0
-    parts = [f'<svg id="icicle" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {ICICLE_W} {height}" '
-             f'width="100%" role="img" aria-label="community tree icicle">']
+    parts = [
+        f'<svg id="icicle" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {ICICLE_W} {height}" '
+        f'width="100%" role="img" aria-label="community tree icicle">'
+    ]
     for lv in range(rows):
         y = lv * ROW_H + ROW_H / 2 + 4
         parts.append(f'<text class="axis" x="4" y="{y:.1f}">level {lv}</text>')
@@ -287,7 +391,8 @@ def icicle_svg(forest: ForestView) -> str:
         parts.append(
             f'<rect data-community="{nd.community}" data-level="{nd.level}" data-sent="{_sent_attr(forest, nd)}" '
             f'data-entities="{nd.entities}" x="{x0:.3f}" y="{y:.1f}" width="{max(w, 0.0):.3f}" '
-            f'height="{ROW_H - 3}" fill="{_fill(forest, nd)}"{dashed}><title>{h(" · ".join(tip))}</title></rect>')
+            f'height="{ROW_H - 3}" fill="{_fill(forest, nd)}"{dashed}><title>{h(" · ".join(tip))}</title></rect>'
+        )
         if w >= 22:
             label = str(nd.community)
             if w >= 90 and nd.title:
@@ -313,16 +418,31 @@ def icicle_svg(forest: ForestView) -> str:
                     continue
                 k, val, ents = acc[(lv, mark)]
                 bw = w * val / whole
-                fill = (NO_REPORT_FILL if mark == "no-report" else NO_REPORTS_FILL if mark == "none"
-                        else SENT_FILL[mark])
-                tip = (f"+{k:,} more at level {lv} {under} · {ents:,} entities · "
-                       + (f"at community_level {forest.community_level}: " if mark in SENT_TEXT
-                          and forest.community_level is not None else "") + _AGG_TEXT[mark])
-                parts.append(f'<rect class="agg" data-aggregate="{k}" data-level="{lv}" data-sent="{mark}" '
-                             f'x="{cx:.3f}" y="{y:.1f}" width="{max(bw, AGG_MIN_W):.3f}" height="{ROW_H - 3}" '
-                             f'fill="{fill}"><title>{h(tip)}</title></rect>')
+                fill = (
+                    NO_REPORT_FILL
+                    if mark == "no-report"
+                    else NO_REPORTS_FILL
+                    if mark == "none"
+                    else SENT_FILL[mark]
+                )
+                tip = (
+                    f"+{k:,} more at level {lv} {under} · {ents:,} entities · "
+                    + (
+                        f"at community_level {forest.community_level}: "
+                        if mark in SENT_TEXT and forest.community_level is not None
+                        else ""
+                    )
+                    + _AGG_TEXT[mark]
+                )
+                parts.append(
+                    f'<rect class="agg" data-aggregate="{k}" data-level="{lv}" data-sent="{mark}" '
+                    f'x="{cx:.3f}" y="{y:.1f}" width="{max(bw, AGG_MIN_W):.3f}" height="{ROW_H - 3}" '
+                    f'fill="{fill}"><title>{h(tip)}</title></rect>'
+                )
                 if bw >= 22:
-                    labels.append(f'<text class="lbl" x="{cx + 3:.1f}" y="{y + ROW_H / 2 + 2:.1f}">+{k:,}</text>')
+                    labels.append(
+                        f'<text class="lbl" x="{cx + 3:.1f}" y="{y + ROW_H / 2 + 2:.1f}">+{k:,}</text>'
+                    )
                 cx += bw
 
     def place(kids, x0: float, w: float, parent_value: float, under: str) -> None:
@@ -352,22 +472,28 @@ def icicle_svg(forest: ForestView) -> str:
         y = (cut + 1) * ROW_H + 0.5
         n = forest.community_level
         capped = f" (as {cut})" if cut != n else ""
-        parts.append(f'<g id="cut-line" data-community-level="{n}" data-cut-level="{cut}">'
-                     f'<line x1="0" x2="{ICICLE_W}" y1="{y}" y2="{y}" stroke="{CUT_COLOUR}" stroke-width="3" '
-                     f'stroke-dasharray="14 4"/><text class="cut" x="{ICICLE_W - 4}" y="{y + 14:.1f}" '
-                     f'text-anchor="end">community_level {n}{capped}: graphrag &gt;= 2.0 sends every report above '
-                     "this line</text></g>")
+        parts.append(
+            f'<g id="cut-line" data-community-level="{n}" data-cut-level="{cut}">'
+            f'<line x1="0" x2="{ICICLE_W}" y1="{y}" y2="{y}" stroke="{CUT_COLOUR}" stroke-width="3" '
+            f'stroke-dasharray="14 4"/><text class="cut" x="{ICICLE_W - 4}" y="{y + 14:.1f}" '
+            f'text-anchor="end">community_level {n}{capped}: graphrag &gt;= 2.0 sends every report above '
+            "this line</text></g>"
+        )
     parts.append("</svg>")
     return "".join(parts)
 
 
 def _legend(forest: ForestView) -> str:
     if not forest.has_reports_table:
-        return (f'<p class="legend"><span class="sw" style="background:{NO_REPORTS_FILL}"></span>'
-                "no community_reports table: nothing is sent</p>")
+        return (
+            f'<p class="legend"><span class="sw" style="background:{NO_REPORTS_FILL}"></span>'
+            "no community_reports table: nothing is sent</p>"
+        )
     c = forest.counts()
-    items = [(SENT_FILL[SENT_V2_ONLY], f"sent only by graphrag &gt;= 2.0 ({c[SENT_V2_ONLY]:,})"),
-             (SENT_FILL[SENT_BOTH], f"sent by &gt;= 2.0 and &lt; 2.0 ({c[SENT_BOTH]:,})")]
+    items = [
+        (SENT_FILL[SENT_V2_ONLY], f"sent only by graphrag &gt;= 2.0 ({c[SENT_V2_ONLY]:,})"),
+        (SENT_FILL[SENT_BOTH], f"sent by &gt;= 2.0 and &lt; 2.0 ({c[SENT_BOTH]:,})"),
+    ]
     if c[SENT_V1_ONLY]:
         items.append((SENT_FILL[SENT_V1_ONLY], f"sent only by &lt; 2.0 ({c[SENT_V1_ONLY]:,})"))
     items.append((SENT_FILL[SENT_NEITHER], f"not sent ({c[SENT_NEITHER]:,})"))
@@ -376,10 +502,16 @@ def _legend(forest: ForestView) -> str:
         items.append((NO_REPORT_FILL, f"no report, dashed outline ({no_rep:,})"))
     cut = ""
     if forest.community_level is not None:
-        cut = (f'<span class="cutsw" style="border-top-color:{CUT_COLOUR}"></span>the community_level '
-               f"{forest.community_level} cut")
-    return '<p class="legend">' + "".join(
-        f'<span class="sw" style="background:{col}"></span>{txt} ' for col, txt in items) + cut + "</p>"
+        cut = (
+            f'<span class="cutsw" style="border-top-color:{CUT_COLOUR}"></span>the community_level '
+            f"{forest.community_level} cut"
+        )
+    return (
+        '<p class="legend">'
+        + "".join(f'<span class="sw" style="background:{col}"></span>{txt} ' for col, txt in items)
+        + cut
+        + "</p>"
+    )
 
 
 #: rows of the titled table per graphrag line in the "reports sent" section (every id is listed above it)
@@ -393,30 +525,57 @@ def _sent_list(forest: ForestView) -> str:
         return ""
     n = forest.community_level
     parts = [f'<section id="sent"><h2>Reports sent at community_level {_esc(str(n))}</h2>']
-    for b, marks, who in (("v2", (SENT_BOTH, SENT_V2_ONLY), "graphrag &gt;= 2.0"),
-                          ("v1", (SENT_BOTH, SENT_V1_ONLY), "graphrag &lt; 2.0")):
-        items = sorted([(nd.level, nd.community, nd.title) for nd in forest.nodes.values()
-                        if nd.has_report and nd.sent in marks]
-                       + [(o.level, o.community, o.title) for o in forest.outside_reports if o.sent in marks])
+    for b, marks, who in (
+        ("v2", (SENT_BOTH, SENT_V2_ONLY), "graphrag &gt;= 2.0"),
+        ("v1", (SENT_BOTH, SENT_V1_ONLY), "graphrag &lt; 2.0"),
+    ):
+        items = sorted(
+            [
+                (nd.level, nd.community, nd.title)
+                for nd in forest.nodes.values()
+                if nd.has_report and nd.sent in marks
+            ]
+            + [(o.level, o.community, o.title) for o in forest.outside_reports if o.sent in marks]
+        )
         by_level: dict[int, list[int]] = {}
         for lv, c, _t in items:
             by_level.setdefault(lv, []).append(c)
-        ids = "".join(f'<p class="ids" data-behaviour="{b}" data-level="{lv}"><b>level {lv}</b> ({len(cs):,}): '
-                      + ", ".join(str(c) for c in cs) + "</p>" for lv, cs in by_level.items())
+        ids = "".join(
+            f'<p class="ids" data-behaviour="{b}" data-level="{lv}"><b>level {lv}</b> ({len(cs):,}): '
+            + ", ".join(str(c) for c in cs)
+            + "</p>"
+            for lv, cs in by_level.items()
+        )
         shown = items[:SENT_TITLED]
-        rows = "".join(f"<tr><td>{c}</td><td>{lv}</td><td class=\"title\">{h(t) if t else '(untitled)'}</td></tr>"
-                       for lv, c, t in shown)
-        more = (f'<p class="caption">{len(items) - len(shown):,} more titles not shown (every id is listed above; '
-                "<code>levels --list-reports -f json</code> lists every title).</p>" if len(items) > len(shown) else "")
+        rows = "".join(
+            f'<tr><td>{c}</td><td>{lv}</td><td class="title">{h(t) if t else "(untitled)"}</td></tr>'
+            for lv, c, t in shown
+        )
+        more = (
+            f'<p class="caption">{len(items) - len(shown):,} more titles not shown (every id is listed above; '
+            "<code>levels --list-reports -f json</code> lists every title).</p>"
+            if len(items) > len(shown)
+            else ""
+        )
         o = forest.outcomes.get(b)
-        why = "" if o is None or o.exact else (  # graphrag.compat's status, marked as the tables mark it
-            f" (hypothetical: graphrag {_esc(o.graphrag or '')} selects 0 here)" if o.returns_zero
-            else f" (hypothetical: graphrag {_esc(o.graphrag or '')} cannot read this index)" if o.status == CANNOT_READ
-            else f" (hypothetical: not what graphrag {_esc(o.graphrag or '')} sends here)")
+        why = (
+            ""
+            if o is None or o.exact
+            # graphrag.compat's status, marked as the tables mark it
+            else (
+                f" (hypothetical: graphrag {_esc(o.graphrag or '')} selects 0 here)"
+                if o.returns_zero
+                else f" (hypothetical: graphrag {_esc(o.graphrag or '')} cannot read this index)"
+                if o.status == CANNOT_READ
+                else f" (hypothetical: not what graphrag {_esc(o.graphrag or '')} sends here)"
+            )
+        )
         did = f"{who} sends the reports of " if not why else f"hyp.: the {who} rule selects the reports of "
-        parts.append(f'<details data-behaviour="{b}"><summary>{did}'
-                     f"{count(len(items), 'community', 'communities')}{why}</summary>{ids}<table class=\"reports num\"><thead><tr><th>community</th>"
-                     f"<th>level</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>")
+        parts.append(
+            f'<details data-behaviour="{b}"><summary>{did}'
+            f'{count(len(items), "community", "communities")}{why}</summary>{ids}<table class="reports num"><thead><tr><th>community</th>'
+            f"<th>level</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>"
+        )
     parts.append("</section>")
     return "".join(parts)
 
@@ -431,8 +590,15 @@ def _nice_step(vmax: float) -> int:
         step *= 10
 
 
-def bar_chart(chart_id: str, categories: list[str], series: list[tuple[str, list[int], str]],
-              x_label: str, y_label: str, width: int = 620, height: int = 260) -> str:
+def bar_chart(
+    chart_id: str,
+    categories: list[str],
+    series: list[tuple[str, list[int], str]],
+    x_label: str,
+    y_label: str,
+    width: int = 620,
+    height: int = 260,
+) -> str:
     """Vertical bars, the series stacked in each category; each piece one ``<rect data-bar>``
     with a ``<title>``."""
     left, right, top, bottom = 48, 12, 28, 44
@@ -440,13 +606,17 @@ def bar_chart(chart_id: str, categories: list[str], series: list[tuple[str, list
     totals = [sum(vals[i] for _, vals, _ in series) for i in range(len(categories))]
     step = _nice_step(max(totals + [1]))
     vmax = step * max(-(-max(totals + [1]) // step), 1)
-    parts = [f'<svg id="{chart_id}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-             f'width="{width}" height="{height}" role="img" aria-label="{h(y_label)} by {h(x_label)}">']
+    parts = [
+        f'<svg id="{chart_id}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-label="{h(y_label)} by {h(x_label)}">'
+    ]
     v = 0
     while v <= vmax:
         y = top + ph - ph * v / vmax
-        parts.append(f'<line class="grid" x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}"/>'
-                     f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{v:,}</text>')
+        parts.append(
+            f'<line class="grid" x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}"/>'
+            f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{v:,}</text>'
+        )
         v += step
     group = pw / max(len(categories), 1)
     bw = group * 0.72
@@ -459,22 +629,32 @@ def bar_chart(chart_id: str, categories: list[str], series: list[tuple[str, list
                 continue
             bh = ph * val / vmax
             base -= bh
-            parts.append(f'<rect data-bar="{h(cat)}" data-series="{h(name)}" x="{x:.2f}" y="{base:.2f}" '
-                         f'width="{bw:.2f}" height="{bh:.2f}" fill="{colour}">'
-                         f"<title>{h(name)} · {h(x_label)} {h(cat)}: {val:,}</title></rect>")
+            parts.append(
+                f'<rect data-bar="{h(cat)}" data-series="{h(name)}" x="{x:.2f}" y="{base:.2f}" '
+                f'width="{bw:.2f}" height="{bh:.2f}" fill="{colour}">'
+                f"<title>{h(name)} · {h(x_label)} {h(cat)}: {val:,}</title></rect>"
+            )
         if totals[ci]:
-            parts.append(f'<text class="val" x="{x + bw / 2:.2f}" y="{base - 3:.2f}" '
-                         f'text-anchor="middle">{totals[ci]:,}</text>')
-        parts.append(f'<text class="axis" x="{x + bw / 2:.2f}" y="{top + ph + 16}" '
-                     f'text-anchor="middle">{h(cat)}</text>')
-    parts.append(f'<text class="axis" x="{left + pw / 2:.1f}" y="{height - 6}" '
-                 f'text-anchor="middle">{h(x_label)}</text>')
+            parts.append(
+                f'<text class="val" x="{x + bw / 2:.2f}" y="{base - 3:.2f}" '
+                f'text-anchor="middle">{totals[ci]:,}</text>'
+            )
+        parts.append(
+            f'<text class="axis" x="{x + bw / 2:.2f}" y="{top + ph + 16}" '
+            f'text-anchor="middle">{h(cat)}</text>'
+        )
+    parts.append(
+        f'<text class="axis" x="{left + pw / 2:.1f}" y="{height - 6}" '
+        f'text-anchor="middle">{h(x_label)}</text>'
+    )
     parts.append(f'<text class="axis" x="{left}" y="14">{h(y_label)}</text>')
     if len(series) > 1:
         lx = left + 70
         for name, _, colour in series:
-            parts.append(f'<rect x="{lx}" y="6" width="10" height="10" fill="{colour}"/>'
-                         f'<text class="axis" x="{lx + 14}" y="15">{h(name)}</text>')
+            parts.append(
+                f'<rect x="{lx}" y="6" width="10" height="10" fill="{colour}"/>'
+                f'<text class="axis" x="{lx + 14}" y="15">{h(name)}</text>'
+            )
             lx += 14 + _text_width(plain(name), 6.0) + 18
     parts.append("</svg>")
     return "".join(parts)
@@ -495,35 +675,59 @@ def entity_bins(values) -> list[tuple[str, int, int]]:
 def _charts(report, forest: ForestView) -> str:
     d = report.depth
     cats = list(d.histogram.keys())
-    depth = bar_chart("depth-histogram", cats, [("roots", [d.histogram[k] for k in cats], BAR_COLOUR)],
-                      "depth reached below the root (levels)", "roots")
-    parts = ['<section id="charts"><h2>Branch depth and report size</h2><div class="charts">',
-             f"<figure>{depth}<figcaption>How deep each of the {len(d.roots):,} roots' subtree reaches; "
-             f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0).</figcaption></figure>"]
+    depth = bar_chart(
+        "depth-histogram",
+        cats,
+        [("roots", [d.histogram[k] for k in cats], BAR_COLOUR)],
+        "depth reached below the root (levels)",
+        "roots",
+    )
+    parts = [
+        '<section id="charts"><h2>Branch depth and report size</h2><div class="charts">',
+        f"<figure>{depth}<figcaption>How deep each of the {len(d.roots):,} roots' subtree reaches; "
+        f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0).</figcaption></figure>",
+    ]
     r = report.level(forest.selection_level) if forest.selection_level is not None else None
     if r is not None and report.index.has_reports_table and report.report_entities is not None:
         ents = np.asarray(report.report_entities)
         v2_rows = np.asarray(r.selected["v2"].rows)
         v1_rows = np.asarray(r.selected["v1"].rows)
-        groups = [(SENT_BOTH, np.intersect1d(v2_rows, v1_rows)), (SENT_V2_ONLY, np.setdiff1d(v2_rows, v1_rows)),
-                  (SENT_V1_ONLY, np.setdiff1d(v1_rows, v2_rows))]
+        groups = [
+            (SENT_BOTH, np.intersect1d(v2_rows, v1_rows)),
+            (SENT_V2_ONLY, np.setdiff1d(v2_rows, v1_rows)),
+            (SENT_V1_ONLY, np.setdiff1d(v1_rows, v2_rows)),
+        ]
         bins = entity_bins(ents[np.union1d(v2_rows, v1_rows)])
         series = []
         for sent, rows in groups:
             if sent == SENT_V1_ONLY and not len(rows):
                 continue
             vals = ents[rows]
-            series.append((f"{SENT_LABEL_SHORT[sent]} ({len(rows):,})",
-                           [int(((vals >= lo) & (vals <= hi)).sum()) for _, lo, hi in bins], SENT_FILL[sent]))
+            series.append(
+                (
+                    f"{SENT_LABEL_SHORT[sent]} ({len(rows):,})",
+                    [int(((vals >= lo) & (vals <= hi)).sum()) for _, lo, hi in bins],
+                    SENT_FILL[sent],
+                )
+            )
         n = forest.community_level
-        spread = bar_chart("entities-per-report", [b[0] for b in bins], series,
-                           "entities in the report's community", "reports")
+        spread = bar_chart(
+            "entities-per-report",
+            [b[0] for b in bins],
+            series,
+            "entities in the report's community",
+            "reports",
+        )
         s2, s1 = r.selected["v2"], r.selected["v1"]
-        who = (f"graphrag &gt;= 2.0 sends {len(v2_rows):,}, &lt; 2.0 sends {len(v1_rows):,}"
-               if all(x.outcome is None or x.outcome.exact for x in (s2, s1))
-               else f"{_esc(sends(s2, 'v2'))}; {_esc(sends(s1, 'v1'))}")
-        parts.append(f"<figure>{spread}<figcaption>Entities per report sent at community_level {n} "
-                     f"({who}): the reports only &gt;= 2.0 sends are the coarse ancestors.</figcaption></figure>")
+        who = (
+            f"graphrag &gt;= 2.0 sends {len(v2_rows):,}, &lt; 2.0 sends {len(v1_rows):,}"
+            if all(x.outcome is None or x.outcome.exact for x in (s2, s1))
+            else f"{_esc(sends(s2, 'v2'))}; {_esc(sends(s1, 'v1'))}"
+        )
+        parts.append(
+            f"<figure>{spread}<figcaption>Entities per report sent at community_level {n} "
+            f"({who}): the reports only &gt;= 2.0 sends are the coarse ancestors.</figcaption></figure>"
+        )
     parts.append("</div></section>")
     return "".join(parts)
 
@@ -531,7 +735,9 @@ def _charts(report, forest: ForestView) -> str:
 def _findings(report) -> str:
     fs = report.sorted_findings()
     items = _finding_items(fs)
-    return f'<section id="findings"><h2>Findings ({len(fs)})</h2><ul>{items or "<li>none</li>"}</ul></section>'
+    return (
+        f'<section id="findings"><h2>Findings ({len(fs)})</h2><ul>{items or "<li>none</li>"}</ul></section>'
+    )
 
 
 STYLE = """
@@ -573,41 +779,62 @@ def render_html(report, forest: ForestView) -> str:
     from graphrag_audit import __version__
 
     name = plain(report.index.name)
-    capped = (f" (deeper than the index: as {forest.selection_level})"
-              if forest.selection_level is not None and forest.selection_level != n else "")
+    capped = (
+        f" (deeper than the index: as {forest.selection_level})"
+        if forest.selection_level is not None and forest.selection_level != n
+        else ""
+    )
     sent = ""
     if report.index.has_reports_table and forest.community_level is not None:
-        sent = (f"<p>graphrag &gt;= 2.0 sends <b>{forest.sent_reports['v2']:,}</b> reports, graphrag &lt; 2.0 "
-                f"sends <b>{forest.sent_reports['v1']:,}</b>. Width ∝ entities; each row is a level; "
-                "hover a community for its report title. " + CUT_NOTE + "</p>")
+        sent = (
+            f"<p>graphrag &gt;= 2.0 sends <b>{forest.sent_reports['v2']:,}</b> reports, graphrag &lt; 2.0 "
+            f"sends <b>{forest.sent_reports['v1']:,}</b>. Width ∝ entities; each row is a level; "
+            "hover a community for its report title. " + CUT_NOTE + "</p>"
+        )
         at = selections.get(forest.selection_level)
         if at is not None and not all(at[b].outcome is None or at[b].outcome.exact for b in ("v2", "v1")):
-            sent = (f"<p>{_esc(sends(at['v2'], 'v2'))}; {_esc(sends(at['v1'], 'v1'))}. The colours show each "
-                    "rule applied to this tree. Width ∝ entities; each row is a level; hover a community for its "
-                    "report title. " + CUT_NOTE + "</p>")
+            sent = (
+                f"<p>{_esc(sends(at['v2'], 'v2'))}; {_esc(sends(at['v1'], 'v1'))}. The colours show each "
+                "rule applied to this tree. Width ∝ entities; each row is a level; hover a community for its "
+                "report title. " + CUT_NOTE + "</p>"
+            )
     outside = ""
     if forest.outside_reports:
-        outside = ("<p class=\"caption\">Reports for communities not in the tree: " + ", ".join(
-            f"{o.community} (level {o.level}" + (f", {SENT_TEXT[o.sent]}" if o.sent else "") + ")"
-            for o in forest.outside_reports[:20]) + (" …" if len(forest.outside_reports) > 20 else "") + "</p>")
-    return _scrolling_tables("".join([
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        '<meta name="referrer" content="no-referrer">',
-        f"<title>graphrag-audit · {_esc(name)}</title><style>{STYLE}</style></head><body>",
-        _header(report),
-        _levels_table(report),
-        _dynamic(report),
-        f'<section id="tree"><h2>The community tree at community_level {_esc(_lvl(n))}{capped}</h2>',
-        sent, _legend(forest), icicle_svg(forest), outside, "</section>",
-        _sent_list(forest),
-        _charts(report, forest),
-        _tree_table(report),
-        _findings(report),
-        f"<footer>graphrag-audit {_esc(__version__)} · self-contained: no scripts, no network requests.</footer>",
-        "</body></html>\n",
-    ]))
+        outside = (
+            '<p class="caption">Reports for communities not in the tree: '
+            + ", ".join(
+                f"{o.community} (level {o.level}" + (f", {SENT_TEXT[o.sent]}" if o.sent else "") + ")"
+                for o in forest.outside_reports[:20]
+            )
+            + (" …" if len(forest.outside_reports) > 20 else "")
+            + "</p>"
+        )
+    return _scrolling_tables(
+        "".join(
+            [
+                '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+                f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+                '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                '<meta name="referrer" content="no-referrer">',
+                f"<title>graphrag-audit · {_esc(name)}</title><style>{STYLE}</style></head><body>",
+                _header(report),
+                _levels_table(report),
+                _dynamic(report),
+                f'<section id="tree"><h2>The community tree at community_level {_esc(_lvl(n))}{capped}</h2>',
+                sent,
+                _legend(forest),
+                icicle_svg(forest),
+                outside,
+                "</section>",
+                _sent_list(forest),
+                _charts(report, forest),
+                _tree_table(report),
+                _findings(report),
+                f"<footer>graphrag-audit {_esc(__version__)} · self-contained: no scripts, no network requests.</footer>",
+                "</body></html>\n",
+            ]
+        )
+    )
 
 
 def _scrolling_tables(page: str) -> str:

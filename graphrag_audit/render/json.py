@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -39,7 +39,9 @@ def _clean(o):
     if t is CommunityIds or t is IdRanges:  # ints only, by construction
         return o.tolist()
     if t is dict:
-        return {k if type(k) is str else str(k): (v if type(v) in _AS_IS else _clean(v)) for k, v in o.items()}
+        return {
+            k if type(k) is str else str(k): (v if type(v) in _AS_IS else _clean(v)) for k, v in o.items()
+        }
     if t is list or t is tuple:
         return [v if type(v) in _AS_IS else _clean(v) for v in o]
     if isinstance(o, float):
@@ -75,11 +77,11 @@ def _id_text(a: np.ndarray) -> str:
     return pc.binary_join(one, ",")[0].as_py()
 
 
-def _ids(ids: CommunityIds, memo: "_IdTexts | None" = None) -> Iterator[str]:
+def _ids(ids: CommunityIds, memo: _IdTexts | None = None) -> Iterator[str]:
     a = ids.array
     texts = memo.get(a) if memo is not None else None
     if texts is None:
-        texts = [_id_text(a[start:start + _CHUNK_IDS]) for start in range(0, len(a), _CHUNK_IDS)]
+        texts = [_id_text(a[start : start + _CHUNK_IDS]) for start in range(0, len(a), _CHUNK_IDS)]
         if memo is not None:
             memo.put(a, texts)
     yield "["
@@ -107,18 +109,18 @@ class _IdTexts:
 
     def put(self, a: np.ndarray, texts: list[str]) -> None:
         if len(a) >= _MEMO_FROM:
-            self._kept = [(a, texts)] + self._kept[:self.KEEP - 1]
+            self._kept = [(a, texts)] + self._kept[: self.KEEP - 1]
 
 
 #: id lists shorter than this are formatted again (comparing them saves nothing)
 _MEMO_FROM = 256
 
 
-def _ranges(r: "IdRanges") -> Iterator[str]:
+def _ranges(r: IdRanges) -> Iterator[str]:
     yield "["
     first = True
     for start in range(0, len(r.starts), _CHUNK_IDS):
-        part = IdRanges(r.starts[start:start + _CHUNK_IDS], r.ends[start:start + _CHUNK_IDS])
+        part = IdRanges(r.starts[start : start + _CHUNK_IDS], r.ends[start : start + _CHUNK_IDS])
         text = ",".join(f"[{it[0]},{it[1]}]" if type(it) is list else str(it) for it in part.items())
         if text:
             yield ("" if first else ",") + text
@@ -172,8 +174,14 @@ def render_json(report, *, json_ids: str = "full", indent: int | None = None) ->
     ``python -m json.tool`` to read it."""
     if indent is not None:
         doc = _with_json_ids(report.to_dict(), json_ids)
-        return json_inert(json.dumps(_clean(doc), indent=indent, separators=(",", ": "), ensure_ascii=True,
-                                     allow_nan=False)) + "\n"
+        return (
+            json_inert(
+                json.dumps(
+                    _clean(doc), indent=indent, separators=(",", ": "), ensure_ascii=True, allow_nan=False
+                )
+            )
+            + "\n"
+        )
     return "".join(iter_json(report, json_ids=json_ids))
 
 
@@ -181,7 +189,9 @@ def _with_json_ids(doc: dict, json_ids: str) -> dict:
     if json_ids == "delta":
         return _with_delta_ids(doc)
     if json_ids == "ranges":
-        return _with_selection_ids(doc, "ranges", lambda key, ids, _level: {key[:-4] + "_id_ranges": id_ranges(ids)})
+        return _with_selection_ids(
+            doc, "ranges", lambda key, ids, _level: {key[:-4] + "_id_ranges": id_ranges(ids)}
+        )
     if json_ids == "level":
         want = (doc.get("options") or {}).get("level")
         return _with_selection_ids(doc, "level", lambda key, ids, level: {key: ids} if level == want else {})
@@ -209,8 +219,10 @@ def _with_selection_ids(doc: dict, mode: str, replace) -> dict:
                 out[k] = v
         return out
 
-    levels = [{**r, "selected": {b: entry(sd, r.get("community_level")) for b, sd in r["selected"].items()}}
-              for r in doc["levels"]]
+    levels = [
+        {**r, "selected": {b: entry(sd, r.get("community_level")) for b, sd in r["selected"].items()}}
+        for r in doc["levels"]
+    ]
     out = {}
     for k, v in doc.items():
         out[k] = levels if k == "levels" else v
@@ -275,7 +287,7 @@ def expand_id_ranges(doc: dict) -> dict:
         out = {}
         for k, v in d.items():
             if k.endswith("_id_ranges"):
-                out[k[:-len("_id_ranges")] + "_ids"] = expand_ranges(v)
+                out[k[: -len("_id_ranges")] + "_ids"] = expand_ranges(v)
             elif isinstance(v, dict) and k not in _IDS_AS_THEY_ARE:
                 out[k] = full(v)
             else:
@@ -344,7 +356,9 @@ def expand_delta_ids(doc: dict) -> dict:
     prev: dict = {}
 
     def full(d: dict, key) -> dict:
-        cur = prev.get(key, Counter()) - Counter(d["community_ids_removed"]) + Counter(d["community_ids_added"])
+        cur = (
+            prev.get(key, Counter()) - Counter(d["community_ids_removed"]) + Counter(d["community_ids_added"])
+        )
         prev[key] = cur
         out = {}
         for k, v in d.items():

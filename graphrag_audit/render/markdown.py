@@ -25,16 +25,34 @@ import json
 import platform
 from importlib import metadata
 
+from graphrag_audit.render.cells import (
+    COST_COLUMNS,
+    DEPTH_COLUMNS,
+    DYNAMIC_HEADERS,
+    LEVEL_ONLY_NOTE,
+    SELECTION_COLUMNS,
+    answer,
+    brief_rows,
+    coverage_table,
+    dynamic_at,
+    dynamic_notes,
+    dynamic_rows,
+    dynamic_settings_line,
+    hidden_note,
+    hypothetical_behaviours,
+    level_columns,
+    level_table,
+    marker_legend,
+    sends,
+    size_line,
+)
 from graphrag_audit.render.cost_words import money_lines, with_source
-from graphrag_audit.render.cells import (COST_COLUMNS, DEPTH_COLUMNS, DYNAMIC_HEADERS, LEVEL_ONLY_NOTE,
-                                        SELECTION_COLUMNS, answer, brief_rows, coverage_table, dynamic_at, hidden_note,
-                                        hypothetical_behaviours,
-                                        level_columns,
-                                        dynamic_notes, dynamic_rows, dynamic_settings_line, level_table, marker_legend, sends,
-                                        size_line)
-from graphrag_audit.render.numbers import level_label as _lvl, number as _n, share
+from graphrag_audit.render.numbers import level_label as _lvl
+from graphrag_audit.render.numbers import number as _n
+from graphrag_audit.render.numbers import share
 from graphrag_audit.sanitise.common import plain
-from graphrag_audit.sanitise.markdown import markdown_cell, own_cell, own_text as _own
+from graphrag_audit.sanitise.markdown import markdown_cell, own_cell
+from graphrag_audit.sanitise.markdown import own_text as _own
 from graphrag_audit.sanitise.privacy import PRIVACY_NOTE, hide_paths, shown_path
 
 SEV_LABEL = {"error": "error", "warning": "warning", "info": "info"}
@@ -71,9 +89,11 @@ def paste_size_warning(text: str) -> str | None:
     """One stderr line when ``text`` is longer than a GitHub issue or comment may be, else None."""
     if len(text) <= GITHUB_COMMENT_LIMIT:
         return None
-    return (f"graphrag-audit: warning: the markdown has {len(text):,} characters, over GitHub's "
-            f"{GITHUB_COMMENT_LIMIT:,}-character limit for an issue or comment: attach it as a file, "
-            "or paste -f json's relevant part\n")
+    return (
+        f"graphrag-audit: warning: the markdown has {len(text):,} characters, over GitHub's "
+        f"{GITHUB_COMMENT_LIMIT:,}-character limit for an issue or comment: attach it as a file, "
+        "or paste -f json's relevant part\n"
+    )
 
 
 class _Privacy:
@@ -137,18 +157,24 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
     env = environment()
     gen = markdown_cell(info.generation)
     evidence = "; ".join(markdown_cell(priv.text(e)) for e in info.generation_evidence) if verbose else ""
-    costs = f"costs on ({with_source(markdown_cell(opts.tokenizer), opts, 'tokenizer', markdown_cell)}, " \
-            f"{with_source(_n(opts.max_context_tokens), opts, 'max_context_tokens', markdown_cell)} tokens/batch)" \
-        if opts.costs else "costs off"
+    costs = (
+        f"costs on ({with_source(markdown_cell(opts.tokenizer), opts, 'tokenizer', markdown_cell)}, "
+        f"{with_source(_n(opts.max_context_tokens), opts, 'max_context_tokens', markdown_cell)} tokens/batch)"
+        if opts.costs
+        else "costs off"
+    )
     rows = [[f"**{k}**", markdown_cell(v)] for k, v in env.items()]
     rows += [
         ["**index**", markdown_cell(priv.path(info.path))],
         ["**tables in**", markdown_cell(priv.path(info.output_dir))],
         ["**generation**", f"{gen} ({evidence})" if evidence else gen],
         ["**size**", f"{size_line(c)} · tree from {markdown_cell(info.tree_source)}"],
-        ["**options**", f"`--level {int(opts.level)}` · `--max-unreachable {float(opts.max_unreachable):g}` · "
-                        f"`--max-inflation {float(opts.max_inflation):g}` · `--min-coverage {float(opts.min_coverage):g}` · "
-                        f"{costs}"],
+        [
+            "**options**",
+            f"`--level {int(opts.level)}` · `--max-unreachable {float(opts.max_unreachable):g}` · "
+            f"`--max-inflation {float(opts.max_inflation):g}` · `--min-coverage {float(opts.min_coverage):g}` · "
+            f"{costs}",
+        ],
     ]
     if not priv.include:
         rows.append(["**privacy**", _own(PRIVACY_NOTE)])
@@ -162,22 +188,39 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
 
 
 def _tree(report) -> list[str]:
-    rows = [[str(t.level), _n(t.communities), _n(t.leaves), _n(t.reports), _n(t.entities)]
-            for t in report.tree_levels]
+    rows = [
+        [str(t.level), _n(t.communities), _n(t.leaves), _n(t.reports), _n(t.entities)]
+        for t in report.tree_levels
+    ]
     if not rows:
         return ["### Community tree", "", "The index has no communities."]
-    return ["### Community tree", "", *_maybe_details("Communities, leaves, reports and entities per level",
-                                                       _table(["level", "communities", "leaves", "reports",
-                                                               "entities"], rows))]
+    return [
+        "### Community tree",
+        "",
+        *_maybe_details(
+            "Communities, leaves, reports and entities per level",
+            _table(["level", "communities", "leaves", "reports", "entities"], rows),
+        ),
+    ]
 
 
-LEVEL_HEADERS = ["N", "≥2.0 reports", "&lt;2.0 reports", "extra (ancestors)", "≥2.0 mix L0/L1/…", "level N only",
-                 "entities stuck &lt;N", "entities/report min·med·max (≥2.0)"]
+LEVEL_HEADERS = [
+    "N",
+    "≥2.0 reports",
+    "&lt;2.0 reports",
+    "extra (ancestors)",
+    "≥2.0 mix L0/L1/…",
+    "level N only",
+    "entities stuck &lt;N",
+    "entities/report min·med·max (≥2.0)",
+]
 COST_HEADERS = ["≥2.0 tokens", "&lt;2.0 tokens", "map calls ≥2.0 / &lt;2.0"]
 
 
 #: the per-level table's header per key (render.cells.level_columns' keys)
-HEADER_OF = dict(zip([k for k, _ in SELECTION_COLUMNS + DEPTH_COLUMNS + COST_COLUMNS], LEVEL_HEADERS + COST_HEADERS))
+HEADER_OF = dict(
+    zip([k for k, _ in SELECTION_COLUMNS + DEPTH_COLUMNS + COST_COLUMNS], LEVEL_HEADERS + COST_HEADERS)
+)
 MD_BEHAVIOUR_SHORT = {"v2": "≥2.0", "v1": "&lt;2.0"}
 MD_PLAIN_SHORT = {"v2": "≥2.0", "v1": "<2.0"}  # before _own escapes it
 
@@ -198,13 +241,20 @@ def _brief(report, hide, hide_hypothetical: bool = False) -> list[str]:
     rows, notes = brief_rows(report, hide)
     shown = [k for k in ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls") if rows and k in rows[0]]
     heads = [""] + [COVERAGE_HEADERS[k] if k in COVERAGE_HEADERS else _heads([k], hide)[0] for k in shown]
-    table = [_marked(r.community_level == opts.level, [row[k] for k in shown]) for r, row in zip(report.levels, rows)]
+    table = [
+        _marked(r.community_level == opts.level, [row[k] for k in shown])
+        for r, row in zip(report.levels, rows)
+    ]
     out += _maybe_details("Every community_level N", _table(heads, table, ["l"] + ["r"] * len(shown)))
-    legend = marker_legend(report, f"{MARKER} and bold", f"the level you query with (`--level {int(opts.level)}`)",
-                           sep=": ").replace(f" --level {int(opts.level)} is", f" `--level {int(opts.level)}` is", 1)
+    legend = marker_legend(
+        report, f"{MARKER} and bold", f"the level you query with (`--level {int(opts.level)}`)", sep=": "
+    ).replace(f" --level {int(opts.level)} is", f" `--level {int(opts.level)}` is", 1)
     c = report.index.counts
-    out += ["", f"{legend}. entities = of the {_n(c.clustered_entities)} clustered entities, those a selected "
-                f"report's community holds.{_own(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))}"]
+    out += [
+        "",
+        f"{legend}. entities = of the {_n(c.clustered_entities)} clustered entities, those a selected "
+        f"report's community holds.{_own(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))}",
+    ]
     for line in notes.lines():
         out += ["", _own(line)]
     return out
@@ -227,36 +277,61 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         if at:
             out += _table(heads, at, align) + [""]
     out += _maybe_details("Every community_level N", table)
-    legend = marker_legend(report, f"{MARKER} and bold", f"the level you query with (`--level {int(opts.level)}`)",
-                           sep=": ").replace(f" --level {int(opts.level)} is", f" `--level {int(opts.level)}` is", 1)
+    legend = marker_legend(
+        report, f"{MARKER} and bold", f"the level you query with (`--level {int(opts.level)}`)", sep=": "
+    ).replace(f" --level {int(opts.level)} is", f" `--level {int(opts.level)}` is", 1)
     shown = {k for k, _ in level_columns(report, hide)}
     # the legend explains the columns the table shows (--hide-hypothetical leaves some out)
-    explained = "".join(part for key, part in (
-        ("extra", "extra = reports graphrag ≥ 2.0 sends beyond graphrag &lt; 2.0; ancestors = reports sent "
-                  "together with a descendant's report; "),
-        ("mix", "mix = reports graphrag ≥ 2.0 sends per level; "),
-        ("stuck", "stuck = entities whose finest community is above level N. ")) if not hide or key in shown)
-    out += ["", f"{legend}. {explained}Each map call is one LLM call; one reduce call follows. "
-                + _own(LEVEL_ONLY_NOTE) + _own(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))]
+    explained = "".join(
+        part
+        for key, part in (
+            (
+                "extra",
+                "extra = reports graphrag ≥ 2.0 sends beyond graphrag &lt; 2.0; ancestors = reports sent "
+                "together with a descendant's report; ",
+            ),
+            ("mix", "mix = reports graphrag ≥ 2.0 sends per level; "),
+            ("stuck", "stuck = entities whose finest community is above level N. "),
+        )
+        if not hide or key in shown
+    )
+    out += [
+        "",
+        f"{legend}. {explained}Each map call is one LLM call; one reduce call follows. "
+        + _own(LEVEL_ONLY_NOTE)
+        + _own(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT)),
+    ]
     cov_cols, cov_rows = coverage_table(report, notes, hide)
     c = report.index.counts
     of_tu = f" and {_n(c.clustered_text_units)} text units" if c.clustered_text_units is not None else ""
-    out += ["", f"Coverage per N: the clustered entities{' and text units' if of_tu else ''} the reports sent at N "
-                f"cover (of {_n(c.clustered_entities)} clustered entities{of_tu}; an entity is covered when a "
-                "selected report's community holds it, a text unit when a covered entity names it):", ""]
-    out += _maybe_details("Coverage per community_level N", _table(
-        [""] + [COVERAGE_HEADERS[k] for k, _ in cov_cols],
-        [_marked(r.community_level == opts.level, row) for r, row in zip(report.levels, cov_rows)],
-        ["l"] + ["r"] * len(cov_cols)))
+    out += [
+        "",
+        f"Coverage per N: the clustered entities{' and text units' if of_tu else ''} the reports sent at N "
+        f"cover (of {_n(c.clustered_entities)} clustered entities{of_tu}; an entity is covered when a "
+        "selected report's community holds it, a text unit when a covered entity names it):",
+        "",
+    ]
+    out += _maybe_details(
+        "Coverage per community_level N",
+        _table(
+            [""] + [COVERAGE_HEADERS[k] for k, _ in cov_cols],
+            [_marked(r.community_level == opts.level, row) for r, row in zip(report.levels, cov_rows)],
+            ["l"] + ["r"] * len(cov_cols),
+        ),
+    )
     for line in notes.lines():  # what graphrag actually does where the numbers are not what it returns
         out += ["", _own(line)]
     got = dynamic_at(report)
     if got is not None:
         n, bv = got
         what_if = opts.relevant is not None
-        heads = DYNAMIC_HEADERS[:len(DYNAMIC_HEADERS) if what_if else 5]
-        out += ["", f"Dynamic community selection at N={_lvl(n)} by graphrag version (LLM rating calls, num_repeats "
-                    f"{int(opts.num_repeats)}; all/none relevant = every/no report rated relevant):", ""]
+        heads = DYNAMIC_HEADERS[: len(DYNAMIC_HEADERS) if what_if else 5]
+        out += [
+            "",
+            f"Dynamic community selection at N={_lvl(n)} by graphrag version (LLM rating calls, num_repeats "
+            f"{int(opts.num_repeats)}; all/none relevant = every/no report rated relevant):",
+            "",
+        ]
         out += _table(heads, [[markdown_cell(c) for c in row] for row in dynamic_rows(bv, what_if)])
         out += ["", markdown_cell(dynamic_settings_line(opts))]
         notes = dynamic_notes(bv, what_if, opts.query, opts.use_summary)
@@ -270,8 +345,13 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
 
 
 BEHAVIOUR_LABEL = {"v2": "graphrag ≥ 2.0", "v1": "graphrag &lt; 2.0"}
-COVERAGE_HEADERS = {"n": "N", "v2_entities": "≥2.0 entities", "v1_entities": "&lt;2.0 entities",
-                    "v2_text_units": "≥2.0 text units", "v1_text_units": "&lt;2.0 text units"}
+COVERAGE_HEADERS = {
+    "n": "N",
+    "v2_entities": "≥2.0 entities",
+    "v1_entities": "&lt;2.0 entities",
+    "v2_text_units": "≥2.0 text units",
+    "v1_text_units": "&lt;2.0 text units",
+}
 #: the marker of the level you query with (a column of its own: it survives plain-text rendering)
 MARKER = "▶"
 
@@ -296,9 +376,11 @@ def _verify(report, priv: _Privacy) -> list[str]:
     mc = v.map_calls
     compared = bool(mc is not None and mc.compared)
     if compared:
-        note = (f"Map calls: graphrag's own build_community_context was run on its selection at every level "
-                f"({markdown_cell(mc.tokenizer)}, {_n(mc.max_context_tokens)} tokens per batch) and "
-                "compared batch by batch (reports, tokens, text).")
+        note = (
+            f"Map calls: graphrag's own build_community_context was run on its selection at every level "
+            f"({markdown_cell(mc.tokenizer)}, {_n(mc.max_context_tokens)} tokens per batch) and "
+            "compared batch by batch (reports, tokens, text)."
+        )
     elif mc is not None and mc.reason and "--no-costs" not in mc.reason:
         note = "Map calls not compared: " + markdown_cell(priv.text(mc.reason), 300)
     else:
@@ -316,18 +398,41 @@ def _verify(report, priv: _Privacy) -> list[str]:
     for x in v.levels:
         word = result_word(x)
         m = x.map_calls
-        row = [_lvl(x.community_level), word if word.startswith("agrees") else f"**{word}**",
-               _n(x.selection.graphrag_count), _n(x.audit_count)]
+        row = [
+            _lvl(x.community_level),
+            word if word.startswith("agrees") else f"**{word}**",
+            _n(x.selection.graphrag_count),
+            _n(x.audit_count),
+        ]
         if with_query:
             q = x.graphrag_query
-            row += ["—" if q is None else {"agrees": "agrees", "differs": "**differs**",
-                                           "graphrag_raised": "**graphrag raised**"}[q.status],
-                    _n(None if q is None else q.graphrag_count)]
+            row += [
+                "—"
+                if q is None
+                else {"agrees": "agrees", "differs": "**differs**", "graphrag_raised": "**graphrag raised**"}[
+                    q.status
+                ],
+                _n(None if q is None else q.graphrag_count),
+            ]
         if compared:
-            row += [_n(m and m.graphrag_map_calls), _n(m and m.audit_map_calls),
-                    _n(m and m.graphrag_context_tokens), _n(m and m.audit_context_tokens)]
-        row.append(markdown_cell(priv.text(x.selection.graphrag_error or (m and m.context_error)
-                                           or x.selection.expected or x.map_calls_skipped or ""), 300))
+            row += [
+                _n(m and m.graphrag_map_calls),
+                _n(m and m.audit_map_calls),
+                _n(m and m.graphrag_context_tokens),
+                _n(m and m.audit_context_tokens),
+            ]
+        row.append(
+            markdown_cell(
+                priv.text(
+                    x.selection.graphrag_error
+                    or (m and m.context_error)
+                    or x.selection.expected
+                    or x.map_calls_skipped
+                    or ""
+                ),
+                300,
+            )
+        )
         rows.append(row)
     heads = ["N", "result", "graphrag reports", "audit reports"]
     align = ["r", "l", "r", "r"]
@@ -339,13 +444,22 @@ def _verify(report, priv: _Privacy) -> list[str]:
         align += ["r", "r", "r", "r"]
     paths = []
     if qp:
-        paths = ["", "Load paths: *result* and *graphrag reports* are graphrag's read_indexer_reports on tables "
-                     "read with pd.read_parquet, as its Python API and notebooks read them"
-                 + (f" (pandas {markdown_cell(v.pandas_version)})" if v.pandas_version else "")
-                 + "; *graphrag query* on the tables as `graphrag query` loads them (its typed DataReader casts "
-                   "community and level to int64)."]
-    return out + [sentence, ""] + _table(heads + ["graphrag error / expected"], rows, align + ["l"]) + paths + (
-        [] if note is None else ["", note]) + dynamic
+        paths = [
+            "",
+            "Load paths: *result* and *graphrag reports* are graphrag's read_indexer_reports on tables "
+            "read with pd.read_parquet, as its Python API and notebooks read them"
+            + (f" (pandas {markdown_cell(v.pandas_version)})" if v.pandas_version else "")
+            + "; *graphrag query* on the tables as `graphrag query` loads them (its typed DataReader casts "
+            "community and level to int64).",
+        ]
+    return (
+        out
+        + [sentence, ""]
+        + _table(heads + ["graphrag error / expected"], rows, align + ["l"])
+        + paths
+        + ([] if note is None else ["", note])
+        + dynamic
+    )
 
 
 def _verify_dynamic(v) -> list[str]:
@@ -357,12 +471,17 @@ def _verify_dynamic(v) -> list[str]:
     if got is None:
         return []
     kind, sentence = got
-    out = ["", "#### Dynamic community selection checked against graphrag's own DynamicCommunitySelection", ""]
+    out = [
+        "",
+        "#### Dynamic community selection checked against graphrag's own DynamicCommunitySelection",
+        "",
+    ]
     if kind == "not_run":
         return out + ["Not run: " + sentence.split(": ", 1)[1] + "."]
     head = sentence.split(": ", 1)[0]
     head = head.replace(" DISAGREES ", " **disagrees** ", 1).replace(
-        " does not select at every community_level", " **does not select at every community_level**", 1)
+        " does not select at every community_level", " **does not select at every community_level**", 1
+    )
     out += [head + ".", ""]
 
     def word(status):
@@ -379,18 +498,52 @@ def _verify_dynamic(v) -> list[str]:
             continue
         n = _lvl(x.community_level)
         if not d.scenarios:
-            rows.append([n, "—", word(d.status), "", "", "", "", "", "",
-                         markdown_cell(d.reason or d.expected or "", 300)])
+            rows.append(
+                [
+                    n,
+                    "—",
+                    word(d.status),
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    markdown_cell(d.reason or d.expected or "", 300),
+                ]
+            )
             continue
         for name, sc in d.scenarios.items():
-            rows.append([n, SCENARIO_LABEL.get(name, markdown_cell(name, 40)), word(sc.status),
-                         _n(sc.graphrag_rating_calls), _n(sc.audit_rating_calls),
-                         waves(sc.graphrag_waves), waves(sc.audit_waves),
-                         _n(sc.graphrag_kept), _n(sc.audit_kept),
-                         markdown_cell(sc.graphrag_error or sc.expected or "", 300)])
-    return out + _table(["N", "relevant", "result", "graphrag rating calls", "audit rating calls", "graphrag waves",
-                         "audit waves", "graphrag kept", "audit kept", "graphrag error / expected"], rows,
-                        ["r", "l", "l", "r", "r", "l", "l", "r", "r", "l"])
+            rows.append(
+                [
+                    n,
+                    SCENARIO_LABEL.get(name, markdown_cell(name, 40)),
+                    word(sc.status),
+                    _n(sc.graphrag_rating_calls),
+                    _n(sc.audit_rating_calls),
+                    waves(sc.graphrag_waves),
+                    waves(sc.audit_waves),
+                    _n(sc.graphrag_kept),
+                    _n(sc.audit_kept),
+                    markdown_cell(sc.graphrag_error or sc.expected or "", 300),
+                ]
+            )
+    return out + _table(
+        [
+            "N",
+            "relevant",
+            "result",
+            "graphrag rating calls",
+            "audit rating calls",
+            "graphrag waves",
+            "audit waves",
+            "graphrag kept",
+            "audit kept",
+            "graphrag error / expected",
+        ],
+        rows,
+        ["r", "l", "l", "r", "r", "l", "l", "r", "r", "l"],
+    )
 
 
 def _depth(report, max_rows: int) -> list[str]:
@@ -399,34 +552,64 @@ def _depth(report, max_rows: int) -> list[str]:
     if not d.histogram:
         return out + ["No roots: the tree is empty."]
     total = sum(d.histogram.values())
-    out += _maybe_details("Roots per depth reached", _table(["depth reached", "roots", "share"],
-                                                            [[k, _n(v), share(v, total)]
-                                                             for k, v in d.histogram.items()]))
-    out += ["", f"Depth asymmetry **{d.asymmetry:.2f}** (entity-weighted; 0 = every entity can be refined to "
-                f"the deepest level {d.max_level}, 1 = all stuck at level 0)."]
-    out += [""] + _maybe_details("Roots and entities reaching each level",
-                                 _table(["N", "roots reaching N", "roots stuck", "entities served", "entities stuck"],
-                                        [[str(r.community_level), f"{_n(r.roots_reaching)} / {_n(r.roots_total)}",
-                                          _n(r.roots_stuck), f"{_n(r.entities_served)} / {_n(r.entities_total)}",
-                                          _n(r.entities_stuck)] for r in d.per_level]))
+    out += _maybe_details(
+        "Roots per depth reached",
+        _table(
+            ["depth reached", "roots", "share"], [[k, _n(v), share(v, total)] for k, v in d.histogram.items()]
+        ),
+    )
+    out += [
+        "",
+        f"Depth asymmetry **{d.asymmetry:.2f}** (entity-weighted; 0 = every entity can be refined to "
+        f"the deepest level {d.max_level}, 1 = all stuck at level 0).",
+    ]
+    out += [""] + _maybe_details(
+        "Roots and entities reaching each level",
+        _table(
+            ["N", "roots reaching N", "roots stuck", "entities served", "entities stuck"],
+            [
+                [
+                    str(r.community_level),
+                    f"{_n(r.roots_reaching)} / {_n(r.roots_total)}",
+                    _n(r.roots_stuck),
+                    f"{_n(r.entities_served)} / {_n(r.entities_total)}",
+                    _n(r.entities_stuck),
+                ]
+                for r in d.per_level
+            ],
+        ),
+    )
     roots = d.roots[:max_rows]
-    body = _table(["root", "level", "deepest level", "depth reached", "descendants", "entities",
-                   "leaves per level"],
-                  [[str(int(r.community)), str(r.level), str(r.deepest_level), str(r.depth_reached),
-                    _n(r.descendants), _n(r.entities),
-                    markdown_cell(_capped([f"L{k}: {_n(v)}" for k, v in r.leaves_per_level.items()],
-                                          LEAF_LEVELS, "levels"))]
-                   for r in roots])
+    body = _table(
+        ["root", "level", "deepest level", "depth reached", "descendants", "entities", "leaves per level"],
+        [
+            [
+                str(int(r.community)),
+                str(r.level),
+                str(r.deepest_level),
+                str(r.depth_reached),
+                _n(r.descendants),
+                _n(r.entities),
+                markdown_cell(
+                    _capped([f"L{k}: {_n(v)}" for k, v in r.leaves_per_level.items()], LEAF_LEVELS, "levels")
+                ),
+            ]
+            for r in roots
+        ],
+    )
     body += _more(len(roots), len(d.roots), "roots")
     out += [""] + _details(f"Depth per root ({len(d.roots):,} roots, deepest first)", body)
     if d.single_child or d.duplicate_levels:
         body = []
         if d.single_child:
-            body.append(f"Communities with exactly one child ({len(d.single_child):,}): "
-                        + _ids(d.single_child, max_rows))
+            body.append(
+                f"Communities with exactly one child ({len(d.single_child):,}): "
+                + _ids(d.single_child, max_rows)
+            )
         if d.duplicate_levels:
-            body += ([""] if body else []) + ["Levels repeating the previous level's partition: "
-                                             + _ids(d.duplicate_levels, max_rows)]
+            body += ([""] if body else []) + [
+                "Levels repeating the previous level's partition: " + _ids(d.duplicate_levels, max_rows)
+            ]
         out += [""] + _details("Single-child chains and duplicated levels", body)
     return out
 
@@ -461,12 +644,20 @@ def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
         return []
     rows = []
     for i in range(min(max_rows, len(lst))):
-        rows.append([str(lst.community[i]), str(lst.level[i]),
-                     *([markdown_cell(lst.title[i], TITLE_LIMIT)] if priv.include else []),
-                     _n(lst.entities[i]),
-                     _n(lst.tokens[i]) if lst.tokens is not None else "—",
-                     "yes" if lst.also_v1[i] else "no"])
-    heads, align = ["community", "level", "title", "entities", "tokens", "also sent by &lt;2.0"], list("rrlrrl")
+        rows.append(
+            [
+                str(lst.community[i]),
+                str(lst.level[i]),
+                *([markdown_cell(lst.title[i], TITLE_LIMIT)] if priv.include else []),
+                _n(lst.entities[i]),
+                _n(lst.tokens[i]) if lst.tokens is not None else "—",
+                "yes" if lst.also_v1[i] else "no",
+            ]
+        )
+    heads, align = (
+        ["community", "level", "title", "entities", "tokens", "also sent by &lt;2.0"],
+        list("rrlrrl"),
+    )
     if not priv.include:  # titles are the corpus's own words
         del heads[2], align[2]
     body = _table(heads, rows, align)
@@ -476,7 +667,9 @@ def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
     if v2.outcome is None or v2.outcome.exact:
         head = f"Reports graphrag ≥ 2.0 sends at community_level {int(n)} ({v2.count:,}"
     else:
-        head = f"Reports the graphrag ≥ 2.0 rule selects at community_level {int(n)} (" + _own(sends(v2, "v2"))
+        head = f"Reports the graphrag ≥ 2.0 rule selects at community_level {int(n)} (" + _own(
+            sends(v2, "v2")
+        )
     return [""] + _details(head + "; " + _own(sends(v1, "v1")) + ")", body)
 
 
@@ -486,11 +679,22 @@ def _findings(report, max_rows: int, priv: _Privacy) -> list[str]:
     if not fs:
         return out + ["None."]
     counts = {sev: sum(1 for f in fs if f.severity == sev) for sev in SEV_LABEL}
-    out += _maybe_details(", ".join(f"{n:,} {SEV_LABEL[sev]}" for sev, n in counts.items()),
-                          _table(["severity", "rule", "message", "fix"],
-                                 [[SEV_LABEL.get(f.severity, markdown_cell(f.severity)), f"`{_rule(f.rule)}`",
-                                   markdown_cell(priv.text(f.message)), own_cell(f.fix or "")] for f in fs],
-                                 ["l", "l", "l", "l"]))
+    out += _maybe_details(
+        ", ".join(f"{n:,} {SEV_LABEL[sev]}" for sev, n in counts.items()),
+        _table(
+            ["severity", "rule", "message", "fix"],
+            [
+                [
+                    SEV_LABEL.get(f.severity, markdown_cell(f.severity)),
+                    f"`{_rule(f.rule)}`",
+                    markdown_cell(priv.text(f.message)),
+                    own_cell(f.fix or ""),
+                ]
+                for f in fs
+            ],
+            ["l", "l", "l", "l"],
+        ),
+    )
     body = []
     for f in fs:
         if not f.evidence and not f.communities:
@@ -499,7 +703,9 @@ def _findings(report, max_rows: int, priv: _Privacy) -> list[str]:
         for k, v in f.evidence.items():
             if k in PRIVATE_EVIDENCE and not priv.include:
                 n = len(v) if isinstance(v, (list, tuple)) else 1
-                body.append(f"- {markdown_cell(k)}: {n:,} hidden (entity names; `--include-titles` shows them)")
+                body.append(
+                    f"- {markdown_cell(k)}: {n:,} hidden (entity names; `--include-titles` shows them)"
+                )
                 continue
             body.append(f"- {markdown_cell(k)}: {markdown_cell(priv.text(_value(v)), EVIDENCE_LIMIT)}")
         if f.communities:
@@ -511,7 +717,11 @@ def _findings(report, max_rows: int, priv: _Privacy) -> list[str]:
 
 def _rule(rule_id: str) -> str:
     """Rule ids are ours (``[a-z0-9-]``); anything else is escaped rather than put in a code span."""
-    return rule_id if all(ch.isalnum() or ch == "-" for ch in rule_id) else markdown_cell(rule_id).replace("`", "")
+    return (
+        rule_id
+        if all(ch.isalnum() or ch == "-" for ch in rule_id)
+        else markdown_cell(rule_id).replace("`", "")
+    )
 
 
 def _value(v) -> str:
@@ -524,28 +734,47 @@ def _value(v) -> str:
 
 
 #: the one line that points from the markdown audit to filing a graphrag bug with a bundle
-BUG_REPORT_LINE = ("_A graphrag bug? `graphrag-audit bundle DIR -o OUT` makes a shareable copy of the index without "
-                   "its text: see docs/bug-reports.md of graphrag-audit._")
+BUG_REPORT_LINE = (
+    "_A graphrag bug? `graphrag-audit bundle DIR -o OUT` makes a shareable copy of the index without "
+    "its text: see docs/bug-reports.md of graphrag-audit._"
+)
 
 
-def render_markdown(report, *, max_rows: int = 100, include_titles: bool = False, verbose: bool = False,
-                    brief: bool = False, hide_hypothetical: bool = False, **_ignored) -> str:
+def render_markdown(
+    report,
+    *,
+    max_rows: int = 100,
+    include_titles: bool = False,
+    verbose: bool = False,
+    brief: bool = False,
+    hide_hypothetical: bool = False,
+    **_ignored,
+) -> str:
     """The audit as GitHub Markdown. ``brief``: the answer, one table with one row per N and the findings.
     ``hide_hypothetical``: the per-N tables leave out the columns of a graphrag line that cannot run on
     this index (:func:`render.cells.hypothetical_behaviours`)."""
     priv = _Privacy(report, include_titles)
     hide = hypothetical_behaviours(report) if hide_hypothetical else frozenset()
-    flags = (f"{' --include-titles' if priv.include else ''}{' --verbose' if verbose else ''}"
-             f"{' --brief' if brief else ''}{' --hide-hypothetical' if hide_hypothetical else ''}")
+    flags = (
+        f"{' --include-titles' if priv.include else ''}{' --verbose' if verbose else ''}"
+        f"{' --brief' if brief else ''}{' --hide-hypothetical' if hide_hypothetical else ''}"
+    )
     if brief:
         out = ["## graphrag-audit report", "", f"**{_own(answer(report))}**", ""]
         for p in (_brief(report, hide, hide_hypothetical), _findings(report, max_rows, priv)):
             out += p + [""]
-        out.append(f"_Generated by graphrag-audit {markdown_cell(environment()['graphrag-audit'])}: "
-                   f"`graphrag-audit levels DIR --level {int(report.options.level)} -f markdown{flags}`_")
+        out.append(
+            f"_Generated by graphrag-audit {markdown_cell(environment()['graphrag-audit'])}: "
+            f"`graphrag-audit levels DIR --level {int(report.options.level)} -f markdown{flags}`_"
+        )
         return "\n".join(out) + "\n"
-    parts = [_header(report, priv, verbose), _tree(report), _levels(report, hide, hide_hypothetical), _depth(report, max_rows),
-             _findings(report, max_rows, priv)]
+    parts = [
+        _header(report, priv, verbose),
+        _tree(report),
+        _levels(report, hide, hide_hypothetical),
+        _depth(report, max_rows),
+        _findings(report, max_rows, priv),
+    ]
     sent = _sent_at_level(report, max_rows, priv)
     if sent:
         parts[2] = parts[2] + sent
@@ -559,6 +788,8 @@ def render_markdown(report, *, max_rows: int = 100, include_titles: bool = False
     for p in parts:
         out += p + [""]
     out += [BUG_REPORT_LINE, ""]
-    out.append(f"_Generated by graphrag-audit {markdown_cell(environment()['graphrag-audit'])}: "
-               f"`graphrag-audit levels DIR --level {int(report.options.level)} -f markdown{flags}`_")
+    out.append(
+        f"_Generated by graphrag-audit {markdown_cell(environment()['graphrag-audit'])}: "
+        f"`graphrag-audit levels DIR --level {int(report.options.level)} -f markdown{flags}`_"
+    )
     return "\n".join(out) + "\n"

@@ -7,11 +7,17 @@ is a number or a word of ours.
 from __future__ import annotations
 
 from graphrag_audit.render.cells import hypothetical_rule_note
-from graphrag_audit.render.numbers import count, level_label as lvl, number as n, share  # noqa: F401 (plan renderers' names)
+from graphrag_audit.render.numbers import count, share  # noqa: F401 (plan renderers' names)
+from graphrag_audit.render.numbers import level_label as lvl
+from graphrag_audit.render.numbers import number as n
 
 BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
-STATUS_LABEL = {"finest": "at finest", "budget": "budget-limited", "blocked": "blocked",
-                "uncovered": "left out (--allow-uncovered)"}
+STATUS_LABEL = {
+    "finest": "at finest",
+    "budget": "budget-limited",
+    "blocked": "blocked",
+    "uncovered": "left out (--allow-uncovered)",
+}
 SUBTREE_ROWS = 30  # subtrees listed in text/markdown before "… N more (JSON lists all)"
 
 
@@ -54,14 +60,18 @@ def plan_headline(plan) -> str:
 
 def entity_line(plan) -> str:
     cov = plan.coverage
-    line = (f"{plan.entities_represented:,} of {plan.entities_clustered:,} clustered entities represented "
-            f"exactly once; {plan.entities_at_finest:,} ({'—' if cov is None else f'{cov:.0%}'}) at their "
-            f"finest available level")
+    line = (
+        f"{plan.entities_represented:,} of {plan.entities_clustered:,} clustered entities represented "
+        f"exactly once; {plan.entities_at_finest:,} ({'—' if cov is None else f'{cov:.0%}'}) at their "
+        f"finest available level"
+    )
     if plan.entities_uncoverable:
         line += f"; {plan.entities_uncoverable:,} uncoverable (no report can carry them)"
     if plan.entities_left_uncovered:
-        line += (f"; {plan.entities_left_uncovered:,} coverable entities left uncovered (--allow-uncovered: "
-                 f"{len(plan.uncovered_roots):,} report-less roots kept out)")
+        line += (
+            f"; {plan.entities_left_uncovered:,} coverable entities left uncovered (--allow-uncovered: "
+            f"{len(plan.uncovered_roots):,} report-less roots kept out)"
+        )
     if plan.entities_duplicated:
         line += f"; {plan.entities_duplicated:,} held twice or more"
     return line
@@ -69,6 +79,7 @@ def entity_line(plan) -> str:
 
 def check_line(plan) -> str:
     """Each budget: its value, the plan's value, holds or not."""
+
     def fmt(kind, v):
         if v is None:
             return "—"
@@ -78,8 +89,10 @@ def check_line(plan) -> str:
     for c in plan.checks:
         verdict = "—" if c["holds"] is None else ("holds" if c["holds"] else "FAILS")
         op = ">=" if c["kind"] == "coverage" else "<="
-        parts.append(f"{c['kind'].replace('_', ' ')} {fmt(c['kind'], c['actual'])} {op} "
-                     f"{fmt(c['kind'], c['value'])}: {verdict}")
+        parts.append(
+            f"{c['kind'].replace('_', ' ')} {fmt(c['kind'], c['actual'])} {op} "
+            f"{fmt(c['kind'], c['value'])}: {verdict}"
+        )
     return "budgets: " + "; ".join(parts)
 
 
@@ -91,12 +104,18 @@ def granularity_line(plan, report) -> str:
     best2, best1 = report.best_level("v2"), report.best_level("v1")
     if not plan.communities:
         return "no report can be sent"
-    parts = [f"every entity at level >= min({plan.complete_level}, its finest available level)",
-             f"deepest level used {lvl(plan.deepest_level)}"]
-    parts.append("best whole level frontier that fits: "
-                 + ("none" if plan.baseline_level is None else f"N={plan.baseline_level}"))
-    parts.append(f"best single community_level that fits: >=2.0 {lvl(best2) if best2 is not None else 'none'}, "
-                 f"<2.0 {lvl(best1) if best1 is not None else 'none'}")
+    parts = [
+        f"every entity at level >= min({plan.complete_level}, its finest available level)",
+        f"deepest level used {lvl(plan.deepest_level)}",
+    ]
+    parts.append(
+        "best whole level frontier that fits: "
+        + ("none" if plan.baseline_level is None else f"N={plan.baseline_level}")
+    )
+    parts.append(
+        f"best single community_level that fits: >=2.0 {lvl(best2) if best2 is not None else 'none'}, "
+        f"<2.0 {lvl(best1) if best1 is not None else 'none'}"
+    )
     epr = plan.entities_per_report
     parts.append(f"entities per report {n(epr['min'])}·{n(epr['median'])}·{n(epr['max'])} (min·median·max)")
     return "; ".join(parts)
@@ -108,39 +127,86 @@ def comparison_rows(report) -> list[list[str]]:
     rows = []
     for o in report.options:
         hyp = "" if o.status == "exact" else "hyp. "  # graphrag.compat: not what that graphrag sends
-        rows.append([lvl(o.community_level), BEHAVIOUR_LABEL[o.behaviour], hyp + n(o.reports),
-                     n(o.cost.tokens) if o.cost else "—", n(o.cost.map_calls) if o.cost else "—",
-                     n(o.entities_covered), n(o.entities_at_finest), n(o.ancestors_sent), fits_text(o.fits)])
+        rows.append(
+            [
+                lvl(o.community_level),
+                BEHAVIOUR_LABEL[o.behaviour],
+                hyp + n(o.reports),
+                n(o.cost.tokens) if o.cost else "—",
+                n(o.cost.map_calls) if o.cost else "—",
+                n(o.entities_covered),
+                n(o.entities_at_finest),
+                n(o.ancestors_sent),
+                fits_text(o.fits),
+            ]
+        )
     return rows
 
 
 def comparison_note(report) -> str:
     """The sentence on ``hyp.`` under the comparison table ("" when every row is what graphrag sends)."""
-    who = [w for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0"))
-           if any(o.behaviour == b and o.status != "exact" for o in report.options)]
+    who = [
+        w
+        for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0"))
+        if any(o.behaviour == b and o.status != "exact" for o in report.options)
+    ]
     return hypothetical_rule_note(who) + ("." if who else "")
 
 
-COMPARISON_HEADERS = ["N", "sends", "reports", "tokens", "map calls", "entities", "at finest", "ancestors", "fits"]
+COMPARISON_HEADERS = [
+    "N",
+    "sends",
+    "reports",
+    "tokens",
+    "map calls",
+    "entities",
+    "at finest",
+    "ancestors",
+    "fits",
+]
 
 
 def plan_row(plan) -> list[str]:
-    return ["plan", "this plan", n(plan.report_count), n(plan.cost.tokens) if plan.cost else "—",
-            n(plan.cost.map_calls) if plan.cost else "—", n(plan.entities_represented), n(plan.entities_at_finest),
-            "0", fits_text(plan.fits)]
+    return [
+        "plan",
+        "this plan",
+        n(plan.report_count),
+        n(plan.cost.tokens) if plan.cost else "—",
+        n(plan.cost.map_calls) if plan.cost else "—",
+        n(plan.entities_represented),
+        n(plan.entities_at_finest),
+        "0",
+        fits_text(plan.fits),
+    ]
 
 
 def subtree_rows(plan) -> list[list[str]]:
     rows = []
     for s in plan.subtrees:
-        rows.append([str(s.root), n(s.entities), n(s.reports), levels_text(s.levels), lvl(s.finest_available),
-                     "yes" if s.coarser_than_target else "", STATUS_LABEL[s.status]])
+        rows.append(
+            [
+                str(s.root),
+                n(s.entities),
+                n(s.reports),
+                levels_text(s.levels),
+                lvl(s.finest_available),
+                "yes" if s.coarser_than_target else "",
+                STATUS_LABEL[s.status],
+            ]
+        )
     return rows
 
 
 def subtree_headers(plan) -> list[str]:
-    return ["root", "entities", "reports", "plan levels", "finest available",
-            f"coarser than L{lvl(plan.deepest_level)}", "status"]
+    return [
+        "root",
+        "entities",
+        "reports",
+        "plan levels",
+        "finest available",
+        f"coarser than L{lvl(plan.deepest_level)}",
+        "status",
+    ]
 
 
 def disclosure_lines(plan) -> list[str]:
@@ -149,21 +215,29 @@ def disclosure_lines(plan) -> list[str]:
     done = [s for s in plan.subtrees if s.coarser_than_target and s.status == "finest"]
     if done:
         ent = sum(s.entities for s in done)
-        out.append(f"{len(done):,} of {count(len(plan.subtrees), 'subtree')} ({count(ent, 'entity', 'entities')}) "
-                   f"{'is at its' if len(done) == 1 else 'are at their'} finest available report, which is coarser than the plan's deepest level {deepest} "
-                   f"(roots {ids_text([s.root for s in done], 20)}).")
+        out.append(
+            f"{len(done):,} of {count(len(plan.subtrees), 'subtree')} ({count(ent, 'entity', 'entities')}) "
+            f"{'is at its' if len(done) == 1 else 'are at their'} finest available report, which is coarser than the plan's deepest level {deepest} "
+            f"(roots {ids_text([s.root for s in done], 20)})."
+        )
     short = [s for s in plan.subtrees if s.coarser_than_target and s.status != "finest"]
     if short:
         one = len(short) == 1
-        out.append(f"{count(len(short), 'more subtree')} cannot reach level {deepest} at all ({'its' if one else 'their'} "
-                   f"finest available report is coarser) and {'is' if one else 'are'} not yet at that report (roots {ids_text([s.root for s in short], 20)}).")
+        out.append(
+            f"{count(len(short), 'more subtree')} cannot reach level {deepest} at all ({'its' if one else 'their'} "
+            f"finest available report is coarser) and {'is' if one else 'are'} not yet at that report (roots {ids_text([s.root for s in short], 20)})."
+        )
     budget = [s for s in plan.subtrees if s.status == "budget"]
     if budget:
-        out.append(f"{count(len(budget), 'subtree')} could go finer with a larger budget "
-                   f"(roots {ids_text([s.root for s in budget], 20)}).")
+        out.append(
+            f"{count(len(budget), 'subtree')} could go finer with a larger budget "
+            f"(roots {ids_text([s.root for s in budget], 20)})."
+        )
     for s in plan.subtrees:
         for b in s.blocked:
-            out.append(f"community {b['community']} (level {b['level']}, subtree {s.root}) is kept whole: {b['reason']}.")
+            out.append(
+                f"community {b['community']} (level {b['level']}, subtree {s.root}) is kept whole: {b['reason']}."
+            )
     if not out:
         out.append("every subtree is at its finest available report.")
     return out
@@ -173,8 +247,15 @@ def dynamic_rows(report) -> list[list[str]]:
     rows = []
     for d in report.dynamic:
         rc = d["rating_calls"]
-        rows.append([lvl(d["community_level"]), n(d["candidates"]), n(d["level0_reports"]),
-                     f"{rc['min']:,}–{rc['max']:,}", "KeyError (no level-0 report)" if d["raises_keyerror"] else ""])
+        rows.append(
+            [
+                lvl(d["community_level"]),
+                n(d["candidates"]),
+                n(d["level0_reports"]),
+                f"{rc['min']:,}–{rc['max']:,}",
+                "KeyError (no level-0 report)" if d["raises_keyerror"] else "",
+            ]
+        )
     return rows
 
 
@@ -192,12 +273,14 @@ def handoff_lines(report) -> list[str]:
     """The graphrag commands that use the plan (after --write) or how to get there."""
     h = report.handoff
     if not h:
-        return ["Hand it to graphrag: add --write OUT_DIR to write an index directory whose community_reports "
-                "and communities hold exactly this plan (graphrag >= 2.0 parquet or CSV, graphrag 1.x "
-                "create_final_*)."]
+        return [
+            "Hand it to graphrag: add --write OUT_DIR to write an index directory whose community_reports "
+            "and communities hold exactly this plan (graphrag >= 2.0 parquet or CSV, graphrag 1.x "
+            "create_final_*)."
+        ]
     out_dir, lv = h["out_dir"], h["max_level"]
     tables = h.get("tables", {})
-    size = (f"; {h['linked_bytes']:,} bytes" if h.get("linked_bytes") else "")
+    size = f"; {h['linked_bytes']:,} bytes" if h.get("linked_bytes") else ""
     lines = [
         f"Wrote {h['reports']:,} reports and {h['communities']:,} communities to {out_dir} "
         f"(written: {', '.join(tables.values()) or 'none'}; copied unchanged: {', '.join(h['copied']) or 'none'}).",
@@ -205,19 +288,33 @@ def handoff_lines(report) -> list[str]:
         f"{_names(h.get('linked', []))}.",
         f"Left out: {_names(h.get('left_out', []))}.",
     ]
-    commands = h.get("commands") or [{"graphrag": ">= 2.0", "command": f"graphrag query --root <your project> "
-                                      f"--method global --data {out_dir} --community-level {lv} \"<question>\""}]
+    commands = h.get("commands") or [
+        {
+            "graphrag": ">= 2.0",
+            "command": f"graphrag query --root <your project> "
+            f'--method global --data {out_dir} --community-level {lv} "<question>"',
+        }
+    ]
     for c in commands:
-        lines.append(f"graphrag {c['graphrag']} CLI:  {c['command']}   (any --community-level >= {lv})"
-                     + (f"; {c['note']}" if c.get("note") else ""))
+        lines.append(
+            f"graphrag {c['graphrag']} CLI:  {c['command']}   (any --community-level >= {lv})"
+            + (f"; {c['note']}" if c.get("note") else "")
+        )
     if "nodes" in tables:
-        lines.append(f"Python API:    graphrag.api.global_search(..., nodes=<its {tables['nodes']}>, "
-                     f"communities=<its {tables['communities']}>, community_reports=<its {tables['reports']}>, "
-                     "community_level=None, dynamic_community_selection=False, ...)")
+        lines.append(
+            f"Python API:    graphrag.api.global_search(..., nodes=<its {tables['nodes']}>, "
+            f"communities=<its {tables['communities']}>, community_reports=<its {tables['reports']}>, "
+            "community_level=None, dynamic_community_selection=False, ...)"
+        )
     else:
-        lines.append(f"Python API:    graphrag.api.global_search(..., communities=<its "
-                     f"{tables.get('communities', 'communities.parquet')}>, community_reports=<its "
-                     f"{tables.get('reports', 'community_reports.parquet')}>, community_level=None, "
-                     "dynamic_community_selection=False, ...)")
-    return lines + [f"note: {x}" for x in h.get("notes", [])] + (
-        [f"read back: {h['verified']}"] if h.get("verified") else [])
+        lines.append(
+            f"Python API:    graphrag.api.global_search(..., communities=<its "
+            f"{tables.get('communities', 'communities.parquet')}>, community_reports=<its "
+            f"{tables.get('reports', 'community_reports.parquet')}>, community_level=None, "
+            "dynamic_community_selection=False, ...)"
+        )
+    return (
+        lines
+        + [f"note: {x}" for x in h.get("notes", [])]
+        + ([f"read back: {h['verified']}"] if h.get("verified") else [])
+    )

@@ -33,19 +33,29 @@ def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) ->
     def path(p):
         return p if include_titles else shown_path(p, where)
 
-    out = [f"## graphrag-audit plan: {markdown_cell(path(info['path']))}", "",
-           f"tables in {markdown_cell(path(info['output_dir']))}", "",
-           *[line for x in info.get("notes", []) for line in (f"Note: {markdown_cell(text(x))}", "")],
-           *([] if include_titles else [f"Privacy: {markdown_cell(PRIVACY_NOTE)}", ""]),
-           f"generation {markdown_cell(info['generation'])} · {markdown_cell(pc.settings_line(report))}", "",
-           f"**Plan:** {markdown_cell(pc.plan_headline(plan))}", "",
-           f"- {markdown_cell(pc.check_line(plan))}",
-           *[f"- {markdown_cell(text(x))}" for x in pc.why_lines(plan)],
-           f"- {markdown_cell(pc.entity_line(plan))}",
-           f"- {markdown_cell(pc.granularity_line(plan, report))}",
-           f"- communities: {markdown_cell(pc.ids_text(plan.communities))}"]
+    out = [
+        f"## graphrag-audit plan: {markdown_cell(path(info['path']))}",
+        "",
+        f"tables in {markdown_cell(path(info['output_dir']))}",
+        "",
+        *[line for x in info.get("notes", []) for line in (f"Note: {markdown_cell(text(x))}", "")],
+        *([] if include_titles else [f"Privacy: {markdown_cell(PRIVACY_NOTE)}", ""]),
+        f"generation {markdown_cell(info['generation'])} · {markdown_cell(pc.settings_line(report))}",
+        "",
+        f"**Plan:** {markdown_cell(pc.plan_headline(plan))}",
+        "",
+        f"- {markdown_cell(pc.check_line(plan))}",
+        *[f"- {markdown_cell(text(x))}" for x in pc.why_lines(plan)],
+        f"- {markdown_cell(pc.entity_line(plan))}",
+        f"- {markdown_cell(pc.granularity_line(plan, report))}",
+        f"- communities: {markdown_cell(pc.ids_text(plan.communities))}",
+    ]
     out += [f"- note: {markdown_cell(text(x))}" for x in plan.notes]
-    out += ["", f"### The same budget ({markdown_cell(plan.budget.describe())}) at every community_level N", ""]
+    out += [
+        "",
+        f"### The same budget ({markdown_cell(plan.budget.describe())}) at every community_level N",
+        "",
+    ]
     out += _table(pc.COMPARISON_HEADERS, pc.comparison_rows(report) + [pc.plan_row(plan)], left={1})
     if note := pc.comparison_note(report):
         out += ["", markdown_cell(note)]
@@ -58,7 +68,11 @@ def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) ->
     out += [""] + table
     if len(srows) > pc.SUBTREE_ROWS:
         out.append(f"\n… {len(srows) - pc.SUBTREE_ROWS:,} more subtrees (the JSON lists them all)")
-    out += ["", f"### Dynamic community selection instead (num\\_repeats {report.settings.get('num_repeats', 1)})", ""]
+    out += [
+        "",
+        f"### Dynamic community selection instead (num\\_repeats {report.settings.get('num_repeats', 1)})",
+        "",
+    ]
     out += _table(pc.DYNAMIC_HEADERS, pc.dynamic_rows(report), left={4})
     out += ["", "### Hand-off to graphrag", ""]
     out += [f"- {markdown_cell(text(x))}" for x in pc.handoff_lines(report)]

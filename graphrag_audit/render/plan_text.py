@@ -13,11 +13,18 @@ from rich.text import Text
 from graphrag_audit.render import plan_common as pc
 from graphrag_audit.render.console import no_trailing_blanks, own_glyphs
 from graphrag_audit.render.text_lines import cell_width, wrap
-from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
+from graphrag_audit.sanitise.terminal import for_log as plain
+from graphrag_audit.sanitise.terminal import inert_log_lines
 
 
-def _table(title: str, headers: list[str], rows: list[list[str]], left: set[int] = frozenset(),
-           caption: str | None = None, no_wrap: set[int] = frozenset()) -> Table:
+def _table(
+    title: str,
+    headers: list[str],
+    rows: list[list[str]],
+    left: set[int] = frozenset(),
+    caption: str | None = None,
+    no_wrap: set[int] = frozenset(),
+) -> Table:
     t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
     for i, h in enumerate(headers):
         t.add_column(h, justify="left" if i in left else "right", no_wrap=i in no_wrap)
@@ -45,16 +52,32 @@ def _narrowest(console, table) -> int:
     return table._extra_width + sum(low for low, _ in _ranges(console, table))
 
 
-def _fitted(console, title: str, headers: list[str], rows: list[list[str]], *, left=frozenset(),
-            caption: str | None = None, no_wrap=frozenset(), droppable=(), extra: list[str] | None = None) -> list:
+def _fitted(
+    console,
+    title: str,
+    headers: list[str],
+    rows: list[list[str]],
+    *,
+    left=frozenset(),
+    caption: str | None = None,
+    no_wrap=frozenset(),
+    droppable=(),
+    extra: list[str] | None = None,
+) -> list:
     """The table, fitted to the output width without cutting a number or a word: the ``droppable``
     columns (indices) are left out one by one while it does not fit (a note names them); when it
     still does not fit, one block per row. ``extra``: a last row of its own section (bold)."""
+
     def build(keep):
         idx = {j: i for i, j in enumerate(keep)}
-        t = _table(title, [headers[j] for j in keep], [[r[j] for j in keep] for r in rows],
-                   left={idx[j] for j in left if j in idx}, caption=caption,
-                   no_wrap={idx[j] for j in no_wrap if j in idx})
+        t = _table(
+            title,
+            [headers[j] for j in keep],
+            [[r[j] for j in keep] for r in rows],
+            left={idx[j] for j in left if j in idx},
+            caption=caption,
+            no_wrap={idx[j] for j in no_wrap if j in idx},
+        )
         if extra is not None:
             t.add_section()
             t.add_row(*[Text(extra[j]) for j in keep], style="bold")
@@ -71,8 +94,16 @@ def _fitted(console, title: str, headers: list[str], rows: list[list[str]], *, l
         table = build(keep)
     if _narrowest(console, table) <= console.width:
         _no_cut(console, table)
-        note = ([Text(f"(left out at {console.width} columns: {', '.join(dropped)}; a wider --width or -f json "
-                      "shows them)")] if dropped else [])
+        note = (
+            [
+                Text(
+                    f"(left out at {console.width} columns: {', '.join(dropped)}; a wider --width or -f json "
+                    "shows them)"
+                )
+            ]
+            if dropped
+            else []
+        )
         return [table, *note]
     return _blocks(console.width, title, headers, rows + ([extra] if extra is not None else []), caption)
 
@@ -117,9 +148,17 @@ def _bullet(console, text: str, style: str | None = None) -> Text:
 
 def render_plan_text(report, *, width: int | None = None, color: bool = False, **_ignored) -> str:
     buf = io.StringIO()
-    console = Console(file=buf, width=width or 100, force_terminal=color, no_color=not color,
-                      color_system="standard" if color else None, highlight=False, emoji=False,
-                      soft_wrap=False, legacy_windows=False)
+    console = Console(
+        file=buf,
+        width=width or 100,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        highlight=False,
+        emoji=False,
+        soft_wrap=False,
+        legacy_windows=False,
+    )
     plan = report.plan
     info = report.to_dict()["index"]
     console.print(Text.assemble(("graphrag-audit plan ", "bold"), (plain(info["path"]), "bold")))
@@ -128,7 +167,9 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
         console.print(Text("note: " + plain(note)))
     console.print(Text(f"generation {info['generation']} · " + pc.settings_line(report)))
     console.print()
-    console.print(Text.assemble(("Plan: ", "bold"), (pc.plan_headline(plan), "green" if plan.usable else "bold red")))
+    console.print(
+        Text.assemble(("Plan: ", "bold"), (pc.plan_headline(plan), "green" if plan.usable else "bold red"))
+    )
     console.print(_bullet(console, pc.check_line(plan)))
     for line in pc.why_lines(plan):
         console.print(_bullet(console, plain(line), "bold red"))
@@ -141,13 +182,18 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
 
     rows = pc.comparison_rows(report)
     for part in _fitted(
-            console, f"The same budget ({plan.budget.describe()}) at every community_level N", pc.COMPARISON_HEADERS,
-            rows, left={1},
-            caption="entities = clustered entities the selection covers; at finest = of those, held by a report "
-                    "at their finest available level; ancestors = reports sent together with a descendant's "
-                    "report (the same entities twice). The plan sends no ancestor."
-                    + (f" {note}" if (note := pc.comparison_note(report)) else ""),
-            droppable=(7, 6), extra=pc.plan_row(plan)):
+        console,
+        f"The same budget ({plan.budget.describe()}) at every community_level N",
+        pc.COMPARISON_HEADERS,
+        rows,
+        left={1},
+        caption="entities = clustered entities the selection covers; at finest = of those, held by a report "
+        "at their finest available level; ancestors = reports sent together with a descendant's "
+        "report (the same entities twice). The plan sends no ancestor."
+        + (f" {note}" if (note := pc.comparison_note(report)) else ""),
+        droppable=(7, 6),
+        extra=pc.plan_row(plan),
+    ):
         console.print(part)
 
     console.print(Text("Finest available level, per subtree", style="bold"))
@@ -155,15 +201,22 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
         console.print(_bullet(console, plain(own_glyphs(line))))
     srows = pc.subtree_rows(plan)
     shown = srows[: pc.SUBTREE_ROWS]
-    for part in _fitted(console, "", pc.subtree_headers(plan), shown, left={3, 6}, no_wrap={3}, droppable=(5, 4)):
+    for part in _fitted(
+        console, "", pc.subtree_headers(plan), shown, left={3, 6}, no_wrap={3}, droppable=(5, 4)
+    ):
         console.print(part)
     if len(srows) > len(shown):
         console.print(Text(f"  … {len(srows) - len(shown):,} more subtrees (the JSON lists them all)"))
     console.print()
 
-    for part in _fitted(console, f"Dynamic community selection instead (num_repeats "
-                        f"{report.settings.get('num_repeats', 1)}): rating calls and candidate pool per cap N",
-                        pc.DYNAMIC_HEADERS, pc.dynamic_rows(report), left={4}):
+    for part in _fitted(
+        console,
+        f"Dynamic community selection instead (num_repeats "
+        f"{report.settings.get('num_repeats', 1)}): rating calls and candidate pool per cap N",
+        pc.DYNAMIC_HEADERS,
+        pc.dynamic_rows(report),
+        left={4},
+    ):
         console.print(part)
     for line in pc.handoff_lines(report):
         console.print(Text(plain(line)))

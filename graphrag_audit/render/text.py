@@ -12,48 +12,105 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from graphrag_audit.render.cells import (BEHAVIOUR_SHORT, DYNAMIC_HEADERS, LEVEL_ONLY_NOTE, SELECTION_COLUMNS,
-                                        answer, brief_rows, hidden_note, hypothetical_behaviours,
-                                        coverage_table, dynamic_at, dynamic_notes, dynamic_rows,
-                                        dynamic_settings_line, level_columns, level_table, marker_legend, sends,
-                                        size_line)
+from graphrag_audit.render.cells import (
+    BEHAVIOUR_SHORT,
+    DYNAMIC_HEADERS,
+    LEVEL_ONLY_NOTE,
+    SELECTION_COLUMNS,
+    answer,
+    brief_rows,
+    coverage_table,
+    dynamic_at,
+    dynamic_notes,
+    dynamic_rows,
+    dynamic_settings_line,
+    hidden_note,
+    hypothetical_behaviours,
+    level_columns,
+    level_table,
+    marker_legend,
+    sends,
+    size_line,
+)
 from graphrag_audit.render.console import no_trailing_blanks as _no_trailing_blanks
 from graphrag_audit.render.cost_words import money_lines, with_source
-from graphrag_audit.render.numbers import count, level_label as _lvl, number as _n
-from graphrag_audit.sanitise.terminal import for_log as plain, inert_log_lines
-
+from graphrag_audit.render.numbers import count
+from graphrag_audit.render.numbers import level_label as _lvl
+from graphrag_audit.render.numbers import number as _n
+from graphrag_audit.sanitise.terminal import for_log as plain
+from graphrag_audit.sanitise.terminal import inert_log_lines
 
 # two-line headers keep the columns narrow enough for an 80-column CI log
-TEXT_HEADERS = {"n": "N", "v2": ">=2.0\nreports", "v1": "<2.0\nreports", "extra": "extra\n(anc.)",
-                "mix": ">=2.0 mix\nL0/L1/…", "level_only": "level N\nonly", "stuck": "stuck\n<N",
-                "epr": "ents/rep\nmin·med·max", "v2_tokens": ">=2.0\ntokens", "v1_tokens": "<2.0\ntokens",
-                "map_calls": "map calls\n>=2.0/<2.0", "v2_entities": ">=2.0\nentities",
-                "v1_entities": "<2.0\nentities", "v2_text_units": ">=2.0\ntext units",
-                "v1_text_units": "<2.0\ntext units"}
+TEXT_HEADERS = {
+    "n": "N",
+    "v2": ">=2.0\nreports",
+    "v1": "<2.0\nreports",
+    "extra": "extra\n(anc.)",
+    "mix": ">=2.0 mix\nL0/L1/…",
+    "level_only": "level N\nonly",
+    "stuck": "stuck\n<N",
+    "epr": "ents/rep\nmin·med·max",
+    "v2_tokens": ">=2.0\ntokens",
+    "v1_tokens": "<2.0\ntokens",
+    "map_calls": "map calls\n>=2.0/<2.0",
+    "v2_entities": ">=2.0\nentities",
+    "v1_entities": "<2.0\nentities",
+    "v2_text_units": ">=2.0\ntext units",
+    "v1_text_units": "<2.0\ntext units",
+}
 #: per table, the columns left out in this order while it is wider than the output (numbers are never cut)
-DROPPABLE = {"tree": ("leaves", "reports"), "sel": ("mix", "extra", "level_only", "v1"),
-             "cov": ("v1_text_units", "v2_text_units", "v1_entities"),
-             "cost": ("epr", "stuck", "v1_tokens", "map_calls")}
-TREE_HEADERS = {"level": "level", "communities": "communities", "leaves": "leaves", "reports": "reports",
-                "entities": "entities"}
+DROPPABLE = {
+    "tree": ("leaves", "reports"),
+    "sel": ("mix", "extra", "level_only", "v1"),
+    "cov": ("v1_text_units", "v2_text_units", "v1_entities"),
+    "cost": ("epr", "stuck", "v1_tokens", "map_calls"),
+}
+TREE_HEADERS = {
+    "level": "level",
+    "communities": "communities",
+    "leaves": "leaves",
+    "reports": "reports",
+    "entities": "entities",
+}
 #: the marker of the level you query with, in its own column: it survives NO_COLOR, pipes and CI logs
 #: (console.GLYPH_FALLBACK writes it as ">" where the output encoding lacks it)
 MARKER = "▶"
 
 SEV_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0", "level_only": "level N only",
-                   "dynamic": "dynamic pool"}
+BEHAVIOUR_LABEL = {
+    "v2": "graphrag >= 2.0",
+    "v1": "graphrag < 2.0",
+    "level_only": "level N only",
+    "dynamic": "dynamic pool",
+}
 
 
-def render_text(report, *, width: int | None = None, color: bool = False, focus: int | None = None,
-                verbose: bool = False, brief: bool = False, hide_hypothetical: bool = False, **_ignored) -> str:
+def render_text(
+    report,
+    *,
+    width: int | None = None,
+    color: bool = False,
+    focus: int | None = None,
+    verbose: bool = False,
+    brief: bool = False,
+    hide_hypothetical: bool = False,
+    **_ignored,
+) -> str:
     """The audit as terminal text. ``brief``: the answer line, one table with one row per N and the
     findings. ``hide_hypothetical``: the per-N tables leave out the columns of a graphrag line that
     cannot run on this index (:func:`render.cells.hypothetical_behaviours`)."""
     buf = io.StringIO()
-    console = Console(file=buf, width=width or 100, force_terminal=color, no_color=not color,
-                      color_system="standard" if color else None, highlight=False, emoji=False,
-                      soft_wrap=False, legacy_windows=False)
+    console = Console(
+        file=buf,
+        width=width or 100,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        highlight=False,
+        emoji=False,
+        soft_wrap=False,
+        legacy_windows=False,
+    )
     hide = hypothetical_behaviours(report) if hide_hypothetical else frozenset()
     info = report.index
     c = info.counts
@@ -75,12 +132,19 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     console.print(Text(f"generation {info.generation}" + (f"  ·  {evidence}" if evidence else "")))
     for note in info.notes:
         console.print(Text("note: " + plain(note)))
-    console.print(Text(
-        f"{size_line(c)} · tree from {info.tree_source}"))
+    console.print(Text(f"{size_line(c)} · tree from {info.tree_source}"))
     console.print()
 
-    tree_rows = [{"level": str(tl.level), "communities": _n(tl.communities), "leaves": _n(tl.leaves),
-                  "reports": _n(tl.reports), "entities": _n(tl.entities)} for tl in report.tree_levels]
+    tree_rows = [
+        {
+            "level": str(tl.level),
+            "communities": _n(tl.communities),
+            "leaves": _n(tl.leaves),
+            "reports": _n(tl.reports),
+            "entities": _n(tl.entities),
+        }
+        for tl in report.tree_levels
+    ]
 
     def tree_table(keys):
         t = Table(title="Community tree", box=box.SIMPLE_HEAD, title_justify="left")
@@ -104,8 +168,12 @@ def render_text(report, *, width: int | None = None, color: bool = False, focus:
     d = report.depth
     if d.histogram:
         hist = "  ".join(f"{k}: {_n(v)}" for k, v in d.histogram.items())
-        console.print(Text(f"Branch depth reached by the {count(c.roots, 'root')} — {hist}  ·  "
-                           f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0)"))
+        console.print(
+            Text(
+                f"Branch depth reached by the {count(c.roots, 'root')} — {hist}  ·  "
+                f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0)"
+            )
+        )
         console.print()
 
     if focus is not None:
@@ -181,14 +249,16 @@ def _marked_table(report, title, caption, heads, rows):
     styles = ["bold" if r.community_level == opts.level else None for r in report.levels]
 
     def build(shown):
-        t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", caption=caption,
-                  caption_justify="left")
+        t = Table(
+            title=title, box=box.SIMPLE_HEAD, title_justify="left", caption=caption, caption_justify="left"
+        )
         t.add_column("", no_wrap=True, width=1)  # the marker column
         for key in shown:
             t.add_column(heads[key], justify="right", no_wrap=True)
         for mark, style, row in zip(marks, styles, rows):
             t.add_row(mark, *(row[key] for key in shown), style=style)
         return t
+
     return build
 
 
@@ -207,13 +277,20 @@ def _brief_table(report, console, hide=frozenset(), hide_hypothetical: bool = Fa
     c = report.index.counts
     text_heads = {**TEXT_HEADERS, **_map_calls_head(hide)}
     # the title and the legend as lines of their own: they wrap at the output's width, not the table's
-    table, dropped = _fitted(console, _marked_table(report, None, None, text_heads, rows), shown,
-                             ("v1_entities", "v2_entities"))
-    legend = (f"entities = of the {c.clustered_entities:,} clustered entities, those a selected report's community "
-              f"holds. {marker_legend(report, MARKER, f'--level {opts.level}')}."
-              + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT))
-    parts = [Text("What each community_level N sends to global search"), table, Text(legend),
-             *_dropped_note(dropped, console.width)]
+    table, dropped = _fitted(
+        console, _marked_table(report, None, None, text_heads, rows), shown, ("v1_entities", "v2_entities")
+    )
+    legend = (
+        f"entities = of the {c.clustered_entities:,} clustered entities, those a selected report's community "
+        f"holds. {marker_legend(report, MARKER, f'--level {opts.level}')}."
+        + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT)
+    )
+    parts = [
+        Text("What each community_level N sends to global search"),
+        table,
+        Text(legend),
+        *_dropped_note(dropped, console.width),
+    ]
     if notes.items:
         parts.append(Text("\n".join(notes.lines()) + "\n"))
     else:
@@ -257,25 +334,37 @@ def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = F
         return words if not apart or key in legend_keys else ""
 
     sel_title = "What each community_level N sends to global search"
-    sel_caption = (part("extra", "extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a "
-                                 "descendant's; ") + part("mix", "mix = >=2.0 reports per level; ")
-                   + LEVEL_ONLY_NOTE + f" {marker_legend(report, MARKER, f'--level {opts.level}')}."
-                   + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT))
+    sel_caption = (
+        part(
+            "extra",
+            "extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; ",
+        )
+        + part("mix", "mix = >=2.0 reports per level; ")
+        + LEVEL_ONLY_NOTE
+        + f" {marker_legend(report, MARKER, f'--level {opts.level}')}."
+        + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT)
+    )
     cov_cols, cov_cells = coverage_table(report, notes, hide)
     cov_keys = [key for key, _ in cov_cols]
     c = report.index.counts
-    of_tu = (f", {c.clustered_text_units:,} text units" if c.clustered_text_units is not None else "")
+    of_tu = f", {c.clustered_text_units:,} text units" if c.clustered_text_units is not None else ""
     cov_title = f"Coverage per N (of {c.clustered_entities:,} clustered entities{of_tu})"
-    cov_caption = ("An entity is covered when a selected report's community holds it; a text unit, when a covered "
-                   "entity names it. The rest never reach global search at that N.")
-    cost_title = (f"Depth and cost per N ({with_source(opts.tokenizer, opts, 'tokenizer', plain)}, max_context_tokens "
-                  f"{with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', plain)})" if costs
-                  else "Depth per N")
-    cost_caption = (part("stuck", "stuck = entities whose finest community is above level N; ")
-                    + part("epr", "ents/rep = entities per >=2.0 report. ")
-                    + "Each map call is one LLM call; one reduce call follows."
-                    + (" Tokens are estimates (--tokenizer estimate)." if costs and opts.tokenizer == "estimate"
-                       else ""))
+    cov_caption = (
+        "An entity is covered when a selected report's community holds it; a text unit, when a covered "
+        "entity names it. The rest never reach global search at that N."
+    )
+    cost_title = (
+        f"Depth and cost per N ({with_source(opts.tokenizer, opts, 'tokenizer', plain)}, max_context_tokens "
+        f"{with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', plain)})"
+        if costs
+        else "Depth per N"
+    )
+    cost_caption = (
+        part("stuck", "stuck = entities whose finest community is above level N; ")
+        + part("epr", "ents/rep = entities per >=2.0 report. ")
+        + "Each map call is one LLM call; one reduce call follows."
+        + (" Tokens are estimates (--tokenizer estimate)." if costs and opts.tokenizer == "estimate" else "")
+    )
     if apart:
         cost_caption = cost_caption.replace("level N; Each", "level N. Each")
 
@@ -286,8 +375,14 @@ def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = F
         return [Text(title), t, Text(caption), *_dropped_note(dropped, console.width)]
 
     sel = fitted(sel_title, sel_caption, heads_of, sel_rows, sel_keys, DROPPABLE["sel"])
-    cov = fitted(cov_title, cov_caption, TEXT_HEADERS, [dict(zip(cov_keys, row)) for row in cov_cells], cov_keys,
-                 DROPPABLE["cov"])
+    cov = fitted(
+        cov_title,
+        cov_caption,
+        TEXT_HEADERS,
+        [dict(zip(cov_keys, row)) for row in cov_cells],
+        cov_keys,
+        DROPPABLE["cov"],
+    )
     cost = fitted(cost_title, cost_caption, heads_of, cost_rows, cost_keys, DROPPABLE["cost"])
     dyn = []
     for r in report.levels:
@@ -297,15 +392,19 @@ def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = F
     parts = [*sel, Text(""), *cov, Text(""), *cost]
     money = money_lines(report, hide)
     if money:
-        parts.append(Text("\n".join(x[:len(x) - len(x.lstrip())] + plain(x) for x in money) + "\n"))
+        parts.append(Text("\n".join(x[: len(x) - len(x.lstrip())] + plain(x) for x in money) + "\n"))
     if notes.items:  # what graphrag actually does where the table's numbers are not what it returns
         parts.append(Text("\n".join(notes.lines()) + "\n"))
     per_version = _dynamic_lines(report)
     if per_version:  # the per-line simulation replaces the version-independent bound
         parts.append(Text(per_version))
     elif dyn:
-        parts.append(Text("Dynamic community selection, LLM rating calls (num_repeats "
-                          f"{opts.num_repeats}): " + ", ".join(dyn) + "\n"))
+        parts.append(
+            Text(
+                "Dynamic community selection, LLM rating calls (num_repeats "
+                f"{opts.num_repeats}): " + ", ".join(dyn) + "\n"
+            )
+        )
     return Group(*parts)
 
 
@@ -316,17 +415,26 @@ def _dynamic_lines(report) -> str:
         return ""
     n, bv = got
     what_if = report.options.relevant is not None
-    heads = DYNAMIC_HEADERS[:len(DYNAMIC_HEADERS) if what_if else 5]
+    heads = DYNAMIC_HEADERS[: len(DYNAMIC_HEADERS) if what_if else 5]
     # two header lines ("all relevant" over "calls") keep the table inside an 80-column log
-    split = [h.split(": ", 1) if ": " in h else (["what-if", h[8:]] if h.startswith("what-if ") else ["", h])
-             for h in heads]
+    split = [
+        h.split(": ", 1) if ": " in h else (["what-if", h[8:]] if h.startswith("what-if ") else ["", h])
+        for h in heads
+    ]
     rows = [[a for a, _ in split], [b for _, b in split]] + dynamic_rows(bv, what_if)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [f"Dynamic selection by graphrag version at N={_lvl(n)} (rating calls, num_repeats "
-             f"{report.options.num_repeats};", "all/none = every/no report rated relevant):"]
+    lines = [
+        f"Dynamic selection by graphrag version at N={_lvl(n)} (rating calls, num_repeats "
+        f"{report.options.num_repeats};",
+        "all/none = every/no report rated relevant):",
+    ]
     for r in rows:
-        lines.append("  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-                     .rstrip())
+        lines.append(
+            "  "
+            + "  ".join(
+                c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))
+            ).rstrip()
+        )
     lines.append(plain(dynamic_settings_line(report.options)))
     for head, items in dynamic_notes(bv, what_if, report.options.query, report.options.use_summary):
         lines += [plain(head)] + ["  " + plain(t) for t in items]
@@ -343,16 +451,23 @@ def _focus(report, n: int):
         return
     listing = report.listing
     if listing is None or listing.community_level != n:  # the audit lists the reports of options.level only
-        yield Text(f"community_level {n}: the audit listed the reports of community_level "
-                   f"{report.options.level} only.\n")
+        yield Text(
+            f"community_level {n}: the audit listed the reports of community_level "
+            f"{report.options.level} only.\n"
+        )
         return
     for b in ("v2", "v1", "level_only"):
         s = r.selected[b]
         exact = b == "level_only" or s.outcome is None or s.outcome.exact
         what = f"{BEHAVIOUR_LABEL[b]}: {count(s.count, 'report')}" if exact else sends(s, b)
         t = Table(title=f"community_level {n} · {what}", box=box.SIMPLE_HEAD, title_justify="left")
-        for col, j in (("id", "right"), ("level", "right"), ("title", "left"), ("entities", "right"),
-                       ("tokens", "right")):
+        for col, j in (
+            ("id", "right"),
+            ("level", "right"),
+            ("title", "left"),
+            ("entities", "right"),
+            ("tokens", "right"),
+        ):
             # numbers never wrap; the title column gives way first (its cells are cut with '…', not wrapped)
             t.add_column(col, justify=j, overflow="ellipsis", no_wrap=(col != "title"))
         lst = listing.by_behaviour[b]
@@ -360,13 +475,16 @@ def _focus(report, n: int):
         # and 100k-community indexes exist
         shown = min(len(lst), MAX_FOCUS_ROWS)
         if lst.total > shown:
-            t.caption = (f"the first {shown} of {lst.total:,} reports by level and id; "
-                         f"-f json lists them all")
+            t.caption = f"the first {shown} of {lst.total:,} reports by level and id; -f json lists them all"
             t.caption_justify = "left"
         for i in range(shown):
-            t.add_row(str(lst.community[i]), str(lst.level[i]),
-                      Text(plain(lst.title[i], 80), no_wrap=True, overflow="ellipsis"), _n(lst.entities[i]),
-                      _n(lst.tokens[i]) if lst.tokens is not None else "—")
+            t.add_row(
+                str(lst.community[i]),
+                str(lst.level[i]),
+                Text(plain(lst.title[i], 80), no_wrap=True, overflow="ellipsis"),
+                _n(lst.entities[i]),
+                _n(lst.tokens[i]) if lst.tokens is not None else "—",
+            )
         yield t
 
 

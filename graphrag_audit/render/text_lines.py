@@ -63,7 +63,7 @@ def wrap_all(lines: list[str], width: int) -> list[str]:
             out.append(line)
             continue
         body = line.lstrip(" ")
-        indent = line[:len(line) - len(body)]
+        indent = line[: len(line) - len(body)]
         out += wrap(body, width, indent)
     return out
 

@@ -16,12 +16,14 @@ from rich.console import Console
 from rich.text import Text
 
 from graphrag_audit.render.cells import hypothetical_rule_note
-from graphrag_audit.render.console import inert_log_lines, no_trailing_blanks, plain_for_log as plain
+from graphrag_audit.render.console import no_trailing_blanks
 from graphrag_audit.render.numbers import count
 from graphrag_audit.render.text_lines import wrap as wrap_words
-from graphrag_audit.sanitise.common import cut_point
 from graphrag_audit.results.audit import HYPOTHETICAL
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Row, TreeView
+from graphrag_audit.sanitise.common import cut_point
+from graphrag_audit.sanitise.terminal import for_log as plain
+from graphrag_audit.sanitise.terminal import inert_log_lines
 
 SENT_LABEL = {SENT_BOTH: "both", SENT_V2_ONLY: "v2 only", SENT_V1_ONLY: "v1 only", SENT_NEITHER: "—"}
 SENT_STYLE = {SENT_BOTH: "green", SENT_V2_ONLY: "yellow", SENT_V1_ONLY: "magenta", SENT_NEITHER: "dim"}
@@ -100,15 +102,20 @@ def _more_labels(row: Row) -> list[str]:
     """The "… N more" row's label, longest first: the shorter ones drop words, never the parent id."""
     if row.community < 0:
         roots = f"… {_n(row.more)} more {'root' if row.more == 1 else 'roots'}"
-        return [f"{roots} ({_n(row.more_communities)} {_plural(row.more_communities, 'community', 'communities')}, "
-                f"{_n(row.more_leaves)} {_plural(row.more_leaves, 'leaf', 'leaves')})", roots]
+        return [
+            f"{roots} ({_n(row.more_communities)} {_plural(row.more_communities, 'community', 'communities')}, "
+            f"{_n(row.more_leaves)} {_plural(row.more_leaves, 'leaf', 'leaves')})",
+            roots,
+        ]
     what = _plural(row.more_communities, "community", "communities")
     leaves = f"({_n(row.more_leaves)} {_plural(row.more_leaves, 'leaf', 'leaves')})"
     under = f"under {row.community}"
-    return [f"… {_n(row.more_communities)} more {what} {leaves} {under}",
-            f"… {_n(row.more_communities)} more {leaves} {under}",
-            f"… {_n(row.more_communities)} more {under}",
-            f"+{_n(row.more_communities)} {under}"]
+    return [
+        f"… {_n(row.more_communities)} more {what} {leaves} {under}",
+        f"… {_n(row.more_communities)} more {leaves} {under}",
+        f"… {_n(row.more_communities)} more {under}",
+        f"+{_n(row.more_communities)} {under}",
+    ]
 
 
 def _plural(k: int, one: str, many: str) -> str:
@@ -123,11 +130,12 @@ def _fitted_more(row: Row, cells: int) -> str:
         if cell_len(label) <= cells:
             return label
     last = labels[-1]
-    return "…" + last[len(last) - max(cells - 1, 0):] if cells > 0 else ""
+    return "…" + last[len(last) - max(cells - 1, 0) :] if cells > 0 else ""
 
 
-def render_tree(view: TreeView, *, width: int | None = None, color: bool = False,
-                heading: list[str] | None = None) -> str:
+def render_tree(
+    view: TreeView, *, width: int | None = None, color: bool = False, heading: list[str] | None = None
+) -> str:
     """The view as text lines (``heading`` lines first, escaped here)."""
     forest = view.forest
     nodes = forest.nodes
@@ -136,17 +144,30 @@ def render_tree(view: TreeView, *, width: int | None = None, color: bool = False
     right_w = 2 + LEVEL_W + 2 + ENT_W + 2 + BELOW_W + ((2 + SENT_W) if with_sent else 0)
     left_w = max(min(width - right_w, _widest_left(view)), MIN_LEFT)
     buf = io.StringIO()
-    console = Console(file=buf, width=width, force_terminal=color, no_color=not color,
-                      color_system="standard" if color else None, highlight=False, emoji=False,
-                      markup=False, soft_wrap=False, legacy_windows=False)
+    console = Console(
+        file=buf,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        highlight=False,
+        emoji=False,
+        markup=False,
+        soft_wrap=False,
+        legacy_windows=False,
+    )
 
     def out(text: Text, wrap: bool = False, ours: bool = False) -> None:
         text.rstrip()
         if ours:  # our own lines: wrapped only where no GLUE holds words together, no trailing blank
             words = [w if cell_len(w) <= width else w.replace(GLUE, " ") for w in text.plain.split(" ")]
             for line in wrap_words(" ".join(words), width, "", ""):
-                console.print(Text(line.replace(GLUE, " ").rstrip(), style=text.style), no_wrap=True, overflow="crop",
-                              crop=False)
+                console.print(
+                    Text(line.replace(GLUE, " ").rstrip(), style=text.style),
+                    no_wrap=True,
+                    overflow="crop",
+                    crop=False,
+                )
         elif wrap:
             console.print(text, overflow="fold")
         else:
@@ -158,14 +179,23 @@ def render_tree(view: TreeView, *, width: int | None = None, color: bool = False
         out(Text(line), wrap=True, ours=True)
     if with_sent:
         v1 = " · v1 only = only < 2.0 sends it" if forest.counts()[SENT_V1_ONLY] else ""
-        items = [_glued(x) for x in (f"N={forest.community_level} column: both = sent by >= 2.0 and < 2.0",
-                                      "v2 only = only >= 2.0 sends it",
-                                      *(["v1 only = only < 2.0 sends it"] if v1 else []), "— = not sent")]
+        items = [
+            _glued(x)
+            for x in (
+                f"N={forest.community_level} column: both = sent by >= 2.0 and < 2.0",
+                "v2 only = only >= 2.0 sends it",
+                *(["v1 only = only < 2.0 sends it"] if v1 else []),
+                "— = not sent",
+            )
+        ]
         hyp = _hyp_legend(forest)  # a sentence: it may break between its words
         items += [hyp] if hyp else []
         # a line breaks between the legend's items only, the "·" staying at the end of the line
-        out(Text(" ".join(x + (GLUE + "·" if i < len(items) - 1 else "") for i, x in enumerate(items))),
-            wrap=True, ours=True)
+        out(
+            Text(" ".join(x + (GLUE + "·" if i < len(items) - 1 else "") for i, x in enumerate(items))),
+            wrap=True,
+            ours=True,
+        )
     crumbs = view.breadcrumb()
     if crumbs:
         if len(crumbs) > 8:  # a community deep in a long chain: its first and last ancestors
@@ -173,8 +203,10 @@ def render_tree(view: TreeView, *, width: int | None = None, color: bool = False
         out(Text("under " + " › ".join(str(c) for c in crumbs)), wrap=True)
     out(Text(""))
     head = Text(fit(HEAD_LABEL, left_w), style="bold")
-    head.append("  " + "level".rjust(LEVEL_W) + "  " + "entities".rjust(ENT_W) + "  " +
-                "below".ljust(BELOW_W), style="bold")
+    head.append(
+        "  " + "level".rjust(LEVEL_W) + "  " + "entities".rjust(ENT_W) + "  " + "below".ljust(BELOW_W),
+        style="bold",
+    )
     if with_sent:
         head.append("  " + f"N={forest.community_level}".ljust(SENT_W), style="bold")
     out(head)
@@ -233,8 +265,11 @@ def _glued(text: str) -> str:
 
 def _hyp_legend(f) -> str:
     """The legend's word on ``hyp.``: which graphrag does not send what its rule selects here."""
-    who = [w for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0")) if f.outcomes.get(b) is not None
-           and not f.outcomes[b].exact]
+    who = [
+        w
+        for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0"))
+        if f.outcomes.get(b) is not None and not f.outcomes[b].exact
+    ]
     return hypothetical_rule_note(who)
 
 
@@ -242,20 +277,29 @@ def _summary(view: TreeView) -> list[str]:
     f = view.forest
     levels = f.max_level + 1
     n_reports = sum(nd.reports for nd in f.nodes.values()) + len(f.outside_reports)
-    items = [count(len(f.nodes), 'community', 'communities'), count(levels, 'level'), count(len(f.roots), 'root'),
-             count(n_reports, "report") if f.has_reports_table else "no community_reports table"]
+    items = [
+        count(len(f.nodes), "community", "communities"),
+        count(levels, "level"),
+        count(len(f.roots), "root"),
+        count(n_reports, "report") if f.has_reports_table else "no community_reports table",
+    ]
     lines = [f"{GLUE}· ".join(map(_glued, items))]
     if f.community_level is not None and not f.has_reports_table:
         lines.append(f"community_level {f.community_level}: nothing is sent (no community_reports table)")
     elif f.community_level is not None:
         c = f.counts()
         n = f.community_level
-        capped = (f" (deeper than the index: as {f.selection_level})"
-                  if f.selection_level is not None and f.selection_level != n else "")
+        capped = (
+            f" (deeper than the index: as {f.selection_level})"
+            if f.selection_level is not None and f.selection_level != n
+            else ""
+        )
         v1_only = f", {_glued(f'v1 only {_n(c[SENT_V1_ONLY])}')}" if c[SENT_V1_ONLY] else ""
-        lines.append(f"community_level {n}{capped}: graphrag >= 2.0 {_sends(f, 'v2')}, "
-                     f"< 2.0 {_sends(f, 'v1')} ({_glued(f'both {_n(c[SENT_BOTH])}')}, "
-                     f"{_glued(f'v2 only {_n(c[SENT_V2_ONLY])}')}{v1_only})")
+        lines.append(
+            f"community_level {n}{capped}: graphrag >= 2.0 {_sends(f, 'v2')}, "
+            f"< 2.0 {_sends(f, 'v1')} ({_glued(f'both {_n(c[SENT_BOTH])}')}, "
+            f"{_glued(f'v2 only {_n(c[SENT_V2_ONLY])}')}{v1_only})"
+        )
     return lines
 
 
@@ -278,15 +322,25 @@ def _footer(view: TreeView) -> list[str]:
     f = view.forest
     out = []
     if view.hidden:
-        out.append(f"showing {_n(len(view.shown))} of {_n(view.in_scope)} communities "
-                   f"(largest subtrees first); --max-lines 0 shows all, --root C zooms in, --depth D limits depth")
+        out.append(
+            f"showing {_n(len(view.shown))} of {_n(view.in_scope)} communities "
+            f"(largest subtrees first); --max-lines 0 shows all, --root C zooms in, --depth D limits depth"
+        )
     if f.cycle_roots:
         out.append("parent chain loops: shown as extra roots: " + _listed(f.cycle_roots, 10))
     if f.outside_reports:
         parts = []
         for r in f.outside_reports[:10]:
-            sent = f", {'not sent' if r.sent == SENT_NEITHER else SENT_LABEL[r.sent]}" if r.sent is not None else ""
+            sent = (
+                f", {'not sent' if r.sent == SENT_NEITHER else SENT_LABEL[r.sent]}"
+                if r.sent is not None
+                else ""
+            )
             parts.append(f"{r.community} (level {r.level}{sent})")
         more = f", … {len(f.outside_reports) - 10} more" if len(f.outside_reports) > 10 else ""
-        out.append(f"{len(f.outside_reports):,} report(s) for communities not in the tree: " + ", ".join(parts) + more)
+        out.append(
+            f"{len(f.outside_reports):,} report(s) for communities not in the tree: "
+            + ", ".join(parts)
+            + more
+        )
     return out

@@ -13,7 +13,7 @@ command name (backticks in Markdown)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from graphrag_audit.render.numbers import level_label, number
 from graphrag_audit.results.verify import DynamicScenarioCheck, LevelCheck, SelectionCheck, VerifyResult
@@ -46,7 +46,7 @@ _PathRow = tuple
 
 
 def _raised_parts(rows: list[_PathRow], all_levels: list, who: str, clean: Callable) -> list[str]:
-    """"{who} raises {Type} at N=..., (first message; predicted: ...)", one part per exception type."""
+    """ "{who} raises {Type} at N=..., (first message; predicted: ...)", one part per exception type."""
     groups: dict[str, list[_PathRow]] = {}
     for x in rows:
         err = str(x[1].graphrag_error or "")
@@ -57,8 +57,9 @@ def _raised_parts(rows: list[_PathRow], all_levels: list, who: str, clean: Calla
         note = clean(first.graphrag_error or etype, 240)
         if first.expected:
             note += "; the audit predicted " + clean(first.expected, 200)
-        parts.append(f"{who} raises {clean(etype, 60)} at "
-                     f"{_levels_phrase([n for n, _, _ in xs], all_levels)} ({note})")
+        parts.append(
+            f"{who} raises {clean(etype, 60)} at {_levels_phrase([n for n, _, _ in xs], all_levels)} ({note})"
+        )
     return parts
 
 
@@ -69,8 +70,11 @@ def _differ_part(n, sel: SelectionCheck, audit_count, who: str) -> str:
         extra.append(f"{len(sel.only_graphrag)} only in graphrag's")
     if sel.only_audit:
         extra.append(f"{len(sel.only_audit)} only in the audit's")
-    return (head + f"{who}{number(sel.graphrag_count)} vs audit {number(audit_count)} reports"
-            + (f" ({', '.join(extra)})" if extra else ""))
+    return (
+        head
+        + f"{who}{number(sel.graphrag_count)} vs audit {number(audit_count)} reports"
+        + (f" ({', '.join(extra)})" if extra else "")
+    )
 
 
 def context_problem(x: LevelCheck, clean: Callable) -> str | None:
@@ -82,24 +86,35 @@ def context_problem(x: LevelCheck, clean: Callable) -> str | None:
     if m.context_error:
         return head + f"graphrag's context building failed ({clean(m.context_error, 80)})"
     if m.map_calls_agree is False:
-        return head + (f"graphrag {number(m.graphrag_map_calls)} vs audit {number(m.audit_map_calls)} map "
-                       f"call{'' if m.audit_map_calls == 1 else 's'}")
+        return head + (
+            f"graphrag {number(m.graphrag_map_calls)} vs audit {number(m.audit_map_calls)} map "
+            f"call{'' if m.audit_map_calls == 1 else 's'}"
+        )
     if m.context_tokens_agree is False or m.batches_agree is False:
-        return (head + f"same {number(m.graphrag_map_calls)} map call{'' if m.graphrag_map_calls == 1 else 's'} "
-                f"but graphrag counts "
-                f"{number(m.graphrag_context_tokens)} vs audit {number(m.audit_context_tokens)} tokens"
-                + (f" (first differing batch {m.first_differing_batch})"
-                   if m.first_differing_batch is not None else ""))
+        return (
+            head + f"same {number(m.graphrag_map_calls)} map call{'' if m.graphrag_map_calls == 1 else 's'} "
+            f"but graphrag counts "
+            f"{number(m.graphrag_context_tokens)} vs audit {number(m.audit_context_tokens)} tokens"
+            + (
+                f" (first differing batch {m.first_differing_batch})"
+                if m.first_differing_batch is not None
+                else ""
+            )
+        )
     if m.texts_agree is False:
-        return head + "same batches, but the text sent differs in batch(es) " + ", ".join(
-            str(k) for k in m.texts_differ_in_batches)
+        return (
+            head
+            + "same batches, but the text sent differs in batch(es) "
+            + ", ".join(str(k) for k in m.texts_differ_in_batches)
+        )
     if m.context_error_expected is False:
         return head + "graphrag's context building did not fail where the audit predicted it would"
     return None
 
 
-def _path_parts(rows: list[_PathRow], levels: dict, who_raises: str, who_count: str, clean: Callable,
-                with_context: bool) -> tuple[list[str], bool]:
+def _path_parts(
+    rows: list[_PathRow], levels: dict, who_raises: str, who_count: str, clean: Callable, with_context: bool
+) -> tuple[list[str], bool]:
     """Problems on one load path (``rows``; ``levels``: community_level -> LevelCheck, for the map
     calls): (parts, any real disagreement)."""
     all_levels = [n for n, _, _ in rows]
@@ -111,8 +126,10 @@ def _path_parts(rows: list[_PathRow], levels: dict, who_raises: str, who_count: 
             parts.append(_differ_part(n, sel, audit_count, who_count))
             disagree = True
         elif sel.status == "agrees" and sel.expected_error_not_raised:
-            parts.append(f"N={level_label(n)}: {who_count}returned the audit's selection "
-                         f"where the audit predicted an error ({clean(sel.expected, 120)})")
+            parts.append(
+                f"N={level_label(n)}: {who_count}returned the audit's selection "
+                f"where the audit predicted an error ({clean(sel.expected, 120)})"
+            )
             disagree = True
         elif sel.status == "agrees" and with_context:
             p = context_problem(levels[n], clean)
@@ -122,8 +139,12 @@ def _path_parts(rows: list[_PathRow], levels: dict, who_raises: str, who_count: 
     return parts, disagree
 
 
-DYNAMIC_STATUS_WORD = {"agrees": "agrees", "differs": "DIFFERS", "graphrag_raised": "graphrag raised",
-                       "not_run": "not run"}
+DYNAMIC_STATUS_WORD = {
+    "agrees": "agrees",
+    "differs": "DIFFERS",
+    "graphrag_raised": "graphrag raised",
+    "not_run": "not run",
+}
 SCENARIO_LABEL = {"none_relevant": "none relevant", "all_relevant": "all relevant", "what_if": "what-if"}
 
 
@@ -142,19 +163,25 @@ def scenario_problem(name: str, sc: DynamicScenarioCheck, clean: Callable) -> st
             note += "; the audit predicted " + clean(sc.expected, 120)
         return f"{label}: graphrag raised {note}"
     if sc.expected_error_not_raised:
-        return (f"{label}: graphrag returned {number(sc.graphrag_kept)} reports after "
-                f"{number(sc.graphrag_rating_calls)} rating calls where the audit predicted "
-                + clean(sc.expected, 120))
+        return (
+            f"{label}: graphrag returned {number(sc.graphrag_kept)} reports after "
+            f"{number(sc.graphrag_rating_calls)} rating calls where the audit predicted "
+            + clean(sc.expected, 120)
+        )
     parts = []
     if sc.graphrag_rating_calls != sc.audit_rating_calls:
-        parts.append(f"graphrag {number(sc.graphrag_rating_calls)} vs audit "
-                     f"{number(sc.audit_rating_calls)} rating calls")
+        parts.append(
+            f"graphrag {number(sc.graphrag_rating_calls)} vs audit "
+            f"{number(sc.audit_rating_calls)} rating calls"
+        )
     if sc.graphrag_waves != sc.audit_waves:
         parts.append(f"waves {_waves(sc.graphrag_waves)} vs {_waves(sc.audit_waves)}")
     if sc.only_graphrag_kept or sc.only_audit_kept or sc.graphrag_kept != sc.audit_kept:
-        parts.append(f"kept {number(sc.graphrag_kept)} vs {number(sc.audit_kept)} reports"
-                     f" ({len(sc.only_graphrag_kept or ())} only graphrag's, "
-                     f"{len(sc.only_audit_kept or ())} only the audit's)")
+        parts.append(
+            f"kept {number(sc.graphrag_kept)} vs {number(sc.audit_kept)} reports"
+            f" ({len(sc.only_graphrag_kept or ())} only graphrag's, "
+            f"{len(sc.only_audit_kept or ())} only the audit's)"
+        )
     return f"{label}: " + ("; ".join(parts) or "differs")
 
 
@@ -166,12 +193,18 @@ def dynamic_level_phrase(x: LevelCheck, clean: Callable) -> str:
     if d.status == "not_run" and not scen:
         return head + "not run (" + clean(d.reason, 160) + ")"
     if d.status == "agrees":
-        calls = ", ".join(f"{SCENARIO_LABEL.get(k, clean(k, 40))} {number(sc.graphrag_rating_calls)}"
-                          for k, sc in scen.items())
+        calls = ", ".join(
+            f"{SCENARIO_LABEL.get(k, clean(k, 40))} {number(sc.graphrag_rating_calls)}"
+            for k, sc in scen.items()
+        )
         return head + f"agrees ({calls} rating calls)"
     errors = {sc.graphrag_error for sc in scen.values()}
-    if d.status == "graphrag_raised" and len(errors) == 1 and None not in errors and all(
-            sc.status == "graphrag_raised" for sc in scen.values()):
+    if (
+        d.status == "graphrag_raised"
+        and len(errors) == 1
+        and None not in errors
+        and all(sc.status == "graphrag_raised" for sc in scen.values())
+    ):
         note = clean(next(iter(errors)), 160)
         if d.expected:
             note += "; the audit predicted " + clean(d.expected, 120)
@@ -190,13 +223,19 @@ def dynamic_summary(v: VerifyResult, clean: Callable) -> tuple[str, str] | None:
     if not dyn.compared:
         return "not_run", f"dynamic selection not compared: {clean(dyn.reason, 240)}"
     st = dyn.settings
-    knobs = ("" if st is None else f"threshold {st.threshold}, num_repeats {st.num_repeats}, max_level {st.max_level}"
-             f", keep_parent {'on' if st.keep_parent else 'off'}")
+    knobs = (
+        ""
+        if st is None
+        else f"threshold {st.threshold}, num_repeats {st.num_repeats}, max_level {st.max_level}"
+        f", keep_parent {'on' if st.keep_parent else 'off'}"
+    )
     rows = [x for x in v.levels if x.dynamic is not None]
     statuses = [x.dynamic.status for x in rows]
     scenarios = ", ".join(SCENARIO_LABEL.get(s, clean(s, 40)) for s in dyn.scenarios)
-    who = (f"graphrag {version}'s DynamicCommunitySelection (the {clean(dyn.family)} line, "
-           f"stub rater; {scenarios}; {knobs})")
+    who = (
+        f"graphrag {version}'s DynamicCommunitySelection (the {clean(dyn.family)} line, "
+        f"stub rater; {scenarios}; {knobs})"
+    )
     all_levels = [x.community_level for x in rows]
     raised: dict[tuple, list] = {}  # levels where every scenario raised the same error, grouped by it
     parts: list = []
@@ -238,19 +277,25 @@ def summary(v: VerifyResult, label: str, clean: Callable, code: Callable) -> tup
     api_rows = [(x.community_level, x.selection, x.audit_count) for x in rows]
     qp = v.graphrag_query
     q_loaded = bool(qp and qp.loaded)
-    q_rows = [(x.community_level, x.graphrag_query, x.audit_count) for x in rows if x.graphrag_query is not None]
+    q_rows = [
+        (x.community_level, x.graphrag_query, x.audit_count) for x in rows if x.graphrag_query is not None
+    ]
     q_note = ""
     if qp and not q_loaded:
         q_note = f"; {code('graphrag query')} cannot load this index ({clean(qp.load_error, 160)})"
     map_note = ""
     if mc_compared:
-        map_note = ("same reports, tokens and text in every batch; "
-                    f"{clean(mc.tokenizer)}, {number(mc.max_context_tokens)} tokens per batch")
+        map_note = (
+            "same reports, tokens and text in every batch; "
+            f"{clean(mc.tokenizer)}, {number(mc.max_context_tokens)} tokens per batch"
+        )
     if v.static_agree:
         line = f"graphrag {version}'s read_indexer_reports agrees with the {label} selection at every community_level"
         if q_loaded:
-            line += (", with the tables loaded both as its Python API does (pd.read_parquet) and as "
-                     f"{code('graphrag query')} does (its typed DataReader)")
+            line += (
+                ", with the tables loaded both as its Python API does (pd.read_parquet) and as "
+                f"{code('graphrag query')} does (its typed DataReader)"
+            )
         elif qp:
             line += " (tables read with pd.read_parquet, as its Python API does)"
         if mc_compared:
@@ -260,8 +305,11 @@ def summary(v: VerifyResult, label: str, clean: Callable, code: Callable) -> tup
         return "agrees", line + q_note
     pandas = clean(v.pandas_version) if v.pandas_version else None
     if qp:
-        api_who = ("its Python API (tables read with pd.read_parquet" + (f", pandas {pandas}" if pandas else "")
-                   + ")")
+        api_who = (
+            "its Python API (tables read with pd.read_parquet"
+            + (f", pandas {pandas}" if pandas else "")
+            + ")"
+        )
         api_count = "Python API: graphrag "
     else:
         api_who, api_count = "its read_indexer_reports", "graphrag "
@@ -269,18 +317,29 @@ def summary(v: VerifyResult, label: str, clean: Callable, code: Callable) -> tup
     parts = list(api_parts)
     if q_loaded and q_rows:
         q_who = code("graphrag query") + " (typed DataReader, ids cast to int64)"
-        q_parts, q_disagree = _path_parts(q_rows, by_level, q_who, code("graphrag query") + ": graphrag ", clean,
-                                          with_context=False)
+        q_parts, q_disagree = _path_parts(
+            q_rows, by_level, q_who, code("graphrag query") + ": graphrag ", clean, with_context=False
+        )
         disagree = disagree or q_disagree
         if not q_parts:
             api_ok = all(x.selection.status == "agrees" for x in rows)
-            via_query = [x.map_calls for x in rows if x.map_calls is not None and x.map_calls.load_path == "graphrag_query"]
-            same_calls = bool(via_query) and all(m.map_calls_agree and m.batches_agree and m.texts_agree
-                                                 for m in via_query)
+            via_query = [
+                x.map_calls
+                for x in rows
+                if x.map_calls is not None and x.map_calls.load_path == "graphrag_query"
+            ]
+            same_calls = bool(via_query) and all(
+                m.map_calls_agree and m.batches_agree and m.texts_agree for m in via_query
+            )
             if not api_ok:
-                parts.append(f"{q_who} reads it: the audit's selection at every community_level"
-                             + (" and, on it, the same map calls" if same_calls and len(via_query) == len(rows)
-                                else ""))
+                parts.append(
+                    f"{q_who} reads it: the audit's selection at every community_level"
+                    + (
+                        " and, on it, the same map calls"
+                        if same_calls and len(via_query) == len(rows)
+                        else ""
+                    )
+                )
         else:
             parts.extend(q_parts)
     elif qp and not q_loaded:

@@ -22,7 +22,9 @@ from graphrag_audit.findings import SEVERITY_RANK, Finding
 from graphrag_audit.results.verify import VerifyResult
 from graphrag_audit.sanitise.secrets import scrub
 
-SCHEMA_VERSION = "1.2"  # 1.1: every selection carries its graphrag status (compat.py); 1.2: dynamic.by_version
+SCHEMA_VERSION = (
+    "1.2"  # 1.1: every selection carries its graphrag status (compat.py); 1.2: dynamic.by_version
+)
 
 #: a selection's graphrag status (``SelectionStats.outcome.status``; decided in graphrag.compat)
 EXACT = "exact"
@@ -114,7 +116,7 @@ class CommunityIds(Sequence):
     def __iter__(self):
         a = self.array
         for start in range(0, len(a), 65536):
-            yield from a[start:start + 65536].tolist()
+            yield from a[start : start + 65536].tolist()
 
     def __contains__(self, x) -> bool:
         try:
@@ -234,11 +236,15 @@ class DynamicScenario:
     #: the rating calls' prompt tokens as graphrag counts them (None without costs)
     prompt_tokens: int | None = None
     #: the what-if only, with costs: global search's map step over the kept reports
-    kept_costs: "KeptCosts | None" = None
+    kept_costs: KeptCosts | None = None
 
     def to_dict(self) -> dict:
-        d = {"rating_calls": self.rating_calls, "kept_ids": list(self.kept_ids), "waves": list(self.waves),
-             "prompt_tokens": self.prompt_tokens}
+        d = {
+            "rating_calls": self.rating_calls,
+            "kept_ids": list(self.kept_ids),
+            "waves": list(self.waves),
+            "prompt_tokens": self.prompt_tokens,
+        }
         if self.relevant_ids is not None:
             d = {"relevant_ids": list(self.relevant_ids), **d}
             if self.kept_costs is not None:
@@ -263,9 +269,14 @@ class KeptCosts:
     tokens_exact: bool
 
     def to_dict(self) -> dict:
-        return {"map_calls": self.map_calls, "tokens": self.tokens,
-                "map_calls_range": list(self.map_calls_range), "tokens_range": list(self.tokens_range),
-                "orders_sampled": self.orders, "tokens_exact": self.tokens_exact}
+        return {
+            "map_calls": self.map_calls,
+            "tokens": self.tokens,
+            "map_calls_range": list(self.map_calls_range),
+            "tokens_range": list(self.tokens_range),
+            "orders_sampled": self.orders,
+            "tokens_exact": self.tokens_exact,
+        }
 
 
 @dataclass(frozen=True)
@@ -289,11 +300,16 @@ class DynamicVersion:
     what_if: DynamicScenario | None = None
 
     def to_dict(self) -> dict:
-        d = {"graphrag": self.graphrag, "error": self.error, "descends": self.descends,
-             "start_ids": list(self.start_ids), "cut_off": len(self.cut_off_ids),
-             "unreachable": len(self.unreachable_ids),
-             "none_relevant": None if self.none_relevant is None else self.none_relevant.to_dict(),
-             "all_relevant": None if self.all_relevant is None else self.all_relevant.to_dict()}
+        d = {
+            "graphrag": self.graphrag,
+            "error": self.error,
+            "descends": self.descends,
+            "start_ids": list(self.start_ids),
+            "cut_off": len(self.cut_off_ids),
+            "unreachable": len(self.unreachable_ids),
+            "none_relevant": None if self.none_relevant is None else self.none_relevant.to_dict(),
+            "all_relevant": None if self.all_relevant is None else self.all_relevant.to_dict(),
+        }
         if self.what_if is not None:
             d["what_if"] = self.what_if.to_dict()
         return d
@@ -329,7 +345,9 @@ class SelectionStats:
     rows: np.ndarray | None = field(default=None, repr=False, compare=False)  # report rows, parquet order
     outcome: Outcome | None = None  # what graphrag actually does for this behaviour (graphrag.compat)
     cost: Costs | None = None  # tokens / map calls (v2, v1, level_only with costs on)
-    row_tokens: np.ndarray | None = field(default=None, repr=False, compare=False)  # tokens of each row's line
+    row_tokens: np.ndarray | None = field(
+        default=None, repr=False, compare=False
+    )  # tokens of each row's line
     extra_vs_v1: ExtraVsV1 | None = None  # v2 only
     rating_calls: RatingCalls | None = None  # dynamic only
     by_version: DynamicByVersion | None = None  # dynamic only: the selector per graphrag line
@@ -365,7 +383,7 @@ class SelectionStats:
             d.update(self.outcome.to_dict())
         return d
 
-    def with_(self, **changes) -> "SelectionStats":
+    def with_(self, **changes) -> SelectionStats:
         """A new object with ``changes`` (``dataclasses.replace``): results are never mutated."""
         return replace(self, **changes)
 
@@ -383,8 +401,10 @@ class LevelResult:
             object.__setattr__(self, "selected", frozen_map(self.selected))
 
     def to_dict(self) -> dict:
-        return {"community_level": self.community_level,
-                "selected": {b: s.to_dict() for b, s in self.selected.items()}}
+        return {
+            "community_level": self.community_level,
+            "selected": {b: s.to_dict() for b, s in self.selected.items()},
+        }
 
 
 # ---- the reports listed at the level you query with ----------------------------------------
@@ -427,9 +447,15 @@ class RootDepth(NamedTuple):
     leaves_per_level: Mapping[str, int]
 
     def to_dict(self) -> dict:
-        return {"community": self.community, "level": self.level, "deepest_level": self.deepest_level,
-                "depth_reached": self.depth_reached, "descendants": self.descendants,
-                "entities": self.entities, "leaves_per_level": dict(self.leaves_per_level)}
+        return {
+            "community": self.community,
+            "level": self.level,
+            "deepest_level": self.deepest_level,
+            "depth_reached": self.depth_reached,
+            "descendants": self.descendants,
+            "entities": self.entities,
+            "leaves_per_level": dict(self.leaves_per_level),
+        }
 
 
 class LevelDepth(NamedTuple):
@@ -443,10 +469,15 @@ class LevelDepth(NamedTuple):
     entities_per_report: EntitySpread | None = None  # graphrag < 2.0's selection at this N
 
     def to_dict(self) -> dict:
-        d = {"community_level": self.community_level, "roots_reaching": self.roots_reaching,
-             "roots_stuck": self.roots_stuck, "roots_total": self.roots_total,
-             "entities_served": self.entities_served, "entities_stuck": self.entities_stuck,
-             "entities_total": self.entities_total}
+        d = {
+            "community_level": self.community_level,
+            "roots_reaching": self.roots_reaching,
+            "roots_stuck": self.roots_stuck,
+            "roots_total": self.roots_total,
+            "entities_served": self.entities_served,
+            "entities_stuck": self.entities_stuck,
+            "entities_total": self.entities_total,
+        }
         if self.entities_per_report is not None:
             d["entities_per_report"] = self.entities_per_report.to_dict()
         return d
@@ -495,8 +526,14 @@ class IndexCounts:
     clustered_text_units: int | None = None
 
     def to_dict(self) -> dict:
-        d = {"entities": self.entities, "communities": self.communities, "reports": self.reports,
-             "roots": self.roots, "levels": self.levels, "clustered_entities": self.clustered_entities}
+        d = {
+            "entities": self.entities,
+            "communities": self.communities,
+            "reports": self.reports,
+            "roots": self.roots,
+            "levels": self.levels,
+            "clustered_entities": self.clustered_entities,
+        }
         if self.clustered_text_units is not None:
             d["clustered_text_units"] = self.clustered_text_units
         return d
@@ -562,9 +599,13 @@ class AuditOptions:
     query: str = ""  # the query the rating prompt carries (its tokens count in every rating call)
     max_unreachable: float = 0.25
     max_inflation: float = 1.2
-    min_coverage: float = 0.5  # low-coverage fires when the reports at level cover a smaller share of entities
+    min_coverage: float = (
+        0.5  # low-coverage fires when the reports at level cover a smaller share of entities
+    )
     dynamic_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | settings file | "graphrag default")
-    costs_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | "<settings file> <key>" | "graphrag default")
+    costs_from: tuple[
+        tuple[str, str], ...
+    ] = ()  # (knob, "option" | "<settings file> <key>" | "graphrag default")
     price_in: float | None = None  # USD per million input tokens (--price-in): results/money.py
     price_out: float | None = None  # USD per million output tokens (--price-out)
 
@@ -600,7 +641,7 @@ class AuditReport:
         if self.verify is not None and not isinstance(self.verify, VerifyResult):
             object.__setattr__(self, "verify", VerifyResult.from_dict(self.verify))
 
-    def with_verify(self, verify: "VerifyResult | Mapping | None") -> "AuditReport":
+    def with_verify(self, verify: VerifyResult | Mapping | None) -> AuditReport:
         """This report with a ``--verify`` result (a new object); a mapping is read as its JSON
         (``VerifyResult.from_dict``)."""
         return replace(self, verify=verify)

@@ -13,10 +13,13 @@ from dataclasses import dataclass
 from graphrag_audit.findings import SEVERITY_RANK, Finding
 from graphrag_audit.results.audit import EXACT, CommunityIds, IndexInfo, frozen_map
 
-DIFF_SCHEMA_VERSION = "1.1"  # 1.1: limits.include_hypothetical, selections[].hypothetical, hypothetical_changes
+DIFF_SCHEMA_VERSION = (
+    "1.1"  # 1.1: limits.include_hypothetical, selections[].hypothetical, hypothetical_changes
+)
 
 #: the behaviours a diff compares: graphrag >= 2.0's and < 2.0's selections (as ``levels`` computes them)
 DIFF_BEHAVIOURS = ("v2", "v1")
+
 
 def exact_on_both(old_status: str | None, new_status: str | None) -> bool:
     """A behaviour is judged for regressions only when a real graphrag runs it on both indexes: its
@@ -48,9 +51,15 @@ class SideStats:
         return self.entities_covered / self.clustered_entities if self.clustered_entities else None
 
     def to_dict(self) -> dict:
-        return {"reports": self.reports, "tokens": self.tokens, "map_calls": self.map_calls,
-                "entities_covered": self.entities_covered, "clustered_entities": self.clustered_entities,
-                "coverage": self.coverage, "status": self.status}
+        return {
+            "reports": self.reports,
+            "tokens": self.tokens,
+            "map_calls": self.map_calls,
+            "entities_covered": self.entities_covered,
+            "clustered_entities": self.clustered_entities,
+            "coverage": self.coverage,
+            "status": self.status,
+        }
 
 
 @dataclass(frozen=True)
@@ -76,15 +85,21 @@ class SelectionDiff:
     def hypothetical(self) -> bool:
         """No real graphrag runs this selection on one of the indexes (its status is not ``exact``
         there, :func:`exact_on_both`): shown marked ``hyp.``, never judged unless asked."""
-        return not exact_on_both(None if self.old is None else self.old.status,
-                                 None if self.new is None else self.new.status)
+        return not exact_on_both(
+            None if self.old is None else self.old.status, None if self.new is None else self.new.status
+        )
 
     def to_dict(self) -> dict:
-        return {"community_level": self.community_level, "behaviour": self.behaviour,
-                "old": None if self.old is None else self.old.to_dict(),
-                "new": None if self.new is None else self.new.to_dict(),
-                "added": self.added, "removed": self.removed, "changed": self.changed,
-                "hypothetical": self.hypothetical}
+        return {
+            "community_level": self.community_level,
+            "behaviour": self.behaviour,
+            "old": None if self.old is None else self.old.to_dict(),
+            "new": None if self.new is None else self.new.to_dict(),
+            "added": self.added,
+            "removed": self.removed,
+            "changed": self.changed,
+            "hypothetical": self.hypothetical,
+        }
 
 
 @dataclass(frozen=True)
@@ -116,10 +131,18 @@ class CommunityChanges:
         object.__setattr__(self, "reasons", frozen_map(self.reasons))
 
     def to_dict(self) -> dict:
-        return {"matching": self.matching, "entity_key": self.entity_key, "id_agreement": self.id_agreement,
-                "old_communities": self.old_communities, "new_communities": self.new_communities,
-                "matched": self.matched, "added": self.added, "removed": self.removed, "changed": self.changed,
-                "changed_reasons": dict(self.reasons)}
+        return {
+            "matching": self.matching,
+            "entity_key": self.entity_key,
+            "id_agreement": self.id_agreement,
+            "old_communities": self.old_communities,
+            "new_communities": self.new_communities,
+            "matched": self.matched,
+            "added": self.added,
+            "removed": self.removed,
+            "changed": self.changed,
+            "changed_reasons": dict(self.reasons),
+        }
 
 
 @dataclass(frozen=True)
@@ -135,8 +158,11 @@ class RegressionLimits:
     include_hypothetical: bool = False
 
     def to_dict(self) -> dict:
-        return {"max_map_calls_increase": self.max_map_calls_increase, "max_coverage_drop": self.max_coverage_drop,
-                "include_hypothetical": self.include_hypothetical}
+        return {
+            "max_map_calls_increase": self.max_map_calls_increase,
+            "max_coverage_drop": self.max_coverage_drop,
+            "include_hypothetical": self.include_hypothetical,
+        }
 
 
 @dataclass(frozen=True)
@@ -167,8 +193,14 @@ class IndexDiff:
     @property
     def unchanged(self) -> bool:
         c = self.communities
-        return not (len(c.added) or len(c.removed) or len(c.changed) or self.appeared or self.disappeared
-                    or any(s.differs for s in self.selections))
+        return not (
+            len(c.added)
+            or len(c.removed)
+            or len(c.changed)
+            or self.appeared
+            or self.disappeared
+            or any(s.differs for s in self.selections)
+        )
 
     def sorted_regressions(self) -> list[Finding]:
         return _by_severity(self.regressions)
@@ -190,8 +222,10 @@ class IndexDiff:
             "unchanged": self.unchanged,
             "communities": self.communities.to_dict(),
             "selections": [s.to_dict() for s in self.selections],
-            "findings": {"appeared": [f.to_dict() for f in self.appeared],
-                         "disappeared": [f.to_dict() for f in self.disappeared]},
+            "findings": {
+                "appeared": [f.to_dict() for f in self.appeared],
+                "disappeared": [f.to_dict() for f in self.disappeared],
+            },
             "regressions": [f.to_dict() for f in self.sorted_regressions()],
             "hypothetical_changes": [f.to_dict() for f in self.sorted_hypothetical_changes()],
         }

@@ -20,9 +20,13 @@ from __future__ import annotations
 
 MAP_OUTPUT_TOKENS = 1000
 REDUCE_OUTPUT_TOKENS = 2000
-ASSUMPTION_IN = "input = the map calls' report context tokens (not the map prompt, the query or the reduce input)"
-ASSUMPTION_OUT = (f"output = at most {MAP_OUTPUT_TOKENS:,} tokens per map call and {REDUCE_OUTPUT_TOKENS:,} for the "
-                  "reduce call (graphrag 1.x's caps; 2.x/3.x ask for at most as many words)")
+ASSUMPTION_IN = (
+    "input = the map calls' report context tokens (not the map prompt, the query or the reduce input)"
+)
+ASSUMPTION_OUT = (
+    f"output = at most {MAP_OUTPUT_TOKENS:,} tokens per map call and {REDUCE_OUTPUT_TOKENS:,} for the "
+    "reduce call (graphrag 1.x's caps; 2.x/3.x ask for at most as many words)"
+)
 ASSUMPTION_REST = "the rating calls of dynamic selection are not included"
 ASSUMPTION = "; ".join((ASSUMPTION_IN, ASSUMPTION_OUT, ASSUMPTION_REST))
 #: the graphrag lines priced (the level_only view is no graphrag behaviour)
@@ -43,8 +47,14 @@ def query_cost(cost, price_in: float | None, price_out: float | None) -> dict | 
     usd_in = None if usd_in is None else round(usd_in, 8)
     usd_out = None if usd_out is None else round(usd_out, 8)
     total = round(sum(v for v in (usd_in, usd_out) if v is not None), 8)
-    return {"input_tokens": int(cost.tokens), "output_tokens_max": int(out_tokens), "usd_in": usd_in,
-            "usd_out_max": usd_out, "usd": total, "tokens_exact": bool(cost.tokens_exact)}
+    return {
+        "input_tokens": int(cost.tokens),
+        "output_tokens_max": int(out_tokens),
+        "usd_in": usd_in,
+        "usd_out_max": usd_out,
+        "usd": total,
+        "tokens_exact": bool(cost.tokens_exact),
+    }
 
 
 def money(report) -> dict | None:
@@ -59,8 +69,13 @@ def money(report) -> dict | None:
             s = r.selected.get(b)
             entry[b] = query_cost(getattr(s, "cost", None), opts.price_in, opts.price_out)
         levels.append(entry)
-    return {"price_in_per_million": opts.price_in, "price_out_per_million": opts.price_out,
-            "currency": "USD", "assumption": ASSUMPTION, "levels": levels}
+    return {
+        "price_in_per_million": opts.price_in,
+        "price_out_per_million": opts.price_out,
+        "currency": "USD",
+        "assumption": ASSUMPTION,
+        "levels": levels,
+    }
 
 
 def usd(value: float | None) -> str:

@@ -5,8 +5,9 @@ community_level N sends beside it, and the report that holds them all."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -41,7 +42,11 @@ class Budget:
         if self.kind not in BUDGET_KINDS:
             raise ValueError(f"unknown budget {self.kind!r}; choose one of {', '.join(BUDGET_KINDS)}")
         v = self.value
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, float, np.integer, np.floating))
+            or not math.isfinite(v)
+        ):
             raise ValueError(f"budget {self.kind} must be a finite number, not {v!r}")
         if self.kind == "coverage":
             if not 0 < v <= 1:
@@ -79,7 +84,7 @@ class Budgets(tuple):
         return super().__new__(cls, sorted(items, key=lambda b: order[b.kind]))
 
     @classmethod
-    def of(cls, budget) -> "Budgets":
+    def of(cls, budget) -> Budgets:
         if isinstance(budget, Budgets):
             return budget
         if isinstance(budget, Budget):
@@ -152,7 +157,9 @@ class Plan:
     objective: str = "granularity"
     allow_uncovered: bool = False
     entities_coverable: int = 0  # clustered entities some report can carry (clustered - uncoverable)
-    entities_left_uncovered: int = 0  # coverable entities left out (--allow-uncovered: report-less roots kept out)
+    entities_left_uncovered: int = (
+        0  # coverable entities left out (--allow-uncovered: report-less roots kept out)
+    )
     uncovered_roots: list[int] = field(default_factory=list)  # the report-less roots kept out
     checks: list[dict] = field(default_factory=list)  # per budget: kind, value, actual, holds
     why_not: list[str] = field(default_factory=list)  # when it does not fit or is empty: why
@@ -201,8 +208,10 @@ class Plan:
             "deepest_level": self.deepest_level,
             "start_reports": self.start_reports,
             "uncoverable_communities": self.uncoverable_communities,
-            "orphan_reports": {"rows": [int(r) for r in self.orphan_reports],
-                               "communities": self.orphan_communities},
+            "orphan_reports": {
+                "rows": [int(r) for r in self.orphan_reports],
+                "communities": self.orphan_communities,
+            },
             "subtrees": [s.to_dict() for s in self.subtrees],
             "notes": list(self.notes),
         }
@@ -231,9 +240,16 @@ class LevelOption:
     status: str = "exact"
 
     def to_dict(self) -> dict:
-        d = {"community_level": self.community_level, "behaviour": self.behaviour, "reports": self.reports,
-             "entities_covered": self.entities_covered, "entities_at_finest": self.entities_at_finest,
-             "ancestors_sent": self.ancestors_sent, "fits": self.fits, "community_ids": self.community_ids}
+        d = {
+            "community_level": self.community_level,
+            "behaviour": self.behaviour,
+            "reports": self.reports,
+            "entities_covered": self.entities_covered,
+            "entities_at_finest": self.entities_at_finest,
+            "ancestors_sent": self.ancestors_sent,
+            "fits": self.fits,
+            "community_ids": self.community_ids,
+        }
         if self.cost is not None:
             d["tokens"] = int(self.cost.tokens)
             d["map_calls"] = int(self.cost.map_calls)
@@ -258,8 +274,13 @@ class PlanIndex:
         object.__setattr__(self, "notes", tuple(scrub(n) for n in self.notes))
 
     def to_dict(self) -> dict:
-        return {"path": self.path, "output_dir": self.output_dir, "generation": self.generation,
-                "max_level": self.max_level, "notes": list(self.notes)}
+        return {
+            "path": self.path,
+            "output_dir": self.output_dir,
+            "generation": self.generation,
+            "max_level": self.max_level,
+            "notes": list(self.notes),
+        }
 
 
 @dataclass(frozen=True)
@@ -273,7 +294,7 @@ class PlanReport:
     settings: dict
     handoff: dict | None = None  # after --write: handoff.WriteResult.to_dict() (the CLI: with_handoff)
 
-    def with_handoff(self, handoff: dict) -> "PlanReport":
+    def with_handoff(self, handoff: dict) -> PlanReport:
         """This report with what ``plan --write`` wrote (a new report; this one is unchanged)."""
         from dataclasses import replace
 
@@ -284,8 +305,11 @@ class PlanReport:
 
     def best_level(self, behaviour: str) -> int | None:
         """The finest community_level N (not None) whose ``behaviour`` selection fits the budget."""
-        fit = [o.community_level for o in self.options
-               if o.behaviour == behaviour and o.community_level is not None and o.fits]
+        fit = [
+            o.community_level
+            for o in self.options
+            if o.behaviour == behaviour and o.community_level is not None and o.fits
+        ]
         return max(fit) if fit else None
 
     def to_dict(self) -> dict:

@@ -19,9 +19,10 @@ The three comparisons of one community_level:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 #: the statuses of a selection or dynamic comparison (``not_run``: dynamic only)
 STATUSES = ("agrees", "differs", "graphrag_raised", "not_run")
@@ -63,14 +64,25 @@ class SelectionCheck:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "SelectionCheck":
+    def from_dict(cls, d: Mapping) -> SelectionCheck:
         status = d.get("status")
         if status not in ("agrees", "differs", "graphrag_raised"):  # results written before "status"
-            status = ("graphrag_raised" if d.get("graphrag_error")
-                      else "agrees" if d.get("selection_agree", d.get("agree")) else "differs")
-        return cls(status=status, graphrag_count=d.get("graphrag_count"), graphrag_error=d.get("graphrag_error"),
-                   only_graphrag=_tuple(d.get("only_graphrag")), only_audit=_tuple(d.get("only_audit")),
-                   expected=d.get("expected"), expected_error_not_raised=bool(d.get("expected_error_not_raised")))
+            status = (
+                "graphrag_raised"
+                if d.get("graphrag_error")
+                else "agrees"
+                if d.get("selection_agree", d.get("agree"))
+                else "differs"
+            )
+        return cls(
+            status=status,
+            graphrag_count=d.get("graphrag_count"),
+            graphrag_error=d.get("graphrag_error"),
+            only_graphrag=_tuple(d.get("only_graphrag")),
+            only_audit=_tuple(d.get("only_audit")),
+            expected=d.get("expected"),
+            expected_error_not_raised=bool(d.get("expected_error_not_raised")),
+        )
 
 
 @dataclass(frozen=True)
@@ -102,50 +114,93 @@ class MapCallCheck:
     load_path: str = "python_api"
 
     #: the comparisons that count towards a level's agreement (False = disagreement)
-    AGREEMENT = ("map_calls_agree", "context_tokens_agree", "batches_agree", "texts_agree", "context_error_expected")
+    AGREEMENT = (
+        "map_calls_agree",
+        "context_tokens_agree",
+        "batches_agree",
+        "texts_agree",
+        "context_error_expected",
+    )
 
     @property
     def agrees(self) -> bool:
         return all(getattr(self, k) is not False for k in self.AGREEMENT)
 
     def to_dict(self) -> dict:
-        out: dict[str, Any] = {"audit_map_calls": self.audit_map_calls, "audit_context_tokens": self.audit_context_tokens}
+        out: dict[str, Any] = {
+            "audit_map_calls": self.audit_map_calls,
+            "audit_context_tokens": self.audit_context_tokens,
+        }
         if self.load_path != "python_api":
             out = {"map_calls_load_path": self.load_path, **out}
         if self.context_error is not None:
-            return _some(out, context_error=self.context_error, context_error_expected=self.context_error_expected) | {
-                "graphrag_map_calls": None}
+            return _some(
+                out, context_error=self.context_error, context_error_expected=self.context_error_expected
+            ) | {"graphrag_map_calls": None}
         _some(out, context_error_expected=self.context_error_expected)
         out["graphrag_map_calls"] = self.graphrag_map_calls
-        _some(out, map_calls_agree=self.map_calls_agree, graphrag_context_tokens=self.graphrag_context_tokens,
-              context_tokens_agree=self.context_tokens_agree, batches_agree=self.batches_agree,
-              texts_agree=self.texts_agree, audit_error=self.audit_error)
+        _some(
+            out,
+            map_calls_agree=self.map_calls_agree,
+            graphrag_context_tokens=self.graphrag_context_tokens,
+            context_tokens_agree=self.context_tokens_agree,
+            batches_agree=self.batches_agree,
+            texts_agree=self.texts_agree,
+            audit_error=self.audit_error,
+        )
         if self.texts_agree is False:
             out["texts_differ_in_batches"] = list(self.texts_differ_in_batches)
         if self.batches_agree is False and self.audit_error is None:
-            out.update(first_differing_batch=self.first_differing_batch,
-                       graphrag_batch_tokens=list(self.graphrag_batch_tokens),
-                       audit_batch_tokens=list(self.audit_batch_tokens),
-                       graphrag_batch_sizes=list(self.graphrag_batch_sizes),
-                       audit_batch_sizes=list(self.audit_batch_sizes))
+            out.update(
+                first_differing_batch=self.first_differing_batch,
+                graphrag_batch_tokens=list(self.graphrag_batch_tokens),
+                audit_batch_tokens=list(self.audit_batch_tokens),
+                graphrag_batch_sizes=list(self.graphrag_batch_sizes),
+                audit_batch_sizes=list(self.audit_batch_sizes),
+            )
             if self.only_graphrag_batch is not None:
-                out.update(only_graphrag_batch=list(self.only_graphrag_batch),
-                           only_audit_batch=list(self.only_audit_batch or ()))
+                out.update(
+                    only_graphrag_batch=list(self.only_graphrag_batch),
+                    only_audit_batch=list(self.only_audit_batch or ()),
+                )
         return out
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "MapCallCheck | None":
+    def from_dict(cls, d: Mapping) -> MapCallCheck | None:
         """The map-call part of a level's JSON, or None when the level has none."""
         if "audit_map_calls" not in d and "graphrag_map_calls" not in d and "context_error" not in d:
             return None
-        tuples = ("texts_differ_in_batches", "graphrag_batch_tokens", "audit_batch_tokens", "graphrag_batch_sizes",
-                  "audit_batch_sizes")
-        batch = {k: (None if d.get(k) is None else tuple(d[k])) for k in ("only_graphrag_batch", "only_audit_batch")}
-        plain = ("audit_map_calls", "audit_context_tokens", "graphrag_map_calls", "context_error",
-                 "context_error_expected", "map_calls_agree", "graphrag_context_tokens", "context_tokens_agree",
-                 "batches_agree", "texts_agree", "audit_error", "first_differing_batch")
-        return cls(**{k: d.get(k) for k in plain}, **{k: _tuple(d.get(k)) for k in tuples}, **batch,
-                   load_path=d.get("map_calls_load_path") or "python_api")
+        tuples = (
+            "texts_differ_in_batches",
+            "graphrag_batch_tokens",
+            "audit_batch_tokens",
+            "graphrag_batch_sizes",
+            "audit_batch_sizes",
+        )
+        batch = {
+            k: (None if d.get(k) is None else tuple(d[k]))
+            for k in ("only_graphrag_batch", "only_audit_batch")
+        }
+        plain = (
+            "audit_map_calls",
+            "audit_context_tokens",
+            "graphrag_map_calls",
+            "context_error",
+            "context_error_expected",
+            "map_calls_agree",
+            "graphrag_context_tokens",
+            "context_tokens_agree",
+            "batches_agree",
+            "texts_agree",
+            "audit_error",
+            "first_differing_batch",
+        )
+        return cls(
+            **{k: d.get(k) for k in plain},
+            **{k: _tuple(d.get(k)) for k in tuples},
+            **batch,
+            load_path=d.get("map_calls_load_path") or "python_api",
+        )
 
 
 @dataclass(frozen=True)
@@ -167,25 +222,49 @@ class DynamicScenarioCheck:
     only_audit_kept: tuple | None = None
 
     def to_dict(self) -> dict:
-        listed = {k: (None if v is None else list(v)) for k, v in (
-            ("graphrag_waves", self.graphrag_waves), ("audit_waves", self.audit_waves),
-            ("only_graphrag_kept", self.only_graphrag_kept), ("only_audit_kept", self.only_audit_kept))}
-        return _some({"status": self.status}, reason=self.reason, graphrag_error=self.graphrag_error,
-                     graphrag_rating_calls=self.graphrag_rating_calls, graphrag_waves=listed["graphrag_waves"],
-                     graphrag_kept=self.graphrag_kept, expected=self.expected,
-                     expected_error_not_raised=self.expected_error_not_raised or None,
-                     audit_rating_calls=self.audit_rating_calls, audit_waves=listed["audit_waves"],
-                     audit_kept=self.audit_kept, only_graphrag_kept=listed["only_graphrag_kept"],
-                     only_audit_kept=listed["only_audit_kept"])
+        listed = {
+            k: (None if v is None else list(v))
+            for k, v in (
+                ("graphrag_waves", self.graphrag_waves),
+                ("audit_waves", self.audit_waves),
+                ("only_graphrag_kept", self.only_graphrag_kept),
+                ("only_audit_kept", self.only_audit_kept),
+            )
+        }
+        return _some(
+            {"status": self.status},
+            reason=self.reason,
+            graphrag_error=self.graphrag_error,
+            graphrag_rating_calls=self.graphrag_rating_calls,
+            graphrag_waves=listed["graphrag_waves"],
+            graphrag_kept=self.graphrag_kept,
+            expected=self.expected,
+            expected_error_not_raised=self.expected_error_not_raised or None,
+            audit_rating_calls=self.audit_rating_calls,
+            audit_waves=listed["audit_waves"],
+            audit_kept=self.audit_kept,
+            only_graphrag_kept=listed["only_graphrag_kept"],
+            only_audit_kept=listed["only_audit_kept"],
+        )
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "DynamicScenarioCheck":
-        opt = {k: (None if d.get(k) is None else tuple(d[k]))
-               for k in ("graphrag_waves", "audit_waves", "only_graphrag_kept", "only_audit_kept")}
-        return cls(status=d.get("status") or "not_run", reason=d.get("reason"), graphrag_error=d.get("graphrag_error"),
-                   expected=d.get("expected"), expected_error_not_raised=bool(d.get("expected_error_not_raised")),
-                   graphrag_rating_calls=d.get("graphrag_rating_calls"), graphrag_kept=d.get("graphrag_kept"),
-                   audit_rating_calls=d.get("audit_rating_calls"), audit_kept=d.get("audit_kept"), **opt)
+    def from_dict(cls, d: Mapping) -> DynamicScenarioCheck:
+        opt = {
+            k: (None if d.get(k) is None else tuple(d[k]))
+            for k in ("graphrag_waves", "audit_waves", "only_graphrag_kept", "only_audit_kept")
+        }
+        return cls(
+            status=d.get("status") or "not_run",
+            reason=d.get("reason"),
+            graphrag_error=d.get("graphrag_error"),
+            expected=d.get("expected"),
+            expected_error_not_raised=bool(d.get("expected_error_not_raised")),
+            graphrag_rating_calls=d.get("graphrag_rating_calls"),
+            graphrag_kept=d.get("graphrag_kept"),
+            audit_rating_calls=d.get("audit_rating_calls"),
+            audit_kept=d.get("audit_kept"),
+            **opt,
+        )
 
 
 @dataclass(frozen=True)
@@ -208,10 +287,14 @@ class DynamicLevelCheck:
         return out
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "DynamicLevelCheck":
-        return cls(status=d.get("status") or "not_run", family=d.get("family"), expected=d.get("expected"),
-                   reason=d.get("reason"),
-                   scenarios={k: DynamicScenarioCheck.from_dict(s) for k, s in (d.get("scenarios") or {}).items()})
+    def from_dict(cls, d: Mapping) -> DynamicLevelCheck:
+        return cls(
+            status=d.get("status") or "not_run",
+            family=d.get("family"),
+            expected=d.get("expected"),
+            reason=d.get("reason"),
+            scenarios={k: DynamicScenarioCheck.from_dict(s) for k, s in (d.get("scenarios") or {}).items()},
+        )
 
 
 @dataclass(frozen=True)
@@ -224,8 +307,12 @@ class DynamicSettings:
     max_level: int
 
     def to_dict(self) -> dict:
-        return {"threshold": self.threshold, "keep_parent": self.keep_parent, "num_repeats": self.num_repeats,
-                "max_level": self.max_level}
+        return {
+            "threshold": self.threshold,
+            "keep_parent": self.keep_parent,
+            "num_repeats": self.num_repeats,
+            "max_level": self.max_level,
+        }
 
 
 @dataclass(frozen=True)
@@ -252,15 +339,27 @@ class DynamicCheckSummary:
         if self.settings is not None:
             out["settings"] = self.settings.to_dict()
             out["scenarios"] = list(self.scenarios)
-        return _some(out, reason=self.reason, graphrag=self.graphrag, how=self.how,
-                     levels_compared=self.levels_compared)
+        return _some(
+            out,
+            reason=self.reason,
+            graphrag=self.graphrag,
+            how=self.how,
+            levels_compared=self.levels_compared,
+        )
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "DynamicCheckSummary":
-        return cls(compared=bool(d.get("compared")), agree=d.get("agree"), family=d.get("family"),
-                   reason=d.get("reason"), graphrag=d.get("graphrag"),
-                   settings=DynamicSettings(**d["settings"]) if isinstance(d.get("settings"), Mapping) else None,
-                   scenarios=_tuple(d.get("scenarios")), how=d.get("how"), levels_compared=d.get("levels_compared"))
+    def from_dict(cls, d: Mapping) -> DynamicCheckSummary:
+        return cls(
+            compared=bool(d.get("compared")),
+            agree=d.get("agree"),
+            family=d.get("family"),
+            reason=d.get("reason"),
+            graphrag=d.get("graphrag"),
+            settings=DynamicSettings(**d["settings"]) if isinstance(d.get("settings"), Mapping) else None,
+            scenarios=_tuple(d.get("scenarios")),
+            how=d.get("how"),
+            levels_compared=d.get("levels_compared"),
+        )
 
 
 @dataclass(frozen=True)
@@ -281,13 +380,30 @@ class MapCallSummary:
             out["levels_compared"] = self.levels_compared
         else:
             out["reason"] = self.reason
-        return _some(out, tokenizer=self.tokenizer, max_context_tokens=self.max_context_tokens,
-                     graphrag_tokenizer=self.graphrag_tokenizer, entities=self.entities)
+        return _some(
+            out,
+            tokenizer=self.tokenizer,
+            max_context_tokens=self.max_context_tokens,
+            graphrag_tokenizer=self.graphrag_tokenizer,
+            entities=self.entities,
+        )
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "MapCallSummary":
-        return cls(**{k: d.get(k) for k in ("reason", "tokenizer", "max_context_tokens", "graphrag_tokenizer",
-                                             "entities", "levels_compared")}, compared=bool(d.get("compared")))
+    def from_dict(cls, d: Mapping) -> MapCallSummary:
+        return cls(
+            **{
+                k: d.get(k)
+                for k in (
+                    "reason",
+                    "tokenizer",
+                    "max_context_tokens",
+                    "graphrag_tokenizer",
+                    "entities",
+                    "levels_compared",
+                )
+            },
+            compared=bool(d.get("compared")),
+        )
 
 
 @dataclass(frozen=True)
@@ -321,9 +437,13 @@ class LevelCheck:
 
     def to_dict(self) -> dict:
         sel = self.selection
-        out: dict[str, Any] = {"community_level": self.community_level, "status": sel.status,
-                               "selection_agree": sel.status == "agrees", "graphrag_count": sel.graphrag_count,
-                               "audit_count": self.audit_count}
+        out: dict[str, Any] = {
+            "community_level": self.community_level,
+            "status": sel.status,
+            "selection_agree": sel.status == "agrees",
+            "graphrag_count": sel.graphrag_count,
+            "audit_count": self.audit_count,
+        }
         _some(out, **sel._details())
         if self.graphrag_query is not None:
             out["graphrag_query"] = self.graphrag_query.to_dict()
@@ -336,15 +456,20 @@ class LevelCheck:
         return out
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "LevelCheck":
+    def from_dict(cls, d: Mapping) -> LevelCheck:
         sel = SelectionCheck.from_dict(d)
         q = d.get("graphrag_query")
         dyn = d.get("dynamic")
-        return cls(community_level=d.get("community_level"), selection=sel, audit_count=d.get("audit_count"),
-                   agree=bool(d.get("agree", sel.status == "agrees")),
-                   graphrag_query=SelectionCheck.from_dict(q) if isinstance(q, Mapping) else None,
-                   map_calls=MapCallCheck.from_dict(d), map_calls_skipped=d.get("map_calls_skipped"),
-                   dynamic=DynamicLevelCheck.from_dict(dyn) if isinstance(dyn, Mapping) else None)
+        return cls(
+            community_level=d.get("community_level"),
+            selection=sel,
+            audit_count=d.get("audit_count"),
+            agree=bool(d.get("agree", sel.status == "agrees")),
+            graphrag_query=SelectionCheck.from_dict(q) if isinstance(q, Mapping) else None,
+            map_calls=MapCallCheck.from_dict(d),
+            map_calls_skipped=d.get("map_calls_skipped"),
+            dynamic=DynamicLevelCheck.from_dict(dyn) if isinstance(dyn, Mapping) else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -376,9 +501,17 @@ class VerifyResult:
     def to_dict(self) -> dict:
         out: dict[str, Any] = {"available": self.available}
         if not self.available:
-            return _some(out, reason=self.reason, graphrag_version=self.graphrag_version, behaviour=self.behaviour)
-        _some(out, graphrag_version=self.graphrag_version, behaviour=self.behaviour,
-              pandas_version=self.pandas_version, agree=self.agree, reason=self.reason)
+            return _some(
+                out, reason=self.reason, graphrag_version=self.graphrag_version, behaviour=self.behaviour
+            )
+        _some(
+            out,
+            graphrag_version=self.graphrag_version,
+            behaviour=self.behaviour,
+            pandas_version=self.pandas_version,
+            agree=self.agree,
+            reason=self.reason,
+        )
         if self.map_calls is not None:
             out["map_calls"] = self.map_calls.to_dict()
         if self.dynamic is not None:
@@ -394,17 +527,27 @@ class VerifyResult:
         return out
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "VerifyResult":
+    def from_dict(cls, d: Mapping) -> VerifyResult:
         """A result from its JSON (``to_dict``), e.g. a levels JSON written earlier."""
         paths = d.get("load_paths") or {}
         q = paths.get("graphrag_query")
         mc, dyn = d.get("map_calls"), d.get("dynamic")
-        return cls(available=bool(d.get("available")), reason=d.get("reason"),
-                   graphrag_version=d.get("graphrag_version"), behaviour=d.get("behaviour"),
-                   pandas_version=d.get("pandas_version"), agree=d.get("agree"),
-                   map_calls=MapCallSummary.from_dict(mc) if isinstance(mc, Mapping) else None,
-                   dynamic=DynamicCheckSummary.from_dict(dyn) if isinstance(dyn, Mapping) else None,
-                   levels=tuple(LevelCheck.from_dict(x) for x in d.get("levels") or []),
-                   python_api_how=(paths.get("python_api") or {}).get("how"),
-                   graphrag_query=(QueryLoadPath(how=q.get("how") or "", loaded=bool(q.get("loaded")),
-                                                 load_error=q.get("load_error")) if isinstance(q, Mapping) else None))
+        return cls(
+            available=bool(d.get("available")),
+            reason=d.get("reason"),
+            graphrag_version=d.get("graphrag_version"),
+            behaviour=d.get("behaviour"),
+            pandas_version=d.get("pandas_version"),
+            agree=d.get("agree"),
+            map_calls=MapCallSummary.from_dict(mc) if isinstance(mc, Mapping) else None,
+            dynamic=DynamicCheckSummary.from_dict(dyn) if isinstance(dyn, Mapping) else None,
+            levels=tuple(LevelCheck.from_dict(x) for x in d.get("levels") or []),
+            python_api_how=(paths.get("python_api") or {}).get("how"),
+            graphrag_query=(
+                QueryLoadPath(
+                    how=q.get("how") or "", loaded=bool(q.get("loaded")), load_error=q.get("load_error")
+                )
+                if isinstance(q, Mapping)
+                else None
+            ),
+        )

@@ -33,12 +33,15 @@ import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-_BMP = ("\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f"  # C0/C1 controls; \t\n\v\f\r and NEL are white space
-        "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-        "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
-        "\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff")
+_BMP = (
+    "\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f"  # C0/C1 controls; \t\n\v\f\r and NEL are white space
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
+    "\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff"
+)
 _ASTRAL = "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff" + "".join(
-    f"{chr(p * 0x10000 + 0xfffe)}{chr(p * 0x10000 + 0xffff)}" for p in range(1, 17))  # noncharacters
+    f"{chr(p * 0x10000 + 0xFFFE)}{chr(p * 0x10000 + 0xFFFF)}" for p in range(1, 17)
+)  # noncharacters
 #: characters that are never written as they are in human output (see the module docstring)
 INVISIBLE = re.compile(f"[{_BMP}{_ASTRAL}]")
 # the same test, ten times faster on ordinary titles: the BMP set, or any astral character at all
@@ -132,7 +135,7 @@ def _cut(s: str, limit: int | None) -> str:
     """``s`` cut to ``limit`` characters with '…', backing up rather than halving an escape."""
     if limit is None or len(s) <= limit:
         return s
-    return s[:cut_point(s, max(limit - 1, 0))] + "…"
+    return s[: cut_point(s, max(limit - 1, 0))] + "…"
 
 
 def cut_point(s: str, n: int) -> int:

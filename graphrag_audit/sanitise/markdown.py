@@ -25,7 +25,9 @@ _UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")  # "_" not between two let
 _ISSUE_REF = re.compile(r"#(?=\d)")
 #: a block marker at the start: ATX heading, list item, ordered list item, setext underline /
 #: thematic break (CommonMark needs a space or the end after the marker, or a line of = or -)
-_LEADING = re.compile(r"^(?:(#)(?=#{0,5}(?:\s|$))|([-+*])(?=\s|$)|([=-])(?=[=\s-]*$)|(\d{1,9})([.)])(?=\s|$))")
+_LEADING = re.compile(
+    r"^(?:(#)(?=#{0,5}(?:\s|$))|([-+*])(?=\s|$)|([=-])(?=[=\s-]*$)|(\d{1,9})([.)])(?=\s|$))"
+)
 _WWW = re.compile(r"(?i)(www)\.")
 
 

@@ -16,12 +16,15 @@ import re
 
 HIDDEN_PATH = "(absolute path hidden)"
 INDEX_PATH = "(index dir)"
-PRIVACY_NOTE = ("report titles, entity names and absolute paths are hidden (ids stay); "
-                "--include-titles shows them")
+PRIVACY_NOTE = (
+    "report titles, entity names and absolute paths are hidden (ids stay); --include-titles shows them"
+)
 
 # an absolute path where a word starts: POSIX /a/b (not the second slash of a URL, not a/b),
 # Windows C:\a or C:/a, UNC \\server\share. It ends at white space or a quote/bracket.
-_ABS = re.compile(r"""(?:(?<=^)|(?<=[\s'"(=\[,;:]))(?<!://)(?:/|[A-Za-z]:[\\/]|\\\\)(?=[^\s/\\'"()\[\]<>|,;])[^\s'"()\[\]<>|,;]*""")
+_ABS = re.compile(
+    r"""(?:(?<=^)|(?<=[\s'"(=\[,;:]))(?<!://)(?:/|[A-Za-z]:[\\/]|\\\\)(?=[^\s/\\'"()\[\]<>|,;])[^\s'"()\[\]<>|,;]*"""
+)
 
 
 def _is_absolute(p: str) -> bool:

@@ -33,37 +33,88 @@ MASK = "***"
 #: the credential variables read by io/remote.py and the SDKs it drives (adlfs, azure-identity's
 #: DefaultAzureCredential, botocore)
 CREDENTIAL_ENV = (
-    "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_KEY", "AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_SAS_TOKEN",
-    "AZURE_STORAGE_CLIENT_SECRET", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PASSWORD", "AZURE_PASSWORD",
-    "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
-    "GRAPHRAG_STORAGE_CONNECTION_STRING", "GRAPHRAG_API_KEY",
+    "AZURE_STORAGE_CONNECTION_STRING",
+    "AZURE_STORAGE_KEY",
+    "AZURE_STORAGE_ACCOUNT_KEY",
+    "AZURE_STORAGE_SAS_TOKEN",
+    "AZURE_STORAGE_CLIENT_SECRET",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_CLIENT_CERTIFICATE_PASSWORD",
+    "AZURE_PASSWORD",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "GRAPHRAG_STORAGE_CONNECTION_STRING",
+    "GRAPHRAG_API_KEY",
 )
-_CREDENTIAL_NAME = re.compile(r"(?:^|_)(?:KEY|ACCESS_KEY|ACCOUNT_KEY|API_KEY|SECRET|SECRET_KEY|CLIENT_SECRET|TOKEN|"
-                              r"SAS_TOKEN|SESSION_TOKEN|SECURITY_TOKEN|PASSWORD|PASSWD|CONNECTION_STRING|"
-                              r"CONN_STR|SIGNATURE|CREDENTIALS?)$", re.IGNORECASE)
+_CREDENTIAL_NAME = re.compile(
+    r"(?:^|_)(?:KEY|ACCESS_KEY|ACCOUNT_KEY|API_KEY|SECRET|SECRET_KEY|CLIENT_SECRET|TOKEN|"
+    r"SAS_TOKEN|SESSION_TOKEN|SECURITY_TOKEN|PASSWORD|PASSWD|CONNECTION_STRING|"
+    r"CONN_STR|SIGNATURE|CREDENTIALS?)$",
+    re.IGNORECASE,
+)
 #: a value shorter than this is never replaced where it appears on its own (it would hit ordinary words)
 MIN_SECRET = 8
 
 #: query and connection-string parameters whose values are secret or part of a signed grant
 _PARAMS = (
     # Azure SAS (service, account and user delegation)
-    "sig", "se", "st", "sp", "sv", "spr", "sr", "srt", "ss", "si", "sip", "sdd", "ses", "skoid", "sktid", "skt",
-    "ske", "sks", "skv", "saoid", "suoid", "scid", "rscc", "rscd", "rsce", "rscl", "rsct",
+    "sig",
+    "se",
+    "st",
+    "sp",
+    "sv",
+    "spr",
+    "sr",
+    "srt",
+    "ss",
+    "si",
+    "sip",
+    "sdd",
+    "ses",
+    "skoid",
+    "sktid",
+    "skt",
+    "ske",
+    "sks",
+    "skv",
+    "saoid",
+    "suoid",
+    "scid",
+    "rscc",
+    "rscd",
+    "rsce",
+    "rscl",
+    "rsct",
     # S3 presigned URLs (v4 and v2)
-    "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "Signature", "AWSAccessKeyId",
+    "X-Amz-Signature",
+    "X-Amz-Credential",
+    "X-Amz-Security-Token",
+    "Signature",
+    "AWSAccessKeyId",
     # connection strings and the like
-    "AccountKey", "SharedAccessSignature", "SharedAccessKey", "aws_secret_access_key", "aws_session_token",
-    "access_token", "client_secret", "password",
+    "AccountKey",
+    "SharedAccessSignature",
+    "SharedAccessKey",
+    "aws_secret_access_key",
+    "aws_session_token",
+    "access_token",
+    "client_secret",
+    "password",
 )
 # ``name=value`` where a parameter starts: after ? & ; a blank, a quote or a bracket, or at the start.
 # A SharedAccessSignature's value is itself a query (sv=...&sig=...): its own parameters are caught too.
-_PARAM = re.compile(r"(?:(?<=[?&;\s'\"(\[{,])|^)(" + "|".join(map(re.escape, _PARAMS)) + r")=([^;&\s'\"\])}]*)",
-                    re.IGNORECASE)
+_PARAM = re.compile(
+    r"(?:(?<=[?&;\s'\"(\[{,])|^)(" + "|".join(map(re.escape, _PARAMS)) + r")=([^;&\s'\"\])}]*)", re.IGNORECASE
+)
 # scheme://user-info@host: everything between :// (or :/ once pathlib folded it) and the first @
 # before any / ? # or blank
 _USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*):(/{1,2})([^/?#@\s'\"]+)@")
-_AUTH_HEADER = re.compile(r"(\bAuthorization\s*[:=]\s*)(?:(?:Bearer|Basic|SharedKey|SharedKeyLite|AWS4-HMAC-SHA256|AWS|"
-                          r"Digest)\s+)?[^\s'\",;]+", re.IGNORECASE)
+_AUTH_HEADER = re.compile(
+    r"(\bAuthorization\s*[:=]\s*)(?:(?:Bearer|Basic|SharedKey|SharedKeyLite|AWS4-HMAC-SHA256|AWS|"
+    r"Digest)\s+)?[^\s'\",;]+",
+    re.IGNORECASE,
+)
 #: schemes whose user-info is a container name (abfs[s]://container@account.dfs.core.windows.net)
 _CONTAINER_USERINFO = ("abfs", "abfss", "wasb", "wasbs")
 
@@ -99,8 +150,11 @@ def _known() -> list[str]:
         # the parts of a connection string that are secret on their own
         for part in v.split(";"):
             key, eq, val = part.partition("=")
-            if eq and key.strip().lower() in ("accountkey", "sharedaccesssignature", "sharedaccesskey") and \
-                    len(val.strip()) >= MIN_SECRET:
+            if (
+                eq
+                and key.strip().lower() in ("accountkey", "sharedaccesssignature", "sharedaccesskey")
+                and len(val.strip()) >= MIN_SECRET
+            ):
                 out.add(val.strip())
     return sorted(out, key=len, reverse=True)
 
@@ -118,8 +172,11 @@ def scrub(text, extra=()) -> str:
         return s
     secrets = _known()
     if extra:
-        secrets = sorted({*secrets, *(e for e in extra if isinstance(e, str) and len(e) >= MIN_SECRET)},
-                         key=len, reverse=True)
+        secrets = sorted(
+            {*secrets, *(e for e in extra if isinstance(e, str) and len(e) >= MIN_SECRET)},
+            key=len,
+            reverse=True,
+        )
     for secret in secrets:
         if secret in s:
             s = s.replace(secret, MASK)

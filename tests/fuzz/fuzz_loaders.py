@@ -41,7 +41,6 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
-
 from hostile import BASE_TREE, HOSTILE_TITLES, Index  # noqa: E402
 
 # graphrag_audit is imported by _load_library() (after atheris instrumentation, if any)
@@ -51,7 +50,8 @@ RENDER_FORMATS: list[str] = []
 
 def _load_library() -> None:
     global audit, AuditOptions, IndexInputError, render
-    from graphrag_audit.analysis.audit import AuditOptions as _opts, audit as _audit
+    from graphrag_audit.analysis.audit import AuditOptions as _opts
+    from graphrag_audit.analysis.audit import audit as _audit
     from graphrag_audit.errors import IndexInputError as _err
     from graphrag_audit.render import render as _render
 
@@ -66,12 +66,35 @@ def _load_library() -> None:
 
 
 SHARED = REPO.parent / "shared" / "indexes"
-REAL_SEEDS = ("dulce-v3", "dulce-v2plus", "output-pr2160", "verbs-v0.5", "dulce-v0.1-create_final",
-              "dulce-v0.3-create_final", "verbs-v2")
+REAL_SEEDS = (
+    "dulce-v3",
+    "dulce-v2plus",
+    "output-pr2160",
+    "verbs-v0.5",
+    "dulce-v0.1-create_final",
+    "dulce-v0.3-create_final",
+    "verbs-v2",
+)
 TABLE_SUFFIXES = (".parquet", ".csv")
 EXTREME_INTS = [-(2**63), 2**63 - 1, -1, 0, 1, 2, -2, 10**12, 2**31, -(2**31)]
-HOSTILE = list(HOSTILE_TITLES.values()) + ["", " ", "nan", "None", "1.5", "-1", "[1, 2]", "0x10", "1e400",
-                                           "\ufffd", "[", "'", '"', "\\", "[[[[[[[[", "['a', ['b']]"]
+HOSTILE = list(HOSTILE_TITLES.values()) + [
+    "",
+    " ",
+    "nan",
+    "None",
+    "1.5",
+    "-1",
+    "[1, 2]",
+    "0x10",
+    "1e400",
+    "\ufffd",
+    "[",
+    "'",
+    '"',
+    "\\",
+    "[[[[[[[[",
+    "['a', ['b']]",
+]
 
 
 class InputTimeout(BaseException):
@@ -117,8 +140,10 @@ def build_seeds(root: Path) -> dict[str, Path]:
 class Seeds:
     def __init__(self, dirs: dict[str, Path]):
         self.names = sorted(dirs)
-        self.files = {n: {f.name: f.read_bytes() for f in sorted(d.iterdir()) if f.suffix in TABLE_SUFFIXES}
-                      for n, d in dirs.items()}
+        self.files = {
+            n: {f.name: f.read_bytes() for f in sorted(d.iterdir()) if f.suffix in TABLE_SUFFIXES}
+            for n, d in dirs.items()
+        }
         self.tables = {}
         for n, fs in self.files.items():
             for fname, data in fs.items():
@@ -131,8 +156,21 @@ def byte_damage(data: bytes, draw, other: bytes) -> bytes:
     """One byte-level mutation; ``draw(kind, *args)`` returns a choice (hypothesis or random)."""
     b = bytearray(data)
     n = len(b)
-    op = draw("choice", ["flip", "overwrite", "truncate", "insert", "duplicate", "zero", "footer", "splice",
-                         "magic", "delete"])
+    op = draw(
+        "choice",
+        [
+            "flip",
+            "overwrite",
+            "truncate",
+            "insert",
+            "duplicate",
+            "zero",
+            "footer",
+            "splice",
+            "magic",
+            "delete",
+        ],
+    )
     pos = draw("int", 0, max(n - 1, 0))
     span = draw("int", 1, max(1, min(64, n)))
     if op == "flip" and n:
@@ -140,30 +178,30 @@ def byte_damage(data: bytes, draw, other: bytes) -> bytes:
             p = draw("int", 0, n - 1)
             b[p] ^= 1 << draw("int", 0, 7)
     elif op == "overwrite" and n:
-        b[pos:pos + span] = draw("bytes", span)
+        b[pos : pos + span] = draw("bytes", span)
     elif op == "truncate":
         del b[pos:]
     elif op == "insert":
         b[pos:pos] = draw("bytes", span)
     elif op == "duplicate":
-        b[pos:pos] = b[pos:pos + span]
+        b[pos:pos] = b[pos : pos + span]
     elif op == "zero":
-        b[pos:pos + span] = bytes(len(b[pos:pos + span]))
+        b[pos : pos + span] = bytes(len(b[pos : pos + span]))
     elif op == "footer" and n >= 8:  # forge the parquet footer length
         val = draw("choice", [0, 1, 7, n - 8, n - 12, n, 2**31 - 1, 2**32 - 1, draw("int", 0, 2**32 - 1)])
-        b[n - 8:n - 4] = int(val % 2**32).to_bytes(4, "little")
+        b[n - 8 : n - 4] = int(val % 2**32).to_bytes(4, "little")
     elif op == "splice" and other:
         q = draw("int", 0, max(len(other) - 1, 0))
-        b[pos:pos + span] = other[q:q + span]
+        b[pos : pos + span] = other[q : q + span]
     elif op == "magic" and n >= 4:
         where = draw("choice", ["head", "tail"])
         junk = draw("choice", [b"PAR0", b"PARE", b"\x00\x00\x00\x00", b"PK\x03\x04"])
         if where == "head":
             b[0:4] = junk
         else:
-            b[n - 4:n] = junk
+            b[n - 4 : n] = junk
     elif op == "delete" and n:
-        del b[pos:pos + span]
+        del b[pos : pos + span]
     return bytes(b)
 
 
@@ -175,14 +213,34 @@ def table_damage(t: pa.Table, draw) -> pa.Table:
     """One table-level mutation of an arrow table."""
     if t.num_columns == 0 or _has_dictionary(t):
         return t  # a dictionary bomb stays as it is: its values would have to be built to change it
-    op = draw("choice", ["drop_col", "rename_col", "retype", "null_cells", "drop_rows", "dup_rows", "shuffle",
-                         "extreme", "hostile", "empty", "swap_cols", "listify", "negate", "dict_bomb", "dup_name"])
+    op = draw(
+        "choice",
+        [
+            "drop_col",
+            "rename_col",
+            "retype",
+            "null_cells",
+            "drop_rows",
+            "dup_rows",
+            "shuffle",
+            "extreme",
+            "hostile",
+            "empty",
+            "swap_cols",
+            "listify",
+            "negate",
+            "dict_bomb",
+            "dup_name",
+        ],
+    )
     names = t.column_names
     i = draw("int", 0, len(names) - 1)
     name = names[i]
     n = t.num_rows
     if op == "dict_bomb":  # every row (or list item) names one long string, stored once (see write_parquet)
-        size = draw("choice", [1024, 64 << 10, 1 << 20])  # x up to 600 rows (x 50 list items): both sides of the limit
+        size = draw(
+            "choice", [1024, 64 << 10, 1 << 20]
+        )  # x up to 600 rows (x 50 list items): both sides of the limit
         text = pa.array([draw("choice", ["x", "é", "\n", "[1, 2]"]) * size])
         typ = t.schema.field(i).type
         if pa.types.is_list(typ) or pa.types.is_large_list(typ):
@@ -193,8 +251,9 @@ def table_damage(t: pa.Table, draw) -> pa.Table:
             arr = pa.DictionaryArray.from_arrays(pa.array([0] * n, pa.int32()), text)
         return t.set_column(i, name, arr)
     if op == "dup_name":  # a second column of the same name
-        return pa.Table.from_arrays(list(t.columns) + [t.column(draw("int", 0, len(names) - 1))],
-                                    names=names + [name])
+        return pa.Table.from_arrays(
+            list(t.columns) + [t.column(draw("int", 0, len(names) - 1))], names=names + [name]
+        )
     if op == "drop_col":
         return t.remove_column(i)
     if op == "rename_col":
@@ -218,15 +277,19 @@ def table_damage(t: pa.Table, draw) -> pa.Table:
         return t.take(pa.array(rows, type=pa.int64()))
     vals = _column_values(t.column(i))
     if op == "retype":
-        target = draw("choice", ["string", "float", "int32", "binary", "null", "bool", "large_string", "uint64"])
+        target = draw(
+            "choice", ["string", "float", "int32", "binary", "null", "bool", "large_string", "uint64"]
+        )
         try:
             if target == "string":
                 arr = pa.array([None if v is None else str(v) for v in vals], type=pa.string())
             elif target == "large_string":
                 arr = pa.array([None if v is None else str(v) for v in vals], type=pa.large_string())
             elif target == "binary":
-                arr = pa.array([None if v is None else str(v).encode() + draw("bytes", 1) for v in vals],
-                               type=pa.binary())
+                arr = pa.array(
+                    [None if v is None else str(v).encode() + draw("bytes", 1) for v in vals],
+                    type=pa.binary(),
+                )
             elif target == "null":
                 arr = pa.nulls(n)
             elif target == "float":
@@ -236,8 +299,10 @@ def table_damage(t: pa.Table, draw) -> pa.Table:
             elif target == "uint64":
                 arr = t.column(i).cast(pa.uint64(), safe=False)
             else:
-                arr = pa.array([bool(v) if v is not None and not isinstance(v, (list, dict)) else None
-                                for v in vals], type=pa.bool_())
+                arr = pa.array(
+                    [bool(v) if v is not None and not isinstance(v, (list, dict)) else None for v in vals],
+                    type=pa.bool_(),
+                )
         except (pa.ArrowException, ValueError, TypeError):
             return t
         return t.set_column(i, name, arr)
@@ -287,8 +352,11 @@ def table_damage(t: pa.Table, draw) -> pa.Table:
 
 
 def _has_dictionary(t: pa.Table) -> bool:
-    return any(pa.types.is_dictionary(f.type)
-               or (pa.types.is_list(f.type) and pa.types.is_dictionary(f.type.value_type)) for f in t.schema)
+    return any(
+        pa.types.is_dictionary(f.type)
+        or (pa.types.is_list(f.type) and pa.types.is_dictionary(f.type.value_type))
+        for f in t.schema
+    )
 
 
 def write_parquet_table(t: pa.Table) -> bytes:
@@ -296,8 +364,14 @@ def write_parquet_table(t: pa.Table) -> bytes:
     and reads back as plain strings (no stored arrow schema), as a bomb would."""
     sink = pa.BufferOutputStream()
     if _has_dictionary(t):
-        pq.write_table(t, sink, store_schema=False, compression="zstd", dictionary_pagesize_limit=128 << 20,
-                       write_statistics=False)
+        pq.write_table(
+            t,
+            sink,
+            store_schema=False,
+            compression="zstd",
+            dictionary_pagesize_limit=128 << 20,
+            write_statistics=False,
+        )
     else:
         pq.write_table(t, sink)
     return sink.getvalue().to_pybytes()
@@ -314,8 +388,16 @@ def write_csv_table(t: pa.Table, draw=None) -> bytes:
     w.writerow(t.column_names)
     cols = [c.to_pylist() for c in t.columns]
     for r in range(t.num_rows):
-        row = ["" if c[r] is None else repr(c[r]) if isinstance(c[r], list) else
-               c[r].decode("utf-8", "replace") if isinstance(c[r], bytes) else c[r] for c in cols]
+        row = [
+            ""
+            if c[r] is None
+            else repr(c[r])
+            if isinstance(c[r], list)
+            else c[r].decode("utf-8", "replace")
+            if isinstance(c[r], bytes)
+            else c[r]
+            for c in cols
+        ]
         if style == "cr-in-cells":
             row = [v.replace("\n", "\r\n") + "\r" if isinstance(v, str) and v else v for v in row]
         w.writerow(row)
@@ -429,11 +511,15 @@ class Fuzzer:
         elif kind in ("crash", "hang"):
             keep = self.out / f"{kind}-{len(self.findings):04d}"
             shutil.copytree(d, keep, symlinks=True)
-            (keep / "PLAN.txt").write_text("\n".join(plan) + "\n\n" + detail, encoding="utf-8", errors="replace")
+            (keep / "PLAN.txt").write_text(
+                "\n".join(plan) + "\n\n" + detail, encoding="utf-8", errors="replace"
+            )
             self.findings.append(keep)
             last = detail.strip().splitlines()[-1] if detail.strip() else kind
-            print(f"[{self.elapsed():7.1f}s] {kind.upper()} #{len(self.findings)}: {last[:200]} -> {keep}",
-                  flush=True)
+            print(
+                f"[{self.elapsed():7.1f}s] {kind.upper()} #{len(self.findings)}: {last[:200]} -> {keep}",
+                flush=True,
+            )
         if time.monotonic() - self.last_report > 60:
             self.last_report = time.monotonic()
             self.progress()
@@ -442,25 +528,33 @@ class Fuzzer:
         return time.monotonic() - self.t0
 
     def done(self) -> bool:
-        return self.elapsed() > self.args.minutes * 60 or (self.args.max_inputs and self.count >= self.args.max_inputs)
+        return self.elapsed() > self.args.minutes * 60 or (
+            self.args.max_inputs and self.count >= self.args.max_inputs
+        )
 
     def progress(self) -> None:
-        print(f"[{self.elapsed():7.1f}s] {self.count} inputs: " +
-              ", ".join(f"{k} {v}" for k, v in sorted(self.outcomes.items())), flush=True)
+        print(
+            f"[{self.elapsed():7.1f}s] {self.count} inputs: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(self.outcomes.items())),
+            flush=True,
+        )
 
     def summary(self) -> int:
         self.progress()
         print("input errors by problem:")
         for p, k in self.problems.most_common():
             print(f"  {k:6d}  {p}")
-        print(f"inputs tried: {self.count}; crashes/hangs: {len(self.findings)}"
-              + (f" (kept under {self.out})" if self.findings else ""))
+        print(
+            f"inputs tried: {self.count}; crashes/hangs: {len(self.findings)}"
+            + (f" (kept under {self.out})" if self.findings else "")
+        )
         shutil.rmtree(self.work, ignore_errors=True)
         return 1 if self.findings else 0
 
 
 def run_hypothesis(fz: Fuzzer) -> None:
-    from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import strategies as st
 
     def draw_with(data):
         def draw(kind, *a):
@@ -471,11 +565,18 @@ def run_hypothesis(fz: Fuzzer) -> None:
             if kind == "bytes":
                 return data.draw(st.binary(min_size=a[0], max_size=a[0]))
             raise ValueError(kind)
+
         return draw
 
     # small chunks, checked for time in between (a time check inside would make generation "flaky")
-    @settings(max_examples=25, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck), derandomize=False)
+    @settings(
+        max_examples=25,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        derandomize=False,
+    )
     @given(st.data())
     def chunk(data):
         fz.one(draw_with(data))
@@ -536,9 +637,15 @@ def run_atheris(fz: Fuzzer) -> None:
             raise RuntimeError(f"{kind}: kept under {keep}\n{detail}")
 
     atheris.instrument_all() if fz.args.instrument_all else None
-    argv = [sys.argv[0], str(corpus), f"-max_total_time={int(fz.args.minutes * 60)}", "-rss_limit_mb=3072",
-            f"-artifact_prefix={fz.out}{os.sep}",
-            f"-timeout={int(fz.args.input_timeout) + 5}", "-print_final_stats=1"]
+    argv = [
+        sys.argv[0],
+        str(corpus),
+        f"-max_total_time={int(fz.args.minutes * 60)}",
+        "-rss_limit_mb=3072",
+        f"-artifact_prefix={fz.out}{os.sep}",
+        f"-timeout={int(fz.args.input_timeout) + 5}",
+        "-print_final_stats=1",
+    ]
     atheris.Setup(argv, one_input)
     try:
         atheris.Fuzz()
@@ -552,10 +659,17 @@ def main(argv=None) -> int:
     ap.add_argument("--max-inputs", type=int, default=0, help="stop after this many inputs (0 = no limit)")
     ap.add_argument("--engine", choices=("hypothesis", "random", "atheris"), default="hypothesis")
     ap.add_argument("--seed", type=int, default=None, help="random engine seed")
-    ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "graphrag-audit-fuzz"),
-                    help="where crashing/hanging inputs are kept")
-    ap.add_argument("--input-timeout", type=float, default=20.0, help="seconds per input before it counts as a hang")
-    ap.add_argument("--memory-gib", type=float, default=3.0, help="address-space limit of the fuzzing process")
+    ap.add_argument(
+        "--out",
+        default=os.path.join(tempfile.gettempdir(), "graphrag-audit-fuzz"),
+        help="where crashing/hanging inputs are kept",
+    )
+    ap.add_argument(
+        "--input-timeout", type=float, default=20.0, help="seconds per input before it counts as a hang"
+    )
+    ap.add_argument(
+        "--memory-gib", type=float, default=3.0, help="address-space limit of the fuzzing process"
+    )
     ap.add_argument("--instrument-all", action="store_true", help="atheris: instrument every module (slow)")
     args = ap.parse_args(argv)
 
@@ -571,8 +685,11 @@ def main(argv=None) -> int:
         _load_library()
     fz = Fuzzer(args)
     print(f"work dir {fz.work} (a hard hang leaves the input there: input/, current-plan.txt)", flush=True)
-    print(f"fuzzing the loaders for {args.minutes:g} min with {args.engine}; seeds: {', '.join(fz.seeds.names)}; "
-          f"formats: {', '.join(RENDER_FORMATS)}", flush=True)
+    print(
+        f"fuzzing the loaders for {args.minutes:g} min with {args.engine}; seeds: {', '.join(fz.seeds.names)}; "
+        f"formats: {', '.join(RENDER_FORMATS)}",
+        flush=True,
+    )
 
     if args.engine == "hypothesis":
         run_hypothesis(fz)

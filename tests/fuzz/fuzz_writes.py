@@ -48,10 +48,33 @@ from write_layouts import ALL_WRITERS, SEED_TABLES, changed, command, copy_seed,
 REACH = ("direct", "settings", "output-link")
 PLACES = ("index", "beside", "proj", "out")
 KINDS = ("symlink", "symlink", "symlink", "hardlink", "fifo", "dir", "file")
-POINTEES = ("table:communities.parquet", "table:community_reports.parquet", "table:entities.parquet", "indexdir",
-            "ancestor", "devzero", "fifo", "dangling", "outside-file", "beside-dir")
-TARGETS = ("extra", "extra", "extra", "table-real", "table-via-dir", "index-dir", "index-new", "beside-new",
-           "proj-new", "out", "out-new", "dash", "link-dir-new")
+POINTEES = (
+    "table:communities.parquet",
+    "table:community_reports.parquet",
+    "table:entities.parquet",
+    "indexdir",
+    "ancestor",
+    "devzero",
+    "fifo",
+    "dangling",
+    "outside-file",
+    "beside-dir",
+)
+TARGETS = (
+    "extra",
+    "extra",
+    "extra",
+    "table-real",
+    "table-via-dir",
+    "index-dir",
+    "index-new",
+    "beside-new",
+    "proj-new",
+    "out",
+    "out-new",
+    "dash",
+    "link-dir-new",
+)
 TIMEOUT = 60.0
 
 
@@ -70,16 +93,20 @@ def random_spec(rng: random.Random) -> dict:
 
 def layout_strategy(st):
     """The same specs as :func:`random_spec`, as a hypothesis strategy."""
-    return st.fixed_dictionaries({
-        "reach": st.sampled_from(REACH),
-        "table_link": st.sampled_from([None, *SEED_TABLES]),
-        "out_exists": st.booleans(),
-        "extras": st.lists(st.tuples(st.sampled_from(PLACES), st.sampled_from(KINDS), st.sampled_from(POINTEES)),
-                           max_size=6),
-        "writer": st.sampled_from(ALL_WRITERS),
-        "target": st.sampled_from(TARGETS),
-        "pick": st.integers(0, 10**6),
-    })
+    return st.fixed_dictionaries(
+        {
+            "reach": st.sampled_from(REACH),
+            "table_link": st.sampled_from([None, *SEED_TABLES]),
+            "out_exists": st.booleans(),
+            "extras": st.lists(
+                st.tuples(st.sampled_from(PLACES), st.sampled_from(KINDS), st.sampled_from(POINTEES)),
+                max_size=6,
+            ),
+            "writer": st.sampled_from(ALL_WRITERS),
+            "target": st.sampled_from(TARGETS),
+            "pick": st.integers(0, 10**6),
+        }
+    )
 
 
 @dataclass
@@ -122,8 +149,12 @@ def build_layout(root: Path, spec: dict) -> Layout:
             out.mkdir()
         p = folder / f"e{i}"
         target = {
-            "indexdir": idx, "ancestor": root, "devzero": Path("/dev/zero"), "fifo": root / "beside" / f"f{i}",
-            "dangling": root / "nowhere" / f"d{i}", "outside-file": root / "outside.txt",
+            "indexdir": idx,
+            "ancestor": root,
+            "devzero": Path("/dev/zero"),
+            "fifo": root / "beside" / f"f{i}",
+            "dangling": root / "nowhere" / f"d{i}",
+            "outside-file": root / "outside.txt",
             "beside-dir": root / "beside",
         }.get(pointee) or (idx / pointee.split(":", 1)[1])
         try:
@@ -132,8 +163,9 @@ def build_layout(root: Path, spec: dict) -> Layout:
                     os.mkfifo(target)
                 os.symlink(str(target), p)
             elif kind == "hardlink":
-                src = os.path.realpath(idx / (pointee.split(":", 1)[1] if pointee.startswith("table:")
-                                              else "entities.parquet"))
+                src = os.path.realpath(
+                    idx / (pointee.split(":", 1)[1] if pointee.startswith("table:") else "entities.parquet")
+                )
                 os.link(src, p)
             elif kind == "fifo":
                 os.mkfifo(p)
@@ -203,8 +235,15 @@ def check_run(server, lay: Layout) -> str:
     assert not [p for p in diff if ".graphrag-audit-" in p], "temporary file left: " + ctx
     if land is not None and _inside(land, real_root):
         rel = os.path.relpath(land, real_root)
-        bad = [p for p in diff if not (p == rel or p.startswith(rel + os.sep)
-                                       or (lay.writer.startswith("write") and _parent_of(p, rel)))]
+        bad = [
+            p
+            for p in diff
+            if not (
+                p == rel
+                or p.startswith(rel + os.sep)
+                or (lay.writer.startswith("write") and _parent_of(p, rel))
+            )
+        ]
     else:
         bad = sorted(diff)
     assert not bad, f"changed outside the target {bad}: " + ctx
@@ -262,10 +301,18 @@ def main() -> int:
                 found += 1
                 keep = args.out / f"finding-{args.seed}-{n}"
                 keep.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copytree(case, keep, symlinks=True, ignore_dangling_symlinks=True,
-                                ignore=lambda d, names: [x for x in names if os.path.exists(os.path.join(d, x))
-                                                         and not (os.path.isfile(os.path.join(d, x))
-                                                                  or os.path.isdir(os.path.join(d, x)))])
+                shutil.copytree(
+                    case,
+                    keep,
+                    symlinks=True,
+                    ignore_dangling_symlinks=True,
+                    ignore=lambda d, names: [
+                        x
+                        for x in names
+                        if os.path.exists(os.path.join(d, x))
+                        and not (os.path.isfile(os.path.join(d, x)) or os.path.isdir(os.path.join(d, x)))
+                    ],
+                )
                 (keep / "FINDING.txt").write_text(str(exc))
                 print(f"FINDING {n}: {exc}", flush=True)
                 break
