@@ -175,7 +175,9 @@ def dynamic_findings(level: int, max_level: int, levels: Sequence[LevelResult], 
     table), 2.x's missing descent, and candidates no descent reaches in the lines that descend."""
     out: list[Finding] = []
     at = next((r for r in levels if r.community_level == min(level, max(max_level, 0))), None)
-    bv = None if at is None else at.selected["dynamic"].by_version
+    if at is None:
+        return out
+    bv = at.selected["dynamic"].by_version
     if bv is None or not bv.versions:
         return out
     vs = bv.versions
@@ -216,6 +218,7 @@ def dynamic_findings(level: int, max_level: int, levels: Sequence[LevelResult], 
         )
     v2 = vs.get("2.x")
     if v2 is not None and v2.error is None and v2.cut_off_ids:
+        assert v2.all_relevant is not None and v2.none_relevant is not None  # set when error is None
         n_cand = len(v2.start_ids) + len(v2.cut_off_ids)
         out.append(
             finding(
@@ -236,6 +239,7 @@ def dynamic_findings(level: int, max_level: int, levels: Sequence[LevelResult], 
     for f, v in vs.items():
         if f == "2.x" or v.error is not None or not v.cut_off_ids:
             continue
+        assert v.all_relevant is not None  # set when error is None
         reached = sum(v.all_relevant.waves)
         why = (
             "the -1 report, which is never rated"

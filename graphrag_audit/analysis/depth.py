@@ -42,8 +42,8 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
     ent_root = np.full(ti.n_member_entities, -1, dtype=np.int64)
     # the membership rows of a community at its root's level: one flag per community, then one
     # gather of the flags (not the rows' levels and their roots' levels: two int64 gathers)
-    top = np.flatnonzero((ti.level == ti.level[root])[ti.mem_ccode])
-    ent_root[ti.mem_ecode[top]] = root[ti.mem_ccode[top]]
+    top_rows = np.flatnonzero((ti.level == ti.level[root])[ti.mem_ccode])
+    ent_root[ti.mem_ecode[top_rows]] = root[ti.mem_ccode[top_rows]]
 
     roots_out = []
     root_codes = np.flatnonzero(is_root)

@@ -84,11 +84,12 @@ def audit_update_run(path: str | os.PathLike, options: AuditOptions | None = Non
         parts.append(part)
         models[role] = model
     offset, why = None, ""
-    if all(models[r] is not None for r in ROLES):
-        if any(models[r].id_kind == "string" for r in ROLES):
+    prev, delta, merged = (models[r] for r in ROLES)
+    if prev is not None and delta is not None and merged is not None:
+        if any(m.id_kind == "string" for m in (prev, delta, merged)):
             why = "string community ids (graphrag 0.1-0.4): graphrag's merge casts them to int"
         else:
-            offset = offset_check(models["previous"], models["delta"], models["merged"])
+            offset = offset_check(prev, delta, merged)
     else:
         why = "needs previous, delta and merged: " + ", ".join(
             f"{p.role} {p.status}" for p in parts if p.status != "audited"
