@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from graphrag_audit.rules import RULES, SEVERITIES, SEVERITY_RANK, Rule  # noqa: F401 (re-exported)
+from graphrag_audit.rules import RULES, SEVERITY_RANK  # noqa: F401 (SEVERITY_RANK re-exported)
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,3 @@ def preview(ids, limit: int = 8) -> str:
 def finding(rule_id: str, message: str, communities=(), **evidence) -> Finding:
     rule = RULES[rule_id]
     return Finding(rule_id, rule.severity, message, tuple(int(c) for c in communities), evidence)
-
-
-def worst(findings) -> str | None:
-    best = None
-    for f in findings:
-        if best is None or SEVERITY_RANK[f.severity] > SEVERITY_RANK[best]:
-            best = f.severity
-    return best

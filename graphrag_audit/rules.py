@@ -253,6 +253,75 @@ _RULES = [
         "graphrag >= 3.0.2), so the other copy is stale or from another run. Delete or move the copy you do "
         "not query with; the audit reads the same set as graphrag (see the notes).",
     ),
+    # ---- level-dependent rules (checked at the community_level you query with, --level) -----
+    Rule(
+        "depth-mismatch",
+        "warning",
+        "Many branches cannot reach the level you query with",
+        "At this community_level a large share of roots/entities is stuck at a coarser leaf, so 'level N' "
+        "means different granularity in different subtrees. Query a lower level, or plan a cross-level "
+        "frontier by budget (graphrag-audit plan).",
+    ),
+    Rule(
+        "v2-inflation",
+        "warning",
+        "graphrag >= 2.0 sends far more reports than the < 2.0 frontier",
+        "Since graphrag 2.0 every report with level <= N is sent, ancestors together with their "
+        "descendants. Use a lower community_level, dynamic selection, or a planned frontier written "
+        "with graphrag-audit plan --write.",
+    ),
+    Rule(
+        "low-coverage",
+        "warning",
+        "The reports sent at the level you query with cover few of the clustered entities",
+        "Entities outside every selected report's community never reach global search. Look for communities "
+        "without a report (community-without-report: re-run create_community_reports), query a deeper "
+        "community_level if its reports cover more, or lower --min-coverage if the gap is expected.",
+    ),
+    Rule(
+        "level-beyond-max",
+        "info",
+        "The level you query with is deeper than the tree",
+        "community_level above the deepest level behaves like no filter; pick a level within the tree.",
+    ),
+    Rule(
+        "single-child-chain",
+        "info",
+        "Communities with exactly one child",
+        "A single child covers its parent's entities at a finer level: the same entities are summarised "
+        "twice. Harmless, but it inflates what graphrag >= 2.0 sends.",
+    ),
+    Rule(
+        "duplicate-level",
+        "warning",
+        "A level repeats the previous level's partition",
+        "Every community at this level is the only child of a parent with the same entities: the level "
+        "adds cost and no granularity. Query the level above.",
+    ),
+    # ---- regressions against an earlier index (levels --baseline OLD.json, diff OLD NEW) ---------
+    Rule(
+        "regression-map-calls",
+        "error",
+        "Map calls at the level you query with rose beyond the allowed increase",
+        "The new index sends more or longer reports at this community_level than the baseline. Check what "
+        "diff OLD NEW lists as added and changed, query a lower level, or raise --max-map-calls-increase "
+        "if the growth is expected (more documents).",
+    ),
+    Rule(
+        "regression-coverage",
+        "error",
+        "Coverage at the level you query with dropped",
+        "The reports sent now cover a smaller share of the clustered entities than in the baseline: "
+        "look for communities without a report or entities left out of the hierarchy (graphrag update), "
+        "or raise --max-coverage-drop if the drop is expected.",
+    ),
+    Rule(
+        "regression-new-finding",
+        "warning",
+        "A finding the baseline did not have",
+        "The new index has a problem the baseline did not (the message names the rule; its severity is "
+        "that finding's). Run graphrag-audit levels on the new index and follow that rule's fix.",
+    ),
 ]
 
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}
@@ -340,85 +409,3 @@ RULE_NOTES: dict[str, str] = {
     "`graphrag/data_model/dfs.py` `communities_typed`: `astype(int)`) give the audit's selection and map calls at "
     "every level. graphrag 3.0.x and 3.1.0 require pandas ~=2.3; 3.1.1 and later require pandas ~=3.0.",
 }
-
-
-def register(rule: Rule) -> None:
-    RULES[rule.id] = rule
-
-
-# ---- level-dependent rules (checked at the community_level you query with, --level) -----
-for _r in [
-    Rule(
-        "depth-mismatch",
-        "warning",
-        "Many branches cannot reach the level you query with",
-        "At this community_level a large share of roots/entities is stuck at a coarser leaf, so 'level N' "
-        "means different granularity in different subtrees. Query a lower level, or plan a cross-level "
-        "frontier by budget (graphrag-audit plan).",
-    ),
-    Rule(
-        "v2-inflation",
-        "warning",
-        "graphrag >= 2.0 sends far more reports than the < 2.0 frontier",
-        "Since graphrag 2.0 every report with level <= N is sent, ancestors together with their "
-        "descendants. Use a lower community_level, dynamic selection, or a planned frontier written "
-        "with graphrag-audit plan --write.",
-    ),
-    Rule(
-        "low-coverage",
-        "warning",
-        "The reports sent at the level you query with cover few of the clustered entities",
-        "Entities outside every selected report's community never reach global search. Look for communities "
-        "without a report (community-without-report: re-run create_community_reports), query a deeper "
-        "community_level if its reports cover more, or lower --min-coverage if the gap is expected.",
-    ),
-    Rule(
-        "level-beyond-max",
-        "info",
-        "The level you query with is deeper than the tree",
-        "community_level above the deepest level behaves like no filter; pick a level within the tree.",
-    ),
-    Rule(
-        "single-child-chain",
-        "info",
-        "Communities with exactly one child",
-        "A single child covers its parent's entities at a finer level: the same entities are summarised "
-        "twice. Harmless, but it inflates what graphrag >= 2.0 sends.",
-    ),
-    Rule(
-        "duplicate-level",
-        "warning",
-        "A level repeats the previous level's partition",
-        "Every community at this level is the only child of a parent with the same entities: the level "
-        "adds cost and no granularity. Query the level above.",
-    ),
-]:
-    register(_r)
-
-# ---- regressions against an earlier index (levels --baseline OLD.json, diff OLD NEW) ---------
-for _r in [
-    Rule(
-        "regression-map-calls",
-        "error",
-        "Map calls at the level you query with rose beyond the allowed increase",
-        "The new index sends more or longer reports at this community_level than the baseline. Check what "
-        "diff OLD NEW lists as added and changed, query a lower level, or raise --max-map-calls-increase "
-        "if the growth is expected (more documents).",
-    ),
-    Rule(
-        "regression-coverage",
-        "error",
-        "Coverage at the level you query with dropped",
-        "The reports sent now cover a smaller share of the clustered entities than in the baseline: "
-        "look for communities without a report or entities left out of the hierarchy (graphrag update), "
-        "or raise --max-coverage-drop if the drop is expected.",
-    ),
-    Rule(
-        "regression-new-finding",
-        "warning",
-        "A finding the baseline did not have",
-        "The new index has a problem the baseline did not (the message names the rule; its severity is "
-        "that finding's). Run graphrag-audit levels on the new index and follow that rule's fix.",
-    ),
-]:
-    register(_r)

@@ -136,9 +136,6 @@ def _cli_imports() -> dict[str, set[str]]:
             elif isinstance(node, ast.Import):
                 deps |= {a.name for a in node.names if a.name.startswith("graphrag_audit.cli")}
         graph[name] = deps
-    from graphrag_audit.cli.entry import COMMANDS  # the commands, imported by name on first use
-
-    graph["graphrag_audit.cli.entry"] |= {spec.partition(":")[0] for spec in COMMANDS.values()}
     return graph
 
 

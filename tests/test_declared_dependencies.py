@@ -53,11 +53,6 @@ EXCEPTIONS = {
         "graphrag_audit/verify.py",
         "tiktoken",
     ): "--verify: graphrag's own tokenizer (tiktoken is a graphrag dependency in every version)",
-    (
-        "graphrag_audit/cli/usage.py",
-        "click",
-    ): "behind except ImportError: typer >= 0.2x vendors click as typer._click; only an older typer "
-    "(graphrag 1.2's side environment pins 0.15) lacks it, and that typer depends on click itself",
 }
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -231,7 +226,6 @@ def test_dynamic_imports_are_known():
     known = {
         "graphrag_audit/__init__.py",
         "graphrag_audit/render/formats.py",
-        "graphrag_audit/cli/lazy.py",
         "graphrag_audit/io/remote.py",
     }
     found = set()

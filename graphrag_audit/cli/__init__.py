@@ -1,14 +1,7 @@
-"""The command line: parse options, call the library, pick a renderer and an exit code.
+"""The command line: ``app`` (typer) in :mod:`~graphrag_audit.cli.entry`, one module per command, the
+shared options in :mod:`~graphrag_audit.cli.options`, exit codes and streams in :mod:`~graphrag_audit.cli.run`.
 
-``app`` (the typer application) and the console script's body live in
-:mod:`graphrag_audit.cli.entry`; one module per command (``levels``, ``tree``, ``report``,
-``plan``...); the shared options in :mod:`~graphrag_audit.cli.options`; exit codes (0/1/2/141), the
-standard streams and the atomic writes in :mod:`~graphrag_audit.cli.run`.
-
-:func:`main` answers a bare ``--version`` before typer is imported (the one command line that
-needs nothing of the application; issue 22's start-up target); any other command line runs with
-transparent huge pages off (:func:`graphrag_audit.cli.memory.avoid_huge_pages`). ``app`` is
-imported on first use.
+:func:`main` answers a bare ``--version`` before typer is imported; ``app`` is imported on first use.
 """
 
 from __future__ import annotations

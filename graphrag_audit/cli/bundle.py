@@ -68,17 +68,36 @@ def bundle_cmd(
     limit = _size(max_size)
 
     def work():
+        import dataclasses
+
         from graphrag_audit import __version__
         from graphrag_audit.analysis.audit import audit
         from graphrag_audit.bundle.build import plan_bundle, readme, write_bundle
+        from graphrag_audit.errors import IndexInputError
+        from graphrag_audit.io.remote import location_of
         from graphrag_audit.render.json import render_json
         from graphrag_audit.render.markdown import render_markdown
 
-        local_only(index_dir)
+        loc = location_of(index_dir)
+        if loc is not None:
+            raise IndexInputError(
+                loc.display,
+                f"bundle reads local index folders only, and this index is in "
+                f"{loc.kind}: copy its output folder into a local folder and bundle "
+                f"that (levels, tree, plan and report read it in place)",
+            )
         plan = plan_bundle(index_dir, include_all=include_all, max_bytes=limit)
 
         def extra(path: Path, result) -> dict[str, bytes]:
-            report = bundle_audit(in_source_words(lambda: audit(path), path, plan.files.output_dir), out)
+            """The bundle's own audit files; ``path`` is the temporary folder renamed to OUT afterwards."""
+            try:
+                report = audit(path)
+            except IndexInputError as exc:  # named by the source's files: the temporary folder will be gone
+                tmp, src = str(path), str(plan.files.output_dir)
+                raise IndexInputError(exc.path.replace(tmp, src), exc.problem.replace(tmp, src)) from None
+            shown = str(out)  # the audit as if run on OUT
+            index = dataclasses.replace(report.index, path=shown, output_dir=shown, name=Path(shown).name)
+            report = dataclasses.replace(report, index=index)
             return {
                 AUDIT_JSON: render_json(report).encode("utf-8"),
                 AUDIT_MARKDOWN: render_markdown(report).encode("utf-8"),
@@ -99,40 +118,3 @@ def bundle_cmd(
         f"{sum(result.plan.left_out.values())} file(s) left out, see its README.md)\n"
     )
     raise typer.Exit(EXIT_OK)
-
-
-def local_only(index_dir) -> None:
-    """An index in Azure Blob Storage or S3: bundle reads local folders only (one line, the location)."""
-    from graphrag_audit.errors import IndexInputError
-    from graphrag_audit.io.remote import location_of
-
-    loc = location_of(index_dir)
-    if loc is not None:
-        raise IndexInputError(
-            loc.display,
-            f"bundle reads local index folders only, and this index is in "
-            f"{loc.kind}: copy its output folder into a local folder and bundle "
-            f"that (levels, tree, plan and report read it in place)",
-        )
-
-
-def in_source_words(fn, staged: Path, source: Path):
-    """``fn()`` (the audit of the bundle being built in the temporary folder ``staged``), its input
-    errors naming the source index's files instead: the temporary folder is gone by then, and the
-    source holds the same tables."""
-    from graphrag_audit.errors import IndexInputError
-
-    try:
-        return fn()
-    except IndexInputError as exc:
-        tmp, src = str(staged), str(source)
-        raise IndexInputError(exc.path.replace(tmp, src), exc.problem.replace(tmp, src)) from None
-
-
-def bundle_audit(report, out: Path):
-    """The audit of a bundle as if run on OUT (it runs on the temporary directory before the rename)."""
-    import dataclasses
-
-    shown = str(out)
-    index = dataclasses.replace(report.index, path=shown, output_dir=shown, name=Path(shown).name)
-    return dataclasses.replace(report, index=index)

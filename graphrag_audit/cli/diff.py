@@ -32,9 +32,9 @@ from graphrag_audit.cli.run import (
     Progress,
     check_output_path,
     check_tokenizer,
-    fail,
+    findings_exit,
     output_charset_for,
-    regression_exit,
+    parsed,
     run_guarded,
     stdout_if_dash,
     text_width,
@@ -67,10 +67,7 @@ def diff_cmd(
     after, communities added/removed/changed, findings that appeared or disappeared; exit 1 when a regression is at
     or above --fail-on (default error: a warning-level regression alone exits 0), judged only on what a real
     graphrag sends on both indexes (hypothetical numbers are marked hyp.)."""
-    try:
-        limits = regression_limits(max_map_calls_increase, max_coverage_drop, include_hypothetical)
-    except ValueError as exc:
-        raise fail(str(exc)) from None
+    limits = parsed(regression_limits, max_map_calls_increase, max_coverage_drop, include_hypothetical)
     if tokenizer is not None:
         check_tokenizer(tokenizer)
     output = stdout_if_dash(output)
@@ -104,10 +101,12 @@ def diff_cmd(
     if guard is not None:  # the write goes through OLD's guard, with both models' tables added
         guard.protect_model(om).protect_model(nm)
     del om, nm
-    kw = {"include_titles": include_titles} if fmt in (DiffFormat.markdown, DiffFormat.github) else {}
+    kw: dict[str, object] = (
+        {"include_titles": include_titles} if fmt in (DiffFormat.markdown, DiffFormat.github) else {}
+    )
     if fmt == DiffFormat.text:
         kw = {"width": text_width(width, output)}
     with output_charset_for(output):
         text = run_guarded(lambda: renderer(fmt)(result, **kw), debug)
     run_guarded(lambda: write_payload(text, output, guard), debug)
-    raise typer.Exit(regression_exit(result.regressions, fail_on))
+    raise findings_exit(result.regressions, fail_on)

@@ -1,11 +1,4 @@
-"""The typer application and :func:`main`, the console script's entry point.
-
-The commands are one module each (levels, tree, report, plan...), listed in :data:`COMMANDS` and
-imported only when used; the options they share are in :mod:`graphrag_audit.cli.options`; exit
-codes, the standard streams and the writes in :mod:`graphrag_audit.cli.run`. Nothing heavy
-(pandas, pyarrow, numpy, pydantic, the tokenizer, a renderer) is imported before a command runs,
-so ``--help`` and ``--version`` are quick (docs/performance.md, "Start-up and JSON size").
-"""
+"""The typer application: the commands in ``--help`` order, ``--version``, and :func:`main`."""
 
 from __future__ import annotations
 
@@ -14,67 +7,42 @@ from typing import Annotated
 import typer
 
 from graphrag_audit import __version__
-from graphrag_audit.cli.coercion import QuickCommand
-from graphrag_audit.cli.lazy import LazyCommands
+from graphrag_audit.cli.bundle import bundle_cmd
+from graphrag_audit.cli.diff import diff_cmd
+from graphrag_audit.cli.explain import explain_cmd
+from graphrag_audit.cli.levels import levels_cmd
+from graphrag_audit.cli.plan import plan_cmd
+from graphrag_audit.cli.report import report_cmd
 from graphrag_audit.cli.run import run_app
+from graphrag_audit.cli.tree import tree_cmd
+from graphrag_audit.cli.update_run import update_run_cmd
 from graphrag_audit.cli.usage import OneLineGroup
-
-#: the commands, in the order ``--help`` lists them: name -> "module:function". A command's module
-#: is imported, and its click command built, only when the command is run or its help is shown
-#: (:mod:`graphrag_audit.cli.lazy`). A new command is one line here.
-COMMANDS = {
-    "levels": "graphrag_audit.cli.levels:levels_cmd",
-    "tree": "graphrag_audit.cli.tree:tree_cmd",
-    "report": "graphrag_audit.cli.report:report_cmd",
-    "plan": "graphrag_audit.cli.plan:plan_cmd",
-    "explain": "graphrag_audit.cli.explain:explain_cmd",
-    "diff": "graphrag_audit.cli.diff:diff_cmd",
-    "update-run": "graphrag_audit.cli.update_run:update_run_cmd",
-    "bundle": "graphrag_audit.cli.bundle:bundle_cmd",
-}
-
-
-class AppGroup(OneLineGroup):
-    """The application's group: its commands are :data:`COMMANDS`, built on first use (and any
-    command registered the usual typer way, ``app.command(name)(function)``, after them)."""
-
-    def __init__(self, *, commands=None, **kw):
-        super().__init__(**kw)
-        lazy = LazyCommands(COMMANDS, _build_command)
-        for name, cmd in dict(commands or {}).items():
-            lazy[name] = cmd
-        self.commands = lazy
-
-    def list_commands(self, ctx):
-        return list(self.commands)
-
-
-def _build_command(name: str, function):
-    """The click command of ``function``, as ``app.command(name, cls=QuickCommand)(function)``
-    makes it."""
-    from typer.main import get_command_from_info
-    from typer.models import CommandInfo
-
-    return get_command_from_info(
-        CommandInfo(name=name, cls=QuickCommand, callback=function),
-        pretty_exceptions_short=app.pretty_exceptions_short,
-        rich_markup_mode=app.rich_markup_mode,
-    )
-
 
 app = typer.Typer(
     name="graphrag-audit",
-    cls=AppGroup,
+    cls=OneLineGroup,
     help="Audit what a Microsoft GraphRAG index's community_level really sends to global search.\n\n"
     "Exit codes: 0 = no finding at or above --fail-on, 1 = findings at or above it, "
     "2 = usage error, unreadable index or unwritable stdout, 141 = stdout's reader went away (| head). "
     "A parquet table may decode to at most max(256 MiB, 100 x its file size), 16 GiB at most: "
     "GRAPHRAG_AUDIT_MAX_DECODED_BYTES sets another limit.",
     no_args_is_help=True,
+    add_help_option=False,  # the callback's own --help below
     add_completion=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
+for _name, _function in (
+    ("levels", levels_cmd),
+    ("tree", tree_cmd),
+    ("report", report_cmd),
+    ("plan", plan_cmd),
+    ("explain", explain_cmd),
+    ("diff", diff_cmd),
+    ("update-run", update_run_cmd),
+    ("bundle", bundle_cmd),
+):
+    app.command(_name)(_function)
 
 
 def _version_cb(value: bool):
@@ -83,11 +51,23 @@ def _version_cb(value: bool):
         raise typer.Exit()
 
 
+def _help_cb(ctx: typer.Context, value: bool):
+    if value:
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version_cb, is_eager=True, help="Show the version and exit."),
+    ] = False,
+    # click's own --help is unset (None) without --help, and typer imports pydantic (~0.1 s) to
+    # convert None: this one is False, which typer leaves as it is (``levels --help`` stays quick)
+    show_help: Annotated[
+        bool,
+        typer.Option("--help", callback=_help_cb, is_eager=True, help="Show this message and exit."),
     ] = False,
 ):
     pass

@@ -48,14 +48,14 @@ from graphrag_audit.cli.options import (
     relevant_file,
 )
 from graphrag_audit.cli.run import (
-    EXIT_FINDINGS,
-    EXIT_OK,
     Progress,
     check_output_path,
     check_tokenizer,
     fail,
+    findings_exit,
     output_charset_for,
     output_guard,
+    parsed,
     relevant_checker,
     run_guarded,
     say,
@@ -186,13 +186,9 @@ def levels_cmd(
     """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
     from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
     from graphrag_audit.cli.memory import release_freed_memory
-    from graphrag_audit.findings import SEVERITY_RANK
 
     output = stdout_if_dash(output)
-    try:
-        relevant_ids = parse_relevant(relevant)
-    except ValueError as exc:
-        raise fail(str(exc)) from None
+    relevant_ids = parsed(parse_relevant, relevant)
     reads = (baseline, relevant_file(relevant))  # files this run reads: never written over
     guard = check_output_path(output, index_dir, reads)
     base = None
@@ -201,10 +197,7 @@ def levels_cmd(
         from graphrag_audit.cli.options import regression_limits
         from graphrag_audit.io.baseline import read_baseline
 
-        try:
-            limits = regression_limits(max_map_calls_increase, max_coverage_drop, include_hypothetical)
-        except ValueError as exc:
-            raise fail(str(exc)) from None
+        limits = parsed(regression_limits, max_map_calls_increase, max_coverage_drop, include_hypothetical)
         base = run_guarded(lambda: snapshot_of_json(read_baseline(baseline), baseline), debug)
     summary = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == LevelsFormat.github else None
     if summary:
@@ -217,11 +210,7 @@ def levels_cmd(
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
 
     def work():
-        progress = Progress(
-            enabled=sys.stderr.isatty()
-            and fmt == LevelsFormat.text
-            or (sys.stderr.isatty() and output is not None)
-        )
+        progress = Progress(enabled=sys.stderr.isatty() and (fmt == LevelsFormat.text or output is not None))
         try:
             opts = AuditOptions(
                 level=opts_level(level),
@@ -278,7 +267,7 @@ def levels_cmd(
         return model, report
 
     model, report = run_guarded(work, debug)
-    regs = ()
+    regs: tuple = ()
     if base is not None:
         from dataclasses import replace
 
@@ -290,17 +279,15 @@ def levels_cmd(
         )
 
         now = snapshot_of_report(report)
-        regs, unjudged = judge_regressions(base, now, report.options.level, limits)
+        judged, unjudged = judge_regressions(base, now, report.options.level, limits)
+        regs = tuple(judged)
         note = option_note(option_differences(base, now))
-        if note:  # a number may differ because of the options, not the index
-            from graphrag_audit.errors import visible
+        from graphrag_audit.errors import visible
 
+        if note:  # a number may differ because of the options, not the index
             say(f"graphrag-audit: note: --baseline: {visible(note)}\n")
-        regs = tuple(regs)
         report = replace(report, findings=report.findings + regs)
         for f in unjudged:  # shown on stderr, never a finding: no real graphrag sends these numbers
-            from graphrag_audit.errors import visible
-
             say(
                 f"graphrag-audit: note: --baseline: {f.rule} not judged (--include-hypothetical judges it): "
                 f"{visible(f.message)}\n"
@@ -361,15 +348,9 @@ def levels_cmd(
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
         if warning:
             say(f"graphrag-audit: warning: $GITHUB_STEP_SUMMARY: {visible(warning)}\n")
-    if base is not None:  # against a baseline only the regressions decide
-        from graphrag_audit.cli.run import regression_exit
-
-        raise typer.Exit(regression_exit(regs, fail_on))
-    if fail_on == FailOn.never:
-        raise typer.Exit(EXIT_OK)
-    threshold = SEVERITY_RANK[fail_on.value]
-    hit = any(SEVERITY_RANK[f.severity] >= threshold for f in report.findings)
-    raise typer.Exit(EXIT_FINDINGS if hit else EXIT_OK)
+    raise findings_exit(
+        regs if base is not None else report.findings, fail_on
+    )  # a baseline: regressions decide
 
 
 def opts_level(level: int | None) -> int:

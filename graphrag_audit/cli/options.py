@@ -15,7 +15,6 @@ from typing import Annotated
 import typer
 
 from graphrag_audit.render.formats import DiffFormat, LevelsFormat, PlanFormat, TreeFormat, UpdateRunFormat
-from graphrag_audit.rules import SEVERITIES
 
 
 class JsonIds(str, Enum):
@@ -25,8 +24,13 @@ class JsonIds(str, Enum):
     level = "level"
 
 
-#: --fail-on: a severity of rules.py, or never
-FailOn = Enum("FailOn", {s: s for s in (*SEVERITIES, "never")}, type=str)
+class FailOn(str, Enum):
+    """--fail-on: a severity of rules.py (rules.SEVERITIES, in its order), or never."""
+
+    error = "error"
+    warning = "warning"
+    info = "info"
+    never = "never"
 
 
 class Color(str, Enum):

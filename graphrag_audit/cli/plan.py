@@ -29,7 +29,6 @@ from graphrag_audit.cli.options import (
     Width,
 )
 from graphrag_audit.cli.run import (
-    EXIT_BAD_INPUT,
     EXIT_FINDINGS,
     EXIT_OK,
     check_output_path,
@@ -38,6 +37,7 @@ from graphrag_audit.cli.run import (
     output_charset_for,
     output_guard,
     run_guarded,
+    say,
     stdout_if_dash,
     text_color,
     text_width,
@@ -95,17 +95,15 @@ def _budget(reports, tokens, map_calls, coverage):
     if not given:
         raise fail(
             "give at least one budget: --reports K, --tokens T, --map-calls M and/or --coverage P "
-            "(several must all hold)",
-            EXIT_BAD_INPUT,
+            "(several must all hold)"
         )
     return Budgets(given)
 
 
 def _read_back(path: Path, plan, shown: Path | None = None, max_level: int | None = None) -> str:
-    """Load the written directory ``path`` with our own loader and check graphrag selects the plan
-    there (``shown``: the directory named in the error, when ``path`` is its temporary twin): graphrag
-    >= 2.0's selector at community_level=None, graphrag 1.x's (create_final_nodes roll-up) at None and
-    at the largest written level ``max_level`` (the CLI's --community-level)."""
+    """Check graphrag selects exactly the plan in the written directory ``path`` (``shown`` names it in
+    errors): graphrag >= 2.0 at community_level=None, 1.x at None and at ``max_level``, the largest
+    written level (the CLI's --community-level)."""
     from graphrag_audit.graphrag.selection import select_all
     from graphrag_audit.io.load import load_index
 
@@ -259,7 +257,6 @@ def plan_cmd(
         )
         if write is not None:
             if not report.plan.usable:  # the frontier is still shown (exit 1), nothing is written
-                from graphrag_audit.cli.run import say
                 from graphrag_audit.errors import visible
 
                 why = "does not fit the budget" if not report.plan.fits else "sends no report"

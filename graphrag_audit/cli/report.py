@@ -34,6 +34,7 @@ from graphrag_audit.cli.run import (
     check_output_path,
     check_tokenizer,
     fail,
+    parsed,
     relevant_checker,
     run_guarded,
     say,
@@ -74,10 +75,7 @@ def report_cmd(
     coloured by what N sends, charts. Says on stderr what it wrote (unless -o -)."""
     if output is None:
         raise fail("report: -o FILE.html is required")
-    try:
-        relevant_ids = parse_relevant(relevant)
-    except ValueError as exc:
-        raise fail(str(exc)) from None
+    relevant_ids = parsed(parse_relevant, relevant)
     if tokenizer is not None:
         check_tokenizer(tokenizer)
     output = stdout_if_dash(output)

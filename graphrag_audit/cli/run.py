@@ -1,8 +1,8 @@
-"""The runner every command goes through: exit codes, the standard streams in any state, the writes.
+"""What every command goes through: exit codes, the standard streams in any state, the writes.
 
-Exit codes: 0 = no finding at or above --fail-on; 1 = findings at or above it;
-2 = usage error or unreadable index (one line on stderr, no traceback unless --debug; exit 2
-whatever state stderr is in), or stdout cannot be written; 141 = the reader of stdout went away.
+Exit codes: 0 = no finding at or above --fail-on; 1 = findings at or above it; 2 = usage error,
+unreadable index (one line on stderr, a traceback only with --debug) or unwritable stdout;
+141 = the reader of stdout went away.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from graphrag_audit.errors import IndexInputError
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
 
-# ---- shared plumbing for every command ---------------------------------------------------
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     from graphrag_audit.errors import visible
 
@@ -30,16 +29,13 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     return typer.Exit(code)
 
 
-# ---- the standard streams in any state: closed, full, a closed pipe ----------------------
-#: exit status when the reader of stdout went away (``| head``): no message, like ``cat`` or
-#: ``yes`` killed by SIGPIPE, which the shell reports as 128 + 13
+#: the reader of stdout went away (``| head``): no message, as the shell reports SIGPIPE (128 + 13)
 EXIT_BROKEN_PIPE = 141
 
 
 def say(text: str) -> None:
-    """Write ``text`` to stderr, scrubbed of credentials (every error and warning goes through
-    here). When stderr is closed, full or a closed pipe the text is lost but nothing raises: the
-    exit code still tells what happened (2 for bad input)."""
+    """Write ``text`` to stderr, scrubbed of credentials; when stderr is closed, full or a closed
+    pipe the text is lost but nothing raises (the exit code still tells)."""
     from graphrag_audit.sanitise.secrets import scrub
 
     try:
@@ -50,8 +46,7 @@ def say(text: str) -> None:
 
 
 def _drain(fd: int) -> None:
-    """Point ``fd`` at /dev/null: what is still buffered for it, and Python's flush at exit,
-    then succeed instead of failing again (which would turn the exit status into 120)."""
+    """Point ``fd`` at /dev/null, so that Python's flush at exit succeeds (not exit status 120)."""
     try:
         null = os.open(os.devnull, os.O_RDWR)
     except OSError:
@@ -65,8 +60,7 @@ def _drain(fd: int) -> None:
 
 
 class _ClosedStdout:
-    """``sys.stdout`` when the process was started with stdout closed (``>&-``): writing the
-    output fails with EBADF, reported by :func:`main` as one line and exit 2."""
+    """``sys.stdout`` when the process started with stdout closed (``>&-``): a write fails (exit 2)."""
 
     encoding, errors = "utf-8", "strict"
 
@@ -84,12 +78,9 @@ class _ClosedStdout:
 
 
 class _CompleteWrites(io.RawIOBase):
-    """fd 1 for ``sys.stdout``: a write returns only once every byte is written, or raises.
-
-    CPython's own stdout can return short: when the reader of a pipe goes away in the middle of a
-    large write (``| head``), or a disk fills up, ``os.write`` writes part and the rest is dropped
-    without an error, so a truncated output would exit 0. Here the rest is written again, which
-    raises (EPIPE, ENOSPC) and :func:`main` reports it."""
+    """fd 1 for ``sys.stdout``: a write returns once every byte is written, or raises. CPython's own
+    drops the rest of a short write (a pipe's reader gone, a full disk), so a truncated output would
+    exit 0; here the rest is written again, which raises (EPIPE, ENOSPC)."""
 
     def __init__(self, fd: int = 1):
         super().__init__()
@@ -135,9 +126,8 @@ def _complete_stdout_writes() -> None:
 
 
 def _claim_standard_fds() -> None:
-    """Open /dev/null on any of fds 0-2 the process was started without, so that no file opened
-    later (an index table, the -o output) becomes fd 1 or 2 and receives stray output; then a
-    closed stdout fails when written (:class:`_ClosedStdout`) and a closed stderr drops text."""
+    """Open /dev/null on any of fds 0-2 the process started without (no file opened later becomes
+    fd 1 or 2); a closed stdout then fails when written, a closed stderr drops text."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
@@ -152,10 +142,8 @@ def _claim_standard_fds() -> None:
 
 def _output_failed(exc: BaseException) -> int | None:
     """The exit status when ``exc`` (out of the command) is a failure to write stdout, else None.
-
-    Everything a command does runs in :func:`run_guarded`, which turns every other OSError into an
-    input error; only writing the output (and typer's usage messages) happens outside it. typer
-    turns EPIPE on stdout into exit 1 inside the command (its ``_main``); this undoes that."""
+    (:func:`run_guarded` turns every other OSError into an input error; typer turns EPIPE on stdout
+    into exit 1, undone here.)"""
     if isinstance(exc, SystemExit):
         cause = exc.__context__
         if exc.code == 1 and isinstance(cause, OSError) and cause.errno == errno.EPIPE:
@@ -178,16 +166,13 @@ def run_app(app: typer.Typer) -> None:
     _claim_standard_fds()
     try:
         app()
-    except SystemExit as exc:
+    except BaseException as exc:
         code = _output_failed(exc)
         if code is not None:
             sys.exit(code)
-        raise
-    except BaseException as exc:  # pragma: no cover - last resort, never a traceback
-        code = _output_failed(exc)
-        if code is not None:
-            sys.exit(code)
-        if isinstance(exc, KeyboardInterrupt):
+        if isinstance(exc, SystemExit):
+            raise
+        if isinstance(exc, KeyboardInterrupt):  # pragma: no cover - last resort, never a traceback
             say("graphrag-audit: error: interrupted\n")
             sys.exit(130)
         from graphrag_audit.errors import visible
@@ -197,7 +182,6 @@ def run_app(app: typer.Typer) -> None:
         sys.exit(EXIT_BAD_INPUT)
 
 
-# ---- what every command does ---------------------------------------------------------------
 def use_color(color: Color, stream) -> bool:
     if color == Color.never:
         return False
@@ -216,9 +200,8 @@ def use_color(color: Color, stream) -> bool:
 
 
 def output_guard(index_dir: Path, reads=()):
-    """The write guard of the index ``index_dir`` resolves to (see :mod:`graphrag_audit.io.safe_write`),
-    with ``reads``, the other files the run reads (a baseline, a ``--relevant`` list; None is
-    skipped); an index that cannot be located is the usual one-line exit 2."""
+    """The write guard of the index ``index_dir`` (:mod:`graphrag_audit.io.safe_write`), with
+    ``reads``, the other files the run reads (None is skipped); exit 2 when the index is not found."""
     from graphrag_audit.io.safe_write import Guard
 
     try:
@@ -231,8 +214,7 @@ def output_guard(index_dir: Path, reads=()):
 
 
 def output_charset_for(output: Path | None):
-    """Context manager: render index text for where the payload goes (stdout's encoding, or a
-    UTF-8 file); see sanitise.common.output_charset and render.console."""
+    """Context manager: render index text for where the payload goes (stdout's encoding, or a UTF-8 file)."""
     from graphrag_audit.io.safe_write import is_stdout
     from graphrag_audit.render.console import stream_encoding
     from graphrag_audit.sanitise.common import output_charset
@@ -242,10 +224,8 @@ def output_charset_for(output: Path | None):
 
 
 def check_output_path(output: Path | None, index_dir: Path, reads=()):
-    """Before any work: refuse an ``-o`` target that the write would refuse (inside the index
-    directory DIR resolves to, over a table, the settings or any file in ``reads``, a link, a
-    directory, a FIFO or device). Returns the guard to pass to :func:`write_payload` (None for
-    stdout: no ``-o`` or ``-o -``)."""
+    """Before any work: refuse an ``-o`` target the write would refuse; the guard for
+    :func:`write_payload` (None for stdout)."""
     from graphrag_audit.io.safe_write import WriteError, check_file_target, is_stdout
 
     if output is None or is_stdout(output):
@@ -259,9 +239,8 @@ def check_output_path(output: Path | None, index_dir: Path, reads=()):
 
 
 def write_payload(text, output: Path | None, guard=None) -> None:
-    """``text`` to stdout (no ``-o``, or ``-o -``) or atomically to the file ``output``. ``text``
-    is the payload as one string, or an iterable of string chunks written one after another (a
-    streamed JSON document is never held whole)."""
+    """``text`` (a string, or an iterable of string chunks: a streamed JSON document) to stdout
+    (no ``-o``, or ``-o -``) or atomically to the file ``output``."""
     from graphrag_audit.io.safe_write import Guard, WriteError, is_stdout, write_file
 
     chunks = [text] if isinstance(text, str) else text
@@ -324,9 +303,11 @@ class Progress:
             self.bar.start()
             from graphrag_audit.io import remote
 
-            remote.set_progress(
-                lambda text: self.bar is not None and self.bar.update(self.task, description=text)
-            )
+            remote.set_progress(self._describe)
+
+    def _describe(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, description=text)
 
     def __call__(self, message: str) -> None:
         if self.bar is not None:
@@ -379,9 +360,8 @@ def check_tokenizer(tokenizer: str) -> None:
 
 
 def relevant_checker(relevant_ids: tuple[int, ...] | None):
-    """For ``audit_with_model``'s ``check_model``: exit 2 with one line naming them when
-    ``--relevant`` names numbers that are no community of the index (graphrag would never rate
-    them); None without ``--relevant``."""
+    """``audit_with_model``'s ``check_model``: exit 2 naming the ``--relevant`` numbers that are no
+    community of the index; None without ``--relevant``."""
     if relevant_ids is None:
         return None
 
@@ -406,11 +386,9 @@ MIN_WIDTH = 40
 
 
 def text_width(width: int | None, output: Path | None) -> int:
-    """``--width``; -o FILE: :data:`PIPED_WIDTH`; else ``COLUMNS`` (a whole number above 0, read
-    first as Python's shutil.get_terminal_size does); else the width of the terminal the user is
-    looking at: stdout's when it is one, else stderr's (``| less``, ``> out.txt``), else the
-    controlling terminal's (``/dev/tty``: ``2>&1 | less``); else :data:`PIPED_WIDTH` (CI logs, cron).
-    A width from COLUMNS or a terminal is raised to :data:`MIN_WIDTH`, the least --width accepts."""
+    """``--width``; -o FILE: :data:`PIPED_WIDTH`; else ``COLUMNS`` (above 0); else the width of
+    stdout's terminal, stderr's, or the controlling terminal's (``2>&1 | less``); else
+    :data:`PIPED_WIDTH`. A width from COLUMNS or a terminal is at least :data:`MIN_WIDTH`."""
     if width is not None:
         return width
     if output is not None:  # a file (-o): the same text wherever it was made
@@ -451,11 +429,21 @@ def text_color(color: Color, output: Path | None) -> bool:
     return use_color(color, sys.stdout) if output is None else color == Color.always
 
 
-def regression_exit(findings, fail_on) -> int:
-    """``diff`` and ``levels --baseline``: exit 1 when a regression finding is at or above ``--fail-on``."""
-    from graphrag_audit.findings import SEVERITY_RANK
+def findings_exit(findings, fail_on) -> typer.Exit:
+    """Exit 1 when one of ``findings`` is at or above ``--fail-on`` (never: 0), else 0."""
+    from graphrag_audit.rules import SEVERITY_RANK
 
     if fail_on.value == "never":
-        return EXIT_OK
+        return typer.Exit(EXIT_OK)
     threshold = SEVERITY_RANK[fail_on.value]
-    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK
+    return typer.Exit(
+        EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK
+    )
+
+
+def parsed(parse, *args):
+    """``parse(*args)``, its ValueError (a one-line message) turned into the usual exit 2."""
+    try:
+        return parse(*args)
+    except ValueError as exc:
+        raise fail(str(exc)) from None

@@ -11,9 +11,8 @@ import typer
 
 from graphrag_audit.cli.options import Debug, FailOn, FailOnOpt, Output, UpdateRunFormatOpt, Width
 from graphrag_audit.cli.run import (
-    EXIT_FINDINGS,
-    EXIT_OK,
     fail,
+    findings_exit,
     output_charset_for,
     run_guarded,
     stdout_if_dash,
@@ -47,30 +46,21 @@ def update_run_cmd(
     debug: Debug = False,
 ):
     """Audit one graphrag update run: previous, delta and merged indexes, and which one graphrag queries."""
-    from graphrag_audit.rules import SEVERITY_RANK
-
     output = stdout_if_dash(output)
     guard = _check_output(output, run_dir)
-    holder = {}
 
     def work():
         from graphrag_audit.analysis.update_run import audit_update_run
         from graphrag_audit.results.audit import AuditOptions
 
         report = audit_update_run(run_dir, AuditOptions(level=2 if level is None else level, costs=False))
-        holder["report"] = report
-        if fmt == UpdateRunFormat.text:
-            return renderer(fmt)(report, width=text_width(width, output))
-        return renderer(fmt)(report)
+        kw = {"width": text_width(width, output)} if fmt == UpdateRunFormat.text else {}
+        return report, renderer(fmt)(report, **kw)
 
     with output_charset_for(output):
-        text = run_guarded(work, debug)
+        report, text = run_guarded(work, debug)
     write_payload(text, output, guard)
-    if fail_on == FailOn.never:
-        raise typer.Exit(EXIT_OK)
-    threshold = SEVERITY_RANK[fail_on.value]
-    hit = any(SEVERITY_RANK[f.severity] >= threshold for p in holder["report"].parts for f in p.findings)
-    raise typer.Exit(EXIT_FINDINGS if hit else EXIT_OK)
+    raise findings_exit([f for p in report.parts for f in p.findings], fail_on)
 
 
 def _check_output(output: Path | None, run_dir: Path):
