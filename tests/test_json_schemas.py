@@ -85,7 +85,7 @@ def test_schemas_ship_with_the_package():
 def _tree_doc(path: Path, level=None, **view) -> dict:
     from graphrag_audit.analysis.treeview import build_forest, layout
     from graphrag_audit.io.load import load_index
-    from graphrag_audit.render.graph import to_json
+    from graphrag_audit.render.json import to_json
 
     forest = build_forest(load_index(path), level)
     return json.loads(to_json(forest, layout(forest, **view) if view else None))
@@ -95,7 +95,7 @@ def _plan_doc(path: Path, kind: str = "reports", value: float = 20, costs: bool 
     from graphrag_audit.analysis.plan import ContextCost, plan_report
     from graphrag_audit.errors import IndexInputError
     from graphrag_audit.io.load import load_index
-    from graphrag_audit.render.plan_json import render_plan_json
+    from graphrag_audit.render.json import render_plan_json
     from graphrag_audit.results.plan import Budget
 
     model = load_index(path)

@@ -251,7 +251,7 @@ def test_untrusted_text_stays_one_plain_text_node(text):
     assert [t.type for t in tokens].count("td_open") == 2, (text, cell)
     assert html.unescape(_inline_texts(table)[2]) == want.replace("@", "@\u2060").replace("|", "|")
     # GitHub's extensions markdown-it does not know: math, issue references, bare links
-    bare = re.sub(r"&#\d+;", "", cell)  # our own entities
+    bare = re.sub(r"&#\d+;", "\x00", cell)  # our own entities (each stands for a character)
     assert not re.search(r"(?<!\\)\$", bare) and not re.search(r"(?<!\\)#\d", bare)
     assert "://" not in cell and not re.search(r"(?i)www\.", cell)
 

@@ -154,21 +154,7 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
-RENDERERS = [
-    "text",
-    "json",
-    "markdown",
-    "github",
-    "html",
-    "cells",
-    "console",
-    "verify_words",
-    "numbers",
-    "plan_common",
-    "plan_text",
-    "plan_markdown",
-    "plan_json",
-]
+RENDERERS = sorted(p.stem for p in (PKG / "render").glob("*.py"))
 LOWER = ("graphrag_audit.analysis", "graphrag_audit.model", "graphrag_audit.io", "graphrag_audit.graphrag")
 ALLOWED: dict[str, set[str]] = {}  # none: the tree view's types are in results/tree.py
 
@@ -201,7 +187,7 @@ def test_old_import_paths_are_the_sanitisers():
 
 
 def test_numbers():
-    from graphrag_audit.render.numbers import level_label, number, share
+    from graphrag_audit.render.cells import level_label, number, share
 
     assert [number(x) for x in (None, 0, 1234567, 2.5, True, False)] == [
         "—",

@@ -328,7 +328,7 @@ def _reference_json(report) -> str:
 
 @pytest.mark.parametrize("name", ["seed-v3", "seed-v1", "balanced-v3", "seed-v05", "small-leiden-v3"])
 def test_streamed_json_is_the_same_document(name, monkeypatch):
-    import graphrag_audit.render.chunks as chunking
+    import graphrag_audit.render.cells as chunking
     import graphrag_audit.render.json as rj
 
     report = audit(FIXTURES / name, AuditOptions(level=1, tokenizer="estimate"))

@@ -1,18 +1,4 @@
-"""JSON renderer: the documented schema (graphrag_audit/schema/audit-report.schema.json).
-
-The document is written as a stream of text chunks (:func:`iter_json`): the community id lists
-of every level and behaviour, which on a 1,000-level index add up to millions of ids, go out in
-slices of their numpy arrays and are never held as one string or as Python lists.
-``json_ids="delta"`` (``levels --json-ids delta``) lists, per level and behaviour, only the ids
-added to and removed from the previous level's selection (lossless: :func:`expand_delta_ids`
-rebuilds the full lists), which keeps the document linear in the size of the index.
-``json_ids="ranges"`` writes each id list of a selection (``community_ids``, and dynamic
-selection's ``start_ids``/``kept_ids``/``relevant_ids``) as ``*_id_ranges``: its runs of
-consecutive ids, ``[first, last]`` for a run of 3 or more, the ids themselves otherwise (lossless:
-:func:`expand_id_ranges`; graphrag numbers the communities of a level consecutively, so a
-selection is a few runs), and ``json_ids="level"`` keeps those lists in the ``--level`` entry only
-(issue 22: the id lists are most of a large index's default document).
-"""
+"""JSON output of every command, 7-bit and inert (``sanitise.json``); schemas in graphrag_audit/schema/."""
 
 from __future__ import annotations
 
@@ -23,10 +9,19 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from graphrag_audit.render.chunks import joined
+from graphrag_audit.render.cells import joined
+from graphrag_audit.render.graph import FORMAT_VERSION, tree_items
 from graphrag_audit.results.audit import CommunityIds
+from graphrag_audit.results.tree import (
+    TREE_SCHEMA_VERSION,
+    ForestView,
+    TreeView,
+)
+from graphrag_audit.results.update_run import UPDATE_RUN_SCHEMA_VERSION, UpdateRunReport
+from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.json import json_inert
 
+# ==== levels ==============================================================================================
 JSON_IDS = ("full", "delta", "ranges", "level")
 _CHUNK_IDS = 65536  # ids formatted per slice
 
@@ -378,3 +373,156 @@ def expand_delta_ids(doc: dict) -> dict:
             sel[b] = sd
         levels.append({**r, "selected": sel})
     return {k: (levels if k == "levels" else v) for k, v in doc.items() if k != "json_ids"}
+
+
+# ==== tree ================================================================================================
+# ---- JSON ----------------------------------------------------------------------------------
+def to_json(forest: ForestView, view: TreeView | None = None) -> str:
+    return "".join(iter_tree_json(forest, view))
+
+
+def iter_tree_json(forest: ForestView, view: TreeView | None = None) -> Iterator[str]:
+    """:func:`to_json`'s document as consecutive text chunks: ``json.dumps(doc, indent=2,
+    ensure_ascii=True)`` (then ``json_inert``, and a final newline), with each community's entry
+    made, encoded and dropped in turn instead of the whole list held as dicts and then as one
+    string (at 115k communities that took 300 MB more than the forest itself)."""
+    order, edges, more, hidden = tree_items(forest, view)
+    from graphrag_audit import __version__
+
+    def communities() -> Iterator[dict]:
+        for n in order:
+            nd = forest.nodes[n]
+            yield {
+                "community": nd.community,
+                "level": nd.level,
+                "parent": nd.parent,
+                "children": list(nd.children),
+                "other_parents": list(nd.other_parents),
+                "entities": nd.entities,
+                "title": plain(nd.title),
+                "reports": nd.reports,
+                "leaf": nd.leaf,
+                "sent": nd.sent,
+                "subtree_communities": nd.size,
+                "subtree_leaves": nd.leaves,
+                "hidden_below": hidden.get(n, 0),
+            }
+
+    doc = {
+        "schema_version": TREE_SCHEMA_VERSION,
+        "tool": {"name": "graphrag-audit", "version": __version__},
+        "format": "graphrag-audit community forest",
+        "format_version": FORMAT_VERSION,
+        "community_level": forest.community_level,
+        "selection_level": forest.selection_level,
+        "sent_reports": forest.sent_reports if forest.community_level is not None else None,
+        "sent_status": (
+            {b: forest.status(b) for b in ("v2", "v1")}
+            if forest.community_level is not None and forest.outcomes
+            else None
+        ),
+        "roots": list(forest.roots) if view is None else list(view.tops),
+        "root": None if view is None else view.root,
+        "depth": None if view is None else view.depth,
+        "complete": view is None or not view.hidden,
+        "communities": None,  # (streamed: see below)
+        "collapsed": [
+            {
+                "under": r.community if r.community >= 0 else None,
+                "subtrees": r.more,
+                "communities": r.more_communities,
+                "leaves": r.more_leaves,
+            }
+            for r in more
+        ],
+        "reports_outside_tree": [
+            {"community": o.community, "level": o.level, "title": plain(o.title), "sent": o.sent}
+            for o in forest.outside_reports
+        ],
+    }
+    for chunk in joined(_indented_document(doc, "communities", communities())):
+        yield json_inert(chunk)
+    yield "\n"
+
+
+def _pretty(value, depth: int) -> str:
+    """``value`` as ``json.dumps(..., indent=2)`` writes it ``depth`` levels deep in a document:
+    its own lines shifted right (JSON text has no raw line break inside a string)."""
+    return json.dumps(value, indent=2, ensure_ascii=True).replace("\n", "\n" + "  " * depth)
+
+
+def _indented_document(doc: dict, streamed: str, items: Iterator) -> Iterator[str]:
+    """``json.dumps(doc, indent=2, ensure_ascii=True)`` in pieces, the list under the key
+    ``streamed`` taken from ``items`` one entry at a time (``doc`` holds a placeholder there)."""
+    yield "{"
+    for i, (key, value) in enumerate(doc.items()):
+        yield ("," if i else "") + "\n  " + json.dumps(key, ensure_ascii=True) + ": "
+        if key != streamed:
+            yield _pretty(value, 1)
+            continue
+        empty = True
+        for item in items:
+            yield ("[" if empty else ",") + "\n    " + _pretty(item, 2)
+            empty = False
+        yield "[]" if empty else "\n  ]"
+    yield "\n}" if doc else "}"
+
+
+# ==== plan ================================================================================================
+def render_plan_json(report, **_ignored) -> str:
+    return (
+        json_inert(json.dumps(_clean(report.to_dict()), indent=2, ensure_ascii=True, allow_nan=False)) + "\n"
+    )
+
+
+# ==== diff ================================================================================================
+def render_diff_json(diff, **_ignored) -> str:
+    return _dumps(diff.to_dict()) + "\n"
+
+
+# ==== update-run ==========================================================================================
+def update_run_dict(report: UpdateRunReport) -> dict:
+    o = report.offset
+    return {
+        "schema_version": UPDATE_RUN_SCHEMA_VERSION,
+        "requested": report.requested,
+        "layout": report.layout,
+        "run": report.run,
+        "runs": report.runs,
+        "queried": report.queried,
+        "level": report.level,
+        "parts": [
+            {
+                "role": p.role,
+                "path": p.path,
+                "queried": p.queried,
+                "status": p.status,
+                "problem": p.problem,
+                "generation": p.generation,
+                "communities": p.communities,
+                "reports": p.reports,
+                "entities": p.entities,
+                "per_level": list(p.per_level),
+                "periods": list(p.periods),
+                "findings": [f.to_dict() for f in p.findings],
+            }
+            for p in report.parts
+        ],
+        "offset": None
+        if o is None
+        else {
+            "offset": o.offset,
+            "offset_from": o.offset_from,
+            "expected": o.expected,
+            "found": o.found,
+            "missing": list(o.missing),
+            "extra": list(o.extra),
+            "holds": o.holds,
+        },
+        "offset_not_run": report.offset_not_run,
+        "notes": list(report.notes),
+    }
+
+
+def render_update_run_json(report: UpdateRunReport) -> str:
+    return json_inert(json.dumps(update_run_dict(report), indent=2, ensure_ascii=False, default=str)) + "\n"
