@@ -20,8 +20,6 @@ from graphrag_audit.rules import SEVERITIES
 
 class JsonIds(str, Enum):
     full = "full"
-    delta = "delta"
-    ranges = "ranges"
     level = "level"
 
 

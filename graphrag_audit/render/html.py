@@ -21,13 +21,13 @@ from graphrag_audit.render.cells import (
     dynamic_detail_rows,
     dynamic_level_rows,
     dynamic_rows,
+    level_label,
     level_table,
+    number,
     sends,
     size_line,
     with_source,
 )
-from graphrag_audit.render.cells import level_label as _lvl
-from graphrag_audit.render.cells import number as _n
 from graphrag_audit.results.audit import CANNOT_READ
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView
 from graphrag_audit.sanitise.common import plain
@@ -117,8 +117,8 @@ def _header(report) -> str:
 
 def _tree_table(report) -> str:
     rows = "".join(
-        f"<tr><td>{t.level}</td><td>{_n(t.communities)}</td><td>{_n(t.leaves)}</td>"
-        f"<td>{_n(t.reports)}</td><td>{_n(t.entities)}</td></tr>"
+        f"<tr><td>{t.level}</td><td>{number(t.communities)}</td><td>{number(t.leaves)}</td>"
+        f"<td>{number(t.reports)}</td><td>{number(t.entities)}</td></tr>"
         for t in report.tree_levels
     )
     return (
@@ -137,17 +137,17 @@ def _levels_table(report) -> str:
         )
     heads, rows, notes = level_table(report)
     _cols, cov = coverage_table(report, notes)  # + the clustered entities each selection covers
-    total = _n(report.index.counts.clustered_entities)
+    total = number(report.index.counts.clustered_entities)
     heads = heads + [f">=2.0 covers (of {total} entities)", f"<2.0 covers (of {total} entities)"]
     rows = [row + c[1:3] for row, c in zip(rows, cov)]
     body = []
     for cells in rows:
-        cls = ' class="chosen"' if cells[0] == _lvl(opts.level) else ""
+        cls = ' class="chosen"' if cells[0] == level_label(opts.level) else ""
         body.append(f"<tr{cls}>" + "".join(f"<td>{_esc(x)}</td>" for x in cells) + "</tr>")
     costs = bool(opts.costs)
     caption = (
         f"options: level {_esc(str(opts.level))}, {with_source(h(opts.tokenizer), opts, 'tokenizer', h)}, "
-        f"max_context_tokens {with_source(_n(opts.max_context_tokens), opts, 'max_context_tokens', h)}"
+        f"max_context_tokens {with_source(number(opts.max_context_tokens), opts, 'max_context_tokens', h)}"
         + ("" if costs else "; token costs not computed (--no-costs)")
     )
     return (
@@ -826,7 +826,7 @@ def render_html(report, forest: ForestView) -> str:
                 _header(report),
                 _levels_table(report),
                 _dynamic(report),
-                f'<section id="tree"><h2>The community tree at community_level {_esc(_lvl(n))}{capped}</h2>',
+                f'<section id="tree"><h2>The community tree at community_level {_esc(level_label(n))}{capped}</h2>',
                 sent,
                 _legend(forest),
                 icicle_svg(forest),

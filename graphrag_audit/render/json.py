@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from collections.abc import Iterator
 
 import numpy as np
@@ -22,7 +21,7 @@ from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.json import json_inert
 
 # ==== levels ==============================================================================================
-JSON_IDS = ("full", "delta", "ranges", "level")
+JSON_IDS = ("full", "level")
 _CHUNK_IDS = 65536  # ids formatted per slice
 
 
@@ -31,7 +30,7 @@ _AS_IS = frozenset({int, bool, type(None)})  # exact types JSON takes as they ar
 
 def _clean(o):
     t = type(o)
-    if t is CommunityIds or t is IdRanges:  # ints only, by construction
+    if t is CommunityIds:  # ints only, by construction
         return o.tolist()
     if t is dict:
         return {
@@ -72,54 +71,11 @@ def _id_text(a: np.ndarray) -> str:
     return pc.binary_join(one, ",")[0].as_py()
 
 
-def _ids(ids: CommunityIds, memo: _IdTexts | None = None) -> Iterator[str]:
+def _ids(ids: CommunityIds) -> Iterator[str]:
     a = ids.array
-    texts = memo.get(a) if memo is not None else None
-    if texts is None:
-        texts = [_id_text(a[start : start + _CHUNK_IDS]) for start in range(0, len(a), _CHUNK_IDS)]
-        if memo is not None:
-            memo.put(a, texts)
     yield "["
-    for i, text in enumerate(texts):
-        yield ("," if i else "") + text
-    yield "]"
-
-
-class _IdTexts:
-    """The chunk texts of the last few id lists written in one document, found again by value:
-    the selections of one level often hold the same ids (>= 2.0, < 2.0 and dynamic's pool on a
-    tree where every report has its community), and comparing two arrays costs far less than
-    formatting one."""
-
-    KEEP = 4
-
-    def __init__(self):
-        self._kept: list[tuple[np.ndarray, list[str]]] = []
-
-    def get(self, a: np.ndarray) -> list[str] | None:
-        for b, texts in self._kept:
-            if len(b) == len(a) and np.array_equal(a, b):
-                return texts
-        return None
-
-    def put(self, a: np.ndarray, texts: list[str]) -> None:
-        if len(a) >= _MEMO_FROM:
-            self._kept = [(a, texts)] + self._kept[: self.KEEP - 1]
-
-
-#: id lists shorter than this are formatted again (comparing them saves nothing)
-_MEMO_FROM = 256
-
-
-def _ranges(r: IdRanges) -> Iterator[str]:
-    yield "["
-    first = True
-    for start in range(0, len(r.starts), _CHUNK_IDS):
-        part = IdRanges(r.starts[start : start + _CHUNK_IDS], r.ends[start : start + _CHUNK_IDS])
-        text = ",".join(f"[{it[0]},{it[1]}]" if type(it) is list else str(it) for it in part.items())
-        if text:
-            yield ("" if first else ",") + text
-            first = False
+    for start in range(0, len(a), _CHUNK_IDS):
+        yield ("," if start else "") + _id_text(a[start : start + _CHUNK_IDS])
     yield "]"
 
 
@@ -129,23 +85,21 @@ _LEVEL = {"selected": {"*": {"extra_vs_v1": {}}}}
 _DOCUMENT = {"levels": (_LEVEL,)}
 
 
-def _stream(o, spec, memo: _IdTexts | None = None) -> Iterator[str]:
+def _stream(o, spec) -> Iterator[str]:
     if type(o) is CommunityIds:
-        yield from _ids(o, memo)
-    elif type(o) is IdRanges:
-        yield from _ranges(o)
+        yield from _ids(o)
     elif isinstance(spec, dict) and isinstance(o, dict):
         yield "{"
         for i, (k, v) in enumerate(o.items()):
             yield ("," if i else "") + json.dumps(str(k), ensure_ascii=True) + ":"
-            yield from _stream(v, spec.get(k, spec.get("*")), memo)
+            yield from _stream(v, spec.get(k, spec.get("*")))
         yield "}"
     elif isinstance(spec, tuple) and isinstance(o, (list, tuple)):
         yield "["
         for i, v in enumerate(o):
             if i:
                 yield ","
-            yield from _stream(v, spec[0], memo)
+            yield from _stream(v, spec[0])
         yield "]"
     else:
         yield _dumps(o)
@@ -154,12 +108,12 @@ def _stream(o, spec, memo: _IdTexts | None = None) -> Iterator[str]:
 def iter_json(report, *, json_ids: str = "full") -> Iterator[str]:
     """The JSON document of ``report`` as consecutive text chunks (each up to ~64 KiB, or one
     slice of ids); ``"".join`` of them is :func:`render_json`. ``json_ids``: ``"full"`` (every
-    level lists its ids, the default contract), ``"delta"``, ``"ranges"`` or ``"level"`` (see the
-    module doc)."""
+    level lists its ids, the default contract) or ``"level"`` (the id lists of ``options.level``'s
+    entry only)."""
     if json_ids not in JSON_IDS:
         raise ValueError(f"json_ids must be one of {JSON_IDS}, not {json_ids!r}")
     doc = _with_json_ids(report.to_dict(), json_ids)
-    yield from joined(_stream(doc, _DOCUMENT, _IdTexts()))
+    yield from joined(_stream(doc, _DOCUMENT))
     yield "\n"
 
 
@@ -180,34 +134,24 @@ def render_json(report, *, json_ids: str = "full", indent: int | None = None) ->
     return "".join(iter_json(report, json_ids=json_ids))
 
 
-def _with_json_ids(doc: dict, json_ids: str) -> dict:
-    if json_ids == "delta":
-        return _with_delta_ids(doc)
-    if json_ids == "ranges":
-        return _with_selection_ids(
-            doc, "ranges", lambda key, ids, _level: {key[:-4] + "_id_ranges": id_ranges(ids)}
-        )
-    if json_ids == "level":
-        want = (doc.get("options") or {}).get("level")
-        return _with_selection_ids(doc, "level", lambda key, ids, level: {key: ids} if level == want else {})
-    return doc
-
-
-#: inside a selection, where id lists are the same in every form (what graphrag returned, --verify)
+#: inside a selection, id lists kept in every form (what graphrag returned, --verify)
 _IDS_AS_THEY_ARE = frozenset({"graphrag_returns", "python_api"})
 
 
-def _with_selection_ids(doc: dict, mode: str, replace) -> dict:
-    """``doc`` with every id list of each selection (``community_ids``, and ``extra_vs_v1``'s and
-    ``dynamic.by_version``'s ``start_ids``, ``kept_ids``, ``relevant_ids``) replaced by the keys
-    ``replace(key, ids, community_level)`` returns, and ``"json_ids": mode`` after the schema
-    version; everything else is shared with ``doc``."""
+def _with_json_ids(doc: dict, json_ids: str) -> dict:
+    """``doc``, or for ``"level"`` with every id list (``community_ids``, and ``extra_vs_v1``'s and
+    ``dynamic.by_version``'s ``start_ids``, ``kept_ids``, ``relevant_ids``) left out except in the
+    ``options.level`` entry, and ``"json_ids": "level"`` after the schema version."""
+    if json_ids != "level":
+        return doc
+    want = (doc.get("options") or {}).get("level")
 
     def entry(d: dict, level) -> dict:
         out = {}
         for k, v in d.items():
             if k.endswith("_ids") and (type(v) is CommunityIds or type(v) is list):
-                out.update(replace(k, v, level))
+                if level == want:
+                    out[k] = v
             elif isinstance(v, dict) and k not in _IDS_AS_THEY_ARE:
                 out[k] = entry(v, level)
             else:
@@ -222,157 +166,8 @@ def _with_selection_ids(doc: dict, mode: str, replace) -> dict:
     for k, v in doc.items():
         out[k] = levels if k == "levels" else v
         if k == "schema_version":
-            out["json_ids"] = mode
+            out["json_ids"] = "level"
     return out
-
-
-# ---- id ranges ----------------------------------------------------------------------------
-class IdRanges:
-    """An id list as its runs of consecutive ids: a run of 3 or more is written ``[first, last]``,
-    a shorter one as its ids (so the form is never longer than the list). :func:`_stream` writes
-    it in slices."""
-
-    __slots__ = ("starts", "ends")
-
-    def __init__(self, starts: np.ndarray, ends: np.ndarray):
-        self.starts, self.ends = starts, ends
-
-    def items(self) -> Iterator:
-        for a, b in zip(self.starts.tolist(), self.ends.tolist()):
-            if b - a >= 2:
-                yield [a, b]
-            else:
-                yield from range(a, b + 1)
-
-    def tolist(self) -> list:
-        return list(self.items())
-
-
-def id_ranges(ids) -> IdRanges:
-    """The runs of consecutive ids (each one more than the one before) of ``ids``, in order:
-    expanding each ``[first, last]`` to ``first..last`` and concatenating with the single ids
-    gives ``ids`` back, duplicates and order included."""
-    a = np.asarray(ids.array if type(ids) is CommunityIds else ids, dtype=np.int64)
-    if not len(a):
-        return IdRanges(a[:0], a[:0])
-    breaks = np.flatnonzero(a[1:] != a[:-1] + 1) + 1
-    starts = np.concatenate([[0], breaks])
-    ends = np.concatenate([breaks - 1, [len(a) - 1]])
-    return IdRanges(a[starts], a[ends])
-
-
-def expand_ranges(items) -> list[int]:
-    """The id list of a ``*_id_ranges`` value (ids and ``[first, last]`` runs)."""
-    out: list[int] = []
-    for it in items:
-        if isinstance(it, list):
-            out.extend(range(it[0], it[1] + 1))
-        else:
-            out.append(it)
-    return out
-
-
-def expand_id_ranges(doc: dict) -> dict:
-    """A parsed ``--json-ids ranges`` document with its full id lists rebuilt (any other document
-    is returned as it is)."""
-    if doc.get("json_ids") != "ranges":
-        return doc
-
-    def full(d: dict) -> dict:
-        out = {}
-        for k, v in d.items():
-            if k.endswith("_id_ranges"):
-                out[k[: -len("_id_ranges")] + "_ids"] = expand_ranges(v)
-            elif isinstance(v, dict) and k not in _IDS_AS_THEY_ARE:
-                out[k] = full(v)
-            else:
-                out[k] = v
-        return out
-
-    levels = [{**r, "selected": {b: full(sd) for b, sd in r["selected"].items()}} for r in doc["levels"]]
-    return {k: (levels if k == "levels" else v) for k, v in doc.items() if k != "json_ids"}
-
-
-# ---- delta id lists -----------------------------------------------------------------------
-def _multiset_delta(cur: np.ndarray, prev: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(added, removed): sorted ids, with multiplicity, that turn ``prev`` into ``cur``."""
-    # the distinct ids of both, by sorting (np.union1d's hash-based unique took 3 ms per call on
-    # 10k ids: 15 s of a 1,000-level index's 5,000 delta entries)
-    both = np.sort(np.concatenate([cur, prev]))
-    vals = both[np.concatenate([[True], both[1:] != both[:-1]])] if len(both) else both
-    if not len(vals):
-        return cur[:0], prev[:0]
-    nc = np.bincount(np.searchsorted(vals, cur), minlength=len(vals))
-    npv = np.bincount(np.searchsorted(vals, prev), minlength=len(vals))
-    diff = nc - npv
-    return np.repeat(vals, np.maximum(diff, 0)), np.repeat(vals, np.maximum(-diff, 0))
-
-
-def _delta_entry(d: dict, prev: dict, key) -> dict:
-    """``d`` with ``community_ids`` replaced, in place, by ``community_ids_added`` and
-    ``community_ids_removed`` relative to ``prev[key]``."""
-    out = {}
-    for k, v in d.items():
-        if k == "community_ids":
-            cur = np.asarray(v, dtype=np.int64)
-            added, removed = _multiset_delta(cur, prev.get(key, cur[:0]))
-            prev[key] = cur
-            out["community_ids_added"] = CommunityIds(added, own=True)
-            out["community_ids_removed"] = CommunityIds(removed, own=True)
-        else:
-            out[k] = v
-    return out
-
-
-def _with_delta_ids(doc: dict) -> dict:
-    prev: dict = {}
-    levels = []
-    for r in doc["levels"]:
-        sel = {}
-        for b, sd in r["selected"].items():
-            sd = _delta_entry(sd, prev, b)
-            if isinstance(sd.get("extra_vs_v1"), dict):
-                sd["extra_vs_v1"] = _delta_entry(sd["extra_vs_v1"], prev, (b, "extra_vs_v1"))
-            sel[b] = sd
-        levels.append({**r, "selected": sel})
-    out = {}
-    for k, v in doc.items():
-        out[k] = levels if k == "levels" else v
-        if k == "schema_version":
-            out["json_ids"] = "delta"
-    return out
-
-
-def expand_delta_ids(doc: dict) -> dict:
-    """A parsed ``--json-ids delta`` document with its full ``community_ids`` lists rebuilt
-    (a parsed full document is returned as it is)."""
-    if doc.get("json_ids") != "delta":
-        return doc
-    prev: dict = {}
-
-    def full(d: dict, key) -> dict:
-        cur = (
-            prev.get(key, Counter()) - Counter(d["community_ids_removed"]) + Counter(d["community_ids_added"])
-        )
-        prev[key] = cur
-        out = {}
-        for k, v in d.items():
-            if k == "community_ids_added":
-                out["community_ids"] = sorted(cur.elements())
-            elif k != "community_ids_removed":
-                out[k] = v
-        return out
-
-    levels = []
-    for r in doc["levels"]:
-        sel = {}
-        for b, sd in r["selected"].items():
-            sd = full(sd, b)
-            if isinstance(sd.get("extra_vs_v1"), dict):
-                sd["extra_vs_v1"] = full(sd["extra_vs_v1"], (b, "extra_vs_v1"))
-            sel[b] = sd
-        levels.append({**r, "selected": sel})
-    return {k: (levels if k == "levels" else v) for k, v in doc.items() if k != "json_ids"}
 
 
 # ==== tree ================================================================================================

@@ -28,6 +28,7 @@ from graphrag_audit.render.cells import (
     hidden_note,
     hypothetical_behaviours,
     level_columns,
+    level_label,
     level_table,
     marker_legend,
     money_lines,
@@ -37,8 +38,6 @@ from graphrag_audit.render.cells import (
     size_line,
     with_source,
 )
-from graphrag_audit.render.cells import level_label as _lvl
-from graphrag_audit.render.cells import number as _n
 from graphrag_audit.render.diff_common import (
     HEADERS,
     HYP,
@@ -50,7 +49,6 @@ from graphrag_audit.render.diff_common import (
 )
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.markdown import markdown_cell, own_cell, own_text
-from graphrag_audit.sanitise.markdown import own_text as _own
 from graphrag_audit.sanitise.privacy import PRIVACY_NOTE, hide_paths, shown_path
 
 # ==== levels ==============================================================================================
@@ -158,7 +156,7 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
     evidence = "; ".join(markdown_cell(priv.text(e)) for e in info.generation_evidence) if verbose else ""
     costs = (
         f"costs on ({with_source(markdown_cell(opts.tokenizer), opts, 'tokenizer', markdown_cell)}, "
-        f"{with_source(_n(opts.max_context_tokens), opts, 'max_context_tokens', markdown_cell)} tokens/batch)"
+        f"{with_source(number(opts.max_context_tokens), opts, 'max_context_tokens', markdown_cell)} tokens/batch)"
         if opts.costs
         else "costs off"
     )
@@ -176,10 +174,10 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
         ],
     ]
     if not priv.include:
-        rows.append(["**privacy**", _own(PRIVACY_NOTE)])
+        rows.append(["**privacy**", own_text(PRIVACY_NOTE)])
     # the answer is the first paragraph, under the heading: appended to a $GITHUB_STEP_SUMMARY that
     # ends in a paragraph, a heading still starts a block of its own (a paragraph would merge)
-    out = ["## graphrag-audit report", "", f"**{_own(answer(report))}**", ""]
+    out = ["## graphrag-audit report", "", f"**{own_text(answer(report))}**", ""]
     out += _table(["", ""], rows, ["l", "l"])
     for note in info.notes:
         out += ["", "Note: " + markdown_cell(priv.text(note))]
@@ -188,7 +186,7 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
 
 def _tree(report) -> list[str]:
     rows = [
-        [str(t.level), _n(t.communities), _n(t.leaves), _n(t.reports), _n(t.entities)]
+        [str(t.level), number(t.communities), number(t.leaves), number(t.reports), number(t.entities)]
         for t in report.tree_levels
     ]
     if not rows:
@@ -251,11 +249,11 @@ def _brief(report, hide, hide_hypothetical: bool = False) -> list[str]:
     c = report.index.counts
     out += [
         "",
-        f"{legend}. entities = of the {_n(c.clustered_entities)} clustered entities, those a selected "
-        f"report's community holds.{_own(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))}",
+        f"{legend}. entities = of the {number(c.clustered_entities)} clustered entities, those a selected "
+        f"report's community holds.{own_text(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))}",
     ]
     for line in notes.lines():
-        out += ["", _own(line)]
+        out += ["", own_text(line)]
     return out
 
 
@@ -297,16 +295,16 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
     out += [
         "",
         f"{legend}. {explained}Each map call is one LLM call; one reduce call follows. "
-        + _own(LEVEL_ONLY_NOTE)
-        + _own(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT)),
+        + own_text(LEVEL_ONLY_NOTE)
+        + own_text(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT)),
     ]
     cov_cols, cov_rows = coverage_table(report, notes, hide)
     c = report.index.counts
-    of_tu = f" and {_n(c.clustered_text_units)} text units" if c.clustered_text_units is not None else ""
+    of_tu = f" and {number(c.clustered_text_units)} text units" if c.clustered_text_units is not None else ""
     out += [
         "",
         f"Coverage per N: the clustered entities{' and text units' if of_tu else ''} the reports sent at N "
-        f"cover (of {_n(c.clustered_entities)} clustered entities{of_tu}; an entity is covered when a "
+        f"cover (of {number(c.clustered_entities)} clustered entities{of_tu}; an entity is covered when a "
         "selected report's community holds it, a text unit when a covered entity names it):",
         "",
     ]
@@ -319,7 +317,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         ),
     )
     for line in notes.lines():  # what graphrag actually does where the numbers are not what it returns
-        out += ["", _own(line)]
+        out += ["", own_text(line)]
     got = dynamic_at(report)
     if got is not None:
         n, bv = got
@@ -327,7 +325,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         heads = DYNAMIC_HEADERS[: len(DYNAMIC_HEADERS) if what_if else 5]
         out += [
             "",
-            f"Dynamic community selection at N={_lvl(n)} by graphrag version (LLM rating calls, num_repeats "
+            f"Dynamic community selection at N={level_label(n)} by graphrag version (LLM rating calls, num_repeats "
             f"{int(opts.num_repeats)}; all/none relevant = every/no report rated relevant):",
             "",
         ]
@@ -337,7 +335,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         for head, items in notes:
             bullets = [f"- {markdown_cell(t)}" for t in items]
             if len(bullets) > DETAILS_ROWS:
-                out += [""] + _details(_own(plain(head)), bullets)  # <summary> is raw HTML
+                out += [""] + _details(own_text(plain(head)), bullets)  # <summary> is raw HTML
             else:
                 out += ["", markdown_cell(head), ""] + bullets
     return out
@@ -377,7 +375,7 @@ def _verify(report, priv: _Privacy) -> list[str]:
     if compared:
         note = (
             f"Map calls: graphrag's own build_community_context was run on its selection at every level "
-            f"({markdown_cell(mc.tokenizer)}, {_n(mc.max_context_tokens)} tokens per batch) and "
+            f"({markdown_cell(mc.tokenizer)}, {number(mc.max_context_tokens)} tokens per batch) and "
             "compared batch by batch (reports, tokens, text)."
         )
     elif mc is not None and mc.reason and "--no-costs" not in mc.reason:
@@ -398,10 +396,10 @@ def _verify(report, priv: _Privacy) -> list[str]:
         word = result_word(x)
         m = x.map_calls
         row = [
-            _lvl(x.community_level),
+            level_label(x.community_level),
             word if word.startswith("agrees") else f"**{word}**",
-            _n(x.selection.graphrag_count),
-            _n(x.audit_count),
+            number(x.selection.graphrag_count),
+            number(x.audit_count),
         ]
         if with_query:
             q = x.graphrag_query
@@ -411,14 +409,14 @@ def _verify(report, priv: _Privacy) -> list[str]:
                 else {"agrees": "agrees", "differs": "**differs**", "graphrag_raised": "**graphrag raised**"}[
                     q.status
                 ],
-                _n(None if q is None else q.graphrag_count),
+                number(None if q is None else q.graphrag_count),
             ]
         if compared:
             row += [
-                _n(m and m.graphrag_map_calls),
-                _n(m and m.audit_map_calls),
-                _n(m and m.graphrag_context_tokens),
-                _n(m and m.audit_context_tokens),
+                number(m and m.graphrag_map_calls),
+                number(m and m.audit_map_calls),
+                number(m and m.graphrag_context_tokens),
+                number(m and m.audit_context_tokens),
             ]
         row.append(
             markdown_cell(
@@ -495,7 +493,7 @@ def _verify_dynamic(v) -> list[str]:
         d = x.dynamic
         if d is None:
             continue
-        n = _lvl(x.community_level)
+        n = level_label(x.community_level)
         if not d.scenarios:
             rows.append(
                 [
@@ -518,12 +516,12 @@ def _verify_dynamic(v) -> list[str]:
                     n,
                     SCENARIO_LABEL.get(name, markdown_cell(name, 40)),
                     word(sc.status),
-                    _n(sc.graphrag_rating_calls),
-                    _n(sc.audit_rating_calls),
+                    number(sc.graphrag_rating_calls),
+                    number(sc.audit_rating_calls),
                     waves(sc.graphrag_waves),
                     waves(sc.audit_waves),
-                    _n(sc.graphrag_kept),
-                    _n(sc.audit_kept),
+                    number(sc.graphrag_kept),
+                    number(sc.audit_kept),
                     markdown_cell(sc.graphrag_error or sc.expected or "", 300),
                 ]
             )
@@ -554,7 +552,8 @@ def _depth(report, max_rows: int) -> list[str]:
     out += _maybe_details(
         "Roots per depth reached",
         _table(
-            ["depth reached", "roots", "share"], [[k, _n(v), share(v, total)] for k, v in d.histogram.items()]
+            ["depth reached", "roots", "share"],
+            [[k, number(v), share(v, total)] for k, v in d.histogram.items()],
         ),
     )
     out += [
@@ -569,10 +568,10 @@ def _depth(report, max_rows: int) -> list[str]:
             [
                 [
                     str(r.community_level),
-                    f"{_n(r.roots_reaching)} / {_n(r.roots_total)}",
-                    _n(r.roots_stuck),
-                    f"{_n(r.entities_served)} / {_n(r.entities_total)}",
-                    _n(r.entities_stuck),
+                    f"{number(r.roots_reaching)} / {number(r.roots_total)}",
+                    number(r.roots_stuck),
+                    f"{number(r.entities_served)} / {number(r.entities_total)}",
+                    number(r.entities_stuck),
                 ]
                 for r in d.per_level
             ],
@@ -587,10 +586,12 @@ def _depth(report, max_rows: int) -> list[str]:
                 str(r.level),
                 str(r.deepest_level),
                 str(r.depth_reached),
-                _n(r.descendants),
-                _n(r.entities),
+                number(r.descendants),
+                number(r.entities),
                 markdown_cell(
-                    _capped([f"L{k}: {_n(v)}" for k, v in r.leaves_per_level.items()], LEAF_LEVELS, "levels")
+                    _capped(
+                        [f"L{k}: {number(v)}" for k, v in r.leaves_per_level.items()], LEAF_LEVELS, "levels"
+                    )
                 ),
             ]
             for r in roots
@@ -648,8 +649,8 @@ def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
                 str(lst.community[i]),
                 str(lst.level[i]),
                 *([markdown_cell(lst.title[i], TITLE_LIMIT)] if priv.include else []),
-                _n(lst.entities[i]),
-                _n(lst.tokens[i]) if lst.tokens is not None else "—",
+                number(lst.entities[i]),
+                number(lst.tokens[i]) if lst.tokens is not None else "—",
                 "yes" if lst.also_v1[i] else "no",
             ]
         )
@@ -666,10 +667,10 @@ def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
     if v2.outcome is None or v2.outcome.exact:
         head = f"Reports graphrag ≥ 2.0 sends at community_level {int(n)} ({v2.count:,}"
     else:
-        head = f"Reports the graphrag ≥ 2.0 rule selects at community_level {int(n)} (" + _own(
+        head = f"Reports the graphrag ≥ 2.0 rule selects at community_level {int(n)} (" + own_text(
             sends(v2, "v2")
         )
-    return [""] + _details(head + "; " + _own(sends(v1, "v1")) + ")", body)
+    return [""] + _details(head + "; " + own_text(sends(v1, "v1")) + ")", body)
 
 
 def _findings(report, max_rows: int, priv: _Privacy) -> list[str]:
@@ -759,7 +760,7 @@ def render_markdown(
         f"{' --brief' if brief else ''}{' --hide-hypothetical' if hide_hypothetical else ''}"
     )
     if brief:
-        out = ["## graphrag-audit report", "", f"**{_own(answer(report))}**", ""]
+        out = ["## graphrag-audit report", "", f"**{own_text(answer(report))}**", ""]
         for p in (_brief(report, hide, hide_hypothetical), _findings(report, max_rows, priv)):
             out += p + [""]
         out.append(
@@ -782,7 +783,9 @@ def render_markdown(
     out: list[str] = []
     money = money_lines(report, hide)
     if money:  # tool-written: '$' escaped so GitHub does not read "$0.01 ... $0.02" as math
-        md = [("- " + x.strip() if x.startswith("  ") else x).replace("$", "\\$") for x in map(_own, money)]
+        md = [
+            ("- " + x.strip() if x.startswith("  ") else x).replace("$", "\\$") for x in map(own_text, money)
+        ]
         parts[2] = parts[2] + ["", *md[:-1], "", md[-1]]
     for p in parts:
         out += p + [""]

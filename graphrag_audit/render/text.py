@@ -34,6 +34,7 @@ from graphrag_audit.render.cells import (
     hypothetical_behaviours,
     hypothetical_rule_note,
     level_columns,
+    level_label,
     level_table,
     marker_legend,
     money_lines,
@@ -44,11 +45,8 @@ from graphrag_audit.render.cells import (
     wrap,
     wrap_all,
 )
-from graphrag_audit.render.cells import level_label as _lvl
-from graphrag_audit.render.cells import number as _n
 from graphrag_audit.render.cells import wrap as wrap_words
 from graphrag_audit.render.console import no_trailing_blanks, own_glyphs
-from graphrag_audit.render.console import no_trailing_blanks as _no_trailing_blanks
 from graphrag_audit.render.diff_common import (
     HEADERS,
     HYP,
@@ -65,7 +63,6 @@ from graphrag_audit.results.update_run import UpdateRunReport
 from graphrag_audit.rules import RULE_NOTES, RULES, Rule
 from graphrag_audit.sanitise.common import cut_point
 from graphrag_audit.sanitise.terminal import for_log, inert_log_lines
-from graphrag_audit.sanitise.terminal import for_log as plain
 
 # ==== levels ==============================================================================================
 # two-line headers keep the columns narrow enough for an 80-column CI log
@@ -153,23 +150,23 @@ def render_text(
             for part in _focus(report, focus):
                 console.print(part)
         _print_findings(console, report)
-        return _no_trailing_blanks(inert_log_lines(buf.getvalue()))
-    console.print(Text.assemble(("graphrag-audit ", "bold"), (plain(info.path), "bold")))
-    console.print(Text("tables in " + plain(info.output_dir)))
-    evidence = "; ".join(plain(e) for e in info.generation_evidence) if verbose else ""
+        return no_trailing_blanks(inert_log_lines(buf.getvalue()))
+    console.print(Text.assemble(("graphrag-audit ", "bold"), (for_log(info.path), "bold")))
+    console.print(Text("tables in " + for_log(info.output_dir)))
+    evidence = "; ".join(for_log(e) for e in info.generation_evidence) if verbose else ""
     console.print(Text(f"generation {info.generation}" + (f"  ·  {evidence}" if evidence else "")))
     for note in info.notes:
-        console.print(Text("note: " + plain(note)))
+        console.print(Text("note: " + for_log(note)))
     console.print(Text(f"{size_line(c)} · tree from {info.tree_source}"))
     console.print()
 
     tree_rows = [
         {
             "level": str(tl.level),
-            "communities": _n(tl.communities),
-            "leaves": _n(tl.leaves),
-            "reports": _n(tl.reports),
-            "entities": _n(tl.entities),
+            "communities": number(tl.communities),
+            "leaves": number(tl.leaves),
+            "reports": number(tl.reports),
+            "entities": number(tl.entities),
         }
         for tl in report.tree_levels
     ]
@@ -195,7 +192,7 @@ def render_text(
 
     d = report.depth
     if d.histogram:
-        hist = "  ".join(f"{k}: {_n(v)}" for k, v in d.histogram.items())
+        hist = "  ".join(f"{k}: {number(v)}" for k, v in d.histogram.items())
         console.print(
             Text(
                 f"Branch depth reached by the {count(c.roots, 'root')} — {hist}  ·  "
@@ -216,7 +213,7 @@ def render_text(
         console.print()
 
     _print_findings(console, report)
-    return _no_trailing_blanks(inert_log_lines(buf.getvalue()))
+    return no_trailing_blanks(inert_log_lines(buf.getvalue()))
 
 
 def _print_findings(console, report) -> None:
@@ -229,9 +226,9 @@ def _print_findings(console, report) -> None:
         grid.add_column(no_wrap=True)
         grid.add_column(overflow="fold")  # a word longer than the line folds, as before: never cut
         for f in fs:
-            body = Text.assemble((f"{f.rule}: ", "bold"), plain(f.message))
+            body = Text.assemble((f"{f.rule}: ", "bold"), for_log(f.message))
             if f.fix:
-                body.append("\nfix: " + plain(f.fix), style="dim")
+                body.append("\nfix: " + for_log(f.fix), style="dim")
             grid.add_row(Text(f"  {f.severity.upper():7}", SEV_STYLE[f.severity]), body)
         console.print(grid)
 
@@ -382,8 +379,8 @@ def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = F
         "entity names it. The rest never reach global search at that N."
     )
     cost_title = (
-        f"Depth and cost per N ({with_source(opts.tokenizer, opts, 'tokenizer', plain)}, max_context_tokens "
-        f"{with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', plain)})"
+        f"Depth and cost per N ({with_source(opts.tokenizer, opts, 'tokenizer', for_log)}, max_context_tokens "
+        f"{with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', for_log)})"
         if costs
         else "Depth per N"
     )
@@ -416,11 +413,11 @@ def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = F
     for r in report.levels:
         rc = r.selected["dynamic"].rating_calls
         if rc:
-            dyn.append(f"N={_lvl(r.community_level)}: {rc.min}–{rc.max}")
+            dyn.append(f"N={level_label(r.community_level)}: {rc.min}–{rc.max}")
     parts = [*sel, Text(""), *cov, Text(""), *cost]
     money = money_lines(report, hide)
     if money:
-        parts.append(Text("\n".join(x[: len(x) - len(x.lstrip())] + plain(x) for x in money) + "\n"))
+        parts.append(Text("\n".join(x[: len(x) - len(x.lstrip())] + for_log(x) for x in money) + "\n"))
     if notes.items:  # what graphrag actually does where the table's numbers are not what it returns
         parts.append(Text("\n".join(notes.lines()) + "\n"))
     per_version = _dynamic_lines(report)
@@ -452,7 +449,7 @@ def _dynamic_lines(report) -> str:
     rows = [[a for a, _ in split], [b for _, b in split]] + dynamic_rows(bv, what_if)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [
-        f"Dynamic selection by graphrag version at N={_lvl(n)} (rating calls, num_repeats "
+        f"Dynamic selection by graphrag version at N={level_label(n)} (rating calls, num_repeats "
         f"{report.options.num_repeats};",
         "all/none = every/no report rated relevant):",
     ]
@@ -463,9 +460,9 @@ def _dynamic_lines(report) -> str:
                 c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))
             ).rstrip()
         )
-    lines.append(plain(dynamic_settings_line(report.options)))
+    lines.append(for_log(dynamic_settings_line(report.options)))
     for head, items in dynamic_notes(bv, what_if, report.options.query, report.options.use_summary):
-        lines += [plain(head)] + ["  " + plain(t) for t in items]
+        lines += [for_log(head)] + ["  " + for_log(t) for t in items]
     return "\n".join(lines) + "\n"
 
 
@@ -509,9 +506,9 @@ def _focus(report, n: int):
             t.add_row(
                 str(lst.community[i]),
                 str(lst.level[i]),
-                Text(plain(lst.title[i], 80), no_wrap=True, overflow="ellipsis"),
-                _n(lst.entities[i]),
-                _n(lst.tokens[i]) if lst.tokens is not None else "—",
+                Text(for_log(lst.title[i], 80), no_wrap=True, overflow="ellipsis"),
+                number(lst.entities[i]),
+                number(lst.tokens[i]) if lst.tokens is not None else "—",
             )
         yield t
 
@@ -522,7 +519,7 @@ def _verify_dynamic_line(v) -> Text | None:
 
     if not v.available:
         return None
-    got = dynamic_summary(v, lambda t, limit=None: plain(t, limit))
+    got = dynamic_summary(v, lambda t, limit=None: for_log(t, limit))
     if got is None:
         return None
     kind, sentence = got
@@ -535,9 +532,9 @@ def _verify_line(v) -> Text:
     from graphrag_audit.render.verify_words import summary
 
     if not v.available:
-        return Text("verify: not run: " + plain(v.reason or "graphrag unavailable"))
-    label = BEHAVIOUR_LABEL.get(v.behaviour, plain(v.behaviour))
-    kind, sentence = summary(v, label, lambda t, limit=None: plain(t, limit), lambda t: t)
+        return Text("verify: not run: " + for_log(v.reason or "graphrag unavailable"))
+    label = BEHAVIOUR_LABEL.get(v.behaviour, for_log(v.behaviour))
+    kind, sentence = summary(v, label, lambda t, limit=None: for_log(t, limit), lambda t: t)
     style = {"agrees": "green", "raised": "bold yellow"}.get(kind, "bold red")
     return Text("verify: " + sentence, style=style)
 
@@ -692,7 +689,7 @@ def render_tree(
             console.print(text, no_wrap=True, overflow="crop", crop=False)
 
     for i, line in enumerate(heading or []):
-        out(Text(plain(line), style="bold" if i == 0 else ""), wrap=True)
+        out(Text(for_log(line), style="bold" if i == 0 else ""), wrap=True)
     for line in _summary(view):
         out(Text(line), wrap=True, ours=True)
     if with_sent:
@@ -877,7 +874,7 @@ def _plan_table(
     for i, h in enumerate(headers):
         t.add_column(h, justify="left" if i in left else "right", no_wrap=i in no_wrap)
     for r in rows:
-        t.add_row(*[Text(plain(own_glyphs(c))) for c in r])  # our cells: '…' and '–' fall back, not escaped
+        t.add_row(*[Text(for_log(own_glyphs(c))) for c in r])  # our cells: '…' and '–' fall back, not escaped
     if caption:
         t.caption = caption
         t.caption_justify = "left"
@@ -1025,7 +1022,7 @@ def _plan_blocks(
         lines.append("")
         for i, (h, c) in enumerate(zip(headers, r)):
             if c or i == 0:
-                lines += wrap(plain(own_glyphs(f"{h}: {c}")), width, "" if i == 0 else "  ")
+                lines += wrap(for_log(own_glyphs(f"{h}: {c}")), width, "" if i == 0 else "  ")
     if caption:
         lines += [""] + wrap(caption, width, "", "")
     return [Text("\n".join(lines) + "\n")]
@@ -1053,10 +1050,10 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
     )
     plan = report.plan
     info = report.to_dict()["index"]
-    console.print(Text.assemble(("graphrag-audit plan ", "bold"), (plain(info["path"]), "bold")))
-    console.print(Text("tables in " + plain(info["output_dir"])))
+    console.print(Text.assemble(("graphrag-audit plan ", "bold"), (for_log(info["path"]), "bold")))
+    console.print(Text("tables in " + for_log(info["output_dir"])))
     for note in info.get("notes", []):
-        console.print(Text("note: " + plain(note)))
+        console.print(Text("note: " + for_log(note)))
     console.print(Text(f"generation {info['generation']} · " + pc.settings_line(report)))
     console.print()
     console.print(
@@ -1064,12 +1061,12 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
     )
     console.print(_bullet(console, pc.check_line(plan)))
     for line in pc.why_lines(plan):
-        console.print(_bullet(console, plain(line), "bold red"))
+        console.print(_bullet(console, for_log(line), "bold red"))
     console.print(_bullet(console, pc.entity_line(plan)))
     console.print(_bullet(console, pc.granularity_line(plan, report)))
     console.print(_bullet(console, "communities: " + pc.ids_text(plan.communities)))
     for note in plan.notes:
-        console.print(_bullet(console, "note: " + plain(note), "yellow"))
+        console.print(_bullet(console, "note: " + for_log(note), "yellow"))
     console.print()
 
     rows = pc.comparison_rows(report)
@@ -1090,7 +1087,7 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
 
     console.print(Text("Finest available level, per subtree", style="bold"))
     for line in pc.disclosure_lines(plan):
-        console.print(_bullet(console, plain(own_glyphs(line))))
+        console.print(_bullet(console, for_log(own_glyphs(line))))
     srows = pc.subtree_rows(plan)
     shown = srows[: pc.SUBTREE_ROWS]
     for part in _plan_fitted(
@@ -1111,7 +1108,7 @@ def render_plan_text(report, *, width: int | None = None, color: bool = False, *
     ):
         console.print(part)
     for line in pc.handoff_lines(report):
-        console.print(Text(plain(line)))
+        console.print(Text(for_log(line)))
     return no_trailing_blanks(inert_log_lines(buf.getvalue()))
 
 
