@@ -28,7 +28,9 @@ def annotation(command: str, title: str, message: str) -> str:
 def select_annotations(findings, max_per_kind: int):
     """(findings to annotate, number left out), keeping severity order; a notice slot is kept
     free for the overflow line when anything is left out."""
-    shown, per_kind, left_out = [], {}, 0
+    shown: list = []
+    per_kind: dict = {}
+    left_out = 0
     for f in findings:
         kind = COMMAND.get(f.severity, "notice")
         if per_kind.get(kind, 0) < max_per_kind:

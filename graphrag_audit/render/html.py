@@ -453,7 +453,8 @@ def icicle_svg(forest: ForestView) -> str:
 
     def place(kids, x0: float, w: float, parent_value: float, under: str) -> None:
         """Lay ``kids`` out in [x0, x0 + w): wide ones in order, the narrow ones aggregated at the end."""
-        wide, narrow = [], []
+        wide: list = []
+        narrow: list = []
         for k in kids:
             kw = w * value[k] / max(parent_value, 1e-9)
             (wide if kw >= MIN_W else narrow).append((k, kw))

@@ -81,7 +81,7 @@ def _ids(ids: CommunityIds) -> Iterator[str]:
 
 #: where the stream descends into the document (every other value is encoded in one piece):
 #: a dict maps keys to the spec of their value ("*": any key), a 1-tuple is a list of items
-_LEVEL = {"selected": {"*": {"extra_vs_v1": {}}}}
+_LEVEL: dict = {"selected": {"*": {"extra_vs_v1": {}}}}
 _DOCUMENT = {"levels": (_LEVEL,)}
 
 

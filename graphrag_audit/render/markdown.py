@@ -799,11 +799,9 @@ def render_markdown(
 
 # ==== plan ================================================================================================
 def _plan_table(headers, rows, left=frozenset()) -> list[str]:
-    def row(cells):
-        return "| " + " | ".join(markdown_cell(c) for c in cells) + " |"
-
-    sep = ["---:" if i not in left else ":---" for i in range(len(headers))]
-    return [row(headers), "| " + " | ".join(sep) + " |", *(row(r) for r in rows)]
+    """A GFM table of a plan's cells (escaped here), right-aligned but the ``left`` columns."""
+    align = ["l" if i in left else "r" for i in range(len(headers))]
+    return _table([markdown_cell(h) for h in headers], [[markdown_cell(c) for c in r] for r in rows], align)
 
 
 def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import textwrap
+from collections.abc import Set as AbstractSet
 
 from rich import box
 from rich.cells import cell_len, get_character_cell_size
@@ -866,9 +867,9 @@ def _plan_table(
     title: str,
     headers: list[str],
     rows: list[list[str]],
-    left: set[int] = frozenset(),
+    left: AbstractSet[int] = frozenset(),
     caption: str | None = None,
-    no_wrap: set[int] = frozenset(),
+    no_wrap: AbstractSet[int] = frozenset(),
 ) -> Table:
     t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
     for i, h in enumerate(headers):

@@ -24,9 +24,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-#: the statuses of a selection or dynamic comparison (``not_run``: dynamic only)
-STATUSES = ("agrees", "differs", "graphrag_raised", "not_run")
-
 
 def _tuple(x) -> tuple:
     return tuple(x) if x is not None else ()
