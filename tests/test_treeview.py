@@ -1,4 +1,4 @@
-"""The community forest view (treeview.py) and its terminal rendering (render/tree_text.py).
+"""The community forest view (treeview.py) and its terminal rendering (render/text.py).
 
 Expected values are worked by hand on the seed example (docs/graphrag-semantics.md#selection
 applied on paper) or recomputed here by plain recursion over the parent -> child edges of the
