@@ -90,7 +90,9 @@ def test_absolute_paths_in_notes_messages_and_verify_are_hidden(private_report):
             report.index, notes=(f"settings {settings_file} names {path}/output", f"also read {other}")
         ),
     )
-    report = report.with_verify({"available": False, "reason": f"cannot import graphrag from {other}"})
+    from graphrag_audit.results.verify import VerifyResult
+
+    report = report.with_verify(VerifyResult(available=False, reason=f"cannot import graphrag from {other}"))
     out = render_markdown(report)
     assert str(path.parent) not in out and "alice" not in out
     assert "names (index dir)/output" in out and "also read (absolute path hidden)" in out

@@ -76,7 +76,9 @@ def test_results_are_frozen(index):
     with pytest.raises(TypeError):
         lv["selected"]
     # with_verify makes a new report; the original stays as it was
-    v = report.with_verify({"available": False, "reason": "x"})
+    from graphrag_audit.results.verify import VerifyResult
+
+    v = report.with_verify(VerifyResult(available=False, reason="x"))
     assert report.verify is None and v.verify.reason == "x" and v.levels == report.levels
     assert v.verify.to_dict() == {"available": False, "reason": "x"}
 
