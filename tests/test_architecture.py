@@ -29,7 +29,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("cli", ("cli", "__main__")),
 ]
 #: render modules that write to a terminal (the only renderers that may import rich)
-TERMINAL_RENDERERS = {"render.console", "render.text", "render.tree_text", "render.plan_text"}
+TERMINAL_RENDERERS = {
+    "render.console",
+    "render.text",
+}
 RENDER_MAY_NOT_IMPORT = ("analysis", "model", "io", "graphrag", "verify", "handoff", "bundle")
 
 

@@ -89,7 +89,7 @@ def test_explain_prints_the_rules_page(rule):
 
 
 def test_explain_pages_say_the_title_once_and_wrap_it():
-    from graphrag_audit.render.explain import rule_page
+    from graphrag_audit.render.text import rule_page
     from graphrag_audit.rules import RULES
 
     for rule in RULES.values():

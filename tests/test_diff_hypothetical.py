@@ -258,7 +258,7 @@ def _numbers(text: str) -> set:
 )
 def test_diff_text_fits_the_width(old, new, monkeypatch):
     """At COLUMNS=80 and at --width 80 (and 40, the smallest) no line is wider, in terminal cells."""
-    from graphrag_audit.render.text_lines import cell_width
+    from graphrag_audit.render.cells import cell_width
 
     a, b = shared_index(old), shared_index(new)
     wide = _diff(a, b, "--width", "400").stdout
@@ -298,7 +298,7 @@ def test_diff_help_names_only_its_own_options():
 
 
 def test_text_lines_wrap_by_hand():
-    from graphrag_audit.render.text_lines import cell_width, counted, wrap
+    from graphrag_audit.render.cells import cell_width, counted, wrap
 
     assert wrap("aaa bbb ccc", 7) == ["aaa bbb", "  ccc"]
     assert wrap("aaa bbb ccc", 7, "- ", "  ") == ["- aaa", "  bbb", "  ccc"]

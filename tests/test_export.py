@@ -25,7 +25,8 @@ from tree_ref import reference_graph
 
 from graphrag_audit.analysis.treeview import build_forest, layout
 from graphrag_audit.io.load import load_index
-from graphrag_audit.render.graph import to_dot, to_graphml, to_json, to_mermaid
+from graphrag_audit.render.graph import to_dot, to_graphml, to_mermaid
+from graphrag_audit.render.json import to_json
 from graphrag_audit.sanitise.common import plain
 
 REPO = Path(__file__).resolve().parents[1]
@@ -254,76 +255,6 @@ def test_graphml_roundtrip(hostile):
     assert g.nodes["c5"]["entities"] == 3 and g.nodes["c77"]["level"] == 2
 
 
-def _networkx_graphml(forest, view=None) -> str:
-    """The reference: networkx's own writer on a DiGraph of the same nodes, edges and attributes."""
-    from graphrag_audit.render.graph import _graphml_items, _graphml_networkx
-
-    return _graphml_networkx(*_graphml_items(forest, view))
-
-
-@pytest.mark.parametrize("level", [None, 0, 2])
-def test_graphml_writer_matches_networkx_byte_for_byte(hostile, seed, level):
-    for model in (hostile, seed):
-        forest = build_forest(model, level)
-        for view in (None, layout(forest, max_lines=3), layout(forest, max_lines=4, depth=1)):
-            assert to_graphml(forest, view) == _networkx_graphml(forest, view)
-
-
-def test_graphml_writer_matches_networkx_on_a_synthetic_index(tmp_path):
-    import synthetic
-
-    spec = synthetic.leiden_like(3000, max_cluster_size=24, seed=3)
-    synthetic.write_index(spec, tmp_path / "idx", "3.x")
-    model = load_index(tmp_path / "idx")
-    forest = build_forest(model, 1)
-    assert len(forest.nodes) > 100
-    for view in (None, layout(forest, max_lines=90)):
-        assert to_graphml(forest, view) == _networkx_graphml(forest, view)
-
-
-@pytest.mark.parametrize("name", ["dulce-v3", "real-cleanroom-specs-zh", "verbs-v1"])
-def test_graphml_writer_matches_networkx_on_shared_indexes(name):
-    model = load_index(shared_index(name))
-    forest = build_forest(model, 2)
-    for view in (None, layout(forest, max_lines=20)):
-        assert to_graphml(forest, view) == _networkx_graphml(forest, view)
-
-
-def test_graphml_writer_raw_values_match_networkx():
-    """Escapes, every line break splitlines knows, non-ASCII, empty text, mixed value types under one
-    name (two keys), attribute-less nodes and edges, an empty graph; and the fallback cases."""
-    from graphrag_audit.render.graph import _graphml_networkx
-    from graphrag_audit.render.graphml import GraphMLUnsupported, graphml_text
-
-    cases = [
-        (
-            {"community_level": ""},
-            [
-                (
-                    "c1",
-                    {"title": "a & <b> \"q\" 'x' \r\n tab\t é 中 \u2028 \x85 \x0b \x0c \x1c end\r", "n": 1},
-                ),
-                ("c2", {"title": "", "n": True}),
-                ("c3", {"f": 1.5, "title": "x"}),
-                ("c4", {}),
-            ],
-            [
-                ("c1", "c2", {"kind": "child"}),
-                ("c3", "c1", {}),
-                ("c1", "c4", {"kind": "more"}),
-                ("c1", "c3", {"kind": "child"}),
-            ],
-        ),
-        ({"community_level": "2"}, [], []),
-    ]
-    for graph, nodes, edges in cases:
-        assert graphml_text(graph, nodes, edges) == _graphml_networkx(graph, nodes, edges)
-    with pytest.raises(GraphMLUnsupported):
-        graphml_text({}, [("a", {"x": None})], [])
-    with pytest.raises(GraphMLUnsupported):
-        graphml_text({}, [("a", {})], [("a", "b", {})])
-
-
 # ---- JSON ------------------------------------------------------------------------------------
 def test_json_seed(hostile):
     doc = json.loads(to_json(build_forest(hostile, 1)))
@@ -356,12 +287,11 @@ def test_json_of_a_view_lists_collapsed_groups(seed):
 
 # ---- streamed exports (issue 22: never held whole) ---------------------------------------------
 @pytest.mark.parametrize("chunk_chars", [1, 7, 200])
-def test_streamed_graphml_and_json_are_the_whole_documents(hostile, seed, chunk_chars, monkeypatch):
-    """``tree -f graphml`` and ``-f json`` are written chunk by chunk; with chunks as small as one
-    piece, every chunk's own escaping (character references, line breaks, ``##[``) still gives
-    networkx's GraphML and ``json.dumps(indent=2)``'s text of the whole document."""
-    import graphrag_audit.render.chunks as chunking
-    from graphrag_audit.render.graph import iter_graphml, iter_tree_json
+def test_streamed_json_is_the_whole_document(hostile, seed, chunk_chars, monkeypatch):
+    """``tree -f json`` is written chunk by chunk; with chunks as small as one piece, every chunk's
+    own escaping (``##[``) still gives ``json.dumps(indent=2)``'s text of the whole document."""
+    import graphrag_audit.render.cells as chunking
+    from graphrag_audit.render.json import iter_tree_json
     from graphrag_audit.sanitise.json import json_inert
 
     monkeypatch.setattr(chunking, "CHUNK_CHARS", chunk_chars)
@@ -369,33 +299,10 @@ def test_streamed_graphml_and_json_are_the_whole_documents(hostile, seed, chunk_
         for level in (None, 1):
             forest = build_forest(model, level)
             for view in (None, layout(forest, max_lines=3)):
-                chunks = list(iter_graphml(forest, view))
-                assert len(chunks) > 1
-                assert "".join(chunks) == _networkx_graphml(forest, view)
                 chunks = list(iter_tree_json(forest, view))
                 assert len(chunks) > 1
                 text = "".join(chunks)
                 assert text == json_inert(json.dumps(json.loads(text), indent=2, ensure_ascii=True)) + "\n"
-
-
-def test_streamed_graphml_writer_raw_values_in_small_chunks(monkeypatch):
-    """The raw-value cases of the writer (every line break splitlines knows, a title ending in
-    ``\\r``, non-ASCII) with one line per chunk."""
-    import graphrag_audit.render.chunks as chunking
-    from graphrag_audit.render.graph import _graphml_networkx
-    from graphrag_audit.render.graphml import GraphMLDocument
-
-    monkeypatch.setattr(chunking, "CHUNK_CHARS", 1)
-    graph = {"community_level": ""}
-    nodes = [
-        ("c1", {"title": "a & <b> \r\n \u2028 \x85 \x0b \x1c é end\r", "n": 1}),
-        ("c2", {"title": "\r"}),
-        ("c3", {}),
-    ]
-    edges = [("c1", "c2", {"kind": "child"}), ("c2", "c3", {})]
-    chunks = list(GraphMLDocument(graph, nodes, edges).chunks())
-    assert len(chunks) > 10
-    assert "".join(chunks) == _graphml_networkx(graph, nodes, edges)
 
 
 def test_tree_export_to_a_file_is_streamed_and_identical(tmp_path, monkeypatch):
@@ -403,7 +310,7 @@ def test_tree_export_to_a_file_is_streamed_and_identical(tmp_path, monkeypatch):
     stdout, in more than one chunk."""
     from typer.testing import CliRunner
 
-    import graphrag_audit.render.chunks as chunking
+    import graphrag_audit.render.cells as chunking
     from graphrag_audit.cli import app
 
     monkeypatch.setattr(chunking, "CHUNK_CHARS", 64)

@@ -70,7 +70,7 @@ def test_tree_more_rows_keep_the_parent_id_at_80_columns(name, how):
 
 
 def test_tree_more_row_label_keeps_the_parent_when_very_narrow():
-    from graphrag_audit.render.tree_text import _fitted_more
+    from graphrag_audit.render.text import _fitted_more
     from graphrag_audit.results.tree import Row
 
     row = Row(

@@ -24,8 +24,7 @@ from synthetic import leiden_like, write_index
 from test_html_report import HOSTILE, SEED_SENT_2, Doc, audit_html, load_page, needs_chromium
 
 from graphrag_audit.analysis.audit import AuditOptions
-from graphrag_audit.render.html import AGG_MIN_W, MIN_W
-from graphrag_audit.render.palette import CUT_COLOUR, NO_REPORT_COLOUR, OKABE_ITO, SENT_COLOURS
+from graphrag_audit.render.html import AGG_MIN_W, CUT_COLOUR, MIN_W, NO_REPORT_COLOUR, OKABE_ITO, SENT_COLOURS
 from graphrag_audit.sanitise.common import plain
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,9 +1,6 @@
-"""``levels -f json --json-ids ranges|level`` (issue 22): the compact forms carry exactly what they
-promise. ``ranges``: the ``[first, last]`` runs concatenate, expanded here by the test itself, to
-the default document's ``community_ids`` (order and duplicates included); ``level``: the
-``--level`` entry is the default one, every other entry is the default one without its id lists.
-Both validate against the schema, which refuses a document mixing forms. Fixtures, two real
-shared indexes and synthetic ones (duplicate and non-consecutive numbers, both layouts)."""
+"""``levels -f json --json-ids level`` (issue 22): the ``--level`` entry is the default one, every other
+entry is the default one without its id lists. Both forms validate against the schema, which refuses
+a document mixing them. Fixtures, two real shared indexes and synthetic ones (both layouts)."""
 
 from __future__ import annotations
 
@@ -17,11 +14,9 @@ import jsonschema
 import pytest
 import synthetic
 from conftest import shared_index
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from graphrag_audit.analysis.audit import AuditOptions, audit
-from graphrag_audit.render.json import expand_id_ranges, id_ranges, iter_json, render_json
+from graphrag_audit.render.json import iter_json, render_json
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -33,30 +28,16 @@ VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 KEEP = ("graphrag_returns", "python_api")
 
 
-def _expand(items) -> list[int]:
-    """A ``*_id_ranges`` value as its id list: ids as they are, ``[first, last]`` as first..last
-    (a run of at least 3)."""
-    out = []
-    for it in items:
-        if isinstance(it, list):
-            assert len(it) == 2 and it[1] - it[0] >= 2, it
-            out.extend(range(it[0], it[1] + 1))
-        else:
-            assert isinstance(it, int), it
-            out.append(it)
-    return out
-
-
 def _map_selection(d, fn):
     """``d`` (a selection) rebuilt with ``fn(key, value)`` -> {key: value} applied to every key
-    ending in ``_ids`` or ``_id_ranges`` outside KEEP, at any depth."""
+    ending in ``_ids`` outside KEEP, at any depth."""
     if not isinstance(d, dict):
         return d
     out = {}
     for k, v in d.items():
         if k in KEEP:
             out[k] = v
-        elif k.endswith("_ids") or k.endswith("_id_ranges"):
+        elif k.endswith("_ids"):
             out.update(fn(k, v))
         else:
             out[k] = _map_selection(v, fn)
@@ -92,23 +73,15 @@ def _id_keys(doc) -> set[str]:
 
 def _check_forms(report):
     full = json.loads(render_json(report))
-    ranges = json.loads(render_json(report, json_ids="ranges"))
     level = json.loads(render_json(report, json_ids="level"))
-    for doc in (full, ranges, level):
+    for doc in (full, level):
         errors = [e.message for e in VALIDATOR.iter_errors(doc)]
         assert not errors, errors[:3]
-    assert "json_ids" not in full and ranges["json_ids"] == "ranges" and level["json_ids"] == "level"
+    assert "json_ids" not in full and level["json_ids"] == "level"
     # the streamed text is the same document as the one-piece (pretty) one
-    for mode, doc in (("ranges", ranges), ("level", level)):
-        assert json.loads("".join(iter_json(report, json_ids=mode))) == doc
-        assert json.loads(render_json(report, json_ids=mode, indent=2)) == doc
-
-    # ranges: every list, expanded by this test, is the default list; nothing else differs
+    assert json.loads("".join(iter_json(report, json_ids="level"))) == level
+    assert json.loads(render_json(report, json_ids="level", indent=2)) == level
     assert "community_ids" in _id_keys(full)
-    assert not {k for k in _id_keys(ranges) if not k.endswith("_id_ranges")}
-    assert {k.replace("_id_ranges", "_ids") for k in _id_keys(ranges)} == _id_keys(full)
-    assert _map_doc(ranges, lambda k, v, lv: {k.replace("_id_ranges", "_ids"): _expand(v)}) == full
-    assert expand_id_ranges(ranges) == full
 
     # level: the --level entry as in the default document, the others without id lists
     want = full["options"]["level"]
@@ -116,7 +89,7 @@ def _check_forms(report):
         full, lambda k, v, lv: {k: v} if lv == want else {}
     )
     assert ("community_ids" in _id_keys(level)) == (want in [r["community_level"] for r in full["levels"]])
-    return full, ranges
+    return full, level
 
 
 @pytest.mark.parametrize(
@@ -139,11 +112,11 @@ def test_compact_forms_on_fixtures(name):
 
 
 def test_compact_forms_with_a_dynamic_what_if():
-    """--relevant adds what_if's relevant_ids and kept_ids: written as ranges too."""
-    full, ranges = _check_forms(
+    """--relevant adds what_if's relevant_ids and kept_ids: kept at --level only too."""
+    full, level = _check_forms(
         audit(FIXTURES / "seed-v3", AuditOptions(level=2, tokenizer="estimate", relevant=(5, 20, 21, 22)))
     )
-    assert "relevant_id_ranges" in json.dumps(ranges) and "relevant_ids" in json.dumps(full)
+    assert "relevant_ids" in json.dumps(level) and "relevant_ids" in json.dumps(full)
 
 
 @pytest.mark.parametrize("name", ["dulce-v3", "real-genesis-zh-deep"])
@@ -165,63 +138,26 @@ def test_compact_forms_on_shared_indexes(name):
 )
 def test_compact_forms_on_synthetic_indexes(tmp_path, build, layout):
     synthetic.write_index(build(), tmp_path / "i", layout)
-    full, ranges = _check_forms(
+    full, level = _check_forms(
         audit(tmp_path / "i", AuditOptions(level=1, tokenizer="estimate", costs=False))
     )
-    # on graphrag-like numbering the runs are far fewer than the ids
-    # the ranges form is never longer than the list
-    assert len(render_json_of(ranges)) <= len(render_json_of(full))
-
-
-def render_json_of(doc) -> str:
-    return json.dumps(doc, separators=(",", ":"))
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(min_value=-5, max_value=40), max_size=60))
-def test_id_ranges_expand_to_the_list(ids):
-    items = id_ranges(ids).tolist()
-    assert _expand(items) == ids
-    assert len(render_json_of(items)) <= len(render_json_of(ids))
-    # maximal: a written run is never next to a run or id that continues it
-    for i, it in enumerate(items):
-        if isinstance(it, list):
-            if i and not isinstance(items[i - 1], list):
-                assert items[i - 1] != it[0] - 1
-            if i + 1 < len(items) and not isinstance(items[i + 1], list):
-                assert items[i + 1] != it[1] + 1
+    assert len(json.dumps(level)) < len(json.dumps(full))
 
 
 def test_schema_refuses_mixed_forms():
     report = audit(FIXTURES / "seed-v3", AuditOptions(level=1, tokenizer="estimate"))
     full = json.loads(render_json(report))
-    ranges = json.loads(render_json(report, json_ids="ranges"))
     level = json.loads(render_json(report, json_ids="level"))
     broken = []
-    b = copy.deepcopy(ranges)
-    b["levels"][0]["selected"]["v2"]["community_ids"] = [1]
-    broken.append(b)
-    b = copy.deepcopy(ranges)
-    b["levels"][0]["selected"]["v2"]["community_id_ranges"] = [[1]]
-    broken.append(b)
-    b = copy.deepcopy(ranges)
-    b["levels"][0]["selected"]["dynamic"]["by_version"]["3.x"]["start_ids"] = [5, 6]
-    broken.append(b)
-    b = copy.deepcopy(ranges)
-    del b["levels"][0]["selected"]["dynamic"]["by_version"]["3.x"]["all_relevant"]["kept_id_ranges"]
-    broken.append(b)
     b = copy.deepcopy(full)
     del b["levels"][0]["selected"]["dynamic"]["by_version"]["3.x"]["start_ids"]
     broken.append(b)
     b = copy.deepcopy(full)
     b["json_ids"] = "ranges"
     broken.append(b)
-    b = copy.deepcopy(full)
-    b["levels"][0]["selected"]["v2"]["community_id_ranges"] = [[5, 7]]
-    broken.append(b)
     b = copy.deepcopy(level)
     other = next(r for r in b["levels"] if r["community_level"] != b["options"]["level"])
-    other["selected"]["v2"]["community_id_ranges"] = [[5, 7]]
+    other["selected"]["v2"]["community_ids"] = [5, 7]
     broken.append(b)
     b = copy.deepcopy(level)
     other = next(r for r in b["levels"] if r["community_level"] != b["options"]["level"])
@@ -231,10 +167,10 @@ def test_schema_refuses_mixed_forms():
         assert list(VALIDATOR.iter_errors(doc)), i
 
 
-def test_cli_json_ids_ranges_and_level():
+def test_cli_json_ids_level():
     seed = FIXTURES / "seed-v3"
     report = audit(seed, AuditOptions(level=1, tokenizer="estimate"))
-    for mode in ("ranges", "level"):
+    for mode in ("level",):
         proc = subprocess.run(
             [
                 sys.executable,

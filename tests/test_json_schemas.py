@@ -85,7 +85,7 @@ def test_schemas_ship_with_the_package():
 def _tree_doc(path: Path, level=None, **view) -> dict:
     from graphrag_audit.analysis.treeview import build_forest, layout
     from graphrag_audit.io.load import load_index
-    from graphrag_audit.render.graph import to_json
+    from graphrag_audit.render.json import to_json
 
     forest = build_forest(load_index(path), level)
     return json.loads(to_json(forest, layout(forest, **view) if view else None))
@@ -95,7 +95,7 @@ def _plan_doc(path: Path, kind: str = "reports", value: float = 20, costs: bool 
     from graphrag_audit.analysis.plan import ContextCost, plan_report
     from graphrag_audit.errors import IndexInputError
     from graphrag_audit.io.load import load_index
-    from graphrag_audit.render.plan_json import render_plan_json
+    from graphrag_audit.render.json import render_plan_json
     from graphrag_audit.results.plan import Budget
 
     model = load_index(path)
@@ -229,7 +229,7 @@ def test_plan_schema_rejects_broken_documents():
 # Each command line runs in-process through the CLI (typer's runner): the documents are the bytes
 # the tool prints. Costs with the fast estimate tokenizer (what they count changes no shape).
 EST = ("--tokenizer", "estimate")
-JSON_IDS = ("full", "delta", "ranges", "level")
+JSON_IDS = ("full", "level")
 
 
 def _fixture_names() -> list[str]:
@@ -450,18 +450,14 @@ def test_update_run_json_validates(tmp_path, name):
 
 def test_null_dynamic_scenarios_in_every_form_and_lists_still_refused():
     """graphrag 1.x cannot build its selector on a 0.1-0.4 layout: by_version's scenarios are null
-    (the case the schema refused in ranges and level form). Lists in the wrong form stay refused."""
+    (the case the schema refused in level form). Lists in the wrong form stay refused."""
     docs = _levels_docs(FIXTURES / "seed-v01")
     for mode, doc in docs.items():
         v1x = doc["levels"][0]["selected"]["dynamic"]["by_version"]["1.x"]
         assert v1x["error"] and v1x["none_relevant"] is None and v1x["all_relevant"] is None
         _valid("audit-report", doc, mode)
     seed = _levels_docs(FIXTURES / "seed-v3")
-    for mode, key, at in (
-        ("ranges", "kept_ids", 0),
-        ("level", "kept_ids", 0),
-        ("level", "kept_id_ranges", 0),
-    ):
+    for mode, key, at in (("level", "kept_ids", 0),):
         bad = copy.deepcopy(seed[mode])
         assert bad["levels"][at]["community_level"] != bad["options"]["level"]
         bad["levels"][at]["selected"]["dynamic"]["by_version"]["3.x"]["none_relevant"][key] = [5]

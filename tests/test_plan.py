@@ -992,9 +992,9 @@ def test_real_verbs_v3_map_call_plans():
 def test_plan_comparison_marks_hypothetical_rows(tmp_path):
     from builders import SEED
 
+    from graphrag_audit.render.markdown import render_plan_markdown
     from graphrag_audit.render.plan_common import comparison_rows
-    from graphrag_audit.render.plan_markdown import render_plan_markdown
-    from graphrag_audit.render.plan_text import render_plan_text
+    from graphrag_audit.render.text import render_plan_text
 
     rep = plan_report(load_index(write_v3(tmp_path / "seed", SEED)), Budget("reports", 4))
     assert {(o.behaviour, o.status) for o in rep.options} == {("v2", "exact"), ("v1", "hypothetical")}

@@ -427,33 +427,34 @@ def test_cost_columns_show_the_costs_attached_to_the_report(tmp_path):
 def test_verify_section(tmp_path):
     """--verify results (graphrag_audit.verify's dict) are rendered, escaped, as a table."""
     base = report_for(write_index(tmp_path / "idx"))
-    report = base.with_verify({"available": False, "reason": "graphrag is not installed <b>here</b>"})
+    from graphrag_audit.results.verify import LevelCheck, SelectionCheck, VerifyResult
+
+    report = base.with_verify(VerifyResult(available=False, reason="graphrag is not installed <b>here</b>"))
     out = render_markdown(report)
     assert "Not run: graphrag is not installed &lt;b&gt;here&lt;/b&gt;" in out
     report = base.with_verify(
-        {"available": True, "graphrag_version": "3.3.0", "behaviour": "v2", "agree": True, "levels": []}
+        VerifyResult(available=True, graphrag_version="3.3.0", behaviour="v2", agree=True)
     )
     assert (
         "graphrag 3.3.0's read_indexer_reports agrees with the graphrag ≥ 2.0 selection at every "
         "community_level." in render_markdown(report)
     )
     report = base.with_verify(
-        {
-            "available": True,
-            "graphrag_version": "1.2.0",
-            "behaviour": "v1",
-            "agree": False,
-            "levels": [
-                {"community_level": 0, "agree": True, "graphrag_count": 2, "audit_count": 2},
-                {
-                    "community_level": None,
-                    "agree": False,
-                    "graphrag_count": None,
-                    "audit_count": 3,
-                    "graphrag_error": "KeyError: 'x | y'\n::error::z",
-                },
-            ],
-        }
+        VerifyResult(
+            available=True,
+            graphrag_version="1.2.0",
+            behaviour="v1",
+            agree=False,
+            levels=(
+                LevelCheck(0, SelectionCheck("agrees", 2), audit_count=2, agree=True),
+                LevelCheck(
+                    None,
+                    SelectionCheck("graphrag_raised", None, graphrag_error="KeyError: 'x | y'\n::error::z"),
+                    audit_count=3,
+                    agree=False,
+                ),
+            ),
+        )
     )
     out = render_markdown(report)
     assert (

@@ -76,7 +76,9 @@ def test_results_are_frozen(index):
     with pytest.raises(TypeError):
         lv["selected"]
     # with_verify makes a new report; the original stays as it was
-    v = report.with_verify({"available": False, "reason": "x"})
+    from graphrag_audit.results.verify import VerifyResult
+
+    v = report.with_verify(VerifyResult(available=False, reason="x"))
     assert report.verify is None and v.verify.reason == "x" and v.levels == report.levels
     assert v.verify.to_dict() == {"available": False, "reason": "x"}
 
@@ -154,21 +156,7 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
-RENDERERS = [
-    "text",
-    "json",
-    "markdown",
-    "github",
-    "html",
-    "cells",
-    "console",
-    "verify_words",
-    "numbers",
-    "plan_common",
-    "plan_text",
-    "plan_markdown",
-    "plan_json",
-]
+RENDERERS = sorted(p.stem for p in (PKG / "render").glob("*.py"))
 LOWER = ("graphrag_audit.analysis", "graphrag_audit.model", "graphrag_audit.io", "graphrag_audit.graphrag")
 ALLOWED: dict[str, set[str]] = {}  # none: the tree view's types are in results/tree.py
 
@@ -201,7 +189,7 @@ def test_old_import_paths_are_the_sanitisers():
 
 
 def test_numbers():
-    from graphrag_audit.render.numbers import level_label, number, share
+    from graphrag_audit.render.cells import level_label, number, share
 
     assert [number(x) for x in (None, 0, 1234567, 2.5, True, False)] == [
         "—",

@@ -1,5 +1,5 @@
 """Issue 14: work linear (or n log n) in the index size plus the output size, whatever the depth;
-human formats cap long lists; the JSON is streamed, complete by default, with a delta opt-in.
+human formats cap long lists; the JSON is streamed, complete by default.
 
 * The tree walks of ``graphrag_audit.model.forest`` against the step-by-step loops they replaced
   (restated here), on random parent arrays with cycles, self-parents and long chains.
@@ -7,8 +7,7 @@ human formats cap long lists; the JSON is streamed, complete by default, with a 
   chain 8x longer makes (almost) no more numpy calls (the old walk made one round per level of
   depth); one 1,000-level index and a 200,000-long chain run as real processes under a 2 GiB
   address-space limit, with a generous timeout only as a hang guard.
-* The streamed JSON equals ``json.dumps`` of the same document; ``--json-ids delta`` validates
-  against the schema and expands back to the full document.
+* The streamed JSON equals ``json.dumps`` of the same document.
 """
 
 from __future__ import annotations
@@ -306,7 +305,7 @@ def _covered_model():
     return _MODEL["m"]
 
 
-# ---- JSON: streamed, complete by default, delta on request ---------------------------------------
+# ---- JSON: streamed, complete by default ---------------------------------------
 def _reference_json(report) -> str:
     """The document as one json.dumps (id lists as plain lists): what render_json wrote before
     it streamed."""
@@ -328,7 +327,7 @@ def _reference_json(report) -> str:
 
 @pytest.mark.parametrize("name", ["seed-v3", "seed-v1", "balanced-v3", "seed-v05", "small-leiden-v3"])
 def test_streamed_json_is_the_same_document(name, monkeypatch):
-    import graphrag_audit.render.chunks as chunking
+    import graphrag_audit.render.cells as chunking
     import graphrag_audit.render.json as rj
 
     report = audit(FIXTURES / name, AuditOptions(level=1, tokenizer="estimate"))
@@ -337,69 +336,6 @@ def test_streamed_json_is_the_same_document(name, monkeypatch):
     chunks = list(rj.iter_json(report))
     assert len(chunks) > 5
     assert "".join(chunks) == rj.render_json(report) == _reference_json(report)
-
-
-def _schema():
-    return json.loads((ROOT / "graphrag_audit" / "schema" / "audit-report.schema.json").read_text())
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "seed-v3",
-        "seed-v1",
-        "balanced-v3",
-        "defects/duplicate-numbers",
-        "defects/multi-parent",
-        "defects/minus-one-report",
-        "defects/missing-report",
-    ],
-)
-def test_delta_ids_validate_and_expand_to_the_full_document(name):
-    import jsonschema
-
-    from graphrag_audit.render.json import expand_delta_ids, render_json
-
-    path = FIXTURES / name
-    if not path.is_dir():
-        pytest.skip(f"no fixture {name}")
-    report = audit(path, AuditOptions(level=1, tokenizer="estimate"))
-    full = json.loads(render_json(report))
-    delta = json.loads(render_json(report, json_ids="delta"))
-    jsonschema.validate(full, _schema())
-    jsonschema.validate(delta, _schema())
-    assert delta["json_ids"] == "delta" and "json_ids" not in full
-    for r in delta["levels"]:
-        for s in r["selected"].values():
-            assert "community_ids" not in s and "community_ids_added" in s and "community_ids_removed" in s
-    assert expand_delta_ids(delta) == full
-    # the full document is not valid with delta lists, nor the delta one without
-    broken = json.loads(render_json(report))
-    broken["json_ids"] = "delta"
-    with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(broken, _schema())
-
-
-def test_delta_ids_follow_the_previous_level():
-    from graphrag_audit.render.json import render_json
-
-    report = audit(FIXTURES / "balanced-v3", AuditOptions(level=1, tokenizer="estimate"))
-    delta = json.loads(render_json(report, json_ids="delta"))
-    prev: dict = {}
-    for r, lv in zip(delta["levels"], report.levels):
-        for b, s in r["selected"].items():
-            full = set(lv.selected[b].community_ids)
-            before = prev.get(b, set())
-            assert set(s["community_ids_added"]) == full - before
-            assert set(s["community_ids_removed"]) == before - full
-            prev[b] = full
-
-
-def test_multiset_delta_keeps_duplicates():
-    from graphrag_audit.render.json import _multiset_delta
-
-    added, removed = _multiset_delta(np.array([1, 1, 2, 5, 5, 5]), np.array([1, 2, 2, 3, 5]))
-    assert added.tolist() == [1, 5, 5] and removed.tolist() == [2, 3]
 
 
 # ---- real processes: deep indexes, bounded memory, a hang guard ------------------------------------
@@ -466,41 +402,23 @@ def test_1000_levels_full_json_streams_within_bounds(chains_1000):
     assert r.max_rss_kib < 1024 * 1024, f"peak RSS {r.max_rss_kib} KiB"
 
 
-def test_1000_levels_delta_json(chains_1000):
-    """--json-ids delta: each level adds 20 ids for >= 2.0, so the document stays small; folding
-    the deltas gives the lists the full document has."""
-    r = _levels([chains_1000, "-f", "json", "--json-ids", "delta", "--no-costs"])
+def test_1000_levels_level_json(chains_1000):
+    """--json-ids level: only the --level entry lists ids, so the document stays small."""
+    r = _levels([chains_1000, "-f", "json", "--json-ids", "level", "--no-costs"])
     assert not r.timed_out and r.code == 0, r.stderr[-500:]
     assert len(r.stdout) < 20_000_000
     doc = json.loads(r.stdout)
-    assert doc["json_ids"] == "delta"
+    assert doc["json_ids"] == "level"
     rules = {f["rule"] for f in doc["findings"]}
     assert rules == {"v2-inflation", "duplicate-level", "single-child-chain", "dynamic-no-descent"}
     assert sum(f["rule"] == "duplicate-level" for f in doc["findings"]) == 999
-    v2: list[int] = []
+    want = doc["options"]["level"]
     for r_ in doc["levels"]:
         n = r_["community_level"]
         top = 1000 if n is None else n + 1
         s = r_["selected"]["v2"]
-        v2 = sorted(set(v2) - set(s["community_ids_removed"]) | set(s["community_ids_added"]))
-        assert v2 == list(range(20 * top)) and s["count"] == 20 * top, n
-        assert s["ancestors_sent"] == 20 * (top - 1) and s["entities_covered"] == 100
-        assert len(s["by_level"]) == top
-
-
-def test_delta_json_of_a_deep_index_validates_and_expands(tmp_path):
-    import jsonschema
-
-    from graphrag_audit.render.json import expand_delta_ids, render_json
-
-    d = single_child_chains_index(tmp_path / "chains", 6, 40, entities_per_chain=2)
-    report = audit(d, AuditOptions(level=3, tokenizer="estimate"))
-    full = json.loads(render_json(report))
-    delta = json.loads(render_json(report, json_ids="delta"))
-    jsonschema.validate(delta, _schema())
-    jsonschema.validate(full, _schema())
-    assert expand_delta_ids(delta) == full
-    assert full["levels"][10]["selected"]["v1"]["community_ids"] == list(range(60, 66))
+        assert ("community_ids" in s) == (n == want), n
+        assert s["count"] == 20 * top and s["ancestors_sent"] == 20 * (top - 1), n
 
 
 def test_1000_levels_human_formats_are_bounded(chains_1000):

@@ -1,4 +1,4 @@
-"""The community forest view (treeview.py) and its terminal rendering (render/tree_text.py).
+"""The community forest view (treeview.py) and its terminal rendering (render/text.py).
 
 Expected values are worked by hand on the seed example (docs/graphrag-semantics.md#selection
 applied on paper) or recomputed here by plain recursion over the parent -> child edges of the
@@ -21,7 +21,7 @@ from tree_ref import reference_graph
 
 from graphrag_audit.analysis.treeview import UnknownCommunity, build_forest, layout
 from graphrag_audit.io.load import load_index
-from graphrag_audit.render.tree_text import fit, render_tree
+from graphrag_audit.render.text import fit, render_tree
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -409,7 +409,8 @@ def test_tree_marks_the_hypothetical_side(name):
         f"hyp. = the rule of graphrag {' and '.join(who)} applied to the rebuilt tree, not "
         f"what {'they send' if len(who) > 1 else 'it sends'} here (levels tells what)"
     )
-    from graphrag_audit.render.graph import to_dot, to_json, to_mermaid
+    from graphrag_audit.render.graph import to_dot, to_mermaid
+    from graphrag_audit.render.json import to_json
 
     doc = json.loads(to_json(forest))
     assert doc["sent_status"] == status and doc["sent_reports"] == {"v2": 5, "v1": 3}
@@ -426,7 +427,7 @@ def test_tree_marks_the_hypothetical_side(name):
 
 
 def test_tree_without_level_has_no_status(seed):
-    from graphrag_audit.render.graph import to_json
+    from graphrag_audit.render.json import to_json
 
     forest = build_forest(seed)
     assert forest.outcomes == {} and json.loads(to_json(forest))["sent_status"] is None

@@ -97,7 +97,7 @@ def _cli(*args, cwd=ROOT):
 def _audit(arg) -> dict:
     """The JSON document of ``update-run ARG``, built in-process (the CLI runs in the tests below)."""
     from graphrag_audit.analysis.update_run import audit_update_run
-    from graphrag_audit.render.update_run import render_update_run_json
+    from graphrag_audit.render.json import render_update_run_json
 
     return json.loads(render_update_run_json(audit_update_run(arg)))
 
@@ -261,7 +261,7 @@ def test_levels_on_a_run_folder_points_at_update_run(project_v3):
 
 # ---- the text at a width, with thousands separators and plurals (issue 38, part 5) ------------------
 def _widest(text: str) -> int:
-    from graphrag_audit.render.text_lines import cell_width
+    from graphrag_audit.render.cells import cell_width
 
     return max(cell_width(line) for line in text.splitlines())
 
@@ -293,7 +293,7 @@ def test_text_follows_width_and_columns(project, request):
 
 def test_text_counts_read_as_words():
     """A hand-made report: 1 community, 1,234 reports, 1 entity; 1 community number expected."""
-    from graphrag_audit.render.update_run import render_update_run_text
+    from graphrag_audit.render.text import render_update_run_text
     from graphrag_audit.results.update_run import OffsetCheck, UpdatePart, UpdateRunReport
 
     parts = (
@@ -352,7 +352,7 @@ def test_text_never_starts_a_line_with_a_workflow_command():
     """Paths and messages with '::' (inside a word, or starting one): at every width no line starts
     (after blanks) with '::'."""
     from graphrag_audit.findings import Finding
-    from graphrag_audit.render.update_run import render_update_run_text
+    from graphrag_audit.render.text import render_update_run_text
     from graphrag_audit.results.update_run import UpdatePart, UpdateRunReport
 
     bad = "/runs/" + "a" * 9 + "::error::pwned" + "b" * 25

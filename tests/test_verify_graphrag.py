@@ -15,22 +15,15 @@ settings, or be a raise the audit predicted (KeyError: '0' without a level-0 rep
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from conftest import real_index_params, shared_index
 from graphrag_side import ROOT, major, need, run_script, run_tool, side_params, versions
 
 
-def _round_trips(v: dict) -> None:
-    """The typed result reads its own JSON back unchanged (a result written earlier renders the same)."""
-    from graphrag_audit.results.verify import VerifyResult
-
-    assert VerifyResult.from_dict(v).to_dict() == v
-
-
 def _check_levels(v: dict) -> None:
     """Every level either agrees or is a raise the audit predicted; ``agree`` says which."""
-    _round_trips(v)
     raised = [r for r in v["levels"] if r["status"] == "graphrag_raised"]
     dynamic_bad = [
         r for r in v["levels"] if r.get("dynamic", {}).get("status") in ("differs", "graphrag_raised")
@@ -136,7 +129,6 @@ def _verify_json(python, folder, *extra):
     proc = run_tool(python, "levels", str(folder), "--verify", "-f", "json", "--fail-on", "never", *extra)
     assert proc.returncode == 0, proc.stderr[-2000:]
     v = json.loads(proc.stdout)["verify"]
-    _round_trips(v)
     return v
 
 
@@ -209,46 +201,43 @@ def test_verify_renderers_show_map_call_disagreements(tmp_path):
     from graphrag_audit.render import render
 
     report = audit(write_v3(tmp_path / "i", SEED), AuditOptions(costs=False))
-    mc = {"compared": True, "levels_compared": 2, "tokenizer": "cl100k_base", "max_context_tokens": 12000}
+    from graphrag_audit.results.verify import (
+        LevelCheck,
+        MapCallCheck,
+        MapCallSummary,
+        SelectionCheck,
+        VerifyResult,
+    )
+
+    def level(n, count, calls, tokens, **kw):
+        (g_calls, a_calls), (g_tokens, a_tokens) = calls, tokens
+        mc = MapCallCheck(
+            audit_map_calls=a_calls,
+            audit_context_tokens=a_tokens,
+            graphrag_map_calls=g_calls,
+            map_calls_agree=g_calls == a_calls,
+            graphrag_context_tokens=g_tokens,
+            context_tokens_agree=False,
+            batches_agree=False,
+            **kw,
+        )
+        return LevelCheck(n, SelectionCheck("agrees", count), audit_count=count, agree=False, map_calls=mc)
+
+    summary = MapCallSummary(
+        compared=True, levels_compared=2, tokenizer="cl100k_base", max_context_tokens=12000
+    )
     report = report.with_verify(
-        {
-            "available": True,
-            "graphrag_version": "1.2.0",
-            "behaviour": "v1",
-            "agree": False,
-            "map_calls": mc,
-            "levels": [
-                {
-                    "community_level": 0,
-                    "agree": False,
-                    "selection_agree": True,
-                    "graphrag_count": 17,
-                    "audit_count": 17,
-                    "graphrag_map_calls": 1,
-                    "audit_map_calls": 1,
-                    "map_calls_agree": True,
-                    "graphrag_context_tokens": 7441,
-                    "audit_context_tokens": 7436,
-                    "context_tokens_agree": False,
-                    "batches_agree": False,
-                    "first_differing_batch": 0,
-                },
-                {
-                    "community_level": 1,
-                    "agree": False,
-                    "selection_agree": True,
-                    "graphrag_count": 53,
-                    "audit_count": 53,
-                    "graphrag_map_calls": 3,
-                    "audit_map_calls": 2,
-                    "map_calls_agree": False,
-                    "graphrag_context_tokens": 22572,
-                    "audit_context_tokens": 22562,
-                    "context_tokens_agree": False,
-                    "batches_agree": False,
-                },
-            ],
-        }
+        VerifyResult(
+            available=True,
+            graphrag_version="1.2.0",
+            behaviour="v1",
+            agree=False,
+            map_calls=summary,
+            levels=(
+                level(0, 17, (1, 1), (7441, 7436), first_differing_batch=0),
+                level(1, 53, (3, 2), (22572, 22562)),
+            ),
+        )
     )
     text = render(report, "text", width=400, color=False)
     assert (
@@ -257,7 +246,7 @@ def test_verify_renderers_show_map_call_disagreements(tmp_path):
     assert "N=1: graphrag 3 vs audit 2 map calls" in text
     md = render(report, "markdown")
     assert "graphrag map calls" in md and "| 3 | 2 |" in md and "22,572" in md
-    report = report.with_verify(dict(report.verify.to_dict(), agree=True, levels=[]))
+    report = report.with_verify(replace(report.verify, agree=True, levels=()))
     assert (
         "makes the same map calls (same reports, tokens and text in every batch; cl100k_base, 12,000"
         in render(report, "text", width=400, color=False)
@@ -388,7 +377,6 @@ def test_dynamic_without_level0_report_is_graphrag_raised(python, tmp_path):
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     doc = json.loads(out["json"])
     v = doc["verify"]
-    _round_trips(v)
     _check_dynamic(doc, gv)
     assert v["dynamic"]["agree"] is False and v["agree"] is False, v
     for row in v["levels"]:
@@ -541,81 +529,74 @@ def test_verify_renderers_show_dynamic_per_level(tmp_path):
     from graphrag_audit.render import render
 
     report = audit(write_v3(tmp_path / "i", SEED), AuditOptions(costs=False))
-    ok = {
-        "status": "agrees",
-        "graphrag_rating_calls": 2,
-        "audit_rating_calls": 2,
-        "graphrag_waves": [2],
-        "audit_waves": [2],
-        "graphrag_kept": 2,
-        "audit_kept": 2,
-    }
-    bad = {
-        "status": "differs",
-        "graphrag_rating_calls": 5,
-        "audit_rating_calls": 2,
-        "graphrag_waves": [2, 3],
-        "audit_waves": [2],
-        "graphrag_kept": 3,
-        "audit_kept": 2,
-        "only_graphrag_kept": [20],
-        "only_audit_kept": [],
-    }
-    err = {"status": "graphrag_raised", "graphrag_error": "KeyError: '0'"}
-    base = {
-        "community_level": 0,
-        "status": "agrees",
-        "agree": True,
-        "selection_agree": True,
-        "graphrag_count": 2,
-        "audit_count": 2,
-    }
-    v = {
-        "available": True,
-        "graphrag_version": "3.3.0",
-        "behaviour": "v2",
-        "agree": False,
-        "map_calls": {"compared": False, "reason": "costs were not computed (--no-costs)"},
-        "dynamic": {
-            "compared": True,
-            "agree": False,
-            "family": "3.x",
-            "graphrag": "3.0.0-3.x",
-            "settings": {"threshold": 1, "keep_parent": False, "num_repeats": 1, "max_level": 2},
-            "scenarios": ["none_relevant", "all_relevant"],
-            "levels_compared": 3,
-        },
-        "levels": [
-            dict(
-                base,
-                dynamic={
-                    "status": "agrees",
-                    "family": "3.x",
-                    "scenarios": {"none_relevant": ok, "all_relevant": ok},
-                },
+    from graphrag_audit.results.verify import (
+        DynamicCheckSummary,
+        DynamicLevelCheck,
+        DynamicScenarioCheck,
+        DynamicSettings,
+        LevelCheck,
+        MapCallSummary,
+        SelectionCheck,
+        VerifyResult,
+    )
+
+    ok = DynamicScenarioCheck(
+        "agrees",
+        graphrag_rating_calls=2,
+        audit_rating_calls=2,
+        graphrag_waves=(2,),
+        audit_waves=(2,),
+        graphrag_kept=2,
+        audit_kept=2,
+    )
+    bad = DynamicScenarioCheck(
+        "differs",
+        graphrag_rating_calls=5,
+        audit_rating_calls=2,
+        graphrag_waves=(2, 3),
+        audit_waves=(2,),
+        graphrag_kept=3,
+        audit_kept=2,
+        only_graphrag_kept=(20,),
+        only_audit_kept=(),
+    )
+    err = DynamicScenarioCheck("graphrag_raised", graphrag_error="KeyError: '0'")
+
+    def level(n, dynamic):
+        return LevelCheck(n, SelectionCheck("agrees", 2), audit_count=2, agree=True, dynamic=dynamic)
+
+    v = VerifyResult(
+        available=True,
+        graphrag_version="3.3.0",
+        behaviour="v2",
+        agree=False,
+        map_calls=MapCallSummary(compared=False, reason="costs were not computed (--no-costs)"),
+        dynamic=DynamicCheckSummary(
+            compared=True,
+            agree=False,
+            family="3.x",
+            graphrag="3.0.0-3.x",
+            settings=DynamicSettings(threshold=1, keep_parent=False, num_repeats=1, max_level=2),
+            scenarios=("none_relevant", "all_relevant"),
+            levels_compared=3,
+        ),
+        levels=(
+            level(0, DynamicLevelCheck("agrees", "3.x", scenarios={"none_relevant": ok, "all_relevant": ok})),
+            level(
+                1, DynamicLevelCheck("differs", "3.x", scenarios={"none_relevant": ok, "all_relevant": bad})
             ),
-            dict(
-                base,
-                community_level=1,
-                dynamic={
-                    "status": "differs",
-                    "family": "3.x",
-                    "scenarios": {"none_relevant": ok, "all_relevant": bad},
-                },
+            level(
+                2,
+                DynamicLevelCheck(
+                    "graphrag_raised",
+                    "3.x",
+                    expected="KeyError: '0'",
+                    scenarios={"none_relevant": err, "all_relevant": err},
+                ),
             ),
-            dict(
-                base,
-                community_level=2,
-                dynamic={
-                    "status": "graphrag_raised",
-                    "family": "3.x",
-                    "expected": "KeyError: '0'",
-                    "scenarios": {"none_relevant": err, "all_relevant": err},
-                },
-            ),
-            dict(base, community_level=None, dynamic={"status": "not_run", "reason": "a deep tree"}),
-        ],
-    }
+            level(None, DynamicLevelCheck("not_run", reason="a deep tree")),
+        ),
+    )
     report = report.with_verify(v)
     text = " ".join(render(report, "text", width=400, color=False).split())
     assert "verify dynamic: graphrag 3.3.0's DynamicCommunitySelection (the 3.x line" in text
@@ -637,11 +618,11 @@ def test_verify_renderers_show_dynamic_per_level(tmp_path):
     assert "| 1 | all relevant | **differs** | 5 | 2 | 2, 3 | 2 | 3 | 2 |  |" in md
     assert "| 2 | none relevant | **graphrag raised** | — | — | — | — | — | — | KeyError: '0' |" in md
     assert "| None | — | **not run** |" in md
-    not_compared = dict(
+    not_compared = replace(
         v,
         agree=True,
-        dynamic={"compared": False, "agree": None, "reason": "graphrag 1.0.1 is older"},
-        levels=[dict(base, dynamic={"status": "not_run", "reason": "graphrag 1.0.1 is older"})],
+        dynamic=DynamicCheckSummary(compared=False, agree=None, reason="graphrag 1.0.1 is older"),
+        levels=(level(0, DynamicLevelCheck("not_run", reason="graphrag 1.0.1 is older")),),
     )
     report = report.with_verify(not_compared)
     assert "verify dynamic: dynamic selection not compared: graphrag 1.0.1 is older" in " ".join(

@@ -21,7 +21,7 @@ def explain_cmd(
 ):
     """Explain a finding rule: its severity, what it means and how to fix it (no RULE: list the rules)."""
     from graphrag_audit.cli.run import fail, text_width, write_payload
-    from graphrag_audit.render.explain import rule_list, rule_page
+    from graphrag_audit.render.text import rule_list, rule_page
     from graphrag_audit.rules import RULES
 
     cols = text_width(width, None)

@@ -93,10 +93,7 @@ def levels_cmd(
         JsonIds,
         typer.Option(
             "--json-ids",
-            help="-f json: 'full' lists every level's community ids (the default contract); 'delta' "
-            "lists only the ids each level adds and removes since the previous one (lossless, "
-            "linear in the index size); 'ranges' writes every id list as its runs of consecutive ids, "
-            "[first, last] (lossless, a few runs per level on graphrag's numbering); 'level' "
+            help="-f json: 'full' lists every level's community ids (the default contract); 'level' "
             "keeps the id lists of --level only.",
         ),
     ] = JsonIds.full,

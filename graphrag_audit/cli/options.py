@@ -19,8 +19,6 @@ from graphrag_audit.render.formats import DiffFormat, LevelsFormat, PlanFormat, 
 
 class JsonIds(str, Enum):
     full = "full"
-    delta = "delta"
-    ranges = "ranges"
     level = "level"
 
 

@@ -1,15 +1,192 @@
-"""Cell text shared by every renderer: the per-level table's rows (numbers formatted by render.numbers).
-
-Only numbers and our own labels: nothing here holds untrusted text, so renderers can put these
-cells in a terminal, Markdown or HTML table without escaping beyond their medium's syntax.
-"""
+"""Cell text, numbers and wording shared by the renderers: no untrusted text here, so any format
+may print these without escaping beyond its own syntax."""
 
 from __future__ import annotations
 
-from graphrag_audit.render.numbers import MISSING, count, level_label, number  # noqa: F401 (re-exported for the renderers)
+import unicodedata
+from collections.abc import Iterable, Iterator
+
 from graphrag_audit.results.audit import HYPOTHETICAL
 from graphrag_audit.sanitise.common import current_charset
 
+# ==== numbers =============================================================================================
+MISSING = "—"
+
+
+def number(v) -> str:
+    """``1,234``; ``1,234.50`` for a float; ``yes``/``no`` for a bool; ``—`` for None."""
+    if v is None:
+        return MISSING
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:,.2f}"
+    return f"{v:,}"
+
+
+def count(n: int, one: str, many: str | None = None) -> str:
+    """``n`` with thousands separators and the word that agrees with it: ``1 community``,
+    ``2,345 communities`` (``many`` defaults to ``one`` + "s")."""
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def share(num, den) -> str:
+    """``num`` as a whole percentage of ``den`` (``—`` when ``den`` is 0)."""
+    return f"{num / den:.0%}" if den else MISSING
+
+
+def level_label(n) -> str:
+    """A community_level: ``2``, or ``None`` for no level filter."""
+    return "None" if n is None else str(n)
+
+
+# ==== plain-text lines at a width =========================================================================
+def cell_width(text: str) -> int:
+    """Terminal cells ``text`` takes: 2 per wide or full-width character, 0 per combining mark."""
+    if text.isascii():
+        return len(text)
+    n = 0
+    for ch in text:
+        if unicodedata.combining(ch):
+            continue
+        n += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+    return n
+
+
+def wrap(text: str, width: int, indent: str = "", subsequent: str | None = None) -> list[str]:
+    """``text`` as lines of at most ``width`` cells, broken between words (a run of spaces counts
+    as one): the first line starts with ``indent``, the others with ``subsequent`` (default:
+    ``indent`` plus two spaces). A word wider than a line is cut into pieces that fit."""
+    rest = indent + "  " if subsequent is None else subsequent
+    lines: list[str] = []
+    cur, used, empty = indent, cell_width(indent), True
+    for word in (w for w in text.split(" ") if w):
+        w = cell_width(word)
+        if not empty and used + 1 + w <= width:
+            cur, used = cur + " " + word, used + 1 + w
+            continue
+        if not empty:
+            lines.append(cur)
+            cur, used, empty = rest, cell_width(rest), True
+        if used + w <= width:
+            cur, used, empty = cur + word, used + w, False
+            continue
+        for ch in word:  # wider than a line: cut where the line is full
+            cw = cell_width(ch)
+            if not empty and used + cw > width:
+                lines.append(cur)
+                cur, used = rest, cell_width(rest)
+            cur, used, empty = cur + ch, used + cw, False
+    lines.append(cur)
+    return lines
+
+
+def wrap_all(lines: list[str], width: int) -> list[str]:
+    """Each line wrapped at ``width`` (:func:`wrap`), its own leading spaces kept as the indent and
+    two more for its continuation lines; empty lines kept."""
+    out: list[str] = []
+    for line in lines:
+        if cell_width(line) <= width:
+            out.append(line)
+            continue
+        body = line.lstrip(" ")
+        indent = line[: len(line) - len(body)]
+        out += wrap(body, width, indent)
+    return out
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 community``, ``2,340 communities``: the count with thousands separators and the noun
+    in the singular for exactly one (``plural`` default: the noun + ``s``, ``y`` -> ``ies``)."""
+    if n == 1:
+        return f"{number(n)} {noun}"
+    if plural is None:
+        plural = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+    return f"{number(n)} {plural}"
+
+
+# ==== streamed output =====================================================================================
+#: pieces are handed out joined up to about this many characters
+CHUNK_CHARS = 1 << 16
+
+
+def joined(pieces: Iterable[str]) -> Iterator[str]:
+    """``pieces`` concatenated into consecutive chunks of at least :data:`CHUNK_CHARS` characters
+    (the last may be shorter; read at each call, so tests can make chunks small); ``"".join`` of
+    the chunks is ``"".join(pieces)``."""
+    buf: list[str] = []
+    n = 0
+    for piece in pieces:
+        buf.append(piece)
+        n += len(piece)
+        if n >= CHUNK_CHARS:
+            yield "".join(buf)
+            buf, n = [], 0
+    if buf:
+        yield "".join(buf)
+
+
+# ==== where the cost knobs came from ======================================================================
+def cost_source(opts, knob: str) -> str:
+    """``option``, ``settings.yaml global_search.max_tokens``, or '' (graphrag's default)."""
+    where = dict(getattr(opts, "costs_from", ()) or ()).get(knob, "graphrag default")
+    return "" if where == "graphrag default" else where
+
+
+def with_source(value: str, opts, knob: str, clean=str) -> str:
+    """``value`` followed by `` (where it came from)`` (``clean`` escapes that part for the medium)."""
+    where = cost_source(opts, knob)
+    return f"{value} ({clean(where)})" if where else value
+
+
+#: trees with more levels list the estimate at --level and None only
+MONEY_ALL_LEVELS = 16
+
+
+def money_lines(report, hide=frozenset()) -> list[str]:
+    """``--price-in/--price-out``: the estimated cost of one query per community_level and graphrag
+    line, as plain lines (results/money.py says what is counted); [] without prices or costs.
+    ``hide``: the graphrag lines left out (``--hide-hypothetical``)."""
+    from graphrag_audit.results.money import ASSUMPTION_IN, ASSUMPTION_OUT, ASSUMPTION_REST, money, usd
+
+    m = money(report)
+    if m is None or not report.options.costs:
+        return []
+    rates = []
+    if m["price_in_per_million"] is not None:
+        rates.append(f"${m['price_in_per_million']:g}/M input")
+    if m["price_out_per_million"] is not None:
+        rates.append(f"${m['price_out_per_million']:g}/M output")
+    levels = m["levels"]
+    if len(levels) > MONEY_ALL_LEVELS:
+        levels = [e for e in levels if e["community_level"] in (report.options.level, None)]
+    lines = [f"Estimated cost of one query (USD; {', '.join(rates)}):"]
+    approx = False
+    for e in levels:
+        parts = []
+        for b, label in (("v2", ">=2.0"), ("v1", "<2.0")):
+            c = e.get(b)
+            if c is None or b in hide:
+                continue
+            approx = approx or not c["tokens_exact"]
+            parts.append(f"{label} {usd(c['usd'])}")
+        if parts:
+            lines.append(f"  N={level_label(e['community_level'])}: " + ", ".join(parts))
+    counted = (
+        ([ASSUMPTION_IN] if m["price_in_per_million"] is not None else [])
+        + ([ASSUMPTION_OUT] if m["price_out_per_million"] is not None else [])
+        + [ASSUMPTION_REST]
+    )
+    lines.append(
+        "Counted: "
+        + "; ".join(counted)
+        + "."
+        + (" Token counts are estimates (--tokenizer estimate)." if approx else "")
+    )
+    return lines
+
+
+# ==== table cells =========================================================================================
 # (key, header) of the per-level table; SELECTION_COLUMNS then DEPTH_COLUMNS (+ COST_COLUMNS)
 SELECTION_COLUMNS = [
     ("n", "N"),

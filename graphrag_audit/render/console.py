@@ -1,33 +1,11 @@
-"""Writing rendered text to a console whose encoding may not be UTF-8, and terminals that take no
+"""Writing rendered text to a console whose encoding may not be UTF-8, and to terminals that take no
 escape sequences.
 
-Renderers produce ``str``. Whatever reaches stdout goes through :func:`encode_for_stream`, so
-``PYTHONIOENCODING=cp1252`` or ``ascii``, a Windows redirect (the ANSI code page) or ``LANG=C``
-with ``PYTHONUTF8=0`` never ends in ``UnicodeEncodeError``:
-
-1. Index text (titles, paths, messages) was already escaped for the stream's encoding while
-   rendering (the CLI renders inside ``sanitise.common.output_charset(stream_encoding(stdout))``),
-   so a Chinese title on a cp1252 console reads ``\\u9ad8\\u5c14\\u592b`` and the columns around
-   it still line up.
-2. The renderers' own glyphs that the encoding lacks become ASCII, one character for one so
-   that tables keep their alignment: rules and tree guides ``─ │ ├ └`` -> ``- | | ```, ``·`` ->
-   ``/``, ``—`` and ``–`` -> ``-``, ``…`` -> ``~``, ``› ▸`` -> ``>`` (:data:`GLYPH_FALLBACK`). A
-   glyph the encoding has (``·``, ``—`` and ``…`` are in cp1252) is kept.
-   The footnote markers ``¹ ² ³ …`` of the per-level tables are chosen before layout instead:
-   ``^1 ^2 ^3`` where the encoding lacks them (``render.cells.Footnotes``), so columns stay put; and
-   our own text that goes through ``plain`` (the plan's cells) takes the fallbacks first
-   (:func:`own_glyphs`), so ``…`` and ``–`` are not written as escapes there.
-3. Anything else the encoding cannot hold becomes its Python escape (``errors="backslashreplace"``).
-
-Files written with ``-o`` are always UTF-8 and bypass all of this. On a UTF-8 stream the text is
-written unchanged (only lone surrogates, which no encoding holds, would become escapes).
-
-The rich renderers' output may land in a CI log, where the GitHub Actions runner reads a line
-that starts (after blanks) with ``::`` as a workflow command, and wrapping can move a ``::`` from
-the middle of a title to the start of a line. ``plain_for_log`` (``sanitise.terminal.for_log``)
-writes a ``::`` that starts a word (where rich may break the line) as ``\\x3a:`` before layout, so
-widths stay exact; ``inert_log_lines`` (``sanitise.terminal``) does the same after layout for the
-rare word longer than a line that rich folds right before a ``::``.
+Whatever reaches stdout goes through :func:`encode_for_stream`, so no encoding ends in
+``UnicodeEncodeError``: index text was already escaped for the stream while rendering
+(``sanitise.common.output_charset``); the renderers' own glyphs the encoding lacks become one ASCII
+character each (:data:`GLYPH_FALLBACK`), so tables keep their alignment; anything else becomes its
+Python escape. Files written with ``-o`` are always UTF-8.
 """
 
 from __future__ import annotations
@@ -35,8 +13,7 @@ from __future__ import annotations
 import os
 import re
 
-from graphrag_audit.sanitise.common import current_charset, escape_char
-from graphrag_audit.sanitise.common import unicode_charset as _unicode_charset
+from graphrag_audit.sanitise.common import current_charset, escape_char, unicode_charset
 
 #: ASCII stand-ins for the renderers' own glyphs (one character each: table columns stay put)
 GLYPH_FALLBACK = {
@@ -102,7 +79,7 @@ def encode_for_stream(text: str, stream) -> str:
     docstring); unchanged when the stream's encoding holds all of it."""
     if text.isascii():
         return text
-    charset = _unicode_charset(stream_encoding(stream))
+    charset = unicode_charset(stream_encoding(stream))
     if charset is None:
         return _SURROGATE.sub(lambda m: escape_char(m.group()), text) if _SURROGATE.search(text) else text
     try:

@@ -3,8 +3,7 @@ the ``hyp.`` marks of the selections no real graphrag sends (as ``levels`` marks
 
 from __future__ import annotations
 
-from graphrag_audit.render.numbers import MISSING, level_label, number
-from graphrag_audit.render.text_lines import counted
+from graphrag_audit.render.cells import MISSING, counted, level_label, number
 from graphrag_audit.results.audit import EXACT
 from graphrag_audit.results.diff import BY_ID
 

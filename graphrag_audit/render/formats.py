@@ -69,29 +69,29 @@ _RENDERERS: dict[type, dict[Enum, str]] = {
         LevelsFormat.github: "github:render_github",
     },
     TreeFormat: {
-        TreeFormat.text: "tree_text:render_tree",
+        TreeFormat.text: "text:render_tree",
         TreeFormat.mermaid: "graph:to_mermaid",
         TreeFormat.dot: "graph:to_dot",
         TreeFormat.graphml: "graph:to_graphml",
-        TreeFormat.json: "graph:to_json",
+        TreeFormat.json: "json:to_json",
     },
     PlanFormat: {
-        PlanFormat.text: "plan_text:render_plan_text",
-        PlanFormat.json: "plan_json:render_plan_json",
-        PlanFormat.markdown: "plan_markdown:render_plan_markdown",
+        PlanFormat.text: "text:render_plan_text",
+        PlanFormat.json: "json:render_plan_json",
+        PlanFormat.markdown: "markdown:render_plan_markdown",
     },
     ReportFormat: {
         ReportFormat.html: "html:render_html",
     },
     DiffFormat: {
-        DiffFormat.text: "diff_text:render_diff_text",
-        DiffFormat.json: "diff_json:render_diff_json",
-        DiffFormat.markdown: "diff_markdown:render_diff_markdown",
-        DiffFormat.github: "diff_github:render_diff_github",
+        DiffFormat.text: "text:render_diff_text",
+        DiffFormat.json: "json:render_diff_json",
+        DiffFormat.markdown: "markdown:render_diff_markdown",
+        DiffFormat.github: "github:render_diff_github",
     },
     UpdateRunFormat: {
-        UpdateRunFormat.text: "update_run:render_update_run_text",
-        UpdateRunFormat.json: "update_run:render_update_run_json",
+        UpdateRunFormat.text: "text:render_update_run_text",
+        UpdateRunFormat.json: "json:render_update_run_json",
     },
 }
 
@@ -99,7 +99,7 @@ _RENDERERS: dict[type, dict[Enum, str]] = {
 #: never held whole): the renderer returns an iterator of strings
 _STREAMERS: dict[type, dict[Enum, str]] = {
     LevelsFormat: {LevelsFormat.json: "json:iter_json"},
-    TreeFormat: {TreeFormat.graphml: "graph:iter_graphml", TreeFormat.json: "graph:iter_tree_json"},
+    TreeFormat: {TreeFormat.json: "json:iter_tree_json"},
 }
 
 

@@ -1,32 +1,22 @@
-"""GitHub Actions renderer: one workflow-command annotation per finding, then a plain summary line.
+"""GitHub Actions output: one workflow-command annotation per finding (``diff``: per regression), then
+a plain summary line.
 
-    ::warning title=depth-mismatch::at community_level 2, 18/23 roots … Fix: …
-    graphrag-audit: 0 errors, 2 warnings, 1 info at community_level 2 (…)
-
-Severity -> command: error -> ``::error``, warning -> ``::warning``, info -> ``::notice``.
-Messages are flattened to one line (:func:`plain`) and escaped as workflow-command data
-(``%`` ``\\r`` ``\\n``), properties additionally ``:`` and ``,`` (actions/toolkit
-``packages/core/src/command.ts``), so no index text can start a second command line.
-
-GitHub shows at most 10 annotations of each kind per step (50 per job; actions/toolkit
-``docs/problem-matchers.md``), so at most ``max_per_kind`` of each kind are written, errors first;
-when some are left out, one last ``::notice`` says how many (it takes a notice slot, so it is
-always shown). The summary line is plain log text that the runner cannot read as a command (see
-:func:`workflow_log`). The CLI appends the Markdown report to ``$GITHUB_STEP_SUMMARY``.
-
-A run's log and annotations are visible to whoever can read the repository, so absolute paths in
-them are hidden (``sanitise.privacy``) unless ``include_titles`` (``--include-titles``); the
-annotations carry no titles or entity names (finding messages hold ids and counts).
-"""
+Severity -> command: error -> ``::error``, warning -> ``::warning``, info -> ``::notice``. Messages
+are flattened to one line and escaped as workflow-command data, properties also ``:`` and ``,``
+(actions/toolkit ``packages/core/src/command.ts``). GitHub shows at most 10 annotations of each kind
+per step (actions/toolkit ``docs/problem-matchers.md``): at most ``max_per_kind`` of each are written,
+errors first, and one last ``::notice`` counts the rest. Absolute paths are hidden unless
+``include_titles``."""
 
 from __future__ import annotations
 
-from graphrag_audit.render.cells import sends
-from graphrag_audit.render.numbers import count
+from graphrag_audit.render.cells import count, number, sends
+from graphrag_audit.render.diff_common import HYP, verdict
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.github import workflow_data, workflow_log, workflow_property
 from graphrag_audit.sanitise.privacy import hide_paths, shown_path
 
+# ==== levels ==============================================================================================
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 MESSAGE_LIMIT = 1000  # characters of one annotation message (fix hint included)
 
@@ -38,7 +28,9 @@ def annotation(command: str, title: str, message: str) -> str:
 def select_annotations(findings, max_per_kind: int):
     """(findings to annotate, number left out), keeping severity order; a notice slot is kept
     free for the overflow line when anything is left out."""
-    shown, per_kind, left_out = [], {}, 0
+    shown: list = []
+    per_kind: dict = {}
+    left_out = 0
     for f in findings:
         kind = COMMAND.get(f.severity, "notice")
         if per_kind.get(kind, 0) < max_per_kind:
@@ -113,4 +105,39 @@ def render_github(report, *, max_per_kind: int = 10, include_titles: bool = Fals
         report.sorted_findings(), report.index.path, max_per_kind=max_per_kind, include_titles=include_titles
     )
     lines.append(summary_line(report, include_titles))
+    return "\n".join(lines) + "\n"
+
+
+# ==== diff ================================================================================================
+def render_diff_github(diff, *, max_per_kind: int = 10, include_titles: bool = False, **_ignored) -> str:
+    lines = finding_annotations(
+        diff.sorted_regressions(),
+        diff.new.path,
+        max_per_kind=max_per_kind,
+        include_titles=include_titles,
+        title="graphrag-audit diff",
+        noun="regression",
+        listed="-f json lists them all",
+    )
+    for (
+        f
+    ) in diff.sorted_hypothetical_changes():  # shown, never judged: a notice, whatever the rule's severity
+        message = f.message if include_titles else hide_paths(f.message, diff.new.path)
+        lines.append(
+            annotation(
+                "notice",
+                f"{f.rule} ({HYP})",
+                f"{HYP} not judged ({f.severity} if judged; --include-hypothetical judges it): {message}",
+            )
+        )
+    if diff.option_note:
+        lines.append(annotation("notice", "graphrag-audit diff: options differ", diff.option_note))
+    c = diff.communities
+    summary = (
+        f"graphrag-audit diff: {verdict(diff)}; communities {number(len(c.added))} added, "
+        f"{number(len(c.removed))} removed, {number(len(c.changed))} changed (matched by "
+        f"{'number' if c.matching == 'community_id' else 'members'}); findings {number(len(diff.appeared))} "
+        f"appeared, {number(len(diff.disappeared))} disappeared"
+    )
+    lines.append(workflow_log(summary))
     return "\n".join(lines) + "\n"

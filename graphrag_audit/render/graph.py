@@ -1,32 +1,23 @@
-"""The community forest as Mermaid, Graphviz DOT, GraphML and JSON text.
+"""The community forest as Mermaid, Graphviz DOT and GraphML.
 
-Each function takes a ``results.tree.ForestView`` and optionally a ``TreeView`` (then only the shown
-communities are exported, with one summary node per group of hidden siblings). Untrusted text
-(report titles) goes through ``sanitise.common.plain`` and then the escaping of each syntax:
-Mermaid quoted labels with entity codes (``#quot;``), DOT quoted strings with ``\\"`` and
-``\\\\``, GraphML through networkx's XML writer, JSON through ``json.dumps``.
-"""
+Report titles go through ``sanitise.common.plain`` and then each syntax's escaping: Mermaid quoted
+labels with entity codes (``#quot;``), DOT quoted strings with ``\\"`` and ``\\\\``, GraphML
+through networkx's XML writer."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-
-from graphrag_audit.render.chunks import joined
 from graphrag_audit.results.tree import (
     SENT_BOTH,
     SENT_NEITHER,
     SENT_V1_ONLY,
     SENT_V2_ONLY,
-    TREE_SCHEMA_VERSION,
     ForestView,
     Row,
     TreeView,
 )
 from graphrag_audit.sanitise.common import plain
-from graphrag_audit.sanitise.graph import dot_string, mermaid_text  # noqa: F401
+from graphrag_audit.sanitise.graph import dot_string, mermaid_text
 from graphrag_audit.sanitise.graph import xml_text as _xml_text
-from graphrag_audit.sanitise.json import json_inert
 
 FORMAT_VERSION = 1
 LABEL_TITLE_CHARS = 48
@@ -38,7 +29,7 @@ _FILL_BY_CLASS = {**{SENT_CLASS[k]: v for k, v in SENT_FILL.items()}, "noreport"
 
 
 # ---- what to export ------------------------------------------------------------------------
-def _items(
+def tree_items(
     forest: ForestView, view: TreeView | None
 ) -> tuple[list[int], list[tuple[int, int]], list[Row], dict]:
     """(communities in tree order, parent->child edges, summary rows, hidden-below per community)."""
@@ -169,7 +160,7 @@ def mermaid_size_warning(text: str) -> str | None:
 
 # ---- Mermaid -------------------------------------------------------------------------------
 def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
-    order, edges, more, hidden = _items(forest, view)
+    order, edges, more, hidden = tree_items(forest, view)
     lines = ["flowchart LR" if _is_forest(forest, view, more) else "flowchart TD"]
     for n in order:
         label = mermaid_text(_head(forest, n, hidden))
@@ -216,7 +207,7 @@ def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: in
 
 # ---- Graphviz DOT --------------------------------------------------------------------------
 def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
-    order, edges, more, hidden = _items(forest, view)
+    order, edges, more, hidden = tree_items(forest, view)
     rankdir = "LR" if _is_forest(forest, view, more) else "TB"
     lines = [
         "digraph communities {",
@@ -265,7 +256,7 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
 # ---- GraphML -------------------------------------------------------------------------------
 def _graphml_items(forest: ForestView, view: TreeView | None):
     """(graph attributes, [(node id, attributes)], [(source, target, attributes)]) of the export."""
-    order, edges, more, hidden = _items(forest, view)
+    order, edges, more, hidden = tree_items(forest, view)
     nodes = []
     for n in order:
         nd = forest.nodes[n]
@@ -311,28 +302,10 @@ def _graphml_items(forest: ForestView, view: TreeView | None):
 
 
 def to_graphml(forest: ForestView, view: TreeView | None = None) -> str:
-    """GraphML as networkx's writer prints it (``render/graphml.py`` writes the same bytes without
-    building the graph; networkx is the fallback for what that writer does not take)."""
-    return "".join(iter_graphml(forest, view))
-
-
-def iter_graphml(forest: ForestView, view: TreeView | None = None) -> Iterator[str]:
-    """:func:`to_graphml` as consecutive text chunks (``render/graphml.py``'s
-    :class:`~graphrag_audit.render.graphml.GraphMLDocument`: the document is never held whole),
-    or networkx's text in one piece when that writer refuses the input (checked here, before
-    any text is handed out)."""
-    from graphrag_audit.render.graphml import GraphMLDocument, GraphMLUnsupported
-
-    graph, nodes, links = _graphml_items(forest, view)
-    try:
-        return GraphMLDocument(graph, nodes, links).chunks()
-    except GraphMLUnsupported:
-        return iter([_graphml_networkx(graph, nodes, links)])
-
-
-def _graphml_networkx(graph: dict, nodes: list, links: list) -> str:
+    """GraphML as networkx's writer prints it."""
     import networkx as nx  # only here: its GraphML writer
 
+    graph, nodes, links = _graphml_items(forest, view)
     g = nx.DiGraph()
     for nid, attrs in nodes:
         g.add_node(nid, **attrs)
@@ -340,95 +313,3 @@ def _graphml_networkx(graph: dict, nodes: list, links: list) -> str:
         g.add_edge(a, b, **attrs)
     g.graph.update(graph)
     return "\n".join(nx.generate_graphml(g)) + "\n"
-
-
-# ---- JSON ----------------------------------------------------------------------------------
-def to_json(forest: ForestView, view: TreeView | None = None) -> str:
-    return "".join(iter_tree_json(forest, view))
-
-
-def iter_tree_json(forest: ForestView, view: TreeView | None = None) -> Iterator[str]:
-    """:func:`to_json`'s document as consecutive text chunks: ``json.dumps(doc, indent=2,
-    ensure_ascii=True)`` (then ``json_inert``, and a final newline), with each community's entry
-    made, encoded and dropped in turn instead of the whole list held as dicts and then as one
-    string (at 115k communities that took 300 MB more than the forest itself)."""
-    order, edges, more, hidden = _items(forest, view)
-    from graphrag_audit import __version__
-
-    def communities() -> Iterator[dict]:
-        for n in order:
-            nd = forest.nodes[n]
-            yield {
-                "community": nd.community,
-                "level": nd.level,
-                "parent": nd.parent,
-                "children": list(nd.children),
-                "other_parents": list(nd.other_parents),
-                "entities": nd.entities,
-                "title": plain(nd.title),
-                "reports": nd.reports,
-                "leaf": nd.leaf,
-                "sent": nd.sent,
-                "subtree_communities": nd.size,
-                "subtree_leaves": nd.leaves,
-                "hidden_below": hidden.get(n, 0),
-            }
-
-    doc = {
-        "schema_version": TREE_SCHEMA_VERSION,
-        "tool": {"name": "graphrag-audit", "version": __version__},
-        "format": "graphrag-audit community forest",
-        "format_version": FORMAT_VERSION,
-        "community_level": forest.community_level,
-        "selection_level": forest.selection_level,
-        "sent_reports": forest.sent_reports if forest.community_level is not None else None,
-        "sent_status": (
-            {b: forest.status(b) for b in ("v2", "v1")}
-            if forest.community_level is not None and forest.outcomes
-            else None
-        ),
-        "roots": list(forest.roots) if view is None else list(view.tops),
-        "root": None if view is None else view.root,
-        "depth": None if view is None else view.depth,
-        "complete": view is None or not view.hidden,
-        "communities": None,  # (streamed: see below)
-        "collapsed": [
-            {
-                "under": r.community if r.community >= 0 else None,
-                "subtrees": r.more,
-                "communities": r.more_communities,
-                "leaves": r.more_leaves,
-            }
-            for r in more
-        ],
-        "reports_outside_tree": [
-            {"community": o.community, "level": o.level, "title": plain(o.title), "sent": o.sent}
-            for o in forest.outside_reports
-        ],
-    }
-    for chunk in joined(_indented_document(doc, "communities", communities())):
-        yield json_inert(chunk)
-    yield "\n"
-
-
-def _pretty(value, depth: int) -> str:
-    """``value`` as ``json.dumps(..., indent=2)`` writes it ``depth`` levels deep in a document:
-    its own lines shifted right (JSON text has no raw line break inside a string)."""
-    return json.dumps(value, indent=2, ensure_ascii=True).replace("\n", "\n" + "  " * depth)
-
-
-def _indented_document(doc: dict, streamed: str, items: Iterator) -> Iterator[str]:
-    """``json.dumps(doc, indent=2, ensure_ascii=True)`` in pieces, the list under the key
-    ``streamed`` taken from ``items`` one entry at a time (``doc`` holds a placeholder there)."""
-    yield "{"
-    for i, (key, value) in enumerate(doc.items()):
-        yield ("," if i else "") + "\n  " + json.dumps(key, ensure_ascii=True) + ": "
-        if key != streamed:
-            yield _pretty(value, 1)
-            continue
-        empty = True
-        for item in items:
-            yield ("[" if empty else ",") + "\n    " + _pretty(item, 2)
-            empty = False
-        yield "[]" if empty else "\n  ]"
-    yield "\n}" if doc else "}"

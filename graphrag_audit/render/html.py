@@ -1,18 +1,10 @@
-"""One self-contained HTML report: header, tables, and charts drawn here as inline SVG.
+"""One self-contained HTML report: header, tables, and charts drawn as inline SVG.
 
-No script, no network: a Content-Security-Policy (``default-src 'none'``) forbids every fetch,
-styles are inline. The icicle draws every community at least ``MIN_W`` wide as one
-``<rect data-community=…>`` with a ``<title>`` tooltip, coloured by what the chosen community_level N
-sends (render/palette.py: Okabe-Ito, colour-blind safe); narrower siblings become "+K" blocks
-(``<rect data-aggregate=K>``), and the N cut is a dashed line (``<g id="cut-line">``). The reports sent
-at N are listed per graphrag line (``_sent_list``); every table scrolls in its own box. Every piece of
-untrusted text (paths, titles, messages) passes through ``sanitise.html`` (``sanitise.common.plain``,
-then ``html.escape``). Beside the per-level table, a section shows dynamic community selection per
-graphrag line at the queried level (``_dynamic``: the cells of render/cells.py that the text and Markdown
-renderers print too; a line that never descends is marked). The tree is drawn from a
-``results.tree.ForestView`` the caller builds (``render_html(report, forest)``): the renderer reads
-only results.
-"""
+No script, no network (a Content-Security-Policy ``default-src 'none'``; styles inline). The icicle
+draws every community at least ``MIN_W`` wide as ``<rect data-community=…>`` with a ``<title>``,
+coloured by what community_level N sends; narrower siblings become "+K" blocks
+(``<rect data-aggregate=K>``), the N cut a dashed line (``<g id="cut-line">``). Untrusted text
+passes through ``sanitise.html``. The tree comes from a ``results.tree.ForestView`` the caller builds."""
 
 from __future__ import annotations
 
@@ -23,37 +15,51 @@ import numpy as np
 from graphrag_audit.render.cells import (
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
+    count,
     coverage_table,
     dynamic_at,
     dynamic_detail_rows,
     dynamic_level_rows,
     dynamic_rows,
+    level_label,
     level_table,
+    number,
     sends,
     size_line,
-)
-from graphrag_audit.render.cost_words import with_source
-from graphrag_audit.render.numbers import count
-from graphrag_audit.render.numbers import level_label as _lvl
-from graphrag_audit.render.numbers import number as _n
-from graphrag_audit.render.palette import (
-    BAR_COLOUR,
-    CUT_COLOUR,
-)
-from graphrag_audit.render.palette import (
-    NO_REPORT_COLOUR as NO_REPORT_FILL,
-)
-from graphrag_audit.render.palette import (
-    NO_REPORTS_TABLE_COLOUR as NO_REPORTS_FILL,
-)
-from graphrag_audit.render.palette import (
-    SENT_COLOURS as SENT_FILL,
+    with_source,
 )
 from graphrag_audit.results.audit import CANNOT_READ
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.html import html_escape as _esc
 from graphrag_audit.sanitise.html import html_text as h
+
+# ==== colours (Okabe & Ito, "Color Universal Design", 2008: distinct under deuteranopia, protanopia, tritanopia) ===
+#: the Okabe-Ito colours this report uses (names as in the paper)
+OKABE_ITO = {
+    "orange": "#E69F00",
+    "sky blue": "#56B4E9",
+    "bluish green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish purple": "#CC79A7",
+    "black": "#000000",
+}
+#: fill per ``sent`` mark; "not sent" is a light neutral grey (outside the hues)
+SENT_COLOURS = {
+    SENT_BOTH: OKABE_ITO["sky blue"],
+    SENT_V2_ONLY: OKABE_ITO["orange"],
+    SENT_V1_ONLY: OKABE_ITO["reddish purple"],
+    SENT_NEITHER: "#DDDDDD",
+}
+NO_REPORT_COLOUR = "#FFFFFF"  # with a dashed outline
+NO_REPORTS_TABLE_COLOUR = "#BBBBBB"  # no community_reports table at all: nothing is sent
+#: the --level cut drawn on the icicle (used by nothing else, so a screenshot can find its pixels)
+CUT_COLOUR = OKABE_ITO["vermillion"]
+#: the depth histogram's bars
+BAR_COLOUR = OKABE_ITO["blue"]
+
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 SENT_TEXT = {
@@ -111,8 +117,8 @@ def _header(report) -> str:
 
 def _tree_table(report) -> str:
     rows = "".join(
-        f"<tr><td>{t.level}</td><td>{_n(t.communities)}</td><td>{_n(t.leaves)}</td>"
-        f"<td>{_n(t.reports)}</td><td>{_n(t.entities)}</td></tr>"
+        f"<tr><td>{t.level}</td><td>{number(t.communities)}</td><td>{number(t.leaves)}</td>"
+        f"<td>{number(t.reports)}</td><td>{number(t.entities)}</td></tr>"
         for t in report.tree_levels
     )
     return (
@@ -131,17 +137,17 @@ def _levels_table(report) -> str:
         )
     heads, rows, notes = level_table(report)
     _cols, cov = coverage_table(report, notes)  # + the clustered entities each selection covers
-    total = _n(report.index.counts.clustered_entities)
+    total = number(report.index.counts.clustered_entities)
     heads = heads + [f">=2.0 covers (of {total} entities)", f"<2.0 covers (of {total} entities)"]
     rows = [row + c[1:3] for row, c in zip(rows, cov)]
     body = []
     for cells in rows:
-        cls = ' class="chosen"' if cells[0] == _lvl(opts.level) else ""
+        cls = ' class="chosen"' if cells[0] == level_label(opts.level) else ""
         body.append(f"<tr{cls}>" + "".join(f"<td>{_esc(x)}</td>" for x in cells) + "</tr>")
     costs = bool(opts.costs)
     caption = (
         f"options: level {_esc(str(opts.level))}, {with_source(h(opts.tokenizer), opts, 'tokenizer', h)}, "
-        f"max_context_tokens {with_source(_n(opts.max_context_tokens), opts, 'max_context_tokens', h)}"
+        f"max_context_tokens {with_source(number(opts.max_context_tokens), opts, 'max_context_tokens', h)}"
         + ("" if costs else "; token costs not computed (--no-costs)")
     )
     return (
@@ -322,10 +328,10 @@ def _dynamic(report) -> str:
 
 def _fill(forest: ForestView, nd) -> str:
     if not forest.has_reports_table:
-        return NO_REPORTS_FILL
+        return NO_REPORTS_TABLE_COLOUR
     if not nd.has_report:
-        return NO_REPORT_FILL
-    return SENT_FILL[nd.sent]
+        return NO_REPORT_COLOUR
+    return SENT_COLOURS[nd.sent]
 
 
 def _sent_attr(forest: ForestView, nd) -> str:
@@ -419,11 +425,11 @@ def icicle_svg(forest: ForestView) -> str:
                 k, val, ents = acc[(lv, mark)]
                 bw = w * val / whole
                 fill = (
-                    NO_REPORT_FILL
+                    NO_REPORT_COLOUR
                     if mark == "no-report"
-                    else NO_REPORTS_FILL
+                    else NO_REPORTS_TABLE_COLOUR
                     if mark == "none"
-                    else SENT_FILL[mark]
+                    else SENT_COLOURS[mark]
                 )
                 tip = (
                     f"+{k:,} more at level {lv} {under} · {ents:,} entities · "
@@ -447,7 +453,8 @@ def icicle_svg(forest: ForestView) -> str:
 
     def place(kids, x0: float, w: float, parent_value: float, under: str) -> None:
         """Lay ``kids`` out in [x0, x0 + w): wide ones in order, the narrow ones aggregated at the end."""
-        wide, narrow = [], []
+        wide: list = []
+        narrow: list = []
         for k in kids:
             kw = w * value[k] / max(parent_value, 1e-9)
             (wide if kw >= MIN_W else narrow).append((k, kw))
@@ -486,20 +493,20 @@ def icicle_svg(forest: ForestView) -> str:
 def _legend(forest: ForestView) -> str:
     if not forest.has_reports_table:
         return (
-            f'<p class="legend"><span class="sw" style="background:{NO_REPORTS_FILL}"></span>'
+            f'<p class="legend"><span class="sw" style="background:{NO_REPORTS_TABLE_COLOUR}"></span>'
             "no community_reports table: nothing is sent</p>"
         )
     c = forest.counts()
     items = [
-        (SENT_FILL[SENT_V2_ONLY], f"sent only by graphrag &gt;= 2.0 ({c[SENT_V2_ONLY]:,})"),
-        (SENT_FILL[SENT_BOTH], f"sent by &gt;= 2.0 and &lt; 2.0 ({c[SENT_BOTH]:,})"),
+        (SENT_COLOURS[SENT_V2_ONLY], f"sent only by graphrag &gt;= 2.0 ({c[SENT_V2_ONLY]:,})"),
+        (SENT_COLOURS[SENT_BOTH], f"sent by &gt;= 2.0 and &lt; 2.0 ({c[SENT_BOTH]:,})"),
     ]
     if c[SENT_V1_ONLY]:
-        items.append((SENT_FILL[SENT_V1_ONLY], f"sent only by &lt; 2.0 ({c[SENT_V1_ONLY]:,})"))
-    items.append((SENT_FILL[SENT_NEITHER], f"not sent ({c[SENT_NEITHER]:,})"))
+        items.append((SENT_COLOURS[SENT_V1_ONLY], f"sent only by &lt; 2.0 ({c[SENT_V1_ONLY]:,})"))
+    items.append((SENT_COLOURS[SENT_NEITHER], f"not sent ({c[SENT_NEITHER]:,})"))
     no_rep = sum(1 for nd in forest.nodes.values() if not nd.has_report)
     if no_rep:
-        items.append((NO_REPORT_FILL, f"no report, dashed outline ({no_rep:,})"))
+        items.append((NO_REPORT_COLOUR, f"no report, dashed outline ({no_rep:,})"))
     cut = ""
     if forest.community_level is not None:
         cut = (
@@ -707,7 +714,7 @@ def _charts(report, forest: ForestView) -> str:
                 (
                     f"{SENT_LABEL_SHORT[sent]} ({len(rows):,})",
                     [int(((vals >= lo) & (vals <= hi)).sum()) for _, lo, hi in bins],
-                    SENT_FILL[sent],
+                    SENT_COLOURS[sent],
                 )
             )
         n = forest.community_level
@@ -820,7 +827,7 @@ def render_html(report, forest: ForestView) -> str:
                 _header(report),
                 _levels_table(report),
                 _dynamic(report),
-                f'<section id="tree"><h2>The community tree at community_level {_esc(_lvl(n))}{capped}</h2>',
+                f'<section id="tree"><h2>The community tree at community_level {_esc(level_label(n))}{capped}</h2>',
                 sent,
                 _legend(forest),
                 icicle_svg(forest),

@@ -1,33 +1,27 @@
-"""JSON renderer: the documented schema (graphrag_audit/schema/audit-report.schema.json).
-
-The document is written as a stream of text chunks (:func:`iter_json`): the community id lists
-of every level and behaviour, which on a 1,000-level index add up to millions of ids, go out in
-slices of their numpy arrays and are never held as one string or as Python lists.
-``json_ids="delta"`` (``levels --json-ids delta``) lists, per level and behaviour, only the ids
-added to and removed from the previous level's selection (lossless: :func:`expand_delta_ids`
-rebuilds the full lists), which keeps the document linear in the size of the index.
-``json_ids="ranges"`` writes each id list of a selection (``community_ids``, and dynamic
-selection's ``start_ids``/``kept_ids``/``relevant_ids``) as ``*_id_ranges``: its runs of
-consecutive ids, ``[first, last]`` for a run of 3 or more, the ids themselves otherwise (lossless:
-:func:`expand_id_ranges`; graphrag numbers the communities of a level consecutively, so a
-selection is a few runs), and ``json_ids="level"`` keeps those lists in the ``--level`` entry only
-(issue 22: the id lists are most of a large index's default document).
-"""
+"""JSON output of every command, 7-bit and inert (``sanitise.json``); schemas in graphrag_audit/schema/."""
 
 from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from collections.abc import Iterator
 
 import numpy as np
 
-from graphrag_audit.render.chunks import joined
+from graphrag_audit.render.cells import joined
+from graphrag_audit.render.graph import FORMAT_VERSION, tree_items
 from graphrag_audit.results.audit import CommunityIds
+from graphrag_audit.results.tree import (
+    TREE_SCHEMA_VERSION,
+    ForestView,
+    TreeView,
+)
+from graphrag_audit.results.update_run import UPDATE_RUN_SCHEMA_VERSION, UpdateRunReport
+from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.json import json_inert
 
-JSON_IDS = ("full", "delta", "ranges", "level")
+# ==== levels ==============================================================================================
+JSON_IDS = ("full", "level")
 _CHUNK_IDS = 65536  # ids formatted per slice
 
 
@@ -36,7 +30,7 @@ _AS_IS = frozenset({int, bool, type(None)})  # exact types JSON takes as they ar
 
 def _clean(o):
     t = type(o)
-    if t is CommunityIds or t is IdRanges:  # ints only, by construction
+    if t is CommunityIds:  # ints only, by construction
         return o.tolist()
     if t is dict:
         return {
@@ -77,80 +71,35 @@ def _id_text(a: np.ndarray) -> str:
     return pc.binary_join(one, ",")[0].as_py()
 
 
-def _ids(ids: CommunityIds, memo: _IdTexts | None = None) -> Iterator[str]:
+def _ids(ids: CommunityIds) -> Iterator[str]:
     a = ids.array
-    texts = memo.get(a) if memo is not None else None
-    if texts is None:
-        texts = [_id_text(a[start : start + _CHUNK_IDS]) for start in range(0, len(a), _CHUNK_IDS)]
-        if memo is not None:
-            memo.put(a, texts)
     yield "["
-    for i, text in enumerate(texts):
-        yield ("," if i else "") + text
-    yield "]"
-
-
-class _IdTexts:
-    """The chunk texts of the last few id lists written in one document, found again by value:
-    the selections of one level often hold the same ids (>= 2.0, < 2.0 and dynamic's pool on a
-    tree where every report has its community), and comparing two arrays costs far less than
-    formatting one."""
-
-    KEEP = 4
-
-    def __init__(self):
-        self._kept: list[tuple[np.ndarray, list[str]]] = []
-
-    def get(self, a: np.ndarray) -> list[str] | None:
-        for b, texts in self._kept:
-            if len(b) == len(a) and np.array_equal(a, b):
-                return texts
-        return None
-
-    def put(self, a: np.ndarray, texts: list[str]) -> None:
-        if len(a) >= _MEMO_FROM:
-            self._kept = [(a, texts)] + self._kept[: self.KEEP - 1]
-
-
-#: id lists shorter than this are formatted again (comparing them saves nothing)
-_MEMO_FROM = 256
-
-
-def _ranges(r: IdRanges) -> Iterator[str]:
-    yield "["
-    first = True
-    for start in range(0, len(r.starts), _CHUNK_IDS):
-        part = IdRanges(r.starts[start : start + _CHUNK_IDS], r.ends[start : start + _CHUNK_IDS])
-        text = ",".join(f"[{it[0]},{it[1]}]" if type(it) is list else str(it) for it in part.items())
-        if text:
-            yield ("" if first else ",") + text
-            first = False
+    for start in range(0, len(a), _CHUNK_IDS):
+        yield ("," if start else "") + _id_text(a[start : start + _CHUNK_IDS])
     yield "]"
 
 
 #: where the stream descends into the document (every other value is encoded in one piece):
 #: a dict maps keys to the spec of their value ("*": any key), a 1-tuple is a list of items
-_LEVEL = {"selected": {"*": {"extra_vs_v1": {}}}}
+_LEVEL: dict = {"selected": {"*": {"extra_vs_v1": {}}}}
 _DOCUMENT = {"levels": (_LEVEL,)}
 
 
-def _stream(o, spec, memo: _IdTexts | None = None) -> Iterator[str]:
+def _stream(o, spec) -> Iterator[str]:
     if type(o) is CommunityIds:
-        yield from _ids(o, memo)
-    elif type(o) is IdRanges:
-        yield from _ranges(o)
+        yield from _ids(o)
     elif isinstance(spec, dict) and isinstance(o, dict):
         yield "{"
         for i, (k, v) in enumerate(o.items()):
             yield ("," if i else "") + json.dumps(str(k), ensure_ascii=True) + ":"
-            yield from _stream(v, spec.get(k, spec.get("*")), memo)
+            yield from _stream(v, spec.get(k, spec.get("*")))
         yield "}"
     elif isinstance(spec, tuple) and isinstance(o, (list, tuple)):
         yield "["
         for i, v in enumerate(o):
             if i:
                 yield ","
-            yield from _stream(v, spec[0], memo)
+            yield from _stream(v, spec[0])
         yield "]"
     else:
         yield _dumps(o)
@@ -159,12 +108,12 @@ def _stream(o, spec, memo: _IdTexts | None = None) -> Iterator[str]:
 def iter_json(report, *, json_ids: str = "full") -> Iterator[str]:
     """The JSON document of ``report`` as consecutive text chunks (each up to ~64 KiB, or one
     slice of ids); ``"".join`` of them is :func:`render_json`. ``json_ids``: ``"full"`` (every
-    level lists its ids, the default contract), ``"delta"``, ``"ranges"`` or ``"level"`` (see the
-    module doc)."""
+    level lists its ids, the default contract) or ``"level"`` (the id lists of ``options.level``'s
+    entry only)."""
     if json_ids not in JSON_IDS:
         raise ValueError(f"json_ids must be one of {JSON_IDS}, not {json_ids!r}")
     doc = _with_json_ids(report.to_dict(), json_ids)
-    yield from joined(_stream(doc, _DOCUMENT, _IdTexts()))
+    yield from joined(_stream(doc, _DOCUMENT))
     yield "\n"
 
 
@@ -185,34 +134,24 @@ def render_json(report, *, json_ids: str = "full", indent: int | None = None) ->
     return "".join(iter_json(report, json_ids=json_ids))
 
 
-def _with_json_ids(doc: dict, json_ids: str) -> dict:
-    if json_ids == "delta":
-        return _with_delta_ids(doc)
-    if json_ids == "ranges":
-        return _with_selection_ids(
-            doc, "ranges", lambda key, ids, _level: {key[:-4] + "_id_ranges": id_ranges(ids)}
-        )
-    if json_ids == "level":
-        want = (doc.get("options") or {}).get("level")
-        return _with_selection_ids(doc, "level", lambda key, ids, level: {key: ids} if level == want else {})
-    return doc
-
-
-#: inside a selection, where id lists are the same in every form (what graphrag returned, --verify)
+#: inside a selection, id lists kept in every form (what graphrag returned, --verify)
 _IDS_AS_THEY_ARE = frozenset({"graphrag_returns", "python_api"})
 
 
-def _with_selection_ids(doc: dict, mode: str, replace) -> dict:
-    """``doc`` with every id list of each selection (``community_ids``, and ``extra_vs_v1``'s and
-    ``dynamic.by_version``'s ``start_ids``, ``kept_ids``, ``relevant_ids``) replaced by the keys
-    ``replace(key, ids, community_level)`` returns, and ``"json_ids": mode`` after the schema
-    version; everything else is shared with ``doc``."""
+def _with_json_ids(doc: dict, json_ids: str) -> dict:
+    """``doc``, or for ``"level"`` with every id list (``community_ids``, and ``extra_vs_v1``'s and
+    ``dynamic.by_version``'s ``start_ids``, ``kept_ids``, ``relevant_ids``) left out except in the
+    ``options.level`` entry, and ``"json_ids": "level"`` after the schema version."""
+    if json_ids != "level":
+        return doc
+    want = (doc.get("options") or {}).get("level")
 
     def entry(d: dict, level) -> dict:
         out = {}
         for k, v in d.items():
             if k.endswith("_ids") and (type(v) is CommunityIds or type(v) is list):
-                out.update(replace(k, v, level))
+                if level == want:
+                    out[k] = v
             elif isinstance(v, dict) and k not in _IDS_AS_THEY_ARE:
                 out[k] = entry(v, level)
             else:
@@ -227,154 +166,158 @@ def _with_selection_ids(doc: dict, mode: str, replace) -> dict:
     for k, v in doc.items():
         out[k] = levels if k == "levels" else v
         if k == "schema_version":
-            out["json_ids"] = mode
+            out["json_ids"] = "level"
     return out
 
 
-# ---- id ranges ----------------------------------------------------------------------------
-class IdRanges:
-    """An id list as its runs of consecutive ids: a run of 3 or more is written ``[first, last]``,
-    a shorter one as its ids (so the form is never longer than the list). :func:`_stream` writes
-    it in slices."""
-
-    __slots__ = ("starts", "ends")
-
-    def __init__(self, starts: np.ndarray, ends: np.ndarray):
-        self.starts, self.ends = starts, ends
-
-    def items(self) -> Iterator:
-        for a, b in zip(self.starts.tolist(), self.ends.tolist()):
-            if b - a >= 2:
-                yield [a, b]
-            else:
-                yield from range(a, b + 1)
-
-    def tolist(self) -> list:
-        return list(self.items())
+# ==== tree ================================================================================================
+# ---- JSON ----------------------------------------------------------------------------------
+def to_json(forest: ForestView, view: TreeView | None = None) -> str:
+    return "".join(iter_tree_json(forest, view))
 
 
-def id_ranges(ids) -> IdRanges:
-    """The runs of consecutive ids (each one more than the one before) of ``ids``, in order:
-    expanding each ``[first, last]`` to ``first..last`` and concatenating with the single ids
-    gives ``ids`` back, duplicates and order included."""
-    a = np.asarray(ids.array if type(ids) is CommunityIds else ids, dtype=np.int64)
-    if not len(a):
-        return IdRanges(a[:0], a[:0])
-    breaks = np.flatnonzero(a[1:] != a[:-1] + 1) + 1
-    starts = np.concatenate([[0], breaks])
-    ends = np.concatenate([breaks - 1, [len(a) - 1]])
-    return IdRanges(a[starts], a[ends])
+def iter_tree_json(forest: ForestView, view: TreeView | None = None) -> Iterator[str]:
+    """:func:`to_json`'s document as consecutive text chunks: ``json.dumps(doc, indent=2,
+    ensure_ascii=True)`` (then ``json_inert``, and a final newline), with each community's entry
+    made, encoded and dropped in turn instead of the whole list held as dicts and then as one
+    string (at 115k communities that took 300 MB more than the forest itself)."""
+    order, edges, more, hidden = tree_items(forest, view)
+    from graphrag_audit import __version__
+
+    def communities() -> Iterator[dict]:
+        for n in order:
+            nd = forest.nodes[n]
+            yield {
+                "community": nd.community,
+                "level": nd.level,
+                "parent": nd.parent,
+                "children": list(nd.children),
+                "other_parents": list(nd.other_parents),
+                "entities": nd.entities,
+                "title": plain(nd.title),
+                "reports": nd.reports,
+                "leaf": nd.leaf,
+                "sent": nd.sent,
+                "subtree_communities": nd.size,
+                "subtree_leaves": nd.leaves,
+                "hidden_below": hidden.get(n, 0),
+            }
+
+    doc = {
+        "schema_version": TREE_SCHEMA_VERSION,
+        "tool": {"name": "graphrag-audit", "version": __version__},
+        "format": "graphrag-audit community forest",
+        "format_version": FORMAT_VERSION,
+        "community_level": forest.community_level,
+        "selection_level": forest.selection_level,
+        "sent_reports": forest.sent_reports if forest.community_level is not None else None,
+        "sent_status": (
+            {b: forest.status(b) for b in ("v2", "v1")}
+            if forest.community_level is not None and forest.outcomes
+            else None
+        ),
+        "roots": list(forest.roots) if view is None else list(view.tops),
+        "root": None if view is None else view.root,
+        "depth": None if view is None else view.depth,
+        "complete": view is None or not view.hidden,
+        "communities": None,  # (streamed: see below)
+        "collapsed": [
+            {
+                "under": r.community if r.community >= 0 else None,
+                "subtrees": r.more,
+                "communities": r.more_communities,
+                "leaves": r.more_leaves,
+            }
+            for r in more
+        ],
+        "reports_outside_tree": [
+            {"community": o.community, "level": o.level, "title": plain(o.title), "sent": o.sent}
+            for o in forest.outside_reports
+        ],
+    }
+    for chunk in joined(_indented_document(doc, "communities", communities())):
+        yield json_inert(chunk)
+    yield "\n"
 
 
-def expand_ranges(items) -> list[int]:
-    """The id list of a ``*_id_ranges`` value (ids and ``[first, last]`` runs)."""
-    out: list[int] = []
-    for it in items:
-        if isinstance(it, list):
-            out.extend(range(it[0], it[1] + 1))
-        else:
-            out.append(it)
-    return out
+def _pretty(value, depth: int) -> str:
+    """``value`` as ``json.dumps(..., indent=2)`` writes it ``depth`` levels deep in a document:
+    its own lines shifted right (JSON text has no raw line break inside a string)."""
+    return json.dumps(value, indent=2, ensure_ascii=True).replace("\n", "\n" + "  " * depth)
 
 
-def expand_id_ranges(doc: dict) -> dict:
-    """A parsed ``--json-ids ranges`` document with its full id lists rebuilt (any other document
-    is returned as it is)."""
-    if doc.get("json_ids") != "ranges":
-        return doc
-
-    def full(d: dict) -> dict:
-        out = {}
-        for k, v in d.items():
-            if k.endswith("_id_ranges"):
-                out[k[: -len("_id_ranges")] + "_ids"] = expand_ranges(v)
-            elif isinstance(v, dict) and k not in _IDS_AS_THEY_ARE:
-                out[k] = full(v)
-            else:
-                out[k] = v
-        return out
-
-    levels = [{**r, "selected": {b: full(sd) for b, sd in r["selected"].items()}} for r in doc["levels"]]
-    return {k: (levels if k == "levels" else v) for k, v in doc.items() if k != "json_ids"}
+def _indented_document(doc: dict, streamed: str, items: Iterator) -> Iterator[str]:
+    """``json.dumps(doc, indent=2, ensure_ascii=True)`` in pieces, the list under the key
+    ``streamed`` taken from ``items`` one entry at a time (``doc`` holds a placeholder there)."""
+    yield "{"
+    for i, (key, value) in enumerate(doc.items()):
+        yield ("," if i else "") + "\n  " + json.dumps(key, ensure_ascii=True) + ": "
+        if key != streamed:
+            yield _pretty(value, 1)
+            continue
+        empty = True
+        for item in items:
+            yield ("[" if empty else ",") + "\n    " + _pretty(item, 2)
+            empty = False
+        yield "[]" if empty else "\n  ]"
+    yield "\n}" if doc else "}"
 
 
-# ---- delta id lists -----------------------------------------------------------------------
-def _multiset_delta(cur: np.ndarray, prev: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(added, removed): sorted ids, with multiplicity, that turn ``prev`` into ``cur``."""
-    # the distinct ids of both, by sorting (np.union1d's hash-based unique took 3 ms per call on
-    # 10k ids: 15 s of a 1,000-level index's 5,000 delta entries)
-    both = np.sort(np.concatenate([cur, prev]))
-    vals = both[np.concatenate([[True], both[1:] != both[:-1]])] if len(both) else both
-    if not len(vals):
-        return cur[:0], prev[:0]
-    nc = np.bincount(np.searchsorted(vals, cur), minlength=len(vals))
-    npv = np.bincount(np.searchsorted(vals, prev), minlength=len(vals))
-    diff = nc - npv
-    return np.repeat(vals, np.maximum(diff, 0)), np.repeat(vals, np.maximum(-diff, 0))
+# ==== plan ================================================================================================
+def render_plan_json(report, **_ignored) -> str:
+    return (
+        json_inert(json.dumps(_clean(report.to_dict()), indent=2, ensure_ascii=True, allow_nan=False)) + "\n"
+    )
 
 
-def _delta_entry(d: dict, prev: dict, key) -> dict:
-    """``d`` with ``community_ids`` replaced, in place, by ``community_ids_added`` and
-    ``community_ids_removed`` relative to ``prev[key]``."""
-    out = {}
-    for k, v in d.items():
-        if k == "community_ids":
-            cur = np.asarray(v, dtype=np.int64)
-            added, removed = _multiset_delta(cur, prev.get(key, cur[:0]))
-            prev[key] = cur
-            out["community_ids_added"] = CommunityIds(added, own=True)
-            out["community_ids_removed"] = CommunityIds(removed, own=True)
-        else:
-            out[k] = v
-    return out
+# ==== diff ================================================================================================
+def render_diff_json(diff, **_ignored) -> str:
+    return _dumps(diff.to_dict()) + "\n"
 
 
-def _with_delta_ids(doc: dict) -> dict:
-    prev: dict = {}
-    levels = []
-    for r in doc["levels"]:
-        sel = {}
-        for b, sd in r["selected"].items():
-            sd = _delta_entry(sd, prev, b)
-            if isinstance(sd.get("extra_vs_v1"), dict):
-                sd["extra_vs_v1"] = _delta_entry(sd["extra_vs_v1"], prev, (b, "extra_vs_v1"))
-            sel[b] = sd
-        levels.append({**r, "selected": sel})
-    out = {}
-    for k, v in doc.items():
-        out[k] = levels if k == "levels" else v
-        if k == "schema_version":
-            out["json_ids"] = "delta"
-    return out
+# ==== update-run ==========================================================================================
+def update_run_dict(report: UpdateRunReport) -> dict:
+    o = report.offset
+    return {
+        "schema_version": UPDATE_RUN_SCHEMA_VERSION,
+        "requested": report.requested,
+        "layout": report.layout,
+        "run": report.run,
+        "runs": report.runs,
+        "queried": report.queried,
+        "level": report.level,
+        "parts": [
+            {
+                "role": p.role,
+                "path": p.path,
+                "queried": p.queried,
+                "status": p.status,
+                "problem": p.problem,
+                "generation": p.generation,
+                "communities": p.communities,
+                "reports": p.reports,
+                "entities": p.entities,
+                "per_level": list(p.per_level),
+                "periods": list(p.periods),
+                "findings": [f.to_dict() for f in p.findings],
+            }
+            for p in report.parts
+        ],
+        "offset": None
+        if o is None
+        else {
+            "offset": o.offset,
+            "offset_from": o.offset_from,
+            "expected": o.expected,
+            "found": o.found,
+            "missing": list(o.missing),
+            "extra": list(o.extra),
+            "holds": o.holds,
+        },
+        "offset_not_run": report.offset_not_run,
+        "notes": list(report.notes),
+    }
 
 
-def expand_delta_ids(doc: dict) -> dict:
-    """A parsed ``--json-ids delta`` document with its full ``community_ids`` lists rebuilt
-    (a parsed full document is returned as it is)."""
-    if doc.get("json_ids") != "delta":
-        return doc
-    prev: dict = {}
-
-    def full(d: dict, key) -> dict:
-        cur = (
-            prev.get(key, Counter()) - Counter(d["community_ids_removed"]) + Counter(d["community_ids_added"])
-        )
-        prev[key] = cur
-        out = {}
-        for k, v in d.items():
-            if k == "community_ids_added":
-                out["community_ids"] = sorted(cur.elements())
-            elif k != "community_ids_removed":
-                out[k] = v
-        return out
-
-    levels = []
-    for r in doc["levels"]:
-        sel = {}
-        for b, sd in r["selected"].items():
-            sd = full(sd, b)
-            if isinstance(sd.get("extra_vs_v1"), dict):
-                sd["extra_vs_v1"] = full(sd["extra_vs_v1"], (b, "extra_vs_v1"))
-            sel[b] = sd
-        levels.append({**r, "selected": sel})
-    return {k: (levels if k == "levels" else v) for k, v in doc.items() if k != "json_ids"}
+def render_update_run_json(report: UpdateRunReport) -> str:
+    return json_inert(json.dumps(update_run_dict(report), indent=2, ensure_ascii=False, default=str)) + "\n"

@@ -1,23 +1,9 @@
-"""Markdown renderer for bug reports: GitHub-flavoured Markdown to paste into an issue, and the
-page ``-f github`` appends to ``$GITHUB_STEP_SUMMARY``.
+"""GitHub-flavoured Markdown of every command, to paste into an issue (and ``-f github``'s step summary).
 
-Layout: an environment/index header (tool, Python, pandas, pyarrow and graphrag versions, the
-detected generation, with its evidence under ``verbose``, path, options), the community-tree table, what each
-``community_level`` N sends, the branch-depth histogram and asymmetry, then the findings. Long
-parts (per-root depth, the reports sent at ``--level``, evidence and community-id lists) sit in
-``<details>`` blocks, capped at ``max_rows`` rows so a report fits GitHub's 65,536-character
-issue body.
-
-Every piece of index-derived text (titles, paths, messages, evidence) goes through
-:func:`markdown_cell`, so it cannot break a table row, open a link, emphasis or HTML; our own
-text is written as it reads (``0.1.0``, not ``0\\.1\\.0``).
-
-Privacy: a report is meant to be pasted into an issue or shown on a run's summary page, so by
-default it leaves out what a private corpus leaks (``sanitise.privacy``): absolute paths, report
-titles and entity names (ids stay). ``include_titles=True`` (``levels --include-titles``) shows
-them. Tables longer than ``DETAILS_ROWS`` rows are collapsed into ``<details>``;
-:func:`paste_size_warning` tells when the whole is past GitHub's comment limit.
-"""
+Index-derived text goes through :func:`markdown_cell` (it cannot break a row, open a link, emphasis
+or HTML). Privacy (``sanitise.privacy``): absolute paths, report titles and entity names are left
+out unless ``include_titles`` (``--include-titles``). Tables longer than ``DETAILS_ROWS`` fold into
+``<details>``; :func:`paste_size_warning` tells when the whole is past GitHub's comment limit."""
 
 from __future__ import annotations
 
@@ -25,6 +11,7 @@ import json
 import platform
 from importlib import metadata
 
+from graphrag_audit.render import plan_common as pc
 from graphrag_audit.render.cells import (
     COST_COLUMNS,
     DEPTH_COLUMNS,
@@ -41,20 +28,30 @@ from graphrag_audit.render.cells import (
     hidden_note,
     hypothetical_behaviours,
     level_columns,
+    level_label,
     level_table,
     marker_legend,
+    money_lines,
+    number,
     sends,
+    share,
     size_line,
+    with_source,
 )
-from graphrag_audit.render.cost_words import money_lines, with_source
-from graphrag_audit.render.numbers import level_label as _lvl
-from graphrag_audit.render.numbers import number as _n
-from graphrag_audit.render.numbers import share
+from graphrag_audit.render.diff_common import (
+    HEADERS,
+    HYP,
+    community_sentence,
+    hyp_legend,
+    matching_sentence,
+    selection_cells,
+    verdict,
+)
 from graphrag_audit.sanitise.common import plain
-from graphrag_audit.sanitise.markdown import markdown_cell, own_cell
-from graphrag_audit.sanitise.markdown import own_text as _own
+from graphrag_audit.sanitise.markdown import markdown_cell, own_cell, own_text
 from graphrag_audit.sanitise.privacy import PRIVACY_NOTE, hide_paths, shown_path
 
+# ==== levels ==============================================================================================
 SEV_LABEL = {"error": "error", "warning": "warning", "info": "info"}
 TITLE_LIMIT = 100  # characters of a report title shown in a table cell
 EVIDENCE_LIMIT = 400  # characters of one evidence value
@@ -159,7 +156,7 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
     evidence = "; ".join(markdown_cell(priv.text(e)) for e in info.generation_evidence) if verbose else ""
     costs = (
         f"costs on ({with_source(markdown_cell(opts.tokenizer), opts, 'tokenizer', markdown_cell)}, "
-        f"{with_source(_n(opts.max_context_tokens), opts, 'max_context_tokens', markdown_cell)} tokens/batch)"
+        f"{with_source(number(opts.max_context_tokens), opts, 'max_context_tokens', markdown_cell)} tokens/batch)"
         if opts.costs
         else "costs off"
     )
@@ -177,10 +174,10 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
         ],
     ]
     if not priv.include:
-        rows.append(["**privacy**", _own(PRIVACY_NOTE)])
+        rows.append(["**privacy**", own_text(PRIVACY_NOTE)])
     # the answer is the first paragraph, under the heading: appended to a $GITHUB_STEP_SUMMARY that
     # ends in a paragraph, a heading still starts a block of its own (a paragraph would merge)
-    out = ["## graphrag-audit report", "", f"**{_own(answer(report))}**", ""]
+    out = ["## graphrag-audit report", "", f"**{own_text(answer(report))}**", ""]
     out += _table(["", ""], rows, ["l", "l"])
     for note in info.notes:
         out += ["", "Note: " + markdown_cell(priv.text(note))]
@@ -189,7 +186,7 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
 
 def _tree(report) -> list[str]:
     rows = [
-        [str(t.level), _n(t.communities), _n(t.leaves), _n(t.reports), _n(t.entities)]
+        [str(t.level), number(t.communities), number(t.leaves), number(t.reports), number(t.entities)]
         for t in report.tree_levels
     ]
     if not rows:
@@ -252,11 +249,11 @@ def _brief(report, hide, hide_hypothetical: bool = False) -> list[str]:
     c = report.index.counts
     out += [
         "",
-        f"{legend}. entities = of the {_n(c.clustered_entities)} clustered entities, those a selected "
-        f"report's community holds.{_own(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))}",
+        f"{legend}. entities = of the {number(c.clustered_entities)} clustered entities, those a selected "
+        f"report's community holds.{own_text(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))}",
     ]
     for line in notes.lines():
-        out += ["", _own(line)]
+        out += ["", own_text(line)]
     return out
 
 
@@ -298,16 +295,16 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
     out += [
         "",
         f"{legend}. {explained}Each map call is one LLM call; one reduce call follows. "
-        + _own(LEVEL_ONLY_NOTE)
-        + _own(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT)),
+        + own_text(LEVEL_ONLY_NOTE)
+        + own_text(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT)),
     ]
     cov_cols, cov_rows = coverage_table(report, notes, hide)
     c = report.index.counts
-    of_tu = f" and {_n(c.clustered_text_units)} text units" if c.clustered_text_units is not None else ""
+    of_tu = f" and {number(c.clustered_text_units)} text units" if c.clustered_text_units is not None else ""
     out += [
         "",
         f"Coverage per N: the clustered entities{' and text units' if of_tu else ''} the reports sent at N "
-        f"cover (of {_n(c.clustered_entities)} clustered entities{of_tu}; an entity is covered when a "
+        f"cover (of {number(c.clustered_entities)} clustered entities{of_tu}; an entity is covered when a "
         "selected report's community holds it, a text unit when a covered entity names it):",
         "",
     ]
@@ -320,7 +317,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         ),
     )
     for line in notes.lines():  # what graphrag actually does where the numbers are not what it returns
-        out += ["", _own(line)]
+        out += ["", own_text(line)]
     got = dynamic_at(report)
     if got is not None:
         n, bv = got
@@ -328,7 +325,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         heads = DYNAMIC_HEADERS[: len(DYNAMIC_HEADERS) if what_if else 5]
         out += [
             "",
-            f"Dynamic community selection at N={_lvl(n)} by graphrag version (LLM rating calls, num_repeats "
+            f"Dynamic community selection at N={level_label(n)} by graphrag version (LLM rating calls, num_repeats "
             f"{int(opts.num_repeats)}; all/none relevant = every/no report rated relevant):",
             "",
         ]
@@ -338,7 +335,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         for head, items in notes:
             bullets = [f"- {markdown_cell(t)}" for t in items]
             if len(bullets) > DETAILS_ROWS:
-                out += [""] + _details(_own(plain(head)), bullets)  # <summary> is raw HTML
+                out += [""] + _details(own_text(plain(head)), bullets)  # <summary> is raw HTML
             else:
                 out += ["", markdown_cell(head), ""] + bullets
     return out
@@ -378,7 +375,7 @@ def _verify(report, priv: _Privacy) -> list[str]:
     if compared:
         note = (
             f"Map calls: graphrag's own build_community_context was run on its selection at every level "
-            f"({markdown_cell(mc.tokenizer)}, {_n(mc.max_context_tokens)} tokens per batch) and "
+            f"({markdown_cell(mc.tokenizer)}, {number(mc.max_context_tokens)} tokens per batch) and "
             "compared batch by batch (reports, tokens, text)."
         )
     elif mc is not None and mc.reason and "--no-costs" not in mc.reason:
@@ -399,10 +396,10 @@ def _verify(report, priv: _Privacy) -> list[str]:
         word = result_word(x)
         m = x.map_calls
         row = [
-            _lvl(x.community_level),
+            level_label(x.community_level),
             word if word.startswith("agrees") else f"**{word}**",
-            _n(x.selection.graphrag_count),
-            _n(x.audit_count),
+            number(x.selection.graphrag_count),
+            number(x.audit_count),
         ]
         if with_query:
             q = x.graphrag_query
@@ -412,14 +409,14 @@ def _verify(report, priv: _Privacy) -> list[str]:
                 else {"agrees": "agrees", "differs": "**differs**", "graphrag_raised": "**graphrag raised**"}[
                     q.status
                 ],
-                _n(None if q is None else q.graphrag_count),
+                number(None if q is None else q.graphrag_count),
             ]
         if compared:
             row += [
-                _n(m and m.graphrag_map_calls),
-                _n(m and m.audit_map_calls),
-                _n(m and m.graphrag_context_tokens),
-                _n(m and m.audit_context_tokens),
+                number(m and m.graphrag_map_calls),
+                number(m and m.audit_map_calls),
+                number(m and m.graphrag_context_tokens),
+                number(m and m.audit_context_tokens),
             ]
         row.append(
             markdown_cell(
@@ -496,7 +493,7 @@ def _verify_dynamic(v) -> list[str]:
         d = x.dynamic
         if d is None:
             continue
-        n = _lvl(x.community_level)
+        n = level_label(x.community_level)
         if not d.scenarios:
             rows.append(
                 [
@@ -519,12 +516,12 @@ def _verify_dynamic(v) -> list[str]:
                     n,
                     SCENARIO_LABEL.get(name, markdown_cell(name, 40)),
                     word(sc.status),
-                    _n(sc.graphrag_rating_calls),
-                    _n(sc.audit_rating_calls),
+                    number(sc.graphrag_rating_calls),
+                    number(sc.audit_rating_calls),
                     waves(sc.graphrag_waves),
                     waves(sc.audit_waves),
-                    _n(sc.graphrag_kept),
-                    _n(sc.audit_kept),
+                    number(sc.graphrag_kept),
+                    number(sc.audit_kept),
                     markdown_cell(sc.graphrag_error or sc.expected or "", 300),
                 ]
             )
@@ -555,7 +552,8 @@ def _depth(report, max_rows: int) -> list[str]:
     out += _maybe_details(
         "Roots per depth reached",
         _table(
-            ["depth reached", "roots", "share"], [[k, _n(v), share(v, total)] for k, v in d.histogram.items()]
+            ["depth reached", "roots", "share"],
+            [[k, number(v), share(v, total)] for k, v in d.histogram.items()],
         ),
     )
     out += [
@@ -570,10 +568,10 @@ def _depth(report, max_rows: int) -> list[str]:
             [
                 [
                     str(r.community_level),
-                    f"{_n(r.roots_reaching)} / {_n(r.roots_total)}",
-                    _n(r.roots_stuck),
-                    f"{_n(r.entities_served)} / {_n(r.entities_total)}",
-                    _n(r.entities_stuck),
+                    f"{number(r.roots_reaching)} / {number(r.roots_total)}",
+                    number(r.roots_stuck),
+                    f"{number(r.entities_served)} / {number(r.entities_total)}",
+                    number(r.entities_stuck),
                 ]
                 for r in d.per_level
             ],
@@ -588,10 +586,12 @@ def _depth(report, max_rows: int) -> list[str]:
                 str(r.level),
                 str(r.deepest_level),
                 str(r.depth_reached),
-                _n(r.descendants),
-                _n(r.entities),
+                number(r.descendants),
+                number(r.entities),
                 markdown_cell(
-                    _capped([f"L{k}: {_n(v)}" for k, v in r.leaves_per_level.items()], LEAF_LEVELS, "levels")
+                    _capped(
+                        [f"L{k}: {number(v)}" for k, v in r.leaves_per_level.items()], LEAF_LEVELS, "levels"
+                    )
                 ),
             ]
             for r in roots
@@ -649,8 +649,8 @@ def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
                 str(lst.community[i]),
                 str(lst.level[i]),
                 *([markdown_cell(lst.title[i], TITLE_LIMIT)] if priv.include else []),
-                _n(lst.entities[i]),
-                _n(lst.tokens[i]) if lst.tokens is not None else "—",
+                number(lst.entities[i]),
+                number(lst.tokens[i]) if lst.tokens is not None else "—",
                 "yes" if lst.also_v1[i] else "no",
             ]
         )
@@ -667,10 +667,10 @@ def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
     if v2.outcome is None or v2.outcome.exact:
         head = f"Reports graphrag ≥ 2.0 sends at community_level {int(n)} ({v2.count:,}"
     else:
-        head = f"Reports the graphrag ≥ 2.0 rule selects at community_level {int(n)} (" + _own(
+        head = f"Reports the graphrag ≥ 2.0 rule selects at community_level {int(n)} (" + own_text(
             sends(v2, "v2")
         )
-    return [""] + _details(head + "; " + _own(sends(v1, "v1")) + ")", body)
+    return [""] + _details(head + "; " + own_text(sends(v1, "v1")) + ")", body)
 
 
 def _findings(report, max_rows: int, priv: _Privacy) -> list[str]:
@@ -760,7 +760,7 @@ def render_markdown(
         f"{' --brief' if brief else ''}{' --hide-hypothetical' if hide_hypothetical else ''}"
     )
     if brief:
-        out = ["## graphrag-audit report", "", f"**{_own(answer(report))}**", ""]
+        out = ["## graphrag-audit report", "", f"**{own_text(answer(report))}**", ""]
         for p in (_brief(report, hide, hide_hypothetical), _findings(report, max_rows, priv)):
             out += p + [""]
         out.append(
@@ -783,7 +783,9 @@ def render_markdown(
     out: list[str] = []
     money = money_lines(report, hide)
     if money:  # tool-written: '$' escaped so GitHub does not read "$0.01 ... $0.02" as math
-        md = [("- " + x.strip() if x.startswith("  ") else x).replace("$", "\\$") for x in map(_own, money)]
+        md = [
+            ("- " + x.strip() if x.startswith("  ") else x).replace("$", "\\$") for x in map(own_text, money)
+        ]
         parts[2] = parts[2] + ["", *md[:-1], "", md[-1]]
     for p in parts:
         out += p + [""]
@@ -792,4 +794,128 @@ def render_markdown(
         f"_Generated by graphrag-audit {markdown_cell(environment()['graphrag-audit'])}: "
         f"`graphrag-audit levels DIR --level {int(report.options.level)} -f markdown{flags}`_"
     )
+    return "\n".join(out) + "\n"
+
+
+# ==== plan ================================================================================================
+def _plan_table(headers, rows, left=frozenset()) -> list[str]:
+    """A GFM table of a plan's cells (escaped here), right-aligned but the ``left`` columns."""
+    align = ["l" if i in left else "r" for i in range(len(headers))]
+    return _table([markdown_cell(h) for h in headers], [[markdown_cell(c) for c in r] for r in rows], align)
+
+
+def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) -> str:
+    plan = report.plan
+    info = report.to_dict()["index"]
+    where = info["path"]
+
+    def text(x):  # index-derived or path-bearing text
+        return x if include_titles else hide_paths(str(x), where)
+
+    def path(p):
+        return p if include_titles else shown_path(p, where)
+
+    out = [
+        f"## graphrag-audit plan: {markdown_cell(path(info['path']))}",
+        "",
+        f"tables in {markdown_cell(path(info['output_dir']))}",
+        "",
+        *[line for x in info.get("notes", []) for line in (f"Note: {markdown_cell(text(x))}", "")],
+        *([] if include_titles else [f"Privacy: {markdown_cell(PRIVACY_NOTE)}", ""]),
+        f"generation {markdown_cell(info['generation'])} · {markdown_cell(pc.settings_line(report))}",
+        "",
+        f"**Plan:** {markdown_cell(pc.plan_headline(plan))}",
+        "",
+        f"- {markdown_cell(pc.check_line(plan))}",
+        *[f"- {markdown_cell(text(x))}" for x in pc.why_lines(plan)],
+        f"- {markdown_cell(pc.entity_line(plan))}",
+        f"- {markdown_cell(pc.granularity_line(plan, report))}",
+        f"- communities: {markdown_cell(pc.ids_text(plan.communities))}",
+    ]
+    out += [f"- note: {markdown_cell(text(x))}" for x in plan.notes]
+    out += [
+        "",
+        f"### The same budget ({markdown_cell(plan.budget.describe())}) at every community_level N",
+        "",
+    ]
+    out += _plan_table(pc.COMPARISON_HEADERS, pc.comparison_rows(report) + [pc.plan_row(plan)], left={1})
+    if note := pc.comparison_note(report):
+        out += ["", markdown_cell(note)]
+    out += ["", "### Finest available level, per subtree", ""]
+    out += [f"- {markdown_cell(text(x))}" for x in pc.disclosure_lines(plan)]
+    srows = pc.subtree_rows(plan)
+    table = _plan_table(pc.subtree_headers(plan), srows[: pc.SUBTREE_ROWS], left={3, 6})
+    if len(table) - 2 > DETAILS_ROWS:  # a long table folds, as in levels -f markdown (our own summary text)
+        table = ["<details>", f"<summary>Subtrees ({len(srows):,})</summary>", "", *table, "", "</details>"]
+    out += [""] + table
+    if len(srows) > pc.SUBTREE_ROWS:
+        out.append(f"\n… {len(srows) - pc.SUBTREE_ROWS:,} more subtrees (the JSON lists them all)")
+    out += [
+        "",
+        f"### Dynamic community selection instead (num\\_repeats {report.settings.get('num_repeats', 1)})",
+        "",
+    ]
+    out += _plan_table(pc.DYNAMIC_HEADERS, pc.dynamic_rows(report), left={4})
+    out += ["", "### Hand-off to graphrag", ""]
+    out += [f"- {markdown_cell(text(x))}" for x in pc.handoff_lines(report)]
+    return "\n".join(out) + "\n"
+
+
+# ==== diff ================================================================================================
+def _where(info, include_titles: bool) -> str:
+    return info.path if include_titles else shown_path(info.path, info.path)
+
+
+def render_diff_markdown(diff, *, include_titles: bool = False, **_ignored) -> str:
+    out = [
+        "## graphrag-audit diff",
+        "",
+        f"- old: `{markdown_cell(_where(diff.old, include_titles), 200)}` (generation "
+        f"{markdown_cell(diff.old.generation)})",
+        f"- new: `{markdown_cell(_where(diff.new, include_titles), 200)}` (generation "
+        f"{markdown_cell(diff.new.generation)})",
+        f"- {own_text(matching_sentence(diff))}",
+        f"- {own_text(community_sentence(diff))}",
+        "",
+        "| " + " | ".join(HEADERS) + " |",
+        "|" + "---|" * len(HEADERS),
+    ]
+    out += ["| " + " | ".join(own_text(c) for c in selection_cells(s)) + " |" for s in diff.selections]
+    out.append("")
+    legend = hyp_legend(diff)
+    if legend:
+        out += [own_text(legend), ""]
+
+    def msg(f, index):
+        m = f.message if include_titles else hide_paths(f.message, index.path)
+        return markdown_cell(m, 300)
+
+    for title, items, index in (
+        ("Findings that appeared", diff.appeared, diff.new),
+        ("Findings that disappeared", diff.disappeared, diff.old),
+    ):
+        out += [f"### {title} ({number(len(items))})", ""]
+        out += [f"- **{f.severity}** `{f.rule}`: {msg(f, index)}" for f in items] or ["none"]
+        out.append("")
+    out += [f"### Regressions at community_level {diff.level} ({number(len(diff.regressions))})", ""]
+    out += [f"- **{f.severity}** `{f.rule}`: {msg(f, diff.new)}" for f in diff.sorted_regressions()] or [
+        "none"
+    ]
+    if diff.hypothetical_changes:
+        out += [
+            "",
+            f"### Hypothetical changes at community_level {diff.level}, not judged "
+            f"({number(len(diff.hypothetical_changes))})",
+            "",
+            "No real graphrag of that line sends these selections on one of the indexes; "
+            "`--include-hypothetical` judges them.",
+            "",
+        ]
+        out += [
+            f"- {HYP} **{f.severity}** `{f.rule}`: {msg(f, diff.new)}"
+            for f in diff.sorted_hypothetical_changes()
+        ]
+    if diff.option_note:
+        out += ["", f"Note: {markdown_cell(diff.option_note, 500)}"]
+    out += ["", f"**{own_text(verdict(diff))}**"]
     return "\n".join(out) + "\n"

@@ -6,10 +6,9 @@ is a number or a word of ours.
 
 from __future__ import annotations
 
-from graphrag_audit.render.cells import hypothetical_rule_note
-from graphrag_audit.render.numbers import count, share  # noqa: F401 (plan renderers' names)
-from graphrag_audit.render.numbers import level_label as lvl
-from graphrag_audit.render.numbers import number as n
+from graphrag_audit.render.cells import count, hypothetical_rule_note, share  # noqa: F401 (plan renderers' names)
+from graphrag_audit.render.cells import level_label as lvl
+from graphrag_audit.render.cells import number as n
 
 BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
 STATUS_LABEL = {

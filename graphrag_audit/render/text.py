@@ -1,17 +1,21 @@
-"""Terminal renderer (rich). Untrusted text only ever enters as rich ``Text`` (no markup parsing),
-after ``sanitise.terminal.for_log`` has made control, bidi and zero-width characters visible
-escapes; no line may start with a ``::`` workflow command, whatever the wrapping."""
+"""Plain-text output of every command (rich for ``levels``, ``tree`` and ``plan``). Untrusted text goes
+through ``sanitise.terminal.for_log`` first and enters rich only as ``Text`` (no markup); no line
+may start with a ``::`` workflow command."""
 
 from __future__ import annotations
 
 import io
+import textwrap
+from collections.abc import Set as AbstractSet
 
 from rich import box
+from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from graphrag_audit.render import plan_common as pc
 from graphrag_audit.render.cells import (
     BEHAVIOUR_SHORT,
     DYNAMIC_HEADERS,
@@ -19,6 +23,9 @@ from graphrag_audit.render.cells import (
     SELECTION_COLUMNS,
     answer,
     brief_rows,
+    cell_width,
+    count,
+    counted,
     coverage_table,
     dynamic_at,
     dynamic_notes,
@@ -26,20 +33,39 @@ from graphrag_audit.render.cells import (
     dynamic_settings_line,
     hidden_note,
     hypothetical_behaviours,
+    hypothetical_rule_note,
     level_columns,
+    level_label,
     level_table,
     marker_legend,
+    money_lines,
+    number,
     sends,
     size_line,
+    with_source,
+    wrap,
+    wrap_all,
 )
-from graphrag_audit.render.console import no_trailing_blanks as _no_trailing_blanks
-from graphrag_audit.render.cost_words import money_lines, with_source
-from graphrag_audit.render.numbers import count
-from graphrag_audit.render.numbers import level_label as _lvl
-from graphrag_audit.render.numbers import number as _n
-from graphrag_audit.sanitise.terminal import for_log as plain
-from graphrag_audit.sanitise.terminal import inert_log_lines
+from graphrag_audit.render.cells import wrap as wrap_words
+from graphrag_audit.render.console import no_trailing_blanks, own_glyphs
+from graphrag_audit.render.diff_common import (
+    HEADERS,
+    HYP,
+    community_sentence,
+    hyp_legend,
+    hypothetical_heading,
+    matching_sentence,
+    selection_cells,
+    verdict,
+)
+from graphrag_audit.results.audit import HYPOTHETICAL
+from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Row, TreeView
+from graphrag_audit.results.update_run import UpdateRunReport
+from graphrag_audit.rules import RULE_NOTES, RULES, Rule
+from graphrag_audit.sanitise.common import cut_point
+from graphrag_audit.sanitise.terminal import for_log, inert_log_lines
 
+# ==== levels ==============================================================================================
 # two-line headers keep the columns narrow enough for an 80-column CI log
 TEXT_HEADERS = {
     "n": "N",
@@ -125,23 +151,23 @@ def render_text(
             for part in _focus(report, focus):
                 console.print(part)
         _print_findings(console, report)
-        return _no_trailing_blanks(inert_log_lines(buf.getvalue()))
-    console.print(Text.assemble(("graphrag-audit ", "bold"), (plain(info.path), "bold")))
-    console.print(Text("tables in " + plain(info.output_dir)))
-    evidence = "; ".join(plain(e) for e in info.generation_evidence) if verbose else ""
+        return no_trailing_blanks(inert_log_lines(buf.getvalue()))
+    console.print(Text.assemble(("graphrag-audit ", "bold"), (for_log(info.path), "bold")))
+    console.print(Text("tables in " + for_log(info.output_dir)))
+    evidence = "; ".join(for_log(e) for e in info.generation_evidence) if verbose else ""
     console.print(Text(f"generation {info.generation}" + (f"  ·  {evidence}" if evidence else "")))
     for note in info.notes:
-        console.print(Text("note: " + plain(note)))
+        console.print(Text("note: " + for_log(note)))
     console.print(Text(f"{size_line(c)} · tree from {info.tree_source}"))
     console.print()
 
     tree_rows = [
         {
             "level": str(tl.level),
-            "communities": _n(tl.communities),
-            "leaves": _n(tl.leaves),
-            "reports": _n(tl.reports),
-            "entities": _n(tl.entities),
+            "communities": number(tl.communities),
+            "leaves": number(tl.leaves),
+            "reports": number(tl.reports),
+            "entities": number(tl.entities),
         }
         for tl in report.tree_levels
     ]
@@ -167,7 +193,7 @@ def render_text(
 
     d = report.depth
     if d.histogram:
-        hist = "  ".join(f"{k}: {_n(v)}" for k, v in d.histogram.items())
+        hist = "  ".join(f"{k}: {number(v)}" for k, v in d.histogram.items())
         console.print(
             Text(
                 f"Branch depth reached by the {count(c.roots, 'root')} — {hist}  ·  "
@@ -188,7 +214,7 @@ def render_text(
         console.print()
 
     _print_findings(console, report)
-    return _no_trailing_blanks(inert_log_lines(buf.getvalue()))
+    return no_trailing_blanks(inert_log_lines(buf.getvalue()))
 
 
 def _print_findings(console, report) -> None:
@@ -201,9 +227,9 @@ def _print_findings(console, report) -> None:
         grid.add_column(no_wrap=True)
         grid.add_column(overflow="fold")  # a word longer than the line folds, as before: never cut
         for f in fs:
-            body = Text.assemble((f"{f.rule}: ", "bold"), plain(f.message))
+            body = Text.assemble((f"{f.rule}: ", "bold"), for_log(f.message))
             if f.fix:
-                body.append("\nfix: " + plain(f.fix), style="dim")
+                body.append("\nfix: " + for_log(f.fix), style="dim")
             grid.add_row(Text(f"  {f.severity.upper():7}", SEV_STYLE[f.severity]), body)
         console.print(grid)
 
@@ -354,8 +380,8 @@ def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = F
         "entity names it. The rest never reach global search at that N."
     )
     cost_title = (
-        f"Depth and cost per N ({with_source(opts.tokenizer, opts, 'tokenizer', plain)}, max_context_tokens "
-        f"{with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', plain)})"
+        f"Depth and cost per N ({with_source(opts.tokenizer, opts, 'tokenizer', for_log)}, max_context_tokens "
+        f"{with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', for_log)})"
         if costs
         else "Depth per N"
     )
@@ -388,11 +414,11 @@ def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = F
     for r in report.levels:
         rc = r.selected["dynamic"].rating_calls
         if rc:
-            dyn.append(f"N={_lvl(r.community_level)}: {rc.min}–{rc.max}")
+            dyn.append(f"N={level_label(r.community_level)}: {rc.min}–{rc.max}")
     parts = [*sel, Text(""), *cov, Text(""), *cost]
     money = money_lines(report, hide)
     if money:
-        parts.append(Text("\n".join(x[: len(x) - len(x.lstrip())] + plain(x) for x in money) + "\n"))
+        parts.append(Text("\n".join(x[: len(x) - len(x.lstrip())] + for_log(x) for x in money) + "\n"))
     if notes.items:  # what graphrag actually does where the table's numbers are not what it returns
         parts.append(Text("\n".join(notes.lines()) + "\n"))
     per_version = _dynamic_lines(report)
@@ -424,7 +450,7 @@ def _dynamic_lines(report) -> str:
     rows = [[a for a, _ in split], [b for _, b in split]] + dynamic_rows(bv, what_if)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [
-        f"Dynamic selection by graphrag version at N={_lvl(n)} (rating calls, num_repeats "
+        f"Dynamic selection by graphrag version at N={level_label(n)} (rating calls, num_repeats "
         f"{report.options.num_repeats};",
         "all/none = every/no report rated relevant):",
     ]
@@ -435,9 +461,9 @@ def _dynamic_lines(report) -> str:
                 c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))
             ).rstrip()
         )
-    lines.append(plain(dynamic_settings_line(report.options)))
+    lines.append(for_log(dynamic_settings_line(report.options)))
     for head, items in dynamic_notes(bv, what_if, report.options.query, report.options.use_summary):
-        lines += [plain(head)] + ["  " + plain(t) for t in items]
+        lines += [for_log(head)] + ["  " + for_log(t) for t in items]
     return "\n".join(lines) + "\n"
 
 
@@ -481,9 +507,9 @@ def _focus(report, n: int):
             t.add_row(
                 str(lst.community[i]),
                 str(lst.level[i]),
-                Text(plain(lst.title[i], 80), no_wrap=True, overflow="ellipsis"),
-                _n(lst.entities[i]),
-                _n(lst.tokens[i]) if lst.tokens is not None else "—",
+                Text(for_log(lst.title[i], 80), no_wrap=True, overflow="ellipsis"),
+                number(lst.entities[i]),
+                number(lst.tokens[i]) if lst.tokens is not None else "—",
             )
         yield t
 
@@ -494,7 +520,7 @@ def _verify_dynamic_line(v) -> Text | None:
 
     if not v.available:
         return None
-    got = dynamic_summary(v, lambda t, limit=None: plain(t, limit))
+    got = dynamic_summary(v, lambda t, limit=None: for_log(t, limit))
     if got is None:
         return None
     kind, sentence = got
@@ -507,8 +533,798 @@ def _verify_line(v) -> Text:
     from graphrag_audit.render.verify_words import summary
 
     if not v.available:
-        return Text("verify: not run: " + plain(v.reason or "graphrag unavailable"))
-    label = BEHAVIOUR_LABEL.get(v.behaviour, plain(v.behaviour))
-    kind, sentence = summary(v, label, lambda t, limit=None: plain(t, limit), lambda t: t)
+        return Text("verify: not run: " + for_log(v.reason or "graphrag unavailable"))
+    label = BEHAVIOUR_LABEL.get(v.behaviour, for_log(v.behaviour))
+    kind, sentence = summary(v, label, lambda t, limit=None: for_log(t, limit), lambda t: t)
     style = {"agrees": "green", "raised": "bold yellow"}.get(kind, "bold red")
     return Text("verify: " + sentence, style=style)
+
+
+# ==== tree ================================================================================================
+SENT_LABEL = {SENT_BOTH: "both", SENT_V2_ONLY: "v2 only", SENT_V1_ONLY: "v1 only", SENT_NEITHER: "—"}
+SENT_STYLE = {SENT_BOTH: "green", SENT_V2_ONLY: "yellow", SENT_V1_ONLY: "magenta", SENT_NEITHER: "dim"}
+LEVEL_W, ENT_W, BELOW_W, SENT_W = 5, 8, 12, 7
+MIN_LEFT = 16
+HEAD_LABEL = "community · report title"
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` cut and padded to exactly ``width`` cells; a cut ends with '…'."""
+    if width <= 0:
+        return ""
+    if cell_len(text) <= width:
+        return text + " " * (width - cell_len(text))
+    out, used = [], 0
+    for ch in text:
+        w = get_character_cell_size(ch)
+        if used + w > width - 1:
+            break
+        out.append(ch)
+        used += w
+    keep = cut_point(text, len(out))  # an escape such as \u202e is cut whole or not at all
+    used -= len(out) - keep  # escapes are ASCII: one cell per character
+    return text[:keep] + "…" + " " * (width - 1 - used)
+
+
+def _tree_number(v: int) -> str:
+    return f"{v:,}"
+
+
+def _guide(row: Row) -> str:
+    if row.depth == 0:
+        return ""
+    return "".join("│   " if g else "    " for g in row.guides) + ("└── " if row.last else "├── ")
+
+
+def _title_of(forest, nd) -> tuple[str, str]:
+    if nd.has_report:
+        return nd.title or "(untitled report)", ""
+    if forest.has_reports_table:
+        return "(no report)", "dim"
+    return "", ""
+
+
+def _listed(ids, limit: int) -> str:
+    """``ids`` joined by commas; past ``limit`` the first ones and how many more."""
+    ids = list(ids)
+    more = f", … {len(ids) - limit} more" if len(ids) > limit else ""
+    return ", ".join(str(c) for c in ids[:limit]) + more
+
+
+def _number(nd) -> str:
+    number = str(nd.community)
+    if nd.other_parents:
+        number += " (also under " + _listed(nd.other_parents, 5) + ")"
+    return number
+
+
+def _widest_left(view: TreeView) -> int:
+    """Cells the left column needs: the widest guide + number + title (or "more" label)."""
+    widest = cell_len(HEAD_LABEL)
+    for row in view.rows:
+        if row.kind == "more":
+            widest = max(widest, cell_len(_guide(row) + _more_label(row)))
+        else:
+            nd = view.forest.nodes[row.community]
+            widest = max(widest, cell_len(_guide(row) + _number(nd) + " " + _title_of(view.forest, nd)[0]))
+    return widest
+
+
+def _more_label(row: Row) -> str:
+    return _more_labels(row)[0]
+
+
+def _more_labels(row: Row) -> list[str]:
+    """The "… N more" row's label, longest first: the shorter ones drop words, never the parent id."""
+    if row.community < 0:
+        roots = f"… {_tree_number(row.more)} more {'root' if row.more == 1 else 'roots'}"
+        return [
+            f"{roots} ({_tree_number(row.more_communities)} {_plural(row.more_communities, 'community', 'communities')}, "
+            f"{_tree_number(row.more_leaves)} {_plural(row.more_leaves, 'leaf', 'leaves')})",
+            roots,
+        ]
+    what = _plural(row.more_communities, "community", "communities")
+    leaves = f"({_tree_number(row.more_leaves)} {_plural(row.more_leaves, 'leaf', 'leaves')})"
+    under = f"under {row.community}"
+    return [
+        f"… {_tree_number(row.more_communities)} more {what} {leaves} {under}",
+        f"… {_tree_number(row.more_communities)} more {leaves} {under}",
+        f"… {_tree_number(row.more_communities)} more {under}",
+        f"+{_tree_number(row.more_communities)} {under}",
+    ]
+
+
+def _plural(k: int, one: str, many: str) -> str:
+    return one if k == 1 else many
+
+
+def _fitted_more(row: Row, cells: int) -> str:
+    """The longest label of :func:`_more_labels` that fits ``cells``; the last one cut from the left when
+    none does, so that the parent id at its end is what stays."""
+    labels = _more_labels(row)
+    for label in labels:
+        if cell_len(label) <= cells:
+            return label
+    last = labels[-1]
+    return "…" + last[len(last) - max(cells - 1, 0) :] if cells > 0 else ""
+
+
+def render_tree(
+    view: TreeView, *, width: int | None = None, color: bool = False, heading: list[str] | None = None
+) -> str:
+    """The view as text lines (``heading`` lines first, escaped here)."""
+    forest = view.forest
+    nodes = forest.nodes
+    width = max(width or 100, 40)
+    with_sent = forest.community_level is not None and forest.has_reports_table
+    right_w = 2 + LEVEL_W + 2 + ENT_W + 2 + BELOW_W + ((2 + SENT_W) if with_sent else 0)
+    left_w = max(min(width - right_w, _widest_left(view)), MIN_LEFT)
+    buf = io.StringIO()
+    console = Console(
+        file=buf,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        highlight=False,
+        emoji=False,
+        markup=False,
+        soft_wrap=False,
+        legacy_windows=False,
+    )
+
+    def out(text: Text, wrap: bool = False, ours: bool = False) -> None:
+        text.rstrip()
+        if ours:  # our own lines: wrapped only where no GLUE holds words together, no trailing blank
+            words = [w if cell_len(w) <= width else w.replace(GLUE, " ") for w in text.plain.split(" ")]
+            for line in wrap_words(" ".join(words), width, "", ""):
+                console.print(
+                    Text(line.replace(GLUE, " ").rstrip(), style=text.style),
+                    no_wrap=True,
+                    overflow="crop",
+                    crop=False,
+                )
+        elif wrap:
+            console.print(text, overflow="fold")
+        else:
+            console.print(text, no_wrap=True, overflow="crop", crop=False)
+
+    for i, line in enumerate(heading or []):
+        out(Text(for_log(line), style="bold" if i == 0 else ""), wrap=True)
+    for line in _summary(view):
+        out(Text(line), wrap=True, ours=True)
+    if with_sent:
+        v1 = " · v1 only = only < 2.0 sends it" if forest.counts()[SENT_V1_ONLY] else ""
+        items = [
+            _glued(x)
+            for x in (
+                f"N={forest.community_level} column: both = sent by >= 2.0 and < 2.0",
+                "v2 only = only >= 2.0 sends it",
+                *(["v1 only = only < 2.0 sends it"] if v1 else []),
+                "— = not sent",
+            )
+        ]
+        hyp = _hyp_legend(forest)  # a sentence: it may break between its words
+        items += [hyp] if hyp else []
+        # a line breaks between the legend's items only, the "·" staying at the end of the line
+        out(
+            Text(" ".join(x + (GLUE + "·" if i < len(items) - 1 else "") for i, x in enumerate(items))),
+            wrap=True,
+            ours=True,
+        )
+    crumbs = view.breadcrumb()
+    if crumbs:
+        if len(crumbs) > 8:  # a community deep in a long chain: its first and last ancestors
+            crumbs = [*crumbs[:3], f"… {len(crumbs) - 7:,} more …", *crumbs[-4:]]
+        out(Text("under " + " › ".join(str(c) for c in crumbs)), wrap=True)
+    out(Text(""))
+    head = Text(fit(HEAD_LABEL, left_w), style="bold")
+    head.append(
+        "  " + "level".rjust(LEVEL_W) + "  " + "entities".rjust(ENT_W) + "  " + "below".ljust(BELOW_W),
+        style="bold",
+    )
+    if with_sent:
+        head.append("  " + f"N={forest.community_level}".ljust(SENT_W), style="bold")
+    out(head)
+
+    for row in view.rows:
+        guide = _guide(row)
+        if row.kind == "more":
+            # the row has no numbers: its label may run on over the empty columns to the line's end
+            t = Text(guide, style="dim")
+            room = max(left_w - cell_len(guide), 0)
+            label = _more_label(row)
+            if cell_len(label) > room:
+                label = _fitted_more(row, max(width - cell_len(guide), 0))
+            t.append(fit(label, max(room, cell_len(label))), style="dim italic")
+            out(t)
+            continue
+        nd = nodes[row.community]
+        number = _number(nd)
+        title, title_style = _title_of(forest, nd)
+        prefix = guide + number + " "
+        avail = left_w - cell_len(prefix)
+        t = Text()
+        if avail < 1:  # very deep and narrow: cut the guide and number too
+            t.append(fit(prefix, left_w), style="dim")
+        else:
+            t.append(guide, style="dim")
+            t.append(number + " ", style="bold")
+            t.append(fit(title, avail), style=title_style)
+        if nd.leaf:
+            below = "leaf"
+        elif row.hidden_children == len(nd.children):
+            below = f"▸ {_tree_number(row.hidden_below)} hidden"
+        elif row.hidden_below:
+            below = f"{_tree_number(row.hidden_below)} hidden"
+        else:
+            below = ""
+        t.append("  " + str(nd.level).rjust(LEVEL_W) + "  " + _tree_number(nd.entities).rjust(ENT_W) + "  ")
+        t.append(below.ljust(BELOW_W), style="dim" if below != "leaf" else "")
+        if with_sent:
+            mark = SENT_LABEL[nd.sent] if nd.has_report else ""
+            t.append("  " + mark.ljust(SENT_W), style=SENT_STYLE.get(nd.sent, "") if nd.has_report else "")
+        out(t)
+
+    for line in _footer(view):
+        out(Text(line, style="dim"), wrap=True)
+    return no_trailing_blanks(inert_log_lines(buf.getvalue()))
+
+
+#: holds the words of one item of a heading line together when it wraps (printed as a space)
+GLUE = "\u00a0"
+
+
+def _glued(text: str) -> str:
+    return text.replace(" ", GLUE)
+
+
+def _hyp_legend(f) -> str:
+    """The legend's word on ``hyp.``: which graphrag does not send what its rule selects here."""
+    who = [
+        w
+        for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0"))
+        if f.outcomes.get(b) is not None and not f.outcomes[b].exact
+    ]
+    return hypothetical_rule_note(who)
+
+
+def _summary(view: TreeView) -> list[str]:
+    f = view.forest
+    levels = f.max_level + 1
+    n_reports = sum(nd.reports for nd in f.nodes.values()) + len(f.outside_reports)
+    items = [
+        count(len(f.nodes), "community", "communities"),
+        count(levels, "level"),
+        count(len(f.roots), "root"),
+        count(n_reports, "report") if f.has_reports_table else "no community_reports table",
+    ]
+    lines = [f"{GLUE}· ".join(map(_glued, items))]
+    if f.community_level is not None and not f.has_reports_table:
+        lines.append(f"community_level {f.community_level}: nothing is sent (no community_reports table)")
+    elif f.community_level is not None:
+        c = f.counts()
+        n = f.community_level
+        capped = (
+            f" (deeper than the index: as {f.selection_level})"
+            if f.selection_level is not None and f.selection_level != n
+            else ""
+        )
+        v1_only = f", {_glued(f'v1 only {_tree_number(c[SENT_V1_ONLY])}')}" if c[SENT_V1_ONLY] else ""
+        lines.append(
+            f"community_level {n}{capped}: graphrag >= 2.0 {_sends(f, 'v2')}, "
+            f"< 2.0 {_sends(f, 'v1')} ({_glued(f'both {_tree_number(c[SENT_BOTH])}')}, "
+            f"{_glued(f'v2 only {_tree_number(c[SENT_V2_ONLY])}')}{v1_only})"
+        )
+    return lines
+
+
+def _sends(f, b: str) -> str:
+    """What graphrag >= 2.0 (``v2``) or < 2.0 (``v1``) sends at N, its rule's count marked ``hyp.`` where
+    that graphrag does not send it (graphrag.compat's status, as ``levels`` marks it)."""
+    k = f.sent_reports[b]
+    shown = count(k, "report") if b == "v2" else _tree_number(k)
+    o = f.outcomes.get(b)
+    if o is None or o.exact:
+        return f"sends {shown}"
+    if o.returns_zero:
+        return f"sends 0 (hyp. {shown})"
+    if o.status == HYPOTHETICAL:
+        return f"sends hyp. {shown}"
+    return f"cannot read this index (hyp. {shown})"
+
+
+def _footer(view: TreeView) -> list[str]:
+    f = view.forest
+    out = []
+    if view.hidden:
+        out.append(
+            f"showing {_tree_number(len(view.shown))} of {_tree_number(view.in_scope)} communities "
+            f"(largest subtrees first); --max-lines 0 shows all, --root C zooms in, --depth D limits depth"
+        )
+    if f.cycle_roots:
+        out.append("parent chain loops: shown as extra roots: " + _listed(f.cycle_roots, 10))
+    if f.outside_reports:
+        parts = []
+        for r in f.outside_reports[:10]:
+            sent = (
+                f", {'not sent' if r.sent == SENT_NEITHER else SENT_LABEL[r.sent]}"
+                if r.sent is not None
+                else ""
+            )
+            parts.append(f"{r.community} (level {r.level}{sent})")
+        more = f", … {len(f.outside_reports) - 10} more" if len(f.outside_reports) > 10 else ""
+        out.append(
+            f"{len(f.outside_reports):,} report(s) for communities not in the tree: "
+            + ", ".join(parts)
+            + more
+        )
+    return out
+
+
+# ==== plan ================================================================================================
+def _plan_table(
+    title: str,
+    headers: list[str],
+    rows: list[list[str]],
+    left: AbstractSet[int] = frozenset(),
+    caption: str | None = None,
+    no_wrap: AbstractSet[int] = frozenset(),
+) -> Table:
+    t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for i, h in enumerate(headers):
+        t.add_column(h, justify="left" if i in left else "right", no_wrap=i in no_wrap)
+    for r in rows:
+        t.add_row(*[Text(for_log(own_glyphs(c))) for c in r])  # our cells: '…' and '–' fall back, not escaped
+    if caption:
+        t.caption = caption
+        t.caption_justify = "left"
+    return t
+
+
+def _ranges(console, table) -> list:
+    """Per column, (the fewest cells it takes with every word whole, a no-wrap column's whole cells;
+    the cells it takes unwrapped), padding (one cell each side) included."""
+    wide = console.options.update(width=10_000)
+    got = []
+    for col in table.columns:
+        sizes = [Measurement.get(console, wide, c) for c in (col.header, *col.cells)]
+        low, high = max(m.minimum for m in sizes) + 2, max(m.maximum for m in sizes) + 2
+        got.append((high if col.no_wrap else low, high))
+    return got
+
+
+def _narrowest(console, table) -> int:
+    """The fewest columns ``table`` takes with every cell whole (no word broken, no no-wrap cell cut)."""
+    return len(table.columns) + 1 + sum(low for low, _ in _ranges(console, table))
+
+
+def _ratio_reduce(total: int, ratios: list[int], maximums: list[int], values: list[int]) -> list[int]:
+    """rich's ``ratio_reduce`` (rich/_ratio.py): ``total`` taken from ``values`` in proportion to ``ratios``."""
+    ratios = [r if m else 0 for r, m in zip(ratios, maximums)]
+    total_ratio = sum(ratios)
+    if not total_ratio:
+        return values[:]
+    out = []
+    for ratio, maximum, value in zip(ratios, maximums, values):
+        if ratio and total_ratio > 0:
+            cut = min(maximum, round(ratio * total / total_ratio))
+            out.append(value - cut)
+            total -= cut
+            total_ratio -= ratio
+        else:
+            out.append(value)
+    return out
+
+
+def _rich_layout(table, ranges, width: int) -> list[int]:
+    """The column widths (padding included) rich's ``Table`` gives ``table`` at ``width`` (rich/table.py
+    ``_calculate_column_widths`` and ``_collapse_widths``, no ``expand``): the widest wrapable columns
+    narrowed in turn, then every column evenly."""
+    highs = [min(high, width) for _, high in ranges]
+    widths = list(highs)
+    if sum(widths) <= width:
+        return widths
+    wrapable = [not col.no_wrap for col in table.columns]
+    excess = sum(widths) - width
+    while any(wrapable) and sum(widths) and excess > 0:
+        widest = max(w for w, ok in zip(widths, wrapable) if ok)
+        second = max(w if ok and w != widest else 0 for w, ok in zip(widths, wrapable))
+        ratios = [1 if (w == widest and ok) else 0 for w, ok in zip(widths, wrapable)]
+        if not any(ratios) or widest == second:
+            break
+        widths = _ratio_reduce(excess, ratios, [min(excess, widest - second)] * len(widths), widths)
+        excess = sum(widths) - width
+    if excess > 0:
+        widths = _ratio_reduce(excess, [1] * len(widths), widths, widths)
+    return [max(0, min(h, w)) for h, w in zip(highs, widths)]
+
+
+def _plan_fitted(
+    console,
+    title: str,
+    headers: list[str],
+    rows: list[list[str]],
+    *,
+    left=frozenset(),
+    caption: str | None = None,
+    no_wrap=frozenset(),
+    droppable=(),
+    extra: list[str] | None = None,
+) -> list:
+    """The table, fitted to the output width without cutting a number or a word: the ``droppable``
+    columns (indices) are left out one by one while it does not fit (a note names them); when it
+    still does not fit, one block per row. ``extra``: a last row of its own section (bold)."""
+
+    def build(keep):
+        idx = {j: i for i, j in enumerate(keep)}
+        t = _plan_table(
+            title,
+            [headers[j] for j in keep],
+            [[r[j] for j in keep] for r in rows],
+            left={idx[j] for j in left if j in idx},
+            caption=caption,
+            no_wrap={idx[j] for j in no_wrap if j in idx},
+        )
+        if extra is not None:
+            t.add_section()
+            t.add_row(*[Text(extra[j]) for j in keep], style="bold")
+        return t
+
+    keep = list(range(len(headers)))
+    dropped = []
+    table = build(keep)
+    for j in droppable:
+        if _narrowest(console, table) <= console.width:
+            break
+        keep.remove(j)
+        dropped.append(headers[j])
+        table = build(keep)
+    if _narrowest(console, table) <= console.width:
+        _no_cut(console, table)
+        note = (
+            [
+                Text(
+                    f"(left out at {console.width} columns: {', '.join(dropped)}; a wider --width or -f json "
+                    "shows them)"
+                )
+            ]
+            if dropped
+            else []
+        )
+        return [table, *note]
+    return _plan_blocks(console.width, title, headers, rows + ([extra] if extra is not None else []), caption)
+
+
+def _no_cut(console, table) -> None:
+    """Where rich's own layout would cut a cell short ("120,4…": it narrows columns below their longest
+    word), give each column its longest word and share the rest of the width out column by column."""
+    ranges = _ranges(console, table)
+    laid = _rich_layout(table, ranges, console.width)
+    if all(w >= low for w, (low, _) in zip(laid, ranges)):
+        return  # rich wraps between words only: keep its layout
+    widths = [low for low, _ in ranges]
+    spare = console.width - len(table.columns) - 1 - sum(widths)
+    while spare > 0 and any(w < high for w, (_, high) in zip(widths, ranges)):
+        for i, (_, high) in enumerate(ranges):
+            if spare > 0 and widths[i] < high:
+                widths[i] += 1
+                spare -= 1
+    for i, col in enumerate(table.columns):
+        col.width = widths[i] - 2
+
+
+def _plan_blocks(
+    width: int, title: str, headers: list[str], rows: list[list[str]], caption: str | None
+) -> list:
+    """A table too wide for the output as one block per row: "header: value" lines, wrapped between words."""
+    lines = wrap(title, width, "", "") if title else []
+    for r in rows:
+        lines.append("")
+        for i, (h, c) in enumerate(zip(headers, r)):
+            if c or i == 0:
+                lines += wrap(for_log(own_glyphs(f"{h}: {c}")), width, "" if i == 0 else "  ")
+    if caption:
+        lines += [""] + wrap(caption, width, "", "")
+    return [Text("\n".join(lines) + "\n")]
+
+
+def _bullet(console, text: str, style: str | None = None) -> Text:
+    """An indented line of the plan's summary; wrapped lines keep the indent (two more spaces)."""
+    if cell_width(text) + 2 <= console.width:
+        return Text("  " + text, style=style or "")
+    return Text("\n".join(wrap(text, console.width, "  ")), style=style or "")
+
+
+def render_plan_text(report, *, width: int | None = None, color: bool = False, **_ignored) -> str:
+    buf = io.StringIO()
+    console = Console(
+        file=buf,
+        width=width or 100,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        highlight=False,
+        emoji=False,
+        soft_wrap=False,
+        legacy_windows=False,
+    )
+    plan = report.plan
+    info = report.to_dict()["index"]
+    console.print(Text.assemble(("graphrag-audit plan ", "bold"), (for_log(info["path"]), "bold")))
+    console.print(Text("tables in " + for_log(info["output_dir"])))
+    for note in info.get("notes", []):
+        console.print(Text("note: " + for_log(note)))
+    console.print(Text(f"generation {info['generation']} · " + pc.settings_line(report)))
+    console.print()
+    console.print(
+        Text.assemble(("Plan: ", "bold"), (pc.plan_headline(plan), "green" if plan.usable else "bold red"))
+    )
+    console.print(_bullet(console, pc.check_line(plan)))
+    for line in pc.why_lines(plan):
+        console.print(_bullet(console, for_log(line), "bold red"))
+    console.print(_bullet(console, pc.entity_line(plan)))
+    console.print(_bullet(console, pc.granularity_line(plan, report)))
+    console.print(_bullet(console, "communities: " + pc.ids_text(plan.communities)))
+    for note in plan.notes:
+        console.print(_bullet(console, "note: " + for_log(note), "yellow"))
+    console.print()
+
+    rows = pc.comparison_rows(report)
+    for part in _plan_fitted(
+        console,
+        f"The same budget ({plan.budget.describe()}) at every community_level N",
+        pc.COMPARISON_HEADERS,
+        rows,
+        left={1},
+        caption="entities = clustered entities the selection covers; at finest = of those, held by a report "
+        "at their finest available level; ancestors = reports sent together with a descendant's "
+        "report (the same entities twice). The plan sends no ancestor."
+        + (f" {note}" if (note := pc.comparison_note(report)) else ""),
+        droppable=(7, 6),
+        extra=pc.plan_row(plan),
+    ):
+        console.print(part)
+
+    console.print(Text("Finest available level, per subtree", style="bold"))
+    for line in pc.disclosure_lines(plan):
+        console.print(_bullet(console, for_log(own_glyphs(line))))
+    srows = pc.subtree_rows(plan)
+    shown = srows[: pc.SUBTREE_ROWS]
+    for part in _plan_fitted(
+        console, "", pc.subtree_headers(plan), shown, left={3, 6}, no_wrap={3}, droppable=(5, 4)
+    ):
+        console.print(part)
+    if len(srows) > len(shown):
+        console.print(Text(f"  … {len(srows) - len(shown):,} more subtrees (the JSON lists them all)"))
+    console.print()
+
+    for part in _plan_fitted(
+        console,
+        f"Dynamic community selection instead (num_repeats "
+        f"{report.settings.get('num_repeats', 1)}): rating calls and candidate pool per cap N",
+        pc.DYNAMIC_HEADERS,
+        pc.dynamic_rows(report),
+        left={4},
+    ):
+        console.print(part)
+    for line in pc.handoff_lines(report):
+        console.print(Text(for_log(line)))
+    return no_trailing_blanks(inert_log_lines(buf.getvalue()))
+
+
+# ==== diff ================================================================================================
+DEFAULT_WIDTH = 100
+
+
+def _side(label, info) -> str:
+    c = info.counts
+    return (
+        f"{label}: {for_log(info.path)} (generation {for_log(info.generation)}, "
+        f"{counted(c.communities, 'community')}, {counted(c.reports, 'report')}, "
+        f"{counted(c.clustered_entities, 'clustered entity', 'clustered entities')})"
+    )
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(cell_width(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(cell + " " * (w - cell_width(cell)) for cell, w in zip(r, widths)).rstrip() for r in rows
+    ]
+
+
+def _wrap_items(head: str, items: list[str], width: int, indent: str = "    ") -> list[str]:
+    """``head`` then ``items`` joined by "; ", broken between items (an item wider than a line wraps
+    between its words)."""
+    lines: list[str] = []
+    cur = head
+    for i, item in enumerate(items):
+        piece = item + (";" if i < len(items) - 1 else "")
+        if cell_width(cur) + 1 + cell_width(piece) <= width:
+            cur = f"{cur} {piece}"
+            continue
+        lines.append(cur)
+        if cell_width(indent) + cell_width(piece) <= width:
+            cur = indent + piece
+        else:
+            *done, cur = wrap(piece, width, indent, indent)
+            lines += done
+    lines.append(cur)
+    return lines
+
+
+def _blocks(diff, width: int) -> list[str]:
+    """The selections table as one block per row, for a line narrower than the table."""
+    out = wrap("what each community_level sends, before -> after (reports: +added -removed ~changed):", width)
+    for s in diff.selections:
+        level, who, reports, added, removed, changed, tokens, calls, coverage = selection_cells(s)
+        items = [
+            f"reports {reports} ({added} {removed} {changed})",
+            f"tokens {tokens}",
+            f"map calls {calls}",
+            f"coverage {coverage}",
+        ]
+        out += _wrap_items(f"  level {level}, {who}:", items, width)
+    return out
+
+
+def _finding_lines(items, width: int, mark: str = "") -> list[str]:
+    return [
+        line
+        for f in items
+        for line in wrap(f"{mark}{f.severity} {f.rule}: {for_log(f.message, 300)}", width, "  ", "    ")
+    ]
+
+
+def render_diff_text(diff, *, width: int | None = None, **_ignored) -> str:
+    width = max(width or DEFAULT_WIDTH, 40)
+    out = wrap_all(
+        [
+            "graphrag-audit diff",
+            _side("old", diff.old),
+            _side("new", diff.new),
+            "",
+            matching_sentence(diff),
+            community_sentence(diff),
+            "",
+        ],
+        width,
+    )
+    table = _table([HEADERS] + [selection_cells(s) for s in diff.selections])
+    out += table if max(cell_width(line) for line in table) <= width else _blocks(diff, width)
+    legend = hyp_legend(diff)
+    if legend:
+        out += wrap(legend, width)
+    out.append("")
+    for title, items in (
+        ("findings that appeared", diff.appeared),
+        ("findings that disappeared", diff.disappeared),
+    ):
+        out.append(f"{title}: {number(len(items))}")
+        out += _finding_lines(items, width)
+    out.append(f"regressions at community_level {diff.level}: {number(len(diff.regressions))}")
+    out += _finding_lines(diff.sorted_regressions(), width)
+    if diff.hypothetical_changes:
+        out += wrap(hypothetical_heading(diff), width)
+        out += _finding_lines(diff.sorted_hypothetical_changes(), width, f"{HYP} ")
+    if diff.option_note:
+        out += wrap(f"note: {for_log(diff.option_note, 500)}", width, "", "  ")
+    out += [""] + wrap(verdict(diff), width)
+    # a word cut to fit (a long path) may put a "::" at the start of a line: a CI log's workflow command
+    return inert_log_lines("\n".join(out)) + "\n"
+
+
+# ==== update-run ==========================================================================================
+_LAYOUT = {
+    ">= 2.0": "graphrag >= 2.0: update_output/<timestamp>/{previous,delta}, merged into the output folder",
+    "0.4-1.2": "graphrag 0.4-1.2: the merged index in update_output/, the new documents' in "
+    "update_output/delta/, the output folder left as it was",
+}
+
+
+def _ids(ids, total_note: str = "") -> str:
+    return ", ".join(str(i) for i in ids) + total_note
+
+
+def render_update_run_text(report: UpdateRunReport, *, width: int | None = None, **_ignored) -> str:
+    out = [
+        f"graphrag-audit update-run {for_log(report.requested)}",
+        f"layout: {_LAYOUT.get(report.layout, report.layout)}",
+    ]
+    if report.run is not None:
+        out.append(
+            f"run: {for_log(report.run)} (newest of {number(report.runs)})"
+            if report.runs > 1
+            else f"run: {for_log(report.run)}"
+        )
+    queried = next((p for p in report.parts if p.queried), None)
+    out.append(
+        f"graphrag queries: {queried.role} ({for_log(queried.path)})"
+        if queried is not None
+        else "graphrag queries: the project's output folder (not found)"
+    )
+    out.append("")
+    for p in report.parts:
+        mark = "  <- graphrag queries this" if p.queried else ""
+        if p.status == "absent":
+            out.append(f"{p.role}: absent (not audited){mark}")
+            continue
+        if p.status == "unreadable":
+            out.append(f"{p.role}: {for_log(p.path)}: not audited: {for_log(p.problem)}{mark}")
+            continue
+        levels = "/".join(number(n) for n in p.per_level)
+        ents = "" if p.entities is None else f", {counted(p.entities, 'entity')}"
+        periods = f", period {', '.join(for_log(x) for x in p.periods)}" if p.periods else ""
+        out.append(f"{p.role}: {for_log(p.path)}{mark}")
+        out.append(
+            f"  generation {p.generation}: {counted(p.communities, 'community')} ({levels} per level), "
+            f"{counted(p.reports, 'report')}{ents}{periods}"
+        )
+        if not p.findings:
+            out.append(f"  findings at community_level {report.level}: none")
+        else:
+            out.append(f"  findings at community_level {report.level}:")
+            out.extend(f"    [{f.severity}] {f.rule}: {for_log(f.message)}" for f in p.findings)
+    out.append("")
+    o = report.offset
+    if o is None:
+        out.append(
+            f"offset check (merged = previous + delta shifted by previous max + 1): not run: "
+            f"{for_log(report.offset_not_run)}"
+        )
+    else:
+        head = (
+            f"offset check: delta numbers + {number(o.offset)} (the previous {o.offset_from} maximum + 1): "
+            f"{counted(o.expected, 'community number')} expected, {number(o.found)} in the merged table"
+        )
+        if o.holds:
+            out.append(head + ": they match")
+        else:
+            out.append(head + ": they differ")
+            if o.missing:
+                out.append(f"  expected, missing from merged: {_ids(o.missing)}")
+            if o.extra:
+                out.append(f"  in merged, not expected: {_ids(o.extra)}")
+    for n in report.notes:
+        out.append(f"note: {for_log(n)}")
+    # index text wraps: a "::" that starts a word is escaped (for_log), one a cut word puts at the start
+    # of a line too (a CI log reads it as a workflow command)
+    return inert_log_lines("\n".join(wrap_all(out, max(width or DEFAULT_WIDTH, 40)))) + "\n"
+
+
+# ==== explain =============================================================================================
+def _para(label: str, text: str, width: int) -> list[str]:
+    body = f"{label}{text}" if label else text
+    return textwrap.wrap(
+        body, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    ) or [label.rstrip()]
+
+
+def rule_page(rule: Rule, width: int = 100) -> str:
+    """The page of one rule: id and title (what it means, said once), severity, the notes, how to
+    fix it."""
+    width = max(40, width)
+    lines = _para("", f"{rule.id}: {rule.title}", width) + ["", f"severity: {rule.severity}"]
+    note = RULE_NOTES.get(rule.id)
+    if note:
+        lines += [""] + _para("", note, width)
+    lines += [""] + _para("How to fix: ", rule.fix, width)
+    lines += ["", "docs/rules.md has every rule; `graphrag-audit explain` lists them."]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def rule_list(width: int = 100) -> str:
+    """Every rule: id, severity and title, one rule a line (wrapped under the title when narrow)."""
+    width = max(40, width)
+    idw = max(len(r) for r in RULES)
+    lines = [f"{len(RULES)} rules (graphrag-audit explain RULE prints one):", ""]
+    for r in sorted(RULES.values(), key=lambda r: r.id):
+        head = f"{r.id:<{idw}}  {r.severity:<7}  "
+        lines += textwrap.wrap(
+            head + r.title,
+            width=width,
+            subsequent_indent=" " * len(head),
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+    return "\n".join(line.rstrip() for line in lines) + "\n"

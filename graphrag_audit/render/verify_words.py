@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from graphrag_audit.render.numbers import level_label, number
+from graphrag_audit.render.cells import level_label, number
 from graphrag_audit.results.verify import DynamicScenarioCheck, LevelCheck, SelectionCheck, VerifyResult
 
 

@@ -638,12 +638,9 @@ class AuditReport:
         object.__setattr__(self, "findings", tuple(self.findings))
         object.__setattr__(self, "report_entities", _readonly(self.report_entities))
         object.__setattr__(self, "timings", frozen_map(self.timings))
-        if self.verify is not None and not isinstance(self.verify, VerifyResult):
-            object.__setattr__(self, "verify", VerifyResult.from_dict(self.verify))
 
-    def with_verify(self, verify: VerifyResult | Mapping | None) -> AuditReport:
-        """This report with a ``--verify`` result (a new object); a mapping is read as its JSON
-        (``VerifyResult.from_dict``)."""
+    def with_verify(self, verify: VerifyResult | None) -> AuditReport:
+        """This report with a ``--verify`` result (a new object)."""
         return replace(self, verify=verify)
 
     def index_info(self) -> dict:

@@ -2,7 +2,7 @@
 ``levels --baseline`` comparison reads: frozen, typed, each with ``to_dict`` (the JSON documented
 in graphrag_audit/schema/diff.schema.json and docs/json-schema.md).
 
-Built by :mod:`graphrag_audit.analysis.diff`; read by the ``render/diff_*`` renderers only.
+Built by :mod:`graphrag_audit.analysis.diff`; read by the renderers only.
 """
 
 from __future__ import annotations

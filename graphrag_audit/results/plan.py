@@ -1,4 +1,4 @@
-"""The planner's result types (``analysis/plan.py`` computes them; ``render/plan_*.py`` and
+"""The planner's result types (``analysis/plan.py`` computes them; the renderers and
 ``handoff.py`` read them): the budget, a cost, the plan with its per-subtree status, what each
 community_level N sends beside it, and the report that holds them all."""
 

@@ -1,5 +1,5 @@
 """The community tree as a view, the result type the tree renderers read
-(``render/tree_text.py``, ``render/graph.py``, ``render/html.py``): one node per community
+(``render/text.py``, ``render/graph.py``, ``render/html.py``): one node per community
 with what a community_level N sends, and the rows of a line-budgeted layout.
 ``analysis/treeview.py`` computes them from ``model.forest``."""
 

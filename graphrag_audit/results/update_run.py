@@ -1,5 +1,5 @@
 """The audit of one `graphrag update` run: its previous, delta and merged indexes side by side
-(analysis/update_run.py builds it; render/update_run.py prints it)."""
+(analysis/update_run.py builds it; render/text.py and render/json.py print it)."""
 
 from __future__ import annotations
 

@@ -2,9 +2,8 @@
 with the audit, level by level (built by ``graphrag_audit/verify.py`` and ``verify_dynamic.py``).
 
 Every type is frozen and has ``to_dict()``, which gives the ``verify`` object of the levels JSON
-(``schema/audit-report.schema.json``, documented in ``docs/json-schema.md``); ``from_dict`` reads that
-JSON back (``VerifyResult.from_dict``), so a result written earlier renders the same. A key the JSON
-only carries in some cases is a field that is ``None`` (or empty) in the others.
+(``schema/audit-report.schema.json``, documented in ``docs/json-schema.md``). A key the JSON only
+carries in some cases is a field that is ``None`` (or empty) in the others.
 
 The three comparisons of one community_level:
 
@@ -23,13 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
-
-#: the statuses of a selection or dynamic comparison (``not_run``: dynamic only)
-STATUSES = ("agrees", "differs", "graphrag_raised", "not_run")
-
-
-def _tuple(x) -> tuple:
-    return tuple(x) if x is not None else ()
 
 
 def _some(out: dict, **kv) -> dict:
@@ -62,27 +54,6 @@ class SelectionCheck:
             d.update(only_graphrag=list(self.only_graphrag), only_audit=list(self.only_audit))
         d.update(expected=self.expected, expected_error_not_raised=self.expected_error_not_raised or None)
         return d
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> SelectionCheck:
-        status = d.get("status")
-        if status not in ("agrees", "differs", "graphrag_raised"):  # results written before "status"
-            status = (
-                "graphrag_raised"
-                if d.get("graphrag_error")
-                else "agrees"
-                if d.get("selection_agree", d.get("agree"))
-                else "differs"
-            )
-        return cls(
-            status=status,
-            graphrag_count=d.get("graphrag_count"),
-            graphrag_error=d.get("graphrag_error"),
-            only_graphrag=_tuple(d.get("only_graphrag")),
-            only_audit=_tuple(d.get("only_audit")),
-            expected=d.get("expected"),
-            expected_error_not_raised=bool(d.get("expected_error_not_raised")),
-        )
 
 
 @dataclass(frozen=True)
@@ -165,43 +136,6 @@ class MapCallCheck:
                 )
         return out
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> MapCallCheck | None:
-        """The map-call part of a level's JSON, or None when the level has none."""
-        if "audit_map_calls" not in d and "graphrag_map_calls" not in d and "context_error" not in d:
-            return None
-        tuples = (
-            "texts_differ_in_batches",
-            "graphrag_batch_tokens",
-            "audit_batch_tokens",
-            "graphrag_batch_sizes",
-            "audit_batch_sizes",
-        )
-        batch = {
-            k: (None if d.get(k) is None else tuple(d[k]))
-            for k in ("only_graphrag_batch", "only_audit_batch")
-        }
-        plain = (
-            "audit_map_calls",
-            "audit_context_tokens",
-            "graphrag_map_calls",
-            "context_error",
-            "context_error_expected",
-            "map_calls_agree",
-            "graphrag_context_tokens",
-            "context_tokens_agree",
-            "batches_agree",
-            "texts_agree",
-            "audit_error",
-            "first_differing_batch",
-        )
-        return cls(
-            **{k: d.get(k) for k in plain},
-            **{k: _tuple(d.get(k)) for k in tuples},
-            **batch,
-            load_path=d.get("map_calls_load_path") or "python_api",
-        )
-
 
 @dataclass(frozen=True)
 class DynamicScenarioCheck:
@@ -247,25 +181,6 @@ class DynamicScenarioCheck:
             only_audit_kept=listed["only_audit_kept"],
         )
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> DynamicScenarioCheck:
-        opt = {
-            k: (None if d.get(k) is None else tuple(d[k]))
-            for k in ("graphrag_waves", "audit_waves", "only_graphrag_kept", "only_audit_kept")
-        }
-        return cls(
-            status=d.get("status") or "not_run",
-            reason=d.get("reason"),
-            graphrag_error=d.get("graphrag_error"),
-            expected=d.get("expected"),
-            expected_error_not_raised=bool(d.get("expected_error_not_raised")),
-            graphrag_rating_calls=d.get("graphrag_rating_calls"),
-            graphrag_kept=d.get("graphrag_kept"),
-            audit_rating_calls=d.get("audit_rating_calls"),
-            audit_kept=d.get("audit_kept"),
-            **opt,
-        )
-
 
 @dataclass(frozen=True)
 class DynamicLevelCheck:
@@ -285,16 +200,6 @@ class DynamicLevelCheck:
         if self.reason is None:  # a not-run level has a reason and no scenarios
             out["scenarios"] = {k: s.to_dict() for k, s in self.scenarios.items()}
         return out
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> DynamicLevelCheck:
-        return cls(
-            status=d.get("status") or "not_run",
-            family=d.get("family"),
-            expected=d.get("expected"),
-            reason=d.get("reason"),
-            scenarios={k: DynamicScenarioCheck.from_dict(s) for k, s in (d.get("scenarios") or {}).items()},
-        )
 
 
 @dataclass(frozen=True)
@@ -347,20 +252,6 @@ class DynamicCheckSummary:
             levels_compared=self.levels_compared,
         )
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> DynamicCheckSummary:
-        return cls(
-            compared=bool(d.get("compared")),
-            agree=d.get("agree"),
-            family=d.get("family"),
-            reason=d.get("reason"),
-            graphrag=d.get("graphrag"),
-            settings=DynamicSettings(**d["settings"]) if isinstance(d.get("settings"), Mapping) else None,
-            scenarios=_tuple(d.get("scenarios")),
-            how=d.get("how"),
-            levels_compared=d.get("levels_compared"),
-        )
-
 
 @dataclass(frozen=True)
 class MapCallSummary:
@@ -386,23 +277,6 @@ class MapCallSummary:
             max_context_tokens=self.max_context_tokens,
             graphrag_tokenizer=self.graphrag_tokenizer,
             entities=self.entities,
-        )
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> MapCallSummary:
-        return cls(
-            **{
-                k: d.get(k)
-                for k in (
-                    "reason",
-                    "tokenizer",
-                    "max_context_tokens",
-                    "graphrag_tokenizer",
-                    "entities",
-                    "levels_compared",
-                )
-            },
-            compared=bool(d.get("compared")),
         )
 
 
@@ -454,22 +328,6 @@ class LevelCheck:
         if self.dynamic is not None:
             out["dynamic"] = self.dynamic.to_dict()
         return out
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> LevelCheck:
-        sel = SelectionCheck.from_dict(d)
-        q = d.get("graphrag_query")
-        dyn = d.get("dynamic")
-        return cls(
-            community_level=d.get("community_level"),
-            selection=sel,
-            audit_count=d.get("audit_count"),
-            agree=bool(d.get("agree", sel.status == "agrees")),
-            graphrag_query=SelectionCheck.from_dict(q) if isinstance(q, Mapping) else None,
-            map_calls=MapCallCheck.from_dict(d),
-            map_calls_skipped=d.get("map_calls_skipped"),
-            dynamic=DynamicLevelCheck.from_dict(dyn) if isinstance(dyn, Mapping) else None,
-        )
 
 
 @dataclass(frozen=True)
@@ -525,29 +383,3 @@ class VerifyResult:
         if paths:
             out["load_paths"] = paths
         return out
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> VerifyResult:
-        """A result from its JSON (``to_dict``), e.g. a levels JSON written earlier."""
-        paths = d.get("load_paths") or {}
-        q = paths.get("graphrag_query")
-        mc, dyn = d.get("map_calls"), d.get("dynamic")
-        return cls(
-            available=bool(d.get("available")),
-            reason=d.get("reason"),
-            graphrag_version=d.get("graphrag_version"),
-            behaviour=d.get("behaviour"),
-            pandas_version=d.get("pandas_version"),
-            agree=d.get("agree"),
-            map_calls=MapCallSummary.from_dict(mc) if isinstance(mc, Mapping) else None,
-            dynamic=DynamicCheckSummary.from_dict(dyn) if isinstance(dyn, Mapping) else None,
-            levels=tuple(LevelCheck.from_dict(x) for x in d.get("levels") or []),
-            python_api_how=(paths.get("python_api") or {}).get("how"),
-            graphrag_query=(
-                QueryLoadPath(
-                    how=q.get("how") or "", loaded=bool(q.get("loaded")), load_error=q.get("load_error")
-                )
-                if isinstance(q, Mapping)
-                else None
-            ),
-        )

@@ -1,29 +1,12 @@
-"""The one convention every sanitiser applies to untrusted text (LLM-written titles, summaries,
-ids, file names) before its medium's own escaping.
+"""The convention every sanitiser applies to untrusted text (titles, summaries, ids, file names)
+before its medium's own escaping.
 
-One convention for every human format (text, tree text, Markdown, HTML, GitHub annotations,
-Mermaid, DOT, GraphML): a character that is invisible, moves the cursor or reorders the line is
-written as its Python escape, in ASCII: ``\\x1b`` (ESC), ``\\u202e`` (RIGHT-TO-LEFT OVERRIDE),
-``\\u200b`` (ZERO WIDTH SPACE), ``\\U000e0041`` (TAG LATIN CAPITAL LETTER A), ``\\ud800`` (a lone
-surrogate). Line breaks and other white space become one space. Everything else, Chinese and
-Russian included, is printed as is. A literal backslash is not doubled, so ``\\u202e`` typed into
-a title reads the same as an escaped override; what matters is that nothing is hidden.
-
-The characters escaped (:data:`INVISIBLE`) are Unicode's Default_Ignorable_Code_Point set (the
-bidi embeddings, overrides, isolates and marks, zero-width spaces and joiners, the word joiner and
-invisible operators, soft hyphen, Hangul fillers, variation selectors, tag characters), the
-C0/C1 controls other than white space, surrogates, the interlinear annotation controls
-U+FFF9..U+FFFB and the noncharacters. This covers the Trojan Source list (Boucher & Anderson,
-2021: LRE RLE LRO RLO PDF LRI RLI FSI PDI LRM RLM ALM, ZWSP ZWNJ ZWJ) and ASCII smuggling with
-tag characters.
-
-The output's character set: inside ``with output_charset("cp1252"):`` :func:`plain` also writes
-every character that encoding cannot hold as its escape (``\\u9ad8``), before any cutting or
-column layout, so columns stay aligned on a console that is not UTF-8
-(``render.console.encode_for_stream`` handles the renderers' own glyphs).
-
-This module, like every ``sanitise`` module, imports nothing from the rest of the package: the
-lowest layer (``errors``) uses it too.
+A character that is invisible, moves the cursor or reorders the line (:data:`INVISIBLE`: Unicode's
+Default_Ignorable_Code_Point set, C0/C1 controls other than white space, surrogates, U+FFF9..U+FFFB,
+noncharacters; this covers Trojan Source, Boucher & Anderson 2021, and tag-character smuggling) is
+written as its ASCII Python escape (``\\x1b``, ``\\u202e``); white space runs become one space;
+everything else is printed as is. Inside ``with output_charset("cp1252"):`` :func:`plain` also
+escapes what that encoding cannot hold. Imports nothing from the rest of the package.
 """
 
 from __future__ import annotations
@@ -73,7 +56,7 @@ def show(text: str) -> str:
     return INVISIBLE.sub(_escape_match, text) if _CANDIDATE.search(text) else text
 
 
-def _unicode_charset(encoding: str | None) -> str | None:
+def unicode_charset(encoding: str | None) -> str | None:
     """The codec name of ``encoding``, or None when it holds every character (UTF-8/16/32)."""
     if encoding is None:
         return None
@@ -88,7 +71,7 @@ def _unicode_charset(encoding: str | None) -> str | None:
 def output_charset(encoding: str | None):
     """Render for a stream of this encoding: :func:`plain` then also escapes every character the
     encoding cannot hold. None or any UTF encoding: no extra escaping (the default)."""
-    token = _CHARSET.set(_unicode_charset(encoding))
+    token = _CHARSET.set(unicode_charset(encoding))
     try:
         yield
     finally:
@@ -103,7 +86,7 @@ def current_charset() -> str | None:
 def fit_charset(text: str, charset: str | None = None) -> str:
     """``text`` with every character ``charset`` (default: the current one) cannot hold written as
     its escape. The escapes are ASCII, so the result always encodes."""
-    charset = current_charset() if charset is None else _unicode_charset(charset)
+    charset = current_charset() if charset is None else unicode_charset(charset)
     if charset is None or text.isascii():
         return text
     try:
@@ -146,7 +129,3 @@ def cut_point(s: str, n: int) -> int:
         if m and m.end() > n:
             return start
     return n
-
-
-#: the codec name of an encoding, None for UTF (public name of :func:`_unicode_charset`)
-unicode_charset = _unicode_charset
