@@ -63,6 +63,7 @@ import io
 import json
 import os
 import re
+import shutil
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -129,6 +130,10 @@ class WriteResult:
             "copied_bytes": self.copied_bytes,
             "linked_bytes": self.linked_bytes,
         }
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
 def _resolved(p: Path) -> Path:
@@ -577,11 +582,17 @@ def write_plan(
             for name, data in producers.items():
                 w.write_file(name, data)
             if entities is not None:
-                copied_bytes += w.copy_file(entities.name, entities, model.output_dir)
+                if not _inside(os.path.realpath(entities), str(source_real)):
+                    raise PlanWriteError(
+                        entities, "is a symbolic link out of the source index directory: refusing to copy it"
+                    )
+                with _open_regular(entities) as fh:
+                    w.write_file(entities.name, lambda out: shutil.copyfileobj(fh, out, 1 << 20))
+                    copied_bytes += os.fstat(fh.fileno()).st_size
                 copied.append(entities.name)
             for name in link_names:
                 target = os.path.join(str(source_real), name)
-                w.link(name, target)
+                w.write_file(name, None, link=target)
                 is_dir = os.path.isdir(target) and not os.path.islink(target)
                 linked.append(name + ("/" if is_dir else ""))
                 linked_bytes += _entry_size(target)

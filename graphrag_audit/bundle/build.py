@@ -217,7 +217,10 @@ def write_bundle(
 ) -> BundleResult:
     """Write the bundle to ``out``. ``extra(path, result)`` returns more files (name -> bytes) to
     write before the directory is published (the audit of the bundle, its README)."""
-    guard = (guard if guard is not None else Guard()).protect_located(plan.files)
+    f = plan.files
+    guard = (guard if guard is not None else Guard()).protect(
+        f.output_dir, f.tables.values(), f.settings_file
+    )
     anon = Anonymiser(keep_titles=keep_titles)
     written: dict[str, list[str]] = {}
     dropped: Counter = Counter()
