@@ -377,8 +377,3 @@ class Filler:
         if (c(fixed), c("|" + fixed + "|")) != want:
             raise FillerError("no filler with the same token count")
         return fixed
-
-
-def title_pseudonym(kind: str, number: int) -> str:
-    """A stable pseudonym: ``Entity 12``, ``Community 3``, ``Document 1``."""
-    return f"{kind} {number}"

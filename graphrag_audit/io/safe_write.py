@@ -16,7 +16,6 @@ import shutil
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import BinaryIO
 
 from graphrag_audit.errors import IndexInputError
 
@@ -30,7 +29,7 @@ _NOT_REGULAR = (
     "not a regular file (a FIFO, device or socket): refusing to write to it (-o - writes to stdout)"
 )
 
-Data = bytes | str | Callable[[BinaryIO], None]
+Data = bytes | str | Callable[..., None]  # a function writing to a binary file
 
 
 class WriteError(IndexInputError):
@@ -38,7 +37,6 @@ class WriteError(IndexInputError):
 
 
 def is_stdout(target) -> bool:
-    """``-o -`` means stdout."""
     return target is not None and os.fspath(target) == "-"
 
 
@@ -63,13 +61,13 @@ class Guard:
     ``(st_dev, st_ino)``, each with what it is (for the message)."""
 
     def __init__(self) -> None:
-        self.dirs: dict[str | tuple[int, int], str] = {}
-        self.files: dict[str | tuple[int, int], str] = {}
+        self.dirs: dict[object, str] = {}
+        self.files: dict[object, str] = {}
         self.indexes: list[str] = []  # real index folders (an OUT may not contain one)
 
     @classmethod
     def for_index(cls, index_dir) -> Guard:
-        """The guard of the index ``index_dir`` resolves to (:func:`~graphrag_audit.io.locate.locate_index`)."""
+        """The guard of the index ``index_dir`` resolves to (as ``locate_index`` finds it)."""
         from graphrag_audit.io.locate import locate_index
         from graphrag_audit.io.remote import location_of
 
@@ -82,9 +80,11 @@ class Guard:
         """A loaded :class:`~graphrag_audit.model.index.IndexModel` (folder, tables, settings, ``.env``)."""
         from graphrag_audit.io.remote import RemoteName
 
-        if isinstance(model.output_dir, RemoteName):
-            return self.protect(None, (), getattr(model, "settings_file", None))
-        return self.protect(model.output_dir, model.files.values(), getattr(model, "settings_file", None))
+        local = not isinstance(model.output_dir, RemoteName)  # remote storage: no local file to protect
+        tables = model.files.values() if local else ()
+        return self.protect(
+            model.output_dir if local else None, tables, getattr(model, "settings_file", None)
+        )
 
     def protect_read(self, path) -> Guard:
         """A file the run reads (settings, ``.env``, a baseline, a ``--relevant`` list)."""
@@ -225,34 +225,30 @@ def append_file(target, text: str, guard: Guard | None = None) -> str | None:
 
 class DirectoryWriter:
     """Write the folder ``out_dir``: ``with DirectoryWriter(out, guard) as w: w.write_file(name,
-    data); w.commit(verify)``. A new OUT is built in a temporary folder beside it (removed when
-    the block ends without :meth:`commit`); an existing OUT (empty, or ``force``) gets each file
-    atomically, a link at a written name replaced, never followed. ``path``: where files are now."""
+    data); w.commit(verify)``. A new OUT is built in a temporary folder beside it (``path`` until
+    :meth:`commit`; removed when the block ends without it); an existing OUT (empty, or ``force``)
+    gets each file atomically, a link at a written name replaced, never followed."""
 
     def __init__(self, out_dir, guard: Guard, *, force: bool = False):
-        self.shown = os.fspath(out_dir)
-        self.guard, self.force = guard, force
-        t = self.shown.rstrip(os.sep) or os.sep
-        parent, name = os.path.split(t)
+        self.shown, self.guard, self.force = os.fspath(out_dir), guard, force
+        parent, name = os.path.split(self.shown.rstrip(os.sep) or os.sep)
         if name in ("", ".", ".."):
-            parent, name = os.path.split(os.path.realpath(t))
-        self.target = self.dir = os.path.join(parent or ".", name)
+            parent, name = os.path.split(os.path.realpath(self.shown))
         self.path = self.final_path = Path(os.path.realpath(parent or ".")) / name
-        self.tmp: str | None = None
 
     def check(self) -> bool:
         """Refuse now what entering would refuse (nothing is created); True when OUT exists."""
-        why = self.guard.refusal(self.target)
-        st = None if why else _stat(self.target)
+        why = self.guard.refusal(self.final_path)
+        st = None if why else _stat(str(self.final_path))
         if st is not None and stat.S_ISLNK(st.st_mode):
             why = "is a symbolic link: refusing to write through it (give the directory it points to)"
         elif st is not None and not stat.S_ISDIR(st.st_mode):
             why = "exists and is not a directory"
         elif st is not None:
-            inner = [i for i in self.guard.indexes if _inside(i, os.path.realpath(self.target))]
+            inner = [i for i in self.guard.indexes if _inside(i, str(self.final_path))]
             if inner:
                 why = f"refusing to write into a directory that contains the index directory {inner[0]}"
-            elif not self.force and os.listdir(self.target):
+            elif not self.force and os.listdir(self.final_path):
                 why = "exists and is not empty (use --force to write into it anyway)"
         if why:
             raise WriteError(self.shown, why)
@@ -260,23 +256,22 @@ class DirectoryWriter:
 
     def __enter__(self) -> DirectoryWriter:
         if not self.check():
-            tmp = os.path.join(os.path.dirname(self.target), _tmp_name(os.path.basename(self.target)))
+            tmp = self.final_path.parent / _tmp_name(self.final_path.name)
             try:
-                os.makedirs(os.path.dirname(self.target), exist_ok=True)
+                os.makedirs(tmp.parent, exist_ok=True)
                 os.mkdir(tmp)
             except OSError as exc:
                 raise WriteError(self.shown, f"cannot write ({exc.strerror or exc})") from None
-            self.tmp = self.dir = tmp
-            self.path = self.final_path.parent / os.path.basename(tmp)
+            self.path = tmp
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.tmp is not None and self.path != self.final_path:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+        if self.path != self.final_path:
+            shutil.rmtree(self.path, ignore_errors=True)
 
     def write_file(self, name: str, data: Data | None, link: str = "") -> None:
         """``data`` as the file ``name`` (or with ``link``: a symbolic link to it)."""
-        path, shown = os.path.join(self.dir, name), os.path.join(self.shown, name)
+        path, shown = os.path.join(self.path, name), os.path.join(self.shown, name)
         why = self.guard.refusal(path, follow=False)
         st = None if why else _stat(path)
         if why or (st is not None and stat.S_ISDIR(st.st_mode)):
@@ -287,11 +282,11 @@ class DirectoryWriter:
         """Read back (``verify(path)`` raises to refuse), then publish. Returns the final path."""
         if verify is not None:
             verify(self.path)
-        if self.tmp is not None:
-            try:
-                os.rename(self.tmp, self.target)
-            except OSError as exc:
-                taken = exc.errno in (errno.ENOTEMPTY, errno.EEXIST)
-                raise WriteError(self.shown, _TAKEN if taken else f"cannot write ({exc.strerror})") from None
+        try:
+            if self.path != self.final_path:
+                os.rename(self.path, self.final_path)
+        except OSError as exc:
+            taken = exc.errno in (errno.ENOTEMPTY, errno.EEXIST)
+            raise WriteError(self.shown, _TAKEN if taken else f"cannot write ({exc.strerror})") from None
         self.path = self.final_path
         return self.final_path
