@@ -33,7 +33,7 @@ import re
 import shutil
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -66,38 +66,26 @@ class PlanWriteError(WriteError):
 
 @dataclass
 class WriteResult:
+    """What :func:`write_plan` wrote; :meth:`to_dict` in this field order (the JSON output)."""
+
     out_dir: Path
     tables: dict[str, Path]
     copied: list[str]
+    linked: list[str]  # source entries linked (directories end in '/')
+    left_out: list[str]  # source entries neither written, copied nor linked
     reports: int
     communities: int
     max_level: int  # the largest level among written rows: the CLI needs --community-level >= this
-    notes: list[str] = field(default_factory=list)
-    left_out: list[str] = field(default_factory=list)  # source entries neither written, copied nor linked
-    linked: list[str] = field(default_factory=list)  # source entries linked (directories end in '/')
-    generation: str = ""
-    table_format: str = "parquet"
-    commands: list[dict] = field(default_factory=list)  # query_commands(): per graphrag CLI generation
-    copied_bytes: int = 0
-    linked_bytes: int = 0  # what the linked entries hold (not duplicated)
+    notes: list[str]
+    generation: str
+    table_format: str
+    commands: list[dict]  # query_commands(): per graphrag CLI generation
+    copied_bytes: int
+    linked_bytes: int  # what the linked entries hold (not duplicated)
 
     def to_dict(self) -> dict:
-        return {
-            "out_dir": str(self.out_dir),
-            "tables": {k: v.name for k, v in self.tables.items()},
-            "copied": self.copied,
-            "linked": self.linked,
-            "left_out": self.left_out,
-            "reports": self.reports,
-            "communities": self.communities,
-            "max_level": self.max_level,
-            "notes": self.notes,
-            "generation": self.generation,
-            "table_format": self.table_format,
-            "commands": self.commands,
-            "copied_bytes": self.copied_bytes,
-            "linked_bytes": self.linked_bytes,
-        }
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {**d, "out_dir": str(self.out_dir), "tables": {k: v.name for k, v in self.tables.items()}}
 
 
 def _real(p) -> Path:
@@ -422,8 +410,7 @@ def _siblings(source: Path, carried: set[str]) -> tuple[list[str], list[str]]:
                     st = entry.stat(follow_symlinks=False)
                     if stat.S_ISLNK(st.st_mode):
                         real = os.path.realpath(entry.path)
-                        inside = real.startswith(root.rstrip(os.sep) + os.sep)
-                        st = os.stat(real) if inside else st
+                        st = os.stat(real) if _inside(real, root) else st
                 except (OSError, ValueError):
                     left.append(entry.name)
                     continue
@@ -476,9 +463,9 @@ def write_plan(
 ) -> WriteResult:
     """Write the hand-off directory for the plan's ``communities`` (see the module docstring).
 
-    ``guard``: indexes to protect besides ``model``'s (the CLI passes the one it checked
-    before loading). ``verify(path)``: called on the written directory before it is published
-    (a new ``out_dir``) or while it is still locked (an existing one); it raises to refuse."""
+    ``guard``: indexes to protect besides ``model``'s (the CLI passes the one it checked before
+    loading). ``verify(path)``: called on the written directory before a new ``out_dir`` is
+    published (an existing one: after its files are written); it raises to refuse."""
     paths = _check_source(model)
     comm_path, rep_path = paths["communities"], paths["reports"]
     g = _guard(model, guard)
