@@ -186,8 +186,8 @@ def _columns(
             dropped[COL_EMBEDDING] += 1
         elif n.startswith("__index_level_"):
             dropped[COL_INDEX] += 1
-        elif n in allowed:
-            out[n] = schema.role(kind, n, keep_titles=keep_titles)
+        elif n in allowed:  # (allowed is empty without a kind)
+            out[n] = schema.role(kind or "", n, keep_titles=keep_titles)
         elif plan.include_all:
             out[n] = schema.role(kind or "", n, keep_titles=False)
             if kind:
