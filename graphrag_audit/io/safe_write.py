@@ -19,7 +19,7 @@ from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
 
-#: entries of an index folder looked at for links out of it
+#: entries of an index folder looked at for links out of it, and for another name of a hard link
 MAX_SCAN_ENTRIES = 10_000
 _FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 _TAKEN = (
@@ -124,6 +124,20 @@ class Guard:
         hit = self.dirs.get(_ident(real))
         return f"refusing to write inside {hit}" if hit else None
 
+    def _hard_link(self, path: str, follow: bool) -> str | None:
+        """The file of an index folder that ``path`` is another name of (an append would change it)."""
+        st, seen = _stat(path, follow), 0
+        if st is None or st.st_nlink < 2 or not stat.S_ISREG(st.st_mode):
+            return None
+        for root, _dirs, names in (w for d in self.indexes for w in os.walk(d)):
+            for p in (os.path.join(root, n) for n in names):
+                seen += 1
+                if seen > MAX_SCAN_ENTRIES:
+                    return None
+                if _ident(p, False) == (st.st_dev, st.st_ino):
+                    return f"{p}, a file of the index"
+        return None
+
     def refusal(self, target, follow: bool = True) -> str | None:
         """Why nothing may be written at ``target``, or None. ``follow``: judge what a link at
         the final component leads to (False for a writer that replaces the link)."""
@@ -134,7 +148,7 @@ class Guard:
             return why
         path = os.path.join(real_parent, name)
         real = os.path.realpath(path) if follow else path
-        hit = self.files.get(real) or self.files.get(_ident(real, follow))
+        hit = self.files.get(real) or self.files.get(_ident(real, follow)) or self._hard_link(real, follow)
         if hit:
             return f"refusing to write over {hit}"
         return self._in_dirs(real) if follow else None
