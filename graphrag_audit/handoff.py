@@ -1,58 +1,25 @@
-"""Hand a plan to graphrag: write a new index directory whose reports are exactly the plan.
+"""Hand a plan to graphrag: write a new index folder ``OUT_DIR`` whose reports are exactly the plan.
 
-What is written into ``OUT_DIR`` (never the source directory), for the layouts graphrag can query:
+* graphrag >= 2.0 (parquet or CSV): ``community_reports`` and ``communities`` keep the source rows
+  of the plan's communities, in source order, every column (parquet: the source's arrow schema;
+  CSV: the fields as written), with ``parent`` -1 when the parent is not written and ``children``
+  filtered to written ones; entities are copied byte for byte. Global search reads exactly these
+  three tables (``run_global_search`` in graphrag 2.x/3.x ``cli/query.py``); ``read_indexer_reports``
+  keeps a report when its community has a row at level <= N, so with ``community_level=None`` or any
+  N >= the largest written level every written report (the plan) is selected, in the same order
+  with the same weights, hence the same seed-86 shuffle, batches and map calls.
+* graphrag 1.0-1.2 (``create_final_*``, also 0.5-0.9 with integer ids): reports and communities as
+  above, and ``create_final_nodes`` keeps the rows of plan communities. ``read_indexer_reports``
+  (1.2.0 ``cli/query.py``) rolls each entity (``title``) up to its largest community, so every plan
+  community with an entity is selected; a plan that does not survive that roll-up is refused.
+* every other source entry (relationships, text units, ``lancedb/``, ...) is a symbolic link to
+  the source's (``linked``; do not run ``graphrag index`` with ``OUT_DIR`` as output); left out:
+  the other-format twin of a written table, this tool's temporary files, FIFOs, devices and links
+  out of the source. ``graphrag_audit_plan.json`` records source, budget, communities and commands.
 
-* graphrag >= 2.0, parquet or CSV tables: ``community_reports`` and ``communities`` (same
-  format as the source) hold the source rows of the plan's communities only, in source row
-  order, every column kept (parquet: with the source's arrow schema; CSV: each kept record's
-  fields as the source wrote them). Two columns are made consistent with the smaller table
-  (both tables, where present): ``parent`` becomes -1 when the parent is not in the written
-  table (always, since a frontier never holds a community together with its ancestor) and
-  ``children`` keeps only children present in the table (so it is empty). Levels,
-  ``entity_ids``, titles, sizes stay as they were. The entities table is copied byte for byte.
-  graphrag's global search reads exactly these three tables (``run_global_search`` in graphrag
-  2.x/3.x ``cli/query.py``: entities, communities, community_reports).
-* graphrag 1.0-1.2 (``create_final_*`` parquet; also 0.5-0.9 layouts with integer ids):
-  ``create_final_community_reports`` and ``create_final_communities`` filtered as above, and
-  ``create_final_nodes`` keeps only the rows whose ``community`` is a plan community;
-  ``create_final_entities`` is copied. graphrag 1.x's query (``run_global_search`` in 1.2.0
-  ``cli/query.py``) reads nodes, entities, communities and reports; ``read_indexer_reports``
-  keeps the node rows with ``level <= N``, rolls each entity (``title``) up to its largest
-  community number and keeps the reports of those communities. With only the plan's node rows
-  left, each entity's one remaining community is a plan community, so every plan community that
-  has an entity is selected, at ``community_level=None`` or any N >= the largest written level
-  (the CLI's ``--community-level``, default 2). ``read_indexer_entities`` reads the same node
-  rows, so each plan community keeps its entities and its occurrence weight. The write is read
-  back with the tool's own 1.x selector; a plan that does not survive the roll-up (an entity in
-  two plan communities, a plan community without node rows) is refused.
-* every other entry of the source output directory (relationships, text_units, covariates,
-  documents, vector stores such as ``lancedb/``, stats) is linked, not copied: a symbolic link
-  to the source entry, so local/DRIFT/basic search can still find them and nothing large is
-  duplicated (``WriteResult.linked``). Left out (``WriteResult.left_out``): the other-format
-  twin of a written table (``communities.csv`` beside a written ``communities.parquet``), this
-  tool's own temporary files and manifest, and entries that cannot be examined.
-  The links point into the source index: graphrag only reads them at query time, but do not
-  run ``graphrag index``/``update`` with ``OUT_DIR`` as output (it would write through them).
-* ``graphrag_audit_plan.json``: where the plan came from (source, budget, communities, the
-  original parent of each community, what was copied, linked and left out, the graphrag
-  commands).
-
-Why this makes graphrag >= 2.0 send exactly the plan: ``read_indexer_reports`` keeps a report
-when its level is <= N and its community has a communities row with level <= N (inner join
-on ``community`` after a no-op roll-up by title). Every written report has its community's row
-in the written communities table, so with ``community_level=None`` (Python API, no level
-filter) or any N >= the largest written level (CLI ``--community-level``), every written
-report — the plan — is selected, in the same row order, with the same occurrence weights
-(entity text units and ``entity_ids`` are unchanged), hence the same seed-86 shuffle, batches
-and map calls as planned.
-
-Refused: graphrag 0.1-0.4 generations (string community ids), an index without communities or
-reports, an ``OUT_DIR`` that is, lies inside or contains the source index directory (real paths
-and inodes, see :mod:`graphrag_audit.io.safe_write`), an ``OUT_DIR`` that is a symbolic link,
-and an existing non-empty ``OUT_DIR`` unless ``force`` (then files of the same name are
-replaced, links among them replaced rather than followed; nothing else is deleted). How the
-directory is written (a new one appears whole or not at all; concurrent runs; interruptions) is
-:class:`graphrag_audit.io.safe_write.DirectoryWriter`.
+Refused: graphrag 0.1-0.4 (string ids), an index without communities or reports, and every
+``OUT_DIR`` :class:`graphrag_audit.io.safe_write.DirectoryWriter` refuses (inside or containing
+the index, a symbolic link, non-empty without ``force``).
 """
 
 from __future__ import annotations
@@ -63,10 +30,12 @@ import io
 import json
 import os
 import re
+import shutil
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -97,45 +66,34 @@ class PlanWriteError(WriteError):
 
 @dataclass
 class WriteResult:
+    """What :func:`write_plan` wrote; :meth:`to_dict` in this field order (the JSON output)."""
+
     out_dir: Path
     tables: dict[str, Path]
     copied: list[str]
+    linked: list[str]  # source entries linked (directories end in '/')
+    left_out: list[str]  # source entries neither written, copied nor linked
     reports: int
     communities: int
     max_level: int  # the largest level among written rows: the CLI needs --community-level >= this
-    notes: list[str] = field(default_factory=list)
-    left_out: list[str] = field(default_factory=list)  # source entries neither written, copied nor linked
-    linked: list[str] = field(default_factory=list)  # source entries linked (directories end in '/')
-    generation: str = ""
-    table_format: str = "parquet"
-    commands: list[dict] = field(default_factory=list)  # query_commands(): per graphrag CLI generation
-    copied_bytes: int = 0
-    linked_bytes: int = 0  # what the linked entries hold (not duplicated)
+    notes: list[str]
+    generation: str
+    table_format: str
+    commands: list[dict]  # query_commands(): per graphrag CLI generation
+    copied_bytes: int
+    linked_bytes: int  # what the linked entries hold (not duplicated)
 
     def to_dict(self) -> dict:
-        return {
-            "out_dir": str(self.out_dir),
-            "tables": {k: v.name for k, v in self.tables.items()},
-            "copied": self.copied,
-            "linked": self.linked,
-            "left_out": self.left_out,
-            "reports": self.reports,
-            "communities": self.communities,
-            "max_level": self.max_level,
-            "notes": self.notes,
-            "generation": self.generation,
-            "table_format": self.table_format,
-            "commands": self.commands,
-            "copied_bytes": self.copied_bytes,
-            "linked_bytes": self.linked_bytes,
-        }
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {**d, "out_dir": str(self.out_dir), "tables": {k: v.name for k, v in self.tables.items()}}
 
 
-def _resolved(p: Path) -> Path:
-    try:
-        return Path(os.path.realpath(p))
-    except OSError:
-        return p.absolute()
+def _real(p) -> Path:
+    return Path(os.path.realpath(p))
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
 def _guard(model: IndexModel, guard: Guard | None) -> Guard:
@@ -154,7 +112,7 @@ def check_out_dir(model: IndexModel, out_dir: Path, force: bool = False, guard: 
         raise
     except WriteError as exc:
         raise PlanWriteError(exc.path, exc.problem) from None
-    return _resolved(Path(out_dir))
+    return _real(Path(out_dir))
 
 
 #: why --write refuses an index read in place from Azure Blob Storage or S3
@@ -298,12 +256,9 @@ def _filtered(path: Path, mask: np.ndarray | None, kept: set[int], notes: list[s
     """The parquet table's rows under ``mask`` (None: the rows whose ``community`` is in ``kept``)."""
     table = _read_parquet(path)
     if mask is None:
-        mask = _community_mask(
-            table.column_names,
-            table.column("community").to_pylist() if "community" in table.column_names else [],
-            kept,
-            path,
-        )
+        if "community" not in table.column_names:
+            raise PlanWriteError(path, "has no 'community' column")
+        mask = np.array([_as_int(v) in kept for v in table.column("community").to_pylist()], dtype=bool)
     if table.num_rows != len(mask):
         raise PlanWriteError(
             path,
@@ -340,12 +295,6 @@ def _check_rollup(nodes: pa.Table, plan: set[int], reported: set[int], path: Pat
         )
 
 
-def _community_mask(columns: list[str], values: list, kept: set[int], path: Path) -> np.ndarray:
-    if "community" not in columns:
-        raise PlanWriteError(path, "has no 'community' column")
-    return np.array([_as_int(v) in kept for v in values], dtype=bool)
-
-
 def _as_int_text(v) -> int | None:
     """A CSV field as an integer ("3", " 3", "3.0"), else None ("1_0", which int() reads as 10)."""
     t = str(v).strip()
@@ -361,16 +310,12 @@ def _as_int_text(v) -> int | None:
         return int(f) if f.is_integer() else None
 
 
-def _read_bytes(path: Path) -> bytes:
-    with _open_regular(path) as fh:
-        return fh.read()
-
-
 def _csv_filtered(path: Path, kept: set[int], expected_rows: int, notes: list[str]) -> bytes:
     """The CSV table's records whose ``community`` is in ``kept``: fields as the source wrote them,
     ``parent``/``children`` made consistent (see the module docstring), graphrag 3.x's
     ``pd.read_csv`` reads back the same values. ``expected_rows``: the kept rows the model counted."""
-    raw = _read_bytes(path)
+    with _open_regular(path) as fh:
+        raw = fh.read()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -465,8 +410,7 @@ def _siblings(source: Path, carried: set[str]) -> tuple[list[str], list[str]]:
                     st = entry.stat(follow_symlinks=False)
                     if stat.S_ISLNK(st.st_mode):
                         real = os.path.realpath(entry.path)
-                        inside = real.startswith(root.rstrip(os.sep) + os.sep)
-                        st = os.stat(real) if inside else st
+                        st = os.stat(real) if _inside(real, root) else st
                 except (OSError, ValueError):
                     left.append(entry.name)
                     continue
@@ -519,9 +463,9 @@ def write_plan(
 ) -> WriteResult:
     """Write the hand-off directory for the plan's ``communities`` (see the module docstring).
 
-    ``guard``: indexes to protect besides ``model``'s (the CLI passes the one it checked
-    before loading). ``verify(path)``: called on the written directory before it is published
-    (a new ``out_dir``) or while it is still locked (an existing one); it raises to refuse."""
+    ``guard``: indexes to protect besides ``model``'s (the CLI passes the one it checked before
+    loading). ``verify(path)``: called on the written directory before a new ``out_dir`` is
+    published (an existing one: after its files are written); it raises to refuse."""
     paths = _check_source(model)
     comm_path, rep_path = paths["communities"], paths["reports"]
     g = _guard(model, guard)
@@ -532,8 +476,8 @@ def write_plan(
     missing = plan - {int(c) for c in model.communities["community"].to_numpy()[cmask]}
     if missing:
         raise PlanWriteError(comm_path, f"plan communities without a communities row: {sorted(missing)[:8]}")
-    producers: dict[str, object] = {}
-    levels = [model.communities["level"].to_numpy()[cmask], model.reports["level"].to_numpy()[rmask]]
+    producers: dict[str, Any] = {}
+    level_parts = [model.communities["level"].to_numpy()[cmask], model.reports["level"].to_numpy()[rmask]]
     for role, path, mask in (
         ("communities", comm_path, cmask),
         ("reports", rep_path, rmask),
@@ -542,18 +486,19 @@ def write_plan(
         if path is None:
             continue
         if path.suffix == ".csv":
-            data = _csv_filtered(path, plan, int(mask.sum()), notes)
-            producers[path.name] = data
+            producers[path.name] = _csv_filtered(path, plan, 0 if mask is None else int(mask.sum()), notes)
         else:
             table = _filtered(path, mask, plan, notes, path.name)
             if role == "nodes":
                 if "level" in table.column_names:
-                    levels.append(np.array([v for v in table.column("level").to_pylist() if v is not None]))
+                    level_parts.append(
+                        np.array([v for v in table.column("level").to_pylist() if v is not None])
+                    )
                 _check_rollup(
                     table, plan, {int(c) for c in model.reports["community"].to_numpy()[rmask]}, path
                 )
             producers[path.name] = (lambda t: lambda fh: pq.write_table(t, fh))(table)
-    levels = np.concatenate([np.asarray(x, dtype=np.int64) for x in levels])
+    levels = np.concatenate([np.asarray(x, dtype=np.int64) for x in level_parts])
     max_level = int(levels.max()) if len(levels) else 0
     parents = dict(
         zip(
@@ -566,7 +511,7 @@ def write_plan(
         notes.append("the source has no entities table: graphrag's global search also reads entities")
     carried = set(producers) | {MANIFEST_NAME} | ({entities.name} if entities is not None else set())
     link_names, left_out = _siblings(model.output_dir, carried)
-    source_real = _resolved(model.output_dir)
+    source_real = _real(model.output_dir)
     copied: list[str] = []
     copied_bytes = 0
     linked: list[str] = []
@@ -577,11 +522,17 @@ def write_plan(
             for name, data in producers.items():
                 w.write_file(name, data)
             if entities is not None:
-                copied_bytes += w.copy_file(entities.name, entities, model.output_dir)
+                if not _inside(os.path.realpath(entities), str(source_real)):
+                    raise PlanWriteError(
+                        entities, "is a symbolic link out of the source index directory: refusing to copy it"
+                    )
+                with _open_regular(entities) as fh:
+                    w.write_file(entities.name, lambda out: shutil.copyfileobj(fh, out, 1 << 20))
+                    copied_bytes += os.fstat(fh.fileno()).st_size
                 copied.append(entities.name)
             for name in link_names:
                 target = os.path.join(str(source_real), name)
-                w.link(name, target)
+                w.write_file(name, None, link=target)
                 is_dir = os.path.isdir(target) and not os.path.islink(target)
                 linked.append(name + ("/" if is_dir else ""))
                 linked_bytes += _entry_size(target)
@@ -623,7 +574,7 @@ def write_plan(
         linked=linked,
         generation=model.generation.label,
         table_format=model.table_format,
-        commands=query_commands(model.generation.label, model.table_format, out, max_level),
+        commands=commands,
         copied_bytes=copied_bytes,
         linked_bytes=linked_bytes,
     )

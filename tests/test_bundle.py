@@ -424,94 +424,6 @@ def test_chunks_split_where_every_pretoken_ends():
         assert chunked == whole, repr(text)
 
 
-def _adversarial_texts(seed: int, n: int) -> list:
-    """Random text made of what decides cl100k pre-token and chunk boundaries: pipes, spaces (also
-    no-break and ideographic), tabs, newlines, apostrophes and contractions, digits, punctuation,
-    CJK, accented and capitalised words; plus nulls and empty strings."""
-    import random
-
-    alphabet = list("ab Z1 2'\t\n\r .,!|  \u00a0\u3000é中文") + [
-        "'s",
-        "'ll",
-        " '",
-        "  ",
-        "'D",
-        "'Two",
-        " |",
-        "| ",
-        "Hello",
-        " world",
-        " 123",
-        "4567",
-        " 's",
-        "\n\n",
-        " \n",
-        "--",
-        " (",
-        "):",
-        "日本語",
-        " Ünïcode",
-        "\u2003",
-        "x\u200ay",
-        "'re",
-    ]
-    rnd = random.Random(seed)
-    out: list = [None, "", " ", "|", "'"]
-    for _ in range(n):
-        out.append("".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 60))))
-    return out
-
-
-def test_column_counts_derived_from_chunks_equal_direct_counts():
-    """The bundle's column filler derives a text's cl100k count, alone and between '|', from its
-    chunks' counts: equal to a direct count of the whole text on adversarial random text."""
-    import pyarrow as pa
-
-    from graphrag_audit.bundle.batch import ColumnFiller
-    from graphrag_audit.bundle.filler import Filler
-    from graphrag_audit.graphrag.tokens import get_token_counter
-
-    count = get_token_counter("cl100k_base").count
-    texts = [t for t in _adversarial_texts(11, 3000) if t is not None]
-    derived = ColumnFiller(Filler()).counts(pa.array(texts))
-    direct = [(count(t), count("|" + t + "|")) for t in texts]
-    assert len(derived) == len(direct)
-    for t, d, e in zip(texts, derived, direct):
-        assert d == e, repr(t)
-
-
-def test_column_filler_equals_the_filler_value_by_value():
-    """The column filler (arrow cuts, counts from chunks) gives exactly Filler.text for every value,
-    nulls stay null, and the filler keeps the original's count alone and between '|'."""
-    import pyarrow as pa
-
-    from graphrag_audit.bundle.batch import ColumnFiller
-    from graphrag_audit.bundle.filler import Filler
-    from graphrag_audit.graphrag.tokens import get_token_counter
-
-    count = get_token_counter("cl100k_base").count
-    texts = _adversarial_texts(12, 2000)
-    texts += [" ".join(texts[i : i + 20][1:]) for i in range(0, 400, 20)]  # longer texts, many chunks
-    one = Filler()
-    want = [one.text(t) if t else t for t in texts]
-    for typ in (pa.string(), pa.large_string()):
-        got = ColumnFiller(Filler()).array(pa.array(texts, type=typ))
-        assert got.type == typ
-        assert got.to_pylist() == want
-    for t, f in zip(texts, want):
-        if t:
-            assert count(f) == count(t), repr(t)
-            assert count("|" + f + "|") == count("|" + t + "|") or regex.match("'", t), repr(t)
-
-
-def test_chunk_whitespace_is_the_regex_modules():
-    """The column cut's whitespace (``WHITESPACE``) is exactly what the regex module's \\s matches."""
-    from graphrag_audit.bundle.batch import WHITESPACE
-
-    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
-    assert sorted(ord(c) for c in regex.findall(r"\s", everything)) == sorted(WHITESPACE)
-
-
 def _by_value(v, fn):
     if v is None:
         return None
@@ -524,141 +436,16 @@ def _by_value(v, fn):
     return v
 
 
-def test_nested_text_columns_are_filled_like_value_by_value():
-    """Lists and structs of text (report findings) get the same filler through arrow as through
-    the value-by-value path, with nulls at every depth kept."""
-    import pyarrow as pa
-
-    from graphrag_audit.bundle.batch import ColumnFiller, fill_nested
-    from graphrag_audit.bundle.filler import Filler
-
-    t = pa.list_(pa.struct([("explanation", pa.string()), ("summary", pa.large_string())]))
-    rows = [
-        None,
-        [],
-        [None],
-        [{"explanation": "It's 12 o'clock | now", "summary": None}],
-        [
-            {"explanation": "", "summary": "Hello  world\n\n- item"},
-            {"explanation": None, "summary": "中文 ok"},
-        ],
-    ]
-    arr = pa.array(rows, type=t)
-    filler = Filler()
-    want = [_by_value(v, filler.text) for v in rows]
-    got = fill_nested(ColumnFiller(Filler()), arr)
-    assert got.type == t and got.to_pylist() == want
-
-
-def test_column_filler_shares_first_chunks_like_the_filler():
-    """The column filler fills a value's first chunk once per distinct first chunk (from the chunk
-    alone, not from the whole value): the same as Filler.text on values that share first chunks
-    and differ after them (quotes read as contractions, pipes, digits, whitespace of several kinds,
-    a value that is only its first chunk, CJK runs without spaces), and entity names are handed
-    the same pseudonyms by the distinct-name path as value by value."""
-    import random
-
-    import pyarrow as pa
-
-    from graphrag_audit.bundle.anonymise import Anonymiser
-    from graphrag_audit.bundle.batch import ColumnFiller
-    from graphrag_audit.bundle.filler import Filler
-
-    firsts = [
-        "'Two",
-        "'s",
-        "'DEPENDENCE",
-        "Hello",
-        "(A",
-        "|x",
-        "12345",
-        "中文字",
-        "--",
-        "a",
-        "I",
-        "'",
-        "ab'll",
-        "\u00a0x",
-        "\tTab",
-        "x\u3000y",
-        "Ü",
-    ]
-    tails = [
-        "",
-        " world",
-        "  two  spaces",
-        " 'quoted' text",
-        " | pipe",
-        " 12 34",
-        "\n\nnew para",
-        " 中文 ok",
-        " \u00a0nbsp",
-        " end ",
-        " x\u200ay z",
-    ]
-    rnd = random.Random(3)
-    texts = [
-        f + "".join(rnd.choice(tails) for _ in range(rnd.randint(0, 4))) for f in firsts for _ in range(12)
-    ]
-    texts += ["", None] + firsts
-    want = [Filler().text(t) if t else t for t in texts]
-    got = ColumnFiller(Filler()).array(pa.array(texts, type=pa.large_string()))
-    assert got.to_pylist() == want
-    names = pa.array(["b", None, "a", "", "b", "c", "a", None], type=pa.string())
-    one, two = Anonymiser(), Anonymiser()
-    table = pa.table({"title": names})
-    new = one.arrow_table("entities", table, {"title": "entity"})
-    assert new.column("title").to_pylist() == [_by_value(v, two.entity) for v in names.to_pylist()]
-    assert new.schema == table.schema and one.names == two.names
-
-
-def test_column_cuts_are_where_the_filler_splits():
-    """The column filler's cuts, found in the UTF-8 bytes, are exactly the places where
-    ``filler._CHUNK`` (the regex module) splits, on adversarial text (every whitespace character
-    next to spaces, multi-byte characters, empty values, a sliced array, both string types)."""
-    import random
-
-    import pyarrow as pa
-
-    from graphrag_audit.bundle.batch import WHITESPACE, ColumnFiller
-    from graphrag_audit.bundle.filler import _CHUNK, Filler
-
-    pieces = [chr(c) for c in WHITESPACE] + [
-        "a",
-        "中",
-        "é",
-        "\U0001f600",
-        "|",
-        "'s",
-        "1",
-        "  ",
-        " x",
-        "\u200b",
-    ]
-    rnd = random.Random(5)
-    texts = ["", " ", "a b", " a", "a ", "a  b"] + [
-        "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 25))) for _ in range(4000)
-    ]
-    columns = ColumnFiller(Filler())
-    for typ in (pa.string(), pa.large_string()):
-        for arr in (pa.array(texts, type=typ), pa.array(["pad x"] + texts, type=typ).slice(1)):
-            chunks, at, offsets = columns._cut(arr)
-            got = [[chunks[k] for k in at[offsets[i] : offsets[i + 1]]] for i in range(len(texts))]
-            assert got == [_CHUNK.split(t) for t in texts]
-
-
 def test_filler_keeps_no_symbol_tag_or_format_character():
     """Text in circled letters, Unicode tag characters (U+E0000 block), emoji, bidi controls and
     digits of other scripts never passes the filler unchanged: the filler holds none of those
     characters (only ASCII, Unicode punctuation, separators and its own zeros), and keeps the
-    text's cl100k count alone and between '|'; the column filler gives the same strings."""
+    text's cl100k count alone and between '|'."""
     import random
     import unicodedata
 
-    import pyarrow as pa
     from test_bundle_leaks import _numerals
 
-    from graphrag_audit.bundle.batch import ColumnFiller
     from graphrag_audit.bundle.filler import Filler
     from graphrag_audit.graphrag.tokens import get_token_counter
 
@@ -701,4 +488,3 @@ def test_filler_keeps_no_symbol_tag_or_format_character():
         assert "ⓈⒺⒸⓇⒺⓉ" not in f and tags not in f and "Ⓐ" not in f
         assert count(f) == count(t), repr(t)
         assert count("|" + f + "|") == count("|" + t + "|") or "|" in t or t.startswith("'"), repr(t)
-    assert ColumnFiller(Filler()).array(pa.array(texts)).to_pylist() == want

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from graphrag_audit.bundle import schema
-from graphrag_audit.bundle.batch import ColumnFiller
 from graphrag_audit.bundle.filler import Filler
 
 #: what an ``id`` string may be to stay as it is: a UUID, a number (int, float, nan, inf), an ISO
@@ -62,9 +61,6 @@ class Anonymiser:
     names: dict[str, str] = field(default_factory=dict)
     entities: int = 0
     ids: int = 0
-
-    def __post_init__(self):
-        self.columns = ColumnFiller(self.filler)
 
     # -- per value -----------------------------------------------------------------------------
     def entity(self, name: str) -> str:
@@ -108,19 +104,13 @@ class Anonymiser:
             leaf = self._leaf(role, values)
         else:
             leaf = self._leaf(role, [])
-        if role == "text":
 
-            def strings(arr: pa.Array) -> pa.Array:
-                return self.columns.array(arr.cast(pa.large_string()))
-        else:
-
-            def strings(arr: pa.Array) -> pa.Array:
-                arr = arr.cast(pa.large_string())
-                enc = arr.dictionary_encode()
-                mapped = pa.array(
-                    [leaf(v) if v else v for v in enc.dictionary.to_pylist()], type=pa.large_string()
-                )
-                return mapped.take(enc.indices)
+        def strings(arr: pa.Array) -> pa.Array:
+            enc = arr.cast(pa.large_string()).dictionary_encode()
+            mapped = pa.array(
+                [leaf(v) if v else v for v in enc.dictionary.to_pylist()], type=pa.large_string()
+            )
+            return mapped.take(enc.indices)
 
         chunks = [_rebuild(c, strings) for c in column.chunks]
         if not chunks:

@@ -186,8 +186,8 @@ def _columns(
             dropped[COL_EMBEDDING] += 1
         elif n.startswith("__index_level_"):
             dropped[COL_INDEX] += 1
-        elif n in allowed:
-            out[n] = schema.role(kind, n, keep_titles=keep_titles)
+        elif n in allowed:  # (allowed is empty without a kind)
+            out[n] = schema.role(kind or "", n, keep_titles=keep_titles)
         elif plan.include_all:
             out[n] = schema.role(kind or "", n, keep_titles=False)
             if kind:
@@ -217,7 +217,10 @@ def write_bundle(
 ) -> BundleResult:
     """Write the bundle to ``out``. ``extra(path, result)`` returns more files (name -> bytes) to
     write before the directory is published (the audit of the bundle, its README)."""
-    guard = (guard if guard is not None else Guard()).protect_located(plan.files)
+    f = plan.files
+    guard = (guard if guard is not None else Guard()).protect(
+        f.output_dir, f.tables.values(), f.settings_file
+    )
     anon = Anonymiser(keep_titles=keep_titles)
     written: dict[str, list[str]] = {}
     dropped: Counter = Counter()

@@ -156,9 +156,9 @@ class Filler:
         n = c(lead + letters)
         start = len(letters) % len(self.words)
         if lead and unsafe(lead):
-            out = self._runs[key] = self._unsafe_lead(lead, letters, n, start, first)
-            return out
-        out = None
+            safe = self._runs[key] = self._unsafe_lead(lead, letters, n, start, first)
+            return safe
+        out: str | None = None
         firsts = self.firsts
         if first and lead != " ":
             # the field's first run also sits after a '|' in a row: there no lead joins it (''), or
@@ -367,18 +367,13 @@ class Filler:
                     need -= take
                 if not need:
                     break
-        fixed, at = [], 0
+        parts, at = [], 0
         for m, ws in zip(runs, pieces):
-            fixed.append(out[at : m.start()])
-            fixed.append(" ".join(ws))
+            parts.append(out[at : m.start()])
+            parts.append(" ".join(ws))
             at = m.end()
-        fixed.append(out[at:])
-        fixed = "".join(fixed)
+        parts.append(out[at:])
+        fixed = "".join(parts)
         if (c(fixed), c("|" + fixed + "|")) != want:
             raise FillerError("no filler with the same token count")
         return fixed
-
-
-def title_pseudonym(kind: str, number: int) -> str:
-    """A stable pseudonym: ``Entity 12``, ``Community 3``, ``Document 1``."""
-    return f"{kind} {number}"

@@ -6,7 +6,7 @@ of another schema major version (its fields may mean something else)."""
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.bounded import loads_json, read_bytes
@@ -20,7 +20,7 @@ def _major(version: str) -> str:
     return str(version).split(".", 1)[0]
 
 
-def read_baseline(path: str | os.PathLike) -> dict:
+def read_baseline(path: str | Path) -> dict:
     """The baseline document; raises :class:`IndexInputError` (path, one-line problem)."""
     try:
         raw = read_bytes(path, "baseline")

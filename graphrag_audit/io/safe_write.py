@@ -1,75 +1,35 @@
-"""Every file graphrag-audit writes goes through this module.
-
-The tool reads indexes and must never damage one, whatever the paths, symbolic links, hard
-links, settings indirection or concurrent runs around it. Three writers:
-
-* :func:`write_file` (``-o FILE`` of every command): the data goes to a temporary file in the
-  target's directory, is flushed and fsynced, and is renamed over the target. An interrupted run
-  (SIGINT, SIGKILL, a full disk) leaves the old file or the new one, never a half-written one;
-  a SIGKILL can leave the temporary file ``.NAME.graphrag-audit-XXXXXXXXXXXX.tmp`` beside it.
-  Only regular files are written: a target that is a symbolic link, a directory, a FIFO, a
-  device or a socket is refused (the link is not followed and not replaced: name the file it
-  points to; ``-o -`` writes to stdout).
-* :func:`append_file` (``$GITHUB_STEP_SUMMARY``): appending cannot be atomic by rename, so it
-  appends (``O_APPEND``) only to a regular file that is not a symbolic link; anything else (a
-  FIFO, a device, a link, a missing directory) is skipped with a warning, without opening a
-  FIFO or device.
-* :class:`DirectoryWriter` (``plan --write OUT``): a new ``OUT`` is built in a fresh temporary
-  directory beside it, read back, and renamed into place (so ``OUT`` appears complete or not
-  at all; of two concurrent runs exactly one succeeds, the other finds ``OUT`` taken). An existing
-  ``OUT`` (empty, or non-empty with ``--force``) is locked (``flock`` on the directory, never
-  waited for: a second run exits 2), each file is written atomically, and it is read back under
-  the lock. ``OUT`` itself must not be a symbolic link; names inside it that are symbolic links
-  are replaced, never written through. Copies read regular files only, opened without
-  following a final link, inside the source directory, up to :data:`MAX_COPY_BYTES`.
-
-All three first ask a :class:`Guard`: the real directory of every index read (as graphrag-audit
-resolved it, through ``settings.yaml`` and ``output`` links), every table file read, and what
-the index directory's entries link to. A write is refused when its directory is, or lies inside,
-such a directory (checked on the open directory by walking ``..`` and comparing
-``(st_dev, st_ino)``, so links, bind mounts and ``..`` games cannot hide it, and again by real
-path), or when its target is such a table (same real path, same directory entry, or same inode:
-a hard link). The guard is checked before anything is written and again just before the final
-rename. Every refusal or failure is a :class:`WriteError`: one line naming the target (exit 2).
+"""Every file graphrag-audit writes. A file goes to a temporary file beside it (left only by a
+SIGKILL) renamed over it: old or new, never half-written; only a regular file is replaced. A new
+folder is built beside its place and renamed into it. A :class:`Guard` refuses first a write
+inside an index folder the run read (real path, or inode up the tree: a bind mount) or a folder
+it links to, or over a table or a file the run read (real path or inode: a hard link). Every
+refusal or failure is a :class:`WriteError`: one line naming the target (exit 2).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
+import shutil
 import stat
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from graphrag_audit.errors import IndexInputError
 
-__all__ = [
-    "MAX_COPY_BYTES",
-    "DirectoryWriter",
-    "Guard",
-    "WriteError",
-    "append_file",
-    "is_stdout",
-    "write_file",
-]
-
-#: the largest file :meth:`DirectoryWriter.copy_file` copies (a bound against endless or giant inputs)
-MAX_COPY_BYTES = 16 * 1024**3
-#: entries of an index directory looked at for links out of it and hard links
+#: entries of an index folder looked at for links out of it, and for another name of a hard link
 MAX_SCAN_ENTRIES = 10_000
-_MAX_DEPTH = 4096
+_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+_TAKEN = (
+    "exists and is not empty: another run wrote it while this one was writing (nothing of this run was kept)"
+)
+_NOT_REGULAR = (
+    "not a regular file (a FIFO, device or socket): refusing to write to it (-o - writes to stdout)"
+)
 
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)  # POSIX
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_NOCTTY = getattr(os, "O_NOCTTY", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-Data = bytes | str | Callable[[BinaryIO], None]
-Key = tuple  # (st_dev, st_ino)
+Data = bytes | str | Callable[..., None]  # a function writing to a binary file
 
 
 class WriteError(IndexInputError):
@@ -77,822 +37,270 @@ class WriteError(IndexInputError):
 
 
 def is_stdout(target) -> bool:
-    """``-o -`` means stdout."""
     return target is not None and os.fspath(target) == "-"
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
-
-
-def _key(st: os.stat_result) -> Key:
-    return (st.st_dev, st.st_ino)
 
 
 def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
-def _fd_chain(dfd: int) -> list[Key]:
-    """(st_dev, st_ino) of the directory open at ``dfd`` and of every directory above it, found by
-    opening ``..`` from the descriptor (no path is looked up, so no link can redirect it)."""
-    keys: list[Key] = []
-    cur = os.dup(dfd)
+def _stat(path: str, follow: bool = False) -> os.stat_result | None:
     try:
-        for _ in range(_MAX_DEPTH):
-            k = _key(os.fstat(cur))
-            if keys and keys[-1] == k:  # '..' of the root is the root
-                break
-            keys.append(k)
-            try:
-                nxt = os.open("..", _DIR_FLAGS, dir_fd=cur)
-            except OSError:  # an ancestor we may not search: the path check still applies
-                break
-            os.close(cur)
-            cur = nxt
-    finally:
-        os.close(cur)
-    return keys
-
-
-def _fd_path(dfd: int, fallback: str | None) -> str | None:
-    """The real path of an open directory (Linux /proc), else ``fallback`` resolved."""
-    try:
-        p = os.readlink(f"/proc/self/fd/{dfd}")
-        if p.startswith(os.sep) and not p.endswith(" (deleted)"):
-            return p
+        return os.stat(path, follow_symlinks=follow)
     except OSError:
-        pass
-    return os.path.realpath(fallback) if fallback is not None else None
+        return None
 
 
-def _fsync_dir(dfd: int) -> None:
-    try:
-        os.fsync(dfd)
-    except OSError:  # some file systems cannot fsync a directory; the rename is done either way
-        pass
+def _ident(path: str, follow: bool = True) -> tuple[int, int] | None:
+    st = _stat(path, follow)
+    return None if st is None else (st.st_dev, st.st_ino)
 
 
 class Guard:
-    """What no write may touch: the real directory of every index read and everything under it
-    (hard links to its files included), every table file read (wherever its links lead), what
-    the index directory's entries link to (except links up to a directory that contains the
-    index), and every other file the run reads (settings, ``.env``, baseline, ``--relevant``
-    list: :meth:`protect_read`). It is the run's record of what it read, passed to every writer."""
+    """What no write may touch: the folders and files the run read, by real path and by
+    ``(st_dev, st_ino)``, each with what it is (for the message)."""
 
     def __init__(self) -> None:
-        self.dirs: dict[Key, str] = {}  # protected directory (dev, ino) -> what it is (for messages)
-        self.dir_paths: dict[str, str] = {}  # real path -> what it is
-        self.files: dict[Key, str] = {}  # protected file (dev, ino) -> "its real path, what it is"
-        self.file_paths: dict[str, str] = {}  # real path -> the same
-        self.entries: dict[tuple[Key, str], str] = {}  # (parent dir (dev, ino), name) -> the same
-        self.ancestors: dict[Key, str] = {}  # directories containing an index -> that index
-        self.unscanned: str | None = None  # an index folder too large to look at every file of
+        self.dirs: dict[object, str] = {}
+        self.files: dict[object, str] = {}
+        self.indexes: list[str] = []  # real index folders (an OUT may not contain one)
 
-    # ---- what is protected ------------------------------------------------------------
     @classmethod
     def for_index(cls, index_dir) -> Guard:
-        """The guard of the index ``index_dir`` resolves to (project root, settings.yaml,
-        ``output`` links: as :func:`graphrag_audit.io.locate.locate_index` resolves it).
-        Raises :class:`IndexInputError` when no index is there."""
+        """The guard of the index ``index_dir`` resolves to (as ``locate_index`` finds it)."""
         from graphrag_audit.io.locate import locate_index
         from graphrag_audit.io.remote import location_of
 
-        if location_of(index_dir) is not None:  # in Azure Blob Storage or S3: no local file to protect
+        if location_of(index_dir) is not None:  # remote storage: no local file to protect
             return cls()
-        return cls().protect_located(locate_index(index_dir))
-
-    def protect_located(self, files) -> Guard:
-        """Add a located index (:class:`~graphrag_audit.io.locate.IndexFiles`): its directory and
-        tables, and the settings file and ``.env`` read to find it."""
-        self.protect(files.output_dir, files.tables.values())
-        if files.settings_file is not None:
-            self.protect_read(files.settings_file).protect_read(files.settings_file.parent / ".env")
-        return self
-
-    def protect_read(self, path) -> Guard:
-        """Add a file the run reads (settings, ``.env``, a baseline, a ``--relevant`` list): no write
-        may replace or append to it, by any name (resolved path, directory entry or inode)."""
-        if path is not None:
-            real = os.path.realpath(path)
-            self._protect_file(real, f"{real}, a file this run reads")
-        return self
+        files = locate_index(index_dir)
+        return cls().protect(files.output_dir, files.tables.values(), files.settings_file)
 
     def protect_model(self, model) -> Guard:
-        """Add a loaded :class:`~graphrag_audit.model.index.IndexModel` (its directory and table
-        files, and the settings file and ``.env`` followed to it)."""
+        """A loaded :class:`~graphrag_audit.model.index.IndexModel` (folder, tables, settings, ``.env``)."""
         from graphrag_audit.io.remote import RemoteName
 
-        settings = getattr(model, "settings_file", None)
-        if settings is not None:
-            self.protect_read(settings).protect_read(Path(settings).parent / ".env")
-        if isinstance(model.output_dir, RemoteName):  # read in place from remote storage
-            return self
-        return self.protect(model.output_dir, model.files.values())
+        local = not isinstance(model.output_dir, RemoteName)  # remote storage: no local file to protect
+        tables = model.files.values() if local else ()
+        return self.protect(
+            model.output_dir if local else None, tables, getattr(model, "settings_file", None)
+        )
 
-    def protect(self, output_dir, tables: Iterable = ()) -> Guard:
-        real = os.path.realpath(output_dir)
-        self._protect_dir(real, index=True)
-        for t in tables:
-            self._protect_file(os.path.realpath(t))
-        try:
-            with os.scandir(real) as it:
-                for i, entry in enumerate(it):
-                    if i >= MAX_SCAN_ENTRIES:
-                        break
-                    try:
-                        if entry.is_symlink():
-                            target = os.path.realpath(entry.path)
-                            if os.path.isdir(target):
-                                if not _inside(real, target):  # a link up the tree is not the index
-                                    self._protect_dir(target, index=False)
-                            else:
-                                self._protect_file(target)
-                    except (OSError, ValueError):
-                        continue
-        except OSError:
-            pass
-        self._hard_links(real)
+    def protect_read(self, path) -> Guard:
+        """A file the run reads (settings, ``.env``, a baseline, a ``--relevant`` list)."""
+        if path is not None:
+            real = os.path.realpath(path)
+            _add(self.files, real, f"{real}, a file this run reads")
         return self
 
-    def _hard_links(self, real: str) -> None:
-        """Every file under the index folder with another name somewhere (``st_nlink > 1``): a
-        write there would change the index through that name. Links are not followed."""
-        seen, stack = 0, [real]
-        while stack:
-            try:
-                with os.scandir(stack.pop()) as it:
-                    for entry in it:
-                        seen += 1
-                        if seen > MAX_SCAN_ENTRIES:
-                            self.unscanned = real
-                            return
-                        try:
-                            if entry.is_dir(follow_symlinks=False):
-                                stack.append(entry.path)
-                            elif entry.is_file(follow_symlinks=False):
-                                st = entry.stat(follow_symlinks=False)
-                                if st.st_nlink > 1:
-                                    self.files.setdefault(_key(st), f"{entry.path}, a file of the index")
-                        except OSError:
-                            continue
-            except OSError:
-                continue
-
-    def _protect_dir(self, real: str, index: bool) -> None:
-        what = f"the index directory {real}" if index else f"{real}, a folder the index directory links to"
-        if index or real not in self.dir_paths:
-            self.dir_paths[real] = what
-        try:
-            key = _key(os.stat(real))
-            if index or key not in self.dirs:
-                self.dirs[key] = what
-        except OSError:
-            return
-        if index:
-            p = real
-            while True:
-                parent = os.path.dirname(p)
-                if parent == p:
+    def protect(self, output_dir, tables: Iterable = (), settings=None) -> Guard:
+        """An index folder, its tables, what its entries link to (not a folder holding the index),
+        and the settings file (with its ``.env``) read to find it."""
+        if settings is not None:
+            self.protect_read(settings).protect_read(Path(settings).parent / ".env")
+        if output_dir is None:
+            return self
+        real = os.path.realpath(output_dir)
+        self.indexes.append(real)
+        _add(self.dirs, real, f"the index directory {real}", replace=True)
+        for t in tables:
+            _add(self.files, os.path.realpath(t), f"{os.path.realpath(t)}, a file of the index")
+        with contextlib.suppress(OSError), os.scandir(real) as it:
+            for i, entry in enumerate(it):
+                if i >= MAX_SCAN_ENTRIES:
                     break
-                p = parent
-                try:
-                    self.ancestors.setdefault(_key(os.stat(p)), real)
-                except OSError:
-                    pass
+                if entry.is_symlink():
+                    to = os.path.realpath(entry.path)
+                    if not os.path.isdir(to):
+                        _add(self.files, to, f"{to}, a file of the index")
+                    elif not _inside(real, to):
+                        _add(self.dirs, to, f"{to}, a folder the index directory links to")
+        return self
 
-    def _protect_file(self, real: str, what: str | None = None) -> None:
-        what = what or f"{real}, a file of the index"
-        self.file_paths.setdefault(real, what)
-        try:
-            st = os.stat(real)
-            parent = os.stat(os.path.dirname(real) or os.sep)
-        except OSError:
-            return
-        self.files.setdefault(_key(st), what)
-        self.entries.setdefault((_key(parent), os.path.basename(real)), what)
+    def _in_dirs(self, real: str) -> str | None:
+        """By inode, from ``real`` up the tree (so a bind mount of a protected folder is found too)."""
+        while self.dirs.get(_ident(real)) is None and os.path.dirname(real) != real:
+            real = os.path.dirname(real)
+        hit = self.dirs.get(_ident(real))
+        return f"refusing to write inside {hit}" if hit else None
 
-    # ---- checks -----------------------------------------------------------------------
-    def dir_refusal(self, dfd: int, path: str | None = None) -> str | None:
-        """Why nothing may be written into the directory open at ``dfd``, or None."""
-        for k in _fd_chain(dfd):
-            if k in self.dirs:
-                return f"refusing to write inside {self.dirs[k]}"
-        real = _fd_path(dfd, path)
-        if real is not None:
-            for d in sorted(self.dir_paths):
-                if _inside(real, d):
-                    return f"refusing to write inside {self.dir_paths[d]}"
+    def _hard_link(self, path: str, follow: bool) -> str | None:
+        """The file of an index folder that ``path`` is another name of (an append would change it)."""
+        st, seen = _stat(path, follow), 0
+        if st is None or st.st_nlink < 2 or not stat.S_ISREG(st.st_mode):
+            return None
+        for root, _dirs, names in (w for d in self.indexes for w in os.walk(d)):
+            for p in (os.path.join(root, n) for n in names):
+                seen += 1
+                if seen > MAX_SCAN_ENTRIES:
+                    return None
+                if _ident(p, False) == (st.st_dev, st.st_ino):
+                    return f"{p}, a file of the index"
         return None
 
-    def path_refusal(self, path: str) -> str | None:
-        """The path-only check, for a folder that cannot be opened (it may not exist or not be a
-        folder: nothing can be written there, but a path into the index is still named as such)."""
-        real = os.path.realpath(path)
-        for d in sorted(self.dir_paths):
-            if _inside(real, d):
-                return f"refusing to write inside {self.dir_paths[d]}"
-        for f in sorted(self.file_paths):
-            if _inside(real, f):
-                return f"refusing to write over {self.file_paths[f]}"
-        return None
-
-    def entry_refusal(
-        self, dfd: int, name: str, st: os.stat_result | None, path: str | None = None
-    ) -> str | None:
-        """Why the name ``name`` in the directory open at ``dfd`` (existing as ``st``) may not be written."""
-        hit = self.entries.get((_key(os.fstat(dfd)), name))
-        if hit is None and st is not None and stat.S_ISREG(st.st_mode):
-            hit = self.files.get(_key(st))
-            if hit is None and st.st_nlink > 1 and self.unscanned:
-                return (
-                    f"refusing to write over a file with several names: {self.unscanned} has too many files "
-                    f"to tell whether one of them is this file"
-                )
-        if hit is None:
-            real = _fd_path(dfd, path)
-            if real is not None:
-                hit = self.file_paths.get(os.path.join(real, name))
-        if hit is not None:
+    def refusal(self, target, follow: bool = True) -> str | None:
+        """Why nothing may be written at ``target``, or None. ``follow``: judge what a link at
+        the final component leads to (False for a writer that replaces the link)."""
+        parent, name = os.path.split(os.fspath(target))
+        real_parent = os.path.realpath(parent or ".")
+        why = self._in_dirs(real_parent)
+        if why or not name:
+            return why
+        path = os.path.join(real_parent, name)
+        real = os.path.realpath(path) if follow else path
+        hit = self.files.get(real) or self.files.get(_ident(real, follow)) or self._hard_link(real, follow)
+        if hit:
             return f"refusing to write over {hit}"
-        return None
-
-    def contains_refusal(self, dfd: int) -> str | None:
-        """Why the directory open at ``dfd`` may not be written as a whole (it holds an index)."""
-        k = _key(os.fstat(dfd))
-        if k in self.ancestors:
-            return f"refusing to write into a directory that contains the index directory {self.ancestors[k]}"
-        return None
-
-    # ---- one file target --------------------------------------------------------------
-    def open_target(self, target) -> _Place:
-        """Check a file target and hold its directory open (the caller closes ``place.dfd``)."""
-        t = os.fspath(target)
-        parent, name = os.path.split(t)
-        if not name or name in (".", ".."):
-            self._refuse_directory(t, t)
-        try:
-            dfd = os.open(parent or ".", _DIR_FLAGS)
-        except OSError as exc:
-            raise WriteError(
-                t, self.path_refusal(parent or ".") or f"cannot write ({_reason(exc)})"
-            ) from None
-        try:
-            why = self.dir_refusal(dfd, parent or ".")
-            if why:
-                raise WriteError(t, why)
-            try:
-                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-            except FileNotFoundError:
-                st = None
-            except OSError as exc:
-                raise WriteError(t, f"cannot write ({_reason(exc)})") from None
-            if st is not None:
-                if stat.S_ISLNK(st.st_mode):
-                    why = self._link_refusal(dfd, name)
-                    raise WriteError(
-                        t,
-                        why
-                        or "is a symbolic link: refusing to write through it (name the file it points to)",
-                    )
-                if stat.S_ISDIR(st.st_mode):
-                    self._refuse_directory(t, name, dfd)
-                if not stat.S_ISREG(st.st_mode):
-                    raise WriteError(
-                        t,
-                        "not a regular file (a FIFO, device or socket): refusing to write "
-                        "to it (-o - writes to stdout)",
-                    )
-            why = self.entry_refusal(dfd, name, st, parent or ".")
-            if why:
-                raise WriteError(t, why)
-            return _Place(dfd, name, t, st)
-        except BaseException:
-            os.close(dfd)
-            raise
-
-    def _link_refusal(self, dfd: int, name: str) -> str | None:
-        """A link that leads into the index gets the index message (clearer than 'a link')."""
-        try:
-            sub = os.open(name, _DIR_FLAGS, dir_fd=dfd)
-        except OSError:
-            try:
-                st = os.stat(name, dir_fd=dfd)
-            except OSError:
-                return None
-            hit = self.files.get(_key(st))
-            return f"refusing to write over {hit}" if hit else None
-        try:
-            return self.dir_refusal(sub)
-        finally:
-            os.close(sub)
-
-    def _refuse_directory(self, shown: str, name: str, dfd: int | None = None):
-        try:
-            sub = (
-                os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=dfd)
-                if dfd is not None
-                else os.open(name, _DIR_FLAGS)
-            )
-        except OSError as exc:
-            if exc.errno == errno.ENOTDIR:
-                raise WriteError(shown, "not a file name") from None
-            raise WriteError(shown, f"cannot write ({_reason(exc)})") from None
-        try:
-            why = self.dir_refusal(sub)
-        finally:
-            os.close(sub)
-        raise WriteError(shown, why or "is a directory")
+        return self._in_dirs(real) if follow else None
 
 
-@dataclass
-class _Place:
-    dfd: int  # the target's directory, held open
-    name: str
-    shown: str  # the target as given, for messages
-    existing: os.stat_result | None
+def _add(into: dict, real: str, what: str, replace: bool = False) -> None:
+    for k in (real, _ident(real)):
+        if k is not None and (replace or k not in into):
+            into[k] = what
 
 
-def _tmp_name(name: str) -> bytes:
-    return b"." + os.fsencode(name)[:96] + b".graphrag-audit-" + secrets.token_hex(6).encode() + b".tmp"
+def _tmp_name(name: str) -> str:
+    return f".{os.fsdecode(os.fsencode(name)[:96])}.graphrag-audit-{secrets.token_hex(6)}"
 
 
-def _write_at(place: _Place, data: Data, guard: Guard) -> None:
-    """Write ``data`` to a temporary file in ``place.dfd``, fsync it, re-check, rename it over
-    ``place.name``. On any failure the temporary file is removed and the target is untouched."""
-    tmp = _tmp_name(place.name)
-    fd = None
-    created = False
+def _replace(path: str, data: Data | None, shown: str, old: os.stat_result | None, link: str = "") -> None:
+    """``data`` (or the symbolic link to ``link``) made beside ``path`` and renamed over it."""
+    tmp = os.path.join(os.path.dirname(path), _tmp_name(os.path.basename(path)) + ".tmp")
     try:
-        fd = os.open(
-            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666, dir_fd=place.dfd
-        )
-        created = True
-        if place.existing is not None:
-            os.fchmod(fd, stat.S_IMODE(place.existing.st_mode))
-        with open(fd, "wb", closefd=False) as fh:
-            if callable(data):
-                data(fh)
-            else:
-                fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.fsync(fd)
-        os.close(fd)
-        fd = None
-        try:  # the checks again, just before the target changes
-            now = os.stat(place.name, dir_fd=place.dfd, follow_symlinks=False)
-        except FileNotFoundError:
-            now = None
-        why = guard.dir_refusal(place.dfd) or guard.entry_refusal(place.dfd, place.name, now)
-        if why:
-            raise WriteError(place.shown, why)
-        if now is not None and stat.S_ISDIR(now.st_mode):
-            raise WriteError(place.shown, "is a directory")
-        os.replace(tmp, os.fsencode(place.name), src_dir_fd=place.dfd, dst_dir_fd=place.dfd)
-        created = False
-        _fsync_dir(place.dfd)
+        if link:
+            os.symlink(link, tmp)
+        else:
+            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FLAGS, 0o666), "wb") as fh:
+                if old is not None:
+                    os.fchmod(fh.fileno(), stat.S_IMODE(old.st_mode))
+                if callable(data):
+                    data(fh)
+                else:
+                    fh.write(data.encode("utf-8") if isinstance(data, str) else data or b"")
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
     except BaseException as exc:
-        if fd is not None:
-            os.close(fd)
-        if created:
-            try:
-                os.unlink(tmp, dir_fd=place.dfd)
-            except OSError:
-                pass
-        if isinstance(exc, OSError) and not isinstance(exc, WriteError):
-            raise WriteError(place.shown, f"cannot write ({_reason(exc)})") from None
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise WriteError(shown, f"cannot write ({exc.strerror or exc})") from None
         raise
+
+
+def check_file_target(target, guard: Guard) -> os.stat_result | None:
+    """The checks of :func:`write_file` without writing (to fail before any work)."""
+    t = os.fspath(target)
+    why = guard.refusal(t)
+    st = None if why else _stat(t)
+    if st is None and not os.path.isdir(os.path.dirname(t) or "."):
+        why = why or "cannot write (No such file or directory)"
+    elif st is not None and stat.S_ISLNK(st.st_mode):
+        why = "is a symbolic link: refusing to write through it (name the file it points to)"
+    elif st is not None and not stat.S_ISREG(st.st_mode):
+        why = "is a directory" if stat.S_ISDIR(st.st_mode) else _NOT_REGULAR
+    if why:
+        raise WriteError(t, why)
+    return st
 
 
 def write_file(target, data: Data, guard: Guard | None = None) -> None:
     """Write ``data`` (bytes, str as UTF-8, or a function writing to a binary file) to ``target``
     atomically, after the guard's checks. Raises :class:`WriteError`."""
-    g = guard if guard is not None else Guard()
-    place = g.open_target(target)
-    try:
-        _write_at(place, data, g)
-    finally:
-        os.close(place.dfd)
-
-
-def check_file_target(target, guard: Guard) -> None:
-    """The checks of :func:`write_file` without writing (to fail before any work)."""
-    os.close(guard.open_target(target).dfd)
+    t = os.fspath(target)
+    _replace(t, data, t, check_file_target(t, guard if guard is not None else Guard()))
 
 
 def check_append_target(target, guard: Guard) -> None:
-    """The guard's refusals for an append target (raises); problems that only skip the append
-    (missing directory, a link, a FIFO) are left to :func:`append_file`."""
-    t = os.fspath(target)
-    parent, name = os.path.split(t)
-    try:
-        dfd = os.open(parent or ".", _DIR_FLAGS)
-    except OSError:
-        why = guard.path_refusal(parent or ".")
-        if why:
-            raise WriteError(t, why) from None
-        return
-    try:
-        why = guard.dir_refusal(dfd, parent or ".")
-        if not why and name:
-            try:
-                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-            except OSError:
-                st = None
-            why = guard.entry_refusal(dfd, name, st, parent or ".")
-            if not why and st is not None and (stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode)):
-                why = guard._link_refusal(dfd, name)  # a link or folder leading into the index
-        if why:
-            raise WriteError(t, why)
-    finally:
-        os.close(dfd)
+    """The guard's refusal of an append target (others only skip the append: :func:`append_file`)."""
+    why = guard.refusal(target)
+    if why:
+        raise WriteError(os.fspath(target), why)
 
 
 def append_file(target, text: str, guard: Guard | None = None) -> str | None:
     """Append ``text`` to the regular file ``target`` (created when missing). Returns None, or a
-    warning saying why nothing was appended. A target the guard refuses raises :class:`WriteError`."""
-    g = guard if guard is not None else Guard()
+    warning saying why nothing was appended; a target the guard refuses raises :class:`WriteError`."""
     t = os.fspath(target)
-    check_append_target(t, g)
-    parent, name = os.path.split(t)
-    if not name:
-        return f"{t}: is a directory"
+    check_append_target(t, guard if guard is not None else Guard())
     try:
-        dfd = os.open(parent or ".", _DIR_FLAGS)
-    except OSError as exc:
-        return f"{t}: cannot append ({_reason(exc)})"
-    try:
-        try:
-            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-        except FileNotFoundError:
-            st = None
-        except OSError as exc:
-            return f"{t}: cannot append ({_reason(exc)})"
+        st = _stat(t)
         if st is not None and stat.S_ISLNK(st.st_mode):
             return f"{t}: is a symbolic link; nothing appended"
         if st is not None and not stat.S_ISREG(st.st_mode):
             return f"{t}: not a regular file (a FIFO, device, socket or directory); nothing appended"
-        try:
-            fd = os.open(
-                name,
-                os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _NOCTTY | _CLOEXEC,
-                0o666,
-                dir_fd=dfd,
-            )
-        except OSError as exc:
-            return f"{t}: cannot append ({_reason(exc)})"
-        try:
-            now = os.fstat(fd)
-            if not stat.S_ISREG(now.st_mode):  # swapped between the check and the open
-                return f"{t}: not a regular file; nothing appended"
-            why = g.dir_refusal(dfd) or g.entry_refusal(dfd, name, now)
-            if why:
-                raise WriteError(t, why)
-            view = memoryview(text.encode("utf-8"))
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-        except OSError as exc:
-            if isinstance(exc, WriteError):
-                raise
-            return f"{t}: cannot append ({_reason(exc)})"
-        finally:
-            os.close(fd)
-    finally:
-        os.close(dfd)
+        with open(os.open(t, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _FLAGS, 0o666), "ab") as fh:
+            fh.write(text.encode("utf-8"))
+    except OSError as exc:
+        return f"{t}: cannot append ({exc.strerror or exc})"
     return None
 
 
 class DirectoryWriter:
-    """Write the directory ``out_dir`` (see the module docstring). Use as a context manager::
-
-        with DirectoryWriter(out, guard, force=False) as w:
-            w.write_file("a.parquet", producer)
-            w.copy_file("entities.parquet", src, source_dir)
-            final = w.commit(verify=lambda path: ...)
-
-    Leaving the block without :meth:`commit` (an error) removes what this run wrote to a new
-    directory; in an existing directory the files already renamed into place stay (each whole).
-    """
+    """Write the folder ``out_dir``: ``with DirectoryWriter(out, guard) as w: w.write_file(name,
+    data); w.commit(verify)``. A new OUT is built in a temporary folder beside it (``path`` until
+    :meth:`commit`; removed when the block ends without it); an existing OUT (empty, or ``force``)
+    gets each file atomically, a link at a written name replaced, never followed."""
 
     def __init__(self, out_dir, guard: Guard, *, force: bool = False):
-        self.shown = os.fspath(out_dir)
-        self.guard = guard
-        self.force = force
-        self.pfd: int | None = None  # the parent of OUT
-        self.dfd: int | None = None  # where files go: the temporary directory or OUT (locked)
-        self.name = ""
-        self.tmp_name: bytes | None = None
-        self.parent_real = ""
-        self.written: list[str] = []
-        self.committed = False
+        self.shown, self.guard, self.force = os.fspath(out_dir), guard, force
+        parent, name = os.path.split(self.shown.rstrip(os.sep) or os.sep)
+        if name in ("", ".", ".."):
+            parent, name = os.path.split(os.path.realpath(self.shown))
+        self.path = self.final_path = Path(os.path.realpath(parent or ".")) / name
 
-    # -- the checks, alone (to fail before any work) or as the first step of open ----------
-    def _split(self) -> tuple[str, str]:
-        t = self.shown.rstrip(os.sep) or os.sep
-        parent, name = os.path.split(t)
-        if not name or name in (".", ".."):
-            parent, name = os.path.split(os.path.realpath(t))
-            if not name:
-                raise WriteError(self.shown, "cannot write the root directory")
-        return parent or ".", name
-
-    def _open_parent(self, create: bool) -> int:
-        parent, _ = self._split()
-        try:
-            return os.open(parent, _DIR_FLAGS)
-        except FileNotFoundError:
-            if not create:
-                # the nearest existing ancestor decides (the missing folders would be created in it)
-                probe = os.path.dirname(os.path.abspath(parent))
-                while probe and not os.path.isdir(probe):
-                    probe = os.path.dirname(probe)
-                try:
-                    fd = os.open(probe or os.sep, _DIR_FLAGS)
-                except OSError as exc:
-                    raise WriteError(
-                        self.shown, self.guard.path_refusal(parent) or f"cannot write ({_reason(exc)})"
-                    ) from None
-                try:
-                    why = self.guard.dir_refusal(fd, probe)
-                finally:
-                    os.close(fd)
-                if why:
-                    raise WriteError(self.shown, why) from None
-                return -1
-            fd = self._open_parent(create=False)  # refuses before creating anything inside an index
-            if fd >= 0:  # created meanwhile
-                return fd
-            try:
-                os.makedirs(parent, exist_ok=True)
-                return os.open(parent, _DIR_FLAGS)
-            except OSError as exc:
-                raise WriteError(self.shown, f"cannot write ({_reason(exc)})") from None
-        except OSError as exc:
-            raise WriteError(
-                self.shown, self.guard.path_refusal(parent) or f"cannot write ({_reason(exc)})"
-            ) from None
-
-    def _existing(self, pfd: int, name: str) -> int | None:
-        """Check OUT when it exists; returns its descriptor (or None when it does not exist)."""
-        try:
-            st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise WriteError(self.shown, f"cannot write ({_reason(exc)})") from None
-        if stat.S_ISLNK(st.st_mode):
-            why = self.guard._link_refusal(pfd, name)
-            raise WriteError(
-                self.shown,
-                why or "is a symbolic link: refusing to write through it (give the directory it points to)",
-            )
-        if not stat.S_ISDIR(st.st_mode):
-            raise WriteError(self.shown, "exists and is not a directory")
-        try:
-            ofd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=pfd)
-        except OSError as exc:
-            raise WriteError(self.shown, f"cannot write ({_reason(exc)})") from None
-        try:
-            why = self.guard.dir_refusal(ofd) or self.guard.contains_refusal(ofd)
-            if why:
-                raise WriteError(self.shown, why)
-        except BaseException:
-            os.close(ofd)
-            raise
-        return ofd
-
-    def _is_empty(self, ofd: int) -> bool:
-        try:
-            with os.scandir(ofd) as it:
-                return next(it, None) is None
-        except OSError as exc:
-            raise WriteError(self.shown, f"cannot list the directory ({_reason(exc)})") from None
-
-    def check(self) -> None:
-        """Refuse now what :meth:`open` would refuse (nothing is created or locked)."""
-        pfd = self._open_parent(create=False)
-        if pfd < 0:
-            return
-        try:
-            why = self.guard.dir_refusal(pfd, self._split()[0])
-            if why:
-                raise WriteError(self.shown, why)
-            ofd = self._existing(pfd, self._split()[1])
-            if ofd is not None:
-                try:
-                    if not self.force and not self._is_empty(ofd):
-                        raise WriteError(
-                            self.shown, "exists and is not empty (use --force to write into it anyway)"
-                        )
-                finally:
-                    os.close(ofd)
-        finally:
-            os.close(pfd)
-
-    # -- writing --------------------------------------------------------------------------
-    def __enter__(self) -> DirectoryWriter:
-        import fcntl
-
-        parent, self.name = self._split()
-        self.pfd = self._open_parent(create=True)
-        try:
-            why = self.guard.dir_refusal(self.pfd, parent)
-            if why:
-                raise WriteError(self.shown, why)
-            self.parent_real = _fd_path(self.pfd, parent) or os.path.realpath(parent)
-            ofd = self._existing(self.pfd, self.name)
-            if ofd is not None:
-                try:
-                    fcntl.flock(ofd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except OSError:
-                    os.close(ofd)
-                    raise WriteError(
-                        self.shown, "another graphrag-audit run is writing this directory"
-                    ) from None
-                self.dfd = ofd  # closing it releases the lock
-                if not self.force and not self._is_empty(ofd):
-                    raise WriteError(
-                        self.shown, "exists and is not empty (use --force to write into it anyway)"
-                    )
-                return self
-            tmp = b"." + os.fsencode(self.name)[:96] + b".graphrag-audit-" + secrets.token_hex(6).encode()
-            try:
-                os.mkdir(tmp, 0o700, dir_fd=self.pfd)
-                self.tmp_name = tmp
-                self.dfd = os.open(tmp, _DIR_FLAGS | _NOFOLLOW, dir_fd=self.pfd)
-            except OSError as exc:
-                raise WriteError(self.shown, f"cannot write ({_reason(exc)})") from None
-            return self
-        except BaseException:
-            self._cleanup()
-            raise
-
-    @property
-    def path(self) -> Path:
-        """Where the files are now (the temporary directory until :meth:`commit`)."""
-        if self.tmp_name is not None and not self.committed:
-            return Path(self.parent_real) / os.fsdecode(self.tmp_name)
-        return Path(self.parent_real) / self.name
-
-    @property
-    def final_path(self) -> Path:
-        return Path(self.parent_real) / self.name
-
-    def _place(self, name: str) -> _Place:
-        shown = os.path.join(self.shown, name)
-        try:
-            st = os.stat(name, dir_fd=self.dfd, follow_symlinks=False)
-        except FileNotFoundError:
-            st = None
-        except OSError as exc:
-            raise WriteError(shown, f"cannot write ({_reason(exc)})") from None
-        if st is not None and stat.S_ISDIR(st.st_mode):
-            raise WriteError(shown, "is a directory")
-        why = self.guard.entry_refusal(self.dfd, name, st)
+    def check(self) -> bool:
+        """Refuse now what entering would refuse (nothing is created); True when OUT exists."""
+        why = self.guard.refusal(self.final_path)
+        st = None if why else _stat(str(self.final_path))
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            why = "is a symbolic link: refusing to write through it (give the directory it points to)"
+        elif st is not None and not stat.S_ISDIR(st.st_mode):
+            why = "exists and is not a directory"
+        elif st is not None:
+            inner = [i for i in self.guard.indexes if _inside(i, str(self.final_path))]
+            if inner:
+                why = f"refusing to write into a directory that contains the index directory {inner[0]}"
+            elif not self.force and os.listdir(self.final_path):
+                why = "exists and is not empty (use --force to write into it anyway)"
         if why:
-            raise WriteError(shown, why)
-        # a link at the name is replaced by the rename, never written through
-        return _Place(self.dfd, name, shown, st if st is not None and stat.S_ISREG(st.st_mode) else None)
+            raise WriteError(self.shown, why)
+        return st is not None
 
-    def write_file(self, name: str, data: Data) -> None:
-        _write_at(self._place(name), data, self.guard)
-        self.written.append(name)
-
-    def link(self, name: str, target: str) -> None:
-        """Create the symbolic link ``name`` -> ``target`` (an absolute path; nothing is read or
-        written through it). Made under a temporary name and renamed into place, so an existing
-        file or link of that name is replaced whole; a directory of that name is refused."""
-        place = self._place(name)
-        tmp = _tmp_name(name)
-        try:
-            os.symlink(target, tmp, dir_fd=self.dfd)
-        except OSError as exc:
-            raise WriteError(place.shown, f"cannot create the link ({_reason(exc)})") from None
-        try:
+    def __enter__(self) -> DirectoryWriter:
+        if not self.check():
+            tmp = self.final_path.parent / _tmp_name(self.final_path.name)
             try:
-                now = os.stat(name, dir_fd=self.dfd, follow_symlinks=False)
-            except FileNotFoundError:
-                now = None
-            why = self.guard.dir_refusal(self.dfd) or self.guard.entry_refusal(self.dfd, name, now)
-            if why:
-                raise WriteError(place.shown, why)
-            if now is not None and stat.S_ISDIR(now.st_mode):
-                raise WriteError(place.shown, "is a directory")
-            os.replace(tmp, os.fsencode(name), src_dir_fd=self.dfd, dst_dir_fd=self.dfd)
-        except BaseException as exc:
-            try:
-                os.unlink(tmp, dir_fd=self.dfd)
-            except OSError:
-                pass
-            if isinstance(exc, OSError) and not isinstance(exc, WriteError):
-                raise WriteError(place.shown, f"cannot create the link ({_reason(exc)})") from None
-            raise
-        self.written.append(name)
+                os.makedirs(tmp.parent, exist_ok=True)
+                os.mkdir(tmp)
+            except OSError as exc:
+                raise WriteError(self.shown, f"cannot write ({exc.strerror or exc})") from None
+            self.path = tmp
+        return self
 
-    def copy_file(self, name: str, src, source_dir, limit: int = MAX_COPY_BYTES) -> int:
-        """Copy the regular file ``src`` (which must lie inside ``source_dir`` once links are
-        resolved) as ``name``; returns the bytes copied. Never opens a FIFO or device."""
-        src_shown = os.fspath(src)
-        real = os.path.realpath(src)
-        root = os.path.realpath(source_dir)
-        if not _inside(real, root) or real == root:
-            raise WriteError(
-                src_shown, "is a symbolic link out of the source index directory: refusing to copy it"
-            )
-        try:
-            st = os.stat(real, follow_symlinks=False)
-        except OSError as exc:
-            raise WriteError(src_shown, f"cannot read ({_reason(exc)})") from None
-        if not stat.S_ISREG(st.st_mode):
-            raise WriteError(src_shown, "not a regular file: refusing to copy it")
-        try:
-            fd = os.open(real, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _NOCTTY | _CLOEXEC)
-        except OSError as exc:
-            raise WriteError(src_shown, f"cannot read ({_reason(exc)})") from None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise WriteError(src_shown, "not a regular file: refusing to copy it")
-            size = st.st_size
-            if size > limit:
-                raise WriteError(src_shown, f"is {size:,} bytes, more than the {limit:,} a copy may take")
+    def __exit__(self, *exc) -> None:
+        if self.path != self.final_path:
+            shutil.rmtree(self.path, ignore_errors=True)
 
-            def produce(fh: BinaryIO) -> None:
-                left = size
-                while left:
-                    chunk = os.read(fd, min(left, 1 << 20))
-                    if not chunk:
-                        raise WriteError(src_shown, "shrank while it was copied")
-                    fh.write(chunk)
-                    left -= len(chunk)
-                if os.read(fd, 1):
-                    raise WriteError(src_shown, "grew while it was copied")
-
-            self.write_file(name, produce)
-        finally:
-            os.close(fd)
-        return size
+    def write_file(self, name: str, data: Data | None, link: str = "") -> None:
+        """``data`` as the file ``name`` (or with ``link``: a symbolic link to it)."""
+        path, shown = os.path.join(self.path, name), os.path.join(self.shown, name)
+        why = self.guard.refusal(path, follow=False)
+        st = None if why else _stat(path)
+        if why or (st is not None and stat.S_ISDIR(st.st_mode)):
+            raise WriteError(shown, why or "is a directory")
+        _replace(path, data, shown, st if st is not None and stat.S_ISREG(st.st_mode) else None, link)
 
     def commit(self, verify: Callable[[Path], object] | None = None) -> Path:
         """Read back (``verify(path)`` raises to refuse), then publish. Returns the final path."""
         if verify is not None:
             verify(self.path)
-        if self.tmp_name is None:  # an existing OUT, written in place under the lock
-            self._same_directory()
-            self.committed = True
-            return self.final_path
-        mask = os.umask(0)
-        os.umask(mask)
         try:
-            os.fchmod(self.dfd, 0o777 & ~mask)
-            why = self.guard.dir_refusal(self.pfd)
-            if why:
-                raise WriteError(self.shown, why)
-            os.rename(self.tmp_name, os.fsencode(self.name), src_dir_fd=self.pfd, dst_dir_fd=self.pfd)
+            if self.path != self.final_path:
+                os.rename(self.path, self.final_path)
         except OSError as exc:
-            if isinstance(exc, WriteError):
-                raise
-            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                raise WriteError(
-                    self.shown,
-                    "exists and is not empty: another run wrote it while this one was "
-                    "writing (nothing of this run was kept)",
-                ) from None
-            if exc.errno == errno.ENOTDIR:
-                raise WriteError(self.shown, "exists and is not a directory") from None
-            raise WriteError(self.shown, f"cannot write ({_reason(exc)})") from None
-        self.committed = True
-        _fsync_dir(self.pfd)
-        self._same_directory()
+            taken = exc.errno in (errno.ENOTEMPTY, errno.EEXIST)
+            raise WriteError(self.shown, _TAKEN if taken else f"cannot write ({exc.strerror})") from None
+        self.path = self.final_path
         return self.final_path
-
-    def _same_directory(self) -> None:
-        """OUT must still be the directory written (not replaced by another run meanwhile)."""
-        try:
-            now = os.stat(self.name, dir_fd=self.pfd, follow_symlinks=False)
-        except OSError as exc:
-            raise WriteError(self.shown, f"vanished after writing ({_reason(exc)})") from None
-        if _key(now) != _key(os.fstat(self.dfd)):
-            raise WriteError(self.shown, "was replaced by another process while this run wrote it")
-
-    def _cleanup(self) -> None:
-        if self.tmp_name is not None and not self.committed and self.dfd is not None:
-            try:  # only files this run created, in a directory only it knows
-                for entry in os.listdir(self.dfd):
-                    try:
-                        os.unlink(entry, dir_fd=self.dfd)
-                    except OSError:
-                        pass
-                os.rmdir(self.tmp_name, dir_fd=self.pfd)
-            except OSError:
-                pass
-        for fd in (self.dfd, self.pfd):
-            if fd is not None and fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self.dfd = self.pfd = None
-
-    def __exit__(self, *exc) -> None:
-        self._cleanup()

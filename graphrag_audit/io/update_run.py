@@ -39,9 +39,7 @@ class UpdateRun:
     previous: Path | None
     delta: Path | None
     merged: Path | None
-    queried: (
-        str | None
-    )  # the role graphrag queries ("merged" or "previous"), None when that folder is unknown
+    queried: str | None  # the role graphrag queries ("merged" or "previous"); None: that folder is unknown
     notes: tuple[str, ...] = ()
 
     def folder(self, role: str) -> Path | None:
