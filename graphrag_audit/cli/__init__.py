@@ -6,9 +6,7 @@
 standard streams and the atomic writes in :mod:`~graphrag_audit.cli.run`.
 
 :func:`main` answers a bare ``--version`` before typer is imported (the one command line that
-needs nothing of the application; issue 22's start-up target); any other command line runs with
-transparent huge pages off (:func:`graphrag_audit.cli.memory.avoid_huge_pages`). ``app`` is
-imported on first use.
+needs nothing of the application; issue 22's start-up target). ``app`` is imported on first use.
 """
 
 from __future__ import annotations
@@ -29,9 +27,6 @@ def main() -> None:
         except BrokenPipeError:  # as run_app: the reader went away
             sys.exit(141)
         return
-    from graphrag_audit.cli.memory import avoid_huge_pages
-
-    avoid_huge_pages()  # before any table is read (graphrag_audit.cli.memory)
     from graphrag_audit.cli.entry import main as run
 
     run()
