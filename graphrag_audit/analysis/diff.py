@@ -169,7 +169,8 @@ def judge_regressions(
     does not run on both indexes (its status is not ``exact`` on a side: the numbers are its rule
     applied to the rebuilt tree, marked ``hyp.``) goes to the second list, never judged, unless
     ``limits.include_hypothetical``; its message says so either way."""
-    judged, hypothetical = [], []
+    judged: list = []
+    hypothetical: list = []
     # a level past one index's deepest: that index sends what it sends with no level filter
     old_at = stands_for(level, {n for n, _b in old.stats})
     new_at = stands_for(level, {n for n, _b in new.stats})

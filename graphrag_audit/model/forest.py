@@ -95,7 +95,7 @@ class Ancestry:
         self.cut = cut
         self.depth = _depths(cut)
         self.max_depth = int(self.depth.max()) if n else 0
-        self._intervals = None
+        self._intervals: tuple[np.ndarray, np.ndarray] | None = None
 
     def ancestors_in(self, codes: np.ndarray) -> np.ndarray:
         """The distinct codes among ``codes`` (negative ones ignored) that are a proper ancestor
@@ -150,7 +150,7 @@ def preorder_intervals(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     by_parent = kids[np.argsort(parent[has], kind="stable")]
     start = np.searchsorted(np.sort(parent[has]), np.arange(n + 1)).tolist()
     child = by_parent.tolist()
-    pre = []
+    pre: list[int] = []
     stack = np.flatnonzero(~has)[::-1].tolist()
     push, pop, visit = stack.extend, stack.pop, pre.append
     while stack:
