@@ -34,8 +34,8 @@ size and layout:
 * **bare read**: ``pyarrow.parquet.read_table`` of the same tables and columns ``load.py`` reads
   (column lists imported from ``graphrag_audit.io.load``), all held until the end; its Arrow size
   (``Table.nbytes``) is the denominator of the memory ratio. It runs with transparent huge pages
-  off, as the audit's CLI does (``graphrag_audit.cli.memory.avoid_huge_pages``), so the ratio
-  compares the work and not the kernel's handling of huge pages: with them on, the same read of
+  off (the audit runs with the system's setting), so the yardstick does not move with the
+  kernel's handling of huge pages: with them on, the same read of
   the default 3.x index took 3.78-9.54 s (kernel 2.4-7.9 s) against 2.32-2.82 s without
   (docs/performance.md, S16). This small-page read is the yardstick of the ratio targets
   (decided in S17: it is the stable one of the two). The shapes table also gives the same read
@@ -311,11 +311,6 @@ TOKENS_CODE = textwrap.dedent("""
 
 PHASES_CODE = textwrap.dedent("""
     import json, sys, time
-    try:  # as the CLI runs (graphrag_audit.cli.memory; older checkouts have no such switch)
-        from graphrag_audit.cli.memory import avoid_huge_pages
-        avoid_huge_pages()
-    except ImportError:
-        pass
     from graphrag_audit.analysis.audit import AuditOptions, audit
     from graphrag_audit.render import render
     t0 = time.perf_counter()

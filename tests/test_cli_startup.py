@@ -24,27 +24,18 @@ HEAVY = ("pandas", "pyarrow", "numpy")
 TOKENIZER = ("bpe_openai", "tiktoken")
 
 # Runs the CLI's main() with argv[1] (a JSON list) in this interpreter, then prints the top-level
-# names of every module imported, and the process's transparent-huge-pages flag before and after
-# (None where /proc does not show it), on stderr's last line (stdout carries the command's output).
+# names of every module imported, on stderr's last line (stdout carries the command's output).
 _PROBE = """
 import json, sys
-def thp():
-    try:
-        with open("/proc/self/status") as status:
-            return next((ln.split()[1] for ln in status if ln.startswith("THP_enabled:")), None)
-    except OSError:
-        return None
 args = json.loads(sys.argv[1])
 sys.argv = ["graphrag-audit", *args]
 code = 0
-thp_before = thp()
 try:
     from graphrag_audit.cli import main
     main()
 except SystemExit as exc:
     code = exc.code
-sys.stderr.write("\\nMODULES " + json.dumps({"code": code, "modules": sorted(sys.modules),
-                                              "thp": [thp_before, thp()]}) + "\\n")
+sys.stderr.write("\\nMODULES " + json.dumps({"code": code, "modules": sorted(sys.modules)}) + "\\n")
 """
 
 
@@ -116,31 +107,12 @@ def test_help_and_version_import_no_data_library_nor_tokenizer(args):
     assert not _top(modules) & {*HEAVY, *TOKENIZER, "pydantic"}, sorted(
         _top(modules) & {*HEAVY, *TOKENIZER, "pydantic"}
     )
-    # nor a renderer (they import numpy and rich); the memory hooks (cli.memory, imported to turn
-    # huge pages off) import pyarrow only when memory is released: HEAVY above holds them to it
+    # nor a renderer (they import numpy and rich)
     assert not {
         m for m in modules if m.startswith("graphrag_audit.render.") and m != "graphrag_audit.render.formats"
     }
     if args == ["--version"]:  # answered before typer is imported (graphrag_audit.cli.main)
         assert "typer" not in _top(modules)
-
-
-@pytest.mark.parametrize(
-    "args",
-    [["levels", str(SEED), "--tokenizer", "estimate", "-f", "json"], ["--help"]],
-    ids=["levels", "--help"],
-)
-def test_command_lines_run_without_transparent_huge_pages(args):
-    """The CLI turns transparent huge pages off before any table is read (cli.memory.avoid_huge_pages:
-    the kernel's clearing of huge pages was most of a large audit's CPU time on a virtual machine)."""
-    got = _probe_line(_PROBE, json.dumps(args))
-    assert got["code"] in (0, 1, None), got["stdout"][-2000:]  # (1: the seed's findings)
-    before, after = got["thp"]
-    if before is None:
-        pytest.skip("this kernel shows no THP_enabled in /proc/self/status: the flag cannot be read back")
-    if before != "1":
-        pytest.skip("huge pages were already off in the test's own process: nothing to turn off")
-    assert after == "0", got
 
 
 @pytest.mark.parametrize(
@@ -183,18 +155,3 @@ def test_a_warm_token_cache_never_loads_the_tokenizer(tmp_path, command):
         out[run] = (stdout, "bpe_openai" in _top(modules))
     assert out["cold"][1] and not out["warm"][1], (out["cold"][1], out["warm"][1])
     assert out["warm"][0] == out["cold"][0]
-
-
-def test_freed_memory_goes_back_through_the_process_s_own_c_library():
-    """cli.memory reaches glibc's malloc_trim through the C library already loaded (no library
-    search); elsewhere it is None and the release is arrow's alone."""
-    import platform
-
-    from graphrag_audit.cli import memory
-
-    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
-        pytest.skip("malloc_trim is glibc's: this system's C library has none")
-    trim = memory._malloc_trim()
-    assert trim is not None
-    assert trim(0) in (0, 1)  # 1: memory was given back, 0: there was none to give
-    memory.release_freed_memory()

@@ -1,5 +1,5 @@
 """The CLI's structure (issue 15): shared options read the same in every command, every format
-has a renderer, the modules of cli/ import one way, and audit() leaves memory calls to its caller."""
+has a renderer and the modules of cli/ import one way."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from graphrag_audit.render import formats
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = ROOT / "graphrag_audit" / "cli"
-SEED = ROOT / "fixtures" / "seed-v3"
 
 #: options that mean the same in every command that has them (--level and report's required -o
 #: mean something else per command, and say so)
@@ -149,12 +148,8 @@ def test_cli_modules_import_one_way():
         "graphrag_audit.cli.update_run",
     }
     assert commands <= set(graph)
-    for cmd in commands:  # commands use options, run and memory; never the app nor each other
-        assert graph[cmd] <= {
-            "graphrag_audit.cli.options",
-            "graphrag_audit.cli.run",
-            "graphrag_audit.cli.memory",
-        }, (cmd, graph[cmd])
+    for cmd in commands:  # commands use options and run; never the app nor each other
+        assert graph[cmd] <= {"graphrag_audit.cli.options", "graphrag_audit.cli.run"}, (cmd, graph[cmd])
     assert graph["graphrag_audit.cli.run"] <= {"graphrag_audit.cli.options"}
     assert graph["graphrag_audit.cli.options"] == set()
     assert graph["graphrag_audit.cli.entry"] >= commands | {"graphrag_audit.cli.run"}
@@ -173,33 +168,3 @@ def test_cli_modules_import_one_way():
 
     for m in graph:
         visit(m)
-
-
-def test_audit_calls_between_phases_only_when_given():
-    from graphrag_audit.analysis import audit as audit_mod
-    from graphrag_audit.analysis.audit import AuditOptions, audit
-
-    # analysis imports nothing of the CLI (release_freed_memory came from cli.memory)
-    assert not [
-        n
-        for n, v in vars(audit_mod).items()
-        if str(getattr(v, "__module__", "")).startswith("graphrag_audit.cli")
-    ]
-    from graphrag_audit.io.load import load_index
-
-    calls = []
-    load_index(SEED, between_phases=lambda: calls.append(1))  # load_index's own phases
-    loading = len(calls)
-    assert loading >= 1
-    calls.clear()
-    with_costs = audit(SEED, AuditOptions(tokenizer="estimate"), between_phases=lambda: calls.append(1))
-    # loading, the tree phase, and in the cost workers the prepared coster, graphrag < 2.0's
-    # counts and the dynamic simulation (queued after the packing)
-    assert len(calls) == loading + 4
-    calls.clear()
-    audit(SEED, AuditOptions(costs=False), between_phases=lambda: calls.append(1))
-    assert len(calls) == loading + 1
-    plain = audit(SEED, AuditOptions(tokenizer="estimate"))
-    from graphrag_audit.render import render
-
-    assert render(plain, "json") == render(with_costs, "json")

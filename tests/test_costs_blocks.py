@@ -4,6 +4,8 @@ block, and the 32-bit / 64-bit distinct-pair counts; then whole counts with tiny
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -65,10 +67,10 @@ def test_distinct_pairs_beyond_32_bits():
 def _shuffled_members(model, seed):
     """The model with its membership rows in a random order (not grouped by community)."""
     order = np.random.default_rng(seed).permutation(len(model.members))
-    model.members = model.members.iloc[order].reset_index(drop=True)
-    if model.key_match is not None:
-        model.key_match = None  # it indexes the membership rows as they were
-    return model
+    # (no key match: it indexes the membership rows as they were)
+    return dataclasses.replace(
+        model, members=model.members.iloc[order].reset_index(drop=True), key_match=None
+    )
 
 
 @pytest.mark.parametrize("by_level", [False, True])

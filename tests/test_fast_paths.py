@@ -411,7 +411,7 @@ def test_containment_shortcut_decides_a_leiden_like_index():
 def _node_rows_both(path):
     """(normalise.node_entity_rows, the plain answer: the first entities row with the node's id)
     for the nodes and entities tables at ``path``, read here with pandas."""
-    from graphrag_audit.io.coerce import key_column, text_column
+    from graphrag_audit.io.coerce import text_column
     from graphrag_audit.model.keys import node_entity_rows
 
     files = {p.stem: p for p in path.iterdir()}
@@ -422,8 +422,7 @@ def _node_rows_both(path):
     for i, key in enumerate(ents["id"].tolist()):
         by_id.setdefault(key, i)
     plain = [by_id.get(k, -1) for k in nodes["id"].tolist()]
-    titles = key_column(text_column(nodes["title"], len(nodes)))
-    got = node_entity_rows(pd.Series(titles), text_column(nodes["id"], len(nodes)), ents, first)
+    got = node_entity_rows(text_column(nodes["id"], len(nodes)), ents, first)
     return got, plain
 
 

@@ -619,8 +619,11 @@ def test_refuses_cycles(tmp_path):
 def test_refuses_several_parents(tmp_path):
     model = build(tmp_path, H1)
     f = model.forest  # 7 now sits under 3 and 2
-    model.forest = replace(
-        f, edge_parents=np.append(f.edge_parents, 2), edge_children=np.append(f.edge_children, 7)
+    model = replace(
+        model,
+        forest=replace(
+            f, edge_parents=np.append(f.edge_parents, 2), edge_children=np.append(f.edge_children, 7)
+        ),
     )
     with pytest.raises(IndexInputError, match="several parents"):
         PlanTree(model)

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 
-from graphrag_audit.analysis.background_costs import BackgroundCosts
 from graphrag_audit.analysis.checks import Thresholds, dynamic_findings, level_findings
 from graphrag_audit.analysis.cost_settings import resolve_cost_options
+from graphrag_audit.analysis.costs import ContextCoster, level_costs
 from graphrag_audit.analysis.depth import analyse_depth
 from graphrag_audit.analysis.dynamic import dynamic_by_level, resolve_dynamic_options
 from graphrag_audit.analysis.integrity import check_integrity
@@ -41,12 +40,9 @@ def audit(
     index: IndexModel | str | os.PathLike,
     options: AuditOptions | None = None,
     progress: Progress | None = None,
-    between_phases: Callable[[], None] | None = None,
 ) -> AuditReport:
-    """The per-level audit of an index (a directory, or a loaded :class:`IndexModel`).
-    ``between_phases`` is called after each phase (in the worker thread too): the CLI passes
-    ``cli.memory.release_freed_memory``."""
-    return audit_with_model(index, options, progress, between_phases=between_phases)[1]
+    """The per-level audit of an index (a directory, or a loaded :class:`IndexModel`)."""
+    return audit_with_model(index, options, progress)[1]
 
 
 def audit_with_model(
@@ -55,13 +51,12 @@ def audit_with_model(
     progress: Progress | None = None,
     *,
     listed_rows: int = LISTED_ROWS,
-    between_phases: Callable[[], None] | None = None,
     check_model: Callable[[IndexModel], None] | None = None,
 ) -> tuple[IndexModel, AuditReport]:
     """(the loaded model, its :class:`AuditReport`): for callers that also need the tables
     (``--verify``, the HTML report's tree, the output guard). The report holds no model.
     ``listed_rows``: reports listed per behaviour at ``options.level`` (``AuditReport.listing``);
-    ``between_phases`` as for :func:`audit`; ``check_model`` is called on the model before any
+    ``check_model`` is called on the model before any
     analysis (the CLI refuses ``--relevant`` ids that are no community there)."""
     options = options or AuditOptions()
     step = progress or (lambda _msg: None)
@@ -71,66 +66,48 @@ def audit_with_model(
         model = index
     else:
         step("reading tables")
-        model = load_index(index, between_phases=between_phases)
+        model = load_index(index)
     timings["load"] = time.perf_counter() - t0
     if check_model is not None:
         check_model(model)
     options = resolve_cost_options(resolve_dynamic_options(options, model), model)
 
-    # The costs are prepared in worker threads (analysis/background_costs.py) beside the tree
-    # checks and the per-level statistics.
-    costs = coster = None
-    background = (
-        BackgroundCosts(model, options, between_phases) if options.costs and model.has_reports_table else None
+    step("checking the tree")
+    t = time.perf_counter()
+    ti = TreeIndex(model).with_text_units(model)
+    clustered = ti.clustered()
+    findings = check_integrity(model) + location_findings(model) + migration_findings(model)
+    tl = tree_levels(model, ti)
+    timings["tree"] = time.perf_counter() - t
+
+    step("selecting reports per level")
+    t = time.perf_counter()
+    selections = select_all(model)
+    stats = level_stats(model, ti, selections)
+    timings["selection"] = time.perf_counter() - t
+
+    step("analysing branch depth")  # graphrag < 2.0's spreads come from the statistics
+    t = time.perf_counter()
+    depth = analyse_depth(
+        model, ti, {n: by_b["v1"].entities_per_report for n, by_b in stats.items() if n is not None}
     )
-    with background or nullcontext():
-        step("checking the tree")
-        t = time.perf_counter()
-        ti = TreeIndex(model).with_text_units(model)
-        clustered = ti.clustered()
-        findings = check_integrity(model) + location_findings(model) + migration_findings(model)
-        tl = tree_levels(model, ti)
-        if between_phases is not None:
-            between_phases()
-        timings["tree"] = time.perf_counter() - t
+    timings["depth"] = time.perf_counter() - t
 
-        step("selecting reports per level")
+    costs = coster = None
+    if options.costs and model.has_reports_table:
+        step("counting tokens and map calls")
         t = time.perf_counter()
-        selections = select_all(model)
-        dynamic = None
-        if background is not None:
-            background.pack(selections)
-            # the simulation needs the prepared coster, not the costs: a worker runs it after the
-            # packing, while this thread computes the per-level statistics
-            dynamic = background.with_coster(
-                lambda prepared: dynamic_levels(model, list(selections), options, prepared)
-            )
-        stats = level_stats(model, ti, selections)
-        timings["selection"] = time.perf_counter() - t
-
-        # branch depth needs graphrag < 2.0's spreads from the statistics, not the costs: this
-        # thread works it out while the workers finish
-        step("analysing branch depth")
-        t = time.perf_counter()
-        depth = analyse_depth(
-            model, ti, {n: by_b["v1"].entities_per_report for n, by_b in stats.items() if n is not None}
-        )
-        timings["depth"] = time.perf_counter() - t
-
-        if background is not None:
-            step("counting tokens and map calls")
-            t = time.perf_counter()
-            costs = background.result(progress=step)
-            coster = background.coster()
-            timings["costs"] = time.perf_counter() - t  # what was left when the rest was done
+        coster = ContextCoster(model, options.tokenizer, options.max_context_tokens)
+        costs = level_costs(model, selections, options, progress=step, coster=coster)
+        timings["costs"] = time.perf_counter() - t
 
     levels = level_results(model, ti, selections, costs=costs, num_repeats=options.num_repeats, stats=stats)
     del stats
 
     step("simulating dynamic selection")
     t = time.perf_counter()
-    levels = with_dynamic(model, levels, options, coster, dyn=None if dynamic is None else dynamic.result())
-    timings["dynamic"] = time.perf_counter() - t  # with costs: what was left when the rest was done
+    levels = with_dynamic(model, levels, options, coster)
+    timings["dynamic"] = time.perf_counter() - t
 
     t = time.perf_counter()
     findings += level_findings(
@@ -184,12 +161,11 @@ def dynamic_levels(model: IndexModel, ns: list, options: AuditOptions, coster=No
 
 
 def with_dynamic(
-    model: IndexModel, levels: list[LevelResult], options: AuditOptions, coster=None, dyn: dict | None = None
+    model: IndexModel, levels: list[LevelResult], options: AuditOptions, coster=None
 ) -> list[LevelResult]:
     """``levels`` with each ``dynamic`` selection carrying its per-graphrag-line simulation
-    (:func:`dynamic_levels`; ``dyn``: its result, when a worker already computed it)."""
-    if dyn is None:
-        dyn = dynamic_levels(model, [r.community_level for r in levels], options, coster)
+    (:func:`dynamic_levels`)."""
+    dyn = dynamic_levels(model, [r.community_level for r in levels], options, coster)
     if not dyn:
         return levels
     return [

@@ -133,7 +133,7 @@ class V1TextUnitCounts:
         rows = (
             r["entity_row"].to_numpy(dtype=np.int64)
             if "entity_row" in r.columns
-            else node_entity_rows(r["entity"], r["entity_id"], e, first)
+            else node_entity_rows(r["entity_id"], e, first)
         )
         if rows is not None:
             pos = _first_row_positions(rows, first)

@@ -169,7 +169,8 @@ def judge_regressions(
     does not run on both indexes (its status is not ``exact`` on a side: the numbers are its rule
     applied to the rebuilt tree, marked ``hyp.``) goes to the second list, never judged, unless
     ``limits.include_hypothetical``; its message says so either way."""
-    judged, hypothetical = [], []
+    judged: list = []
+    hypothetical: list = []
     # a level past one index's deepest: that index sends what it sends with no level filter
     old_at = stands_for(level, {n for n, _b in old.stats})
     new_at = stands_for(level, {n for n, _b in new.stats})
@@ -642,17 +643,12 @@ def diff_reports(
     new_model: IndexModel,
     new_report: AuditReport,
     limits: RegressionLimits | None = None,
-    between_phases: Callable[[], None] | None = None,
 ) -> IndexDiff:
-    """Compare two audited indexes (the models give the member sets and reports). ``between_phases``
-    as for ``audit``: called where the comparison's temporary arrays have just been freed."""
+    """Compare two audited indexes (the models give the member sets and reports)."""
     limits = limits or RegressionLimits()
-    phase_done = between_phases or (lambda: None)
     old, new, entity_key = _prepare(old_model, new_model)
-    phase_done()
     changes, mo, mn = compare_communities(old, new, entity_key)
     del old, new
-    phase_done()
     changed_new = np.asarray(changes.changed.array, dtype=np.int64)
     oc, nc = old_report.index.counts.clustered_entities, new_report.index.counts.clustered_entities
     levels = [r.community_level for r in old_report.levels]
@@ -697,15 +693,14 @@ def diff_indexes(
     options: AuditOptions | None = None,
     limits: RegressionLimits | None = None,
     progress: Callable[[str], None] | None = None,
-    between_phases: Callable[[], None] | None = None,
 ) -> IndexDiff:
     """Audit OLD and NEW with the same options and compare them (:func:`diff_reports`)."""
     from graphrag_audit.analysis.audit import audit_with_model
 
     step = progress or (lambda _m: None)
     step("auditing OLD")
-    om, orep = audit_with_model(old, options, progress, between_phases=between_phases)
+    om, orep = audit_with_model(old, options, progress)
     step("auditing NEW")
-    nm, nrep = audit_with_model(new, options, progress, between_phases=between_phases)
+    nm, nrep = audit_with_model(new, options, progress)
     step("comparing")
-    return diff_reports(om, orep, nm, nrep, limits, between_phases=between_phases)
+    return diff_reports(om, orep, nm, nrep, limits)

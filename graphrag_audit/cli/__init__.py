@@ -22,9 +22,6 @@ def main() -> None:
         except BrokenPipeError:  # as run_app: the reader went away
             sys.exit(141)
         return
-    from graphrag_audit.cli.memory import avoid_huge_pages
-
-    avoid_huge_pages()  # before any table is read (graphrag_audit.cli.memory)
     from graphrag_audit.cli.entry import main as run
 
     run()

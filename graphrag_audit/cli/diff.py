@@ -77,7 +77,6 @@ def diff_cmd(
     def work():
         from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
         from graphrag_audit.analysis.diff import diff_reports
-        from graphrag_audit.cli.memory import release_freed_memory
 
         progress = Progress(enabled=sys.stderr.isatty())
         try:
@@ -88,11 +87,11 @@ def diff_cmd(
                 costs=not no_costs,
             )
             progress("auditing OLD")
-            om, orep = audit_with_model(old_dir, opts, progress=progress, between_phases=release_freed_memory)
+            om, orep = audit_with_model(old_dir, opts, progress=progress)
             progress("auditing NEW")
-            nm, nrep = audit_with_model(new_dir, opts, progress=progress, between_phases=release_freed_memory)
+            nm, nrep = audit_with_model(new_dir, opts, progress=progress)
             progress("comparing")
-            result = diff_reports(om, orep, nm, nrep, limits, between_phases=release_freed_memory)
+            result = diff_reports(om, orep, nm, nrep, limits)
         finally:
             progress.stop()
         return om, nm, result

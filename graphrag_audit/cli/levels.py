@@ -182,7 +182,6 @@ def levels_cmd(
 ):
     """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
     from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
-    from graphrag_audit.cli.memory import release_freed_memory
 
     output = stdout_if_dash(output)
     relevant_ids = parsed(parse_relevant, relevant)
@@ -251,7 +250,6 @@ def levels_cmd(
                     index_dir,
                     opts,
                     progress=progress,
-                    between_phases=release_freed_memory,
                     check_model=relevant_checker(relevant_ids),
                 )
             if verify:

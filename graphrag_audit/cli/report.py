@@ -84,7 +84,6 @@ def report_cmd(
     def work():
         from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
         from graphrag_audit.analysis.treeview import build_forest
-        from graphrag_audit.cli.memory import release_freed_memory
 
         opts = AuditOptions(
             level=level,
@@ -102,9 +101,7 @@ def report_cmd(
             query=query,
             relevant=relevant_ids,
         )
-        model, report = audit_with_model(
-            index_dir, opts, between_phases=release_freed_memory, check_model=relevant_checker(relevant_ids)
-        )
+        model, report = audit_with_model(index_dir, opts, check_model=relevant_checker(relevant_ids))
         if guard is not None:
             guard.protect_model(model)
         forest = build_forest(model, opts.level, report.selections_by_level())

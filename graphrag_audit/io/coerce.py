@@ -17,7 +17,7 @@ from pandas.api import types as ptypes
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.tables import parse_list_cell, split_list_cell
-from graphrag_audit.model.keys import dictionary_keys, repeated_dictionary_keys
+from graphrag_audit.model.keys import dictionary_keys
 
 INT64_MAX = np.iinfo(np.int64).max
 MAX_LEVEL = 1000
@@ -265,12 +265,9 @@ def list_flat(
     return flat, lens
 
 
-def key_column(series: pd.Series, block: int | None = None) -> pd.api.extensions.ExtensionArray:
+def key_column(series: pd.Series) -> pd.api.extensions.ExtensionArray:
     """A text key column (entity titles, from :func:`text_column`) dictionary-encoded like
-    :func:`dictionary_keys`; a Categorical when it cannot go through arrow. Keys that are their
-    first ``block`` keys over and over (graphrag 0.x's node rows, level after level) are hashed
-    for that block only (:func:`~graphrag_audit.model.keys.repeated_dictionary_keys`: the same
-    result)."""
+    :func:`dictionary_keys`; a Categorical when it cannot go through arrow."""
     try:
         arr = (
             pa.array(series.array)
@@ -278,7 +275,7 @@ def key_column(series: pd.Series, block: int | None = None) -> pd.api.extensions
             else pa.array(series.to_numpy(dtype=object), from_pandas=True)
         )
         if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
-            return repeated_dictionary_keys(arr, block)
+            return dictionary_keys(arr)
     except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
         raise
     except (pa.ArrowException, TypeError, ValueError):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -157,9 +155,7 @@ def _nodes(files) -> pd.DataFrame | None:
     lev = levels(df["level"], path)
     out = _frame(
         {
-            # rows of one level after another, each level's in the same order (graphrag 0.x): only
-            # the first level's titles are hashed, the other levels' codes are tiled
-            "entity": key_column(text_column(df["title"], len(df)), block=_level_block(lev)),
+            "entity": key_column(text_column(df["title"], len(df))),
             "community": comm,
             "level": lev,
             "_title_na": df["title"].isna().to_numpy(),
@@ -168,15 +164,6 @@ def _nodes(files) -> pd.DataFrame | None:
     if "id" in df.columns:  # graphrag 1.x matches node rows to entities by id (read_indexer_entities)
         out["entity_id"] = text_column(df["id"], len(df))  # looked up once, by the costs (no encoding)
     return out
-
-
-def _level_block(levels: np.ndarray) -> int | None:
-    """The first level's number of rows when the rows come level by level (levels never
-    decrease), else None: the block a repetition of the node titles would have."""
-    if not len(levels) or not is_nondecreasing(levels):
-        return None
-    differ = np.flatnonzero(levels != levels[0])
-    return int(differ[0]) if len(differ) else len(levels)
 
 
 def _rollup_rows(nodes: pd.DataFrame) -> pd.DataFrame:
@@ -214,26 +201,13 @@ def _taken(column: pd.Series, order: np.ndarray):
     return column.to_numpy()[order]
 
 
-def _level_ordered_rollup(files, pending_keys: Future) -> pd.DataFrame | None:
-    """graphrag 1.x's roll-up rows (create_final_nodes) with their entities rows, level by level:
-    made by the read worker, whose previous task read the entities table's keys, while the
-    reading thread matches the membership keys. None when the entities table failed to read (the
-    reading thread raises that error in its own order)."""
-    rollup = _rollup_rows(_nodes(files))
-    try:
-        read = pending_keys.result()
-    except Exception:
-        return None
-    return _in_level_order(_rollup_with_entity_rows(rollup, None if read is None else read.keys))
-
-
 def _rollup_with_entity_rows(rollup: pd.DataFrame, entities: pd.DataFrame | None) -> pd.DataFrame:
     """graphrag 1.x's roll-up rows with each node's entities row (``entity_row``, see
     ``model.keys.node_entity_rows``) in place of its id (150 MB of id strings at 1M entities)."""
     if "entity_id" not in rollup.columns or entities is None:
         return rollup
     first = ~entities["id"].duplicated(keep="first").to_numpy()  # (EntityKeyMatch.first, made here)
-    rows = node_entity_rows(rollup["entity"], rollup["entity_id"], entities, first)
+    rows = node_entity_rows(rollup["entity_id"], entities, first)
     if rows is not None:
         rollup["entity_row"] = rows
         del rollup["entity_id"]  # the model drops the node ids: 150 MB of strings at 1M entities
@@ -289,40 +263,17 @@ def _reports(files) -> tuple[pd.DataFrame, str]:
     return out, id_kind
 
 
-class _EntityRead:
-    """The entities table's keys (a frame of ``id`` and ``title``) and, until
-    :func:`_entities` takes it, the table as read (then freed: its text-unit id lists are the
-    largest part of it)."""
-
-    def __init__(self, keys: pd.DataFrame, table: pd.DataFrame, path: Path):
-        self.keys, self.table, self.path = keys, table, path
-
-    def take_table(self) -> pd.DataFrame:
-        table, self.table = self.table, None
-        return table
-
-
-def _entity_keys(files) -> _EntityRead | None:
-    """The entities table's keys (:class:`_EntityRead`), before its text-unit ids are encoded;
-    None without an entities table."""
+def _entities(files) -> pd.DataFrame | None:
+    """The entities frame (``id``, ``title``, ``text_unit_ids``), or None without an entities table."""
     path = files.tables.get("entities")
     if path is None:
         return None
     df = read_table(path, ENTITY_COLUMNS)
     n = len(df)
     title = df["title"] if "title" in df.columns else df.get("name")
-    keys = pd.DataFrame(
+    out = pd.DataFrame(
         {"id": text_column(df["id"] if "id" in df.columns else None, n), "title": text_column(title, n)}
     )
-    return _EntityRead(keys, df, path)
-
-
-def _entities(read: _EntityRead | None) -> pd.DataFrame | None:
-    """The entities frame (id, title, text-unit ids) of :func:`_entity_keys`' read: a new frame,
-    so another thread may go on reading the keys frame meanwhile."""
-    if read is None:
-        return None
-    out, df, path = read.keys.copy(deep=False), read.take_table(), read.path
     if "text_unit_ids" in df.columns:
         tu = df["text_unit_ids"]
         flat_ids(tu, path, "text_unit_ids")  # nested lists: refused, never made into id strings
@@ -340,28 +291,6 @@ def _entities(read: _EntityRead | None) -> pd.DataFrame | None:
     return out
 
 
-class _SharedTask:
-    """A task queued on the read worker that the reading thread runs itself if it asks for the
-    result before the worker has started it (so neither thread waits while the other has work)."""
-
-    def __init__(self, worker: ThreadPoolExecutor, fn: Callable, *args):
-        self._fn, self._args = fn, args
-        self.future = worker.submit(fn, *args)
-
-    def cancel(self) -> None:
-        """Drop the task if the worker has not started it (it then never runs)."""
-        self.future.cancel()
-
-    def result(self):
-        if self.future.cancel():  # not started: run here, once
-            self.future = Future()
-            try:
-                self.future.set_result(self._fn(*self._args))
-            except Exception as exc:
-                self.future.set_exception(exc)
-        return self.future.result()
-
-
 def _entity_counts(communities: pd.DataFrame, members: pd.DataFrame, lens: np.ndarray | None) -> np.ndarray:
     """Membership rows per community number, for each communities row. ``lens``: each row's
     number of entity_ids when the membership rows are those lists in row order; with distinct
@@ -376,18 +305,14 @@ def _entity_counts(communities: pd.DataFrame, members: pd.DataFrame, lens: np.nd
     return communities["community"].map(counts).fillna(0).astype(np.int64).to_numpy()
 
 
-def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | None = None) -> IndexModel:
+def load_index(path: str | os.PathLike) -> IndexModel:
     """Read an index directory (project root, output dir or 0.x timestamped layout) into a
-    complete :class:`IndexModel`.
-
-    ``between_phases``: called where the tables' temporary memory has just been freed (the CLI
-    passes ``release_freed_memory``; a library caller need not)."""
+    complete :class:`IndexModel`."""
     from graphrag_audit.io.remote import location_of
 
     remote = location_of(path)
     if remote is not None:  # Azure Blob Storage or S3: read in place (io/remote.py)
-        return _load_remote(remote, between_phases)
-    phase_done = between_phases or (lambda: None)
+        return _load_remote(remote)
     files = locate_index(path)
     schemas = {name: _schema(p) for name, p in files.tables.items()}
     if "communities" not in files.tables and "nodes" not in files.tables:
@@ -397,63 +322,21 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
         )
     generation = detect_generation(files.tables, schemas)
     read_nodes = generation.before_2 or "communities" not in files.tables
+    # Tables are read in this order, so errors come in it: nodes, communities, reports, entities.
+    nodes = _nodes(files) if read_nodes else None
+    communities, id_kind, children, members, member_lens = _communities(files, schemas)
+    reports, rep_id_kind = _reports(files)
+    entities = _entities(files)
+    key_match = None
+    if members is not None and entities is not None:  # keyed by entity id
+        key_match = match_entity_keys(members["entity"], entities["id"])
     # create_final_nodes is only the roll-up's input when the communities table has both the
-    # members (entity_ids) and the tree (parent), as graphrag 1.x writes it: then the worker
-    # reads it last and makes the roll-up rows from it, while this thread matches the entity keys.
+    # members (entity_ids) and the tree (parent), as graphrag 1.x writes it
     community_columns = schemas.get("communities", {})
-    nodes_last = (
-        read_nodes
-        and "nodes" in files.tables
-        and "entity_ids" in community_columns
-        and "parent" in community_columns
-    )
-    # A worker thread reads and encodes create_final_nodes (graphrag < 2.0) and the entities
-    # table, while this one reads the communities (and, with create_final_nodes, the reports)
-    # and then matches the membership rows' entity keys to the entities' keys (one hash of each
-    # key, shared by the integrity checks and the costs): arrow decodes and hashes without the
-    # GIL, so both cores work (a third thread would only add memory on two cores). The worker
-    # hands over the entities' keys before it encodes their text-unit ids, so this thread can
-    # match them meanwhile. Without create_final_nodes the worker's last task, the reports, goes
-    # to whichever thread is free first: this one reads them if the worker has not started them
-    # (_SharedTask). Errors keep the order of a sequential read: nodes, communities, reports,
-    # entities.
-    nodes = members = key_match = None
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-audit-read") as worker:
-        pending_nodes = worker.submit(_nodes, files) if read_nodes and not nodes_last else None
-        pending_keys = worker.submit(_entity_keys, files)
-        pending_entities = worker.submit(lambda: _entities(pending_keys.result()))
-        if nodes_last:
-            pending_nodes = worker.submit(_level_ordered_rollup, files, pending_keys)
-        pending_reports = None if pending_nodes is not None else _SharedTask(worker, _reports, files)
-        try:
-            communities, id_kind, children, members, member_lens = _communities(files, schemas)
-            if pending_reports is None:
-                reports, rep_id_kind = _reports(files)
-            try:
-                entity_keys = pending_keys.result()
-            except Exception:
-                if pending_reports is not None:
-                    pending_reports.result()  # a reports error comes before an entities error
-                raise
-            if members is not None and entity_keys is not None:  # keyed by entity id
-                key_match = match_entity_keys(members["entity"], entity_keys.keys["id"])
-            if pending_reports is not None:
-                reports, rep_id_kind = pending_reports.result()
-            entities = pending_entities.result()
-        except Exception:
-            pending_keys.cancel()  # only helps when it has not started
-            pending_entities.cancel()
-            if pending_reports is not None:
-                pending_reports.cancel()
-            if pending_nodes is not None:
-                pending_nodes.result()  # a nodes error comes first
-            raise
-        if pending_nodes is not None:
-            if nodes_last:
-                rollup = pending_nodes.result()
-            else:
-                nodes = pending_nodes.result()
-    phase_done()
+    rollup = None
+    if nodes is not None and "entity_ids" in community_columns and "parent" in community_columns:
+        rollup = _in_level_order(_rollup_with_entity_rows(_rollup_rows(nodes), entities))
+        nodes = None
     if generation.label == "0.1-0.4":
         id_kind = "string"
 
@@ -491,7 +374,7 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
     # roll-up rows read by graphrag < 2.0
     if nodes is not None:
         rollup = _in_level_order(_rollup_rows(nodes))
-    elif not nodes_last:  # (nodes_last: the worker made them)
+    elif rollup is None:
         rollup = members[["entity", "community", "level"]]  # never modified: no copy needed
 
     communities["n_entities"] = _entity_counts(
@@ -544,7 +427,7 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
     )
 
 
-def _load_remote(loc, between_phases=None) -> IndexModel:
+def _load_remote(loc) -> IndexModel:
     """The model of a remote index: its needed columns fetched (:func:`graphrag_audit.io.remote.stage`)
     and read as a local folder; its path and tables folder name the remote location."""
     import dataclasses
@@ -556,7 +439,7 @@ def _load_remote(loc, between_phases=None) -> IndexModel:
     # the folder actually read: the location, or its output/ (as a local project root's output_dir)
     shown = url + (f"/{transfer.subfolder}" if transfer.subfolder else "")
     try:
-        model = load_index(staged, between_phases=between_phases)
+        model = load_index(staged)
     except IndexInputError as exc:
         raise IndexInputError(
             exc.path.replace(str(staged), shown), exc.problem.replace(str(staged), shown)

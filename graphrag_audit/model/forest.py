@@ -31,14 +31,6 @@ import pandas as pd
 
 from graphrag_audit.model.keys import sorted_unique
 
-#: trees no deeper than this (in parent steps) and without cycles answer
-#: :meth:`Ancestry.ancestors_in` by climbing, one vectorised step per level; deeper ones (or
-#: with cycles) by preorder intervals, computed once in O(n)
-SHALLOW = 32
-#: :func:`peel_sources` removes waves of at least this many nodes with numpy, smaller ones in
-#: Python (a long chain would otherwise cost one round of numpy calls per node)
-SMALL_WAVE = 64
-
 
 def power(step: np.ndarray, k: int) -> np.ndarray:
     """``step`` applied ``k`` times (``out[i] = step[step[...step[i]]]``), by repeated squaring:
@@ -103,22 +95,15 @@ class Ancestry:
         self.cut = cut
         self.depth = _depths(cut)
         self.max_depth = int(self.depth.max()) if n else 0
-        self._intervals = None
-
-    @property
-    def shallow(self) -> bool:
-        return self.cycle_label is None and self.max_depth <= SHALLOW
+        self._intervals: tuple[np.ndarray, np.ndarray] | None = None
 
     def ancestors_in(self, codes: np.ndarray) -> np.ndarray:
         """The distinct codes among ``codes`` (negative ones ignored) that are a proper ancestor
-        of a code in ``codes``, sorted. O(k log k) for k codes once the preorder is known (or
-        O(k log k × depth) on a shallow tree)."""
+        of a code in ``codes``, sorted. O(k log k) for k codes once the preorder is known."""
         codes = np.asarray(codes, dtype=np.int64)
         sel = sorted_unique(codes[codes >= 0])
         if len(sel) < 1:
             return sel
-        if self.shallow:
-            return self._climb(sel)
         tin, tout = self.intervals()
         t = tin[sel]
         order = np.argsort(t, kind="stable")
@@ -132,17 +117,6 @@ class Ancestry:
                 cyc = sel[self.on_cycle[sel]]
                 found.append(cyc[np.isin(self.cycle_label[cyc], hit)])
         return sorted_unique(np.concatenate(found))
-
-    def _climb(self, sel: np.ndarray) -> np.ndarray:
-        found = []
-        cur = sel
-        for _ in range(self.max_depth):
-            cur = self.parent[cur]
-            cur = sorted_unique(cur[cur >= 0])
-            if not len(cur):
-                break
-            found.append(cur[np.isin(cur, sel, assume_unique=True)])
-        return sorted_unique(np.concatenate(found)) if found else sel[:0]
 
     def intervals(self) -> tuple[np.ndarray, np.ndarray]:
         """(tin, tout) of the forest with its cycles cut open: ``y`` is in ``x``'s subtree iff
@@ -176,7 +150,7 @@ def preorder_intervals(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     by_parent = kids[np.argsort(parent[has], kind="stable")]
     start = np.searchsorted(np.sort(parent[has]), np.arange(n + 1)).tolist()
     child = by_parent.tolist()
-    pre = []
+    pre: list[int] = []
     stack = np.flatnonzero(~has)[::-1].tolist()
     push, pop, visit = stack.extend, stack.pop, pre.append
     while stack:
@@ -199,49 +173,23 @@ def preorder_intervals(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def peel_sources(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Nodes ``0..n-1`` left (True) after removing, over and over, every node without an edge
-    ``src -> dst`` coming in from a node still there: the nodes on a cycle and those below one.
-    Each node and edge is handled once: large waves with numpy, small ones in Python."""
+    ``src -> dst`` coming in from a node still there: the nodes on a cycle and those below one
+    (Kahn's algorithm: each node and edge handled once)."""
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
-    indeg = np.bincount(dst, minlength=n).astype(np.int64)
+    indeg = np.bincount(dst, minlength=n).tolist()
     by_src = np.argsort(src, kind="stable")
-    start = np.searchsorted(src[by_src], np.arange(n + 1))
-    heads_of = dst[by_src]  # edge heads grouped by their source
-    alive = np.ones(n, dtype=bool)
-    start_l = heads_l = None  # the same, as lists, once a wave is small
-    wave = np.flatnonzero(indeg == 0)
-    while len(wave):
-        if len(wave) >= SMALL_WAVE:
-            wave = np.asarray(wave, dtype=np.int64)
-            alive[wave] = False
-            lens = start[wave + 1] - start[wave]
-            total = int(lens.sum())
-            pos = np.repeat(start[wave], lens) + (
-                np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
-            )
-            heads = heads_of[pos]
-            np.subtract.at(indeg, heads, 1)
-            heads = sorted_unique(heads)
-            wave = heads[(indeg[heads] == 0) & alive[heads]]
-            continue
-        if start_l is None:
-            start_l, heads_l = start.tolist(), heads_of.tolist()
-            indeg_v, alive_v = memoryview(indeg), memoryview(alive)  # the arrays' own memory, cheap to index
-        # one queue in Python until what waits in it is a large wave again
-        queue = wave.tolist() if isinstance(wave, np.ndarray) else wave
-        i = 0
-        while i < len(queue) and len(queue) - i < SMALL_WAVE:
-            x = queue[i]
-            i += 1
-            alive_v[x] = False
-            for e in range(start_l[x], start_l[x + 1]):
-                h = heads_l[e]
-                left = indeg_v[h] - 1
-                indeg_v[h] = left
-                if left == 0 and alive_v[h]:
-                    queue.append(h)
-        wave = queue[i:]
-    return alive
+    start = np.searchsorted(src[by_src], np.arange(n + 1)).tolist()
+    heads = dst[by_src].tolist()  # edge heads grouped by their source
+    alive = [True] * n
+    queue = [x for x in range(n) if indeg[x] == 0]
+    for x in queue:  # (the queue grows while it is walked)
+        alive[x] = False
+        for h in heads[start[x] : start[x + 1]]:
+            indeg[h] -= 1
+            if indeg[h] == 0 and alive[h]:
+                queue.append(h)
+    return np.array(alive, dtype=bool)
 
 
 def cycle_nodes(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:

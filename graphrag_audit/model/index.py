@@ -7,7 +7,6 @@ which decides the seed-86 shuffle of the global-search context).
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +31,7 @@ class Generation:
         return self.label in ("0.1-0.4", "0.5-0.9", "1.0-1.2")
 
 
-@dataclass
+@dataclass(frozen=True)
 class IndexModel:
     """Communities, reports, entities and the community tree of one index.
 
@@ -86,33 +85,17 @@ class IndexModel:
     table_format: str = "parquet"
     format_differences: tuple[dict, ...] = ()
     settings_file: Path | None = None  # the project settings followed to the index, if any
-    #: :meth:`member_key_codes` / :meth:`rollup_key_codes`, computed once per model
-    _key_codes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
-    _key_codes_lock: threading.Lock = field(
-        default_factory=threading.Lock, init=False, repr=False, compare=False
-    )
 
     # ---- entity key codes shared by the analyses ----------------------------------------
     def member_key_codes(self) -> tuple[np.ndarray, int]:
-        """:func:`~graphrag_audit.model.keys.key_codes` of ``members["entity"]`` (read-only codes,
-        shared): the tree and integrity checks both factorize these keys (23 M rows at 1 M
-        entities of a deep index), once."""
-        return self._codes_of("members", self.members)
+        """:func:`~graphrag_audit.model.keys.key_codes` of ``members["entity"]``."""
+        codes, n = key_codes(self.members["entity"])
+        return np.asarray(codes), n
 
     def rollup_key_codes(self) -> tuple[np.ndarray, int]:
-        """:func:`~graphrag_audit.model.keys.key_codes` of ``rollup_rows["entity"]`` (read-only
-        codes, shared)."""
-        return self._codes_of("rollup_rows", self.rollup_rows)
-
-    def _codes_of(self, name: str, frame: pd.DataFrame) -> tuple[np.ndarray, int]:
-        with self._key_codes_lock:  # (the costs' worker threads may ask at the same time)
-            held = self._key_codes.get(name)
-            if held is None or held[0] is not frame:
-                codes, n = key_codes(frame["entity"])
-                codes = np.asarray(codes)
-                codes.flags.writeable = False
-                held = self._key_codes[name] = (frame, (codes, n))
-            return held[1]
+        """:func:`~graphrag_audit.model.keys.key_codes` of ``rollup_rows["entity"]``."""
+        codes, n = key_codes(self.rollup_rows["entity"])
+        return np.asarray(codes), n
 
     # ---- small derived facts used everywhere -------------------------------------------
     @property

@@ -31,51 +31,6 @@ def dictionary_keys(items: pa.Array | pa.ChunkedArray) -> pd.api.extensions.Exte
     return pd.arrays.ArrowExtensionArray(enc)
 
 
-def repeated_dictionary_keys(
-    items: pa.Array | pa.ChunkedArray, block: int | None = None
-) -> pd.api.extensions.ExtensionArray:
-    """:func:`dictionary_keys` of ``items`` (the same dictionary, codes and type), hashing only
-    the first ``block`` keys when the column repeats them over and over (``items[i] ==
-    items[i - block]`` for every ``i >= block``), as graphrag 0.x's ``create_final_nodes`` does:
-    one block of rows per level, each level's rows in the same order. Then only the first block
-    is encoded and its codes are tiled. Exact: every key equals one in the first block, and the
-    keys appear there in the same first-appearance order.
-
-    A column that does not repeat costs one comparison of its second block with its first (and,
-    when those agree, of the whole column shifted by ``block``) more than :func:`dictionary_keys`;
-    one with a missing key, or no ``block``, goes straight there. (Runs of equal adjacent keys, as
-    graphrag 1.x writes its node rows, need no help: arrow's hashing of repeated keys is cheap.)"""
-    n = len(items)
-    if (
-        not block
-        or block >= n
-        or items.null_count
-        or not (pa.types.is_string(items.type) or pa.types.is_large_string(items.type))
-    ):
-        return dictionary_keys(items)
-    width = min(block, n - block)
-    if not pc.all(pc.equal(items.slice(block, width), items.slice(0, width))).as_py():
-        return dictionary_keys(items)
-    if width < n - block and not pc.all(pc.equal(items.slice(block), items.slice(0, n - block))).as_py():
-        return dictionary_keys(items)
-    codes, dictionary = _encoded_parts(items.slice(0, block))
-    return _dictionary_array(np.resize(codes, n), dictionary)
-
-
-def _encoded_parts(items: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """(int32 codes, dictionary) of ``pc.dictionary_encode(items)``."""
-    enc = pa.array(dictionary_keys(items))
-    if isinstance(enc, pa.ChunkedArray):
-        enc = enc.combine_chunks()
-    return enc.indices.to_numpy(zero_copy_only=False), enc.dictionary
-
-
-def _dictionary_array(codes: np.ndarray, dictionary: pa.Array) -> pd.api.extensions.ExtensionArray:
-    return pd.arrays.ArrowExtensionArray(
-        pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), dictionary)
-    )
-
-
 def dictionary_parts(values) -> tuple[np.ndarray, pa.Array] | None:
     """(int64 code of each row, the distinct keys) of a dictionary-encoded key column (arrow
     dictionary or pandas Categorical), or None for other columns and when a key is missing."""
@@ -267,70 +222,30 @@ def _match_keys(
     )
 
 
-def node_entity_rows(
-    titles: pd.Series, ids: pd.Series, entities: pd.DataFrame, first: np.ndarray
-) -> np.ndarray | None:
+def node_entity_rows(ids: pd.Series, entities: pd.DataFrame, first: np.ndarray) -> np.ndarray | None:
     """For each ``create_final_nodes`` row, the entities row graphrag 1.x matches it to: the
     first row whose ``id`` is the node's ``id`` (−1: none); ``first`` flags each entity row that
-    is the first with its id. None when the columns are not arrow strings (callers then look the
-    ids up themselves).
-
-    The node titles are already hashed (``load`` dictionary-encodes them for the roll-up), so
-    each distinct title is looked up among the entity titles once, and a node row takes the
-    entity row found for its title when that row's id is the node's id and no earlier row has
-    that id. Only the other rows (titles and ids that disagree, as in a hand-edited or updated
-    index) are looked up by id: about half the hashing of looking up every node id."""
-    parts = dictionary_parts(titles)
-    node_ids, e_title, e_id = ids.array, entities["title"].array, entities["id"].array
-    if parts is None or not all(
-        isinstance(a, pd.arrays.ArrowExtensionArray) for a in (node_ids, e_title, e_id)
-    ):
+    is the first with its id. None when the ids are not arrow strings without gaps (callers then
+    look them up themselves)."""
+    node_ids, e_id = ids.array, entities["id"].array
+    if not all(isinstance(a, pd.arrays.ArrowExtensionArray) for a in (node_ids, e_id)):
         return None
     try:
-        codes, title_keys = parts
-        node_ids, e_title, e_id = pa.array(node_ids), pa.array(e_title), pa.array(e_id)
+        node_ids, e_id = pa.array(node_ids), pa.array(e_id)
         if (
             node_ids.null_count
             or e_id.null_count
             or not (pa.types.is_string(node_ids.type) or pa.types.is_large_string(node_ids.type))
         ):
             return None
-        if e_title.null_count:
-            e_title = pc.fill_null(e_title, "")  # any row found is checked by its id below
-        if e_title.type != title_keys.type:
-            e_title = e_title.cast(title_keys.type)
-        found = pc.fill_null(pc.index_in(title_keys, value_set=e_title), -1).to_numpy(zero_copy_only=False)
-        found = found.astype(np.int64)
-        row = found[codes] if len(codes) else np.zeros(0, dtype=np.int64)
-        ok_code = found >= 0  # per title code: its entity row is found and the first with its id
-        if len(e_id):
-            ok_code &= first[np.maximum(found, 0)]
-        ok = ok_code[codes] if len(codes) else np.zeros(0, dtype=bool)
-        if len(e_id):
-            e_id = e_id.cast(node_ids.type)
-            # the id of each title's entity row, taken once per title and then by title code:
-            # codes follow the node rows' order, entity rows do not (a far cheaper gather)
-            id_of_code = e_id.take(pa.array(np.maximum(found, 0)))
-            for lo in range(0, len(row), _NODE_ROWS_PER_BLOCK):  # (bounded memory: ids are copied)
-                hi = min(lo + _NODE_ROWS_PER_BLOCK, len(row))
-                same = pc.equal(id_of_code.take(pa.array(codes[lo:hi])), node_ids.slice(lo, hi - lo))
-                ok[lo:hi] &= same.to_numpy(zero_copy_only=False)
-        row[~ok] = -1
-        rest = np.flatnonzero(~ok)
-        if len(rest) and len(e_id):
-            first_rows = np.flatnonzero(first)
-            at = pc.index_in(node_ids.take(pa.array(rest)), value_set=e_id.filter(pa.array(first)))
-            at = pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-            row[rest] = np.where(at >= 0, first_rows[np.maximum(at, 0)] if len(first_rows) else -1, -1)
-        return row
+        first_rows = np.flatnonzero(first)
+        at = pc.index_in(node_ids, value_set=e_id.filter(pa.array(first)).cast(node_ids.type))
+        at = pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        return np.where(at >= 0, first_rows[np.maximum(at, 0)] if len(first_rows) else -1, -1)
     except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
         raise
     except (pa.ArrowException, TypeError, ValueError):
         return None
-
-
-#: node rows compared per block when their ids are checked against the entity rows found
-_NODE_ROWS_PER_BLOCK = 1 << 19
 
 
 class LevelSlots:
