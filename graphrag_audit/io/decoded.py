@@ -41,16 +41,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from graphrag_audit.errors import IndexInputError
+from graphrag_audit.io.bounded import DECODED_CAP, DECODED_ENV, DECODED_FLOOR, DECODED_RATIO
 
 MIB, GIB = 1024**2, 1024**3
-#: a table may always decode to this much, whatever its file size
-DECODED_FLOOR = 256 * MIB
-#: ... and to this many times its file size (real index tables: 0.01-2.7; a dictionary bomb: 10^6)
-DECODED_RATIO = 100
-#: ... but never to more than this
-DECODED_CAP = 16 * GIB
-#: when set (bytes; K/M/G/T suffixes, powers of 1024), the limit for every table instead
-ENV_LIMIT = "GRAPHRAG_AUDIT_MAX_DECODED_BYTES"
 #: bytes counted per value besides its text (arrow offsets, 8-byte numbers)
 PER_VALUE = 8
 #: text column chunks whose first page is always read (step 2); beyond, only while needed
@@ -81,16 +74,16 @@ def parse_byte_count(text: str) -> int:
 
 def decoded_limit(file_size: int) -> tuple[int, str]:
     """(the most bytes a table of ``file_size`` bytes may decode to, how that was set)."""
-    raw = os.environ.get(ENV_LIMIT)
+    raw = os.environ.get(DECODED_ENV)
     if raw is not None and raw.strip():
         try:
-            return parse_byte_count(raw), f"set by {ENV_LIMIT}"
+            return parse_byte_count(raw), f"set by {DECODED_ENV}"
         except (ValueError, OverflowError):
-            raise IndexInputError(ENV_LIMIT, f"not a positive byte count: {raw[:40]!r} (e.g. 8G)") from None
+            raise IndexInputError(DECODED_ENV, f"not a positive byte count: {raw[:40]!r} (e.g. 8G)") from None
     limit = min(DECODED_CAP, max(DECODED_FLOOR, DECODED_RATIO * file_size))
     return limit, (
         f"the larger of {_human(DECODED_FLOOR)} and {DECODED_RATIO} x the file size, at most "
-        f"{_human(DECODED_CAP)}; {ENV_LIMIT} changes it"
+        f"{_human(DECODED_CAP)}; {DECODED_ENV} changes it"
     )
 
 

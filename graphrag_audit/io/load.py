@@ -382,13 +382,11 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
 
     ``between_phases``: called where the tables' temporary memory has just been freed (the CLI
     passes ``release_freed_memory``; a library caller need not)."""
-    from graphrag_audit.io.remote import location_of
+    from graphrag_audit.io.remote import index_files, location_of
 
-    remote = location_of(path)
-    if remote is not None:  # Azure Blob Storage or S3: read in place (io/remote.py)
-        return _load_remote(remote, between_phases)
+    remote = location_of(path)  # Azure Blob Storage or S3: read in place (io/remote.py)
     phase_done = between_phases or (lambda: None)
-    files = locate_index(path)
+    files = index_files(remote) if remote is not None else locate_index(path)
     schemas = {name: _schema(p) for name, p in files.tables.items()}
     if "communities" not in files.tables and "nodes" not in files.tables:
         raise IndexInputError(
@@ -541,29 +539,4 @@ def load_index(path: str | os.PathLike, *, between_phases: Callable[[], None] | 
         key_match=key_match,
         table_format=files.table_format,
         format_differences=files.format_differences,
-    )
-
-
-def _load_remote(loc, between_phases=None) -> IndexModel:
-    """The model of a remote index: its needed columns fetched (:func:`graphrag_audit.io.remote.stage`)
-    and read as a local folder; its path and tables folder name the remote location."""
-    import dataclasses
-
-    from graphrag_audit.io.remote import RemoteName, stage
-
-    staged, transfer = stage(loc)
-    url = loc.display.split(" ", 1)[0]
-    # the folder actually read: the location, or its output/ (as a local project root's output_dir)
-    shown = url + (f"/{transfer.subfolder}" if transfer.subfolder else "")
-    try:
-        model = load_index(staged, between_phases=between_phases)
-    except IndexInputError as exc:
-        raise IndexInputError(
-            exc.path.replace(str(staged), shown), exc.problem.replace(str(staged), shown)
-        ) from None
-    name = RemoteName(loc.display)
-    output_dir = RemoteName(shown + loc.display[len(url) :])
-    notes = tuple(n.replace(str(staged), shown) for n in model.notes)
-    return dataclasses.replace(
-        model, path=name, output_dir=output_dir, notes=notes, settings_file=loc.settings_file
     )
