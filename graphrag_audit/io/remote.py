@@ -97,23 +97,18 @@ def parse_url(text: str) -> RemoteLocation | None:
     rest = m.group("rest").strip("/")
     display = scrub_secrets(f"{scheme}://{m.group('rest')}".rstrip("/"))
     head = rest.split("/", 1)[0]
+    aws = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
     if "@" in head and (protocol != "abfs" or ":" in head.split("@", 1)[0]):
-        where = (
-            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
-            if extra == "s3"
-            else "AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_SAS_TOKEN"
-        )
+        az = "AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_SAS_TOKEN"
+        where = aws if extra == "s3" else az
         raise IndexInputError(
             display,
             f"credentials in the URL are not read (and never shown): remove them from "
             f"the URL and set {where} in the environment",
         )
     if "?" in rest or "#" in rest:
-        where = (
-            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
-            if extra == "s3"
-            else "AZURE_STORAGE_SAS_TOKEN with AZURE_STORAGE_ACCOUNT_NAME, or AZURE_STORAGE_CONNECTION_STRING"
-        )
+        az = "AZURE_STORAGE_SAS_TOKEN with AZURE_STORAGE_ACCOUNT_NAME, or AZURE_STORAGE_CONNECTION_STRING"
+        where = aws if extra == "s3" else az
         raise IndexInputError(
             display,
             f"a query in the URL (a SAS token or signature) is not read (and never "
@@ -177,7 +172,7 @@ def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLoca
 # ---- the filesystem ---------------------------------------------------------------------------------
 #: the SDKs' loggers: silenced (no handler would print their warnings on stderr, breaking the one-line
 #: error, from threads that may still run at exit)
-_QUIET_LOGGERS = (
+_QUIET_LOGGERS: tuple[str, ...] = (
     "azure",
     "adlfs",
     "s3fs",
@@ -186,8 +181,8 @@ _QUIET_LOGGERS = (
     "aiobotocore",
     "urllib3",
     "aiohttp",
-    "asyncio",
 )
+_QUIET_LOGGERS += ("asyncio",)
 
 
 def _quiet_sdk_logs() -> None:
@@ -466,25 +461,35 @@ def index_files(loc: RemoteLocation):
     )
 
 
+#: words in an SDK error that mean: the credentials were refused; the connection failed or was dropped
+_DENIED: tuple[str, ...] = (
+    "authenticat",
+    "authoriz",
+    "forbidden",
+    "invalidaccesskeyid",
+    "signaturedoesnotmatch",
+)
+_DENIED += ("accessdenied", "403", "credential")
+_DROPPED: tuple[str, ...] = (
+    "connect",
+    "refused",
+    "reset",
+    "closed",
+    "eof",
+    "incomplete",
+    "broken pipe",
+    "servicerequest",
+)
+_DROPPED += ("serviceresponse", "payload is not completed", "not enough data", "clientpayloaderror")
+
+
 def _problem(exc: BaseException, loc: RemoteLocation, elapsed: float | None = None) -> str:
     """A one-line, credential-free description of a remote failure (``elapsed``: the seconds the
     read ran, stated with a timeout)."""
     name = type(exc).__name__
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     low = f"{name} {exc}".lower()
-    if isinstance(exc, PermissionError) or any(
-        s in low
-        for s in (
-            "authenticat",
-            "authoriz",
-            "forbidden",
-            "invalidaccesskeyid",
-            "signaturedoesnotmatch",
-            "accessdenied",
-            "403",
-            "credential",
-        )
-    ):
+    if isinstance(exc, PermissionError) or any(s in low for s in _DENIED):
         why = "access denied: check the credentials"
     elif any(s in low for s in ("timeout", "timed out")):  # before "not found": s3fs reports a listing
         # that timed out as FileNotFoundError("... ReadTimeoutError ...")
@@ -498,24 +503,7 @@ def _problem(exc: BaseException, loc: RemoteLocation, elapsed: float | None = No
         s in low for s in ("containernotfound", "nosuchbucket", "resourcenotfound", "notfound", "404")
     ):
         why = "not found (no such container, bucket or file)"
-    elif any(
-        s in low
-        for s in (
-            "connect",
-            "connection",
-            "refused",
-            "reset",
-            "closed",
-            "eof",
-            "incomplete",
-            "broken pipe",
-            "servicerequest",
-            "serviceresponse",
-            "payload is not completed",
-            "not enough data",
-            "clientpayloaderror",
-        )
-    ):
+    elif any(s in low for s in _DROPPED):
         why = "the connection failed or was dropped"
     else:
         why = "cannot read it"
