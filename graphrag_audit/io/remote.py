@@ -271,6 +271,9 @@ def _bound_azure_retries(fs, t: float) -> None:
 
 
 # ---- reading -----------------------------------------------------------------------------------------
+#: the end of a table file fetched once and kept (a parquet footer: pyarrow reads the last 64 KiB first)
+TAIL_BYTES = 64 << 10
+
 #: where progress goes: a callable taking the step's text (the CLI's progress bar registers one)
 progress_reporter = None
 
@@ -309,10 +312,11 @@ class RemoteFile(RemoteName):
     the locate and table readers use; :meth:`open` reads it through the fsspec filesystem."""
 
     folder: RemoteFolder
+    tail: bytes | None  # the last TAIL_BYTES, once read
 
     def __new__(cls, folder: RemoteFolder, name: str):
         self = super().__new__(cls, f"{folder}/{name}")
-        self.folder = folder
+        self.folder, self.tail = folder, None
         return self
 
     @property
@@ -364,7 +368,16 @@ class _RemoteReader:
             raise self.file.folder.fault(exc, str(self.file)) from None
 
     def read(self, n: int = -1) -> bytes:
-        return self._call(self.fh.read, n)
+        pos, size = self.fh.tell(), self.file.size
+        start = max(0, size - TAIL_BYTES)
+        if pos < start:
+            return self._call(self.fh.read, n)
+        # the footer: the table readers open a file several times, it is fetched once
+        if self.file.tail is None:
+            self.file.tail = self._call(self.fh.fs.cat_file, self.fh.path, start=start, end=size)
+        end = size if n is None or n < 0 else min(size, pos + n)
+        self.fh.seek(end)
+        return self.file.tail[pos - start : end - start]
 
     def seek(self, pos: int, whence: int = 0) -> int:
         return self._call(self.fh.seek, pos, whence)
