@@ -347,7 +347,8 @@ class RemoteFile(RemoteName):
 
 
 class _RemoteReader:
-    """A binary file over a :class:`RemoteFile` (fsspec's, no read-ahead); an SDK or network failure is an :class:`IndexInputError` naming the file (pyarrow passes it through)."""
+    """A binary file over a :class:`RemoteFile` (fsspec's, no read-ahead); an SDK or network failure
+    is an :class:`IndexInputError` naming the file (pyarrow passes it through)."""
 
     def __init__(self, file: RemoteFile):
         self.file = file
