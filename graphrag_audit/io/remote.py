@@ -172,17 +172,7 @@ def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLoca
 # ---- the filesystem ---------------------------------------------------------------------------------
 #: the SDKs' loggers: silenced (no handler would print their warnings on stderr, breaking the one-line
 #: error, from threads that may still run at exit)
-_QUIET_LOGGERS: tuple[str, ...] = (
-    "azure",
-    "adlfs",
-    "s3fs",
-    "fsspec",
-    "botocore",
-    "aiobotocore",
-    "urllib3",
-    "aiohttp",
-)
-_QUIET_LOGGERS += ("asyncio",)
+_QUIET_LOGGERS = "azure adlfs s3fs fsspec botocore aiobotocore urllib3 aiohttp asyncio".split()
 
 
 def _quiet_sdk_logs() -> None:
@@ -476,25 +466,11 @@ def index_files(loc: RemoteLocation):
 
 
 #: words in an SDK error that mean: the credentials were refused; the connection failed or was dropped
-_DENIED: tuple[str, ...] = (
-    "authenticat",
-    "authoriz",
-    "forbidden",
-    "invalidaccesskeyid",
-    "signaturedoesnotmatch",
+_DENIED = (
+    "authenticat authoriz forbidden invalidaccesskeyid signaturedoesnotmatch accessdenied 403 credential"
 )
-_DENIED += ("accessdenied", "403", "credential")
-_DROPPED: tuple[str, ...] = (
-    "connect",
-    "refused",
-    "reset",
-    "closed",
-    "eof",
-    "incomplete",
-    "broken pipe",
-    "servicerequest",
-)
-_DROPPED += ("serviceresponse", "payload is not completed", "not enough data", "clientpayloaderror")
+_DROPPED = "connect refused reset closed eof incomplete servicerequest serviceresponse clientpayloaderror"
+_DROPPED_PHRASES = ("broken pipe", "payload is not completed", "not enough data")
 
 
 def _problem(exc: BaseException, loc: RemoteLocation, elapsed: float | None = None) -> str:
@@ -503,7 +479,7 @@ def _problem(exc: BaseException, loc: RemoteLocation, elapsed: float | None = No
     name = type(exc).__name__
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     low = f"{name} {exc}".lower()
-    if isinstance(exc, PermissionError) or any(s in low for s in _DENIED):
+    if isinstance(exc, PermissionError) or any(s in low for s in _DENIED.split()):
         why = "access denied: check the credentials"
     elif any(s in low for s in ("timeout", "timed out")):  # before "not found": s3fs reports a listing
         # that timed out as FileNotFoundError("... ReadTimeoutError ...")
@@ -517,7 +493,7 @@ def _problem(exc: BaseException, loc: RemoteLocation, elapsed: float | None = No
         s in low for s in ("containernotfound", "nosuchbucket", "resourcenotfound", "notfound", "404")
     ):
         why = "not found (no such container, bucket or file)"
-    elif any(s in low for s in _DROPPED):
+    elif any(s in low for s in (*_DROPPED.split(), *_DROPPED_PHRASES)):
         why = "the connection failed or was dropped"
     else:
         why = "cannot read it"
