@@ -5,9 +5,7 @@
 
 For each index: the wall time of ``load_index`` (the whole read: locate, parquet, model) in a fresh
 child process, best of ``--repeat``, from the local folder and from ``az://`` on a local Azurite;
-and per table file its size, the bytes the remote read fetched (footer + the needed column chunks:
-io/remote.py ``NEEDED``) and the size of the index folder (every file, what a download of the
-output would move). The 100k index is tests/synthetic.py's ``leiden_like`` 3.x layout, generated
+and the size of the index folder (every file, what a download of the output would move). The 100k index is tests/synthetic.py's ``leiden_like`` 3.x layout, generated
 (and cached) as benchmarks/bench_levels.py does. Azurite: tests/remote_emulators.py (``npm install
 azurite`` into ``${TMPDIR:-/tmp}/graphrag-audit-ci/azurite``, as .ci/run does).
 """
@@ -29,13 +27,10 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 CHILD = """
 import json, sys, time
 from graphrag_audit.io.load import load_index
-from graphrag_audit.io import remote
 t0 = time.perf_counter()
 m = load_index(sys.argv[1])
 dt = time.perf_counter() - t0
-t = remote.last_transfer
-print(json.dumps({"seconds": dt, "entities": int(m.entity_count), "reports": int(len(m.reports)),
-                  "files": t.files if t is not None else None}))
+print(json.dumps({"seconds": dt, "entities": int(m.entity_count), "reports": int(len(m.reports))}))
 """
 
 
@@ -93,27 +88,17 @@ def main() -> int:
                     "disk_s": round(disk["seconds"], 3),
                     "azurite_s": round(az["seconds"], 3),
                     "folder_bytes": folder,
-                    "files": az["files"],
                 }
             )
     finally:
         emu.stop()
 
-    print("| index | from disk | from Azurite | index folder | needed tables | fetched | fetched / tables |")
-    print("|---|---|---|---|---|---|---|")
+    print("| index | from disk | from Azurite | index folder |")
+    print("|---|---|---|---|")
     for r in results:
-        size = sum(s for s, _ in r["files"].values())
-        read = sum(b for _, b in r["files"].values())
         print(
-            f"| {r['index']} | {r['disk_s']:.2f} s | {r['azurite_s']:.2f} s | {r['folder_bytes'] / 1e6:,.2f} MB | "
-            f"{size / 1e6:,.2f} MB | {read / 1e6:,.2f} MB | {read / size:.0%} |"
+            f"| {r['index']} | {r['disk_s']:.2f} s | {r['azurite_s']:.2f} s | {r['folder_bytes'] / 1e6:,.2f} MB |"
         )
-    print()
-    print("| index | table | file size | fetched | share |")
-    print("|---|---|---|---|---|")
-    for r in results:
-        for name, (size, read) in sorted(r["files"].items()):
-            print(f"| {r['index']} | {name} | {size:,} B | {read:,} B | {read / size:.0%} |")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 0

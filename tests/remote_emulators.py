@@ -180,7 +180,7 @@ class Proxy:
 
     ``stall``: accept and read requests but never answer (a server too slow to answer).
     ``after_bytes``/``action``: once that many response bytes went to the client, call ``action``
-    (stop the emulator) and drop every open connection."""
+    (stop the emulator) and drop every open connection. ``sent``: the response bytes so far."""
 
     def __init__(
         self, upstream_port: int, *, stall: bool = False, after_bytes: int | None = None, action=None
@@ -237,10 +237,10 @@ class Proxy:
                 if downstream and self.after is not None and self.fired.is_set():
                     break
                 dst.sendall(data)
-                if downstream and self.after is not None:
+                if downstream:
                     with self.lock:
                         self.sent += len(data)
-                        fire = self.sent >= self.after and not self.fired.is_set()
+                        fire = self.after is not None and self.sent >= self.after and not self.fired.is_set()
                         if fire:
                             self.fired.set()
                     if fire:

@@ -45,7 +45,6 @@ def _env(extra: dict | None = None) -> dict:
             "AWS_SECRET_ACCESS_KEY": ENV_SECRET,
             "AWS_DEFAULT_REGION": "us-east-1",
             "GRAPHRAG_AUDIT_REMOTE_TIMEOUT": "2",
-            "GRAPHRAG_AUDIT_REMOTE_DEADLINE": "30",
         }
     )
     e.update(extra or {})

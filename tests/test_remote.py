@@ -24,8 +24,8 @@ COMMANDS = {
     "plan": ["plan", "{}", "--reports", "8"],
     "report": ["report", "{}", "-o", "-"],
 }
-#: fault runs: short request timeouts, a short deadline (every fault must end well before it)
-FAULT_ENV = {"GRAPHRAG_AUDIT_REMOTE_TIMEOUT": "2", "GRAPHRAG_AUDIT_REMOTE_DEADLINE": "30"}
+#: fault runs: short request timeouts
+FAULT_ENV = {"GRAPHRAG_AUDIT_REMOTE_TIMEOUT": "2"}
 
 
 def _clean_env(extra: dict) -> dict:
@@ -332,38 +332,24 @@ def test_slow_server_times_out(backend, azurite, moto):
     )
     assert m, line
     assert 4.0 <= float(m.group(1)) <= elapsed, (m.group(1), elapsed)
-    assert elapsed < 90  # bounded: the 30 s deadline at most, plus an interpreter start on a loaded machine
+    assert elapsed < 90  # bounded: the timeouts, plus an interpreter start on a loaded machine
 
 
 # ---- column projection ---------------------------------------------------------------------------------
 def test_only_needed_columns_are_fetched(moto):
-    """The bytes fetched are the footers and the needed column chunks: the entities' descriptions
-    and the tables the audit never reads (relationships) are not downloaded."""
+    """pyarrow reads the footers and the needed column chunks: the entities' descriptions and the
+    tables the audit never reads (relationships) stay on the server."""
     index = shared_index("real-insurance-v3")
     path = _uploaded(moto, "bkt", "real-insurance-v3", index)
-    code = (
-        "import json, sys; from graphrag_audit.io import remote; from graphrag_audit.io.load import load_index; "
-        "m = load_index(sys.argv[1]); t = remote.last_transfer; "
-        "print(json.dumps({k: list(v) for k, v in t.files.items()}))"
-    )
-    p = subprocess.run(
-        [sys.executable, "-c", code, f"s3://{path}"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=_clean_env(moto.env()),
-        cwd=Path(__file__).resolve().parents[1],
-    )
-    assert p.returncode == 0, p.stderr
-    import json
-
-    files = json.loads(p.stdout)
-    assert set(files) == {"communities.parquet", "community_reports.parquet", "entities.parquet"}
-    for name, (size, _read) in files.items():
-        assert size == (index / name).stat().st_size
-    # entities: id, title, text_unit_ids; the descriptions that dominate the file stay on the server
-    size, read = files["entities.parquet"]
-    assert read < size * 0.6, (read, size)
+    proxy = Proxy(moto.port)
+    try:
+        p = run(["levels", f"s3://{path}"], moto.env(proxy.port))
+    finally:
+        proxy.close()
+    assert p.returncode in (0, 1), p.stderr
+    read = sum((index / n).stat().st_size for n in ("communities.parquet", "community_reports.parquet"))
+    descriptions = (index / "entities.parquet").stat().st_size
+    assert proxy.sent < read + descriptions * 0.6, (proxy.sent, read, descriptions)
 
 
 def test_a_timeout_is_never_called_not_found():

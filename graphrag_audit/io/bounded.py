@@ -8,8 +8,8 @@
 * ``${VAR}`` expansion (settings, ``.env`` interpolation) has a depth and an output budget
   (:class:`ExpansionBudget`): a few hundred bytes of nested ``${}`` cannot grow into gigabytes.
 
-Index tables are read by pyarrow; :func:`open_regular` is how they are opened, and their own
-limits (footer, rows, decoded bytes) live beside the reader in ``tables.py`` and ``decoded.py``.
+Index tables are read by pyarrow (io/tables.py, opened by :func:`open_regular`); their limits are
+here too: footer, CSV header, rows, and the bytes the columns read may decode to (io/decoded.py).
 """
 
 from __future__ import annotations
@@ -29,6 +29,18 @@ LIMITS = {
     "--relevant list": 64 * MiB,  # a community number per line, millions of them
     "token cache": 64 * MiB,  # MAX_ENTRIES x 24 bytes and a header
 }
+#: a parquet footer larger than this is corrupt (real ones: kilobytes; pyarrow allocates the length claimed)
+MAX_FOOTER_BYTES = 64 * MiB
+#: a CSV header line longer than this is not a header (e.g. a huge file with no line break)
+MAX_CSV_HEADER = MiB
+#: a parquet table claiming more rows is refused unread (run-length encoding lets a few MB claim billions)
+MAX_TABLE_ROWS = 20_000_000
+#: a table may always decode to DECODED_FLOOR bytes, and to DECODED_RATIO x its file size (real index
+#: tables: 0.01-2.7; a dictionary bomb: 10^6), never to more than DECODED_CAP; DECODED_ENV overrides it
+DECODED_FLOOR = 256 * MiB
+DECODED_RATIO = 100
+DECODED_CAP = 16 * 1024 * MiB
+DECODED_ENV = "GRAPHRAG_AUDIT_MAX_DECODED_BYTES"
 #: characters one settings file or ``.env`` may expand to, all ``${VAR}`` substituted
 MAX_EXPANDED_CHARS = 16 * MiB
 #: ``.env`` values built from values built from ... at most this deep

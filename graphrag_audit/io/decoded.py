@@ -1,30 +1,18 @@
 """How many bytes the columns read from a parquet table decode to, checked before they are read.
 
-A parquet file can be tiny and decode to gigabytes. Dictionary encoding stores each distinct
-value once and every row as a small index: one 10 MB string referenced by 300 rows is 3 KB on
-disk (the dictionary page compresses to nothing) and 3 GB once read as plain strings. Run-length
-encoded list levels do the same for list lengths, and compression for plain pages.
+A parquet file can be tiny and decode to gigabytes: one 10 MB string referenced by 300 rows through
+a dictionary is 3 KB on disk and 3 GB as plain strings (run-length encoded list levels and page
+compression do the same). The decoded size (text bytes plus 8 bytes per value) must not exceed
+:func:`decoded_limit` (io/bounded.py); :func:`check_parquet` refuses a table before any column is
+materialised, per (row group, column) chunk and stopping once the sum fits:
 
-The decoded size of a table is the bytes of the text values of the columns read (what arrow
-holds once decoded) plus 8 bytes per value (offsets, numbers). It must not exceed
-:func:`decoded_limit` of the file size. :func:`check_parquet` computes it from the file's
-footer and, when that is not enough to show the table fits, from the dictionary pages; it refuses
-the table (:class:`IndexInputError` naming the file and the column) before any column is
-materialised. Step by step, for every (row group, column) chunk, stopping as soon as the sum of
-the chunks fits the limit:
-
-1. footer only (no read): text values <= the chunk's uncompressed page bytes ``U``, plus, when
-   the chunk may be dictionary-encoded, ``values x U`` (no entry is longer than the pages);
+1. footer only: text <= the chunk's uncompressed page bytes ``U``, plus ``values x U`` when it may be
+   dictionary-encoded;
 2. the dictionary page (one small read): ``U + values x the longest dictionary entry``;
-3. exact: the chunk read in dictionary form (arrow's ``read_dictionary``: indices plus each
-   distinct value once, no plain string built) and the lengths of the values its indices name.
+3. exact: the chunk read in dictionary form and the lengths of the values its indices name.
 
-Chunks encoded with DELTA_BYTE_ARRAY (prefix-compressed; pandas and pyarrow never write it) have
-no exact step: each value is at most ``U`` bytes long, so ``values x U`` bounds them.
-
-The footer could understate sizes (a crafted file): :class:`BatchBudget` also adds up the decoded
-bytes of each record batch as the table is read and stops at the same limit, so such a file is
-refused at most one record batch past the limit.
+DELTA_BYTE_ARRAY chunks (never written by pandas or pyarrow) keep the bound ``values x U``. A footer
+that understates sizes is caught by :class:`BatchBudget`, batch by batch, at the same limit.
 """
 
 from __future__ import annotations
@@ -41,16 +29,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from graphrag_audit.errors import IndexInputError
+from graphrag_audit.io.bounded import DECODED_CAP, DECODED_ENV, DECODED_FLOOR, DECODED_RATIO
 
 MIB, GIB = 1024**2, 1024**3
-#: a table may always decode to this much, whatever its file size
-DECODED_FLOOR = 256 * MIB
-#: ... and to this many times its file size (real index tables: 0.01-2.7; a dictionary bomb: 10^6)
-DECODED_RATIO = 100
-#: ... but never to more than this
-DECODED_CAP = 16 * GIB
-#: when set (bytes; K/M/G/T suffixes, powers of 1024), the limit for every table instead
-ENV_LIMIT = "GRAPHRAG_AUDIT_MAX_DECODED_BYTES"
 #: bytes counted per value besides its text (arrow offsets, 8-byte numbers)
 PER_VALUE = 8
 #: text column chunks whose first page is always read (step 2); beyond, only while needed
@@ -81,16 +62,16 @@ def parse_byte_count(text: str) -> int:
 
 def decoded_limit(file_size: int) -> tuple[int, str]:
     """(the most bytes a table of ``file_size`` bytes may decode to, how that was set)."""
-    raw = os.environ.get(ENV_LIMIT)
+    raw = os.environ.get(DECODED_ENV)
     if raw is not None and raw.strip():
         try:
-            return parse_byte_count(raw), f"set by {ENV_LIMIT}"
+            return parse_byte_count(raw), f"set by {DECODED_ENV}"
         except (ValueError, OverflowError):
-            raise IndexInputError(ENV_LIMIT, f"not a positive byte count: {raw[:40]!r} (e.g. 8G)") from None
+            raise IndexInputError(DECODED_ENV, f"not a positive byte count: {raw[:40]!r} (e.g. 8G)") from None
     limit = min(DECODED_CAP, max(DECODED_FLOOR, DECODED_RATIO * file_size))
     return limit, (
         f"the larger of {_human(DECODED_FLOOR)} and {DECODED_RATIO} x the file size, at most "
-        f"{_human(DECODED_CAP)}; {ENV_LIMIT} changes it"
+        f"{_human(DECODED_CAP)}; {DECODED_ENV} changes it"
     )
 
 
@@ -253,7 +234,8 @@ def _struct(b: bytes, i: int, depth: int = 0) -> tuple[dict, int]:
     """A thrift compact-protocol struct: {field id: int or nested dict}; other fields skipped."""
     if depth > 16:
         raise _Thrift
-    fid, out = 0, {}
+    fid = 0
+    out: dict = {}
     while True:
         if i >= len(b):
             raise _Thrift

@@ -308,12 +308,10 @@ def _entity_counts(communities: pd.DataFrame, members: pd.DataFrame, lens: np.nd
 def load_index(path: str | os.PathLike) -> IndexModel:
     """Read an index directory (project root, output dir or 0.x timestamped layout) into a
     complete :class:`IndexModel`."""
-    from graphrag_audit.io.remote import location_of
+    from graphrag_audit.io.remote import index_files, location_of
 
-    remote = location_of(path)
-    if remote is not None:  # Azure Blob Storage or S3: read in place (io/remote.py)
-        return _load_remote(remote)
-    files = locate_index(path)
+    remote = location_of(path)  # Azure Blob Storage or S3: read in place (io/remote.py)
+    files = index_files(remote) if remote is not None else locate_index(path)
     schemas = {name: _schema(p) for name, p in files.tables.items()}
     if "communities" not in files.tables and "nodes" not in files.tables:
         raise IndexInputError(
@@ -424,29 +422,4 @@ def load_index(path: str | os.PathLike) -> IndexModel:
         key_match=key_match,
         table_format=files.table_format,
         format_differences=files.format_differences,
-    )
-
-
-def _load_remote(loc) -> IndexModel:
-    """The model of a remote index: its needed columns fetched (:func:`graphrag_audit.io.remote.stage`)
-    and read as a local folder; its path and tables folder name the remote location."""
-    import dataclasses
-
-    from graphrag_audit.io.remote import RemoteName, stage
-
-    staged, transfer = stage(loc)
-    url = loc.display.split(" ", 1)[0]
-    # the folder actually read: the location, or its output/ (as a local project root's output_dir)
-    shown = url + (f"/{transfer.subfolder}" if transfer.subfolder else "")
-    try:
-        model = load_index(staged)
-    except IndexInputError as exc:
-        raise IndexInputError(
-            exc.path.replace(str(staged), shown), exc.problem.replace(str(staged), shown)
-        ) from None
-    name = RemoteName(loc.display)
-    output_dir = RemoteName(shown + loc.display[len(url) :])
-    notes = tuple(n.replace(str(staged), shown) for n in model.notes)
-    return dataclasses.replace(
-        model, path=name, output_dir=output_dir, notes=notes, settings_file=loc.settings_file
     )

@@ -226,16 +226,16 @@ def _value_key(v) -> str:
     return str(v).strip()
 
 
-def _summary(path: Path, name: str) -> tuple[int, str | None, Counter | None]:
+def _summary(path: Path, name: str) -> tuple[int, str | None, Counter]:
     from graphrag_audit.io.tables import read_table, table_columns
 
     cols = table_columns(path)
     col = next((c for c in _COMPARE.get(name, ()) if c in cols), None)
     if col is None:
         if not cols:
-            return 0, None, None
+            return 0, None, Counter()
         df = read_table(path, [cols[0]])  # one column: the row count
-        return len(df), None, None
+        return len(df), None, Counter()
     df = read_table(path, [col])
     return len(df), col, Counter(_value_key(v) for v in df[col].tolist())
 

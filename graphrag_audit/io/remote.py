@@ -5,66 +5,31 @@ A remote location is an ``az://container/path``, ``abfs[s]://container/path`` or
 (``type: blob`` with ``connection_string`` or ``storage_account_blob_url``/``account_url``,
 ``container_name``, ``base_dir``: graphrag's ``BlobPipelineStorage`` / ``AzureBlobStorage``).
 
-How it is read: an fsspec filesystem (adlfs for Azure, s3fs for S3, the optional extras
-``azure`` / ``s3`` of pyproject.toml) lists the folder once; of each table the audit needs
-(:data:`graphrag_audit.io.locate.TABLE_STEMS`) the last 64 KiB (the parquet footer) is fetched,
-then the byte ranges of the column chunks of the columns the audit reads (:data:`NEEDED`), in
-parallel, one range request each (:class:`_Ranges`); no larger file is downloaded whole (a file of
-at most 256 KiB is fetched in one request, which costs less; a CSV table has no column chunks and
-is fetched whole). Those columns are kept in a private temporary folder (deleted at exit), where
-every other column of the file's schema is an all-null column of the same type, so the
-schema-based generation detection and checks see the file's real schema; the ordinary local
-reader then audits that folder. The header names the remote location (never a credential).
+An fsspec filesystem (adlfs for Azure, s3fs for S3: the extras ``azure`` / ``s3``) lists the folder
+once (or its ``output/``); the table readers of io/tables.py then open each table through it, so
+pyarrow fetches the footer and only the column chunks of the columns read.
 
-Credentials are taken as graphrag and the SDKs take them: a connection string (settings or
-``AZURE_STORAGE_CONNECTION_STRING``), an account URL with ``DefaultAzureCredential``, AWS's
-environment variables / profile / ``AWS_ENDPOINT_URL``. They are never printed: every error
-message is scrubbed of them.
-
-Timeouts (seconds, environment): ``GRAPHRAG_AUDIT_REMOTE_TIMEOUT`` (default 20) bounds each try
-of each connection and read request, and a request is tried :data:`TRIES` times in all (the SDKs'
-retries: S3 botocore's, s3fs's loop once; Azure one retry after 0.3 s), so a server that never
-answers is given up after about twice that, and the message says how long it ran;
-``GRAPHRAG_AUDIT_REMOTE_DEADLINE`` (default 600) bounds the whole remote read. Past either: a
-one-line error, exit 2.
+Credentials are taken as graphrag and the SDKs take them (a connection string in the settings or
+``AZURE_STORAGE_CONNECTION_STRING``, an account URL with ``DefaultAzureCredential``, AWS's environment
+variables / profile / ``AWS_ENDPOINT_URL``) and never printed: every error is scrubbed of them.
+``GRAPHRAG_AUDIT_REMOTE_TIMEOUT`` (seconds, default 20) bounds each try of each request, tried
+:data:`TRIES` times in all; every fault is a one-line error naming the location, exit 2.
 """
 
 from __future__ import annotations
 
-import atexit
 import os
 import re
-import shutil
-import sys
-import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 from urllib.parse import urlparse
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.sanitise.secrets import remember
 from graphrag_audit.sanitise.secrets import scrub as scrub_secrets
 
-#: the columns read of each table (load.py's lists, plus what the optional reads use)
-NEEDED: dict[str, tuple[str, ...]] = {
-    "communities": (
-        "community",
-        "id",
-        "human_readable_id",
-        "level",
-        "parent",
-        "children",
-        "title",
-        "period",
-        "size",
-        "entity_ids",
-    ),
-    "reports": ("community", "level", "title", "rank", "full_content", "summary"),
-    "nodes": ("id", "title", "community", "level"),
-    "entities": ("id", "title", "name", "text_unit_ids"),
-}
 #: the packages each extra installs (pyproject.toml), named in the missing-extra hint
 EXTRA_PACKAGES = {"azure": "adlfs azure-identity", "s3": "s3fs"}
 #: URL scheme -> (fsspec protocol, storage name, extra)
@@ -94,10 +59,6 @@ TRIES = 2
 
 def request_timeout() -> float:
     return _seconds("GRAPHRAG_AUDIT_REMOTE_TIMEOUT", 20.0)
-
-
-def read_deadline() -> float:
-    return _seconds("GRAPHRAG_AUDIT_REMOTE_DEADLINE", 600.0)
 
 
 @dataclass(frozen=True)
@@ -136,23 +97,18 @@ def parse_url(text: str) -> RemoteLocation | None:
     rest = m.group("rest").strip("/")
     display = scrub_secrets(f"{scheme}://{m.group('rest')}".rstrip("/"))
     head = rest.split("/", 1)[0]
+    aws = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
     if "@" in head and (protocol != "abfs" or ":" in head.split("@", 1)[0]):
-        where = (
-            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
-            if extra == "s3"
-            else "AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_SAS_TOKEN"
-        )
+        az = "AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_SAS_TOKEN"
+        where = aws if extra == "s3" else az
         raise IndexInputError(
             display,
             f"credentials in the URL are not read (and never shown): remove them from "
             f"the URL and set {where} in the environment",
         )
     if "?" in rest or "#" in rest:
-        where = (
-            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
-            if extra == "s3"
-            else "AZURE_STORAGE_SAS_TOKEN with AZURE_STORAGE_ACCOUNT_NAME, or AZURE_STORAGE_CONNECTION_STRING"
-        )
+        az = "AZURE_STORAGE_SAS_TOKEN with AZURE_STORAGE_ACCOUNT_NAME, or AZURE_STORAGE_CONNECTION_STRING"
+        where = aws if extra == "s3" else az
         raise IndexInputError(
             display,
             f"a query in the URL (a SAS token or signature) is not read (and never "
@@ -213,28 +169,10 @@ def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLoca
     )
 
 
-# ---- credentials never shown -----------------------------------------------------------------------
-def scrub(text: str, loc: RemoteLocation | None = None) -> str:
-    """``text`` with every credential of ``loc`` and of the environment, and anything shaped like
-    a key, signature or token, replaced by ``***`` (the one scrubber:
-    :func:`graphrag_audit.sanitise.secrets.scrub`)."""
-    return scrub_secrets(text, loc.secrets if loc is not None else ())
-
-
 # ---- the filesystem ---------------------------------------------------------------------------------
 #: the SDKs' loggers: silenced (no handler would print their warnings on stderr, breaking the one-line
 #: error, from threads that may still run at exit)
-_QUIET_LOGGERS = (
-    "azure",
-    "adlfs",
-    "s3fs",
-    "fsspec",
-    "botocore",
-    "aiobotocore",
-    "urllib3",
-    "aiohttp",
-    "asyncio",
-)
+_QUIET_LOGGERS = "azure adlfs s3fs fsspec botocore aiobotocore urllib3 aiohttp asyncio".split()
 
 
 def _quiet_sdk_logs() -> None:
@@ -305,7 +243,7 @@ def _bound_azure_retries(fs, t: float) -> None:
     TRIES times in all, the retry after 0.3 s (+-0.1)."""
     from azure.storage.blob.aio import BlobServiceClient
 
-    kw = {
+    kw: dict = {
         "retry_total": TRIES - 1,
         "initial_backoff": 0.3,
         "increment_base": 2,
@@ -322,126 +260,11 @@ def _bound_azure_retries(fs, t: float) -> None:
         fs.service_client = BlobServiceClient(account_url=fs.account_url, credential=fs.credential, **kw)
 
 
-# ---- reading ----------------------------------------------------------------------------------------
-@dataclass
-class Transfer:
-    """What one remote read fetched (the benchmark reports it)."""
-
-    files: dict = field(default_factory=dict)  # remote name -> (file size, bytes fetched over the network)
-    seconds: float = 0.0  # wall time of the remote read
-    subfolder: str = ""  # where below the location the tables were: "" or "output"
-
-    @property
-    def bytes_read(self) -> int:
-        return sum(r for _, r in self.files.values())
-
-    @property
-    def file_bytes(self) -> int:
-        return sum(s for s, _ in self.files.values())
-
-
-#: the transfer of the last remote read in this process (benchmarks/remote_read.py reads it)
-last_transfer: Transfer | None = None
-
-
-#: a table file at most this large is fetched whole, in one request
-WHOLE_FILE_BYTES = 256 << 10
-#: the tail fetched first (the footer of any index table fits); ranges closer than this are merged
+# ---- reading -----------------------------------------------------------------------------------------
+#: the end of a table file fetched once and kept (a parquet footer: pyarrow reads the last 64 KiB first)
 TAIL_BYTES = 64 << 10
-GAP_BYTES = 64 << 10
 
-
-class _Ranges:
-    """A read-only file over the byte ranges of one remote file fetched so far: :meth:`prefetch`
-    fetches ranges (in parallel, one request each); a read outside them fetches what it needs.
-    ``fetched`` counts the bytes that came over the network."""
-
-    def __init__(self, fs, path: str, size: int):
-        self.fs, self.path, self.size_, self.pos = fs, path, size, 0
-        self.parts: list[tuple[int, bytes]] = []
-        self.fetched = 0
-        self.closed = False
-        tail = max(0, size - TAIL_BYTES)
-        self._add(tail, fs.cat_file(path, start=tail, end=size))
-
-    def _add(self, start: int, data: bytes) -> None:
-        self.fetched += len(data)
-        self.parts.append((start, data))
-
-    def prefetch(self, ranges: list[tuple[int, int]]) -> None:
-        ranges = sorted((max(0, a), min(self.size_, b)) for a, b in ranges if b > a)
-        merged: list[list[int]] = []
-        for a, b in ranges:
-            if merged and a - merged[-1][1] <= GAP_BYTES:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        merged = [(a, b) for a, b in merged if not self._has(a, b)]
-        if not merged:
-            return
-        blobs = self.fs.cat_ranges([self.path] * len(merged), [a for a, _ in merged], [b for _, b in merged])
-        for (a, _), blob in zip(merged, blobs):
-            if isinstance(blob, BaseException):
-                raise blob
-            self._add(a, blob)
-
-    def _has(self, a: int, b: int) -> bytes | None:
-        for start, data in self.parts:
-            if start <= a and b <= start + len(data):
-                return data[a - start : b - start]
-        return None
-
-    def read(self, n: int = -1) -> bytes:
-        end = self.size_ if n is None or n < 0 else min(self.size_, self.pos + n)
-        if end <= self.pos:
-            return b""
-        data = self._has(self.pos, end)
-        if data is None:
-            data = self.fs.cat_file(self.path, start=self.pos, end=end)
-            self._add(self.pos, data)
-        self.pos += len(data)
-        return data
-
-    def seek(self, pos: int, whence: int = 0) -> int:
-        self.pos = pos if whence == 0 else self.pos + pos if whence == 1 else self.size_ + pos
-        return self.pos
-
-    def tell(self) -> int:
-        return self.pos
-
-    def seekable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return True
-
-    def writable(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        self.closed = True
-        self.parts = []
-
-
-def _chunk_ranges(meta, cols: list[str]) -> list[tuple[int, int]]:
-    """The byte ranges of the column chunks of ``cols`` (top-level names) in every row group."""
-    wanted = set(cols)
-    out = []
-    for g in range(meta.num_row_groups):
-        rg = meta.row_group(g)
-        for c in range(rg.num_columns):
-            cc = rg.column(c)
-            if cc.path_in_schema.split(".", 1)[0] not in wanted:
-                continue
-            start = cc.data_page_offset
-            if cc.has_dictionary_page and cc.dictionary_page_offset is not None:
-                start = min(start, cc.dictionary_page_offset)
-            out.append((start, start + cc.total_compressed_size))
-    return out
-
-
-#: where progress goes: a callable taking the step's text (the CLI's progress bar registers one);
-#: None: a line on stderr when it is a terminal (never when piped, nor on TERM=dumb)
+#: where progress goes: a callable taking the step's text (the CLI's progress bar registers one)
 progress_reporter = None
 
 
@@ -450,31 +273,130 @@ def set_progress(reporter) -> None:
     progress_reporter = reporter
 
 
-def _progress(text: str, done: bool = False) -> None:
-    if progress_reporter is not None:
-        if not done:
-            progress_reporter(text)
-        return
-    try:
-        if not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
-            return
-        sys.stderr.write("\r\x1b[2K" + ("" if done else text[:200]))
-        sys.stderr.flush()
-    except (OSError, ValueError):  # stderr closed or full: progress is optional
-        pass
+class RemoteFolder(RemoteName):
+    """A folder of ``loc`` (its listing read once): ``folder / name`` is a :class:`RemoteFile`."""
+
+    loc: RemoteLocation
+    fs: Any
+    root: str
+    files: dict[str, int]
+    started: float
+
+    @classmethod
+    def listed(cls, loc: RemoteLocation, fs, root: str, shown: str, started: float) -> RemoteFolder:
+        self = cls(shown)
+        self.loc, self.fs, self.root, self.started = loc, fs, root, started
+        self.files = _list(fs, root)
+        return self
+
+    def __truediv__(self, name) -> RemoteFile:
+        return RemoteFile(self, str(name))
+
+    def fault(self, exc: BaseException, shown: str) -> IndexInputError:
+        """``exc`` (an SDK or network error) as the one-line error naming ``shown``."""
+        return IndexInputError(shown, _problem(exc, self.loc, time.monotonic() - self.started))
 
 
-def _choose(names: set[str]) -> list[tuple[str, str]]:
-    """(logical table, file name) to read: per table the newest naming, parquet before CSV, and the
-    other format's copy of that naming when present (as locate compares them)."""
-    from graphrag_audit.io.locate import EXTENSIONS, TABLE_STEMS
+class RemoteFile(RemoteName):
+    """A table file of a :class:`RemoteFolder` (``str()`` its URL), as much of ``pathlib.Path`` as
+    the locate and table readers use; :meth:`open` reads it through the fsspec filesystem."""
 
-    out = []
-    for table, stems in TABLE_STEMS.items():
-        stem = next((s for s in stems if any(s + e in names for e in EXTENSIONS)), None)
-        if stem is not None:
-            out += [(table, stem + e) for e in EXTENSIONS if stem + e in names]
-    return out
+    folder: RemoteFolder
+    tail: bytes | None  # the last TAIL_BYTES, once read
+
+    def __new__(cls, folder: RemoteFolder, name: str):
+        self = super().__new__(cls, f"{folder}/{name}")
+        self.folder, self.tail = folder, None
+        return self
+
+    @property
+    def suffix(self) -> str:
+        return "." + self.name.rsplit(".", 1)[-1] if "." in self.name else ""
+
+    @property
+    def stem(self) -> str:
+        return self.name[: len(self.name) - len(self.suffix)]
+
+    @property
+    def size(self) -> int:
+        return self.folder.files.get(self.name, 0)
+
+    def with_suffix(self, suffix: str) -> RemoteFile:
+        return self.folder / (self.stem + suffix)
+
+    def exists(self) -> bool:
+        return self.name in self.folder.files
+
+    def is_symlink(self) -> bool:
+        return False
+
+    def open(self) -> _RemoteReader:
+        if progress_reporter is not None:
+            progress_reporter(f"reading {self}")
+        return _RemoteReader(self)
+
+
+class _RemoteReader:
+    """A binary file over a :class:`RemoteFile` (fsspec's, no read-ahead); an SDK or network failure
+    is an :class:`IndexInputError` naming the file (pyarrow passes it through)."""
+
+    def __init__(self, file: RemoteFile):
+        self.file = file
+        folder = file.folder
+        self.fh = self._call(
+            folder.fs.open,
+            f"{folder.root}/{file.name}",
+            "rb",
+            cache_type="none",  # one request per read: pyarrow asks for the footer and the chunks it needs
+        )
+
+    def _call(self, f, *args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except IndexInputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (the SDKs' errors: classified, credentials scrubbed)
+            raise self.file.folder.fault(exc, str(self.file)) from None
+
+    def read(self, n: int = -1) -> bytes:
+        pos, size = self.fh.tell(), self.file.size
+        start = max(0, size - TAIL_BYTES)
+        if pos < start:
+            return self._call(self.fh.read, n)
+        # the footer: the table readers open a file several times, it is fetched once
+        if self.file.tail is None:
+            self.file.tail = self._call(self.fh.fs.cat_file, self.fh.path, start=start, end=size)
+        end = size if n is None or n < 0 else min(size, pos + n)
+        self.fh.seek(end)
+        return self.file.tail[pos - start : end - start]
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        return self._call(self.fh.seek, pos, whence)
+
+    def tell(self) -> int:
+        return self.fh.tell()
+
+    @property
+    def closed(self) -> bool:
+        return self.fh.closed
+
+    def close(self) -> None:
+        self.fh.close()
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
+
+    def __enter__(self) -> _RemoteReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _list(fs, path: str) -> dict[str, int]:
@@ -482,7 +404,7 @@ def _list(fs, path: str) -> dict[str, int]:
         entries = fs.ls(path, detail=True)
     except FileNotFoundError as exc:
         if any(s in str(exc).lower() for s in ("timeout", "timed out")):
-            raise  # s3fs's name for a listing that got no answer: not an absent folder (nor a second try)
+            raise  # s3fs's name for a listing that got no answer: not an absent folder
         return {}
     return {
         e["name"].rstrip("/").rsplit("/", 1)[-1]: int(e.get("size") or 0)
@@ -491,100 +413,64 @@ def _list(fs, path: str) -> dict[str, int]:
     }
 
 
-def _null_filled(table, schema):
-    """``table`` (the projected columns) with every other column of ``schema`` as nulls."""
-    import pyarrow as pa
+def index_files(loc: RemoteLocation):
+    """The :class:`~graphrag_audit.io.locate.IndexFiles` of ``loc``: its tables (here or in its
+    ``output/``) as :class:`RemoteFile`; the folder actually read names ``output_dir``."""
+    from graphrag_audit.io.locate import IndexFiles, _formats, _table_files
 
-    cols = []
-    for f in schema:
-        if f.name in table.column_names:
-            cols.append(table.column(f.name))
-        else:
-            try:
-                cols.append(pa.nulls(table.num_rows, f.type))
-            except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError):
-                cols.append(pa.nulls(table.num_rows, pa.null()))
-    return pa.Table.from_arrays(cols, names=schema.names)
-
-
-def _read_needed(shown: str, fh, table: str, loc: RemoteLocation):
-    """(the file's arrow schema, its needed columns) with the local reader's guards: the row cap,
-    duplicate names, and the decoded-size limit (io/decoded.py) checked on the footer before any
-    column is read and again batch by batch."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from graphrag_audit.io.decoded import BatchBudget, check_parquet
-    from graphrag_audit.io.tables import MAX_TABLE_ROWS, _read_parquet
-
+    started = time.monotonic()  # the remote read's clock: the SDKs' start-up counts
     try:
-        nf = fh if isinstance(fh, pa.NativeFile) else pa.PythonFile(fh, mode="r")
-        meta = pq.read_metadata(nf)
-        schema = meta.schema.to_arrow_schema()
-        if meta.num_rows > MAX_TABLE_ROWS:
-            raise IndexInputError(
-                shown,
-                f"the table claims {meta.num_rows:,} rows, more than the "
-                f"{MAX_TABLE_ROWS:,} of any index table (refused unread)",
+        fs = filesystem(loc)
+    except IndexInputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (the SDKs' constructors: no credentials, a bad connection string)
+        hint = ""
+        if loc.extra == "azure" and "credential" in str(exc).lower() + type(exc).__name__.lower():
+            hint = (
+                "no credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with a "
+                "credential DefaultAzureCredential finds; "
             )
-        names = schema.names
-        twice = sorted({n for n in names if names.count(n) > 1})
-        cols = [c for c in NEEDED[table] if c in names and c not in twice]
-        # the needed column chunks, fetched in parallel (at most the file's size, as a local read
-        # maps it); then the local reader's decompression and dictionary bomb checks on them
-        if isinstance(fh, _Ranges):
-            fh.prefetch(_chunk_ranges(meta, cols))
-        found = check_parquet(Path(shown), nf, meta, cols, nf.size())
-        nf.seek(0)
-        data = _read_parquet(nf, cols, BatchBudget(Path(shown), found), meta)
-    except IndexInputError as exc:
-        raise IndexInputError(shown, exc.problem) from None
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:  # not I/O errors
-        raise IndexInputError(shown, f"unreadable parquet data ({scrub(str(exc), loc)[:200]})") from None
-    return schema, data
-
-
-def _stage(loc: RemoteLocation, fs, target: Path, transfer: Transfer) -> None:
-    import pyarrow.parquet as pq
-
-    root = loc.root
-    names = _list(fs, root)
-    if not _choose(set(names)):
-        sub = _list(fs, root + "/output")
-        if _choose(set(sub)):
-            root, names = root + "/output", sub
-            transfer.subfolder = "output"
-        else:
-            if not names and not fs.exists(root):
+        raise IndexInputError(loc.display, hint + _problem(exc, loc, time.monotonic() - started)) from None
+    url = loc.display.split(" ", 1)[0]
+    try:
+        # (a RemoteFolder serves as the Path that _table_files and _formats look in)
+        folder = RemoteFolder.listed(loc, fs, loc.root, url, started)
+        tables = _table_files(cast(Path, folder))
+        if not tables:
+            sub = RemoteFolder.listed(loc, fs, loc.root + "/output", url + "/output", started)
+            tables = _table_files(cast(Path, sub))
+            if tables:
+                folder = sub
+            elif not folder.files and not fs.exists(loc.root):
                 raise IndexInputError(loc.display, "no such container or folder")
-            raise IndexInputError(
-                loc.display,
-                "no GraphRAG index tables found (looked for communities, "
-                "community_reports, create_final_* parquet/csv here and in output/)",
-            )
-    chosen = _choose(set(names))
-    shown = loc.display.split(" ", 1)[0] + (f"/{transfer.subfolder}" if transfer.subfolder else "")
-    for i, (table, name) in enumerate(chosen, 1):
-        remote = f"{root}/{name}"
-        _progress(f"reading {shown}: {name} ({i}/{len(chosen)})")
-        size = names[name]
-        if name.endswith(".csv"):
-            fs.get_file(remote, str(target / name))
-            transfer.files[name] = (size, size)
-            continue
-        if size <= WHOLE_FILE_BYTES:  # one request: cheaper than a footer read and column ranges
-            import pyarrow as pa
+            else:
+                raise IndexInputError(
+                    loc.display,
+                    "no GraphRAG index tables found (looked for communities, "
+                    "community_reports, create_final_* parquet/csv here and in output/)",
+                )
+    except IndexInputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (the SDKs' errors: classified, credentials scrubbed)
+        raise IndexInputError(loc.display, _problem(exc, loc, time.monotonic() - started)) from None
+    notes, diffs, audited = _formats(cast(Path, folder), tables, None, None)
+    return IndexFiles(
+        cast(Path, RemoteName(loc.display)),
+        cast(Path, RemoteName(folder + loc.display[len(url) :])),
+        tables,
+        tuple(notes),
+        settings_file=loc.settings_file,
+        table_format=audited,
+        format_differences=tuple(diffs),
+    )
 
-            blob = fs.cat_file(remote)
-            schema, data = _read_needed(shown + "/" + name, pa.BufferReader(blob), table, loc)
-            transfer.files[name] = (size, len(blob))
-        else:
-            ranges = _Ranges(fs, remote, size)
-            schema, data = _read_needed(shown + "/" + name, ranges, table, loc)
-            transfer.files[name] = (size, ranges.fetched)
-        out = _null_filled(data, schema).replace_schema_metadata(schema.metadata)
-        pq.write_table(out, target / name)
-    _progress("", done=True)
+
+#: words in an SDK error that mean: the credentials were refused; the connection failed or was dropped
+_DENIED = (
+    "authenticat authoriz forbidden invalidaccesskeyid signaturedoesnotmatch accessdenied 403 credential"
+)
+_DROPPED = "connect refused reset closed eof incomplete servicerequest serviceresponse clientpayloaderror"
+_DROPPED_PHRASES = ("broken pipe", "payload is not completed", "not enough data")
 
 
 def _problem(exc: BaseException, loc: RemoteLocation, elapsed: float | None = None) -> str:
@@ -593,19 +479,7 @@ def _problem(exc: BaseException, loc: RemoteLocation, elapsed: float | None = No
     name = type(exc).__name__
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     low = f"{name} {exc}".lower()
-    if isinstance(exc, PermissionError) or any(
-        s in low
-        for s in (
-            "authenticat",
-            "authoriz",
-            "forbidden",
-            "invalidaccesskeyid",
-            "signaturedoesnotmatch",
-            "accessdenied",
-            "403",
-            "credential",
-        )
-    ):
+    if isinstance(exc, PermissionError) or any(s in low for s in _DENIED.split()):
         why = "access denied: check the credentials"
     elif any(s in low for s in ("timeout", "timed out")):  # before "not found": s3fs reports a listing
         # that timed out as FileNotFoundError("... ReadTimeoutError ...")
@@ -619,100 +493,14 @@ def _problem(exc: BaseException, loc: RemoteLocation, elapsed: float | None = No
         s in low for s in ("containernotfound", "nosuchbucket", "resourcenotfound", "notfound", "404")
     ):
         why = "not found (no such container, bucket or file)"
-    elif any(
-        s in low
-        for s in (
-            "connect",
-            "connection",
-            "refused",
-            "reset",
-            "closed",
-            "eof",
-            "incomplete",
-            "broken pipe",
-            "servicerequest",
-            "serviceresponse",
-            "payload is not completed",
-            "not enough data",
-            "clientpayloaderror",
-        )
-    ):
+    elif any(s in low for s in (*_DROPPED.split(), *_DROPPED_PHRASES)):
         why = "the connection failed or was dropped"
     else:
         why = "cannot read it"
-    detail = scrub(f"{name}: {text}" if text else name, loc)
+    detail = scrub_secrets(f"{name}: {text}" if text else name, loc.secrets)
     if len(detail) > 200:
         detail = detail[:199] + "…"
     return f"{why} ({detail})"
-
-
-def _exit_without_finalising(target: Path) -> None:
-    """A read past its deadline leaves threads blocked inside the SDKs; Python's finalisation then
-    aborts (SIGABRT) on them. So the process ends at exit with ``os._exit`` (streams flushed, the
-    temporary folder removed) and exit status 2, the CLI's status for this error."""
-    import atexit
-
-    def leave():
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError, AttributeError):
-                pass
-        shutil.rmtree(target, True)
-        os._exit(2)
-
-    atexit.register(leave)
-
-
-def stage(loc: RemoteLocation) -> tuple[Path, Transfer]:
-    """Read the tables of ``loc`` (needed columns only) into a private temporary folder, within
-    the deadline. Every failure is an :class:`IndexInputError` naming the location."""
-    global last_transfer
-    start = time.monotonic()  # the remote read's one clock: the SDKs' start-up counts
-    try:
-        fs = filesystem(loc)
-    except IndexInputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 (the SDKs' constructors: no credentials, a bad connection string)
-        hint = ""
-        if loc.extra == "azure" and "credential" in str(exc).lower() + type(exc).__name__.lower():
-            hint = (
-                "no credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with a "
-                "credential DefaultAzureCredential finds; "
-            )
-        raise IndexInputError(loc.display, hint + _problem(exc, loc, time.monotonic() - start)) from None
-    target = Path(tempfile.mkdtemp(prefix="graphrag-audit-remote-"))
-    atexit.register(shutil.rmtree, target, True)
-    transfer = Transfer()
-    box: dict = {}
-
-    def work():
-        try:
-            _stage(loc, fs, target, transfer)
-        except BaseException as exc:  # noqa: BLE001 (handed to the caller)
-            box["error"] = exc
-
-    worker = threading.Thread(target=work, name="graphrag-audit-remote", daemon=True)
-    worker.start()
-    worker.join(max(0.0, read_deadline() - (time.monotonic() - start)))
-    if worker.is_alive():
-        _progress("", done=True)
-        _exit_without_finalising(target)
-        raise IndexInputError(
-            loc.display,
-            f"reading {loc.kind} did not finish within {read_deadline():g} s "
-            f"(GRAPHRAG_AUDIT_REMOTE_DEADLINE)",
-        )
-    exc = box.get("error")
-    if isinstance(exc, IndexInputError):
-        _progress("", done=True)
-        raise IndexInputError(scrub(exc.path, loc), scrub(exc.problem, loc)) from None
-    if exc is not None:
-        _progress("", done=True)
-        raise IndexInputError(loc.display, _problem(exc, loc, time.monotonic() - start)) from None
-    transfer.seconds = time.monotonic() - start
-    last_transfer = transfer
-    return target, transfer
 
 
 def location_of(path) -> RemoteLocation | None:

@@ -218,7 +218,7 @@ def _read_text(path: Path) -> str:
     return text
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
             return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
@@ -641,7 +641,7 @@ def read_output_setting(settings_file: Path) -> OutputSetting:
                     f"pass one of those folders",
                 )
             (only,) = named.values()
-            extra = ()
+            extra: tuple[str, ...] = ()
             if "output" in present:
                 extra = (
                     f"{settings_file.name} also names output.base_dir (where graphrag index writes); "
@@ -807,6 +807,6 @@ def read_query_settings(settings_file: Path) -> dict[str, tuple[object, str]]:
             raise IndexInputError(settings_file, f"encoding_model must be a string, not {_short(value)}")
         if value.strip():
             encoding, where = value.strip(), "encoding_model"
-    if encoding is not None:
+    if encoding is not None and where is not None:
         out["tokenizer"] = (encoding, where)
     return out

@@ -16,21 +16,19 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.io.bounded import open_regular as _open_regular
+from graphrag_audit.io import bounded
+from graphrag_audit.io.bounded import MAX_CSV_HEADER, MAX_FOOTER_BYTES, MAX_TABLE_ROWS
 from graphrag_audit.io.decoded import BatchBudget, check_parquet
+from graphrag_audit.io.remote import RemoteFile
 
 PARQUET_MAGIC = b"PAR1"
-#: a parquet footer (file metadata) larger than this is treated as corrupt: real index tables
-#: have footers of kilobytes, and pyarrow would allocate whatever length the footer claims.
-MAX_FOOTER_BYTES = 64 * 1024**2
-#: a CSV header line longer than this is not a header (e.g. a huge file with no line break).
-MAX_CSV_HEADER = 1024**2
-#: a parquet table claiming more rows than this is refused before reading: run-length encoding
-#: lets a few MB claim billions of rows (a decompression bomb); real index tables have far fewer.
-MAX_TABLE_ROWS = 20_000_000
 
 
 def _check_file(path: Path) -> int:
+    if isinstance(path, RemoteFile):  # listed as a file
+        if not path.size:
+            raise IndexInputError(path, "file is empty (0 bytes)")
+        return path.size
     try:
         if path.is_dir():
             raise IndexInputError(path, "is a directory, expected a table file")
@@ -105,8 +103,15 @@ def table_columns(path: Path) -> list[str]:
     return list(parquet_schema(path, size).names)
 
 
+def _open_regular(path: Path):
+    """A binary file: a regular local file (io/bounded.py), or a table in remote storage."""
+    return path.open() if isinstance(path, RemoteFile) else bounded.open_regular(path)
+
+
 def _open(path: Path) -> pa.NativeFile:
     """A native file for pyarrow; the name as bytes, so non-UTF-8 file names open too."""
+    if isinstance(path, RemoteFile):
+        return pa.PythonFile(path.open(), mode="r")
     return pa.OSFile(os.fsencode(path))
 
 
@@ -298,6 +303,8 @@ def _read_csv(path: Path, cols: list[str]) -> pa.Table:
 
 
 def _file_size(path: Path) -> int | None:
+    if isinstance(path, RemoteFile):
+        return path.size
     try:
         return os.stat(path).st_size
     except OSError:
