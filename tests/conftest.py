@@ -23,8 +23,14 @@ def shared_folders() -> list[str]:
     return sorted(p.name for p in SHARED_INDEXES.iterdir() if p.is_dir())
 
 
+#: The shared indexes of the default tier, one per graphrag generation (0.1 create_final, 0.5, 1.x,
+#: 2.x, 3.x); real_index_params marks every other one ``large``.
+SMOKE_INDEXES = ("dulce-v0.1-create_final", "verbs-v0.5", "verbs-v1", "verbs-v2", "dulce-v3")
+
+
 def real_index_params():
-    """Parametrize over every real index; one skipped param with a reason when absent."""
+    """Parametrize over every real index (those beyond SMOKE_INDEXES marked ``large``); one skipped
+    param with a reason when absent."""
     names = shared_folders()
     if not names:
         return [
@@ -35,7 +41,14 @@ def real_index_params():
                 ),
             )
         ]
-    return names
+    return [pytest.param(n, marks=() if n in SMOKE_INDEXES else pytest.mark.large) for n in names]
+
+
+def pytest_collection_modifyitems(items):
+    """A test that takes the storage emulators (tests/test_remote.py's fixtures) is ``emulator``."""
+    for item in items:
+        if {"azurite", "moto"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.emulator)
 
 
 @pytest.fixture(scope="session")
