@@ -54,6 +54,7 @@ def test_ci_run_fails_when_graphrag_cannot_be_installed(tmp_path):
         **os.environ,
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         "TMPDIR": str(tmp_path / "tmp"),
+        "CI_RETRY_PAUSE": "0",
     }
     (tmp_path / "tmp").mkdir()
     proc = subprocess.run(
@@ -98,6 +99,7 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
         **os.environ,
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         "TMPDIR": str(tmp_path / "tmp"),
+        "CI_RETRY_PAUSE": "0",
     }
     env.pop("CI", None)
     proc = subprocess.run(
@@ -180,6 +182,7 @@ def test_ci_run_fails_when_the_installed_product_or_the_tests_fail(tmp_path, fai
         **os.environ,
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         "TMPDIR": str(tmp_path / "tmp"),
+        "CI_RETRY_PAUSE": "0",
     }
     proc = subprocess.run(
         ["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=300
