@@ -23,14 +23,8 @@ def shared_folders() -> list[str]:
     return sorted(p.name for p in SHARED_INDEXES.iterdir() if p.is_dir())
 
 
-#: The shared indexes of the default tier, one per graphrag generation (0.1 create_final, 0.5, 1.x,
-#: 2.x, 3.x); real_index_params marks every other one ``large``.
-SMOKE_INDEXES = ("dulce-v0.1-create_final", "verbs-v0.5", "verbs-v1", "verbs-v2", "dulce-v3")
-
-
 def real_index_params():
-    """Parametrize over every real index (those beyond SMOKE_INDEXES marked ``large``); one skipped
-    param with a reason when absent."""
+    """Parametrize over every real index; one skipped param with a reason when absent."""
     names = shared_folders()
     if not names:
         return [
@@ -41,14 +35,94 @@ def real_index_params():
                 ),
             )
         ]
-    return [pytest.param(n, marks=() if n in SMOKE_INDEXES else pytest.mark.large) for n in names]
+    return names
 
 
+#: The heavy tiers (pyproject.toml's markers; its addopts deselect them, .ci/run selects them).
+TIERS = ("side", "emulator", "browser", "hostile", "large")
+
+#: Tests of the ``large`` tier although their module runs by default: each costs 1.4 s of CPU or more
+#: (measured at 3ba2f03: CLI processes at many widths, settings or terminals; stress and fuzz runs).
+#: The default tier keeps a cheaper test of the same code (tests/test_cli.py runs every command).
+LARGE_TESTS = {
+    "test_bundle.py": [
+        "test_cli_size_limit_and_refusals_are_one_line_exit_2",
+        "test_cli_writes_the_bundle_its_audit_and_readme",
+    ],
+    "test_cli.py": [
+        "test_options_from_environment",
+        "test_output_file_and_refusal_inside_index",
+        "test_project_root_settings_and_timestamped_layout",
+    ],
+    "test_cli_color.py": ["test_no_color_on_a_terminal"],
+    "test_cli_startup.py": ["test_a_warm_token_cache_never_loads_the_tokenizer"],
+    "test_cli_usage.py": [
+        "test_a_bad_settings_value_is_one_line_naming_the_key",
+        "test_an_output_file_stays_100_columns",
+        "test_costs_follow_the_project_settings",
+        "test_level_only_chooses_the_level_and_list_reports_lists",
+        "test_no_terminal_anywhere_is_100_columns_and_columns_is_read",
+        "test_only_price_in_leaves_the_output_out",
+        "test_options_override_the_settings",
+        "test_piped_stdout_and_stderr_follow_the_controlling_terminal",
+        "test_piped_stdout_follows_the_terminal_on_stderr",
+        "test_prices_turn_calls_into_a_cost_per_query",
+    ],
+    "test_diff_hypothetical.py": ["test_a_cut_path_never_starts_a_line_with_a_workflow_command"],
+    "test_dynamic_audit.py": [
+        "test_cli_flags_reach_the_simulation",
+        "test_relevant_ids_that_are_not_communities_are_a_usage_error",
+    ],
+    "test_render_trial.py": [
+        "test_brief_list_reports_prints_the_lists",
+        "test_hide_hypothetical_hides_the_hypothetical_costs",
+        "test_hide_hypothetical_legend_explains_only_the_columns_left",
+        "test_hide_hypothetical_titles_and_legends_use_the_output_width",
+        "test_plan_at_80_columns_cuts_no_number_or_header",
+        "test_plan_narrowest_output_cuts_nothing",
+        "test_plan_wrapped_summary_lines_keep_their_indent",
+        "test_tiny_columns_gives_the_40_column_minimum",
+        "test_tree_heading_wraps_between_items_without_trailing_blanks",
+    ],
+    "test_report_cli.py": [
+        "test_report_findings_follow_the_thresholds_like_levels",
+        "test_the_thresholds_change_what_report_finds",
+    ],
+    "test_selection.py": ["test_engine_matches_reference"],
+    "test_shuffle.py": ["test_equals_random_shuffle"],
+    "test_status.py": ["test_every_selection_of_every_real_index_has_a_status"],
+    "test_tree_fast_paths.py": ["test_level_by_level_containment_is_sound"],
+    "test_treeview.py": ["test_cli_tree_bad_input_is_one_line_exit_2"],
+    "test_update_run.py": ["test_text_follows_width_and_columns"],
+    "test_writes.py": [
+        "test_concurrent_forced_writes_never_mix",
+        "test_concurrent_plan_write_one_wins",
+        "test_file_size_limit",
+        "test_full_disk_keeps_old_file_and_no_temp",
+        "test_fuzz_writers_on_random_layouts",
+        "test_issue_13_relative_paths_from_the_project_root",
+        "test_sigkill_during_cli_plan_write",
+    ],
+}
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """A test that takes the storage emulators (tests/test_remote.py's fixtures) is ``emulator``."""
+    """A test that takes the storage emulators (tests/test_remote.py's fixtures) is ``emulator``; one
+    in LARGE_TESTS is ``large``. A parametrized test runs its first case in the default tier; every
+    other case is ``large``."""
+    first_case: set[str] = set()
     for item in items:
         if {"azurite", "moto"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.emulator)
+        if getattr(item, "originalname", None) in LARGE_TESTS.get(item.path.name, ()):
+            item.add_marker(pytest.mark.large)
+        if not hasattr(item, "callspec") or any(item.get_closest_marker(name) for name in TIERS):
+            continue
+        test = item.nodeid.split("[", 1)[0]
+        if test in first_case:
+            item.add_marker(pytest.mark.large)
+        first_case.add(test)
 
 
 @pytest.fixture(scope="session")

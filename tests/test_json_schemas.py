@@ -238,11 +238,7 @@ def _fixture_names() -> list[str]:
 
 
 def _every_index() -> list:
-    shared = [
-        pytest.param(SHARED_INDEXES / p.values[0], id=p.values[0], marks=p.marks)
-        for p in real_index_params()
-        if p.values[0] is not None
-    ]
+    shared = [pytest.param(SHARED_INDEXES / n, id=n) for n in real_index_params() if n is not None]
     if not shared:  # one skipped case saying why
         shared = [
             pytest.param(

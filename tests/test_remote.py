@@ -235,6 +235,7 @@ def test_azure_wrong_credentials(azurite):
     assert wrong not in line and AZURITE_KEY not in line
 
 
+@pytest.mark.emulator  # (starts its own emulator)
 def test_s3_wrong_credentials():
     emu = start_moto(auth=True)  # moto checks the access key: the test's is unknown to it
     try:
@@ -286,6 +287,7 @@ def test_missing_table(azurite, moto):
     )
 
 
+@pytest.mark.emulator  # (starts its own emulator)
 @pytest.mark.parametrize("backend", ["azure", "s3"])
 def test_emulator_stopped_mid_read(backend):
     emu = start_azurite() if backend == "azure" else start_moto()
