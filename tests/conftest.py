@@ -41,9 +41,9 @@ def real_index_params():
 #: The heavy tiers (pyproject.toml's markers; its addopts deselect them, .ci/run selects them).
 TIERS = ("side", "emulator", "browser", "hostile", "large")
 
-#: Tests of the ``large`` tier although their module runs by default: each costs 1.4 s of CPU or more
-#: (measured at 3ba2f03: CLI processes at many widths, settings or terminals; stress and fuzz runs).
-#: The default tier keeps a cheaper test of the same code (tests/test_cli.py runs every command).
+#: Tests of the ``large`` tier although their module runs by default: most tests of 1.4 s CPU or more
+#: (measured per test at 3ba2f03: CLI processes at many widths, settings or terminals; stress, fuzz and
+#: property runs). Cheaper tests of the same code stay in the default tier.
 LARGE_TESTS = {
     "test_bundle.py": [
         "test_cli_size_limit_and_refusals_are_one_line_exit_2",
@@ -73,6 +73,44 @@ LARGE_TESTS = {
         "test_cli_flags_reach_the_simulation",
         "test_relevant_ids_that_are_not_communities_are_a_usage_error",
     ],
+    "test_dynamic_fast.py": ["test_unique_owner_edges_equal_the_sorted_grouping_and_the_set_formula"],
+    "test_export.py": ["test_cli_warns_on_stderr_above_mermaids_limit"],
+    "test_fast_paths.py": [
+        "test_a_broken_nodes_table_read_last_is_still_a_one_line_error",
+        "test_children_vs_parent_equals_the_set_formula",
+        "test_containment_equals_the_set_formula",
+        "test_pair_sets_equal_is_set_equality",
+        "test_the_forest_of_the_parent_column_is_the_networkx_graph",
+        "test_the_levels_command_never_imports_networkx",
+    ],
+    "test_first_hour_output.py": [
+        "test_ascii_output_footnote_markers_and_alignment",
+        "test_brief_markdown",
+        "test_brief_prints_the_answer_one_table_and_the_findings",
+        "test_hide_hypothetical_on_a_1x_index_hides_the_2x_columns",
+        "test_hide_hypothetical_on_an_index_graphrag_below_2_cannot_read",
+        "test_json_and_github_ignore_brief_and_hide",
+        "test_plan_text_has_no_trailing_blanks",
+        "test_tree_more_rows_keep_the_parent_id_at_80_columns",
+    ],
+    "test_html_report.py": ["test_cli_report_takes_the_dynamic_options"],
+    "test_invisible_text.py": [
+        "test_a_folded_word_never_starts_a_line_with_a_command",
+        "test_no_raw_invisible_character_and_no_legacy_command",
+    ],
+    "test_json_ids.py": ["test_cli_json_ids_ranges_and_level"],
+    "test_levels_screen.py": [
+        "test_estimate_tokens_are_marked_approximate",
+        "test_every_finding_shows_its_fix_in_text_and_html",
+        "test_levels_text_at_80_columns",
+        "test_no_text_units_means_null_not_zero",
+        "test_the_queried_level_is_marked_without_colour",
+    ],
+    "test_levels_verbose.py": [
+        "test_markdown_shows_the_evidence_only_with_verbose",
+        "test_text_shows_the_evidence_only_with_verbose",
+    ],
+    "test_locate.py": ["test_cli_errors_are_one_line"],
     "test_render_trial.py": [
         "test_brief_list_reports_prints_the_lists",
         "test_hide_hypothetical_hides_the_hypothetical_costs",
