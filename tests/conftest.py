@@ -45,6 +45,12 @@ TIERS = ("side", "emulator", "browser", "hostile", "large")
 #: (measured per test at 3ba2f03: CLI processes at many widths, settings or terminals; stress, fuzz and
 #: property runs). Cheaper tests of the same code stay in the default tier.
 LARGE_TESTS = {
+    "test_bounded_io.py": [
+        "test_output_never_replaces_the_baseline_or_relevant_list_read",
+        "test_output_never_replaces_the_settings_or_env_read",
+        "test_plan_write_never_replaces_the_settings",
+        "test_token_cache_fifo_or_device_is_a_note",
+    ],
     "test_bundle.py": [
         "test_cli_size_limit_and_refusals_are_one_line_exit_2",
         "test_cli_writes_the_bundle_its_audit_and_readme",
@@ -67,6 +73,7 @@ LARGE_TESTS = {
         "test_piped_stdout_and_stderr_follow_the_controlling_terminal",
         "test_piped_stdout_follows_the_terminal_on_stderr",
         "test_prices_turn_calls_into_a_cost_per_query",
+        "test_verbs_v3_cost_at_level_2_by_hand",
     ],
     "test_diff_hypothetical.py": ["test_a_cut_path_never_starts_a_line_with_a_workflow_command"],
     "test_dynamic_audit.py": [
@@ -90,15 +97,20 @@ LARGE_TESTS = {
         "test_hide_hypothetical_on_a_1x_index_hides_the_2x_columns",
         "test_hide_hypothetical_on_an_index_graphrag_below_2_cannot_read",
         "test_json_and_github_ignore_brief_and_hide",
+        "test_level_beyond_the_tree_says_no_row_is_marked",
         "test_plan_text_has_no_trailing_blanks",
+        "test_plurals_on_a_one_community_index",
+        "test_thousands_separators_in_finding_messages_everywhere",
         "test_tree_more_rows_keep_the_parent_id_at_80_columns",
     ],
     "test_html_report.py": ["test_cli_report_takes_the_dynamic_options"],
     "test_invisible_text.py": [
         "test_a_folded_word_never_starts_a_line_with_a_command",
         "test_no_raw_invisible_character_and_no_legacy_command",
+        "test_text_shows_every_title_visibly",
     ],
     "test_json_ids.py": ["test_cli_json_ids_ranges_and_level"],
+    "test_json_schemas.py": ["test_plan_json_from_the_cli_with_write_carries_the_handoff"],
     "test_levels_screen.py": [
         "test_estimate_tokens_are_marked_approximate",
         "test_every_finding_shows_its_fix_in_text_and_html",
@@ -110,7 +122,36 @@ LARGE_TESTS = {
         "test_markdown_shows_the_evidence_only_with_verbose",
         "test_text_shows_the_evidence_only_with_verbose",
     ],
-    "test_locate.py": ["test_cli_errors_are_one_line"],
+    "test_locate.py": ["test_cli_errors_are_one_line", "test_every_format_names_the_tables_folder"],
+    "test_markdown_gfm.py": [
+        "test_levels_markdown_on_github",
+        "test_plan_markdown_on_github",
+        "test_real_index_markdown_on_github",
+    ],
+    "test_markdown_privacy.py": [
+        "test_cli_step_summary_is_private_unless_asked",
+        "test_cli_warns_when_the_markdown_is_too_long_to_paste",
+        "test_untrusted_text_stays_one_plain_text_node",
+    ],
+    "test_messages.py": [
+        "test_a_looping_link_in_an_update_run_is_an_error",
+        "test_an_unterminated_quote_in_env_is_one_line",
+        "test_bundle_of_a_refused_index_names_the_source_file",
+        "test_no_secret_in_any_command_error",
+    ],
+    "test_output_encoding.py": [
+        "test_term_dumb_gets_no_escape_sequences",
+        "test_tree_has_the_same_lines_on_every_console",
+    ],
+    "test_plan.py": [
+        "test_brute_force_all_reports",
+        "test_brute_force_seeded_sweep",
+        "test_brute_force_with_missing_reports",
+        "test_plans_are_frontiers_fit_and_beat_every_level",
+        "test_plans_with_missing_reports_are_frontiers",
+        "test_written_directory_round_trip_random",
+    ],
+    "test_plan_privacy.py": ["test_the_rest_of_the_markdown_is_the_same"],
     "test_render_trial.py": [
         "test_brief_list_reports_prints_the_lists",
         "test_hide_hypothetical_hides_the_hypothetical_costs",
