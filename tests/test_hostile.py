@@ -1234,10 +1234,7 @@ def outcomes(request, tmp_path_factory):
         and item.originalname == "test_case"
         and item.module is request.module
     }
-    if any(
-        item.originalname == "test_many_children_is_fast_and_lists_a_bounded_text"
-        for item in request.session.items
-    ):
+    if any(item.originalname == "test_many_children_lists_a_bounded_text" for item in request.session.items):
         wanted.add("many-children")
     root = tmp_path_factory.mktemp("hostile")
     todo = [CASES[n] for n in CASES if n in wanted]
