@@ -65,15 +65,16 @@ def major(version: str | None) -> int:
 def side_params(min_major: int = 0) -> list:
     """One pytest parameter per side interpreter whose graphrag major version is >= ``min_major``
     (a listed interpreter without graphrag is kept: its test fails, naming it), or a single None
-    parameter when there is none (the test then skips, or fails under CI)."""
+    parameter when there is none (the test then skips, or fails under CI). Each is marked ``side``."""
     out = []
     for p in side_pythons():
         gv, _ = versions(p)
         if gv is None:
-            out.append(pytest.param(p, id=f"unusable-{Path(p).parent.parent.name}"))
+            out.append(pytest.param(p, id=f"unusable-{Path(p).parent.parent.name}", marks=pytest.mark.side))
         elif major(gv) >= min_major:
-            out.append(pytest.param(p, id=f"graphrag-{gv}"))
-    return out or [pytest.param(None, id=f"no-graphrag>={min_major}" if min_major else "no-graphrag")]
+            out.append(pytest.param(p, id=f"graphrag-{gv}", marks=pytest.mark.side))
+    none_id = f"no-graphrag>={min_major}" if min_major else "no-graphrag"
+    return out or [pytest.param(None, id=none_id, marks=pytest.mark.side)]
 
 
 def need(python: str | None, min_major: int = 0, reason: str | None = None) -> str:

@@ -75,7 +75,6 @@ class Built:
     index: Path  # the DIR argument
     args: list = field(default_factory=lambda: list(JSON_ARGS))
     env: dict = field(default_factory=dict)  # added to the child's environment
-    max_rss_mib: int = 400  # the bound on the child's peak RSS (where a suite checks it)
     drop_dac: bool = False  # obey permission bits although root (see permission_bits_apply)
     skip: str | None = None
     base: Path | None = None  # folder that Expect.file is relative to (default: the case folder)

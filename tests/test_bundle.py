@@ -209,6 +209,7 @@ def _side(line: int) -> str | None:
     return None
 
 
+@pytest.mark.side
 @pytest.mark.parametrize("line", sorted(READS))
 def test_graphrag_selects_and_batches_the_bundle_as_the_index(line, tmp_root):
     python = need(_side(line), reason=f"graphrag {line}.x in GRAPHRAG_VERIFY_PYTHONS")

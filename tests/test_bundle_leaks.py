@@ -40,6 +40,7 @@ import pytest
 import regex
 from conftest import FIXTURES, ROOT, SHARED_INDEXES, real_index_params
 
+pytestmark = pytest.mark.hostile  # a heavy tier: pytest -m hostile
 _RUN = regex.compile(r"[^\s\p{P}]+")
 _HEX = regex.compile(r"[0-9a-fA-F]+")
 _WORD = regex.compile(r"[A-Za-z]+")
@@ -234,7 +235,6 @@ def cli_bundle(src: Path, out: Path, *extra: str) -> subprocess.CompletedProcess
 
 
 # ---- every shared index --------------------------------------------------------------------------
-@pytest.mark.hostile
 @pytest.mark.parametrize("name", real_index_params())
 def test_no_piece_of_a_shared_index_is_in_its_bundle(name, tmp_path):
     src = SHARED_INDEXES / name

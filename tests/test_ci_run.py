@@ -1,5 +1,6 @@
 """.ci/run fails, before running the tests, when the graphrag side environments cannot be built or
-when the installed product fails its smoke step (.ci/installed_smoke.py)."""
+when the installed product fails its smoke step (.ci/installed_smoke.py); then it runs the default
+tier and the heavy tiers, and fails when either fails."""
 
 from __future__ import annotations
 
@@ -11,6 +12,16 @@ import sys
 
 import pytest
 from graphrag_side import ROOT
+
+#: what .ci/run runs once the side environments and the smoke step are ready: ruff, then the two tiers
+TAIL = [
+    "-m pip install -q .[lint]",
+    "-m ruff check .",
+    "-m ruff format --check .",
+    "-m pip install .[test]",
+    "-m pytest",
+    "-m pytest -m side or emulator or browser or hostile or large",
+]
 
 #: ``npm install azurite`` stand-in: an azurite-blob that answers --version
 STAND_IN_NPM = (
@@ -43,6 +54,7 @@ def test_ci_run_fails_when_graphrag_cannot_be_installed(tmp_path):
         **os.environ,
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         "TMPDIR": str(tmp_path / "tmp"),
+        "CI_RETRY_PAUSE": "0",
     }
     (tmp_path / "tmp").mkdir()
     proc = subprocess.run(
@@ -87,6 +99,7 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
         **os.environ,
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         "TMPDIR": str(tmp_path / "tmp"),
+        "CI_RETRY_PAUSE": "0",
     }
     env.pop("CI", None)
     proc = subprocess.run(
@@ -105,12 +118,10 @@ def test_ci_run_retries_once_then_runs_the_readme_command_with_the_side_interpre
         f"{side / 'gr3' / 'bin' / 'python'}:{side / 'gr27' / 'bin' / 'python'}:"
         f"{side / 'gr12' / 'bin' / 'python'} | {side / 'gr27' / 'bin' / 'python'}"
     )
-    # the test extra (the smoke step's emulators), the smoke step, then the README's test command
+    # the test extra (the smoke step's emulators), the smoke step, ruff, then both tiers
     assert calls.read_text().split("\n")[:-1] == [
-        f"-m pip install -q .[test] | {pythons} | true",
-        f".ci/installed_smoke.py | {pythons} | true",
-        f"-m pip install .[test] | {pythons} | true",
-        f"-m pytest | {pythons} | true",
+        f"{call} | {pythons} | true"
+        for call in ["-m pip install -q .[test]", ".ci/installed_smoke.py", *TAIL]
     ]
     for version in ("3.3.0", "2.7.2", "1.2.0"):
         assert f"ci: graphrag {version}: install failed; retrying once" in proc.stdout
@@ -144,19 +155,21 @@ def _side_env_stand_ins(bin_dir, npm_works=True):
 @pytest.mark.skipif(
     sys.platform == "win32" or shutil.which("bash") is None, reason=".ci/run is a bash script"
 )
-@pytest.mark.parametrize("failing", ["smoke", "test-extra", "pytest"])
+@pytest.mark.parametrize("failing", ["smoke", "test-extra", "default-tier", "heavy-tiers"])
 def test_ci_run_fails_when_the_installed_product_or_the_tests_fail(tmp_path, failing):
     """The side environments build; then the smoke step fails (a stand-in ``python`` exiting 1 on
     ``.ci/installed_smoke.py``), or ``pip install -q .[test]`` fails twice: .ci/run says so on
-    stderr and exits 1 without running pytest. A failing pytest after a passing smoke step: exit 1
-    too. The real smoke step: .ci/installed_smoke.py (a fresh venv per install, too slow for the
-    test suite; .ci/run runs it for real)."""
+    stderr and exits 1 without running pytest. A failing default tier (the heavy tiers then do not
+    run) or failing heavy tiers after a passing smoke step: exit 1 too. The real smoke step:
+    .ci/installed_smoke.py (a fresh venv per install, too slow for the test suite; .ci/run runs it
+    for real)."""
     bin_dir, calls = tmp_path / "bin", tmp_path / "python-calls"
     bin_dir.mkdir()
     fails_on = {
         "smoke": ".ci/installed_smoke.py",
         "test-extra": "-m pip install -q .[test]",
-        "pytest": "-m pytest",
+        "default-tier": TAIL[-2],
+        "heavy-tiers": TAIL[-1],
     }[failing]
     _script(
         bin_dir / "python",
@@ -169,18 +182,18 @@ def test_ci_run_fails_when_the_installed_product_or_the_tests_fail(tmp_path, fai
         **os.environ,
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         "TMPDIR": str(tmp_path / "tmp"),
+        "CI_RETRY_PAUSE": "0",
     }
     proc = subprocess.run(
         ["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 1, (proc.stdout[-3000:], proc.stderr[-3000:])
     ran = calls.read_text().split("\n")[:-1]
-    if failing == "pytest":
+    if failing in ("default-tier", "heavy-tiers"):
         assert ran == [
             "-m pip install -q .[test]",
             ".ci/installed_smoke.py",
-            "-m pip install .[test]",
-            "-m pytest",
+            *TAIL[: TAIL.index(fails_on) + 1],
         ]
         assert "ci: error" not in proc.stdout + proc.stderr
         return

@@ -452,6 +452,7 @@ def _compare(family: str, sources, prefix: str) -> dict:
     return {"cases": len(cases), "errors": errors, "descended": descended}
 
 
+@pytest.mark.side
 @pytest.mark.parametrize("family", sorted(LINES))
 def test_simulator_equals_graphrag_on_generated_trees(family, sources):
     seen = _compare(family, sources, "gen/")
@@ -464,6 +465,7 @@ def test_simulator_equals_graphrag_on_generated_trees(family, sources):
         assert seen["descended"] >= 4, seen
 
 
+@pytest.mark.side
 @pytest.mark.parametrize("family", sorted(LINES))
 def test_simulator_equals_graphrag_on_shared_indexes(family, sources):
     if not SHARED.is_dir():
@@ -598,6 +600,7 @@ def _token_cases(srcs: dict, layout: str) -> list[dict]:
     return cases
 
 
+@pytest.mark.side
 @pytest.mark.parametrize("family", sorted(LINES))
 def test_rating_prompt_tokens_equal_graphrags(family, sources, tmp_path):
     """The audit's rating-call prompt tokens (analysis/dynamic.py over graphrag/dynamic.py's
@@ -676,6 +679,7 @@ WHATIF_INDEXES = {
 }
 
 
+@pytest.mark.side
 @pytest.mark.parametrize("family", sorted(LINES))
 def test_what_if_map_step_equals_graphrags_context(family, tmp_path):
     """The what-if's map calls and tokens (the kept reports in ascending community order) equal what
@@ -731,6 +735,7 @@ except Exception as exc:
 """
 
 
+@pytest.mark.side
 @pytest.mark.parametrize("name", ["dulce-v0.3-create_final", "real-iswc-v0", "dulce-v0.1-create_final"])
 def test_1x_error_on_old_layouts_is_graphrags(name):
     """0.1-0.4 layouts: graphrag 1.2's own read_indexer_communities raises (no community column; no

@@ -238,6 +238,7 @@ def _gr12():
     return None
 
 
+@pytest.mark.side
 def test_verify_under_graphrag_1_2_prints_no_futurewarnings():
     from graphrag_side import need, run_tool
 

@@ -44,6 +44,7 @@ from hostile import (
     snapshot,
 )
 
+pytestmark = pytest.mark.hostile  # a heavy tier: pytest -m hostile
 PREFIX = ERROR_PREFIX
 TIMEOUT = 60.0
 CASES = CaseRegistry()
@@ -1233,10 +1234,7 @@ def outcomes(request, tmp_path_factory):
         and item.originalname == "test_case"
         and item.module is request.module
     }
-    if any(
-        item.originalname == "test_many_children_is_fast_and_lists_a_bounded_text"
-        for item in request.session.items
-    ):
+    if any(item.originalname == "test_many_children_lists_a_bounded_text" for item in request.session.items):
         wanted.add("many-children")
     root = tmp_path_factory.mktemp("hostile")
     todo = [CASES[n] for n in CASES if n in wanted]
@@ -1325,22 +1323,18 @@ def check(name: str, o: Outcome) -> None:
         assert Path(p).is_file()
     for p in o.built.not_created:
         assert not os.path.lexists(p), f"{p} was created"
-    # bounded memory: the child runs under RLIMIT_AS = 2 GiB; its peak RSS stays far below
-    assert r.max_rss_kib < 1_200_000, f"{name}: peak RSS {r.max_rss_kib} KiB"
 
 
-def test_many_children_is_fast_and_lists_a_bounded_text(outcomes, tmp_path):
-    """The 100k-children audit takes seconds, and `levels --level 1` in text lists at most 200
-    reports per behaviour (rich needs ~1 KiB and real time per table row)."""
+def test_many_children_lists_a_bounded_text(outcomes, tmp_path):
+    """With 100k children, `levels --level 1` in text lists at most 200 reports per behaviour
+    (rich needs ~1 KiB and real time per table row)."""
     o = outcomes["many-children"]
-    assert o.result.seconds < 30, f"100,000 children took {o.result.seconds:.1f}s"
     srv = CliServer()
     try:
         r = srv.run(["levels", o.built.index, *BASE_ARGS], timeout=TIMEOUT)
     finally:
         srv.close()
     assert r.code == 0 and r.stderr == "", r.stderr
-    assert r.seconds < 30 and r.max_rss_kib < 1_200_000
     # the 3 listings (>= 2.0, < 2.0, level N only) each end with the cap line
     assert r.stdout.count("the first 200 of 100,001 reports by level and id") == 1  # >= 2.0 sends all
     assert r.stdout.count("the first 200 of 100,000 reports by level and id") == 2  # leaves

@@ -29,6 +29,7 @@ from hostile import (
 )
 
 # two roots (0, 1) with three leaves each: 8 communities, one hostile title per report
+pytestmark = pytest.mark.hostile  # a heavy tier: pytest -m hostile
 TREE = {
     0: (0, -1, ["e1", "e2", "e3"]),
     1: (0, -1, ["e4", "e5", "e6"]),

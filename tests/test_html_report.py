@@ -50,11 +50,18 @@ def audit_html(index, options: AuditOptions) -> str:
 
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
-needs_chromium = pytest.mark.skipif(
+_no_chromium = pytest.mark.skipif(
     CHROMIUM is None,
     reason="chromium is not installed (apt-get install "
     "chromium; .ci/run installs it): browser checks of the HTML report skipped",
 )
+
+
+def needs_chromium(test):
+    """The ``browser`` tier; skipped with the reason where chromium is not installed."""
+    return pytest.mark.browser(_no_chromium(test))
+
+
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",

@@ -27,6 +27,7 @@ from graphrag_audit.analysis.audit import AuditOptions
 from graphrag_audit.render.html import AGG_MIN_W, CUT_COLOUR, MIN_W, NO_REPORT_COLOUR, OKABE_ITO, SENT_COLOURS
 from graphrag_audit.sanitise.common import plain
 
+pytestmark = pytest.mark.large  # a heavy tier: pytest -m large
 REPO = Path(__file__).resolve().parents[1]
 SHOTS = REPO / "docs" / "images"
 #: communities wanted -> entities given to leiden_like (seed 1, max_cluster_size 10: ~3.9 entities a community)

@@ -773,6 +773,7 @@ def _oracle_pythons() -> dict[int, str]:
 ORACLES = _oracle_pythons()
 
 
+@pytest.mark.side
 @pytest.mark.parametrize("major", sorted(ORACLE_CASES))
 def test_graphrag_resolves_the_same_folder(tmp_path, monkeypatch, major):
     if major not in ORACLES:
