@@ -170,14 +170,14 @@ class Filler:
                     out = lead + " ".join([piece] + self._words(n - cost, start + 1))
                     break
         if out is None:
-            best = None
+            best = firsts[start % len(firsts)]
             for j in range(len(firsts)):
                 w = firsts[(start + j) % len(firsts)]
                 k = n - self._cost(lead, w) + 1  # words after the first
                 if k >= 1:
                     out = lead + " ".join([w] + self._words(k - 1, start + j + 1))
                     break
-                if best is None or self._cost(lead, w) < self._cost(lead, best):
+                if self._cost(lead, w) < self._cost(lead, best):
                     best = w
         if out is None:
             if len(letters) <= 2 and letters.isascii():  # a short run stays (no word of 3+ letters)

@@ -218,6 +218,8 @@ def plan_cmd(
 
     if objective not in OBJECTIVES:
         raise fail(f"--objective: choose one of {', '.join(OBJECTIVES)}, not {objective!r}")
+    # the shared option types allow None (levels reads them from settings); plan's defaults are set
+    assert tokenizer is not None and max_context_tokens is not None and num_repeats is not None
     check_tokenizer(tokenizer)
     if no_costs and budget.needs_cost:
         kinds = [b.kind.replace("_", " ") for b in budget if b.needs_cost]

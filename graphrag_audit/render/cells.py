@@ -444,7 +444,9 @@ def dynamic_at(report):
     at = next((r for r in levels if r.community_level == lv), None) or (
         levels[-1] if levels and lv > levels[-1].community_level else None
     )
-    bv = None if at is None else at.selected["dynamic"].by_version
+    if at is None:
+        return None
+    bv = at.selected["dynamic"].by_version
     if bv is None or not bv.versions:
         return None
     return at.community_level, bv

@@ -170,8 +170,8 @@ def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: in
         lines.append(f'    {_node_id(n)}["{label}"]')
     for r in more:
         lines.append(f'    {_more_id(r)}["{mermaid_text(_more_label(r))}"]')
-    for p, c in edges:
-        lines.append(f"    {_node_id(p)} --> {_node_id(c)}")
+    for parent, child in edges:
+        lines.append(f"    {_node_id(parent)} --> {_node_id(child)}")
     for r in more:
         if r.community >= 0:
             lines.append(f"    {_node_id(r.community)} -.-> {_more_id(r)}")
@@ -230,8 +230,8 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
         lines.append(
             f'    {_more_id(r)} [label={dot_string(_more_label(r))}, style="dashed", fontcolor="#555555"];'
         )
-    for p, c in edges:
-        lines.append(f"    {_node_id(p)} -> {_node_id(c)};")
+    for parent, child in edges:
+        lines.append(f"    {_node_id(parent)} -> {_node_id(child)};")
     for r in more:
         if r.community >= 0:
             lines.append(f"    {_node_id(r.community)} -> {_more_id(r)} [style=dashed];")

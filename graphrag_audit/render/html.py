@@ -285,7 +285,7 @@ def _dynamic(report) -> str:
     lheads, lrows = dynamic_level_rows(report)
     if lrows:
         chosen = ' class="chosen"'
-        body = "".join(
+        level_rows = "".join(
             f"<tr{chosen if r.community_level == n else ''}>"
             + "".join(f"<td>{h(x)}</td>" for x in cells)
             + "</tr>"
@@ -295,7 +295,7 @@ def _dynamic(report) -> str:
             f"<h3>Rating calls at every community_level N (num_repeats {int(opts.num_repeats)})</h3>"
             '<table class="num" id="dynamic-per-level"><thead><tr>'
             + "".join(f"<th>{_esc(x)}</th>" for x in lheads)
-            + f"</tr></thead><tbody>{body}</tbody></table>"
+            + f"</tr></thead><tbody>{level_rows}</tbody></table>"
             '<p class="caption">pool = the version-independent bound: the level-0 reports … every '
             "candidate (every report with level &lt;= N), times num_repeats; no graphrag line follows it "
             "exactly. Per line: the rating calls when every report / no report is rated relevant.</p>"
@@ -477,13 +477,13 @@ def icicle_svg(forest: ForestView) -> str:
     parts.extend(labels)
     if cut is not None:
         y = (cut + 1) * ROW_H + 0.5
-        n = forest.community_level
-        capped = f" (as {cut})" if cut != n else ""
+        level = forest.community_level
+        capped = f" (as {cut})" if cut != level else ""
         parts.append(
-            f'<g id="cut-line" data-community-level="{n}" data-cut-level="{cut}">'
+            f'<g id="cut-line" data-community-level="{level}" data-cut-level="{cut}">'
             f'<line x1="0" x2="{ICICLE_W}" y1="{y}" y2="{y}" stroke="{CUT_COLOUR}" stroke-width="3" '
             f'stroke-dasharray="14 4"/><text class="cut" x="{ICICLE_W - 4}" y="{y + 14:.1f}" '
-            f'text-anchor="end">community_level {n}{capped}: graphrag &gt;= 2.0 sends every report above '
+            f'text-anchor="end">community_level {level}{capped}: graphrag &gt;= 2.0 sends every report above '
             "this line</text></g>"
         )
     parts.append("</svg>")
@@ -629,7 +629,7 @@ def bar_chart(
     bw = group * 0.72
     for ci, cat in enumerate(categories):
         x = left + ci * group + group * 0.14
-        base = top + ph
+        base: float = top + ph
         for name, vals, colour in series:
             val = vals[ci]
             if not val:
@@ -656,7 +656,7 @@ def bar_chart(
     )
     parts.append(f'<text class="axis" x="{left}" y="14">{h(y_label)}</text>')
     if len(series) > 1:
-        lx = left + 70
+        lx: float = left + 70
         for name, _, colour in series:
             parts.append(
                 f'<rect x="{lx}" y="6" width="10" height="10" fill="{colour}"/>'

@@ -147,7 +147,7 @@ def _with_json_ids(doc: dict, json_ids: str) -> dict:
     want = (doc.get("options") or {}).get("level")
 
     def entry(d: dict, level) -> dict:
-        out = {}
+        out: dict = {}
         for k, v in d.items():
             if k.endswith("_ids") and (type(v) is CommunityIds or type(v) is list):
                 if level == want:

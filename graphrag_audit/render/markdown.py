@@ -331,8 +331,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         ]
         out += _table(heads, [[markdown_cell(c) for c in row] for row in dynamic_rows(bv, what_if)])
         out += ["", markdown_cell(dynamic_settings_line(opts))]
-        notes = dynamic_notes(bv, what_if, opts.query, opts.use_summary)
-        for head, items in notes:
+        for head, items in dynamic_notes(bv, what_if, opts.query, opts.use_summary):
             bullets = [f"- {markdown_cell(t)}" for t in items]
             if len(bullets) > DETAILS_ROWS:
                 out += [""] + _details(own_text(plain(head)), bullets)  # <summary> is raw HTML
@@ -780,7 +779,7 @@ def render_markdown(
         parts[2] = parts[2] + sent
     if report.verify is not None:
         parts.insert(3, _verify(report, priv))
-    out: list[str] = []
+    out = []
     money = money_lines(report, hide)
     if money:  # tool-written: '$' escaped so GitHub does not read "$0.01 ... $0.02" as math
         md = [

@@ -10,7 +10,7 @@ from collections.abc import Set as AbstractSet
 
 from rich import box
 from rich.cells import cell_len, get_character_cell_size
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -487,13 +487,14 @@ def _focus(report, n: int):
         exact = b == "level_only" or s.outcome is None or s.outcome.exact
         what = f"{BEHAVIOUR_LABEL[b]}: {count(s.count, 'report')}" if exact else sends(s, b)
         t = Table(title=f"community_level {n} · {what}", box=box.SIMPLE_HEAD, title_justify="left")
-        for col, j in (
+        columns: tuple[tuple[str, JustifyMethod], ...] = (
             ("id", "right"),
             ("level", "right"),
             ("title", "left"),
             ("entities", "right"),
             ("tokens", "right"),
-        ):
+        )
+        for col, j in columns:
             # numbers never wrap; the title column gives way first (its cells are cut with '…', not wrapped)
             t.add_column(col, justify=j, overflow="ellipsis", no_wrap=(col != "title"))
         lst = listing.by_behaviour[b]
@@ -712,11 +713,11 @@ def render_tree(
             wrap=True,
             ours=True,
         )
-    crumbs = view.breadcrumb()
+    crumbs = [str(c) for c in view.breadcrumb()]
     if crumbs:
         if len(crumbs) > 8:  # a community deep in a long chain: its first and last ancestors
             crumbs = [*crumbs[:3], f"… {len(crumbs) - 7:,} more …", *crumbs[-4:]]
-        out(Text("under " + " › ".join(str(c) for c in crumbs)), wrap=True)
+        out(Text("under " + " › ".join(crumbs)), wrap=True)
     out(Text(""))
     head = Text(fit(HEAD_LABEL, left_w), style="bold")
     head.append(
@@ -762,8 +763,9 @@ def render_tree(
         t.append("  " + str(nd.level).rjust(LEVEL_W) + "  " + _tree_number(nd.entities).rjust(ENT_W) + "  ")
         t.append(below.ljust(BELOW_W), style="dim" if below != "leaf" else "")
         if with_sent:
-            mark = SENT_LABEL[nd.sent] if nd.has_report else ""
-            t.append("  " + mark.ljust(SENT_W), style=SENT_STYLE.get(nd.sent, "") if nd.has_report else "")
+            sent = nd.sent if nd.has_report else None  # with_sent: a community_level, so a mark
+            mark = SENT_LABEL[sent] if sent is not None else ""
+            t.append("  " + mark.ljust(SENT_W), style=SENT_STYLE.get(sent, "") if sent is not None else "")
         out(t)
 
     for line in _footer(view):

@@ -16,7 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from graphrag_audit.render.cells import level_label, number
-from graphrag_audit.results.verify import DynamicScenarioCheck, LevelCheck, SelectionCheck, VerifyResult
+from graphrag_audit.results.verify import (
+    DynamicLevelCheck,
+    DynamicScenarioCheck,
+    LevelCheck,
+    SelectionCheck,
+    VerifyResult,
+)
 
 
 def result_word(x: LevelCheck) -> str:
@@ -185,10 +191,9 @@ def scenario_problem(name: str, sc: DynamicScenarioCheck, clean: Callable) -> st
     return f"{label}: " + ("; ".join(parts) or "differs")
 
 
-def dynamic_level_phrase(x: LevelCheck, clean: Callable) -> str:
+def dynamic_level_phrase(level: int | None, d: DynamicLevelCheck, clean: Callable) -> str:
     """One level of the dynamic comparison: "N=1 agrees (none relevant 88, all relevant 88 rating calls)"."""
-    d = x.dynamic
-    head = f"N={level_label(x.community_level)} "
+    head = f"N={level_label(level)} "
     scen = d.scenarios
     if d.status == "not_run" and not scen:
         return head + "not run (" + clean(d.reason, 160) + ")"
@@ -229,27 +234,26 @@ def dynamic_summary(v: VerifyResult, clean: Callable) -> tuple[str, str] | None:
         else f"threshold {st.threshold}, num_repeats {st.num_repeats}, max_level {st.max_level}"
         f", keep_parent {'on' if st.keep_parent else 'off'}"
     )
-    rows = [x for x in v.levels if x.dynamic is not None]
-    statuses = [x.dynamic.status for x in rows]
+    rows = [(x.community_level, x.dynamic) for x in v.levels if x.dynamic is not None]
+    statuses = [d.status for _, d in rows]
     scenarios = ", ".join(SCENARIO_LABEL.get(s, clean(s, 40)) for s in dyn.scenarios)
     who = (
         f"graphrag {version}'s DynamicCommunitySelection (the {clean(dyn.family)} line, "
         f"stub rater; {scenarios}; {knobs})"
     )
-    all_levels = [x.community_level for x in rows]
+    all_levels = [lv for lv, _ in rows]
     raised: dict[tuple, list] = {}  # levels where every scenario raised the same error, grouped by it
     parts: list = []
-    for x in rows:
-        d = x.dynamic
+    for lv, d in rows:
         errors = {sc.graphrag_error for sc in d.scenarios.values()}
         if d.status == "graphrag_raised" and len(errors) == 1 and None not in errors:
             key = (next(iter(errors)), d.expected)
             if key not in raised:
                 raised[key] = []
                 parts.append(key)
-            raised[key].append(x.community_level)
+            raised[key].append(lv)
         else:
-            parts.append(dynamic_level_phrase(x, clean))
+            parts.append(dynamic_level_phrase(lv, d, clean))
     out = []
     for p in parts:
         if isinstance(p, tuple):
@@ -284,7 +288,7 @@ def summary(v: VerifyResult, label: str, clean: Callable, code: Callable) -> tup
     if qp and not q_loaded:
         q_note = f"; {code('graphrag query')} cannot load this index ({clean(qp.load_error, 160)})"
     map_note = ""
-    if mc_compared:
+    if mc is not None and mc_compared:
         map_note = (
             "same reports, tokens and text in every batch; "
             f"{clean(mc.tokenizer)}, {number(mc.max_context_tokens)} tokens per batch"

@@ -71,7 +71,7 @@ class Outcome:
         return None
 
     def to_dict(self) -> dict:
-        d = {"status": self.status, "graphrag": self.graphrag}
+        d: dict[str, Any] = {"status": self.status, "graphrag": self.graphrag}
         if self.note:
             d["status_note"] = self.note
         ret = self.graphrag_returns()
@@ -131,7 +131,7 @@ class CommunityIds(Sequence):
             return len(other) == len(self.array) and self.tolist() == list(other)
         return NotImplemented
 
-    __hash__ = None  # mutable-sequence semantics, like the list it stands for
+    # __eq__ without __hash__ leaves __hash__ None: unhashable, like the list it stands for
 
     def __array__(self, dtype=None, copy=None):
         return self.array if dtype is None else self.array.astype(dtype)
@@ -469,7 +469,7 @@ class LevelDepth(NamedTuple):
     entities_per_report: EntitySpread | None = None  # graphrag < 2.0's selection at this N
 
     def to_dict(self) -> dict:
-        d = {
+        d: dict[str, Any] = {
             "community_level": self.community_level,
             "roots_reaching": self.roots_reaching,
             "roots_stuck": self.roots_stuck,
