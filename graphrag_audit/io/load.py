@@ -24,7 +24,7 @@ from graphrag_audit.io.coerce import (
     text_column,
 )
 from graphrag_audit.io.generation import detect_generation
-from graphrag_audit.io.locate import locate_index
+from graphrag_audit.io.locate import locate_index, remote_index_files
 from graphrag_audit.io.tables import parquet_schema, read_table, split_list_cell, table_columns
 from graphrag_audit.model.forest import CommunityForest
 from graphrag_audit.model.index import IndexModel
@@ -308,10 +308,10 @@ def _entity_counts(communities: pd.DataFrame, members: pd.DataFrame, lens: np.nd
 def load_index(path: str | os.PathLike) -> IndexModel:
     """Read an index directory (project root, output dir or 0.x timestamped layout) into a
     complete :class:`IndexModel`."""
-    from graphrag_audit.io.remote import index_files, location_of
+    from graphrag_audit.io.remote import location_of
 
     remote = location_of(path)  # Azure Blob Storage or S3: read in place (io/remote.py)
-    files = index_files(remote) if remote is not None else locate_index(path)
+    files = remote_index_files(remote) if remote is not None else locate_index(path)
     schemas = {name: _schema(p) for name, p in files.tables.items()}
     if "communities" not in files.tables and "nodes" not in files.tables:
         raise IndexInputError(

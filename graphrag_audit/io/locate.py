@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.settings import (
@@ -500,3 +502,55 @@ def location_findings(model) -> list:
             differences=[{k: v for k, v in d.items() if k != "message"} for d in diffs],
         )
     ]
+
+
+def remote_index_files(loc) -> IndexFiles:
+    """The :class:`~graphrag_audit.io.locate.IndexFiles` of ``loc``: its tables (here or in its
+    ``output/``) as :class:`RemoteFile`; the folder actually read names ``output_dir``."""
+    from graphrag_audit.io.remote import RemoteFolder, RemoteName, fault_text, filesystem
+
+    started = time.monotonic()  # the remote read's clock: the SDKs' start-up counts
+    try:
+        fs = filesystem(loc)
+    except IndexInputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (the SDKs' constructors: no credentials, a bad connection string)
+        hint = ""
+        if loc.extra == "azure" and "credential" in str(exc).lower() + type(exc).__name__.lower():
+            hint = (
+                "no credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with a "
+                "credential DefaultAzureCredential finds; "
+            )
+        raise IndexInputError(loc.display, hint + fault_text(exc, loc, time.monotonic() - started)) from None
+    url = loc.display.split(" ", 1)[0]
+    try:
+        # (a RemoteFolder serves as the Path that _table_files and _formats look in)
+        folder = RemoteFolder.listed(loc, fs, loc.root, url, started)
+        tables = _table_files(cast(Path, folder))
+        if not tables:
+            sub = RemoteFolder.listed(loc, fs, loc.root + "/output", url + "/output", started)
+            tables = _table_files(cast(Path, sub))
+            if tables:
+                folder = sub
+            elif not folder.files and not fs.exists(loc.root):
+                raise IndexInputError(loc.display, "no such container or folder")
+            else:
+                raise IndexInputError(
+                    loc.display,
+                    "no GraphRAG index tables found (looked for communities, "
+                    "community_reports, create_final_* parquet/csv here and in output/)",
+                )
+    except IndexInputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (the SDKs' errors: classified, credentials scrubbed)
+        raise IndexInputError(loc.display, fault_text(exc, loc, time.monotonic() - started)) from None
+    notes, diffs, audited = _formats(cast(Path, folder), tables, None, None)
+    return IndexFiles(
+        cast(Path, RemoteName(loc.display)),
+        cast(Path, RemoteName(folder + loc.display[len(url) :])),
+        tables,
+        tuple(notes),
+        settings_file=loc.settings_file,
+        table_format=audited,
+        format_differences=tuple(diffs),
+    )

@@ -23,7 +23,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlparse
 
 from graphrag_audit.errors import IndexInputError
@@ -294,7 +294,7 @@ class RemoteFolder(RemoteName):
 
     def fault(self, exc: BaseException, shown: str) -> IndexInputError:
         """``exc`` (an SDK or network error) as the one-line error naming ``shown``."""
-        return IndexInputError(shown, _problem(exc, self.loc, time.monotonic() - self.started))
+        return IndexInputError(shown, fault_text(exc, self.loc, time.monotonic() - self.started))
 
 
 class RemoteFile(RemoteName):
@@ -413,58 +413,6 @@ def _list(fs, path: str) -> dict[str, int]:
     }
 
 
-def index_files(loc: RemoteLocation):
-    """The :class:`~graphrag_audit.io.locate.IndexFiles` of ``loc``: its tables (here or in its
-    ``output/``) as :class:`RemoteFile`; the folder actually read names ``output_dir``."""
-    from graphrag_audit.io.locate import IndexFiles, _formats, _table_files
-
-    started = time.monotonic()  # the remote read's clock: the SDKs' start-up counts
-    try:
-        fs = filesystem(loc)
-    except IndexInputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 (the SDKs' constructors: no credentials, a bad connection string)
-        hint = ""
-        if loc.extra == "azure" and "credential" in str(exc).lower() + type(exc).__name__.lower():
-            hint = (
-                "no credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with a "
-                "credential DefaultAzureCredential finds; "
-            )
-        raise IndexInputError(loc.display, hint + _problem(exc, loc, time.monotonic() - started)) from None
-    url = loc.display.split(" ", 1)[0]
-    try:
-        # (a RemoteFolder serves as the Path that _table_files and _formats look in)
-        folder = RemoteFolder.listed(loc, fs, loc.root, url, started)
-        tables = _table_files(cast(Path, folder))
-        if not tables:
-            sub = RemoteFolder.listed(loc, fs, loc.root + "/output", url + "/output", started)
-            tables = _table_files(cast(Path, sub))
-            if tables:
-                folder = sub
-            elif not folder.files and not fs.exists(loc.root):
-                raise IndexInputError(loc.display, "no such container or folder")
-            else:
-                raise IndexInputError(
-                    loc.display,
-                    "no GraphRAG index tables found (looked for communities, "
-                    "community_reports, create_final_* parquet/csv here and in output/)",
-                )
-    except IndexInputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 (the SDKs' errors: classified, credentials scrubbed)
-        raise IndexInputError(loc.display, _problem(exc, loc, time.monotonic() - started)) from None
-    notes, diffs, audited = _formats(cast(Path, folder), tables, None, None)
-    return IndexFiles(
-        cast(Path, RemoteName(loc.display)),
-        cast(Path, RemoteName(folder + loc.display[len(url) :])),
-        tables,
-        tuple(notes),
-        settings_file=loc.settings_file,
-        table_format=audited,
-        format_differences=tuple(diffs),
-    )
-
-
 #: words in an SDK error that mean: the credentials were refused; the connection failed or was dropped
 _DENIED = (
     "authenticat authoriz forbidden invalidaccesskeyid signaturedoesnotmatch accessdenied 403 credential"
@@ -473,7 +421,7 @@ _DROPPED = "connect refused reset closed eof incomplete servicerequest servicere
 _DROPPED_PHRASES = ("broken pipe", "payload is not completed", "not enough data")
 
 
-def _problem(exc: BaseException, loc: RemoteLocation, elapsed: float | None = None) -> str:
+def fault_text(exc: BaseException, loc: RemoteLocation, elapsed: float | None = None) -> str:
     """A one-line, credential-free description of a remote failure (``elapsed``: the seconds the
     read ran, stated with a timeout)."""
     name = type(exc).__name__
