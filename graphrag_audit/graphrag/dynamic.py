@@ -56,8 +56,6 @@ from itertools import chain
 
 import numpy as np
 
-from graphrag_audit.graphrag.dynamic_fast import DenseIndex, framed_estimate, unique_owner_edges
-
 __all__ = [
     "BROKEN_LINES",
     "DEFAULTS",
@@ -179,9 +177,6 @@ def _system_message_tokens(descriptions: Iterable[str], query: str, counter) -> 
     text around the description, which is what ``format`` puts there for a ``str`` description
     (``format`` does not re-read what it substitutes); any other counter counts the formatted texts."""
     head, tail = RATE_QUERY.split("{description}")
-    fast = framed_estimate(counter, head.format(), descriptions, tail.format(question=query))
-    if fast is not None:  # the byte estimate of an arrow string column: lengths read from arrow
-        return np.asarray(fast, dtype=np.int64)
     if hasattr(descriptions, "to_numpy"):  # a pandas column: its values as Python objects
         descriptions = descriptions.to_numpy(dtype=object)
     elif not isinstance(descriptions, (list, tuple, np.ndarray)):
@@ -354,10 +349,7 @@ def children_from_nodes_v1(
 
         tcode = pd.factorize(t, use_na_sentinel=False)[0].astype(np.int64)
     n_titles = int(tcode.max()) + 1 if tcode.size else 0
-    # H's (parent, child) pairs: without a sort of the node rows when every title is in at most one
-    # community per level (dynamic_fast.unique_owner_edges), else by grouping the sorted rows
-    edges = unique_owner_edges(nc_i, nl_k, tcode, n_titles)
-    ep, ec = edges if edges is not None else _sorted_group_edges(nc_i, nl_k, tcode, n_titles)
+    ep, ec = _hierarchy_edges(nc_i, nl_k, tcode, n_titles)
     # groupby("community").agg({"sub_community": list}): per parent, the hierarchy rows in order
     # (level pair, then H's order): a stable sort by parent keeps it
     o3 = np.argsort(ep, kind="stable")
@@ -374,13 +366,11 @@ def children_from_nodes_v1(
     return offsets, values, not is_float
 
 
-def _sorted_group_edges(
+def _hierarchy_edges(
     nc_i: np.ndarray, nl_k: np.ndarray, tcode: np.ndarray, n_titles: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`children_from_nodes_v1`'s (parent, child) pairs of ``restore_community_hierarchy``
-    (``H``@v1.2.0) by grouping the node rows sorted by (level, community): level pair by level pair,
-    each pair's edges by (parent, child). The plain path of ``dynamic_fast.unique_owner_edges``,
-    and the only one when a title is in several communities of one level."""
+    """The (parent, child) pairs of ``restore_community_hierarchy`` (``H``@v1.2.0), grouping the node
+    rows sorted by (level, community): level pair by level pair, each pair's edges by (parent, child)."""
     # one (level, community) group per distinct pair: rows sorted by a combined key
     if nc_i.size:
         c0, l0 = int(nc_i.min()), int(nl_k.min())
@@ -481,7 +471,7 @@ def _dense(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
 class _RatedTree:
     """The part of :class:`_Prepared` that depends on the community_level only through the universe:
     the communities-table rows with a report anywhere (``rows``), the universe (their numbers and
-    the candidates) and its lookup (``index``), each row's dense key (``dk``), the rows of each level
+    the candidates), each row's dense key (``dk``), the rows of each level
     (``level_rows``: level -> positions in ``rows``, row order), the children of each dense key's last
     row, and the parent lookups of both layouts (:meth:`parent_lookup`)."""
 
@@ -493,7 +483,6 @@ class _RatedTree:
     kids: np.ndarray
     owner: np.ndarray
     kid_d: np.ndarray
-    index: DenseIndex
     level_rows: dict
     comm_parents: np.ndarray
 
@@ -524,7 +513,9 @@ class _RatedTree:
                 #   relevant_communities.discard(self.communities[community].parent)`; parent = to_str(parent)
                 # (L read_communities), so the discard hits the parent's key
                 has_parent[self.nodes] = True
-                parent[self.nodes] = self.index(np.asarray(self.comm_parents, dtype=np.int64)[self.src_rows])
+                parent[self.nodes] = _dense(
+                    np.asarray(self.comm_parents, dtype=np.int64)[self.src_rows], self.universe
+                )
             got = self._lookups[key] = (_frozen(has_node), _frozen(has_parent), _frozen(parent))
         return got
 
@@ -537,7 +528,7 @@ class _RatedTree:
         np.minimum.at(first_row, self.dk, self.rows)
         ordkey = first_row[self.owner]  # iteration order of node2children
         o = np.lexsort((np.arange(self.kids.size), ordkey))
-        kd_o, own_o = self.index(self.kids[o]), self.owner[o]
+        kd_o, own_o = _dense(self.kids[o], self.universe), self.owner[o]
         ok = kd_o >= 0
         # a sub community absent from the universe can never be rated, so it needs no entry
         return kd_o[ok], own_o[ok]
@@ -559,22 +550,21 @@ def _rated_tree(inp: DynamicInput, candidates: np.ndarray) -> _RatedTree:
         cid = np.asarray(inp.comm_ids, dtype=np.int64)
         rows = np.flatnonzero(np.isin(cid, _uniq(rep_ids)))
         cache["rows"], cache["row_ids"] = rows, cid[rows]
-        cache["row_index"] = DenseIndex(_uniq(cid[rows]))
-    rows, row_ids, base = cache["rows"], cache["row_ids"], cache["row_index"]
-    if candidates.size == 0 or bool((base(candidates) >= 0).all()):
+        cache["row_universe"] = _uniq(cid[rows])
+    rows, row_ids, base = cache["rows"], cache["row_ids"], cache["row_universe"]
+    if candidates.size == 0 or bool((_dense(candidates, base) >= 0).all()):
         if "tree" not in cache:
             cache["tree"] = _build_rated_tree(inp, rows, row_ids, base)
         return cache["tree"]
-    return _build_rated_tree(inp, rows, row_ids, DenseIndex(_uniq(np.concatenate([row_ids, candidates]))))
+    return _build_rated_tree(inp, rows, row_ids, _uniq(np.concatenate([row_ids, candidates])))
 
 
 def _build_rated_tree(
-    inp: DynamicInput, rows: np.ndarray, row_ids: np.ndarray, index: DenseIndex
+    inp: DynamicInput, rows: np.ndarray, row_ids: np.ndarray, universe: np.ndarray
 ) -> _RatedTree:
     off = np.asarray(inp.child_offsets, dtype=np.int64)
     val = np.asarray(inp.child_values, dtype=np.int64)
-    universe = index.universe
-    dk = index(row_ids)
+    dk = _dense(row_ids, universe)
     last_row = np.full(universe.size, -1, dtype=np.int64)
     last_row[dk] = rows  # fancy assignment: the last occurrence wins
     nodes = np.flatnonzero(last_row >= 0)
@@ -590,8 +580,8 @@ def _build_rated_tree(
     level_rows = {
         int(lv_rows[order[a]]): _frozen(order[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a
     }
-    arrays = [_frozen(a) for a in (rows, universe, dk, nodes, src_rows, kids, owner, index(kids))]
-    return _RatedTree(*arrays, index, level_rows, inp.comm_parents)
+    arrays = [_frozen(a) for a in (rows, universe, dk, nodes, src_rows, kids, owner, _dense(kids, universe))]
+    return _RatedTree(*arrays, level_rows, inp.comm_parents)
 
 
 @dataclass(frozen=True)
@@ -627,7 +617,7 @@ def _level_state(inp: DynamicInput, community_level: int | None) -> _LevelState:
     # (A read_indexer_communities@v1.2.0/v2.0.0/v3.3.0: `communities_df.community.isin(reports_df...)`;
     # Q passes the full reports table there, the level-filtered one to read_indexer_reports)
     tree = _rated_tree(inp, cand)
-    crow_d = tree.index(cand)
+    crow_d = _dense(cand, tree.universe)
     is_candidate = np.zeros(tree.universe.size, dtype=bool)
     is_candidate[crow_d] = True
     # levels: for community in communities (row order): levels[level] created even when the
