@@ -52,7 +52,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain
 
 import numpy as np
 
@@ -283,17 +282,9 @@ class DynamicInput:
 
 
 def children_csr(children: Iterable) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, values) for a sequence of per-row child lists (None = no children), in two
-    vectorised passes whatever the row count."""
-    rows = children if isinstance(children, list) else list(children)
+    """(offsets, values) for a sequence of per-row child lists (None = no children)."""
+    rows = list(children)
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    try:  # no row is None (the loader's lists): lengths and items through C iterators
-        lens = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-        np.cumsum(lens, out=offsets[1:])
-        values = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(offsets[-1]))
-        return offsets, values
-    except TypeError:  # len(None)
-        pass
     lens = np.fromiter((0 if ch is None else len(ch) for ch in rows), dtype=np.int64, count=len(rows))
     np.cumsum(lens, out=offsets[1:])
     values = np.fromiter(
@@ -580,8 +571,20 @@ def _build_rated_tree(
     level_rows = {
         int(lv_rows[order[a]]): _frozen(order[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a
     }
-    arrays = [_frozen(a) for a in (rows, universe, dk, nodes, src_rows, kids, owner, _dense(kids, universe))]
-    return _RatedTree(*arrays, level_rows, inp.comm_parents)
+    f = _frozen
+    kid_d = _dense(kids, universe)
+    return _RatedTree(
+        f(rows),
+        f(universe),
+        f(dk),
+        f(nodes),
+        f(src_rows),
+        f(kids),
+        f(owner),
+        f(kid_d),
+        level_rows,
+        inp.comm_parents,
+    )
 
 
 @dataclass(frozen=True)
@@ -718,7 +721,6 @@ class _Prepared:
         ``reached`` (bool per dense key), when given, is set where a community is rated."""
         s = self.settings
         U = self.universe.size
-        mark = np.zeros(U, dtype=bool)
         kept = np.zeros(U, dtype=bool)
         n_kept = 0
         queue = self.start.copy()  # deepcopy(self.starting_communities) (D)
@@ -760,7 +762,7 @@ class _Prepared:
                     pos_del[par] = -1
                     np.maximum.at(pos_del, par, 2 * qi[hp] + 1)
                     touched.append(par)
-                t = _distinct(np.concatenate(touched), mark)
+                t = _uniq(np.concatenate(touched))
                 was = kept[t]
                 now = pos_add[t] > pos_del[t]
                 kept[t] = now
@@ -793,32 +795,16 @@ class _Prepared:
             seeds.append(self.levels[lv])
             lv += 1
         seen = np.zeros(self.universe.size, dtype=bool)
-        mark = np.zeros(self.universe.size, dtype=bool)
-        frontier = _distinct(np.concatenate(seeds), mark) if seeds else np.zeros(0, dtype=np.int64)
+        frontier = _uniq(np.concatenate(seeds))
         while frontier.size:
             frontier = frontier[~seen[frontier]]
             seen[frontier] = True
             if frontier.size == 0:
                 break
-            frontier = _distinct(
-                self.ch_val[
-                    _ranges(self.ch_off[frontier], self.ch_off[frontier + 1] - self.ch_off[frontier])
-                ],
-                mark,
+            frontier = _uniq(
+                self.ch_val[_ranges(self.ch_off[frontier], self.ch_off[frontier + 1] - self.ch_off[frontier])]
             )
         return seen
-
-
-def _distinct(keys: np.ndarray, mark: np.ndarray) -> np.ndarray:
-    """The distinct dense keys of ``keys``, sorted (what :func:`_uniq` gives). ``mark`` is an all-False
-    bool array over the universe, returned all-False: when ``keys`` is large against the universe
-    they are marked and read back in one pass over it instead of sorted."""
-    if keys.size * 16 < mark.size:
-        return _uniq(keys)
-    mark[keys] = True
-    out = np.flatnonzero(mark)
-    mark[out] = False
-    return out
 
 
 def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
