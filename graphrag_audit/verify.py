@@ -49,6 +49,7 @@ Two comparisons per ``community_level`` N:
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import gzip
 import hashlib
@@ -74,9 +75,7 @@ from graphrag_audit.results.verify import (
     SelectionCheck,
     VerifyResult,
 )
-from graphrag_audit.verify_dynamic import id_key as _id_key
-from graphrag_audit.verify_dynamic import run_coroutine as _run_coroutine
-from graphrag_audit.verify_dynamic import short_error, verify_dynamic
+from graphrag_audit.verify_dynamic import id_key, short_error, sorted_ids, verify_dynamic
 
 #: graphrag's global search context parameters (``get_global_search_engine``, 1.x - 3.x),
 #: without the size limit, whose name changed (1.x ``max_tokens``, 2.x/3.x ``max_context_tokens``)
@@ -171,7 +170,7 @@ class _QueryLoad:
             storage = create_storage(StorageConfig(base_dir=str(first.parent)))
             reader = DataReader(create_table_provider(TableProviderConfig(type=kind), storage=storage))
             for name in ("entities", "communities", "community_reports"):
-                self.frames[name] = _run_coroutine(getattr(reader, name)())
+                self.frames[name] = asyncio.run(getattr(reader, name)())
             self.loaded = True
         except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
             self.error = short_error(exc)
@@ -187,8 +186,7 @@ def _select(read_indexer_reports, reports_df, other_df, n):
         got = read_indexer_reports(copy.deepcopy(reports_df), copy.deepcopy(other_df), n)
     except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
         return None, None, short_error(exc)
-    ids = [_id_key(x.community_id if hasattr(x, "community_id") else x.short_id) for x in got]
-    return sorted(ids, key=lambda v: (isinstance(v, str), v if isinstance(v, int) else 0, str(v))), got, None
+    return sorted_ids(x.community_id if hasattr(x, "community_id") else x.short_id for x in got), got, None
 
 
 def _outcome(theirs, err, ours, expected: str | None) -> SelectionCheck:
@@ -436,14 +434,8 @@ def _dist_version(name: str) -> str:
 def _audit_batches(coster, rows: np.ndarray, behaviour: str, n):
     """The audit's batches of a selection and the occurrence weights they were packed with,
     exactly as ``costs.level_costs`` computes them for ``behaviour`` at ``community_level`` n."""
-    per_behaviour = getattr(coster, "selection_batches", None)  # costs with per-behaviour weights
-    if per_behaviour is not None:
-        b = per_behaviour(rows, behaviour, n)
-        weights = coster.selection_weights(rows, behaviour, n)
-    else:
-        b = coster.batches(rows)
-        weights = coster._weights(rows)
-    return b, (weights if b.has_weight_column else None)
+    b = coster.selection_batches(rows, behaviour, n)
+    return b, (coster.selection_weights(rows, behaviour, n) if b.has_weight_column else None)
 
 
 class _ContextCheck:
@@ -559,8 +551,8 @@ class _ContextCheck:
             df = pd.read_csv(io.StringIO(chunk), sep="|", dtype=str, keep_default_na=False)
             seg = row_calls[at : at + len(df)]
             at += len(df)
-            seg_ids = sorted((_id_key(t.split("|", 1)[0]) for t, _ in seg), key=repr)
-            batch_ids = sorted((_id_key(x) for x in df["id"]), key=repr)
+            seg_ids = sorted((id_key(t.split("|", 1)[0]) for t, _ in seg), key=repr)
+            batch_ids = sorted((id_key(x) for x in df["id"]), key=repr)
             if seg_ids != batch_ids:
                 raise RuntimeError("cannot attribute graphrag's token counts to its batches")
             ids.append(batch_ids)
@@ -603,7 +595,7 @@ class _ContextCheck:
             )
         a_ids, a_tokens = [], []
         for k in range(b.n_batches):
-            a_ids.append(sorted((_id_key(x) for x in self.comm[rows[b.batch_of == k]].tolist()), key=repr))
+            a_ids.append(sorted((id_key(x) for x in self.comm[rows[b.batch_of == k]].tolist()), key=repr))
             a_tokens.append(int(b.batch_tokens[k]))
         c = self.coster
         a_texts = render_batches(b, c.comm[rows], c.titles[rows], c.contents[rows], c.ranks[rows], weights)

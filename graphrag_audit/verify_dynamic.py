@@ -52,7 +52,6 @@ import inspect
 import json
 import logging
 import os
-import threading
 import types
 from dataclasses import replace
 
@@ -78,25 +77,11 @@ HOW = (
     "select() returns"
 )
 
-_PATCH_LOCK = threading.Lock()
-
 
 def short_error(exc: BaseException) -> str:
     """``Type: message`` on one line, long messages (pandas prints whole arrays) cut in the middle."""
     s = " ".join(f"{type(exc).__name__}: {exc}".split())
     return s if len(s) <= 160 else s[:90] + " … " + s[-60:]
-
-
-def run_coroutine(coro):
-    """``asyncio.run``, also from inside a running event loop (a notebook): then in a fresh thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def id_key(x) -> object:
@@ -156,7 +141,7 @@ def _not_run(reason: str) -> DynamicLevelCheck:
     return DynamicLevelCheck(status="not_run", reason=reason)
 
 
-def _ids(values) -> list:
+def sorted_ids(values) -> list:
     return sorted(
         (id_key(x) for x in values),
         key=lambda v: (isinstance(v, str), v if isinstance(v, int) else 0, str(v)),
@@ -400,24 +385,23 @@ class GraphragDynamic:
         rater = StubRater(texts, is_relevant, self.settings["threshold"], self.head, self.tail, max_calls)
         kw = {self.model_kw: rater, self.tok_kw: _Tokens(), "use_summary": False, **self.settings}
         waves = _Waves()
-        with _PATCH_LOCK:
-            saved = self.mod.asyncio
-            self.mod.asyncio = waves
-            try:
-                selector = self.mod.DynamicCommunitySelection(
-                    community_reports=reports, communities=communities, **kw
-                )
-                got, info = run_coroutine(selector.select(QUERY))
-            except StubError as exc:
-                return {"not_run": str(exc)}
-            except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
-                return {"error": short_error(exc)}
-            finally:
-                self.mod.asyncio = saved
+        saved = self.mod.asyncio
+        self.mod.asyncio = waves
+        try:
+            selector = self.mod.DynamicCommunitySelection(
+                community_reports=reports, communities=communities, **kw
+            )
+            got, info = asyncio.run(selector.select(QUERY))
+        except StubError as exc:
+            return {"not_run": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
+            return {"error": short_error(exc)}
+        finally:
+            self.mod.asyncio = saved
         return {
             "rating_calls": int(info["llm_calls"]),
             "waves": list(waves.sizes),
-            "kept_ids": _ids(r.community_id for r in got),
+            "kept_ids": sorted_ids(r.community_id for r in got),
             "stub_calls": rater.calls,
         }
 
@@ -440,7 +424,7 @@ def compare_scenario(expected, got: dict, audit_error: str | None) -> DynamicSce
         return DynamicScenarioCheck(
             status="differs", **theirs, expected=audit_error or "no scenario", expected_error_not_raised=True
         )
-    audit_kept = _ids(expected.kept_ids)
+    audit_kept = sorted_ids(expected.kept_ids)
     ours = {
         "audit_rating_calls": int(expected.rating_calls),
         "audit_waves": tuple(int(w) for w in expected.waves),

@@ -1,8 +1,7 @@
 """Every file the tool reads is bounded; every file it read is protected from its writes (issue 39 part 3).
 
 Reads: FIFOs, devices, huge and deeply nested inputs as the baseline, the ``--relevant`` list,
-the ``.env`` and the token cache: one line naming the file, exit 2 (the cache: a note, exit 0),
-never a hang (each run is a child process killed after a timeout, in 2 GiB of address space).
+the ``.env``: one line naming the file, exit 2, never a hang (each run is a child process killed after a timeout, in 2 GiB of address space).
 Writes: ``-o``, ``plan --write`` and ``$GITHUB_STEP_SUMMARY`` refuse every file the run read
 (settings, ``.env``, baseline, ``--relevant`` list) and hard links to any file under the index
 folder, and leave them unchanged.
@@ -147,22 +146,6 @@ def test_huge_dotenv_is_refused_unread(proj, tmp_path):
         str(proj / ".env"),
         "the .env file is 1,024 MiB, more than the 4 MiB limit",
     )
-
-
-@pytest.mark.parametrize("kind", ["fifo", "device"])
-def test_token_cache_fifo_or_device_is_a_note(proj, tmp_path, kind):
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    name = cache / "tokens-v1-cl100k_base.bin"
-    if kind == "fifo":
-        fifo(name)
-    else:
-        name.symlink_to("/dev/zero")
-    r = cli("levels", proj, "-f", "json", cwd=tmp_path, env={"GRAPHRAG_AUDIT_CACHE_DIR": str(cache)})
-    assert r.code == 0, r.stderr
-    assert f"token cache {name}: cannot read (the token cache is a" in r.stderr
-    plain = cli("levels", proj, "-f", "json", "--no-token-cache", cwd=tmp_path)
-    assert r.stdout == plain.stdout
 
 
 def test_dotenv_is_read_as_python_dotenv_reads_it(tmp_path):

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -39,22 +38,15 @@ sys.stderr.write("\\nMODULES " + json.dumps({"code": code, "modules": sorted(sys
 """
 
 
-def _probe(
-    code: str, *args: str, cwd: Path = ROOT, cache: Path | None = None
-) -> tuple[object, set[str], str]:
-    """Run ``code`` in a fresh interpreter: (its exit code, the modules it imported, its stdout).
-    Its token cache is ``cache`` (default: a new empty directory, never the user's own cache)."""
-    got = _probe_line(code, *args, cwd=cwd, cache=cache)
+def _probe(code: str, *args: str, cwd: Path = ROOT) -> tuple[object, set[str], str]:
+    """Run ``code`` in a fresh interpreter: (its exit code, the modules it imported, its stdout)."""
+    got = _probe_line(code, *args, cwd=cwd)
     return got["code"], set(got["modules"]), got["stdout"]
 
 
-def _probe_line(code: str, *args: str, cwd: Path = ROOT, cache: Path | None = None) -> dict:
+def _probe_line(code: str, *args: str, cwd: Path = ROOT) -> dict:
     """:func:`_probe`'s run: the child's MODULES line as a dict, with its ``stdout`` added."""
-    if cache is None:
-        with tempfile.TemporaryDirectory(prefix="graphrag-audit-startup-cache-") as empty:
-            return _probe_line(code, *args, cwd=cwd, cache=Path(empty))
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHRAG_AUDIT_")}
-    env["GRAPHRAG_AUDIT_CACHE_DIR"] = str(cache)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     proc = subprocess.run(
         [sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
@@ -125,7 +117,7 @@ def test_help_and_version_import_no_data_library_nor_tokenizer(args):
         (["plan", str(SEED), "--reports", "3", "--no-costs", "-f", "json"], False),
         (["plan", str(SEED), "--reports", "3", "--tokenizer", "estimate", "-f", "json"], False),
         (["tree", str(SEED)], False),
-        # the probe sees the tokenizer when tokens are counted exactly (and the token cache is empty)
+        # the probe sees the tokenizer when tokens are counted exactly
         (["levels", str(SEED), "-f", "json"], True),
         (["plan", str(SEED), "--reports", "3", "-f", "json", "--tokenizer", "o200k_base"], True),
     ],
@@ -136,22 +128,3 @@ def test_tokenizer_is_imported_only_when_tokens_are_counted(args, counts):
     assert code in (0, 1)
     assert bool(_top(modules) & {"bpe_openai"}) == counts
     assert "tiktoken" not in _top(modules)  # only graphrag's own code (--verify) uses it
-
-
-@pytest.mark.parametrize(
-    "command",
-    [["levels", str(SEED)], ["levels", str(SEED), "-f", "json"]],
-    ids=lambda v: " ".join(v).replace(str(SEED), "seed-v3"),
-)
-def test_a_warm_token_cache_never_loads_the_tokenizer(tmp_path, command):
-    """A small index's second exact ``levels`` takes every count from the token cache (short strings in
-    small calls are cached too: token_cache.SMALL_CALL), so the tokenizer (~1 s of rank-table
-    decoding) is never imported; the output is the same as the cold run's."""
-    cache = tmp_path / "cache"
-    out = {}
-    for run in ("cold", "warm"):
-        code, modules, stdout = _probe(_PROBE, json.dumps(command), cache=cache)
-        assert code in (0, 1, None)
-        out[run] = (stdout, "bpe_openai" in _top(modules))
-    assert out["cold"][1] and not out["warm"][1], (out["cold"][1], out["warm"][1])
-    assert out["warm"][0] == out["cold"][0]

@@ -29,7 +29,7 @@ from graphrag_audit.graphrag.context import (
     row_measures,
     text_unit_counts,
 )
-from graphrag_audit.graphrag.token_cache import counter_for
+from graphrag_audit.graphrag.tokens import get_token_counter
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import (
     LevelSlots,
@@ -656,7 +656,7 @@ class ContextCoster:
     """
 
     def __init__(self, model: IndexModel, tokenizer: str = "cl100k_base", max_context_tokens: int = 12000):
-        self.counter = counter_for(tokenizer)  # cached inside a token_cache_session (CLI levels)
+        self.counter = get_token_counter(tokenizer)
         self.additive = bool(getattr(self.counter, "additive", False))
         self.cache = RowTokenCache(self.counter) if self.additive else None
         self.max_context_tokens = int(max_context_tokens)

@@ -25,7 +25,6 @@ from graphrag_audit.graphrag.dynamic import (
     rating_prompt_tokens_by_family,
     simulate_family,
 )
-from graphrag_audit.graphrag.dynamic_fast import dictionary_title_codes
 from graphrag_audit.io.coerce import text_column
 from graphrag_audit.io.settings import DYNAMIC_SEARCH_KEYS, read_dynamic_settings
 from graphrag_audit.io.tables import read_table
@@ -89,8 +88,7 @@ def report_descriptions(model: IndexModel, use_summary: bool = False):
 
 
 def report_description_column(model: IndexModel, use_summary: bool = False) -> pd.Series:
-    """:func:`report_descriptions` as the column itself (arrow-backed text stays in arrow: the byte
-    estimate reads its lengths there, ``dynamic_fast.framed_estimate``)."""
+    """:func:`report_descriptions` as the column itself."""
     if not use_summary:
         return model.reports["content"]
     path = model.files.get("reports")
@@ -127,13 +125,7 @@ def _arrays(model: IndexModel, fams: tuple[str, ...], prompt) -> DynamicInput:
         if str(model.schemas.get("nodes", {}).get("community", "")).lower() in _FLOAT_TYPES:
             # graphrag reads a float column (nulls present): the model's -1 is its NaN
             nc = np.where(nc == -1, np.nan, nc.astype(np.float64))
-        # entity codes as titles: the loader's dictionary codes when it encoded them, else a factorize
-        coded = dictionary_title_codes(nodes["entity"])
-        codes = (
-            coded[0]
-            if coded is not None
-            else pd.factorize(nodes["entity"], use_na_sentinel=False)[0].astype(np.int64)
-        )
+        codes = pd.factorize(nodes["entity"], use_na_sentinel=False)[0].astype(np.int64)  # titles as codes
         off, val, match = children_from_nodes_v1(
             cid, nc, nodes["level"].to_numpy(dtype=np.int64), codes, rep_ids
         )

@@ -35,7 +35,6 @@ from graphrag_audit.cli.options import (
     MaxUnreachable,
     MinCoverage,
     NoCosts,
-    NoTokenCache,
     NumRepeats,
     Output,
     Query,
@@ -79,7 +78,6 @@ def levels_cmd(
     tokenizer: Tokenizer = None,
     max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
-    no_token_cache: NoTokenCache = False,
     list_reports: Annotated[
         bool,
         typer.Option(
@@ -243,15 +241,12 @@ def levels_cmd(
                 reason = graphrag_unusable_reason()
                 if reason is not None:
                     raise fail(f"--verify: {reason}")
-            from graphrag_audit.graphrag.token_cache import token_cache_session
-
-            with token_cache_session(enabled=not no_token_cache and not no_costs, index_dir=index_dir):
-                model, report = audit_with_model(
-                    index_dir,
-                    opts,
-                    progress=progress,
-                    check_model=relevant_checker(relevant_ids),
-                )
+            model, report = audit_with_model(
+                index_dir,
+                opts,
+                progress=progress,
+                check_model=relevant_checker(relevant_ids),
+            )
             if verify:
                 from graphrag_audit.verify import verify_with_graphrag
 

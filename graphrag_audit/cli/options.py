@@ -87,16 +87,6 @@ MaxContextTokens = Annotated[
 
 NoCosts = Annotated[bool, typer.Option("--no-costs", help="Skip token counting and map-call batching.")]
 
-NoTokenCache = Annotated[
-    bool,
-    typer.Option(
-        "--no-token-cache",
-        envvar="GRAPHRAG_AUDIT_NO_TOKEN_CACHE",
-        help="Do not read or write the cache of exact token counts (in $GRAPHRAG_AUDIT_CACHE_DIR, else the user "
-        "cache directory, e.g. ~/.cache/graphrag-audit; see docs/user-guide.md). Output is the same either way.",
-    ),
-]
-
 ColorOpt = Annotated[
     Color,
     typer.Option(

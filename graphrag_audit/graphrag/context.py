@@ -50,9 +50,7 @@ Sources read (repo ``microsoft/graphrag`` unless named; commit = the stored vers
    ``if report.rank and ...``, also dropped rank 0.0; early 0.x only.)
 4. Shuffle: ``random.seed(86); random.shuffle(kept_list)`` over the kept reports in input
    order (parquet row order of the selected reports). ``shuffle`` draws depend only on the
-   list length, so a private ``random.Random(86)`` shuffling indices gives the same order
-   (``shuffle.permutation`` computes that order with numpy; ``shuffle.python_permutation``
-   is the plain one, and the tests hold the two equal).
+   list length, so a private ``random.Random(86)`` shuffling indices gives the same order.
 5. Header ``"-----Reports-----\\n" + "id|title|occurrence weight|content|rank\\n"``, counted
    once per batch. Row = ``"|".join([id, title, str(weight), full_content, str(rank)]) +
    "\\n"`` where id = ``str(report.community)`` (the community number; ``short_id``), title =
@@ -101,6 +99,7 @@ adversarial text and on real indexes.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -110,7 +109,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphrag_audit.graphrag.shuffle import PermutationCache
 from graphrag_audit.graphrag.tokens import EstimateTokenCounter, TokenCounter, get_token_counter
 from graphrag_audit.model.keys import has_duplicates
 
@@ -392,15 +390,14 @@ def occurrence_weights(
 # --------------------------------------------------------------------------------------
 # shuffle
 # --------------------------------------------------------------------------------------
-_PERMUTATIONS = PermutationCache()  # the draws of random.seed(seed); random.shuffle(x), in numpy
-
-
 def shuffle_order(n: int, seed: int | None = DEFAULT_SHUFFLE_SEED) -> np.ndarray:
     """Positions ``0..n-1`` in the order ``random.seed(seed); random.shuffle(list)`` leaves
     a list of length ``n`` (``seed=None``: no shuffle)."""
     if seed is None or n < 2:
         return np.arange(n, dtype=np.int64)
-    return _PERMUTATIONS.get(int(n), int(seed))
+    order = list(range(n))
+    random.Random(int(seed)).shuffle(order)
+    return np.array(order, dtype=np.int64)
 
 
 # --------------------------------------------------------------------------------------

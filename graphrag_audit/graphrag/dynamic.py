@@ -52,11 +52,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain
 
 import numpy as np
-
-from graphrag_audit.graphrag.dynamic_fast import DenseIndex, framed_estimate, unique_owner_edges
 
 __all__ = [
     "BROKEN_LINES",
@@ -179,9 +176,6 @@ def _system_message_tokens(descriptions: Iterable[str], query: str, counter) -> 
     text around the description, which is what ``format`` puts there for a ``str`` description
     (``format`` does not re-read what it substitutes); any other counter counts the formatted texts."""
     head, tail = RATE_QUERY.split("{description}")
-    fast = framed_estimate(counter, head.format(), descriptions, tail.format(question=query))
-    if fast is not None:  # the byte estimate of an arrow string column: lengths read from arrow
-        return np.asarray(fast, dtype=np.int64)
     if hasattr(descriptions, "to_numpy"):  # a pandas column: its values as Python objects
         descriptions = descriptions.to_numpy(dtype=object)
     elif not isinstance(descriptions, (list, tuple, np.ndarray)):
@@ -288,17 +282,9 @@ class DynamicInput:
 
 
 def children_csr(children: Iterable) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, values) for a sequence of per-row child lists (None = no children), in two
-    vectorised passes whatever the row count."""
-    rows = children if isinstance(children, list) else list(children)
+    """(offsets, values) for a sequence of per-row child lists (None = no children)."""
+    rows = list(children)
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    try:  # no row is None (the loader's lists): lengths and items through C iterators
-        lens = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-        np.cumsum(lens, out=offsets[1:])
-        values = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(offsets[-1]))
-        return offsets, values
-    except TypeError:  # len(None)
-        pass
     lens = np.fromiter((0 if ch is None else len(ch) for ch in rows), dtype=np.int64, count=len(rows))
     np.cumsum(lens, out=offsets[1:])
     values = np.fromiter(
@@ -354,10 +340,7 @@ def children_from_nodes_v1(
 
         tcode = pd.factorize(t, use_na_sentinel=False)[0].astype(np.int64)
     n_titles = int(tcode.max()) + 1 if tcode.size else 0
-    # H's (parent, child) pairs: without a sort of the node rows when every title is in at most one
-    # community per level (dynamic_fast.unique_owner_edges), else by grouping the sorted rows
-    edges = unique_owner_edges(nc_i, nl_k, tcode, n_titles)
-    ep, ec = edges if edges is not None else _sorted_group_edges(nc_i, nl_k, tcode, n_titles)
+    ep, ec = _hierarchy_edges(nc_i, nl_k, tcode, n_titles)
     # groupby("community").agg({"sub_community": list}): per parent, the hierarchy rows in order
     # (level pair, then H's order): a stable sort by parent keeps it
     o3 = np.argsort(ep, kind="stable")
@@ -374,13 +357,11 @@ def children_from_nodes_v1(
     return offsets, values, not is_float
 
 
-def _sorted_group_edges(
+def _hierarchy_edges(
     nc_i: np.ndarray, nl_k: np.ndarray, tcode: np.ndarray, n_titles: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`children_from_nodes_v1`'s (parent, child) pairs of ``restore_community_hierarchy``
-    (``H``@v1.2.0) by grouping the node rows sorted by (level, community): level pair by level pair,
-    each pair's edges by (parent, child). The plain path of ``dynamic_fast.unique_owner_edges``,
-    and the only one when a title is in several communities of one level."""
+    """The (parent, child) pairs of ``restore_community_hierarchy`` (``H``@v1.2.0), grouping the node
+    rows sorted by (level, community): level pair by level pair, each pair's edges by (parent, child)."""
     # one (level, community) group per distinct pair: rows sorted by a combined key
     if nc_i.size:
         c0, l0 = int(nc_i.min()), int(nl_k.min())
@@ -481,7 +462,7 @@ def _dense(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
 class _RatedTree:
     """The part of :class:`_Prepared` that depends on the community_level only through the universe:
     the communities-table rows with a report anywhere (``rows``), the universe (their numbers and
-    the candidates) and its lookup (``index``), each row's dense key (``dk``), the rows of each level
+    the candidates), each row's dense key (``dk``), the rows of each level
     (``level_rows``: level -> positions in ``rows``, row order), the children of each dense key's last
     row, and the parent lookups of both layouts (:meth:`parent_lookup`)."""
 
@@ -493,7 +474,6 @@ class _RatedTree:
     kids: np.ndarray
     owner: np.ndarray
     kid_d: np.ndarray
-    index: DenseIndex
     level_rows: dict
     comm_parents: np.ndarray
 
@@ -524,7 +504,9 @@ class _RatedTree:
                 #   relevant_communities.discard(self.communities[community].parent)`; parent = to_str(parent)
                 # (L read_communities), so the discard hits the parent's key
                 has_parent[self.nodes] = True
-                parent[self.nodes] = self.index(np.asarray(self.comm_parents, dtype=np.int64)[self.src_rows])
+                parent[self.nodes] = _dense(
+                    np.asarray(self.comm_parents, dtype=np.int64)[self.src_rows], self.universe
+                )
             got = self._lookups[key] = (_frozen(has_node), _frozen(has_parent), _frozen(parent))
         return got
 
@@ -537,7 +519,7 @@ class _RatedTree:
         np.minimum.at(first_row, self.dk, self.rows)
         ordkey = first_row[self.owner]  # iteration order of node2children
         o = np.lexsort((np.arange(self.kids.size), ordkey))
-        kd_o, own_o = self.index(self.kids[o]), self.owner[o]
+        kd_o, own_o = _dense(self.kids[o], self.universe), self.owner[o]
         ok = kd_o >= 0
         # a sub community absent from the universe can never be rated, so it needs no entry
         return kd_o[ok], own_o[ok]
@@ -559,22 +541,21 @@ def _rated_tree(inp: DynamicInput, candidates: np.ndarray) -> _RatedTree:
         cid = np.asarray(inp.comm_ids, dtype=np.int64)
         rows = np.flatnonzero(np.isin(cid, _uniq(rep_ids)))
         cache["rows"], cache["row_ids"] = rows, cid[rows]
-        cache["row_index"] = DenseIndex(_uniq(cid[rows]))
-    rows, row_ids, base = cache["rows"], cache["row_ids"], cache["row_index"]
-    if candidates.size == 0 or bool((base(candidates) >= 0).all()):
+        cache["row_universe"] = _uniq(cid[rows])
+    rows, row_ids, base = cache["rows"], cache["row_ids"], cache["row_universe"]
+    if candidates.size == 0 or bool((_dense(candidates, base) >= 0).all()):
         if "tree" not in cache:
             cache["tree"] = _build_rated_tree(inp, rows, row_ids, base)
         return cache["tree"]
-    return _build_rated_tree(inp, rows, row_ids, DenseIndex(_uniq(np.concatenate([row_ids, candidates]))))
+    return _build_rated_tree(inp, rows, row_ids, _uniq(np.concatenate([row_ids, candidates])))
 
 
 def _build_rated_tree(
-    inp: DynamicInput, rows: np.ndarray, row_ids: np.ndarray, index: DenseIndex
+    inp: DynamicInput, rows: np.ndarray, row_ids: np.ndarray, universe: np.ndarray
 ) -> _RatedTree:
     off = np.asarray(inp.child_offsets, dtype=np.int64)
     val = np.asarray(inp.child_values, dtype=np.int64)
-    universe = index.universe
-    dk = index(row_ids)
+    dk = _dense(row_ids, universe)
     last_row = np.full(universe.size, -1, dtype=np.int64)
     last_row[dk] = rows  # fancy assignment: the last occurrence wins
     nodes = np.flatnonzero(last_row >= 0)
@@ -590,8 +571,20 @@ def _build_rated_tree(
     level_rows = {
         int(lv_rows[order[a]]): _frozen(order[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a
     }
-    arrays = [_frozen(a) for a in (rows, universe, dk, nodes, src_rows, kids, owner, index(kids))]
-    return _RatedTree(*arrays, index, level_rows, inp.comm_parents)
+    f = _frozen
+    kid_d = _dense(kids, universe)
+    return _RatedTree(
+        f(rows),
+        f(universe),
+        f(dk),
+        f(nodes),
+        f(src_rows),
+        f(kids),
+        f(owner),
+        f(kid_d),
+        level_rows,
+        inp.comm_parents,
+    )
 
 
 @dataclass(frozen=True)
@@ -627,7 +620,7 @@ def _level_state(inp: DynamicInput, community_level: int | None) -> _LevelState:
     # (A read_indexer_communities@v1.2.0/v2.0.0/v3.3.0: `communities_df.community.isin(reports_df...)`;
     # Q passes the full reports table there, the level-filtered one to read_indexer_reports)
     tree = _rated_tree(inp, cand)
-    crow_d = tree.index(cand)
+    crow_d = _dense(cand, tree.universe)
     is_candidate = np.zeros(tree.universe.size, dtype=bool)
     is_candidate[crow_d] = True
     # levels: for community in communities (row order): levels[level] created even when the
@@ -728,7 +721,6 @@ class _Prepared:
         ``reached`` (bool per dense key), when given, is set where a community is rated."""
         s = self.settings
         U = self.universe.size
-        mark = np.zeros(U, dtype=bool)
         kept = np.zeros(U, dtype=bool)
         n_kept = 0
         queue = self.start.copy()  # deepcopy(self.starting_communities) (D)
@@ -770,7 +762,7 @@ class _Prepared:
                     pos_del[par] = -1
                     np.maximum.at(pos_del, par, 2 * qi[hp] + 1)
                     touched.append(par)
-                t = _distinct(np.concatenate(touched), mark)
+                t = _uniq(np.concatenate(touched))
                 was = kept[t]
                 now = pos_add[t] > pos_del[t]
                 kept[t] = now
@@ -803,32 +795,16 @@ class _Prepared:
             seeds.append(self.levels[lv])
             lv += 1
         seen = np.zeros(self.universe.size, dtype=bool)
-        mark = np.zeros(self.universe.size, dtype=bool)
-        frontier = _distinct(np.concatenate(seeds), mark) if seeds else np.zeros(0, dtype=np.int64)
+        frontier = _uniq(np.concatenate(seeds))
         while frontier.size:
             frontier = frontier[~seen[frontier]]
             seen[frontier] = True
             if frontier.size == 0:
                 break
-            frontier = _distinct(
-                self.ch_val[
-                    _ranges(self.ch_off[frontier], self.ch_off[frontier + 1] - self.ch_off[frontier])
-                ],
-                mark,
+            frontier = _uniq(
+                self.ch_val[_ranges(self.ch_off[frontier], self.ch_off[frontier + 1] - self.ch_off[frontier])]
             )
         return seen
-
-
-def _distinct(keys: np.ndarray, mark: np.ndarray) -> np.ndarray:
-    """The distinct dense keys of ``keys``, sorted (what :func:`_uniq` gives). ``mark`` is an all-False
-    bool array over the universe, returned all-False: when ``keys`` is large against the universe
-    they are marked and read back in one pass over it instead of sorted."""
-    if keys.size * 16 < mark.size:
-        return _uniq(keys)
-    mark[keys] = True
-    out = np.flatnonzero(mark)
-    mark[out] = False
-    return out
 
 
 def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
