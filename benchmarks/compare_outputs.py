@@ -81,6 +81,8 @@ DRIVER = textwrap.dedent(r"""
                 stderr += ("".join(traceback.format_exception(res.exception))).encode()
         except Exception:
             stdout, stderr, code = b"", traceback.format_exc().encode(), "driver-error"
+        # each revision writes under its own out folder: the folder's name is not an output
+        stdout, stderr = (b.replace(str(out).encode(), b"<out>") for b in (stdout, stderr))
         if written.exists():
             stdout = written.read_bytes() + b"\n--- stdout ---\n" + stdout
             written.unlink()
