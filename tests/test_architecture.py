@@ -248,3 +248,56 @@ def test_the_checker_sees_imports(tmp_path):
         "if TYPE_CHECKING:\n    import typer\ndef f():\n    import rich\n"
     )
     assert _imports(probe, "model.probe") == [("cli.app", 1), ("render.text", 2), ("external:rich", 6)]
+
+
+#: modules that may not start a thread, a pool or a process (issue 40: one process, one thread)
+NO_CONCURRENCY = ("threading", "concurrent", "multiprocessing", "_thread")
+
+
+def test_one_process_one_thread():
+    bad = sorted(
+        f"{mod} imports {t.removeprefix('external:')} (line {line})"
+        for mod, edges in GRAPH.items()
+        for t, line in edges
+        if t.removeprefix("external:") in NO_CONCURRENCY
+    )
+    assert not bad, bad
+
+
+#: private names of a dependency the package still reaches, each with its reason
+PRIVATE_API_ALLOWED = {
+    # bpe-openai's Rust counter: the public Encoding.encode builds the token list and refuses a text
+    # over 200,000 tokens, which a report may be; count() returns the number alone
+    ("graphrag/tokens.py", "bpe_openai._bindings"),
+}
+
+
+def test_no_private_api_of_a_dependency():
+    """No ``dep._private`` reached by import or attribute (``typer._click``, rich's ``_measure``...)."""
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                parts = name.split(".")
+                if parts[0] != "graphrag_audit" and any(
+                    p.startswith("_") and p != "__future__" for p in parts
+                ):
+                    found.add((rel, name))
+    assert found <= PRIVATE_API_ALLOWED, sorted(found - PRIVATE_API_ALLOWED)
+
+
+def test_every_module_is_named_in_the_architecture_page():
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = [
+        p.relative_to(PACKAGE).as_posix()
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if p.name not in ("__init__.py", "__main__.py") and p.name not in page
+    ]
+    assert not missing, f"modules docs/architecture.md does not name: {missing}"
