@@ -352,13 +352,13 @@ def test_a_timeout_is_never_called_not_found():
     """s3fs reports a listing that timed out as FileNotFoundError with the ReadTimeoutError in its text
     (seen in CI under load): the message says the server did not answer, not that nothing is there;
     a plain FileNotFoundError still says not found. No emulator needed."""
-    from graphrag_audit.io.remote import _problem, parse_url
+    from graphrag_audit.io.remote import fault_text, parse_url
 
     loc = parse_url("s3://bkt/verbs-v3")
     timed_out = FileNotFoundError(
         "The specified bucket does not exist (ReadTimeoutError: Read timeout on endpoint "
         'URL: "http://127.0.0.1:40451/bkt?list-type=2")'
     )
-    assert _problem(timed_out, loc).startswith("the server did not answer: ")
-    assert _problem(FileNotFoundError("bkt/verbs-v3"), loc).startswith("not found")
-    assert _problem(TimeoutError("timed out"), loc).startswith("the server did not answer: ")
+    assert fault_text(timed_out, loc).startswith("the server did not answer: ")
+    assert fault_text(FileNotFoundError("bkt/verbs-v3"), loc).startswith("not found")
+    assert fault_text(TimeoutError("timed out"), loc).startswith("the server did not answer: ")
