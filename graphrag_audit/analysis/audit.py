@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 
-from graphrag_audit.analysis.background_costs import BackgroundCosts
 from graphrag_audit.analysis.checks import Thresholds, dynamic_findings, level_findings
 from graphrag_audit.analysis.cost_settings import resolve_cost_options
+from graphrag_audit.analysis.costs import ContextCoster, level_costs
 from graphrag_audit.analysis.depth import analyse_depth
 from graphrag_audit.analysis.dynamic import dynamic_by_level, resolve_dynamic_options
 from graphrag_audit.analysis.integrity import check_integrity
@@ -77,60 +76,46 @@ def audit_with_model(
         check_model(model)
     options = resolve_cost_options(resolve_dynamic_options(options, model), model)
 
-    # The costs are prepared in worker threads (analysis/background_costs.py) beside the tree
-    # checks and the per-level statistics.
-    costs = coster = None
-    background = (
-        BackgroundCosts(model, options, between_phases) if options.costs and model.has_reports_table else None
+    step("checking the tree")
+    t = time.perf_counter()
+    ti = TreeIndex(model).with_text_units(model)
+    clustered = ti.clustered()
+    findings = check_integrity(model) + location_findings(model) + migration_findings(model)
+    tl = tree_levels(model, ti)
+    if between_phases is not None:
+        between_phases()
+    timings["tree"] = time.perf_counter() - t
+
+    step("selecting reports per level")
+    t = time.perf_counter()
+    selections = select_all(model)
+    stats = level_stats(model, ti, selections)
+    timings["selection"] = time.perf_counter() - t
+
+    step("analysing branch depth")
+    t = time.perf_counter()
+    depth = analyse_depth(
+        model, ti, {n: by_b["v1"].entities_per_report for n, by_b in stats.items() if n is not None}
     )
-    with background or nullcontext():
-        step("checking the tree")
+    timings["depth"] = time.perf_counter() - t
+
+    costs = coster = None
+    if options.costs and model.has_reports_table:
+        step("counting tokens and map calls")
         t = time.perf_counter()
-        ti = TreeIndex(model).with_text_units(model)
-        clustered = ti.clustered()
-        findings = check_integrity(model) + location_findings(model) + migration_findings(model)
-        tl = tree_levels(model, ti)
+        coster = ContextCoster(model, options.tokenizer, options.max_context_tokens)
+        costs = level_costs(model, selections, options, progress=step, coster=coster)
         if between_phases is not None:
             between_phases()
-        timings["tree"] = time.perf_counter() - t
-
-        step("selecting reports per level")
-        t = time.perf_counter()
-        selections = select_all(model)
-        dynamic = None
-        if background is not None:
-            background.pack(selections)
-            # the simulation needs the prepared coster, not the costs: a worker runs it after the
-            # packing, while this thread computes the per-level statistics
-            dynamic = background.with_coster(
-                lambda prepared: dynamic_levels(model, list(selections), options, prepared)
-            )
-        stats = level_stats(model, ti, selections)
-        timings["selection"] = time.perf_counter() - t
-
-        # branch depth needs graphrag < 2.0's spreads from the statistics, not the costs: this
-        # thread works it out while the workers finish
-        step("analysing branch depth")
-        t = time.perf_counter()
-        depth = analyse_depth(
-            model, ti, {n: by_b["v1"].entities_per_report for n, by_b in stats.items() if n is not None}
-        )
-        timings["depth"] = time.perf_counter() - t
-
-        if background is not None:
-            step("counting tokens and map calls")
-            t = time.perf_counter()
-            costs = background.result(progress=step)
-            coster = background.coster()
-            timings["costs"] = time.perf_counter() - t  # what was left when the rest was done
+        timings["costs"] = time.perf_counter() - t
 
     levels = level_results(model, ti, selections, costs=costs, num_repeats=options.num_repeats, stats=stats)
     del stats
 
     step("simulating dynamic selection")
     t = time.perf_counter()
-    levels = with_dynamic(model, levels, options, coster, dyn=None if dynamic is None else dynamic.result())
-    timings["dynamic"] = time.perf_counter() - t  # with costs: what was left when the rest was done
+    levels = with_dynamic(model, levels, options, coster)
+    timings["dynamic"] = time.perf_counter() - t
 
     t = time.perf_counter()
     findings += level_findings(
