@@ -68,8 +68,6 @@ from graphrag_audit.errors import IndexInputError
 from graphrag_audit.findings import counted
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import (
-    dictionary_parts,
-    factorize_ints,
     has_duplicates,
     in_sorted,
     sorted_unique,
@@ -100,7 +98,6 @@ __all__ = [
     "PlanTree",
     "SubtreeStatus",
     "plan_context",
-    "level_frontier",
     "LevelOption",
     "PlanReport",
     "level_options",
@@ -187,22 +184,7 @@ class PlanTree:
 
     def _membership(self, m: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """(dense entity code, community) of the distinct membership pairs whose community is in
-        the tree, in row order; codes as ``pd.factorize`` numbers the entity keys (first
-        appearance). Dictionary-encoded keys (``load`` keeps them so) are numbered through their
-        integer codes, and the pairs deduplicated only when some pair repeats; other keys go
-        through pandas."""
-        self._members_in_tree = None
-        comm = m["community"].to_numpy(dtype=np.int64)
-        nodes = np.asarray(self.nodes, dtype=np.int64)
-        keep = in_sorted(comm, nodes)
-        parts = dictionary_parts(m["entity"])
-        if parts is not None:
-            dcodes = parts[0] if keep.all() else parts[0][keep]
-            comm = comm if keep.all() else comm[keep]
-            codes, _ = factorize_ints(dcodes)
-            if not has_duplicates(codes * np.int64(len(nodes)) + np.searchsorted(nodes, comm)):
-                self._members_in_tree = m[keep] if not keep.all() else m
-                return codes, comm
+        the tree, in row order; codes as ``pd.factorize`` numbers the entity keys."""
         m = m[m["community"].isin(self.nodes)].drop_duplicates()
         self._members_in_tree = m
         codes, _ = pd.factorize(m["entity"].to_numpy())
@@ -337,23 +319,6 @@ class PlanTree:
             f = self.model.forest
             self._root = dict(zip(f.nodes.tolist(), f.nodes[f.root_code].tolist()))
         return self._root[c]
-
-
-# ---------------------------------------------------------------------------------------
-# frontier operations
-# ---------------------------------------------------------------------------------------
-def level_frontier(pt: PlanTree, n: int, start: list[int] | None = None) -> list[int]:
-    """``LF(n)``: from the coarsest frontier, apply every allowed split of a community at level < n."""
-    frontier = list(start if start is not None else pt.start()[0])
-    out: list[int] = []
-    stack = list(frontier)
-    while stack:
-        c = stack.pop()
-        if pt.level[c] < n and pt.splittable(c):
-            stack.extend(pt.split(c).members)
-        else:
-            out.append(c)
-    return sorted(out)
 
 
 # ---------------------------------------------------------------------------------------
@@ -605,7 +570,8 @@ def _solve_ceilings(solver: _Solver, probe: _Probe, start, max_rows: float) -> l
     return best
 
 
-def _solver_level_frontier(solver: _Solver, n: int) -> list[int]:
+def _level_frontier(solver: _Solver, n: int) -> list[int]:
+    """``LF(n)``: from the coarsest frontier, apply every allowed split of a community at level < n."""
     out, stack = [], list(solver.start)
     while stack:
         c = stack.pop()
@@ -619,12 +585,12 @@ def _solver_level_frontier(solver: _Solver, n: int) -> list[int]:
 def _baseline(solver: _Solver, probe: _Probe, max_rows: float, max_level: int):
     """(finest N whose level frontier LF(N) fits, LF(N)) by binary search over N, or (None, None)."""
     hi = max(max_level, 0)
-    if not probe.fits(_solver_level_frontier(solver, 0), max_rows):
+    if not probe.fits(_level_frontier(solver, 0), max_rows):
         return None, None
-    lo, found = 0, _solver_level_frontier(solver, 0)
+    lo, found = 0, _level_frontier(solver, 0)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        f = _solver_level_frontier(solver, mid)
+        f = _level_frontier(solver, mid)
         if probe.fits(f, max_rows):
             lo, found = mid, f
         else:
@@ -720,10 +686,6 @@ def _coverage_plan(
     return best
 
 
-def _finest_entities(pt: PlanTree, members) -> int:
-    return int(sum(pt.n_entities[c] for c in members if not pt.splittable(c)))
-
-
 def _assemble(
     solver: _Solver, budgets: Budgets, frontier, members, rows, fits_ok, baseline, plan_cost, coverable: int
 ) -> Plan:
@@ -777,7 +739,7 @@ def _assemble(
         )
     if duplicated:
         notes.append(f"{duplicated:,} entities are held by more than one plan member")
-    at_finest = _finest_entities(pt, members)
+    at_finest = _at_finest(solver, frontier)
     checks = _checks(budgets, len(rows), plan_cost, at_finest, coverable)
     why = []
     if not len(rows):
