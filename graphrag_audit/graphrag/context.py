@@ -51,7 +51,7 @@ not additive).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -174,122 +174,69 @@ class WeightNormalizationError(ZeroDivisionError):
     """Every selected report has weight 0: graphrag's ``/ max_weight`` raises ZeroDivisionError."""
 
 
-def explode_text_units(
-    entity_text_units: pd.Series, *, entity_col: str = "entity", text_unit_col: str = "text_unit"
-) -> pd.DataFrame:
+def explode_text_units(entity_text_units: pd.Series) -> pd.DataFrame:
     """Long form ``(entity, text_unit)`` of a Series ``entity -> list of text unit ids``.
 
     Duplicate entity keys keep the first row (graphrag: ``drop_duplicates(subset=["id"])``
-    after the merge). ``None``/empty lists contribute nothing. (graphrag would raise
-    ``TypeError`` — ``list.extend(None)`` — for an entity that has communities but a null
-    ``text_unit_ids``; here it just counts as no text units.)
-    """
+    after the merge). ``None``/empty lists contribute nothing (graphrag would raise ``TypeError``
+    on a null list of an entity with communities)."""
     s = entity_text_units
     if s.index.has_duplicates:
         s = s[~s.index.duplicated(keep="first")]
     ex = s.explode()
     ex = ex[ex.notna()]
-    return pd.DataFrame({entity_col: ex.index.to_numpy(), text_unit_col: ex.to_numpy()})
+    return pd.DataFrame({"entity": ex.index.to_numpy(dtype=object), "text_unit": ex.to_numpy(dtype=object)})
 
 
 def text_unit_counts(
     membership: pd.DataFrame | None,
-    entity_text_units: pd.Series | pd.DataFrame,
+    entity_text_units: pd.Series,
     community_level: int | None = None,
     *,
     rule: Literal["all", "max"] = "all",
-    entity_col: str = "entity",
-    community_col: str = "community",
-    level_col: str = "level",
-    communities: Iterable[Any] | None = None,
 ) -> pd.Series:
     """Raw occurrence counts: distinct text units per community (int64 Series by community).
 
-    ``membership``: long form, one row per (entity, community) with the community's level —
-    the rows graphrag's ``read_indexer_entities`` reads (2.x/3.x: ``communities.entity_ids``
-    exploded; 1.x: ``create_final_nodes``). A NaN community means "no community" and becomes
-    ``-1`` (graphrag ``fillna(-1)``). ``community_level``: keep rows with ``level <= N`` or NaN
-    level (None: all rows). ``rule="all"``: an entity counts for every community it is in
-    (0.5+ … 3.x); ``"max"``: only for its largest community id at ``<= N`` (early 0.x).
-    ``entity_text_units``: Series ``entity -> list`` or the long frame from
-    :func:`explode_text_units` (columns ``entity_col``, ``"text_unit"``).
-    ``communities``: optionally restrict the work to these communities.
-
-    For rule "all" the count of a community does not depend on ``community_level`` as long as
-    the community's own level is ``<= N``, so it can be computed once for all levels.
-    """
-    if isinstance(entity_text_units, pd.DataFrame):
-        tu = entity_text_units
-        tu = tu.rename(columns={tu.columns[0]: entity_col}) if entity_col not in tu else tu
-        tu_col = "text_unit" if "text_unit" in tu.columns else tu.columns[1]
-        tu = tu[[entity_col, tu_col]].rename(columns={tu_col: "text_unit"})
-    else:
-        tu = explode_text_units(entity_text_units, entity_col=entity_col)
-
+    ``membership``: one row per (``entity``, ``community``, ``level``), the rows graphrag's
+    ``read_indexer_entities`` reads (2.x/3.x: ``communities.entity_ids`` exploded; 1.x:
+    ``create_final_nodes``). A NaN community becomes ``-1`` (graphrag ``fillna(-1)``).
+    ``community_level``: keep rows with ``level <= N`` or NaN level (None: all rows).
+    ``rule="all"``: an entity counts for every community it is in (0.5+ … 3.x); ``"max"``: only
+    for its largest community id at ``<= N`` (early 0.x). ``entity_text_units``: Series
+    ``entity -> list of text unit ids``. Communities with no text unit are left out."""
+    if rule not in ("all", "max"):
+        raise ValueError(f"rule must be 'all' or 'max', not {rule!r}")
+    tu = explode_text_units(entity_text_units)
     empty = pd.Series([], dtype=np.int64, name="text_units")
     if membership is None or len(membership) == 0 or len(tu) == 0:
         return empty
-    m = membership[[entity_col, community_col, level_col]]
+    m = membership
     if community_level is not None:
-        lv = m[level_col]
+        lv = m["level"]
         m = m[(lv <= community_level) | lv.isna()]
-    comm = m[community_col]
+    comm = m["community"]
     if comm.isna().any():
         comm = comm.fillna(-1)
     if comm.dtype.kind == "f" and np.isfinite(comm.to_numpy()).all() and (comm % 1 == 0).all():
         comm = comm.astype(np.int64)  # NaN-padded int column: back to ints, like astype(int)
-    m = pd.DataFrame({entity_col: m[entity_col].to_numpy(), "community": comm.to_numpy()})
+    m = pd.DataFrame({"entity": m["entity"].to_numpy(dtype=object), "community": comm.to_numpy()})
     if rule == "max":
-        m = m.groupby(entity_col, sort=False, as_index=False)["community"].max()
-    elif rule != "all":
-        raise ValueError(f"rule must be 'all' or 'max', not {rule!r}")
-    if communities is not None:
-        m = m[m["community"].isin(_as_list(communities))]
-    if len(m) == 0:
+        m = m.groupby("entity", sort=False, as_index=False)["community"].max()
+    pairs = m.merge(tu, on="entity")[["community", "text_unit"]].drop_duplicates()
+    if not len(pairs):
         return empty
-
-    # integer codes: entities (via the text-unit table), text units, communities
-    tu_codes, tu_uniques = pd.factorize(tu["text_unit"], sort=False)
-    ent_codes, ent_uniques = pd.factorize(tu[entity_col], sort=False)
-    by_ent = np.argsort(ent_codes, kind="stable")
-    tu_sorted = tu_codes[by_ent].astype(np.int64)
-    n_per_ent = np.bincount(ent_codes, minlength=len(ent_uniques)).astype(np.int64)
-    ent_start = np.concatenate(([0], np.cumsum(n_per_ent)[:-1]))
-    row_ent = pd.Index(ent_uniques).get_indexer(m[entity_col].to_numpy())
-    has = row_ent >= 0
-    if not has.any():
-        return empty
-    row_ent = row_ent[has]
-    c_codes, c_uniques = pd.factorize(m["community"].to_numpy()[has], sort=False)
-    lens = n_per_ent[row_ent]
-    total = int(lens.sum())
-    if total == 0:
-        return empty
-    rep_row = np.repeat(np.arange(len(row_ent), dtype=np.int64), lens)
-    within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
-    pair_tu = tu_sorted[ent_start[row_ent][rep_row] + within]
-    n_tu = max(len(tu_uniques), 1)
-    keys = np.sort(c_codes.astype(np.int64)[rep_row] * n_tu + pair_tu)
-    keys = keys[
-        np.concatenate(([True], keys[1:] != keys[:-1]))
-    ]  # sort-unique: faster than np.unique's hash path
-    per_c = np.bincount(keys // n_tu, minlength=len(c_uniques))
-    nz = per_c > 0
-    return pd.Series(per_c[nz].astype(np.int64), index=pd.Index(c_uniques)[nz], name="text_units")
+    return pairs.groupby("community", sort=False).size().astype(np.int64).rename("text_units")
 
 
 def occurrence_weights(
     selected_communities: Sequence[Any] | np.ndarray | pd.Series,
     membership: pd.DataFrame | None,
-    entity_text_units: pd.Series | pd.DataFrame | None,
+    entity_text_units: pd.Series | None,
     community_level: int | None = None,
     *,
     normalize: bool = True,
     rule: Literal["all", "max"] = "all",
     counts: pd.Series | None = None,
-    entity_col: str = "entity",
-    community_col: str = "community",
-    level_col: str = "level",
 ) -> np.ndarray | None:
     """graphrag's "occurrence weight" of each selected report, aligned with ``selected_communities``.
 
@@ -307,16 +254,7 @@ def occurrence_weights(
     if counts is None:
         if entity_text_units is None or len(entity_text_units) == 0:
             return None
-        counts = text_unit_counts(
-            membership,
-            entity_text_units,
-            community_level,
-            rule=rule,
-            entity_col=entity_col,
-            community_col=community_col,
-            level_col=level_col,
-            communities=sel.unique(),
-        )
+        counts = text_unit_counts(membership, entity_text_units, community_level, rule=rule)
     if len(sel) == 0:
         return np.zeros(0, dtype=np.float64 if normalize else np.int64)
     if len(counts):
