@@ -33,7 +33,7 @@ def entity_text_units_absent(model: IndexModel) -> bool:
 
 def _entity_text_units(model: IndexModel, key_column: str) -> pd.Series:
     e = model.entities
-    return pd.Series(e["text_unit_ids"].to_numpy(), index=e[key_column].to_numpy())
+    return pd.Series(e["text_unit_ids"].array, index=e[key_column].to_numpy())
 
 
 def community_text_unit_counts(model: IndexModel) -> pd.Series | None:
@@ -48,9 +48,9 @@ def community_text_unit_counts(model: IndexModel) -> pd.Series | None:
 
 def text_unit_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """(number of text units of each entity row, their integer codes flattened; nulls dropped)."""
-    ex = pd.Series(col.to_numpy(dtype=object)).explode()
+    ex = col.reset_index(drop=True).explode()  # arrow lists stay in arrow
     ex = ex[ex.notna()]
-    codes, _ = pd.factorize(ex.astype(object))
+    codes, _ = pd.factorize(ex)
     lens = np.bincount(ex.index.to_numpy(dtype=np.int64), minlength=len(col)).astype(np.int64)
     return lens, codes.astype(np.int64)
 
