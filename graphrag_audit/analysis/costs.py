@@ -33,6 +33,7 @@ def entity_text_units_absent(model: IndexModel) -> bool:
 
 def _entity_text_units(model: IndexModel, key_column: str) -> pd.Series:
     e = model.entities
+    assert e is not None
     return pd.Series(e["text_unit_ids"].array, index=e[key_column].to_numpy())
 
 
@@ -68,6 +69,7 @@ def v1_node_rows(model: IndexModel) -> tuple[pd.DataFrame, int | None] | None:
     r = model.rollup_rows
     if not ("entity_id" in r.columns or "entity_row" in r.columns) or entity_text_units_absent(model):
         return None
+    assert model.entities is not None
     ids = model.entities["id"].to_numpy(dtype=object)
     if "entity_row" in r.columns:  # load matched the node ids to entity rows (-1: none)
         row = r["entity_row"].to_numpy(dtype=np.int64)
@@ -116,7 +118,7 @@ class ContextCoster:
         self.counts = community_text_unit_counts(model)
         self._raw = self.raw_counts(self.counts)  # raw occurrence count of each report row
         self._v1_rows = v1_node_rows(model)
-        self._v1_raw: dict[int | None, np.ndarray] = {}
+        self._v1_raw: dict[int | None, np.ndarray | None] = {}
         self.zero_weight_sets = 0
         self.last_note: str | None = None
 

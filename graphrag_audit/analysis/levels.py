@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphrag_audit.analysis.coverage import TextUnitCover, text_unit_cover
 from graphrag_audit.graphrag.compat import behaviour_outcomes
 from graphrag_audit.graphrag.selection import BEHAVIOURS, Selection
 from graphrag_audit.model.index import IndexModel
@@ -42,7 +43,7 @@ class TreeIndex:
         self.mem_ecode, self.n_member_entities = model.member_key_codes() if ok.all() else key_codes(ent[ok])
         #: the text units of each clustered entity (analysis/coverage.py), set by
         #: :meth:`with_text_units`; None: not asked for, or the entities carry none
-        self.text_units = None
+        self.text_units: TextUnitCover | None = None
         rep = self.rep_comm = model.reports["community"].to_numpy()
         self.rep_ccode = self.index.get_indexer(rep)
         self.rep_level = model.reports["level"].to_numpy()
@@ -51,7 +52,7 @@ class TreeIndex:
         rep_n[has] = self.n_entities[self.rep_ccode[has]]
         self.rep_n_entities = rep_n
         self._mask = np.zeros(self.n_member_entities, dtype=bool)  # entities of the last covered()
-        self._members = None
+        self._members: tuple[np.ndarray, np.ndarray] | None = None
 
     def members_of(self, ccodes: np.ndarray) -> np.ndarray:
         """Entity codes of the membership rows of the distinct communities ``ccodes`` (sorted,
@@ -85,8 +86,6 @@ class TreeIndex:
 
     def with_text_units(self, model: IndexModel) -> TreeIndex:
         """Count covered text units too (``selection_stats``' ``text_units_covered``)."""
-        from graphrag_audit.analysis.coverage import text_unit_cover
-
         self.text_units = text_unit_cover(model, self.mem_rows, self.mem_ecode, self.n_member_entities)
         return self
 

@@ -533,6 +533,7 @@ class _Probe:
         hit = self.memo.get(key)
         if hit is None:
             c = self.cost_of(frontier)
+            assert c is not None  # exact checks have a cost function (plan_context refuses otherwise)
             t, m = self.b.get("tokens"), self.b.get("map_calls")
             ok = (t is None or c.tokens <= t) and (m is None or c.map_calls <= m)
             hit = self.memo[key] = (ok, c)

@@ -641,7 +641,7 @@ def render_batches(
     ids = _as_list(community_ids)
     title_l, content_l, rank_l = _as_list(titles), _as_list(contents), _as_list(ranks)
     with_weight = weights is not None
-    w_l = _as_list(weights) if with_weight else None
+    w_l = _as_list(weights) if with_weight else []
     header = ["id", "title"] + ([weight_column] if with_weight else []) + [content_column]
     if include_rank:
         header.append(RANK_COLUMN)
