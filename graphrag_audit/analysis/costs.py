@@ -16,7 +16,6 @@ from graphrag_audit.graphrag.context import (
     ContextBatches,
     RowTokenCache,
     build_batches,
-    row_measures,
     text_unit_counts,
 )
 from graphrag_audit.graphrag.token_cache import counter_for
@@ -121,18 +120,6 @@ class ContextCoster:
         self._v1_raw: dict[int | None, np.ndarray | None] = {}
         self.zero_weight_sets = 0
         self.last_note: str | None = None
-
-    def fixed_measures(self, with_weight: bool) -> np.ndarray:
-        """Measure of every report row's fixed text (rows the rank filter drops: -1)."""
-        return row_measures(
-            self.counter,
-            self.comm,
-            self.titles,
-            self.contents,
-            self.ranks,
-            with_weight=with_weight,
-            rows=np.flatnonzero(self.ranks >= 0),
-        )
 
     def raw_counts(self, counts: pd.Series | None) -> np.ndarray | None:
         """Raw occurrence count of every report row under ``counts`` (community -> count)."""

@@ -899,15 +899,16 @@ class ContextCost:
     def row_tokens(self) -> np.ndarray:
         """Each report row's own tokens without the occurrence-weight cell (rows graphrag's rank
         filter drops: 0): the planner's additive estimate, checked exactly on whole frontiers."""
+        from graphrag_audit.graphrag.context import row_measures
+
         c = self.coster
-        if c.additive:
-            m = c.fixed_measures(False)
-            out = np.zeros(len(m), dtype=np.int64)
-            keep = m >= 0
-            out[keep] = c.counter.tokens_from_measure(m[keep])
-            return out
-        rows = np.arange(len(c.comm), dtype=np.int64)
-        return np.array([int(self(np.array([r])).tokens) for r in rows], dtype=np.int64)
+        if not c.additive:
+            return np.array([int(self(np.array([r])).tokens) for r in range(len(c.comm))], dtype=np.int64)
+        keep = np.flatnonzero(c.ranks >= 0)
+        m = row_measures(c.counter, c.comm, c.titles, c.contents, c.ranks, with_weight=False, rows=keep)
+        out = np.zeros(len(m), dtype=np.int64)
+        out[keep] = c.counter.tokens_from_measure(m[keep])
+        return out
 
     def __call__(self, rows: np.ndarray) -> Cost:
         b = self.coster.batches(rows)

@@ -304,9 +304,6 @@ class RowTokenCache:
         self._fixed: dict[tuple, dict[tuple, int]] = {}
         self._weights: dict[str, int] = {}
 
-    def __len__(self) -> int:
-        return sum(len(d) for d in self._fixed.values())
-
     def fixed_measures(self, keys: list[tuple], with_weight: bool, delimiter: str) -> np.ndarray:
         """Measures of the fixed row parts for ``keys = (id, title, content, rank_or_None)``."""
         d = self._fixed.setdefault((with_weight, delimiter), {})
