@@ -1,58 +1,30 @@
 """Plan a global-search context by budget: a cross-level **frontier** of community reports.
 
-A *frontier* is a set of communities, possibly from several levels, that holds every
-coverable clustered entity exactly once: it starts from the roots (level-0 communities) and is
-refined by *splits*, each replacing one community by its children. The planner returns the
-frontier that fits one budget — ``reports``, ``tokens``, ``map_calls`` (graphrag's exact
-batching) or ``coverage`` — and is as fine as possible in the sense defined below.
-docs/plan.md explains it with real output.
+A *frontier* holds every coverable clustered entity exactly once: it starts from the roots and is
+refined by *splits*, each replacing a community by its children. The planner returns the frontier
+that fits the budgets (``reports``, ``tokens``, ``map_calls`` by graphrag's exact batching,
+``coverage``) and is finest in objective order. docs/plan.md explains it with real output.
 
-Split rules (what a frontier may hold)
---------------------------------------
-* Only communities with a report can be sent. A community without a report is *expanded*:
-  replaced by its children (recursively) at once. A childless community without a report
-  cannot be represented: its entities are **lost** by the expansion.
-* Splits never lose entities. Splitting ``c`` is *allowed* only when its expansion covers
-  every entity of ``c`` (no childless report-less descendant on the way, children covering
-  their parent). Otherwise the split is *blocked* and the plan discloses why. The only
-  unavoidable losses are at the start: a root without a report whose expansion loses
-  entities; those entities are *uncoverable* (no report can carry them) and are disclosed.
-* A community is *final* when it cannot be split (no children, or its split is blocked): its
-  entities are represented at their **finest available level**.
+* A community without a report is *expanded* (replaced by its children, recursively); a childless
+  one without a report loses its entities. A split is *allowed* only when it loses no entity, else
+  *blocked* (and disclosed); entities lost at the start are *uncoverable*. A community that cannot
+  be split is *final*: its entities are at their finest available level.
+* Each objective (``granularity``, ``rank``, ``text-units``) is a priority order π that puts a
+  community before its children; the plan is the split set lexicographically greatest in π among
+  those meeting every ceiling budget.
+* ``_Solver.greedy`` pops candidates in π order and splits while the additive totals fit: exact
+  for reports (tests/test_plan.py and tests/test_plan_objectives.py check it against brute force).
+  Tokens and map calls are costed exactly on whole frontiers: the sweep runs on an additive per-row
+  token estimate under a cap λ and ``_solve_ceilings`` binary-searches the largest λ whose plan
+  fits (optimal when the exact cost is additive and monotone; graphrag's shuffle makes map calls
+  non-monotone, so not claimed then).
+* Baseline ``LF(N)``: every allowed split of a community at level < N, the finest fitting N found
+  by binary search; the granularity sweep starts from it. Coverage ``P``: binary search over a
+  report cap K for the smallest plan holding a share P of the coverable entities at their finest.
+* ``allow_uncovered``: report-less roots may stay out as placeholders (nothing sent).
 
-What is optimised
------------------
-Each objective (``granularity``, ``rank``, ``text-units``; docs/plan.md#objectives) is a priority
-order π over communities that puts every community before its children. A plan's *split set* S
-is the set of communities strictly above its members. The plan is the split set that is
-**lexicographically greatest in π order** among the frontiers meeting every ceiling budget
-(reports, tokens, map calls; several combine, all must hold).
-
-Algorithm (``_Solver.greedy``): pop candidates from a heap in π order; apply a split when the
-running additive totals still fit, else skip it. Report counts are exact and additive, so one
-O(n log n) sweep decides a reports budget; for costs that never decrease when a community is
-split this is the lexicographic maximum (feasible split sets are closed under undoing a split
-with every split below it; tests/test_plan.py and tests/test_plan_objectives.py check it against
-brute force). Tokens and map calls are costed exactly on whole frontiers: the sweep runs on an
-additive per-row token estimate under a cap λ, and ``_solve_ceilings`` binary-searches λ for the
-largest cap whose plan fits exactly (each probe jumps to the edge of the range of caps giving
-the same frontier). The result fits by construction; it is the optimum when the exact cost is
-additive and monotone, and not claimed otherwise (graphrag's shuffle makes map calls non-monotone).
-
-Baseline: ``LF(N)`` = the *level frontier* for ``community_level`` N (every allowed split of a
-community at level < N), the finest fitting one found by binary search over N. The granularity
-sweep starts from it, so that plan is always at least as fine as the best whole level that fits.
-
-Coverage budget ``P``: binary search over a report cap K for a plan P(K) (under the other
-ceilings) holding at least a share P of the coverable entities at their finest available level
-while P(K - 1) does not (the smallest such K when that share is monotone in K).
-
-``allow_uncovered``: report-less roots may stay out as placeholders (nothing sent, entities
-uncovered); bringing one in is a split like any other.
-
-Costs are injected: ``cost(rows) -> Cost(tokens, map_calls)`` with ``rows`` the ascending
-report-row positions (parquet order). :class:`ContextCost` is that function computed exactly
-as the per-level audit does (``costs.level_costs``: same weights, shuffle and batching code).
+Costs are injected: ``cost(rows) -> Cost(tokens, map_calls)`` over ascending report-row positions;
+:class:`ContextCost` computes it as the per-level audit does (``costs.level_costs``).
 """
 
 from __future__ import annotations

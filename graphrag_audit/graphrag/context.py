@@ -417,23 +417,6 @@ class ContextBatches:
     counter_exact: bool  # the token counter is exact (not the estimate)
     has_weight_column: bool
 
-    def as_dict(self) -> dict:
-        """The scalar facts (JSON-ready; per-report arrays left out)."""
-        return {
-            "reports_in_context": self.reports_in_context,
-            "map_calls": self.n_batches,
-            "total_tokens": self.total_tokens,
-            "batch_tokens": list(self.batch_tokens),
-            "dropped_by_rank": self.dropped_by_rank,
-            "header_tokens": self.header_tokens,
-            "oversize_reports": self.oversize_reports,
-            "lost_in_last_batch": self.lost_in_last_batch,
-            "max_context_tokens": self.max_context_tokens,
-            "token_counter": self.token_counter,
-            "counter_exact": self.counter_exact,
-            "has_weight_column": self.has_weight_column,
-        }
-
 
 def _as_list(values: Any) -> list:
     if isinstance(values, (pd.Series, pd.Index, np.ndarray)):
