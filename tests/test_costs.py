@@ -9,7 +9,7 @@ from builders import SEED, write_v1, write_v3
 from conftest import shared_index
 
 from graphrag_audit.analysis.audit import AuditOptions, audit, audit_with_model
-from graphrag_audit.analysis.costs import ContextCoster, v1_node_rows, v1_text_unit_counts
+from graphrag_audit.analysis.costs import ContextCoster, v1_node_pairs, v1_text_unit_counts
 from graphrag_audit.graphrag.context import text_unit_counts
 from graphrag_audit.io.load import load_index
 
@@ -78,7 +78,7 @@ def test_v1_counts_are_the_plain_count_over_node_rows(name):
     """graphrag < 2.0's counts = text_unit_counts over the node rows of the file (matched to
     entities by node id) with level <= N, at every N."""
     model = load_index(shared_index(name))
-    node_rows = v1_node_rows(model)
+    node_pairs = v1_node_pairs(model)
     r, e = model.rollup_rows, model.entities
     nodes = pd.read_parquet(model.files["nodes"], columns=["id", "level"])
     # the roll-up rows are the file's node rows sorted stably by level (graphrag 1.x writes them
@@ -97,7 +97,7 @@ def test_v1_counts_are_the_plain_count_over_node_rows(name):
     tu = pd.Series(e["text_unit_ids"].to_numpy(), index=e["id"].to_numpy())
     for n in sorted(set(rows["level"].tolist())) + [None]:
         want = text_unit_counts(rows, tu, n).sort_index()
-        got = v1_text_unit_counts(model, node_rows, n).sort_index()
+        got = v1_text_unit_counts(node_pairs, n).sort_index()
         assert got.index.tolist() == want.index.tolist() and got.tolist() == want.tolist(), n
 
 

@@ -4,7 +4,7 @@
 (:func:`level_costs`), the planner, the dynamic what-if and ``--verify``. The occurrence counts
 are ``context.text_unit_counts``: over the membership rows for graphrag >= 2.0 (level-independent
 for its "every community of the entity at level <= N" rule), over ``create_final_nodes`` rows at
-``level <= N`` for graphrag < 2.0 (:func:`v1_text_unit_counts`).
+``level <= N`` for graphrag < 2.0 (:func:`v1_text_unit_counts`: each pair with its least level).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from graphrag_audit.graphrag.context import (
     ContextBatches,
     RowTokenCache,
     build_batches,
+    explode_text_units,
     text_unit_counts,
 )
 from graphrag_audit.graphrag.token_cache import counter_for
@@ -55,10 +56,11 @@ def text_unit_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return lens, codes.astype(np.int64)
 
 
-def v1_node_rows(model: IndexModel) -> tuple[pd.DataFrame, int | None] | None:
-    """graphrag < 2.0's ``create_final_nodes`` rows keyed by entity id (``entity``, ``community``,
-    ``level``) and the least level of a row whose id is an entity's; None when the model has no
-    node ids or the entities no text units (graphrag 2.0+ weighs alike).
+def v1_node_pairs(model: IndexModel) -> tuple[pd.DataFrame, int | None] | None:
+    """The distinct (``community``, ``text_unit``) pairs of graphrag < 2.0's ``create_final_nodes``
+    rows, each with the least ``level`` of a node row that brings it in, and the least level of a
+    node row whose id is an entity's; None when the model has no node ids or the entities no text
+    units (graphrag 2.0+ weighs alike).
 
     graphrag 1.x ``read_indexer_entities(final_nodes, final_entities, N)`` builds each entity's
     ``community_ids`` from the node rows with ``level <= N`` matched to ``entities.id`` by node
@@ -79,18 +81,22 @@ def v1_node_rows(model: IndexModel) -> tuple[pd.DataFrame, int | None] | None:
         matched = pd.Series(key).isin(pd.Series(ids).dropna()).to_numpy()
     level = r["level"].to_numpy(dtype=np.int64)
     rows = pd.DataFrame({"entity": key, "community": r["community"].to_numpy(), "level": level})
+    pairs = rows.merge(explode_text_units(_entity_text_units(model, "id")), on="entity")
+    pairs = pairs.sort_values("level", kind="stable").drop_duplicates(["community", "text_unit"])
     first_level = int(level[matched].min()) if matched.any() else None
-    return rows, first_level
+    return pairs[["community", "text_unit", "level"]], first_level
 
 
-def v1_text_unit_counts(model: IndexModel, node_rows, community_level: int | None) -> pd.Series | None:
-    """graphrag < 2.0's raw occurrence counts at ``community_level`` (:func:`v1_node_rows`'s
-    ``node_rows``); None when no node row at a level <= N matches an entity: graphrag then has no
-    entities and computes no weights."""
-    rows, first_level = node_rows
+def v1_text_unit_counts(node_pairs, community_level: int | None) -> pd.Series | None:
+    """graphrag < 2.0's raw occurrence counts at ``community_level`` N (``context.text_unit_counts``
+    over the node rows with level <= N, from :func:`v1_node_pairs`); None when no node row at a
+    level <= N matches an entity: graphrag then has no entities and computes no weights."""
+    pairs, first_level = node_pairs
     if first_level is None or (community_level is not None and first_level > community_level):
         return None
-    return text_unit_counts(rows, _entity_text_units(model, "id"), community_level)
+    if community_level is not None:
+        pairs = pairs[pairs["level"] <= community_level]
+    return pairs.groupby("community", sort=False).size().astype(np.int64).rename("text_units")
 
 
 #: per-row raw counts meaning "graphrag computes no occurrence weight here" (no weight column)
@@ -116,7 +122,7 @@ class ContextCoster:
         self.model = model
         self.counts = community_text_unit_counts(model)
         self._raw = self.raw_counts(self.counts)  # raw occurrence count of each report row
-        self._v1_rows = v1_node_rows(model)
+        self._v1_pairs = v1_node_pairs(model)
         self._v1_raw: dict[int | None, np.ndarray | None] = {}
         self.zero_weight_sets = 0
         self.last_note: str | None = None
@@ -131,10 +137,10 @@ class ContextCoster:
 
     def _behaviour_raw(self, behaviour: str, community_level: int | None) -> np.ndarray | None:
         """graphrag < 2.0 (``v1``) weighs by its own per-level counts; the others by the default."""
-        if behaviour != "v1" or self._v1_rows is None:
+        if behaviour != "v1" or self._v1_pairs is None:
             return None
         if community_level not in self._v1_raw:
-            counts = v1_text_unit_counts(self.model, self._v1_rows, community_level)
+            counts = v1_text_unit_counts(self._v1_pairs, community_level)
             self._v1_raw[community_level] = _NO_WEIGHTS if counts is None else self.raw_counts(counts)
         return self._v1_raw[community_level]
 
