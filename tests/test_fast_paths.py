@@ -506,25 +506,6 @@ def text_column_of(values):
     return text_column(values, len(values))
 
 
-# ---- pair-set equality by (level, entity) slots == Python sets ------------------------------
-@settings(max_examples=400, deadline=None, database=None)
-@given(
-    level=st.lists(st.integers(0, 2), min_size=1, max_size=6),
-    a=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=20),
-    b=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=20),
-    same=st.booleans(),
-)
-def test_pair_sets_equal_is_set_equality(level, a, b, same):
-    from graphrag_audit.analysis.costs import _pair_sets_equal
-
-    n = len(level)
-    a = [(c % n, e) for c, e in a]
-    b = list(reversed(a)) + a[: len(a) // 2] if same else [(c % n, e) for c, e in b]
-    arr = lambda pairs, i: np.array([p[i] for p in pairs], dtype=np.int64)  # noqa: E731
-    got = _pair_sets_equal(arr(a, 0), arr(a, 1), arr(b, 0), arr(b, 1), np.array(level, dtype=np.int64), 7)
-    assert got == (set(a) == set(b))
-
-
 # ---- rating prompts: the estimate counts the fixed text once (issue 22) -----------------------
 texts_st = st.lists(
     st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
