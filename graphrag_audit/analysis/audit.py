@@ -97,10 +97,12 @@ def audit_with_model(
     if options.costs and model.has_reports_table:
         step("counting tokens and map calls")
         t = time.perf_counter()
+        assert options.tokenizer is not None and options.max_context_tokens is not None  # resolved above
         coster = ContextCoster(model, options.tokenizer, options.max_context_tokens)
         costs = level_costs(model, selections, options, progress=step, coster=coster)
         timings["costs"] = time.perf_counter() - t
 
+    assert options.num_repeats is not None  # resolve_dynamic_options sets it
     levels = level_results(model, ti, selections, costs=costs, num_repeats=options.num_repeats, stats=stats)
     del stats
 
@@ -124,10 +126,10 @@ def audit_with_model(
     return model, AuditReport(
         index=index_info(model, depth, tl, clustered),
         options=options,
-        tree_levels=tl,
-        levels=levels,
+        tree_levels=tuple(tl),
+        levels=tuple(levels),
         depth=depth,
-        findings=findings,
+        findings=tuple(findings),
         timings=timings,
         report_entities=ti.rep_n_entities,
         listing=listing,
@@ -146,16 +148,19 @@ def dynamic_levels(model: IndexModel, ns: list, options: AuditOptions, coster=No
     prompt tokens and the what-if's map step too."""
     if len(ns) > DYNAMIC_ALL_LEVELS:  # each N costs up to depth waves: deep trees get --level and None only
         ns = [n for n in ns if n is None or n == options.level] or [ns[-2] if len(ns) > 1 else ns[-1], ns[-1]]
+    o = options  # resolve_dynamic_options has set every setting
+    assert o.threshold is not None and o.keep_parent is not None and o.num_repeats is not None
+    assert o.max_level is not None and o.use_summary is not None
     return dynamic_by_level(
         model,
         ns,
-        threshold=options.threshold,
-        keep_parent=options.keep_parent,
-        num_repeats=options.num_repeats,
-        max_level=options.max_level,
+        threshold=o.threshold,
+        keep_parent=o.keep_parent,
+        num_repeats=o.num_repeats,
+        max_level=o.max_level,
         relevant=options.relevant,
         coster=coster,
-        use_summary=options.use_summary,
+        use_summary=o.use_summary,
         query=options.query,
     )
 
