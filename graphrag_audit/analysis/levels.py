@@ -180,7 +180,10 @@ def level_stats(model: IndexModel, ti: TreeIndex, selections: dict) -> dict:
         stats: dict[str, SelectionStats] = {}
         for b in BEHAVIOURS:
             rows = by_b[b].rows
-            same = next((s for s in stats.values() if s.rows is rows or (s.rows is not None and s.rows.base is rows)), None)
+            same = next(
+                (s for s in stats.values() if s.rows is rows or (s.rows is not None and s.rows.base is rows)),
+                None,
+            )
             stats[b] = selection_stats(model, ti, by_b[b]) if same is None else same.with_(behaviour=b)
         out[n] = stats
     return out
