@@ -32,6 +32,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import Enum
+from typing import Final
 
 import numpy as np
 import pandas as pd
@@ -297,7 +299,13 @@ class PlanTree:
 # the solver: one lexicographic greedy sweep per additive cap, binary search for the rest
 # ---------------------------------------------------------------------------------------
 _INF = float("inf")
-_UNSEEN = object()  # a community whose split move is not worked out yet (_Solver._move)
+
+
+class _Unseen(Enum):
+    UNSEEN = 0
+
+
+_UNSEEN: Final = _Unseen.UNSEEN  # a community whose split move is not worked out yet (_Solver._move)
 
 
 class _Solver:
@@ -434,7 +442,9 @@ class _Solver:
                 _, c = pop(heap)
                 if c not in frontier:
                     continue
-                _, kids, d_rows, d_tok = moves[c]  # (c was pushed: its move is known)
+                move_c = moves[c]
+                assert move_c is not None  # c was pushed: its move is known
+                _, kids, d_rows, d_tok = move_c
                 new_rows = rows + d_rows
                 new_tok = tok + d_tok
                 if new_rows <= max_rows and new_tok <= max_tok:
@@ -444,11 +454,11 @@ class _Solver:
                     rows, tok = new_rows, new_tok
                     acc_hi = max(acc_hi, new_tok)
                     for k in kids:
-                        m = moves.get(k, _UNSEEN)
-                        if m is _UNSEEN:
-                            m = move(k)
-                        if m is not None:
-                            push(heap, (m[0], k))
+                        mk = moves.get(k, _UNSEEN)
+                        if mk is _UNSEEN:
+                            mk = move(k)
+                        if mk is not None:
+                            push(heap, (mk[0], k))
                 elif new_rows <= max_rows:
                     rej_lo = min(rej_lo, new_tok)
             # a pass that only grew the totals cannot make a refused split fit: done
@@ -605,7 +615,12 @@ def plan_context(
     if budgets.needs_cost and cost is None:
         raise ValueError(f"a {budgets.kind.replace('_', ' ')} budget needs a cost function (see ContextCost)")
     pt = tree or PlanTree(model)
-    solver = _Solver(pt, objective, allow_uncovered, _row_tokens(pt, cost) if budgets.needs_cost else None)
+    solver = _Solver(
+        pt,
+        objective,
+        allow_uncovered,
+        _row_tokens(pt, cost) if budgets.needs_cost and cost is not None else None,
+    )
     probe = _Probe(solver, budgets, cost)
     max_level = max(pt.level.values()) if pt.level else -1
     r_cap = budgets.get("reports")
@@ -786,6 +801,7 @@ def _assemble(
 def _checks(budgets: Budgets, reports: int, cost: Cost | None, at_finest: int, coverable: int) -> list[dict]:
     out = []
     for b in budgets:
+        actual: float | None
         if b.kind == "reports":
             actual = reports
         elif b.kind == "coverage":

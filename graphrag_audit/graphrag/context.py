@@ -534,7 +534,8 @@ def build_batches(
     row_tokens = np.full(n, -1, dtype=np.int64)
     if m:
         row_tokens[order] = toks
-        sizes = np.diff(np.array(starts + [m - lost], dtype=np.int64))
+        bounds = np.array(starts + [m - lost], dtype=np.int64)
+        sizes = bounds[1:] - bounds[:-1]  # np.diff, which numpy's stubs type as timedelta64 here
         in_ctx = np.repeat(np.arange(len(starts), dtype=np.int64), sizes)
         batch_of[order[: len(in_ctx)]] = in_ctx
     name = getattr(counter, "name", type(counter).__name__)
