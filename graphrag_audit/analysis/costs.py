@@ -655,8 +655,14 @@ class ContextCoster:
     then only formats the distinct weight strings and packs.
     """
 
-    def __init__(self, model: IndexModel, tokenizer: str = "cl100k_base", max_context_tokens: int = 12000):
-        self.counter = get_token_counter(tokenizer)
+    def __init__(
+        self,
+        model: IndexModel,
+        tokenizer: str = "cl100k_base",
+        max_context_tokens: int = 12000,
+        token_cache=None,
+    ):
+        self.counter = get_token_counter(tokenizer, token_cache)
         self.additive = bool(getattr(self.counter, "additive", False))
         self.cache = RowTokenCache(self.counter) if self.additive else None
         self.max_context_tokens = int(max_context_tokens)
