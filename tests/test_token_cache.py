@@ -119,3 +119,13 @@ def test_counts_equal_the_tokenizer_s_and_are_kept(tmp_path):
     cache.save()
     again = TokenCache(tmp_path)
     assert again.load() is None and again.counts == cache.counts
+
+
+def test_report_takes_the_option_too(tmp_path):
+    runs = [["--token-cache", str(tmp_path / "c")], ["--token-cache", str(tmp_path / "c")], []]
+    pages = []
+    for i, extra in enumerate(runs):
+        res = CliRunner().invoke(app, ["report", str(SEED), "-o", str(tmp_path / f"{i}.html"), *extra])
+        assert res.exit_code == 0, res.output
+        pages.append((tmp_path / f"{i}.html").read_bytes())
+    assert pages[0] == pages[1] == pages[2] and (tmp_path / "c" / FILE_NAME).is_file()
