@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from graphrag_audit.analysis.checks import Thresholds, dynamic_findings, level_findings
 from graphrag_audit.analysis.cost_settings import resolve_cost_options
@@ -33,6 +34,9 @@ from graphrag_audit.results.audit import (
     LevelResult,
 )
 
+if TYPE_CHECKING:
+    from graphrag_audit.graphrag.token_cache import TokenCache
+
 Progress = Callable[[str], None]
 
 
@@ -52,12 +56,14 @@ def audit_with_model(
     *,
     listed_rows: int = LISTED_ROWS,
     check_model: Callable[[IndexModel], None] | None = None,
+    token_cache: TokenCache | None = None,
 ) -> tuple[IndexModel, AuditReport]:
     """(the loaded model, its :class:`AuditReport`): for callers that also need the tables
     (``--verify``, the HTML report's tree, the output guard). The report holds no model.
     ``listed_rows``: reports listed per behaviour at ``options.level`` (``AuditReport.listing``);
     ``check_model`` is called on the model before any
-    analysis (the CLI refuses ``--relevant`` ids that are no community there)."""
+    analysis (the CLI refuses ``--relevant`` ids that are no community there); ``token_cache``: exact
+    counts the costs take before counting (graphrag/token_cache.py)."""
     options = options or AuditOptions()
     step = progress or (lambda _msg: None)
     timings = {}
@@ -98,7 +104,7 @@ def audit_with_model(
         step("counting tokens and map calls")
         t = time.perf_counter()
         assert options.tokenizer is not None and options.max_context_tokens is not None  # resolved above
-        coster = ContextCoster(model, options.tokenizer, options.max_context_tokens)
+        coster = ContextCoster(model, options.tokenizer, options.max_context_tokens, token_cache)
         costs = level_costs(model, selections, options, progress=step, coster=coster)
         timings["costs"] = time.perf_counter() - t
 

@@ -109,8 +109,14 @@ class ContextCoster:
     Each report's fixed row text is counted once (``context.RowTokenCache``) and each row's raw
     occurrence count looked up once; a call then only formats the weight strings and packs."""
 
-    def __init__(self, model: IndexModel, tokenizer: str = "cl100k_base", max_context_tokens: int = 12000):
-        self.counter = get_token_counter(tokenizer)
+    def __init__(
+        self,
+        model: IndexModel,
+        tokenizer: str = "cl100k_base",
+        max_context_tokens: int = 12000,
+        token_cache=None,
+    ):
+        self.counter = get_token_counter(tokenizer, token_cache)
         self.additive = bool(getattr(self.counter, "additive", False))
         self.cache = RowTokenCache(self.counter) if self.additive else None
         self.max_context_tokens = int(max_context_tokens)
