@@ -50,9 +50,9 @@ def text_unit_cover(
     keeps an entity's first row)."""
     from graphrag_audit.analysis.costs import entity_text_units_absent, text_unit_codes
 
-    if entity_text_units_absent(model):
-        return None
     e = model.entities
+    if e is None or entity_text_units_absent(model):
+        return None
     lens, tu = text_unit_codes(e["text_unit_ids"])
     match = model.key_match
     if match is not None and len(match.member_row) == len(model.members):
