@@ -27,6 +27,13 @@ def _lost(n: int) -> str:
     )
 
 
+def _listed(rule: str, ids: list, one: str, many: str) -> list[Finding]:
+    """``rule``'s "N <one|many>: 3, 5, ..." finding for non-empty ``ids``."""
+    return (
+        [finding(rule, f"{counted(len(ids), one, many)}: {preview(ids)}", ids, count=len(ids))] if ids else []
+    )
+
+
 def check_integrity(model: IndexModel) -> list[Finding]:
     out: list[Finding] = []
     c = model.communities
@@ -93,52 +100,29 @@ def check_integrity(model: IndexModel) -> list[Finding]:
                 cyc_nodes,
             )
         )
-    multi = forest.multi_parent
-    if multi:
-        out.append(
-            finding(
-                "multiple-parents",
-                f"{counted(len(multi), 'community sits', 'communities sit')} under several parents: "
-                f"{preview(multi)}",
-                multi,
-                count=len(multi),
-            )
-        )
+    out += _listed(
+        "multiple-parents",
+        forest.multi_parent,
+        "community sits under several parents",
+        "communities sit under several parents",
+    )
     last = pd.Series(lev, index=comm)
     last = last[~last.index.duplicated(keep="last")]  # what dict(zip(comm, lev)) keeps
     iu, iv = last.index.get_indexer(u), last.index.get_indexer(v)
     lv = np.append(last.to_numpy(dtype=np.int64), -99)  # index -1 (no row) reads -99
     lv_u, lv_v = lv[iu], lv[iv]
-    bad_level = sorted_unique(v[(u != v) & ((iv < 0) | (lv_v != lv_u + 1))]).tolist()
-    if bad_level:
-        out.append(
-            finding(
-                "level-not-parent-plus-one",
-                counted(
-                    len(bad_level),
-                    "community is not one level below its parent",
-                    "communities are not one level below their parent",
-                )
-                + f": {preview(bad_level)}",
-                bad_level,
-                count=len(bad_level),
-            )
-        )
-    not_ordered = sorted_unique(v[v < u]).tolist()
-    if not_ordered:
-        out.append(
-            finding(
-                "ids-not-depth-ordered",
-                counted(
-                    len(not_ordered),
-                    "community has a smaller number than its parent",
-                    "communities have a smaller number than their parent",
-                )
-                + f": {preview(not_ordered)}",
-                not_ordered,
-                count=len(not_ordered),
-            )
-        )
+    out += _listed(
+        "level-not-parent-plus-one",
+        sorted_unique(v[(u != v) & ((iv < 0) | (lv_v != lv_u + 1))]).tolist(),
+        "community is not one level below its parent",
+        "communities are not one level below their parent",
+    )
+    out += _listed(
+        "ids-not-depth-ordered",
+        sorted_unique(v[v < u]).tolist(),
+        "community has a smaller number than its parent",
+        "communities have a smaller number than their parent",
+    )
 
     # ---- entity containment -------------------------------------------------------------
     out.extend(_containment(model, u, v))
@@ -348,22 +332,12 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     want += ecode[rows]
     pos = np.minimum(np.searchsorted(pairs, want), len(pairs) - 1)
     lacking = pairs[pos] != want
-    bad = sorted_unique(v[edge[lacking]]).tolist()
-    if not bad:
-        return []
-    return [
-        finding(
-            "child-not-subset",
-            counted(
-                len(bad),
-                "community holds entities its parent lacks",
-                "communities hold entities their parent lacks",
-            )
-            + f": {preview(bad)}",
-            bad,
-            count=len(bad),
-        )
-    ]
+    return _listed(
+        "child-not-subset",
+        sorted_unique(v[edge[lacking]]).tolist(),
+        "community holds entities its parent lacks",
+        "communities hold entities their parent lacks",
+    )
 
 
 def _reports(model: IndexModel, level_of: dict) -> list[Finding]:
@@ -402,48 +376,28 @@ def _reports(model: IndexModel, level_of: dict) -> list[Finding]:
                 rows=int((rc == -1).sum()),
             )
         )
-    orphans = sorted_unique(
-        rc[~np.isin(rc, np.fromiter(comm_set, dtype=np.int64, count=len(comm_set))) & (rc != -1)]
-    ).tolist()
-    if orphans:
-        out.append(
-            finding(
-                "report-without-community",
-                f"{counted(len(orphans), 'report names a community', 'reports name communities')} with no "
-                f"communities row: {preview(orphans)}",
-                orphans,
-                count=len(orphans),
-            )
-        )
     known = np.fromiter(level_of.keys(), dtype=np.int64, count=len(level_of))
     at = pd.Index(known).get_indexer(rc)
+    out += _listed(
+        "report-without-community",
+        sorted_unique(rc[(at < 0) & (rc != -1)]).tolist(),
+        "report names a community with no communities row",
+        "reports name communities with no communities row",
+    )
     own = np.append(np.fromiter(level_of.values(), dtype=np.int64, count=len(level_of)), 0)
-    mism = sorted_unique(rc[(at >= 0) & (own[at] != rl)]).tolist()
-    if mism:
-        out.append(
-            finding(
-                "report-level-mismatch",
-                counted(
-                    len(mism),
-                    "report carries a level different from its community's",
-                    "reports carry a level different from their community's",
-                )
-                + f": {preview(mism)}",
-                mism,
-                count=len(mism),
-            )
-        )
+    out += _listed(
+        "report-level-mismatch",
+        sorted_unique(rc[(at >= 0) & (own[at] != rl)]).tolist(),
+        "report carries a level different from its community's",
+        "reports carry a level different from their community's",
+    )
     vc = pd.Series(rc).value_counts()
-    dups = sorted(int(x) for x in vc[vc > 1].index)
-    if dups:
-        out.append(
-            finding(
-                "duplicate-report",
-                f"{counted(len(dups), 'community has', 'communities have')} several reports: {preview(dups)}",
-                dups,
-                count=len(dups),
-            )
-        )
+    out += _listed(
+        "duplicate-report",
+        sorted(int(x) for x in vc[vc > 1].index),
+        "community has several reports",
+        "communities have several reports",
+    )
     if len(r) and not (rl == 0).any():
         out.append(
             finding(
