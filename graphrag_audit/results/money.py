@@ -42,10 +42,8 @@ def query_cost(cost, price_in: float | None, price_out: float | None) -> dict | 
     if cost is None:
         return None
     out_tokens = cost.map_calls * MAP_OUTPUT_TOKENS + cost.reduce_calls * REDUCE_OUTPUT_TOKENS
-    usd_in = cost.tokens * price_in / 1e6 if price_in is not None else None
-    usd_out = out_tokens * price_out / 1e6 if price_out is not None else None
-    usd_in = None if usd_in is None else round(usd_in, 8)
-    usd_out = None if usd_out is None else round(usd_out, 8)
+    usd_in = None if price_in is None else round(cost.tokens * price_in / 1e6, 8)
+    usd_out = None if price_out is None else round(out_tokens * price_out / 1e6, 8)
     total = round(sum(v for v in (usd_in, usd_out) if v is not None), 8)
     return {
         "input_tokens": int(cost.tokens),
@@ -62,13 +60,12 @@ def money(report) -> dict | None:
     opts = report.options
     if not priced(opts):
         return None
-    levels = []
-    for r in report.levels:
-        entry = {"community_level": r.community_level}
-        for b in PRICED:
-            s = r.selected.get(b)
-            entry[b] = query_cost(getattr(s, "cost", None), opts.price_in, opts.price_out)
-        levels.append(entry)
+    pi, po = opts.price_in, opts.price_out
+    levels = [
+        {"community_level": r.community_level}
+        | {b: query_cost(getattr(r.selected.get(b), "cost", None), pi, po) for b in PRICED}
+        for r in report.levels
+    ]
     return {
         "price_in_per_million": opts.price_in,
         "price_out_per_million": opts.price_out,
