@@ -184,18 +184,16 @@ def layout(
         nd = nodes[n]
         return (-nd.size, -nd.entities, nd.level, n)
 
-    shown: set[int] = set()
-    hidden_tops: list[int] = []
-    if budget is not None and len(tops) > budget:
-        keep = sorted(tops, key=size_key)[: max(budget - 1, 1)]
-        hidden_tops = [t for t in tops if t not in set(keep)]
-        tops_shown = [t for t in tops if t in set(keep)]
-    else:
-        tops_shown = list(tops)
-    used = len(tops_shown) + (1 if hidden_tops else 0)
-    for t in tops_shown:
-        shown.add(t)
-        rel[t] = 0
+    keep = (
+        set(tops)
+        if budget is None or len(tops) <= budget
+        else set(sorted(tops, key=size_key)[: max(budget - 1, 1)])
+    )
+    tops_shown = [t for t in tops if t in keep]
+    hidden_tops = [t for t in tops if t not in keep]
+    used = len(tops_shown) + int(bool(hidden_tops))
+    shown = set(tops_shown)
+    rel.update(dict.fromkeys(tops_shown, 0))
     shown_kids: dict[int, int] = {}
     heap: list = []
 
@@ -261,9 +259,7 @@ def layout(
 
     # depth-first, children in ascending community order; a parent whose children are shown
     # only in part gets a "more" row as its last child
-    stack: list = []
-    for i, t in enumerate(tops_shown):
-        stack.append((t, 0, i == len(tops_shown) - 1 and not hidden_tops, ()))
+    stack: list = [(t, 0, i == len(tops_shown) - 1 and not hidden_tops, ()) for i, t in enumerate(tops_shown)]
     stack.reverse()
     while stack:
         item = stack.pop()
@@ -286,10 +282,11 @@ def layout(
             )
         )
         child_guides = gd + (not lst,) if dd > 0 else gd
-        pending: list = []
         has_more = bool(kids_shown and hidden_kids)
-        for i, k in enumerate(kids_shown):
-            pending.append((k, dd + 1, i == len(kids_shown) - 1 and not has_more, child_guides))
+        last = len(kids_shown) - 1
+        pending: list = [
+            (k, dd + 1, i == last and not has_more, child_guides) for i, k in enumerate(kids_shown)
+        ]
         if has_more:
             pending.append(more_row(x, dd + 1, child_guides, hidden_kids))
         stack.extend(reversed(pending))

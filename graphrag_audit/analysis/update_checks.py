@@ -35,11 +35,8 @@ class PeriodRuns:
         self.periods = [str(p) for p in uniq]
         self.ids = comm[order]
         self.bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
-        starts = self.bounds[:-1]
-        self.first = self.ids[starts] if len(uniq) else np.zeros(0, dtype=np.int64)
-        self.last = self.ids[self.bounds[1:] - 1] if len(uniq) else np.zeros(0, dtype=np.int64)
-        running = np.maximum.accumulate(self.last) if len(uniq) else self.last
-        self.previous_max = np.concatenate([[-1], running[:-1]]).astype(np.int64) if len(uniq) else running
+        self.first, self.last = self.ids[self.bounds[:-1]], self.ids[self.bounds[1:] - 1]
+        self.previous_max = np.concatenate([[-1], np.maximum.accumulate(self.last)])[:-1].astype(np.int64)
 
     def __len__(self) -> int:
         return len(self.periods)
