@@ -59,8 +59,8 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
         ent_per_root[root_codes],
     )
     roots_out = [
-        RootDepth(*row, leaves_per_level=MappingProxyType(per_root.get(rc, {})))
-        for rc, *row in zip(root_codes.tolist(), *(c.tolist() for c in columns))
+        RootDepth(c, lv, dl, dr, ds, en, MappingProxyType(per_root.get(rc, {})))
+        for rc, c, lv, dl, dr, ds, en in zip(root_codes.tolist(), *(col.tolist() for col in columns))
     ]
     roots_out.sort(key=lambda r: (-r.depth_reached, -r.entities, r.community))
     hist = {str(k): cnt for k, cnt in enumerate(np.bincount(columns[3]).tolist())} if len(root_codes) else {}
