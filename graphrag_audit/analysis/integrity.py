@@ -106,11 +106,10 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         "community sits under several parents",
         "communities sit under several parents",
     )
-    last = pd.Series(lev, index=comm)
-    last = last[~last.index.duplicated(keep="last")]  # what dict(zip(comm, lev)) keeps
-    iu, iv = last.index.get_indexer(u), last.index.get_indexer(v)
-    lv = np.append(last.to_numpy(dtype=np.int64), -99)  # index -1 (no row) reads -99
-    lv_u, lv_v = lv[iu], lv[iv]
+    known = pd.Index(np.fromiter(level_of, dtype=np.int64, count=len(level_of)))  # each community once
+    known_level = np.append(np.fromiter(level_of.values(), dtype=np.int64, count=len(level_of)), -99)
+    iu, iv = known.get_indexer(u), known.get_indexer(v)
+    lv_u, lv_v = known_level[iu], known_level[iv]  # -99: no row
     out += _listed(
         "level-not-parent-plus-one",
         sorted_unique(v[(u != v) & ((iv < 0) | (lv_v != lv_u + 1))]).tolist(),
@@ -165,7 +164,7 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     out.extend(update_findings(model))
 
     # ---- reports ------------------------------------------------------------------------
-    out.extend(_reports(model, level_of))
+    out.extend(_reports(model, level_of, known, known_level))
 
     # ---- entities -----------------------------------------------------------------------
     if model.entities is not None and len(model.entities):
@@ -340,7 +339,8 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     )
 
 
-def _reports(model: IndexModel, level_of: dict) -> list[Finding]:
+def _reports(model: IndexModel, level_of: dict, known: pd.Index, level: np.ndarray) -> list[Finding]:
+    """Report findings; ``known``: the community numbers, ``level``: their levels."""
     out: list[Finding] = []
     if not model.has_reports_table:
         out.append(
@@ -376,18 +376,16 @@ def _reports(model: IndexModel, level_of: dict) -> list[Finding]:
                 rows=int((rc == -1).sum()),
             )
         )
-    known = np.fromiter(level_of.keys(), dtype=np.int64, count=len(level_of))
-    at = pd.Index(known).get_indexer(rc)
+    at = known.get_indexer(rc)
     out += _listed(
         "report-without-community",
         sorted_unique(rc[(at < 0) & (rc != -1)]).tolist(),
         "report names a community with no communities row",
         "reports name communities with no communities row",
     )
-    own = np.append(np.fromiter(level_of.values(), dtype=np.int64, count=len(level_of)), 0)
     out += _listed(
         "report-level-mismatch",
-        sorted_unique(rc[(at >= 0) & (own[at] != rl)]).tolist(),
+        sorted_unique(rc[(at >= 0) & (level[at] != rl)]).tolist(),
         "report carries a level different from its community's",
         "reports carry a level different from their community's",
     )
