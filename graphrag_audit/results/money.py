@@ -1,20 +1,9 @@
-"""``--price-in/--price-out`` (USD per million tokens): one global-search query's estimated cost
-per community_level and graphrag line, from the audit's map calls and context tokens.
-
-What is counted (the same in JSON, text, markdown):
-
-* input: the report context of the map calls (``Costs.tokens``, graphrag's own batching) at
-  ``price_in``. Not counted: the map system prompt and the query repeated in every map call, and
-  the reduce call's input (the map answers: their length is not known before the query runs;
-  at most the output bound below).
-* output: an upper bound at ``price_out``: every map call writes :data:`MAP_OUTPUT_TOKENS` and the
-  reduce call :data:`REDUCE_OUTPUT_TOKENS` tokens: graphrag 1.x's response caps
-  (``GLOBAL_SEARCH_MAP_MAX_TOKENS`` 1,000, ``GLOBAL_SEARCH_REDUCE_MAX_TOKENS`` 2,000 in 1.2.0
-  ``config/defaults.py``); 2.x/3.x ask the model for at most ``map_max_length`` 1,000 and
-  ``reduce_max_length`` 2,000 *words* in the prompt instead (2.7.2/3.3.0
-  ``query/structured_search/global_search/search.py``), so there the bound is approximate.
-* dynamic selection's rating calls are not included.
-"""
+"""``--price-in/--price-out`` (USD per million tokens): one global-search query's estimated cost per
+community_level and graphrag line. Input: the map calls' report context (``Costs.tokens``), not the map
+prompt, the query or the reduce input. Output: an upper bound, :data:`MAP_OUTPUT_TOKENS` per map call and
+:data:`REDUCE_OUTPUT_TOKENS` for the reduce call (graphrag 1.2.0 ``config/defaults.py`` token caps; 2.7.2/3.3.0
+``query/structured_search/global_search/search.py`` ask for as many *words*: approximate). Dynamic
+selection's rating calls are not included."""
 
 from __future__ import annotations
 
