@@ -328,7 +328,7 @@ def test_children_vs_parent_equals_the_set_formula(rows):
     assert _children_vs_parent(comm, children, parent) == want
 
 
-# ---- containment by (level, entity) slots == the set formula ---------------------------------
+# ---- containment == the set formula ---------------------------------
 @st.composite
 def memberships(draw):
     """Communities 0..n-1 at random levels with random single or multiple parents (some naming
@@ -351,7 +351,7 @@ def memberships(draw):
 def test_containment_equals_the_set_formula(case):
     from types import SimpleNamespace
 
-    from graphrag_audit.analysis.integrity import _contained_by_level_slots, _containment
+    from graphrag_audit.analysis.integrity import _contained_level_by_level, _containment
 
     n, level, edges, rows = case
     communities = pd.DataFrame(
@@ -379,7 +379,7 @@ def test_containment_equals_the_set_formula(case):
     assert (list(got[0].communities) if got else []) == want
     keep = u != v
     ecode, n_ent = pd.factorize(members["entity"])
-    if _contained_by_level_slots(
+    if _contained_level_by_level(
         communities,
         members["community"].to_numpy(),
         np.asarray(ecode, dtype=np.int64),
@@ -391,13 +391,13 @@ def test_containment_equals_the_set_formula(case):
 
 
 def test_containment_shortcut_decides_a_leiden_like_index():
-    from graphrag_audit.analysis.integrity import _contained_by_level_slots
+    from graphrag_audit.analysis.integrity import _contained_level_by_level
     from graphrag_audit.model.keys import key_codes
 
     model = load_index(FIXTURES / "small-leiden-v3")
     ecode, n_ent = key_codes(model.members["entity"])
     f = model.forest
-    assert _contained_by_level_slots(
+    assert _contained_level_by_level(
         model.communities,
         model.members["community"].to_numpy(),
         ecode,
