@@ -25,9 +25,10 @@ def number(v) -> str:
 
 
 def count(n: int, one: str, many: str | None = None) -> str:
-    """``n`` with thousands separators and the word that agrees with it: ``1 community``,
-    ``2,345 communities`` (``many`` defaults to ``one`` + "s")."""
-    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+    """``1 community``, ``2,345 communities`` (``many`` default: ``one`` + ``s``, ``y`` -> ``ies``)."""
+    if many is None:
+        many = one[:-1] + "ies" if one.endswith("y") and one[-2:-1] not in "aeiou" else one + "s"
+    return f"{n:,} {one if n == 1 else many}"
 
 
 def share(num, den) -> str:
@@ -95,16 +96,6 @@ def wrap_all(lines: list[str], width: int) -> list[str]:
     return out
 
 
-def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """``1 community``, ``2,340 communities``: the count with thousands separators and the noun
-    in the singular for exactly one (``plural`` default: the noun + ``s``, ``y`` -> ``ies``)."""
-    if n == 1:
-        return f"{number(n)} {noun}"
-    if plural is None:
-        plural = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
-    return f"{number(n)} {plural}"
-
-
 # ==== streamed output =====================================================================================
 #: pieces are handed out joined up to about this many characters
 CHUNK_CHARS = 1 << 16
@@ -127,15 +118,10 @@ def joined(pieces: Iterable[str]) -> Iterator[str]:
 
 
 # ==== where the cost knobs came from ======================================================================
-def cost_source(opts, knob: str) -> str:
-    """``option``, ``settings.yaml global_search.max_tokens``, or '' (graphrag's default)."""
-    where = dict(getattr(opts, "costs_from", ()) or ()).get(knob, "graphrag default")
-    return "" if where == "graphrag default" else where
-
-
 def with_source(value: str, opts, knob: str, clean=str) -> str:
     """``value`` followed by `` (where it came from)`` (``clean`` escapes that part for the medium)."""
-    where = cost_source(opts, knob)
+    where = dict(getattr(opts, "costs_from", ()) or ()).get(knob, "graphrag default")
+    where = "" if where == "graphrag default" else where
     return f"{value} ({clean(where)})" if where else value
 
 
