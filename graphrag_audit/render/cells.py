@@ -632,19 +632,12 @@ def dynamic_level_rows(report) -> tuple[list[str], list[list[str]]]:
 
 
 # ---- the answer: one line first in text and Markdown -------------------------------------------
-def _tokens_phrase(cost) -> str:
-    """``120,473 tokens``, or ``~120,473 tokens, estimate`` for ``--tokenizer estimate``."""
-    if cost.tokens_exact:
-        return f"{cost.tokens:,} tokens"
-    return f"~{cost.tokens:,} tokens, estimate"
-
-
 def _calls(cost, short: bool = False) -> str:
     if cost is None:
         return ""
     if short:
         return f" in {cost.map_calls:,}"
-    return f" in {cost.map_calls:,} map call{'' if cost.map_calls == 1 else 's'} ({_tokens_phrase(cost)})"
+    return f" in {cost.map_calls:,} map call{'' if cost.map_calls == 1 else 's'} ({'' if cost.tokens_exact else '~'}{cost.tokens:,} tokens{'' if cost.tokens_exact else ', estimate'})"
 
 
 def _behaviour_phrase(stats, behaviour: str, short: bool) -> str:
@@ -673,24 +666,14 @@ def answer_row(report):
     return (at, False) if at is not None else (levels[-1], True)
 
 
-def marked_level(report) -> bool:
-    """Whether a row of the per-level tables is ``--level``'s (False when the level is deeper than the tree)."""
-    return any(r.community_level == report.options.level for r in report.levels)
-
-
 def marker_legend(report, marker: str, what: str, sep: str = " = ") -> str:
     """The sentence that explains the level marker: ``{marker}{sep}{what}``, or, with ``--level`` deeper
     than the tree, that no row is marked (our own text)."""
-    if marked_level(report):
+    if any(r.community_level == report.options.level for r in report.levels):
         return f"{marker}{sep}{what}"
     at, _ = answer_row(report)
     last = f" (its last level is {at.community_level}, which selects the same)" if at is not None else ""
     return f"No row is marked: --level {int(report.options.level)} is deeper than the tree{last}"
-
-
-def coverage_phrase(stats, total: int) -> str:
-    """``772 of 2,323 clustered entities (33%)``."""
-    return f"{stats.entities_covered:,} of {total:,} clustered entities ({share_of(stats.entities_covered, total)})"
 
 
 def share_of(num: int, den: int) -> str:
@@ -728,7 +711,8 @@ def answer(report) -> str:
     total = report.index.counts.clustered_entities
     first = _behaviour_phrase(main, order[0], short=False)
     if total:
-        first += f", covering {coverage_phrase(main, total)}"
+        cov = main.entities_covered
+        first += f", covering {cov:,} of {total:,} clustered entities ({share_of(cov, total)})"
     parts = [f"{head} {first}", _behaviour_phrase(at.selected[order[1]], order[1], short=True)]
     if not beyond and v2.count:
         if only.count != v2.count:

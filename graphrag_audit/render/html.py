@@ -1,10 +1,6 @@
-"""One self-contained HTML report: header, tables, and charts drawn as inline SVG.
-
-No script, no network (a Content-Security-Policy ``default-src 'none'``; styles inline). The icicle
-draws every community at least ``MIN_W`` wide as ``<rect data-community=…>`` with a ``<title>``,
-coloured by what community_level N sends; narrower siblings become "+K" blocks
-(``<rect data-aggregate=K>``), the N cut a dashed line (``<g id="cut-line">``). Untrusted text
-passes through ``sanitise.html``. The tree comes from a ``results.tree.ForestView`` the caller builds."""
+"""One self-contained HTML report (no script, no network, inline SVG charts). The icicle draws every
+community at least ``MIN_W`` wide; narrower siblings become "+K" blocks. Untrusted text passes through
+``sanitise.html``."""
 
 from __future__ import annotations
 

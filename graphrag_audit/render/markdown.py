@@ -228,6 +228,14 @@ def _heads(keys, hide) -> list[str]:
     return [f"map calls {shown}" if k == "map_calls" and hide else HEADER_OF[k] for k in keys]
 
 
+def _legend(report) -> str:
+    """The marker's legend, the --level option in backticks."""
+    lv = int(report.options.level)
+    return marker_legend(
+        report, f"{MARKER} and bold", f"the level you query with (`--level {lv}`)", sep=": "
+    ).replace(f" --level {lv} is", f" `--level {lv}` is", 1)
+
+
 def _brief(report, hide, hide_hypothetical: bool = False) -> list[str]:
     """levels --brief: one table, one row per N (reports each graphrag line sends, entities covered, map
     calls), its legend and footnotes."""
@@ -243,9 +251,7 @@ def _brief(report, hide, hide_hypothetical: bool = False) -> list[str]:
         for r, row in zip(report.levels, rows)
     ]
     out += _maybe_details("Every community_level N", _table(heads, table, ["l"] + ["r"] * len(shown)))
-    legend = marker_legend(
-        report, f"{MARKER} and bold", f"the level you query with (`--level {int(opts.level)}`)", sep=": "
-    ).replace(f" --level {int(opts.level)} is", f" `--level {int(opts.level)}` is", 1)
+    legend = _legend(report)
     c = report.index.counts
     out += [
         "",
@@ -263,9 +269,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         return out + ["No community_reports table: nothing is sent to global search."]
     opts = report.options
     _, cells, notes = level_table(report, hide)
-    rows = []
-    for r, row in zip(report.levels, cells):
-        rows.append(_marked(r.community_level == opts.level, row))
+    rows = [_marked(r.community_level == opts.level, row) for r, row in zip(report.levels, cells)]
     heads = [""] + _heads([k for k, _ in level_columns(report, hide)], hide)
     align = ["l"] + ["r"] * (len(rows[0]) - 1)
     table = _table(heads, rows, align)
@@ -274,9 +278,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         if at:
             out += _table(heads, at, align) + [""]
     out += _maybe_details("Every community_level N", table)
-    legend = marker_legend(
-        report, f"{MARKER} and bold", f"the level you query with (`--level {int(opts.level)}`)", sep=": "
-    ).replace(f" --level {int(opts.level)} is", f" `--level {int(opts.level)}` is", 1)
+    legend = _legend(report)
     shown = {k for k, _ in level_columns(report, hide)}
     # the legend explains the columns the table shows (--hide-hypothetical leaves some out)
     explained = "".join(
