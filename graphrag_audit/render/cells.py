@@ -102,9 +102,7 @@ CHUNK_CHARS = 1 << 16
 
 
 def joined(pieces: Iterable[str]) -> Iterator[str]:
-    """``pieces`` concatenated into consecutive chunks of at least :data:`CHUNK_CHARS` characters
-    (the last may be shorter; read at each call, so tests can make chunks small); ``"".join`` of
-    the chunks is ``"".join(pieces)``."""
+    """``pieces`` joined into chunks of at least :data:`CHUNK_CHARS` characters (read at each call)."""
     buf: list[str] = []
     n = 0
     for piece in pieces:
@@ -130,9 +128,8 @@ MONEY_ALL_LEVELS = 16
 
 
 def money_lines(report, hide=frozenset()) -> list[str]:
-    """``--price-in/--price-out``: the estimated cost of one query per community_level and graphrag
-    line, as plain lines (results/money.py says what is counted); [] without prices or costs.
-    ``hide``: the graphrag lines left out (``--hide-hypothetical``)."""
+    """``--price-in/--price-out``: one query's estimated cost per N and graphrag line, as plain lines;
+    [] without prices or costs. ``hide``: the graphrag lines left out."""
     from graphrag_audit.results.money import ASSUMPTION_IN, ASSUMPTION_OUT, ASSUMPTION_REST, money, usd
 
     m = money(report)
@@ -238,9 +235,8 @@ BEHAVIOUR_SHORT = {"v2": ">=2.0", "v1": "<2.0"}
 
 
 def hypothetical_behaviours(report) -> frozenset:
-    """The graphrag lines (``v2``, ``v1``) whose selection no graphrag of that line returns on this index
-    at some level (hypothetical, returns 0 instead, cannot read): what ``--hide-hypothetical`` leaves out.
-    Empty when that is both lines (the table would have nothing left to compare)."""
+    """The graphrag lines whose selection no graphrag of that line returns at some level (what
+    ``--hide-hypothetical`` leaves out); empty when that is both lines."""
     hyp = _hypothetical_lines(report)
     return frozenset() if len(hyp) > 1 else hyp
 
@@ -519,9 +515,8 @@ def dynamic_settings_line(opts) -> str:
 
 
 def dynamic_detail_rows(bv, what_if: bool) -> tuple[list[str], list[list[str]]]:
-    """Every number of each graphrag line's dynamic selection, one column per line (headers: "", then the
-    releases), one row per fact: the error, descent, the start, each scenario's rating calls, kept reports and
-    waves (communities rated per round, L0/L1/… style), and the candidates cut off / never rated."""
+    """Every number of each graphrag line's dynamic selection: (headers, one row per fact), one column per
+    line."""
     vs = list(bv.versions.values())
 
     def scen(name: str) -> list[list[str]]:
@@ -598,9 +593,8 @@ def _kept_span(value: int, span: tuple[int, int]) -> str:
 
 
 def dynamic_level_rows(report) -> tuple[list[str], list[list[str]]]:
-    """Dynamic selection beside every static level: per N, the candidate pool's rating-call bounds (every
-    level-0 report … every candidate) and each graphrag line's rating calls when all / none are relevant
-    ("fails" when it raises). Empty when no level has a dynamic selection per line."""
+    """Per N: the candidate pool's rating-call bounds and each graphrag line's rating calls when all / none
+    are relevant ("fails" when it raises); empty without a per-line dynamic selection."""
     fams: list[str] = []
     labels: dict[str, str] = {}
     for r in report.levels:
@@ -689,9 +683,8 @@ def share_of(num: int, den: int) -> str:
 
 
 def answer(report) -> str:
-    """One line: what the queried community_level sends per graphrag generation, in how many map
-    calls and tokens, how much of the clustered graph it covers, and how many of those reports are
-    at that level. Plain text of our own (numbers only): renderers escape it for their medium."""
+    """One line: what the queried community_level sends per graphrag line, in how many map calls and
+    tokens, covering how much; plain text of our own (renderers escape it)."""
     lv = report.options.level
     if not report.index.has_reports_table:
         return (
@@ -759,9 +752,8 @@ def brief_rows(report, hide=frozenset()) -> tuple[list[dict[str, str]], Footnote
 def coverage_table(
     report, notes: Footnotes, hide=frozenset()
 ) -> tuple[list[tuple[str, str]], list[list[str]]]:
-    """(columns, rows) of the coverage table: per N, the clustered entities (and, when the entities
-    carry text units, the text units) the selected reports cover, ``count (share)``; the text-unit
-    columns only when the index has text units; none of the graphrag lines in ``hide``."""
+    """(columns, rows) of the coverage table: per N, the clustered entities (and text units, when the index
+    has them) the selected reports cover, ``count (share)``; none of the graphrag lines in ``hide``."""
     c = report.index.counts
     cols = COVERAGE_COLUMNS if c.clustered_text_units is not None else COVERAGE_COLUMNS[:3]
     if hide:

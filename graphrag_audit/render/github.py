@@ -114,9 +114,8 @@ def render_diff_github(diff, *, max_per_kind: int = 10, include_titles: bool = F
         noun="regression",
         listed="-f json lists them all",
     )
-    for (
-        f
-    ) in diff.sorted_hypothetical_changes():  # shown, never judged: a notice, whatever the rule's severity
+    # hypothetical changes: shown, never judged: a notice, whatever the rule's severity
+    for f in diff.sorted_hypothetical_changes():
         message = f.message if include_titles else hide_paths(f.message, diff.new.path)
         lines.append(
             annotation(

@@ -774,9 +774,7 @@ footer{margin-top:32px;color:#777;font-size:12px}
 
 
 def render_html(report, forest: ForestView) -> str:
-    """The report as one HTML document; ``forest`` is the tree it draws, built by the caller with
-    the sent marks of the community_level to colour (the CLI: ``treeview.build_forest(model,
-    report.options.level, report.selections_by_level())``)."""
+    """The report as one HTML document; ``forest``: the tree to draw (``treeview.build_forest``)."""
     n = forest.community_level
     selections = report.selections_by_level()
     from graphrag_audit import __version__
@@ -841,7 +839,6 @@ def render_html(report, forest: ForestView) -> str:
 
 
 def _scrolling_tables(page: str) -> str:
-    """Every table inside a ``<div class="scroll">``: on a narrow window (800 px) a wide table scrolls
-    sideways in its box instead of being clipped or widening the page. Plain replacement is safe: every
-    piece of untrusted text is escaped, so a literal ``<table`` is one this renderer wrote."""
+    """Every table inside a ``<div class="scroll">`` (wide tables scroll sideways); safe as plain
+    replacement: untrusted text is escaped, so every literal ``<table`` is ours."""
     return page.replace("<table", '<div class="scroll"><table').replace("</table>", "</table></div>")

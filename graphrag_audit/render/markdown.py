@@ -619,17 +619,14 @@ def _depth(report, max_rows: int) -> list[str]:
 LEAF_LEVELS = 12
 
 
-def _capped(items: list[str], limit: int, what: str) -> str:
-    """``items`` joined; past ``limit`` the first ones and how many more."""
-    if len(items) <= limit:
-        return ", ".join(items)
-    return ", ".join(items[:limit]) + f" … and {len(items) - limit:,} more {what}"
+def _capped(items: list[str], limit: int, what: str = "") -> str:
+    """``items`` joined; past ``limit`` the first ones and how many more (``what``)."""
+    more = f" … and {len(items) - limit:,} more" + (f" {what}" if what else "") if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
 
 
 def _ids(ids, limit: int) -> str:
-    ids = list(ids)
-    head = ", ".join(markdown_cell(i) for i in ids[:limit])
-    return head + (f" … and {len(ids) - limit:,} more" if len(ids) > limit else "")
+    return _capped([markdown_cell(i) for i in ids], limit)
 
 
 def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
@@ -751,9 +748,8 @@ def render_markdown(
     hide_hypothetical: bool = False,
     **_ignored,
 ) -> str:
-    """The audit as GitHub Markdown. ``brief``: the answer, one table with one row per N and the findings.
-    ``hide_hypothetical``: the per-N tables leave out the columns of a graphrag line that cannot run on
-    this index (:func:`render.cells.hypothetical_behaviours`)."""
+    """The audit as GitHub Markdown; ``brief``: answer, one table, findings; ``hide_hypothetical``: leave
+    out the per-N columns of a graphrag line that cannot run on this index."""
     priv = _Privacy(report, include_titles)
     hide = hypothetical_behaviours(report) if hide_hypothetical else frozenset()
     flags = (

@@ -121,9 +121,8 @@ def render_text(
     hide_hypothetical: bool = False,
     **_ignored,
 ) -> str:
-    """The audit as terminal text. ``brief``: the answer line, one table with one row per N and the
-    findings. ``hide_hypothetical``: the per-N tables leave out the columns of a graphrag line that
-    cannot run on this index (:func:`render.cells.hypothetical_behaviours`)."""
+    """The audit as terminal text; ``brief``: answer, one table, findings; ``hide_hypothetical``: leave out
+    the per-N columns of a graphrag line that cannot run on this index."""
     buf = io.StringIO()
     console = Console(
         file=buf,
@@ -542,10 +541,6 @@ def fit(text: str, width: int) -> str:
     return text[:keep] + "…" + " " * (width - 1 - used)
 
 
-def _tree_number(v: int) -> str:
-    return f"{v:,}"
-
-
 def _guide(row: Row) -> str:
     if row.depth == 0:
         return ""
@@ -568,10 +563,8 @@ def _listed(ids, limit: int) -> str:
 
 
 def _number(nd) -> str:
-    number = str(nd.community)
-    if nd.other_parents:
-        number += " (also under " + _listed(nd.other_parents, 5) + ")"
-    return number
+    also = " (also under " + _listed(nd.other_parents, 5) + ")" if nd.other_parents else ""
+    return str(nd.community) + also
 
 
 def _widest_left(view: TreeView) -> int:
@@ -579,39 +572,30 @@ def _widest_left(view: TreeView) -> int:
     widest = cell_len(HEAD_LABEL)
     for row in view.rows:
         if row.kind == "more":
-            widest = max(widest, cell_len(_guide(row) + _more_label(row)))
+            widest = max(widest, cell_len(_guide(row) + _more_labels(row)[0]))
         else:
             nd = view.forest.nodes[row.community]
             widest = max(widest, cell_len(_guide(row) + _number(nd) + " " + _title_of(view.forest, nd)[0]))
     return widest
 
 
-def _more_label(row: Row) -> str:
-    return _more_labels(row)[0]
-
-
 def _more_labels(row: Row) -> list[str]:
     """The "… N more" row's label, longest first: the shorter ones drop words, never the parent id."""
     if row.community < 0:
-        roots = f"… {_tree_number(row.more)} more {'root' if row.more == 1 else 'roots'}"
+        roots = f"… {count(row.more, 'more root')}"
         return [
-            f"{roots} ({_tree_number(row.more_communities)} {_plural(row.more_communities, 'community', 'communities')}, "
-            f"{_tree_number(row.more_leaves)} {_plural(row.more_leaves, 'leaf', 'leaves')})",
+            f"{roots} ({count(row.more_communities, 'community')}, {count(row.more_leaves, 'leaf', 'leaves')})",
             roots,
         ]
-    what = _plural(row.more_communities, "community", "communities")
-    leaves = f"({_tree_number(row.more_leaves)} {_plural(row.more_leaves, 'leaf', 'leaves')})"
+    what = "community" if row.more_communities == 1 else "communities"
+    leaves = f"({count(row.more_leaves, 'leaf', 'leaves')})"
     under = f"under {row.community}"
     return [
-        f"… {_tree_number(row.more_communities)} more {what} {leaves} {under}",
-        f"… {_tree_number(row.more_communities)} more {leaves} {under}",
-        f"… {_tree_number(row.more_communities)} more {under}",
-        f"+{_tree_number(row.more_communities)} {under}",
+        f"… {number(row.more_communities)} more {what} {leaves} {under}",
+        f"… {number(row.more_communities)} more {leaves} {under}",
+        f"… {number(row.more_communities)} more {under}",
+        f"+{number(row.more_communities)} {under}",
     ]
-
-
-def _plural(k: int, one: str, many: str) -> str:
-    return one if k == 1 else many
 
 
 def _fitted_more(row: Row, cells: int) -> str:
@@ -709,33 +693,33 @@ def render_tree(
             # the row has no numbers: its label may run on over the empty columns to the line's end
             t = Text(guide, style="dim")
             room = max(left_w - cell_len(guide), 0)
-            label = _more_label(row)
+            label = _more_labels(row)[0]
             if cell_len(label) > room:
                 label = _fitted_more(row, max(width - cell_len(guide), 0))
             t.append(fit(label, max(room, cell_len(label))), style="dim italic")
             out(t)
             continue
         nd = nodes[row.community]
-        number = _number(nd)
+        num = _number(nd)
         title, title_style = _title_of(forest, nd)
-        prefix = guide + number + " "
+        prefix = guide + num + " "
         avail = left_w - cell_len(prefix)
         t = Text()
         if avail < 1:  # very deep and narrow: cut the guide and number too
             t.append(fit(prefix, left_w), style="dim")
         else:
             t.append(guide, style="dim")
-            t.append(number + " ", style="bold")
+            t.append(num + " ", style="bold")
             t.append(fit(title, avail), style=title_style)
         if nd.leaf:
             below = "leaf"
         elif row.hidden_children == len(nd.children):
-            below = f"▸ {_tree_number(row.hidden_below)} hidden"
+            below = f"▸ {number(row.hidden_below)} hidden"
         elif row.hidden_below:
-            below = f"{_tree_number(row.hidden_below)} hidden"
+            below = f"{number(row.hidden_below)} hidden"
         else:
             below = ""
-        t.append("  " + str(nd.level).rjust(LEVEL_W) + "  " + _tree_number(nd.entities).rjust(ENT_W) + "  ")
+        t.append("  " + str(nd.level).rjust(LEVEL_W) + "  " + number(nd.entities).rjust(ENT_W) + "  ")
         t.append(below.ljust(BELOW_W), style="dim" if below != "leaf" else "")
         if with_sent:
             sent = nd.sent if nd.has_report else None  # with_sent: a community_level, so a mark
@@ -787,11 +771,11 @@ def _summary(view: TreeView) -> list[str]:
             if f.selection_level is not None and f.selection_level != n
             else ""
         )
-        v1_only = f", {_glued(f'v1 only {_tree_number(c[SENT_V1_ONLY])}')}" if c[SENT_V1_ONLY] else ""
+        v1_only = f", {_glued(f'v1 only {number(c[SENT_V1_ONLY])}')}" if c[SENT_V1_ONLY] else ""
         lines.append(
             f"community_level {n}{capped}: graphrag >= 2.0 {_sends(f, 'v2')}, "
-            f"< 2.0 {_sends(f, 'v1')} ({_glued(f'both {_tree_number(c[SENT_BOTH])}')}, "
-            f"{_glued(f'v2 only {_tree_number(c[SENT_V2_ONLY])}')}{v1_only})"
+            f"< 2.0 {_sends(f, 'v1')} ({_glued(f'both {number(c[SENT_BOTH])}')}, "
+            f"{_glued(f'v2 only {number(c[SENT_V2_ONLY])}')}{v1_only})"
         )
     return lines
 
@@ -800,7 +784,7 @@ def _sends(f, b: str) -> str:
     """What graphrag >= 2.0 (``v2``) or < 2.0 (``v1``) sends at N, its rule's count marked ``hyp.`` where
     that graphrag does not send it (graphrag.compat's status, as ``levels`` marks it)."""
     k = f.sent_reports[b]
-    shown = count(k, "report") if b == "v2" else _tree_number(k)
+    shown = count(k, "report") if b == "v2" else number(k)
     o = f.outcomes.get(b)
     if o is None or o.exact:
         return f"sends {shown}"
@@ -816,7 +800,7 @@ def _footer(view: TreeView) -> list[str]:
     out = []
     if view.hidden:
         out.append(
-            f"showing {_tree_number(len(view.shown))} of {_tree_number(view.in_scope)} communities "
+            f"showing {number(len(view.shown))} of {number(view.in_scope)} communities "
             f"(largest subtrees first); --max-lines 0 shows all, --root C zooms in, --depth D limits depth"
         )
     if f.cycle_roots:
@@ -1199,10 +1183,6 @@ _LAYOUT = {
 }
 
 
-def _ids(ids, total_note: str = "") -> str:
-    return ", ".join(str(i) for i in ids) + total_note
-
-
 def render_update_run_text(report: UpdateRunReport, *, width: int | None = None, **_ignored) -> str:
     out = [
         f"graphrag-audit update-run {for_log(report.requested)}",
@@ -1259,9 +1239,9 @@ def render_update_run_text(report: UpdateRunReport, *, width: int | None = None,
         else:
             out.append(head + ": they differ")
             if o.missing:
-                out.append(f"  expected, missing from merged: {_ids(o.missing)}")
+                out.append(f"  expected, missing from merged: {', '.join(map(str, o.missing))}")
             if o.extra:
-                out.append(f"  in merged, not expected: {_ids(o.extra)}")
+                out.append(f"  in merged, not expected: {', '.join(map(str, o.extra))}")
     for n in report.notes:
         out.append(f"note: {for_log(n)}")
     # index text wraps: a "::" that starts a word is escaped (for_log), one a cut word puts at the start
