@@ -298,20 +298,20 @@ def test_diff_help_names_only_its_own_options():
 
 
 def test_text_lines_wrap_by_hand():
-    from graphrag_audit.render.cells import cell_width, counted, wrap
+    from graphrag_audit.render.cells import cell_width, count, wrap
 
     assert wrap("aaa bbb ccc", 7) == ["aaa bbb", "  ccc"]
     assert wrap("aaa bbb ccc", 7, "- ", "  ") == ["- aaa", "  bbb", "  ccc"]
     assert wrap("x" * 10, 4) == ["xxxx", "  xx", "  xx", "  xx"]  # a word wider than the line is cut
     assert cell_width("中文a") == 5 and wrap("中文中文 中", 5) == ["中文", "  中", "  文", "  中"]
-    assert [counted(n, "community") for n in (0, 1, 2, 1234)] == [
+    assert [count(n, "community") for n in (0, 1, 2, 1234)] == [
         "0 communities",
         "1 community",
         "2 communities",
         "1,234 communities",
     ]
-    assert counted(1, "map call") == "1 map call" and counted(2, "key") == "2 keys"
-    assert counted(3, "clustered entity", "clustered entities") == "3 clustered entities"
+    assert count(1, "map call") == "1 map call" and count(2, "key") == "2 keys"
+    assert count(3, "clustered entity", "clustered entities") == "3 clustered entities"
 
 
 def test_a_cut_path_never_starts_a_line_with_a_workflow_command(tmp_path):

@@ -25,9 +25,10 @@ def number(v) -> str:
 
 
 def count(n: int, one: str, many: str | None = None) -> str:
-    """``n`` with thousands separators and the word that agrees with it: ``1 community``,
-    ``2,345 communities`` (``many`` defaults to ``one`` + "s")."""
-    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+    """``1 community``, ``2,345 communities`` (``many`` default: ``one`` + ``s``, ``y`` -> ``ies``)."""
+    if many is None:
+        many = one[:-1] + "ies" if one.endswith("y") and one[-2:-1] not in "aeiou" else one + "s"
+    return f"{n:,} {one if n == 1 else many}"
 
 
 def share(num, den) -> str:
@@ -95,25 +96,13 @@ def wrap_all(lines: list[str], width: int) -> list[str]:
     return out
 
 
-def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """``1 community``, ``2,340 communities``: the count with thousands separators and the noun
-    in the singular for exactly one (``plural`` default: the noun + ``s``, ``y`` -> ``ies``)."""
-    if n == 1:
-        return f"{number(n)} {noun}"
-    if plural is None:
-        plural = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
-    return f"{number(n)} {plural}"
-
-
 # ==== streamed output =====================================================================================
 #: pieces are handed out joined up to about this many characters
 CHUNK_CHARS = 1 << 16
 
 
 def joined(pieces: Iterable[str]) -> Iterator[str]:
-    """``pieces`` concatenated into consecutive chunks of at least :data:`CHUNK_CHARS` characters
-    (the last may be shorter; read at each call, so tests can make chunks small); ``"".join`` of
-    the chunks is ``"".join(pieces)``."""
+    """``pieces`` joined into chunks of at least :data:`CHUNK_CHARS` characters (read at each call)."""
     buf: list[str] = []
     n = 0
     for piece in pieces:
@@ -127,15 +116,10 @@ def joined(pieces: Iterable[str]) -> Iterator[str]:
 
 
 # ==== where the cost knobs came from ======================================================================
-def cost_source(opts, knob: str) -> str:
-    """``option``, ``settings.yaml global_search.max_tokens``, or '' (graphrag's default)."""
-    where = dict(getattr(opts, "costs_from", ()) or ()).get(knob, "graphrag default")
-    return "" if where == "graphrag default" else where
-
-
 def with_source(value: str, opts, knob: str, clean=str) -> str:
     """``value`` followed by `` (where it came from)`` (``clean`` escapes that part for the medium)."""
-    where = cost_source(opts, knob)
+    where = dict(getattr(opts, "costs_from", ()) or ()).get(knob, "graphrag default")
+    where = "" if where == "graphrag default" else where
     return f"{value} ({clean(where)})" if where else value
 
 
@@ -144,9 +128,8 @@ MONEY_ALL_LEVELS = 16
 
 
 def money_lines(report, hide=frozenset()) -> list[str]:
-    """``--price-in/--price-out``: the estimated cost of one query per community_level and graphrag
-    line, as plain lines (results/money.py says what is counted); [] without prices or costs.
-    ``hide``: the graphrag lines left out (``--hide-hypothetical``)."""
+    """``--price-in/--price-out``: one query's estimated cost per N and graphrag line, as plain lines;
+    [] without prices or costs. ``hide``: the graphrag lines left out."""
     from graphrag_audit.results.money import ASSUMPTION_IN, ASSUMPTION_OUT, ASSUMPTION_REST, money, usd
 
     m = money(report)
@@ -252,9 +235,8 @@ BEHAVIOUR_SHORT = {"v2": ">=2.0", "v1": "<2.0"}
 
 
 def hypothetical_behaviours(report) -> frozenset:
-    """The graphrag lines (``v2``, ``v1``) whose selection no graphrag of that line returns on this index
-    at some level (hypothetical, returns 0 instead, cannot read): what ``--hide-hypothetical`` leaves out.
-    Empty when that is both lines (the table would have nothing left to compare)."""
+    """The graphrag lines whose selection no graphrag of that line returns at some level (what
+    ``--hide-hypothetical`` leaves out); empty when that is both lines."""
     hyp = _hypothetical_lines(report)
     return frozenset() if len(hyp) > 1 else hyp
 
@@ -533,9 +515,8 @@ def dynamic_settings_line(opts) -> str:
 
 
 def dynamic_detail_rows(bv, what_if: bool) -> tuple[list[str], list[list[str]]]:
-    """Every number of each graphrag line's dynamic selection, one column per line (headers: "", then the
-    releases), one row per fact: the error, descent, the start, each scenario's rating calls, kept reports and
-    waves (communities rated per round, L0/L1/… style), and the candidates cut off / never rated."""
+    """Every number of each graphrag line's dynamic selection: (headers, one row per fact), one column per
+    line."""
     vs = list(bv.versions.values())
 
     def scen(name: str) -> list[list[str]]:
@@ -612,9 +593,8 @@ def _kept_span(value: int, span: tuple[int, int]) -> str:
 
 
 def dynamic_level_rows(report) -> tuple[list[str], list[list[str]]]:
-    """Dynamic selection beside every static level: per N, the candidate pool's rating-call bounds (every
-    level-0 report … every candidate) and each graphrag line's rating calls when all / none are relevant
-    ("fails" when it raises). Empty when no level has a dynamic selection per line."""
+    """Per N: the candidate pool's rating-call bounds and each graphrag line's rating calls when all / none
+    are relevant ("fails" when it raises); empty without a per-line dynamic selection."""
     fams: list[str] = []
     labels: dict[str, str] = {}
     for r in report.levels:
@@ -646,19 +626,12 @@ def dynamic_level_rows(report) -> tuple[list[str], list[list[str]]]:
 
 
 # ---- the answer: one line first in text and Markdown -------------------------------------------
-def _tokens_phrase(cost) -> str:
-    """``120,473 tokens``, or ``~120,473 tokens, estimate`` for ``--tokenizer estimate``."""
-    if cost.tokens_exact:
-        return f"{cost.tokens:,} tokens"
-    return f"~{cost.tokens:,} tokens, estimate"
-
-
 def _calls(cost, short: bool = False) -> str:
     if cost is None:
         return ""
     if short:
         return f" in {cost.map_calls:,}"
-    return f" in {cost.map_calls:,} map call{'' if cost.map_calls == 1 else 's'} ({_tokens_phrase(cost)})"
+    return f" in {cost.map_calls:,} map call{'' if cost.map_calls == 1 else 's'} ({'' if cost.tokens_exact else '~'}{cost.tokens:,} tokens{'' if cost.tokens_exact else ', estimate'})"
 
 
 def _behaviour_phrase(stats, behaviour: str, short: bool) -> str:
@@ -687,24 +660,14 @@ def answer_row(report):
     return (at, False) if at is not None else (levels[-1], True)
 
 
-def marked_level(report) -> bool:
-    """Whether a row of the per-level tables is ``--level``'s (False when the level is deeper than the tree)."""
-    return any(r.community_level == report.options.level for r in report.levels)
-
-
 def marker_legend(report, marker: str, what: str, sep: str = " = ") -> str:
     """The sentence that explains the level marker: ``{marker}{sep}{what}``, or, with ``--level`` deeper
     than the tree, that no row is marked (our own text)."""
-    if marked_level(report):
+    if any(r.community_level == report.options.level for r in report.levels):
         return f"{marker}{sep}{what}"
     at, _ = answer_row(report)
     last = f" (its last level is {at.community_level}, which selects the same)" if at is not None else ""
     return f"No row is marked: --level {int(report.options.level)} is deeper than the tree{last}"
-
-
-def coverage_phrase(stats, total: int) -> str:
-    """``772 of 2,323 clustered entities (33%)``."""
-    return f"{stats.entities_covered:,} of {total:,} clustered entities ({share_of(stats.entities_covered, total)})"
 
 
 def share_of(num: int, den: int) -> str:
@@ -720,9 +683,8 @@ def share_of(num: int, den: int) -> str:
 
 
 def answer(report) -> str:
-    """One line: what the queried community_level sends per graphrag generation, in how many map
-    calls and tokens, how much of the clustered graph it covers, and how many of those reports are
-    at that level. Plain text of our own (numbers only): renderers escape it for their medium."""
+    """One line: what the queried community_level sends per graphrag line, in how many map calls and
+    tokens, covering how much; plain text of our own (renderers escape it)."""
     lv = report.options.level
     if not report.index.has_reports_table:
         return (
@@ -742,7 +704,8 @@ def answer(report) -> str:
     total = report.index.counts.clustered_entities
     first = _behaviour_phrase(main, order[0], short=False)
     if total:
-        first += f", covering {coverage_phrase(main, total)}"
+        cov = main.entities_covered
+        first += f", covering {cov:,} of {total:,} clustered entities ({share_of(cov, total)})"
     parts = [f"{head} {first}", _behaviour_phrase(at.selected[order[1]], order[1], short=True)]
     if not beyond and v2.count:
         if only.count != v2.count:
@@ -789,9 +752,8 @@ def brief_rows(report, hide=frozenset()) -> tuple[list[dict[str, str]], Footnote
 def coverage_table(
     report, notes: Footnotes, hide=frozenset()
 ) -> tuple[list[tuple[str, str]], list[list[str]]]:
-    """(columns, rows) of the coverage table: per N, the clustered entities (and, when the entities
-    carry text units, the text units) the selected reports cover, ``count (share)``; the text-unit
-    columns only when the index has text units; none of the graphrag lines in ``hide``."""
+    """(columns, rows) of the coverage table: per N, the clustered entities (and text units, when the index
+    has them) the selected reports cover, ``count (share)``; none of the graphrag lines in ``hide``."""
     c = report.index.counts
     cols = COVERAGE_COLUMNS if c.clustered_text_units is not None else COVERAGE_COLUMNS[:3]
     if hide:

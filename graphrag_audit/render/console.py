@@ -1,12 +1,6 @@
-"""Writing rendered text to a console whose encoding may not be UTF-8, and to terminals that take no
-escape sequences.
-
-Whatever reaches stdout goes through :func:`encode_for_stream`, so no encoding ends in
-``UnicodeEncodeError``: index text was already escaped for the stream while rendering
-(``sanitise.common.output_charset``); the renderers' own glyphs the encoding lacks become one ASCII
-character each (:data:`GLYPH_FALLBACK`), so tables keep their alignment; anything else becomes its
-Python escape. Files written with ``-o`` are always UTF-8.
-"""
+"""Writing rendered text to any console encoding (:func:`encode_for_stream`: the renderers' glyphs the
+encoding lacks become one ASCII character each, :data:`GLYPH_FALLBACK`; anything else its Python escape)
+and to terminals that take no escape sequences. Files written with ``-o`` are always UTF-8."""
 
 from __future__ import annotations
 

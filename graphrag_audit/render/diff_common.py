@@ -3,7 +3,7 @@ the ``hyp.`` marks of the selections no real graphrag sends (as ``levels`` marks
 
 from __future__ import annotations
 
-from graphrag_audit.render.cells import MISSING, counted, level_label, number
+from graphrag_audit.render.cells import MISSING, count, level_label, number
 from graphrag_audit.results.audit import EXACT
 from graphrag_audit.results.diff import BY_ID
 
@@ -108,9 +108,9 @@ def verdict(diff) -> str:
         return "no change: both indexes send the same reports at every community_level"
     k = len(diff.regressions)
     head = (
-        f"{counted(k, 'regression')} at community_level {diff.level}"
+        f"{count(k, 'regression')} at community_level {diff.level}"
         if k
         else f"no regression at community_level {diff.level}"
     )
     h = len(diff.hypothetical_changes)
-    return head + (f" ({counted(h, 'hypothetical change')} not judged, {HYP})" if h else "")
+    return head + (f" ({count(h, 'hypothetical change')} not judged, {HYP})" if h else "")

@@ -1,12 +1,7 @@
-"""GitHub Actions output: one workflow-command annotation per finding (``diff``: per regression), then
-a plain summary line.
-
-Severity -> command: error -> ``::error``, warning -> ``::warning``, info -> ``::notice``. Messages
-are flattened to one line and escaped as workflow-command data, properties also ``:`` and ``,``
-(actions/toolkit ``packages/core/src/command.ts``). GitHub shows at most 10 annotations of each kind
-per step (actions/toolkit ``docs/problem-matchers.md``): at most ``max_per_kind`` of each are written,
-errors first, and one last ``::notice`` counts the rest. Absolute paths are hidden unless
-``include_titles``."""
+"""GitHub Actions output: one workflow-command annotation per finding (``diff``: per regression), errors
+first, at most ``max_per_kind`` of each kind (GitHub shows 10 per step: actions/toolkit
+``docs/problem-matchers.md``), a ``::notice`` counting the rest, then a summary line. Escaping follows
+actions/toolkit ``packages/core/src/command.ts``; absolute paths hidden unless ``include_titles``."""
 
 from __future__ import annotations
 
@@ -119,9 +114,8 @@ def render_diff_github(diff, *, max_per_kind: int = 10, include_titles: bool = F
         noun="regression",
         listed="-f json lists them all",
     )
-    for (
-        f
-    ) in diff.sorted_hypothetical_changes():  # shown, never judged: a notice, whatever the rule's severity
+    # hypothetical changes: shown, never judged: a notice, whatever the rule's severity
+    for f in diff.sorted_hypothetical_changes():
         message = f.message if include_titles else hide_paths(f.message, diff.new.path)
         lines.append(
             annotation(

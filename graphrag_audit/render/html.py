@@ -1,10 +1,6 @@
-"""One self-contained HTML report: header, tables, and charts drawn as inline SVG.
-
-No script, no network (a Content-Security-Policy ``default-src 'none'``; styles inline). The icicle
-draws every community at least ``MIN_W`` wide as ``<rect data-community=…>`` with a ``<title>``,
-coloured by what community_level N sends; narrower siblings become "+K" blocks
-(``<rect data-aggregate=K>``), the N cut a dashed line (``<g id="cut-line">``). Untrusted text
-passes through ``sanitise.html``. The tree comes from a ``results.tree.ForestView`` the caller builds."""
+"""One self-contained HTML report (no script, no network, inline SVG charts). The icicle draws every
+community at least ``MIN_W`` wide; narrower siblings become "+K" blocks. Untrusted text passes through
+``sanitise.html``."""
 
 from __future__ import annotations
 
@@ -778,9 +774,7 @@ footer{margin-top:32px;color:#777;font-size:12px}
 
 
 def render_html(report, forest: ForestView) -> str:
-    """The report as one HTML document; ``forest`` is the tree it draws, built by the caller with
-    the sent marks of the community_level to colour (the CLI: ``treeview.build_forest(model,
-    report.options.level, report.selections_by_level())``)."""
+    """The report as one HTML document; ``forest``: the tree to draw (``treeview.build_forest``)."""
     n = forest.community_level
     selections = report.selections_by_level()
     from graphrag_audit import __version__
@@ -845,7 +839,6 @@ def render_html(report, forest: ForestView) -> str:
 
 
 def _scrolling_tables(page: str) -> str:
-    """Every table inside a ``<div class="scroll">``: on a narrow window (800 px) a wide table scrolls
-    sideways in its box instead of being clipped or widening the page. Plain replacement is safe: every
-    piece of untrusted text is escaped, so a literal ``<table`` is one this renderer wrote."""
+    """Every table inside a ``<div class="scroll">`` (wide tables scroll sideways); safe as plain
+    replacement: untrusted text is escaped, so every literal ``<table`` is ours."""
     return page.replace("<table", '<div class="scroll"><table').replace("</table>", "</table></div>")

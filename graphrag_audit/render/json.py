@@ -106,10 +106,8 @@ def _stream(o, spec) -> Iterator[str]:
 
 
 def iter_json(report, *, json_ids: str = "full") -> Iterator[str]:
-    """The JSON document of ``report`` as consecutive text chunks (each up to ~64 KiB, or one
-    slice of ids); ``"".join`` of them is :func:`render_json`. ``json_ids``: ``"full"`` (every
-    level lists its ids, the default contract) or ``"level"`` (the id lists of ``options.level``'s
-    entry only)."""
+    """The JSON document of ``report`` as text chunks (``"".join`` = :func:`render_json`); ``json_ids``:
+    ``"full"`` (the default) or ``"level"`` (id lists only in ``options.level``'s entry)."""
     if json_ids not in JSON_IDS:
         raise ValueError(f"json_ids must be one of {JSON_IDS}, not {json_ids!r}")
     doc = _with_json_ids(report.to_dict(), json_ids)
@@ -118,9 +116,7 @@ def iter_json(report, *, json_ids: str = "full") -> Iterator[str]:
 
 
 def render_json(report, *, json_ids: str = "full", indent: int | None = None) -> str:
-    """The whole document as one string (:func:`iter_json` joined; ``indent`` pretty-prints
-    it instead, through the slower pure-Python encoder). Pipe through ``jq .`` or
-    ``python -m json.tool`` to read it."""
+    """The whole document as one string (``indent``: pretty-printed by the pure-Python encoder)."""
     if indent is not None:
         doc = _with_json_ids(report.to_dict(), json_ids)
         return (
@@ -139,9 +135,8 @@ _IDS_AS_THEY_ARE = frozenset({"graphrag_returns", "python_api"})
 
 
 def _with_json_ids(doc: dict, json_ids: str) -> dict:
-    """``doc``, or for ``"level"`` with every id list (``community_ids``, and ``extra_vs_v1``'s and
-    ``dynamic.by_version``'s ``start_ids``, ``kept_ids``, ``relevant_ids``) left out except in the
-    ``options.level`` entry, and ``"json_ids": "level"`` after the schema version."""
+    """``doc``, or for ``"level"`` every id list left out except in ``options.level``'s entry, and
+    ``"json_ids": "level"`` after the schema version."""
     if json_ids != "level":
         return doc
     want = (doc.get("options") or {}).get("level")
@@ -177,10 +172,8 @@ def to_json(forest: ForestView, view: TreeView | None = None) -> str:
 
 
 def iter_tree_json(forest: ForestView, view: TreeView | None = None) -> Iterator[str]:
-    """:func:`to_json`'s document as consecutive text chunks: ``json.dumps(doc, indent=2,
-    ensure_ascii=True)`` (then ``json_inert``, and a final newline), with each community's entry
-    made, encoded and dropped in turn instead of the whole list held as dicts and then as one
-    string (at 115k communities that took 300 MB more than the forest itself)."""
+    """:func:`to_json`'s document (``json.dumps(doc, indent=2, ensure_ascii=True)``, ``json_inert``, a final
+    newline) as chunks, each community's entry encoded in turn (not the whole list held at once)."""
     order, edges, more, hidden = tree_items(forest, view)
     from graphrag_audit import __version__
 

@@ -228,6 +228,14 @@ def _heads(keys, hide) -> list[str]:
     return [f"map calls {shown}" if k == "map_calls" and hide else HEADER_OF[k] for k in keys]
 
 
+def _legend(report) -> str:
+    """The marker's legend, the --level option in backticks."""
+    lv = int(report.options.level)
+    return marker_legend(
+        report, f"{MARKER} and bold", f"the level you query with (`--level {lv}`)", sep=": "
+    ).replace(f" --level {lv} is", f" `--level {lv}` is", 1)
+
+
 def _brief(report, hide, hide_hypothetical: bool = False) -> list[str]:
     """levels --brief: one table, one row per N (reports each graphrag line sends, entities covered, map
     calls), its legend and footnotes."""
@@ -243,9 +251,7 @@ def _brief(report, hide, hide_hypothetical: bool = False) -> list[str]:
         for r, row in zip(report.levels, rows)
     ]
     out += _maybe_details("Every community_level N", _table(heads, table, ["l"] + ["r"] * len(shown)))
-    legend = marker_legend(
-        report, f"{MARKER} and bold", f"the level you query with (`--level {int(opts.level)}`)", sep=": "
-    ).replace(f" --level {int(opts.level)} is", f" `--level {int(opts.level)}` is", 1)
+    legend = _legend(report)
     c = report.index.counts
     out += [
         "",
@@ -263,9 +269,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         return out + ["No community_reports table: nothing is sent to global search."]
     opts = report.options
     _, cells, notes = level_table(report, hide)
-    rows = []
-    for r, row in zip(report.levels, cells):
-        rows.append(_marked(r.community_level == opts.level, row))
+    rows = [_marked(r.community_level == opts.level, row) for r, row in zip(report.levels, cells)]
     heads = [""] + _heads([k for k, _ in level_columns(report, hide)], hide)
     align = ["l"] + ["r"] * (len(rows[0]) - 1)
     table = _table(heads, rows, align)
@@ -274,9 +278,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         if at:
             out += _table(heads, at, align) + [""]
     out += _maybe_details("Every community_level N", table)
-    legend = marker_legend(
-        report, f"{MARKER} and bold", f"the level you query with (`--level {int(opts.level)}`)", sep=": "
-    ).replace(f" --level {int(opts.level)} is", f" `--level {int(opts.level)}` is", 1)
+    legend = _legend(report)
     shown = {k for k, _ in level_columns(report, hide)}
     # the legend explains the columns the table shows (--hide-hypothetical leaves some out)
     explained = "".join(
@@ -617,17 +619,14 @@ def _depth(report, max_rows: int) -> list[str]:
 LEAF_LEVELS = 12
 
 
-def _capped(items: list[str], limit: int, what: str) -> str:
-    """``items`` joined; past ``limit`` the first ones and how many more."""
-    if len(items) <= limit:
-        return ", ".join(items)
-    return ", ".join(items[:limit]) + f" … and {len(items) - limit:,} more {what}"
+def _capped(items: list[str], limit: int, what: str = "") -> str:
+    """``items`` joined; past ``limit`` the first ones and how many more (``what``)."""
+    more = f" … and {len(items) - limit:,} more" + (f" {what}" if what else "") if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
 
 
 def _ids(ids, limit: int) -> str:
-    ids = list(ids)
-    head = ", ".join(markdown_cell(i) for i in ids[:limit])
-    return head + (f" … and {len(ids) - limit:,} more" if len(ids) > limit else "")
+    return _capped([markdown_cell(i) for i in ids], limit)
 
 
 def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
@@ -749,9 +748,8 @@ def render_markdown(
     hide_hypothetical: bool = False,
     **_ignored,
 ) -> str:
-    """The audit as GitHub Markdown. ``brief``: the answer, one table with one row per N and the findings.
-    ``hide_hypothetical``: the per-N tables leave out the columns of a graphrag line that cannot run on
-    this index (:func:`render.cells.hypothetical_behaviours`)."""
+    """The audit as GitHub Markdown; ``brief``: answer, one table, findings; ``hide_hypothetical``: leave
+    out the per-N columns of a graphrag line that cannot run on this index."""
     priv = _Privacy(report, include_titles)
     hide = hypothetical_behaviours(report) if hide_hypothetical else frozenset()
     flags = (

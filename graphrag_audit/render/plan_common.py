@@ -1,8 +1,4 @@
-"""Facts and cell values shared by the plan renderers (plain strings; each renderer escapes).
-
-Nothing here is untrusted except paths and notes, which the renderers escape; every other cell
-is a number or a word of ours.
-"""
+"""Facts and cell values shared by the plan renderers (plain strings; each renderer escapes paths and notes)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,6 @@ from graphrag_audit.render.cells import (
     brief_rows,
     cell_width,
     count,
-    counted,
     coverage_table,
     dynamic_at,
     dynamic_notes,
@@ -122,9 +121,8 @@ def render_text(
     hide_hypothetical: bool = False,
     **_ignored,
 ) -> str:
-    """The audit as terminal text. ``brief``: the answer line, one table with one row per N and the
-    findings. ``hide_hypothetical``: the per-N tables leave out the columns of a graphrag line that
-    cannot run on this index (:func:`render.cells.hypothetical_behaviours`)."""
+    """The audit as terminal text; ``brief``: answer, one table, findings; ``hide_hypothetical``: leave out
+    the per-N columns of a graphrag line that cannot run on this index."""
     buf = io.StringIO()
     console = Console(
         file=buf,
@@ -180,10 +178,10 @@ def render_text(
             t.add_row(*(row[k] for k in keys))
         return t
 
-    t, dropped = _fitted(console, tree_table, list(TREE_HEADERS), DROPPABLE["tree"])
+    t, note = _fitted(console, tree_table, list(TREE_HEADERS), DROPPABLE["tree"])
     console.print(t)
-    for note in _dropped_note(dropped, console.width):
-        console.print(note)
+    for line in note:
+        console.print(line)
         console.print()
 
     if report.index.has_reports_table:
@@ -234,107 +232,80 @@ def _print_findings(console, report) -> None:
         console.print(grid)
 
 
-def _width_of(console, renderable) -> int:
-    """The width ``renderable`` takes when nothing constrains it (rich's own measurement: no rendering)."""
-    return Measurement.get(console, console.options.update(width=10_000), renderable).maximum
-
-
 def _fitted(console, build, keys: list[str], droppable):
-    """``build(keys)`` (a table), leaving out the ``droppable`` columns one by one while it is
-    wider than the console: no number is ever cut short. Returns (table, the keys left out)."""
+    """``build(keys)``, leaving out ``droppable`` columns one by one while it is wider than the console
+    (no number is ever cut): (the table, the note of the columns left out, as a list)."""
     dropped = []
     table = build(keys)
+    wide = console.options.update(width=10_000)
     for key in droppable:
-        if _width_of(console, table) <= console.width:
+        if Measurement.get(console, wide, table).maximum <= console.width:
             break
         if key in keys:
             keys = [k for k in keys if k != key]
             dropped.append(key)
             table = build(keys)
-    return table, dropped
-
-
-def _fitting(console, build, keys, droppable) -> list:
-    """:func:`_fitted`'s table followed by the note of the columns it left out."""
-    t, dropped = _fitted(console, build, keys, droppable)
-    return [t, *_dropped_note(dropped, console.width)]
-
-
-def _dropped_note(dropped: list[str], width: int) -> list:
     if not dropped:
-        return []
+        return table, []
     names = ", ".join({**TEXT_HEADERS, **TREE_HEADERS}[k].replace("\n", " ") for k in dropped)
-    return [Text(f"(left out at {width} columns: {names}; a wider --width or -f json shows them)")]
+    return table, [
+        Text(f"(left out at {console.width} columns: {names}; a wider --width or -f json shows them)")
+    ]
 
 
-def _marked_table(report, title, caption, heads, rows):
-    """A builder of one per-N table (for :func:`_fitted`): the marker column, then ``rows``' cells of
-    the keys shown, the level you query with in bold."""
-    opts = report.options
-    marks = [MARKER if r.community_level == opts.level else "" for r in report.levels]
-    styles = ["bold" if r.community_level == opts.level else None for r in report.levels]
+def _marked_table(report, console, title, caption, heads, rows, keys, droppable, apart=True) -> list:
+    """One per-N table fitted to the width (:func:`_fitted`): a marker column, the queried level in bold;
+    ``apart``: title and caption as lines of their own (wrapped at the output's width, not the table's)."""
+    chosen = [r.community_level == report.options.level for r in report.levels]
 
     def build(shown):
         t = Table(
-            title=title, box=box.SIMPLE_HEAD, title_justify="left", caption=caption, caption_justify="left"
+            title=None if apart else title,
+            box=box.SIMPLE_HEAD,
+            title_justify="left",
+            caption=None if apart else caption,
+            caption_justify="left",
         )
         t.add_column("", no_wrap=True, width=1)  # the marker column
         for key in shown:
             t.add_column(heads[key], justify="right", no_wrap=True)
-        for mark, style, row in zip(marks, styles, rows):
-            t.add_row(mark, *(row[key] for key in shown), style=style)
+        for mark, row in zip(chosen, rows):
+            t.add_row(MARKER if mark else "", *(row[key] for key in shown), style="bold" if mark else None)
         return t
 
-    return build
+    t, note = _fitted(console, build, keys, droppable)
+    return [Text(title), t, Text(caption), *note] if apart else [t, *note]
 
 
-#: levels --brief: the one table's columns (key, text header); map calls only with costs
-BRIEF_KEYS = ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls")
+def _heads(hide) -> dict:
+    """The per-N tables' headers; the map-call column names the one graphrag line left with ``hide``."""
+    if not hide:
+        return TEXT_HEADERS
+    (shown,) = {"v2", "v1"} - set(hide)
+    return {**TEXT_HEADERS, "map_calls": f"map calls\n{BEHAVIOUR_SHORT[shown]}"}
 
 
 def _brief_table(report, console, hide=frozenset(), hide_hypothetical: bool = False):
-    """levels --brief: one row per N with what each graphrag line sends, the entities it covers and the
-    map calls; the footnotes under it."""
+    """levels --brief: one row per N (what each graphrag line sends, entities covered, map calls), footnotes."""
     from rich.console import Group
 
-    opts = report.options
     rows, notes = brief_rows(report, hide)
-    shown = [k for k in BRIEF_KEYS if k in rows[0]] if rows else []
-    c = report.index.counts
-    text_heads = {**TEXT_HEADERS, **_map_calls_head(hide)}
-    # the title and the legend as lines of their own: they wrap at the output's width, not the table's
-    table, dropped = _fitted(
-        console, _marked_table(report, None, None, text_heads, rows), shown, ("v1_entities", "v2_entities")
-    )
+    shown = [k for k in ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls") if rows and k in rows[0]]
     legend = (
-        f"entities = of the {c.clustered_entities:,} clustered entities, those a selected report's community "
-        f"holds. {marker_legend(report, MARKER, f'--level {opts.level}')}."
+        f"entities = of the {report.index.counts.clustered_entities:,} clustered entities, those a selected "
+        f"report's community holds. {marker_legend(report, MARKER, f'--level {report.options.level}')}."
         + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT)
     )
-    parts = [
-        Text("What each community_level N sends to global search"),
-        table,
-        Text(legend),
-        *_dropped_note(dropped, console.width),
-    ]
-    if notes.items:
-        parts.append(Text("\n".join(notes.lines()) + "\n"))
-    else:
-        parts.append(Text(""))
+    title = "What each community_level N sends to global search"
+    parts = _marked_table(
+        report, console, title, legend, _heads(hide), rows, shown, ("v1_entities", "v2_entities")
+    )
+    parts.append(Text("\n".join(notes.lines()) + "\n" if notes.items else ""))
     return Group(*parts)
 
 
-def _map_calls_head(hide) -> dict:
-    """The map-call column's header when one graphrag line's columns are hidden."""
-    if not hide:
-        return {}
-    (shown,) = {"v2", "v1"} - set(hide)
-    return {"map_calls": f"map calls\n{BEHAVIOUR_SHORT[shown]}"}
-
-
 def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = False):
-    """The selection table, the coverage table, then depth and cost: each fitted to the output width
-    (columns are left out, never cut), the level you query with marked in a column of its own."""
+    """The selection, coverage, and depth-and-cost tables, each fitted to the width, then notes."""
     from rich.console import Group
 
     opts = report.options
@@ -342,24 +313,12 @@ def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = F
     _, cells, notes = level_table(report, hide)
     keys = [key for key, _ in level_columns(report, hide)]
     sel_names = {key for key, _ in SELECTION_COLUMNS}
-    heads_of = {**TEXT_HEADERS, **_map_calls_head(hide)}
-
-    def table(title, caption, heads, rows):
-        return _marked_table(report, title, caption, heads, rows)
-
-    sel_keys = [key for key in keys if key in sel_names]
-    cost_keys = ["n"] + [key for key in keys if key not in sel_names]
-    sel_rows = [dict(zip(keys, row)) for row in cells]
-    cost_rows = sel_rows
-    # with --hide-hypothetical the tables are narrow: their titles and legends are lines of their own
-    # (wrapped at the output's width, not the table's) and explain only the columns left
-    apart = bool(hide)
-    legend_keys = set(keys)
+    rows = [dict(zip(keys, row)) for row in cells]
+    apart = bool(hide)  # --hide-hypothetical: narrow tables, legends explain only the columns left
 
     def part(key, words):
-        return words if not apart or key in legend_keys else ""
+        return words if not apart or key in keys else ""
 
-    sel_title = "What each community_level N sends to global search"
     sel_caption = (
         part(
             "extra",
@@ -374,11 +333,6 @@ def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = F
     cov_keys = [key for key, _ in cov_cols]
     c = report.index.counts
     of_tu = f", {c.clustered_text_units:,} text units" if c.clustered_text_units is not None else ""
-    cov_title = f"Coverage per N (of {c.clustered_entities:,} clustered entities{of_tu})"
-    cov_caption = (
-        "An entity is covered when a selected report's community holds it; a text unit, when a covered "
-        "entity names it. The rest never reach global search at that N."
-    )
     cost_title = (
         f"Depth and cost per N ({with_source(opts.tokenizer, opts, 'tokenizer', for_log)}, max_context_tokens "
         f"{with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', for_log)})"
@@ -393,34 +347,54 @@ def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = F
     )
     if apart:
         cost_caption = cost_caption.replace("level N; Each", "level N. Each")
-
-    def fitted(title, caption, heads, rows, shown, droppable):
-        if not apart:
-            return [*_fitting(console, table(title, caption, heads, rows), shown, droppable)]
-        t, dropped = _fitted(console, table(None, None, heads, rows), shown, droppable)
-        return [Text(title), t, Text(caption), *_dropped_note(dropped, console.width)]
-
-    sel = fitted(sel_title, sel_caption, heads_of, sel_rows, sel_keys, DROPPABLE["sel"])
-    cov = fitted(
-        cov_title,
-        cov_caption,
-        TEXT_HEADERS,
-        [dict(zip(cov_keys, row)) for row in cov_cells],
-        cov_keys,
-        DROPPABLE["cov"],
-    )
-    cost = fitted(cost_title, cost_caption, heads_of, cost_rows, cost_keys, DROPPABLE["cost"])
-    dyn = []
-    for r in report.levels:
-        rc = r.selected["dynamic"].rating_calls
-        if rc:
-            dyn.append(f"N={level_label(r.community_level)}: {rc.min}–{rc.max}")
-    parts = [*sel, Text(""), *cov, Text(""), *cost]
+    parts = [
+        *_marked_table(
+            report,
+            console,
+            "What each community_level N sends to global search",
+            sel_caption,
+            _heads(hide),
+            rows,
+            [key for key in keys if key in sel_names],
+            DROPPABLE["sel"],
+            apart,
+        ),
+        Text(""),
+        *_marked_table(
+            report,
+            console,
+            f"Coverage per N (of {c.clustered_entities:,} clustered entities{of_tu})",
+            "An entity is covered when a selected report's community holds it; a text unit, when a covered "
+            "entity names it. The rest never reach global search at that N.",
+            TEXT_HEADERS,
+            [dict(zip(cov_keys, row)) for row in cov_cells],
+            cov_keys,
+            DROPPABLE["cov"],
+            apart,
+        ),
+        Text(""),
+        *_marked_table(
+            report,
+            console,
+            cost_title,
+            cost_caption,
+            _heads(hide),
+            rows,
+            ["n"] + [key for key in keys if key not in sel_names],
+            DROPPABLE["cost"],
+            apart,
+        ),
+    ]
     money = money_lines(report, hide)
     if money:
         parts.append(Text("\n".join(x[: len(x) - len(x.lstrip())] + for_log(x) for x in money) + "\n"))
     if notes.items:  # what graphrag actually does where the table's numbers are not what it returns
         parts.append(Text("\n".join(notes.lines()) + "\n"))
+    dyn = [
+        f"N={level_label(r.community_level)}: {rc.min}–{rc.max}"
+        for r in report.levels
+        if (rc := r.selected["dynamic"].rating_calls)
+    ]
     per_version = _dynamic_lines(report)
     if per_version:  # the per-line simulation replaces the version-independent bound
         parts.append(Text(per_version))
@@ -567,10 +541,6 @@ def fit(text: str, width: int) -> str:
     return text[:keep] + "…" + " " * (width - 1 - used)
 
 
-def _tree_number(v: int) -> str:
-    return f"{v:,}"
-
-
 def _guide(row: Row) -> str:
     if row.depth == 0:
         return ""
@@ -593,10 +563,8 @@ def _listed(ids, limit: int) -> str:
 
 
 def _number(nd) -> str:
-    number = str(nd.community)
-    if nd.other_parents:
-        number += " (also under " + _listed(nd.other_parents, 5) + ")"
-    return number
+    also = " (also under " + _listed(nd.other_parents, 5) + ")" if nd.other_parents else ""
+    return str(nd.community) + also
 
 
 def _widest_left(view: TreeView) -> int:
@@ -604,39 +572,30 @@ def _widest_left(view: TreeView) -> int:
     widest = cell_len(HEAD_LABEL)
     for row in view.rows:
         if row.kind == "more":
-            widest = max(widest, cell_len(_guide(row) + _more_label(row)))
+            widest = max(widest, cell_len(_guide(row) + _more_labels(row)[0]))
         else:
             nd = view.forest.nodes[row.community]
             widest = max(widest, cell_len(_guide(row) + _number(nd) + " " + _title_of(view.forest, nd)[0]))
     return widest
 
 
-def _more_label(row: Row) -> str:
-    return _more_labels(row)[0]
-
-
 def _more_labels(row: Row) -> list[str]:
     """The "… N more" row's label, longest first: the shorter ones drop words, never the parent id."""
     if row.community < 0:
-        roots = f"… {_tree_number(row.more)} more {'root' if row.more == 1 else 'roots'}"
+        roots = f"… {count(row.more, 'more root')}"
         return [
-            f"{roots} ({_tree_number(row.more_communities)} {_plural(row.more_communities, 'community', 'communities')}, "
-            f"{_tree_number(row.more_leaves)} {_plural(row.more_leaves, 'leaf', 'leaves')})",
+            f"{roots} ({count(row.more_communities, 'community')}, {count(row.more_leaves, 'leaf', 'leaves')})",
             roots,
         ]
-    what = _plural(row.more_communities, "community", "communities")
-    leaves = f"({_tree_number(row.more_leaves)} {_plural(row.more_leaves, 'leaf', 'leaves')})"
+    what = "community" if row.more_communities == 1 else "communities"
+    leaves = f"({count(row.more_leaves, 'leaf', 'leaves')})"
     under = f"under {row.community}"
     return [
-        f"… {_tree_number(row.more_communities)} more {what} {leaves} {under}",
-        f"… {_tree_number(row.more_communities)} more {leaves} {under}",
-        f"… {_tree_number(row.more_communities)} more {under}",
-        f"+{_tree_number(row.more_communities)} {under}",
+        f"… {number(row.more_communities)} more {what} {leaves} {under}",
+        f"… {number(row.more_communities)} more {leaves} {under}",
+        f"… {number(row.more_communities)} more {under}",
+        f"+{number(row.more_communities)} {under}",
     ]
-
-
-def _plural(k: int, one: str, many: str) -> str:
-    return one if k == 1 else many
 
 
 def _fitted_more(row: Row, cells: int) -> str:
@@ -734,33 +693,33 @@ def render_tree(
             # the row has no numbers: its label may run on over the empty columns to the line's end
             t = Text(guide, style="dim")
             room = max(left_w - cell_len(guide), 0)
-            label = _more_label(row)
+            label = _more_labels(row)[0]
             if cell_len(label) > room:
                 label = _fitted_more(row, max(width - cell_len(guide), 0))
             t.append(fit(label, max(room, cell_len(label))), style="dim italic")
             out(t)
             continue
         nd = nodes[row.community]
-        number = _number(nd)
+        num = _number(nd)
         title, title_style = _title_of(forest, nd)
-        prefix = guide + number + " "
+        prefix = guide + num + " "
         avail = left_w - cell_len(prefix)
         t = Text()
         if avail < 1:  # very deep and narrow: cut the guide and number too
             t.append(fit(prefix, left_w), style="dim")
         else:
             t.append(guide, style="dim")
-            t.append(number + " ", style="bold")
+            t.append(num + " ", style="bold")
             t.append(fit(title, avail), style=title_style)
         if nd.leaf:
             below = "leaf"
         elif row.hidden_children == len(nd.children):
-            below = f"▸ {_tree_number(row.hidden_below)} hidden"
+            below = f"▸ {number(row.hidden_below)} hidden"
         elif row.hidden_below:
-            below = f"{_tree_number(row.hidden_below)} hidden"
+            below = f"{number(row.hidden_below)} hidden"
         else:
             below = ""
-        t.append("  " + str(nd.level).rjust(LEVEL_W) + "  " + _tree_number(nd.entities).rjust(ENT_W) + "  ")
+        t.append("  " + str(nd.level).rjust(LEVEL_W) + "  " + number(nd.entities).rjust(ENT_W) + "  ")
         t.append(below.ljust(BELOW_W), style="dim" if below != "leaf" else "")
         if with_sent:
             sent = nd.sent if nd.has_report else None  # with_sent: a community_level, so a mark
@@ -812,11 +771,11 @@ def _summary(view: TreeView) -> list[str]:
             if f.selection_level is not None and f.selection_level != n
             else ""
         )
-        v1_only = f", {_glued(f'v1 only {_tree_number(c[SENT_V1_ONLY])}')}" if c[SENT_V1_ONLY] else ""
+        v1_only = f", {_glued(f'v1 only {number(c[SENT_V1_ONLY])}')}" if c[SENT_V1_ONLY] else ""
         lines.append(
             f"community_level {n}{capped}: graphrag >= 2.0 {_sends(f, 'v2')}, "
-            f"< 2.0 {_sends(f, 'v1')} ({_glued(f'both {_tree_number(c[SENT_BOTH])}')}, "
-            f"{_glued(f'v2 only {_tree_number(c[SENT_V2_ONLY])}')}{v1_only})"
+            f"< 2.0 {_sends(f, 'v1')} ({_glued(f'both {number(c[SENT_BOTH])}')}, "
+            f"{_glued(f'v2 only {number(c[SENT_V2_ONLY])}')}{v1_only})"
         )
     return lines
 
@@ -825,7 +784,7 @@ def _sends(f, b: str) -> str:
     """What graphrag >= 2.0 (``v2``) or < 2.0 (``v1``) sends at N, its rule's count marked ``hyp.`` where
     that graphrag does not send it (graphrag.compat's status, as ``levels`` marks it)."""
     k = f.sent_reports[b]
-    shown = count(k, "report") if b == "v2" else _tree_number(k)
+    shown = count(k, "report") if b == "v2" else number(k)
     o = f.outcomes.get(b)
     if o is None or o.exact:
         return f"sends {shown}"
@@ -841,7 +800,7 @@ def _footer(view: TreeView) -> list[str]:
     out = []
     if view.hidden:
         out.append(
-            f"showing {_tree_number(len(view.shown))} of {_tree_number(view.in_scope)} communities "
+            f"showing {number(len(view.shown))} of {number(view.in_scope)} communities "
             f"(largest subtrees first); --max-lines 0 shows all, --root C zooms in, --depth D limits depth"
         )
     if f.cycle_roots:
@@ -1123,8 +1082,8 @@ def _side(label, info) -> str:
     c = info.counts
     return (
         f"{label}: {for_log(info.path)} (generation {for_log(info.generation)}, "
-        f"{counted(c.communities, 'community')}, {counted(c.reports, 'report')}, "
-        f"{counted(c.clustered_entities, 'clustered entity', 'clustered entities')})"
+        f"{count(c.communities, 'community')}, {count(c.reports, 'report')}, "
+        f"{count(c.clustered_entities, 'clustered entity', 'clustered entities')})"
     )
 
 
@@ -1224,10 +1183,6 @@ _LAYOUT = {
 }
 
 
-def _ids(ids, total_note: str = "") -> str:
-    return ", ".join(str(i) for i in ids) + total_note
-
-
 def render_update_run_text(report: UpdateRunReport, *, width: int | None = None, **_ignored) -> str:
     out = [
         f"graphrag-audit update-run {for_log(report.requested)}",
@@ -1255,12 +1210,12 @@ def render_update_run_text(report: UpdateRunReport, *, width: int | None = None,
             out.append(f"{p.role}: {for_log(p.path)}: not audited: {for_log(p.problem)}{mark}")
             continue
         levels = "/".join(number(n) for n in p.per_level)
-        ents = "" if p.entities is None else f", {counted(p.entities, 'entity')}"
+        ents = "" if p.entities is None else f", {count(p.entities, 'entity')}"
         periods = f", period {', '.join(for_log(x) for x in p.periods)}" if p.periods else ""
         out.append(f"{p.role}: {for_log(p.path)}{mark}")
         out.append(
-            f"  generation {p.generation}: {counted(p.communities, 'community')} ({levels} per level), "
-            f"{counted(p.reports, 'report')}{ents}{periods}"
+            f"  generation {p.generation}: {count(p.communities, 'community')} ({levels} per level), "
+            f"{count(p.reports, 'report')}{ents}{periods}"
         )
         if not p.findings:
             out.append(f"  findings at community_level {report.level}: none")
@@ -1277,16 +1232,16 @@ def render_update_run_text(report: UpdateRunReport, *, width: int | None = None,
     else:
         head = (
             f"offset check: delta numbers + {number(o.offset)} (the previous {o.offset_from} maximum + 1): "
-            f"{counted(o.expected, 'community number')} expected, {number(o.found)} in the merged table"
+            f"{count(o.expected, 'community number')} expected, {number(o.found)} in the merged table"
         )
         if o.holds:
             out.append(head + ": they match")
         else:
             out.append(head + ": they differ")
             if o.missing:
-                out.append(f"  expected, missing from merged: {_ids(o.missing)}")
+                out.append(f"  expected, missing from merged: {', '.join(map(str, o.missing))}")
             if o.extra:
-                out.append(f"  in merged, not expected: {_ids(o.extra)}")
+                out.append(f"  in merged, not expected: {', '.join(map(str, o.extra))}")
     for n in report.notes:
         out.append(f"note: {for_log(n)}")
     # index text wraps: a "::" that starts a word is escaped (for_log), one a cut word puts at the start

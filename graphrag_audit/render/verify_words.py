@@ -1,15 +1,6 @@
-"""The words of a ``--verify`` result, shared by the text and Markdown renderers.
-
-Rules the wording keeps (issue 13):
-
-* "agrees at every community_level" is said only when graphrag returned a selection at every
-  level and each equals the audit's (``verify.agree``); a level where graphrag raised is reported
-  as "raises ...", never as agreement, even where the audit predicted the failure.
-* When graphrag loads tables two ways (the Python API's plain ``pd.read_parquet`` and
-  ``graphrag query``'s typed reader, graphrag >= 3.0.2), both are named where they differ.
-
-Untrusted text (versions, error messages) goes through ``clean``; ``code`` formats the fixed
-command name (backticks in Markdown)."""
+"""The words of a ``--verify`` result, shared by the text and Markdown renderers. "agrees" is said only
+when graphrag returned a selection equal to the audit's at every level (``verify.agree``); a level where
+graphrag raised reads "raises ...". ``clean`` escapes untrusted text; ``code`` formats command names."""
 
 from __future__ import annotations
 
