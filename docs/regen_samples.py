@@ -344,7 +344,7 @@ def _runs_our_code(line: str) -> bool:
 # ----------------------------------------------------------------------------------------
 def _climate_previous(work: Path) -> None:
     """``previous``: the first ``period`` of real-climate-update-v09 (graphrag update's merged output),
-    written as an index of its own (tests/builders.py, as tests/test_diff.py builds it)."""
+    written as an index of its own (tests/builders.py, as tests/analysis/test_diff.py builds it)."""
     sys.path.insert(0, str(ROOT / "tests"))
     try:
         from builders import write_update_previous

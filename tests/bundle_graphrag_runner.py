@@ -1,4 +1,4 @@
-"""Runs in a side interpreter with graphrag installed (tests/test_bundle.py): for each index given,
+"""Runs in a side interpreter with graphrag installed (tests/bundle/test_bundle.py): for each index given,
 graphrag's own ``read_indexer_reports`` at every community_level (the community numbers it returns)
 and graphrag_audit.verify's comparison, which runs graphrag's ``build_community_context`` over that
 selection (its batches, map calls and token counts per level).

@@ -1,10 +1,19 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# tests/ mirrors the package (tests/analysis, tests/io, ...); a test may import a helper of tests/
+# or another folder's test module by name (no __init__.py: pytest's default import mode)
+for _folder in (
+    Path(__file__).parent,
+    *sorted(p for p in Path(__file__).parent.iterdir() if p.is_dir() and p.name[0] not in "_."),
+):
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 SHARED_INDEXES = ROOT.parent / "shared" / "indexes"
 FIXTURES = ROOT / "fixtures"
 
@@ -181,7 +190,7 @@ LARGE_TESTS = {
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """A test that takes the storage emulators (tests/test_remote.py's fixtures) is ``emulator``; one
+    """A test that takes the storage emulators (tests/io/test_remote.py's fixtures) is ``emulator``; one
     in LARGE_TESTS is ``large``. A parametrized test runs its first case in the default tier; every
     other case is ``large``."""
     first_case: set[str] = set()

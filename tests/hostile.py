@@ -49,7 +49,7 @@ ERROR_PREFIX = "graphrag-audit: error: "
 
 
 #: findings about the tree's dynamic selection rather than the input's damage: the hostile cases leave
-#: them out of their expected sets (tests/test_dynamic_audit.py covers them)
+#: them out of their expected sets (tests/analysis/test_dynamic_audit.py covers them)
 TREE_SEMANTICS = frozenset({"dynamic-no-descent", "dynamic-unreachable"})
 
 

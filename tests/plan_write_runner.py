@@ -1,4 +1,4 @@
-"""Runs in a side interpreter with graphrag installed (tests/test_plan_write_graphrag.py): for every
+"""Runs in a side interpreter with graphrag installed (tests/verify/test_plan_write_graphrag.py): for every
 index given, ``graphrag-audit plan INDEX --reports K --write OUT -f json`` (this checkout's CLI, in
 process), then graphrag's OWN code over OUT:
 

@@ -1,4 +1,4 @@
-"""Shared by tests/test_writes.py and tests/fuzz/fuzz_writes.py: the writers of the CLI as
+"""Shared by tests/io/test_writes.py and tests/fuzz/fuzz_writes.py: the writers of the CLI as
 commands, index copies, and states of a folder to compare before and after a write.
 
 Every writer of graphrag-audit, as the argument list that makes it write to TARGET:

@@ -18,7 +18,7 @@ unchanged; nothing changed in the input folder except the target (its real locat
 --write, the OUT folder; no temporary file left behind; a target inside the index or over a
 table always refused. The first failing input is kept under --out with the result.
 
-tests/test_writes.py runs the same generator through hypothesis with 30 examples (set
+tests/io/test_writes.py runs the same generator through hypothesis with 30 examples (set
 GRAPHRAG_AUDIT_FUZZ_EXAMPLES for more). This file is not collected by pytest.
 """
 
