@@ -98,10 +98,13 @@ def best_of(n: int, argv: list[str], code: Path) -> dict:
     return {k: (max if k == "rss" else min)(r[k] for r in runs) for k in runs[0]}
 
 
-def rows(args) -> list[tuple[str, list[str], list[str] | None, float, int]]:
+Row = tuple[str, list[str], "list[str] | None", float, int]
+
+
+def rows(args) -> list[Row]:
     """(name, audit argv, floor argv or None, target ratio or wall limit, repeat)."""
     py = sys.executable
-    out = []
+    out: list[Row] = []
     for label, index in (("real-ralad-large", REAL), ("seed-v3", REPO / "fixtures" / "seed-v3")):
         floor = [py, "-c", READ_CODE, read_spec(index), "system-pages"]
         for fmt in ([], ["-f", "json"]):
