@@ -1,7 +1,4 @@
-"""Every rule the tool can report: id, default severity, title, and how to fix it.
-
-docs/rules.md documents the same ids; a test keeps the two in step.
-"""
+"""Every rule the tool can report: id, default severity, title, how to fix it (docs/rules.md is generated)."""
 
 from __future__ import annotations
 

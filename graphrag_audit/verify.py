@@ -58,8 +58,10 @@ import io
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import replace
 from importlib import metadata
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -76,6 +78,9 @@ from graphrag_audit.results.verify import (
     VerifyResult,
 )
 from graphrag_audit.verify_dynamic import id_key, short_error, sorted_ids, verify_dynamic
+
+if TYPE_CHECKING:
+    from graphrag_audit.analysis.costs import ContextCoster
 
 #: graphrag's global search context parameters (``get_global_search_engine``, 1.x - 3.x),
 #: without the size limit, whose name changed (1.x ``max_tokens``, 2.x/3.x ``max_context_tokens``)
@@ -192,18 +197,19 @@ def _select(read_indexer_reports, reports_df, other_df, n):
 def _outcome(theirs, err, ours, expected: str | None) -> SelectionCheck:
     """One load path's result at one level. ``status`` is "agrees" only when graphrag returned a
     selection and it is the audit's; a raise is "graphrag_raised" even when the audit predicted it."""
-    predicted = {"expected": expected, "expected_error_not_raised": bool(expected) and err is None}
     if err is not None:
-        return SelectionCheck("graphrag_raised", None, graphrag_error=err, **predicted)
+        return SelectionCheck("graphrag_raised", None, graphrag_error=err, expected=expected)
+    not_raised = bool(expected)
     if theirs != ours:
         return SelectionCheck(
             "differs",
             len(theirs),
             only_graphrag=tuple(sorted(set(theirs) - set(ours))),
             only_audit=tuple(sorted(set(ours) - set(theirs))),
-            **predicted,
+            expected=expected,
+            expected_error_not_raised=not_raised,
         )
-    return SelectionCheck("agrees", len(theirs), **predicted)
+    return SelectionCheck("agrees", len(theirs), expected=expected, expected_error_not_raised=not_raised)
 
 
 def verify_with_graphrag(report, model) -> VerifyResult:
@@ -229,7 +235,7 @@ GRAPHRAG_MODULES = r"graphrag(\.|$)"
 def _verify_with_graphrag(report, model) -> VerifyResult:
     version = installed_graphrag_version()
     unusable = graphrag_unusable_reason()
-    if unusable is not None:
+    if unusable is not None or version is None:
         return VerifyResult(available=False, reason=unusable, graphrag_version=version)
     from graphrag.query.indexer_adapters import read_indexer_reports
 
@@ -290,7 +296,7 @@ def _verify_with_graphrag(report, model) -> VerifyResult:
                 skipped = "the audit's costs are for another selection than graphrag makes here"
             elif api.status == "agrees":
                 map_calls = contexts.compare(n, got, r.selected[behaviour])
-            elif q is not None and q.status == "agrees":
+            elif query is not None and q is not None and q.status == "agrees":
                 map_calls = replace(
                     contexts.compare(
                         n,
@@ -441,6 +447,19 @@ def _audit_batches(coster, rows: np.ndarray, behaviour: str, n):
 class _ContextCheck:
     """graphrag's own global-search context building, compared with the audit's batching."""
 
+    # set by prepare() when it makes the check ready
+    entities_df: pd.DataFrame | None
+    other_df: pd.DataFrame
+    behaviour: str
+    read_entities: Callable[..., Any]
+    build: Callable[..., Any]
+    tok_param: str
+    max_param: str
+    inner: Any
+    max_context_tokens: int
+    coster: ContextCoster
+    comm: np.ndarray
+
     def __init__(self):
         self.ready = False
         self.reason: str | None = None
@@ -563,19 +582,19 @@ class _ContextCheck:
         cost = stats.cost
         audit_calls = cost.map_calls if cost else None
         audit_tokens = cost.tokens if cost else None
-        audit = {"audit_map_calls": audit_calls, "audit_context_tokens": audit_tokens}
         zero_note = "ZeroDivisionError" in ((cost.note if cost else None) or "")
         try:
             g_ids, g_tokens, g_texts = self._graphrag(n, got, frames)
         except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
             self.levels_compared += 1
             return MapCallCheck(
-                **audit,
+                audit_calls,
+                audit_tokens,
                 context_error=short_error(exc),
                 context_error_expected=zero_note and isinstance(exc, ZeroDivisionError),
             )
         # zero_note: the audit predicted graphrag would fail here and it did not
-        predicted = {"context_error_expected": False} if zero_note else {}
+        expected = False if zero_note else None
         self.levels_compared += 1
         rows = np.asarray(stats.rows, dtype=np.int64)
         b, weights = _audit_batches(self.coster, rows, self.behaviour, n)
@@ -586,8 +605,9 @@ class _ContextCheck:
         ):
             # verify rebuilds the audit's batches to see inside them; they must be the reported ones
             return MapCallCheck(
-                **audit,
-                **predicted,
+                audit_calls,
+                audit_tokens,
+                context_error_expected=expected,
                 graphrag_map_calls=len(g_ids),
                 map_calls_agree=len(g_ids) == audit_calls,
                 batches_agree=False,
@@ -631,8 +651,9 @@ class _ContextCheck:
                 detail["only_graphrag_batch"] = tuple(x for x in g_ids[diff] if x not in a_ids[diff])[:50]
                 detail["only_audit_batch"] = tuple(x for x in a_ids[diff] if x not in g_ids[diff])[:50]
         return MapCallCheck(
-            **audit,
-            **predicted,
+            audit_calls,
+            audit_tokens,
+            context_error_expected=expected,
             graphrag_map_calls=len(g_ids),
             map_calls_agree=len(g_ids) == audit_calls == b.n_batches,
             graphrag_context_tokens=int(sum(g_tokens)),

@@ -54,6 +54,7 @@ import logging
 import os
 import types
 from dataclasses import replace
+from typing import Any
 
 from graphrag_audit.results.verify import (
     DynamicCheckSummary,
@@ -415,33 +416,30 @@ def compare_scenario(expected, got: dict, audit_error: str | None) -> DynamicSce
         return DynamicScenarioCheck(
             status="graphrag_raised", graphrag_error=got["error"], expected=audit_error or None
         )
-    theirs = {
-        "graphrag_rating_calls": got["rating_calls"],
-        "graphrag_waves": tuple(got["waves"]),
-        "graphrag_kept": len(got["kept_ids"]),
-    }
-    if expected is None:
-        return DynamicScenarioCheck(
-            status="differs", **theirs, expected=audit_error or "no scenario", expected_error_not_raised=True
-        )
-    audit_kept = sorted_ids(expected.kept_ids)
-    ours = {
-        "audit_rating_calls": int(expected.rating_calls),
-        "audit_waves": tuple(int(w) for w in expected.waves),
-        "audit_kept": len(audit_kept),
-    }
-    same = (
-        got["rating_calls"] == ours["audit_rating_calls"]
-        and tuple(got["waves"]) == ours["audit_waves"]
-        and got["kept_ids"] == audit_kept
-    )
-    if same:
-        return DynamicScenarioCheck(status="agrees", **theirs, **ours)
-    g, a = set(got["kept_ids"]), set(audit_kept)
-    return DynamicScenarioCheck(
+    check = DynamicScenarioCheck(
         status="differs",
-        **theirs,
-        **ours,
+        graphrag_rating_calls=got["rating_calls"],
+        graphrag_waves=tuple(got["waves"]),
+        graphrag_kept=len(got["kept_ids"]),
+    )
+    if expected is None:
+        return replace(check, expected=audit_error or "no scenario", expected_error_not_raised=True)
+    audit_kept = sorted_ids(expected.kept_ids)
+    check = replace(
+        check,
+        audit_rating_calls=int(expected.rating_calls),
+        audit_waves=tuple(int(w) for w in expected.waves),
+        audit_kept=len(audit_kept),
+    )
+    if (
+        check.graphrag_rating_calls == check.audit_rating_calls
+        and check.graphrag_waves == check.audit_waves
+        and got["kept_ids"] == audit_kept
+    ):
+        return replace(check, status="agrees")
+    g, a = set(got["kept_ids"]), set(audit_kept)
+    return replace(
+        check,
         only_graphrag_kept=tuple(sorted(g - a, key=repr)[:50]),
         only_audit_kept=tuple(sorted(a - g, key=repr)[:50]),
     )
@@ -467,7 +465,10 @@ def compare_level(version, runner, n, relevant) -> DynamicLevelCheck:
             expected=version.error,
             reason="the audit predicts graphrag's select() never returns here: not run",
         )
-    scen = {"none_relevant": (version.none_relevant, set()), "all_relevant": (version.all_relevant, None)}
+    scen: dict[str, tuple[Any, set[int] | None]] = {
+        "none_relevant": (version.none_relevant, set()),
+        "all_relevant": (version.all_relevant, None),
+    }
     if relevant is not None:
         scen["what_if"] = (version.what_if, set(int(x) for x in relevant))
     results = {}
@@ -483,19 +484,19 @@ def verify_dynamic(report, version: str, frames: dict) -> tuple[DynamicCheckSumm
     """(summary, {community_level: per-level result}) of the dynamic comparison; ``frames``: the
     tables as read for the Python API (``reports``, ``communities``, 1.x also ``nodes``)."""
     opts = report.options
-    settings = {
-        "threshold": int(opts.threshold),
-        "keep_parent": bool(opts.keep_parent),
-        "num_repeats": int(opts.num_repeats),
-        "max_level": int(opts.max_level),
-    }
+    settings = DynamicSettings(
+        threshold=int(opts.threshold),
+        keep_parent=bool(opts.keep_parent),
+        num_repeats=int(opts.num_repeats),
+        max_level=int(opts.max_level),
+    )
     relevant = None if opts.relevant is None else tuple(int(x) for x in opts.relevant)
     family, why = family_of(version)
     summary = DynamicCheckSummary(
         compared=False,
         agree=None,
         family=family,
-        settings=DynamicSettings(**settings),
+        settings=settings,
         scenarios=tuple(s for s in SCENARIOS if s != "what_if" or relevant is not None),
     )
     levels = [r.community_level for r in report.levels]
@@ -528,7 +529,7 @@ def verify_dynamic(report, version: str, frames: dict) -> tuple[DynamicCheckSumm
             "this index has another"
         )
     try:
-        runner = GraphragDynamic(family, frames, settings)
+        runner = GraphragDynamic(family, frames, settings.to_dict())
     except Exception as exc:  # noqa: BLE001 - an unknown graphrag layout: not run, with the reason
         return all_not_run(f"cannot build graphrag's DynamicCommunitySelection here ({short_error(exc)})")
     rows = {}

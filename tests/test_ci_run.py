@@ -18,6 +18,7 @@ TAIL = [
     "-m pip install -q .[lint]",
     "-m ruff check .",
     "-m ruff format --check .",
+    "-m mypy graphrag_audit",
     "-m pip install .[test]",
     "-m pytest",
     "-m pytest -m side or emulator or browser or hostile or large",

@@ -328,7 +328,7 @@ def test_children_vs_parent_equals_the_set_formula(rows):
     assert _children_vs_parent(comm, children, parent) == want
 
 
-# ---- containment by (level, entity) slots == the set formula ---------------------------------
+# ---- containment == the set formula ---------------------------------
 @st.composite
 def memberships(draw):
     """Communities 0..n-1 at random levels with random single or multiple parents (some naming
@@ -351,7 +351,7 @@ def memberships(draw):
 def test_containment_equals_the_set_formula(case):
     from types import SimpleNamespace
 
-    from graphrag_audit.analysis.integrity import _contained_by_level_slots, _containment
+    from graphrag_audit.analysis.integrity import _contained_level_by_level, _containment
 
     n, level, edges, rows = case
     communities = pd.DataFrame(
@@ -379,7 +379,7 @@ def test_containment_equals_the_set_formula(case):
     assert (list(got[0].communities) if got else []) == want
     keep = u != v
     ecode, n_ent = pd.factorize(members["entity"])
-    if _contained_by_level_slots(
+    if _contained_level_by_level(
         communities,
         members["community"].to_numpy(),
         np.asarray(ecode, dtype=np.int64),
@@ -391,13 +391,13 @@ def test_containment_equals_the_set_formula(case):
 
 
 def test_containment_shortcut_decides_a_leiden_like_index():
-    from graphrag_audit.analysis.integrity import _contained_by_level_slots
+    from graphrag_audit.analysis.integrity import _contained_level_by_level
     from graphrag_audit.model.keys import key_codes
 
     model = load_index(FIXTURES / "small-leiden-v3")
     ecode, n_ent = key_codes(model.members["entity"])
     f = model.forest
-    assert _contained_by_level_slots(
+    assert _contained_level_by_level(
         model.communities,
         model.members["community"].to_numpy(),
         ecode,
@@ -504,25 +504,6 @@ def text_column_of(values):
     from graphrag_audit.io.coerce import text_column
 
     return text_column(values, len(values))
-
-
-# ---- pair-set equality by (level, entity) slots == Python sets ------------------------------
-@settings(max_examples=400, deadline=None, database=None)
-@given(
-    level=st.lists(st.integers(0, 2), min_size=1, max_size=6),
-    a=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=20),
-    b=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=20),
-    same=st.booleans(),
-)
-def test_pair_sets_equal_is_set_equality(level, a, b, same):
-    from graphrag_audit.analysis.costs import _pair_sets_equal
-
-    n = len(level)
-    a = [(c % n, e) for c, e in a]
-    b = list(reversed(a)) + a[: len(a) // 2] if same else [(c % n, e) for c, e in b]
-    arr = lambda pairs, i: np.array([p[i] for p in pairs], dtype=np.int64)  # noqa: E731
-    got = _pair_sets_equal(arr(a, 0), arr(a, 1), arr(b, 0), arr(b, 1), np.array(level, dtype=np.int64), 7)
-    assert got == (set(a) == set(b))
 
 
 # ---- rating prompts: the estimate counts the fixed text once (issue 22) -----------------------

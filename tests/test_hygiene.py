@@ -198,3 +198,27 @@ def test_workflow_refuses_anything_else(source, tmp_path):
     code, out, calls = _run_install(source, tmp_path)
     assert code == 2 and calls == []
     assert out.startswith("::error title=graphrag-audit::") and "GRAPHRAG_AUDIT_SOURCE" in out
+
+
+def test_every_test_conftest_moves_to_large_exists():
+    """A renamed or deleted test left in tests/conftest.py's LARGE_TESTS would let its new name fall
+    back into the default tier unnoticed."""
+    import ast
+
+    from conftest import LARGE_TESTS
+
+    tests = Path(__file__).resolve().parent
+    stale = []
+    for file, names in LARGE_TESTS.items():
+        path = next(tests.rglob(file), None)
+        defs = (
+            set()
+            if path is None
+            else {
+                n.name
+                for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(n, ast.FunctionDef)
+            }
+        )
+        stale += [f"{file}::{n}" for n in names if n not in defs]
+    assert not stale, stale

@@ -1,11 +1,7 @@
-"""The per-level set questions of ``analysis/level_sets.py`` against the straightforward per-level
-computations they replace, on generated deep trees (tests/synthetic.py), in both layouts, and on
-trees with parent cycles (where :class:`AncestorFlags` hands over to ``Ancestry.ancestors_in``).
-
-For every community_level and behaviour, in the audit's order (level by level, so the >= 2.0
-selections grow from the one below) and again in a shuffled order: the covered entities, their
-text units and the rows that are an ancestor of another selected row equal a from-scratch count.
-"""
+"""The per-level set questions of ``levels.TreeIndex`` (covered entities, their text units, rows
+that are an ancestor of another selected row) against from-scratch counts, on generated deep trees
+(tests/synthetic.py) in both layouts, trees with parent cycles and long single-child chains, for
+every community_level and behaviour, in the audit's order and in a shuffled order."""
 
 from __future__ import annotations
 
@@ -17,7 +13,6 @@ import synthetic as S
 from deep_indexes import parent_cycle_index, single_child_chains_index
 from test_scale import ref_ancestors_in
 
-from graphrag_audit.analysis.level_sets import AncestorFlags
 from graphrag_audit.analysis.levels import TreeIndex, level_stats
 from graphrag_audit.graphrag.selection import BEHAVIOURS, select_all
 from graphrag_audit.io.load import load_index
@@ -72,12 +67,11 @@ def test_incremental_sets_equal_the_per_level_computation(deep_indexes, shape, l
     model = load_index(deep_indexes[(shape, layout)])
     levels = _check(model, None)
     if shape == "deep-narrow":
-        assert levels > 10  # a deep tree: the layered pass and the growing sets both ran
+        assert levels > 10
     _check(model, 7)
 
 
-def test_level_stats_equal_with_and_without_the_flags(deep_indexes):
-    """Every statistic of every selection equals the one computed with the old set code."""
+def test_level_stats_equal_the_from_scratch_counts(deep_indexes):
     model = load_index(deep_indexes[("deep-narrow", "3.x")])
     fast = level_stats(model, TreeIndex(model).with_text_units(model), select_all(model))
     slow_ti = TreeIndex(model).with_text_units(model)
@@ -95,29 +89,8 @@ def test_level_stats_equal_with_and_without_the_flags(deep_indexes):
 def test_cycles_and_long_chains(tmp_path, kind):
     if kind == "cycle":
         d = parent_cycle_index(tmp_path / "idx", 120)
-    else:  # 80 levels of single-child chains: deeper than the layered pass goes
+    else:  # 80 levels of single-child chains
         d = single_child_chains_index(tmp_path / "idx", 4, 80)
     model = load_index(d)
-    ti = TreeIndex(model)
-    flags = AncestorFlags(ti.forest.ancestry)
-    if kind == "cycle":
-        assert not flags.usable  # cycles: the forest's own walk answers
-    else:
-        assert flags.usable and ti.forest.ancestry.max_depth > AncestorFlags.LAYERED  # the preorder way
     _check(model, None)
     _check(model, 3)
-
-
-def test_both_ancestor_ways_agree_on_random_sets(deep_indexes):
-    model = load_index(deep_indexes[("deep-narrow", "1.0-1.2")])
-    ti = TreeIndex(model)
-    a = ti.forest.ancestry
-    layered, preorder = AncestorFlags(a), AncestorFlags(a)
-    preorder.LAYERED = -1
-    rng = np.random.default_rng(0)
-    for k in (0, 1, 2, 5, 50, a.n // 2, a.n):
-        codes = rng.choice(np.arange(-1, a.n), size=k)
-        want = np.zeros(a.n, dtype=bool)
-        want[a.ancestors_in(codes)] = True
-        assert np.array_equal(layered.flags(codes), want)
-        assert np.array_equal(preorder.flags(codes), want)

@@ -1,13 +1,7 @@
 """The shortcuts of the tree and selection phases (issue 22, S9) against plain references.
 
-* ``levels.TreeIndex.members_of`` copies a few runs of consecutive community codes slice by slice:
-  it must give exactly the rows the gather over every code gives (same entities, same order),
-  on membership rows in any order, with repeated rows, unknown communities and gaps.
-* ``levels.codes_in`` skips hashing when the index is 0 … n-1: it must equal
-  ``pd.Index.get_indexer`` on every index, including ones that only look like a range.
-* ``level_sets.CoveredSets`` with ``missing=False`` and from an empty set: the level-set tests
-  (tests/test_level_sets.py) compare it with a from-scratch count; here the statistics of real
-  and adversarial indexes are compared with the code path kept as the reference.
+* ``levels.TreeIndex.members_of`` gives exactly the rows of a row-by-row gather (same entities,
+  same order), on membership rows in any order, with repeated rows, unknown communities and gaps.
 """
 
 from __future__ import annotations
@@ -18,9 +12,7 @@ import pytest
 import synthetic as S
 from deep_indexes import parent_cycle_index, single_child_chains_index
 
-from graphrag_audit.analysis import levels as L
-from graphrag_audit.analysis.levels import TreeIndex, codes_in, level_stats, tree_levels
-from graphrag_audit.graphrag.selection import select_all
+from graphrag_audit.analysis.levels import TreeIndex
 from graphrag_audit.io.load import load_index
 
 
@@ -48,7 +40,7 @@ def test_members_of_equals_the_row_by_row_gather(seed):
     mem_ecode = rng.integers(-1, 500, rows)  # -1: a key the entities do not hold
     ti = _bare_tree(mem_ccode, mem_ecode, n_comm)
     cases = [np.arange(n_comm), np.arange(0), np.array([n_comm - 1]), np.arange(n_comm // 3, n_comm // 2)]
-    for k in (1, 2, 5, 40, 63, 64, 65, 200):  # around L.MAX_RUNS runs
+    for k in (1, 2, 5, 40, 63, 64, 65, 200):
         cases.append(np.flatnonzero(rng.random(n_comm) < min(1.0, k / n_comm)))
         start = np.sort(rng.choice(n_comm, size=min(k, n_comm), replace=False))
         cases.append(np.unique(np.concatenate([np.arange(s, min(s + 3, n_comm)) for s in start])))
@@ -57,112 +49,6 @@ def test_members_of_equals_the_row_by_row_gather(seed):
         got = ti.members_of(ccodes)
         assert np.array_equal(got, _ref_members_of(mem_ccode, mem_ecode, ccodes)), (seed, len(ccodes))
         assert got.dtype == mem_ecode.dtype
-        runs = L._code_runs(ccodes)
-        if runs is not None and len(ccodes):  # the runs cover exactly the codes
-            assert np.array_equal(np.concatenate([np.arange(a, b + 1) for a, b in zip(*runs)]), ccodes)
-
-
-def test_members_of_slices_are_copies():
-    ti = _bare_tree(np.array([0, 0, 1, 2]), np.array([5, 6, 7, 8]), 3)
-    got = ti.members_of(np.array([0, 1, 2]))
-    got[:] = -9  # CoveredSets maps the array in place: the grouped rows must stay intact
-    assert np.array_equal(ti.members_of(np.array([0, 1, 2])), [5, 6, 7, 8])
-
-
-@pytest.mark.parametrize(
-    "index",
-    [
-        pd.Index(np.arange(6)),
-        pd.RangeIndex(6),
-        pd.Index(np.arange(1, 7)),
-        pd.Index([0, 1, 2, 2, 3, 5]),
-        pd.Index([0, 2, 1, 3, 4, 5]),
-        pd.Index([0, 1, 2, 3, 4, 6]),
-        pd.Index(np.arange(6, dtype=np.uint64)),
-        pd.Index(np.arange(6, dtype=np.int32)),
-        pd.Index([-1, 0, 1, 2, 3, 4]),
-        pd.Index(np.zeros(0, dtype=np.int64)),
-        pd.Index([0]),
-        pd.Index(np.arange(5, dtype=float)),
-    ],
-)
-def test_codes_in_equals_get_indexer(index):
-    values = [
-        np.array([0, 5, 6, -1, 3, 3, 2**40, -(2**40)], dtype=np.int64),
-        np.array([0, 1, 5, 2**63 + 7], dtype=np.uint64),
-        np.zeros(0, dtype=np.int64),
-        np.array([1, 4, 0], dtype=np.int32),
-    ]
-    for v in values:
-        if index.dtype.kind == "i" and v.dtype.kind == "u" and len(index) and index.min() < 0:
-            continue  # pandas refuses mixed signed/unsigned there; codes_in hands such cases to it too
-        try:
-            want = index.get_indexer(v)
-        except pd.errors.InvalidIndexError:  # repeated values: codes_in must not answer either
-            with pytest.raises(pd.errors.InvalidIndexError):
-                codes_in(index, v)
-            continue
-        got = codes_in(index, v)
-        assert np.array_equal(got, want), (index, v)
-
-
-def _stats_tuple(stats: dict) -> list:
-    return [
-        (
-            n,
-            b,
-            s.count,
-            s.entities_covered,
-            s.text_units_covered,
-            s.ancestors_sent,
-            s.by_level,
-            s.community_ids.array.tolist(),
-        )
-        for n, by_b in stats.items()
-        for b, s in by_b.items()
-    ]
-
-
-def _reference_ti(model) -> TreeIndex:
-    """A TreeIndex with every shortcut off: hashed codes, the gather for every set, the -1 mapping
-    pass always."""
-    ti = TreeIndex(model)
-    ti.mem_ccode = ti.index.get_indexer(model.members["community"].to_numpy())
-    return ti.with_text_units(model)
-
-
-@pytest.fixture(scope="module")
-def indexes(tmp_path_factory):
-    out = []
-    for shape, n in (("deep-narrow", 3000), ("many-tiny", 1500)):
-        for layout in ("3.x", "1.0-1.2"):
-            d = tmp_path_factory.mktemp(f"{shape}-{layout}")
-            S.write_index(S.leiden_shape(shape, n, seed=5), d, layout)
-            out.append(d)
-    out.append(parent_cycle_index(tmp_path_factory.mktemp("cycle") / "idx", 60))
-    out.append(single_child_chains_index(tmp_path_factory.mktemp("chains") / "idx", 3, 70))
-    return out
-
-
-def test_tree_and_selection_statistics_equal_the_reference(indexes, monkeypatch):
-    for d in indexes:
-        model = load_index(d)
-        ti = TreeIndex(model).with_text_units(model)
-        fast = (
-            ti.clustered(),
-            tree_levels(model, ti),
-            _stats_tuple(level_stats(model, ti, select_all(model))),
-        )
-        with monkeypatch.context() as mp:
-            mp.setattr(L, "MAX_RUNS", 0)  # every members_of through the gather
-            ref = _reference_ti(model)
-            ref._sets()._missing = True
-            slow = (
-                ref.clustered(),
-                tree_levels(model, ref),
-                _stats_tuple(level_stats(model, ref, select_all(model))),
-            )
-        assert fast == slow, d
 
 
 def _ref_first_rows(codes: np.ndarray, width: int):
@@ -260,6 +146,19 @@ def test_level_by_level_containment_is_sound():
         contained += truth
         proven += got
     assert proven > contained // 2 > 100
+
+
+@pytest.fixture(scope="module")
+def indexes(tmp_path_factory):
+    out = []
+    for shape, n in (("deep-narrow", 3000), ("many-tiny", 1500)):
+        for layout in ("3.x", "1.0-1.2"):
+            d = tmp_path_factory.mktemp(f"{shape}-{layout}")
+            S.write_index(S.leiden_shape(shape, n, seed=5), d, layout)
+            out.append(d)
+    out.append(parent_cycle_index(tmp_path_factory.mktemp("cycle") / "idx", 60))
+    out.append(single_child_chains_index(tmp_path_factory.mktemp("chains") / "idx", 3, 70))
+    return out
 
 
 def test_integrity_findings_equal_without_the_shortcut(indexes, monkeypatch):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from graphrag_audit.analysis.checks import Thresholds, dynamic_findings, level_findings
 from graphrag_audit.analysis.cost_settings import resolve_cost_options
@@ -33,6 +34,9 @@ from graphrag_audit.results.audit import (
     LevelResult,
 )
 
+if TYPE_CHECKING:
+    from graphrag_audit.graphrag.token_cache import TokenCache
+
 Progress = Callable[[str], None]
 
 
@@ -52,12 +56,14 @@ def audit_with_model(
     *,
     listed_rows: int = LISTED_ROWS,
     check_model: Callable[[IndexModel], None] | None = None,
+    token_cache: TokenCache | None = None,
 ) -> tuple[IndexModel, AuditReport]:
     """(the loaded model, its :class:`AuditReport`): for callers that also need the tables
     (``--verify``, the HTML report's tree, the output guard). The report holds no model.
     ``listed_rows``: reports listed per behaviour at ``options.level`` (``AuditReport.listing``);
     ``check_model`` is called on the model before any
-    analysis (the CLI refuses ``--relevant`` ids that are no community there)."""
+    analysis (the CLI refuses ``--relevant`` ids that are no community there); ``token_cache``: exact
+    counts the costs take before counting (graphrag/token_cache.py)."""
     options = options or AuditOptions()
     step = progress or (lambda _msg: None)
     timings = {}
@@ -97,10 +103,12 @@ def audit_with_model(
     if options.costs and model.has_reports_table:
         step("counting tokens and map calls")
         t = time.perf_counter()
-        coster = ContextCoster(model, options.tokenizer, options.max_context_tokens)
+        assert options.tokenizer is not None and options.max_context_tokens is not None  # resolved above
+        coster = ContextCoster(model, options.tokenizer, options.max_context_tokens, token_cache)
         costs = level_costs(model, selections, options, progress=step, coster=coster)
         timings["costs"] = time.perf_counter() - t
 
+    assert options.num_repeats is not None  # resolve_dynamic_options sets it
     levels = level_results(model, ti, selections, costs=costs, num_repeats=options.num_repeats, stats=stats)
     del stats
 
@@ -124,10 +132,10 @@ def audit_with_model(
     return model, AuditReport(
         index=index_info(model, depth, tl, clustered),
         options=options,
-        tree_levels=tl,
-        levels=levels,
+        tree_levels=tuple(tl),
+        levels=tuple(levels),
         depth=depth,
-        findings=findings,
+        findings=tuple(findings),
         timings=timings,
         report_entities=ti.rep_n_entities,
         listing=listing,
@@ -146,16 +154,19 @@ def dynamic_levels(model: IndexModel, ns: list, options: AuditOptions, coster=No
     prompt tokens and the what-if's map step too."""
     if len(ns) > DYNAMIC_ALL_LEVELS:  # each N costs up to depth waves: deep trees get --level and None only
         ns = [n for n in ns if n is None or n == options.level] or [ns[-2] if len(ns) > 1 else ns[-1], ns[-1]]
+    o = options  # resolve_dynamic_options has set every setting
+    assert o.threshold is not None and o.keep_parent is not None and o.num_repeats is not None
+    assert o.max_level is not None and o.use_summary is not None
     return dynamic_by_level(
         model,
         ns,
-        threshold=options.threshold,
-        keep_parent=options.keep_parent,
-        num_repeats=options.num_repeats,
-        max_level=options.max_level,
+        threshold=o.threshold,
+        keep_parent=o.keep_parent,
+        num_repeats=o.num_repeats,
+        max_level=o.max_level,
         relevant=options.relevant,
         coster=coster,
-        use_summary=options.use_summary,
+        use_summary=o.use_summary,
         query=options.query,
     )
 

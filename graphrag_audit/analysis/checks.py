@@ -21,6 +21,10 @@ def _exact(stats) -> bool:
     return stats.outcome is None or stats.outcome.exact
 
 
+def _at(levels: Sequence[LevelResult], level: int) -> LevelResult | None:
+    return next((r for r in levels if r.community_level == level), None)
+
+
 def level_findings(
     level: int,
     depth: DepthAnalysis,
@@ -66,7 +70,7 @@ def level_findings(
                     threshold=th.max_unreachable,
                 )
             )
-    at = next((r for r in levels if r.community_level == min(level, depth.max_level)), None)
+    at = _at(levels, min(level, depth.max_level))
     if at is not None:
         v2, v1 = at.selected["v2"], at.selected["v1"]
         if v1.count and v2.count / v1.count > th.max_inflation:
@@ -123,11 +127,10 @@ def coverage_findings(
     min_coverage: float,
     clustered: tuple[int, int | None],
 ) -> list[Finding]:
-    """low-coverage: at ``level`` (the deepest level when beyond the tree) the reports a graphrag
-    sends cover less than ``min_coverage`` of the clustered entities. Checked for the behaviours a
-    graphrag returns as such on this index (``outcome.exact``), else for graphrag >= 2.0's rule."""
+    """low-coverage: at ``level`` (capped at the deepest) the exact behaviours' reports (else graphrag
+    >= 2.0's rule's) cover less than ``min_coverage`` of the clustered entities."""
     total, tu_total = clustered
-    at = next((r for r in levels if r.community_level == min(level, max_level)), None)
+    at = _at(levels, min(level, max_level))
     if at is None or not total:
         return []
     checked = [b for b in ("v2", "v1") if _exact(at.selected[b])] or ["v2"]
@@ -169,16 +172,12 @@ def coverage_findings(
 
 
 def dynamic_findings(level: int, max_level: int, levels: Sequence[LevelResult], already=()) -> list[Finding]:
-    """Dynamic community selection at the queried level, from each graphrag line's simulation
-    (``selected["dynamic"].by_version``, analysis/dynamic.py): the start's ``KeyError: '0'``
-    (unless ``already`` holds ``dynamic-no-level-0-report``, as integrity emits it from the reports
-    table), 2.x's missing descent, and candidates no descent reaches in the lines that descend."""
+    """Dynamic selection's findings at the queried level, from each graphrag line's simulation
+    (``selected["dynamic"].by_version``); ``already``: rules found before (integrity's)."""
     out: list[Finding] = []
-    at = next((r for r in levels if r.community_level == min(level, max(max_level, 0))), None)
-    if at is None:
-        return out
-    bv = at.selected["dynamic"].by_version
-    if bv is None or not bv.versions:
+    at = _at(levels, min(level, max(max_level, 0)))
+    bv = None if at is None else at.selected["dynamic"].by_version
+    if at is None or bv is None or not bv.versions:
         return out
     vs = bv.versions
     failing = [f for f, v in vs.items() if v.error == "KeyError: '0'"]

@@ -31,6 +31,7 @@ def resolve_cost_options(options, model: IndexModel):
         if given[knob] is not None:
             values[knob], src = given[knob], "option"
         elif knob in from_file:
+            assert model.settings_file is not None  # from_file is read from it
             value, key = from_file[knob]
             if knob == "tokenizer" and value not in TOKEN_COUNTER_NAMES:
                 raise IndexInputError(

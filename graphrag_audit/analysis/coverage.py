@@ -48,12 +48,12 @@ def text_unit_cover(
     rows ``member_rows``, None: all of them), or None when the entities carry no text units.
     An entity key that several entity rows share takes the first row's text units (graphrag
     keeps an entity's first row)."""
-    from graphrag_audit.analysis.costs import _entity_text_units_absent, _text_unit_codes
+    from graphrag_audit.analysis.costs import entity_text_units_absent, text_unit_codes
 
-    if _entity_text_units_absent(model):
-        return None
     e = model.entities
-    lens, tu = _text_unit_codes(e["text_unit_ids"])
+    if e is None or entity_text_units_absent(model):
+        return None
+    lens, tu = text_unit_codes(e["text_unit_ids"])
     match = model.key_match
     if match is not None and len(match.member_row) == len(model.members):
         ent_row = np.asarray(match.member_row, dtype=np.int64)

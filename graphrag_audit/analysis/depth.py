@@ -45,39 +45,25 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
     top_rows = np.flatnonzero((ti.level == ti.level[root])[ti.mem_ccode])
     ent_root[ti.mem_ecode[top_rows]] = root[ti.mem_ccode[top_rows]]
 
-    roots_out = []
     root_codes = np.flatnonzero(is_root)
-    ent_per_root = np.bincount(ent_root[ent_root >= 0], minlength=n) if n else np.array([])
-    # leaves per (root, level) in one pass: sorted unique pairs, grouped by root
-    per_root: dict[int, dict[str, int]] = {}
+    ent_per_root = np.bincount(ent_root[ent_root >= 0], minlength=n)
+    per_root: dict[int, dict[str, int]] = {}  # leaves per (root, level)
     for r, lv, cnt in zip(*_pair_counts(root[leaf], ti.level[leaf])):
         per_root.setdefault(r, {})[str(lv)] = cnt
-    # one column at a time as Python ints (not one numpy / pandas lookup per root and field)
-    rc_l = root_codes.tolist()
-    community_l = [int(x) for x in np.asarray(ti.index)[root_codes].tolist()]
-    level_l = ti.level[root_codes].tolist()
-    deepest_l = deepest[root_codes].tolist()
-    reached_l = (deepest[root_codes] - ti.level[root_codes]).tolist()
-    desc_l = desc[root_codes].tolist() if n else []
-    ent_l = ent_per_root[root_codes].tolist() if n else [0] * len(rc_l)
-    for i, rc in enumerate(rc_l):
-        roots_out.append(
-            RootDepth(
-                community=community_l[i],
-                level=int(level_l[i]),
-                deepest_level=int(deepest_l[i]),
-                depth_reached=int(reached_l[i]),
-                descendants=int(desc_l[i]),
-                entities=int(ent_l[i]),
-                leaves_per_level=MappingProxyType(per_root.get(rc, {})),
-            )
-        )
+    columns = (
+        np.asarray(ti.index)[root_codes].astype(np.int64),
+        ti.level[root_codes],
+        deepest[root_codes],
+        deepest[root_codes] - ti.level[root_codes],
+        desc[root_codes],
+        ent_per_root[root_codes],
+    )
+    roots_out = [
+        RootDepth(c, lv, dl, dr, ds, en, MappingProxyType(per_root.get(rc, {})))
+        for rc, c, lv, dl, dr, ds, en in zip(root_codes.tolist(), *(col.tolist() for col in columns))
+    ]
     roots_out.sort(key=lambda r: (-r.depth_reached, -r.entities, r.community))
-    hist: dict[str, int] = {}
-    if len(root_codes):
-        d = deepest[root_codes] - ti.level[root_codes]
-        for k, cnt in enumerate(np.bincount(d).tolist()):
-            hist[str(k)] = int(cnt)
+    hist = {str(k): cnt for k, cnt in enumerate(np.bincount(columns[3]).tolist())} if len(root_codes) else {}
 
     # per N, by counting once: roots whose subtree reaches N, entities whose finest level >= N
     clustered = ent_finest >= 0
@@ -85,21 +71,19 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
     reach_at = _at_least(deepest[root_codes], top)
     served_at = _at_least(ent_finest[clustered], top)
     n_roots, n_clustered = int(len(root_codes)), int(clustered.sum())
-    per_level = []
-    for lv in range(max_level + 1):
-        reach, served = int(reach_at[lv]), int(served_at[lv])
-        per_level.append(
-            LevelDepth(
-                community_level=lv,
-                roots_reaching=reach,
-                roots_stuck=n_roots - reach,
-                roots_total=n_roots,
-                entities_served=served,
-                entities_stuck=n_clustered - served,
-                entities_total=n_clustered,
-                entities_per_report=v1_spreads.get(lv) if v1_spreads else None,
-            )
+    per_level = [
+        LevelDepth(
+            community_level=lv,
+            roots_reaching=int(reach_at[lv]),
+            roots_stuck=n_roots - int(reach_at[lv]),
+            roots_total=n_roots,
+            entities_served=int(served_at[lv]),
+            entities_stuck=n_clustered - int(served_at[lv]),
+            entities_total=n_clustered,
+            entities_per_report=v1_spreads.get(lv) if v1_spreads else None,
         )
+        for lv in range(max_level + 1)
+    ]
 
     asym = 0.0
     if max_level > 0 and clustered.any():
@@ -107,13 +91,8 @@ def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = No
 
     single = np.sort(ti.index.to_numpy()[ti.children_count == 1]).astype(np.int64).tolist()
     dup_levels = []
-    by_level = np.argsort(ti.level, kind="stable")  # each level's codes, ascending: one slice
-    bounds = (
-        np.searchsorted(ti.level[by_level], np.arange(max_level + 2)) if n else np.zeros(1, dtype=np.int64)
-    )
     for lv in range(1, max_level + 1):
-        at = by_level[bounds[lv] : bounds[lv + 1]]
-        above = by_level[bounds[lv - 1] : bounds[lv]]
+        at, above = np.flatnonzero(ti.level == lv), np.flatnonzero(ti.level == lv - 1)
         if (
             len(at)
             and len(at) == len(above)
@@ -139,9 +118,7 @@ def _at_least(values: np.ndarray, top: int) -> np.ndarray:
 
 
 def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[list[int], list[int], list[int]]:
-    """The distinct (a, b) pairs in (a, b) order with how often each occurs, as three lists:
-    ``np.unique(np.stack([a, b]), axis=1, return_counts=True)`` on one integer key (non-negative
-    ``a``) instead of the row-wise unique."""
+    """The distinct (a, b) pairs in order with their counts, as three lists (``a`` non-negative)."""
     if not len(a):
         return [], [], []
     b = b.astype(np.int64, copy=False)

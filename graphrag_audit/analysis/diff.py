@@ -299,9 +299,9 @@ def _entity_names_arrow(
     """The names entities are compared by, for the membership's distinct entity keys ``keys``;
     ``rows``: each key's first entities row (-1: none), as :func:`_first_entity_rows` gives them,
     or None to look the keys up here."""
-    if not by_title or model.member_key == "title":
-        return keys
     ent = model.entities
+    if not by_title or model.member_key == "title" or ent is None:  # (by_title: entities are there)
+        return keys
     titles = _strings(_as_arrow(ent["title"]))
     if rows is None:
         pos = pc.index_in(keys, value_set=_strings(_as_arrow(ent["id"])))  # the first entities row of each id
@@ -320,9 +320,9 @@ def _entity_names_arrow(
 def _entity_names(model: IndexModel, uniques: np.ndarray, by_title: bool) -> np.ndarray:
     """The names entities are compared by, for the membership's distinct entity keys."""
     keys = np.asarray(uniques, dtype=object)
-    if not by_title or model.member_key == "title":
-        return keys
     ent = model.entities
+    if not by_title or model.member_key == "title" or ent is None:  # (by_title: entities are there)
+        return keys
     pos = (
         pd.Index(ent["id"].astype(object)).get_indexer(keys)
         if ent["id"].is_unique
@@ -389,7 +389,7 @@ class _Side:
             self.report_level = rep["level"].to_numpy(np.int64)
         self.arrow = True
         self.entity_rows = None
-        if len(mem):
+        if kept is not None and len(mem):
             try:
                 self.entity_codes, self.entity_uniques = _entity_codes_arrow(mem["entity"])
             except (pa.ArrowException, TypeError, ValueError):  # keys arrow cannot hold as strings

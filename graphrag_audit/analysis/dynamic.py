@@ -73,7 +73,7 @@ def resolve_dynamic_options(options, model: IndexModel):
         given = getattr(options, knob)
         if given is not None:
             values[knob], src = given, "option"
-        elif knob in from_file:
+        elif model.settings_file is not None and knob in from_file:
             values[knob], src = from_file[knob], model.settings_file.name
         else:
             values[knob], src = default, "graphrag default"
@@ -262,7 +262,7 @@ def dynamic_by_level(
     )
     out = {}
     for n in levels:
-        if fixed_error:
+        if inp is None:
             out[n] = DynamicByVersion(
                 {
                     f: DynamicVersion(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphrag_audit.analysis.level_sets import AncestorFlags, CoveredSets
+from graphrag_audit.analysis.coverage import TextUnitCover, text_unit_cover
 from graphrag_audit.graphrag.compat import behaviour_outcomes
 from graphrag_audit.graphrag.selection import BEHAVIOURS, Selection
 from graphrag_audit.model.index import IndexModel
@@ -35,7 +35,7 @@ class TreeIndex:
         self.parent = forest.first_parent
         self.children_count = forest.n_children
         m = model.members
-        self.mem_ccode = codes_in(self.index, m["community"].to_numpy())
+        self.mem_ccode = self.index.get_indexer(m["community"].to_numpy())
         ok = self.mem_ccode >= 0
         self.mem_ccode = self.mem_ccode[ok]
         ent = m["entity"].array
@@ -43,7 +43,7 @@ class TreeIndex:
         self.mem_ecode, self.n_member_entities = model.member_key_codes() if ok.all() else key_codes(ent[ok])
         #: the text units of each clustered entity (analysis/coverage.py), set by
         #: :meth:`with_text_units`; None: not asked for, or the entities carry none
-        self.text_units = None
+        self.text_units: TextUnitCover | None = None
         rep = self.rep_comm = model.reports["community"].to_numpy()
         self.rep_ccode = self.index.get_indexer(rep)
         self.rep_level = model.reports["level"].to_numpy()
@@ -51,9 +51,8 @@ class TreeIndex:
         has = self.rep_ccode >= 0
         rep_n[has] = self.n_entities[self.rep_ccode[has]]
         self.rep_n_entities = rep_n
-        self._covered: CoveredSets | None = None  # the last few sets asked about (covered)
-        self._anc_flags: AncestorFlags | None = None
-        self._members = None
+        self._mask = np.zeros(self.n_member_entities, dtype=bool)  # entities of the last covered()
+        self._members: tuple[np.ndarray, np.ndarray] | None = None
 
     def members_of(self, ccodes: np.ndarray) -> np.ndarray:
         """Entity codes of the membership rows of the distinct communities ``ccodes`` (sorted,
@@ -63,48 +62,31 @@ class TreeIndex:
             start = np.searchsorted(self.mem_ccode[by_comm], np.arange(len(self.index) + 1))
             self._members = (self.mem_ecode[by_comm], start)
         ents, start = self._members
-        runs = _code_runs(ccodes)
-        if runs is not None:  # a few runs of consecutive codes (a level of a level-ordered forest): slices
-            lo, hi = start[runs[0]].tolist(), start[runs[1] + 1].tolist()
-            if len(lo) == 1:
-                return ents[lo[0] : hi[0]].copy()
-            return np.concatenate([ents[a:b] for a, b in zip(lo, hi)])
         lens = start[ccodes + 1] - start[ccodes]
         total = int(lens.sum())
         pos = np.repeat(start[ccodes] - (np.cumsum(lens) - lens), lens) + np.arange(total, dtype=np.int64)
         return ents[pos]
 
     def covered(self, ccodes: np.ndarray) -> int:
-        """Distinct entities of the communities ``ccodes``. A set that holds one asked about
-        recently (>= 2.0 at N+1 holds >= 2.0 at N) costs only its new communities' membership
-        rows; any other set, its own rows: never O(index) per set
-        (:class:`~graphrag_audit.analysis.level_sets.CoveredSets`)."""
-        return self._sets().covered(ccodes).count
+        """Distinct entities of the communities ``ccodes`` (-1: not in the tree, ignored); a
+        membership key the entities do not hold (code -1) counts in the last slot."""
+        self._mask = np.zeros(self.n_member_entities, dtype=bool)
+        self._mask[self.members_of(sorted_unique(ccodes[ccodes >= 0]))] = True
+        return int(np.count_nonzero(self._mask))
 
     def covered_mask(self) -> np.ndarray:
         """The entities (one flag per membership entity code) of the set :meth:`covered` was
         last asked about; valid until the next call of :meth:`covered`."""
-        return self._sets().last().emask
+        return self._mask
 
     def covered_text_units(self) -> int | None:
         """Distinct text units of the entities of the set :meth:`covered` was last asked about
-        (None: not counted), grown with the set like its entities."""
-        return self._sets().last_text_units()
-
-    def _sets(self) -> CoveredSets:
-        if self._covered is None:
-            missing = bool(len(self.mem_ecode)) and int(self.mem_ecode.min()) < 0
-            self._covered = CoveredSets(
-                len(self.index), self.n_member_entities, self.members_of, self.text_units, missing=missing
-            )
-        return self._covered
+        (None: not counted)."""
+        return None if self.text_units is None else self.text_units.count(self._mask)
 
     def with_text_units(self, model: IndexModel) -> TreeIndex:
         """Count covered text units too (``selection_stats``' ``text_units_covered``)."""
-        from graphrag_audit.analysis.coverage import text_unit_cover
-
         self.text_units = text_unit_cover(model, self.mem_rows, self.mem_ecode, self.n_member_entities)
-        self._covered = None
         return self
 
     def clustered(self) -> tuple[int, int | None]:
@@ -121,49 +103,9 @@ class TreeIndex:
 
     def ancestor_rows(self, ccodes: np.ndarray) -> int:
         """How many entries of ``ccodes`` (a selection's community codes, -1: not in the tree)
-        are a proper ancestor of another code in ``ccodes``: ``np.isin(ccodes,
-        ancestors_in(ccodes)).sum()``, in O(communities) per set on a forest without a cycle
-        (:class:`~graphrag_audit.analysis.level_sets.AncestorFlags`)."""
-        if self._anc_flags is None:
-            self._anc_flags = AncestorFlags(self.forest.ancestry)
-        if not self._anc_flags.usable:
-            anc = self.ancestors_in(ccodes)
-            return int(np.isin(ccodes, anc).sum()) if len(anc) else 0
-        flags = self._anc_flags.flags(ccodes)
-        return int(np.count_nonzero(flags[ccodes[ccodes >= 0]]))
-
-
-def codes_in(index, values: np.ndarray) -> np.ndarray:
-    """``index.get_indexer(values)``; without hashing when ``index`` is 0, 1, …, len - 1 (community
-    numbers as graphrag writes them): then a value is its own position."""
-    n = len(index)
-    if (
-        n
-        and values.dtype.kind in "iu"
-        and index.dtype.kind in "iu"
-        and index.is_monotonic_increasing
-        and int(index[0]) == 0
-        and int(index[-1]) == n - 1
-        and index.is_unique
-    ):
-        v = values.astype(np.int64, copy=False)
-        return np.where((v >= 0) & (v < n), v, -1)
-    return index.get_indexer(values)
-
-
-#: at most this many runs of consecutive codes are copied run by run in ``TreeIndex.members_of``
-MAX_RUNS = 64
-
-
-def _code_runs(ccodes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(first codes, last codes) of the runs of consecutive integers in the sorted distinct
-    ``ccodes``, or None when there are more than :data:`MAX_RUNS` of them (or none)."""
-    if not len(ccodes):
-        return None
-    breaks = np.flatnonzero(np.diff(ccodes) != 1)
-    if len(breaks) >= MAX_RUNS:
-        return None
-    return ccodes[np.r_[0, breaks + 1]], ccodes[np.r_[breaks, len(ccodes) - 1]]
+        are a proper ancestor of another code in ``ccodes``."""
+        anc = self.ancestors_in(ccodes)
+        return int(np.isin(ccodes, anc).sum()) if len(anc) else 0
 
 
 def tree_levels(model: IndexModel, ti: TreeIndex) -> list[TreeLevel]:
@@ -238,7 +180,10 @@ def level_stats(model: IndexModel, ti: TreeIndex, selections: dict) -> dict:
         stats: dict[str, SelectionStats] = {}
         for b in BEHAVIOURS:
             rows = by_b[b].rows
-            same = next((s for s in stats.values() if s.rows is rows or s.rows.base is rows), None)
+            same = next(
+                (s for s in stats.values() if s.rows is rows or (s.rows is not None and s.rows.base is rows)),
+                None,
+            )
             stats[b] = selection_stats(model, ti, by_b[b]) if same is None else same.with_(behaviour=b)
         out[n] = stats
     return out

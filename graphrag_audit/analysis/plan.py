@@ -1,58 +1,30 @@
 """Plan a global-search context by budget: a cross-level **frontier** of community reports.
 
-A *frontier* is a set of communities, possibly from several levels, that holds every
-coverable clustered entity exactly once: it starts from the roots (level-0 communities) and is
-refined by *splits*, each replacing one community by its children. The planner returns the
-frontier that fits one budget — ``reports``, ``tokens``, ``map_calls`` (graphrag's exact
-batching) or ``coverage`` — and is as fine as possible in the sense defined below.
-docs/plan.md explains it with real output.
+A *frontier* holds every coverable clustered entity exactly once: it starts from the roots and is
+refined by *splits*, each replacing a community by its children. The planner returns the frontier
+that fits the budgets (``reports``, ``tokens``, ``map_calls`` by graphrag's exact batching,
+``coverage``) and is finest in objective order. docs/plan.md explains it with real output.
 
-Split rules (what a frontier may hold)
---------------------------------------
-* Only communities with a report can be sent. A community without a report is *expanded*:
-  replaced by its children (recursively) at once. A childless community without a report
-  cannot be represented: its entities are **lost** by the expansion.
-* Splits never lose entities. Splitting ``c`` is *allowed* only when its expansion covers
-  every entity of ``c`` (no childless report-less descendant on the way, children covering
-  their parent). Otherwise the split is *blocked* and the plan discloses why. The only
-  unavoidable losses are at the start: a root without a report whose expansion loses
-  entities; those entities are *uncoverable* (no report can carry them) and are disclosed.
-* A community is *final* when it cannot be split (no children, or its split is blocked): its
-  entities are represented at their **finest available level**.
+* A community without a report is *expanded* (replaced by its children, recursively); a childless
+  one without a report loses its entities. A split is *allowed* only when it loses no entity, else
+  *blocked* (and disclosed); entities lost at the start are *uncoverable*. A community that cannot
+  be split is *final*: its entities are at their finest available level.
+* Each objective (``granularity``, ``rank``, ``text-units``) is a priority order π that puts a
+  community before its children; the plan is the split set lexicographically greatest in π among
+  those meeting every ceiling budget.
+* ``_Solver.greedy`` pops candidates in π order and splits while the additive totals fit: exact
+  for reports (tests/test_plan.py and tests/test_plan_objectives.py check it against brute force).
+  Tokens and map calls are costed exactly on whole frontiers: the sweep runs on an additive per-row
+  token estimate under a cap λ and ``_solve_ceilings`` binary-searches the largest λ whose plan
+  fits (optimal when the exact cost is additive and monotone; graphrag's shuffle makes map calls
+  non-monotone, so not claimed then).
+* Baseline ``LF(N)``: every allowed split of a community at level < N, the finest fitting N found
+  by binary search; the granularity sweep starts from it. Coverage ``P``: binary search over a
+  report cap K for the smallest plan holding a share P of the coverable entities at their finest.
+* ``allow_uncovered``: report-less roots may stay out as placeholders (nothing sent).
 
-What is optimised
------------------
-Each objective (``granularity``, ``rank``, ``text-units``; docs/plan.md#objectives) is a priority
-order π over communities that puts every community before its children. A plan's *split set* S
-is the set of communities strictly above its members. The plan is the split set that is
-**lexicographically greatest in π order** among the frontiers meeting every ceiling budget
-(reports, tokens, map calls; several combine, all must hold).
-
-Algorithm (``_Solver.greedy``): pop candidates from a heap in π order; apply a split when the
-running additive totals still fit, else skip it. Report counts are exact and additive, so one
-O(n log n) sweep decides a reports budget; for costs that never decrease when a community is
-split this is the lexicographic maximum (feasible split sets are closed under undoing a split
-with every split below it; tests/test_plan.py and tests/test_plan_objectives.py check it against
-brute force). Tokens and map calls are costed exactly on whole frontiers: the sweep runs on an
-additive per-row token estimate under a cap λ, and ``_solve_ceilings`` binary-searches λ for the
-largest cap whose plan fits exactly (each probe jumps to the edge of the range of caps giving
-the same frontier). The result fits by construction; it is the optimum when the exact cost is
-additive and monotone, and not claimed otherwise (graphrag's shuffle makes map calls non-monotone).
-
-Baseline: ``LF(N)`` = the *level frontier* for ``community_level`` N (every allowed split of a
-community at level < N), the finest fitting one found by binary search over N. The granularity
-sweep starts from it, so that plan is always at least as fine as the best whole level that fits.
-
-Coverage budget ``P``: binary search over a report cap K for a plan P(K) (under the other
-ceilings) holding at least a share P of the coverable entities at their finest available level
-while P(K - 1) does not (the smallest such K when that share is monotone in K).
-
-``allow_uncovered``: report-less roots may stay out as placeholders (nothing sent, entities
-uncovered); bringing one in is a split like any other.
-
-Costs are injected: ``cost(rows) -> Cost(tokens, map_calls)`` with ``rows`` the ascending
-report-row positions (parquet order). :class:`ContextCost` is that function computed exactly
-as the per-level audit does (``costs.level_costs``: same weights, shuffle and batching code).
+Costs are injected: ``cost(rows) -> Cost(tokens, map_calls)`` over ascending report-row positions;
+:class:`ContextCost` computes it as the per-level audit does (``costs.level_costs``).
 """
 
 from __future__ import annotations
@@ -60,6 +32,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import Enum
+from typing import Final
 
 import numpy as np
 import pandas as pd
@@ -68,8 +42,6 @@ from graphrag_audit.errors import IndexInputError
 from graphrag_audit.findings import counted
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import (
-    dictionary_parts,
-    factorize_ints,
     has_duplicates,
     in_sorted,
     sorted_unique,
@@ -100,7 +72,6 @@ __all__ = [
     "PlanTree",
     "SubtreeStatus",
     "plan_context",
-    "level_frontier",
     "LevelOption",
     "PlanReport",
     "level_options",
@@ -187,22 +158,7 @@ class PlanTree:
 
     def _membership(self, m: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """(dense entity code, community) of the distinct membership pairs whose community is in
-        the tree, in row order; codes as ``pd.factorize`` numbers the entity keys (first
-        appearance). Dictionary-encoded keys (``load`` keeps them so) are numbered through their
-        integer codes, and the pairs deduplicated only when some pair repeats; other keys go
-        through pandas."""
-        self._members_in_tree = None
-        comm = m["community"].to_numpy(dtype=np.int64)
-        nodes = np.asarray(self.nodes, dtype=np.int64)
-        keep = in_sorted(comm, nodes)
-        parts = dictionary_parts(m["entity"])
-        if parts is not None:
-            dcodes = parts[0] if keep.all() else parts[0][keep]
-            comm = comm if keep.all() else comm[keep]
-            codes, _ = factorize_ints(dcodes)
-            if not has_duplicates(codes * np.int64(len(nodes)) + np.searchsorted(nodes, comm)):
-                self._members_in_tree = m[keep] if not keep.all() else m
-                return codes, comm
+        the tree, in row order; codes as ``pd.factorize`` numbers the entity keys."""
         m = m[m["community"].isin(self.nodes)].drop_duplicates()
         self._members_in_tree = m
         codes, _ = pd.factorize(m["entity"].to_numpy())
@@ -340,27 +296,16 @@ class PlanTree:
 
 
 # ---------------------------------------------------------------------------------------
-# frontier operations
-# ---------------------------------------------------------------------------------------
-def level_frontier(pt: PlanTree, n: int, start: list[int] | None = None) -> list[int]:
-    """``LF(n)``: from the coarsest frontier, apply every allowed split of a community at level < n."""
-    frontier = list(start if start is not None else pt.start()[0])
-    out: list[int] = []
-    stack = list(frontier)
-    while stack:
-        c = stack.pop()
-        if pt.level[c] < n and pt.splittable(c):
-            stack.extend(pt.split(c).members)
-        else:
-            out.append(c)
-    return sorted(out)
-
-
-# ---------------------------------------------------------------------------------------
 # the solver: one lexicographic greedy sweep per additive cap, binary search for the rest
 # ---------------------------------------------------------------------------------------
 _INF = float("inf")
-_UNSEEN = object()  # a community whose split move is not worked out yet (_Solver._move)
+
+
+class _Unseen(Enum):
+    UNSEEN = 0
+
+
+_UNSEEN: Final = _Unseen.UNSEEN  # a community whose split move is not worked out yet (_Solver._move)
 
 
 class _Solver:
@@ -497,7 +442,9 @@ class _Solver:
                 _, c = pop(heap)
                 if c not in frontier:
                     continue
-                _, kids, d_rows, d_tok = moves[c]  # (c was pushed: its move is known)
+                move_c = moves[c]
+                assert move_c is not None  # c was pushed: its move is known
+                _, kids, d_rows, d_tok = move_c
                 new_rows = rows + d_rows
                 new_tok = tok + d_tok
                 if new_rows <= max_rows and new_tok <= max_tok:
@@ -507,11 +454,11 @@ class _Solver:
                     rows, tok = new_rows, new_tok
                     acc_hi = max(acc_hi, new_tok)
                     for k in kids:
-                        m = moves.get(k, _UNSEEN)
-                        if m is _UNSEEN:
-                            m = move(k)
-                        if m is not None:
-                            push(heap, (m[0], k))
+                        mk = moves.get(k, _UNSEEN)
+                        if mk is _UNSEEN:
+                            mk = move(k)
+                        if mk is not None:
+                            push(heap, (mk[0], k))
                 elif new_rows <= max_rows:
                     rej_lo = min(rej_lo, new_tok)
             # a pass that only grew the totals cannot make a refused split fit: done
@@ -568,6 +515,7 @@ class _Probe:
         hit = self.memo.get(key)
         if hit is None:
             c = self.cost_of(frontier)
+            assert c is not None  # exact checks have a cost function (plan_context refuses otherwise)
             t, m = self.b.get("tokens"), self.b.get("map_calls")
             ok = (t is None or c.tokens <= t) and (m is None or c.map_calls <= m)
             hit = self.memo[key] = (ok, c)
@@ -605,7 +553,8 @@ def _solve_ceilings(solver: _Solver, probe: _Probe, start, max_rows: float) -> l
     return best
 
 
-def _solver_level_frontier(solver: _Solver, n: int) -> list[int]:
+def _level_frontier(solver: _Solver, n: int) -> list[int]:
+    """``LF(n)``: from the coarsest frontier, apply every allowed split of a community at level < n."""
     out, stack = [], list(solver.start)
     while stack:
         c = stack.pop()
@@ -619,12 +568,12 @@ def _solver_level_frontier(solver: _Solver, n: int) -> list[int]:
 def _baseline(solver: _Solver, probe: _Probe, max_rows: float, max_level: int):
     """(finest N whose level frontier LF(N) fits, LF(N)) by binary search over N, or (None, None)."""
     hi = max(max_level, 0)
-    if not probe.fits(_solver_level_frontier(solver, 0), max_rows):
+    if not probe.fits(_level_frontier(solver, 0), max_rows):
         return None, None
-    lo, found = 0, _solver_level_frontier(solver, 0)
+    lo, found = 0, _level_frontier(solver, 0)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        f = _solver_level_frontier(solver, mid)
+        f = _level_frontier(solver, mid)
         if probe.fits(f, max_rows):
             lo, found = mid, f
         else:
@@ -666,7 +615,12 @@ def plan_context(
     if budgets.needs_cost and cost is None:
         raise ValueError(f"a {budgets.kind.replace('_', ' ')} budget needs a cost function (see ContextCost)")
     pt = tree or PlanTree(model)
-    solver = _Solver(pt, objective, allow_uncovered, _row_tokens(pt, cost) if budgets.needs_cost else None)
+    solver = _Solver(
+        pt,
+        objective,
+        allow_uncovered,
+        _row_tokens(pt, cost) if budgets.needs_cost and cost is not None else None,
+    )
     probe = _Probe(solver, budgets, cost)
     max_level = max(pt.level.values()) if pt.level else -1
     r_cap = budgets.get("reports")
@@ -718,10 +672,6 @@ def _coverage_plan(
         else:
             lo = mid
     return best
-
-
-def _finest_entities(pt: PlanTree, members) -> int:
-    return int(sum(pt.n_entities[c] for c in members if not pt.splittable(c)))
 
 
 def _assemble(
@@ -777,7 +727,7 @@ def _assemble(
         )
     if duplicated:
         notes.append(f"{duplicated:,} entities are held by more than one plan member")
-    at_finest = _finest_entities(pt, members)
+    at_finest = _at_finest(solver, frontier)
     checks = _checks(budgets, len(rows), plan_cost, at_finest, coverable)
     why = []
     if not len(rows):
@@ -851,6 +801,7 @@ def _assemble(
 def _checks(budgets: Budgets, reports: int, cost: Cost | None, at_finest: int, coverable: int) -> list[dict]:
     out = []
     for b in budgets:
+        actual: float | None
         if b.kind == "reports":
             actual = reports
         elif b.kind == "coverage":
@@ -936,15 +887,16 @@ class ContextCost:
     def row_tokens(self) -> np.ndarray:
         """Each report row's own tokens without the occurrence-weight cell (rows graphrag's rank
         filter drops: 0): the planner's additive estimate, checked exactly on whole frontiers."""
+        from graphrag_audit.graphrag.context import row_measures
+
         c = self.coster
-        if c.additive:
-            m = c.fixed_measures(False)
-            out = np.zeros(len(m), dtype=np.int64)
-            keep = m >= 0
-            out[keep] = c.counter.tokens_from_measure(m[keep])
-            return out
-        rows = np.arange(len(c.comm), dtype=np.int64)
-        return np.array([int(self(np.array([r])).tokens) for r in rows], dtype=np.int64)
+        if not c.additive:
+            return np.array([int(self(np.array([r])).tokens) for r in range(len(c.comm))], dtype=np.int64)
+        keep = np.flatnonzero(c.ranks >= 0)
+        m = row_measures(c.counter, c.comm, c.titles, c.contents, c.ranks, with_weight=False, rows=keep)
+        out = np.zeros(len(m), dtype=np.int64)
+        out[keep] = c.counter.tokens_from_measure(m[keep])
+        return out
 
     def __call__(self, rows: np.ndarray) -> Cost:
         b = self.coster.batches(rows)

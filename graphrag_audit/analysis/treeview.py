@@ -1,25 +1,11 @@
-"""The community forest as a view: one node per community, what a community_level N sends,
-and a line-budgeted layout that keeps a 1,000-community index readable.
-
-Pure functions of an :class:`IndexModel` (and the selections of ``selection.select_all``);
-renderers (``render/tree_text.py``, ``export.py``, ``render/html.py``) only draw the result.
-
-* **ForestView** (``results/tree.py``): every community of ``model.forest`` once. A community with several parents (``graphrag
-  update`` outputs) hangs under its first parent (``CommunityForest.first_parent``, as everywhere); the
-  others are kept in ``other_parents``. Communities whose parent chain loops become extra
-  roots (``ForestView.cycle_roots``) so nothing is lost.
-* **Sent at N**: with a community_level N, each community with a report is marked ``both``
-  (graphrag >= 2.0 and < 2.0 send its report), ``v2-only`` (only >= 2.0: the coarser
-  ancestors its ``<= N`` rule adds), ``v1-only`` (only < 2.0: possible when community numbers
-  do not grow with depth) or ``neither``.
-* **Layout**: every root is shown; then the largest hidden subtrees are revealed first until
-  the line budget is spent; siblings left hidden are summarised in one row
-  ("… 37 more communities (12 leaves) under 4").
-"""
+"""The community forest as a view (``results/tree.py``): every community once, hung under its first
+parent (parent loops become extra roots), what a community_level N sends (both / v2-only / v1-only /
+neither), and a line-budgeted layout that reveals the largest hidden subtrees first."""
 
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.results.tree import (
@@ -43,13 +29,9 @@ class UnknownCommunity(ValueError):
 
 
 def _sent(in_v2: bool, in_v1: bool) -> str:
-    if in_v2 and in_v1:
-        return SENT_BOTH
-    if in_v2:
-        return SENT_V2_ONLY
-    if in_v1:
-        return SENT_V1_ONLY
-    return SENT_NEITHER
+    return {(True, True): SENT_BOTH, (True, False): SENT_V2_ONLY, (False, True): SENT_V1_ONLY}.get(
+        (in_v2, in_v1), SENT_NEITHER
+    )
 
 
 def build_forest(
@@ -58,12 +40,8 @@ def build_forest(
     selections: dict | None = None,
     title_chars: int = TITLE_CHARS,
 ) -> ForestView:
-    """The view of ``model.forest``; with ``community_level`` the sent marks of that N.
-
-    ``selections`` is ``selection.select_all(model)`` (computed here when needed and not given).
-    An N deeper than the index selects what its deepest level selects (``level <= N`` keeps
-    every row either way).
-    """
+    """The view of ``model.forest``; with ``community_level`` the sent marks of that N (capped at the
+    deepest level). ``selections``: ``selection.select_all(model)``, computed when not given."""
     tree = model.forest
     rep = model.reports
     rep_comm = rep["community"].to_numpy()
@@ -91,21 +69,13 @@ def build_forest(
             in_v1 = {int(x) for x in rep_comm[by_b["v1"].rows]}
             sent_reports = {"v2": int(len(by_b["v2"].rows)), "v1": int(len(by_b["v1"].rows))}
 
-    titles: dict[int, str] = {}
-    n_reports: dict[int, int] = {}
     first_row: dict[int, int] = {}
-    for i, c in enumerate(rep_comm):
-        c = int(c)
-        n_reports[c] = n_reports.get(c, 0) + 1
-        if c not in first_row:
-            first_row[c] = i
-            titles[c] = plain(rep_title[i], title_chars)
+    for i, c in enumerate(rep_comm.tolist()):
+        first_row.setdefault(int(c), i)
+    n_reports = Counter(int(c) for c in rep_comm.tolist())
+    titles = {c: plain(rep_title[i], title_chars) for c, i in first_row.items()}
 
-    # the first-parent rule of the model's forest: a community hangs under its first parent,
-    # children ascending
-    kids = tree.children
-    others = tree.other_parents
-    roots = tree.roots
+    kids, others, roots = tree.children, tree.other_parents, tree.roots
     # reach everything from the roots; a loop in the parent chain leaves nodes unreached
     order: list[int] = []
     seen: set[int] = set()
@@ -151,9 +121,7 @@ def build_forest(
     level, n_ent = tree.level.tolist(), tree.n_entities.tolist()
     for n in order:
         i = code[n]
-        sent = None
-        if community_level is not None:
-            sent = _sent(n in in_v2, n in in_v1)
+        sent = None if community_level is None else _sent(n in in_v2, n in in_v1)
         parent = view_parent[n]
         nodes[n] = CommunityNode(
             community=n,
@@ -169,13 +137,16 @@ def build_forest(
             leaves=leaves[n],
         )
 
-    outside = []
-    for c in sorted(first_row):
-        if c in nodes:
-            continue
-        i = first_row[c]
-        sent = _sent(c in in_v2, c in in_v1) if community_level is not None else None
-        outside.append(OutsideReport(c, int(rep_level[i]), titles[c], sent))
+    outside = [
+        OutsideReport(
+            c,
+            int(rep_level[first_row[c]]),
+            titles[c],
+            None if community_level is None else _sent(c in in_v2, c in in_v1),
+        )
+        for c in sorted(first_row)
+        if c not in nodes
+    ]
     return ForestView(
         nodes=nodes,
         roots=tuple(roots) + tuple(cycle_roots),
@@ -213,18 +184,16 @@ def layout(
         nd = nodes[n]
         return (-nd.size, -nd.entities, nd.level, n)
 
-    shown: set[int] = set()
-    hidden_tops: list[int] = []
-    if budget is not None and len(tops) > budget:
-        keep = sorted(tops, key=size_key)[: max(budget - 1, 1)]
-        hidden_tops = [t for t in tops if t not in set(keep)]
-        tops_shown = [t for t in tops if t in set(keep)]
-    else:
-        tops_shown = list(tops)
-    used = len(tops_shown) + (1 if hidden_tops else 0)
-    for t in tops_shown:
-        shown.add(t)
-        rel[t] = 0
+    keep = (
+        set(tops)
+        if budget is None or len(tops) <= budget
+        else set(sorted(tops, key=size_key)[: max(budget - 1, 1)])
+    )
+    tops_shown = [t for t in tops if t in keep]
+    hidden_tops = [t for t in tops if t not in keep]
+    used = len(tops_shown) + int(bool(hidden_tops))
+    shown = set(tops_shown)
+    rel.update(dict.fromkeys(tops_shown, 0))
     shown_kids: dict[int, int] = {}
     heap: list = []
 
@@ -290,9 +259,7 @@ def layout(
 
     # depth-first, children in ascending community order; a parent whose children are shown
     # only in part gets a "more" row as its last child
-    stack: list = []
-    for i, t in enumerate(tops_shown):
-        stack.append((t, 0, i == len(tops_shown) - 1 and not hidden_tops, ()))
+    stack: list = [(t, 0, i == len(tops_shown) - 1 and not hidden_tops, ()) for i, t in enumerate(tops_shown)]
     stack.reverse()
     while stack:
         item = stack.pop()
@@ -315,10 +282,11 @@ def layout(
             )
         )
         child_guides = gd + (not lst,) if dd > 0 else gd
-        pending: list = []
         has_more = bool(kids_shown and hidden_kids)
-        for i, k in enumerate(kids_shown):
-            pending.append((k, dd + 1, i == len(kids_shown) - 1 and not has_more, child_guides))
+        last = len(kids_shown) - 1
+        pending: list = [
+            (k, dd + 1, i == last and not has_more, child_guides) for i, k in enumerate(kids_shown)
+        ]
         if has_more:
             pending.append(more_row(x, dd + 1, child_guides, hidden_kids))
         stack.extend(reversed(pending))

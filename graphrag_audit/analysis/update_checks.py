@@ -1,20 +1,11 @@
-"""Checks for the damage `graphrag update` (incremental indexing) leaves in one merged index.
+"""Damage `graphrag update` leaves in one merged index: the delta id offset, memberships naming
+entities the entities table lacks, node rows whose level disagrees with the communities table.
 
 graphrag's merge (``graphrag/index/update/communities.py`` @ v3.3.0, v2.7.2, v1.2.0;
-``graphrag/index/update/incremental_index.py`` @ v0.9.0) concatenates the previous communities
-table with the delta run's, after shifting every delta community number by the previous
-maximum + 1 (``v + old_max_community_id + 1``; −1 stays −1). It remaps ``community`` and
-``parent`` only: ``children`` keep the delta run's numbers, and the delta communities'
-``entity_ids`` keep the delta run's entity ids even where the entity merge
-(``graphrag/index/update/entities.py``: grouped by title, ``"id": "first"``) kept the previous
-run's id for that title. The two runs differ only in ``period`` (the UTC date of each run,
-``create_communities.py`` @ v3.3.0: ``datetime.now(timezone.utc).date().isoformat()``).
-
-The ``children`` / ``parent`` disagreement is ``children-parent-mismatch`` and the two runs
-``multiple-periods`` (analysis/integrity.py); this module adds the id offset, memberships
-naming entities that are not in the entities table, and node rows whose level disagrees with
-the communities table.
-"""
+``graphrag/index/update/incremental_index.py`` @ v0.9.0) shifts every delta community number by the
+previous maximum + 1 (−1 stays −1) in ``community`` and ``parent`` only; delta ``entity_ids`` keep the
+delta run's ids (``graphrag/index/update/entities.py``: ``"id": "first"``). Runs differ only in
+``period`` (``create_communities.py`` @ v3.3.0: the UTC date)."""
 
 from __future__ import annotations
 
@@ -28,19 +19,12 @@ from graphrag_audit.model.index import IndexModel
 
 
 def update_findings(model: IndexModel) -> list[Finding]:
-    out: list[Finding] = []
-    out.extend(_delta_offset(model))
-    out.extend(_dangling_members(model))
-    out.extend(_membership_levels(model))
-    return out
+    return _delta_offset(model) + _dangling_members(model) + _membership_levels(model)
 
 
 class PeriodRuns:
-    """The communities grouped by non-empty ``period`` value, oldest first (ISO dates sort as
-    strings): ``periods``; ``ids`` the community numbers sorted within each run, run ``i`` being
-    ``ids[bounds[i]:bounds[i + 1]]``; ``first``/``last`` each run's smallest and largest number and
-    ``previous_max`` the largest number of the runs before it (-1 for the first). Vectorised: an
-    index with a period per community costs one sort."""
+    """Communities grouped by non-empty ``period``, oldest first: run ``i`` is ``ids[bounds[i]:bounds[i + 1]]``
+    (sorted), ``first``/``last`` its extremes, ``previous_max`` the earlier runs' maximum (-1 for the first)."""
 
     def __init__(self, communities: pd.DataFrame):
         per = communities["period"].astype(str).to_numpy()
@@ -51,11 +35,8 @@ class PeriodRuns:
         self.periods = [str(p) for p in uniq]
         self.ids = comm[order]
         self.bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
-        starts = self.bounds[:-1]
-        self.first = self.ids[starts] if len(uniq) else np.zeros(0, dtype=np.int64)
-        self.last = self.ids[self.bounds[1:] - 1] if len(uniq) else np.zeros(0, dtype=np.int64)
-        running = np.maximum.accumulate(self.last) if len(uniq) else self.last
-        self.previous_max = np.concatenate([[-1], running[:-1]]).astype(np.int64) if len(uniq) else running
+        self.first, self.last = self.ids[self.bounds[:-1]], self.ids[self.bounds[1:] - 1]
+        self.previous_max = np.concatenate([[-1], np.maximum.accumulate(self.last)])[:-1].astype(np.int64)
 
     def __len__(self) -> int:
         return len(self.periods)
@@ -65,9 +46,8 @@ class PeriodRuns:
 
 
 def offset_violations(runs: PeriodRuns) -> list[dict]:
-    """For each run after the first, whether its numbers follow graphrag's offset rule: every
-    number above the previous runs' maximum, the first one exactly that maximum + 1 (hierarchical
-    Leiden numbers each run's communities from 0). One dict per run that does not."""
+    """One dict per later run breaking graphrag's offset rule: all numbers above the earlier runs'
+    maximum, the first exactly that maximum + 1."""
     if len(runs) < 2:
         return []
     lens = np.diff(runs.bounds)
@@ -127,19 +107,15 @@ def _delta_offset(model: IndexModel) -> list[Finding]:
     ]
 
 
-def _member_found(model: IndexModel) -> np.ndarray | None:
-    """Per membership row, whether its entity key is in the entities table (None: no table)."""
-    if model.entities is None:
-        return None
-    if model.key_match is not None:
-        return model.key_match.member_row >= 0
-    keys = model.entities["id" if model.member_key == "id" else "title"]
-    return model.members["entity"].isin(pd.Index(keys.dropna().unique())).to_numpy(dtype=bool)
-
-
 def _dangling_members(model: IndexModel) -> list[Finding]:
-    found = _member_found(model)
-    if found is None or found.all():
+    if model.entities is None:
+        return []
+    if model.key_match is not None:
+        found = model.key_match.member_row >= 0
+    else:
+        ent = model.entities["id" if model.member_key == "id" else "title"]
+        found = model.members["entity"].isin(pd.Index(ent.dropna().unique())).to_numpy(dtype=bool)
+    if found.all():
         return []
     m = model.members
     lost = ~found
@@ -162,8 +138,7 @@ def _dangling_members(model: IndexModel) -> list[Finding]:
 
 
 def _membership_levels(model: IndexModel) -> list[Finding]:
-    """create_final_nodes rows (graphrag < 2.0's per-level membership) whose level is not the
-    level of their community in the communities table."""
+    """create_final_nodes rows whose level is not their community's in the communities table."""
     if "nodes" not in model.files or "communities" not in model.files:
         return []
     r = model.rollup_rows

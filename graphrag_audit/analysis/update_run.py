@@ -23,14 +23,11 @@ from graphrag_audit.results.update_run import OffsetCheck, UpdatePart, UpdateRun
 _SHOWN = 50  # missing/extra numbers listed at most
 
 
-def _previous_max(model: IndexModel) -> tuple[int, str]:
-    if "nodes" in model.files:  # graphrag < 2.0 takes the maximum of the previous nodes
-        return int(model.rollup_rows["community"].max()), "create_final_nodes"
-    return int(model.communities["community"].max()), "communities"
-
-
 def offset_check(previous: IndexModel, delta: IndexModel, merged: IndexModel) -> OffsetCheck:
-    old_max, source = _previous_max(previous)
+    if "nodes" in previous.files:  # graphrag < 2.0 takes the maximum of the previous nodes
+        old_max, source = int(previous.rollup_rows["community"].max()), "create_final_nodes"
+    else:
+        old_max, source = int(previous.communities["community"].max()), "communities"
     prev = np.unique(previous.communities["community"].to_numpy(dtype=np.int64))
     shifted = np.unique(delta.communities["community"].to_numpy(dtype=np.int64)) + old_max + 1
     expected = np.union1d(prev, shifted)
@@ -56,7 +53,6 @@ def _part(role: str, path, queried: bool, options: AuditOptions) -> tuple[Update
         return UpdatePart(role, str(path), queried, "unreadable", problem=str(exc)), None
     per_level = tuple(t.communities for t in report.tree_levels)
     periods = tuple(sorted({str(p) for p in model.communities["period"].tolist() if p}))
-    entities = None if model.entities is None else int(len(model.entities))
     return UpdatePart(
         role,
         str(path),
@@ -65,7 +61,7 @@ def _part(role: str, path, queried: bool, options: AuditOptions) -> tuple[Update
         generation=model.generation.label,
         communities=int(len(model.communities)),
         reports=int(len(model.reports)),
-        entities=entities,
+        entities=None if model.entities is None else int(len(model.entities)),
         per_level=per_level,
         periods=periods,
         findings=tuple(report.findings),

@@ -40,6 +40,7 @@ from graphrag_audit.cli.options import (
     Query,
     Relevant,
     Threshold,
+    TokenCacheDir,
     Tokenizer,
     UseSummary,
     Width,
@@ -78,6 +79,7 @@ def levels_cmd(
     tokenizer: Tokenizer = None,
     max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
+    token_cache: TokenCacheDir = None,
     list_reports: Annotated[
         bool,
         typer.Option(
@@ -203,6 +205,16 @@ def levels_cmd(
         except WriteError as exc:
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
 
+    cache = None
+    if token_cache is not None and not no_costs:
+        from graphrag_audit.errors import visible
+        from graphrag_audit.graphrag.token_cache import TokenCache
+
+        cache = TokenCache(token_cache, guard or output_guard(index_dir, reads))
+        warning = run_guarded(cache.load, debug)
+        if warning:
+            say(f"graphrag-audit: warning: {visible(warning)}\n")
+
     def work():
         progress = Progress(enabled=sys.stderr.isatty() and (fmt == LevelsFormat.text or output is not None))
         try:
@@ -246,7 +258,10 @@ def levels_cmd(
                 opts,
                 progress=progress,
                 check_model=relevant_checker(relevant_ids),
+                token_cache=cache,
             )
+            if cache is not None:
+                cache.save()
             if verify:
                 from graphrag_audit.verify import verify_with_graphrag
 

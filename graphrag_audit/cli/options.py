@@ -87,6 +87,16 @@ MaxContextTokens = Annotated[
 
 NoCosts = Annotated[bool, typer.Option("--no-costs", help="Skip token counting and map-call batching.")]
 
+TokenCacheDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--token-cache",
+        metavar="DIR",
+        envvar="GRAPHRAG_AUDIT_TOKEN_CACHE",
+        help="Keep exact token counts in DIR (created; one file) and reuse them on the next run: same output.",
+    ),
+]
+
 ColorOpt = Annotated[
     Color,
     typer.Option(

@@ -25,6 +25,7 @@ from graphrag_audit.cli.options import (
     Relevant,
     ReportLevel,
     Threshold,
+    TokenCacheDir,
     Tokenizer,
     UseSummary,
     parse_relevant,
@@ -34,6 +35,7 @@ from graphrag_audit.cli.run import (
     check_output_path,
     check_tokenizer,
     fail,
+    output_guard,
     parsed,
     relevant_checker,
     run_guarded,
@@ -62,6 +64,7 @@ def report_cmd(
     tokenizer: Tokenizer = None,
     max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
+    token_cache: TokenCacheDir = None,
     num_repeats: NumRepeats = None,
     threshold: Threshold = None,
     keep_parent: KeepParent = None,
@@ -80,6 +83,16 @@ def report_cmd(
         check_tokenizer(tokenizer)
     output = stdout_if_dash(output)
     guard = check_output_path(output, index_dir, (relevant_file(relevant),))
+
+    cache = None
+    if token_cache is not None and not no_costs:
+        from graphrag_audit.errors import visible
+        from graphrag_audit.graphrag.token_cache import TokenCache
+
+        cache = TokenCache(token_cache, guard or output_guard(index_dir, (relevant_file(relevant),)))
+        warning = run_guarded(cache.load, debug)
+        if warning:
+            say(f"graphrag-audit: warning: {visible(warning)}\n")
 
     def work():
         from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
@@ -101,7 +114,11 @@ def report_cmd(
             query=query,
             relevant=relevant_ids,
         )
-        model, report = audit_with_model(index_dir, opts, check_model=relevant_checker(relevant_ids))
+        model, report = audit_with_model(
+            index_dir, opts, check_model=relevant_checker(relevant_ids), token_cache=cache
+        )
+        if cache is not None:
+            cache.save()
         if guard is not None:
             guard.protect_model(model)
         forest = build_forest(model, opts.level, report.selections_by_level())

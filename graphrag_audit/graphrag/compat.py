@@ -118,7 +118,7 @@ def typed_loader_missing(model, reports: bool = True) -> dict[str, list[str]]:
     "community_reports": [...]} (only the tables present and with gaps)."""
     s = _schemas(model)
     out = {}
-    tables = [("communities", "communities", TYPED_COMMUNITY_COLUMNS)]
+    tables: list[tuple[str, str, tuple[str, ...]]] = [("communities", "communities", TYPED_COMMUNITY_COLUMNS)]
     if reports:
         tables.append(("reports", "community_reports", TYPED_REPORT_COLUMNS))
     for logical, name, need in tables:

@@ -1,116 +1,65 @@
 """Reproduce graphrag global search's map-phase context: which reports, how many map calls, how many tokens.
 
-Pure functions; no graphrag import. Given the reports that ``read_indexer_reports`` selected
-at a ``community_level`` (in parquet row order), :func:`build_batches` reproduces
-``build_community_context(..., single_batch=False)`` exactly as global search calls it, and
-:func:`occurrence_weights` reproduces the "occurrence weight" column.
+Pure functions; no graphrag import. Given the reports ``read_indexer_reports`` selected at a
+``community_level`` (parquet row order), :func:`build_batches` reproduces
+``build_community_context(..., single_batch=False)`` as global search calls it and
+:func:`occurrence_weights` the "occurrence weight" column.
 
-What graphrag does (facts checked in microsoft/graphrag source)
--------------------------------------------------------------------
-Sources read (repo ``microsoft/graphrag`` unless named; commit = the stored version read):
+Sources (``microsoft/graphrag`` unless named): ``query/context_builder/community_context.py``
+@4d59c43 (3.x), @4778166 (2.1.0) and SofarDataAI/graphrag @3945482 (0.x; same logic in all
+three); ``query/factory.py`` @330c142 (3.x), @079e8d2 (2.x); ``structured_search/global_search/
+community_context.py`` @4c8ef97 (3.x), @5aca582 (2.x), @06171f3 (0.x/1.x);
+``query/indexer_adapters.py`` @12607bb (3.x), @dac0b86 (0.9/1.0), BlokTrek/graphrag @5c87adc
+(1.0.1), @04c9472 (early 0.x); ``query/input/loaders/dfs.py`` @22a4d29, ``utils.py`` @133a86f;
+``query/llm/text_utils.py`` @13a5e5f (1.x ``num_tokens``).
 
-* ``packages/graphrag/graphrag/query/context_builder/community_context.py`` @4d59c43 (3.x)
-* ``graphrag/query/context_builder/community_context.py`` @4778166 (pyproject says 2.1.0),
-  and the same file in a 0.x-era fork (SofarDataAI/graphrag @3945482, ``graphrag.model``
-  imports, parameter still called ``max_tokens``): the logic below is identical in all
-  three. 1.2.x lies between them; it was not read at a pinned tag.
-* ``packages/graphrag/graphrag/query/factory.py`` @330c142 (3.x), ``graphrag/query/factory.py``
-  @079e8d2 (2.x) and 0.x/1.x copies (``"max_tokens": gs_config.max_tokens``): the same
-  ``context_builder_params`` everywhere.
-* ``.../structured_search/global_search/community_context.py`` @4c8ef97 (3.x), @5aca582 (2.x),
-  @06171f3 (0.x/1.x era).
-* ``packages/graphrag/graphrag/query/indexer_adapters.py`` @12607bb (3.x);
-  ``graphrag/query/indexer_adapters.py`` @dac0b86 (0.9/1.0 era) and BlokTrek/graphrag @5c87adc
-  (pyproject 1.0.1); an early 0.x copy @04c9472.
-* ``packages/graphrag/graphrag/query/input/loaders/dfs.py`` @22a4d29,
-  ``graphrag/query/input/loaders/utils.py`` @133a86f; ``graphrag/query/llm/text_utils.py``
-  @13a5e5f (1.x ``num_tokens``); ``packages/graphrag-llm/graphrag_llm/tokenizer/*`` (3.x).
+1. Parameters (every version): full ``content``, ``shuffle_data=True``, ``random_state=86``,
+   rank and normalised weight columns, ``min_community_rank=0``, ``max_context_tokens`` from
+   ``global_search.max_context_tokens`` (1.x ``max_tokens``), default 12 000.
+2. Weights are computed over *all* reports passed in (before the rank filter) when entities
+   are passed: ``len(set(text units of every entity whose community_ids hold the community))``
+   divided by the max (Python true division; ZeroDivisionError when the max is 0). Entity
+   ``community_ids`` = every community of the entity at a level ``<= N``: 3.x from
+   ``communities.explode("entity_ids")`` (left-merged: -1 for none; NaN levels kept), 1.x from
+   ``create_final_nodes`` rows with ``level <= N``; early 0.x kept the max id (``rule="max"``).
+   Without entities the weight column disappears.
+3. Rank filter: kept iff ``rank is not None and rank >= min_community_rank`` (NaN dropped).
+4. Shuffle: ``random.seed(86); random.shuffle(kept)`` in input order (:func:`shuffle_order`).
+5. Header ``"-----Reports-----\\n" + "id|title|occurrence weight|content|rank\\n"``, counted once
+   per batch; row ``"|".join([str(community), title, str(weight), content, str(float(rank))])
+   + "\\n"``.
+6. Packing: a row whose tokens would pass ``max_context_tokens`` (strictly) cuts a non-empty
+   batch and starts a new one at the header; the row is added regardless (an oversize report
+   sits alone; no empty batch).
+7. The last batch is not emitted when its set of ids equals an earlier batch's (only with
+   duplicate community ids); its reports are lost.
+8. Map calls = emitted batches; each sends its batch as ``to_csv(index=False, sep="|")``,
+   sorted by weight then rank descending (:func:`render_batches`); 0.x/1.x prefix ``"\\n\\n"``.
+9. Tokenizer: ``len(tiktoken.get_encoding(name).encode(text))``, default cl100k_base (see
+   :mod:`graphrag_audit.graphrag.tokens`).
 
-1. Parameters (``get_global_search_engine``, every version 0.x–3.x): ``use_community_summary
-   =False`` (the text is ``full_content``, column ``content``), ``shuffle_data=True``,
-   ``include_community_rank=True``, ``min_community_rank=0``, ``community_rank_name="rank"``,
-   ``include_community_weight=True``, ``community_weight_name="occurrence weight"``,
-   ``normalize_community_weight=True``, ``max_context_tokens`` = config
-   ``global_search.max_context_tokens`` (1.x: ``max_tokens``), default 12 000,
-   ``context_name="Reports"``, ``random_state=86``, ``single_batch=False``.
-2. Weights (``_compute_community_weights``) are computed first, over *all* reports passed in
-   (before the rank filter), only when a non-empty entity list is passed. Weight of a report
-   = ``len(set(text units of every entity whose community_ids contain the report's
-   community))``; normalised = that count ``/ max`` over all passed reports (Python true
-   division; ``ZeroDivisionError`` if the max is 0). Entity ``community_ids``
-   (``read_indexer_entities``) = *every* community of the entity at a level ``<= N`` (the
-   set, not only the deepest): 3.x from ``communities.explode("entity_ids")`` (left-merged, so
-   entities in no community get ``-1``; rows with a NaN level are kept), 1.x from
-   ``create_final_nodes`` rows with ``level <= N`` (``community`` ``-1`` where an entity has
-   no community at that level). Early 0.x (@04c9472) instead kept only the *max* community
-   id per entity (``rule="max"`` here). Without entities no weight is computed: the column
-   disappears from header and rows.
-3. Rank filter: a report is kept iff ``rank is not None and rank >= min_community_rank``;
-   NaN ranks are dropped (NaN comparisons are false). (The pre-refactor form,
-   ``if report.rank and ...``, also dropped rank 0.0; early 0.x only.)
-4. Shuffle: ``random.seed(86); random.shuffle(kept_list)`` over the kept reports in input
-   order (parquet row order of the selected reports). ``shuffle`` draws depend only on the
-   list length, so a private ``random.Random(86)`` shuffling indices gives the same order.
-5. Header ``"-----Reports-----\\n" + "id|title|occurrence weight|content|rank\\n"``, counted
-   once per batch. Row = ``"|".join([id, title, str(weight), full_content, str(rank)]) +
-   "\\n"`` where id = ``str(report.community)`` (the community number; ``short_id``), title =
-   ``str(title)``, weight = ``str()`` of a Python int (raw) or float (normalised, e.g.
-   ``0.42857142857142855``, ``1.0``, ``5e-06``), rank = ``str(float(rank))`` (e.g. ``7.0``).
-6. Packing: ``tokens = num_tokens(header)``; for each report: if ``tokens + row_tokens >
-   max_context_tokens`` (strictly greater) the current batch is cut *if it is non-empty*
-   and a new one starts at the header; then the report is added regardless. So an oversize
-   report (header + row > max) sits alone in its own batch; no empty batch is emitted.
-   (The pre-refactor early-0.x loop instead dropped the report that triggered a cut.)
-7. The last batch is emitted unless its *set of ids* equals that of an earlier batch (a
-   quirk that only bites with duplicate community ids, e.g. two oversize reports with the
-   same number); the reports of an unemitted last batch are silently lost.
-8. Map calls = number of emitted batches; each sends ``record_df.to_csv(index=False,
-   sep="|")`` of its batch (header line without the ``-----Reports-----`` line; rows
-   sorted by weight then rank, descending; fields with ``|``, ``"`` or newlines quoted) —
-   not the text that was counted. :func:`render_batches` rebuilds that text. 0.x/1.x-era
-   ``GlobalCommunityContext`` (@06171f3) prefixed every chunk with ``"\\n\\n"`` even without
-   conversation history; 2.x/3.x (@5aca582, @4c8ef97) add no prefix.
-9. Tokenizer: 1.x ``len(tiktoken.get_encoding(encoding_model).encode(text))`` (default
-   cl100k_base); 2.x/3.x ``Tokenizer.num_tokens = len(encode(text))`` via LiteLLM, whose
-   OpenAI fallback encoding is cl100k_base. See :mod:`graphrag_audit.graphrag.tokens`.
+Not modelled: a 3.x development state (@1eb8fb0) that built the chunks with the defaults.
 
-Known variant not modelled: one stored 3.x development state of ``GlobalCommunityContext``
-(@1eb8fb0) built the chunks in a second call that passed only ``**kwargs`` on, i.e. with the
-*defaults* (summary text, no rank, weight name ``occurrence``, 8 000 tokens); the latest
-stored 3.x (@4c8ef97) builds them in one call with the factory parameters, as modelled here.
-
-Counting each report once
--------------------------
-A row is ``P + w + B`` with ``P = f"{id}|{title}|"``, ``w`` = weight string, ``B =
-f"|{content}|{rank}\\n"``. ``w`` starts and ends with a digit and is flanked by ``|``; in
-both cl100k and o200k pre-tokenisation a digit run is its own pre-token and ``|`` followed
-by a digit can only end a punctuation pre-token, so no pre-token crosses either junction and
-``tokens(row) = tokens(P) + tokens(w) + tokens(B)`` exactly (for the byte estimate the byte
-counts add and the ceiling is taken at the end). ``P`` and ``B`` are fixed per report, so
-:class:`RowTokenCache` counts them once across all levels, or :func:`row_measures` measures
-them once for every report up front (``build_batches(fixed_measures=...)``; the byte estimate
-straight from arrow string lengths); per level only the distinct weight strings are counted
-(memoised). ``build_batches(..., exact=True)`` counts whole row
-strings instead, and so does the default whenever the proof's premises fail (a weight
-string not starting and ending with a digit, a delimiter that is not one punctuation
-character, or a counter that is not additive); the tests check both paths agree on
-adversarial text and on real indexes.
+Counting each report once: a row is ``P + w + B`` (``P = f"{id}|{title}|"``, ``w`` the weight
+string, ``B = f"|{content}|{rank}\\n"``). ``w`` starts and ends with a digit and is flanked by
+``|``; in cl100k and o200k pre-tokenisation no pre-token crosses those junctions, so
+``tokens(row) = tokens(P) + tokens(w) + tokens(B)`` and :class:`RowTokenCache` counts ``P`` and
+``B`` once per report. ``build_batches(exact=True)`` counts whole rows, as the default does when
+the premises fail (a weight string not bounded by digits, another delimiter, a counter that is
+not additive).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
-from graphrag_audit.graphrag.tokens import EstimateTokenCounter, TokenCounter, get_token_counter
-from graphrag_audit.model.keys import has_duplicates
+from graphrag_audit.graphrag.tokens import TokenCounter, get_token_counter
 
 __all__ = [
     "DEFAULT_MAX_CONTEXT_TOKENS",
@@ -129,7 +78,6 @@ __all__ = [
     "render_batches",
     "report_row",
     "row_measures",
-    "row_part_texts",
     "row_texts",
     "shuffle_order",
     "text_unit_counts",
@@ -226,122 +174,69 @@ class WeightNormalizationError(ZeroDivisionError):
     """Every selected report has weight 0: graphrag's ``/ max_weight`` raises ZeroDivisionError."""
 
 
-def explode_text_units(
-    entity_text_units: pd.Series, *, entity_col: str = "entity", text_unit_col: str = "text_unit"
-) -> pd.DataFrame:
+def explode_text_units(entity_text_units: pd.Series) -> pd.DataFrame:
     """Long form ``(entity, text_unit)`` of a Series ``entity -> list of text unit ids``.
 
     Duplicate entity keys keep the first row (graphrag: ``drop_duplicates(subset=["id"])``
-    after the merge). ``None``/empty lists contribute nothing. (graphrag would raise
-    ``TypeError`` — ``list.extend(None)`` — for an entity that has communities but a null
-    ``text_unit_ids``; here it just counts as no text units.)
-    """
+    after the merge). ``None``/empty lists contribute nothing (graphrag would raise ``TypeError``
+    on a null list of an entity with communities)."""
     s = entity_text_units
     if s.index.has_duplicates:
         s = s[~s.index.duplicated(keep="first")]
     ex = s.explode()
     ex = ex[ex.notna()]
-    return pd.DataFrame({entity_col: ex.index.to_numpy(), text_unit_col: ex.to_numpy()})
+    return pd.DataFrame({"entity": ex.index.to_numpy(dtype=object), "text_unit": ex.to_numpy(dtype=object)})
 
 
 def text_unit_counts(
     membership: pd.DataFrame | None,
-    entity_text_units: pd.Series | pd.DataFrame,
+    entity_text_units: pd.Series,
     community_level: int | None = None,
     *,
     rule: Literal["all", "max"] = "all",
-    entity_col: str = "entity",
-    community_col: str = "community",
-    level_col: str = "level",
-    communities: Iterable[Any] | None = None,
 ) -> pd.Series:
     """Raw occurrence counts: distinct text units per community (int64 Series by community).
 
-    ``membership``: long form, one row per (entity, community) with the community's level —
-    the rows graphrag's ``read_indexer_entities`` reads (2.x/3.x: ``communities.entity_ids``
-    exploded; 1.x: ``create_final_nodes``). A NaN community means "no community" and becomes
-    ``-1`` (graphrag ``fillna(-1)``). ``community_level``: keep rows with ``level <= N`` or NaN
-    level (None: all rows). ``rule="all"``: an entity counts for every community it is in
-    (0.5+ … 3.x); ``"max"``: only for its largest community id at ``<= N`` (early 0.x).
-    ``entity_text_units``: Series ``entity -> list`` or the long frame from
-    :func:`explode_text_units` (columns ``entity_col``, ``"text_unit"``).
-    ``communities``: optionally restrict the work to these communities.
-
-    For rule "all" the count of a community does not depend on ``community_level`` as long as
-    the community's own level is ``<= N``, so it can be computed once for all levels.
-    """
-    if isinstance(entity_text_units, pd.DataFrame):
-        tu = entity_text_units
-        tu = tu.rename(columns={tu.columns[0]: entity_col}) if entity_col not in tu else tu
-        tu_col = "text_unit" if "text_unit" in tu.columns else tu.columns[1]
-        tu = tu[[entity_col, tu_col]].rename(columns={tu_col: "text_unit"})
-    else:
-        tu = explode_text_units(entity_text_units, entity_col=entity_col)
-
+    ``membership``: one row per (``entity``, ``community``, ``level``), the rows graphrag's
+    ``read_indexer_entities`` reads (2.x/3.x: ``communities.entity_ids`` exploded; 1.x:
+    ``create_final_nodes``). A NaN community becomes ``-1`` (graphrag ``fillna(-1)``).
+    ``community_level``: keep rows with ``level <= N`` or NaN level (None: all rows).
+    ``rule="all"``: an entity counts for every community it is in (0.5+ … 3.x); ``"max"``: only
+    for its largest community id at ``<= N`` (early 0.x). ``entity_text_units``: Series
+    ``entity -> list of text unit ids``. Communities with no text unit are left out."""
+    if rule not in ("all", "max"):
+        raise ValueError(f"rule must be 'all' or 'max', not {rule!r}")
+    tu = explode_text_units(entity_text_units)
     empty = pd.Series([], dtype=np.int64, name="text_units")
     if membership is None or len(membership) == 0 or len(tu) == 0:
         return empty
-    m = membership[[entity_col, community_col, level_col]]
+    m = membership
     if community_level is not None:
-        lv = m[level_col]
+        lv = m["level"]
         m = m[(lv <= community_level) | lv.isna()]
-    comm = m[community_col]
+    comm = m["community"]
     if comm.isna().any():
         comm = comm.fillna(-1)
     if comm.dtype.kind == "f" and np.isfinite(comm.to_numpy()).all() and (comm % 1 == 0).all():
         comm = comm.astype(np.int64)  # NaN-padded int column: back to ints, like astype(int)
-    m = pd.DataFrame({entity_col: m[entity_col].to_numpy(), "community": comm.to_numpy()})
+    m = pd.DataFrame({"entity": m["entity"].to_numpy(dtype=object), "community": comm.to_numpy()})
     if rule == "max":
-        m = m.groupby(entity_col, sort=False, as_index=False)["community"].max()
-    elif rule != "all":
-        raise ValueError(f"rule must be 'all' or 'max', not {rule!r}")
-    if communities is not None:
-        m = m[m["community"].isin(_as_list(communities))]
-    if len(m) == 0:
+        m = m.groupby("entity", sort=False, as_index=False)["community"].max()
+    pairs = m.merge(tu, on="entity")[["community", "text_unit"]].drop_duplicates()
+    if not len(pairs):
         return empty
-
-    # integer codes: entities (via the text-unit table), text units, communities
-    tu_codes, tu_uniques = pd.factorize(tu["text_unit"], sort=False)
-    ent_codes, ent_uniques = pd.factorize(tu[entity_col], sort=False)
-    by_ent = np.argsort(ent_codes, kind="stable")
-    tu_sorted = tu_codes[by_ent].astype(np.int64)
-    n_per_ent = np.bincount(ent_codes, minlength=len(ent_uniques)).astype(np.int64)
-    ent_start = np.concatenate(([0], np.cumsum(n_per_ent)[:-1]))
-    row_ent = pd.Index(ent_uniques).get_indexer(m[entity_col].to_numpy())
-    has = row_ent >= 0
-    if not has.any():
-        return empty
-    row_ent = row_ent[has]
-    c_codes, c_uniques = pd.factorize(m["community"].to_numpy()[has], sort=False)
-    lens = n_per_ent[row_ent]
-    total = int(lens.sum())
-    if total == 0:
-        return empty
-    rep_row = np.repeat(np.arange(len(row_ent), dtype=np.int64), lens)
-    within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
-    pair_tu = tu_sorted[ent_start[row_ent][rep_row] + within]
-    n_tu = max(len(tu_uniques), 1)
-    keys = np.sort(c_codes.astype(np.int64)[rep_row] * n_tu + pair_tu)
-    keys = keys[
-        np.concatenate(([True], keys[1:] != keys[:-1]))
-    ]  # sort-unique: faster than np.unique's hash path
-    per_c = np.bincount(keys // n_tu, minlength=len(c_uniques))
-    nz = per_c > 0
-    return pd.Series(per_c[nz].astype(np.int64), index=pd.Index(c_uniques)[nz], name="text_units")
+    return pairs.groupby("community", sort=False).size().astype(np.int64).rename("text_units")
 
 
 def occurrence_weights(
     selected_communities: Sequence[Any] | np.ndarray | pd.Series,
     membership: pd.DataFrame | None,
-    entity_text_units: pd.Series | pd.DataFrame | None,
+    entity_text_units: pd.Series | None,
     community_level: int | None = None,
     *,
     normalize: bool = True,
     rule: Literal["all", "max"] = "all",
     counts: pd.Series | None = None,
-    entity_col: str = "entity",
-    community_col: str = "community",
-    level_col: str = "level",
 ) -> np.ndarray | None:
     """graphrag's "occurrence weight" of each selected report, aligned with ``selected_communities``.
 
@@ -359,16 +254,7 @@ def occurrence_weights(
     if counts is None:
         if entity_text_units is None or len(entity_text_units) == 0:
             return None
-        counts = text_unit_counts(
-            membership,
-            entity_text_units,
-            community_level,
-            rule=rule,
-            entity_col=entity_col,
-            community_col=community_col,
-            level_col=level_col,
-            communities=sel.unique(),
-        )
+        counts = text_unit_counts(membership, entity_text_units, community_level, rule=rule)
     if len(sel) == 0:
         return np.zeros(0, dtype=np.float64 if normalize else np.int64)
     if len(counts):
@@ -417,9 +303,6 @@ class RowTokenCache:
         self._fixed: dict[tuple, dict[tuple, int]] = {}
         self._weights: dict[str, int] = {}
 
-    def __len__(self) -> int:
-        return sum(len(d) for d in self._fixed.values())
-
     def fixed_measures(self, keys: list[tuple], with_weight: bool, delimiter: str) -> np.ndarray:
         """Measures of the fixed row parts for ``keys = (id, title, content, rank_or_None)``."""
         d = self._fixed.setdefault((with_weight, delimiter), {})
@@ -457,62 +340,30 @@ class RowTokenCache:
 def row_measures(
     token_counter: TokenCounter | str,
     community_ids: np.ndarray,
-    titles: pd.Series | np.ndarray,
-    contents: pd.Series | np.ndarray,
+    titles: Any,
+    contents: Any,
     ranks: np.ndarray,
     *,
     with_weight: bool,
-    include_rank: bool = True,
-    delimiter: str = "|",
     rows: np.ndarray | None = None,
-    chunk: int = 4096,
 ) -> np.ndarray:
-    """The measure of each report row's fixed text, for ``build_batches(fixed_measures=...)``.
-
-    The numbers :class:`RowTokenCache` gives for the same rows: with a weight column the measure
-    of ``f"{id}|{title}|"`` plus that of ``f"|{content}|{rank}\\n"``; without, that of the whole
-    row. Every report is measured once, whatever the levels that select it. ``rows``: the
-    positions to measure (others get -1). The byte estimate is read from arrow string lengths
-    when the text is arrow-backed (no Python string is built); exact counters count the strings,
-    ``chunk`` rows at a time.
-    """
+    """The measure of each report row's fixed text (:class:`RowTokenCache`'s numbers): with a weight
+    column that of ``f"{id}|{title}|"`` plus that of ``f"|{content}|{rank}\\n"``, without, that of
+    the whole row. ``rows``: the positions to measure (others get -1)."""
     counter = get_token_counter(token_counter) if isinstance(token_counter, str) else token_counter
-    if not getattr(counter, "additive", False):
-        raise ValueError(f"row_measures needs an additive token counter, not {counter!r}")
     ids = np.asarray(community_ids)
-    ranks = np.asarray(ranks, dtype=np.float64)
-    n = len(ids)
-    rows = np.arange(n, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
-    out = np.full(n, -1, dtype=np.int64)
-    if not len(rows):
-        return out
-    d = len(delimiter.encode("utf-8", "surrogatepass"))
-    if isinstance(counter, EstimateTokenCounter):
-        t_len, c_len = _utf8_lengths(titles, rows), _utf8_lengths(contents, rows)
-        if t_len is not None and c_len is not None and ids.dtype.kind in "iu":
-            total = np.char.str_len(ids[rows].astype(str)).astype(np.int64) + t_len + c_len + 1
-            total += (3 if with_weight else 2) * d  # id|title|[w]|content
-            if include_rank:
-                total += d + np.fromiter(
-                    map(len, _rank_strings(ranks[rows])), dtype=np.int64, count=len(rows)
-                )
-            out[rows] = total
-            return out
-    for idx, parts in row_part_texts(
-        ids,
-        titles,
-        contents,
-        ranks,
-        rows,
-        with_weight=with_weight,
-        include_rank=include_rank,
-        delimiter=delimiter,
-        chunk=chunk,
-    ):
-        got = counter.measure_many(parts[0])
-        for part in parts[1:]:
-            got = got + counter.measure_many(part)
-        out[idx] = got
+    out = np.full(len(ids), -1, dtype=np.int64)
+    rows = np.arange(len(ids), dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+    title_l, content_l = _as_list(titles), _as_list(contents)
+    id_s = ["" if x is None else str(x) for x in ids[rows].tolist()]
+    title_s = [_text(title_l[i]) for i in rows.tolist()]
+    content_s = [_text(content_l[i]) for i in rows.tolist()]
+    rank_s = _rank_strings(np.asarray(ranks, dtype=np.float64)[rows])
+    parts = row_texts(id_s, title_s, content_s, rank_s, with_weight=with_weight)
+    got = counter.measure_many(parts[0])
+    for part in parts[1:]:
+        got = got + counter.measure_many(part)
+    out[rows] = got
     return out
 
 
@@ -521,9 +372,7 @@ def row_texts(
 ) -> list[list[str]]:
     """The strings whose measures add up to each report row's fixed measure: with a weight
     column ``[heads, tails]`` (``f"{id}|{title}|"``, ``f"|{content}|{rank}\\n"``), without
-    ``[rows]`` (the whole row). A rank of None: no rank column. :class:`RowTokenCache`,
-    :func:`row_measures` and the bundle's pre-counter (``bundle/precount.py``) all build the
-    strings here, so a count remembered for one is found by the others."""
+    ``[rows]`` (the whole row). A rank of None: no rank column."""
     if with_weight:
         heads = [f"{i}{delimiter}{t}{delimiter}" for i, t in zip(id_s, title_s)]
         tails = [
@@ -537,64 +386,6 @@ def row_texts(
             for i, t, c, r in zip(id_s, title_s, content_s, rank_s)
         ]
     ]
-
-
-def row_part_texts(
-    community_ids: np.ndarray,
-    titles: Any,
-    contents: Any,
-    ranks: np.ndarray,
-    rows: np.ndarray,
-    *,
-    with_weight: bool,
-    include_rank: bool = True,
-    delimiter: str = "|",
-    chunk: int = 4096,
-) -> Iterator[tuple[np.ndarray, list[list[str]]]]:
-    """``(positions, row_texts(...))`` for the report rows ``rows``, ``chunk`` rows at a time:
-    the exact strings :func:`row_measures` counts for them."""
-    ids = np.asarray(community_ids)
-    ranks = np.asarray(ranks, dtype=np.float64)
-    rows = np.asarray(rows, dtype=np.int64)
-    title_arr, content_arr = _text_array(titles), _text_array(contents)
-    for a in range(0, len(rows), chunk):
-        idx = rows[a : a + chunk]
-        id_s = ["" if x is None else str(x) for x in ids[idx].tolist()]
-        title_s = [x if type(x) is str else _text(x) for x in _take(title_arr, idx)]
-        content_s = [x if type(x) is str else _text(x) for x in _take(content_arr, idx)]
-        rank_s = _rank_strings(ranks[idx]) if include_rank else [None] * len(idx)
-        yield idx, row_texts(id_s, title_s, content_s, rank_s, with_weight=with_weight, delimiter=delimiter)
-
-
-def _text_array(values: Any) -> Any:
-    """A pandas Series as its array (arrow-backed text stays in arrow), anything else as is."""
-    return values.array if isinstance(values, pd.Series) else values
-
-
-def _take(values: Any, idx: np.ndarray) -> list:
-    """``values[idx]`` as a list of Python objects, converting only those rows."""
-    if isinstance(values, (np.ndarray, pd.api.extensions.ExtensionArray)):
-        return values[idx].tolist()
-    return [values[i] for i in idx.tolist()]
-
-
-def _utf8_lengths(values: Any, rows: np.ndarray) -> np.ndarray | None:
-    """UTF-8 byte length of ``values[rows]`` read from arrow, or None when the text is not
-    arrow-backed or holds nulls (those are formatted as ``str(None)``, left to the generic path)."""
-    arr = values.array if isinstance(values, pd.Series) else values
-    if isinstance(arr, np.ndarray) or not isinstance(arr, pd.api.extensions.ExtensionArray):
-        return None
-    try:
-        pa_arr = pa.array(arr)
-    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
-        raise
-    except (pa.ArrowException, TypeError, ValueError):
-        return None
-    if not (pa.types.is_string(pa_arr.type) or pa.types.is_large_string(pa_arr.type)) or pa_arr.null_count:
-        return None
-    # chunk by chunk: combining the chunks first would copy all the text
-    lengths = pc.binary_length(pa_arr).to_numpy(zero_copy_only=False).astype(np.int64)
-    return lengths[rows]
 
 
 # --------------------------------------------------------------------------------------
@@ -625,23 +416,6 @@ class ContextBatches:
     counter_exact: bool  # the token counter is exact (not the estimate)
     has_weight_column: bool
 
-    def as_dict(self) -> dict:
-        """The scalar facts (JSON-ready; per-report arrays left out)."""
-        return {
-            "reports_in_context": self.reports_in_context,
-            "map_calls": self.n_batches,
-            "total_tokens": self.total_tokens,
-            "batch_tokens": list(self.batch_tokens),
-            "dropped_by_rank": self.dropped_by_rank,
-            "header_tokens": self.header_tokens,
-            "oversize_reports": self.oversize_reports,
-            "lost_in_last_batch": self.lost_in_last_batch,
-            "max_context_tokens": self.max_context_tokens,
-            "token_counter": self.token_counter,
-            "counter_exact": self.counter_exact,
-            "has_weight_column": self.has_weight_column,
-        }
-
 
 def _as_list(values: Any) -> list:
     if isinstance(values, (pd.Series, pd.Index, np.ndarray)):
@@ -651,8 +425,8 @@ def _as_list(values: Any) -> list:
 
 def build_batches(
     community_ids: Sequence[Any] | np.ndarray | pd.Series,
-    titles: Sequence[Any] | np.ndarray | pd.Series | None,
-    contents: Sequence[Any] | np.ndarray | pd.Series | None,
+    titles: Sequence[Any] | np.ndarray | pd.Series,
+    contents: Sequence[Any] | np.ndarray | pd.Series,
     ranks: Sequence[Any] | np.ndarray | pd.Series,
     weights: Sequence[Any] | np.ndarray | pd.Series | None,
     token_counter: TokenCounter | str = "cl100k_base",
@@ -667,34 +441,19 @@ def build_batches(
     delimiter: str = "|",
     cache: RowTokenCache | None = None,
     exact: bool = False,
-    fixed_measures: np.ndarray | None = None,
 ) -> ContextBatches:
     """Pack the selected reports into map batches exactly as graphrag's global search does.
 
     Inputs are aligned, in the order graphrag holds the reports (parquet row order of the
     selected reports); ``weights`` from :func:`occurrence_weights` (None: no weight column).
-    ``token_counter``: a :class:`~graphrag_audit.graphrag.tokens.TokenCounter` or its name.
-    ``shuffle_seed=None`` reproduces ``shuffle_data=False``. ``cache``: a
-    :class:`RowTokenCache` reused across levels. ``exact=True`` counts whole row strings
-    (also used automatically for counters that are not additive). ``fixed_measures``: the
-    measure of each input row's fixed text from :func:`row_measures` (same ``with_weight``,
-    ``include_rank`` and ``delimiter``), so that no row text is built here; titles and contents
-    may then be None unless the row must be counted whole (:class:`RowTextNeeded` is raised).
-    """
+    ``shuffle_seed=None`` reproduces ``shuffle_data=False``. ``cache``: a :class:`RowTokenCache`
+    reused across levels. ``exact=True`` counts whole row strings (as for counters that are not
+    additive)."""
     counter = get_token_counter(token_counter) if isinstance(token_counter, str) else token_counter
-    n = len(community_ids)  # the ids and the order become Python lists only where text is built
-    have_text = titles is not None and contents is not None
-    if have_text:
-        title_l = _as_list(titles)
-        content_l = _as_list(contents)
-        if not (len(title_l) == len(content_l) == n):
-            raise ValueError("community_ids, titles, contents and ranks must have the same length")
-    elif fixed_measures is None:
-        raise ValueError("titles and contents are needed unless fixed_measures are given")
-    if fixed_measures is not None:
-        fixed_measures = np.asarray(fixed_measures, dtype=np.int64)
-        if len(fixed_measures) != n:
-            raise ValueError("fixed_measures must have one value per report")
+    ids, title_l, content_l = _as_list(community_ids), _as_list(titles), _as_list(contents)
+    n = len(ids)
+    if not (len(title_l) == len(content_l) == n):
+        raise ValueError("community_ids, titles, contents and ranks must have the same length")
     if isinstance(ranks, np.ndarray) and ranks.dtype.kind == "f":
         rank_f = ranks.astype(np.float64)
     else:
@@ -721,7 +480,11 @@ def build_batches(
     header_tokens = int(counter.count(header))
 
     # ---- token count of every kept row (in packing order) ----------------------------
-    o = None
+    o = order.tolist()
+    id_s = ["" if (x := ids[i]) is None else str(x) for i in o]  # format_id
+    title_s = [_text(title_l[i]) for i in o]
+    content_s = [_text(content_l[i]) for i in o]
+    rank_s = _rank_strings(rank_f[order]) if include_rank else [None] * len(o)
     if with_weight:
         w_u, w_inv = _weight_strings(w_arr[order])  # each distinct weight string once
     # the split count is exact only at digit|'|' junctions with a punctuation delimiter
@@ -732,34 +495,16 @@ def build_batches(
         and not (delimiter.isalnum() or delimiter.isspace() or delimiter == "_")
         and (not with_weight or all(w[:1] in _DIGITS and w[-1:] in _DIGITS for w in w_u))
     )
-    if not use_parts and not have_text:
-        raise RowTextNeeded("these rows must be counted whole: pass titles and contents")
-    id_s = None  # the row ids as text; only needed to count text or when ids repeat
-    if not (use_parts and fixed_measures is not None and _distinct_ints(community_ids, order)):
-        ids, o = _as_list(community_ids), order.tolist()
-        id_s = ["" if (x := ids[i]) is None else str(x) for i in o]  # format_id, inlined
     if use_parts:
         if cache is None:
             cache = RowTokenCache(counter)
         elif cache.counter is not counter:
             raise ValueError("the RowTokenCache was built for a different token counter")
-        if fixed_measures is not None:
-            meas = fixed_measures[order]
-        else:
-            o = order.tolist() if o is None else o
-            title_s = [x if type(x := title_l[i]) is str else _text(x) for i in o]
-            content_s = [x if type(x := content_l[i]) is str else _text(x) for i in o]
-            rank_s = _rank_strings(rank_f[order]) if include_rank else [None] * len(o)
-            keys = list(zip(id_s, title_s, content_s, rank_s))
-            meas = cache.fixed_measures(keys, with_weight, delimiter)
+        meas = cache.fixed_measures(list(zip(id_s, title_s, content_s, rank_s)), with_weight, delimiter)
         if with_weight:
             meas = meas + cache.weight_measures(w_u)[w_inv]
         toks = np.asarray(counter.tokens_from_measure(meas), dtype=np.int64)
     else:
-        o = order.tolist() if o is None else o
-        title_s = [x if type(x := title_l[i]) is str else _text(x) for i in o]
-        content_s = [x if type(x := content_l[i]) is str else _text(x) for i in o]
-        rank_s = _rank_strings(rank_f[order]) if include_rank else [None] * len(o)
         if with_weight:
             w_s = [w_u[i] for i in w_inv.tolist()]
             cols = [id_s, title_s, w_s, content_s] + ([rank_s] if include_rank else [])
@@ -768,11 +513,7 @@ def build_batches(
         rows = [delimiter.join(parts) + "\n" for parts in zip(*cols)] if o else []
         toks = np.asarray(counter.count_many(rows), dtype=np.int64)
 
-    # ---- greedy packing (graphrag's loop) ---------------------------------------------
-    # graphrag: for each row, if tokens + row > max, cut the batch (when non-empty) and
-    # restart at the header; then add the row. A batch starting at row s so takes row s
-    # unconditionally, then every following row while header + their sum <= max: with prefix
-    # sums that is one binary search per batch, not one Python step per report.
+    # ---- graphrag's greedy packing -----------------------------------------------------
     limit = int(max_context_tokens)
     # any limit above every token sum batches alike: capped so that numpy's int64 never overflows
     # (graphrag compares Python ints: --max-context-tokens may be any positive integer)
@@ -782,7 +523,7 @@ def build_batches(
     csum = np.concatenate(([0], np.cumsum(toks, dtype=np.int64)))
     starts, batch_tokens = greedy_batches(csum, cap - header_tokens, header_tokens)
     lost = 0
-    if len(starts) > 1 and id_s is not None and len(set(id_s)) < len(id_s):
+    if len(starts) > 1 and len(set(id_s)) < len(id_s):
         # graphrag does not emit the last batch when its set of ids equals an earlier batch's
         last_ids = set(id_s[starts[-1] :])
         if any(set(id_s[starts[b] : starts[b + 1]]) == last_ids for b in range(len(starts) - 1)):
@@ -793,7 +534,8 @@ def build_batches(
     row_tokens = np.full(n, -1, dtype=np.int64)
     if m:
         row_tokens[order] = toks
-        sizes = np.diff(np.array(starts + [m - lost], dtype=np.int64))
+        bounds = np.array(starts + [m - lost], dtype=np.int64)
+        sizes = bounds[1:] - bounds[:-1]  # np.diff, which numpy's stubs type as timedelta64 here
         in_ctx = np.repeat(np.arange(len(starts), dtype=np.int64), sizes)
         batch_of[order[: len(in_ctx)]] = in_ctx
     name = getattr(counter, "name", type(counter).__name__)
@@ -818,63 +560,18 @@ def build_batches(
 
 def greedy_batches(csum: np.ndarray, room: int, header_tokens: int) -> tuple[list[int], list[int]]:
     """(first row of each batch, tokens of each batch) of graphrag's greedy packing of rows whose
-    token prefix sums are ``csum`` (``csum[0] = 0``), ``room`` tokens for rows in a batch.
-
-    A batch starting at row s takes row s, then every following row while their sum fits:
-    it ends at ``e(s) = max(s + 1, last e with csum[e] - csum[s] <= room)``. ``e`` is computed
-    for every row in one vectorised binary search; the batches are then the chain 0, e(0),
-    e(e(0)), ... (one list step per batch, not one numpy call per batch). When the rows fill
-    few batches (under one per :data:`ROWS_PER_SEARCH` rows) one binary search per batch
-    (:func:`greedy_batches_by_search`) is cheaper and is used."""
-    m = len(csum) - 1
-    if m <= 0:
-        return [], []
-    if room > 0 and int(csum[m]) // room * ROWS_PER_SEARCH < m:
-        return greedy_batches_by_search(csum, room, header_tokens)
-    nxt = np.searchsorted(csum, csum[:m] + room, side="right") - 1
-    np.maximum(nxt, np.arange(1, m + 1, dtype=nxt.dtype), out=nxt)
-    step = nxt.tolist()
-    starts: list[int] = []
-    s = 0
-    while s < m:
-        starts.append(s)
-        s = step[s]
-    at = np.array(starts, dtype=np.int64)
-    ends = np.append(at[1:], m)
-    return starts, (header_tokens + (csum[ends] - csum[at])).tolist()
-
-
-#: :func:`greedy_batches` searches per batch when the rows fill fewer batches than one per this
-#: many rows (a per-batch numpy call costs about as much as this many rows of the vectorised search)
-ROWS_PER_SEARCH = 100
-
-
-def greedy_batches_by_search(csum: np.ndarray, room: int, header_tokens: int) -> tuple[list[int], list[int]]:
-    """:func:`greedy_batches` with one binary search per batch (the loop it replaced)."""
+    token prefix sums are ``csum`` (``csum[0] = 0``), ``room`` tokens for rows in a batch: a batch
+    starting at row s takes row s, then every following row while their sum fits."""
     m = len(csum) - 1
     batch_tokens: list[int] = []
     starts: list[int] = []
     s = 0
     while s < m:
-        e = int(np.searchsorted(csum, csum[s] + room, side="right")) - 1
-        if e <= s:
-            e = s + 1
+        e = max(int(np.searchsorted(csum, csum[s] + room, side="right")) - 1, s + 1)
         starts.append(s)
         batch_tokens.append(header_tokens + int(csum[e] - csum[s]))
         s = e
     return starts, batch_tokens
-
-
-class RowTextNeeded(ValueError):
-    """:func:`build_batches` got only ``fixed_measures`` but must count the rows whole."""
-
-
-def _distinct_ints(community_ids: Any, order: np.ndarray) -> bool:
-    """The ids at ``order`` are integers and pairwise distinct (so their texts are too)."""
-    arr = community_ids.to_numpy() if isinstance(community_ids, pd.Series) else community_ids
-    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iu":
-        return False
-    return not has_duplicates(arr[order])
 
 
 def _rank_strings(rank: np.ndarray) -> list[str]:
@@ -924,7 +621,7 @@ def render_batches(
     ids = _as_list(community_ids)
     title_l, content_l, rank_l = _as_list(titles), _as_list(contents), _as_list(ranks)
     with_weight = weights is not None
-    w_l = _as_list(weights) if with_weight else None
+    w_l = _as_list(weights) if with_weight else []
     header = ["id", "title"] + ([weight_column] if with_weight else []) + [content_column]
     if include_rank:
         header.append(RANK_COLUMN)

@@ -919,13 +919,13 @@ class FamilySimulation:
 
     @property
     def unreachable_ids(self) -> tuple[int, ...]:
-        if self.error is not None:
+        if self._seen is None:  # an error: nothing simulated
             return self.candidate_ids
         return self._ids("unreachable", self.prep.is_candidate & ~self._seen)
 
     @property
     def cut_off_ids(self) -> tuple[int, ...]:
-        if self.error is not None:
+        if self._reached is None:  # an error: nothing simulated
             return self.candidate_ids
         return self._ids("cut_off", self.prep.is_candidate & ~self._reached)
 

@@ -160,7 +160,7 @@ def select_all(model: IndexModel) -> dict[int | None, dict[str, Selection]]:
                 below[:] = False
                 done = 0
             below[by_level[done:hi]] = True
-            done = hi
+            done = int(hi)
             under = np.flatnonzero(below).astype(small, copy=False)  # parquet row order, no sort
             exact = np.sort(by_level[lo:hi])
         result[n] = {

@@ -52,8 +52,12 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from graphrag_audit.graphrag.token_cache import TokenCache
 
 __all__ = [
     "TOKEN_COUNTER_NAMES",
@@ -218,8 +222,10 @@ def _make_counter(name: str) -> TokenCounter:
     return BPETokenCounter(name)
 
 
-def get_token_counter(name: str = DEFAULT_TOKEN_COUNTER) -> TokenCounter:
-    """Return the (shared, cached) token counter called ``name``.
+def get_token_counter(
+    name: str = DEFAULT_TOKEN_COUNTER, token_cache: TokenCache | None = None
+) -> TokenCounter:
+    """Return the (shared) token counter called ``name``; an exact one answers from ``token_cache`` first.
 
     Valid names: ``"cl100k_base"`` (default, exact), ``"o200k_base"`` (exact),
     ``"estimate"`` (``ceil(utf8_bytes/4)``). Raises ``ValueError`` for anything else.
@@ -229,7 +235,8 @@ def get_token_counter(name: str = DEFAULT_TOKEN_COUNTER) -> TokenCounter:
         raise ValueError(
             f"unknown token counter {name!r}; valid names are: " + ", ".join(TOKEN_COUNTER_NAMES)
         )
-    return _make_counter(key)
+    counter = _make_counter(key)
+    return token_cache.counter(counter) if token_cache is not None and counter.exact else counter
 
 
 def count_tokens(texts: Sequence[str], name: str = DEFAULT_TOKEN_COUNTER) -> np.ndarray:

@@ -78,41 +78,27 @@ def _project_output(root: Path) -> tuple[Path | None, str]:
 
 
 def _run_folder(ts: Path, runs: int, requested: Path, output: Path | None, notes: list[str]) -> UpdateRun:
+    """A graphrag >= 2.0 run: ``ts`` (update_output/<timestamp>) holds previous and delta."""
     if output is None:
         notes.append(
             f"the project's output folder (the merged index graphrag queries) was not found next to "
             f"{ts.parent}: only previous and delta are audited"
         )
-    return UpdateRun(
-        requested,
-        ">= 2.0",
-        ts.name,
-        runs,
-        _part(ts / "previous"),
-        _part(ts / "delta"),
-        output,
-        "merged" if output is not None else None,
-        tuple(notes),
-    )
+    merged = "merged" if output is not None else None
+    prev, delta = _part(ts / "previous"), _part(ts / "delta")
+    return UpdateRun(requested, ">= 2.0", ts.name, runs, prev, delta, output, merged, tuple(notes))
 
 
-def _legacy(upd: Path, requested: Path, output: Path | None, notes: list[str]) -> UpdateRun:
+def _legacy(upd: Path, requested: Path, output: Path | None) -> UpdateRun:
+    """A graphrag 0.4-1.2 run: ``upd`` (update_output) holds the merged tables and delta/."""
+    notes: tuple[str, ...] = ()
     if output is None:
-        notes.append(
+        notes = (
             f"the project's output folder (the index before the update, which graphrag queries) was not "
-            f"found next to {upd}"
+            f"found next to {upd}",
         )
-    return UpdateRun(
-        requested,
-        "0.4-1.2",
-        None,
-        1,
-        output,
-        _part(upd / "delta"),
-        upd,
-        "previous" if output is not None else None,
-        tuple(notes),
-    )
+    queried = "previous" if output is not None else None
+    return UpdateRun(requested, "0.4-1.2", None, 1, output, _part(upd / "delta"), upd, queried, notes)
 
 
 def locate_update_run(path: str | os.PathLike) -> UpdateRun:
@@ -149,7 +135,7 @@ def locate_update_run(path: str | os.PathLike) -> UpdateRun:
         output, _ = _project_output(requested.parent)
         if output is not None and output.resolve() == requested.resolve():
             output = None
-        return _legacy(requested, requested, output, [])
+        return _legacy(requested, requested, output)
     # a project root
     output, update_dir = _project_output(requested)
     upd = requested / update_dir
@@ -158,7 +144,7 @@ def locate_update_run(path: str | os.PathLike) -> UpdateRun:
         if ts is not None and _parts(ts[0]):
             return _run_folder(ts[0], ts[1], requested, output, [])
         if _table_files(upd):
-            return _legacy(upd, requested, output, [])
+            return _legacy(upd, requested, output)
     raise IndexInputError(
         requested,
         f"no `graphrag update` run here: pass a project root with an {update_dir}/ "

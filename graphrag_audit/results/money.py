@@ -1,20 +1,9 @@
-"""``--price-in/--price-out`` (USD per million tokens): one global-search query's estimated cost
-per community_level and graphrag line, from the audit's map calls and context tokens.
-
-What is counted (the same in JSON, text, markdown):
-
-* input: the report context of the map calls (``Costs.tokens``, graphrag's own batching) at
-  ``price_in``. Not counted: the map system prompt and the query repeated in every map call, and
-  the reduce call's input (the map answers: their length is not known before the query runs;
-  at most the output bound below).
-* output: an upper bound at ``price_out``: every map call writes :data:`MAP_OUTPUT_TOKENS` and the
-  reduce call :data:`REDUCE_OUTPUT_TOKENS` tokens: graphrag 1.x's response caps
-  (``GLOBAL_SEARCH_MAP_MAX_TOKENS`` 1,000, ``GLOBAL_SEARCH_REDUCE_MAX_TOKENS`` 2,000 in 1.2.0
-  ``config/defaults.py``); 2.x/3.x ask the model for at most ``map_max_length`` 1,000 and
-  ``reduce_max_length`` 2,000 *words* in the prompt instead (2.7.2/3.3.0
-  ``query/structured_search/global_search/search.py``), so there the bound is approximate.
-* dynamic selection's rating calls are not included.
-"""
+"""``--price-in/--price-out`` (USD per million tokens): one global-search query's estimated cost per
+community_level and graphrag line. Input: the map calls' report context (``Costs.tokens``), not the map
+prompt, the query or the reduce input. Output: an upper bound, :data:`MAP_OUTPUT_TOKENS` per map call and
+:data:`REDUCE_OUTPUT_TOKENS` for the reduce call (graphrag 1.2.0 ``config/defaults.py`` token caps; 2.7.2/3.3.0
+``query/structured_search/global_search/search.py`` ask for as many *words*: approximate). Dynamic
+selection's rating calls are not included."""
 
 from __future__ import annotations
 
@@ -42,10 +31,8 @@ def query_cost(cost, price_in: float | None, price_out: float | None) -> dict | 
     if cost is None:
         return None
     out_tokens = cost.map_calls * MAP_OUTPUT_TOKENS + cost.reduce_calls * REDUCE_OUTPUT_TOKENS
-    usd_in = cost.tokens * price_in / 1e6 if price_in is not None else None
-    usd_out = out_tokens * price_out / 1e6 if price_out is not None else None
-    usd_in = None if usd_in is None else round(usd_in, 8)
-    usd_out = None if usd_out is None else round(usd_out, 8)
+    usd_in = None if price_in is None else round(cost.tokens * price_in / 1e6, 8)
+    usd_out = None if price_out is None else round(out_tokens * price_out / 1e6, 8)
     total = round(sum(v for v in (usd_in, usd_out) if v is not None), 8)
     return {
         "input_tokens": int(cost.tokens),
@@ -62,13 +49,12 @@ def money(report) -> dict | None:
     opts = report.options
     if not priced(opts):
         return None
-    levels = []
-    for r in report.levels:
-        entry = {"community_level": r.community_level}
-        for b in PRICED:
-            s = r.selected.get(b)
-            entry[b] = query_cost(getattr(s, "cost", None), opts.price_in, opts.price_out)
-        levels.append(entry)
+    pi, po = opts.price_in, opts.price_out
+    levels = [
+        {"community_level": r.community_level}
+        | {b: query_cost(getattr(r.selected.get(b), "cost", None), pi, po) for b in PRICED}
+        for r in report.levels
+    ]
     return {
         "price_in_per_million": opts.price_in,
         "price_out_per_million": opts.price_out,

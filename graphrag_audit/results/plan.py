@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from graphrag_audit.results.audit import CommunityIds
+
 BUDGET_KINDS = ("reports", "tokens", "map_calls", "coverage")
 #: what the planner optimises (docs/plan.md#objectives)
 OBJECTIVES = ("granularity", "rank", "text-units")
@@ -229,7 +231,7 @@ class LevelOption:
     community_level: int | None
     behaviour: str  # "v2" (graphrag >= 2.0) or "v1" (graphrag < 2.0)
     reports: int
-    community_ids: list[int]
+    community_ids: CommunityIds
     entities_covered: int
     entities_at_finest: int
     ancestors_sent: int

@@ -5,6 +5,7 @@ with what a community_level N sends, and the rows of a line-budgeted layout.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 SENT_BOTH, SENT_V2_ONLY, SENT_V1_ONLY, SENT_NEITHER = "both", "v2-only", "v1-only", "neither"
@@ -72,22 +73,14 @@ class ForestView:
 
     def counts(self) -> dict[str, int]:
         """Communities with a report per ``sent`` mark (only communities in the tree)."""
-        out = {s: 0 for s in SENT_VALUES}
-        for n in self.nodes.values():
-            if n.sent is not None and n.has_report:
-                out[n.sent] += 1
-        return out
+        marks = Counter(n.sent for n in self.nodes.values() if n.sent is not None and n.has_report)
+        return {s: marks[s] for s in SENT_VALUES}
 
     def path_to(self, community: int) -> list[int]:
         """Communities from a root down to ``community`` (both included)."""
         path = [community]
-        seen = {community}
-        while True:
-            p = self.nodes[path[-1]].parent
-            if p < 0 or p in seen or p not in self.nodes:
-                break
+        while (p := self.nodes[path[-1]].parent) >= 0 and p not in path and p in self.nodes:
             path.append(p)
-            seen.add(p)
         return path[::-1]
 
 
