@@ -17,6 +17,8 @@ Per size (``--tokens``, default for 100k and 1m):
 * **bare read**: ``pyarrow.parquet.read_table`` of the columns the audit reads; its Arrow size.
 * **estimate**: ``levels DIR -f json --tokenizer estimate``.
 * **exact**: ``--tokenizer cl100k_base`` (counts every text in the process).
+* **exact, cold / warm cache**: the same with ``--token-cache DIR``, first empty (counts and
+  writes), then again (reads); both outputs compared with the exact one byte for byte.
 * **counter throughput**: cl100k_base over every report's ``full_content`` in one process.
 
 Per size (``--memory``, default for 5m): the bare read and the estimate audit (wall, peak RSS).
@@ -130,7 +132,10 @@ def measure(label: str, index: Path, tmp: Path, tokens: bool) -> dict:
         "estimate": ("estimate", {}, ()),
     }
     if tokens:
+        cache_dir = str(tmp / f"token-cache-{label}")
         runs["exact"] = ("cl100k_base", {}, ())
+        runs["exact_cold"] = ("cl100k_base", {}, ("--token-cache", cache_dir))
+        runs["exact_warm"] = ("cl100k_base", {}, ("--token-cache", cache_dir))
     for name, (tok, env, extra) in runs.items():
         print(f"# {label}: {name} ...", file=sys.stderr, flush=True)
         out = tmp / f"{label}-{name}.json"
@@ -138,6 +143,14 @@ def measure(label: str, index: Path, tmp: Path, tokens: bool) -> dict:
         row[name] = {k: v for k, v in r.items() if k != "stdout"}
         row[name]["json_bytes"] = out.stat().st_size
     if tokens:
+        ref = (tmp / f"{label}-exact.json").read_bytes()
+        row["identical"] = all(
+            (tmp / f"{label}-{n}.json").read_bytes() == ref for n in ("exact_cold", "exact_warm")
+        )
+        if not row["identical"]:
+            print(
+                f"!!! {label}: exact outputs with and without the cache DIFFER", file=sys.stderr, flush=True
+            )
         tk = bl.run_child([sys.executable, "-c", bl.TOKENS_CODE, spec["reports"][0]])
         row["tokens"] = json.loads(tk["stdout"])
     return row
@@ -155,11 +168,14 @@ def table(results: list[dict]) -> str:
         "bare read s",
         "estimate s",
         "exact s",
+        "exact, cold / warm cache s",
         "exact / estimate",
-        "CPU s: estimate / exact",
+        "warm / estimate",
+        "CPU s: estimate / exact / cold / warm",
         "exact / estimate (CPU)",
         "cl100k counter MB/s",
         "report text MB",
+        "outputs identical",
         "load (1 min)",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
@@ -175,11 +191,14 @@ def table(results: list[dict]) -> str:
             _f(r["bare"]["wall_s"]),
             _f(est),
             _f(r["exact"]["wall_s"]),
+            _f(r["exact_cold"]["wall_s"]) + " / " + _f(r["exact_warm"]["wall_s"]),
             _f(r["exact"]["wall_s"] / est) + "x",
-            " / ".join(_f(r[k]["cpu_s"], 1) for k in ("estimate", "exact")),
+            _f(r["exact_warm"]["wall_s"] / est) + "x",
+            " / ".join(_f(r[k]["cpu_s"], 1) for k in ("estimate", "exact", "exact_cold", "exact_warm")),
             _f(r["exact"]["cpu_s"] / r["estimate"]["cpu_s"]) + "x",
             _f(tk["text_bytes"] / MB / tk["cl100k_base"]["seconds"], 1),
             _f(tk["text_bytes"] / MB, 1),
+            "yes" if r["identical"] else "**NO**",
             " / ".join(_f(r[k]["load"]) for k in ("estimate", "exact")),
         ]
         lines.append("| " + " | ".join(cells) + " |")
