@@ -2,14 +2,13 @@
 """``bundle`` time against the static audit's, on bench_levels.py's synthetic index.
 
     python benchmarks/bench_bundle.py [--size 100k|1m] [--layout 3.x] [--cache DIR] [--trust-cache]
-                                      [--user-token-cache] [--also-serial]
 
 The index is bench_levels.py's cached ``leiden_like`` index (generated on first use, into its cache
 outside the repository). Each measurement is a fresh child process, wall and CPU time (user +
 system, from getrusage of the children) around it: the
 static audit ``levels DIR -f json --tokenizer cl100k_base --fail-on never`` (the exact counter,
-as the bundle uses it; its token-count cache starts empty unless ``--user-token-cache``), and ``bundle DIR -o OUT`` (which also audits OUT once, for its audit.json
-and audit.md; its worker process's CPU time counts too). Printed: both times and bundle/audit (the
+as the bundle uses it), and ``bundle DIR -o OUT`` (which also audits OUT once, for its audit.json
+and audit.md). Printed: both times and bundle/audit (the
 issue's target is at most 3x), the peak RSS of one process and the Arrow size of the tables the
 bundle reads (issue 22: peak RSS at most 2x that). Nothing is
 asserted. Run at 1M once at most (``--size 1m``): it takes many minutes on a busy machine.
@@ -92,17 +91,6 @@ def main() -> None:
         help="use a cached index of this size even when its stamp names another generator digest "
         "(never regenerate it)",
     )
-    ap.add_argument(
-        "--user-token-cache",
-        action="store_true",
-        help="time the audit with the user's token-count cache as it is (default: an empty one, so "
-        "that a warm cache left by earlier audits of the same index does not shorten it)",
-    )
-    ap.add_argument(
-        "--also-serial",
-        action="store_true",
-        help="also time the bundle with its second process off (GRAPHRAG_AUDIT_BUNDLE_SERIAL=1)",
-    )
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     data = cached(args) if args.trust_cache else None
@@ -116,13 +104,6 @@ def main() -> None:
     try:
         py = sys.executable
         load_before = load()
-        # the audit's token-count cache starts empty (a first audit of the index: every string counted,
-        # as the bundle's audit of OUT counts every string); --user-token-cache: the user's cache as it is
-        env = (
-            None
-            if args.user_token_cache
-            else {**os.environ, "GRAPHRAG_AUDIT_CACHE_DIR": str(work / "token-cache")}
-        )
         (audit_s, audit_cpu) = timed(
             [
                 py,
@@ -138,42 +119,27 @@ def main() -> None:
                 "cl100k_base",
                 "--fail-on",
                 "never",
-            ],
-            env,
+            ]
         )
         audit_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         (bundle_s, bundle_cpu) = timed(
             [py, "-m", "graphrag_audit", "bundle", str(index), "-o", str(work / "out")]
         )
-        # the largest single process so far (the bundle's worker process included); KB on Linux
+        # the largest single process so far; KB on Linux
         peak_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        serial = None
-        if args.also_serial:  # the same bundle in one process (bundle/parallel.py's worker off)
-            shutil.rmtree(work / "out")
-            serial = timed(
-                [py, "-m", "graphrag_audit", "bundle", str(index), "-o", str(work / "out")],
-                {**os.environ, "GRAPHRAG_AUDIT_BUNDLE_SERIAL": "1"},
-            )
         load_after = load()
         size = sum(p.stat().st_size for p in (work / "out").iterdir())
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"index: {args.size} entities, {args.layout} layout ({data.get('reports', '?')} reports)")
-    cache = "the user's token cache" if args.user_token_cache else "empty token cache"
-    print(f"static audit (levels -f json, cl100k_base, {cache}): {audit_s:.1f} s wall, {audit_cpu:.1f} s CPU")
+    print(f"static audit (levels -f json, cl100k_base): {audit_s:.1f} s wall, {audit_cpu:.1f} s CPU")
     print(
         f"bundle (tables + its own audit):            {bundle_s:.1f} s wall, {bundle_cpu:.1f} s CPU  "
         f"({size / 1e6:.1f} MB written)"
     )
     print(f"bundle / audit: {bundle_s / audit_s:.2f}x wall, {bundle_cpu / audit_cpu:.2f}x CPU (target <= 3x)")
-    if serial is not None:
-        print(
-            f"bundle in one process (GRAPHRAG_AUDIT_BUNDLE_SERIAL=1): {serial[0]:.1f} s wall, {serial[1]:.1f} s CPU "
-            f"({serial[0] / audit_s:.2f}x the audit's wall, {serial[1] / audit_cpu:.2f}x its CPU)"
-        )
     print(
-        f"peak RSS of one process: audit {audit_rss / 1024:.0f} MB; "
-        f"audit and bundle (its worker included) {peak_rss / 1024:.0f} MB"
+        f"peak RSS of one process: audit {audit_rss / 1024:.0f} MB; audit and bundle {peak_rss / 1024:.0f} MB"
     )
     read = arrow_bytes(index)
     print(

@@ -35,8 +35,8 @@ Rows:
 * ``diff OLD NEW -f json --fail-on never`` for the renumbered and the updated pair; its ratio is to
   one static audit of NEW and its RSS to the Arrow size of the bare reads of OLD and NEW together
   (a diff loads both);
-* ``bundle DIR -o OUT`` (``--no-bundle`` skips it): its ratio is to an exact audit with no token
-  cache (``--tokenizer cl100k_base --no-token-cache``: the bundle counts in memory) and its RSS to
+* ``bundle DIR -o OUT`` (``--no-bundle`` skips it): its ratio is to an exact audit
+  (``--tokenizer cl100k_base``: both count every text) and its RSS to
   the Arrow size of the tables it reads whole (bench_bundle.py's ``arrow_bytes``).
 
 Nothing here asserts a time; tests never time anything.
@@ -241,8 +241,7 @@ def measure(index_dir: Path, diff_base: Path | None, args, work: Path) -> list[d
             )
 
     if "bundle" not in skip:
-        # the bundle counts in memory: its denominator counts every text too (no token cache), as
-        # bench_bundle.py's does; otherwise a second layout's audit finds the first one's counts
+        # the bundle counts every text: its denominator counts every text too
         exact = best_of(
             n,
             gam(
@@ -256,11 +255,10 @@ def measure(index_dir: Path, diff_base: Path | None, args, work: Path) -> list[d
                 "never",
                 "--tokenizer",
                 "cl100k_base",
-                "--no-token-cache",
             ),
         )
         row(
-            "levels -f json --tokenizer cl100k_base --no-token-cache",
+            "levels -f json --tokenizer cl100k_base",
             exact,
             note="the bundle's exact denominator",
         )

@@ -75,7 +75,7 @@ def main() -> int:
     ap.add_argument("--layouts", default="3.x,1.0-1.2")
     ap.add_argument("--extra", type=Path, nargs="*", default=[])
     args = ap.parse_args()
-    indexes = [(f"1M synthetic {lay}", args.data / lay) for lay in args.layouts.split(",") if lay]
+    indexes = [(f"{args.data.name} {lay}", args.data / lay) for lay in args.layouts.split(",") if lay]
     indexes += [(p.name, p) for p in args.extra]
     print(
         f"{'index':28} {'reports':>9} {'levels':>6} {'lines':>9} {'static s':>9} {'dynamic s':>9} {'dyn/static':>10}"

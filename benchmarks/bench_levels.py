@@ -27,7 +27,7 @@ package's bytecode compiled once beforehand, as ``pip install`` leaves it (:func
 wall time is taken around the child, CPU time (user + sys) and peak RSS come from ``os.wait4`` (that
 child only). The kernel's time (sys) is also given apart, with the ratio of user time alone: it is
 mostly the clearing of freshly faulted pages, whose cost on this machine moved from run to run
-with the kernel's huge pages more than with the code (docs/performance.md, S16). Measured per
+with the kernel's huge pages more than with the code. Measured per
 size and layout:
 
 * **import floor**: a process that only imports the audit's modules (the fixed start-up cost).
@@ -37,8 +37,8 @@ size and layout:
   off (the audit runs with the system's setting), so the yardstick does not move with the
   kernel's handling of huge pages: with them on, the same read of
   the default 3.x index took 3.78-9.54 s (kernel 2.4-7.9 s) against 2.32-2.82 s without
-  (docs/performance.md, S16). This small-page read is the yardstick of the ratio targets
-  (decided in S17: it is the stable one of the two). The shapes table also gives the same read
+  (measured 2026-12-03). This small-page read is the yardstick of the ratio targets
+  (it is the stable one of the two). The shapes table also gives the same read
   with the system's huge pages (``system-pages``) and the audit's ratio to it, and each read's
   slowest repeat beside its best: on this machine, three runs of each read per 1M index, by
   turns, spread by 1.10-1.48x on small pages and 1.73-3.99x on the system's, which was the faster
@@ -46,7 +46,7 @@ size and layout:
   after another, then the audits (each side after runs of its own kind, as in every earlier
   session's table). With ``--turns`` they run by turns (bare, audit, bare, audit, ...) and the
   shapes table also gives each turn's ratio: on this machine a bare read that follows an audit
-  is slower than one that follows a bare read (docs/performance.md, S13), so the two orders give
+  is slower than one that follows a bare read, so the two orders give
   different ratios for the same code.
 * **audit**: ``python -m graphrag_audit levels DIR -f json -o FILE --fail-on never`` with
   ``--tokenizer estimate`` and with ``--tokenizer cl100k_base`` (exact). The exact-counting extra
@@ -409,7 +409,7 @@ def best_of_pairs(repeat: int, first: list[str], second: list[str]) -> tuple[dic
     """Run ``first`` and ``second`` by turns, ``repeat`` times each: (best of ``first``, best of
     ``second``, each turn's wall-time ratio second / first). The turns show how far one turn's
     ratio is from another's on a machine whose speed drifts (bare reads here moved by 0.4-1 s
-    within an hour, docs/performance.md S12)."""
+    within an hour)."""
     a, b = [], []
     for _ in range(repeat):
         a.append(run_child(first))
@@ -926,7 +926,7 @@ def summarise_cpu(results: list[dict]) -> str:
     """The same runs by CPU time (user + sys): steadier than wall time on a shared machine. The
     kernel's part (sys: mostly clearing freshly faulted pages) is also given apart, with the ratio
     of user time alone: with huge pages on, the same audit's kernel time moved from 1.2 to 8.5 s
-    between runs on this machine (docs/performance.md, S16)."""
+    between runs on this machine."""
     head = [
         "entities",
         "layout",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Exact cl100k_base counting with the token cache, and the 5M-entity audit (issue 22).
+"""Exact cl100k_base counting against the estimate, and the 5M-entity audit.
 
 Usage (from the repository root)::
 
@@ -16,10 +16,9 @@ Per size (``--tokens``, default for 100k and 1m):
 
 * **bare read**: ``pyarrow.parquet.read_table`` of the columns the audit reads; its Arrow size.
 * **estimate**: ``levels DIR -f json --tokenizer estimate``.
-* **exact, no cache**: ``--tokenizer cl100k_base --no-token-cache``.
-* **exact, cold cache**: the same with an empty cache directory (counts everything, writes it).
-* **exact, warm cache**: the same again (the cache written by the cold run).
-* the three exact JSON outputs are compared byte for byte (a difference is printed loudly);
+* **exact**: ``--tokenizer cl100k_base`` (counts every text in the process).
+* **exact, cold / warm cache**: the same with ``--token-cache DIR``, first empty (counts and
+  writes), then again (reads); both outputs compared with the exact one byte for byte.
 * **counter throughput**: cl100k_base over every report's ``full_content`` in one process.
 
 Per size (``--memory``, default for 5m): the bare read and the estimate audit (wall, peak RSS).
@@ -133,25 +132,18 @@ def measure(label: str, index: Path, tmp: Path, tokens: bool) -> dict:
         "estimate": ("estimate", {}, ()),
     }
     if tokens:
-        cache_dir = tmp / f"token-cache-{label}"
-        runs.update(
-            {
-                "exact_nocache": ("cl100k_base", {}, ("--no-token-cache",)),
-                "exact_cold": ("cl100k_base", {"GRAPHRAG_AUDIT_CACHE_DIR": str(cache_dir)}, ()),
-                "exact_warm": ("cl100k_base", {"GRAPHRAG_AUDIT_CACHE_DIR": str(cache_dir)}, ()),
-            }
-        )
+        cache_dir = str(tmp / f"token-cache-{label}")
+        runs["exact"] = ("cl100k_base", {}, ())
+        runs["exact_cold"] = ("cl100k_base", {}, ("--token-cache", cache_dir))
+        runs["exact_warm"] = ("cl100k_base", {}, ("--token-cache", cache_dir))
     for name, (tok, env, extra) in runs.items():
         print(f"# {label}: {name} ...", file=sys.stderr, flush=True)
         out = tmp / f"{label}-{name}.json"
         r = timed(audit_argv(index, tok, out, *extra), extra_env=env)
         row[name] = {k: v for k, v in r.items() if k != "stdout"}
         row[name]["json_bytes"] = out.stat().st_size
-        if name == "exact_cold":
-            f = cache_dir / "tokens-v1-cl100k_base.bin"
-            row[name]["cache_file_bytes"] = f.stat().st_size if f.exists() else 0
     if tokens:
-        ref = (tmp / f"{label}-exact_nocache.json").read_bytes()
+        ref = (tmp / f"{label}-exact.json").read_bytes()
         row["identical"] = all(
             (tmp / f"{label}-{n}.json").read_bytes() == ref for n in ("exact_cold", "exact_warm")
         )
@@ -175,22 +167,20 @@ def table(results: list[dict]) -> str:
         "Arrow MB read",
         "bare read s",
         "estimate s",
-        "exact, no cache s",
-        "exact, cold cache s",
-        "exact, warm cache s",
+        "exact s",
+        "exact, cold / warm cache s",
+        "exact / estimate",
         "warm / estimate",
-        "no cache / estimate",
-        "CPU s: estimate / no cache / cold / warm",
-        "warm / estimate (CPU)",
+        "CPU s: estimate / exact / cold / warm",
+        "exact / estimate (CPU)",
         "cl100k counter MB/s",
         "report text MB",
-        "cache file MB",
         "outputs identical",
         "load (1 min)",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in results:
-        if "exact_warm" not in r:
+        if "exact" not in r:
             continue
         tk = r["tokens"]
         est = r["estimate"]["wall_s"]
@@ -200,20 +190,16 @@ def table(results: list[dict]) -> str:
             _f(r["bare"]["arrow_bytes"] / MB, 0),
             _f(r["bare"]["wall_s"]),
             _f(est),
-            _f(r["exact_nocache"]["wall_s"]),
-            _f(r["exact_cold"]["wall_s"]),
-            _f(r["exact_warm"]["wall_s"]),
+            _f(r["exact"]["wall_s"]),
+            _f(r["exact_cold"]["wall_s"]) + " / " + _f(r["exact_warm"]["wall_s"]),
+            _f(r["exact"]["wall_s"] / est) + "x",
             _f(r["exact_warm"]["wall_s"] / est) + "x",
-            _f(r["exact_nocache"]["wall_s"] / est) + "x",
-            " / ".join(
-                _f(r[k]["cpu_s"], 1) for k in ("estimate", "exact_nocache", "exact_cold", "exact_warm")
-            ),
-            _f(r["exact_warm"]["cpu_s"] / r["estimate"]["cpu_s"]) + "x",
+            " / ".join(_f(r[k]["cpu_s"], 1) for k in ("estimate", "exact", "exact_cold", "exact_warm")),
+            _f(r["exact"]["cpu_s"] / r["estimate"]["cpu_s"]) + "x",
             _f(tk["text_bytes"] / MB / tk["cl100k_base"]["seconds"], 1),
             _f(tk["text_bytes"] / MB, 1),
-            _f(r["exact_cold"]["cache_file_bytes"] / MB, 1),
             "yes" if r["identical"] else "**NO**",
-            " / ".join(_f(r[k]["load"]) for k in ("estimate", "exact_nocache", "exact_cold", "exact_warm")),
+            " / ".join(_f(r[k]["load"]) for k in ("estimate", "exact")),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -318,7 +304,7 @@ def report(header: str, cache: Path, results: list[dict]) -> str:
             f"Machine: {header}",
             f"Data: leiden_like(n, max_cluster_size={bl.MAX_CLUSTER_SIZE}, seed={bl.SEED}), 3.x layout; cache {cache}",
             "Exact counting (levels -f json, fresh processes):\n\n" + table(results)
-            if any("exact_warm" in r for r in results)
+            if any("exact" in r for r in results)
             else "",
             "Memory (levels -f json --tokenizer estimate):\n\n" + memory_table(results),
         ]
