@@ -47,15 +47,6 @@ def community_text_unit_counts(model: IndexModel) -> pd.Series | None:
     return text_unit_counts(members, _entity_text_units(model, key))
 
 
-def text_unit_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(number of text units of each entity row, their integer codes flattened; nulls dropped)."""
-    ex = col.reset_index(drop=True).explode()  # arrow lists stay in arrow
-    ex = ex[ex.notna()]
-    codes, _ = pd.factorize(ex)
-    lens = np.bincount(ex.index.to_numpy(dtype=np.int64), minlength=len(col)).astype(np.int64)
-    return lens, codes.astype(np.int64)
-
-
 def v1_node_pairs(model: IndexModel) -> tuple[pd.DataFrame, int | None] | None:
     """The distinct (``community``, ``text_unit``) pairs of graphrag < 2.0's ``create_final_nodes``
     rows, each with the least ``level`` of a node row that brings it in, and the least level of a

@@ -80,6 +80,7 @@ __all__ = [
     "row_measures",
     "row_texts",
     "shuffle_order",
+    "text_unit_codes",
     "text_unit_counts",
 ]
 
@@ -206,7 +207,10 @@ def text_unit_counts(
     ``entity -> list of text unit ids``. Communities with no text unit are left out."""
     if rule not in ("all", "max"):
         raise ValueError(f"rule must be 'all' or 'max', not {rule!r}")
-    tu = explode_text_units(entity_text_units)
+    s = entity_text_units
+    if s.index.has_duplicates:
+        s = s[~s.index.duplicated(keep="first")]
+    lens, tu = text_unit_codes(s)
     empty = pd.Series([], dtype=np.int64, name="text_units")
     if membership is None or len(membership) == 0 or len(tu) == 0:
         return empty
@@ -219,13 +223,33 @@ def text_unit_counts(
         comm = comm.fillna(-1)
     if comm.dtype.kind == "f" and np.isfinite(comm.to_numpy()).all() and (comm % 1 == 0).all():
         comm = comm.astype(np.int64)  # NaN-padded int column: back to ints, like astype(int)
-    m = pd.DataFrame({"entity": m["entity"].to_numpy(dtype=object), "community": comm.to_numpy()})
+    ent, com = m["entity"].to_numpy(dtype=object), comm.to_numpy()
     if rule == "max":
-        m = m.groupby("entity", sort=False, as_index=False)["community"].max()
-    pairs = m.merge(tu, on="entity")[["community", "text_unit"]].drop_duplicates()
-    if not len(pairs):
+        g = pd.DataFrame({"entity": ent, "community": com}).groupby("entity", sort=False)["community"].max()
+        ent, com = g.index.to_numpy(dtype=object), g.to_numpy()
+    # (community, text unit) pairs on integer codes: each membership row's entity text units
+    pos = pd.Index(s.index).get_indexer(ent)
+    n = np.where(pos >= 0, lens[np.maximum(pos, 0)], 0) if len(lens) else np.zeros(len(pos), np.int64)
+    keep = n > 0
+    if not keep.any():
         return empty
-    return pairs.groupby("community", sort=False).size().astype(np.int64).rename("text_units")
+    codes, uniques = pd.factorize(com[keep])  # communities in order of first pair (merge order)
+    pos, n = pos[keep], n[keep]
+    starts = np.cumsum(lens) - lens
+    tu_rows = np.repeat(starts[pos] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+    width = np.int64(tu.max()) + 1
+    pairs = np.unique(np.repeat(codes.astype(np.int64), n) * width + tu[tu_rows])
+    sizes = np.bincount(pairs // width, minlength=len(uniques)).astype(np.int64)
+    return pd.Series(sizes, index=pd.Index(uniques, name="community"), name="text_units")
+
+
+def text_unit_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(number of text units of each entity row, their integer codes flattened; nulls dropped)."""
+    ex = col.reset_index(drop=True).explode()  # arrow lists stay in arrow
+    ex = ex[ex.notna()]
+    codes, _ = pd.factorize(ex)
+    lens = np.bincount(ex.index.to_numpy(dtype=np.int64), minlength=len(col)).astype(np.int64)
+    return lens, codes.astype(np.int64)
 
 
 def occurrence_weights(
