@@ -44,7 +44,9 @@ def community_text_unit_counts(model: IndexModel) -> pd.Series | None:
         return None
     key = "id" if model.member_key == "id" else "title"
     members = model.members[["entity", "community", "level"]]
-    return text_unit_counts(members, _entity_text_units(model, key))
+    match = model.key_match
+    rows = match.member_row if match is not None and len(match.member_row) == len(members) else None
+    return text_unit_counts(members, _entity_text_units(model, key), entity_rows=rows)
 
 
 def v1_node_pairs(model: IndexModel) -> tuple[pd.DataFrame, int | None] | None:

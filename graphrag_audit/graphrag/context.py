@@ -195,6 +195,7 @@ def text_unit_counts(
     community_level: int | None = None,
     *,
     rule: Literal["all", "max"] = "all",
+    entity_rows: np.ndarray | None = None,
 ) -> pd.Series:
     """Raw occurrence counts: distinct text units per community (int64 Series by community).
 
@@ -204,32 +205,37 @@ def text_unit_counts(
     ``community_level``: keep rows with ``level <= N`` or NaN level (None: all rows).
     ``rule="all"``: an entity counts for every community it is in (0.5+ … 3.x); ``"max"``: only
     for its largest community id at ``<= N`` (early 0.x). ``entity_text_units``: Series
-    ``entity -> list of text unit ids``. Communities with no text unit are left out."""
+    ``entity -> list of text unit ids``. Communities with no text unit are left out.
+    ``entity_rows``: each membership row's first row in ``entity_text_units`` (-1: none), if known."""
     if rule not in ("all", "max"):
         raise ValueError(f"rule must be 'all' or 'max', not {rule!r}")
     s = entity_text_units
-    if s.index.has_duplicates:
-        s = s[~s.index.duplicated(keep="first")]
     lens, tu = text_unit_codes(s)
     empty = pd.Series([], dtype=np.int64, name="text_units")
     if membership is None or len(membership) == 0 or len(tu) == 0:
         return empty
     m = membership
+    if entity_rows is None:  # each membership row's first entity row with its key (-1: none)
+        first = np.flatnonzero(~s.index.duplicated(keep="first"))
+        got = pd.Index(s.index[first]).get_indexer(m["entity"].to_numpy(dtype=object))
+        entity_rows = np.where(got >= 0, first[np.maximum(got, 0)], -1)
+    pos = np.asarray(entity_rows, dtype=np.int64)
     if community_level is not None:
         lv = m["level"]
-        m = m[(lv <= community_level) | lv.isna()]
+        at = ((lv <= community_level) | lv.isna()).to_numpy()
+        m, pos = m[at], pos[at]
     comm = m["community"]
     if comm.isna().any():
         comm = comm.fillna(-1)
     if comm.dtype.kind == "f" and np.isfinite(comm.to_numpy()).all() and (comm % 1 == 0).all():
         comm = comm.astype(np.int64)  # NaN-padded int column: back to ints, like astype(int)
-    ent, com = m["entity"].to_numpy(dtype=object), comm.to_numpy()
-    if rule == "max":
-        g = pd.DataFrame({"entity": ent, "community": com}).groupby("entity", sort=False)["community"].max()
-        ent, com = g.index.to_numpy(dtype=object), g.to_numpy()
+    com = comm.to_numpy()
+    if rule == "max":  # an entity's largest community (entity keys are one-to-one with first rows)
+        pos = np.where(m["entity"].isna().to_numpy(), -1, pos)  # groupby drops null keys
+        g = pd.DataFrame({"pos": pos, "community": com}).groupby("pos", sort=False)["community"].max()
+        pos, com = g.index.to_numpy(dtype=np.int64), g.to_numpy()
     # (community, text unit) pairs on integer codes: each membership row's entity text units
-    pos = pd.Index(s.index).get_indexer(ent)
-    n = np.where(pos >= 0, lens[np.maximum(pos, 0)], 0) if len(lens) else np.zeros(len(pos), np.int64)
+    n = np.where(pos >= 0, lens[np.maximum(pos, 0)], 0)
     keep = n > 0
     if not keep.any():
         return empty
