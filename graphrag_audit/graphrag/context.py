@@ -217,8 +217,11 @@ def text_unit_counts(
     m = membership
     if entity_rows is None:  # each membership row's first entity row with its key (-1: none)
         first = np.flatnonzero(~s.index.duplicated(keep="first"))
-        got = pd.Index(s.index[first]).get_indexer(m["entity"].to_numpy(dtype=object))
-        entity_rows = np.where(got >= 0, first[np.maximum(got, 0)], -1)
+        keys = np.concatenate([s.index[first].to_numpy(dtype=object), m["entity"].to_numpy(dtype=object)])
+        codes, _ = pd.factorize(keys, use_na_sentinel=False)  # null keys meet, as in a merge
+        row_of = np.full(int(codes.max()) + 1, -1, dtype=np.int64)
+        row_of[codes[: len(first)]] = first
+        entity_rows = row_of[codes[len(first) :]]
     pos = np.asarray(entity_rows, dtype=np.int64)
     if community_level is not None:
         lv = m["level"]
