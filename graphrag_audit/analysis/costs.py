@@ -44,16 +44,9 @@ def community_text_unit_counts(model: IndexModel) -> pd.Series | None:
         return None
     key = "id" if model.member_key == "id" else "title"
     members = model.members[["entity", "community", "level"]]
-    return text_unit_counts(members, _entity_text_units(model, key))
-
-
-def text_unit_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(number of text units of each entity row, their integer codes flattened; nulls dropped)."""
-    ex = col.reset_index(drop=True).explode()  # arrow lists stay in arrow
-    ex = ex[ex.notna()]
-    codes, _ = pd.factorize(ex)
-    lens = np.bincount(ex.index.to_numpy(dtype=np.int64), minlength=len(col)).astype(np.int64)
-    return lens, codes.astype(np.int64)
+    match = model.key_match
+    rows = match.member_row if match is not None and len(match.member_row) == len(members) else None
+    return text_unit_counts(members, _entity_text_units(model, key), entity_rows=rows)
 
 
 def v1_node_pairs(model: IndexModel) -> tuple[pd.DataFrame, int | None] | None:

@@ -48,7 +48,8 @@ def text_unit_cover(
     rows ``member_rows``, None: all of them), or None when the entities carry no text units.
     An entity key that several entity rows share takes the first row's text units (graphrag
     keeps an entity's first row)."""
-    from graphrag_audit.analysis.costs import entity_text_units_absent, text_unit_codes
+    from graphrag_audit.analysis.costs import entity_text_units_absent
+    from graphrag_audit.graphrag.context import text_unit_codes
 
     e = model.entities
     if e is None or entity_text_units_absent(model):

@@ -80,6 +80,7 @@ __all__ = [
     "row_measures",
     "row_texts",
     "shuffle_order",
+    "text_unit_codes",
     "text_unit_counts",
 ]
 
@@ -194,6 +195,7 @@ def text_unit_counts(
     community_level: int | None = None,
     *,
     rule: Literal["all", "max"] = "all",
+    entity_rows: np.ndarray | None = None,
 ) -> pd.Series:
     """Raw occurrence counts: distinct text units per community (int64 Series by community).
 
@@ -203,29 +205,60 @@ def text_unit_counts(
     ``community_level``: keep rows with ``level <= N`` or NaN level (None: all rows).
     ``rule="all"``: an entity counts for every community it is in (0.5+ … 3.x); ``"max"``: only
     for its largest community id at ``<= N`` (early 0.x). ``entity_text_units``: Series
-    ``entity -> list of text unit ids``. Communities with no text unit are left out."""
+    ``entity -> list of text unit ids``. Communities with no text unit are left out.
+    ``entity_rows``: each membership row's first row in ``entity_text_units`` (-1: none), if known."""
     if rule not in ("all", "max"):
         raise ValueError(f"rule must be 'all' or 'max', not {rule!r}")
-    tu = explode_text_units(entity_text_units)
+    s = entity_text_units
+    lens, tu = text_unit_codes(s)
     empty = pd.Series([], dtype=np.int64, name="text_units")
     if membership is None or len(membership) == 0 or len(tu) == 0:
         return empty
     m = membership
+    if entity_rows is None:  # each membership row's first entity row with its key (-1: none)
+        first = np.flatnonzero(~s.index.duplicated(keep="first"))
+        keys = np.concatenate([s.index[first].to_numpy(dtype=object), m["entity"].to_numpy(dtype=object)])
+        codes, _ = pd.factorize(keys, use_na_sentinel=False)  # null keys meet, as in a merge
+        row_of = np.full(int(codes.max()) + 1, -1, dtype=np.int64)
+        row_of[codes[: len(first)]] = first
+        entity_rows = row_of[codes[len(first) :]]
+    pos = np.asarray(entity_rows, dtype=np.int64)
     if community_level is not None:
         lv = m["level"]
-        m = m[(lv <= community_level) | lv.isna()]
+        at = ((lv <= community_level) | lv.isna()).to_numpy()
+        m, pos = m[at], pos[at]
     comm = m["community"]
     if comm.isna().any():
         comm = comm.fillna(-1)
     if comm.dtype.kind == "f" and np.isfinite(comm.to_numpy()).all() and (comm % 1 == 0).all():
         comm = comm.astype(np.int64)  # NaN-padded int column: back to ints, like astype(int)
-    m = pd.DataFrame({"entity": m["entity"].to_numpy(dtype=object), "community": comm.to_numpy()})
-    if rule == "max":
-        m = m.groupby("entity", sort=False, as_index=False)["community"].max()
-    pairs = m.merge(tu, on="entity")[["community", "text_unit"]].drop_duplicates()
-    if not len(pairs):
+    com = comm.to_numpy()
+    if rule == "max":  # an entity's largest community (entity keys are one-to-one with first rows)
+        pos = np.where(m["entity"].isna().to_numpy(), -1, pos)  # groupby drops null keys
+        g = pd.DataFrame({"pos": pos, "community": com}).groupby("pos", sort=False)["community"].max()
+        pos, com = g.index.to_numpy(dtype=np.int64), g.to_numpy()
+    # (community, text unit) pairs on integer codes: each membership row's entity text units
+    n = np.where(pos >= 0, lens[np.maximum(pos, 0)], 0)
+    keep = n > 0
+    if not keep.any():
         return empty
-    return pairs.groupby("community", sort=False).size().astype(np.int64).rename("text_units")
+    codes, uniques = pd.factorize(com[keep])  # communities in order of first pair (merge order)
+    pos, n = pos[keep], n[keep]
+    starts = np.cumsum(lens) - lens
+    tu_rows = np.repeat(starts[pos] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+    width = np.int64(tu.max()) + 1
+    pairs = np.unique(np.repeat(codes.astype(np.int64), n) * width + tu[tu_rows])
+    sizes = np.bincount(pairs // width, minlength=len(uniques)).astype(np.int64)
+    return pd.Series(sizes, index=pd.Index(uniques, name="community"), name="text_units")
+
+
+def text_unit_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(number of text units of each entity row, their integer codes flattened; nulls dropped)."""
+    ex = col.reset_index(drop=True).explode()  # arrow lists stay in arrow
+    ex = ex[ex.notna()]
+    codes, _ = pd.factorize(ex)
+    lens = np.bincount(ex.index.to_numpy(dtype=np.int64), minlength=len(col)).astype(np.int64)
+    return lens, codes.astype(np.int64)
 
 
 def occurrence_weights(

@@ -117,7 +117,7 @@ def test_text_unit_codes_with_nulls_and_repeats():
     """Null lists, null items, a text unit twice in one list; arrow lists and Python lists alike."""
     import pyarrow as pa
 
-    from graphrag_audit.analysis.costs import text_unit_codes
+    from graphrag_audit.graphrag.context import text_unit_codes
 
     lists = pa.array([["a", "b", None], None, ["b", "b"], [], ["c"]], pa.list_(pa.string()))
     for col in (pd.Series(pd.arrays.ArrowExtensionArray(lists)), pd.Series(lists.to_pylist(), dtype=object)):
