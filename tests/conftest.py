@@ -7,7 +7,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # tests/ mirrors the package (tests/analysis, tests/io, ...); a test may import a helper of tests/
-# or another folder's test module by name (no __init__.py: pytest's default import mode)
+# or another folder's test module by name (no __init__.py: pytest's default import mode). The tests of
+# graphrag_audit/graphrag/ are in tests/graphrag_tests/: a folder named graphrag on sys.path would be
+# found as the graphrag package (importlib.util.find_spec), as if graphrag were installed
 for _folder in (
     Path(__file__).parent,
     *sorted(p for p in Path(__file__).parent.iterdir() if p.is_dir() and p.name[0] not in "_."),

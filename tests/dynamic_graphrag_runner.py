@@ -1,5 +1,5 @@
 """Runs graphrag's own ``DynamicCommunitySelection.select()`` on a batch of cases; executed by
-tests/graphrag/test_dynamic_selection.py in a side interpreter with graphrag installed (1.2.x, 2.7.2, 3.x).
+tests/graphrag_tests/test_dynamic_selection.py in a side interpreter with graphrag installed (1.2.x, 2.7.2, 3.x).
 
 Usage: ``python dynamic_graphrag_runner.py CASES.json OUT.json``. CASES.json holds
 ``{"tables": {key: {"layout": "v1"|"v2", "files": {name: parquet path}}}, "cases": [{"id", "tables",

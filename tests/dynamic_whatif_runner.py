@@ -1,4 +1,4 @@
-"""Runs in a side interpreter with graphrag installed (tests/graphrag/test_dynamic_selection.py): for one index
+"""Runs in a side interpreter with graphrag installed (tests/graphrag_tests/test_dynamic_selection.py): for one index
 and one graphrag line, the audit's what-if (``levels --relevant``) against graphrag's own
 ``build_community_context`` over the reports the selector keeps.
 

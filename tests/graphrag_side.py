@@ -31,7 +31,7 @@ def in_ci() -> bool:
 
 def side_pythons(dynamic: bool = False) -> list[str]:
     """``GRAPHRAG_VERIFY_PYTHONS``; with ``dynamic`` also ``GRAPHRAG_DYNAMIC_PYTHONS`` (.ci/run's graphrag
-    2.7.2, which .ci/run also lists among the verify interpreters; used by tests/graphrag/test_dynamic_selection.py).
+    2.7.2, which .ci/run also lists among the verify interpreters; used by tests/graphrag_tests/test_dynamic_selection.py).
     Each interpreter once, in order."""
     raw = os.environ.get("GRAPHRAG_VERIFY_PYTHONS", "")
     if dynamic:

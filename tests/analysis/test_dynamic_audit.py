@@ -1,7 +1,7 @@
 """The audit's dynamic-selection results per graphrag line (analysis/dynamic.py -> selected.dynamic.by_version).
 
 Expectations are worked by hand from graphrag's dynamic_community_selection.py (the same 5-community
-tree as tests/graphrag/test_dynamic_selection.py, whose simulator is checked against the real graphrag there)
+tree as tests/graphrag_tests/test_dynamic_selection.py, whose simulator is checked against the real graphrag there)
 or are the numbers issue 16 measured with the real graphrag on verbs-v3 (23 and 120 at N=2).
 """
 
