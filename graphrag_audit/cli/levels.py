@@ -53,6 +53,7 @@ from graphrag_audit.cli.run import (
     check_tokenizer,
     fail,
     findings_exit,
+    open_token_cache,
     output_charset_for,
     output_guard,
     parsed,
@@ -205,15 +206,7 @@ def levels_cmd(
         except WriteError as exc:
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
 
-    cache = None
-    if token_cache is not None and not no_costs:
-        from graphrag_audit.errors import visible
-        from graphrag_audit.graphrag.token_cache import TokenCache
-
-        cache = TokenCache(token_cache, guard or output_guard(index_dir, reads))
-        warning = run_guarded(cache.load, debug)
-        if warning:
-            say(f"graphrag-audit: warning: {visible(warning)}\n")
+    cache = open_token_cache(None if no_costs else token_cache, guard, index_dir, reads, debug)
 
     def work():
         progress = Progress(enabled=sys.stderr.isatty() and (fmt == LevelsFormat.text or output is not None))

@@ -35,7 +35,7 @@ from graphrag_audit.cli.run import (
     check_output_path,
     check_tokenizer,
     fail,
-    output_guard,
+    open_token_cache,
     parsed,
     relevant_checker,
     run_guarded,
@@ -84,15 +84,9 @@ def report_cmd(
     output = stdout_if_dash(output)
     guard = check_output_path(output, index_dir, (relevant_file(relevant),))
 
-    cache = None
-    if token_cache is not None and not no_costs:
-        from graphrag_audit.errors import visible
-        from graphrag_audit.graphrag.token_cache import TokenCache
-
-        cache = TokenCache(token_cache, guard or output_guard(index_dir, (relevant_file(relevant),)))
-        warning = run_guarded(cache.load, debug)
-        if warning:
-            say(f"graphrag-audit: warning: {visible(warning)}\n")
+    cache = open_token_cache(
+        None if no_costs else token_cache, guard, index_dir, (relevant_file(relevant),), debug
+    )
 
     def work():
         from graphrag_audit.analysis.audit import AuditOptions, audit_with_model

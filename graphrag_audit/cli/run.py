@@ -447,3 +447,18 @@ def parsed(parse, *args):
         return parse(*args)
     except ValueError as exc:
         raise fail(str(exc)) from None
+
+
+def open_token_cache(folder, guard, index_dir: Path, reads, debug: bool):
+    """The ``--token-cache`` of a run (None without the option), loaded; its writes go through
+    ``guard`` (or the index's own guard); a damaged cache file is a warning, and the run starts empty."""
+    if folder is None:
+        return None
+    from graphrag_audit.errors import visible
+    from graphrag_audit.graphrag.token_cache import TokenCache
+
+    cache = TokenCache(folder, guard or output_guard(index_dir, reads))
+    warning = run_guarded(cache.load, debug)
+    if warning:
+        say(f"graphrag-audit: warning: {visible(warning)}\n")
+    return cache
