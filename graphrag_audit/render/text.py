@@ -110,6 +110,22 @@ BEHAVIOUR_LABEL = {
 }
 
 
+def _console(buf: io.StringIO, width: int, color: bool, **extra) -> Console:
+    """A rich console writing into ``buf``: no highlighting, emoji or soft wrap; colour only when asked."""
+    return Console(
+        file=buf,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        highlight=False,
+        emoji=False,
+        soft_wrap=False,
+        legacy_windows=False,
+        **extra,
+    )
+
+
 def render_text(
     report,
     *,
@@ -124,17 +140,7 @@ def render_text(
     """The audit as terminal text; ``brief``: answer, one table, findings; ``hide_hypothetical``: leave out
     the per-N columns of a graphrag line that cannot run on this index."""
     buf = io.StringIO()
-    console = Console(
-        file=buf,
-        width=width or 100,
-        force_terminal=color,
-        no_color=not color,
-        color_system="standard" if color else None,
-        highlight=False,
-        emoji=False,
-        soft_wrap=False,
-        legacy_windows=False,
-    )
+    console = _console(buf, width or 100, color)
     hide = hypothetical_behaviours(report) if hide_hypothetical else frozenset()
     info = report.index
     c = info.counts
@@ -620,18 +626,7 @@ def render_tree(
     right_w = 2 + LEVEL_W + 2 + ENT_W + 2 + BELOW_W + ((2 + SENT_W) if with_sent else 0)
     left_w = max(min(width - right_w, _widest_left(view)), MIN_LEFT)
     buf = io.StringIO()
-    console = Console(
-        file=buf,
-        width=width,
-        force_terminal=color,
-        no_color=not color,
-        color_system="standard" if color else None,
-        highlight=False,
-        emoji=False,
-        markup=False,
-        soft_wrap=False,
-        legacy_windows=False,
-    )
+    console = _console(buf, width, color, markup=False)
 
     def out(text: Text, wrap: bool = False, ours: bool = False) -> None:
         text.rstrip()
@@ -999,17 +994,7 @@ def _bullet(console, text: str, style: str | None = None) -> Text:
 
 def render_plan_text(report, *, width: int | None = None, color: bool = False, **_ignored) -> str:
     buf = io.StringIO()
-    console = Console(
-        file=buf,
-        width=width or 100,
-        force_terminal=color,
-        no_color=not color,
-        color_system="standard" if color else None,
-        highlight=False,
-        emoji=False,
-        soft_wrap=False,
-        legacy_windows=False,
-    )
+    console = _console(buf, width or 100, color)
     plan = report.plan
     info = report.to_dict()["index"]
     console.print(Text.assemble(("graphrag-audit plan ", "bold"), (for_log(info["path"]), "bold")))
