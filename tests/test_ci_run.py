@@ -21,7 +21,7 @@ TAIL = [
     "-m mypy graphrag_audit",
     "-m pip install .[test]",
     "-m pytest",
-    "-m pytest -m side or emulator or browser or hostile or large",
+    "-m pytest -n 2 -m side or emulator or browser or hostile or large",
 ]
 
 #: ``npm install azurite`` stand-in: an azurite-blob that answers --version

@@ -24,7 +24,7 @@ def test_readme_quick_start_commands_are_the_ci_commands():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     test_cmd = 'python -m pip install ".[test]" && python -m pytest'
-    assert test_cmd in readme and f"\n{test_cmd} && python -m pytest -m " in ci
+    assert test_cmd in readme and f"\n{test_cmd} && python -m pytest -n 2 -m " in ci
     assert "python -m pip install . && python -m graphrag_audit levels fixtures/seed-v3" in readme
 
 
