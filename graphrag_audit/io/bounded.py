@@ -146,14 +146,15 @@ class ExpansionBudget:
         return text
 
 
-def read_dotenv(path, environ) -> dict[str, str | None]:
+def read_dotenv(path, environ, unparsed: list[int] | None = None) -> dict[str, str | None]:
     """A ``.env`` file as graphrag >= 2.0 loads it (python-dotenv ``load_dotenv``: interpolate=True,
     override=False, so a variable of ``environ`` wins in ``${VAR}``), its size, the depth of its
-    interpolation and the size of the values capped. Missing: FileNotFoundError."""
+    interpolation and the size of the values capped; the lines python-dotenv skips (it cannot parse
+    them) are added to ``unparsed``. Missing: FileNotFoundError."""
     import io
     from collections import ChainMap
 
-    from dotenv.main import DotEnv
+    from dotenv.parser import parse_stream
     from dotenv.variables import parse_variables
 
     text = read_text(path, ".env file")
@@ -163,7 +164,12 @@ def read_dotenv(path, environ) -> dict[str, str | None]:
     depth: dict[str, int] = {}
     # dotenv.main.resolve_variables (python-dotenv 1.x), with the caps; newline=None: the text
     # mode python-dotenv opens the file in (universal newlines)
-    for name, value in DotEnv(None, stream=io.StringIO(text, newline=None), interpolate=False).parse():
+    for binding in parse_stream(io.StringIO(text, newline=None)):
+        name, value = binding.key, binding.value
+        if binding.error and unparsed is not None:
+            unparsed.append(binding.original.line)
+        if name is None:
+            continue
         if value is None:
             values[name] = None
             continue

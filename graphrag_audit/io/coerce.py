@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from pandas.api import types as ptypes
 
 from graphrag_audit.errors import IndexInputError
+from graphrag_audit.io.decoded import is_list_type
 from graphrag_audit.io.tables import parse_list_cell, split_list_cell
 from graphrag_audit.model.keys import dictionary_keys
 
@@ -119,10 +120,7 @@ def _arrow_list(series: pd.Series):
     dt = series.dtype
     if not isinstance(dt, pd.ArrowDtype):
         return None
-    t = dt.pyarrow_dtype
-    if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):
-        return None
-    return pa.array(series.array)
+    return pa.array(series.array) if is_list_type(dt.pyarrow_dtype) else None
 
 
 def dictionary_lists(series: pd.Series) -> pd.Series | None:

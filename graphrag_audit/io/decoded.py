@@ -100,8 +100,22 @@ class _Chunk:
         return self.pages + grow + fixed
 
 
+def is_list_type(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+
+def _is_bytes(t: pa.DataType) -> bool:
+    """A string or binary type (variable-length bytes)."""
+    return (
+        pa.types.is_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_large_binary(t)
+    )
+
+
 def _leaf_count(t: pa.DataType) -> int:
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+    if is_list_type(t):
         return _leaf_count(t.value_type)
     if pa.types.is_map(t):
         return _leaf_count(t.key_type) + _leaf_count(t.item_type)
@@ -352,20 +366,13 @@ def _text_lengths(arr) -> int:
     if isinstance(arr, pa.ChunkedArray):
         return sum(_text_lengths(c) for c in arr.chunks)
     t = arr.type
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+    if is_list_type(t):
         return _text_lengths(pc.list_flatten(arr))
     if pa.types.is_dictionary(t):
         lengths = pc.binary_length(arr.dictionary)
         total = pc.sum(pc.take(lengths, arr.indices)).as_py()
         return int(total or 0)
-    if (
-        pa.types.is_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_large_binary(t)
-    ):
-        return int(pc.sum(pc.binary_length(arr)).as_py() or 0)
-    return 0
+    return int(pc.sum(pc.binary_length(arr)).as_py() or 0) if _is_bytes(t) else 0
 
 
 def _exact_text(
@@ -375,19 +382,9 @@ def _exact_text(
     fh.seek(0)
     pf = pq.ParquetFile(fh, metadata=meta, read_dictionary=leaves, pre_buffer=False, buffer_size=1 << 20)
     t = pf.schema_arrow.field(column).type
-    while (
-        pa.types.is_list(t)
-        or pa.types.is_large_list(t)
-        or pa.types.is_fixed_size_list(t)
-        or pa.types.is_dictionary(t)
-    ):
+    while is_list_type(t) or pa.types.is_dictionary(t):
         t = t.value_type
-    if not (
-        pa.types.is_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_large_binary(t)
-    ):
+    if not _is_bytes(t):
         return None  # structs, maps: the bound of step 2 stands
     total = 0
     for batch in pf.iter_batches(batch_size=65536, row_groups=[group], columns=[column]):

@@ -211,20 +211,13 @@ def _format_pairs(tables: dict[str, Path]) -> dict[str, Path]:
 
 
 def _value_key(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        if v != v:
-            return ""
-        if v.is_integer():
-            return str(int(v))
-    try:
-        import numpy as np
+    """A community number as text, whether it was read as text, an integer or a float (NaN: "")."""
+    import numpy as np
 
-        if isinstance(v, np.floating) and float(v).is_integer():
-            return str(int(v))
-    except ImportError:  # pragma: no cover
-        pass
+    if v is None or (isinstance(v, float) and v != v):
+        return ""
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
     return str(v).strip()
 
 

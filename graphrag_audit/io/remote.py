@@ -261,9 +261,6 @@ def _bound_azure_retries(fs, t: float) -> None:
 
 
 # ---- reading -----------------------------------------------------------------------------------------
-#: the end of a table file fetched once and kept (a parquet footer: pyarrow reads the last 64 KiB first)
-TAIL_BYTES = 64 << 10
-
 #: where progress goes: a callable taking the step's text (the CLI's progress bar registers one)
 progress_reporter = None
 
@@ -302,11 +299,10 @@ class RemoteFile(RemoteName):
     the locate and table readers use; :meth:`open` reads it through the fsspec filesystem."""
 
     folder: RemoteFolder
-    tail: bytes | None  # the last TAIL_BYTES, once read
 
     def __new__(cls, folder: RemoteFolder, name: str):
         self = super().__new__(cls, f"{folder}/{name}")
-        self.folder, self.tail = folder, None
+        self.folder = folder
         return self
 
     @property
@@ -337,18 +333,14 @@ class RemoteFile(RemoteName):
 
 
 class _RemoteReader:
-    """A binary file over a :class:`RemoteFile` (fsspec's, no read-ahead); an SDK or network failure
-    is an :class:`IndexInputError` naming the file (pyarrow passes it through)."""
+    """fsspec's binary file of a :class:`RemoteFile`, one request per read (pyarrow asks for the
+    footer and the chunks it needs); an SDK or network failure is an :class:`IndexInputError` naming
+    the file (pyarrow passes it through)."""
 
     def __init__(self, file: RemoteFile):
         self.file = file
-        folder = file.folder
-        self.fh = self._call(
-            folder.fs.open,
-            f"{folder.root}/{file.name}",
-            "rb",
-            cache_type="none",  # one request per read: pyarrow asks for the footer and the chunks it needs
-        )
+        self.fh = self._call(file.folder.fs.open, f"{file.folder.root}/{file.name}", "rb", cache_type="none")
+        self.tell, self.close = self.fh.tell, self.fh.close
 
     def _call(self, f, *args, **kwargs):
         try:
@@ -359,29 +351,14 @@ class _RemoteReader:
             raise self.file.folder.fault(exc, str(self.file)) from None
 
     def read(self, n: int = -1) -> bytes:
-        pos, size = self.fh.tell(), self.file.size
-        start = max(0, size - TAIL_BYTES)
-        if pos < start:
-            return self._call(self.fh.read, n)
-        # the footer: the table readers open a file several times, it is fetched once
-        if self.file.tail is None:
-            self.file.tail = self._call(self.fh.fs.cat_file, self.fh.path, start=start, end=size)
-        end = size if n is None or n < 0 else min(size, pos + n)
-        self.fh.seek(end)
-        return self.file.tail[pos - start : end - start]
+        return self._call(self.fh.read, n)
 
     def seek(self, pos: int, whence: int = 0) -> int:
         return self._call(self.fh.seek, pos, whence)
 
-    def tell(self) -> int:
-        return self.fh.tell()
-
     @property
     def closed(self) -> bool:
         return self.fh.closed
-
-    def close(self) -> None:
-        self.fh.close()
 
     def readable(self) -> bool:
         return True

@@ -6,6 +6,7 @@ Every failure becomes an :class:`IndexInputError` naming the file and the proble
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -18,47 +19,46 @@ import pyarrow.parquet as pq
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io import bounded
 from graphrag_audit.io.bounded import MAX_CSV_HEADER, MAX_FOOTER_BYTES, MAX_TABLE_ROWS
-from graphrag_audit.io.decoded import BatchBudget, check_parquet
+from graphrag_audit.io.decoded import BatchBudget, check_parquet, is_list_type
 from graphrag_audit.io.remote import RemoteFile
 
 PARQUET_MAGIC = b"PAR1"
 
 
-def _check_file(path: Path) -> int:
-    if isinstance(path, RemoteFile):  # listed as a file
-        if not path.size:
-            raise IndexInputError(path, "file is empty (0 bytes)")
-        return path.size
+@contextlib.contextmanager
+def _os_errors(path: Path):
+    """An OSError in the block as the one-line error naming ``path``."""
     try:
-        if path.is_dir():
-            raise IndexInputError(path, "is a directory, expected a table file")
-        size = path.stat().st_size
-    except IndexInputError:
-        raise
+        yield
     except PermissionError:
         raise IndexInputError(path, "permission denied") from None
     except OSError as exc:
         raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
-    if not path.is_file():
-        raise IndexInputError(path, "not a regular file")
+
+
+def _check_file(path: Path) -> int:
+    if isinstance(path, RemoteFile):  # listed as a file
+        size = path.size
+    else:
+        with _os_errors(path):
+            if path.is_dir():
+                raise IndexInputError(path, "is a directory, expected a table file")
+            size = path.stat().st_size
+        if not path.is_file():
+            raise IndexInputError(path, "not a regular file")
     if size == 0:
         raise IndexInputError(path, "file is empty (0 bytes)")
     return size
 
 
 def _check_parquet_magic(path: Path, size: int) -> None:
-    try:
-        with _open_regular(path) as fh:
-            head = fh.read(4)
-            if size < 12:
-                raise IndexInputError(path, f"truncated parquet file ({size} bytes)")
-            fh.seek(-8, 2)
-            footer_len = int.from_bytes(fh.read(4), "little")
-            tail = fh.read(4)
-    except PermissionError:
-        raise IndexInputError(path, "permission denied") from None
-    except OSError as exc:
-        raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
+    with _os_errors(path), _open_regular(path) as fh:
+        head = fh.read(4)
+        if size < 12:
+            raise IndexInputError(path, f"truncated parquet file ({size} bytes)")
+        fh.seek(-8, 2)
+        footer_len = int.from_bytes(fh.read(4), "little")
+        tail = fh.read(4)
     if head != PARQUET_MAGIC:
         raise IndexInputError(path, "not a parquet file (bad magic bytes)")
     if tail != PARQUET_MAGIC:
@@ -82,13 +82,8 @@ def table_columns(path: Path) -> list[str]:
     """Column names of a table without reading its data."""
     size = _check_file(path)
     if path.suffix == ".csv":
-        try:
-            with _open_regular(path) as fh:
-                head = fh.read(MAX_CSV_HEADER)
-        except PermissionError:
-            raise IndexInputError(path, "permission denied") from None
-        except OSError as exc:
-            raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
+        with _os_errors(path), _open_regular(path) as fh:
+            head = fh.read(MAX_CSV_HEADER)
         if len(head) >= MAX_CSV_HEADER and b"\n" not in head and b"\r" not in head:
             raise IndexInputError(
                 path, f"not a CSV table (no header line within the first {MAX_CSV_HEADER // 1024**2} MiB)"
@@ -152,12 +147,7 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
                 f"duplicate column names)",
             )
         table = _read_parquet_checked(path, cols)
-    try:
-        table = _repair_utf8(table)
-    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
-        raise
-    except (pa.ArrowException, ValueError) as exc:
-        raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
+    table = _repair_utf8(path, table)
     try:
         # list columns stay arrow-backed: normalise converts them without a numpy array per row
         return table.to_pandas(types_mapper=_arrow_lists)
@@ -208,13 +198,7 @@ def read_arrow_table(path: Path) -> pa.Table:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise IndexInputError(path, f"column name {twice[0]!r} appears {names.count(twice[0])} times")
-    table = _read_parquet_checked(path, names)
-    try:
-        return _repair_utf8(table)
-    except MemoryError:
-        raise
-    except (pa.ArrowException, ValueError) as exc:
-        raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
+    return _repair_utf8(path, _read_parquet_checked(path, names))
 
 
 def read_csv_rows(path: Path) -> list[list[str]]:
@@ -224,13 +208,8 @@ def read_csv_rows(path: Path) -> list[list[str]]:
     import io
 
     _check_csv_utf8(path)
-    try:
-        with _open_regular(path) as fh:
-            text = fh.read().decode("utf-8")
-    except PermissionError:
-        raise IndexInputError(path, "permission denied") from None
-    except OSError as exc:
-        raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
+    with _os_errors(path), _open_regular(path) as fh:
+        text = fh.read().decode("utf-8")
     try:
         return list(csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline="")))
     except csv.Error as exc:
@@ -249,27 +228,22 @@ def _check_csv_utf8(path: Path) -> None:
 
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     offset = 0
-    try:
-        with _open_regular(path) as fh:
-            while True:
-                data = fh.read(_UTF8_CHUNK)
-                pending = len(decoder.getstate()[0])
-                try:
-                    decoder.decode(data, final=not data)
-                except UnicodeDecodeError as exc:
-                    at = offset - pending + exc.start
-                    raise IndexInputError(
-                        path,
-                        f"not valid UTF-8 (byte {at:,}: {exc.reason}); graphrag reads "
-                        f"CSV tables as UTF-8 text and fails on it",
-                    ) from None
-                if not data:
-                    return
-                offset += len(data)
-    except PermissionError:
-        raise IndexInputError(path, "permission denied") from None
-    except OSError as exc:
-        raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
+    with _os_errors(path), _open_regular(path) as fh:
+        while True:
+            data = fh.read(_UTF8_CHUNK)
+            pending = len(decoder.getstate()[0])
+            try:
+                decoder.decode(data, final=not data)
+            except UnicodeDecodeError as exc:
+                at = offset - pending + exc.start
+                raise IndexInputError(
+                    path,
+                    f"not valid UTF-8 (byte {at:,}: {exc.reason}); graphrag reads "
+                    f"CSV tables as UTF-8 text and fails on it",
+                ) from None
+            if not data:
+                return
+            offset += len(data)
 
 
 def _read_csv(path: Path, cols: list[str]) -> pa.Table:
@@ -374,9 +348,7 @@ def _read_parquet(
 
 
 def _arrow_lists(t: pa.DataType):
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return pd.ArrowDtype(t)
-    return None
+    return pd.ArrowDtype(t) if is_list_type(t) else None
 
 
 def _is_text(t: pa.DataType) -> bool:
@@ -393,22 +365,26 @@ def _decode(v):
     return v
 
 
-def _repair_utf8(table: pa.Table) -> pa.Table:
-    """String columns holding invalid UTF-8 (LLM output, hand edits) decoded with U+FFFD.
-
-    pandas >= 3 keeps strings in arrow and would fail on them later, anywhere."""
-    for i, field in enumerate(table.schema):
-        if not _is_text(field.type):
-            continue
-        col = table.column(i)
-        try:
-            col.validate(full=True)
-            continue
-        except pa.ArrowInvalid:
-            pass
-        as_bytes = col.cast(_binary_like(field.type))
-        fixed = pa.array([_decode(v) for v in as_bytes.to_pylist()], type=field.type)
-        table = table.set_column(i, field, fixed)
+def _repair_utf8(path: Path, table: pa.Table) -> pa.Table:
+    """String columns holding invalid UTF-8 (LLM output, hand edits) decoded with U+FFFD (pandas
+    >= 3 keeps strings in arrow and would fail on them later, anywhere)."""
+    try:
+        for i, field in enumerate(table.schema):
+            if not _is_text(field.type):
+                continue
+            col = table.column(i)
+            try:
+                col.validate(full=True)
+                continue
+            except pa.ArrowInvalid:
+                pass
+            as_bytes = col.cast(_binary_like(field.type))
+            fixed = pa.array([_decode(v) for v in as_bytes.to_pylist()], type=field.type)
+            table = table.set_column(i, field, fixed)
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
+    except (pa.ArrowException, ValueError) as exc:
+        raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
     return table
 
 
