@@ -143,11 +143,8 @@ def _chunks(meta: pq.FileMetaData, cols: list[str]) -> list[_Chunk]:
     owners = _leaf_columns(meta)
     wanted = set(cols)
     leaves = [i for i, owner in enumerate(owners) if owner in wanted]
-    schema = meta.schema
-    info = {}
-    for i in leaves:
-        c = schema.column(i)
-        info[i] = (c.physical_type, int(c.length or 0), c.max_repetition_level > 0)
+    columns = {i: meta.schema.column(i) for i in leaves}
+    info = {i: (c.physical_type, int(c.length or 0), c.max_repetition_level > 0) for i, c in columns.items()}
     out = []
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
@@ -159,21 +156,12 @@ def _chunks(meta: pq.FileMetaData, cols: list[str]) -> list[_Chunk]:
             if not nested:  # a flat column has one value per row, whatever the footer says
                 values = max(values, rows)
             encodings = set(cc.encodings or ())
-            text = (
-                physical == "BYTE_ARRAY"
-            )  # FIXED_LEN_BYTE_ARRAY: ``length`` bytes a value, dictionary or not
+            # FIXED_LEN_BYTE_ARRAY: ``length`` bytes a value, dictionary or not
             width = length if physical == "FIXED_LEN_BYTE_ARRAY" else _WIDTH.get(physical, PER_VALUE)
-            chunk = _Chunk(
-                g,
-                i,
-                owners[i],
-                values,
-                max(int(cc.total_uncompressed_size), 0),
-                text,
-                width,
-                dictionary=bool(cc.has_dictionary_page) or bool(encodings & _DICT_ENCODINGS),
-                delta="DELTA_BYTE_ARRAY" in encodings,
-            )
+            pages = max(int(cc.total_uncompressed_size), 0)
+            dictionary = bool(cc.has_dictionary_page) or bool(encodings & _DICT_ENCODINGS)
+            text, delta = physical == "BYTE_ARRAY", "DELTA_BYTE_ARRAY" in encodings
+            chunk = _Chunk(g, i, owners[i], values, pages, text, width, dictionary, delta)
             chunk.bound, chunk.step = chunk.footer_bound(), 1
             out.append(chunk)
     return out

@@ -19,9 +19,8 @@ variables / profile / ``AWS_ENDPOINT_URL``) and never printed: every error is sc
 from __future__ import annotations
 
 import os
-import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -41,15 +40,6 @@ SCHEMES = {
     "s3a": ("s3", "Amazon S3", "s3"),
 }
 _EXTRA_MODULE = {"azure": "adlfs", "s3": "s3fs"}
-_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):/{1,2}(?P<rest>.*)$", re.S)
-
-
-def _seconds(name: str, default: float) -> float:
-    try:
-        v = float(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return v if v > 0 else default
 
 
 #: how many times one request is tried (the SDKs' retries) before a read fails: a server that never
@@ -58,7 +48,12 @@ TRIES = 2
 
 
 def request_timeout() -> float:
-    return _seconds("GRAPHRAG_AUDIT_REMOTE_TIMEOUT", 20.0)
+    """``GRAPHRAG_AUDIT_REMOTE_TIMEOUT`` (seconds), 20 when unset or not a positive number."""
+    try:
+        seconds = float(os.environ.get("GRAPHRAG_AUDIT_REMOTE_TIMEOUT", 20.0))
+    except ValueError:
+        return 20.0
+    return seconds if seconds > 0 else 20.0
 
 
 @dataclass(frozen=True)
@@ -89,13 +84,15 @@ class RemoteName(str):
 def parse_url(text: str) -> RemoteLocation | None:
     """The remote location of an ``az://``, ``abfs[s]://`` or ``s3[a]://`` argument (also after
     ``pathlib`` folded ``//`` into ``/``), else None. Credentials come from the environment."""
-    m = _URL.match(text)
-    if not m or m.group("scheme").lower() not in SCHEMES:
+    from graphrag_audit.io.settings import remote_url
+
+    url = remote_url(text)
+    if url is None or url[0] not in SCHEMES:
         return None
-    scheme = m.group("scheme").lower()
+    scheme, written = url[0], url[1].split("://", 1)[1]
     protocol, kind, extra = SCHEMES[scheme]
-    rest = m.group("rest").strip("/")
-    display = scrub_secrets(f"{scheme}://{m.group('rest')}".rstrip("/"))
+    rest = written.strip("/")
+    display = scrub_secrets(f"{scheme}://{written}".rstrip("/"))
     head = rest.split("/", 1)[0]
     aws = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
     if "@" in head and (protocol != "abfs" or ":" in head.split("@", 1)[0]):
@@ -116,9 +113,7 @@ def parse_url(text: str) -> RemoteLocation | None:
             f"only, and set {where} in the environment",
         )
     options: dict = {}
-    if (
-        protocol == "abfs" and "@" in rest.split("/", 1)[0]
-    ):  # abfs[s]://container@account.dfs.core.windows.net/path
+    if protocol == "abfs" and "@" in rest.split("/", 1)[0]:  # abfs[s]://container@account.dfs.../path
         head, _, tail = rest.partition("/")
         container, _, host = head.partition("@")
         options["account_name"] = host.split(".", 1)[0]
@@ -453,14 +448,5 @@ def location_of(path) -> RemoteLocation | None:
         loc = parse_url(setting.blob["base_dir"])
         if loc is None:
             return None
-        return RemoteLocation(
-            loc.protocol,
-            loc.root,
-            f"{loc.display} ({settings.name} {setting.key})",
-            loc.kind,
-            loc.extra,
-            loc.options,
-            loc.secrets,
-            settings,
-        )
+        return replace(loc, display=f"{loc.display} ({settings.name} {setting.key})", settings_file=settings)
     return from_blob_setting(settings, setting.key or "output", setting.blob)

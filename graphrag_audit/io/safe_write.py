@@ -32,10 +32,9 @@ def is_stdout(target) -> bool:
 
 
 def _stat(path, follow: bool = False) -> os.stat_result | None:
-    try:
+    with contextlib.suppress(OSError):
         return os.stat(path, follow_symlinks=follow)
-    except OSError:
-        return None
+    return None
 
 
 def _ident(path: str, follow: bool = True) -> tuple[int, int] | None:
@@ -97,8 +96,7 @@ class Guard:
                     self._add(self.dirs, to, f"{to}, a folder the index directory links to")
         return self
 
-    def _in_dirs(self, real: str) -> str | None:
-        """By inode, from ``real`` up the tree (a bind mount of a protected folder too)."""
+    def _in_dirs(self, real: str) -> str | None:  # by inode up the tree: a bind mount too
         while self.dirs.get(_ident(real)) is None and os.path.dirname(real) != real:
             real = os.path.dirname(real)
         hit = self.dirs.get(_ident(real))
@@ -149,16 +147,14 @@ def _replace(path: str, data: Data | None, shown: str, old: os.stat_result | Non
                 fh.flush()
                 os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException as exc:
+    except OSError as exc:
+        raise WriteError(shown, f"cannot write ({exc.strerror or exc})") from None
+    finally:  # nothing left behind (after the rename, nothing is there)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise WriteError(shown, f"cannot write ({exc.strerror or exc})") from None
-        raise
 
 
 def check_file_target(target, guard: Guard) -> os.stat_result | None:
-    """The checks of :func:`write_file`, to fail before any work."""
     t = os.fspath(target)
     why = guard.refusal(t)
     st = None if why else _stat(t)
@@ -216,8 +212,7 @@ class DirectoryWriter:
             parent, name = os.path.split(os.path.realpath(self.shown))
         self.path = self.final_path = Path(os.path.realpath(parent or ".")) / name
 
-    def check(self) -> bool:
-        """Refuse now what entering would refuse; True when OUT exists."""
+    def check(self) -> bool:  # refuse now what entering would refuse; True when OUT exists
         why = self.guard.refusal(self.final_path)
         st = None if why else _stat(self.final_path)
         if st is not None and stat.S_ISLNK(st.st_mode):
@@ -257,8 +252,7 @@ class DirectoryWriter:
             raise WriteError(shown, why or "is a directory")
         _replace(path, data, shown, st if st is not None and stat.S_ISREG(st.st_mode) else None, link)
 
-    def commit(self, verify: Callable[[Path], object] | None = None) -> Path:
-        """``verify(path)`` (raises to refuse), then publish."""
+    def commit(self, verify: Callable[[Path], object] | None = None) -> Path:  # verify raises to refuse
         if verify is not None:
             verify(self.path)
         try:

@@ -53,7 +53,6 @@ DEFAULT_OUTPUT = "output"
 DEFAULT_UPDATE_OUTPUT = "update_output"
 
 STORAGE_TYPES = ("file", "memory", "blob", "cosmosdb")
-REMOTE_NAMES = {"blob": "Azure Blob Storage", "cosmosdb": "Azure Cosmos DB"}
 TABLE_TYPES = ("parquet", "csv", "cosmosdb")
 
 #: URL schemes of remote object stores and the like (a base_dir or a DIR argument using one)
@@ -393,16 +392,12 @@ def _section(r: _Reader, data: dict, key: str) -> dict:
 
 
 def _check_type(r: _Reader, key: str, stype: str, base_dir: str | None) -> None:
+    """Refuse a storage type other than file (blob is read in place before this check)."""
     if stype == "file":
         return
     if stype == "cosmosdb":
         where = f" ({key}.base_dir '{base_dir}')" if base_dir else ""
         raise IndexInputError(r.path, cosmosdb_problem(f"the index ({key}.type {stype}{where})"))
-    if stype in REMOTE_NAMES:
-        where = f" ({key}.base_dir '{base_dir}')" if base_dir else ""
-        raise IndexInputError(
-            r.path, remote_problem(f"the index ({key}.type {stype}{where})", REMOTE_NAMES[stype])
-        )
     if stype == "memory":
         raise IndexInputError(
             r.path, f"{key}.type is memory: graphrag kept the index in memory and wrote no tables to audit"
