@@ -126,10 +126,7 @@ def _numpy_repr_list(s: str):
 
 
 def int_ids(series: pd.Series, path: Path, column: str, missing: int = -1) -> np.ndarray:
-    """An id/level column as int64; None/NaN/'' become ``missing``.
-
-    Raises IndexInputError for values that are not integers (text, fractions, lists, overflow).
-    """
+    """An id/level column as int64, None/NaN/'' as ``missing``; anything not an integer is an error."""
     s = series
     if ptypes.is_bool_dtype(s.dtype):
         raise IndexInputError(path, f"column '{column}' is boolean, expected integers")
@@ -332,11 +329,8 @@ def flat_ids(series: pd.Series, path: Path, column: str) -> None:
 def list_flat(
     series: pd.Series, path: Path, column: str
 ) -> tuple[np.ndarray | pd.api.extensions.ExtensionArray, np.ndarray]:
-    """(every item of every list as str, in row order; the list length of each row).
-
-    Equal to flattening :func:`list_column` with ``str()`` on each item, without building a
-    Python list per row (a communities table can have a million rows). Arrow string lists come
-    back dictionary-encoded (:func:`dictionary_keys`: no Python string per item)."""
+    """(every item of every list as str, in row order; the list length of each row): flattened
+    :func:`list_column` without a Python list per row; arrow string lists dictionary-encoded."""
     flat_ids(series, path, column)
     arr = _arrow_list(series)
     if arr is not None:
@@ -384,9 +378,7 @@ def key_column(series: pd.Series) -> pd.api.extensions.ExtensionArray:
 
 
 def text_column(series: pd.Series | None, n: int) -> pd.Series:
-    """Strings with None/NaN as ''. Non-UTF-8 bytes are decoded with replacement.
-
-    Arrow-backed string columns stay arrow-backed (no Python string per value)."""
+    """Strings with None/NaN as '', bytes decoded with replacement; arrow-backed columns stay so."""
     if series is None:
         return pd.Series([""] * n, dtype=object)
     if pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:

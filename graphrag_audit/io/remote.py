@@ -1,19 +1,9 @@
-"""Indexes in Azure Blob Storage and S3, read in place.
-
-A remote location is an ``az://container/path``, ``abfs[s]://container/path`` or
-``s3[a]://bucket/path`` argument, or a project root whose settings name blob output
-(``type: blob`` with ``connection_string`` or ``storage_account_blob_url``/``account_url``,
-``container_name``, ``base_dir``: graphrag's ``BlobPipelineStorage`` / ``AzureBlobStorage``).
-
-An fsspec filesystem (adlfs for Azure, s3fs for S3: the extras ``azure`` / ``s3``) lists the folder
-once (or its ``output/``); the table readers of io/tables.py then open each table through it, so
-pyarrow fetches the footer and only the column chunks of the columns read.
-
-Credentials are taken as graphrag and the SDKs take them (a connection string in the settings or
-``AZURE_STORAGE_CONNECTION_STRING``, an account URL with ``DefaultAzureCredential``, AWS's environment
-variables / profile / ``AWS_ENDPOINT_URL``) and never printed: every error is scrubbed of them.
-``GRAPHRAG_AUDIT_REMOTE_TIMEOUT`` (seconds, default 20) bounds each try of each request, tried
-:data:`TRIES` times in all; every fault is a one-line error naming the location, exit 2.
+"""Indexes in Azure Blob Storage and S3 (an ``az://``, ``abfs[s]://`` or ``s3[a]://`` argument, or
+settings with ``type: blob``), read in place: an fsspec filesystem (adlfs, s3fs) lists the folder
+once and pyarrow fetches each table's footer and the column chunks it reads. Credentials are taken
+as graphrag and the SDKs take them and scrubbed from every error; ``GRAPHRAG_AUDIT_REMOTE_TIMEOUT``
+(seconds, default 20) bounds each of the :data:`TRIES` tries of a request; every fault is a one-line
+error naming the location, exit 2.
 """
 
 from __future__ import annotations
