@@ -47,22 +47,14 @@ MAX_EXPANDED_CHARS = 16 * MiB
 MAX_INTERPOLATION_DEPTH = 32
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def _kind(mode: int) -> str | None:
-    """What a non-regular file is, or None for a regular file."""
-    if stat.S_ISREG(mode):
-        return None
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
+#: what a file that is not regular is, by its stat.S_IFMT
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
 
 
 def _size(n: int) -> str:
@@ -70,8 +62,8 @@ def _size(n: int) -> str:
 
 
 def _refuse(path, what: str | None, mode: int) -> None:
-    kind = _kind(mode)
-    if kind:
+    if not stat.S_ISREG(mode):
+        kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
         raise IndexInputError(
             path, f"{f'the {what} ' if what else ''}is {kind}, not a regular file: not read"
         )
@@ -146,14 +138,15 @@ class ExpansionBudget:
         return text
 
 
-def read_dotenv(path, environ) -> dict[str, str | None]:
+def read_dotenv(path, environ, unparsed: list[int] | None = None) -> dict[str, str | None]:
     """A ``.env`` file as graphrag >= 2.0 loads it (python-dotenv ``load_dotenv``: interpolate=True,
     override=False, so a variable of ``environ`` wins in ``${VAR}``), its size, the depth of its
-    interpolation and the size of the values capped. Missing: FileNotFoundError."""
+    interpolation and the size of the values capped; the lines python-dotenv skips (it cannot parse
+    them) are added to ``unparsed``. Missing: FileNotFoundError."""
     import io
     from collections import ChainMap
 
-    from dotenv.main import DotEnv
+    from dotenv.parser import parse_stream
     from dotenv.variables import parse_variables
 
     text = read_text(path, ".env file")
@@ -163,7 +156,12 @@ def read_dotenv(path, environ) -> dict[str, str | None]:
     depth: dict[str, int] = {}
     # dotenv.main.resolve_variables (python-dotenv 1.x), with the caps; newline=None: the text
     # mode python-dotenv opens the file in (universal newlines)
-    for name, value in DotEnv(None, stream=io.StringIO(text, newline=None), interpolate=False).parse():
+    for binding in parse_stream(io.StringIO(text, newline=None)):
+        name, value = binding.key, binding.value
+        if binding.error and unparsed is not None:
+            unparsed.append(binding.original.line)
+        if name is None:
+            continue
         if value is None:
             values[name] = None
             continue

@@ -7,6 +7,8 @@ matching structures built on the coerced columns live in :mod:`graphrag_audit.mo
 
 from __future__ import annotations
 
+import ast
+import json
 from pathlib import Path
 
 import numpy as np
@@ -16,18 +18,115 @@ import pyarrow.compute as pc
 from pandas.api import types as ptypes
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.io.tables import parse_list_cell, split_list_cell
+from graphrag_audit.io.decoded import is_list_type
 from graphrag_audit.model.keys import dictionary_keys
 
 INT64_MAX = np.iinfo(np.int64).max
 MAX_LEVEL = 1000
 
 
-def int_ids(series: pd.Series, path: Path, column: str, missing: int = -1) -> np.ndarray:
-    """An id/level column as int64; None/NaN/'' become ``missing``.
+def parse_list_cell(value):
+    """A list column cell as a Python list: arrays, graphrag 3 CSV strings, None."""
+    if value is None or value is pd.NA:
+        return []
+    if isinstance(value, float) and value != value:
+        return []
+    if isinstance(value, str):
+        s = value.strip()
+        if not s:
+            return []
+        if s[0] == "[":
+            try:
+                out = json.loads(s)
+            except (ValueError, RecursionError):
+                try:
+                    out = _literal(s)
+                except (ValueError, SyntaxError, MemoryError, RecursionError):
+                    out = _numpy_repr_list(s)
+                    if out is None:
+                        raise ValueError(f"not a list: {s[:40]!r}") from None
+            if not isinstance(out, (list, tuple)):
+                raise ValueError(f"not a list: {s[:40]!r}")
+            return list(out)
+        return [x.strip() for x in s.split(",") if x.strip()]
+    try:
+        return list(value)
+    except TypeError:
+        raise ValueError(f"not a list: {value!r}"[:60]) from None
 
-    Raises IndexInputError for values that are not integers (text, fractions, lists, overflow).
-    """
+
+class _UnderscoredNumbers(ast.NodeTransformer):
+    """Number literals written with ``_`` (``1_0``) as the text the cell holds: Python reads
+    ``1_0`` as 10, graphrag never writes a number so (an id ``1_0`` is then refused as one)."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def _text(self, node, number) -> str | None:
+        if (
+            isinstance(number, ast.Constant)
+            and isinstance(number.value, (int, float, complex))
+            and not isinstance(number.value, bool)
+        ):
+            text = ast.get_source_segment(self.source, node) or ""
+            if "_" in text:
+                return text
+        return None
+
+    def visit_Constant(self, node):
+        text = self._text(node, node)
+        return node if text is None else ast.copy_location(ast.Constant(text), node)
+
+    def visit_UnaryOp(self, node):  # -1_0
+        text = self._text(node, node.operand) if isinstance(node.op, (ast.USub, ast.UAdd)) else None
+        return self.generic_visit(node) if text is None else ast.copy_location(ast.Constant(text), node)
+
+
+def _literal(s: str):
+    """``ast.literal_eval(s)``, with numbers written with ``_`` kept as their text."""
+    node = ast.parse(s, mode="eval")
+    if "_" in s:
+        node = _UnderscoredNumbers(s).visit(node)
+    return ast.literal_eval(node)
+
+
+def split_list_cell(value):
+    """A list of ids (``entity_ids``, ``text_unit_ids``) from a text cell, split exactly as graphrag 3
+    does (graphrag/data_model/dfs.py ``split_list_column``, v3.0.4 to v3.3.0): newlines as commas,
+    split on commas, ``[] '"`` stripped from both ends of each item, empty items dropped.
+    Not a Python parse: ``"[['a', 'b']]"`` is ``['a', 'b']``, an id holding a comma is two ids.
+    Arrays and None as :func:`parse_list_cell`."""
+    if isinstance(value, str):
+        items = (item.strip("[] '\"") for item in value.replace("\n", ",").split(","))
+        return [item for item in items if item]
+    return parse_list_cell(value)
+
+
+def _numpy_repr_list(s: str):
+    """graphrag 3 writes numpy arrays (e.g. ``children``) to CSV as ``str(array)``:
+    ``"[20 21]"``, wrapped with newlines when long. Items are integers or quoted strings (a
+    number written with ``_`` stays text)."""
+    if not (s.startswith("[") and s.endswith("]")):
+        return None
+    items = s[1:-1].split()
+    out: list[int | str] = []
+    for it in items:
+        try:
+            if "_" in it:  # numpy never writes 1_0 (int() reads it as 10): kept as the text
+                raise ValueError
+            out.append(int(it))
+        except ValueError:
+            if len(it) >= 2 and it[0] == it[-1] and it[0] in "'\"":
+                out.append(it[1:-1])
+            elif "_" in it and it.replace("_", "").lstrip("-").isdigit():
+                out.append(it)
+            else:
+                return None
+    return out
+
+
+def int_ids(series: pd.Series, path: Path, column: str, missing: int = -1) -> np.ndarray:
+    """An id/level column as int64, None/NaN/'' as ``missing``; anything not an integer is an error."""
     s = series
     if ptypes.is_bool_dtype(s.dtype):
         raise IndexInputError(path, f"column '{column}' is boolean, expected integers")
@@ -119,10 +218,7 @@ def _arrow_list(series: pd.Series):
     dt = series.dtype
     if not isinstance(dt, pd.ArrowDtype):
         return None
-    t = dt.pyarrow_dtype
-    if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):
-        return None
-    return pa.array(series.array)
+    return pa.array(series.array) if is_list_type(dt.pyarrow_dtype) else None
 
 
 def dictionary_lists(series: pd.Series) -> pd.Series | None:
@@ -217,7 +313,7 @@ def flat_ids(series: pd.Series, path: Path, column: str) -> None:
     text_unit_ids): graphrag 3.x explodes them into unhashable arrays and its global search fails
     (``read_indexer_entities`` merges on them; the occurrence weights put them in a set). They are
     never turned into id strings. (A CSV cell ``"[['a', 'b']]"`` is different: graphrag splits
-    the text into ``a``, ``b``; see tables.split_list_cell.)"""
+    the text into ``a``, ``b``; see split_list_cell.)"""
     arr = _arrow_list(series)
     if arr is None:
         return
@@ -233,11 +329,8 @@ def flat_ids(series: pd.Series, path: Path, column: str) -> None:
 def list_flat(
     series: pd.Series, path: Path, column: str
 ) -> tuple[np.ndarray | pd.api.extensions.ExtensionArray, np.ndarray]:
-    """(every item of every list as str, in row order; the list length of each row).
-
-    Equal to flattening :func:`list_column` with ``str()`` on each item, without building a
-    Python list per row (a communities table can have a million rows). Arrow string lists come
-    back dictionary-encoded (:func:`dictionary_keys`: no Python string per item)."""
+    """(every item of every list as str, in row order; the list length of each row): flattened
+    :func:`list_column` without a Python list per row; arrow string lists dictionary-encoded."""
     flat_ids(series, path, column)
     arr = _arrow_list(series)
     if arr is not None:
@@ -285,9 +378,7 @@ def key_column(series: pd.Series) -> pd.api.extensions.ExtensionArray:
 
 
 def text_column(series: pd.Series | None, n: int) -> pd.Series:
-    """Strings with None/NaN as ''. Non-UTF-8 bytes are decoded with replacement.
-
-    Arrow-backed string columns stay arrow-backed (no Python string per value)."""
+    """Strings with None/NaN as '', bytes decoded with replacement; arrow-backed columns stay so."""
     if series is None:
         return pd.Series([""] * n, dtype=object)
     if pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:

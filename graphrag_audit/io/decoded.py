@@ -100,8 +100,22 @@ class _Chunk:
         return self.pages + grow + fixed
 
 
+def is_list_type(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+
+def _is_bytes(t: pa.DataType) -> bool:
+    """A string or binary type (variable-length bytes)."""
+    return (
+        pa.types.is_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_large_binary(t)
+    )
+
+
 def _leaf_count(t: pa.DataType) -> int:
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+    if is_list_type(t):
         return _leaf_count(t.value_type)
     if pa.types.is_map(t):
         return _leaf_count(t.key_type) + _leaf_count(t.item_type)
@@ -129,11 +143,8 @@ def _chunks(meta: pq.FileMetaData, cols: list[str]) -> list[_Chunk]:
     owners = _leaf_columns(meta)
     wanted = set(cols)
     leaves = [i for i, owner in enumerate(owners) if owner in wanted]
-    schema = meta.schema
-    info = {}
-    for i in leaves:
-        c = schema.column(i)
-        info[i] = (c.physical_type, int(c.length or 0), c.max_repetition_level > 0)
+    columns = {i: meta.schema.column(i) for i in leaves}
+    info = {i: (c.physical_type, int(c.length or 0), c.max_repetition_level > 0) for i, c in columns.items()}
     out = []
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
@@ -145,21 +156,12 @@ def _chunks(meta: pq.FileMetaData, cols: list[str]) -> list[_Chunk]:
             if not nested:  # a flat column has one value per row, whatever the footer says
                 values = max(values, rows)
             encodings = set(cc.encodings or ())
-            text = (
-                physical == "BYTE_ARRAY"
-            )  # FIXED_LEN_BYTE_ARRAY: ``length`` bytes a value, dictionary or not
+            # FIXED_LEN_BYTE_ARRAY: ``length`` bytes a value, dictionary or not
             width = length if physical == "FIXED_LEN_BYTE_ARRAY" else _WIDTH.get(physical, PER_VALUE)
-            chunk = _Chunk(
-                g,
-                i,
-                owners[i],
-                values,
-                max(int(cc.total_uncompressed_size), 0),
-                text,
-                width,
-                dictionary=bool(cc.has_dictionary_page) or bool(encodings & _DICT_ENCODINGS),
-                delta="DELTA_BYTE_ARRAY" in encodings,
-            )
+            pages = max(int(cc.total_uncompressed_size), 0)
+            dictionary = bool(cc.has_dictionary_page) or bool(encodings & _DICT_ENCODINGS)
+            text, delta = physical == "BYTE_ARRAY", "DELTA_BYTE_ARRAY" in encodings
+            chunk = _Chunk(g, i, owners[i], values, pages, text, width, dictionary, delta)
             chunk.bound, chunk.step = chunk.footer_bound(), 1
             out.append(chunk)
     return out
@@ -352,20 +354,13 @@ def _text_lengths(arr) -> int:
     if isinstance(arr, pa.ChunkedArray):
         return sum(_text_lengths(c) for c in arr.chunks)
     t = arr.type
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+    if is_list_type(t):
         return _text_lengths(pc.list_flatten(arr))
     if pa.types.is_dictionary(t):
         lengths = pc.binary_length(arr.dictionary)
         total = pc.sum(pc.take(lengths, arr.indices)).as_py()
         return int(total or 0)
-    if (
-        pa.types.is_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_large_binary(t)
-    ):
-        return int(pc.sum(pc.binary_length(arr)).as_py() or 0)
-    return 0
+    return int(pc.sum(pc.binary_length(arr)).as_py() or 0) if _is_bytes(t) else 0
 
 
 def _exact_text(
@@ -375,19 +370,9 @@ def _exact_text(
     fh.seek(0)
     pf = pq.ParquetFile(fh, metadata=meta, read_dictionary=leaves, pre_buffer=False, buffer_size=1 << 20)
     t = pf.schema_arrow.field(column).type
-    while (
-        pa.types.is_list(t)
-        or pa.types.is_large_list(t)
-        or pa.types.is_fixed_size_list(t)
-        or pa.types.is_dictionary(t)
-    ):
+    while is_list_type(t) or pa.types.is_dictionary(t):
         t = t.value_type
-    if not (
-        pa.types.is_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_large_binary(t)
-    ):
+    if not _is_bytes(t):
         return None  # structs, maps: the bound of step 2 stands
     total = 0
     for batch in pf.iter_batches(batch_size=65536, row_groups=[group], columns=[column]):

@@ -21,11 +21,12 @@ from graphrag_audit.io.coerce import (
     levels,
     list_column,
     list_flat,
+    split_list_cell,
     text_column,
 )
 from graphrag_audit.io.generation import detect_generation
 from graphrag_audit.io.locate import locate_index, remote_index_files
-from graphrag_audit.io.tables import parquet_schema, read_table, split_list_cell, table_columns
+from graphrag_audit.io.tables import parquet_schema, read_table, table_columns
 from graphrag_audit.model.forest import CommunityForest
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import (
@@ -77,9 +78,7 @@ def _require(df: pd.DataFrame, path: Path, cols: list[str], what: str) -> None:
         raise IndexInputError(path, f"required column {', '.join(repr(c) for c in missing)} missing ({what})")
 
 
-def _communities(
-    files, schemas
-) -> tuple[pd.DataFrame, str, list | None, pd.DataFrame | None, np.ndarray | None]:
+def _communities(files) -> tuple[pd.DataFrame, str, list | None, pd.DataFrame | None, np.ndarray | None]:
     """(communities, id_kind, children lists or None, members-from-entity_ids or None, each
     row's number of entity_ids or None)."""
     path = files.tables.get("communities")
@@ -214,14 +213,6 @@ def _rollup_with_entity_rows(rollup: pd.DataFrame, entities: pd.DataFrame | None
     return rollup
 
 
-def reports_frame(path: Path) -> pd.DataFrame:
-    """The reports table at ``path`` as :func:`load_index` reads it into ``model.reports``
-    (the bundle's pre-counter reads OUT's reports here, so it counts the texts the audit counts)."""
-    from types import SimpleNamespace
-
-    return _reports(SimpleNamespace(tables={"reports": Path(path)}))[0]
-
-
 def _reports(files) -> tuple[pd.DataFrame, str]:
     path = files.tables.get("reports")
     if path is None:
@@ -322,7 +313,7 @@ def load_index(path: str | os.PathLike) -> IndexModel:
     read_nodes = generation.before_2 or "communities" not in files.tables
     # Tables are read in this order, so errors come in it: nodes, communities, reports, entities.
     nodes = _nodes(files) if read_nodes else None
-    communities, id_kind, children, members, member_lens = _communities(files, schemas)
+    communities, id_kind, children, members, member_lens = _communities(files)
     reports, rep_id_kind = _reports(files)
     entities = _entities(files)
     key_match = None

@@ -40,6 +40,8 @@ EXTENSIONS = (".parquet", ".csv")
 #: graphrag's run folders: ``time.strftime("%Y%m%d-%H%M%S")``; graphrag >= 0.3.3 picks the newest
 #: by name among the folders matching this (``config/resolve_path.py`` @ v0.3.3-v1.2.0)
 TIMESTAMP = re.compile(r"^\d{8}-\d{6}$")
+#: where graphrag 0.1-0.3.4 wrote by default
+_V0_DEFAULT = f"graphrag 0.1-0.3.4's default '{DEFAULT_OUTPUT}/${{timestamp}}/artifacts'"
 
 
 @dataclass(frozen=True)
@@ -55,9 +57,6 @@ class IndexFiles:
     table_format: str = "parquet"  # the set audited when both exist ("parquet" or "csv")
     #: when both parquet and CSV copies exist and differ: one dict per differing table
     format_differences: tuple[dict, ...] = ()
-
-    def has(self, name: str) -> bool:
-        return name in self.tables
 
 
 def _is_dir(p: Path) -> bool:
@@ -80,14 +79,10 @@ def _table_files(directory: Path, only: str | None = None) -> dict[str, Path]:
     exts = (f".{only}",) if only else EXTENSIONS
     found: dict[str, Path] = {}
     for name, stems in TABLE_STEMS.items():
-        for stem in stems:
-            for ext in exts:
-                p = directory / f"{stem}{ext}"
-                if _exists(p):
-                    found[name] = p
-                    break
-            if name in found:
-                break
+        paths = (directory / f"{stem}{ext}" for stem in stems for ext in exts)
+        path = next((p for p in paths if _exists(p)), None)
+        if path is not None:
+            found[name] = path
     return found
 
 
@@ -211,20 +206,13 @@ def _format_pairs(tables: dict[str, Path]) -> dict[str, Path]:
 
 
 def _value_key(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        if v != v:
-            return ""
-        if v.is_integer():
-            return str(int(v))
-    try:
-        import numpy as np
+    """A community number as text, whether it was read as text, an integer or a float (NaN: "")."""
+    import numpy as np
 
-        if isinstance(v, np.floating) and float(v).is_integer():
-            return str(int(v))
-    except ImportError:  # pragma: no cover
-        pass
+    if v is None or (isinstance(v, float) and v != v):
+        return ""
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
     return str(v).strip()
 
 
@@ -391,9 +379,7 @@ def _with_settings(requested: Path, setting: OutputSetting) -> IndexFiles:
     notes = [f"followed {where}" if setting.key else where, *setting.notes, *notes]
     tables = _table_files(target, setting.table_type)
     if not tables and setting.default_layout:
-        run = _timestamped_run(
-            target, f"graphrag 0.1-0.3.4's default '{DEFAULT_OUTPUT}/${{timestamp}}/artifacts'"
-        )
+        run = _timestamped_run(target, _V0_DEFAULT)
         if run is not None:
             art, note = run
             return _found(requested, art, _table_files(art), [*notes, note], setting=setting)
@@ -427,9 +413,7 @@ def _without_settings(requested: Path) -> IndexFiles:
             return _found(
                 requested, out, tables, [note, *_update_notes(requested, DEFAULT_UPDATE_OUTPUT, out)]
             )
-        run = _timestamped_run(
-            out, f"graphrag 0.1-0.3.4's default '{DEFAULT_OUTPUT}/${{timestamp}}/artifacts'"
-        )
+        run = _timestamped_run(out, _V0_DEFAULT)
         if run is not None:
             art, ts_note = run
             return _found(requested, art, _table_files(art), [note, ts_note])

@@ -1,27 +1,16 @@
-"""Indexes in Azure Blob Storage and S3, read in place.
-
-A remote location is an ``az://container/path``, ``abfs[s]://container/path`` or
-``s3[a]://bucket/path`` argument, or a project root whose settings name blob output
-(``type: blob`` with ``connection_string`` or ``storage_account_blob_url``/``account_url``,
-``container_name``, ``base_dir``: graphrag's ``BlobPipelineStorage`` / ``AzureBlobStorage``).
-
-An fsspec filesystem (adlfs for Azure, s3fs for S3: the extras ``azure`` / ``s3``) lists the folder
-once (or its ``output/``); the table readers of io/tables.py then open each table through it, so
-pyarrow fetches the footer and only the column chunks of the columns read.
-
-Credentials are taken as graphrag and the SDKs take them (a connection string in the settings or
-``AZURE_STORAGE_CONNECTION_STRING``, an account URL with ``DefaultAzureCredential``, AWS's environment
-variables / profile / ``AWS_ENDPOINT_URL``) and never printed: every error is scrubbed of them.
-``GRAPHRAG_AUDIT_REMOTE_TIMEOUT`` (seconds, default 20) bounds each try of each request, tried
-:data:`TRIES` times in all; every fault is a one-line error naming the location, exit 2.
+"""Indexes in Azure Blob Storage and S3 (an ``az://``, ``abfs[s]://`` or ``s3[a]://`` argument, or
+settings with ``type: blob``), read in place: an fsspec filesystem (adlfs, s3fs) lists the folder
+once and pyarrow fetches each table's footer and the column chunks it reads. Credentials are taken
+as graphrag and the SDKs take them and scrubbed from every error; ``GRAPHRAG_AUDIT_REMOTE_TIMEOUT``
+(seconds, default 20) bounds each of the :data:`TRIES` tries of a request; every fault is a one-line
+error naming the location, exit 2.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -41,15 +30,6 @@ SCHEMES = {
     "s3a": ("s3", "Amazon S3", "s3"),
 }
 _EXTRA_MODULE = {"azure": "adlfs", "s3": "s3fs"}
-_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):/{1,2}(?P<rest>.*)$", re.S)
-
-
-def _seconds(name: str, default: float) -> float:
-    try:
-        v = float(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return v if v > 0 else default
 
 
 #: how many times one request is tried (the SDKs' retries) before a read fails: a server that never
@@ -58,7 +38,12 @@ TRIES = 2
 
 
 def request_timeout() -> float:
-    return _seconds("GRAPHRAG_AUDIT_REMOTE_TIMEOUT", 20.0)
+    """``GRAPHRAG_AUDIT_REMOTE_TIMEOUT`` (seconds), 20 when unset or not a positive number."""
+    try:
+        seconds = float(os.environ.get("GRAPHRAG_AUDIT_REMOTE_TIMEOUT", 20.0))
+    except ValueError:
+        return 20.0
+    return seconds if seconds > 0 else 20.0
 
 
 @dataclass(frozen=True)
@@ -89,13 +74,15 @@ class RemoteName(str):
 def parse_url(text: str) -> RemoteLocation | None:
     """The remote location of an ``az://``, ``abfs[s]://`` or ``s3[a]://`` argument (also after
     ``pathlib`` folded ``//`` into ``/``), else None. Credentials come from the environment."""
-    m = _URL.match(text)
-    if not m or m.group("scheme").lower() not in SCHEMES:
+    from graphrag_audit.io.settings import remote_url
+
+    url = remote_url(text)
+    if url is None or url[0] not in SCHEMES:
         return None
-    scheme = m.group("scheme").lower()
+    scheme, written = url[0], url[1].split("://", 1)[1]
     protocol, kind, extra = SCHEMES[scheme]
-    rest = m.group("rest").strip("/")
-    display = scrub_secrets(f"{scheme}://{m.group('rest')}".rstrip("/"))
+    rest = written.strip("/")
+    display = scrub_secrets(f"{scheme}://{written}".rstrip("/"))
     head = rest.split("/", 1)[0]
     aws = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
     if "@" in head and (protocol != "abfs" or ":" in head.split("@", 1)[0]):
@@ -116,9 +103,7 @@ def parse_url(text: str) -> RemoteLocation | None:
             f"only, and set {where} in the environment",
         )
     options: dict = {}
-    if (
-        protocol == "abfs" and "@" in rest.split("/", 1)[0]
-    ):  # abfs[s]://container@account.dfs.core.windows.net/path
+    if protocol == "abfs" and "@" in rest.split("/", 1)[0]:  # abfs[s]://container@account.dfs.../path
         head, _, tail = rest.partition("/")
         container, _, host = head.partition("@")
         options["account_name"] = host.split(".", 1)[0]
@@ -261,9 +246,6 @@ def _bound_azure_retries(fs, t: float) -> None:
 
 
 # ---- reading -----------------------------------------------------------------------------------------
-#: the end of a table file fetched once and kept (a parquet footer: pyarrow reads the last 64 KiB first)
-TAIL_BYTES = 64 << 10
-
 #: where progress goes: a callable taking the step's text (the CLI's progress bar registers one)
 progress_reporter = None
 
@@ -302,11 +284,10 @@ class RemoteFile(RemoteName):
     the locate and table readers use; :meth:`open` reads it through the fsspec filesystem."""
 
     folder: RemoteFolder
-    tail: bytes | None  # the last TAIL_BYTES, once read
 
     def __new__(cls, folder: RemoteFolder, name: str):
         self = super().__new__(cls, f"{folder}/{name}")
-        self.folder, self.tail = folder, None
+        self.folder = folder
         return self
 
     @property
@@ -337,18 +318,14 @@ class RemoteFile(RemoteName):
 
 
 class _RemoteReader:
-    """A binary file over a :class:`RemoteFile` (fsspec's, no read-ahead); an SDK or network failure
-    is an :class:`IndexInputError` naming the file (pyarrow passes it through)."""
+    """fsspec's binary file of a :class:`RemoteFile`, one request per read (pyarrow asks for the
+    footer and the chunks it needs); an SDK or network failure is an :class:`IndexInputError` naming
+    the file (pyarrow passes it through)."""
 
     def __init__(self, file: RemoteFile):
         self.file = file
-        folder = file.folder
-        self.fh = self._call(
-            folder.fs.open,
-            f"{folder.root}/{file.name}",
-            "rb",
-            cache_type="none",  # one request per read: pyarrow asks for the footer and the chunks it needs
-        )
+        self.fh = self._call(file.folder.fs.open, f"{file.folder.root}/{file.name}", "rb", cache_type="none")
+        self.tell, self.close = self.fh.tell, self.fh.close
 
     def _call(self, f, *args, **kwargs):
         try:
@@ -359,29 +336,14 @@ class _RemoteReader:
             raise self.file.folder.fault(exc, str(self.file)) from None
 
     def read(self, n: int = -1) -> bytes:
-        pos, size = self.fh.tell(), self.file.size
-        start = max(0, size - TAIL_BYTES)
-        if pos < start:
-            return self._call(self.fh.read, n)
-        # the footer: the table readers open a file several times, it is fetched once
-        if self.file.tail is None:
-            self.file.tail = self._call(self.fh.fs.cat_file, self.fh.path, start=start, end=size)
-        end = size if n is None or n < 0 else min(size, pos + n)
-        self.fh.seek(end)
-        return self.file.tail[pos - start : end - start]
+        return self._call(self.fh.read, n)
 
     def seek(self, pos: int, whence: int = 0) -> int:
         return self._call(self.fh.seek, pos, whence)
 
-    def tell(self) -> int:
-        return self.fh.tell()
-
     @property
     def closed(self) -> bool:
         return self.fh.closed
-
-    def close(self) -> None:
-        self.fh.close()
 
     def readable(self) -> bool:
         return True
@@ -476,14 +438,5 @@ def location_of(path) -> RemoteLocation | None:
         loc = parse_url(setting.blob["base_dir"])
         if loc is None:
             return None
-        return RemoteLocation(
-            loc.protocol,
-            loc.root,
-            f"{loc.display} ({settings.name} {setting.key})",
-            loc.kind,
-            loc.extra,
-            loc.options,
-            loc.secrets,
-            settings,
-        )
+        return replace(loc, display=f"{loc.display} ({settings.name} {setting.key})", settings_file=settings)
     return from_blob_setting(settings, setting.key or "output", setting.blob)

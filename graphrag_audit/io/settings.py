@@ -1,46 +1,23 @@
-"""Where a graphrag project's settings put the index, read the way graphrag reads them.
+"""Where a graphrag project's settings put the index, read the way graphrag reads them (per
+version; docs/user-guide.md "How the index is located" says the same for users).
 
-What graphrag does, per version (files of microsoft/graphrag at the tag; the wheels on PyPI
-hold the same files). docs/user-guide.md ("How the index is located") has the same facts.
+* The file: the first of ``settings.yaml``, ``settings.yml``, ``settings.json`` in the root
+  (``config/config_file_loader.py`` @ v0.3.1-v1.2.0, ``config/load_config.py`` @ v2.0.0-v2.7.0,
+  ``graphrag_common/config/load_config.py`` @ v3.0.0-v3.3.0; ``index/cli.py`` before), strict UTF-8,
+  ``yaml.safe_load`` or ``json.loads``. An empty file means graphrag's defaults.
+* The output key: 0.x-1.x ``storage:`` (``config/create_graphrag_config.py``; ``type``/``base_dir``
+  fall back to ``GRAPHRAG_STORAGE_TYPE``/``GRAPHRAG_STORAGE_BASE_DIR``, then ``config/defaults.py``
+  ``STORAGE_BASE_DIR``: ``output/${timestamp}/artifacts`` up to v0.3.4, ``output`` after); 2.x
+  ``output:`` and ``outputs:`` (multi-index, read by global search: ``cli/query.py`` @ v2.7.0); 3.x
+  ``output_storage:`` (no default ``base_dir``) and, from v3.0.2, ``table_provider.type``. Storage
+  ``type``: ``file`` | ``memory`` | ``blob`` | ``cosmosdb`` (``config/enums.py``).
+* Variables: 0.x-1.x load ``.env`` (``config/read_dotenv.py``, existing variables win), parse, then
+  ``os.path.expandvars`` each string (an unset one stays as written); 2.x/3.x load ``.env`` with
+  python-dotenv and ``string.Template(text).substitute(os.environ)`` before parsing.
+* A relative ``base_dir`` is joined to the project root; a ``root_dir`` key never changes that.
 
-* The settings file: the first of ``settings.yaml``, ``settings.yml``, ``settings.json`` in the
-  project root (``config/config_file_loader.py`` @ v0.3.1–v1.2.0 ``_default_config_files``,
-  ``config/load_config.py`` @ v2.0.0–v2.7.0, ``graphrag_common/config/load_config.py`` (package
-  graphrag-common) @ v3.0.0–v3.3.0; 0.1.1–0.3.0: ``index/cli.py`` ``_read_config_parameters`` tries
-  the same three in that order). Read as UTF-8 (strict), parsed with ``yaml.safe_load`` or
-  ``json.loads`` (so a byte-order mark is fine in YAML and refused in JSON). 3.x refuses an empty
-  file (``GraphRagConfig(**None)``); earlier versions use their defaults, as the audit does.
-* The key that names the output, by generation:
-  - 0.x–1.x: ``storage:`` (``type``, ``base_dir``), read in ``config/create_graphrag_config.py``
-    (``values.get("storage")``); a missing ``type``/``base_dir`` is taken from the environment
-    variables ``GRAPHRAG_STORAGE_TYPE``/``GRAPHRAG_STORAGE_BASE_DIR`` (``EnvironmentReader``),
-    then the default ``config/defaults.py`` ``STORAGE_BASE_DIR``: ``"output/${timestamp}/artifacts"``
-    up to v0.3.4, ``"output"`` from v0.3.5. An empty ``base_dir`` also falls back to the default
-    (``reader.str(...) or defs.STORAGE_BASE_DIR``).
-  - 2.x: ``output:`` (``OutputConfig`` @ v2.0.0, ``StorageConfig`` @ v2.7.0; ``base_dir`` defaults
-    to ``"output"``; an empty one is an error), and ``outputs:`` (name -> the same) for multi-index
-    query, which global search reads instead of ``output`` when set (``cli/query.py``
-    ``_resolve_output_files`` @ v2.7.0).
-  - 3.x: ``output_storage:`` (``graphrag_storage`` ``StorageConfig``: ``base_dir`` has no default
-    inside the key, and ``graph_rag_config.py`` refuses an empty one for file storage), plus, from
-    v3.0.2, ``table_provider: {type: parquet | csv | cosmosdb}`` (default parquet).
-  - storage ``type``: ``file`` | ``memory`` | ``blob`` (| ``cosmosdb`` in 1.2.0, not 1.0.0:
-    ``config/enums.py`` ``StorageType``); only ``file`` is a local folder.
-* Variables: 0.x–1.x load ``.env`` from the root into ``os.environ`` (existing variables win,
-  ``config/read_dotenv.py``), parse the file, then apply ``os.path.expandvars`` to every string
-  value (``_token_replace``): an unset variable stays as written. 2.x/3.x load ``.env`` beside the
-  settings file with python-dotenv (existing variables win) and substitute the whole text with
-  ``string.Template(text).substitute(os.environ)`` *before* parsing: an unset variable is a
-  ``KeyError`` (3.x: ``ConfigParsingError: Environment variable not found``).
-* Relative ``base_dir``: joined to the project root (0.x–1.x ``Path(root_dir) / base_dir``,
-  2.x ``(Path(self.root_dir) / base_dir).resolve()`` with ``root_dir`` forced to the CLI root,
-  3.x ``Path(base_dir).resolve()`` after ``load_config`` chdirs to the settings file's folder).
-  A ``root_dir`` key in the file never changes that.
-
-graphrag-audit differs on purpose in one place: graphrag >= 2.0 refuses a settings file with
-*any* unset variable (an API key, say); the audit only needs the output location, so only the
-variables used by the keys it reads must be set (and an unset one is an error naming it, in
-every generation, where graphrag 0.x–1.x would silently use the literal ``${NAME}`` text).
+One deliberate difference: graphrag >= 2.0 refuses a file with any unset variable; the audit
+needs only the keys it reads, and an unset variable there is an error naming it (every version).
 """
 
 from __future__ import annotations
@@ -51,7 +28,7 @@ import re
 import stat
 import string
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
@@ -76,28 +53,17 @@ DEFAULT_OUTPUT = "output"
 DEFAULT_UPDATE_OUTPUT = "update_output"
 
 STORAGE_TYPES = ("file", "memory", "blob", "cosmosdb")
-REMOTE_NAMES = {"blob": "Azure Blob Storage", "cosmosdb": "Azure Cosmos DB"}
 TABLE_TYPES = ("parquet", "csv", "cosmosdb")
 
 #: URL schemes of remote object stores and the like (a base_dir or a DIR argument using one)
 _URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://?(?P<rest>.*)$", re.S)
 REMOTE_SCHEMES = {
-    "s3": "Amazon S3",
-    "s3a": "Amazon S3",
-    "s3n": "Amazon S3",
-    "gs": "Google Cloud Storage",
-    "gcs": "Google Cloud Storage",
-    "az": "Azure Blob Storage",
-    "abfs": "Azure Data Lake Storage",
-    "abfss": "Azure Data Lake Storage",
-    "adl": "Azure Data Lake Storage",
-    "wasb": "Azure Blob Storage",
-    "wasbs": "Azure Blob Storage",
-    "hdfs": "HDFS",
-    "http": "a web server",
-    "https": "a web server",
-    "ftp": "an FTP server",
-    "sftp": "an SFTP server",
+    **dict.fromkeys(("s3", "s3a", "s3n"), "Amazon S3"),
+    **dict.fromkeys(("gs", "gcs"), "Google Cloud Storage"),
+    **dict.fromkeys(("az", "wasb", "wasbs"), "Azure Blob Storage"),
+    **dict.fromkeys(("abfs", "abfss", "adl"), "Azure Data Lake Storage"),
+    **dict.fromkeys(("http", "https"), "a web server"),
+    **{"hdfs": "HDFS", "ftp": "an FTP server", "sftp": "an SFTP server"},
 }
 
 
@@ -272,7 +238,7 @@ class _Environment:
             if self._present():
                 try:
                     # load_dotenv(path) as graphrag 2.x/3.x call it: override=False, interpolate=True
-                    loaded, self.unparsed = _read_dotenv(self.dotenv)
+                    loaded = read_dotenv(self.dotenv, os.environ, self.unparsed)
                 except PermissionError:
                     raise IndexInputError(
                         self.dotenv, "permission denied: cannot read the .env file"
@@ -313,31 +279,6 @@ class _Environment:
                 f"graphrag does)"
             )
         return f"the environment or {self.dotenv}{skipped}"
-
-
-def _read_dotenv(dotenv: Path) -> tuple[dict, list[int]]:
-    """The ``.env``'s values as graphrag loads them (io/bounded.py's ``read_dotenv``, capped) and the
-    lines python-dotenv could not parse: its own warning (a log record) is taken, never printed as
-    a second line."""
-    import logging
-
-    lines: list[int] = []
-
-    class _Take(logging.Handler):
-        def emit(self, record):
-            if record.args:
-                lines.append(int(record.args[0]) if str(record.args[0]).isdigit() else 0)
-
-    log = logging.getLogger("dotenv.main")
-    handler, propagate = _Take(), log.propagate
-    log.addHandler(handler)
-    log.propagate = False
-    try:
-        loaded = read_dotenv(dotenv, os.environ)
-    finally:
-        log.removeHandler(handler)
-        log.propagate = propagate
-    return loaded, sorted(set(lines))
 
 
 def _template_substitute(text: str, env: _Environment) -> tuple[str, dict[str, str]]:
@@ -451,16 +392,12 @@ def _section(r: _Reader, data: dict, key: str) -> dict:
 
 
 def _check_type(r: _Reader, key: str, stype: str, base_dir: str | None) -> None:
+    """Refuse a storage type other than file (blob is read in place before this check)."""
     if stype == "file":
         return
     if stype == "cosmosdb":
         where = f" ({key}.base_dir '{base_dir}')" if base_dir else ""
         raise IndexInputError(r.path, cosmosdb_problem(f"the index ({key}.type {stype}{where})"))
-    if stype in REMOTE_NAMES:
-        where = f" ({key}.base_dir '{base_dir}')" if base_dir else ""
-        raise IndexInputError(
-            r.path, remote_problem(f"the index ({key}.type {stype}{where})", REMOTE_NAMES[stype])
-        )
     if stype == "memory":
         raise IndexInputError(
             r.path, f"{key}.type is memory: graphrag kept the index in memory and wrote no tables to audit"
@@ -605,17 +542,7 @@ def read_output_setting(settings_file: Path) -> OutputSetting:
     update_dir = _update_dir(data)
 
     def done(s: OutputSetting, *notes: str) -> OutputSetting:
-        return OutputSetting(
-            s.settings_file,
-            s.key,
-            s.base_dir,
-            table_type,
-            s.notes + notes,
-            update_dir,
-            s.from_env,
-            s.described,
-            s.blob,
-        )
+        return replace(s, table_type=table_type, notes=s.notes + notes, update_dir=update_dir)
 
     if not present:
         return done(OutputSetting(settings_file, None, DEFAULT_OUTPUT))
@@ -699,8 +626,7 @@ DYNAMIC_SEARCH_KEYS: dict[str, tuple[type, object]] = {
 
 
 def _query_settings_data(settings_file: Path) -> dict:
-    """The settings as graphrag >= 2.0 reads them (environment substituted, then parsed), else as
-    0.x-1.x read them (parsed first): what the query-side readers below look into."""
+    """The settings as graphrag >= 2.0 reads them (substituted, then parsed), else as 0.x-1.x do."""
     text = _read_text(settings_file)
     substituted, _markers = _template_substitute(text, _Environment(settings_file))
     try:
@@ -710,9 +636,7 @@ def _query_settings_data(settings_file: Path) -> dict:
 
 
 def read_dynamic_settings(settings_file: Path) -> dict[str, object]:
-    """The ``global_search.dynamic_search_*`` values the settings file sets (knob name -> value;
-    absent keys are left out), read as graphrag >= 2.0 reads the file (environment substituted,
-    then parsed). A value of the wrong type is an error naming the key."""
+    """The ``global_search.dynamic_search_*`` values the settings set (knob name -> value)."""
     data = _query_settings_data(settings_file)
     section = data.get("global_search")
     if section is None:
@@ -756,24 +680,12 @@ DEFAULT_CHAT_MODEL_ID = "default_chat_model"
 
 
 def read_query_settings(settings_file: Path) -> dict[str, tuple[object, str]]:
-    """What the settings file sets for global search's costs: ``max_context_tokens`` and
-    ``tokenizer`` (the token encoding), each as (value, the key it came from); absent ones are left out.
-
-    * batch size: ``global_search.max_context_tokens`` (2.x/3.x), else ``global_search.max_tokens``
-      (0.x-1.x; a 2.x file's leftover max_tokens is never read when max_context_tokens is set);
-    * encoding: 0.x-1.x global search counts with the top-level ``encoding_model`` (1.2.0
-      ``query/factory.py``: ``tiktoken.get_encoding(config.encoding_model)``); 2.x with
-      ``models.<global_search.chat_model_id>.encoding_model`` when set (``get_tokenizer``: a
-      TiktokenTokenizer), else LiteLLM's tokenizer for the model. 3.x has no such key: its
-      completion model always counts with LiteLLM's tokenizer. LiteLLM (as installed with
-      graphrag 2.7.2 and 3.3.0, offline) counts OpenAI, Azure and Anthropic model names with
-      cl100k_base, so those cases are left to the default.
-
-    Read as :func:`read_dynamic_settings` reads the file (environment substituted, then parsed).
-    A value of the wrong type is an error naming the key."""
+    """What the settings set for global search's costs, each as (value, the key it came from):
+    ``max_context_tokens`` from ``global_search.max_context_tokens`` (2.x/3.x), else ``max_tokens``
+    (0.x-1.x); ``tokenizer`` from 0.x-1.x's top-level ``encoding_model`` (1.2.0 ``query/factory.py``)
+    or 2.x's ``models.<global_search.chat_model_id>.encoding_model``. 3.x (and 2.x without one)
+    counts with LiteLLM's tokenizer, cl100k_base for OpenAI/Azure/Anthropic names: the default."""
     data = _query_settings_data(settings_file)
-    if not isinstance(data, dict):
-        return {}
     out: dict[str, tuple[object, str]] = {}
     section = data.get("global_search")
     if section is not None and not isinstance(section, dict):

@@ -5,8 +5,7 @@ Every failure becomes an :class:`IndexInputError` naming the file and the proble
 
 from __future__ import annotations
 
-import ast
-import json
+import contextlib
 import os
 from pathlib import Path
 
@@ -18,47 +17,46 @@ import pyarrow.parquet as pq
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io import bounded
 from graphrag_audit.io.bounded import MAX_CSV_HEADER, MAX_FOOTER_BYTES, MAX_TABLE_ROWS
-from graphrag_audit.io.decoded import BatchBudget, check_parquet
+from graphrag_audit.io.decoded import BatchBudget, check_parquet, is_list_type
 from graphrag_audit.io.remote import RemoteFile
 
 PARQUET_MAGIC = b"PAR1"
 
 
-def _check_file(path: Path) -> int:
-    if isinstance(path, RemoteFile):  # listed as a file
-        if not path.size:
-            raise IndexInputError(path, "file is empty (0 bytes)")
-        return path.size
+@contextlib.contextmanager
+def _os_errors(path: Path):
+    """An OSError in the block as the one-line error naming ``path``."""
     try:
-        if path.is_dir():
-            raise IndexInputError(path, "is a directory, expected a table file")
-        size = path.stat().st_size
-    except IndexInputError:
-        raise
+        yield
     except PermissionError:
         raise IndexInputError(path, "permission denied") from None
     except OSError as exc:
         raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
-    if not path.is_file():
-        raise IndexInputError(path, "not a regular file")
+
+
+def _check_file(path: Path) -> int:
+    if isinstance(path, RemoteFile):  # listed as a file
+        size = path.size
+    else:
+        with _os_errors(path):
+            if path.is_dir():
+                raise IndexInputError(path, "is a directory, expected a table file")
+            size = path.stat().st_size
+        if not path.is_file():
+            raise IndexInputError(path, "not a regular file")
     if size == 0:
         raise IndexInputError(path, "file is empty (0 bytes)")
     return size
 
 
 def _check_parquet_magic(path: Path, size: int) -> None:
-    try:
-        with _open_regular(path) as fh:
-            head = fh.read(4)
-            if size < 12:
-                raise IndexInputError(path, f"truncated parquet file ({size} bytes)")
-            fh.seek(-8, 2)
-            footer_len = int.from_bytes(fh.read(4), "little")
-            tail = fh.read(4)
-    except PermissionError:
-        raise IndexInputError(path, "permission denied") from None
-    except OSError as exc:
-        raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
+    with _os_errors(path), _open_regular(path) as fh:
+        head = fh.read(4)
+        if size < 12:
+            raise IndexInputError(path, f"truncated parquet file ({size} bytes)")
+        fh.seek(-8, 2)
+        footer_len = int.from_bytes(fh.read(4), "little")
+        tail = fh.read(4)
     if head != PARQUET_MAGIC:
         raise IndexInputError(path, "not a parquet file (bad magic bytes)")
     if tail != PARQUET_MAGIC:
@@ -82,13 +80,8 @@ def table_columns(path: Path) -> list[str]:
     """Column names of a table without reading its data."""
     size = _check_file(path)
     if path.suffix == ".csv":
-        try:
-            with _open_regular(path) as fh:
-                head = fh.read(MAX_CSV_HEADER)
-        except PermissionError:
-            raise IndexInputError(path, "permission denied") from None
-        except OSError as exc:
-            raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
+        with _os_errors(path), _open_regular(path) as fh:
+            head = fh.read(MAX_CSV_HEADER)
         if len(head) >= MAX_CSV_HEADER and b"\n" not in head and b"\r" not in head:
             raise IndexInputError(
                 path, f"not a CSV table (no header line within the first {MAX_CSV_HEADER // 1024**2} MiB)"
@@ -152,12 +145,7 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
                 f"duplicate column names)",
             )
         table = _read_parquet_checked(path, cols)
-    try:
-        table = _repair_utf8(table)
-    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
-        raise
-    except (pa.ArrowException, ValueError) as exc:
-        raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
+    table = _repair_utf8(path, table)
     try:
         # list columns stay arrow-backed: normalise converts them without a numpy array per row
         return table.to_pandas(types_mapper=_arrow_lists)
@@ -208,13 +196,7 @@ def read_arrow_table(path: Path) -> pa.Table:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise IndexInputError(path, f"column name {twice[0]!r} appears {names.count(twice[0])} times")
-    table = _read_parquet_checked(path, names)
-    try:
-        return _repair_utf8(table)
-    except MemoryError:
-        raise
-    except (pa.ArrowException, ValueError) as exc:
-        raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
+    return _repair_utf8(path, _read_parquet_checked(path, names))
 
 
 def read_csv_rows(path: Path) -> list[list[str]]:
@@ -224,13 +206,8 @@ def read_csv_rows(path: Path) -> list[list[str]]:
     import io
 
     _check_csv_utf8(path)
-    try:
-        with _open_regular(path) as fh:
-            text = fh.read().decode("utf-8")
-    except PermissionError:
-        raise IndexInputError(path, "permission denied") from None
-    except OSError as exc:
-        raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
+    with _os_errors(path), _open_regular(path) as fh:
+        text = fh.read().decode("utf-8")
     try:
         return list(csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline="")))
     except csv.Error as exc:
@@ -249,27 +226,22 @@ def _check_csv_utf8(path: Path) -> None:
 
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     offset = 0
-    try:
-        with _open_regular(path) as fh:
-            while True:
-                data = fh.read(_UTF8_CHUNK)
-                pending = len(decoder.getstate()[0])
-                try:
-                    decoder.decode(data, final=not data)
-                except UnicodeDecodeError as exc:
-                    at = offset - pending + exc.start
-                    raise IndexInputError(
-                        path,
-                        f"not valid UTF-8 (byte {at:,}: {exc.reason}); graphrag reads "
-                        f"CSV tables as UTF-8 text and fails on it",
-                    ) from None
-                if not data:
-                    return
-                offset += len(data)
-    except PermissionError:
-        raise IndexInputError(path, "permission denied") from None
-    except OSError as exc:
-        raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
+    with _os_errors(path), _open_regular(path) as fh:
+        while True:
+            data = fh.read(_UTF8_CHUNK)
+            pending = len(decoder.getstate()[0])
+            try:
+                decoder.decode(data, final=not data)
+            except UnicodeDecodeError as exc:
+                at = offset - pending + exc.start
+                raise IndexInputError(
+                    path,
+                    f"not valid UTF-8 (byte {at:,}: {exc.reason}); graphrag reads "
+                    f"CSV tables as UTF-8 text and fails on it",
+                ) from None
+            if not data:
+                return
+            offset += len(data)
 
 
 def _read_csv(path: Path, cols: list[str]) -> pa.Table:
@@ -374,9 +346,7 @@ def _read_parquet(
 
 
 def _arrow_lists(t: pa.DataType):
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return pd.ArrowDtype(t)
-    return None
+    return pd.ArrowDtype(t) if is_list_type(t) else None
 
 
 def _is_text(t: pa.DataType) -> bool:
@@ -393,22 +363,26 @@ def _decode(v):
     return v
 
 
-def _repair_utf8(table: pa.Table) -> pa.Table:
-    """String columns holding invalid UTF-8 (LLM output, hand edits) decoded with U+FFFD.
-
-    pandas >= 3 keeps strings in arrow and would fail on them later, anywhere."""
-    for i, field in enumerate(table.schema):
-        if not _is_text(field.type):
-            continue
-        col = table.column(i)
-        try:
-            col.validate(full=True)
-            continue
-        except pa.ArrowInvalid:
-            pass
-        as_bytes = col.cast(_binary_like(field.type))
-        fixed = pa.array([_decode(v) for v in as_bytes.to_pylist()], type=field.type)
-        table = table.set_column(i, field, fixed)
+def _repair_utf8(path: Path, table: pa.Table) -> pa.Table:
+    """String columns holding invalid UTF-8 (LLM output, hand edits) decoded with U+FFFD (pandas
+    >= 3 keeps strings in arrow and would fail on them later, anywhere)."""
+    try:
+        for i, field in enumerate(table.schema):
+            if not _is_text(field.type):
+                continue
+            col = table.column(i)
+            try:
+                col.validate(full=True)
+                continue
+            except pa.ArrowInvalid:
+                pass
+            as_bytes = col.cast(_binary_like(field.type))
+            fixed = pa.array([_decode(v) for v in as_bytes.to_pylist()], type=field.type)
+            table = table.set_column(i, field, fixed)
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
+    except (pa.ArrowException, ValueError) as exc:
+        raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
     return table
 
 
@@ -419,103 +393,3 @@ def _binary_like(t: pa.DataType) -> pa.DataType:
         return pa.large_binary()
     inner = _binary_like(t.value_type)
     return pa.large_list(inner) if pa.types.is_large_list(t) else pa.list_(inner)
-
-
-def parse_list_cell(value):
-    """A list column cell as a Python list: arrays, graphrag 3 CSV strings, None."""
-    if value is None or value is pd.NA:
-        return []
-    if isinstance(value, float) and value != value:
-        return []
-    if isinstance(value, str):
-        s = value.strip()
-        if not s:
-            return []
-        if s[0] == "[":
-            try:
-                out = json.loads(s)
-            except (ValueError, RecursionError):
-                try:
-                    out = _literal(s)
-                except (ValueError, SyntaxError, MemoryError, RecursionError):
-                    out = _numpy_repr_list(s)
-                    if out is None:
-                        raise ValueError(f"not a list: {s[:40]!r}") from None
-            if not isinstance(out, (list, tuple)):
-                raise ValueError(f"not a list: {s[:40]!r}")
-            return list(out)
-        return [x.strip() for x in s.split(",") if x.strip()]
-    try:
-        return list(value)
-    except TypeError:
-        raise ValueError(f"not a list: {value!r}"[:60]) from None
-
-
-class _UnderscoredNumbers(ast.NodeTransformer):
-    """Number literals written with ``_`` (``1_0``) as the text the cell holds: Python reads
-    ``1_0`` as 10, graphrag never writes a number so (an id ``1_0`` is then refused as one)."""
-
-    def __init__(self, source: str):
-        self.source = source
-
-    def _text(self, node, number) -> str | None:
-        if (
-            isinstance(number, ast.Constant)
-            and isinstance(number.value, (int, float, complex))
-            and not isinstance(number.value, bool)
-        ):
-            text = ast.get_source_segment(self.source, node) or ""
-            if "_" in text:
-                return text
-        return None
-
-    def visit_Constant(self, node):
-        text = self._text(node, node)
-        return node if text is None else ast.copy_location(ast.Constant(text), node)
-
-    def visit_UnaryOp(self, node):  # -1_0
-        text = self._text(node, node.operand) if isinstance(node.op, (ast.USub, ast.UAdd)) else None
-        return self.generic_visit(node) if text is None else ast.copy_location(ast.Constant(text), node)
-
-
-def _literal(s: str):
-    """``ast.literal_eval(s)``, with numbers written with ``_`` kept as their text."""
-    node = ast.parse(s, mode="eval")
-    if "_" in s:
-        node = _UnderscoredNumbers(s).visit(node)
-    return ast.literal_eval(node)
-
-
-def split_list_cell(value):
-    """A list of ids (``entity_ids``, ``text_unit_ids``) from a text cell, split exactly as graphrag 3
-    does (graphrag/data_model/dfs.py ``split_list_column``, v3.0.4 to v3.3.0): newlines as commas,
-    split on commas, ``[] '"`` stripped from both ends of each item, empty items dropped.
-    Not a Python parse: ``"[['a', 'b']]"`` is ``['a', 'b']``, an id holding a comma is two ids.
-    Arrays and None as :func:`parse_list_cell`."""
-    if isinstance(value, str):
-        items = (item.strip("[] '\"") for item in value.replace("\n", ",").split(","))
-        return [item for item in items if item]
-    return parse_list_cell(value)
-
-
-def _numpy_repr_list(s: str):
-    """graphrag 3 writes numpy arrays (e.g. ``children``) to CSV as ``str(array)``:
-    ``"[20 21]"``, wrapped with newlines when long. Items are integers or quoted strings (a
-    number written with ``_`` stays text)."""
-    if not (s.startswith("[") and s.endswith("]")):
-        return None
-    items = s[1:-1].split()
-    out: list[int | str] = []
-    for it in items:
-        try:
-            if "_" in it:  # numpy never writes 1_0 (int() reads it as 10): kept as the text
-                raise ValueError
-            out.append(int(it))
-        except ValueError:
-            if len(it) >= 2 and it[0] == it[-1] and it[0] in "'\"":
-                out.append(it[1:-1])
-            elif "_" in it and it.replace("_", "").lstrip("-").isdigit():
-                out.append(it)
-            else:
-                return None
-    return out

@@ -19,8 +19,7 @@ from typer.testing import CliRunner
 
 from graphrag_audit.cli import app
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.io.coerce import int_ids, int_lists
-from graphrag_audit.io.tables import parse_list_cell
+from graphrag_audit.io.coerce import int_ids, int_lists, parse_list_cell
 
 
 def _cli(*args):

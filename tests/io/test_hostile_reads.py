@@ -784,7 +784,7 @@ SPLIT_CASES = {
 
 @pytest.mark.parametrize("cell", list(SPLIT_CASES))
 def test_split_list_cell_is_graphrags(cell):
-    from graphrag_audit.io.tables import split_list_cell
+    from graphrag_audit.io.coerce import split_list_cell
 
     assert split_list_cell(cell) == SPLIT_CASES[cell]
 
@@ -847,7 +847,8 @@ print(json.dumps({"rows": rows, "split": [split_list_column(c) for c in cells]})
 @pytest.mark.parametrize("python", GRAPHRAG3)
 def test_against_graphrag3_itself(python, tmp_path):
     """graphrag 3's own CSV reader and list splitting on the tricky table and cells above."""
-    from graphrag_audit.io.tables import read_table, split_list_cell
+    from graphrag_audit.io.coerce import split_list_cell
+    from graphrag_audit.io.tables import read_table
 
     p = tmp_path / "community_reports.csv"
     _tricky_csv(p)
