@@ -32,20 +32,11 @@ MASK = "***"
 
 #: the credential variables read by io/remote.py and the SDKs it drives (adlfs, azure-identity's
 #: DefaultAzureCredential, botocore)
-CREDENTIAL_ENV = (
-    "AZURE_STORAGE_CONNECTION_STRING",
-    "AZURE_STORAGE_KEY",
-    "AZURE_STORAGE_ACCOUNT_KEY",
-    "AZURE_STORAGE_SAS_TOKEN",
-    "AZURE_STORAGE_CLIENT_SECRET",
-    "AZURE_CLIENT_SECRET",
-    "AZURE_CLIENT_CERTIFICATE_PASSWORD",
-    "AZURE_PASSWORD",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_SECURITY_TOKEN",
-    "GRAPHRAG_STORAGE_CONNECTION_STRING",
-    "GRAPHRAG_API_KEY",
+CREDENTIAL_ENV = tuple(
+    "AZURE_STORAGE_CONNECTION_STRING AZURE_STORAGE_KEY AZURE_STORAGE_ACCOUNT_KEY AZURE_STORAGE_SAS_TOKEN "
+    "AZURE_STORAGE_CLIENT_SECRET AZURE_CLIENT_SECRET AZURE_CLIENT_CERTIFICATE_PASSWORD AZURE_PASSWORD "
+    "AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_SECURITY_TOKEN GRAPHRAG_STORAGE_CONNECTION_STRING "
+    "GRAPHRAG_API_KEY".split()
 )
 _CREDENTIAL_NAME = re.compile(
     r"(?:^|_)(?:KEY|ACCESS_KEY|ACCOUNT_KEY|API_KEY|SECRET|SECRET_KEY|CLIENT_SECRET|TOKEN|"
@@ -59,49 +50,14 @@ MIN_SECRET = 8
 #: query and connection-string parameters whose values are secret or part of a signed grant
 _PARAMS = (
     # Azure SAS (service, account and user delegation)
-    "sig",
-    "se",
-    "st",
-    "sp",
-    "sv",
-    "spr",
-    "sr",
-    "srt",
-    "ss",
-    "si",
-    "sip",
-    "sdd",
-    "ses",
-    "skoid",
-    "sktid",
-    "skt",
-    "ske",
-    "sks",
-    "skv",
-    "saoid",
-    "suoid",
-    "scid",
-    "rscc",
-    "rscd",
-    "rsce",
-    "rscl",
-    "rsct",
+    "sig se st sp sv spr sr srt ss si sip sdd ses skoid sktid skt ske sks skv saoid suoid scid "
+    "rscc rscd rsce rscl rsct "
     # S3 presigned URLs (v4 and v2)
-    "X-Amz-Signature",
-    "X-Amz-Credential",
-    "X-Amz-Security-Token",
-    "Signature",
-    "AWSAccessKeyId",
+    "X-Amz-Signature X-Amz-Credential X-Amz-Security-Token Signature AWSAccessKeyId "
     # connection strings and the like
-    "AccountKey",
-    "SharedAccessSignature",
-    "SharedAccessKey",
-    "aws_secret_access_key",
-    "aws_session_token",
-    "access_token",
-    "client_secret",
-    "password",
-)
+    "AccountKey SharedAccessSignature SharedAccessKey aws_secret_access_key aws_session_token "
+    "access_token client_secret password"
+).split()
 # ``name=value`` where a parameter starts: after ? & ; a blank, a quote or a bracket, or at the start.
 # A SharedAccessSignature's value is itself a query (sv=...&sig=...): its own parameters are caught too.
 _PARAM = re.compile(
