@@ -16,8 +16,6 @@ import pandas as pd
 from graphrag_audit.model.forest import CommunityForest
 from graphrag_audit.model.keys import EntityKeyMatch, key_codes
 
-GENERATIONS = ("0.1-0.4", "0.5-0.9", "1.0-1.2", "2.x", "3.x")
-
 
 @dataclass(frozen=True)
 class Generation:

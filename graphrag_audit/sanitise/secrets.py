@@ -1,23 +1,9 @@
-"""Credentials never printed: the one scrubber every line the tool writes about a location goes
-through (errors and warnings on stderr, the JSON ``index.path``/``index.output_dir``, the text,
-markdown and github headers).
-
-:func:`scrub` replaces with ``***``:
-
-* the user-info of a URL (``s3://KEY:SECRET@bucket/...`` -> ``s3://***@bucket/...``); an
-  ``abfs[s]://container@account...`` URL keeps its container, which is not a secret;
-* the value of every SAS query parameter (``sig``, ``se``, ``sp``, ``sv``, ``skoid``, ``sktid``, ...:
-  Azure's service and user-delegation SAS), of S3's presigned ``X-Amz-*`` and ``Signature``
-  parameters, and of the connection-string keys ``AccountKey=``, ``SharedAccessSignature=``,
-  ``SharedAccessKey=``;
-* an ``Authorization`` header's value;
-* the value of every credential environment variable the SDKs read (:data:`CREDENTIAL_ENV`, and
-  any variable whose name ends like a credential: ``_KEY``, ``_SECRET``, ``_TOKEN``, ``_PASSWORD``,
-  ``_CONNECTION_STRING``, ...), and every value registered with :func:`remember` (a settings file's
-  ``connection_string``, a ``.env`` file's credential variables), as written and percent-encoded.
-
-Plain text in, plain text out; the medium's sanitiser escapes the result. Nothing here imports the
-rest of the package.
+"""Credentials never printed: :func:`scrub` replaces with ``***`` a URL's user-info (an ``abfs[s]``
+container stays), the values of SAS, S3-presigned and connection-string parameters, an
+``Authorization`` header's value, and the value of every credential environment variable
+(:data:`CREDENTIAL_ENV`, or a name ending like ``_KEY``, ``_SECRET``, ``_TOKEN``, ...) and of every
+value registered with :func:`remember`, as written and percent-encoded. Every line the tool writes
+about a location goes through it. Imports nothing from the rest of the package.
 """
 
 from __future__ import annotations
