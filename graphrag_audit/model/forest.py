@@ -183,20 +183,17 @@ def cycle_nodes(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class CommunityForest:
-    """The community tree of one index: every analysis and view reads this one object.
+    """The community tree of one index; everything else (codes, children, roots, cycles) is derived
+    from these arrays on first use and kept.
 
-    ``nodes``: every community number once, in the order of their first communities row (then
-    any community that only an edge names). ``level`` / ``n_entities``: of each node (its first
-    row). ``edge_parents[i] -> edge_children[i]``: every distinct parent link once, in the order
-    the links were first given (a ``parent`` column: row order; membership: child by child in
-    node order, a child's parents ascending), so a community's first edge names its **first
-    parent**: the one it hangs under wherever one parent is needed (a ``graphrag update`` output
-    can give a community several). ``missing_parents``: {child: parent} for parents with no row
-    (no edge is made for them). ``source``: "parent" or "membership". ``shared``: for a
-    membership-derived tree, the entities each edge's two communities share.
-
-    Everything else (codes, first parents, children, roots, cycles, depth-independent walks)
-    is derived from these arrays on first use and kept.
+    ``nodes``: every community number once, in the order of their first communities row (then any
+    community only an edge names); ``level`` / ``n_entities`` of each (its first row).
+    ``edge_parents[i] -> edge_children[i]``: every distinct parent link once, in the order first
+    given (``parent`` column: row order; membership: child by child, parents ascending), so a
+    community's first edge names its **first parent**, the one it hangs under wherever one parent
+    is needed (a ``graphrag update`` output can give several). ``missing_parents``: {child: parent}
+    for parents with no row (no edge). ``shared``: for a membership tree, the entities each edge's
+    two communities share.
     """
 
     nodes: np.ndarray
@@ -212,9 +209,7 @@ class CommunityForest:
     @classmethod
     def from_parent_column(cls, communities: pd.DataFrame) -> CommunityForest:
         """The forest of the ``parent`` column (−1 = no parent)."""
-        comm = communities["community"].to_numpy().astype(np.int64)
-        first = ~pd.Index(comm).duplicated()
-        nodes = comm[first]
+        comm, nodes, level, n_ent = _nodes(communities)
         par = communities["parent"].to_numpy().astype(np.int64)
         linked = par >= 0
         known = linked & np.isin(par, comm)  # the parent has a row (is a node)
@@ -224,7 +219,6 @@ class CommunityForest:
             u, v = u[once], v[once]
         gone = linked & ~known
         missing = dict(zip(comm[gone].tolist(), par[gone].tolist()))  # later rows win
-        level, n_ent = _node_facts(communities, first)
         return cls(
             nodes=nodes,
             level=level,
@@ -240,10 +234,7 @@ class CommunityForest:
         """The forest graphrag 0.x–0.9 implies (no ``parent`` column): an entity in community P
         at level L and in C at level L+1 makes P a parent of C. Update outputs can give a
         community several parents; every such edge is kept, ``shared`` = the entities behind it."""
-        comm = communities["community"].to_numpy().astype(np.int64)
-        first = ~pd.Index(comm).duplicated()
-        nodes = comm[first]
-        level, n_ent = _node_facts(communities, first)
+        _, nodes, level, n_ent = _nodes(communities)
         m = members[["entity", "community", "level"]]
         lower = m.assign(level=m["level"] - 1)
         pairs = m.merge(lower, on=["entity", "level"], suffixes=("_p", "_c"))
@@ -351,10 +342,13 @@ class CommunityForest:
         return root_of(self.first_parent)
 
 
-def _node_facts(communities: pd.DataFrame, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _nodes(communities: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(every row's community, each distinct community once, its first row's level and n_entities)."""
+    comm = communities["community"].to_numpy().astype(np.int64)
+    first = ~pd.Index(comm).duplicated()
     level = communities["level"].to_numpy()[first].astype(np.int64)
     if "n_entities" in communities:
         n_ent = communities["n_entities"].to_numpy()[first].astype(np.int64)
     else:
         n_ent = np.zeros(len(level), dtype=np.int64)
-    return level, n_ent
+    return comm, comm[first], level, n_ent

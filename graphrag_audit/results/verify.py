@@ -26,8 +26,8 @@ def _some(out: dict, **kv) -> dict:
 def _present(obj, skip: tuple[str, ...] = ()) -> dict:
     """:func:`fields_dict` without the None values; ``expected_error_not_raised`` only when True."""
     d = fields_dict(obj, skip)
-    if d.get("expected_error_not_raised") is False:
-        d["expected_error_not_raised"] = None
+    if "expected_error_not_raised" in d:
+        d["expected_error_not_raised"] = d["expected_error_not_raised"] or None
     return {k: v for k, v in d.items() if v is not None}
 
 
