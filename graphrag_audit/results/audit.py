@@ -75,24 +75,21 @@ class Outcome:
     def exact(self) -> bool:
         return self.status == EXACT
 
+    def graphrag_returns(self) -> dict | None:
+        """What that graphrag returns instead of this selection (None when it returns this one)."""
+        if self.returns_zero:
+            return {"graphrag": self.graphrag, "count": 0, "community_ids": [], "error": None}
+        if self.error is not None:
+            return {"graphrag": self.graphrag, "count": None, "community_ids": None, "error": self.error}
+        return None
+
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"status": self.status, "graphrag": self.graphrag}
         if self.note:
             d["status_note"] = self.note
-        if self.returns_zero:
-            d["graphrag_returns"] = {
-                "graphrag": self.graphrag,
-                "count": 0,
-                "community_ids": [],
-                "error": None,
-            }
-        elif self.error is not None:
-            d["graphrag_returns"] = {
-                "graphrag": self.graphrag,
-                "count": None,
-                "community_ids": None,
-                "error": self.error,
-            }
+        ret = self.graphrag_returns()
+        if ret is not None:
+            d["graphrag_returns"] = ret
         if self.python_api is not None:
             d["python_api"] = self.python_api
         return d
@@ -104,8 +101,8 @@ _I32 = np.iinfo(np.int32)
 
 class CommunityIds(Sequence):
     """A sorted sequence of community numbers held as one read-only numpy array (``array``: int32
-    when every id fits, else int64). Reads like a list of ``int``; the JSON renderer writes the
-    array in chunks."""
+    when every id fits, else int64). Reads like a list of ``int`` at 4-8 bytes an id instead of ~36
+    (a 1,000-level index selects millions of ids); the JSON renderer writes the array in chunks."""
 
     __slots__ = ("array",)
 
@@ -253,8 +250,8 @@ class KeptCosts:
     tokens_exact: bool
 
     def to_dict(self) -> dict:
-        d = fields_dict(self)
-        return {k if k != "orders" else "orders_sampled": v for k, v in d.items()}
+        d = fields_dict(self, skip=("orders", "tokens_exact"))
+        return d | {"orders_sampled": self.orders, "tokens_exact": self.tokens_exact}
 
 
 @dataclass(frozen=True)
