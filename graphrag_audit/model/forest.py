@@ -1,24 +1,11 @@
-"""The community forest (:class:`CommunityForest`, the one tree every analysis reads) and the
-walks over it whose cost does not grow with its depth.
+"""The community forest (:class:`CommunityForest`, the one tree every analysis reads; built once by
+``load_index`` from the ``parent`` column or, for graphrag 0.x-0.9, from per-level membership) and
+walks over a parent-pointer array (−1 = no parent) whose cost does not grow with its depth.
 
-A parent-pointer forest is an int array ``parent`` (−1 = no parent) over dense codes. Hostile
-indexes make it deep (a chain of 200,000 communities all at level 0) or give it cycles (a
-community that is its own ancestor). A loop that moves every node one parent step per iteration
-then costs O(n × depth); these helpers cost O(n log n) (pointer doubling: ``log2(depth)``
-passes over the arrays) or O(n) (one pass), whatever the depth, and give the same results as
-the step-by-step loops they replace, cycles included:
-
-* :func:`power`: a step map applied ``k`` times (``root_of`` is ``power(step, n)``);
-* :class:`Ancestry`: which codes of a set are a proper ancestor of another code of the set;
-* :func:`peel_sources`: what is left of a directed graph once nodes without incoming edges are
-  removed over and over (every cycle and everything below one);
-* :func:`cycle_nodes`: the nodes on a cycle (peeled first, then Tarjan's components on what is
-  left, iteratively: no recursion limit, and nothing to do on a clean forest).
-
-:class:`CommunityForest` is built once by ``load_index`` (``IndexModel.forest``) from the
-``parent`` column or, for graphrag 0.x–0.9, from per-level membership. It is the only place
-that decides the first-parent rule and what a cycle is; the analyses (levels, depth,
-integrity, plan, treeview) derive their per-analysis arrays from it.
+Hostile indexes make the forest deep (a chain of 200,000 communities) or give it cycles; a loop
+moving every node one parent step per pass would cost O(n × depth). :func:`power` (pointer
+doubling), :class:`Ancestry`, :func:`peel_sources` and :func:`cycle_nodes` give the same results
+in O(n log n) or O(n), cycles included.
 """
 
 from __future__ import annotations
@@ -93,9 +80,6 @@ class Ancestry:
             self.cycle_label[self.looping] = label[landed[self.looping]]
             cut = np.where(self.on_cycle, -1, parent)  # cycles cut open: the rest is a forest
         self.cut = cut
-        self.depth = _depths(cut)
-        self.max_depth = int(self.depth.max()) if n else 0
-        self._intervals: tuple[np.ndarray, np.ndarray] | None = None
 
     def ancestors_in(self, codes: np.ndarray) -> np.ndarray:
         """The distinct codes among ``codes`` (negative ones ignored) that are a proper ancestor
@@ -104,7 +88,7 @@ class Ancestry:
         sel = sorted_unique(codes[codes >= 0])
         if len(sel) < 1:
             return sel
-        tin, tout = self.intervals()
+        tin, tout = self.intervals
         t = tin[sel]
         order = np.argsort(t, kind="stable")
         s, ts = sel[order], t[order]
@@ -118,27 +102,11 @@ class Ancestry:
                 found.append(cyc[np.isin(self.cycle_label[cyc], hit)])
         return sorted_unique(np.concatenate(found))
 
+    @cached_property
     def intervals(self) -> tuple[np.ndarray, np.ndarray]:
         """(tin, tout) of the forest with its cycles cut open: ``y`` is in ``x``'s subtree iff
-        ``tin[x] <= tin[y] <= tout[x]``. One depth-first walk in Python, O(n)."""
-        if self._intervals is None:
-            self._intervals = preorder_intervals(self.cut)
-        return self._intervals
-
-
-def _depths(parent: np.ndarray) -> np.ndarray:
-    """Parent steps from each node to its root in a forest (no cycles), by pointer doubling."""
-    n = len(parent)
-    codes = np.arange(n, dtype=np.int64)
-    anc = np.where(parent >= 0, parent, codes)
-    dist = (parent >= 0).astype(np.int64)
-    for _ in range(max(1, int(n).bit_length()) + 1):
-        nxt = anc[anc]
-        if np.array_equal(nxt, anc):
-            break
-        dist = dist + dist[anc]
-        anc = nxt
-    return dist
+        ``tin[x] <= tin[y] <= tout[x]``."""
+        return preorder_intervals(self.cut)
 
 
 def preorder_intervals(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -195,81 +163,37 @@ def peel_sources(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 def cycle_nodes(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Sorted codes of the nodes ``0..n-1`` on a cycle of the graph with edges ``src -> dst``:
     self-loops and strongly connected components of more than one node. Nodes without an
-    incoming edge are peeled off first (:func:`peel_sources`, one pass whatever the depth), so
-    on a clean forest the component search (Tarjan's, iterative) runs on nothing."""
+    incoming edge are peeled off first (:func:`peel_sources`), so on a clean forest the
+    component search runs on nothing."""
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     on = np.zeros(n, dtype=bool)
     on[src[src == dst]] = True
     alive = peel_sources(n, src, dst)
-    if alive.any():
+    if alive.any():  # only on a hostile index: what is left holds every cycle
+        import networkx as nx  # its strongly connected components need no recursion
+
         both = alive[src] & alive[dst] & (src != dst)
-        s, d = src[both], dst[both]
-        order = np.argsort(s, kind="stable")
-        start = np.searchsorted(s[order], np.arange(n + 1)).tolist()
-        heads = d[order].tolist()
-        index = [-1] * n
-        low = [0] * n
-        on_stack = [False] * n
-        stack: list[int] = []
-        counter = 0
-        for root in np.flatnonzero(alive).tolist():
-            if index[root] >= 0:
-                continue
-            index[root] = low[root] = counter
-            counter += 1
-            stack.append(root)
-            on_stack[root] = True
-            work = [[root, start[root]]]
-            while work:
-                top = work[-1]
-                v, i = top
-                if i < start[v + 1]:
-                    top[1] = i + 1
-                    w = heads[i]
-                    if index[w] < 0:
-                        index[w] = low[w] = counter
-                        counter += 1
-                        stack.append(w)
-                        on_stack[w] = True
-                        work.append([w, start[w]])
-                    elif on_stack[w] and index[w] < low[v]:
-                        low[v] = index[w]
-                    continue
-                work.pop()
-                if work:
-                    u = work[-1][0]
-                    if low[v] < low[u]:
-                        low[u] = low[v]
-                if low[v] == index[v]:
-                    comp = []
-                    while True:
-                        w = stack.pop()
-                        on_stack[w] = False
-                        comp.append(w)
-                        if w == v:
-                            break
-                    if len(comp) > 1:
-                        on[comp] = True
+        graph = nx.DiGraph(zip(src[both].tolist(), dst[both].tolist()))
+        for comp in nx.strongly_connected_components(graph):
+            if len(comp) > 1:
+                on[list(comp)] = True
     return np.flatnonzero(on)
 
 
 @dataclass(frozen=True, eq=False)
 class CommunityForest:
-    """The community tree of one index: every analysis and view reads this one object.
+    """The community tree of one index; everything else (codes, children, roots, cycles) is derived
+    from these arrays on first use and kept.
 
-    ``nodes``: every community number once, in the order of their first communities row (then
-    any community that only an edge names). ``level`` / ``n_entities``: of each node (its first
-    row). ``edge_parents[i] -> edge_children[i]``: every distinct parent link once, in the order
-    the links were first given (a ``parent`` column: row order; membership: child by child in
-    node order, a child's parents ascending), so a community's first edge names its **first
-    parent**: the one it hangs under wherever one parent is needed (a ``graphrag update`` output
-    can give a community several). ``missing_parents``: {child: parent} for parents with no row
-    (no edge is made for them). ``source``: "parent" or "membership". ``shared``: for a
-    membership-derived tree, the entities each edge's two communities share.
-
-    Everything else (codes, first parents, children, roots, cycles, depth-independent walks)
-    is derived from these arrays on first use and kept.
+    ``nodes``: every community number once, in the order of their first communities row (then any
+    community only an edge names); ``level`` / ``n_entities`` of each (its first row).
+    ``edge_parents[i] -> edge_children[i]``: every distinct parent link once, in the order first
+    given (``parent`` column: row order; membership: child by child, parents ascending), so a
+    community's first edge names its **first parent**, the one it hangs under wherever one parent
+    is needed (a ``graphrag update`` output can give several). ``missing_parents``: {child: parent}
+    for parents with no row (no edge). ``shared``: for a membership tree, the entities each edge's
+    two communities share.
     """
 
     nodes: np.ndarray
@@ -285,9 +209,7 @@ class CommunityForest:
     @classmethod
     def from_parent_column(cls, communities: pd.DataFrame) -> CommunityForest:
         """The forest of the ``parent`` column (−1 = no parent)."""
-        comm = communities["community"].to_numpy().astype(np.int64)
-        first = ~pd.Index(comm).duplicated()
-        nodes = comm[first]
+        comm, nodes, level, n_ent = _nodes(communities)
         par = communities["parent"].to_numpy().astype(np.int64)
         linked = par >= 0
         known = linked & np.isin(par, comm)  # the parent has a row (is a node)
@@ -297,7 +219,6 @@ class CommunityForest:
             u, v = u[once], v[once]
         gone = linked & ~known
         missing = dict(zip(comm[gone].tolist(), par[gone].tolist()))  # later rows win
-        level, n_ent = _node_facts(communities, first)
         return cls(
             nodes=nodes,
             level=level,
@@ -313,10 +234,7 @@ class CommunityForest:
         """The forest graphrag 0.x–0.9 implies (no ``parent`` column): an entity in community P
         at level L and in C at level L+1 makes P a parent of C. Update outputs can give a
         community several parents; every such edge is kept, ``shared`` = the entities behind it."""
-        comm = communities["community"].to_numpy().astype(np.int64)
-        first = ~pd.Index(comm).duplicated()
-        nodes = comm[first]
-        level, n_ent = _node_facts(communities, first)
+        _, nodes, level, n_ent = _nodes(communities)
         m = members[["entity", "community", "level"]]
         lower = m.assign(level=m["level"] - 1)
         pairs = m.merge(lower, on=["entity", "level"], suffixes=("_p", "_c"))
@@ -350,11 +268,6 @@ class CommunityForest:
     def index(self) -> pd.Index:
         """Community number -> code (position in ``nodes``)."""
         return pd.Index(self.nodes)
-
-    @cached_property
-    def edge_codes(self) -> tuple[np.ndarray, np.ndarray]:
-        """(parent codes, child codes) of the edges."""
-        return self.index.get_indexer(self.edge_parents), self.index.get_indexer(self.edge_children)
 
     # ---- the first-parent rule ------------------------------------------------------------
     @cached_property
@@ -415,8 +328,8 @@ class CommunityForest:
     @cached_property
     def cycle_nodes(self) -> list[int]:
         """Communities on a parent cycle (self-loops included), ascending."""
-        pc_, cc = self.edge_codes
-        return sorted(self.nodes[cycle_nodes(len(self.nodes), pc_, cc)].tolist())
+        src, dst = self.index.get_indexer(self.edge_parents), self.index.get_indexer(self.edge_children)
+        return sorted(self.nodes[cycle_nodes(len(self.nodes), src, dst)].tolist())
 
     # ---- depth-independent walks over the first-parent forest -----------------------------
     @cached_property
@@ -425,17 +338,17 @@ class CommunityForest:
 
     @cached_property
     def root_code(self) -> np.ndarray:
-        """Each code's root (for a chain that loops: where ``n`` parent steps end), by pointer
-        doubling: O(n log depth)."""
-        if not len(self.nodes):
-            return np.array([], dtype=np.int64)
+        """Each code's root (for a chain that loops: where ``n`` parent steps end)."""
         return root_of(self.first_parent)
 
 
-def _node_facts(communities: pd.DataFrame, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _nodes(communities: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(every row's community, each distinct community once, its first row's level and n_entities)."""
+    comm = communities["community"].to_numpy().astype(np.int64)
+    first = ~pd.Index(comm).duplicated()
     level = communities["level"].to_numpy()[first].astype(np.int64)
     if "n_entities" in communities:
         n_ent = communities["n_entities"].to_numpy()[first].astype(np.int64)
     else:
         n_ent = np.zeros(len(level), dtype=np.int64)
-    return level, n_ent
+    return comm, comm[first], level, n_ent

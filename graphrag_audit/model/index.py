@@ -16,8 +16,6 @@ import pandas as pd
 from graphrag_audit.model.forest import CommunityForest
 from graphrag_audit.model.keys import EntityKeyMatch, key_codes
 
-GENERATIONS = ("0.1-0.4", "0.5-0.9", "1.0-1.2", "2.x", "3.x")
-
 
 @dataclass(frozen=True)
 class Generation:
@@ -86,18 +84,12 @@ class IndexModel:
     format_differences: tuple[dict, ...] = ()
     settings_file: Path | None = None  # the project settings followed to the index, if any
 
-    # ---- entity key codes shared by the analyses ----------------------------------------
     def member_key_codes(self) -> tuple[np.ndarray, int]:
-        """:func:`~graphrag_audit.model.keys.key_codes` of ``members["entity"]``."""
-        codes, n = key_codes(self.members["entity"])
-        return np.asarray(codes), n
+        return key_codes(self.members["entity"])
 
     def rollup_key_codes(self) -> tuple[np.ndarray, int]:
-        """:func:`~graphrag_audit.model.keys.key_codes` of ``rollup_rows["entity"]``."""
-        codes, n = key_codes(self.rollup_rows["entity"])
-        return np.asarray(codes), n
+        return key_codes(self.rollup_rows["entity"])
 
-    # ---- small derived facts used everywhere -------------------------------------------
     @property
     def max_level(self) -> int:
         lv = self.communities["level"]

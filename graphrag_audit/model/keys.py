@@ -1,15 +1,6 @@
-"""Entity and community keys: dictionary codes, key joins and the matching structures the
-analyses share (moved out of ``io/coerce``, which only coerces types).
-
-* :func:`dictionary_keys`, :func:`dictionary_parts`: arrow dictionary-encoded key columns and
-  their (code, distinct key) parts;
-* :func:`key_codes`, :func:`factorize_ints`, :func:`sorted_unique`: ``pd.factorize`` /
-  ``np.unique`` of keys without hashing a string twice; :func:`in_sorted`, :func:`has_duplicates`:
-  ``np.isin`` and a duplicate test by sorting, not numpy 2's hash path;
-* :class:`EntityKeyMatch` (:func:`match_entity_keys`): how membership rows meet entity rows;
-* :func:`node_entity_rows`: graphrag 1.x's node-id -> entity-row match;
-* :class:`LevelSlots`: (level, entity) -> community lookups for Leiden partitions.
-"""
+"""Entity and community keys: arrow dictionary codes, key joins, and ``pd.factorize`` /
+``np.unique`` / ``np.isin`` of integer keys by sorting or flags instead of numpy 2's hash path
+(millions of membership rows at 1M entities; docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -103,7 +94,7 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     if span is not None:  # one flag per number of the range, no sort
         lo, hi = span
         flags = np.zeros(hi - lo + 1, dtype=bool)
-        flags[_offsets(values, lo)] = True
+        flags[values.astype(np.int64, copy=False) - lo] = True  # int64: no wrap-around in small types
         return (np.flatnonzero(flags) + lo).astype(values.dtype, copy=False)
     a = np.sort(values)
     if len(a) < 2:
@@ -121,11 +112,6 @@ def _narrow_span(values: np.ndarray) -> tuple[int, int] | None:
     if hi >= 2**63:  # uint64 beyond int64: the offsets below are int64
         return None
     return (lo, hi) if hi - lo <= 4 * len(values) + 1024 else None
-
-
-def _offsets(values: np.ndarray, lo: int) -> np.ndarray:
-    """``values - lo`` as int64 (no wrap-around in small integer types)."""
-    return values.astype(np.int64, copy=False) - lo
 
 
 def in_sorted(values: np.ndarray, sorted_distinct: np.ndarray) -> np.ndarray:
@@ -156,13 +142,9 @@ def stable_order(values: np.ndarray) -> np.ndarray:
 
 
 def has_duplicates(values: np.ndarray) -> bool:
-    """Whether a 1-D integer array holds some value twice (a count or a sort, not a hash)."""
+    """Whether a 1-D integer array holds some value twice."""
     values = np.asarray(values).ravel()
-    span = _narrow_span(values)
-    if span is not None:  # one count per number of the range, no sort
-        return int(np.bincount(_offsets(values, span[0])).max()) > 1
-    a = np.sort(values)
-    return bool(len(a) > 1 and (a[1:] == a[:-1]).any())
+    return len(sorted_unique(values)) < len(values)
 
 
 @dataclass(frozen=True)
@@ -246,55 +228,3 @@ def node_entity_rows(ids: pd.Series, entities: pd.DataFrame, first: np.ndarray) 
         raise
     except (pa.ArrowException, TypeError, ValueError):
         return None
-
-
-class LevelSlots:
-    """The community of each (level, entity) slot of a set of (community, entity) pairs, when no
-    entity is in two communities of one level, as hierarchical Leiden's partitions are: then
-    "does community c hold entity e" is one array read, ``holds``, with no sort or hash of the
-    pairs (3.5M membership rows at 1M entities).
-
-    ``community``: communities-table row of each pair; ``entity``: entity code < ``width``;
-    ``level_code``: a dense code (0..n-1) of each communities-table row's level.
-    :meth:`of` gives None when an entity is in two communities of one level, or when the
-    slot array would be far larger than the pairs (callers then sort)."""
-
-    def __init__(self, owner: np.ndarray, level_code: np.ndarray, width: int):
-        self.owner, self.level_code, self.width = owner, level_code, width
-
-    @classmethod
-    def of(
-        cls, community: np.ndarray, entity: np.ndarray, level_code: np.ndarray, width: int
-    ) -> LevelSlots | None:
-        n_levels = int(level_code.max()) + 1 if len(level_code) else 0
-        if n_levels * width > 16 * len(community) + 1_000_000:
-            return None
-        slots = cls(
-            np.full(n_levels * width, -1, dtype=np.int32 if len(level_code) < 2**31 else np.int64),
-            level_code,
-            width,
-        )
-        at = slots.slot(community, entity)
-        slots.owner[at] = community
-        return slots if np.array_equal(slots.owner[at], community) else None
-
-    def slot(self, community: np.ndarray, entity: np.ndarray) -> np.ndarray:
-        out = self.level_code[community].astype(np.int64)
-        out *= self.width
-        out += entity
-        return out
-
-    def holds(self, community: np.ndarray, entity: np.ndarray) -> np.ndarray:
-        """Per pair: the set has (community, entity)."""
-        return self.owner[self.slot(community, entity)] == community
-
-    def count(self) -> int:
-        """Distinct pairs of the set."""
-        return int(np.count_nonzero(self.owner >= 0))
-
-    def count_of(self, community: np.ndarray, entity: np.ndarray) -> int:
-        """Distinct (level, entity) slots among other pairs (their distinct pairs, when the set
-        holds them all)."""
-        seen = np.zeros(len(self.owner), dtype=bool)
-        seen[self.slot(community, entity)] = True
-        return int(np.count_nonzero(seen))

@@ -1,42 +1,36 @@
 """The per-level audit's results: frozen, typed, built in one go by ``analysis.audit``.
 
-Every renderer reads these and nothing else (never the index model or its tables). Each type's
-``to_dict`` writes the documented JSON (graphrag_audit/schema/audit-report.schema.json); a field
-renamed here breaks the renderers and the tests loudly instead of changing the output quietly.
-
-This module sits at the bottom of the layers: it imports nothing from the analyses, the model or
-io. :class:`Outcome` (what a graphrag version does with a selection) is decided in
-``graphrag.compat`` and carried here.
+Renderers read these and nothing else; each ``to_dict`` writes the documented JSON
+(graphrag_audit/schema/audit-report.schema.json). :class:`Outcome` is decided in ``graphrag.compat``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from graphrag_audit.findings import SEVERITY_RANK, Finding
-from graphrag_audit.results.verify import VerifyResult
+from graphrag_audit.results.money import money
 from graphrag_audit.sanitise.secrets import scrub
 
-SCHEMA_VERSION = (
-    "1.2"  # 1.1: every selection carries its graphrag status (compat.py); 1.2: dynamic.by_version
-)
+if TYPE_CHECKING:
+    from graphrag_audit.results.verify import VerifyResult
+
+SCHEMA_VERSION = "1.2"  # 1.1: every selection carries its graphrag status; 1.2: dynamic.by_version
 
 #: a selection's graphrag status (``SelectionStats.outcome.status``; decided in graphrag.compat)
 EXACT = "exact"
 HYPOTHETICAL = "hypothetical"
 CANNOT_READ = "graphrag_cannot_read"
 
-_EMPTY: Mapping = MappingProxyType({})
-
 
 def frozen_map(d: Mapping | None) -> Mapping:
     """A read-only view of a copy of ``d`` (``{}`` for None)."""
-    return _EMPTY if not d else MappingProxyType(dict(d))
+    return MappingProxyType(dict(d or {}))
 
 
 def _readonly(a: np.ndarray | None) -> np.ndarray | None:
@@ -44,6 +38,25 @@ def _readonly(a: np.ndarray | None) -> np.ndarray | None:
         a = a.view()
         a.flags.writeable = False
     return a
+
+
+def fields_dict(obj, skip: tuple[str, ...] = ()) -> dict:
+    """The fields of a dataclass or NamedTuple in order, without ``skip``, in their JSON shape:
+    a result as its ``to_dict()``, a tuple as a list, a mapping as a dict."""
+    names = [f.name for f in fields(obj)] if is_dataclass(obj) else obj._fields  # else a NamedTuple
+    out = {}
+    for k in names:
+        if k in skip:
+            continue
+        v = getattr(obj, k)
+        if hasattr(v, "to_dict"):
+            v = v.to_dict()
+        elif isinstance(v, tuple):
+            v = list(v)
+        elif isinstance(v, Mapping):
+            v = dict(v)
+        out[k] = v
+    return out
 
 
 # ---- what graphrag does with a selection ------------------------------------------------------
@@ -87,13 +100,9 @@ _I32 = np.iinfo(np.int32)
 
 
 class CommunityIds(Sequence):
-    """A sorted sequence of community numbers held as one numpy array (``array``: int32 when
-    every id fits, else int64).
-
-    Reads like a list of Python ``int`` (len, indexing, slicing to a list, iteration, ``==`` with
-    a list or tuple, ``tolist()``) while costing 8 bytes an id: a 1,000-level index selects
-    millions of ids over its levels, which as Python lists need ~36 bytes each. The JSON
-    renderer writes the array in chunks."""
+    """A sorted sequence of community numbers held as one read-only numpy array (``array``: int32
+    when every id fits, else int64). Reads like a list of ``int`` at 4-8 bytes an id instead of ~36
+    (a 1,000-level index selects millions of ids); the JSON renderer writes the array in chunks."""
 
     __slots__ = ("array",)
 
@@ -101,7 +110,7 @@ class CommunityIds(Sequence):
         """``own``: ``values`` is a fresh int64 array nobody else holds (taken, not copied)."""
         a = np.asarray(values, dtype=np.int64).ravel() if own else np.array(values, dtype=np.int64).ravel()
         if len(a) and _I32.min <= a.min() and a.max() <= _I32.max:
-            a = a.astype(np.int32)  # half the memory; the ids read the same
+            a = a.astype(np.int32)
         a.flags.writeable = False
         self.array = a
 
@@ -115,20 +124,14 @@ class CommunityIds(Sequence):
 
     def __iter__(self):
         a = self.array
-        for start in range(0, len(a), 65536):
+        for start in range(0, len(a), 65536):  # a million ids as one list would cost ~36 MB
             yield from a[start : start + 65536].tolist()
-
-    def __contains__(self, x) -> bool:
-        try:
-            return bool((self.array == int(x)).any())
-        except (TypeError, ValueError, OverflowError):
-            return False
 
     def __eq__(self, other) -> bool:
         if isinstance(other, CommunityIds):
             return bool(np.array_equal(self.array, other.array))
         if isinstance(other, (list, tuple)):
-            return len(other) == len(self.array) and self.tolist() == list(other)
+            return self.tolist() == list(other)
         return NotImplemented
 
     # __eq__ without __hash__ leaves __hash__ None: unhashable, like the list it stands for
@@ -153,7 +156,7 @@ class TreeLevel:
     entities: int
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return fields_dict(self)
 
 
 # ---- what one community_level sends ---------------------------------------------------------
@@ -165,7 +168,7 @@ class EntitySpread(NamedTuple):
     max: int | None
 
     def to_dict(self) -> dict:
-        return {"min": self.min, "median": self.median, "max": self.max}
+        return self._asdict()
 
 
 @dataclass(frozen=True)
@@ -184,20 +187,7 @@ class Costs:
     note: str | None = None  # e.g. graphrag raises ZeroDivisionError on these weights
 
     def to_dict(self) -> dict:
-        d = {
-            "tokens": self.tokens,
-            "map_calls": self.map_calls,
-            "reduce_calls": self.reduce_calls,
-            "llm_calls": self.llm_calls,
-            "reports_in_context": self.reports_in_context,
-            "dropped_by_rank": self.dropped_by_rank,
-            "oversize_reports": self.oversize_reports,
-            "tokenizer": self.tokenizer,
-            "tokens_exact": self.tokens_exact,
-        }
-        if self.note:
-            d["cost_note"] = self.note
-        return d
+        return fields_dict(self, skip=("note",)) | ({"cost_note": self.note} if self.note else {})
 
 
 @dataclass(frozen=True)
@@ -208,20 +198,20 @@ class ExtraVsV1:
     community_ids: CommunityIds
 
     def to_dict(self) -> dict:
-        return {"count": self.count, "community_ids": self.community_ids}
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)
 class RatingCalls:
-    """Dynamic community selection's LLM rating calls: at least one per level-0 report, at most
-    one per report of the pool, each ``num_repeats`` times."""
+    """Dynamic selection's rating calls: at least one per level-0 report, at most one per report
+    of the pool, each ``num_repeats`` times."""
 
     min: int
     max: int
     num_repeats: int
 
     def to_dict(self) -> dict:
-        return {"min": self.min, "max": self.max, "num_repeats": self.num_repeats}
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)
@@ -233,18 +223,11 @@ class DynamicScenario:
     kept_ids: tuple[int, ...]
     waves: tuple[int, ...]
     relevant_ids: tuple[int, ...] | None = None  # the what-if only
-    #: the rating calls' prompt tokens as graphrag counts them (None without costs)
-    prompt_tokens: int | None = None
-    #: the what-if only, with costs: global search's map step over the kept reports
-    kept_costs: KeptCosts | None = None
+    prompt_tokens: int | None = None  # the rating calls' prompt tokens (None without costs)
+    kept_costs: KeptCosts | None = None  # the what-if only, with costs: the map step over the kept reports
 
     def to_dict(self) -> dict:
-        d = {
-            "rating_calls": self.rating_calls,
-            "kept_ids": list(self.kept_ids),
-            "waves": list(self.waves),
-            "prompt_tokens": self.prompt_tokens,
-        }
+        d = fields_dict(self, skip=("relevant_ids", "kept_costs"))
         if self.relevant_ids is not None:
             d = {"relevant_ids": list(self.relevant_ids), **d}
             if self.kept_costs is not None:
@@ -254,12 +237,10 @@ class DynamicScenario:
 
 @dataclass(frozen=True)
 class KeptCosts:
-    """The map step over the reports a dynamic selection kept. graphrag hands them over in the
-    iteration order of a set of strings, which its per-process hash seed decides, and its shuffle
-    (seed 86) starts from that order; so ``map_calls`` and ``tokens`` are those of the ascending
-    community order, and ``map_calls_range``/``tokens_range`` span ``orders`` input orders (that one
-    and seeded permutations): graphrag's own run lands on one such order (the range is sampled, not
-    a bound)."""
+    """The map step over the reports a dynamic selection kept. graphrag hands them over in a set's
+    iteration order (its per-process hash seed), which its seed-86 shuffle starts from: ``map_calls``
+    and ``tokens`` are those of the ascending order, the ranges span ``orders`` sampled input orders
+    (not a bound)."""
 
     map_calls: int
     tokens: int
@@ -269,24 +250,17 @@ class KeptCosts:
     tokens_exact: bool
 
     def to_dict(self) -> dict:
-        return {
-            "map_calls": self.map_calls,
-            "tokens": self.tokens,
-            "map_calls_range": list(self.map_calls_range),
-            "tokens_range": list(self.tokens_range),
-            "orders_sampled": self.orders,
-            "tokens_exact": self.tokens_exact,
-        }
+        d = fields_dict(self, skip=("orders", "tokens_exact"))
+        return d | {"orders_sampled": self.orders, "tokens_exact": self.tokens_exact}
 
 
 @dataclass(frozen=True)
 class DynamicVersion:
-    """Dynamic community selection of one graphrag line (``family``: "1.x", "2.x", "3.x") at one
-    community_level: the error graphrag raises building the selector (then the scenarios are None),
-    whether it descends below the start, the start (level-0 candidates), the candidates no rating
-    assignment reaches by descent when every report is relevant (``cut_off_ids``), and the scenarios
-    nothing relevant / everything relevant (/ the what-if of ``--relevant``). The JSON gives
-    ``cut_off`` and ``unreachable`` as counts (the id lists can be most of the index)."""
+    """Dynamic selection of one graphrag line (``family``: "1.x", "2.x", "3.x") at one community_level:
+    the error graphrag raises building the selector (then the scenarios are None), whether it descends
+    below the start, the start (level-0 candidates), the candidates no rating reaches by descent when
+    every report is relevant (``cut_off_ids``), and the scenarios. The JSON gives ``cut_off`` and
+    ``unreachable`` as counts."""
 
     family: str
     graphrag: str
@@ -317,14 +291,12 @@ class DynamicVersion:
 
 @dataclass(frozen=True)
 class DynamicByVersion:
-    """Per graphrag line that can read the layout, its dynamic selection (``versions``: family ->
-    :class:`DynamicVersion`, in family order)."""
+    """Per graphrag line that can read the layout, its dynamic selection (family -> DynamicVersion)."""
 
     versions: Mapping[str, DynamicVersion]
 
     def __post_init__(self):
-        if not isinstance(self.versions, MappingProxyType):
-            object.__setattr__(self, "versions", frozen_map(self.versions))
+        object.__setattr__(self, "versions", frozen_map(self.versions))
 
     def to_dict(self) -> dict:
         return {f: v.to_dict() for f, v in self.versions.items()}
@@ -336,7 +308,7 @@ class SelectionStats:
 
     behaviour: str
     count: int
-    community_ids: CommunityIds  # a sequence of int (see CommunityIds)
+    community_ids: CommunityIds
     by_level: Mapping[str, int]
     ancestors_sent: int
     entities_covered: int
@@ -344,10 +316,8 @@ class SelectionStats:
     entities_per_report: EntitySpread
     rows: np.ndarray | None = field(default=None, repr=False, compare=False)  # report rows, parquet order
     outcome: Outcome | None = None  # what graphrag actually does for this behaviour (graphrag.compat)
-    cost: Costs | None = None  # tokens / map calls (v2, v1, level_only with costs on)
-    row_tokens: np.ndarray | None = field(
-        default=None, repr=False, compare=False
-    )  # tokens of each row's line
+    cost: Costs | None = None  # v2, v1, level_only with costs on
+    row_tokens: np.ndarray | None = field(default=None, repr=False, compare=False)  # each row's tokens
     extra_vs_v1: ExtraVsV1 | None = None  # v2 only
     rating_calls: RatingCalls | None = None  # dynamic only
     by_version: DynamicByVersion | None = None  # dynamic only: the selector per graphrag line
@@ -355,8 +325,7 @@ class SelectionStats:
     text_units_covered: int | None = None
 
     def __post_init__(self):
-        if not isinstance(self.by_level, MappingProxyType):
-            object.__setattr__(self, "by_level", frozen_map(self.by_level))
+        object.__setattr__(self, "by_level", frozen_map(self.by_level))
         object.__setattr__(self, "rows", _readonly(self.rows))
         object.__setattr__(self, "row_tokens", _readonly(self.row_tokens))
 
@@ -373,32 +342,26 @@ class SelectionStats:
         }
         if self.cost is not None:
             d.update(self.cost.to_dict())
-        if self.extra_vs_v1 is not None:
-            d["extra_vs_v1"] = self.extra_vs_v1.to_dict()
-        if self.rating_calls is not None:
-            d["rating_calls"] = self.rating_calls.to_dict()
-        if self.by_version is not None:
-            d["by_version"] = self.by_version.to_dict()
+        for name in ("extra_vs_v1", "rating_calls", "by_version"):
+            if getattr(self, name) is not None:
+                d[name] = getattr(self, name).to_dict()
         if self.outcome is not None:
             d.update(self.outcome.to_dict())
         return d
 
     def with_(self, **changes) -> SelectionStats:
-        """A new object with ``changes`` (``dataclasses.replace``): results are never mutated."""
         return replace(self, **changes)
 
 
 @dataclass(frozen=True)
 class LevelResult:
-    """What community_level N (None: no level filter) sends, per behaviour (v2, v1, level_only,
-    dynamic, in that order)."""
+    """What community_level N (None: no level filter) sends, per behaviour (v2, v1, level_only, dynamic)."""
 
     community_level: int | None
     selected: Mapping[str, SelectionStats]
 
     def __post_init__(self):
-        if not isinstance(self.selected, MappingProxyType):
-            object.__setattr__(self, "selected", frozen_map(self.selected))
+        object.__setattr__(self, "selected", frozen_map(self.selected))
 
     def to_dict(self) -> dict:
         return {
@@ -410,9 +373,8 @@ class LevelResult:
 # ---- the reports listed at the level you query with ----------------------------------------
 @dataclass(frozen=True)
 class ListedReports:
-    """The first reports of one behaviour's selection at the audited level, ordered by level then
-    community id (at most ``audit(listed_rows=…)`` of them); ``total`` is the whole selection.
-    ``title`` is untrusted index text: renderers sanitise it for their medium."""
+    """The first reports of one behaviour's selection at the audited level, by level then community id;
+    ``total`` is the whole selection. ``title`` is untrusted: renderers sanitise it for their medium."""
 
     behaviour: str
     total: int
@@ -447,15 +409,7 @@ class RootDepth(NamedTuple):
     leaves_per_level: Mapping[str, int]
 
     def to_dict(self) -> dict:
-        return {
-            "community": self.community,
-            "level": self.level,
-            "deepest_level": self.deepest_level,
-            "depth_reached": self.depth_reached,
-            "descendants": self.descendants,
-            "entities": self.entities,
-            "leaves_per_level": dict(self.leaves_per_level),
-        }
+        return fields_dict(self)
 
 
 class LevelDepth(NamedTuple):
@@ -469,18 +423,7 @@ class LevelDepth(NamedTuple):
     entities_per_report: EntitySpread | None = None  # graphrag < 2.0's selection at this N
 
     def to_dict(self) -> dict:
-        d: dict[str, Any] = {
-            "community_level": self.community_level,
-            "roots_reaching": self.roots_reaching,
-            "roots_stuck": self.roots_stuck,
-            "roots_total": self.roots_total,
-            "entities_served": self.entities_served,
-            "entities_stuck": self.entities_stuck,
-            "entities_total": self.entities_total,
-        }
-        if self.entities_per_report is not None:
-            d["entities_per_report"] = self.entities_per_report.to_dict()
-        return d
+        return fields_dict(self, skip=("entities_per_report",) if self.entities_per_report is None else ())
 
 
 @dataclass(frozen=True)
@@ -494,11 +437,9 @@ class DepthAnalysis:
     max_level: int
 
     def __post_init__(self):
-        object.__setattr__(self, "roots", tuple(self.roots))
+        for name in ("roots", "per_level", "single_child", "duplicate_levels"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "histogram", frozen_map(self.histogram))
-        object.__setattr__(self, "per_level", tuple(self.per_level))
-        object.__setattr__(self, "single_child", tuple(self.single_child))
-        object.__setattr__(self, "duplicate_levels", tuple(self.duplicate_levels))
 
     def to_dict(self) -> dict:
         return {
@@ -526,17 +467,7 @@ class IndexCounts:
     clustered_text_units: int | None = None
 
     def to_dict(self) -> dict:
-        d = {
-            "entities": self.entities,
-            "communities": self.communities,
-            "reports": self.reports,
-            "roots": self.roots,
-            "levels": self.levels,
-            "clustered_entities": self.clustered_entities,
-        }
-        if self.clustered_text_units is not None:
-            d["clustered_text_units"] = self.clustered_text_units
-        return d
+        return fields_dict(self, skip=("clustered_text_units",) if self.clustered_text_units is None else ())
 
 
 @dataclass(frozen=True)
@@ -564,17 +495,7 @@ class IndexInfo:
         object.__setattr__(self, "generation_evidence", tuple(self.generation_evidence))
 
     def to_dict(self) -> dict:
-        return {
-            "path": self.path,
-            "output_dir": self.output_dir,
-            "files": dict(self.files),
-            "notes": list(self.notes),
-            "generation": self.generation,
-            "generation_evidence": list(self.generation_evidence),
-            "tree_source": self.tree_source,
-            "community_id_type": self.community_id_type,
-            "counts": self.counts.to_dict(),
-        }
+        return fields_dict(self, skip=("name", "has_reports_table"))
 
 
 # ---- the options ----------------------------------------------------------------------------
@@ -587,9 +508,8 @@ class AuditOptions:
     tokenizer: str | None = None
     max_context_tokens: int | None = None
     costs: bool = True
-    # dynamic selection (graphrag's global_search.dynamic_search_*): None = the project's settings
-    # file when the index was reached through one and it sets the key, else graphrag's default;
-    # the audit returns them resolved, with ``dynamic_from`` saying where each came from
+    # dynamic selection (global_search.dynamic_search_*): None = the settings file's value, else
+    # graphrag's default; resolved by the audit, ``dynamic_from`` saying where each came from
     num_repeats: int | None = None  # rating calls per rated community (default 1)
     threshold: int | None = None  # a rating >= threshold keeps the report (default 1)
     keep_parent: bool | None = None  # keep a parent whose child is kept (default False)
@@ -599,9 +519,7 @@ class AuditOptions:
     query: str = ""  # the query the rating prompt carries (its tokens count in every rating call)
     max_unreachable: float = 0.25
     max_inflation: float = 1.2
-    min_coverage: float = (
-        0.5  # low-coverage fires when the reports at level cover a smaller share of entities
-    )
+    min_coverage: float = 0.5  # low-coverage fires when the reports at level cover a smaller share
     dynamic_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | settings file | "graphrag default")
     costs_from: tuple[
         tuple[str, str], ...
@@ -610,10 +528,7 @@ class AuditOptions:
     price_out: float | None = None  # USD per million output tokens (--price-out)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["dynamic_from"] = dict(self.dynamic_from)
-        d["costs_from"] = dict(self.costs_from)
-        return d
+        return asdict(self) | {"dynamic_from": dict(self.dynamic_from), "costs_from": dict(self.costs_from)}
 
 
 # ---- the report -----------------------------------------------------------------------------
@@ -633,18 +548,13 @@ class AuditReport:
     timings: Mapping[str, float] = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "tree_levels", tuple(self.tree_levels))
-        object.__setattr__(self, "levels", tuple(self.levels))
-        object.__setattr__(self, "findings", tuple(self.findings))
+        for name in ("tree_levels", "levels", "findings"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "report_entities", _readonly(self.report_entities))
         object.__setattr__(self, "timings", frozen_map(self.timings))
 
     def with_verify(self, verify: VerifyResult | None) -> AuditReport:
-        """This report with a ``--verify`` result (a new object)."""
         return replace(self, verify=verify)
-
-    def index_info(self) -> dict:
-        return self.index.to_dict()
 
     def level(self, n: int | None) -> LevelResult | None:
         return next((r for r in self.levels if r.community_level == n), None)
@@ -657,9 +567,11 @@ class AuditReport:
         return sorted(self.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.rule))
 
     def to_dict(self) -> dict:
-        return {
+        from graphrag_audit import __version__
+
+        d = {
             "schema_version": SCHEMA_VERSION,
-            "tool": {"name": "graphrag-audit", "version": _version()},
+            "tool": {"name": "graphrag-audit", "version": __version__},
             "options": self.options.to_dict(),
             "index": self.index.to_dict(),
             "tree": {"levels": [t.to_dict() for t in self.tree_levels]},
@@ -667,25 +579,15 @@ class AuditReport:
             "levels": [r.to_dict() for r in self.levels],
             "findings": [f.to_dict() for f in self.sorted_findings()],
             "summary": self.summary(),
-            **({"verify": self.verify.to_dict()} if self.verify is not None else {}),
-            **_money(self),
         }
+        if self.verify is not None:
+            d["verify"] = self.verify.to_dict()
+        if (m := money(self)) is not None:
+            d["money"] = m
+        return d
 
     def summary(self) -> dict:
         counts = {s: 0 for s in ("error", "warning", "info")}
         for f in self.findings:
             counts[f.severity] += 1
         return {"findings": counts}
-
-
-def _money(report) -> dict:
-    from graphrag_audit.results.money import money
-
-    m = money(report)
-    return {} if m is None else {"money": m}
-
-
-def _version() -> str:
-    from graphrag_audit import __version__
-
-    return __version__

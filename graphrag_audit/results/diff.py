@@ -1,9 +1,5 @@
-"""The result of comparing two indexes (``graphrag-audit diff OLD NEW``) and the figures a
-``levels --baseline`` comparison reads: frozen, typed, each with ``to_dict`` (the JSON documented
-in graphrag_audit/schema/diff.schema.json and docs/json-schema.md).
-
-Built by :mod:`graphrag_audit.analysis.diff`; read by the renderers only.
-"""
+"""The result of ``graphrag-audit diff OLD NEW`` and the figures ``levels --baseline`` reads (built by
+``analysis.diff``; JSON in graphrag_audit/schema/diff.schema.json)."""
 
 from __future__ import annotations
 
@@ -11,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from graphrag_audit.findings import SEVERITY_RANK, Finding
-from graphrag_audit.results.audit import EXACT, CommunityIds, IndexInfo, frozen_map
+from graphrag_audit.results.audit import EXACT, CommunityIds, IndexInfo, fields_dict, frozen_map
 
 DIFF_SCHEMA_VERSION = (
     "1.1"  # 1.1: limits.include_hypothetical, selections[].hypothetical, hypothetical_changes
@@ -51,15 +47,7 @@ class SideStats:
         return self.entities_covered / self.clustered_entities if self.clustered_entities else None
 
     def to_dict(self) -> dict:
-        return {
-            "reports": self.reports,
-            "tokens": self.tokens,
-            "map_calls": self.map_calls,
-            "entities_covered": self.entities_covered,
-            "clustered_entities": self.clustered_entities,
-            "coverage": self.coverage,
-            "status": self.status,
-        }
+        return fields_dict(self, skip=("status",)) | {"coverage": self.coverage, "status": self.status}
 
 
 @dataclass(frozen=True)
@@ -90,16 +78,7 @@ class SelectionDiff:
         )
 
     def to_dict(self) -> dict:
-        return {
-            "community_level": self.community_level,
-            "behaviour": self.behaviour,
-            "old": None if self.old is None else self.old.to_dict(),
-            "new": None if self.new is None else self.new.to_dict(),
-            "added": self.added,
-            "removed": self.removed,
-            "changed": self.changed,
-            "hypothetical": self.hypothetical,
-        }
+        return fields_dict(self) | {"hypothetical": self.hypothetical}
 
 
 @dataclass(frozen=True)
@@ -131,18 +110,7 @@ class CommunityChanges:
         object.__setattr__(self, "reasons", frozen_map(self.reasons))
 
     def to_dict(self) -> dict:
-        return {
-            "matching": self.matching,
-            "entity_key": self.entity_key,
-            "id_agreement": self.id_agreement,
-            "old_communities": self.old_communities,
-            "new_communities": self.new_communities,
-            "matched": self.matched,
-            "added": self.added,
-            "removed": self.removed,
-            "changed": self.changed,
-            "changed_reasons": dict(self.reasons),
-        }
+        return fields_dict(self, skip=("reasons",)) | {"changed_reasons": dict(self.reasons)}
 
 
 @dataclass(frozen=True)
@@ -158,11 +126,7 @@ class RegressionLimits:
     include_hypothetical: bool = False
 
     def to_dict(self) -> dict:
-        return {
-            "max_map_calls_increase": self.max_map_calls_increase,
-            "max_coverage_drop": self.max_coverage_drop,
-            "include_hypothetical": self.include_hypothetical,
-        }
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
 
-from graphrag_audit.results.audit import CommunityIds
+from graphrag_audit.results.audit import CommunityIds, fields_dict
+from graphrag_audit.sanitise.secrets import scrub
 
 BUDGET_KINDS = ("reports", "tokens", "map_calls", "coverage")
 #: what the planner optimises (docs/plan.md#objectives)
@@ -29,9 +30,6 @@ class Cost(NamedTuple):
 CostFn = Callable[[np.ndarray], Cost]
 
 
-# ---------------------------------------------------------------------------------------
-# budget
-# ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Budget:
     """One budget: ``reports`` / ``tokens`` / ``map_calls`` (ceilings, integers >= 1) or
@@ -113,9 +111,6 @@ class Budgets(tuple):
         return [b.to_dict() for b in self]
 
 
-# ---------------------------------------------------------------------------------------
-# result
-# ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SubtreeStatus:
     """How far the plan went in one root's subtree, and how far it could go."""
@@ -159,9 +154,7 @@ class Plan:
     objective: str = "granularity"
     allow_uncovered: bool = False
     entities_coverable: int = 0  # clustered entities some report can carry (clustered - uncoverable)
-    entities_left_uncovered: int = (
-        0  # coverable entities left out (--allow-uncovered: report-less roots kept out)
-    )
+    entities_left_uncovered: int = 0  # coverable entities left out (--allow-uncovered)
     uncovered_roots: list[int] = field(default_factory=list)  # the report-less roots kept out
     checks: list[dict] = field(default_factory=list)  # per budget: kind, value, actual, holds
     why_not: list[str] = field(default_factory=list)  # when it does not fit or is empty: why
@@ -231,30 +224,20 @@ class LevelOption:
     community_level: int | None
     behaviour: str  # "v2" (graphrag >= 2.0) or "v1" (graphrag < 2.0)
     reports: int
-    community_ids: CommunityIds
     entities_covered: int
     entities_at_finest: int
     ancestors_sent: int
-    cost: Cost | None
     fits: bool | None
+    community_ids: CommunityIds
+    cost: Cost | None
     # graphrag.compat's status of this behaviour on the index ("exact", "hypothetical", "graphrag_cannot_read"):
     # not "exact" = the rule applied to the rebuilt tree, not what that graphrag sends (marked "hyp.")
     status: str = "exact"
 
     def to_dict(self) -> dict:
-        d = {
-            "community_level": self.community_level,
-            "behaviour": self.behaviour,
-            "reports": self.reports,
-            "entities_covered": self.entities_covered,
-            "entities_at_finest": self.entities_at_finest,
-            "ancestors_sent": self.ancestors_sent,
-            "fits": self.fits,
-            "community_ids": self.community_ids,
-        }
+        d = fields_dict(self, skip=("cost", "status"))
         if self.cost is not None:
-            d["tokens"] = int(self.cost.tokens)
-            d["map_calls"] = int(self.cost.map_calls)
+            d |= {"tokens": int(self.cost.tokens), "map_calls": int(self.cost.map_calls)}
         return d
 
 
@@ -269,20 +252,12 @@ class PlanIndex:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self):  # where the index is: never a credential, in any output (sanitise/secrets.py)
-        from graphrag_audit.sanitise.secrets import scrub
-
         object.__setattr__(self, "path", scrub(self.path))
         object.__setattr__(self, "output_dir", scrub(self.output_dir))
         object.__setattr__(self, "notes", tuple(scrub(n) for n in self.notes))
 
     def to_dict(self) -> dict:
-        return {
-            "path": self.path,
-            "output_dir": self.output_dir,
-            "generation": self.generation,
-            "max_level": self.max_level,
-            "notes": list(self.notes),
-        }
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)
@@ -298,8 +273,6 @@ class PlanReport:
 
     def with_handoff(self, handoff: dict) -> PlanReport:
         """This report with what ``plan --write`` wrote (a new report; this one is unchanged)."""
-        from dataclasses import replace
-
         return replace(self, handoff=handoff)
 
     def option(self, n: int | None, behaviour: str) -> LevelOption | None:

@@ -1,33 +1,34 @@
 """The typed result of ``--verify``: the installed graphrag's own code run on the index and compared
 with the audit, level by level (built by ``graphrag_audit/verify.py`` and ``verify_dynamic.py``).
 
-Every type is frozen and has ``to_dict()``, which gives the ``verify`` object of the levels JSON
-(``schema/audit-report.schema.json``, documented in ``docs/json-schema.md``). A key the JSON only
-carries in some cases is a field that is ``None`` (or empty) in the others.
-
-The three comparisons of one community_level:
-
-* ``SelectionCheck``: graphrag's ``read_indexer_reports`` on one load path (the Python API's plain
-  ``pd.read_parquet``, and from graphrag 3.0.2 ``graphrag query``'s typed reader) against the
-  audit's selection. A raise is ``graphrag_raised``, never agreement, even where it was predicted.
-* ``MapCallCheck``: graphrag's ``build_community_context`` against the audit's batches (map calls,
-  tokens per batch, the text sent).
-* ``DynamicLevelCheck``: graphrag's ``DynamicCommunitySelection`` with a stub rater against the
-  audit's simulation, per scenario (``DynamicScenarioCheck``).
+``to_dict()`` gives the ``verify`` object of the levels JSON (docs/json-schema.md); a key the JSON
+only carries in some cases is a field that is ``None`` (or empty) in the others. Per level:
+``SelectionCheck`` (``read_indexer_reports`` on one load path; a raise is never agreement),
+``MapCallCheck`` (``build_community_context`` against the audit's batches) and
+``DynamicLevelCheck`` (``DynamicCommunitySelection`` with a stub rater, per scenario).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
+
+from graphrag_audit.results.audit import fields_dict, frozen_map
 
 
 def _some(out: dict, **kv) -> dict:
     """``out`` with the keys whose value is not None (the JSON leaves absent ones out)."""
     out.update({k: v for k, v in kv.items() if v is not None})
     return out
+
+
+def _present(obj, skip: tuple[str, ...] = ()) -> dict:
+    """:func:`fields_dict` without the None values; ``expected_error_not_raised`` only when True."""
+    d = fields_dict(obj, skip)
+    if "expected_error_not_raised" in d:
+        d["expected_error_not_raised"] = d["expected_error_not_raised"] or None
+    return {k: v for k, v in d.items() if v is not None}
 
 
 @dataclass(frozen=True)
@@ -45,15 +46,12 @@ class SelectionCheck:
     expected_error_not_raised: bool = False
 
     def to_dict(self) -> dict:
-        out: dict[str, Any] = {"status": self.status, "graphrag_count": self.graphrag_count}
-        return _some(out, **self._details())
+        return {"status": self.status, "graphrag_count": self.graphrag_count, **self.details()}
 
-    def _details(self) -> dict:
-        d: dict[str, Any] = {"graphrag_error": self.graphrag_error}
-        if self.status == "differs":
-            d.update(only_graphrag=list(self.only_graphrag), only_audit=list(self.only_audit))
-        d.update(expected=self.expected, expected_error_not_raised=self.expected_error_not_raised or None)
-        return d
+    def details(self) -> dict:
+        """The keys after ``graphrag_count`` (the level's own entry carries them too)."""
+        lists = () if self.status == "differs" else ("only_graphrag", "only_audit")
+        return _present(self, skip=("status", "graphrag_count", *lists))
 
 
 @dataclass(frozen=True)
@@ -84,18 +82,11 @@ class MapCallCheck:
     #: the tables graphrag's context was built on: "python_api" or "graphrag_query"
     load_path: str = "python_api"
 
-    #: the comparisons that count towards a level's agreement (False = disagreement)
-    AGREEMENT = (
-        "map_calls_agree",
-        "context_tokens_agree",
-        "batches_agree",
-        "texts_agree",
-        "context_error_expected",
-    )
-
     @property
     def agrees(self) -> bool:
-        return all(getattr(self, k) is not False for k in self.AGREEMENT)
+        """No comparison that counts towards a level's agreement is False."""
+        checks = (self.map_calls_agree, self.context_tokens_agree, self.batches_agree, self.texts_agree)
+        return all(c is not False for c in (*checks, self.context_error_expected))
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {
@@ -144,11 +135,11 @@ class DynamicScenarioCheck:
     status: str  # agrees | differs | graphrag_raised | not_run
     reason: str | None = None  # not_run
     graphrag_error: str | None = None  # graphrag_raised
-    expected: str | None = None  # the error the audit predicted
-    expected_error_not_raised: bool = False
     graphrag_rating_calls: int | None = None
     graphrag_waves: tuple | None = None
     graphrag_kept: int | None = None
+    expected: str | None = None  # the error the audit predicted
+    expected_error_not_raised: bool = False
     audit_rating_calls: int | None = None
     audit_waves: tuple | None = None
     audit_kept: int | None = None
@@ -156,30 +147,7 @@ class DynamicScenarioCheck:
     only_audit_kept: tuple | None = None
 
     def to_dict(self) -> dict:
-        listed = {
-            k: (None if v is None else list(v))
-            for k, v in (
-                ("graphrag_waves", self.graphrag_waves),
-                ("audit_waves", self.audit_waves),
-                ("only_graphrag_kept", self.only_graphrag_kept),
-                ("only_audit_kept", self.only_audit_kept),
-            )
-        }
-        return _some(
-            {"status": self.status},
-            reason=self.reason,
-            graphrag_error=self.graphrag_error,
-            graphrag_rating_calls=self.graphrag_rating_calls,
-            graphrag_waves=listed["graphrag_waves"],
-            graphrag_kept=self.graphrag_kept,
-            expected=self.expected,
-            expected_error_not_raised=self.expected_error_not_raised or None,
-            audit_rating_calls=self.audit_rating_calls,
-            audit_waves=listed["audit_waves"],
-            audit_kept=self.audit_kept,
-            only_graphrag_kept=listed["only_graphrag_kept"],
-            only_audit_kept=listed["only_audit_kept"],
-        )
+        return _present(self)
 
 
 @dataclass(frozen=True)
@@ -193,7 +161,7 @@ class DynamicLevelCheck:
     scenarios: Mapping[str, DynamicScenarioCheck] = field(default_factory=dict)
 
     def __post_init__(self):
-        object.__setattr__(self, "scenarios", MappingProxyType(dict(self.scenarios)))
+        object.__setattr__(self, "scenarios", frozen_map(self.scenarios))
 
     def to_dict(self) -> dict:
         out = _some({"status": self.status}, family=self.family, expected=self.expected, reason=self.reason)
@@ -212,12 +180,7 @@ class DynamicSettings:
     max_level: int
 
     def to_dict(self) -> dict:
-        return {
-            "threshold": self.threshold,
-            "keep_parent": self.keep_parent,
-            "num_repeats": self.num_repeats,
-            "max_level": self.max_level,
-        }
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)
@@ -289,7 +252,7 @@ class QueryLoadPath:
     load_error: str | None = None
 
     def to_dict(self) -> dict:
-        return _some({"how": self.how, "loaded": self.loaded}, load_error=self.load_error)
+        return _present(self)
 
 
 @dataclass(frozen=True)
@@ -318,7 +281,7 @@ class LevelCheck:
             "graphrag_count": sel.graphrag_count,
             "audit_count": self.audit_count,
         }
-        _some(out, **sel._details())
+        out.update(sel.details())
         if self.graphrag_query is not None:
             out["graphrag_query"] = self.graphrag_query.to_dict()
         _some(out, map_calls_skipped=self.map_calls_skipped)

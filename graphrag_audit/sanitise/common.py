@@ -83,19 +83,6 @@ def current_charset() -> str | None:
     return _CHARSET.get()
 
 
-def fit_charset(text: str, charset: str | None = None) -> str:
-    """``text`` with every character ``charset`` (default: the current one) cannot hold written as
-    its escape. The escapes are ASCII, so the result always encodes."""
-    charset = current_charset() if charset is None else unicode_charset(charset)
-    if charset is None or text.isascii():
-        return text
-    try:
-        text.encode(charset)
-        return text
-    except UnicodeEncodeError:
-        return text.encode(charset, "backslashreplace").decode(charset)
-
-
 def plain(text, limit: int | None = None) -> str:
     """One line of visible text: white space runs (line breaks, tabs) become one space; invisible,
     control and bidi characters, and characters the current output charset cannot hold, become
@@ -103,22 +90,19 @@ def plain(text, limit: int | None = None) -> str:
     ``limit`` characters with '…' (never inside an escape)."""
     if text is None:
         return ""
-    if isinstance(text, bytes):
-        s = text.decode("utf-8", "replace")
-    else:
-        s = text if isinstance(text, str) else str(text)
+    s = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
     s = show(s)  # first: \x1c-\x1f are white space to str.split()
     s = " ".join(s.split())  # str.split() splits at str.isspace(), as the regex \s does
-    if LEGACY_COMMAND in s:
-        s = s.replace(LEGACY_COMMAND, LEGACY_COMMAND_ESCAPED)
-    return _cut(fit_charset(s), limit)
-
-
-def _cut(s: str, limit: int | None) -> str:
-    """``s`` cut to ``limit`` characters with '…', backing up rather than halving an escape."""
+    s = s.replace(LEGACY_COMMAND, LEGACY_COMMAND_ESCAPED)
+    charset = _CHARSET.get()
+    if charset is not None and not s.isascii():
+        try:
+            s.encode(charset)
+        except UnicodeEncodeError:  # the escapes are ASCII: the result always encodes
+            s = s.encode(charset, "backslashreplace").decode(charset)
     if limit is None or len(s) <= limit:
         return s
-    return s[: cut_point(s, max(limit - 1, 0))] + "…"
+    return s[: cut_point(s, max(limit - 1, 0))] + "…"  # never inside an escape
 
 
 def cut_point(s: str, n: int) -> int:

@@ -6,20 +6,10 @@ import re
 
 from graphrag_audit.sanitise.common import plain
 
-_MERMAID_CODES = {
-    '"': "#quot;",
-    "#": "#35;",
-    "&": "#38;",
-    "<": "#60;",
-    ">": "#62;",
-    "`": "#96;",
-    "\\": "#92;#8203;",
-    "|": "#124;",
-    "{": "#123;",
-    "}": "#125;",
-    "[": "#91;",
-    "]": "#93;",
-}
+#: HTML-entity-like codes Mermaid decodes (``#35;``), so no label character is Mermaid or HTML syntax
+_MERMAID_CODES = str.maketrans(
+    {ch: f"#{ord(ch)};" for ch in "#&<>`|{}[]"} | {'"': "#quot;", "\\": "#92;#8203;"}
+)
 
 
 def mermaid_text(text) -> str:
@@ -27,8 +17,7 @@ def mermaid_text(text) -> str:
 
     A backslash is followed by a zero-width space: Mermaid 11 turns a literal backslash-n in an
     HTML label into a line break (checked with mermaid.min.js 11 in headless Chromium)."""
-    s = plain(text)
-    return "".join(_MERMAID_CODES.get(ch, ch) for ch in s)
+    return plain(text).translate(_MERMAID_CODES)
 
 
 def dot_string(text) -> str:

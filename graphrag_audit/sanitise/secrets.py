@@ -1,23 +1,9 @@
-"""Credentials never printed: the one scrubber every line the tool writes about a location goes
-through (errors and warnings on stderr, the JSON ``index.path``/``index.output_dir``, the text,
-markdown and github headers).
-
-:func:`scrub` replaces with ``***``:
-
-* the user-info of a URL (``s3://KEY:SECRET@bucket/...`` -> ``s3://***@bucket/...``); an
-  ``abfs[s]://container@account...`` URL keeps its container, which is not a secret;
-* the value of every SAS query parameter (``sig``, ``se``, ``sp``, ``sv``, ``skoid``, ``sktid``, ...:
-  Azure's service and user-delegation SAS), of S3's presigned ``X-Amz-*`` and ``Signature``
-  parameters, and of the connection-string keys ``AccountKey=``, ``SharedAccessSignature=``,
-  ``SharedAccessKey=``;
-* an ``Authorization`` header's value;
-* the value of every credential environment variable the SDKs read (:data:`CREDENTIAL_ENV`, and
-  any variable whose name ends like a credential: ``_KEY``, ``_SECRET``, ``_TOKEN``, ``_PASSWORD``,
-  ``_CONNECTION_STRING``, ...), and every value registered with :func:`remember` (a settings file's
-  ``connection_string``, a ``.env`` file's credential variables), as written and percent-encoded.
-
-Plain text in, plain text out; the medium's sanitiser escapes the result. Nothing here imports the
-rest of the package.
+"""Credentials never printed: :func:`scrub` replaces with ``***`` a URL's user-info (an ``abfs[s]``
+container stays), the values of SAS, S3-presigned and connection-string parameters, an
+``Authorization`` header's value, and the value of every credential environment variable
+(:data:`CREDENTIAL_ENV`, or a name ending like ``_KEY``, ``_SECRET``, ``_TOKEN``, ...) and of every
+value registered with :func:`remember`, as written and percent-encoded. Every line the tool writes
+about a location goes through it. Imports nothing from the rest of the package.
 """
 
 from __future__ import annotations
@@ -32,20 +18,11 @@ MASK = "***"
 
 #: the credential variables read by io/remote.py and the SDKs it drives (adlfs, azure-identity's
 #: DefaultAzureCredential, botocore)
-CREDENTIAL_ENV = (
-    "AZURE_STORAGE_CONNECTION_STRING",
-    "AZURE_STORAGE_KEY",
-    "AZURE_STORAGE_ACCOUNT_KEY",
-    "AZURE_STORAGE_SAS_TOKEN",
-    "AZURE_STORAGE_CLIENT_SECRET",
-    "AZURE_CLIENT_SECRET",
-    "AZURE_CLIENT_CERTIFICATE_PASSWORD",
-    "AZURE_PASSWORD",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_SECURITY_TOKEN",
-    "GRAPHRAG_STORAGE_CONNECTION_STRING",
-    "GRAPHRAG_API_KEY",
+CREDENTIAL_ENV = tuple(
+    "AZURE_STORAGE_CONNECTION_STRING AZURE_STORAGE_KEY AZURE_STORAGE_ACCOUNT_KEY AZURE_STORAGE_SAS_TOKEN "
+    "AZURE_STORAGE_CLIENT_SECRET AZURE_CLIENT_SECRET AZURE_CLIENT_CERTIFICATE_PASSWORD AZURE_PASSWORD "
+    "AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_SECURITY_TOKEN GRAPHRAG_STORAGE_CONNECTION_STRING "
+    "GRAPHRAG_API_KEY".split()
 )
 _CREDENTIAL_NAME = re.compile(
     r"(?:^|_)(?:KEY|ACCESS_KEY|ACCOUNT_KEY|API_KEY|SECRET|SECRET_KEY|CLIENT_SECRET|TOKEN|"
@@ -59,49 +36,14 @@ MIN_SECRET = 8
 #: query and connection-string parameters whose values are secret or part of a signed grant
 _PARAMS = (
     # Azure SAS (service, account and user delegation)
-    "sig",
-    "se",
-    "st",
-    "sp",
-    "sv",
-    "spr",
-    "sr",
-    "srt",
-    "ss",
-    "si",
-    "sip",
-    "sdd",
-    "ses",
-    "skoid",
-    "sktid",
-    "skt",
-    "ske",
-    "sks",
-    "skv",
-    "saoid",
-    "suoid",
-    "scid",
-    "rscc",
-    "rscd",
-    "rsce",
-    "rscl",
-    "rsct",
+    "sig se st sp sv spr sr srt ss si sip sdd ses skoid sktid skt ske sks skv saoid suoid scid "
+    "rscc rscd rsce rscl rsct "
     # S3 presigned URLs (v4 and v2)
-    "X-Amz-Signature",
-    "X-Amz-Credential",
-    "X-Amz-Security-Token",
-    "Signature",
-    "AWSAccessKeyId",
+    "X-Amz-Signature X-Amz-Credential X-Amz-Security-Token Signature AWSAccessKeyId "
     # connection strings and the like
-    "AccountKey",
-    "SharedAccessSignature",
-    "SharedAccessKey",
-    "aws_secret_access_key",
-    "aws_session_token",
-    "access_token",
-    "client_secret",
-    "password",
-)
+    "AccountKey SharedAccessSignature SharedAccessKey aws_secret_access_key aws_session_token "
+    "access_token client_secret password"
+).split()
 # ``name=value`` where a parameter starts: after ? & ; a blank, a quote or a bracket, or at the start.
 # A SharedAccessSignature's value is itself a query (sv=...&sig=...): its own parameters are caught too.
 _PARAM = re.compile(
