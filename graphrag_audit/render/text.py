@@ -117,21 +117,15 @@ def render_text(
     d = report.depth
     if d.histogram and not brief:
         hist = "  ".join(f"{k}: {number(v)}" for k, v in d.histogram.items())
-        console.print(
-            Text(
-                f"Branch depth reached by the {count(c.roots, 'root')} — {hist}  ·  "
-                f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0)"
-            )
-        )
+        asymmetry = f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0)"
+        console.print(Text(f"Branch depth reached by the {count(c.roots, 'root')} — {hist}  ·  {asymmetry}"))
         console.print()
     if focus is not None:  # --list-reports: the lists asked for, brief or not
         for part in _focus(report, focus):
             console.print(part)
     if report.verify is not None and not brief:
-        console.print(_verify_line(report.verify))
-        dyn = _verify_dynamic_line(report.verify)
-        if dyn is not None:
-            console.print(dyn)
+        for line in _verify_lines(report.verify):
+            console.print(line)
         console.print()
     fs = report.sorted_findings()
     console.print(Text(f"Findings ({len(fs)})", style="bold"))
@@ -376,12 +370,7 @@ def _focus(report, n: int):
         t = Table(title=f"community_level {n} · {what}", box=box.SIMPLE_HEAD, title_justify="left")
         for col in ("id", "level", "title", "entities", "tokens"):
             # numbers never wrap; the title column gives way first (its cells are cut with '…', not wrapped)
-            t.add_column(
-                col,
-                justify="left" if col == "title" else "right",
-                overflow="ellipsis",
-                no_wrap=col != "title",
-            )
+            t.add_column(col, justify="left" if col == "title" else "right", no_wrap=col != "title")
         lst = listing.by_behaviour[b]  # by level, then id
         shown = min(len(lst), MAX_FOCUS_ROWS)
         if lst.total > shown:
@@ -398,29 +387,19 @@ def _focus(report, n: int):
         yield t
 
 
-def _verify_line(v) -> Text:
-    """The --verify result in one paragraph (wording in render/verify_words.py)."""
-    from graphrag_audit.render.verify_words import summary
+def _verify_lines(v) -> list[Text]:
+    """The --verify result and its dynamic-selection part (wording in render/verify_words.py)."""
+    from graphrag_audit.render.verify_words import dynamic_summary, summary
 
     if not v.available:
-        return Text("verify: not run: " + for_log(v.reason or "graphrag unavailable"))
-    label = BEHAVIOUR_LABEL.get(v.behaviour, for_log(v.behaviour))
-    kind, sentence = summary(v, label, lambda t, limit=None: for_log(t, limit), lambda t: t)
-    return Text(
-        "verify: " + sentence, style={"agrees": "green", "raised": "bold yellow"}.get(kind, "bold red")
-    )
-
-
-def _verify_dynamic_line(v) -> Text | None:
-    """The dynamic-selection part of --verify, per level (wording in render/verify_words.py)."""
-    from graphrag_audit.render.verify_words import dynamic_summary
-
-    got = dynamic_summary(v, lambda t, limit=None: for_log(t, limit)) if v.available else None
-    if got is None:
-        return None
-    kind, sentence = got
-    style = {"agrees": "green", "raised": "bold yellow", "not_run": None}.get(kind, "bold red")
-    return Text("verify dynamic: " + sentence, style=style or "")
+        return [Text("verify: not run: " + for_log(v.reason or "graphrag unavailable"))]
+    style = {"agrees": "green", "raised": "bold yellow", "not_run": ""}
+    kind, sentence = summary(v, BEHAVIOUR_LABEL.get(v.behaviour, for_log(v.behaviour)), for_log, lambda t: t)
+    lines = [Text("verify: " + sentence, style=style.get(kind, "bold red"))]
+    got = dynamic_summary(v, for_log)
+    if got is not None:
+        lines.append(Text("verify dynamic: " + got[1], style=style.get(got[0], "bold red")))
+    return lines
 
 
 # ==== tree ================================================================================================
