@@ -191,37 +191,37 @@ def subtree_headers(plan) -> list[str]:
 
 
 def disclosure_lines(plan) -> list[str]:
-    out = []
+    """Which subtrees stop short of the plan's deepest level, and why."""
     deepest = lvl(plan.deepest_level)
+
+    def roots(subtrees) -> str:
+        return f"(roots {ids_text([s.root for s in subtrees], 20)})."
+
+    out = []
     done = [s for s in plan.subtrees if s.coarser_than_target and s.status == "finest"]
     if done:
-        ent = sum(s.entities for s in done)
+        entities = count(sum(s.entities for s in done), "entity")
+        are = "is at its" if len(done) == 1 else "are at their"
         out.append(
-            f"{len(done):,} of {count(len(plan.subtrees), 'subtree')} ({count(ent, 'entity', 'entities')}) "
-            f"{'is at its' if len(done) == 1 else 'are at their'} finest available report, which is coarser than the plan's deepest level {deepest} "
-            f"(roots {ids_text([s.root for s in done], 20)})."
+            f"{len(done):,} of {count(len(plan.subtrees), 'subtree')} ({entities}) {are} finest available report, "
+            f"which is coarser than the plan's deepest level {deepest} {roots(done)}"
         )
     short = [s for s in plan.subtrees if s.coarser_than_target and s.status != "finest"]
     if short:
-        one = len(short) == 1
+        its, are = ("its", "is") if len(short) == 1 else ("their", "are")
         out.append(
-            f"{count(len(short), 'more subtree')} cannot reach level {deepest} at all ({'its' if one else 'their'} "
-            f"finest available report is coarser) and {'is' if one else 'are'} not yet at that report (roots {ids_text([s.root for s in short], 20)})."
+            f"{count(len(short), 'more subtree')} cannot reach level {deepest} at all ({its} finest available "
+            f"report is coarser) and {are} not yet at that report {roots(short)}"
         )
     budget = [s for s in plan.subtrees if s.status == "budget"]
     if budget:
-        out.append(
-            f"{count(len(budget), 'subtree')} could go finer with a larger budget "
-            f"(roots {ids_text([s.root for s in budget], 20)})."
-        )
-    for s in plan.subtrees:
-        for b in s.blocked:
-            out.append(
-                f"community {b['community']} (level {b['level']}, subtree {s.root}) is kept whole: {b['reason']}."
-            )
-    if not out:
-        out.append("every subtree is at its finest available report.")
-    return out
+        out.append(f"{count(len(budget), 'subtree')} could go finer with a larger budget {roots(budget)}")
+    out += [
+        f"community {b['community']} (level {b['level']}, subtree {s.root}) is kept whole: {b['reason']}."
+        for s in plan.subtrees
+        for b in s.blocked
+    ]
+    return out or ["every subtree is at its finest available report."]
 
 
 def dynamic_rows(report) -> list[list[str]]:

@@ -59,7 +59,7 @@ NO_REPORTS = "No community_reports table: nothing is sent to global search.\n"
 SENDS = "What each community_level N sends to global search"
 
 
-def _console(buf: io.StringIO, width: int, color: bool, **extra) -> Console:
+def _console(buf: io.StringIO, width: int, color: bool) -> Console:
     """A rich console writing into ``buf``: no highlighting, emoji or soft wrap; colour only when asked."""
     return Console(
         file=buf,
@@ -71,7 +71,6 @@ def _console(buf: io.StringIO, width: int, color: bool, **extra) -> Console:
         emoji=False,
         soft_wrap=False,
         legacy_windows=False,
-        **extra,
     )
 
 
@@ -500,7 +499,7 @@ def render_tree(
     widest = max([cell_len(HEAD_LABEL)] + [cell_len(_left(forest, row)) for row in view.rows])
     left_w = max(min(width - right_w, widest), MIN_LEFT)
     buf = io.StringIO()
-    console = _console(buf, width, color, markup=False)
+    console = _console(buf, width, color)  # prints Text only: no markup is parsed
 
     def line(text: Text) -> None:
         text.rstrip()
