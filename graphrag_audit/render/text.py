@@ -191,15 +191,10 @@ def _marked_table(report, console, hide, title, caption, rows, keys, droppable, 
     bold; ``apart``: title and caption as lines of their own (wrapped at the output's width)."""
     chosen = [r.community_level == report.options.level for r in report.levels]
     heads = _heads(hide)
+    head, foot = (None, None) if apart else (title, caption)
 
     def build(shown):
-        t = Table(
-            title=None if apart else title,
-            box=box.SIMPLE_HEAD,
-            title_justify="left",
-            caption=None if apart else caption,
-            caption_justify="left",
-        )
+        t = Table(title=head, box=box.SIMPLE_HEAD, title_justify="left", caption=foot, caption_justify="left")
         t.add_column("", no_wrap=True, width=1)  # the marker column
         for key in shown:
             t.add_column(heads[key], justify="right", no_wrap=True)
@@ -310,10 +305,8 @@ def _levels_table(report, console, hide, hide_hypothetical: bool):
     if per_version:  # the per-line simulation replaces the version-independent bound
         parts.append(Text(per_version))
     elif dyn:
-        calls = ", ".join(dyn)
-        parts.append(
-            Text(f"Dynamic community selection, LLM rating calls (num_repeats {opts.num_repeats}): {calls}\n")
-        )
+        head = f"Dynamic community selection, LLM rating calls (num_repeats {opts.num_repeats}): "
+        parts.append(Text(head + ", ".join(dyn) + "\n"))
     return Group(*parts)
 
 
