@@ -1,6 +1,6 @@
-"""Writing rendered text to any console encoding (:func:`encode_for_stream`: the renderers' glyphs the
-encoding lacks become one ASCII character each, :data:`GLYPH_FALLBACK`; anything else its Python escape)
-and to terminals that take no escape sequences. Files written with ``-o`` are always UTF-8."""
+"""Writing rendered text to any console encoding: the renderers' glyphs the encoding lacks become
+:data:`GLYPH_FALLBACK` (one ASCII character in tables), anything else its Python escape. Files written
+with ``-o`` are always UTF-8."""
 
 from __future__ import annotations
 
@@ -9,58 +9,35 @@ import re
 
 from graphrag_audit.sanitise.common import current_charset, escape_char, unicode_charset
 
-#: ASCII stand-ins for the renderers' own glyphs (one character each: table columns stay put)
+#: ASCII stand-ins for the renderers' own glyphs; the last four are never in tables (two characters)
 GLYPH_FALLBACK = {
-    "─": "-",
-    "━": "-",
-    "═": "=",
-    "│": "|",
-    "┃": "|",
-    "║": "|",
-    "├": "|",
-    "└": "`",
-    "┌": "+",
-    "┐": "+",
-    "┘": "+",
-    "┤": "|",
-    "┬": "+",
-    "┴": "+",
-    "┼": "+",
-    "╶": "-",
-    "╴": "-",
-    "·": "/",
-    "—": "-",
-    "–": "-",
-    "−": "-",
-    "…": "~",
-    "›": ">",
-    "▸": ">",
-    "▶": ">",
-    "×": "x",
-    # not in tables (Markdown, HTML): two characters are fine
-    "≥": ">=",
-    "≤": "<=",
-    "→": "->",
-    "∝": "~",
+    **dict(zip("─━═│┃║├└┌┐┘┤┬┴┼╶╴·—–−…›▸▶×", "--=||||`+++|+++--/---~>>>x")),
+    **{"≥": ">=", "≤": "<=", "→": "->", "∝": "~"},
 }
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.M)
+
+
+def _unencodable(text: str, charset: str) -> set[str]:
+    """The characters of ``text`` that ``charset`` cannot hold."""
+    missing = set()
+    for ch in set(text):
+        try:
+            ch.encode(charset)
+        except UnicodeEncodeError:
+            missing.add(ch)
+    return missing
 
 
 def own_glyphs(text: str) -> str:
-    """Our own text (numbers and words of ours) with the glyphs the current output charset
-    (``sanitise.common.output_charset``) lacks already written as their :data:`GLYPH_FALLBACK`,
-    before layout: for text that then goes through ``plain`` (which would write them as escapes)."""
+    """Our own text with the glyphs the current output charset lacks written as their
+    :data:`GLYPH_FALLBACK`, for text that then goes through ``plain`` (which would escape them)."""
     charset = current_charset()
     if charset is None or text.isascii():
         return text
-    table = {}
-    for ch in set(text):
-        if ch in GLYPH_FALLBACK:
-            try:
-                ch.encode(charset)
-            except UnicodeEncodeError:
-                table[ord(ch)] = GLYPH_FALLBACK[ch]
-    return text.translate(table) if table else text
+    return text.translate(
+        {ord(ch): GLYPH_FALLBACK[ch] for ch in _unencodable(text, charset) if ch in GLYPH_FALLBACK}
+    )
 
 
 def stream_encoding(stream) -> str:
@@ -69,36 +46,21 @@ def stream_encoding(stream) -> str:
 
 
 def encode_for_stream(text: str, stream) -> str:
-    """``text`` made writable to ``stream`` without an encoding error (steps 2 and 3 of the module
-    docstring); unchanged when the stream's encoding holds all of it."""
+    """``text`` made writable to ``stream`` without an encoding error; unchanged when the stream's
+    encoding holds all of it."""
     if text.isascii():
         return text
     charset = unicode_charset(stream_encoding(stream))
     if charset is None:
-        return _SURROGATE.sub(lambda m: escape_char(m.group()), text) if _SURROGATE.search(text) else text
-    try:
-        text.encode(charset)
-        return text
-    except UnicodeEncodeError:
-        pass
-    table = {}
-    for ch in set(text):
-        if ch.isascii():
-            continue
-        try:
-            ch.encode(charset)
-        except UnicodeEncodeError:
-            table[ord(ch)] = GLYPH_FALLBACK.get(ch) or escape_char(ch)
-    return text.translate(table)
+        return _SURROGATE.sub(lambda m: escape_char(m.group()), text)
+    return text.translate(
+        {ord(ch): GLYPH_FALLBACK.get(ch) or escape_char(ch) for ch in _unencodable(text, charset)}
+    )
 
 
 def write_stream(text: str, stream) -> None:
-    """Write ``text`` to ``stream`` through :func:`encode_for_stream` and flush."""
     stream.write(encode_for_stream(text, stream))
     stream.flush()
-
-
-_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.M)
 
 
 def no_trailing_blanks(text: str) -> str:

@@ -1,16 +1,13 @@
-"""What every ``diff`` renderer says the same way: the matching sentence, the before -> after cells,
-the ``hyp.`` marks of the selections no real graphrag sends (as ``levels`` marks them)."""
+"""What every ``diff`` renderer says the same way, ``hyp.`` marking what no real graphrag sends."""
 
 from __future__ import annotations
 
-from graphrag_audit.render.cells import MISSING, count, level_label, number
+from graphrag_audit.render.cells import BEHAVIOUR_WHO, MISSING, count, level_label, number
 from graphrag_audit.results.audit import EXACT
 from graphrag_audit.results.diff import BY_ID
 
-#: the mark of a number no real graphrag produces on that index (as ``levels`` marks it)
 HYP = "hyp."
-
-BEHAVIOUR = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
+HEADERS = ["level", "behaviour", "reports", "added", "removed", "changed", "tokens", "map calls", "coverage"]
 
 
 def matching_sentence(diff) -> str:
@@ -42,43 +39,34 @@ def community_sentence(diff) -> str:
     )
 
 
-def arrow(old, new, fmt=number, marks: tuple[bool, bool] = (False, False)) -> str:
-    """``old -> new`` (one value when they read the same); ``marks``: prefix that side with ``hyp.``."""
-    a = MISSING if old is None else (f"{HYP} " if marks[0] else "") + fmt(old)
-    b = MISSING if new is None else (f"{HYP} " if marks[1] else "") + fmt(new)
-    return a if a == b else f"{a} -> {b}"
-
-
 def _hyp(side) -> bool:
-    """That index's selection is not one a real graphrag sends (its status is not ``exact``)."""
+    """That index's selection is not one a real graphrag sends."""
     return side is not None and side.status is not None and side.status != EXACT
 
 
-def pct(v) -> str:
-    return f"{v:.1%}"
-
-
 def selection_cells(s) -> list[str]:
-    """level, behaviour, reports, +added, -removed, ~changed, tokens, map calls, coverage."""
-    o, n = s.old, s.new
+    """The cells under :data:`HEADERS`: ``old -> new``, or one value when both read the same."""
 
-    def get(side, name):
-        return None if side is None else getattr(side, name)
+    def arrow(name, fmt=number, marked=False):
+        sides = [
+            MISSING
+            if x is None or getattr(x, name) is None
+            else (f"{HYP} " if marked and _hyp(x) else "") + fmt(getattr(x, name))
+            for x in (s.old, s.new)
+        ]
+        return sides[0] if sides[0] == sides[1] else " -> ".join(sides)
 
     return [
         level_label(s.community_level),
-        BEHAVIOUR.get(s.behaviour, s.behaviour),
-        arrow(get(o, "reports"), get(n, "reports"), marks=(_hyp(o), _hyp(n))),
+        BEHAVIOUR_WHO.get(s.behaviour, s.behaviour),
+        arrow("reports", marked=True),
         f"+{len(s.added):,}",
         f"-{len(s.removed):,}",
         f"~{len(s.changed):,}",
-        arrow(get(o, "tokens"), get(n, "tokens")),
-        arrow(get(o, "map_calls"), get(n, "map_calls")),
-        arrow(get(o, "coverage"), get(n, "coverage"), pct),
+        arrow("tokens"),
+        arrow("map_calls"),
+        arrow("coverage", lambda v: f"{v:.1%}"),
     ]
-
-
-HEADERS = ["level", "behaviour", "reports", "added", "removed", "changed", "tokens", "map calls", "coverage"]
 
 
 def hyp_legend(diff) -> str | None:

@@ -1,12 +1,11 @@
-"""Facts and cell values shared by the plan renderers (plain strings; each renderer escapes paths and notes)."""
+"""Facts and cells the plan renderers share (plain strings; each renderer escapes paths and notes)."""
 
 from __future__ import annotations
 
-from graphrag_audit.render.cells import count, hypothetical_rule_note, share  # noqa: F401 (plan renderers' names)
+from graphrag_audit.render.cells import BEHAVIOUR_WHO, MISSING, count, hypothetical_rule_note
 from graphrag_audit.render.cells import level_label as lvl
 from graphrag_audit.render.cells import number as n
 
-BEHAVIOUR_LABEL = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
 STATUS_LABEL = {
     "finest": "at finest",
     "budget": "budget-limited",
@@ -14,6 +13,18 @@ STATUS_LABEL = {
     "uncovered": "left out (--allow-uncovered)",
 }
 SUBTREE_ROWS = 30  # subtrees listed in text/markdown before "… N more (JSON lists all)"
+COMPARISON_HEADERS = [
+    "N",
+    "sends",
+    "reports",
+    "tokens",
+    "map calls",
+    "entities",
+    "at finest",
+    "ancestors",
+    "fits",
+]
+DYNAMIC_HEADERS = ["cap N", "candidate pool", "level-0 reports", "rating calls", "note"]
 
 
 def levels_text(by_level: dict) -> str:
@@ -27,7 +38,7 @@ def ids_text(ids, limit: int = 40) -> str:
 
 
 def fits_text(v) -> str:
-    return "—" if v is None else ("fits" if v else "over")
+    return MISSING if v is None else ("fits" if v else "over")
 
 
 def settings_line(report) -> str:
@@ -77,12 +88,12 @@ def check_line(plan) -> str:
 
     def fmt(kind, v):
         if v is None:
-            return "—"
+            return MISSING
         return f"{v:.1%}" if kind == "coverage" else f"{v:,}"
 
     parts = []
     for c in plan.checks:
-        verdict = "—" if c["holds"] is None else ("holds" if c["holds"] else "FAILS")
+        verdict = MISSING if c["holds"] is None else ("holds" if c["holds"] else "FAILS")
         op = ">=" if c["kind"] == "coverage" else "<="
         parts.append(
             f"{c['kind'].replace('_', ' ')} {fmt(c['kind'], c['actual'])} {op} "
@@ -96,46 +107,44 @@ def why_lines(plan) -> list[str]:
 
 
 def granularity_line(plan, report) -> str:
-    best2, best1 = report.best_level("v2"), report.best_level("v1")
     if not plan.communities:
         return "no report can be sent"
-    parts = [
-        f"every entity at level >= min({plan.complete_level}, its finest available level)",
-        f"deepest level used {lvl(plan.deepest_level)}",
-    ]
-    parts.append(
-        "best whole level frontier that fits: "
-        + ("none" if plan.baseline_level is None else f"N={plan.baseline_level}")
-    )
-    parts.append(
-        f"best single community_level that fits: >=2.0 {lvl(best2) if best2 is not None else 'none'}, "
-        f"<2.0 {lvl(best1) if best1 is not None else 'none'}"
-    )
+    best2, best1 = (report.best_level(b) for b in ("v2", "v1"))
     epr = plan.entities_per_report
-    parts.append(f"entities per report {n(epr['min'])}·{n(epr['median'])}·{n(epr['max'])} (min·median·max)")
-    return "; ".join(parts)
+    return "; ".join(
+        [
+            f"every entity at level >= min({plan.complete_level}, its finest available level)",
+            f"deepest level used {lvl(plan.deepest_level)}",
+            "best whole level frontier that fits: "
+            + ("none" if plan.baseline_level is None else f"N={plan.baseline_level}"),
+            f"best single community_level that fits: >=2.0 {'none' if best2 is None else lvl(best2)}, "
+            f"<2.0 {'none' if best1 is None else lvl(best1)}",
+            f"entities per report {n(epr['min'])}·{n(epr['median'])}·{n(epr['max'])} (min·median·max)",
+        ]
+    )
+
+
+def _comparison_row(n_cell, sends, reports, cost, entities, at_finest, ancestors, fits) -> list[str]:
+    tokens, calls = (MISSING, MISSING) if cost is None else (n(cost.tokens), n(cost.map_calls))
+    return [n_cell, sends, reports, tokens, calls, n(entities), n(at_finest), ancestors, fits_text(fits)]
 
 
 def comparison_rows(report) -> list[list[str]]:
-    """One row per (N, behaviour), then the plan: N, sends, reports, tokens, map calls, entities
-    covered, entities at their finest available level, ancestors sent, fits."""
-    rows = []
-    for o in report.options:
-        hyp = "" if o.status == "exact" else "hyp. "  # graphrag.compat: not what that graphrag sends
-        rows.append(
-            [
-                lvl(o.community_level),
-                BEHAVIOUR_LABEL[o.behaviour],
-                hyp + n(o.reports),
-                n(o.cost.tokens) if o.cost else "—",
-                n(o.cost.map_calls) if o.cost else "—",
-                n(o.entities_covered),
-                n(o.entities_at_finest),
-                n(o.ancestors_sent),
-                fits_text(o.fits),
-            ]
+    """One row per (N, behaviour) under :data:`COMPARISON_HEADERS`; ``hyp.``: not what that graphrag
+    sends (graphrag.compat)."""
+    return [
+        _comparison_row(
+            lvl(o.community_level),
+            BEHAVIOUR_WHO[o.behaviour],
+            ("" if o.status == "exact" else "hyp. ") + n(o.reports),
+            o.cost,
+            o.entities_covered,
+            o.entities_at_finest,
+            n(o.ancestors_sent),
+            o.fits,
         )
-    return rows
+        for o in report.options
+    ]
 
 
 def comparison_note(report) -> str:
@@ -148,113 +157,84 @@ def comparison_note(report) -> str:
     return hypothetical_rule_note(who) + ("." if who else "")
 
 
-COMPARISON_HEADERS = [
-    "N",
-    "sends",
-    "reports",
-    "tokens",
-    "map calls",
-    "entities",
-    "at finest",
-    "ancestors",
-    "fits",
-]
-
-
 def plan_row(plan) -> list[str]:
-    return [
+    return _comparison_row(
         "plan",
         "this plan",
         n(plan.report_count),
-        n(plan.cost.tokens) if plan.cost else "—",
-        n(plan.cost.map_calls) if plan.cost else "—",
-        n(plan.entities_represented),
-        n(plan.entities_at_finest),
+        plan.cost,
+        plan.entities_represented,
+        plan.entities_at_finest,
         "0",
-        fits_text(plan.fits),
-    ]
+        plan.fits,
+    )
 
 
 def subtree_rows(plan) -> list[list[str]]:
-    rows = []
-    for s in plan.subtrees:
-        rows.append(
-            [
-                str(s.root),
-                n(s.entities),
-                n(s.reports),
-                levels_text(s.levels),
-                lvl(s.finest_available),
-                "yes" if s.coarser_than_target else "",
-                STATUS_LABEL[s.status],
-            ]
-        )
-    return rows
-
-
-def subtree_headers(plan) -> list[str]:
     return [
-        "root",
-        "entities",
-        "reports",
-        "plan levels",
-        "finest available",
-        f"coarser than L{lvl(plan.deepest_level)}",
-        "status",
+        [
+            str(s.root),
+            n(s.entities),
+            n(s.reports),
+            levels_text(s.levels),
+            lvl(s.finest_available),
+            "yes" if s.coarser_than_target else "",
+            STATUS_LABEL[s.status],
+        ]
+        for s in plan.subtrees
     ]
 
 
+def subtree_headers(plan) -> list[str]:
+    coarser = f"coarser than L{lvl(plan.deepest_level)}"
+    return ["root", "entities", "reports", "plan levels", "finest available", coarser, "status"]
+
+
 def disclosure_lines(plan) -> list[str]:
-    out = []
+    """Which subtrees stop short of the plan's deepest level, and why."""
     deepest = lvl(plan.deepest_level)
+
+    def roots(subtrees) -> str:
+        return f"(roots {ids_text([s.root for s in subtrees], 20)})."
+
+    out = []
     done = [s for s in plan.subtrees if s.coarser_than_target and s.status == "finest"]
     if done:
-        ent = sum(s.entities for s in done)
+        entities = count(sum(s.entities for s in done), "entity")
+        are = "is at its" if len(done) == 1 else "are at their"
         out.append(
-            f"{len(done):,} of {count(len(plan.subtrees), 'subtree')} ({count(ent, 'entity', 'entities')}) "
-            f"{'is at its' if len(done) == 1 else 'are at their'} finest available report, which is coarser than the plan's deepest level {deepest} "
-            f"(roots {ids_text([s.root for s in done], 20)})."
+            f"{len(done):,} of {count(len(plan.subtrees), 'subtree')} ({entities}) {are} finest available report, "
+            f"which is coarser than the plan's deepest level {deepest} {roots(done)}"
         )
     short = [s for s in plan.subtrees if s.coarser_than_target and s.status != "finest"]
     if short:
-        one = len(short) == 1
+        its, are = ("its", "is") if len(short) == 1 else ("their", "are")
         out.append(
-            f"{count(len(short), 'more subtree')} cannot reach level {deepest} at all ({'its' if one else 'their'} "
-            f"finest available report is coarser) and {'is' if one else 'are'} not yet at that report (roots {ids_text([s.root for s in short], 20)})."
+            f"{count(len(short), 'more subtree')} cannot reach level {deepest} at all ({its} finest available "
+            f"report is coarser) and {are} not yet at that report {roots(short)}"
         )
     budget = [s for s in plan.subtrees if s.status == "budget"]
     if budget:
-        out.append(
-            f"{count(len(budget), 'subtree')} could go finer with a larger budget "
-            f"(roots {ids_text([s.root for s in budget], 20)})."
-        )
-    for s in plan.subtrees:
-        for b in s.blocked:
-            out.append(
-                f"community {b['community']} (level {b['level']}, subtree {s.root}) is kept whole: {b['reason']}."
-            )
-    if not out:
-        out.append("every subtree is at its finest available report.")
-    return out
+        out.append(f"{count(len(budget), 'subtree')} could go finer with a larger budget {roots(budget)}")
+    out += [
+        f"community {b['community']} (level {b['level']}, subtree {s.root}) is kept whole: {b['reason']}."
+        for s in plan.subtrees
+        for b in s.blocked
+    ]
+    return out or ["every subtree is at its finest available report."]
 
 
 def dynamic_rows(report) -> list[list[str]]:
-    rows = []
-    for d in report.dynamic:
-        rc = d["rating_calls"]
-        rows.append(
-            [
-                lvl(d["community_level"]),
-                n(d["candidates"]),
-                n(d["level0_reports"]),
-                f"{rc['min']:,}–{rc['max']:,}",
-                "KeyError (no level-0 report)" if d["raises_keyerror"] else "",
-            ]
-        )
-    return rows
-
-
-DYNAMIC_HEADERS = ["cap N", "candidate pool", "level-0 reports", "rating calls", "note"]
+    return [
+        [
+            lvl(d["community_level"]),
+            n(d["candidates"]),
+            n(d["level0_reports"]),
+            f"{d['rating_calls']['min']:,}–{d['rating_calls']['max']:,}",
+            "KeyError (no level-0 report)" if d["raises_keyerror"] else "",
+        ]
+        for d in report.dynamic
+    ]
 
 
 def _names(names: list[str], shown: int = 12) -> str:
@@ -295,19 +275,13 @@ def handoff_lines(report) -> list[str]:
             f"graphrag {c['graphrag']} CLI:  {c['command']}   (any --community-level >= {lv})"
             + (f"; {c['note']}" if c.get("note") else "")
         )
-    if "nodes" in tables:
-        lines.append(
-            f"Python API:    graphrag.api.global_search(..., nodes=<its {tables['nodes']}>, "
-            f"communities=<its {tables['communities']}>, community_reports=<its {tables['reports']}>, "
-            "community_level=None, dynamic_community_selection=False, ...)"
-        )
-    else:
-        lines.append(
-            f"Python API:    graphrag.api.global_search(..., communities=<its "
-            f"{tables.get('communities', 'communities.parquet')}>, community_reports=<its "
-            f"{tables.get('reports', 'community_reports.parquet')}>, community_level=None, "
-            "dynamic_community_selection=False, ...)"
-        )
+    nodes = f"nodes=<its {tables['nodes']}>, " if "nodes" in tables else ""
+    lines.append(
+        f"Python API:    graphrag.api.global_search(..., {nodes}communities=<its "
+        f"{tables.get('communities', 'communities.parquet')}>, community_reports=<its "
+        f"{tables.get('reports', 'community_reports.parquet')}>, community_level=None, "
+        "dynamic_community_selection=False, ...)"
+    )
     return (
         lines
         + [f"note: {x}" for x in h.get("notes", [])]

@@ -6,57 +6,19 @@ from __future__ import annotations
 
 import io
 import textwrap
-from collections.abc import Set as AbstractSet
 
 from rich import box
 from rich.cells import cell_len, get_character_cell_size
-from rich.console import Console, JustifyMethod
+from rich.console import Console, Group
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from graphrag_audit.render import cells
+from graphrag_audit.render import diff_common as dc
 from graphrag_audit.render import plan_common as pc
-from graphrag_audit.render.cells import (
-    BEHAVIOUR_SHORT,
-    DYNAMIC_HEADERS,
-    LEVEL_ONLY_NOTE,
-    SELECTION_COLUMNS,
-    answer,
-    brief_rows,
-    cell_width,
-    count,
-    coverage_table,
-    dynamic_at,
-    dynamic_notes,
-    dynamic_rows,
-    dynamic_settings_line,
-    hidden_note,
-    hypothetical_behaviours,
-    hypothetical_rule_note,
-    level_columns,
-    level_label,
-    level_table,
-    marker_legend,
-    money_lines,
-    number,
-    sends,
-    size_line,
-    with_source,
-    wrap,
-    wrap_all,
-)
-from graphrag_audit.render.cells import wrap as wrap_words
+from graphrag_audit.render.cells import cell_width, count, level_label, number, wrap, wrap_all
 from graphrag_audit.render.console import no_trailing_blanks, own_glyphs
-from graphrag_audit.render.diff_common import (
-    HEADERS,
-    HYP,
-    community_sentence,
-    hyp_legend,
-    hypothetical_heading,
-    matching_sentence,
-    selection_cells,
-    verdict,
-)
 from graphrag_audit.results.audit import HYPOTHETICAL
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, Row, TreeView
 from graphrag_audit.results.update_run import UpdateRunReport
@@ -85,32 +47,19 @@ TEXT_HEADERS = {
 }
 #: per table, the columns left out in this order while it is wider than the output (numbers are never cut)
 DROPPABLE = {
-    "tree": ("leaves", "reports"),
     "sel": ("mix", "extra", "level_only", "v1"),
     "cov": ("v1_text_units", "v2_text_units", "v1_entities"),
     "cost": ("epr", "stuck", "v1_tokens", "map_calls"),
 }
-TREE_HEADERS = {
-    "level": "level",
-    "communities": "communities",
-    "leaves": "leaves",
-    "reports": "reports",
-    "entities": "entities",
-}
 #: the marker of the level you query with, in its own column: it survives NO_COLOR, pipes and CI logs
-#: (console.GLYPH_FALLBACK writes it as ">" where the output encoding lacks it)
 MARKER = "▶"
-
 SEV_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-BEHAVIOUR_LABEL = {
-    "v2": "graphrag >= 2.0",
-    "v1": "graphrag < 2.0",
-    "level_only": "level N only",
-    "dynamic": "dynamic pool",
-}
+BEHAVIOUR_LABEL = {**cells.BEHAVIOUR_WHO, "level_only": "level N only", "dynamic": "dynamic pool"}
+NO_REPORTS = "No community_reports table: nothing is sent to global search.\n"
+SENDS = "What each community_level N sends to global search"
 
 
-def _console(buf: io.StringIO, width: int, color: bool, **extra) -> Console:
+def _console(buf: io.StringIO, width: int, color: bool) -> Console:
     """A rich console writing into ``buf``: no highlighting, emoji or soft wrap; colour only when asked."""
     return Console(
         file=buf,
@@ -122,8 +71,11 @@ def _console(buf: io.StringIO, width: int, color: bool, **extra) -> Console:
         emoji=False,
         soft_wrap=False,
         legacy_windows=False,
-        **extra,
     )
+
+
+def _finished(buf: io.StringIO) -> str:
+    return no_trailing_blanks(inert_log_lines(buf.getvalue()))
 
 
 def render_text(
@@ -141,137 +93,108 @@ def render_text(
     the per-N columns of a graphrag line that cannot run on this index."""
     buf = io.StringIO()
     console = _console(buf, width or 100, color)
-    hide = hypothetical_behaviours(report) if hide_hypothetical else frozenset()
+    hide = cells.hypothetical_behaviours(report) if hide_hypothetical else frozenset()
     info = report.index
     c = info.counts
-    console.print(Text(answer(report), style="bold"))
+    console.print(Text(cells.answer(report), style="bold"))
     console.print()
-    if brief:
-        if report.index.has_reports_table:
-            console.print(_brief_table(report, console, hide, hide_hypothetical))
-        else:
-            console.print(Text("No community_reports table: nothing is sent to global search.\n"))
-        if focus is not None:  # --list-reports: the lists asked for, brief or not
-            for part in _focus(report, focus):
-                console.print(part)
-        _print_findings(console, report)
-        return no_trailing_blanks(inert_log_lines(buf.getvalue()))
-    console.print(Text.assemble(("graphrag-audit ", "bold"), (for_log(info.path), "bold")))
-    console.print(Text("tables in " + for_log(info.output_dir)))
-    evidence = "; ".join(for_log(e) for e in info.generation_evidence) if verbose else ""
-    console.print(Text(f"generation {info.generation}" + (f"  ·  {evidence}" if evidence else "")))
-    for note in info.notes:
-        console.print(Text("note: " + for_log(note)))
-    console.print(Text(f"{size_line(c)} · tree from {info.tree_source}"))
-    console.print()
-
-    tree_rows = [
-        {
-            "level": str(tl.level),
-            "communities": number(tl.communities),
-            "leaves": number(tl.leaves),
-            "reports": number(tl.reports),
-            "entities": number(tl.entities),
-        }
-        for tl in report.tree_levels
-    ]
-
-    def tree_table(keys):
-        t = Table(title="Community tree", box=box.SIMPLE_HEAD, title_justify="left")
-        for col in keys:
-            t.add_column(col, justify="right", no_wrap=True)
-        for row in tree_rows:
-            t.add_row(*(row[k] for k in keys))
-        return t
-
-    t, note = _fitted(console, tree_table, list(TREE_HEADERS), DROPPABLE["tree"])
-    console.print(t)
-    for line in note:
-        console.print(line)
+    if not brief:
+        console.print(Text.assemble(("graphrag-audit ", "bold"), (for_log(info.path), "bold")))
+        console.print(Text("tables in " + for_log(info.output_dir)))
+        evidence = "; ".join(for_log(e) for e in info.generation_evidence) if verbose else ""
+        console.print(Text(f"generation {info.generation}" + (f"  ·  {evidence}" if evidence else "")))
+        for note in info.notes:
+            console.print(Text("note: " + for_log(note)))
+        console.print(Text(f"{cells.size_line(c)} · tree from {info.tree_source}"))
         console.print()
-
-    if report.index.has_reports_table:
-        console.print(_levels_table(report, console, hide, hide_hypothetical))
+        for part in _tree_table(console, report):
+            console.print(part)
+    if not info.has_reports_table:
+        console.print(Text(NO_REPORTS))
     else:
-        console.print(Text("No community_reports table: nothing is sent to global search.\n"))
-
+        console.print((_brief_table if brief else _levels_table)(report, console, hide, hide_hypothetical))
     d = report.depth
-    if d.histogram:
+    if d.histogram and not brief:
         hist = "  ".join(f"{k}: {number(v)}" for k, v in d.histogram.items())
-        console.print(
-            Text(
-                f"Branch depth reached by the {count(c.roots, 'root')} — {hist}  ·  "
-                f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0)"
-            )
-        )
+        asymmetry = f"depth asymmetry {d.asymmetry:.2f} (0 = even, 1 = all stuck at level 0)"
+        console.print(Text(f"Branch depth reached by the {count(c.roots, 'root')} — {hist}  ·  {asymmetry}"))
         console.print()
-
-    if focus is not None:
+    if focus is not None:  # --list-reports: the lists asked for, brief or not
         for part in _focus(report, focus):
             console.print(part)
-
-    if report.verify is not None:
-        console.print(_verify_line(report.verify))
-        dyn = _verify_dynamic_line(report.verify)
-        if dyn is not None:
-            console.print(dyn)
+    if report.verify is not None and not brief:
+        for line in _verify_lines(report.verify):
+            console.print(line)
         console.print()
-
-    _print_findings(console, report)
-    return no_trailing_blanks(inert_log_lines(buf.getvalue()))
-
-
-def _print_findings(console, report) -> None:
     fs = report.sorted_findings()
     console.print(Text(f"Findings ({len(fs)})", style="bold"))
     if not fs:
         console.print(Text("  none"))
-    if fs:  # a hanging indent: the severity, then the message and the rule's fix below it
+    else:  # a hanging indent: the severity, then the message and the rule's fix below it
         grid = Table.grid(padding=(0, 1, 0, 0))
         grid.add_column(no_wrap=True)
-        grid.add_column(overflow="fold")  # a word longer than the line folds, as before: never cut
+        grid.add_column(overflow="fold")  # a word longer than the line folds: never cut
         for f in fs:
             body = Text.assemble((f"{f.rule}: ", "bold"), for_log(f.message))
             if f.fix:
                 body.append("\nfix: " + for_log(f.fix), style="dim")
             grid.add_row(Text(f"  {f.severity.upper():7}", SEV_STYLE[f.severity]), body)
         console.print(grid)
+    return _finished(buf)
 
 
-def _fitted(console, build, keys: list[str], droppable):
-    """``build(keys)``, leaving out ``droppable`` columns one by one while it is wider than the console
-    (no number is ever cut): (the table, the note of the columns left out, as a list)."""
+def _tree_table(console, report) -> list:
+    keys = ["level", "communities", "leaves", "reports", "entities"]
+    rows = [
+        dict(zip(keys, [str(t.level), *map(number, (t.communities, t.leaves, t.reports, t.entities))]))
+        for t in report.tree_levels
+    ]
+
+    def build(shown):
+        t = Table(title="Community tree", box=box.SIMPLE_HEAD, title_justify="left")
+        for key in shown:
+            t.add_column(key, justify="right", no_wrap=True)
+        for row in rows:
+            t.add_row(*(row[k] for k in shown))
+        return t
+
+    table, note = _fitted(console, build, keys, ("leaves", "reports"), lambda k: k, _too_wide)
+    return [table, *(x for line in note for x in (line, Text("")))]
+
+
+def _too_wide(console, table) -> bool:
+    return Measurement.get(console, console.options.update(width=10_000), table).maximum > console.width
+
+
+def _fitted(console, build, keys: list, droppable, name, too_wide):
+    """``build(keys)``, leaving out the ``droppable`` keys in turn while ``too_wide(console, table)``:
+    (the table, the note naming the columns left out, as a list)."""
     dropped = []
     table = build(keys)
-    wide = console.options.update(width=10_000)
     for key in droppable:
-        if Measurement.get(console, wide, table).maximum <= console.width:
+        if not too_wide(console, table):
             break
         if key in keys:
             keys = [k for k in keys if k != key]
-            dropped.append(key)
+            dropped.append(name(key))
             table = build(keys)
     if not dropped:
         return table, []
-    names = ", ".join({**TEXT_HEADERS, **TREE_HEADERS}[k].replace("\n", " ") for k in dropped)
+    names = ", ".join(dropped)
     return table, [
         Text(f"(left out at {console.width} columns: {names}; a wider --width or -f json shows them)")
     ]
 
 
-def _marked_table(report, console, title, caption, heads, rows, keys, droppable, apart=True) -> list:
-    """One per-N table fitted to the width (:func:`_fitted`): a marker column, the queried level in bold;
-    ``apart``: title and caption as lines of their own (wrapped at the output's width, not the table's)."""
+def _marked_table(report, console, hide, title, caption, rows, keys, droppable, apart=True) -> list:
+    """One per-N table fitted to the width (numbers are never cut): a marker column, the queried level in
+    bold; ``apart``: title and caption as lines of their own (wrapped at the output's width)."""
     chosen = [r.community_level == report.options.level for r in report.levels]
+    heads = _heads(hide)
+    head, foot = (None, None) if apart else (title, caption)
 
     def build(shown):
-        t = Table(
-            title=None if apart else title,
-            box=box.SIMPLE_HEAD,
-            title_justify="left",
-            caption=None if apart else caption,
-            caption_justify="left",
-        )
+        t = Table(title=head, box=box.SIMPLE_HEAD, title_justify="left", caption=foot, caption_justify="left")
         t.add_column("", no_wrap=True, width=1)  # the marker column
         for key in shown:
             t.add_column(heads[key], justify="right", no_wrap=True)
@@ -279,7 +202,9 @@ def _marked_table(report, console, title, caption, heads, rows, keys, droppable,
             t.add_row(MARKER if mark else "", *(row[key] for key in shown), style="bold" if mark else None)
         return t
 
-    t, note = _fitted(console, build, keys, droppable)
+    t, note = _fitted(
+        console, build, keys, droppable, lambda k: TEXT_HEADERS[k].replace("\n", " "), _too_wide
+    )
     return [Text(title), t, Text(caption), *note] if apart else [t, *note]
 
 
@@ -288,38 +213,35 @@ def _heads(hide) -> dict:
     if not hide:
         return TEXT_HEADERS
     (shown,) = {"v2", "v1"} - set(hide)
-    return {**TEXT_HEADERS, "map_calls": f"map calls\n{BEHAVIOUR_SHORT[shown]}"}
+    return {**TEXT_HEADERS, "map_calls": f"map calls\n{cells.BEHAVIOUR_SHORT[shown]}"}
 
 
-def _brief_table(report, console, hide=frozenset(), hide_hypothetical: bool = False):
-    """levels --brief: one row per N (what each graphrag line sends, entities covered, map calls), footnotes."""
-    from rich.console import Group
+def _marker_note(report, hide_hypothetical: bool) -> str:
+    marked = cells.marker_legend(report, MARKER, f"--level {report.options.level}")
+    return f"{marked}." + cells.hidden_note(report, hide_hypothetical, cells.BEHAVIOUR_SHORT)
 
-    rows, notes = brief_rows(report, hide)
+
+def _brief_table(report, console, hide, hide_hypothetical: bool):
+    """levels --brief: one row per N (what each graphrag line sends, entities covered, map calls), notes."""
+    rows, notes = cells.brief_rows(report, hide)
     shown = [k for k in ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls") if rows and k in rows[0]]
     legend = (
         f"entities = of the {report.index.counts.clustered_entities:,} clustered entities, those a selected "
-        f"report's community holds. {marker_legend(report, MARKER, f'--level {report.options.level}')}."
-        + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT)
+        f"report's community holds. " + _marker_note(report, hide_hypothetical)
     )
-    title = "What each community_level N sends to global search"
-    parts = _marked_table(
-        report, console, title, legend, _heads(hide), rows, shown, ("v1_entities", "v2_entities")
-    )
+    parts = _marked_table(report, console, hide, SENDS, legend, rows, shown, ("v1_entities", "v2_entities"))
     parts.append(Text("\n".join(notes.lines()) + "\n" if notes.items else ""))
     return Group(*parts)
 
 
-def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = False):
+def _levels_table(report, console, hide, hide_hypothetical: bool):
     """The selection, coverage, and depth-and-cost tables, each fitted to the width, then notes."""
-    from rich.console import Group
-
     opts = report.options
     costs = bool(opts.costs)
-    _, cells, notes = level_table(report, hide)
-    keys = [key for key, _ in level_columns(report, hide)]
-    sel_names = {key for key, _ in SELECTION_COLUMNS}
-    rows = [dict(zip(keys, row)) for row in cells]
+    _, level_cells, notes = cells.level_table(report, hide)
+    keys = [key for key, _ in cells.level_columns(report, hide)]
+    sel_keys = {key for key, _ in cells.SELECTION_COLUMNS}
+    rows = [dict(zip(keys, row)) for row in level_cells]
     apart = bool(hide)  # --hide-hypothetical: narrow tables, legends explain only the columns left
 
     def part(key, words):
@@ -331,17 +253,16 @@ def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = F
             "extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; ",
         )
         + part("mix", "mix = >=2.0 reports per level; ")
-        + LEVEL_ONLY_NOTE
-        + f" {marker_legend(report, MARKER, f'--level {opts.level}')}."
-        + hidden_note(report, hide_hypothetical, BEHAVIOUR_SHORT)
+        + f"{cells.LEVEL_ONLY_NOTE} "
+        + _marker_note(report, hide_hypothetical)
     )
-    cov_cols, cov_cells = coverage_table(report, notes, hide)
+    cov_cols, cov_cells = cells.coverage_table(report, notes, hide)
     cov_keys = [key for key, _ in cov_cols]
     c = report.index.counts
     of_tu = f", {c.clustered_text_units:,} text units" if c.clustered_text_units is not None else ""
     cost_title = (
-        f"Depth and cost per N ({with_source(opts.tokenizer, opts, 'tokenizer', for_log)}, max_context_tokens "
-        f"{with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', for_log)})"
+        f"Depth and cost per N ({cells.with_source(opts.tokenizer, opts, 'tokenizer', for_log)}, "
+        f"max_context_tokens {cells.with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', for_log)})"
         if costs
         else "Depth per N"
     )
@@ -353,101 +274,73 @@ def _levels_table(report, console, hide=frozenset(), hide_hypothetical: bool = F
     )
     if apart:
         cost_caption = cost_caption.replace("level N; Each", "level N. Each")
+    sel = [key for key in keys if key in sel_keys]
+    cov_title = f"Coverage per N (of {c.clustered_entities:,} clustered entities{of_tu})"
+    cov_caption = (
+        "An entity is covered when a selected report's community holds it; a text unit, when a covered "
+        "entity names it. The rest never reach global search at that N."
+    )
+    cov_rows = [dict(zip(cov_keys, row)) for row in cov_cells]
+    cost = ["n"] + [key for key in keys if key not in sel_keys]
     parts = [
-        *_marked_table(
-            report,
-            console,
-            "What each community_level N sends to global search",
-            sel_caption,
-            _heads(hide),
-            rows,
-            [key for key in keys if key in sel_names],
-            DROPPABLE["sel"],
-            apart,
-        ),
+        *_marked_table(report, console, hide, SENDS, sel_caption, rows, sel, DROPPABLE["sel"], apart),
         Text(""),
         *_marked_table(
-            report,
-            console,
-            f"Coverage per N (of {c.clustered_entities:,} clustered entities{of_tu})",
-            "An entity is covered when a selected report's community holds it; a text unit, when a covered "
-            "entity names it. The rest never reach global search at that N.",
-            TEXT_HEADERS,
-            [dict(zip(cov_keys, row)) for row in cov_cells],
-            cov_keys,
-            DROPPABLE["cov"],
-            apart,
+            report, console, hide, cov_title, cov_caption, cov_rows, cov_keys, DROPPABLE["cov"], apart
         ),
         Text(""),
-        *_marked_table(
-            report,
-            console,
-            cost_title,
-            cost_caption,
-            _heads(hide),
-            rows,
-            ["n"] + [key for key in keys if key not in sel_names],
-            DROPPABLE["cost"],
-            apart,
-        ),
+        *_marked_table(report, console, hide, cost_title, cost_caption, rows, cost, DROPPABLE["cost"], apart),
     ]
-    money = money_lines(report, hide)
+    money = cells.money_lines(report, hide)
     if money:
         parts.append(Text("\n".join(x[: len(x) - len(x.lstrip())] + for_log(x) for x in money) + "\n"))
     if notes.items:  # what graphrag actually does where the table's numbers are not what it returns
         parts.append(Text("\n".join(notes.lines()) + "\n"))
+    per_version = _dynamic_lines(report)
     dyn = [
         f"N={level_label(r.community_level)}: {rc.min}–{rc.max}"
         for r in report.levels
         if (rc := r.selected["dynamic"].rating_calls)
     ]
-    per_version = _dynamic_lines(report)
     if per_version:  # the per-line simulation replaces the version-independent bound
         parts.append(Text(per_version))
     elif dyn:
-        parts.append(
-            Text(
-                "Dynamic community selection, LLM rating calls (num_repeats "
-                f"{opts.num_repeats}): " + ", ".join(dyn) + "\n"
-            )
-        )
+        head = f"Dynamic community selection, LLM rating calls (num_repeats {opts.num_repeats}): "
+        parts.append(Text(head + ", ".join(dyn) + "\n"))
     return Group(*parts)
 
 
 def _dynamic_lines(report) -> str:
     """Dynamic selection per graphrag line at the queried level (analysis/dynamic.py's simulation)."""
-    got = dynamic_at(report)
+    got = cells.dynamic_at(report)
     if got is None:
         return ""
     n, bv = got
-    what_if = report.options.relevant is not None
-    heads = DYNAMIC_HEADERS[: len(DYNAMIC_HEADERS) if what_if else 5]
+    opts = report.options
+    what_if = opts.relevant is not None
+    heads = cells.DYNAMIC_HEADERS[: len(cells.DYNAMIC_HEADERS) if what_if else 5]
     # two header lines ("all relevant" over "calls") keep the table inside an 80-column log
     split = [
         h.split(": ", 1) if ": " in h else (["what-if", h[8:]] if h.startswith("what-if ") else ["", h])
         for h in heads
     ]
-    rows = [[a for a, _ in split], [b for _, b in split]] + dynamic_rows(bv, what_if)
+    rows = [[a for a, _ in split], [b for _, b in split]] + cells.dynamic_rows(bv, what_if)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [
         f"Dynamic selection by graphrag version at N={level_label(n)} (rating calls, num_repeats "
-        f"{report.options.num_repeats};",
+        f"{opts.num_repeats};",
         "all/none = every/no report rated relevant):",
     ]
     for r in rows:
-        lines.append(
-            "  "
-            + "  ".join(
-                c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))
-            ).rstrip()
-        )
-    lines.append(for_log(dynamic_settings_line(report.options)))
-    for head, items in dynamic_notes(bv, what_if, report.options.query, report.options.use_summary):
+        padded = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        lines.append("  " + "  ".join(padded).rstrip())
+    lines.append(for_log(cells.dynamic_settings_line(opts)))
+    for head, items in cells.dynamic_notes(bv, what_if, opts.query, opts.use_summary):
         lines += [for_log(head)] + ["  " + for_log(t) for t in items]
     return "\n".join(lines) + "\n"
 
 
-MAX_FOCUS_ROWS = 200  # rows listed per behaviour by levels --level N
+MAX_FOCUS_ROWS = 200  # rows listed per behaviour: rich needs ~1 KiB and real time per row
 
 
 def _focus(report, n: int):
@@ -465,21 +358,12 @@ def _focus(report, n: int):
     for b in ("v2", "v1", "level_only"):
         s = r.selected[b]
         exact = b == "level_only" or s.outcome is None or s.outcome.exact
-        what = f"{BEHAVIOUR_LABEL[b]}: {count(s.count, 'report')}" if exact else sends(s, b)
+        what = f"{BEHAVIOUR_LABEL[b]}: {count(s.count, 'report')}" if exact else cells.sends(s, b)
         t = Table(title=f"community_level {n} · {what}", box=box.SIMPLE_HEAD, title_justify="left")
-        columns: tuple[tuple[str, JustifyMethod], ...] = (
-            ("id", "right"),
-            ("level", "right"),
-            ("title", "left"),
-            ("entities", "right"),
-            ("tokens", "right"),
-        )
-        for col, j in columns:
+        for col in ("id", "level", "title", "entities", "tokens"):
             # numbers never wrap; the title column gives way first (its cells are cut with '…', not wrapped)
-            t.add_column(col, justify=j, overflow="ellipsis", no_wrap=(col != "title"))
-        lst = listing.by_behaviour[b]
-        # by level, then id; at most MAX_FOCUS_ROWS rows: rich needs ~1 KiB and real time per row,
-        # and 100k-community indexes exist
+            t.add_column(col, justify="left" if col == "title" else "right", no_wrap=col != "title")
+        lst = listing.by_behaviour[b]  # by level, then id
         shown = min(len(lst), MAX_FOCUS_ROWS)
         if lst.total > shown:
             t.caption = f"the first {shown} of {lst.total:,} reports by level and id; -f json lists them all"
@@ -495,30 +379,19 @@ def _focus(report, n: int):
         yield t
 
 
-def _verify_dynamic_line(v) -> Text | None:
-    """The dynamic-selection part of --verify, per level (wording in render/verify_words.py)."""
-    from graphrag_audit.render.verify_words import dynamic_summary
+def _verify_lines(v) -> list[Text]:
+    """The --verify result and its dynamic-selection part (wording in render/verify_words.py)."""
+    from graphrag_audit.render.verify_words import dynamic_summary, summary
 
     if not v.available:
-        return None
-    got = dynamic_summary(v, lambda t, limit=None: for_log(t, limit))
-    if got is None:
-        return None
-    kind, sentence = got
-    style = {"agrees": "green", "raised": "bold yellow", "not_run": None}.get(kind, "bold red")
-    return Text("verify dynamic: " + sentence, style=style or "")
-
-
-def _verify_line(v) -> Text:
-    """The --verify result in one paragraph (wording in render/verify_words.py)."""
-    from graphrag_audit.render.verify_words import summary
-
-    if not v.available:
-        return Text("verify: not run: " + for_log(v.reason or "graphrag unavailable"))
-    label = BEHAVIOUR_LABEL.get(v.behaviour, for_log(v.behaviour))
-    kind, sentence = summary(v, label, lambda t, limit=None: for_log(t, limit), lambda t: t)
-    style = {"agrees": "green", "raised": "bold yellow"}.get(kind, "bold red")
-    return Text("verify: " + sentence, style=style)
+        return [Text("verify: not run: " + for_log(v.reason or "graphrag unavailable"))]
+    style = {"agrees": "green", "raised": "bold yellow", "not_run": ""}
+    kind, sentence = summary(v, BEHAVIOUR_LABEL.get(v.behaviour, for_log(v.behaviour)), for_log, lambda t: t)
+    lines = [Text("verify: " + sentence, style=style.get(kind, "bold red"))]
+    got = dynamic_summary(v, for_log)
+    if got is not None:
+        lines.append(Text("verify dynamic: " + got[1], style=style.get(got[0], "bold red")))
+    return lines
 
 
 # ==== tree ================================================================================================
@@ -527,6 +400,8 @@ SENT_STYLE = {SENT_BOTH: "green", SENT_V2_ONLY: "yellow", SENT_V1_ONLY: "magenta
 LEVEL_W, ENT_W, BELOW_W, SENT_W = 5, 8, 12, 7
 MIN_LEFT = 16
 HEAD_LABEL = "community · report title"
+#: holds the words of one item of a heading line together when it wraps (printed as a space)
+GLUE = "\u00a0"
 
 
 def fit(text: str, width: int) -> str:
@@ -554,11 +429,10 @@ def _guide(row: Row) -> str:
 
 
 def _title_of(forest, nd) -> tuple[str, str]:
+    """The title shown and its style."""
     if nd.has_report:
         return nd.title or "(untitled report)", ""
-    if forest.has_reports_table:
-        return "(no report)", "dim"
-    return "", ""
+    return ("(no report)", "dim") if forest.has_reports_table else ("", "")
 
 
 def _listed(ids, limit: int) -> str:
@@ -569,50 +443,42 @@ def _listed(ids, limit: int) -> str:
 
 
 def _number(nd) -> str:
-    also = " (also under " + _listed(nd.other_parents, 5) + ")" if nd.other_parents else ""
+    also = f" (also under {_listed(nd.other_parents, 5)})" if nd.other_parents else ""
     return str(nd.community) + also
 
 
-def _widest_left(view: TreeView) -> int:
-    """Cells the left column needs: the widest guide + number + title (or "more" label)."""
-    widest = cell_len(HEAD_LABEL)
-    for row in view.rows:
-        if row.kind == "more":
-            widest = max(widest, cell_len(_guide(row) + _more_labels(row)[0]))
-        else:
-            nd = view.forest.nodes[row.community]
-            widest = max(widest, cell_len(_guide(row) + _number(nd) + " " + _title_of(view.forest, nd)[0]))
-    return widest
+def _left(forest, row: Row) -> str:
+    """A row's left column, uncut: the guide, then the number and title (or the "more" label)."""
+    if row.kind == "more":
+        return _guide(row) + _more_labels(row)[0]
+    nd = forest.nodes[row.community]
+    return _guide(row) + _number(nd) + " " + _title_of(forest, nd)[0]
 
 
 def _more_labels(row: Row) -> list[str]:
     """The "… N more" row's label, longest first: the shorter ones drop words, never the parent id."""
+    leaves = count(row.more_leaves, "leaf", "leaves")
     if row.community < 0:
         roots = f"… {count(row.more, 'more root')}"
-        return [
-            f"{roots} ({count(row.more_communities, 'community')}, {count(row.more_leaves, 'leaf', 'leaves')})",
-            roots,
-        ]
+        return [f"{roots} ({count(row.more_communities, 'community')}, {leaves})", roots]
     what = "community" if row.more_communities == 1 else "communities"
-    leaves = f"({count(row.more_leaves, 'leaf', 'leaves')})"
-    under = f"under {row.community}"
+    more, under = number(row.more_communities), f"under {row.community}"
     return [
-        f"… {number(row.more_communities)} more {what} {leaves} {under}",
-        f"… {number(row.more_communities)} more {leaves} {under}",
-        f"… {number(row.more_communities)} more {under}",
-        f"+{number(row.more_communities)} {under}",
+        f"… {more} more {what} ({leaves}) {under}",
+        f"… {more} more ({leaves}) {under}",
+        f"… {more} more {under}",
+        f"+{more} {under}",
     ]
 
 
 def _fitted_more(row: Row, cells: int) -> str:
-    """The longest label of :func:`_more_labels` that fits ``cells``; the last one cut from the left when
-    none does, so that the parent id at its end is what stays."""
+    """The longest label of :func:`_more_labels` that fits ``cells``; else the last one cut from the left,
+    so that the parent id at its end stays."""
     labels = _more_labels(row)
     for label in labels:
         if cell_len(label) <= cells:
             return label
-    last = labels[-1]
-    return "…" + last[len(last) - max(cells - 1, 0) :] if cells > 0 else ""
+    return "…" + labels[-1][len(labels[-1]) - max(cells - 1, 0) :] if cells > 0 else ""
 
 
 def render_tree(
@@ -620,59 +486,49 @@ def render_tree(
 ) -> str:
     """The view as text lines (``heading`` lines first, escaped here)."""
     forest = view.forest
-    nodes = forest.nodes
     width = max(width or 100, 40)
     with_sent = forest.community_level is not None and forest.has_reports_table
     right_w = 2 + LEVEL_W + 2 + ENT_W + 2 + BELOW_W + ((2 + SENT_W) if with_sent else 0)
-    left_w = max(min(width - right_w, _widest_left(view)), MIN_LEFT)
+    widest = max([cell_len(HEAD_LABEL)] + [cell_len(_left(forest, row)) for row in view.rows])
+    left_w = max(min(width - right_w, widest), MIN_LEFT)
     buf = io.StringIO()
-    console = _console(buf, width, color, markup=False)
+    console = _console(buf, width, color)  # prints Text only: no markup is parsed
 
-    def out(text: Text, wrap: bool = False, ours: bool = False) -> None:
+    def line(text: Text) -> None:
         text.rstrip()
-        if ours:  # our own lines: wrapped only where no GLUE holds words together, no trailing blank
-            words = [w if cell_len(w) <= width else w.replace(GLUE, " ") for w in text.plain.split(" ")]
-            for line in wrap_words(" ".join(words), width, "", ""):
-                console.print(
-                    Text(line.replace(GLUE, " ").rstrip(), style=text.style),
-                    no_wrap=True,
-                    overflow="crop",
-                    crop=False,
-                )
-        elif wrap:
-            console.print(text, overflow="fold")
-        else:
-            console.print(text, no_wrap=True, overflow="crop", crop=False)
+        console.print(text, no_wrap=True, overflow="crop", crop=False)
 
-    for i, line in enumerate(heading or []):
-        out(Text(for_log(line), style="bold" if i == 0 else ""), wrap=True)
-    for line in _summary(view):
-        out(Text(line), wrap=True, ours=True)
+    def folded(text: Text) -> None:
+        text.rstrip()
+        console.print(text, overflow="fold")
+
+    def ours(text: str) -> None:  # our own lines: wrapped only where no GLUE holds words together
+        words = [w if cell_len(w) <= width else w.replace(GLUE, " ") for w in text.rstrip().split(" ")]
+        for piece in wrap(" ".join(words), width, "", ""):
+            line(Text(piece.replace(GLUE, " ")))
+
+    for i, text in enumerate(heading or []):
+        folded(Text(for_log(text), style="bold" if i == 0 else ""))
+    for text in _summary(view):
+        ours(text)
     if with_sent:
-        v1 = " · v1 only = only < 2.0 sends it" if forest.counts()[SENT_V1_ONLY] else ""
         items = [
-            _glued(x)
-            for x in (
-                f"N={forest.community_level} column: both = sent by >= 2.0 and < 2.0",
-                "v2 only = only >= 2.0 sends it",
-                *(["v1 only = only < 2.0 sends it"] if v1 else []),
-                "— = not sent",
-            )
+            f"N={forest.community_level} column: both = sent by >= 2.0 and < 2.0",
+            "v2 only = only >= 2.0 sends it",
+            *(["v1 only = only < 2.0 sends it"] if forest.counts()[SENT_V1_ONLY] else []),
+            "— = not sent",
         ]
-        hyp = _hyp_legend(forest)  # a sentence: it may break between its words
-        items += [hyp] if hyp else []
+        outcomes = forest.outcomes
+        who = [w for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0")) if b in outcomes and not outcomes[b].exact]
+        hyp = cells.hypothetical_rule_note(who)  # a sentence: it may break between its words
         # a line breaks between the legend's items only, the "·" staying at the end of the line
-        out(
-            Text(" ".join(x + (GLUE + "·" if i < len(items) - 1 else "") for i, x in enumerate(items))),
-            wrap=True,
-            ours=True,
-        )
+        ours(f"{GLUE}· ".join([*map(_glued, items), *([hyp] if hyp else [])]))
     crumbs = [str(c) for c in view.breadcrumb()]
+    if len(crumbs) > 8:  # a community deep in a long chain: its first and last ancestors
+        crumbs = [*crumbs[:3], f"… {len(crumbs) - 7:,} more …", *crumbs[-4:]]
     if crumbs:
-        if len(crumbs) > 8:  # a community deep in a long chain: its first and last ancestors
-            crumbs = [*crumbs[:3], f"… {len(crumbs) - 7:,} more …", *crumbs[-4:]]
-        out(Text("under " + " › ".join(crumbs)), wrap=True)
-    out(Text(""))
+        folded(Text("under " + " › ".join(crumbs)))
+    line(Text(""))
     head = Text(fit(HEAD_LABEL, left_w), style="bold")
     head.append(
         "  " + "level".rjust(LEVEL_W) + "  " + "entities".rjust(ENT_W) + "  " + "below".ljust(BELOW_W),
@@ -680,7 +536,7 @@ def render_tree(
     )
     if with_sent:
         head.append("  " + f"N={forest.community_level}".ljust(SENT_W), style="bold")
-    out(head)
+    line(head)
 
     for row in view.rows:
         guide = _guide(row)
@@ -692,16 +548,15 @@ def render_tree(
             if cell_len(label) > room:
                 label = _fitted_more(row, max(width - cell_len(guide), 0))
             t.append(fit(label, max(room, cell_len(label))), style="dim italic")
-            out(t)
+            line(t)
             continue
-        nd = nodes[row.community]
+        nd = forest.nodes[row.community]
         num = _number(nd)
         title, title_style = _title_of(forest, nd)
-        prefix = guide + num + " "
-        avail = left_w - cell_len(prefix)
+        avail = left_w - cell_len(guide + num + " ")
         t = Text()
         if avail < 1:  # very deep and narrow: cut the guide and number too
-            t.append(fit(prefix, left_w), style="dim")
+            t.append(fit(guide + num + " ", left_w), style="dim")
         else:
             t.append(guide, style="dim")
             t.append(num + " ", style="bold")
@@ -710,57 +565,39 @@ def render_tree(
             below = "leaf"
         elif row.hidden_children == len(nd.children):
             below = f"▸ {number(row.hidden_below)} hidden"
-        elif row.hidden_below:
-            below = f"{number(row.hidden_below)} hidden"
         else:
-            below = ""
+            below = f"{number(row.hidden_below)} hidden" if row.hidden_below else ""
         t.append("  " + str(nd.level).rjust(LEVEL_W) + "  " + number(nd.entities).rjust(ENT_W) + "  ")
         t.append(below.ljust(BELOW_W), style="dim" if below != "leaf" else "")
         if with_sent:
-            sent = nd.sent if nd.has_report else None  # with_sent: a community_level, so a mark
-            mark = SENT_LABEL[sent] if sent is not None else ""
-            t.append("  " + mark.ljust(SENT_W), style=SENT_STYLE.get(sent, "") if sent is not None else "")
-        out(t)
+            sent = nd.sent if nd.has_report and nd.sent else ""
+            t.append("  " + SENT_LABEL.get(sent, "").ljust(SENT_W), style=SENT_STYLE.get(sent, ""))
+        line(t)
 
-    for line in _footer(view):
-        out(Text(line, style="dim"), wrap=True)
-    return no_trailing_blanks(inert_log_lines(buf.getvalue()))
-
-
-#: holds the words of one item of a heading line together when it wraps (printed as a space)
-GLUE = "\u00a0"
+    for text in _footer(view):
+        folded(Text(text, style="dim"))
+    return _finished(buf)
 
 
 def _glued(text: str) -> str:
     return text.replace(" ", GLUE)
 
 
-def _hyp_legend(f) -> str:
-    """The legend's word on ``hyp.``: which graphrag does not send what its rule selects here."""
-    who = [
-        w
-        for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0"))
-        if f.outcomes.get(b) is not None and not f.outcomes[b].exact
-    ]
-    return hypothetical_rule_note(who)
-
-
 def _summary(view: TreeView) -> list[str]:
     f = view.forest
-    levels = f.max_level + 1
-    n_reports = sum(nd.reports for nd in f.nodes.values()) + len(f.outside_reports)
+    n = f.community_level
+    reports = sum(nd.reports for nd in f.nodes.values()) + len(f.outside_reports)
     items = [
-        count(len(f.nodes), "community", "communities"),
-        count(levels, "level"),
+        count(len(f.nodes), "community"),
+        count(f.max_level + 1, "level"),
         count(len(f.roots), "root"),
-        count(n_reports, "report") if f.has_reports_table else "no community_reports table",
+        count(reports, "report") if f.has_reports_table else "no community_reports table",
     ]
     lines = [f"{GLUE}· ".join(map(_glued, items))]
-    if f.community_level is not None and not f.has_reports_table:
-        lines.append(f"community_level {f.community_level}: nothing is sent (no community_reports table)")
-    elif f.community_level is not None:
+    if n is not None and not f.has_reports_table:
+        lines.append(f"community_level {n}: nothing is sent (no community_reports table)")
+    elif n is not None:
         c = f.counts()
-        n = f.community_level
         capped = (
             f" (deeper than the index: as {f.selection_level})"
             if f.selection_level is not None and f.selection_level != n
@@ -801,43 +638,17 @@ def _footer(view: TreeView) -> list[str]:
     if f.cycle_roots:
         out.append("parent chain loops: shown as extra roots: " + _listed(f.cycle_roots, 10))
     if f.outside_reports:
-        parts = []
-        for r in f.outside_reports[:10]:
-            sent = (
-                f", {'not sent' if r.sent == SENT_NEITHER else SENT_LABEL[r.sent]}"
-                if r.sent is not None
-                else ""
-            )
-            parts.append(f"{r.community} (level {r.level}{sent})")
-        more = f", … {len(f.outside_reports) - 10} more" if len(f.outside_reports) > 10 else ""
-        out.append(
-            f"{len(f.outside_reports):,} report(s) for communities not in the tree: "
-            + ", ".join(parts)
-            + more
-        )
+        reports = [
+            f"{r.community} (level {r.level}"
+            + ("" if r.sent is None else f", {'not sent' if r.sent == SENT_NEITHER else SENT_LABEL[r.sent]}")
+            + ")"
+            for r in f.outside_reports
+        ]
+        out.append(f"{len(reports):,} report(s) for communities not in the tree: " + _listed(reports, 10))
     return out
 
 
 # ==== plan ================================================================================================
-def _plan_table(
-    title: str,
-    headers: list[str],
-    rows: list[list[str]],
-    left: AbstractSet[int] = frozenset(),
-    caption: str | None = None,
-    no_wrap: AbstractSet[int] = frozenset(),
-) -> Table:
-    t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    for i, h in enumerate(headers):
-        t.add_column(h, justify="left" if i in left else "right", no_wrap=i in no_wrap)
-    for r in rows:
-        t.add_row(*[Text(for_log(own_glyphs(c))) for c in r])  # our cells: '…' and '–' fall back, not escaped
-    if caption:
-        t.caption = caption
-        t.caption_justify = "left"
-    return t
-
-
 def _ranges(console, table) -> list:
     """Per column, (the fewest cells it takes with every word whole, a no-wrap column's whole cells;
     the cells it takes unwrapped), padding (one cell each side) included."""
@@ -850,9 +661,58 @@ def _ranges(console, table) -> list:
     return got
 
 
-def _narrowest(console, table) -> int:
-    """The fewest columns ``table`` takes with every cell whole (no word broken, no no-wrap cell cut)."""
-    return len(table.columns) + 1 + sum(low for low, _ in _ranges(console, table))
+def _too_narrow(console, table) -> bool:
+    """``table`` cannot fit the width with every cell whole (no word broken, no no-wrap cell cut)."""
+    return len(table.columns) + 1 + sum(low for low, _ in _ranges(console, table)) > console.width
+
+
+def _plan_fitted(
+    console, title: str, headers, rows, *, left=(), caption=None, no_wrap=(), droppable=(), extra=None
+) -> list:
+    """The table fitted to the output width without cutting a number or a word: the ``droppable``
+    columns (indices) left out in turn while it does not fit (a note names them); when it still does not
+    fit, one block per row. ``extra``: a last row of its own section (bold)."""
+
+    def build(keep):
+        t = Table(
+            title=title, box=box.SIMPLE_HEAD, title_justify="left", caption=caption, caption_justify="left"
+        )
+        for j in keep:
+            t.add_column(headers[j], justify="left" if j in left else "right", no_wrap=j in no_wrap)
+        for r in rows:  # our cells: '…' and '–' fall back, not escaped
+            t.add_row(*[Text(for_log(own_glyphs(r[j]))) for j in keep])
+        if extra is not None:
+            t.add_section()
+            t.add_row(*[Text(extra[j]) for j in keep], style="bold")
+        return t
+
+    table, note = _fitted(
+        console, build, list(range(len(headers))), droppable, headers.__getitem__, _too_narrow
+    )
+    if _too_narrow(console, table):
+        return _plan_blocks(
+            console.width, title, headers, rows + ([extra] if extra is not None else []), caption
+        )
+    _no_cut(console, table)
+    return [table, *note]
+
+
+def _no_cut(console, table) -> None:
+    """Where rich's own layout would cut a word ("120,4…": it narrows columns below their longest word),
+    give each column its longest word and share the rest of the width out column by column."""
+    ranges = _ranges(console, table)
+    laid = _rich_layout(table, ranges, console.width)
+    if all(w >= low for w, (low, _) in zip(laid, ranges)):
+        return  # rich wraps between words only: keep its layout
+    widths = [low for low, _ in ranges]
+    spare = console.width - len(table.columns) - 1 - sum(widths)
+    while spare > 0 and any(w < high for w, (_, high) in zip(widths, ranges)):
+        for i, (_, high) in enumerate(ranges):
+            if spare > 0 and widths[i] < high:
+                widths[i] += 1
+                spare -= 1
+    for i, col in enumerate(table.columns):
+        col.width = widths[i] - 2
 
 
 def _ratio_reduce(total: int, ratios: list[int], maximums: list[int], values: list[int]) -> list[int]:
@@ -896,83 +756,7 @@ def _rich_layout(table, ranges, width: int) -> list[int]:
     return [max(0, min(h, w)) for h, w in zip(highs, widths)]
 
 
-def _plan_fitted(
-    console,
-    title: str,
-    headers: list[str],
-    rows: list[list[str]],
-    *,
-    left=frozenset(),
-    caption: str | None = None,
-    no_wrap=frozenset(),
-    droppable=(),
-    extra: list[str] | None = None,
-) -> list:
-    """The table, fitted to the output width without cutting a number or a word: the ``droppable``
-    columns (indices) are left out one by one while it does not fit (a note names them); when it
-    still does not fit, one block per row. ``extra``: a last row of its own section (bold)."""
-
-    def build(keep):
-        idx = {j: i for i, j in enumerate(keep)}
-        t = _plan_table(
-            title,
-            [headers[j] for j in keep],
-            [[r[j] for j in keep] for r in rows],
-            left={idx[j] for j in left if j in idx},
-            caption=caption,
-            no_wrap={idx[j] for j in no_wrap if j in idx},
-        )
-        if extra is not None:
-            t.add_section()
-            t.add_row(*[Text(extra[j]) for j in keep], style="bold")
-        return t
-
-    keep = list(range(len(headers)))
-    dropped = []
-    table = build(keep)
-    for j in droppable:
-        if _narrowest(console, table) <= console.width:
-            break
-        keep.remove(j)
-        dropped.append(headers[j])
-        table = build(keep)
-    if _narrowest(console, table) <= console.width:
-        _no_cut(console, table)
-        note = (
-            [
-                Text(
-                    f"(left out at {console.width} columns: {', '.join(dropped)}; a wider --width or -f json "
-                    "shows them)"
-                )
-            ]
-            if dropped
-            else []
-        )
-        return [table, *note]
-    return _plan_blocks(console.width, title, headers, rows + ([extra] if extra is not None else []), caption)
-
-
-def _no_cut(console, table) -> None:
-    """Where rich's own layout would cut a cell short ("120,4…": it narrows columns below their longest
-    word), give each column its longest word and share the rest of the width out column by column."""
-    ranges = _ranges(console, table)
-    laid = _rich_layout(table, ranges, console.width)
-    if all(w >= low for w, (low, _) in zip(laid, ranges)):
-        return  # rich wraps between words only: keep its layout
-    widths = [low for low, _ in ranges]
-    spare = console.width - len(table.columns) - 1 - sum(widths)
-    while spare > 0 and any(w < high for w, (_, high) in zip(widths, ranges)):
-        for i, (_, high) in enumerate(ranges):
-            if spare > 0 and widths[i] < high:
-                widths[i] += 1
-                spare -= 1
-    for i, col in enumerate(table.columns):
-        col.width = widths[i] - 2
-
-
-def _plan_blocks(
-    width: int, title: str, headers: list[str], rows: list[list[str]], caption: str | None
-) -> list:
+def _plan_blocks(width: int, title: str, headers, rows, caption) -> list:
     """A table too wide for the output as one block per row: "header: value" lines, wrapped between words."""
     lines = wrap(title, width, "", "") if title else []
     for r in rows:
@@ -985,78 +769,72 @@ def _plan_blocks(
     return [Text("\n".join(lines) + "\n")]
 
 
-def _bullet(console, text: str, style: str | None = None) -> Text:
-    """An indented line of the plan's summary; wrapped lines keep the indent (two more spaces)."""
-    if cell_width(text) + 2 <= console.width:
-        return Text("  " + text, style=style or "")
-    return Text("\n".join(wrap(text, console.width, "  ")), style=style or "")
-
-
 def render_plan_text(report, *, width: int | None = None, color: bool = False, **_ignored) -> str:
     buf = io.StringIO()
     console = _console(buf, width or 100, color)
     plan = report.plan
     info = report.to_dict()["index"]
+
+    def bullet(text: str, style: str = "") -> None:  # wrapped lines keep the indent (two more spaces)
+        fits = cell_width(text) + 2 <= console.width
+        console.print(Text("  " + text if fits else "\n".join(wrap(text, console.width, "  ")), style=style))
+
     console.print(Text.assemble(("graphrag-audit plan ", "bold"), (for_log(info["path"]), "bold")))
     console.print(Text("tables in " + for_log(info["output_dir"])))
     for note in info.get("notes", []):
         console.print(Text("note: " + for_log(note)))
     console.print(Text(f"generation {info['generation']} · " + pc.settings_line(report)))
     console.print()
-    console.print(
-        Text.assemble(("Plan: ", "bold"), (pc.plan_headline(plan), "green" if plan.usable else "bold red"))
-    )
-    console.print(_bullet(console, pc.check_line(plan)))
+    headline = pc.plan_headline(plan)
+    console.print(Text.assemble(("Plan: ", "bold"), (headline, "green" if plan.usable else "bold red")))
+    bullet(pc.check_line(plan))
     for line in pc.why_lines(plan):
-        console.print(_bullet(console, for_log(line), "bold red"))
-    console.print(_bullet(console, pc.entity_line(plan)))
-    console.print(_bullet(console, pc.granularity_line(plan, report)))
-    console.print(_bullet(console, "communities: " + pc.ids_text(plan.communities)))
+        bullet(for_log(line), "bold red")
+    bullet(pc.entity_line(plan))
+    bullet(pc.granularity_line(plan, report))
+    bullet("communities: " + pc.ids_text(plan.communities))
     for note in plan.notes:
-        console.print(_bullet(console, "note: " + for_log(note), "yellow"))
+        bullet("note: " + for_log(note), "yellow")
     console.print()
 
-    rows = pc.comparison_rows(report)
-    for part in _plan_fitted(
+    note = pc.comparison_note(report)
+    parts = _plan_fitted(
         console,
         f"The same budget ({plan.budget.describe()}) at every community_level N",
         pc.COMPARISON_HEADERS,
-        rows,
+        pc.comparison_rows(report),
         left={1},
         caption="entities = clustered entities the selection covers; at finest = of those, held by a report "
         "at their finest available level; ancestors = reports sent together with a descendant's "
-        "report (the same entities twice). The plan sends no ancestor."
-        + (f" {note}" if (note := pc.comparison_note(report)) else ""),
+        "report (the same entities twice). The plan sends no ancestor." + (f" {note}" if note else ""),
         droppable=(7, 6),
         extra=pc.plan_row(plan),
-    ):
+    )
+    parts.append(Text("Finest available level, per subtree", style="bold"))
+    for part in parts:
         console.print(part)
-
-    console.print(Text("Finest available level, per subtree", style="bold"))
     for line in pc.disclosure_lines(plan):
-        console.print(_bullet(console, for_log(own_glyphs(line))))
+        bullet(for_log(own_glyphs(line)))
     srows = pc.subtree_rows(plan)
     shown = srows[: pc.SUBTREE_ROWS]
-    for part in _plan_fitted(
+    parts = _plan_fitted(
         console, "", pc.subtree_headers(plan), shown, left={3, 6}, no_wrap={3}, droppable=(5, 4)
-    ):
-        console.print(part)
+    )
     if len(srows) > len(shown):
-        console.print(Text(f"  … {len(srows) - len(shown):,} more subtrees (the JSON lists them all)"))
-    console.print()
-
-    for part in _plan_fitted(
+        parts.append(Text(f"  … {len(srows) - len(shown):,} more subtrees (the JSON lists them all)"))
+    parts.append(Text(""))
+    parts += _plan_fitted(
         console,
-        f"Dynamic community selection instead (num_repeats "
-        f"{report.settings.get('num_repeats', 1)}): rating calls and candidate pool per cap N",
+        f"Dynamic community selection instead (num_repeats {report.settings.get('num_repeats', 1)}): rating "
+        "calls and candidate pool per cap N",
         pc.DYNAMIC_HEADERS,
         pc.dynamic_rows(report),
         left={4},
-    ):
+    )
+    parts += [Text(for_log(line)) for line in pc.handoff_lines(report)]
+    for part in parts:
         console.print(part)
-    for line in pc.handoff_lines(report):
-        console.print(Text(for_log(line)))
-    return no_trailing_blanks(inert_log_lines(buf.getvalue()))
+    return _finished(buf)
 
 
 # ==== diff ================================================================================================
@@ -1070,13 +848,6 @@ def _side(label, info) -> str:
         f"{count(c.communities, 'community')}, {count(c.reports, 'report')}, "
         f"{count(c.clustered_entities, 'clustered entity', 'clustered entities')})"
     )
-
-
-def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(cell_width(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return [
-        "  ".join(cell + " " * (w - cell_width(cell)) for cell, w in zip(r, widths)).rstrip() for r in rows
-    ]
 
 
 def _wrap_items(head: str, items: list[str], width: int, indent: str = "    ") -> list[str]:
@@ -1099,21 +870,6 @@ def _wrap_items(head: str, items: list[str], width: int, indent: str = "    ") -
     return lines
 
 
-def _blocks(diff, width: int) -> list[str]:
-    """The selections table as one block per row, for a line narrower than the table."""
-    out = wrap("what each community_level sends, before -> after (reports: +added -removed ~changed):", width)
-    for s in diff.selections:
-        level, who, reports, added, removed, changed, tokens, calls, coverage = selection_cells(s)
-        items = [
-            f"reports {reports} ({added} {removed} {changed})",
-            f"tokens {tokens}",
-            f"map calls {calls}",
-            f"coverage {coverage}",
-        ]
-        out += _wrap_items(f"  level {level}, {who}:", items, width)
-    return out
-
-
 def _finding_lines(items, width: int, mark: str = "") -> list[str]:
     return [
         line
@@ -1124,21 +880,26 @@ def _finding_lines(items, width: int, mark: str = "") -> list[str]:
 
 def render_diff_text(diff, *, width: int | None = None, **_ignored) -> str:
     width = max(width or DEFAULT_WIDTH, 40)
-    out = wrap_all(
-        [
-            "graphrag-audit diff",
-            _side("old", diff.old),
-            _side("new", diff.new),
-            "",
-            matching_sentence(diff),
-            community_sentence(diff),
-            "",
-        ],
-        width,
-    )
-    table = _table([HEADERS] + [selection_cells(s) for s in diff.selections])
-    out += table if max(cell_width(line) for line in table) <= width else _blocks(diff, width)
-    legend = hyp_legend(diff)
+    head = ["graphrag-audit diff", _side("old", diff.old), _side("new", diff.new), ""]
+    out = wrap_all(head + [dc.matching_sentence(diff), dc.community_sentence(diff), ""], width)
+    rows = [dc.HEADERS] + [dc.selection_cells(s) for s in diff.selections]
+    widths = [max(cell_width(r[i]) for r in rows) for i in range(len(rows[0]))]
+    table = ["  ".join(c + " " * (w - cell_width(c)) for c, w in zip(r, widths)).rstrip() for r in rows]
+    if max(cell_width(line) for line in table) <= width:
+        out += table
+    else:  # one block per row
+        out += wrap(
+            "what each community_level sends, before -> after (reports: +added -removed ~changed):", width
+        )
+        for level, who, reports, added, removed, changed, tokens, calls, coverage in rows[1:]:
+            items = [
+                f"reports {reports} ({added} {removed} {changed})",
+                f"tokens {tokens}",
+                f"map calls {calls}",
+                f"coverage {coverage}",
+            ]
+            out += _wrap_items(f"  level {level}, {who}:", items, width)
+    legend = dc.hyp_legend(diff)
     if legend:
         out += wrap(legend, width)
     out.append("")
@@ -1151,11 +912,11 @@ def render_diff_text(diff, *, width: int | None = None, **_ignored) -> str:
     out.append(f"regressions at community_level {diff.level}: {number(len(diff.regressions))}")
     out += _finding_lines(diff.sorted_regressions(), width)
     if diff.hypothetical_changes:
-        out += wrap(hypothetical_heading(diff), width)
-        out += _finding_lines(diff.sorted_hypothetical_changes(), width, f"{HYP} ")
+        out += wrap(dc.hypothetical_heading(diff), width)
+        out += _finding_lines(diff.sorted_hypothetical_changes(), width, f"{dc.HYP} ")
     if diff.option_note:
         out += wrap(f"note: {for_log(diff.option_note, 500)}", width, "", "  ")
-    out += [""] + wrap(verdict(diff), width)
+    out += [""] + wrap(dc.verdict(diff), width)
     # a word cut to fit (a long path) may put a "::" at the start of a line: a CI log's workflow command
     return inert_log_lines("\n".join(out)) + "\n"
 
@@ -1174,11 +935,8 @@ def render_update_run_text(report: UpdateRunReport, *, width: int | None = None,
         f"layout: {_LAYOUT.get(report.layout, report.layout)}",
     ]
     if report.run is not None:
-        out.append(
-            f"run: {for_log(report.run)} (newest of {number(report.runs)})"
-            if report.runs > 1
-            else f"run: {for_log(report.run)}"
-        )
+        newest = f" (newest of {number(report.runs)})" if report.runs > 1 else ""
+        out.append(f"run: {for_log(report.run)}{newest}")
     queried = next((p for p in report.parts if p.queried), None)
     out.append(
         f"graphrag queries: {queried.role} ({for_log(queried.path)})"
@@ -1202,11 +960,8 @@ def render_update_run_text(report: UpdateRunReport, *, width: int | None = None,
             f"  generation {p.generation}: {count(p.communities, 'community')} ({levels} per level), "
             f"{count(p.reports, 'report')}{ents}{periods}"
         )
-        if not p.findings:
-            out.append(f"  findings at community_level {report.level}: none")
-        else:
-            out.append(f"  findings at community_level {report.level}:")
-            out.extend(f"    [{f.severity}] {f.rule}: {for_log(f.message)}" for f in p.findings)
+        out.append(f"  findings at community_level {report.level}:" + ("" if p.findings else " none"))
+        out.extend(f"    [{f.severity}] {f.rule}: {for_log(f.message)}" for f in p.findings)
     out.append("")
     o = report.offset
     if o is None:
@@ -1215,42 +970,36 @@ def render_update_run_text(report: UpdateRunReport, *, width: int | None = None,
             f"{for_log(report.offset_not_run)}"
         )
     else:
-        head = (
+        out.append(
             f"offset check: delta numbers + {number(o.offset)} (the previous {o.offset_from} maximum + 1): "
-            f"{count(o.expected, 'community number')} expected, {number(o.found)} in the merged table"
+            f"{count(o.expected, 'community number')} expected, {number(o.found)} in the merged table: "
+            + ("they match" if o.holds else "they differ")
         )
-        if o.holds:
-            out.append(head + ": they match")
-        else:
-            out.append(head + ": they differ")
-            if o.missing:
-                out.append(f"  expected, missing from merged: {', '.join(map(str, o.missing))}")
-            if o.extra:
-                out.append(f"  in merged, not expected: {', '.join(map(str, o.extra))}")
-    for n in report.notes:
-        out.append(f"note: {for_log(n)}")
-    # index text wraps: a "::" that starts a word is escaped (for_log), one a cut word puts at the start
-    # of a line too (a CI log reads it as a workflow command)
+        if not o.holds and o.missing:
+            out.append(f"  expected, missing from merged: {', '.join(map(str, o.missing))}")
+        if not o.holds and o.extra:
+            out.append(f"  in merged, not expected: {', '.join(map(str, o.extra))}")
+    out += [f"note: {for_log(n)}" for n in report.notes]
+    # index text wraps: a "::" that starts a word is escaped (for_log); one a cut word puts at the start
+    # of a line is made inert too (a CI log reads it as a workflow command)
     return inert_log_lines("\n".join(wrap_all(out, max(width or DEFAULT_WIDTH, 40)))) + "\n"
 
 
 # ==== explain =============================================================================================
-def _para(label: str, text: str, width: int) -> list[str]:
-    body = f"{label}{text}" if label else text
+def _para(text: str, width: int, indent: str = "  ") -> list[str]:
     return textwrap.wrap(
-        body, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
-    ) or [label.rstrip()]
+        text, width=width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    )
 
 
 def rule_page(rule: Rule, width: int = 100) -> str:
-    """The page of one rule: id and title (what it means, said once), severity, the notes, how to
-    fix it."""
+    """The page of one rule: id and title (what it means, said once), severity, the notes, how to fix it."""
     width = max(40, width)
-    lines = _para("", f"{rule.id}: {rule.title}", width) + ["", f"severity: {rule.severity}"]
+    lines = _para(f"{rule.id}: {rule.title}", width) + ["", f"severity: {rule.severity}"]
     note = RULE_NOTES.get(rule.id)
     if note:
-        lines += [""] + _para("", note, width)
-    lines += [""] + _para("How to fix: ", rule.fix, width)
+        lines += [""] + _para(note, width)
+    lines += [""] + _para("How to fix: " + rule.fix, width)
     lines += ["", "docs/rules.md has every rule; `graphrag-audit explain` lists them."]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
@@ -1262,11 +1011,5 @@ def rule_list(width: int = 100) -> str:
     lines = [f"{len(RULES)} rules (graphrag-audit explain RULE prints one):", ""]
     for r in sorted(RULES.values(), key=lambda r: r.id):
         head = f"{r.id:<{idw}}  {r.severity:<7}  "
-        lines += textwrap.wrap(
-            head + r.title,
-            width=width,
-            subsequent_indent=" " * len(head),
-            break_long_words=False,
-            break_on_hyphens=False,
-        )
+        lines += _para(head + r.title, width, " " * len(head))
     return "\n".join(line.rstrip() for line in lines) + "\n"
