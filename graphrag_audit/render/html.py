@@ -121,7 +121,10 @@ def _tree_table(report) -> str:
         for t in report.tree_levels
     )
     heads = _heads(["level", "communities", "leaves", "reports", "entities"])
-    return f'<section id="tree-levels"><h2>Community tree</h2><table class="num">{heads}<tbody>{rows}</tbody></table></section>'
+    return (
+        '<section id="tree-levels"><h2>Community tree</h2>'
+        f'<table class="num">{heads}<tbody>{rows}</tbody></table></section>'
+    )
 
 
 def _levels_table(report) -> str:
@@ -181,7 +184,10 @@ def _titled(ids, titles: dict, what: str) -> str:
     )
     more = ""
     if len(ids) > len(shown):
-        more = f'<p class="caption">{len(ids) - len(shown):,} more not shown (<code>levels -f json</code> lists every id).</p>'
+        more = (
+            f'<p class="caption">{len(ids) - len(shown):,} more not shown '
+            "(<code>levels -f json</code> lists every id).</p>"
+        )
     return (
         f'<details><summary>{_esc(what)} ({len(ids):,})</summary><table class="reports"><thead><tr>'
         f"<th>community</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>"
@@ -189,8 +195,8 @@ def _titled(ids, titles: dict, what: str) -> str:
 
 
 def _dynamic(report) -> str:
-    """Dynamic community selection per graphrag line at the queried level, beside the static table: the same
-    cells as the text and Markdown renderers (render/cells.py), every number of each line, the related findings."""
+    """Dynamic community selection per graphrag line at the queried level (render/cells.py's cells), every
+    number of each line, the related findings."""
     head = '<section id="dynamic"><h2>Dynamic community selection by graphrag version</h2>'
     got = dynamic_at(report)
     if got is None:
@@ -250,7 +256,8 @@ def _dynamic(report) -> str:
         for r in drows
     )
     parts.append(
-        f'<table class="num" id="dynamic-details"><thead><tr><th></th>{dhead}</tr></thead><tbody>{dbody}</tbody></table>'
+        f'<table class="num" id="dynamic-details"><thead><tr><th></th>{dhead}</tr></thead>'
+        f"<tbody>{dbody}</tbody></table>"
     )
     parts.append(
         '<p class="caption">waves = communities rated per round of LLM calls (graphrag rates one level '
@@ -316,11 +323,8 @@ _FILL = {**SENT_COLOURS, "no-report": NO_REPORT_COLOUR, "none": NO_REPORTS_TABLE
 
 
 def icicle_svg(forest: ForestView) -> str:
-    """Every community as one rect: x span ∝ entities (children share the parent's span), row = level.
-    Siblings narrower than ``MIN_W`` are drawn together: per level of their subtrees, one ``+K more`` block
-    (``<rect data-aggregate=K>``) per sent mark, at least ``AGG_MIN_W`` wide, so the file stays small at
-    20,000 communities and a deep branch stays visible. With a community_level, the cut is a dashed line
-    (``<g id="cut-line">``) below the row of level N: graphrag >= 2.0 sends every report above it."""
+    """Every community as one rect (x span ∝ entities, row = level); siblings narrower than ``MIN_W`` drawn
+    as ``+K more`` blocks per level and sent mark; with a community_level, the cut as a dashed line."""
     nodes = forest.nodes
     value: dict[int, float] = {}
     order = []
@@ -752,7 +756,10 @@ def render_html(report, forest: ForestView) -> str:
         )
         at = selections.get(forest.selection_level)
         if at is not None and not all(at[b].outcome is None or at[b].outcome.exact for b in ("v2", "v1")):
-            sent = f"<p>{_esc(sends(at['v2'], 'v2'))}; {_esc(sends(at['v1'], 'v1'))}. The colours show each rule applied to this tree. "
+            sent = (
+                f"<p>{_esc(sends(at['v2'], 'v2'))}; {_esc(sends(at['v1'], 'v1'))}. "
+                "The colours show each rule applied to this tree. "
+            )
         sent += (
             f"Width ∝ entities; each row is a level; hover a community for its report title. {CUT_NOTE}</p>"
         )

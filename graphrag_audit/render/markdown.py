@@ -435,7 +435,8 @@ def _verify_dynamic(v) -> list[str]:
         d = x.dynamic
         n = level_label(x.community_level)
         if d is not None and not d.scenarios:
-            rows.append([n, "—", word(d.status), *[""] * 6, markdown_cell(d.reason or d.expected or "", 300)])
+            why = markdown_cell(d.reason or d.expected or "", 300)
+            rows.append([n, "—", word(d.status), *[""] * 6, why])
         for name, sc in d.scenarios.items() if d is not None else ():
             rows.append(
                 [
