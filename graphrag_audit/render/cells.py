@@ -115,7 +115,6 @@ def joined(pieces: Iterable[str]) -> Iterator[str]:
         yield "".join(buf)
 
 
-# ==== where the cost knobs came from ======================================================================
 def with_source(value: str, opts, knob: str, clean=str) -> str:
     """``value`` followed by `` (where it came from)`` (``clean`` escapes that part for the medium)."""
     where = dict(getattr(opts, "costs_from", ()) or ()).get(knob, "graphrag default")
@@ -135,11 +134,11 @@ def money_lines(report, hide=frozenset()) -> list[str]:
     m = money(report)
     if m is None or not report.options.costs:
         return []
-    rates = []
-    if m["price_in_per_million"] is not None:
-        rates.append(f"${m['price_in_per_million']:g}/M input")
-    if m["price_out_per_million"] is not None:
-        rates.append(f"${m['price_out_per_million']:g}/M output")
+    rates, counted = [], []
+    for key, unit, assumption in (("in", "input", ASSUMPTION_IN), ("out", "output", ASSUMPTION_OUT)):
+        if m[f"price_{key}_per_million"] is not None:
+            rates.append(f"${m[f'price_{key}_per_million']:g}/M {unit}")
+            counted.append(assumption)
     levels = m["levels"]
     if len(levels) > MONEY_ALL_LEVELS:
         levels = [e for e in levels if e["community_level"] in (report.options.level, None)]
@@ -155,18 +154,8 @@ def money_lines(report, hide=frozenset()) -> list[str]:
             parts.append(f"{label} {usd(c['usd'])}")
         if parts:
             lines.append(f"  N={level_label(e['community_level'])}: " + ", ".join(parts))
-    counted = (
-        ([ASSUMPTION_IN] if m["price_in_per_million"] is not None else [])
-        + ([ASSUMPTION_OUT] if m["price_out_per_million"] is not None else [])
-        + [ASSUMPTION_REST]
-    )
-    lines.append(
-        "Counted: "
-        + "; ".join(counted)
-        + "."
-        + (" Token counts are estimates (--tokenizer estimate)." if approx else "")
-    )
-    return lines
+    estimate = " Token counts are estimates (--tokenizer estimate)." if approx else ""
+    return lines + [f"Counted: {'; '.join(counted + [ASSUMPTION_REST])}.{estimate}"]
 
 
 # ==== table cells =========================================================================================
@@ -267,12 +256,6 @@ def hidden_note(report, hide_hypothetical: bool, short: dict) -> str:
     return " --hide-hypothetical left nothing out: every number is what a graphrag returns here."
 
 
-def level_rows(report) -> tuple[list[str], list[list[str]]]:
-    """Headers and cells of the per-level table, one row per N (0 … max, None)."""
-    heads, rows, _ = level_table(report)
-    return heads, rows
-
-
 # ---- what graphrag actually does: markers and footnotes (decided in compat.py) -------------
 SUPERSCRIPTS = "¹²³⁴⁵⁶⁷⁸⁹"
 BEHAVIOUR_WHO = {"v2": "graphrag >= 2.0", "v1": "graphrag < 2.0"}
@@ -370,18 +353,12 @@ def level_table(report, hide=frozenset()) -> tuple[list[str], list[list[str]], F
         v2, v1 = s["v2"], s["v1"]
         epr = v2.entities_per_report
         med = "—" if epr.median is None else f"{epr.median:g}"
-        c2, c1 = v2.cost, v1.cost
-        if hide:  # the hidden line's cells are not built: its footnote is not listed
-            keep = {"v2": v2, "v1": v1}
-            for b in hide:
-                keep[b] = None
-            n2, n1 = (count_cell(x, notes) if x is not None else "" for x in (keep["v2"], keep["v1"]))
-            d2, d1 = (derived_marker(notes, x) if x is not None else "" for x in (keep["v2"], keep["v1"]))
-            d21 = d2 + d1
-            c2, c1 = (x.cost if x is not None else None for x in (keep["v2"], keep["v1"]))
-        else:
-            n2, n1 = count_cell(v2, notes), count_cell(v1, notes)  # first: markers number >= 2.0, then < 2.0
-            d2, d1, d21 = derived_marker(notes, v2), derived_marker(notes, v1), derived_marker(notes, v2, v1)
+        # the hidden line's cells are not built (its footnote is not listed); markers number >= 2.0 first
+        x2, x1 = (None if b in hide else s[b] for b in ("v2", "v1"))
+        n2, n1 = (count_cell(x, notes) if x is not None else "" for x in (x2, x1))
+        d2, d1 = (derived_marker(notes, x) if x is not None else "" for x in (x2, x1))
+        d21 = d2 + d1
+        c2, c1 = (x.cost if x is not None else None for x in (x2, x1))
         cell = {
             "n": level_label(n),
             "v2": n2,
@@ -421,11 +398,7 @@ DYNAMIC_HEADERS = [
 def dynamic_at(report):
     """(community_level, DynamicByVersion) at the queried level (the deepest level when it is beyond the
     tree), or None when no graphrag line's dynamic selection reads the index."""
-    lv = report.options.level
-    levels = [r for r in report.levels if r.community_level is not None]
-    at = next((r for r in levels if r.community_level == lv), None) or (
-        levels[-1] if levels and lv > levels[-1].community_level else None
-    )
+    at, _ = answer_row(report)
     if at is None:
         return None
     bv = at.selected["dynamic"].by_version
@@ -497,20 +470,16 @@ def dynamic_notes(
 def dynamic_settings_line(opts) -> str:
     """The dynamic-selection knobs the audit used and where each came from (option, settings, default)."""
     src = dict(opts.dynamic_from)
-
-    def val(knob):
-        v = getattr(opts, knob)
-        return ("on" if v else "off") if isinstance(v, bool) else str(v)
-
     parts = []
     for knob in ("threshold", "num_repeats", "keep_parent", "max_level", "use_summary"):
-        where = src.get(knob, "graphrag default")
+        v, where = getattr(opts, knob), src.get(knob, "graphrag default")
         tag = "" if where == "graphrag default" else (" (option)" if where == "option" else f" ({where})")
-        parts.append(f"{knob} {val(knob)}{tag}")
+        parts.append(f"{knob} {('on' if v else 'off') if isinstance(v, bool) else v}{tag}")
+    custom = any(where != "graphrag default" for where in src.values())
     return (
-        "Settings: " + ", ".join(parts) + "; the rest are graphrag's defaults."
-        if any(src.get(k, "graphrag default") != "graphrag default" for k in src)
-        else "Settings: " + ", ".join(parts) + " (graphrag's defaults)."
+        "Settings: "
+        + ", ".join(parts)
+        + ("; the rest are graphrag's defaults." if custom else " (graphrag's defaults).")
     )
 
 
@@ -519,76 +488,44 @@ def dynamic_detail_rows(bv, what_if: bool) -> tuple[list[str], list[list[str]]]:
     line."""
     vs = list(bv.versions.values())
 
-    def scen(name: str) -> list[list[str]]:
-        out = []
+    def row(label, cell) -> list[str]:
+        return [label] + [MISSING if v.error is not None else cell(v) for v in vs]
+
+    rows = [
+        ["error"] + [v.error or "none" for v in vs],
+        row("descends below level 0", lambda v: "yes" if v.descends else "never"),
+        row("start reports (level 0)", lambda v: number(len(v.start_ids))),
+    ]
+    for name, attr in _SCENARIO.items():
+        if name == "what-if" and not what_if:
+            continue
+        found = [getattr(v, attr) for v in vs]
         facts = [
             ("rating calls", lambda s: number(s.rating_calls)),
             ("kept reports", lambda s: number(len(s.kept_ids))),
             ("waves (rated per round)", lambda s: mix_cell(list(s.waves))),
         ]
-        if any(
-            getattr(v, _SCENARIO[name]) is not None and getattr(v, _SCENARIO[name]).prompt_tokens is not None
-            for v in vs
-        ):
-            facts.append(
-                (
-                    "rating prompt tokens",
-                    lambda s: "—" if s.prompt_tokens is None else number(s.prompt_tokens),
-                )
-            )
-        if name == "what-if" and any(v.what_if is not None and v.what_if.kept_costs is not None for v in vs):
-            facts += [
-                (
-                    "map calls over the kept",
-                    lambda s: (
-                        "—"
-                        if s.kept_costs is None
-                        else _kept_span(s.kept_costs.map_calls, s.kept_costs.map_calls_range)
-                    ),
-                ),
-                (
-                    "map tokens over the kept",
-                    lambda s: (
-                        "—"
-                        if s.kept_costs is None
-                        else _kept_span(s.kept_costs.tokens, s.kept_costs.tokens_range)
-                    ),
-                ),
-            ]
-        for label, cell in facts:
-            out.append(
-                [f"{name}: {label}"]
-                + [
-                    "—" if getattr(v, _SCENARIO[name]) is None else cell(getattr(v, _SCENARIO[name]))
-                    for v in vs
-                ]
-            )
-        return out
-
-    rows = [
-        ["error"] + [v.error or "none" for v in vs],
-        ["descends below level 0"]
-        + ["—" if v.error is not None else ("yes" if v.descends else "never") for v in vs],
-        ["start reports (level 0)"] + ["—" if v.error is not None else number(len(v.start_ids)) for v in vs],
-    ]
-    rows += scen("none relevant") + scen("all relevant")
-    if what_if:
-        rows += scen("what-if")
-    rows += [
-        ["cut off when all are relevant"]
-        + ["—" if v.error is not None else number(len(v.cut_off_ids)) for v in vs],
-        ["never rated (unreachable)"]
-        + ["—" if v.error is not None else number(len(v.unreachable_ids)) for v in vs],
-    ]
+        if any(s is not None and s.prompt_tokens is not None for s in found):
+            facts.append(("rating prompt tokens", lambda s: number(s.prompt_tokens)))
+        if name == "what-if" and any(s is not None and s.kept_costs is not None for s in found):
+            facts.append(("map calls over the kept", lambda s: _kept_span(s.kept_costs, "map_calls")))
+            facts.append(("map tokens over the kept", lambda s: _kept_span(s.kept_costs, "tokens")))
+        rows += [
+            [f"{name}: {label}"] + [MISSING if s is None else cell(s) for s in found] for label, cell in facts
+        ]
+    rows.append(row("cut off when all are relevant", lambda v: number(len(v.cut_off_ids))))
+    rows.append(row("never rated (unreachable)", lambda v: number(len(v.unreachable_ids))))
     return [""] + [v.graphrag for v in vs], rows
 
 
 _SCENARIO = {"none relevant": "none_relevant", "all relevant": "all_relevant", "what-if": "what_if"}
 
 
-def _kept_span(value: int, span: tuple[int, int]) -> str:
+def _kept_span(kept, field: str) -> str:
     """A what-if cost in ascending community order, with its range over the sampled input orders."""
-    lo, hi = span
+    if kept is None:
+        return MISSING
+    value, (lo, hi) = getattr(kept, field), getattr(kept, f"{field}_range")
     return number(value) if lo == hi else f"{number(value)} ({number(lo)}–{number(hi)})"
 
 

@@ -1,19 +1,8 @@
-"""Every output format of every command, and the renderer that makes it: the one place to add one.
+"""Every output format of every command and the ``"module:function"`` under :mod:`graphrag_audit.render`
+that makes it; a renderer's module is imported only when its format is rendered (not by ``--help``).
 
-Each command has its own ``Format`` enum (the sets differ) and one table mapping each member to
-``"module:function"`` under :mod:`graphrag_audit.render`. A renderer's module is imported only
-when its format is rendered (``--help`` imports none of them, nor numpy or rich through them).
-
-What a renderer is called with depends on the command:
-
-* ``levels``: ``fn(report: AuditReport, **kw)``; text takes ``width``, ``color``, ``focus``, json
-  ``json_ids``. ``levels -f json`` is written as a stream of chunks: :func:`streamer`.
-* ``tree``: text ``fn(view, width=, color=, heading=)``; the graph formats ``fn(forest, view)``.
-* ``plan``: ``fn(report: PlanReport, **kw)``; text takes ``width`` and ``color``.
-* ``report``: ``fn(report: AuditReport)``, one HTML page.
-* ``diff``: ``fn(diff: IndexDiff, **kw)``; text takes ``width``, markdown and github ``include_titles``.
-* ``update-run``: ``fn(report: UpdateRunReport, **kw)``; text takes ``width``.
-"""
+Renderers take the command's result (``levels``, ``plan``, ``report``: the report; ``tree``: text the
+view, the graph formats ``(forest, view)``; ``diff``: the diff) and its options as keywords."""
 
 from __future__ import annotations
 
@@ -95,8 +84,7 @@ _RENDERERS: dict[type, dict[Enum, str]] = {
     },
 }
 
-#: formats written as consecutive text chunks (a deep index's JSON lists millions of ids and is
-#: never held whole): the renderer returns an iterator of strings
+#: formats written as text chunks (a deep index's JSON is never held whole)
 _STREAMERS: dict[type, dict[Enum, str]] = {
     LevelsFormat: {LevelsFormat.json: "json:iter_json"},
     TreeFormat: {TreeFormat.json: "json:iter_tree_json"},
@@ -114,7 +102,6 @@ def renderer(fmt: Enum) -> Callable:
 
 
 def streamer(fmt: Enum) -> Callable | None:
-    """The function that renders ``fmt`` as an iterator of text chunks, or None when ``fmt`` is
-    rendered whole (:func:`renderer`)."""
+    """The function that renders ``fmt`` as an iterator of text chunks, or None."""
     spec = _STREAMERS.get(type(fmt), {}).get(fmt)
     return None if spec is None else _load(spec)

@@ -11,7 +11,6 @@ from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.github import workflow_data, workflow_log, workflow_property
 from graphrag_audit.sanitise.privacy import hide_paths, shown_path
 
-# ==== levels ==============================================================================================
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 MESSAGE_LIMIT = 1000  # characters of one annotation message (fix hint included)
 
@@ -43,15 +42,8 @@ def select_annotations(findings, max_per_kind: int):
 def summary_line(report, include_titles: bool = False) -> str:
     counts = report.summary()["findings"]
     n = report.options.level
-
-    def plural(k, word, many):
-        return f"{k} {word if k == 1 else many}"
-
-    parts = [
-        plural(counts["error"], "error", "errors"),
-        plural(counts["warning"], "warning", "warnings"),
-        f"{counts['info']} info",
-    ]
+    parts = [f"{counts[k]} {k}{'' if counts[k] == 1 else 's'}" for k in ("error", "warning")]
+    parts.append(f"{counts['info']} info")
     extra = []
     r = report.level(n)
     if r is not None and report.index.has_reports_table:
@@ -103,7 +95,6 @@ def render_github(report, *, max_per_kind: int = 10, include_titles: bool = Fals
     return "\n".join(lines) + "\n"
 
 
-# ==== diff ================================================================================================
 def render_diff_github(diff, *, max_per_kind: int = 10, include_titles: bool = False, **_ignored) -> str:
     lines = finding_annotations(
         diff.sorted_regressions(),

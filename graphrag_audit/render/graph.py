@@ -21,14 +21,13 @@ from graphrag_audit.sanitise.graph import xml_text as _xml_text
 
 FORMAT_VERSION = 1
 LABEL_TITLE_CHARS = 48
-#: fill colours of what community_level N sends, shared with the HTML report
+#: fill colours of what community_level N sends
 SENT_FILL = {SENT_BOTH: "#74c476", SENT_V2_ONLY: "#fd8d3c", SENT_V1_ONLY: "#9e9ac8", SENT_NEITHER: "#d9d9d9"}
 NO_REPORT_FILL = "#ffffff"
 SENT_CLASS = {SENT_BOTH: "both", SENT_V2_ONLY: "v2only", SENT_V1_ONLY: "v1only", SENT_NEITHER: "notsent"}
-_FILL_BY_CLASS = {**{SENT_CLASS[k]: v for k, v in SENT_FILL.items()}, "noreport": NO_REPORT_FILL}
+_FILL = {**{SENT_CLASS[k]: v for k, v in SENT_FILL.items()}, "noreport": NO_REPORT_FILL}
 
 
-# ---- what to export ------------------------------------------------------------------------
 def tree_items(
     forest: ForestView, view: TreeView | None
 ) -> tuple[list[int], list[tuple[int, int]], list[Row], dict]:
@@ -84,10 +83,6 @@ def _head(forest: ForestView, n: int, hidden: dict) -> str:
     if not nd.has_report and forest.has_reports_table:
         parts.append("no report")
     return " · ".join(parts)
-
-
-def _title(forest: ForestView, n: int, chars: int) -> str:
-    return plain(forest.nodes[n].title, chars)
 
 
 def _cls(forest: ForestView, n: int) -> str | None:
@@ -158,13 +153,12 @@ def mermaid_size_warning(text: str) -> str | None:
     )
 
 
-# ---- Mermaid -------------------------------------------------------------------------------
 def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
     order, edges, more, hidden = tree_items(forest, view)
     lines = ["flowchart LR" if _is_forest(forest, view, more) else "flowchart TD"]
     for n in order:
         label = mermaid_text(_head(forest, n, hidden))
-        title = _title(forest, n, title_chars)
+        title = plain(forest.nodes[n].title, title_chars)
         if title:
             label += "<br/>" + mermaid_text(title)
         lines.append(f'    {_node_id(n)}["{label}"]')
@@ -180,10 +174,8 @@ def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: in
         c = _cls(forest, n)
         if c is not None:
             classes.setdefault(c, []).append(_node_id(n))
-    fills = {SENT_CLASS[k]: v for k, v in SENT_FILL.items()}
-    fills["noreport"] = NO_REPORT_FILL
     for c in sorted(classes):
-        lines.append(f"    classDef {c} fill:{fills[c]},stroke:#555,color:#000")
+        lines.append(f"    classDef {c} fill:{_FILL[c]},stroke:#555,color:#000")
     for c in sorted(classes):
         lines.append(f"    class {','.join(classes[c])} {c}")
     if more:
@@ -198,14 +190,13 @@ def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: in
         lines.append("    end")
         for c, _ in entries:
             if c not in classes and c != "more":
-                lines.append(f"    classDef {c} fill:{fills[c]},stroke:#555,color:#000")
+                lines.append(f"    classDef {c} fill:{_FILL[c]},stroke:#555,color:#000")
             lines.append(f"    class legend_{c} {c}")
         if "more" in dict(entries) and not more:
             lines.append("    classDef more fill:#ffffff,stroke:#999,stroke-dasharray:4 3,color:#555")
     return "\n".join(lines) + "\n"
 
 
-# ---- Graphviz DOT --------------------------------------------------------------------------
 def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
     order, edges, more, hidden = tree_items(forest, view)
     rankdir = "LR" if _is_forest(forest, view, more) else "TB"
@@ -216,7 +207,7 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
     ]
     for n in order:
         head = dot_string(_head(forest, n, hidden))
-        title = _title(forest, n, title_chars)
+        title = plain(forest.nodes[n].title, title_chars)
         # join the two quoted strings with DOT's own line break: "head" + "\n" + "title"
         label = head[:-1] + ("\\n" + dot_string(title)[1:] if title else '"')
         nd = forest.nodes[n]
@@ -244,7 +235,7 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
             if c == "more":
                 attrs += ['style="dashed"', 'fontcolor="#555555"']
             else:
-                attrs.append(f'fillcolor="{_FILL_BY_CLASS[c]}"')
+                attrs.append(f'fillcolor="{_FILL[c]}"')
                 if c == "noreport" and forest.has_reports_table:
                     attrs.append('style="rounded,dashed"')
             lines.append(f"        legend_{c} [{', '.join(attrs)}];")
@@ -253,63 +244,45 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
     return "\n".join(lines) + "\n"
 
 
-# ---- GraphML -------------------------------------------------------------------------------
-def _graphml_items(forest: ForestView, view: TreeView | None):
-    """(graph attributes, [(node id, attributes)], [(source, target, attributes)]) of the export."""
-    order, edges, more, hidden = tree_items(forest, view)
-    nodes = []
-    for n in order:
-        nd = forest.nodes[n]
-        nodes.append(
-            (
-                _node_id(n),
-                dict(
-                    kind="community",
-                    community=nd.community,
-                    level=nd.level,
-                    entities=nd.entities,
-                    title=_xml_text(nd.title),
-                    reports=nd.reports,
-                    leaf=int(nd.leaf),
-                    sent=nd.sent or "",
-                    hidden_below=hidden.get(n, 0),
-                    subtree_communities=nd.size,
-                ),
-            )
-        )
-    for r in more:
-        nodes.append(
-            (
-                _more_id(r),
-                dict(
-                    kind="more",
-                    community=r.community,
-                    level=-1,
-                    entities=0,
-                    title=_xml_text(_more_label(r)),
-                    reports=0,
-                    leaf=0,
-                    sent="",
-                    hidden_below=r.more_communities,
-                    subtree_communities=r.more_communities,
-                ),
-            )
-        )
-    links = [(_node_id(p), _node_id(c), {"kind": "child"}) for p, c in edges]
-    links += [(_node_id(r.community), _more_id(r), {"kind": "more"}) for r in more if r.community >= 0]
-    graph = {"community_level": "" if forest.community_level is None else str(forest.community_level)}
-    return graph, nodes, links
-
-
 def to_graphml(forest: ForestView, view: TreeView | None = None) -> str:
     """GraphML as networkx's writer prints it."""
     import networkx as nx  # only here: its GraphML writer
 
-    graph, nodes, links = _graphml_items(forest, view)
+    order, edges, more, hidden = tree_items(forest, view)
     g = nx.DiGraph()
-    for nid, attrs in nodes:
-        g.add_node(nid, **attrs)
-    for a, b, attrs in links:
-        g.add_edge(a, b, **attrs)
-    g.graph.update(graph)
+    for n in order:
+        nd = forest.nodes[n]
+        g.add_node(
+            _node_id(n),
+            kind="community",
+            community=nd.community,
+            level=nd.level,
+            entities=nd.entities,
+            title=_xml_text(nd.title),
+            reports=nd.reports,
+            leaf=int(nd.leaf),
+            sent=nd.sent or "",
+            hidden_below=hidden.get(n, 0),
+            subtree_communities=nd.size,
+        )
+    for r in more:
+        g.add_node(
+            _more_id(r),
+            kind="more",
+            community=r.community,
+            level=-1,
+            entities=0,
+            title=_xml_text(_more_label(r)),
+            reports=0,
+            leaf=0,
+            sent="",
+            hidden_below=r.more_communities,
+            subtree_communities=r.more_communities,
+        )
+    for p, c in edges:
+        g.add_edge(_node_id(p), _node_id(c), kind="child")
+    for r in more:
+        if r.community >= 0:
+            g.add_edge(_node_id(r.community), _more_id(r), kind="more")
+    g.graph["community_level"] = "" if forest.community_level is None else str(forest.community_level)
     return "\n".join(nx.generate_graphml(g)) + "\n"

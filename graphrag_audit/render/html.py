@@ -78,6 +78,10 @@ CUT_NOTE = (
 )
 
 
+def _heads(heads) -> str:
+    return "<thead><tr>" + "".join(f"<th>{_esc(x)}</th>" for x in heads) + "</tr></thead>"
+
+
 def _text_width(s: str, px: float = 6.6) -> float:
     """Approximate rendered width of ``s`` at 11px sans-serif (wide East Asian glyphs count 2)."""
     return sum(2 * px if unicodedata.east_asian_width(c) in "WF" else px for c in s)
@@ -94,7 +98,6 @@ def _fit_px(s: str, width: float) -> str:
     return out + "…" if out else ""
 
 
-# ---- sections -----------------------------------------------------------------------------
 def _header(report) -> str:
     info = report.index
     c = info.counts
@@ -117,10 +120,10 @@ def _tree_table(report) -> str:
         f"<td>{number(t.reports)}</td><td>{number(t.entities)}</td></tr>"
         for t in report.tree_levels
     )
+    heads = _heads(["level", "communities", "leaves", "reports", "entities"])
     return (
-        '<section id="tree-levels"><h2>Community tree</h2><table class="num"><thead><tr>'
-        "<th>level</th><th>communities</th><th>leaves</th><th>reports</th><th>entities</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></section>"
+        '<section id="tree-levels"><h2>Community tree</h2>'
+        f'<table class="num">{heads}<tbody>{rows}</tbody></table></section>'
     )
 
 
@@ -136,21 +139,20 @@ def _levels_table(report) -> str:
     total = number(report.index.counts.clustered_entities)
     heads = heads + [f">=2.0 covers (of {total} entities)", f"<2.0 covers (of {total} entities)"]
     rows = [row + c[1:3] for row, c in zip(rows, cov)]
-    body = []
-    for cells in rows:
-        cls = ' class="chosen"' if cells[0] == level_label(opts.level) else ""
-        body.append(f"<tr{cls}>" + "".join(f"<td>{_esc(x)}</td>" for x in cells) + "</tr>")
-    costs = bool(opts.costs)
+    body = "".join(
+        ('<tr class="chosen">' if row[0] == level_label(opts.level) else "<tr>")
+        + "".join(f"<td>{_esc(x)}</td>" for x in row)
+        + "</tr>"
+        for row in rows
+    )
     caption = (
         f"options: level {_esc(str(opts.level))}, {with_source(h(opts.tokenizer), opts, 'tokenizer', h)}, "
         f"max_context_tokens {with_source(number(opts.max_context_tokens), opts, 'max_context_tokens', h)}"
-        + ("" if costs else "; token costs not computed (--no-costs)")
+        + ("" if opts.costs else "; token costs not computed (--no-costs)")
     )
     return (
         '<section id="levels"><h2>What each community_level N sends to global search</h2>'
-        f'<p class="caption">{caption}</p><table class="num"><thead><tr>'
-        + "".join(f"<th>{_esc(x)}</th>" for x in heads)
-        + f"</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        f'<p class="caption">{caption}</p><table class="num">{_heads(heads)}<tbody>{body}</tbody></table>'
         '<p class="caption">extra = reports &gt;=2.0 sends beyond &lt;2.0; ancestors = reports sent together '
         "with a descendant's; mix = &gt;=2.0 reports per level; stuck = entities whose finest community is "
         "above level N; ents/report = entities per &gt;=2.0 report. Each map call is one LLM call; one "
@@ -162,13 +164,6 @@ def _levels_table(report) -> str:
 
 #: rows of a <details> list of reports in the dynamic section
 DYNAMIC_LISTED = 200
-DYNAMIC_RULES = (
-    "dynamic-no-level-0-report",
-    "dynamic-no-descent",
-    "dynamic-unreachable",
-    "dynamic-fails",
-    "dynamic-old-graphrag",
-)
 
 
 def _finding_items(fs) -> str:
@@ -187,12 +182,12 @@ def _titled(ids, titles: dict, what: str) -> str:
         f'<tr><td>{int(c)}</td><td class="title">{h(titles[c], 200) if c in titles else "—"}</td></tr>'
         for c in shown
     )
-    more = (
-        f'<p class="caption">{len(ids) - len(shown):,} more not shown (<code>levels -f json</code> lists every '
-        "id).</p>"
-        if len(ids) > len(shown)
-        else ""
-    )
+    more = ""
+    if len(ids) > len(shown):
+        more = (
+            f'<p class="caption">{len(ids) - len(shown):,} more not shown '
+            "(<code>levels -f json</code> lists every id).</p>"
+        )
     return (
         f'<details><summary>{_esc(what)} ({len(ids):,})</summary><table class="reports"><thead><tr>'
         f"<th>community</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>"
@@ -200,8 +195,8 @@ def _titled(ids, titles: dict, what: str) -> str:
 
 
 def _dynamic(report) -> str:
-    """Dynamic community selection per graphrag line at the queried level, beside the static table: the same
-    cells as the text and Markdown renderers (render/cells.py), every number of each line, the related findings."""
+    """Dynamic community selection per graphrag line at the queried level (render/cells.py's cells), every
+    number of each line, the related findings."""
     head = '<section id="dynamic"><h2>Dynamic community selection by graphrag version</h2>'
     got = dynamic_at(report)
     if got is None:
@@ -214,14 +209,10 @@ def _dynamic(report) -> str:
     n, bv = got
     opts = report.options
     what_if = opts.relevant is not None
-    heads = DYNAMIC_HEADERS[: len(DYNAMIC_HEADERS) if what_if else 5]
+    heads = DYNAMIC_HEADERS[: None if what_if else 5]
     body = []
     for v, cells in zip(bv.versions.values(), dynamic_rows(bv, what_if)):
-        cls = (
-            ' class="no-descent"'
-            if v.error is None and not v.descends
-            else (' class="fails"' if v.error is not None else "")
-        )
+        cls = ' class="fails"' if v.error is not None else "" if v.descends else ' class="no-descent"'
         body.append(
             f'<tr data-family="{h(v.family)}"{cls}>' + "".join(f"<td>{h(x)}</td>" for x in cells) + "</tr>"
         )
@@ -237,12 +228,11 @@ def _dynamic(report) -> str:
     parts = [
         head,
         f'<p class="caption">{caption}</p>',
-        '<table class="num" id="dynamic-by-version"><thead><tr>'
-        + "".join(f"<th>{_esc(x)}</th>" for x in heads)
-        + f"</tr></thead><tbody>{''.join(body)}</tbody></table>",
+        f'<table class="num" id="dynamic-by-version">{_heads(heads)}<tbody>{"".join(body)}</tbody></table>',
     ]
-    never = [v for v in bv.versions.values() if v.error is None and not v.descends]
-    for v in never:
+    for v in bv.versions.values():
+        if v.error is not None or v.descends:
+            continue
         why = (
             " (microsoft/graphrag#2004, fixed in 3.0.0 by #2159): it looks a community's children up as ints "
             "among string report keys"
@@ -257,20 +247,17 @@ def _dynamic(report) -> str:
             "been kept.</p>"
         )
     dheads, drows = dynamic_detail_rows(bv, what_if)
-    fams = list(bv.versions)
+    fams = [f' data-family="{h(f)}"' for f in bv.versions]
+    dhead = "".join(f"<th{f}>{_esc(x)}</th>" for f, x in zip(fams, dheads[1:]))
+    dbody = "".join(
+        f'<tr><th scope="row">{_esc(r[0])}</th>'
+        + "".join(f"<td{f}>{h(x)}</td>" for f, x in zip(fams, r[1:]))
+        + "</tr>"
+        for r in drows
+    )
     parts.append(
-        '<table class="num" id="dynamic-details"><thead><tr><th></th>'
-        + "".join(f'<th data-family="{h(f)}">{_esc(x)}</th>' for f, x in zip(fams, dheads[1:]))
-        + "</tr></thead><tbody>"
-        + "".join(
-            '<tr><th scope="row">'
-            + _esc(r[0])
-            + "</th>"
-            + "".join(f'<td data-family="{h(f)}">{h(x)}</td>' for f, x in zip(fams, r[1:]))
-            + "</tr>"
-            for r in drows
-        )
-        + "</tbody></table>"
+        f'<table class="num" id="dynamic-details"><thead><tr><th></th>{dhead}</tr></thead>'
+        f"<tbody>{dbody}</tbody></table>"
     )
     parts.append(
         '<p class="caption">waves = communities rated per round of LLM calls (graphrag rates one level '
@@ -280,18 +267,15 @@ def _dynamic(report) -> str:
     )
     lheads, lrows = dynamic_level_rows(report)
     if lrows:
-        chosen = ' class="chosen"'
         level_rows = "".join(
-            f"<tr{chosen if r.community_level == n else ''}>"
+            ('<tr class="chosen">' if r.community_level == n else "<tr>")
             + "".join(f"<td>{h(x)}</td>" for x in cells)
             + "</tr>"
             for r, cells in zip(report.levels, lrows)
         )
         parts.append(
             f"<h3>Rating calls at every community_level N (num_repeats {int(opts.num_repeats)})</h3>"
-            '<table class="num" id="dynamic-per-level"><thead><tr>'
-            + "".join(f"<th>{_esc(x)}</th>" for x in lheads)
-            + f"</tr></thead><tbody>{level_rows}</tbody></table>"
+            f'<table class="num" id="dynamic-per-level">{_heads(lheads)}<tbody>{level_rows}</tbody></table>'
             '<p class="caption">pool = the version-independent bound: the level-0 reports … every '
             "candidate (every report with level &lt;= N), times num_repeats; no graphrag line follows it "
             "exactly. Per line: the rating calls when every report / no report is rated relevant.</p>"
@@ -314,20 +298,12 @@ def _dynamic(report) -> str:
     for v in bv.versions.values():
         if v.what_if is not None:
             parts.append(_titled(v.what_if.kept_ids, titles, f"What-if: reports graphrag {v.graphrag} keeps"))
-    fs = [f for f in report.sorted_findings() if f.rule in DYNAMIC_RULES]
+    fs = [f for f in report.sorted_findings() if f.rule.startswith("dynamic-")]
     parts.append(
         f'<h3>Related findings ({len(fs)})</h3><ul class="findings">{_finding_items(fs) or "<li>none</li>"}'
         "</ul></section>"
     )
     return "".join(parts)
-
-
-def _fill(forest: ForestView, nd) -> str:
-    if not forest.has_reports_table:
-        return NO_REPORTS_TABLE_COLOUR
-    if not nd.has_report:
-        return NO_REPORT_COLOUR
-    return SENT_COLOURS[nd.sent]
 
 
 def _sent_attr(forest: ForestView, nd) -> str:
@@ -343,14 +319,12 @@ AGG_MIN_W = 1.0
 #: aggregate blocks per level: one per sent mark, in this order
 _AGG_ORDER = (SENT_BOTH, SENT_V2_ONLY, SENT_V1_ONLY, SENT_NEITHER, "no-report", "none")
 _AGG_TEXT = {**SENT_TEXT, "no-report": "no report", "none": "no community_reports table"}
+_FILL = {**SENT_COLOURS, "no-report": NO_REPORT_COLOUR, "none": NO_REPORTS_TABLE_COLOUR}
 
 
 def icicle_svg(forest: ForestView) -> str:
-    """Every community as one rect: x span ∝ entities (children share the parent's span), row = level.
-    Siblings narrower than ``MIN_W`` are drawn together: per level of their subtrees, one ``+K more`` block
-    (``<rect data-aggregate=K>``) per sent mark, at least ``AGG_MIN_W`` wide, so the file stays small at
-    20,000 communities and a deep branch stays visible. With a community_level, the cut is a dashed line
-    (``<g id="cut-line">``) below the row of level N: graphrag >= 2.0 sends every report above it."""
+    """Every community as one rect (x span ∝ entities, row = level); siblings narrower than ``MIN_W`` drawn
+    as ``+K more`` blocks per level and sent mark; with a community_level, the cut as a dashed line."""
     nodes = forest.nodes
     value: dict[int, float] = {}
     order = []
@@ -393,7 +367,7 @@ def icicle_svg(forest: ForestView) -> str:
         parts.append(
             f'<rect data-community="{nd.community}" data-level="{nd.level}" data-sent="{_sent_attr(forest, nd)}" '
             f'data-entities="{nd.entities}" x="{x0:.3f}" y="{y:.1f}" width="{max(w, 0.0):.3f}" '
-            f'height="{ROW_H - 3}" fill="{_fill(forest, nd)}"{dashed}><title>{h(" · ".join(tip))}</title></rect>'
+            f'height="{ROW_H - 3}" fill="{_FILL[_sent_attr(forest, nd)]}"{dashed}><title>{h(" · ".join(tip))}</title></rect>'
         )
         if w >= 22:
             label = str(nd.community)
@@ -420,13 +394,6 @@ def icicle_svg(forest: ForestView) -> str:
                     continue
                 k, val, ents = acc[(lv, mark)]
                 bw = w * val / whole
-                fill = (
-                    NO_REPORT_COLOUR
-                    if mark == "no-report"
-                    else NO_REPORTS_TABLE_COLOUR
-                    if mark == "none"
-                    else SENT_COLOURS[mark]
-                )
                 tip = (
                     f"+{k:,} more at level {lv} {under} · {ents:,} entities · "
                     + (
@@ -439,7 +406,7 @@ def icicle_svg(forest: ForestView) -> str:
                 parts.append(
                     f'<rect class="agg" data-aggregate="{k}" data-level="{lv}" data-sent="{mark}" '
                     f'x="{cx:.3f}" y="{y:.1f}" width="{max(bw, AGG_MIN_W):.3f}" height="{ROW_H - 3}" '
-                    f'fill="{fill}"><title>{h(tip)}</title></rect>'
+                    f'fill="{_FILL[mark]}"><title>{h(tip)}</title></rect>'
                 )
                 if bw >= 22:
                     labels.append(
@@ -560,20 +527,16 @@ def _sent_list(forest: ForestView) -> str:
             if len(items) > len(shown)
             else ""
         )
-        o = forest.outcomes.get(b)
-        why = (
-            ""
-            if o is None or o.exact
-            # graphrag.compat's status, marked as the tables mark it
-            else (
-                f" (hypothetical: graphrag {_esc(o.graphrag or '')} selects 0 here)"
-                if o.returns_zero
-                else f" (hypothetical: graphrag {_esc(o.graphrag or '')} cannot read this index)"
-                if o.status == CANNOT_READ
-                else f" (hypothetical: not what graphrag {_esc(o.graphrag or '')} sends here)"
-            )
-        )
-        did = f"{who} sends the reports of " if not why else f"hyp.: the {who} rule selects the reports of "
+        o = forest.outcomes.get(b)  # graphrag.compat's status, marked as the tables mark it
+        did, why = f"{who} sends the reports of ", ""
+        if o is not None and not o.exact:
+            g = _esc(o.graphrag or "")
+            did = f"hyp.: the {who} rule selects the reports of "
+            why = f" (hypothetical: not what graphrag {g} sends here)"
+            if o.returns_zero:
+                why = f" (hypothetical: graphrag {g} selects 0 here)"
+            elif o.status == CANNOT_READ:
+                why = f" (hypothetical: graphrag {g} cannot read this index)"
         parts.append(
             f'<details data-behaviour="{b}"><summary>{did}'
             f'{count(len(items), "community", "communities")}{why}</summary>{ids}<table class="reports num"><thead><tr><th>community</th>'
@@ -789,16 +752,17 @@ def render_html(report, forest: ForestView) -> str:
     if report.index.has_reports_table and forest.community_level is not None:
         sent = (
             f"<p>graphrag &gt;= 2.0 sends <b>{forest.sent_reports['v2']:,}</b> reports, graphrag &lt; 2.0 "
-            f"sends <b>{forest.sent_reports['v1']:,}</b>. Width ∝ entities; each row is a level; "
-            "hover a community for its report title. " + CUT_NOTE + "</p>"
+            f"sends <b>{forest.sent_reports['v1']:,}</b>. "
         )
         at = selections.get(forest.selection_level)
         if at is not None and not all(at[b].outcome is None or at[b].outcome.exact for b in ("v2", "v1")):
             sent = (
-                f"<p>{_esc(sends(at['v2'], 'v2'))}; {_esc(sends(at['v1'], 'v1'))}. The colours show each "
-                "rule applied to this tree. Width ∝ entities; each row is a level; hover a community for its "
-                "report title. " + CUT_NOTE + "</p>"
+                f"<p>{_esc(sends(at['v2'], 'v2'))}; {_esc(sends(at['v1'], 'v1'))}. "
+                "The colours show each rule applied to this tree. "
             )
+        sent += (
+            f"Width ∝ entities; each row is a level; hover a community for its report title. {CUT_NOTE}</p>"
+        )
     outside = ""
     if forest.outside_reports:
         outside = (

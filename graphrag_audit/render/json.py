@@ -5,45 +5,30 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-
-import numpy as np
+from dataclasses import fields
 
 from graphrag_audit.render.cells import joined
 from graphrag_audit.render.graph import FORMAT_VERSION, tree_items
 from graphrag_audit.results.audit import CommunityIds
-from graphrag_audit.results.tree import (
-    TREE_SCHEMA_VERSION,
-    ForestView,
-    TreeView,
-)
+from graphrag_audit.results.tree import TREE_SCHEMA_VERSION, ForestView, TreeView
 from graphrag_audit.results.update_run import UPDATE_RUN_SCHEMA_VERSION, UpdateRunReport
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.json import json_inert
 
-# ==== levels ==============================================================================================
 JSON_IDS = ("full", "level")
 _CHUNK_IDS = 65536  # ids formatted per slice
 
 
-_AS_IS = frozenset({int, bool, type(None)})  # exact types JSON takes as they are
-
-
 def _clean(o):
-    t = type(o)
-    if t is CommunityIds:  # ints only, by construction
+    """``o`` as plain JSON values: id lists as lists, non-finite floats as null, numpy scalars unwrapped."""
+    if type(o) is CommunityIds:
         return o.tolist()
-    if t is dict:
-        return {
-            k if type(k) is str else str(k): (v if type(v) in _AS_IS else _clean(v)) for k, v in o.items()
-        }
-    if t is list or t is tuple:
-        return [v if type(v) in _AS_IS else _clean(v) for v in o]
-    if isinstance(o, float):
-        return o if math.isfinite(o) else None
     if isinstance(o, dict):
         return {str(k): _clean(v) for k, v in o.items()}
     if isinstance(o, (list, tuple)):
         return [_clean(v) for v in o]
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
     if isinstance(o, str):
         return o.encode("utf-8", "replace").decode("utf-8")
     if hasattr(o, "item"):  # numpy scalars
@@ -52,21 +37,19 @@ def _clean(o):
 
 
 def _dumps(o) -> str:
-    """Compact: Python's C encoder only runs without ``indent``. ensure_ascii keeps the output
-    7-bit: valid UTF-8 whatever the titles hold; ``##[`` is written ``#\\u0023[``
-    (sanitise.json.json_inert), inside each value so that no chunk boundary can split it."""
+    """Compact and 7-bit, ``##[`` written ``#\\u0023[`` (sanitise.json.json_inert) inside each value."""
     return json_inert(json.dumps(_clean(o), separators=(",", ":"), ensure_ascii=True, allow_nan=False))
 
 
-def _id_text(a: np.ndarray) -> str:
-    """``",".join(map(str, a.tolist()))`` of an integer array, formatted and joined by arrow
-    (about 5x faster: the id lists are most of a deep index's document)."""
+def _id_text(a) -> str:
+    """``",".join(map(str, a.tolist()))`` of an integer array, formatted and joined by arrow (about 5x
+    faster: the id lists are most of a deep index's document)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if not len(a):
         return ""
-    digits = pa.array(a).cast(pa.string())  # the decimal digits str(int) writes
+    digits = pa.array(a).cast(pa.string())
     one = pa.ListArray.from_arrays(pa.array([0, len(digits)], type=pa.int32()), digits)
     return pc.binary_join(one, ",")[0].as_py()
 
@@ -106,8 +89,8 @@ def _stream(o, spec) -> Iterator[str]:
 
 
 def iter_json(report, *, json_ids: str = "full") -> Iterator[str]:
-    """The JSON document of ``report`` as text chunks (``"".join`` = :func:`render_json`); ``json_ids``:
-    ``"full"`` (the default) or ``"level"`` (id lists only in ``options.level``'s entry)."""
+    """The JSON document of ``report`` as text chunks; ``json_ids="level"``: id lists only in
+    ``options.level``'s entry."""
     if json_ids not in JSON_IDS:
         raise ValueError(f"json_ids must be one of {JSON_IDS}, not {json_ids!r}")
     doc = _with_json_ids(report.to_dict(), json_ids)
@@ -115,18 +98,7 @@ def iter_json(report, *, json_ids: str = "full") -> Iterator[str]:
     yield "\n"
 
 
-def render_json(report, *, json_ids: str = "full", indent: int | None = None) -> str:
-    """The whole document as one string (``indent``: pretty-printed by the pure-Python encoder)."""
-    if indent is not None:
-        doc = _with_json_ids(report.to_dict(), json_ids)
-        return (
-            json_inert(
-                json.dumps(
-                    _clean(doc), indent=indent, separators=(",", ": "), ensure_ascii=True, allow_nan=False
-                )
-            )
-            + "\n"
-        )
+def render_json(report, *, json_ids: str = "full") -> str:
     return "".join(iter_json(report, json_ids=json_ids))
 
 
@@ -165,15 +137,13 @@ def _with_json_ids(doc: dict, json_ids: str) -> dict:
     return out
 
 
-# ==== tree ================================================================================================
-# ---- JSON ----------------------------------------------------------------------------------
 def to_json(forest: ForestView, view: TreeView | None = None) -> str:
     return "".join(iter_tree_json(forest, view))
 
 
 def iter_tree_json(forest: ForestView, view: TreeView | None = None) -> Iterator[str]:
-    """:func:`to_json`'s document (``json.dumps(doc, indent=2, ensure_ascii=True)``, ``json_inert``, a final
-    newline) as chunks, each community's entry encoded in turn (not the whole list held at once)."""
+    """:func:`to_json`'s document (``json.dumps(doc, indent=2, ensure_ascii=True)``, inert) as chunks,
+    one community's entry at a time."""
     order, edges, more, hidden = tree_items(forest, view)
     from graphrag_audit import __version__
 
@@ -234,8 +204,7 @@ def iter_tree_json(forest: ForestView, view: TreeView | None = None) -> Iterator
 
 
 def _pretty(value, depth: int) -> str:
-    """``value`` as ``json.dumps(..., indent=2)`` writes it ``depth`` levels deep in a document:
-    its own lines shifted right (JSON text has no raw line break inside a string)."""
+    """``value`` as ``json.dumps(..., indent=2)`` writes it ``depth`` levels deep in a document."""
     return json.dumps(value, indent=2, ensure_ascii=True).replace("\n", "\n" + "  " * depth)
 
 
@@ -256,59 +225,27 @@ def _indented_document(doc: dict, streamed: str, items: Iterator) -> Iterator[st
     yield "\n}" if doc else "}"
 
 
-# ==== plan ================================================================================================
 def render_plan_json(report, **_ignored) -> str:
     return (
         json_inert(json.dumps(_clean(report.to_dict()), indent=2, ensure_ascii=True, allow_nan=False)) + "\n"
     )
 
 
-# ==== diff ================================================================================================
 def render_diff_json(diff, **_ignored) -> str:
     return _dumps(diff.to_dict()) + "\n"
 
 
-# ==== update-run ==========================================================================================
+def _fields(obj) -> dict:
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+
+
 def update_run_dict(report: UpdateRunReport) -> dict:
     o = report.offset
     return {
         "schema_version": UPDATE_RUN_SCHEMA_VERSION,
-        "requested": report.requested,
-        "layout": report.layout,
-        "run": report.run,
-        "runs": report.runs,
-        "queried": report.queried,
-        "level": report.level,
-        "parts": [
-            {
-                "role": p.role,
-                "path": p.path,
-                "queried": p.queried,
-                "status": p.status,
-                "problem": p.problem,
-                "generation": p.generation,
-                "communities": p.communities,
-                "reports": p.reports,
-                "entities": p.entities,
-                "per_level": list(p.per_level),
-                "periods": list(p.periods),
-                "findings": [f.to_dict() for f in p.findings],
-            }
-            for p in report.parts
-        ],
-        "offset": None
-        if o is None
-        else {
-            "offset": o.offset,
-            "offset_from": o.offset_from,
-            "expected": o.expected,
-            "found": o.found,
-            "missing": list(o.missing),
-            "extra": list(o.extra),
-            "holds": o.holds,
-        },
-        "offset_not_run": report.offset_not_run,
-        "notes": list(report.notes),
+        **_fields(report),
+        "parts": [{**_fields(p), "findings": [f.to_dict() for f in p.findings]} for p in report.parts],
+        "offset": None if o is None else {**_fields(o), "holds": o.holds},
     }
 
 

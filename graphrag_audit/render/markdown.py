@@ -13,11 +13,9 @@ from importlib import metadata
 
 from graphrag_audit.render import plan_common as pc
 from graphrag_audit.render.cells import (
-    COST_COLUMNS,
-    DEPTH_COLUMNS,
+    COVERAGE_COLUMNS,
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
-    SELECTION_COLUMNS,
     answer,
     brief_rows,
     coverage_table,
@@ -51,8 +49,7 @@ from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.markdown import markdown_cell, own_cell, own_text
 from graphrag_audit.sanitise.privacy import PRIVACY_NOTE, hide_paths, shown_path
 
-# ==== levels ==============================================================================================
-SEV_LABEL = {"error": "error", "warning": "warning", "info": "info"}
+SEVERITIES = ("error", "warning", "info")
 TITLE_LIMIT = 100  # characters of a report title shown in a table cell
 EVIDENCE_LIMIT = 400  # characters of one evidence value
 DETAILS_ROWS = 20  # a table with more rows than this is collapsed into <details>
@@ -62,24 +59,20 @@ GITHUB_COMMENT_LIMIT = 65_536
 PRIVATE_EVIDENCE = {"examples"}
 
 
-# ---- small formatting helpers ------------------------------------------------------------
 def _row(cells) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _table(headers, rows, align=None) -> list[str]:
-    """A GFM table; ``headers`` and ``rows`` hold already-escaped cell text."""
-    align = align or ["r"] * len(headers)
-    sep = ["---:" if a == "r" else ":---" for a in align]
+def _table(headers, rows, align="") -> list[str]:
+    """A GFM table of already-escaped cells; ``align``: one ``l`` or ``r`` per column (default all ``r``)."""
+    sep = ["---:" if a == "r" else ":---" for a in align or "r" * len(headers)]
     return [_row(headers), _row(sep), *(_row(r) for r in rows)]
 
 
 def _maybe_details(summary: str, table: list[str]) -> list[str]:
     """``table`` as is, or collapsed when it has more than ``DETAILS_ROWS`` rows."""
     rows = len(table) - 2
-    if rows <= DETAILS_ROWS:
-        return table
-    return _details(f"{summary} ({rows:,} rows)", table)
+    return table if rows <= DETAILS_ROWS else _details(f"{summary} ({rows:,} rows)", table)
 
 
 def paste_size_warning(text: str) -> str | None:
@@ -97,15 +90,13 @@ class _Privacy:
     """What the report may show: everything with ``include_titles``, else no absolute path, no
     report title, no entity name."""
 
-    def __init__(self, report, include_titles: bool):
+    def __init__(self, index_path: str, include_titles: bool):
         self.include = bool(include_titles)
-        self.index_path = report.index.path
+        self.index_path = index_path
 
     def text(self, text) -> str:
         """Index-derived text that may name paths (notes, messages, errors)."""
-        if self.include or text is None:
-            return text
-        return hide_paths(str(text), self.index_path)
+        return text if self.include or text is None else hide_paths(str(text), self.index_path)
 
     def path(self, path) -> str:
         return path if self.include else shown_path(path, self.index_path)
@@ -118,9 +109,9 @@ def _details(summary: str, body: list[str]) -> list[str]:
 
 
 def _more(shown: int, total: int, what: str) -> list[str]:
-    if total <= shown:
-        return []
-    return ["", f"… {total - shown:,} more {what} not shown (`-f json` has them all)."]
+    return (
+        [] if total <= shown else ["", f"… {total - shown:,} more {what} not shown (`-f json` has them all)."]
+    )
 
 
 def _version(dist: str) -> str:
@@ -146,7 +137,6 @@ def environment() -> dict[str, str]:
     }
 
 
-# ---- sections ----------------------------------------------------------------------------
 def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
     info = report.index
     opts = report.options
@@ -175,10 +165,7 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
     ]
     if not priv.include:
         rows.append(["**privacy**", own_text(PRIVACY_NOTE)])
-    # the answer is the first paragraph, under the heading: appended to a $GITHUB_STEP_SUMMARY that
-    # ends in a paragraph, a heading still starts a block of its own (a paragraph would merge)
-    out = ["## graphrag-audit report", "", f"**{own_text(answer(report))}**", ""]
-    out += _table(["", ""], rows, ["l", "l"])
+    out = _table(["", ""], rows, "ll")
     for note in info.notes:
         out += ["", "Note: " + markdown_cell(priv.text(note))]
     return out
@@ -201,31 +188,26 @@ def _tree(report) -> list[str]:
     ]
 
 
-LEVEL_HEADERS = [
-    "N",
-    "≥2.0 reports",
-    "&lt;2.0 reports",
-    "extra (ancestors)",
-    "≥2.0 mix L0/L1/…",
-    "level N only",
-    "entities stuck &lt;N",
-    "entities/report min·med·max (≥2.0)",
-]
-COST_HEADERS = ["≥2.0 tokens", "&lt;2.0 tokens", "map calls ≥2.0 / &lt;2.0"]
+MD_PLAIN_SHORT = {"v2": "≥2.0", "v1": "<2.0"}  # before own_text escapes it
+BEHAVIOUR_LABEL = {"v2": "graphrag ≥ 2.0", "v1": "graphrag &lt; 2.0"}
+#: the marker of the level you query with (a column of its own: it survives plain-text rendering)
+MARKER = "▶"
+NO_REPORTS = "No community_reports table: nothing is sent to global search."
 
 
-#: the per-level table's header per key (render.cells.level_columns' keys)
-HEADER_OF = dict(
-    zip([k for k, _ in SELECTION_COLUMNS + DEPTH_COLUMNS + COST_COLUMNS], LEVEL_HEADERS + COST_HEADERS)
-)
-MD_BEHAVIOUR_SHORT = {"v2": "≥2.0", "v1": "&lt;2.0"}
-MD_PLAIN_SHORT = {"v2": "≥2.0", "v1": "<2.0"}  # before _own escapes it
+def _md_header(head: str) -> str:
+    """A column header of render.cells in Markdown: ``≥``, an escaped ``<``, a few words longer."""
+    head = head.replace("ents/", "entities/").replace(">=2.0/<2.0", ">=2.0 / <2.0")
+    return head.replace(">=", "≥").replace("<", "&lt;")
 
 
-def _heads(keys, hide) -> list[str]:
-    """The per-level table's headers for ``keys``; the map-call column names the one line left with ``hide``."""
-    shown = "".join(MD_BEHAVIOUR_SHORT[b] for b in ("v2", "v1") if b not in hide)
-    return [f"map calls {shown}" if k == "map_calls" and hide else HEADER_OF[k] for k in keys]
+def _marked(chosen: bool, row: list[str]) -> list[str]:
+    """A table row with the marker column first; the queried level's cells in bold too."""
+    return [MARKER, *(f"**{x}**" for x in row)] if chosen else ["", *row]
+
+
+def _marked_rows(report, cells) -> list[list[str]]:
+    return [_marked(r.community_level == report.options.level, row) for r, row in zip(report.levels, cells)]
 
 
 def _legend(report) -> str:
@@ -241,45 +223,41 @@ def _brief(report, hide, hide_hypothetical: bool = False) -> list[str]:
     calls), its legend and footnotes."""
     out = ["### What each community_level N sends to global search", ""]
     if not report.index.has_reports_table:
-        return out + ["No community_reports table: nothing is sent to global search."]
-    opts = report.options
+        return out + [NO_REPORTS]
     rows, notes = brief_rows(report, hide)
     shown = [k for k in ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls") if rows and k in rows[0]]
-    heads = [""] + [COVERAGE_HEADERS[k] if k in COVERAGE_HEADERS else _heads([k], hide)[0] for k in shown]
-    table = [
-        _marked(r.community_level == opts.level, [row[k] for k in shown])
-        for r, row in zip(report.levels, rows)
-    ]
-    out += _maybe_details("Every community_level N", _table(heads, table, ["l"] + ["r"] * len(shown)))
-    legend = _legend(report)
+    names = dict(level_columns(report, hide) + COVERAGE_COLUMNS)
+    table = _table(
+        [""] + [_md_header(names[k]) for k in shown],
+        _marked_rows(report, [[row[k] for k in shown] for row in rows]),
+        "l" + "r" * len(shown),
+    )
+    out += _maybe_details("Every community_level N", table)
     c = report.index.counts
     out += [
         "",
-        f"{legend}. entities = of the {number(c.clustered_entities)} clustered entities, those a selected "
-        f"report's community holds.{own_text(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))}",
+        f"{_legend(report)}. entities = of the {number(c.clustered_entities)} clustered entities, those a "
+        f"selected report's community holds.{own_text(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))}",
     ]
-    for line in notes.lines():
-        out += ["", own_text(line)]
-    return out
+    return out + [x for line in notes.lines() for x in ("", own_text(line))]
 
 
 def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[str]:
     out = ["### What each community_level N sends to global search", ""]
     if not report.index.has_reports_table:
-        return out + ["No community_reports table: nothing is sent to global search."]
+        return out + [NO_REPORTS]
     opts = report.options
     _, cells, notes = level_table(report, hide)
-    rows = [_marked(r.community_level == opts.level, row) for r, row in zip(report.levels, cells)]
-    heads = [""] + _heads([k for k, _ in level_columns(report, hide)], hide)
-    align = ["l"] + ["r"] * (len(rows[0]) - 1)
-    table = _table(heads, rows, align)
+    rows = _marked_rows(report, cells)
+    cols = level_columns(report, hide)
+    heads = [""] + [_md_header(h) for _, h in cols]
+    align = "l" + "r" * len(cols)
     if len(rows) > DETAILS_ROWS:  # a deep tree: the queried level first, every level collapsed
         at = [row for r, row in zip(report.levels, rows) if r.community_level == opts.level]
         if at:
             out += _table(heads, at, align) + [""]
-    out += _maybe_details("Every community_level N", table)
-    legend = _legend(report)
-    shown = {k for k, _ in level_columns(report, hide)}
+    out += _maybe_details("Every community_level N", _table(heads, rows, align))
+    shown = {k for k, _ in cols}
     # the legend explains the columns the table shows (--hide-hypothetical leaves some out)
     explained = "".join(
         part
@@ -296,7 +274,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
     )
     out += [
         "",
-        f"{legend}. {explained}Each map call is one LLM call; one reduce call follows. "
+        f"{_legend(report)}. {explained}Each map call is one LLM call; one reduce call follows. "
         + own_text(LEVEL_ONLY_NOTE)
         + own_text(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT)),
     ]
@@ -310,28 +288,24 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         "selected report's community holds it, a text unit when a covered entity names it):",
         "",
     ]
+    cov_heads = [""] + [_md_header(h) for _, h in cov_cols]
     out += _maybe_details(
         "Coverage per community_level N",
-        _table(
-            [""] + [COVERAGE_HEADERS[k] for k, _ in cov_cols],
-            [_marked(r.community_level == opts.level, row) for r, row in zip(report.levels, cov_rows)],
-            ["l"] + ["r"] * len(cov_cols),
-        ),
+        _table(cov_heads, _marked_rows(report, cov_rows), "l" + "r" * len(cov_cols)),
     )
-    for line in notes.lines():  # what graphrag actually does where the numbers are not what it returns
-        out += ["", own_text(line)]
+    out += [x for line in notes.lines() for x in ("", own_text(line))]
     got = dynamic_at(report)
     if got is not None:
         n, bv = got
         what_if = opts.relevant is not None
-        heads = DYNAMIC_HEADERS[: len(DYNAMIC_HEADERS) if what_if else 5]
         out += [
             "",
             f"Dynamic community selection at N={level_label(n)} by graphrag version (LLM rating calls, num_repeats "
             f"{int(opts.num_repeats)}; all/none relevant = every/no report rated relevant):",
             "",
         ]
-        out += _table(heads, [[markdown_cell(c) for c in row] for row in dynamic_rows(bv, what_if)])
+        rows = [[markdown_cell(c) for c in row] for row in dynamic_rows(bv, what_if)]
+        out += _table(DYNAMIC_HEADERS[: None if what_if else 5], rows)
         out += ["", markdown_cell(dynamic_settings_line(opts))]
         for head, items in dynamic_notes(bv, what_if, opts.query, opts.use_summary):
             bullets = [f"- {markdown_cell(t)}" for t in items]
@@ -342,21 +316,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
     return out
 
 
-BEHAVIOUR_LABEL = {"v2": "graphrag ≥ 2.0", "v1": "graphrag &lt; 2.0"}
-COVERAGE_HEADERS = {
-    "n": "N",
-    "v2_entities": "≥2.0 entities",
-    "v1_entities": "&lt;2.0 entities",
-    "v2_text_units": "≥2.0 text units",
-    "v1_text_units": "&lt;2.0 text units",
-}
-#: the marker of the level you query with (a column of its own: it survives plain-text rendering)
-MARKER = "▶"
-
-
-def _marked(chosen: bool, row: list[str]) -> list[str]:
-    """A table row with the marker column first; the queried level's cells in bold too."""
-    return [MARKER, *(f"**{x}**" for x in row)] if chosen else ["", *row]
+QUERY_WORD = {"agrees": "agrees", "differs": "**differs**", "graphrag_raised": "**graphrag raised**"}
 
 
 def _verify(report, priv: _Privacy) -> list[str]:
@@ -373,43 +333,43 @@ def _verify(report, priv: _Privacy) -> list[str]:
     label = BEHAVIOUR_LABEL.get(v.behaviour, markdown_cell(v.behaviour))
     mc = v.map_calls
     compared = bool(mc is not None and mc.compared)
+    note = []
     if compared:
-        note = (
+        note = [
+            "",
             f"Map calls: graphrag's own build_community_context was run on its selection at every level "
             f"({markdown_cell(mc.tokenizer)}, {number(mc.max_context_tokens)} tokens per batch) and "
-            "compared batch by batch (reports, tokens, text)."
-        )
+            "compared batch by batch (reports, tokens, text).",
+        ]
     elif mc is not None and mc.reason and "--no-costs" not in mc.reason:
-        note = "Map calls not compared: " + markdown_cell(priv.text(mc.reason), 300)
-    else:
-        note = None
+        note = ["", "Map calls not compared: " + markdown_cell(priv.text(mc.reason), 300)]
     kind, sentence = summary(v, label, markdown_cell, lambda t: f"`{t}`")
-    dynamic = _verify_dynamic(v)
     if kind == "agrees":
-        return out + [sentence + "."] + ([] if note is None else ["", note]) + dynamic
+        return out + [sentence + "."] + note + _verify_dynamic(v)
     sentence = sentence.replace(" DISAGREES ", " **disagrees** ", 1)
     if kind == "raised":
         sentence = sentence.replace(" does not return a selection ", " **does not return a selection** ", 1)
     qp = v.graphrag_query
     with_query = bool(qp and qp.loaded)
+    heads, align = ["N", "result", "graphrag reports", "audit reports"], "rlrr"
+    if with_query:
+        heads, align = heads + ["graphrag query", "graphrag query reports"], align + "lr"
+    if compared:
+        heads += ["graphrag map calls", "audit map calls", "graphrag tokens", "audit tokens"]
+        align += "rrrr"
     rows = []
     for x in v.levels:
         word = result_word(x)
-        m = x.map_calls
+        m, q, sel = x.map_calls, x.graphrag_query, x.selection
         row = [
             level_label(x.community_level),
             word if word.startswith("agrees") else f"**{word}**",
-            number(x.selection.graphrag_count),
+            number(sel.graphrag_count),
             number(x.audit_count),
         ]
         if with_query:
-            q = x.graphrag_query
             row += [
-                "—"
-                if q is None
-                else {"agrees": "agrees", "differs": "**differs**", "graphrag_raised": "**graphrag raised**"}[
-                    q.status
-                ],
+                "—" if q is None else QUERY_WORD[q.status],
                 number(None if q is None else q.graphrag_count),
             ]
         if compared:
@@ -419,27 +379,8 @@ def _verify(report, priv: _Privacy) -> list[str]:
                 number(m and m.graphrag_context_tokens),
                 number(m and m.audit_context_tokens),
             ]
-        row.append(
-            markdown_cell(
-                priv.text(
-                    x.selection.graphrag_error
-                    or (m and m.context_error)
-                    or x.selection.expected
-                    or x.map_calls_skipped
-                    or ""
-                ),
-                300,
-            )
-        )
-        rows.append(row)
-    heads = ["N", "result", "graphrag reports", "audit reports"]
-    align = ["r", "l", "r", "r"]
-    if with_query:
-        heads += ["graphrag query", "graphrag query reports"]
-        align += ["l", "r"]
-    if compared:
-        heads += ["graphrag map calls", "audit map calls", "graphrag tokens", "audit tokens"]
-        align += ["r", "r", "r", "r"]
+        why = sel.graphrag_error or (m and m.context_error) or sel.expected or x.map_calls_skipped or ""
+        rows.append(row + [markdown_cell(priv.text(why), 300)])
     paths = []
     if qp:
         paths = [
@@ -450,14 +391,14 @@ def _verify(report, priv: _Privacy) -> list[str]:
             + "; *graphrag query* on the tables as `graphrag query` loads them (its typed DataReader casts "
             "community and level to int64).",
         ]
-    return (
-        out
-        + [sentence, ""]
-        + _table(heads + ["graphrag error / expected"], rows, align + ["l"])
-        + paths
-        + ([] if note is None else ["", note])
-        + dynamic
-    )
+    table = _table(heads + ["graphrag error / expected"], rows, align + "l")
+    return out + [sentence, ""] + table + paths + note + _verify_dynamic(v)
+
+
+VERIFY_DYNAMIC_HEADERS = (
+    "N, relevant, result, graphrag rating calls, audit rating calls, graphrag waves, audit waves, "
+    "graphrag kept, audit kept, graphrag error / expected"
+).split(", ")
 
 
 def _verify_dynamic(v) -> list[str]:
@@ -492,26 +433,11 @@ def _verify_dynamic(v) -> list[str]:
     rows = []
     for x in v.levels:
         d = x.dynamic
-        if d is None:
-            continue
         n = level_label(x.community_level)
-        if not d.scenarios:
-            rows.append(
-                [
-                    n,
-                    "—",
-                    word(d.status),
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    markdown_cell(d.reason or d.expected or "", 300),
-                ]
-            )
-            continue
-        for name, sc in d.scenarios.items():
+        if d is not None and not d.scenarios:
+            why = markdown_cell(d.reason or d.expected or "", 300)
+            rows.append([n, "—", word(d.status), *[""] * 6, why])
+        for name, sc in d.scenarios.items() if d is not None else ():
             rows.append(
                 [
                     n,
@@ -526,22 +452,7 @@ def _verify_dynamic(v) -> list[str]:
                     markdown_cell(sc.graphrag_error or sc.expected or "", 300),
                 ]
             )
-    return out + _table(
-        [
-            "N",
-            "relevant",
-            "result",
-            "graphrag rating calls",
-            "audit rating calls",
-            "graphrag waves",
-            "audit waves",
-            "graphrag kept",
-            "audit kept",
-            "graphrag error / expected",
-        ],
-        rows,
-        ["r", "l", "l", "r", "r", "l", "l", "r", "r", "l"],
-    )
+    return out + _table(VERIFY_DYNAMIC_HEADERS, rows, "rllrrllrrl")
 
 
 def _depth(report, max_rows: int) -> list[str]:
@@ -550,67 +461,53 @@ def _depth(report, max_rows: int) -> list[str]:
     if not d.histogram:
         return out + ["No roots: the tree is empty."]
     total = sum(d.histogram.values())
-    out += _maybe_details(
-        "Roots per depth reached",
-        _table(
-            ["depth reached", "roots", "share"],
-            [[k, number(v), share(v, total)] for k, v in d.histogram.items()],
-        ),
-    )
+    hist = [[k, number(v), share(v, total)] for k, v in d.histogram.items()]
+    out += _maybe_details("Roots per depth reached", _table(["depth reached", "roots", "share"], hist))
     out += [
         "",
         f"Depth asymmetry **{d.asymmetry:.2f}** (entity-weighted; 0 = every entity can be refined to "
         f"the deepest level {d.max_level}, 1 = all stuck at level 0).",
+        "",
     ]
-    out += [""] + _maybe_details(
-        "Roots and entities reaching each level",
-        _table(
-            ["N", "roots reaching N", "roots stuck", "entities served", "entities stuck"],
-            [
-                [
-                    str(r.community_level),
-                    f"{number(r.roots_reaching)} / {number(r.roots_total)}",
-                    number(r.roots_stuck),
-                    f"{number(r.entities_served)} / {number(r.entities_total)}",
-                    number(r.entities_stuck),
-                ]
-                for r in d.per_level
-            ],
-        ),
-    )
-    roots = d.roots[:max_rows]
-    body = _table(
-        ["root", "level", "deepest level", "depth reached", "descendants", "entities", "leaves per level"],
+    per_level = [
         [
-            [
-                str(int(r.community)),
-                str(r.level),
-                str(r.deepest_level),
-                str(r.depth_reached),
-                number(r.descendants),
-                number(r.entities),
-                markdown_cell(
-                    _capped(
-                        [f"L{k}: {number(v)}" for k, v in r.leaves_per_level.items()], LEAF_LEVELS, "levels"
-                    )
-                ),
-            ]
-            for r in roots
-        ],
-    )
-    body += _more(len(roots), len(d.roots), "roots")
+            str(r.community_level),
+            f"{number(r.roots_reaching)} / {number(r.roots_total)}",
+            number(r.roots_stuck),
+            f"{number(r.entities_served)} / {number(r.entities_total)}",
+            number(r.entities_stuck),
+        ]
+        for r in d.per_level
+    ]
+    heads = ["N", "roots reaching N", "roots stuck", "entities served", "entities stuck"]
+    out += _maybe_details("Roots and entities reaching each level", _table(heads, per_level))
+    roots = [
+        [
+            str(int(r.community)),
+            str(r.level),
+            str(r.deepest_level),
+            str(r.depth_reached),
+            number(r.descendants),
+            number(r.entities),
+            markdown_cell(
+                _capped([f"L{k}: {number(v)}" for k, v in r.leaves_per_level.items()], LEAF_LEVELS, "levels")
+            ),
+        ]
+        for r in d.roots[:max_rows]
+    ]
+    heads = ["root", "level", "deepest level", "depth reached", "descendants", "entities", "leaves per level"]
+    body = _table(heads, roots) + _more(len(roots), len(d.roots), "roots")
     out += [""] + _details(f"Depth per root ({len(d.roots):,} roots, deepest first)", body)
-    if d.single_child or d.duplicate_levels:
-        body = []
-        if d.single_child:
-            body.append(
-                f"Communities with exactly one child ({len(d.single_child):,}): "
-                + _ids(d.single_child, max_rows)
-            )
-        if d.duplicate_levels:
-            body += ([""] if body else []) + [
-                "Levels repeating the previous level's partition: " + _ids(d.duplicate_levels, max_rows)
-            ]
+    body = []
+    if d.single_child:
+        body.append(
+            f"Communities with exactly one child ({len(d.single_child):,}): " + _ids(d.single_child, max_rows)
+        )
+    if d.duplicate_levels:
+        body += ([""] if body else []) + [
+            "Levels repeating the previous level's partition: " + _ids(d.duplicate_levels, max_rows)
+        ]
+    if body:
         out += [""] + _details("Single-child chains and duplicated levels", body)
     return out
 
@@ -640,26 +537,23 @@ def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
     lst = listing.by_behaviour["v2"]
     if not lst.total:
         return []
-    rows = []
-    for i in range(min(max_rows, len(lst))):
-        rows.append(
-            [
-                str(lst.community[i]),
-                str(lst.level[i]),
-                *([markdown_cell(lst.title[i], TITLE_LIMIT)] if priv.include else []),
-                number(lst.entities[i]),
-                number(lst.tokens[i]) if lst.tokens is not None else "—",
-                "yes" if lst.also_v1[i] else "no",
-            ]
+    rows = [
+        [
+            str(lst.community[i]),
+            str(lst.level[i]),
+            *([markdown_cell(lst.title[i], TITLE_LIMIT)] if priv.include else []),
+            number(lst.entities[i]),
+            number(lst.tokens[i]) if lst.tokens is not None else "—",
+            "yes" if lst.also_v1[i] else "no",
+        ]
+        for i in range(min(max_rows, len(lst)))
+    ]
+    if priv.include:
+        body = _table(
+            ["community", "level", "title", "entities", "tokens", "also sent by &lt;2.0"], rows, "rrlrrl"
         )
-    heads, align = (
-        ["community", "level", "title", "entities", "tokens", "also sent by &lt;2.0"],
-        list("rrlrrl"),
-    )
-    if not priv.include:  # titles are the corpus's own words
-        del heads[2], align[2]
-    body = _table(heads, rows, align)
-    if not priv.include:
+    else:  # titles are the corpus's own words
+        body = _table(["community", "level", "entities", "tokens", "also sent by &lt;2.0"], rows, "rrrrl")
         body += ["", "Titles hidden: `--include-titles` shows them."]
     body += _more(len(rows), lst.total, "reports")
     if v2.outcome is None or v2.outcome.exact:
@@ -676,23 +570,17 @@ def _findings(report, max_rows: int, priv: _Privacy) -> list[str]:
     out = [f"### Findings ({len(fs)})", ""]
     if not fs:
         return out + ["None."]
-    counts = {sev: sum(1 for f in fs if f.severity == sev) for sev in SEV_LABEL}
-    out += _maybe_details(
-        ", ".join(f"{n:,} {SEV_LABEL[sev]}" for sev, n in counts.items()),
-        _table(
-            ["severity", "rule", "message", "fix"],
-            [
-                [
-                    SEV_LABEL.get(f.severity, markdown_cell(f.severity)),
-                    f"`{_rule(f.rule)}`",
-                    markdown_cell(priv.text(f.message)),
-                    own_cell(f.fix or ""),
-                ]
-                for f in fs
-            ],
-            ["l", "l", "l", "l"],
-        ),
-    )
+    counts = ", ".join(f"{sum(1 for f in fs if f.severity == sev):,} {sev}" for sev in SEVERITIES)
+    rows = [
+        [
+            f.severity if f.severity in SEVERITIES else markdown_cell(f.severity),
+            f"`{_rule(f.rule)}`",
+            markdown_cell(priv.text(f.message)),
+            own_cell(f.fix or ""),
+        ]
+        for f in fs
+    ]
+    out += _maybe_details(counts, _table(["severity", "rule", "message", "fix"], rows, "llll"))
     body = []
     for f in fs:
         if not f.evidence and not f.communities:
@@ -704,8 +592,8 @@ def _findings(report, max_rows: int, priv: _Privacy) -> list[str]:
                 body.append(
                     f"- {markdown_cell(k)}: {n:,} hidden (entity names; `--include-titles` shows them)"
                 )
-                continue
-            body.append(f"- {markdown_cell(k)}: {markdown_cell(priv.text(_value(v)), EVIDENCE_LIMIT)}")
+            else:
+                body.append(f"- {markdown_cell(k)}: {markdown_cell(priv.text(_value(v)), EVIDENCE_LIMIT)}")
         if f.communities:
             body.append(f"- communities ({len(f.communities):,}): {_ids(f.communities, max_rows)}")
     if body:
@@ -750,43 +638,30 @@ def render_markdown(
 ) -> str:
     """The audit as GitHub Markdown; ``brief``: answer, one table, findings; ``hide_hypothetical``: leave
     out the per-N columns of a graphrag line that cannot run on this index."""
-    priv = _Privacy(report, include_titles)
+    priv = _Privacy(report.index.path, include_titles)
     hide = hypothetical_behaviours(report) if hide_hypothetical else frozenset()
     flags = (
         f"{' --include-titles' if priv.include else ''}{' --verbose' if verbose else ''}"
         f"{' --brief' if brief else ''}{' --hide-hypothetical' if hide_hypothetical else ''}"
     )
+    # the answer is the first paragraph, under the heading: appended to a $GITHUB_STEP_SUMMARY that
+    # ends in a paragraph, a heading still starts a block of its own (a paragraph would merge)
+    out = ["## graphrag-audit report", "", f"**{own_text(answer(report))}**", ""]
     if brief:
-        out = ["## graphrag-audit report", "", f"**{own_text(answer(report))}**", ""]
-        for p in (_brief(report, hide, hide_hypothetical), _findings(report, max_rows, priv)):
-            out += p + [""]
-        out.append(
-            f"_Generated by graphrag-audit {markdown_cell(environment()['graphrag-audit'])}: "
-            f"`graphrag-audit levels DIR --level {int(report.options.level)} -f markdown{flags}`_"
-        )
-        return "\n".join(out) + "\n"
-    parts = [
-        _header(report, priv, verbose),
-        _tree(report),
-        _levels(report, hide, hide_hypothetical),
-        _depth(report, max_rows),
-        _findings(report, max_rows, priv),
-    ]
-    sent = _sent_at_level(report, max_rows, priv)
-    if sent:
-        parts[2] = parts[2] + sent
-    if report.verify is not None:
-        parts.insert(3, _verify(report, priv))
-    out = []
-    money = money_lines(report, hide)
-    if money:  # tool-written: '$' escaped so GitHub does not read "$0.01 ... $0.02" as math
-        md = [
-            ("- " + x.strip() if x.startswith("  ") else x).replace("$", "\\$") for x in map(own_text, money)
+        parts = [_brief(report, hide, hide_hypothetical), _findings(report, max_rows, priv)]
+    else:
+        levels = _levels(report, hide, hide_hypothetical) + _sent_at_level(report, max_rows, priv)
+        money = [
+            ("- " + x.strip() if x.startswith("  ") else x) for x in map(own_text, money_lines(report, hide))
         ]
-        parts[2] = parts[2] + ["", *md[:-1], "", md[-1]]
+        if money:  # tool-written: '$' escaped so GitHub does not read "$0.01 ... $0.02" as math
+            money = [x.replace("$", "\\$") for x in money]
+            levels += ["", *money[:-1], "", money[-1]]
+        parts = [_header(report, priv, verbose), _tree(report), levels]
+        parts += [_verify(report, priv)] if report.verify is not None else []
+        parts += [_depth(report, max_rows), _findings(report, max_rows, priv), [BUG_REPORT_LINE]]
     for p in parts:
         out += p + [""]
-    out += [BUG_REPORT_LINE, ""]
     out.append(
         f"_Generated by graphrag-audit {markdown_cell(environment()['graphrag-audit'])}: "
         f"`graphrag-audit levels DIR --level {int(report.options.level)} -f markdown{flags}`_"
@@ -794,7 +669,6 @@ def render_markdown(
     return "\n".join(out) + "\n"
 
 
-# ==== plan ================================================================================================
 def _plan_table(headers, rows, left=frozenset()) -> list[str]:
     """A GFM table of a plan's cells (escaped here), right-aligned but the ``left`` columns."""
     align = ["l" if i in left else "r" for i in range(len(headers))]
@@ -804,14 +678,8 @@ def _plan_table(headers, rows, left=frozenset()) -> list[str]:
 def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) -> str:
     plan = report.plan
     info = report.to_dict()["index"]
-    where = info["path"]
-
-    def text(x):  # index-derived or path-bearing text
-        return x if include_titles else hide_paths(str(x), where)
-
-    def path(p):
-        return p if include_titles else shown_path(p, where)
-
+    priv = _Privacy(info["path"], include_titles)
+    text, path = priv.text, priv.path
     out = [
         f"## graphrag-audit plan: {markdown_cell(path(info['path']))}",
         "",
@@ -842,8 +710,8 @@ def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) ->
     out += [f"- {markdown_cell(text(x))}" for x in pc.disclosure_lines(plan)]
     srows = pc.subtree_rows(plan)
     table = _plan_table(pc.subtree_headers(plan), srows[: pc.SUBTREE_ROWS], left={3, 6})
-    if len(table) - 2 > DETAILS_ROWS:  # a long table folds, as in levels -f markdown (our own summary text)
-        table = ["<details>", f"<summary>Subtrees ({len(srows):,})</summary>", "", *table, "", "</details>"]
+    if len(table) - 2 > DETAILS_ROWS:  # a long table folds, as in levels -f markdown
+        table = _details(f"Subtrees ({len(srows):,})", table)
     out += [""] + table
     if len(srows) > pc.SUBTREE_ROWS:
         out.append(f"\n… {len(srows) - pc.SUBTREE_ROWS:,} more subtrees (the JSON lists them all)")
@@ -858,7 +726,6 @@ def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) ->
     return "\n".join(out) + "\n"
 
 
-# ==== diff ================================================================================================
 def _where(info, include_titles: bool) -> str:
     return info.path if include_titles else shown_path(info.path, info.path)
 
@@ -874,10 +741,10 @@ def render_diff_markdown(diff, *, include_titles: bool = False, **_ignored) -> s
         f"- {own_text(matching_sentence(diff))}",
         f"- {own_text(community_sentence(diff))}",
         "",
-        "| " + " | ".join(HEADERS) + " |",
+        _row(HEADERS),
         "|" + "---|" * len(HEADERS),
     ]
-    out += ["| " + " | ".join(own_text(c) for c in selection_cells(s)) + " |" for s in diff.selections]
+    out += [_row(own_text(c) for c in selection_cells(s)) for s in diff.selections]
     out.append("")
     legend = hyp_legend(diff)
     if legend:

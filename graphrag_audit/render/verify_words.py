@@ -11,7 +11,6 @@ from graphrag_audit.results.verify import (
     DynamicLevelCheck,
     DynamicScenarioCheck,
     LevelCheck,
-    SelectionCheck,
     VerifyResult,
 )
 
@@ -38,43 +37,7 @@ def _levels_phrase(levels: list, all_levels: list) -> str:
     return "N=" + ", ".join(level_label(n) for n in levels)
 
 
-#: one load path at one level: (community_level, graphrag's selection on that path, the audit's count)
-_PathRow = tuple
-
-
-def _raised_parts(rows: list[_PathRow], all_levels: list, who: str, clean: Callable) -> list[str]:
-    """ "{who} raises {Type} at N=..., (first message; predicted: ...)", one part per exception type."""
-    groups: dict[str, list[_PathRow]] = {}
-    for x in rows:
-        err = str(x[1].graphrag_error or "")
-        groups.setdefault(err.split(":", 1)[0] or "an error", []).append(x)
-    parts = []
-    for etype, xs in groups.items():
-        first = xs[0][1]
-        note = clean(first.graphrag_error or etype, 240)
-        if first.expected:
-            note += "; the audit predicted " + clean(first.expected, 200)
-        parts.append(
-            f"{who} raises {clean(etype, 60)} at {_levels_phrase([n for n, _, _ in xs], all_levels)} ({note})"
-        )
-    return parts
-
-
-def _differ_part(n, sel: SelectionCheck, audit_count, who: str) -> str:
-    head = f"N={level_label(n)}: "
-    extra = []
-    if sel.only_graphrag:
-        extra.append(f"{len(sel.only_graphrag)} only in graphrag's")
-    if sel.only_audit:
-        extra.append(f"{len(sel.only_audit)} only in the audit's")
-    return (
-        head
-        + f"{who}{number(sel.graphrag_count)} vs audit {number(audit_count)} reports"
-        + (f" ({', '.join(extra)})" if extra else "")
-    )
-
-
-def context_problem(x: LevelCheck, clean: Callable) -> str | None:
+def _context_problem(x: LevelCheck, clean: Callable) -> str | None:
     """What disagrees in graphrag's context building at one level (the selection agreeing)."""
     m = x.map_calls
     if m is None:
@@ -109,30 +72,44 @@ def context_problem(x: LevelCheck, clean: Callable) -> str | None:
     return None
 
 
-def _path_parts(
-    rows: list[_PathRow], levels: dict, who_raises: str, who_count: str, clean: Callable, with_context: bool
-) -> tuple[list[str], bool]:
-    """Problems on one load path (``rows``; ``levels``: community_level -> LevelCheck, for the map
-    calls): (parts, any real disagreement)."""
-    all_levels = [n for n, _, _ in rows]
-    raised = [x for x in rows if x[1].status == "graphrag_raised"]
-    parts = _raised_parts(raised, all_levels, who_raises, clean) if raised else []
+def _path_parts(rows, path: str, who_raises: str, who_count: str, clean: Callable) -> tuple[list[str], bool]:
+    """(problems, any real disagreement) on one load path: ``path`` is "selection" (the Python API,
+    map calls checked too) or "graphrag_query"."""
+    raised: dict[str, list[LevelCheck]] = {}  # exception type -> the levels where graphrag raised it
+    for x in rows:
+        sel = getattr(x, path)
+        if sel.status == "graphrag_raised":
+            raised.setdefault(str(sel.graphrag_error or "").split(":", 1)[0] or "an error", []).append(x)
+    all_levels = [x.community_level for x in rows]
+    parts = []
+    for etype, xs in raised.items():
+        first = getattr(xs[0], path)
+        note = clean(first.graphrag_error or etype, 240)
+        if first.expected:
+            note += "; the audit predicted " + clean(first.expected, 200)
+        where = _levels_phrase([x.community_level for x in xs], all_levels)
+        parts.append(f"{who_raises} raises {clean(etype, 60)} at {where} ({note})")
     disagree = False
-    for n, sel, audit_count in rows:
+    for x in rows:
+        sel, head = getattr(x, path), f"N={level_label(x.community_level)}: "
+        problem = None
         if sel.status == "differs":
-            parts.append(_differ_part(n, sel, audit_count, who_count))
-            disagree = True
+            only = [f"{len(sel.only_graphrag)} only in graphrag's"] if sel.only_graphrag else []
+            only += [f"{len(sel.only_audit)} only in the audit's"] if sel.only_audit else []
+            problem = (
+                f"{head}{who_count}{number(sel.graphrag_count)} vs audit {number(x.audit_count)} reports"
+                + (f" ({', '.join(only)})" if only else "")
+            )
         elif sel.status == "agrees" and sel.expected_error_not_raised:
-            parts.append(
-                f"N={level_label(n)}: {who_count}returned the audit's selection "
+            problem = (
+                f"{head}{who_count}returned the audit's selection "
                 f"where the audit predicted an error ({clean(sel.expected, 120)})"
             )
+        elif sel.status == "agrees" and path == "selection":
+            problem = _context_problem(x, clean)
+        if problem is not None:
+            parts.append(problem)
             disagree = True
-        elif sel.status == "agrees" and with_context:
-            p = context_problem(levels[n], clean)
-            if p is not None:
-                parts.append(p)
-                disagree = True
     return parts, disagree
 
 
@@ -149,7 +126,7 @@ def _waves(w) -> str:
     return "[" + ", ".join(str(int(x)) for x in (w or [])) + "]"
 
 
-def scenario_problem(name: str, sc: DynamicScenarioCheck, clean: Callable) -> str:
+def _scenario_problem(name: str, sc: DynamicScenarioCheck, clean: Callable) -> str:
     """What one scenario's comparison found, when it is not agreement."""
     label = SCENARIO_LABEL.get(name, clean(name, 40))
     if sc.status == "not_run":
@@ -182,8 +159,9 @@ def scenario_problem(name: str, sc: DynamicScenarioCheck, clean: Callable) -> st
     return f"{label}: " + ("; ".join(parts) or "differs")
 
 
-def dynamic_level_phrase(level: int | None, d: DynamicLevelCheck, clean: Callable) -> str:
-    """One level of the dynamic comparison: "N=1 agrees (none relevant 88, all relevant 88 rating calls)"."""
+def _dynamic_level_phrase(level: int | None, d: DynamicLevelCheck, clean: Callable) -> str:
+    """One level of the dynamic comparison (where graphrag did not raise one error in every scenario):
+    "N=1 agrees (none relevant 88, all relevant 88 rating calls)"."""
     head = f"N={level_label(level)} "
     scen = d.scenarios
     if d.status == "not_run" and not scen:
@@ -194,18 +172,7 @@ def dynamic_level_phrase(level: int | None, d: DynamicLevelCheck, clean: Callabl
             for k, sc in scen.items()
         )
         return head + f"agrees ({calls} rating calls)"
-    errors = {sc.graphrag_error for sc in scen.values()}
-    if (
-        d.status == "graphrag_raised"
-        and len(errors) == 1
-        and None not in errors
-        and all(sc.status == "graphrag_raised" for sc in scen.values())
-    ):
-        note = clean(next(iter(errors)), 160)
-        if d.expected:
-            note += "; the audit predicted " + clean(d.expected, 120)
-        return head + f"graphrag raised {note}"
-    problems = [scenario_problem(k, sc, clean) for k, sc in scen.items() if sc.status != "agrees"]
+    problems = [_scenario_problem(k, sc, clean) for k, sc in scen.items() if sc.status != "agrees"]
     return head + DYNAMIC_STATUS_WORD.get(d.status, clean(d.status, 40)) + ": " + "; ".join(problems)
 
 
@@ -244,7 +211,7 @@ def dynamic_summary(v: VerifyResult, clean: Callable) -> tuple[str, str] | None:
                 parts.append(key)
             raised[key].append(lv)
         else:
-            parts.append(dynamic_level_phrase(lv, d, clean))
+            parts.append(_dynamic_level_phrase(lv, d, clean))
     out = []
     for p in parts:
         if isinstance(p, tuple):
@@ -268,22 +235,11 @@ def summary(v: VerifyResult, label: str, clean: Callable, code: Callable) -> tup
     mc = v.map_calls
     mc_compared = bool(mc is not None and mc.compared)
     rows = v.levels
-    by_level = {x.community_level: x for x in rows}
-    api_rows = [(x.community_level, x.selection, x.audit_count) for x in rows]
     qp = v.graphrag_query
     q_loaded = bool(qp and qp.loaded)
-    q_rows = [
-        (x.community_level, x.graphrag_query, x.audit_count) for x in rows if x.graphrag_query is not None
-    ]
     q_note = ""
     if qp and not q_loaded:
         q_note = f"; {code('graphrag query')} cannot load this index ({clean(qp.load_error, 160)})"
-    map_note = ""
-    if mc is not None and mc_compared:
-        map_note = (
-            "same reports, tokens and text in every batch; "
-            f"{clean(mc.tokenizer)}, {number(mc.max_context_tokens)} tokens per batch"
-        )
     if v.static_agree:
         line = f"graphrag {version}'s read_indexer_reports agrees with the {label} selection at every community_level"
         if q_loaded:
@@ -293,50 +249,40 @@ def summary(v: VerifyResult, label: str, clean: Callable, code: Callable) -> tup
             )
         elif qp:
             line += " (tables read with pd.read_parquet, as its Python API does)"
-        if mc_compared:
-            line += f", and its build_community_context makes the same map calls ({map_note})"
+        if mc is not None and mc.compared:
+            line += (
+                ", and its build_community_context makes the same map calls (same reports, tokens and text "
+                f"in every batch; {clean(mc.tokenizer)}, {number(mc.max_context_tokens)} tokens per batch)"
+            )
         elif mc is not None and mc.reason and "--no-costs" not in mc.reason:
             line += f" (map calls not compared: {clean(mc.reason, 120)})"
         return "agrees", line + q_note
-    pandas = clean(v.pandas_version) if v.pandas_version else None
     if qp:
-        api_who = (
-            "its Python API (tables read with pd.read_parquet"
-            + (f", pandas {pandas}" if pandas else "")
-            + ")"
+        pandas = f", pandas {clean(v.pandas_version)}" if v.pandas_version else ""
+        api_who, api_count = (
+            f"its Python API (tables read with pd.read_parquet{pandas})",
+            "Python API: graphrag ",
         )
-        api_count = "Python API: graphrag "
     else:
         api_who, api_count = "its read_indexer_reports", "graphrag "
-    api_parts, disagree = _path_parts(api_rows, by_level, api_who, api_count, clean, with_context=True)
-    parts = list(api_parts)
+    parts, disagree = _path_parts(rows, "selection", api_who, api_count, clean)
+    q_rows = [x for x in rows if x.graphrag_query is not None]
     if q_loaded and q_rows:
         q_who = code("graphrag query") + " (typed DataReader, ids cast to int64)"
         q_parts, q_disagree = _path_parts(
-            q_rows, by_level, q_who, code("graphrag query") + ": graphrag ", clean, with_context=False
+            q_rows, "graphrag_query", q_who, code("graphrag query") + ": graphrag ", clean
         )
         disagree = disagree or q_disagree
-        if not q_parts:
-            api_ok = all(x.selection.status == "agrees" for x in rows)
+        parts += q_parts
+        if not q_parts and not all(x.selection.status == "agrees" for x in rows):
             via_query = [
-                x.map_calls
-                for x in rows
-                if x.map_calls is not None and x.map_calls.load_path == "graphrag_query"
+                m for x in rows if (m := x.map_calls) is not None and m.load_path == "graphrag_query"
             ]
-            same_calls = bool(via_query) and all(
+            same_calls = len(via_query) == len(rows) and all(
                 m.map_calls_agree and m.batches_agree and m.texts_agree for m in via_query
             )
-            if not api_ok:
-                parts.append(
-                    f"{q_who} reads it: the audit's selection at every community_level"
-                    + (
-                        " and, on it, the same map calls"
-                        if same_calls and len(via_query) == len(rows)
-                        else ""
-                    )
-                )
-        else:
-            parts.extend(q_parts)
+            same = " and, on it, the same map calls" if same_calls else ""
+            parts.append(f"{q_who} reads it: the audit's selection at every community_level{same}")
     elif qp and not q_loaded:
         parts.append(q_note[2:])
     if not parts:
