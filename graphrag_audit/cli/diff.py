@@ -30,13 +30,12 @@ from graphrag_audit.cli.options import (
 )
 from graphrag_audit.cli.run import (
     Progress,
-    check_output_path,
     check_tokenizer,
     findings_exit,
     output_charset_for,
+    output_target,
     parsed,
     run_guarded,
-    stdout_if_dash,
     text_width,
     write_payload,
 )
@@ -70,9 +69,8 @@ def diff_cmd(
     limits = parsed(regression_limits, max_map_calls_increase, max_coverage_drop, include_hypothetical)
     if tokenizer is not None:
         check_tokenizer(tokenizer)
-    output = stdout_if_dash(output)
-    guard = check_output_path(output, old_dir)
-    check_output_path(output, new_dir)  # -o inside NEW is refused before any work too
+    output, guard = output_target(output, old_dir)
+    output_target(output, new_dir)  # -o inside NEW is refused before any work too
 
     def work():
         from graphrag_audit.analysis.audit import AuditOptions, audit_with_model

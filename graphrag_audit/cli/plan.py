@@ -31,14 +31,13 @@ from graphrag_audit.cli.options import (
 from graphrag_audit.cli.run import (
     EXIT_FINDINGS,
     EXIT_OK,
-    check_output_path,
     check_tokenizer,
     fail,
     output_charset_for,
     output_guard,
+    output_target,
     run_guarded,
     say,
-    stdout_if_dash,
     text_color,
     text_width,
     write_payload,
@@ -224,8 +223,7 @@ def plan_cmd(
     if no_costs and budget.needs_cost:
         kinds = [b.kind.replace("_", " ") for b in budget if b.needs_cost]
         raise fail(f"--no-costs cannot be combined with a {' or '.join(kinds)} budget")
-    output = stdout_if_dash(output)
-    guard = check_output_path(output, index_dir)
+    output, guard = output_target(output, index_dir)
     if write is not None and guard is None:
         guard = output_guard(index_dir)
 

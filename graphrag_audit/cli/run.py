@@ -215,59 +215,49 @@ def output_guard(index_dir: Path, reads=()):
 
 def output_charset_for(output: Path | None):
     """Context manager: render index text for where the payload goes (stdout's encoding, or a UTF-8 file)."""
-    from graphrag_audit.io.safe_write import is_stdout
     from graphrag_audit.render.console import stream_encoding
     from graphrag_audit.sanitise.common import output_charset
 
-    to_stdout = output is None or is_stdout(output)
-    return output_charset(stream_encoding(sys.stdout) if to_stdout else None)
+    return output_charset(stream_encoding(sys.stdout) if output is None else None)
 
 
-def check_output_path(output: Path | None, index_dir: Path, reads=()):
-    """Before any work: refuse an ``-o`` target the write would refuse; the guard for
-    :func:`write_payload` (None for stdout)."""
+def output_target(output: Path | None, index_dir: Path, reads=(), guard=None):
+    """``-o`` before any work: (None, None) for stdout (no ``-o``, or ``-o -``), else the file and the
+    guard :func:`write_payload` writes through (``guard``, or the index's), exit 2 for a target the
+    write would refuse."""
     from graphrag_audit.io.safe_write import WriteError, check_file_target, is_stdout
 
     if output is None or is_stdout(output):
-        return None
-    guard = output_guard(index_dir, reads)
+        return None, None
+    guard = guard or output_guard(index_dir, reads)
     try:
         check_file_target(output, guard)
     except WriteError as exc:
         raise fail(str(exc)) from None
-    return guard
+    return output, guard
 
 
 def write_payload(text, output: Path | None, guard=None) -> None:
     """``text`` (a string, or an iterable of string chunks: a streamed JSON document) to stdout
-    (no ``-o``, or ``-o -``) or atomically to the file ``output``."""
-    from graphrag_audit.io.safe_write import Guard, WriteError, is_stdout, write_file
+    (``output`` None) or atomically to the file ``output``."""
+    from graphrag_audit.io.safe_write import Guard, WriteError, write_file
 
     chunks = [text] if isinstance(text, str) else text
-    if output is None or is_stdout(output):
+    if output is None:
         from graphrag_audit.render.console import write_stream
 
         for chunk in chunks:
             write_stream(chunk, sys.stdout)  # never a UnicodeEncodeError, whatever stdout's encoding
         return
-    if guard is None:  # the guard check_output_path returned: what the run read
-        guard = Guard()
 
     def produce(fh) -> None:
         for chunk in chunks:
             fh.write(chunk.encode("utf-8"))
 
     try:
-        write_file(output, text if isinstance(text, str) else produce, guard)
+        write_file(output, text if isinstance(text, str) else produce, guard or Guard())
     except WriteError as exc:
         raise fail(str(exc)) from None
-
-
-def stdout_if_dash(output: Path | None) -> Path | None:
-    """``-o -`` means stdout: None."""
-    from graphrag_audit.io.safe_write import is_stdout
-
-    return None if is_stdout(output) else output
 
 
 class Progress:
@@ -359,16 +349,25 @@ def check_tokenizer(tokenizer: str) -> None:
         raise fail(f"--tokenizer: unknown encoding {tokenizer!r} ({', '.join(TOKENIZERS)})")
 
 
-def relevant_checker(relevant_ids: tuple[int, ...] | None):
-    """``audit_with_model``'s ``check_model``: exit 2 naming the ``--relevant`` numbers that are no
-    community of the index; None without ``--relevant``."""
-    if relevant_ids is None:
-        return None
+def audit_options(values: dict, **given):
+    """AuditOptions of a command: its parameters (``values``, its ``locals()``) named as a field, and ``given``."""
+    from dataclasses import fields
+
+    from graphrag_audit.results.audit import AuditOptions
+
+    names = {f.name for f in fields(AuditOptions)}
+    return AuditOptions(**{**{k: v for k, v in values.items() if k in names}, **given})
+
+
+def audit_index(index_dir: Path, opts, cache, progress=None):
+    """(model, report) of ``audit_with_model``; exit 2 naming the ``--relevant`` numbers that are no
+    community of the index; the token cache saved."""
+    from graphrag_audit.analysis.audit import audit_with_model
 
     def check(model) -> None:
         from graphrag_audit.analysis.dynamic import not_communities
 
-        bad = not_communities(model, relevant_ids)
+        bad = not_communities(model, opts.relevant)
         if bad:
             shown = ", ".join(map(str, bad[:10])) + (f" and {len(bad) - 10:,} more" if len(bad) > 10 else "")
             raise fail(
@@ -376,7 +375,13 @@ def relevant_checker(relevant_ids: tuple[int, ...] | None):
                 f"{shown}"
             )
 
-    return check
+    check_model = None if opts.relevant is None else check
+    model, report = audit_with_model(
+        index_dir, opts, progress=progress, check_model=check_model, token_cache=cache
+    )
+    if cache is not None:
+        cache.save()
+    return model, report
 
 
 #: text width when no terminal is found anywhere (rich wraps prose at spaces within it)
