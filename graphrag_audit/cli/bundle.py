@@ -114,7 +114,7 @@ def bundle_cmd(
             f"{', '.join(map(repr, result.added))}\n"
         )
     say(
-        f"graphrag-audit: bundle written to {result.out} ({len(result.replaced)} table(s); "
+        f"graphrag-audit: bundle written to {result.out} ({len(result.written)} table(s); "
         f"{sum(result.plan.left_out.values())} file(s) left out, see its README.md)\n"
     )
     raise typer.Exit(EXIT_OK)
