@@ -1,25 +1,20 @@
-"""Hand a plan to graphrag: write a new index folder ``OUT_DIR`` whose reports are exactly the plan.
+"""Hand a plan to graphrag: a new index folder ``OUT_DIR`` whose reports are exactly the plan.
 
-* graphrag >= 2.0 (parquet or CSV): ``community_reports`` and ``communities`` keep the source rows
-  of the plan's communities, in source order, every column (parquet: the source's arrow schema;
-  CSV: the fields as written), with ``parent`` -1 when the parent is not written and ``children``
-  filtered to written ones; entities are copied byte for byte. Global search reads exactly these
-  three tables (``run_global_search`` in graphrag 2.x/3.x ``cli/query.py``); ``read_indexer_reports``
-  keeps a report when its community has a row at level <= N, so with ``community_level=None`` or any
-  N >= the largest written level every written report (the plan) is selected, in the same order
-  with the same weights, hence the same seed-86 shuffle, batches and map calls.
-* graphrag 1.0-1.2 (``create_final_*``, also 0.5-0.9 with integer ids): reports and communities as
-  above, and ``create_final_nodes`` keeps the rows of plan communities. ``read_indexer_reports``
-  (1.2.0 ``cli/query.py``) rolls each entity (``title``) up to its largest community, so every plan
-  community with an entity is selected; a plan that does not survive that roll-up is refused.
-* every other source entry (relationships, text units, ``lancedb/``, ...) is a symbolic link to
-  the source's (``linked``; do not run ``graphrag index`` with ``OUT_DIR`` as output); left out:
-  the other-format twin of a written table, this tool's temporary files, FIFOs, devices and links
-  out of the source. ``graphrag_audit_plan.json`` records source, budget, communities and commands.
+* graphrag >= 2.0 (parquet or CSV): ``community_reports`` and ``communities`` keep the source rows of
+  the plan's communities in source order, every column, ``parent`` -1 when the parent is not written,
+  ``children`` filtered to written ones; entities are copied. ``read_indexer_reports`` (2.x/3.x
+  ``cli/query.py``) keeps a report whose community has a row at level <= N, so at
+  ``community_level=None`` or N >= the largest written level it selects the plan, in the same order
+  with the same weights: the same seed-86 shuffle, batches and map calls.
+* graphrag 1.0-1.2 (``create_final_*``, also 0.5-0.9 with integer ids): the same, and
+  ``create_final_nodes`` keeps the rows of plan communities; 1.2.0's ``read_indexer_reports`` rolls
+  each entity up to its largest community, and a plan that does not survive that roll-up is refused.
+* every other source entry is a symbolic link to the source's; left out: the other-format twin of a
+  written table, this tool's temporary files, FIFOs, devices and links out of the source.
+  ``graphrag_audit_plan.json`` records source, budget, communities and commands.
 
-Refused: graphrag 0.1-0.4 (string ids), an index without communities or reports, and every
-``OUT_DIR`` :class:`graphrag_audit.io.safe_write.DirectoryWriter` refuses (inside or containing
-the index, a symbolic link, non-empty without ``force``).
+Refused: graphrag 0.1-0.4 (string ids), an index without communities or reports, and every ``OUT_DIR``
+:class:`~graphrag_audit.io.safe_write.DirectoryWriter` refuses.
 """
 
 from __future__ import annotations
@@ -96,20 +91,11 @@ def _inside(path: str, directory: str) -> bool:
     return path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
-def _guard(model: IndexModel, guard: Guard | None) -> Guard:
-    return (guard if guard is not None else Guard()).protect_model(model)
-
-
 def check_out_dir(model: IndexModel, out_dir: Path, force: bool = False, guard: Guard | None = None) -> Path:
-    """Refuse now what :func:`write_plan` would refuse: a source layout it cannot hand to graphrag,
-    an ``out_dir`` that is, lies inside, or contains the source index directory (or any index
-    ``guard`` protects), a symbolic link, a file, or a non-empty directory (unless ``force``).
-    Nothing is created. Returns the resolved path."""
+    """Refuse now, creating nothing, what :func:`write_plan` would refuse; the resolved ``out_dir``."""
     _check_source(model)
     try:
-        DirectoryWriter(out_dir, _guard(model, guard), force=force).check()
-    except PlanWriteError:
-        raise
+        DirectoryWriter(out_dir, (guard or Guard()).protect_model(model), force=force).check()
     except WriteError as exc:
         raise PlanWriteError(exc.path, exc.problem) from None
     return _real(Path(out_dir))
@@ -459,16 +445,16 @@ def write_plan(
     force: bool = False,
     provenance: dict | None = None,
     guard: Guard | None = None,
-    verify: Callable[[Path], object] | None = None,
+    verify: Callable[[Path, int], object] | None = None,
 ) -> WriteResult:
     """Write the hand-off directory for the plan's ``communities`` (see the module docstring).
 
     ``guard``: indexes to protect besides ``model``'s (the CLI passes the one it checked before
-    loading). ``verify(path)``: called on the written directory before a new ``out_dir`` is
+    loading). ``verify(path, max_level)``: called on the written directory before a new ``out_dir`` is
     published (an existing one: after its files are written); it raises to refuse."""
     paths = _check_source(model)
     comm_path, rep_path = paths["communities"], paths["reports"]
-    g = _guard(model, guard)
+    g = (guard or Guard()).protect_model(model)
     plan = {int(c) for c in communities}
     notes: list[str] = []
     cmask = np.isin(model.communities["community"].to_numpy(dtype=np.int64), list(plan))
@@ -554,7 +540,7 @@ def write_plan(
                 **(provenance or {}),
             }
             w.write_file(MANIFEST_NAME, json.dumps(manifest, indent=2, ensure_ascii=True) + "\n")
-            out = w.commit(verify)
+            out = w.commit(None if verify is None else lambda path: verify(path, max_level))
     except PlanWriteError:
         raise
     except WriteError as exc:

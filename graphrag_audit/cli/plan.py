@@ -7,6 +7,7 @@ plan holds no report; 2 = usage error or unreadable index.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -51,13 +52,11 @@ def _count(flag: str, text: str) -> int:
     """``60000``, ``60k``, ``1.5M``, ``60_000`` -> an int; a usage error (exit 2) otherwise."""
     t = str(text).strip().replace("_", "").replace(",", "")
     mult = _SUFFIX.get(t[-1:].lower(), 1) if t else 1
-    body = t[:-1] if mult != 1 else t
     try:
-        value = float(body)
+        whole = float(t[:-1] if mult != 1 else t) * mult
     except ValueError:
-        raise fail(f"{flag}: expected a whole number such as 60000, 60k or 1.5M, not {text!r}") from None
-    whole = value * mult
-    if not (whole == whole and whole not in (float("inf"), float("-inf"))) or whole != int(whole):
+        whole = math.nan
+    if not math.isfinite(whole) or whole != int(whole):
         raise fail(f"{flag}: expected a whole number such as 60000, 60k or 1.5M, not {text!r}")
     return int(whole)
 
@@ -77,12 +76,7 @@ def _budget(reports, tokens, map_calls, coverage):
     from graphrag_audit.analysis.plan import Budget, Budgets
 
     given = []
-    for kind, raw in (
-        ("reports", reports),
-        ("tokens", tokens),
-        ("map_calls", map_calls),
-        ("coverage", coverage),
-    ):
+    for kind, raw in dict(reports=reports, tokens=tokens, map_calls=map_calls, coverage=coverage).items():
         if raw is None:
             continue
         flag = "--" + kind.replace("_", "-")
@@ -120,18 +114,6 @@ def _read_back(path: Path, plan, shown: Path | None = None, max_level: int | Non
     who = "graphrag 1.x selects" if behaviour == "v1" else "graphrag >= 2.0 selects"
     where = " and ".join(f"community_level={n}" for n in levels)
     return f"graphrag-audit reads {len(got):,} reports back from it; {who} exactly the plan at {where}"
-
-
-def _max_level(path: Path) -> int | None:
-    """The largest level among the written rows (the manifest's ``max_level``)."""
-    import json
-
-    from graphrag_audit.handoff import MANIFEST_NAME
-
-    try:
-        return int(json.loads((Path(path) / MANIFEST_NAME).read_text(encoding="utf-8"))["max_level"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def plan_cmd(
@@ -270,7 +252,9 @@ def plan_cmd(
                 force=force,
                 provenance={"budget": budget.to_dict(), "settings": settings},
                 guard=guard,
-                verify=lambda path: verified.append(_read_back(path, report.plan, write, _max_level(path))),
+                verify=lambda path, max_level: verified.append(
+                    _read_back(path, report.plan, write, max_level)
+                ),
             )
             handoff = result.to_dict()
             handoff["verified"] = verified[0]

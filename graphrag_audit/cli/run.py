@@ -17,14 +17,12 @@ from pathlib import Path
 import typer
 
 from graphrag_audit.cli.options import TOKENIZERS, Color
-from graphrag_audit.errors import IndexInputError
+from graphrag_audit.errors import IndexInputError, visible
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
-    from graphrag_audit.errors import visible
-
     say(f"graphrag-audit: error: {visible(str(message))}\n")  # one line, no escapes
     return typer.Exit(code)
 
@@ -175,8 +173,6 @@ def run_app(app: typer.Typer) -> None:
         if isinstance(exc, KeyboardInterrupt):  # pragma: no cover - last resort, never a traceback
             say("graphrag-audit: error: interrupted\n")
             sys.exit(130)
-        from graphrag_audit.errors import visible
-
         msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         say(f"graphrag-audit: error: internal error ({visible(msg)})\n")
         sys.exit(EXIT_BAD_INPUT)
@@ -270,25 +266,16 @@ class Progress:
 
         self.bar = None
         if enabled and not dumb_terminal():  # a progress bar moves the cursor: not on TERM=dumb
+            import rich.progress as rp
             from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                SpinnerColumn,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-            from rich.progress import (
-                Progress as RichProgress,
-            )
 
-            self.bar = RichProgress(
-                SpinnerColumn(),
-                TextColumn("{task.description}"),
-                BarColumn(),
-                TimeElapsedColumn(),
-                console=Console(file=sys.stderr),
-                transient=True,
+            columns = (
+                rp.SpinnerColumn(),
+                rp.TextColumn("{task.description}"),
+                rp.BarColumn(),
+                rp.TimeElapsedColumn(),
             )
+            self.bar = rp.Progress(*columns, console=Console(file=sys.stderr), transient=True)
             self.task = self.bar.add_task("reading the index", total=self.STEPS)
             self.bar.start()
             from graphrag_audit.io import remote
@@ -459,7 +446,6 @@ def open_token_cache(folder, guard, index_dir: Path, reads, debug: bool):
     ``guard`` (or the index's own guard); a damaged cache file is a warning, and the run starts empty."""
     if folder is None:
         return None
-    from graphrag_audit.errors import visible
     from graphrag_audit.graphrag.token_cache import TokenCache
 
     cache = TokenCache(folder, guard or output_guard(index_dir, reads))
