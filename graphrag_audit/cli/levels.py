@@ -209,8 +209,8 @@ def levels_cmd(
     cache = open_token_cache(None if no_costs else token_cache, guard, index_dir, reads, debug)
 
     def work():
-        progress = Progress(enabled=sys.stderr.isatty() and (fmt == LevelsFormat.text or output is not None))
-        try:
+        enabled = sys.stderr.isatty() and (fmt == LevelsFormat.text or output is not None)
+        with Progress(enabled) as progress:
             opts = audit_options(values, level=level, costs=not no_costs, relevant=relevant_ids)
             if tokenizer is not None:
                 check_tokenizer(tokenizer)
@@ -234,9 +234,7 @@ def levels_cmd(
 
                 progress("running graphrag's read_indexer_reports")
                 report = report.with_verify(verify_with_graphrag(report, model))
-        finally:
-            progress.stop()
-        return model, report
+            return model, report
 
     model, report = run_guarded(work, debug)
     if base is not None:

@@ -282,6 +282,12 @@ class Progress:
 
             remote.set_progress(self._describe)
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
     def _describe(self, text: str) -> None:
         if self.bar is not None:
             self.bar.update(self.task, description=text)
@@ -433,12 +439,12 @@ def findings_exit(findings, fail_on) -> typer.Exit:
     )
 
 
-def parsed(parse, *args):
-    """``parse(*args)``, its ValueError (a one-line message) turned into the usual exit 2."""
+def parsed(parse, *args, option: str | None = None):
+    """``parse(*args)``, its ValueError (a one-line message, after ``option: ``) turned into exit 2."""
     try:
         return parse(*args)
     except ValueError as exc:
-        raise fail(str(exc)) from None
+        raise fail(f"{option}: {exc}" if option else str(exc)) from None
 
 
 def open_token_cache(folder, guard, index_dir: Path, reads, debug: bool):
