@@ -365,16 +365,6 @@ def query_commands(generation_label: str, table_format: str, out_dir, level: int
     return [{"graphrag": "1.x", "command": v12}]
 
 
-def _twins(names: set[str]) -> set[str]:
-    """The other-format names of the written tables (``x.csv`` for ``x.parquet`` and back)."""
-    out = set()
-    for n in names:
-        stem, dot, ext = n.rpartition(".")
-        if dot and ext in ("parquet", "csv"):
-            out.add(stem + (".csv" if ext == "parquet" else ".parquet"))
-    return out
-
-
 def _siblings(source: Path, carried: set[str]) -> tuple[list[str], list[str]]:
     """(entries to link, entries left out) of the source directory, by name (directories end in
     '/' in the left-out listing). Linked: regular files and directories of the source, and links
@@ -382,7 +372,8 @@ def _siblings(source: Path, carried: set[str]) -> tuple[list[str], list[str]]:
     temporary files, FIFOs/devices/sockets, links out of the source directory or up to a folder
     holding it, and entries that cannot be examined (none of them is opened)."""
     link, left = [], []
-    twins = _twins(carried) - carried
+    swap = {".parquet": ".csv", ".csv": ".parquet"}  # the other-format twins of the written tables
+    twins = {Path(n).stem + swap[Path(n).suffix] for n in carried if Path(n).suffix in swap} - carried
     root = os.path.realpath(source)
     try:
         with os.scandir(source) as it:
@@ -545,12 +536,9 @@ def write_plan(
         raise
     except WriteError as exc:
         raise PlanWriteError(exc.path, exc.problem) from None
-    tables = {"communities": out / comm_path.name, "reports": out / rep_path.name}
-    if "nodes" in paths:
-        tables["nodes"] = out / paths["nodes"].name
     return WriteResult(
         out_dir=out,
-        tables=tables,
+        tables={role: out / path.name for role, path in paths.items()},
         copied=copied,
         reports=int(rmask.sum()),
         communities=int(cmask.sum()),

@@ -7,6 +7,7 @@ unreadable index (one line on stderr, a traceback only with --debug) or unwritab
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import os
@@ -45,16 +46,11 @@ def say(text: str) -> None:
 
 def _drain(fd: int) -> None:
     """Point ``fd`` at /dev/null, so that Python's flush at exit succeeds (not exit status 120)."""
-    try:
+    with contextlib.suppress(OSError):
         null = os.open(os.devnull, os.O_RDWR)
-    except OSError:
-        return
-    try:
         if null != fd:
             os.dup2(null, fd)
             os.close(null)
-    except OSError:
-        pass
 
 
 class _ClosedStdout:
@@ -99,9 +95,6 @@ class _CompleteWrites(io.RawIOBase):
         while done < len(view):
             done += os.write(self._fd, view[done:])
         return done
-
-    def close(self) -> None:  # fd 1 stays open: Python's own shutdown flushes and closes it
-        super().close()
 
 
 def _complete_stdout_writes() -> None:
