@@ -126,20 +126,13 @@ class Filler:
                     out = lead + " ".join([piece] + self._words(n - cost, start + 1))
                     break
         if out is None:
-            best = firsts[start % len(firsts)]
-            for j in range(len(firsts)):
-                w = firsts[(start + j) % len(firsts)]
-                k = n - self._cost(lead, w) + 1  # words after the first
-                if k >= 1:
-                    out = lead + " ".join([w] + self._words(k - 1, start + j + 1))
-                    break
-                if self._cost(lead, w) < self._cost(lead, best):
-                    best = w
+            out = self._fill(lead, n, start)
         if out is None:
             if len(letters) <= 2 and letters.isascii():  # a short run stays (no word of 3+ letters)
                 out = lead + letters
-            else:  # one token too many here: _fix takes it from another run
-                out = lead + best
+            else:  # the cheapest first word, one token too many here: _fix takes it from another run
+                rotated = [firsts[(start + j) % len(firsts)] for j in range(len(firsts))]
+                out = lead + min(rotated, key=lambda w: self._cost(lead, w))
         self._runs[key] = out
         return out
 
@@ -155,14 +148,18 @@ class Filler:
                 for piece, cost, alt in self._first_pieces(safe, ""):
                     if cost <= n and cost - pipe - alt == want:
                         return safe + " ".join([piece] + self._words(n - cost, start + 1))
-        safe = SAFE_LEADS[0]
+        # "A": one token for lead and letters, _fix mends the count
+        return self._fill(SAFE_LEADS[0], n, start) or SAFE_LEADS[0] + "A"
+
+    def _fill(self, lead: str, n: int, start: int) -> str | None:
+        """``lead`` and words with the count ``n``, the first word from :attr:`firsts` (None: none fits)."""
         firsts = self.firsts
         for j in range(len(firsts)):
             w = firsts[(start + j) % len(firsts)]
-            k = n - self._cost(safe, w) + 1
+            k = n - self._cost(lead, w) + 1  # words after the first
             if k >= 1:
-                return safe + " ".join([w] + self._words(k - 1, start + j + 1))
-        return safe + "A"  # pragma: no cover - one token for lead and letters: _fix mends the count
+                return lead + " ".join([w] + self._words(k - 1, start + j + 1))
+        return None
 
     def _symbols(self, s: str) -> str:
         """A run of punctuation (`` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*``) holding an unsafe character:

@@ -210,15 +210,15 @@ def output_charset_for(output: Path | None):
     return output_charset(stream_encoding(sys.stdout) if output is None else None)
 
 
-def output_target(output: Path | None, index_dir: Path, reads=(), guard=None):
+def output_target(output: Path | None, index_dir: Path, reads=(), guard_of=None):
     """``-o`` before any work: (None, None) for stdout (no ``-o``, or ``-o -``), else the file and the
-    guard :func:`write_payload` writes through (``guard``, or the index's), exit 2 for a target the
-    write would refuse."""
+    guard :func:`write_payload` writes through (``guard_of()``, default the index's), exit 2 for a
+    target the write would refuse."""
     from graphrag_audit.io.safe_write import WriteError, check_file_target, is_stdout
 
     if output is None or is_stdout(output):
         return None, None
-    guard = guard or output_guard(index_dir, reads)
+    guard = guard_of() if guard_of else output_guard(index_dir, reads)
     try:
         check_file_target(output, guard)
     except WriteError as exc:

@@ -46,10 +46,7 @@ def update_run_cmd(
     debug: Debug = False,
 ):
     """Audit one graphrag update run: previous, delta and merged indexes, and which one graphrag queries."""
-    from graphrag_audit.io.safe_write import is_stdout
-
-    to_file = output is not None and not is_stdout(output)
-    output, guard = output_target(output, run_dir, guard=_run_guard(run_dir) if to_file else None)
+    output, guard = output_target(output, run_dir, guard_of=lambda: _run_guard(run_dir))
 
     def work():
         from graphrag_audit.analysis.update_run import audit_update_run
