@@ -160,20 +160,15 @@ def _check_source(model: IndexModel) -> dict[str, Path]:
 def _pandas_metadata(schema: pa.Schema, n_rows: int) -> pa.Schema:
     """Keep the source schema; fix a pandas RangeIndex length so pandas reads the rows back."""
     meta = dict(schema.metadata or {})
-    raw = meta.get(b"pandas")
-    if raw is None:
-        return schema
     try:
-        doc = json.loads(raw)
-    except (ValueError, RecursionError):
+        doc = json.loads(meta[b"pandas"])
+    except (KeyError, ValueError, RecursionError):
         return schema
-    changed = False
-    for ix in doc.get("index_columns", []):
-        if isinstance(ix, dict) and ix.get("kind") == "range":
-            ix.update({"start": 0, "stop": int(n_rows), "step": 1})
-            changed = True
-    if not changed:
+    ranges = [ix for ix in doc.get("index_columns", []) if isinstance(ix, dict) and ix.get("kind") == "range"]
+    if not ranges:
         return schema
+    for ix in ranges:
+        ix.update({"start": 0, "stop": int(n_rows), "step": 1})
     meta[b"pandas"] = json.dumps(doc).encode("utf-8")
     return schema.with_metadata(meta)
 

@@ -23,7 +23,7 @@ class JsonIds(str, Enum):
 
 
 class FailOn(str, Enum):
-    """--fail-on: a severity of rules.py (rules.SEVERITIES, in its order), or never."""
+    """--fail-on: a severity of rules.SEVERITY_RANK, or never."""
 
     error = "error"
     warning = "warning"

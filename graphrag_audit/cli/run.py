@@ -171,23 +171,6 @@ def run_app(app: typer.Typer) -> None:
         sys.exit(EXIT_BAD_INPUT)
 
 
-def use_color(color: Color, stream) -> bool:
-    if color == Color.never:
-        return False
-    if color == Color.always:
-        return True
-    if os.environ.get("NO_COLOR"):
-        return False
-    from graphrag_audit.render.console import dumb_terminal
-
-    if dumb_terminal():  # TERM=dumb: no escape sequences unless --color always asks for them
-        return False
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
 def output_guard(index_dir: Path, reads=()):
     """The write guard of the index ``index_dir`` (:mod:`graphrag_audit.io.safe_write`), with
     ``reads``, the other files the run reads (None is skipped); exit 2 when the index is not found."""
@@ -403,21 +386,28 @@ def _controlling_terminal_width() -> int | None:
     """The columns of the process's controlling terminal (``/dev/tty``), None without one."""
     if os.name != "posix":
         return None
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        return os.get_terminal_size(fd).columns or None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+        try:
+            return os.get_terminal_size(fd).columns or None
+        finally:
+            os.close(fd)
+    return None
 
 
 def text_color(color: Color, output: Path | None) -> bool:
-    """Colour in text output: ``--color`` (auto looks at stdout; a file gets colour only with always)."""
-    return use_color(color, sys.stdout) if output is None else color == Color.always
+    """Colour in text output: ``--color``; auto: stdout is a terminal, NO_COLOR is not set and TERM is
+    not dumb (a file gets colour only with always)."""
+    if color != Color.auto or output is not None:
+        return color == Color.always
+    from graphrag_audit.render.console import dumb_terminal
+
+    if os.environ.get("NO_COLOR") or dumb_terminal():
+        return False
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def findings_exit(findings, fail_on) -> typer.Exit:
