@@ -83,13 +83,11 @@ class Anonymiser:
 
     def arrow_column(self, column: pa.ChunkedArray, role: str) -> pa.ChunkedArray:
         """``column`` rebuilt (see the module docstring); raises :class:`Unsupported`."""
-        if role == "community_title":
-            values: list[str] = []
+        values: list[str] = []
+        if role == "community_title":  # kept when every title is graphrag's own
             for chunk in column.chunks:
                 _strings_of(chunk, values)
-            leaf = self._leaf(role, values)
-        else:
-            leaf = self._leaf(role, [])
+        leaf = self._leaf(role, values)
 
         def strings(arr: pa.Array) -> pa.Array:
             enc = arr.cast(pa.large_string()).dictionary_encode()

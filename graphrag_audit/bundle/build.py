@@ -61,19 +61,16 @@ class BundleResult:
     keep_titles: bool
     dropped: Counter  # reason -> columns left out of the tables written
     added: list[str]  # what --include-all added: "file" or "file: column" (for the warning on stderr)
-    extra: tuple[str, ...] = ()  # the other files written (audit, README)
 
 
 def _schemas(files: IndexFiles) -> dict[str, dict[str, str]]:
-    out = {}
-    for name, p in files.tables.items():
-        names = table_columns(p)
-        out[name] = (
-            {n: "csv" for n in names}
-            if p.suffix == ".csv"
-            else {f.name: str(f.type) for f in parquet_schema(p)}
-        )
-    return out
+    """Per table, column -> type (``csv`` for every CSV column): what detect_generation reads."""
+    return {
+        name: {n: "csv" for n in table_columns(p)}
+        if p.suffix == ".csv"
+        else {f.name: str(f.type) for f in parquet_schema(p)}
+        for name, p in files.tables.items()
+    }
 
 
 def plan_bundle(
@@ -189,15 +186,12 @@ def write_bundle(
     *,
     keep_titles: bool = False,
     force: bool = False,
-    guard: Guard | None = None,
     extra: Callable[[Path, BundleResult], dict[str, bytes]] | None = None,
 ) -> BundleResult:
     """Write the bundle to ``out``. ``extra(path, result)`` returns more files (name -> bytes) to
     write before the directory is published (the audit of the bundle, its README)."""
     f = plan.files
-    guard = (guard if guard is not None else Guard()).protect(
-        f.output_dir, f.tables.values(), f.settings_file
-    )
+    guard = Guard().protect(f.output_dir, f.tables.values(), f.settings_file)
     anon = Anonymiser()
     written: dict[str, list[str]] = {}
     dropped: Counter = Counter()
@@ -235,15 +229,9 @@ def write_bundle(
                 written[name] = [c for c in kept if c in allowed]
         written = dict(sorted(written.items()))
         result = BundleResult(Path(out), plan, written, anon.entities, anon.ids, keep_titles, +dropped, added)
-        names: list[str] = []
-        if extra is not None:
-            files = extra(w.path, result)
-            for fname, data in files.items():
-                w.write_file(fname, data)
-                names.append(fname)
-        final = w.commit()
-    result.out = final
-    result.extra = tuple(names)
+        for fname, data in (extra(w.path, result) if extra else {}).items():
+            w.write_file(fname, data)
+        result.out = w.commit()
     return result
 
 
