@@ -1,25 +1,20 @@
-"""Hand a plan to graphrag: write a new index folder ``OUT_DIR`` whose reports are exactly the plan.
+"""Hand a plan to graphrag: a new index folder ``OUT_DIR`` whose reports are exactly the plan.
 
-* graphrag >= 2.0 (parquet or CSV): ``community_reports`` and ``communities`` keep the source rows
-  of the plan's communities, in source order, every column (parquet: the source's arrow schema;
-  CSV: the fields as written), with ``parent`` -1 when the parent is not written and ``children``
-  filtered to written ones; entities are copied byte for byte. Global search reads exactly these
-  three tables (``run_global_search`` in graphrag 2.x/3.x ``cli/query.py``); ``read_indexer_reports``
-  keeps a report when its community has a row at level <= N, so with ``community_level=None`` or any
-  N >= the largest written level every written report (the plan) is selected, in the same order
-  with the same weights, hence the same seed-86 shuffle, batches and map calls.
-* graphrag 1.0-1.2 (``create_final_*``, also 0.5-0.9 with integer ids): reports and communities as
-  above, and ``create_final_nodes`` keeps the rows of plan communities. ``read_indexer_reports``
-  (1.2.0 ``cli/query.py``) rolls each entity (``title``) up to its largest community, so every plan
-  community with an entity is selected; a plan that does not survive that roll-up is refused.
-* every other source entry (relationships, text units, ``lancedb/``, ...) is a symbolic link to
-  the source's (``linked``; do not run ``graphrag index`` with ``OUT_DIR`` as output); left out:
-  the other-format twin of a written table, this tool's temporary files, FIFOs, devices and links
-  out of the source. ``graphrag_audit_plan.json`` records source, budget, communities and commands.
+* graphrag >= 2.0 (parquet or CSV): ``community_reports`` and ``communities`` keep the source rows of
+  the plan's communities in source order, every column, ``parent`` -1 when the parent is not written,
+  ``children`` filtered to written ones; entities are copied. ``read_indexer_reports`` (2.x/3.x
+  ``cli/query.py``) keeps a report whose community has a row at level <= N, so at
+  ``community_level=None`` or N >= the largest written level it selects the plan, in the same order
+  with the same weights: the same seed-86 shuffle, batches and map calls.
+* graphrag 1.0-1.2 (``create_final_*``, also 0.5-0.9 with integer ids): the same, and
+  ``create_final_nodes`` keeps the rows of plan communities; 1.2.0's ``read_indexer_reports`` rolls
+  each entity up to its largest community, and a plan that does not survive that roll-up is refused.
+* every other source entry is a symbolic link to the source's; left out: the other-format twin of a
+  written table, this tool's temporary files, FIFOs, devices and links out of the source.
+  ``graphrag_audit_plan.json`` records source, budget, communities and commands.
 
-Refused: graphrag 0.1-0.4 (string ids), an index without communities or reports, and every
-``OUT_DIR`` :class:`graphrag_audit.io.safe_write.DirectoryWriter` refuses (inside or containing
-the index, a symbolic link, non-empty without ``force``).
+Refused: graphrag 0.1-0.4 (string ids), an index without communities or reports, and every ``OUT_DIR``
+:class:`~graphrag_audit.io.safe_write.DirectoryWriter` refuses.
 """
 
 from __future__ import annotations
@@ -96,20 +91,11 @@ def _inside(path: str, directory: str) -> bool:
     return path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
-def _guard(model: IndexModel, guard: Guard | None) -> Guard:
-    return (guard if guard is not None else Guard()).protect_model(model)
-
-
 def check_out_dir(model: IndexModel, out_dir: Path, force: bool = False, guard: Guard | None = None) -> Path:
-    """Refuse now what :func:`write_plan` would refuse: a source layout it cannot hand to graphrag,
-    an ``out_dir`` that is, lies inside, or contains the source index directory (or any index
-    ``guard`` protects), a symbolic link, a file, or a non-empty directory (unless ``force``).
-    Nothing is created. Returns the resolved path."""
+    """Refuse now, creating nothing, what :func:`write_plan` would refuse; the resolved ``out_dir``."""
     _check_source(model)
     try:
-        DirectoryWriter(out_dir, _guard(model, guard), force=force).check()
-    except PlanWriteError:
-        raise
+        DirectoryWriter(out_dir, (guard or Guard()).protect_model(model), force=force).check()
     except WriteError as exc:
         raise PlanWriteError(exc.path, exc.problem) from None
     return _real(Path(out_dir))
@@ -174,20 +160,15 @@ def _check_source(model: IndexModel) -> dict[str, Path]:
 def _pandas_metadata(schema: pa.Schema, n_rows: int) -> pa.Schema:
     """Keep the source schema; fix a pandas RangeIndex length so pandas reads the rows back."""
     meta = dict(schema.metadata or {})
-    raw = meta.get(b"pandas")
-    if raw is None:
-        return schema
     try:
-        doc = json.loads(raw)
-    except (ValueError, RecursionError):
+        doc = json.loads(meta[b"pandas"])
+    except (KeyError, ValueError, RecursionError):
         return schema
-    changed = False
-    for ix in doc.get("index_columns", []):
-        if isinstance(ix, dict) and ix.get("kind") == "range":
-            ix.update({"start": 0, "stop": int(n_rows), "step": 1})
-            changed = True
-    if not changed:
+    ranges = [ix for ix in doc.get("index_columns", []) if isinstance(ix, dict) and ix.get("kind") == "range"]
+    if not ranges:
         return schema
+    for ix in ranges:
+        ix.update({"start": 0, "stop": int(n_rows), "step": 1})
     meta[b"pandas"] = json.dumps(doc).encode("utf-8")
     return schema.with_metadata(meta)
 
@@ -379,16 +360,6 @@ def query_commands(generation_label: str, table_format: str, out_dir, level: int
     return [{"graphrag": "1.x", "command": v12}]
 
 
-def _twins(names: set[str]) -> set[str]:
-    """The other-format names of the written tables (``x.csv`` for ``x.parquet`` and back)."""
-    out = set()
-    for n in names:
-        stem, dot, ext = n.rpartition(".")
-        if dot and ext in ("parquet", "csv"):
-            out.add(stem + (".csv" if ext == "parquet" else ".parquet"))
-    return out
-
-
 def _siblings(source: Path, carried: set[str]) -> tuple[list[str], list[str]]:
     """(entries to link, entries left out) of the source directory, by name (directories end in
     '/' in the left-out listing). Linked: regular files and directories of the source, and links
@@ -396,7 +367,8 @@ def _siblings(source: Path, carried: set[str]) -> tuple[list[str], list[str]]:
     temporary files, FIFOs/devices/sockets, links out of the source directory or up to a folder
     holding it, and entries that cannot be examined (none of them is opened)."""
     link, left = [], []
-    twins = _twins(carried) - carried
+    swap = {".parquet": ".csv", ".csv": ".parquet"}  # the other-format twins of the written tables
+    twins = {Path(n).stem + swap[Path(n).suffix] for n in carried if Path(n).suffix in swap} - carried
     root = os.path.realpath(source)
     try:
         with os.scandir(source) as it:
@@ -459,16 +431,16 @@ def write_plan(
     force: bool = False,
     provenance: dict | None = None,
     guard: Guard | None = None,
-    verify: Callable[[Path], object] | None = None,
+    verify: Callable[[Path, int], object] | None = None,
 ) -> WriteResult:
     """Write the hand-off directory for the plan's ``communities`` (see the module docstring).
 
     ``guard``: indexes to protect besides ``model``'s (the CLI passes the one it checked before
-    loading). ``verify(path)``: called on the written directory before a new ``out_dir`` is
+    loading). ``verify(path, max_level)``: called on the written directory before a new ``out_dir`` is
     published (an existing one: after its files are written); it raises to refuse."""
     paths = _check_source(model)
     comm_path, rep_path = paths["communities"], paths["reports"]
-    g = _guard(model, guard)
+    g = (guard or Guard()).protect_model(model)
     plan = {int(c) for c in communities}
     notes: list[str] = []
     cmask = np.isin(model.communities["community"].to_numpy(dtype=np.int64), list(plan))
@@ -554,17 +526,14 @@ def write_plan(
                 **(provenance or {}),
             }
             w.write_file(MANIFEST_NAME, json.dumps(manifest, indent=2, ensure_ascii=True) + "\n")
-            out = w.commit(verify)
+            out = w.commit(None if verify is None else lambda path: verify(path, max_level))
     except PlanWriteError:
         raise
     except WriteError as exc:
         raise PlanWriteError(exc.path, exc.problem) from None
-    tables = {"communities": out / comm_path.name, "reports": out / rep_path.name}
-    if "nodes" in paths:
-        tables["nodes"] = out / paths["nodes"].name
     return WriteResult(
         out_dir=out,
-        tables=tables,
+        tables={role: out / path.name for role, path in paths.items()},
         copied=copied,
         reports=int(rmask.sum()),
         communities=int(cmask.sum()),

@@ -1,22 +1,16 @@
-"""Every value a bundle keeps, rebuilt by the tool (nothing of the index is copied as it is).
+"""Every value a bundle keeps, rebuilt (nothing of the index is copied as it is), by its column's role
+(:func:`graphrag_audit.bundle.schema.role`):
 
-A table keeps only the columns :mod:`graphrag_audit.bundle.schema` allows (``--include-all``: also
-the others but embeddings). Each kept column is rebuilt by its role (:func:`schema.role`):
+* ``id``: a UUID, a number or an ISO date stays; any other string becomes ``id-N``, the same for the
+  same string in every table, column and list (the joins survive);
+* ``entity``: ``Entity N``, from the same map; ``community_title``: kept when every one is graphrag's
+  ``Community N``, else ``Community title N``;
+* ``text``: filler with the same cl100k token count (:mod:`graphrag_audit.bundle.filler`), in every
+  arrow type that holds text (string and binary kinds, inside lists, structs, maps, dictionaries).
 
-* ``id``: a string that is a UUID, a number or an ISO date stays; any other string becomes a
-  pseudonym ``id-N``, the same for the same string in every table, column and list (so entity ids in
-  ``communities.entity_ids``, ``text_units.entity_ids`` and the nodes stay joined); numbers stay;
-* ``entity`` (entity names): ``Entity N``, from the same map;
-* ``community_title``: kept when every one is graphrag's ``Community N``, else ``Community title N``;
-* ``text`` (and any column ``--include-all`` adds): filler with the same cl100k token count
-  (:mod:`graphrag_audit.bundle.filler`), for text of every arrow type: string, large_string,
-  string_view, binary, large_binary, fixed-size binary, inside lists, structs, maps and dictionaries.
-
-Types are rebuilt too: struct field names other than graphrag's own (:data:`schema.KNOWN_FIELDS`)
-become ``field_N``, list items ``item``, dictionary-encoded columns are decoded (see ``_rebuild``),
-and no schema or field carries metadata. A column of a type
-this module does not know (unions, run-end encoded, extension types) is left out.
-Nulls stay null, empty strings stay empty, lists keep their lengths.
+Types are rebuilt too: struct fields other than :data:`schema.KNOWN_FIELDS` become ``field_N``, list
+items ``item``, dictionaries are decoded, no metadata is kept; a column of another type (unions,
+run-end encoded, extension types) is left out. Nulls, empty strings and list lengths stay.
 """
 
 from __future__ import annotations
@@ -45,16 +39,10 @@ class Unsupported(ValueError):
     """A column type the bundle cannot rebuild (the column is left out)."""
 
 
-def table_kind(stem: str) -> str:
-    """``create_final_community_reports`` -> ``community_reports``."""
-    return stem.removeprefix("create_final_")
-
-
 @dataclass
 class Anonymiser:
     """The state shared by the tables of one index: the pseudonyms handed out so far."""
 
-    keep_titles: bool = False
     filler: Filler = field(default_factory=Filler)
     #: original string -> pseudonym, for ids and entity names alike (one map: an id that is an
     #: entity name gets the entity's pseudonym)
@@ -62,7 +50,6 @@ class Anonymiser:
     entities: int = 0
     ids: int = 0
 
-    # -- per value -----------------------------------------------------------------------------
     def entity(self, name: str) -> str:
         got = self.names.get(name)
         if got is None:
@@ -94,16 +81,13 @@ class Anonymiser:
             return lambda v: names.setdefault(v, f"Community title {len(names) + 1}")
         return self.filler.text
 
-    # -- arrow ---------------------------------------------------------------------------------
-    def arrow_column(self, kind: str, name: str, column: pa.ChunkedArray, role: str) -> pa.ChunkedArray:
+    def arrow_column(self, column: pa.ChunkedArray, role: str) -> pa.ChunkedArray:
         """``column`` rebuilt (see the module docstring); raises :class:`Unsupported`."""
-        if role == "community_title":
-            values: list[str] = []
+        values: list[str] = []
+        if role == "community_title":  # kept when every title is graphrag's own
             for chunk in column.chunks:
                 _strings_of(chunk, values)
-            leaf = self._leaf(role, values)
-        else:
-            leaf = self._leaf(role, [])
+        leaf = self._leaf(role, values)
 
         def strings(arr: pa.Array) -> pa.Array:
             enc = arr.cast(pa.large_string()).dictionary_encode()
@@ -117,7 +101,7 @@ class Anonymiser:
             return pa.chunked_array([], type=_clean_type(column.type))
         return pa.chunked_array(chunks, type=chunks[0].type)
 
-    def arrow_table(self, kind: str, table: pa.Table, columns: dict[str, str]) -> pa.Table:
+    def arrow_table(self, table: pa.Table, columns: dict[str, str]) -> pa.Table:
         """A new table of ``columns`` (name -> role) of ``table``, in ``table``'s order, every one
         rebuilt, no metadata. A column of an unknown type is left out (raises nothing)."""
         names, arrays = [], []
@@ -125,15 +109,14 @@ class Anonymiser:
             if f.name not in columns:
                 continue
             try:
-                arrays.append(self.arrow_column(kind, f.name, table.column(f.name), columns[f.name]))
+                arrays.append(self.arrow_column(table.column(f.name), columns[f.name]))
             except Unsupported:
                 continue
             names.append(f.name)
         fields = [pa.field(n, a.type) for n, a in zip(names, arrays)]
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
-    # -- CSV rows ------------------------------------------------------------------------------
-    def csv_rows(self, kind: str, rows: list[list[str]], columns: dict[str, str]) -> list[list[str]]:
+    def csv_rows(self, rows: list[list[str]], columns: dict[str, str]) -> list[list[str]]:
         """graphrag 3 CSV tables (every cell is text): the columns kept, each cell rebuilt by its
         role; an ``id`` cell that holds a list (``['a', 'b']``) has each item rebuilt."""
         if not rows:
@@ -171,7 +154,6 @@ def _all_numbers(cells: list[str]) -> bool:
     return all(not c or _KEEP_ID.fullmatch(c.strip()) for c in cells)
 
 
-# -- types -------------------------------------------------------------------------------------
 def is_text_type(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
 

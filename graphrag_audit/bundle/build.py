@@ -1,13 +1,7 @@
-"""Write a bundle: the tables and columns graphrag's query path reads, every value rebuilt, in a new directory.
-
-What goes in is an allowlist per graphrag generation (:mod:`graphrag_audit.bundle.schema`); every
-value kept is rebuilt (:mod:`graphrag_audit.bundle.anonymise`); what is left out is only counted,
-never named (a file or column name may carry the index's text).
-
-The index is located as every command locates it (:func:`graphrag_audit.io.locate.locate_index`),
-its tables read through :mod:`graphrag_audit.io.tables` (the same bounded reads) and the bundle
-written only through :class:`graphrag_audit.io.safe_write.DirectoryWriter`: built in a temporary
-directory beside OUT and renamed into place, never inside an index.
+"""Write a bundle: the allowlisted tables and columns (:mod:`graphrag_audit.bundle.schema`), every value
+rebuilt (:mod:`graphrag_audit.bundle.anonymise`); what is left out is only counted, never named (a
+file or column name may carry the index's text). The index is located and read as every command
+reads it (``io.locate``, ``io.tables``), the bundle written only through ``DirectoryWriter``.
 """
 
 from __future__ import annotations
@@ -24,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from graphrag_audit.bundle import schema
-from graphrag_audit.bundle.anonymise import Anonymiser, table_kind
+from graphrag_audit.bundle.anonymise import Anonymiser
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.generation import detect_generation
 from graphrag_audit.io.locate import IndexFiles, locate_index
@@ -67,23 +61,16 @@ class BundleResult:
     keep_titles: bool
     dropped: Counter  # reason -> columns left out of the tables written
     added: list[str]  # what --include-all added: "file" or "file: column" (for the warning on stderr)
-    extra: tuple[str, ...] = ()  # the other files written (audit, README)
-
-    @property
-    def replaced(self) -> dict[str, list[str]]:
-        return self.written
 
 
 def _schemas(files: IndexFiles) -> dict[str, dict[str, str]]:
-    out = {}
-    for name, p in files.tables.items():
-        names = table_columns(p)
-        out[name] = (
-            {n: "csv" for n in names}
-            if p.suffix == ".csv"
-            else {f.name: str(f.type) for f in parquet_schema(p)}
-        )
-    return out
+    """Per table, column -> type (``csv`` for every CSV column): what detect_generation reads."""
+    return {
+        name: {n: "csv" for n in table_columns(p)}
+        if p.suffix == ".csv"
+        else {f.name: str(f.type) for f in parquet_schema(p)}
+        for name, p in files.tables.items()
+    }
 
 
 def plan_bundle(
@@ -135,19 +122,6 @@ def plan_bundle(
             f"the tables to bundle hold {plan.input_bytes:,} bytes, more than --max-size {max_bytes:,}",
         )
     return plan
-
-
-def _parquet_bytes(table: pa.Table) -> Callable:
-    def produce(fh) -> None:
-        pq.write_table(table, fh, compression="snappy")
-
-    return produce
-
-
-def _csv_bytes(rows: list[list[str]]) -> bytes:
-    buf = io.StringIO(newline="")
-    csv.writer(buf, lineterminator="\n").writerows(rows)
-    return buf.getvalue().encode("utf-8")
 
 
 #: why a column was left out of a table written (the README counts them per reason)
@@ -212,16 +186,13 @@ def write_bundle(
     *,
     keep_titles: bool = False,
     force: bool = False,
-    guard: Guard | None = None,
     extra: Callable[[Path, BundleResult], dict[str, bytes]] | None = None,
 ) -> BundleResult:
     """Write the bundle to ``out``. ``extra(path, result)`` returns more files (name -> bytes) to
     write before the directory is published (the audit of the bundle, its README)."""
     f = plan.files
-    guard = (guard if guard is not None else Guard()).protect(
-        f.output_dir, f.tables.values(), f.settings_file
-    )
-    anon = Anonymiser(keep_titles=keep_titles)
+    guard = Guard().protect(f.output_dir, f.tables.values(), f.settings_file)
+    anon = Anonymiser()
     written: dict[str, list[str]] = {}
     dropped: Counter = Counter()
     added: list[str] = []
@@ -236,36 +207,31 @@ def write_bundle(
             name = _out_name(src, kind, plan.generation)
             if kind is None:
                 added.append(name)
-            k = kind or table_kind(src.stem)
             if src.suffix == ".csv":
                 rows = read_csv_rows(src)
                 header = rows[0] if rows else []
                 cols = _columns(kind, header, {}, plan, keep_titles, dropped, added, name)
-                rows = anon.csv_rows(k, rows, cols)
-                w.write_file(name, _csv_bytes(rows))
+                rows = anon.csv_rows(rows, cols)
+                buf = io.StringIO(newline="")
+                csv.writer(buf, lineterminator="\n").writerows(rows)
+                w.write_file(name, buf.getvalue().encode("utf-8"))
                 kept = rows[0] if rows else []
             else:
                 table = read_arrow_table(src)
                 types = {f.name: f.type for f in table.schema}
                 cols = _columns(kind, table.schema.names, types, plan, keep_titles, dropped, added, name)
-                new = anon.arrow_table(k, table, cols)
+                new = anon.arrow_table(table, cols)
                 dropped[COL_TYPE] += len(cols) - new.num_columns
-                w.write_file(name, _parquet_bytes(new))
+                w.write_file(name, lambda fh, new=new: pq.write_table(new, fh, compression="snappy"))
                 kept = new.schema.names
             if kind is not None:
                 allowed = schema.ALLOWLIST[plan.generation][kind]
                 written[name] = [c for c in kept if c in allowed]
         written = dict(sorted(written.items()))
         result = BundleResult(Path(out), plan, written, anon.entities, anon.ids, keep_titles, +dropped, added)
-        names: list[str] = []
-        if extra is not None:
-            files = extra(w.path, result)
-            for fname, data in files.items():
-                w.write_file(fname, data)
-                names.append(fname)
-        final = w.commit()
-    result.out = final
-    result.extra = tuple(names)
+        for fname, data in (extra(w.path, result) if extra else {}).items():
+            w.write_file(fname, data)
+        result.out = w.commit()
     return result
 
 

@@ -1,34 +1,21 @@
 """Filler text with the exact cl100k_base token count of the text it replaces.
 
-graphrag counts tokens with cl100k_base (see :mod:`graphrag_audit.graphrag.tokens`), and what it
-does with a report (batching, map calls) depends only on those counts. cl100k_base first splits a
-text into *pre-tokens* with one regular expression (:data:`PRETOKEN`, tiktoken's pattern for
-cl100k_base) and then encodes each pre-token on its own, so a text's token count is the sum of its
-pre-tokens' counts. The filler therefore works per pre-token:
+graphrag's batching and map calls depend only on cl100k_base token counts. cl100k_base splits a text
+into *pre-tokens* with one regular expression (:data:`PRETOKEN`, tiktoken's) and encodes each on its
+own, so the filler works per pre-token: a run of letters keeps its one leading character and becomes
+one-token words (:data:`FILLER_WORDS`, none starting a contraction such as ``'s``) with the same
+count; ASCII digits become ``0``, other digits zeros of other scripts (:data:`NUMERALS`); punctuation,
+whitespace and contractions stay; any other character (symbols, emoji, tag characters, format
+controls, private use) never stays: its punctuation run becomes ASCII punctuation with the same
+count, and as a leading character it becomes one of :data:`SAFE_LEADS`.
 
-* a run of letters (with the one non-letter character the pattern lets lead it, such as a space
-  or ``(``) becomes the same lead character followed by filler words from :data:`FILLER_WORDS`,
-  as many as keep that pre-token's token count (each word is one token alone and one token after
-  a space, and none starts with a letter that could form a contraction such as ``'s``);
-* ASCII digits become ``0`` (every run of one to three digits is one token either way); other
-  digits (``①``, ``٣``) become zeros of other scripts with the same count (:data:`NUMERALS`);
-* ASCII and Unicode punctuation, whitespace and contractions (``'s``, ``'ll``) stay as they are;
-* every other character (symbols such as circled letters ``Ⓐ``, emoji, Unicode tag characters
-  U+E0000-E007F, bidi and other format controls, private use) never stays: a run of punctuation
-  that holds one becomes ASCII punctuation with the same count (alone and next to a ``|``), and such
-  a character leading a run of letters becomes ASCII punctuation (:data:`SAFE_LEADS`).
-
-Because every pre-token keeps its kind and its first character, the pre-token boundaries of the
-filler are the original ones, in the text alone and wherever graphrag places it: between ``|``
-separators in a report row (``id|title|weight|content|rank``), or between newlines in the rating
-prompt. The first letter run of a field sits after a ``|`` in a row; its first word is chosen so
-that the count holds in both places. Every cell is then counted again, alone and between ``|``:
-a mismatch (which the construction should never produce) is fixed by adding or removing words,
-and a cell that still differs alone raises :class:`FillerError` rather than being written wrongly.
-One known case keeps only the count alone: a text opening with a quote whose letters read as a
-contraction (``'DEPENDENCE'``: ``'D`` alone, ``|'`` after a ``|``) when no first piece fits both;
-``Filler.row_mismatches`` counts them (4 texts, all in report findings, over the 22 shared indexes;
-graphrag does not put findings in report rows).
+So the pre-token boundaries are the original ones alone and wherever graphrag places the text (between
+``|`` in a report row, between newlines in the rating prompt); a field's first letter run is chosen so
+that the count also holds after a ``|``. Every cell is counted again, alone and between ``|``: a
+mismatch is fixed by adding or removing words, else :class:`FillerError`. One known exception keeps
+the count alone only (``Filler.row_mismatches``): a text opening with a quote whose letters read as a
+contraction (``'DEPENDENCE'``) when no first piece fits both (4 report findings over the 22 shared
+indexes; graphrag puts no findings in report rows).
 """
 
 from __future__ import annotations
@@ -46,39 +33,8 @@ PRETOKEN = regex.compile(
     r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 #: the words filler text is made of (each one cl100k token alone and after a space)
-FILLER_WORDS: tuple[str, ...] = (
-    "and",
-    "any",
-    "all",
-    "also",
-    "are",
-    "but",
-    "can",
-    "for",
-    "from",
-    "have",
-    "her",
-    "his",
-    "into",
-    "just",
-    "how",
-    "one",
-    "our",
-    "out",
-    "new",
-    "now",
-    "over",
-    "about",
-    "after",
-    "each",
-    "even",
-    "good",
-    "great",
-    "first",
-    "other",
-    "work",
-    "year",
-    "way",
+FILLER_WORDS: tuple[str, ...] = tuple(
+    "and any all also are but can for from have her his into just how one our out new now over about after each even good great first other work year way".split()
 )
 #: a text opening with a quote whose first letters read as a contraction ('s, 't, 'm, 'd, 're, 've, 'll)
 _QUOTED = regex.compile(r"'((?i:s|t|m|d|re|ve|ll)\p{L}*)")
@@ -170,20 +126,13 @@ class Filler:
                     out = lead + " ".join([piece] + self._words(n - cost, start + 1))
                     break
         if out is None:
-            best = firsts[start % len(firsts)]
-            for j in range(len(firsts)):
-                w = firsts[(start + j) % len(firsts)]
-                k = n - self._cost(lead, w) + 1  # words after the first
-                if k >= 1:
-                    out = lead + " ".join([w] + self._words(k - 1, start + j + 1))
-                    break
-                if self._cost(lead, w) < self._cost(lead, best):
-                    best = w
+            out = self._fill(lead, n, start)
         if out is None:
             if len(letters) <= 2 and letters.isascii():  # a short run stays (no word of 3+ letters)
                 out = lead + letters
-            else:  # one token too many here: _fix takes it from another run
-                out = lead + best
+            else:  # the cheapest first word, one token too many here: _fix takes it from another run
+                rotated = [firsts[(start + j) % len(firsts)] for j in range(len(firsts))]
+                out = lead + min(rotated, key=lambda w: self._cost(lead, w))
         self._runs[key] = out
         return out
 
@@ -199,14 +148,18 @@ class Filler:
                 for piece, cost, alt in self._first_pieces(safe, ""):
                     if cost <= n and cost - pipe - alt == want:
                         return safe + " ".join([piece] + self._words(n - cost, start + 1))
-        safe = SAFE_LEADS[0]
+        # "A": one token for lead and letters, _fix mends the count
+        return self._fill(SAFE_LEADS[0], n, start) or SAFE_LEADS[0] + "A"
+
+    def _fill(self, lead: str, n: int, start: int) -> str | None:
+        """``lead`` and words with the count ``n``, the first word from :attr:`firsts` (None: none fits)."""
         firsts = self.firsts
         for j in range(len(firsts)):
             w = firsts[(start + j) % len(firsts)]
-            k = n - self._cost(safe, w) + 1
+            k = n - self._cost(lead, w) + 1  # words after the first
             if k >= 1:
-                return safe + " ".join([w] + self._words(k - 1, start + j + 1))
-        return safe + "A"  # pragma: no cover - one token for lead and letters: _fix mends the count
+                return lead + " ".join([w] + self._words(k - 1, start + j + 1))
+        return None
 
     def _symbols(self, s: str) -> str:
         """A run of punctuation (`` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*``) holding an unsafe character:

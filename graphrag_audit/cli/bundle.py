@@ -8,20 +8,7 @@ from typing import Annotated
 import typer
 
 from graphrag_audit.cli.options import Debug, IndexDir
-from graphrag_audit.cli.run import EXIT_OK, fail, run_guarded, say
-
-#: what the bundle's own audit files are called
-AUDIT_JSON = "audit.json"
-AUDIT_MARKDOWN = "audit.md"
-
-
-def _size(text: str) -> int:
-    from graphrag_audit.io.decoded import parse_byte_count
-
-    try:
-        return parse_byte_count(text)
-    except ValueError as exc:
-        raise fail(f"--max-size: {exc}") from None
+from graphrag_audit.cli.run import EXIT_OK, parsed, run_guarded, say
 
 
 def bundle_cmd(
@@ -65,7 +52,9 @@ def bundle_cmd(
     debug: Debug = False,
 ):
     """A shareable reproduction of an index: same layout, ids and token counts, all free text replaced."""
-    limit = _size(max_size)
+    from graphrag_audit.io.decoded import parse_byte_count
+
+    limit = parsed(parse_byte_count, max_size, option="--max-size")
 
     def work():
         import dataclasses
@@ -99,8 +88,8 @@ def bundle_cmd(
             index = dataclasses.replace(report.index, path=shown, output_dir=shown, name=Path(shown).name)
             report = dataclasses.replace(report, index=index)
             return {
-                AUDIT_JSON: render_json(report).encode("utf-8"),
-                AUDIT_MARKDOWN: render_markdown(report).encode("utf-8"),
+                "audit.json": render_json(report).encode("utf-8"),
+                "audit.md": render_markdown(report).encode("utf-8"),
                 "README.md": readme(result, __version__).encode("utf-8"),
             }
 
@@ -114,7 +103,7 @@ def bundle_cmd(
             f"{', '.join(map(repr, result.added))}\n"
         )
     say(
-        f"graphrag-audit: bundle written to {result.out} ({len(result.replaced)} table(s); "
+        f"graphrag-audit: bundle written to {result.out} ({len(result.written)} table(s); "
         f"{sum(result.plan.left_out.values())} file(s) left out, see its README.md)\n"
     )
     raise typer.Exit(EXIT_OK)

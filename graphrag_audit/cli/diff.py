@@ -30,13 +30,13 @@ from graphrag_audit.cli.options import (
 )
 from graphrag_audit.cli.run import (
     Progress,
-    check_output_path,
+    audit_options,
     check_tokenizer,
     findings_exit,
     output_charset_for,
+    output_target,
     parsed,
     run_guarded,
-    stdout_if_dash,
     text_width,
     write_payload,
 )
@@ -67,44 +67,35 @@ def diff_cmd(
     after, communities added/removed/changed, findings that appeared or disappeared; exit 1 when a regression is at
     or above --fail-on (default error: a warning-level regression alone exits 0), judged only on what a real
     graphrag sends on both indexes (hypothetical numbers are marked hyp.)."""
+    values = dict(locals())  # audit_options reads the parameters named as AuditOptions fields
     limits = parsed(regression_limits, max_map_calls_increase, max_coverage_drop, include_hypothetical)
     if tokenizer is not None:
         check_tokenizer(tokenizer)
-    output = stdout_if_dash(output)
-    guard = check_output_path(output, old_dir)
-    check_output_path(output, new_dir)  # -o inside NEW is refused before any work too
+    output, guard = output_target(output, old_dir)
+    output_target(output, new_dir)  # -o inside NEW is refused before any work too
 
     def work():
-        from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
+        from graphrag_audit.analysis.audit import audit_with_model
         from graphrag_audit.analysis.diff import diff_reports
 
-        progress = Progress(enabled=sys.stderr.isatty())
-        try:
-            opts = AuditOptions(
-                level=2 if level is None else level,
-                tokenizer=tokenizer,
-                max_context_tokens=max_context_tokens,
-                costs=not no_costs,
-            )
+        with Progress(enabled=sys.stderr.isatty()) as progress:
+            opts = audit_options(values, level=2 if level is None else level, costs=not no_costs)
             progress("auditing OLD")
             om, orep = audit_with_model(old_dir, opts, progress=progress)
             progress("auditing NEW")
             nm, nrep = audit_with_model(new_dir, opts, progress=progress)
             progress("comparing")
-            result = diff_reports(om, orep, nm, nrep, limits)
-        finally:
-            progress.stop()
-        return om, nm, result
+            return om, nm, diff_reports(om, orep, nm, nrep, limits)
 
     om, nm, result = run_guarded(work, debug)
     if guard is not None:  # the write goes through OLD's guard, with both models' tables added
         guard.protect_model(om).protect_model(nm)
     del om, nm
-    kw: dict[str, object] = (
-        {"include_titles": include_titles} if fmt in (DiffFormat.markdown, DiffFormat.github) else {}
-    )
+    kw: dict[str, object] = {}
     if fmt == DiffFormat.text:
         kw = {"width": text_width(width, output)}
+    elif fmt != DiffFormat.json:  # markdown, github
+        kw = {"include_titles": include_titles}
     with output_charset_for(output):
         text = run_guarded(lambda: renderer(fmt)(result, **kw), debug)
     run_guarded(lambda: write_payload(text, output, guard), debug)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -45,26 +46,28 @@ from graphrag_audit.cli.options import (
     UseSummary,
     Width,
     parse_relevant,
+    regression_limits,
     relevant_file,
 )
 from graphrag_audit.cli.run import (
     Progress,
-    check_output_path,
+    audit_index,
+    audit_options,
     check_tokenizer,
     fail,
     findings_exit,
     open_token_cache,
     output_charset_for,
     output_guard,
+    output_target,
     parsed,
-    relevant_checker,
     run_guarded,
     say,
-    stdout_if_dash,
     text_color,
     text_width,
     write_payload,
 )
+from graphrag_audit.errors import visible
 from graphrag_audit.render.formats import LevelsFormat, renderer, streamer
 
 
@@ -182,53 +185,33 @@ def levels_cmd(
     include_hypothetical: IncludeHypothetical = False,
 ):
     """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
-    from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
-
-    output = stdout_if_dash(output)
+    values = dict(locals())  # audit_options reads the parameters named as AuditOptions fields
     relevant_ids = parsed(parse_relevant, relevant)
     reads = (baseline, relevant_file(relevant))  # files this run reads: never written over
-    guard = check_output_path(output, index_dir, reads)
+    output, guard = output_target(output, index_dir, reads)
+    level = 2 if level is None else level  # graphrag's CLI default
     base = None
     if baseline is not None:
         from graphrag_audit.analysis.baseline import snapshot_of_json
-        from graphrag_audit.cli.options import regression_limits
         from graphrag_audit.io.baseline import read_baseline
 
         limits = parsed(regression_limits, max_map_calls_increase, max_coverage_drop, include_hypothetical)
         base = run_guarded(lambda: snapshot_of_json(read_baseline(baseline), baseline), debug)
     summary = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == LevelsFormat.github else None
     if summary:
-        from graphrag_audit.io.safe_write import WriteError, check_append_target
+        from graphrag_audit.io.safe_write import WriteError, append_file, check_append_target
 
         guard = guard or output_guard(index_dir, reads)
         try:
             check_append_target(summary, guard)
         except WriteError as exc:
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
-
     cache = open_token_cache(None if no_costs else token_cache, guard, index_dir, reads, debug)
 
     def work():
-        progress = Progress(enabled=sys.stderr.isatty() and (fmt == LevelsFormat.text or output is not None))
-        try:
-            opts = AuditOptions(
-                level=opts_level(level),
-                tokenizer=tokenizer,
-                max_context_tokens=max_context_tokens,
-                costs=not no_costs,
-                max_unreachable=max_unreachable,
-                max_inflation=max_inflation,
-                min_coverage=min_coverage,
-                num_repeats=num_repeats,
-                threshold=threshold,
-                keep_parent=keep_parent,
-                max_level=max_level,
-                use_summary=use_summary,
-                query=query,
-                relevant=relevant_ids,
-                price_in=price_in,
-                price_out=price_out,
-            )
+        enabled = sys.stderr.isatty() and (fmt == LevelsFormat.text or output is not None)
+        with Progress(enabled) as progress:
+            opts = audit_options(values, level=level, costs=not no_costs, relevant=relevant_ids)
             if tokenizer is not None:
                 check_tokenizer(tokenizer)
             if verify:  # a check asked for that cannot run is an error, not a quiet "not run"
@@ -241,34 +224,20 @@ def levels_cmd(
                         f"--verify: {remote.display}: graphrag's own reader needs a local copy of the "
                         f"index (download the tables, or drop --verify)"
                     )
-
                 progress("importing graphrag")
                 reason = graphrag_unusable_reason()
                 if reason is not None:
                     raise fail(f"--verify: {reason}")
-            model, report = audit_with_model(
-                index_dir,
-                opts,
-                progress=progress,
-                check_model=relevant_checker(relevant_ids),
-                token_cache=cache,
-            )
-            if cache is not None:
-                cache.save()
+            model, report = audit_index(index_dir, opts, cache, progress)
             if verify:
                 from graphrag_audit.verify import verify_with_graphrag
 
                 progress("running graphrag's read_indexer_reports")
                 report = report.with_verify(verify_with_graphrag(report, model))
-        finally:
-            progress.stop()
-        return model, report
+            return model, report
 
     model, report = run_guarded(work, debug)
-    regs: tuple = ()
     if base is not None:
-        from dataclasses import replace
-
         from graphrag_audit.analysis.diff import (
             judge_regressions,
             option_differences,
@@ -277,14 +246,11 @@ def levels_cmd(
         )
 
         now = snapshot_of_report(report)
-        judged, unjudged = judge_regressions(base, now, report.options.level, limits)
-        regs = tuple(judged)
+        judged, unjudged = judge_regressions(base, now, level, limits)
         note = option_note(option_differences(base, now))
-        from graphrag_audit.errors import visible
-
         if note:  # a number may differ because of the options, not the index
             say(f"graphrag-audit: note: --baseline: {visible(note)}\n")
-        report = replace(report, findings=report.findings + regs)
+        report = replace(report, findings=report.findings + tuple(judged))
         for f in unjudged:  # shown on stderr, never a finding: no real graphrag sends these numbers
             say(
                 f"graphrag-audit: note: --baseline: {f.rule} not judged (--include-hypothetical judges it): "
@@ -293,27 +259,16 @@ def levels_cmd(
     if guard is not None:
         guard.protect_model(model)
     del model
+    shown: dict = dict(verbose=verbose, brief=brief, hide_hypothetical=hide_hypothetical)
+    markdown = dict(include_titles=include_titles, **shown)
     stream = streamer(fmt)
     if stream is not None:  # -f json: a deep index lists millions of ids
         text = stream(report, json_ids=json_ids.value)
     else:
-        kw = {}
+        kw = markdown
         if fmt == LevelsFormat.text:
-            kw = dict(
-                width=text_width(width, output),
-                color=text_color(color, output),
-                focus=opts_level(level) if list_reports else None,
-                verbose=verbose,
-                brief=brief,
-                hide_hypothetical=hide_hypothetical,
-            )
-        elif fmt == LevelsFormat.markdown:
-            kw = dict(
-                include_titles=include_titles,
-                verbose=verbose,
-                brief=brief,
-                hide_hypothetical=hide_hypothetical,
-            )
+            focus = level if list_reports else None
+            kw = dict(width=text_width(width, output), color=text_color(color, output), focus=focus, **shown)
         elif fmt == LevelsFormat.github:
             kw = dict(include_titles=include_titles, verbose=verbose)
         with output_charset_for(output):
@@ -326,31 +281,12 @@ def levels_cmd(
         if warning:
             say(warning)
     if summary:
-        from graphrag_audit.errors import visible
-        from graphrag_audit.io.safe_write import WriteError, append_file
-
-        render_summary = renderer(LevelsFormat.markdown)
         try:
-            warning = append_file(
-                summary,
-                render_summary(
-                    report,
-                    include_titles=include_titles,
-                    verbose=verbose,
-                    brief=brief,
-                    hide_hypothetical=hide_hypothetical,
-                ),
-                guard,
-            )
+            warning = append_file(summary, renderer(LevelsFormat.markdown)(report, **markdown), guard)
         except WriteError as exc:
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
         if warning:
             say(f"graphrag-audit: warning: $GITHUB_STEP_SUMMARY: {visible(warning)}\n")
     raise findings_exit(
-        regs if base is not None else report.findings, fail_on
+        judged if base is not None else report.findings, fail_on
     )  # a baseline: regressions decide
-
-
-def opts_level(level: int | None) -> int:
-    """The community_level the audit ran at (``--level``, default 2)."""
-    return 2 if level is None else level

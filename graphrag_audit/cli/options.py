@@ -23,7 +23,7 @@ class JsonIds(str, Enum):
 
 
 class FailOn(str, Enum):
-    """--fail-on: a severity of rules.py (rules.SEVERITIES, in its order), or never."""
+    """--fail-on: a severity of rules.SEVERITY_RANK, or never."""
 
     error = "error"
     warning = "warning"
@@ -301,11 +301,9 @@ def parse_relevant(value: str | None) -> tuple[int, ...] | None:
     Raises ValueError with a one-line message naming the file or the bad item."""
     if value is None:
         return None
-    source = "--relevant"
+    path = relevant_file(value)
     text = value
-    if value.startswith("@"):
-        path = Path(value[1:])
-        source = str(path)
+    if path is not None:
         from graphrag_audit.errors import IndexInputError
         from graphrag_audit.io.bounded import read_text
 
@@ -315,15 +313,14 @@ def parse_relevant(value: str | None) -> tuple[int, ...] | None:
             raise ValueError(f"{path}: cannot read the --relevant list ({exc.__class__.__name__})") from None
         except IndexInputError as exc:
             raise ValueError(str(exc)) from None
-    items = [t for t in text.replace(",", " ").split() if t]
     out = set()
-    for t in items:
+    for t in text.replace(",", " ").split():
         try:
             if "_" in t:  # int() reads 1_0 as 10; no community number is written so
                 raise ValueError
             out.add(int(t))
         except ValueError:
-            raise ValueError(f"{source}: {t[:40]!r} is not a community number") from None
+            raise ValueError(f"{path or '--relevant'}: {t[:40]!r} is not a community number") from None
     return tuple(sorted(out))
 
 

@@ -7,6 +7,7 @@ plan holds no report; 2 = usage error or unreadable index.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -31,14 +32,13 @@ from graphrag_audit.cli.options import (
 from graphrag_audit.cli.run import (
     EXIT_FINDINGS,
     EXIT_OK,
-    check_output_path,
     check_tokenizer,
     fail,
     output_charset_for,
     output_guard,
+    output_target,
     run_guarded,
     say,
-    stdout_if_dash,
     text_color,
     text_width,
     write_payload,
@@ -52,13 +52,11 @@ def _count(flag: str, text: str) -> int:
     """``60000``, ``60k``, ``1.5M``, ``60_000`` -> an int; a usage error (exit 2) otherwise."""
     t = str(text).strip().replace("_", "").replace(",", "")
     mult = _SUFFIX.get(t[-1:].lower(), 1) if t else 1
-    body = t[:-1] if mult != 1 else t
     try:
-        value = float(body)
+        whole = float(t[:-1] if mult != 1 else t) * mult
     except ValueError:
-        raise fail(f"{flag}: expected a whole number such as 60000, 60k or 1.5M, not {text!r}") from None
-    whole = value * mult
-    if not (whole == whole and whole not in (float("inf"), float("-inf"))) or whole != int(whole):
+        whole = math.nan
+    if not math.isfinite(whole) or whole != int(whole):
         raise fail(f"{flag}: expected a whole number such as 60000, 60k or 1.5M, not {text!r}")
     return int(whole)
 
@@ -78,12 +76,7 @@ def _budget(reports, tokens, map_calls, coverage):
     from graphrag_audit.analysis.plan import Budget, Budgets
 
     given = []
-    for kind, raw in (
-        ("reports", reports),
-        ("tokens", tokens),
-        ("map_calls", map_calls),
-        ("coverage", coverage),
-    ):
+    for kind, raw in dict(reports=reports, tokens=tokens, map_calls=map_calls, coverage=coverage).items():
         if raw is None:
             continue
         flag = "--" + kind.replace("_", "-")
@@ -121,18 +114,6 @@ def _read_back(path: Path, plan, shown: Path | None = None, max_level: int | Non
     who = "graphrag 1.x selects" if behaviour == "v1" else "graphrag >= 2.0 selects"
     where = " and ".join(f"community_level={n}" for n in levels)
     return f"graphrag-audit reads {len(got):,} reports back from it; {who} exactly the plan at {where}"
-
-
-def _max_level(path: Path) -> int | None:
-    """The largest level among the written rows (the manifest's ``max_level``)."""
-    import json
-
-    from graphrag_audit.handoff import MANIFEST_NAME
-
-    try:
-        return int(json.loads((Path(path) / MANIFEST_NAME).read_text(encoding="utf-8"))["max_level"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def plan_cmd(
@@ -224,8 +205,7 @@ def plan_cmd(
     if no_costs and budget.needs_cost:
         kinds = [b.kind.replace("_", " ") for b in budget if b.needs_cost]
         raise fail(f"--no-costs cannot be combined with a {' or '.join(kinds)} budget")
-    output = stdout_if_dash(output)
-    guard = check_output_path(output, index_dir)
+    output, guard = output_target(output, index_dir)
     if write is not None and guard is None:
         guard = output_guard(index_dir)
 
@@ -272,7 +252,9 @@ def plan_cmd(
                 force=force,
                 provenance={"budget": budget.to_dict(), "settings": settings},
                 guard=guard,
-                verify=lambda path: verified.append(_read_back(path, report.plan, write, _max_level(path))),
+                verify=lambda path, max_level: verified.append(
+                    _read_back(path, report.plan, write, max_level)
+                ),
             )
             handoff = result.to_dict()
             handoff["verified"] = verified[0]

@@ -32,17 +32,18 @@ from graphrag_audit.cli.options import (
     relevant_file,
 )
 from graphrag_audit.cli.run import (
-    check_output_path,
+    audit_index,
+    audit_options,
     check_tokenizer,
     fail,
     open_token_cache,
+    output_target,
     parsed,
-    relevant_checker,
     run_guarded,
     say,
-    stdout_if_dash,
     write_payload,
 )
+from graphrag_audit.errors import visible
 from graphrag_audit.render.formats import ReportFormat, renderer
 
 
@@ -76,43 +77,21 @@ def report_cmd(
 ):
     """One self-contained HTML file: header, per-level table, dynamic selection per graphrag line, the tree
     coloured by what N sends, charts. Says on stderr what it wrote (unless -o -)."""
+    values = dict(locals())  # audit_options reads the parameters named as AuditOptions fields
     if output is None:
         raise fail("report: -o FILE.html is required")
     relevant_ids = parsed(parse_relevant, relevant)
     if tokenizer is not None:
         check_tokenizer(tokenizer)
-    output = stdout_if_dash(output)
-    guard = check_output_path(output, index_dir, (relevant_file(relevant),))
-
-    cache = open_token_cache(
-        None if no_costs else token_cache, guard, index_dir, (relevant_file(relevant),), debug
-    )
+    reads = (relevant_file(relevant),)
+    output, guard = output_target(output, index_dir, reads)
+    cache = open_token_cache(None if no_costs else token_cache, guard, index_dir, reads, debug)
 
     def work():
-        from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
         from graphrag_audit.analysis.treeview import build_forest
 
-        opts = AuditOptions(
-            level=level,
-            tokenizer=tokenizer,
-            max_context_tokens=max_context_tokens,
-            costs=not no_costs,
-            max_unreachable=max_unreachable,
-            max_inflation=max_inflation,
-            min_coverage=min_coverage,
-            num_repeats=num_repeats,
-            threshold=threshold,
-            keep_parent=keep_parent,
-            max_level=max_level,
-            use_summary=use_summary,
-            query=query,
-            relevant=relevant_ids,
-        )
-        model, report = audit_with_model(
-            index_dir, opts, check_model=relevant_checker(relevant_ids), token_cache=cache
-        )
-        if cache is not None:
-            cache.save()
+        opts = audit_options(values, level=level, costs=not no_costs, relevant=relevant_ids)
+        model, report = audit_index(index_dir, opts, cache)
         if guard is not None:
             guard.protect_model(model)
         forest = build_forest(model, opts.level, report.selections_by_level())
@@ -120,8 +99,6 @@ def report_cmd(
 
     write_payload(run_guarded(work, debug), output, guard)
     if output is not None:
-        from graphrag_audit.errors import visible
-
         try:
             size = f"{output.stat().st_size:,} bytes"
         except OSError:  # written, then moved or removed by someone else: say so without a size

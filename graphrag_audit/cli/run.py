@@ -7,6 +7,7 @@ unreadable index (one line on stderr, a traceback only with --debug) or unwritab
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import os
@@ -17,14 +18,12 @@ from pathlib import Path
 import typer
 
 from graphrag_audit.cli.options import TOKENIZERS, Color
-from graphrag_audit.errors import IndexInputError
+from graphrag_audit.errors import IndexInputError, visible
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
-    from graphrag_audit.errors import visible
-
     say(f"graphrag-audit: error: {visible(str(message))}\n")  # one line, no escapes
     return typer.Exit(code)
 
@@ -47,16 +46,11 @@ def say(text: str) -> None:
 
 def _drain(fd: int) -> None:
     """Point ``fd`` at /dev/null, so that Python's flush at exit succeeds (not exit status 120)."""
-    try:
+    with contextlib.suppress(OSError):
         null = os.open(os.devnull, os.O_RDWR)
-    except OSError:
-        return
-    try:
         if null != fd:
             os.dup2(null, fd)
             os.close(null)
-    except OSError:
-        pass
 
 
 class _ClosedStdout:
@@ -101,9 +95,6 @@ class _CompleteWrites(io.RawIOBase):
         while done < len(view):
             done += os.write(self._fd, view[done:])
         return done
-
-    def close(self) -> None:  # fd 1 stays open: Python's own shutdown flushes and closes it
-        super().close()
 
 
 def _complete_stdout_writes() -> None:
@@ -175,28 +166,9 @@ def run_app(app: typer.Typer) -> None:
         if isinstance(exc, KeyboardInterrupt):  # pragma: no cover - last resort, never a traceback
             say("graphrag-audit: error: interrupted\n")
             sys.exit(130)
-        from graphrag_audit.errors import visible
-
         msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         say(f"graphrag-audit: error: internal error ({visible(msg)})\n")
         sys.exit(EXIT_BAD_INPUT)
-
-
-def use_color(color: Color, stream) -> bool:
-    if color == Color.never:
-        return False
-    if color == Color.always:
-        return True
-    if os.environ.get("NO_COLOR"):
-        return False
-    from graphrag_audit.render.console import dumb_terminal
-
-    if dumb_terminal():  # TERM=dumb: no escape sequences unless --color always asks for them
-        return False
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 def output_guard(index_dir: Path, reads=()):
@@ -215,59 +187,49 @@ def output_guard(index_dir: Path, reads=()):
 
 def output_charset_for(output: Path | None):
     """Context manager: render index text for where the payload goes (stdout's encoding, or a UTF-8 file)."""
-    from graphrag_audit.io.safe_write import is_stdout
     from graphrag_audit.render.console import stream_encoding
     from graphrag_audit.sanitise.common import output_charset
 
-    to_stdout = output is None or is_stdout(output)
-    return output_charset(stream_encoding(sys.stdout) if to_stdout else None)
+    return output_charset(stream_encoding(sys.stdout) if output is None else None)
 
 
-def check_output_path(output: Path | None, index_dir: Path, reads=()):
-    """Before any work: refuse an ``-o`` target the write would refuse; the guard for
-    :func:`write_payload` (None for stdout)."""
+def output_target(output: Path | None, index_dir: Path, reads=(), guard_of=None):
+    """``-o`` before any work: (None, None) for stdout (no ``-o``, or ``-o -``), else the file and the
+    guard :func:`write_payload` writes through (``guard_of()``, default the index's), exit 2 for a
+    target the write would refuse."""
     from graphrag_audit.io.safe_write import WriteError, check_file_target, is_stdout
 
     if output is None or is_stdout(output):
-        return None
-    guard = output_guard(index_dir, reads)
+        return None, None
+    guard = guard_of() if guard_of else output_guard(index_dir, reads)
     try:
         check_file_target(output, guard)
     except WriteError as exc:
         raise fail(str(exc)) from None
-    return guard
+    return output, guard
 
 
 def write_payload(text, output: Path | None, guard=None) -> None:
     """``text`` (a string, or an iterable of string chunks: a streamed JSON document) to stdout
-    (no ``-o``, or ``-o -``) or atomically to the file ``output``."""
-    from graphrag_audit.io.safe_write import Guard, WriteError, is_stdout, write_file
+    (``output`` None) or atomically to the file ``output``."""
+    from graphrag_audit.io.safe_write import Guard, WriteError, write_file
 
     chunks = [text] if isinstance(text, str) else text
-    if output is None or is_stdout(output):
+    if output is None:
         from graphrag_audit.render.console import write_stream
 
         for chunk in chunks:
             write_stream(chunk, sys.stdout)  # never a UnicodeEncodeError, whatever stdout's encoding
         return
-    if guard is None:  # the guard check_output_path returned: what the run read
-        guard = Guard()
 
     def produce(fh) -> None:
         for chunk in chunks:
             fh.write(chunk.encode("utf-8"))
 
     try:
-        write_file(output, text if isinstance(text, str) else produce, guard)
+        write_file(output, text if isinstance(text, str) else produce, guard or Guard())
     except WriteError as exc:
         raise fail(str(exc)) from None
-
-
-def stdout_if_dash(output: Path | None) -> Path | None:
-    """``-o -`` means stdout: None."""
-    from graphrag_audit.io.safe_write import is_stdout
-
-    return None if is_stdout(output) else output
 
 
 class Progress:
@@ -280,30 +242,27 @@ class Progress:
 
         self.bar = None
         if enabled and not dumb_terminal():  # a progress bar moves the cursor: not on TERM=dumb
+            import rich.progress as rp
             from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                SpinnerColumn,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-            from rich.progress import (
-                Progress as RichProgress,
-            )
 
-            self.bar = RichProgress(
-                SpinnerColumn(),
-                TextColumn("{task.description}"),
-                BarColumn(),
-                TimeElapsedColumn(),
-                console=Console(file=sys.stderr),
-                transient=True,
+            columns = (
+                rp.SpinnerColumn(),
+                rp.TextColumn("{task.description}"),
+                rp.BarColumn(),
+                rp.TimeElapsedColumn(),
             )
+            self.bar = rp.Progress(*columns, console=Console(file=sys.stderr), transient=True)
             self.task = self.bar.add_task("reading the index", total=self.STEPS)
             self.bar.start()
             from graphrag_audit.io import remote
 
             remote.set_progress(self._describe)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
 
     def _describe(self, text: str) -> None:
         if self.bar is not None:
@@ -359,16 +318,25 @@ def check_tokenizer(tokenizer: str) -> None:
         raise fail(f"--tokenizer: unknown encoding {tokenizer!r} ({', '.join(TOKENIZERS)})")
 
 
-def relevant_checker(relevant_ids: tuple[int, ...] | None):
-    """``audit_with_model``'s ``check_model``: exit 2 naming the ``--relevant`` numbers that are no
-    community of the index; None without ``--relevant``."""
-    if relevant_ids is None:
-        return None
+def audit_options(values: dict, **given):
+    """AuditOptions of a command: its parameters (``values``, its ``locals()``) named as a field, and ``given``."""
+    from dataclasses import fields
+
+    from graphrag_audit.results.audit import AuditOptions
+
+    names = {f.name for f in fields(AuditOptions)}
+    return AuditOptions(**{**{k: v for k, v in values.items() if k in names}, **given})
+
+
+def audit_index(index_dir: Path, opts, cache, progress=None):
+    """(model, report) of ``audit_with_model``; exit 2 naming the ``--relevant`` numbers that are no
+    community of the index; the token cache saved."""
+    from graphrag_audit.analysis.audit import audit_with_model
 
     def check(model) -> None:
         from graphrag_audit.analysis.dynamic import not_communities
 
-        bad = not_communities(model, relevant_ids)
+        bad = not_communities(model, opts.relevant)
         if bad:
             shown = ", ".join(map(str, bad[:10])) + (f" and {len(bad) - 10:,} more" if len(bad) > 10 else "")
             raise fail(
@@ -376,7 +344,13 @@ def relevant_checker(relevant_ids: tuple[int, ...] | None):
                 f"{shown}"
             )
 
-    return check
+    check_model = None if opts.relevant is None else check
+    model, report = audit_with_model(
+        index_dir, opts, progress=progress, check_model=check_model, token_cache=cache
+    )
+    if cache is not None:
+        cache.save()
+    return model, report
 
 
 #: text width when no terminal is found anywhere (rich wraps prose at spaces within it)
@@ -412,21 +386,28 @@ def _controlling_terminal_width() -> int | None:
     """The columns of the process's controlling terminal (``/dev/tty``), None without one."""
     if os.name != "posix":
         return None
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        return os.get_terminal_size(fd).columns or None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+        try:
+            return os.get_terminal_size(fd).columns or None
+        finally:
+            os.close(fd)
+    return None
 
 
 def text_color(color: Color, output: Path | None) -> bool:
-    """Colour in text output: ``--color`` (auto looks at stdout; a file gets colour only with always)."""
-    return use_color(color, sys.stdout) if output is None else color == Color.always
+    """Colour in text output: ``--color``; auto: stdout is a terminal, NO_COLOR is not set and TERM is
+    not dumb (a file gets colour only with always)."""
+    if color != Color.auto or output is not None:
+        return color == Color.always
+    from graphrag_audit.render.console import dumb_terminal
+
+    if os.environ.get("NO_COLOR") or dumb_terminal():
+        return False
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def findings_exit(findings, fail_on) -> typer.Exit:
@@ -441,12 +422,12 @@ def findings_exit(findings, fail_on) -> typer.Exit:
     )
 
 
-def parsed(parse, *args):
-    """``parse(*args)``, its ValueError (a one-line message) turned into the usual exit 2."""
+def parsed(parse, *args, option: str | None = None):
+    """``parse(*args)``, its ValueError (a one-line message, after ``option: ``) turned into exit 2."""
     try:
         return parse(*args)
     except ValueError as exc:
-        raise fail(str(exc)) from None
+        raise fail(f"{option}: {exc}" if option else str(exc)) from None
 
 
 def open_token_cache(folder, guard, index_dir: Path, reads, debug: bool):
@@ -454,7 +435,6 @@ def open_token_cache(folder, guard, index_dir: Path, reads, debug: bool):
     ``guard`` (or the index's own guard); a damaged cache file is a warning, and the run starts empty."""
     if folder is None:
         return None
-    from graphrag_audit.errors import visible
     from graphrag_audit.graphrag.token_cache import TokenCache
 
     cache = TokenCache(folder, guard or output_guard(index_dir, reads))

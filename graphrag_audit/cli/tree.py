@@ -18,12 +18,11 @@ from graphrag_audit.cli.options import (
     community_number,
 )
 from graphrag_audit.cli.run import (
-    check_output_path,
     fail,
     output_charset_for,
+    output_target,
     run_guarded,
     say,
-    stdout_if_dash,
     text_color,
     text_width,
     write_payload,
@@ -69,8 +68,7 @@ def tree_cmd(
         raise fail(
             f"--root: must be a whole number (got {root[:40]!r}); graphrag-audit tree --help lists the options"
         )
-    output = stdout_if_dash(output)
-    guard = check_output_path(output, index_dir)
+    output, guard = output_target(output, index_dir)
 
     def work():
         from graphrag_audit.analysis.treeview import UnknownCommunity, build_forest, layout

@@ -14,8 +14,8 @@ from graphrag_audit.cli.run import (
     fail,
     findings_exit,
     output_charset_for,
+    output_target,
     run_guarded,
-    stdout_if_dash,
     text_width,
     write_payload,
 )
@@ -46,8 +46,7 @@ def update_run_cmd(
     debug: Debug = False,
 ):
     """Audit one graphrag update run: previous, delta and merged indexes, and which one graphrag queries."""
-    output = stdout_if_dash(output)
-    guard = _check_output(output, run_dir)
+    output, guard = output_target(output, run_dir, guard_of=lambda: _run_guard(run_dir))
 
     def work():
         from graphrag_audit.analysis.update_run import audit_update_run
@@ -63,16 +62,13 @@ def update_run_cmd(
     raise findings_exit([f for p in report.parts for f in p.findings], fail_on)
 
 
-def _check_output(output: Path | None, run_dir: Path):
-    """Before any work: the guard of every folder of the run (no write lands in one of them),
-    and the ``-o`` target checked against it (None for stdout)."""
+def _run_guard(run_dir: Path):
+    """The guard of every folder of the run and of the settings it may read: no write lands there."""
     from graphrag_audit.errors import IndexInputError
-    from graphrag_audit.io.safe_write import Guard, WriteError, check_file_target, is_stdout
+    from graphrag_audit.io.safe_write import Guard
     from graphrag_audit.io.settings import find_settings
     from graphrag_audit.io.update_run import ROLES, locate_update_run
 
-    if output is None or is_stdout(output):
-        return None
     try:
         run = locate_update_run(run_dir)
     except IndexInputError as exc:
@@ -87,8 +83,4 @@ def _check_output(output: Path | None, run_dir: Path):
         settings = find_settings(root)
         if settings is not None:
             guard.protect_read(settings).protect_read(settings.parent / ".env")
-    try:
-        check_file_target(output, guard)
-    except WriteError as exc:
-        raise fail(str(exc)) from None
     return guard

@@ -85,33 +85,19 @@ def one_line(exc) -> str:
     while ctx is not None and ctx.parent is not None:  # the root's name is how Python was run
         names.insert(0, ctx.info_name or "")
         ctx = ctx.parent
-    bad = re.match(r"[^:]*: '([^']*)' is not one of", text)  # "--format: 'html' is not one of ..."
-    hint = _HINTS.get(
-        (
-            " ".join(names),
-            _param_name(param) if param is not None else "",
-            bad.group(1).lower() if bad else "",
-        )
-    )
+    bad = re.match(r"--format: '([^']*)' is not one of", text)
+    hint = _HTML_HINTS.get(" ".join(names)) if bad and bad.group(1).lower() == "html" else None
     listed = "options" if names else "commands"
     return f"{text}; {hint or ' '.join([PROG, *names]) + ' --help lists the ' + listed}"
 
 
 _REPORT_HTML = f"{PROG} report DIR -o FILE.html"
-#: (command, option, value given) -> where to go instead, for a value users try that another command serves
-_HINTS = {
-    ("levels", "--format", "html"): f"the HTML page is {_REPORT_HTML}",
-    ("tree", "--format", "html"): f"the HTML page, with the tree coloured by what N sends, is {_REPORT_HTML}",
-    (
-        "plan",
-        "--format",
-        "html",
-    ): "a plan has no HTML form (-f markdown renders one); one index's HTML page is " + _REPORT_HTML,
-    (
-        "diff",
-        "--format",
-        "html",
-    ): "a diff has no HTML form (-f markdown renders one); one index's HTML page is " + _REPORT_HTML,
+#: command -> where to go for ``-f html``, which only ``report`` writes
+_HTML_HINTS = {
+    "levels": f"the HTML page is {_REPORT_HTML}",
+    "tree": f"the HTML page, with the tree coloured by what N sends, is {_REPORT_HTML}",
+    "plan": f"a plan has no HTML form (-f markdown renders one); one index's HTML page is {_REPORT_HTML}",
+    "diff": f"a diff has no HTML form (-f markdown renders one); one index's HTML page is {_REPORT_HTML}",
 }
 
 

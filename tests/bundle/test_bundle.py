@@ -261,7 +261,6 @@ def _shape(v):
 def test_the_bundle_keeps_allowlisted_columns_structure_and_token_counts(name, tmp_root):
     """OUT holds the allowlisted tables and columns of the index (bundle/schema.py), with their arrow
     types, the very same non-text values, nulls, list lengths and token counts, and nothing else."""
-    from graphrag_audit.bundle.anonymise import table_kind
     from graphrag_audit.bundle.build import plan_bundle
     from graphrag_audit.bundle.schema import (
         ALLOWLIST,
@@ -278,12 +277,14 @@ def test_the_bundle_keeps_allowlisted_columns_structure_and_token_counts(name, t
     tables = sorted(
         p.name
         for p in src.iterdir()
-        if p.suffix in (".parquet", ".csv") and table_kind(p.stem) in allow and "covariates" not in p.name
+        if p.suffix in (".parquet", ".csv")
+        and p.stem.removeprefix("create_final_") in allow
+        and "covariates" not in p.name
     )
     assert sorted(p.name for p in out.iterdir() if p.suffix in (".parquet", ".csv")) == tables
     checked = 0
     for fname in tables:
-        kind = table_kind(Path(fname).stem)
+        kind = Path(fname).stem.removeprefix("create_final_")
         a_cols, b_cols = dict(_string_columns(src / fname)), dict(_string_columns(out / fname))
         want_cols = [c for c in a_cols if c in allow[kind] and not is_embedding_name(c)]
         assert list(b_cols) == want_cols, fname
