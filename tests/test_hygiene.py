@@ -65,7 +65,7 @@ def test_readme_says_how_to_run_the_heavy_tiers_and_what_skips():
     ini = _pyproject()["tool"]["pytest"]["ini_options"]
     tiers = " or ".join(m.split(":")[0] for m in ini["markers"])
     assert f"-m 'not ({tiers})'" in ini["addopts"]
-    heavy = f'python -m pytest -m "{tiers}"'
+    heavy = f'python -m pytest -n 2 -m "{tiers}"'
     assert heavy in section and (ROOT / ".ci" / "run").read_text(encoding="utf-8").rstrip().endswith(heavy)
     assert "../shared/indexes" in section and "skip" in section
     assert "GRAPHRAG_VERIFY_PYTHONS" in section and "Chromium" in section
