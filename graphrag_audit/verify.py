@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -367,18 +368,11 @@ def _tiktoken_encoding(name: str):
     except (ImportError, OSError):
         return tiktoken.get_encoding(name), f"tiktoken {_dist_version('tiktoken')}"
     url = TIKTOKEN_URL.format(name=name)
-    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
     with tempfile.TemporaryDirectory(prefix="graphrag-audit-tiktoken-") as cache:
         with open(os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()), "wb") as fh:
             fh.write(data)
-        os.environ["TIKTOKEN_CACHE_DIR"] = cache
-        try:
+        with mock.patch.dict(os.environ, {"TIKTOKEN_CACHE_DIR": cache}):
             enc = tiktoken.get_encoding(name)
-        finally:
-            if saved is None:
-                os.environ.pop("TIKTOKEN_CACHE_DIR", None)
-            else:
-                os.environ["TIKTOKEN_CACHE_DIR"] = saved
     return enc, (
         f"tiktoken {_dist_version('tiktoken')} (encoding file: the copy bundled with bpe-openai "
         f"{_dist_version('bpe-openai')}, sha256 checked by tiktoken)"

@@ -31,6 +31,7 @@ import re
 import types
 from dataclasses import replace
 from typing import Any
+from unittest import mock
 
 from graphrag_audit.results.verify import (
     DynamicCheckSummary,
@@ -249,14 +250,8 @@ def _quiet_graphrag_logs():
 def _import_selector():
     """graphrag's selector module, importing LiteLLM (3.x) with its bundled cost map (no network)."""
     key = "LITELLM_LOCAL_MODEL_COST_MAP"
-    saved = os.environ.get(key)
-    if saved is None:
-        os.environ[key] = "True"
-    try:
+    with mock.patch.dict(os.environ, {key: os.environ.get(key, "True")}):
         import graphrag.query.context_builder.dynamic_community_selection as mod
-    finally:
-        if saved is None:
-            os.environ.pop(key, None)
     return mod
 
 
@@ -295,33 +290,24 @@ class GraphragDynamic:
     def _communities_list(self):
         if self._communities is None and self._communities_error is None:
             f = self.frames
+            tables = (
+                ("communities", "nodes", "reports") if self.family == "1.x" else ("communities", "reports")
+            )
             try:
-                if self.family == "1.x":
-                    self._communities = self.read_communities(
-                        copy.deepcopy(f["communities"]),
-                        copy.deepcopy(f["nodes"]),
-                        copy.deepcopy(f["reports"]),
-                    )
-                else:
-                    self._communities = self.read_communities(
-                        copy.deepcopy(f["communities"]), copy.deepcopy(f["reports"])
-                    )
+                self._communities = self.read_communities(*(copy.deepcopy(f[t]) for t in tables))
             except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
                 self._communities_error = short_error(exc)
         return self._communities
 
-    def _reports(self, n):
-        f = self.frames
-        other = f["nodes"] if self.family == "1.x" else f["communities"]
-        return self.read_reports(
-            copy.deepcopy(f["reports"]), copy.deepcopy(other), n, dynamic_community_selection=True
-        )
-
     def _reports_at(self, n):
         """graphrag's candidate reports at ``n`` with shared texts marked, and text -> community key."""
         if n not in self._by_level:
+            f = self.frames
+            other = f["nodes"] if self.family == "1.x" else f["communities"]
             try:
-                reports = self._reports(n)
+                reports = self.read_reports(
+                    copy.deepcopy(f["reports"]), copy.deepcopy(other), n, dynamic_community_selection=True
+                )
                 self._by_level[n] = (reports, mark_shared_texts(reports), None)
             except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
                 self._by_level[n] = (None, None, short_error(exc))

@@ -394,19 +394,11 @@ def _rank_strings(rank: np.ndarray) -> list[str]:
     return [strs[i] for i in inv.tolist()]
 
 
-def _weight_strings(wk: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """(distinct weight strings, index of each row's string): ``format_weight`` of each value
-    (int -> ``str``, float -> ``repr``), each distinct value formatted once."""
-    if wk.dtype.kind in "iub":
-        u, inv = np.unique(wk.astype(np.int64), return_inverse=True)
-        return list(map(str, u.tolist())), inv.astype(np.int64)
-    if wk.dtype.kind == "f":
-        u, inv = np.unique(wk.astype(np.float64).view(np.int64), return_inverse=True)
-        return list(map(repr, u.view(np.float64).tolist())), inv.astype(np.int64)
-    strs = [format_weight(x) for x in wk.tolist()]
-    uniq = list(dict.fromkeys(strs))
-    pos = {w: i for i, w in enumerate(uniq)}
-    return uniq, np.array([pos[w] for w in strs], dtype=np.int64)
+def _weight_strings(weights: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """(distinct weight strings, index of each row's string): :func:`format_weight` of each distinct
+    value, formatted once (weights are >= 0: no -0.0 to keep apart)."""
+    u, inv = np.unique(weights, return_inverse=True)
+    return [format_weight(w) for w in u.tolist()], inv.astype(np.int64)
 
 
 def render_batches(

@@ -141,35 +141,26 @@ DEFAULTS = DynamicSettings()
 
 @dataclass(frozen=True)
 class Scenario:
-    """One run of ``select()``: ``waves`` = communities rated per ``asyncio.gather`` round (queue
-    entries, duplicates counted), ``rating_calls`` = sum(waves) * num_repeats, ``kept_ids`` = the
-    community numbers of the returned reports (sorted). graphrag returns them in the iteration order
-    of a set of strings, which Python's per-process hash seed changes, so the shuffle (seed 86) and the
-    map batches built from the kept reports can differ from run to run (the rows' tokens do not)."""
+    """One run of ``select()``: ``waves`` = communities rated per ``asyncio.gather`` (duplicates
+    counted), ``rating_calls`` = sum(waves) * num_repeats, ``kept_ids`` = the returned reports'
+    community numbers, sorted (graphrag returns them in a string set's order, which the hash seed
+    changes: the map batches built from them can differ from run to run)."""
 
     relevant_ids: tuple[int, ...] | None
     rating_calls: int
     kept_ids: tuple[int, ...]
     waves: tuple[int, ...]
-    #: the rating calls' prompt tokens as graphrag counts them (``llm_info["prompt_tokens"]``, see
-    #: :func:`rating_prompt_tokens`); None when the input carries no per-report counts
+    #: the rating calls' ``llm_info["prompt_tokens"]``; None when the input carries no per-report counts
     prompt_tokens: int | None = None
 
 
 @dataclass(frozen=True)
 class FamilyResult:
-    """What one graphrag line does on one index at one ``community_level``.
-
-    ``error``: the exception graphrag raises building the selector (then every scenario is None).
-    ``descends``: whether this line can queue a child on this index (a candidate child reachable from a
-    rateable community through the line's child lookup). ``start_ids``: ``levels["0"]`` (the first
-    wave). ``rateable_ids``: communities some relevance assignment gets rated (the fallback levels
-    ``0..max_level`` closed under the line's child lookup). ``unreachable_ids``: candidates never rated
-    whatever the ratings (subtrees cut off by missing reports, levels beyond the fallback, the -1 report).
-    ``cut_off_ids``: candidates not rated when every report is relevant, i.e. not reached by descent from
-    level 0 (2.x: every candidate below level 0; 3.x: the subtrees under communities without a report);
-    some of them may still be rated by the fallback when nothing is relevant.
-    """
+    """What one graphrag line does on one index at one ``community_level``: ``error`` (raised building
+    the selector; then every scenario is None), ``descends`` (a child can be queued), ``start_ids``
+    (``levels["0"]``), ``rateable_ids`` (rated under some relevance: the fallback levels closed under the
+    child lookup), ``unreachable_ids`` (candidates never rated), ``cut_off_ids`` (candidates not rated
+    when every report is relevant: not reached by descent from level 0)."""
 
     family: str
     graphrag: str
@@ -188,15 +179,11 @@ class FamilyResult:
 
 @dataclass(frozen=True)
 class DynamicInput:
-    """The tables the selector is built from, as arrays.
-
-    ``comm_ids``/``comm_levels``/``comm_parents``: one entry per communities-table row, in row order
-    (``comm_parents`` is used by 2.x/3.x; -1 for roots). ``child_offsets``/``child_values``: each row's
-    children, CSR (row i's children are ``child_values[child_offsets[i]:child_offsets[i+1]]``): for
-    2.x/3.x the ``children`` column; for 1.x the output of :func:`children_from_nodes_v1`.
-    ``report_ids``/``report_levels``: one entry per community-reports row, in row order.
-    ``children_match``: False when the 1.x children keys are strings no report key can equal
-    (:func:`children_from_nodes_v1` on a float ``community`` column: ``str(5.0) == "5.0"``)."""
+    """The selector's tables as arrays, in row order: per communities row its number, level, parent
+    (2.x/3.x; -1 for roots) and children as CSR (``child_values[child_offsets[i]:child_offsets[i+1]]``:
+    the ``children`` column, or :func:`children_from_nodes_v1` for 1.x); per reports row its number and
+    level. ``children_match``: False when the 1.x children keys are ``"5.0"`` strings (a float
+    ``community`` column) that no report key equals."""
 
     comm_ids: np.ndarray
     comm_levels: np.ndarray
@@ -206,7 +193,7 @@ class DynamicInput:
     report_ids: np.ndarray
     report_levels: np.ndarray
     children_match: bool = True
-    #: family -> each report row's rating-call prompt tokens (:func:`rating_prompt_tokens`); optional
+    #: family -> each report row's rating-call prompt tokens (:func:`rating_prompt_tokens_by_family`)
     report_prompt_tokens: Mapping[str, np.ndarray] | None = None
 
 
@@ -225,22 +212,16 @@ def children_csr(children: Iterable) -> tuple[np.ndarray, np.ndarray]:
 def children_from_nodes_v1(
     comm_ids, node_communities, node_levels, node_titles, report_ids
 ) -> tuple[np.ndarray, np.ndarray, bool]:
-    """graphrag 1.1.1-1.2.x: each communities row's ``sub_community_ids``, as ``read_indexer_communities``
-    (``A``@v1.2.0) rebuilds them from ``create_final_nodes`` with ``restore_community_hierarchy``
-    (``H``@v1.2.0). Returns (offsets, values, children_match) for :class:`DynamicInput`.
+    """graphrag 1.1.1-1.2.x: each communities row's ``sub_community_ids`` as ``read_indexer_communities``
+    (``A``@v1.2.0) rebuilds them from ``create_final_nodes`` (``restore_community_hierarchy``,
+    ``H``@v1.2.0); returns (offsets, values, children_match) for :class:`DynamicInput`.
 
-    * When some community has no report, the node rows are first restricted to communities with a
-      report (``nodes_df.community.isin(reports_df.community.unique())``, only then: ``A``@v1.2.0).
-    * Nodes are grouped by (community, level) into sets of titles (rows with a null community drop out
-      of ``groupby``); the node levels present are sorted and taken pairwise, so a level with no node
-      row is skipped over; a next-level community is a child of every current-level community whose
-      title set contains its own (``issubset``), children in ascending community order (``H``).
-    * The hierarchy is grouped by community alone (``groupby(["community"]).agg(list)``), so a number
-      seen at two node levels gets both child lists, in level order (``A``@v1.2.0).
-    * The children are then stringified ``[str(x) for x in sub_community_ids]`` (``D``@v1.1.1): a float
-      ``community`` column (nulls present) yields ``"5.0"``, which equals no report key:
-      ``children_match`` is False then.
-    """
+    When some community has no report, the node rows are first restricted to those with one (``A``).
+    Nodes are grouped by (community, level) into title sets (null communities drop out); the node levels
+    present are taken pairwise, and a next-level community is a child of every current-level one whose
+    title set contains its own, in ascending order (``H``). Grouped by community alone, a number seen at
+    two levels gets both child lists (``A``). ``[str(x) for x in sub_community_ids]`` (``D``@v1.1.1) of a
+    float column gives ``"5.0"``: ``children_match`` is False then."""
     comm_ids = np.asarray(comm_ids)
     nc = np.asarray(node_communities)
     nl = np.asarray(node_levels, dtype=np.int64)
