@@ -514,7 +514,7 @@ class _Prepared:
                 n_kept += int(now.sum()) - int(was.sum())
                 pos_add[t] = -1
                 pos_del[t] = -1
-                nxt = self.ch_val[_ranges(self.ch_off[hits], self.ch_off[hits + 1] - self.ch_off[hits])]
+                nxt = self.children(hits)
             else:
                 nxt = np.zeros(0, dtype=np.int64)
             queue = nxt
@@ -546,10 +546,12 @@ class _Prepared:
             seen[frontier] = True
             if frontier.size == 0:
                 break
-            frontier = _uniq(
-                self.ch_val[_ranges(self.ch_off[frontier], self.ch_off[frontier + 1] - self.ch_off[frontier])]
-            )
+            frontier = _uniq(self.children(frontier))
         return seen
+
+    def children(self, keys: np.ndarray) -> np.ndarray:
+        """The queued children of ``keys``, in order."""
+        return self.ch_val[_ranges(self.ch_off[keys], self.ch_off[keys + 1] - self.ch_off[keys])]
 
 
 def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
@@ -568,20 +570,6 @@ def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return np.cumsum(out)
 
 
-def _relevance(prep: _Prepared, relevant_ids=None, ratings: Mapping[int, int] | None = None) -> np.ndarray:
-    """Bool per dense key: in ``relevant_ids``, or ``ratings[id] >= threshold`` (missing = 0)."""
-    rel = np.zeros(prep.universe.size, dtype=bool)
-    if ratings is not None:
-        ids = np.fromiter(
-            (int(k) for k, v in ratings.items() if v >= prep.settings.threshold), dtype=np.int64
-        )
-    else:
-        ids = _ids(relevant_ids)
-    d = _dense(ids, prep.universe)
-    rel[d[d >= 0]] = True
-    return rel
-
-
 def prepare(family: str, inp: DynamicInput, settings: DynamicSettings = DEFAULTS) -> _Prepared:
     """The selector of ``family`` built on ``inp`` (reuse it for many scenarios)."""
     return _Prepared(family, inp, settings)
@@ -598,12 +586,16 @@ def simulate(
     rated community numbers."""
     if prep.error is not None:
         return None
-    rid = None
+    ids = None
     if relevant_ids is not None:
-        rid = tuple(_ids(relevant_ids).tolist())
+        ids = _ids(relevant_ids)
     elif ratings is not None:
-        rid = tuple(sorted(int(k) for k, v in ratings.items() if v >= prep.settings.threshold))
-    return replace(prep.run(_relevance(prep, relevant_ids, ratings), rated), relevant_ids=rid)
+        ids = _ids(int(k) for k, v in ratings.items() if v >= prep.settings.threshold)
+    relevant = np.zeros(prep.universe.size, dtype=bool)
+    if ids is not None:
+        d = _dense(ids, prep.universe)
+        relevant[d[d >= 0]] = True
+    return replace(prep.run(relevant, rated), relevant_ids=None if ids is None else tuple(ids.tolist()))
 
 
 def simulate_all(
