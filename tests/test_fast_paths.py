@@ -534,5 +534,3 @@ def test_rating_prompt_tokens_equal_the_formatted_prompts(descriptions, query):
         assert both["3.x"].tolist() == (plain + extra_3x).tolist()
         one = rating_prompt_tokens_by_family(("1.x",), descriptions, query, counter)
         assert one["1.x"].tolist() == plain.tolist()
-
-
