@@ -1,50 +1,25 @@
 """--verify: run the installed graphrag's own code and compare with the audit, level by level.
 
-graphrag is optional (``python -m pip install graphrag`` beside the tool, or ``".[graphrag]"`` from the
-tool's checkout), never a dependency.
-graphrag >= 2.0 is compared with the ``v2`` selection (it reads the communities table),
-graphrag < 2.0 with ``v1`` (it reads ``create_final_nodes``).
+graphrag is optional (``python -m pip install graphrag`` beside the tool), never a dependency.
+graphrag >= 2.0 is compared with the ``v2`` selection (it reads the communities table), graphrag < 2.0
+with ``v1`` (it reads ``create_final_nodes``). Per ``community_level`` N:
 
-Two comparisons per ``community_level`` N:
+1. Selection: graphrag's ``read_indexer_reports`` against the audit's. "agrees" only when graphrag
+   returned the audit's selection; "graphrag_raised" when it raised, even where the audit predicted
+   the failure (kept in ``expected``); else "differs". Tables are loaded as graphrag's Python API does
+   (``pd.read_parquet``) and, where graphrag has it (>= 3.0.2), as ``graphrag query`` does (typed
+   ``DataReader``, graphrag/data_model/dfs.py: ``astype(int)`` on community and level); under pandas 3
+   an int32 ``communities.community`` makes the first raise and not the second.
+2. Map calls (costs counted with an exact tokenizer): graphrag's ``build_community_context`` called as
+   ``GlobalCommunityContext.build_context`` calls it by default (``get_global_search_engine``'s
+   ``context_builder_params``, ``single_batch=False``, ``random_state=86``) on the reports
+   ``read_indexer_reports`` returned and the entities ``read_indexer_entities`` returns, against the
+   audit's batches: map calls, each batch's reports and tokens, and the text each map call is sent.
+   (Importing the global-search module would pull in LiteLLM, ~5 s, for nothing used here.)
+3. Dynamic community selection: verify_dynamic.py.
 
-1. Selection: graphrag's ``read_indexer_reports`` against the audit's selection. Each level gets a
-   ``status``: "agrees" only when graphrag returned a selection and it is the audit's;
-   "graphrag_raised" when graphrag raised (also where the audit predicted the failure, e.g.
-   ``v2-unreadable``: the prediction is kept in ``expected`` but is never counted as agreement);
-   "differs" otherwise. ``agree`` (per level and overall) is true only when every comparison
-   at that level (every level) agrees.
-   Load paths: graphrag's Python API and notebooks read the tables with plain
-   ``pd.read_parquet``; ``graphrag query`` of graphrag >= 3.0.2 loads them through its typed
-   ``DataReader`` (``graphrag/data_model/dfs.py`` ``communities_typed`` /
-   ``community_reports_typed``: ``community`` and ``level`` cast with ``astype(int)``). Where
-   graphrag has that reader, the selection is run on the tables loaded both ways
-   (``levels[].graphrag_query``, ``load_paths``); under pandas 3 an int32 ``communities.community``
-   makes the first raise (``.loc`` writes int64 into the int32 column) and not the second.
-2. Map calls (only when the audit counted costs with an exact tokenizer): graphrag's own
-   ``build_community_context`` called as global search calls it by default —
-   ``GlobalCommunityContext.build_context`` (no conversation history, no dynamic selection)
-   passes ``get_global_search_engine``'s ``context_builder_params`` (full content,
-   ``shuffle_data=True``, rank and normalised occurrence weight included,
-   ``max_context_tokens`` = the audit's; 1.x ``max_tokens``) plus ``single_batch=False`` and
-   ``random_state=86`` — on the reports ``read_indexer_reports`` returned and the entities
-   ``read_indexer_entities`` returns for N, against the audit's batching
-   (``costs.ContextCoster``): number of batches (map calls), and per batch the reports in it
-   and the tokens graphrag counted (header included), and the text each map call is sent.
-   (``build_community_context`` is called directly: importing the global-search module pulls
-   in LiteLLM, ~5 s, for nothing used here.)
-3. Dynamic community selection (``verify_dynamic.py``, ``verify.dynamic`` and ``levels[].dynamic``):
-   graphrag's own ``DynamicCommunitySelection.select()``, built as global search builds it, with a
-   stub chat model rating from a relevance set (none relevant, all relevant, the ``--relevant``
-   what-if), against the audit's simulation of the installed graphrag's line
-   (``selected.dynamic.by_version``): waves, rating calls and kept reports at every level the audit
-   simulated. ``levels[].dynamic.status`` is "agrees", "differs", "graphrag_raised" (never agreement,
-   the prediction kept in ``expected``) or "not_run" (with the reason: a graphrag line the simulator
-   does not cover, a layout it does not simulate for that line, a level it did not simulate).
-   ``agree`` (overall) is false when any level's dynamic status is "differs" or "graphrag_raised";
-   ``levels[].agree`` stays the selection and map-call comparisons of that level.
-   graphrag's tokenizer is tiktoken's encoding of the audit's ``--tokenizer``; when tiktoken
-   has no cached copy of the encoding file, the byte-identical copy bundled with ``bpe-openai``
-   is handed to tiktoken (which checks its sha256), so no download is needed.
+graphrag's tokenizer is tiktoken's encoding of ``--tokenizer``; when tiktoken has no cached copy, the
+byte-identical file bundled with ``bpe-openai`` is handed to it (tiktoken checks its sha256).
 """
 
 from __future__ import annotations
@@ -58,10 +33,12 @@ import io
 import os
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -141,14 +118,10 @@ QUERY_LOAD = (
 
 
 class _QueryLoad:
-    """The tables as ``graphrag query`` loads them, for graphrag versions that load through a typed
-    reader (``graphrag.data_model.data_reader.DataReader``, graphrag >= 3.0.2; before it
-    ``graphrag query`` read the parquet files with plain ``pd.read_parquet``, like the Python API).
-
-    ``graphrag query --data DIR`` builds ``StorageConfig(base_dir=DIR)`` and the configured table
-    provider (parquet unless settings say csv), wraps it in ``DataReader`` and reads ``entities``,
-    ``communities`` and ``community_reports`` (global search's ``output_list``, in that order);
-    the first table that cannot be read stops it."""
+    """The tables as ``graphrag query --data DIR`` loads them (graphrag >= 3.0.2; before, it read them
+    with ``pd.read_parquet`` like the Python API): ``DataReader`` over the table provider of
+    ``StorageConfig(base_dir=DIR)`` reads ``entities``, ``communities`` and ``community_reports`` in
+    that order; the first that cannot be read stops it."""
 
     def __init__(self):
         self.loaded = False
@@ -195,8 +168,7 @@ def _select(read_indexer_reports, reports_df, other_df, n):
 
 
 def _outcome(theirs, err, ours, expected: str | None) -> SelectionCheck:
-    """One load path's result at one level. ``status`` is "agrees" only when graphrag returned a
-    selection and it is the audit's; a raise is "graphrag_raised" even when the audit predicted it."""
+    """One load path's result at one level."""
     if err is not None:
         return SelectionCheck("graphrag_raised", None, graphrag_error=err, expected=expected)
     not_raised = bool(expected)
@@ -213,23 +185,13 @@ def _outcome(theirs, err, ours, expected: str | None) -> SelectionCheck:
 
 
 def verify_with_graphrag(report, model) -> VerifyResult:
-    """Run the installed graphrag's read_indexer_reports (and with costs its build_community_context)
-    at every community_level and compare with the audit ``report`` of ``model`` (the loaded index:
-    ``analysis.audit.audit_with_model``); see the module docstring.
+    """Compare the audit ``report`` of ``model`` with the installed graphrag at every community_level.
 
-    The FutureWarnings that pandas raises in graphrag's own code (graphrag 1.2's
-    ``indexer_adapters.py`` assigning int to an int32 column, each with an array dump) are not
-    shown: they are about graphrag's code, not the index or this run. Any other warning, and every
-    error, is shown as before."""
-    import warnings
-
+    pandas' FutureWarnings raised in graphrag's own code (graphrag 1.2 assigning int to an int32
+    column, each with an array dump) are not shown; any other warning and every error is."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=FutureWarning, module=GRAPHRAG_MODULES)
+        warnings.filterwarnings("ignore", category=FutureWarning, module=r"graphrag(\.|$)")
         return _verify_with_graphrag(report, model)
-
-
-#: the modules whose FutureWarnings --verify does not show (warnings.filterwarnings' module pattern)
-GRAPHRAG_MODULES = r"graphrag(\.|$)"
 
 
 def _verify_with_graphrag(report, model) -> VerifyResult:
@@ -367,10 +329,8 @@ def _dynamic(report, model, version, behaviour, reports_df, other_df) -> tuple[D
 
 
 class _Recorder:
-    """Passes graphrag's token counting through to the real tokenizer and records each call.
-
-    graphrag 2.x/3.x call ``tokenizer.num_tokens(text)``; 1.x call ``num_tokens(text,
-    token_encoder)``, which calls ``token_encoder.encode(text)``."""
+    """Passes graphrag's token counting to the real tokenizer and records each call (2.x/3.x call
+    ``tokenizer.num_tokens(text)``; 1.x ``token_encoder.encode(text)``)."""
 
     def __init__(self, inner):
         self.inner = inner
@@ -392,11 +352,8 @@ class _Recorder:
 
 
 def _tiktoken_encoding(name: str):
-    """``tiktoken.get_encoding(name)``; offline, from the identical file bundled with bpe-openai.
-
-    tiktoken reads its encoding file from a cache directory (downloading it when absent). When
-    the encoding is not loaded yet, a private cache holding bpe-openai's copy is offered for
-    that one call; tiktoken checks the file's sha256 itself, so a different file is refused."""
+    """``tiktoken.get_encoding(name)`` offline: a cache directory holding bpe-openai's copy of the file
+    is offered to tiktoken for that one call (tiktoken checks its sha256)."""
     import tiktoken
     import tiktoken.registry
 
@@ -411,19 +368,11 @@ def _tiktoken_encoding(name: str):
     except (ImportError, OSError):
         return tiktoken.get_encoding(name), f"tiktoken {_dist_version('tiktoken')}"
     url = TIKTOKEN_URL.format(name=name)
-    saved = {k: os.environ.get(k) for k in ("TIKTOKEN_CACHE_DIR",)}
     with tempfile.TemporaryDirectory(prefix="graphrag-audit-tiktoken-") as cache:
         with open(os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()), "wb") as fh:
             fh.write(data)
-        os.environ["TIKTOKEN_CACHE_DIR"] = cache
-        try:
+        with mock.patch.dict(os.environ, {"TIKTOKEN_CACHE_DIR": cache}):
             enc = tiktoken.get_encoding(name)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
     return enc, (
         f"tiktoken {_dist_version('tiktoken')} (encoding file: the copy bundled with bpe-openai "
         f"{_dist_version('bpe-openai')}, sha256 checked by tiktoken)"
@@ -435,13 +384,6 @@ def _dist_version(name: str) -> str:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "?"
-
-
-def _audit_batches(coster, rows: np.ndarray, behaviour: str, n):
-    """The audit's batches of a selection and the occurrence weights they were packed with,
-    exactly as ``costs.level_costs`` computes them for ``behaviour`` at ``community_level`` n."""
-    b = coster.selection_batches(rows, behaviour, n)
-    return b, (coster.selection_weights(rows, behaviour, n) if b.has_weight_column else None)
 
 
 class _ContextCheck:
@@ -597,7 +539,8 @@ class _ContextCheck:
         expected = False if zero_note else None
         self.levels_compared += 1
         rows = np.asarray(stats.rows, dtype=np.int64)
-        b, weights = _audit_batches(self.coster, rows, self.behaviour, n)
+        b = self.coster.selection_batches(rows, self.behaviour, n)
+        weights = self.coster.selection_weights(rows, self.behaviour, n) if b.has_weight_column else None
         if (
             b.n_batches != audit_calls
             or b.total_tokens != audit_tokens

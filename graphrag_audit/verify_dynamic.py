@@ -1,46 +1,21 @@
-"""--verify, dynamic community selection: graphrag's own ``DynamicCommunitySelection.select()``
-against the audit's simulation (graphrag/dynamic.py), level by level.
+"""--verify, dynamic community selection: graphrag's own ``DynamicCommunitySelection.select()`` against
+the audit's simulation (graphrag/dynamic.py), level by level.
 
-The installed graphrag's line decides which simulated family is compared (``family_of``):
-1.1.1-1.2.x -> ``"1.x"``, 2.0.0-2.7.2 -> ``"2.x"``, 3.0.0 and later -> ``"3.x"``. Older releases
-(where the selector is broken differently, ``graphrag.dynamic.BROKEN_LINES``) and releases no
-family covers are "not_run" with the reason, never "agrees".
-
+The installed graphrag's line picks the simulated family (:func:`family_of`); older releases
+(``graphrag.dynamic.BROKEN_LINES``) and releases no family covers are "not_run" with the reason.
 The selector is built as global search builds it with ``--dynamic-community-selection``
-(``graphrag/api/query.py`` ``global_search`` -> ``read_indexer_communities`` and
-``read_indexer_reports(..., community_level=N, dynamic_community_selection=True)`` ->
-``GlobalCommunityContext`` -> ``DynamicCommunitySelection(community_reports, communities, ...)``):
+(``graphrag/api/query.py`` ``global_search``): 1.1.1-1.2.x ``read_indexer_communities(communities,
+nodes, reports)``, ``read_indexer_reports(reports, nodes, N, dynamic_community_selection=True)``,
+``llm=``/``token_encoder=``; 2.x/3.x the same on ``communities`` with ``model=``/``tokenizer=``; the
+audit's ``dynamic_search_*`` settings, ``use_summary`` False, tables read with ``pd.read_parquet``.
 
-* 1.1.1-1.2.x: ``read_indexer_communities(communities, nodes, reports)``,
-  ``read_indexer_reports(reports, nodes, N, dynamic_community_selection=True)`` and the selector's
-  ``llm=`` / ``token_encoder=`` (``graphrag/query/factory.py`` ``get_global_search_engine``);
-* 2.x and 3.x: ``read_indexer_communities(communities, reports)``,
-  ``read_indexer_reports(reports, communities, N, dynamic_community_selection=True)`` and
-  ``model=`` / ``tokenizer=``;
-
-with the audit's ``threshold``, ``keep_parent``, ``num_repeats`` and ``max_level`` (graphrag's
-``dynamic_search_*`` settings) and ``use_summary`` False, on the tables read with
-``pd.read_parquet`` (CSV: ``pd.read_csv``), as graphrag's Python API takes them.
-
-The chat model is a stub that never leaves the process. It finds the rated report by its text in
-the rating prompt (the prompt is graphrag's ``RATE_QUERY`` formatted with the report's text: the
-text is what lies between the template's fixed head and tail). Reports that share a text (the same
-``full_content`` string graphrag built) get a marker appended to that text first, so every text
-names one report. It answers ``{"rating": threshold}`` for a relevant report and
-``{"rating": threshold - 1}`` otherwise, for every repeat. The scenarios: nothing relevant,
-everything relevant and, with ``--relevant``, the what-if. Each ``asyncio.gather`` of ``select()``
-is one wave (the selector module's ``asyncio`` is wrapped for the duration of the call to count
-the coroutines of each gather); the rating calls are graphrag's own ``llm_calls`` count; the kept
-reports are the community numbers of the reports ``select()`` returns.
-
-A graphrag exception (``KeyError: '0'`` when no level-0 community has a report, ...) is
-"graphrag_raised", with the audit's prediction kept in ``expected``; it is never counted as
-agreement, even where the audit predicted it.
-
-Importing the selector pulls in what ``rate_relevancy`` needs: on 3.x ``graphrag_llm.utils``, which
-imports LiteLLM (several seconds); nothing else of global search is imported. LiteLLM is told to use
-its bundled model-cost map (``LITELLM_LOCAL_MODEL_COST_MAP``) while it is imported, so ``--verify``
-makes no network request.
+The chat model is a stub that never leaves the process: it finds the rated report by its text in the
+rating prompt (``RATE_QUERY`` around it; shared texts get a marker first) and answers ``threshold``
+for a relevant report, ``threshold - 1`` otherwise. Scenarios: nothing relevant, everything relevant
+and, with ``--relevant``, the what-if. A wave is one ``asyncio.gather`` of ``select()`` (the selector
+module's ``asyncio`` is wrapped during the call); rating calls are graphrag's ``llm_calls``. A
+graphrag exception is "graphrag_raised", never agreement, the audit's prediction kept in ``expected``.
+On 3.x the selector imports LiteLLM, told to use its bundled cost map (no network request).
 """
 
 from __future__ import annotations
@@ -52,9 +27,11 @@ import inspect
 import json
 import logging
 import os
+import re
 import types
 from dataclasses import replace
 from typing import Any
+from unittest import mock
 
 from graphrag_audit.results.verify import (
     DynamicCheckSummary,
@@ -98,19 +75,11 @@ def id_key(x) -> object:
 
 
 def _version_tuple(version: str) -> tuple[int, ...] | None:
-    parts = []
-    for p in version.split(".")[:3]:
-        digits = ""
-        for ch in p:
-            if not ch.isdigit():
-                break
-            digits += ch
-        if not digits:
-            return None
-        parts.append(int(digits))
-    while len(parts) < 3:
-        parts.append(0)
-    return tuple(parts)
+    """(major, minor, patch) from each part's leading digits; None when a part has none."""
+    parts = [re.match(r"\d*", p).group() for p in version.split(".")[:3]]  # type: ignore[union-attr]
+    if not all(parts):
+        return None
+    return (*map(int, parts), 0, 0)[:3]
 
 
 def family_of(version: str | None) -> tuple[str | None, str | None]:
@@ -185,10 +154,9 @@ class StubError(RuntimeError):
 
 
 class StubRater:
-    """A chat model for every graphrag line that answers a rating prompt from a relevance set.
-
-    ``texts``: the report text graphrag sends -> its community key; ``relevant(key)`` decides;
-    ``head``/``tail``: the rating template's fixed text around the report's."""
+    """A chat model for every graphrag line that answers a rating prompt from a relevance set:
+    ``texts`` maps the report text graphrag sends to its community key, ``relevant(key)`` decides,
+    ``head``/``tail`` are the rating template's fixed text around the report's."""
 
     def __init__(
         self,
@@ -268,8 +236,8 @@ def mark_shared_texts(reports) -> dict[str, str]:
 
 @contextlib.contextmanager
 def _quiet_graphrag_logs():
-    """graphrag's loggers silenced for the check (``read_indexer_communities`` warns about every
-    community without a report; the result says what matters)."""
+    """graphrag's loggers silenced (``read_indexer_communities`` warns about every community without
+    a report)."""
     log = logging.getLogger("graphrag")
     saved = log.level
     log.setLevel(logging.CRITICAL + 1)
@@ -282,14 +250,8 @@ def _quiet_graphrag_logs():
 def _import_selector():
     """graphrag's selector module, importing LiteLLM (3.x) with its bundled cost map (no network)."""
     key = "LITELLM_LOCAL_MODEL_COST_MAP"
-    saved = os.environ.get(key)
-    if saved is None:
-        os.environ[key] = "True"
-    try:
+    with mock.patch.dict(os.environ, {key: os.environ.get(key, "True")}):
         import graphrag.query.context_builder.dynamic_community_selection as mod
-    finally:
-        if saved is None:
-            os.environ.pop(key, None)
     return mod
 
 
@@ -328,58 +290,42 @@ class GraphragDynamic:
     def _communities_list(self):
         if self._communities is None and self._communities_error is None:
             f = self.frames
+            tables = (
+                ("communities", "nodes", "reports") if self.family == "1.x" else ("communities", "reports")
+            )
             try:
-                if self.family == "1.x":
-                    self._communities = self.read_communities(
-                        copy.deepcopy(f["communities"]),
-                        copy.deepcopy(f["nodes"]),
-                        copy.deepcopy(f["reports"]),
-                    )
-                else:
-                    self._communities = self.read_communities(
-                        copy.deepcopy(f["communities"]), copy.deepcopy(f["reports"])
-                    )
+                self._communities = self.read_communities(*(copy.deepcopy(f[t]) for t in tables))
             except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
                 self._communities_error = short_error(exc)
         return self._communities
 
-    def _reports(self, n):
-        f = self.frames
-        other = f["nodes"] if self.family == "1.x" else f["communities"]
-        return self.read_reports(
-            copy.deepcopy(f["reports"]), copy.deepcopy(other), n, dynamic_community_selection=True
-        )
-
     def _reports_at(self, n):
-        """graphrag's candidate reports at ``n`` with shared texts marked, and text -> community key
-        (built once per level: the selector only reads them)."""
+        """graphrag's candidate reports at ``n`` with shared texts marked, and text -> community key."""
         if n not in self._by_level:
+            f = self.frames
+            other = f["nodes"] if self.family == "1.x" else f["communities"]
             try:
-                reports = self._reports(n)
+                reports = self.read_reports(
+                    copy.deepcopy(f["reports"]), copy.deepcopy(other), n, dynamic_community_selection=True
+                )
                 self._by_level[n] = (reports, mark_shared_texts(reports), None)
             except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
                 self._by_level[n] = (None, None, short_error(exc))
         return self._by_level[n]
 
     def run(self, n, relevant, max_calls: int | None = None) -> dict:
-        """One ``select()`` at community_level ``n``; ``relevant``: a set of community numbers, or
-        None for every report; ``max_calls``: stop graphrag beyond that many rating calls.
-        ``{"error"}`` (graphrag raised), ``{"not_run"}`` (the stub could not rate) or
-        ``{"rating_calls", "waves", "kept_ids"}``."""
+        """One ``select()`` at community_level ``n``; ``relevant``: community numbers (None: every
+        report); ``max_calls``: stop graphrag beyond that many rating calls. Returns ``{"error"}``,
+        ``{"not_run"}`` (the stub could not rate) or ``{"rating_calls", "waves", "kept_ids"}``."""
         communities = self._communities_list()
         if communities is None:
             return {"error": self._communities_error}
         reports, texts, error = self._reports_at(n)
         if error is not None:
             return {"error": error}
-        if relevant is None:
 
-            def is_relevant(key):
-                return True
-        else:
-
-            def is_relevant(key):
-                return id_key(key) in relevant
+        def is_relevant(key):
+            return relevant is None or id_key(key) in relevant
 
         if max_calls is None:  # the audit predicted no selection: bound graphrag anyway
             max_calls = 8 * len(texts) * max(1, self.settings["num_repeats"]) + 10_000

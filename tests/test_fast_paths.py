@@ -517,13 +517,9 @@ texts_st = st.lists(
 @settings(max_examples=60, deadline=None, database=None)
 @given(descriptions=texts_st, query=st.text(max_size=20) | st.sampled_from(["{x}", "{{", "Вопрос"]))
 def test_rating_prompt_tokens_equal_the_formatted_prompts(descriptions, query):
-    """``rating_prompt_tokens`` through ``count_framed`` (estimate) and for several families at once
-    equals counting ``RATE_QUERY.format(...)`` of each report, as graphrag formats it."""
-    from graphrag_audit.graphrag.dynamic import (
-        RATE_QUERY,
-        rating_prompt_tokens,
-        rating_prompt_tokens_by_family,
-    )
+    """``rating_prompt_tokens_by_family`` for several families at once equals counting
+    ``RATE_QUERY.format(...)`` of each report, as graphrag formats it."""
+    from graphrag_audit.graphrag.dynamic import RATE_QUERY, rating_prompt_tokens_by_family
     from graphrag_audit.graphrag.tokens import get_token_counter
 
     for name in ("estimate", "cl100k_base"):
@@ -536,14 +532,5 @@ def test_rating_prompt_tokens_equal_the_formatted_prompts(descriptions, query):
         both = rating_prompt_tokens_by_family(("2.x", "3.x"), descriptions, query, counter)
         assert both["2.x"].tolist() == plain.tolist()
         assert both["3.x"].tolist() == (plain + extra_3x).tolist()
-        assert rating_prompt_tokens("1.x", descriptions, query, counter).tolist() == plain.tolist()
-
-
-def test_estimate_count_framed_equals_counting_the_joined_strings():
-    from graphrag_audit.graphrag.tokens import get_token_counter
-
-    est = get_token_counter("estimate")
-    texts = ["", "a", "abc", "日本", "x" * 4001, "\ud800"]
-    for prefix, suffix in (("", ""), ("p", ""), ("head\n", "\ntail {x}"), ("й", "🙂")):
-        want = [est.count(prefix + t + suffix) for t in texts]
-        assert est.count_framed(prefix, texts, suffix).tolist() == want
+        one = rating_prompt_tokens_by_family(("1.x",), descriptions, query, counter)
+        assert one["1.x"].tolist() == plain.tolist()

@@ -111,13 +111,14 @@ class ContextCoster:
     ):
         self.counter = get_token_counter(tokenizer, token_cache)
         self.additive = bool(getattr(self.counter, "additive", False))
-        self.cache = RowTokenCache(self.counter) if self.additive else None
         self.max_context_tokens = int(max_context_tokens)
         rep = model.reports
         self.comm = rep["community"].to_numpy()
         self.titles = rep["title"].to_numpy(dtype=object)
         self.contents = rep["content"].to_numpy(dtype=object)
         self.ranks = rep["rank"].to_numpy(dtype=np.float64)
+        columns = (self.comm, self.titles, self.contents, self.ranks)
+        self.cache = RowTokenCache(self.counter, *columns) if self.additive else None
         self.model = model
         self.counts = community_text_unit_counts(model)
         self._raw = self.raw_counts(self.counts)  # raw occurrence count of each report row
@@ -206,7 +207,7 @@ class ContextCoster:
             weights,
             token_counter=self.counter,
             max_context_tokens=self.max_context_tokens,
-            cache=self.cache,
+            fixed=None if self.cache is None else self.cache.fixed(rows, weights is not None),
         )
         return b, note
 

@@ -317,7 +317,7 @@ def dynamic_by_level(
                 cut_off_ids=tuple(r.cut_off_ids),
                 unreachable_ids=tuple(r.unreachable_ids),
                 none_relevant=_scenario(r.none_relevant),
-                all_relevant=_scenario(r.all_relevant_run),
+                all_relevant=_scenario(r.all_relevant),
                 what_if=wi,
             )
         out[n] = DynamicByVersion(versions)

@@ -1,72 +1,43 @@
 """What graphrag actually does with this index, per behaviour: the one place that decides it.
 
-Every selection the audit computes is a rule applied to the rebuilt tree. Whether a real graphrag
-returns that selection depends on the index's layout and types. :func:`behaviour_outcomes` says,
-for each behaviour, which graphrag the status refers to and what that graphrag does. The
-renderers read it from the result (``SelectionStats.outcome``) and never decide it themselves.
+:func:`behaviour_outcomes` says, for each behaviour, which graphrag the status refers to and what that
+graphrag does; renderers read it from the result (``SelectionStats.outcome``). Statuses:
+``exact`` (that graphrag runs on the index as written and returns this selection), ``hypothetical``
+(its rule applied to the rebuilt tree, though it returns something else here or reads a table the
+index lacks; ``graphrag_returns`` says what it does) and ``graphrag_cannot_read`` (it stops with an
+error before selecting). A status refers to ``read_indexer_reports`` on the tables graphrag's loader
+reads by name (2.x/3.x: ``communities``, ``community_reports``; 1.x: ``create_final_nodes``,
+``create_final_community_reports``): ``v2`` for graphrag 3.x (noting 2.x), ``v1`` for 1.0-1.2 (noting
+0.1-0.9), ``dynamic`` for the line that reads the layout; ``python_api`` notes where the Python API
+(``pd.read_parquet`` + ``read_indexer_reports``) differs from the loader.
 
-``status`` of a selection:
+Facts, each confirmed in graphrag's code and by running it on ../shared/indexes (3.3.0 with pandas
+3.1.1, 1.2.0 with pandas 2.3.3; 0.3.0 run, 0.5.0/0.9.0's ``read_indexer_reports`` executed):
 
-``exact``                 that graphrag runs on the index as written and returns this selection.
-``hypothetical``          the numbers are that graphrag's rule applied to the rebuilt tree, although
-                          that graphrag would not run it this way: it returns something else on
-                          this index (0 reports from string ids), or, for the < 2.0 comparison on a
-                          2.x/3.x index, it reads a table (create_final_nodes) the index does not
-                          have. ``graphrag_returns`` says what it does instead.
-``graphrag_cannot_read``  that graphrag stops with an error before it selects anything; the
-                          numbers are its rule applied to the rebuilt tree.
-
-What a status refers to: the selection step, graphrag's ``read_indexer_reports`` on the tables
-that graphrag's own loader reads by name (2.x/3.x: ``communities`` and ``community_reports``;
-1.x: ``create_final_nodes`` and ``create_final_community_reports``). ``v2`` is judged for the
-current graphrag 3.x (noting 2.x where it differs); ``v1`` for graphrag 1.0-1.2 (noting 0.1-0.9);
-``dynamic`` for the graphrag line that reads the layout; ``level_only`` is no graphrag's
-selection. Where graphrag's Python API (DataFrames read by the caller with ``pd.read_parquet``
-and handed to ``read_indexer_reports``) differs from the loader's path, ``python_api`` says so.
-
-Facts, each confirmed in graphrag's own code and by running it on ../shared/indexes
-(graphrag 3.3.0 with pandas 3.1.1, graphrag 1.2.0 with pandas 2.3.3; 0.3.0 run, 0.5.0/0.9.0's
-``read_indexer_reports`` source executed under pandas 2.3.3):
-
-1. String community ids (0.1-0.4). graphrag 1.0-1.2 ``read_indexer_reports``
-   (query/indexer_adapters.py@v1.0.0, @v1.2.0) casts ``create_final_nodes.community`` to int
-   and inner-joins it with the reports' ``community``, left as strings: 0 reports at every level
-   (graphrag 1.2.0 on dulce-v0.1, dulce-v0.3, real-iswc-v0). graphrag 0.3/0.4 cast the roll-up
-   back to str (@v0.3.0, @v0.4.0) and 0.5-0.9 cast the reports to int ("pre 1.0 back-compat",
-   @v0.5.0, @v0.9.0): they select the frontier, the numbers this tool shows (4/5, 7/17,
-   30/166/268/272 on those three indexes). ``graphrag query --method global`` 1.2.0 stops
-   earlier: ``api.global_search`` calls ``read_indexer_communities`` first, which reads
-   ``final_communities.community`` (AttributeError on 0.3-era tables), and its loader
-   (cli/query.py@v1.2.0) also needs create_final_communities and create_final_entities.
-2. Layouts. ``graphrag query`` 2.0-3.3 loads ``entities``, ``communities``,
-   ``community_reports`` by those names (cli/query.py ``run_global_search`` @v2.0.0, @v2.7.0,
-   @v3.0.0, @v3.3.0; utils/storage.py ``load_table_from_storage`` @v2.0.0-@v3.0.0 and
-   graphrag_storage ``ParquetTableProvider.read_dataframe`` in 3.3.0 raise
-   ``ValueError: Could not find entities.parquet in storage!``, as graphrag 3.3.0 does on
-   dulce-v1). graphrag 3.1+ types what it loads (data_model/dfs.py ``communities_typed``,
-   ``community_reports_typed`` @v3.1.0, @v3.3.0): communities need ``community``, ``level``,
-   ``children``, ``period``, ``size``; reports ``community``, ``level``, ``children``, ``rank``,
-   ``findings``, ``size`` (KeyError otherwise: 3.3.0 on dulce-v1's tables renamed raises
-   ``KeyError: 'children'``). graphrag 1.x looks for ``create_final_nodes.parquet``
-   (1.2.0 on verbs-v3: ``Could not find create_final_nodes.parquet``). Through the Python API,
-   graphrag >= 2.0's ``read_indexer_reports`` handed a create_final_communities table that has
-   ``entity_ids`` returns the <= N selection (3.3.0 on dulce-v1: 10/43/72, the numbers shown);
-   without ``entity_ids`` (0.1-0.4) it raises ``KeyError: 'entity_ids'``.
-3. int32 ``communities.community``. The roll-up assigns ``astype(int)`` (int64) into that
-   column with ``.loc`` (indexer_adapters.py@v2.0.0-@v3.3.0): pandas 2 warns (FutureWarning),
-   pandas 3 raises ``TypeError: Invalid value ... for dtype 'int32'`` (3.3.0 + pandas 3.1.1 on
-   real-csekg-v1 and on verbs-v3 with the column cast to int32). graphrag >= 3.2 requires
-   pandas 3 (its package metadata: ``pandas~=3.0``; 3.0/3.1 ``pandas~=2.3``). ``graphrag query``
-   3.1+ casts the column to int64 while loading and selects normally (3.3.0: 23/88/120/122 on
-   the int32 copy of verbs-v3).
+1. String community ids (0.1-0.4): 1.0-1.2 ``read_indexer_reports`` (query/indexer_adapters.py@v1.0.0,
+   @v1.2.0) casts ``create_final_nodes.community`` to int and inner-joins the reports' string
+   ``community``: 0 reports (1.2.0 on dulce-v0.1, dulce-v0.3, real-iswc-v0). 0.3/0.4 cast the roll-up
+   back to str (@v0.3.0, @v0.4.0), 0.5-0.9 the reports to int (@v0.5.0, @v0.9.0): they select the
+   frontier shown. ``graphrag query`` 1.2.0 stops earlier: ``read_indexer_communities`` reads
+   ``final_communities.community`` (AttributeError on 0.3-era tables) and its loader
+   (cli/query.py@v1.2.0) needs create_final_communities and create_final_entities.
+2. Layouts: ``graphrag query`` 2.0-3.3 loads ``entities``, ``communities``, ``community_reports`` by
+   name (cli/query.py ``run_global_search`` @v2.0.0, @v2.7.0, @v3.0.0, @v3.3.0;
+   ``ValueError: Could not find entities.parquet in storage!``). 3.1+ types what it loads
+   (data_model/dfs.py ``communities_typed``, ``community_reports_typed`` @v3.1.0, @v3.3.0; KeyError
+   on a missing column). 1.x looks for ``create_final_nodes.parquet``. Through the Python API, >= 2.0's
+   ``read_indexer_reports`` on a create_final_communities table with ``entity_ids`` returns the <= N
+   selection (3.3.0 on dulce-v1); without ``entity_ids`` (0.1-0.4) ``KeyError: 'entity_ids'``.
+3. int32 ``communities.community``: the roll-up assigns int64 into it with ``.loc``
+   (indexer_adapters.py@v2.0.0-@v3.3.0): pandas 2 warns, pandas 3 raises ``TypeError: Invalid value
+   ... for dtype 'int32'`` (3.3.0 + pandas 3.1.1 on real-csekg-v1). graphrag >= 3.2 requires pandas 3;
+   ``graphrag query`` 3.1+ casts the column to int64 while loading and selects normally.
 """
 
 from __future__ import annotations
 
 # the statuses and the Outcome type are results (results/audit.py); this module decides them
-from graphrag_audit.results.audit import CANNOT_READ, EXACT, HYPOTHETICAL, Outcome  # noqa: F401
-
-STATUSES = (EXACT, HYPOTHETICAL, CANNOT_READ)
+from graphrag_audit.results.audit import CANNOT_READ, EXACT, HYPOTHETICAL, Outcome
 
 # graphrag 3.1+'s typed loader (data_model/dfs.py@v3.1.0 … @v3.3.0), in the order it reads them:
 # the first missing one is the KeyError graphrag raises.
@@ -81,14 +52,6 @@ V1_QUERY_TABLES = (
     ("communities", "create_final_communities"),
     ("reports", "create_final_community_reports"),
 )
-
-
-def _layout_before_2(model) -> bool:
-    return model.generation.before_2
-
-
-def _schemas(model) -> dict:
-    return model.schemas
 
 
 def _stem(path) -> str:
@@ -109,14 +72,10 @@ def v2_readable(model) -> bool:
     return "entity_ids" in cols and "community" in cols
 
 
-def int32_communities(model) -> bool:
-    return _schemas(model).get("communities", {}).get("community") == "int32"
-
-
 def typed_loader_missing(model, reports: bool = True) -> dict[str, list[str]]:
     """Columns graphrag 3.1+'s typed loader needs that the tables lack: {"communities": [...],
     "community_reports": [...]} (only the tables present and with gaps)."""
-    s = _schemas(model)
+    s = model.schemas
     out = {}
     tables: list[tuple[str, str, tuple[str, ...]]] = [("communities", "communities", TYPED_COMMUNITY_COLUMNS)]
     if reports:
@@ -129,13 +88,6 @@ def typed_loader_missing(model, reports: bool = True) -> dict[str, list[str]]:
         if lacking:
             out[name] = lacking
     return out
-
-
-def _first_missing_file(model, tables) -> str | None:
-    for logical, stem in tables:
-        if not _has(model, logical, stem):
-            return stem
-    return None
 
 
 def _readable_by_name(model, tables) -> bool:
@@ -151,14 +103,14 @@ NO_REPORTS = "the index has no community reports table: graphrag has nothing to 
 
 def _cannot_load(model, tables) -> str:
     """The error graphrag query's loader raises first (it loads in ``tables`` order)."""
-    missing = _first_missing_file(model, tables)
+    missing = next((stem for logical, stem in tables if not _has(model, logical, stem)), None)
     return f"ValueError: Could not find {missing}.parquet in storage!"
 
 
 def _v2_outcome(model) -> Outcome:
     gen = model.generation.label
     readable = v2_readable(model)
-    int32 = int32_communities(model)
+    int32 = model.schemas.get("communities", {}).get("community") == "int32"
     api_int32 = {
         "status": CANNOT_READ,
         "graphrag_returns": {
@@ -240,7 +192,7 @@ def _v1_outcome(model) -> Outcome:
         error = _cannot_load(model, V1_QUERY_TABLES)
         if not model.has_reports_table:
             return Outcome(CANNOT_READ, "1.0-1.2", NO_REPORTS, error=error)
-        if _layout_before_2(model):
+        if model.generation.before_2:
             return Outcome(
                 CANNOT_READ,
                 "< 2.0",
@@ -263,7 +215,7 @@ def _v1_outcome(model) -> Outcome:
         missing = [stem for logical, stem in V1_QUERY_TABLES if not _has(model, logical, stem)]
         if missing:
             stop = "its loader finds no " + " and no ".join(f"{m}.parquet" for m in missing)
-        elif "community" not in _schemas(model).get("communities", {"community": None}):
+        elif "community" not in model.schemas.get("communities", {"community": None}):
             stop = (
                 "read_indexer_communities reads create_final_communities.community, which this table "
                 "lacks: AttributeError"
@@ -286,7 +238,7 @@ def _v1_outcome(model) -> Outcome:
 def _dynamic_outcome(model) -> Outcome:
     if not model.has_reports_table:
         return Outcome(CANNOT_READ, None, NO_REPORTS, error="no community reports table")
-    if _layout_before_2(model):
+    if model.generation.before_2:
         # graphrag 1.1-1.2 read_indexer_reports(dynamic_community_selection=True): no roll-up, no join
         return Outcome(EXACT, "1.1-1.2")
     return Outcome(EXACT, "3.x")
@@ -315,7 +267,7 @@ def migration_findings(model) -> list:
     from graphrag_audit.findings import finding
 
     lacking = typed_loader_missing(model)
-    if _layout_before_2(model):
+    if model.generation.before_2:
         files = sorted(p.name for p in model.files.values() if _stem(p).startswith("create_final_"))
         gen = model.generation.label
         pre = (

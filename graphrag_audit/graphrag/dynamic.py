@@ -34,47 +34,19 @@ Before 1.1.1 the feature is broken differently (:data:`BROKEN_LINES`): 0.5.x lis
 L79-80); 0.9.0-1.1.0 key ``node2children`` by ``community.id`` (not the number the queue holds), so
 the selector never descends (``D``@v1.0.0 L60-66).
 
-Rules common to every family (cited at the code that applies them): the candidates are the reports
-with ``level <= community_level`` (no roll-up, no join; ``A`` ``read_indexer_reports``); the
-communities given to the selector are those with a report anywhere in the reports table
-(``A`` ``read_indexer_communities``); the start is ``levels["0"]`` (``KeyError: '0'`` when no community
-with a report is at level 0); each rated community costs ``num_repeats`` calls; a rating >=
-``threshold`` keeps it and queues its children that are candidates; unless ``keep_parent`` a kept
-community removes its parent from the kept set; the whole next level is rated only while the queue is
-empty, nothing has been kept so far, that level exists and ``level <= max_level`` (the wave counter,
-not the tree depth); ``max_level`` does not limit the descent.
-
-Everything is O(communities) numpy work per scenario; nothing here calls pandas per rating.
+Rules common to every family are cited at the code that applies them. Each rated community costs
+``num_repeats`` calls; a rating >= ``threshold`` keeps it and queues its candidate children; unless
+``keep_parent`` a kept community removes its parent; the next level is rated only while the queue is
+empty, nothing is kept, that level exists and ``level <= max_level`` (the wave counter, not the tree
+depth); ``max_level`` does not limit the descent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass, replace
 
 import numpy as np
-
-__all__ = [
-    "BROKEN_LINES",
-    "DEFAULTS",
-    "FAMILIES",
-    "DynamicInput",
-    "DynamicSettings",
-    "EndlessSelection",
-    "FamilyResult",
-    "Scenario",
-    "children_csr",
-    "children_from_nodes_v1",
-    "RATE_QUERY",
-    "prepare",
-    "rating_prompt_tokens",
-    "rating_prompt_tokens_by_family",
-    "simulate",
-    "simulate_all",
-    "simulate_family",
-    "FamilySimulation",
-]
 
 #: family -> the graphrag releases it covers
 FAMILIES: dict[str, str] = {"1.x": "1.1.1-1.2.x", "2.x": "2.0.0-2.7.2", "3.x": "3.0.0-3.x"}
@@ -83,17 +55,13 @@ FAMILIES: dict[str, str] = {"1.x": "1.1.1-1.2.x", "2.x": "2.0.0-2.7.2", "3.x": "
 BROKEN_LINES: tuple[tuple[str, str], ...] = (
     (
         "0.5.x",
-        (
-            "levels list community.id but reports are keyed by community number: nothing is ever rated "
-            "(dynamic_community_selection.py@v0.5.0)"
-        ),
+        "levels list community.id but reports are keyed by community number: nothing is ever rated "
+        "(dynamic_community_selection.py@v0.5.0)",
     ),
     (
         "0.9.0-1.1.0",
-        (
-            "node2children is keyed by community.id, the queue holds community numbers: the selector "
-            "never descends below the start level (dynamic_community_selection.py@v1.0.0)"
-        ),
+        "node2children is keyed by community.id, the queue holds community numbers: the selector "
+        "never descends below the start level (dynamic_community_selection.py@v1.0.0)",
     ),
 )
 
@@ -132,65 +100,28 @@ Please response in the following JSON format with two entries:
 """
 
 
-def rating_prompt_tokens(family: str, descriptions: Iterable[str], query: str, counter) -> np.ndarray:
-    """Each report's prompt tokens per rating call, as graphrag adds them to ``llm_info["prompt_tokens"]``
-    (``graphrag/query/context_builder/rate_relevancy.py``); ``counter`` is a
-    :class:`~graphrag_audit.graphrag.tokens.TokenCounter`.
-
-    * 1.x, 2.x: the system message only, ``num_tokens(rate_query.format(description=..., question=query))``
-      (``rate_relevancy.py``@v1.2.0 L64 / @v2.7.2 L66); the user message (the query again) is sent
-      but not counted.
-    * 3.x: ``tokenizer.num_prompt_tokens(messages)`` over the system and user messages
-      (``rate_relevancy.py``@v3.3.0 L75; ``graphrag_llm/tokenizer/tokenizer.py`` L50 ``num_prompt_tokens``):
-      3 for the reply, and per message 3 plus its role and its content.
-    """
-    return rating_prompt_tokens_by_family((family,), descriptions, query, counter)[family]
-
-
 def rating_prompt_tokens_by_family(
     families: Iterable[str], descriptions: Iterable[str], query: str, counter
 ) -> dict[str, np.ndarray]:
-    """:func:`rating_prompt_tokens` for several families at once: the system message (the same text
-    in every family) is counted once, through :func:`_system_message_tokens`."""
+    """Each report's prompt tokens per rating call, per family, as graphrag adds them to
+    ``llm_info["prompt_tokens"]`` (``graphrag/query/context_builder/rate_relevancy.py``):
+
+    * 1.x, 2.x: the system message only, ``num_tokens(rate_query.format(description=..., question=query))``
+      (``rate_relevancy.py``@v1.2.0 L64 / @v2.7.2 L66); the user message (the query again) is not counted.
+    * 3.x: ``tokenizer.num_prompt_tokens(messages)`` over the system and user messages
+      (``rate_relevancy.py``@v3.3.0 L75; ``graphrag_llm/tokenizer/tokenizer.py`` L50): 3 for the reply,
+      and per message 3 plus its role and its content.
+    """
     families = tuple(families)
     for family in families:
-        if family not in ("1.x", "2.x", "3.x"):
+        if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r}")
     if not families:
         return {}
-    base = _system_message_tokens(descriptions, query, counter)
-    out = {}
-    for family in families:
-        if family == "3.x":
-            out[family] = base + (
-                3 + 3 + counter.count("system") + 3 + counter.count("user") + counter.count(query)
-            )
-        else:
-            out[family] = base.copy()
-    return out
-
-
-def _system_message_tokens(descriptions: Iterable[str], query: str, counter) -> np.ndarray:
-    """``counter``'s count of ``RATE_QUERY.format(description=d, question=query)`` for each ``d``. A
-    counter with ``count_framed`` (tokens.py: the byte estimate counts the fixed text once) gets the
-    text around the description, which is what ``format`` puts there for a ``str`` description
-    (``format`` does not re-read what it substitutes); any other counter counts the formatted texts."""
-    head, tail = RATE_QUERY.split("{description}")
-    if hasattr(descriptions, "to_numpy"):  # a pandas column: its values as Python objects
-        descriptions = descriptions.to_numpy(dtype=object)
-    elif not isinstance(descriptions, (list, tuple, np.ndarray)):
-        descriptions = list(descriptions)
-    framed = getattr(counter, "count_framed", None)
-    if framed is not None and all(type(d) is str for d in descriptions):
-        return np.asarray(framed(head.format(), descriptions, tail.format(question=query)), dtype=np.int64)
-    return np.asarray(counter.count_many(rating_texts(descriptions, query)), dtype=np.int64)
-
-
-def rating_texts(descriptions: Iterable[str], query: str) -> list[str]:
-    """The rating call's system message for each report description: what
-    :func:`rating_prompt_tokens` counts with a counter that has no ``count_framed`` (the bundle's
-    pre-counter, ``bundle/precount.py``, counts these same strings)."""
-    return [RATE_QUERY.format(description=d, question=query) for d in descriptions]
+    base = counter.count_many([RATE_QUERY.format(description=d, question=query) for d in descriptions])
+    base = np.asarray(base, dtype=np.int64)
+    extra_3x = 3 + 3 + counter.count("system") + 3 + counter.count("user") + counter.count(query)
+    return {family: base + extra_3x if family == "3.x" else base.copy() for family in families}
 
 
 @dataclass(frozen=True)
@@ -210,35 +141,26 @@ DEFAULTS = DynamicSettings()
 
 @dataclass(frozen=True)
 class Scenario:
-    """One run of ``select()``: ``waves`` = communities rated per ``asyncio.gather`` round (queue
-    entries, duplicates counted), ``rating_calls`` = sum(waves) * num_repeats, ``kept_ids`` = the
-    community numbers of the returned reports (sorted). graphrag returns them in the iteration order
-    of a set of strings, which Python's per-process hash seed changes, so the shuffle (seed 86) and the
-    map batches built from the kept reports can differ from run to run (the rows' tokens do not)."""
+    """One run of ``select()``: ``waves`` = communities rated per ``asyncio.gather`` (duplicates
+    counted), ``rating_calls`` = sum(waves) * num_repeats, ``kept_ids`` = the returned reports'
+    community numbers, sorted (graphrag returns them in a string set's order, which the hash seed
+    changes: the map batches built from them can differ from run to run)."""
 
     relevant_ids: tuple[int, ...] | None
     rating_calls: int
     kept_ids: tuple[int, ...]
     waves: tuple[int, ...]
-    #: the rating calls' prompt tokens as graphrag counts them (``llm_info["prompt_tokens"]``, see
-    #: :func:`rating_prompt_tokens`); None when the input carries no per-report counts
+    #: the rating calls' ``llm_info["prompt_tokens"]``; None when the input carries no per-report counts
     prompt_tokens: int | None = None
 
 
 @dataclass(frozen=True)
 class FamilyResult:
-    """What one graphrag line does on one index at one ``community_level``.
-
-    ``error``: the exception graphrag raises building the selector (then every scenario is None).
-    ``descends``: whether this line can queue a child on this index (a candidate child reachable from a
-    rateable community through the line's child lookup). ``start_ids``: ``levels["0"]`` (the first
-    wave). ``rateable_ids``: communities some relevance assignment gets rated (the fallback levels
-    ``0..max_level`` closed under the line's child lookup). ``unreachable_ids``: candidates never rated
-    whatever the ratings (subtrees cut off by missing reports, levels beyond the fallback, the -1 report).
-    ``cut_off_ids``: candidates not rated when every report is relevant, i.e. not reached by descent from
-    level 0 (2.x: every candidate below level 0; 3.x: the subtrees under communities without a report);
-    some of them may still be rated by the fallback when nothing is relevant.
-    """
+    """What one graphrag line does on one index at one ``community_level``: ``error`` (raised building
+    the selector; then every scenario is None), ``descends`` (a child can be queued), ``start_ids``
+    (``levels["0"]``), ``rateable_ids`` (rated under some relevance: the fallback levels closed under the
+    child lookup), ``unreachable_ids`` (candidates never rated), ``cut_off_ids`` (candidates not rated
+    when every report is relevant: not reached by descent from level 0)."""
 
     family: str
     graphrag: str
@@ -257,15 +179,11 @@ class FamilyResult:
 
 @dataclass(frozen=True)
 class DynamicInput:
-    """The tables the selector is built from, as arrays.
-
-    ``comm_ids``/``comm_levels``/``comm_parents``: one entry per communities-table row, in row order
-    (``comm_parents`` is used by 2.x/3.x; -1 for roots). ``child_offsets``/``child_values``: each row's
-    children, CSR (row i's children are ``child_values[child_offsets[i]:child_offsets[i+1]]``): for
-    2.x/3.x the ``children`` column; for 1.x the output of :func:`children_from_nodes_v1`.
-    ``report_ids``/``report_levels``: one entry per community-reports row, in row order.
-    ``children_match``: False when the 1.x children keys are strings no report key can equal
-    (:func:`children_from_nodes_v1` on a float ``community`` column: ``str(5.0) == "5.0"``)."""
+    """The selector's tables as arrays, in row order: per communities row its number, level, parent
+    (2.x/3.x; -1 for roots) and children as CSR (``child_values[child_offsets[i]:child_offsets[i+1]]``:
+    the ``children`` column, or :func:`children_from_nodes_v1` for 1.x); per reports row its number and
+    level. ``children_match``: False when the 1.x children keys are ``"5.0"`` strings (a float
+    ``community`` column) that no report key equals."""
 
     comm_ids: np.ndarray
     comm_levels: np.ndarray
@@ -275,10 +193,8 @@ class DynamicInput:
     report_ids: np.ndarray
     report_levels: np.ndarray
     children_match: bool = True
-    #: family -> each report row's rating-call prompt tokens (:func:`rating_prompt_tokens`); optional
+    #: family -> each report row's rating-call prompt tokens (:func:`rating_prompt_tokens_by_family`)
     report_prompt_tokens: Mapping[str, np.ndarray] | None = None
-    #: what :func:`_rated_tree` derived from these arrays (the same for every community_level and family)
-    _derived: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def children_csr(children: Iterable) -> tuple[np.ndarray, np.ndarray]:
@@ -296,22 +212,16 @@ def children_csr(children: Iterable) -> tuple[np.ndarray, np.ndarray]:
 def children_from_nodes_v1(
     comm_ids, node_communities, node_levels, node_titles, report_ids
 ) -> tuple[np.ndarray, np.ndarray, bool]:
-    """graphrag 1.1.1-1.2.x: each communities row's ``sub_community_ids``, as ``read_indexer_communities``
-    (``A``@v1.2.0) rebuilds them from ``create_final_nodes`` with ``restore_community_hierarchy``
-    (``H``@v1.2.0). Returns (offsets, values, children_match) for :class:`DynamicInput`.
+    """graphrag 1.1.1-1.2.x: each communities row's ``sub_community_ids`` as ``read_indexer_communities``
+    (``A``@v1.2.0) rebuilds them from ``create_final_nodes`` (``restore_community_hierarchy``,
+    ``H``@v1.2.0); returns (offsets, values, children_match) for :class:`DynamicInput`.
 
-    * When some community has no report, the node rows are first restricted to communities with a
-      report (``nodes_df.community.isin(reports_df.community.unique())``, only then: ``A``@v1.2.0).
-    * Nodes are grouped by (community, level) into sets of titles (rows with a null community drop out
-      of ``groupby``); the node levels present are sorted and taken pairwise, so a level with no node
-      row is skipped over; a next-level community is a child of every current-level community whose
-      title set contains its own (``issubset``), children in ascending community order (``H``).
-    * The hierarchy is grouped by community alone (``groupby(["community"]).agg(list)``), so a number
-      seen at two node levels gets both child lists, in level order (``A``@v1.2.0).
-    * The children are then stringified ``[str(x) for x in sub_community_ids]`` (``D``@v1.1.1): a float
-      ``community`` column (nulls present) yields ``"5.0"``, which equals no report key:
-      ``children_match`` is False then.
-    """
+    When some community has no report, the node rows are first restricted to those with one (``A``).
+    Nodes are grouped by (community, level) into title sets (null communities drop out); the node levels
+    present are taken pairwise, and a next-level community is a child of every current-level one whose
+    title set contains its own, in ascending order (``H``). Grouped by community alone, a number seen at
+    two levels gets both child lists (``A``). ``[str(x) for x in sub_community_ids]`` (``D``@v1.1.1) of a
+    float column gives ``"5.0"``: ``children_match`` is False then."""
     comm_ids = np.asarray(comm_ids)
     nc = np.asarray(node_communities)
     nl = np.asarray(node_levels, dtype=np.int64)
@@ -458,260 +368,95 @@ def _dense(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
     return np.where(universe[pos] == ids, pos, -1).astype(np.int64)
 
 
-@dataclass(frozen=True)
-class _RatedTree:
-    """The part of :class:`_Prepared` that depends on the community_level only through the universe:
-    the communities-table rows with a report anywhere (``rows``), the universe (their numbers and
-    the candidates), each row's dense key (``dk``), the rows of each level
-    (``level_rows``: level -> positions in ``rows``, row order), the children of each dense key's last
-    row, and the parent lookups of both layouts (:meth:`parent_lookup`)."""
-
-    rows: np.ndarray
-    universe: np.ndarray
-    dk: np.ndarray
-    nodes: np.ndarray
-    src_rows: np.ndarray
-    kids: np.ndarray
-    owner: np.ndarray
-    kid_d: np.ndarray
-    level_rows: dict
-    comm_parents: np.ndarray
-
-    @cached_property
-    def _lookups(self) -> dict:
-        return {}
-
-    def parent_lookup(self, kind: str, children_match: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(has_node, has_parent, parent) per dense key, read-only: which keys have a communities row,
-        which have a parent entry and that parent's dense key (-1: none in the universe), as ``kind``
-        (``"1.x"``: ``node2parent``; ``"2.x"``: the ``parent`` column, for 2.x and 3.x) looks them up."""
-        key = (kind, children_match)
-        got = self._lookups.get(key)
-        if got is None:
-            U = self.universe.size
-            has_node = np.zeros(U, dtype=bool)
-            has_node[self.nodes] = True
-            has_parent = np.zeros(U, dtype=bool)
-            parent = np.full(U, -1, dtype=np.int64)
-            if kind == "1.x":
-                # `if not self.keep_parent and community in self.node2parent: discard(node2parent[community])`
-                if children_match and self.kids.size:
-                    kd, par = self._v1_parents()
-                    has_parent[kd] = True
-                    parent[kd] = par  # last wins
-            else:
-                # D@v2.0.0/v3.0.0: `if not self.keep_parent and community in self.communities:
-                #   relevant_communities.discard(self.communities[community].parent)`; parent = to_str(parent)
-                # (L read_communities), so the discard hits the parent's key
-                has_parent[self.nodes] = True
-                parent[self.nodes] = _dense(
-                    np.asarray(self.comm_parents, dtype=np.int64)[self.src_rows], self.universe
-                )
-            got = self._lookups[key] = (_frozen(has_node), _frozen(has_parent), _frozen(parent))
-        return got
-
-    def _v1_parents(self) -> tuple[np.ndarray, np.ndarray]:
-        """1.x: (children, parents) as dense keys, in the order ``node2parent`` is written (the last
-        write of a child wins)."""
-        # D@v1.1.1 node2parent = {sub: community for community, subs in node2children.items() for sub in subs}
-        # (dict order = first insertion of each community, value = its last row; last parent wins)
-        first_row = np.full(self.universe.size, np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(first_row, self.dk, self.rows)
-        ordkey = first_row[self.owner]  # iteration order of node2children
-        o = np.lexsort((np.arange(self.kids.size), ordkey))
-        kd_o, own_o = _dense(self.kids[o], self.universe), self.owner[o]
-        ok = kd_o >= 0
-        # a sub community absent from the universe can never be rated, so it needs no entry
-        return kd_o[ok], own_o[ok]
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False  # shared by every community_level and family: never written
-    return a
-
-
-def _rated_tree(inp: DynamicInput, candidates: np.ndarray) -> _RatedTree:
-    """:class:`_RatedTree` of ``inp`` for these candidates (report numbers, repeats allowed). The
-    universe is the rows' numbers plus the candidates; when every candidate is among the rows'
-    numbers (a report's community is normally in the communities table) it is the rows' numbers
-    alone, the same for every community_level, and that tree is built once per ``inp`` and reused."""
-    cache = inp._derived
-    if "rows" not in cache:
-        rep_ids = np.asarray(inp.report_ids, dtype=np.int64)
-        cid = np.asarray(inp.comm_ids, dtype=np.int64)
-        rows = np.flatnonzero(np.isin(cid, _uniq(rep_ids)))
-        cache["rows"], cache["row_ids"] = rows, cid[rows]
-        cache["row_universe"] = _uniq(cid[rows])
-    rows, row_ids, base = cache["rows"], cache["row_ids"], cache["row_universe"]
-    if candidates.size == 0 or bool((_dense(candidates, base) >= 0).all()):
-        if "tree" not in cache:
-            cache["tree"] = _build_rated_tree(inp, rows, row_ids, base)
-        return cache["tree"]
-    return _build_rated_tree(inp, rows, row_ids, _uniq(np.concatenate([row_ids, candidates])))
-
-
-def _build_rated_tree(
-    inp: DynamicInput, rows: np.ndarray, row_ids: np.ndarray, universe: np.ndarray
-) -> _RatedTree:
-    off = np.asarray(inp.child_offsets, dtype=np.int64)
-    val = np.asarray(inp.child_values, dtype=np.int64)
-    dk = _dense(row_ids, universe)
-    last_row = np.full(universe.size, -1, dtype=np.int64)
-    last_row[dk] = rows  # fancy assignment: the last occurrence wins
-    nodes = np.flatnonzero(last_row >= 0)
-    src_rows = last_row[nodes]
-    lens = off[src_rows + 1] - off[src_rows]
-    kids = val[_ranges(off[src_rows], lens)]
-    owner = np.repeat(nodes, lens)
-    # each level's rows in row order: one stable sort of the rows' levels
-    lv_rows = np.asarray(inp.comm_levels, dtype=np.int64)[rows]
-    order = np.argsort(lv_rows, kind="stable")
-    cuts = np.flatnonzero(lv_rows[order][1:] != lv_rows[order][:-1]) + 1
-    bounds = [0, *cuts.tolist(), order.size]
-    level_rows = {
-        int(lv_rows[order[a]]): _frozen(order[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a
-    }
-    f = _frozen
-    kid_d = _dense(kids, universe)
-    return _RatedTree(
-        f(rows),
-        f(universe),
-        f(dk),
-        f(nodes),
-        f(src_rows),
-        f(kids),
-        f(owner),
-        f(kid_d),
-        level_rows,
-        inp.comm_parents,
-    )
-
-
-@dataclass(frozen=True)
-class _LevelState:
-    """What every family's selector shares at one community_level: the candidate report rows
-    (``crow``) and their dense keys (``crow_d``), the candidates, the tree, which dense keys are
-    candidates, and ``levels`` (D's ``self.levels``)."""
-
-    community_level: int | None
-    crow: np.ndarray
-    crow_d: np.ndarray
-    candidate_ids: np.ndarray
-    tree: _RatedTree
-    is_candidate: np.ndarray
-    levels: dict
-
-
-def _level_state(inp: DynamicInput, community_level: int | None) -> _LevelState:
-    """:class:`_LevelState` of ``inp`` at ``community_level``; the last one is kept (the families
-    are simulated level by level)."""
-    hit = inp._derived.get("level")
-    if hit is not None and hit.community_level == community_level:
-        return hit
-    rep_ids = np.asarray(inp.report_ids, dtype=np.int64)
-    rep_lv = np.asarray(inp.report_levels, dtype=np.int64)
-    # candidates: reports with level <= community_level, no roll-up, no join
-    # (A@v1.2.0 / A@v2.0.0 / A@v3.3.0 read_indexer_reports: _filter_under_community_level, then
-    # `if not dynamic_community_selection:` skips the roll-up and the merge)
-    n = community_level
-    crow = np.arange(rep_ids.size) if n is None else np.flatnonzero(rep_lv <= n)
-    cand = rep_ids[crow]
-    # communities handed to the selector: those with a report anywhere in the reports table
-    # (A read_indexer_communities@v1.2.0/v2.0.0/v3.3.0: `communities_df.community.isin(reports_df...)`;
-    # Q passes the full reports table there, the level-filtered one to read_indexer_reports)
-    tree = _rated_tree(inp, cand)
-    crow_d = _dense(cand, tree.universe)
-    is_candidate = np.zeros(tree.universe.size, dtype=bool)
-    is_candidate[crow_d] = True
-    # levels: for community in communities (row order): levels[level] created even when the
-    # community is no candidate; appended when `community.short_id in self.reports` (D, all tags)
-    dk = tree.dk
-    levels = {}
-    for lv, pos in tree.level_rows.items():
-        d = dk[pos]
-        levels[lv] = _frozen(d[is_candidate[d]])  # row order, duplicates kept
-    state = _LevelState(
-        n,
-        _frozen(crow),
-        _frozen(crow_d),
-        _frozen(tree.universe[is_candidate]),
-        tree,
-        _frozen(is_candidate),
-        levels,
-    )
-    inp._derived["level"] = state
-    return state
-
-
 class _Prepared:
-    """The selector's state after ``__init__`` for one family and one community_level, in dense form.
-
-    Keys are community numbers; a report key is ``str(community)`` (``L`` ``read_community_reports``:
-    ``community_id=to_str(row, "community")``), a community key ``str(community)`` (``short_id``), so
-    integer equality is key equality."""
-
-    __slots__ = (
-        "candidate_ids",
-        "ch_off",
-        "ch_val",
-        "error",
-        "family",
-        "has_node",
-        "has_parent",
-        "is_candidate",
-        "levels",
-        "parent",
-        "prompt_tokens",
-        "settings",
-        "start",
-        "universe",
-    )
+    """The selector's state after ``__init__`` for one family and one community_level, on dense keys
+    (positions in ``universe``, the sorted community numbers). A report key is ``str(community)``
+    (``L`` ``read_community_reports``: ``community_id=to_str(row, "community")``), a community key
+    ``str(community)`` (``short_id``), so integer equality is key equality."""
 
     def __init__(self, family: str, inp: DynamicInput, settings: DynamicSettings):
-        if family not in ("1.x", "2.x", "3.x"):
+        if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r}")
         self.family, self.settings = family, settings
-        st = _level_state(inp, settings.community_level)
-        tree = st.tree
-        self.candidate_ids = st.candidate_ids
-        self.universe = universe = tree.universe
+        rep_ids = np.asarray(inp.report_ids, dtype=np.int64)
+        cid = np.asarray(inp.comm_ids, dtype=np.int64)
+        n = settings.community_level
+        # candidates: reports with level <= N, no roll-up, no join (A@v1.2.0 / A@v2.0.0 / A@v3.3.0
+        # read_indexer_reports: _filter_under_community_level, then `if not dynamic_community_selection:`
+        # skips the roll-up and the merge)
+        crow = np.arange(rep_ids.size) if n is None else np.flatnonzero(np.asarray(inp.report_levels) <= n)
+        cand = rep_ids[crow]
+        # communities handed to the selector: those with a report anywhere in the reports table
+        # (A read_indexer_communities@v1.2.0/v2.0.0/v3.3.0: `communities_df.community.isin(reports_df...)`;
+        # Q passes the full reports table there, the level-filtered one to read_indexer_reports)
+        rows = np.flatnonzero(np.isin(cid, _uniq(rep_ids)))
+        self.universe = universe = _uniq(np.concatenate([cid[rows], cand]))
         U = universe.size
-        self.is_candidate = st.is_candidate
-        self.levels: dict[int, np.ndarray] = st.levels
+        dk = _dense(cid[rows], universe)
+        crow_d = _dense(cand, universe)
+        self.is_candidate = np.zeros(U, dtype=bool)
+        self.is_candidate[crow_d] = True
+        self.candidate_ids = universe[self.is_candidate]
+        # levels: for community in communities (row order): levels[level] created even when the
+        # community is no candidate; appended when `community.short_id in self.reports` (D, all tags)
+        lv_rows = np.asarray(inp.comm_levels, dtype=np.int64)[rows]
+        order = np.argsort(lv_rows, kind="stable")
+        cuts = np.flatnonzero(lv_rows[order][1:] != lv_rows[order][:-1]) + 1
+        self.levels: dict[int, np.ndarray] = {}
+        for group in np.split(order, cuts) if order.size else ():
+            d = dk[group]
+            self.levels[int(lv_rows[group[0]])] = d[self.is_candidate[d]]  # row order, duplicates kept
         # start: self.levels["0"] (D@v1.1.1 L87, the same line in every tag): KeyError '0' when no
         # level-0 community has a report
         self.error = None if 0 in self.levels else _ERR_NO_LEVEL0
         self.start = self.levels.get(0, np.zeros(0, dtype=np.int64))
-        # the child/parent lookups; for duplicate rows the last row wins (dict comprehensions in D)
-        kids, owner, kid_d = tree.kids, tree.owner, tree.kid_d
+        # children of each number's last communities row (dict comprehensions in D: the last row wins)
+        last_row = np.full(U, -1, dtype=np.int64)
+        last_row[dk] = rows
+        nodes = np.flatnonzero(last_row >= 0)
+        src = last_row[nodes]
+        off = np.asarray(inp.child_offsets, dtype=np.int64)
+        lens = off[src + 1] - off[src]
+        kids = np.asarray(inp.child_values, dtype=np.int64)[_ranges(off[src], lens)]
+        owner = np.repeat(nodes, lens)
+        kid_d = _dense(kids, universe)
         if family == "2.x":
             # D@v2.0.0 L127-130: `for child in self.communities[community].children: if child in self.reports`
             # children are the stored ints (L@v2.0.0 read_communities: to_list, items not converted),
             # report keys are str: never a match (microsoft/graphrag#2004)
             queued = np.zeros(kids.size, dtype=bool)
-        elif family == "3.x":
-            # D@v3.0.0 L129-132: `child_str = str(child); if child_str in self.reports`
-            queued = (kid_d >= 0) & self.is_candidate[np.maximum(kid_d, 0)]
         else:
-            # D@v1.1.1 L61-67 node2children = {short_id: [str(x) for x in sub_community_ids]};
-            # L143-146 `if sub_community in self.reports`
-            queued = (kid_d >= 0) & self.is_candidate[np.maximum(kid_d, 0)] & bool(inp.children_match)
+            # 3.x: D@v3.0.0 L129-132 `child_str = str(child); if child_str in self.reports`; 1.x: D@v1.1.1
+            # L61-67 node2children = {short_id: [str(x) for x in sub_community_ids]}, L143-146
+            # `if sub_community in self.reports` (no match when the 1.x children are "5.0" strings)
+            queued = (kid_d >= 0) & self.is_candidate[np.maximum(kid_d, 0)]
+            queued &= family == "3.x" or bool(inp.children_match)
+        self.ch_off = np.zeros(U + 1, dtype=np.int64)
+        np.cumsum(np.bincount(owner[queued], minlength=U), out=self.ch_off[1:])
+        self.ch_val = kid_d[queued]  # owner is non-decreasing in dense order, so this is CSR order
+        # the parent a kept community discards (-1: none)
+        self.parent = np.full(U, -1, dtype=np.int64)
+        if family != "1.x":
+            # D@v2.0.0/v3.0.0: `if not self.keep_parent and community in self.communities:
+            #   relevant_communities.discard(self.communities[community].parent)`; parent = to_str(parent)
+            # (L read_communities), so the discard hits the parent's key
+            self.parent[nodes] = _dense(np.asarray(inp.comm_parents, dtype=np.int64)[src], universe)
+        elif inp.children_match:
+            # D@v1.1.1 node2parent = {sub: community for community, subs in node2children.items() for sub
+            # in subs}: dict order = first row of each community, its children from its last row; the
+            # last write of a child wins (a child outside the universe is never rated: no entry needed)
+            first_row = np.full(U, np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(first_row, dk, rows)
+            o = np.lexsort((np.arange(kids.size), first_row[owner]))
+            ok = kid_d[o] >= 0
+            self.parent[kid_d[o][ok]] = owner[o][ok]
         # each rated community's prompt tokens: self.reports[community] is the last candidate row of its
         # number (D: `{report.community_id: report for report in community_reports}`)
         self.prompt_tokens = None
         rpt = (inp.report_prompt_tokens or {}).get(family)
         if rpt is not None:
-            rpt = np.asarray(rpt, dtype=np.int64)
             self.prompt_tokens = np.zeros(U, dtype=np.int64)
-            self.prompt_tokens[st.crow_d] = rpt[st.crow]  # last row wins
-        qlens = np.bincount(owner[queued], minlength=U) if kids.size else np.zeros(U, dtype=np.int64)
-        self.ch_off = np.zeros(U + 1, dtype=np.int64)
-        np.cumsum(qlens, out=self.ch_off[1:])
-        self.ch_val = kid_d[queued]  # owner is non-decreasing in dense order, so this is CSR order
-        # the parent each kept community discards (the same at every community_level: built once per tree)
-        self.has_node, self.has_parent, self.parent = tree.parent_lookup(
-            "1.x" if family == "1.x" else "2.x", bool(inp.children_match)
-        )
+            self.prompt_tokens[crow_d] = np.asarray(rpt, dtype=np.int64)[crow]  # last row wins
 
     def run(
         self, relevant: np.ndarray, rated: list | None = None, reached: np.ndarray | None = None
@@ -757,7 +502,7 @@ class _Prepared:
                 np.maximum.at(pos_add, hits, 2 * qi)
                 touched = [hits]
                 if not s.keep_parent:
-                    hp = self.has_parent[hits] & (self.parent[hits] >= 0)
+                    hp = self.parent[hits] >= 0
                     par = self.parent[hits[hp]]
                     pos_del[par] = -1
                     np.maximum.at(pos_del, par, 2 * qi[hp] + 1)
@@ -769,7 +514,7 @@ class _Prepared:
                 n_kept += int(now.sum()) - int(was.sum())
                 pos_add[t] = -1
                 pos_del[t] = -1
-                nxt = self.ch_val[_ranges(self.ch_off[hits], self.ch_off[hits + 1] - self.ch_off[hits])]
+                nxt = self.children(hits)
             else:
                 nxt = np.zeros(0, dtype=np.int64)
             queue = nxt
@@ -801,10 +546,12 @@ class _Prepared:
             seen[frontier] = True
             if frontier.size == 0:
                 break
-            frontier = _uniq(
-                self.ch_val[_ranges(self.ch_off[frontier], self.ch_off[frontier + 1] - self.ch_off[frontier])]
-            )
+            frontier = _uniq(self.children(frontier))
         return seen
+
+    def children(self, keys: np.ndarray) -> np.ndarray:
+        """The queued children of ``keys``, in order."""
+        return self.ch_val[_ranges(self.ch_off[keys], self.ch_off[keys + 1] - self.ch_off[keys])]
 
 
 def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
@@ -823,20 +570,6 @@ def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return np.cumsum(out)
 
 
-def _relevance(prep: _Prepared, relevant_ids=None, ratings: Mapping[int, int] | None = None) -> np.ndarray:
-    """Bool per dense key: in ``relevant_ids``, or ``ratings[id] >= threshold`` (missing = 0)."""
-    rel = np.zeros(prep.universe.size, dtype=bool)
-    if ratings is not None:
-        ids = np.fromiter(
-            (int(k) for k, v in ratings.items() if v >= prep.settings.threshold), dtype=np.int64
-        )
-    else:
-        ids = _ids(relevant_ids)
-    d = _dense(ids, prep.universe)
-    rel[d[d >= 0]] = True
-    return rel
-
-
 def prepare(family: str, inp: DynamicInput, settings: DynamicSettings = DEFAULTS) -> _Prepared:
     """The selector of ``family`` built on ``inp`` (reuse it for many scenarios)."""
     return _Prepared(family, inp, settings)
@@ -853,13 +586,16 @@ def simulate(
     rated community numbers."""
     if prep.error is not None:
         return None
-    sc = prep.run(_relevance(prep, relevant_ids, ratings), rated)
-    rid = None
+    ids = None
     if relevant_ids is not None:
-        rid = tuple(_ids(relevant_ids).tolist())
+        ids = _ids(relevant_ids)
     elif ratings is not None:
-        rid = tuple(sorted(int(k) for k, v in ratings.items() if v >= prep.settings.threshold))
-    return Scenario(rid, sc.rating_calls, sc.kept_ids, sc.waves, sc.prompt_tokens)
+        ids = _ids(int(k) for k, v in ratings.items() if v >= prep.settings.threshold)
+    relevant = np.zeros(prep.universe.size, dtype=bool)
+    if ids is not None:
+        d = _dense(ids, prep.universe)
+        relevant[d[d >= 0]] = True
+    return replace(prep.run(relevant, rated), relevant_ids=None if ids is None else tuple(ids.tolist()))
 
 
 def simulate_all(
@@ -871,110 +607,45 @@ def simulate_all(
     """Per family: the error, whether it descends, the start, what can be rated, and the scenarios
     none relevant / all relevant (/ ``what_if`` relevant ids)."""
     wi = None if what_if is None else _ids(what_if)
-    return {fam: simulate_family(inp, fam, settings, wi).result() for fam in families}
-
-
-class FamilySimulation:
-    """:func:`simulate_family`'s answer: a :class:`FamilyResult` whose id sets stay arrays over the
-    selector's universe until one is read (each property builds its tuple once), so a caller that
-    needs a few of them (the audit: the start, the cut-off and unreachable ids) converts only those."""
-
-    def __init__(
-        self,
-        prep: _Prepared,
-        seen: np.ndarray | None,
-        reached: np.ndarray | None,
-        descends: bool,
-        none_relevant: Scenario | None,
-        all_relevant: Scenario | None,
-        what_if: Scenario | None,
-    ):
-        self.prep, self._seen, self._reached = prep, seen, reached
-        self.family, self.graphrag, self.settings = prep.family, FAMILIES[prep.family], prep.settings
-        self.error, self.descends = prep.error, descends
-        self.none_relevant, self.what_if = none_relevant, what_if
-        self._all = all_relevant
-        self._tuples: dict[str, tuple[int, ...]] = {}
-
-    def _ids(self, name: str, mask_or_keys) -> tuple[int, ...]:
-        got = self._tuples.get(name)
-        if got is None:
-            got = self._tuples[name] = tuple(self.prep.universe[mask_or_keys].tolist())
-        return got
-
-    @property
-    def candidate_ids(self) -> tuple[int, ...]:
-        got = self._tuples.get("candidate")
-        if got is None:
-            got = self._tuples["candidate"] = tuple(self.prep.candidate_ids.tolist())
-        return got
-
-    @property
-    def start_ids(self) -> tuple[int, ...]:
-        return () if self.error is not None else self._ids("start", self.prep.start)
-
-    @property
-    def rateable_ids(self) -> tuple[int, ...]:
-        return () if self.error is not None else self._ids("rateable", self._seen)
-
-    @property
-    def unreachable_ids(self) -> tuple[int, ...]:
-        if self._seen is None:  # an error: nothing simulated
-            return self.candidate_ids
-        return self._ids("unreachable", self.prep.is_candidate & ~self._seen)
-
-    @property
-    def cut_off_ids(self) -> tuple[int, ...]:
-        if self._reached is None:  # an error: nothing simulated
-            return self.candidate_ids
-        return self._ids("cut_off", self.prep.is_candidate & ~self._reached)
-
-    @property
-    def all_relevant(self) -> Scenario | None:
-        """The scenario every candidate relevant (its ``relevant_ids``: the candidates)."""
-        if self._all is None:
-            return None
-        return Scenario(self.candidate_ids, *_fields(self._all))
-
-    @property
-    def all_relevant_run(self) -> Scenario | None:
-        """:attr:`all_relevant` with ``relevant_ids`` None (the candidates left unconverted)."""
-        return self._all
-
-    def result(self) -> FamilyResult:
-        return FamilyResult(
-            self.family,
-            self.graphrag,
-            self.settings,
-            self.error,
-            self.descends,
-            self.candidate_ids,
-            self.start_ids,
-            self.rateable_ids,
-            self.unreachable_ids,
-            self.cut_off_ids,
-            self.none_relevant,
-            self.all_relevant,
-            self.what_if,
-        )
+    return {fam: simulate_family(inp, fam, settings, wi) for fam in families}
 
 
 def simulate_family(
     inp: DynamicInput, family: str, settings: DynamicSettings = DEFAULTS, what_if: Iterable[int] | None = None
-) -> FamilySimulation:
-    """:func:`simulate_all` for one family, as a :class:`FamilySimulation`."""
-    what_if = None if what_if is None else _ids(what_if)
+) -> FamilyResult:
+    """:func:`simulate_all` for one family."""
     p = prepare(family, inp, settings)
+    candidates = tuple(p.candidate_ids.tolist())
     if p.error is not None:
-        return FamilySimulation(p, None, None, False, None, None, None)
+        return FamilyResult(
+            family,
+            FAMILIES[family],
+            settings,
+            p.error,
+            False,
+            candidates,
+            (),
+            (),
+            candidates,
+            candidates,
+            None,
+            None,
+        )
     seen = p.rateable()
-    descends = bool((p.ch_off[1:] - p.ch_off[:-1])[seen].any())
-    none_sc = Scenario((), *_fields(p.run(np.zeros(p.universe.size, dtype=bool))))
     reached = np.zeros(p.universe.size, dtype=bool)
-    all_sc = p.run(p.is_candidate.copy(), reached=reached)  # relevant_ids: the candidates, when read
-    wsc = simulate(p, relevant_ids=what_if) if what_if is not None else None
-    return FamilySimulation(p, seen, reached, descends, none_sc, all_sc, wsc)
-
-
-def _fields(sc: Scenario) -> tuple:
-    return sc.rating_calls, sc.kept_ids, sc.waves, sc.prompt_tokens
+    every = p.run(p.is_candidate.copy(), reached=reached)
+    return FamilyResult(
+        family,
+        FAMILIES[family],
+        settings,
+        None,
+        descends=bool((p.ch_off[1:] - p.ch_off[:-1])[seen].any()),
+        candidate_ids=candidates,
+        start_ids=tuple(p.universe[p.start].tolist()),
+        rateable_ids=tuple(p.universe[seen].tolist()),
+        unreachable_ids=tuple(p.universe[p.is_candidate & ~seen].tolist()),
+        cut_off_ids=tuple(p.universe[p.is_candidate & ~reached].tolist()),
+        none_relevant=simulate(p, relevant_ids=()),
+        all_relevant=replace(every, relevant_ids=candidates),
+        what_if=None if what_if is None else simulate(p, relevant_ids=what_if),
+    )

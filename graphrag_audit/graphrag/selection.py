@@ -119,18 +119,9 @@ def _v1_kept_communities(
 
 def _first_rows(codes: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """(the codes 0 … ``width`` - 1 by the position of their first row, stably; those positions,
-    ``len(codes)`` for a code with no row). When the codes are numbered in order of first
-    appearance (``key_codes`` numbers them so when the rows were not reordered), a code's first
-    row is where the running maximum grows: no scatter, no sort."""
-    n = len(codes)
-    if n and codes[0] == 0:
-        top = np.maximum.accumulate(codes)
-        if int(top[-1]) + 1 == width and (codes[1:] <= top[:-1] + 1).all() and int(codes.min()) >= 0:
-            grows = np.flatnonzero(np.concatenate(([True], top[1:] > top[:-1])))
-            if len(grows) == width:  # every code 0 … width - 1 has a first row, in order
-                return np.arange(width, dtype=np.int64), grows.astype(np.int64, copy=False)
-    first = np.full(width, n, dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(n, dtype=np.int64))
+    ``len(codes)`` for a code with no row)."""
+    first = np.full(width, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
     by_first = np.argsort(first, kind="stable")
     return by_first, first[by_first]
 

@@ -14,43 +14,27 @@ name            exact   what it is
 ``estimate``    no      ``ceil(utf8_bytes / 4)``: no tokenizer at all, ~80x faster.
 =============== ======= ==============================================================
 
-The exact counters use the PyPI package ``bpe-openai`` (Rust ``bpe-openai`` crate behind a
-tiktoken-compatible API). It bundles both encodings, so it works offline, where
-``tiktoken`` would try to download its encoding file. Its counts were checked to equal a
-plain tiktoken-algorithm reference (the encoding's own pre-tokenisation regex + lowest-rank
-byte-pair merging over the bundled merge table) on ~800 kB of real community-report text
-(English, Chinese, Russian) for both encodings; ``tests/test_context.py`` repeats a small
-version of that check.
+The exact counters use ``bpe-openai`` (the Rust ``bpe-openai`` crate behind a tiktoken-compatible
+API), which bundles both encodings, so it works offline where ``tiktoken`` would download them; its
+counts equal a plain tiktoken-algorithm reference (tests/graphrag_tests/test_context.py).
 
-Special tokens: text such as ``"<|endoftext|>"`` is counted as ordinary text (7 tokens in
-cl100k), like ``encode(text, disallowed_special=())``, which is what LiteLLM does
-(graphrag 2.x/3.x). graphrag 1.x calls ``tiktoken``'s ``encode(text)`` with its default
-``disallowed_special="all"`` and would *raise* on such text instead of counting it.
-Lone surrogates are replaced by U+FFFD before counting, as tiktoken does.
+Special tokens (``"<|endoftext|>"``) are counted as ordinary text, like ``encode(text,
+disallowed_special=())``, which is what LiteLLM does (graphrag 2.x/3.x); graphrag 1.x's
+``encode(text)`` would raise instead. Lone surrogates are replaced by U+FFFD, as tiktoken does.
 
-The estimate: ``ceil(len(text.encode("utf-8")) / 4)``. Measured against cl100k it is
-rough in both directions: 0.85x on English technical prose (``docs/graphrag-semantics.md`` as
-first written), 1.27x on English community-report markdown (``verbs-v3``), 0.99x on the
-Russian/English medical reports,
-1.30x on the Chinese reports of ``real-cleanroom-specs-zh`` and 0.59x on pure CJK prose
-(3 UTF-8 bytes per character, ~1.3 cl100k tokens per character). Use it for a quick look,
-never for a verdict near a budget edge.
+The estimate is rough in both directions against cl100k: 0.85x on English technical prose, 1.27x on
+English report markdown, 1.30x on Chinese reports, 0.59x on pure CJK prose. Never use it for a verdict
+near a budget edge.
 
-``count_many`` is a tight ``map`` over the backend's ``count`` (no token lists are built). The
-backend is imported on the first count (``import bpe_openai`` decodes its rank tables: ~0.5 s
-of CPU); counting every report and text unit of the largest real indexes takes 0.1-0.3 s.
-
-Additive measures (used by :mod:`graphrag_audit.graphrag.context` to count a report's fixed text
-once and add only the small per-level part): every counter also exposes
-``measure_many(texts)`` and ``tokens_from_measure(measures)``. For the BPE counters the
-measure *is* the token count; for the estimate it is the UTF-8 byte count and the token
-count is taken only at the end (``ceil(sum / 4)`` is not the sum of the ceilings).
+Additive measures (context.py counts a report's fixed text once): ``measure_many(texts)`` and
+``tokens_from_measure(measures)``. For BPE the measure *is* the token count; for the estimate it is
+the UTF-8 byte count, turned into tokens only at the end (``ceil(sum / 4)`` is not the sum of ceilings).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -58,16 +42,6 @@ import numpy as np
 
 if TYPE_CHECKING:
     from graphrag_audit.graphrag.token_cache import TokenCache
-
-__all__ = [
-    "TOKEN_COUNTER_NAMES",
-    "DEFAULT_TOKEN_COUNTER",
-    "TokenCounter",
-    "BPETokenCounter",
-    "EstimateTokenCounter",
-    "get_token_counter",
-    "count_tokens",
-]
 
 DEFAULT_TOKEN_COUNTER = "cl100k_base"
 TOKEN_COUNTER_NAMES: tuple[str, ...] = ("cl100k_base", "o200k_base", "estimate")
@@ -109,11 +83,6 @@ class TokenCounter:
 
     def tokens_from_measure(self, measures: np.ndarray) -> np.ndarray:
         return np.asarray(measures, dtype=np.int64)
-
-    def count_framed(self, prefix: str, texts: Sequence[str], suffix: str) -> np.ndarray:
-        """``count_many([prefix + t + suffix for t in texts])``; a counter whose measure is additive
-        across any junction (the byte estimate) counts ``prefix`` and ``suffix`` once instead."""
-        return self.count_many([prefix + t + suffix for t in texts])
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} exact={self.exact}>"
@@ -183,11 +152,6 @@ class EstimateTokenCounter(TokenCounter):
     def tokens_from_measure(self, measures: np.ndarray) -> np.ndarray:
         return (np.asarray(measures, dtype=np.int64) + 3) // 4
 
-    def count_framed(self, prefix: str, texts: Sequence[str], suffix: str) -> np.ndarray:
-        # UTF-8 byte lengths add up across any junction: the frame is measured once
-        frame = len(prefix.encode("utf-8", "surrogatepass")) + len(suffix.encode("utf-8", "surrogatepass"))
-        return self.tokens_from_measure(self.measure_many(texts) + frame)
-
 
 def _bpe_count_fn(encoding: str) -> Callable[[str], int]:
     """The fastest available ``str -> int`` counter for ``encoding`` from bpe-openai."""
@@ -237,8 +201,3 @@ def get_token_counter(
         )
     counter = _make_counter(key)
     return token_cache.counter(counter) if token_cache is not None and counter.exact else counter
-
-
-def count_tokens(texts: Sequence[str], name: str = DEFAULT_TOKEN_COUNTER) -> np.ndarray:
-    """Convenience: ``get_token_counter(name).count_many(texts)``."""
-    return get_token_counter(name).count_many(texts)

@@ -21,10 +21,8 @@ from hypothesis import strategies as st
 
 from graphrag_audit.graphrag.context import (
     RowTokenCache,
-    WeightNormalizationError,
     build_batches,
     context_header,
-    occurrence_weights,
     render_batches,
     report_row,
     shuffle_order,
@@ -161,7 +159,6 @@ def test_row_format_of_a_known_report():
     assert report_row(1, "T", "c", 2.5, 1 / 100000) == "1|T|1e-05|c|2.5\n"
     # no weight column when graphrag had no entities
     assert report_row(3, "T", "c", 2.5) == "3|T|c|2.5\n"
-    assert report_row(3, "T", "c", 2.5, include_rank=False) == "3|T|c\n"
 
 
 def test_header():
@@ -311,17 +308,23 @@ def test_render_batches_is_graphrags_csv():
 
 def test_cache_counts_fixed_parts_once_across_levels():
     spy = SpyCounter()
-    cache = RowTokenCache(spy)
-    ids, titles, contents, ranks = [1, 2, 3], ["A", "B", "C"], ["aa", "bb", "cc"], [1.0, 2.0, 3.0]
-    build_batches(ids, titles, contents, ranks, np.array([1.0, 0.5, 0.25]), spy, cache=cache)
+    ids, titles, contents = np.array([1, 2, 3]), ["A", "B", "C"], ["aa", "bb", "cc"]
+    ranks = np.array([1.0, 2.0, 3.0])
+    cache = RowTokenCache(spy, ids, titles, contents, ranks)
+    every, two = np.array([0, 1, 2]), np.array([0, 1])
+    w = np.array([1.0, 0.5, 0.25])
+    build_batches(ids, titles, contents, ranks, w, spy, fixed=cache.fixed(every, True))
     first = len(spy.seen)
-    b = build_batches(ids[:2], titles[:2], contents[:2], ranks[:2], np.array([1.0, 0.75]), spy, cache=cache)
-    new = spy.seen[first:]
-    assert all("aa" not in s and "bb" not in s for s in new)  # contents not re-measured
-    assert "0.75" in new and "1.0" not in new  # only the new weight string
+    w2 = np.array([1.0, 0.75])
+    b = build_batches(ids[two], titles[:2], contents[:2], ranks[two], w2, spy, fixed=cache.fixed(two, True))
+    assert spy.seen[first:] == ["0.75", "1.0"]  # only the weight strings: contents not re-measured
     assert b.row_tokens.tolist() == [len("1|A|1.0|aa|1.0\n"), len("2|B|0.75|bb|2.0\n")]
+    assert (
+        b.row_tokens.tolist()
+        == build_batches(ids[two], titles[:2], contents[:2], ranks[two], w2, spy).row_tokens.tolist()
+    )
     with pytest.raises(ValueError):
-        build_batches(ids, titles, contents, ranks, None, CharCounter(), cache=cache)
+        RowTokenCache(WordCounter(), ids, titles, contents, ranks)
 
 
 # ---------------------------------------------------------------------------------------
@@ -441,15 +444,12 @@ def test_split_count_equals_whole_row_count(rows, counter_name):
     ranks = [r[3] for r in rows]
     ids = list(range(n))
     fast = build_batches(ids, titles, contents, ranks, weights, c, max_context_tokens=200)
-    slow = build_batches(ids, titles, contents, ranks, weights, c, max_context_tokens=200, exact=True)
-    assert fast.row_tokens.tolist() == slow.row_tokens.tolist()
     whole = [c.count(report_row(i, titles[i], contents[i], ranks[i], weights[i])) for i in range(n)]
     assert fast.row_tokens.tolist() == whole
-    assert fast.batch_tokens == slow.batch_tokens
 
 
 @pytest.mark.parametrize("counter_name", ["cl100k_base", "estimate"])
-def test_non_digit_weights_or_odd_delimiters_fall_back_to_whole_rows(counter_name):
+def test_non_digit_weights_fall_back_to_whole_rows(counter_name):
     c = get_token_counter(counter_name)
     titles, contents, ranks = ["Alpha", "B"], ["nan is a word", "x"], [1.0, 2.0]
     weights = np.array([float("nan"), float("inf")])  # never from graphrag; '|nan' merges
@@ -457,12 +457,6 @@ def test_non_digit_weights_or_odd_delimiters_fall_back_to_whole_rows(counter_nam
     assert b.row_tokens.tolist() == [
         c.count(report_row(1, "Alpha", "nan is a word", 1.0, float("nan"))),
         c.count(report_row(2, "B", "x", 2.0, float("inf"))),
-    ]
-    w = np.array([0.5, 1.0])
-    t = build_batches([1, 2], titles, contents, ranks, w, c, delimiter="a")
-    assert t.row_tokens.tolist() == [
-        c.count(report_row(i, titles[k], contents[k], ranks[k], w[k], delimiter="a"))
-        for k, i in enumerate([1, 2])
     ]
 
 
@@ -476,42 +470,25 @@ MEMBERS = pd.DataFrame(
 TEXT_UNITS = pd.Series({"e1": ["t1", "t2"], "e2": ["t2", "t3"], "e3": np.array(["t4"])})
 
 
-def test_occurrence_weights_hand_worked():
-    # level 1 selection {1, 2, 3}: c1 {t1,t2}=2, c2 {t2,t3}=2, c3 {t4}=1 -> / 2
-    w = occurrence_weights([1, 2, 3], MEMBERS, TEXT_UNITS, 1)
-    assert w.tolist() == [1.0, 1.0, 0.5]
-    # level 0 selection {0, 3}: c0 {t1,t2,t3}=3, c3 = 1 -> / 3
-    w0 = occurrence_weights([0, 3], MEMBERS, TEXT_UNITS, 0)
-    assert w0.tolist() == [1.0, 1 / 3]
-    assert report_row(3, "T", "c", 1.0, w0[1]) == "3|T|0.3333333333333333|c|1.0\n"
-    raw = occurrence_weights([0, 3], MEMBERS, TEXT_UNITS, 0, normalize=False)
-    assert raw.dtype == np.int64 and raw.tolist() == [3, 1]
-    assert report_row(0, "T", "c", 1.0, raw[0]) == "0|T|3|c|1.0\n"
-    # a community nobody is in weighs 0; duplicates get the same weight
-    assert occurrence_weights([9, 1, 1], MEMBERS, TEXT_UNITS, 1).tolist() == [0.0, 1.0, 1.0]
+def _raw(selected, members, text_units, level=None):
+    """The raw occurrence weight of each selected community (0: none)."""
+    counts = text_unit_counts(members, text_units, level)
+    return counts.reindex(selected).fillna(0).astype(np.int64).tolist()
 
 
-def test_occurrence_weights_rule_max_and_counts_shortcut():
-    # early 0.x: an entity counts only for its largest community id at <= N
-    w = occurrence_weights([0, 3], MEMBERS, TEXT_UNITS, 1, rule="max")
-    assert w.tolist() == [0.0, 1.0]
-    counts = text_unit_counts(MEMBERS, TEXT_UNITS)
-    assert counts.to_dict() == {0: 3, 1: 2, 2: 2, 3: 1}
-    assert occurrence_weights([1, 2, 3], None, None, counts=counts).tolist() == [1.0, 1.0, 0.5]
-
-
-def test_occurrence_weights_absent_zero_and_unclustered():
-    assert occurrence_weights([1, 2], MEMBERS, None, 1) is None
-    assert occurrence_weights([1, 2], MEMBERS, pd.Series(dtype=object), 1) is None
-    with pytest.raises(WeightNormalizationError) as exc:
-        occurrence_weights([7, 8], MEMBERS, TEXT_UNITS, 1)
-    assert isinstance(exc.value, ZeroDivisionError)
-    assert occurrence_weights([7, 8], MEMBERS, TEXT_UNITS, 1, normalize=False).tolist() == [0, 0]
+def test_text_unit_counts_hand_worked():
+    # level 1: c0 {t1,t2,t3}, c1 {t1,t2}, c2 {t2,t3}, c3 {t4}; level 0: the level-0 rows only
+    assert text_unit_counts(MEMBERS, TEXT_UNITS, 1).to_dict() == {0: 3, 1: 2, 2: 2, 3: 1}
+    assert text_unit_counts(MEMBERS, TEXT_UNITS, 0).to_dict() == {0: 3, 3: 1}
+    assert text_unit_counts(MEMBERS, TEXT_UNITS).to_dict() == {0: 3, 1: 2, 2: 2, 3: 1}
+    assert report_row(3, "T", "c", 1.0, 1 / 3) == "3|T|0.3333333333333333|c|1.0\n"
+    assert report_row(0, "T", "c", 1.0, np.int64(3)) == "0|T|3|c|1.0\n"
+    assert _raw([9, 1, 1], MEMBERS, TEXT_UNITS, 1) == [0, 2, 2]
+    assert text_unit_counts(MEMBERS, pd.Series(dtype=object)).empty
     # a NaN community means "no community" and counts for the report of community -1
     m = pd.concat([MEMBERS, pd.DataFrame({"entity": ["e4"], "community": [np.nan], "level": [np.nan]})])
     tu = pd.concat([TEXT_UNITS, pd.Series({"e4": ["t9", "t9", "t8"]})])
-    assert occurrence_weights([-1, 3], m, tu, 0, normalize=False).tolist() == [2, 1]
-    assert occurrence_weights([], MEMBERS, TEXT_UNITS, 0).size == 0
+    assert _raw([-1, 3], m, tu, 0) == [2, 1]
 
 
 def brute_force_weights(selected, members, text_units, level, normalize=True):
@@ -558,18 +535,11 @@ def memberships(draw):
 
 @HYP
 @given(memberships())
-def test_occurrence_weights_match_brute_force(case):
+def test_text_unit_counts_match_brute_force(case):
     selected, members, tus, level = case
-    raw = brute_force_weights(selected, members, tus, level, normalize=False)
-    assert occurrence_weights(selected, members, tus, level, normalize=False).tolist() == raw
-    if max(raw) == 0:
-        with pytest.raises(ZeroDivisionError):
-            occurrence_weights(selected, members, tus, level)
-    else:
-        got = occurrence_weights(selected, members, tus, level)
-        assert [str(x) for x in got.tolist()] == [
-            str(x) for x in brute_force_weights(selected, members, tus, level)
-        ]
+    assert _raw(selected, members, tus, level) == brute_force_weights(
+        selected, members, tus, level, normalize=False
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -592,7 +562,8 @@ def test_real_index_level_2_matches_brute_force():
     assert len(sel) == 120  # docs/graphrag-semantics.md#numbers
     tus = pd.Series(entities.text_unit_ids.to_numpy(), index=entities.id.to_numpy())
     ids = sel.community.tolist()
-    weights = occurrence_weights(ids, members, tus, level)
+    raw = np.array(_raw(ids, members, tus, level))
+    weights = raw / raw.max()
     assert weights.tolist() == brute_force_weights(ids, members, tus.map(list), level)
     c = get_token_counter("cl100k_base")
     b = build_batches(ids, sel.title, sel.full_content, sel["rank"], weights, c)

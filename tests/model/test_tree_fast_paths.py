@@ -51,38 +51,6 @@ def test_members_of_equals_the_row_by_row_gather(seed):
         assert got.dtype == mem_ecode.dtype
 
 
-def _ref_first_rows(codes: np.ndarray, width: int):
-    first = np.full(width, len(codes), dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
-    by_first = np.argsort(first, kind="stable")
-    return by_first, first[by_first]
-
-
-def test_first_rows_equals_the_scatter():
-    """selection._first_rows (graphrag < 2.0's entities in order of their first row) against the
-    minimum-scatter it replaces, on first-appearance codes, other numberings, missing codes
-    (-1) and codes with no row."""
-    from graphrag_audit.graphrag.selection import _first_rows
-
-    rng = np.random.default_rng(3)
-    fast = 0
-    for i in range(2000):
-        n, k = int(rng.integers(0, 40)), int(rng.integers(1, 9))
-        raw = rng.integers(0, k, n)
-        codes = (pd.factorize(raw)[0] if i % 3 else raw).astype(np.int64)
-        if i % 7 == 0 and n:
-            codes[rng.integers(0, n)] = -1
-        width = (int(codes.max()) + 1 if n else 0) + (2 if i % 11 == 0 else 0)
-        if width == 0 and n:
-            continue  # nothing to scatter into (the caller never asks)
-        want = _ref_first_rows(codes, width)
-        got = _first_rows(codes, width)
-        fast += bool(i % 3) and i % 7 != 0 and i % 11 != 0
-        for g, w in zip(got, want):
-            assert np.array_equal(g, w) and g.dtype == w.dtype, (codes, width)
-    assert fast > 500
-
-
 def _random_containment_case(rng):
     """A random forest (levels, one parent one level up, sometimes two parents, skipped levels or
     unknown communities) and membership rows grouped by community, levels ascending unless
