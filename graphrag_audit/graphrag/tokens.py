@@ -33,9 +33,13 @@ the UTF-8 byte count, turned into tokens only at the end (``ceil(sum / 4)`` is n
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
 import warnings
 from collections.abc import Callable, Iterable
 from functools import cache
+from importlib.machinery import EXTENSION_SUFFIXES
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -153,30 +157,42 @@ class EstimateTokenCounter(TokenCounter):
         return (np.asarray(measures, dtype=np.int64) + 3) // 4
 
 
+def _bpe_bindings():
+    """bpe-openai's Rust bindings, loaded without running ``bpe_openai/__init__.py``.
+
+    That ``__init__`` decodes every bundled vocabulary in Python for a model registry the audit
+    does not use: 0.55 s CPU, as much as reading a small index. The bindings alone load in 0.02 s
+    (``python -X importtime``; docs/performance.md). Any other install layout: the plain import.
+    """
+    name = "bpe_openai._bindings"
+    if name in sys.modules:
+        return sys.modules[name]
+    package = importlib.util.find_spec("bpe_openai")
+    folders = (package.submodule_search_locations or []) if package else []
+    for path in (os.path.join(f, "_bindings" + x) for f in folders for x in EXTENSION_SUFFIXES):
+        spec = importlib.util.spec_from_file_location(name, path) if os.path.isfile(path) else None
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            sys.modules[name] = module
+            return module
+    with warnings.catch_warnings():  # its deprecated importlib.resources call
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from bpe_openai import _bindings
+    return _bindings
+
+
 def _bpe_count_fn(encoding: str) -> Callable[[str], int]:
-    """The fastest available ``str -> int`` counter for ``encoding`` from bpe-openai."""
+    """bpe-openai's ``str -> int`` counter for ``encoding`` (counts without building a token list)."""
     try:
-        # importing bpe_openai loads its bundled merge tables (~0.4 s, once) through a
-        # deprecated importlib.resources call; keep that warning out of our users' logs
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            import bpe_openai
+        count = _bpe_bindings().tokenizer_for_encoding(encoding).count
     except ImportError as exc:  # pragma: no cover - dependency declared in pyproject
         raise ImportError(
             f"token counter {encoding!r} needs the 'bpe-openai' package "
             "(pip install bpe-openai); or use get_token_counter('estimate')"
         ) from exc
-    try:
-        # The Rust tokenizer object: .count() returns the count without building a list.
-        from bpe_openai import _bindings
-
-        backend = _bindings.tokenizer_for_encoding(encoding)
-        fn = backend.count
-        fn("probe")
-        return fn
-    except (ImportError, AttributeError):  # pragma: no cover - older/newer bpe-openai
-        enc = bpe_openai.get_encoding(encoding)
-        return lambda text: len(enc.encode(text, disallowed_special=()))
+    count("probe")
+    return count
 
 
 @cache

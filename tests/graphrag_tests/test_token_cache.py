@@ -20,7 +20,7 @@ from graphrag_audit.graphrag.tokens import get_token_counter
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "fixtures" / "seed-v3"
 
-# runs the CLI with argv[1] (a JSON list); stderr's last line says whether bpe_openai was imported
+# runs the CLI with argv[1] (a JSON list); stderr's last line says whether the bpe_openai tokenizer was loaded
 _PROBE = """
 import json, sys
 sys.argv = ["graphrag-audit", *json.loads(sys.argv[1])]
@@ -29,7 +29,7 @@ try:
     main()
 except SystemExit:
     pass
-sys.stderr.write("\\nBPE " + json.dumps("bpe_openai" in sys.modules) + "\\n")
+sys.stderr.write("\\nBPE " + json.dumps("bpe_openai._bindings" in sys.modules) + "\\n")
 """
 
 
