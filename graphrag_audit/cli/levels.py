@@ -190,7 +190,7 @@ def levels_cmd(
     guard = check_output_path(output, index_dir, reads)
     base = None
     if baseline is not None:
-        from graphrag_audit.analysis.baseline import snapshot_of_json
+        from graphrag_audit.analysis.diff import snapshot_of_json
         from graphrag_audit.cli.options import regression_limits
         from graphrag_audit.io.baseline import read_baseline
 
