@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from graphrag_audit.analysis.checks import Thresholds, dynamic_findings, level_findings
+from graphrag_audit.analysis.checks import dynamic_findings, level_findings
 from graphrag_audit.analysis.costs import ContextCoster, level_costs
 from graphrag_audit.analysis.dynamic import with_dynamic
 from graphrag_audit.analysis.integrity import check_integrity
@@ -145,10 +145,7 @@ def audit_with_model(
     levels = with_dynamic(model, levels, options, coster)
     lap("dynamic")
 
-    thresholds = Thresholds(options.max_unreachable, options.max_inflation, options.min_coverage)
-    findings += level_findings(
-        options.level, depth, levels, thresholds, clustered=clustered, has_reports=model.has_reports_table
-    )
+    findings += level_findings(options, depth, levels, clustered, model.has_reports_table)
     findings += dynamic_findings(options.level, depth.max_level, levels, {f.rule for f in findings})
     lap("depth")  # with the level findings
     m = model

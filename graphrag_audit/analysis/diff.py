@@ -477,6 +477,15 @@ def _same_texts(x, y) -> np.ndarray:
     return np.asarray(pc.fill_null(pc.or_kleene(eq, both_null), False).to_numpy(zero_copy_only=False), bool)
 
 
+def _matched(mo: np.ndarray, mn: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(found, the NEW number of each OLD number of ``values``, -2 where it has no match)."""
+    if not len(mo):
+        return np.zeros(len(values), bool), np.full(len(values), -2, np.int64)
+    pos = np.minimum(np.searchsorted(mo, values), len(mo) - 1)
+    found = mo[pos] == values
+    return found, np.where(found, mn[pos], -2)
+
+
 def compare_communities(
     old: _Side, new: _Side, entity_key: str
 ) -> tuple[CommunityChanges, np.ndarray, np.ndarray]:
@@ -494,13 +503,8 @@ def compare_communities(
     level = old.level[io] != new.level[inn]
     report = _reports_differ(old, new, io, inn)
     op = old.parent[io]
-    if matching == BY_ID:
-        mapped_parent = op
-    else:  # the old parent's match in NEW (-1 stays -1; an unmatched parent counts as changed)
-        pos = np.searchsorted(mo, op)
-        pos_c = np.minimum(pos, max(len(mo) - 1, 0))
-        found = (len(mo) > 0) & (mo[pos_c] == op) if len(mo) else np.zeros(len(op), bool)
-        mapped_parent = np.where(op < 0, -1, np.where(found, mn[pos_c] if len(mo) else -2, -2))
+    # by member entities: the old parent's match in NEW (-1 stays -1; an unmatched parent changed)
+    mapped_parent = op if matching == BY_ID else np.where(op < 0, -1, _matched(mo, mn, op)[1])
     parent = mapped_parent != new.parent[inn]
     changed = members | level | report | parent
     # reports outside both trees (a report for community -1, orphans) can only meet by number: they
@@ -535,20 +539,12 @@ def compare_communities(
 def _selection_diff(
     n, b, old_sel, new_sel, old_clustered, new_clustered, mo, mn, changed_new
 ) -> SelectionDiff:
-    so = (
-        np.unique(np.asarray(old_sel.community_ids, dtype=np.int64))
-        if old_sel is not None
-        else np.zeros(0, np.int64)
+    so, sn = (
+        np.zeros(0, np.int64) if sel is None else np.unique(np.asarray(sel.community_ids, dtype=np.int64))
+        for sel in (old_sel, new_sel)
     )
-    sn = (
-        np.unique(np.asarray(new_sel.community_ids, dtype=np.int64))
-        if new_sel is not None
-        else np.zeros(0, np.int64)
-    )
-    pos = np.searchsorted(mo, so)
-    pos_c = np.minimum(pos, max(len(mo) - 1, 0))
-    found = (mo[pos_c] == so) if len(mo) else np.zeros(len(so), bool)
-    mapped = mn[pos_c[found]] if len(mo) else np.zeros(0, np.int64)
+    found, mapped_all = _matched(mo, mn, so)
+    mapped = mapped_all[found]
     kept_old = np.zeros(len(so), bool)
     kept_old[found] = np.isin(mapped, sn)
     removed = so[~kept_old]
