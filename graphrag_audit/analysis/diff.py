@@ -299,12 +299,6 @@ def _entity_names(model: IndexModel, keys: pa.Array, by_title: bool) -> pa.Array
     return pc.if_else(missing, marked, named)
 
 
-def _can_title(model: IndexModel) -> bool:
-    if model.member_key == "title":
-        return True
-    return model.entities is not None and {"id", "title"} <= set(model.entities.columns)
-
-
 class _Side:
     """One index's communities as sorted numbers with level, parent, report row and member set."""
 
@@ -378,7 +372,10 @@ class _Side:
 
 
 def _prepare(old_model: IndexModel, new_model: IndexModel) -> tuple[_Side, _Side, str]:
-    by_title = _can_title(old_model) and _can_title(new_model)
+    by_title = all(
+        m.member_key == "title" or (m.entities is not None and {"id", "title"} <= set(m.entities.columns))
+        for m in (old_model, new_model)
+    )
     sides = [_Side(old_model), _Side(new_model)]
     names = [_entity_names(m, s.entity_keys, by_title) for m, s in zip((old_model, new_model), sides)]
     enc = pc.dictionary_encode(pa.concat_arrays(names))

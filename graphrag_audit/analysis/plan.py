@@ -220,7 +220,9 @@ class _Solver:
     kept out (splitting one brings in its expansion). Additive meters: report rows and a per-row
     token estimate (the surrogate for the ``tokens`` / ``map_calls`` ceilings)."""
 
-    def __init__(self, pt: PlanTree, objective: str, allow_uncovered: bool, row_tokens: np.ndarray | None):
+    def __init__(
+        self, pt: PlanTree, objective: str, allow_uncovered: bool, budgets: Budgets, cost: CostFn | None
+    ):
         if objective not in OBJECTIVES:
             raise ValueError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
         self.pt = pt
@@ -233,7 +235,11 @@ class _Solver:
             start = [c for c in start if pt.root_of(c) not in self.placeholders] + sorted(self.placeholders)
         self.start = sorted(start)
         self.n_rows = {c: len(r) for c, r in pt.rows.items()}
+        self.budgets, self.cost = budgets, cost
+        self.exact = budgets.get("tokens") is not None or budgets.get("map_calls") is not None
+        row_tokens = _row_tokens(pt, cost) if budgets.needs_cost and cost is not None else None
         self.tok = {} if row_tokens is None else {c: int(row_tokens[r].sum()) for c, r in pt.rows.items()}
+        self._fits: dict[tuple, bool] = {}
         self.key = self._keys()
         self._moves: dict[int, tuple | None] = {}
 
@@ -340,6 +346,20 @@ class _Solver:
             changed = decreased and any(self.move(c) is not None for c in frontier)
         return sorted(frontier), (rows, tok), (acc_hi, rej_lo - 1)
 
+    def fits(self, frontier, max_rows: float) -> bool:
+        """The row cap, and the exact token / map-call ceilings on the whole frontier (memoised)."""
+        if sum(self.rows_w(c) for c in frontier) > max_rows:
+            return False
+        if not self.exact:
+            return True
+        key = tuple(frontier)
+        if key not in self._fits:
+            assert self.cost is not None  # exact checks have a cost function (plan_context refuses otherwise)
+            c = self.cost(self.pt.rows_of(self.members_only(frontier)))
+            t, m = self.budgets.get("tokens"), self.budgets.get("map_calls")
+            self._fits[key] = (t is None or c.tokens <= t) and (m is None or c.map_calls <= m)
+        return self._fits[key]
+
     def members_only(self, frontier) -> list[int]:
         return sorted(c for c in frontier if c not in self.placeholders)
 
@@ -356,41 +376,19 @@ def _row_tokens(pt: PlanTree, cost: CostFn) -> np.ndarray:
     return np.array([int(cost(np.array([r], dtype=np.int64)).tokens) for r in rows], dtype=np.int64)
 
 
-class _Probe:
-    """Exact checks of the ceilings on a whole frontier (memoised per frontier)."""
-
-    def __init__(self, solver: _Solver, budgets: Budgets, cost: CostFn | None):
-        self.s, self.b, self.cost = solver, budgets, cost
-        self.memo: dict[tuple, bool] = {}
-        self.exact = budgets.get("tokens") is not None or budgets.get("map_calls") is not None
-
-    def fits(self, frontier, max_rows: float) -> bool:
-        if sum(self.s.rows_w(c) for c in frontier) > max_rows:
-            return False
-        if not self.exact:
-            return True
-        key = tuple(frontier)
-        if key not in self.memo:
-            assert self.cost is not None  # exact checks have a cost function (plan_context refuses otherwise)
-            c = self.cost(self.s.pt.rows_of(self.s.members_only(frontier)))
-            t, m = self.b.get("tokens"), self.b.get("map_calls")
-            self.memo[key] = (t is None or c.tokens <= t) and (m is None or c.map_calls <= m)
-        return self.memo[key]
-
-
-def _solve_ceilings(solver: _Solver, probe: _Probe, start, max_rows: float) -> list[int]:
+def _solve_ceilings(solver: _Solver, start, max_rows: float) -> list[int]:
     """The plan under the row cap and the exact ceilings: one sweep for rows only, else a binary
     search over the estimated-token cap λ for the largest λ whose frontier fits exactly."""
-    if not probe.exact:
+    if not solver.exact:
         return solver.greedy(start, max_rows, _INF)[0]
     full, _, (a, _) = solver.greedy(start, max_rows, _INF)
-    if probe.fits(full, max_rows):
+    if solver.fits(full, max_rows):
         return full
     start = sorted(start)
-    if not probe.fits(start, max_rows):
+    if not solver.fits(start, max_rows):
         return start
     lo, hi, best = sum(solver.tok_w(c) for c in start) - 1, a, start
-    t = probe.b.get("tokens")
+    t = solver.budgets.get("tokens")
     guess = t if t is not None and lo < t < hi else None
     for _ in range(256):
         if lo + 1 >= hi:
@@ -398,7 +396,7 @@ def _solve_ceilings(solver: _Solver, probe: _Probe, start, max_rows: float) -> l
         mid = guess if guess is not None else (lo + hi) // 2
         guess = None
         f, _, (acc, rej) = solver.greedy(start, max_rows, mid)
-        if probe.fits(f, max_rows):
+        if solver.fits(f, max_rows):
             lo, best = max(mid, min(rej, hi - 1)), f
         else:
             hi = min(mid, acc)
@@ -417,15 +415,15 @@ def _level_frontier(solver: _Solver, n: int) -> list[int]:
     return sorted(out)
 
 
-def _baseline(solver: _Solver, probe: _Probe, max_rows: float, max_level: int):
+def _baseline(solver: _Solver, max_rows: float, max_level: int):
     """(finest N whose level frontier LF(N) fits, LF(N)) by binary search over N, or (None, None)."""
     lo, hi, found = 0, max(max_level, 0), _level_frontier(solver, 0)
-    if not probe.fits(found, max_rows):
+    if not solver.fits(found, max_rows):
         return None, None
     while lo < hi:
         mid = (lo + hi + 1) // 2
         f = _level_frontier(solver, mid)
-        if probe.fits(f, max_rows):
+        if solver.fits(f, max_rows):
             lo, found = mid, f
         else:
             hi = mid - 1
@@ -448,23 +446,21 @@ def plan_context(
     if budgets.needs_cost and cost is None:
         raise ValueError(f"a {budgets.kind.replace('_', ' ')} budget needs a cost function (see ContextCost)")
     pt = tree or PlanTree(model)
-    row_tokens = _row_tokens(pt, cost) if budgets.needs_cost and cost is not None else None
-    solver = _Solver(pt, objective, allow_uncovered, row_tokens)
-    probe = _Probe(solver, budgets, cost)
+    solver = _Solver(pt, objective, allow_uncovered, budgets, cost)
     max_level = max(pt.level.values()) if pt.level else -1
     r_cap = budgets.get("reports")
     max_rows = _INF if r_cap is None else int(r_cap)
     share = budgets.get("coverage")
     coverable = pt.n_clustered - solver.lost
     if share is None:
-        baseline, seed = _baseline(solver, probe, max_rows, max_level)
+        baseline, seed = _baseline(solver, max_rows, max_level)
         start = seed if (objective == "granularity" and seed is not None) else solver.start
-        frontier = _solve_ceilings(solver, probe, start, max_rows)
+        frontier = _solve_ceilings(solver, start, max_rows)
     else:
-        frontier = _coverage_plan(solver, probe, share, coverable, max_rows)
+        frontier = _coverage_plan(solver, share, coverable, max_rows)
         cap = min(max_rows, sum(solver.rows_w(c) for c in frontier))
-        baseline, _ = _baseline(solver, probe, cap, max_level)
-    fits_ok = probe.fits(frontier, max_rows)
+        baseline, _ = _baseline(solver, cap, max_level)
+    fits_ok = solver.fits(frontier, max_rows)
     if share is not None:
         fits_ok = fits_ok and (coverable == 0 or solver.at_finest(frontier) >= share * coverable - 1e-9)
     members = solver.members_only(frontier)
@@ -473,24 +469,22 @@ def plan_context(
     return _assemble(solver, budgets, frontier, members, rows, fits_ok, baseline, plan_cost, coverable)
 
 
-def _coverage_plan(
-    solver: _Solver, probe: _Probe, share: float, coverable: int, max_rows: float
-) -> list[int]:
+def _coverage_plan(solver: _Solver, share: float, coverable: int, max_rows: float) -> list[int]:
     """The plan of the smallest report cap K (binary search, at most ``max_rows``) holding a share
     ``share`` of the coverable entities at their finest level; else the finest plan allowed."""
 
     def meets(f):
         return coverable == 0 or solver.at_finest(f) >= share * coverable - 1e-9
 
-    best = _solve_ceilings(solver, probe, solver.start, max_rows)
+    best = _solve_ceilings(solver, solver.start, max_rows)
     if not meets(best):
         return best
     lo = sum(solver.rows_w(c) for c in solver.start) - 1  # below the coarsest frontier: no plan fits
     hi = sum(solver.rows_w(c) for c in best)
     while lo + 1 < hi:
         mid = (lo + hi) // 2
-        f = _solve_ceilings(solver, probe, solver.start, mid)
-        if meets(f) and probe.fits(f, mid):
+        f = _solve_ceilings(solver, solver.start, mid)
+        if meets(f) and solver.fits(f, mid):
             hi, best = min(mid, sum(solver.rows_w(c) for c in f)), f
         else:
             lo = mid
