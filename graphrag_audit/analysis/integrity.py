@@ -322,25 +322,13 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     mc = m["community"].to_numpy(dtype=np.int64)
     if _contained_level_by_level(model.communities, mc, ecode, n_ent + 1, u, v):
         return []  # the usual case, proven without sorting the membership pairs
-    codes, uniq = pd.factorize(np.concatenate([mc, u, v]))
-    mcc, ucc, vcc = codes[: len(mc)], codes[len(mc) : len(mc) + len(u)], codes[len(mc) + len(u) :]
-    width = n_ent + 1
-    pairs = sorted_unique(mcc * width + ecode)  # (community, entity) of every membership row
-    by_child = np.argsort(vcc, kind="stable")
-    first = np.searchsorted(vcc[by_child], np.arange(len(uniq) + 1))
-    lens = first[mcc + 1] - first[mcc]  # edges in which each membership row's community is the child
-    rows = np.repeat(np.arange(len(mcc)), lens)
-    edge = np.repeat(first[mcc], lens)
-    edge += np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)  # rank within each run
-    edge = by_child[edge]
-    want = ucc[edge]
-    want *= width
-    want += ecode[rows]
-    pos = np.minimum(np.searchsorted(pairs, want), len(pairs) - 1)
-    lacking = pairs[pos] != want
+    pairs = pd.DataFrame({"c": mc, "e": ecode}).drop_duplicates()  # (community, entity) of the membership
+    want = pd.DataFrame({"p": u, "c": v}).merge(pairs, on="c")  # each child's entities, with its parent
+    found = want.merge(pairs.rename(columns={"c": "p"}), on=["p", "e"], how="left", indicator=True)
+    lacking = found.loc[found["_merge"] == "left_only", "c"].to_numpy(dtype=np.int64)
     return _listed(
         "child-not-subset",
-        sorted_unique(v[edge[lacking]]).tolist(),
+        sorted_unique(lacking).tolist(),
         "community holds entities its parent lacks",
         "communities hold entities their parent lacks",
     )
