@@ -710,26 +710,17 @@ class ContextCost(ContextCoster):
 
 
 def level_options(
-    model: IndexModel,
-    budget,
-    cost: CostFn | None = None,
-    tree: PlanTree | None = None,
-    selections: dict | None = None,
+    model: IndexModel, budget, cost: CostFn | None, pt: PlanTree, sels: dict
 ) -> list[LevelOption]:
     """v2 and v1 at every N (0 … max, None) with reports, cost, entities covered, duplication."""
     from graphrag_audit.analysis.levels import TreeIndex, selection_stats
     from graphrag_audit.graphrag.compat import behaviour_outcomes
-    from graphrag_audit.graphrag.selection import select_all
 
-    pt = tree or PlanTree(model)
     ti = TreeIndex(model)
-    sels = selections if selections is not None else select_all(model)
     # (community, entity) pairs of the communities at their finest (a report, no split)
     finest = [c for c in pt.nodes if pt.has_report(c) and not pt.splittable(c)]
     pair_comm = np.repeat(np.asarray(finest, dtype=np.int64), [len(pt.entities[c]) for c in finest])
     pair_ent = np.concatenate([pt.entities[c] for c in finest]) if finest else np.zeros(0, dtype=np.int64)
-    final_ent = np.zeros(pt.n_clustered, dtype=bool)
-    final_ent[pair_ent] = True
     rep_comm = model.reports["community"].to_numpy()
     status = {b: o.status for b, o in behaviour_outcomes(model).items()}
     out = []
@@ -738,9 +729,10 @@ def level_options(
             sel = by_b[b]
             st = selection_stats(model, ti, sel)
             # the entities of the selected communities at their finest
-            at_finest = np.zeros(pt.n_clustered, dtype=bool)
-            at_finest[pair_ent[np.isin(pair_comm, np.asarray(rep_comm[sel.rows], dtype=np.int64))]] = True
-            n_finest = int((at_finest & final_ent).sum())
+            at_finest = np.zeros(pt.n_clustered, dtype=bool)  # (only entities of finest communities)
+            chosen = np.asarray(rep_comm[sel.rows], dtype=np.int64)
+            at_finest[pair_ent[np.isin(pair_comm, chosen)]] = True
+            n_finest = int(at_finest.sum())
             if cost is None:
                 c_ = None
             elif hasattr(cost, "selection"):
@@ -779,12 +771,9 @@ def _option_fits(budget, reports: int, cost: Cost | None, at_finest: int, covere
     return False if False in verdicts else None if None in verdicts else True
 
 
-def dynamic_preview(model: IndexModel, num_repeats: int = 1, selections: dict | None = None) -> list[dict]:
+def dynamic_preview(model: IndexModel, num_repeats: int, sels: dict) -> list[dict]:
     """Dynamic selection at each cap N (docs/graphrag-semantics.md#dynamic): the candidate pool
     (reports with level <= N), the level-0 reports it starts from, and the bounds on rating calls."""
-    from graphrag_audit.graphrag.selection import select_all
-
-    sels = selections if selections is not None else select_all(model)
     lv = model.reports["level"].to_numpy()
     out = []
     for n, by_b in sels.items():
@@ -824,7 +813,7 @@ def plan_report(
         max_level=model.max_level,
         notes=tuple(model.notes),
     )
-    options = level_options(model, budget, cost, tree=pt, selections=sels)
+    options = level_options(model, budget, cost, pt, sels)
     why = _why_levels_fit(pt, plan, options)
     if why:
         plan = replace(plan, why_not=list(plan.why_not) + why)
@@ -832,7 +821,7 @@ def plan_report(
         index=index,
         plan=plan,
         options=options,
-        dynamic=dynamic_preview(model, num_repeats, selections=sels),
+        dynamic=dynamic_preview(model, num_repeats, sels),
         settings=dict(settings or {}),
     )
 
