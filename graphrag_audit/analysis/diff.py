@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -423,16 +424,7 @@ def _match_by_members(old: _Side, new: _Side) -> tuple[np.ndarray, np.ndarray]:
                 s.sig2 ^ _splitmix(s.size.astype(np.uint64) ^ (s.level.astype(np.uint64) << np.uint64(40)))
             )
         )
-        order = np.lexsort((s.comms, k))
-        ks = k[order]
-        starts = np.r_[True, ks[1:] != ks[:-1]] if len(ks) else np.zeros(0, bool)
-        first = (
-            np.maximum.accumulate(np.where(starts, np.arange(len(ks)), 0))
-            if len(ks)
-            else np.zeros(0, np.int64)
-        )
-        rank = np.empty(len(ks), np.uint64)
-        rank[order] = (np.arange(len(ks)) - first).astype(np.uint64)
+        rank = pd.Series(k).groupby(k).cumcount().to_numpy().astype(np.uint64)  # s.comms ascend
         return _splitmix(k + rank * np.uint64(0x9E3779B97F4A7C15))
 
     _common, io, inn = np.intersect1d(keys(old), keys(new), assume_unique=True, return_indices=True)
