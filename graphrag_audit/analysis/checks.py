@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from graphrag_audit.findings import Finding, counted, finding, preview
 from graphrag_audit.graphrag.dynamic import BROKEN_LINES
-from graphrag_audit.results.audit import DepthAnalysis, LevelResult
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    max_unreachable: float = 0.25  # share of roots or entities stuck above which depth-mismatch fires
-    max_inflation: float = 1.2  # v2 reports / v1 reports above which v2-inflation fires
-    min_coverage: float = 0.5  # share of clustered entities below which low-coverage fires
+from graphrag_audit.results.audit import AuditOptions, DepthAnalysis, LevelResult
 
 
 def _exact(stats) -> bool:
@@ -26,13 +18,15 @@ def _at(levels: Sequence[LevelResult], level: int) -> LevelResult | None:
 
 
 def level_findings(
-    level: int,
+    th: AuditOptions,
     depth: DepthAnalysis,
     levels: Sequence[LevelResult],
-    th: Thresholds,
-    clustered: tuple[int, int | None] = (0, None),
-    has_reports: bool = True,
+    clustered: tuple[int, int | None],
+    has_reports: bool,
 ) -> list[Finding]:
+    """The findings at ``th.level`` under the thresholds ``th.max_unreachable`` (share of roots or
+    entities stuck), ``th.max_inflation`` (v2 / v1 reports) and ``th.min_coverage``."""
+    level = th.level
     out: list[Finding] = []
     if depth.max_level < 0:
         return out

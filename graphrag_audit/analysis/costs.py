@@ -97,10 +97,8 @@ _NO_WEIGHTS = np.zeros(0, dtype=np.int64)
 
 
 class ContextCoster:
-    """``batches(rows)``: graphrag's map batches for the report rows ``rows`` (parquet order).
-
-    Each report's fixed row text is counted once (``context.RowTokenCache``) and each row's raw
-    occurrence count looked up once; a call then only formats the weight strings and packs."""
+    """``batches(rows)``: graphrag's map batches for the report rows ``rows`` (parquet order). Each
+    report's fixed row text is counted once (``context.RowTokenCache``)."""
 
     def __init__(
         self,
@@ -119,15 +117,11 @@ class ContextCoster:
         self.ranks = rep["rank"].to_numpy(dtype=np.float64)
         columns = (self.comm, self.titles, self.contents, self.ranks)
         self.cache = RowTokenCache(self.counter, *columns) if self.additive else None
-        self.model = model
-        self.counts = community_text_unit_counts(model)
-        self._raw = self.raw_counts(self.counts)  # raw occurrence count of each report row
+        self._raw = self._raw_counts(community_text_unit_counts(model))  # of each report row
         self._v1_pairs = v1_node_pairs(model)
         self._v1_raw: dict[int | None, np.ndarray | None] = {}
-        self.zero_weight_sets = 0
-        self.last_note: str | None = None
 
-    def raw_counts(self, counts: pd.Series | None) -> np.ndarray | None:
+    def _raw_counts(self, counts: pd.Series | None) -> np.ndarray | None:
         """Raw occurrence count of every report row under ``counts`` (community -> count)."""
         if counts is None:
             return None
@@ -136,45 +130,16 @@ class ContextCoster:
         return counts.reindex(self.comm).fillna(0).to_numpy(dtype=np.int64)
 
     def _behaviour_raw(self, behaviour: str, community_level: int | None) -> np.ndarray | None:
-        """graphrag < 2.0 (``v1``) weighs by its own per-level counts; the others by the default."""
+        """graphrag < 2.0 (``v1``) weighs by its own per-level counts; None: the default counts."""
         if behaviour != "v1" or self._v1_pairs is None:
             return None
         if community_level not in self._v1_raw:
             counts = v1_text_unit_counts(self._v1_pairs, community_level)
-            self._v1_raw[community_level] = _NO_WEIGHTS if counts is None else self.raw_counts(counts)
+            self._v1_raw[community_level] = _NO_WEIGHTS if counts is None else self._raw_counts(counts)
         return self._v1_raw[community_level]
 
-    def selection_batches(
-        self, rows: np.ndarray, behaviour: str, community_level: int | None
-    ) -> ContextBatches:
-        """The batches of ``behaviour``'s selection ``rows`` at ``community_level``."""
-        return self.batches(rows, raw=self._behaviour_raw(behaviour, community_level))
-
-    def noted_selection_batches(
-        self, rows: np.ndarray, behaviour: str, community_level: int | None
-    ) -> tuple[ContextBatches, str | None]:
-        """:meth:`selection_batches` with its note."""
-        return self.noted_batches(rows, raw=self._behaviour_raw(behaviour, community_level))
-
-    def selection_weights(
-        self, rows: np.ndarray, behaviour: str, community_level: int | None
-    ) -> np.ndarray | None:
-        """The occurrence weights :meth:`selection_batches` packs with (None: no weight column)."""
-        return self._weights(
-            np.asarray(rows, dtype=np.int64), self._behaviour_raw(behaviour, community_level)
-        )
-
-    def _weights(self, rows: np.ndarray, raw_all: np.ndarray | None = None) -> np.ndarray | None:
-        """graphrag's normalised occurrence weights (``context.occurrence_weights``);
-        ``raw_all``: per-row raw counts to use instead of the level-independent ones."""
-        weights, note = self._noted_weights(rows, raw_all)
-        if note:
-            self.last_note = note
-        return weights
-
-    def _noted_weights(
-        self, rows: np.ndarray, raw_all: np.ndarray | None
-    ) -> tuple[np.ndarray | None, str | None]:
+    def _weights(self, rows: np.ndarray, raw_all: np.ndarray | None) -> tuple[np.ndarray | None, str | None]:
+        """graphrag's normalised occurrence weights (``context.occurrence_weights``) and a note."""
         raw_all = self._raw if raw_all is None else raw_all
         if raw_all is None or raw_all is _NO_WEIGHTS:
             return None, None
@@ -183,22 +148,32 @@ class ContextCoster:
             return np.zeros(0, dtype=np.float64), None
         top = int(raw.max())
         if top == 0:
-            self.zero_weight_sets += 1
             return None, "every selected report has occurrence weight 0: graphrag raises ZeroDivisionError"
         return raw / top, None  # same IEEE result as Python int/int true division (counts < 2**53)
 
-    def batches(self, rows: np.ndarray, raw: np.ndarray | None = None) -> ContextBatches:
-        """``raw``: per-row raw occurrence counts (:meth:`raw_counts`) replacing the default ones.
-        Sets ``last_note`` (see :meth:`noted_batches`)."""
-        b, self.last_note = self.noted_batches(rows, raw)
-        return b
+    def selection_weights(
+        self, rows: np.ndarray, behaviour: str, community_level: int | None
+    ) -> np.ndarray | None:
+        """The occurrence weights :meth:`selection_batches` packs with (None: no weight column)."""
+        return self._weights(
+            np.asarray(rows, dtype=np.int64), self._behaviour_raw(behaviour, community_level)
+        )[0]
+
+    def selection_batches(
+        self, rows: np.ndarray, behaviour: str, community_level: int | None
+    ) -> ContextBatches:
+        """The batches of ``behaviour``'s selection ``rows`` at ``community_level``."""
+        return self.noted_batches(rows, self._behaviour_raw(behaviour, community_level))[0]
+
+    def batches(self, rows: np.ndarray) -> ContextBatches:
+        return self.noted_batches(rows)[0]
 
     def noted_batches(
         self, rows: np.ndarray, raw: np.ndarray | None = None
     ) -> tuple[ContextBatches, str | None]:
-        """(the batches, a note on them or None)."""
+        """(the batches, a note on them or None); ``raw``: per-row raw counts replacing the default ones."""
         rows = np.asarray(rows, dtype=np.int64)
-        weights, note = self._noted_weights(rows, raw)
+        weights, note = self._weights(rows, raw)
         b = build_batches(
             self.comm[rows],
             self.titles[rows],
@@ -239,7 +214,7 @@ def level_costs(
     out = {}
     for n, by_b in selections.items():
         for b in COSTED:
-            batches, note = coster.noted_selection_batches(by_b[b].rows, b, n)
+            batches, note = coster.noted_batches(by_b[b].rows, coster._behaviour_raw(b, n))
             tokens = batches.row_tokens  # kept for every selection: int32 when it fits (half the memory)
             if len(tokens) and -(2**31) <= tokens.min() and tokens.max() < 2**31:
                 tokens = tokens.astype(np.int32)

@@ -2,23 +2,17 @@
 run (``levels --baseline``): what each community_level sends before and after, which communities
 were added, removed or changed, and which findings appeared or disappeared.
 
-Communities are matched in one of two ways (:class:`~graphrag_audit.results.diff.CommunityChanges`):
-by community number when the hierarchy is comparable (most numbers both indexes hold keep a
-similar member entity set at the same level: ``graphrag update`` keeps the old numbers and appends
-new ones), else by member entities (a re-index that reallocated the numbers: a community matches
-the one with exactly the same member entities at the same level). Entities are told apart by
-title (graphrag's entity identity; entity ids are new uuids after a re-index) when both indexes
-have entities tables, else by the membership's own entity key.
-
-Everything is vectorised over numpy arrays: member sets are compared through two order-independent
-64-bit hashes and the size, and Jaccard similarity through one intersection of sorted
-(community, entity) keys, so a diff costs little beside its two audits.
+Communities are matched by number when most numbers both indexes hold keep a similar member set at
+the same level (``graphrag update`` keeps the old numbers), else by member entities (a re-index that
+reallocated the numbers: exactly the same members at the same level). Entities are told apart by
+title (entity ids are new uuids after a re-index) when both indexes have entities tables, else by
+the membership's own key. Member sets are compared through two order-independent 64-bit hashes and
+the size, Jaccard similarity through one intersection of sorted (community, entity) keys.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,9 +20,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphrag_audit.errors import IndexInputError
 from graphrag_audit.findings import SEVERITY_RANK, Finding, finding
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.results.audit import EXACT, AuditOptions, AuditReport, CommunityIds
+from graphrag_audit.results.audit import EXACT, AuditReport, CommunityIds
 from graphrag_audit.results.diff import (
     BY_ID,
     BY_MEMBERS,
@@ -52,18 +47,17 @@ REGRESSION_RULES = frozenset({"regression-map-calls", "regression-coverage", "re
 @dataclass(frozen=True)
 class Snapshot:
     """The figures a regression check compares: per (community_level, behaviour) a
-    :class:`SideStats`, and the findings as (rule, severity, message) triples."""
+    :class:`SideStats`, the findings as (rule, severity, message), and the options the audit ran
+    with as ``levels -f json`` writes them (empty when unknown)."""
 
     stats: dict = field(default_factory=dict)
     findings: tuple = ()
-    #: the options the audit ran with, as ``levels -f json`` writes them (``options``): empty when unknown
     options: dict = field(default_factory=dict)
 
 
 def option_differences(old: Snapshot, new: Snapshot) -> tuple[tuple[str, object, object], ...]:
-    """(name, old value, new value) of each option both runs record and that differs (the queried
-    level, tokenizer, max_context_tokens, thresholds, ...; not where a value came from, ``*_from``):
-    a changed number may come from the options, not from the index."""
+    """(name, old value, new value) of each option both runs record with different values (not
+    where a value came from, ``*_from``): a changed number may come from the options."""
     return tuple(
         (k, old.options[k], v)
         for k, v in new.options.items()
@@ -98,27 +92,15 @@ def _option_value(v) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
-def last_level(levels) -> int | None:
-    """The deepest numbered community_level among ``levels`` (None when there is none)."""
-    numbered = [n for n in levels if n is not None]
-    return max(numbered) if numbered else None
-
-
 def stands_for(level: int | None, levels) -> int | None:
     """The row of an audit (its community_levels ``levels``: 0 … deepest, then None) that gives what
-    graphrag sends at ``level``: ``level`` itself, or None (no level filter) for a level past the
-    deepest. graphrag/selection.py filters on ``level <= N`` only (communities, reports and the
-    roll-up rows), so an N at or past the deepest level of them all keeps every row, exactly as
-    N = None does, for graphrag >= 2.0 (v2), graphrag < 2.0 (v1) and dynamic selection's pool; the
-    audit's rows go as deep as the communities and reports, and every graphrag writes its roll-up
-    rows (create_final_nodes) at the clustering's levels, the communities' (a hand-made roll-up row
-    deeper than every community is the one exception: its N would differ from None). The documented
-    ``level_only`` rule (reports at exactly N) is the only one that differs (it sends nothing past
-    the tree): it is not compared here. Never a row for a level that is not past the deepest."""
+    graphrag sends at ``level``: ``level`` itself, or None for a level past the deepest, since
+    graphrag/selection.py filters on ``level <= N`` only (communities, reports and roll-up rows), so
+    such an N keeps every row as N = None does (for v2, v1 and dynamic selection's pool)."""
     if level is None or level in levels:
         return level
-    deepest = last_level(levels)
-    if None in levels and (deepest is None or level > deepest):
+    numbered = [n for n in levels if n is not None]
+    if None in levels and (not numbered or level > max(numbered)):
         return None
     return level
 
@@ -148,9 +130,46 @@ def snapshot_of_report(report: AuditReport) -> Snapshot:
     )
 
 
+def _int(v):
+    return None if v is None else int(v)
+
+
+def snapshot_of_json(doc: dict, path: str | os.PathLike) -> Snapshot:
+    """A ``levels -f json`` baseline (read by ``io.baseline.read_baseline``) as a :class:`Snapshot`.
+    A field of the wrong shape is the usual one-line error naming ``path``."""
+    try:
+        clustered = int(doc["index"]["counts"].get("clustered_entities", 0))
+        stats = {}
+        for lvl in doc["levels"]:
+            n = lvl["community_level"]
+            for b in DIFF_BEHAVIOURS:
+                s = lvl["selected"].get(b)
+                if s is None:
+                    continue
+                stats[(None if n is None else int(n), b)] = SideStats(
+                    reports=int(s["count"]),
+                    tokens=_int(s.get("tokens")),
+                    map_calls=_int(s.get("map_calls")),
+                    entities_covered=int(s["entities_covered"]),
+                    clustered_entities=clustered,
+                    status=s.get("status"),
+                )
+        findings = tuple(
+            (str(f["rule"]), str(f["severity"]), str(f.get("message", ""))) for f in doc["findings"]
+        )
+        options = doc.get("options")
+        options = dict(options) if isinstance(options, dict) else {}
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise IndexInputError(
+            path,
+            f"the baseline's levels JSON lacks or mistypes a field "
+            f"({exc.__class__.__name__}: {str(exc)[:80]})",
+        ) from None
+    return Snapshot(stats, findings, options)
+
+
 def _hypothetical_where(o: SideStats, n: SideStats) -> str | None:
-    """None when a real graphrag runs the selection on both indexes (:func:`exact_on_both`), else
-    where it does not: "either index", "the old index", "the new index"."""
+    """None when a real graphrag runs the selection on both indexes, else where it does not."""
     if exact_on_both(o.status, n.status):
         return None
     off = [
@@ -162,13 +181,10 @@ def _hypothetical_where(o: SideStats, n: SideStats) -> str | None:
 def judge_regressions(
     old: Snapshot, new: Snapshot, level: int, limits: RegressionLimits
 ) -> tuple[list[Finding], list[Finding]]:
-    """(judged, hypothetical): the regression-* findings of NEW against OLD at ``level``: map calls
-    up by more than the allowed share, coverage down by more than the allowed drop (per behaviour,
-    v2 and v1), and one regression-new-finding per rule NEW reports and OLD does not (with that
-    finding's worst severity). A map-call or coverage finding on a behaviour that a real graphrag
-    does not run on both indexes (its status is not ``exact`` on a side: the numbers are its rule
-    applied to the rebuilt tree, marked ``hyp.``) goes to the second list, never judged, unless
-    ``limits.include_hypothetical``; its message says so either way."""
+    """(judged, hypothetical) regression-* findings of NEW against OLD at ``level``: map calls up by
+    more than allowed, coverage down by more than allowed (v2 and v1), one regression-new-finding per
+    rule only NEW reports. A map-call or coverage finding on a behaviour no real graphrag runs on
+    both indexes goes to the second list unless ``limits.include_hypothetical``."""
     judged: list = []
     hypothetical: list = []
     # a level past one index's deepest: that index sends what it sends with no level filter
@@ -235,11 +251,6 @@ def judge_regressions(
     return judged, hypothetical
 
 
-def regressions(old: Snapshot, new: Snapshot, level: int, limits: RegressionLimits) -> list[Finding]:
-    """The judged regression-* findings of NEW against OLD at ``level`` (:func:`judge_regressions`)."""
-    return judge_regressions(old, new, level, limits)[0]
-
-
 # ---- one side of the comparison -----------------------------------------------------------------
 def _splitmix(x: np.ndarray) -> np.ndarray:
     z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
@@ -249,8 +260,12 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
 
 
 def _as_arrow(series) -> pa.Array:
-    """A column as one arrow array (zero-copy for arrow-backed columns)."""
-    a = pa.array(series)
+    """A column as one arrow array (zero-copy for arrow-backed columns); keys arrow cannot hold as
+    they are (mixed types) as their strings."""
+    try:
+        a = pa.array(series)
+    except (pa.ArrowException, TypeError, ValueError):
+        a = pa.array(series.astype(str))
     if isinstance(a, pa.ChunkedArray):
         a = a.unify_dictionaries().combine_chunks() if pa.types.is_dictionary(a.type) else a.combine_chunks()
     return a
@@ -268,47 +283,15 @@ def _strings(a: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     return a if pa.types.is_large_string(a.type) else pc.cast(a, pa.large_string())
 
 
-def _entity_codes_arrow(mem_entity) -> tuple[np.ndarray, pa.Array]:
-    """(local code per membership row, the distinct entity keys) from the membership's entity column."""
-    a = _as_arrow(mem_entity)
-    if not pa.types.is_dictionary(a.type):
-        a = pc.dictionary_encode(a)
-    codes = pc.fill_null(a.indices, -1).to_numpy(zero_copy_only=False)  # -1: no entity key
-    return np.asarray(codes, dtype=np.int64), _strings(a.dictionary)
-
-
-def _first_entity_rows(
-    model: IndexModel, kept: np.ndarray, codes: np.ndarray, n_keys: int
-) -> np.ndarray | None:
-    """Per distinct entity key of the membership rows ``kept`` (their ``codes`` as
-    :func:`_entity_codes_arrow` gives them): the first entities row with that id, -1 when none
-    (or when no membership row has the key); None without the load's key match. The load matched
-    every key once already (``model.key_match``), so no key is hashed again."""
-    match = model.key_match
-    if match is None or model.member_key != "id" or len(match.member_row) != len(kept):
-        return None
-    rows = np.full(n_keys, -1, np.int64)
-    valid = codes >= 0
-    rows[codes[valid]] = match.member_row[kept][valid]  # (rows with one key share one first row)
-    return rows
-
-
-def _entity_names_arrow(
-    model: IndexModel, keys: pa.Array, by_title: bool, rows: np.ndarray | None = None
-) -> pa.Array:
-    """The names entities are compared by, for the membership's distinct entity keys ``keys``;
-    ``rows``: each key's first entities row (-1: none), as :func:`_first_entity_rows` gives them,
-    or None to look the keys up here."""
+def _entity_names(model: IndexModel, keys: pa.Array, by_title: bool) -> pa.Array:
+    """The names entities are compared by, for the membership's distinct entity keys ``keys``: the
+    title of the first entities row with that id, or the id itself, marked so that it cannot meet a
+    title, when there is none."""
     ent = model.entities
     if not by_title or model.member_key == "title" or ent is None:  # (by_title: entities are there)
         return keys
-    titles = _strings(_as_arrow(ent["title"]))
-    if rows is None:
-        pos = pc.index_in(keys, value_set=_strings(_as_arrow(ent["id"])))  # the first entities row of each id
-    else:
-        pos = pa.array(rows, mask=rows < 0)
-    named = pc.take(titles, pc.fill_null(pos, 0))
-    # an id without an entities row (or a title) keeps its id, marked so that it cannot meet a title
+    pos = pc.index_in(keys, value_set=_strings(_as_arrow(ent["id"])))
+    named = pc.take(_strings(_as_arrow(ent["title"])), pc.fill_null(pos, 0))
     missing = pc.or_(pc.is_null(pos), pc.is_null(named))
     if not pc.any(missing).as_py():
         return named
@@ -317,42 +300,13 @@ def _entity_names_arrow(
     return pc.if_else(missing, marked, named)
 
 
-def _entity_names(model: IndexModel, uniques: np.ndarray, by_title: bool) -> np.ndarray:
-    """The names entities are compared by, for the membership's distinct entity keys."""
-    keys = np.asarray(uniques, dtype=object)
-    ent = model.entities
-    if not by_title or model.member_key == "title" or ent is None:  # (by_title: entities are there)
-        return keys
-    pos = (
-        pd.Index(ent["id"].astype(object)).get_indexer(keys)
-        if ent["id"].is_unique
-        else pd.Index(ent["id"].astype(object).drop_duplicates()).get_indexer(keys)
-    )
-    titles = ent["title"].astype(object).to_numpy()
-    if not ent["id"].is_unique:
-        titles = ent.drop_duplicates("id")["title"].astype(object).to_numpy()
-    out = keys.copy()
-    hit = pos >= 0
-    out[hit] = titles[pos[hit]]
-    # an id without an entities row keeps its id, marked so that it cannot meet a title
-    out[~hit] = np.array(["\x00id:" + str(k) for k in keys[~hit]], dtype=object)
-    return out
-
-
-def _can_title(model: IndexModel) -> bool:
-    if model.member_key == "title":
-        return True
-    return model.entities is not None and {"id", "title"} <= set(model.entities.columns)
-
-
 class _Side:
     """One index's communities as sorted numbers with level, parent, report row and member set."""
 
     def __init__(self, model: IndexModel):
         comm = model.communities
         mem = model.members
-        kept = mem["community"].to_numpy() >= 0 if len(mem) else None
-        mem = mem[kept] if len(mem) else mem
+        mem = mem[mem["community"].to_numpy() >= 0]
         numbers = np.union1d(comm["community"].to_numpy(np.int64), mem["community"].to_numpy(np.int64))
         self.comms = numbers
         n = len(numbers)
@@ -367,8 +321,8 @@ class _Side:
             mp = np.searchsorted(numbers, mf["community"].to_numpy(np.int64))
             unknown = self.level[mp] < 0
             self.level[mp[unknown]] = mf["level"].to_numpy(np.int64)[unknown]
-        # the report of each community: its first report row (-1: none) and how many rows it has;
-        # titles and contents are compared only for matched pairs (arrow take + equal)
+        # each community's first report row (-1: none) and how many rows it has; titles and
+        # contents are compared only for matched pairs
         self.report_row = np.full(n, -1, np.int64)
         self.orphan_reports = np.zeros(0, np.int64)  # report numbers outside the tree (-1, orphans)
         self.report_rows = np.zeros(n, np.int64)
@@ -383,37 +337,25 @@ class _Side:
             self.orphan_reports = np.unique(rc[~ok])
             self.report_rows = np.bincount(rp[rows], minlength=n).astype(np.int64)
             self.report_row[rp[rows][::-1]] = rows[::-1]  # the first row wins
-            # kept in their chunks as read (combining the contents would copy them: 270 MB at 1M)
+            # kept in their chunks as read (combining the contents would copy them)
             self.report_title = _chunks_of(rep["title"])
             self.report_content = _chunks_of(rep["content"])
             self.report_level = rep["level"].to_numpy(np.int64)
-        self.arrow = True
-        self.entity_rows = None
-        if kept is not None and len(mem):
-            try:
-                self.entity_codes, self.entity_uniques = _entity_codes_arrow(mem["entity"])
-            except (pa.ArrowException, TypeError, ValueError):  # keys arrow cannot hold as strings
-                self.arrow = False
-                self.entity_codes, self.entity_uniques = pd.factorize(mem["entity"])
-            else:
-                self.entity_rows = _first_entity_rows(
-                    model, kept, self.entity_codes, len(self.entity_uniques)
-                )
-        else:
-            self.entity_codes, self.entity_uniques = np.zeros(0, np.int64), pa.array([], pa.large_string())
-        self.member_comm = (
-            np.searchsorted(numbers, mem["community"].to_numpy(np.int64))
-            if len(mem)
-            else np.zeros(0, np.int64)
-        )
+        self.entity_codes, self.entity_keys = np.zeros(0, np.int64), pa.array([], pa.large_string())
+        if len(mem):
+            a = _as_arrow(mem["entity"])
+            if not pa.types.is_dictionary(a.type):
+                a = pc.dictionary_encode(a)
+            codes = pc.fill_null(a.indices, -1).to_numpy(zero_copy_only=False)  # -1: no entity key
+            self.entity_codes, self.entity_keys = np.asarray(codes, dtype=np.int64), _strings(a.dictionary)
+        self.member_comm = np.searchsorted(numbers, mem["community"].to_numpy(np.int64))
 
     def finish(self, gmap: np.ndarray, n_codes: int):
         """Member sets over the global entity codes: unique (community, entity) keys, sizes, hashes."""
         n = len(self.comms)
         valid = self.entity_codes >= 0
         codes = gmap[self.entity_codes[valid]] if len(self.entity_codes) else np.zeros(0, np.int64)
-        keys = np.sort(self.member_comm[valid].astype(np.int64) * n_codes + codes)
-        keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
+        keys = np.unique(self.member_comm[valid].astype(np.int64) * n_codes + codes)
         self.n_codes = n_codes
         ci = keys // n_codes if n_codes else keys
         code = keys - ci * n_codes
@@ -427,39 +369,23 @@ class _Side:
             self.sig2[owners] = np.add.reduceat(_splitmix(code ^ np.int64(0x5DEECE66D)), starts)
         self.member_ci = ci
         self.member_code = code
-        del self.entity_codes, self.member_comm, self.entity_rows
+        del self.entity_codes, self.member_comm, self.entity_keys
 
 
 def _prepare(old_model: IndexModel, new_model: IndexModel) -> tuple[_Side, _Side, str]:
-    by_title = _can_title(old_model) and _can_title(new_model)
+    by_title = all(
+        m.member_key == "title" or (m.entities is not None and {"id", "title"} <= set(m.entities.columns))
+        for m in (old_model, new_model)
+    )
     sides = [_Side(old_model), _Side(new_model)]
-    models = (old_model, new_model)
-    names = None
-    if all(s.arrow for s in sides):
-        try:
-            names = [
-                _entity_names_arrow(m, s.entity_uniques, by_title, s.entity_rows)
-                for m, s in zip(models, sides)
-            ]
-            enc = pc.dictionary_encode(pa.concat_arrays(names))
-            codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-            n_codes = max(len(enc.dictionary), 1)
-        except (pa.ArrowException, TypeError, ValueError):
-            names = None
-    if names is None:  # the pandas path: keys of mixed types
-        names = [
-            _entity_names(m, np.asarray(s.entity_uniques, dtype=object), by_title)
-            for m, s in zip(models, sides)
-        ]
-        codes, uniques = (
-            pd.factorize(np.concatenate(names)) if sum(map(len, names)) else (np.zeros(0, np.int64), [])
-        )
-        n_codes = max(len(uniques), 1)
+    names = [_entity_names(m, s.entity_keys, by_title) for m, s in zip((old_model, new_model), sides)]
+    enc = pc.dictionary_encode(pa.concat_arrays(names))
+    codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    n_codes = max(len(enc.dictionary), 1)
     at = 0
     for s, nm in zip(sides, names):
-        s.finish(codes[at : at + len(nm)].astype(np.int64), n_codes)
+        s.finish(codes[at : at + len(nm)], n_codes)
         at += len(nm)
-        del s.entity_uniques
     return sides[0], sides[1], "title" if by_title else "key"
 
 
@@ -498,16 +424,7 @@ def _match_by_members(old: _Side, new: _Side) -> tuple[np.ndarray, np.ndarray]:
                 s.sig2 ^ _splitmix(s.size.astype(np.uint64) ^ (s.level.astype(np.uint64) << np.uint64(40)))
             )
         )
-        order = np.lexsort((s.comms, k))
-        ks = k[order]
-        starts = np.r_[True, ks[1:] != ks[:-1]] if len(ks) else np.zeros(0, bool)
-        first = (
-            np.maximum.accumulate(np.where(starts, np.arange(len(ks)), 0))
-            if len(ks)
-            else np.zeros(0, np.int64)
-        )
-        rank = np.empty(len(ks), np.uint64)
-        rank[order] = (np.arange(len(ks)) - first).astype(np.uint64)
+        rank = pd.Series(k).groupby(k).cumcount().to_numpy().astype(np.uint64)  # s.comms ascend
         return _splitmix(k + rank * np.uint64(0x9E3779B97F4A7C15))
 
     _common, io, inn = np.intersect1d(keys(old), keys(new), assume_unique=True, return_indices=True)
@@ -549,6 +466,15 @@ def _same_texts(x, y) -> np.ndarray:
     return np.asarray(pc.fill_null(pc.or_kleene(eq, both_null), False).to_numpy(zero_copy_only=False), bool)
 
 
+def _matched(mo: np.ndarray, mn: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(found, the NEW number of each OLD number of ``values``, -2 where it has no match)."""
+    if not len(mo):
+        return np.zeros(len(values), bool), np.full(len(values), -2, np.int64)
+    pos = np.minimum(np.searchsorted(mo, values), len(mo) - 1)
+    found = mo[pos] == values
+    return found, np.where(found, mn[pos], -2)
+
+
 def compare_communities(
     old: _Side, new: _Side, entity_key: str
 ) -> tuple[CommunityChanges, np.ndarray, np.ndarray]:
@@ -566,13 +492,8 @@ def compare_communities(
     level = old.level[io] != new.level[inn]
     report = _reports_differ(old, new, io, inn)
     op = old.parent[io]
-    if matching == BY_ID:
-        mapped_parent = op
-    else:  # the old parent's match in NEW (-1 stays -1; an unmatched parent counts as changed)
-        pos = np.searchsorted(mo, op)
-        pos_c = np.minimum(pos, max(len(mo) - 1, 0))
-        found = (len(mo) > 0) & (mo[pos_c] == op) if len(mo) else np.zeros(len(op), bool)
-        mapped_parent = np.where(op < 0, -1, np.where(found, mn[pos_c] if len(mo) else -2, -2))
+    # by member entities: the old parent's match in NEW (-1 stays -1; an unmatched parent changed)
+    mapped_parent = op if matching == BY_ID else np.where(op < 0, -1, _matched(mo, mn, op)[1])
     parent = mapped_parent != new.parent[inn]
     changed = members | level | report | parent
     # reports outside both trees (a report for community -1, orphans) can only meet by number: they
@@ -604,21 +525,15 @@ def compare_communities(
     return changes, mo_sel, mn_sel
 
 
-def _sorted_unique(ids) -> np.ndarray:
-    """A selection's community numbers (CommunityIds: sorted) without repeats, as int64."""
-    a = np.asarray(ids, dtype=np.int64)
-    return a[np.r_[True, a[1:] != a[:-1]]] if len(a) else a
-
-
 def _selection_diff(
     n, b, old_sel, new_sel, old_clustered, new_clustered, mo, mn, changed_new
 ) -> SelectionDiff:
-    so = _sorted_unique(old_sel.community_ids) if old_sel is not None else np.zeros(0, np.int64)
-    sn = _sorted_unique(new_sel.community_ids) if new_sel is not None else np.zeros(0, np.int64)
-    pos = np.searchsorted(mo, so)
-    pos_c = np.minimum(pos, max(len(mo) - 1, 0))
-    found = (mo[pos_c] == so) if len(mo) else np.zeros(len(so), bool)
-    mapped = mn[pos_c[found]] if len(mo) else np.zeros(0, np.int64)
+    so, sn = (
+        np.zeros(0, np.int64) if sel is None else np.unique(np.asarray(sel.community_ids, dtype=np.int64))
+        for sel in (old_sel, new_sel)
+    )
+    found, mapped_all = _matched(mo, mn, so)
+    mapped = mapped_all[found]
     kept_old = np.zeros(len(so), bool)
     kept_old[found] = np.isin(mapped, sn)
     removed = so[~kept_old]
@@ -685,22 +600,3 @@ def diff_reports(
         hypothetical_changes=tuple(hyp),
         option_note=option_note(option_differences(old_snap, new_snap)),
     )
-
-
-def diff_indexes(
-    old: IndexModel | str | os.PathLike,
-    new: IndexModel | str | os.PathLike,
-    options: AuditOptions | None = None,
-    limits: RegressionLimits | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> IndexDiff:
-    """Audit OLD and NEW with the same options and compare them (:func:`diff_reports`)."""
-    from graphrag_audit.analysis.audit import audit_with_model
-
-    step = progress or (lambda _m: None)
-    step("auditing OLD")
-    om, orep = audit_with_model(old, options, progress)
-    step("auditing NEW")
-    nm, nrep = audit_with_model(new, options, progress)
-    step("comparing")
-    return diff_reports(om, orep, nm, nrep, limits)

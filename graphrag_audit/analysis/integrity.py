@@ -1,13 +1,20 @@
-"""Structural checks of the community tree, reports and entities (pure functions of the model)."""
+"""Structural checks of the community tree, reports and entities (pure functions of the model),
+and the damage ``graphrag update`` leaves in one merged index.
+
+graphrag's merge (``graphrag/index/update/communities.py`` @ v3.3.0, v2.7.2, v1.2.0;
+``graphrag/index/update/incremental_index.py`` @ v0.9.0) shifts every delta community number by the
+previous maximum + 1 (−1 stays −1) in ``community`` and ``parent`` only; delta ``entity_ids`` keep the
+delta run's ids (``graphrag/index/update/entities.py``: ``"id": "first"``). Runs differ only in
+``period`` (``create_communities.py`` @ v3.3.0: the UTC date)."""
 
 from __future__ import annotations
 
+import re
 from itertools import pairwise
 
 import numpy as np
 import pandas as pd
 
-from graphrag_audit.analysis.update_checks import update_findings
 from graphrag_audit.findings import Finding, counted, finding, preview
 from graphrag_audit.graphrag.compat import v2_readable
 from graphrag_audit.model.index import IndexModel
@@ -161,7 +168,7 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         )
 
     # ---- incremental update (graphrag update) ------------------------------------------------
-    out.extend(update_findings(model))
+    out += _delta_offset(model) + _dangling_members(model) + _membership_levels(model)
 
     # ---- reports ------------------------------------------------------------------------
     out.extend(_reports(model, level_of, known, known_level))
@@ -315,25 +322,13 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
     mc = m["community"].to_numpy(dtype=np.int64)
     if _contained_level_by_level(model.communities, mc, ecode, n_ent + 1, u, v):
         return []  # the usual case, proven without sorting the membership pairs
-    codes, uniq = pd.factorize(np.concatenate([mc, u, v]))
-    mcc, ucc, vcc = codes[: len(mc)], codes[len(mc) : len(mc) + len(u)], codes[len(mc) + len(u) :]
-    width = n_ent + 1
-    pairs = sorted_unique(mcc * width + ecode)  # (community, entity) of every membership row
-    by_child = np.argsort(vcc, kind="stable")
-    first = np.searchsorted(vcc[by_child], np.arange(len(uniq) + 1))
-    lens = first[mcc + 1] - first[mcc]  # edges in which each membership row's community is the child
-    rows = np.repeat(np.arange(len(mcc)), lens)
-    edge = np.repeat(first[mcc], lens)
-    edge += np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)  # rank within each run
-    edge = by_child[edge]
-    want = ucc[edge]
-    want *= width
-    want += ecode[rows]
-    pos = np.minimum(np.searchsorted(pairs, want), len(pairs) - 1)
-    lacking = pairs[pos] != want
+    pairs = pd.DataFrame({"c": mc, "e": ecode}).drop_duplicates()  # (community, entity) of the membership
+    want = pd.DataFrame({"p": u, "c": v}).merge(pairs, on="c")  # each child's entities, with its parent
+    found = want.merge(pairs.rename(columns={"c": "p"}), on=["p", "e"], how="left", indicator=True)
+    lacking = found.loc[found["_merge"] == "left_only", "c"].to_numpy(dtype=np.int64)
     return _listed(
         "child-not-subset",
-        sorted_unique(v[edge[lacking]]).tolist(),
+        sorted_unique(lacking).tolist(),
         "community holds entities its parent lacks",
         "communities hold entities their parent lacks",
     )
@@ -404,3 +399,128 @@ def _reports(model: IndexModel, level_of: dict, known: pd.Index, level: np.ndarr
             )
         )
     return out
+
+
+# ---- graphrag update ------------------------------------------------------------------------------
+#: graphrag's period: ``datetime.now(timezone.utc).date().isoformat()``
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def _period_runs(communities: pd.DataFrame) -> tuple[list[str], list[np.ndarray], list[int]]:
+    """(the non-empty periods, oldest first; each one's community numbers, sorted; the earlier runs'
+    maximum before each, -1 for the first)."""
+    per = communities["period"].astype(str).to_numpy()
+    keep = per != ""
+    df = pd.DataFrame({"p": per[keep], "c": communities["community"].to_numpy(dtype=np.int64)[keep]})
+    runs = {str(p): np.sort(g.to_numpy()) for p, g in df.groupby("p", sort=True)["c"]}
+    previous_max = np.maximum.accumulate([-1] + [int(ids[-1]) for ids in runs.values()])[:-1]
+    return list(runs), list(runs.values()), previous_max.tolist()
+
+
+def _delta_offset(model: IndexModel) -> list[Finding]:
+    """Later runs breaking graphrag's offset: all numbers above the earlier runs' maximum, the
+    first exactly that maximum + 1."""
+    periods, runs, previous_max = _period_runs(model.communities)
+    if len(runs) < 2 or not all(ISO_DATE.match(p) for p in periods):
+        return []  # graphrag writes ISO dates: other values give no order of the runs
+    bad = []
+    for p, ids, prev in list(zip(periods, runs, previous_max))[1:]:
+        clash = ids[ids <= prev]
+        if len(clash) or ids[0] != prev + 1:
+            bad.append(
+                {
+                    "period": p,
+                    "expected_first": prev + 1,
+                    "first": int(ids[0]),
+                    "at_or_below_previous_max": len(clash),
+                    "examples": clash[:8].tolist(),
+                }
+            )
+    if not bad:
+        return []
+    parts = [
+        f"{b['period']} starts at {b['first']} (expected {b['expected_first']}"
+        + (
+            f", {b['at_or_below_previous_max']} at or below the earlier runs' maximum)"
+            if b["at_or_below_previous_max"]
+            else ")"
+        )
+        for b in bad[:4]
+    ]
+    more = f" and {len(bad) - 4} more runs" if len(bad) > 4 else ""
+    return [
+        finding(
+            "delta-id-offset",
+            "community numbers of a later run do not follow graphrag update's offset "
+            "(previous maximum + 1): " + "; ".join(parts) + more,
+            sorted({x for b in bad for x in b["examples"]}),
+            runs=bad[:100],
+            runs_off=len(bad),
+        )
+    ]
+
+
+def _dangling_members(model: IndexModel) -> list[Finding]:
+    if model.entities is None:
+        return []
+    if model.key_match is not None:
+        found = model.key_match.member_row >= 0
+    else:
+        ent = model.entities["id" if model.member_key == "id" else "title"]
+        found = model.members["entity"].isin(pd.Index(ent.dropna().unique())).to_numpy(dtype=bool)
+    if found.all():
+        return []
+    m = model.members
+    lost = ~found
+    comms = np.unique(m["community"].to_numpy(dtype=np.int64)[lost]).tolist()
+    keys = pd.unique(m["entity"][lost].astype(object).to_numpy())
+    column = "entity_ids" if model.member_key == "id" else "create_final_nodes titles"
+    return [
+        finding(
+            "dangling-membership",
+            f"{int(lost.sum())} membership rows of {len(comms)} communities "
+            f"({column}) name {len(keys)} entities that are not in the entities table: {preview(comms)}",
+            comms,
+            rows=int(lost.sum()),
+            entities=len(keys),
+            count=len(comms),
+            key=model.member_key,
+            examples=[str(k) for k in keys[:5]],
+        )
+    ]
+
+
+def _membership_levels(model: IndexModel) -> list[Finding]:
+    """create_final_nodes rows whose level is not their community's in the communities table."""
+    if "nodes" not in model.files or "communities" not in model.files:
+        return []
+    r = model.rollup_rows
+    comm = r["community"].to_numpy(dtype=np.int64)
+    keep = comm >= 0
+    c = model.communities
+    last = pd.Series(c["level"].to_numpy(dtype=np.int64), index=c["community"].to_numpy(dtype=np.int64))
+    last = last[~last.index.duplicated(keep="last")]
+    at = last.index.get_indexer(comm[keep])
+    node_level = r["level"].to_numpy(dtype=np.int64)[keep]
+    table_level = np.where(at >= 0, np.take(last.to_numpy(), at, mode="clip"), -1)  # (clip: no index copy)
+    bad = (at >= 0) & (node_level != table_level)
+    if not bad.any():
+        return []
+    comms = np.unique(comm[keep][bad]).tolist()
+    pairs = (
+        pd.Series(list(zip(node_level[bad].tolist(), table_level[bad].tolist()))).value_counts().sort_index()
+    )
+    shifted = int(np.isin(comm[keep][bad], _period_runs(c)[2][1:]).sum())
+    return [
+        finding(
+            "membership-level-mismatch",
+            f"{int(bad.sum())} create_final_nodes rows put an entity in a "
+            f"community at another level than the communities table gives it ({len(comms)} communities): "
+            f"{preview(comms)}",
+            comms,
+            rows=int(bad.sum()),
+            count=len(comms),
+            node_vs_table_levels={f"{a}->{b}": int(n) for (a, b), n in pairs.items()},
+            shifted_minus_one=shifted,
+        )
+    ]

@@ -1,25 +1,56 @@
-"""Per-level analyses: the tree level by level, and what each community_level sends."""
+"""Per-level analyses: the tree level by level, what each community_level sends, branch depth.
+
+An entity is *clustered* when some community of the tree holds it; a selection's reports cover
+the distinct entities of their communities and, when the entities carry ``text_unit_ids``, those
+entities' text units. Branch depth (docs/reading-the-table.md explains it with real output): an
+entity's *finest level* is the level of the deepest community holding it; at community_level N it
+is *stuck* when that is < N. **Depth asymmetry** = mean over clustered entities of
+(D − finest level) / D, D the deepest level (0 when D = 0): 0 when every entity reaches the deepest
+level, near 1 when nearly all stop at level 0 while a few branches go deep.
+"""
 
 from __future__ import annotations
 
-import numpy as np
+from collections import Counter
+from types import MappingProxyType
 
-from graphrag_audit.analysis.coverage import TextUnitCover, text_unit_cover
+import numpy as np
+import pandas as pd
+
 from graphrag_audit.graphrag.compat import behaviour_outcomes
+from graphrag_audit.graphrag.context import text_unit_codes
 from graphrag_audit.graphrag.selection import BEHAVIOURS, Selection
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.model.keys import key_codes, sorted_unique
 from graphrag_audit.results.audit import (
     CommunityIds,
+    DepthAnalysis,
     EntitySpread,
     ExtraVsV1,
-    LevelResult,  # noqa: F401
+    LevelDepth,
+    LevelResult,
     ListedReports,
     RatingCalls,
     ReportListing,
+    RootDepth,
     SelectionStats,
     TreeLevel,
 )
+
+
+class TextUnitCover:
+    """The text units of each clustered entity: ``owner`` entity code -> ``items`` text-unit code."""
+
+    def __init__(self, owner: np.ndarray, items: np.ndarray, n_units: int):
+        self.owner, self.items, self.n_units = owner, items, n_units
+
+    def count(self, entity_mask: np.ndarray) -> int:
+        """Distinct text units of the entities where ``entity_mask`` (one flag per entity code) is true."""
+        if not len(self.items) or not len(entity_mask):
+            return 0
+        hit = np.zeros(self.n_units, dtype=bool)
+        hit[self.items[entity_mask[self.owner]]] = True
+        return int(hit.sum())
 
 
 class TreeIndex:
@@ -38,19 +69,18 @@ class TreeIndex:
         self.mem_ccode = self.index.get_indexer(m["community"].to_numpy())
         ok = self.mem_ccode >= 0
         self.mem_ccode = self.mem_ccode[ok]
-        ent = m["entity"].array
         self.mem_rows = None if ok.all() else np.flatnonzero(ok)  # the membership rows coded here
-        self.mem_ecode, self.n_member_entities = model.member_key_codes() if ok.all() else key_codes(ent[ok])
-        #: the text units of each clustered entity (analysis/coverage.py), set by
-        #: :meth:`with_text_units`; None: not asked for, or the entities carry none
+        self.mem_ecode, self.n_member_entities = (
+            model.member_key_codes() if ok.all() else key_codes(m["entity"].array[ok])
+        )
+        #: the text units of each clustered entity (:meth:`with_text_units`; None: not counted)
         self.text_units: TextUnitCover | None = None
         rep = self.rep_comm = model.reports["community"].to_numpy()
         self.rep_ccode = self.index.get_indexer(rep)
         self.rep_level = model.reports["level"].to_numpy()
-        rep_n = np.zeros(len(rep), dtype=np.int64)
         has = self.rep_ccode >= 0
-        rep_n[has] = self.n_entities[self.rep_ccode[has]]
-        self.rep_n_entities = rep_n
+        self.rep_n_entities = np.zeros(len(rep), dtype=np.int64)
+        self.rep_n_entities[has] = self.n_entities[self.rep_ccode[has]]
         self._mask = np.zeros(self.n_member_entities, dtype=bool)  # entities of the last covered()
         self._members: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -63,8 +93,9 @@ class TreeIndex:
             self._members = (self.mem_ecode[by_comm], start)
         ents, start = self._members
         lens = start[ccodes + 1] - start[ccodes]
-        total = int(lens.sum())
-        pos = np.repeat(start[ccodes] - (np.cumsum(lens) - lens), lens) + np.arange(total, dtype=np.int64)
+        pos = np.repeat(start[ccodes] - (np.cumsum(lens) - lens), lens) + np.arange(
+            lens.sum(), dtype=np.int64
+        )
         return ents[pos]
 
     def covered(self, ccodes: np.ndarray) -> int:
@@ -75,106 +106,112 @@ class TreeIndex:
         return int(np.count_nonzero(self._mask))
 
     def covered_mask(self) -> np.ndarray:
-        """The entities (one flag per membership entity code) of the set :meth:`covered` was
-        last asked about; valid until the next call of :meth:`covered`."""
+        """The entities of the set :meth:`covered` was last asked about."""
         return self._mask
 
     def covered_text_units(self) -> int | None:
-        """Distinct text units of the entities of the set :meth:`covered` was last asked about
-        (None: not counted)."""
+        """Distinct text units of the set :meth:`covered` was last asked about (None: not counted)."""
         return None if self.text_units is None else self.text_units.count(self._mask)
 
     def with_text_units(self, model: IndexModel) -> TreeIndex:
-        """Count covered text units too (``selection_stats``' ``text_units_covered``)."""
-        self.text_units = text_unit_cover(model, self.mem_rows, self.mem_ecode, self.n_member_entities)
+        """Count covered text units too. An entity key that several entity rows share takes the
+        first row's text units (graphrag keeps an entity's first row)."""
+        from graphrag_audit.analysis.costs import entity_text_units_absent
+
+        e = model.entities
+        if e is None or entity_text_units_absent(model):
+            return self
+        lens, tu = text_unit_codes(e["text_unit_ids"])
+        match = model.key_match
+        if match is not None and len(match.member_row) == len(model.members):
+            ent_row = np.asarray(match.member_row, dtype=np.int64)
+        else:
+            key = e["id"] if model.member_key == "id" else e["title"]
+            first = ~key.duplicated(keep="first").to_numpy()
+            got = pd.Index(key[first].to_numpy(dtype=object)).get_indexer(
+                model.members["entity"].to_numpy(dtype=object)
+            )
+            ent_row = np.where(got >= 0, np.flatnonzero(first)[np.maximum(got, 0)], -1)
+        if self.mem_rows is not None:
+            ent_row = ent_row[self.mem_rows]
+        codes = np.asarray(self.mem_ecode, dtype=np.int64)
+        # the entity row of each code: that of its first membership row
+        first_pos = np.full(self.n_member_entities, -1, dtype=np.int64)
+        valid = np.flatnonzero(codes >= 0)[::-1]
+        first_pos[codes[valid]] = valid
+        code_row = (
+            np.where(first_pos >= 0, ent_row[np.maximum(first_pos, 0)], -1) if len(ent_row) else first_pos
+        )
+        has = np.flatnonzero(code_row >= 0)
+        rows = code_row[has]
+        starts = np.concatenate(([0], np.cumsum(lens)))[:-1] if len(lens) else lens
+        n = lens[rows] if len(rows) else np.zeros(0, dtype=np.int64)
+        pos = np.repeat(starts[rows] - (np.cumsum(n) - n), n) + np.arange(n.sum(), dtype=np.int64)
+        items = tu[pos] if len(pos) else np.zeros(0, dtype=np.int64)
+        self.text_units = TextUnitCover(np.repeat(has, n), items, int(tu.max()) + 1 if len(tu) else 0)
         return self
 
     def clustered(self) -> tuple[int, int | None]:
-        """(clustered entities: the distinct entities of every community, their distinct text
-        units or None when not counted)."""
+        """(clustered entities, their distinct text units or None when not counted)."""
         n = self.covered(np.arange(len(self.index), dtype=np.int64))
         return n, self.covered_text_units()
 
-    def ancestors_in(self, ccodes: np.ndarray) -> np.ndarray:
-        """Codes among ``ccodes`` that are a proper ancestor of another code in ``ccodes`` (a
-        community on a parent cycle is its own ancestor): :class:`~graphrag_audit.model.forest.Ancestry`
-        of the first-parent forest, whatever its depth."""
-        return self.forest.ancestry.ancestors_in(ccodes)
-
     def ancestor_rows(self, ccodes: np.ndarray) -> int:
-        """How many entries of ``ccodes`` (a selection's community codes, -1: not in the tree)
-        are a proper ancestor of another code in ``ccodes``."""
-        anc = self.ancestors_in(ccodes)
+        """How many entries of ``ccodes`` (-1: not in the tree) are a proper ancestor of another
+        entry (a community on a parent cycle is its own ancestor)."""
+        anc = self.forest.ancestry.ancestors_in(ccodes)
         return int(np.isin(ccodes, anc).sum()) if len(anc) else 0
 
 
 def tree_levels(model: IndexModel, ti: TreeIndex) -> list[TreeLevel]:
-    levels = model.levels
-    top = len(levels)
+    top = len(model.levels)
     by_level = np.argsort(ti.level, kind="stable")  # each level's codes: one slice, ascending
     bounds = np.searchsorted(ti.level[by_level], np.arange(top + 1))
     leaves = np.bincount(ti.level[ti.children_count == 0], minlength=top)
     rep_lev = model.reports["level"].to_numpy()
     reports = np.bincount(rep_lev[(rep_lev >= 0) & (rep_lev < top)], minlength=top)
-    out = []
-    for lv in levels:
-        codes = by_level[bounds[lv] : bounds[lv + 1]]
-        out.append(
-            TreeLevel(
-                level=lv,
-                communities=int(len(codes)),
-                leaves=int(leaves[lv]),
-                reports=int(reports[lv]),
-                entities=ti.covered(codes),
-            )
+    return [
+        TreeLevel(
+            level=lv,
+            communities=int(bounds[lv + 1] - bounds[lv]),
+            leaves=int(leaves[lv]),
+            reports=int(reports[lv]),
+            entities=ti.covered(by_level[bounds[lv] : bounds[lv + 1]]),
         )
-    return out
-
-
-_LEVEL_KEYS = [str(k) for k in range(1001)]  # one string per level, shared by every by_level dict
-
-
-def _level_key(k: int) -> str:
-    return _LEVEL_KEYS[k] if 0 <= k < len(_LEVEL_KEYS) else str(k)
+        for lv in model.levels
+    ]
 
 
 def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> SelectionStats:
     rows = sel.rows
     ccodes = ti.rep_ccode[rows]
-    comm = ti.rep_comm[rows]
     lv = ti.rep_level[rows]
     per = np.bincount(lv) if len(lv) else np.zeros(0, dtype=np.int64)  # levels are >= 0
     present = np.flatnonzero(per)
-    by_level = {_level_key(k): v for k, v in zip(present.tolist(), per[present].tolist())}
     covered = ti.covered(ccodes)
-    tu_covered = ti.covered_text_units()
     n_ent = ti.rep_n_entities[rows]
-    anc_rows = ti.ancestor_rows(ccodes)
-    epr = (
-        EntitySpread(int(n_ent.min()), float(np.median(n_ent)), int(n_ent.max()))
-        if len(n_ent)
-        else EntitySpread(None, None, None)
-    )
     return SelectionStats(
         behaviour=sel.behaviour,
         count=int(len(rows)),
-        community_ids=CommunityIds(np.sort(comm), own=True),
-        by_level=by_level,
-        ancestors_sent=anc_rows,
+        community_ids=CommunityIds(np.sort(ti.rep_comm[rows]), own=True),
+        by_level={str(k): v for k, v in zip(present.tolist(), per[present].tolist())},
+        ancestors_sent=ti.ancestor_rows(ccodes),
         entities_covered=covered,
-        text_units_covered=tu_covered,
+        text_units_covered=ti.covered_text_units(),
         mean_reports_per_entity=(round(float(n_ent.sum()) / covered, 3) if covered else None),
-        entities_per_report=epr,
+        entities_per_report=(
+            EntitySpread(int(n_ent.min()), float(np.median(n_ent)), int(n_ent.max()))
+            if len(n_ent)
+            else EntitySpread(None, None, None)
+        ),
         rows=rows,
     )
 
 
 def level_stats(model: IndexModel, ti: TreeIndex, selections: dict) -> dict:
-    """{N: {behaviour: SelectionStats}} without outcome, costs or extras (see :func:`level_results`).
-
-    Behaviours that select the very same rows array (``select_all`` hands out one array when
-    two selections are equal, as >= 2.0 and the dynamic pool usually are) share one id array
-    and their statistics are computed once."""
+    """{N: {behaviour: SelectionStats}} without outcome, costs or extras. Behaviours that select
+    the very same rows array (``select_all`` shares one when two selections are equal) share one
+    computation."""
     out = {}
     for n, by_b in selections.items():
         stats: dict[str, SelectionStats] = {}
@@ -198,11 +235,9 @@ def level_results(
     num_repeats: int = 1,
     stats: dict | None = None,
 ) -> list[LevelResult]:
-    """One :class:`LevelResult` per N, each selection built whole: its statistics (``stats``:
-    :func:`level_stats`, computed here when not given), graphrag's outcome for the behaviour
-    (compat.py), ``costs`` ({(N, behaviour): (Costs, tokens of each row)}, from
-    ``costs.level_costs``; None: costs off), graphrag >= 2.0's extra reports over < 2.0, and
-    dynamic selection's rating calls (``num_repeats`` per community)."""
+    """One :class:`LevelResult` per N: the statistics (:func:`level_stats`), graphrag's outcome
+    for the behaviour (compat.py), ``costs`` ({(N, behaviour): (Costs, tokens of each row)};
+    None: costs off), graphrag >= 2.0's extra reports over < 2.0, and dynamic selection's rating calls."""
     stats = level_stats(model, ti, selections) if stats is None else stats
     outcomes = behaviour_outcomes(model)
     costs = costs or {}
@@ -244,9 +279,8 @@ def report_listing(
     community_level: int,
     limit: int = LISTED_ROWS,
 ) -> ReportListing | None:
-    """The first ``limit`` reports of each of v2, v1 and level_only at ``community_level``, by
-    level then community id (a stable sort of the selection's rows), with their titles, entities
-    and tokens; None when the level is not one of ``levels``."""
+    """The first ``limit`` reports of v2, v1 and level_only at ``community_level``, by level then
+    community id, with titles, entities and tokens; None when the level is not one of ``levels``."""
     at = next((r for r in levels if r.community_level == community_level), None)
     if at is None:
         return None
@@ -259,7 +293,6 @@ def report_listing(
         rows = s.rows if s.rows is not None else np.zeros(0, dtype=np.int64)
         order = np.lexsort((comm_all[rows], lev_all[rows]))[: max(int(limit), 0)]
         shown = rows[order]
-        tokens = None if s.row_tokens is None else tuple(int(x) for x in s.row_tokens[order])
         also_v1 = None
         if b == "v2":
             also_v1 = tuple(bool(x) for x in np.isin(shown, v1_rows if v1_rows is not None else shown[:0]))
@@ -270,7 +303,90 @@ def report_listing(
             level=tuple(int(x) for x in lev_all[shown]),
             title=tuple(titles.iloc[shown].to_numpy(dtype=object).tolist()),
             entities=tuple(int(x) for x in ti.rep_n_entities[shown]),
-            tokens=tokens,
+            tokens=None if s.row_tokens is None else tuple(int(x) for x in s.row_tokens[order]),
             also_v1=also_v1,
         )
     return ReportListing(community_level=community_level, by_behaviour=out)
+
+
+def _at_least(values: np.ndarray, top: int) -> np.ndarray:
+    """``out[k]`` = how many ``values`` are >= k, for k in 0..top-1 (values >= 0)."""
+    counts = np.bincount(np.minimum(values, top), minlength=top + 1)
+    return np.cumsum(counts[::-1])[::-1][:top]
+
+
+def analyse_depth(model: IndexModel, ti: TreeIndex, v1_spreads: dict | None = None) -> DepthAnalysis:
+    """Branch depth (see the module docstring); ``v1_spreads``: graphrag < 2.0's entities per report per N."""
+    n = len(ti.index)
+    max_level = int(ti.level.max()) if n else -1
+    root = ti.forest.root_code
+    deepest = np.full(n, -1, dtype=np.int64)  # deepest level per root subtree
+    np.maximum.at(deepest, root, ti.level)
+    desc = np.bincount(root, minlength=n) - 1 if n else np.array([], dtype=np.int64)
+    leaf = ti.children_count == 0
+    ent_finest = np.full(ti.n_member_entities, -1, dtype=np.int64)
+    np.maximum.at(ent_finest, ti.mem_ecode, ti.level[ti.mem_ccode])
+    ent_root = np.full(ti.n_member_entities, -1, dtype=np.int64)
+    top_rows = np.flatnonzero((ti.level == ti.level[root])[ti.mem_ccode])  # rows at their root's level
+    ent_root[ti.mem_ecode[top_rows]] = root[ti.mem_ccode[top_rows]]
+
+    root_codes = np.flatnonzero(ti.parent < 0)
+    ent_per_root = np.bincount(ent_root[ent_root >= 0], minlength=n)
+    per_root: dict[int, dict[str, int]] = {}  # leaves per (root, level)
+    for (r, lv), cnt in sorted(Counter(zip(root[leaf].tolist(), ti.level[leaf].tolist())).items()):
+        per_root.setdefault(r, {})[str(lv)] = cnt
+    reached = deepest[root_codes] - ti.level[root_codes]
+    columns = (
+        np.asarray(ti.index)[root_codes].astype(np.int64),
+        ti.level[root_codes],
+        deepest[root_codes],
+        reached,
+        desc[root_codes],
+        ent_per_root[root_codes],
+    )
+    roots_out = [
+        RootDepth(c, lv, dl, dr, ds, en, MappingProxyType(per_root.get(rc, {})))
+        for rc, c, lv, dl, dr, ds, en in zip(root_codes.tolist(), *(col.tolist() for col in columns))
+    ]
+    roots_out.sort(key=lambda r: (-r.depth_reached, -r.entities, r.community))
+    hist = {str(k): cnt for k, cnt in enumerate(np.bincount(reached).tolist())} if len(root_codes) else {}
+
+    clustered = ent_finest >= 0
+    reach_at = _at_least(deepest[root_codes], max_level + 1)
+    served_at = _at_least(ent_finest[clustered], max_level + 1)
+    n_roots, n_clustered = int(len(root_codes)), int(clustered.sum())
+    per_level = [
+        LevelDepth(
+            community_level=lv,
+            roots_reaching=int(reach_at[lv]),
+            roots_stuck=n_roots - int(reach_at[lv]),
+            roots_total=n_roots,
+            entities_served=int(served_at[lv]),
+            entities_stuck=n_clustered - int(served_at[lv]),
+            entities_total=n_clustered,
+            entities_per_report=v1_spreads.get(lv) if v1_spreads else None,
+        )
+        for lv in range(max_level + 1)
+    ]
+    asym = 0.0
+    if max_level > 0 and clustered.any():
+        asym = round(float(np.mean((max_level - ent_finest[clustered]) / max_level)), 4)
+    dup_levels = []
+    for lv in range(1, max_level + 1):
+        at, above = np.flatnonzero(ti.level == lv), np.flatnonzero(ti.level == lv - 1)
+        if (
+            len(at)
+            and len(at) == len(above)
+            and (ti.children_count[above] == 1).all()
+            and (ti.n_entities[at] == ti.n_entities[ti.parent[at]]).all()
+        ):
+            dup_levels.append(lv)
+    return DepthAnalysis(
+        roots=tuple(roots_out),
+        histogram=hist,
+        per_level=tuple(per_level),
+        asymmetry=asym,
+        single_child=tuple(np.sort(ti.index.to_numpy()[ti.children_count == 1]).astype(np.int64).tolist()),
+        duplicate_levels=tuple(dup_levels),
+        max_level=max_level,
+    )

@@ -55,24 +55,20 @@ def build_forest(
     outcomes: dict = {}
     if community_level is not None:
         from graphrag_audit.graphrag.compat import behaviour_outcomes
+        from graphrag_audit.graphrag.selection import select_all
 
         outcomes = {b: o for b, o in behaviour_outcomes(model).items() if b in ("v2", "v1")}
-        if selections is None:
-            from graphrag_audit.graphrag.selection import select_all
-
-            selections = select_all(model)
+        selections = select_all(model) if selections is None else selections
         numeric = [n for n in selections if n is not None]
         sel_level = min(community_level, max(numeric)) if numeric else None
         if sel_level is not None:
-            by_b = selections[sel_level]
-            in_v2 = {int(x) for x in rep_comm[by_b["v2"].rows]}
-            in_v1 = {int(x) for x in rep_comm[by_b["v1"].rows]}
-            sent_reports = {"v2": int(len(by_b["v2"].rows)), "v1": int(len(by_b["v1"].rows))}
+            rows = {b: selections[sel_level][b].rows for b in ("v2", "v1")}
+            in_v2, in_v1 = ({int(x) for x in rep_comm[rows[b]]} for b in ("v2", "v1"))
+            sent_reports = {b: int(len(r)) for b, r in rows.items()}
 
-    first_row: dict[int, int] = {}
-    for i, c in enumerate(rep_comm.tolist()):
-        first_row.setdefault(int(c), i)
-    n_reports = Counter(int(c) for c in rep_comm.tolist())
+    comm_list = rep_comm.tolist()
+    first_row = {int(c): i for i, c in reversed(list(enumerate(comm_list)))}
+    n_reports = Counter(int(c) for c in comm_list)
     titles = {c: plain(rep_title[i], title_chars) for c, i in first_row.items()}
 
     kids, others, roots = tree.children, tree.other_parents, tree.roots

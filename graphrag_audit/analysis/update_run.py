@@ -74,13 +74,9 @@ def audit_update_run(path: str | os.PathLike, options: AuditOptions | None = Non
     (costs off unless asked for), and the offset check when all three could be read."""
     options = options or AuditOptions(costs=False)
     run = locate_update_run(path)
-    parts, models = [], {}
-    for role in ROLES:
-        part, model = _part(role, run.folder(role), run.queried == role, options)
-        parts.append(part)
-        models[role] = model
+    parts, models = zip(*(_part(role, run.folder(role), run.queried == role, options) for role in ROLES))
     offset, why = None, ""
-    prev, delta, merged = (models[r] for r in ROLES)
+    prev, delta, merged = models
     if prev is not None and delta is not None and merged is not None:
         if any(m.id_kind == "string" for m in (prev, delta, merged)):
             why = "string community ids (graphrag 0.1-0.4): graphrag's merge casts them to int"

@@ -192,7 +192,7 @@ def levels_cmd(
     level = 2 if level is None else level  # graphrag's CLI default
     base = None
     if baseline is not None:
-        from graphrag_audit.analysis.baseline import snapshot_of_json
+        from graphrag_audit.analysis.diff import snapshot_of_json
         from graphrag_audit.io.baseline import read_baseline
 
         limits = parsed(regression_limits, max_map_calls_increase, max_coverage_drop, include_hypothetical)

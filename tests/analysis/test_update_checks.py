@@ -2,7 +2,7 @@
 
 Expectations come from the parquet tables themselves (pandas, dict look-ups), from hand-built
 merges that follow graphrag's merge code, or from the injected defect: never from
-graphrag_audit.analysis.update_checks.
+graphrag_audit.analysis.integrity.
 """
 
 from __future__ import annotations
