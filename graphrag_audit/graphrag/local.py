@@ -1,0 +1,221 @@
+"""The community reports graphrag's local search puts in context at each ``community_level``.
+
+Pure functions; no graphrag import. Sources, identical at v1.2.0, v2.7.2 and v3.3.0 unless named:
+
+- ``api/query.py`` ``local_search``: ``read_indexer_entities(..., community_level)`` and
+  ``read_indexer_reports(..., community_level)`` (the global-search selection:
+  :mod:`graphrag_audit.graphrag.selection`, ``v1`` for 1.x, ``v2`` since 2.0).
+- ``query/indexer_adapters.py`` ``read_indexer_entities``: an entity's ``community_ids`` are
+  ``set(...)`` of its communities at level <= N, listed in the set's iteration order. 1.x: the
+  ``create_final_nodes`` rows with level <= N (-1 = no community), inner-joined with the entities
+  on ``id``. 2.x/3.x: ``entities.merge(communities.explode("entity_ids"), how="left")`` filtered
+  by ``level <= N``, so an entity in no community (NaN level) is dropped.
+- ``query/structured_search/local_search/mixed_context.py`` ``_build_community_context``: count
+  the selected entities per community id (first occurrence fixes the order), keep the ids with a
+  report (a dict keyed by community id: the last report row wins), ``list.sort(key=(matches,
+  rank), reverse=True)`` (stable: ties keep that order), then ``build_community_context(
+  single_batch=True, shuffle_data=False, entities=None, include_community_rank=False)``.
+- ``query/context_builder/community_context.py``: reports with ``rank is None or rank < 0``
+  (NaN too) are skipped; header ``"-----Reports-----\\nid|title|content\\n"`` (no attributes, no
+  weight without entities, no rank) counted once, each row ``f"{community}|{title}|{content}\\n"``;
+  packing stops at the first row with ``header + rows + row > budget`` (strictly).
+- Budget: ``max(int(max_context_tokens * community_prop), 0)`` (mixed_context.py); defaults
+  12,000 x 0.15 (``config/defaults.py``: ``LOCAL_SEARCH_MAX_TOKENS``/``LOCAL_SEARCH_COMMUNITY_PROP``
+  @v1.2.0, ``LocalSearchDefaults`` @v2.7.2 and @v3.3.0); ``top_k_entities`` 10 (same files).
+
+A probe stands for a query about one leaf community (no row names it as parent): its selected
+entities are the first ``top_k`` ids of the leaf's ``entity_ids`` that ``read_indexer_entities``
+returns at N, in ``entity_ids`` order. Not modelled: 1.x grouping nodes by ``(id, degree)`` (an
+entity whose degree differs between levels), and node rows that loading reordered across levels.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from graphrag_audit.graphrag.selection import select_all
+from graphrag_audit.graphrag.tokens import TokenCounter, get_token_counter
+from graphrag_audit.model.index import IndexModel
+
+VERSION_LINES = ("1.x", "2.x", "3.x")
+DEFAULT_MAX_CONTEXT_TOKENS = 12_000
+DEFAULT_COMMUNITY_PROP = 0.15
+DEFAULT_TOP_K = 10
+HEADER = "-----Reports-----\nid|title|content\n"
+
+
+def local_budget(
+    max_context_tokens: int = DEFAULT_MAX_CONTEXT_TOKENS, community_prop: float = DEFAULT_COMMUNITY_PROP
+) -> int:
+    """The community-report budget: ``max(int(max_context_tokens * community_prop), 0)``."""
+    return max(int(max_context_tokens * community_prop), 0)
+
+
+@dataclass(frozen=True)
+class ContextReport:
+    community: int
+    level: int
+    matches: int
+    rank: float
+    tokens: int  # of its row
+
+
+@dataclass(frozen=True)
+class LocalContext:
+    """The reports in context in graphrag's order, the first that did not fit (None: all fitted)
+    and the tokens counted (header included; 0 when nothing fitted)."""
+
+    reports: tuple[ContextReport, ...]
+    did_not_fit: ContextReport | None
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Probe:
+    leaf: int
+    leaf_level: int
+    entities: tuple[str, ...]  # the selected entity ids
+    context: LocalContext
+
+
+class LocalSearch:
+    """What local search reads at one N for one version line: entities and reports."""
+
+    def __init__(self, model: IndexModel, version: str, n: int, counter: TokenCounter | None = None):
+        if version not in VERSION_LINES:
+            raise ValueError(f"version line {version!r}: one of {', '.join(VERSION_LINES)}")
+        if model.entities is None:
+            raise ValueError("local search needs the entities table")
+        self.model, self.n = model, n
+        self.counter = counter or get_token_counter()
+        self.entity_communities = _entity_communities(model, version, n)
+        rows = select_all(model)[n]["v1" if version == "1.x" else "v2"].rows
+        self.report_row = dict(zip(model.reports["community"].to_numpy()[rows].tolist(), rows.tolist()))
+        self.header_tokens = self.counter.count(HEADER)
+
+    def context(self, entity_ids: Iterable[str], budget: int) -> LocalContext:
+        """``_build_community_context`` for these selected entities (ids local search read at N)."""
+        matches: Counter[int] = Counter()
+        for e in entity_ids:
+            matches.update(self.entity_communities[e])
+        reports = self.model.reports
+        candidates = []
+        for community, count in matches.items():
+            row = self.report_row.get(community)
+            if row is not None:
+                candidates.append((count, float(reports["rank"].iat[row]), community, row))
+        candidates.sort(key=lambda c: (c[0], c[1]), reverse=True)
+        packed: list[ContextReport] = []
+        total = self.header_tokens
+        for count, rank, community, row in candidates:
+            if not rank >= 0:  # None/NaN/negative rank: not in context, not a stop
+                continue
+            text = f"{community}|{reports['title'].iat[row]}|{reports['content'].iat[row]}\n"
+            report = ContextReport(
+                community, int(reports["level"].iat[row]), count, rank, self.counter.count(text)
+            )
+            if total + report.tokens > budget:
+                return LocalContext(tuple(packed), report, total if packed else 0)
+            packed.append(report)
+            total += report.tokens
+        return LocalContext(tuple(packed), None, total if packed else 0)
+
+    def probes(self, budget: int, top_k: int = DEFAULT_TOP_K) -> list[Probe]:
+        """One probe per leaf community, in communities row order."""
+        c = self.model.communities
+        leaves = c[~c["community"].isin(c["parent"])]
+        members = self.model.members
+        by_community = dict(
+            members.groupby("community", sort=False)["entity"].agg(lambda s: s.astype(str).tolist()).items()
+        )
+        out = []
+        for leaf, level in zip(leaves["community"].tolist(), leaves["level"].tolist()):
+            ids = [e for e in by_community.get(leaf, []) if e in self.entity_communities][:top_k]
+            out.append(Probe(leaf, level, tuple(ids), self.context(ids, budget)))
+        return out
+
+
+def _entity_communities(model: IndexModel, version: str, n: int) -> dict[str, list[int]]:
+    """``read_indexer_entities``' entities at N: id -> ``community_ids`` in graphrag's set order."""
+    assert model.entities is not None
+    ids = model.entities["id"].astype(str).to_numpy(dtype=object)
+    if version == "1.x":
+        rows = model.rollup_rows
+        if "entity_row" in rows.columns:
+            pos = rows["entity_row"].to_numpy()
+            keys = np.where(pos >= 0, ids[np.maximum(pos, 0)], None)
+        elif "entity_id" in rows.columns:
+            keys = rows["entity_id"].astype(object).to_numpy()
+        elif model.member_key == "id":
+            keys = rows["entity"].astype(str).to_numpy(dtype=object)
+        else:
+            raise ValueError("graphrag 1.x local search needs the nodes' entity ids")
+    else:
+        rows = model.members
+        if model.member_key != "id":
+            raise ValueError("graphrag >= 2.0 local search needs the communities' entity_ids")
+        keys = rows["entity"].astype(str).to_numpy(dtype=object)
+    known = set(ids.tolist())
+    under = rows["level"].to_numpy() <= n
+    grouped: dict[str, list[int]] = {}
+    for key, community in zip(keys[under].tolist(), rows["community"].to_numpy()[under].tolist()):
+        if key in known:
+            grouped.setdefault(key, []).append(community)
+    return {key: list(set(communities)) for key, communities in grouped.items()}
+
+
+def summarise(probes: Sequence[Probe]) -> dict:
+    """``probes``, ``reports_in_context_by_level`` and ``deepest_level_in_context`` ({"<level>" |
+    "none": count}), keys only for counts above 0."""
+    by_level: Counter[str] = Counter()
+    deepest: Counter[str] = Counter()
+    for p in probes:
+        levels = [r.level for r in p.context.reports]
+        by_level.update(str(lv) for lv in levels)
+        deepest[str(max(levels)) if levels else "none"] += 1
+    return {
+        "probes": len(probes),
+        "reports_in_context_by_level": dict(sorted(by_level.items(), key=lambda kv: int(kv[0]))),
+        "deepest_level_in_context": dict(sorted(deepest.items(), key=lambda kv: (kv[0] == "none", kv[0]))),
+    }
+
+
+def local_search_by_level(
+    model: IndexModel,
+    version: str,
+    budget: int | None = None,
+    counter: TokenCounter | None = None,
+    top_k: int = DEFAULT_TOP_K,
+) -> dict[int, dict]:
+    """:func:`summarise` of the probes at every N = 0 … max level."""
+    budget = local_budget() if budget is None else budget
+    return {n: summarise(LocalSearch(model, version, n, counter).probes(budget, top_k)) for n in model.levels}
+
+
+def what_if(
+    model: IndexModel,
+    version: str,
+    n: int,
+    entities: Sequence[str],
+    budget: int | None = None,
+    counter: TokenCounter | None = None,
+) -> tuple[LocalContext, list[str]]:
+    """The context for these entities (ids or titles, in this order), and the names local search
+    does not read at N (unknown, or dropped by ``read_indexer_entities``)."""
+    search = LocalSearch(model, version, n, counter)
+    assert model.entities is not None
+    by_title: dict[str, str] = {}
+    for i, t in zip(model.entities["id"].astype(str).tolist(), model.entities["title"].astype(str).tolist()):
+        by_title.setdefault(t, i)
+    ids, missing = [], []
+    for name in entities:
+        key = name if name in search.entity_communities else by_title.get(name)
+        if key in search.entity_communities:
+            ids.append(key)
+        else:
+            missing.append(name)
+    return search.context(ids, local_budget() if budget is None else budget), missing
