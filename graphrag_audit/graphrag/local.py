@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -83,60 +84,83 @@ class Probe:
 
 
 class LocalSearch:
-    """What local search reads at one N for one version line: entities and reports."""
+    """What local search reads from one index for one version line, at any N (each N read once,
+    each report row counted once)."""
 
-    def __init__(self, model: IndexModel, version: str, n: int, counter: TokenCounter | None = None):
+    def __init__(self, model: IndexModel, version: str, counter: TokenCounter | None = None):
         if version not in VERSION_LINES:
             raise ValueError(f"version line {version!r}: one of {', '.join(VERSION_LINES)}")
         if model.entities is None:
             raise ValueError("local search needs the entities table")
-        self.model, self.n = model, n
+        self.model, self.version = model, version
         self.counter = counter or get_token_counter()
-        self.entity_communities = _entity_communities(model, version, n)
-        rows = select_all(model)[n]["v1" if version == "1.x" else "v2"].rows
-        self.report_row = dict(zip(model.reports["community"].to_numpy()[rows].tolist(), rows.tolist()))
         self.header_tokens = self.counter.count(HEADER)
+        r = model.reports
+        self.communities, self.levels = r["community"].tolist(), r["level"].tolist()
+        self.ranks = [float(x) for x in r["rank"].tolist()]
+        self.rows = [
+            f"{c}|{t}|{x}\n" for c, t, x in zip(self.communities, r["title"].tolist(), r["content"].tolist())
+        ]
+        self.row_tokens: dict[int, int] = {}
+        self.selection = select_all(model)
+        self._read: dict[int, tuple[dict[str, list[int]], dict[int, int]]] = {}
 
-    def context(self, entity_ids: Iterable[str], budget: int) -> LocalContext:
-        """``_build_community_context`` for these selected entities (ids local search read at N)."""
+    def read(self, n: int) -> tuple[dict[str, list[int]], dict[int, int]]:
+        """(entity id -> ``community_ids``, community -> report row) as local search reads them at N."""
+        if n not in self._read:
+            rows = self.selection[n]["v1" if self.version == "1.x" else "v2"].rows.tolist()
+            by_community = dict(zip([self.communities[i] for i in rows], rows))  # the last row wins
+            self._read[n] = (_entity_communities(self.model, self.version, n), by_community)
+        return self._read[n]
+
+    def context(self, n: int, entity_ids: Iterable[str], budget: int) -> LocalContext:
+        """``_build_community_context`` for these selected entities (ids local search reads at N)."""
+        entity_communities, report_row = self.read(n)
         matches: Counter[int] = Counter()
         for e in entity_ids:
-            matches.update(self.entity_communities[e])
-        reports = self.model.reports
-        candidates = []
-        for community, count in matches.items():
-            row = self.report_row.get(community)
-            if row is not None:
-                candidates.append((count, float(reports["rank"].iat[row]), community, row))
+            matches.update(entity_communities[e])
+        candidates = [
+            (count, self.ranks[report_row[c]], report_row[c])
+            for c, count in matches.items()
+            if c in report_row
+        ]
         candidates.sort(key=lambda c: (c[0], c[1]), reverse=True)
         packed: list[ContextReport] = []
         total = self.header_tokens
-        for count, rank, community, row in candidates:
+        for count, rank, row in candidates:
             if not rank >= 0:  # None/NaN/negative rank: not in context, not a stop
                 continue
-            text = f"{community}|{reports['title'].iat[row]}|{reports['content'].iat[row]}\n"
-            report = ContextReport(
-                community, int(reports["level"].iat[row]), count, rank, self.counter.count(text)
-            )
+            if row not in self.row_tokens:
+                self.row_tokens[row] = self.counter.count(self.rows[row])
+            report = ContextReport(self.communities[row], self.levels[row], count, rank, self.row_tokens[row])
             if total + report.tokens > budget:
                 return LocalContext(tuple(packed), report, total if packed else 0)
             packed.append(report)
             total += report.tokens
         return LocalContext(tuple(packed), None, total if packed else 0)
 
-    def probes(self, budget: int, top_k: int = DEFAULT_TOP_K) -> list[Probe]:
+    def probes(self, n: int, budget: int, top_k: int = DEFAULT_TOP_K) -> list[Probe]:
         """One probe per leaf community, in communities row order."""
+        entity_communities = self.read(n)[0]
+        out = []
+        for leaf, level, entity_ids in self.leaves:
+            ids = [e for e in entity_ids if e in entity_communities][:top_k]
+            out.append(Probe(leaf, level, tuple(ids), self.context(n, ids, budget)))
+        return out
+
+    @cached_property
+    def leaves(self) -> list[tuple[int, int, list[str]]]:
+        """(community, level, entity_ids) of every community no row names as parent, in row order."""
+        entity_ids: dict[int, list[str]] = {}
+        m = self.model.members
+        for e, community in zip(m["entity"].astype(str).tolist(), m["community"].tolist()):
+            entity_ids.setdefault(community, []).append(e)
         c = self.model.communities
         leaves = c[~c["community"].isin(c["parent"])]
-        members = self.model.members
-        by_community = dict(
-            members.groupby("community", sort=False)["entity"].agg(lambda s: s.astype(str).tolist()).items()
-        )
-        out = []
-        for leaf, level in zip(leaves["community"].tolist(), leaves["level"].tolist()):
-            ids = [e for e in by_community.get(leaf, []) if e in self.entity_communities][:top_k]
-            out.append(Probe(leaf, level, tuple(ids), self.context(ids, budget)))
-        return out
+        return [
+            (leaf, level, entity_ids.get(leaf, []))
+            for leaf, level in zip(leaves["community"].tolist(), leaves["level"].tolist())
+        ]
 
 
 def _entity_communities(model: IndexModel, version: str, n: int) -> dict[str, list[int]]:
@@ -193,7 +217,8 @@ def local_search_by_level(
 ) -> dict[int, dict]:
     """:func:`summarise` of the probes at every N = 0 … max level."""
     budget = local_budget() if budget is None else budget
-    return {n: summarise(LocalSearch(model, version, n, counter).probes(budget, top_k)) for n in model.levels}
+    search = LocalSearch(model, version, counter)
+    return {n: summarise(search.probes(n, budget, top_k)) for n in model.levels}
 
 
 def what_if(
@@ -206,16 +231,17 @@ def what_if(
 ) -> tuple[LocalContext, list[str]]:
     """The context for these entities (ids or titles, in this order), and the names local search
     does not read at N (unknown, or dropped by ``read_indexer_entities``)."""
-    search = LocalSearch(model, version, n, counter)
+    search = LocalSearch(model, version, counter)
+    entity_communities = search.read(n)[0]
     assert model.entities is not None
     by_title: dict[str, str] = {}
     for i, t in zip(model.entities["id"].astype(str).tolist(), model.entities["title"].astype(str).tolist()):
         by_title.setdefault(t, i)
     ids, missing = [], []
     for name in entities:
-        key = name if name in search.entity_communities else by_title.get(name)
-        if key in search.entity_communities:
+        key = name if name in entity_communities else by_title.get(name)
+        if key in entity_communities:
             ids.append(key)
         else:
             missing.append(name)
-    return search.context(ids, local_budget() if budget is None else budget), missing
+    return search.context(n, ids, local_budget() if budget is None else budget), missing

@@ -60,9 +60,9 @@ def test_hand_worked_tree(tree):
     counter = get_token_counter()
     assert local_budget() == 1800 and local_budget(8000, 0.25) == 2000
     # leaves 1, 5, 2, 4 in row order; ancestors tie with their descendants on matches, rank decides
-    assert _ids(LocalSearch(tree, "2.x", 0).probes(1800)) == {1: [1], 5: [], 2: [0], 4: [0]}
-    assert _ids(LocalSearch(tree, "2.x", 1).probes(1800)) == {1: [1], 5: [], 2: [0], 4: [3, 0]}
-    probes = LocalSearch(tree, "3.x", 2).probes(1800)
+    assert _ids(LocalSearch(tree, "2.x").probes(0, 1800)) == {1: [1], 5: [], 2: [0], 4: [0]}
+    assert _ids(LocalSearch(tree, "2.x").probes(1, 1800)) == {1: [1], 5: [], 2: [0], 4: [3, 0]}
+    probes = LocalSearch(tree, "3.x").probes(2, 1800)
     assert _ids(probes) == {1: [1], 5: [], 2: [0], 4: [4, 3, 0]}
     assert summarise(probes) == {
         "probes": 4,
@@ -70,16 +70,16 @@ def test_hand_worked_tree(tree):
         "deepest_level_in_context": {"0": 2, "2": 1, "none": 1},
     }
     # 1.x: rolled-up reports (each entity's max community <= N): 0 is not among them at N=2
-    assert _ids(LocalSearch(tree, "1.x", 2).probes(1800)) == {1: [1], 5: [], 2: [], 4: [4, 3]}
+    assert _ids(LocalSearch(tree, "1.x").probes(2, 1800)) == {1: [1], 5: [], 2: [], 4: [4, 3]}
     # packing: header once, each row, stop at the first that passes the budget strictly
-    search = LocalSearch(tree, "2.x", 2, counter)
+    search = LocalSearch(tree, "2.x", counter)
     fit_two = counter.count(HEADER) + counter.count(_row(4)) + counter.count(_row(3))
-    ctx = search.context(["c", "d"], fit_two)
+    ctx = search.context(2, ["c", "d"], fit_two)
     assert [r.community for r in ctx.reports] == [4, 3] and ctx.tokens == fit_two
     assert ctx.did_not_fit is not None and (ctx.did_not_fit.community, ctx.did_not_fit.matches) == (0, 2)
-    ctx = search.context(["c", "d"], fit_two - 1)
+    ctx = search.context(2, ["c", "d"], fit_two - 1)
     assert [r.community for r in ctx.reports] == [4] and ctx.did_not_fit.community == 3
-    ctx = search.context(["c", "d"], counter.count(HEADER) + counter.count(_row(4)) - 1)
+    ctx = search.context(2, ["c", "d"], counter.count(HEADER) + counter.count(_row(4)) - 1)
     assert ctx.reports == () and ctx.tokens == 0 and ctx.did_not_fit.community == 4
 
 
@@ -185,11 +185,11 @@ def test_matches_graphrag(python, tmp_path):
         assert res["error"] is None, (res["id"], res["error"])
         model = models[res["id"]]
         level_of = dict(zip(model.reports["community"].tolist(), model.reports["level"].tolist()))
+        search = LocalSearch(model, line, counter)
         for n in model.levels:
             got = res["levels"][str(n)]
-            search = LocalSearch(model, line, n, counter)
             for budget in BUDGETS:
-                probes = search.probes(budget, TOP_K)
+                probes = search.probes(n, budget, TOP_K)
                 expected = [(leaf, ids) for leaf, ids in got[str(budget)]]
                 assert [(p.leaf, [r.community for r in p.context.reports]) for p in probes] == expected, (
                     res["id"],
