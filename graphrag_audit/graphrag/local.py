@@ -204,7 +204,9 @@ def summarise(probes: Sequence[Probe]) -> dict:
     return {
         "probes": len(probes),
         "reports_in_context_by_level": dict(sorted(by_level.items(), key=lambda kv: int(kv[0]))),
-        "deepest_level_in_context": dict(sorted(deepest.items(), key=lambda kv: (kv[0] == "none", kv[0]))),
+        "deepest_level_in_context": dict(
+            sorted(deepest.items(), key=lambda kv: int(kv[0]) if kv[0] != "none" else float("inf"))
+        ),
     }
 
 

@@ -8,17 +8,16 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import graphrag_side as side
 import pandas as pd
 import pytest
+from builders import write_v3
+from conftest import ROOT, shared_index
 
 from graphrag_audit.graphrag.local import LocalSearch, local_budget, summarise, what_if
 from graphrag_audit.graphrag.tokens import get_token_counter
 from graphrag_audit.io.load import load_index
-from tests import graphrag_side as side
-from tests.builders import write_v3
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "indexes"
 HEADER = "-----Reports-----\nid|title|content\n"
 
 # community: (level, parent, entities); 3 has the child 4; "z" is in no community
@@ -96,6 +95,28 @@ def test_what_if_ties_keep_first_match_order(tree):
     assert [r.community for r in ctx.reports] == [0, 1]
 
 
+@pytest.mark.parametrize(
+    "line, name, n, probes, at_0, at_n, none",
+    [
+        ("1.x", "verbs-v1", 1, 33, 3, 30, 0),
+        ("2.x", "verbs-v2", 2, 19, 15, 0, 0),
+        ("3.x", "verbs-v3", 2, 98, 36, 2, 43),
+        ("2.x", "real-b2b-gaps-v2", 0, 402, 160, 160, 242),
+        ("3.x", "real-insurance-v3", 2, 414, 15, 224, 0),
+    ],
+)
+def test_issue_41_table(line, name, n, probes, at_0, at_n, none):
+    """The issue's table, measured with graphrag's own functions: finest report level per probe."""
+    summary = summarise(LocalSearch(load_index(shared_index(name)), line).probes(n, local_budget()))
+    deepest = summary["deepest_level_in_context"]
+    assert (summary["probes"], deepest.get("0", 0), deepest.get(str(n), 0), deepest.get("none", 0)) == (
+        probes,
+        at_0,
+        at_n,
+        none,
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # against graphrag's own _build_community_context
 
@@ -146,7 +167,7 @@ def test_matches_graphrag(python, tmp_path):
     line, names = LINES[side.major(side.versions(python)[0])]
     cases, models = [], {}
     for name in names:
-        path = SHARED / name
+        path = shared_index(name)
         layout = "v1" if (path / "create_final_nodes.parquet").exists() else "v2"
         files = (
             V1_FILES if layout == "v1" else {k: k for k in ("communities", "community_reports", "entities")}
