@@ -2,11 +2,11 @@
 tests/graphrag_tests/test_local_search.py in a side interpreter with graphrag installed (1.2.0, 2.7.2, 3.3.0).
 
 Usage: ``python local_search_runner.py CASES.json OUT.json``. CASES.json holds ``{"encoding": str,
-"cases": [{"id", "layout": "v1"|"v2", "files": {name: parquet path}, "levels": [N, ...], "budgets":
+"cases": [{"id", "files": {name: parquet path}, "levels": [N, ...], "budgets":
 [int, ...], "top_k": int, "what_if": {"<N>": [[entity id, ...], ...]}}]}``.
 
 As ``graphrag query --method local`` reads them (api/query.py ``local_search``): the tables by
-``pandas.read_parquet``, ``read_indexer_entities`` and ``read_indexer_reports`` at N, a
+``pandas.read_parquet`` (``nodes`` is read by 1.x only), ``read_indexer_entities`` and ``read_indexer_reports`` at N, a
 ``LocalSearchMixedContext`` with a real tiktoken tokenizer, then its own ``_build_community_context``
 with the arguments ``build_context`` passes (defaults, ``include_community_rank=False``). The selected
 entities of a probe (a community no row names as parent, in row order) are the first ``top_k`` ids of
@@ -56,7 +56,7 @@ def run_case(case: dict, tokenizer: dict) -> dict:
     )
     out = {}
     for n in case["levels"]:
-        if case["layout"] == "v1":
+        if "final_nodes" in inspect.signature(read_indexer_entities).parameters:  # 1.x
             nodes = frames["nodes"]
             entities = read_indexer_entities(copy.deepcopy(nodes), copy.deepcopy(frames["entities"]), n)
             reports = read_indexer_reports(

@@ -1,12 +1,13 @@
 """The community reports graphrag's local search puts in context at each ``community_level``.
 
-Pure functions; no graphrag import. Sources, identical at v1.2.0, v2.7.2 and v3.3.0 unless named:
+No graphrag import, no global state. Sources, the same logic at v1.2.0, v2.7.2 and v3.3.0 unless named:
 
 - ``api/query.py`` ``local_search``: ``read_indexer_entities(..., community_level)`` and
   ``read_indexer_reports(..., community_level)`` (the global-search selection:
   :mod:`graphrag_audit.graphrag.selection`, ``v1`` for 1.x, ``v2`` since 2.0).
 - ``query/indexer_adapters.py`` ``read_indexer_entities``: an entity's ``community_ids`` are
-  ``set(...)`` of its communities at level <= N, listed in the set's iteration order. 1.x: the
+  ``set(...)`` of its communities at level <= N, listed in the set's iteration order (rebuilt here
+  from the same ints in the same insertion order: it decides ties). 1.x: the
   ``create_final_nodes`` rows with level <= N (-1 = no community), inner-joined with the entities
   on ``id``. 2.x/3.x: ``entities.merge(communities.explode("entity_ids"), how="left")`` filtered
   by ``level <= N``, so an entity in no community (NaN level) is dropped.
@@ -14,7 +15,9 @@ Pure functions; no graphrag import. Sources, identical at v1.2.0, v2.7.2 and v3.
   the selected entities per community id (first occurrence fixes the order), keep the ids with a
   report (a dict keyed by community id: the last report row wins), ``list.sort(key=(matches,
   rank), reverse=True)`` (stable: ties keep that order), then ``build_community_context(
-  single_batch=True, shuffle_data=False, entities=None, include_community_rank=False)``.
+  single_batch=True, shuffle_data=False, entities=None)``; ``include_community_rank=False`` and
+  ``min_community_rank`` 0 (``query/factory.py`` ``get_local_search_engine``; 1.x names the budget
+  ``max_tokens``).
 - ``query/context_builder/community_context.py``: reports with ``rank is None or rank < 0``
   (NaN too) are skipped; header ``"-----Reports-----\\nid|title|content\\n"`` (no attributes, no
   weight without entities, no rank) counted once, each row ``f"{community}|{title}|{content}\\n"``;
