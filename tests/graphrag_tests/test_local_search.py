@@ -215,6 +215,7 @@ def test_matches_graphrag(python, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((tmp_path / "out.json").read_text())["results"]
+    assert [r["id"] for r in results] == names
     counter = get_token_counter("cl100k_base")
     for res in results:
         assert res["error"] is None, (res["id"], res["error"])
@@ -239,6 +240,7 @@ def test_matches_graphrag(python, tmp_path):
                 summary = summarise(probes)
                 assert summary["deepest_level_in_context"] == dict(deepest)
                 assert summary["reports_in_context_by_level"] == dict(by_level)
+            assert len(got["what_if"]) == 3
             for ids, want in zip(_what_if_lists(model, n), got["what_if"]):
                 ctx, _ = what_if(model, line, n, ids, BUDGETS[0], counter)
                 assert [r.community for r in ctx.reports] == want, (res["id"], n, ids)
