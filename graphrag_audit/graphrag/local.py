@@ -34,16 +34,19 @@ entity whose degree differs between levels), and node rows that loading reordere
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 
 from graphrag_audit.graphrag.selection import select_all
 from graphrag_audit.graphrag.tokens import TokenCounter, get_token_counter
 from graphrag_audit.model.index import IndexModel
+from graphrag_audit.model.keys import dictionary_parts
 
 VERSION_LINES = ("1.x", "2.x", "3.x")
 DEFAULT_MAX_CONTEXT_TOKENS = 12_000
@@ -90,7 +93,15 @@ class LocalSearch:
     """What local search reads from one index for one version line, at any N (each N read once,
     each report row counted once)."""
 
-    def __init__(self, model: IndexModel, version: str, counter: TokenCounter | None = None):
+    def __init__(
+        self,
+        model: IndexModel,
+        version: str,
+        counter: TokenCounter | None = None,
+        max_probes: int | None = None,
+    ):
+        """``max_probes``: above this many leaves, :meth:`probes` reads an evenly spaced sample of
+        them (the first and the last included; ``sampled`` = (probes read, leaves))."""
         if version not in VERSION_LINES:
             raise ValueError(f"version line {version!r}: one of {', '.join(VERSION_LINES)}")
         if model.entities is None:
@@ -107,13 +118,26 @@ class LocalSearch:
         self.row_tokens: dict[int, int] = {}
         self.selection = select_all(model)
         self._read: dict[int, tuple[dict[str, list[int]], dict[int, int]]] = {}
+        c = model.communities
+        leaves = c[~c["community"].isin(c["parent"])]
+        self.sampled: tuple[int, int] | None = None
+        if max_probes is not None and len(leaves) > max_probes:
+            self.sampled = (max_probes, len(leaves))
+            leaves = leaves.iloc[np.unique(np.linspace(0, len(leaves) - 1, max_probes).round().astype(int))]
+        self._leaves = list(zip(leaves["community"].tolist(), leaves["level"].tolist()))
 
     def read(self, n: int) -> tuple[dict[str, list[int]], dict[int, int]]:
         """(entity id -> ``community_ids``, community -> report row) as local search reads them at N."""
         if n not in self._read:
             rows = self.selection[n]["v1" if self.version == "1.x" else "v2"].rows.tolist()
             by_community = dict(zip([self.communities[i] for i in rows], rows))  # the last row wins
-            self._read[n] = (_entity_communities(self.model, self.version, n), by_community)
+            keys, communities, levels = self._membership
+            under = levels <= n
+            grouped: dict[str, list[int]] = {}
+            for key, community in zip(itertools.compress(keys, under), communities[under].tolist()):
+                grouped.setdefault(key, []).append(community)
+            entity_communities = {key: list(set(cs)) for key, cs in grouped.items()}
+            self._read[n] = (entity_communities, by_community)
         return self._read[n]
 
     def context(self, n: int, entity_ids: Iterable[str], budget: int) -> LocalContext:
@@ -153,46 +177,63 @@ class LocalSearch:
 
     @cached_property
     def leaves(self) -> list[tuple[int, int, list[str]]]:
-        """(community, level, entity_ids) of every community no row names as parent, in row order."""
-        entity_ids: dict[int, list[str]] = {}
+        """(community, level, entity_ids) of every community no row names as parent (or of the
+        sample), in row order."""
         m = self.model.members
+        if self.sampled:
+            m = m[m["community"].isin([leaf for leaf, _ in self._leaves])]
+        entity_ids: dict[int, list[str]] = {}
         for e, community in zip(m["entity"].astype(str).tolist(), m["community"].tolist()):
             entity_ids.setdefault(community, []).append(e)
-        c = self.model.communities
-        leaves = c[~c["community"].isin(c["parent"])]
-        return [
-            (leaf, level, entity_ids.get(leaf, []))
-            for leaf, level in zip(leaves["community"].tolist(), leaves["level"].tolist())
-        ]
+        return [(leaf, level, entity_ids.get(leaf, [])) for leaf, level in self._leaves]
+
+    @cached_property
+    def _membership(self) -> tuple[list, np.ndarray, np.ndarray]:
+        only = {e for _, _, ids in self.leaves for e in ids} if self.sampled else None
+        return _membership(self.model, self.version, only)
 
 
-def _entity_communities(model: IndexModel, version: str, n: int) -> dict[str, list[int]]:
-    """``read_indexer_entities``' entities at N: id -> ``community_ids`` in graphrag's set order."""
+def _membership(
+    model: IndexModel, version: str, only: set[str] | None = None
+) -> tuple[list, np.ndarray, np.ndarray]:
+    """The rows ``read_indexer_entities`` groups, in row order: (entity id, community, level) of the
+    entities it reads (``only``: of these alone)."""
     assert model.entities is not None
-    ids = model.entities["id"].astype(str).to_numpy(dtype=object)
+    ids = model.entities["id"]
+    known = ids if only is None else ids[ids.isin(list(only))]
     if version == "1.x":
         rows = model.rollup_rows
         if "entity_row" in rows.columns:
             pos = rows["entity_row"].to_numpy()
-            keys = np.where(pos >= 0, ids[np.maximum(pos, 0)], None)
+            id_at = np.where(pos >= 0, ids.astype(str).to_numpy(dtype=object)[np.maximum(pos, 0)], None)
+            column = pd.Series(id_at, dtype=object)
         elif "entity_id" in rows.columns:
-            keys = rows["entity_id"].astype(object).to_numpy()
+            column = rows["entity_id"]
         elif model.member_key == "id":
-            keys = rows["entity"].astype(str).to_numpy(dtype=object)
+            column = rows["entity"]
         else:
             raise ValueError("graphrag 1.x local search needs the nodes' entity ids")
     else:
         rows = model.members
         if model.member_key != "id":
             raise ValueError("graphrag >= 2.0 local search needs the communities' entity_ids")
-        keys = rows["entity"].astype(str).to_numpy(dtype=object)
-    known = set(ids.tolist())
-    under = rows["level"].to_numpy() <= n
-    grouped: dict[str, list[int]] = {}
-    for key, community in zip(keys[under].tolist(), rows["community"].to_numpy()[under].tolist()):
-        if key in known:
-            grouped.setdefault(key, []).append(community)
-    return {key: list(set(communities)) for key, communities in grouped.items()}
+        column = rows["entity"]
+    mask, keys = _rows_with_keys(column, set(known.astype(str).tolist()))
+    return keys, rows["community"].to_numpy()[mask], rows["level"].to_numpy()[mask]
+
+
+def _rows_with_keys(column: pd.Series, wanted: set[str]) -> tuple[np.ndarray, list[str]]:
+    """(mask of the rows whose key, as a string, is in ``wanted``; those keys), each distinct key of
+    a dictionary-encoded column converted once."""
+    parts = dictionary_parts(column)
+    if parts is None:
+        keys = np.array([None if k is None else str(k) for k in column.tolist()], dtype=object)
+        mask = pd.Series(keys).isin(wanted).to_numpy()
+        return mask, keys[mask].tolist()
+    codes, dictionary = parts
+    distinct = np.asarray([str(k) for k in dictionary.to_pylist()], dtype=object)
+    mask = pd.Series(distinct).isin(wanted).to_numpy()[codes]
+    return mask, distinct[codes[mask]].tolist()
 
 
 def summarise(probes: Sequence[Probe]) -> dict:
