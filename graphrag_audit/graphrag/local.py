@@ -225,7 +225,8 @@ def _membership(
 def _rows_with_keys(column: pd.Series, wanted: set[str]) -> tuple[np.ndarray, list[str]]:
     """(mask of the rows whose key, as a string, is in ``wanted``; those keys), each distinct key of
     a dictionary-encoded column converted once."""
-    parts = dictionary_parts(column)
+    dictionary_typed = isinstance(column.dtype, (pd.ArrowDtype, pd.CategoricalDtype))
+    parts = dictionary_parts(column) if dictionary_typed else None
     if parts is None:
         keys = np.array([None if k is None else str(k) for k in column.tolist()], dtype=object)
         mask = pd.Series(keys).isin(wanted).to_numpy()
