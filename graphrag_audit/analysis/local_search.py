@@ -38,8 +38,8 @@ from graphrag_audit.results.audit import EXACT
 #: the graphrag releases each line stands for (1.x: compat's ``v1`` outcome, 1.0-1.2)
 GRAPHRAG = {**FAMILIES, "1.x": "1.0-1.2"}
 #: above this many leaf communities the probes are an evenly spaced sample (the 1M-entity index has
-#: 91,571 leaves; every shared index has fewer than this)
-MAX_PROBES = 2_000
+#: 91,571 leaves: ~4 s of CPU for every N and line at 1,000; every shared index has fewer than this)
+MAX_PROBES = 1_000
 #: ``local-context-coarse`` fires when more than this share of the probes gets a finest report
 #: coarser than min(N, its leaf's level): most queries then miss the granularity N was raised for
 MAX_COARSE = 0.25

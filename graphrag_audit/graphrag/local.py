@@ -112,9 +112,7 @@ class LocalSearch:
         r = model.reports
         self.communities, self.levels = r["community"].tolist(), r["level"].tolist()
         self.ranks = [float(x) for x in r["rank"].tolist()]
-        self.rows = [
-            f"{c}|{t}|{x}\n" for c, t, x in zip(self.communities, r["title"].tolist(), r["content"].tolist())
-        ]
+        self._texts = r[["title", "content"]]  # a row's text is built when it is first counted
         self.row_tokens: dict[int, int] = {}
         self.selection = select_all(model)
         self._read: dict[int, tuple[dict[str, list[int]], dict[int, int]]] = {}
@@ -158,7 +156,8 @@ class LocalSearch:
             if not rank >= 0:  # None/NaN/negative rank: not in context, not a stop
                 continue
             if row not in self.row_tokens:
-                self.row_tokens[row] = self.counter.count(self.rows[row])
+                title, content = self._texts.iloc[row]
+                self.row_tokens[row] = self.counter.count(f"{self.communities[row]}|{title}|{content}\n")
             report = ContextReport(self.communities[row], self.levels[row], count, rank, self.row_tokens[row])
             if total + report.tokens > budget:
                 return LocalContext(tuple(packed), report, total if packed else 0)
