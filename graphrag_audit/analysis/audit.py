@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from graphrag_audit.analysis.levels import (
     report_listing,
     tree_levels,
 )
+from graphrag_audit.analysis.local_search import local_search_audit
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.graphrag.selection import select_all
 from graphrag_audit.io.load import load_index
@@ -116,6 +118,11 @@ def audit_with_model(
     t = time.perf_counter()
     levels = with_dynamic(model, levels, options, coster)
     timings["dynamic"] = time.perf_counter() - t
+
+    local = local_search_audit(model, counter=coster.counter if coster is not None else options.tokenizer)
+    if local is not None:
+        by_level: dict = local.by_level  # community_level None: none (local search takes an int)
+        levels = [dataclasses.replace(r, local_search=by_level.get(r.community_level)) for r in levels]
 
     t = time.perf_counter()
     findings += level_findings(

@@ -168,3 +168,11 @@ def test_issue_41_table(line, name, n, probes, at_0, at_n, none):
         at_n,
         none,
     )
+
+
+def test_levels_json_carries_local_search(tree):
+    from graphrag_audit.analysis.audit import audit
+
+    levels = audit(tree).to_dict()["levels"]
+    want = local_search_audit(tree).by_level
+    assert [lv["local_search"] for lv in levels] == [want[0], want[1], want[2], None]
