@@ -40,8 +40,10 @@ GRAPHRAG = {**FAMILIES, "1.x": "1.0-1.2"}
 #: above this many leaf communities the probes are an evenly spaced sample (the 1M-entity index has
 #: 91,571 leaves: ~4 s of CPU for every N and line at 1,000; every shared index has fewer than this)
 MAX_PROBES = 1_000
-#: ``local-context-coarse`` fires when more than this share of the probes gets a finest report
-#: coarser than min(N, its leaf's level): most queries then miss the granularity N was raised for
+#: ``local-context-coarse`` fires when more than this share of the probes gets a finest report coarser
+#: than min(N, its leaf's level): depth-mismatch's default (--max-unreachable), the same symptom seen from
+#: the tree. At N=2 it fires on verbs-v2 (0.42), verbs-v3 (0.33), real-datasaur-medical-v3 (0.41), not on
+#: real-insurance-v3 (0.14) or real-b2b-gaps-v2 (0.22)
 MAX_COARSE = 0.25
 #: ``local-context-empty`` fires when more than this share of the probes gets no report at all because
 #: the first one does not fit the budget (one query in ten answered without community context)
