@@ -294,6 +294,23 @@ _RULES = [
         "Every community at this level is the only child of a parent with the same entities: the level "
         "adds cost and no granularity. Query the level above.",
     ),
+    Rule(
+        "local-context-coarse",
+        "warning",
+        "Local search's finest report is coarser than the level you query with",
+        "Since graphrag 2.0 local search ranks every report <= N by the query's matched entities, and an "
+        "ancestor matches at least as many as its descendants, so ancestors take the community budget "
+        "(community_prop x max_context_tokens) first. Raise local_search.community_prop, or query a lower "
+        "community_level if the coarse reports are what you get anyway.",
+    ),
+    Rule(
+        "local-context-empty",
+        "warning",
+        "Local search gets no community report: the first does not fit",
+        "Local search packs reports until the first that does not fit and stops there "
+        "(microsoft/graphrag#1391): a report larger than community_prop x max_context_tokens empties the "
+        "community context. Raise local_search.community_prop or max_context_tokens, or shorten the reports.",
+    ),
     # ---- regressions against an earlier index (levels --baseline OLD.json, diff OLD NEW) ---------
     Rule(
         "regression-map-calls",

@@ -21,6 +21,7 @@ from graphrag_audit.analysis.levels import (
     report_listing,
     tree_levels,
 )
+from graphrag_audit.analysis.local_search import local_search_audit
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.graphrag.selection import select_all
@@ -144,6 +145,11 @@ def audit_with_model(
     step("simulating dynamic selection")
     levels = with_dynamic(model, levels, options, coster)
     lap("dynamic")
+
+    local = local_search_audit(model, counter=coster.counter if coster is not None else options.tokenizer)
+    if local is not None:
+        by_level: dict = local.by_level  # community_level None: none (local search takes an int)
+        levels = [dataclasses.replace(r, local_search=by_level.get(r.community_level)) for r in levels]
 
     findings += level_findings(options, depth, levels, clustered, model.has_reports_table)
     findings += dynamic_findings(options.level, depth.max_level, levels, {f.rule for f in findings})

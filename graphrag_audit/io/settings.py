@@ -625,7 +625,7 @@ DYNAMIC_SEARCH_KEYS: dict[str, tuple[type, object]] = {
 }
 
 
-def _query_settings_data(settings_file: Path) -> dict:
+def query_settings_data(settings_file: Path) -> dict:
     """The settings as graphrag >= 2.0 reads them (substituted, then parsed), else as 0.x-1.x do."""
     text = _read_text(settings_file)
     substituted, _markers = _template_substitute(text, _Environment(settings_file))
@@ -637,7 +637,7 @@ def _query_settings_data(settings_file: Path) -> dict:
 
 def read_dynamic_settings(settings_file: Path) -> dict[str, object]:
     """The ``global_search.dynamic_search_*`` values the settings set (knob name -> value)."""
-    data = _query_settings_data(settings_file)
+    data = query_settings_data(settings_file)
     section = data.get("global_search")
     if section is None:
         return {}
@@ -685,7 +685,7 @@ def read_query_settings(settings_file: Path) -> dict[str, tuple[object, str]]:
     (0.x-1.x); ``tokenizer`` from 0.x-1.x's top-level ``encoding_model`` (1.2.0 ``query/factory.py``)
     or 2.x's ``models.<global_search.chat_model_id>.encoding_model``. 3.x (and 2.x without one)
     counts with LiteLLM's tokenizer, cl100k_base for OpenAI/Azure/Anthropic names: the default."""
-    data = _query_settings_data(settings_file)
+    data = query_settings_data(settings_file)
     out: dict[str, tuple[object, str]] = {}
     section = data.get("global_search")
     if section is not None and not isinstance(section, dict):

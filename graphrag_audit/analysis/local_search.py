@@ -1,0 +1,240 @@
+"""Local search's community context per community_level and graphrag line (issue 41), for ``levels[]``.
+
+The engine is :mod:`graphrag_audit.graphrag.local`; this module reads its settings, decides the status
+of each line as :mod:`graphrag_audit.graphrag.compat` does for the selection local search reads
+(``read_indexer_reports``: ``v1`` for 1.x, ``v2`` since 2.0) and turns the probes into JSON and findings.
+
+Settings (``local_search`` section; the same names in ``config/models/local_search_config.py`` and
+``query/factory.py`` ``get_local_search_engine`` @v1.2.0, @v2.7.2 and @v3.3.0): ``community_prop``,
+``top_k_entities`` (passed as ``top_k_mapped_entities``), and the budget ``max_context_tokens``
+(2.x/3.x) or ``max_tokens`` (1.x, ``Fragment.max_tokens`` in ``config/create_graphrag_config.py``
+@v1.2.0, which also reads a 0 as its default). Defaults: graphrag/local.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from graphrag_audit.errors import IndexInputError
+from graphrag_audit.findings import Finding, finding
+from graphrag_audit.graphrag.compat import behaviour_outcomes
+from graphrag_audit.graphrag.dynamic import FAMILIES
+from graphrag_audit.graphrag.local import (
+    DEFAULT_COMMUNITY_PROP,
+    DEFAULT_MAX_CONTEXT_TOKENS,
+    DEFAULT_TOP_K,
+    VERSION_LINES,
+    LocalSearch,
+    Probe,
+    local_budget,
+    summarise,
+)
+from graphrag_audit.graphrag.tokens import TokenCounter, get_token_counter
+from graphrag_audit.io.settings import query_settings_data
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.results.audit import EXACT
+
+#: the graphrag releases each line stands for (1.x: compat's ``v1`` outcome, 1.0-1.2)
+GRAPHRAG = {**FAMILIES, "1.x": "1.0-1.2"}
+#: above this many leaf communities the probes are an evenly spaced sample (the 1M-entity index has
+#: 91,571 leaves: ~4 s of CPU for every N and line at 1,000; every shared index has fewer than this)
+MAX_PROBES = 1_000
+#: ``local-context-coarse`` fires when more than this share of the probes gets a finest report coarser
+#: than min(N, its leaf's level): depth-mismatch's default (--max-unreachable), the same symptom seen from
+#: the tree. At N=2 it fires on verbs-v2 (0.42), verbs-v3 (0.33), real-datasaur-medical-v3 (0.41), not on
+#: real-insurance-v3 (0.14) or real-b2b-gaps-v2 (0.22)
+MAX_COARSE = 0.25
+#: ``local-context-empty`` fires when more than this share of the probes gets no report at all because
+#: the first one does not fit the budget (one query in ten answered without community context)
+MAX_EMPTY = 0.1
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    max_context_tokens: int = DEFAULT_MAX_CONTEXT_TOKENS
+    community_prop: float = DEFAULT_COMMUNITY_PROP
+    top_k: int = DEFAULT_TOP_K
+    origin: dict = field(default_factory=dict)  # knob -> "option" / "<file> <key>" / "graphrag default"
+
+    @property
+    def budget(self) -> int:
+        return local_budget(self.max_context_tokens, self.community_prop)
+
+
+def read_local_settings(model: IndexModel) -> LocalSettings:
+    """The ``local_search`` settings of the project the index was reached through, else graphrag's defaults."""
+    values: dict = {}
+    origin = {k: "graphrag default" for k in ("max_context_tokens", "community_prop", "top_k")}
+    if model.settings_file is not None:
+        data = query_settings_data(model.settings_file)
+        section = data.get("local_search") if isinstance(data, dict) else None
+        if section is not None and not isinstance(section, dict):
+            raise IndexInputError(model.settings_file, "local_search must be a mapping")
+        keys = (
+            ("max_context_tokens", "max_context_tokens", int),
+            ("max_context_tokens", "max_tokens", int),
+            ("community_prop", "community_prop", float),
+            ("top_k", "top_k_entities", int),
+        )
+        for knob, key, kind in keys:
+            value = (section or {}).get(key)
+            if knob in values or value is None:
+                continue
+            if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+(\.\d*)?\s*", value):
+                value = kind(float(value)) if kind is float else int(value)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise IndexInputError(model.settings_file, f"local_search.{key} must be a number >= 0")
+            values[knob] = kind(value)
+            origin[knob] = f"{model.settings_file.name} local_search.{key}"
+    return LocalSettings(**values, origin=origin)
+
+
+def line_statuses(model: IndexModel) -> dict[str, str]:
+    """Per version line, compat's status of the selection it reads (1.x: ``v1``, 2.x/3.x: ``v2``)."""
+    outcomes = behaviour_outcomes(model)
+    return {line: outcomes["v1" if line == "1.x" else "v2"].status for line in VERSION_LINES}
+
+
+@dataclass
+class LocalAudit:
+    """``by_level``: N -> the ``local_search`` JSON of that ``levels[]`` entry; ``probes``: line ->
+    N -> the probes (for the findings)."""
+
+    settings: LocalSettings
+    by_level: dict[int, dict]
+    probes: dict[str, dict[int, list[Probe]]]
+    statuses: dict[str, str]
+    sampled: tuple[int, int] | None
+
+
+def local_search_audit(
+    model: IndexModel,
+    settings: LocalSettings | None = None,
+    counter: TokenCounter | str | None = None,
+    max_probes: int | None = MAX_PROBES,
+) -> LocalAudit | None:
+    """Every N and every line the engine can read (None without entities or reports). 2.x and 3.x
+    read the same tables the same way: computed once."""
+    if model.entities is None or not model.has_reports_table:
+        return None
+    settings = settings or read_local_settings(model)
+    if not isinstance(counter, TokenCounter):
+        counter = get_token_counter(counter) if counter else get_token_counter()
+    statuses = line_statuses(model)
+    probes: dict[str, dict[int, list[Probe]]] = {}
+    sampled = None
+    for line in ("1.x", "2.x"):
+        try:
+            search = LocalSearch(model, line, counter, max_probes)
+            probes[line] = {n: search.probes(n, settings.budget, settings.top_k) for n in model.levels}
+        except ValueError:  # the layout lacks what this line reads (entity ids)
+            continue
+        sampled = search.sampled
+    if "2.x" in probes:
+        probes["3.x"] = probes["2.x"]
+    by_level = {}
+    for n in model.levels:
+        versions = {
+            line: {"graphrag": GRAPHRAG[line], "status": statuses[line], **summarise(probes[line][n])}
+            for line in VERSION_LINES
+            if line in probes
+        }
+        entry: dict = {"budget_tokens": settings.budget, "by_version": versions}
+        if sampled:
+            entry["sampled"] = {"probes": sampled[0], "of": sampled[1]}
+        by_level[n] = entry
+    return LocalAudit(settings, by_level, probes, statuses, sampled)
+
+
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def local_findings(
+    audit: LocalAudit, level: int, max_coarse: float = MAX_COARSE, max_empty: float = MAX_EMPTY
+) -> list[Finding]:
+    """``local-context-coarse`` and ``local-context-empty`` at the queried N (``--level``; the deepest
+    level when beyond the tree), for the lines whose status is exact, else for every line computed."""
+    lines = [line for line in audit.probes if audit.statuses[line] == EXACT] or list(audit.probes)
+    if not audit.probes:
+        return []
+    n = min(level, max(next(iter(audit.probes.values()))))
+    coarse, empty = {}, {}
+    for line in lines:
+        probes = audit.probes[line][n]
+        stuck = [
+            p
+            for p in probes
+            if p.context.reports and max(r.level for r in p.context.reports) < min(n, p.leaf_level)
+        ]
+        blocked = [p for p in probes if not p.context.reports and p.context.did_not_fit is not None]
+        if _share(len(stuck), len(probes)) > max_coarse:
+            coarse[line] = (stuck, len(probes))
+        if _share(len(blocked), len(probes)) > max_empty:
+            empty[line] = (blocked, len(probes))
+    out = []
+    budget = audit.settings.budget
+    if coarse:
+        line, (stuck, total) = next(iter(coarse.items()))
+        out.append(
+            finding(
+                "local-context-coarse",
+                f"At community_level {n}, local search's finest community report is coarser than the probe's "
+                f"own level for {len(stuck):,} of {total:,} probes (graphrag {', '.join(coarse)}): ancestors "
+                f"match as many entities and take the {budget:,}-token budget first",
+                [p.leaf for p in stuck],
+                level=n,
+                behaviours={
+                    k: {"probes": t, "coarse": len(s), "share": _share(len(s), t)}
+                    for k, (s, t) in coarse.items()
+                },
+                threshold=max_coarse,
+                budget_tokens=budget,
+            )
+        )
+    if empty:
+        line, (blocked, total) = next(iter(empty.items()))
+        first = [p.context.did_not_fit for p in blocked if p.context.did_not_fit is not None]
+        largest = max(first, key=lambda r: r.tokens)
+        out.append(
+            finding(
+                "local-context-empty",
+                f"At community_level {n}, local search puts no community report in context for "
+                f"{len(blocked):,} of {total:,} probes (graphrag {', '.join(empty)}): the first report does not "
+                f"fit the {budget:,}-token budget (community_prop x max_context_tokens); the largest, community "
+                f"{largest.community}, takes {largest.tokens:,} tokens",
+                [p.leaf for p in blocked],
+                level=n,
+                behaviours={
+                    k: {"probes": t, "empty": len(b), "share": _share(len(b), t)}
+                    for k, (b, t) in empty.items()
+                },
+                threshold=max_empty,
+                budget_tokens=budget,
+                largest_report={"community": largest.community, "tokens": largest.tokens},
+            )
+        )
+    return out
+
+
+def unclustered_for_local(findings: list[Finding], audit: LocalAudit | None) -> list[Finding]:
+    """``findings`` with ``unclustered-entities`` raised to a warning when graphrag >= 2.0 reads the
+    index (status exact): its ``read_indexer_entities`` keeps ``level <= N`` and an entity in no community
+    (NaN level) fails that, so local and DRIFT search never see it (microsoft/graphrag#1808, #2348)."""
+    if audit is None or audit.statuses.get("2.x") != EXACT:
+        return findings
+    out = []
+    for f in findings:
+        if f.rule == "unclustered-entities" and f.severity != "warning":
+            count, total = f.evidence.get("count", 0), f.evidence.get("total", 0)
+            f = Finding(
+                f.rule,
+                "warning",
+                f"{f.message}, nor local or DRIFT search in graphrag >= 2.0 ({_share(count, total):.1%} of the "
+                "entities)",
+                f.communities,
+                {**f.evidence, "share": _share(count, total), "local_search": "dropped"},
+            )
+        out.append(f)
+    return out

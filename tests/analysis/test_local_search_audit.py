@@ -1,0 +1,178 @@
+"""analysis/local_search.py: the ``local_search`` JSON of ``levels[]``, its settings, statuses and findings.
+Expectations are worked by hand on a small tree, or are the issue's table (measured with graphrag's own
+functions; tests/graphrag_tests/test_local_search.py pins the engine to graphrag in the side envs)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import jsonschema
+import pandas as pd
+import pytest
+from builders import write_v3
+from conftest import ROOT, shared_index
+
+from graphrag_audit.analysis.integrity import check_integrity
+from graphrag_audit.analysis.local_search import (
+    LocalSettings,
+    local_findings,
+    local_search_audit,
+    read_local_settings,
+    unclustered_for_local,
+)
+from graphrag_audit.graphrag.tokens import get_token_counter
+from graphrag_audit.io.load import load_index
+
+# the engine test's tree: community: (level, parent, entities); "z" is in no community
+TREE = {
+    0: (0, -1, ["a", "b", "c", "d", "x"]),
+    1: (0, -1, ["e", "f"]),
+    5: (0, -1, ["g"]),
+    2: (1, 0, ["a", "b"]),
+    3: (1, 0, ["c", "d", "x"]),
+    4: (2, 3, ["c", "d"]),
+}
+RANKS = {0: 5.0, 1: 5.0, 3: 7.0, 4: 8.0, 5: -1.0}  # no report for 2; 5's rank keeps it out
+FRAGMENT = json.loads((ROOT / "local_search.schema-fragment.json").read_text())["local_search"]
+VALIDATOR = jsonschema.Draft202012Validator(FRAGMENT)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    out = write_v3(
+        tmp_path / "idx",
+        TREE,
+        reports=[(c, TREE[c][0]) for c in RANKS],
+        entities=["a", "b", "c", "d", "e", "f", "g", "x", "z"],
+    )
+    rep = pd.read_parquet(out / "community_reports.parquet")
+    rep["rank"] = rep["community"].map(RANKS)
+    rep["full_content"] = [f"Content of {c}." for c in rep["community"]]
+    rep.to_parquet(out / "community_reports.parquet", index=False)
+    return load_index(out)
+
+
+def _check(audit):
+    for entry in audit.by_level.values():
+        VALIDATOR.validate(entry)
+
+
+def test_hand_worked_json(tree):
+    # leaves 1, 5, 2, 4 in row order. >= 2.0 at N=2: 1 -> [1], 5 -> [] (rank -1), 2 -> [0] (no report
+    # for 2), 4 -> [4, 3, 0]; 1.x's rolled-up reports: 1 -> [1], 5 -> [], 2 -> [] (0 is no entity's
+    # max), 4 -> [4, 3]
+    audit = local_search_audit(tree)
+    _check(audit)
+    assert set(audit.by_level) == {0, 1, 2}
+    n2 = audit.by_level[2]
+    assert n2["budget_tokens"] == 1800 and "sampled" not in n2
+    v2 = {
+        "reports_in_context_by_level": {"0": 3, "1": 1, "2": 1},
+        "deepest_level_in_context": {"0": 2, "2": 1, "none": 1},
+    }
+    assert n2["by_version"] == {
+        "1.x": {
+            "graphrag": "1.0-1.2",
+            "status": "hypothetical",
+            "probes": 4,
+            "reports_in_context_by_level": {"0": 1, "1": 1, "2": 1},
+            "deepest_level_in_context": {"0": 1, "2": 1, "none": 2},
+        },
+        "2.x": {"graphrag": "2.0.0-2.7.2", "status": "exact", "probes": 4, **v2},
+        "3.x": {"graphrag": "3.0.0-3.x", "status": "exact", "probes": 4, **v2},
+    }
+    # N=0: every probe's level-0 ancestor (1, -, 0, 0)
+    assert audit.by_level[0]["by_version"]["3.x"]["deepest_level_in_context"] == {"0": 3, "none": 1}
+
+
+def test_findings(tree):
+    audit = local_search_audit(tree)
+    # at N=2 only leaf 2 (level 1) gets a coarser finest report (0): 1 of 4, not above 0.25
+    assert local_findings(audit, 2) == []
+    (coarse,) = local_findings(audit, 2, max_coarse=0.2)
+    assert coarse.rule == "local-context-coarse" and coarse.communities == (2,)
+    assert coarse.evidence["behaviours"]["3.x"] == {"probes": 4, "coarse": 1, "share": 0.25}
+    assert local_findings(audit, 9, max_coarse=0.2)[0].evidence["level"] == 2  # beyond the tree: deepest
+    # a budget one token short of the header and one row (every row here counts the same): probes 1, 2
+    # and 4 stop at their first report; 5 has no candidate (rank -1), so it is empty but not blocked
+    counter = get_token_counter()
+    rows = {c: counter.count(f"{c}|Report {c}|Content of {c}.\n") for c in (0, 1, 4)}
+    assert len(set(rows.values())) == 1
+    header = counter.count("-----Reports-----\nid|title|content\n")
+    tight = LocalSettings(max_context_tokens=header + rows[1] - 1, community_prop=1.0)
+    audit = local_search_audit(tree, tight)
+    assert audit.by_level[2]["budget_tokens"] == tight.budget
+    assert audit.by_level[2]["by_version"]["3.x"]["deepest_level_in_context"] == {"none": 4}
+    (empty,) = local_findings(audit, 2)
+    assert empty.rule == "local-context-empty" and empty.communities == (1, 2, 4)
+    assert empty.evidence["behaviours"]["2.x"] == {"probes": 4, "empty": 3, "share": 0.75}
+    # the first reports that did not fit: 1, 0 and 4, all as large: the first of them is named
+    assert empty.evidence["largest_report"] == {"community": 1, "tokens": rows[1]}
+    assert empty.evidence["budget_tokens"] == tight.budget and f"{tight.budget:,}-token" in empty.message
+
+
+def test_unclustered_raised_for_local_search(tree):
+    findings = check_integrity(tree)
+    (before,) = [f for f in findings if f.rule == "unclustered-entities"]
+    assert before.severity == "info"
+    (after,) = [f for f in unclustered_for_local(findings, local_search_audit(tree)) if f.rule == before.rule]
+    assert after.severity == "warning" and after.evidence["share"] == round(1 / 9, 4)
+    assert "local or DRIFT search in graphrag >= 2.0 (11.1% of the entities)" in after.message
+    assert unclustered_for_local(findings, None) == findings
+
+
+def test_sampled_probes_are_the_same_probes(tree):
+    full = local_search_audit(tree)
+    sampled = local_search_audit(tree, max_probes=2)  # evenly spaced: the first and the last leaf (1, 4)
+    _check(sampled)
+    assert sampled.by_level[2]["sampled"] == {"probes": 2, "of": 4}
+    for line in ("1.x", "2.x"):
+        want = [p for p in full.probes[line][2] if p.leaf in (1, 4)]
+        assert sampled.probes[line][2] == want
+
+
+def test_settings_per_version(tree, tmp_path):
+    f = tmp_path / "settings.yaml"
+    f.write_text("local_search:\n  max_context_tokens: 8000\n  community_prop: 0.25\n  top_k_entities: 1\n")
+    s = read_local_settings(dataclasses.replace(tree, settings_file=f))
+    assert (s.max_context_tokens, s.community_prop, s.top_k, s.budget) == (8000, 0.25, 1, 2000)
+    assert s.origin["max_context_tokens"] == "settings.yaml local_search.max_context_tokens"
+    f.write_text("local_search:\n  max_tokens: 4000\n")  # graphrag 1.x's name
+    s = read_local_settings(dataclasses.replace(tree, settings_file=f))
+    assert (s.budget, s.origin["community_prop"]) == (600, "graphrag default")
+    # top_k_entities 1: probe 4 reads only "c", still matched by 4, 3 and 0
+    audit = local_search_audit(tree, LocalSettings(top_k=1))
+    assert [r.matches for r in audit.probes["2.x"][2][3].context.reports] == [1, 1, 1]
+
+
+@pytest.mark.parametrize(
+    "line, name, n, probes, at_0, at_n, none",
+    [
+        ("1.x", "verbs-v1", 1, 33, 3, 30, 0),
+        ("2.x", "verbs-v2", 2, 19, 15, 0, 0),
+        ("3.x", "verbs-v3", 2, 98, 36, 2, 43),
+        ("2.x", "real-b2b-gaps-v2", 0, 402, 160, 160, 242),
+        ("3.x", "real-insurance-v3", 2, 414, 15, 224, 0),
+    ],
+)
+def test_issue_41_table(line, name, n, probes, at_0, at_n, none):
+    audit = local_search_audit(load_index(shared_index(name)))
+    _check(audit)
+    got = audit.by_level[n]["by_version"][line]
+    assert got["status"] == "exact"
+    deepest = got["deepest_level_in_context"]
+    assert (got["probes"], deepest.get("0", 0), deepest.get(str(n), 0), deepest.get("none", 0)) == (
+        probes,
+        at_0,
+        at_n,
+        none,
+    )
+
+
+def test_levels_json_carries_local_search(tree):
+    from graphrag_audit.analysis.audit import audit
+
+    levels = audit(tree).to_dict()["levels"]
+    want = local_search_audit(tree).by_level
+    assert [lv["local_search"] for lv in levels] == [want[0], want[1], want[2], None]
