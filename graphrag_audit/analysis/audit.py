@@ -146,7 +146,8 @@ def audit_with_model(
     levels = with_dynamic(model, levels, options, coster)
     lap("dynamic")
 
-    local = local_search_audit(model, counter=coster.counter if coster is not None else options.tokenizer)
+    # local search packs reports by tokens: with --no-costs (no token counts) it is not audited
+    local = local_search_audit(model, counter=coster.counter) if coster is not None else None
     if local is not None:
         by_level: dict = local.by_level  # community_level None: none (local search takes an int)
         levels = [dataclasses.replace(r, local_search=by_level.get(r.community_level)) for r in levels]
