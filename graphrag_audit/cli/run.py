@@ -174,10 +174,15 @@ def run_app(app: typer.Typer) -> None:
 def output_guard(index_dir: Path, reads=()):
     """The write guard of the index ``index_dir`` (:mod:`graphrag_audit.io.safe_write`), with
     ``reads``, the other files the run reads (None is skipped); exit 2 when the index is not found."""
+    from graphrag_audit.io.locate import locate_index
+    from graphrag_audit.io.remote import location_of
     from graphrag_audit.io.safe_write import Guard
 
+    guard = Guard()
     try:
-        guard = Guard.for_index(index_dir)
+        if location_of(index_dir) is None:  # remote storage: no local file to protect
+            files = locate_index(index_dir)
+            guard.protect(files.output_dir, files.tables.values(), files.settings_file)
     except IndexInputError as exc:
         raise fail(str(exc)) from None
     for path in reads:
@@ -197,9 +202,9 @@ def output_target(output: Path | None, index_dir: Path, reads=(), guard_of=None)
     """``-o`` before any work: (None, None) for stdout (no ``-o``, or ``-o -``), else the file and the
     guard :func:`write_payload` writes through (``guard_of()``, default the index's), exit 2 for a
     target the write would refuse."""
-    from graphrag_audit.io.safe_write import WriteError, check_file_target, is_stdout
+    from graphrag_audit.io.safe_write import WriteError, check_file_target
 
-    if output is None or is_stdout(output):
+    if output is None or str(output) == "-":
         return None, None
     guard = guard_of() if guard_of else output_guard(index_dir, reads)
     try:

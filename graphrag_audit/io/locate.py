@@ -270,7 +270,7 @@ def compare_formats(tables: dict[str, Path], pairs: dict[str, Path]) -> tuple[li
 
 
 def _formats(
-    output_dir: Path, tables: dict[str, Path], table_type: str | None, settings_file: Path | None
+    tables: dict[str, Path], table_type: str | None, settings_file: Path | None
 ) -> tuple[list[str], list[dict], str]:
     pairs = _format_pairs(tables)
     audited = "csv" if table_type == "csv" else "parquet"
@@ -309,15 +309,14 @@ def _found(
     setting: OutputSetting | None = None,
     table_type: str | None = None,
 ) -> IndexFiles:
-    more, diffs, audited = _formats(
-        output_dir, tables, table_type, setting.settings_file if setting is not None else None
-    )
+    settings_file = setting.settings_file if setting is not None else None
+    more, diffs, audited = _formats(tables, table_type, settings_file)
     return IndexFiles(
         requested,
         output_dir,
         tables,
         tuple(notes + _update_role(output_dir) + more),
-        settings_file=setting.settings_file if setting is not None else None,
+        settings_file=settings_file,
         storage_key=setting.key if setting is not None else None,
         table_format=audited,
         format_differences=tuple(diffs),
@@ -508,7 +507,7 @@ def remote_index_files(loc) -> IndexFiles:
         raise IndexInputError(loc.display, hint + fault_text(exc, loc, time.monotonic() - started)) from None
     url = loc.display.split(" ", 1)[0]
     try:
-        # (a RemoteFolder serves as the Path that _table_files and _formats look in)
+        # (a RemoteFolder serves as the Path that _table_files looks in)
         folder = RemoteFolder.listed(loc, fs, loc.root, url, started)
         tables = _table_files(cast(Path, folder))
         if not tables:
@@ -528,7 +527,7 @@ def remote_index_files(loc) -> IndexFiles:
         raise
     except Exception as exc:  # noqa: BLE001 (the SDKs' errors: classified, credentials scrubbed)
         raise IndexInputError(loc.display, fault_text(exc, loc, time.monotonic() - started)) from None
-    notes, diffs, audited = _formats(cast(Path, folder), tables, None, None)
+    notes, diffs, audited = _formats(tables, None, None)
     return IndexFiles(
         cast(Path, RemoteName(loc.display)),
         cast(Path, RemoteName(folder + loc.display[len(url) :])),

@@ -325,7 +325,6 @@ class _RemoteReader:
     def __init__(self, file: RemoteFile):
         self.file = file
         self.fh = self._call(file.folder.fs.open, f"{file.folder.root}/{file.name}", "rb", cache_type="none")
-        self.tell, self.close = self.fh.tell, self.fh.close
 
     def _call(self, f, *args, **kwargs):
         try:
@@ -341,24 +340,14 @@ class _RemoteReader:
     def seek(self, pos: int, whence: int = 0) -> int:
         return self._call(self.fh.seek, pos, whence)
 
-    @property
-    def closed(self) -> bool:
-        return self.fh.closed
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def writable(self) -> bool:
-        return False
+    def __getattr__(self, name: str):  # tell, close, closed, readable, seekable, writable: fsspec's
+        return getattr(self.fh, name)
 
     def __enter__(self) -> _RemoteReader:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.close()
+        self.fh.close()
 
 
 def _list(fs, path: str) -> dict[str, int]:

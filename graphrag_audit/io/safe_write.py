@@ -1,6 +1,5 @@
-"""Every file graphrag-audit writes: a temporary file beside the target renamed over it (a folder:
-built beside its place and renamed into it), after a :class:`Guard` checked it touches nothing the
-run read (by real path and by inode: bind mounts, hard links). Failures are a :class:`WriteError`."""
+"""Every write: a temporary file (or folder) beside the target renamed over it, after a :class:`Guard`
+checked it touches nothing the run read (by real path and inode). Failures are a :class:`WriteError`."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
 
-#: entries of an index folder looked at for links out of it, and for another name of a hard link
-MAX_SCAN_ENTRIES = 10_000
+MAX_SCAN_ENTRIES = 10_000  # index-folder entries scanned for links out of it and for hard links
 _FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 Data = bytes | str | Callable[..., None]  # a function writing to a binary file
@@ -25,10 +23,6 @@ Data = bytes | str | Callable[..., None]  # a function writing to a binary file
 
 class WriteError(IndexInputError):
     """A write refused or failed: one line naming the target and the reason (exit 2)."""
-
-
-def is_stdout(target) -> bool:
-    return target is not None and os.fspath(target) == "-"
 
 
 def _stat(path, follow: bool = False) -> os.stat_result | None:
@@ -54,16 +48,6 @@ class Guard:
         for key in (real, _ident(real)):
             if key is not None and (replace or key not in into):
                 into[key] = what
-
-    @classmethod
-    def for_index(cls, index_dir) -> Guard:
-        from graphrag_audit.io.locate import locate_index
-        from graphrag_audit.io.remote import location_of
-
-        if location_of(index_dir) is not None:  # remote storage: no local file to protect
-            return cls()
-        files = locate_index(index_dir)
-        return cls().protect(files.output_dir, files.tables.values(), files.settings_file)
 
     def protect_model(self, model) -> Guard:
         return self.protect(model.output_dir, model.files.values(), model.settings_file)
@@ -102,8 +86,7 @@ class Guard:
         hit = self.dirs.get(_ident(real))
         return f"refusing to write inside {hit}" if hit else None
 
-    def _hard_link(self, path: str, follow: bool) -> str | None:
-        """The index file ``path`` is a hard link to (an append would change it)."""
+    def _hard_link(self, path: str, follow: bool) -> str | None:  # the index file `path` is a hard link to
         st = _stat(path, follow)
         if st is None or st.st_nlink < 2 or not stat.S_ISREG(st.st_mode):
             return None
@@ -201,9 +184,8 @@ def append_file(target, text: str, guard: Guard | None = None) -> str | None:
 
 
 class DirectoryWriter:
-    """``with DirectoryWriter(out, guard) as w: w.write_file(name, data); w.commit(verify)``. A new
-    OUT is built in a temporary folder (``path``) beside it; an existing OUT (empty, or ``force``)
-    gets each file atomically, a link at a written name replaced, never followed."""
+    """A new OUT is built in a temporary folder (``path``) beside it, renamed by :meth:`commit`; an existing
+    OUT (empty, or ``force``) gets each file atomically, a link at a written name replaced, never followed."""
 
     def __init__(self, out_dir, guard: Guard, *, force: bool = False):
         self.shown, self.guard, self.force = os.fspath(out_dir), guard, force

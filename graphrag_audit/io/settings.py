@@ -29,6 +29,7 @@ import stat
 import string
 import uuid
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 from graphrag_audit.errors import IndexInputError
@@ -227,34 +228,29 @@ class _Environment:
 
     def __init__(self, settings_file: Path):
         self.dotenv = settings_file.parent / ".env"
-        self._values: dict[str, str] | None = None
         self.budget = ExpansionBudget(settings_file, "settings file")  # what ${VAR} may add, in all
         self.unparsed: list[int] = []  # the .env lines python-dotenv could not parse (and skipped)
 
-    @property
+    @cached_property
     def values(self) -> dict[str, str]:
-        if self._values is None:
-            values = dict(os.environ)
-            if self._present():
-                try:
-                    # load_dotenv(path) as graphrag 2.x/3.x call it: override=False, interpolate=True
-                    loaded = read_dotenv(self.dotenv, os.environ, self.unparsed)
-                except PermissionError:
-                    raise IndexInputError(
-                        self.dotenv, "permission denied: cannot read the .env file"
-                    ) from None
-                except UnicodeDecodeError:
-                    raise IndexInputError(self.dotenv, "not UTF-8 text") from None
-                except OSError as exc:
-                    raise IndexInputError(
-                        self.dotenv, f"cannot read the .env file ({exc.strerror or exc})"
-                    ) from None
-                remember(*(v for k, v in loaded.items() if v and looks_like_credential_name(k)))
-                for k, v in loaded.items():
-                    if v is not None and k not in values:
-                        values[k] = v
-            self._values = values
-        return self._values
+        values = dict(os.environ)
+        if self._present():
+            try:
+                # load_dotenv(path) as graphrag 2.x/3.x call it: override=False, interpolate=True
+                loaded = read_dotenv(self.dotenv, os.environ, self.unparsed)
+            except PermissionError:
+                raise IndexInputError(self.dotenv, "permission denied: cannot read the .env file") from None
+            except UnicodeDecodeError:
+                raise IndexInputError(self.dotenv, "not UTF-8 text") from None
+            except OSError as exc:
+                raise IndexInputError(
+                    self.dotenv, f"cannot read the .env file ({exc.strerror or exc})"
+                ) from None
+            remember(*(v for k, v in loaded.items() if v and looks_like_credential_name(k)))
+            for k, v in loaded.items():
+                if v is not None and k not in values:
+                    values[k] = v
+        return values
 
     def _present(self) -> bool:
         """A ``.env`` that is there: python-dotenv skips a folder; a FIFO or device is refused when
@@ -417,17 +413,13 @@ def _blob(r: _Reader, key: str, section: dict, semantics: str) -> dict:
     return out
 
 
-def _url_base(base_dir: str) -> dict | None:
-    url = remote_url(base_dir)
-    if url is not None and url[0] in READ_IN_PLACE:
-        return {"type": "url", "base_dir": url[1]}
-    return None
-
-
-def _check_base_dir(r: _Reader, key: str, base_dir: str) -> None:
-    url = remote_url(base_dir)
-    if url is not None:
+def _file_output(r: _Reader, key: str, base: str, from_env: str | None = None) -> OutputSetting:
+    """A file storage base_dir: a local folder, or a URL read in place (io/remote.py)."""
+    url = remote_url(base)
+    if url is not None and url[0] not in READ_IN_PLACE:
         raise IndexInputError(r.path, remote_problem(f"{key}.base_dir '{url[1]}'", REMOTE_SCHEMES[url[0]]))
+    blob = None if url is None else {"type": "url", "base_dir": url[1]}
+    return OutputSetting(r.path, key, base, from_env=from_env, blob=blob)
 
 
 def _v1_storage(r: _Reader, raw: dict) -> OutputSetting:
@@ -460,10 +452,7 @@ def _v1_storage(r: _Reader, raw: dict) -> OutputSetting:
             described=f"{r.path.name} key storage has no base_dir: graphrag's default "
             f"'{DEFAULT_OUTPUT}' (before 0.3.5: 'output/${{timestamp}}/artifacts')",
         )
-    if _url_base(base) is not None:
-        return OutputSetting(r.path, key, base, from_env=from_env, blob=_url_base(base))
-    _check_base_dir(r, key, base)
-    return OutputSetting(r.path, key, base, from_env=from_env)
+    return _file_output(r, key, base, from_env)
 
 
 def _v2_output(r: _Reader, data: dict, key: str, *, base_default: str | None) -> OutputSetting:
@@ -482,10 +471,7 @@ def _v2_output(r: _Reader, data: dict, key: str, *, base_default: str | None) ->
             r.path, f"{key}.base_dir is empty: graphrag requires an output folder for file storage"
         )
     base = r.text(f"{key}.base_dir", base, semantics="template")
-    if _url_base(base) is not None:
-        return OutputSetting(r.path, key, base, blob=_url_base(base))
-    _check_base_dir(r, key, base)
-    return OutputSetting(r.path, key, base)
+    return _file_output(r, key, base)
 
 
 def _update_dir(data: dict) -> str:
@@ -544,9 +530,6 @@ def read_output_setting(settings_file: Path) -> OutputSetting:
     def done(s: OutputSetting, *notes: str) -> OutputSetting:
         return replace(s, table_type=table_type, notes=s.notes + notes, update_dir=update_dir)
 
-    if not present:
-        return done(OutputSetting(settings_file, None, DEFAULT_OUTPUT))
-
     if "outputs" in present:  # graphrag 2.x multi-index: global search reads these, not output
         outputs = data["outputs"]
         if not isinstance(outputs, dict):
@@ -578,9 +561,7 @@ def read_output_setting(settings_file: Path) -> OutputSetting:
 
     # the single-index keys: output_storage (3.x), output (2.x), storage (0.x-1.x)
     found: list[OutputSetting] = []
-    for key in ("output_storage", "output", "storage"):
-        if key not in present:
-            continue
+    for key in [k for k in present if k != "outputs"]:
         if key == "storage":
             if raw is None:
                 raw = _parse(settings_file, text)  # 0.x-1.x expand after parsing, value by value
@@ -600,13 +581,10 @@ def read_output_setting(settings_file: Path) -> OutputSetting:
             f"only the key of its own version: pass the folder you query "
             f"directly",
         )
-    extra = ()
     if len(found) > 1:
-        extra = (
-            f"{settings_file.name} names the same output folder under "
-            f"{' and '.join(s.key or 'storage' for s in found)}",
-        )
-    return done(first, *extra)
+        keys = " and ".join(s.key or "storage" for s in found)
+        return done(first, f"{settings_file.name} names the same output folder under {keys}")
+    return done(first)
 
 
 def _joined(settings_file: Path, base_dir: str) -> str:
@@ -635,14 +613,18 @@ def query_settings_data(settings_file: Path) -> dict:
         return _parse(settings_file, text)
 
 
-def read_dynamic_settings(settings_file: Path) -> dict[str, object]:
-    """The ``global_search.dynamic_search_*`` values the settings set (knob name -> value)."""
+def _global_search(settings_file: Path) -> tuple[dict, dict]:
+    """The settings and their ``global_search`` section ({} when unset)."""
     data = query_settings_data(settings_file)
     section = data.get("global_search")
-    if section is None:
-        return {}
-    if not isinstance(section, dict):
+    if section is not None and not isinstance(section, dict):
         raise IndexInputError(settings_file, f"global_search must be a mapping, not {_kind(section)}")
+    return data, section or {}
+
+
+def read_dynamic_settings(settings_file: Path) -> dict[str, object]:
+    """The ``global_search.dynamic_search_*`` values the settings set (knob name -> value)."""
+    _data, section = _global_search(settings_file)
     out: dict[str, object] = {}
     for knob, (kind, _default) in DYNAMIC_SEARCH_KEYS.items():
         key = f"dynamic_search_{knob}"
@@ -685,13 +667,10 @@ def read_query_settings(settings_file: Path) -> dict[str, tuple[object, str]]:
     (0.x-1.x); ``tokenizer`` from 0.x-1.x's top-level ``encoding_model`` (1.2.0 ``query/factory.py``)
     or 2.x's ``models.<global_search.chat_model_id>.encoding_model``. 3.x (and 2.x without one)
     counts with LiteLLM's tokenizer, cl100k_base for OpenAI/Azure/Anthropic names: the default."""
-    data = query_settings_data(settings_file)
+    data, section = _global_search(settings_file)
     out: dict[str, tuple[object, str]] = {}
-    section = data.get("global_search")
-    if section is not None and not isinstance(section, dict):
-        raise IndexInputError(settings_file, f"global_search must be a mapping, not {_kind(section)}")
     for key in QUERY_MAX_TOKENS_KEYS:
-        value = (section or {}).get(key)
+        value = section.get(key)
         if value is None:
             continue
         if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
@@ -705,7 +684,7 @@ def read_query_settings(settings_file: Path) -> dict[str, tuple[object, str]]:
     encoding, where = None, None
     models = data.get("models")
     if isinstance(models, dict):  # 2.x
-        model_id = (section or {}).get("chat_model_id") or DEFAULT_CHAT_MODEL_ID
+        model_id = section.get("chat_model_id") or DEFAULT_CHAT_MODEL_ID
         model = models.get(model_id)
         if (
             isinstance(model, dict)
