@@ -176,7 +176,6 @@ LARGE_TESTS = {
     "test_selection.py": ["test_engine_matches_reference"],
     "test_shuffle.py": ["test_equals_random_shuffle"],
     "test_status.py": ["test_every_selection_of_every_real_index_has_a_status"],
-    "test_tree_fast_paths.py": ["test_level_by_level_containment_is_sound"],
     "test_treeview.py": ["test_cli_tree_bad_input_is_one_line_exit_2"],
     "test_update_run.py": ["test_text_follows_width_and_columns"],
     "test_writes.py": [

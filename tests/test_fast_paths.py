@@ -351,7 +351,7 @@ def memberships(draw):
 def test_containment_equals_the_set_formula(case):
     from types import SimpleNamespace
 
-    from graphrag_audit.analysis.integrity import _contained_level_by_level, _containment
+    from graphrag_audit.analysis.integrity import _containment
 
     n, level, edges, rows = case
     communities = pd.DataFrame(
@@ -377,34 +377,6 @@ def test_containment_equals_the_set_formula(case):
         v,
     )
     assert (list(got[0].communities) if got else []) == want
-    keep = u != v
-    ecode, n_ent = pd.factorize(members["entity"])
-    if _contained_level_by_level(
-        communities,
-        members["community"].to_numpy(),
-        np.asarray(ecode, dtype=np.int64),
-        len(n_ent) + 1,
-        u[keep],
-        v[keep],
-    ):
-        assert want == []
-
-
-def test_containment_shortcut_decides_a_leiden_like_index():
-    from graphrag_audit.analysis.integrity import _contained_level_by_level
-    from graphrag_audit.model.keys import key_codes
-
-    model = load_index(FIXTURES / "small-leiden-v3")
-    ecode, n_ent = key_codes(model.members["entity"])
-    f = model.forest
-    assert _contained_level_by_level(
-        model.communities,
-        model.members["community"].to_numpy(),
-        ecode,
-        n_ent + 1,
-        f.edge_parents,
-        f.edge_children,
-    )
 
 
 # ---- node ids found through the node titles == every node id looked up ----------------------

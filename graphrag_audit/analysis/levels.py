@@ -134,21 +134,15 @@ class TreeIndex:
             ent_row = np.where(got >= 0, np.flatnonzero(first)[np.maximum(got, 0)], -1)
         if self.mem_rows is not None:
             ent_row = ent_row[self.mem_rows]
+        # each entities row's entity code (-1: no membership row names it); every membership row of
+        # one code has the same entities row
         codes = np.asarray(self.mem_ecode, dtype=np.int64)
-        # the entity row of each code: that of its first membership row
-        first_pos = np.full(self.n_member_entities, -1, dtype=np.int64)
-        valid = np.flatnonzero(codes >= 0)[::-1]
-        first_pos[codes[valid]] = valid
-        code_row = (
-            np.where(first_pos >= 0, ent_row[np.maximum(first_pos, 0)], -1) if len(ent_row) else first_pos
-        )
-        has = np.flatnonzero(code_row >= 0)
-        rows = code_row[has]
-        starts = np.concatenate(([0], np.cumsum(lens)))[:-1] if len(lens) else lens
-        n = lens[rows] if len(rows) else np.zeros(0, dtype=np.int64)
-        pos = np.repeat(starts[rows] - (np.cumsum(n) - n), n) + np.arange(n.sum(), dtype=np.int64)
-        items = tu[pos] if len(pos) else np.zeros(0, dtype=np.int64)
-        self.text_units = TextUnitCover(np.repeat(has, n), items, int(tu.max()) + 1 if len(tu) else 0)
+        found = (codes >= 0) & (ent_row >= 0)
+        row_code = np.full(len(lens), -1, dtype=np.int64)
+        row_code[ent_row[found]] = codes[found]
+        owner = np.repeat(row_code, lens)
+        keep = owner >= 0
+        self.text_units = TextUnitCover(owner[keep], tu[keep], int(tu.max()) + 1 if len(tu) else 0)
         return self
 
     def clustered(self) -> tuple[int, int | None]:

@@ -27,7 +27,7 @@ from graphrag_audit.cli.run import (
     text_width,
     write_payload,
 )
-from graphrag_audit.render.formats import TreeFormat, renderer, streamer
+from graphrag_audit.render.formats import TreeFormat, renderer
 
 #: default row budget of ``tree`` text (and Mermaid/DOT) output: with the header about 100 lines
 DEFAULT_MAX_LINES = 90
@@ -103,8 +103,7 @@ def tree_cmd(
                 view, width=text_width(width, output), color=text_color(color, output), heading=heading
             )
         full = root_id is None and depth is None and not budget
-        stream = streamer(fmt)  # graphml and json: written chunk by chunk, never held whole
-        return (stream or render)(forest, None if full else view)
+        return render(forest, None if full else view)
 
     # titles are escaped for the output's charset while the forest is built and written
     with output_charset_for(output):

@@ -114,16 +114,6 @@ def _narrow_span(values: np.ndarray) -> tuple[int, int] | None:
     return (lo, hi) if hi - lo <= 4 * len(values) + 1024 else None
 
 
-def in_sorted(values: np.ndarray, sorted_distinct: np.ndarray) -> np.ndarray:
-    """``np.isin(values, sorted_distinct)`` for a sorted array of distinct integers (as
-    :func:`sorted_unique` returns), by binary search: ``np.isin`` would hash-unique it again."""
-    values = np.asarray(values)
-    if not len(sorted_distinct):
-        return np.zeros(values.shape, dtype=bool)
-    at = np.searchsorted(sorted_distinct, values).clip(0, len(sorted_distinct) - 1)
-    return sorted_distinct[at] == values
-
-
 def is_nondecreasing(values: np.ndarray) -> bool:
     """Whether a 1-D array never decreases (rows already in order: no sort needed)."""
     return bool((values[1:] >= values[:-1]).all()) if len(values) > 1 else True

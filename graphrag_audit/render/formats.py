@@ -87,7 +87,6 @@ _RENDERERS: dict[type, dict[Enum, str]] = {
 #: formats written as text chunks (a deep index's JSON is never held whole)
 _STREAMERS: dict[type, dict[Enum, str]] = {
     LevelsFormat: {LevelsFormat.json: "json:iter_json"},
-    TreeFormat: {TreeFormat.json: "json:iter_tree_json"},
 }
 
 

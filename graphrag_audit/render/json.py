@@ -41,24 +41,11 @@ def _dumps(o) -> str:
     return json_inert(json.dumps(_clean(o), separators=(",", ":"), ensure_ascii=True, allow_nan=False))
 
 
-def _id_text(a) -> str:
-    """``",".join(map(str, a.tolist()))`` of an integer array, formatted and joined by arrow (about 5x
-    faster: the id lists are most of a deep index's document)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if not len(a):
-        return ""
-    digits = pa.array(a).cast(pa.string())
-    one = pa.ListArray.from_arrays(pa.array([0, len(digits)], type=pa.int32()), digits)
-    return pc.binary_join(one, ",")[0].as_py()
-
-
 def _ids(ids: CommunityIds) -> Iterator[str]:
     a = ids.array
     yield "["
     for start in range(0, len(a), _CHUNK_IDS):
-        yield ("," if start else "") + _id_text(a[start : start + _CHUNK_IDS])
+        yield ("," if start else "") + ",".join(map(str, a[start : start + _CHUNK_IDS].tolist()))
     yield "]"
 
 
@@ -138,34 +125,28 @@ def _with_json_ids(doc: dict, json_ids: str) -> dict:
 
 
 def to_json(forest: ForestView, view: TreeView | None = None) -> str:
-    return "".join(iter_tree_json(forest, view))
-
-
-def iter_tree_json(forest: ForestView, view: TreeView | None = None) -> Iterator[str]:
-    """:func:`to_json`'s document (``json.dumps(doc, indent=2, ensure_ascii=True)``, inert) as chunks,
-    one community's entry at a time."""
-    order, edges, more, hidden = tree_items(forest, view)
+    """``tree -f json``: ``json.dumps(doc, indent=2, ensure_ascii=True)``, inert."""
     from graphrag_audit import __version__
 
-    def communities() -> Iterator[dict]:
-        for n in order:
-            nd = forest.nodes[n]
-            yield {
-                "community": nd.community,
-                "level": nd.level,
-                "parent": nd.parent,
-                "children": list(nd.children),
-                "other_parents": list(nd.other_parents),
-                "entities": nd.entities,
-                "title": plain(nd.title),
-                "reports": nd.reports,
-                "leaf": nd.leaf,
-                "sent": nd.sent,
-                "subtree_communities": nd.size,
-                "subtree_leaves": nd.leaves,
-                "hidden_below": hidden.get(n, 0),
-            }
-
+    order, _edges, more, hidden = tree_items(forest, view)
+    communities = [
+        {
+            "community": nd.community,
+            "level": nd.level,
+            "parent": nd.parent,
+            "children": list(nd.children),
+            "other_parents": list(nd.other_parents),
+            "entities": nd.entities,
+            "title": plain(nd.title),
+            "reports": nd.reports,
+            "leaf": nd.leaf,
+            "sent": nd.sent,
+            "subtree_communities": nd.size,
+            "subtree_leaves": nd.leaves,
+            "hidden_below": hidden.get(nd.community, 0),
+        }
+        for nd in (forest.nodes[n] for n in order)
+    ]
     doc = {
         "schema_version": TREE_SCHEMA_VERSION,
         "tool": {"name": "graphrag-audit", "version": __version__},
@@ -183,7 +164,7 @@ def iter_tree_json(forest: ForestView, view: TreeView | None = None) -> Iterator
         "root": None if view is None else view.root,
         "depth": None if view is None else view.depth,
         "complete": view is None or not view.hidden,
-        "communities": None,  # (streamed: see below)
+        "communities": communities,
         "collapsed": [
             {
                 "under": r.community if r.community >= 0 else None,
@@ -198,31 +179,7 @@ def iter_tree_json(forest: ForestView, view: TreeView | None = None) -> Iterator
             for o in forest.outside_reports
         ],
     }
-    for chunk in joined(_indented_document(doc, "communities", communities())):
-        yield json_inert(chunk)
-    yield "\n"
-
-
-def _pretty(value, depth: int) -> str:
-    """``value`` as ``json.dumps(..., indent=2)`` writes it ``depth`` levels deep in a document."""
-    return json.dumps(value, indent=2, ensure_ascii=True).replace("\n", "\n" + "  " * depth)
-
-
-def _indented_document(doc: dict, streamed: str, items: Iterator) -> Iterator[str]:
-    """``json.dumps(doc, indent=2, ensure_ascii=True)`` in pieces, the list under the key
-    ``streamed`` taken from ``items`` one entry at a time (``doc`` holds a placeholder there)."""
-    yield "{"
-    for i, (key, value) in enumerate(doc.items()):
-        yield ("," if i else "") + "\n  " + json.dumps(key, ensure_ascii=True) + ": "
-        if key != streamed:
-            yield _pretty(value, 1)
-            continue
-        empty = True
-        for item in items:
-            yield ("[" if empty else ",") + "\n    " + _pretty(item, 2)
-            empty = False
-        yield "[]" if empty else "\n  ]"
-    yield "\n}" if doc else "}"
+    return json_inert(json.dumps(doc, indent=2, ensure_ascii=True)) + "\n"
 
 
 def render_plan_json(report, **_ignored) -> str:

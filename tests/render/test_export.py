@@ -286,28 +286,20 @@ def test_json_of_a_view_lists_collapsed_groups(seed):
 
 
 # ---- streamed exports (issue 22: never held whole) ---------------------------------------------
-@pytest.mark.parametrize("chunk_chars", [1, 7, 200])
-def test_streamed_json_is_the_whole_document(hostile, seed, chunk_chars, monkeypatch):
-    """``tree -f json`` is written chunk by chunk; with chunks as small as one piece, every chunk's
-    own escaping (``##[``) still gives ``json.dumps(indent=2)``'s text of the whole document."""
-    import graphrag_audit.render.cells as chunking
-    from graphrag_audit.render.json import iter_tree_json
+def test_tree_json_is_the_indented_document(hostile, seed):
+    """``tree -f json`` is ``json.dumps(indent=2)``'s text of its document, ``##[`` escaped."""
     from graphrag_audit.sanitise.json import json_inert
 
-    monkeypatch.setattr(chunking, "CHUNK_CHARS", chunk_chars)
     for model in (hostile, seed):
         for level in (None, 1):
             forest = build_forest(model, level)
             for view in (None, layout(forest, max_lines=3)):
-                chunks = list(iter_tree_json(forest, view))
-                assert len(chunks) > 1
-                text = "".join(chunks)
+                text = to_json(forest, view)
                 assert text == json_inert(json.dumps(json.loads(text), indent=2, ensure_ascii=True)) + "\n"
 
 
 def test_tree_export_to_a_file_is_streamed_and_identical(tmp_path, monkeypatch):
-    """The CLI writes the streamed exports through its atomic file write: the same bytes as
-    stdout, in more than one chunk."""
+    """The CLI writes the exports through its atomic file write: the same bytes as stdout."""
     from typer.testing import CliRunner
 
     import graphrag_audit.render.cells as chunking

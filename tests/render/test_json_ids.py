@@ -195,21 +195,3 @@ def test_cli_json_ids_level():
         got, want = json.loads(proc.stdout), json.loads(render_json(report, json_ids=mode))
         got["index"].pop("path", None), want["index"].pop("path", None)
         assert got == want
-
-
-def test_id_text_is_the_python_join():
-    """The arrow-formatted id slices read exactly as ``",".join(map(str, ids))``."""
-    import numpy as np
-
-    from graphrag_audit.render.json import _id_text
-
-    rng = np.random.default_rng(7)
-    for dtype, lo, hi in ((np.int32, -(2**31), 2**31 - 1), (np.int64, -(2**63), 2**63 - 1)):
-        for n in (0, 1, 2, 13, 4096):
-            a = np.concatenate(
-                [
-                    rng.integers(lo, hi, n, dtype=dtype, endpoint=True),
-                    np.array([0, -1, lo, hi][: min(n, 4)], dtype=dtype),
-                ]
-            )
-            assert _id_text(a) == ",".join(map(str, a.tolist()))
