@@ -21,7 +21,7 @@ from graphrag_audit.analysis.levels import (
     report_listing,
     tree_levels,
 )
-from graphrag_audit.analysis.local_search import local_search_audit
+from graphrag_audit.analysis.local_search import local_findings, local_search_audit, unclustered_for_local
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.graphrag.selection import select_all
@@ -153,6 +153,9 @@ def audit_with_model(
 
     findings += level_findings(options, depth, levels, clustered, model.has_reports_table)
     findings += dynamic_findings(options.level, depth.max_level, levels, {f.rule for f in findings})
+    if local is not None:
+        findings += local_findings(local, options.level, options.max_local_coarse, options.max_local_empty)
+        findings = unclustered_for_local(findings, local)
     lap("depth")  # with the level findings
     m = model
     info = IndexInfo(

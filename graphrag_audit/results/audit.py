@@ -522,6 +522,8 @@ class AuditOptions:
     max_unreachable: float = 0.25
     max_inflation: float = 1.2
     min_coverage: float = 0.5  # low-coverage fires when the reports at level cover a smaller share
+    max_local_coarse: float = 0.25  # local-context-coarse / -empty: analysis/local_search.py
+    max_local_empty: float = 0.1
     dynamic_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | settings file | "graphrag default")
     costs_from: tuple[
         tuple[str, str], ...

@@ -43,10 +43,10 @@ ENTITIES = ["e1", "e2", "e3", "e4", "e5", "e6", "e7"]
 EXPECTED_RULES = [
     "depth-mismatch",
     "multiple-periods",
+    "unclustered-entities",  # a warning: graphrag >= 2.0's local search cannot see the entity
     "v2-inflation",
     "dynamic-no-descent",
     "single-child-chain",
-    "unclustered-entities",
 ]  # severity order (warnings, then info), then rule id
 
 EVIL = "evil | <script>alert(1)</script> [x](http://evil) **bold** `tick` _em_ <b>b</b>\n::error::x"
@@ -239,7 +239,7 @@ def test_tables_parse_with_expected_rows(evil_report):
 
     findings = find_table(tabs, "severity")
     assert [cell_texts(r[1]) for r in findings[1]] == EXPECTED_RULES
-    assert [cell_texts(r[0]) for r in findings[1]] == ["warning"] * 3 + ["info"] * 3
+    assert [cell_texts(r[0]) for r in findings[1]] == ["warning"] * 4 + ["info"] * 2
 
 
 def test_untrusted_titles_are_inert_text(evil_report):
