@@ -307,7 +307,22 @@ def _levels_table(report, console, hide, hide_hypothetical: bool):
     elif dyn:
         head = f"Dynamic community selection, LLM rating calls (num_repeats {opts.num_repeats}): "
         parts.append(Text(head + ", ".join(dyn) + "\n"))
+    if local := _local_lines(report):
+        parts.append(Text(local))
     return Group(*parts)
+
+
+def _local_lines(report) -> str:
+    """Local search's community context per graphrag line and N (render/cells.py's rows)."""
+    tables = cells.local_tables(report)
+    if not tables:
+        return ""
+    lines = [cells.local_caption(report)]
+    for head, rows in tables:
+        rows = [cells.LOCAL_HEADERS] + rows
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines += [head + ":"] + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
+    return "\n".join(lines) + "\n"
 
 
 def _dynamic_lines(report) -> str:
