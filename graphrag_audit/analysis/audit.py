@@ -21,11 +21,16 @@ from graphrag_audit.analysis.levels import (
     report_listing,
     tree_levels,
 )
-from graphrag_audit.analysis.local_search import local_findings, local_search_audit, unclustered_for_local
+from graphrag_audit.analysis.local_search import (
+    local_findings,
+    local_search_audit,
+    local_what_if,
+    unclustered_for_local,
+)
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.graphrag.selection import select_all
-from graphrag_audit.graphrag.tokens import TOKEN_COUNTER_NAMES
+from graphrag_audit.graphrag.tokens import TOKEN_COUNTER_NAMES, get_token_counter
 from graphrag_audit.io.load import load_index
 from graphrag_audit.io.locate import location_findings
 from graphrag_audit.io.settings import DYNAMIC_SEARCH_KEYS, read_dynamic_settings, read_query_settings
@@ -146,9 +151,17 @@ def audit_with_model(
     levels = with_dynamic(model, levels, options, coster)
     lap("dynamic")
 
-    local = local_search_audit(model, counter=coster.counter if coster is not None else options.tokenizer)
+    assert options.tokenizer is not None  # resolved above
+    counter = coster.counter if coster is not None else get_token_counter(options.tokenizer)
+    local = local_search_audit(model, counter=counter)
     if local is not None:
         by_level: dict = local.by_level  # community_level None: none (local search takes an int)
+        if options.entities:  # --entities: at --level, the deepest level when beyond the tree
+            n = min(options.level, max(by_level))
+            by_level[n] = {
+                **by_level[n],
+                "what_if": local_what_if(model, local, n, options.entities, counter),
+            }
         levels = [dataclasses.replace(r, local_search=by_level.get(r.community_level)) for r in levels]
 
     findings += level_findings(options, depth, levels, clustered, model.has_reports_table)

@@ -23,6 +23,7 @@ from graphrag_audit.cli.options import (
     ColorOpt,
     Debug,
     DynamicMaxLevel,
+    Entities,
     FailOn,
     FailOnOpt,
     IncludeHypothetical,
@@ -75,6 +76,12 @@ from graphrag_audit.errors import visible
 from graphrag_audit.render.formats import LevelsFormat, renderer, streamer
 
 
+def _names(value: str | None) -> tuple[str, ...] | None:
+    """``--entities A,B``: the names, stripped, empty ones dropped."""
+    names = tuple(n.strip() for n in value.split(",") if n.strip()) if value else ()
+    return names or None
+
+
 def levels_cmd(
     index_dir: IndexDir,
     level: AuditLevel = None,
@@ -123,6 +130,7 @@ def levels_cmd(
     use_summary: UseSummary = None,
     query: Query = "",
     relevant: Relevant = None,
+    entities: Entities = None,
     price_in: Annotated[
         float | None,
         typer.Option(
@@ -217,7 +225,9 @@ def levels_cmd(
     def work():
         enabled = sys.stderr.isatty() and (fmt == LevelsFormat.text or output is not None)
         with Progress(enabled) as progress:
-            opts = audit_options(values, level=level, costs=not no_costs, relevant=relevant_ids)
+            opts = audit_options(
+                values, level=level, costs=not no_costs, relevant=relevant_ids, entities=_names(entities)
+            )
             if tokenizer is not None:
                 check_tokenizer(tokenizer)
             if verify:  # a check asked for that cannot run is an error, not a quiet "not run"

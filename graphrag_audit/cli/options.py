@@ -313,6 +313,15 @@ Relevant = Annotated[
         "@FILE (numbers separated by commas or whitespace); adds what_if per graphrag line.",
     ),
 ]
+Entities = Annotated[
+    str | None,
+    typer.Option(
+        "--entities",
+        metavar="NAMES",
+        help="Local search what-if: entity titles or ids, as a comma list (A,B,C); lists per graphrag line "
+        "the reports local search puts in context for them at --level and the first that did not fit.",
+    ),
+]
 
 
 def relevant_file(value: str | None) -> Path | None:

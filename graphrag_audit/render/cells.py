@@ -762,3 +762,29 @@ def local_caption(report) -> str:
         f"(its first top_k_entities entities, 10 by default){of}; budget {first['budget_tokens']:,} tokens (community_prop x "
         "max_context_tokens)."
     )
+
+
+def local_what_if_lines(report) -> list[str]:
+    """``--entities``: per graphrag line, the reports local search puts in context at the queried level
+    (community, matches, rank, level, tokens) and the first that did not fit; empty without it."""
+    at, _ = answer_row(report)
+    got = (at.local_search or {}).get("what_if") if at is not None else None
+    if not got:
+        return []
+
+    def described(r) -> str:
+        return (
+            f"community {r['community']} (matches {r['matches']}, rank {r['rank']:g}, level {r['level']}, "
+            f"{r['tokens']:,} tokens)"
+        )
+
+    lines = [f"What-if at N={at.community_level}, local search for {', '.join(got['entities'])}:"]
+    for v in got["by_version"].values():
+        reports = "; ".join(described(r) for r in v["reports"]) or "no report"
+        miss = v["did_not_fit"]
+        lines.append(
+            f"  graphrag {v['graphrag']}{LOCAL_STATUS.get(v['status'], '')}: {reports}"
+            + (f"; did not fit: {described(miss)}" if miss else "")
+            + (f"; not read at N={at.community_level}: {', '.join(v['not_read'])}" if v["not_read"] else "")
+        )
+    return lines

@@ -352,6 +352,7 @@ def _dynamic_lines(report) -> str:
     lines.append(for_log(cells.dynamic_settings_line(opts)))
     for head, items in cells.dynamic_notes(bv, what_if, opts.query, opts.use_summary):
         lines += [for_log(head)] + ["  " + for_log(t) for t in items]
+    lines += [x[: len(x) - len(x.lstrip())] + for_log(x) for x in cells.local_what_if_lines(report)]
     return "\n".join(lines) + "\n"
 
 
