@@ -64,6 +64,8 @@ GROUPS = [
             "dynamic-unreachable",
             "dynamic-fails",
             "dynamic-old-graphrag",
+            "local-context-coarse",
+            "local-context-empty",
         ],
     ),
     (

@@ -403,6 +403,19 @@ RULE_NOTES: dict[str, str] = {
     "`threshold`; `communities` lists the reports only graphrag >= 2.0 sends. Fires when v2/v1 exceeds "
     "`--max-inflation` (default 1.2; env `GRAPHRAG_AUDIT_MAX_INFLATION`). On `verbs-v3` at N=2: 120 vs 97 "
     "reports (1.24x, 11 vs 8 map calls), 23 ancestors sent with their descendants.",
+    "local-context-coarse": "Probes: one per leaf community (no child), its first `top_k_entities` (10) entities; "
+    "the budget is `local_search.community_prop x max_context_tokens` (0.15 x 12,000 = 1,800 tokens by default; "
+    "`max_tokens` in 1.x). Checked at `--level` for the lines whose status is `exact` (else every line computed). "
+    "Fires when more than `--max-local-coarse` (default 0.25; env `GRAPHRAG_AUDIT_MAX_LOCAL_COARSE`) of the "
+    "probes get a finest report coarser than min(N, their leaf's level). Evidence: `level`, `behaviours` (per "
+    "line: `probes`, `coarse`, `share`), `threshold`, `budget_tokens`; `communities` lists the probes' leaves. On "
+    "`verbs-v3` at N=2: 32 of 98 probes (0.33); on `real-insurance-v3` 0.14, below the default.",
+    "local-context-empty": "Same probes and budget as local-context-coarse. Fires when more than "
+    "`--max-local-empty` (default 0.1; env `GRAPHRAG_AUDIT_MAX_LOCAL_EMPTY`) of the probes get no report because "
+    "the first one does not fit. Evidence: `level`, `behaviours` (per line: `probes`, `empty`, `share`), "
+    "`threshold`, `budget_tokens`, `largest_report` (`community`, `tokens`). On `verbs-v3` at N=2: 43 of 98 "
+    "probes, the largest blocking report community 4 at 2,083 tokens. When graphrag >= 2.0 reads the index, "
+    "`unclustered-entities` is raised to a warning with the `share` of entities local and DRIFT search drop.",
     "string-community-ids": "graphrag 1.x and later merge the nodes' integer community numbers with the reports' "
     "string ones and keep nothing; `--verify` with graphrag 1.2.0 installed confirms 0 reports at every level on "
     "the three 0.1-0.4 indexes of `../shared/indexes`.",

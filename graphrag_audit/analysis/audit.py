@@ -21,7 +21,12 @@ from graphrag_audit.analysis.levels import (
     report_listing,
     tree_levels,
 )
-from graphrag_audit.analysis.local_search import local_search_audit
+from graphrag_audit.analysis.local_search import (
+    local_findings,
+    local_search_audit,
+    local_what_if,
+    unclustered_for_local,
+)
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.graphrag.selection import select_all
@@ -150,10 +155,20 @@ def audit_with_model(
     local = local_search_audit(model, counter=coster.counter) if coster is not None else None
     if local is not None:
         by_level: dict = local.by_level  # community_level None: none (local search takes an int)
+        if options.entities:  # --entities: at --level, the deepest level when beyond the tree
+            assert coster is not None  # local search ran
+            n = min(options.level, max(by_level))
+            by_level[n] = {
+                **by_level[n],
+                "what_if": local_what_if(model, local, n, options.entities, coster.counter),
+            }
         levels = [dataclasses.replace(r, local_search=by_level.get(r.community_level)) for r in levels]
 
     findings += level_findings(options, depth, levels, clustered, model.has_reports_table)
     findings += dynamic_findings(options.level, depth.max_level, levels, {f.rule for f in findings})
+    if local is not None:
+        findings += local_findings(local, options.level, options.max_local_coarse, options.max_local_empty)
+        findings = unclustered_for_local(findings, local)
     lap("depth")  # with the level findings
     m = model
     info = IndexInfo(

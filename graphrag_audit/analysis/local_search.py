@@ -14,7 +14,8 @@ Settings (``local_search`` section; the same names in ``config/models/local_sear
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.findings import Finding, finding
@@ -29,6 +30,7 @@ from graphrag_audit.graphrag.local import (
     Probe,
     local_budget,
     summarise,
+    what_if,
 )
 from graphrag_audit.graphrag.tokens import TokenCounter, get_token_counter
 from graphrag_audit.io.settings import query_settings_data
@@ -145,6 +147,32 @@ def local_search_audit(
             entry["sampled"] = {"probes": sampled[0], "of": sampled[1]}
         by_level[n] = entry
     return LocalAudit(settings, by_level, probes, statuses, sampled)
+
+
+def local_what_if(
+    model: IndexModel, audit: LocalAudit, n: int, entities: Sequence[str], counter: TokenCounter
+) -> dict:
+    """``local_search.what_if`` at N: per line computed, the reports local search puts in context for
+    ``entities`` (ids or titles), in graphrag's order, the first that did not fit, and the names it does
+    not read at N (2.x computed once for 3.x)."""
+    by_version: dict[str, dict] = {}
+    for line in audit.probes:
+        if line == "3.x" and "2.x" in by_version:
+            by_version[line] = {
+                **by_version["2.x"],
+                "graphrag": GRAPHRAG[line],
+                "status": audit.statuses[line],
+            }
+            continue
+        context, missing = what_if(model, line, n, entities, audit.settings.budget, counter)
+        by_version[line] = {
+            "graphrag": GRAPHRAG[line],
+            "status": audit.statuses[line],
+            "reports": [asdict(r) for r in context.reports],
+            "did_not_fit": asdict(context.did_not_fit) if context.did_not_fit is not None else None,
+            "not_read": missing,
+        }
+    return {"entities": list(entities), "by_version": by_version}
 
 
 def _share(part: int, whole: int) -> float:

@@ -13,6 +13,8 @@ import typer
 from graphrag_audit.cli.options import (
     DEFAULT_MAX_COVERAGE_DROP,
     DEFAULT_MAX_INFLATION,
+    DEFAULT_MAX_LOCAL_COARSE,
+    DEFAULT_MAX_LOCAL_EMPTY,
     DEFAULT_MAX_MAP_CALLS_INCREASE,
     DEFAULT_MAX_UNREACHABLE,
     DEFAULT_MIN_COVERAGE,
@@ -21,6 +23,7 @@ from graphrag_audit.cli.options import (
     ColorOpt,
     Debug,
     DynamicMaxLevel,
+    Entities,
     FailOn,
     FailOnOpt,
     IncludeHypothetical,
@@ -32,6 +35,8 @@ from graphrag_audit.cli.options import (
     MaxContextTokens,
     MaxCoverageDrop,
     MaxInflation,
+    MaxLocalCoarse,
+    MaxLocalEmpty,
     MaxMapCallsIncrease,
     MaxUnreachable,
     MinCoverage,
@@ -71,6 +76,12 @@ from graphrag_audit.errors import visible
 from graphrag_audit.render.formats import LevelsFormat, renderer, streamer
 
 
+def _names(value: str | None) -> tuple[str, ...] | None:
+    """``--entities A,B``: the names, stripped, empty ones dropped."""
+    names = tuple(n.strip() for n in value.split(",") if n.strip()) if value else ()
+    return names or None
+
+
 def levels_cmd(
     index_dir: IndexDir,
     level: AuditLevel = None,
@@ -80,6 +91,8 @@ def levels_cmd(
     max_unreachable: MaxUnreachable = DEFAULT_MAX_UNREACHABLE,
     max_inflation: MaxInflation = DEFAULT_MAX_INFLATION,
     min_coverage: MinCoverage = DEFAULT_MIN_COVERAGE,
+    max_local_coarse: MaxLocalCoarse = DEFAULT_MAX_LOCAL_COARSE,
+    max_local_empty: MaxLocalEmpty = DEFAULT_MAX_LOCAL_EMPTY,
     tokenizer: Tokenizer = None,
     max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,
@@ -117,6 +130,7 @@ def levels_cmd(
     use_summary: UseSummary = None,
     query: Query = "",
     relevant: Relevant = None,
+    entities: Entities = None,
     price_in: Annotated[
         float | None,
         typer.Option(
@@ -211,7 +225,9 @@ def levels_cmd(
     def work():
         enabled = sys.stderr.isatty() and (fmt == LevelsFormat.text or output is not None)
         with Progress(enabled) as progress:
-            opts = audit_options(values, level=level, costs=not no_costs, relevant=relevant_ids)
+            opts = audit_options(
+                values, level=level, costs=not no_costs, relevant=relevant_ids, entities=_names(entities)
+            )
             if tokenizer is not None:
                 check_tokenizer(tokenizer)
             if verify:  # a check asked for that cannot run is an error, not a quiet "not run"

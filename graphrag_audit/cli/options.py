@@ -222,7 +222,31 @@ MinCoverage = Annotated[
         "entities.",
     ),
 ]
+MaxLocalCoarse = Annotated[
+    float,
+    typer.Option(
+        "--max-local-coarse",
+        min=0.0,
+        max=1.0,
+        envvar="GRAPHRAG_AUDIT_MAX_LOCAL_COARSE",
+        help="local-context-coarse fires when local search gives a larger share of the probes a finest "
+        "report coarser than min(--level, their leaf's level).",
+    ),
+]
+MaxLocalEmpty = Annotated[
+    float,
+    typer.Option(
+        "--max-local-empty",
+        min=0.0,
+        max=1.0,
+        envvar="GRAPHRAG_AUDIT_MAX_LOCAL_EMPTY",
+        help="local-context-empty fires when local search puts no report in context for a larger share "
+        "of the probes (the first report does not fit its budget).",
+    ),
+]
 DEFAULT_MAX_UNREACHABLE = 0.25
+DEFAULT_MAX_LOCAL_COARSE = 0.25
+DEFAULT_MAX_LOCAL_EMPTY = 0.1
 DEFAULT_MAX_INFLATION = 1.2
 DEFAULT_MIN_COVERAGE = 0.5
 
@@ -287,6 +311,15 @@ Relevant = Annotated[
         metavar="IDS",
         help="Dynamic selection what-if: the community numbers rated relevant, as a comma list (3,17,42) or "
         "@FILE (numbers separated by commas or whitespace); adds what_if per graphrag line.",
+    ),
+]
+Entities = Annotated[
+    str | None,
+    typer.Option(
+        "--entities",
+        metavar="NAMES",
+        help="Local search what-if: entity titles or ids, as a comma list (A,B,C); lists per graphrag line "
+        "the reports local search puts in context for them at --level and the first that did not fit.",
     ),
 ]
 

@@ -9,6 +9,8 @@ import typer
 
 from graphrag_audit.cli.options import (
     DEFAULT_MAX_INFLATION,
+    DEFAULT_MAX_LOCAL_COARSE,
+    DEFAULT_MAX_LOCAL_EMPTY,
     DEFAULT_MAX_UNREACHABLE,
     DEFAULT_MIN_COVERAGE,
     Debug,
@@ -17,6 +19,8 @@ from graphrag_audit.cli.options import (
     KeepParent,
     MaxContextTokens,
     MaxInflation,
+    MaxLocalCoarse,
+    MaxLocalEmpty,
     MaxUnreachable,
     MinCoverage,
     NoCosts,
@@ -62,6 +66,8 @@ def report_cmd(
     max_unreachable: MaxUnreachable = DEFAULT_MAX_UNREACHABLE,
     max_inflation: MaxInflation = DEFAULT_MAX_INFLATION,
     min_coverage: MinCoverage = DEFAULT_MIN_COVERAGE,
+    max_local_coarse: MaxLocalCoarse = DEFAULT_MAX_LOCAL_COARSE,
+    max_local_empty: MaxLocalEmpty = DEFAULT_MAX_LOCAL_EMPTY,
     tokenizer: Tokenizer = None,
     max_context_tokens: MaxContextTokens = None,
     no_costs: NoCosts = False,

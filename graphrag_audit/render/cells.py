@@ -714,3 +714,77 @@ def coverage_table(
         # the shown columns only, in column order as before: footnote markers are numbered by first use
         rows.append([level_label(r.community_level) if k == "n" else cell(*args[k]) for k, _ in cols])
     return cols, rows
+
+
+# ---- local search's community context per graphrag line (analysis/local_search.py) ---------------------
+LOCAL_HEADERS = ["N", "finest report at level N", "no community report", "mean reports in context"]
+LOCAL_STATUS = {
+    HYPOTHETICAL: " (hypothetical: it cannot read this index)",
+    "graphrag_cannot_read": " (hypothetical: it cannot read this index)",
+}
+
+
+def local_tables(report) -> list[tuple[str, list[list[str]]]]:
+    """(heading, one row per N) per graphrag line, lines with the same rows merged: the share of probes
+    whose finest report is at level N, the share with no report, the mean reports in context."""
+    levels = [r for r in report.levels if r.local_search]
+    tables: dict[tuple, list[str]] = {}
+    for line, v in levels[0].local_search["by_version"].items() if levels else ():
+        rows = []
+        for r in levels:
+            s = r.local_search["by_version"][line]
+            probes, deepest = s["probes"], s["deepest_level_in_context"]
+            mean = sum(s["reports_in_context_by_level"].values()) / probes if probes else None
+            rows.append(
+                [
+                    level_label(r.community_level),
+                    share_of(deepest.get(str(r.community_level), 0), probes),
+                    share_of(deepest.get("none", 0), probes),
+                    MISSING if mean is None else f"{mean:.1f}",
+                ]
+            )
+        key = (tuple(map(tuple, rows)), LOCAL_STATUS.get(v["status"], ""))
+        tables.setdefault(key, []).append(v["graphrag"])
+    return [
+        (f"graphrag {', '.join(names)}{status}", [list(r) for r in rows])
+        for (rows, status), names in tables.items()
+    ]
+
+
+def local_caption(report) -> str:
+    """What the local-search tables count: the probes, the budget, and the sample when there is one."""
+    first = next(r.local_search for r in report.levels if r.local_search)
+    probes = next(iter(first["by_version"].values()))["probes"]
+    sampled = first.get("sampled")
+    of = f" (sampled: {sampled['probes']:,} of {sampled['of']:,} leaves)" if sampled else ""
+    return (
+        f"Local search's community context per community_level N: {probes:,} probes, one per leaf community "
+        f"(its first top_k_entities entities, 10 by default){of}; budget {first['budget_tokens']:,} tokens (community_prop x "
+        "max_context_tokens)."
+    )
+
+
+def local_what_if_lines(report) -> list[str]:
+    """``--entities``: per graphrag line, the reports local search puts in context at the queried level
+    (community, matches, rank, level, tokens) and the first that did not fit; empty without it."""
+    at, _ = answer_row(report)
+    got = (at.local_search or {}).get("what_if") if at is not None else None
+    if not got:
+        return []
+
+    def described(r) -> str:
+        return (
+            f"community {r['community']} (matches {r['matches']}, rank {r['rank']:g}, level {r['level']}, "
+            f"{r['tokens']:,} tokens)"
+        )
+
+    lines = [f"What-if at N={at.community_level}, local search for {', '.join(got['entities'])}:"]
+    for v in got["by_version"].values():
+        reports = "; ".join(described(r) for r in v["reports"]) or "no report"
+        miss = v["did_not_fit"]
+        lines.append(
+            f"  graphrag {v['graphrag']}{LOCAL_STATUS.get(v['status'], '')}: {reports}"
+            + (f"; did not fit: {described(miss)}" if miss else "")
+            + (f"; not read at N={at.community_level}: {', '.join(v['not_read'])}" if v["not_read"] else "")
+        )
+    return lines

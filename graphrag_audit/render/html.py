@@ -11,6 +11,7 @@ import numpy as np
 from graphrag_audit.render.cells import (
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
+    LOCAL_HEADERS,
     count,
     coverage_table,
     dynamic_at,
@@ -19,6 +20,8 @@ from graphrag_audit.render.cells import (
     dynamic_rows,
     level_label,
     level_table,
+    local_caption,
+    local_tables,
     number,
     sends,
     size_line,
@@ -192,6 +195,23 @@ def _titled(ids, titles: dict, what: str) -> str:
         f'<details><summary>{_esc(what)} ({len(ids):,})</summary><table class="reports"><thead><tr>'
         f"<th>community</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>"
     )
+
+
+def _local(report) -> str:
+    """Local search's community context per graphrag line and N (render/cells.py's rows)."""
+    tables = local_tables(report)
+    if not tables:
+        return ""
+    parts = [
+        '<section id="local-search"><h2>Local search by graphrag version</h2>',
+        f'<p class="caption">{_esc(local_caption(report))}</p>',
+    ]
+    for head, rows in tables:
+        body = "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
+        parts.append(
+            f'<h3>{_esc(head)}</h3><table class="num">{_heads(LOCAL_HEADERS)}<tbody>{body}</tbody></table>'
+        )
+    return "".join(parts) + "</section>"
 
 
 def _dynamic(report) -> str:
@@ -785,6 +805,7 @@ def render_html(report, forest: ForestView) -> str:
                 _header(report),
                 _levels_table(report),
                 _dynamic(report),
+                _local(report),
                 f'<section id="tree"><h2>The community tree at community_level {_esc(level_label(n))}{capped}</h2>',
                 sent,
                 _legend(forest),

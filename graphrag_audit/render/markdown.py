@@ -16,6 +16,7 @@ from graphrag_audit.render.cells import (
     COVERAGE_COLUMNS,
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
+    LOCAL_HEADERS,
     answer,
     brief_rows,
     coverage_table,
@@ -28,6 +29,8 @@ from graphrag_audit.render.cells import (
     level_columns,
     level_label,
     level_table,
+    local_caption,
+    local_tables,
     marker_legend,
     money_lines,
     number,
@@ -313,6 +316,9 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
                 out += [""] + _details(own_text(plain(head)), bullets)  # <summary> is raw HTML
             else:
                 out += ["", markdown_cell(head), ""] + bullets
+    for i, (head, rows) in enumerate(local_tables(report)):
+        out += ["", markdown_cell(local_caption(report))] if i == 0 else []
+        out += ["", markdown_cell(head) + ":", ""] + _table(LOCAL_HEADERS, rows)
     return out
 
 

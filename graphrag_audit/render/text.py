@@ -307,7 +307,22 @@ def _levels_table(report, console, hide, hide_hypothetical: bool):
     elif dyn:
         head = f"Dynamic community selection, LLM rating calls (num_repeats {opts.num_repeats}): "
         parts.append(Text(head + ", ".join(dyn) + "\n"))
+    if local := _local_lines(report):
+        parts.append(Text(local))
     return Group(*parts)
+
+
+def _local_lines(report) -> str:
+    """Local search's community context per graphrag line and N (render/cells.py's rows)."""
+    tables = cells.local_tables(report)
+    if not tables:
+        return ""
+    lines = [cells.local_caption(report)]
+    for head, rows in tables:
+        rows = [cells.LOCAL_HEADERS] + rows
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines += [head + ":"] + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
+    return "\n".join(lines) + "\n"
 
 
 def _dynamic_lines(report) -> str:
@@ -337,6 +352,7 @@ def _dynamic_lines(report) -> str:
     lines.append(for_log(cells.dynamic_settings_line(opts)))
     for head, items in cells.dynamic_notes(bv, what_if, opts.query, opts.use_summary):
         lines += [for_log(head)] + ["  " + for_log(t) for t in items]
+    lines += [x[: len(x) - len(x.lstrip())] + for_log(x) for x in cells.local_what_if_lines(report)]
     return "\n".join(lines) + "\n"
 
 

@@ -518,10 +518,13 @@ class AuditOptions:
     max_level: int | None = None  # the last level the fallback rates whole (default 2)
     use_summary: bool | None = None  # rate each report's summary instead of its full_content (default False)
     relevant: tuple[int, ...] | None = None  # dynamic what-if: the community numbers rated relevant
+    entities: tuple[str, ...] | None = None  # local search what-if (--entities): entity ids or titles
     query: str = ""  # the query the rating prompt carries (its tokens count in every rating call)
     max_unreachable: float = 0.25
     max_inflation: float = 1.2
     min_coverage: float = 0.5  # low-coverage fires when the reports at level cover a smaller share
+    max_local_coarse: float = 0.25  # local-context-coarse / -empty: analysis/local_search.py
+    max_local_empty: float = 0.1
     dynamic_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | settings file | "graphrag default")
     costs_from: tuple[
         tuple[str, str], ...

@@ -34,7 +34,8 @@ TREE = {
     4: (2, 3, ["c", "d"]),
 }
 RANKS = {0: 5.0, 1: 5.0, 3: 7.0, 4: 8.0, 5: -1.0}  # no report for 2; 5's rank keeps it out
-FRAGMENT = json.loads((ROOT / "local_search.schema-fragment.json").read_text())["local_search"]
+SCHEMA = json.loads((ROOT / "graphrag_audit" / "schema" / "audit-report.schema.json").read_text())
+FRAGMENT = SCHEMA["properties"]["levels"]["items"]["properties"]["local_search"]
 VALIDATOR = jsonschema.Draft202012Validator(FRAGMENT)
 
 
@@ -176,3 +177,50 @@ def test_levels_json_carries_local_search(tree):
     levels = audit(tree).to_dict()["levels"]
     want = local_search_audit(tree).by_level
     assert [lv["local_search"] for lv in levels] == [want[0], want[1], want[2], None]
+
+
+def test_entities_what_if_at_level(tree):
+    # c and d are in 0, 3 and 4 (levels 0-2), each community matching both: (matches, rank) puts 4 (8.0),
+    # 3 (7.0), 0 (5.0) in context under >= 2.0; 1.x reads the rolled-up reports, leaf 4's probe: [4, 3]
+    from graphrag_audit.analysis.audit import audit
+    from graphrag_audit.render.cells import local_what_if_lines
+    from graphrag_audit.results.audit import AuditOptions
+
+    report = audit(tree, AuditOptions(level=2, entities=("c", "d", "nobody")))
+    entry = report.to_dict()["levels"][2]["local_search"]
+    _check(dataclasses.replace(local_search_audit(tree), by_level={2: entry}))
+    got = entry["what_if"]
+    assert got["entities"] == ["c", "d", "nobody"]
+    counter = get_token_counter()
+    row4 = counter.count("4|Report 4|Content of 4.\n")
+    for line, want in (("1.x", [4, 3]), ("2.x", [4, 3, 0]), ("3.x", [4, 3, 0])):
+        v = got["by_version"][line]
+        assert [r["community"] for r in v["reports"]] == want, line
+        assert v["did_not_fit"] is None and v["not_read"] == ["nobody"]
+    assert got["by_version"]["3.x"]["reports"][0] == {
+        "community": 4,
+        "level": 2,
+        "matches": 2,
+        "rank": 8.0,
+        "tokens": row4,
+    }
+    assert "what_if" not in report.to_dict()["levels"][1]["local_search"]
+    lines = local_what_if_lines(report)
+    assert lines[0] == "What-if at N=2, local search for c, d, nobody:"
+    assert lines[3].startswith(
+        f"  graphrag 3.0.0-3.x: community 4 (matches 2, rank 8, level 2, {row4:,} tokens);"
+    )
+
+
+def test_entities_option_on_levels(tree):
+    from typer.testing import CliRunner
+
+    from graphrag_audit.cli import app
+
+    args = ["levels", str(tree.path), "--no-costs", "--level", "2", "--entities", " c, d ,,nobody"]
+    res = CliRunner().invoke(app, args + ["-f", "json"])
+    got = json.loads(res.stdout)["levels"][2]["local_search"]["what_if"]
+    assert got["entities"] == ["c", "d", "nobody"]
+    assert [r["community"] for r in got["by_version"]["2.x"]["reports"]] == [4, 3, 0]
+    text = CliRunner().invoke(app, args + ["--width", "200", "--color", "never"]).stdout
+    assert "What-if at N=2, local search for c, d, nobody:" in text

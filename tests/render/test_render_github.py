@@ -127,10 +127,10 @@ def test_untrusted_text_cannot_create_a_second_command(tmp_path, payload):
     assert [(c, p["title"]) for c, p, _ in cmds] == [
         ("warning", "depth-mismatch"),
         ("warning", "multiple-periods"),
+        ("warning", "unclustered-entities"),  # graphrag >= 2.0's local search cannot see it
         ("warning", "v2-inflation"),
         ("notice", "dynamic-no-descent"),
         ("notice", "single-child-chain"),
-        ("notice", "unclustered-entities"),
     ]
     # the period value survives, flattened, inside the multiple-periods message
     msg = cmds[1][2]
@@ -142,9 +142,9 @@ def test_injection_through_the_index_path(tmp_path):
     path = write_index(tmp_path / "idx\n::error::pwned ##[warning]legacy")
     report = audit(path, AuditOptions(level=2, costs=False))
     out = render_github(report, include_titles=True)
-    assert [c for c, _, _ in runner_commands(out)] == ["warning"] * 2 + ["notice"] * 3
+    assert [c for c, _, _ in runner_commands(out)] == ["warning"] * 3 + ["notice"] * 2
     summary = out.splitlines()[-1]
-    assert summary.startswith("graphrag-audit: 0 errors, 2 warnings, 3 info at community_level 2 (")
+    assert summary.startswith("graphrag-audit: 0 errors, 3 warnings, 2 info at community_level 2 (")
     assert "idx ::error::pwned #\\x23[warning]legacy" in summary
     # by default the absolute path is not shown at all
     hidden = render_github(report).splitlines()[-1]
@@ -156,7 +156,7 @@ def test_summary_line_and_messages(tmp_path):
     out = render_github(report)
     lines = out.splitlines()
     assert lines[-1] == (
-        "graphrag-audit: 0 errors, 2 warnings, 3 info at community_level 2 "
+        "graphrag-audit: 0 errors, 3 warnings, 2 info at community_level 2 "
         "(graphrag >= 2.0 sends 5 reports, the graphrag < 2.0 rule selects 3 (hypothetical); "
         "generation 3.x; (absolute path hidden))"
     )  # graphrag < 2.0 cannot read a 3.x layout
@@ -248,13 +248,14 @@ def test_cli_appends_markdown_to_step_summary(tmp_path):
         ["levels", str(path), "--no-costs", "-f", "github", "--fail-on", "warning"],
         env={"GITHUB_STEP_SUMMARY": str(summary), "NO_COLOR": None},
     )
-    assert res.exit_code == 1  # two warnings at or above --fail-on warning
-    assert [c for c, _, _ in runner_commands(res.stdout)] == ["warning"] * 2 + ["notice"] * 3
+    assert res.exit_code == 1  # three warnings at or above --fail-on warning
+    assert [c for c, _, _ in runner_commands(res.stdout)] == ["warning"] * 3 + ["notice"] * 2
     written = summary.read_text(encoding="utf-8")
     assert written.startswith("previous step\n## graphrag-audit report\n")
     md = written[len("previous step\n") :]
     tabs = tables(MarkdownIt("commonmark").enable("table").parse(md))
-    assert len(tabs) == 10 and all(len(r) == len(h) for h, rows in tabs for r in rows)  # + coverage
+    # + coverage, + local search per graphrag line (1.x; 2.x and 3.x)
+    assert len(tabs) == 12 and all(len(r) == len(h) for h, rows in tabs for r in rows)
     assert "## graphrag-audit" not in res.stdout  # the Markdown goes to the summary file only
 
 
