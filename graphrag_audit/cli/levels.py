@@ -204,6 +204,8 @@ def levels_cmd(
     reads = (baseline, relevant_file(relevant))  # files this run reads: never written over
     output, guard = output_target(output, index_dir, reads)
     level = 2 if level is None else level  # graphrag's CLI default
+    if _names(entities) and no_costs:  # local search packs reports by tokens
+        raise fail("--entities needs token counts: it cannot be combined with --no-costs")
     base = None
     if baseline is not None:
         from graphrag_audit.analysis.diff import snapshot_of_json

@@ -217,7 +217,9 @@ def test_entities_option_on_levels(tree):
 
     from graphrag_audit.cli import app
 
-    args = ["levels", str(tree.path), "--no-costs", "--level", "2", "--entities", " c, d ,,nobody"]
+    refused = CliRunner().invoke(app, ["levels", str(tree.path), "--no-costs", "--entities", "c"])
+    assert refused.exit_code == 2 and "--entities needs token counts" in refused.output
+    args = ["levels", str(tree.path), "--level", "2", "--entities", " c, d ,,nobody"]
     res = CliRunner().invoke(app, args + ["-f", "json"])
     got = json.loads(res.stdout)["levels"][2]["local_search"]["what_if"]
     assert got["entities"] == ["c", "d", "nobody"]
