@@ -107,10 +107,6 @@ def family_of(version: str | None) -> tuple[str | None, str | None]:
     )
 
 
-def _not_run(reason: str) -> DynamicLevelCheck:
-    return DynamicLevelCheck(status="not_run", reason=reason)
-
-
 def sorted_ids(values) -> list:
     return sorted(
         (id_key(x) for x in values),
@@ -265,7 +261,6 @@ class GraphragDynamic:
         self.family = family
         self.frames = frames
         self.settings = settings
-        self.read_communities = read_indexer_communities
         self.read_reports = read_indexer_reports
         params = inspect.signature(self.mod.DynamicCommunitySelection.__init__).parameters
         if "llm" in params and "token_encoder" in params:
@@ -283,21 +278,13 @@ class GraphragDynamic:
         if filled.count(sentinel) != 1:
             raise TypeError("graphrag's rating prompt does not hold the report text once")
         self.head, self.tail = filled.split(sentinel)
-        self._communities = None
-        self._communities_error: str | None = None
         self._by_level: dict = {}
-
-    def _communities_list(self):
-        if self._communities is None and self._communities_error is None:
-            f = self.frames
-            tables = (
-                ("communities", "nodes", "reports") if self.family == "1.x" else ("communities", "reports")
-            )
-            try:
-                self._communities = self.read_communities(*(copy.deepcopy(f[t]) for t in tables))
-            except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
-                self._communities_error = short_error(exc)
-        return self._communities
+        tables = ("communities", "nodes", "reports") if family == "1.x" else ("communities", "reports")
+        self.communities, self.communities_error = None, None
+        try:
+            self.communities = read_indexer_communities(*(copy.deepcopy(frames[t]) for t in tables))
+        except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
+            self.communities_error = short_error(exc)
 
     def _reports_at(self, n):
         """graphrag's candidate reports at ``n`` with shared texts marked, and text -> community key."""
@@ -317,9 +304,8 @@ class GraphragDynamic:
         """One ``select()`` at community_level ``n``; ``relevant``: community numbers (None: every
         report); ``max_calls``: stop graphrag beyond that many rating calls. Returns ``{"error"}``,
         ``{"not_run"}`` (the stub could not rate) or ``{"rating_calls", "waves", "kept_ids"}``."""
-        communities = self._communities_list()
-        if communities is None:
-            return {"error": self._communities_error}
+        if self.communities_error is not None:
+            return {"error": self.communities_error}
         reports, texts, error = self._reports_at(n)
         if error is not None:
             return {"error": error}
@@ -336,7 +322,7 @@ class GraphragDynamic:
         self.mod.asyncio = waves
         try:
             selector = self.mod.DynamicCommunitySelection(
-                community_reports=reports, communities=communities, **kw
+                community_reports=reports, communities=self.communities, **kw
             )
             got, info = asyncio.run(selector.select(QUERY))
         except StubError as exc:
@@ -448,7 +434,9 @@ def verify_dynamic(report, version: str, frames: dict) -> tuple[DynamicCheckSumm
     levels = [r.community_level for r in report.levels]
 
     def all_not_run(reason):
-        return replace(summary, reason=reason), {n: _not_run(reason) for n in levels}
+        return replace(summary, reason=reason), {
+            n: DynamicLevelCheck(status="not_run", reason=reason) for n in levels
+        }
 
     if family is None:
         return all_not_run(why)
@@ -474,18 +462,19 @@ def verify_dynamic(report, version: str, frames: dict) -> tuple[DynamicCheckSumm
             f"the audit simulates the {family} line only on the layout that line reads ({layout}); "
             "this index has another"
         )
-    try:
-        runner = GraphragDynamic(family, frames, settings.to_dict())
-    except Exception as exc:  # noqa: BLE001 - an unknown graphrag layout: not run, with the reason
-        return all_not_run(f"cannot build graphrag's DynamicCommunitySelection here ({short_error(exc)})")
     rows = {}
     with _quiet_graphrag_logs():
+        try:
+            runner = GraphragDynamic(family, frames, settings.to_dict())
+        except Exception as exc:  # noqa: BLE001 - an unknown graphrag layout: not run, with the reason
+            return all_not_run(f"cannot build graphrag's DynamicCommunitySelection here ({short_error(exc)})")
         for n in levels:
             bv = by_level.get(n)
             if bv is None or family not in bv.versions:
-                rows[n] = _not_run(
-                    "the audit did not simulate dynamic selection at this community_level "
-                    "(a deep tree is simulated at --level and N=None only)"
+                rows[n] = DynamicLevelCheck(
+                    status="not_run",
+                    reason="the audit did not simulate dynamic selection at this community_level "
+                    "(a deep tree is simulated at --level and N=None only)",
                 )
                 continue
             rows[n] = compare_level(bv.versions[family], runner.run, n, relevant)

@@ -255,15 +255,11 @@ def children_from_nodes_v1(
     # (level pair, then H's order): a stable sort by parent keeps it
     o3 = np.argsort(ep, kind="stable")
     ep, ec = ep[o3], ec[o3]
-    up = _uniq(ep)
-    first = np.searchsorted(ep, up, side="left")
-    last = np.searchsorted(ep, up, side="right")
-    k = _dense(cid_int, up)
-    lens = np.where(k >= 0, (last - first)[np.maximum(k, 0)] if up.size else 0, 0).astype(np.int64)
-    starts = np.where(k >= 0, first[np.maximum(k, 0)] if up.size else 0, 0).astype(np.int64)
+    first = np.searchsorted(ep, cid_int, side="left")
+    lens = np.searchsorted(ep, cid_int, side="right") - first
     offsets = np.zeros(cid_int.size + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
-    values = ec[_ranges(starts, lens)]
+    values = ec[_ranges(first, lens)]
     return offsets, values, not is_float
 
 
@@ -300,10 +296,10 @@ def _hierarchy_edges(
         if (owner[gt[cur_rows]] == gid[cur_rows]).all():
             # every title in at most one current-level community: the only possible parent of a
             # next-level community is the owner of its titles, and it is one iff all share that owner
-            starts = gstart[nxt]
-            o = owner[gt[_ranges(starts, gend[nxt] - starts)]]
-            lo = np.minimum.reduceat(o, np.cumsum(np.concatenate(([0], gend[nxt] - starts)))[:-1])
-            hi = np.maximum.reduceat(o, np.cumsum(np.concatenate(([0], gend[nxt] - starts)))[:-1])
+            sizes = gend[nxt] - gstart[nxt]
+            o = owner[gt[_ranges(gstart[nxt], sizes)]]
+            seg = np.cumsum(sizes) - sizes  # each group's first member in o
+            lo, hi = np.minimum.reduceat(o, seg), np.maximum.reduceat(o, seg)
             ok = (lo == hi) & (lo >= 0)
             p, c = gcomm[lo[ok]], gcomm[nxt[ok]]
         else:
@@ -474,6 +470,7 @@ class _Prepared:
         pos_add = np.full(U, -1, dtype=np.int64)
         pos_del = np.full(U, -1, dtype=np.int64)
         max_waves = U + int(s.max_level) + 2  # acyclic children: at most that many waves
+        max_rated = min(MAX_RATED, 8 * U + 10_000)
         total = 0
         tokens = 0
         while queue.size:  # `while queue:` (D)
@@ -481,10 +478,9 @@ class _Prepared:
             total += int(queue.size)
             if len(waves) > max_waves:
                 raise EndlessSelection("the children form a cycle: graphrag rates forever")
-            if total > min(MAX_RATED, 8 * U + 10_000):
+            if total > max_rated:
                 raise EndlessSelection(
-                    f"more than {min(MAX_RATED, 8 * U + 10_000):,} ratings (children reached "
-                    "through many parents, or a cycle)"
+                    f"more than {max_rated:,} ratings (children reached through many parents, or a cycle)"
                 )
             if rated is not None:
                 rated.append(np.sort(self.universe[queue]).tolist())
@@ -598,22 +594,11 @@ def simulate(
     return replace(prep.run(relevant, rated), relevant_ids=None if ids is None else tuple(ids.tolist()))
 
 
-def simulate_all(
-    inp: DynamicInput,
-    families: Iterable[str] = ("1.x", "2.x", "3.x"),
-    settings: DynamicSettings = DEFAULTS,
-    what_if: Iterable[int] | None = None,
-) -> dict[str, FamilyResult]:
-    """Per family: the error, whether it descends, the start, what can be rated, and the scenarios
-    none relevant / all relevant (/ ``what_if`` relevant ids)."""
-    wi = None if what_if is None else _ids(what_if)
-    return {fam: simulate_family(inp, fam, settings, wi) for fam in families}
-
-
 def simulate_family(
     inp: DynamicInput, family: str, settings: DynamicSettings = DEFAULTS, what_if: Iterable[int] | None = None
 ) -> FamilyResult:
-    """:func:`simulate_all` for one family."""
+    """What ``family`` does on ``inp``: the error, whether it descends, the start, what can be rated, and
+    the scenarios none relevant / all relevant (/ ``what_if`` relevant ids)."""
     p = prepare(family, inp, settings)
     candidates = tuple(p.candidate_ids.tolist())
     if p.error is not None:

@@ -34,7 +34,7 @@ from graphrag_audit.graphrag.dynamic import (
     children_from_nodes_v1,
     prepare,
     simulate,
-    simulate_all,
+    simulate_family,
 )
 
 SHARED = ROOT.parent / "shared" / "indexes"
@@ -529,9 +529,11 @@ def test_no_level0_report_is_graphrags_keyerror():
         assert simulate(prep, relevant_ids={2}) is None
 
 
-def test_simulate_all_reachability_by_hand():
-    res = simulate_all(_hand_tree(), ("2.x", "3.x"), DynamicSettings(max_level=1), what_if=[0, 2])
-    r3, r2 = res["3.x"], res["2.x"]
+def test_simulate_family_reachability_by_hand():
+    r3, r2 = (
+        simulate_family(_hand_tree(), fam, DynamicSettings(max_level=1), what_if=[0, 2])
+        for fam in ("3.x", "2.x")
+    )
     assert (r3.graphrag, r3.error, r3.descends) == ("3.0.0-3.x", None, True)
     assert (r3.candidate_ids, r3.start_ids, r3.rateable_ids, r3.unreachable_ids) == (
         (0, 1, 2, 4),
@@ -542,7 +544,7 @@ def test_simulate_all_reachability_by_hand():
     # 2.x reaches level 2 only through the fallback, which max_level 1 stops before it
     assert (r2.descends, r2.rateable_ids, r2.unreachable_ids) == (False, (0, 1, 2), (4,))
     assert (r3.cut_off_ids, r2.cut_off_ids) == ((), (2, 4))
-    nl0 = simulate_all(_hand_tree(drop_level0=True), ("3.x",))["3.x"]
+    nl0 = simulate_family(_hand_tree(drop_level0=True), "3.x")
     assert (nl0.error, nl0.none_relevant, nl0.unreachable_ids, nl0.cut_off_ids) == (
         "KeyError: '0'",
         None,
