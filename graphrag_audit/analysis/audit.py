@@ -22,6 +22,7 @@ from graphrag_audit.analysis.levels import (
     tree_levels,
 )
 from graphrag_audit.analysis.local_search import (
+    line_statuses,
     local_findings,
     local_search_audit,
     local_what_if,
@@ -166,9 +167,9 @@ def audit_with_model(
 
     findings += level_findings(options, depth, levels, clustered, model.has_reports_table)
     findings += dynamic_findings(options.level, depth.max_level, levels, {f.rule for f in findings})
+    findings = unclustered_for_local(findings, line_statuses(model))
     if local is not None:
         findings += local_findings(local, options.level, options.max_local_coarse, options.max_local_empty)
-        findings = unclustered_for_local(findings, local)
     lap("depth")  # with the level findings
     m = model
     info = IndexInfo(

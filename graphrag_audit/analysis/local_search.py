@@ -246,11 +246,12 @@ def local_findings(
     return out
 
 
-def unclustered_for_local(findings: list[Finding], audit: LocalAudit | None) -> list[Finding]:
+def unclustered_for_local(findings: list[Finding], statuses: dict[str, str]) -> list[Finding]:
     """``findings`` with ``unclustered-entities`` raised to a warning when graphrag >= 2.0 reads the
     index (status exact): its ``read_indexer_entities`` keeps ``level <= N`` and an entity in no community
-    (NaN level) fails that, so local and DRIFT search never see it (microsoft/graphrag#1808, #2348)."""
-    if audit is None or audit.statuses.get("2.x") != EXACT:
+    (NaN level) fails that, so local and DRIFT search never see it (microsoft/graphrag#1808, #2348).
+    ``statuses``: :func:`line_statuses` (no token count needed: it holds with ``--no-costs`` too)."""
+    if statuses.get("2.x") != EXACT:
         return findings
     out = []
     for f in findings:

@@ -16,6 +16,7 @@ from conftest import ROOT, shared_index
 from graphrag_audit.analysis.integrity import check_integrity
 from graphrag_audit.analysis.local_search import (
     LocalSettings,
+    line_statuses,
     local_findings,
     local_search_audit,
     read_local_settings,
@@ -117,10 +118,10 @@ def test_unclustered_raised_for_local_search(tree):
     findings = check_integrity(tree)
     (before,) = [f for f in findings if f.rule == "unclustered-entities"]
     assert before.severity == "info"
-    (after,) = [f for f in unclustered_for_local(findings, local_search_audit(tree)) if f.rule == before.rule]
+    (after,) = [f for f in unclustered_for_local(findings, line_statuses(tree)) if f.rule == before.rule]
     assert after.severity == "warning" and after.evidence["share"] == round(1 / 9, 4)
     assert "local or DRIFT search in graphrag >= 2.0 (11.1% of the entities)" in after.message
-    assert unclustered_for_local(findings, None) == findings
+    assert unclustered_for_local(findings, {"2.x": "hypothetical"}) == findings
 
 
 def test_sampled_probes_are_the_same_probes(tree):

@@ -24,7 +24,7 @@ from graphrag_audit.results.audit import AuditOptions  # noqa: E402
 
 @pytest.fixture(scope="module")
 def audited():
-    model, report = audit_with_model(shared_index("verbs-v3"), AuditOptions(costs=False))
+    model, report = audit_with_model(shared_index("verbs-v3"), AuditOptions())
     return report, render_html(report, build_forest(model, 2, report.selections_by_level()))
 
 

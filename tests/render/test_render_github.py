@@ -254,8 +254,8 @@ def test_cli_appends_markdown_to_step_summary(tmp_path):
     assert written.startswith("previous step\n## graphrag-audit report\n")
     md = written[len("previous step\n") :]
     tabs = tables(MarkdownIt("commonmark").enable("table").parse(md))
-    # + coverage, + local search per graphrag line (1.x; 2.x and 3.x)
-    assert len(tabs) == 12 and all(len(r) == len(h) for h, rows in tabs for r in rows)
+    # + coverage (--no-costs: no local search tables)
+    assert len(tabs) == 10 and all(len(r) == len(h) for h, rows in tabs for r in rows)
     assert "## graphrag-audit" not in res.stdout  # the Markdown goes to the summary file only
 
 

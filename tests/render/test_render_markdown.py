@@ -196,8 +196,8 @@ def test_tables_parse_with_expected_rows(evil_report):
     tokens = md().parse(out)
     tabs = tables(tokens)
     # header, tree, levels, coverage, dynamic selection per graphrag line, reports sent at --level, depth
-    # histogram, depth per level, per root, findings, local search per graphrag line (1.x; 2.x and 3.x)
-    assert len(tabs) == 12
+    # histogram, depth per level, per root, findings (no local search: costs=False counts no tokens)
+    assert len(tabs) == 10
     assert [cell_texts(r[0]) for r in find_table(tabs, "graphrag", "descends")[1]] == [
         "2.0.0-2.7.2",
         "3.0.0-3.x",
@@ -335,8 +335,8 @@ def test_index_without_findings_says_none(tmp_path):
     report = report_for(write_index(tmp_path / "idx", tree=tree, entities=["a", "b", "c", "d"]), level=0)
     out = render_markdown(report)
     assert "### Findings (0)\n\nNone." in out
-    # with the coverage, the dynamic selection and local search (1.x; 2.x and 3.x) per graphrag line
-    assert len(tables(md().parse(out))) == 11
+    # with the coverage and the dynamic selection per graphrag line (no local search without costs)
+    assert len(tables(md().parse(out))) == 9
 
 
 def test_verbs_v3():
@@ -464,7 +464,7 @@ def test_verify_section(tmp_path):
     ) in out
     assert "agrees with" not in out
     tabs = tables(md().parse(out))
-    assert len(tabs) == 13  # with local search's two tables
+    assert len(tabs) == 11  # costs=False: no local search tables
     vt = find_table(tabs, "N", "result")
     assert [[cell_texts(c) for c in r] for r in vt[1]] == [
         ["0", "agrees", "2", "2", ""],
