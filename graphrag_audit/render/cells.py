@@ -724,9 +724,10 @@ LOCAL_STATUS = {
 }
 
 
-def local_tables(report) -> list[tuple[str, list[list[str]]]]:
+def local_tables(report, hide_hypothetical: bool = False) -> list[tuple[str, list[list[str]]]]:
     """(heading, one row per N) per graphrag line, lines with the same rows merged: the share of probes
-    whose finest report is at level N, the share with no report, the mean reports in context."""
+    whose finest report is at level N, the share with no report, the mean reports in context
+    (``hide_hypothetical``: only the lines that can read the index)."""
     levels = [r for r in report.levels if r.local_search]
     tables: dict[tuple, list[str]] = {}
     for line, v in levels[0].local_search["by_version"].items() if levels else ():
@@ -744,6 +745,8 @@ def local_tables(report) -> list[tuple[str, list[list[str]]]]:
                 ]
             )
         key = (tuple(map(tuple, rows)), LOCAL_STATUS.get(v["status"], ""))
+        if hide_hypothetical and key[1]:
+            continue
         tables.setdefault(key, []).append(v["graphrag"])
     return [
         (f"graphrag {', '.join(names)}{status}", [list(r) for r in rows])

@@ -307,14 +307,14 @@ def _levels_table(report, console, hide, hide_hypothetical: bool):
     elif dyn:
         head = f"Dynamic community selection, LLM rating calls (num_repeats {opts.num_repeats}): "
         parts.append(Text(head + ", ".join(dyn) + "\n"))
-    if local := _local_lines(report):
+    if local := _local_lines(report, hide_hypothetical):
         parts.append(Text(local))
     return Group(*parts)
 
 
-def _local_lines(report) -> str:
+def _local_lines(report, hide_hypothetical: bool = False) -> str:
     """Local search's community context per graphrag line and N (render/cells.py's rows)."""
-    tables = cells.local_tables(report)
+    tables = cells.local_tables(report, hide_hypothetical)
     if not tables:
         return ""
     lines = [cells.local_caption(report)]
