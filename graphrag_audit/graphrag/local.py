@@ -135,7 +135,9 @@ class LocalSearch:
             for key, community in zip(itertools.compress(keys, under), communities[under].tolist()):
                 grouped.setdefault(key, []).append(community)
             entity_communities = {key: list(set(cs)) for key, cs in grouped.items()}
-            self._read[n] = (entity_communities, by_community)
+            self._read = {
+                n: (entity_communities, by_community)
+            }  # one N kept: O(levels) memory, not O(levels^2)
         return self._read[n]
 
     def context(self, n: int, entity_ids: Iterable[str], budget: int) -> LocalContext:
