@@ -8,9 +8,8 @@ import dataclasses
 import json
 
 import jsonschema
-import pandas as pd
 import pytest
-from builders import write_v3
+import test_local_search
 from conftest import ROOT, shared_index
 
 from graphrag_audit.analysis.integrity import check_integrity
@@ -25,34 +24,10 @@ from graphrag_audit.analysis.local_search import (
 from graphrag_audit.graphrag.tokens import get_token_counter
 from graphrag_audit.io.load import load_index
 
-# the engine test's tree: community: (level, parent, entities); "z" is in no community
-TREE = {
-    0: (0, -1, ["a", "b", "c", "d", "x"]),
-    1: (0, -1, ["e", "f"]),
-    5: (0, -1, ["g"]),
-    2: (1, 0, ["a", "b"]),
-    3: (1, 0, ["c", "d", "x"]),
-    4: (2, 3, ["c", "d"]),
-}
-RANKS = {0: 5.0, 1: 5.0, 3: 7.0, 4: 8.0, 5: -1.0}  # no report for 2; 5's rank keeps it out
 SCHEMA = json.loads((ROOT / "graphrag_audit" / "schema" / "audit-report.schema.json").read_text())
 FRAGMENT = SCHEMA["properties"]["levels"]["items"]["properties"]["local_search"]
 VALIDATOR = jsonschema.Draft202012Validator(FRAGMENT)
-
-
-@pytest.fixture
-def tree(tmp_path):
-    out = write_v3(
-        tmp_path / "idx",
-        TREE,
-        reports=[(c, TREE[c][0]) for c in RANKS],
-        entities=["a", "b", "c", "d", "e", "f", "g", "x", "z"],
-    )
-    rep = pd.read_parquet(out / "community_reports.parquet")
-    rep["rank"] = rep["community"].map(RANKS)
-    rep["full_content"] = [f"Content of {c}." for c in rep["community"]]
-    rep.to_parquet(out / "community_reports.parquet", index=False)
-    return load_index(out)
+tree = test_local_search.tree  # the fixture: the engine test's hand-worked tree
 
 
 def _check(audit):
