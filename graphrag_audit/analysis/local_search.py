@@ -26,6 +26,7 @@ from graphrag_audit.graphrag.local import (
     DEFAULT_MAX_CONTEXT_TOKENS,
     DEFAULT_TOP_K,
     VERSION_LINES,
+    ContextReport,
     LocalSearch,
     Probe,
     local_budget,
@@ -154,7 +155,17 @@ def local_what_if(
 ) -> dict:
     """``local_search.what_if`` at N: per line computed, the reports local search puts in context for
     ``entities`` (ids or titles), in graphrag's order, the first that did not fit, and the names it does
-    not read at N (2.x computed once for 3.x)."""
+    not read at N (2.x computed once for 3.x). Each report with its title (the last row wins, as in
+    graphrag's dict of reports; None when missing)."""
+    r = model.reports
+    titles = dict(zip(r["community"].tolist(), r["title"].tolist()))
+
+    def described(report: ContextReport | None) -> dict | None:
+        if report is None:
+            return None
+        title = titles.get(report.community)
+        return {**asdict(report), "title": title if isinstance(title, str) else None}
+
     by_version: dict[str, dict] = {}
     for line in audit.probes:
         if line == "3.x" and "2.x" in by_version:
@@ -168,8 +179,8 @@ def local_what_if(
         by_version[line] = {
             "graphrag": GRAPHRAG[line],
             "status": audit.statuses[line],
-            "reports": [asdict(r) for r in context.reports],
-            "did_not_fit": asdict(context.did_not_fit) if context.did_not_fit is not None else None,
+            "reports": [described(r) for r in context.reports],
+            "did_not_fit": described(context.did_not_fit),
             "not_read": missing,
         }
     return {"entities": list(entities), "by_version": by_version}

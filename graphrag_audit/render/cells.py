@@ -791,3 +791,50 @@ def local_what_if_lines(report) -> list[str]:
             + (f"; not read at N={at.community_level}: {', '.join(v['not_read'])}" if v["not_read"] else "")
         )
     return lines
+
+
+WHAT_IF_HEADERS = ["#", "community", "report title", "matches", "rank", "level", "tokens"]
+
+
+def local_what_if_tables(
+    report,
+) -> tuple[str, list[str], list[tuple[str, list[list[str]], list[str]]]] | None:
+    """``--entities`` at the queried level: (caption with ``{names}`` to fill in, the names, per group of
+    graphrag lines with the same context (heading, rows, names not read at N)); rows in graphrag's order
+    (``#``, community, report title, matches, rank, level, tokens), then the first report that did not fit.
+    None without ``--entities``. Titles and names are untrusted: the renderer escapes every cell."""
+    at, _ = answer_row(report)
+    got = (at.local_search or {}).get("what_if") if at is not None else None
+    if not got:
+        return None
+
+    def row(position: str, r: dict) -> list[str]:
+        title = "(untitled)" if r["title"] is None else r["title"]
+        return [
+            position,
+            str(r["community"]),
+            title,
+            str(r["matches"]),
+            f"{r['rank']:g}",
+            str(r["level"]),
+            number(r["tokens"]),
+        ]
+
+    groups: dict[tuple, list[str]] = {}
+    for v in got["by_version"].values():
+        rows = [row(str(i), r) for i, r in enumerate(v["reports"], 1)]
+        if v["did_not_fit"]:
+            rows.append(row("did not fit", v["did_not_fit"]))
+        key = (tuple(map(tuple, rows)), tuple(v["not_read"]), LOCAL_STATUS.get(v["status"], ""))
+        groups.setdefault(key, []).append(v["graphrag"])
+    tables = [
+        (f"graphrag {', '.join(names)}{status}", [list(r) for r in rows], list(not_read))
+        for (rows, not_read, status), names in groups.items()
+    ]
+    caption = (
+        f"What-if at N={at.community_level}: the community reports local search puts in context for {{names}}, "
+        "in graphrag's order (matches = how many of these entities the community holds), within the "
+        f'{at.local_search["budget_tokens"]:,}-token budget; a last row "did not fit" is the first report '
+        "that did not fit (graphrag stops there)."
+    )
+    return caption, list(got["entities"]), tables

@@ -179,6 +179,7 @@ def test_entities_what_if_at_level(tree):
         "matches": 2,
         "rank": 8.0,
         "tokens": row4,
+        "title": "Report 4",
     }
     assert "what_if" not in report.to_dict()["levels"][1]["local_search"]
     lines = local_what_if_lines(report)
