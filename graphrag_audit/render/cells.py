@@ -760,10 +760,12 @@ def local_caption(report) -> str:
     probes = next(iter(first["by_version"].values()))["probes"]
     sampled = first.get("sampled")
     of = f" (sampled: {sampled['probes']:,} of {sampled['of']:,} leaves)" if sampled else ""
+    tokenizer = first.get("tokenizer")
+    counted = f", counted with {tokenizer} (local search's chat model's encoding)" if tokenizer else ""
     return (
         f"Local search's community context per community_level N: {probes:,} probes, one per leaf community "
         f"(its first top_k_entities entities, 10 by default){of}; budget {first['budget_tokens']:,} tokens (community_prop x "
-        "max_context_tokens)."
+        f"max_context_tokens){counted}."
     )
 
 

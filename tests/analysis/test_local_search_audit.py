@@ -21,6 +21,7 @@ from graphrag_audit.analysis.local_search import (
     read_local_settings,
     unclustered_for_local,
 )
+from graphrag_audit.errors import IndexInputError
 from graphrag_audit.graphrag.tokens import get_token_counter
 from graphrag_audit.io.load import load_index
 
@@ -121,6 +122,43 @@ def test_settings_per_version(tree, tmp_path):
     # top_k_entities 1: probe 4 reads only "c", still matched by 4, 3 and 0
     audit = local_search_audit(tree, LocalSettings(top_k=1))
     assert [r.matches for r in audit.probes["2.x"][2][3].context.reports] == [1, 1, 1]
+
+
+def test_tokenizer_of_local_search_model(tree, tmp_path):
+    """2.x: local search counts with models.<local_search.chat_model_id>.encoding_model, global search with
+    its own model's (query/factory.py @v2.7.2); 1.x: one top-level encoding_model for both (@v1.2.0)."""
+    from graphrag_audit.analysis.audit import audit
+    from graphrag_audit.results.audit import AuditOptions
+
+    f = tmp_path / "settings.yaml"
+    f.write_text(
+        "models:\n  default_chat_model:\n    encoding_model: cl100k_base\n"
+        "  local_model:\n    encoding_model: o200k_base\n"
+        "local_search:\n  chat_model_id: local_model\n"
+    )
+    model = dataclasses.replace(tree, settings_file=f)
+    assert read_local_settings(model).tokenizer == "o200k_base"
+    doc = audit(model, AuditOptions(level=2, entities=("c", "d"))).to_dict()
+    entry = doc["levels"][2]["local_search"]
+    VALIDATOR.validate(entry)
+    assert entry["tokenizer"] == "o200k_base" and doc["options"]["tokenizer"] == "cl100k_base"
+    row4 = get_token_counter("o200k_base").count("4|Report 4|Content of 4.\n")
+    assert entry["what_if"]["by_version"]["2.x"]["reports"][0]["tokens"] == row4
+    # --tokenizer counts both; 1.x's top-level encoding_model is global search's too: no key
+    given = audit(model, AuditOptions(level=2, tokenizer="cl100k_base")).to_dict()["levels"][2]
+    assert "tokenizer" not in given["local_search"]
+    f.write_text("encoding_model: o200k_base\n")
+    assert read_local_settings(model).tokenizer == "o200k_base"
+    doc = audit(model, AuditOptions(level=2)).to_dict()
+    assert doc["options"]["tokenizer"] == "o200k_base" and "tokenizer" not in doc["levels"][2]["local_search"]
+    f.write_text(
+        "models:\n  default_chat_model: {}\n  local_model:\n    encoding_model: p50k_base\n"
+        "local_search:\n  chat_model_id: local_model\n"
+    )
+    with pytest.raises(
+        IndexInputError, match="models.local_model.encoding_model is 'p50k_base'.*pass --tokenizer"
+    ):
+        audit(model, AuditOptions(level=2))
 
 
 @pytest.mark.parametrize(
