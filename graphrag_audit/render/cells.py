@@ -769,32 +769,6 @@ def local_caption(report) -> str:
     )
 
 
-def local_what_if_lines(report) -> list[str]:
-    """``--entities``: per graphrag line, the reports local search puts in context at the queried level
-    (community, matches, rank, level, tokens) and the first that did not fit; empty without it."""
-    at, _ = answer_row(report)
-    got = (at.local_search or {}).get("what_if") if at is not None else None
-    if not got:
-        return []
-
-    def described(r) -> str:
-        return (
-            f"community {r['community']} (matches {r['matches']}, rank {r['rank']:g}, level {r['level']}, "
-            f"{r['tokens']:,} tokens)"
-        )
-
-    lines = [f"What-if at N={at.community_level}, local search for {', '.join(got['entities'])}:"]
-    for v in got["by_version"].values():
-        reports = "; ".join(described(r) for r in v["reports"]) or "no report"
-        miss = v["did_not_fit"]
-        lines.append(
-            f"  graphrag {v['graphrag']}{LOCAL_STATUS.get(v['status'], '')}: {reports}"
-            + (f"; did not fit: {described(miss)}" if miss else "")
-            + (f"; not read at N={at.community_level}: {', '.join(v['not_read'])}" if v["not_read"] else "")
-        )
-    return lines
-
-
 WHAT_IF_HEADERS = ["#", "community", "report title", "matches", "rank", "level", "tokens"]
 
 
@@ -836,7 +810,36 @@ def local_what_if_tables(
     caption = (
         f"What-if at N={at.community_level}: the community reports local search puts in context for {{names}}, "
         "in graphrag's order (matches = how many of these entities the community holds), within the "
-        f'{at.local_search["budget_tokens"]:,}-token budget; a last row "did not fit" is the first report '
-        "that did not fit (graphrag stops there)."
+        f'{at.local_search["budget_tokens"]:,}-token budget; "did not fit" marks the first report that '
+        "did not fit (graphrag stops there)."
     )
     return caption, list(got["entities"]), tables
+
+
+def local_what_if_lines(report, names: bool = True) -> list[str]:
+    """``--entities`` as log lines (text, github): the caption, then per group of graphrag lines the reports
+    in context and the first that did not fit; entity names and report titles only with ``names`` (else
+    how many names). Untrusted: the caller makes each line safe for its medium."""
+    got = local_what_if_tables(report)
+    if got is None:
+        return []
+    caption, entities, tables = got
+    lines = [
+        caption.replace(
+            "{names}", ", ".join(entities) if names else count(len(entities), "entity", "entities")
+        )
+    ]
+
+    def described(r: list[str]) -> str:
+        title = f' "{r[2]}"' if names else ""
+        return f"community {r[1]}{title} (matches {r[3]}, rank {r[4]}, level {r[5]}, {r[6]} tokens)"
+
+    for head, rows, not_read in tables:
+        fit = "; ".join(described(r) for r in rows if r[0] != "did not fit") or "no community report"
+        line = f"  {head}: {fit}" + "".join(
+            f"; did not fit: {described(r)}" for r in rows if r[0] == "did not fit"
+        )
+        if not_read:
+            line += f"; not read at this N: {', '.join(not_read) if names else count(len(not_read), 'name')}"
+        lines.append(line)
+    return lines

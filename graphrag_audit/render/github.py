@@ -5,7 +5,7 @@ actions/toolkit ``packages/core/src/command.ts``; absolute paths hidden unless `
 
 from __future__ import annotations
 
-from graphrag_audit.render.cells import count, local_what_if_tables, number, sends
+from graphrag_audit.render.cells import count, local_what_if_lines, number, sends
 from graphrag_audit.render.diff_common import HYP, verdict
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.github import workflow_data, workflow_log, workflow_property
@@ -87,35 +87,11 @@ def finding_annotations(
     return lines
 
 
-def what_if_log(report, include_titles: bool = False) -> list[str]:
-    """``--entities``: log lines, one per group of graphrag lines with the same context (entity names and
-    report titles only with ``include_titles``)."""
-    got = local_what_if_tables(report)
-    if got is None:
-        return []
-    caption, names, tables = got
-    who = ", ".join(names) if include_titles else count(len(names), "entity", "entities")
-    lines = [f"graphrag-audit: {caption.replace('{names}', who)}"]
-
-    def described(r: list[str]) -> str:
-        title = f' "{r[2]}"' if include_titles else ""
-        return f"community {r[1]}{title} (matches {r[3]}, rank {r[4]}, level {r[5]}, {r[6]} tokens)"
-
-    for head, rows, not_read in tables:
-        fit = [described(r) for r in rows if r[0] != "did not fit"]
-        line = f"graphrag-audit: {head}: {'; '.join(fit) or 'no community report'}"
-        line += "".join(f"; did not fit: {described(r)}" for r in rows if r[0] == "did not fit")
-        if not_read:
-            line += f"; not read at this N: {', '.join(not_read) if include_titles else count(len(not_read), 'name')}"
-        lines.append(line)
-    return [workflow_log(x) for x in lines]
-
-
 def render_github(report, *, max_per_kind: int = 10, include_titles: bool = False, **_ignored) -> str:
     lines = finding_annotations(
         report.sorted_findings(), report.index.path, max_per_kind=max_per_kind, include_titles=include_titles
     )
-    lines += what_if_log(report, include_titles)
+    lines += [workflow_log(f"graphrag-audit: {x}") for x in local_what_if_lines(report, include_titles)]
     lines.append(summary_line(report, include_titles))
     return "\n".join(lines) + "\n"
 
