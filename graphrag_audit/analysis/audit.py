@@ -22,16 +22,18 @@ from graphrag_audit.analysis.levels import (
     tree_levels,
 )
 from graphrag_audit.analysis.local_search import (
+    LocalAudit,
     line_statuses,
     local_findings,
     local_search_audit,
     local_what_if,
+    read_local_settings,
     unclustered_for_local,
 )
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.graphrag.selection import select_all
-from graphrag_audit.graphrag.tokens import TOKEN_COUNTER_NAMES
+from graphrag_audit.graphrag.tokens import TOKEN_COUNTER_NAMES, get_token_counter
 from graphrag_audit.io.load import load_index
 from graphrag_audit.io.locate import location_findings
 from graphrag_audit.io.settings import DYNAMIC_SEARCH_KEYS, read_dynamic_settings, read_query_settings
@@ -85,6 +87,27 @@ def resolve_options(options: AuditOptions, model: IndexModel) -> AuditOptions:
     return dataclasses.replace(
         options, **values, dynamic_from=tuple(dynamic_from), costs_from=tuple(costs_from)
     )
+
+
+def _local_search(model: IndexModel, options: AuditOptions, counter) -> LocalAudit | None:
+    """:func:`local_search_audit` counting with the encoding local search's own model names (it may differ
+    from global search's in 2.x: analysis/local_search.py), unless ``--tokenizer`` was given; then
+    ``local_search.tokenizer`` names it."""
+    settings = read_local_settings(model)
+    wanted = settings.tokenizer or str(COST_DEFAULTS["tokenizer"])
+    if ("tokenizer", "option") in options.costs_from or wanted == counter.name:
+        return local_search_audit(model, settings, counter)
+    if wanted not in TOKEN_COUNTER_NAMES:
+        assert model.settings_file is not None  # the default is a counter's name
+        raise IndexInputError(
+            model.settings_file,
+            f"{settings.origin['tokenizer']} is {wanted[:40]!r}, an encoding graphrag-audit does not count "
+            "with (cl100k_base, o200k_base): pass --tokenizer",
+        )
+    local = local_search_audit(model, settings, get_token_counter(wanted))
+    for entry in local.by_level.values() if local is not None else ():
+        entry["tokenizer"] = wanted
+    return local
 
 
 def audit_with_model(
@@ -153,16 +176,12 @@ def audit_with_model(
     lap("dynamic")
 
     # local search packs reports by tokens: with --no-costs (no token counts) it is not audited
-    local = local_search_audit(model, counter=coster.counter) if coster is not None else None
+    local = _local_search(model, options, coster.counter) if coster is not None else None
     if local is not None:
         by_level: dict = local.by_level  # community_level None: none (local search takes an int)
         if options.entities:  # --entities: at --level, the deepest level when beyond the tree
-            assert coster is not None  # local search ran
             n = min(options.level, max(by_level))
-            by_level[n] = {
-                **by_level[n],
-                "what_if": local_what_if(model, local, n, options.entities, coster.counter),
-            }
+            by_level[n] = {**by_level[n], "what_if": local_what_if(model, local, n, options.entities)}
         levels = [dataclasses.replace(r, local_search=by_level.get(r.community_level)) for r in levels]
 
     findings += level_findings(options, depth, levels, clustered, model.has_reports_table)

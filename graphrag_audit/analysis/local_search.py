@@ -26,6 +26,7 @@ from graphrag_audit.graphrag.local import (
     DEFAULT_MAX_CONTEXT_TOKENS,
     DEFAULT_TOP_K,
     VERSION_LINES,
+    ContextReport,
     LocalSearch,
     Probe,
     local_budget,
@@ -33,7 +34,7 @@ from graphrag_audit.graphrag.local import (
     what_if,
 )
 from graphrag_audit.graphrag.tokens import TokenCounter, get_token_counter
-from graphrag_audit.io.settings import query_settings_data
+from graphrag_audit.io.settings import DEFAULT_CHAT_MODEL_ID, query_settings_data
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.results.audit import EXACT
 
@@ -57,6 +58,7 @@ class LocalSettings:
     max_context_tokens: int = DEFAULT_MAX_CONTEXT_TOKENS
     community_prop: float = DEFAULT_COMMUNITY_PROP
     top_k: int = DEFAULT_TOP_K
+    tokenizer: str | None = None  # the encoding the settings name for local search's model (None: default)
     origin: dict = field(default_factory=dict)  # knob -> "option" / "<file> <key>" / "graphrag default"
 
     @property
@@ -89,6 +91,22 @@ def read_local_settings(model: IndexModel) -> LocalSettings:
                 raise IndexInputError(model.settings_file, f"local_search.{key} must be a number >= 0")
             values[knob] = kind(value)
             origin[knob] = f"{model.settings_file.name} local_search.{key}"
+        # the tokenizer: 1.x's top-level encoding_model, as global search's (query/factory.py
+        # get_local_search_engine @v1.2.0); 2.x's models.<local_search.chat_model_id>.encoding_model, which
+        # may name another model than global_search.chat_model_id (get_tokenizer(model_settings) @v2.7.2);
+        # 3.x: the model's LiteLLM tokenizer (chat_model.tokenizer @v3.3.0), cl100k_base as for global search
+        models = data.get("models") if isinstance(data, dict) else None
+        if isinstance(models, dict):
+            model_id = (section or {}).get("chat_model_id") or DEFAULT_CHAT_MODEL_ID
+            chosen = models.get(model_id)
+            encoding = chosen.get("encoding_model") if isinstance(chosen, dict) else None
+            key = f"models.{model_id}.encoding_model"
+        else:
+            encoding = data.get("encoding_model") if "completion_models" not in data else None
+            key = "encoding_model"
+        if isinstance(encoding, str) and encoding.strip():
+            values["tokenizer"] = encoding.strip()
+            origin["tokenizer"] = f"{model.settings_file.name} {key}"
     return LocalSettings(**values, origin=origin)
 
 
@@ -108,6 +126,7 @@ class LocalAudit:
     probes: dict[str, dict[int, list[Probe]]]
     statuses: dict[str, str]
     sampled: tuple[int, int] | None
+    counter: TokenCounter
 
 
 def local_search_audit(
@@ -146,15 +165,23 @@ def local_search_audit(
         if sampled:
             entry["sampled"] = {"probes": sampled[0], "of": sampled[1]}
         by_level[n] = entry
-    return LocalAudit(settings, by_level, probes, statuses, sampled)
+    return LocalAudit(settings, by_level, probes, statuses, sampled, counter)
 
 
-def local_what_if(
-    model: IndexModel, audit: LocalAudit, n: int, entities: Sequence[str], counter: TokenCounter
-) -> dict:
+def local_what_if(model: IndexModel, audit: LocalAudit, n: int, entities: Sequence[str]) -> dict:
     """``local_search.what_if`` at N: per line computed, the reports local search puts in context for
     ``entities`` (ids or titles), in graphrag's order, the first that did not fit, and the names it does
-    not read at N (2.x computed once for 3.x)."""
+    not read at N (2.x computed once for 3.x). Each report with its title (the last row wins, as in
+    graphrag's dict of reports; None when missing)."""
+    r = model.reports
+    titles = dict(zip(r["community"].tolist(), r["title"].tolist()))
+
+    def described(report: ContextReport | None) -> dict | None:
+        if report is None:
+            return None
+        title = titles.get(report.community)
+        return {**asdict(report), "title": title if isinstance(title, str) else None}
+
     by_version: dict[str, dict] = {}
     for line in audit.probes:
         if line == "3.x" and "2.x" in by_version:
@@ -164,12 +191,12 @@ def local_what_if(
                 "status": audit.statuses[line],
             }
             continue
-        context, missing = what_if(model, line, n, entities, audit.settings.budget, counter)
+        context, missing = what_if(model, line, n, entities, audit.settings.budget, audit.counter)
         by_version[line] = {
             "graphrag": GRAPHRAG[line],
             "status": audit.statuses[line],
-            "reports": [asdict(r) for r in context.reports],
-            "did_not_fit": asdict(context.did_not_fit) if context.did_not_fit is not None else None,
+            "reports": [described(r) for r in context.reports],
+            "did_not_fit": described(context.did_not_fit),
             "not_read": missing,
         }
     return {"entities": list(entities), "by_version": by_version}

@@ -50,6 +50,7 @@ from graphrag_audit.cli.options import (
     Tokenizer,
     UseSummary,
     Width,
+    parse_entities,
     parse_relevant,
     regression_limits,
     relevant_file,
@@ -74,12 +75,6 @@ from graphrag_audit.cli.run import (
 )
 from graphrag_audit.errors import visible
 from graphrag_audit.render.formats import LevelsFormat, renderer, streamer
-
-
-def _names(value: str | None) -> tuple[str, ...] | None:
-    """``--entities A,B``: the names, stripped, empty ones dropped."""
-    names = tuple(n.strip() for n in value.split(",") if n.strip()) if value else ()
-    return names or None
 
 
 def levels_cmd(
@@ -204,8 +199,7 @@ def levels_cmd(
     reads = (baseline, relevant_file(relevant))  # files this run reads: never written over
     output, guard = output_target(output, index_dir, reads)
     level = 2 if level is None else level  # graphrag's CLI default
-    if _names(entities) and no_costs:  # local search packs reports by tokens
-        raise fail("--entities needs token counts: it cannot be combined with --no-costs")
+    names = parsed(parse_entities, entities, no_costs)
     base = None
     if baseline is not None:
         from graphrag_audit.analysis.diff import snapshot_of_json
@@ -228,7 +222,7 @@ def levels_cmd(
         enabled = sys.stderr.isatty() and (fmt == LevelsFormat.text or output is not None)
         with Progress(enabled) as progress:
             opts = audit_options(
-                values, level=level, costs=not no_costs, relevant=relevant_ids, entities=_names(entities)
+                values, level=level, costs=not no_costs, relevant=relevant_ids, entities=names
             )
             if tokenizer is not None:
                 check_tokenizer(tokenizer)

@@ -324,6 +324,15 @@ Entities = Annotated[
 ]
 
 
+def parse_entities(value: str | None, no_costs: bool = False) -> tuple[str, ...] | None:
+    """``--entities A,B``: the names, stripped, empty ones dropped (None: none). ValueError with
+    ``--no-costs``: local search packs reports by tokens."""
+    names = tuple(n.strip() for n in value.split(",") if n.strip()) if value else ()
+    if names and no_costs:
+        raise ValueError("--entities needs token counts: it cannot be combined with --no-costs")
+    return names or None
+
+
 def relevant_file(value: str | None) -> Path | None:
     """The file ``--relevant @FILE`` reads (None for a comma list or no option)."""
     return Path(value[1:]) if value is not None and value.startswith("@") else None

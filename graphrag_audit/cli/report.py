@@ -15,6 +15,7 @@ from graphrag_audit.cli.options import (
     DEFAULT_MIN_COVERAGE,
     Debug,
     DynamicMaxLevel,
+    Entities,
     IndexDir,
     KeepParent,
     MaxContextTokens,
@@ -32,6 +33,7 @@ from graphrag_audit.cli.options import (
     TokenCacheDir,
     Tokenizer,
     UseSummary,
+    parse_entities,
     parse_relevant,
     relevant_file,
 )
@@ -79,6 +81,7 @@ def report_cmd(
     use_summary: UseSummary = None,
     query: Query = "",
     relevant: Relevant = None,
+    entities: Entities = None,
     debug: Debug = False,
 ):
     """One self-contained HTML file: header, per-level table, dynamic selection per graphrag line, the tree
@@ -87,6 +90,7 @@ def report_cmd(
     if output is None:
         raise fail("report: -o FILE.html is required")
     relevant_ids = parsed(parse_relevant, relevant)
+    names = parsed(parse_entities, entities, no_costs)
     if tokenizer is not None:
         check_tokenizer(tokenizer)
     reads = (relevant_file(relevant),)
@@ -96,7 +100,7 @@ def report_cmd(
     def work():
         from graphrag_audit.analysis.treeview import build_forest
 
-        opts = audit_options(values, level=level, costs=not no_costs, relevant=relevant_ids)
+        opts = audit_options(values, level=level, costs=not no_costs, relevant=relevant_ids, entities=names)
         model, report = audit_index(index_dir, opts, cache)
         if guard is not None:
             guard.protect_model(model)

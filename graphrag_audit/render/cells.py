@@ -760,34 +760,86 @@ def local_caption(report) -> str:
     probes = next(iter(first["by_version"].values()))["probes"]
     sampled = first.get("sampled")
     of = f" (sampled: {sampled['probes']:,} of {sampled['of']:,} leaves)" if sampled else ""
+    tokenizer = first.get("tokenizer")
+    counted = f", counted with {tokenizer} (local search's chat model's encoding)" if tokenizer else ""
     return (
         f"Local search's community context per community_level N: {probes:,} probes, one per leaf community "
         f"(its first top_k_entities entities, 10 by default){of}; budget {first['budget_tokens']:,} tokens (community_prop x "
-        "max_context_tokens)."
+        f"max_context_tokens){counted}."
     )
 
 
-def local_what_if_lines(report) -> list[str]:
-    """``--entities``: per graphrag line, the reports local search puts in context at the queried level
-    (community, matches, rank, level, tokens) and the first that did not fit; empty without it."""
+WHAT_IF_HEADERS = ["#", "community", "report title", "matches", "rank", "level", "tokens"]
+
+
+def local_what_if_tables(
+    report,
+) -> tuple[str, list[str], list[tuple[str, list[list[str]], list[str]]]] | None:
+    """``--entities`` at the queried level: (caption with ``{names}`` to fill in, the names, per group of
+    graphrag lines with the same context (heading, rows, names not read at N)); rows in graphrag's order
+    (``#``, community, report title, matches, rank, level, tokens), then the first report that did not fit.
+    None without ``--entities``. Titles and names are untrusted: the renderer escapes every cell."""
     at, _ = answer_row(report)
     got = (at.local_search or {}).get("what_if") if at is not None else None
     if not got:
-        return []
+        return None
 
-    def described(r) -> str:
-        return (
-            f"community {r['community']} (matches {r['matches']}, rank {r['rank']:g}, level {r['level']}, "
-            f"{r['tokens']:,} tokens)"
-        )
+    def row(position: str, r: dict) -> list[str]:
+        title = "(untitled)" if r["title"] is None else r["title"]
+        return [
+            position,
+            str(r["community"]),
+            title,
+            str(r["matches"]),
+            f"{r['rank']:g}",
+            str(r["level"]),
+            number(r["tokens"]),
+        ]
 
-    lines = [f"What-if at N={at.community_level}, local search for {', '.join(got['entities'])}:"]
+    groups: dict[tuple, list[str]] = {}
     for v in got["by_version"].values():
-        reports = "; ".join(described(r) for r in v["reports"]) or "no report"
-        miss = v["did_not_fit"]
-        lines.append(
-            f"  graphrag {v['graphrag']}{LOCAL_STATUS.get(v['status'], '')}: {reports}"
-            + (f"; did not fit: {described(miss)}" if miss else "")
-            + (f"; not read at N={at.community_level}: {', '.join(v['not_read'])}" if v["not_read"] else "")
+        rows = [row(str(i), r) for i, r in enumerate(v["reports"], 1)]
+        if v["did_not_fit"]:
+            rows.append(row("did not fit", v["did_not_fit"]))
+        key = (tuple(map(tuple, rows)), tuple(v["not_read"]), LOCAL_STATUS.get(v["status"], ""))
+        groups.setdefault(key, []).append(v["graphrag"])
+    tables = [
+        (f"graphrag {', '.join(names)}{status}", [list(r) for r in rows], list(not_read))
+        for (rows, not_read, status), names in groups.items()
+    ]
+    caption = (
+        f"What-if at N={at.community_level}: the community reports local search puts in context for {{names}}, "
+        "in graphrag's order (matches = how many of these entities the community holds), within the "
+        f'{at.local_search["budget_tokens"]:,}-token budget; "did not fit" marks the first report that '
+        "did not fit (graphrag stops there)."
+    )
+    return caption, list(got["entities"]), tables
+
+
+def local_what_if_lines(report, names: bool = True) -> list[str]:
+    """``--entities`` as log lines (text, github): the caption, then per group of graphrag lines the reports
+    in context and the first that did not fit; entity names and report titles only with ``names`` (else
+    how many names). Untrusted: the caller makes each line safe for its medium."""
+    got = local_what_if_tables(report)
+    if got is None:
+        return []
+    caption, entities, tables = got
+    lines = [
+        caption.replace(
+            "{names}", ", ".join(entities) if names else count(len(entities), "entity", "entities")
         )
+    ]
+
+    def described(r: list[str]) -> str:
+        title = f' "{r[2]}"' if names else ""
+        return f"community {r[1]}{title} (matches {r[3]}, rank {r[4]}, level {r[5]}, {r[6]} tokens)"
+
+    for head, rows, not_read in tables:
+        fit = "; ".join(described(r) for r in rows if r[0] != "did not fit") or "no community report"
+        line = f"  {head}: {fit}" + "".join(
+            f"; did not fit: {described(r)}" for r in rows if r[0] == "did not fit"
+        )
+        if not_read:
+            line += f"; not read at this N: {', '.join(not_read) if names else count(len(not_read), 'name')}"
+        lines.append(line)
     return lines

@@ -5,7 +5,7 @@ actions/toolkit ``packages/core/src/command.ts``; absolute paths hidden unless `
 
 from __future__ import annotations
 
-from graphrag_audit.render.cells import count, number, sends
+from graphrag_audit.render.cells import count, local_what_if_lines, number, sends
 from graphrag_audit.render.diff_common import HYP, verdict
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.github import workflow_data, workflow_log, workflow_property
@@ -91,6 +91,7 @@ def render_github(report, *, max_per_kind: int = 10, include_titles: bool = Fals
     lines = finding_annotations(
         report.sorted_findings(), report.index.path, max_per_kind=max_per_kind, include_titles=include_titles
     )
+    lines += [workflow_log(f"graphrag-audit: {x}") for x in local_what_if_lines(report, include_titles)]
     lines.append(summary_line(report, include_titles))
     return "\n".join(lines) + "\n"
 

@@ -12,6 +12,7 @@ from graphrag_audit.render.cells import (
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
     LOCAL_HEADERS,
+    WHAT_IF_HEADERS,
     count,
     coverage_table,
     dynamic_at,
@@ -22,6 +23,7 @@ from graphrag_audit.render.cells import (
     level_table,
     local_caption,
     local_tables,
+    local_what_if_tables,
     number,
     sends,
     size_line,
@@ -211,6 +213,41 @@ def _local(report) -> str:
         parts.append(
             f'<h3>{_esc(head)}</h3><table class="num">{_heads(LOCAL_HEADERS)}<tbody>{body}</tbody></table>'
         )
+    return "".join(parts) + "</section>"
+
+
+def _local_what_if(report) -> str:
+    """``--entities``: per graphrag line, the reports local search puts in context (names and titles
+    escaped)."""
+    got = local_what_if_tables(report)
+    if got is None:
+        return ""
+    caption, names, tables = got
+    parts = [
+        '<section id="local-what-if"><h2>Local search what-if</h2>',
+        f'<p class="caption">{h(caption.replace("{names}", ", ".join(names)))}</p>',
+    ]
+    for head, rows, not_read in tables:
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f'<td class="title">{h(x, 200)}</td>' if i == 2 else f"<td>{h(x)}</td>"
+                for i, x in enumerate(r)
+            )
+            + "</tr>"
+            for r in rows
+        )
+        table = (
+            f'<table class="reports">{_heads(WHAT_IF_HEADERS)}<tbody>{body}</tbody></table>'
+            if rows
+            else "<p>No community report in context.</p>"
+        )
+        missing = (
+            f"<p>Not read at this N (unknown, or not in a community &lt;= N): {h(', '.join(not_read))}</p>"
+            if not_read
+            else ""
+        )
+        parts.append(f"<h3>{_esc(head)}</h3>{table}{missing}")
     return "".join(parts) + "</section>"
 
 
@@ -806,6 +843,7 @@ def render_html(report, forest: ForestView) -> str:
                 _levels_table(report),
                 _dynamic(report),
                 _local(report),
+                _local_what_if(report),
                 f'<section id="tree"><h2>The community tree at community_level {_esc(level_label(n))}{capped}</h2>',
                 sent,
                 _legend(forest),

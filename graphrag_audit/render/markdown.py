@@ -17,8 +17,10 @@ from graphrag_audit.render.cells import (
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
     LOCAL_HEADERS,
+    WHAT_IF_HEADERS,
     answer,
     brief_rows,
+    count,
     coverage_table,
     dynamic_at,
     dynamic_notes,
@@ -31,6 +33,7 @@ from graphrag_audit.render.cells import (
     level_table,
     local_caption,
     local_tables,
+    local_what_if_tables,
     marker_legend,
     money_lines,
     number,
@@ -319,6 +322,33 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
     for i, (head, rows) in enumerate(local_tables(report)):
         out += ["", markdown_cell(local_caption(report))] if i == 0 else []
         out += ["", markdown_cell(head) + ":", ""] + _table(LOCAL_HEADERS, rows)
+    return out
+
+
+def _local_what_if(report, priv: _Privacy) -> list[str]:
+    """``--entities``: per graphrag line, the reports local search puts in context (entity names and
+    report titles are the corpus's own words: shown with ``--include-titles``)."""
+    got = local_what_if_tables(report)
+    if got is None:
+        return []
+    caption, names, tables = got
+    who = ", ".join(names) if priv.include else count(len(names), "entity", "entities")
+    keep = [i for i, h in enumerate(WHAT_IF_HEADERS) if priv.include or h != "report title"]
+    out = ["", markdown_cell(caption.replace("{names}", who))]
+    for head, rows, not_read in tables:
+        cells = [[markdown_cell(row[i], TITLE_LIMIT) for i in keep] for row in rows]
+        heads = [WHAT_IF_HEADERS[i] for i in keep]
+        out += ["", markdown_cell(head) + ":", ""]
+        out += (
+            _table(heads, cells, "".join("l" if h == "report title" else "r" for h in heads))
+            if rows
+            else ["No community report in context."]
+        )
+        if not_read:
+            shown = ", ".join(not_read) if priv.include else count(len(not_read), "name")
+            out += ["", markdown_cell(f"Not read at this N (unknown, or not in a community <= N): {shown}")]
+    if not priv.include:
+        out += ["", "Entity names and report titles hidden: `--include-titles` shows them."]
     return out
 
 
@@ -656,7 +686,8 @@ def render_markdown(
     if brief:
         parts = [_brief(report, hide, hide_hypothetical), _findings(report, max_rows, priv)]
     else:
-        levels = _levels(report, hide, hide_hypothetical) + _sent_at_level(report, max_rows, priv)
+        levels = _levels(report, hide, hide_hypothetical) + _local_what_if(report, priv)
+        levels += _sent_at_level(report, max_rows, priv)
         money = [
             ("- " + x.strip() if x.startswith("  ") else x) for x in map(own_text, money_lines(report, hide))
         ]

@@ -21,6 +21,7 @@ from graphrag_audit.analysis.local_search import (
     read_local_settings,
     unclustered_for_local,
 )
+from graphrag_audit.errors import IndexInputError
 from graphrag_audit.graphrag.tokens import get_token_counter
 from graphrag_audit.io.load import load_index
 
@@ -123,6 +124,43 @@ def test_settings_per_version(tree, tmp_path):
     assert [r.matches for r in audit.probes["2.x"][2][3].context.reports] == [1, 1, 1]
 
 
+def test_tokenizer_of_local_search_model(tree, tmp_path):
+    """2.x: local search counts with models.<local_search.chat_model_id>.encoding_model, global search with
+    its own model's (query/factory.py @v2.7.2); 1.x: one top-level encoding_model for both (@v1.2.0)."""
+    from graphrag_audit.analysis.audit import audit
+    from graphrag_audit.results.audit import AuditOptions
+
+    f = tmp_path / "settings.yaml"
+    f.write_text(
+        "models:\n  default_chat_model:\n    encoding_model: cl100k_base\n"
+        "  local_model:\n    encoding_model: o200k_base\n"
+        "local_search:\n  chat_model_id: local_model\n"
+    )
+    model = dataclasses.replace(tree, settings_file=f)
+    assert read_local_settings(model).tokenizer == "o200k_base"
+    doc = audit(model, AuditOptions(level=2, entities=("c", "d"))).to_dict()
+    entry = doc["levels"][2]["local_search"]
+    VALIDATOR.validate(entry)
+    assert entry["tokenizer"] == "o200k_base" and doc["options"]["tokenizer"] == "cl100k_base"
+    row4 = get_token_counter("o200k_base").count("4|Report 4|Content of 4.\n")
+    assert entry["what_if"]["by_version"]["2.x"]["reports"][0]["tokens"] == row4
+    # --tokenizer counts both; 1.x's top-level encoding_model is global search's too: no key
+    given = audit(model, AuditOptions(level=2, tokenizer="cl100k_base")).to_dict()["levels"][2]
+    assert "tokenizer" not in given["local_search"]
+    f.write_text("encoding_model: o200k_base\n")
+    assert read_local_settings(model).tokenizer == "o200k_base"
+    doc = audit(model, AuditOptions(level=2)).to_dict()
+    assert doc["options"]["tokenizer"] == "o200k_base" and "tokenizer" not in doc["levels"][2]["local_search"]
+    f.write_text(
+        "models:\n  default_chat_model: {}\n  local_model:\n    encoding_model: p50k_base\n"
+        "local_search:\n  chat_model_id: local_model\n"
+    )
+    with pytest.raises(
+        IndexInputError, match="models.local_model.encoding_model is 'p50k_base'.*pass --tokenizer"
+    ):
+        audit(model, AuditOptions(level=2))
+
+
 @pytest.mark.parametrize(
     "line, name, n, probes, at_0, at_n, none",
     [
@@ -179,13 +217,17 @@ def test_entities_what_if_at_level(tree):
         "matches": 2,
         "rank": 8.0,
         "tokens": row4,
+        "title": "Report 4",
     }
     assert "what_if" not in report.to_dict()["levels"][1]["local_search"]
-    lines = local_what_if_lines(report)
-    assert lines[0] == "What-if at N=2, local search for c, d, nobody:"
-    assert lines[3].startswith(
-        f"  graphrag 3.0.0-3.x: community 4 (matches 2, rank 8, level 2, {row4:,} tokens);"
+    lines = local_what_if_lines(report)  # 2.x and 3.x put the same reports in context: one line
+    assert lines[0].startswith(
+        "What-if at N=2: the community reports local search puts in context for c, d, nobody,"
     )
+    assert len(lines) == 3 and lines[2].startswith(
+        f'  graphrag 2.0.0-2.7.2, 3.0.0-3.x: community 4 "Report 4" (matches 2, rank 8, level 2, {row4:,} tokens);'
+    )
+    assert lines[2].endswith("; not read at this N: nobody")
 
 
 def test_entities_option_on_levels(tree):
@@ -201,4 +243,4 @@ def test_entities_option_on_levels(tree):
     assert got["entities"] == ["c", "d", "nobody"]
     assert [r["community"] for r in got["by_version"]["2.x"]["reports"]] == [4, 3, 0]
     text = CliRunner().invoke(app, args + ["--width", "200", "--color", "never"]).stdout
-    assert "What-if at N=2, local search for c, d, nobody:" in text
+    assert "local search puts in context for c, d, nobody," in text

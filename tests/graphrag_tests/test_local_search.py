@@ -14,9 +14,11 @@ import pytest
 from builders import write_v3
 from conftest import ROOT, shared_index
 
+from graphrag_audit.analysis.local_search import LocalAudit, LocalSettings, line_statuses, local_what_if
 from graphrag_audit.graphrag.local import LocalSearch, local_budget, summarise, what_if
 from graphrag_audit.graphrag.tokens import get_token_counter
 from graphrag_audit.io.load import load_index
+from graphrag_audit.results.audit import EXACT
 
 HEADER = "-----Reports-----\nid|title|content\n"
 
@@ -170,6 +172,14 @@ def _tiktoken_cache(tmp: Path, name: str = "cl100k_base") -> Path:
     return cache
 
 
+def _names(model) -> dict[str, str]:
+    """Entity id -> its title when no other entity has that title (nor an id equal to it), else the id:
+    the --entities what-if takes either."""
+    ids, titles = model.entities["id"].astype(str), model.entities["title"].astype(str)
+    unique = ~titles.duplicated(keep=False) & ~titles.isin(ids)
+    return {i: t if u else i for i, t, u in zip(ids.tolist(), titles.tolist(), unique.tolist())}
+
+
 def _what_if_lists(model, n: int) -> list[list[str]]:
     """Entities from all over the index: ties between unrelated communities."""
     ids = model.entities["id"].astype(str).tolist()
@@ -222,6 +232,8 @@ def test_matches_graphrag(python, tmp_path):
         model = models[res["id"]]
         level_of = dict(zip(model.reports["community"].tolist(), model.reports["level"].tolist()))
         search = LocalSearch(model, line, counter)
+        statuses, names = line_statuses(model), _names(model)
+        local = LocalAudit(LocalSettings(), {}, {line: {}}, statuses, None, counter)  # budget BUDGETS[0]
         for n in model.levels:
             got = res["levels"][str(n)]
             for budget in BUDGETS:
@@ -244,3 +256,6 @@ def test_matches_graphrag(python, tmp_path):
             for ids, want in zip(_what_if_lists(model, n), got["what_if"]):
                 ctx, _ = what_if(model, line, n, ids, BUDGETS[0], counter)
                 assert [r.community for r in ctx.reports] == want, (res["id"], n, ids)
+                if statuses[line] == EXACT:  # the JSON's what-if (levels --entities), named by titles
+                    v = local_what_if(model, local, n, [names[e] for e in ids])["by_version"][line]
+                    assert [r["community"] for r in v["reports"]] == want, (res["id"], n, "titles")
