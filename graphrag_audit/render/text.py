@@ -315,9 +315,10 @@ def _levels_table(report, console, hide, hide_hypothetical: bool):
 def _local_lines(report, hide_hypothetical: bool = False) -> str:
     """Local search's community context per graphrag line and N (render/cells.py's rows)."""
     tables = cells.local_tables(report, hide_hypothetical)
+    lines = [x[: len(x) - len(x.lstrip())] + for_log(x) for x in cells.local_what_if_lines(report)]
     if not tables:
-        return ""
-    lines = [cells.local_caption(report)]
+        return "\n".join(lines + [""]) if lines else ""
+    lines += [""] * bool(lines) + [cells.local_caption(report)]
     for head, rows in tables:
         rows = [cells.LOCAL_HEADERS] + rows
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -352,7 +353,6 @@ def _dynamic_lines(report) -> str:
     lines.append(for_log(cells.dynamic_settings_line(opts)))
     for head, items in cells.dynamic_notes(bv, what_if, opts.query, opts.use_summary):
         lines += [for_log(head)] + ["  " + for_log(t) for t in items]
-    lines += [x[: len(x) - len(x.lstrip())] + for_log(x) for x in cells.local_what_if_lines(report)]
     return "\n".join(lines) + "\n"
 
 
