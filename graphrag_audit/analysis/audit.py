@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_audit.analysis.checks import dynamic_findings, level_findings
 from graphrag_audit.analysis.costs import ContextCoster, level_costs
+from graphrag_audit.analysis.drift_search import drift_findings, drift_search_audit, read_drift_settings
 from graphrag_audit.analysis.dynamic import with_dynamic
 from graphrag_audit.analysis.integrity import check_integrity
 from graphrag_audit.analysis.levels import (
@@ -153,7 +154,13 @@ def audit_with_model(
     lap("dynamic")
 
     # local search packs reports by tokens: with --no-costs (no token counts) it is not audited
-    local = local_search_audit(model, counter=coster.counter) if coster is not None else None
+    # DRIFT's local steps are the same probes packed with its own budget (analysis/drift_search.py)
+    local = drift = None
+    if coster is not None:
+        drift_settings = read_drift_settings(model)
+        knobs = (drift_settings.budget, drift_settings.top_k)
+        local = local_search_audit(model, counter=coster.counter, drift=knobs)
+        drift = drift_search_audit(model, local, drift_settings, selections) if local is not None else None
     if local is not None:
         by_level: dict = local.by_level  # community_level None: none (local search takes an int)
         if options.entities:  # --entities: at --level, the deepest level when beyond the tree
@@ -164,12 +171,17 @@ def audit_with_model(
                 "what_if": local_what_if(model, local, n, options.entities, coster.counter),
             }
         levels = [dataclasses.replace(r, local_search=by_level.get(r.community_level)) for r in levels]
+    if drift is not None:
+        drift_by_level: dict = drift.by_level  # community_level None: none, as local search
+        levels = [dataclasses.replace(r, drift_search=drift_by_level.get(r.community_level)) for r in levels]
 
     findings += level_findings(options, depth, levels, clustered, model.has_reports_table)
     findings += dynamic_findings(options.level, depth.max_level, levels, {f.rule for f in findings})
     findings = unclustered_for_local(findings, line_statuses(model))
     if local is not None:
         findings += local_findings(local, options.level, options.max_local_coarse, options.max_local_empty)
+    if drift is not None:
+        findings += drift_findings(drift, options.level)
     lap("depth")  # with the level findings
     m = model
     info = IndexInfo(
