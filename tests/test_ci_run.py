@@ -21,6 +21,7 @@ TAIL = [
     "-m mypy graphrag_audit",
     "-m pip install .[test]",
     "-m pytest",
+    "-m pip install .[lancedb]",
     "-m pytest -n 2 -m side or emulator or browser or hostile or large",
 ]
 
@@ -169,7 +170,7 @@ def test_ci_run_fails_when_the_installed_product_or_the_tests_fail(tmp_path, fai
     fails_on = {
         "smoke": ".ci/installed_smoke.py",
         "test-extra": "-m pip install -q .[test]",
-        "default-tier": TAIL[-2],
+        "default-tier": TAIL[-3],
         "heavy-tiers": TAIL[-1],
     }[failing]
     _script(
