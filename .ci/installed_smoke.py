@@ -389,14 +389,15 @@ def remote_install(tmp: Path, work: Path, extra: str, local_json: str | None) ->
         emu.stop()
 
 
-#: writes a LanceDB store for an index copy with every report's full_content embedding but the first's
+#: writes a LanceDB store for an index copy with every report's full_content embedding but one level-0 report's
 LANCEDB_STORE = """
 import os, sys, lancedb, pyarrow.parquet as pq
 index = sys.argv[1]
-ids = [str(i) for i in pq.read_table(os.path.join(index, "community_reports.parquet"), columns=["id"]).column("id").to_pylist()]
+rows = pq.read_table(os.path.join(index, "community_reports.parquet"), columns=["id", "level"]).to_pylist()
+gone = next(str(r["id"]) for r in rows if r["level"] == 0)  # in DRIFT's pool at --level 0
 db = lancedb.connect(os.path.join(index, "lancedb"))
-db.create_table("community_full_content", data=[{"id": i, "vector": [0.1, 0.2]} for i in ids[1:]])
-print(ids[0], flush=True)
+db.create_table("community_full_content", data=[{"id": str(r["id"]), "vector": [0.1, 0.2]} for r in rows if str(r["id"]) != gone])
+print(gone, flush=True)
 os._exit(0)
 """
 

@@ -136,6 +136,7 @@ def local_search_audit(
     statuses = line_statuses(model)
     probes: dict[str, dict[int, list[Probe]]] = {}
     drift_probes: dict[str, dict[int, list[Probe]]] = {}
+    same = drift == (settings.budget, settings.top_k)  # DRIFT's figures are local search's
     sampled = None
     for line in ("1.x", "2.x"):
         try:
@@ -144,7 +145,6 @@ def local_search_audit(
             for n in model.levels:  # one N read at a time: both budgets pack from the same read
                 probes[line][n] = search.probes(n, settings.budget, settings.top_k)
                 if drift is not None:
-                    same = drift == (settings.budget, settings.top_k)
                     drift_probes[line][n] = probes[line][n] if same else search.probes(n, *drift)
         except ValueError:  # the layout lacks what this line reads (entity ids)
             probes.pop(line, None)
