@@ -91,7 +91,14 @@ def drift_search_audit(
             checks[line] = {"status": "not_run", "reason": store}
             continue
         if store not in read:
-            read[store] = embedded_ids(store)
+            try:
+                read[store] = embedded_ids(store)
+            except Exception as exc:  # noqa: BLE001 - a store lancedb cannot read: the check did not run
+                checks[line] = {
+                    "status": "not_run",
+                    "reason": f"lancedb could not read it ({type(exc).__name__})",
+                }
+                continue
         if read[store] is None:
             checks[line] = {"status": "not_run", "reason": f"no table {store.table} in the LanceDB folder"}
             continue

@@ -16,13 +16,21 @@ from graphrag_audit.io.load import load_index
 from graphrag_audit.results.audit import AuditOptions
 
 SCHEMA = json.loads((ROOT / "graphrag_audit" / "schema" / "audit-report.schema.json").read_text())
-VALIDATOR = jsonschema.Draft202012Validator(SCHEMA["properties"]["levels"]["items"]["properties"]["drift_search"])
+VALIDATOR = jsonschema.Draft202012Validator(
+    SCHEMA["properties"]["levels"]["items"]["properties"]["drift_search"]
+)
 
 
 def test_settings_and_defaults(tmp_path):
     model = load_index(ROOT / "fixtures" / "seed-v3")
     s = read_drift_settings(model)
-    assert (s.k_followups, s.community_prop, s.max_data_tokens, s.top_k, s.budget) == (20, 0.1, 12_000, 10, 1_200)
+    assert (s.k_followups, s.community_prop, s.max_data_tokens, s.top_k, s.budget) == (
+        20,
+        0.1,
+        12_000,
+        10,
+        1_200,
+    )
     f = tmp_path / "settings.yaml"
     f.write_text(
         "drift_search:\n  drift_k_followups: 3\n  local_search_community_prop: 0.15\n"
