@@ -51,6 +51,9 @@ def locate(model: IndexModel, line: str) -> EmbeddingStore | str:
         table, id_field = f"{store.get('container_name') or 'default'}-community-full_content", "id"
     else:
         stores = _mapping(data.get("vector_store"))
+        by_id = bool(stores) and all(isinstance(v, dict) for v in stores.values())  # 2.x: {id: store}
+        if stores and by_id != (line == "2.x"):
+            return f"the settings' vector_store is not in graphrag {line}'s shape"
         if line == "2.x":
             if len(stores) > 1:
                 return "the settings list several vector stores"

@@ -191,3 +191,33 @@ def test_no_store_is_not_run(tmp_path):
     report = audit(ROOT / "fixtures" / "seed-v3", AuditOptions(level=0))
     for v in report.levels[0].drift_search["by_version"].values():
         assert v["embeddings"]["status"] == "not_run"
+
+
+def test_where_each_line_reads_the_store(tmp_path):
+    """The settings' db_uri, container and index names per version shape; another store type is not run."""
+    import dataclasses
+
+    from graphrag_audit.io.load import load_index
+    from graphrag_audit.io.vector_store import EmbeddingStore, locate
+
+    model = load_index(ROOT / "fixtures" / "seed-v3")
+    (tmp_path / "vs").mkdir()
+    f = tmp_path / "settings.yaml"
+    with_settings = dataclasses.replace(model, settings_file=f)
+    f.write_text(
+        "vector_store:\n  type: lancedb\n  db_uri: vs\n"
+        "  index_schema:\n    community_full_content:\n      index_name: mine\n      id_field: key\n"
+    )
+    assert locate(with_settings, "3.x") == EmbeddingStore(tmp_path / "vs", "mine", "key")
+    assert locate(with_settings, "2.x") == "the settings' vector_store is not in graphrag 2.x's shape"
+    f.write_text(
+        "vector_store:\n  default_vector_store:\n    type: lancedb\n    db_uri: vs\n    container_name: c\n"
+    )
+    assert locate(with_settings, "2.x") == EmbeddingStore(tmp_path / "vs", "c-community-full_content")
+    f.write_text("embeddings:\n  vector_store:\n    type: lancedb\n    db_uri: vs\n    container_name: x\n")
+    assert locate(with_settings, "1.x") == EmbeddingStore(tmp_path / "vs", "x-community-full_content")
+    f.write_text("vector_store:\n  type: azure_ai_search\n")
+    assert locate(with_settings, "3.x") == "the vector store is azure_ai_search, not a local LanceDB folder"
+    assert (
+        locate(model, "3.x") == "no LanceDB folder at the vector store's db_uri"
+    )  # no settings: output/lancedb
