@@ -11,6 +11,8 @@
 2. ``pip install '.[azure]'`` and ``'.[s3]'``, each alone in its own fresh environment: the same
    ``levels -f json`` as step 1's, read from Azurite / moto's S3 server, must print the same output;
    a location of that storage with a credential in it is refused without printing it.
+3. ``pip install '.[lancedb]'`` alone: on a copy of fixtures/seed-v3 with a LanceDB store lacking one
+   report's embedding, ``levels -f json`` names that report (drift-missing-embeddings) and changes nothing.
 
 The tool under test runs from those environments only (their ``graphrag-audit`` script, in a
 working folder outside the checkout, without PYTHONPATH). The emulators and the uploads run from
@@ -387,6 +389,49 @@ def remote_install(tmp: Path, work: Path, extra: str, local_json: str | None) ->
         emu.stop()
 
 
+#: writes a LanceDB store for an index copy with every report's full_content embedding but one level-0 report's
+LANCEDB_STORE = """
+import os, sys, lancedb, pyarrow.parquet as pq
+index = sys.argv[1]
+rows = pq.read_table(os.path.join(index, "community_reports.parquet"), columns=["id", "level"]).to_pylist()
+gone = next(str(r["id"]) for r in rows if r["level"] == 0)  # in DRIFT's pool at --level 0
+db = lancedb.connect(os.path.join(index, "lancedb"))
+db.create_table("community_full_content", data=[{"id": str(r["id"]), "vector": [0.1, 0.2]} for r in rows if str(r["id"]) != gone])
+print(gone, flush=True)
+os._exit(0)
+"""
+
+
+def lancedb_install(tmp: Path, work: Path) -> None:
+    """``'.[lancedb]'`` alone: DRIFT's preflight reads a real store and names the one report it lacks."""
+    bindir = make_env(tmp, "venv-lancedb", ".[lancedb]")
+    if bindir is None:
+        return
+    index = work / "seed-v3-lancedb"
+    shutil.copytree(FIX / "seed-v3", index)
+    made = subprocess.run(
+        [str(bindir / "python"), "-c", LANCEDB_STORE, str(index)],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
+    if made.returncode != 0:
+        fail("writing a LanceDB store with the '.[lancedb]' venv's lancedb", made.stderr)
+        return
+    gone = made.stdout.split()[-1]
+    before = sorted((str(p), p.stat().st_mtime_ns) for p in index.rglob("*"))
+    p = run_tool(bindir, ["levels", index, "-f", "json", "--level", "0"], work)
+    if p is not None:
+        found = [f for f in json.loads(p.stdout)["findings"] if f["rule"] == "drift-missing-embeddings"]
+        check(
+            "levels -f json from the '.[lancedb]' venv: drift-missing-embeddings names the report without an embedding",
+            len(found) == 1 and found[0]["evidence"]["missing_ids"].get("3.x") == [gone],
+            p.stdout[-2000:],
+        )
+    after = sorted((str(p), p.stat().st_mtime_ns) for p in index.rglob("*"))
+    check("the '.[lancedb]' venv's audit left the index and its LanceDB folder unchanged", before == after)
+
+
 def main(argv: list[str]) -> int:
     keep = "--keep" in argv
     start = time.monotonic()
@@ -400,6 +445,7 @@ def main(argv: list[str]) -> int:
         local_json = base[1] if base else None
         for extra in ("azure", "s3"):
             remote_install(tmp, work, extra, local_json)
+        lancedb_install(tmp, work)
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -311,6 +311,15 @@ _RULES = [
         "(microsoft/graphrag#1391): a report larger than community_prop x max_context_tokens empties the "
         "community context. Raise local_search.community_prop or max_context_tokens, or shorten the reports.",
     ),
+    Rule(
+        "drift-missing-embeddings",
+        "error",
+        "DRIFT search reads reports that have no full_content embedding",
+        "DRIFT looks every report it reads up in the vector store by id and raises 'Some reports are missing "
+        "full content embeddings' when one has none (microsoft/graphrag#1561). Re-run the index's text "
+        "embedding step (embed community.full_content) against this vector store, or point the settings' "
+        "vector store at the folder the index was embedded into.",
+    ),
     # ---- regressions against an earlier index (levels --baseline OLD.json, diff OLD NEW) ---------
     Rule(
         "regression-map-calls",
@@ -416,6 +425,13 @@ RULE_NOTES: dict[str, str] = {
     "`threshold`, `budget_tokens`, `largest_report` (`community`, `tokens`). On `verbs-v3` at N=2: 43 of 98 "
     "probes, the largest blocking report community 4 at 2,083 tokens. When graphrag >= 2.0 reads the index, "
     "`unclustered-entities` is raised to a warning with the `share` of entities local and DRIFT search drop.",
+    "drift-missing-embeddings": "Runs when the index's vector store is a local LanceDB folder (settings "
+    "`vector_store.db_uri`, 1.x `embeddings.vector_store.db_uri`; default `output/lancedb`, without settings the "
+    "output folder's `lancedb`) and the `[lancedb]` extra is installed; else `levels[].drift_search.by_version.*."
+    "embeddings` says `not_run` and why. Per line, the table graphrag reads (1.x and 2.x "
+    "`default-community-full_content`, 3.x `community_full_content`, or the settings' index name) must hold the "
+    "`id` of every report of DRIFT's pool at `--level` (rolled up in 1.x, every report <= N since 2.0). Evidence: "
+    "`level`, `missing_ids` and `tables` per line. The folder is only read.",
     "string-community-ids": "graphrag 1.x and later merge the nodes' integer community numbers with the reports' "
     "string ones and keep nothing; `--verify` with graphrag 1.2.0 installed confirms 0 reports at every level on "
     "the three 0.1-0.4 indexes of `../shared/indexes`.",

@@ -13,12 +13,14 @@ import sys
 import pytest
 from graphrag_side import ROOT
 
-#: what .ci/run runs once the side environments and the smoke step are ready: ruff, then the two tiers
+#: what .ci/run runs once the side environments and the smoke step are ready: ruff, the lancedb extra, the
+#: two tiers
 TAIL = [
     "-m pip install -q .[lint]",
     "-m ruff check .",
     "-m ruff format --check .",
     "-m mypy graphrag_audit",
+    "-m pip install -q .[lancedb]",
     "-m pip install .[test]",
     "-m pytest",
     "-m pytest -n 2 -m side or emulator or browser or hostile or large",

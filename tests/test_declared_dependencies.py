@@ -30,8 +30,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "graphrag_audit"
 
-#: the modules that serve remote indexes (az://, abfs[s]://, s3://) and the extras they may import from
-REMOTE = {"graphrag_audit/io/remote.py": ("azure", "s3")}
+#: the modules that serve remote indexes (az://, abfs[s]://, s3://) or read a LanceDB vector store, and the
+#: extras they may import from
+REMOTE = {"graphrag_audit/io/remote.py": ("azure", "s3"), "graphrag_audit/io/vector_store.py": ("lancedb",)}
 
 #: (module, top-level import name) -> why it may import a distribution pyproject.toml does not declare
 EXCEPTIONS = {

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_audit.analysis.checks import dynamic_findings, level_findings
 from graphrag_audit.analysis.costs import ContextCoster, level_costs
+from graphrag_audit.analysis.drift_search import drift_findings, drift_search_audit, read_drift_settings
 from graphrag_audit.analysis.dynamic import with_dynamic
 from graphrag_audit.analysis.integrity import check_integrity
 from graphrag_audit.analysis.levels import (
@@ -89,14 +90,16 @@ def resolve_options(options: AuditOptions, model: IndexModel) -> AuditOptions:
     )
 
 
-def _local_search(model: IndexModel, options: AuditOptions, counter) -> LocalAudit | None:
+def _local_search(
+    model: IndexModel, options: AuditOptions, counter, drift: tuple[int, int]
+) -> LocalAudit | None:
     """:func:`local_search_audit` counting with the encoding local search's own model names (it may differ
     from global search's in 2.x: analysis/local_search.py), unless ``--tokenizer`` was given; then
     ``local_search.tokenizer`` names it."""
     settings = read_local_settings(model)
     wanted = settings.tokenizer or str(COST_DEFAULTS["tokenizer"])
     if ("tokenizer", "option") in options.costs_from or wanted == counter.name:
-        return local_search_audit(model, settings, counter)
+        return local_search_audit(model, settings, counter, drift=drift)
     if wanted not in TOKEN_COUNTER_NAMES:
         assert model.settings_file is not None  # the default is a counter's name
         raise IndexInputError(
@@ -104,7 +107,7 @@ def _local_search(model: IndexModel, options: AuditOptions, counter) -> LocalAud
             f"{settings.origin['tokenizer']} is {wanted[:40]!r}, an encoding graphrag-audit does not count "
             "with (cl100k_base, o200k_base): pass --tokenizer",
         )
-    local = local_search_audit(model, settings, get_token_counter(wanted))
+    local = local_search_audit(model, settings, get_token_counter(wanted), drift=drift)
     for entry in local.by_level.values() if local is not None else ():
         entry["tokenizer"] = wanted
     return local
@@ -176,19 +179,29 @@ def audit_with_model(
     lap("dynamic")
 
     # local search packs reports by tokens: with --no-costs (no token counts) it is not audited
-    local = _local_search(model, options, coster.counter) if coster is not None else None
+    # DRIFT's local steps are the same probes packed with its own budget (analysis/drift_search.py)
+    local = drift = None
+    if coster is not None:
+        drift_settings = read_drift_settings(model)
+        local = _local_search(model, options, coster.counter, (drift_settings.budget, drift_settings.top_k))
+        drift = drift_search_audit(model, local, drift_settings, selections) if local is not None else None
     if local is not None:
         by_level: dict = local.by_level  # community_level None: none (local search takes an int)
         if options.entities:  # --entities: at --level, the deepest level when beyond the tree
             n = min(options.level, max(by_level))
             by_level[n] = {**by_level[n], "what_if": local_what_if(model, local, n, options.entities)}
         levels = [dataclasses.replace(r, local_search=by_level.get(r.community_level)) for r in levels]
+    if drift is not None:
+        drift_by_level: dict = drift.by_level  # community_level None: none, as local search
+        levels = [dataclasses.replace(r, drift_search=drift_by_level.get(r.community_level)) for r in levels]
 
     findings += level_findings(options, depth, levels, clustered, model.has_reports_table)
     findings += dynamic_findings(options.level, depth.max_level, levels, {f.rule for f in findings})
     findings = unclustered_for_local(findings, line_statuses(model))
     if local is not None:
         findings += local_findings(local, options.level, options.max_local_coarse, options.max_local_empty)
+    if drift is not None:
+        findings += drift_findings(drift, options.level)
     lap("depth")  # with the level findings
     m = model
     info = IndexInfo(

@@ -68,29 +68,16 @@ class LocalSettings:
 
 def read_local_settings(model: IndexModel) -> LocalSettings:
     """The ``local_search`` settings of the project the index was reached through, else graphrag's defaults."""
-    values: dict = {}
-    origin = {k: "graphrag default" for k in ("max_context_tokens", "community_prop", "top_k")}
+    keys = (
+        ("max_context_tokens", "max_context_tokens", int),
+        ("max_context_tokens", "max_tokens", int),
+        ("community_prop", "community_prop", float),
+        ("top_k", "top_k_entities", int),
+    )
+    values, origin = read_section(model, "local_search", keys)
     if model.settings_file is not None:
         data = query_settings_data(model.settings_file)
         section = data.get("local_search") if isinstance(data, dict) else None
-        if section is not None and not isinstance(section, dict):
-            raise IndexInputError(model.settings_file, "local_search must be a mapping")
-        keys = (
-            ("max_context_tokens", "max_context_tokens", int),
-            ("max_context_tokens", "max_tokens", int),
-            ("community_prop", "community_prop", float),
-            ("top_k", "top_k_entities", int),
-        )
-        for knob, key, kind in keys:
-            value = (section or {}).get(key)
-            if knob in values or value is None:
-                continue
-            if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+(\.\d*)?\s*", value):
-                value = kind(float(value)) if kind is float else int(value)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise IndexInputError(model.settings_file, f"local_search.{key} must be a number >= 0")
-            values[knob] = kind(value)
-            origin[knob] = f"{model.settings_file.name} local_search.{key}"
         # the tokenizer: 1.x's top-level encoding_model, as global search's (query/factory.py
         # get_local_search_engine @v1.2.0); 2.x's models.<local_search.chat_model_id>.encoding_model, which
         # may name another model than global_search.chat_model_id (get_tokenizer(model_settings) @v2.7.2);
@@ -110,6 +97,29 @@ def read_local_settings(model: IndexModel) -> LocalSettings:
     return LocalSettings(**values, origin=origin)
 
 
+def read_section(model: IndexModel, name: str, keys: Sequence[tuple[str, str, type]]) -> tuple[dict, dict]:
+    """(knob -> value, knob -> where it came from) of the settings section ``name``: ``keys`` are (knob,
+    settings key, int or float), the first key set wins for a knob; knobs not set say "graphrag default"."""
+    values: dict = {}
+    origin = {knob: "graphrag default" for knob, _, _ in keys}
+    if model.settings_file is not None:
+        data = query_settings_data(model.settings_file)
+        section = data.get(name) if isinstance(data, dict) else None
+        if section is not None and not isinstance(section, dict):
+            raise IndexInputError(model.settings_file, f"{name} must be a mapping")
+        for knob, key, kind in keys:
+            value = (section or {}).get(key)
+            if knob in values or value is None:
+                continue
+            if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+(\.\d*)?\s*", value):
+                value = kind(float(value)) if kind is float else int(value)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise IndexInputError(model.settings_file, f"{name}.{key} must be a number >= 0")
+            values[knob] = kind(value)
+            origin[knob] = f"{model.settings_file.name} {name}.{key}"
+    return values, origin
+
+
 def line_statuses(model: IndexModel) -> dict[str, str]:
     """Per version line, compat's status of the selection it reads (1.x: ``v1``, 2.x/3.x: ``v2``)."""
     outcomes = behaviour_outcomes(model)
@@ -127,6 +137,7 @@ class LocalAudit:
     statuses: dict[str, str]
     sampled: tuple[int, int] | None
     counter: TokenCounter
+    drift_probes: dict[str, dict[int, list[Probe]]] = field(default_factory=dict)  # DRIFT's local steps
 
 
 def local_search_audit(
@@ -134,9 +145,11 @@ def local_search_audit(
     settings: LocalSettings | None = None,
     counter: TokenCounter | str | None = None,
     max_probes: int | None = MAX_PROBES,
+    drift: tuple[int, int] | None = None,
 ) -> LocalAudit | None:
     """Every N and every line the engine can read (None without entities or reports). 2.x and 3.x
-    read the same tables the same way: computed once."""
+    read the same tables the same way: computed once. ``drift``: (budget, top_k) of DRIFT's local steps,
+    the same probes packed again from the same reads (``drift_probes``)."""
     if model.entities is None or not model.has_reports_table:
         return None
     settings = settings or read_local_settings(model)
@@ -144,16 +157,24 @@ def local_search_audit(
         counter = get_token_counter(counter) if counter else get_token_counter()
     statuses = line_statuses(model)
     probes: dict[str, dict[int, list[Probe]]] = {}
+    drift_probes: dict[str, dict[int, list[Probe]]] = {}
+    same = drift == (settings.budget, settings.top_k)  # DRIFT's figures are local search's
     sampled = None
     for line in ("1.x", "2.x"):
         try:
             search = LocalSearch(model, line, counter, max_probes)
-            probes[line] = {n: search.probes(n, settings.budget, settings.top_k) for n in model.levels}
+            probes[line], drift_probes[line] = {}, {}
+            for n in model.levels:  # one N read at a time: both budgets pack from the same read
+                probes[line][n] = search.probes(n, settings.budget, settings.top_k)
+                if drift is not None:
+                    drift_probes[line][n] = probes[line][n] if same else search.probes(n, *drift)
         except ValueError:  # the layout lacks what this line reads (entity ids)
+            probes.pop(line, None)
             continue
         sampled = search.sampled
     if "2.x" in probes:
         probes["3.x"] = probes["2.x"]
+    drift_probes = {line: drift_probes[line if line == "1.x" else "2.x"] for line in probes} if drift else {}
     by_level = {}
     for n in model.levels:
         versions = {
@@ -165,7 +186,7 @@ def local_search_audit(
         if sampled:
             entry["sampled"] = {"probes": sampled[0], "of": sampled[1]}
         by_level[n] = entry
-    return LocalAudit(settings, by_level, probes, statuses, sampled, counter)
+    return LocalAudit(settings, by_level, probes, statuses, sampled, counter, drift_probes)
 
 
 def local_what_if(model: IndexModel, audit: LocalAudit, n: int, entities: Sequence[str]) -> dict:

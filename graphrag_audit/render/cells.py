@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 
 from graphrag_audit.results.audit import HYPOTHETICAL
-from graphrag_audit.sanitise.common import current_charset
+from graphrag_audit.sanitise.common import current_charset, plain
 
 # ==== numbers =============================================================================================
 MISSING = "—"
@@ -843,3 +843,68 @@ def local_what_if_lines(report, names: bool = True) -> list[str]:
             line += f"; not read at this N: {', '.join(not_read) if names else count(len(not_read), 'name')}"
         lines.append(line)
     return lines
+
+
+# ---- DRIFT search per graphrag line (analysis/drift_search.py) -----------------------------------------
+DRIFT_HEADERS = [
+    "N",
+    "primer pool (by level)",
+    "follow-ups",
+    "step: finest at N",
+    "no report",
+    "mean reports",
+    "no embedding",
+]
+
+
+def drift_tables(report, hide_hypothetical: bool = False) -> list[tuple[str, list[list[str]]]]:
+    """(heading, one row per N) per graphrag line, lines with the same rows merged, as :func:`local_tables`:
+    the primer's pool and the follow-ups it keeps, the local steps' context, the pool's missing embeddings."""
+    levels = [r for r in report.levels if r.drift_search]
+    tables: dict[tuple, list[str]] = {}
+    for line, v in levels[0].drift_search["by_version"].items() if levels else ():
+        rows = []
+        for r in levels:
+            s = r.drift_search["by_version"][line]
+            probes, deepest, check = s["probes"], s["deepest_level_in_context"], s["embeddings"]
+            mean = sum(s["reports_in_context_by_level"].values()) / probes if probes else None
+            by_level = ", ".join(f"{lv}: {c:,}" for lv, c in s["pool_by_level"].items())
+            rows.append(
+                [
+                    level_label(r.community_level),
+                    f"{s['pool']:,} ({by_level})" if by_level else "0",
+                    f"{min(r.drift_search['k_followups'], s['pool']):,}",
+                    share_of(deepest.get(str(r.community_level), 0), probes),
+                    share_of(deepest.get("none", 0), probes),
+                    MISSING if mean is None else f"{mean:.1f}",
+                    f"{check['missing']:,}" if check["status"] == "checked" else "not run",
+                ]
+            )
+        key = (tuple(map(tuple, rows)), LOCAL_STATUS.get(v["status"], ""))
+        if hide_hypothetical and key[1]:
+            continue
+        tables.setdefault(key, []).append(v["graphrag"])
+    return [
+        (f"graphrag {', '.join(names)}{status}", [list(r) for r in rows])
+        for (rows, status), names in tables.items()
+    ]
+
+
+def drift_caption(report) -> str:
+    """What the DRIFT tables count: the follow-ups, the local steps' budget, the embeddings preflight per line."""
+    first = next(r.drift_search for r in report.levels if r.drift_search)
+    sampled = first.get("sampled")
+    of = f" (sampled: {sampled['probes']:,} of {sampled['of']:,} leaves)" if sampled else ""
+    checks: dict[str, list[str]] = {}
+    for v in first["by_version"].values():
+        e = v["embeddings"]
+        said = f"checked in table {e['table']}" if e["status"] == "checked" else f"NOT RUN ({e['reason']})"
+        checks.setdefault(said, []).append(v["graphrag"])
+    preflight = "; ".join(f"graphrag {', '.join(names)}: {said}" for said, names in checks.items())
+    return (
+        f"DRIFT search per community_level N: the primer ranks its pool (the reports read_indexer_reports returns "
+        f"at N) against the query and keeps drift_k_followups ({first['k_followups']:,}); each local step is local "
+        f"search's probes{of} packed into {first['budget_tokens']:,} tokens (local_search_community_prop x "
+        "local_search_max_data_tokens): the share whose finest report is at level N, with no report, the mean "
+        f"reports in context. Embeddings preflight: {plain(preflight)}."
+    )

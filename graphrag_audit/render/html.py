@@ -9,12 +9,15 @@ import unicodedata
 import numpy as np
 
 from graphrag_audit.render.cells import (
+    DRIFT_HEADERS,
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
     LOCAL_HEADERS,
     WHAT_IF_HEADERS,
     count,
     coverage_table,
+    drift_caption,
+    drift_tables,
     dynamic_at,
     dynamic_detail_rows,
     dynamic_level_rows,
@@ -248,6 +251,23 @@ def _local_what_if(report) -> str:
             else ""
         )
         parts.append(f"<h3>{_esc(head)}</h3>{table}{missing}")
+    return "".join(parts) + "</section>"
+
+
+def _drift(report) -> str:
+    """DRIFT search per graphrag line and N (render/cells.py's rows), after the local-search tables."""
+    tables = drift_tables(report)
+    if not tables:
+        return ""
+    parts = [
+        '<section id="drift-search"><h2>DRIFT search by graphrag version</h2>',
+        f'<p class="caption">{_esc(drift_caption(report))}</p>',
+    ]
+    for head, rows in tables:
+        body = "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
+        parts.append(
+            f'<h3>{_esc(head)}</h3><table class="num">{_heads(DRIFT_HEADERS)}<tbody>{body}</tbody></table>'
+        )
     return "".join(parts) + "</section>"
 
 
@@ -844,6 +864,7 @@ def render_html(report, forest: ForestView) -> str:
                 _dynamic(report),
                 _local(report),
                 _local_what_if(report),
+                _drift(report),
                 f'<section id="tree"><h2>The community tree at community_level {_esc(level_label(n))}{capped}</h2>',
                 sent,
                 _legend(forest),

@@ -14,6 +14,7 @@ from importlib import metadata
 from graphrag_audit.render import plan_common as pc
 from graphrag_audit.render.cells import (
     COVERAGE_COLUMNS,
+    DRIFT_HEADERS,
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
     LOCAL_HEADERS,
@@ -22,6 +23,8 @@ from graphrag_audit.render.cells import (
     brief_rows,
     count,
     coverage_table,
+    drift_caption,
+    drift_tables,
     dynamic_at,
     dynamic_notes,
     dynamic_rows,
@@ -322,6 +325,9 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
     for i, (head, rows) in enumerate(local_tables(report)):
         out += ["", markdown_cell(local_caption(report))] if i == 0 else []
         out += ["", markdown_cell(head) + ":", ""] + _table(LOCAL_HEADERS, rows)
+    for i, (head, rows) in enumerate(drift_tables(report)):
+        out += ["", markdown_cell(drift_caption(report))] if i == 0 else []
+        out += ["", markdown_cell(head) + ":", ""] + _table(DRIFT_HEADERS, rows)
     return out
 
 

@@ -360,6 +360,7 @@ class LevelResult:
     community_level: int | None
     selected: Mapping[str, SelectionStats]
     local_search: dict | None = None  # analysis/local_search.py; None at community_level None
+    drift_search: dict | None = None  # analysis/drift_search.py; None at community_level None
 
     def __post_init__(self):
         object.__setattr__(self, "selected", frozen_map(self.selected))
@@ -369,6 +370,7 @@ class LevelResult:
             "community_level": self.community_level,
             "selected": {b: s.to_dict() for b, s in self.selected.items()},
             "local_search": self.local_search,
+            "drift_search": self.drift_search,
         }
 
 
