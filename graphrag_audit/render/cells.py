@@ -846,11 +846,12 @@ def local_what_if_lines(report, names: bool = True) -> list[str]:
 
 
 # ---- DRIFT search per graphrag line (analysis/drift_search.py) -----------------------------------------
+#: the last column only when a line's embeddings were checked (``drift_tables`` drops it otherwise)
 DRIFT_HEADERS = [
     "N",
     "primer pool (by level)",
-    "follow-ups",
-    "step: finest at N",
+    "kept",
+    "finest at N",
     "no report",
     "mean reports",
     "no embedding",
@@ -868,11 +869,13 @@ def drift_tables(report, hide_hypothetical: bool = False) -> list[tuple[str, lis
             s = r.drift_search["by_version"][line]
             probes, deepest, check = s["probes"], s["deepest_level_in_context"], s["embeddings"]
             mean = sum(s["reports_in_context_by_level"].values()) / probes if probes else None
-            by_level = ", ".join(f"{lv}: {c:,}" for lv, c in s["pool_by_level"].items())
+            by_level = "/".join(
+                f"{s['pool_by_level'].get(str(lv), 0):,}" for lv in range(r.community_level + 1)
+            )
             rows.append(
                 [
                     level_label(r.community_level),
-                    f"{s['pool']:,} ({by_level})" if by_level else "0",
+                    f"{s['pool']:,} ({by_level})" if s["pool"] else "0",
                     f"{min(r.drift_search['k_followups'], s['pool']):,}",
                     share_of(deepest.get(str(r.community_level), 0), probes),
                     share_of(deepest.get("none", 0), probes),
@@ -884,8 +887,11 @@ def drift_tables(report, hide_hypothetical: bool = False) -> list[tuple[str, lis
         if hide_hypothetical and key[1]:
             continue
         tables.setdefault(key, []).append(v["graphrag"])
+    checked = any(
+        v["embeddings"]["status"] == "checked" for r in levels for v in r.drift_search["by_version"].values()
+    )
     return [
-        (f"graphrag {', '.join(names)}{status}", [list(r) for r in rows])
+        (f"graphrag {', '.join(names)}{status}", [list(r) if checked else list(r[:-1]) for r in rows])
         for (rows, status), names in tables.items()
     ]
 
@@ -903,7 +909,7 @@ def drift_caption(report) -> str:
     preflight = "; ".join(f"graphrag {', '.join(names)}: {said}" for said, names in checks.items())
     return (
         f"DRIFT search per community_level N: the primer ranks its pool (the reports read_indexer_reports returns "
-        f"at N) against the query and keeps drift_k_followups ({first['k_followups']:,}); each local step is local "
+        f"at N; per level 0/1/…) against the query and keeps drift_k_followups ({first['k_followups']:,}); each local step is local "
         f"search's probes{of} packed into {first['budget_tokens']:,} tokens (local_search_community_prop x "
         "local_search_max_data_tokens): the share whose finest report is at level N, with no report, the mean "
         f"reports in context. Embeddings preflight: {plain(preflight)}."

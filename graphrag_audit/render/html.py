@@ -266,7 +266,7 @@ def _drift(report) -> str:
     for head, rows in tables:
         body = "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
         parts.append(
-            f'<h3>{_esc(head)}</h3><table class="num">{_heads(DRIFT_HEADERS)}<tbody>{body}</tbody></table>'
+            f'<h3>{_esc(head)}</h3><table class="num">{_heads(DRIFT_HEADERS[: len(rows[0])])}<tbody>{body}</tbody></table>'
         )
     return "".join(parts) + "</section>"
 

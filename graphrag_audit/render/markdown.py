@@ -327,7 +327,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         out += ["", markdown_cell(head) + ":", ""] + _table(LOCAL_HEADERS, rows)
     for i, (head, rows) in enumerate(drift_tables(report)):
         out += ["", markdown_cell(drift_caption(report))] if i == 0 else []
-        out += ["", markdown_cell(head) + ":", ""] + _table(DRIFT_HEADERS, rows)
+        out += ["", markdown_cell(head) + ":", ""] + _table(DRIFT_HEADERS[: len(rows[0])], rows)
     return out
 
 

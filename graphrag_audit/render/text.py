@@ -335,7 +335,7 @@ def _drift_lines(report, hide_hypothetical: bool = False) -> str:
         return ""
     lines = [cells.drift_caption(report)]
     for head, rows in tables:
-        rows = [cells.DRIFT_HEADERS] + rows
+        rows = [cells.DRIFT_HEADERS[: len(rows[0])]] + rows
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines += [head + ":"] + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
     return "\n".join(lines) + "\n"
