@@ -66,6 +66,7 @@ GROUPS = [
             "dynamic-old-graphrag",
             "local-context-coarse",
             "local-context-empty",
+            "reduce-truncation-risk",
         ],
     ),
     (

@@ -28,6 +28,7 @@ from graphrag_audit.analysis.local_search import (
     local_what_if,
     unclustered_for_local,
 )
+from graphrag_audit.analysis.reduce import reduce_findings, with_global_reduce
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.graphrag.selection import select_all
@@ -164,12 +165,15 @@ def audit_with_model(
                 "what_if": local_what_if(model, local, n, options.entities, coster.counter),
             }
         levels = [dataclasses.replace(r, local_search=by_level.get(r.community_level)) for r in levels]
+    if coster is not None:  # the map calls were counted
+        levels = with_global_reduce(model, levels, options.tokens_per_word, coster.counter)
 
     findings += level_findings(options, depth, levels, clustered, model.has_reports_table)
     findings += dynamic_findings(options.level, depth.max_level, levels, {f.rule for f in findings})
     findings = unclustered_for_local(findings, line_statuses(model))
     if local is not None:
         findings += local_findings(local, options.level, options.max_local_coarse, options.max_local_empty)
+    findings += reduce_findings(levels, options.level)
     lap("depth")  # with the level findings
     m = model
     info = IndexInfo(

@@ -12,6 +12,7 @@ from graphrag_audit.render.cells import (
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
     LOCAL_HEADERS,
+    REDUCE_HEADERS,
     count,
     coverage_table,
     dynamic_at,
@@ -23,6 +24,8 @@ from graphrag_audit.render.cells import (
     local_caption,
     local_tables,
     number,
+    reduce_caption,
+    reduce_tables,
     sends,
     size_line,
     with_source,
@@ -210,6 +213,23 @@ def _local(report) -> str:
         body = "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
         parts.append(
             f'<h3>{_esc(head)}</h3><table class="num">{_heads(LOCAL_HEADERS)}<tbody>{body}</tbody></table>'
+        )
+    return "".join(parts) + "</section>"
+
+
+def _reduce(report) -> str:
+    """Global search's reduce headroom per graphrag line and N (render/cells.py's rows)."""
+    tables = reduce_tables(report)
+    if not tables:
+        return ""
+    parts = [
+        '<section id="global-reduce"><h2>Global search\'s reduce by graphrag version</h2>',
+        f'<p class="caption">{_esc(reduce_caption(report))}</p>',
+    ]
+    for head, rows in tables:
+        body = "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
+        parts.append(
+            f'<h3>{_esc(head)}</h3><table class="num">{_heads(REDUCE_HEADERS)}<tbody>{body}</tbody></table>'
         )
     return "".join(parts) + "</section>"
 
@@ -806,6 +826,7 @@ def render_html(report, forest: ForestView) -> str:
                 _levels_table(report),
                 _dynamic(report),
                 _local(report),
+                _reduce(report),
                 f'<section id="tree"><h2>The community tree at community_level {_esc(level_label(n))}{capped}</h2>',
                 sent,
                 _legend(forest),

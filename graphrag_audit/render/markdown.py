@@ -17,6 +17,7 @@ from graphrag_audit.render.cells import (
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
     LOCAL_HEADERS,
+    REDUCE_HEADERS,
     answer,
     brief_rows,
     coverage_table,
@@ -34,6 +35,8 @@ from graphrag_audit.render.cells import (
     marker_legend,
     money_lines,
     number,
+    reduce_caption,
+    reduce_tables,
     sends,
     share,
     size_line,
@@ -319,6 +322,16 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
     for i, (head, rows) in enumerate(local_tables(report)):
         out += ["", markdown_cell(local_caption(report))] if i == 0 else []
         out += ["", markdown_cell(head) + ":", ""] + _table(LOCAL_HEADERS, rows)
+    out += _reduce(report, hide_hypothetical)
+    return out
+
+
+def _reduce(report, hide_hypothetical: bool = False) -> list[str]:
+    """Global search's reduce headroom per graphrag line and N (render/cells.py's rows)."""
+    out = []
+    for i, (head, rows) in enumerate(reduce_tables(report, hide_hypothetical)):
+        out += ["", markdown_cell(reduce_caption(report))] if i == 0 else []
+        out += ["", markdown_cell(head) + ":", ""] + _table(REDUCE_HEADERS, rows)
     return out
 
 
