@@ -96,16 +96,16 @@ def reduce_findings(levels: list[LevelResult], level: int) -> list[Finding]:
         return []
     n = min(level, max(x.community_level for x in at if x.community_level is not None))
     r = next(x for x in at if x.community_level == n)
-    reduce = r.global_reduce
-    assert reduce is not None
-    versions = reduce["by_version"]
+    entry = r.global_reduce
+    assert entry is not None
+    versions = entry["by_version"]
     lines = [k for k, v in versions.items() if v["status"] == EXACT] or list(versions)
     risky = {k: versions[k] for k in lines if versions[k]["answers_dropped"] > 0}
     if not risky:
         return []
     v = next(iter(risky.values()))
     assumption = (
-        f"{v['answer_limit']:,} words x {reduce['tokens_per_word']:g} tokens per word"
+        f"{v['answer_limit']:,} words x {entry['tokens_per_word']:g} tokens per word"
         if v["answer_unit"] == "words"
         else f"{v['answer_limit']:,} tokens"
     )
@@ -113,7 +113,7 @@ def reduce_findings(levels: list[LevelResult], level: int) -> list[Finding]:
         finding(
             "reduce-truncation-risk",
             f"At community_level {r.community_level}, global search makes {v['map_calls']:,} map calls but its "
-            f"reduce window (data_max_tokens {reduce['data_max_tokens']:,} tokens) holds {v['answers_fit']:,} "
+            f"reduce window (data_max_tokens {entry['data_max_tokens']:,} tokens) holds {v['answers_fit']:,} "
             f"full-length map answers ({assumption} each): graphrag drops the {v['answers_dropped']:,} "
             f"lowest-scored without notice (graphrag {', '.join(risky)})",
             level=r.community_level,
@@ -121,7 +121,7 @@ def reduce_findings(levels: list[LevelResult], level: int) -> list[Finding]:
                 k: {x: s[x] for x in ("map_calls", "answer_tokens", "answers_fit", "answers_dropped")}
                 for k, s in risky.items()
             },
-            data_max_tokens=reduce["data_max_tokens"],
-            tokens_per_word=reduce["tokens_per_word"],
+            data_max_tokens=entry["data_max_tokens"],
+            tokens_per_word=entry["tokens_per_word"],
         )
     ]
