@@ -67,6 +67,7 @@ GROUPS = [
             "local-context-coarse",
             "local-context-empty",
             "drift-missing-embeddings",
+            "reduce-truncation-risk",
         ],
     ),
     (

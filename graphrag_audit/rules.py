@@ -320,6 +320,14 @@ _RULES = [
         "embedding step (embed community.full_content) against this vector store, or point the settings' "
         "vector store at the folder the index was embedded into.",
     ),
+    Rule(
+        "reduce-truncation-risk",
+        "warning",
+        "Global search's reduce window holds fewer full-length map answers than the map calls made",
+        "graphrag's reduce sorts the map answers' points by score and stops at the first that passes "
+        "global_search.data_max_tokens, dropping the rest without a log line. Raise data_max_tokens, lower "
+        "map_max_length (2.x/3.x) or map_max_tokens (1.x), or query a lower community_level (fewer map calls).",
+    ),
     # ---- regressions against an earlier index (levels --baseline OLD.json, diff OLD NEW) ---------
     Rule(
         "regression-map-calls",
@@ -432,6 +440,15 @@ RULE_NOTES: dict[str, str] = {
     "`default-community-full_content`, 3.x `community_full_content`, or the settings' index name) must hold the "
     "`id` of every report of DRIFT's pool at `--level` (rolled up in 1.x, every report <= N since 2.0). Evidence: "
     "`level`, `missing_ids` and `tables` per line. The folder is only read.",
+    "reduce-truncation-risk": "Per graphrag line, the map calls at `--level` (the deepest level when beyond the "
+    "tree; lines whose status is `exact`, else every line) against the full-length map answers the reduce window "
+    "holds: one point per answer of `map_max_length` words x `--tokens-per-word` (default 1.33; env "
+    "`GRAPHRAG_AUDIT_TOKENS_PER_WORD`) in 2.x/3.x, `map_max_tokens` tokens in 1.x, plus its `----Analyst N----` / "
+    "`Importance Score` header, packed into `data_max_tokens` (12,000 by default) as `_reduce_response` does "
+    "(`query/structured_search/global_search/search.py` @ v1.2.0, v2.7.2, v3.3.0; checked against it with stub "
+    "map answers). Evidence: `level`, `behaviours` (per line: `map_calls`, `answer_tokens`, `answers_fit`, "
+    "`answers_dropped`), `data_max_tokens`, `tokens_per_word`. On `verbs-v3` at N=2: 11 map calls, 8 answers "
+    "of 1,330 tokens fit (graphrag 2.x, 3.x).",
     "string-community-ids": "graphrag 1.x and later merge the nodes' integer community numbers with the reports' "
     "string ones and keep nothing; `--verify` with graphrag 1.2.0 installed confirms 0 reports at every level on "
     "the three 0.1-0.4 indexes of `../shared/indexes`.",

@@ -31,6 +31,7 @@ from graphrag_audit.analysis.local_search import (
     read_local_settings,
     unclustered_for_local,
 )
+from graphrag_audit.analysis.reduce import reduce_findings, with_global_reduce
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.graphrag.compat import migration_findings
 from graphrag_audit.graphrag.selection import select_all
@@ -194,6 +195,8 @@ def audit_with_model(
     if drift is not None:
         drift_by_level: dict = drift.by_level  # community_level None: none, as local search
         levels = [dataclasses.replace(r, drift_search=drift_by_level.get(r.community_level)) for r in levels]
+    if coster is not None:  # the map calls were counted
+        levels = with_global_reduce(model, levels, options.tokens_per_word, coster.counter)
 
     findings += level_findings(options, depth, levels, clustered, model.has_reports_table)
     findings += dynamic_findings(options.level, depth.max_level, levels, {f.rule for f in findings})
@@ -202,6 +205,7 @@ def audit_with_model(
         findings += local_findings(local, options.level, options.max_local_coarse, options.max_local_empty)
     if drift is not None:
         findings += drift_findings(drift, options.level)
+    findings += reduce_findings(levels, options.level)
     lap("depth")  # with the level findings
     m = model
     info = IndexInfo(

@@ -201,6 +201,7 @@ def cost_fields(b: ContextBatches, note: str | None = None) -> Costs:
         tokenizer=b.token_counter,
         tokens_exact=b.counter_exact,
         note=note or None,
+        max_batch_tokens=max(b.batch_tokens, default=0),
     )
 
 

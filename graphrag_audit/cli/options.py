@@ -244,6 +244,19 @@ MaxLocalEmpty = Annotated[
         "of the probes (the first report does not fit its budget).",
     ),
 ]
+TokensPerWord = Annotated[
+    float,
+    typer.Option(
+        "--tokens-per-word",
+        min=0.1,
+        max=10.0,
+        envvar="GRAPHRAG_AUDIT_TOKENS_PER_WORD",
+        help="Global search's reduce: tokens per word of a full-length map answer (graphrag >= 2.0 limits "
+        "it to map_max_length words); reduce-truncation-risk fires when --level's map calls exceed the "
+        "answers data_max_tokens holds. 1.33: OpenAI's 3/4 word per token for English.",
+    ),
+]
+DEFAULT_TOKENS_PER_WORD = 1.33
 DEFAULT_MAX_UNREACHABLE = 0.25
 DEFAULT_MAX_LOCAL_COARSE = 0.25
 DEFAULT_MAX_LOCAL_EMPTY = 0.1

@@ -914,3 +914,49 @@ def drift_caption(report) -> str:
         "local_search_max_data_tokens): the share whose finest report is at level N, with no report, the mean "
         f"reports in context. Embeddings preflight: {plain(preflight)}."
     )
+
+
+# ---- global search's reduce headroom per graphrag line (analysis/reduce.py) ---------------------------
+REDUCE_HEADERS = ["N", "map calls", "tokens per map call", "largest map call", "answers that fit", "dropped"]
+
+
+def reduce_tables(report, hide_hypothetical: bool = False) -> list[tuple[str, list[list[str]]]]:
+    """(heading, one row per N) per graphrag line, lines with the same rows merged: the map calls, the
+    report tokens per map call (mean, largest), the full-length answers the reduce window holds and the
+    map calls beyond them (``hide_hypothetical``: only the lines that can read the index)."""
+    levels = [r for r in report.levels if r.global_reduce]
+    tables: dict[tuple, list[str]] = {}
+    for line, v in levels[0].global_reduce["by_version"].items() if levels else ():
+        rows = []
+        for r in levels:
+            s = r.global_reduce["by_version"][line]
+            rows.append(
+                [
+                    level_label(r.community_level),
+                    f"{s['map_calls']:,}",
+                    f"{s['map_tokens_mean']:,}",
+                    f"{s['map_tokens_max']:,}",
+                    f"{s['answers_fit']:,}",
+                    f"{s['answers_dropped']:,}",
+                ]
+            )
+        limit = f"{v['answer_limit']:,} {v['answer_unit']}"
+        key = (tuple(map(tuple, rows)), LOCAL_STATUS.get(v["status"], ""), limit)
+        if hide_hypothetical and key[1]:
+            continue
+        tables.setdefault(key, []).append(v["graphrag"])
+    return [
+        (f"graphrag {', '.join(names)}{status}, map answers of at most {limit}", [list(r) for r in rows])
+        for (rows, status, limit), names in tables.items()
+    ]
+
+
+def reduce_caption(report) -> str:
+    """What the reduce tables count: the window and the words-to-tokens assumption."""
+    first = next(r.global_reduce for r in report.levels if r.global_reduce)
+    return (
+        "Global search's reduce per community_level N: each map call compresses its reports into one answer "
+        f"(full length taken as {first['tokens_per_word']:g} tokens per word, --tokens-per-word); the reduce "
+        f"keeps the highest-scored answers up to data_max_tokens {first['data_max_tokens']:,} tokens and drops "
+        "the rest without notice."
+    )

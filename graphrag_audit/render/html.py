@@ -13,6 +13,7 @@ from graphrag_audit.render.cells import (
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
     LOCAL_HEADERS,
+    REDUCE_HEADERS,
     WHAT_IF_HEADERS,
     count,
     coverage_table,
@@ -28,6 +29,8 @@ from graphrag_audit.render.cells import (
     local_tables,
     local_what_if_tables,
     number,
+    reduce_caption,
+    reduce_tables,
     sends,
     size_line,
     with_source,
@@ -267,6 +270,23 @@ def _drift(report) -> str:
         body = "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
         parts.append(
             f'<h3>{_esc(head)}</h3><table class="num">{_heads(DRIFT_HEADERS[: len(rows[0])])}<tbody>{body}</tbody></table>'
+        )
+    return "".join(parts) + "</section>"
+
+
+def _reduce(report) -> str:
+    """Global search's reduce headroom per graphrag line and N (render/cells.py's rows)."""
+    tables = reduce_tables(report)
+    if not tables:
+        return ""
+    parts = [
+        '<section id="global-reduce"><h2>Global search\'s reduce by graphrag version</h2>',
+        f'<p class="caption">{_esc(reduce_caption(report))}</p>',
+    ]
+    for head, rows in tables:
+        body = "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
+        parts.append(
+            f'<h3>{_esc(head)}</h3><table class="num">{_heads(REDUCE_HEADERS)}<tbody>{body}</tbody></table>'
         )
     return "".join(parts) + "</section>"
 
@@ -865,6 +885,7 @@ def render_html(report, forest: ForestView) -> str:
                 _local(report),
                 _local_what_if(report),
                 _drift(report),
+                _reduce(report),
                 f'<section id="tree"><h2>The community tree at community_level {_esc(level_label(n))}{capped}</h2>',
                 sent,
                 _legend(forest),

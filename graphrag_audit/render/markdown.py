@@ -18,6 +18,7 @@ from graphrag_audit.render.cells import (
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
     LOCAL_HEADERS,
+    REDUCE_HEADERS,
     WHAT_IF_HEADERS,
     answer,
     brief_rows,
@@ -40,6 +41,8 @@ from graphrag_audit.render.cells import (
     marker_legend,
     money_lines,
     number,
+    reduce_caption,
+    reduce_tables,
     sends,
     share,
     size_line,
@@ -328,6 +331,16 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
     for i, (head, rows) in enumerate(drift_tables(report)):
         out += ["", markdown_cell(drift_caption(report))] if i == 0 else []
         out += ["", markdown_cell(head) + ":", ""] + _table(DRIFT_HEADERS[: len(rows[0])], rows)
+    out += _reduce(report, hide_hypothetical)
+    return out
+
+
+def _reduce(report, hide_hypothetical: bool = False) -> list[str]:
+    """Global search's reduce headroom per graphrag line and N (render/cells.py's rows)."""
+    out = []
+    for i, (head, rows) in enumerate(reduce_tables(report, hide_hypothetical)):
+        out += ["", markdown_cell(reduce_caption(report))] if i == 0 else []
+        out += ["", markdown_cell(head) + ":", ""] + _table(REDUCE_HEADERS, rows)
     return out
 
 

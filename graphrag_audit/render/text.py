@@ -311,6 +311,8 @@ def _levels_table(report, console, hide, hide_hypothetical: bool):
         parts.append(Text(local))
     if drift := _drift_lines(report, hide_hypothetical):
         parts.append(Text(drift))
+    if reduce := _reduce_lines(report, hide_hypothetical):
+        parts.append(Text(reduce))
     return Group(*parts)
 
 
@@ -336,6 +338,19 @@ def _drift_lines(report, hide_hypothetical: bool = False) -> str:
     lines = [cells.drift_caption(report)]
     for head, rows in tables:
         rows = [cells.DRIFT_HEADERS[: len(rows[0])]] + rows
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines += [head + ":"] + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _reduce_lines(report, hide_hypothetical: bool = False) -> str:
+    """Global search's reduce headroom per graphrag line and N (render/cells.py's rows)."""
+    tables = cells.reduce_tables(report, hide_hypothetical)
+    if not tables:
+        return ""
+    lines = [cells.reduce_caption(report)]
+    for head, rows in tables:
+        rows = [cells.REDUCE_HEADERS] + rows
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines += [head + ":"] + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
     return "\n".join(lines) + "\n"

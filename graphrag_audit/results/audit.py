@@ -185,9 +185,11 @@ class Costs:
     tokenizer: str
     tokens_exact: bool
     note: str | None = None  # e.g. graphrag raises ZeroDivisionError on these weights
+    max_batch_tokens: int | None = None  # the largest map call's tokens (levels[].global_reduce)
 
     def to_dict(self) -> dict:
-        return fields_dict(self, skip=("note",)) | ({"cost_note": self.note} if self.note else {})
+        d = fields_dict(self, skip=("note", "max_batch_tokens"))
+        return d | ({"cost_note": self.note} if self.note else {})
 
 
 @dataclass(frozen=True)
@@ -361,6 +363,7 @@ class LevelResult:
     selected: Mapping[str, SelectionStats]
     local_search: dict | None = None  # analysis/local_search.py; None at community_level None
     drift_search: dict | None = None  # analysis/drift_search.py; None at community_level None
+    global_reduce: dict | None = None  # analysis/audit.py global_reduce; None without costs
 
     def __post_init__(self):
         object.__setattr__(self, "selected", frozen_map(self.selected))
@@ -371,6 +374,7 @@ class LevelResult:
             "selected": {b: s.to_dict() for b, s in self.selected.items()},
             "local_search": self.local_search,
             "drift_search": self.drift_search,
+            "global_reduce": self.global_reduce,
         }
 
 
@@ -527,6 +531,7 @@ class AuditOptions:
     min_coverage: float = 0.5  # low-coverage fires when the reports at level cover a smaller share
     max_local_coarse: float = 0.25  # local-context-coarse / -empty: analysis/local_search.py
     max_local_empty: float = 0.1
+    tokens_per_word: float = 1.33  # reduce-truncation-risk: graphrag/reduce.py DEFAULT_TOKENS_PER_WORD
     dynamic_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | settings file | "graphrag default")
     costs_from: tuple[
         tuple[str, str], ...

@@ -1,0 +1,127 @@
+"""Global search's reduce headroom per community_level and graphrag line (issue 41), for ``levels[]``.
+
+The rule is :mod:`graphrag_audit.graphrag.reduce`; the map calls are the audit's own (``selected.v1`` for
+1.x, ``selected.v2`` since 2.0). Settings (``global_search`` section): ``data_max_tokens`` (every version),
+``map_max_length`` (2.x/3.x ``GlobalSearchConfig``), ``map_max_tokens`` (1.x; 1.2.0
+``config/create_graphrag_config.py`` L577-580 reads a 0 as its default).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import asdict
+
+from graphrag_audit.analysis.local_search import GRAPHRAG
+from graphrag_audit.errors import IndexInputError
+from graphrag_audit.findings import Finding, finding
+from graphrag_audit.graphrag.reduce import (
+    DEFAULT_DATA_MAX_TOKENS,
+    DEFAULT_MAP_MAX_LENGTH,
+    DEFAULT_MAP_MAX_TOKENS,
+    reduce_headroom,
+)
+from graphrag_audit.graphrag.tokens import TokenCounter
+from graphrag_audit.io.settings import query_settings_data
+from graphrag_audit.model.index import IndexModel
+from graphrag_audit.results.audit import EXACT, LevelResult
+
+#: version line -> (the selection its global search reads, its map answer's limit setting, unit)
+LINES = {
+    "1.x": ("v1", "map_max_tokens", "tokens"),
+    "2.x": ("v2", "map_max_length", "words"),
+    "3.x": ("v2", "map_max_length", "words"),
+}
+
+
+def reduce_settings(model: IndexModel) -> dict[str, int]:
+    """``data_max_tokens``, ``map_max_length`` and ``map_max_tokens`` from the project's ``global_search``
+    settings when the index was reached through a settings file, else graphrag's defaults."""
+    out = {
+        "data_max_tokens": DEFAULT_DATA_MAX_TOKENS,
+        "map_max_length": DEFAULT_MAP_MAX_LENGTH,
+        "map_max_tokens": DEFAULT_MAP_MAX_TOKENS,
+    }
+    if model.settings_file is None:
+        return out
+    section = query_settings_data(model.settings_file).get("global_search") or {}
+    for key in out:
+        value = section.get(key) if isinstance(section, dict) else None
+        if value is None:
+            continue
+        if isinstance(value, str) and re.fullmatch(r"\s*\d+\s*", value):
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise IndexInputError(model.settings_file, f"global_search.{key} must be a positive integer")
+        out[key] = value
+    return out
+
+
+def with_global_reduce(
+    model: IndexModel, levels: list[LevelResult], tokens_per_word: float, counter: TokenCounter
+) -> list[LevelResult]:
+    """``levels`` with ``global_reduce`` set wherever the map calls were counted."""
+    settings = reduce_settings(model)
+    window = settings["data_max_tokens"]
+    out = []
+    for r in levels:
+        by_version = {}
+        for line, (behaviour, limit_key, unit) in LINES.items():
+            sel = r.selected[behaviour]
+            cost = sel.cost
+            if cost is None:
+                continue
+            headroom = reduce_headroom(
+                cost.map_calls,
+                cost.tokens,
+                cost.max_batch_tokens or 0,
+                settings[limit_key],
+                unit,
+                tokens_per_word,
+                window,
+                counter,
+            )
+            status = sel.outcome.status if sel.outcome is not None else EXACT
+            by_version[line] = {"graphrag": GRAPHRAG[line], "status": status, **asdict(headroom)}
+        entry = {"data_max_tokens": window, "tokens_per_word": tokens_per_word, "by_version": by_version}
+        out.append(dataclasses.replace(r, global_reduce=entry if by_version else None))
+    return out
+
+
+def reduce_findings(levels: list[LevelResult], level: int) -> list[Finding]:
+    """``reduce-truncation-risk`` at the queried N (the deepest level when beyond the tree) for the lines
+    whose status is exact, else for every line: more map calls than full-length answers the window holds."""
+    at = [r for r in levels if r.community_level is not None and r.global_reduce]
+    if not at:
+        return []
+    n = min(level, max(x.community_level for x in at if x.community_level is not None))
+    r = next(x for x in at if x.community_level == n)
+    entry = r.global_reduce
+    assert entry is not None
+    versions = entry["by_version"]
+    lines = [k for k, v in versions.items() if v["status"] == EXACT] or list(versions)
+    risky = {k: versions[k] for k in lines if versions[k]["answers_dropped"] > 0}
+    if not risky:
+        return []
+    v = next(iter(risky.values()))
+    assumption = (
+        f"{v['answer_limit']:,} words x {entry['tokens_per_word']:g} tokens per word"
+        if v["answer_unit"] == "words"
+        else f"{v['answer_limit']:,} tokens"
+    )
+    return [
+        finding(
+            "reduce-truncation-risk",
+            f"At community_level {r.community_level}, global search makes {v['map_calls']:,} map calls but its "
+            f"reduce window (data_max_tokens {entry['data_max_tokens']:,} tokens) holds {v['answers_fit']:,} "
+            f"full-length map answers ({assumption} each): graphrag drops the {v['answers_dropped']:,} "
+            f"lowest-scored without notice (graphrag {', '.join(risky)})",
+            level=r.community_level,
+            behaviours={
+                k: {x: s[x] for x in ("map_calls", "answer_tokens", "answers_fit", "answers_dropped")}
+                for k, s in risky.items()
+            },
+            data_max_tokens=entry["data_max_tokens"],
+            tokens_per_word=entry["tokens_per_word"],
+        )
+    ]
