@@ -384,15 +384,14 @@ def text_column(series: pd.Series | None, n: int) -> pd.Series:
     if pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
         # pandas/arrow string columns hold only str or missing: no per-value checks needed
         return series.fillna("")
-    vals = series.to_numpy(dtype=object)
-    out = np.empty(len(vals), dtype=object)
-    for i, v in enumerate(vals):
+
+    def text(v) -> str:
         if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, (float, np.floating)) and v != v):
-            out[i] = ""
-        elif isinstance(v, bytes):
-            out[i] = v.decode("utf-8", "replace")
-        elif isinstance(v, str):
-            out[i] = v
-        else:
-            out[i] = str(v)
+            return ""
+        if isinstance(v, bytes):
+            return v.decode("utf-8", "replace")
+        return v if isinstance(v, str) else str(v)
+
+    out = np.empty(len(series), dtype=object)
+    out[:] = [text(v) for v in series.to_numpy(dtype=object)]
     return pd.Series(out, dtype=object, index=series.index)

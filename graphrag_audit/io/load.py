@@ -55,11 +55,9 @@ ENTITY_COLUMNS = ["id", "title", "name", "text_unit_ids"]
 
 
 def _schema(path: Path) -> dict[str, str]:
-    names = table_columns(path)
     if path.suffix == ".csv":
-        return {n: "csv" for n in names}
-    schema = parquet_schema(path)  # opens non-UTF-8 file names too
-    return {f.name: str(f.type) for f in schema}
+        return dict.fromkeys(table_columns(path), "csv")
+    return {f.name: str(f.type) for f in parquet_schema(path)}
 
 
 _MISSING = np.iinfo(np.int64).min

@@ -110,10 +110,7 @@ def _timestamped_run(base: Path, how: str) -> tuple[Path, str] | None:
             f"no index tables in the newest of {count} timestamped runs ({how}); graphrag "
             f"reads the newest run only: pass an older run's artifacts folder to audit it",
         )
-    return (
-        art,
-        f"timestamped 0.x layout ({how}): using the newest run {newest.name} of {count}",
-    )
+    return art, f"timestamped 0.x layout ({how}): using the newest run {newest.name} of {count}"
 
 
 def _update_run_error(requested: Path) -> None:
@@ -272,8 +269,9 @@ def _formats(
             d["message"] = "; ".join(parts)
             diffs.append(d)
     if diffs:
+        kind = "CSV" if audited == "parquet" else "parquet"
         notes.append(
-            f"the {'CSV' if audited == 'parquet' else 'parquet'} copies differ from the audited {audited} tables: "
+            f"the {kind} copies differ from the audited {audited} tables: "
             + " | ".join(f"{d['table']}: {d['message']}" for d in diffs)
         )
     else:
@@ -322,8 +320,7 @@ def _resolve_timestamp(setting: OutputSetting, root: Path) -> tuple[str, list[st
     ts = _newest_timestamped(parent)
     if ts is None:
         raise IndexInputError(
-            parent,
-            f"no run folder (YYYYmmdd-HHMMSS) here to resolve ${{timestamp}} of {setting.describe()}",
+            parent, f"no run folder (YYYYmmdd-HHMMSS) here to resolve ${{timestamp}} of {setting.describe()}"
         )
     newest, count = ts
     resolved = str(Path(*parts[:idx], newest.name, *parts[idx + 1 :]))
@@ -342,8 +339,7 @@ def _with_settings(requested: Path, setting: OutputSetting) -> IndexFiles:
     where = setting.describe()
     target = root / base  # an absolute base_dir stays absolute, as in graphrag
     loop = IndexInputError(
-        target,
-        f"broken or looping symbolic link, which {where} names as the output folder",
+        target, f"broken or looping symbolic link, which {where} names as the output folder"
     )
     try:
         target = target.resolve()
@@ -373,8 +369,7 @@ def _with_settings(requested: Path, setting: OutputSetting) -> IndexFiles:
             other = "parquet" if setting.table_type == "csv" else "csv"
             hint = f" (there are .{other} tables, but table_provider.type is {setting.table_type})"
         raise IndexInputError(
-            target,
-            f"no GraphRAG index{kind} tables in the output folder named by {where}{hint}",
+            target, f"no GraphRAG index{kind} tables in the output folder named by {where}{hint}"
         )
     notes += _update_notes(root, setting.update_dir, target)
     return _found(requested, target, tables, notes, setting=setting, table_type=setting.table_type)
@@ -395,10 +390,7 @@ def _without_settings(requested: Path) -> IndexFiles:
         note = f"no settings file here: graphrag's default output folder '{DEFAULT_OUTPUT}'"
         if tables:
             return _found(
-                requested,
-                out,
-                tables,
-                [note, *_update_notes(requested, DEFAULT_UPDATE_OUTPUT, out)],
+                requested, out, tables, [note, *_update_notes(requested, DEFAULT_UPDATE_OUTPUT, out)]
             )
         run = _timestamped_run(out, _V0_DEFAULT)
         if run is not None:
@@ -436,8 +428,7 @@ def locate_index(path: str | os.PathLike) -> IndexFiles:
         if requested.is_symlink() and not requested.exists():
             raise IndexInputError(requested, "broken or looping symbolic link")
         raise IndexInputError(
-            requested,
-            "not a directory (give the index output directory or the project root)",
+            requested, "not a directory (give the index output directory or the project root)"
         )
     try:
         os.listdir(requested)
@@ -479,12 +470,7 @@ def location_findings(model) -> list:
 def remote_index_files(loc) -> IndexFiles:
     """The :class:`~graphrag_audit.io.locate.IndexFiles` of ``loc``: its tables (here or in its
     ``output/``) as :class:`RemoteFile`; the folder actually read names ``output_dir``."""
-    from graphrag_audit.io.remote import (
-        RemoteFolder,
-        RemoteName,
-        fault_text,
-        filesystem,
-    )
+    from graphrag_audit.io.remote import RemoteFolder, RemoteName, fault_text, filesystem
 
     started = time.monotonic()  # the remote read's clock: the SDKs' start-up counts
     try:
