@@ -309,11 +309,9 @@ def _nested(path: Path, column: str, kind: str = "lists") -> IndexInputError:
 
 
 def flat_ids(series: pd.Series, path: Path, column: str) -> None:
-    """Refuse an arrow list column of ids whose items are lists, structs or maps (entity_ids,
-    text_unit_ids): graphrag 3.x explodes them into unhashable arrays and its global search fails
-    (``read_indexer_entities`` merges on them; the occurrence weights put them in a set). They are
-    never turned into id strings. (A CSV cell ``"[['a', 'b']]"`` is different: graphrag splits
-    the text into ``a``, ``b``; see split_list_cell.)"""
+    """Refuse an arrow list column of ids whose items are lists, structs or maps: graphrag 3.x's
+    global search fails on them (``read_indexer_entities`` merges on them, the occurrence weights
+    put them in a set). A CSV cell ``"[['a', 'b']]"`` is text: see split_list_cell."""
     arr = _arrow_list(series)
     if arr is None:
         return

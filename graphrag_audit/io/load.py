@@ -173,10 +173,8 @@ def _rollup_rows(nodes: pd.DataFrame) -> pd.DataFrame:
 
 
 def _in_level_order(rollup: pd.DataFrame) -> pd.DataFrame:
-    """The roll-up rows level by level (stably: within a level, in the file's order). graphrag 1.x
-    writes create_final_nodes entity by entity, each entity's rows in level order; the roll-up
-    steps read "every row at level <= N" as a prefix, so the rows are ordered once here instead
-    of by each step."""
+    """The roll-up rows level by level, stably (graphrag 1.x writes them entity by entity), so that
+    "every row at level <= N" is a prefix for the roll-up steps."""
     lev = rollup["level"].to_numpy()
     if is_nondecreasing(lev):
         return rollup

@@ -317,12 +317,8 @@ def _batch_rows(meta: pq.FileMetaData, cols: list[str]) -> int:
 def _read_parquet(
     fh: pa.NativeFile, cols: list[str], budget: BatchBudget | None = None, meta: pq.FileMetaData | None = None
 ) -> pa.Table:
-    """``pq.read_table(fh, columns=cols)``, read record batch by record batch with streamed pages.
-
-    The same table (same schema and metadata; possibly in several chunks) at a fraction of the
-    peak memory: ``read_table`` buffers and decompresses whole column chunks before decoding,
-    so a 1M-entity ``entities`` table (438 MB decoded) peaked at 1.35 GB, 0.58 GB this way.
-    ``budget`` sees every batch (decoded.BatchBudget: a footer understating sizes)."""
+    """``pq.read_table(fh, columns=cols)`` batch by batch, each seen by ``budget`` (a footer that
+    understates sizes); streamed pages: a 1M-entity ``entities`` table peaks at 0.58 GB, not 1.35."""
     if not cols:
         return pq.read_table(fh, columns=cols)
     pf = pq.ParquetFile(fh, metadata=meta, pre_buffer=False, buffer_size=1 << 20)
