@@ -223,7 +223,7 @@ def test_every_exception_has_a_reason_and_the_extras_exist():
 def test_dynamic_imports_are_known():
     """``import_module``/``__import__`` cannot be read as imports: each one in the package either
     imports graphrag_audit's own modules (an f-string or a name built from its tables) or checks
-    for the remote extras' packages (remote.py's ``__import__(module)`` over ``_EXTRA_MODULE``)."""
+    for the remote extras' packages (remote.py's ``__import__(module)`` over ``EXTRAS``)."""
     known = {
         "graphrag_audit/__init__.py",
         "graphrag_audit/render/formats.py",

@@ -124,8 +124,7 @@ class ExpansionBudget:
     """The characters ``${VAR}`` substitution may still produce for one file (see the module doc)."""
 
     def __init__(self, path, what: str, limit: int = MAX_EXPANDED_CHARS):
-        self.path, self.what, self.left = path, what, limit
-        self.limit = limit
+        self.path, self.what, self.left, self.limit = path, what, limit, limit
 
     def take(self, text: str) -> str:
         self.left -= len(text)

@@ -309,11 +309,9 @@ def _nested(path: Path, column: str, kind: str = "lists") -> IndexInputError:
 
 
 def flat_ids(series: pd.Series, path: Path, column: str) -> None:
-    """Refuse an arrow list column of ids whose items are lists, structs or maps (entity_ids,
-    text_unit_ids): graphrag 3.x explodes them into unhashable arrays and its global search fails
-    (``read_indexer_entities`` merges on them; the occurrence weights put them in a set). They are
-    never turned into id strings. (A CSV cell ``"[['a', 'b']]"`` is different: graphrag splits
-    the text into ``a``, ``b``; see split_list_cell.)"""
+    """Refuse an arrow list column of ids whose items are lists, structs or maps: graphrag 3.x's
+    global search fails on them (``read_indexer_entities`` merges on them, the occurrence weights
+    put them in a set). A CSV cell ``"[['a', 'b']]"`` is text: see split_list_cell."""
     arr = _arrow_list(series)
     if arr is None:
         return
@@ -384,15 +382,14 @@ def text_column(series: pd.Series | None, n: int) -> pd.Series:
     if pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
         # pandas/arrow string columns hold only str or missing: no per-value checks needed
         return series.fillna("")
-    vals = series.to_numpy(dtype=object)
-    out = np.empty(len(vals), dtype=object)
-    for i, v in enumerate(vals):
+
+    def text(v) -> str:
         if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, (float, np.floating)) and v != v):
-            out[i] = ""
-        elif isinstance(v, bytes):
-            out[i] = v.decode("utf-8", "replace")
-        elif isinstance(v, str):
-            out[i] = v
-        else:
-            out[i] = str(v)
+            return ""
+        if isinstance(v, bytes):
+            return v.decode("utf-8", "replace")
+        return v if isinstance(v, str) else str(v)
+
+    out = np.empty(len(series), dtype=object)
+    out[:] = [text(v) for v in series.to_numpy(dtype=object)]
     return pd.Series(out, dtype=object, index=series.index)

@@ -105,7 +105,6 @@ def is_list_type(t: pa.DataType) -> bool:
 
 
 def _is_bytes(t: pa.DataType) -> bool:
-    """A string or binary type (variable-length bytes)."""
     return (
         pa.types.is_string(t)
         or pa.types.is_binary(t)
@@ -128,14 +127,10 @@ def _leaf_count(t: pa.DataType) -> int:
 
 def _leaf_columns(meta: pq.FileMetaData) -> list[str]:
     """The top-level column of each parquet leaf column (names may hold dots)."""
-    schema = meta.schema
-    try:
-        arrow = schema.to_arrow_schema()
-        owners = [f.name for f in arrow for _ in range(_leaf_count(f.type))]
-        if len(owners) == meta.num_columns:
-            return owners
-    except (pa.ArrowException, ValueError, TypeError):
-        pass
+    schema = meta.schema  # (its arrow form was read before: io/tables.py parquet_schema)
+    owners = [f.name for f in schema.to_arrow_schema() for _ in range(_leaf_count(f.type))]
+    if len(owners) == meta.num_columns:
+        return owners
     return [schema.column(i).path.split(".")[0] for i in range(meta.num_columns)]
 
 
@@ -189,51 +184,9 @@ def _zigzag(n: int) -> int:
     return (n >> 1) ^ -(n & 1)
 
 
-def _skip(b: bytes, i: int, kind: int, depth: int) -> int:
-    if kind in (1, 2):  # booleans live in the field header
-        return i
-    if kind == 3:
-        return i + 1
-    if kind in (4, 5, 6):
-        return _varint(b, i)[1]
-    if kind == 7:
-        return i + 8
-    if kind == 8:
-        n, i = _varint(b, i)
-        return i + n
-    if kind in (9, 10):
-        if i >= len(b):
-            raise _Thrift
-        head = b[i]
-        i += 1
-        n, elem = head >> 4, head & 0x0F
-        if n == 15:
-            n, i = _varint(b, i)
-        if n > len(b):
-            raise _Thrift
-        for _ in range(n):
-            i = i + 1 if elem in (1, 2) else _skip(b, i, elem, depth)
-        return i
-    if kind == 11:
-        n, i = _varint(b, i)
-        if n > len(b):
-            raise _Thrift
-        if n:
-            if i >= len(b):
-                raise _Thrift
-            kv = b[i]
-            i += 1
-            for _ in range(n):
-                i = _skip(b, i, kv >> 4, depth)
-                i = _skip(b, i, kv & 0x0F, depth)
-        return i
-    if kind == 12:
-        return _struct(b, i, depth + 1)[1]
-    raise _Thrift
-
-
 def _struct(b: bytes, i: int, depth: int = 0) -> tuple[dict, int]:
-    """A thrift compact-protocol struct: {field id: int or nested dict}; other fields skipped."""
+    """A thrift compact-protocol struct (a parquet page header): {field id: int or nested dict},
+    binary fields skipped; the kinds a page header never holds (lists, maps, doubles) raise."""
     if depth > 16:
         raise _Thrift
     fid = 0
@@ -256,8 +209,13 @@ def _struct(b: bytes, i: int, depth: int = 0) -> tuple[dict, int]:
             out[fid] = _zigzag(n)
         elif kind == 12:
             out[fid], i = _struct(b, i, depth + 1)
-        else:
-            i = _skip(b, i, kind, depth)
+        elif kind == 8:
+            n, i = _varint(b, i)
+            i += n
+        elif kind == 3:
+            i += 1
+        elif kind not in (1, 2):  # booleans live in the field header
+            raise _Thrift
         if i > len(b):
             raise _Thrift
 
@@ -301,10 +259,8 @@ def _column_start(cc) -> int:
 
 
 def _first_page(fh: pa.NativeFile, cc, file_size: int, budget: int) -> tuple[int, int | None] | None:
-    """What the page a chunk starts with says: ``(0, 0)`` for a data page (no dictionary);
-    ``(dictionary bytes, longest entry)`` for a dictionary page, the longest entry None when it
-    is not worth or not possible to tell (a page over ``budget``, an unsupported codec); None when
-    the header cannot be read (then the footer's bound stands)."""
+    """``(0, 0)`` when a chunk starts with a data page; ``(dictionary bytes, longest entry or None
+    when not worth or possible to tell)`` for a dictionary page; None: the header is unreadable."""
     start = _column_start(cc)
     if not 4 <= start < file_size:
         return None
@@ -434,8 +390,7 @@ def check_parquet(
     path: Path, fh: pa.NativeFile, meta: pq.FileMetaData, cols: list[str], file_size: int
 ) -> DecodedSize:
     """Refuse (IndexInputError) a parquet table whose columns ``cols`` decode to more than
-    :func:`decoded_limit` bytes; otherwise return what was found. Reads at most the dictionary
-    pages of the largest chunks, and (rarely) those chunks in dictionary form."""
+    :func:`decoded_limit` bytes (the module doc); otherwise return what was found."""
     limit, rule = decoded_limit(file_size)
     found = DecodedSize(limit, rule, file_size)
     try:
@@ -509,8 +464,7 @@ def check_parquet(
 
 
 class BatchBudget:
-    """Adds up the decoded bytes of the record batches of a table as they are read; refuses the
-    table once they pass the limit (a footer that understates the sizes)."""
+    """Refuses a table once its record batches, added up as read, pass the limit."""
 
     def __init__(self, path: Path, found: DecodedSize):
         self.path, self.found, self.used = path, found, 0

@@ -55,11 +55,9 @@ ENTITY_COLUMNS = ["id", "title", "name", "text_unit_ids"]
 
 
 def _schema(path: Path) -> dict[str, str]:
-    names = table_columns(path)
     if path.suffix == ".csv":
-        return {n: "csv" for n in names}
-    schema = parquet_schema(path)  # opens non-UTF-8 file names too
-    return {f.name: str(f.type) for f in schema}
+        return dict.fromkeys(table_columns(path), "csv")
+    return {f.name: str(f.type) for f in parquet_schema(path)}
 
 
 _MISSING = np.iinfo(np.int64).min
@@ -175,10 +173,8 @@ def _rollup_rows(nodes: pd.DataFrame) -> pd.DataFrame:
 
 
 def _in_level_order(rollup: pd.DataFrame) -> pd.DataFrame:
-    """The roll-up rows level by level (stably: within a level, in the file's order). graphrag 1.x
-    writes create_final_nodes entity by entity, each entity's rows in level order; the roll-up
-    steps read "every row at level <= N" as a prefix, so the rows are ordered once here instead
-    of by each step."""
+    """The roll-up rows level by level, stably (graphrag 1.x writes them entity by entity), so that
+    "every row at level <= N" is a prefix for the roll-up steps."""
     lev = rollup["level"].to_numpy()
     if is_nondecreasing(lev):
         return rollup

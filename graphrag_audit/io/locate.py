@@ -93,9 +93,7 @@ def _newest_timestamped(base: Path) -> tuple[Path, int] | None:
         runs = sorted(c for c in base.iterdir() if TIMESTAMP.match(c.name) and _is_dir(c))
     except OSError:
         return None
-    if not runs:
-        return None
-    return runs[-1], len(runs)
+    return (runs[-1], len(runs)) if runs else None
 
 
 def _timestamped_run(base: Path, how: str) -> tuple[Path, str] | None:
@@ -145,15 +143,13 @@ def _update_role(output_dir: Path) -> list[str]:
     """What an audited folder is when `graphrag update` wrote it."""
     name, parent = output_dir.name, output_dir.parent
     if name in ("previous", "delta") and TIMESTAMP.match(parent.name):
-        if name == "previous":
-            return [
-                f"this is the 'previous' folder of the `graphrag update` run {parent.name}: the index as it "
-                f"was before that update (the updated index is the project's output folder)"
-            ]
-        return [
-            f"this is the 'delta' folder of the `graphrag update` run {parent.name}: the index of only the "
-            f"documents that update added (graphrag merged it into the project's output folder)"
-        ]
+        what = (
+            "the index as it was before that update (the updated index is the project's output folder)"
+            if name == "previous"
+            else "the index of only the documents that update added (graphrag merged it into the "
+            "project's output folder)"
+        )
+        return [f"this is the '{name}' folder of the `graphrag update` run {parent.name}: {what}"]
     if _is_dir(output_dir / "delta") and _table_files(output_dir):
         return [
             "this folder also holds delta/: graphrag 0.4-1.2's `graphrag update` writes the merged index "
@@ -195,16 +191,6 @@ def _update_notes(root: Path, update_dir: str, output_dir: Path) -> list[str]:
 _COMPARE = {"communities": ("community", "id"), "reports": ("community",)}
 
 
-def _format_pairs(tables: dict[str, Path]) -> dict[str, Path]:
-    """logical table -> the other format's file, where both formats of the audited file exist."""
-    pairs = {}
-    for name, p in tables.items():
-        other = p.with_suffix(".csv" if p.suffix == ".parquet" else ".parquet")
-        if _exists(other):
-            pairs[name] = other
-    return pairs
-
-
 def _value_key(v) -> str:
     """A community number as text, whether it was read as text, an integer or a float (NaN: "")."""
     import numpy as np
@@ -236,10 +222,29 @@ def _ids(values) -> str:
     return shown + (f" and {len(vals) - 8} more" if len(vals) > 8 else "")
 
 
-def compare_formats(tables: dict[str, Path], pairs: dict[str, Path]) -> tuple[list[str], list[dict]]:
-    """Cheap comparison of the audited tables with their other-format copies: the row counts
-    and, for communities and reports, the community numbers. Returns notes and differences."""
-    notes: list[str] = []
+def _formats(
+    tables: dict[str, Path], table_type: str | None, settings_file: Path | None
+) -> tuple[list[str], list[dict], str]:
+    """Notes, differences and the set audited when both parquet and CSV copies exist: a cheap
+    comparison of row counts and, for communities and reports, the community numbers."""
+    pairs = {}
+    for name, p in tables.items():
+        other = p.with_suffix(".csv" if p.suffix == ".parquet" else ".parquet")
+        if _exists(other):
+            pairs[name] = other
+    audited = "csv" if table_type == "csv" else "parquet"
+    if not pairs:
+        if tables and all(p.suffix == ".csv" for p in tables.values()):
+            audited = "csv"
+        return [], [], audited
+    why = (
+        f"{settings_file.name} table_provider.type {table_type}"
+        if table_type and settings_file is not None
+        else "graphrag's default table_provider is parquet; table_provider: {type: csv} in the settings "
+        "selects the CSV set"
+    )
+    names = ", ".join(tables[n].stem for n in pairs)
+    notes = [f"both parquet and CSV copies of {names} are here: auditing the {audited} set ({why})"]
     diffs: list[dict] = []
     for name, other in pairs.items():
         mine = tables[name]
@@ -257,41 +262,16 @@ def compare_formats(tables: dict[str, Path], pairs: dict[str, Path]) -> tuple[li
         if a_col is not None and a_col == b_col and a_vals != b_vals:
             only_a, only_b = a_vals - b_vals, b_vals - a_vals
             d.update(column=a_col, only_audited=sorted(only_a), only_other=sorted(only_b))
-            bits = []
-            if only_a:
-                bits.append(f"{_ids(only_a)} only in {mine.name}")
-            if only_b:
-                bits.append(f"{_ids(only_b)} only in {other.name}")
+            bits = [f"{_ids(only_a)} only in {mine.name}"] if only_a else []
+            bits += [f"{_ids(only_b)} only in {other.name}"] if only_b else []
             parts.append(f"{a_col} values differ ({'; '.join(bits)})")
         if parts:
             d["message"] = "; ".join(parts)
             diffs.append(d)
-    return notes, diffs
-
-
-def _formats(
-    tables: dict[str, Path], table_type: str | None, settings_file: Path | None
-) -> tuple[list[str], list[dict], str]:
-    pairs = _format_pairs(tables)
-    audited = "csv" if table_type == "csv" else "parquet"
-    if not pairs:
-        if tables and all(p.suffix == ".csv" for p in tables.values()):
-            audited = "csv"
-        return [], [], audited
-    why = (
-        f"{settings_file.name} table_provider.type {table_type}"
-        if table_type and settings_file is not None
-        else "graphrag's default table_provider is parquet; table_provider: {type: csv} in the settings "
-        "selects the CSV set"
-    )
-    names = ", ".join(tables[n].stem for n in pairs)
-    notes = [f"both parquet and CSV copies of {names} are here: auditing the {audited} set ({why})"]
-    more, diffs = compare_formats(tables, pairs)
-    notes += more
     if diffs:
-        other = "CSV" if audited == "parquet" else "parquet"
+        kind = "CSV" if audited == "parquet" else "parquet"
         notes.append(
-            f"the {other} copies differ from the audited {audited} tables: "
+            f"the {kind} copies differ from the audited {audited} tables: "
             + " | ".join(f"{d['table']}: {d['message']}" for d in diffs)
         )
     else:

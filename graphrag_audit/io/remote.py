@@ -19,8 +19,8 @@ from graphrag_audit.errors import IndexInputError
 from graphrag_audit.sanitise.secrets import remember
 from graphrag_audit.sanitise.secrets import scrub as scrub_secrets
 
-#: the packages each extra installs (pyproject.toml), named in the missing-extra hint
-EXTRA_PACKAGES = {"azure": "adlfs azure-identity", "s3": "s3fs"}
+#: extra -> (the module it needs, the packages it installs: pyproject.toml), for the missing-extra hint
+EXTRAS = {"azure": ("adlfs", "adlfs azure-identity"), "s3": ("s3fs", "s3fs")}
 #: URL scheme -> (fsspec protocol, storage name, extra)
 SCHEMES = {
     "az": ("az", "Azure Blob Storage", "azure"),
@@ -29,8 +29,6 @@ SCHEMES = {
     "s3": ("s3", "Amazon S3", "s3"),
     "s3a": ("s3", "Amazon S3", "s3"),
 }
-_EXTRA_MODULE = {"azure": "adlfs", "s3": "s3fs"}
-
 
 #: how many times one request is tried (the SDKs' retries) before a read fails: a server that never
 #: answers is given up after TRIES * GRAPHRAG_AUDIT_REMOTE_TIMEOUT, plus a short backoff
@@ -42,7 +40,7 @@ def request_timeout() -> float:
     try:
         seconds = float(os.environ.get("GRAPHRAG_AUDIT_REMOTE_TIMEOUT", 20.0))
     except ValueError:
-        return 20.0
+        seconds = 0
     return seconds if seconds > 0 else 20.0
 
 
@@ -172,7 +170,7 @@ def _quiet_sdk_logs() -> None:
 
 def filesystem(loc: RemoteLocation):
     """The fsspec filesystem of ``loc`` (timeouts bounded); a missing extra is an input error."""
-    module = _EXTRA_MODULE[loc.extra]
+    module, packages = EXTRAS[loc.extra]
     _quiet_sdk_logs()
     try:
         __import__(module)
@@ -180,7 +178,7 @@ def filesystem(loc: RemoteLocation):
         raise IndexInputError(
             loc.display,
             f"reading {loc.kind} needs the optional {module} package: "
-            f'python -m pip install {EXTRA_PACKAGES[loc.extra]} (or ".[{loc.extra}]" '
+            f'python -m pip install {packages} (or ".[{loc.extra}]" '
             "from graphrag-audit's checkout)",
         ) from None
     t = request_timeout()
@@ -274,10 +272,6 @@ class RemoteFolder(RemoteName):
     def __truediv__(self, name) -> RemoteFile:
         return RemoteFile(self, str(name))
 
-    def fault(self, exc: BaseException, shown: str) -> IndexInputError:
-        """``exc`` (an SDK or network error) as the one-line error naming ``shown``."""
-        return IndexInputError(shown, fault_text(exc, self.loc, time.monotonic() - self.started))
-
 
 class RemoteFile(RemoteName):
     """A table file of a :class:`RemoteFolder` (``str()`` its URL), as much of ``pathlib.Path`` as
@@ -332,7 +326,10 @@ class _RemoteReader:
         except IndexInputError:
             raise
         except Exception as exc:  # noqa: BLE001 (the SDKs' errors: classified, credentials scrubbed)
-            raise self.file.folder.fault(exc, str(self.file)) from None
+            folder = self.file.folder
+            raise IndexInputError(
+                str(self.file), fault_text(exc, folder.loc, time.monotonic() - folder.started)
+            ) from None
 
     def read(self, n: int = -1) -> bytes:
         return self._call(self.fh.read, n)

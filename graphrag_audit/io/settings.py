@@ -161,8 +161,6 @@ def _read_text(path: Path) -> str:
                 path, f"too large for a settings file ({_size(size)}; graphrag's are a few KB): not read"
             )
         data = read_bytes(path, "settings file")
-    except IndexInputError:
-        raise
     except PermissionError:
         raise IndexInputError(path, "permission denied: cannot read the settings file") from None
     except OSError as exc:
@@ -283,8 +281,7 @@ def _template_substitute(text: str, env: _Environment) -> tuple[str, dict[str, s
     only where the audit uses it."""
     if "$" not in text:
         return text, {}
-    markers: dict[str, str] = {}
-    by_name: dict[str, str] = {}
+    by_name: dict[str, str] = {}  # unset variable -> its marker
     salt = uuid.uuid4().hex[:12]
 
     def convert(m: re.Match) -> str:
@@ -295,12 +292,10 @@ def _template_substitute(text: str, env: _Environment) -> tuple[str, dict[str, s
             return m.group()
         if name in env.values:
             return env.budget.take(env.values[name])
-        if name not in by_name:
-            by_name[name] = f"graphragauditunset{salt}n{len(by_name)}x"
-            markers[by_name[name]] = name
-        return by_name[name]
+        return by_name.setdefault(name, f"graphragauditunset{salt}n{len(by_name)}x")
 
-    return string.Template.pattern.sub(convert, text), markers
+    substituted = string.Template.pattern.sub(convert, text)
+    return substituted, {marker: name for name, marker in by_name.items()}
 
 
 _EXPANDVARS = re.compile(r"\$(\w+|\{[^}]*\})", re.ASCII)  # posixpath.expandvars' pattern

@@ -1,7 +1,5 @@
-"""Read one index table (parquet or graphrag 3 CSV), only the columns asked for.
-
-Every failure becomes an :class:`IndexInputError` naming the file and the problem.
-"""
+"""Read one index table (parquet or graphrag 3 CSV), only the columns asked for; every failure
+is an :class:`IndexInputError` naming the file and the problem."""
 
 from __future__ import annotations
 
@@ -97,7 +95,6 @@ def table_columns(path: Path) -> list[str]:
 
 
 def _open_regular(path: Path):
-    """A binary file: a regular local file (io/bounded.py), or a table in remote storage."""
     return path.open() if isinstance(path, RemoteFile) else bounded.open_regular(path)
 
 
@@ -109,7 +106,6 @@ def _open(path: Path) -> pa.NativeFile:
 
 
 def parquet_schema(path: Path, size: int | None = None) -> pa.Schema:
-    """The arrow schema of a parquet table, after the magic/footer checks."""
     if size is None:
         size = _check_file(path)
     _check_parquet_magic(path, size)
@@ -168,7 +164,6 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
 
 
 def _read_parquet_checked(path: Path, cols: list[str]) -> pa.Table:
-    """The ``cols`` of a parquet table as arrow, after the row-count and decoded-size checks."""
     try:
         with _open(path) as fh:
             meta = pq.read_metadata(fh)
@@ -190,8 +185,7 @@ def _read_parquet_checked(path: Path, cols: list[str]) -> pa.Table:
 
 
 def read_arrow_table(path: Path) -> pa.Table:
-    """Every column of a parquet table as arrow (its schema and metadata as stored), read with the
-    same checks as :func:`read_table` (graphrag-audit bundle rewrites whole tables)."""
+    """Every column of a parquet table as arrow, with :func:`read_table`'s checks (for bundle)."""
     names = table_columns(path)
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -219,9 +213,8 @@ _UTF8_CHUNK = 16 << 20
 
 
 def _check_csv_utf8(path: Path) -> None:
-    """graphrag 3 reads a CSV table as UTF-8 text, strictly: any invalid byte and it fails
-    (graphrag_storage/file_storage.py ``_read_file``: ``aiofiles.open(path, "r", encoding="utf-8")``,
-    v3.0.2 to v3.3.0), so such a table is refused rather than audited as if graphrag read it."""
+    """graphrag 3 reads CSV as strict UTF-8 and fails on any invalid byte (graphrag_storage/
+    file_storage.py ``_read_file`` @ v3.0.2-v3.3.0): such a table is refused."""
     import codecs
 
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
@@ -245,11 +238,9 @@ def _check_csv_utf8(path: Path) -> None:
 
 
 def _read_csv(path: Path, cols: list[str]) -> pa.Table:
-    """The ``cols`` of a CSV table, as graphrag 3 reads it: ``pd.read_csv(StringIO(text))`` of the
-    file read as UTF-8 text (graphrag_storage/tables/csv_table_provider.py ``read_dataframe``,
-    v3.0.2 to v3.3.0). Strict UTF-8 (:func:`_check_csv_utf8`); one leading byte order mark
-    dropped (pandas and pyarrow both do); quoted fields spanning lines, of any size; and
-    Python's universal newlines (text mode): ``\r\n`` and ``\r`` inside a field read as ``\n``."""
+    """The ``cols`` of a CSV table as graphrag 3 reads it, ``pd.read_csv(StringIO(text))``
+    (graphrag_storage/tables/csv_table_provider.py @ v3.0.2-v3.3.0): strict UTF-8, one leading BOM
+    dropped, quoted fields spanning lines, ``\r\n`` and ``\r`` in a field read as ``\n``."""
     _check_csv_utf8(path)
     block = None  # pyarrow's default (1 MiB) first; a field longer than a block needs a bigger one
     while True:
@@ -326,12 +317,8 @@ def _batch_rows(meta: pq.FileMetaData, cols: list[str]) -> int:
 def _read_parquet(
     fh: pa.NativeFile, cols: list[str], budget: BatchBudget | None = None, meta: pq.FileMetaData | None = None
 ) -> pa.Table:
-    """``pq.read_table(fh, columns=cols)``, read record batch by record batch with streamed pages.
-
-    The same table (same schema and metadata; possibly in several chunks) at a fraction of the
-    peak memory: ``read_table`` buffers and decompresses whole column chunks before decoding,
-    so a 1M-entity ``entities`` table (438 MB decoded) peaked at 1.35 GB, 0.58 GB this way.
-    ``budget`` sees every batch (decoded.BatchBudget: a footer understating sizes)."""
+    """``pq.read_table(fh, columns=cols)`` batch by batch, each seen by ``budget`` (a footer that
+    understates sizes); streamed pages: a 1M-entity ``entities`` table peaks at 0.58 GB, not 1.35."""
     if not cols:
         return pq.read_table(fh, columns=cols)
     pf = pq.ParquetFile(fh, metadata=meta, pre_buffer=False, buffer_size=1 << 20)
