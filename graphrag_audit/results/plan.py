@@ -1,12 +1,11 @@
-"""The planner's result types (``analysis/plan.py`` computes them; the renderers and
-``handoff.py`` read them): the budget, a cost, the plan with its per-subtree status, what each
-community_level N sends beside it, and the report that holds them all."""
+"""The planner's result types (computed by ``analysis/plan.py``): budgets, a cost, the plan with its
+per-subtree status, what each community_level N sends beside it, and the report holding them."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -68,10 +67,7 @@ class Budget:
 
 
 class Budgets(tuple):
-    """Several budgets that must all hold (at most one of each kind): a tuple of :class:`Budget`.
-
-    ``Budgets.of(Budget(...))`` or ``Budgets.of([...])``; a single :class:`Budget` is accepted
-    wherever a :class:`Budgets` is."""
+    """Budgets that must all hold (at most one of each kind), in :data:`BUDGET_KINDS` order."""
 
     def __new__(cls, items=()):
         items = tuple(items)
@@ -92,12 +88,10 @@ class Budgets(tuple):
         return cls(budget)
 
     def get(self, kind: str):
-        """The value of the ``kind`` budget, or None when it is not given."""
         return next((b.value for b in self if b.kind == kind), None)
 
     @property
     def kind(self) -> str:
-        """The kinds, joined with '+' (``"reports+tokens"``)."""
         return "+".join(b.kind for b in self)
 
     @property
@@ -125,7 +119,7 @@ class SubtreeStatus:
     blocked: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)
@@ -164,8 +158,7 @@ class Plan:
         return self.entities_at_finest / self.entities_represented if self.entities_represented else None
 
     @property
-    def usable(self) -> bool:
-        """It fits every budget and sends at least one report (``plan`` exits 0 only then)."""
+    def usable(self) -> bool:  # ``plan`` exits 0 only then
         return bool(self.fits and self.report_count > 0)
 
     @property
@@ -269,14 +262,7 @@ class PlanReport:
     options: list[LevelOption]
     dynamic: list[dict]
     settings: dict
-    handoff: dict | None = None  # after --write: handoff.WriteResult.to_dict() (the CLI: with_handoff)
-
-    def with_handoff(self, handoff: dict) -> PlanReport:
-        """This report with what ``plan --write`` wrote (a new report; this one is unchanged)."""
-        return replace(self, handoff=handoff)
-
-    def option(self, n: int | None, behaviour: str) -> LevelOption | None:
-        return next((o for o in self.options if o.community_level == n and o.behaviour == behaviour), None)
+    handoff: dict | None = None  # after --write: handoff.WriteResult.to_dict()
 
     def best_level(self, behaviour: str) -> int | None:
         """The finest community_level N (not None) whose ``behaviour`` selection fits the budget."""
