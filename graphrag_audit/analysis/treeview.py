@@ -1,6 +1,6 @@
-"""The community forest as a view (``results/tree.py``): every community once, hung under its first
-parent (parent loops become extra roots), what a community_level N sends (both / v2-only / v1-only /
-neither), and a line-budgeted layout that reveals the largest hidden subtrees first."""
+"""The community forest as a view (``results/tree.py``): every community once under its first parent
+(parent loops become extra roots), what a community_level N sends, and a line-budgeted layout that
+reveals the largest hidden subtrees first."""
 
 from __future__ import annotations
 
@@ -28,10 +28,13 @@ class UnknownCommunity(ValueError):
     """``root`` names a community that is not in the tree."""
 
 
-def _sent(in_v2: bool, in_v1: bool) -> str:
-    return {(True, True): SENT_BOTH, (True, False): SENT_V2_ONLY, (False, True): SENT_V1_ONLY}.get(
-        (in_v2, in_v1), SENT_NEITHER
-    )
+#: the sent mark of (sent by graphrag >= 2.0, sent by < 2.0)
+_SENT = {
+    (True, True): SENT_BOTH,
+    (True, False): SENT_V2_ONLY,
+    (False, True): SENT_V1_ONLY,
+    (False, False): SENT_NEITHER,
+}
 
 
 def build_forest(
@@ -117,7 +120,6 @@ def build_forest(
     level, n_ent = tree.level.tolist(), tree.n_entities.tolist()
     for n in order:
         i = code[n]
-        sent = None if community_level is None else _sent(n in in_v2, n in in_v1)
         parent = view_parent[n]
         nodes[n] = CommunityNode(
             community=n,
@@ -128,7 +130,7 @@ def build_forest(
             entities=n_ent[i],
             title=titles.get(n, ""),
             reports=n_reports.get(n, 0),
-            sent=sent,
+            sent=None if community_level is None else _SENT[n in in_v2, n in in_v1],
             size=size[n],
             leaves=leaves[n],
         )
@@ -138,7 +140,7 @@ def build_forest(
             c,
             int(rep_level[first_row[c]]),
             titles[c],
-            None if community_level is None else _sent(c in in_v2, c in in_v1),
+            None if community_level is None else _SENT[c in in_v2, c in in_v1],
         )
         for c in sorted(first_row)
         if c not in nodes
@@ -157,7 +159,6 @@ def build_forest(
     )
 
 
-# ---- layout -------------------------------------------------------------------------------
 def layout(
     forest: ForestView, *, root: int | None = None, depth: int | None = None, max_lines: int | None = 100
 ) -> TreeView:

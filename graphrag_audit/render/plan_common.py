@@ -85,20 +85,15 @@ def entity_line(plan) -> str:
 
 def check_line(plan) -> str:
     """Each budget: its value, the plan's value, holds or not."""
-
-    def fmt(kind, v):
-        if v is None:
-            return MISSING
-        return f"{v:.1%}" if kind == "coverage" else f"{v:,}"
-
     parts = []
     for c in plan.checks:
+        actual, value = (
+            MISSING if v is None else f"{v:.1%}" if c["kind"] == "coverage" else f"{v:,}"
+            for v in (c["actual"], c["value"])
+        )
         verdict = MISSING if c["holds"] is None else ("holds" if c["holds"] else "FAILS")
         op = ">=" if c["kind"] == "coverage" else "<="
-        parts.append(
-            f"{c['kind'].replace('_', ' ')} {fmt(c['kind'], c['actual'])} {op} "
-            f"{fmt(c['kind'], c['value'])}: {verdict}"
-        )
+        parts.append(f"{c['kind'].replace('_', ' ')} {actual} {op} {value}: {verdict}")
     return "budgets: " + "; ".join(parts)
 
 
@@ -130,8 +125,7 @@ def _comparison_row(n_cell, sends, reports, cost, entities, at_finest, ancestors
 
 
 def comparison_rows(report) -> list[list[str]]:
-    """One row per (N, behaviour) under :data:`COMPARISON_HEADERS`; ``hyp.``: not what that graphrag
-    sends (graphrag.compat)."""
+    """One row per (N, behaviour); ``hyp.``: not what that graphrag sends (graphrag.compat)."""
     return [
         _comparison_row(
             lvl(o.community_level),
@@ -148,7 +142,7 @@ def comparison_rows(report) -> list[list[str]]:
 
 
 def comparison_note(report) -> str:
-    """The sentence on ``hyp.`` under the comparison table ("" when every row is what graphrag sends)."""
+    """The sentence on ``hyp.`` under the comparison table ("" without one)."""
     who = [
         w
         for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0"))
