@@ -247,37 +247,24 @@ def handoff_lines(report) -> list[str]:
             "and communities hold exactly this plan (graphrag >= 2.0 parquet or CSV, graphrag 1.x "
             "create_final_*)."
         ]
-    out_dir, lv = h["out_dir"], h["max_level"]
-    tables = h.get("tables", {})
-    size = f"; {h['linked_bytes']:,} bytes" if h.get("linked_bytes") else ""
+    tables, lv = h["tables"], h["max_level"]  # (handoff.WriteResult.to_dict())
+    size = f"; {h['linked_bytes']:,} bytes" if h["linked_bytes"] else ""
     lines = [
-        f"Wrote {h['reports']:,} reports and {h['communities']:,} communities to {out_dir} "
+        f"Wrote {h['reports']:,} reports and {h['communities']:,} communities to {h['out_dir']} "
         f"(written: {', '.join(tables.values()) or 'none'}; copied unchanged: {', '.join(h['copied']) or 'none'}).",
-        f"Linked to the source, not copied (global search does not read them{size}): "
-        f"{_names(h.get('linked', []))}.",
-        f"Left out: {_names(h.get('left_out', []))}.",
+        f"Linked to the source, not copied (global search does not read them{size}): {_names(h['linked'])}.",
+        f"Left out: {_names(h['left_out'])}.",
     ]
-    commands = h.get("commands") or [
-        {
-            "graphrag": ">= 2.0",
-            "command": f"graphrag query --root <your project> "
-            f'--method global --data {out_dir} --community-level {lv} "<question>"',
-        }
+    lines += [
+        f"graphrag {c['graphrag']} CLI:  {c['command']}   (any --community-level >= {lv})"
+        + (f"; {c['note']}" if c.get("note") else "")
+        for c in h["commands"]
     ]
-    for c in commands:
-        lines.append(
-            f"graphrag {c['graphrag']} CLI:  {c['command']}   (any --community-level >= {lv})"
-            + (f"; {c['note']}" if c.get("note") else "")
-        )
     nodes = f"nodes=<its {tables['nodes']}>, " if "nodes" in tables else ""
     lines.append(
-        f"Python API:    graphrag.api.global_search(..., {nodes}communities=<its "
-        f"{tables.get('communities', 'communities.parquet')}>, community_reports=<its "
-        f"{tables.get('reports', 'community_reports.parquet')}>, community_level=None, "
+        f"Python API:    graphrag.api.global_search(..., {nodes}communities=<its {tables['communities']}>, "
+        f"community_reports=<its {tables['reports']}>, community_level=None, "
         "dynamic_community_selection=False, ...)"
     )
-    return (
-        lines
-        + [f"note: {x}" for x in h.get("notes", [])]
-        + ([f"read back: {h['verified']}"] if h.get("verified") else [])
-    )
+    lines += [f"note: {x}" for x in h["notes"]]
+    return lines + ([f"read back: {h['verified']}"] if h.get("verified") else [])
