@@ -155,16 +155,6 @@ def snapshot_of_json(doc: dict, path: str | os.PathLike) -> Snapshot:
     return Snapshot(stats, findings, options)
 
 
-def _hypothetical_where(o: SideStats, n: SideStats) -> str | None:
-    """None when a real graphrag runs the selection on both indexes, else where it does not."""
-    if exact_on_both(o.status, n.status):
-        return None
-    off = [
-        name for name, side in (("old", o), ("new", n)) if side.status is not None and side.status != EXACT
-    ]
-    return "either index" if len(off) != 1 else f"the {off[0]} index"
-
-
 def judge_regressions(
     old: Snapshot, new: Snapshot, level: int, limits: RegressionLimits
 ) -> tuple[list[Finding], list[Finding]]:
@@ -181,7 +171,10 @@ def judge_regressions(
         if o is None or n is None:
             continue
         who = "graphrag >= 2.0" if b == "v2" else "graphrag < 2.0"
-        where = _hypothetical_where(o, n)
+        where = None  # where no real graphrag runs this selection
+        if not exact_on_both(o.status, n.status):
+            off = [name for name, side in (("old", o), ("new", n)) if side.status not in (None, EXACT)]
+            where = "either index" if len(off) != 1 else f"the {off[0]} index"
         hyp = "" if where is None else f"; hyp.: no real {who} sends this selection on {where}"
         mark = {} if where is None else {"hypothetical": True}
         out = judged if where is None or limits.include_hypothetical else hypothetical
@@ -428,10 +421,12 @@ def _reports_differ(old: _Side, new: _Side, io: np.ndarray, inn: np.ndarray) -> 
         same = old.report_level[a] == new.report_level[b]
         for col_o, col_n in ((old.report_title, new.report_title), (old.report_content, new.report_content)):
             for lo in range(0, len(a), REPORTS_PER_BLOCK):  # (the texts taken a block at a time)
-                hi = min(lo + REPORTS_PER_BLOCK, len(a))
-                same[lo:hi] &= _same_texts(
-                    pc.take(col_o, pa.array(a[lo:hi])), pc.take(col_n, pa.array(b[lo:hi]))
-                )
+                block = slice(lo, lo + REPORTS_PER_BLOCK)
+                x, y = pc.take(col_o, pa.array(a[block])), pc.take(col_n, pa.array(b[block]))
+                if x.type != y.type:
+                    x, y = _strings(x), _strings(y)
+                eq = pc.or_kleene(pc.equal(x, y), pc.and_(pc.is_null(x), pc.is_null(y)))  # or both missing
+                same[block] &= np.asarray(pc.fill_null(eq, False).to_numpy(zero_copy_only=False), bool)
         differ[both] |= ~same
     return differ
 
@@ -439,15 +434,6 @@ def _reports_differ(old: _Side, new: _Side, io: np.ndarray, inn: np.ndarray) -> 
 #: matched reports whose titles and contents are compared at a time (bounded memory: the texts of
 #: every matched pair taken at once were two copies of the contents, 540 MB at 1M entities)
 REPORTS_PER_BLOCK = 16384
-
-
-def _same_texts(x, y) -> np.ndarray:
-    """Per position: equal texts, or both missing."""
-    if x.type != y.type:
-        x, y = _strings(x), _strings(y)
-    eq = pc.equal(x, y)
-    both_null = pc.and_(pc.is_null(x), pc.is_null(y))
-    return np.asarray(pc.fill_null(pc.or_kleene(eq, both_null), False).to_numpy(zero_copy_only=False), bool)
 
 
 def _matched(mo: np.ndarray, mn: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

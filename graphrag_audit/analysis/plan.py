@@ -99,7 +99,30 @@ class PlanTree:
         self.entities = {c: np.zeros(0, dtype=np.int64) for c in self.nodes}
         self.entities.update(_runs(comm[order], codes[order]))
         self.n_entities = {c: int(len(v)) for c, v in self.entities.items()}
-        self._check_nested(codes, comm)
+
+        # nested entity sets: no entity in two siblings (or two roots), none missing from the parent
+        nodes_a = np.asarray(self.nodes, dtype=np.int64)
+        parent = np.fromiter((self.parent[c] for c in self.nodes), dtype=np.int64, count=len(nodes_a))
+        pairs = pd.DataFrame({"e": codes, "c": comm, "p": parent[np.searchsorted(nodes_a, comm)]})
+        dup = pairs.duplicated(["e", "p"], keep=False)  # (a root's parent is -1)
+        if dup.any():
+            bad = sorted(set(pairs.loc[dup, "c"].astype(int)))
+            raise _refuse(
+                model,
+                f"entity sets are not nested: some entities sit in two sibling (or two root) "
+                f"communities ({_preview(bad)})",
+            )
+        inner = pairs[pairs["p"] >= 0]
+        have = codes * len(nodes_a) + np.searchsorted(nodes_a, comm)
+        want = inner["e"].to_numpy() * len(nodes_a) + np.searchsorted(nodes_a, inner["p"].to_numpy())
+        lacking = ~np.isin(want, have)
+        if lacking.any():
+            missing = sorted({int(c) for c in inner["c"].to_numpy()[lacking]})
+            raise _refuse(
+                model,
+                f"entity sets are not nested: {len(missing)} communities hold entities "
+                f"their parent lacks ({_preview(missing)})",
+            )
 
         # report rows per community (several rows for one community are all sent)
         rc = model.reports["community"].to_numpy(dtype=np.int64)
@@ -111,30 +134,6 @@ class PlanTree:
         self.orphan_communities = sorted({int(x) for x in rc[~in_tree]})
         self._splits: dict[int, Expansion] = {}
         self.root = dict(zip(nodes, forest.nodes[forest.root_code].tolist()))
-
-    def _check_nested(self, codes: np.ndarray, comm: np.ndarray) -> None:
-        nodes = np.asarray(self.nodes, dtype=np.int64)
-        parent = np.fromiter((self.parent[c] for c in self.nodes), dtype=np.int64, count=len(nodes))
-        pairs = pd.DataFrame({"e": codes, "c": comm, "p": parent[np.searchsorted(nodes, comm)]})
-        dup = pairs.duplicated(["e", "p"], keep=False)  # (a root's parent is -1)
-        if dup.any():
-            bad = sorted(set(pairs.loc[dup, "c"].astype(int)))
-            raise _refuse(
-                self.model,
-                f"entity sets are not nested: some entities sit in two sibling (or two root) "
-                f"communities ({_preview(bad)})",
-            )
-        inner = pairs[pairs["p"] >= 0]
-        have = codes * len(nodes) + np.searchsorted(nodes, comm)
-        want = inner["e"].to_numpy() * len(nodes) + np.searchsorted(nodes, inner["p"].to_numpy())
-        lacking = ~np.isin(want, have)
-        if lacking.any():
-            missing = sorted({int(c) for c in inner["c"].to_numpy()[lacking]})
-            raise _refuse(
-                self.model,
-                f"entity sets are not nested: {len(missing)} communities hold entities "
-                f"their parent lacks ({_preview(missing)})",
-            )
 
     def split(self, c: int) -> Expansion:
         """What replaces ``c`` when it is split: its children, each expanded."""
@@ -588,18 +587,6 @@ def _checks(budgets: Budgets, reports: int, cost: Cost | None, at_finest: int, c
     return out
 
 
-def _reachable_depth(pt: PlanTree, root: int) -> int | None:
-    """Deepest level of any community a frontier can hold in ``root``'s subtree."""
-    stack = list(pt.expand(root).members)
-    best = None
-    while stack:
-        c = stack.pop()
-        best = pt.level[c] if best is None else max(best, pt.level[c])
-        if pt.splittable(c):
-            stack.extend(pt.split(c).members)
-    return best
-
-
 def _subtrees(pt: PlanTree, members, deepest, kept_out) -> list[SubtreeStatus]:
     by_root: dict[int, list[int]] = {r: [] for r in pt.roots}
     for c in members:
@@ -617,7 +604,12 @@ def _subtrees(pt: PlanTree, members, deepest, kept_out) -> list[SubtreeStatus]:
             status = "budget"
         else:
             status = "blocked" if blocked else "finest"
-        fa = _reachable_depth(pt, r)
+        stack, fa = list(pt.expand(r).members), None  # fa: the deepest level a frontier can reach here
+        while stack:
+            c = stack.pop()
+            fa = pt.level[c] if fa is None else max(fa, pt.level[c])
+            if pt.splittable(c):
+                stack.extend(pt.split(c).members)
         out.append(
             SubtreeStatus(
                 root=r,

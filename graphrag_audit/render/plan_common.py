@@ -37,10 +37,6 @@ def ids_text(ids, limit: int = 40) -> str:
     return s + (f", … ({len(ids):,} in all; the JSON lists them all)" if len(ids) > limit else "")
 
 
-def fits_text(v) -> str:
-    return MISSING if v is None else ("fits" if v else "over")
-
-
 def settings_line(report) -> str:
     s = report.settings
     parts = [f"budget: {report.plan.budget.describe()}", f"objective {report.plan.objective}"]
@@ -121,7 +117,8 @@ def granularity_line(plan, report) -> str:
 
 def _comparison_row(n_cell, sends, reports, cost, entities, at_finest, ancestors, fits) -> list[str]:
     tokens, calls = (MISSING, MISSING) if cost is None else (n(cost.tokens), n(cost.map_calls))
-    return [n_cell, sends, reports, tokens, calls, n(entities), n(at_finest), ancestors, fits_text(fits)]
+    fit = MISSING if fits is None else ("fits" if fits else "over")
+    return [n_cell, sends, reports, tokens, calls, n(entities), n(at_finest), ancestors, fit]
 
 
 def comparison_rows(report) -> list[list[str]]:
