@@ -219,8 +219,8 @@ class _Solver:
         self.exact = budgets.needs_cost
         self.tok = {}
         if self.exact and cost is not None:
-            if getattr(cost, "additive", False):  # a ContextCost with an additive tokenizer
-                row_tokens = cost.row_tokens()  # type: ignore[attr-defined]
+            if isinstance(cost, ContextCost) and cost.additive:
+                row_tokens = cost.row_tokens()
             else:
                 n = len(pt.model.reports)
                 row_tokens = np.array([int(cost(np.array([r])).tokens) for r in range(n)], dtype=np.int64)
@@ -681,16 +681,11 @@ def level_options(
             sel = by_b[b]
             st = selection_stats(model, ti, sel)
             # the entities of the selected communities at their finest
-            at_finest = np.zeros(pt.n_clustered, dtype=bool)  # (only entities of finest communities)
             chosen = np.asarray(rep_comm[sel.rows], dtype=np.int64)
-            at_finest[pair_ent[np.isin(pair_comm, chosen)]] = True
-            n_finest = int(at_finest.sum())
-            if cost is None:
-                c_ = None
-            elif hasattr(cost, "selection"):
-                c_ = cost.selection(sel.rows, b, n)
-            else:
-                c_ = cost(sel.rows)
+            n_finest = len(np.unique(pair_ent[np.isin(pair_comm, chosen)]))
+            c_ = None
+            if cost is not None:
+                c_ = cost.selection(sel.rows, b, n) if isinstance(cost, ContextCost) else cost(sel.rows)
             out.append(
                 LevelOption(
                     community_level=n,

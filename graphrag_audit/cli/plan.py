@@ -223,7 +223,9 @@ def plan_cmd(
         if write is not None:
             check_out_dir(model, write, force, guard=guard)
         cost = None if no_costs else ContextCost(model, tokenizer, max_context_tokens)
-        settings = dict(tokenizer=None, tokens_exact=None, max_context_tokens=None, num_repeats=num_repeats)
+        settings: dict = dict(
+            tokenizer=None, tokens_exact=None, max_context_tokens=None, num_repeats=num_repeats
+        )
         if cost is not None:
             settings.update(
                 tokenizer=cost.tokenizer, tokens_exact=cost.exact, max_context_tokens=max_context_tokens
