@@ -259,42 +259,26 @@ class _Solver:
         pt = self.pt
         if self.objective == "granularity":
             return lambda c: (pt.level[c], -pt.n_entities[c], c)
-        weight = self._desc_rank() if self.objective == "rank" else self._text_units()
-        return lambda c: (-weight[c], pt.level[c], -pt.n_entities[c], c)
-
-    def _topdown(self) -> list[int]:
-        order, stack = [], list(self.pt.roots)
+        order, stack = [], list(pt.roots)  # top-down
         while stack:
-            c = stack.pop()
-            order.append(c)
-            stack.extend(self.pt.children[c])
-        return order
-
-    def _desc_rank(self) -> dict[int, float]:
-        """Highest graphrag ``rank`` among the reports strictly below each community (-inf: none)."""
-        reports = self.pt.model.reports
-        ranks = reports["rank"].to_numpy(dtype=np.float64) if len(reports) else None
-        own = {
-            c: (float(np.nanmax(ranks[r])) if ranks is not None and not np.isnan(ranks[r]).all() else -_INF)
-            for c, r in self.pt.rows.items()
-        }
-        sub: dict[int, float] = {}
-        below: dict[int, float] = {}
-        for c in reversed(self._topdown()):
-            below[c] = max((sub[k] for k in self.pt.children[c]), default=-_INF)
-            sub[c] = max(below[c], own.get(c, -_INF))
-        return below
-
-    def _text_units(self) -> dict[int, float]:
-        """Distinct text units of each community's entities (graphrag's occurrence count), capped
-        by its parent's so a child never comes before its parent (0 when the index has none)."""
-        counts = community_text_unit_counts(self.pt.model)
-        raw = {} if counts is None else {int(k): float(v) for k, v in counts.items()}
-        out: dict[int, float] = {}
-        for c in self._topdown():
-            p = self.pt.parent[c]
-            out[c] = raw.get(c, 0.0) if p == -1 else min(raw.get(c, 0.0), out[p])
-        return out
+            order.append(c := stack.pop())
+            stack.extend(pt.children[c])
+        weight: dict[int, float] = {}
+        if self.objective == "rank":  # the highest graphrag rank strictly below (-inf: none)
+            sub = {}
+            if pt.rows:
+                ranks = pt.model.reports["rank"].to_numpy(dtype=np.float64)
+                sub = {c: float(np.fmax.reduce(ranks[r], initial=-_INF)) for c, r in pt.rows.items()}
+            for c in reversed(order):
+                weight[c] = max((sub[k] for k in pt.children[c]), default=-_INF)
+                sub[c] = max(weight[c], sub.get(c, -_INF))
+        else:  # graphrag's occurrence count (distinct text units), capped by the parent's; 0 without
+            counts = community_text_unit_counts(pt.model)
+            raw = {} if counts is None else {int(k): float(v) for k, v in counts.items()}
+            for c in order:
+                p = pt.parent[c]
+                weight[c] = raw.get(c, 0.0) if p == -1 else min(raw.get(c, 0.0), weight[p])
+        return lambda c: (-weight[c], pt.level[c], -pt.n_entities[c], c)
 
     def greedy(self, start, max_rows: float, max_tok: float):
         """The lexicographic greedy in π order under additive caps on rows and estimated tokens:

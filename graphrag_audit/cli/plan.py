@@ -62,17 +62,6 @@ def _count(flag: str, text: str) -> int:
     return int(whole)
 
 
-def _share(text: str) -> float:
-    """``0.8`` or ``80%`` -> 0.8; a usage error (exit 2) otherwise."""
-    t = str(text).strip()
-    pct = t.endswith("%")
-    try:
-        value = float(t[:-1] if pct else t)
-    except ValueError:
-        raise fail(f"--coverage: expected a share such as 0.8 or 80%, not {text!r}") from None
-    return value / 100 if pct else value
-
-
 def _budget(reports, tokens, map_calls, coverage):
     from graphrag_audit.analysis.plan import Budget, Budgets
 
@@ -81,7 +70,14 @@ def _budget(reports, tokens, map_calls, coverage):
         if raw is None:
             continue
         flag = "--" + kind.replace("_", "-")
-        value = _share(raw) if kind == "coverage" else _count(flag, raw)
+        if kind == "coverage":  # 0.8 or 80%
+            t = str(raw).strip()
+            try:
+                value: float = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+            except ValueError:
+                raise fail(f"--coverage: expected a share such as 0.8 or 80%, not {raw!r}") from None
+        else:
+            value = _count(flag, raw)
         try:
             given.append(Budget(kind, value))
         except ValueError as exc:
