@@ -231,16 +231,10 @@ def layout(
             rel[hidden[0]] = rel[p] + 1
 
     rows: list[Row] = []
-
-    def shown_below(n: int) -> int:
-        total, stack = 0, [n]
-        while stack:
-            x = stack.pop()
-            for k in nodes[x].children:
-                if k in shown:
-                    total += 1
-                    stack.append(k)
-        return total
+    shown_below = dict.fromkeys(shown, 0)  # shown communities under each shown one, deepest first
+    for x in sorted(shown, key=rel.__getitem__, reverse=True):
+        if nodes[x].parent in shown_below:
+            shown_below[nodes[x].parent] += shown_below[x] + 1
 
     def more_row(parent: int, depth_: int, guides: tuple[bool, ...], hidden: list[int]) -> Row:
         return Row(
@@ -275,7 +269,7 @@ def layout(
                 lst,
                 gd,
                 hidden_children=len(hidden_kids),
-                hidden_below=nd.size - 1 - shown_below(x),
+                hidden_below=nd.size - 1 - shown_below[x],
             )
         )
         child_guides = gd + (not lst,) if dd > 0 else gd
