@@ -377,10 +377,7 @@ def _id_agreement(old: _Side, new: _Side) -> tuple[float | None, np.ndarray]:
     ko = np.searchsorted(union, old.comms[old.member_ci]) * n_codes + old.member_code
     kn = np.searchsorted(union, new.comms[new.member_ci]) * n_codes + new.member_code
     both = np.intersect1d(ko, kn, assume_unique=True)
-    inter_all = (
-        np.bincount(both // n_codes, minlength=len(union)) if len(both) else np.zeros(len(union), np.int64)
-    )
-    inter = inter_all[np.searchsorted(union, common)]
+    inter = np.bincount(both // n_codes, minlength=len(union))[np.searchsorted(union, common)]
     io, inn = np.searchsorted(old.comms, common), np.searchsorted(new.comms, common)
     uni = old.size[io] + new.size[inn] - inter
     jacc = np.where(uni > 0, inter / np.maximum(uni, 1), 1.0)
