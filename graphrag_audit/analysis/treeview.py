@@ -8,17 +8,7 @@ import heapq
 from collections import Counter
 
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.results.tree import (
-    SENT_BOTH,
-    SENT_NEITHER,
-    SENT_V1_ONLY,
-    SENT_V2_ONLY,
-    CommunityNode,
-    ForestView,
-    OutsideReport,
-    Row,
-    TreeView,
-)
+from graphrag_audit.results.tree import SENT_VALUES, CommunityNode, ForestView, OutsideReport, Row, TreeView
 from graphrag_audit.sanitise.common import plain
 
 TITLE_CHARS = 120
@@ -28,13 +18,8 @@ class UnknownCommunity(ValueError):
     """``root`` names a community that is not in the tree."""
 
 
-#: the sent mark of (sent by graphrag >= 2.0, sent by < 2.0)
-_SENT = {
-    (True, True): SENT_BOTH,
-    (True, False): SENT_V2_ONLY,
-    (False, True): SENT_V1_ONLY,
-    (False, False): SENT_NEITHER,
-}
+#: the sent mark of (sent by graphrag >= 2.0, sent by < 2.0): both, v2-only, v1-only, neither
+_SENT = dict(zip([(True, True), (True, False), (False, True), (False, False)], SENT_VALUES))
 
 
 def build_forest(

@@ -41,11 +41,8 @@ class Budget:
         if self.kind not in BUDGET_KINDS:
             raise ValueError(f"unknown budget {self.kind!r}; choose one of {', '.join(BUDGET_KINDS)}")
         v = self.value
-        if (
-            isinstance(v, bool)
-            or not isinstance(v, (int, float, np.integer, np.floating))
-            or not math.isfinite(v)
-        ):
+        number = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        if not number or not math.isfinite(v):
             raise ValueError(f"budget {self.kind} must be a finite number, not {v!r}")
         if self.kind == "coverage":
             if not 0 < v <= 1:
@@ -204,9 +201,8 @@ class Plan:
             "notes": list(self.notes),
         }
         if self.cost is not None:
-            d["tokens"] = int(self.cost.tokens)
-            d["map_calls"] = int(self.cost.map_calls)
-            d["reduce_calls"] = 1 if self.cost.map_calls else 0
+            calls = int(self.cost.map_calls)
+            d |= {"tokens": int(self.cost.tokens), "map_calls": calls, "reduce_calls": 1 if calls else 0}
         return d
 
 
@@ -223,9 +219,7 @@ class LevelOption:
     fits: bool | None
     community_ids: CommunityIds
     cost: Cost | None
-    # graphrag.compat's status of this behaviour on the index ("exact", "hypothetical", "graphrag_cannot_read"):
-    # not "exact" = the rule applied to the rebuilt tree, not what that graphrag sends (marked "hyp.")
-    status: str = "exact"
+    status: str = "exact"  # graphrag.compat's; not "exact": the rule on the rebuilt tree (marked "hyp.")
 
     def to_dict(self) -> dict:
         d = fields_dict(self, skip=("cost", "status"))
