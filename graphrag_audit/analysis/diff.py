@@ -1,13 +1,11 @@
-"""Compare two indexes (``graphrag-audit diff OLD NEW``) and check regressions against an earlier
-run (``levels --baseline``): what each community_level sends before and after, which communities
-were added, removed or changed, and which findings appeared or disappeared.
+"""Compare two indexes (``diff OLD NEW``) and judge regressions against an earlier run (``levels
+--baseline``): what each community_level sends, communities added/removed/changed, findings.
 
-Communities are matched by number when most numbers both indexes hold keep a similar member set at
-the same level (``graphrag update`` keeps the old numbers), else by member entities (a re-index that
-reallocated the numbers: exactly the same members at the same level). Entities are told apart by
-title (entity ids are new uuids after a re-index) when both indexes have entities tables, else by
-the membership's own key. Member sets are compared through two order-independent 64-bit hashes and
-the size, Jaccard similarity through one intersection of sorted (community, entity) keys.
+Communities match by number when most common numbers keep a similar member set at the same level
+(``graphrag update`` keeps numbers), else by identical members at the same level (a re-index).
+Entities are told apart by title (ids are new uuids after a re-index) when both indexes have
+entities tables, else by the membership's key. Member sets compare through two order-independent
+64-bit hashes and the size; Jaccard similarity through one intersection of (community, entity) keys.
 """
 
 from __future__ import annotations
@@ -43,12 +41,10 @@ COMPARABLE = 0.5
 REGRESSION_RULES = frozenset({"regression-map-calls", "regression-coverage", "regression-new-finding"})
 
 
-# ---- what one audit says, in the shape both a report and a baseline JSON give ---------------
 @dataclass(frozen=True)
 class Snapshot:
-    """The figures a regression check compares: per (community_level, behaviour) a
-    :class:`SideStats`, the findings as (rule, severity, message), and the options the audit ran
-    with as ``levels -f json`` writes them (empty when unknown)."""
+    """What a regression check compares, from a report or a baseline JSON: {(N, behaviour):
+    :class:`SideStats`}, findings as (rule, severity, message), options as ``levels -f json`` has them."""
 
     stats: dict = field(default_factory=dict)
     findings: tuple = ()
@@ -56,8 +52,7 @@ class Snapshot:
 
 
 def option_differences(old: Snapshot, new: Snapshot) -> tuple[tuple[str, object, object], ...]:
-    """(name, old value, new value) of each option both runs record with different values (not
-    where a value came from, ``*_from``): a changed number may come from the options."""
+    """(name, old value, new value) of each scalar option both runs record with different values."""
     return tuple(
         (k, old.options[k], v)
         for k, v in new.options.items()
@@ -69,7 +64,6 @@ def option_differences(old: Snapshot, new: Snapshot) -> tuple[tuple[str, object,
 
 
 def option_note(diffs) -> str | None:
-    """One sentence naming each option that differs between the two runs (None when none does)."""
     if not diffs:
         return None
     named = "; ".join(f"{k} {_option_value(a)} -> {_option_value(b)}" for k, a, b in diffs)
@@ -93,10 +87,8 @@ def _option_value(v) -> str:
 
 
 def stands_for(level: int | None, levels) -> int | None:
-    """The row of an audit (its community_levels ``levels``: 0 … deepest, then None) that gives what
-    graphrag sends at ``level``: ``level`` itself, or None for a level past the deepest, since
-    graphrag/selection.py filters on ``level <= N`` only (communities, reports and roll-up rows), so
-    such an N keeps every row as N = None does (for v2, v1 and dynamic selection's pool)."""
+    """The audit row (of ``levels``: 0 … deepest, None) giving what graphrag sends at ``level``: None
+    past the deepest, since graphrag/selection.py filters on ``level <= N`` only."""
     if level is None or level in levels:
         return level
     numbered = [n for n in levels if n is not None]
@@ -130,13 +122,8 @@ def snapshot_of_report(report: AuditReport) -> Snapshot:
     )
 
 
-def _int(v):
-    return None if v is None else int(v)
-
-
 def snapshot_of_json(doc: dict, path: str | os.PathLike) -> Snapshot:
-    """A ``levels -f json`` baseline (read by ``io.baseline.read_baseline``) as a :class:`Snapshot`.
-    A field of the wrong shape is the usual one-line error naming ``path``."""
+    """A ``levels -f json`` baseline as a :class:`Snapshot` (a mistyped field: an error naming ``path``)."""
     try:
         clustered = int(doc["index"]["counts"].get("clustered_entities", 0))
         stats = {}
@@ -148,8 +135,8 @@ def snapshot_of_json(doc: dict, path: str | os.PathLike) -> Snapshot:
                     continue
                 stats[(None if n is None else int(n), b)] = SideStats(
                     reports=int(s["count"]),
-                    tokens=_int(s.get("tokens")),
-                    map_calls=_int(s.get("map_calls")),
+                    tokens=None if s.get("tokens") is None else int(s["tokens"]),
+                    map_calls=None if s.get("map_calls") is None else int(s["map_calls"]),
                     entities_covered=int(s["entities_covered"]),
                     clustered_entities=clustered,
                     status=s.get("status"),
@@ -168,23 +155,12 @@ def snapshot_of_json(doc: dict, path: str | os.PathLike) -> Snapshot:
     return Snapshot(stats, findings, options)
 
 
-def _hypothetical_where(o: SideStats, n: SideStats) -> str | None:
-    """None when a real graphrag runs the selection on both indexes, else where it does not."""
-    if exact_on_both(o.status, n.status):
-        return None
-    off = [
-        name for name, side in (("old", o), ("new", n)) if side.status is not None and side.status != EXACT
-    ]
-    return "either index" if len(off) != 1 else f"the {off[0]} index"
-
-
 def judge_regressions(
     old: Snapshot, new: Snapshot, level: int, limits: RegressionLimits
 ) -> tuple[list[Finding], list[Finding]]:
-    """(judged, hypothetical) regression-* findings of NEW against OLD at ``level``: map calls up by
-    more than allowed, coverage down by more than allowed (v2 and v1), one regression-new-finding per
-    rule only NEW reports. A map-call or coverage finding on a behaviour no real graphrag runs on
-    both indexes goes to the second list unless ``limits.include_hypothetical``."""
+    """(judged, hypothetical) regression-* findings of NEW against OLD at ``level``: map calls up or
+    coverage down by more than allowed, one regression-new-finding per rule only NEW reports. Map-call
+    and coverage findings no real graphrag would meet on both go to the second list (unless asked)."""
     judged: list = []
     hypothetical: list = []
     # a level past one index's deepest: that index sends what it sends with no level filter
@@ -195,7 +171,10 @@ def judge_regressions(
         if o is None or n is None:
             continue
         who = "graphrag >= 2.0" if b == "v2" else "graphrag < 2.0"
-        where = _hypothetical_where(o, n)
+        where = None  # where no real graphrag runs this selection
+        if not exact_on_both(o.status, n.status):
+            off = [name for name, side in (("old", o), ("new", n)) if side.status not in (None, EXACT)]
+            where = "either index" if len(off) != 1 else f"the {off[0]} index"
         hyp = "" if where is None else f"; hyp.: no real {who} sends this selection on {where}"
         mark = {} if where is None else {"hypothetical": True}
         out = judged if where is None or limits.include_hypothetical else hypothetical
@@ -251,7 +230,6 @@ def judge_regressions(
     return judged, hypothetical
 
 
-# ---- one side of the comparison -----------------------------------------------------------------
 def _splitmix(x: np.ndarray) -> np.ndarray:
     z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -389,7 +367,6 @@ def _prepare(old_model: IndexModel, new_model: IndexModel) -> tuple[_Side, _Side
     return sides[0], sides[1], "title" if by_title else "key"
 
 
-# ---- matching ------------------------------------------------------------------------------------
 def _id_agreement(old: _Side, new: _Side) -> tuple[float | None, np.ndarray]:
     """(share of the numbers both hold whose member sets are similar at the same level, the common numbers)."""
     common = np.intersect1d(old.comms, new.comms, assume_unique=True)
@@ -400,10 +377,7 @@ def _id_agreement(old: _Side, new: _Side) -> tuple[float | None, np.ndarray]:
     ko = np.searchsorted(union, old.comms[old.member_ci]) * n_codes + old.member_code
     kn = np.searchsorted(union, new.comms[new.member_ci]) * n_codes + new.member_code
     both = np.intersect1d(ko, kn, assume_unique=True)
-    inter_all = (
-        np.bincount(both // n_codes, minlength=len(union)) if len(both) else np.zeros(len(union), np.int64)
-    )
-    inter = inter_all[np.searchsorted(union, common)]
+    inter = np.bincount(both // n_codes, minlength=len(union))[np.searchsorted(union, common)]
     io, inn = np.searchsorted(old.comms, common), np.searchsorted(new.comms, common)
     uni = old.size[io] + new.size[inn] - inter
     jacc = np.where(uni > 0, inter / np.maximum(uni, 1), 1.0)
@@ -444,10 +418,12 @@ def _reports_differ(old: _Side, new: _Side, io: np.ndarray, inn: np.ndarray) -> 
         same = old.report_level[a] == new.report_level[b]
         for col_o, col_n in ((old.report_title, new.report_title), (old.report_content, new.report_content)):
             for lo in range(0, len(a), REPORTS_PER_BLOCK):  # (the texts taken a block at a time)
-                hi = min(lo + REPORTS_PER_BLOCK, len(a))
-                same[lo:hi] &= _same_texts(
-                    pc.take(col_o, pa.array(a[lo:hi])), pc.take(col_n, pa.array(b[lo:hi]))
-                )
+                block = slice(lo, lo + REPORTS_PER_BLOCK)
+                x, y = pc.take(col_o, pa.array(a[block])), pc.take(col_n, pa.array(b[block]))
+                if x.type != y.type:
+                    x, y = _strings(x), _strings(y)
+                eq = pc.or_kleene(pc.equal(x, y), pc.and_(pc.is_null(x), pc.is_null(y)))  # or both missing
+                same[block] &= np.asarray(pc.fill_null(eq, False).to_numpy(zero_copy_only=False), bool)
         differ[both] |= ~same
     return differ
 
@@ -455,15 +431,6 @@ def _reports_differ(old: _Side, new: _Side, io: np.ndarray, inn: np.ndarray) -> 
 #: matched reports whose titles and contents are compared at a time (bounded memory: the texts of
 #: every matched pair taken at once were two copies of the contents, 540 MB at 1M entities)
 REPORTS_PER_BLOCK = 16384
-
-
-def _same_texts(x, y) -> np.ndarray:
-    """Per position: equal texts, or both missing."""
-    if x.type != y.type:
-        x, y = _strings(x), _strings(y)
-    eq = pc.equal(x, y)
-    both_null = pc.and_(pc.is_null(x), pc.is_null(y))
-    return np.asarray(pc.fill_null(pc.or_kleene(eq, both_null), False).to_numpy(zero_copy_only=False), bool)
 
 
 def _matched(mo: np.ndarray, mn: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -499,12 +466,8 @@ def compare_communities(
     # reports outside both trees (a report for community -1, orphans) can only meet by number: they
     # count as the same in a selection, never as an added, removed or changed community
     orphans = np.intersect1d(old.orphan_reports, new.orphan_reports)
-    if len(orphans):
-        mo_all, mn_all = np.concatenate([mo, orphans]), np.concatenate([mn, orphans])
-        order = np.argsort(mo_all, kind="stable")
-        mo_sel, mn_sel = mo_all[order], mn_all[order]
-    else:
-        mo_sel, mn_sel = mo, mn
+    mo_sel, mn_sel = np.concatenate([mo, orphans]), np.concatenate([mn, orphans])
+    order = np.argsort(mo_sel, kind="stable")
     changes = CommunityChanges(
         matching=matching,
         entity_key=entity_key,
@@ -522,34 +485,7 @@ def compare_communities(
             "report": int(report.sum()),
         },
     )
-    return changes, mo_sel, mn_sel
-
-
-def _selection_diff(
-    n, b, old_sel, new_sel, old_clustered, new_clustered, mo, mn, changed_new
-) -> SelectionDiff:
-    so, sn = (
-        np.zeros(0, np.int64) if sel is None else np.unique(np.asarray(sel.community_ids, dtype=np.int64))
-        for sel in (old_sel, new_sel)
-    )
-    found, mapped_all = _matched(mo, mn, so)
-    mapped = mapped_all[found]
-    kept_old = np.zeros(len(so), bool)
-    kept_old[found] = np.isin(mapped, sn)
-    removed = so[~kept_old]
-    in_old = np.isin(sn, mapped)
-    added = sn[~in_old]
-    both = sn[in_old]
-    changed = both[np.isin(both, changed_new)]
-    return SelectionDiff(
-        n,
-        b,
-        None if old_sel is None else side_stats(old_sel, old_clustered),
-        None if new_sel is None else side_stats(new_sel, new_clustered),
-        CommunityIds(added, own=True),
-        CommunityIds(removed, own=True),
-        CommunityIds(changed, own=True),
-    )
+    return changes, mo_sel[order], mn_sel[order]
 
 
 def diff_reports(
@@ -566,20 +502,36 @@ def diff_reports(
     del old, new
     changed_new = np.asarray(changes.changed.array, dtype=np.int64)
     oc, nc = old_report.index.counts.clustered_entities, new_report.index.counts.clustered_entities
-    levels = [r.community_level for r in old_report.levels]
-    levels += [r.community_level for r in new_report.levels if r.community_level not in levels]
-    levels.sort(key=lambda n: (n is None, -1 if n is None else n))
-    selections = []
     old_levels = [r.community_level for r in old_report.levels]
     new_levels = [r.community_level for r in new_report.levels]
-    for n in levels:  # a level past one index's deepest: that index's None row (:func:`stands_for`)
+    selections = []
+    # a level past one index's deepest: that index's None row (:func:`stands_for`)
+    for n in sorted(set(old_levels + new_levels), key=lambda n: (n is None, -1 if n is None else n)):
         ro, rn = old_report.level(stands_for(n, old_levels)), new_report.level(stands_for(n, new_levels))
         for b in DIFF_BEHAVIOURS:
-            so = None if ro is None else ro.selected.get(b)
-            sn = None if rn is None else rn.selected.get(b)
-            if so is None and sn is None:
+            old_sel = None if ro is None else ro.selected.get(b)
+            new_sel = None if rn is None else rn.selected.get(b)
+            if old_sel is None and new_sel is None:
                 continue
-            selections.append(_selection_diff(n, b, so, sn, oc, nc, mo, mn, changed_new))
+            so, sn = (
+                np.zeros(0, np.int64) if x is None else np.unique(np.asarray(x.community_ids, dtype=np.int64))
+                for x in (old_sel, new_sel)
+            )
+            found, mapped = _matched(mo, mn, so)
+            kept_old = np.zeros(len(so), bool)
+            kept_old[found] = np.isin(mapped[found], sn)
+            in_old = np.isin(sn, mapped[found])
+            selections.append(
+                SelectionDiff(
+                    n,
+                    b,
+                    None if old_sel is None else side_stats(old_sel, oc),
+                    None if new_sel is None else side_stats(new_sel, nc),
+                    CommunityIds(sn[~in_old], own=True),
+                    CommunityIds(so[~kept_old], own=True),
+                    CommunityIds(sn[in_old & np.isin(sn, changed_new)], own=True),
+                )
+            )
     old_rules = {f.rule for f in old_report.findings}
     new_rules = {f.rule for f in new_report.findings}
     appeared = [f for f in new_report.sorted_findings() if f.rule not in old_rules]

@@ -1,19 +1,11 @@
 """Plan a global-search context by budget: a cross-level **frontier** of community reports.
 
-A frontier holds every coverable clustered entity exactly once: it starts from the roots and is
-refined by *splits*, each replacing a community by its children; a community without a report is
-*expanded* (replaced by its children, recursively). A split that would lose entities is *blocked*.
-Each objective (``granularity``, ``rank``, ``text-units``) is a priority order π that puts a
-community before its children; the plan is the split set lexicographically greatest in π among
-those meeting every ceiling budget. docs/plan.md explains it with real output.
-
-The greedy sweep in π order is exact for reports (tests/analysis/test_plan*.py check it against
-brute force). Tokens and map calls are costed exactly on whole frontiers: the sweep runs on an
-additive per-row token estimate under a cap λ, and a binary search finds the largest λ whose plan
-fits (optimal when the exact cost is additive and monotone; graphrag's shuffle makes map calls
-non-monotone). The baseline ``LF(N)`` applies every allowed split above level N; coverage ``P``
-binary-searches the smallest report cap whose plan holds a share P of the coverable entities at
-their finest level. ``allow_uncovered``: report-less roots may stay out (nothing sent).
+A frontier holds every coverable clustered entity once: it starts from the roots and is refined by
+*splits* (a community replaced by its children; a report-less one is *expanded* recursively); a split
+that would lose entities is *blocked*. Each objective is a priority order π (a community before its
+children); the plan is the split set lexicographically greatest in π meeting every ceiling. The greedy
+sweep is exact for reports (tests/analysis/test_plan*.py check it by brute force); tokens and map calls
+binary-search a cap λ on an additive per-row estimate, costing whole frontiers exactly. docs/plan.md.
 """
 
 from __future__ import annotations
@@ -72,9 +64,8 @@ class Expansion:
 
 
 class PlanTree:
-    """The planner's view of ``model.forest``: entity sets, report rows and expansions. Refuses
-    (``IndexInputError``) parent links that are not a forest and entity sets that are not nested:
-    then no frontier holds every entity exactly once."""
+    """The planner's view of ``model.forest``: entity sets, report rows and expansions. Refuses parent
+    links that are not a forest and entity sets that are not nested (``IndexInputError``)."""
 
     def __init__(self, model: IndexModel):
         self.model = model
@@ -108,7 +99,30 @@ class PlanTree:
         self.entities = {c: np.zeros(0, dtype=np.int64) for c in self.nodes}
         self.entities.update(_runs(comm[order], codes[order]))
         self.n_entities = {c: int(len(v)) for c, v in self.entities.items()}
-        self._check_nested(codes, comm)
+
+        # nested entity sets: no entity in two siblings (or two roots), none missing from the parent
+        nodes_a = np.asarray(self.nodes, dtype=np.int64)
+        parent = np.fromiter((self.parent[c] for c in self.nodes), dtype=np.int64, count=len(nodes_a))
+        pairs = pd.DataFrame({"e": codes, "c": comm, "p": parent[np.searchsorted(nodes_a, comm)]})
+        dup = pairs.duplicated(["e", "p"], keep=False)  # (a root's parent is -1)
+        if dup.any():
+            bad = sorted(set(pairs.loc[dup, "c"].astype(int)))
+            raise _refuse(
+                model,
+                f"entity sets are not nested: some entities sit in two sibling (or two root) "
+                f"communities ({_preview(bad)})",
+            )
+        inner = pairs[pairs["p"] >= 0]
+        have = codes * len(nodes_a) + np.searchsorted(nodes_a, comm)
+        want = inner["e"].to_numpy() * len(nodes_a) + np.searchsorted(nodes_a, inner["p"].to_numpy())
+        lacking = ~np.isin(want, have)
+        if lacking.any():
+            missing = sorted({int(c) for c in inner["c"].to_numpy()[lacking]})
+            raise _refuse(
+                model,
+                f"entity sets are not nested: {len(missing)} communities hold entities "
+                f"their parent lacks ({_preview(missing)})",
+            )
 
         # report rows per community (several rows for one community are all sent)
         rc = model.reports["community"].to_numpy(dtype=np.int64)
@@ -119,34 +133,7 @@ class PlanTree:
         self.orphan_rows = np.flatnonzero(~in_tree)  # reports naming no community of the tree
         self.orphan_communities = sorted({int(x) for x in rc[~in_tree]})
         self._splits: dict[int, Expansion] = {}
-        self._root = dict(zip(nodes, forest.nodes[forest.root_code].tolist()))
-
-    def _check_nested(self, codes: np.ndarray, comm: np.ndarray) -> None:
-        nodes = np.asarray(self.nodes, dtype=np.int64)
-        parent = np.fromiter((self.parent[c] for c in self.nodes), dtype=np.int64, count=len(nodes))
-        pairs = pd.DataFrame({"e": codes, "c": comm, "p": parent[np.searchsorted(nodes, comm)]})
-        dup = pairs.duplicated(["e", "p"], keep=False)  # (a root's parent is -1)
-        if dup.any():
-            bad = sorted(set(pairs.loc[dup, "c"].astype(int)))
-            raise _refuse(
-                self.model,
-                f"entity sets are not nested: some entities sit in two sibling (or two root) "
-                f"communities ({_preview(bad)})",
-            )
-        inner = pairs[pairs["p"] >= 0]
-        have = codes * len(nodes) + np.searchsorted(nodes, comm)
-        want = inner["e"].to_numpy() * len(nodes) + np.searchsorted(nodes, inner["p"].to_numpy())
-        lacking = ~np.isin(want, have)
-        if lacking.any():
-            missing = sorted({int(c) for c in inner["c"].to_numpy()[lacking]})
-            raise _refuse(
-                self.model,
-                f"entity sets are not nested: {len(missing)} communities hold entities "
-                f"their parent lacks ({_preview(missing)})",
-            )
-
-    def has_report(self, c: int) -> bool:
-        return c in self.rows
+        self.root = dict(zip(nodes, forest.nodes[forest.root_code].tolist()))
 
     def split(self, c: int) -> Expansion:
         """What replaces ``c`` when it is split: its children, each expanded."""
@@ -157,7 +144,7 @@ class PlanTree:
             stack = list(reversed(self.children[c]))
             while stack:  # iterative: deep report-less chains must not hit the recursion limit
                 x = stack.pop()
-                if self.has_report(x):
+                if x in self.rows:
                     members.append(x)
                 elif not self.children[x]:
                     dead.append(x)
@@ -169,7 +156,7 @@ class PlanTree:
 
     def expand(self, c: int) -> Expansion:
         """``c`` itself when it has a report, else its children's expansions (recursively)."""
-        if self.has_report(c):
+        if c in self.rows:
             return Expansion((c,), 0, ())
         if not self.children[c]:
             return Expansion((), self.n_entities[c], (c,))
@@ -195,30 +182,20 @@ class PlanTree:
             parts.append(f"its children leave {uncovered} of its entities in no child")
         return f"splitting it would drop {sp.lost:,} entities: " + "; ".join(parts)
 
-    def start(self) -> tuple[list[int], list[int], int]:
-        """(members, dead-end communities, uncoverable entities) of the coarsest frontier."""
-        expansions = [self.expand(r) for r in self.roots]
-        members = [c for ex in expansions for c in ex.members]
-        dead = [c for ex in expansions for c in ex.dead_ends]
-        return members, dead, sum(ex.lost for ex in expansions)
-
     def rows_of(self, members) -> np.ndarray:
         if not members:
             return np.zeros(0, dtype=np.int64)
         return np.sort(np.concatenate([self.rows[c] for c in members]))
 
-    def n_rows(self, members) -> int:
-        return int(sum(len(self.rows[c]) for c in members))
-
-    def root_of(self, c: int) -> int:
-        return self._root[c]
+    def bare_roots(self) -> list[int]:
+        """Roots without a report that have children."""
+        return [r for r in self.roots if r not in self.rows and self.children[r]]
 
 
 class _Solver:
-    """The frontier state shared by every probe of one :func:`plan_context` call. Members are
-    report-bearing communities plus, with ``allow_uncovered``, *placeholders*: report-less roots
-    kept out (splitting one brings in its expansion). Additive meters: report rows and a per-row
-    token estimate (the surrogate for the ``tokens`` / ``map_calls`` ceilings)."""
+    """The state shared by every probe of one :func:`plan_context` call. Members are report-bearing
+    communities plus, with ``allow_uncovered``, *placeholders* (report-less roots kept out). Additive
+    meters: report rows and a per-row token estimate (the surrogate for the cost ceilings)."""
 
     def __init__(
         self, pt: PlanTree, objective: str, allow_uncovered: bool, budgets: Budgets, cost: CostFn | None
@@ -228,17 +205,26 @@ class _Solver:
         self.pt = pt
         self.objective = objective
         self.allow_uncovered = bool(allow_uncovered)
-        start, self.dead, self.lost = pt.start()
+        expansions = [pt.expand(r) for r in pt.roots]  # the coarsest frontier
+        start = [c for ex in expansions for c in ex.members]
+        self.dead = [c for ex in expansions for c in ex.dead_ends]
+        self.lost = sum(ex.lost for ex in expansions)
         self.placeholders: set[int] = set()
         if allow_uncovered:
-            self.placeholders = {r for r in pt.roots if not pt.has_report(r) and pt.expand(r).members}
-            start = [c for c in start if pt.root_of(c) not in self.placeholders] + sorted(self.placeholders)
+            self.placeholders = {r for r in pt.roots if r not in pt.rows and pt.expand(r).members}
+            start = [c for c in start if pt.root[c] not in self.placeholders] + sorted(self.placeholders)
         self.start = sorted(start)
         self.n_rows = {c: len(r) for c, r in pt.rows.items()}
         self.budgets, self.cost = budgets, cost
-        self.exact = budgets.get("tokens") is not None or budgets.get("map_calls") is not None
-        row_tokens = _row_tokens(pt, cost) if budgets.needs_cost and cost is not None else None
-        self.tok = {} if row_tokens is None else {c: int(row_tokens[r].sum()) for c, r in pt.rows.items()}
+        self.exact = budgets.needs_cost
+        self.tok = {}
+        if self.exact and cost is not None:
+            if isinstance(cost, ContextCost) and cost.additive:
+                row_tokens = cost.row_tokens()
+            else:
+                n = len(pt.model.reports)
+                row_tokens = np.array([int(cost(np.array([r])).tokens) for r in range(n)], dtype=np.int64)
+            self.tok = {c: int(row_tokens[r].sum()) for c, r in pt.rows.items()}
         self._fits: dict[tuple, bool] = {}
         self.key = self._keys()
         self._moves: dict[int, tuple | None] = {}
@@ -249,11 +235,11 @@ class _Solver:
     def kids(self, c: int) -> tuple[int, ...]:
         return self.pt.expand(c).members if c in self.placeholders else self.pt.split(c).members
 
-    def rows_w(self, c: int) -> int:
-        return self.n_rows.get(c, 0)
+    def rows(self, frontier) -> int:
+        return sum(self.n_rows.get(c, 0) for c in frontier)
 
-    def tok_w(self, c: int) -> int:
-        return self.tok.get(c, 0)
+    def tokens(self, frontier) -> int:
+        return sum(self.tok.get(c, 0) for c in frontier)
 
     def move(self, c: int) -> tuple | None:
         """None when ``c`` cannot be split, else (π key, its kids, the rows and the estimated tokens
@@ -262,8 +248,8 @@ class _Solver:
             m = None
             if self.can_split(c):
                 kids = self.kids(c)
-                d_rows = sum(self.rows_w(k) for k in kids) - self.rows_w(c)
-                m = (self.key(c), kids, d_rows, sum(self.tok_w(k) for k in kids) - self.tok_w(c))
+                d_rows = self.rows(kids) - self.rows((c,))
+                m = (self.key(c), kids, d_rows, self.tokens(kids) - self.tokens((c,)))
             self._moves[c] = m
         return self._moves[c]
 
@@ -273,50 +259,33 @@ class _Solver:
         pt = self.pt
         if self.objective == "granularity":
             return lambda c: (pt.level[c], -pt.n_entities[c], c)
-        weight = self._desc_rank() if self.objective == "rank" else self._text_units()
-        return lambda c: (-weight[c], pt.level[c], -pt.n_entities[c], c)
-
-    def _topdown(self) -> list[int]:
-        order, stack = [], list(self.pt.roots)
+        order, stack = [], list(pt.roots)  # top-down
         while stack:
-            c = stack.pop()
-            order.append(c)
-            stack.extend(self.pt.children[c])
-        return order
-
-    def _desc_rank(self) -> dict[int, float]:
-        """Highest graphrag ``rank`` among the reports strictly below each community (-inf: none)."""
-        reports = self.pt.model.reports
-        ranks = reports["rank"].to_numpy(dtype=np.float64) if len(reports) else None
-        own = {
-            c: (float(np.nanmax(ranks[r])) if ranks is not None and not np.isnan(ranks[r]).all() else -_INF)
-            for c, r in self.pt.rows.items()
-        }
-        sub: dict[int, float] = {}
-        below: dict[int, float] = {}
-        for c in reversed(self._topdown()):
-            below[c] = max((sub[k] for k in self.pt.children[c]), default=-_INF)
-            sub[c] = max(below[c], own.get(c, -_INF))
-        return below
-
-    def _text_units(self) -> dict[int, float]:
-        """Distinct text units of each community's entities (graphrag's occurrence count), capped
-        by its parent's so a child never comes before its parent (0 when the index has none)."""
-        counts = community_text_unit_counts(self.pt.model)
-        raw = {} if counts is None else {int(k): float(v) for k, v in counts.items()}
-        out: dict[int, float] = {}
-        for c in self._topdown():
-            p = self.pt.parent[c]
-            out[c] = raw.get(c, 0.0) if p == -1 else min(raw.get(c, 0.0), out[p])
-        return out
+            order.append(c := stack.pop())
+            stack.extend(pt.children[c])
+        weight: dict[int, float] = {}
+        if self.objective == "rank":  # the highest graphrag rank strictly below (-inf: none)
+            sub = {}
+            if pt.rows:
+                ranks = pt.model.reports["rank"].to_numpy(dtype=np.float64)
+                sub = {c: float(np.fmax.reduce(ranks[r], initial=-_INF)) for c, r in pt.rows.items()}
+            for c in reversed(order):
+                weight[c] = max((sub[k] for k in pt.children[c]), default=-_INF)
+                sub[c] = max(weight[c], sub.get(c, -_INF))
+        else:  # graphrag's occurrence count (distinct text units), capped by the parent's; 0 without
+            counts = community_text_unit_counts(pt.model)
+            raw = {} if counts is None else {int(k): float(v) for k, v in counts.items()}
+            for c in order:
+                p = pt.parent[c]
+                weight[c] = raw.get(c, 0.0) if p == -1 else min(raw.get(c, 0.0), weight[p])
+        return lambda c: (-weight[c], pt.level[c], -pt.n_entities[c], c)
 
     def greedy(self, start, max_rows: float, max_tok: float):
         """The lexicographic greedy in π order under additive caps on rows and estimated tokens:
         (frontier, (rows, tokens), (lo, hi)), where every token cap in [lo, hi] gives the same
         frontier (the binary search jumps over caps that change nothing)."""
         frontier = set(start)
-        rows = sum(self.rows_w(c) for c in frontier)
-        tok = sum(self.tok_w(c) for c in frontier)
+        rows, tok = self.rows(frontier), self.tokens(frontier)
         acc_hi, rej_lo = tok, _INF
         changed = True
         while changed:
@@ -348,7 +317,7 @@ class _Solver:
 
     def fits(self, frontier, max_rows: float) -> bool:
         """The row cap, and the exact token / map-call ceilings on the whole frontier (memoised)."""
-        if sum(self.rows_w(c) for c in frontier) > max_rows:
+        if self.rows(frontier) > max_rows:
             return False
         if not self.exact:
             return True
@@ -368,26 +337,16 @@ class _Solver:
         return int(sum(pt.n_entities[c] for c in frontier if c not in out and not pt.splittable(c)))
 
 
-def _row_tokens(pt: PlanTree, cost: CostFn) -> np.ndarray:
-    """The per-row token estimate: ``cost.row_tokens()`` (:class:`ContextCost`), else each row alone."""
-    if hasattr(cost, "row_tokens"):
-        return np.asarray(cost.row_tokens(), dtype=np.int64)
-    rows = range(len(pt.model.reports))
-    return np.array([int(cost(np.array([r], dtype=np.int64)).tokens) for r in rows], dtype=np.int64)
-
-
 def _solve_ceilings(solver: _Solver, start, max_rows: float) -> list[int]:
     """The plan under the row cap and the exact ceilings: one sweep for rows only, else a binary
     search over the estimated-token cap λ for the largest λ whose frontier fits exactly."""
-    if not solver.exact:
-        return solver.greedy(start, max_rows, _INF)[0]
     full, _, (a, _) = solver.greedy(start, max_rows, _INF)
-    if solver.fits(full, max_rows):
+    if not solver.exact or solver.fits(full, max_rows):
         return full
     start = sorted(start)
     if not solver.fits(start, max_rows):
         return start
-    lo, hi, best = sum(solver.tok_w(c) for c in start) - 1, a, start
+    lo, hi, best = solver.tokens(start) - 1, a, start
     t = solver.budgets.get("tokens")
     guess = t if t is not None and lo < t < hi else None
     for _ in range(256):
@@ -452,53 +411,39 @@ def plan_context(
     max_rows = _INF if r_cap is None else int(r_cap)
     share = budgets.get("coverage")
     coverable = pt.n_clustered - solver.lost
+
+    def meets(f) -> bool:
+        return share is None or coverable == 0 or solver.at_finest(f) >= share * coverable - 1e-9
+
     if share is None:
         baseline, seed = _baseline(solver, max_rows, max_level)
         start = seed if (objective == "granularity" and seed is not None) else solver.start
         frontier = _solve_ceilings(solver, start, max_rows)
     else:
-        frontier = _coverage_plan(solver, share, coverable, max_rows)
-        cap = min(max_rows, sum(solver.rows_w(c) for c in frontier))
-        baseline, _ = _baseline(solver, cap, max_level)
-    fits_ok = solver.fits(frontier, max_rows)
-    if share is not None:
-        fits_ok = fits_ok and (coverable == 0 or solver.at_finest(frontier) >= share * coverable - 1e-9)
-    members = solver.members_only(frontier)
-    rows = pt.rows_of(members)
-    plan_cost = cost(rows) if cost is not None else None
-    return _assemble(solver, budgets, frontier, members, rows, fits_ok, baseline, plan_cost, coverable)
-
-
-def _coverage_plan(solver: _Solver, share: float, coverable: int, max_rows: float) -> list[int]:
-    """The plan of the smallest report cap K (binary search, at most ``max_rows``) holding a share
-    ``share`` of the coverable entities at their finest level; else the finest plan allowed."""
-
-    def meets(f):
-        return coverable == 0 or solver.at_finest(f) >= share * coverable - 1e-9
-
-    best = _solve_ceilings(solver, solver.start, max_rows)
-    if not meets(best):
-        return best
-    lo = sum(solver.rows_w(c) for c in solver.start) - 1  # below the coarsest frontier: no plan fits
-    hi = sum(solver.rows_w(c) for c in best)
-    while lo + 1 < hi:
-        mid = (lo + hi) // 2
-        f = _solve_ceilings(solver, solver.start, mid)
-        if meets(f) and solver.fits(f, mid):
-            hi, best = min(mid, sum(solver.rows_w(c) for c in f)), f
-        else:
-            lo = mid
-    return best
+        # the plan of the smallest report cap (binary search) meeting the share, else the finest allowed
+        frontier = _solve_ceilings(solver, solver.start, max_rows)
+        lo, hi = solver.rows(solver.start) - 1, solver.rows(frontier)  # lo: no plan fits
+        while meets(frontier) and lo + 1 < hi:
+            mid = (lo + hi) // 2
+            f = _solve_ceilings(solver, solver.start, mid)
+            if meets(f) and solver.fits(f, mid):
+                hi, frontier = min(mid, solver.rows(f)), f
+            else:
+                lo = mid
+        baseline, _ = _baseline(solver, min(max_rows, solver.rows(frontier)), max_level)
+    fits_ok = solver.fits(frontier, max_rows) and meets(frontier)
+    return _assemble(solver, budgets, frontier, fits_ok, baseline, coverable)
 
 
 def _level_counts(pt: PlanTree, communities) -> dict[str, int]:
     return {str(k): n for k, n in sorted(Counter(pt.level[c] for c in communities).items())}
 
 
-def _assemble(
-    solver: _Solver, budgets: Budgets, frontier, members, rows, fits_ok, baseline, plan_cost, coverable: int
-) -> Plan:
+def _assemble(solver: _Solver, budgets: Budgets, frontier, fits_ok, baseline, coverable: int) -> Plan:
     pt, dead, lost = solver.pt, solver.dead, solver.lost
+    members = solver.members_only(frontier)
+    rows = pt.rows_of(members)
+    plan_cost = None if solver.cost is None else solver.cost(rows)
     has_table = pt.model.has_reports_table
     mult = np.zeros(pt.n_clustered, dtype=np.int64)
     if members:
@@ -515,11 +460,11 @@ def _assemble(
     deepest = max((pt.level[c] for c in members), default=None)
     kept_out = sorted(c for c in frontier if c in solver.placeholders)
     left_uncovered = int(sum(pt.n_entities[m] for r in kept_out for m in pt.expand(r).members))
-    start_rows = sum(solver.rows_w(c) for c in solver.start)
+    start_rows = solver.rows(solver.start)
     notes: list[str] = []
     if not has_table:
         notes.append("the index has no community_reports table: global search has nothing to send")
-    bare_roots = [r for r in pt.roots if not pt.has_report(r) and pt.children[r]]
+    bare_roots = pt.bare_roots()
     if bare_roots and has_table and not solver.placeholders:
         notes.append(
             f"{counted(len(bare_roots), 'root has', 'roots have')} no report ({_preview(bare_roots)}): their "
@@ -626,22 +571,10 @@ def _checks(budgets: Budgets, reports: int, cost: Cost | None, at_finest: int, c
     return out
 
 
-def _reachable_depth(pt: PlanTree, root: int) -> int | None:
-    """Deepest level of any community a frontier can hold in ``root``'s subtree."""
-    stack = list(pt.expand(root).members)
-    best = None
-    while stack:
-        c = stack.pop()
-        best = pt.level[c] if best is None else max(best, pt.level[c])
-        if pt.splittable(c):
-            stack.extend(pt.split(c).members)
-    return best
-
-
 def _subtrees(pt: PlanTree, members, deepest, kept_out) -> list[SubtreeStatus]:
     by_root: dict[int, list[int]] = {r: [] for r in pt.roots}
     for c in members:
-        by_root.setdefault(pt.root_of(c), []).append(c)
+        by_root.setdefault(pt.root[c], []).append(c)
     out = []
     for r, mem in by_root.items():
         blocked = [
@@ -655,12 +588,17 @@ def _subtrees(pt: PlanTree, members, deepest, kept_out) -> list[SubtreeStatus]:
             status = "budget"
         else:
             status = "blocked" if blocked else "finest"
-        fa = _reachable_depth(pt, r)
+        stack, fa = list(pt.expand(r).members), None  # fa: the deepest level a frontier can reach here
+        while stack:
+            c = stack.pop()
+            fa = pt.level[c] if fa is None else max(fa, pt.level[c])
+            if pt.splittable(c):
+                stack.extend(pt.split(c).members)
         out.append(
             SubtreeStatus(
                 root=r,
                 entities=pt.n_entities[r],
-                reports=pt.n_rows(mem),
+                reports=int(sum(len(pt.rows[c]) for c in mem)),
                 levels=_level_counts(pt, mem),
                 finest_available=fa,
                 status=status,
@@ -686,12 +624,10 @@ class ContextCost(ContextCoster):
         return Cost(int(b.total_tokens), int(b.n_batches))
 
     def row_tokens(self) -> np.ndarray:
-        """Each report row's own tokens without the occurrence-weight cell (rows graphrag's rank
-        filter drops: 0): the planner's additive estimate, checked exactly on whole frontiers."""
+        """Each report row's own tokens without the occurrence-weight cell (0 for rows graphrag's rank
+        filter drops), for an additive tokenizer: the planner's estimate, checked on whole frontiers."""
         from graphrag_audit.graphrag.context import row_measures
 
-        if not self.additive:
-            return np.array([int(self(np.array([r])).tokens) for r in range(len(self.comm))], dtype=np.int64)
         keep = np.flatnonzero(self.ranks >= 0)
         m = row_measures(
             self.counter, self.comm, self.titles, self.contents, self.ranks, with_weight=False, rows=keep
@@ -718,7 +654,7 @@ def level_options(
 
     ti = TreeIndex(model)
     # (community, entity) pairs of the communities at their finest (a report, no split)
-    finest = [c for c in pt.nodes if pt.has_report(c) and not pt.splittable(c)]
+    finest = [c for c in pt.nodes if c in pt.rows and not pt.splittable(c)]
     pair_comm = np.repeat(np.asarray(finest, dtype=np.int64), [len(pt.entities[c]) for c in finest])
     pair_ent = np.concatenate([pt.entities[c] for c in finest]) if finest else np.zeros(0, dtype=np.int64)
     rep_comm = model.reports["community"].to_numpy()
@@ -729,16 +665,11 @@ def level_options(
             sel = by_b[b]
             st = selection_stats(model, ti, sel)
             # the entities of the selected communities at their finest
-            at_finest = np.zeros(pt.n_clustered, dtype=bool)  # (only entities of finest communities)
             chosen = np.asarray(rep_comm[sel.rows], dtype=np.int64)
-            at_finest[pair_ent[np.isin(pair_comm, chosen)]] = True
-            n_finest = int(at_finest.sum())
-            if cost is None:
-                c_ = None
-            elif hasattr(cost, "selection"):
-                c_ = cost.selection(sel.rows, b, n)
-            else:
-                c_ = cost(sel.rows)
+            n_finest = len(np.unique(pair_ent[np.isin(pair_comm, chosen)]))
+            c_ = None
+            if cost is not None:
+                c_ = cost.selection(sel.rows, b, n) if isinstance(cost, ContextCost) else cost(sel.rows)
             out.append(
                 LevelOption(
                     community_level=n,
@@ -834,7 +765,7 @@ def _why_levels_fit(pt: PlanTree, plan: Plan, options: list[LevelOption]) -> lis
     o = max(fitting, key=lambda x: (x.entities_covered, -x.reports))
     label = "None" if o.community_level is None else str(o.community_level)
     if plan.entities_coverable > o.entities_covered and not plan.allow_uncovered:
-        bare = [r for r in pt.roots if not pt.has_report(r) and pt.children[r]]
+        bare = pt.bare_roots()
         return [
             f"community_level {label} ({'graphrag >= 2.0' if o.behaviour == 'v2' else 'graphrag < 2.0'}) fits "
             f"with {o.reports:,} reports because it covers only {o.entities_covered:,} of the "

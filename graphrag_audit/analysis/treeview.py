@@ -1,6 +1,6 @@
-"""The community forest as a view (``results/tree.py``): every community once, hung under its first
-parent (parent loops become extra roots), what a community_level N sends (both / v2-only / v1-only /
-neither), and a line-budgeted layout that reveals the largest hidden subtrees first."""
+"""The community forest as a view (``results/tree.py``): every community once under its first parent
+(parent loops become extra roots), what a community_level N sends, and a line-budgeted layout that
+reveals the largest hidden subtrees first."""
 
 from __future__ import annotations
 
@@ -8,17 +8,7 @@ import heapq
 from collections import Counter
 
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.results.tree import (
-    SENT_BOTH,
-    SENT_NEITHER,
-    SENT_V1_ONLY,
-    SENT_V2_ONLY,
-    CommunityNode,
-    ForestView,
-    OutsideReport,
-    Row,
-    TreeView,
-)
+from graphrag_audit.results.tree import SENT_VALUES, CommunityNode, ForestView, OutsideReport, Row, TreeView
 from graphrag_audit.sanitise.common import plain
 
 TITLE_CHARS = 120
@@ -28,10 +18,8 @@ class UnknownCommunity(ValueError):
     """``root`` names a community that is not in the tree."""
 
 
-def _sent(in_v2: bool, in_v1: bool) -> str:
-    return {(True, True): SENT_BOTH, (True, False): SENT_V2_ONLY, (False, True): SENT_V1_ONLY}.get(
-        (in_v2, in_v1), SENT_NEITHER
-    )
+#: the sent mark of (sent by graphrag >= 2.0, sent by < 2.0): both, v2-only, v1-only, neither
+_SENT = dict(zip([(True, True), (True, False), (False, True), (False, False)], SENT_VALUES))
 
 
 def build_forest(
@@ -117,7 +105,6 @@ def build_forest(
     level, n_ent = tree.level.tolist(), tree.n_entities.tolist()
     for n in order:
         i = code[n]
-        sent = None if community_level is None else _sent(n in in_v2, n in in_v1)
         parent = view_parent[n]
         nodes[n] = CommunityNode(
             community=n,
@@ -128,7 +115,7 @@ def build_forest(
             entities=n_ent[i],
             title=titles.get(n, ""),
             reports=n_reports.get(n, 0),
-            sent=sent,
+            sent=None if community_level is None else _SENT[n in in_v2, n in in_v1],
             size=size[n],
             leaves=leaves[n],
         )
@@ -138,7 +125,7 @@ def build_forest(
             c,
             int(rep_level[first_row[c]]),
             titles[c],
-            None if community_level is None else _sent(c in in_v2, c in in_v1),
+            None if community_level is None else _SENT[c in in_v2, c in in_v1],
         )
         for c in sorted(first_row)
         if c not in nodes
@@ -157,7 +144,6 @@ def build_forest(
     )
 
 
-# ---- layout -------------------------------------------------------------------------------
 def layout(
     forest: ForestView, *, root: int | None = None, depth: int | None = None, max_lines: int | None = 100
 ) -> TreeView:
@@ -230,16 +216,10 @@ def layout(
             rel[hidden[0]] = rel[p] + 1
 
     rows: list[Row] = []
-
-    def shown_below(n: int) -> int:
-        total, stack = 0, [n]
-        while stack:
-            x = stack.pop()
-            for k in nodes[x].children:
-                if k in shown:
-                    total += 1
-                    stack.append(k)
-        return total
+    shown_below = dict.fromkeys(shown, 0)  # shown communities under each shown one, deepest first
+    for x in sorted(shown, key=rel.__getitem__, reverse=True):
+        if nodes[x].parent in shown_below:
+            shown_below[nodes[x].parent] += shown_below[x] + 1
 
     def more_row(parent: int, depth_: int, guides: tuple[bool, ...], hidden: list[int]) -> Row:
         return Row(
@@ -274,7 +254,7 @@ def layout(
                 lst,
                 gd,
                 hidden_children=len(hidden_kids),
-                hidden_below=nd.size - 1 - shown_below(x),
+                hidden_below=nd.size - 1 - shown_below[x],
             )
         )
         child_guides = gd + (not lst,) if dd > 0 else gd

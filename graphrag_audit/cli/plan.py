@@ -8,6 +8,7 @@ plan holds no report; 2 = usage error or unreadable index.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -61,17 +62,6 @@ def _count(flag: str, text: str) -> int:
     return int(whole)
 
 
-def _share(text: str) -> float:
-    """``0.8`` or ``80%`` -> 0.8; a usage error (exit 2) otherwise."""
-    t = str(text).strip()
-    pct = t.endswith("%")
-    try:
-        value = float(t[:-1] if pct else t)
-    except ValueError:
-        raise fail(f"--coverage: expected a share such as 0.8 or 80%, not {text!r}") from None
-    return value / 100 if pct else value
-
-
 def _budget(reports, tokens, map_calls, coverage):
     from graphrag_audit.analysis.plan import Budget, Budgets
 
@@ -80,7 +70,14 @@ def _budget(reports, tokens, map_calls, coverage):
         if raw is None:
             continue
         flag = "--" + kind.replace("_", "-")
-        value = _share(raw) if kind == "coverage" else _count(flag, raw)
+        if kind == "coverage":  # 0.8 or 80%
+            t = str(raw).strip()
+            try:
+                value: float = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+            except ValueError:
+                raise fail(f"--coverage: expected a share such as 0.8 or 80%, not {raw!r}") from None
+        else:
+            value = _count(flag, raw)
         try:
             given.append(Budget(kind, value))
         except ValueError as exc:
@@ -222,12 +219,13 @@ def plan_cmd(
         if write is not None:
             check_out_dir(model, write, force, guard=guard)
         cost = None if no_costs else ContextCost(model, tokenizer, max_context_tokens)
-        settings = {
-            "tokenizer": None if cost is None else cost.tokenizer,
-            "tokens_exact": None if cost is None else cost.exact,
-            "max_context_tokens": None if cost is None else max_context_tokens,
-            "num_repeats": num_repeats,
-        }
+        settings: dict = dict(
+            tokenizer=None, tokens_exact=None, max_context_tokens=None, num_repeats=num_repeats
+        )
+        if cost is not None:
+            settings.update(
+                tokenizer=cost.tokenizer, tokens_exact=cost.exact, max_context_tokens=max_context_tokens
+            )
         report = plan_report(
             model,
             budget,
@@ -244,7 +242,7 @@ def plan_cmd(
                 why = "does not fit the budget" if not report.plan.fits else "sends no report"
                 say(f"graphrag-audit: warning: {visible(str(write))}: nothing written: the plan {why}\n")
                 return report
-            verified = []
+            verified: list[str] = []
             result = write_plan(
                 model,
                 report.plan.communities,
@@ -256,19 +254,16 @@ def plan_cmd(
                     _read_back(path, report.plan, write, max_level)
                 ),
             )
-            handoff = result.to_dict()
-            handoff["verified"] = verified[0]
-            report = report.with_handoff(handoff)
+            report = replace(report, handoff=result.to_dict() | {"verified": verified[0]})
         return report
 
     report = run_guarded(work, debug)
-    render = renderer(fmt)
-    kw = {}
+    kw: dict = {}
     if fmt == PlanFormat.text:
         kw = {"width": text_width(width, output), "color": text_color(color, output)}
     elif fmt == PlanFormat.markdown:
         kw = {"include_titles": include_titles}
     with output_charset_for(output):
-        text = run_guarded(lambda: render(report, **kw), debug)
+        text = run_guarded(lambda: renderer(fmt)(report, **kw), debug)
     write_payload(text, output, guard)
     raise typer.Exit(EXIT_OK if report.plan.usable else EXIT_FINDINGS)

@@ -80,30 +80,25 @@ def tree_cmd(
         model.rollup_rows  # noqa: B018 - a broken create_final_nodes is an input error here too
         forest = build_forest(model, level)
         budget = max_lines
-        if budget is None:
+        if budget is None:  # graphml and json: everything
             budget = DEFAULT_MAX_LINES if fmt in (TreeFormat.text, TreeFormat.mermaid, TreeFormat.dot) else 0
         try:
             view = layout(forest, root=root_id, depth=depth, max_lines=budget)
         except UnknownCommunity as exc:
             raise fail(f"--root {root_id}: {exc}") from None
-        render = renderer(fmt)
-        if fmt == TreeFormat.text:
-            from graphrag_audit.sanitise.secrets import scrub
+        if fmt != TreeFormat.text:
+            full = root_id is None and depth is None and not budget
+            return renderer(fmt)(forest, None if full else view)
+        from graphrag_audit.sanitise.secrets import scrub
 
-            heading = [
-                scrub(line)
-                for line in (
-                    f"graphrag-audit tree {model.path}",
-                    f"tables in {model.output_dir}",
-                    f"generation {model.generation.label}",
-                    *(f"note: {n}" for n in model.notes),
-                )
-            ]
-            return render(
-                view, width=text_width(width, output), color=text_color(color, output), heading=heading
-            )
-        full = root_id is None and depth is None and not budget
-        return render(forest, None if full else view)
+        heading = [f"graphrag-audit tree {model.path}", f"tables in {model.output_dir}"]
+        heading += [f"generation {model.generation.label}", *(f"note: {n}" for n in model.notes)]
+        return renderer(fmt)(
+            view,
+            width=text_width(width, output),
+            color=text_color(color, output),
+            heading=[scrub(line) for line in heading],
+        )
 
     # titles are escaped for the output's charset while the forest is built and written
     with output_charset_for(output):

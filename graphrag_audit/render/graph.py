@@ -1,8 +1,5 @@
-"""The community forest as Mermaid, Graphviz DOT and GraphML.
-
-Report titles go through ``sanitise.common.plain`` and then each syntax's escaping: Mermaid quoted
-labels with entity codes (``#quot;``), DOT quoted strings with ``\\"`` and ``\\\\``, GraphML
-through networkx's XML writer."""
+"""The community forest as Mermaid, Graphviz DOT and GraphML: titles through ``sanitise.common.plain``,
+then each medium's escaper (sanitise/graph.py; GraphML: networkx's XML writer)."""
 
 from __future__ import annotations
 
@@ -21,11 +18,15 @@ from graphrag_audit.sanitise.graph import xml_text as _xml_text
 
 FORMAT_VERSION = 1
 LABEL_TITLE_CHARS = 48
-#: fill colours of what community_level N sends
-SENT_FILL = {SENT_BOTH: "#74c476", SENT_V2_ONLY: "#fd8d3c", SENT_V1_ONLY: "#9e9ac8", SENT_NEITHER: "#d9d9d9"}
-NO_REPORT_FILL = "#ffffff"
 SENT_CLASS = {SENT_BOTH: "both", SENT_V2_ONLY: "v2only", SENT_V1_ONLY: "v1only", SENT_NEITHER: "notsent"}
-_FILL = {**{SENT_CLASS[k]: v for k, v in SENT_FILL.items()}, "noreport": NO_REPORT_FILL}
+#: fill colour per class: what community_level N sends, or no report
+_FILL = {
+    "both": "#74c476",
+    "v2only": "#fd8d3c",
+    "v1only": "#9e9ac8",
+    "notsent": "#d9d9d9",
+    "noreport": "#ffffff",
+}
 
 
 def tree_items(
@@ -113,22 +114,19 @@ def _is_forest(forest: ForestView, view: TreeView | None, more: list[Row]) -> bo
     return len(tops) + sum(1 for r in more if r.community < 0) > 1
 
 
-def _hyp_label(forest: ForestView, label: str) -> str:
-    """A legend label with ``(hyp.)`` after each graphrag that does not send what its rule selects here
-    (graphrag.compat's status on the forest, as ``levels`` marks it)."""
-    for b, who in (("v2", ">= 2.0"), ("v1", "< 2.0")):
-        if forest.status(b) not in (None, "exact"):
-            label = label.replace(who, who + " (hyp.)")
-    return label
-
-
 def _legend(forest: ForestView, order: list[int], more: list[Row]) -> tuple[str, list[tuple[str, str]]]:
-    """(legend title, [(class, label)]) for the fills used in this export; no entries when the
-    export has no colour (no --level, no dashed node)."""
+    """(legend title, [(class, label)]) for the fills used in this export (none without colour); a
+    graphrag whose status is not exact (graphrag.compat) is marked ``(hyp.)``."""
     used = {_cls(forest, n) for n in order} - {None}
     if forest.has_reports_table and any(not forest.nodes[n].has_report for n in order):
         used.add("noreport")
-    entries = [(c, _hyp_label(forest, label)) for c, label in LEGEND if c in used]
+    entries = []
+    for c, label in LEGEND:
+        for b, who in (("v2", ">= 2.0"), ("v1", "< 2.0")):
+            if forest.status(b) not in (None, "exact"):
+                label = label.replace(who, who + " (hyp.)")
+        if c in used:
+            entries.append((c, label))
     if more:
         entries.append(("more", "hidden communities (--max-lines, --depth)"))
     n = forest.community_level
@@ -162,38 +160,28 @@ def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: in
         if title:
             label += "<br/>" + mermaid_text(title)
         lines.append(f'    {_node_id(n)}["{label}"]')
-    for r in more:
-        lines.append(f'    {_more_id(r)}["{mermaid_text(_more_label(r))}"]')
-    for parent, child in edges:
-        lines.append(f"    {_node_id(parent)} --> {_node_id(child)}")
-    for r in more:
-        if r.community >= 0:
-            lines.append(f"    {_node_id(r.community)} -.-> {_more_id(r)}")
+    lines += [f'    {_more_id(r)}["{mermaid_text(_more_label(r))}"]' for r in more]
+    lines += [f"    {_node_id(parent)} --> {_node_id(child)}" for parent, child in edges]
+    lines += [f"    {_node_id(r.community)} -.-> {_more_id(r)}" for r in more if r.community >= 0]
     classes: dict[str, list[str]] = {}
     for n in order:
         c = _cls(forest, n)
         if c is not None:
             classes.setdefault(c, []).append(_node_id(n))
-    for c in sorted(classes):
-        lines.append(f"    classDef {c} fill:{_FILL[c]},stroke:#555,color:#000")
-    for c in sorted(classes):
-        lines.append(f"    class {','.join(classes[c])} {c}")
+    lines += [f"    classDef {c} fill:{_FILL[c]},stroke:#555,color:#000" for c in sorted(classes)]
+    lines += [f"    class {','.join(classes[c])} {c}" for c in sorted(classes)]
     if more:
         lines.append("    classDef more fill:#ffffff,stroke:#999,stroke-dasharray:4 3,color:#555")
         lines.append(f"    class {','.join(_more_id(r) for r in more)} more")
     title, entries = _legend(forest, order, more)
     if entries:
-        lines.append(f'    subgraph legend["{mermaid_text(title)}"]')
-        lines.append("        direction TB")
-        for c, label in entries:
-            lines.append(f'        legend_{c}["{mermaid_text(label)}"]')
+        lines += [f'    subgraph legend["{mermaid_text(title)}"]', "        direction TB"]
+        lines += [f'        legend_{c}["{mermaid_text(label)}"]' for c, label in entries]
         lines.append("    end")
         for c, _ in entries:
             if c not in classes and c != "more":
                 lines.append(f"    classDef {c} fill:{_FILL[c]},stroke:#555,color:#000")
             lines.append(f"    class legend_{c} {c}")
-        if "more" in dict(entries) and not more:
-            lines.append("    classDef more fill:#ffffff,stroke:#999,stroke-dasharray:4 3,color:#555")
     return "\n".join(lines) + "\n"
 
 
@@ -210,22 +198,18 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
         title = plain(forest.nodes[n].title, title_chars)
         # join the two quoted strings with DOT's own line break: "head" + "\n" + "title"
         label = head[:-1] + ("\\n" + dot_string(title)[1:] if title else '"')
-        nd = forest.nodes[n]
         attrs = [f"label={label}"]
-        if nd.sent is not None:
-            attrs.append(f'fillcolor="{SENT_FILL[nd.sent] if nd.has_report else NO_REPORT_FILL}"')
-        if not nd.has_report and forest.has_reports_table:
+        if (c := _cls(forest, n)) is not None:
+            attrs.append(f'fillcolor="{_FILL[c]}"')
+        if not forest.nodes[n].has_report and forest.has_reports_table:
             attrs.append('style="rounded,dashed"')
         lines.append(f"    {_node_id(n)} [{', '.join(attrs)}];")
-    for r in more:
-        lines.append(
-            f'    {_more_id(r)} [label={dot_string(_more_label(r))}, style="dashed", fontcolor="#555555"];'
-        )
-    for parent, child in edges:
-        lines.append(f"    {_node_id(parent)} -> {_node_id(child)};")
-    for r in more:
-        if r.community >= 0:
-            lines.append(f"    {_node_id(r.community)} -> {_more_id(r)} [style=dashed];")
+    more_style = 'style="dashed", fontcolor="#555555"'
+    lines += [f"    {_more_id(r)} [label={dot_string(_more_label(r))}, {more_style}];" for r in more]
+    lines += [f"    {_node_id(parent)} -> {_node_id(child)};" for parent, child in edges]
+    lines += [
+        f"    {_node_id(r.community)} -> {_more_id(r)} [style=dashed];" for r in more if r.community >= 0
+    ]
     title, entries = _legend(forest, order, more)
     if entries:
         lines.append("    subgraph cluster_legend {")
@@ -233,7 +217,7 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
         for c, label in entries:
             attrs = [f"label={dot_string(label)}"]
             if c == "more":
-                attrs += ['style="dashed"', 'fontcolor="#555555"']
+                attrs.append(more_style)
             else:
                 attrs.append(f'fillcolor="{_FILL[c]}"')
                 if c == "noreport" and forest.has_reports_table:

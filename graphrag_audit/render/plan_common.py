@@ -37,10 +37,6 @@ def ids_text(ids, limit: int = 40) -> str:
     return s + (f", … ({len(ids):,} in all; the JSON lists them all)" if len(ids) > limit else "")
 
 
-def fits_text(v) -> str:
-    return MISSING if v is None else ("fits" if v else "over")
-
-
 def settings_line(report) -> str:
     s = report.settings
     parts = [f"budget: {report.plan.budget.describe()}", f"objective {report.plan.objective}"]
@@ -85,20 +81,15 @@ def entity_line(plan) -> str:
 
 def check_line(plan) -> str:
     """Each budget: its value, the plan's value, holds or not."""
-
-    def fmt(kind, v):
-        if v is None:
-            return MISSING
-        return f"{v:.1%}" if kind == "coverage" else f"{v:,}"
-
     parts = []
     for c in plan.checks:
+        actual, value = (
+            MISSING if v is None else f"{v:.1%}" if c["kind"] == "coverage" else f"{v:,}"
+            for v in (c["actual"], c["value"])
+        )
         verdict = MISSING if c["holds"] is None else ("holds" if c["holds"] else "FAILS")
         op = ">=" if c["kind"] == "coverage" else "<="
-        parts.append(
-            f"{c['kind'].replace('_', ' ')} {fmt(c['kind'], c['actual'])} {op} "
-            f"{fmt(c['kind'], c['value'])}: {verdict}"
-        )
+        parts.append(f"{c['kind'].replace('_', ' ')} {actual} {op} {value}: {verdict}")
     return "budgets: " + "; ".join(parts)
 
 
@@ -126,12 +117,12 @@ def granularity_line(plan, report) -> str:
 
 def _comparison_row(n_cell, sends, reports, cost, entities, at_finest, ancestors, fits) -> list[str]:
     tokens, calls = (MISSING, MISSING) if cost is None else (n(cost.tokens), n(cost.map_calls))
-    return [n_cell, sends, reports, tokens, calls, n(entities), n(at_finest), ancestors, fits_text(fits)]
+    fit = MISSING if fits is None else ("fits" if fits else "over")
+    return [n_cell, sends, reports, tokens, calls, n(entities), n(at_finest), ancestors, fit]
 
 
 def comparison_rows(report) -> list[list[str]]:
-    """One row per (N, behaviour) under :data:`COMPARISON_HEADERS`; ``hyp.``: not what that graphrag
-    sends (graphrag.compat)."""
+    """One row per (N, behaviour); ``hyp.``: not what that graphrag sends (graphrag.compat)."""
     return [
         _comparison_row(
             lvl(o.community_level),
@@ -148,7 +139,7 @@ def comparison_rows(report) -> list[list[str]]:
 
 
 def comparison_note(report) -> str:
-    """The sentence on ``hyp.`` under the comparison table ("" when every row is what graphrag sends)."""
+    """The sentence on ``hyp.`` under the comparison table ("" without one)."""
     who = [
         w
         for b, w in (("v2", ">= 2.0"), ("v1", "< 2.0"))
@@ -253,37 +244,24 @@ def handoff_lines(report) -> list[str]:
             "and communities hold exactly this plan (graphrag >= 2.0 parquet or CSV, graphrag 1.x "
             "create_final_*)."
         ]
-    out_dir, lv = h["out_dir"], h["max_level"]
-    tables = h.get("tables", {})
-    size = f"; {h['linked_bytes']:,} bytes" if h.get("linked_bytes") else ""
+    tables, lv = h["tables"], h["max_level"]  # (handoff.WriteResult.to_dict())
+    size = f"; {h['linked_bytes']:,} bytes" if h["linked_bytes"] else ""
     lines = [
-        f"Wrote {h['reports']:,} reports and {h['communities']:,} communities to {out_dir} "
+        f"Wrote {h['reports']:,} reports and {h['communities']:,} communities to {h['out_dir']} "
         f"(written: {', '.join(tables.values()) or 'none'}; copied unchanged: {', '.join(h['copied']) or 'none'}).",
-        f"Linked to the source, not copied (global search does not read them{size}): "
-        f"{_names(h.get('linked', []))}.",
-        f"Left out: {_names(h.get('left_out', []))}.",
+        f"Linked to the source, not copied (global search does not read them{size}): {_names(h['linked'])}.",
+        f"Left out: {_names(h['left_out'])}.",
     ]
-    commands = h.get("commands") or [
-        {
-            "graphrag": ">= 2.0",
-            "command": f"graphrag query --root <your project> "
-            f'--method global --data {out_dir} --community-level {lv} "<question>"',
-        }
+    lines += [
+        f"graphrag {c['graphrag']} CLI:  {c['command']}   (any --community-level >= {lv})"
+        + (f"; {c['note']}" if c.get("note") else "")
+        for c in h["commands"]
     ]
-    for c in commands:
-        lines.append(
-            f"graphrag {c['graphrag']} CLI:  {c['command']}   (any --community-level >= {lv})"
-            + (f"; {c['note']}" if c.get("note") else "")
-        )
     nodes = f"nodes=<its {tables['nodes']}>, " if "nodes" in tables else ""
     lines.append(
-        f"Python API:    graphrag.api.global_search(..., {nodes}communities=<its "
-        f"{tables.get('communities', 'communities.parquet')}>, community_reports=<its "
-        f"{tables.get('reports', 'community_reports.parquet')}>, community_level=None, "
+        f"Python API:    graphrag.api.global_search(..., {nodes}communities=<its {tables['communities']}>, "
+        f"community_reports=<its {tables['reports']}>, community_level=None, "
         "dynamic_community_selection=False, ...)"
     )
-    return (
-        lines
-        + [f"note: {x}" for x in h.get("notes", [])]
-        + ([f"read back: {h['verified']}"] if h.get("verified") else [])
-    )
+    lines += [f"note: {x}" for x in h["notes"]]
+    return lines + ([f"read back: {h['verified']}"] if h.get("verified") else [])

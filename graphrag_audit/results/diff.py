@@ -18,9 +18,8 @@ DIFF_BEHAVIOURS = ("v2", "v1")
 
 
 def exact_on_both(old_status: str | None, new_status: str | None) -> bool:
-    """A behaviour is judged for regressions only when a real graphrag runs it on both indexes: its
-    status is ``exact`` on each side. A side without a status (a baseline written before the levels
-    JSON carried one, schema 1.0) takes the other side's; with none at all it is judged, as before."""
+    """A behaviour is judged only when its status is ``exact`` on both sides; a side without one (a
+    schema 1.0 baseline) takes the other's, and with none at all it is judged."""
     known = [s for s in (old_status, new_status) if s is not None]
     return all(s == EXACT for s in known)
 
@@ -32,8 +31,7 @@ BY_MEMBERS = "member_entities"
 
 @dataclass(frozen=True)
 class SideStats:
-    """One behaviour's selection at one community_level in one index: reports sent, tokens and
-    map calls (None without costs), entities covered out of the clustered entities."""
+    """One behaviour's selection at one community_level in one index (tokens, map calls: None without costs)."""
 
     reports: int
     tokens: int | None
@@ -52,10 +50,9 @@ class SideStats:
 
 @dataclass(frozen=True)
 class SelectionDiff:
-    """One behaviour at one community_level, before and after (``old``/``new`` None: that index's
-    audit has no such level). ``added``: communities of NEW sent now and not before (NEW's numbers);
-    ``removed``: communities of OLD sent before and not now (OLD's numbers); ``changed``: sent in both
-    and changed (NEW's numbers; see :class:`CommunityChanges`)."""
+    """One behaviour at one community_level, before and after (None: no such level in that audit).
+    ``added``/``changed``: NEW's numbers sent now and not before / in both and changed; ``removed``:
+    OLD's numbers sent before and not now."""
 
     community_level: int | None
     behaviour: str
@@ -70,9 +67,7 @@ class SelectionDiff:
         return bool(len(self.added) or len(self.removed) or len(self.changed) or self.old != self.new)
 
     @property
-    def hypothetical(self) -> bool:
-        """No real graphrag runs this selection on one of the indexes (its status is not ``exact``
-        there, :func:`exact_on_both`): shown marked ``hyp.``, never judged unless asked."""
+    def hypothetical(self) -> bool:  # shown marked ``hyp.``, never judged unless asked
         return not exact_on_both(
             None if self.old is None else self.old.status, None if self.new is None else self.new.status
         )
@@ -83,17 +78,10 @@ class SelectionDiff:
 
 @dataclass(frozen=True)
 class CommunityChanges:
-    """How the two indexes' communities were matched and what differs.
-
-    ``matching``: :data:`BY_ID` (the same community number is the same community: used when most
-    numbers both indexes hold keep a similar member entity set, Jaccard >= 0.5, at the same level) or
-    :data:`BY_MEMBERS` (the numbers were reallocated: a community matches the one of the other index
-    with exactly the same member entities at the same level). ``id_agreement``: the share of the
-    numbers both hold whose member sets are similar (None: no number in common). ``entity_key``:
-    how entities are told apart across the two indexes ("title": graphrag's entity identity, from
-    the entities tables; "key": the membership's own entity key, when an index has no titles).
-    ``changed``: matched communities whose member set, level, parent or report (title and content)
-    differ (NEW's numbers); ``reasons``: how many changed for each of those."""
+    """How the communities were matched (:data:`BY_ID` or :data:`BY_MEMBERS`, analysis/diff.py) and
+    what differs. ``id_agreement``: the share of common numbers with similar member sets (None: none in
+    common); ``entity_key``: "title" or "key"; ``changed``: matched communities whose members, level,
+    parent or report differ (NEW's numbers), counted per reason in ``reasons``."""
 
     matching: str
     entity_key: str
@@ -115,11 +103,8 @@ class CommunityChanges:
 
 @dataclass(frozen=True)
 class RegressionLimits:
-    """What counts as a regression (``--max-map-calls-increase``, ``--max-coverage-drop``): map calls
-    up by more than ``max_map_calls_increase`` (a fraction: 0.1 = 10 %), coverage down by more than
-    ``max_coverage_drop`` (a fraction of the clustered entities), and any finding rule absent before.
-    Map calls and coverage are judged on the behaviours a real graphrag runs on both indexes only
-    (:func:`exact_on_both`), unless ``include_hypothetical`` (``--include-hypothetical``)."""
+    """What counts as a regression: map calls up or coverage down by more than these fractions (on
+    behaviours :func:`exact_on_both` unless ``include_hypothetical``), or a finding rule new in NEW."""
 
     max_map_calls_increase: float = 0.10
     max_coverage_drop: float = 0.0
@@ -142,17 +127,8 @@ class IndexDiff:
     appeared: tuple[Finding, ...]  # findings of NEW whose rule OLD does not report
     disappeared: tuple[Finding, ...]  # findings of OLD whose rule NEW does not report
     regressions: tuple[Finding, ...]  # regression-* findings (what --fail-on reads)
-    # the regression-* findings the limits would raise on a selection no real graphrag runs on one of the
-    # indexes (hyp.): shown, never judged (--fail-on ignores them); empty with limits.include_hypothetical
-    hypothetical_changes: tuple[Finding, ...] = ()
-    # one sentence naming the options the two audits resolved differently (the project settings each
-    # index was reached through: tokenizer, max_context_tokens, ...), None when they agree: text,
-    # markdown and github only (the diff JSON schema has no field for it)
-    option_note: str | None = None
-
-    def __post_init__(self):
-        for name in ("selections", "appeared", "disappeared", "regressions", "hypothetical_changes"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
+    hypothetical_changes: tuple[Finding, ...] = ()  # the same on hyp. selections: shown, never judged
+    option_note: str | None = None  # the options the two audits resolved differently (not in the JSON)
 
     @property
     def unchanged(self) -> bool:
@@ -167,10 +143,10 @@ class IndexDiff:
         )
 
     def sorted_regressions(self) -> list[Finding]:
-        return _by_severity(self.regressions)
+        return sorted(self.regressions, key=_severity_order)
 
     def sorted_hypothetical_changes(self) -> list[Finding]:
-        return _by_severity(self.hypothetical_changes)
+        return sorted(self.hypothetical_changes, key=_severity_order)
 
     def to_dict(self) -> dict:
         from graphrag_audit import __version__
@@ -195,5 +171,5 @@ class IndexDiff:
         }
 
 
-def _by_severity(findings) -> list[Finding]:
-    return sorted(findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.message))
+def _severity_order(f: Finding) -> tuple:
+    return (-SEVERITY_RANK[f.severity], f.rule, f.message)

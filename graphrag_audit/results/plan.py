@@ -1,12 +1,11 @@
-"""The planner's result types (``analysis/plan.py`` computes them; the renderers and
-``handoff.py`` read them): the budget, a cost, the plan with its per-subtree status, what each
-community_level N sends beside it, and the report that holds them all."""
+"""The planner's result types (computed by ``analysis/plan.py``): budgets, a cost, the plan with its
+per-subtree status, what each community_level N sends beside it, and the report holding them."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -42,11 +41,8 @@ class Budget:
         if self.kind not in BUDGET_KINDS:
             raise ValueError(f"unknown budget {self.kind!r}; choose one of {', '.join(BUDGET_KINDS)}")
         v = self.value
-        if (
-            isinstance(v, bool)
-            or not isinstance(v, (int, float, np.integer, np.floating))
-            or not math.isfinite(v)
-        ):
+        number = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        if not number or not math.isfinite(v):
             raise ValueError(f"budget {self.kind} must be a finite number, not {v!r}")
         if self.kind == "coverage":
             if not 0 < v <= 1:
@@ -68,10 +64,7 @@ class Budget:
 
 
 class Budgets(tuple):
-    """Several budgets that must all hold (at most one of each kind): a tuple of :class:`Budget`.
-
-    ``Budgets.of(Budget(...))`` or ``Budgets.of([...])``; a single :class:`Budget` is accepted
-    wherever a :class:`Budgets` is."""
+    """Budgets that must all hold (at most one of each kind), in :data:`BUDGET_KINDS` order."""
 
     def __new__(cls, items=()):
         items = tuple(items)
@@ -92,12 +85,10 @@ class Budgets(tuple):
         return cls(budget)
 
     def get(self, kind: str):
-        """The value of the ``kind`` budget, or None when it is not given."""
         return next((b.value for b in self if b.kind == kind), None)
 
     @property
     def kind(self) -> str:
-        """The kinds, joined with '+' (``"reports+tokens"``)."""
         return "+".join(b.kind for b in self)
 
     @property
@@ -125,7 +116,7 @@ class SubtreeStatus:
     blocked: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)
@@ -164,8 +155,7 @@ class Plan:
         return self.entities_at_finest / self.entities_represented if self.entities_represented else None
 
     @property
-    def usable(self) -> bool:
-        """It fits every budget and sends at least one report (``plan`` exits 0 only then)."""
+    def usable(self) -> bool:  # ``plan`` exits 0 only then
         return bool(self.fits and self.report_count > 0)
 
     @property
@@ -211,9 +201,8 @@ class Plan:
             "notes": list(self.notes),
         }
         if self.cost is not None:
-            d["tokens"] = int(self.cost.tokens)
-            d["map_calls"] = int(self.cost.map_calls)
-            d["reduce_calls"] = 1 if self.cost.map_calls else 0
+            calls = int(self.cost.map_calls)
+            d |= {"tokens": int(self.cost.tokens), "map_calls": calls, "reduce_calls": 1 if calls else 0}
         return d
 
 
@@ -230,9 +219,7 @@ class LevelOption:
     fits: bool | None
     community_ids: CommunityIds
     cost: Cost | None
-    # graphrag.compat's status of this behaviour on the index ("exact", "hypothetical", "graphrag_cannot_read"):
-    # not "exact" = the rule applied to the rebuilt tree, not what that graphrag sends (marked "hyp.")
-    status: str = "exact"
+    status: str = "exact"  # graphrag.compat's; not "exact": the rule on the rebuilt tree (marked "hyp.")
 
     def to_dict(self) -> dict:
         d = fields_dict(self, skip=("cost", "status"))
@@ -269,14 +256,7 @@ class PlanReport:
     options: list[LevelOption]
     dynamic: list[dict]
     settings: dict
-    handoff: dict | None = None  # after --write: handoff.WriteResult.to_dict() (the CLI: with_handoff)
-
-    def with_handoff(self, handoff: dict) -> PlanReport:
-        """This report with what ``plan --write`` wrote (a new report; this one is unchanged)."""
-        return replace(self, handoff=handoff)
-
-    def option(self, n: int | None, behaviour: str) -> LevelOption | None:
-        return next((o for o in self.options if o.community_level == n and o.behaviour == behaviour), None)
+    handoff: dict | None = None  # after --write: handoff.WriteResult.to_dict()
 
     def best_level(self, behaviour: str) -> int | None:
         """The finest community_level N (not None) whose ``behaviour`` selection fits the budget."""

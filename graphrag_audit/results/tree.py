@@ -1,7 +1,5 @@
-"""The community tree as a view, the result type the tree renderers read
-(``render/text.py``, ``render/graph.py``, ``render/html.py``): one node per community
-with what a community_level N sends, and the rows of a line-budgeted layout.
-``analysis/treeview.py`` computes them from ``model.forest``."""
+"""The community tree as a view (computed by ``analysis/treeview.py``, read by the tree renderers): one
+node per community with what a community_level N sends, and the rows of a line-budgeted layout."""
 
 from __future__ import annotations
 
@@ -49,9 +47,8 @@ class OutsideReport:
 
 @dataclass(frozen=True)
 class ForestView:
-    """Every community of ``model.forest`` once, hung under its first parent (the others in
-    ``other_parents``); communities whose parent chain loops become extra roots
-    (``cycle_roots``). With a community_level N, what N sends (``CommunityNode.sent``)."""
+    """Every community once, under its first parent; communities whose parent chain loops become
+    extra roots (``cycle_roots``)."""
 
     nodes: dict[int, CommunityNode]
     roots: tuple[int, ...]
@@ -62,22 +59,17 @@ class ForestView:
     has_reports_table: bool
     cycle_roots: tuple[int, ...] = ()
     max_level: int = -1
-    # with a community_level N: what graphrag does per behaviour ("v2", "v1"), an ``Outcome`` of
-    # results/audit.py decided by graphrag.compat (the same at every N); {} without N
-    outcomes: dict = field(default_factory=dict)
+    outcomes: dict = field(default_factory=dict)  # with N: {"v2"/"v1": graphrag.compat's Outcome}
 
     def status(self, behaviour: str) -> str | None:
-        """``exact``, ``hypothetical`` or ``graphrag_cannot_read`` for ``v2``/``v1``; None without N."""
         o = self.outcomes.get(behaviour)
         return None if o is None else o.status
 
-    def counts(self) -> dict[str, int]:
-        """Communities with a report per ``sent`` mark (only communities in the tree)."""
+    def counts(self) -> dict[str, int]:  # communities with a report per ``sent`` mark
         marks = Counter(n.sent for n in self.nodes.values() if n.sent is not None and n.has_report)
         return {s: marks[s] for s in SENT_VALUES}
 
-    def path_to(self, community: int) -> list[int]:
-        """Communities from a root down to ``community`` (both included)."""
+    def path_to(self, community: int) -> list[int]:  # from a root down to ``community``
         path = [community]
         while (p := self.nodes[path[-1]].parent) >= 0 and p not in path and p in self.nodes:
             path.append(p)
@@ -86,14 +78,9 @@ class ForestView:
 
 @dataclass(frozen=True)
 class Row:
-    """One line of the view.
-
-    kind ``community``: ``community`` is shown; ``hidden_children`` of its children are not
-    (all of them = collapsed), ``hidden_below`` communities under it are not shown.
-    kind ``more``: the hidden children of ``community`` (−1: hidden roots) summarised:
-    ``more`` subtrees holding ``more_communities`` communities of which ``more_leaves`` leaves.
-    ``guides[i]`` tells whether the ancestor at depth i has siblings still to come (draw "│").
-    """
+    """One line of the view: kind ``community`` (shown, with ``hidden_children`` and ``hidden_below``
+    not shown) or ``more`` (the hidden children of ``community``, −1: hidden roots, summarised).
+    ``guides[i]``: the ancestor at depth i has siblings still to come (draw "│")."""
 
     kind: str
     depth: int
@@ -125,6 +112,5 @@ class TreeView:
     def hidden(self) -> int:
         return self.in_scope - len(self.shown)
 
-    def breadcrumb(self) -> list[int]:
-        """Ancestors of ``root`` (root excluded), top first; [] without a root."""
+    def breadcrumb(self) -> list[int]:  # ancestors of ``root``, top first
         return self.forest.path_to(self.root)[:-1] if self.root is not None else []
