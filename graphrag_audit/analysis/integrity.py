@@ -1,11 +1,8 @@
-"""Structural checks of the community tree, reports and entities (pure functions of the model),
-and the damage ``graphrag update`` leaves in one merged index.
+"""Structural checks of the community tree, reports and entities, and the damage ``graphrag update`` leaves.
 
-graphrag's merge (``graphrag/index/update/communities.py`` @ v3.3.0, v2.7.2, v1.2.0;
-``graphrag/index/update/incremental_index.py`` @ v0.9.0) shifts every delta community number by the
-previous maximum + 1 (−1 stays −1) in ``community`` and ``parent`` only; delta ``entity_ids`` keep the
-delta run's ids (``graphrag/index/update/entities.py``: ``"id": "first"``). Runs differ only in
-``period`` (``create_communities.py`` @ v3.3.0: the UTC date)."""
+graphrag's merge (``graphrag/index/update/communities.py`` @v3.3.0, v2.7.2, v1.2.0; ``incremental_index.py``
+@v0.9.0) shifts delta community numbers by the previous maximum + 1 in ``community`` and ``parent`` only;
+delta ``entity_ids`` keep their ids (``update/entities.py``). Runs differ in ``period`` (the UTC date)."""
 
 from __future__ import annotations
 
@@ -17,18 +14,7 @@ import pandas as pd
 from graphrag_audit.findings import Finding, counted, finding, preview
 from graphrag_audit.graphrag.compat import v2_readable
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.model.keys import (
-    sorted_unique,
-)
-
-
-def _lost(n: int) -> str:
-    """The rest of the unclustered-entities message, agreeing with ``n``."""
-    return (
-        "is in no community and never reaches global search"
-        if n == 1
-        else "are in no community and never reach global search"
-    )
+from graphrag_audit.model.keys import sorted_unique
 
 
 def _listed(rule: str, ids: list, one: str, many: str) -> list[Finding]:
@@ -46,7 +32,6 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     lev = c["level"].to_numpy()
     level_of = dict(zip(comm.tolist(), lev.tolist()))
 
-    # ---- levels -------------------------------------------------------------------------
     present = sorted(set(lev.tolist()))
     if present and present[0] != 0:
         out.append(
@@ -67,7 +52,6 @@ def check_integrity(model: IndexModel) -> list[Finding]:
                 )
             )
 
-    # ---- duplicates ---------------------------------------------------------------------
     dup = pd.Series(comm).value_counts()
     dup = sorted(int(x) for x in dup[dup > 1].index)
     if dup:
@@ -80,7 +64,6 @@ def check_integrity(model: IndexModel) -> list[Finding]:
             )
         )
 
-    # ---- parents ------------------------------------------------------------------------
     missing = forest.missing_parents
     if missing:
         kids = sorted(missing)
@@ -127,10 +110,8 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         "communities have a smaller number than their parent",
     )
 
-    # ---- entity containment -------------------------------------------------------------
     out.extend(_containment(model, u, v))
 
-    # ---- children column ----------------------------------------------------------------
     if model.has_children_column and model.tree_source == "parent":
         diff, only_children, only_parent = _children_vs_parent(
             comm, c["children"].tolist(), c["parent"].to_numpy(dtype=np.int64)
@@ -164,51 +145,34 @@ def check_integrity(model: IndexModel) -> list[Finding]:
             )
         )
 
-    # ---- incremental update (graphrag update) ------------------------------------------------
     out += _delta_offset(model) + _dangling_members(model) + _membership_levels(model)
 
-    # ---- reports ------------------------------------------------------------------------
     out.extend(_reports(model, level_of, known, known_level))
 
-    # ---- entities -----------------------------------------------------------------------
+    n_lost, examples = 0, {}
     if model.entities is not None and len(model.entities):
         keys = model.entities["id" if model.member_key == "id" else "title"]
-        match = model.key_match
-        if match is not None:
-            lost = ~match.clustered
+        if model.key_match is not None:
+            lost = ~model.key_match.clustered
         else:
             lost = ~keys.isin(pd.Index(model.members["entity"].unique())).to_numpy(dtype=bool)
-        n_lost = int(lost.sum())
-        if n_lost:
-            out.append(
-                finding(
-                    "unclustered-entities",
-                    f"{n_lost:,} of {len(keys):,} entities {_lost(n_lost)}",
-                    count=n_lost,
-                    total=int(len(keys)),
-                    examples=model.entities["title"][lost].head(5).tolist(),
-                )
-            )
+        n_lost, n_all = int(lost.sum()), int(len(keys))
+        examples = {"examples": model.entities["title"][lost].head(5).tolist()}
     elif model.member_key == "title" and len(model.rollup_rows):
         r = model.rollup_rows
         codes, n_all = model.rollup_key_codes()
         if (codes < 0).any():  # missing titles: let Python sets decide, as always
-            clustered = set(r.loc[r["community"] >= 0, "entity"])
             all_e = set(r["entity"])
-            n_all, n_lost = len(all_e), len(all_e - clustered)
+            n_all, n_lost = len(all_e), len(all_e - set(r.loc[r["community"] >= 0, "entity"]))
         else:
             n_lost = n_all - len(sorted_unique(codes[r["community"].to_numpy() >= 0]))
-        if n_lost:
-            out.append(
-                finding(
-                    "unclustered-entities",
-                    f"{n_lost:,} of {n_all:,} entities {_lost(n_lost)}",
-                    count=n_lost,
-                    total=n_all,
-                )
-            )
+    if n_lost:
+        fate = (
+            "is in no community and never reaches" if n_lost == 1 else "are in no community and never reach"
+        )
+        message = f"{n_lost:,} of {n_all:,} entities {fate} global search"
+        out.append(finding("unclustered-entities", message, count=n_lost, total=n_all, **examples))
 
-    # ---- cross-version traps ------------------------------------------------------------
     if model.id_kind == "string":
         out.append(
             finding(
@@ -245,8 +209,7 @@ def check_integrity(model: IndexModel) -> list[Finding]:
 
 
 def _children_vs_parent(comm: np.ndarray, children: list, parent: np.ndarray) -> tuple[list[int], int, int]:
-    """(parents whose (parent, child) pairs differ between the two columns, pairs only in the children
-    lists, pairs only in the parent column). ``children``: lists of ints or None."""
+    """(parents whose (parent, child) pairs differ between the columns, pairs only in children, only in parent)."""
     comm_ = comm.tolist()
     listed = {(p, int(k)) for p, kids in zip(comm_, children) if kids for k in kids}
     linked = {(p, c) for p, c in zip(parent.tolist(), comm_) if p >= 0}
@@ -344,14 +307,12 @@ def _reports(model: IndexModel, level_of: dict, known: pd.Index, level: np.ndarr
     return out
 
 
-# ---- graphrag update ------------------------------------------------------------------------------
 #: graphrag's period: ``datetime.now(timezone.utc).date().isoformat()``
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def _period_runs(communities: pd.DataFrame) -> tuple[list[str], list[np.ndarray], list[int]]:
-    """(the non-empty periods, oldest first; each one's community numbers, sorted; the earlier runs'
-    maximum before each, -1 for the first)."""
+    """(non-empty periods, oldest first; each one's sorted community numbers; the earlier runs' maximum)."""
     per = communities["period"].astype(str).to_numpy()
     keep = per != ""
     df = pd.DataFrame({"p": per[keep], "c": communities["community"].to_numpy(dtype=np.int64)[keep]})
@@ -361,8 +322,7 @@ def _period_runs(communities: pd.DataFrame) -> tuple[list[str], list[np.ndarray]
 
 
 def _delta_offset(model: IndexModel) -> list[Finding]:
-    """Later runs breaking graphrag's offset: all numbers above the earlier runs' maximum, the
-    first exactly that maximum + 1."""
+    """Later runs not numbered from the earlier runs' maximum + 1."""
     periods, runs, previous_max = _period_runs(model.communities)
     if len(runs) < 2 or not all(ISO_DATE.match(p) for p in periods):
         return []  # graphrag writes ISO dates: other values give no order of the runs
