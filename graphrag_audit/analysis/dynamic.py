@@ -1,9 +1,5 @@
-"""Dynamic community selection per graphrag line, at each audited community_level.
-
-Builds graphrag/dynamic.py's :class:`DynamicInput` from the model once, then runs ``simulate_family``
-per community_level for the lines that read the layout: a ``create_final_*`` layout is read by 1.x
-(children rebuilt from ``create_final_nodes`` by entity containment), a ``communities`` layout by
-2.x and 3.x (children from the ``children`` column).
+"""Dynamic community selection per graphrag line (graphrag/dynamic.py) at each audited community_level:
+1.x reads a ``create_final_*`` layout, 2.x and 3.x a ``communities`` layout.
 """
 
 from __future__ import annotations
@@ -36,8 +32,7 @@ from graphrag_audit.results.audit import (
 
 #: input orders the what-if's map step is packed in (ascending community order + seeded permutations)
 KEPT_ORDERS = 8
-#: trees with more levels (None included) get the simulation at ``--level`` and None only: one
-#: simulation costs up to one wave per level, so every level would be quadratic
+#: trees with more levels get the simulation at ``--level`` and None only (each costs a wave per level)
 DYNAMIC_ALL_LEVELS = 16
 _FLOAT_TYPES = ("double", "float", "float64", "float32", "halffloat")
 
@@ -50,8 +45,7 @@ def dynamic_families(model: IndexModel) -> tuple[str, ...]:
 
 
 def not_communities(model: IndexModel, ids) -> list[int]:
-    """The numbers of ``ids`` (sorted, distinct) in neither the communities nor the reports of
-    ``model``: a what-if id among them would never be rated (``levels --relevant`` refuses them)."""
+    """The numbers of ``ids`` (sorted, distinct) in neither the communities nor the reports of ``model``."""
     want = np.unique(np.asarray(list(ids), dtype=np.int64))
     known = [model.communities["community"].to_numpy(dtype=np.int64)]
     if model.has_reports_table:
@@ -60,8 +54,7 @@ def not_communities(model: IndexModel, ids) -> list[int]:
 
 
 def _descriptions(model: IndexModel, use_summary: bool) -> pd.Series:
-    """The text each report is rated by: ``full_content`` (as the costs read it), or ``summary``
-    (``dynamic_search_use_summary``, read from the reports table only then; '' where it is missing)."""
+    """The text each report is rated by: ``full_content``, or ``summary`` (read only then; '' if missing)."""
     if not use_summary:
         return model.reports["content"]
     path = model.files.get("reports")
@@ -105,17 +98,13 @@ def _scenario(
     if sc is None:
         return None
     relevant = tuple(sc.relevant_ids or ()) if what_if else None
-    return DynamicScenario(
-        sc.rating_calls, tuple(sc.kept_ids), tuple(sc.waves), relevant, sc.prompt_tokens, kept
-    )
+    return DynamicScenario(sc.rating_calls, sc.kept_ids, sc.waves, relevant, sc.prompt_tokens, kept)
 
 
 def _layout_error(model: IndexModel, fams: tuple[str, ...]) -> str | None:
-    """The exception graphrag 1.x raises reading this layout, before any rating: its query loads
-    create_final_nodes and _communities in this order (``cli/query.py``@v1.2.0 ``run_global_search``;
-    the first missing one raises in ``utils/storage.py`` ``load_table_from_storage``; entities are
-    loaded by the CLI only, and the selector never reads them), and ``read_indexer_communities``
-    filters on the ``community`` column (``indexer_adapters.py``@v1.2.0 L184), which 0.1-0.4 lack."""
+    """The exception graphrag 1.x raises reading this layout before any rating: loading create_final_nodes,
+    then _communities (``cli/query.py``@v1.2.0), then filtering on ``community``
+    (``indexer_adapters.py``@v1.2.0 L184), which 0.1-0.4 lack."""
     if fams != ("1.x",):
         return None
     for key, name in (("nodes", "create_final_nodes"), ("communities", "create_final_communities")):
@@ -127,8 +116,7 @@ def _layout_error(model: IndexModel, fams: tuple[str, ...]) -> str | None:
 
 
 def kept_rows(report_ids: np.ndarray, report_levels: np.ndarray, kept_ids, community_level) -> np.ndarray:
-    """The report rows of the kept communities: for each, the last candidate row of its number
-    (the selector's ``self.reports`` dict), in ascending community order."""
+    """Each kept community's last candidate report row (the selector's ``self.reports``), ascending."""
     crow = (
         np.arange(report_ids.size)
         if community_level is None
@@ -144,9 +132,8 @@ def kept_rows(report_ids: np.ndarray, report_levels: np.ndarray, kept_ids, commu
 
 
 def kept_costs(coster, model: IndexModel, family: str, kept_ids, community_level) -> KeptCosts:
-    """Global search's map step over the kept reports (``GlobalCommunityContext.build_context``),
-    packed in ascending community order and in ``KEPT_ORDERS - 1`` seeded permutations, weighted as
-    each line weighs (1.x from create_final_nodes at N, 2.x/3.x from the communities' members)."""
+    """Global search's map step over the kept reports, packed in ascending order and ``KEPT_ORDERS - 1``
+    seeded permutations, weighted as each line weighs."""
     rep = model.reports
     rows = kept_rows(
         rep["community"].to_numpy(dtype=np.int64),
@@ -175,9 +162,8 @@ def _failed(family: str, error: str, descends: bool) -> DynamicVersion:
 def with_dynamic(
     model: IndexModel, levels: list[LevelResult], options: AuditOptions, coster=None
 ) -> list[LevelResult]:
-    """``levels`` with each ``dynamic`` selection carrying its per-graphrag-line simulation (at
-    ``--level`` and None only on trees deeper than :data:`DYNAMIC_ALL_LEVELS`). With the costs'
-    ``coster``: the rating calls' prompt tokens and the what-if's map calls and tokens."""
+    """``levels`` with each ``dynamic`` selection carrying its per-line simulation; with the costs'
+    ``coster`` also the rating calls' prompt tokens and the what-if's map calls and tokens."""
     fams = dynamic_families(model)
     if not fams:
         return levels
@@ -224,9 +210,9 @@ def with_dynamic(
                 graphrag=r.graphrag,
                 error=r.error,
                 descends=r.descends,
-                start_ids=tuple(r.start_ids),
-                cut_off_ids=tuple(r.cut_off_ids),
-                unreachable_ids=tuple(r.unreachable_ids),
+                start_ids=r.start_ids,
+                cut_off_ids=r.cut_off_ids,
+                unreachable_ids=r.unreachable_ids,
                 none_relevant=_scenario(r.none_relevant),
                 all_relevant=_scenario(r.all_relevant),
                 what_if=wi,
