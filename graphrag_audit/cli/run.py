@@ -1,8 +1,7 @@
 """What every command goes through: exit codes, the standard streams in any state, the writes.
 
-Exit codes: 0 = no finding at or above --fail-on; 1 = findings at or above it; 2 = usage error,
-unreadable index (one line on stderr, a traceback only with --debug) or unwritable stdout;
-141 = the reader of stdout went away.
+Exit codes: 0 = no finding at or above --fail-on; 1 = findings at or above it; 2 = usage error, unreadable
+index or unwritable stdout (one line on stderr); 141 = the reader of stdout went away.
 """
 
 from __future__ import annotations
@@ -33,8 +32,7 @@ EXIT_BROKEN_PIPE = 141
 
 
 def say(text: str) -> None:
-    """Write ``text`` to stderr, scrubbed of credentials; when stderr is closed, full or a closed
-    pipe the text is lost but nothing raises (the exit code still tells)."""
+    """Write ``text`` to stderr, scrubbed of credentials; if stderr fails the text is lost, nothing raises."""
     from graphrag_audit.sanitise.secrets import scrub
 
     try:
@@ -72,9 +70,8 @@ class _ClosedStdout:
 
 
 class _CompleteWrites(io.RawIOBase):
-    """fd 1 for ``sys.stdout``: a write returns once every byte is written, or raises. CPython's own
-    drops the rest of a short write (a pipe's reader gone, a full disk), so a truncated output would
-    exit 0; here the rest is written again, which raises (EPIPE, ENOSPC)."""
+    """fd 1 for ``sys.stdout`` writing every byte or raising: CPython's drops the rest of a short write (a
+    full disk), so a truncated output would exit 0; writing the rest again raises (EPIPE, ENOSPC)."""
 
     def __init__(self, fd: int = 1):
         super().__init__()
@@ -98,7 +95,7 @@ class _CompleteWrites(io.RawIOBase):
 
 
 def _complete_stdout_writes() -> None:
-    """Rewrap ``sys.stdout`` (same encoding, errors and buffering) over :class:`_CompleteWrites`."""
+    """Rewrap ``sys.stdout`` (same encoding, errors, buffering) over :class:`_CompleteWrites`."""
     out = sys.stdout
     if not isinstance(out, io.TextIOWrapper):
         return
@@ -117,8 +114,7 @@ def _complete_stdout_writes() -> None:
 
 
 def _claim_standard_fds() -> None:
-    """Open /dev/null on any of fds 0-2 the process started without (no file opened later becomes
-    fd 1 or 2); a closed stdout then fails when written, a closed stderr drops text."""
+    """Open /dev/null on any of fds 0-2 the process started without (no later file becomes fd 1 or 2)."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
@@ -132,9 +128,7 @@ def _claim_standard_fds() -> None:
 
 
 def _output_failed(exc: BaseException) -> int | None:
-    """The exit status when ``exc`` (out of the command) is a failure to write stdout, else None.
-    (:func:`run_guarded` turns every other OSError into an input error; typer turns EPIPE on stdout
-    into exit 1, undone here.)"""
+    """The exit status when ``exc`` is a failure to write stdout, else None (typer's exit 1 on EPIPE undone)."""
     if isinstance(exc, SystemExit):
         cause = exc.__context__
         if exc.code == 1 and isinstance(cause, OSError) and cause.errno == errno.EPIPE:
@@ -152,8 +146,8 @@ def _output_failed(exc: BaseException) -> int | None:
 
 
 def run_app(app: typer.Typer) -> None:
-    """Run the typer ``app`` as the process's command: claim the standard streams, then turn a
-    failure to write stdout and any escaped exception into its exit status (never a traceback)."""
+    """Run the typer ``app`` as the process's command; a failure to write stdout or any escaped exception
+    becomes its exit status (never a traceback)."""
     _claim_standard_fds()
     try:
         app()
@@ -172,8 +166,8 @@ def run_app(app: typer.Typer) -> None:
 
 
 def output_guard(index_dir: Path, reads=()):
-    """The write guard of the index ``index_dir`` (:mod:`graphrag_audit.io.safe_write`), with
-    ``reads``, the other files the run reads (None is skipped); exit 2 when the index is not found."""
+    """The write guard of the index ``index_dir`` and the other files the run ``reads``; exit 2 when the
+    index is not found."""
     from graphrag_audit.io.locate import locate_index
     from graphrag_audit.io.remote import location_of
     from graphrag_audit.io.safe_write import Guard
@@ -191,7 +185,7 @@ def output_guard(index_dir: Path, reads=()):
 
 
 def output_charset_for(output: Path | None):
-    """Context manager: render index text for where the payload goes (stdout's encoding, or a UTF-8 file)."""
+    """Context manager: index text rendered for stdout's encoding, or for a UTF-8 file."""
     from graphrag_audit.render.console import stream_encoding
     from graphrag_audit.sanitise.common import output_charset
 
@@ -199,9 +193,8 @@ def output_charset_for(output: Path | None):
 
 
 def output_target(output: Path | None, index_dir: Path, reads=(), guard_of=None):
-    """``-o`` before any work: (None, None) for stdout (no ``-o``, or ``-o -``), else the file and the
-    guard :func:`write_payload` writes through (``guard_of()``, default the index's), exit 2 for a
-    target the write would refuse."""
+    """``-o`` checked before any work: (None, None) for stdout, else the file and the guard
+    :func:`write_payload` writes through (``guard_of()``, default the index's); exit 2 for a bad target."""
     from graphrag_audit.io.safe_write import WriteError, check_file_target
 
     if output is None or str(output) == "-":
@@ -215,8 +208,7 @@ def output_target(output: Path | None, index_dir: Path, reads=(), guard_of=None)
 
 
 def write_payload(text, output: Path | None, guard=None) -> None:
-    """``text`` (a string, or an iterable of string chunks: a streamed JSON document) to stdout
-    (``output`` None) or atomically to the file ``output``."""
+    """``text`` (a string or string chunks) to stdout (``output`` None) or atomically to ``output``."""
     from graphrag_audit.io.safe_write import Guard, WriteError, write_file
 
     chunks = [text] if isinstance(text, str) else text
@@ -290,7 +282,7 @@ class Progress:
 
 
 def run_guarded(fn, debug: bool):
-    """Run ``fn``; bad input -> one line + exit 2; an unexpected bug -> one line + exit 2."""
+    """Run ``fn``; bad input or an unexpected bug -> one line + exit 2."""
     try:
         return fn()
     except typer.Exit:
@@ -318,13 +310,13 @@ def run_guarded(fn, debug: bool):
 
 
 def check_tokenizer(tokenizer: str) -> None:
-    """``--tokenizer`` names one of :data:`~graphrag_audit.cli.options.TOKENIZERS`, else exit 2."""
+    """``--tokenizer`` names one of the TOKENIZERS, else exit 2."""
     if tokenizer not in TOKENIZERS:
         raise fail(f"--tokenizer: unknown encoding {tokenizer!r} ({', '.join(TOKENIZERS)})")
 
 
 def audit_options(values: dict, **given):
-    """AuditOptions of a command: its parameters (``values``, its ``locals()``) named as a field, and ``given``."""
+    """AuditOptions from a command's ``locals()`` (the fields among them) and ``given``."""
     from dataclasses import fields
 
     from graphrag_audit.results.audit import AuditOptions
@@ -334,8 +326,8 @@ def audit_options(values: dict, **given):
 
 
 def audit_index(index_dir: Path, opts, cache, progress=None):
-    """(model, report) of ``audit_with_model``; exit 2 naming the ``--relevant`` numbers that are no
-    community of the index; the token cache saved."""
+    """(model, report) of ``audit_with_model``, the token cache saved; exit 2 for ``--relevant`` numbers
+    that are no community of the index."""
     from graphrag_audit.analysis.audit import audit_with_model
 
     def check(model) -> None:
@@ -365,9 +357,8 @@ MIN_WIDTH = 40
 
 
 def text_width(width: int | None, output: Path | None) -> int:
-    """``--width``; -o FILE: :data:`PIPED_WIDTH`; else ``COLUMNS`` (above 0); else the width of
-    stdout's terminal, stderr's, or the controlling terminal's (``2>&1 | less``); else
-    :data:`PIPED_WIDTH`. A width from COLUMNS or a terminal is at least :data:`MIN_WIDTH`."""
+    """``--width``; -o FILE: :data:`PIPED_WIDTH`; else ``COLUMNS``, stdout's, stderr's or the controlling
+    terminal's width (``2>&1 | less``), at least :data:`MIN_WIDTH`; else :data:`PIPED_WIDTH`."""
     if width is not None:
         return width
     if output is not None:  # a file (-o): the same text wherever it was made
@@ -388,7 +379,7 @@ def text_width(width: int | None, output: Path | None) -> int:
 
 
 def _controlling_terminal_width() -> int | None:
-    """The columns of the process's controlling terminal (``/dev/tty``), None without one."""
+    """The columns of the controlling terminal (``/dev/tty``), None without one."""
     if os.name != "posix":
         return None
     with contextlib.suppress(OSError):
@@ -401,8 +392,7 @@ def _controlling_terminal_width() -> int | None:
 
 
 def text_color(color: Color, output: Path | None) -> bool:
-    """Colour in text output: ``--color``; auto: stdout is a terminal, NO_COLOR is not set and TERM is
-    not dumb (a file gets colour only with always)."""
+    """``--color``; auto: stdout is a terminal, NO_COLOR unset and TERM not dumb (a file: only always)."""
     if color != Color.auto or output is not None:
         return color == Color.always
     from graphrag_audit.render.console import dumb_terminal
@@ -428,7 +418,7 @@ def findings_exit(findings, fail_on) -> typer.Exit:
 
 
 def parsed(parse, *args, option: str | None = None):
-    """``parse(*args)``, its ValueError (a one-line message, after ``option: ``) turned into exit 2."""
+    """``parse(*args)``, its ValueError turned into exit 2 (after ``option: ``)."""
     try:
         return parse(*args)
     except ValueError as exc:
@@ -436,8 +426,8 @@ def parsed(parse, *args, option: str | None = None):
 
 
 def open_token_cache(folder, guard, index_dir: Path, reads, debug: bool):
-    """The ``--token-cache`` of a run (None without the option), loaded; its writes go through
-    ``guard`` (or the index's own guard); a damaged cache file is a warning, and the run starts empty."""
+    """The ``--token-cache`` loaded (None without it), writing through ``guard`` or the index's; a damaged
+    cache file is a warning and the run starts empty."""
     if folder is None:
         return None
     from graphrag_audit.graphrag.token_cache import TokenCache
