@@ -37,7 +37,6 @@ import pandas as pd
 from graphrag_audit.graphrag.tokens import TokenCounter, get_token_counter
 
 DEFAULT_MAX_CONTEXT_TOKENS = 12_000
-HEADER = "-----Reports-----\n"
 _DIGITS = frozenset("0123456789")
 
 
@@ -66,7 +65,7 @@ def _text(value: Any) -> str:
 
 def context_header(with_weight: bool = True) -> str:
     """The batch header graphrag counts once per batch (``-----Reports-----`` line included)."""
-    return HEADER + (
+    return "-----Reports-----\n" + (
         "id|title|occurrence weight|content|rank\n" if with_weight else "id|title|content|rank\n"
     )
 

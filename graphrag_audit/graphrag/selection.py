@@ -90,7 +90,10 @@ def _v1_kept_communities(
     width = int(codes.max()) + 1 if len(codes) else 0
     running = np.full(width, INT_MIN, dtype=np.int64)
     # the entities with a row at level <= N, in the order their first such row comes: a prefix
-    by_first, first_sorted = _first_rows(codes, width)
+    first = np.full(width, len(codes), dtype=np.int64)  # each code's first row (len(codes): none)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
+    by_first = np.argsort(first, kind="stable")
+    first_sorted = first[by_first]
     start = 0
     for n in levels:
         if n is None:
@@ -102,14 +105,6 @@ def _v1_kept_communities(
             start = end
         seen = by_first[: int(np.searchsorted(first_sorted, end, side="left"))]
         yield n, sorted_unique(running[seen])
-
-
-def _first_rows(codes: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """(codes by the position of their first row; those positions, ``len(codes)`` for none)."""
-    first = np.full(width, len(codes), dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
-    by_first = np.argsort(first, kind="stable")
-    return by_first, first[by_first]
 
 
 def select_all(model: IndexModel) -> dict[int | None, dict[str, Selection]]:

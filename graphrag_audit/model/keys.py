@@ -144,38 +144,34 @@ def match_entity_keys(member_keys: pd.Series, entity_keys: pd.Series) -> EntityK
     parts = dictionary_parts(member_keys)
     if parts is None or not isinstance(entity_keys.array, pd.arrays.ArrowExtensionArray):
         return None
+    codes, dictionary = parts
     try:
-        return _match_keys(parts[0], parts[1], pa.array(entity_keys.array))
+        keys = pa.array(entity_keys.array)
+        if dictionary.type != keys.type:
+            dictionary = dictionary.cast(keys.type)
+        if dictionary.null_count or keys.null_count:
+            return None
+        joint = pc.dictionary_encode(
+            pa.chunked_array([dictionary] + (keys.chunks if isinstance(keys, pa.ChunkedArray) else [keys]))
+        )
+        jc = (
+            np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in joint.chunks]).astype(np.int64)
+            if joint.num_chunks
+            else np.zeros(0, dtype=np.int64)
+        )
+        n_keys = int(jc.max()) + 1 if len(jc) else 0
+        jd, je = jc[: len(dictionary)], jc[len(dictionary) :]
+        used = np.zeros(n_keys, dtype=bool)
+        used[jd[np.flatnonzero(np.bincount(codes, minlength=len(dictionary)))]] = True
+        first_row = np.full(n_keys, -1, dtype=np.int64)
+        first_row[je[::-1]] = np.arange(len(je) - 1, -1, -1, dtype=np.int64)  # the first row wins
+        return EntityKeyMatch(
+            clustered=used[je], first=first_row[je] == np.arange(len(je)), member_row=first_row[jd][codes]
+        )
     except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
         raise
     except (pa.ArrowException, TypeError, ValueError):
         return None
-
-
-def _match_keys(
-    codes: np.ndarray, dictionary: pa.Array, keys: pa.Array | pa.ChunkedArray
-) -> EntityKeyMatch | None:
-    if dictionary.type != keys.type:
-        dictionary = dictionary.cast(keys.type)
-    if dictionary.null_count or keys.null_count:
-        return None
-    joint = pc.dictionary_encode(
-        pa.chunked_array([dictionary] + (keys.chunks if isinstance(keys, pa.ChunkedArray) else [keys]))
-    )
-    jc = (
-        np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in joint.chunks]).astype(np.int64)
-        if joint.num_chunks
-        else np.zeros(0, dtype=np.int64)
-    )
-    n_keys = int(jc.max()) + 1 if len(jc) else 0
-    jd, je = jc[: len(dictionary)], jc[len(dictionary) :]
-    used = np.zeros(n_keys, dtype=bool)
-    used[jd[np.flatnonzero(np.bincount(codes, minlength=len(dictionary)))]] = True
-    first_row = np.full(n_keys, -1, dtype=np.int64)
-    first_row[je[::-1]] = np.arange(len(je) - 1, -1, -1, dtype=np.int64)  # the first row wins
-    return EntityKeyMatch(
-        clustered=used[je], first=first_row[je] == np.arange(len(je)), member_row=first_row[jd][codes]
-    )
 
 
 def node_entity_rows(ids: pd.Series, entities: pd.DataFrame, first: np.ndarray) -> np.ndarray | None:
