@@ -258,9 +258,6 @@ class Progress:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
     def _describe(self, text: str) -> None:
         if self.bar is not None:
             self.bar.update(self.task, description=text)
@@ -272,7 +269,7 @@ class Progress:
                 self.bar.update(self.task, total=(task.total or 0) + 1)
             self.bar.update(self.task, description=message, advance=1)
 
-    def stop(self) -> None:
+    def __exit__(self, *exc) -> None:
         if self.bar is not None:
             from graphrag_audit.io import remote
 
