@@ -242,18 +242,13 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
 
 def _reports(model: IndexModel, level_of: dict, known: pd.Index, level: np.ndarray) -> list[Finding]:
     """Report findings; ``known``: the community numbers, ``level``: their levels."""
-    out: list[Finding] = []
     if not model.has_reports_table:
-        out.append(
-            finding("no-reports-table", "no community_reports table: global search has nothing to send")
-        )
-        return out
+        return [finding("no-reports-table", "no community_reports table: global search has nothing to send")]
+    out: list[Finding] = []
     r = model.reports
     rc = r["community"].to_numpy()
     rl = r["level"].to_numpy()
-    comm_set = set(level_of)
-    have = set(rc.tolist())
-    no_report = sorted(comm_set - have)
+    no_report = sorted(set(level_of) - set(rc.tolist()))
     if no_report:
         by_level = pd.Series([level_of[c] for c in no_report]).value_counts().sort_index()
         out.append(

@@ -18,7 +18,7 @@ from graphrag_audit.graphrag.compat import behaviour_outcomes
 from graphrag_audit.graphrag.context import text_unit_codes
 from graphrag_audit.graphrag.selection import BEHAVIOURS, Selection
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.model.keys import key_codes, sorted_unique
+from graphrag_audit.model.keys import concat_ranges, key_codes, sorted_unique
 from graphrag_audit.results.audit import (
     CommunityIds,
     DepthAnalysis,
@@ -71,11 +71,7 @@ class TreeIndex:
             start = np.searchsorted(self.mem_ccode[by_comm], np.arange(len(self.index) + 1))
             self._members = (self.mem_ecode[by_comm], start)
         ents, start = self._members
-        lens = start[ccodes + 1] - start[ccodes]
-        pos = np.repeat(start[ccodes] - (np.cumsum(lens) - lens), lens) + np.arange(
-            lens.sum(), dtype=np.int64
-        )
-        return ents[pos]
+        return ents[concat_ranges(start[ccodes], start[ccodes + 1] - start[ccodes])]
 
     def covered(self, ccodes: np.ndarray) -> int:
         """Distinct entities of the communities ``ccodes`` (-1 ignored)."""

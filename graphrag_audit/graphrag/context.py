@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag_audit.graphrag.tokens import TokenCounter, get_token_counter
+from graphrag_audit.model.keys import concat_ranges
 
 DEFAULT_MAX_CONTEXT_TOKENS = 12_000
 _DIGITS = frozenset("0123456789")
@@ -135,7 +136,7 @@ def text_unit_counts(
     codes, uniques = pd.factorize(com[keep])  # communities in order of first pair (merge order)
     pos, n = pos[keep], n[keep]
     starts = np.cumsum(lens) - lens
-    tu_rows = np.repeat(starts[pos] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+    tu_rows = concat_ranges(starts[pos], n)
     width = np.int64(tu.max()) + 1
     pairs = np.sort(np.repeat(codes.astype(np.int64), n) * width + tu[tu_rows])
     pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]  # a sort: np.unique hashes, 5x slower

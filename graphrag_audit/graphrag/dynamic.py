@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from graphrag_audit.model.keys import sorted_unique
+from graphrag_audit.model.keys import concat_ranges, sorted_unique
 
 #: family -> the graphrag releases it covers
 FAMILIES: dict[str, str] = {"1.x": "1.1.1-1.2.x", "2.x": "2.0.0-2.7.2", "3.x": "3.0.0-3.x"}
@@ -222,14 +222,14 @@ def children_from_nodes_v1(
     for li in range(len(levels_present) - 1):
         cur = np.flatnonzero(glevel == levels_present[li])
         nxt = np.flatnonzero(glevel == levels_present[li + 1])
-        cur_rows = _ranges(gstart[cur], gend[cur] - gstart[cur])
+        cur_rows = concat_ranges(gstart[cur], gend[cur] - gstart[cur])
         owner = np.full(n_titles, -1, dtype=np.int64)
         owner[gt[cur_rows]] = gid[cur_rows]
         if (owner[gt[cur_rows]] == gid[cur_rows]).all():
             # every title in at most one current-level community: a next-level community's only
             # possible parent is the owner of its titles, a parent iff all its titles share it
             sizes = gend[nxt] - gstart[nxt]
-            o = owner[gt[_ranges(gstart[nxt], sizes)]]
+            o = owner[gt[concat_ranges(gstart[nxt], sizes)]]
             seg = np.cumsum(sizes) - sizes  # each group's first member in o
             lo, hi = np.minimum.reduceat(o, seg), np.maximum.reduceat(o, seg)
             ok = (lo == hi) & (lo >= 0)
@@ -247,7 +247,7 @@ def children_from_nodes_v1(
     lens = np.searchsorted(ep, cid_int, side="right") - first
     offsets = np.zeros(cid_int.size + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
-    return offsets, ec[_ranges(first, lens)], not is_float
+    return offsets, ec[concat_ranges(first, lens)], not is_float
 
 
 def _subsets_slow(cur, nxt, gstart, gend, gt, gcomm) -> tuple[np.ndarray, np.ndarray]:
@@ -334,7 +334,7 @@ class _Prepared:
         src = last_row[nodes]
         off = np.asarray(inp.child_offsets, dtype=np.int64)
         lens = off[src + 1] - off[src]
-        kids = np.asarray(inp.child_values, dtype=np.int64)[_ranges(off[src], lens)]
+        kids = np.asarray(inp.child_values, dtype=np.int64)[concat_ranges(off[src], lens)]
         owner = np.repeat(nodes, lens)
         kid_d = _dense(kids, universe)
         if family == "2.x":
@@ -468,23 +468,7 @@ class _Prepared:
 
     def children(self, keys: np.ndarray) -> np.ndarray:
         """The queued children of ``keys``, in order."""
-        return self.ch_val[_ranges(self.ch_off[keys], self.ch_off[keys + 1] - self.ch_off[keys])]
-
-
-def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
-    """Concatenation of arange(s, s + l) for each pair (vectorised)."""
-    starts = np.asarray(starts, dtype=np.int64)
-    lens = np.asarray(lens, dtype=np.int64)
-    total = int(lens.sum()) if lens.size else 0
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    nz = lens > 0
-    starts, lens = starts[nz], lens[nz]
-    ends = np.cumsum(lens)
-    out = np.ones(total, dtype=np.int64)
-    out[0] = starts[0]
-    out[ends[:-1]] = starts[1:] - (starts[:-1] + lens[:-1]) + 1
-    return np.cumsum(out)
+        return self.ch_val[concat_ranges(self.ch_off[keys], self.ch_off[keys + 1] - self.ch_off[keys])]
 
 
 def prepare(family: str, inp: DynamicInput, settings: DynamicSettings = DEFAULTS) -> _Prepared:

@@ -105,6 +105,14 @@ def _narrow_span(values: np.ndarray) -> tuple[int, int] | None:
     return (lo, hi) if hi - lo <= 4 * len(values) + 1024 else None
 
 
+def concat_ranges(starts, lens) -> np.ndarray:
+    """``arange(s, s + n)`` for each pair of ``starts`` and ``lens``, concatenated (int64)."""
+    lens = np.asarray(lens, dtype=np.int64)
+    return np.repeat(np.asarray(starts, dtype=np.int64) - (np.cumsum(lens) - lens), lens) + np.arange(
+        lens.sum()
+    )
+
+
 def is_nondecreasing(values: np.ndarray) -> bool:
     """Whether a 1-D array never decreases."""
     return bool((values[1:] >= values[:-1]).all()) if len(values) > 1 else True
