@@ -378,9 +378,8 @@ class _Prepared:
     def run(
         self, relevant: np.ndarray, rated: list | None = None, reached: np.ndarray | None = None
     ) -> Scenario:
-        """``select()`` with ``relevant`` (bool per dense key) standing for ``rating >= threshold``;
-        ``rated``, when given, receives each wave's rated community numbers (sorted, duplicates kept);
-        ``reached`` (bool per dense key), when given, is set where a community is rated."""
+        """``select()`` with ``relevant`` (bool per dense key) for ``rating >= threshold``; ``rated`` receives
+        each wave's rated community numbers, ``reached`` (bool per dense key) is set where one is rated."""
         s = self.settings
         U = self.universe.size
         kept = np.zeros(U, dtype=bool)
@@ -409,8 +408,7 @@ class _Prepared:
                 reached[queue] = True
             if self.prompt_tokens is not None:
                 tokens += int(self.prompt_tokens[queue].sum())
-            rq = relevant[queue]
-            qi = np.flatnonzero(rq)
+            qi = np.flatnonzero(relevant[queue])
             hits = queue[qi]
             # in queue order: add community, queue its candidate children, discard its parent
             # (add at 2*i, discard at 2*i+1: the last event per key decides)
@@ -431,10 +429,7 @@ class _Prepared:
                 n_kept += int(now.sum()) - int(was.sum())
                 pos_add[t] = -1
                 pos_del[t] = -1
-                nxt = self.children(hits)
-            else:
-                nxt = np.zeros(0, dtype=np.int64)
-            queue = nxt
+            queue = self.children(hits)
             level += 1
             # fallback (D@v1.1.1 L157-169, the same in every tag to v3.3.0): `len(queue) == 0 and
             # len(relevant_communities) == 0 and str(level) in
@@ -461,8 +456,6 @@ class _Prepared:
         while frontier.size:
             frontier = frontier[~seen[frontier]]
             seen[frontier] = True
-            if frontier.size == 0:
-                break
             frontier = _uniq(self.children(frontier))
         return seen
 
