@@ -371,21 +371,13 @@ def text_width(width: int | None, output: Path | None) -> int:
                     return max(MIN_WIDTH, got)
         except (OSError, ValueError, AttributeError):
             continue
-    tty = _controlling_terminal_width()
-    return max(MIN_WIDTH, tty) if tty else PIPED_WIDTH
-
-
-def _controlling_terminal_width() -> int | None:
-    """The columns of the controlling terminal (``/dev/tty``), None without one."""
-    if os.name != "posix":
-        return None
-    with contextlib.suppress(OSError):
-        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    with contextlib.suppress(OSError):  # the controlling terminal's (2>&1 | less)
+        fd = os.open("/dev/tty", os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
         try:
-            return os.get_terminal_size(fd).columns or None
+            return max(MIN_WIDTH, os.get_terminal_size(fd).columns or PIPED_WIDTH)
         finally:
             os.close(fd)
-    return None
+    return PIPED_WIDTH
 
 
 def text_color(color: Color, output: Path | None) -> bool:
