@@ -173,9 +173,8 @@ def with_dynamic(
     ns = [r.community_level for r in levels]
     if len(ns) > DYNAMIC_ALL_LEVELS:
         ns = [n for n in ns if n is None or n == o.level] or [ns[-2] if len(ns) > 1 else ns[-1], ns[-1]]
-    fixed_error = _layout_error(model, fams)
-    inp = None
-    if not fixed_error:
+    error = _layout_error(model, fams)
+    if error is None:
         prompt = None
         if coster is not None:
             texts = _descriptions(model, o.use_summary)
@@ -183,19 +182,12 @@ def with_dynamic(
         inp = dynamic_input(model, fams, prompt)
     dyn = {}
     for n in ns:
-        if inp is None:
-            assert fixed_error is not None
-            dyn[n] = DynamicByVersion({f: _failed(f, fixed_error, False) for f in fams})
-            continue
-        st = DynamicSettings(
-            community_level=n,
-            threshold=o.threshold,
-            keep_parent=o.keep_parent,
-            num_repeats=o.num_repeats,
-            max_level=o.max_level,
-        )
+        st = DynamicSettings(n, o.threshold, o.keep_parent, o.num_repeats, o.max_level)
         versions = {}
         for f in fams:
+            if error is not None:  # graphrag 1.x cannot load this layout
+                versions[f] = _failed(f, error, False)
+                continue
             try:
                 r = simulate_family(inp, f, st, what_if=o.relevant)
             except EndlessSelection as exc:  # a cycle in the children: graphrag never returns
