@@ -178,7 +178,7 @@ class ContextCoster:
 def level_costs(
     model: IndexModel, selections: dict, options, progress=None, coster: ContextCoster | None = None
 ) -> dict:
-    """{(N, behaviour): (Costs, tokens of each row)} for v2, v1 and level_only at every N of ``selections``."""
+    """{(N, behaviour): (Costs, tokens of each row)} for v2, v1 and level_only at every N selected."""
     if coster is None:
         coster = ContextCoster(model, options.tokenizer, options.max_context_tokens)
     out = {}

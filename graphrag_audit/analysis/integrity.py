@@ -34,48 +34,27 @@ def check_integrity(model: IndexModel) -> list[Finding]:
 
     present = sorted(set(lev.tolist()))
     if present and present[0] != 0:
-        out.append(
-            finding(
-                "no-level-0",
-                f"no community has level 0; the shallowest level is {present[0]}",
-                levels=present,
-            )
-        )
-    if present:
-        gaps = sorted(set(range(present[0], present[-1] + 1)) - set(present))
-        if gaps:
-            out.append(
-                finding(
-                    "level-gap",
-                    f"no communities at level(s) {preview(gaps)} between {present[0]} and {present[-1]}",
-                    missing_levels=gaps,
-                )
-            )
+        msg = f"no community has level 0; the shallowest level is {present[0]}"
+        out.append(finding("no-level-0", msg, levels=present))
+    gaps = sorted(set(range(present[0], present[-1] + 1)) - set(present)) if present else []
+    if gaps:
+        msg = f"no communities at level(s) {preview(gaps)} between {present[0]} and {present[-1]}"
+        out.append(finding("level-gap", msg, missing_levels=gaps))
 
     dup = pd.Series(comm).value_counts()
     dup = sorted(int(x) for x in dup[dup > 1].index)
     if dup:
-        out.append(
-            finding(
-                "duplicate-community",
-                f"{len(dup):,} community number(s) appear in several rows: {preview(dup)}",
-                dup,
-                count=len(dup),
-            )
-        )
+        msg = f"{len(dup):,} community number(s) appear in several rows: {preview(dup)}"
+        out.append(finding("duplicate-community", msg, dup, count=len(dup)))
 
     missing = forest.missing_parents
     if missing:
         kids = sorted(missing)
-        out.append(
-            finding(
-                "missing-parent",
-                f"{counted(len(kids), 'community names', 'communities name')} a parent with no row: "
-                f"{preview(f'{k}->{missing[k]}' for k in kids)}",
-                kids,
-                parents={str(k): missing[k] for k in kids},
-            )
+        msg = (
+            f"{counted(len(kids), 'community names', 'communities name')} a parent with no row: "
+            f"{preview(f'{k}->{missing[k]}' for k in kids)}"
         )
+        out.append(finding("missing-parent", msg, kids, parents={str(k): missing[k] for k in kids}))
     u, v = forest.edge_parents, forest.edge_children
     cyc_nodes = forest.cycle_nodes
     if cyc_nodes:
@@ -117,16 +96,10 @@ def check_integrity(model: IndexModel) -> list[Finding]:
             comm, c["children"].tolist(), c["parent"].to_numpy(dtype=np.int64)
         )
         if diff:
-            out.append(
-                finding(
-                    "children-parent-mismatch",
-                    f"the children lists of {counted(len(diff), 'community disagree', 'communities disagree')} with the parent column: "
-                    f"{preview(diff)}",
-                    diff,
-                    only_in_children=only_children,
-                    only_in_parent=only_parent,
-                )
-            )
+            who = counted(len(diff), "community disagree", "communities disagree")
+            msg = f"the children lists of {who} with the parent column: {preview(diff)}"
+            ev = {"only_in_children": only_children, "only_in_parent": only_parent}
+            out.append(finding("children-parent-mismatch", msg, diff, **ev))
 
     periods = sorted({p for p in c["period"].tolist() if p})
     if len(periods) > 1:
@@ -174,13 +147,9 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         out.append(finding("unclustered-entities", message, count=n_lost, total=n_all, **examples))
 
     if model.id_kind == "string":
-        out.append(
-            finding(
-                "string-community-ids",
-                "community ids are stored as strings: graphrag >= 1.0 selects "
-                "0 reports from this index at every community_level",
-            )
-        )
+        msg = "community ids are stored as strings: graphrag >= 1.0 selects 0 reports from this index at "
+        msg += "every community_level"
+        out.append(finding("string-community-ids", msg))
     ctype = model.schemas.get("communities", {}).get("community")
     if ctype == "int32":
         out.append(
@@ -209,7 +178,8 @@ def check_integrity(model: IndexModel) -> list[Finding]:
 
 
 def _children_vs_parent(comm: np.ndarray, children: list, parent: np.ndarray) -> tuple[list[int], int, int]:
-    """(parents whose (parent, child) pairs differ between the columns, pairs only in children, only in parent)."""
+    """(parents whose (parent, child) pairs differ between the columns, pairs only in children, only in
+    parent)."""
     comm_ = comm.tolist()
     listed = {(p, int(k)) for p, kids in zip(comm_, children) if kids for k in kids}
     linked = {(p, c) for p, c in zip(parent.tolist(), comm_) if p >= 0}

@@ -128,7 +128,7 @@ def _claim_standard_fds() -> None:
 
 
 def _output_failed(exc: BaseException) -> int | None:
-    """The exit status when ``exc`` is a failure to write stdout, else None (typer's exit 1 on EPIPE undone)."""
+    """The exit status when ``exc`` is a failure to write stdout, else None (undoes typer's EPIPE exit 1)."""
     if isinstance(exc, SystemExit):
         cause = exc.__context__
         if exc.code == 1 and isinstance(cause, OSError) and cause.errno == errno.EPIPE:

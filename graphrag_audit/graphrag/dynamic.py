@@ -1,10 +1,11 @@
-"""graphrag's dynamic community selection (``DynamicCommunitySelection.select()``), replayed per version family.
+"""graphrag's dynamic community selection (``DynamicCommunitySelection.select()``) per version family.
 
 The selector is replayed on plain arrays (community numbers, levels, parents, children, report rows)
 with every report's relevance given; it returns the waves of rating calls, the call count and the kept
 reports. Sources, read at each tag: ``D`` = ``graphrag/query/context_builder/dynamic_community_selection.py``,
-``A`` = ``graphrag/query/indexer_adapters.py``, ``L`` = ``graphrag/query/input/loaders/dfs.py``, ``Q`` =
-``graphrag/api/query.py``, ``H`` = ``graphrag/index/operations/summarize_communities/restore_community_hierarchy.py``.
+``A`` = ``graphrag/query/indexer_adapters.py``, ``L`` = ``graphrag/query/input/loaders/dfs.py``,
+``Q`` = ``graphrag/api/query.py``,
+``H`` = ``graphrag/index/operations/summarize_communities/restore_community_hierarchy.py``.
 ``D`` is byte-identical within a family (1.1.1 = 1.2.0; 2.0.0 = 2.7.2 but for logging; 3.0.0 = 3.3.0):
 
 * ``1.x`` (1.1.1-1.2.x): children inferred from entity containment in ``create_final_nodes`` (``A``@v1.2.0
@@ -77,7 +78,8 @@ def rating_prompt_tokens_by_family(
 ) -> dict[str, np.ndarray]:
     """Each report's ``llm_info["prompt_tokens"]`` per rating call, per family: 1.x/2.x count the system
     message only (``rate_relevancy.py``@v1.2.0 L64, @v2.7.2 L66); 3.x ``num_prompt_tokens`` over system and
-    user messages (@v3.3.0 L75; ``graphrag_llm/tokenizer/tokenizer.py`` L50): 3, plus 3 + role + content each."""
+    user messages (@v3.3.0 L75; ``graphrag_llm/tokenizer/tokenizer.py`` L50): 3, plus 3 + role + content
+    each."""
     families = tuple(families)
     for family in families:
         if family not in FAMILIES:

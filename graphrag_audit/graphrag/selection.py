@@ -1,4 +1,4 @@
-"""Which reports each ``community_level`` N sends to global search, per behaviour (docs/graphrag-semantics.md):
+"""Which reports each ``community_level`` N sends to global search, per behaviour (graphrag-semantics.md):
 
 * ``v2``, graphrag >= 2.0 ``read_indexer_reports``: communities rows at level <= N, max community per
   ``title`` (a no-op roll-up), inner-joined with the reports at level <= N;
@@ -27,7 +27,7 @@ INT_MIN = np.iinfo(np.int64).min
 
 @dataclass(frozen=True)
 class Selection:
-    """Report rows (positions in ``model.reports``, parquet order; int32 when they fit) for N and behaviour."""
+    """Report rows (positions in ``model.reports``, parquet order; int32 if they fit) for N and behaviour."""
 
     community_level: int | None
     behaviour: str

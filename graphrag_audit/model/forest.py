@@ -33,7 +33,7 @@ def power(step: np.ndarray, k: int) -> np.ndarray:
 
 
 def root_of(parent: np.ndarray) -> np.ndarray:
-    """Each node after ``n`` parent steps (roots stay): its root, or on a looping chain where ``n`` steps end."""
+    """Each node after ``n`` parent steps (roots stay): its root, or where ``n`` steps end on a loop."""
     parent = np.asarray(parent, dtype=np.int64)
     n = len(parent)
     codes = np.arange(n, dtype=np.int64)
@@ -206,7 +206,7 @@ class CommunityForest:
 
     @classmethod
     def from_membership(cls, communities: pd.DataFrame, members: pd.DataFrame) -> CommunityForest:
-        """The forest graphrag 0.x-0.9 implies: an entity in P at level L and in C at L+1 makes P a parent of C."""
+        """The forest of graphrag 0.x-0.9: an entity in P at level L and in C at L+1 makes P a parent of C."""
         _, nodes, level, n_ent = _nodes(communities)
         m = members[["entity", "community", "level"]]
         lower = m.assign(level=m["level"] - 1)
