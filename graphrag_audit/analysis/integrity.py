@@ -58,14 +58,9 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     u, v = forest.edge_parents, forest.edge_children
     cyc_nodes = forest.cycle_nodes
     if cyc_nodes:
-        out.append(
-            finding(
-                "parent-cycle",
-                f"parent links form a cycle through {counted(len(cyc_nodes), 'community', 'communities')}: "
-                f"{preview(cyc_nodes)}",
-                cyc_nodes,
-            )
-        )
+        through = counted(len(cyc_nodes), "community", "communities")
+        msg = f"parent links form a cycle through {through}: {preview(cyc_nodes)}"
+        out.append(finding("parent-cycle", msg, cyc_nodes))
     out += _listed(
         "multiple-parents",
         forest.multi_parent,
@@ -108,15 +103,12 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         levels_per_period: dict[str, dict[str, int]] = {}
         for (p, lv), n in by_level.items():
             levels_per_period.setdefault(str(p), {})[str(int(lv))] = int(n)
-        out.append(
-            finding(
-                "multiple-periods",
-                f"communities carry {len(periods)} period values "
-                f"({preview(periods, 4)}): an incremental update merged several runs",
-                periods={str(k): int(v) for k, v in per.items() if k},
-                levels_per_period=levels_per_period,
-            )
+        msg = (
+            f"communities carry {len(periods)} period values ({preview(periods, 4)}): an incremental update "
         )
+        msg += "merged several runs"
+        counts = {str(k): int(v) for k, v in per.items() if k}
+        out.append(finding("multiple-periods", msg, periods=counts, levels_per_period=levels_per_period))
 
     out += _delta_offset(model) + _dangling_members(model) + _membership_levels(model)
 
@@ -233,15 +225,9 @@ def _reports(model: IndexModel, level_of: dict, known: pd.Index, level: np.ndarr
             )
         )
     if (rc == -1).any():
-        out.append(
-            finding(
-                "minus-one-report",
-                "a report exists for community -1 ('no community'); graphrag < 2.0 "
-                "sends it at every community_level",
-                [-1],
-                rows=int((rc == -1).sum()),
-            )
-        )
+        msg = "a report exists for community -1 ('no community'); graphrag < 2.0 sends it at every "
+        msg += "community_level"
+        out.append(finding("minus-one-report", msg, [-1], rows=int((rc == -1).sum())))
     at = known.get_indexer(rc)
     out += _listed(
         "report-without-community",
@@ -263,12 +249,8 @@ def _reports(model: IndexModel, level_of: dict, known: pd.Index, level: np.ndarr
         "communities have several reports",
     )
     if len(r) and not (rl == 0).any():
-        out.append(
-            finding(
-                "dynamic-no-level-0-report",
-                "no report at level 0: dynamic community selection raises KeyError (microsoft/graphrag#2382)",
-            )
-        )
+        msg = "no report at level 0: dynamic community selection raises KeyError (microsoft/graphrag#2382)"
+        out.append(finding("dynamic-no-level-0-report", msg))
     return out
 
 
