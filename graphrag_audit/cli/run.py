@@ -282,27 +282,20 @@ def run_guarded(fn, debug: bool):
     """Run ``fn``; bad input or an unexpected bug -> one line + exit 2."""
     try:
         return fn()
-    except typer.Exit:
-        raise
-    except IndexInputError as exc:
-        if debug:
-            traceback.print_exc()
-        raise fail(str(exc)) from None
     except KeyboardInterrupt:
         raise fail("interrupted", 130) from None
     except MemoryError:
         raise fail("out of memory: the index needs more memory than this machine has free") from None
-    except OSError as exc:
-        if exc.filename is None:
-            raise  # not about a file: writing stdout (main() reports it) or a bug (below)
+    except Exception as exc:
+        if isinstance(exc, typer.Exit) or (isinstance(exc, OSError) and exc.filename is None):
+            raise  # an exit, or an OSError not about a file: writing stdout (run_app reports it) or a bug
         if debug:
             traceback.print_exc()
-        # e.g. a path component longer than NAME_MAX (ENAMETOOLONG) met while looking around
-        raise fail(f"{exc.filename}: cannot access ({exc.strerror or exc})") from None
-    except Exception as exc:  # a bug or an input we did not anticipate: never a raw traceback
-        if debug:
-            traceback.print_exc()
-        msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        if isinstance(exc, IndexInputError):
+            raise fail(str(exc)) from None
+        if isinstance(exc, OSError):  # e.g. a path component longer than NAME_MAX met while looking around
+            raise fail(f"{exc.filename}: cannot access ({exc.strerror or exc})") from None
+        msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]  # a bug or an input not anticipated
         raise fail(f"internal error ({msg}); rerun with --debug for the traceback") from None
 
 
