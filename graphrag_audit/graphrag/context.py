@@ -275,13 +275,9 @@ def build_batches(
     ids, title_a, content_a = _objects(community_ids), _objects(titles), _objects(contents)
     rank_f = np.asarray(ranks.to_numpy() if isinstance(ranks, pd.Series) else ranks, dtype=np.float64)
     n = len(ids)
-    if not (len(title_a) == len(content_a) == len(rank_f) == n):
-        raise ValueError("community_ids, titles, contents and ranks must have the same length")
     with_weight = weights is not None
     if with_weight:
         w_arr = np.asarray(weights.to_numpy() if isinstance(weights, pd.Series) else weights)
-        if len(w_arr) != n:
-            raise ValueError("weights must have one value per report")
 
     kept = np.flatnonzero(rank_f >= min_community_rank)  # NaN -> False
     order = kept[shuffle_order(len(kept), shuffle_seed)]

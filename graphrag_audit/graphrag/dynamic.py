@@ -183,11 +183,6 @@ def children_from_nodes_v1(
     nc = np.asarray(node_communities)
     nl = np.asarray(node_levels, dtype=np.int64)
     titles = np.asarray(node_titles)
-    if nc.dtype.kind not in "iuf":
-        raise ValueError(
-            "children_from_nodes_v1: community numbers must be numeric (0.1-0.4 string ids are "
-            "not a layout graphrag 1.x dynamic selection reads)"
-        )
     is_float = nc.dtype.kind == "f"
     rep = _uniq(report_ids)
     keep = np.ones(nc.size, dtype=bool)
