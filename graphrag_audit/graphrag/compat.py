@@ -124,14 +124,11 @@ def _v2_outcome(model) -> Outcome:
         )
         return Outcome(CANNOT_READ, ">= 2.0", note, error=error, python_api=api)
     if not readable:
-        return Outcome(
-            CANNOT_READ,
-            ">= 2.0",
-            "graphrag >= 2.0 cannot read this index: read_indexer_reports "
-            "explodes communities.entity_ids, which this table lacks (v2-unreadable). hyp. = the "
-            "<= N rule applied to the rebuilt tree",
-            error="KeyError: 'entity_ids'",
+        note = (
+            "graphrag >= 2.0 cannot read this index: read_indexer_reports explodes communities.entity_ids, "
         )
+        note += "which this table lacks (v2-unreadable). hyp. = the <= N rule applied to the rebuilt tree"
+        return Outcome(CANNOT_READ, ">= 2.0", note, error="KeyError: 'entity_ids'")
     lacking = typed_loader_missing(model, reports=False)
     if lacking:  # graphrag 2.x-3.0's loader and the Python API read it; 3.1+'s typed loader does not
         first = next(iter(lacking.values()))[0]
@@ -146,15 +143,12 @@ def _v2_outcome(model) -> Outcome:
             python_api=api_int32 if int32 else None,
         )
     if int32:
-        return Outcome(
-            EXACT,
-            "3.x",
-            "communities.community is int32: graphrag query 3.1+ casts it to int64 "
-            "and sends these; graphrag's read_indexer_reports called from Python on pd.read_parquet "
-            "output raises TypeError under pandas >= 3, which graphrag >= 3.2 requires "
-            "(int32-community-ids)",
-            python_api=api_int32,
+        note = "communities.community is int32: graphrag query 3.1+ casts it to int64 and sends these; "
+        note += (
+            "graphrag's read_indexer_reports called from Python on pd.read_parquet output raises TypeError "
         )
+        note += "under pandas >= 3, which graphrag >= 3.2 requires (int32-community-ids)"
+        return Outcome(EXACT, "3.x", note, python_api=api_int32)
     return Outcome(EXACT, ">= 2.0")
 
 
@@ -164,14 +158,10 @@ def _v1_outcome(model) -> Outcome:
         if not model.has_reports_table:
             return Outcome(CANNOT_READ, "1.0-1.2", NO_REPORTS, error=error)
         if model.generation.before_2:
-            return Outcome(
-                CANNOT_READ,
-                "< 2.0",
-                f"graphrag < 2.0 cannot read this {model.generation.label} index: "
-                "it reads create_final_nodes.parquet, which this index does not have. hyp. = its "
-                "per-entity rule applied to the rebuilt tree",
-                error=error,
-            )
+            note = f"graphrag < 2.0 cannot read this {model.generation.label} index: it reads "
+            note += "create_final_nodes.parquet, which this index does not have. hyp. = its per-entity rule "
+            note += "applied to the rebuilt tree"
+            return Outcome(CANNOT_READ, "< 2.0", note, error=error)
         # A >= 2.0 layout: the < 2.0 column is the comparison, its rule applied to the rebuilt tree.
         return Outcome(
             HYPOTHETICAL,
@@ -254,15 +244,9 @@ def migration_findings(model) -> list:
         )
         return [finding("needs-migration", msg, generation=gen, files=files, typed_loader_missing=lacking)]
     lacking = typed_loader_missing(model, reports=False)
-    if lacking:
-        cols = "; ".join(f"{t} lacks {', '.join(c)}" for t, c in lacking.items())
-        return [
-            finding(
-                "needs-migration",
-                f"graphrag query 3.1+ cannot read this index without migration: "
-                f"its typed loader needs columns the tables lack ({cols})",
-                generation=model.generation.label,
-                typed_loader_missing=lacking,
-            )
-        ]
-    return []
+    if not lacking:
+        return []
+    cols = "; ".join(f"{t} lacks {', '.join(c)}" for t, c in lacking.items())
+    msg = "graphrag query 3.1+ cannot read this index without migration: its typed loader needs columns the "
+    msg += f"tables lack ({cols})"
+    return [finding("needs-migration", msg, generation=model.generation.label, typed_loader_missing=lacking)]
