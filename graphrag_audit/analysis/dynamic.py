@@ -37,13 +37,6 @@ DYNAMIC_ALL_LEVELS = 16
 _FLOAT_TYPES = ("double", "float", "float64", "float32", "halffloat")
 
 
-def dynamic_families(model: IndexModel) -> tuple[str, ...]:
-    """The graphrag lines whose dynamic selection reads this layout (none without reports)."""
-    if not model.has_reports_table:
-        return ()
-    return ("1.x",) if model.generation.before_2 else ("2.x", "3.x")
-
-
 def not_communities(model: IndexModel, ids) -> list[int]:
     """The numbers of ``ids`` (sorted, distinct) in neither the communities nor the reports of ``model``."""
     want = np.unique(np.asarray(list(ids), dtype=np.int64))
@@ -51,17 +44,6 @@ def not_communities(model: IndexModel, ids) -> list[int]:
     if model.has_reports_table:
         known.append(model.reports["community"].to_numpy(dtype=np.int64))
     return want[~np.isin(want, np.concatenate(known))].tolist()
-
-
-def _descriptions(model: IndexModel, use_summary: bool) -> pd.Series:
-    """The text each report is rated by: ``full_content``, or ``summary`` (read only then; '' if missing)."""
-    if not use_summary:
-        return model.reports["content"]
-    path = model.files.get("reports")
-    df = read_table(path, ["summary"]) if path is not None else None
-    return text_column(
-        df["summary"] if df is not None and "summary" in df.columns else None, len(model.reports)
-    )
 
 
 def dynamic_input(model: IndexModel, fams: tuple[str, ...], prompt=None) -> DynamicInput:
@@ -164,9 +146,9 @@ def with_dynamic(
 ) -> list[LevelResult]:
     """``levels`` with each ``dynamic`` selection carrying its per-line simulation; with the costs'
     ``coster`` also the rating calls' prompt tokens and the what-if's map calls and tokens."""
-    fams = dynamic_families(model)
-    if not fams:
+    if not model.has_reports_table:
         return levels
+    fams = ("1.x",) if model.generation.before_2 else ("2.x", "3.x")  # the lines that read this layout
     o = options  # resolve_options has set every dynamic setting
     assert o.threshold is not None and o.keep_parent is not None and o.num_repeats is not None
     assert o.max_level is not None and o.use_summary is not None
@@ -176,8 +158,13 @@ def with_dynamic(
     error = _layout_error(model, fams)
     if error is None:
         prompt = None
-        if coster is not None:
-            texts = _descriptions(model, o.use_summary)
+        if coster is not None:  # rated by full_content, or by summary (read only then; '' where missing)
+            texts = model.reports["content"]
+            if o.use_summary:
+                path = model.files.get("reports")
+                df = read_table(path, ["summary"]) if path is not None else None
+                summary = df["summary"] if df is not None and "summary" in df.columns else None
+                texts = text_column(summary, len(model.reports))
             prompt = rating_prompt_tokens_by_family(fams, texts, o.query, coster.counter)
         inp = dynamic_input(model, fams, prompt)
     dyn = {}
