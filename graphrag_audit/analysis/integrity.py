@@ -298,15 +298,10 @@ def _delta_offset(model: IndexModel) -> list[Finding]:
         for b in bad[:4]
     ]
     more = f" and {len(bad) - 4} more runs" if len(bad) > 4 else ""
+    msg = "community numbers of a later run do not follow graphrag update's offset (previous maximum + 1): "
+    examples = sorted({x for b in bad for x in b["examples"]})
     return [
-        finding(
-            "delta-id-offset",
-            "community numbers of a later run do not follow graphrag update's offset "
-            "(previous maximum + 1): " + "; ".join(parts) + more,
-            sorted({x for b in bad for x in b["examples"]}),
-            runs=bad[:100],
-            runs_off=len(bad),
-        )
+        finding("delta-id-offset", msg + "; ".join(parts) + more, examples, runs=bad[:100], runs_off=len(bad))
     ]
 
 
@@ -325,19 +320,10 @@ def _dangling_members(model: IndexModel) -> list[Finding]:
     comms = np.unique(m["community"].to_numpy(dtype=np.int64)[lost]).tolist()
     keys = pd.unique(m["entity"][lost].astype(object).to_numpy())
     column = "entity_ids" if model.member_key == "id" else "create_final_nodes titles"
-    return [
-        finding(
-            "dangling-membership",
-            f"{int(lost.sum())} membership rows of {len(comms)} communities "
-            f"({column}) name {len(keys)} entities that are not in the entities table: {preview(comms)}",
-            comms,
-            rows=int(lost.sum()),
-            entities=len(keys),
-            count=len(comms),
-            key=model.member_key,
-            examples=[str(k) for k in keys[:5]],
-        )
-    ]
+    msg = f"{int(lost.sum())} membership rows of {len(comms)} communities ({column}) name {len(keys)} "
+    msg += f"entities that are not in the entities table: {preview(comms)}"
+    ev = {"rows": int(lost.sum()), "entities": len(keys), "count": len(comms), "key": model.member_key}
+    return [finding("dangling-membership", msg, comms, **ev, examples=[str(k) for k in keys[:5]])]
 
 
 def _membership_levels(model: IndexModel) -> list[Finding]:
@@ -361,16 +347,13 @@ def _membership_levels(model: IndexModel) -> list[Finding]:
         pd.Series(list(zip(node_level[bad].tolist(), table_level[bad].tolist()))).value_counts().sort_index()
     )
     shifted = int(np.isin(comm[keep][bad], _period_runs(c)[2][1:]).sum())
-    return [
-        finding(
-            "membership-level-mismatch",
-            f"{int(bad.sum())} create_final_nodes rows put an entity in a "
-            f"community at another level than the communities table gives it ({len(comms)} communities): "
-            f"{preview(comms)}",
-            comms,
-            rows=int(bad.sum()),
-            count=len(comms),
-            node_vs_table_levels={f"{a}->{b}": int(n) for (a, b), n in pairs.items()},
-            shifted_minus_one=shifted,
-        )
-    ]
+    msg = f"{int(bad.sum())} create_final_nodes rows put an entity in a community at another level than the "
+    msg += f"communities table gives it ({len(comms)} communities): {preview(comms)}"
+    levels = {f"{a}->{b}": int(n) for (a, b), n in pairs.items()}
+    ev = {
+        "rows": int(bad.sum()),
+        "count": len(comms),
+        "node_vs_table_levels": levels,
+        "shifted_minus_one": shifted,
+    }
+    return [finding("membership-level-mismatch", msg, comms, **ev)]
