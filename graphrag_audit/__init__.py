@@ -1,11 +1,7 @@
 """graphrag-audit: what a GraphRAG index's ``community_level`` really means.
 
-Library first: ``load_index`` reads an index directory into an :class:`IndexModel`,
-``audit`` runs every analysis and returns one :class:`AuditReport`, and the renderers in
-:mod:`graphrag_audit.render` turn that report into text, JSON, Markdown or GitHub annotations.
-
-Importing the package is cheap (no pandas, pyarrow or numpy): the names below are imported on
-first use.
+``load_index`` reads an index into an :class:`IndexModel`, ``audit`` returns one :class:`AuditReport`,
+:mod:`graphrag_audit.render` renders it. The names below are imported on first use (no pandas at import).
 """
 
 __version__ = "0.1.0"

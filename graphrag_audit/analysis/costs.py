@@ -1,10 +1,8 @@
 """Tokens and map calls of a set of reports, by graphrag's own context batching (context.py).
 
-:class:`ContextCoster` turns report rows into graphrag's batches for the per-level audit
-(:func:`level_costs`), the planner, the dynamic what-if and ``--verify``. The occurrence counts
-are ``context.text_unit_counts``: over the membership rows for graphrag >= 2.0 (level-independent
-for its "every community of the entity at level <= N" rule), over ``create_final_nodes`` rows at
-``level <= N`` for graphrag < 2.0 (:func:`v1_text_unit_counts`: each pair with its least level).
+:class:`ContextCoster` serves the per-level audit, the planner, the dynamic what-if and ``--verify``.
+Occurrence counts: over the membership rows for graphrag >= 2.0, over the ``create_final_nodes`` rows at
+``level <= N`` for graphrag < 2.0.
 """
 
 from __future__ import annotations
@@ -38,8 +36,7 @@ def _entity_text_units(model: IndexModel, key_column: str) -> pd.Series:
 
 
 def community_text_unit_counts(model: IndexModel) -> pd.Series | None:
-    """Distinct text units of each community's entities (the raw occurrence weights of graphrag
-    >= 2.0), or None when the entities carry no text units."""
+    """graphrag >= 2.0's raw occurrence weights, or None when the entities carry no text units."""
     if entity_text_units_absent(model):
         return None
     key = "id" if model.member_key == "id" else "title"
@@ -50,16 +47,11 @@ def community_text_unit_counts(model: IndexModel) -> pd.Series | None:
 
 
 def v1_node_pairs(model: IndexModel) -> tuple[pd.DataFrame, int | None] | None:
-    """The distinct (``community``, ``text_unit``) pairs of graphrag < 2.0's ``create_final_nodes``
-    rows, each with the least ``level`` of a node row that brings it in, and the least level of a
-    node row whose id is an entity's; None when the model has no node ids or the entities no text
-    units (graphrag 2.0+ weighs alike).
+    """(the distinct (``community``, ``text_unit``) pairs of the ``create_final_nodes`` rows, each with its
+    least level; the least level of a node row matching an entity), or None without node ids or text units.
 
-    graphrag 1.x ``read_indexer_entities(final_nodes, final_entities, N)`` builds each entity's
-    ``community_ids`` from the node rows with ``level <= N`` matched to ``entities.id`` by node
-    ``id`` (first entity row per id); an entity outside every community at a level has a row with
-    community -1, and an updated index's node rows list other memberships than its communities
-    (graphrag/query/indexer_adapters.py @dac0b86)."""
+    graphrag 1.x ``read_indexer_entities`` (query/indexer_adapters.py @dac0b86) builds each entity's
+    ``community_ids`` from the node rows at ``level <= N`` matched to the first ``entities.id`` row."""
     r = model.rollup_rows
     if not ("entity_id" in r.columns or "entity_row" in r.columns) or entity_text_units_absent(model):
         return None
@@ -81,9 +73,8 @@ def v1_node_pairs(model: IndexModel) -> tuple[pd.DataFrame, int | None] | None:
 
 
 def v1_text_unit_counts(node_pairs, community_level: int | None) -> pd.Series | None:
-    """graphrag < 2.0's raw occurrence counts at ``community_level`` N (``context.text_unit_counts``
-    over the node rows with level <= N, from :func:`v1_node_pairs`); None when no node row at a
-    level <= N matches an entity: graphrag then has no entities and computes no weights."""
+    """graphrag < 2.0's raw occurrence counts at N; None when no node row at level <= N matches an entity
+    (graphrag then computes no weights)."""
     pairs, first_level = node_pairs
     if first_level is None or (community_level is not None and first_level > community_level):
         return None
@@ -97,8 +88,7 @@ _NO_WEIGHTS = np.zeros(0, dtype=np.int64)
 
 
 class ContextCoster:
-    """``batches(rows)``: graphrag's map batches for the report rows ``rows`` (parquet order). Each
-    report's fixed row text is counted once (``context.RowTokenCache``)."""
+    """graphrag's map batches for report rows (parquet order), each report's fixed text counted once."""
 
     def __init__(
         self,
@@ -122,7 +112,6 @@ class ContextCoster:
         self._v1_raw: dict[int | None, np.ndarray | None] = {}
 
     def _raw_counts(self, counts: pd.Series | None) -> np.ndarray | None:
-        """Raw occurrence count of every report row under ``counts`` (community -> count)."""
         if counts is None:
             return None
         if not len(counts):
@@ -130,7 +119,7 @@ class ContextCoster:
         return counts.reindex(self.comm).fillna(0).to_numpy(dtype=np.int64)
 
     def _behaviour_raw(self, behaviour: str, community_level: int | None) -> np.ndarray | None:
-        """graphrag < 2.0 (``v1``) weighs by its own per-level counts; None: the default counts."""
+        """graphrag < 2.0 weighs by its own per-level counts; None: the default counts."""
         if behaviour != "v1" or self._v1_pairs is None:
             return None
         if community_level not in self._v1_raw:
@@ -139,7 +128,7 @@ class ContextCoster:
         return self._v1_raw[community_level]
 
     def _weights(self, rows: np.ndarray, raw_all: np.ndarray | None) -> tuple[np.ndarray | None, str | None]:
-        """graphrag's normalised occurrence weights (``context.occurrence_weights``) and a note."""
+        """graphrag's normalised occurrence weights and a note."""
         raw_all = self._raw if raw_all is None else raw_all
         if raw_all is None or raw_all is _NO_WEIGHTS:
             return None, None
@@ -154,7 +143,7 @@ class ContextCoster:
     def selection_weights(
         self, rows: np.ndarray, behaviour: str, community_level: int | None
     ) -> np.ndarray | None:
-        """The occurrence weights :meth:`selection_batches` packs with (None: no weight column)."""
+        """The occurrence weights :meth:`selection_batches` packs with."""
         return self._weights(
             np.asarray(rows, dtype=np.int64), self._behaviour_raw(behaviour, community_level)
         )[0]
@@ -162,7 +151,6 @@ class ContextCoster:
     def selection_batches(
         self, rows: np.ndarray, behaviour: str, community_level: int | None
     ) -> ContextBatches:
-        """The batches of ``behaviour``'s selection ``rows`` at ``community_level``."""
         return self.noted_batches(rows, self._behaviour_raw(behaviour, community_level))[0]
 
     def batches(self, rows: np.ndarray) -> ContextBatches:
@@ -171,7 +159,7 @@ class ContextCoster:
     def noted_batches(
         self, rows: np.ndarray, raw: np.ndarray | None = None
     ) -> tuple[ContextBatches, str | None]:
-        """(the batches, a note on them or None); ``raw``: per-row raw counts replacing the default ones."""
+        """(the batches, a note or None); ``raw``: per-row raw counts replacing the default ones."""
         rows = np.asarray(rows, dtype=np.int64)
         weights, note = self._weights(rows, raw)
         b = build_batches(
@@ -187,29 +175,10 @@ class ContextCoster:
         return b, note
 
 
-def cost_fields(b: ContextBatches, note: str | None = None) -> Costs:
-    """The :class:`~graphrag_audit.results.Costs` of one selection's batches."""
-    maps = b.n_batches
-    return Costs(
-        tokens=b.total_tokens,
-        map_calls=maps,
-        reduce_calls=1 if maps else 0,
-        llm_calls=maps + (1 if maps else 0),
-        reports_in_context=b.reports_in_context,
-        dropped_by_rank=b.dropped_by_rank,
-        oversize_reports=b.oversize_reports,
-        tokenizer=b.token_counter,
-        tokens_exact=b.counter_exact,
-        note=note or None,
-        max_batch_tokens=max(b.batch_tokens, default=0),
-    )
-
-
 def level_costs(
     model: IndexModel, selections: dict, options, progress=None, coster: ContextCoster | None = None
 ) -> dict:
-    """{(N, behaviour): (Costs, tokens of each row)} for v2, v1 and level_only at every N of
-    ``selections`` (``graphrag.selection.select_all``). ``progress`` hears of each level."""
+    """{(N, behaviour): (Costs, tokens of each row)} for v2, v1 and level_only at every N selected."""
     if coster is None:
         coster = ContextCoster(model, options.tokenizer, options.max_context_tokens)
     out = {}
@@ -219,7 +188,21 @@ def level_costs(
             tokens = batches.row_tokens  # kept for every selection: int32 when it fits (half the memory)
             if len(tokens) and -(2**31) <= tokens.min() and tokens.max() < 2**31:
                 tokens = tokens.astype(np.int32)
-            out[(n, b)] = (cost_fields(batches, note), tokens)
+            maps = batches.n_batches
+            cost = Costs(
+                tokens=batches.total_tokens,
+                map_calls=maps,
+                reduce_calls=1 if maps else 0,
+                llm_calls=maps + (1 if maps else 0),
+                reports_in_context=batches.reports_in_context,
+                dropped_by_rank=batches.dropped_by_rank,
+                oversize_reports=batches.oversize_reports,
+                tokenizer=batches.token_counter,
+                tokens_exact=batches.counter_exact,
+                note=note or None,
+                max_batch_tokens=max(batches.batch_tokens, default=0),
+            )
+            out[(n, b)] = (cost, tokens)
         if progress:
             progress(f"counted tokens up to community_level {n}")
     return out

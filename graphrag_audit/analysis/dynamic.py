@@ -1,9 +1,5 @@
-"""Dynamic community selection per graphrag line, at each audited community_level.
-
-Builds graphrag/dynamic.py's :class:`DynamicInput` from the model once, then runs ``simulate_family``
-per community_level for the lines that read the layout: a ``create_final_*`` layout is read by 1.x
-(children rebuilt from ``create_final_nodes`` by entity containment), a ``communities`` layout by
-2.x and 3.x (children from the ``children`` column).
+"""Dynamic community selection per graphrag line (graphrag/dynamic.py) at each audited community_level:
+1.x reads a ``create_final_*`` layout, 2.x and 3.x a ``communities`` layout.
 """
 
 from __future__ import annotations
@@ -36,39 +32,18 @@ from graphrag_audit.results.audit import (
 
 #: input orders the what-if's map step is packed in (ascending community order + seeded permutations)
 KEPT_ORDERS = 8
-#: trees with more levels (None included) get the simulation at ``--level`` and None only: one
-#: simulation costs up to one wave per level, so every level would be quadratic
+#: trees with more levels get the simulation at ``--level`` and None only (each costs a wave per level)
 DYNAMIC_ALL_LEVELS = 16
 _FLOAT_TYPES = ("double", "float", "float64", "float32", "halffloat")
 
 
-def dynamic_families(model: IndexModel) -> tuple[str, ...]:
-    """The graphrag lines whose dynamic selection reads this layout (none without reports)."""
-    if not model.has_reports_table:
-        return ()
-    return ("1.x",) if model.generation.before_2 else ("2.x", "3.x")
-
-
 def not_communities(model: IndexModel, ids) -> list[int]:
-    """The numbers of ``ids`` (sorted, distinct) in neither the communities nor the reports of
-    ``model``: a what-if id among them would never be rated (``levels --relevant`` refuses them)."""
+    """The numbers of ``ids`` (sorted, distinct) in neither the communities nor the reports of ``model``."""
     want = np.unique(np.asarray(list(ids), dtype=np.int64))
     known = [model.communities["community"].to_numpy(dtype=np.int64)]
     if model.has_reports_table:
         known.append(model.reports["community"].to_numpy(dtype=np.int64))
     return want[~np.isin(want, np.concatenate(known))].tolist()
-
-
-def _descriptions(model: IndexModel, use_summary: bool) -> pd.Series:
-    """The text each report is rated by: ``full_content`` (as the costs read it), or ``summary``
-    (``dynamic_search_use_summary``, read from the reports table only then; '' where it is missing)."""
-    if not use_summary:
-        return model.reports["content"]
-    path = model.files.get("reports")
-    df = read_table(path, ["summary"]) if path is not None else None
-    return text_column(
-        df["summary"] if df is not None and "summary" in df.columns else None, len(model.reports)
-    )
 
 
 def dynamic_input(model: IndexModel, fams: tuple[str, ...], prompt=None) -> DynamicInput:
@@ -105,17 +80,13 @@ def _scenario(
     if sc is None:
         return None
     relevant = tuple(sc.relevant_ids or ()) if what_if else None
-    return DynamicScenario(
-        sc.rating_calls, tuple(sc.kept_ids), tuple(sc.waves), relevant, sc.prompt_tokens, kept
-    )
+    return DynamicScenario(sc.rating_calls, sc.kept_ids, sc.waves, relevant, sc.prompt_tokens, kept)
 
 
 def _layout_error(model: IndexModel, fams: tuple[str, ...]) -> str | None:
-    """The exception graphrag 1.x raises reading this layout, before any rating: its query loads
-    create_final_nodes and _communities in this order (``cli/query.py``@v1.2.0 ``run_global_search``;
-    the first missing one raises in ``utils/storage.py`` ``load_table_from_storage``; entities are
-    loaded by the CLI only, and the selector never reads them), and ``read_indexer_communities``
-    filters on the ``community`` column (``indexer_adapters.py``@v1.2.0 L184), which 0.1-0.4 lack."""
+    """The exception graphrag 1.x raises reading this layout before any rating: loading create_final_nodes,
+    then _communities (``cli/query.py``@v1.2.0), then filtering on ``community``
+    (``indexer_adapters.py``@v1.2.0 L184), which 0.1-0.4 lack."""
     if fams != ("1.x",):
         return None
     for key, name in (("nodes", "create_final_nodes"), ("communities", "create_final_communities")):
@@ -127,8 +98,7 @@ def _layout_error(model: IndexModel, fams: tuple[str, ...]) -> str | None:
 
 
 def kept_rows(report_ids: np.ndarray, report_levels: np.ndarray, kept_ids, community_level) -> np.ndarray:
-    """The report rows of the kept communities: for each, the last candidate row of its number
-    (the selector's ``self.reports`` dict), in ascending community order."""
+    """Each kept community's last candidate report row (the selector's ``self.reports``), ascending."""
     crow = (
         np.arange(report_ids.size)
         if community_level is None
@@ -144,9 +114,8 @@ def kept_rows(report_ids: np.ndarray, report_levels: np.ndarray, kept_ids, commu
 
 
 def kept_costs(coster, model: IndexModel, family: str, kept_ids, community_level) -> KeptCosts:
-    """Global search's map step over the kept reports (``GlobalCommunityContext.build_context``),
-    packed in ascending community order and in ``KEPT_ORDERS - 1`` seeded permutations, weighted as
-    each line weighs (1.x from create_final_nodes at N, 2.x/3.x from the communities' members)."""
+    """Global search's map step over the kept reports, packed in ascending order and ``KEPT_ORDERS - 1``
+    seeded permutations, weighted as each line weighs."""
     rep = model.reports
     rows = kept_rows(
         rep["community"].to_numpy(dtype=np.int64),
@@ -175,41 +144,37 @@ def _failed(family: str, error: str, descends: bool) -> DynamicVersion:
 def with_dynamic(
     model: IndexModel, levels: list[LevelResult], options: AuditOptions, coster=None
 ) -> list[LevelResult]:
-    """``levels`` with each ``dynamic`` selection carrying its per-graphrag-line simulation (at
-    ``--level`` and None only on trees deeper than :data:`DYNAMIC_ALL_LEVELS`). With the costs'
-    ``coster``: the rating calls' prompt tokens and the what-if's map calls and tokens."""
-    fams = dynamic_families(model)
-    if not fams:
+    """``levels`` with each ``dynamic`` selection carrying its per-line simulation; with the costs'
+    ``coster`` also the rating calls' prompt tokens and the what-if's map calls and tokens."""
+    if not model.has_reports_table:
         return levels
+    fams = ("1.x",) if model.generation.before_2 else ("2.x", "3.x")  # the lines that read this layout
     o = options  # resolve_options has set every dynamic setting
     assert o.threshold is not None and o.keep_parent is not None and o.num_repeats is not None
     assert o.max_level is not None and o.use_summary is not None
     ns = [r.community_level for r in levels]
     if len(ns) > DYNAMIC_ALL_LEVELS:
         ns = [n for n in ns if n is None or n == o.level] or [ns[-2] if len(ns) > 1 else ns[-1], ns[-1]]
-    fixed_error = _layout_error(model, fams)
-    inp = None
-    if not fixed_error:
+    error = _layout_error(model, fams)
+    if error is None:
         prompt = None
-        if coster is not None:
-            texts = _descriptions(model, o.use_summary)
+        if coster is not None:  # rated by full_content, or by summary (read only then; '' where missing)
+            texts = model.reports["content"]
+            if o.use_summary:
+                path = model.files.get("reports")
+                df = read_table(path, ["summary"]) if path is not None else None
+                summary = df["summary"] if df is not None and "summary" in df.columns else None
+                texts = text_column(summary, len(model.reports))
             prompt = rating_prompt_tokens_by_family(fams, texts, o.query, coster.counter)
         inp = dynamic_input(model, fams, prompt)
     dyn = {}
     for n in ns:
-        if inp is None:
-            assert fixed_error is not None
-            dyn[n] = DynamicByVersion({f: _failed(f, fixed_error, False) for f in fams})
-            continue
-        st = DynamicSettings(
-            community_level=n,
-            threshold=o.threshold,
-            keep_parent=o.keep_parent,
-            num_repeats=o.num_repeats,
-            max_level=o.max_level,
-        )
+        st = DynamicSettings(n, o.threshold, o.keep_parent, o.num_repeats, o.max_level)
         versions = {}
         for f in fams:
+            if error is not None:  # graphrag 1.x cannot load this layout
+                versions[f] = _failed(f, error, False)
+                continue
             try:
                 r = simulate_family(inp, f, st, what_if=o.relevant)
             except EndlessSelection as exc:  # a cycle in the children: graphrag never returns
@@ -224,9 +189,9 @@ def with_dynamic(
                 graphrag=r.graphrag,
                 error=r.error,
                 descends=r.descends,
-                start_ids=tuple(r.start_ids),
-                cut_off_ids=tuple(r.cut_off_ids),
-                unreachable_ids=tuple(r.unreachable_ids),
+                start_ids=r.start_ids,
+                cut_off_ids=r.cut_off_ids,
+                unreachable_ids=r.unreachable_ids,
                 none_relevant=_scenario(r.none_relevant),
                 all_relevant=_scenario(r.all_relevant),
                 what_if=wi,

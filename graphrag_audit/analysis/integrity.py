@@ -1,11 +1,8 @@
-"""Structural checks of the community tree, reports and entities (pure functions of the model),
-and the damage ``graphrag update`` leaves in one merged index.
+"""Structural checks of the community tree, reports and entities, and the damage ``graphrag update`` leaves.
 
-graphrag's merge (``graphrag/index/update/communities.py`` @ v3.3.0, v2.7.2, v1.2.0;
-``graphrag/index/update/incremental_index.py`` @ v0.9.0) shifts every delta community number by the
-previous maximum + 1 (−1 stays −1) in ``community`` and ``parent`` only; delta ``entity_ids`` keep the
-delta run's ids (``graphrag/index/update/entities.py``: ``"id": "first"``). Runs differ only in
-``period`` (``create_communities.py`` @ v3.3.0: the UTC date)."""
+graphrag's merge (``graphrag/index/update/communities.py`` @v3.3.0, v2.7.2, v1.2.0; ``incremental_index.py``
+@v0.9.0) shifts delta community numbers by the previous maximum + 1 in ``community`` and ``parent`` only;
+delta ``entity_ids`` keep their ids (``update/entities.py``). Runs differ in ``period`` (the UTC date)."""
 
 from __future__ import annotations
 
@@ -17,18 +14,7 @@ import pandas as pd
 from graphrag_audit.findings import Finding, counted, finding, preview
 from graphrag_audit.graphrag.compat import v2_readable
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.model.keys import (
-    sorted_unique,
-)
-
-
-def _lost(n: int) -> str:
-    """The rest of the unclustered-entities message, agreeing with ``n``."""
-    return (
-        "is in no community and never reaches global search"
-        if n == 1
-        else "are in no community and never reach global search"
-    )
+from graphrag_audit.model.keys import sorted_unique
 
 
 def _listed(rule: str, ids: list, one: str, many: str) -> list[Finding]:
@@ -46,64 +32,35 @@ def check_integrity(model: IndexModel) -> list[Finding]:
     lev = c["level"].to_numpy()
     level_of = dict(zip(comm.tolist(), lev.tolist()))
 
-    # ---- levels -------------------------------------------------------------------------
     present = sorted(set(lev.tolist()))
     if present and present[0] != 0:
-        out.append(
-            finding(
-                "no-level-0",
-                f"no community has level 0; the shallowest level is {present[0]}",
-                levels=present,
-            )
-        )
-    if present:
-        gaps = sorted(set(range(present[0], present[-1] + 1)) - set(present))
-        if gaps:
-            out.append(
-                finding(
-                    "level-gap",
-                    f"no communities at level(s) {preview(gaps)} between {present[0]} and {present[-1]}",
-                    missing_levels=gaps,
-                )
-            )
+        msg = f"no community has level 0; the shallowest level is {present[0]}"
+        out.append(finding("no-level-0", msg, levels=present))
+    gaps = sorted(set(range(present[0], present[-1] + 1)) - set(present)) if present else []
+    if gaps:
+        msg = f"no communities at level(s) {preview(gaps)} between {present[0]} and {present[-1]}"
+        out.append(finding("level-gap", msg, missing_levels=gaps))
 
-    # ---- duplicates ---------------------------------------------------------------------
     dup = pd.Series(comm).value_counts()
     dup = sorted(int(x) for x in dup[dup > 1].index)
     if dup:
-        out.append(
-            finding(
-                "duplicate-community",
-                f"{len(dup):,} community number(s) appear in several rows: {preview(dup)}",
-                dup,
-                count=len(dup),
-            )
-        )
+        msg = f"{len(dup):,} community number(s) appear in several rows: {preview(dup)}"
+        out.append(finding("duplicate-community", msg, dup, count=len(dup)))
 
-    # ---- parents ------------------------------------------------------------------------
     missing = forest.missing_parents
     if missing:
         kids = sorted(missing)
-        out.append(
-            finding(
-                "missing-parent",
-                f"{counted(len(kids), 'community names', 'communities name')} a parent with no row: "
-                f"{preview(f'{k}->{missing[k]}' for k in kids)}",
-                kids,
-                parents={str(k): missing[k] for k in kids},
-            )
+        msg = (
+            f"{counted(len(kids), 'community names', 'communities name')} a parent with no row: "
+            f"{preview(f'{k}->{missing[k]}' for k in kids)}"
         )
+        out.append(finding("missing-parent", msg, kids, parents={str(k): missing[k] for k in kids}))
     u, v = forest.edge_parents, forest.edge_children
     cyc_nodes = forest.cycle_nodes
     if cyc_nodes:
-        out.append(
-            finding(
-                "parent-cycle",
-                f"parent links form a cycle through {counted(len(cyc_nodes), 'community', 'communities')}: "
-                f"{preview(cyc_nodes)}",
-                cyc_nodes,
-            )
-        )
+        through = counted(len(cyc_nodes), "community", "communities")
+        msg = f"parent links form a cycle through {through}: {preview(cyc_nodes)}"
+        out.append(finding("parent-cycle", msg, cyc_nodes))
     out += _listed(
         "multiple-parents",
         forest.multi_parent,
@@ -127,25 +84,17 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         "communities have a smaller number than their parent",
     )
 
-    # ---- entity containment -------------------------------------------------------------
     out.extend(_containment(model, u, v))
 
-    # ---- children column ----------------------------------------------------------------
     if model.has_children_column and model.tree_source == "parent":
         diff, only_children, only_parent = _children_vs_parent(
             comm, c["children"].tolist(), c["parent"].to_numpy(dtype=np.int64)
         )
         if diff:
-            out.append(
-                finding(
-                    "children-parent-mismatch",
-                    f"the children lists of {counted(len(diff), 'community disagree', 'communities disagree')} with the parent column: "
-                    f"{preview(diff)}",
-                    diff,
-                    only_in_children=only_children,
-                    only_in_parent=only_parent,
-                )
-            )
+            who = counted(len(diff), "community disagree", "communities disagree")
+            msg = f"the children lists of {who} with the parent column: {preview(diff)}"
+            ev = {"only_in_children": only_children, "only_in_parent": only_parent}
+            out.append(finding("children-parent-mismatch", msg, diff, **ev))
 
     periods = sorted({p for p in c["period"].tolist() if p})
     if len(periods) > 1:
@@ -154,69 +103,45 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         levels_per_period: dict[str, dict[str, int]] = {}
         for (p, lv), n in by_level.items():
             levels_per_period.setdefault(str(p), {})[str(int(lv))] = int(n)
-        out.append(
-            finding(
-                "multiple-periods",
-                f"communities carry {len(periods)} period values "
-                f"({preview(periods, 4)}): an incremental update merged several runs",
-                periods={str(k): int(v) for k, v in per.items() if k},
-                levels_per_period=levels_per_period,
-            )
+        msg = (
+            f"communities carry {len(periods)} period values ({preview(periods, 4)}): an incremental update "
         )
+        msg += "merged several runs"
+        counts = {str(k): int(v) for k, v in per.items() if k}
+        out.append(finding("multiple-periods", msg, periods=counts, levels_per_period=levels_per_period))
 
-    # ---- incremental update (graphrag update) ------------------------------------------------
     out += _delta_offset(model) + _dangling_members(model) + _membership_levels(model)
 
-    # ---- reports ------------------------------------------------------------------------
     out.extend(_reports(model, level_of, known, known_level))
 
-    # ---- entities -----------------------------------------------------------------------
+    n_lost, examples = 0, {}
     if model.entities is not None and len(model.entities):
         keys = model.entities["id" if model.member_key == "id" else "title"]
-        match = model.key_match
-        if match is not None:
-            lost = ~match.clustered
+        if model.key_match is not None:
+            lost = ~model.key_match.clustered
         else:
             lost = ~keys.isin(pd.Index(model.members["entity"].unique())).to_numpy(dtype=bool)
-        n_lost = int(lost.sum())
-        if n_lost:
-            out.append(
-                finding(
-                    "unclustered-entities",
-                    f"{n_lost:,} of {len(keys):,} entities {_lost(n_lost)}",
-                    count=n_lost,
-                    total=int(len(keys)),
-                    examples=model.entities["title"][lost].head(5).tolist(),
-                )
-            )
+        n_lost, n_all = int(lost.sum()), int(len(keys))
+        examples = {"examples": model.entities["title"][lost].head(5).tolist()}
     elif model.member_key == "title" and len(model.rollup_rows):
         r = model.rollup_rows
         codes, n_all = model.rollup_key_codes()
         if (codes < 0).any():  # missing titles: let Python sets decide, as always
-            clustered = set(r.loc[r["community"] >= 0, "entity"])
             all_e = set(r["entity"])
-            n_all, n_lost = len(all_e), len(all_e - clustered)
+            n_all, n_lost = len(all_e), len(all_e - set(r.loc[r["community"] >= 0, "entity"]))
         else:
             n_lost = n_all - len(sorted_unique(codes[r["community"].to_numpy() >= 0]))
-        if n_lost:
-            out.append(
-                finding(
-                    "unclustered-entities",
-                    f"{n_lost:,} of {n_all:,} entities {_lost(n_lost)}",
-                    count=n_lost,
-                    total=n_all,
-                )
-            )
-
-    # ---- cross-version traps ------------------------------------------------------------
-    if model.id_kind == "string":
-        out.append(
-            finding(
-                "string-community-ids",
-                "community ids are stored as strings: graphrag >= 1.0 selects "
-                "0 reports from this index at every community_level",
-            )
+    if n_lost:
+        fate = (
+            "is in no community and never reaches" if n_lost == 1 else "are in no community and never reach"
         )
+        message = f"{n_lost:,} of {n_all:,} entities {fate} global search"
+        out.append(finding("unclustered-entities", message, count=n_lost, total=n_all, **examples))
+
+    if model.id_kind == "string":
+        msg = "community ids are stored as strings: graphrag >= 1.0 selects 0 reports from this index at "
+        msg += "every community_level"
+        out.append(finding("string-community-ids", msg))
     ctype = model.schemas.get("communities", {}).get("community")
     if ctype == "int32":
         out.append(
@@ -245,8 +170,8 @@ def check_integrity(model: IndexModel) -> list[Finding]:
 
 
 def _children_vs_parent(comm: np.ndarray, children: list, parent: np.ndarray) -> tuple[list[int], int, int]:
-    """(parents whose (parent, child) pairs differ between the two columns, pairs only in the children
-    lists, pairs only in the parent column). ``children``: lists of ints or None."""
+    """(parents whose (parent, child) pairs differ between the columns, pairs only in children, only in
+    parent)."""
     comm_ = comm.tolist()
     listed = {(p, int(k)) for p, kids in zip(comm_, children) if kids for k in kids}
     linked = {(p, c) for p, c in zip(parent.tolist(), comm_) if p >= 0}
@@ -279,18 +204,13 @@ def _containment(model: IndexModel, u: np.ndarray, v: np.ndarray) -> list[Findin
 
 def _reports(model: IndexModel, level_of: dict, known: pd.Index, level: np.ndarray) -> list[Finding]:
     """Report findings; ``known``: the community numbers, ``level``: their levels."""
-    out: list[Finding] = []
     if not model.has_reports_table:
-        out.append(
-            finding("no-reports-table", "no community_reports table: global search has nothing to send")
-        )
-        return out
+        return [finding("no-reports-table", "no community_reports table: global search has nothing to send")]
+    out: list[Finding] = []
     r = model.reports
     rc = r["community"].to_numpy()
     rl = r["level"].to_numpy()
-    comm_set = set(level_of)
-    have = set(rc.tolist())
-    no_report = sorted(comm_set - have)
+    no_report = sorted(set(level_of) - set(rc.tolist()))
     if no_report:
         by_level = pd.Series([level_of[c] for c in no_report]).value_counts().sort_index()
         out.append(
@@ -305,15 +225,9 @@ def _reports(model: IndexModel, level_of: dict, known: pd.Index, level: np.ndarr
             )
         )
     if (rc == -1).any():
-        out.append(
-            finding(
-                "minus-one-report",
-                "a report exists for community -1 ('no community'); graphrag < 2.0 "
-                "sends it at every community_level",
-                [-1],
-                rows=int((rc == -1).sum()),
-            )
-        )
+        msg = "a report exists for community -1 ('no community'); graphrag < 2.0 sends it at every "
+        msg += "community_level"
+        out.append(finding("minus-one-report", msg, [-1], rows=int((rc == -1).sum())))
     at = known.get_indexer(rc)
     out += _listed(
         "report-without-community",
@@ -335,23 +249,17 @@ def _reports(model: IndexModel, level_of: dict, known: pd.Index, level: np.ndarr
         "communities have several reports",
     )
     if len(r) and not (rl == 0).any():
-        out.append(
-            finding(
-                "dynamic-no-level-0-report",
-                "no report at level 0: dynamic community selection raises KeyError (microsoft/graphrag#2382)",
-            )
-        )
+        msg = "no report at level 0: dynamic community selection raises KeyError (microsoft/graphrag#2382)"
+        out.append(finding("dynamic-no-level-0-report", msg))
     return out
 
 
-# ---- graphrag update ------------------------------------------------------------------------------
 #: graphrag's period: ``datetime.now(timezone.utc).date().isoformat()``
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def _period_runs(communities: pd.DataFrame) -> tuple[list[str], list[np.ndarray], list[int]]:
-    """(the non-empty periods, oldest first; each one's community numbers, sorted; the earlier runs'
-    maximum before each, -1 for the first)."""
+    """(non-empty periods, oldest first; each one's sorted community numbers; the earlier runs' maximum)."""
     per = communities["period"].astype(str).to_numpy()
     keep = per != ""
     df = pd.DataFrame({"p": per[keep], "c": communities["community"].to_numpy(dtype=np.int64)[keep]})
@@ -361,8 +269,7 @@ def _period_runs(communities: pd.DataFrame) -> tuple[list[str], list[np.ndarray]
 
 
 def _delta_offset(model: IndexModel) -> list[Finding]:
-    """Later runs breaking graphrag's offset: all numbers above the earlier runs' maximum, the
-    first exactly that maximum + 1."""
+    """Later runs not numbered from the earlier runs' maximum + 1."""
     periods, runs, previous_max = _period_runs(model.communities)
     if len(runs) < 2 or not all(ISO_DATE.match(p) for p in periods):
         return []  # graphrag writes ISO dates: other values give no order of the runs
@@ -391,15 +298,10 @@ def _delta_offset(model: IndexModel) -> list[Finding]:
         for b in bad[:4]
     ]
     more = f" and {len(bad) - 4} more runs" if len(bad) > 4 else ""
+    msg = "community numbers of a later run do not follow graphrag update's offset (previous maximum + 1): "
+    examples = sorted({x for b in bad for x in b["examples"]})
     return [
-        finding(
-            "delta-id-offset",
-            "community numbers of a later run do not follow graphrag update's offset "
-            "(previous maximum + 1): " + "; ".join(parts) + more,
-            sorted({x for b in bad for x in b["examples"]}),
-            runs=bad[:100],
-            runs_off=len(bad),
-        )
+        finding("delta-id-offset", msg + "; ".join(parts) + more, examples, runs=bad[:100], runs_off=len(bad))
     ]
 
 
@@ -418,19 +320,10 @@ def _dangling_members(model: IndexModel) -> list[Finding]:
     comms = np.unique(m["community"].to_numpy(dtype=np.int64)[lost]).tolist()
     keys = pd.unique(m["entity"][lost].astype(object).to_numpy())
     column = "entity_ids" if model.member_key == "id" else "create_final_nodes titles"
-    return [
-        finding(
-            "dangling-membership",
-            f"{int(lost.sum())} membership rows of {len(comms)} communities "
-            f"({column}) name {len(keys)} entities that are not in the entities table: {preview(comms)}",
-            comms,
-            rows=int(lost.sum()),
-            entities=len(keys),
-            count=len(comms),
-            key=model.member_key,
-            examples=[str(k) for k in keys[:5]],
-        )
-    ]
+    msg = f"{int(lost.sum())} membership rows of {len(comms)} communities ({column}) name {len(keys)} "
+    msg += f"entities that are not in the entities table: {preview(comms)}"
+    ev = {"rows": int(lost.sum()), "entities": len(keys), "count": len(comms), "key": model.member_key}
+    return [finding("dangling-membership", msg, comms, **ev, examples=[str(k) for k in keys[:5]])]
 
 
 def _membership_levels(model: IndexModel) -> list[Finding]:
@@ -454,16 +347,13 @@ def _membership_levels(model: IndexModel) -> list[Finding]:
         pd.Series(list(zip(node_level[bad].tolist(), table_level[bad].tolist()))).value_counts().sort_index()
     )
     shifted = int(np.isin(comm[keep][bad], _period_runs(c)[2][1:]).sum())
-    return [
-        finding(
-            "membership-level-mismatch",
-            f"{int(bad.sum())} create_final_nodes rows put an entity in a "
-            f"community at another level than the communities table gives it ({len(comms)} communities): "
-            f"{preview(comms)}",
-            comms,
-            rows=int(bad.sum()),
-            count=len(comms),
-            node_vs_table_levels={f"{a}->{b}": int(n) for (a, b), n in pairs.items()},
-            shifted_minus_one=shifted,
-        )
-    ]
+    msg = f"{int(bad.sum())} create_final_nodes rows put an entity in a community at another level than the "
+    msg += f"communities table gives it ({len(comms)} communities): {preview(comms)}"
+    levels = {f"{a}->{b}": int(n) for (a, b), n in pairs.items()}
+    ev = {
+        "rows": int(bad.sum()),
+        "count": len(comms),
+        "node_vs_table_levels": levels,
+        "shifted_minus_one": shifted,
+    }
+    return [finding("membership-level-mismatch", msg, comms, **ev)]

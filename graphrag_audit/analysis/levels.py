@@ -1,12 +1,9 @@
 """Per-level analyses: the tree level by level, what each community_level sends, branch depth.
 
-An entity is *clustered* when some community of the tree holds it; a selection's reports cover
-the distinct entities of their communities and, when the entities carry ``text_unit_ids``, those
-entities' text units. Branch depth (docs/reading-the-table.md explains it with real output): an
-entity's *finest level* is the level of the deepest community holding it; at community_level N it
-is *stuck* when that is < N. **Depth asymmetry** = mean over clustered entities of
-(D − finest level) / D, D the deepest level (0 when D = 0): 0 when every entity reaches the deepest
-level, near 1 when nearly all stop at level 0 while a few branches go deep.
+A selection covers the distinct entities of its communities and their text units. An entity's *finest
+level* is its deepest community's level; at community_level N it is *stuck* when that is < N. **Depth
+asymmetry** = mean over clustered entities of (D - finest level) / D, D the deepest level (0 when D = 0)
+(docs/reading-the-table.md).
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ from graphrag_audit.graphrag.compat import behaviour_outcomes
 from graphrag_audit.graphrag.context import text_unit_codes
 from graphrag_audit.graphrag.selection import BEHAVIOURS, Selection
 from graphrag_audit.model.index import IndexModel
-from graphrag_audit.model.keys import key_codes, sorted_unique
+from graphrag_audit.model.keys import concat_ranges, key_codes, sorted_unique
 from graphrag_audit.results.audit import (
     CommunityIds,
     DepthAnalysis,
@@ -38,25 +35,8 @@ from graphrag_audit.results.audit import (
 )
 
 
-class TextUnitCover:
-    """The text units of each clustered entity: ``owner`` entity code -> ``items`` text-unit code."""
-
-    def __init__(self, owner: np.ndarray, items: np.ndarray, n_units: int):
-        self.owner, self.items, self.n_units = owner, items, n_units
-
-    def count(self, entity_mask: np.ndarray) -> int:
-        """Distinct text units of the entities where ``entity_mask`` (one flag per entity code) is true."""
-        if not len(self.items) or not len(entity_mask):
-            return 0
-        hit = np.zeros(self.n_units, dtype=bool)
-        hit[self.items[entity_mask[self.owner]]] = True
-        return int(hit.sum())
-
-
 class TreeIndex:
-    """Membership and report rows as codes of ``model.forest`` (the one community tree), for
-    vectorised analyses. ``index``, ``level``, ``n_entities``, ``parent`` (first parents) and
-    ``children_count`` are the forest's own arrays."""
+    """Membership and report rows as codes of ``model.forest``, for vectorised analyses."""
 
     def __init__(self, model: IndexModel):
         forest = self.forest = model.forest
@@ -73,8 +53,8 @@ class TreeIndex:
         self.mem_ecode, self.n_member_entities = (
             model.member_key_codes() if ok.all() else key_codes(m["entity"].array[ok])
         )
-        #: the text units of each clustered entity (:meth:`with_text_units`; None: not counted)
-        self.text_units: TextUnitCover | None = None
+        #: (entity code, text unit code) pairs of the clustered entities (:meth:`with_text_units`)
+        self.text_units: tuple[np.ndarray, np.ndarray] | None = None
         rep = self.rep_comm = model.reports["community"].to_numpy()
         self.rep_ccode = self.index.get_indexer(rep)
         self.rep_level = model.reports["level"].to_numpy()
@@ -85,22 +65,16 @@ class TreeIndex:
         self._members: tuple[np.ndarray, np.ndarray] | None = None
 
     def members_of(self, ccodes: np.ndarray) -> np.ndarray:
-        """Entity codes of the membership rows of the distinct communities ``ccodes`` (sorted,
-        non-negative): O(their rows), through the rows grouped by community."""
+        """Entity codes of the membership rows of the distinct communities ``ccodes``: O(their rows)."""
         if self._members is None:
             by_comm = np.argsort(self.mem_ccode, kind="stable")
             start = np.searchsorted(self.mem_ccode[by_comm], np.arange(len(self.index) + 1))
             self._members = (self.mem_ecode[by_comm], start)
         ents, start = self._members
-        lens = start[ccodes + 1] - start[ccodes]
-        pos = np.repeat(start[ccodes] - (np.cumsum(lens) - lens), lens) + np.arange(
-            lens.sum(), dtype=np.int64
-        )
-        return ents[pos]
+        return ents[concat_ranges(start[ccodes], start[ccodes + 1] - start[ccodes])]
 
     def covered(self, ccodes: np.ndarray) -> int:
-        """Distinct entities of the communities ``ccodes`` (-1: not in the tree, ignored); a
-        membership key the entities do not hold (code -1) counts in the last slot."""
+        """Distinct entities of the communities ``ccodes`` (-1 ignored)."""
         self._mask = np.zeros(self.n_member_entities, dtype=bool)
         self._mask[self.members_of(sorted_unique(ccodes[ccodes >= 0]))] = True
         return int(np.count_nonzero(self._mask))
@@ -109,13 +83,21 @@ class TreeIndex:
         """The entities of the set :meth:`covered` was last asked about."""
         return self._mask
 
-    def covered_text_units(self) -> int | None:
-        """Distinct text units of the set :meth:`covered` was last asked about (None: not counted)."""
-        return None if self.text_units is None else self.text_units.count(self._mask)
+    def covered_text_units(self, entity_mask: np.ndarray | None = None) -> int | None:
+        """Distinct text units of the entities in ``entity_mask`` (default: the last :meth:`covered` set);
+        None when not counted."""
+        if self.text_units is None:
+            return None
+        owner, items = self.text_units
+        mask = self._mask if entity_mask is None else entity_mask
+        if not len(items) or not len(mask):
+            return 0
+        hit = np.zeros(int(self.n_units), dtype=bool)
+        hit[items[mask[owner]]] = True
+        return int(hit.sum())
 
     def with_text_units(self, model: IndexModel) -> TreeIndex:
-        """Count covered text units too. An entity key that several entity rows share takes the
-        first row's text units (graphrag keeps an entity's first row)."""
+        """Count covered text units too (a repeated entity key takes its first row's, as graphrag does)."""
         from graphrag_audit.analysis.costs import entity_text_units_absent
 
         e = model.entities
@@ -142,7 +124,7 @@ class TreeIndex:
         row_code[ent_row[found]] = codes[found]
         owner = np.repeat(row_code, lens)
         keep = owner >= 0
-        self.text_units = TextUnitCover(owner[keep], tu[keep], int(tu.max()) + 1 if len(tu) else 0)
+        self.text_units, self.n_units = (owner[keep], tu[keep]), int(tu.max()) + 1 if len(tu) else 0
         return self
 
     def clustered(self) -> tuple[int, int | None]:
@@ -151,8 +133,7 @@ class TreeIndex:
         return n, self.covered_text_units()
 
     def ancestor_rows(self, ccodes: np.ndarray) -> int:
-        """How many entries of ``ccodes`` (-1: not in the tree) are a proper ancestor of another
-        entry (a community on a parent cycle is its own ancestor)."""
+        """How many entries of ``ccodes`` are a proper ancestor of another (a cycle's own included)."""
         anc = self.forest.ancestry.ancestors_in(ccodes)
         return int(np.isin(ccodes, anc).sum()) if len(anc) else 0
 
@@ -203,9 +184,8 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
 
 
 def level_stats(model: IndexModel, ti: TreeIndex, selections: dict) -> dict:
-    """{N: {behaviour: SelectionStats}} without outcome, costs or extras. Behaviours that select
-    the very same rows array (``select_all`` shares one when two selections are equal) share one
-    computation."""
+    """{N: {behaviour: SelectionStats}} without outcome, costs or extras; behaviours sharing one rows array
+    (``select_all`` shares equal selections) share one computation."""
     out = {}
     for n, by_b in selections.items():
         stats: dict[str, SelectionStats] = {}
@@ -229,9 +209,8 @@ def level_results(
     num_repeats: int = 1,
     stats: dict | None = None,
 ) -> list[LevelResult]:
-    """One :class:`LevelResult` per N: the statistics (:func:`level_stats`), graphrag's outcome
-    for the behaviour (compat.py), ``costs`` ({(N, behaviour): (Costs, tokens of each row)};
-    None: costs off), graphrag >= 2.0's extra reports over < 2.0, and dynamic selection's rating calls."""
+    """One :class:`LevelResult` per N: the statistics, graphrag's outcome (compat.py), ``costs`` ({(N,
+    behaviour): (Costs, row tokens)}), v2's extra reports over v1, and dynamic selection's rating calls."""
     stats = level_stats(model, ti, selections) if stats is None else stats
     outcomes = behaviour_outcomes(model)
     costs = costs or {}
@@ -273,8 +252,8 @@ def report_listing(
     community_level: int,
     limit: int = LISTED_ROWS,
 ) -> ReportListing | None:
-    """The first ``limit`` reports of v2, v1 and level_only at ``community_level``, by level then
-    community id, with titles, entities and tokens; None when the level is not one of ``levels``."""
+    """The first ``limit`` reports of v2, v1 and level_only at ``community_level`` by level and id; None
+    when the level is not audited."""
     at = next((r for r in levels if r.community_level == community_level), None)
     if at is None:
         return None

@@ -1,8 +1,7 @@
 """What every command goes through: exit codes, the standard streams in any state, the writes.
 
-Exit codes: 0 = no finding at or above --fail-on; 1 = findings at or above it; 2 = usage error,
-unreadable index (one line on stderr, a traceback only with --debug) or unwritable stdout;
-141 = the reader of stdout went away.
+Exit codes: 0 = no finding at or above --fail-on; 1 = findings at or above it; 2 = usage error, unreadable
+index or unwritable stdout (one line on stderr); 141 = the reader of stdout went away.
 """
 
 from __future__ import annotations
@@ -33,8 +32,7 @@ EXIT_BROKEN_PIPE = 141
 
 
 def say(text: str) -> None:
-    """Write ``text`` to stderr, scrubbed of credentials; when stderr is closed, full or a closed
-    pipe the text is lost but nothing raises (the exit code still tells)."""
+    """Write ``text`` to stderr, scrubbed of credentials; if stderr fails the text is lost, nothing raises."""
     from graphrag_audit.sanitise.secrets import scrub
 
     try:
@@ -72,9 +70,8 @@ class _ClosedStdout:
 
 
 class _CompleteWrites(io.RawIOBase):
-    """fd 1 for ``sys.stdout``: a write returns once every byte is written, or raises. CPython's own
-    drops the rest of a short write (a pipe's reader gone, a full disk), so a truncated output would
-    exit 0; here the rest is written again, which raises (EPIPE, ENOSPC)."""
+    """fd 1 for ``sys.stdout`` writing every byte or raising: CPython's drops the rest of a short write (a
+    full disk), so a truncated output would exit 0; writing the rest again raises (EPIPE, ENOSPC)."""
 
     def __init__(self, fd: int = 1):
         super().__init__()
@@ -98,7 +95,7 @@ class _CompleteWrites(io.RawIOBase):
 
 
 def _complete_stdout_writes() -> None:
-    """Rewrap ``sys.stdout`` (same encoding, errors and buffering) over :class:`_CompleteWrites`."""
+    """Rewrap ``sys.stdout`` (same encoding, errors, buffering) over :class:`_CompleteWrites`."""
     out = sys.stdout
     if not isinstance(out, io.TextIOWrapper):
         return
@@ -117,8 +114,7 @@ def _complete_stdout_writes() -> None:
 
 
 def _claim_standard_fds() -> None:
-    """Open /dev/null on any of fds 0-2 the process started without (no file opened later becomes
-    fd 1 or 2); a closed stdout then fails when written, a closed stderr drops text."""
+    """Open /dev/null on any of fds 0-2 the process started without (no later file becomes fd 1 or 2)."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
@@ -132,9 +128,7 @@ def _claim_standard_fds() -> None:
 
 
 def _output_failed(exc: BaseException) -> int | None:
-    """The exit status when ``exc`` (out of the command) is a failure to write stdout, else None.
-    (:func:`run_guarded` turns every other OSError into an input error; typer turns EPIPE on stdout
-    into exit 1, undone here.)"""
+    """The exit status when ``exc`` is a failure to write stdout, else None (undoes typer's EPIPE exit 1)."""
     if isinstance(exc, SystemExit):
         cause = exc.__context__
         if exc.code == 1 and isinstance(cause, OSError) and cause.errno == errno.EPIPE:
@@ -152,8 +146,8 @@ def _output_failed(exc: BaseException) -> int | None:
 
 
 def run_app(app: typer.Typer) -> None:
-    """Run the typer ``app`` as the process's command: claim the standard streams, then turn a
-    failure to write stdout and any escaped exception into its exit status (never a traceback)."""
+    """Run the typer ``app`` as the process's command; a failure to write stdout or any escaped exception
+    becomes its exit status (never a traceback)."""
     _claim_standard_fds()
     try:
         app()
@@ -172,8 +166,8 @@ def run_app(app: typer.Typer) -> None:
 
 
 def output_guard(index_dir: Path, reads=()):
-    """The write guard of the index ``index_dir`` (:mod:`graphrag_audit.io.safe_write`), with
-    ``reads``, the other files the run reads (None is skipped); exit 2 when the index is not found."""
+    """The write guard of the index ``index_dir`` and the other files the run ``reads``; exit 2 when the
+    index is not found."""
     from graphrag_audit.io.locate import locate_index
     from graphrag_audit.io.remote import location_of
     from graphrag_audit.io.safe_write import Guard
@@ -191,7 +185,7 @@ def output_guard(index_dir: Path, reads=()):
 
 
 def output_charset_for(output: Path | None):
-    """Context manager: render index text for where the payload goes (stdout's encoding, or a UTF-8 file)."""
+    """Context manager: index text rendered for stdout's encoding, or for a UTF-8 file."""
     from graphrag_audit.render.console import stream_encoding
     from graphrag_audit.sanitise.common import output_charset
 
@@ -199,9 +193,8 @@ def output_charset_for(output: Path | None):
 
 
 def output_target(output: Path | None, index_dir: Path, reads=(), guard_of=None):
-    """``-o`` before any work: (None, None) for stdout (no ``-o``, or ``-o -``), else the file and the
-    guard :func:`write_payload` writes through (``guard_of()``, default the index's), exit 2 for a
-    target the write would refuse."""
+    """``-o`` checked before any work: (None, None) for stdout, else the file and the guard
+    :func:`write_payload` writes through (``guard_of()``, default the index's); exit 2 for a bad target."""
     from graphrag_audit.io.safe_write import WriteError, check_file_target
 
     if output is None or str(output) == "-":
@@ -215,8 +208,7 @@ def output_target(output: Path | None, index_dir: Path, reads=(), guard_of=None)
 
 
 def write_payload(text, output: Path | None, guard=None) -> None:
-    """``text`` (a string, or an iterable of string chunks: a streamed JSON document) to stdout
-    (``output`` None) or atomically to the file ``output``."""
+    """``text`` (a string or string chunks) to stdout (``output`` None) or atomically to ``output``."""
     from graphrag_audit.io.safe_write import Guard, WriteError, write_file
 
     chunks = [text] if isinstance(text, str) else text
@@ -266,9 +258,6 @@ class Progress:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
     def _describe(self, text: str) -> None:
         if self.bar is not None:
             self.bar.update(self.task, description=text)
@@ -280,7 +269,7 @@ class Progress:
                 self.bar.update(self.task, total=(task.total or 0) + 1)
             self.bar.update(self.task, description=message, advance=1)
 
-    def stop(self) -> None:
+    def __exit__(self, *exc) -> None:
         if self.bar is not None:
             from graphrag_audit.io import remote
 
@@ -290,41 +279,34 @@ class Progress:
 
 
 def run_guarded(fn, debug: bool):
-    """Run ``fn``; bad input -> one line + exit 2; an unexpected bug -> one line + exit 2."""
+    """Run ``fn``; bad input or an unexpected bug -> one line + exit 2."""
     try:
         return fn()
-    except typer.Exit:
-        raise
-    except IndexInputError as exc:
-        if debug:
-            traceback.print_exc()
-        raise fail(str(exc)) from None
     except KeyboardInterrupt:
         raise fail("interrupted", 130) from None
     except MemoryError:
         raise fail("out of memory: the index needs more memory than this machine has free") from None
-    except OSError as exc:
-        if exc.filename is None:
-            raise  # not about a file: writing stdout (main() reports it) or a bug (below)
+    except Exception as exc:
+        if isinstance(exc, typer.Exit) or (isinstance(exc, OSError) and exc.filename is None):
+            raise  # an exit, or an OSError not about a file: writing stdout (run_app reports it) or a bug
         if debug:
             traceback.print_exc()
-        # e.g. a path component longer than NAME_MAX (ENAMETOOLONG) met while looking around
-        raise fail(f"{exc.filename}: cannot access ({exc.strerror or exc})") from None
-    except Exception as exc:  # a bug or an input we did not anticipate: never a raw traceback
-        if debug:
-            traceback.print_exc()
-        msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        if isinstance(exc, IndexInputError):
+            raise fail(str(exc)) from None
+        if isinstance(exc, OSError):  # e.g. a path component longer than NAME_MAX met while looking around
+            raise fail(f"{exc.filename}: cannot access ({exc.strerror or exc})") from None
+        msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]  # a bug or an input not anticipated
         raise fail(f"internal error ({msg}); rerun with --debug for the traceback") from None
 
 
 def check_tokenizer(tokenizer: str) -> None:
-    """``--tokenizer`` names one of :data:`~graphrag_audit.cli.options.TOKENIZERS`, else exit 2."""
+    """``--tokenizer`` names one of the TOKENIZERS, else exit 2."""
     if tokenizer not in TOKENIZERS:
         raise fail(f"--tokenizer: unknown encoding {tokenizer!r} ({', '.join(TOKENIZERS)})")
 
 
 def audit_options(values: dict, **given):
-    """AuditOptions of a command: its parameters (``values``, its ``locals()``) named as a field, and ``given``."""
+    """AuditOptions from a command's ``locals()`` (the fields among them) and ``given``."""
     from dataclasses import fields
 
     from graphrag_audit.results.audit import AuditOptions
@@ -334,8 +316,8 @@ def audit_options(values: dict, **given):
 
 
 def audit_index(index_dir: Path, opts, cache, progress=None):
-    """(model, report) of ``audit_with_model``; exit 2 naming the ``--relevant`` numbers that are no
-    community of the index; the token cache saved."""
+    """(model, report) of ``audit_with_model``, the token cache saved; exit 2 for ``--relevant`` numbers
+    that are no community of the index."""
     from graphrag_audit.analysis.audit import audit_with_model
 
     def check(model) -> None:
@@ -365,9 +347,8 @@ MIN_WIDTH = 40
 
 
 def text_width(width: int | None, output: Path | None) -> int:
-    """``--width``; -o FILE: :data:`PIPED_WIDTH`; else ``COLUMNS`` (above 0); else the width of
-    stdout's terminal, stderr's, or the controlling terminal's (``2>&1 | less``); else
-    :data:`PIPED_WIDTH`. A width from COLUMNS or a terminal is at least :data:`MIN_WIDTH`."""
+    """``--width``; -o FILE: :data:`PIPED_WIDTH`; else ``COLUMNS``, stdout's, stderr's or the controlling
+    terminal's width (``2>&1 | less``), at least :data:`MIN_WIDTH`; else :data:`PIPED_WIDTH`."""
     if width is not None:
         return width
     if output is not None:  # a file (-o): the same text wherever it was made
@@ -383,26 +364,17 @@ def text_width(width: int | None, output: Path | None) -> int:
                     return max(MIN_WIDTH, got)
         except (OSError, ValueError, AttributeError):
             continue
-    tty = _controlling_terminal_width()
-    return max(MIN_WIDTH, tty) if tty else PIPED_WIDTH
-
-
-def _controlling_terminal_width() -> int | None:
-    """The columns of the process's controlling terminal (``/dev/tty``), None without one."""
-    if os.name != "posix":
-        return None
-    with contextlib.suppress(OSError):
-        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    with contextlib.suppress(OSError):  # the controlling terminal's (2>&1 | less)
+        fd = os.open("/dev/tty", os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
         try:
-            return os.get_terminal_size(fd).columns or None
+            return max(MIN_WIDTH, os.get_terminal_size(fd).columns or PIPED_WIDTH)
         finally:
             os.close(fd)
-    return None
+    return PIPED_WIDTH
 
 
 def text_color(color: Color, output: Path | None) -> bool:
-    """Colour in text output: ``--color``; auto: stdout is a terminal, NO_COLOR is not set and TERM is
-    not dumb (a file gets colour only with always)."""
+    """``--color``; auto: stdout is a terminal, NO_COLOR unset and TERM not dumb (a file: only always)."""
     if color != Color.auto or output is not None:
         return color == Color.always
     from graphrag_audit.render.console import dumb_terminal
@@ -428,7 +400,7 @@ def findings_exit(findings, fail_on) -> typer.Exit:
 
 
 def parsed(parse, *args, option: str | None = None):
-    """``parse(*args)``, its ValueError (a one-line message, after ``option: ``) turned into exit 2."""
+    """``parse(*args)``, its ValueError turned into exit 2 (after ``option: ``)."""
     try:
         return parse(*args)
     except ValueError as exc:
@@ -436,8 +408,8 @@ def parsed(parse, *args, option: str | None = None):
 
 
 def open_token_cache(folder, guard, index_dir: Path, reads, debug: bool):
-    """The ``--token-cache`` of a run (None without the option), loaded; its writes go through
-    ``guard`` (or the index's own guard); a damaged cache file is a warning, and the run starts empty."""
+    """The ``--token-cache`` loaded (None without it), writing through ``guard`` or the index's; a damaged
+    cache file is a warning and the run starts empty."""
     if folder is None:
         return None
     from graphrag_audit.graphrag.token_cache import TokenCache

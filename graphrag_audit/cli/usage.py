@@ -1,9 +1,7 @@
-"""Usage errors in one line: ``graphrag-audit: error: --level: must be at least 0 (got -1)``.
+"""Usage errors in one line: ``graphrag-audit: error: --level: must be at least 0 (got -1)``, exit 2.
 
-typer prints a bad option as a usage block and pydantic's wording; :class:`OneLineGroup`, the
-application's group class, turns every usage error raised while the command line is parsed into
-:class:`OneLineUsageError` (one line on stderr, :func:`graphrag_audit.cli.run.fail`'s format, exit 2).
-The no-arguments help (``graphrag-audit`` alone) is left as it is.
+:class:`OneLineGroup`, the application's group, turns typer's usage blocks and pydantic's wording into
+:class:`OneLineUsageError`; the no-arguments help is left as it is.
 """
 
 from __future__ import annotations

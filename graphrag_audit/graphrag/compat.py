@@ -1,37 +1,20 @@
 """What graphrag actually does with this index, per behaviour: the one place that decides it.
 
-:func:`behaviour_outcomes` says, for each behaviour, which graphrag the status refers to and what that
-graphrag does; renderers read it from the result (``SelectionStats.outcome``). Statuses:
-``exact`` (that graphrag runs on the index as written and returns this selection), ``hypothetical``
-(its rule applied to the rebuilt tree, though it returns something else here or reads a table the
-index lacks; ``graphrag_returns`` says what it does) and ``graphrag_cannot_read`` (it stops with an
-error before selecting). A status refers to ``read_indexer_reports`` on the tables graphrag's loader
-reads by name (2.x/3.x: ``communities``, ``community_reports``; 1.x: ``create_final_nodes``,
-``create_final_community_reports``): ``v2`` for graphrag 3.x (noting 2.x), ``v1`` for 1.0-1.2 (noting
-0.1-0.9), ``dynamic`` for the line that reads the layout; ``python_api`` notes where the Python API
-(``pd.read_parquet`` + ``read_indexer_reports``) differs from the loader.
-
-Facts, each confirmed in graphrag's code and by running it on ../shared/indexes (3.3.0 with pandas
-3.1.1, 1.2.0 with pandas 2.3.3; 0.3.0 run, 0.5.0/0.9.0's ``read_indexer_reports`` executed):
+:func:`behaviour_outcomes` gives each behaviour's status: ``exact`` (that graphrag returns this selection
+from the index as written), ``hypothetical`` (its rule on the rebuilt tree; ``graphrag_returns`` says what it
+does) or ``graphrag_cannot_read`` (it stops before selecting); ``python_api`` notes where
+``pd.read_parquet`` + ``read_indexer_reports`` differs from the loader. Facts, each checked in graphrag's
+code and by running it on ../shared/indexes (3.3.0 with pandas 3.1.1, 1.2.0 with pandas 2.3.3):
 
 1. String community ids (0.1-0.4): 1.0-1.2 ``read_indexer_reports`` (query/indexer_adapters.py@v1.0.0,
-   @v1.2.0) casts ``create_final_nodes.community`` to int and inner-joins the reports' string
-   ``community``: 0 reports (1.2.0 on dulce-v0.1, dulce-v0.3, real-iswc-v0). 0.3/0.4 cast the roll-up
-   back to str (@v0.3.0, @v0.4.0), 0.5-0.9 the reports to int (@v0.5.0, @v0.9.0): they select the
-   frontier shown. ``graphrag query`` 1.2.0 stops earlier: ``read_indexer_communities`` reads
-   ``final_communities.community`` (AttributeError on 0.3-era tables) and its loader
-   (cli/query.py@v1.2.0) needs create_final_communities and create_final_entities.
-2. Layouts: ``graphrag query`` 2.0-3.3 loads ``entities``, ``communities``, ``community_reports`` by
-   name (cli/query.py ``run_global_search`` @v2.0.0, @v2.7.0, @v3.0.0, @v3.3.0;
-   ``ValueError: Could not find entities.parquet in storage!``). 3.1+ types what it loads
-   (data_model/dfs.py ``communities_typed``, ``community_reports_typed`` @v3.1.0, @v3.3.0; KeyError
-   on a missing column). 1.x looks for ``create_final_nodes.parquet``. Through the Python API, >= 2.0's
-   ``read_indexer_reports`` on a create_final_communities table with ``entity_ids`` returns the <= N
-   selection (3.3.0 on dulce-v1); without ``entity_ids`` (0.1-0.4) ``KeyError: 'entity_ids'``.
-3. int32 ``communities.community``: the roll-up assigns int64 into it with ``.loc``
-   (indexer_adapters.py@v2.0.0-@v3.3.0): pandas 2 warns, pandas 3 raises ``TypeError: Invalid value
-   ... for dtype 'int32'`` (3.3.0 + pandas 3.1.1 on real-csekg-v1). graphrag >= 3.2 requires pandas 3;
-   ``graphrag query`` 3.1+ casts the column to int64 while loading and selects normally.
+   @v1.2.0) casts ``create_final_nodes.community`` to int and inner-joins the string reports: 0 reports.
+   0.3/0.4 cast the roll-up back to str (@v0.3.0), 0.5-0.9 the reports to int (@v0.5.0, @v0.9.0).
+   ``graphrag query`` 1.2.0 stops earlier (``read_indexer_communities``, cli/query.py@v1.2.0).
+2. ``graphrag query`` 2.0-3.3 loads ``entities``, ``communities``, ``community_reports`` by name
+   (cli/query.py @v2.0.0, @v3.3.0); 3.1+ types them (data_model/dfs.py @v3.1.0: KeyError on a missing
+   column). 1.x loads ``create_final_nodes``. Through the Python API, >= 2.0 needs ``entity_ids``.
+3. int32 ``communities.community``: the roll-up's ``.loc`` assignment (indexer_adapters.py@v2.0.0-@v3.3.0)
+   raises TypeError under pandas 3 (graphrag >= 3.2 requires it); ``graphrag query`` 3.1+ casts to int64.
 """
 
 from __future__ import annotations
@@ -39,13 +22,11 @@ from __future__ import annotations
 # the statuses and the Outcome type are results (results/audit.py); this module decides them
 from graphrag_audit.results.audit import CANNOT_READ, EXACT, HYPOTHETICAL, Outcome
 
-# graphrag 3.1+'s typed loader (data_model/dfs.py@v3.1.0 … @v3.3.0), in the order it reads them:
-# the first missing one is the KeyError graphrag raises.
+# graphrag 3.1+'s typed loader (data_model/dfs.py@v3.1.0-@v3.3.0) reads them in this order
 TYPED_COMMUNITY_COLUMNS = ("community", "level", "children", "period", "size")
 TYPED_REPORT_COLUMNS = ("community", "level", "children", "rank", "findings", "size")
-# graphrag query 2.x/3.x global search loads these, in this order (cli/query.py run_global_search)
+# graphrag query's global search loads these in this order (cli/query.py run_global_search, 2.x/3.x; 1.x)
 V2_QUERY_TABLES = (("entities", "entities"), ("communities", "communities"), ("reports", "community_reports"))
-# graphrag 1.x global search (cli/query.py@v1.2.0 run_global_search)
 V1_QUERY_TABLES = (
     ("nodes", "create_final_nodes"),
     ("entities", "create_final_entities"),
@@ -59,13 +40,13 @@ def _stem(path) -> str:
 
 
 def _has(model, logical: str, stem: str) -> bool:
+    """graphrag's loader finds the table ``logical`` under its own name ``stem``."""
     p = model.files.get(logical)
     return p is not None and _stem(p) == stem
 
 
 def v2_readable(model) -> bool:
-    """graphrag >= 2.0's read_indexer_reports can explode this communities table: it has
-    ``community`` and ``entity_ids`` (every column name of the table, read by load_index)."""
+    """graphrag >= 2.0's read_indexer_reports can explode this communities table."""
     if "communities" not in model.files:
         return False
     cols = model.schemas["communities"]
@@ -73,26 +54,17 @@ def v2_readable(model) -> bool:
 
 
 def typed_loader_missing(model, reports: bool = True) -> dict[str, list[str]]:
-    """Columns graphrag 3.1+'s typed loader needs that the tables lack: {"communities": [...],
-    "community_reports": [...]} (only the tables present and with gaps)."""
-    s = model.schemas
-    out = {}
+    """{table: the columns graphrag 3.1+'s typed loader needs that it lacks} for the tables present."""
     tables: list[tuple[str, str, tuple[str, ...]]] = [("communities", "communities", TYPED_COMMUNITY_COLUMNS)]
     if reports:
         tables.append(("reports", "community_reports", TYPED_REPORT_COLUMNS))
+    out = {}
     for logical, name, need in tables:
-        cols = s.get(logical)
-        if cols is None:
-            continue  # no such table (graphrag's loader stops earlier) or its schema is unknown
-        lacking = [c for c in need if c not in cols]
+        cols = model.schemas.get(logical)
+        lacking = [c for c in need if c not in cols] if cols is not None else []
         if lacking:
             out[name] = lacking
     return out
-
-
-def _readable_by_name(model, tables) -> bool:
-    """graphrag's loader finds every table of ``tables`` under its own name."""
-    return all(_has(model, logical, stem) for logical, stem in tables)
 
 
 # the tables read_indexer_reports takes, under the names graphrag's loader reads them
@@ -102,7 +74,6 @@ NO_REPORTS = "the index has no community reports table: graphrag has nothing to 
 
 
 def _cannot_load(model, tables) -> str:
-    """The error graphrag query's loader raises first (it loads in ``tables`` order)."""
     missing = next((stem for logical, stem in tables if not _has(model, logical, stem)), None)
     return f"ValueError: Could not find {missing}.parquet in storage!"
 
@@ -123,7 +94,7 @@ def _v2_outcome(model) -> Outcome:
         ">= 3 (graphrag >= 3.2 requires it); under pandas 2 it only warns and returns this "
         "selection",
     }
-    if not _readable_by_name(model, V2_SELECTION_TABLES):
+    if not all(_has(model, *t) for t in V2_SELECTION_TABLES):
         error = _cannot_load(model, V2_QUERY_TABLES)
         if not model.has_reports_table:
             return Outcome(CANNOT_READ, ">= 2.0", NO_REPORTS, error=error)
@@ -153,14 +124,11 @@ def _v2_outcome(model) -> Outcome:
         )
         return Outcome(CANNOT_READ, ">= 2.0", note, error=error, python_api=api)
     if not readable:
-        return Outcome(
-            CANNOT_READ,
-            ">= 2.0",
-            "graphrag >= 2.0 cannot read this index: read_indexer_reports "
-            "explodes communities.entity_ids, which this table lacks (v2-unreadable). hyp. = the "
-            "<= N rule applied to the rebuilt tree",
-            error="KeyError: 'entity_ids'",
+        note = (
+            "graphrag >= 2.0 cannot read this index: read_indexer_reports explodes communities.entity_ids, "
         )
+        note += "which this table lacks (v2-unreadable). hyp. = the <= N rule applied to the rebuilt tree"
+        return Outcome(CANNOT_READ, ">= 2.0", note, error="KeyError: 'entity_ids'")
     lacking = typed_loader_missing(model, reports=False)
     if lacking:  # graphrag 2.x-3.0's loader and the Python API read it; 3.1+'s typed loader does not
         first = next(iter(lacking.values()))[0]
@@ -175,32 +143,25 @@ def _v2_outcome(model) -> Outcome:
             python_api=api_int32 if int32 else None,
         )
     if int32:
-        return Outcome(
-            EXACT,
-            "3.x",
-            "communities.community is int32: graphrag query 3.1+ casts it to int64 "
-            "and sends these; graphrag's read_indexer_reports called from Python on pd.read_parquet "
-            "output raises TypeError under pandas >= 3, which graphrag >= 3.2 requires "
-            "(int32-community-ids)",
-            python_api=api_int32,
+        note = "communities.community is int32: graphrag query 3.1+ casts it to int64 and sends these; "
+        note += (
+            "graphrag's read_indexer_reports called from Python on pd.read_parquet output raises TypeError "
         )
+        note += "under pandas >= 3, which graphrag >= 3.2 requires (int32-community-ids)"
+        return Outcome(EXACT, "3.x", note, python_api=api_int32)
     return Outcome(EXACT, ">= 2.0")
 
 
 def _v1_outcome(model) -> Outcome:
-    if not _readable_by_name(model, V1_SELECTION_TABLES):
+    if not all(_has(model, *t) for t in V1_SELECTION_TABLES):
         error = _cannot_load(model, V1_QUERY_TABLES)
         if not model.has_reports_table:
             return Outcome(CANNOT_READ, "1.0-1.2", NO_REPORTS, error=error)
         if model.generation.before_2:
-            return Outcome(
-                CANNOT_READ,
-                "< 2.0",
-                f"graphrag < 2.0 cannot read this {model.generation.label} index: "
-                "it reads create_final_nodes.parquet, which this index does not have. hyp. = its "
-                "per-entity rule applied to the rebuilt tree",
-                error=error,
-            )
+            note = f"graphrag < 2.0 cannot read this {model.generation.label} index: it reads "
+            note += "create_final_nodes.parquet, which this index does not have. hyp. = its per-entity rule "
+            note += "applied to the rebuilt tree"
+            return Outcome(CANNOT_READ, "< 2.0", note, error=error)
         # A >= 2.0 layout: the < 2.0 column is the comparison, its rule applied to the rebuilt tree.
         return Outcome(
             HYPOTHETICAL,
@@ -283,15 +244,9 @@ def migration_findings(model) -> list:
         )
         return [finding("needs-migration", msg, generation=gen, files=files, typed_loader_missing=lacking)]
     lacking = typed_loader_missing(model, reports=False)
-    if lacking:
-        cols = "; ".join(f"{t} lacks {', '.join(c)}" for t, c in lacking.items())
-        return [
-            finding(
-                "needs-migration",
-                f"graphrag query 3.1+ cannot read this index without migration: "
-                f"its typed loader needs columns the tables lack ({cols})",
-                generation=model.generation.label,
-                typed_loader_missing=lacking,
-            )
-        ]
-    return []
+    if not lacking:
+        return []
+    cols = "; ".join(f"{t} lacks {', '.join(c)}" for t, c in lacking.items())
+    msg = "graphrag query 3.1+ cannot read this index without migration: its typed loader needs columns the "
+    msg += f"tables lack ({cols})"
+    return [finding("needs-migration", msg, generation=model.generation.label, typed_loader_missing=lacking)]

@@ -1,42 +1,28 @@
 """Reproduce graphrag global search's map-phase context: which reports, how many map calls, how many tokens.
 
-Pure functions; no graphrag import. :func:`build_batches` reproduces
-``build_community_context(..., single_batch=False)`` as global search calls it, on the reports
-``read_indexer_reports`` selected (parquet row order); :func:`text_unit_counts` gives the raw
-"occurrence weight" of each community.
+:func:`build_batches` reproduces ``build_community_context(..., single_batch=False)`` as global search calls
+it on the reports ``read_indexer_reports`` selected (parquet row order). Sources (``microsoft/graphrag``):
+``query/context_builder/community_context.py`` @4d59c43 (3.x), @4778166 (2.1.0), SofarDataAI/graphrag
+@3945482 (0.x); ``structured_search/global_search/community_context.py`` @4c8ef97, @5aca582, @06171f3;
+``query/indexer_adapters.py`` @12607bb, @dac0b86, BlokTrek/graphrag @5c87adc, @04c9472;
+``query/input/loaders/dfs.py`` @22a4d29; ``query/llm/text_utils.py`` @13a5e5f (1.x ``num_tokens``).
 
-Sources (``microsoft/graphrag`` unless named): ``query/context_builder/community_context.py``
-@4d59c43 (3.x), @4778166 (2.1.0) and SofarDataAI/graphrag @3945482 (0.x; same logic in all
-three); ``query/factory.py`` @330c142 (3.x), @079e8d2 (2.x); ``structured_search/global_search/
-community_context.py`` @4c8ef97 (3.x), @5aca582 (2.x), @06171f3 (0.x/1.x);
-``query/indexer_adapters.py`` @12607bb (3.x), @dac0b86 (0.9/1.0), BlokTrek/graphrag @5c87adc
-(1.0.1), @04c9472 (early 0.x); ``query/input/loaders/dfs.py`` @22a4d29, ``utils.py`` @133a86f;
-``query/llm/text_utils.py`` @13a5e5f (1.x ``num_tokens``).
+1. Full ``content``, ``shuffle_data=True``, ``random_state=86``, ``min_community_rank=0``,
+   ``max_context_tokens`` default 12 000 (1.x ``max_tokens``).
+2. Weight: distinct text units of the community's entities over the max of all reports passed in
+   (ZeroDivisionError when 0); no weight column without entities.
+3. Kept iff ``rank >= min_community_rank`` (NaN dropped); then ``random.seed(86); random.shuffle``.
+4. Header ``"-----Reports-----\n" + "id|title|occurrence weight|content|rank\n"`` once per batch; row
+   ``"|".join([str(community), title, str(weight), content, str(float(rank))]) + "\n"``.
+5. A row passing ``max_context_tokens`` (strictly) cuts a non-empty batch; an oversize report sits alone.
+6. The last batch is dropped when its id set equals an earlier batch's (duplicate ids only).
+7. Each batch is sent as ``to_csv(index=False, sep="|")`` sorted by weight then rank descending
+   (:func:`render_batches`); 0.x/1.x prefix ``"\n\n"``.
 
-1. Parameters (every version): full ``content``, ``shuffle_data=True``, ``random_state=86``,
-   rank and normalised weight columns, ``min_community_rank=0``, ``max_context_tokens`` from
-   ``global_search.max_context_tokens`` (1.x ``max_tokens``), default 12 000.
-2. Weight: ``len(set(text units of every entity whose community_ids hold the community))``
-   divided by the max over *all* reports passed in (ZeroDivisionError when it is 0); without
-   entities there is no weight column.
-3. Rank filter: kept iff ``rank is not None and rank >= min_community_rank`` (NaN dropped).
-4. Shuffle: ``random.seed(86); random.shuffle(kept)`` in input order.
-5. Header ``"-----Reports-----\\n" + "id|title|occurrence weight|content|rank\\n"``, counted once
-   per batch; row ``"|".join([str(community), title, str(weight), content, str(float(rank))]) + "\\n"``.
-6. Packing: a row whose tokens would pass ``max_context_tokens`` (strictly) cuts a non-empty batch
-   and starts a new one at the header; the row is added regardless (an oversize report sits alone).
-7. The last batch is not emitted when its set of ids equals an earlier batch's (only with
-   duplicate community ids); its reports are lost.
-8. Map calls = emitted batches; each sends its batch as ``to_csv(index=False, sep="|")``, sorted by
-   weight then rank descending (:func:`render_batches`); 0.x/1.x prefix ``"\\n\\n"``.
-9. Tokenizer: ``len(tiktoken.get_encoding(name).encode(text))``, default cl100k_base (tokens.py).
-
-Counting each report once: a row is ``P + w + B`` (``P = f"{id}|{title}|"``, ``w`` the weight
-string, ``B = f"|{content}|{rank}\\n"``). ``w`` starts and ends with a digit and is flanked by ``|``;
-in cl100k and o200k pre-tokenisation no pre-token crosses those junctions, so ``tokens(row) =
-tokens(P) + tokens(w) + tokens(B)`` and :class:`RowTokenCache` counts ``P`` and ``B`` once per
-report. Whole rows are counted when that fails (a weight not bounded by digits, a counter that is
-not additive).
+A row is ``P + w + B`` (``P = f"{id}|{title}|"``, ``B = f"|{content}|{rank}\n"``): a weight that starts
+and ends with a digit is flanked by ``|``, which no cl100k/o200k pre-token crosses, so ``tokens(row) =
+tokens(P) + tokens(w) + tokens(B)`` and :class:`RowTokenCache` counts ``P`` and ``B`` once per report.
+Otherwise (or with a counter that is not additive) whole rows are counted.
 """
 
 from __future__ import annotations
@@ -49,9 +35,9 @@ import numpy as np
 import pandas as pd
 
 from graphrag_audit.graphrag.tokens import TokenCounter, get_token_counter
+from graphrag_audit.model.keys import concat_ranges
 
 DEFAULT_MAX_CONTEXT_TOKENS = 12_000
-HEADER = "-----Reports-----\n"
 _DIGITS = frozenset("0123456789")
 
 
@@ -60,7 +46,7 @@ def _py(value: Any) -> Any:
 
 
 def format_id(community: Any) -> str:
-    """``str()`` of the report's ``community`` (``""`` for None: ``report.short_id or ""``)."""
+    """``str()`` of the report's ``community`` (``report.short_id or ""``)."""
     v = _py(community)
     return "" if v is None else str(v)
 
@@ -80,17 +66,19 @@ def _text(value: Any) -> str:
 
 def context_header(with_weight: bool = True) -> str:
     """The batch header graphrag counts once per batch (``-----Reports-----`` line included)."""
-    return HEADER + (
+    return "-----Reports-----\n" + (
         "id|title|occurrence weight|content|rank\n" if with_weight else "id|title|content|rank\n"
     )
 
 
+def _cells(community: Any, title: Any, content: Any, rank: Any, weight: Any = None) -> list[str]:
+    weight_cell = [] if weight is None else [format_weight(weight)]
+    return [format_id(community), _text(title), *weight_cell, _text(content), repr(float(_py(rank)))]
+
+
 def report_row(community: Any, title: Any, content: Any, rank: Any, weight: Any = None) -> str:
     """One report's row exactly as graphrag counts it (``weight=None``: no weight column)."""
-    parts = [format_id(community), _text(title)]
-    if weight is not None:
-        parts.append(format_weight(weight))
-    return "|".join([*parts, _text(content), repr(float(_py(rank)))]) + "\n"
+    return "|".join(_cells(community, title, content, rank, weight)) + "\n"
 
 
 def explode_text_units(entity_text_units: pd.Series) -> pd.DataFrame:
@@ -111,16 +99,12 @@ def text_unit_counts(
     *,
     entity_rows: np.ndarray | None = None,
 ) -> pd.Series:
-    """Raw occurrence counts: distinct text units per community (int64 Series by community).
+    """Distinct text units per community (int64 Series by community; none: left out).
 
-    ``membership``: one row per (``entity``, ``community``, ``level``), the rows graphrag's
-    ``read_indexer_entities`` reads (2.x/3.x: ``communities.entity_ids`` exploded; 1.x:
-    ``create_final_nodes``); a NaN community becomes ``-1`` (graphrag ``fillna(-1)``).
-    ``community_level``: keep rows with ``level <= N`` or NaN level (None: all). An entity counts for
-    every community it is in (graphrag 0.5+).
-    ``entity_text_units``: Series ``entity -> list of text unit ids``; an entity key that several
-    rows share takes the first. ``entity_rows``: each membership row's row there (-1: none), if
-    known. Communities with no text unit are left out."""
+    ``membership``: (``entity``, ``community``, ``level``) rows as ``read_indexer_entities`` reads them (a
+    NaN community is -1: ``fillna(-1)``), kept at ``level <= community_level`` or NaN level.
+    ``entity_text_units``: ``entity -> text unit ids``, the first row of a repeated key;
+    ``entity_rows``: each membership row's row there (-1: none), if known."""
     s = entity_text_units
     lens, tu = text_unit_codes(s)
     empty = pd.Series([], dtype=np.int64, name="text_units")
@@ -152,7 +136,7 @@ def text_unit_counts(
     codes, uniques = pd.factorize(com[keep])  # communities in order of first pair (merge order)
     pos, n = pos[keep], n[keep]
     starts = np.cumsum(lens) - lens
-    tu_rows = np.repeat(starts[pos] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+    tu_rows = concat_ranges(starts[pos], n)
     width = np.int64(tu.max()) + 1
     pairs = np.sort(np.repeat(codes.astype(np.int64), n) * width + tu[tu_rows])
     pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]  # a sort: np.unique hashes, 5x slower
@@ -179,8 +163,7 @@ def shuffle_order(n: int, seed: int | None = 86) -> np.ndarray:
 
 
 def _fixed_texts(ids: list, titles: np.ndarray, contents: np.ndarray, ranks: np.ndarray, with_weight: bool):
-    """The texts whose measures add up to each row's fixed measure: ``[P, B]`` with a weight column,
-    ``[whole row]`` without."""
+    """``[P, B]`` with a weight column, ``[whole row]`` without."""
     heads = [f"{format_id(i)}|{_text(t)}|" for i, t in zip(ids, titles.tolist())]
     tails = [f"{_text(c)}|{r}\n" for c, r in zip(contents.tolist(), _rank_strings(ranks))]
     if with_weight:
@@ -194,8 +177,7 @@ def _measure(counter: TokenCounter, parts: list[list[str]]) -> np.ndarray:
 
 
 class RowTokenCache:
-    """Each report row's fixed measure (:func:`row_measures`), counted on first use: one per index and
-    counter, reused across levels, hands :func:`build_batches` its ``fixed`` measures."""
+    """Each report row's fixed measure (:func:`row_measures`), counted on first use and kept across levels."""
 
     def __init__(self, counter: TokenCounter, community_ids, titles, contents, ranks):
         if not counter.additive:
@@ -208,7 +190,6 @@ class RowTokenCache:
         self._fixed: dict[bool, np.ndarray] = {}
 
     def fixed(self, rows: np.ndarray, with_weight: bool) -> np.ndarray:
-        """The fixed measures of the report rows ``rows`` (with a weight column: ``P`` + ``B``)."""
         got = self._fixed.setdefault(with_weight, np.full(len(self.columns[0]), -1, dtype=np.int64))
         miss = rows[got[rows] < 0]
         if miss.size:
@@ -226,8 +207,7 @@ def row_measures(
     with_weight: bool,
     rows: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The measure of each report row's fixed text (:class:`RowTokenCache`'s numbers); ``rows``: the
-    positions to measure (others get -1)."""
+    """The measure of each report row's fixed text; ``rows``: the positions to measure (others get -1)."""
     counter = get_token_counter(token_counter) if isinstance(token_counter, str) else token_counter
     ids = _objects(community_ids)
     rows = np.arange(len(ids), dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
@@ -245,10 +225,7 @@ def row_measures(
 
 @dataclass(frozen=True, eq=False)
 class ContextBatches:
-    """What global search's context builder does with one list of selected reports.
-
-    Per-report arrays are aligned with the *input* order. ``batch_tokens`` are the tokens graphrag
-    counts against ``max_context_tokens`` (header included once per batch)."""
+    """What global search's context builder does with one list of reports (arrays in input order)."""
 
     reports_in_context: int  # reports in emitted batches (after the rank filter)
     n_batches: int  # = map LLM calls
@@ -290,22 +267,17 @@ def build_batches(
     *,
     fixed: np.ndarray | None = None,
 ) -> ContextBatches:
-    """Pack the selected reports into map batches exactly as graphrag's global search does.
+    """Pack the reports (aligned inputs in graphrag's order) into map batches as global search does.
 
-    Inputs are aligned, in the order graphrag holds the reports; ``weights``: the occurrence weights
-    (None: no weight column). ``shuffle_seed=None`` reproduces ``shuffle_data=False``. ``fixed``: each
-    input row's :func:`row_measures` for this weight column (:meth:`RowTokenCache.fixed`), when known."""
+    ``weights`` None: no weight column; ``shuffle_seed=None``: ``shuffle_data=False``; ``fixed``: each
+    row's :func:`row_measures` for this weight column, when known."""
     counter = get_token_counter(token_counter) if isinstance(token_counter, str) else token_counter
     ids, title_a, content_a = _objects(community_ids), _objects(titles), _objects(contents)
     rank_f = np.asarray(ranks.to_numpy() if isinstance(ranks, pd.Series) else ranks, dtype=np.float64)
     n = len(ids)
-    if not (len(title_a) == len(content_a) == len(rank_f) == n):
-        raise ValueError("community_ids, titles, contents and ranks must have the same length")
     with_weight = weights is not None
     if with_weight:
         w_arr = np.asarray(weights.to_numpy() if isinstance(weights, pd.Series) else weights)
-        if len(w_arr) != n:
-            raise ValueError("weights must have one value per report")
 
     kept = np.flatnonzero(rank_f >= min_community_rank)  # NaN -> False
     order = kept[shuffle_order(len(kept), shuffle_seed)]
@@ -372,9 +344,8 @@ def build_batches(
 
 
 def greedy_batches(csum: np.ndarray, room: int, header_tokens: int) -> tuple[list[int], list[int]]:
-    """(first row of each batch, tokens of each batch) of graphrag's greedy packing of rows whose token
-    prefix sums are ``csum`` (``csum[0] = 0``), ``room`` tokens for rows in a batch: a batch starting
-    at row s takes row s, then every following row while their sum fits."""
+    """(first row, tokens) of each batch of graphrag's greedy packing of rows with token prefix sums
+    ``csum`` (``csum[0] = 0``): a batch takes its first row, then rows while they fit in ``room``."""
     m = len(csum) - 1
     batch_tokens: list[int] = []
     starts: list[int] = []
@@ -395,8 +366,7 @@ def _rank_strings(rank: np.ndarray) -> list[str]:
 
 
 def _weight_strings(weights: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """(distinct weight strings, index of each row's string): :func:`format_weight` of each distinct
-    value, formatted once (weights are >= 0: no -0.0 to keep apart)."""
+    """(distinct weight strings, each row's index there); weights are >= 0: no -0.0 to keep apart."""
     u, inv = np.unique(weights, return_inverse=True)
     return [format_weight(w) for w in u.tolist()], inv.astype(np.int64)
 
@@ -411,28 +381,19 @@ def render_batches(
     *,
     prefix: str = "",
 ) -> list[str]:
-    """The context text of each map call, as graphrag builds it (``_cut_batch``): each batch's records
-    in a DataFrame, weight and rank cast to float and sorted descending, then
-    ``to_csv(index=False, sep="|")``. ``prefix="\\n\\n"`` reproduces the 0.x/1.x chunk prefix. Pass
-    the inputs that built ``batches``."""
+    """Each map call's context text as graphrag's ``_cut_batch`` builds it from the inputs of ``batches``:
+    weight and rank as floats sorted descending, ``to_csv(index=False, sep="|")``, after ``prefix``."""
     with_weight = weights is not None
     header = ["id", "title", "occurrence weight", "content", "rank"]
     if not with_weight:
         header.remove("occurrence weight")
     ids, title_l, content_l, rank_l = map(_objects, (community_ids, titles, contents, ranks))
-    w_l = _objects(weights) if with_weight else None
+    w_l = _objects(weights) if with_weight else [None] * len(ids)
     texts = []
     for b in range(batches.n_batches):
         members = [i for i in batches.order.tolist() if batches.batch_of[i] == b]
-        df = pd.DataFrame(
-            [
-                [format_id(ids[i]), _text(title_l[i])]
-                + ([format_weight(w_l[i])] if w_l is not None else [])
-                + [_text(content_l[i]), repr(float(_py(rank_l[i])))]
-                for i in members
-            ],
-            columns=header,
-        )
+        cells = [_cells(ids[i], title_l[i], content_l[i], rank_l[i], w_l[i]) for i in members]
+        df = pd.DataFrame(cells, columns=header)
         sort_by = ["occurrence weight", "rank"] if with_weight else ["rank"]
         df[sort_by] = df[sort_by].astype(float)
         texts.append(prefix + df.sort_values(by=sort_by, ascending=False).to_csv(index=False, sep="|"))

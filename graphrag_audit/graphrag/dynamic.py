@@ -1,44 +1,20 @@
-"""graphrag's dynamic community selection (``DynamicCommunitySelection.select()``), simulated per version family.
+"""graphrag's dynamic community selection (``DynamicCommunitySelection.select()``) per version family.
 
-``graphrag query --method global --dynamic-community-selection`` replaces the static level roll-up
-with LLM rating calls over the community tree. What those calls reach depends on the graphrag
-version, because each line builds the selector's inputs differently. This module replays the exact
-algorithm of each line on plain arrays (community numbers, levels, parents, children, which
-communities have reports, report row order), with the relevance of every report given (a set of
-relevant community numbers, or ratings and a threshold), and reports the waves of rating calls, the
-rating-call count (repeats counted) and the kept reports.
+The selector is replayed on plain arrays (community numbers, levels, parents, children, report rows)
+with every report's relevance given; it returns the waves of rating calls, the call count and the kept
+reports. Sources, read at each tag: ``D`` = ``graphrag/query/context_builder/dynamic_community_selection.py``,
+``A`` = ``graphrag/query/indexer_adapters.py``, ``L`` = ``graphrag/query/input/loaders/dfs.py``,
+``Q`` = ``graphrag/api/query.py``,
+``H`` = ``graphrag/index/operations/summarize_communities/restore_community_hierarchy.py``.
+``D`` is byte-identical within a family (1.1.1 = 1.2.0; 2.0.0 = 2.7.2 but for logging; 3.0.0 = 3.3.0):
 
-Sources, read at each tag (wheel contents of the PyPI releases):
+* ``1.x`` (1.1.1-1.2.x): children inferred from entity containment in ``create_final_nodes`` (``A``@v1.2.0
+  -> ``H``@v1.2.0), keyed ``str(child)`` (``D``@v1.1.1 L61-67).
+* ``2.x`` (2.0.0-2.7.2): children from ``communities.children``, looked up as ints among string keys
+  (``D``@v2.0.0 L127-130): the selector never descends (microsoft/graphrag#2004).
+* ``3.x`` (3.0.0-): ``str(child)`` (``D``@v3.0.0 L129-132, microsoft/graphrag#2159); descends.
 
-* ``D`` = ``graphrag/query/context_builder/dynamic_community_selection.py`` (the selector)
-* ``A`` = ``graphrag/query/indexer_adapters.py`` (``read_indexer_reports``, ``read_indexer_communities``)
-* ``L`` = ``graphrag/query/input/loaders/dfs.py`` (``read_communities``, ``read_community_reports``)
-* ``Q`` = ``graphrag/api/query.py`` (``global_search``: which tables feed the adapters)
-* ``H`` = ``graphrag/index/operations/summarize_communities/restore_community_hierarchy.py`` (1.x)
-
-Families (``D`` is byte-identical within each: 1.1.1 = 1.2.0; 2.0.0 differs from 2.7.2 only in
-logging and the tokenizer type; 3.0.0 = 3.3.0):
-
-``1.x`` (1.1.1-1.2.x)
-    children inferred from entity containment in ``create_final_nodes`` (``A``@v1.2.0
-    ``read_indexer_communities`` -> ``H``@v1.2.0), keyed ``str(child)`` (``D``@v1.1.1 L61-67).
-``2.x`` (2.0.0-2.7.2)
-    children from ``communities.children``, looked up as the stored ints among the string report keys
-    (``D``@v2.0.0 L127-130, ``child in self.reports``), so the selector never descends
-    (microsoft/graphrag#2004).
-``3.x`` (3.0.0-)
-    ``str(child)`` (``D``@v3.0.0 L129-132, microsoft/graphrag#2159); descends.
-
-Before 1.1.1 the feature is broken differently (:data:`BROKEN_LINES`): 0.5.x lists level members by
-``community.id`` while reports are keyed by community number, so nothing is rated (``D``@v0.5.0
-L79-80); 0.9.0-1.1.0 key ``node2children`` by ``community.id`` (not the number the queue holds), so
-the selector never descends (``D``@v1.0.0 L60-66).
-
-Rules common to every family are cited at the code that applies them. Each rated community costs
-``num_repeats`` calls; a rating >= ``threshold`` keeps it and queues its candidate children; unless
-``keep_parent`` a kept community removes its parent; the next level is rated only while the queue is
-empty, nothing is kept, that level exists and ``level <= max_level`` (the wave counter, not the tree
-depth); ``max_level`` does not limit the descent.
+Before 1.1.1 the feature is broken (:data:`BROKEN_LINES`).
 """
 
 from __future__ import annotations
@@ -47,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
+
+from graphrag_audit.model.keys import concat_ranges, sorted_unique
 
 #: family -> the graphrag releases it covers
 FAMILIES: dict[str, str] = {"1.x": "1.1.1-1.2.x", "2.x": "2.0.0-2.7.2", "3.x": "3.0.0-3.x"}
@@ -65,21 +43,16 @@ BROKEN_LINES: tuple[tuple[str, str], ...] = (
     ),
 )
 
-_ERR_NO_LEVEL0 = "KeyError: '0'"
-
-#: rated communities (queue entries) beyond which a scenario is abandoned: multi-parent children
-#: are queued once per kept parent, so hostile DAGs can grow the queue exponentially
+#: ratings beyond which a scenario is abandoned (multi-parent children are queued once per kept parent)
 MAX_RATED = 50_000_000
 
 
 class EndlessSelection(RuntimeError):
-    """``select()`` would not end (the children form a cycle: graphrag keeps rating) or would rate more
-    than :data:`MAX_RATED` communities."""
+    """``select()`` would not end (a cycle in the children) or would rate more than :data:`MAX_RATED`."""
 
 
-#: The rating prompt of every line from 1.1.1 to 3.3.0 (``graphrag/query/context_builder/rate_prompt.py``,
-#: byte-identical at v1.2.0, v2.7.2 and v3.3.0): ``rate_relevancy`` formats it with the report's text
-#: (``full_content``, or ``summary`` with ``dynamic_search_use_summary``) and the query.
+#: The rating prompt of 1.1.1-3.3.0 (``graphrag/query/context_builder/rate_prompt.py``, byte-identical at
+#: v1.2.0, v2.7.2, v3.3.0), formatted with the report's text and the query.
 RATE_QUERY = """
 ---Role---
 You are a helpful assistant responsible for deciding whether the provided information is useful in answering a given question, even if it is only partially relevant.
@@ -103,15 +76,10 @@ Please response in the following JSON format with two entries:
 def rating_prompt_tokens_by_family(
     families: Iterable[str], descriptions: Iterable[str], query: str, counter
 ) -> dict[str, np.ndarray]:
-    """Each report's prompt tokens per rating call, per family, as graphrag adds them to
-    ``llm_info["prompt_tokens"]`` (``graphrag/query/context_builder/rate_relevancy.py``):
-
-    * 1.x, 2.x: the system message only, ``num_tokens(rate_query.format(description=..., question=query))``
-      (``rate_relevancy.py``@v1.2.0 L64 / @v2.7.2 L66); the user message (the query again) is not counted.
-    * 3.x: ``tokenizer.num_prompt_tokens(messages)`` over the system and user messages
-      (``rate_relevancy.py``@v3.3.0 L75; ``graphrag_llm/tokenizer/tokenizer.py`` L50): 3 for the reply,
-      and per message 3 plus its role and its content.
-    """
+    """Each report's ``llm_info["prompt_tokens"]`` per rating call, per family: 1.x/2.x count the system
+    message only (``rate_relevancy.py``@v1.2.0 L64, @v2.7.2 L66); 3.x ``num_prompt_tokens`` over system and
+    user messages (@v3.3.0 L75; ``graphrag_llm/tokenizer/tokenizer.py`` L50): 3, plus 3 + role + content
+    each."""
     families = tuple(families)
     for family in families:
         if family not in FAMILIES:
@@ -126,8 +94,7 @@ def rating_prompt_tokens_by_family(
 
 @dataclass(frozen=True)
 class DynamicSettings:
-    """The selector's knobs; defaults are graphrag's (``dynamic_search_*`` in ``GlobalSearchConfig``:
-    threshold 1, keep_parent False, num_repeats 1, max_level 2; the CLI passes community_level 2)."""
+    """The selector's knobs, graphrag's defaults (``dynamic_search_*``; the CLI passes community_level 2)."""
 
     community_level: int | None = 2
     threshold: int = 1
@@ -141,26 +108,21 @@ DEFAULTS = DynamicSettings()
 
 @dataclass(frozen=True)
 class Scenario:
-    """One run of ``select()``: ``waves`` = communities rated per ``asyncio.gather`` (duplicates
-    counted), ``rating_calls`` = sum(waves) * num_repeats, ``kept_ids`` = the returned reports'
-    community numbers, sorted (graphrag returns them in a string set's order, which the hash seed
-    changes: the map batches built from them can differ from run to run)."""
+    """One ``select()``: communities rated per wave, ``rating_calls`` = sum(waves) * num_repeats, the kept
+    reports' community numbers sorted (graphrag's order is a string set's), the prompt tokens if known."""
 
     relevant_ids: tuple[int, ...] | None
     rating_calls: int
     kept_ids: tuple[int, ...]
     waves: tuple[int, ...]
-    #: the rating calls' ``llm_info["prompt_tokens"]``; None when the input carries no per-report counts
     prompt_tokens: int | None = None
 
 
 @dataclass(frozen=True)
 class FamilyResult:
-    """What one graphrag line does on one index at one ``community_level``: ``error`` (raised building
-    the selector; then every scenario is None), ``descends`` (a child can be queued), ``start_ids``
-    (``levels["0"]``), ``rateable_ids`` (rated under some relevance: the fallback levels closed under the
-    child lookup), ``unreachable_ids`` (candidates never rated), ``cut_off_ids`` (candidates not rated
-    when every report is relevant: not reached by descent from level 0)."""
+    """What one graphrag line does at one ``community_level``: the error building the selector, whether a
+    child can be queued, the start, what some relevance rates, candidates never rated (unreachable) or not
+    rated when all are relevant (cut off), and the scenarios."""
 
     family: str
     graphrag: str
@@ -172,18 +134,16 @@ class FamilyResult:
     rateable_ids: tuple[int, ...]
     unreachable_ids: tuple[int, ...]
     cut_off_ids: tuple[int, ...]
-    none_relevant: Scenario | None
-    all_relevant: Scenario | None
+    none_relevant: Scenario | None = None
+    all_relevant: Scenario | None = None
     what_if: Scenario | None = None
 
 
 @dataclass(frozen=True)
 class DynamicInput:
-    """The selector's tables as arrays, in row order: per communities row its number, level, parent
-    (2.x/3.x; -1 for roots) and children as CSR (``child_values[child_offsets[i]:child_offsets[i+1]]``:
-    the ``children`` column, or :func:`children_from_nodes_v1` for 1.x); per reports row its number and
-    level. ``children_match``: False when the 1.x children keys are ``"5.0"`` strings (a float
-    ``community`` column) that no report key equals."""
+    """The selector's tables in row order: per communities row its number, level, parent (-1: root) and
+    children as CSR; per reports row its number and level; ``children_match`` False when the 1.x children
+    keys are ``"5.0"`` strings; per family, each report's rating prompt tokens."""
 
     comm_ids: np.ndarray
     comm_levels: np.ndarray
@@ -193,7 +153,6 @@ class DynamicInput:
     report_ids: np.ndarray
     report_levels: np.ndarray
     children_match: bool = True
-    #: family -> each report row's rating-call prompt tokens (:func:`rating_prompt_tokens_by_family`)
     report_prompt_tokens: Mapping[str, np.ndarray] | None = None
 
 
@@ -213,28 +172,20 @@ def children_from_nodes_v1(
     comm_ids, node_communities, node_levels, node_titles, report_ids
 ) -> tuple[np.ndarray, np.ndarray, bool]:
     """graphrag 1.1.1-1.2.x: each communities row's ``sub_community_ids`` as ``read_indexer_communities``
-    (``A``@v1.2.0) rebuilds them from ``create_final_nodes`` (``restore_community_hierarchy``,
-    ``H``@v1.2.0); returns (offsets, values, children_match) for :class:`DynamicInput`.
+    (``A``@v1.2.0) rebuilds them from ``create_final_nodes`` with ``restore_community_hierarchy``
+    (``H``@v1.2.0): (offsets, values, children_match) for :class:`DynamicInput`.
 
-    When some community has no report, the node rows are first restricted to those with one (``A``).
-    Nodes are grouped by (community, level) into title sets (null communities drop out); the node levels
-    present are taken pairwise, and a next-level community is a child of every current-level one whose
-    title set contains its own, in ascending order (``H``). Grouped by community alone, a number seen at
-    two levels gets both child lists (``A``). ``[str(x) for x in sub_community_ids]`` (``D``@v1.1.1) of a
-    float column gives ``"5.0"``: ``children_match`` is False then."""
-    comm_ids = np.asarray(comm_ids)
+    With a community lacking a report, the node rows are first restricted to those with one (``A``). Node
+    title sets are grouped by (community, level); for each pair of consecutive levels present, a next-level
+    community is a child of every current-level one whose set contains its own (``H``). A number seen at two
+    levels gets both child lists (``A``). A float column gives ``"5.0"`` keys (``D``@v1.1.1): no match."""
+    cid_int = np.asarray(comm_ids, dtype=np.int64)
     nc = np.asarray(node_communities)
     nl = np.asarray(node_levels, dtype=np.int64)
     titles = np.asarray(node_titles)
-    if nc.dtype.kind not in "iuf":
-        raise ValueError(
-            "children_from_nodes_v1: community numbers must be numeric (0.1-0.4 string ids are "
-            "not a layout graphrag 1.x dynamic selection reads)"
-        )
     is_float = nc.dtype.kind == "f"
     rep = _uniq(report_ids)
     keep = np.ones(nc.size, dtype=bool)
-    cid_int = np.asarray(comm_ids, dtype=np.int64)
     if not np.isin(cid_int, rep).all():  # missing_reports non-empty (A@v1.2.0 read_indexer_communities)
         with np.errstate(invalid="ignore"):
             keep &= np.isin(nc, rep)
@@ -246,74 +197,54 @@ def children_from_nodes_v1(
     if t.dtype.kind in "iu":  # already codes (entity row numbers, say)
         tcode = t.astype(np.int64)
     else:
-        import pandas as pd  # factorize: hash codes for the titles (one call per index, not per rating)
+        import pandas as pd
 
         tcode = pd.factorize(t, use_na_sentinel=False)[0].astype(np.int64)
     n_titles = int(tcode.max()) + 1 if tcode.size else 0
-    ep, ec = _hierarchy_edges(nc_i, nl_k, tcode, n_titles)
-    # groupby("community").agg({"sub_community": list}): per parent, the hierarchy rows in order
-    # (level pair, then H's order): a stable sort by parent keeps it
-    o3 = np.argsort(ep, kind="stable")
-    ep, ec = ep[o3], ec[o3]
-    first = np.searchsorted(ep, cid_int, side="left")
-    lens = np.searchsorted(ep, cid_int, side="right") - first
-    offsets = np.zeros(cid_int.size + 1, dtype=np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    values = ec[_ranges(first, lens)]
-    return offsets, values, not is_float
-
-
-def _hierarchy_edges(
-    nc_i: np.ndarray, nl_k: np.ndarray, tcode: np.ndarray, n_titles: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The (parent, child) pairs of ``restore_community_hierarchy`` (``H``@v1.2.0), grouping the node
-    rows sorted by (level, community): level pair by level pair, each pair's edges by (parent, child)."""
     # one (level, community) group per distinct pair: rows sorted by a combined key
+    key = np.zeros(0, dtype=np.int64)
     if nc_i.size:
         c0, l0 = int(nc_i.min()), int(nl_k.min())
         key = (nl_k - l0) * (int(nc_i.max()) - c0 + 1) + (nc_i - c0)
-    else:
-        key = np.zeros(0, dtype=np.int64)
     order = np.argsort(key, kind="stable")
     gk, gl, gc, gt = key[order], nl_k[order], nc_i[order], tcode[order]
     new_group = np.ones(gk.size, dtype=bool)
-    if gk.size:
-        new_group[1:] = gk[1:] != gk[:-1]
+    new_group[1:] = gk[1:] != gk[:-1]
     gstart = np.flatnonzero(new_group)
     gend = np.append(gstart[1:], gk.size)
     glevel, gcomm = gl[gstart], gc[gstart]
     gid = np.cumsum(new_group) - 1  # group of each member row
     levels_present = _uniq(glevel)
-    e_li, e_p, e_c = [], [], []  # edges (level index, parent, child)
+    e_p, e_c = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]  # edges (parent, child)
     for li in range(len(levels_present) - 1):
         cur = np.flatnonzero(glevel == levels_present[li])
         nxt = np.flatnonzero(glevel == levels_present[li + 1])
-        if cur.size == 0 or nxt.size == 0:
-            continue
-        cur_rows = _ranges(gstart[cur], gend[cur] - gstart[cur])
+        cur_rows = concat_ranges(gstart[cur], gend[cur] - gstart[cur])
         owner = np.full(n_titles, -1, dtype=np.int64)
         owner[gt[cur_rows]] = gid[cur_rows]
         if (owner[gt[cur_rows]] == gid[cur_rows]).all():
-            # every title in at most one current-level community: the only possible parent of a
-            # next-level community is the owner of its titles, and it is one iff all share that owner
+            # every title in at most one current-level community: a next-level community's only
+            # possible parent is the owner of its titles, a parent iff all its titles share it
             sizes = gend[nxt] - gstart[nxt]
-            o = owner[gt[_ranges(gstart[nxt], sizes)]]
+            o = owner[gt[concat_ranges(gstart[nxt], sizes)]]
             seg = np.cumsum(sizes) - sizes  # each group's first member in o
             lo, hi = np.minimum.reduceat(o, seg), np.maximum.reduceat(o, seg)
             ok = (lo == hi) & (lo >= 0)
             p, c = gcomm[lo[ok]], gcomm[nxt[ok]]
         else:
             p, c = _subsets_slow(cur, nxt, gstart, gend, gt, gcomm)
-        # H appends for curr in ascending community, for next in ascending community
-        o2 = np.lexsort((c, p))
-        e_li.append(np.full(o2.size, li, dtype=np.int64))
+        o2 = np.lexsort((c, p))  # H appends for curr ascending, for next ascending
         e_p.append(p[o2])
         e_c.append(c[o2])
-    if e_p:
-        ep, ec = np.concatenate(e_p), np.concatenate(e_c)
-    else:
-        ep = ec = np.zeros(0, dtype=np.int64)
-    return ep, ec
+    # groupby("community").agg({"sub_community": list}): a stable sort by parent keeps H's order
+    ep, ec = np.concatenate(e_p), np.concatenate(e_c)
+    o3 = np.argsort(ep, kind="stable")
+    ep, ec = ep[o3], ec[o3]
+    first = np.searchsorted(ep, cid_int, side="left")
+    lens = np.searchsorted(ep, cid_int, side="right") - first
+    offsets = np.zeros(cid_int.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    return offsets, ec[concat_ranges(first, lens)], not is_float
 
 
 def _subsets_slow(cur, nxt, gstart, gend, gt, gcomm) -> tuple[np.ndarray, np.ndarray]:
@@ -338,21 +269,8 @@ def _subsets_slow(cur, nxt, gstart, gend, gt, gcomm) -> tuple[np.ndarray, np.nda
 
 
 def _uniq(a) -> np.ndarray:
-    """Sorted distinct int64 values (a sort, not ``np.unique``: numpy 2's hash-based unique is ~20x
-    slower on these arrays)."""
-    a = np.sort(np.asarray(a, dtype=np.int64).ravel())
-    if a.size:
-        a = a[np.concatenate(([True], a[1:] != a[:-1]))]
-    return a
-
-
-def _ids(x) -> np.ndarray:
-    """Sorted distinct community numbers from an iterable or array (None = none)."""
-    if x is None:
-        return np.zeros(0, dtype=np.int64)
-    if not isinstance(x, np.ndarray):
-        x = np.fromiter((int(i) for i in x), dtype=np.int64)
-    return _uniq(x)
+    """Sorted distinct int64 values."""
+    return sorted_unique(np.asarray(a, dtype=np.int64).ravel())
 
 
 def _dense(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
@@ -404,7 +322,7 @@ class _Prepared:
             self.levels[int(lv_rows[group[0]])] = d[self.is_candidate[d]]  # row order, duplicates kept
         # start: self.levels["0"] (D@v1.1.1 L87, the same line in every tag): KeyError '0' when no
         # level-0 community has a report
-        self.error = None if 0 in self.levels else _ERR_NO_LEVEL0
+        self.error = None if 0 in self.levels else "KeyError: '0'"
         self.start = self.levels.get(0, np.zeros(0, dtype=np.int64))
         # children of each number's last communities row (dict comprehensions in D: the last row wins)
         last_row = np.full(U, -1, dtype=np.int64)
@@ -413,7 +331,7 @@ class _Prepared:
         src = last_row[nodes]
         off = np.asarray(inp.child_offsets, dtype=np.int64)
         lens = off[src + 1] - off[src]
-        kids = np.asarray(inp.child_values, dtype=np.int64)[_ranges(off[src], lens)]
+        kids = np.asarray(inp.child_values, dtype=np.int64)[concat_ranges(off[src], lens)]
         owner = np.repeat(nodes, lens)
         kid_d = _dense(kids, universe)
         if family == "2.x":
@@ -457,9 +375,8 @@ class _Prepared:
     def run(
         self, relevant: np.ndarray, rated: list | None = None, reached: np.ndarray | None = None
     ) -> Scenario:
-        """``select()`` with ``relevant`` (bool per dense key) standing for ``rating >= threshold``;
-        ``rated``, when given, receives each wave's rated community numbers (sorted, duplicates kept);
-        ``reached`` (bool per dense key), when given, is set where a community is rated."""
+        """``select()`` with ``relevant`` (bool per dense key) for ``rating >= threshold``; ``rated`` receives
+        each wave's rated community numbers, ``reached`` (bool per dense key) is set where one is rated."""
         s = self.settings
         U = self.universe.size
         kept = np.zeros(U, dtype=bool)
@@ -488,8 +405,7 @@ class _Prepared:
                 reached[queue] = True
             if self.prompt_tokens is not None:
                 tokens += int(self.prompt_tokens[queue].sum())
-            rq = relevant[queue]
-            qi = np.flatnonzero(rq)
+            qi = np.flatnonzero(relevant[queue])
             hits = queue[qi]
             # in queue order: add community, queue its candidate children, discard its parent
             # (add at 2*i, discard at 2*i+1: the last event per key decides)
@@ -510,10 +426,7 @@ class _Prepared:
                 n_kept += int(now.sum()) - int(was.sum())
                 pos_add[t] = -1
                 pos_del[t] = -1
-                nxt = self.children(hits)
-            else:
-                nxt = np.zeros(0, dtype=np.int64)
-            queue = nxt
+            queue = self.children(hits)
             level += 1
             # fallback (D@v1.1.1 L157-169, the same in every tag to v3.3.0): `len(queue) == 0 and
             # len(relevant_communities) == 0 and str(level) in
@@ -540,30 +453,12 @@ class _Prepared:
         while frontier.size:
             frontier = frontier[~seen[frontier]]
             seen[frontier] = True
-            if frontier.size == 0:
-                break
             frontier = _uniq(self.children(frontier))
         return seen
 
     def children(self, keys: np.ndarray) -> np.ndarray:
         """The queued children of ``keys``, in order."""
-        return self.ch_val[_ranges(self.ch_off[keys], self.ch_off[keys + 1] - self.ch_off[keys])]
-
-
-def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
-    """Concatenation of arange(s, s + l) for each pair (vectorised)."""
-    starts = np.asarray(starts, dtype=np.int64)
-    lens = np.asarray(lens, dtype=np.int64)
-    total = int(lens.sum()) if lens.size else 0
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    nz = lens > 0
-    starts, lens = starts[nz], lens[nz]
-    ends = np.cumsum(lens)
-    out = np.ones(total, dtype=np.int64)
-    out[0] = starts[0]
-    out[ends[:-1]] = starts[1:] - (starts[:-1] + lens[:-1]) + 1
-    return np.cumsum(out)
+        return self.ch_val[concat_ranges(self.ch_off[keys], self.ch_off[keys + 1] - self.ch_off[keys])]
 
 
 def prepare(family: str, inp: DynamicInput, settings: DynamicSettings = DEFAULTS) -> _Prepared:
@@ -577,16 +472,13 @@ def simulate(
     ratings: Mapping[int, int] | None = None,
     rated: list | None = None,
 ) -> Scenario | None:
-    """One ``select()``: relevance from ``relevant_ids`` or from ``ratings`` (>= threshold). None when
-    graphrag raises building the selector (``prep.error``). ``rated`` (a list) receives each wave's
-    rated community numbers."""
+    """One ``select()``, relevance from ``relevant_ids`` or ``ratings`` (>= threshold); None when graphrag
+    raises building the selector. ``rated`` receives each wave's rated community numbers."""
     if prep.error is not None:
         return None
-    ids = None
-    if relevant_ids is not None:
-        ids = _ids(relevant_ids)
-    elif ratings is not None:
-        ids = _ids(int(k) for k, v in ratings.items() if v >= prep.settings.threshold)
+    if relevant_ids is None and ratings is not None:
+        relevant_ids = [int(k) for k, v in ratings.items() if v >= prep.settings.threshold]
+    ids = None if relevant_ids is None else _uniq(np.fromiter((int(i) for i in relevant_ids), dtype=np.int64))
     relevant = np.zeros(prep.universe.size, dtype=bool)
     if ids is not None:
         d = _dense(ids, prep.universe)
@@ -597,24 +489,12 @@ def simulate(
 def simulate_family(
     inp: DynamicInput, family: str, settings: DynamicSettings = DEFAULTS, what_if: Iterable[int] | None = None
 ) -> FamilyResult:
-    """What ``family`` does on ``inp``: the error, whether it descends, the start, what can be rated, and
-    the scenarios none relevant / all relevant (/ ``what_if`` relevant ids)."""
+    """What ``family`` does on ``inp``: the scenarios none relevant, all relevant and ``what_if``."""
     p = prepare(family, inp, settings)
     candidates = tuple(p.candidate_ids.tolist())
     if p.error is not None:
         return FamilyResult(
-            family,
-            FAMILIES[family],
-            settings,
-            p.error,
-            False,
-            candidates,
-            (),
-            (),
-            candidates,
-            candidates,
-            None,
-            None,
+            family, FAMILIES[family], settings, p.error, False, candidates, (), (), candidates, candidates
         )
     seen = p.rateable()
     reached = np.zeros(p.universe.size, dtype=bool)

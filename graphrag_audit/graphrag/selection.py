@@ -1,23 +1,13 @@
-"""Which reports each ``community_level`` sends to global search, per graphrag behaviour.
+"""Which reports each ``community_level`` N sends to global search, per behaviour (graphrag-semantics.md):
 
-Behaviours (see docs/user-guide.md and docs/graphrag-semantics.md#selection):
+* ``v2``, graphrag >= 2.0 ``read_indexer_reports``: communities rows at level <= N, max community per
+  ``title`` (a no-op roll-up), inner-joined with the reports at level <= N;
+* ``v1``, graphrag < 2.0: per-entity rows (``create_final_nodes``, or derived from ``entity_ids``) at
+  level <= N, max community *number* per entity, then the reports at level <= N among those numbers;
+* ``level_only``: reports at exactly level N (what the docs describe);
+* ``dynamic``: dynamic selection's candidates, reports at level <= N, no join.
 
-``v2``  graphrag >= 2.0 (2.x, 3.x) ``read_indexer_reports``: explode the communities table,
-        keep rows with level <= N, group by community ``title`` taking the max community
-        number (a no-op roll-up: titles are "Community N"), then inner-join the reports with
-        level <= N on ``community``. Net effect: every report with level <= N whose community
-        has a communities row with level <= N.
-``v1``  graphrag < 2.0 on an index of its own generation: the per-entity rows
-        (``create_final_nodes``; derived from ``entity_ids`` for 2.x/3.x indexes) with
-        level <= N, −1 for "no community", max community *number* per entity title, then the
-        reports with level <= N among those numbers. The max number is the deepest community
-        only while numbers grow with depth; this reproduces the rule literally.
-``level_only``  what the docs describe: reports at exactly level N.
-``dynamic``     dynamic community selection's candidate pool: reports with level <= N, no join.
-
-``N = None`` means no level filter (the Python API's ``community_level=None``).
-Every level is computed in one incremental pass over the rows sorted by level: what a level
-costs is proportional to the rows at levels <= N, however many levels the index has.
+N = None: no level filter. All levels come from one incremental pass over the rows sorted by level.
 """
 
 from __future__ import annotations
@@ -37,8 +27,7 @@ INT_MIN = np.iinfo(np.int64).min
 
 @dataclass(frozen=True)
 class Selection:
-    """Report rows (positions in ``model.reports``, parquet row order) for one N and behaviour
-    (int32 when the table has fewer than 2**31 rows)."""
+    """Report rows (positions in ``model.reports``, parquet order; int32 if they fit) for N and behaviour."""
 
     community_level: int | None
     behaviour: str
@@ -59,8 +48,7 @@ def community_levels(model: IndexModel) -> list[int | None]:
 def _v2_kept_communities(
     model: IndexModel, levels: list[int | None]
 ) -> Iterator[tuple[int | None, np.ndarray]]:
-    """(N, sorted int64 array of community numbers kept by the v2 roll-up), N in ``levels``
-    order, one at a time (all at once they add up to O(levels × communities))."""
+    """(N, sorted community numbers the v2 roll-up keeps), one N at a time."""
     c = model.communities
     comm = c["community"].to_numpy()
     lev = c["level"].to_numpy()
@@ -88,8 +76,7 @@ def _v2_kept_communities(
 def _v1_kept_communities(
     model: IndexModel, levels: list[int | None]
 ) -> Iterator[tuple[int | None, np.ndarray]]:
-    """(N, community numbers that are some entity's max number among its rows <= N), N in
-    ``levels`` order."""
+    """(N, community numbers that are some entity's max among its rows at level <= N)."""
     r = model.rollup_rows
     title_na = r.attrs.get("title_na")
     if title_na is not None and title_na.any():  # groupby drops NaN titles
@@ -103,7 +90,10 @@ def _v1_kept_communities(
     width = int(codes.max()) + 1 if len(codes) else 0
     running = np.full(width, INT_MIN, dtype=np.int64)
     # the entities with a row at level <= N, in the order their first such row comes: a prefix
-    by_first, first_sorted = _first_rows(codes, width)
+    first = np.full(width, len(codes), dtype=np.int64)  # each code's first row (len(codes): none)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
+    by_first = np.argsort(first, kind="stable")
+    first_sorted = first[by_first]
     start = 0
     for n in levels:
         if n is None:
@@ -115,15 +105,6 @@ def _v1_kept_communities(
             start = end
         seen = by_first[: int(np.searchsorted(first_sorted, end, side="left"))]
         yield n, sorted_unique(running[seen])
-
-
-def _first_rows(codes: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """(the codes 0 … ``width`` - 1 by the position of their first row, stably; those positions,
-    ``len(codes)`` for a code with no row)."""
-    first = np.full(width, len(codes), dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
-    by_first = np.argsort(first, kind="stable")
-    return by_first, first[by_first]
 
 
 def select_all(model: IndexModel) -> dict[int | None, dict[str, Selection]]:
@@ -164,7 +145,6 @@ def select_all(model: IndexModel) -> dict[int | None, dict[str, Selection]]:
 
 
 def _among(rows: np.ndarray, rep_comm: np.ndarray, kept: np.ndarray) -> np.ndarray:
-    """The ``rows`` whose community is in ``kept``; ``rows`` itself (one array, not a copy)
-    when that is all of them."""
+    """The ``rows`` whose community is in ``kept`` (``rows`` itself when all are)."""
     keep = np.isin(rep_comm[rows], kept)
     return rows if keep.all() else rows[keep]

@@ -1,11 +1,6 @@
-"""The community forest (:class:`CommunityForest`, the one tree every analysis reads; built once by
-``load_index`` from the ``parent`` column or, for graphrag 0.x-0.9, from per-level membership) and
-walks over a parent-pointer array (−1 = no parent) whose cost does not grow with its depth.
-
-Hostile indexes make the forest deep (a chain of 200,000 communities) or give it cycles; a loop
-moving every node one parent step per pass would cost O(n × depth). :func:`power` (pointer
-doubling), :class:`Ancestry`, :func:`peel_sources` and :func:`cycle_nodes` give the same results
-in O(n log n) or O(n), cycles included.
+"""The community forest (:class:`CommunityForest`, the one tree every analysis reads) and walks over a
+parent-pointer array (-1 = no parent) in O(n log n) or O(n) whatever the depth, cycles included (hostile
+indexes hold chains of 200,000 communities: one parent step per pass would be O(n x depth)).
 """
 
 from __future__ import annotations
@@ -20,9 +15,8 @@ from graphrag_audit.model.keys import sorted_unique
 
 
 def power(step: np.ndarray, k: int) -> np.ndarray:
-    """``step`` applied ``k`` times (``out[i] = step[step[...step[i]]]``), by repeated squaring:
-    O(n log k), and O(n log depth) when every node reaches a fixed point of ``step`` (a root)
-    sooner, since then further steps change nothing."""
+    """``step`` applied ``k`` times by repeated squaring: O(n log k), O(n log depth) once every node has
+    reached a fixed point (a root)."""
     step = np.asanyarray(step, dtype=np.int64)
     result = np.arange(len(step), dtype=np.int64)
     base, exp = step, 1  # base = step^exp
@@ -39,9 +33,7 @@ def power(step: np.ndarray, k: int) -> np.ndarray:
 
 
 def root_of(parent: np.ndarray) -> np.ndarray:
-    """Each node after ``n`` parent steps, a root staying where it is: its root, or for a node
-    whose parent chain loops, the node of the loop that ``n`` steps reach (what moving every
-    node one parent step at a time, ``n`` times at most, leaves)."""
+    """Each node after ``n`` parent steps (roots stay): its root, or where ``n`` steps end on a loop."""
     parent = np.asarray(parent, dtype=np.int64)
     n = len(parent)
     codes = np.arange(n, dtype=np.int64)
@@ -49,11 +41,8 @@ def root_of(parent: np.ndarray) -> np.ndarray:
 
 
 class Ancestry:
-    """Proper-ancestor questions about one parent-pointer forest (cycles allowed), for many sets.
-
-    ``x`` is a proper ancestor of ``y`` when ``x`` is reached from ``y`` by one or more parent
-    steps; on a cycle every node of the cycle is a proper ancestor of itself and of everything
-    that hangs below the cycle."""
+    """Proper ancestors (one or more parent steps) in a parent-pointer forest; a node on a cycle is a proper
+    ancestor of itself and of everything below the cycle."""
 
     def __init__(self, parent: np.ndarray):
         parent = np.asarray(parent, dtype=np.int64)
@@ -82,8 +71,7 @@ class Ancestry:
         self.cut = cut
 
     def ancestors_in(self, codes: np.ndarray) -> np.ndarray:
-        """The distinct codes among ``codes`` (negative ones ignored) that are a proper ancestor
-        of a code in ``codes``, sorted. O(k log k) for k codes once the preorder is known."""
+        """The distinct codes among ``codes`` (>= 0) that are a proper ancestor of one of them, sorted."""
         codes = np.asarray(codes, dtype=np.int64)
         sel = sorted_unique(codes[codes >= 0])
         if len(sel) < 1:
@@ -104,14 +92,13 @@ class Ancestry:
 
     @cached_property
     def intervals(self) -> tuple[np.ndarray, np.ndarray]:
-        """(tin, tout) of the forest with its cycles cut open: ``y`` is in ``x``'s subtree iff
-        ``tin[x] <= tin[y] <= tout[x]``."""
+        """(tin, tout) of the forest with its cycles cut open."""
         return preorder_intervals(self.cut)
 
 
 def preorder_intervals(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(tin, tout): each node's position in a depth-first preorder of the forest ``parent``
-    (no cycles) and the last position of its subtree."""
+    """(tin, tout): each node's position in a preorder of the forest ``parent`` (no cycles) and the last
+    position of its subtree: ``y`` is below ``x`` iff ``tin[x] <= tin[y] <= tout[x]``."""
     n = len(parent)
     has = parent >= 0
     kids = np.flatnonzero(has)
@@ -140,9 +127,7 @@ def preorder_intervals(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def peel_sources(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Nodes ``0..n-1`` left (True) after removing, over and over, every node without an edge
-    ``src -> dst`` coming in from a node still there: the nodes on a cycle and those below one
-    (Kahn's algorithm: each node and edge handled once)."""
+    """Nodes ``0..n-1`` left after Kahn's peeling of the graph ``src -> dst``: those on or below a cycle."""
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     indeg = np.bincount(dst, minlength=n).tolist()
@@ -161,10 +146,8 @@ def peel_sources(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
 
 def cycle_nodes(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Sorted codes of the nodes ``0..n-1`` on a cycle of the graph with edges ``src -> dst``:
-    self-loops and strongly connected components of more than one node. Nodes without an
-    incoming edge are peeled off first (:func:`peel_sources`), so on a clean forest the
-    component search runs on nothing."""
+    """Sorted codes of the nodes on a cycle of ``src -> dst`` (self-loops, larger strongly connected
+    components), searched only among what :func:`peel_sources` leaves."""
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     on = np.zeros(n, dtype=bool)
@@ -183,18 +166,11 @@ def cycle_nodes(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class CommunityForest:
-    """The community tree of one index; everything else (codes, children, roots, cycles) is derived
-    from these arrays on first use and kept.
-
-    ``nodes``: every community number once, in the order of their first communities row (then any
-    community only an edge names); ``level`` / ``n_entities`` of each (its first row).
-    ``edge_parents[i] -> edge_children[i]``: every distinct parent link once, in the order first
-    given (``parent`` column: row order; membership: child by child, parents ascending), so a
-    community's first edge names its **first parent**, the one it hangs under wherever one parent
-    is needed (a ``graphrag update`` output can give several). ``missing_parents``: {child: parent}
-    for parents with no row (no edge). ``shared``: for a membership tree, the entities each edge's
-    two communities share.
-    """
+    """The community tree of one index (the rest derived on first use). ``nodes``: each community once, by
+    first row (then those only an edge names). Edges: each parent link once, in the order given, so a
+    community's first edge names its **first parent**, the one it hangs under (``graphrag update`` can give
+    several). ``missing_parents``: {child: parent without a row}. ``shared``: a membership tree's entities
+    behind each edge."""
 
     nodes: np.ndarray
     level: np.ndarray
@@ -205,7 +181,6 @@ class CommunityForest:
     source: str = "parent"
     shared: np.ndarray | None = None
 
-    # ---- construction -------------------------------------------------------------------
     @classmethod
     def from_parent_column(cls, communities: pd.DataFrame) -> CommunityForest:
         """The forest of the ``parent`` column (−1 = no parent)."""
@@ -231,9 +206,7 @@ class CommunityForest:
 
     @classmethod
     def from_membership(cls, communities: pd.DataFrame, members: pd.DataFrame) -> CommunityForest:
-        """The forest graphrag 0.x–0.9 implies (no ``parent`` column): an entity in community P
-        at level L and in C at level L+1 makes P a parent of C. Update outputs can give a
-        community several parents; every such edge is kept, ``shared`` = the entities behind it."""
+        """The forest of graphrag 0.x-0.9: an entity in P at level L and in C at L+1 makes P a parent of C."""
         _, nodes, level, n_ent = _nodes(communities)
         m = members[["entity", "community", "level"]]
         lower = m.assign(level=m["level"] - 1)
@@ -260,7 +233,6 @@ class CommunityForest:
             shared=w[order],
         )
 
-    # ---- codes ----------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.nodes)
 
@@ -269,11 +241,9 @@ class CommunityForest:
         """Community number -> code (position in ``nodes``)."""
         return pd.Index(self.nodes)
 
-    # ---- the first-parent rule ------------------------------------------------------------
     @cached_property
     def first_parent(self) -> np.ndarray:
-        """Code of each community's first parent (its first edge), −1 for none. The one parent
-        every single-parent view uses."""
+        """Code of each community's first parent, -1 for none."""
         parent = np.full(len(self.nodes), -1, dtype=np.int64)
         kids, firsts = self.edge_children, self.edge_parents
         if len(kids):
@@ -324,14 +294,12 @@ class CommunityForest:
         """Communities without a parent, ascending."""
         return sorted(self.nodes[self.first_parent < 0].tolist())
 
-    # ---- cycles ---------------------------------------------------------------------------
     @cached_property
     def cycle_nodes(self) -> list[int]:
         """Communities on a parent cycle (self-loops included), ascending."""
         src, dst = self.index.get_indexer(self.edge_parents), self.index.get_indexer(self.edge_children)
         return sorted(self.nodes[cycle_nodes(len(self.nodes), src, dst)].tolist())
 
-    # ---- depth-independent walks over the first-parent forest -----------------------------
     @cached_property
     def ancestry(self) -> Ancestry:
         return Ancestry(self.first_parent)

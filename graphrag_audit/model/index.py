@@ -1,8 +1,5 @@
-"""The normalised model of one GraphRAG index, the same for every generation.
-
-All community numbers are int64, levels int64, −1 means "no community / no parent".
-Tables keep the source row order (graphrag's own selection keeps parquet row order,
-which decides the seed-86 shuffle of the global-search context).
+"""The normalised model of one GraphRAG index, the same for every generation: int64 community numbers and
+levels, -1 for "no community / no parent", tables in source row order (it decides graphrag's shuffle).
 """
 
 from __future__ import annotations
@@ -31,35 +28,19 @@ class Generation:
 
 @dataclass(frozen=True)
 class IndexModel:
-    """Communities, reports, entities and the community tree of one index.
+    """Communities, reports, entities and the community tree of one index, complete once loaded.
 
-    communities: one row per communities-table row (or per derived community for indexes
-        without one): ``community``, ``level``, ``parent`` (−1 = root or unknown),
-        ``title``, ``period`` (may be missing), ``size``, ``n_entities``, ``children``
-        (list, or None where the table has no children column).
-    members: entity ↔ community membership, one row per (entity, community):
-        ``entity`` (entity id or title, see ``member_key``), ``community``, ``level``.
-    rollup_rows: the per-entity rows that graphrag < 2.0's roll-up reads
-        (``create_final_nodes`` for 0.x–1.x, −1 rows included; derived from ``entity_ids``
-        for 2.x/3.x): ``entity``, ``community``, ``level``, and, when ``create_final_nodes``
-        has an ``id`` (graphrag 1.x matches it to ``entities.id`` for occurrence weights),
-        either ``entity_row`` (the entities row it matches, −1 for none: found while loading)
-        or ``entity_id`` (the id itself).
-    reports: one row per report row: ``community``, ``level``, ``title``, ``rank``,
-        ``content`` (``full_content``, may be empty), ``content_chars``.
-    entities: ``id``, ``title``, ``text_unit_ids`` (list or None) — or None when absent.
-    forest: the community tree (:class:`~graphrag_audit.model.forest.CommunityForest`), the one
-        representation every analysis and view reads; ``tree_source`` is its ``source``.
-    schemas: per table read, its column names and their types as the file declares them
-        (arrow type names; ``"csv"`` for every column of a CSV table).
-    key_match: how the membership rows' entity keys meet the entities table's keys
-        (:class:`~graphrag_audit.model.keys.EntityKeyMatch`, computed once by ``load_index``;
-        None without an entities table or when the keys are not dictionary-encoded arrow
-        strings without gaps: the analyses then use pandas).
-    table_format, format_differences: the table set audited (``"parquet"`` or ``"csv"``) and,
-        when both copies exist and differ, one dict per differing table (``io.locate``).
-
-    ``load_index`` returns the model complete: every table read, nothing pending.
+    communities: one row per communities row (or derived community): ``community``, ``level``, ``parent``
+        (-1: root or unknown), ``title``, ``period``, ``size``, ``n_entities``, ``children`` (or None).
+    members: one row per (``entity``, ``community``, ``level``); ``entity`` is the key ``member_key`` names.
+    rollup_rows: the per-entity rows graphrag < 2.0's roll-up reads (``create_final_nodes`` with its -1
+        rows, or derived from ``entity_ids``), with ``entity_row`` (the matched entities row, -1: none) or
+        ``entity_id`` when the nodes have an ``id``.
+    reports: ``community``, ``level``, ``title``, ``rank``, ``content`` (``full_content``), ``content_chars``.
+    entities: ``id``, ``title``, ``text_unit_ids`` (or None); None when absent.
+    schemas: per table, its columns' arrow type names (``"csv"`` for a CSV table).
+    key_match: :class:`~graphrag_audit.model.keys.EntityKeyMatch`, None when the keys are not arrow.
+    table_format, format_differences: ``"parquet"`` or ``"csv"``, and how the two copies differ.
     """
 
     path: Path

@@ -13,9 +13,8 @@ import pyarrow.compute as pc
 
 
 def dictionary_keys(items: pa.Array | pa.ChunkedArray) -> pd.api.extensions.ExtensionArray:
-    """Arrow strings as a pandas arrow-backed dictionary array (int32 codes in first-appearance
-    order, each distinct string once), for key columns that are joined and grouped (entity keys
-    of the membership rows). No Python string is built and nothing is hashed twice."""
+    """Arrow strings as a pandas arrow-backed dictionary array (codes in first-appearance order), for key
+    columns that are joined and grouped: no Python string is built."""
     enc = pc.dictionary_encode(items)
     if isinstance(enc, pa.ChunkedArray):  # the chunks share one dictionary
         enc = enc.combine_chunks() if enc.num_chunks else pa.array([], pa.dictionary(pa.int32(), items.type))
@@ -23,8 +22,8 @@ def dictionary_keys(items: pa.Array | pa.ChunkedArray) -> pd.api.extensions.Exte
 
 
 def dictionary_parts(values) -> tuple[np.ndarray, pa.Array] | None:
-    """(int64 code of each row, the distinct keys) of a dictionary-encoded key column (arrow
-    dictionary or pandas Categorical), or None for other columns and when a key is missing."""
+    """(int64 code of each row, the distinct keys) of an arrow dictionary or Categorical column without
+    gaps; None otherwise."""
     arr = values.array if isinstance(values, pd.Series) else values
     if isinstance(arr, pd.Categorical):
         codes = np.asarray(arr.codes, dtype=np.int64)
@@ -49,9 +48,8 @@ def dictionary_parts(values) -> tuple[np.ndarray, pa.Array] | None:
 
 
 def key_codes(values) -> tuple[np.ndarray, int]:
-    """The codes ``pd.factorize(values)`` gives (order of first appearance) and the number of
-    distinct keys. Dictionary-encoded keys (``load`` keeps entity keys that way) are factorized
-    through their integer codes: no string is hashed again."""
+    """``pd.factorize(values)``'s codes and the number of distinct keys; dictionary-encoded keys through
+    their integer codes."""
     parts = dictionary_parts(values)
     if parts is not None:  # no missing keys: codes <-> keys is a bijection
         return factorize_ints(parts[0])
@@ -60,13 +58,8 @@ def key_codes(values) -> tuple[np.ndarray, int]:
 
 
 def factorize_ints(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """``pd.factorize`` codes (first-appearance order) of a 1-D integer array and the number of
-    distinct values, without hashing in the two shapes the loaders produce:
-
-    * codes already in first-appearance order (arrow's ``dictionary_encode`` numbers keys so):
-      they are their own factorization;
-    * runs of equal values whose run values are all distinct (membership rows grouped by
-      community): one code per run."""
+    """``pd.factorize`` of a 1-D integer array without hashing in the loaders' two shapes: codes already
+    in first-appearance order (arrow's dictionary codes), or runs of distinct values (one code per run)."""
     a = np.asarray(values)
     n = len(a)
     if n == 0:
@@ -87,8 +80,8 @@ def factorize_ints(values: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def sorted_unique(values: np.ndarray) -> np.ndarray:
-    """``np.unique`` of a 1-D integer array, by flags over a narrow range of numbers or else by
-    sorting: numpy 2's hash-based ``np.unique`` is far slower than either on millions of integers."""
+    """``np.unique`` of a 1-D integer array by flags over a narrow range or by sorting (numpy 2's hash
+    path is far slower on millions of integers)."""
     values = np.asarray(values).ravel()
     span = _narrow_span(values)
     if span is not None:  # one flag per number of the range, no sort
@@ -103,9 +96,7 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
 
 
 def _narrow_span(values: np.ndarray) -> tuple[int, int] | None:
-    """(min, max) of an integer array whose values span a range not much wider than the array
-    (graphrag numbers its communities 0, 1, ...): then one flag or count per number beats a sort.
-    None otherwise (and for arrays of fewer than two values or of other types)."""
+    """(min, max) of an integer array spanning a range not much wider than itself; None otherwise."""
     if values.dtype.kind not in "iu" or len(values) < 2:
         return None
     lo, hi = int(values.min()), int(values.max())
@@ -114,15 +105,22 @@ def _narrow_span(values: np.ndarray) -> tuple[int, int] | None:
     return (lo, hi) if hi - lo <= 4 * len(values) + 1024 else None
 
 
+def concat_ranges(starts, lens) -> np.ndarray:
+    """``arange(s, s + n)`` for each pair of ``starts`` and ``lens``, concatenated (int64)."""
+    lens = np.asarray(lens, dtype=np.int64)
+    return np.repeat(np.asarray(starts, dtype=np.int64) - (np.cumsum(lens) - lens), lens) + np.arange(
+        lens.sum()
+    )
+
+
 def is_nondecreasing(values: np.ndarray) -> bool:
-    """Whether a 1-D array never decreases (rows already in order: no sort needed)."""
+    """Whether a 1-D array never decreases."""
     return bool((values[1:] >= values[:-1]).all()) if len(values) > 1 else True
 
 
 def stable_order(values: np.ndarray) -> np.ndarray:
-    """``np.argsort(values, kind="stable")``. Integers spanning fewer than 65,536 values (levels,
-    depths) are sorted as uint8 or uint16 offsets from their minimum, which numpy sorts by radix:
-    11.5M levels in 0.19 s against 1.76 s as int64."""
+    """``np.argsort(values, kind="stable")``; integers spanning < 65,536 values sort as uint8/uint16
+    offsets, by radix (11.5M levels: 0.19 s against 1.76 s as int64)."""
     v = np.asarray(values)
     if v.dtype.kind in "iu" and len(v) > 1:
         lo, hi = int(v.min()), int(v.max())
@@ -139,14 +137,9 @@ def has_duplicates(values: np.ndarray) -> bool:
 
 @dataclass(frozen=True)
 class EntityKeyMatch:
-    """How the membership rows' entity keys meet the entities table's keys (``id`` or
-    ``title``, see ``model.member_key``), every key string hashed once.
-
-    ``clustered``: per entity row, its key is some membership row's key
-    (``keys.isin(members.entity)``). ``first``: per entity row, the first row with its key
-    (``~keys.duplicated()``). ``member_row``: per membership row, the first entity row with its
-    key, −1 when none.
-    """
+    """How membership keys meet entity keys: per entity row, whether a membership row names it
+    (``clustered``) and whether it is the first with its key (``first``); per membership row, the first
+    entity row with its key (-1: none)."""
 
     clustered: np.ndarray
     first: np.ndarray
@@ -154,51 +147,44 @@ class EntityKeyMatch:
 
 
 def match_entity_keys(member_keys: pd.Series, entity_keys: pd.Series) -> EntityKeyMatch | None:
-    """:class:`EntityKeyMatch` of the membership rows' keys against the entities' keys, or None
-    when the member keys are not dictionary-encoded or the entity keys not arrow strings, or a
-    key is missing (callers then use pandas)."""
+    """:class:`EntityKeyMatch`, or None unless dictionary-encoded member keys meet arrow entity keys without
+    gaps (callers then use pandas)."""
     parts = dictionary_parts(member_keys)
     if parts is None or not isinstance(entity_keys.array, pd.arrays.ArrowExtensionArray):
         return None
+    codes, dictionary = parts
     try:
-        return _match_keys(parts[0], parts[1], pa.array(entity_keys.array))
+        keys = pa.array(entity_keys.array)
+        if dictionary.type != keys.type:
+            dictionary = dictionary.cast(keys.type)
+        if dictionary.null_count or keys.null_count:
+            return None
+        joint = pc.dictionary_encode(
+            pa.chunked_array([dictionary] + (keys.chunks if isinstance(keys, pa.ChunkedArray) else [keys]))
+        )
+        jc = (
+            np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in joint.chunks]).astype(np.int64)
+            if joint.num_chunks
+            else np.zeros(0, dtype=np.int64)
+        )
+        n_keys = int(jc.max()) + 1 if len(jc) else 0
+        jd, je = jc[: len(dictionary)], jc[len(dictionary) :]
+        used = np.zeros(n_keys, dtype=bool)
+        used[jd[np.flatnonzero(np.bincount(codes, minlength=len(dictionary)))]] = True
+        first_row = np.full(n_keys, -1, dtype=np.int64)
+        first_row[je[::-1]] = np.arange(len(je) - 1, -1, -1, dtype=np.int64)  # the first row wins
+        return EntityKeyMatch(
+            clustered=used[je], first=first_row[je] == np.arange(len(je)), member_row=first_row[jd][codes]
+        )
     except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
         raise
     except (pa.ArrowException, TypeError, ValueError):
         return None
 
 
-def _match_keys(
-    codes: np.ndarray, dictionary: pa.Array, keys: pa.Array | pa.ChunkedArray
-) -> EntityKeyMatch | None:
-    if dictionary.type != keys.type:
-        dictionary = dictionary.cast(keys.type)
-    if dictionary.null_count or keys.null_count:
-        return None
-    joint = pc.dictionary_encode(
-        pa.chunked_array([dictionary] + (keys.chunks if isinstance(keys, pa.ChunkedArray) else [keys]))
-    )
-    jc = (
-        np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in joint.chunks]).astype(np.int64)
-        if joint.num_chunks
-        else np.zeros(0, dtype=np.int64)
-    )
-    n_keys = int(jc.max()) + 1 if len(jc) else 0
-    jd, je = jc[: len(dictionary)], jc[len(dictionary) :]
-    used = np.zeros(n_keys, dtype=bool)
-    used[jd[np.flatnonzero(np.bincount(codes, minlength=len(dictionary)))]] = True
-    first_row = np.full(n_keys, -1, dtype=np.int64)
-    first_row[je[::-1]] = np.arange(len(je) - 1, -1, -1, dtype=np.int64)  # the first row wins
-    return EntityKeyMatch(
-        clustered=used[je], first=first_row[je] == np.arange(len(je)), member_row=first_row[jd][codes]
-    )
-
-
 def node_entity_rows(ids: pd.Series, entities: pd.DataFrame, first: np.ndarray) -> np.ndarray | None:
-    """For each ``create_final_nodes`` row, the entities row graphrag 1.x matches it to: the
-    first row whose ``id`` is the node's ``id`` (−1: none); ``first`` flags each entity row that
-    is the first with its id. None when the ids are not arrow strings without gaps (callers then
-    look them up themselves)."""
+    """Each ``create_final_nodes`` row's entities row as graphrag 1.x matches it (the first with its ``id``;
+    -1: none), or None unless both are arrow strings without gaps."""
     node_ids, e_id = ids.array, entities["id"].array
     if not all(isinstance(a, pd.arrays.ArrowExtensionArray) for a in (node_ids, e_id)):
         return None
