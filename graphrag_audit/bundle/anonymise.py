@@ -87,9 +87,7 @@ class Anonymiser:
             )
             return mapped.take(enc.indices)
 
-        chunks = [_rebuild(c, strings) for c in column.chunks]
-        if not chunks:
-            return pa.chunked_array([], type=_clean_type(column.type))
+        chunks = [_rebuild(c, strings) for c in column.chunks]  # parquet columns have at least one chunk
         return pa.chunked_array(chunks, type=chunks[0].type)
 
     def arrow_table(self, table: pa.Table, columns: dict[str, str]) -> pa.Table:
@@ -118,8 +116,9 @@ class Anonymiser:
             role = columns[header[j]]
             cells = [r[j] if j < len(r) else "" for r in body]
             leaf = self._leaf(role, [c for c in cells if c])
-            if role == "id" or role == "text" and _all_numbers(cells):
-                leaf = self._csv_ids  # numbers stay; anything else is replaced
+            # an id column, or a text column of numbers only: numbers stay, anything else is replaced
+            if role == "id" or role == "text" and all(not c or _KEEP_ID.fullmatch(c.strip()) for c in cells):
+                leaf = self._csv_ids
             cols.append([leaf(c) if c else c for c in cells])
         return [[header[j] for j in keep]] + [list(r) for r in zip(*cols)]
 
@@ -139,76 +138,27 @@ class Anonymiser:
         return self.ident(cell)
 
 
-def _all_numbers(cells: list[str]) -> bool:
-    return all(not c or _KEEP_ID.fullmatch(c.strip()) for c in cells)
-
-
-def is_text_type(t: pa.DataType) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
-
-
-def is_binary_type(t: pa.DataType) -> bool:
-    return (
-        pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_binary_view(t)
-        or pa.types.is_fixed_size_binary(t)
-    )
-
-
-def _plain(t: pa.DataType) -> bool:
-    """A type that holds no text and no names: numbers, booleans, dates, times, decimals, null."""
-    return (
+def _rebuild(arr: pa.Array, strings) -> pa.Array:
+    """``arr`` with every string in it (at any depth) replaced by ``strings`` (a function from a
+    large_string array to a large_string array of the same length); raises :class:`Unsupported`."""
+    t = arr.type
+    if (  # no text and no names: numbers, booleans, dates, times, decimals, null
         pa.types.is_integer(t)
         or pa.types.is_floating(t)
         or pa.types.is_boolean(t)
         or pa.types.is_null(t)
         or pa.types.is_temporal(t)
         or pa.types.is_decimal(t)
-    )
-
-
-def _field_name(name: str, i: int) -> str:
-    return name if name in schema.KNOWN_FIELDS else f"field_{i + 1}"
-
-
-def _clean_type(t: pa.DataType) -> pa.DataType:
-    """The type :func:`_rebuild` makes of ``t`` (for a column without chunks)."""
-    if _plain(t) or is_text_type(t) or is_binary_type(t):
-        return t
-    if pa.types.is_dictionary(t):
-        return _clean_type(t.value_type)
-    if pa.types.is_list(t):
-        return pa.list_(_clean_type(t.value_type))
-    if pa.types.is_large_list(t):
-        return pa.large_list(_clean_type(t.value_type))
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(_clean_type(t.value_type), t.list_size)
-    if pa.types.is_list_view(t):
-        return pa.list_(_clean_type(t.value_type))
-    if pa.types.is_large_list_view(t):
-        return pa.large_list(_clean_type(t.value_type))
-    if pa.types.is_struct(t):
-        return pa.struct(
-            [
-                pa.field(_field_name(t.field(i).name, i), _clean_type(t.field(i).type))
-                for i in range(t.num_fields)
-            ]
-        )
-    if pa.types.is_map(t):
-        return pa.map_(_clean_type(t.key_type), _clean_type(t.item_type), t.keys_sorted)
-    raise Unsupported(str(t))
-
-
-def _rebuild(arr: pa.Array, strings) -> pa.Array:
-    """``arr`` with every string in it (at any depth) replaced by ``strings`` (a function from a
-    large_string array to a large_string array of the same length), of type ``_clean_type``."""
-    t = arr.type
-    if _plain(t):
+    ):
         return arr
-    if is_text_type(t):
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return strings(arr).cast(t)
-    if is_binary_type(t):
+    if (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_binary_view(t)
+        or pa.types.is_fixed_size_binary(t)
+    ):
         return _binary(arr, strings)
     if pa.types.is_dictionary(t):
         # decoded: pyarrow 26's parquet writer, handed a dictionary array, was seen writing stale
@@ -228,7 +178,8 @@ def _rebuild(arr: pa.Array, strings) -> pa.Array:
         return cls.from_arrays(arr.offsets, values, mask=mask)
     if pa.types.is_struct(t):
         children = [_rebuild(c, strings) for c in arr.flatten()]
-        names = [_field_name(t.field(i).name, i) for i in range(t.num_fields)]
+        names = [t.field(i).name for i in range(t.num_fields)]
+        names = [n if n in schema.KNOWN_FIELDS else f"field_{i + 1}" for i, n in enumerate(names)]
         mask = arr.is_null() if arr.null_count else None
         if not children:
             raise Unsupported("struct without fields")

@@ -50,22 +50,15 @@ def _context_problem(x: LevelCheck, clean: Callable) -> str | None:
             f"call{'' if m.audit_map_calls == 1 else 's'}"
         )
     if m.context_tokens_agree is False or m.batches_agree is False:
-        return (
-            head + f"same {number(m.graphrag_map_calls)} map call{'' if m.graphrag_map_calls == 1 else 's'} "
-            f"but graphrag counts "
-            f"{number(m.graphrag_context_tokens)} vs audit {number(m.audit_context_tokens)} tokens"
-            + (
-                f" (first differing batch {m.first_differing_batch})"
-                if m.first_differing_batch is not None
-                else ""
-            )
+        first = m.first_differing_batch
+        return head + (
+            f"same {number(m.graphrag_map_calls)} map call{'' if m.graphrag_map_calls == 1 else 's'} but graphrag "
+            f"counts {number(m.graphrag_context_tokens)} vs audit {number(m.audit_context_tokens)} tokens"
+            + ("" if first is None else f" (first differing batch {first})")
         )
     if m.texts_agree is False:
-        return (
-            head
-            + "same batches, but the text sent differs in batch(es) "
-            + ", ".join(str(k) for k in m.texts_differ_in_batches)
-        )
+        batches = ", ".join(str(k) for k in m.texts_differ_in_batches)
+        return head + f"same batches, but the text sent differs in batch(es) {batches}"
     if m.context_error_expected is False:
         return head + "graphrag's context building did not fail where the audit predicted it would"
     return None

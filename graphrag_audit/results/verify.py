@@ -251,10 +251,6 @@ class LevelCheck:
     map_calls_skipped: str | None = None  # why the map calls were not compared at this level
     dynamic: DynamicLevelCheck | None = None
 
-    @property
-    def status(self) -> str:
-        return self.selection.status
-
     def to_dict(self) -> dict:
         sel = self.selection
         out: dict[str, Any] = {
