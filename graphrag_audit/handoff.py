@@ -1,20 +1,13 @@
-"""Hand a plan to graphrag: a new index folder ``OUT_DIR`` whose reports are exactly the plan.
+"""``plan --write``: a new index folder ``OUT_DIR`` whose reports are exactly the plan.
 
-* graphrag >= 2.0 (parquet or CSV): ``community_reports`` and ``communities`` keep the source rows of
-  the plan's communities in source order, every column, ``parent`` -1 when the parent is not written,
-  ``children`` filtered to written ones; entities are copied. ``read_indexer_reports`` (2.x/3.x
-  ``cli/query.py``) keeps a report whose community has a row at level <= N, so at
-  ``community_level=None`` or N >= the largest written level it selects the plan, in the same order
-  with the same weights: the same seed-86 shuffle, batches and map calls.
-* graphrag 1.0-1.2 (``create_final_*``, also 0.5-0.9 with integer ids): the same, and
-  ``create_final_nodes`` keeps the rows of plan communities; 1.2.0's ``read_indexer_reports`` rolls
-  each entity up to its largest community, and a plan that does not survive that roll-up is refused.
-* every other source entry is a symbolic link to the source's; left out: the other-format twin of a
-  written table, this tool's temporary files, FIFOs, devices and links out of the source.
-  ``graphrag_audit_plan.json`` records source, budget, communities and commands.
-
-Refused: graphrag 0.1-0.4 (string ids), an index without communities or reports, and every ``OUT_DIR``
-:class:`~graphrag_audit.io.safe_write.DirectoryWriter` refuses.
+``community_reports`` and ``communities`` (graphrag < 2.0 also ``create_final_nodes``) keep the source rows
+of the plan's communities in source order, ``parent`` -1 when the parent is not written, ``children``
+filtered to written ones; entities are copied; every other source entry is linked. graphrag's
+``read_indexer_reports`` (``cli/query.py`` 1.x-3.x) keeps a report whose community has a row at level <= N,
+so at ``community_level=None`` or N >= the largest written level it selects the plan, in the same order with
+the same weights (the same seed-86 shuffle, batches and map calls). 1.2.0 rolls each entity up to its largest
+community: a plan that does not survive that roll-up is refused. Refused too: string ids (0.1-0.4), an index
+without communities or reports, and every ``OUT_DIR`` ``io.safe_write.DirectoryWriter`` refuses.
 """
 
 from __future__ import annotations
@@ -42,26 +35,16 @@ from graphrag_audit.io.bounded import open_regular
 from graphrag_audit.io.safe_write import MAX_SCAN_ENTRIES, DirectoryWriter, Guard, WriteError
 from graphrag_audit.model.index import IndexModel
 
-__all__ = [
-    "MANIFEST_NAME",
-    "PlanWriteError",
-    "WriteResult",
-    "write_plan",
-    "check_out_dir",
-    "check_local_source",
-    "query_commands",
-]
-
 MANIFEST_NAME = "graphrag_audit_plan.json"
 
 
 class PlanWriteError(WriteError):
-    """The plan cannot be written where or how it was asked (one line, names the path)."""
+    """The plan cannot be written where or how it was asked."""
 
 
 @dataclass
 class WriteResult:
-    """What :func:`write_plan` wrote; :meth:`to_dict` in this field order (the JSON output)."""
+    """What :func:`write_plan` wrote; :meth:`to_dict` in this field order is the JSON output."""
 
     out_dir: Path
     tables: dict[str, Path]
@@ -83,10 +66,6 @@ class WriteResult:
         return {**d, "out_dir": str(self.out_dir), "tables": {k: v.name for k, v in self.tables.items()}}
 
 
-def _real(p) -> Path:
-    return Path(os.path.realpath(p))
-
-
 def _inside(path: str, directory: str) -> bool:
     return path.startswith(directory.rstrip(os.sep) + os.sep)
 
@@ -98,10 +77,9 @@ def check_out_dir(model: IndexModel, out_dir: Path, force: bool = False, guard: 
         DirectoryWriter(out_dir, (guard or Guard()).protect_model(model), force=force).check()
     except WriteError as exc:
         raise PlanWriteError(exc.path, exc.problem) from None
-    return _real(Path(out_dir))
+    return Path(os.path.realpath(out_dir))
 
 
-#: why --write refuses an index read in place from Azure Blob Storage or S3
 REMOTE_SOURCE = (
     "--write needs a local index folder: this index is read in place from {kind}, and the new "
     "index folder links the source's other files (graphs, text units, embeddings) beside the plan's "
@@ -110,8 +88,7 @@ REMOTE_SOURCE = (
 
 
 def check_local_source(index_dir) -> None:
-    """Before reading anything: refuse ``--write`` on an index in Azure Blob Storage or S3 (a URL, or
-    a project root whose settings name blob output), naming it as the user gave it."""
+    """Before reading anything: refuse ``--write`` on an index in Azure Blob Storage or S3."""
     from graphrag_audit.io.remote import location_of
 
     loc = location_of(index_dir)
@@ -158,7 +135,7 @@ def _check_source(model: IndexModel) -> dict[str, Path]:
 
 
 def _pandas_metadata(schema: pa.Schema, n_rows: int) -> pa.Schema:
-    """Keep the source schema; fix a pandas RangeIndex length so pandas reads the rows back."""
+    """The source schema with its pandas RangeIndex length fixed, so pandas reads the rows back."""
     meta = dict(schema.metadata or {})
     try:
         doc = json.loads(meta[b"pandas"])
@@ -210,8 +187,7 @@ def _as_int(v) -> int | None:
 
 @contextlib.contextmanager
 def _open_regular(path: Path):
-    """A source file opened for reading as a regular file only (a FIFO or device put in its place
-    after loading would block or never end)."""
+    """A source file opened as a regular file only (a FIFO or device put in its place would block)."""
     try:
         fh = open_regular(path)
     except OSError as exc:
@@ -222,20 +198,15 @@ def _open_regular(path: Path):
         yield fh
 
 
-def _read_parquet(path: Path) -> pa.Table:
-    """A source table (read through ``_open_regular``)."""
+def _filtered(path: Path, mask: np.ndarray | None, kept: set[int], notes: list[str], name: str) -> pa.Table:
+    """The parquet table's rows under ``mask`` (None: the rows whose ``community`` is in ``kept``)."""
     with _open_regular(path) as fh:
         try:
-            return pq.read_table(fh)
+            table = pq.read_table(fh)
         except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
             raise
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise PlanWriteError(path, f"unreadable parquet data ({exc})") from None
-
-
-def _filtered(path: Path, mask: np.ndarray | None, kept: set[int], notes: list[str], name: str) -> pa.Table:
-    """The parquet table's rows under ``mask`` (None: the rows whose ``community`` is in ``kept``)."""
-    table = _read_parquet(path)
     if mask is None:
         if "community" not in table.column_names:
             raise PlanWriteError(path, "has no 'community' column")
@@ -252,10 +223,8 @@ def _filtered(path: Path, mask: np.ndarray | None, kept: set[int], notes: list[s
 
 
 def _check_rollup(nodes: pa.Table, plan: set[int], reported: set[int], path: Path) -> None:
-    """graphrag 1.x's roll-up over the written node rows (``read_indexer_reports`` without a level
-    filter: each ``title``'s largest community, nulls as -1) must give every reported plan
-    community; refuse the plan otherwise (an entity in two plan communities, a plan community
-    without node rows)."""
+    """Refuse a plan graphrag 1.x's roll-up loses: ``read_indexer_reports`` without a level filter takes
+    each node ``title``'s largest community (nulls as -1); every reported plan community must be one."""
     if "title" not in nodes.column_names:
         raise PlanWriteError(path, "has no 'title' column (graphrag 1.x rolls node rows up by title)")
     best: dict = {}
@@ -292,9 +261,8 @@ def _as_int_text(v) -> int | None:
 
 
 def _csv_filtered(path: Path, kept: set[int], expected_rows: int, notes: list[str]) -> bytes:
-    """The CSV table's records whose ``community`` is in ``kept``: fields as the source wrote them,
-    ``parent``/``children`` made consistent (see the module docstring), graphrag 3.x's
-    ``pd.read_csv`` reads back the same values. ``expected_rows``: the kept rows the model counted."""
+    """The CSV table's records whose ``community`` is in ``kept``, fields as the source wrote them,
+    ``parent``/``children`` made consistent; ``expected_rows``: the kept rows the model counted."""
     with _open_regular(path) as fh:
         raw = fh.read()
     try:
@@ -361,11 +329,9 @@ def query_commands(generation_label: str, table_format: str, out_dir, level: int
 
 
 def _siblings(source: Path, carried: set[str]) -> tuple[list[str], list[str]]:
-    """(entries to link, entries left out) of the source directory, by name (directories end in
-    '/' in the left-out listing). Linked: regular files and directories of the source, and links
-    that lead to one inside it. Left out: the other-format twin of a written table, this tool's
-    temporary files, FIFOs/devices/sockets, links out of the source directory or up to a folder
-    holding it, and entries that cannot be examined (none of them is opened)."""
+    """(entries to link, entries left out) of the source directory by name. Linked: regular files and
+    directories, and links to one inside it. Left out (directories end in '/'): the other-format twin of a
+    written table, this tool's temporary files, FIFOs, devices, links out, entries that cannot be examined."""
     link, left = [], []
     swap = {".parquet": ".csv", ".csv": ".parquet"}  # the other-format twins of the written tables
     twins = {Path(n).stem + swap[Path(n).suffix] for n in carried if Path(n).suffix in swap} - carried
@@ -433,11 +399,9 @@ def write_plan(
     guard: Guard | None = None,
     verify: Callable[[Path, int], object] | None = None,
 ) -> WriteResult:
-    """Write the hand-off directory for the plan's ``communities`` (see the module docstring).
-
-    ``guard``: indexes to protect besides ``model``'s (the CLI passes the one it checked before
-    loading). ``verify(path, max_level)``: called on the written directory before a new ``out_dir`` is
-    published (an existing one: after its files are written); it raises to refuse."""
+    """Write the hand-off directory for the plan's ``communities``. ``guard``: indexes to protect besides
+    ``model``'s. ``verify(path, max_level)``: called on the written directory before it is published; it
+    raises to refuse."""
     paths = _check_source(model)
     comm_path, rep_path = paths["communities"], paths["reports"]
     g = (guard or Guard()).protect_model(model)
@@ -483,7 +447,7 @@ def write_plan(
         notes.append("the source has no entities table: graphrag's global search also reads entities")
     carried = set(producers) | {MANIFEST_NAME} | ({entities.name} if entities is not None else set())
     link_names, left_out = _siblings(model.output_dir, carried)
-    source_real = _real(model.output_dir)
+    source_real = Path(os.path.realpath(model.output_dir))
     copied: list[str] = []
     copied_bytes = 0
     linked: list[str] = []

@@ -1,27 +1,19 @@
-"""--verify, dynamic community selection: graphrag's own ``DynamicCommunitySelection.select()`` against
-the audit's simulation (graphrag/dynamic.py), level by level.
+"""--verify, dynamic community selection: graphrag's own ``DynamicCommunitySelection.select()`` against the
+audit's simulation (graphrag/dynamic.py), level by level.
 
-The installed graphrag's line picks the simulated family (:func:`family_of`); older releases
-(``graphrag.dynamic.BROKEN_LINES``) and releases no family covers are "not_run" with the reason.
 The selector is built as global search builds it with ``--dynamic-community-selection``
-(``graphrag/api/query.py`` ``global_search``): 1.1.1-1.2.x ``read_indexer_communities(communities,
-nodes, reports)``, ``read_indexer_reports(reports, nodes, N, dynamic_community_selection=True)``,
-``llm=``/``token_encoder=``; 2.x/3.x the same on ``communities`` with ``model=``/``tokenizer=``; the
-audit's ``dynamic_search_*`` settings, ``use_summary`` False, tables read with ``pd.read_parquet``.
-
-The chat model is a stub that never leaves the process: it finds the rated report by its text in the
-rating prompt (``RATE_QUERY`` around it; shared texts get a marker first) and answers ``threshold``
-for a relevant report, ``threshold - 1`` otherwise. Scenarios: nothing relevant, everything relevant
-and, with ``--relevant``, the what-if. A wave is one ``asyncio.gather`` of ``select()`` (the selector
-module's ``asyncio`` is wrapped during the call); rating calls are graphrag's ``llm_calls``. A
-graphrag exception is "graphrag_raised", never agreement, the audit's prediction kept in ``expected``.
-On 3.x the selector imports LiteLLM, told to use its bundled cost map (no network request).
+(``graphrag/api/query.py`` ``global_search``): 1.1.1-1.2.x ``read_indexer_communities(communities, nodes,
+reports)``, ``read_indexer_reports(reports, nodes, N, dynamic_community_selection=True)``,
+``llm=``/``token_encoder=``; 2.x/3.x the same on ``communities`` with ``model=``/``tokenizer=``; the audit's
+``dynamic_search_*`` settings, ``use_summary`` False. The chat model is a stub that never leaves the process:
+it finds the rated report by its text in the rating prompt (``RATE_QUERY``) and answers ``threshold`` for a
+relevant report, ``threshold - 1`` otherwise. A wave is one ``asyncio.gather`` of ``select()``; rating calls
+are graphrag's ``llm_calls``. On 3.x the selector imports LiteLLM, told to use its bundled cost map.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import inspect
 import json
@@ -42,11 +34,6 @@ from graphrag_audit.results.verify import (
 
 #: the question put to the rater (its text is not looked at)
 QUERY = "graphrag-audit --verify: which reports matter?"
-
-#: the scenarios compared, in output order
-SCENARIOS = ("none_relevant", "all_relevant", "what_if")
-
-
 HOW = (
     "graphrag's DynamicCommunitySelection built as global search builds it (read_indexer_communities, "
     "read_indexer_reports(..., dynamic_community_selection=True), tables read with pd.read_parquet) with a "
@@ -74,21 +61,14 @@ def id_key(x) -> object:
         return str(x)
 
 
-def _version_tuple(version: str) -> tuple[int, ...] | None:
-    """(major, minor, patch) from each part's leading digits; None when a part has none."""
-    parts = [re.match(r"\d*", p).group() for p in version.split(".")[:3]]  # type: ignore[union-attr]
-    if not all(parts):
-        return None
-    return (*map(int, parts), 0, 0)[:3]
-
-
 def family_of(version: str | None) -> tuple[str | None, str | None]:
     """(family, None) for the graphrag releases the simulator covers, else (None, why not)."""
     from graphrag_audit.graphrag.dynamic import BROKEN_LINES
 
-    v = _version_tuple(version or "")
-    if v is None:
+    parts = [re.match(r"\d*", p).group() for p in (version or "").split(".")[:3]]  # type: ignore[union-attr]
+    if not all(parts):
         return None, f"graphrag version {version!r} cannot be read"
+    v = (*map(int, parts), 0, 0)[:3]
     if (1, 1, 1) <= v < (1, 3, 0):
         return "1.x", None
     if (2, 0, 0) <= v <= (2, 7, 2):
@@ -128,31 +108,22 @@ class _Waves:
         return asyncio.gather(*aws, **kw)
 
 
-class _Tokens:
-    """Tokenizer / token encoder stand-in: rating prompts' token counts are not compared."""
-
-    def encode(self, text, *args, **kwargs):
-        return []
-
-    def decode(self, tokens, *args, **kwargs):
-        return ""
-
-    def num_tokens(self, text, *args, **kwargs):
-        return 0
-
-    def num_prompt_tokens(self, messages, *args, **kwargs):
-        return 0
+#: tokenizer / token encoder stand-in: rating prompts' token counts are not compared
+_NO_TOKENS = types.SimpleNamespace(
+    encode=lambda *a, **k: [],
+    decode=lambda *a, **k: "",
+    num_tokens=lambda *a, **k: 0,
+    num_prompt_tokens=lambda *a, **k: 0,
+)
 
 
 class StubError(RuntimeError):
-    """The stub rater could not do its part (a prompt it cannot attribute, the call bound reached):
-    a failure of the check, not of graphrag."""
+    """The stub rater could not do its part: a failure of the check, not of graphrag."""
 
 
 class StubRater:
-    """A chat model for every graphrag line that answers a rating prompt from a relevance set:
-    ``texts`` maps the report text graphrag sends to its community key, ``relevant(key)`` decides,
-    ``head``/``tail`` are the rating template's fixed text around the report's."""
+    """A chat model for every graphrag line that answers a rating prompt from a relevance set: ``texts``
+    maps each report text to its community key; ``head``/``tail``: the template's text around it."""
 
     def __init__(
         self,
@@ -214,8 +185,7 @@ def _content(message) -> str:
 
 
 def mark_shared_texts(reports) -> dict[str, str]:
-    """Append a marker to every ``full_content`` that two of graphrag's ``CommunityReport`` objects
-    share (in place), so each text names one report; returns text -> community key."""
+    """A marker appended to every ``full_content`` two reports share (in place); text -> community key."""
     counts: dict[str, int] = {}
     for r in reports:
         counts[r.full_content] = counts.get(r.full_content, 0) + 1
@@ -230,34 +200,16 @@ def mark_shared_texts(reports) -> dict[str, str]:
     return texts
 
 
-@contextlib.contextmanager
-def _quiet_graphrag_logs():
-    """graphrag's loggers silenced (``read_indexer_communities`` warns about every community without
-    a report)."""
-    log = logging.getLogger("graphrag")
-    saved = log.level
-    log.setLevel(logging.CRITICAL + 1)
-    try:
-        yield
-    finally:
-        log.setLevel(saved)
-
-
-def _import_selector():
-    """graphrag's selector module, importing LiteLLM (3.x) with its bundled cost map (no network)."""
-    key = "LITELLM_LOCAL_MODEL_COST_MAP"
-    with mock.patch.dict(os.environ, {key: os.environ.get(key, "True")}):
-        import graphrag.query.context_builder.dynamic_community_selection as mod
-    return mod
-
-
 class GraphragDynamic:
     """graphrag's own selector on one index: built once per community_level, run per scenario."""
 
     def __init__(self, family: str, frames: dict, settings: dict):
         from graphrag.query.indexer_adapters import read_indexer_communities, read_indexer_reports
 
-        self.mod = _import_selector()
+        key = "LITELLM_LOCAL_MODEL_COST_MAP"  # LiteLLM (3.x) with its bundled cost map: no network
+        with mock.patch.dict(os.environ, {key: os.environ.get(key, "True")}):
+            import graphrag.query.context_builder.dynamic_community_selection as mod
+        self.mod = mod
         self.family = family
         self.frames = frames
         self.settings = settings
@@ -286,9 +238,13 @@ class GraphragDynamic:
         except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
             self.communities_error = short_error(exc)
 
-    def _reports_at(self, n):
-        """graphrag's candidate reports at ``n`` with shared texts marked, and text -> community key."""
-        if n not in self._by_level:
+    def run(self, n, relevant, max_calls: int | None = None) -> dict:
+        """One ``select()`` at community_level ``n``; ``relevant``: community numbers (None: every
+        report); ``max_calls``: stop graphrag beyond that many rating calls. Returns ``{"error"}``,
+        ``{"not_run"}`` (the stub could not rate) or ``{"rating_calls", "waves", "kept_ids"}``."""
+        if self.communities_error is not None:
+            return {"error": self.communities_error}
+        if n not in self._by_level:  # graphrag's candidate reports, shared texts marked
             f = self.frames
             other = f["nodes"] if self.family == "1.x" else f["communities"]
             try:
@@ -298,15 +254,7 @@ class GraphragDynamic:
                 self._by_level[n] = (reports, mark_shared_texts(reports), None)
             except Exception as exc:  # noqa: BLE001 - graphrag's own failure is a result too
                 self._by_level[n] = (None, None, short_error(exc))
-        return self._by_level[n]
-
-    def run(self, n, relevant, max_calls: int | None = None) -> dict:
-        """One ``select()`` at community_level ``n``; ``relevant``: community numbers (None: every
-        report); ``max_calls``: stop graphrag beyond that many rating calls. Returns ``{"error"}``,
-        ``{"not_run"}`` (the stub could not rate) or ``{"rating_calls", "waves", "kept_ids"}``."""
-        if self.communities_error is not None:
-            return {"error": self.communities_error}
-        reports, texts, error = self._reports_at(n)
+        reports, texts, error = self._by_level[n]
         if error is not None:
             return {"error": error}
 
@@ -316,7 +264,7 @@ class GraphragDynamic:
         if max_calls is None:  # the audit predicted no selection: bound graphrag anyway
             max_calls = 8 * len(texts) * max(1, self.settings["num_repeats"]) + 10_000
         rater = StubRater(texts, is_relevant, self.settings["threshold"], self.head, self.tail, max_calls)
-        kw = {self.model_kw: rater, self.tok_kw: _Tokens(), "use_summary": False, **self.settings}
+        kw = {self.model_kw: rater, self.tok_kw: _NO_TOKENS, "use_summary": False, **self.settings}
         waves = _Waves()
         saved = self.mod.asyncio
         self.mod.asyncio = waves
@@ -429,7 +377,7 @@ def verify_dynamic(report, version: str, frames: dict) -> tuple[DynamicCheckSumm
         agree=None,
         family=family,
         settings=settings,
-        scenarios=tuple(s for s in SCENARIOS if s != "what_if" or relevant is not None),
+        scenarios=("none_relevant", "all_relevant") + (() if relevant is None else ("what_if",)),
     )
     levels = [r.community_level for r in report.levels]
 
@@ -463,7 +411,10 @@ def verify_dynamic(report, version: str, frames: dict) -> tuple[DynamicCheckSumm
             "this index has another"
         )
     rows = {}
-    with _quiet_graphrag_logs():
+    log = logging.getLogger("graphrag")  # read_indexer_communities warns about every report-less community
+    saved = log.level
+    log.setLevel(logging.CRITICAL + 1)
+    try:
         try:
             runner = GraphragDynamic(family, frames, settings.to_dict())
         except Exception as exc:  # noqa: BLE001 - an unknown graphrag layout: not run, with the reason
@@ -478,6 +429,8 @@ def verify_dynamic(report, version: str, frames: dict) -> tuple[DynamicCheckSumm
                 )
                 continue
             rows[n] = compare_level(bv.versions[family], runner.run, n, relevant)
+    finally:
+        log.setLevel(saved)
     compared = [r.status for r in rows.values() if r.status != "not_run"]
     return replace(
         summary,

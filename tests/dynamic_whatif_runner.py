@@ -31,8 +31,8 @@ def main(index: str, family: str, out_path: str) -> None:
     model, report = audit_with_model(index, AuditOptions(level=2, relevant=relevant))
     reports_df = pd.read_parquet(model.files["reports"])
     other_df = pd.read_parquet(model.files["communities" if behaviour == "v2" else "nodes"])
-    check = _ContextCheck.prepare(report, model, behaviour, other_df)
-    if not check.ready:
+    check = _ContextCheck(report, model, behaviour, other_df)
+    if check.reason is not None:
         raise SystemExit(f"context check not ready: {check.reason}")
     rows = []
     for lv in report.levels:
@@ -45,7 +45,7 @@ def main(index: str, family: str, out_path: str) -> None:
         )
         chosen = {str(r.community_id): r for r in got}  # the selector's self.reports (last row wins)
         kept = [chosen[str(k)] for k in sorted(w.kept_ids)]
-        g_ids, g_tokens, _texts = check._graphrag(lv.community_level, kept)
+        g_ids, g_tokens, _texts = check.graphrag_batches(lv.community_level, kept)
         rows.append(
             {
                 "community_level": lv.community_level,

@@ -3,7 +3,7 @@ index given, ``graphrag-audit plan INDEX --reports K --write OUT -f json`` (this
 process), then graphrag's OWN code over OUT:
 
 * the tables loaded as graphrag loads them: graphrag >= 3.0.2 ``graphrag query``'s DataReader over
-  the parquet or CSV table provider (graphrag_audit.verify._QueryLoad); graphrag 1.x ``pd.read_parquet``
+  the parquet or CSV table provider (graphrag_audit.verify.query_load); graphrag 1.x ``pd.read_parquet``
   of create_final_nodes/_entities/_communities/_community_reports (1.2.0 cli/query.py reads those four);
 * ``read_indexer_reports`` at community_level=None and at the plan's largest level (the
   ``--community-level`` the printed command passes): the selected community numbers;
@@ -31,7 +31,7 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from graphrag_audit.cli.entry import app
-from graphrag_audit.verify import GLOBAL_CONTEXT_PARAMS, RANDOM_STATE, _QueryLoad, _tiktoken_encoding
+from graphrag_audit.verify import GLOBAL_CONTEXT_PARAMS, RANDOM_STATE, _tiktoken_encoding, query_load
 
 
 def _plan(index: str, out: Path, k: int, write: bool = True) -> tuple[int, dict | None, str]:
@@ -146,17 +146,18 @@ def one(name: str, spec: str, work: Path) -> dict:
         reports_df, other_df, entities_df = frames["reports"], frames["nodes"], frames["entities"]
         rec["load"] = "pd.read_parquet (graphrag 1.x query)"
     else:
-        q = _QueryLoad.for_index(m2)
+        q = query_load(m2)
         if q is None:
             raise SystemExit(
                 "this runner needs graphrag >= 3.0.2 for >= 2.0 layouts (graphrag query's DataReader)"
             )
-        if not q.loaded:
-            return {**rec, "error": f"graphrag query's loader failed: {q.error}"}
+        how, frames = q
+        if not how.loaded:
+            return {**rec, "error": f"graphrag query's loader failed: {how.load_error}"}
         reports_df, other_df, entities_df = (
-            q.frames["community_reports"],
-            q.frames["communities"],
-            q.frames["entities"],
+            frames["community_reports"],
+            frames["communities"],
+            frames["entities"],
         )
         rec["load"] = "graphrag query DataReader (" + m2.table_format + ")"
     selected = {}

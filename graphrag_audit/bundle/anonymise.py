@@ -1,16 +1,10 @@
-"""Every value a bundle keeps, rebuilt (nothing of the index is copied as it is), by its column's role
-(:func:`graphrag_audit.bundle.schema.role`):
-
-* ``id``: a UUID, a number or an ISO date stays; any other string becomes ``id-N``, the same for the
-  same string in every table, column and list (the joins survive);
-* ``entity``: ``Entity N``, from the same map; ``community_title``: kept when every one is graphrag's
-  ``Community N``, else ``Community title N``;
-* ``text``: filler with the same cl100k token count (:mod:`graphrag_audit.bundle.filler`), in every
-  arrow type that holds text (string and binary kinds, inside lists, structs, maps, dictionaries).
-
-Types are rebuilt too: struct fields other than :data:`schema.KNOWN_FIELDS` become ``field_N``, list
-items ``item``, dictionaries are decoded, no metadata is kept; a column of another type (unions,
-run-end encoded, extension types) is left out. Nulls, empty strings and list lengths stay.
+"""Every value a bundle keeps, rebuilt by its column's role (``schema.role``): ``id`` strings other than a
+UUID, number or ISO date become ``id-N`` (the same string, the same pseudonym in every table and list, so
+joins survive); ``entity`` names ``Entity N`` from the same map; ``community_title`` kept when every one is
+graphrag's ``Community N``, else ``Community title N``; ``text`` filler with the same cl100k token count
+(``filler.py``) in every arrow type that holds text. Struct fields other than ``schema.KNOWN_FIELDS`` become
+``field_N``, dictionaries are decoded, no metadata is kept; unions, run-end encoded and extension types are
+left out. Nulls, empty strings and list lengths stay.
 """
 
 from __future__ import annotations
@@ -23,8 +17,7 @@ import pyarrow as pa
 from graphrag_audit.bundle import schema
 from graphrag_audit.bundle.filler import Filler
 
-#: what an ``id`` string may be to stay as it is: a UUID, a number (int, float, nan, inf), an ISO
-#: date (graphrag's ``period``), a boolean
+#: an ``id`` string kept as it is: a UUID, a number (int, float, nan, inf), an ISO date, a boolean
 _KEEP_ID = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
     r"|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|inf|Infinity)"
@@ -41,11 +34,10 @@ class Unsupported(ValueError):
 
 @dataclass
 class Anonymiser:
-    """The state shared by the tables of one index: the pseudonyms handed out so far."""
+    """The pseudonyms handed out so far in the tables of one index."""
 
     filler: Filler = field(default_factory=Filler)
-    #: original string -> pseudonym, for ids and entity names alike (one map: an id that is an
-    #: entity name gets the entity's pseudonym)
+    #: original string -> pseudonym, one map for ids and entity names (an id that is a name gets its pseudonym)
     names: dict[str, str] = field(default_factory=dict)
     entities: int = 0
     ids: int = 0
@@ -82,7 +74,6 @@ class Anonymiser:
         return self.filler.text
 
     def arrow_column(self, column: pa.ChunkedArray, role: str) -> pa.ChunkedArray:
-        """``column`` rebuilt (see the module docstring); raises :class:`Unsupported`."""
         values: list[str] = []
         if role == "community_title":  # kept when every title is graphrag's own
             for chunk in column.chunks:
@@ -96,14 +87,11 @@ class Anonymiser:
             )
             return mapped.take(enc.indices)
 
-        chunks = [_rebuild(c, strings) for c in column.chunks]
-        if not chunks:
-            return pa.chunked_array([], type=_clean_type(column.type))
+        chunks = [_rebuild(c, strings) for c in column.chunks]  # parquet columns have at least one chunk
         return pa.chunked_array(chunks, type=chunks[0].type)
 
     def arrow_table(self, table: pa.Table, columns: dict[str, str]) -> pa.Table:
-        """A new table of ``columns`` (name -> role) of ``table``, in ``table``'s order, every one
-        rebuilt, no metadata. A column of an unknown type is left out (raises nothing)."""
+        """The ``columns`` (name -> role) of ``table`` rebuilt, in its order; a column of another type is left out."""
         names, arrays = [], []
         for f in table.schema:
             if f.name not in columns:
@@ -117,8 +105,7 @@ class Anonymiser:
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
     def csv_rows(self, rows: list[list[str]], columns: dict[str, str]) -> list[list[str]]:
-        """graphrag 3 CSV tables (every cell is text): the columns kept, each cell rebuilt by its
-        role; an ``id`` cell that holds a list (``['a', 'b']``) has each item rebuilt."""
+        """graphrag 3 CSV tables: the ``columns`` kept, each cell rebuilt by its role (each item of an ``id`` list)."""
         if not rows:
             return rows
         header = rows[0]
@@ -129,8 +116,9 @@ class Anonymiser:
             role = columns[header[j]]
             cells = [r[j] if j < len(r) else "" for r in body]
             leaf = self._leaf(role, [c for c in cells if c])
-            if role == "id" or role == "text" and _all_numbers(cells):
-                leaf = self._csv_ids  # numbers stay; anything else is replaced
+            # an id column, or a text column of numbers only: numbers stay, anything else is replaced
+            if role == "id" or role == "text" and all(not c or _KEEP_ID.fullmatch(c.strip()) for c in cells):
+                leaf = self._csv_ids
             cols.append([leaf(c) if c else c for c in cells])
         return [[header[j] for j in keep]] + [list(r) for r in zip(*cols)]
 
@@ -150,77 +138,27 @@ class Anonymiser:
         return self.ident(cell)
 
 
-def _all_numbers(cells: list[str]) -> bool:
-    return all(not c or _KEEP_ID.fullmatch(c.strip()) for c in cells)
-
-
-def is_text_type(t: pa.DataType) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
-
-
-def is_binary_type(t: pa.DataType) -> bool:
-    return (
-        pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_binary_view(t)
-        or pa.types.is_fixed_size_binary(t)
-    )
-
-
-def _plain(t: pa.DataType) -> bool:
-    """A type that holds no text and no names: numbers, booleans, dates, times, decimals, null."""
-    return (
+def _rebuild(arr: pa.Array, strings) -> pa.Array:
+    """``arr`` with every string in it (at any depth) replaced by ``strings`` (a function from a
+    large_string array to a large_string array of the same length); raises :class:`Unsupported`."""
+    t = arr.type
+    if (  # no text and no names: numbers, booleans, dates, times, decimals, null
         pa.types.is_integer(t)
         or pa.types.is_floating(t)
         or pa.types.is_boolean(t)
         or pa.types.is_null(t)
         or pa.types.is_temporal(t)
         or pa.types.is_decimal(t)
-    )
-
-
-def _field_name(name: str, i: int) -> str:
-    return name if name in schema.KNOWN_FIELDS else f"field_{i + 1}"
-
-
-def _clean_type(t: pa.DataType) -> pa.DataType:
-    """``t`` with struct field names replaced (:func:`_field_name`), list items named ``item``,
-    no field metadata; raises :class:`Unsupported` for a type not handled."""
-    if _plain(t) or is_text_type(t) or is_binary_type(t):
-        return t
-    if pa.types.is_dictionary(t):
-        return _clean_type(t.value_type)
-    if pa.types.is_list(t):
-        return pa.list_(_clean_type(t.value_type))
-    if pa.types.is_large_list(t):
-        return pa.large_list(_clean_type(t.value_type))
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(_clean_type(t.value_type), t.list_size)
-    if pa.types.is_list_view(t):
-        return pa.list_(_clean_type(t.value_type))
-    if pa.types.is_large_list_view(t):
-        return pa.large_list(_clean_type(t.value_type))
-    if pa.types.is_struct(t):
-        return pa.struct(
-            [
-                pa.field(_field_name(t.field(i).name, i), _clean_type(t.field(i).type))
-                for i in range(t.num_fields)
-            ]
-        )
-    if pa.types.is_map(t):
-        return pa.map_(_clean_type(t.key_type), _clean_type(t.item_type), t.keys_sorted)
-    raise Unsupported(str(t))
-
-
-def _rebuild(arr: pa.Array, strings) -> pa.Array:
-    """``arr`` with every string in it (at any depth) replaced by ``strings`` (a function from a
-    large_string array to a large_string array of the same length), of type ``_clean_type``."""
-    t = arr.type
-    if _plain(t):
+    ):
         return arr
-    if is_text_type(t):
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return strings(arr).cast(t)
-    if is_binary_type(t):
+    if (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_binary_view(t)
+        or pa.types.is_fixed_size_binary(t)
+    ):
         return _binary(arr, strings)
     if pa.types.is_dictionary(t):
         # decoded: pyarrow 26's parquet writer, handed a dictionary array, was seen writing stale
@@ -240,7 +178,8 @@ def _rebuild(arr: pa.Array, strings) -> pa.Array:
         return cls.from_arrays(arr.offsets, values, mask=mask)
     if pa.types.is_struct(t):
         children = [_rebuild(c, strings) for c in arr.flatten()]
-        names = [_field_name(t.field(i).name, i) for i in range(t.num_fields)]
+        names = [t.field(i).name for i in range(t.num_fields)]
+        names = [n if n in schema.KNOWN_FIELDS else f"field_{i + 1}" for i, n in enumerate(names)]
         mask = arr.is_null() if arr.null_count else None
         if not children:
             raise Unsupported("struct without fields")
@@ -255,8 +194,7 @@ def _rebuild(arr: pa.Array, strings) -> pa.Array:
 
 
 def _binary(arr: pa.Array, strings) -> pa.Array:
-    """Binary values: their UTF-8 text rebuilt (bytes that are not UTF-8 are decoded with
-    replacement first); fixed-size binary: zero bytes of the same width."""
+    """Binary values: their UTF-8 text rebuilt (decoded with replacement); fixed-size: zero bytes."""
     t = arr.type
     if pa.types.is_fixed_size_binary(t):
         zero = bytes(t.byte_width)

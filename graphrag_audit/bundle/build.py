@@ -1,7 +1,5 @@
-"""Write a bundle: the allowlisted tables and columns (:mod:`graphrag_audit.bundle.schema`), every value
-rebuilt (:mod:`graphrag_audit.bundle.anonymise`); what is left out is only counted, never named (a
-file or column name may carry the index's text). The index is located and read as every command
-reads it (``io.locate``, ``io.tables``), the bundle written only through ``DirectoryWriter``.
+"""Write a bundle: the allowlisted tables and columns (``bundle/schema.py``), every value rebuilt
+(``bundle/anonymise.py``); what is left out is only counted, never named (a name may carry the index's text).
 """
 
 from __future__ import annotations
@@ -63,22 +61,18 @@ class BundleResult:
     added: list[str]  # what --include-all added: "file" or "file: column" (for the warning on stderr)
 
 
-def _schemas(files: IndexFiles) -> dict[str, dict[str, str]]:
-    """Per table, column -> type (``csv`` for every CSV column): what detect_generation reads."""
-    return {
-        name: {n: "csv" for n in table_columns(p)}
-        if p.suffix == ".csv"
-        else {f.name: str(f.type) for f in parquet_schema(p)}
-        for name, p in files.tables.items()
-    }
-
-
 def plan_bundle(
     index_dir, *, include_all: bool = False, max_bytes: int | None = DEFAULT_MAX_BYTES
 ) -> BundlePlan:
     """Which files of the index go into the bundle; refuses (IndexInputError) above ``max_bytes``."""
     files = locate_index(index_dir)
-    generation = detect_generation(files.tables, _schemas(files)).label
+    schemas = {  # column -> type ("csv" for a CSV column), as detect_generation reads them
+        name: {n: "csv" for n in table_columns(p)}
+        if p.suffix == ".csv"
+        else {f.name: str(f.type) for f in parquet_schema(p)}
+        for name, p in files.tables.items()
+    }
+    generation = detect_generation(files.tables, schemas).label
     plan = BundlePlan(files, generation, include_all=include_all)
     out_dir = files.output_dir
     suffix = "." + files.table_format
@@ -131,55 +125,6 @@ COL_TYPE = "Columns of a type the bundle cannot rebuild (unions, run-end encoded
 COL_INDEX = "Pandas index columns (`__index_level_0__`; never copied)"
 
 
-def _is_embedding(name: str, t) -> bool:
-    """An embedding column: by name, or a list of floating-point numbers (any column name)."""
-    if schema.is_embedding_name(name):
-        return True
-    if t is None:
-        return False
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return pa.types.is_floating(t.value_type)
-    return False
-
-
-def _columns(
-    kind: str | None,
-    names: list[str],
-    types: dict,
-    plan: BundlePlan,
-    keep_titles: bool,
-    dropped: Counter,
-    added: list[str],
-    fname: str,
-) -> dict[str, str]:
-    """The columns of one table kept, with their roles."""
-    allowed = set(schema.ALLOWLIST[plan.generation].get(kind, ())) if kind else set()
-    out: dict[str, str] = {}
-    for n in names:
-        if _is_embedding(n, types.get(n)):
-            dropped[COL_EMBEDDING] += 1
-        elif n.startswith("__index_level_"):
-            dropped[COL_INDEX] += 1
-        elif n in allowed:  # (allowed is empty without a kind)
-            out[n] = schema.role(kind or "", n, keep_titles=keep_titles)
-        elif plan.include_all:
-            out[n] = schema.role(kind or "", n, keep_titles=False)
-            if kind:
-                added.append(f"{fname}: {n}")
-        else:
-            dropped[COL_NOT_READ] += 1
-    return out
-
-
-def _out_name(src: Path, kind: str | None, generation: str) -> str:
-    """The file name in OUT: graphrag's own name for an allowlisted table (never the index's
-    spelling), the source's for a table --include-all adds."""
-    if kind is None:
-        return src.name
-    legacy = not generation.startswith(("2", "3"))
-    return (schema.LEGACY_PREFIX if legacy else "") + kind + src.suffix
-
-
 def write_bundle(
     plan: BundlePlan,
     out,
@@ -188,8 +133,7 @@ def write_bundle(
     force: bool = False,
     extra: Callable[[Path, BundleResult], dict[str, bytes]] | None = None,
 ) -> BundleResult:
-    """Write the bundle to ``out``. ``extra(path, result)`` returns more files (name -> bytes) to
-    write before the directory is published (the audit of the bundle, its README)."""
+    """Write the bundle to ``out``; ``extra(path, result)``: more files (name -> bytes) to write before it is published."""
     f = plan.files
     guard = Guard().protect(f.output_dir, f.tables.values(), f.settings_file)
     anon = Anonymiser()
@@ -204,28 +148,51 @@ def write_bundle(
     w.check()
     with w:
         for src, kind in order:
-            name = _out_name(src, kind, plan.generation)
-            if kind is None:
+            if kind is None:  # a table --include-all adds keeps its name
+                name = src.name
                 added.append(name)
+            else:  # graphrag's own name, never the index's spelling
+                legacy = not plan.generation.startswith(("2", "3"))
+                name = (schema.LEGACY_PREFIX if legacy else "") + kind + src.suffix
             if src.suffix == ".csv":
                 rows = read_csv_rows(src)
-                header = rows[0] if rows else []
-                cols = _columns(kind, header, {}, plan, keep_titles, dropped, added, name)
+                names, types = (rows[0] if rows else []), {}
+            else:
+                table = read_arrow_table(src)
+                names, types = table.schema.names, {f.name: f.type for f in table.schema}
+            allowed = schema.ALLOWLIST[plan.generation].get(kind, ()) if kind else ()
+            cols: dict[str, str] = {}  # the columns kept, with their roles
+            for n in names:
+                t = types.get(n)
+                floats = (
+                    t is not None
+                    and (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t))
+                    and pa.types.is_floating(t.value_type)
+                )
+                if schema.is_embedding_name(n) or floats:  # an embedding: by name, or a list of floats
+                    dropped[COL_EMBEDDING] += 1
+                elif n.startswith("__index_level_"):
+                    dropped[COL_INDEX] += 1
+                elif n in allowed:
+                    cols[n] = schema.role(kind or "", n, keep_titles=keep_titles)
+                elif plan.include_all:
+                    cols[n] = schema.role(kind or "", n, keep_titles=False)
+                    if kind:
+                        added.append(f"{name}: {n}")
+                else:
+                    dropped[COL_NOT_READ] += 1
+            if src.suffix == ".csv":
                 rows = anon.csv_rows(rows, cols)
                 buf = io.StringIO(newline="")
                 csv.writer(buf, lineterminator="\n").writerows(rows)
                 w.write_file(name, buf.getvalue().encode("utf-8"))
                 kept = rows[0] if rows else []
             else:
-                table = read_arrow_table(src)
-                types = {f.name: f.type for f in table.schema}
-                cols = _columns(kind, table.schema.names, types, plan, keep_titles, dropped, added, name)
                 new = anon.arrow_table(table, cols)
                 dropped[COL_TYPE] += len(cols) - new.num_columns
                 w.write_file(name, lambda fh, new=new: pq.write_table(new, fh, compression="snappy"))
                 kept = new.schema.names
             if kind is not None:
-                allowed = schema.ALLOWLIST[plan.generation][kind]
                 written[name] = [c for c in kept if c in allowed]
         written = dict(sorted(written.items()))
         result = BundleResult(Path(out), plan, written, anon.entities, anon.ids, keep_titles, +dropped, added)
@@ -236,8 +203,7 @@ def write_bundle(
 
 
 def readme(result: BundleResult, tool_version: str) -> str:
-    """README.md of a bundle: how it was made and what was left out, by kind and count. It names
-    only graphrag's own table and column names (the allowlist's), never a name read from the index."""
+    """README.md of a bundle: how it was made, what was left out by kind and count (no name read from the index)."""
     plan = result.plan
     lines = [
         "# graphrag-audit bundle",

@@ -1,21 +1,16 @@
-"""Filler text with the exact cl100k_base token count of the text it replaces.
+"""Filler text with the exact cl100k_base token count of the text it replaces (graphrag's batching and map
+calls depend only on those counts).
 
-graphrag's batching and map calls depend only on cl100k_base token counts. cl100k_base splits a text
-into *pre-tokens* with one regular expression (:data:`PRETOKEN`, tiktoken's) and encodes each on its
-own, so the filler works per pre-token: a run of letters keeps its one leading character and becomes
-one-token words (:data:`FILLER_WORDS`, none starting a contraction such as ``'s``) with the same
-count; ASCII digits become ``0``, other digits zeros of other scripts (:data:`NUMERALS`); punctuation,
-whitespace and contractions stay; any other character (symbols, emoji, tag characters, format
-controls, private use) never stays: its punctuation run becomes ASCII punctuation with the same
-count, and as a leading character it becomes one of :data:`SAFE_LEADS`.
-
-So the pre-token boundaries are the original ones alone and wherever graphrag places the text (between
-``|`` in a report row, between newlines in the rating prompt); a field's first letter run is chosen so
-that the count also holds after a ``|``. Every cell is counted again, alone and between ``|``: a
-mismatch is fixed by adding or removing words, else :class:`FillerError`. One known exception keeps
-the count alone only (``Filler.row_mismatches``): a text opening with a quote whose letters read as a
-contraction (``'DEPENDENCE'``) when no first piece fits both (4 report findings over the 22 shared
-indexes; graphrag puts no findings in report rows).
+cl100k_base splits a text into pre-tokens with one regular expression (:data:`PRETOKEN`, tiktoken's) and
+encodes each on its own, so the filler works per pre-token: a letter run keeps its leading character and
+becomes one-token words (:data:`FILLER_WORDS`) with the same count; digits become zeros (:data:`NUMERALS`);
+punctuation, whitespace and contractions stay; any other character (symbols, emoji, tag characters, private
+use) becomes ASCII punctuation with the same count, or as a leading character one of :data:`SAFE_LEADS`.
+A field's first letter run is chosen so that the count also holds after a ``|`` (graphrag's report rows).
+Every cell is counted again alone and between ``|``, a mismatch fixed by adding or removing words, else
+:class:`FillerError`; ``Filler.row_mismatches`` counts the one known exception, exact alone only: a text
+opening with a quote whose letters read as a contraction (``'DEPENDENCE'``; 4 report findings over the 22
+shared indexes, and graphrag puts no findings in report rows).
 """
 
 from __future__ import annotations
@@ -39,10 +34,8 @@ FILLER_WORDS: tuple[str, ...] = tuple(
 #: a text opening with a quote whose first letters read as a contraction ('s, 't, 'm, 'd, 're, 've, 'll)
 _QUOTED = regex.compile(r"'((?i:s|t|m|d|re|ve|ll)\p{L}*)")
 _DIGITS = str.maketrans("123456789", "000000000")
-#: the places before a space that sits between two non-space characters: every pre-token match ends
-#: there (no pre-token crosses a single space followed by a non-space: letter, digit and punctuation
-#: runs hold no space, whitespace runs start with one and a chunk never ends in one), so a text is
-#: the concatenation of its chunks' pre-tokens and each chunk's filler can be cached on its own
+#: the places before a space between two non-space characters: no pre-token crosses one, so a text's
+#: pre-tokens are its chunks' and each chunk's filler can be cached on its own
 _CHUNK = regex.compile(r"(?<=\S)(?= \S)")
 
 
@@ -137,9 +130,8 @@ class Filler:
         return out
 
     def _unsafe_lead(self, lead: str, letters: str, n: int, start: int, first: bool) -> str:
-        """Filler for a letter run led by an unsafe character: a safe lead (:data:`SAFE_LEADS`) and
-        words with the count ``n``; for a field's first run also the count after a ``|`` (where
-        the lead joins the ``|`` in a run of punctuation) when some lead and first piece allow it."""
+        """Filler for a letter run led by an unsafe character: a safe lead (:data:`SAFE_LEADS`) and words
+        with the count ``n`` (a field's first run: also after a ``|``, when some lead and piece allow it)."""
         c = self.counter.count
         if first:
             want = n - c("|" + lead) - c(letters)
@@ -162,9 +154,8 @@ class Filler:
         return None
 
     def _symbols(self, s: str) -> str:
-        """A run of punctuation (`` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*``) holding an unsafe character:
-        ``*#`` repeated and a short suffix, with its leading space and line breaks, with the count
-        of ``s`` alone, after a ``|`` and before a ``|`` (else alone only)."""
+        """A punctuation run holding an unsafe character: ``*#`` repeated and a short suffix, with its
+        leading space and line breaks, with the count of ``s`` alone and beside a ``|`` (else alone only)."""
         c = self.counter.count
         m = regex.fullmatch(r"( ?)(.*?)([\r\n]*)", s, flags=regex.S)
         sp, body, trail = m.group(1), m.group(2), m.group(3)

@@ -28,22 +28,13 @@ def explain_cmd(
     if rule is None:
         write_payload(rule_list(cols), None)
         return
-    found = RULES.get(rule.strip().lower())
-    if found is None:
-        raise fail(f"explain: unknown rule {rule[:60]!r} ({_close(rule)})")
+    key = rule.strip().lower()
+    found = RULES.get(key)
+    if found is None:  # 'did you mean a, b?' from the rule ids close to the name, else where the list is
+        import difflib
+
+        near = difflib.get_close_matches(key, sorted(RULES), n=3, cutoff=0.6)
+        near += [i for i in sorted(RULES) if len(key) >= 3 and key in i and i not in near][: 3 - len(near)]
+        hint = "did you mean " + ", ".join(near) + "?" if near else "graphrag-audit explain lists every rule"
+        raise fail(f"explain: unknown rule {rule[:60]!r} ({hint})")
     write_payload(rule_page(found, cols), None)
-
-
-def _close(name: str) -> str:
-    """'did you mean a, b?' from the rule ids close to ``name``, else where the list is."""
-    import difflib
-
-    from graphrag_audit.rules import RULES
-
-    key = name.strip().lower()
-    ids = sorted(RULES)
-    near = difflib.get_close_matches(key, ids, n=3, cutoff=0.6)
-    near += [i for i in ids if key and len(key) >= 3 and key in i and i not in near][: 3 - len(near)]
-    if near:
-        return "did you mean " + ", ".join(near) + "?"
-    return "graphrag-audit explain lists every rule"

@@ -1,6 +1,5 @@
-"""The words of a ``--verify`` result, shared by the text and Markdown renderers. "agrees" is said only
-when graphrag returned a selection equal to the audit's at every level (``verify.agree``); a level where
-graphrag raised reads "raises ...". ``clean`` escapes untrusted text; ``code`` formats command names."""
+"""The words of a ``--verify`` result, shared by the text and Markdown renderers: "agrees" only when graphrag
+returned the audit's selection at every level. ``clean`` escapes untrusted text, ``code`` command names."""
 
 from __future__ import annotations
 
@@ -38,7 +37,7 @@ def _levels_phrase(levels: list, all_levels: list) -> str:
 
 
 def _context_problem(x: LevelCheck, clean: Callable) -> str | None:
-    """What disagrees in graphrag's context building at one level (the selection agreeing)."""
+    """What disagrees in graphrag's context building at one level."""
     m = x.map_calls
     if m is None:
         return None
@@ -51,30 +50,22 @@ def _context_problem(x: LevelCheck, clean: Callable) -> str | None:
             f"call{'' if m.audit_map_calls == 1 else 's'}"
         )
     if m.context_tokens_agree is False or m.batches_agree is False:
-        return (
-            head + f"same {number(m.graphrag_map_calls)} map call{'' if m.graphrag_map_calls == 1 else 's'} "
-            f"but graphrag counts "
-            f"{number(m.graphrag_context_tokens)} vs audit {number(m.audit_context_tokens)} tokens"
-            + (
-                f" (first differing batch {m.first_differing_batch})"
-                if m.first_differing_batch is not None
-                else ""
-            )
+        first = m.first_differing_batch
+        return head + (
+            f"same {number(m.graphrag_map_calls)} map call{'' if m.graphrag_map_calls == 1 else 's'} but graphrag "
+            f"counts {number(m.graphrag_context_tokens)} vs audit {number(m.audit_context_tokens)} tokens"
+            + ("" if first is None else f" (first differing batch {first})")
         )
     if m.texts_agree is False:
-        return (
-            head
-            + "same batches, but the text sent differs in batch(es) "
-            + ", ".join(str(k) for k in m.texts_differ_in_batches)
-        )
+        batches = ", ".join(str(k) for k in m.texts_differ_in_batches)
+        return head + f"same batches, but the text sent differs in batch(es) {batches}"
     if m.context_error_expected is False:
         return head + "graphrag's context building did not fail where the audit predicted it would"
     return None
 
 
 def _path_parts(rows, path: str, who_raises: str, who_count: str, clean: Callable) -> tuple[list[str], bool]:
-    """(problems, any real disagreement) on one load path: ``path`` is "selection" (the Python API,
-    map calls checked too) or "graphrag_query"."""
+    """(problems, any real disagreement) on the load path ``path``: "selection" (Python API) or "graphrag_query"."""
     raised: dict[str, list[LevelCheck]] = {}  # exception type -> the levels where graphrag raised it
     for x in rows:
         sel = getattr(x, path)
@@ -122,12 +113,8 @@ DYNAMIC_STATUS_WORD = {
 SCENARIO_LABEL = {"none_relevant": "none relevant", "all_relevant": "all relevant", "what_if": "what-if"}
 
 
-def _waves(w) -> str:
-    return "[" + ", ".join(str(int(x)) for x in (w or [])) + "]"
-
-
 def _scenario_problem(name: str, sc: DynamicScenarioCheck, clean: Callable) -> str:
-    """What one scenario's comparison found, when it is not agreement."""
+    """What one scenario's comparison found when it is not agreement."""
     label = SCENARIO_LABEL.get(name, clean(name, 40))
     if sc.status == "not_run":
         return f"{label}: not run ({clean(sc.reason, 160)})"
@@ -149,7 +136,8 @@ def _scenario_problem(name: str, sc: DynamicScenarioCheck, clean: Callable) -> s
             f"{number(sc.audit_rating_calls)} rating calls"
         )
     if sc.graphrag_waves != sc.audit_waves:
-        parts.append(f"waves {_waves(sc.graphrag_waves)} vs {_waves(sc.audit_waves)}")
+        g, a = ([int(x) for x in w or []] for w in (sc.graphrag_waves, sc.audit_waves))
+        parts.append(f"waves {g} vs {a}")
     if sc.only_graphrag_kept or sc.only_audit_kept or sc.graphrag_kept != sc.audit_kept:
         parts.append(
             f"kept {number(sc.graphrag_kept)} vs {number(sc.audit_kept)} reports"
@@ -160,8 +148,7 @@ def _scenario_problem(name: str, sc: DynamicScenarioCheck, clean: Callable) -> s
 
 
 def _dynamic_level_phrase(level: int | None, d: DynamicLevelCheck, clean: Callable) -> str:
-    """One level of the dynamic comparison (where graphrag did not raise one error in every scenario):
-    "N=1 agrees (none relevant 88, all relevant 88 rating calls)"."""
+    """One level of the dynamic comparison: "N=1 agrees (none relevant 88, all relevant 88 rating calls)"."""
     head = f"N={level_label(level)} "
     scen = d.scenarios
     if d.status == "not_run" and not scen:
@@ -177,8 +164,7 @@ def _dynamic_level_phrase(level: int | None, d: DynamicLevelCheck, clean: Callab
 
 
 def dynamic_summary(v: VerifyResult, clean: Callable) -> tuple[str, str] | None:
-    """(kind, sentence) of the dynamic-selection comparison, or None when the result has none;
-    kind is "agrees", "raised", "disagrees" or "not_run"."""
+    """(kind: "agrees", "raised", "disagrees" or "not_run", sentence) of the dynamic comparison, or None."""
     dyn = v.dynamic
     if dyn is None:
         return None

@@ -1,11 +1,6 @@
-"""The typed result of ``--verify``: the installed graphrag's own code run on the index and compared
-with the audit, level by level (built by ``graphrag_audit/verify.py`` and ``verify_dynamic.py``).
-
-``to_dict()`` gives the ``verify`` object of the levels JSON (docs/json-schema.md); a key the JSON
-only carries in some cases is a field that is ``None`` (or empty) in the others. Per level:
-``SelectionCheck`` (``read_indexer_reports`` on one load path; a raise is never agreement),
-``MapCallCheck`` (``build_community_context`` against the audit's batches) and
-``DynamicLevelCheck`` (``DynamicCommunitySelection`` with a stub rater, per scenario).
+"""The typed result of ``--verify`` (built by ``verify.py`` and ``verify_dynamic.py``); ``to_dict()`` gives
+the levels JSON's ``verify`` object (docs/json-schema.md), where a key only some cases carry is a field that
+is ``None`` or empty in the others.
 """
 
 from __future__ import annotations
@@ -60,10 +55,10 @@ class MapCallCheck:
 
     audit_map_calls: int | None
     audit_context_tokens: int | None
-    graphrag_map_calls: int | None = None  # None when graphrag's context building raised
     context_error: str | None = None  # graphrag's exception, when it raised
     #: whether the audit predicted graphrag's context building fails here (None: it predicted nothing)
     context_error_expected: bool | None = None
+    graphrag_map_calls: int | None = None  # None when graphrag's context building raised
     map_calls_agree: bool | None = None
     graphrag_context_tokens: int | None = None
     context_tokens_agree: bool | None = None
@@ -89,43 +84,31 @@ class MapCallCheck:
         return all(c is not False for c in (*checks, self.context_error_expected))
 
     def to_dict(self) -> dict:
-        out: dict[str, Any] = {
-            "audit_map_calls": self.audit_map_calls,
-            "audit_context_tokens": self.audit_context_tokens,
-        }
-        if self.load_path != "python_api":
-            out = {"map_calls_load_path": self.load_path, **out}
-        if self.context_error is not None:
-            return _some(
-                out, context_error=self.context_error, context_error_expected=self.context_error_expected
-            ) | {"graphrag_map_calls": None}
-        _some(out, context_error_expected=self.context_error_expected)
-        out["graphrag_map_calls"] = self.graphrag_map_calls
-        _some(
-            out,
-            map_calls_agree=self.map_calls_agree,
-            graphrag_context_tokens=self.graphrag_context_tokens,
-            context_tokens_agree=self.context_tokens_agree,
-            batches_agree=self.batches_agree,
-            texts_agree=self.texts_agree,
-            audit_error=self.audit_error,
-        )
+        """The fields that are not None, but the details only where they explain a disagreement."""
+        d = fields_dict(self, skip=("load_path",))
+        shown = {"audit_map_calls", "audit_context_tokens", "graphrag_map_calls"}  # even when None
         if self.texts_agree is False:
-            out["texts_differ_in_batches"] = list(self.texts_differ_in_batches)
+            shown.add("texts_differ_in_batches")
         if self.batches_agree is False and self.audit_error is None:
-            out.update(
-                first_differing_batch=self.first_differing_batch,
-                graphrag_batch_tokens=list(self.graphrag_batch_tokens),
-                audit_batch_tokens=list(self.audit_batch_tokens),
-                graphrag_batch_sizes=list(self.graphrag_batch_sizes),
-                audit_batch_sizes=list(self.audit_batch_sizes),
-            )
+            shown.update(_BATCH_DETAILS[1:6])
             if self.only_graphrag_batch is not None:
-                out.update(
-                    only_graphrag_batch=list(self.only_graphrag_batch),
-                    only_audit_batch=list(self.only_audit_batch or ()),
-                )
-        return out
+                shown.update(_BATCH_DETAILS[6:])
+                d["only_audit_batch"] = list(self.only_audit_batch or ())
+        out = {k: v for k, v in d.items() if k in shown or (v is not None and k not in _BATCH_DETAILS)}
+        return out if self.load_path == "python_api" else {"map_calls_load_path": self.load_path, **out}
+
+
+#: MapCallCheck's fields shown only when they explain a disagreement
+_BATCH_DETAILS = (
+    "texts_differ_in_batches",
+    "first_differing_batch",
+    "graphrag_batch_tokens",
+    "audit_batch_tokens",
+    "graphrag_batch_sizes",
+    "audit_batch_sizes",
+    "only_graphrag_batch",
+    "only_audit_batch",
+)
 
 
 @dataclass(frozen=True)
@@ -185,7 +168,7 @@ class DynamicSettings:
 
 @dataclass(frozen=True)
 class DynamicCheckSummary:
-    """The dynamic comparison over all levels: what was run, with which settings, and whether it agreed."""
+    """The dynamic comparison over all levels: what was run, with which settings, whether it agreed."""
 
     compared: bool
     agree: bool | None  # None when not compared
@@ -267,10 +250,6 @@ class LevelCheck:
     map_calls: MapCallCheck | None = None
     map_calls_skipped: str | None = None  # why the map calls were not compared at this level
     dynamic: DynamicLevelCheck | None = None
-
-    @property
-    def status(self) -> str:
-        return self.selection.status
 
     def to_dict(self) -> dict:
         sel = self.selection

@@ -1,12 +1,8 @@
-"""The convention every sanitiser applies to untrusted text (titles, summaries, ids, file names)
-before its medium's own escaping.
-
-A character that is invisible, moves the cursor or reorders the line (:data:`INVISIBLE`: Unicode's
-Default_Ignorable_Code_Point set, C0/C1 controls other than white space, surrogates, U+FFF9..U+FFFB,
-noncharacters; this covers Trojan Source, Boucher & Anderson 2021, and tag-character smuggling) is
-written as its ASCII Python escape (``\\x1b``, ``\\u202e``); white space runs become one space;
-everything else is printed as is. Inside ``with output_charset("cp1252"):`` :func:`plain` also
-escapes what that encoding cannot hold. Imports nothing from the rest of the package.
+"""The convention every sanitiser applies first: a character that is invisible, moves the cursor or reorders
+the line (:data:`INVISIBLE`: Default_Ignorable_Code_Point, C0/C1 controls other than white space, surrogates,
+U+FFF9..U+FFFB, noncharacters; Trojan Source, Boucher & Anderson 2021, and tag smuggling) is written as its
+Python escape (``\\x1b``, ``\\u202e``), white space runs become one space. Inside ``output_charset("cp1252")``
+:func:`plain` also escapes what that encoding cannot hold.
 """
 
 from __future__ import annotations
@@ -47,13 +43,11 @@ def escape_char(ch: str) -> str:
     return f"\\u{o:04x}" if o < 0x10000 else f"\\U{o:08x}"
 
 
-def _escape_match(m: re.Match) -> str:
-    return "".join(escape_char(ch) for ch in m.group())
-
-
 def show(text: str) -> str:
     """``text`` with every :data:`INVISIBLE` character written as its escape, nothing else changed."""
-    return INVISIBLE.sub(_escape_match, text) if _CANDIDATE.search(text) else text
+    if not _CANDIDATE.search(text):
+        return text
+    return INVISIBLE.sub(lambda m: "".join(escape_char(ch) for ch in m.group()), text)
 
 
 def unicode_charset(encoding: str | None) -> str | None:
@@ -69,8 +63,7 @@ def unicode_charset(encoding: str | None) -> str | None:
 
 @contextmanager
 def output_charset(encoding: str | None):
-    """Render for a stream of this encoding: :func:`plain` then also escapes every character the
-    encoding cannot hold. None or any UTF encoding: no extra escaping (the default)."""
+    """Render for a stream of this encoding: :func:`plain` also escapes what it cannot hold (not UTF)."""
     token = _CHARSET.set(unicode_charset(encoding))
     try:
         yield
@@ -84,10 +77,8 @@ def current_charset() -> str | None:
 
 
 def plain(text, limit: int | None = None) -> str:
-    """One line of visible text: white space runs (line breaks, tabs) become one space; invisible,
-    control and bidi characters, and characters the current output charset cannot hold, become
-    escapes (module docstring); a legacy ``##[`` workflow command becomes ``#\\x23[``; cut to
-    ``limit`` characters with '…' (never inside an escape)."""
+    """One line of visible text (module docstring); a legacy ``##[`` workflow command becomes ``#\\x23[``;
+    cut to ``limit`` characters with '…' (never inside an escape)."""
     if text is None:
         return ""
     s = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)

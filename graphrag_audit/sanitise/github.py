@@ -18,12 +18,8 @@ def workflow_property(text) -> str:
 
 
 def workflow_log(text, limit: int | None = None) -> str:
-    """A plain log line in a GitHub Actions step that must not be read as a workflow command.
-
-    The runner (actions/runner ``ActionCommandManager``) tries ``::cmd::`` at the start of the
-    line after trimming leading whitespace, then the legacy ``##[cmd]`` form *anywhere* in the
-    line. So: one line (:func:`plain`, which also writes ``##[`` as ``#\\x23[``), no leading ``::``.
-    """
+    """A log line the runner never reads as a workflow command: actions/runner ``ActionCommandManager``
+    tries ``::cmd::`` at the start after blanks and ``##[cmd]`` anywhere (:func:`plain` escapes that)."""
     s = plain(text, limit)
     while s.startswith("::"):
         s = "%3A" + s[1:]

@@ -1,16 +1,7 @@
-"""GitHub-flavoured Markdown: table cells and paragraphs (``-f markdown``, the step summary).
-
-Only what Markdown (and GitHub's extensions) would read is escaped, so ordinary text stays
-readable when the raw Markdown is pasted (``0.1.0``, ``verbs-v3``, ``num_repeats``):
-
-* anywhere: ``\\`` (escapes), `````` ` `````` (code), ``*`` (emphasis), ``_`` unless between two letters or
-  digits (CommonMark: an intraword ``_`` opens and closes nothing), ``[`` ``]`` (links, images),
-  ``|`` (table cells), ``~`` (strikethrough), ``$`` (GitHub's math); ``&`` ``<`` ``>`` as entities
-  (HTML, autolinks); ``#`` before a digit (GitHub's issue references);
-* at the start of the text, which may start a line: a block marker, i.e. ``#`` of a heading,
-  ``-``/``+`` of a list item, ``1.``/``1)`` of an ordered one (each followed by a space or the end),
-  and ``=``/``-`` of a line of them (setext underline, rule); ``*`` is always escaped;
-* GitHub's bare autolinks (``://``, ``www.``) and ``@mentions`` are broken with entities.
+"""GitHub-flavoured Markdown table cells and paragraphs. Only what Markdown would read is escaped, so pasted
+raw Markdown stays readable: ``\\ ` * [ ] | ~ $`` anywhere, ``_`` unless intraword, ``& < >`` as entities,
+``#`` before a digit (issue references); a block marker at the start (``#``, ``-``, ``+``, ``1.``, ``1)``,
+a line of ``=`` or ``-``); bare autolinks (``://``, ``www.``) and ``@mentions`` are broken with entities.
 """
 
 from __future__ import annotations

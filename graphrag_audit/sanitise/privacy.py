@@ -1,12 +1,6 @@
-"""What a private corpus leaks into a shareable report (``-f markdown``, the GitHub step summary),
-and how it is hidden by default (``levels --include-titles`` shows it all):
-
-* absolute paths (a home directory, a client's folder name): :func:`hide_paths`. Paths under
-  the index folder keep their tail (``(index dir)/output``); any other absolute path, the index
-  folder's own included, becomes ``(absolute path hidden)``. Relative paths, as typed, stay.
-* report titles and entity names: the renderers leave them out (ids stay).
-
-Plain text in, plain text out: the medium's sanitiser escapes the result.
+"""What a private corpus leaks into a shareable report (``-f markdown``, the step summary), hidden by
+default (``levels --include-titles`` shows it): absolute paths (:func:`hide_paths`) and, in the renderers,
+report titles and entity names. Plain text in, plain text out.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Credentials never printed: :func:`scrub` replaces with ``***`` a URL's user-info (an ``abfs[s]``
-container stays), the values of SAS, S3-presigned and connection-string parameters, an
-``Authorization`` header's value, and the value of every credential environment variable
-(:data:`CREDENTIAL_ENV`, or a name ending like ``_KEY``, ``_SECRET``, ``_TOKEN``, ...) and of every
-value registered with :func:`remember`, as written and percent-encoded. Every line the tool writes
-about a location goes through it. Imports nothing from the rest of the package.
+"""Credentials never printed: :func:`scrub` replaces with ``***`` a URL's user-info (an ``abfs[s]`` container
+stays), SAS, S3-presigned and connection-string parameter values, an ``Authorization`` header's value, and
+every credential environment variable's and :func:`remember`'ed value, as written and percent-encoded.
 """
 
 from __future__ import annotations
@@ -11,8 +8,6 @@ from __future__ import annotations
 import os
 import re
 from urllib.parse import quote
-
-__all__ = ["CREDENTIAL_ENV", "MASK", "looks_like_credential_name", "remember", "scrub"]
 
 MASK = "***"
 

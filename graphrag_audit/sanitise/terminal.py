@@ -1,9 +1,5 @@
-"""Terminal text (the rich renderers) and CI logs.
-
-:func:`plain` is the common convention (one visible line); :func:`for_log` also keeps rich's line
-wrapping from starting a line with a ``::`` workflow command, and :func:`inert_log_lines` fixes
-what wrapping does anyway. :func:`visible` is for one-line error messages on stderr: every unsafe
-character, line breaks and tabs included, as its Python escape.
+"""Terminal text (the rich renderers) and CI logs: :func:`for_log` keeps rich's wrapping from starting a
+line with a ``::`` workflow command; :func:`visible` escapes every unsafe character of one-line stderr messages.
 """
 
 from __future__ import annotations
@@ -11,8 +7,6 @@ from __future__ import annotations
 import re
 
 from graphrag_audit.sanitise.common import INVISIBLE, LEGACY_COMMAND, LEGACY_COMMAND_ESCAPED, plain
-
-__all__ = ["plain", "for_log", "inert_log_lines", "visible"]
 
 _WORD_COMMAND = re.compile(r"(?<!\S)::")
 _COMMAND_START = re.compile(r"^((?:[ \t]|\x1b\[[0-9;]*m)*):(?=:)", re.M)
