@@ -161,32 +161,31 @@ def local_search_audit(
     same = drift == (settings.budget, settings.top_k)  # DRIFT's figures are local search's
     sampled = None
     for line in ("1.x", "2.x"):
+        local: dict[int, list[Probe]] = {}
+        steps: dict[int, list[Probe]] = {}
         try:
             search = LocalSearch(model, line, counter, max_probes)
-            probes[line], drift_probes[line] = {}, {}
             for n in model.levels:  # one N read at a time: both budgets pack from the same read
-                probes[line][n] = search.probes(n, settings.budget, settings.top_k)
+                local[n] = search.probes(n, settings.budget, settings.top_k)
                 if drift is not None:
-                    drift_probes[line][n] = probes[line][n] if same else search.probes(n, *drift)
+                    steps[n] = local[n] if same else search.probes(n, *drift)
         except ValueError:  # the layout lacks what this line reads (entity ids)
-            probes.pop(line, None)
             continue
-        sampled = search.sampled
-    if "2.x" in probes:
-        probes["3.x"] = probes["2.x"]
-    drift_probes = {line: drift_probes[line if line == "1.x" else "2.x"] for line in probes} if drift else {}
+        probes[line], drift_probes[line], sampled = local, steps, search.sampled
+    for found in (probes, drift_probes):
+        if "2.x" in found:
+            found["3.x"] = found["2.x"]
     by_level = {}
     for n in model.levels:
         versions = {
-            line: {"graphrag": GRAPHRAG[line], "status": statuses[line], **summarise(probes[line][n])}
-            for line in VERSION_LINES
-            if line in probes
+            line: {"graphrag": GRAPHRAG[line], "status": statuses[line], **summarise(by_n[n])}
+            for line, by_n in probes.items()
         }
         entry: dict = {"budget_tokens": settings.budget, "by_version": versions}
         if sampled:
             entry["sampled"] = {"probes": sampled[0], "of": sampled[1]}
         by_level[n] = entry
-    return LocalAudit(settings, by_level, probes, statuses, sampled, counter, drift_probes)
+    return LocalAudit(settings, by_level, probes, statuses, sampled, counter, drift_probes if drift else {})
 
 
 def local_what_if(model: IndexModel, audit: LocalAudit, n: int, entities: Sequence[str]) -> dict:
