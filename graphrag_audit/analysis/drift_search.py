@@ -61,7 +61,7 @@ class DriftAudit:
     the pool's report ids without an embedding (lines whose store was read)."""
 
     settings: DriftSettings
-    by_level: dict[int, dict]
+    by_level: dict  # N -> JSON (community_level None: none)
     missing: dict[str, dict[int, list[str]]]
     statuses: dict[str, str]
 

@@ -132,7 +132,7 @@ class LocalAudit:
     N -> the probes (for the findings)."""
 
     settings: LocalSettings
-    by_level: dict[int, dict]
+    by_level: dict  # N -> JSON (community_level None: none)
     probes: dict[str, dict[int, list[Probe]]]
     statuses: dict[str, str]
     sampled: tuple[int, int] | None
