@@ -204,14 +204,8 @@ def local_what_if(model: IndexModel, audit: LocalAudit, n: int, entities: Sequen
 
     by_version: dict[str, dict] = {}
     for line in audit.probes:
-        if line == "3.x" and "2.x" in by_version:
-            by_version[line] = {
-                **by_version["2.x"],
-                "graphrag": GRAPHRAG[line],
-                "status": audit.statuses[line],
-            }
-            continue
-        context, missing = what_if(model, line, n, entities, audit.settings.budget, audit.counter)
+        if line != "3.x":  # 3.x reads as 2.x
+            context, missing = what_if(model, line, n, entities, audit.settings.budget, audit.counter)
         by_version[line] = {
             "graphrag": GRAPHRAG[line],
             "status": audit.statuses[line],
@@ -248,10 +242,14 @@ def local_findings(
             coarse[line] = (stuck, len(probes))
         if _share(len(blocked), len(probes)) > max_empty:
             empty[line] = (blocked, len(probes))
-    out = []
     budget = audit.settings.budget
+
+    def behaviours(hits: dict, key: str) -> dict:
+        return {k: {"probes": t, key: len(s), "share": _share(len(s), t)} for k, (s, t) in hits.items()}
+
+    out = []
     if coarse:
-        line, (stuck, total) = next(iter(coarse.items()))
+        stuck, total = next(iter(coarse.values()))
         out.append(
             finding(
                 "local-context-coarse",
@@ -260,16 +258,13 @@ def local_findings(
                 f"match as many entities and take the {budget:,}-token budget first",
                 [p.leaf for p in stuck],
                 level=n,
-                behaviours={
-                    k: {"probes": t, "coarse": len(s), "share": _share(len(s), t)}
-                    for k, (s, t) in coarse.items()
-                },
+                behaviours=behaviours(coarse, "coarse"),
                 threshold=max_coarse,
                 budget_tokens=budget,
             )
         )
     if empty:
-        line, (blocked, total) = next(iter(empty.items()))
+        blocked, total = next(iter(empty.values()))
         first = [p.context.did_not_fit for p in blocked if p.context.did_not_fit is not None]
         largest = max(first, key=lambda r: r.tokens)
         out.append(
@@ -281,10 +276,7 @@ def local_findings(
                 f"{largest.community}, takes {largest.tokens:,} tokens",
                 [p.leaf for p in blocked],
                 level=n,
-                behaviours={
-                    k: {"probes": t, "empty": len(b), "share": _share(len(b), t)}
-                    for k, (b, t) in empty.items()
-                },
+                behaviours=behaviours(empty, "empty"),
                 threshold=max_empty,
                 budget_tokens=budget,
                 largest_report={"community": largest.community, "tokens": largest.tokens},

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli import options
+import graphrag_audit.cli.options as options
 from graphrag_audit.cli.run import (
     Progress,
     audit_index,

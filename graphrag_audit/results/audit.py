@@ -6,6 +6,7 @@ Renderers read these and nothing else; each ``to_dict`` writes the documented JS
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from types import MappingProxyType
@@ -369,13 +370,7 @@ class LevelResult:
         object.__setattr__(self, "selected", frozen_map(self.selected))
 
     def to_dict(self) -> dict:
-        return {
-            "community_level": self.community_level,
-            "selected": {b: s.to_dict() for b, s in self.selected.items()},
-            "local_search": self.local_search,
-            "drift_search": self.drift_search,
-            "global_reduce": self.global_reduce,
-        }
+        return fields_dict(self) | {"selected": {b: s.to_dict() for b, s in self.selected.items()}}
 
 
 # ---- the reports listed at the level you query with ----------------------------------------
@@ -599,7 +594,5 @@ class AuditReport:
         return d
 
     def summary(self) -> dict:
-        counts = {s: 0 for s in ("error", "warning", "info")}
-        for f in self.findings:
-            counts[f.severity] += 1
-        return {"findings": counts}
+        counts = Counter(f.severity for f in self.findings)
+        return {"findings": {s: counts[s] for s in ("error", "warning", "info")}}
