@@ -77,15 +77,13 @@ def read_local_settings(model: IndexModel) -> LocalSettings:
     values, origin = read_section(model, "local_search", keys)
     if model.settings_file is not None:
         data = query_settings_data(model.settings_file)
-        section = data.get("local_search") if isinstance(data, dict) else None
         # the tokenizer: 1.x's top-level encoding_model, as global search's (query/factory.py
         # get_local_search_engine @v1.2.0); 2.x's models.<local_search.chat_model_id>.encoding_model, which
         # may name another model than global_search.chat_model_id (get_tokenizer(model_settings) @v2.7.2);
         # 3.x: the model's LiteLLM tokenizer (chat_model.tokenizer @v3.3.0), cl100k_base as for global search
-        models = data.get("models") if isinstance(data, dict) else None
-        if isinstance(models, dict):
-            model_id = (section or {}).get("chat_model_id") or DEFAULT_CHAT_MODEL_ID
-            chosen = models.get(model_id)
+        if isinstance(data.get("models"), dict):
+            model_id = (data.get("local_search") or {}).get("chat_model_id") or DEFAULT_CHAT_MODEL_ID
+            chosen = data["models"].get(model_id)
             encoding = chosen.get("encoding_model") if isinstance(chosen, dict) else None
             key = f"models.{model_id}.encoding_model"
         else:
@@ -103,8 +101,7 @@ def read_section(model: IndexModel, name: str, keys: Sequence[tuple[str, str, ty
     values: dict = {}
     origin = {knob: "graphrag default" for knob, _, _ in keys}
     if model.settings_file is not None:
-        data = query_settings_data(model.settings_file)
-        section = data.get(name) if isinstance(data, dict) else None
+        section = query_settings_data(model.settings_file).get(name)
         if section is not None and not isinstance(section, dict):
             raise IndexInputError(model.settings_file, f"{name} must be a mapping")
         for knob, key, kind in keys:

@@ -258,6 +258,5 @@ def levels_cmd(
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
         if warning:
             say(f"graphrag-audit: warning: $GITHUB_STEP_SUMMARY: {visible(warning)}\n")
-    raise findings_exit(
-        judged if base is not None else report.findings, fail_on
-    )  # a baseline: regressions decide
+    # with a baseline, the regressions decide the exit code
+    raise findings_exit(judged if base is not None else report.findings, fail_on)

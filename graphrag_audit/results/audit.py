@@ -527,10 +527,9 @@ class AuditOptions:
     max_local_coarse: float = 0.25  # local-context-coarse / -empty: analysis/local_search.py
     max_local_empty: float = 0.1
     tokens_per_word: float = 1.33  # reduce-truncation-risk: graphrag/reduce.py DEFAULT_TOKENS_PER_WORD
-    dynamic_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | settings file | "graphrag default")
-    costs_from: tuple[
-        tuple[str, str], ...
-    ] = ()  # (knob, "option" | "<settings file> <key>" | "graphrag default")
+    # (knob, "option" | "<settings file>[ <key>]" | "graphrag default")
+    dynamic_from: tuple[tuple[str, str], ...] = ()
+    costs_from: tuple[tuple[str, str], ...] = ()
     price_in: float | None = None  # USD per million input tokens (--price-in): results/money.py
     price_out: float | None = None  # USD per million output tokens (--price-out)
 
