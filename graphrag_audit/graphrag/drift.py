@@ -9,9 +9,10 @@ Sources, the same at v1.2.0, v2.7.2 and v3.3.0 unless named:
 - ``query/structured_search/drift_search/drift_context.py`` ``build_context``: the primer ranks that whole
   pool by cosine similarity to the query and takes ``report_df.nlargest(drift_k_followups, ...)``.
 - ``query/structured_search/drift_search/search.py`` ``init_local_search``: the follow-ups run local
-  search (:mod:`graphrag_audit.graphrag.local`, ``local_budget``) with ``community_prop = local_search_community_prop``,
+  search (:mod:`graphrag_audit.graphrag.local`) with ``community_prop = local_search_community_prop``,
   ``top_k_mapped_entities = local_search_top_k_mapped_entities`` and the budget
-  ``local_search_max_data_tokens`` (``max_tokens`` in 1.x, ``max_context_tokens`` since 2.0).
+  ``local_search_max_data_tokens`` (``max_tokens`` in 1.x, ``max_context_tokens`` since 2.0): the
+  step's report budget is ``local_budget(local_search_max_data_tokens, local_search_community_prop)``.
 - Defaults: ``config/defaults.py`` ``DRIFT_SEARCH_K_FOLLOW_UPS``, ``DRIFT_LOCAL_SEARCH_COMMUNITY_PROP``,
   ``DRIFT_LOCAL_SEARCH_TOP_K_MAPPED_ENTITIES``, ``DRIFT_LOCAL_SEARCH_MAX_TOKENS`` @v1.2.0 (read by
   ``config/create_graphrag_config.py``, where a 0 reads as the default), ``DriftSearchDefaults`` @v2.7.2
