@@ -201,7 +201,7 @@ def local_what_if(model: IndexModel, audit: LocalAudit, n: int, entities: Sequen
 
     by_version: dict[str, dict] = {}
     for line in audit.probes:
-        if line != "3.x":  # 3.x reads as 2.x
+        if line != "3.x" or "2.x" not in audit.probes:  # 3.x reads as 2.x
             context, missing = what_if(model, line, n, entities, audit.settings.budget, audit.counter)
         by_version[line] = {
             "graphrag": GRAPHRAG[line],
