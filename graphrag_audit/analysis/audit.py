@@ -179,23 +179,25 @@ def audit_with_model(
     levels = with_dynamic(model, levels, options, coster)
     lap("dynamic")
 
-    # local search packs reports by tokens: with --no-costs (no token counts) it is not audited
+    # local search packs reports by tokens: with --no-costs (no token counts) it is not audited;
     # DRIFT's local steps are the same probes packed with its own budget (analysis/drift_search.py)
     local = drift = None
     if coster is not None:
         drift_settings = read_drift_settings(model)
         local = _local_search(model, options, coster.counter, (drift_settings.budget, drift_settings.top_k))
-        drift = drift_search_audit(model, local, drift_settings, selections) if local is not None else None
-    if local is not None:
-        by_level: dict = local.by_level  # community_level None: none (local search takes an int)
-        if options.entities:  # --entities: at --level, the deepest level when beyond the tree
-            n = min(options.level, max(by_level))
-            by_level[n] = {**by_level[n], "what_if": local_what_if(model, local, n, options.entities)}
-        levels = [dataclasses.replace(r, local_search=by_level.get(r.community_level)) for r in levels]
-    if drift is not None:
-        drift_by_level: dict = drift.by_level  # community_level None: none, as local search
-        levels = [dataclasses.replace(r, drift_search=drift_by_level.get(r.community_level)) for r in levels]
-    if coster is not None:  # the map calls were counted
+        if local is not None:
+            drift = drift_search_audit(model, local, drift_settings, selections)
+            if options.entities:  # --entities: at --level, the deepest level when beyond the tree
+                n = min(options.level, max(local.by_level))
+                local.by_level[n] |= {"what_if": local_what_if(model, local, n, options.entities)}
+            levels = [  # community_level None: none (local and DRIFT search take an int)
+                dataclasses.replace(
+                    r,
+                    local_search=local.by_level.get(r.community_level),
+                    drift_search=drift.by_level.get(r.community_level),
+                )
+                for r in levels
+            ]
         levels = with_global_reduce(model, levels, options.tokens_per_word, coster.counter)
 
     findings += level_findings(options, depth, levels, clustered, model.has_reports_table)

@@ -18,10 +18,9 @@ from graphrag_audit.graphrag.drift import (
     DEFAULT_K_FOLLOWUPS,
     DEFAULT_MAX_DATA_TOKENS,
     DEFAULT_TOP_K,
-    drift_budget,
     pool_by_level,
 )
-from graphrag_audit.graphrag.local import summarise
+from graphrag_audit.graphrag.local import local_budget, summarise
 from graphrag_audit.io.vector_store import INSTALL_HINT, EmbeddingStore, embedded_ids, locate, report_ids
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.results.audit import EXACT
@@ -41,7 +40,7 @@ class DriftSettings:
 
     @property
     def budget(self) -> int:
-        return drift_budget(self.max_data_tokens, self.community_prop)
+        return local_budget(self.max_data_tokens, self.community_prop)
 
 
 def read_drift_settings(model: IndexModel) -> DriftSettings:
@@ -62,19 +61,9 @@ class DriftAudit:
     the pool's report ids without an embedding (lines whose store was read)."""
 
     settings: DriftSettings
-    by_level: dict[int, dict]
+    by_level: dict  # N -> JSON (community_level None: none)
     missing: dict[str, dict[int, list[str]]]
     statuses: dict[str, str]
-
-
-def embedding_checks(model: IndexModel, lines) -> dict[str, EmbeddingStore | str]:
-    """Per line, the LanceDB table its DRIFT search reads, or why the preflight does not run."""
-    out: dict[str, EmbeddingStore | str] = {}
-    for line in lines:
-        out[line] = locate(model, line)
-        if isinstance(out[line], EmbeddingStore) and importlib.util.find_spec("lancedb") is None:
-            out[line] = INSTALL_HINT
-    return out
 
 
 def drift_search_audit(
@@ -86,9 +75,10 @@ def drift_search_audit(
     read: dict[EmbeddingStore, set[str] | None] = {}
     checks: dict[str, dict] = {}
     embedded: dict[str, set[str]] = {}
-    for line, store in embedding_checks(model, local.drift_probes).items():
-        if isinstance(store, str):
-            checks[line] = {"status": "not_run", "reason": store}
+    for line in local.drift_probes:
+        store = locate(model, line)
+        if isinstance(store, str) or importlib.util.find_spec("lancedb") is None:
+            checks[line] = {"status": "not_run", "reason": store if isinstance(store, str) else INSTALL_HINT}
             continue
         if store not in read:
             try:

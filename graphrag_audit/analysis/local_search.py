@@ -77,15 +77,13 @@ def read_local_settings(model: IndexModel) -> LocalSettings:
     values, origin = read_section(model, "local_search", keys)
     if model.settings_file is not None:
         data = query_settings_data(model.settings_file)
-        section = data.get("local_search") if isinstance(data, dict) else None
         # the tokenizer: 1.x's top-level encoding_model, as global search's (query/factory.py
         # get_local_search_engine @v1.2.0); 2.x's models.<local_search.chat_model_id>.encoding_model, which
         # may name another model than global_search.chat_model_id (get_tokenizer(model_settings) @v2.7.2);
         # 3.x: the model's LiteLLM tokenizer (chat_model.tokenizer @v3.3.0), cl100k_base as for global search
-        models = data.get("models") if isinstance(data, dict) else None
-        if isinstance(models, dict):
-            model_id = (section or {}).get("chat_model_id") or DEFAULT_CHAT_MODEL_ID
-            chosen = models.get(model_id)
+        if isinstance(data.get("models"), dict):
+            model_id = (data.get("local_search") or {}).get("chat_model_id") or DEFAULT_CHAT_MODEL_ID
+            chosen = data["models"].get(model_id)
             encoding = chosen.get("encoding_model") if isinstance(chosen, dict) else None
             key = f"models.{model_id}.encoding_model"
         else:
@@ -103,8 +101,7 @@ def read_section(model: IndexModel, name: str, keys: Sequence[tuple[str, str, ty
     values: dict = {}
     origin = {knob: "graphrag default" for knob, _, _ in keys}
     if model.settings_file is not None:
-        data = query_settings_data(model.settings_file)
-        section = data.get(name) if isinstance(data, dict) else None
+        section = query_settings_data(model.settings_file).get(name)
         if section is not None and not isinstance(section, dict):
             raise IndexInputError(model.settings_file, f"{name} must be a mapping")
         for knob, key, kind in keys:
@@ -132,7 +129,7 @@ class LocalAudit:
     N -> the probes (for the findings)."""
 
     settings: LocalSettings
-    by_level: dict[int, dict]
+    by_level: dict  # N -> JSON (community_level None: none)
     probes: dict[str, dict[int, list[Probe]]]
     statuses: dict[str, str]
     sampled: tuple[int, int] | None
@@ -161,32 +158,31 @@ def local_search_audit(
     same = drift == (settings.budget, settings.top_k)  # DRIFT's figures are local search's
     sampled = None
     for line in ("1.x", "2.x"):
+        local: dict[int, list[Probe]] = {}
+        steps: dict[int, list[Probe]] = {}
         try:
             search = LocalSearch(model, line, counter, max_probes)
-            probes[line], drift_probes[line] = {}, {}
             for n in model.levels:  # one N read at a time: both budgets pack from the same read
-                probes[line][n] = search.probes(n, settings.budget, settings.top_k)
+                local[n] = search.probes(n, settings.budget, settings.top_k)
                 if drift is not None:
-                    drift_probes[line][n] = probes[line][n] if same else search.probes(n, *drift)
+                    steps[n] = local[n] if same else search.probes(n, *drift)
         except ValueError:  # the layout lacks what this line reads (entity ids)
-            probes.pop(line, None)
             continue
-        sampled = search.sampled
-    if "2.x" in probes:
-        probes["3.x"] = probes["2.x"]
-    drift_probes = {line: drift_probes[line if line == "1.x" else "2.x"] for line in probes} if drift else {}
+        probes[line], drift_probes[line], sampled = local, steps, search.sampled
+    for found in (probes, drift_probes):
+        if "2.x" in found:
+            found["3.x"] = found["2.x"]
     by_level = {}
     for n in model.levels:
         versions = {
-            line: {"graphrag": GRAPHRAG[line], "status": statuses[line], **summarise(probes[line][n])}
-            for line in VERSION_LINES
-            if line in probes
+            line: {"graphrag": GRAPHRAG[line], "status": statuses[line], **summarise(by_n[n])}
+            for line, by_n in probes.items()
         }
         entry: dict = {"budget_tokens": settings.budget, "by_version": versions}
         if sampled:
             entry["sampled"] = {"probes": sampled[0], "of": sampled[1]}
         by_level[n] = entry
-    return LocalAudit(settings, by_level, probes, statuses, sampled, counter, drift_probes)
+    return LocalAudit(settings, by_level, probes, statuses, sampled, counter, drift_probes if drift else {})
 
 
 def local_what_if(model: IndexModel, audit: LocalAudit, n: int, entities: Sequence[str]) -> dict:
@@ -205,14 +201,8 @@ def local_what_if(model: IndexModel, audit: LocalAudit, n: int, entities: Sequen
 
     by_version: dict[str, dict] = {}
     for line in audit.probes:
-        if line == "3.x" and "2.x" in by_version:
-            by_version[line] = {
-                **by_version["2.x"],
-                "graphrag": GRAPHRAG[line],
-                "status": audit.statuses[line],
-            }
-            continue
-        context, missing = what_if(model, line, n, entities, audit.settings.budget, audit.counter)
+        if line != "3.x" or "2.x" not in audit.probes:  # 3.x reads as 2.x
+            context, missing = what_if(model, line, n, entities, audit.settings.budget, audit.counter)
         by_version[line] = {
             "graphrag": GRAPHRAG[line],
             "status": audit.statuses[line],
@@ -249,10 +239,14 @@ def local_findings(
             coarse[line] = (stuck, len(probes))
         if _share(len(blocked), len(probes)) > max_empty:
             empty[line] = (blocked, len(probes))
-    out = []
     budget = audit.settings.budget
+
+    def behaviours(hits: dict, key: str) -> dict:
+        return {k: {"probes": t, key: len(s), "share": _share(len(s), t)} for k, (s, t) in hits.items()}
+
+    out = []
     if coarse:
-        line, (stuck, total) = next(iter(coarse.items()))
+        stuck, total = next(iter(coarse.values()))
         out.append(
             finding(
                 "local-context-coarse",
@@ -261,16 +255,13 @@ def local_findings(
                 f"match as many entities and take the {budget:,}-token budget first",
                 [p.leaf for p in stuck],
                 level=n,
-                behaviours={
-                    k: {"probes": t, "coarse": len(s), "share": _share(len(s), t)}
-                    for k, (s, t) in coarse.items()
-                },
+                behaviours=behaviours(coarse, "coarse"),
                 threshold=max_coarse,
                 budget_tokens=budget,
             )
         )
     if empty:
-        line, (blocked, total) = next(iter(empty.items()))
+        blocked, total = next(iter(empty.values()))
         first = [p.context.did_not_fit for p in blocked if p.context.did_not_fit is not None]
         largest = max(first, key=lambda r: r.tokens)
         out.append(
@@ -282,10 +273,7 @@ def local_findings(
                 f"{largest.community}, takes {largest.tokens:,} tokens",
                 [p.leaf for p in blocked],
                 level=n,
-                behaviours={
-                    k: {"probes": t, "empty": len(b), "share": _share(len(b), t)}
-                    for k, (b, t) in empty.items()
-                },
+                behaviours=behaviours(empty, "empty"),
                 threshold=max_empty,
                 budget_tokens=budget,
                 largest_report={"community": largest.community, "tokens": largest.tokens},

@@ -10,53 +10,7 @@ from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import (
-    DEFAULT_MAX_COVERAGE_DROP,
-    DEFAULT_MAX_INFLATION,
-    DEFAULT_MAX_LOCAL_COARSE,
-    DEFAULT_MAX_LOCAL_EMPTY,
-    DEFAULT_MAX_MAP_CALLS_INCREASE,
-    DEFAULT_MAX_UNREACHABLE,
-    DEFAULT_MIN_COVERAGE,
-    DEFAULT_TOKENS_PER_WORD,
-    AuditLevel,
-    Color,
-    ColorOpt,
-    Debug,
-    DynamicMaxLevel,
-    Entities,
-    FailOn,
-    FailOnOpt,
-    IncludeHypothetical,
-    IncludeTitles,
-    IndexDir,
-    JsonIds,
-    KeepParent,
-    LevelsFormatOpt,
-    MaxContextTokens,
-    MaxCoverageDrop,
-    MaxInflation,
-    MaxLocalCoarse,
-    MaxLocalEmpty,
-    MaxMapCallsIncrease,
-    MaxUnreachable,
-    MinCoverage,
-    NoCosts,
-    NumRepeats,
-    Output,
-    Query,
-    Relevant,
-    Threshold,
-    TokenCacheDir,
-    Tokenizer,
-    TokensPerWord,
-    UseSummary,
-    Width,
-    parse_entities,
-    parse_relevant,
-    regression_limits,
-    relevant_file,
-)
+import graphrag_audit.cli.options as options
 from graphrag_audit.cli.run import (
     Progress,
     audit_index,
@@ -80,21 +34,21 @@ from graphrag_audit.render.formats import LevelsFormat, renderer, streamer
 
 
 def levels_cmd(
-    index_dir: IndexDir,
-    level: AuditLevel = None,
-    fmt: LevelsFormatOpt = LevelsFormat.text,
-    output: Output = None,
-    fail_on: FailOnOpt = FailOn.error,
-    max_unreachable: MaxUnreachable = DEFAULT_MAX_UNREACHABLE,
-    max_inflation: MaxInflation = DEFAULT_MAX_INFLATION,
-    min_coverage: MinCoverage = DEFAULT_MIN_COVERAGE,
-    max_local_coarse: MaxLocalCoarse = DEFAULT_MAX_LOCAL_COARSE,
-    max_local_empty: MaxLocalEmpty = DEFAULT_MAX_LOCAL_EMPTY,
-    tokens_per_word: TokensPerWord = DEFAULT_TOKENS_PER_WORD,
-    tokenizer: Tokenizer = None,
-    max_context_tokens: MaxContextTokens = None,
-    no_costs: NoCosts = False,
-    token_cache: TokenCacheDir = None,
+    index_dir: options.IndexDir,
+    level: options.AuditLevel = None,
+    fmt: options.LevelsFormatOpt = LevelsFormat.text,
+    output: options.Output = None,
+    fail_on: options.FailOnOpt = options.FailOn.error,
+    max_unreachable: options.MaxUnreachable = options.DEFAULT_MAX_UNREACHABLE,
+    max_inflation: options.MaxInflation = options.DEFAULT_MAX_INFLATION,
+    min_coverage: options.MinCoverage = options.DEFAULT_MIN_COVERAGE,
+    max_local_coarse: options.MaxLocalCoarse = options.DEFAULT_MAX_LOCAL_COARSE,
+    max_local_empty: options.MaxLocalEmpty = options.DEFAULT_MAX_LOCAL_EMPTY,
+    tokens_per_word: options.TokensPerWord = options.DEFAULT_TOKENS_PER_WORD,
+    tokenizer: options.Tokenizer = None,
+    max_context_tokens: options.MaxContextTokens = None,
+    no_costs: options.NoCosts = False,
+    token_cache: options.TokenCacheDir = None,
     list_reports: Annotated[
         bool,
         typer.Option(
@@ -105,13 +59,13 @@ def levels_cmd(
         ),
     ] = False,
     json_ids: Annotated[
-        JsonIds,
+        options.JsonIds,
         typer.Option(
             "--json-ids",
             help="-f json: 'full' lists every level's community ids (the default contract); 'level' "
             "keeps the id lists of --level only.",
         ),
-    ] = JsonIds.full,
+    ] = options.JsonIds.full,
     verify: Annotated[
         bool,
         typer.Option(
@@ -121,14 +75,14 @@ def levels_cmd(
             "be imported here.",
         ),
     ] = False,
-    num_repeats: NumRepeats = None,
-    threshold: Threshold = None,
-    keep_parent: KeepParent = None,
-    max_level: DynamicMaxLevel = None,
-    use_summary: UseSummary = None,
-    query: Query = "",
-    relevant: Relevant = None,
-    entities: Entities = None,
+    num_repeats: options.NumRepeats = None,
+    threshold: options.Threshold = None,
+    keep_parent: options.KeepParent = None,
+    max_level: options.DynamicMaxLevel = None,
+    use_summary: options.UseSummary = None,
+    query: options.Query = "",
+    relevant: options.Relevant = None,
+    entities: options.Entities = None,
     price_in: Annotated[
         float | None,
         typer.Option(
@@ -149,9 +103,9 @@ def levels_cmd(
             "map call, 2,000 for the reduce).",
         ),
     ] = None,
-    color: ColorOpt = Color.auto,
-    width: Width = None,
-    debug: Debug = False,
+    color: options.ColorOpt = options.Color.auto,
+    width: options.Width = None,
+    debug: options.Debug = False,
     verbose: Annotated[
         bool,
         typer.Option(
@@ -161,7 +115,7 @@ def levels_cmd(
             "(which tables and columns told it).",
         ),
     ] = False,
-    include_titles: IncludeTitles = False,
+    include_titles: options.IncludeTitles = False,
     brief: Annotated[
         bool,
         typer.Option(
@@ -192,23 +146,25 @@ def levels_cmd(
             "--fail-on.",
         ),
     ] = None,
-    max_map_calls_increase: MaxMapCallsIncrease = DEFAULT_MAX_MAP_CALLS_INCREASE,
-    max_coverage_drop: MaxCoverageDrop = DEFAULT_MAX_COVERAGE_DROP,
-    include_hypothetical: IncludeHypothetical = False,
+    max_map_calls_increase: options.MaxMapCallsIncrease = options.DEFAULT_MAX_MAP_CALLS_INCREASE,
+    max_coverage_drop: options.MaxCoverageDrop = options.DEFAULT_MAX_COVERAGE_DROP,
+    include_hypothetical: options.IncludeHypothetical = False,
 ):
     """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
     values = dict(locals())  # audit_options reads the parameters named as AuditOptions fields
-    relevant_ids = parsed(parse_relevant, relevant)
-    reads = (baseline, relevant_file(relevant))  # files this run reads: never written over
+    relevant_ids = parsed(options.parse_relevant, relevant)
+    reads = (baseline, options.relevant_file(relevant))  # files this run reads: never written over
     output, guard = output_target(output, index_dir, reads)
     level = 2 if level is None else level  # graphrag's CLI default
-    names = parsed(parse_entities, entities, no_costs)
+    names = parsed(options.parse_entities, entities, no_costs)
     base = None
     if baseline is not None:
         from graphrag_audit.analysis.diff import snapshot_of_json
         from graphrag_audit.io.baseline import read_baseline
 
-        limits = parsed(regression_limits, max_map_calls_increase, max_coverage_drop, include_hypothetical)
+        limits = parsed(
+            options.regression_limits, max_map_calls_increase, max_coverage_drop, include_hypothetical
+        )
         base = run_guarded(lambda: snapshot_of_json(read_baseline(baseline), baseline), debug)
     summary = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == LevelsFormat.github else None
     if summary:
@@ -302,6 +258,5 @@ def levels_cmd(
             raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
         if warning:
             say(f"graphrag-audit: warning: $GITHUB_STEP_SUMMARY: {visible(warning)}\n")
-    raise findings_exit(
-        judged if base is not None else report.findings, fail_on
-    )  # a baseline: regressions decide
+    # with a baseline, the regressions decide the exit code
+    raise findings_exit(judged if base is not None else report.findings, fail_on)

@@ -43,7 +43,12 @@ DEFAULT_TOKENIZER = "cl100k_base"
 DEFAULT_MAX_CONTEXT_TOKENS = 12000
 
 _FORMAT_HELP = "Output format."
-_LEVEL_ENV = "GRAPHRAG_AUDIT_LEVEL"
+
+
+def _env(*names: str, **kwargs):
+    """``typer.Option(*names)`` also read from GRAPHRAG_AUDIT_<FLAG> (--max-unreachable: ..._MAX_UNREACHABLE)."""
+    return typer.Option(*names, envvar="GRAPHRAG_AUDIT_" + names[0][2:].upper().replace("-", "_"), **kwargs)
+
 
 IndexDir = Annotated[
     Path,
@@ -66,9 +71,8 @@ Output = Annotated[
 
 Tokenizer = Annotated[
     str | None,
-    typer.Option(
+    _env(
         "--tokenizer",
-        envvar="GRAPHRAG_AUDIT_TOKENIZER",
         help="cl100k_base (exact, graphrag's default), o200k_base, or estimate (fast approximation). levels and "
         "report default to the project settings' encoding_model (1.x; 2.x: models.<chat model>.encoding_model), "
         "else cl100k_base; plan to cl100k_base.",
@@ -89,27 +93,23 @@ NoCosts = Annotated[bool, typer.Option("--no-costs", help="Skip token counting a
 
 TokenCacheDir = Annotated[
     Path | None,
-    typer.Option(
+    _env(
         "--token-cache",
         metavar="DIR",
-        envvar="GRAPHRAG_AUDIT_TOKEN_CACHE",
         help="Keep exact token counts in DIR (created; one file) and reuse them on the next run: same output.",
     ),
 ]
 
 ColorOpt = Annotated[
     Color,
-    typer.Option(
-        "--color", envvar="GRAPHRAG_AUDIT_COLOR", help="Colour in text output (NO_COLOR is honoured)."
-    ),
+    _env("--color", help="Colour in text output (NO_COLOR is honoured)."),
 ]
 
 Width = Annotated[
     int | None,
-    typer.Option(
+    _env(
         "--width",
         min=40,
-        envvar="GRAPHRAG_AUDIT_WIDTH",
         help="Text output width, at least 40 (default: COLUMNS, else the terminal's width, also when piped, "
         "raised to 40 when narrower; 100 with no terminal or with -o FILE).",
     ),
@@ -119,17 +119,14 @@ Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors
 
 FailOnOpt = Annotated[
     FailOn,
-    typer.Option(
+    _env(
         "--fail-on",
-        envvar="GRAPHRAG_AUDIT_FAIL_ON",
         help="Exit 1 when a finding of this severity or worse exists.",
     ),
 ]
 
 # --format: one alias per command (the sets differ; only levels reads GRAPHRAG_AUDIT_FORMAT)
-LevelsFormatOpt = Annotated[
-    LevelsFormat, typer.Option("--format", "-f", envvar="GRAPHRAG_AUDIT_FORMAT", help=_FORMAT_HELP)
-]
+LevelsFormatOpt = Annotated[LevelsFormat, _env("--format", "-f", help=_FORMAT_HELP)]
 TreeFormatOpt = Annotated[TreeFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 PlanFormatOpt = Annotated[PlanFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 DiffFormatOpt = Annotated[DiffFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
@@ -139,33 +136,30 @@ UpdateRunFormatOpt = Annotated[UpdateRunFormat, typer.Option("--format", "-f", h
 # tree does not read GRAPHRAG_AUDIT_LEVEL): one alias per meaning
 AuditLevel = Annotated[
     int | None,
-    typer.Option(
+    _env(
         "--level",
         "-l",
         min=0,
-        envvar=_LEVEL_ENV,
         help="The community_level your application queries with (findings are checked there; default 2 like "
         "graphrag's CLI). --list-reports lists the reports it sends.",
     ),
 ]
 DiffLevel = Annotated[
     int | None,
-    typer.Option(
+    _env(
         "--level",
         "-l",
         min=0,
-        envvar=_LEVEL_ENV,
         help="The community_level your application queries with: the regressions are checked there (default 2 like "
         "graphrag's CLI); the table shows every level.",
     ),
 ]
 ReportLevel = Annotated[
     int,
-    typer.Option(
+    _env(
         "--level",
         "-l",
         min=0,
-        envvar=_LEVEL_ENV,
         help="The community_level whose selection colours the tree (default 2 like graphrag's CLI).",
     ),
 ]
@@ -193,64 +187,58 @@ IncludeTitles = Annotated[
 # the finding thresholds (levels checks them; report shows the findings they decide)
 MaxUnreachable = Annotated[
     float,
-    typer.Option(
+    _env(
         "--max-unreachable",
         min=0.0,
         max=1.0,
-        envvar="GRAPHRAG_AUDIT_MAX_UNREACHABLE",
         help="depth-mismatch fires when a larger share of roots or entities cannot reach --level.",
     ),
 ]
 MaxInflation = Annotated[
     float,
-    typer.Option(
+    _env(
         "--max-inflation",
         min=1.0,
-        envvar="GRAPHRAG_AUDIT_MAX_INFLATION",
         help="v2-inflation fires when graphrag >= 2.0 sends more than this many times the reports of "
         "graphrag < 2.0 at --level.",
     ),
 ]
 MinCoverage = Annotated[
     float,
-    typer.Option(
+    _env(
         "--min-coverage",
         min=0.0,
         max=1.0,
-        envvar="GRAPHRAG_AUDIT_MIN_COVERAGE",
         help="low-coverage fires when the reports sent at --level cover a smaller share of the clustered "
         "entities.",
     ),
 ]
 MaxLocalCoarse = Annotated[
     float,
-    typer.Option(
+    _env(
         "--max-local-coarse",
         min=0.0,
         max=1.0,
-        envvar="GRAPHRAG_AUDIT_MAX_LOCAL_COARSE",
         help="local-context-coarse fires when local search gives a larger share of the probes a finest "
         "report coarser than min(--level, their leaf's level).",
     ),
 ]
 MaxLocalEmpty = Annotated[
     float,
-    typer.Option(
+    _env(
         "--max-local-empty",
         min=0.0,
         max=1.0,
-        envvar="GRAPHRAG_AUDIT_MAX_LOCAL_EMPTY",
         help="local-context-empty fires when local search puts no report in context for a larger share "
         "of the probes (the first report does not fit its budget).",
     ),
 ]
 TokensPerWord = Annotated[
     float,
-    typer.Option(
+    _env(
         "--tokens-per-word",
         min=0.1,
         max=10.0,
-        envvar="GRAPHRAG_AUDIT_TOKENS_PER_WORD",
         help="Global search's reduce: tokens per word of a full-length map answer (graphrag >= 2.0 limits "
         "it to map_max_length words); reduce-truncation-risk fires when --level's map calls exceed the "
         "answers data_max_tokens holds. 1.33: OpenAI's 3/4 word per token for English.",

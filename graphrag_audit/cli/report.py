@@ -7,38 +7,7 @@ from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import (
-    DEFAULT_MAX_INFLATION,
-    DEFAULT_MAX_LOCAL_COARSE,
-    DEFAULT_MAX_LOCAL_EMPTY,
-    DEFAULT_MAX_UNREACHABLE,
-    DEFAULT_MIN_COVERAGE,
-    DEFAULT_TOKENS_PER_WORD,
-    Debug,
-    DynamicMaxLevel,
-    Entities,
-    IndexDir,
-    KeepParent,
-    MaxContextTokens,
-    MaxInflation,
-    MaxLocalCoarse,
-    MaxLocalEmpty,
-    MaxUnreachable,
-    MinCoverage,
-    NoCosts,
-    NumRepeats,
-    Query,
-    Relevant,
-    ReportLevel,
-    Threshold,
-    TokenCacheDir,
-    Tokenizer,
-    TokensPerWord,
-    UseSummary,
-    parse_entities,
-    parse_relevant,
-    relevant_file,
-)
+import graphrag_audit.cli.options as options
 from graphrag_audit.cli.run import (
     audit_index,
     audit_options,
@@ -56,7 +25,7 @@ from graphrag_audit.render.formats import ReportFormat, renderer
 
 
 def report_cmd(
-    index_dir: IndexDir,
+    index_dir: options.IndexDir,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -66,37 +35,37 @@ def report_cmd(
             "directory; - = stdout).",
         ),
     ] = None,
-    level: ReportLevel = 2,
-    max_unreachable: MaxUnreachable = DEFAULT_MAX_UNREACHABLE,
-    max_inflation: MaxInflation = DEFAULT_MAX_INFLATION,
-    min_coverage: MinCoverage = DEFAULT_MIN_COVERAGE,
-    max_local_coarse: MaxLocalCoarse = DEFAULT_MAX_LOCAL_COARSE,
-    max_local_empty: MaxLocalEmpty = DEFAULT_MAX_LOCAL_EMPTY,
-    tokens_per_word: TokensPerWord = DEFAULT_TOKENS_PER_WORD,
-    tokenizer: Tokenizer = None,
-    max_context_tokens: MaxContextTokens = None,
-    no_costs: NoCosts = False,
-    token_cache: TokenCacheDir = None,
-    num_repeats: NumRepeats = None,
-    threshold: Threshold = None,
-    keep_parent: KeepParent = None,
-    max_level: DynamicMaxLevel = None,
-    use_summary: UseSummary = None,
-    query: Query = "",
-    relevant: Relevant = None,
-    entities: Entities = None,
-    debug: Debug = False,
+    level: options.ReportLevel = 2,
+    max_unreachable: options.MaxUnreachable = options.DEFAULT_MAX_UNREACHABLE,
+    max_inflation: options.MaxInflation = options.DEFAULT_MAX_INFLATION,
+    min_coverage: options.MinCoverage = options.DEFAULT_MIN_COVERAGE,
+    max_local_coarse: options.MaxLocalCoarse = options.DEFAULT_MAX_LOCAL_COARSE,
+    max_local_empty: options.MaxLocalEmpty = options.DEFAULT_MAX_LOCAL_EMPTY,
+    tokens_per_word: options.TokensPerWord = options.DEFAULT_TOKENS_PER_WORD,
+    tokenizer: options.Tokenizer = None,
+    max_context_tokens: options.MaxContextTokens = None,
+    no_costs: options.NoCosts = False,
+    token_cache: options.TokenCacheDir = None,
+    num_repeats: options.NumRepeats = None,
+    threshold: options.Threshold = None,
+    keep_parent: options.KeepParent = None,
+    max_level: options.DynamicMaxLevel = None,
+    use_summary: options.UseSummary = None,
+    query: options.Query = "",
+    relevant: options.Relevant = None,
+    entities: options.Entities = None,
+    debug: options.Debug = False,
 ):
     """One self-contained HTML file: header, per-level table, dynamic selection per graphrag line, the tree
     coloured by what N sends, charts. Says on stderr what it wrote (unless -o -)."""
     values = dict(locals())  # audit_options reads the parameters named as AuditOptions fields
     if output is None:
         raise fail("report: -o FILE.html is required")
-    relevant_ids = parsed(parse_relevant, relevant)
-    names = parsed(parse_entities, entities, no_costs)
+    relevant_ids = parsed(options.parse_relevant, relevant)
+    names = parsed(options.parse_entities, entities, no_costs)
     if tokenizer is not None:
         check_tokenizer(tokenizer)
-    reads = (relevant_file(relevant),)
+    reads = (options.relevant_file(relevant),)
     output, guard = output_target(output, index_dir, reads)
     cache = open_token_cache(None if no_costs else token_cache, guard, index_dir, reads, debug)
 

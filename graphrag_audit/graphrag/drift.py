@@ -11,7 +11,8 @@ Sources, the same at v1.2.0, v2.7.2 and v3.3.0 unless named:
 - ``query/structured_search/drift_search/search.py`` ``init_local_search``: the follow-ups run local
   search (:mod:`graphrag_audit.graphrag.local`) with ``community_prop = local_search_community_prop``,
   ``top_k_mapped_entities = local_search_top_k_mapped_entities`` and the budget
-  ``local_search_max_data_tokens`` (``max_tokens`` in 1.x, ``max_context_tokens`` since 2.0).
+  ``local_search_max_data_tokens`` (``max_tokens`` in 1.x, ``max_context_tokens`` since 2.0): the
+  step's report budget is ``local_budget(local_search_max_data_tokens, local_search_community_prop)``.
 - Defaults: ``config/defaults.py`` ``DRIFT_SEARCH_K_FOLLOW_UPS``, ``DRIFT_LOCAL_SEARCH_COMMUNITY_PROP``,
   ``DRIFT_LOCAL_SEARCH_TOP_K_MAPPED_ENTITIES``, ``DRIFT_LOCAL_SEARCH_MAX_TOKENS`` @v1.2.0 (read by
   ``config/create_graphrag_config.py``, where a 0 reads as the default), ``DriftSearchDefaults`` @v2.7.2
@@ -24,19 +25,10 @@ from collections import Counter
 
 import numpy as np
 
-from graphrag_audit.graphrag.local import local_budget
-
 DEFAULT_K_FOLLOWUPS = 20
 DEFAULT_COMMUNITY_PROP = 0.1
 DEFAULT_MAX_DATA_TOKENS = 12_000
 DEFAULT_TOP_K = 10
-
-
-def drift_budget(
-    max_data_tokens: int = DEFAULT_MAX_DATA_TOKENS, community_prop: float = DEFAULT_COMMUNITY_PROP
-) -> int:
-    """The community-report budget of each local step: the local-search budget with DRIFT's knobs."""
-    return local_budget(max_data_tokens, community_prop)
 
 
 def pool_by_level(levels: np.ndarray, rows: np.ndarray) -> dict[str, int]:

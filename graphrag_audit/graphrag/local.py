@@ -256,19 +256,6 @@ def summarise(probes: Sequence[Probe]) -> dict:
     }
 
 
-def local_search_by_level(
-    model: IndexModel,
-    version: str,
-    budget: int | None = None,
-    counter: TokenCounter | None = None,
-    top_k: int = DEFAULT_TOP_K,
-) -> dict[int, dict]:
-    """:func:`summarise` of the probes at every N = 0 … max level."""
-    budget = local_budget() if budget is None else budget
-    search = LocalSearch(model, version, counter)
-    return {n: summarise(search.probes(n, budget, top_k)) for n in model.levels}
-
-
 def what_if(
     model: IndexModel,
     version: str,

@@ -6,6 +6,7 @@ Renderers read these and nothing else; each ``to_dict`` writes the documented JS
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from types import MappingProxyType
@@ -369,13 +370,7 @@ class LevelResult:
         object.__setattr__(self, "selected", frozen_map(self.selected))
 
     def to_dict(self) -> dict:
-        return {
-            "community_level": self.community_level,
-            "selected": {b: s.to_dict() for b, s in self.selected.items()},
-            "local_search": self.local_search,
-            "drift_search": self.drift_search,
-            "global_reduce": self.global_reduce,
-        }
+        return fields_dict(self) | {"selected": {b: s.to_dict() for b, s in self.selected.items()}}
 
 
 # ---- the reports listed at the level you query with ----------------------------------------
@@ -532,10 +527,9 @@ class AuditOptions:
     max_local_coarse: float = 0.25  # local-context-coarse / -empty: analysis/local_search.py
     max_local_empty: float = 0.1
     tokens_per_word: float = 1.33  # reduce-truncation-risk: graphrag/reduce.py DEFAULT_TOKENS_PER_WORD
-    dynamic_from: tuple[tuple[str, str], ...] = ()  # (knob, "option" | settings file | "graphrag default")
-    costs_from: tuple[
-        tuple[str, str], ...
-    ] = ()  # (knob, "option" | "<settings file> <key>" | "graphrag default")
+    # (knob, "option" | "<settings file>[ <key>]" | "graphrag default")
+    dynamic_from: tuple[tuple[str, str], ...] = ()
+    costs_from: tuple[tuple[str, str], ...] = ()
     price_in: float | None = None  # USD per million input tokens (--price-in): results/money.py
     price_out: float | None = None  # USD per million output tokens (--price-out)
 
@@ -599,7 +593,5 @@ class AuditReport:
         return d
 
     def summary(self) -> dict:
-        counts = {s: 0 for s in ("error", "warning", "info")}
-        for f in self.findings:
-            counts[f.severity] += 1
-        return {"findings": counts}
+        counts = Counter(f.severity for f in self.findings)
+        return {"findings": {s: counts[s] for s in ("error", "warning", "info")}}
