@@ -9,28 +9,20 @@ import unicodedata
 import numpy as np
 
 from graphrag_audit.render.cells import (
-    DRIFT_HEADERS,
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
-    LOCAL_HEADERS,
-    REDUCE_HEADERS,
     WHAT_IF_HEADERS,
     count,
     coverage_table,
-    drift_caption,
-    drift_tables,
     dynamic_at,
     dynamic_detail_rows,
     dynamic_level_rows,
     dynamic_rows,
     level_label,
     level_table,
-    local_caption,
-    local_tables,
     local_what_if_tables,
     number,
-    reduce_caption,
-    reduce_tables,
+    search_section,
     sends,
     size_line,
     with_source,
@@ -91,6 +83,10 @@ CUT_NOTE = (
 
 def _heads(heads) -> str:
     return "<thead><tr>" + "".join(f"<th>{_esc(x)}</th>" for x in heads) + "</tr></thead>"
+
+
+def _rows(rows) -> str:
+    return "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
 
 
 def _text_width(s: str, px: float = 6.6) -> float:
@@ -205,19 +201,25 @@ def _titled(ids, titles: dict, what: str) -> str:
     )
 
 
-def _local(report) -> str:
-    """Local search's community context per graphrag line and N (render/cells.py's rows)."""
-    tables = local_tables(report)
-    if not tables:
+#: per search section of render/cells.py: the HTML id and heading
+SEARCH_SECTIONS = {
+    "local": ("local-search", "Local search by graphrag version"),
+    "drift": ("drift-search", "DRIFT search by graphrag version"),
+    "reduce": ("global-reduce", "Global search's reduce by graphrag version"),
+}
+
+
+def _search(report, kind: str) -> str:
+    """The caption, then per graphrag line its heading and table (render/cells.py's search_section)."""
+    got = search_section(report, kind)
+    if got is None:
         return ""
-    parts = [
-        '<section id="local-search"><h2>Local search by graphrag version</h2>',
-        f'<p class="caption">{_esc(local_caption(report))}</p>',
-    ]
+    caption, headers, tables = got
+    section_id, title = SEARCH_SECTIONS[kind]
+    parts = [f'<section id="{section_id}"><h2>{title}</h2>', f'<p class="caption">{_esc(caption)}</p>']
     for head, rows in tables:
-        body = "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
         parts.append(
-            f'<h3>{_esc(head)}</h3><table class="num">{_heads(LOCAL_HEADERS)}<tbody>{body}</tbody></table>'
+            f'<h3>{_esc(head)}</h3><table class="num">{_heads(headers)}<tbody>{_rows(rows)}</tbody></table>'
         )
     return "".join(parts) + "</section>"
 
@@ -254,40 +256,6 @@ def _local_what_if(report) -> str:
             else ""
         )
         parts.append(f"<h3>{_esc(head)}</h3>{table}{missing}")
-    return "".join(parts) + "</section>"
-
-
-def _drift(report) -> str:
-    """DRIFT search per graphrag line and N (render/cells.py's rows), after the local-search tables."""
-    tables = drift_tables(report)
-    if not tables:
-        return ""
-    parts = [
-        '<section id="drift-search"><h2>DRIFT search by graphrag version</h2>',
-        f'<p class="caption">{_esc(drift_caption(report))}</p>',
-    ]
-    for head, rows in tables:
-        body = "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
-        parts.append(
-            f'<h3>{_esc(head)}</h3><table class="num">{_heads(DRIFT_HEADERS[: len(rows[0])])}<tbody>{body}</tbody></table>'
-        )
-    return "".join(parts) + "</section>"
-
-
-def _reduce(report) -> str:
-    """Global search's reduce headroom per graphrag line and N (render/cells.py's rows)."""
-    tables = reduce_tables(report)
-    if not tables:
-        return ""
-    parts = [
-        '<section id="global-reduce"><h2>Global search\'s reduce by graphrag version</h2>',
-        f'<p class="caption">{_esc(reduce_caption(report))}</p>',
-    ]
-    for head, rows in tables:
-        body = "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
-        parts.append(
-            f'<h3>{_esc(head)}</h3><table class="num">{_heads(REDUCE_HEADERS)}<tbody>{body}</tbody></table>'
-        )
     return "".join(parts) + "</section>"
 
 
@@ -882,10 +850,10 @@ def render_html(report, forest: ForestView) -> str:
                 _header(report),
                 _levels_table(report),
                 _dynamic(report),
-                _local(report),
+                _search(report, "local"),
                 _local_what_if(report),
-                _drift(report),
-                _reduce(report),
+                _search(report, "drift"),
+                _search(report, "reduce"),
                 f'<section id="tree"><h2>The community tree at community_level {_esc(level_label(n))}{capped}</h2>',
                 sent,
                 _legend(forest),

@@ -307,53 +307,28 @@ def _levels_table(report, console, hide, hide_hypothetical: bool):
     elif dyn:
         head = f"Dynamic community selection, LLM rating calls (num_repeats {opts.num_repeats}): "
         parts.append(Text(head + ", ".join(dyn) + "\n"))
-    if local := _local_lines(report, hide_hypothetical):
-        parts.append(Text(local))
-    if drift := _drift_lines(report, hide_hypothetical):
-        parts.append(Text(drift))
-    if reduce := _reduce_lines(report, hide_hypothetical):
-        parts.append(Text(reduce))
+    what_if = [x[: len(x) - len(x.lstrip())] + for_log(x) for x in cells.local_what_if_lines(report)]
+    local = _search_lines(report, "local", hide_hypothetical)
+    blocks = [what_if + [""] * bool(what_if and local) + local]
+    blocks += [_search_lines(report, kind, hide_hypothetical) for kind in ("drift", "reduce")]
+    for lines in blocks:
+        if lines:
+            parts.append(Text("\n".join(lines) + "\n"))
     return Group(*parts)
 
 
-def _local_lines(report, hide_hypothetical: bool = False) -> str:
-    """Local search's community context per graphrag line and N (render/cells.py's rows)."""
-    tables = cells.local_tables(report, hide_hypothetical)
-    lines = [x[: len(x) - len(x.lstrip())] + for_log(x) for x in cells.local_what_if_lines(report)]
-    if not tables:
-        return "\n".join(lines + [""]) if lines else ""
-    lines += [""] * bool(lines) + [cells.local_caption(report)]
+def _search_lines(report, kind: str, hide_hypothetical: bool) -> list[str]:
+    """The caption, then per graphrag line its heading and table (render/cells.py's search_section)."""
+    got = cells.search_section(report, kind, hide_hypothetical)
+    if got is None:
+        return []
+    caption, headers, tables = got
+    lines = [caption]
     for head, rows in tables:
-        rows = [cells.LOCAL_HEADERS] + rows
+        rows = [headers] + rows
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines += [head + ":"] + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(lines) + "\n"
-
-
-def _drift_lines(report, hide_hypothetical: bool = False) -> str:
-    """DRIFT search per graphrag line and N (render/cells.py's rows), after the local-search tables."""
-    tables = cells.drift_tables(report, hide_hypothetical)
-    if not tables:
-        return ""
-    lines = [cells.drift_caption(report)]
-    for head, rows in tables:
-        rows = [cells.DRIFT_HEADERS[: len(rows[0])]] + rows
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines += [head + ":"] + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(lines) + "\n"
-
-
-def _reduce_lines(report, hide_hypothetical: bool = False) -> str:
-    """Global search's reduce headroom per graphrag line and N (render/cells.py's rows)."""
-    tables = cells.reduce_tables(report, hide_hypothetical)
-    if not tables:
-        return ""
-    lines = [cells.reduce_caption(report)]
-    for head, rows in tables:
-        rows = [cells.REDUCE_HEADERS] + rows
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines += [head + ":"] + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _dynamic_lines(report) -> str:
