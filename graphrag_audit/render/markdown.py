@@ -205,13 +205,12 @@ def _md_header(head: str) -> str:
     return head.replace(">=", "≥").replace("<", "&lt;")
 
 
-def _marked(chosen: bool, row: list[str]) -> list[str]:
-    """A table row with the marker column first; the queried level's cells in bold too."""
-    return [MARKER, *(f"**{x}**" for x in row)] if chosen else ["", *row]
-
-
 def _marked_rows(report, cells) -> list[list[str]]:
-    return [_marked(r.community_level == report.options.level, row) for r, row in zip(report.levels, cells)]
+    """Table rows with the marker column first; the queried level's cells in bold too."""
+    return [
+        [MARKER, *(f"**{x}**" for x in row)] if r.community_level == report.options.level else ["", *row]
+        for r, row in zip(report.levels, cells)
+    ]
 
 
 def _legend(report) -> str:
