@@ -532,14 +532,12 @@ def _kept_span(kept, field: str) -> str:
 def dynamic_level_rows(report) -> tuple[list[str], list[list[str]]]:
     """Per N: the candidate pool's rating-call bounds and each graphrag line's rating calls when all / none
     are relevant ("fails" when it raises); empty without a per-line dynamic selection."""
-    fams: list[str] = []
-    labels: dict[str, str] = {}
+    labels: dict[str, str] = {}  # family -> graphrag releases, in first-seen order
     for r in report.levels:
         bv = r.selected["dynamic"].by_version
         for f, v in bv.versions.items() if bv is not None else ():
-            if f not in labels:
-                fams.append(f)
-                labels[f] = v.graphrag
+            labels.setdefault(f, v.graphrag)
+    fams = list(labels)
     if not fams:
         return [], []
     heads = ["N", "pool: calls min–max"] + [f"{labels[f]}: all / none relevant" for f in fams]

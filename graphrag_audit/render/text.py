@@ -190,7 +190,10 @@ def _marked_table(report, console, hide, title, caption, rows, keys, droppable, 
     """One per-N table fitted to the width (numbers are never cut): a marker column, the queried level in
     bold; ``apart``: title and caption as lines of their own (wrapped at the output's width)."""
     chosen = [r.community_level == report.options.level for r in report.levels]
-    heads = _heads(hide)
+    heads = TEXT_HEADERS
+    if hide:  # the map-call column names the one graphrag line left
+        (shown,) = {"v2", "v1"} - set(hide)
+        heads = {**TEXT_HEADERS, "map_calls": f"map calls\n{cells.BEHAVIOUR_SHORT[shown]}"}
     head, foot = (None, None) if apart else (title, caption)
 
     def build(shown):
@@ -206,14 +209,6 @@ def _marked_table(report, console, hide, title, caption, rows, keys, droppable, 
         console, build, keys, droppable, lambda k: TEXT_HEADERS[k].replace("\n", " "), _too_wide
     )
     return [Text(title), t, Text(caption), *note] if apart else [t, *note]
-
-
-def _heads(hide) -> dict:
-    """The per-N tables' headers; the map-call column names the one graphrag line left with ``hide``."""
-    if not hide:
-        return TEXT_HEADERS
-    (shown,) = {"v2", "v1"} - set(hide)
-    return {**TEXT_HEADERS, "map_calls": f"map calls\n{cells.BEHAVIOUR_SHORT[shown]}"}
 
 
 def _marker_note(report, hide_hypothetical: bool) -> str:
