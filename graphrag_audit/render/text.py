@@ -320,10 +320,17 @@ def _search_lines(report, kind: str, hide_hypothetical: bool) -> list[str]:
     caption, headers, tables = got
     lines = [caption]
     for head, rows in tables:
-        rows = [headers] + rows
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines += [head + ":"] + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
+        lines += [head + ":"] + _columns([headers] + rows)
     return lines
+
+
+def _columns(rows: list[list[str]], left: int = 0) -> list[str]:
+    """``rows`` as lines of columns two spaces apart, indented two, right-aligned but the first ``left``."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [
+        "  " + "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+        for r in rows
+    ]
 
 
 def _dynamic_lines(report) -> str:
@@ -341,15 +348,12 @@ def _dynamic_lines(report) -> str:
         for h in heads
     ]
     rows = [[a for a, _ in split], [b for _, b in split]] + cells.dynamic_rows(bv, what_if)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [
         f"Dynamic selection by graphrag version at N={level_label(n)} (rating calls, num_repeats "
         f"{opts.num_repeats};",
         "all/none = every/no report rated relevant):",
     ]
-    for r in rows:
-        padded = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))]
-        lines.append("  " + "  ".join(padded).rstrip())
+    lines += _columns(rows, left=2)  # trailing blanks go in _finished
     lines.append(for_log(cells.dynamic_settings_line(opts)))
     for head, items in cells.dynamic_notes(bv, what_if, opts.query, opts.use_summary):
         lines += [for_log(head)] + ["  " + for_log(t) for t in items]
