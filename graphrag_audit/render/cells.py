@@ -270,41 +270,29 @@ LEVEL_ONLY_NOTE = (
 ASCII_MARKERS = tuple(f"^{i}" for i in range(1, len(SUPERSCRIPTS) + 1))
 
 
-def _markers() -> str | tuple[str, ...]:
-    charset = current_charset()
-    if charset is None:
-        return SUPERSCRIPTS
-    try:
-        SUPERSCRIPTS.encode(charset)
-        return SUPERSCRIPTS
-    except UnicodeEncodeError:
-        return ASCII_MARKERS
-
-
 class Footnotes:
     """Markers for the selections whose graphrag status needs a note, numbered by first use."""
 
     def __init__(self):
-        self.items: list[tuple[str, str]] = []  # (marker, note)
-        self._markers = _markers()
+        self.items: dict[str, str] = {}  # note -> marker, in first-use order
+        self._markers: str | tuple[str, ...] = SUPERSCRIPTS
+        charset = current_charset()
+        try:
+            SUPERSCRIPTS.encode(charset or "utf-8")
+        except UnicodeEncodeError:
+            self._markers = ASCII_MARKERS
 
     def marker(self, outcome) -> str:
         if outcome is None or not outcome.note:
             return ""
-        for m, note in self.items:
-            if note == outcome.note:
-                return m
-        m = (
-            self._markers[len(self.items)]
-            if len(self.items) < len(self._markers)
-            else f"[{len(self.items) + 1}]"
-        )
-        self.items.append((m, outcome.note))
-        return m
+        if outcome.note not in self.items:
+            k = len(self.items)
+            self.items[outcome.note] = self._markers[k] if k < len(self._markers) else f"[{k + 1}]"
+        return self.items[outcome.note]
 
     def lines(self) -> list[str]:
         """One line per note: the marker, then the note (our own text, no index content)."""
-        return [f"{m} {note}." if not note.endswith(".") else f"{m} {note}" for m, note in self.items]
+        return [f"{m} {note}" + ("" if note.endswith(".") else ".") for note, m in self.items.items()]
 
 
 def count_cell(stats, notes: Footnotes) -> str:
