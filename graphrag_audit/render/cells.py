@@ -270,41 +270,29 @@ LEVEL_ONLY_NOTE = (
 ASCII_MARKERS = tuple(f"^{i}" for i in range(1, len(SUPERSCRIPTS) + 1))
 
 
-def _markers() -> str | tuple[str, ...]:
-    charset = current_charset()
-    if charset is None:
-        return SUPERSCRIPTS
-    try:
-        SUPERSCRIPTS.encode(charset)
-        return SUPERSCRIPTS
-    except UnicodeEncodeError:
-        return ASCII_MARKERS
-
-
 class Footnotes:
     """Markers for the selections whose graphrag status needs a note, numbered by first use."""
 
     def __init__(self):
-        self.items: list[tuple[str, str]] = []  # (marker, note)
-        self._markers = _markers()
+        self.items: dict[str, str] = {}  # note -> marker, in first-use order
+        self._markers: str | tuple[str, ...] = SUPERSCRIPTS
+        charset = current_charset()
+        try:
+            SUPERSCRIPTS.encode(charset or "utf-8")
+        except UnicodeEncodeError:
+            self._markers = ASCII_MARKERS
 
     def marker(self, outcome) -> str:
         if outcome is None or not outcome.note:
             return ""
-        for m, note in self.items:
-            if note == outcome.note:
-                return m
-        m = (
-            self._markers[len(self.items)]
-            if len(self.items) < len(self._markers)
-            else f"[{len(self.items) + 1}]"
-        )
-        self.items.append((m, outcome.note))
-        return m
+        if outcome.note not in self.items:
+            k = len(self.items)
+            self.items[outcome.note] = self._markers[k] if k < len(self._markers) else f"[{k + 1}]"
+        return self.items[outcome.note]
 
     def lines(self) -> list[str]:
         """One line per note: the marker, then the note (our own text, no index content)."""
-        return [f"{m} {note}." if not note.endswith(".") else f"{m} {note}" for m, note in self.items]
+        return [f"{m} {note}" + ("" if note.endswith(".") else ".") for note, m in self.items.items()]
 
 
 def count_cell(stats, notes: Footnotes) -> str:
@@ -532,14 +520,12 @@ def _kept_span(kept, field: str) -> str:
 def dynamic_level_rows(report) -> tuple[list[str], list[list[str]]]:
     """Per N: the candidate pool's rating-call bounds and each graphrag line's rating calls when all / none
     are relevant ("fails" when it raises); empty without a per-line dynamic selection."""
-    fams: list[str] = []
-    labels: dict[str, str] = {}
+    labels: dict[str, str] = {}  # family -> graphrag releases, in first-seen order
     for r in report.levels:
         bv = r.selected["dynamic"].by_version
         for f, v in bv.versions.items() if bv is not None else ():
-            if f not in labels:
-                fams.append(f)
-                labels[f] = v.graphrag
+            labels.setdefault(f, v.graphrag)
+    fams = list(labels)
     if not fams:
         return [], []
     heads = ["N", "pool: calls min–max"] + [f"{labels[f]}: all / none relevant" for f in fams]
@@ -716,7 +702,7 @@ def coverage_table(
     return cols, rows
 
 
-# ---- local search's community context per graphrag line (analysis/local_search.py) ---------------------
+# ---- local search, DRIFT search and global search's reduce per graphrag line -----------------------------
 LOCAL_HEADERS = ["N", "finest report at level N", "no community report", "mean reports in context"]
 LOCAL_STATUS = {
     HYPOTHETICAL: " (hypothetical: it cannot read this index)",
@@ -724,34 +710,42 @@ LOCAL_STATUS = {
 }
 
 
-def local_tables(report, hide_hypothetical: bool = False) -> list[tuple[str, list[list[str]]]]:
-    """(heading, one row per N) per graphrag line, lines with the same rows merged: the share of probes
-    whose finest report is at level N, the share with no report, the mean reports in context
+def _line_tables(report, attr: str, row, hide_hypothetical: bool, suffix=lambda v: ""):
+    """(heading, one row per N) per graphrag line of the levels' ``attr`` results, lines with the same rows
+    (and ``suffix``) merged; ``row(r, s)``: the cells of line result ``s`` at level ``r``
     (``hide_hypothetical``: only the lines that can read the index)."""
-    levels = [r for r in report.levels if r.local_search]
+    levels = [r for r in report.levels if getattr(r, attr)]
     tables: dict[tuple, list[str]] = {}
-    for line, v in levels[0].local_search["by_version"].items() if levels else ():
-        rows = []
-        for r in levels:
-            s = r.local_search["by_version"][line]
-            probes, deepest = s["probes"], s["deepest_level_in_context"]
-            mean = sum(s["reports_in_context_by_level"].values()) / probes if probes else None
-            rows.append(
-                [
-                    level_label(r.community_level),
-                    share_of(deepest.get(str(r.community_level), 0), probes),
-                    share_of(deepest.get("none", 0), probes),
-                    MISSING if mean is None else f"{mean:.1f}",
-                ]
-            )
-        key = (tuple(map(tuple, rows)), LOCAL_STATUS.get(v["status"], ""))
-        if hide_hypothetical and key[1]:
+    for line, v in getattr(levels[0], attr)["by_version"].items() if levels else ():
+        rows = tuple(tuple(row(r, getattr(r, attr)["by_version"][line])) for r in levels)
+        status = LOCAL_STATUS.get(v["status"], "")
+        if hide_hypothetical and status:
             continue
-        tables.setdefault(key, []).append(v["graphrag"])
+        tables.setdefault((rows, status + suffix(v)), []).append(v["graphrag"])
     return [
         (f"graphrag {', '.join(names)}{status}", [list(r) for r in rows])
         for (rows, status), names in tables.items()
     ]
+
+
+def _context_cells(r, s) -> list[str]:
+    """The share of probes whose finest report is at level N, the share with none, the mean reports."""
+    probes, deepest = s["probes"], s["deepest_level_in_context"]
+    mean = sum(s["reports_in_context_by_level"].values()) / probes if probes else None
+    return [
+        share_of(deepest.get(str(r.community_level), 0), probes),
+        share_of(deepest.get("none", 0), probes),
+        MISSING if mean is None else f"{mean:.1f}",
+    ]
+
+
+def local_tables(report, hide_hypothetical: bool = False) -> list[tuple[str, list[list[str]]]]:
+    """Local search's community context per graphrag line and N (analysis/local_search.py)."""
+
+    def row(r, s):
+        return [level_label(r.community_level), *_context_cells(r, s)]
+
+    return _line_tables(report, "local_search", row, hide_hypothetical)
 
 
 def local_caption(report) -> str:
@@ -845,7 +839,6 @@ def local_what_if_lines(report, names: bool = True) -> list[str]:
     return lines
 
 
-# ---- DRIFT search per graphrag line (analysis/drift_search.py) -----------------------------------------
 #: the last column only when a line's embeddings were checked (``drift_tables`` drops it otherwise)
 DRIFT_HEADERS = [
     "N",
@@ -859,41 +852,28 @@ DRIFT_HEADERS = [
 
 
 def drift_tables(report, hide_hypothetical: bool = False) -> list[tuple[str, list[list[str]]]]:
-    """(heading, one row per N) per graphrag line, lines with the same rows merged, as :func:`local_tables`:
-    the primer's pool and the follow-ups it keeps, the local steps' context, the pool's missing embeddings."""
-    levels = [r for r in report.levels if r.drift_search]
-    tables: dict[tuple, list[str]] = {}
-    for line, v in levels[0].drift_search["by_version"].items() if levels else ():
-        rows = []
-        for r in levels:
-            s = r.drift_search["by_version"][line]
-            probes, deepest, check = s["probes"], s["deepest_level_in_context"], s["embeddings"]
-            mean = sum(s["reports_in_context_by_level"].values()) / probes if probes else None
-            by_level = "/".join(
-                f"{s['pool_by_level'].get(str(lv), 0):,}" for lv in range(r.community_level + 1)
-            )
-            rows.append(
-                [
-                    level_label(r.community_level),
-                    f"{s['pool']:,} ({by_level})" if s["pool"] else "0",
-                    f"{min(r.drift_search['k_followups'], s['pool']):,}",
-                    share_of(deepest.get(str(r.community_level), 0), probes),
-                    share_of(deepest.get("none", 0), probes),
-                    MISSING if mean is None else f"{mean:.1f}",
-                    f"{check['missing']:,}" if check["status"] == "checked" else "not run",
-                ]
-            )
-        key = (tuple(map(tuple, rows)), LOCAL_STATUS.get(v["status"], ""))
-        if hide_hypothetical and key[1]:
-            continue
-        tables.setdefault(key, []).append(v["graphrag"])
+    """DRIFT search per graphrag line and N (analysis/drift_search.py): the primer's pool and the follow-ups
+    it keeps, the local steps' context, the pool's missing embeddings."""
+
+    def row(r, s):
+        by_level = "/".join(f"{s['pool_by_level'].get(str(lv), 0):,}" for lv in range(r.community_level + 1))
+        check = s["embeddings"]
+        return [
+            level_label(r.community_level),
+            f"{s['pool']:,} ({by_level})" if s["pool"] else "0",
+            f"{min(r.drift_search['k_followups'], s['pool']):,}",
+            *_context_cells(r, s),
+            f"{check['missing']:,}" if check["status"] == "checked" else "not run",
+        ]
+
+    tables = _line_tables(report, "drift_search", row, hide_hypothetical)
     checked = any(
-        v["embeddings"]["status"] == "checked" for r in levels for v in r.drift_search["by_version"].values()
+        v["embeddings"]["status"] == "checked"
+        for r in report.levels
+        if r.drift_search
+        for v in r.drift_search["by_version"].values()
     )
-    return [
-        (f"graphrag {', '.join(names)}{status}", [list(r) if checked else list(r[:-1]) for r in rows])
-        for (rows, status), names in tables.items()
-    ]
+    return tables if checked else [(head, [r[:-1] for r in rows]) for head, rows in tables]
 
 
 def drift_caption(report) -> str:
@@ -916,39 +896,21 @@ def drift_caption(report) -> str:
     )
 
 
-# ---- global search's reduce headroom per graphrag line (analysis/reduce.py) ---------------------------
 REDUCE_HEADERS = ["N", "map calls", "tokens per map call", "largest map call", "answers that fit", "dropped"]
 
 
 def reduce_tables(report, hide_hypothetical: bool = False) -> list[tuple[str, list[list[str]]]]:
-    """(heading, one row per N) per graphrag line, lines with the same rows merged: the map calls, the
-    report tokens per map call (mean, largest), the full-length answers the reduce window holds and the
-    map calls beyond them (``hide_hypothetical``: only the lines that can read the index)."""
-    levels = [r for r in report.levels if r.global_reduce]
-    tables: dict[tuple, list[str]] = {}
-    for line, v in levels[0].global_reduce["by_version"].items() if levels else ():
-        rows = []
-        for r in levels:
-            s = r.global_reduce["by_version"][line]
-            rows.append(
-                [
-                    level_label(r.community_level),
-                    f"{s['map_calls']:,}",
-                    f"{s['map_tokens_mean']:,}",
-                    f"{s['map_tokens_max']:,}",
-                    f"{s['answers_fit']:,}",
-                    f"{s['answers_dropped']:,}",
-                ]
-            )
-        limit = f"{v['answer_limit']:,} {v['answer_unit']}"
-        key = (tuple(map(tuple, rows)), LOCAL_STATUS.get(v["status"], ""), limit)
-        if hide_hypothetical and key[1]:
-            continue
-        tables.setdefault(key, []).append(v["graphrag"])
-    return [
-        (f"graphrag {', '.join(names)}{status}, map answers of at most {limit}", [list(r) for r in rows])
-        for (rows, status, limit), names in tables.items()
-    ]
+    """Global search's reduce per graphrag line and N (analysis/reduce.py): the map calls, the report tokens
+    per map call (mean, largest), the full-length answers the reduce window holds and the ones dropped."""
+
+    def row(r, s):
+        keys = ("map_calls", "map_tokens_mean", "map_tokens_max", "answers_fit", "answers_dropped")
+        return [level_label(r.community_level), *(f"{s[k]:,}" for k in keys)]
+
+    def limit(v):
+        return f", map answers of at most {v['answer_limit']:,} {v['answer_unit']}"
+
+    return _line_tables(report, "global_reduce", row, hide_hypothetical, limit)
 
 
 def reduce_caption(report) -> str:
@@ -960,3 +922,17 @@ def reduce_caption(report) -> str:
         f"keeps the highest-scored answers up to data_max_tokens {first['data_max_tokens']:,} tokens and drops "
         "the rest without notice."
     )
+
+
+def search_section(report, kind: str, hide_hypothetical: bool = False):
+    """(caption, headers, tables) of ``kind`` ("local", "drift" or "reduce", the functions above); None
+    when no graphrag line has a table."""
+    tables_of, caption_of, headers = {
+        "local": (local_tables, local_caption, LOCAL_HEADERS),
+        "drift": (drift_tables, drift_caption, DRIFT_HEADERS),
+        "reduce": (reduce_tables, reduce_caption, REDUCE_HEADERS),
+    }[kind]
+    tables = tables_of(report, hide_hypothetical)
+    if not tables:
+        return None
+    return caption_of(report), headers[: len(tables[0][1][0])], tables

@@ -9,28 +9,20 @@ import unicodedata
 import numpy as np
 
 from graphrag_audit.render.cells import (
-    DRIFT_HEADERS,
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
-    LOCAL_HEADERS,
-    REDUCE_HEADERS,
     WHAT_IF_HEADERS,
     count,
     coverage_table,
-    drift_caption,
-    drift_tables,
     dynamic_at,
     dynamic_detail_rows,
     dynamic_level_rows,
     dynamic_rows,
     level_label,
     level_table,
-    local_caption,
-    local_tables,
     local_what_if_tables,
     number,
-    reduce_caption,
-    reduce_tables,
+    search_section,
     sends,
     size_line,
     with_source,
@@ -93,6 +85,15 @@ def _heads(heads) -> str:
     return "<thead><tr>" + "".join(f"<th>{_esc(x)}</th>" for x in heads) + "</tr></thead>"
 
 
+def _table(heads, rows, chosen=None, cell=_esc, attrs=' class="num"') -> str:
+    """A table of ``rows``, each cell escaped by ``cell``; the rows whose ``chosen`` flag is set in bold."""
+    body = "".join(
+        ('<tr class="chosen">' if mark else "<tr>") + "".join(f"<td>{cell(x)}</td>" for x in row) + "</tr>"
+        for row, mark in zip(rows, chosen or [False] * len(rows))
+    )
+    return f"<table{attrs}>{_heads(heads)}<tbody>{body}</tbody></table>"
+
+
 def _text_width(s: str, px: float = 6.6) -> float:
     """Approximate rendered width of ``s`` at 11px sans-serif (wide East Asian glyphs count 2)."""
     return sum(2 * px if unicodedata.east_asian_width(c) in "WF" else px for c in s)
@@ -126,16 +127,12 @@ def _header(report) -> str:
 
 
 def _tree_table(report) -> str:
-    rows = "".join(
-        f"<tr><td>{t.level}</td><td>{number(t.communities)}</td><td>{number(t.leaves)}</td>"
-        f"<td>{number(t.reports)}</td><td>{number(t.entities)}</td></tr>"
+    rows = [
+        [str(t.level), *map(number, (t.communities, t.leaves, t.reports, t.entities))]
         for t in report.tree_levels
-    )
-    heads = _heads(["level", "communities", "leaves", "reports", "entities"])
-    return (
-        '<section id="tree-levels"><h2>Community tree</h2>'
-        f'<table class="num">{heads}<tbody>{rows}</tbody></table></section>'
-    )
+    ]
+    table = _table(["level", "communities", "leaves", "reports", "entities"], rows)
+    return f'<section id="tree-levels"><h2>Community tree</h2>{table}</section>'
 
 
 def _levels_table(report) -> str:
@@ -150,12 +147,6 @@ def _levels_table(report) -> str:
     total = number(report.index.counts.clustered_entities)
     heads = heads + [f">=2.0 covers (of {total} entities)", f"<2.0 covers (of {total} entities)"]
     rows = [row + c[1:3] for row, c in zip(rows, cov)]
-    body = "".join(
-        ('<tr class="chosen">' if row[0] == level_label(opts.level) else "<tr>")
-        + "".join(f"<td>{_esc(x)}</td>" for x in row)
-        + "</tr>"
-        for row in rows
-    )
     caption = (
         f"options: level {_esc(str(opts.level))}, {with_source(h(opts.tokenizer), opts, 'tokenizer', h)}, "
         f"max_context_tokens {with_source(number(opts.max_context_tokens), opts, 'max_context_tokens', h)}"
@@ -163,8 +154,9 @@ def _levels_table(report) -> str:
     )
     return (
         '<section id="levels"><h2>What each community_level N sends to global search</h2>'
-        f'<p class="caption">{caption}</p><table class="num">{_heads(heads)}<tbody>{body}</tbody></table>'
-        '<p class="caption">extra = reports &gt;=2.0 sends beyond &lt;2.0; ancestors = reports sent together '
+        f'<p class="caption">{caption}</p>'
+        + _table(heads, rows, [row[0] == level_label(opts.level) for row in rows])
+        + '<p class="caption">extra = reports &gt;=2.0 sends beyond &lt;2.0; ancestors = reports sent together '
         "with a descendant's; mix = &gt;=2.0 reports per level; stuck = entities whose finest community is "
         "above level N; ents/report = entities per &gt;=2.0 report. Each map call is one LLM call; one "
         f"reduce call follows. {_esc(LEVEL_ONLY_NOTE)}</p>"
@@ -205,20 +197,24 @@ def _titled(ids, titles: dict, what: str) -> str:
     )
 
 
-def _local(report) -> str:
-    """Local search's community context per graphrag line and N (render/cells.py's rows)."""
-    tables = local_tables(report)
-    if not tables:
+#: per search section of render/cells.py: the HTML id and heading
+SEARCH_SECTIONS = {
+    "local": ("local-search", "Local search by graphrag version"),
+    "drift": ("drift-search", "DRIFT search by graphrag version"),
+    "reduce": ("global-reduce", "Global search's reduce by graphrag version"),
+}
+
+
+def _search(report, kind: str) -> str:
+    """The caption, then per graphrag line its heading and table (render/cells.py's search_section)."""
+    got = search_section(report, kind)
+    if got is None:
         return ""
-    parts = [
-        '<section id="local-search"><h2>Local search by graphrag version</h2>',
-        f'<p class="caption">{_esc(local_caption(report))}</p>',
-    ]
+    caption, headers, tables = got
+    section_id, title = SEARCH_SECTIONS[kind]
+    parts = [f'<section id="{section_id}"><h2>{title}</h2>', f'<p class="caption">{_esc(caption)}</p>']
     for head, rows in tables:
-        body = "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
-        parts.append(
-            f'<h3>{_esc(head)}</h3><table class="num">{_heads(LOCAL_HEADERS)}<tbody>{body}</tbody></table>'
-        )
+        parts.append(f"<h3>{_esc(head)}</h3>{_table(headers, rows)}")
     return "".join(parts) + "</section>"
 
 
@@ -254,40 +250,6 @@ def _local_what_if(report) -> str:
             else ""
         )
         parts.append(f"<h3>{_esc(head)}</h3>{table}{missing}")
-    return "".join(parts) + "</section>"
-
-
-def _drift(report) -> str:
-    """DRIFT search per graphrag line and N (render/cells.py's rows), after the local-search tables."""
-    tables = drift_tables(report)
-    if not tables:
-        return ""
-    parts = [
-        '<section id="drift-search"><h2>DRIFT search by graphrag version</h2>',
-        f'<p class="caption">{_esc(drift_caption(report))}</p>',
-    ]
-    for head, rows in tables:
-        body = "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
-        parts.append(
-            f'<h3>{_esc(head)}</h3><table class="num">{_heads(DRIFT_HEADERS[: len(rows[0])])}<tbody>{body}</tbody></table>'
-        )
-    return "".join(parts) + "</section>"
-
-
-def _reduce(report) -> str:
-    """Global search's reduce headroom per graphrag line and N (render/cells.py's rows)."""
-    tables = reduce_tables(report)
-    if not tables:
-        return ""
-    parts = [
-        '<section id="global-reduce"><h2>Global search\'s reduce by graphrag version</h2>',
-        f'<p class="caption">{_esc(reduce_caption(report))}</p>',
-    ]
-    for head, rows in tables:
-        body = "".join("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in r) + "</tr>" for r in rows)
-        parts.append(
-            f'<h3>{_esc(head)}</h3><table class="num">{_heads(REDUCE_HEADERS)}<tbody>{body}</tbody></table>'
-        )
     return "".join(parts) + "</section>"
 
 
@@ -364,16 +326,11 @@ def _dynamic(report) -> str:
     )
     lheads, lrows = dynamic_level_rows(report)
     if lrows:
-        level_rows = "".join(
-            ('<tr class="chosen">' if r.community_level == n else "<tr>")
-            + "".join(f"<td>{h(x)}</td>" for x in cells)
-            + "</tr>"
-            for r, cells in zip(report.levels, lrows)
-        )
+        chosen = [r.community_level == n for r in report.levels]
         parts.append(
             f"<h3>Rating calls at every community_level N (num_repeats {int(opts.num_repeats)})</h3>"
-            f'<table class="num" id="dynamic-per-level">{_heads(lheads)}<tbody>{level_rows}</tbody></table>'
-            '<p class="caption">pool = the version-independent bound: the level-0 reports … every '
+            + _table(lheads, lrows, chosen, h, ' class="num" id="dynamic-per-level"')
+            + '<p class="caption">pool = the version-independent bound: the level-0 reports … every '
             "candidate (every report with level &lt;= N), times num_repeats; no graphrag line follows it "
             "exactly. Per line: the rating calls when every report / no report is rated relevant.</p>"
         )
@@ -882,10 +839,10 @@ def render_html(report, forest: ForestView) -> str:
                 _header(report),
                 _levels_table(report),
                 _dynamic(report),
-                _local(report),
+                _search(report, "local"),
                 _local_what_if(report),
-                _drift(report),
-                _reduce(report),
+                _search(report, "drift"),
+                _search(report, "reduce"),
                 f'<section id="tree"><h2>The community tree at community_level {_esc(level_label(n))}{capped}</h2>',
                 sent,
                 _legend(forest),

@@ -196,15 +196,12 @@ def _fields(obj) -> dict:
     return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
-def update_run_dict(report: UpdateRunReport) -> dict:
+def render_update_run_json(report: UpdateRunReport) -> str:
     o = report.offset
-    return {
+    doc = {
         "schema_version": UPDATE_RUN_SCHEMA_VERSION,
         **_fields(report),
         "parts": [{**_fields(p), "findings": [f.to_dict() for f in p.findings]} for p in report.parts],
         "offset": None if o is None else {**_fields(o), "holds": o.holds},
     }
-
-
-def render_update_run_json(report: UpdateRunReport) -> str:
-    return json_inert(json.dumps(update_run_dict(report), indent=2, ensure_ascii=False, default=str)) + "\n"
+    return json_inert(json.dumps(doc, indent=2, ensure_ascii=False, default=str)) + "\n"

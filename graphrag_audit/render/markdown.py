@@ -14,18 +14,13 @@ from importlib import metadata
 from graphrag_audit.render import plan_common as pc
 from graphrag_audit.render.cells import (
     COVERAGE_COLUMNS,
-    DRIFT_HEADERS,
     DYNAMIC_HEADERS,
     LEVEL_ONLY_NOTE,
-    LOCAL_HEADERS,
-    REDUCE_HEADERS,
     WHAT_IF_HEADERS,
     answer,
     brief_rows,
     count,
     coverage_table,
-    drift_caption,
-    drift_tables,
     dynamic_at,
     dynamic_notes,
     dynamic_rows,
@@ -35,14 +30,11 @@ from graphrag_audit.render.cells import (
     level_columns,
     level_label,
     level_table,
-    local_caption,
-    local_tables,
     local_what_if_tables,
     marker_legend,
     money_lines,
     number,
-    reduce_caption,
-    reduce_tables,
+    search_section,
     sends,
     share,
     size_line,
@@ -213,13 +205,12 @@ def _md_header(head: str) -> str:
     return head.replace(">=", "≥").replace("<", "&lt;")
 
 
-def _marked(chosen: bool, row: list[str]) -> list[str]:
-    """A table row with the marker column first; the queried level's cells in bold too."""
-    return [MARKER, *(f"**{x}**" for x in row)] if chosen else ["", *row]
-
-
 def _marked_rows(report, cells) -> list[list[str]]:
-    return [_marked(r.community_level == report.options.level, row) for r, row in zip(report.levels, cells)]
+    """Table rows with the marker column first; the queried level's cells in bold too."""
+    return [
+        [MARKER, *(f"**{x}**" for x in row)] if r.community_level == report.options.level else ["", *row]
+        for r, row in zip(report.levels, cells)
+    ]
 
 
 def _legend(report) -> str:
@@ -325,22 +316,20 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
                 out += [""] + _details(own_text(plain(head)), bullets)  # <summary> is raw HTML
             else:
                 out += ["", markdown_cell(head), ""] + bullets
-    for i, (head, rows) in enumerate(local_tables(report)):
-        out += ["", markdown_cell(local_caption(report))] if i == 0 else []
-        out += ["", markdown_cell(head) + ":", ""] + _table(LOCAL_HEADERS, rows)
-    for i, (head, rows) in enumerate(drift_tables(report)):
-        out += ["", markdown_cell(drift_caption(report))] if i == 0 else []
-        out += ["", markdown_cell(head) + ":", ""] + _table(DRIFT_HEADERS[: len(rows[0])], rows)
-    out += _reduce(report, hide_hypothetical)
+    # local search and DRIFT show every graphrag line; the reduce tables follow --hide-hypothetical
+    out += _search(report, "local") + _search(report, "drift") + _search(report, "reduce", hide_hypothetical)
     return out
 
 
-def _reduce(report, hide_hypothetical: bool = False) -> list[str]:
-    """Global search's reduce headroom per graphrag line and N (render/cells.py's rows)."""
-    out = []
-    for i, (head, rows) in enumerate(reduce_tables(report, hide_hypothetical)):
-        out += ["", markdown_cell(reduce_caption(report))] if i == 0 else []
-        out += ["", markdown_cell(head) + ":", ""] + _table(REDUCE_HEADERS, rows)
+def _search(report, kind: str, hide_hypothetical: bool = False) -> list[str]:
+    """The caption, then per graphrag line its heading and table (render/cells.py's search_section)."""
+    got = search_section(report, kind, hide_hypothetical)
+    if got is None:
+        return []
+    caption, headers, tables = got
+    out = ["", markdown_cell(caption)]
+    for head, rows in tables:
+        out += ["", markdown_cell(head) + ":", ""] + _table(headers, rows)
     return out
 
 

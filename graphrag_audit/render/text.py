@@ -190,7 +190,10 @@ def _marked_table(report, console, hide, title, caption, rows, keys, droppable, 
     """One per-N table fitted to the width (numbers are never cut): a marker column, the queried level in
     bold; ``apart``: title and caption as lines of their own (wrapped at the output's width)."""
     chosen = [r.community_level == report.options.level for r in report.levels]
-    heads = _heads(hide)
+    heads = TEXT_HEADERS
+    if hide:  # the map-call column names the one graphrag line left
+        (shown,) = {"v2", "v1"} - set(hide)
+        heads = {**TEXT_HEADERS, "map_calls": f"map calls\n{cells.BEHAVIOUR_SHORT[shown]}"}
     head, foot = (None, None) if apart else (title, caption)
 
     def build(shown):
@@ -206,14 +209,6 @@ def _marked_table(report, console, hide, title, caption, rows, keys, droppable, 
         console, build, keys, droppable, lambda k: TEXT_HEADERS[k].replace("\n", " "), _too_wide
     )
     return [Text(title), t, Text(caption), *note] if apart else [t, *note]
-
-
-def _heads(hide) -> dict:
-    """The per-N tables' headers; the map-call column names the one graphrag line left with ``hide``."""
-    if not hide:
-        return TEXT_HEADERS
-    (shown,) = {"v2", "v1"} - set(hide)
-    return {**TEXT_HEADERS, "map_calls": f"map calls\n{cells.BEHAVIOUR_SHORT[shown]}"}
 
 
 def _marker_note(report, hide_hypothetical: bool) -> str:
@@ -307,53 +302,35 @@ def _levels_table(report, console, hide, hide_hypothetical: bool):
     elif dyn:
         head = f"Dynamic community selection, LLM rating calls (num_repeats {opts.num_repeats}): "
         parts.append(Text(head + ", ".join(dyn) + "\n"))
-    if local := _local_lines(report, hide_hypothetical):
-        parts.append(Text(local))
-    if drift := _drift_lines(report, hide_hypothetical):
-        parts.append(Text(drift))
-    if reduce := _reduce_lines(report, hide_hypothetical):
-        parts.append(Text(reduce))
+    what_if = [x[: len(x) - len(x.lstrip())] + for_log(x) for x in cells.local_what_if_lines(report)]
+    local = _search_lines(report, "local", hide_hypothetical)
+    blocks = [what_if + [""] * bool(what_if and local) + local]
+    blocks += [_search_lines(report, kind, hide_hypothetical) for kind in ("drift", "reduce")]
+    for lines in blocks:
+        if lines:
+            parts.append(Text("\n".join(lines) + "\n"))
     return Group(*parts)
 
 
-def _local_lines(report, hide_hypothetical: bool = False) -> str:
-    """Local search's community context per graphrag line and N (render/cells.py's rows)."""
-    tables = cells.local_tables(report, hide_hypothetical)
-    lines = [x[: len(x) - len(x.lstrip())] + for_log(x) for x in cells.local_what_if_lines(report)]
-    if not tables:
-        return "\n".join(lines + [""]) if lines else ""
-    lines += [""] * bool(lines) + [cells.local_caption(report)]
+def _search_lines(report, kind: str, hide_hypothetical: bool) -> list[str]:
+    """The caption, then per graphrag line its heading and table (render/cells.py's search_section)."""
+    got = cells.search_section(report, kind, hide_hypothetical)
+    if got is None:
+        return []
+    caption, headers, tables = got
+    lines = [caption]
     for head, rows in tables:
-        rows = [cells.LOCAL_HEADERS] + rows
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines += [head + ":"] + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(lines) + "\n"
+        lines += [head + ":"] + _columns([headers] + rows)
+    return lines
 
 
-def _drift_lines(report, hide_hypothetical: bool = False) -> str:
-    """DRIFT search per graphrag line and N (render/cells.py's rows), after the local-search tables."""
-    tables = cells.drift_tables(report, hide_hypothetical)
-    if not tables:
-        return ""
-    lines = [cells.drift_caption(report)]
-    for head, rows in tables:
-        rows = [cells.DRIFT_HEADERS[: len(rows[0])]] + rows
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines += [head + ":"] + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(lines) + "\n"
-
-
-def _reduce_lines(report, hide_hypothetical: bool = False) -> str:
-    """Global search's reduce headroom per graphrag line and N (render/cells.py's rows)."""
-    tables = cells.reduce_tables(report, hide_hypothetical)
-    if not tables:
-        return ""
-    lines = [cells.reduce_caption(report)]
-    for head, rows in tables:
-        rows = [cells.REDUCE_HEADERS] + rows
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines += [head + ":"] + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(lines) + "\n"
+def _columns(rows: list[list[str]], left: int = 0) -> list[str]:
+    """``rows`` as lines of columns two spaces apart, indented two, right-aligned but the first ``left``."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [
+        "  " + "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+        for r in rows
+    ]
 
 
 def _dynamic_lines(report) -> str:
@@ -371,15 +348,12 @@ def _dynamic_lines(report) -> str:
         for h in heads
     ]
     rows = [[a for a, _ in split], [b for _, b in split]] + cells.dynamic_rows(bv, what_if)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [
         f"Dynamic selection by graphrag version at N={level_label(n)} (rating calls, num_repeats "
         f"{opts.num_repeats};",
         "all/none = every/no report rated relevant):",
     ]
-    for r in rows:
-        padded = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))]
-        lines.append("  " + "  ".join(padded).rstrip())
+    lines += _columns(rows, left=2)  # trailing blanks go in _finished
     lines.append(for_log(cells.dynamic_settings_line(opts)))
     for head, items in cells.dynamic_notes(bv, what_if, opts.query, opts.use_summary):
         lines += [for_log(head)] + ["  " + for_log(t) for t in items]
