@@ -29,7 +29,10 @@ from graphrag_audit.io.settings import query_settings_data
 from graphrag_audit.io.tables import read_table
 from graphrag_audit.model.index import IndexModel
 
-INSTALL_HINT = "the lancedb package is not installed (pip install 'graphrag-audit[lancedb]')"
+INSTALL_HINT = (
+    "the lancedb package is not installed: python -m pip install lancedb "
+    '(or ".[lancedb]" from graphrag-audit\'s checkout)'
+)
 
 
 @dataclass(frozen=True)
