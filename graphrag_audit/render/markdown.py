@@ -316,8 +316,13 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
                 out += [""] + _details(own_text(plain(head)), bullets)  # <summary> is raw HTML
             else:
                 out += ["", markdown_cell(head), ""] + bullets
-    # local search and DRIFT show every graphrag line; the reduce tables follow --hide-hypothetical
-    out += _search(report, "local") + _search(report, "drift") + _search(report, "reduce", hide_hypothetical)
+    # the other search modes' tables fold away: a PR comment shows global search's answer first
+    searches = [
+        line for kind in ("local", "drift", "reduce") for line in _search(report, kind, hide_hypothetical)
+    ]
+    if searches:
+        summary = "Local search, DRIFT search and global search's reduce per community_level"
+        out += [""] + _details(summary, searches[1:])
     return out
 
 
