@@ -95,9 +95,12 @@ def read_local_settings(model: IndexModel) -> LocalSettings:
     return LocalSettings(**values, origin=origin)
 
 
-def read_section(model: IndexModel, name: str, keys: Sequence[tuple[str, str, type]]) -> tuple[dict, dict]:
+def read_section(
+    model: IndexModel, name: str, keys: Sequence[tuple[str, str, type]], positive: bool = False
+) -> tuple[dict, dict]:
     """(knob -> value, knob -> where it came from) of the settings section ``name``: ``keys`` are (knob,
-    settings key, int or float), the first key set wins for a knob; knobs not set say "graphrag default"."""
+    settings key, int or float), the first key set wins for a knob; knobs not set say "graphrag default".
+    Values are numbers >= 0, or with ``positive`` integers >= 1."""
     values: dict = {}
     origin = {knob: "graphrag default" for knob, _, _ in keys}
     if model.settings_file is not None:
@@ -108,10 +111,15 @@ def read_section(model: IndexModel, name: str, keys: Sequence[tuple[str, str, ty
             value = (section or {}).get(key)
             if knob in values or value is None:
                 continue
-            if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+(\.\d*)?\s*", value):
-                value = kind(float(value)) if kind is float else int(value)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise IndexInputError(model.settings_file, f"{name}.{key} must be a number >= 0")
+            number = r"\s*\d+\s*" if positive else r"\s*[+-]?\d+(\.\d*)?\s*"
+            if isinstance(value, str) and re.fullmatch(number, value):
+                value = int(value) if positive else kind(float(value))
+            if positive:
+                valid, must = isinstance(value, int) and value >= 1, "a positive integer"
+            else:
+                valid, must = isinstance(value, (int, float)) and value >= 0, "a number >= 0"
+            if isinstance(value, bool) or not valid:
+                raise IndexInputError(model.settings_file, f"{name}.{key} must be {must}")
             values[knob] = kind(value)
             origin[knob] = f"{model.settings_file.name} {name}.{key}"
     return values, origin

@@ -9,11 +9,9 @@ The rule is :mod:`graphrag_audit.graphrag.reduce`; the map calls are the audit's
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import asdict
 
-from graphrag_audit.analysis.local_search import GRAPHRAG
-from graphrag_audit.errors import IndexInputError
+from graphrag_audit.analysis.local_search import GRAPHRAG, read_section
 from graphrag_audit.findings import Finding, finding
 from graphrag_audit.graphrag.reduce import (
     DEFAULT_DATA_MAX_TOKENS,
@@ -22,7 +20,6 @@ from graphrag_audit.graphrag.reduce import (
     reduce_headroom,
 )
 from graphrag_audit.graphrag.tokens import TokenCounter
-from graphrag_audit.io.settings import query_settings_data
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.results.audit import EXACT, LevelResult
 
@@ -42,19 +39,8 @@ def reduce_settings(model: IndexModel) -> dict[str, int]:
         "map_max_length": DEFAULT_MAP_MAX_LENGTH,
         "map_max_tokens": DEFAULT_MAP_MAX_TOKENS,
     }
-    if model.settings_file is None:
-        return out
-    section = query_settings_data(model.settings_file).get("global_search") or {}
-    for key in out:
-        value = section.get(key) if isinstance(section, dict) else None
-        if value is None:
-            continue
-        if isinstance(value, str) and re.fullmatch(r"\s*\d+\s*", value):
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise IndexInputError(model.settings_file, f"global_search.{key} must be a positive integer")
-        out[key] = value
-    return out
+    values, _ = read_section(model, "global_search", [(k, k, int) for k in out], positive=True)
+    return out | values
 
 
 def with_global_reduce(
