@@ -101,6 +101,22 @@ def side_env(*first_on_path: str) -> dict:
     return env
 
 
+def tiktoken_env(tmp: Path, name: str = "cl100k_base") -> dict:
+    """:func:`side_env` with a tiktoken cache in ``tmp`` holding bpe-openai's bundled copy of the encoding
+    file (tiktoken checks its sha256), so the side interpreters need no download."""
+    import gzip
+    import hashlib
+
+    import bpe_openai.data
+
+    url = f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+    cache = tmp / "tiktoken-cache"
+    cache.mkdir(exist_ok=True)
+    src = Path(bpe_openai.data.__file__).with_name(f"{name}.tiktoken.gz")
+    (cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(gzip.decompress(src.read_bytes()))
+    return {**side_env(), "TIKTOKEN_CACHE_DIR": str(cache)}
+
+
 def run_tool(
     python: str,
     *args: str,

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from graphrag_side import ROOT, need, side_env, side_pythons, versions
+from graphrag_side import ROOT, need, side_env, side_pythons, tiktoken_env, versions
 
 from graphrag_audit.graphrag.dynamic import (
     DynamicInput,
@@ -562,23 +562,6 @@ def test_simulate_family_reachability_by_hand():
 # the rating calls' prompt tokens: graphrag's own llm_info["prompt_tokens"] with a real tokenizer
 
 TOKEN_QUERY = "Which suppliers matter most, and why?"
-TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
-
-
-def _tiktoken_cache(tmp: Path, name: str = "cl100k_base") -> Path:
-    """A tiktoken cache holding bpe-openai's bundled copy of the encoding file (tiktoken checks its
-    sha256), so the side interpreters need no download."""
-    import gzip
-    import hashlib
-
-    import bpe_openai.data
-
-    cache = tmp / "tiktoken-cache"
-    cache.mkdir(exist_ok=True)
-    src = Path(bpe_openai.data.__file__).with_name(f"{name}.tiktoken.gz")
-    key = hashlib.sha1(TIKTOKEN_URL.format(name=name).encode()).hexdigest()
-    (cache / key).write_bytes(gzip.decompress(src.read_bytes()))
-    return cache
 
 
 def _token_cases(srcs: dict, layout: str) -> list[dict]:
@@ -622,7 +605,7 @@ def test_rating_prompt_tokens_equal_graphrags(family, sources, tmp_path):
     assert len({c["tables"] for c in cases}) >= 2, "need two shared indexes with reports in this layout"
     spec, out = tmp_path / "cases.json", tmp_path / "out.json"
     spec.write_text(json.dumps({"tables": srcs, "cases": cases}))
-    env = {**side_env(), "TIKTOKEN_CACHE_DIR": str(_tiktoken_cache(tmp_path))}
+    env = tiktoken_env(tmp_path)
     proc = subprocess.run(
         [python, str(RUNNER), str(spec), str(out)],
         check=False,
@@ -692,7 +675,7 @@ def test_what_if_map_step_equals_graphrags_context(family, tmp_path):
         _python_for(family),
         reason=f"graphrag {LINES[family][0]}x in GRAPHRAG_VERIFY_PYTHONS or GRAPHRAG_DYNAMIC_PYTHONS",
     )
-    env = {**side_env(), "TIKTOKEN_CACHE_DIR": str(_tiktoken_cache(tmp_path))}
+    env = tiktoken_env(tmp_path)
     compared = 0
     for name in WHATIF_INDEXES[family]:
         if not (SHARED / name).is_dir():

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 from collections import Counter
-from pathlib import Path
 
 import graphrag_side as side
 import pandas as pd
@@ -157,21 +156,6 @@ BUDGETS = [local_budget(), local_budget(12_000, 0.5)]
 TOP_K = 10
 
 
-def _tiktoken_cache(tmp: Path, name: str = "cl100k_base") -> Path:
-    """bpe-openai's bundled copy of the encoding file where tiktoken looks for it: no download."""
-    import gzip
-    import hashlib
-
-    import bpe_openai.data
-
-    url = f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
-    cache = tmp / "tiktoken-cache"
-    cache.mkdir(exist_ok=True)
-    src = Path(bpe_openai.data.__file__).with_name(f"{name}.tiktoken.gz")
-    (cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(gzip.decompress(src.read_bytes()))
-    return cache
-
-
 def _names(model) -> dict[str, str]:
     """Entity id -> its title when no other entity has that title (nor an id equal to it), else the id:
     the --entities what-if takes either."""
@@ -209,7 +193,7 @@ def test_matches_graphrag(python, tmp_path):
             }
         )
     (tmp_path / "cases.json").write_text(json.dumps({"encoding": "cl100k_base", "cases": cases}))
-    env = {**side.side_env(), "TIKTOKEN_CACHE_DIR": str(_tiktoken_cache(tmp_path))}
+    env = side.tiktoken_env(tmp_path)
     proc = subprocess.run(
         [
             python,

@@ -10,7 +10,6 @@ from itertools import cycle, islice
 import graphrag_side as side
 import pytest
 from conftest import ROOT
-from test_local_search import _tiktoken_cache
 
 from graphrag_audit.graphrag.reduce import point_header, reduce_headroom, reduce_keeps
 from graphrag_audit.graphrag.tokens import get_token_counter
@@ -94,7 +93,7 @@ def test_matches_graphrag(python, tmp_path):
     python = side.need(python, min_major=1)
     cases = _cases()
     (tmp_path / "cases.json").write_text(json.dumps({"encoding": "cl100k_base", "cases": cases}))
-    env = {**side.side_env(), "TIKTOKEN_CACHE_DIR": str(_tiktoken_cache(tmp_path))}
+    env = side.tiktoken_env(tmp_path)
     proc = subprocess.run(
         [
             python,
