@@ -23,7 +23,6 @@ from graphrag_audit.analysis.levels import (
     tree_levels,
 )
 from graphrag_audit.analysis.local_search import (
-    LocalAudit,
     line_statuses,
     local_findings,
     local_search_audit,
@@ -91,27 +90,20 @@ def resolve_options(options: AuditOptions, model: IndexModel) -> AuditOptions:
     )
 
 
-def _local_search(
-    model: IndexModel, options: AuditOptions, counter, drift: tuple[int, int]
-) -> LocalAudit | None:
-    """:func:`local_search_audit` counting with the encoding local search's own model names (it may differ
-    from global search's in 2.x: analysis/local_search.py), unless ``--tokenizer`` was given; then
-    ``local_search.tokenizer`` names it."""
-    settings = read_local_settings(model)
-    wanted = settings.tokenizer or str(COST_DEFAULTS["tokenizer"])
+def _search_counter(model: IndexModel, options: AuditOptions, counter, tokenizer: str | None, origin: dict):
+    """The counter of a search mode whose context builder counts with ``tokenizer`` (None: graphrag's
+    default, cl100k_base): the costs' ``counter`` when --tokenizer was given or it is the same encoding."""
+    wanted = tokenizer or str(COST_DEFAULTS["tokenizer"])
     if ("tokenizer", "option") in options.costs_from or wanted == counter.name:
-        return local_search_audit(model, settings, counter, drift=drift)
+        return counter
     if wanted not in TOKEN_COUNTER_NAMES:
         assert model.settings_file is not None  # the default is a counter's name
         raise IndexInputError(
             model.settings_file,
-            f"{settings.origin['tokenizer']} is {wanted[:40]!r}, an encoding graphrag-audit does not count "
+            f"{origin['tokenizer']} is {wanted[:40]!r}, an encoding graphrag-audit does not count "
             "with (cl100k_base, o200k_base): pass --tokenizer",
         )
-    local = local_search_audit(model, settings, get_token_counter(wanted), drift=drift)
-    for entry in local.by_level.values() if local is not None else ():
-        entry["tokenizer"] = wanted
-    return local
+    return get_token_counter(wanted)
 
 
 def audit_with_model(
@@ -183,10 +175,24 @@ def audit_with_model(
     # DRIFT's local steps are the same probes packed with its own budget (analysis/drift_search.py)
     local = drift = None
     if coster is not None:
-        drift_settings = read_drift_settings(model)
-        local = _local_search(model, options, coster.counter, (drift_settings.budget, drift_settings.top_k))
+        local_settings, drift_settings = read_local_settings(model), read_drift_settings(model)
+        # local search counts with the encoding its own model names (2.x: it may differ from global search's,
+        # analysis/local_search.py); DRIFT's local steps with graphrag's default whatever the settings name in
+        # 1.x and 2.x: get_drift_search_engine (query/factory.py @v1.2.0, @v2.7.2) gives DRIFTSearchContextBuilder
+        # no tokenizer, and its local_mixed_context packs with cl100k_base (3.x: the model's, cl100k_base here)
+        counters = [
+            _search_counter(model, options, coster.counter, local_settings.tokenizer, local_settings.origin),
+            _search_counter(model, options, coster.counter, None, {}),
+        ]
+        drift_budget = (drift_settings.budget, drift_settings.top_k)
+        local = local_search_audit(
+            model, local_settings, counters[0], drift=drift_budget, drift_counter=counters[1]
+        )
         if local is not None:
             drift = drift_search_audit(model, local, drift_settings, selections)
+            for by_level, counter in zip((local.by_level, drift.by_level), counters):
+                for entry in by_level.values() if counter is not coster.counter else ():
+                    entry["tokenizer"] = counter.name  # another encoding than the costs'
             if options.entities:  # --entities: at --level, the deepest level when beyond the tree
                 n = min(options.level, max(local.by_level))
                 local.by_level[n] |= {"what_if": local_what_if(model, local, n, options.entities)}

@@ -151,10 +151,12 @@ def local_search_audit(
     counter: TokenCounter | str | None = None,
     max_probes: int | None = MAX_PROBES,
     drift: tuple[int, int] | None = None,
+    drift_counter: TokenCounter | None = None,
 ) -> LocalAudit | None:
     """Every N and every line the engine can read (None without entities or reports). 2.x and 3.x
     read the same tables the same way: computed once. ``drift``: (budget, top_k) of DRIFT's local steps,
-    the same probes packed again from the same reads (``drift_probes``)."""
+    the same probes packed again from the same reads (``drift_probes``), counted with ``drift_counter``
+    (default: ``counter``)."""
     if model.entities is None or not model.has_reports_table:
         return None
     settings = settings or read_local_settings(model)
@@ -163,17 +165,20 @@ def local_search_audit(
     statuses = line_statuses(model)
     probes: dict[str, dict[int, list[Probe]]] = {}
     drift_probes: dict[str, dict[int, list[Probe]]] = {}
-    same = drift == (settings.budget, settings.top_k)  # DRIFT's figures are local search's
+    drift_counter = drift_counter or counter
+    same_counter = drift_counter.name == counter.name
+    same = same_counter and drift == (settings.budget, settings.top_k)  # DRIFT's figures are local search's
     sampled = None
     for line in ("1.x", "2.x"):
         local: dict[int, list[Probe]] = {}
         steps: dict[int, list[Probe]] = {}
         try:
             search = LocalSearch(model, line, counter, max_probes)
+            stepper = search if same_counter else LocalSearch(model, line, drift_counter, max_probes)
             for n in model.levels:  # one N read at a time: both budgets pack from the same read
                 local[n] = search.probes(n, settings.budget, settings.top_k)
                 if drift is not None:
-                    steps[n] = local[n] if same else search.probes(n, *drift)
+                    steps[n] = local[n] if same else stepper.probes(n, *drift)
         except ValueError:  # the layout lacks what this line reads (entity ids)
             continue
         probes[line], drift_probes[line], sampled = local, steps, search.sampled

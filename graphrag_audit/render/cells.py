@@ -887,11 +887,17 @@ def drift_caption(report) -> str:
         said = f"checked in table {e['table']}" if e["status"] == "checked" else f"NOT RUN ({e['reason']})"
         checks.setdefault(said, []).append(v["graphrag"])
     preflight = "; ".join(f"graphrag {', '.join(names)}: {said}" for said, names in checks.items())
+    tokenizer = first.get("tokenizer")
+    counted = (
+        f", counted with {tokenizer} (graphrag's default: DRIFT gives its local steps no tokenizer)"
+        if tokenizer
+        else ""
+    )
     return (
         f"DRIFT search per community_level N: the primer ranks its pool (the reports read_indexer_reports returns "
         f"at N; per level 0/1/…) against the query and keeps drift_k_followups ({first['k_followups']:,}); each local step is local "
         f"search's probes{of} packed into {first['budget_tokens']:,} tokens (local_search_community_prop x "
-        "local_search_max_data_tokens): the share whose finest report is at level N, with no report, the mean "
+        f"local_search_max_data_tokens){counted}: the share whose finest report is at level N, with no report, the mean "
         f"reports in context. Embeddings preflight: {plain(preflight)}."
     )
 

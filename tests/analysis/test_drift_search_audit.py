@@ -74,3 +74,26 @@ def test_same_budget_gives_local_search_figures(tmp_path, monkeypatch):
 def test_no_costs_turns_it_off():
     report = audit(ROOT / "fixtures" / "seed-v3", AuditOptions(level=2, costs=False))
     assert all(r.drift_search is None for r in report.levels)
+
+
+def test_local_steps_count_with_graphrag_default_encoding(tmp_path):
+    """graphrag 1.x/2.x pack DRIFT's local steps with cl100k_base whatever the settings name (pinned against
+    graphrag's own engine in tests/graphrag_tests/test_local_search.py): with settings naming o200k_base, the
+    local steps are those of --tokenizer cl100k_base and ``tokenizer`` says so; local search keeps o200k_base."""
+    model = load_index(ROOT / "fixtures" / "seed-v3")
+    f = tmp_path / "settings.yaml"
+    f.write_text("models:\n  default_chat_model:\n    encoding_model: o200k_base\n")
+    keys = ("probes", "reports_in_context_by_level", "deepest_level_in_context")
+    named = audit(dataclasses.replace(model, settings_file=f), AuditOptions(level=2))
+    plain = audit(model, AuditOptions(level=2, tokenizer="cl100k_base"))
+    assert named.options.tokenizer == "o200k_base"
+    for got, want in zip(named.levels, plain.levels):
+        if got.drift_search is None:
+            continue
+        VALIDATOR.validate(got.drift_search)
+        assert got.drift_search["tokenizer"] == "cl100k_base" and "tokenizer" not in got.local_search
+        for line, v in got.drift_search["by_version"].items():
+            assert {k: v[k] for k in keys} == {k: want.drift_search["by_version"][line][k] for k in keys}
+    # --tokenizer counts everything with the encoding given
+    given = audit(dataclasses.replace(model, settings_file=f), AuditOptions(level=2, tokenizer="o200k_base"))
+    assert all("tokenizer" not in (r.drift_search or {}) for r in given.levels)

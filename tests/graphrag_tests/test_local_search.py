@@ -3,6 +3,7 @@ own ``_build_community_context`` on the shared indexes in the side environments 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from collections import Counter
@@ -243,3 +244,72 @@ def test_matches_graphrag(python, tmp_path):
                 if statuses[line] == EXACT:  # the JSON's what-if (levels --entities), named by titles
                     v = local_what_if(model, local, n, [names[e] for e in ids])["by_version"][line]
                     assert [r["community"] for r in v["reports"]] == want, (res["id"], n, "titles")
+
+
+# counted differently by cl100k_base (35 tokens) and o200k_base (31)
+PROBE_TEXT = "Scrooge's counting-house, 1843: «Bah! Humbug!» — 守财奴 Marley was dead: to begin with."
+DRIFT_TOKENS = """
+import sys
+major = int(sys.argv[1])
+from graphrag.config.create_graphrag_config import create_graphrag_config
+from graphrag.query.factory import get_drift_search_engine
+chat = {"type": "openai_chat", "model": "gpt-4o-mini", "api_key": "x"}
+embed = {"type": "openai_embedding", "model": "text-embedding-3-small", "api_key": "x"}
+if major == 1:  # one top-level encoding_model for every search
+    settings = {"encoding_model": "o200k_base", "llm": chat, "embeddings": {"llm": embed}}
+else:  # every model names o200k_base
+    settings = {"models": {"default_chat_model": {**chat, "encoding_model": "o200k_base"},
+                           "default_embedding_model": {**embed, "encoding_model": "o200k_base"}}}
+config = create_graphrag_config(settings, ".")
+engine = get_drift_search_engine(config, [], [], [], [], None, "multiple paragraphs")
+context = engine.context_builder.local_mixed_context  # what DRIFT's local steps pack with
+if major == 1:
+    from graphrag.query.llm.text_utils import num_tokens
+    print(num_tokens(sys.argv[2], context.token_encoder))
+else:
+    print(context.tokenizer.num_tokens(sys.argv[2]))
+"""
+
+
+@pytest.mark.side
+@pytest.mark.parametrize(
+    "python",
+    [
+        p
+        for p in side.side_params(min_major=1)
+        if p.values[0] is None or side.major(side.versions(p.values[0])[0]) < 3
+    ],
+)
+def test_drift_local_steps_count_with_graphrag_default(python, tmp_path):
+    """graphrag 1.x/2.x's own DRIFT engine, built from settings that name o200k_base, packs its local steps
+    with cl100k_base (get_drift_search_engine gives DRIFTSearchContextBuilder no tokenizer); the audit's
+    ``drift_search.tokenizer`` for the same settings says so."""
+    from graphrag_audit.analysis.audit import audit
+    from graphrag_audit.results.audit import AuditOptions
+
+    python = side.need(python, min_major=1)
+    major = side.major(side.versions(python)[0])
+    side.tiktoken_env(tmp_path, "o200k_base")
+    env = side.tiktoken_env(tmp_path)  # one cache with both encodings
+    proc = subprocess.run(
+        [python, "-c", DRIFT_TOKENS, str(major), PROBE_TEXT],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    graphrag_count = int(proc.stdout.split()[-1])
+    settings = tmp_path / "settings.yaml"
+    settings.write_text(
+        "encoding_model: o200k_base\n"
+        if major == 1
+        else "models:\n  default_chat_model:\n    encoding_model: o200k_base\n"
+    )
+    model = load_index(ROOT / "fixtures" / "seed-v3")
+    report = audit(dataclasses.replace(model, settings_file=settings), AuditOptions(level=1))
+    entry = next(r for r in report.levels if r.community_level == 1)
+    assert entry.local_search.get("tokenizer") in (None, "o200k_base")
+    assert graphrag_count == get_token_counter(entry.drift_search["tokenizer"]).count(PROBE_TEXT)
+    assert graphrag_count != get_token_counter("o200k_base").count(PROBE_TEXT)
