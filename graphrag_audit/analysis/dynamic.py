@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -12,7 +14,6 @@ from graphrag_audit.graphrag.dynamic import (
     DynamicInput,
     DynamicSettings,
     EndlessSelection,
-    Scenario,
     children_csr,
     children_from_nodes_v1,
     rating_prompt_tokens_by_family,
@@ -24,7 +25,6 @@ from graphrag_audit.model.index import IndexModel
 from graphrag_audit.results.audit import (
     AuditOptions,
     DynamicByVersion,
-    DynamicScenario,
     DynamicVersion,
     KeptCosts,
     LevelResult,
@@ -72,15 +72,6 @@ def dynamic_input(model: IndexModel, fams: tuple[str, ...], prompt=None) -> Dyna
         off, val = children_csr(children)
     parent = ct["parent"].to_numpy(dtype=np.int64)
     return DynamicInput(cid, clv, parent, off, val, rep_ids, rep_lv, report_prompt_tokens=prompt)
-
-
-def _scenario(
-    sc: Scenario | None, what_if: bool = False, kept: KeptCosts | None = None
-) -> DynamicScenario | None:
-    if sc is None:
-        return None
-    relevant = tuple(sc.relevant_ids or ()) if what_if else None
-    return DynamicScenario(sc.rating_calls, sc.kept_ids, sc.waves, relevant, sc.prompt_tokens, kept)
 
 
 def _layout_error(model: IndexModel, fams: tuple[str, ...]) -> str | None:
@@ -176,26 +167,13 @@ def with_dynamic(
                 versions[f] = _failed(f, error, False)
                 continue
             try:
-                r = simulate_family(inp, f, st, what_if=o.relevant)
+                v = simulate_family(inp, f, st, what_if=o.relevant)
             except EndlessSelection as exc:  # a cycle in the children: graphrag never returns
-                versions[f] = _failed(f, f"never ends: {exc}", True)
-                continue
-            wi = None
-            if o.relevant is not None and r.what_if is not None:
-                kc = kept_costs(coster, model, f, r.what_if.kept_ids, n) if coster is not None else None
-                wi = _scenario(r.what_if, what_if=True, kept=kc)
-            versions[f] = DynamicVersion(
-                family=f,
-                graphrag=r.graphrag,
-                error=r.error,
-                descends=r.descends,
-                start_ids=r.start_ids,
-                cut_off_ids=r.cut_off_ids,
-                unreachable_ids=r.unreachable_ids,
-                none_relevant=_scenario(r.none_relevant),
-                all_relevant=_scenario(r.all_relevant),
-                what_if=wi,
-            )
+                v = _failed(f, f"never ends: {exc}", True)
+            if v.what_if is not None and coster is not None:
+                kc = kept_costs(coster, model, f, v.what_if.kept_ids, n)
+                v = replace(v, what_if=replace(v.what_if, kept_costs=kc))
+            versions[f] = v
         dyn[n] = DynamicByVersion(versions)
     return [
         LevelResult(n, {**r.selected, "dynamic": r.selected["dynamic"].with_(by_version=dyn[n])})

@@ -101,14 +101,12 @@ _I32 = np.iinfo(np.int32)
 
 
 class CommunityIds(Sequence):
-    """A sorted sequence of community numbers held as one read-only numpy array (``array``: int32
-    when every id fits, else int64). Reads like a list of ``int`` at 4-8 bytes an id instead of ~36
-    (a 1,000-level index selects millions of ids); the JSON renderer writes the array in chunks."""
+    """Sorted community numbers as one read-only numpy array (int32 when every id fits, else int64):
+    reads like a list of ``int`` at 4-8 bytes an id instead of ~36 (a 1,000-level index selects millions)."""
 
     __slots__ = ("array",)
 
-    def __init__(self, values=(), *, own: bool = False):
-        """``own``: ``values`` is a fresh int64 array nobody else holds (taken, not copied)."""
+    def __init__(self, values=(), *, own: bool = False):  # own: a fresh array, taken, not copied
         a = np.asarray(values, dtype=np.int64).ravel() if own else np.array(values, dtype=np.int64).ravel()
         if len(a) and _I32.min <= a.min() and a.max() <= _I32.max:
             a = a.astype(np.int32)
@@ -125,7 +123,7 @@ class CommunityIds(Sequence):
 
     def __iter__(self):
         a = self.array
-        for start in range(0, len(a), 65536):  # a million ids as one list would cost ~36 MB
+        for start in range(0, len(a), 65536):  # not one list of a million ids (~36 MB)
             yield from a[start : start + 65536].tolist()
 
     def __eq__(self, other) -> bool:
@@ -219,8 +217,8 @@ class RatingCalls:
 
 @dataclass(frozen=True)
 class DynamicScenario:
-    """One run of graphrag's dynamic ``select()`` (graphrag/dynamic.py ``Scenario``): the rating calls
-    (repeats counted), the kept reports' community numbers (sorted), the communities rated per wave."""
+    """One run of graphrag's dynamic ``select()`` (graphrag/dynamic.py): the rating calls (repeats counted),
+    the kept reports' community numbers (sorted), the communities rated per wave."""
 
     rating_calls: int
     kept_ids: tuple[int, ...]
@@ -440,8 +438,6 @@ class DepthAnalysis:
     max_level: int
 
     def __post_init__(self):
-        for name in ("roots", "per_level", "single_child", "duplicate_levels"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "histogram", frozen_map(self.histogram))
 
     def to_dict(self) -> dict:
@@ -495,7 +491,6 @@ class IndexInfo:
         object.__setattr__(self, "path", scrub(self.path))
         object.__setattr__(self, "output_dir", scrub(self.output_dir))
         object.__setattr__(self, "notes", tuple(scrub(n) for n in self.notes))
-        object.__setattr__(self, "generation_evidence", tuple(self.generation_evidence))
 
     def to_dict(self) -> dict:
         return fields_dict(self, skip=("name", "has_reports_table"))
@@ -554,8 +549,6 @@ class AuditReport:
     timings: Mapping[str, float] = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
-        for name in ("tree_levels", "levels", "findings"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "report_entities", _readonly(self.report_entities))
         object.__setattr__(self, "timings", frozen_map(self.timings))
 
