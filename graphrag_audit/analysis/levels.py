@@ -200,18 +200,9 @@ def level_stats(model: IndexModel, ti: TreeIndex, selections: dict) -> dict:
     return out
 
 
-def level_results(
-    model: IndexModel,
-    ti: TreeIndex,
-    selections: dict,
-    *,
-    costs: dict | None = None,
-    num_repeats: int = 1,
-    stats: dict | None = None,
-) -> list[LevelResult]:
-    """One :class:`LevelResult` per N: the statistics, graphrag's outcome (compat.py), ``costs`` ({(N,
+def level_results(model: IndexModel, stats: dict, costs: dict | None, num_repeats: int) -> list[LevelResult]:
+    """One :class:`LevelResult` per N: :func:`level_stats`, graphrag's outcome (compat.py), ``costs`` ({(N,
     behaviour): (Costs, row tokens)}), v2's extra reports over v1, and dynamic selection's rating calls."""
-    stats = level_stats(model, ti, selections) if stats is None else stats
     outcomes = behaviour_outcomes(model)
     costs = costs or {}
     out = []

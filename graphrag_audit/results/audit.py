@@ -1,8 +1,5 @@
-"""The per-level audit's results: frozen, typed, built in one go by ``analysis.audit``.
-
-Renderers read these and nothing else; each ``to_dict`` writes the documented JSON
-(graphrag_audit/schema/audit-report.schema.json). :class:`Outcome` is decided in ``graphrag.compat``.
-"""
+"""The per-level audit's results, frozen: renderers read these and nothing else; each ``to_dict`` writes the
+documented JSON (graphrag_audit/schema/audit-report.schema.json)."""
 
 from __future__ import annotations
 
@@ -76,20 +73,19 @@ class Outcome:
     def exact(self) -> bool:
         return self.status == EXACT
 
-    def graphrag_returns(self) -> dict | None:
-        """What that graphrag returns instead of this selection (None when it returns this one)."""
-        if self.returns_zero:
-            return {"graphrag": self.graphrag, "count": 0, "community_ids": [], "error": None}
-        if self.error is not None:
-            return {"graphrag": self.graphrag, "count": None, "community_ids": None, "error": self.error}
-        return None
-
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"status": self.status, "graphrag": self.graphrag}
         if self.note:
             d["status_note"] = self.note
-        ret = self.graphrag_returns()
-        if ret is not None:
+        if self.returns_zero:  # what that graphrag returns instead of this selection
+            d["graphrag_returns"] = {
+                "graphrag": self.graphrag,
+                "count": 0,
+                "community_ids": [],
+                "error": None,
+            }
+        elif self.error is not None:
+            ret = {"graphrag": self.graphrag, "count": None, "community_ids": None, "error": self.error}
             d["graphrag_returns"] = ret
         if self.python_api is not None:
             d["python_api"] = self.python_api
