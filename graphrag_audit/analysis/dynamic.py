@@ -88,43 +88,23 @@ def _layout_error(model: IndexModel, fams: tuple[str, ...]) -> str | None:
     return None
 
 
-def kept_rows(report_ids: np.ndarray, report_levels: np.ndarray, kept_ids, community_level) -> np.ndarray:
-    """Each kept community's last candidate report row (the selector's ``self.reports``), ascending."""
-    crow = (
-        np.arange(report_ids.size)
-        if community_level is None
-        else np.flatnonzero(report_levels <= community_level)
-    )
-    ids = report_ids[crow]
-    o = np.argsort(ids, kind="stable")
-    s = ids[o]
-    last = np.ones(s.size, dtype=bool)
-    last[:-1] = s[1:] != s[:-1]
-    u, rows = s[last], crow[o[last]]
-    return rows[np.searchsorted(u, np.asarray(sorted(kept_ids), dtype=np.int64))]
-
-
 def kept_costs(coster, model: IndexModel, family: str, kept_ids, community_level) -> KeptCosts:
-    """Global search's map step over the kept reports, packed in ascending order and ``KEPT_ORDERS - 1``
-    seeded permutations, weighted as each line weighs."""
-    rep = model.reports
-    rows = kept_rows(
-        rep["community"].to_numpy(dtype=np.int64),
-        rep["level"].to_numpy(dtype=np.int64),
-        kept_ids,
-        community_level,
-    )
+    """Global search's map step over the kept reports (each one's last candidate row, the selector's
+    ``self.reports``), packed in ascending order and ``KEPT_ORDERS - 1`` seeded permutations, weighted as
+    each line weighs."""
+    levels = model.reports["level"].to_numpy(dtype=np.int64)
+    crow = np.arange(len(levels)) if community_level is None else np.flatnonzero(levels <= community_level)
+    ids = model.reports["community"].to_numpy(dtype=np.int64)[crow]
+    rows = pd.Series(crow, index=ids).groupby(level=0).last().loc[sorted(kept_ids)].to_numpy()
     behaviour = "v1" if family == "1.x" else "v2"
     rng = np.random.default_rng(86)
     maps, toks = [], []
-    exact = True
     for i in range(KEPT_ORDERS if rows.size > 1 else 1):
-        b = coster.selection_batches(
-            rows if i == 0 else rows[rng.permutation(rows.size)], behaviour, community_level
-        )
+        order = rows if i == 0 else rows[rng.permutation(rows.size)]
+        b = coster.selection_batches(order, behaviour, community_level)
         maps.append(int(b.n_batches))
         toks.append(int(b.total_tokens))
-        exact = bool(b.counter_exact)
+    exact = bool(b.counter_exact)
     return KeptCosts(maps[0], toks[0], (min(maps), max(maps)), (min(toks), max(toks)), len(maps), exact)
 
 
