@@ -250,13 +250,13 @@ def _dense(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
     return np.where(universe[pos] == ids, pos, -1).astype(np.int64)
 
 
-class _Prepared:
+class Selector:
     """The selector's state after ``__init__`` for one family and one community_level, on dense keys
     (positions in ``universe``, the sorted community numbers). A report key is ``str(community)``
     (``L`` ``read_community_reports``: ``community_id=to_str(row, "community")``), a community key
     ``str(community)`` (``short_id``), so integer equality is key equality."""
 
-    def __init__(self, family: str, inp: DynamicInput, settings: DynamicSettings):
+    def __init__(self, family: str, inp: DynamicInput, settings: DynamicSettings = DEFAULTS):
         if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r}")
         self.family, self.settings = family, settings
@@ -429,13 +429,8 @@ class _Prepared:
         return self.ch_val[concat_ranges(self.ch_off[keys], self.ch_off[keys + 1] - self.ch_off[keys])]
 
 
-def prepare(family: str, inp: DynamicInput, settings: DynamicSettings = DEFAULTS) -> _Prepared:
-    """The selector of ``family`` built on ``inp`` (reuse it for many scenarios)."""
-    return _Prepared(family, inp, settings)
-
-
 def simulate(
-    prep: _Prepared,
+    prep: Selector,
     relevant_ids: Iterable[int] | None = None,
     ratings: Mapping[int, int] | None = None,
     rated: list | None = None,
@@ -458,10 +453,12 @@ def simulate_family(
     inp: DynamicInput, family: str, settings: DynamicSettings = DEFAULTS, what_if: Iterable[int] | None = None
 ) -> DynamicVersion:
     """What ``family`` does on ``inp``: the scenarios none relevant, all relevant and ``what_if``."""
-    p = prepare(family, inp, settings)
+    p = Selector(family, inp, settings)
     if p.error is not None:
         candidates = tuple(p.candidate_ids.tolist())
-        return DynamicVersion(family, FAMILIES[family], p.error, False, (), candidates, candidates, None, None)
+        return DynamicVersion(
+            family, FAMILIES[family], p.error, False, (), candidates, candidates, None, None
+        )
     seen = p.rateable()
     reached = np.zeros(p.universe.size, dtype=bool)
     every = p.run(p.is_candidate.copy(), reached=reached)

@@ -29,9 +29,9 @@ from graphrag_side import ROOT, need, side_env, side_pythons, tiktoken_env, vers
 from graphrag_audit.graphrag.dynamic import (
     DynamicInput,
     DynamicSettings,
+    Selector,
     children_csr,
     children_from_nodes_v1,
-    prepare,
     simulate,
     simulate_family,
 )
@@ -374,7 +374,7 @@ def _simulate(family: str, src: dict, case: dict) -> dict:
         num_repeats=s.get("num_repeats", 1),
         max_level=s.get("max_level", 2),
     )
-    prep = prepare(family, inp, settings)
+    prep = Selector(family, inp, settings)
     if prep.error is not None:
         return {"error": prep.error}
     rated: list = []
@@ -518,13 +518,13 @@ def _hand_tree(drop_level0: bool = False) -> DynamicInput:
     ],
 )
 def test_hand_worked_tree(family, settings, relevant, waves, calls, kept):
-    got = simulate(prepare(family, _hand_tree(), DynamicSettings(**settings)), relevant_ids=relevant)
+    got = simulate(Selector(family, _hand_tree(), DynamicSettings(**settings)), relevant_ids=relevant)
     assert (got.waves, got.rating_calls, got.kept_ids) == (waves, calls, kept)
 
 
 def test_no_level0_report_is_graphrags_keyerror():
     for family in ("1.x", "2.x", "3.x"):
-        prep = prepare(family, _hand_tree(drop_level0=True))
+        prep = Selector(family, _hand_tree(drop_level0=True))
         assert prep.error == "KeyError: '0'"
         assert simulate(prep, relevant_ids={2}) is None
 
