@@ -81,12 +81,6 @@ def rating_prompt_tokens_by_family(
     message only (``rate_relevancy.py``@v1.2.0 L64, @v2.7.2 L66); 3.x ``num_prompt_tokens`` over system and
     user messages (@v3.3.0 L75; ``graphrag_llm/tokenizer/tokenizer.py`` L50): 3, plus 3 + role + content
     each."""
-    families = tuple(families)
-    for family in families:
-        if family not in FAMILIES:
-            raise ValueError(f"unknown family {family!r}")
-    if not families:
-        return {}
     base = counter.count_many([RATE_QUERY.format(description=d, question=query) for d in descriptions])
     base = np.asarray(base, dtype=np.int64)
     extra_3x = 3 + 3 + counter.count("system") + 3 + counter.count("user") + counter.count(query)
@@ -257,8 +251,6 @@ class Selector:
     ``str(community)`` (``short_id``), so integer equality is key equality."""
 
     def __init__(self, family: str, inp: DynamicInput, settings: DynamicSettings = DEFAULTS):
-        if family not in FAMILIES:
-            raise ValueError(f"unknown family {family!r}")
         self.family, self.settings = family, settings
         rep_ids = np.asarray(inp.report_ids, dtype=np.int64)
         cid = np.asarray(inp.comm_ids, dtype=np.int64)
