@@ -15,84 +15,72 @@ class Rule:
     fix: str
 
 
-_RULES = [
+_RULES = {  # id -> (severity, title, fix)
     # ---- tree integrity --------------------------------------------------------------------
-    Rule(
-        "no-level-0",
+    "no-level-0": (
         "error",
         "The tree has no level-0 communities",
         "Re-run community detection (graphrag index). Global search at community_level 0 selects "
         "nothing, and dynamic selection raises KeyError without level-0 reports (microsoft/graphrag#2382).",
     ),
-    Rule(
-        "level-gap",
+    "level-gap": (
         "error",
         "A level between 0 and the maximum has no communities",
         "The hierarchy was truncated or hand-edited; re-index, or renumber levels so they are contiguous.",
     ),
-    Rule(
-        "parent-cycle",
+    "parent-cycle": (
         "error",
         "Parent links form a cycle (or a community is its own parent)",
         "Fix the parent column: every chain of parents must end at a root with parent -1.",
     ),
-    Rule(
-        "multiple-parents",
+    "multiple-parents": (
         "warning",
         "A community sits under several parents",
         "Typical of `graphrag update` output whose membership was merged without remapping; "
         "re-index from scratch for a clean hierarchy.",
     ),
-    Rule(
-        "missing-parent",
+    "missing-parent": (
         "error",
         "A community's parent number has no communities row",
         "The communities table is incomplete; re-run the create_communities workflow.",
     ),
-    Rule(
-        "level-not-parent-plus-one",
+    "level-not-parent-plus-one": (
         "error",
         "A community's level is not its parent's level + 1",
         "Levels and parent links disagree; re-index or correct the level column.",
     ),
-    Rule(
-        "child-not-subset",
+    "child-not-subset": (
         "warning",
         "A child community has entities its parent lacks",
         "Child entity sets must lie inside the parent's; this happens after incremental updates. "
         "Re-index for a consistent tree.",
     ),
-    Rule(
-        "children-parent-mismatch",
+    "children-parent-mismatch": (
         "warning",
         "The children column disagrees with the parent column",
         "graphrag update does not remap `children`; trust `parent` (this tool does) or re-index.",
     ),
-    Rule(
-        "multiple-periods",
+    "multiple-periods": (
         "warning",
         "Communities carry several period values (incremental update)",
         "The index merges several runs (two forests). Levels may mean different things in each; "
         "re-index from scratch if levels look inconsistent.",
     ),
-    Rule(
-        "delta-id-offset",
+    "delta-id-offset": (
         "warning",
         "A later run's community numbers do not follow graphrag update's offset",
         "graphrag update shifts every delta community number by the previous maximum + 1, so each run's numbers "
         "start right after the earlier runs'. Numbers that overlap or leave a gap come from a hand merge, a "
         "re-run on a copied table or a broken update: re-index from scratch, or rebuild the merge with graphrag update.",
     ),
-    Rule(
-        "dangling-membership",
+    "dangling-membership": (
         "warning",
         "Community memberships name entities that are not in the entities table",
         "graphrag update keeps the delta run's entity ids in the delta communities' entity_ids while its entity "
         "merge keeps the previous run's id for every known title, so those memberships point at entities merged "
         "away. Such entities add nothing to what the communities hold; re-index from scratch for consistent ids.",
     ),
-    Rule(
-        "membership-level-mismatch",
+    "membership-level-mismatch": (
         "warning",
         "create_final_nodes levels disagree with the communities table",
         "graphrag update before 2.0 shifts every delta node's community by the previous maximum + 1, -1 included, so "
@@ -100,81 +88,69 @@ _RULES = [
         "community does not exist. graphrag < 2.0's roll-up and this tool's tree read the node rows: those entities "
         "count as members of that community. Re-index from scratch for a consistent hierarchy.",
     ),
-    Rule(
-        "duplicate-community",
+    "duplicate-community": (
         "error",
         "A community number appears in several communities rows",
         "Community numbers must be unique; duplicated rows make graphrag's join send reports twice.",
     ),
-    Rule(
-        "community-without-report",
+    "community-without-report": (
         "warning",
         "A community has no report",
         "Report generation failed silently for these communities (LLM errors drop reports). Re-run "
         "create_community_reports; their entities get no report at that level.",
     ),
-    Rule(
-        "report-without-community",
+    "report-without-community": (
         "warning",
         "A report names a community that has no communities row",
         "graphrag >= 2.0 drops such reports in its inner join; regenerate reports for this index.",
     ),
-    Rule(
-        "report-level-mismatch",
+    "report-level-mismatch": (
         "warning",
         "A report's level differs from its community's level",
         "Reports and communities come from different runs; regenerate the reports.",
     ),
-    Rule(
-        "duplicate-report",
+    "duplicate-report": (
         "warning",
         "A community has several reports",
         "Several report rows share a community; graphrag sends each of them. Deduplicate.",
     ),
-    Rule(
-        "minus-one-report",
+    "minus-one-report": (
         "warning",
         "There is a report for community -1 ('no community')",
         "graphrag 0.5.x wrote a report for unclustered entities (microsoft/graphrag#1422); graphrag < 2.0 sends it at every "
         "level. Drop the row or re-index with a newer graphrag.",
     ),
-    Rule(
-        "unclustered-entities",
+    "unclustered-entities": (
         "info",
         "Entities belong to no community",
         "With use_lcc (default on) entities outside the largest connected component get no community "
         "(microsoft/graphrag#1808, microsoft/graphrag#2348); they never reach global search. Set cluster_graph.use_lcc: false to keep them.",
     ),
-    Rule(
-        "no-reports-table",
+    "no-reports-table": (
         "info",
         "The index has no community reports table",
         "Global search needs community_reports; run the create_community_reports workflow.",
     ),
-    Rule(
-        "ids-not-depth-ordered",
+    "ids-not-depth-ordered": (
         "warning",
         "A child community's number is smaller than its parent's",
         "graphrag < 2.0 keeps each entity's max community number, which is then not the deepest one; "
         "the < 2.0 selection below reproduces that literally.",
     ),
     # ---- cross-version traps -------------------------------------------------------------
-    Rule(
-        "string-community-ids",
+    "string-community-ids": (
         "warning",
         "Community ids are strings (graphrag 0.1-0.4 index)",
         "graphrag >= 1.0 reading this index selects 0 reports at every level and graphrag >= 2.0 "
         "cannot read it at all; re-index with the graphrag you query with.",
     ),
-    Rule(
-        "v2-unreadable",
+    "v2-unreadable": (
         "warning",
         "graphrag >= 2.0 cannot read this index as written",
         "The communities table lacks entity_ids (or is absent); the >= 2.0 numbers shown apply the "
         "<= N rule to the rebuilt tree. Re-index with graphrag >= 2.0 to query it there.",
     ),
-    Rule(
-        "int32-community-ids",
+    "int32-community-ids": (
         "warning",
         "The communities table stores community numbers as int32",
         "graphrag >= 2.0's roll-up writes int64 values into this int32 column with .loc: pandas 2 warns, "
@@ -184,8 +160,7 @@ _RULES = [
         "its typed DataReader, which casts the ids to int64 first, and reads it. Cast the column to int64 "
         "(e.g. pandas astype) and rewrite the parquet file.",
     ),
-    Rule(
-        "needs-migration",
+    "needs-migration": (
         "warning",
         "graphrag 3.x cannot read this index without migrating it",
         "graphrag query 2.x/3.x reads entities, communities and community_reports by those names, and "
@@ -195,14 +170,12 @@ _RULES = [
         "children; a pre-1.0 index needs index_migration_to_v1.ipynb first), or re-index with the graphrag "
         "you query with. Until then the table's >= 2.0 numbers are hypothetical.",
     ),
-    Rule(
-        "dynamic-no-level-0-report",
+    "dynamic-no-level-0-report": (
         "error",
         "Dynamic community selection cannot start: no level-0 report",
         "Dynamic selection starts from level-0 reports and raises KeyError without them (microsoft/graphrag#2382).",
     ),
-    Rule(
-        "dynamic-no-descent",
+    "dynamic-no-descent": (
         "info",
         "graphrag 2.0.0-2.7.2's dynamic community selection never descends",
         "graphrag 2.x looks a community's children up as ints among string report keys (`child in self.reports`, "
@@ -211,8 +184,7 @@ _RULES = [
         "none is. Query with graphrag >= 3.0 (or 1.1.1-1.2.x on a create_final_* index) to use the tree, or use "
         "a static community_level.",
     ),
-    Rule(
-        "dynamic-fails",
+    "dynamic-fails": (
         "warning",
         "graphrag's dynamic community selection fails on this index",
         "Some graphrag line cannot run --dynamic-community-selection on this index for a reason other than a "
@@ -221,8 +193,7 @@ _RULES = [
         "children lists form a cycle (the selector never returns). Query statically, or re-index with the "
         "graphrag you query with.",
     ),
-    Rule(
-        "dynamic-old-graphrag",
+    "dynamic-old-graphrag": (
         "info",
         "Before graphrag 1.1.1 dynamic community selection is broken",
         "A create_final_* index may be queried with graphrag releases whose dynamic selection does not work: 0.5.x lists "
@@ -230,8 +201,7 @@ _RULES = [
         "0.9.0-1.1.0 key node2children by community.id, so the selector never descends below level 0. Use "
         "graphrag 1.1.1-1.2.x (or >= 3.0 after migrating) for dynamic selection.",
     ),
-    Rule(
-        "dynamic-unreachable",
+    "dynamic-unreachable": (
         "warning",
         "Dynamic community selection cannot reach some reports",
         "graphrag's dynamic selection descends only through communities that have a report (in 1.x, children "
@@ -241,8 +211,7 @@ _RULES = [
         "communities with a static community_level.",
     ),
     # ---- where the index is ----------------------------------------------------------------
-    Rule(
-        "parquet-csv-differ",
+    "parquet-csv-differ": (
         "warning",
         "The output folder holds parquet and CSV copies of tables that differ",
         "graphrag reads only the set its table_provider names (parquet unless `table_provider: {type: csv}`, "
@@ -250,52 +219,45 @@ _RULES = [
         "not query with; the audit reads the same set as graphrag (see the notes).",
     ),
     # ---- level-dependent rules (checked at the community_level you query with, --level) -----
-    Rule(
-        "depth-mismatch",
+    "depth-mismatch": (
         "warning",
         "Many branches cannot reach the level you query with",
         "At this community_level a large share of roots/entities is stuck at a coarser leaf, so 'level N' "
         "means different granularity in different subtrees. Query a lower level, or plan a cross-level "
         "frontier by budget (graphrag-audit plan).",
     ),
-    Rule(
-        "v2-inflation",
+    "v2-inflation": (
         "warning",
         "graphrag >= 2.0 sends far more reports than the < 2.0 frontier",
         "Since graphrag 2.0 every report with level <= N is sent, ancestors together with their "
         "descendants. Use a lower community_level, dynamic selection, or a planned frontier written "
         "with graphrag-audit plan --write.",
     ),
-    Rule(
-        "low-coverage",
+    "low-coverage": (
         "warning",
         "The reports sent at the level you query with cover few of the clustered entities",
         "Entities outside every selected report's community never reach global search. Look for communities "
         "without a report (community-without-report: re-run create_community_reports), query a deeper "
         "community_level if its reports cover more, or lower --min-coverage if the gap is expected.",
     ),
-    Rule(
-        "level-beyond-max",
+    "level-beyond-max": (
         "info",
         "The level you query with is deeper than the tree",
         "community_level above the deepest level behaves like no filter; pick a level within the tree.",
     ),
-    Rule(
-        "single-child-chain",
+    "single-child-chain": (
         "info",
         "Communities with exactly one child",
         "A single child covers its parent's entities at a finer level: the same entities are summarised "
         "twice. Harmless, but it inflates what graphrag >= 2.0 sends.",
     ),
-    Rule(
-        "duplicate-level",
+    "duplicate-level": (
         "warning",
         "A level repeats the previous level's partition",
         "Every community at this level is the only child of a parent with the same entities: the level "
         "adds cost and no granularity. Query the level above.",
     ),
-    Rule(
-        "local-context-coarse",
+    "local-context-coarse": (
         "warning",
         "Local search's finest report is coarser than the level you query with",
         "Since graphrag 2.0 local search ranks every report <= N by the query's matched entities, and an "
@@ -303,16 +265,14 @@ _RULES = [
         "(community_prop x max_context_tokens) first. Raise local_search.community_prop, or query a lower "
         "community_level if the coarse reports are what you get anyway.",
     ),
-    Rule(
-        "local-context-empty",
+    "local-context-empty": (
         "warning",
         "Local search gets no community report: the first does not fit",
         "Local search packs reports until the first that does not fit and stops there "
         "(microsoft/graphrag#1391): a report larger than community_prop x max_context_tokens empties the "
         "community context. Raise local_search.community_prop or max_context_tokens, or shorten the reports.",
     ),
-    Rule(
-        "drift-missing-embeddings",
+    "drift-missing-embeddings": (
         "error",
         "DRIFT search reads reports that have no full_content embedding",
         "DRIFT looks every report it reads up in the vector store by id and raises 'Some reports are missing "
@@ -320,8 +280,7 @@ _RULES = [
         "embedding step (embed community.full_content) against this vector store, or point the settings' "
         "vector store at the folder the index was embedded into.",
     ),
-    Rule(
-        "reduce-truncation-risk",
+    "reduce-truncation-risk": (
         "warning",
         "Global search's reduce window holds fewer full-length map answers than the map calls made",
         "graphrag's reduce sorts the map answers' points by score and stops at the first that passes "
@@ -329,32 +288,29 @@ _RULES = [
         "map_max_length (2.x/3.x) or map_max_tokens (1.x), or query a lower community_level (fewer map calls).",
     ),
     # ---- regressions against an earlier index (levels --baseline OLD.json, diff OLD NEW) ---------
-    Rule(
-        "regression-map-calls",
+    "regression-map-calls": (
         "error",
         "Map calls at the level you query with rose beyond the allowed increase",
         "The new index sends more or longer reports at this community_level than the baseline. Check what "
         "diff OLD NEW lists as added and changed, query a lower level, or raise --max-map-calls-increase "
         "if the growth is expected (more documents).",
     ),
-    Rule(
-        "regression-coverage",
+    "regression-coverage": (
         "error",
         "Coverage at the level you query with dropped",
         "The reports sent now cover a smaller share of the clustered entities than in the baseline: "
         "look for communities without a report or entities left out of the hierarchy (graphrag update), "
         "or raise --max-coverage-drop if the drop is expected.",
     ),
-    Rule(
-        "regression-new-finding",
+    "regression-new-finding": (
         "warning",
         "A finding the baseline did not have",
         "The new index has a problem the baseline did not (the message names the rule; its severity is "
         "that finding's). Run graphrag-audit levels on the new index and follow that rule's fix.",
     ),
-]
+}
 
-RULES: dict[str, Rule] = {r.id: r for r in _RULES}
+RULES: dict[str, Rule] = {k: Rule(k, *v) for k, v in _RULES.items()}
 
 #: longer notes on some rules (evidence keys, thresholds, what was measured): docs/rules.md
 #: (docs/gen_rules.py) and ``graphrag-audit explain RULE`` print them

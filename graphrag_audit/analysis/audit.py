@@ -165,7 +165,7 @@ def audit_with_model(
         lap("costs")
 
     assert options.num_repeats is not None  # resolve_options sets it
-    levels = level_results(model, ti, selections, costs=costs, num_repeats=options.num_repeats, stats=stats)
+    levels = level_results(model, stats, costs, options.num_repeats)
     del stats
     step("simulating dynamic selection")
     levels = with_dynamic(model, levels, options, coster)

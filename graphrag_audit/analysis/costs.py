@@ -83,10 +83,6 @@ def v1_text_unit_counts(node_pairs, community_level: int | None) -> pd.Series | 
     return pairs.groupby("community", sort=False).size().astype(np.int64).rename("text_units")
 
 
-#: per-row raw counts meaning "graphrag computes no occurrence weight here" (no weight column)
-_NO_WEIGHTS = np.zeros(0, dtype=np.int64)
-
-
 class ContextCoster:
     """graphrag's map batches for report rows (parquet order), each report's fixed text counted once."""
 
@@ -118,19 +114,18 @@ class ContextCoster:
             return np.zeros(len(self.comm), dtype=np.int64)
         return counts.reindex(self.comm).fillna(0).to_numpy(dtype=np.int64)
 
-    def _behaviour_raw(self, behaviour: str, community_level: int | None) -> np.ndarray | None:
-        """graphrag < 2.0 weighs by its own per-level counts; None: the default counts."""
-        if behaviour != "v1" or self._v1_pairs is None:
-            return None
-        if community_level not in self._v1_raw:
-            counts = v1_text_unit_counts(self._v1_pairs, community_level)
-            self._v1_raw[community_level] = _NO_WEIGHTS if counts is None else self._raw_counts(counts)
-        return self._v1_raw[community_level]
-
-    def _weights(self, rows: np.ndarray, raw_all: np.ndarray | None) -> tuple[np.ndarray | None, str | None]:
-        """graphrag's normalised occurrence weights and a note."""
-        raw_all = self._raw if raw_all is None else raw_all
-        if raw_all is None or raw_all is _NO_WEIGHTS:
+    def _weights(
+        self, rows: np.ndarray, behaviour: str | None, community_level: int | None
+    ) -> tuple[np.ndarray | None, str | None]:
+        """graphrag's normalised occurrence weights and a note; graphrag < 2.0 weighs by its own per-level
+        counts."""
+        raw_all = self._raw
+        if behaviour == "v1" and self._v1_pairs is not None:
+            if community_level not in self._v1_raw:
+                counts = v1_text_unit_counts(self._v1_pairs, community_level)
+                self._v1_raw[community_level] = None if counts is None else self._raw_counts(counts)
+            raw_all = self._v1_raw[community_level]
+        if raw_all is None:
             return None, None
         raw = raw_all[rows]
         if not len(raw):
@@ -144,24 +139,22 @@ class ContextCoster:
         self, rows: np.ndarray, behaviour: str, community_level: int | None
     ) -> np.ndarray | None:
         """The occurrence weights :meth:`selection_batches` packs with."""
-        return self._weights(
-            np.asarray(rows, dtype=np.int64), self._behaviour_raw(behaviour, community_level)
-        )[0]
+        return self._weights(np.asarray(rows, dtype=np.int64), behaviour, community_level)[0]
 
     def selection_batches(
         self, rows: np.ndarray, behaviour: str, community_level: int | None
     ) -> ContextBatches:
-        return self.noted_batches(rows, self._behaviour_raw(behaviour, community_level))[0]
+        return self.noted_batches(rows, behaviour, community_level)[0]
 
     def batches(self, rows: np.ndarray) -> ContextBatches:
         return self.noted_batches(rows)[0]
 
     def noted_batches(
-        self, rows: np.ndarray, raw: np.ndarray | None = None
+        self, rows: np.ndarray, behaviour: str | None = None, community_level: int | None = None
     ) -> tuple[ContextBatches, str | None]:
-        """(the batches, a note or None); ``raw``: per-row raw counts replacing the default ones."""
+        """(the batches, a note or None) of ``behaviour``'s selection ``rows`` at ``community_level``."""
         rows = np.asarray(rows, dtype=np.int64)
-        weights, note = self._weights(rows, raw)
+        weights, note = self._weights(rows, behaviour, community_level)
         b = build_batches(
             self.comm[rows],
             self.titles[rows],
@@ -184,7 +177,7 @@ def level_costs(
     out = {}
     for n, by_b in selections.items():
         for b in COSTED:
-            batches, note = coster.noted_batches(by_b[b].rows, coster._behaviour_raw(b, n))
+            batches, note = coster.noted_batches(by_b[b].rows, b, n)
             tokens = batches.row_tokens  # kept for every selection: int32 when it fits (half the memory)
             if len(tokens) and -(2**31) <= tokens.min() and tokens.max() < 2**31:
                 tokens = tokens.astype(np.int32)

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -12,7 +14,6 @@ from graphrag_audit.graphrag.dynamic import (
     DynamicInput,
     DynamicSettings,
     EndlessSelection,
-    Scenario,
     children_csr,
     children_from_nodes_v1,
     rating_prompt_tokens_by_family,
@@ -24,7 +25,6 @@ from graphrag_audit.model.index import IndexModel
 from graphrag_audit.results.audit import (
     AuditOptions,
     DynamicByVersion,
-    DynamicScenario,
     DynamicVersion,
     KeptCosts,
     LevelResult,
@@ -74,15 +74,6 @@ def dynamic_input(model: IndexModel, fams: tuple[str, ...], prompt=None) -> Dyna
     return DynamicInput(cid, clv, parent, off, val, rep_ids, rep_lv, report_prompt_tokens=prompt)
 
 
-def _scenario(
-    sc: Scenario | None, what_if: bool = False, kept: KeptCosts | None = None
-) -> DynamicScenario | None:
-    if sc is None:
-        return None
-    relevant = tuple(sc.relevant_ids or ()) if what_if else None
-    return DynamicScenario(sc.rating_calls, sc.kept_ids, sc.waves, relevant, sc.prompt_tokens, kept)
-
-
 def _layout_error(model: IndexModel, fams: tuple[str, ...]) -> str | None:
     """The exception graphrag 1.x raises reading this layout before any rating: loading create_final_nodes,
     then _communities (``cli/query.py``@v1.2.0), then filtering on ``community``
@@ -97,43 +88,23 @@ def _layout_error(model: IndexModel, fams: tuple[str, ...]) -> str | None:
     return None
 
 
-def kept_rows(report_ids: np.ndarray, report_levels: np.ndarray, kept_ids, community_level) -> np.ndarray:
-    """Each kept community's last candidate report row (the selector's ``self.reports``), ascending."""
-    crow = (
-        np.arange(report_ids.size)
-        if community_level is None
-        else np.flatnonzero(report_levels <= community_level)
-    )
-    ids = report_ids[crow]
-    o = np.argsort(ids, kind="stable")
-    s = ids[o]
-    last = np.ones(s.size, dtype=bool)
-    last[:-1] = s[1:] != s[:-1]
-    u, rows = s[last], crow[o[last]]
-    return rows[np.searchsorted(u, np.asarray(sorted(kept_ids), dtype=np.int64))]
-
-
 def kept_costs(coster, model: IndexModel, family: str, kept_ids, community_level) -> KeptCosts:
-    """Global search's map step over the kept reports, packed in ascending order and ``KEPT_ORDERS - 1``
-    seeded permutations, weighted as each line weighs."""
-    rep = model.reports
-    rows = kept_rows(
-        rep["community"].to_numpy(dtype=np.int64),
-        rep["level"].to_numpy(dtype=np.int64),
-        kept_ids,
-        community_level,
-    )
+    """Global search's map step over the kept reports (each one's last candidate row, the selector's
+    ``self.reports``), packed in ascending order and ``KEPT_ORDERS - 1`` seeded permutations, weighted as
+    each line weighs."""
+    levels = model.reports["level"].to_numpy(dtype=np.int64)
+    crow = np.arange(len(levels)) if community_level is None else np.flatnonzero(levels <= community_level)
+    ids = model.reports["community"].to_numpy(dtype=np.int64)[crow]
+    rows = pd.Series(crow, index=ids).groupby(level=0).last().loc[sorted(kept_ids)].to_numpy()
     behaviour = "v1" if family == "1.x" else "v2"
     rng = np.random.default_rng(86)
     maps, toks = [], []
-    exact = True
     for i in range(KEPT_ORDERS if rows.size > 1 else 1):
-        b = coster.selection_batches(
-            rows if i == 0 else rows[rng.permutation(rows.size)], behaviour, community_level
-        )
+        order = rows if i == 0 else rows[rng.permutation(rows.size)]
+        b = coster.selection_batches(order, behaviour, community_level)
         maps.append(int(b.n_batches))
         toks.append(int(b.total_tokens))
-        exact = bool(b.counter_exact)
+    exact = bool(b.counter_exact)
     return KeptCosts(maps[0], toks[0], (min(maps), max(maps)), (min(toks), max(toks)), len(maps), exact)
 
 
@@ -176,26 +147,13 @@ def with_dynamic(
                 versions[f] = _failed(f, error, False)
                 continue
             try:
-                r = simulate_family(inp, f, st, what_if=o.relevant)
+                v = simulate_family(inp, f, st, what_if=o.relevant)
             except EndlessSelection as exc:  # a cycle in the children: graphrag never returns
-                versions[f] = _failed(f, f"never ends: {exc}", True)
-                continue
-            wi = None
-            if o.relevant is not None and r.what_if is not None:
-                kc = kept_costs(coster, model, f, r.what_if.kept_ids, n) if coster is not None else None
-                wi = _scenario(r.what_if, what_if=True, kept=kc)
-            versions[f] = DynamicVersion(
-                family=f,
-                graphrag=r.graphrag,
-                error=r.error,
-                descends=r.descends,
-                start_ids=r.start_ids,
-                cut_off_ids=r.cut_off_ids,
-                unreachable_ids=r.unreachable_ids,
-                none_relevant=_scenario(r.none_relevant),
-                all_relevant=_scenario(r.all_relevant),
-                what_if=wi,
-            )
+                v = _failed(f, f"never ends: {exc}", True)
+            if v.what_if is not None and coster is not None:
+                kc = kept_costs(coster, model, f, v.what_if.kept_ids, n)
+                v = replace(v, what_if=replace(v.what_if, kept_costs=kc))
+            versions[f] = v
         dyn[n] = DynamicByVersion(versions)
     return [
         LevelResult(n, {**r.selected, "dynamic": r.selected["dynamic"].with_(by_version=dyn[n])})

@@ -41,14 +41,11 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         msg = f"no communities at level(s) {preview(gaps)} between {present[0]} and {present[-1]}"
         out.append(finding("level-gap", msg, missing_levels=gaps))
 
-    dup = pd.Series(comm).value_counts()
-    dup = sorted(int(x) for x in dup[dup > 1].index)
-    if dup:
+    if dup := _repeated(comm):
         msg = f"{len(dup):,} community number(s) appear in several rows: {preview(dup)}"
         out.append(finding("duplicate-community", msg, dup, count=len(dup)))
 
-    missing = forest.missing_parents
-    if missing:
+    if missing := forest.missing_parents:
         kids = sorted(missing)
         msg = (
             f"{counted(len(kids), 'community names', 'communities name')} a parent with no row: "
@@ -56,8 +53,7 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         )
         out.append(finding("missing-parent", msg, kids, parents={str(k): missing[k] for k in kids}))
     u, v = forest.edge_parents, forest.edge_children
-    cyc_nodes = forest.cycle_nodes
-    if cyc_nodes:
+    if cyc_nodes := forest.cycle_nodes:
         through = counted(len(cyc_nodes), "community", "communities")
         msg = f"parent links form a cycle through {through}: {preview(cyc_nodes)}"
         out.append(finding("parent-cycle", msg, cyc_nodes))
@@ -142,31 +138,22 @@ def check_integrity(model: IndexModel) -> list[Finding]:
         msg = "community ids are stored as strings: graphrag >= 1.0 selects 0 reports from this index at "
         msg += "every community_level"
         out.append(finding("string-community-ids", msg))
-    ctype = model.schemas.get("communities", {}).get("community")
-    if ctype == "int32":
-        out.append(
-            finding(
-                "int32-community-ids",
-                "communities.community is int32: under pandas >= 3, graphrag "
-                ">= 2.0's Python API (tables read with pd.read_parquet) raises TypeError in "
-                "read_indexer_reports; graphrag query (graphrag >= 3.0.2) casts the ids to int64 as it "
-                "loads the tables, so this column does not stop it",
-                dtype=ctype,
-            )
-        )
+    if model.schemas.get("communities", {}).get("community") == "int32":
+        msg = "communities.community is int32: under pandas >= 3, graphrag >= 2.0's Python API (tables read "
+        msg += "with pd.read_parquet) raises TypeError in read_indexer_reports; graphrag query (graphrag >= "
+        msg += "3.0.2) casts the ids to int64 as it loads the tables, so this column does not stop it"
+        out.append(finding("int32-community-ids", msg, dtype="int32"))
     if not v2_readable(model):
-        out.append(
-            finding(
-                "v2-unreadable",
-                "graphrag >= 2.0 cannot read this index: "
-                + (
-                    "no communities table"
-                    if "communities" not in model.files
-                    else "its communities table has no entity_ids column"
-                ),
-            )
-        )
+        has = "communities" in model.files
+        what = "its communities table has no entity_ids column" if has else "no communities table"
+        out.append(finding("v2-unreadable", f"graphrag >= 2.0 cannot read this index: {what}"))
     return out
+
+
+def _repeated(values: np.ndarray) -> list[int]:
+    """The values that occur more than once, ascending."""
+    vc = pd.Series(values).value_counts()
+    return sorted(int(x) for x in vc[vc > 1].index)
 
 
 def _children_vs_parent(comm: np.ndarray, children: list, parent: np.ndarray) -> tuple[list[int], int, int]:
@@ -241,10 +228,9 @@ def _reports(model: IndexModel, level_of: dict, known: pd.Index, level: np.ndarr
         "report carries a level different from its community's",
         "reports carry a level different from their community's",
     )
-    vc = pd.Series(rc).value_counts()
     out += _listed(
         "duplicate-report",
-        sorted(int(x) for x in vc[vc > 1].index),
+        _repeated(rc),
         "community has several reports",
         "communities have several reports",
     )

@@ -61,7 +61,6 @@ class TreeIndex:
         has = self.rep_ccode >= 0
         self.rep_n_entities = np.zeros(len(rep), dtype=np.int64)
         self.rep_n_entities[has] = self.n_entities[self.rep_ccode[has]]
-        self._mask = np.zeros(self.n_member_entities, dtype=bool)  # entities of the last covered()
         self._members: tuple[np.ndarray, np.ndarray] | None = None
 
     def members_of(self, ccodes: np.ndarray) -> np.ndarray:
@@ -73,23 +72,21 @@ class TreeIndex:
         ents, start = self._members
         return ents[concat_ranges(start[ccodes], start[ccodes + 1] - start[ccodes])]
 
+    def entity_mask(self, ccodes: np.ndarray) -> np.ndarray:
+        """The entities of the communities ``ccodes`` (-1 ignored), as a mask over entity codes."""
+        mask = np.zeros(self.n_member_entities, dtype=bool)
+        mask[self.members_of(sorted_unique(ccodes[ccodes >= 0]))] = True
+        return mask
+
     def covered(self, ccodes: np.ndarray) -> int:
         """Distinct entities of the communities ``ccodes`` (-1 ignored)."""
-        self._mask = np.zeros(self.n_member_entities, dtype=bool)
-        self._mask[self.members_of(sorted_unique(ccodes[ccodes >= 0]))] = True
-        return int(np.count_nonzero(self._mask))
+        return int(np.count_nonzero(self.entity_mask(ccodes)))
 
-    def covered_mask(self) -> np.ndarray:
-        """The entities of the set :meth:`covered` was last asked about."""
-        return self._mask
-
-    def covered_text_units(self, entity_mask: np.ndarray | None = None) -> int | None:
-        """Distinct text units of the entities in ``entity_mask`` (default: the last :meth:`covered` set);
-        None when not counted."""
+    def covered_text_units(self, mask: np.ndarray) -> int | None:
+        """Distinct text units of the entities in ``mask``; None when not counted."""
         if self.text_units is None:
             return None
         owner, items = self.text_units
-        mask = self._mask if entity_mask is None else entity_mask
         if not len(items) or not len(mask):
             return 0
         hit = np.zeros(int(self.n_units), dtype=bool)
@@ -129,8 +126,8 @@ class TreeIndex:
 
     def clustered(self) -> tuple[int, int | None]:
         """(clustered entities, their distinct text units or None when not counted)."""
-        n = self.covered(np.arange(len(self.index), dtype=np.int64))
-        return n, self.covered_text_units()
+        mask = self.entity_mask(np.arange(len(self.index), dtype=np.int64))
+        return int(np.count_nonzero(mask)), self.covered_text_units(mask)
 
     def ancestor_rows(self, ccodes: np.ndarray) -> int:
         """How many entries of ``ccodes`` are a proper ancestor of another (a cycle's own included)."""
@@ -163,7 +160,8 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
     lv = ti.rep_level[rows]
     per = np.bincount(lv) if len(lv) else np.zeros(0, dtype=np.int64)  # levels are >= 0
     present = np.flatnonzero(per)
-    covered = ti.covered(ccodes)
+    mask = ti.entity_mask(ccodes)
+    covered = int(np.count_nonzero(mask))
     n_ent = ti.rep_n_entities[rows]
     return SelectionStats(
         behaviour=sel.behaviour,
@@ -172,7 +170,7 @@ def selection_stats(model: IndexModel, ti: TreeIndex, sel: Selection) -> Selecti
         by_level={str(k): v for k, v in zip(present.tolist(), per[present].tolist())},
         ancestors_sent=ti.ancestor_rows(ccodes),
         entities_covered=covered,
-        text_units_covered=ti.covered_text_units(),
+        text_units_covered=ti.covered_text_units(mask),
         mean_reports_per_entity=(round(float(n_ent.sum()) / covered, 3) if covered else None),
         entities_per_report=(
             EntitySpread(int(n_ent.min()), float(np.median(n_ent)), int(n_ent.max()))
@@ -200,18 +198,9 @@ def level_stats(model: IndexModel, ti: TreeIndex, selections: dict) -> dict:
     return out
 
 
-def level_results(
-    model: IndexModel,
-    ti: TreeIndex,
-    selections: dict,
-    *,
-    costs: dict | None = None,
-    num_repeats: int = 1,
-    stats: dict | None = None,
-) -> list[LevelResult]:
-    """One :class:`LevelResult` per N: the statistics, graphrag's outcome (compat.py), ``costs`` ({(N,
+def level_results(model: IndexModel, stats: dict, costs: dict | None, num_repeats: int) -> list[LevelResult]:
+    """One :class:`LevelResult` per N: :func:`level_stats`, graphrag's outcome (compat.py), ``costs`` ({(N,
     behaviour): (Costs, row tokens)}), v2's extra reports over v1, and dynamic selection's rating calls."""
-    stats = level_stats(model, ti, selections) if stats is None else stats
     outcomes = behaviour_outcomes(model)
     costs = costs or {}
     out = []

@@ -9,7 +9,6 @@ The rule is :mod:`graphrag_audit.graphrag.reduce`; the map calls are the audit's
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import asdict
 
 from graphrag_audit.analysis.local_search import GRAPHRAG, read_section
 from graphrag_audit.findings import Finding, finding
@@ -17,7 +16,7 @@ from graphrag_audit.graphrag.reduce import (
     DEFAULT_DATA_MAX_TOKENS,
     DEFAULT_MAP_MAX_LENGTH,
     DEFAULT_MAP_MAX_TOKENS,
-    reduce_headroom,
+    answers_fit,
 )
 from graphrag_audit.graphrag.tokens import TokenCounter
 from graphrag_audit.model.index import IndexModel
@@ -57,18 +56,21 @@ def with_global_reduce(
             cost = sel.cost
             if cost is None:
                 continue
-            headroom = reduce_headroom(
-                cost.map_calls,
-                cost.tokens,
-                cost.max_batch_tokens or 0,
-                settings[limit_key],
-                unit,
-                tokens_per_word,
-                window,
-                counter,
-            )
-            status = sel.outcome.status if sel.outcome is not None else EXACT
-            by_version[line] = {"graphrag": GRAPHRAG[line], "status": status, **asdict(headroom)}
+            limit, calls = settings[limit_key], cost.map_calls
+            answer = round(limit * tokens_per_word) if unit == "words" else limit
+            fit = answers_fit(answer, window, counter)
+            by_version[line] = {
+                "graphrag": GRAPHRAG[line],
+                "status": sel.outcome.status if sel.outcome is not None else EXACT,
+                "map_calls": calls,
+                "map_tokens_mean": round(cost.tokens / calls) if calls else 0,  # the batch header included
+                "map_tokens_max": cost.max_batch_tokens or 0,
+                "answer_limit": limit,
+                "answer_unit": unit,  # "words" (2.x/3.x map_max_length) or "tokens" (1.x map_max_tokens)
+                "answer_tokens": answer,  # one full-length answer
+                "answers_fit": fit,  # full-length answers the window holds
+                "answers_dropped": max(calls - fit, 0),  # map calls beyond that: graphrag drops their answers
+            }
         entry = {"data_max_tokens": window, "tokens_per_word": tokens_per_word, "by_version": by_version}
         out.append(dataclasses.replace(r, global_reduce=entry if by_version else None))
     return out

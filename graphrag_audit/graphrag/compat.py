@@ -19,12 +19,13 @@ code and by running it on ../shared/indexes (3.3.0 with pandas 3.1.1, 1.2.0 with
 
 from __future__ import annotations
 
-# the statuses and the Outcome type are results (results/audit.py); this module decides them
 from graphrag_audit.results.audit import CANNOT_READ, EXACT, HYPOTHETICAL, Outcome
 
 # graphrag 3.1+'s typed loader (data_model/dfs.py@v3.1.0-@v3.3.0) reads them in this order
-TYPED_COMMUNITY_COLUMNS = ("community", "level", "children", "period", "size")
-TYPED_REPORT_COLUMNS = ("community", "level", "children", "rank", "findings", "size")
+TYPED_COLUMNS = {  # the model's table -> (graphrag's name, the columns)
+    "communities": ("communities", ("community", "level", "children", "period", "size")),
+    "reports": ("community_reports", ("community", "level", "children", "rank", "findings", "size")),
+}
 # graphrag query's global search loads these in this order (cli/query.py run_global_search, 2.x/3.x; 1.x)
 V2_QUERY_TABLES = (("entities", "entities"), ("communities", "communities"), ("reports", "community_reports"))
 V1_QUERY_TABLES = (
@@ -33,6 +34,21 @@ V1_QUERY_TABLES = (
     ("communities", "create_final_communities"),
     ("reports", "create_final_community_reports"),
 )
+# the tables read_indexer_reports takes, under the names graphrag's loader reads them
+V2_SELECTION_TABLES = (("communities", "communities"), ("reports", "community_reports"))
+V1_SELECTION_TABLES = (("nodes", "create_final_nodes"), ("reports", "create_final_community_reports"))
+NO_REPORTS = "the index has no community reports table: graphrag has nothing to select (no-reports-table)"
+API_INT32 = {
+    "status": CANNOT_READ,
+    "graphrag_returns": {
+        "graphrag": ">= 3.2 (pandas 3)",
+        "count": None,
+        "community_ids": None,
+        "error": "TypeError: Invalid value ... for dtype 'int32'",
+    },
+    "note": "read_indexer_reports called on pd.read_parquet output raises TypeError under pandas "
+    ">= 3 (graphrag >= 3.2 requires it); under pandas 2 it only warns and returns this selection",
+}
 
 
 def _stem(path) -> str:
@@ -47,30 +63,20 @@ def _has(model, logical: str, stem: str) -> bool:
 
 def v2_readable(model) -> bool:
     """graphrag >= 2.0's read_indexer_reports can explode this communities table."""
-    if "communities" not in model.files:
-        return False
-    cols = model.schemas["communities"]
+    cols = model.schemas["communities"] if "communities" in model.files else ()
     return "entity_ids" in cols and "community" in cols
 
 
 def typed_loader_missing(model, reports: bool = True) -> dict[str, list[str]]:
     """{table: the columns graphrag 3.1+'s typed loader needs that it lacks} for the tables present."""
-    tables: list[tuple[str, str, tuple[str, ...]]] = [("communities", "communities", TYPED_COMMUNITY_COLUMNS)]
-    if reports:
-        tables.append(("reports", "community_reports", TYPED_REPORT_COLUMNS))
     out = {}
-    for logical, name, need in tables:
+    for logical in ("communities", "reports") if reports else ("communities",):
+        name, need = TYPED_COLUMNS[logical]
         cols = model.schemas.get(logical)
         lacking = [c for c in need if c not in cols] if cols is not None else []
         if lacking:
             out[name] = lacking
     return out
-
-
-# the tables read_indexer_reports takes, under the names graphrag's loader reads them
-V2_SELECTION_TABLES = (("communities", "communities"), ("reports", "community_reports"))
-V1_SELECTION_TABLES = (("nodes", "create_final_nodes"), ("reports", "create_final_community_reports"))
-NO_REPORTS = "the index has no community reports table: graphrag has nothing to select (no-reports-table)"
 
 
 def _cannot_load(model, tables) -> str:
@@ -82,41 +88,24 @@ def _v2_outcome(model) -> Outcome:
     gen = model.generation.label
     readable = v2_readable(model)
     int32 = model.schemas.get("communities", {}).get("community") == "int32"
-    api_int32 = {
-        "status": CANNOT_READ,
-        "graphrag_returns": {
-            "graphrag": ">= 3.2 (pandas 3)",
-            "count": None,
-            "community_ids": None,
-            "error": "TypeError: Invalid value ... for dtype 'int32'",
-        },
-        "note": "read_indexer_reports called on pd.read_parquet output raises TypeError under pandas "
-        ">= 3 (graphrag >= 3.2 requires it); under pandas 2 it only warns and returns this "
-        "selection",
-    }
     if not all(_has(model, *t) for t in V2_SELECTION_TABLES):
         error = _cannot_load(model, V2_QUERY_TABLES)
         if not model.has_reports_table:
             return Outcome(CANNOT_READ, ">= 2.0", NO_REPORTS, error=error)
+        api: dict | None = None  # not readable: the Python API fails too, the same status
         if readable:
-            api = api_int32 if int32 else {"status": EXACT}
+            api = API_INT32 if int32 else {"status": EXACT}
             how = "handed create_final_communities through the Python API, its read_indexer_reports " + (
                 "raises TypeError under pandas >= 3 (int32 community ids) and otherwise returns these"
                 if int32
                 else "returns exactly these"
             )
+        elif "communities" not in model.files:
+            how = "handed these tables through the Python API, its read_indexer_reports raises KeyError: "
+            how += "'entity_ids' (there is no communities table)"
         else:
-            api = None  # the Python API fails too: the same status
-            how = (
-                "handed these tables through the Python API, its read_indexer_reports raises KeyError: "
-                "'entity_ids' ("
-                + (
-                    "there is no communities table"
-                    if "communities" not in model.files
-                    else "the communities table has no entity_ids"
-                )
-                + ")"
-            )
+            how = "handed these tables through the Python API, its read_indexer_reports raises KeyError: "
+            how += "'entity_ids' (the communities table has no entity_ids)"
         note = (
             f"graphrag >= 2.0 cannot read this {gen} index as written: graphrag query 2.x/3.x looks for "
             "entities.parquet, communities.parquet and community_reports.parquet (needs-migration); "
@@ -133,22 +122,21 @@ def _v2_outcome(model) -> Outcome:
     if lacking:  # graphrag 2.x-3.0's loader and the Python API read it; 3.1+'s typed loader does not
         first = next(iter(lacking.values()))[0]
         what = "; ".join(f"{t} lacks {', '.join(cols)}" for t, cols in lacking.items())
-        return Outcome(
-            EXACT,
-            "2.x-3.0",
-            f"graphrag query 2.x-3.0 and the Python API send these, but graphrag "
-            f"query 3.1+ cannot read this index (KeyError: '{first}'): its typed loader needs columns "
-            f"the tables lack ({what}; needs-migration)"
-            + ("; the Python API raises TypeError under pandas >= 3 (int32 community ids)" if int32 else ""),
-            python_api=api_int32 if int32 else None,
+        note = (
+            f"graphrag query 2.x-3.0 and the Python API send these, but graphrag query 3.1+ cannot read "
+            f"this index (KeyError: '{first}'): its typed loader needs columns the tables lack ({what}; "
+            "needs-migration)"
         )
+        if int32:
+            note += "; the Python API raises TypeError under pandas >= 3 (int32 community ids)"
+        return Outcome(EXACT, "2.x-3.0", note, python_api=API_INT32 if int32 else None)
     if int32:
-        note = "communities.community is int32: graphrag query 3.1+ casts it to int64 and sends these; "
-        note += (
+        note = (
+            "communities.community is int32: graphrag query 3.1+ casts it to int64 and sends these; "
             "graphrag's read_indexer_reports called from Python on pd.read_parquet output raises TypeError "
+            "under pandas >= 3, which graphrag >= 3.2 requires (int32-community-ids)"
         )
-        note += "under pandas >= 3, which graphrag >= 3.2 requires (int32-community-ids)"
-        return Outcome(EXACT, "3.x", note, python_api=api_int32)
+        return Outcome(EXACT, "3.x", note, python_api=API_INT32)
     return Outcome(EXACT, ">= 2.0")
 
 

@@ -177,24 +177,19 @@ def _measure(counter: TokenCounter, parts: list[list[str]]) -> np.ndarray:
 
 
 class RowTokenCache:
-    """Each report row's fixed measure (:func:`row_measures`), counted on first use and kept across levels."""
+    """Every report row's fixed measure (:func:`row_measures`), counted on first use and kept across levels."""
 
     def __init__(self, counter: TokenCounter, community_ids, titles, contents, ranks):
         if not counter.additive:
             raise ValueError(f"RowTokenCache needs an additive token counter, not {counter!r}")
         self.counter = counter
-        self.columns = (
-            *map(_objects, (community_ids, titles, contents)),
-            np.asarray(ranks, dtype=np.float64),
-        )
+        self.columns = (community_ids, titles, contents, ranks)
         self._fixed: dict[bool, np.ndarray] = {}
 
     def fixed(self, rows: np.ndarray, with_weight: bool) -> np.ndarray:
-        got = self._fixed.setdefault(with_weight, np.full(len(self.columns[0]), -1, dtype=np.int64))
-        miss = rows[got[rows] < 0]
-        if miss.size:
-            got[miss] = row_measures(self.counter, *self.columns, with_weight=with_weight, rows=miss)[miss]
-        return got[rows]
+        if with_weight not in self._fixed:
+            self._fixed[with_weight] = row_measures(self.counter, *self.columns, with_weight=with_weight)
+        return self._fixed[with_weight][rows]
 
 
 def row_measures(

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from graphrag_audit.model.keys import concat_ranges, sorted_unique
+from graphrag_audit.results.audit import DynamicScenario, DynamicVersion
 
 #: family -> the graphrag releases it covers
 FAMILIES: dict[str, str] = {"1.x": "1.1.1-1.2.x", "2.x": "2.0.0-2.7.2", "3.x": "3.0.0-3.x"}
@@ -80,12 +81,6 @@ def rating_prompt_tokens_by_family(
     message only (``rate_relevancy.py``@v1.2.0 L64, @v2.7.2 L66); 3.x ``num_prompt_tokens`` over system and
     user messages (@v3.3.0 L75; ``graphrag_llm/tokenizer/tokenizer.py`` L50): 3, plus 3 + role + content
     each."""
-    families = tuple(families)
-    for family in families:
-        if family not in FAMILIES:
-            raise ValueError(f"unknown family {family!r}")
-    if not families:
-        return {}
     base = counter.count_many([RATE_QUERY.format(description=d, question=query) for d in descriptions])
     base = np.asarray(base, dtype=np.int64)
     extra_3x = 3 + 3 + counter.count("system") + 3 + counter.count("user") + counter.count(query)
@@ -104,39 +99,6 @@ class DynamicSettings:
 
 
 DEFAULTS = DynamicSettings()
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One ``select()``: communities rated per wave, ``rating_calls`` = sum(waves) * num_repeats, the kept
-    reports' community numbers sorted (graphrag's order is a string set's), the prompt tokens if known."""
-
-    relevant_ids: tuple[int, ...] | None
-    rating_calls: int
-    kept_ids: tuple[int, ...]
-    waves: tuple[int, ...]
-    prompt_tokens: int | None = None
-
-
-@dataclass(frozen=True)
-class FamilyResult:
-    """What one graphrag line does at one ``community_level``: the error building the selector, whether a
-    child can be queued, the start, what some relevance rates, candidates never rated (unreachable) or not
-    rated when all are relevant (cut off), and the scenarios."""
-
-    family: str
-    graphrag: str
-    settings: DynamicSettings
-    error: str | None
-    descends: bool
-    candidate_ids: tuple[int, ...]
-    start_ids: tuple[int, ...]
-    rateable_ids: tuple[int, ...]
-    unreachable_ids: tuple[int, ...]
-    cut_off_ids: tuple[int, ...]
-    none_relevant: Scenario | None = None
-    all_relevant: Scenario | None = None
-    what_if: Scenario | None = None
 
 
 @dataclass(frozen=True)
@@ -282,15 +244,13 @@ def _dense(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
     return np.where(universe[pos] == ids, pos, -1).astype(np.int64)
 
 
-class _Prepared:
+class Selector:
     """The selector's state after ``__init__`` for one family and one community_level, on dense keys
     (positions in ``universe``, the sorted community numbers). A report key is ``str(community)``
     (``L`` ``read_community_reports``: ``community_id=to_str(row, "community")``), a community key
     ``str(community)`` (``short_id``), so integer equality is key equality."""
 
-    def __init__(self, family: str, inp: DynamicInput, settings: DynamicSettings):
-        if family not in FAMILIES:
-            raise ValueError(f"unknown family {family!r}")
+    def __init__(self, family: str, inp: DynamicInput, settings: DynamicSettings = DEFAULTS):
         self.family, self.settings = family, settings
         rep_ids = np.asarray(inp.report_ids, dtype=np.int64)
         cid = np.asarray(inp.comm_ids, dtype=np.int64)
@@ -374,7 +334,7 @@ class _Prepared:
 
     def run(
         self, relevant: np.ndarray, rated: list | None = None, reached: np.ndarray | None = None
-    ) -> Scenario:
+    ) -> DynamicScenario:
         """``select()`` with ``relevant`` (bool per dense key) for ``rating >= threshold``; ``rated`` receives
         each wave's rated community numbers, ``reached`` (bool per dense key) is set where one is rated."""
         s = self.settings
@@ -436,7 +396,7 @@ class _Prepared:
         calls = int(sum(waves)) * int(s.num_repeats)  # rate_relevancy: num_repeats calls per community
         kept_ids = tuple(self.universe[np.flatnonzero(kept)].tolist())
         prompt = None if self.prompt_tokens is None else tokens * int(s.num_repeats)
-        return Scenario(None, calls, kept_ids, tuple(waves), prompt)
+        return DynamicScenario(calls, kept_ids, tuple(waves), prompt_tokens=prompt)
 
     def rateable(self) -> np.ndarray:
         """Dense keys some relevance assignment gets rated: the start and the fallback levels
@@ -461,17 +421,12 @@ class _Prepared:
         return self.ch_val[concat_ranges(self.ch_off[keys], self.ch_off[keys + 1] - self.ch_off[keys])]
 
 
-def prepare(family: str, inp: DynamicInput, settings: DynamicSettings = DEFAULTS) -> _Prepared:
-    """The selector of ``family`` built on ``inp`` (reuse it for many scenarios)."""
-    return _Prepared(family, inp, settings)
-
-
 def simulate(
-    prep: _Prepared,
+    prep: Selector,
     relevant_ids: Iterable[int] | None = None,
     ratings: Mapping[int, int] | None = None,
     rated: list | None = None,
-) -> Scenario | None:
+) -> DynamicScenario | None:
     """One ``select()``, relevance from ``relevant_ids`` or ``ratings`` (>= threshold); None when graphrag
     raises building the selector. ``rated`` receives each wave's rated community numbers."""
     if prep.error is not None:
@@ -488,29 +443,26 @@ def simulate(
 
 def simulate_family(
     inp: DynamicInput, family: str, settings: DynamicSettings = DEFAULTS, what_if: Iterable[int] | None = None
-) -> FamilyResult:
+) -> DynamicVersion:
     """What ``family`` does on ``inp``: the scenarios none relevant, all relevant and ``what_if``."""
-    p = prepare(family, inp, settings)
-    candidates = tuple(p.candidate_ids.tolist())
+    p = Selector(family, inp, settings)
     if p.error is not None:
-        return FamilyResult(
-            family, FAMILIES[family], settings, p.error, False, candidates, (), (), candidates, candidates
+        candidates = tuple(p.candidate_ids.tolist())
+        return DynamicVersion(
+            family, FAMILIES[family], p.error, False, (), candidates, candidates, None, None
         )
     seen = p.rateable()
     reached = np.zeros(p.universe.size, dtype=bool)
     every = p.run(p.is_candidate.copy(), reached=reached)
-    return FamilyResult(
+    return DynamicVersion(
         family,
         FAMILIES[family],
-        settings,
         None,
         descends=bool((p.ch_off[1:] - p.ch_off[:-1])[seen].any()),
-        candidate_ids=candidates,
         start_ids=tuple(p.universe[p.start].tolist()),
-        rateable_ids=tuple(p.universe[seen].tolist()),
-        unreachable_ids=tuple(p.universe[p.is_candidate & ~seen].tolist()),
         cut_off_ids=tuple(p.universe[p.is_candidate & ~reached].tolist()),
-        none_relevant=simulate(p, relevant_ids=()),
-        all_relevant=replace(every, relevant_ids=candidates),
+        unreachable_ids=tuple(p.universe[p.is_candidate & ~seen].tolist()),
+        none_relevant=p.run(np.zeros(p.universe.size, dtype=bool)),
+        all_relevant=every,
         what_if=None if what_if is None else simulate(p, relevant_ids=what_if),
     )

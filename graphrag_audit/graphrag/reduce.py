@@ -27,7 +27,6 @@ limit in 1.x), every answer with the same score: graphrag then keeps the first a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from graphrag_audit.graphrag.tokens import TokenCounter
 
@@ -66,43 +65,7 @@ def reduce_keeps(
     return kept
 
 
-@dataclass(frozen=True)
-class ReduceHeadroom:
-    """One graphrag line's global search at one N: the map calls, the report tokens each compresses into
-    one answer of at most ``answer_limit`` ``answer_unit``, and how many full-length answers the reduce keeps."""
-
-    map_calls: int
-    map_tokens_mean: int  # report tokens per map call (the batch header included)
-    map_tokens_max: int
-    answer_limit: int
-    answer_unit: str  # "words" (2.x/3.x map_max_length) or "tokens" (1.x map_max_tokens)
-    answer_tokens: int  # one full-length answer
-    answers_fit: int  # full-length answers the window holds
-    answers_dropped: int  # map calls beyond that: graphrag drops their answers
-
-
-def reduce_headroom(
-    map_calls: int,
-    tokens: int,
-    max_batch_tokens: int,
-    answer_limit: int,
-    answer_unit: str,
-    tokens_per_word: float,
-    data_max_tokens: int,
-    counter: TokenCounter,
-) -> ReduceHeadroom:
-    """The headroom for ``map_calls`` batches of ``tokens`` report tokens in all (the largest
-    ``max_batch_tokens``): each answered at full length, packed as graphrag's reduce does."""
-    answer = round(answer_limit * tokens_per_word) if answer_unit == "words" else answer_limit
-    enough = data_max_tokens // (answer + 1) + 1  # a point takes more than its answer's tokens
-    fit = len(reduce_keeps([(SCORE, answer)] * enough, data_max_tokens, counter))
-    return ReduceHeadroom(
-        map_calls,
-        round(tokens / map_calls) if map_calls else 0,
-        max_batch_tokens,
-        answer_limit,
-        answer_unit,
-        answer,
-        fit,
-        max(map_calls - fit, 0),
-    )
+def answers_fit(answer_tokens: int, data_max_tokens: int, counter: TokenCounter) -> int:
+    """How many full-length map answers of ``answer_tokens`` tokens (equal scores) the reduce keeps."""
+    enough = data_max_tokens // (answer_tokens + 1) + 1  # a point takes more than its answer's tokens
+    return len(reduce_keeps([(SCORE, answer_tokens)] * enough, data_max_tokens, counter))

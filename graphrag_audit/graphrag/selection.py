@@ -57,11 +57,8 @@ def _v2_kept_communities(
         order = np.argsort(lev, kind="stable")
         lev_sorted = lev[order]
         for n in levels:
-            if n is None:
-                yield n, sorted_unique(comm)
-            else:
-                k = np.searchsorted(lev_sorted, n, side="right")
-                yield n, sorted_unique(comm[order[:k]])
+            k = len(lev) if n is None else np.searchsorted(lev_sorted, n, side="right")
+            yield n, sorted_unique(comm[order[:k]])
         return
     # titles repeat (hand edits, updates): reproduce groupby(title).max literally
     frame = pd.DataFrame({"title": titles, "community": comm, "level": lev})
@@ -96,10 +93,7 @@ def _v1_kept_communities(
     first_sorted = first[by_first]
     start = 0
     for n in levels:
-        if n is None:
-            end = len(lev)
-        else:
-            end = int(np.searchsorted(lev, n, side="right"))
+        end = len(lev) if n is None else int(np.searchsorted(lev, n, side="right"))
         if end > start:
             np.maximum.at(running, codes[start:end], comm[start:end])
             start = end

@@ -68,13 +68,7 @@ class BPETokenCounter(TokenCounter):
     @cached_property
     def _count_fn(self) -> Callable[[str], int]:
         """bpe-openai's ``str -> int`` counter (no token list built), loaded on the first count."""
-        try:
-            count = _bpe_bindings().tokenizer_for_encoding(self.name).count
-        except ImportError as exc:  # pragma: no cover - dependency declared in pyproject
-            raise ImportError(
-                f"token counter {self.name!r} needs the 'bpe-openai' package "
-                "(pip install bpe-openai); or use get_token_counter('estimate')"
-            ) from exc
+        count = _bpe_bindings().tokenizer_for_encoding(self.name).count
         count("probe")
         return count
 

@@ -112,18 +112,14 @@ def preorder_intervals(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = pop()
         visit(x)
         push(child[start[x] : start[x + 1]])
-    order = np.asarray(pre, dtype=np.int64)
     tin = np.empty(n, dtype=np.int64)
-    tin[order] = np.arange(n, dtype=np.int64)
-    size = np.ones(n, dtype=np.int64)
+    tin[pre] = np.arange(n, dtype=np.int64)
     par = parent.tolist()
-    sz = size.tolist()
+    size = [1] * n
     for x in reversed(pre):  # children come after their parent in preorder
-        p = par[x]
-        if p >= 0:
-            sz[p] += sz[x]
-    size = np.asarray(sz, dtype=np.int64)
-    return tin, tin + size - 1
+        if par[x] >= 0:
+            size[par[x]] += size[x]
+    return tin, tin + np.asarray(size, dtype=np.int64) - 1
 
 
 def peel_sources(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -194,15 +190,7 @@ class CommunityForest:
             u, v = u[once], v[once]
         gone = linked & ~known
         missing = dict(zip(comm[gone].tolist(), par[gone].tolist()))  # later rows win
-        return cls(
-            nodes=nodes,
-            level=level,
-            n_entities=n_ent,
-            edge_parents=u,
-            edge_children=v,
-            missing_parents=missing,
-            source="parent",
-        )
+        return cls(nodes, level, n_ent, u, v, missing, "parent")
 
     @classmethod
     def from_membership(cls, communities: pd.DataFrame, members: pd.DataFrame) -> CommunityForest:
@@ -223,15 +211,7 @@ class CommunityForest:
             level = np.concatenate([level, np.full(len(extra), -1, dtype=np.int64)])
             n_ent = np.concatenate([n_ent, np.zeros(len(extra), dtype=np.int64)])
         order = np.argsort(pd.Index(nodes).get_indexer(v), kind="stable")  # child by child
-        return cls(
-            nodes=nodes,
-            level=level,
-            n_entities=n_ent,
-            edge_parents=u[order],
-            edge_children=v[order],
-            source="membership",
-            shared=w[order],
-        )
+        return cls(nodes, level, n_ent, u[order], v[order], {}, "membership", w[order])
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -245,19 +225,16 @@ class CommunityForest:
     def first_parent(self) -> np.ndarray:
         """Code of each community's first parent, -1 for none."""
         parent = np.full(len(self.nodes), -1, dtype=np.int64)
-        kids, firsts = self.edge_children, self.edge_parents
-        if len(kids):
-            once = ~pd.Index(kids).duplicated()  # the first edge into each child
-            kc, pc_ = self.index.get_indexer(kids[once]), self.index.get_indexer(firsts[once])
-            parent[kc] = pc_
+        once = ~pd.Index(self.edge_children).duplicated()  # the first edge into each child
+        parent[self.index.get_indexer(self.edge_children[once])] = self.index.get_indexer(
+            self.edge_parents[once]
+        )
         return parent
 
     @cached_property
     def other_parents(self) -> dict[int, tuple[int, ...]]:
         """{community: its parents after the first, in edge order} for communities with several."""
         kids = self.edge_children
-        if not len(kids):
-            return {}
         later = pd.Index(kids).duplicated()
         out: dict[int, list[int]] = {}
         for c, p in zip(kids[later].tolist(), self.edge_parents[later].tolist()):
@@ -279,11 +256,10 @@ class CommunityForest:
     @cached_property
     def children(self) -> dict[int, list[int]]:
         """{community: the communities whose first parent it is, ascending} for every node."""
-        kids: dict[int, list[int]] = {int(n): [] for n in self.nodes.tolist()}
+        kids: dict[int, list[int]] = {n: [] for n in self.nodes.tolist()}
         p = self.first_parent
         has = np.flatnonzero(p >= 0)
-        nodes = self.nodes
-        for k, par in zip(nodes[has].tolist(), nodes[p[has]].tolist()):
+        for k, par in zip(self.nodes[has].tolist(), self.nodes[p[has]].tolist()):
             kids[par].append(k)
         for v in kids.values():
             v.sort()

@@ -1,8 +1,5 @@
-"""The per-level audit's results: frozen, typed, built in one go by ``analysis.audit``.
-
-Renderers read these and nothing else; each ``to_dict`` writes the documented JSON
-(graphrag_audit/schema/audit-report.schema.json). :class:`Outcome` is decided in ``graphrag.compat``.
-"""
+"""The per-level audit's results, frozen: renderers read these and nothing else; each ``to_dict`` writes the
+documented JSON (graphrag_audit/schema/audit-report.schema.json)."""
 
 from __future__ import annotations
 
@@ -76,20 +73,19 @@ class Outcome:
     def exact(self) -> bool:
         return self.status == EXACT
 
-    def graphrag_returns(self) -> dict | None:
-        """What that graphrag returns instead of this selection (None when it returns this one)."""
-        if self.returns_zero:
-            return {"graphrag": self.graphrag, "count": 0, "community_ids": [], "error": None}
-        if self.error is not None:
-            return {"graphrag": self.graphrag, "count": None, "community_ids": None, "error": self.error}
-        return None
-
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"status": self.status, "graphrag": self.graphrag}
         if self.note:
             d["status_note"] = self.note
-        ret = self.graphrag_returns()
-        if ret is not None:
+        if self.returns_zero:  # what that graphrag returns instead of this selection
+            d["graphrag_returns"] = {
+                "graphrag": self.graphrag,
+                "count": 0,
+                "community_ids": [],
+                "error": None,
+            }
+        elif self.error is not None:
+            ret = {"graphrag": self.graphrag, "count": None, "community_ids": None, "error": self.error}
             d["graphrag_returns"] = ret
         if self.python_api is not None:
             d["python_api"] = self.python_api
@@ -101,14 +97,12 @@ _I32 = np.iinfo(np.int32)
 
 
 class CommunityIds(Sequence):
-    """A sorted sequence of community numbers held as one read-only numpy array (``array``: int32
-    when every id fits, else int64). Reads like a list of ``int`` at 4-8 bytes an id instead of ~36
-    (a 1,000-level index selects millions of ids); the JSON renderer writes the array in chunks."""
+    """Sorted community numbers as one read-only numpy array (int32 when every id fits, else int64):
+    reads like a list of ``int`` at 4-8 bytes an id instead of ~36 (a 1,000-level index selects millions)."""
 
     __slots__ = ("array",)
 
-    def __init__(self, values=(), *, own: bool = False):
-        """``own``: ``values`` is a fresh int64 array nobody else holds (taken, not copied)."""
+    def __init__(self, values=(), *, own: bool = False):  # own: a fresh array, taken, not copied
         a = np.asarray(values, dtype=np.int64).ravel() if own else np.array(values, dtype=np.int64).ravel()
         if len(a) and _I32.min <= a.min() and a.max() <= _I32.max:
             a = a.astype(np.int32)
@@ -125,7 +119,7 @@ class CommunityIds(Sequence):
 
     def __iter__(self):
         a = self.array
-        for start in range(0, len(a), 65536):  # a million ids as one list would cost ~36 MB
+        for start in range(0, len(a), 65536):  # not one list of a million ids (~36 MB)
             yield from a[start : start + 65536].tolist()
 
     def __eq__(self, other) -> bool:
@@ -219,8 +213,8 @@ class RatingCalls:
 
 @dataclass(frozen=True)
 class DynamicScenario:
-    """One run of graphrag's dynamic ``select()`` (graphrag/dynamic.py ``Scenario``): the rating calls
-    (repeats counted), the kept reports' community numbers (sorted), the communities rated per wave."""
+    """One run of graphrag's dynamic ``select()`` (graphrag/dynamic.py): the rating calls (repeats counted),
+    the kept reports' community numbers (sorted), the communities rated per wave."""
 
     rating_calls: int
     kept_ids: tuple[int, ...]
@@ -440,8 +434,6 @@ class DepthAnalysis:
     max_level: int
 
     def __post_init__(self):
-        for name in ("roots", "per_level", "single_child", "duplicate_levels"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "histogram", frozen_map(self.histogram))
 
     def to_dict(self) -> dict:
@@ -495,7 +487,6 @@ class IndexInfo:
         object.__setattr__(self, "path", scrub(self.path))
         object.__setattr__(self, "output_dir", scrub(self.output_dir))
         object.__setattr__(self, "notes", tuple(scrub(n) for n in self.notes))
-        object.__setattr__(self, "generation_evidence", tuple(self.generation_evidence))
 
     def to_dict(self) -> dict:
         return fields_dict(self, skip=("name", "has_reports_table"))
@@ -554,8 +545,6 @@ class AuditReport:
     timings: Mapping[str, float] = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
-        for name in ("tree_levels", "levels", "findings"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "report_entities", _readonly(self.report_entities))
         object.__setattr__(self, "timings", frozen_map(self.timings))
 

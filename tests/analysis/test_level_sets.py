@@ -43,9 +43,7 @@ def _check(model, order_seed: int | None) -> int:
         ccodes = ti.rep_ccode[selections[n][b].rows]
         want, mask = _ref_covered(ti, ccodes)
         assert ti.covered(ccodes) == want, (n, b)
-        assert np.array_equal(ti.covered_mask(), mask), (n, b)
-        want_tu = ti.covered_text_units(mask)
-        assert ti.covered_text_units() == want_tu, (n, b)
+        assert np.array_equal(ti.entity_mask(ccodes), mask), (n, b)
         assert ti.ancestor_rows(ccodes) == _ref_ancestor_rows(parent, ccodes), (n, b)
     return len(selections)
 

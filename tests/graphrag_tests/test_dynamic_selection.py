@@ -29,13 +29,13 @@ from graphrag_side import ROOT, need, side_env, side_pythons, tiktoken_env, vers
 from graphrag_audit.graphrag.dynamic import (
     DynamicInput,
     DynamicSettings,
-    Scenario,
+    Selector,
     children_csr,
     children_from_nodes_v1,
-    prepare,
     simulate,
     simulate_family,
 )
+from graphrag_audit.results.audit import DynamicScenario
 
 SHARED = ROOT.parent / "shared" / "indexes"
 RUNNER = Path(__file__).resolve().parents[1] / "dynamic_graphrag_runner.py"
@@ -374,7 +374,7 @@ def _simulate(family: str, src: dict, case: dict) -> dict:
         num_repeats=s.get("num_repeats", 1),
         max_level=s.get("max_level", 2),
     )
-    prep = prepare(family, inp, settings)
+    prep = Selector(family, inp, settings)
     if prep.error is not None:
         return {"error": prep.error}
     rated: list = []
@@ -518,13 +518,13 @@ def _hand_tree(drop_level0: bool = False) -> DynamicInput:
     ],
 )
 def test_hand_worked_tree(family, settings, relevant, waves, calls, kept):
-    got = simulate(prepare(family, _hand_tree(), DynamicSettings(**settings)), relevant_ids=relevant)
+    got = simulate(Selector(family, _hand_tree(), DynamicSettings(**settings)), relevant_ids=relevant)
     assert (got.waves, got.rating_calls, got.kept_ids) == (waves, calls, kept)
 
 
 def test_no_level0_report_is_graphrags_keyerror():
     for family in ("1.x", "2.x", "3.x"):
-        prep = prepare(family, _hand_tree(drop_level0=True))
+        prep = Selector(family, _hand_tree(drop_level0=True))
         assert prep.error == "KeyError: '0'"
         assert simulate(prep, relevant_ids={2}) is None
 
@@ -535,14 +535,9 @@ def test_simulate_family_reachability_by_hand():
         for fam in ("3.x", "2.x")
     )
     assert (r3.graphrag, r3.error, r3.descends) == ("3.0.0-3.x", None, True)
-    assert (r3.candidate_ids, r3.start_ids, r3.rateable_ids, r3.unreachable_ids) == (
-        (0, 1, 2, 4),
-        (0, 1),
-        (0, 1, 2, 4),
-        (),
-    )
+    assert (r3.start_ids, r3.unreachable_ids) == ((0, 1), ())
     # 2.x reaches level 2 only through the fallback, which max_level 1 stops before it
-    assert (r2.descends, r2.rateable_ids, r2.unreachable_ids) == (False, (0, 1, 2), (4,))
+    assert (r2.descends, r2.unreachable_ids) == (False, (4,))
     assert (r3.cut_off_ids, r2.cut_off_ids) == ((), (2, 4))
     nl0 = simulate_family(_hand_tree(drop_level0=True), "3.x")
     assert (nl0.error, nl0.none_relevant, nl0.unreachable_ids, nl0.cut_off_ids) == (
@@ -552,10 +547,10 @@ def test_simulate_family_reachability_by_hand():
         (2, 4),
     )
     # 2 is kept, so its child 4 is queued and rated: max_level does not limit the descent
-    assert r3.what_if == Scenario((0, 2), 4, (2,), (2, 1, 1))
-    assert r2.what_if == Scenario((0, 2), 2, (0,), (2,))
-    assert r2.none_relevant == Scenario((), 3, (), (2, 1))
-    assert r2.all_relevant == Scenario((0, 1, 2, 4), 2, (0, 1), (2,))
+    assert r3.what_if == DynamicScenario(4, (2,), (2, 1, 1), relevant_ids=(0, 2))
+    assert r2.what_if == DynamicScenario(2, (0,), (2,), relevant_ids=(0, 2))
+    assert r2.none_relevant == DynamicScenario(3, (), (2, 1))
+    assert r2.all_relevant == DynamicScenario(2, (0, 1), (2,))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import graphrag_side as side
 import pytest
 from conftest import ROOT
 
-from graphrag_audit.graphrag.reduce import point_header, reduce_headroom, reduce_keeps
+from graphrag_audit.graphrag.reduce import answers_fit, point_header, reduce_keeps
 from graphrag_audit.graphrag.tokens import get_token_counter
 
 COUNTER = get_token_counter("cl100k_base")
@@ -34,19 +34,11 @@ def test_hand_worked_packing():
 
 def test_hand_worked_headroom():
     # 2.x/3.x: 1,000 words x 1.33 = 1,330 tokens + 13 = 1,343 a point; 8 x 1,343 = 10,744 <= 12,000 < 9 x 1,343
-    h = reduce_headroom(11, 110_000, 11_990, 1000, "words", 1.33, 12_000, COUNTER)
-    assert (h.map_tokens_mean, h.map_tokens_max, h.answer_tokens, h.answers_fit, h.answers_dropped) == (
-        10_000,
-        11_990,
-        1330,
-        8,
-        3,
-    )
+    assert answers_fit(1330, 12_000, COUNTER) == 8
     # 1.x: 1,000 tokens + 13 = 1,013; 11 x 1,013 = 11,143 <= 12,000 < 12 x 1,013
-    h = reduce_headroom(8, 80_000, 11_000, 1000, "tokens", 1.33, 12_000, COUNTER)
-    assert (h.answer_tokens, h.answers_fit, h.answers_dropped) == (1000, 11, 0)
+    assert answers_fit(1000, 12_000, COUNTER) == 11
     # 24,000 tokens: 17 x 1,343 = 22,831 <= 24,000 < 18 x 1,343
-    assert reduce_headroom(0, 0, 0, 1000, "words", 1.33, 24_000, COUNTER).answers_fit == 17
+    assert answers_fit(1330, 24_000, COUNTER) == 17
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,7 +111,8 @@ def test_matches_graphrag(python, tmp_path):
     for name, unit in (("words", "words"), ("tokens", "tokens")):
         case = next(c for c in cases if c["id"] == name)
         tokens = COUNTER.count(case["answers"][0][1])
-        h = reduce_headroom(len(case["answers"]), 0, 0, 1000, unit, tokens / 1000, 12_000, COUNTER)
-        assert got[name]["kept"] == list(range(len(case["answers"]) - h.answers_dropped))
+        answer = round(1000 * (tokens / 1000)) if unit == "words" else 1000  # as analysis/reduce.py
+        fit = answers_fit(answer, 12_000, COUNTER)
+        assert got[name]["kept"] == list(range(min(len(case["answers"]), fit)))
     assert len(got["boundary"]["kept"]) == 4 and len(got["boundary-1"]["kept"]) == 3
     assert len(got["past-999"]["kept"]) == 1002
