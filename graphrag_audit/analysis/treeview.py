@@ -71,12 +71,10 @@ def build_forest(
         if i >= len(roots):
             cycle_roots.append(start)
         stack = [start]
-        while stack:
-            n = stack.pop()
-            if n not in seen:
-                seen.add(n)
-                order.append(n)
-                stack.extend(reversed([k for k in kids[n] if k not in seen]))
+        while stack:  # (each community is its first parent's child only: pushed once)
+            order.append(n := stack.pop())
+            seen.add(n)
+            stack.extend(reversed([k for k in kids[n] if k not in seen]))
     extra = set(cycle_roots)
     view_kids = {n: [k for k in kids[n] if k not in extra] for n in kids}
     view_parent = {k: n for n, ks in view_kids.items() for k in ks}
