@@ -11,7 +11,7 @@ entities tables, else by the membership's key. Member sets compare through two o
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -46,9 +46,9 @@ class Snapshot:
     """What a regression check compares, from a report or a baseline JSON: {(N, behaviour):
     :class:`SideStats`}, findings as (rule, severity, message), options as ``levels -f json`` has them."""
 
-    stats: dict = field(default_factory=dict)
-    findings: tuple = ()
-    options: dict = field(default_factory=dict)
+    stats: dict
+    findings: tuple
+    options: dict
 
 
 def option_differences(old: Snapshot, new: Snapshot) -> tuple[tuple[str, object, object], ...]:

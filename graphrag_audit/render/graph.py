@@ -75,10 +75,10 @@ def _cls(forest: ForestView, n: int) -> str | None:
     return SENT_CLASS[nd.sent] if nd.has_report else "noreport"
 
 
-def _direction(forest: ForestView, view: TreeView | None, more: list[Row], many: str, one: str) -> str:
-    """``many`` (left to right, so that trees stack) when the export holds more than one tree."""
+def _is_forest(forest: ForestView, view: TreeView | None, more: list[Row]) -> bool:
+    """More than one tree in the export: drawn left to right, so that the trees stack."""
     tops = forest.roots if view is None else view.tops
-    return many if len(tops) + sum(1 for r in more if r.community < 0) > 1 else one
+    return len(tops) + sum(1 for r in more if r.community < 0) > 1
 
 
 def _legend(forest: ForestView, order: list[int], more: list[Row]) -> tuple[str, list[tuple[str, str]]]:
@@ -119,7 +119,7 @@ def mermaid_size_warning(text: str) -> str | None:
 
 def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
     order, edges, more, hidden = tree_items(forest, view)
-    lines = [f"flowchart {_direction(forest, view, more, 'LR', 'TD')}"]
+    lines = ["flowchart LR" if _is_forest(forest, view, more) else "flowchart TD"]
     for n in order:
         label = mermaid_text(_head(forest, n, hidden))
         if title := plain(forest.nodes[n].title, title_chars):
@@ -153,7 +153,7 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
     order, edges, more, hidden = tree_items(forest, view)
     lines = [
         "digraph communities {",
-        f'    graph [rankdir={_direction(forest, view, more, "LR", "TB")}, charset="UTF-8"];',
+        f'    graph [rankdir={"LR" if _is_forest(forest, view, more) else "TB"}, charset="UTF-8"];',
         '    node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];',
     ]
     dashed = 'style="rounded,dashed"'
