@@ -11,7 +11,7 @@ entities tables, else by the membership's key. Member sets compare through two o
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -46,9 +46,9 @@ class Snapshot:
     """What a regression check compares, from a report or a baseline JSON: {(N, behaviour):
     :class:`SideStats`}, findings as (rule, severity, message), options as ``levels -f json`` has them."""
 
-    stats: dict = field(default_factory=dict)
-    findings: tuple = ()
-    options: dict = field(default_factory=dict)
+    stats: dict
+    findings: tuple
+    options: dict
 
 
 def option_differences(old: Snapshot, new: Snapshot) -> tuple[tuple[str, object, object], ...]:
@@ -177,39 +177,27 @@ def judge_regressions(
             where = "either index" if len(off) != 1 else f"the {off[0]} index"
         hyp = "" if where is None else f"; hyp.: no real {who} sends this selection on {where}"
         mark = {} if where is None else {"hypothetical": True}
-        out = judged if where is None or limits.include_hypothetical else hypothetical
-        if o.map_calls is not None and n.map_calls is not None and n.map_calls > o.map_calls:
-            up = (n.map_calls - o.map_calls) / o.map_calls if o.map_calls else float("inf")
+        flagged = []  # (rule, message, old value, new value)
+        om, nm = o.map_calls, n.map_calls
+        if om is not None and nm is not None and nm > om:
+            up = (nm - om) / om if om else float("inf")
             if up > limits.max_map_calls_increase + 1e-12:
-                pct = "from none" if o.map_calls == 0 else f"+{up:.1%}"
-                out.append(
-                    finding(
-                        "regression-map-calls",
-                        f"at community_level {level}, {who} makes {n.map_calls:,} map "
-                        f"call{'s' if n.map_calls != 1 else ''}, {o.map_calls:,} before ({pct}; allowed "
-                        f"+{limits.max_map_calls_increase:.1%}){hyp}",
-                        behaviour=b,
-                        community_level=level,
-                        old=o.map_calls,
-                        new=n.map_calls,
-                        **mark,
-                    )
-                )
+                pct = "from none" if om == 0 else f"+{up:.1%}"
+                allowed = f"allowed +{limits.max_map_calls_increase:.1%}"
+                calls = f"{nm:,} map call{'s' if nm != 1 else ''}"
+                text = f"at community_level {level}, {who} makes {calls}, {om:,} before ({pct}; {allowed})"
+                flagged.append(("regression-map-calls", text, om, nm))
         oc, nc = o.coverage, n.coverage
         if oc is not None and nc is not None and oc - nc > limits.max_coverage_drop + 1e-12:
-            out.append(
-                finding(
-                    "regression-coverage",
-                    f"at community_level {level}, the reports {who} sends cover {nc:.1%} of the "
-                    f"clustered entities, {oc:.1%} before (allowed drop "
-                    f"{limits.max_coverage_drop:.1%}){hyp}",
-                    behaviour=b,
-                    community_level=level,
-                    old=oc,
-                    new=nc,
-                    **mark,
-                )
+            text = (
+                f"at community_level {level}, the reports {who} sends cover {nc:.1%} of the clustered "
+                f"entities, {oc:.1%} before (allowed drop {limits.max_coverage_drop:.1%})"
             )
+            flagged.append(("regression-coverage", text, oc, nc))
+        (judged if where is None or limits.include_hypothetical else hypothetical).extend(
+            finding(rule, text + hyp, behaviour=b, community_level=level, old=x, new=y, **mark)
+            for rule, text, x, y in flagged
+        )
     before = {r for r, _s, _m in old.findings}
     new_rules: dict[str, list] = {}
     for rule, sev, msg in new.findings:
@@ -247,12 +235,6 @@ def _as_arrow(series) -> pa.Array:
     if isinstance(a, pa.ChunkedArray):
         a = a.unify_dictionaries().combine_chunks() if pa.types.is_dictionary(a.type) else a.combine_chunks()
     return a
-
-
-def _chunks_of(series) -> pa.ChunkedArray:
-    """A column as arrow, in the chunks it has (zero-copy for arrow-backed columns)."""
-    a = pa.array(series)
-    return a if isinstance(a, pa.ChunkedArray) else pa.chunked_array([a])
 
 
 def _strings(a: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
@@ -299,26 +281,19 @@ class _Side:
             mp = np.searchsorted(numbers, mf["community"].to_numpy(np.int64))
             unknown = self.level[mp] < 0
             self.level[mp[unknown]] = mf["level"].to_numpy(np.int64)[unknown]
-        # each community's first report row (-1: none) and how many rows it has; titles and
-        # contents are compared only for matched pairs
-        self.report_row = np.full(n, -1, np.int64)
-        self.orphan_reports = np.zeros(0, np.int64)  # report numbers outside the tree (-1, orphans)
-        self.report_rows = np.zeros(n, np.int64)
+        # each community's first report row (-1: none) and how many rows it has; titles and contents
+        # (in their chunks as read: combining would copy them) are compared only for matched pairs
         rep = model.reports
-        self.report_title = self.report_content = pa.array([], pa.large_string())
-        self.report_level = np.zeros(0, np.int64)
-        if rep is not None and len(rep):
-            rc = rep["community"].to_numpy(np.int64)
-            rp = np.searchsorted(numbers, rc)
-            ok = (rp < n) & (numbers[np.minimum(rp, n - 1)] == rc) if n else np.zeros(len(rc), bool)
-            rows = np.flatnonzero(ok)
-            self.orphan_reports = np.unique(rc[~ok])
-            self.report_rows = np.bincount(rp[rows], minlength=n).astype(np.int64)
-            self.report_row[rp[rows][::-1]] = rows[::-1]  # the first row wins
-            # kept in their chunks as read (combining the contents would copy them)
-            self.report_title = _chunks_of(rep["title"])
-            self.report_content = _chunks_of(rep["content"])
-            self.report_level = rep["level"].to_numpy(np.int64)
+        rc = rep["community"].to_numpy(np.int64)
+        rp = np.searchsorted(numbers, rc)
+        ok = (rp < n) & (numbers[np.minimum(rp, n - 1)] == rc) if n else np.zeros(len(rc), bool)
+        rows = np.flatnonzero(ok)
+        self.orphan_reports = np.unique(rc[~ok])  # report numbers outside the tree (-1, orphans)
+        self.report_rows = np.bincount(rp[rows], minlength=n).astype(np.int64)
+        self.report_row = np.full(n, -1, np.int64)
+        self.report_row[rp[rows][::-1]] = rows[::-1]  # the first row wins
+        self.report_title, self.report_content = pa.array(rep["title"]), pa.array(rep["content"])
+        self.report_level = rep["level"].to_numpy(np.int64)
         self.entity_codes, self.entity_keys = np.zeros(0, np.int64), pa.array([], pa.large_string())
         if len(mem):
             a = _as_arrow(mem["entity"])

@@ -1,12 +1,6 @@
-"""Plan a global-search context by budget: a cross-level **frontier** of community reports.
-
-A frontier holds every coverable clustered entity once: it starts from the roots and is refined by
-*splits* (a community replaced by its children; a report-less one is *expanded* recursively); a split
-that would lose entities is *blocked*. Each objective is a priority order π (a community before its
-children); the plan is the split set lexicographically greatest in π meeting every ceiling. The greedy
-sweep is exact for reports (tests/analysis/test_plan*.py check it by brute force); tokens and map calls
-binary-search a cap λ on an additive per-row estimate, costing whole frontiers exactly. docs/plan.md.
-"""
+"""Plan a global-search context by budget: a cross-level frontier of community reports holding every
+coverable entity once, refined from the roots by splits (a community replaced by its children's
+reports), greatest in the objective's priority order π under every ceiling (docs/plan.md)."""
 
 from __future__ import annotations
 
@@ -49,11 +43,8 @@ def _preview(values, k: int = 8) -> str:
 
 def _runs(keys: np.ndarray, values: np.ndarray) -> dict[int, np.ndarray]:
     """{key: its slice of ``values``} for each run of equal ``keys`` (sorted by key)."""
-    if not len(keys):
-        return {}
     bounds = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-    starts, ends = np.concatenate(([0], bounds)), np.concatenate((bounds, [len(keys)]))
-    return {k: values[a:b] for k, a, b in zip(keys[starts].tolist(), starts.tolist(), ends.tolist())}
+    return dict(zip(keys[np.r_[0, bounds]].tolist(), np.split(values, bounds))) if len(keys) else {}
 
 
 @dataclass(frozen=True)
@@ -74,8 +65,7 @@ class PlanTree:
             raise _refuse(
                 model, f"parent links form a cycle through communities {_preview(forest.cycle_nodes)}"
             )
-        multi = forest.multi_parent
-        if multi:
+        if multi := forest.multi_parent:
             raise _refuse(
                 model,
                 f"{len(multi)} communities sit under several parents ({_preview(multi)}); "
@@ -84,10 +74,10 @@ class PlanTree:
         nodes = forest.nodes.tolist()
         self.nodes = sorted(nodes)
         self.level = dict(zip(nodes, forest.level.tolist()))
-        self.children = forest.children
+        self.children, self.roots = forest.children, forest.roots
         fp = forest.first_parent
         self.parent = dict(zip(nodes, np.where(fp >= 0, forest.nodes[fp], -1).tolist()))
-        self.roots = forest.roots
+        self.root = dict(zip(nodes, forest.nodes[forest.root_code].tolist()))
 
         # the distinct membership pairs of the tree's communities, entities as pd.factorize codes
         m = model.members[["entity", "community"]]
@@ -113,9 +103,9 @@ class PlanTree:
                 f"communities ({_preview(bad)})",
             )
         inner = pairs[pairs["p"] >= 0]
-        have = codes * len(nodes_a) + np.searchsorted(nodes_a, comm)
-        want = inner["e"].to_numpy() * len(nodes_a) + np.searchsorted(nodes_a, inner["p"].to_numpy())
-        lacking = ~np.isin(want, have)
+        lacking = ~pd.MultiIndex.from_frame(inner[["e", "p"]]).isin(
+            pd.MultiIndex.from_frame(pairs[["e", "c"]])
+        )
         if lacking.any():
             missing = sorted({int(c) for c in inner["c"].to_numpy()[lacking]})
             raise _refuse(
@@ -133,12 +123,10 @@ class PlanTree:
         self.orphan_rows = np.flatnonzero(~in_tree)  # reports naming no community of the tree
         self.orphan_communities = sorted({int(x) for x in rc[~in_tree]})
         self._splits: dict[int, Expansion] = {}
-        self.root = dict(zip(nodes, forest.nodes[forest.root_code].tolist()))
 
     def split(self, c: int) -> Expansion:
         """What replaces ``c`` when it is split: its children, each expanded."""
-        hit = self._splits.get(c)
-        if hit is None:
+        if c not in self._splits:
             members: list[int] = []
             dead: list[int] = []
             stack = list(reversed(self.children[c]))
@@ -151,8 +139,8 @@ class PlanTree:
                 else:
                     stack.extend(reversed(self.children[x]))
             lost = self.n_entities[c] - sum(self.n_entities[m] for m in members)
-            hit = self._splits[c] = Expansion(tuple(members), int(lost), tuple(dead))
-        return hit
+            self._splits[c] = Expansion(tuple(members), int(lost), tuple(dead))
+        return self._splits[c]
 
     def expand(self, c: int) -> Expansion:
         """``c`` itself when it has a report, else its children's expansions (recursively)."""
@@ -167,9 +155,8 @@ class PlanTree:
 
     def blocked_reason(self, c: int) -> str | None:
         """Why a split of ``c`` is refused, or None."""
-        if not self.children[c] or self.split(c).lost == 0:
+        if not self.children[c] or not (sp := self.split(c)).lost:
             return None
-        sp = self.split(c)
         parts = []
         if sp.dead_ends:
             one = len(sp.dead_ends) == 1
@@ -242,14 +229,14 @@ class _Solver:
         return sum(self.tok.get(c, 0) for c in frontier)
 
     def move(self, c: int) -> tuple | None:
-        """None when ``c`` cannot be split, else (π key, its kids, the rows and the estimated tokens
-        splitting it adds); worked out once per community for every sweep."""
+        """None when ``c`` cannot be split, else (its π key, c, its kids, the rows and the estimated
+        tokens splitting it adds): a heap entry (π keys are unique), worked out once per community."""
         if c not in self._moves:
             m = None
             if self.can_split(c):
                 kids = self.kids(c)
                 d_rows = self.rows(kids) - self.rows((c,))
-                m = (self.key(c), kids, d_rows, self.tokens(kids) - self.tokens((c,)))
+                m = (self.key(c), c, kids, d_rows, self.tokens(kids) - self.tokens((c,)))
             self._moves[c] = m
         return self._moves[c]
 
@@ -282,23 +269,20 @@ class _Solver:
 
     def greedy(self, start, max_rows: float, max_tok: float):
         """The lexicographic greedy in π order under additive caps on rows and estimated tokens:
-        (frontier, (rows, tokens), (lo, hi)), where every token cap in [lo, hi] gives the same
-        frontier (the binary search jumps over caps that change nothing)."""
+        (frontier, (lo, hi)), where every token cap in [lo, hi] gives the same frontier (the binary
+        search jumps over caps that change nothing)."""
         frontier = set(start)
         rows, tok = self.rows(frontier), self.tokens(frontier)
         acc_hi, rej_lo = tok, _INF
         changed = True
         while changed:
-            heap = [(m[0], c) for c in frontier if (m := self.move(c)) is not None]
+            heap = [m for c in frontier if (m := self.move(c)) is not None]
             heapq.heapify(heap)
             decreased = False
             while heap:
-                _, c = heapq.heappop(heap)
+                _, c, kids, d_rows, d_tok = heapq.heappop(heap)
                 if c not in frontier:
                     continue
-                move_c = self.move(c)
-                assert move_c is not None  # c was pushed: it can be split
-                _, kids, d_rows, d_tok = move_c
                 new_rows, new_tok = rows + d_rows, tok + d_tok
                 if new_rows <= max_rows and new_tok <= max_tok:
                     decreased |= new_rows < rows or new_tok < tok
@@ -308,12 +292,12 @@ class _Solver:
                     acc_hi = max(acc_hi, new_tok)
                     for k in kids:
                         if (mk := self.move(k)) is not None:
-                            heapq.heappush(heap, (mk[0], k))
+                            heapq.heappush(heap, mk)
                 elif new_rows <= max_rows:
                     rej_lo = min(rej_lo, new_tok)
             # a pass that only grew the totals cannot make a refused split fit: done
             changed = decreased and any(self.move(c) is not None for c in frontier)
-        return sorted(frontier), (rows, tok), (acc_hi, rej_lo - 1)
+        return sorted(frontier), (acc_hi, rej_lo - 1)
 
     def fits(self, frontier, max_rows: float) -> bool:
         """The row cap, and the exact token / map-call ceilings on the whole frontier (memoised)."""
@@ -340,7 +324,7 @@ class _Solver:
 def _solve_ceilings(solver: _Solver, start, max_rows: float) -> list[int]:
     """The plan under the row cap and the exact ceilings: one sweep for rows only, else a binary
     search over the estimated-token cap λ for the largest λ whose frontier fits exactly."""
-    full, _, (a, _) = solver.greedy(start, max_rows, _INF)
+    full, (a, _) = solver.greedy(start, max_rows, _INF)
     if not solver.exact or solver.fits(full, max_rows):
         return full
     start = sorted(start)
@@ -349,12 +333,10 @@ def _solve_ceilings(solver: _Solver, start, max_rows: float) -> list[int]:
     lo, hi, best = solver.tokens(start) - 1, a, start
     t = solver.budgets.get("tokens")
     guess = t if t is not None and lo < t < hi else None
-    for _ in range(256):
-        if lo + 1 >= hi:
-            break
+    while lo + 1 < hi:  # (each probe at least halves (lo, hi))
         mid = guess if guess is not None else (lo + hi) // 2
         guess = None
-        f, _, (acc, rej) = solver.greedy(start, max_rows, mid)
+        f, (acc, rej) = solver.greedy(start, max_rows, mid)
         if solver.fits(f, max_rows):
             lo, best = max(mid, min(rej, hi - 1)), f
         else:
@@ -461,10 +443,10 @@ def _assemble(solver: _Solver, budgets: Budgets, frontier, fits_ok, baseline, co
     kept_out = sorted(c for c in frontier if c in solver.placeholders)
     left_uncovered = int(sum(pt.n_entities[m] for r in kept_out for m in pt.expand(r).members))
     start_rows = solver.rows(solver.start)
+    bare_roots = pt.bare_roots()
     notes: list[str] = []
     if not has_table:
         notes.append("the index has no community_reports table: global search has nothing to send")
-    bare_roots = pt.bare_roots()
     if bare_roots and has_table and not solver.placeholders:
         notes.append(
             f"{counted(len(bare_roots), 'root has', 'roots have')} no report ({_preview(bare_roots)}): their "
@@ -551,22 +533,24 @@ def _assemble(solver: _Solver, budgets: Budgets, frontier, fits_ok, baseline, co
     )
 
 
+def _measure(kind: str, reports: int, cost: Cost | None) -> int | None:
+    """What a ceiling budget of ``kind`` measures (None: a cost without costs)."""
+    if kind == "reports":
+        return reports
+    return None if cost is None else int(cost.tokens if kind == "tokens" else cost.map_calls)
+
+
 def _checks(budgets: Budgets, reports: int, cost: Cost | None, at_finest: int, coverable: int) -> list[dict]:
     out = []
     for b in budgets:
-        actual: float | None
-        if b.kind == "reports":
-            actual = reports
-        elif b.kind == "coverage":
-            actual = at_finest / coverable if coverable else 1.0
-        else:
-            actual = None if cost is None else int(cost.tokens if b.kind == "tokens" else cost.map_calls)
         value = b.to_dict()["value"]
-        holds = (
-            None
-            if actual is None
-            else bool(actual >= value - 1e-9 if b.kind == "coverage" else actual <= value)
-        )
+        actual: float | None
+        if b.kind == "coverage":
+            actual = at_finest / coverable if coverable else 1.0
+            holds: bool | None = actual >= value - 1e-9
+        else:
+            actual = _measure(b.kind, reports, cost)
+            holds = None if actual is None else actual <= value
         out.append({"kind": b.kind, "value": value, "actual": actual, "holds": holds})
     return out
 
@@ -691,14 +675,11 @@ def _option_fits(budget, reports: int, cost: Cost | None, at_finest: int, covere
     """Every budget holds (None when one cannot be told: a cost budget without costs)."""
     verdicts: list[bool | None] = []
     for b in Budgets.of(budget):
-        if b.kind == "reports":
-            verdicts.append(reports <= b.value)
-        elif b.kind == "coverage":
+        if b.kind == "coverage":
             verdicts.append(bool(covered) and at_finest >= b.value * covered - 1e-9)
         else:
-            verdicts.append(
-                None if cost is None else (cost.tokens if b.kind == "tokens" else cost.map_calls) <= b.value
-            )
+            m = _measure(b.kind, reports, cost)
+            verdicts.append(None if m is None else m <= b.value)
     return False if False in verdicts else None if None in verdicts else True
 
 
@@ -763,7 +744,7 @@ def _why_levels_fit(pt: PlanTree, plan: Plan, options: list[LevelOption]) -> lis
     if plan.fits or not fitting:
         return []
     o = max(fitting, key=lambda x: (x.entities_covered, -x.reports))
-    label = "None" if o.community_level is None else str(o.community_level)
+    label = o.community_level  # (None reads "None")
     if plan.entities_coverable > o.entities_covered and not plan.allow_uncovered:
         bare = pt.bare_roots()
         return [

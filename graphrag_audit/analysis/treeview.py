@@ -60,43 +60,28 @@ def build_forest(
     titles = {c: plain(rep_title[i], title_chars) for c, i in first_row.items()}
 
     kids, others, roots = tree.children, tree.other_parents, tree.roots
-    # reach everything from the roots; a loop in the parent chain leaves nodes unreached
+    # reach everything from the roots, in preorder; a loop in the parent chain leaves nodes unreached:
+    # the least of them becomes an extra root (its loop-closing edge dropped), and so on
     order: list[int] = []
     seen: set[int] = set()
-
-    def walk(start: int) -> None:
-        stack = [start]
-        while stack:
-            n = stack.pop()
-            if n in seen:
-                continue
-            seen.add(n)
-            order.append(n)
-            stack.extend(reversed([k for k in kids[n] if k not in seen]))
-
-    for r in roots:
-        walk(r)
     cycle_roots = []
-    for n in sorted(kids):
-        if n not in seen:
-            cycle_roots.append(n)
-            walk(n)
-    # drop the loop-closing edges: a child that was reached from elsewhere stays where it was
-    view_parent: dict[int, int | None] = {n: None for n in kids}
-    view_kids: dict[int, list[int]] = {n: [] for n in kids}
-    placed = set(roots) | set(cycle_roots)
-    for n in order:
-        for k in kids[n]:
-            if k not in placed:
-                placed.add(k)
-                view_parent[k] = n
-                view_kids[n].append(k)
-
-    size = {n: 1 for n in kids}
-    leaves = {n: (1 if not view_kids[n] else 0) for n in kids}
+    for i, start in enumerate([*roots, *sorted(kids)]):
+        if start in seen:
+            continue
+        if i >= len(roots):
+            cycle_roots.append(start)
+        stack = [start]
+        while stack:  # (each community is its first parent's child only: pushed once)
+            order.append(n := stack.pop())
+            seen.add(n)
+            stack.extend(reversed([k for k in kids[n] if k not in seen]))
+    extra = set(cycle_roots)
+    view_kids = {n: [k for k in kids[n] if k not in extra] for n in kids}
+    view_parent = {k: n for n, ks in view_kids.items() for k in ks}
+    size = dict.fromkeys(kids, 1)
+    leaves = {n: int(not view_kids[n]) for n in kids}
     for n in reversed(order):  # children before parents
-        p = view_parent[n]
-        if p is not None:
+        if (p := view_parent.get(n)) is not None:
             size[p] += size[n]
             leaves[p] += leaves[n]
 
@@ -105,11 +90,10 @@ def build_forest(
     level, n_ent = tree.level.tolist(), tree.n_entities.tolist()
     for n in order:
         i = code[n]
-        parent = view_parent[n]
         nodes[n] = CommunityNode(
             community=n,
             level=level[i],
-            parent=-1 if parent is None else parent,
+            parent=view_parent.get(n, -1),
             children=tuple(view_kids[n]),
             other_parents=others.get(n, ()),
             entities=n_ent[i],

@@ -3,30 +3,26 @@ then each medium's escaper (sanitise/graph.py; GraphML: networkx's XML writer)."
 
 from __future__ import annotations
 
-from graphrag_audit.results.tree import (
-    SENT_BOTH,
-    SENT_NEITHER,
-    SENT_V1_ONLY,
-    SENT_V2_ONLY,
-    ForestView,
-    Row,
-    TreeView,
-)
+from graphrag_audit.results.tree import SENT_VALUES, ForestView, Row, TreeView
 from graphrag_audit.sanitise.common import plain
-from graphrag_audit.sanitise.graph import dot_string, mermaid_text
-from graphrag_audit.sanitise.graph import xml_text as _xml_text
+from graphrag_audit.sanitise.graph import dot_string, mermaid_text, xml_text
 
 FORMAT_VERSION = 1
 LABEL_TITLE_CHARS = 48
-SENT_CLASS = {SENT_BOTH: "both", SENT_V2_ONLY: "v2only", SENT_V1_ONLY: "v1only", SENT_NEITHER: "notsent"}
-#: fill colour per class: what community_level N sends, or no report
-_FILL = {
-    "both": "#74c476",
-    "v2only": "#fd8d3c",
-    "v1only": "#9e9ac8",
-    "notsent": "#d9d9d9",
-    "noreport": "#ffffff",
-}
+#: (class, fill colour, legend label) per what community_level N sends (SENT_VALUES order), then no report
+_CLASSES = (
+    ("both", "#74c476", "sent by graphrag >= 2.0 and < 2.0"),
+    ("v2only", "#fd8d3c", "sent only by graphrag >= 2.0"),
+    ("v1only", "#9e9ac8", "sent only by graphrag < 2.0"),
+    ("notsent", "#d9d9d9", "not sent"),
+    ("noreport", "#ffffff", "no report"),
+)
+SENT_CLASS = dict(zip(SENT_VALUES, (c for c, _, _ in _CLASSES)))
+_FILL = {c: fill for c, fill, _ in _CLASSES}
+#: Mermaid's default ``maxTextSize`` (mermaid 11 ``defaultConfig``): larger diagrams are refused
+#: with "Maximum text size in diagram exceeded"; and its default ``maxEdges``
+MERMAID_MAX_TEXT = 50_000
+MERMAID_MAX_EDGES = 500
 
 
 def tree_items(
@@ -34,22 +30,12 @@ def tree_items(
 ) -> tuple[list[int], list[tuple[int, int]], list[Row], dict]:
     """(communities in tree order, parent->child edges, summary rows, hidden-below per community)."""
     nodes = forest.nodes
-    if view is None:
-        order: list[int] = []
-        stack = list(reversed(forest.roots))
-        while stack:
-            n = stack.pop()
-            order.append(n)
-            stack.extend(reversed(nodes[n].children))
-        hidden: dict[int, int] = {}
-        more: list[Row] = []
-    else:
-        order = [r.community for r in view.rows if r.kind == "community"]
-        hidden = {r.community: r.hidden_below for r in view.rows if r.kind == "community" and r.hidden_below}
-        more = [r for r in view.rows if r.kind == "more"]
+    rows = view.rows if view is not None else []
+    order = [r.community for r in rows if r.kind == "community"] if view is not None else list(nodes)
+    hidden = {r.community: r.hidden_below for r in rows if r.kind == "community" and r.hidden_below}
     shown = set(order)
     edges = [(nodes[n].parent, n) for n in order if nodes[n].parent in shown]
-    return order, edges, more, hidden
+    return order, edges, [r for r in rows if r.kind == "more"], hidden
 
 
 def _node_id(community: int) -> str:
@@ -72,11 +58,7 @@ def _more_label(row: Row) -> str:
 
 def _head(forest: ForestView, n: int, hidden: dict) -> str:
     nd = forest.nodes[n]
-    parts = [
-        str(nd.community),
-        f"level {nd.level}",
-        f"{nd.entities:,} {'entity' if nd.entities == 1 else 'entities'}",
-    ]
+    parts = [str(n), f"level {nd.level}", f"{nd.entities:,} {'entity' if nd.entities == 1 else 'entities'}"]
     if nd.leaf:
         parts.append("leaf")
     elif n in hidden:
@@ -93,23 +75,8 @@ def _cls(forest: ForestView, n: int) -> str | None:
     return SENT_CLASS[nd.sent] if nd.has_report else "noreport"
 
 
-#: what each fill means, in legend order (class name, label)
-LEGEND = (
-    ("both", "sent by graphrag >= 2.0 and < 2.0"),
-    ("v2only", "sent only by graphrag >= 2.0"),
-    ("v1only", "sent only by graphrag < 2.0"),
-    ("notsent", "not sent"),
-    ("noreport", "no report"),
-)
-#: Mermaid's default ``maxTextSize`` (mermaid 11 ``defaultConfig``): larger diagrams are refused
-#: with "Maximum text size in diagram exceeded"; and its default ``maxEdges``
-MERMAID_MAX_TEXT = 50_000
-MERMAID_MAX_EDGES = 500
-
-
 def _is_forest(forest: ForestView, view: TreeView | None, more: list[Row]) -> bool:
-    """More than one tree in the export: drawn left to right, so that the trees stack instead of
-    spreading a very wide first row."""
+    """More than one tree in the export: drawn left to right, so that the trees stack."""
     tops = forest.roots if view is None else view.tops
     return len(tops) + sum(1 for r in more if r.community < 0) > 1
 
@@ -117,11 +84,11 @@ def _is_forest(forest: ForestView, view: TreeView | None, more: list[Row]) -> bo
 def _legend(forest: ForestView, order: list[int], more: list[Row]) -> tuple[str, list[tuple[str, str]]]:
     """(legend title, [(class, label)]) for the fills used in this export (none without colour); a
     graphrag whose status is not exact (graphrag.compat) is marked ``(hyp.)``."""
-    used = {_cls(forest, n) for n in order} - {None}
+    used = {_cls(forest, n) for n in order}
     if forest.has_reports_table and any(not forest.nodes[n].has_report for n in order):
         used.add("noreport")
     entries = []
-    for c, label in LEGEND:
+    for c, _, label in _CLASSES:
         for b, who in (("v2", ">= 2.0"), ("v1", "< 2.0")):
             if forest.status(b) not in (None, "exact"):
                 label = label.replace(who, who + " (hyp.)")
@@ -130,8 +97,7 @@ def _legend(forest: ForestView, order: list[int], more: list[Row]) -> tuple[str,
     if more:
         entries.append(("more", "hidden communities (--max-lines, --depth)"))
     n = forest.community_level
-    title = "legend" if n is None else f"legend: what community_level {n} sends"
-    return title, entries
+    return "legend" if n is None else f"legend: what community_level {n} sends", entries
 
 
 def mermaid_size_warning(text: str) -> str | None:
@@ -156,8 +122,7 @@ def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: in
     lines = ["flowchart LR" if _is_forest(forest, view, more) else "flowchart TD"]
     for n in order:
         label = mermaid_text(_head(forest, n, hidden))
-        title = plain(forest.nodes[n].title, title_chars)
-        if title:
+        if title := plain(forest.nodes[n].title, title_chars):
             label += "<br/>" + mermaid_text(title)
         lines.append(f'    {_node_id(n)}["{label}"]')
     lines += [f'    {_more_id(r)}["{mermaid_text(_more_label(r))}"]' for r in more]
@@ -165,8 +130,7 @@ def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: in
     lines += [f"    {_node_id(r.community)} -.-> {_more_id(r)}" for r in more if r.community >= 0]
     classes: dict[str, list[str]] = {}
     for n in order:
-        c = _cls(forest, n)
-        if c is not None:
+        if (c := _cls(forest, n)) is not None:
             classes.setdefault(c, []).append(_node_id(n))
     lines += [f"    classDef {c} fill:{_FILL[c]},stroke:#555,color:#000" for c in sorted(classes)]
     lines += [f"    class {','.join(classes[c])} {c}" for c in sorted(classes)]
@@ -187,22 +151,21 @@ def to_mermaid(forest: ForestView, view: TreeView | None = None, title_chars: in
 
 def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = LABEL_TITLE_CHARS) -> str:
     order, edges, more, hidden = tree_items(forest, view)
-    rankdir = "LR" if _is_forest(forest, view, more) else "TB"
     lines = [
         "digraph communities {",
-        f'    graph [rankdir={rankdir}, charset="UTF-8"];',
+        f'    graph [rankdir={"LR" if _is_forest(forest, view, more) else "TB"}, charset="UTF-8"];',
         '    node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];',
     ]
+    dashed = 'style="rounded,dashed"'
     for n in order:
         head = dot_string(_head(forest, n, hidden))
         title = plain(forest.nodes[n].title, title_chars)
         # join the two quoted strings with DOT's own line break: "head" + "\n" + "title"
-        label = head[:-1] + ("\\n" + dot_string(title)[1:] if title else '"')
-        attrs = [f"label={label}"]
+        attrs = ["label=" + head[:-1] + ("\\n" + dot_string(title)[1:] if title else '"')]
         if (c := _cls(forest, n)) is not None:
             attrs.append(f'fillcolor="{_FILL[c]}"')
         if not forest.nodes[n].has_report and forest.has_reports_table:
-            attrs.append('style="rounded,dashed"')
+            attrs.append(dashed)
         lines.append(f"    {_node_id(n)} [{', '.join(attrs)}];")
     more_style = 'style="dashed", fontcolor="#555555"'
     lines += [f"    {_more_id(r)} [label={dot_string(_more_label(r))}, {more_style}];" for r in more]
@@ -215,13 +178,9 @@ def to_dot(forest: ForestView, view: TreeView | None = None, title_chars: int = 
         lines.append("    subgraph cluster_legend {")
         lines.append(f'        graph [label={dot_string(title)}, style="rounded", color="#999999"];')
         for c, label in entries:
-            attrs = [f"label={dot_string(label)}"]
-            if c == "more":
-                attrs.append(more_style)
-            else:
-                attrs.append(f'fillcolor="{_FILL[c]}"')
-                if c == "noreport" and forest.has_reports_table:
-                    attrs.append('style="rounded,dashed"')
+            attrs = [f"label={dot_string(label)}", more_style if c == "more" else f'fillcolor="{_FILL[c]}"']
+            if c == "noreport" and forest.has_reports_table:
+                attrs.append(dashed)
             lines.append(f"        legend_{c} [{', '.join(attrs)}];")
         lines.append("    }")
     lines.append("}")
@@ -242,7 +201,7 @@ def to_graphml(forest: ForestView, view: TreeView | None = None) -> str:
             community=nd.community,
             level=nd.level,
             entities=nd.entities,
-            title=_xml_text(nd.title),
+            title=xml_text(nd.title),
             reports=nd.reports,
             leaf=int(nd.leaf),
             sent=nd.sent or "",
@@ -256,17 +215,14 @@ def to_graphml(forest: ForestView, view: TreeView | None = None) -> str:
             community=r.community,
             level=-1,
             entities=0,
-            title=_xml_text(_more_label(r)),
+            title=xml_text(_more_label(r)),
             reports=0,
             leaf=0,
             sent="",
             hidden_below=r.more_communities,
             subtree_communities=r.more_communities,
         )
-    for p, c in edges:
-        g.add_edge(_node_id(p), _node_id(c), kind="child")
-    for r in more:
-        if r.community >= 0:
-            g.add_edge(_node_id(r.community), _more_id(r), kind="more")
+    g.add_edges_from(((_node_id(p), _node_id(c)) for p, c in edges), kind="child")
+    g.add_edges_from(((_node_id(r.community), _more_id(r)) for r in more if r.community >= 0), kind="more")
     g.graph["community_level"] = "" if forest.community_level is None else str(forest.community_level)
     return "\n".join(nx.generate_graphml(g)) + "\n"

@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from graphrag_audit.findings import SEVERITY_RANK, Finding
 from graphrag_audit.results.audit import EXACT, CommunityIds, IndexInfo, fields_dict, frozen_map
 
-DIFF_SCHEMA_VERSION = (
-    "1.1"  # 1.1: limits.include_hypothetical, selections[].hypothetical, hypothetical_changes
-)
+#: 1.1: limits.include_hypothetical, selections[].hypothetical, hypothetical_changes
+DIFF_SCHEMA_VERSION = "1.1"
 
 #: the behaviours a diff compares: graphrag >= 2.0's and < 2.0's selections (as ``levels`` computes them)
 DIFF_BEHAVIOURS = ("v2", "v1")

@@ -73,8 +73,7 @@ class Budgets(tuple):
         kinds = [b.kind for b in items]
         if len(set(kinds)) != len(kinds):
             raise ValueError("give each kind of budget at most once")
-        order = {k: i for i, k in enumerate(BUDGET_KINDS)}
-        return super().__new__(cls, sorted(items, key=lambda b: order[b.kind]))
+        return super().__new__(cls, sorted(items, key=lambda b: BUDGET_KINDS.index(b.kind)))
 
     @classmethod
     def of(cls, budget) -> Budgets:

@@ -50,7 +50,7 @@ class ForestView:
     """Every community once, under its first parent; communities whose parent chain loops become
     extra roots (``cycle_roots``)."""
 
-    nodes: dict[int, CommunityNode]
+    nodes: dict[int, CommunityNode]  # in tree order: preorder from ``roots``, children ascending
     roots: tuple[int, ...]
     community_level: int | None  # the N asked for
     selection_level: int | None  # the N whose selections were used (N capped at the deepest level)
