@@ -114,12 +114,13 @@ def _timestamped_run(base: Path, how: str) -> tuple[Path, str] | None:
 
 
 def _update_run_error(requested: Path) -> None:
-    """A folder that `graphrag update` (>= 2.0) wrote, passed as DIR: say what to pass instead."""
+    """A folder without tables that `graphrag update` (>= 2.0) wrote, passed as DIR: say what to
+    pass instead."""
 
-    def parts(d: Path) -> list[str]:
-        return [p for p in ("previous", "delta") if _is_dir(d / p)]
+    def parts(d: Path) -> bool:
+        return any(_is_dir(d / p) for p in ("previous", "delta"))
 
-    if TIMESTAMP.match(requested.name) and parts(requested) and not _table_files(requested):
+    if TIMESTAMP.match(requested.name) and parts(requested):
         raise IndexInputError(
             requested,
             f"a `graphrag update` run folder: pass {requested / 'previous'} (the index "
@@ -128,7 +129,7 @@ def _update_run_error(requested: Path) -> None:
             f"(graphrag-audit update-run audits all three together)",
         )
     ts = _newest_timestamped(requested)
-    if ts is not None and parts(ts[0]) and not _table_files(requested):
+    if ts is not None and parts(ts[0]):
         newest, count = ts
         raise IndexInputError(
             requested,
@@ -283,12 +284,14 @@ def _formats(
 def _found(
     requested: Path,
     output_dir: Path,
-    tables: dict[str, Path],
     notes: list[str],
-    *,
     setting: OutputSetting | None = None,
+    *,
+    tables: dict[str, Path] | None = None,
     table_type: str | None = None,
 ) -> IndexFiles:
+    """The index in ``output_dir`` (its ``tables``, else all it holds)."""
+    tables = tables or _table_files(output_dir)
     settings_file = setting.settings_file if setting is not None else None
     more, diffs, audited = _formats(tables, table_type, settings_file)
     return IndexFiles(
@@ -357,11 +360,8 @@ def _with_settings(requested: Path, setting: OutputSetting) -> IndexFiles:
         )
     notes = [f"followed {where}" if setting.key else where, *setting.notes, *notes]
     tables = _table_files(target, setting.table_type)
-    if not tables and setting.default_layout:
-        run = _timestamped_run(target, _V0_DEFAULT)
-        if run is not None:
-            art, note = run
-            return _found(requested, art, _table_files(art), [*notes, note], setting=setting)
+    if not tables and setting.key is None and (run := _timestamped_run(target, _V0_DEFAULT)):
+        return _found(requested, run[0], [*notes, run[1]], setting)
     if not tables:
         kind = f" .{setting.table_type}" if setting.table_type else ""
         hint = ""
@@ -372,35 +372,24 @@ def _with_settings(requested: Path, setting: OutputSetting) -> IndexFiles:
             target, f"no GraphRAG index{kind} tables in the output folder named by {where}{hint}"
         )
     notes += _update_notes(root, setting.update_dir, target)
-    return _found(requested, target, tables, notes, setting=setting, table_type=setting.table_type)
+    return _found(requested, target, notes, setting, tables=tables, table_type=setting.table_type)
 
 
 def _without_settings(requested: Path) -> IndexFiles:
+    if _table_files(requested):
+        return _found(requested, requested, [])
     _update_run_error(requested)
-    tables = _table_files(requested)
-    if tables:
-        return _found(requested, requested, tables, [])
-    run = _timestamped_run(requested, "output/<timestamp>/artifacts")
-    if run is not None:
-        art, note = run
-        return _found(requested, art, _table_files(art), [note])
+    if run := _timestamped_run(requested, "output/<timestamp>/artifacts"):
+        return _found(requested, run[0], [run[1]])
     out = requested / DEFAULT_OUTPUT
     if _is_dir(out):
-        tables = _table_files(out)
         note = f"no settings file here: graphrag's default output folder '{DEFAULT_OUTPUT}'"
-        if tables:
-            return _found(
-                requested, out, tables, [note, *_update_notes(requested, DEFAULT_UPDATE_OUTPUT, out)]
-            )
-        run = _timestamped_run(out, _V0_DEFAULT)
-        if run is not None:
-            art, ts_note = run
-            return _found(requested, art, _table_files(art), [note, ts_note])
-    art = requested / "artifacts"
-    if _is_dir(art):
-        tables = _table_files(art)
-        if tables:
-            return _found(requested, art, tables, [])
+        if _table_files(out):
+            return _found(requested, out, [note, *_update_notes(requested, DEFAULT_UPDATE_OUTPUT, out)])
+        if run := _timestamped_run(out, _V0_DEFAULT):
+            return _found(requested, run[0], [note, run[1]])
+    if _is_dir(requested / "artifacts") and _table_files(requested / "artifacts"):
+        return _found(requested, requested / "artifacts", [])
     raise IndexInputError(
         requested,
         "no GraphRAG index tables found (looked for communities, community_reports, "
