@@ -94,9 +94,9 @@ def remote_url(text: str) -> tuple[str, str] | None:
     return m.group("scheme").lower(), f"{m.group('scheme')}://{m.group('rest')}"
 
 
-def cosmosdb_problem(what: str) -> str:
+def _cosmosdb_problem(key: str) -> str:
     return (
-        f"{what} is in Azure Cosmos DB: not supported (graphrag-audit reads parquet or CSV tables from a "
+        f"the index ({key}) is in Azure Cosmos DB: not supported (graphrag-audit reads parquet or CSV tables from a "
         f"local folder, Azure Blob Storage or S3). Export the tables and audit those: run graphrag with "
         f"output type file or blob (or copy each Cosmos DB container's items into communities.parquet, "
         f"community_reports.parquet and entities.parquet) and pass that folder, its az:// or s3:// URL, or "
@@ -164,27 +164,22 @@ def _read_text(path: Path) -> str:
 
 
 def _parse(path: Path, text: str) -> dict:
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise IndexInputError(
-                path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
-            ) from None
-        except RecursionError:
-            raise IndexInputError(path, "not valid JSON (nested too deeply)") from None
-    else:
-        import yaml
+    import yaml
 
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-            raise IndexInputError(path, f"not valid YAML ({what}{where})") from None
-        except RecursionError:
-            raise IndexInputError(path, "not valid YAML (nested too deeply)") from None
+    kind = "JSON" if path.suffix.lower() == ".json" else "YAML"
+    try:
+        data = json.loads(text) if kind == "JSON" else yaml.safe_load(text)
+    except RecursionError:
+        raise IndexInputError(path, f"not valid {kind} (nested too deeply)") from None
+    except json.JSONDecodeError as exc:
+        raise IndexInputError(
+            path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise IndexInputError(path, f"not valid YAML ({what}{where})") from None
     if data is None:  # an empty file: graphrag uses its defaults (``values or {}``)
         return {}
     if not isinstance(data, dict):
@@ -298,15 +293,11 @@ class _Reader:
         return value
 
 
+_KINDS = {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "a mapping"}
+
+
 def _kind(value) -> str:
-    return {
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        list: "a list",
-        dict: "a mapping",
-        type(None): "empty",
-    }.get(type(value), type(value).__name__)
+    return "empty" if value is None else _KINDS.get(type(value), type(value).__name__)
 
 
 def _short(value) -> str:
@@ -330,7 +321,7 @@ def _check_type(r: _Reader, key: str, stype: str, base_dir: str | None) -> None:
         return
     if stype == "cosmosdb":
         where = f" ({key}.base_dir '{base_dir}')" if base_dir else ""
-        raise IndexInputError(r.path, cosmosdb_problem(f"the index ({key}.type {stype}{where})"))
+        raise IndexInputError(r.path, _cosmosdb_problem(f"{key}.type {stype}{where}"))
     if stype == "memory":
         raise IndexInputError(
             r.path, f"{key}.type is memory: graphrag kept the index in memory and wrote no tables to audit"
@@ -367,34 +358,27 @@ def _output(r: _Reader, key: str, base: str, blob: dict | None = None, where: st
 def _v1_storage(r: _Reader, raw: dict) -> OutputSetting:
     """graphrag 0.x-1.x: ``storage:``, values expanded after parsing, env fallbacks, defaults."""
     section = _section(r, raw, "storage")
-    if "type" in section:  # ``StorageType(s_type) if s_type else defs.STORAGE_TYPE``
-        stype = "" if section["type"] is None else r.text("storage.type", section["type"], template=False)
-    else:
-        stype = r.values.get("GRAPHRAG_STORAGE_TYPE", "")
-    stype = stype or "file"
+
+    def value(key: str) -> str:  # the key's value, else ``$GRAPHRAG_STORAGE_<KEY>``, else ""
+        if key in section:
+            return "" if section[key] is None else r.text(f"storage.{key}", section[key], template=False)
+        return r.values.get(f"GRAPHRAG_STORAGE_{key.upper()}") or ""
+
+    stype = value("type") or "file"  # ``StorageType(s_type) if s_type else defs.STORAGE_TYPE``
     if stype == "blob":
-        return _output(
-            r, "storage", str(section.get("base_dir") or ""), _blob(r, "storage", section, template=False)
-        )
-    where = ""
-    if "base_dir" in section:
-        base = (
-            ""
-            if section["base_dir"] is None
-            else r.text("storage.base_dir", section["base_dir"], template=False)
-        )
-    else:
-        base = r.values.get("GRAPHRAG_STORAGE_BASE_DIR") or ""
-        where = f"key storage has no base_dir: $GRAPHRAG_STORAGE_BASE_DIR '{base}' (graphrag 0.x-1.x)"
+        blob = _blob(r, "storage", section, template=False)
+        return _output(r, "storage", str(section.get("base_dir") or ""), blob)
+    base = value("base_dir")
     _check_type(r, "storage", stype, base)
     if not base:  # ``reader.str(base_dir) or defs.STORAGE_BASE_DIR``
-        return OutputSetting(
-            r.path,
-            None,
-            DEFAULT_OUTPUT,
+        where = (
             f"key storage has no base_dir: graphrag's default '{DEFAULT_OUTPUT}' "
-            f"(before 0.3.5: 'output/${{timestamp}}/artifacts')",
+            f"(before 0.3.5: 'output/${{timestamp}}/artifacts')"
         )
+        return OutputSetting(r.path, None, DEFAULT_OUTPUT, where)
+    if "base_dir" in section:
+        return _output(r, "storage", base)
+    where = f"key storage has no base_dir: $GRAPHRAG_STORAGE_BASE_DIR '{base}' (graphrag 0.x-1.x)"
     return _output(r, "storage", base, where=where)
 
 
@@ -417,15 +401,16 @@ def _v2_output(r: _Reader, section: dict, key: str, base_default: str | None) ->
 def _update_dir(data: dict) -> str:
     for key in UPDATE_KEYS:
         section = data.get(key)
-        if isinstance(section, dict):
-            base = section.get("base_dir")
-            if (
-                isinstance(base, str)
-                and base.strip()
-                and "$" not in base
-                and section.get("type", "file") == "file"
-            ):
-                return base
+        if not isinstance(section, dict):
+            continue
+        base = section.get("base_dir")
+        if (
+            isinstance(base, str)
+            and base.strip()
+            and "$" not in base
+            and section.get("type", "file") == "file"
+        ):
+            return base
     return DEFAULT_UPDATE_OUTPUT
 
 
@@ -437,7 +422,7 @@ def _table_type(r: _Reader, data: dict) -> str | None:
         raise IndexInputError(r.path, f"table_provider must be a mapping (type), not {_kind(section)}")
     ttype = r.text("table_provider.type", section.get("type", "parquet"), template=True)
     if ttype == "cosmosdb":
-        raise IndexInputError(r.path, cosmosdb_problem("the index (table_provider.type cosmosdb)"))
+        raise IndexInputError(r.path, _cosmosdb_problem("table_provider.type cosmosdb"))
     if ttype not in ("parquet", "csv"):
         raise IndexInputError(
             r.path,
