@@ -209,13 +209,10 @@ def _summary(path: Path, name: str) -> tuple[int, str | None, Counter]:
 
     cols = table_columns(path)
     col = next((c for c in _COMPARE.get(name, ()) if c in cols), None)
-    if col is None:
-        if not cols:
-            return 0, None, Counter()
-        df = read_table(path, [cols[0]])  # one column: the row count
-        return len(df), None, Counter()
-    df = read_table(path, [col])
-    return len(df), col, Counter(_value_key(v) for v in df[col].tolist())
+    if not cols:
+        return 0, None, Counter()
+    df = read_table(path, [col or cols[0]])  # without a column to compare: one, for the row count
+    return len(df), col, Counter(_value_key(v) for v in df[col].tolist()) if col else Counter()
 
 
 def _ids(values) -> str:
@@ -229,11 +226,10 @@ def _formats(
 ) -> tuple[list[str], list[dict], str]:
     """Notes, differences and the set audited when both parquet and CSV copies exist: a cheap
     comparison of row counts and, for communities and reports, the community numbers."""
-    pairs = {}
-    for name, p in tables.items():
-        other = p.with_suffix(".csv" if p.suffix == ".parquet" else ".parquet")
-        if _exists(other):
-            pairs[name] = other
+    others = {
+        name: p.with_suffix(".csv" if p.suffix == ".parquet" else ".parquet") for name, p in tables.items()
+    }
+    pairs = {name: other for name, other in others.items() if _exists(other)}
     audited = "csv" if table_type == "csv" else "parquet"
     if not pairs:
         if tables and all(p.suffix == ".csv" for p in tables.values()):
@@ -565,7 +561,6 @@ def location_findings(model) -> list:
     if not diffs:
         return []
     audited = model.table_format
-    other = "CSV" if audited == "parquet" else "parquet"
     msg = (
         f"both parquet and CSV copies of the index are in {model.output_dir} and differ; the audit reads the "
         f"{audited} set: " + " | ".join(f"{d['table']}: {d['message']}" for d in diffs)
@@ -575,7 +570,7 @@ def location_findings(model) -> list:
             "parquet-csv-differ",
             msg,
             audited=audited,
-            other=other.lower(),
+            other="csv" if audited == "parquet" else "parquet",
             differences=[{k: v for k, v in d.items() if k != "message"} for d in diffs],
         )
     ]
@@ -587,20 +582,10 @@ def remote_index_files(loc) -> IndexFiles:
     from graphrag_audit.io.remote import RemoteFolder, RemoteName, fault_text, filesystem
 
     started = time.monotonic()  # the remote read's clock: the SDKs' start-up counts
+    url = loc.display.split(" ", 1)[0]
+    fs = None
     try:
         fs = filesystem(loc)
-    except IndexInputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 (the SDKs' constructors: no credentials, a bad connection string)
-        hint = ""
-        if loc.extra == "azure" and "credential" in str(exc).lower() + type(exc).__name__.lower():
-            hint = (
-                "no credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with a "
-                "credential DefaultAzureCredential finds; "
-            )
-        raise IndexInputError(loc.display, hint + fault_text(exc, loc, time.monotonic() - started)) from None
-    url = loc.display.split(" ", 1)[0]
-    try:
         # (a RemoteFolder serves as the Path that _table_files looks in)
         folder = RemoteFolder.listed(loc, fs, loc.root, url, started)
         tables = _table_files(cast(Path, folder))
@@ -620,7 +605,13 @@ def remote_index_files(loc) -> IndexFiles:
     except IndexInputError:
         raise
     except Exception as exc:  # noqa: BLE001 (the SDKs' errors: classified, credentials scrubbed)
-        raise IndexInputError(loc.display, fault_text(exc, loc, time.monotonic() - started)) from None
+        hint, what = "", str(exc).lower() + type(exc).__name__.lower()
+        if fs is None and loc.extra == "azure" and "credential" in what:  # the SDK's constructor failed
+            hint = (
+                "no credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with a "
+                "credential DefaultAzureCredential finds; "
+            )
+        raise IndexInputError(loc.display, hint + fault_text(exc, loc, time.monotonic() - started)) from None
     notes, diffs, audited = _formats(tables, None, None)
     return IndexFiles(
         cast(Path, RemoteName(loc.display)),
