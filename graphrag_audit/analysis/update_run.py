@@ -15,7 +15,7 @@ import numpy as np
 
 from graphrag_audit.analysis.audit import audit_with_model
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.io.update_run import ROLES, locate_update_run
+from graphrag_audit.io.locate import ROLES, locate_update_run
 from graphrag_audit.model.index import IndexModel
 from graphrag_audit.results.audit import AuditOptions
 from graphrag_audit.results.update_run import OffsetCheck, UpdatePart, UpdateRunReport
@@ -24,23 +24,19 @@ _SHOWN = 50  # missing/extra numbers listed at most
 
 
 def offset_check(previous: IndexModel, delta: IndexModel, merged: IndexModel) -> OffsetCheck:
+    def numbers(model: IndexModel) -> np.ndarray:
+        return np.unique(model.communities["community"].to_numpy(dtype=np.int64))
+
     if "nodes" in previous.files:  # graphrag < 2.0 takes the maximum of the previous nodes
         old_max, source = int(previous.rollup_rows["community"].max()), "create_final_nodes"
     else:
         old_max, source = int(previous.communities["community"].max()), "communities"
-    prev = np.unique(previous.communities["community"].to_numpy(dtype=np.int64))
-    shifted = np.unique(delta.communities["community"].to_numpy(dtype=np.int64)) + old_max + 1
-    expected = np.union1d(prev, shifted)
-    found = np.unique(merged.communities["community"].to_numpy(dtype=np.int64))
-    missing = np.setdiff1d(expected, found, assume_unique=True)
-    extra = np.setdiff1d(found, expected, assume_unique=True)
+    expected = np.union1d(numbers(previous), numbers(delta) + old_max + 1)
+    found = numbers(merged)
+    missing = np.setdiff1d(expected, found, assume_unique=True)[:_SHOWN]
+    extra = np.setdiff1d(found, expected, assume_unique=True)[:_SHOWN]
     return OffsetCheck(
-        old_max + 1,
-        source,
-        len(expected),
-        len(found),
-        tuple(int(x) for x in missing[:_SHOWN]),
-        tuple(int(x) for x in extra[:_SHOWN]),
+        old_max + 1, source, len(expected), len(found), tuple(missing.tolist()), tuple(extra.tolist())
     )
 
 
@@ -59,9 +55,9 @@ def _part(role: str, path, queried: bool, options: AuditOptions) -> tuple[Update
         queried,
         "audited",
         generation=model.generation.label,
-        communities=int(len(model.communities)),
-        reports=int(len(model.reports)),
-        entities=None if model.entities is None else int(len(model.entities)),
+        communities=len(model.communities),
+        reports=len(model.reports),
+        entities=None if model.entities is None else len(model.entities),
         per_level=per_level,
         periods=periods,
         findings=tuple(report.findings),
@@ -70,22 +66,21 @@ def _part(role: str, path, queried: bool, options: AuditOptions) -> tuple[Update
 
 def audit_update_run(path: str | os.PathLike, options: AuditOptions | None = None) -> UpdateRunReport:
     """previous, delta and merged of the newest update run reachable from ``path``
-    (:func:`~graphrag_audit.io.update_run.locate_update_run`), each audited with ``options``
+    (:func:`~graphrag_audit.io.locate.locate_update_run`), each audited with ``options``
     (costs off unless asked for), and the offset check when all three could be read."""
     options = options or AuditOptions(costs=False)
     run = locate_update_run(path)
     parts, models = zip(*(_part(role, run.folder(role), run.queried == role, options) for role in ROLES))
     offset, why = None, ""
     prev, delta, merged = models
-    if prev is not None and delta is not None and merged is not None:
-        if any(m.id_kind == "string" for m in (prev, delta, merged)):
-            why = "string community ids (graphrag 0.1-0.4): graphrag's merge casts them to int"
-        else:
-            offset = offset_check(prev, delta, merged)
-    else:
+    if prev is None or delta is None or merged is None:
         why = "needs previous, delta and merged: " + ", ".join(
             f"{p.role} {p.status}" for p in parts if p.status != "audited"
         )
+    elif any(m.id_kind == "string" for m in (prev, delta, merged)):
+        why = "string community ids (graphrag 0.1-0.4): graphrag's merge casts them to int"
+    else:
+        offset = offset_check(prev, delta, merged)
     return UpdateRunReport(
         str(run.requested),
         run.layout,

@@ -65,9 +65,9 @@ def update_run_cmd(
 def _run_guard(run_dir: Path):
     """The guard of every folder of the run and of the settings it may read: no write lands there."""
     from graphrag_audit.errors import IndexInputError
+    from graphrag_audit.io.locate import ROLES, locate_update_run
     from graphrag_audit.io.safe_write import Guard
     from graphrag_audit.io.settings import find_settings
-    from graphrag_audit.io.update_run import ROLES, locate_update_run
 
     try:
         run = locate_update_run(run_dir)

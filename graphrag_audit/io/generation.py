@@ -45,13 +45,11 @@ def detect_generation(tables: dict[str, Path], schemas: dict[str, dict[str, str]
     if "children" in comm:
         evidence.append(f"{names['communities']} has a 'children' column")
     if any(p.suffix == ".csv" for p in tables.values()):
-        evidence.append("tables are CSV (only graphrag 3 writes CSV output)")
-        return Generation("3.x", tuple(evidence))
-    if ents:
-        if "x" in ents and "y" in ents:
-            evidence.append(f"{names['entities']} has 'x' and 'y' (dropped in 3.0)")
-            return Generation("2.x", tuple(evidence))
-        evidence.append(f"{names['entities']} has no 'x'/'y' columns (3.x)")
-        return Generation("3.x", tuple(evidence))
-    evidence.append("no entities table: 2.x and 3.x differ only there; assuming 3.x")
-    return Generation("3.x", tuple(evidence))
+        label, why = "3.x", "tables are CSV (only graphrag 3 writes CSV output)"
+    elif ents and "x" in ents and "y" in ents:
+        label, why = "2.x", f"{names['entities']} has 'x' and 'y' (dropped in 3.0)"
+    elif ents:
+        label, why = "3.x", f"{names['entities']} has no 'x'/'y' columns (3.x)"
+    else:
+        label, why = "3.x", "no entities table: 2.x and 3.x differ only there; assuming 3.x"
+    return Generation(label, (*evidence, why))

@@ -1,5 +1,6 @@
 """Find the index tables: a project root (its settings, read as graphrag reads them), an output
-directory, a 0.x timestamped run, or a folder that `graphrag update` wrote.
+directory, a 0.x timestamped run, or a folder that `graphrag update` wrote; and the folders of one
+`graphrag update` run (:func:`locate_update_run`).
 
 A project root's settings are followed strictly: the folder they name is the one audited, or the
 audit stops (exit 2) naming it; there is no fallback to another folder. How graphrag itself reads
@@ -114,12 +115,13 @@ def _timestamped_run(base: Path, how: str) -> tuple[Path, str] | None:
 
 
 def _update_run_error(requested: Path) -> None:
-    """A folder that `graphrag update` (>= 2.0) wrote, passed as DIR: say what to pass instead."""
+    """A folder without tables that `graphrag update` (>= 2.0) wrote, passed as DIR: say what to
+    pass instead."""
 
-    def parts(d: Path) -> list[str]:
-        return [p for p in ("previous", "delta") if _is_dir(d / p)]
+    def parts(d: Path) -> bool:
+        return any(_is_dir(d / p) for p in ("previous", "delta"))
 
-    if TIMESTAMP.match(requested.name) and parts(requested) and not _table_files(requested):
+    if TIMESTAMP.match(requested.name) and parts(requested):
         raise IndexInputError(
             requested,
             f"a `graphrag update` run folder: pass {requested / 'previous'} (the index "
@@ -128,7 +130,7 @@ def _update_run_error(requested: Path) -> None:
             f"(graphrag-audit update-run audits all three together)",
         )
     ts = _newest_timestamped(requested)
-    if ts is not None and parts(ts[0]) and not _table_files(requested):
+    if ts is not None and parts(ts[0]):
         newest, count = ts
         raise IndexInputError(
             requested,
@@ -207,13 +209,10 @@ def _summary(path: Path, name: str) -> tuple[int, str | None, Counter]:
 
     cols = table_columns(path)
     col = next((c for c in _COMPARE.get(name, ()) if c in cols), None)
-    if col is None:
-        if not cols:
-            return 0, None, Counter()
-        df = read_table(path, [cols[0]])  # one column: the row count
-        return len(df), None, Counter()
-    df = read_table(path, [col])
-    return len(df), col, Counter(_value_key(v) for v in df[col].tolist())
+    if not cols:
+        return 0, None, Counter()
+    df = read_table(path, [col or cols[0]])  # without a column to compare: one, for the row count
+    return len(df), col, Counter(_value_key(v) for v in df[col].tolist()) if col else Counter()
 
 
 def _ids(values) -> str:
@@ -227,11 +226,10 @@ def _formats(
 ) -> tuple[list[str], list[dict], str]:
     """Notes, differences and the set audited when both parquet and CSV copies exist: a cheap
     comparison of row counts and, for communities and reports, the community numbers."""
-    pairs = {}
-    for name, p in tables.items():
-        other = p.with_suffix(".csv" if p.suffix == ".parquet" else ".parquet")
-        if _exists(other):
-            pairs[name] = other
+    others = {
+        name: p.with_suffix(".csv" if p.suffix == ".parquet" else ".parquet") for name, p in tables.items()
+    }
+    pairs = {name: other for name, other in others.items() if _exists(other)}
     audited = "csv" if table_type == "csv" else "parquet"
     if not pairs:
         if tables and all(p.suffix == ".csv" for p in tables.values()):
@@ -283,12 +281,14 @@ def _formats(
 def _found(
     requested: Path,
     output_dir: Path,
-    tables: dict[str, Path],
     notes: list[str],
-    *,
     setting: OutputSetting | None = None,
+    *,
+    tables: dict[str, Path] | None = None,
     table_type: str | None = None,
 ) -> IndexFiles:
+    """The index in ``output_dir`` (its ``tables``, else all it holds)."""
+    tables = tables or _table_files(output_dir)
     settings_file = setting.settings_file if setting is not None else None
     more, diffs, audited = _formats(tables, table_type, settings_file)
     return IndexFiles(
@@ -357,11 +357,8 @@ def _with_settings(requested: Path, setting: OutputSetting) -> IndexFiles:
         )
     notes = [f"followed {where}" if setting.key else where, *setting.notes, *notes]
     tables = _table_files(target, setting.table_type)
-    if not tables and setting.default_layout:
-        run = _timestamped_run(target, _V0_DEFAULT)
-        if run is not None:
-            art, note = run
-            return _found(requested, art, _table_files(art), [*notes, note], setting=setting)
+    if not tables and setting.key is None and (run := _timestamped_run(target, _V0_DEFAULT)):
+        return _found(requested, run[0], [*notes, run[1]], setting)
     if not tables:
         kind = f" .{setting.table_type}" if setting.table_type else ""
         hint = ""
@@ -372,35 +369,24 @@ def _with_settings(requested: Path, setting: OutputSetting) -> IndexFiles:
             target, f"no GraphRAG index{kind} tables in the output folder named by {where}{hint}"
         )
     notes += _update_notes(root, setting.update_dir, target)
-    return _found(requested, target, tables, notes, setting=setting, table_type=setting.table_type)
+    return _found(requested, target, notes, setting, tables=tables, table_type=setting.table_type)
 
 
 def _without_settings(requested: Path) -> IndexFiles:
+    if _table_files(requested):
+        return _found(requested, requested, [])
     _update_run_error(requested)
-    tables = _table_files(requested)
-    if tables:
-        return _found(requested, requested, tables, [])
-    run = _timestamped_run(requested, "output/<timestamp>/artifacts")
-    if run is not None:
-        art, note = run
-        return _found(requested, art, _table_files(art), [note])
+    if run := _timestamped_run(requested, "output/<timestamp>/artifacts"):
+        return _found(requested, run[0], [run[1]])
     out = requested / DEFAULT_OUTPUT
     if _is_dir(out):
-        tables = _table_files(out)
         note = f"no settings file here: graphrag's default output folder '{DEFAULT_OUTPUT}'"
-        if tables:
-            return _found(
-                requested, out, tables, [note, *_update_notes(requested, DEFAULT_UPDATE_OUTPUT, out)]
-            )
-        run = _timestamped_run(out, _V0_DEFAULT)
-        if run is not None:
-            art, ts_note = run
-            return _found(requested, art, _table_files(art), [note, ts_note])
-    art = requested / "artifacts"
-    if _is_dir(art):
-        tables = _table_files(art)
-        if tables:
-            return _found(requested, art, tables, [])
+        if _table_files(out):
+            return _found(requested, out, [note, *_update_notes(requested, DEFAULT_UPDATE_OUTPUT, out)])
+        if run := _timestamped_run(out, _V0_DEFAULT):
+            return _found(requested, run[0], [note, run[1]])
+    if _is_dir(requested / "artifacts") and _table_files(requested / "artifacts"):
+        return _found(requested, requested / "artifacts", [])
     raise IndexInputError(
         requested,
         "no GraphRAG index tables found (looked for communities, community_reports, "
@@ -443,6 +429,130 @@ def locate_index(path: str | os.PathLike) -> IndexFiles:
     return _with_settings(requested, read_output_setting(settings))
 
 
+# ---- the folders of one `graphrag update` run ---------------------------------------------------
+# graphrag >= 2.0 (``index/run/run_pipeline.py`` @ v2.0.0-v3.3.0) copies the output folder to
+# ``update_output/<timestamp>/previous``, indexes the new documents into ``.../delta`` and writes the
+# merged index back into the output folder, which graphrag queries. graphrag 0.4-1.2
+# (``index/run/run.py`` and ``index/update/incremental_index.py`` @ v0.9.0) indexes the new documents
+# into ``update_output/delta`` and writes the merged index into ``update_output/`` itself, leaving the
+# output folder (the index before the update) as it was; graphrag keeps querying the output folder.
+ROLES = ("previous", "delta", "merged")
+
+
+@dataclass(frozen=True)
+class UpdateRun:
+    """The folders of one update run (None: not found), and which one graphrag queries."""
+
+    requested: Path
+    layout: str  # ">= 2.0" (update_output/<ts>/{previous,delta}) or "0.4-1.2" (update_output/{delta,tables})
+    run: str | None  # the timestamp folder's name (>= 2.0)
+    runs: int  # update runs found (>= 2.0), 1 for the 0.4-1.2 layout
+    previous: Path | None
+    delta: Path | None
+    merged: Path | None
+    queried: str | None  # the role graphrag queries ("merged" or "previous"); None: that folder is unknown
+    notes: tuple[str, ...] = ()
+
+    def folder(self, role: str) -> Path | None:
+        return getattr(self, role)
+
+
+def _has_parts(ts: Path) -> bool:
+    return any(_is_dir(ts / p) or os.path.islink(ts / p) for p in ("previous", "delta"))
+
+
+def _part(folder: Path) -> Path | None:
+    """``folder`` when it is a folder; None when nothing is there; an input error naming it when
+    something else is (a broken or looping symbolic link, a file): never taken as absent."""
+    if _is_dir(folder):
+        return folder
+    if os.path.islink(folder):
+        raise IndexInputError(
+            folder, "broken or looping symbolic link where the update run's folder should be"
+        )
+    if os.path.lexists(folder):
+        raise IndexInputError(folder, "not a folder, where the update run's folder should be")
+    return None
+
+
+def _project_output(root: Path) -> tuple[Path | None, str]:
+    """The output folder graphrag queries for the project at ``root`` (None when it cannot be
+    found), and the update folder its settings name."""
+    settings = find_settings(root) if _is_dir(root) else None
+    update_dir = DEFAULT_UPDATE_OUTPUT if settings is None else read_output_setting(settings).update_dir
+    try:
+        return locate_index(root).output_dir, update_dir
+    except IndexInputError:
+        return None, update_dir
+
+
+def _run_folder(ts: Path, runs: int, requested: Path, output: Path | None, notes=()) -> UpdateRun:
+    """A graphrag >= 2.0 run: ``ts`` (update_output/<timestamp>) holds previous and delta."""
+    if output is None:
+        notes = (
+            *notes,
+            f"the project's output folder (the merged index graphrag queries) was not found next to "
+            f"{ts.parent}: only previous and delta are audited",
+        )
+    prev, delta = _part(ts / "previous"), _part(ts / "delta")
+    queried = "merged" if output is not None else None
+    return UpdateRun(requested, ">= 2.0", ts.name, runs, prev, delta, output, queried, tuple(notes))
+
+
+def _legacy(upd: Path, requested: Path, output: Path | None) -> UpdateRun:
+    """A graphrag 0.4-1.2 run: ``upd`` (update_output) holds the merged tables and delta/."""
+    notes: tuple[str, ...] = ()
+    if output is None:
+        notes = (
+            f"the project's output folder (the index before the update, which graphrag queries) was not "
+            f"found next to {upd}",
+        )
+    queried = "previous" if output is not None else None
+    return UpdateRun(requested, "0.4-1.2", None, 1, output, _part(upd / "delta"), upd, queried, notes)
+
+
+def locate_update_run(path: str | os.PathLike) -> UpdateRun:
+    """The newest update run reachable from ``path``: a run folder ``update_output/<timestamp>``,
+    the ``update_output`` folder, a graphrag 0.4-1.2 ``update_output`` (tables and ``delta/``) or
+    a project root."""
+    requested = Path(path)
+    url = remote_url(os.fspath(path))
+    if url is not None and not os.path.lexists(requested):
+        raise IndexInputError(
+            url[1],
+            f"update-run reads local folders only, and this is on {REMOTE_SCHEMES[url[0]]}: copy the "
+            f"project's output and {DEFAULT_UPDATE_OUTPUT} folders into a local project folder and pass that",
+        )
+    if not _is_dir(requested):
+        raise IndexInputError(requested, "no such directory")
+    if TIMESTAMP.match(requested.name) and _has_parts(requested):  # update_output/<ts>
+        count = (_newest_timestamped(requested.parent) or (requested, 1))[1]
+        return _run_folder(requested, count, requested, _project_output(requested.parent.parent)[0])
+    ts = _newest_timestamped(requested)
+    if ts is not None and _has_parts(ts[0]) and not _table_files(requested):  # update_output/
+        note = [f"the newest of {ts[1]} update run(s) in {requested}: {ts[0].name}"] if ts[1] > 1 else []
+        return _run_folder(ts[0], ts[1], requested, _project_output(requested.parent)[0], note)
+    if _table_files(requested) and _is_dir(requested / "delta"):  # 0.4-1.2's update_output/
+        output = _project_output(requested.parent)[0]
+        if output is not None and output.resolve() == requested.resolve():
+            output = None
+        return _legacy(requested, requested, output)
+    # a project root
+    output, update_dir = _project_output(requested)
+    upd = requested / update_dir
+    if _is_dir(upd):
+        ts = _newest_timestamped(upd)
+        if ts is not None and _has_parts(ts[0]):
+            return _run_folder(ts[0], ts[1], requested, output)
+        if _table_files(upd):
+            return _legacy(upd, requested, output)
+    raise IndexInputError(
+        requested,
+        f"no `graphrag update` run here: pass a project root with an {update_dir}/ "
+        f"folder, that folder, or one of its <timestamp> run folders",
+    )
+
+
 def location_findings(model) -> list:
     """The ``parquet-csv-differ`` finding when the index's parquet and CSV copies disagree."""
     from graphrag_audit.findings import finding
@@ -451,7 +561,6 @@ def location_findings(model) -> list:
     if not diffs:
         return []
     audited = model.table_format
-    other = "CSV" if audited == "parquet" else "parquet"
     msg = (
         f"both parquet and CSV copies of the index are in {model.output_dir} and differ; the audit reads the "
         f"{audited} set: " + " | ".join(f"{d['table']}: {d['message']}" for d in diffs)
@@ -461,7 +570,7 @@ def location_findings(model) -> list:
             "parquet-csv-differ",
             msg,
             audited=audited,
-            other=other.lower(),
+            other="csv" if audited == "parquet" else "parquet",
             differences=[{k: v for k, v in d.items() if k != "message"} for d in diffs],
         )
     ]
@@ -473,20 +582,10 @@ def remote_index_files(loc) -> IndexFiles:
     from graphrag_audit.io.remote import RemoteFolder, RemoteName, fault_text, filesystem
 
     started = time.monotonic()  # the remote read's clock: the SDKs' start-up counts
+    url = loc.display.split(" ", 1)[0]
+    fs = None
     try:
         fs = filesystem(loc)
-    except IndexInputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 (the SDKs' constructors: no credentials, a bad connection string)
-        hint = ""
-        if loc.extra == "azure" and "credential" in str(exc).lower() + type(exc).__name__.lower():
-            hint = (
-                "no credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with a "
-                "credential DefaultAzureCredential finds; "
-            )
-        raise IndexInputError(loc.display, hint + fault_text(exc, loc, time.monotonic() - started)) from None
-    url = loc.display.split(" ", 1)[0]
-    try:
         # (a RemoteFolder serves as the Path that _table_files looks in)
         folder = RemoteFolder.listed(loc, fs, loc.root, url, started)
         tables = _table_files(cast(Path, folder))
@@ -506,7 +605,13 @@ def remote_index_files(loc) -> IndexFiles:
     except IndexInputError:
         raise
     except Exception as exc:  # noqa: BLE001 (the SDKs' errors: classified, credentials scrubbed)
-        raise IndexInputError(loc.display, fault_text(exc, loc, time.monotonic() - started)) from None
+        hint, what = "", str(exc).lower() + type(exc).__name__.lower()
+        if fs is None and loc.extra == "azure" and "credential" in what:  # the SDK's constructor failed
+            hint = (
+                "no credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with a "
+                "credential DefaultAzureCredential finds; "
+            )
+        raise IndexInputError(loc.display, hint + fault_text(exc, loc, time.monotonic() - started)) from None
     notes, diffs, audited = _formats(tables, None, None)
     return IndexFiles(
         cast(Path, RemoteName(loc.display)),

@@ -28,7 +28,7 @@ import re
 import stat
 import string
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -37,12 +37,8 @@ from graphrag_audit.io.bounded import LIMITS, ExpansionBudget, read_bytes, read_
 from graphrag_audit.sanitise.secrets import looks_like_credential_name, remember
 
 SETTINGS_FILES = ("settings.yaml", "settings.yml", "settings.json")
-#: a settings file larger than this is refused unread (graphrag's own are a few KB)
-MAX_SETTINGS_BYTES = LIMITS["settings file"]
-
-#: the top-level keys that name the output, newest generation first
-OUTPUT_KEYS = ("output_storage", "outputs", "output", "storage")
-KEY_GENERATION = {
+#: the top-level keys that name the output, newest generation first, and their generation
+OUTPUT_KEYS = {
     "output_storage": "graphrag 3.x",
     "outputs": "graphrag 2.x multi-index",
     "output": "graphrag 2.x",
@@ -52,9 +48,6 @@ KEY_GENERATION = {
 UPDATE_KEYS = ("update_output_storage", "update_index_output", "update_index_storage")
 DEFAULT_OUTPUT = "output"
 DEFAULT_UPDATE_OUTPUT = "update_output"
-
-STORAGE_TYPES = ("file", "memory", "blob", "cosmosdb")
-TABLE_TYPES = ("parquet", "csv", "cosmosdb")
 
 #: URL schemes of remote object stores and the like (a base_dir or a DIR argument using one)
 _URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://?(?P<rest>.*)$", re.S)
@@ -66,6 +59,10 @@ REMOTE_SCHEMES = {
     **dict.fromkeys(("http", "https"), "a web server"),
     **{"hdfs": "HDFS", "ftp": "an FTP server", "sftp": "an SFTP server"},
 }
+#: the URL schemes graphrag-audit reads in place (io/remote.py)
+READ_IN_PLACE = ("az", "abfs", "abfss", "s3", "s3a")
+#: graphrag's blob storage keys (1.x-2.x ``storage_account_blob_url``; 3.x ``account_url``)
+BLOB_KEYS = ("connection_string", "storage_account_blob_url", "account_url", "container_name", "base_dir")
 
 
 @dataclass(frozen=True)
@@ -75,56 +72,31 @@ class OutputSetting:
     settings_file: Path
     key: str | None  # "output_storage", "output", "outputs.<name>", "storage"; None: graphrag's default
     base_dir: str  # variables expanded; may still hold ${timestamp} (0.x)
+    where: str  # how the settings name it, for messages (after the file's name)
     table_type: str | None = None  # table_provider.type when the file sets it (3.0.2+)
     notes: tuple[str, ...] = ()
     update_dir: str = DEFAULT_UPDATE_OUTPUT  # where `graphrag update` writes (for a note)
-    from_env: str | None = None  # the variable base_dir came from (0.x-1.x GRAPHRAG_STORAGE_BASE_DIR)
-    described: str | None = None  # how the folder was chosen, when no key names it
-    #: output in blob storage (``type: blob``: the section's values, variables expanded) or at an
-    #: ``az://``/``abfs[s]://``/``s3[a]://`` base_dir (``{"type": "url", "base_dir": ...}``):
+    #: blob storage (``type: blob``: the section's values, variables expanded) or an
+    #: ``az://``/``abfs[s]://``/``s3[a]://`` base_dir (``{"type": "url", "base_dir": ...}``),
     #: read in place by :mod:`graphrag_audit.io.remote`
     blob: dict | None = None
 
-    @property
-    def default_layout(self) -> bool:
-        """No key names the output: graphrag's default folder (0.x timestamped runs allowed)."""
-        return self.key is None and self.from_env is None
-
     def describe(self) -> str:
-        name = self.settings_file.name
-        if self.described:
-            return self.described
-        if self.key is None:
-            return f"{name} names no output folder: graphrag's default '{DEFAULT_OUTPUT}'"
-        if self.from_env:
-            return (
-                f"{name} key storage has no base_dir: ${self.from_env} '{self.base_dir}' (graphrag 0.x-1.x)"
-            )
-        gen = KEY_GENERATION.get(self.key.split(".", 1)[0], "")
-        return f"{name} {self.key}.base_dir '{self.base_dir}' ({gen})"
+        return f"{self.settings_file.name} {self.where}"
 
 
 def remote_url(text: str) -> tuple[str, str] | None:
     """``(scheme, url)`` when ``text`` is a URL of remote storage (also after ``pathlib`` folded
     its ``//`` into ``/``, as a ``Path`` argument does), else None."""
     m = _URL.match(text)
-    if not m:
+    if not m or m.group("scheme").lower() not in REMOTE_SCHEMES:
         return None
-    scheme = m.group("scheme").lower()
-    if scheme not in REMOTE_SCHEMES:
-        return None
-    return scheme, f"{m.group('scheme')}://{m.group('rest')}"
+    return m.group("scheme").lower(), f"{m.group('scheme')}://{m.group('rest')}"
 
 
-#: the URL schemes graphrag-audit reads in place (io/remote.py)
-READ_IN_PLACE = ("az", "abfs", "abfss", "s3", "s3a")
-#: graphrag's blob storage keys (1.x-2.x ``storage_account_blob_url``; 3.x ``account_url``)
-BLOB_KEYS = ("connection_string", "storage_account_blob_url", "account_url", "container_name", "base_dir")
-
-
-def cosmosdb_problem(what: str) -> str:
+def _cosmosdb_problem(key: str) -> str:
     return (
-        f"{what} is in Azure Cosmos DB: not supported (graphrag-audit reads parquet or CSV tables from a "
+        f"the index ({key}) is in Azure Cosmos DB: not supported (graphrag-audit reads parquet or CSV tables from a "
         f"local folder, Azure Blob Storage or S3). Export the tables and audit those: run graphrag with "
         f"output type file or blob (or copy each Cosmos DB container's items into communities.parquet, "
         f"community_reports.parquet and entities.parquet) and pass that folder, its az:// or s3:// URL, or "
@@ -143,28 +115,36 @@ def remote_problem(what: str, kind: str) -> str:
 def find_settings(root: Path) -> Path | None:
     """The settings file graphrag would read in ``root`` (the first that is a regular file)."""
     for name in SETTINGS_FILES:
-        p = root / name
         try:
-            if p.is_file():
-                return p
+            if (root / name).is_file():
+                return root / name
         except OSError:
             continue
     return None
 
 
 # ---- reading -----------------------------------------------------------------------------------
+def _cannot_read(path: Path, what: str, exc: OSError) -> IndexInputError:
+    if isinstance(exc, PermissionError):
+        return IndexInputError(path, f"permission denied: cannot read the {what}")
+    return IndexInputError(path, f"cannot read the {what} ({exc.strerror or exc})")
+
+
 def _read_text(path: Path) -> str:
     try:
         size = path.stat().st_size
-        if size > MAX_SETTINGS_BYTES:
+        if size > LIMITS["settings file"]:
+            shown = size / 1024
+            for unit in ("KiB", "MiB", "GiB", "TiB"):
+                if shown < 1024 or unit == "TiB":
+                    break
+                shown /= 1024
             raise IndexInputError(
-                path, f"too large for a settings file ({_size(size)}; graphrag's are a few KB): not read"
+                path, f"too large for a settings file ({shown:.1f} {unit}; graphrag's are a few KB): not read"
             )
         data = read_bytes(path, "settings file")
-    except PermissionError:
-        raise IndexInputError(path, "permission denied: cannot read the settings file") from None
     except OSError as exc:
-        raise IndexInputError(path, f"cannot read the settings file ({exc.strerror or exc})") from None
+        raise _cannot_read(path, "settings file", exc) from None
     try:
         text = data.decode("utf-8")  # graphrag: .decode("utf-8", errors="strict") / read_text("utf-8")
     except UnicodeDecodeError as exc:
@@ -183,36 +163,23 @@ def _read_text(path: Path) -> str:
     return text
 
 
-def _size(n: float) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} bytes"  # pragma: no cover
+def _parse(path: Path, text: str) -> dict:
+    import yaml
 
-
-def _parse(path: Path, text: str):
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise IndexInputError(
-                path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
-            ) from None
-        except RecursionError:
-            raise IndexInputError(path, "not valid JSON (nested too deeply)") from None
-    else:
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-            raise IndexInputError(path, f"not valid YAML ({what}{where})") from None
-        except RecursionError:
-            raise IndexInputError(path, "not valid YAML (nested too deeply)") from None
+    kind = "JSON" if path.suffix.lower() == ".json" else "YAML"
+    try:
+        data = json.loads(text) if kind == "JSON" else yaml.safe_load(text)
+    except RecursionError:
+        raise IndexInputError(path, f"not valid {kind} (nested too deeply)") from None
+    except json.JSONDecodeError as exc:
+        raise IndexInputError(
+            path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise IndexInputError(path, f"not valid YAML ({what}{where})") from None
     if data is None:  # an empty file: graphrag uses its defaults (``values or {}``)
         return {}
     if not isinstance(data, dict):
@@ -220,14 +187,19 @@ def _parse(path: Path, text: str):
     return data
 
 
-class _Environment:
-    """``os.environ`` plus the ``.env`` beside the settings file (existing variables win), as
-    graphrag sees them; the ``.env`` is read on first use."""
+_EXPANDVARS = re.compile(r"\$(?:(\w+)|\{([^}]*)\})", re.ASCII)  # posixpath.expandvars' pattern
+
+
+class _Reader:
+    """A settings file's values with their variables: ``os.environ`` plus the ``.env`` beside the
+    file (existing variables win), as graphrag sees them; the ``.env`` is read on first use."""
 
     def __init__(self, settings_file: Path):
+        self.path = settings_file
         self.dotenv = settings_file.parent / ".env"
         self.budget = ExpansionBudget(settings_file, "settings file")  # what ${VAR} may add, in all
         self.unparsed: list[int] = []  # the .env lines python-dotenv could not parse (and skipped)
+        self.markers: dict[str, str] = {}  # unset variable -> its marker in the substituted text
 
     @cached_property
     def values(self) -> dict[str, str]:
@@ -236,15 +208,9 @@ class _Environment:
             try:
                 # load_dotenv(path) as graphrag 2.x/3.x call it: override=False, interpolate=True
                 loaded = read_dotenv(self.dotenv, os.environ, self.unparsed)
-            except PermissionError:
-                raise IndexInputError(self.dotenv, "permission denied: cannot read the .env file") from None
-            except UnicodeDecodeError:
-                raise IndexInputError(self.dotenv, "not UTF-8 text") from None
             except OSError as exc:
-                raise IndexInputError(
-                    self.dotenv, f"cannot read the .env file ({exc.strerror or exc})"
-                ) from None
-            remember(*(v for k, v in loaded.items() if v and looks_like_credential_name(k)))
+                raise _cannot_read(self.dotenv, ".env file", exc) from None
+            remember(*(v for k, v in loaded.items() if looks_like_credential_name(k)))
             for k, v in loaded.items():
                 if v is not None and k not in values:
                     values[k] = v
@@ -274,71 +240,28 @@ class _Environment:
             )
         return f"the environment or {self.dotenv}{skipped}"
 
+    def substitute(self, text: str) -> str:
+        """graphrag >= 2.0's ``Template(text).substitute(os.environ)``, except that an unset
+        variable becomes a marker instead of a KeyError: an error only where the audit uses it."""
+        if "$" not in text:
+            return text
+        salt = uuid.uuid4().hex[:12]
 
-def _template_substitute(text: str, env: _Environment) -> tuple[str, dict[str, str]]:
-    """graphrag >= 2.0's ``Template(text).substitute(os.environ)``, except that an unset
-    variable becomes a marker (returned with its name) instead of a KeyError: it is an error
-    only where the audit uses it."""
-    if "$" not in text:
-        return text, {}
-    by_name: dict[str, str] = {}  # unset variable -> its marker
-    salt = uuid.uuid4().hex[:12]
+        def convert(m: re.Match) -> str:
+            if m.group("escaped") is not None:
+                return "$"
+            name = m.group("named") or m.group("braced")
+            if name is None:  # an ill-formed '$': graphrag raises ValueError; left as written here
+                return m.group()
+            if name in self.values:
+                return self.budget.take(self.values[name])
+            return self.markers.setdefault(name, f"graphragauditunset{salt}n{len(self.markers)}x")
 
-    def convert(m: re.Match) -> str:
-        if m.group("escaped") is not None:
-            return "$"
-        name = m.group("named") or m.group("braced")
-        if name is None:  # an ill-formed '$': graphrag raises ValueError; left as written here
-            return m.group()
-        if name in env.values:
-            return env.budget.take(env.values[name])
-        return by_name.setdefault(name, f"graphragauditunset{salt}n{len(by_name)}x")
+        return string.Template.pattern.sub(convert, text)
 
-    substituted = string.Template.pattern.sub(convert, text)
-    return substituted, {marker: name for name, marker in by_name.items()}
-
-
-_EXPANDVARS = re.compile(r"\$(\w+|\{[^}]*\})", re.ASCII)  # posixpath.expandvars' pattern
-
-
-def _expandvars(value: str, env: _Environment, keep=("timestamp",)) -> tuple[str, list[str]]:
-    """``os.path.expandvars`` (graphrag 0.x-1.x) over ``env``; returns the unset names too."""
-    missing: list[str] = []
-    if "$" not in value:
-        return value, missing
-
-    def convert(m: re.Match) -> str:
-        name = m.group(1)
-        if name.startswith("{") and name.endswith("}"):
-            name = name[1:-1]
-        if name in env.values:
-            return env.budget.take(env.values[name])
-        if name not in keep:
-            missing.append(name)
-        return m.group()
-
-    return _EXPANDVARS.sub(convert, value), missing
-
-
-# ---- the output location -------------------------------------------------------------------------
-@dataclass
-class _Reader:
-    path: Path
-    env: _Environment
-    markers: dict[str, str] = field(default_factory=dict)
-
-    def unset(self, key: str, name: str) -> IndexInputError:
-        extra = (
-            " (graphrag >= 2.0 has no ${timestamp}: that is graphrag 0.x's storage.base_dir)"
-            if name == "timestamp"
-            else ""
-        )
-        return IndexInputError(
-            self.path, f"{key} uses ${{{name}}}, which is not set in {self.env.where()}{extra}"
-        )
-
-    def text(self, key: str, value, *, semantics: str) -> str:
-        """A string value with its variables expanded (``semantics``: "template" or "expandvars")."""
+    def text(self, key: str, value, *, template: bool) -> str:
+        """A string value with its variables expanded: substituted already (``template``, graphrag
+        >= 2.0), else now with ``os.path.expandvars`` (graphrag 0.x-1.x; ``${timestamp}`` stays)."""
         if not isinstance(value, str):
             shown = (
                 "its value not shown: it holds a credential"
@@ -346,26 +269,35 @@ class _Reader:
                 else _short(value)
             )
             raise IndexInputError(self.path, f"{key} must be text, not {_kind(value)} ({shown})")
-        if semantics == "expandvars":
-            value, missing = _expandvars(value, self.env)
-            if missing:
-                raise self.unset(key, missing[0])
-            return value
-        for marker, name in self.markers.items():
-            if marker in value:
-                raise self.unset(key, name)
+        unset = [name for name, marker in self.markers.items() if marker in value] if template else []
+
+        def convert(m: re.Match) -> str:
+            name = m.group(1) or m.group(2)
+            if name in self.values:
+                return self.budget.take(self.values[name])
+            if name != "timestamp":
+                unset.append(name)
+            return m.group()
+
+        if not template:
+            value = _EXPANDVARS.sub(convert, value)
+        if unset:
+            extra = (
+                " (graphrag >= 2.0 has no ${timestamp}: that is graphrag 0.x's storage.base_dir)"
+                if unset[0] == "timestamp"
+                else ""
+            )
+            raise IndexInputError(
+                self.path, f"{key} uses ${{{unset[0]}}}, which is not set in {self.where()}{extra}"
+            )
         return value
 
 
+_KINDS = {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "a mapping"}
+
+
 def _kind(value) -> str:
-    return {
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        list: "a list",
-        dict: "a mapping",
-        type(None): "empty",
-    }.get(type(value), type(value).__name__)
+    return "empty" if value is None else _KINDS.get(type(value), type(value).__name__)
 
 
 def _short(value) -> str:
@@ -373,6 +305,7 @@ def _short(value) -> str:
     return s if len(s) <= 60 else s[:59] + "…"
 
 
+# ---- the output location -------------------------------------------------------------------------
 def _section(r: _Reader, data: dict, key: str) -> dict:
     section = data.get(key)
     if not isinstance(section, dict):
@@ -388,99 +321,96 @@ def _check_type(r: _Reader, key: str, stype: str, base_dir: str | None) -> None:
         return
     if stype == "cosmosdb":
         where = f" ({key}.base_dir '{base_dir}')" if base_dir else ""
-        raise IndexInputError(r.path, cosmosdb_problem(f"the index ({key}.type {stype}{where})"))
+        raise IndexInputError(r.path, _cosmosdb_problem(f"{key}.type {stype}{where}"))
     if stype == "memory":
         raise IndexInputError(
             r.path, f"{key}.type is memory: graphrag kept the index in memory and wrote no tables to audit"
         )
     raise IndexInputError(
-        r.path, f"{key}.type '{stype}' is not a storage type graphrag knows ({', '.join(STORAGE_TYPES)})"
+        r.path, f"{key}.type '{stype}' is not a storage type graphrag knows (file, memory, blob, cosmosdb)"
     )
 
 
-def _blob(r: _Reader, key: str, section: dict, semantics: str) -> dict:
+def _blob(r: _Reader, key: str, section: dict, *, template: bool) -> dict:
     """The blob section's values graphrag reads, variables expanded."""
-    out = {"type": "blob"}
-    for k in BLOB_KEYS:
-        v = section.get(k)
-        if v is not None:
-            out[k] = r.text(f"{key}.{k}", v, semantics=semantics)
-    return out
+    values = {
+        k: r.text(f"{key}.{k}", section[k], template=template)
+        for k in BLOB_KEYS
+        if section.get(k) is not None
+    }
+    return {"type": "blob", **values}
 
 
-def _file_output(r: _Reader, key: str, base: str, from_env: str | None = None) -> OutputSetting:
-    """A file storage base_dir: a local folder, or a URL read in place (io/remote.py)."""
-    url = remote_url(base)
-    if url is not None and url[0] not in READ_IN_PLACE:
-        raise IndexInputError(r.path, remote_problem(f"{key}.base_dir '{url[1]}'", REMOTE_SCHEMES[url[0]]))
-    blob = None if url is None else {"type": "url", "base_dir": url[1]}
-    return OutputSetting(r.path, key, base, from_env=from_env, blob=blob)
+def _output(r: _Reader, key: str, base: str, blob: dict | None = None, where: str = "") -> OutputSetting:
+    """``key``'s output: in blob storage (``blob``), else at a file storage ``base``: a local folder,
+    or a URL read in place (io/remote.py)."""
+    url = remote_url(base) if blob is None else None
+    if url is not None:
+        if url[0] not in READ_IN_PLACE:
+            raise IndexInputError(
+                r.path, remote_problem(f"{key}.base_dir '{url[1]}'", REMOTE_SCHEMES[url[0]])
+            )
+        blob = {"type": "url", "base_dir": url[1]}
+    where = where or f"{key}.base_dir '{base}' ({OUTPUT_KEYS[key.split('.', 1)[0]]})"
+    return OutputSetting(r.path, key, base, where, blob=blob)
 
 
 def _v1_storage(r: _Reader, raw: dict) -> OutputSetting:
     """graphrag 0.x-1.x: ``storage:``, values expanded after parsing, env fallbacks, defaults."""
-    key = "storage"
-    section = _section(r, raw, key)
-    from_env = None
-    if "type" in section:  # ``StorageType(s_type) if s_type else defs.STORAGE_TYPE``
-        stype = section["type"]
-        stype = r.text(f"{key}.type", stype, semantics="expandvars") if stype is not None else ""
-    else:
-        stype = r.env.values.get("GRAPHRAG_STORAGE_TYPE", "")
-    stype = stype or "file"
+    section = _section(r, raw, "storage")
+
+    def value(key: str) -> str:  # the key's value, else ``$GRAPHRAG_STORAGE_<KEY>``, else ""
+        if key in section:
+            return "" if section[key] is None else r.text(f"storage.{key}", section[key], template=False)
+        return r.values.get(f"GRAPHRAG_STORAGE_{key.upper()}") or ""
+
+    stype = value("type") or "file"  # ``StorageType(s_type) if s_type else defs.STORAGE_TYPE``
     if stype == "blob":
-        return OutputSetting(
-            r.path, key, str(section.get("base_dir") or ""), blob=_blob(r, key, section, "expandvars")
-        )
-    if "base_dir" in section:
-        base = section["base_dir"]
-        base = "" if base is None else r.text(f"{key}.base_dir", base, semantics="expandvars")
-    else:
-        base = r.env.values.get("GRAPHRAG_STORAGE_BASE_DIR") or ""
-        from_env = "GRAPHRAG_STORAGE_BASE_DIR" if base else None
-    _check_type(r, key, stype, base)
+        blob = _blob(r, "storage", section, template=False)
+        return _output(r, "storage", str(section.get("base_dir") or ""), blob)
+    base = value("base_dir")
+    _check_type(r, "storage", stype, base)
     if not base:  # ``reader.str(base_dir) or defs.STORAGE_BASE_DIR``
-        return OutputSetting(
-            r.path,
-            None,
-            DEFAULT_OUTPUT,
-            described=f"{r.path.name} key storage has no base_dir: graphrag's default "
-            f"'{DEFAULT_OUTPUT}' (before 0.3.5: 'output/${{timestamp}}/artifacts')",
+        where = (
+            f"key storage has no base_dir: graphrag's default '{DEFAULT_OUTPUT}' "
+            f"(before 0.3.5: 'output/${{timestamp}}/artifacts')"
         )
-    return _file_output(r, key, base, from_env)
+        return OutputSetting(r.path, None, DEFAULT_OUTPUT, where)
+    if "base_dir" in section:
+        return _output(r, "storage", base)
+    where = f"key storage has no base_dir: $GRAPHRAG_STORAGE_BASE_DIR '{base}' (graphrag 0.x-1.x)"
+    return _output(r, "storage", base, where=where)
 
 
-def _v2_output(r: _Reader, data: dict, key: str, *, base_default: str | None) -> OutputSetting:
+def _v2_output(r: _Reader, section: dict, key: str, base_default: str | None) -> OutputSetting:
     """graphrag 2.x ``output:`` / ``outputs.<name>``, 3.x ``output_storage:`` (text substituted)."""
-    section = _section(r, data, key.split(".", 1)[0]) if "." not in key else data
-    stype = section.get("type", "file")
-    stype = r.text(f"{key}.type", stype, semantics="template")
+    stype = r.text(f"{key}.type", section.get("type", "file"), template=True)
     base = section.get("base_dir", base_default)
     if stype == "blob":
-        blob = _blob(r, key, section, "template")
-        return OutputSetting(r.path, key, blob.get("base_dir", ""), blob=blob)
+        blob = _blob(r, key, section, template=True)
+        return _output(r, key, blob.get("base_dir", ""), blob)
     if stype != "file":
         _check_type(r, key, stype, base if isinstance(base, str) else None)
     if base is None or (isinstance(base, str) and not base.strip()):
         raise IndexInputError(
             r.path, f"{key}.base_dir is empty: graphrag requires an output folder for file storage"
         )
-    base = r.text(f"{key}.base_dir", base, semantics="template")
-    return _file_output(r, key, base)
+    return _output(r, key, r.text(f"{key}.base_dir", base, template=True))
 
 
 def _update_dir(data: dict) -> str:
     for key in UPDATE_KEYS:
         section = data.get(key)
-        if isinstance(section, dict):
-            base = section.get("base_dir")
-            if (
-                isinstance(base, str)
-                and base.strip()
-                and "$" not in base
-                and section.get("type", "file") == "file"
-            ):
-                return base
+        if not isinstance(section, dict):
+            continue
+        base = section.get("base_dir")
+        if (
+            isinstance(base, str)
+            and base.strip()
+            and "$" not in base
+            and section.get("type", "file") == "file"
+        ):
+            return base
     return DEFAULT_UPDATE_OUTPUT
 
 
@@ -490,13 +420,13 @@ def _table_type(r: _Reader, data: dict) -> str | None:
         return None
     if not isinstance(section, dict):
         raise IndexInputError(r.path, f"table_provider must be a mapping (type), not {_kind(section)}")
-    ttype = r.text("table_provider.type", section.get("type", "parquet"), semantics="template")
+    ttype = r.text("table_provider.type", section.get("type", "parquet"), template=True)
     if ttype == "cosmosdb":
-        raise IndexInputError(r.path, cosmosdb_problem("the index (table_provider.type cosmosdb)"))
+        raise IndexInputError(r.path, _cosmosdb_problem("table_provider.type cosmosdb"))
     if ttype not in ("parquet", "csv"):
         raise IndexInputError(
             r.path,
-            f"table_provider.type '{ttype}' is not a table type graphrag knows ({', '.join(TABLE_TYPES)})",
+            f"table_provider.type '{ttype}' is not a table type graphrag knows (parquet, csv, cosmosdb)",
         )
     return ttype
 
@@ -504,8 +434,8 @@ def _table_type(r: _Reader, data: dict) -> str | None:
 def read_output_setting(settings_file: Path) -> OutputSetting:
     """The output folder ``settings_file`` names, read as graphrag reads it (see the module doc)."""
     text = _read_text(settings_file)
-    env = _Environment(settings_file)
-    substituted, markers = _template_substitute(text, env)
+    r = _Reader(settings_file)
+    substituted = r.substitute(text)
     raw = None
     try:  # graphrag >= 2.0 substitutes the text, then parses it
         data = _parse(settings_file, substituted)
@@ -517,69 +447,61 @@ def read_output_setting(settings_file: Path) -> OutputSetting:
         if [k for k in OUTPUT_KEYS if raw.get(k) is not None] != ["storage"]:
             raise
         data = raw
-    r = _Reader(settings_file, env, markers)
     present = [k for k in OUTPUT_KEYS if data.get(k) is not None]
     table_type = _table_type(r, data)
     update_dir = _update_dir(data)
-
-    def done(s: OutputSetting, *notes: str) -> OutputSetting:
-        return replace(s, table_type=table_type, notes=s.notes + notes, update_dir=update_dir)
-
-    if "outputs" in present:  # graphrag 2.x multi-index: global search reads these, not output
-        outputs = data["outputs"]
-        if not isinstance(outputs, dict):
-            raise IndexInputError(
-                settings_file, f"outputs must be a mapping of index names, not {_kind(outputs)}"
-            )
-        if outputs:
-            named = {}
-            for name, section in outputs.items():
-                if not isinstance(section, dict):
-                    raise IndexInputError(settings_file, f"outputs.{name} must be a mapping (type, base_dir)")
-                named[str(name)] = _v2_output(r, section, f"outputs.{name}", base_default="output")
-            if len(named) > 1:
-                listed = "; ".join(f"{n}: {_joined(settings_file, s.base_dir)}" for n, s in named.items())
-                raise IndexInputError(
-                    settings_file,
-                    f"outputs names {len(named)} indexes for multi-index search "
-                    f"({listed}); graphrag-audit audits one index at a time: "
-                    f"pass one of those folders",
-                )
-            (only,) = named.values()
-            extra: tuple[str, ...] = ()
-            if "output" in present:
-                extra = (
-                    f"{settings_file.name} also names output.base_dir (where graphrag index writes); "
-                    f"global search reads outputs, so that is what is audited",
-                )
-            return done(only, *extra)
-
-    # the single-index keys: output_storage (3.x), output (2.x), storage (0.x-1.x)
-    found: list[OutputSetting] = []
-    for key in [k for k in present if k != "outputs"]:
-        if key == "storage":
-            if raw is None:
-                raw = _parse(settings_file, text)  # 0.x-1.x expand after parsing, value by value
-            found.append(_v1_storage(r, raw))
-        else:
-            found.append(_v2_output(r, data, key, base_default=None if key == "output_storage" else "output"))
-    if not found:
-        return done(OutputSetting(settings_file, None, DEFAULT_OUTPUT))
-    first = found[0]
-    target = _joined(settings_file, first.base_dir)
-    others = [s for s in found[1:] if _joined(settings_file, s.base_dir) != target]
-    if others:
-        listed = " and ".join(s.describe().split(" ", 1)[1] for s in [first, *others])
+    name = settings_file.name
+    notes: tuple[str, ...] = ()
+    outputs = data.get("outputs")
+    if outputs is not None and not isinstance(outputs, dict):
         raise IndexInputError(
-            settings_file,
-            f"the settings name two output folders: {listed}; graphrag reads "
-            f"only the key of its own version: pass the folder you query "
-            f"directly",
+            settings_file, f"outputs must be a mapping of index names, not {_kind(outputs)}"
         )
-    if len(found) > 1:
-        keys = " and ".join(s.key or "storage" for s in found)
-        return done(first, f"{settings_file.name} names the same output folder under {keys}")
-    return done(first)
+    if outputs:  # graphrag 2.x multi-index: global search reads these, not output
+        named = {}
+        for index, section in outputs.items():
+            if not isinstance(section, dict):
+                raise IndexInputError(settings_file, f"outputs.{index} must be a mapping (type, base_dir)")
+            named[str(index)] = _v2_output(r, section, f"outputs.{index}", "output")
+        if len(named) > 1:
+            listed = "; ".join(f"{n}: {_joined(settings_file, s.base_dir)}" for n, s in named.items())
+            raise IndexInputError(
+                settings_file,
+                f"outputs names {len(named)} indexes for multi-index search ({listed}); graphrag-audit "
+                f"audits one index at a time: pass one of those folders",
+            )
+        found = list(named.values())
+        if "output" in present:
+            notes = (
+                f"{name} also names output.base_dir (where graphrag index writes); "
+                f"global search reads outputs, so that is what is audited",
+            )
+    else:  # the single-index keys: output_storage (3.x), output (2.x), storage (0.x-1.x)
+        found = []
+        for key in present:
+            if key == "storage":
+                if raw is None:
+                    raw = _parse(settings_file, text)  # 0.x-1.x expand after parsing, value by value
+                found.append(_v1_storage(r, raw))
+            elif key != "outputs":
+                default = None if key == "output_storage" else "output"
+                found.append(_v2_output(r, _section(r, data, key), key, default))
+        if not found:
+            where = f"names no output folder: graphrag's default '{DEFAULT_OUTPUT}'"
+            found = [OutputSetting(settings_file, None, DEFAULT_OUTPUT, where)]
+        target = _joined(settings_file, found[0].base_dir)
+        others = [s for s in found[1:] if _joined(settings_file, s.base_dir) != target]
+        if others:
+            listed = " and ".join(s.where for s in [found[0], *others])
+            raise IndexInputError(
+                settings_file,
+                f"the settings name two output folders: {listed}; graphrag reads only the key of its "
+                f"own version: pass the folder you query directly",
+            )
+        if len(found) > 1:
+            keys = " and ".join(s.key or "storage" for s in found)
+            notes = (f"{name} names the same output folder under {keys}",)
+    return replace(found[0], table_type=table_type, notes=notes, update_dir=update_dir)
 
 
 def _joined(settings_file: Path, base_dir: str) -> str:
@@ -601,7 +523,7 @@ DYNAMIC_SEARCH_KEYS: dict[str, tuple[type, object]] = {
 def query_settings_data(settings_file: Path) -> dict:
     """The settings as graphrag >= 2.0 reads them (substituted, then parsed), else as 0.x-1.x do."""
     text = _read_text(settings_file)
-    substituted, _markers = _template_substitute(text, _Environment(settings_file))
+    substituted = _Reader(settings_file).substitute(text)
     try:
         return _parse(settings_file, substituted)
     except IndexInputError:
@@ -619,25 +541,20 @@ def _global_search(settings_file: Path) -> tuple[dict, dict]:
 
 def read_dynamic_settings(settings_file: Path) -> dict[str, object]:
     """The ``global_search.dynamic_search_*`` values the settings set (knob name -> value)."""
-    _data, section = _global_search(settings_file)
+    section = _global_search(settings_file)[1]
     out: dict[str, object] = {}
     for knob, (kind, _default) in DYNAMIC_SEARCH_KEYS.items():
         key = f"dynamic_search_{knob}"
-        if key not in section or section[key] is None:
+        value = section.get(key)
+        if value is None:
             continue
-        value = section[key]
         if isinstance(value, str):  # pydantic accepts "3" / "true" from an environment value
             low = value.strip().lower()
             if kind is bool and low in ("true", "false", "1", "0", "yes", "no", "on", "off"):
                 value = low in ("true", "1", "yes", "on")
             elif kind is int and re.fullmatch(r"[+-]?\d+", low):
                 value = int(low)
-        if (
-            kind is int
-            and (isinstance(value, bool) or not isinstance(value, int))
-            or kind is bool
-            and not isinstance(value, bool)
-        ):
+        if type(value) is not kind:
             raise IndexInputError(
                 settings_file,
                 f"global_search.{key} must be {'an integer' if kind is int else 'true or false'}, "
@@ -676,23 +593,17 @@ def read_query_settings(settings_file: Path) -> dict[str, tuple[object, str]]:
             )
         out["max_context_tokens"] = (value, f"global_search.{key}")
         break
-    encoding, where = None, None
     models = data.get("models")
     if isinstance(models, dict):  # 2.x
         model_id = section.get("chat_model_id") or DEFAULT_CHAT_MODEL_ID
         model = models.get(model_id)
-        if (
-            isinstance(model, dict)
-            and isinstance(model.get("encoding_model"), str)
-            and model["encoding_model"].strip()
-        ):
-            encoding, where = model["encoding_model"].strip(), f"models.{model_id}.encoding_model"
+        encoding = model.get("encoding_model") if isinstance(model, dict) else None
+        if isinstance(encoding, str) and encoding.strip():
+            out["tokenizer"] = (encoding.strip(), f"models.{model_id}.encoding_model")
     elif "completion_models" not in data and data.get("encoding_model") is not None:  # 0.x-1.x
-        value = data["encoding_model"]
-        if not isinstance(value, str):
-            raise IndexInputError(settings_file, f"encoding_model must be a string, not {_short(value)}")
-        if value.strip():
-            encoding, where = value.strip(), "encoding_model"
-    if encoding is not None and where is not None:
-        out["tokenizer"] = (encoding, where)
+        encoding = data["encoding_model"]
+        if not isinstance(encoding, str):
+            raise IndexInputError(settings_file, f"encoding_model must be a string, not {_short(encoding)}")
+        if encoding.strip():
+            out["tokenizer"] = (encoding.strip(), "encoding_model")
     return out
