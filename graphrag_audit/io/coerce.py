@@ -144,8 +144,7 @@ def int_ids(series: pd.Series, path: Path, column: str, missing: int = -1) -> np
             raise IndexInputError(
                 path, f"column '{column}' has non-integer value {float(arr[bad][0])!r}, expected integer ids"
             )
-        out = np.where(na, missing, arr).astype(np.int64)
-        return out
+        return np.where(na, missing, arr).astype(np.int64)
     # strings or objects
     values = s.to_numpy(dtype=object)
     out = np.empty(len(values), dtype=np.int64)
@@ -221,6 +220,11 @@ def _arrow_list(series: pd.Series):
     return pa.array(series.array) if is_list_type(dt.pyarrow_dtype) else None
 
 
+def _lengths(arr) -> np.ndarray:
+    """Each list's length (0 for a null list) as int64."""
+    return pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
 def dictionary_lists(series: pd.Series) -> pd.Series | None:
     """An arrow list column of strings with its items dictionary-encoded (one dictionary for
     the whole column), or None when it is not one. The same lists of the same strings, held
@@ -234,7 +238,7 @@ def dictionary_lists(series: pd.Series) -> pd.Series | None:
         and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type))
     ):
         return None
-    lens = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    lens = _lengths(arr)
     enc = pc.dictionary_encode(pc.list_flatten(arr))
     if isinstance(enc, pa.ChunkedArray):
         enc = (
@@ -333,7 +337,7 @@ def list_flat(
     arr = _arrow_list(series)
     if arr is not None:
         try:
-            lens = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+            lens = _lengths(arr)
             items = pc.list_flatten(arr)
             if pa.types.is_integer(items.type):  # str(int) == arrow's int -> string cast
                 items = pc.cast(items, pa.string())

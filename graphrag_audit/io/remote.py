@@ -82,32 +82,30 @@ def parse_url(text: str) -> RemoteLocation | None:
     rest = written.strip("/")
     display = scrub_secrets(f"{scheme}://{written}".rstrip("/"))
     head = rest.split("/", 1)[0]
+    bucket = "bucket" if extra == "s3" else "container"
     aws = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
     if "@" in head and (protocol != "abfs" or ":" in head.split("@", 1)[0]):
         az = "AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_SAS_TOKEN"
-        where = aws if extra == "s3" else az
         raise IndexInputError(
             display,
             f"credentials in the URL are not read (and never shown): remove them from "
-            f"the URL and set {where} in the environment",
+            f"the URL and set {aws if extra == 's3' else az} in the environment",
         )
     if "?" in rest or "#" in rest:
         az = "AZURE_STORAGE_SAS_TOKEN with AZURE_STORAGE_ACCOUNT_NAME, or AZURE_STORAGE_CONNECTION_STRING"
-        where = aws if extra == "s3" else az
         raise IndexInputError(
             display,
-            f"a query in the URL (a SAS token or signature) is not read (and never "
-            f"shown): give the {'bucket' if extra == 's3' else 'container'} and folder "
-            f"only, and set {where} in the environment",
+            f"a query in the URL (a SAS token or signature) is not read (and never shown): give the "
+            f"{bucket} and folder only, and set {aws if extra == 's3' else az} in the environment",
         )
     options: dict = {}
-    if protocol == "abfs" and "@" in rest.split("/", 1)[0]:  # abfs[s]://container@account.dfs.../path
+    if protocol == "abfs" and "@" in head:  # abfs[s]://container@account.dfs.../path
         head, _, tail = rest.partition("/")
         container, _, host = head.partition("@")
         options["account_name"] = host.split(".", 1)[0]
         rest = f"{container}/{tail}".strip("/")
     if not rest:
-        raise IndexInputError(text, f"no {'bucket' if extra == 's3' else 'container'} in the URL")
+        raise IndexInputError(text, f"no {bucket} in the URL")
     return RemoteLocation(protocol, rest, display, kind, extra, options)
 
 
@@ -118,9 +116,8 @@ def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLoca
     container = values.get("container_name")
     if not isinstance(container, str) or not container.strip():
         raise IndexInputError(settings_file, f"{key}.type is blob but {key}.container_name is not set")
-    base = values.get("base_dir") or ""
-    base = base if isinstance(base, str) else ""
-    root = "/".join(p for p in (container.strip("/"), base.strip("/")) if p)
+    base = values.get("base_dir")
+    root = "/".join(p for p in (container.strip("/"), base.strip("/") if isinstance(base, str) else "") if p)
     conn = values.get("connection_string")
     url = values.get("storage_account_blob_url") or values.get("account_url")
     options: dict = {}
@@ -312,9 +309,8 @@ class RemoteFile(RemoteName):
 
 
 class _RemoteReader:
-    """fsspec's binary file of a :class:`RemoteFile`, one request per read (pyarrow asks for the
-    footer and the chunks it needs); an SDK or network failure is an :class:`IndexInputError` naming
-    the file (pyarrow passes it through)."""
+    """fsspec's binary file of a :class:`RemoteFile`, one request per read; an SDK or network failure
+    is an :class:`IndexInputError` naming the file (pyarrow passes it through)."""
 
     def __init__(self, file: RemoteFile):
         self.file = file
