@@ -1,9 +1,6 @@
-"""Type coercion of the columns graphrag wrote with drifting types across versions.
-
-string / int32 / int64 / double ids become int64 with −1 for "none"; list columns
-(arrow lists, ``list<null>``, graphrag 3 CSV strings) become Python lists. Key joins and the
-matching structures built on the coerced columns live in :mod:`graphrag_audit.model.keys`.
-"""
+"""Type coercion of the columns graphrag wrote with drifting types across versions: string / int32 /
+int64 / double ids become int64 with −1 for "none"; list columns (arrow lists, ``list<null>``,
+graphrag 3 CSV strings) become Python lists."""
 
 from __future__ import annotations
 
@@ -62,24 +59,20 @@ class _UnderscoredNumbers(ast.NodeTransformer):
     def __init__(self, source: str):
         self.source = source
 
-    def _text(self, node, number) -> str | None:
-        if (
-            isinstance(number, ast.Constant)
-            and isinstance(number.value, (int, float, complex))
-            and not isinstance(number.value, bool)
-        ):
+    def _as_text(self, node, number):
+        """``node`` as its source text when ``number`` is a number literal written with ``_``."""
+        if isinstance(number, ast.Constant) and type(number.value) in (int, float, complex):
             text = ast.get_source_segment(self.source, node) or ""
             if "_" in text:
-                return text
+                return ast.copy_location(ast.Constant(text), node)
         return None
 
     def visit_Constant(self, node):
-        text = self._text(node, node)
-        return node if text is None else ast.copy_location(ast.Constant(text), node)
+        return self._as_text(node, node) or node
 
     def visit_UnaryOp(self, node):  # -1_0
-        text = self._text(node, node.operand) if isinstance(node.op, (ast.USub, ast.UAdd)) else None
-        return self.generic_visit(node) if text is None else ast.copy_location(ast.Constant(text), node)
+        signed = isinstance(node.op, (ast.USub, ast.UAdd))
+        return (self._as_text(node, node.operand) if signed else None) or self.generic_visit(node)
 
 
 def _literal(s: str):
@@ -212,12 +205,11 @@ def levels(series: pd.Series, path: Path, column: str = "level") -> np.ndarray:
 
 
 def _arrow_list(series: pd.Series):
-    """The arrow array behind an arrow-backed list column (see tables.read_table), else None.
-    Chunked columns stay chunked: combining them would copy every list item."""
+    """The arrow array behind an arrow-backed list column (see tables.read_table), else None."""
     dt = series.dtype
-    if not isinstance(dt, pd.ArrowDtype):
-        return None
-    return pa.array(series.array) if is_list_type(dt.pyarrow_dtype) else None
+    return (
+        pa.array(series.array) if isinstance(dt, pd.ArrowDtype) and is_list_type(dt.pyarrow_dtype) else None
+    )
 
 
 def _lengths(arr) -> np.ndarray:
@@ -313,9 +305,8 @@ def _nested(path: Path, column: str, kind: str = "lists") -> IndexInputError:
 
 
 def flat_ids(series: pd.Series, path: Path, column: str) -> None:
-    """Refuse an arrow list column of ids whose items are lists, structs or maps: graphrag 3.x's
-    global search fails on them (``read_indexer_entities`` merges on them, the occurrence weights
-    put them in a set). A CSV cell ``"[['a', 'b']]"`` is text: see split_list_cell."""
+    """Refuse an arrow list column of ids whose items are lists, structs or maps (graphrag 3.x's
+    global search fails on them). A CSV cell ``"[['a', 'b']]"`` is text: see split_list_cell."""
     arr = _arrow_list(series)
     if arr is None:
         return

@@ -155,7 +155,8 @@ def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLoca
 _QUIET_LOGGERS = "azure adlfs s3fs fsspec botocore aiobotocore urllib3 aiohttp asyncio".split()
 
 
-def _quiet_sdk_logs() -> None:
+def filesystem(loc: RemoteLocation):
+    """The fsspec filesystem of ``loc`` (timeouts bounded); a missing extra is an input error."""
     import logging
 
     for name in _QUIET_LOGGERS:
@@ -163,12 +164,7 @@ def _quiet_sdk_logs() -> None:
         if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
             log.addHandler(logging.NullHandler())
         log.propagate = False
-
-
-def filesystem(loc: RemoteLocation):
-    """The fsspec filesystem of ``loc`` (timeouts bounded); a missing extra is an input error."""
     module, packages = EXTRAS[loc.extra]
-    _quiet_sdk_logs()
     try:
         __import__(module)
     except ImportError:
@@ -263,7 +259,14 @@ class RemoteFolder(RemoteName):
     def listed(cls, loc: RemoteLocation, fs, root: str, shown: str, started: float) -> RemoteFolder:
         self = cls(shown)
         self.loc, self.fs, self.root, self.started = loc, fs, root, started
-        self.files = _list(fs, root)
+        try:
+            entries = fs.ls(root, detail=True)
+        except FileNotFoundError as exc:
+            if any(s in str(exc).lower() for s in ("timeout", "timed out")):
+                raise  # s3fs's name for a listing that got no answer: not an absent folder
+            entries = []
+        files = [e for e in entries if e.get("type") == "file"]
+        self.files = {e["name"].rstrip("/").rsplit("/", 1)[-1]: int(e.get("size") or 0) for e in files}
         return self
 
     def __truediv__(self, name) -> RemoteFile:
@@ -341,20 +344,6 @@ class _RemoteReader:
 
     def __exit__(self, *exc) -> None:
         self.fh.close()
-
-
-def _list(fs, path: str) -> dict[str, int]:
-    try:
-        entries = fs.ls(path, detail=True)
-    except FileNotFoundError as exc:
-        if any(s in str(exc).lower() for s in ("timeout", "timed out")):
-            raise  # s3fs's name for a listing that got no answer: not an absent folder
-        return {}
-    return {
-        e["name"].rstrip("/").rsplit("/", 1)[-1]: int(e.get("size") or 0)
-        for e in entries
-        if e.get("type") == "file"
-    }
 
 
 #: words in an SDK error that mean: the credentials were refused; the connection failed or was dropped
