@@ -217,19 +217,20 @@ def _lengths(arr) -> np.ndarray:
     return pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def dictionary_lists(series: pd.Series) -> pd.Series | None:
-    """An arrow list column of strings with its items dictionary-encoded (one dictionary for
-    the whole column), or None when it is not one. The same lists of the same strings, held
-    as int32 codes plus each distinct string once (text-unit ids: 3 M items, 250 k distinct)."""
+def id_lists(series: pd.Series, path: Path, column: str) -> pd.Series | list[list]:
+    """A list column of ids (``text_unit_ids``), nested lists refused (:func:`flat_ids`): text cells
+    split as graphrag 3 splits them; arrow lists stay arrow-backed, lists of strings with their items
+    dictionary-encoded (one dictionary for the column: text-unit ids are 3 M items, 250 k distinct)."""
+    flat_ids(series, path, column)
     arr = _arrow_list(series)
     if arr is None:
-        return None
+        return list_column(series, path, column, cell=split_list_cell)
     t = arr.type
     if not (
         (pa.types.is_list(t) or pa.types.is_large_list(t))
         and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type))
     ):
-        return None
+        return series
     lens = _lengths(arr)
     enc = pc.dictionary_encode(pc.list_flatten(arr))
     if isinstance(enc, pa.ChunkedArray):

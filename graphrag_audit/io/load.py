@@ -11,19 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.io.coerce import (
-    _arrow_list,
-    dictionary_lists,
-    flat_ids,
-    int_ids,
-    int_lists,
-    key_column,
-    levels,
-    list_column,
-    list_flat,
-    split_list_cell,
-    text_column,
-)
+from graphrag_audit.io.coerce import id_lists, int_ids, int_lists, key_column, levels, list_flat, text_column
 from graphrag_audit.io.generation import detect_generation
 from graphrag_audit.io.locate import locate_index, remote_index_files
 from graphrag_audit.io.tables import parquet_schema, read_table, table_columns
@@ -244,20 +232,8 @@ def _entities(files) -> pd.DataFrame | None:
     out = pd.DataFrame(
         {"id": text_column(df.get("id"), n), "title": text_column(df.get("title", df.get("name")), n)}
     )
-    if "text_unit_ids" in df.columns:
-        tu = df["text_unit_ids"]
-        flat_ids(tu, path, "text_unit_ids")  # nested lists: refused, never made into id strings
-        # arrow lists stay arrow-backed, items dictionary-encoded; CSV strings become Python lists
-        enc = dictionary_lists(tu)
-        if enc is None:
-            enc = (
-                tu
-                if _arrow_list(tu) is not None
-                else list_column(tu, path, "text_unit_ids", cell=split_list_cell)
-            )
-        out["text_unit_ids"] = enc
-    else:
-        out["text_unit_ids"] = None
+    tu = df.get("text_unit_ids")
+    out["text_unit_ids"] = None if tu is None else id_lists(tu, path, "text_unit_ids")
     return out
 
 

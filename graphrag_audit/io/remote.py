@@ -195,19 +195,12 @@ def filesystem(loc: RemoteLocation):
         return fs
     import adlfs
 
-    opts = dict(loc.options)
-    if "connection_string" not in opts and "account_name" not in opts:
-        conn = os.environ.get("AZURE_STORAGE_CONNECTION_STRING")
-        if conn:
-            opts["connection_string"] = conn
-        elif os.environ.get("AZURE_STORAGE_ACCOUNT_NAME"):
-            opts["account_name"] = os.environ["AZURE_STORAGE_ACCOUNT_NAME"]
-    fs = adlfs.AzureBlobFileSystem(
+    fs = adlfs.AzureBlobFileSystem(  # (AZURE_STORAGE_CONNECTION_STRING, _ACCOUNT_NAME: read by adlfs)
         skip_instance_cache=True,
         timeout=max(1, round(t)),
         connection_timeout=max(1, round(t)),
         read_timeout=max(1, round(t)),
-        **opts,
+        **loc.options,
     )
     _bound_azure_retries(fs, t)
     return fs
@@ -358,7 +351,7 @@ def fault_text(exc: BaseException, loc: RemoteLocation, elapsed: float | None = 
     """A one-line, credential-free description of a remote failure (``elapsed``: the seconds the
     read ran, stated with a timeout)."""
     name = type(exc).__name__
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    text = (str(exc).strip().splitlines() or [""])[0]
     low = f"{name} {exc}".lower()
     if isinstance(exc, PermissionError) or any(s in low for s in _DENIED.split()):
         why = "access denied: check the credentials"
@@ -387,19 +380,12 @@ def fault_text(exc: BaseException, loc: RemoteLocation, elapsed: float | None = 
 def location_of(path) -> RemoteLocation | None:
     """The remote location ``path`` names: a remote URL, or a local project root whose settings
     put the output in blob storage; None for a local index."""
-    text = os.fspath(path) if not isinstance(path, str) else path
-    loc = parse_url(text)
-    if loc is not None:
+    loc = parse_url(os.fspath(path))
+    if loc is not None or not os.path.isdir(path):
         return loc
-    p = Path(path)
-    try:
-        if not p.is_dir():
-            return None
-    except OSError:
-        return None
     from graphrag_audit.io.settings import find_settings, read_output_setting
 
-    settings = find_settings(p)
+    settings = find_settings(Path(path))
     if settings is None:
         return None
     setting = read_output_setting(settings)
