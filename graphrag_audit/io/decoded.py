@@ -22,6 +22,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -202,14 +203,22 @@ def _longest_plain(body: bytes, count: int) -> int | None:
     """The longest value of ``count`` PLAIN-encoded BYTE_ARRAY values (4-byte length + bytes),
     or None when ``body`` is not exactly that."""
     n = len(body)
+    if count > 0 and n >= 4:
+        first = _LEN.unpack_from(body, 0)[0]
+        if first >= 0 and count * (first + 4) == n:  # every value as long as the first (ids, hashes)
+            lens = np.frombuffer(body, dtype=np.uint8).reshape(count, first + 4)[:, :4]
+            if (np.ascontiguousarray(lens).view("<i4") == first).all():
+                return first
     pos = longest = seen = 0
+    unpack = _LEN.unpack_from
     while pos + 4 <= n:
-        size = _LEN.unpack_from(body, pos)[0]
+        size = unpack(body, pos)[0]
         if size < 0:
             return None
         pos += 4 + size
         seen += 1
-        longest = max(longest, size)
+        if size > longest:
+            longest = size
     return longest if pos == n and seen == max(count, 0) else None
 
 
