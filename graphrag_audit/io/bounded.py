@@ -1,16 +1,7 @@
-"""Every local file the tool reads goes through here, with its limits in one place.
-
-* Regular files only: a FIFO, device, socket or directory is refused with one line naming it,
-  before anything is read (checked with ``stat``, then again on the descriptor opened with
-  ``O_NONBLOCK``, so a FIFO swapped in meanwhile never blocks the run).
-* A size cap per kind of input (:data:`LIMITS`), checked before reading and while reading.
-* JSON nested too deeply for Python's parser is an input error, not a crash.
-* ``${VAR}`` expansion (settings, ``.env`` interpolation) has a depth and an output budget
-  (:class:`ExpansionBudget`): a few hundred bytes of nested ``${}`` cannot grow into gigabytes.
-
-Index tables are read by pyarrow (io/tables.py, opened by :func:`open_regular`); their limits are
-here too: footer, CSV header, rows, and the bytes the columns read may decode to (io/decoded.py).
-"""
+"""Every local file the tool reads goes through here, with its limits in one place: regular files
+only (a FIFO, device, socket or directory is refused, never waited for), a size cap per kind of
+input, too deeply nested JSON as an input error, and a budget for ``${VAR}`` expansion. The limits
+of index tables (read by pyarrow in io/tables.py and io/decoded.py) are here too."""
 
 from __future__ import annotations
 
@@ -70,13 +61,13 @@ def _refuse(path, what: str | None, mode: int) -> None:
 
 
 def open_regular(path, what: str | None = None):
-    """``open(path, "rb")`` of a regular file (``what`` it is, for the message), never blocking:
-    anything else is an :class:`IndexInputError` naming ``path``, refused from ``stat`` before it
-    is opened and again from the opened descriptor. OSError (missing, permission) propagates."""
+    """``open(path, "rb")`` of a regular file (``what`` it is, for the message), never blocking: anything
+    else is refused from ``stat``, then from the descriptor opened with ``O_NONBLOCK`` (a FIFO swapped in
+    meanwhile). OSError (missing, permission) propagates."""
     _refuse(path, what, os.stat(path).st_mode)
     fd = os.open(path, _FLAGS)
     try:
-        _refuse(path, what, os.fstat(fd).st_mode)  # O_NONBLOCK changes nothing for a regular file
+        _refuse(path, what, os.fstat(fd).st_mode)
     except BaseException:
         os.close(fd)
         raise
@@ -121,7 +112,8 @@ def loads_json(path, what: str, text: str | bytes):
 
 
 class ExpansionBudget:
-    """The characters ``${VAR}`` substitution may still produce for one file (see the module doc)."""
+    """The characters ``${VAR}`` substitution may still produce for one file: a few hundred bytes
+    of nested ``${}`` cannot grow into gigabytes."""
 
     def __init__(self, path, what: str, limit: int = MAX_EXPANDED_CHARS):
         self.path, self.what, self.left, self.limit = path, what, limit, limit

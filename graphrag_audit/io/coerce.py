@@ -1,9 +1,6 @@
-"""Type coercion of the columns graphrag wrote with drifting types across versions.
-
-string / int32 / int64 / double ids become int64 with −1 for "none"; list columns
-(arrow lists, ``list<null>``, graphrag 3 CSV strings) become Python lists. Key joins and the
-matching structures built on the coerced columns live in :mod:`graphrag_audit.model.keys`.
-"""
+"""Type coercion of the columns graphrag wrote with drifting types across versions: string / int32 /
+int64 / double ids become int64 with −1 for "none"; list columns (arrow lists, ``list<null>``,
+graphrag 3 CSV strings) become Python lists."""
 
 from __future__ import annotations
 
@@ -62,24 +59,20 @@ class _UnderscoredNumbers(ast.NodeTransformer):
     def __init__(self, source: str):
         self.source = source
 
-    def _text(self, node, number) -> str | None:
-        if (
-            isinstance(number, ast.Constant)
-            and isinstance(number.value, (int, float, complex))
-            and not isinstance(number.value, bool)
-        ):
+    def _as_text(self, node, number):
+        """``node`` as its source text when ``number`` is a number literal written with ``_``."""
+        if isinstance(number, ast.Constant) and type(number.value) in (int, float, complex):
             text = ast.get_source_segment(self.source, node) or ""
             if "_" in text:
-                return text
+                return ast.copy_location(ast.Constant(text), node)
         return None
 
     def visit_Constant(self, node):
-        text = self._text(node, node)
-        return node if text is None else ast.copy_location(ast.Constant(text), node)
+        return self._as_text(node, node) or node
 
     def visit_UnaryOp(self, node):  # -1_0
-        text = self._text(node, node.operand) if isinstance(node.op, (ast.USub, ast.UAdd)) else None
-        return self.generic_visit(node) if text is None else ast.copy_location(ast.Constant(text), node)
+        signed = isinstance(node.op, (ast.USub, ast.UAdd))
+        return (self._as_text(node, node.operand) if signed else None) or self.generic_visit(node)
 
 
 def _literal(s: str):
@@ -144,8 +137,7 @@ def int_ids(series: pd.Series, path: Path, column: str, missing: int = -1) -> np
             raise IndexInputError(
                 path, f"column '{column}' has non-integer value {float(arr[bad][0])!r}, expected integer ids"
             )
-        out = np.where(na, missing, arr).astype(np.int64)
-        return out
+        return np.where(na, missing, arr).astype(np.int64)
     # strings or objects
     values = s.to_numpy(dtype=object)
     out = np.empty(len(values), dtype=np.int64)
@@ -213,28 +205,33 @@ def levels(series: pd.Series, path: Path, column: str = "level") -> np.ndarray:
 
 
 def _arrow_list(series: pd.Series):
-    """The arrow array behind an arrow-backed list column (see tables.read_table), else None.
-    Chunked columns stay chunked: combining them would copy every list item."""
+    """The arrow array behind an arrow-backed list column (see tables.read_table), else None."""
     dt = series.dtype
-    if not isinstance(dt, pd.ArrowDtype):
-        return None
-    return pa.array(series.array) if is_list_type(dt.pyarrow_dtype) else None
+    return (
+        pa.array(series.array) if isinstance(dt, pd.ArrowDtype) and is_list_type(dt.pyarrow_dtype) else None
+    )
 
 
-def dictionary_lists(series: pd.Series) -> pd.Series | None:
-    """An arrow list column of strings with its items dictionary-encoded (one dictionary for
-    the whole column), or None when it is not one. The same lists of the same strings, held
-    as int32 codes plus each distinct string once (text-unit ids: 3 M items, 250 k distinct)."""
+def _lengths(arr) -> np.ndarray:
+    """Each list's length (0 for a null list) as int64."""
+    return pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def id_lists(series: pd.Series, path: Path, column: str) -> pd.Series | list[list]:
+    """A list column of ids (``text_unit_ids``), nested lists refused (:func:`flat_ids`): text cells
+    split as graphrag 3 splits them; arrow lists stay arrow-backed, lists of strings with their items
+    dictionary-encoded (one dictionary for the column: text-unit ids are 3 M items, 250 k distinct)."""
+    flat_ids(series, path, column)
     arr = _arrow_list(series)
     if arr is None:
-        return None
+        return list_column(series, path, column, cell=split_list_cell)
     t = arr.type
     if not (
         (pa.types.is_list(t) or pa.types.is_large_list(t))
         and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type))
     ):
-        return None
-    lens = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        return series
+    lens = _lengths(arr)
     enc = pc.dictionary_encode(pc.list_flatten(arr))
     if isinstance(enc, pa.ChunkedArray):
         enc = (
@@ -309,9 +306,8 @@ def _nested(path: Path, column: str, kind: str = "lists") -> IndexInputError:
 
 
 def flat_ids(series: pd.Series, path: Path, column: str) -> None:
-    """Refuse an arrow list column of ids whose items are lists, structs or maps: graphrag 3.x's
-    global search fails on them (``read_indexer_entities`` merges on them, the occurrence weights
-    put them in a set). A CSV cell ``"[['a', 'b']]"`` is text: see split_list_cell."""
+    """Refuse an arrow list column of ids whose items are lists, structs or maps (graphrag 3.x's
+    global search fails on them). A CSV cell ``"[['a', 'b']]"`` is text: see split_list_cell."""
     arr = _arrow_list(series)
     if arr is None:
         return
@@ -333,7 +329,7 @@ def list_flat(
     arr = _arrow_list(series)
     if arr is not None:
         try:
-            lens = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+            lens = _lengths(arr)
             items = pc.list_flatten(arr)
             if pa.types.is_integer(items.type):  # str(int) == arrow's int -> string cast
                 items = pc.cast(items, pa.string())

@@ -1,10 +1,9 @@
 """How many bytes the columns read from a parquet table decode to, checked before they are read.
 
-A parquet file can be tiny and decode to gigabytes: one 10 MB string referenced by 300 rows through
-a dictionary is 3 KB on disk and 3 GB as plain strings (run-length encoded list levels and page
-compression do the same). The decoded size (text bytes plus 8 bytes per value) must not exceed
-:func:`decoded_limit` (io/bounded.py); :func:`check_parquet` refuses a table before any column is
-materialised, per (row group, column) chunk and stopping once the sum fits:
+A parquet file can be tiny and decode to gigabytes: one 10 MB string referenced by 300 rows through a
+dictionary is 3 KB on disk and 3 GB as plain strings. The decoded size (text bytes plus 8 bytes per
+value) must not exceed :func:`decoded_limit`; :func:`check_parquet` refuses a table before any column
+is materialised, per (row group, column) chunk and stopping once the sum fits:
 
 1. footer only: text <= the chunk's uncompressed page bytes ``U``, plus ``values x U`` when it may be
    dictionary-encoded;
@@ -12,7 +11,7 @@ materialised, per (row group, column) chunk and stopping once the sum fits:
 3. exact: the chunk read in dictionary form and the lengths of the values its indices name.
 
 DELTA_BYTE_ARRAY chunks (never written by pandas or pyarrow) keep the bound ``values x U``. A footer
-that understates sizes is caught by :class:`BatchBudget`, batch by batch, at the same limit.
+that understates sizes is caught batch by batch while reading (:func:`refusal`), at the same limit.
 """
 
 from __future__ import annotations
@@ -31,18 +30,17 @@ import pyarrow.parquet as pq
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io.bounded import DECODED_CAP, DECODED_ENV, DECODED_FLOOR, DECODED_RATIO
 
-MIB, GIB = 1024**2, 1024**3
 #: bytes counted per value besides its text (arrow offsets, 8-byte numbers)
 PER_VALUE = 8
 #: text column chunks whose first page is always read (step 2); beyond, only while needed
 MAX_PROBED_CHUNKS = 1000
 
-_DICT_ENCODINGS = {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
 _WIDTH = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12}
+_BYTES = (pa.string(), pa.binary(), pa.large_string(), pa.large_binary())
 
 
 def _human(n: int) -> str:
-    for unit, size in (("GiB", GIB), ("MiB", MIB), ("KiB", 1024)):
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if n >= size:
             return f"{n // size} {unit}" if n % size == 0 else f"{n / size:.1f} {unit}"
     return f"{n} bytes"
@@ -51,10 +49,7 @@ def _human(n: int) -> str:
 def parse_byte_count(text: str) -> int:
     """``"123"``, ``"512M"``, ``"16G"``, ``"2GiB"``, ``"1.5T"`` as bytes (powers of 1024)."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*", text, flags=re.IGNORECASE)
-    if not m:
-        raise ValueError(text)
-    scale = 1024 ** " KMGT".index(m.group(2).upper() or " ")
-    value = int(float(m.group(1)) * scale)
+    value = int(float(m.group(1)) * 1024 ** " KMGT".index(m.group(2).upper() or " ")) if m else 0
     if value <= 0:
         raise ValueError(text)
     return value
@@ -75,6 +70,10 @@ def decoded_limit(file_size: int) -> tuple[int, str]:
     )
 
 
+def is_list_type(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+
 # ---- the chunks of the columns read ----------------------------------------------------------
 @dataclass
 class _Chunk:
@@ -84,81 +83,63 @@ class _Chunk:
     values: int  # values (rows for a flat column, list items for a list column)
     pages: int  # uncompressed page bytes (footer)
     text: bool  # BYTE_ARRAY (variable length)
-    width: int  # bytes per value of a fixed-width leaf
     dictionary: bool  # may be dictionary-encoded (footer)
     delta: bool  # DELTA_BYTE_ARRAY: values rebuilt from shared prefixes
-    bound: int = 0  # decoded bytes at most (or exactly, once ``exact``)
+    bound: int  # decoded bytes at most (or exactly, once ``exact``)
     dict_bytes: int = 0  # the dictionary page, decompressed (step 2; arrow decodes it whole)
-    step: int = 0  # 1 footer, 2 dictionary page, 3 exact
     exact: bool = False
-
-    def footer_bound(self) -> int:
-        fixed = self.values * max(PER_VALUE, self.width)
-        if not self.text:
-            return fixed
-        grow = self.values * self.pages if (self.dictionary or self.delta) else 0
-        return self.pages + grow + fixed
-
-
-def is_list_type(t: pa.DataType) -> bool:
-    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
-
-
-def _is_bytes(t: pa.DataType) -> bool:
-    return (
-        pa.types.is_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_large_binary(t)
-    )
 
 
 def _leaf_count(t: pa.DataType) -> int:
-    if is_list_type(t):
+    if is_list_type(t) or pa.types.is_dictionary(t):
         return _leaf_count(t.value_type)
     if pa.types.is_map(t):
         return _leaf_count(t.key_type) + _leaf_count(t.item_type)
     if pa.types.is_struct(t):
         return sum(_leaf_count(t.field(i).type) for i in range(t.num_fields))
-    if pa.types.is_dictionary(t):
-        return _leaf_count(t.value_type)
     return 1
 
 
 def _leaf_columns(meta: pq.FileMetaData) -> list[str]:
     """The top-level column of each parquet leaf column (names may hold dots)."""
-    schema = meta.schema  # (its arrow form was read before: io/tables.py parquet_schema)
+    schema = meta.schema
     owners = [f.name for f in schema.to_arrow_schema() for _ in range(_leaf_count(f.type))]
     if len(owners) == meta.num_columns:
         return owners
     return [schema.column(i).path.split(".")[0] for i in range(meta.num_columns)]
 
 
-def _chunks(meta: pq.FileMetaData, cols: list[str]) -> list[_Chunk]:
-    owners = _leaf_columns(meta)
+def _chunks(meta: pq.FileMetaData, owners: list[str], cols: list[str]) -> list[_Chunk]:
+    """Every chunk of ``cols``, bounded from the footer (step 1)."""
     wanted = set(cols)
     leaves = [i for i, owner in enumerate(owners) if owner in wanted]
-    columns = {i: meta.schema.column(i) for i in leaves}
-    info = {i: (c.physical_type, int(c.length or 0), c.max_repetition_level > 0) for i, c in columns.items()}
     out = []
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
-        rows = max(int(group.num_rows), 0)
         for i in leaves:
-            cc = group.column(i)
-            physical, length, nested = info[i]
+            cc, leaf = group.column(i), meta.schema.column(i)
             values = max(int(cc.num_values), 0)
-            if not nested:  # a flat column has one value per row, whatever the footer says
-                values = max(values, rows)
+            if (
+                leaf.max_repetition_level <= 0
+            ):  # a flat column has one value per row, whatever the footer says
+                values = max(values, int(group.num_rows))
             encodings = set(cc.encodings or ())
+            physical = leaf.physical_type
             # FIXED_LEN_BYTE_ARRAY: ``length`` bytes a value, dictionary or not
-            width = length if physical == "FIXED_LEN_BYTE_ARRAY" else _WIDTH.get(physical, PER_VALUE)
+            width = (
+                int(leaf.length or 0)
+                if physical == "FIXED_LEN_BYTE_ARRAY"
+                else _WIDTH.get(physical, PER_VALUE)
+            )
             pages = max(int(cc.total_uncompressed_size), 0)
-            dictionary = bool(cc.has_dictionary_page) or bool(encodings & _DICT_ENCODINGS)
+            dictionary = bool(cc.has_dictionary_page) or bool(
+                encodings & {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
+            )
             text, delta = physical == "BYTE_ARRAY", "DELTA_BYTE_ARRAY" in encodings
-            chunk = _Chunk(g, i, owners[i], values, pages, text, width, dictionary, delta)
-            chunk.bound, chunk.step = chunk.footer_bound(), 1
-            out.append(chunk)
+            bound = values * max(PER_VALUE, width)
+            if text:
+                bound += pages + (values * pages if dictionary or delta else 0)
+            out.append(_Chunk(g, i, owners[i], values, pages, text, dictionary, delta, bound))
     return out
 
 
@@ -169,15 +150,14 @@ class _Thrift(Exception):
 
 def _varint(b: bytes, i: int) -> tuple[int, int]:
     out = shift = 0
-    while True:
-        if i >= len(b) or shift > 63:
-            raise _Thrift
+    while i < len(b) and shift <= 63:
         x = b[i]
         i += 1
         out |= (x & 0x7F) << shift
         shift += 7
         if not x & 0x80:
             return out, i
+    raise _Thrift
 
 
 def _zigzag(n: int) -> int:
@@ -187,13 +167,9 @@ def _zigzag(n: int) -> int:
 def _struct(b: bytes, i: int, depth: int = 0) -> tuple[dict, int]:
     """A thrift compact-protocol struct (a parquet page header): {field id: int or nested dict},
     binary fields skipped; the kinds a page header never holds (lists, maps, doubles) raise."""
-    if depth > 16:
-        raise _Thrift
     fid = 0
     out: dict = {}
-    while True:
-        if i >= len(b):
-            raise _Thrift
+    while depth <= 16 and i < len(b):
         head = b[i]
         i += 1
         if head == 0:
@@ -216,8 +192,7 @@ def _struct(b: bytes, i: int, depth: int = 0) -> tuple[dict, int]:
             i += 1
         elif kind not in (1, 2):  # booleans live in the field header
             raise _Thrift
-        if i > len(b):
-            raise _Thrift
+    raise _Thrift
 
 
 _CODECS = {"SNAPPY": "snappy", "GZIP": "gzip", "BROTLI": "brotli", "ZSTD": "zstd", "LZ4_RAW": "lz4_raw"}
@@ -228,9 +203,7 @@ def _longest_plain(body: bytes, count: int) -> int | None:
     """The longest value of ``count`` PLAIN-encoded BYTE_ARRAY values (4-byte length + bytes),
     or None when ``body`` is not exactly that."""
     n = len(body)
-    if count <= 0:
-        return 0 if n == 0 else None
-    if n >= 4:
+    if count > 0 and n >= 4:
         first = _LEN.unpack_from(body, 0)[0]
         if first >= 0 and count * (first + 4) == n:  # every value as long as the first (ids, hashes)
             lens = np.frombuffer(body, dtype=np.uint8).reshape(count, first + 4)[:, :4]
@@ -246,62 +219,43 @@ def _longest_plain(body: bytes, count: int) -> int | None:
         seen += 1
         if size > longest:
             longest = size
-    return longest if pos == n and seen == count else None
-
-
-def _column_start(cc) -> int:
-    """Where arrow starts reading a column chunk (parquet's ComputeColumnChunkRange)."""
-    start = int(cc.data_page_offset)
-    dict_offset = cc.dictionary_page_offset
-    if cc.has_dictionary_page and dict_offset is not None and 0 < int(dict_offset) < start:
-        start = int(dict_offset)
-    return start
+    return longest if pos == n and seen == max(count, 0) else None
 
 
 def _first_page(fh: pa.NativeFile, cc, file_size: int, budget: int) -> tuple[int, int | None] | None:
     """``(0, 0)`` when a chunk starts with a data page; ``(dictionary bytes, longest entry or None
     when not worth or possible to tell)`` for a dictionary page; None: the header is unreadable."""
-    start = _column_start(cc)
+    start = int(cc.data_page_offset)  # where arrow starts reading (parquet's ComputeColumnChunkRange)
+    dict_offset = cc.dictionary_page_offset
+    if cc.has_dictionary_page and dict_offset is not None and 0 < int(dict_offset) < start:
+        start = int(dict_offset)
     if not 4 <= start < file_size:
         return None
     fh.seek(start)
-    head = fh.read(min(4096, file_size - start))
     try:
-        header, size = _struct(head, 0)
+        header, size = _struct(fh.read(min(4096, file_size - start)), 0)
     except _Thrift:
         return None
-    kind, raw_size, packed_size = header.get(1), header.get(2), header.get(3)
+    kind, raw_size, packed_size, dict_header = (header.get(k) for k in (1, 2, 3, 7))
     if kind in (0, 3):  # DATA_PAGE, DATA_PAGE_V2: arrow reads this chunk without a dictionary
         return 0, 0
-    dict_header = header.get(7)
-    if (
-        kind != 2
-        or not isinstance(dict_header, dict)
-        or not isinstance(raw_size, int)
-        or not isinstance(packed_size, int)
-        or raw_size < 0
-        or packed_size < 0
-    ):
+    if not (kind == 2 and isinstance(dict_header, dict) and isinstance(raw_size, int)):
+        return None
+    if not isinstance(packed_size, int) or raw_size < 0 or packed_size < 0:
         return None
     count = dict_header.get(1)
     if not isinstance(count, int) or raw_size > budget or start + size + packed_size > file_size:
         return raw_size, None
     fh.seek(start + size)
-    packed = fh.read(packed_size)
-    if cc.compression == "UNCOMPRESSED":
-        body = packed
-    elif cc.compression in _CODECS:
+    body = fh.read(packed_size)
+    if cc.compression not in ("UNCOMPRESSED", *_CODECS):  # LZ4 (hadoop framing), LZO: step 3 reads it
+        return raw_size, None
+    if cc.compression != "UNCOMPRESSED":
         try:
-            body = memoryview(
-                pa.Codec(_CODECS[cc.compression]).decompress(packed, decompressed_size=raw_size)
-            )
+            body = memoryview(pa.Codec(_CODECS[cc.compression]).decompress(body, decompressed_size=raw_size))
         except (pa.ArrowException, ValueError):
             return raw_size, None
-    else:  # LZ4 (hadoop framing), LZO: step 3 reads it
-        return raw_size, None
-    if len(body) != raw_size:
-        return raw_size, None
-    return raw_size, _longest_plain(body, count)
+    return raw_size, _longest_plain(body, count) if len(body) == raw_size else None
 
 
 # ---- step 3: exact, in dictionary form -------------------------------------------------------
@@ -309,14 +263,11 @@ def _text_lengths(arr) -> int:
     """Total bytes of the string/binary values of ``arr`` (dictionary-encoded or not; lists of them)."""
     if isinstance(arr, pa.ChunkedArray):
         return sum(_text_lengths(c) for c in arr.chunks)
-    t = arr.type
-    if is_list_type(t):
+    if is_list_type(arr.type):
         return _text_lengths(pc.list_flatten(arr))
-    if pa.types.is_dictionary(t):
-        lengths = pc.binary_length(arr.dictionary)
-        total = pc.sum(pc.take(lengths, arr.indices)).as_py()
-        return int(total or 0)
-    return int(pc.sum(pc.binary_length(arr)).as_py() or 0) if _is_bytes(t) else 0
+    if pa.types.is_dictionary(arr.type):
+        return int(pc.sum(pc.take(pc.binary_length(arr.dictionary), arr.indices)).as_py() or 0)
+    return int(pc.sum(pc.binary_length(arr)).as_py() or 0) if arr.type in _BYTES else 0
 
 
 def _exact_text(
@@ -328,12 +279,10 @@ def _exact_text(
     t = pf.schema_arrow.field(column).type
     while is_list_type(t) or pa.types.is_dictionary(t):
         t = t.value_type
-    if not _is_bytes(t):
+    if t not in _BYTES:
         return None  # structs, maps: the bound of step 2 stands
-    total = 0
-    for batch in pf.iter_batches(batch_size=65536, row_groups=[group], columns=[column]):
-        total += _text_lengths(batch.column(0))
-    return total
+    batches = pf.iter_batches(batch_size=65536, row_groups=[group], columns=[column])
+    return sum(_text_lengths(batch.column(0)) for batch in batches)
 
 
 # ---- the check -------------------------------------------------------------------------------
@@ -360,13 +309,14 @@ def _amount(n: int) -> str:
     return f"{n:,} bytes" if n < 1024 else f"{n:,} bytes ({_human(n)})"
 
 
-def _refuse(
+def refusal(
     path: Path,
     found: DecodedSize,
     total: int | None = None,
     during_read: bool = False,
     at_least: bool = False,
 ) -> IndexInputError:
+    """The error refusing ``path``; ``during_read``: its batches added up to ``total`` bytes."""
     total = found.total if total is None else total
     column, biggest = max(found.columns.items(), key=lambda kv: kv[1]) if found.columns else ("?", total)
     if during_read:
@@ -394,7 +344,8 @@ def check_parquet(
     limit, rule = decoded_limit(file_size)
     found = DecodedSize(limit, rule, file_size)
     try:
-        chunks = _chunks(meta, cols)
+        owners = _leaf_columns(meta)
+        chunks = _chunks(meta, owners, cols)
     except (pa.ArrowException, ValueError, TypeError, AttributeError, IndexError) as exc:
         raise IndexInputError(path, f"corrupt parquet metadata ({exc})") from None
 
@@ -407,7 +358,7 @@ def check_parquet(
             pages[c.column] = pages.get(c.column, 0) + max(c.pages, c.dict_bytes)
         if sum(pages.values()) > limit:
             found.columns = pages
-            raise _refuse(path, found, at_least=True)
+            raise refusal(path, found, at_least=True)
 
     at_least()
     # step 2: the page each text chunk starts with (a footer may hide or understate a dictionary);
@@ -425,23 +376,21 @@ def check_parquet(
         c.dictionary = c.dictionary or c.dict_bytes > 0
         if longest is not None:
             before = c.bound
-            c.bound, c.step = max(c.pages, c.dict_bytes) + c.values * (longest + PER_VALUE), 2
+            c.bound = max(c.pages, c.dict_bytes) + c.values * (longest + PER_VALUE)
             running += c.bound - before
     at_least()
     if total() > limit:  # step 3, exact: (column, row group) read in dictionary form
         leaves_of: dict[str, list[str]] = {}
-        for i, owner in enumerate(_leaf_columns(meta)):
+        for i, owner in enumerate(owners):
             if meta.schema.column(i).physical_type == "BYTE_ARRAY":
                 leaves_of.setdefault(owner, []).append(meta.schema.column(i).path)
         todo: dict[tuple[str, int], list[_Chunk]] = {}
         for c in chunks:
-            if c.text and c.dictionary and not c.delta and c.step < 3:
+            if c.text and c.dictionary and not c.delta and c.column in leaves_of:
                 todo.setdefault((c.column, c.group), []).append(c)
         for (column, group), cs in sorted(todo.items(), key=lambda kv: -sum(c.bound for c in kv[1])):
             if total() <= limit:
                 break
-            if not leaves_of.get(column):
-                continue
             try:
                 text = _exact_text(fh, meta, column, group, leaves_of[column])
             except MemoryError:
@@ -454,22 +403,10 @@ def check_parquet(
                 continue
             for k, c in enumerate(cs):  # the text once, the per-value bytes of every leaf
                 c.bound = (text if k == 0 else 0) + c.values * PER_VALUE
-                c.step, c.exact = 3, True
+                c.exact = True
     for c in chunks:
         found.columns[c.column] = found.columns.get(c.column, 0) + c.bound
     found.inexact = {c.column for c in chunks if c.text and not c.exact}  # plain text: pages bound it
     if found.total > limit:
-        raise _refuse(path, found)
+        raise refusal(path, found)
     return found
-
-
-class BatchBudget:
-    """Refuses a table once its record batches, added up as read, pass the limit."""
-
-    def __init__(self, path: Path, found: DecodedSize):
-        self.path, self.found, self.used = path, found, 0
-
-    def add(self, batch: pa.RecordBatch) -> None:
-        self.used += batch.nbytes
-        if self.used > self.found.limit:
-            raise _refuse(self.path, self.found, self.used, during_read=True)

@@ -11,19 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphrag_audit.errors import IndexInputError
-from graphrag_audit.io.coerce import (
-    _arrow_list,
-    dictionary_lists,
-    flat_ids,
-    int_ids,
-    int_lists,
-    key_column,
-    levels,
-    list_column,
-    list_flat,
-    split_list_cell,
-    text_column,
-)
+from graphrag_audit.io.coerce import id_lists, int_ids, int_lists, key_column, levels, list_flat, text_column
 from graphrag_audit.io.generation import detect_generation
 from graphrag_audit.io.locate import locate_index, remote_index_files
 from graphrag_audit.io.tables import parquet_schema, read_table, table_columns
@@ -208,25 +196,11 @@ def _rollup_with_entity_rows(rollup: pd.DataFrame, entities: pd.DataFrame | None
 
 
 def _reports(files) -> tuple[pd.DataFrame, str]:
-    path = files.tables.get("reports")
-    if path is None:
-        empty = pd.DataFrame(
-            {
-                "community": np.array([], dtype=np.int64),
-                "level": np.array([], dtype=np.int64),
-                "title": pd.Series([], dtype=object),
-                "rank": np.array([], dtype=np.float64),
-                "content": pd.Series([], dtype=object),
-                "content_chars": np.array([], dtype=np.int64),
-            }
-        )
-        return empty, "int"
-    df = read_table(path, REPORT_COLUMNS)
+    path = files.tables.get("reports")  # none: the same frame, empty
+    df = pd.DataFrame(columns=["community", "level"]) if path is None else read_table(path, REPORT_COLUMNS)
     _require(df, path, ["community", "level"], "report community and level")
     raw = df["community"]
-    id_kind = _id_kind(raw)
     n = len(df)
-    content = text_column(df["full_content"] if "full_content" in df.columns else None, n)
     rank = (
         pd.to_numeric(df["rank"], errors="coerce").to_numpy(dtype=np.float64)
         if "rank" in df.columns
@@ -239,13 +213,13 @@ def _reports(files) -> tuple[pd.DataFrame, str]:
         {
             "community": rcomm,
             "level": levels(df["level"], path),
-            "title": text_column(df["title"] if "title" in df.columns else None, n),
+            "title": text_column(df.get("title"), n),
             "rank": rank,
-            "content": content,  # arrow-backed when read from parquet: counted without copies
+            "content": text_column(df.get("full_content"), n),  # arrow-backed from parquet: no copies
         }
     )
     out["content_chars"] = out["content"].str.len().fillna(0).astype(np.int64)
-    return out, id_kind
+    return out, _id_kind(raw)
 
 
 def _entities(files) -> pd.DataFrame | None:
@@ -255,24 +229,11 @@ def _entities(files) -> pd.DataFrame | None:
         return None
     df = read_table(path, ENTITY_COLUMNS)
     n = len(df)
-    title = df["title"] if "title" in df.columns else df.get("name")
     out = pd.DataFrame(
-        {"id": text_column(df["id"] if "id" in df.columns else None, n), "title": text_column(title, n)}
+        {"id": text_column(df.get("id"), n), "title": text_column(df.get("title", df.get("name")), n)}
     )
-    if "text_unit_ids" in df.columns:
-        tu = df["text_unit_ids"]
-        flat_ids(tu, path, "text_unit_ids")  # nested lists: refused, never made into id strings
-        # arrow lists stay arrow-backed, items dictionary-encoded; CSV strings become Python lists
-        enc = dictionary_lists(tu)
-        if enc is None:
-            enc = (
-                tu
-                if _arrow_list(tu) is not None
-                else list_column(tu, path, "text_unit_ids", cell=split_list_cell)
-            )
-        out["text_unit_ids"] = enc
-    else:
-        out["text_unit_ids"] = None
+    tu = df.get("text_unit_ids")
+    out["text_unit_ids"] = None if tu is None else id_lists(tu, path, "text_unit_ids")
     return out
 
 
@@ -363,9 +324,8 @@ def load_index(path: str | os.PathLike) -> IndexModel:
     communities["n_entities"] = _entity_counts(
         communities, members, member_lens if member_key == "id" else None
     )
-    communities["children"] = children if children is not None else None
-
-    has_parent = "parent" in schemas.get("communities", {})
+    communities["children"] = children
+    has_parent = "parent" in community_columns
     if has_parent:
         forest = CommunityForest.from_parent_column(communities)
     else:  # 0.x-0.9: derive from the per-level membership rows (the nodes table when present)

@@ -82,32 +82,30 @@ def parse_url(text: str) -> RemoteLocation | None:
     rest = written.strip("/")
     display = scrub_secrets(f"{scheme}://{written}".rstrip("/"))
     head = rest.split("/", 1)[0]
+    bucket = "bucket" if extra == "s3" else "container"
     aws = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
     if "@" in head and (protocol != "abfs" or ":" in head.split("@", 1)[0]):
         az = "AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_SAS_TOKEN"
-        where = aws if extra == "s3" else az
         raise IndexInputError(
             display,
             f"credentials in the URL are not read (and never shown): remove them from "
-            f"the URL and set {where} in the environment",
+            f"the URL and set {aws if extra == 's3' else az} in the environment",
         )
     if "?" in rest or "#" in rest:
         az = "AZURE_STORAGE_SAS_TOKEN with AZURE_STORAGE_ACCOUNT_NAME, or AZURE_STORAGE_CONNECTION_STRING"
-        where = aws if extra == "s3" else az
         raise IndexInputError(
             display,
-            f"a query in the URL (a SAS token or signature) is not read (and never "
-            f"shown): give the {'bucket' if extra == 's3' else 'container'} and folder "
-            f"only, and set {where} in the environment",
+            f"a query in the URL (a SAS token or signature) is not read (and never shown): give the "
+            f"{bucket} and folder only, and set {aws if extra == 's3' else az} in the environment",
         )
     options: dict = {}
-    if protocol == "abfs" and "@" in rest.split("/", 1)[0]:  # abfs[s]://container@account.dfs.../path
+    if protocol == "abfs" and "@" in head:  # abfs[s]://container@account.dfs.../path
         head, _, tail = rest.partition("/")
         container, _, host = head.partition("@")
         options["account_name"] = host.split(".", 1)[0]
         rest = f"{container}/{tail}".strip("/")
     if not rest:
-        raise IndexInputError(text, f"no {'bucket' if extra == 's3' else 'container'} in the URL")
+        raise IndexInputError(text, f"no {bucket} in the URL")
     return RemoteLocation(protocol, rest, display, kind, extra, options)
 
 
@@ -118,9 +116,8 @@ def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLoca
     container = values.get("container_name")
     if not isinstance(container, str) or not container.strip():
         raise IndexInputError(settings_file, f"{key}.type is blob but {key}.container_name is not set")
-    base = values.get("base_dir") or ""
-    base = base if isinstance(base, str) else ""
-    root = "/".join(p for p in (container.strip("/"), base.strip("/")) if p)
+    base = values.get("base_dir")
+    root = "/".join(p for p in (container.strip("/"), base.strip("/") if isinstance(base, str) else "") if p)
     conn = values.get("connection_string")
     url = values.get("storage_account_blob_url") or values.get("account_url")
     options: dict = {}
@@ -158,7 +155,8 @@ def from_blob_setting(settings_file: Path, key: str, values: dict) -> RemoteLoca
 _QUIET_LOGGERS = "azure adlfs s3fs fsspec botocore aiobotocore urllib3 aiohttp asyncio".split()
 
 
-def _quiet_sdk_logs() -> None:
+def filesystem(loc: RemoteLocation):
+    """The fsspec filesystem of ``loc`` (timeouts bounded); a missing extra is an input error."""
     import logging
 
     for name in _QUIET_LOGGERS:
@@ -166,12 +164,7 @@ def _quiet_sdk_logs() -> None:
         if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
             log.addHandler(logging.NullHandler())
         log.propagate = False
-
-
-def filesystem(loc: RemoteLocation):
-    """The fsspec filesystem of ``loc`` (timeouts bounded); a missing extra is an input error."""
     module, packages = EXTRAS[loc.extra]
-    _quiet_sdk_logs()
     try:
         __import__(module)
     except ImportError:
@@ -202,19 +195,12 @@ def filesystem(loc: RemoteLocation):
         return fs
     import adlfs
 
-    opts = dict(loc.options)
-    if "connection_string" not in opts and "account_name" not in opts:
-        conn = os.environ.get("AZURE_STORAGE_CONNECTION_STRING")
-        if conn:
-            opts["connection_string"] = conn
-        elif os.environ.get("AZURE_STORAGE_ACCOUNT_NAME"):
-            opts["account_name"] = os.environ["AZURE_STORAGE_ACCOUNT_NAME"]
-    fs = adlfs.AzureBlobFileSystem(
+    fs = adlfs.AzureBlobFileSystem(  # (AZURE_STORAGE_CONNECTION_STRING, _ACCOUNT_NAME: read by adlfs)
         skip_instance_cache=True,
         timeout=max(1, round(t)),
         connection_timeout=max(1, round(t)),
         read_timeout=max(1, round(t)),
-        **opts,
+        **loc.options,
     )
     _bound_azure_retries(fs, t)
     return fs
@@ -266,7 +252,14 @@ class RemoteFolder(RemoteName):
     def listed(cls, loc: RemoteLocation, fs, root: str, shown: str, started: float) -> RemoteFolder:
         self = cls(shown)
         self.loc, self.fs, self.root, self.started = loc, fs, root, started
-        self.files = _list(fs, root)
+        try:
+            entries = fs.ls(root, detail=True)
+        except FileNotFoundError as exc:
+            if any(s in str(exc).lower() for s in ("timeout", "timed out")):
+                raise  # s3fs's name for a listing that got no answer: not an absent folder
+            entries = []
+        files = [e for e in entries if e.get("type") == "file"]
+        self.files = {e["name"].rstrip("/").rsplit("/", 1)[-1]: int(e.get("size") or 0) for e in files}
         return self
 
     def __truediv__(self, name) -> RemoteFile:
@@ -312,9 +305,8 @@ class RemoteFile(RemoteName):
 
 
 class _RemoteReader:
-    """fsspec's binary file of a :class:`RemoteFile`, one request per read (pyarrow asks for the
-    footer and the chunks it needs); an SDK or network failure is an :class:`IndexInputError` naming
-    the file (pyarrow passes it through)."""
+    """fsspec's binary file of a :class:`RemoteFile`, one request per read; an SDK or network failure
+    is an :class:`IndexInputError` naming the file (pyarrow passes it through)."""
 
     def __init__(self, file: RemoteFile):
         self.file = file
@@ -347,20 +339,6 @@ class _RemoteReader:
         self.fh.close()
 
 
-def _list(fs, path: str) -> dict[str, int]:
-    try:
-        entries = fs.ls(path, detail=True)
-    except FileNotFoundError as exc:
-        if any(s in str(exc).lower() for s in ("timeout", "timed out")):
-            raise  # s3fs's name for a listing that got no answer: not an absent folder
-        return {}
-    return {
-        e["name"].rstrip("/").rsplit("/", 1)[-1]: int(e.get("size") or 0)
-        for e in entries
-        if e.get("type") == "file"
-    }
-
-
 #: words in an SDK error that mean: the credentials were refused; the connection failed or was dropped
 _DENIED = (
     "authenticat authoriz forbidden invalidaccesskeyid signaturedoesnotmatch accessdenied 403 credential"
@@ -373,7 +351,7 @@ def fault_text(exc: BaseException, loc: RemoteLocation, elapsed: float | None = 
     """A one-line, credential-free description of a remote failure (``elapsed``: the seconds the
     read ran, stated with a timeout)."""
     name = type(exc).__name__
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    text = (str(exc).strip().splitlines() or [""])[0]
     low = f"{name} {exc}".lower()
     if isinstance(exc, PermissionError) or any(s in low for s in _DENIED.split()):
         why = "access denied: check the credentials"
@@ -402,19 +380,12 @@ def fault_text(exc: BaseException, loc: RemoteLocation, elapsed: float | None = 
 def location_of(path) -> RemoteLocation | None:
     """The remote location ``path`` names: a remote URL, or a local project root whose settings
     put the output in blob storage; None for a local index."""
-    text = os.fspath(path) if not isinstance(path, str) else path
-    loc = parse_url(text)
-    if loc is not None:
+    loc = parse_url(os.fspath(path))
+    if loc is not None or not os.path.isdir(path):
         return loc
-    p = Path(path)
-    try:
-        if not p.is_dir():
-            return None
-    except OSError:
-        return None
     from graphrag_audit.io.settings import find_settings, read_output_setting
 
-    settings = find_settings(p)
+    settings = find_settings(Path(path))
     if settings is None:
         return None
     setting = read_output_setting(settings)

@@ -3,22 +3,32 @@ is an :class:`IndexInputError` naming the file and the problem."""
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import csv
+import io
 import os
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from graphrag_audit.errors import IndexInputError
 from graphrag_audit.io import bounded
 from graphrag_audit.io.bounded import MAX_CSV_HEADER, MAX_FOOTER_BYTES, MAX_TABLE_ROWS
-from graphrag_audit.io.decoded import BatchBudget, check_parquet, is_list_type
+from graphrag_audit.io.decoded import check_parquet, is_list_type, refusal
 from graphrag_audit.io.remote import RemoteFile
 
 PARQUET_MAGIC = b"PAR1"
+#: rows per decoded record batch when reading parquet, at most
+PARQUET_BATCH_ROWS = 65536
+#: ... and fewer when the columns read hold more than this many bytes per batch
+PARQUET_BATCH_BYTES = 32 << 20
+#: bytes of a CSV file checked for valid UTF-8 at a time
+_UTF8_CHUNK = 16 << 20
 
 
 @contextlib.contextmanager
@@ -30,6 +40,22 @@ def _os_errors(path: Path):
         raise IndexInputError(path, "permission denied") from None
     except OSError as exc:
         raise IndexInputError(path, f"cannot read ({exc.strerror or exc})") from None
+
+
+@contextlib.contextmanager
+def _failing(path: Path, what: str, errors: tuple = (pa.ArrowException, OSError, ValueError)):
+    """``errors`` in the block as the one-line error ``what (the exception)`` naming ``path``."""
+    try:
+        yield
+    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+        raise
+    except errors as exc:
+        raise IndexInputError(path, f"{what} ({_short(exc)})") from None
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:160] + ("…" if len(text) > 160 else "")
 
 
 def _check_file(path: Path) -> int:
@@ -77,21 +103,18 @@ def _check_parquet_magic(path: Path, size: int) -> None:
 def table_columns(path: Path) -> list[str]:
     """Column names of a table without reading its data."""
     size = _check_file(path)
-    if path.suffix == ".csv":
-        with _os_errors(path), _open_regular(path) as fh:
-            head = fh.read(MAX_CSV_HEADER)
-        if len(head) >= MAX_CSV_HEADER and b"\n" not in head and b"\r" not in head:
-            raise IndexInputError(
-                path, f"not a CSV table (no header line within the first {MAX_CSV_HEADER // 1024**2} MiB)"
-            )
-        import csv
-        import io
-
-        # one leading UTF-8 byte order mark is not part of the first name (pandas and pyarrow
-        # drop it: graphrag 3 reads `id`, not `\ufeffid`); the header may hold quoted newlines
-        text = head.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
-        return next(csv.reader(io.StringIO(text, newline="")), [])
-    return list(parquet_schema(path, size).names)
+    if path.suffix != ".csv":
+        return list(parquet_schema(path, size).names)
+    with _os_errors(path), _open_regular(path) as fh:
+        head = fh.read(MAX_CSV_HEADER)
+    if len(head) >= MAX_CSV_HEADER and b"\n" not in head and b"\r" not in head:
+        raise IndexInputError(
+            path, f"not a CSV table (no header line within the first {MAX_CSV_HEADER // 1024**2} MiB)"
+        )
+    # one leading UTF-8 byte order mark is not part of the first name (pandas and pyarrow
+    # drop it: graphrag 3 reads `id`, not `\ufeffid`); the header may hold quoted newlines
+    text = head.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
+    return next(csv.reader(io.StringIO(text, newline="")), [])
 
 
 def _open_regular(path: Path):
@@ -106,9 +129,7 @@ def _open(path: Path) -> pa.NativeFile:
 
 
 def parquet_schema(path: Path, size: int | None = None) -> pa.Schema:
-    if size is None:
-        size = _check_file(path)
-    _check_parquet_magic(path, size)
+    _check_parquet_magic(path, _check_file(path) if size is None else size)
     try:
         with _open(path) as fh:
             return pq.read_schema(fh)
@@ -118,11 +139,6 @@ def parquet_schema(path: Path, size: int | None = None) -> pa.Schema:
         raise
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise IndexInputError(path, f"corrupt parquet metadata ({_short(exc)})") from None
-
-
-def _short(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text[:160] + ("…" if len(text) > 160 else "")
 
 
 def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
@@ -140,7 +156,7 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
                 f"graphrag cannot read the table (pandas.read_parquet refuses "
                 f"duplicate column names)",
             )
-        table = _read_parquet_checked(path, cols)
+        table = _read_parquet(path, cols)
     table = _repair_utf8(path, table)
     try:
         # list columns stay arrow-backed: normalise converts them without a numpy array per row
@@ -155,33 +171,9 @@ def read_table(path: Path, wanted: list[str]) -> pd.DataFrame:
         raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
     except (KeyError, TypeError, IndexError, AttributeError):
         pass  # the optional pandas metadata in the file is damaged: read the columns without it
-    try:
+    damaged = (pa.ArrowException, ValueError, KeyError, TypeError, IndexError, AttributeError)
+    with _failing(path, "cannot convert to a table", damaged):
         return table.to_pandas(types_mapper=_arrow_lists, ignore_metadata=True)
-    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
-        raise
-    except (pa.ArrowException, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
-        raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
-
-
-def _read_parquet_checked(path: Path, cols: list[str]) -> pa.Table:
-    try:
-        with _open(path) as fh:
-            meta = pq.read_metadata(fh)
-            rows = meta.num_rows
-            if rows > MAX_TABLE_ROWS:
-                raise IndexInputError(
-                    path,
-                    f"the table claims {rows:,} rows, more than the "
-                    f"{MAX_TABLE_ROWS:,} of any index table (refused unread)",
-                )
-            # decompression and dictionary bombs: refused before any column is materialised
-            found = check_parquet(path, fh, meta, cols, fh.size())
-            fh.seek(0)
-            return _read_parquet(fh, cols, BatchBudget(path, found), meta)
-    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
-        raise
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise IndexInputError(path, f"unreadable parquet data ({_short(exc)})") from None
 
 
 def read_arrow_table(path: Path) -> pa.Table:
@@ -190,109 +182,7 @@ def read_arrow_table(path: Path) -> pa.Table:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise IndexInputError(path, f"column name {twice[0]!r} appears {names.count(twice[0])} times")
-    return _repair_utf8(path, _read_parquet_checked(path, names))
-
-
-def read_csv_rows(path: Path) -> list[list[str]]:
-    """A CSV table's cells exactly as written (header first), after graphrag's strict UTF-8 check;
-    graphrag 3 reads the file as UTF-8 text, so newlines inside fields are kept as they are."""
-    import csv
-    import io
-
-    _check_csv_utf8(path)
-    with _os_errors(path), _open_regular(path) as fh:
-        text = fh.read().decode("utf-8")
-    try:
-        return list(csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline="")))
-    except csv.Error as exc:
-        raise IndexInputError(path, f"unreadable CSV ({_short(exc)})") from None
-
-
-#: bytes of a CSV file checked for valid UTF-8 at a time
-_UTF8_CHUNK = 16 << 20
-
-
-def _check_csv_utf8(path: Path) -> None:
-    """graphrag 3 reads CSV as strict UTF-8 and fails on any invalid byte (graphrag_storage/
-    file_storage.py ``_read_file`` @ v3.0.2-v3.3.0): such a table is refused."""
-    import codecs
-
-    decoder = codecs.getincrementaldecoder("utf-8")("strict")
-    offset = 0
-    with _os_errors(path), _open_regular(path) as fh:
-        while True:
-            data = fh.read(_UTF8_CHUNK)
-            pending = len(decoder.getstate()[0])
-            try:
-                decoder.decode(data, final=not data)
-            except UnicodeDecodeError as exc:
-                at = offset - pending + exc.start
-                raise IndexInputError(
-                    path,
-                    f"not valid UTF-8 (byte {at:,}: {exc.reason}); graphrag reads "
-                    f"CSV tables as UTF-8 text and fails on it",
-                ) from None
-            if not data:
-                return
-            offset += len(data)
-
-
-def _read_csv(path: Path, cols: list[str]) -> pa.Table:
-    """The ``cols`` of a CSV table as graphrag 3 reads it, ``pd.read_csv(StringIO(text))``
-    (graphrag_storage/tables/csv_table_provider.py @ v3.0.2-v3.3.0): strict UTF-8, one leading BOM
-    dropped, quoted fields spanning lines, ``\r\n`` and ``\r`` in a field read as ``\n``."""
-    _check_csv_utf8(path)
-    block = None  # pyarrow's default (1 MiB) first; a field longer than a block needs a bigger one
-    while True:
-        try:
-            with _open(path) as fh:
-                read = pacsv.ReadOptions(block_size=block) if block else pacsv.ReadOptions()
-                table = pacsv.read_csv(
-                    fh,
-                    read_options=read,
-                    convert_options=pacsv.ConvertOptions(include_columns=cols, check_utf8=False),
-                    parse_options=pacsv.ParseOptions(newlines_in_values=True),
-                )
-            break
-        except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
-            raise
-        except (pa.ArrowException, OSError, ValueError) as exc:
-            size = _file_size(path)
-            if block is None and "straddl" in str(exc) and size is not None:
-                block = max(1 << 20, min(size + 1, 2**31 - 1))  # the whole file in one block
-                continue
-            raise IndexInputError(path, f"unreadable CSV ({_short(exc)})") from None
-    return _universal_newlines(table)
-
-
-def _file_size(path: Path) -> int | None:
-    if isinstance(path, RemoteFile):
-        return path.size
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
-
-
-def _universal_newlines(table: pa.Table) -> pa.Table:
-    """``\r\n`` and lone ``\r`` inside string fields as ``\n``, as Python's text mode reads them."""
-    import pyarrow.compute as pc
-
-    for i, f in enumerate(table.schema):
-        if not (pa.types.is_string(f.type) or pa.types.is_large_string(f.type)):
-            continue
-        col = table.column(i)
-        if not pc.any(pc.match_substring(col, "\r")).as_py():
-            continue
-        col = pc.replace_substring(pc.replace_substring(col, "\r\n", "\n"), "\r", "\n")
-        table = table.set_column(i, f, col)
-    return table
-
-
-#: rows per decoded record batch when reading parquet (see _read_parquet), at most
-PARQUET_BATCH_ROWS = 65536
-#: ... and fewer when the columns read hold more than this many bytes per batch
-PARQUET_BATCH_BYTES = 32 << 20
+    return _repair_utf8(path, _read_parquet(path, names))
 
 
 def _batch_rows(meta: pq.FileMetaData, cols: list[str]) -> int:
@@ -314,22 +204,97 @@ def _batch_rows(meta: pq.FileMetaData, cols: list[str]) -> int:
     return int(min(PARQUET_BATCH_ROWS, max(1024, PARQUET_BATCH_BYTES * rows // size)))
 
 
-def _read_parquet(
-    fh: pa.NativeFile, cols: list[str], budget: BatchBudget | None = None, meta: pq.FileMetaData | None = None
-) -> pa.Table:
-    """``pq.read_table(fh, columns=cols)`` batch by batch, each seen by ``budget`` (a footer that
-    understates sizes); streamed pages: a 1M-entity ``entities`` table peaks at 0.58 GB, not 1.35."""
-    if not cols:
-        return pq.read_table(fh, columns=cols)
-    pf = pq.ParquetFile(fh, metadata=meta, pre_buffer=False, buffer_size=1 << 20)
-    batches = []
-    for batch in pf.iter_batches(batch_size=_batch_rows(pf.metadata, cols), columns=cols):
-        if budget is not None:
-            budget.add(batch)
-        batches.append(batch)
-    if batches:
-        return pa.Table.from_batches(batches)
-    return pf.schema_arrow.empty_table().select(cols)
+def _read_parquet(path: Path, cols: list[str]) -> pa.Table:
+    """``pq.read_table(path, columns=cols)`` batch by batch (streamed pages: a 1M-entity ``entities``
+    table peaks at 0.58 GB, not 1.35), refused before any column is materialised when it would
+    decode to too much (io/decoded.py), and while read when its footer understated that."""
+    with _failing(path, "unreadable parquet data"), _open(path) as fh:
+        meta = pq.read_metadata(fh)
+        if meta.num_rows > MAX_TABLE_ROWS:
+            raise IndexInputError(
+                path,
+                f"the table claims {meta.num_rows:,} rows, more than the "
+                f"{MAX_TABLE_ROWS:,} of any index table (refused unread)",
+            )
+        found = check_parquet(path, fh, meta, cols, fh.size())  # decompression and dictionary bombs
+        fh.seek(0)
+        if not cols:
+            return pq.read_table(fh, columns=cols)
+        pf = pq.ParquetFile(fh, metadata=meta, pre_buffer=False, buffer_size=1 << 20)
+        batches, used = [], 0
+        for batch in pf.iter_batches(batch_size=_batch_rows(meta, cols), columns=cols):
+            used += batch.nbytes
+            if used > found.limit:
+                raise refusal(path, found, used, during_read=True)
+            batches.append(batch)
+        return pa.Table.from_batches(batches) if batches else pf.schema_arrow.empty_table().select(cols)
+
+
+def read_csv_rows(path: Path) -> list[list[str]]:
+    """A CSV table's cells exactly as written (header first), after graphrag's strict UTF-8 check;
+    graphrag 3 reads the file as UTF-8 text, so newlines inside fields are kept as they are."""
+    _check_csv_utf8(path)
+    with _os_errors(path), _open_regular(path) as fh:
+        text = fh.read().decode("utf-8")
+    with _failing(path, "unreadable CSV", (csv.Error,)):
+        return list(csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline="")))
+
+
+def _check_csv_utf8(path: Path) -> None:
+    """graphrag 3 reads CSV as strict UTF-8 and fails on any invalid byte (graphrag_storage/
+    file_storage.py ``_read_file`` @ v3.0.2-v3.3.0): such a table is refused."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    offset = 0
+    with _os_errors(path), _open_regular(path) as fh:
+        while True:
+            data = fh.read(_UTF8_CHUNK)
+            pending = len(decoder.getstate()[0])
+            try:
+                decoder.decode(data, final=not data)
+            except UnicodeDecodeError as exc:
+                raise IndexInputError(
+                    path,
+                    f"not valid UTF-8 (byte {offset - pending + exc.start:,}: {exc.reason}); graphrag reads "
+                    f"CSV tables as UTF-8 text and fails on it",
+                ) from None
+            if not data:
+                return
+            offset += len(data)
+
+
+def _read_csv(path: Path, cols: list[str]) -> pa.Table:
+    """The ``cols`` of a CSV table as graphrag 3 reads it, ``pd.read_csv(StringIO(text))``
+    (graphrag_storage/tables/csv_table_provider.py @ v3.0.2-v3.3.0): strict UTF-8, one leading BOM
+    dropped, quoted fields spanning lines, ``\r\n`` and ``\r`` in a field read as ``\n``."""
+    _check_csv_utf8(path)
+    block = None  # pyarrow's default (1 MiB) first; a field longer than a block needs a bigger one
+    while True:
+        try:
+            with _open(path) as fh:
+                table = pacsv.read_csv(
+                    fh,
+                    read_options=pacsv.ReadOptions(block_size=block),
+                    convert_options=pacsv.ConvertOptions(include_columns=cols, check_utf8=False),
+                    parse_options=pacsv.ParseOptions(newlines_in_values=True),
+                )
+            break
+        except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
+            raise
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            if block is None and "straddl" in str(exc):
+                with contextlib.suppress(OSError):
+                    size = path.size if isinstance(path, RemoteFile) else os.stat(path).st_size
+                    block = max(1 << 20, min(size + 1, 2**31 - 1))  # the whole file in one block
+                    continue
+            raise IndexInputError(path, f"unreadable CSV ({_short(exc)})") from None
+    # ``\r\n`` and lone ``\r`` inside string fields as ``\n``, as Python's text mode reads them
+    for i, f in enumerate(table.schema):
+        if pa.types.is_string(f.type) or pa.types.is_large_string(f.type):
+            col = table.column(i)
+            if pc.any(pc.match_substring(col, "\r")).as_py():
+                col = pc.replace_substring(pc.replace_substring(col, "\r\n", "\n"), "\r", "\n")
+                table = table.set_column(i, f, col)
+    return table
 
 
 def _arrow_lists(t: pa.DataType):
@@ -342,18 +307,25 @@ def _is_text(t: pa.DataType) -> bool:
     return (pa.types.is_list(t) or pa.types.is_large_list(t)) and _is_text(t.value_type)
 
 
+def _as_binary(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_string(t):
+        return pa.binary()
+    if pa.types.is_large_string(t):
+        return pa.large_binary()
+    inner = _as_binary(t.value_type)
+    return pa.large_list(inner) if pa.types.is_large_list(t) else pa.list_(inner)
+
+
 def _decode(v):
     if isinstance(v, bytes):
         return v.decode("utf-8", "replace")
-    if isinstance(v, list):
-        return [_decode(x) for x in v]
-    return v
+    return [_decode(x) for x in v] if isinstance(v, list) else v
 
 
 def _repair_utf8(path: Path, table: pa.Table) -> pa.Table:
     """String columns holding invalid UTF-8 (LLM output, hand edits) decoded with U+FFFD (pandas
     >= 3 keeps strings in arrow and would fail on them later, anywhere)."""
-    try:
+    with _failing(path, "cannot convert to a table", (pa.ArrowException, ValueError)):
         for i, field in enumerate(table.schema):
             if not _is_text(field.type):
                 continue
@@ -363,20 +335,8 @@ def _repair_utf8(path: Path, table: pa.Table) -> pa.Table:
                 continue
             except pa.ArrowInvalid:
                 pass
-            as_bytes = col.cast(_binary_like(field.type))
-            fixed = pa.array([_decode(v) for v in as_bytes.to_pylist()], type=field.type)
-            table = table.set_column(i, field, fixed)
-    except MemoryError:  # arrow's out-of-memory is an ArrowException too: never a fallback
-        raise
-    except (pa.ArrowException, ValueError) as exc:
-        raise IndexInputError(path, f"cannot convert to a table ({_short(exc)})") from None
+            as_bytes = col.cast(_as_binary(field.type))
+            table = table.set_column(
+                i, field, pa.array([_decode(v) for v in as_bytes.to_pylist()], field.type)
+            )
     return table
-
-
-def _binary_like(t: pa.DataType) -> pa.DataType:
-    if pa.types.is_string(t):
-        return pa.binary()
-    if pa.types.is_large_string(t):
-        return pa.large_binary()
-    inner = _binary_like(t.value_type)
-    return pa.large_list(inner) if pa.types.is_large_list(t) else pa.list_(inner)
