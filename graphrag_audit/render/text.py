@@ -916,11 +916,10 @@ def render_diff_text(diff, *, width: int | None = None, **_ignored) -> str:
     for title, items in (
         ("findings that appeared", diff.appeared),
         ("findings that disappeared", diff.disappeared),
+        (f"regressions at community_level {diff.level}", diff.sorted_regressions()),
     ):
         out.append(f"{title}: {number(len(items))}")
         out += _finding_lines(items, width)
-    out.append(f"regressions at community_level {diff.level}: {number(len(diff.regressions))}")
-    out += _finding_lines(diff.sorted_regressions(), width)
     if diff.hypothetical_changes:
         out += wrap(dc.hypothetical_heading(diff), width)
         out += _finding_lines(diff.sorted_hypothetical_changes(), width, f"{dc.HYP} ")
