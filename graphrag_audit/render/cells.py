@@ -116,10 +116,9 @@ def joined(pieces: Iterable[str]) -> Iterator[str]:
 
 
 def with_source(value: str, opts, knob: str, clean=str) -> str:
-    """``value`` followed by `` (where it came from)`` (``clean`` escapes that part for the medium)."""
-    where = dict(getattr(opts, "costs_from", ()) or ()).get(knob, "graphrag default")
-    where = "" if where == "graphrag default" else where
-    return f"{value} ({clean(where)})" if where else value
+    """``value`` followed by `` (where it came from)`` unless graphrag's default (``clean`` escapes it)."""
+    where = dict(opts.costs_from).get(knob, "graphrag default")
+    return value if where == "graphrag default" else f"{value} ({clean(where)})"
 
 
 #: trees with more levels list the estimate at --level and None only
@@ -201,7 +200,7 @@ def size_line(c) -> str:
 
 def level_columns(report, hide=frozenset()) -> list[tuple[str, str]]:
     """(key, header) of the per-level table; without the columns of the graphrag lines in ``hide``
-    (:func:`hidden_behaviours`), the map-call column then showing the other line's alone."""
+    (:func:`hypothetical_behaviours`), the map-call column then showing the other line's alone."""
     cols = SELECTION_COLUMNS + DEPTH_COLUMNS + (COST_COLUMNS if report.options.costs else [])
     if not hide:
         return cols

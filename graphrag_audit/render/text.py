@@ -143,36 +143,33 @@ def render_text(
     return _finished(buf)
 
 
-def _tree_table(console, report) -> list:
-    keys = ["level", "communities", "leaves", "reports", "entities"]
-    rows = [
-        dict(zip(keys, [str(t.level), *map(number, (t.communities, t.leaves, t.reports, t.entities))]))
-        for t in report.tree_levels
-    ]
-
-    def build(shown):
-        t = Table(title="Community tree", box=box.SIMPLE_HEAD, title_justify="left")
-        for key in shown:
-            t.add_column(key, justify="right", no_wrap=True)
-        for row in rows:
-            t.add_row(*(row[k] for k in shown))
-        return t
-
-    table, note = _fitted(console, build, keys, ("leaves", "reports"), lambda k: k, _too_wide)
-    return [table, *(x for line in note for x in (line, Text("")))]
-
-
-def _too_wide(console, table) -> bool:
-    return Measurement.get(console, console.options.update(width=10_000), table).maximum > console.width
+def _table(
+    heads, rows, keys, *, title=None, caption=None, left=(), no_wrap=(), marks=(), extra=None
+) -> Table:
+    """The columns ``keys`` (header ``heads[k]``, cells ``row[k]``), right-aligned but ``left``. ``marks``: per
+    row, whether it is the queried level (a marker column, bold); ``extra``: a bold last row of its own."""
+    t = Table(title=title, caption=caption, box=box.SIMPLE_HEAD, title_justify="left", caption_justify="left")
+    if marks:
+        t.add_column("", no_wrap=True, width=1)
+    for k in keys:
+        t.add_column(heads[k], justify="left" if k in left else "right", no_wrap=k in no_wrap)
+    for i, row in enumerate(rows):
+        bold = bool(marks) and marks[i]
+        marker = [MARKER if bold else ""] if marks else []
+        t.add_row(*marker, *(row[k] for k in keys), style="bold" if bold else None)
+    if extra is not None:
+        t.add_section()
+        t.add_row(*(extra[k] for k in keys), style="bold")
+    return t
 
 
-def _fitted(console, build, keys: list, droppable, name, too_wide):
-    """``build(keys)``, leaving out the ``droppable`` keys in turn while ``too_wide(console, table)``:
+def _fitted(console, build, keys: list, droppable, name) -> tuple[Table, list[Text]]:
+    """``build(keys)``, leaving out the ``droppable`` keys in turn while it does not fit the width:
     (the table, the note naming the columns left out, as a list)."""
     dropped = []
     table = build(keys)
     for key in droppable:
-        if not too_wide(console, table):
+        if not _too_narrow(console, table):
             break
         if key in keys:
             keys = [k for k in keys if k != key]
@@ -186,10 +183,43 @@ def _fitted(console, build, keys: list, droppable, name, too_wide):
     ]
 
 
+def _ranges(console, table) -> list:
+    """Per column, (the fewest cells it takes with every word whole, a no-wrap column's whole cells;
+    the cells it takes unwrapped), padding (one cell each side) included."""
+    wide = console.options.update(width=10_000)
+    got = []
+    for col in table.columns:
+        sizes = [Measurement.get(console, wide, c) for c in (col.header, *col.cells)]
+        low, high = max(m.minimum for m in sizes) + 2, max(m.maximum for m in sizes) + 2
+        if col.width is not None:  # a fixed width, as rich takes it (the marker column)
+            low = high = col.width + 2
+        got.append((high if col.no_wrap else low, high))
+    return got
+
+
+def _too_narrow(console, table) -> bool:
+    """``table`` cannot fit the width with every cell whole (no word broken, no no-wrap cell cut)."""
+    return len(table.columns) + 1 + sum(low for low, _ in _ranges(console, table)) > console.width
+
+
+def _tree_table(console, report) -> list:
+    heads = ["level", "communities", "leaves", "reports", "entities"]
+    rows = [
+        [str(t.level), *map(number, (t.communities, t.leaves, t.reports, t.entities))]
+        for t in report.tree_levels
+    ]
+
+    def build(shown):
+        return _table(heads, rows, shown, title="Community tree", no_wrap=shown)
+
+    table, note = _fitted(console, build, [0, 1, 2, 3, 4], (2, 3), heads.__getitem__)
+    return [table, *(x for line in note for x in (line, Text("")))]
+
+
 def _marked_table(report, console, hide, title, caption, rows, keys, droppable, apart=True) -> list:
     """One per-N table fitted to the width (numbers are never cut): a marker column, the queried level in
     bold; ``apart``: title and caption as lines of their own (wrapped at the output's width)."""
-    chosen = [r.community_level == report.options.level for r in report.levels]
+    marks = [r.community_level == report.options.level for r in report.levels]
     heads = TEXT_HEADERS
     if hide:  # the map-call column names the one graphrag line left
         (shown,) = {"v2", "v1"} - set(hide)
@@ -197,17 +227,9 @@ def _marked_table(report, console, hide, title, caption, rows, keys, droppable, 
     head, foot = (None, None) if apart else (title, caption)
 
     def build(shown):
-        t = Table(title=head, box=box.SIMPLE_HEAD, title_justify="left", caption=foot, caption_justify="left")
-        t.add_column("", no_wrap=True, width=1)  # the marker column
-        for key in shown:
-            t.add_column(heads[key], justify="right", no_wrap=True)
-        for mark, row in zip(chosen, rows):
-            t.add_row(MARKER if mark else "", *(row[key] for key in shown), style="bold" if mark else None)
-        return t
+        return _table(heads, rows, shown, title=head, caption=foot, no_wrap=shown, marks=marks)
 
-    t, note = _fitted(
-        console, build, keys, droppable, lambda k: TEXT_HEADERS[k].replace("\n", " "), _too_wide
-    )
+    t, note = _fitted(console, build, keys, droppable, lambda k: TEXT_HEADERS[k].replace("\n", " "))
     return [Text(title), t, Text(caption), *note] if apart else [t, *note]
 
 
@@ -219,7 +241,7 @@ def _marker_note(report, hide_hypothetical: bool) -> str:
 def _brief_table(report, console, hide, hide_hypothetical: bool):
     """levels --brief: one row per N (what each graphrag line sends, entities covered, map calls), notes."""
     rows, notes = cells.brief_rows(report, hide)
-    shown = [k for k in ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls") if rows and k in rows[0]]
+    shown = [k for k in ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls") if k in rows[0]]
     legend = (
         f"entities = of the {report.index.counts.clustered_entities:,} clustered entities, those a selected "
         f"report's community holds. " + _marker_note(report, hide_hypothetical)
@@ -229,32 +251,38 @@ def _brief_table(report, console, hide, hide_hypothetical: bool):
     return Group(*parts)
 
 
+def _logged(lines: list[str]) -> list[str]:
+    """``lines`` through ``for_log``, each keeping its indent."""
+    return [x[: len(x) - len(x.lstrip())] + for_log(x) for x in lines]
+
+
 def _levels_table(report, console, hide, hide_hypothetical: bool):
     """The selection, coverage, and depth-and-cost tables, each fitted to the width, then notes."""
-    opts = report.options
+    opts, c = report.options, report.index.counts
     costs = bool(opts.costs)
-    _, level_cells, notes = cells.level_table(report, hide)
+    rows, notes = cells.brief_rows(report, hide)  # the level table's and the coverage table's cells
     keys = [key for key, _ in cells.level_columns(report, hide)]
     sel_keys = {key for key, _ in cells.SELECTION_COLUMNS}
-    rows = [dict(zip(keys, row)) for row in level_cells]
+    sel = [key for key in keys if key in sel_keys]
+    cov = [key for key, _ in cells.COVERAGE_COLUMNS if key in rows[0]]
+    cost = ["n"] + [key for key in keys if key not in sel_keys]
     apart = bool(hide)  # --hide-hypothetical: narrow tables, legends explain only the columns left
-
-    def part(key, words):
-        return words if not apart or key in keys else ""
-
     sel_caption = (
-        part(
-            "extra",
-            "extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; ",
+        (
+            "extra = reports >=2.0 sends beyond <2.0; anc. = reports sent together with a descendant's; "
+            if "extra" in keys
+            else ""
         )
-        + part("mix", "mix = >=2.0 reports per level; ")
+        + ("mix = >=2.0 reports per level; " if "mix" in keys else "")
         + f"{cells.LEVEL_ONLY_NOTE} "
         + _marker_note(report, hide_hypothetical)
     )
-    cov_cols, cov_cells = cells.coverage_table(report, notes, hide)
-    cov_keys = [key for key, _ in cov_cols]
-    c = report.index.counts
     of_tu = f", {c.clustered_text_units:,} text units" if c.clustered_text_units is not None else ""
+    cov_title = f"Coverage per N (of {c.clustered_entities:,} clustered entities{of_tu})"
+    cov_caption = (
+        "An entity is covered when a selected report's community holds it; a text unit, when a covered "
+        "entity names it. The rest never reach global search at that N."
+    )
     cost_title = (
         f"Depth and cost per N ({cells.with_source(opts.tokenizer, opts, 'tokenizer', for_log)}, "
         f"max_context_tokens {cells.with_source(f'{opts.max_context_tokens:,}', opts, 'max_context_tokens', for_log)})"
@@ -262,33 +290,21 @@ def _levels_table(report, console, hide, hide_hypothetical: bool):
         else "Depth per N"
     )
     cost_caption = (
-        part("stuck", "stuck = entities whose finest community is above level N; ")
-        + part("epr", "ents/rep = entities per >=2.0 report. ")
+        "stuck = entities whose finest community is above level N"
+        + ("; ents/rep = entities per >=2.0 report. " if "epr" in keys else ". ")
         + "Each map call is one LLM call; one reduce call follows."
         + (" Tokens are estimates (--tokenizer estimate)." if costs and opts.tokenizer == "estimate" else "")
     )
-    if apart:
-        cost_caption = cost_caption.replace("level N; Each", "level N. Each")
-    sel = [key for key in keys if key in sel_keys]
-    cov_title = f"Coverage per N (of {c.clustered_entities:,} clustered entities{of_tu})"
-    cov_caption = (
-        "An entity is covered when a selected report's community holds it; a text unit, when a covered "
-        "entity names it. The rest never reach global search at that N."
-    )
-    cov_rows = [dict(zip(cov_keys, row)) for row in cov_cells]
-    cost = ["n"] + [key for key in keys if key not in sel_keys]
     parts = [
         *_marked_table(report, console, hide, SENDS, sel_caption, rows, sel, DROPPABLE["sel"], apart),
         Text(""),
-        *_marked_table(
-            report, console, hide, cov_title, cov_caption, cov_rows, cov_keys, DROPPABLE["cov"], apart
-        ),
+        *_marked_table(report, console, hide, cov_title, cov_caption, rows, cov, DROPPABLE["cov"], apart),
         Text(""),
         *_marked_table(report, console, hide, cost_title, cost_caption, rows, cost, DROPPABLE["cost"], apart),
     ]
-    money = cells.money_lines(report, hide)
+    money = _logged(cells.money_lines(report, hide))
     if money:
-        parts.append(Text("\n".join(x[: len(x) - len(x.lstrip())] + for_log(x) for x in money) + "\n"))
+        parts.append(Text("\n".join(money) + "\n"))
     if notes.items:  # what graphrag actually does where the table's numbers are not what it returns
         parts.append(Text("\n".join(notes.lines()) + "\n"))
     per_version = _dynamic_lines(report)
@@ -302,7 +318,7 @@ def _levels_table(report, console, hide, hide_hypothetical: bool):
     elif dyn:
         head = f"Dynamic community selection, LLM rating calls (num_repeats {opts.num_repeats}): "
         parts.append(Text(head + ", ".join(dyn) + "\n"))
-    what_if = [x[: len(x) - len(x.lstrip())] + for_log(x) for x in cells.local_what_if_lines(report)]
+    what_if = _logged(cells.local_what_if_lines(report))
     local = _search_lines(report, "local", hide_hypothetical)
     blocks = [what_if + [""] * bool(what_if and local) + local]
     blocks += [_search_lines(report, kind, hide_hypothetical) for kind in ("drift", "reduce")]
@@ -324,13 +340,22 @@ def _search_lines(report, kind: str, hide_hypothetical: bool) -> list[str]:
     return lines
 
 
-def _columns(rows: list[list[str]], left: int = 0) -> list[str]:
-    """``rows`` as lines of columns two spaces apart, indented two, right-aligned but the first ``left``."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return [
-        "  " + "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-        for r in rows
-    ]
+def _columns(rows: list[list[str]], left: int = 0, indent: str = "  ") -> list[str]:
+    """``rows`` as lines of columns two spaces apart, right-aligned but the first ``left``."""
+    widths = [max(cell_width(r[i]) for r in rows) for i in range(len(rows[0]))]
+
+    def pad(i: int, c: str) -> str:
+        fill = " " * (widths[i] - cell_width(c))
+        return c + fill if i < left else fill + c
+
+    return [(indent + "  ".join(pad(i, c) for i, c in enumerate(r))).rstrip() for r in rows]
+
+
+#: cells.DYNAMIC_HEADERS on two lines ("all relevant" over "calls"): the table fits an 80-column log
+DYNAMIC_HEADS = [
+    ["", "", "all relevant", "", "none relevant", "what-if", "what-if"],
+    ["graphrag", "descends", "calls", "kept", "calls", "calls", "kept"],
+]
 
 
 def _dynamic_lines(report) -> str:
@@ -341,20 +366,14 @@ def _dynamic_lines(report) -> str:
     n, bv = got
     opts = report.options
     what_if = opts.relevant is not None
-    heads = cells.DYNAMIC_HEADERS[: len(cells.DYNAMIC_HEADERS) if what_if else 5]
-    # two header lines ("all relevant" over "calls") keep the table inside an 80-column log
-    split = [
-        h.split(": ", 1) if ": " in h else (["what-if", h[8:]] if h.startswith("what-if ") else ["", h])
-        for h in heads
-    ]
-    rows = [[a for a, _ in split], [b for _, b in split]] + cells.dynamic_rows(bv, what_if)
+    rows = [h[: 7 if what_if else 5] for h in DYNAMIC_HEADS] + cells.dynamic_rows(bv, what_if)
     lines = [
         f"Dynamic selection by graphrag version at N={level_label(n)} (rating calls, num_repeats "
         f"{opts.num_repeats};",
         "all/none = every/no report rated relevant):",
+        *_columns(rows, left=2),
+        for_log(cells.dynamic_settings_line(opts)),
     ]
-    lines += _columns(rows, left=2)  # trailing blanks go in _finished
-    lines.append(for_log(cells.dynamic_settings_line(opts)))
     for head, items in cells.dynamic_notes(bv, what_if, opts.query, opts.use_summary):
         lines += [for_log(head)] + ["  " + for_log(t) for t in items]
     return "\n".join(lines) + "\n"
@@ -550,10 +569,7 @@ def render_tree(
         folded(Text("under " + " › ".join(crumbs)))
     line(Text(""))
     head = Text(fit(HEAD_LABEL, left_w), style="bold")
-    head.append(
-        "  " + "level".rjust(LEVEL_W) + "  " + "entities".rjust(ENT_W) + "  " + "below".ljust(BELOW_W),
-        style="bold",
-    )
+    head.append(f"  {'level':>{LEVEL_W}}  {'entities':>{ENT_W}}  {'below':<{BELOW_W}}", style="bold")
     if with_sent:
         head.append("  " + f"N={forest.community_level}".ljust(SENT_W), style="bold")
     line(head)
@@ -587,7 +603,7 @@ def render_tree(
             below = f"▸ {number(row.hidden_below)} hidden"
         else:
             below = f"{number(row.hidden_below)} hidden" if row.hidden_below else ""
-        t.append("  " + str(nd.level).rjust(LEVEL_W) + "  " + number(nd.entities).rjust(ENT_W) + "  ")
+        t.append(f"  {nd.level:>{LEVEL_W}}  {number(nd.entities):>{ENT_W}}  ")
         t.append(below.ljust(BELOW_W), style="dim" if below != "leaf" else "")
         if with_sent:
             sent = nd.sent if nd.has_report and nd.sent else ""
@@ -669,46 +685,21 @@ def _footer(view: TreeView) -> list[str]:
 
 
 # ==== plan ================================================================================================
-def _ranges(console, table) -> list:
-    """Per column, (the fewest cells it takes with every word whole, a no-wrap column's whole cells;
-    the cells it takes unwrapped), padding (one cell each side) included."""
-    wide = console.options.update(width=10_000)
-    got = []
-    for col in table.columns:
-        sizes = [Measurement.get(console, wide, c) for c in (col.header, *col.cells)]
-        low, high = max(m.minimum for m in sizes) + 2, max(m.maximum for m in sizes) + 2
-        got.append((high if col.no_wrap else low, high))
-    return got
-
-
-def _too_narrow(console, table) -> bool:
-    """``table`` cannot fit the width with every cell whole (no word broken, no no-wrap cell cut)."""
-    return len(table.columns) + 1 + sum(low for low, _ in _ranges(console, table)) > console.width
-
-
 def _plan_fitted(
     console, title: str, headers, rows, *, left=(), caption=None, no_wrap=(), droppable=(), extra=None
 ) -> list:
     """The table fitted to the output width without cutting a number or a word: the ``droppable``
     columns (indices) left out in turn while it does not fit (a note names them); when it still does not
     fit, one block per row. ``extra``: a last row of its own section (bold)."""
+    texts = [[Text(for_log(own_glyphs(c))) for c in r] for r in rows]  # our cells: '…' and '–' fall back
+    bold = None if extra is None else [Text(c) for c in extra]
 
     def build(keep):
-        t = Table(
-            title=title, box=box.SIMPLE_HEAD, title_justify="left", caption=caption, caption_justify="left"
+        return _table(
+            headers, texts, keep, title=title, caption=caption, left=left, no_wrap=no_wrap, extra=bold
         )
-        for j in keep:
-            t.add_column(headers[j], justify="left" if j in left else "right", no_wrap=j in no_wrap)
-        for r in rows:  # our cells: '…' and '–' fall back, not escaped
-            t.add_row(*[Text(for_log(own_glyphs(r[j]))) for j in keep])
-        if extra is not None:
-            t.add_section()
-            t.add_row(*[Text(extra[j]) for j in keep], style="bold")
-        return t
 
-    table, note = _fitted(
-        console, build, list(range(len(headers))), droppable, headers.__getitem__, _too_narrow
-    )
+    table, note = _fitted(console, build, list(range(len(headers))), droppable, headers.__getitem__)
     if _too_narrow(console, table):
         return _plan_blocks(
             console.width, title, headers, rows + ([extra] if extra is not None else []), caption
@@ -903,8 +894,7 @@ def render_diff_text(diff, *, width: int | None = None, **_ignored) -> str:
     head = ["graphrag-audit diff", _side("old", diff.old), _side("new", diff.new), ""]
     out = wrap_all(head + [dc.matching_sentence(diff), dc.community_sentence(diff), ""], width)
     rows = [dc.HEADERS] + [dc.selection_cells(s) for s in diff.selections]
-    widths = [max(cell_width(r[i]) for r in rows) for i in range(len(rows[0]))]
-    table = ["  ".join(c + " " * (w - cell_width(c)) for c, w in zip(r, widths)).rstrip() for r in rows]
+    table = _columns(rows, left=len(dc.HEADERS), indent="")
     if max(cell_width(line) for line in table) <= width:
         out += table
     else:  # one block per row
@@ -926,11 +916,10 @@ def render_diff_text(diff, *, width: int | None = None, **_ignored) -> str:
     for title, items in (
         ("findings that appeared", diff.appeared),
         ("findings that disappeared", diff.disappeared),
+        (f"regressions at community_level {diff.level}", diff.sorted_regressions()),
     ):
         out.append(f"{title}: {number(len(items))}")
         out += _finding_lines(items, width)
-    out.append(f"regressions at community_level {diff.level}: {number(len(diff.regressions))}")
-    out += _finding_lines(diff.sorted_regressions(), width)
     if diff.hypothetical_changes:
         out += wrap(dc.hypothetical_heading(diff), width)
         out += _finding_lines(diff.sorted_hypothetical_changes(), width, f"{dc.HYP} ")
