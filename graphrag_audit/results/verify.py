@@ -1,6 +1,5 @@
-"""The typed result of ``--verify`` (built by ``verify.py`` and ``verify_dynamic.py``); ``to_dict()`` gives
-the levels JSON's ``verify`` object (docs/json-schema.md), where a key only some cases carry is a field that
-is ``None`` or empty in the others.
+"""The typed result of ``--verify`` (built by ``verify.py``); ``to_dict()`` gives the levels JSON's ``verify``
+object (docs/json-schema.md), where a key only some cases carry is a field that is ``None`` or empty in the others.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from graphrag_audit.results.audit import fields_dict, frozen_map
 
 
 def _some(out: dict, **kv) -> dict:
-    """``out`` with the keys whose value is not None (the JSON leaves absent ones out)."""
+    """``out`` with the keys whose value is not None."""
     out.update({k: v for k, v in kv.items() if v is not None})
     return out
 
@@ -44,7 +43,7 @@ class SelectionCheck:
         return {"status": self.status, "graphrag_count": self.graphrag_count, **self.details()}
 
     def details(self) -> dict:
-        """The keys after ``graphrag_count`` (the level's own entry carries them too)."""
+        """The keys after ``graphrag_count`` (a level's entry carries them too)."""
         lists = () if self.status == "differs" else ("only_graphrag", "only_audit")
         return _present(self, skip=("status", "graphrag_count", *lists))
 
