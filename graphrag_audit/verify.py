@@ -11,15 +11,11 @@ table), < 2.0 with ``v1`` (``create_final_nodes``). Per level N:
    against the audit's batches: map calls, tokens and the text of each batch (exact tokenizers only; the
    global-search module is not imported: it pulls in LiteLLM). The tiktoken file bundled with ``bpe-openai``
    is handed to tiktoken when it has no cached copy (tiktoken checks its sha256).
-3. ``DynamicCommunitySelection.select()`` built as global search builds it with ``--dynamic-community-selection``
-   (``graphrag/api/query.py`` ``global_search``): 1.1.1-1.2.x ``read_indexer_communities(communities, nodes,
-   reports)``, ``read_indexer_reports(reports, nodes, N, dynamic_community_selection=True)``,
-   ``llm=``/``token_encoder=``; 2.x/3.x the same on ``communities`` with ``model=``/``tokenizer=``; the audit's
-   ``dynamic_search_*`` settings, ``use_summary`` False. The chat model is a stub that never leaves the
+3. ``DynamicCommunitySelection.select()`` built as ``global_search`` (``graphrag/api/query.py``) builds it
+   with the audit's ``dynamic_search_*`` settings (1.1.1-1.2.x on ``nodes`` with ``llm=``/``token_encoder=``,
+   2.x/3.x on ``communities`` with ``model=``/``tokenizer=``) and a stub chat model that never leaves the
    process: it finds the rated report by its text in the rating prompt (``RATE_QUERY``) and answers
-   ``threshold`` for a relevant report, ``threshold - 1`` otherwise. A wave is one ``asyncio.gather`` of
-   ``select()``; rating calls are graphrag's ``llm_calls``. On 3.x the selector imports LiteLLM, told to use
-   its bundled cost map.
+   ``threshold`` when it is relevant, else ``threshold - 1``. A wave is one ``asyncio.gather``.
 """
 
 from __future__ import annotations

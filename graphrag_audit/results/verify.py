@@ -200,29 +200,18 @@ class DynamicCheckSummary:
 
 @dataclass(frozen=True)
 class MapCallSummary:
-    """Whether graphrag's context building was compared, with which tokenizer and batch size."""
+    """Whether graphrag's context building was compared (else why not), with which tokenizer and batch size."""
 
     compared: bool
+    levels_compared: int | None = None
     reason: str | None = None  # why not
     tokenizer: str | None = None
     max_context_tokens: int | None = None
     graphrag_tokenizer: str | None = None  # how graphrag's tokenizer was loaded
     entities: bool | None = None  # whether the entities table was passed to graphrag
-    levels_compared: int | None = None
 
     def to_dict(self) -> dict:
-        out: dict[str, Any] = {"compared": self.compared}
-        if self.compared:
-            out["levels_compared"] = self.levels_compared
-        else:
-            out["reason"] = self.reason
-        return _some(
-            out,
-            tokenizer=self.tokenizer,
-            max_context_tokens=self.max_context_tokens,
-            graphrag_tokenizer=self.graphrag_tokenizer,
-            entities=self.entities,
-        )
+        return _present(self)
 
 
 @dataclass(frozen=True)
