@@ -172,10 +172,10 @@ class DynamicCheckSummary:
     compared: bool
     agree: bool | None  # None when not compared
     family: str | None = None
-    reason: str | None = None  # why it was not compared
-    graphrag: str | None = None  # the graphrag releases of the family
     settings: DynamicSettings | None = None
     scenarios: tuple = ()  # the scenarios compared, in order: none_relevant, all_relevant[, what_if]
+    reason: str | None = None  # why it was not compared
+    graphrag: str | None = None  # the graphrag releases of the family
     how: str | None = None
     levels_compared: int | None = None
 
@@ -183,19 +183,10 @@ class DynamicCheckSummary:
         object.__setattr__(self, "scenarios", tuple(self.scenarios))
 
     def to_dict(self) -> dict:
-        out: dict[str, Any] = {"compared": self.compared, "agree": self.agree}
-        if self.family is not None or self.settings is not None:
-            out["family"] = self.family
-        if self.settings is not None:
-            out["settings"] = self.settings.to_dict()
-            out["scenarios"] = list(self.scenarios)
-        return _some(
-            out,
-            reason=self.reason,
-            graphrag=self.graphrag,
-            how=self.how,
-            levels_compared=self.levels_compared,
-        )
+        """The fields that are not None; ``agree`` always, ``family`` and ``scenarios`` with the settings."""
+        always = ("agree", "family") if self.settings is not None else ("agree",)
+        d = fields_dict(self, skip=() if self.settings is not None else ("scenarios",))
+        return {k: v for k, v in d.items() if v is not None or k in always}
 
 
 @dataclass(frozen=True)
