@@ -150,6 +150,22 @@ def _pandas_metadata(schema: pa.Schema, n_rows: int) -> pa.Schema:
     return schema.with_metadata(meta)
 
 
+def _community_number(v) -> int | None:
+    """A table value or CSV field as an integer ("3", " 3", "3.0", 3), else None ("1_0", which int() reads
+    as 10)."""
+    t = str(v).strip()
+    if "_" in t:
+        return None
+    try:
+        return int(t)
+    except ValueError:
+        try:
+            f = float(t)
+        except ValueError:
+            return None
+        return int(f) if f.is_integer() else None
+
+
 def _consistent(table: pa.Table, kept: set[int], notes: list[str], name: str) -> pa.Table:
     """``parent`` -> -1 when absent from ``kept``; ``children`` filtered to ``kept``."""
     names = table.column_names
@@ -166,23 +182,12 @@ def _consistent(table: pa.Table, kept: set[int], notes: list[str], name: str) ->
         typ = col.type
         if pa.types.is_list(typ) or pa.types.is_large_list(typ):
             vals = col.to_pylist()
-            new_vals = [
-                None if v is None else [k for k in v if k is not None and _as_int(k) in kept] for v in vals
-            ]
+            new_vals = [None if v is None else [k for k in v if _community_number(k) in kept] for v in vals]
             new = pa.array(new_vals, type=typ)
             table = table.set_column(names.index("children"), table.schema.field("children"), new)
         else:
             notes.append(f"{name}: 'children' column of type {typ} kept unchanged")
     return table
-
-
-def _as_int(v) -> int | None:
-    if isinstance(v, str) and "_" in v:  # int() reads "1_0" as 10: not a community number
-        return None
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return None
 
 
 @contextlib.contextmanager
@@ -210,7 +215,9 @@ def _filtered(path: Path, mask: np.ndarray | None, kept: set[int], notes: list[s
     if mask is None:
         if "community" not in table.column_names:
             raise PlanWriteError(path, "has no 'community' column")
-        mask = np.array([_as_int(v) in kept for v in table.column("community").to_pylist()], dtype=bool)
+        mask = np.array(
+            [_community_number(v) in kept for v in table.column("community").to_pylist()], dtype=bool
+        )
     if table.num_rows != len(mask):
         raise PlanWriteError(
             path,
@@ -231,10 +238,9 @@ def _check_rollup(nodes: pa.Table, plan: set[int], reported: set[int], path: Pat
     for t, c in zip(nodes.column("title").to_pylist(), nodes.column("community").to_pylist()):
         if t is None:  # pandas' groupby drops null keys
             continue
-        c = _as_int(c)
-        c = -1 if c is None else c
-        if t not in best or c > best[t]:
-            best[t] = c
+        n = _community_number(c)
+        n = -1 if n is None else n
+        best[t] = max(best.get(t, n), n)
     lost = sorted(reported - set(best.values()))
     if lost:
         raise PlanWriteError(
@@ -243,21 +249,6 @@ def _check_rollup(nodes: pa.Table, plan: set[int], reported: set[int], path: Pat
             "node rows (no entity has one of them as its deepest plan community): this plan "
             "cannot be handed to graphrag 1.x",
         )
-
-
-def _as_int_text(v) -> int | None:
-    """A CSV field as an integer ("3", " 3", "3.0"), else None ("1_0", which int() reads as 10)."""
-    t = str(v).strip()
-    if "_" in t:
-        return None
-    try:
-        return int(t)
-    except ValueError:
-        try:
-            f = float(t)
-        except ValueError:
-            return None
-        return int(f) if f.is_integer() else None
 
 
 def _csv_filtered(path: Path, kept: set[int], expected_rows: int, notes: list[str]) -> bytes:
@@ -288,10 +279,10 @@ def _csv_filtered(path: Path, kept: set[int], expected_rows: int, notes: list[st
     hi = header.index("children") if "children" in header else None
     out_rows = []
     for r in body:
-        if ci >= len(r) or _as_int_text(r[ci]) not in kept:
+        if ci >= len(r) or _community_number(r[ci]) not in kept:
             continue
         r = list(r)
-        if pi is not None and pi < len(r) and r[pi].strip() != "" and _as_int_text(r[pi]) not in kept:
+        if pi is not None and pi < len(r) and r[pi].strip() != "" and _community_number(r[pi]) not in kept:
             r[pi] = "-1"
         if hi is not None and hi < len(r) and r[hi].strip().startswith("["):
             sep = ", " if "," in r[hi] else " "

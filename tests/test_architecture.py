@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("io", ("io",)),
     ("graphrag", ("graphrag",)),
     ("analysis", ("analysis",)),
-    ("verify and handoff", ("verify", "verify_dynamic", "handoff", "bundle")),
+    ("verify and handoff", ("verify", "handoff", "bundle")),
     ("render", ("render",)),
     ("cli", ("cli", "__main__")),
 ]

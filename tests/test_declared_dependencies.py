@@ -42,10 +42,6 @@ EXCEPTIONS = {
     ): "--verify runs graphrag's own code, so it needs graphrag installed beside the tool (the `graphrag` "
     "extra, or CI's side environments); imported inside functions after graphrag_unusable_reason()",
     (
-        "graphrag_audit/verify_dynamic.py",
-        "graphrag",
-    ): "--verify's dynamic selection: graphrag's DynamicCommunitySelection, under the same condition",
-    (
         "graphrag_audit/verify.py",
         "graphrag_storage",
     ): "--verify under graphrag >= 3: graphrag's own storage package (a graphrag dependency), "

@@ -101,8 +101,7 @@ class Anonymiser:
             except Unsupported:
                 continue
             names.append(f.name)
-        fields = [pa.field(n, a.type) for n, a in zip(names, arrays)]
-        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+        return pa.Table.from_arrays(arrays, names=names)
 
     def csv_rows(self, rows: list[list[str]], columns: dict[str, str]) -> list[list[str]]:
         """graphrag 3 CSV tables: the ``columns`` kept, each cell rebuilt by its role (each item of an ``id`` list)."""

@@ -8,9 +8,9 @@ punctuation, whitespace and contractions stay; any other character (symbols, emo
 use) becomes ASCII punctuation with the same count, or as a leading character one of :data:`SAFE_LEADS`.
 A field's first letter run is chosen so that the count also holds after a ``|`` (graphrag's report rows).
 Every cell is counted again alone and between ``|``, a mismatch fixed by adding or removing words, else
-:class:`FillerError`; ``Filler.row_mismatches`` counts the one known exception, exact alone only: a text
-opening with a quote whose letters read as a contraction (``'DEPENDENCE'``; 4 report findings over the 22
-shared indexes, and graphrag puts no findings in report rows).
+:class:`FillerError`; the one known exception, exact alone only: a text opening with a quote whose letters
+read as a contraction (``'DEPENDENCE'``; 4 report findings over the 22 shared indexes, and graphrag puts no
+findings in report rows).
 """
 
 from __future__ import annotations
@@ -78,8 +78,6 @@ class Filler:
         self._texts: dict[str, str] = {}
         self._pieces: dict[str, str] = {}
         self._chunks: dict[str, str] = {}
-        #: texts whose filler has their count alone but not between '|' (see _fix)
-        self.row_mismatches = 0
         self._pipe: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
 
     # -- pieces ------------------------------------------------------------------------------
@@ -113,11 +111,7 @@ class Filler:
             # the field's first run also sits after a '|' in a row: there no lead joins it (''), or
             # its lead joins the '|' in a run of punctuation; the count must hold in both places
             other = "|" if lead == "" else ""
-            d = c(other + letters) - c(lead + letters) if lead == "" else c(lead + letters) - c(letters)
-            for piece, cost, alt in self._first_pieces(lead, other):
-                if (alt - cost if lead == "" else cost - alt) == d and cost <= n:
-                    out = lead + " ".join([piece] + self._words(n - cost, start + 1))
-                    break
+            out = self._first_fit(lead, other, n, start, c(lead + letters) - c(other + letters))
         if out is None:
             out = self._fill(lead, n, start)
         if out is None:
@@ -136,10 +130,9 @@ class Filler:
         if first:
             want = n - c("|" + lead) - c(letters)
             for safe in SAFE_LEADS:
-                pipe = c("|" + safe)
-                for piece, cost, alt in self._first_pieces(safe, ""):
-                    if cost <= n and cost - pipe - alt == want:
-                        return safe + " ".join([piece] + self._words(n - cost, start + 1))
+                out = self._first_fit(safe, "", n, start, want + c("|" + safe))
+                if out is not None:
+                    return out
         # "A": one token for lead and letters, _fix mends the count
         return self._fill(SAFE_LEADS[0], n, start) or SAFE_LEADS[0] + "A"
 
@@ -198,6 +191,14 @@ class Filler:
                 return t
         raise FillerError("no filler for a run of digits")
 
+    def _first_fit(self, lead: str, other: str, n: int, start: int, diff: int) -> str | None:
+        """``lead``, the cheapest first piece whose count after ``lead`` less its count after ``other`` is
+        ``diff``, and words up to the count ``n`` (None: no piece fits)."""
+        for piece, cost, alt in self._first_pieces(lead, other):
+            if cost - alt == diff and cost <= n:
+                return lead + " ".join([piece] + self._words(n - cost, start + 1))
+        return None
+
     def _first_pieces(self, lead: str, other: str) -> list[tuple[str, int, int]]:
         """Candidate first pieces (one run of letters) with their counts after ``lead`` and after
         ``other``, cheapest first."""
@@ -246,10 +247,9 @@ class Filler:
     def _quoted(self, letters: str) -> str:
         """Filler for a text's leading ``'`` + letters that start with a contraction (``'Two``)."""
         c = self.counter.count
-        n, d = c("'" + letters), c("'" + letters) - c(letters)
-        for piece, cost, alt in self._first_pieces("'", ""):
-            if cost - alt == d and cost <= n:
-                return "'" + " ".join([piece] + self._words(n - cost, 1))
+        out = self._first_fit("'", "", c("'" + letters), 0, c("'" + letters) - c(letters))
+        if out is not None:
+            return out
         raise FillerError("no filler for a quoted word at the start of a text")
 
     def _chunk(self, chunk: str) -> str:
@@ -292,7 +292,6 @@ class Filler:
         delta = want[0] - got[0]
         if delta != want[1] - got[1]:
             if delta == 0:  # exact alone, not after a '|' (a text opening with a quoted contraction)
-                self.row_mismatches += 1
                 return out
             raise FillerError("filler count differs between contexts")
         # whole words added to the last letter run, or dropped from runs of several words

@@ -218,10 +218,8 @@ def dynamic_summary(v: VerifyResult, clean: Callable) -> tuple[str, str] | None:
 def summary(v: VerifyResult, label: str, clean: Callable, code: Callable) -> tuple[str, str]:
     """(kind, sentence) of an available verify result; kind is "agrees", "raised" or "disagrees"."""
     version = clean(v.graphrag_version)
-    mc = v.map_calls
+    mc, rows, qp = v.map_calls, v.levels, v.graphrag_query
     mc_compared = bool(mc is not None and mc.compared)
-    rows = v.levels
-    qp = v.graphrag_query
     q_loaded = bool(qp and qp.loaded)
     q_note = ""
     if qp and not q_loaded:

@@ -1,6 +1,5 @@
-"""The typed result of ``--verify`` (built by ``verify.py`` and ``verify_dynamic.py``); ``to_dict()`` gives
-the levels JSON's ``verify`` object (docs/json-schema.md), where a key only some cases carry is a field that
-is ``None`` or empty in the others.
+"""The typed result of ``--verify`` (built by ``verify.py``); ``to_dict()`` gives the levels JSON's ``verify``
+object (docs/json-schema.md), where a key only some cases carry is a field that is ``None`` or empty in the others.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from graphrag_audit.results.audit import fields_dict, frozen_map
 
 
 def _some(out: dict, **kv) -> dict:
-    """``out`` with the keys whose value is not None (the JSON leaves absent ones out)."""
+    """``out`` with the keys whose value is not None."""
     out.update({k: v for k, v in kv.items() if v is not None})
     return out
 
@@ -44,7 +43,7 @@ class SelectionCheck:
         return {"status": self.status, "graphrag_count": self.graphrag_count, **self.details()}
 
     def details(self) -> dict:
-        """The keys after ``graphrag_count`` (the level's own entry carries them too)."""
+        """The keys after ``graphrag_count`` (a level's entry carries them too)."""
         lists = () if self.status == "differs" else ("only_graphrag", "only_audit")
         return _present(self, skip=("status", "graphrag_count", *lists))
 
@@ -173,10 +172,10 @@ class DynamicCheckSummary:
     compared: bool
     agree: bool | None  # None when not compared
     family: str | None = None
-    reason: str | None = None  # why it was not compared
-    graphrag: str | None = None  # the graphrag releases of the family
     settings: DynamicSettings | None = None
     scenarios: tuple = ()  # the scenarios compared, in order: none_relevant, all_relevant[, what_if]
+    reason: str | None = None  # why it was not compared
+    graphrag: str | None = None  # the graphrag releases of the family
     how: str | None = None
     levels_compared: int | None = None
 
@@ -184,46 +183,26 @@ class DynamicCheckSummary:
         object.__setattr__(self, "scenarios", tuple(self.scenarios))
 
     def to_dict(self) -> dict:
-        out: dict[str, Any] = {"compared": self.compared, "agree": self.agree}
-        if self.family is not None or self.settings is not None:
-            out["family"] = self.family
-        if self.settings is not None:
-            out["settings"] = self.settings.to_dict()
-            out["scenarios"] = list(self.scenarios)
-        return _some(
-            out,
-            reason=self.reason,
-            graphrag=self.graphrag,
-            how=self.how,
-            levels_compared=self.levels_compared,
-        )
+        """The fields that are not None; ``agree`` always, ``family`` and ``scenarios`` with the settings."""
+        always = ("agree", "family") if self.settings is not None else ("agree",)
+        d = fields_dict(self, skip=() if self.settings is not None else ("scenarios",))
+        return {k: v for k, v in d.items() if v is not None or k in always}
 
 
 @dataclass(frozen=True)
 class MapCallSummary:
-    """Whether graphrag's context building was compared, with which tokenizer and batch size."""
+    """Whether graphrag's context building was compared (else why not), with which tokenizer and batch size."""
 
     compared: bool
+    levels_compared: int | None = None
     reason: str | None = None  # why not
     tokenizer: str | None = None
     max_context_tokens: int | None = None
     graphrag_tokenizer: str | None = None  # how graphrag's tokenizer was loaded
     entities: bool | None = None  # whether the entities table was passed to graphrag
-    levels_compared: int | None = None
 
     def to_dict(self) -> dict:
-        out: dict[str, Any] = {"compared": self.compared}
-        if self.compared:
-            out["levels_compared"] = self.levels_compared
-        else:
-            out["reason"] = self.reason
-        return _some(
-            out,
-            tokenizer=self.tokenizer,
-            max_context_tokens=self.max_context_tokens,
-            graphrag_tokenizer=self.graphrag_tokenizer,
-            entities=self.entities,
-        )
+        return _present(self)
 
 
 @dataclass(frozen=True)

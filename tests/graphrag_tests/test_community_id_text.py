@@ -144,9 +144,9 @@ def test_tree_root_refuses_an_underscored_number():
 
 # ---- the tables plan --write filters; the ids graphrag returns to --verify -------------------------
 def test_plan_write_and_verify_do_not_read_underscored_ids_as_numbers():
-    from graphrag_audit.handoff import _as_int, _as_int_text
-    from graphrag_audit.verify_dynamic import id_key
+    from graphrag_audit.handoff import _community_number
+    from graphrag_audit.verify import id_key
 
-    assert [_as_int_text(v) for v in ("10", " 10", "10.0", "1_0", "1_0.0")] == [10, 10, 10, None, None]
-    assert [_as_int(v) for v in (10, "10", "1_0", None)] == [10, 10, None, None]
+    assert [_community_number(v) for v in ("10", " 10", "10.0", "1_0", "1_0.0")] == [10, 10, 10, None, None]
+    assert [_community_number(v) for v in (10, "10", "1_0", None)] == [10, 10, None, None]
     assert [id_key(v) for v in ("10", 10, "10.0", "1_0")] == [10, 10, 10, "1_0"]

@@ -7,7 +7,7 @@ graphrag 3.3.0, 2.7.2 and 1.2.0; without them they skip, and fail under CI.
 
 Where graphrag raises at a level (an index it cannot read), the level must be reported as
 "graphrag_raised", never as agreement, and the audit must have predicted it. The dynamic-selection
-comparison (verify_dynamic.py) must agree at every level the audit simulated for the installed
+comparison (verify.py) must agree at every level the audit simulated for the installed
 graphrag's line, in the scenarios none relevant, all relevant and a what-if with non-default
 settings, or be a raise the audit predicted (KeyError: '0' without a level-0 report).
 """
@@ -397,8 +397,7 @@ def test_dynamic_without_level0_report_is_graphrag_raised(python, tmp_path):
 DIFFERS_SCRIPT = r"""
 import dataclasses, json, sys
 from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
-from graphrag_audit.verify import _read
-from graphrag_audit.verify_dynamic import GraphragDynamic, compare_level, family_of
+from graphrag_audit.verify import GraphragDynamic, _read, compare_level, family_of
 from importlib.metadata import version
 
 model, report = audit_with_model(sys.argv[1], AuditOptions(costs=False))
@@ -445,7 +444,7 @@ def test_dynamic_comparison_differs_and_raises_without_graphrag():
     off is "differs"; a graphrag error is "graphrag_raised" with the prediction kept; an error the audit
     predicted that graphrag did not raise is "differs"."""
     from graphrag_audit.results.audit import DynamicScenario
-    from graphrag_audit.verify_dynamic import combine, compare_scenario
+    from graphrag_audit.verify import combine, compare_scenario
 
     audit = DynamicScenario(rating_calls=5, kept_ids=(3, 4), waves=(2, 3))
     same = {"rating_calls": 5, "waves": [2, 3], "kept_ids": [3, 4]}
@@ -488,7 +487,7 @@ def test_dynamic_comparison_differs_and_raises_without_graphrag():
     ],
 )
 def test_dynamic_family_of_graphrag_release(version, family):
-    from graphrag_audit.verify_dynamic import family_of
+    from graphrag_audit.verify import family_of
 
     fam, why = family_of(version)
     assert fam == family and (why is None) is (family is not None), (version, fam, why)
@@ -504,8 +503,7 @@ def test_dynamic_not_run_for_uncovered_graphrag(tmp_path, version, why):
     from builders import SEED, write_v1, write_v3
 
     from graphrag_audit.analysis.audit import AuditOptions, audit_with_model
-    from graphrag_audit.verify import _read
-    from graphrag_audit.verify_dynamic import verify_dynamic
+    from graphrag_audit.verify import _read, verify_dynamic
 
     layout = "v1" if version.startswith(("0.", "1.")) else "v2"
     folder = (write_v1 if layout == "v1" else write_v3)(tmp_path / "i", SEED)
