@@ -1,9 +1,5 @@
-"""The options the commands share, each declared once with one help text (typer ``Annotated`` aliases).
-
-A command writes ``tokenizer: Tokenizer = DEFAULT_TOKENIZER``; the default stays at the command
-(the same option may default differently, like ``--level``). The output formats and their
-renderers are in :mod:`graphrag_audit.render.formats`.
-"""
+"""The options the commands share, each declared once with one help text (typer ``Annotated`` aliases;
+the default stays at the command: ``tokenizer: Tokenizer = DEFAULT_TOKENIZER``), and their parsers."""
 
 from __future__ import annotations
 
@@ -22,9 +18,7 @@ class JsonIds(str, Enum):
     level = "level"
 
 
-class FailOn(str, Enum):
-    """--fail-on: a severity of rules.SEVERITY_RANK, or never."""
-
+class FailOn(str, Enum):  # a severity of rules.SEVERITY_RANK, or never
     error = "error"
     warning = "warning"
     info = "info"
@@ -326,8 +320,8 @@ Entities = Annotated[
 
 
 def parse_entities(value: str | None, no_costs: bool = False) -> tuple[str, ...] | None:
-    """``--entities A,B``: the names, stripped, empty ones dropped (None: none). ValueError with
-    ``--no-costs``: local search packs reports by tokens."""
+    """``--entities A,B``: the names (None: none); ValueError with ``--no-costs`` (local search packs
+    reports by tokens)."""
     names = tuple(n.strip() for n in value.split(",") if n.strip()) if value else ()
     if names and no_costs:
         raise ValueError("--entities needs token counts: it cannot be combined with --no-costs")
@@ -340,8 +334,8 @@ def relevant_file(value: str | None) -> Path | None:
 
 
 def parse_relevant(value: str | None) -> tuple[int, ...] | None:
-    """``--relevant``: a comma list or ``@FILE`` -> sorted distinct community numbers (None: not given).
-    Raises ValueError with a one-line message naming the file or the bad item."""
+    """``--relevant``: a comma list or ``@FILE`` -> sorted distinct community numbers (None: not given);
+    ValueError naming the file or the bad item."""
     if value is None:
         return None
     path = relevant_file(value)
@@ -356,29 +350,23 @@ def parse_relevant(value: str | None) -> tuple[int, ...] | None:
             raise ValueError(f"{path}: cannot read the --relevant list ({exc.__class__.__name__})") from None
         except IndexInputError as exc:
             raise ValueError(str(exc)) from None
-    out = set()
-    for t in text.replace(",", " ").split():
-        try:
-            if "_" in t:  # int() reads 1_0 as 10; no community number is written so
-                raise ValueError
-            out.add(int(t))
-        except ValueError:
-            raise ValueError(f"{path or '--relevant'}: {t[:40]!r} is not a community number") from None
-    return tuple(sorted(out))
+    items = text.replace(",", " ").split()
+    for t in items:
+        if not _INT.fullmatch(t):
+            raise ValueError(f"{path or '--relevant'}: {t[:40]!r} is not a community number")
+    return tuple(sorted({int(t) for t in items}))
 
 
+# what int() reads, but 1_0 (Python and pydantic accept ``_`` between digits; graphrag's ids never hold one)
+_INT = re.compile(r"[+-]?\d+")
 _WHOLE = re.compile(r"[+-]?[0-9]+(?:\.0+)?")
 
 
 def community_number(text: str) -> int | None:
-    """A community number typed on the command line (``tree --root``), read as typer reads an
-    integer option (surrounding whitespace, a sign, ``5.0``) except that ``1_0`` is not 10
-    (Python and pydantic accept ``_`` between digits; graphrag's ids never hold one); None when
-    it is not one."""
+    """``tree --root``: a community number read as typer reads an integer option (whitespace, a sign,
+    ``5.0``) but not ``1_0``; None when it is not one."""
     t = text.strip()
-    if not _WHOLE.fullmatch(t):
-        return None
-    return int(t.split(".")[0])
+    return int(t.split(".")[0]) if _WHOLE.fullmatch(t) else None
 
 
 # regressions against an earlier index (levels --baseline, diff)
@@ -427,11 +415,8 @@ def parse_percent(value: str, option: str) -> float:
     return v / 100.0
 
 
-def regression_limits(
-    max_map_calls_increase: str, max_coverage_drop: str, include_hypothetical: bool = False
-):
-    """--max-map-calls-increase / --max-coverage-drop / --include-hypothetical as RegressionLimits;
-    ValueError (one line) when bad."""
+def regression_limits(max_map_calls_increase: str, max_coverage_drop: str, include_hypothetical: bool):
+    """--max-map-calls-increase / --max-coverage-drop / --include-hypothetical as RegressionLimits."""
     from graphrag_audit.results.diff import RegressionLimits
 
     return RegressionLimits(

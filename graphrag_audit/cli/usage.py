@@ -1,8 +1,5 @@
-"""Usage errors in one line: ``graphrag-audit: error: --level: must be at least 0 (got -1)``, exit 2.
-
-:class:`OneLineGroup`, the application's group, turns typer's usage blocks and pydantic's wording into
-:class:`OneLineUsageError`; the no-arguments help is left as it is.
-"""
+"""Usage errors in one line: ``graphrag-audit: error: --level: must be at least 0 (got -1)``, exit 2
+(:class:`OneLineGroup` rewrites typer's usage blocks and pydantic's wording; not the no-arguments help)."""
 
 from __future__ import annotations
 
@@ -24,9 +21,6 @@ class OneLineUsageError(UsageError):  # type: ignore[valid-type,misc]
     """A usage error shown as one line (``show``), exit status 2."""
 
     exit_code = 2
-
-    def __init__(self, message: str):
-        super().__init__(message)
 
     def show(self, file=None) -> None:
         from graphrag_audit.cli.run import say
@@ -62,15 +56,8 @@ def one_line(exc) -> str:
     param = getattr(exc, "param", None)
     # a MissingParameter (a BadParameter with a param_type) keeps click's "Missing argument 'DIR'."
     if isinstance(exc, BadParameter) and not hasattr(exc, "param_type") and param is not None:
-        cause = exc.__cause__
-        words = None
-        if cause is not None and hasattr(cause, "errors"):
-            try:
-                errs = cause.errors()
-                words = _pydantic_words(errs[0]) if errs else None
-            except Exception:  # noqa: BLE001 - any other shape: click's own message below
-                words = None
-        words = words or exc.message
+        errors = getattr(exc.__cause__, "errors", None)  # typer >= 0.29 converts with pydantic
+        words = (_pydantic_words(errors()[0]) if errors else None) or exc.message
         source = exc.ctx.get_parameter_source(param.name) if exc.ctx is not None else None
         if getattr(source, "name", "") == "ENVIRONMENT":
             words += f" (from the environment variable {param.envvar})"
@@ -106,26 +93,18 @@ def _param_name(param) -> str:
     return (longs or param.opts or [param.name or "option"])[0]
 
 
-def _number(v) -> str:
-    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
-
-
 def _pydantic_words(err: dict) -> str | None:
-    """pydantic's error dict (typer's coercion) as the tool's words, None when it is not one we know."""
-    kind, ctx, got = err.get("type", ""), err.get("ctx") or {}, err.get("input")
-    shown = f" (got {str(got)[:40]!r})" if got is not None else ""
-    if kind in ("greater_than_equal", "greater_than"):
-        least = "at least" if kind.endswith("equal") else "more than"
-        return f"must be {least} {_number(ctx.get('ge', ctx.get('gt')))}{shown}"
-    if kind in ("less_than_equal", "less_than"):
-        most = "at most" if kind.endswith("equal") else "less than"
-        return f"must be {most} {_number(ctx.get('le', ctx.get('lt')))}{shown}"
-    if kind in ("int_parsing", "int_type", "int_from_float"):
+    """pydantic's error (typer's coercion of min=/max=, int, float, Enum) in the tool's words, None when
+    it is another."""
+    kind, ctx = err["type"], err.get("ctx") or {}
+    shown = f" (got {str(err['input'])[:40]!r})"
+    if kind in ("greater_than_equal", "less_than_equal"):
+        least, bound = ("at least", ctx["ge"]) if kind == "greater_than_equal" else ("at most", ctx["le"])
+        return f"must be {least} {int(bound) if float(bound).is_integer() else bound}{shown}"
+    if kind.startswith("int_"):
         return "must be a whole number" + shown
-    if kind in ("float_parsing", "float_type"):
+    if kind.startswith("float_"):
         return "must be a number" + shown
-    if kind in ("bool_parsing", "bool_type"):
-        return "must be true or false" + shown
     if kind == "value_error":
         inner = str(ctx.get("error", "")) or err.get("msg", "")
         m = re.fullmatch(r"'(.*)' is not one of (.*?)\.?", inner, re.S)
