@@ -48,8 +48,7 @@ IndexDir = Annotated[
     Path,
     typer.Argument(
         metavar="DIR",
-        help="Index output directory, project root (settings.yaml), or a 0.x "
-        "output/<timestamp>/artifacts layout.",
+        help="Index output directory, project root (settings.yaml), or a 0.x output/<timestamp>/artifacts layout.",
     ),
 ]
 
@@ -58,8 +57,7 @@ Output = Annotated[
     typer.Option(
         "--output",
         "-o",
-        help="Write the output to FILE, not stdout (atomically; never inside the index directory; "
-        "- = stdout).",
+        help="Write the output to FILE, not stdout (atomically; never inside the index directory; - = stdout).",
     ),
 ]
 
@@ -94,10 +92,7 @@ TokenCacheDir = Annotated[
     ),
 ]
 
-ColorOpt = Annotated[
-    Color,
-    _env("--color", help="Colour in text output (NO_COLOR is honoured)."),
-]
+ColorOpt = Annotated[Color, _env("--color", help="Colour in text output (NO_COLOR is honoured).")]
 
 Width = Annotated[
     int | None,
@@ -112,11 +107,7 @@ Width = Annotated[
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
 
 FailOnOpt = Annotated[
-    FailOn,
-    _env(
-        "--fail-on",
-        help="Exit 1 when a finding of this severity or worse exists.",
-    ),
+    FailOn, _env("--fail-on", help="Exit 1 when a finding of this severity or worse exists.")
 ]
 
 # --format: one alias per command (the sets differ; only levels reads GRAPHRAG_AUDIT_FORMAT)
@@ -126,45 +117,36 @@ PlanFormatOpt = Annotated[PlanFormat, typer.Option("--format", "-f", help=_FORMA
 DiffFormatOpt = Annotated[DiffFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 UpdateRunFormatOpt = Annotated[UpdateRunFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 
+
 # --level means the community_level in every command, but what each does with it differs (and
 # tree does not read GRAPHRAG_AUDIT_LEVEL): one alias per meaning
+def level_option(help: str, env: bool = True):
+    return (_env if env else typer.Option)("--level", "-l", min=0, help=help)
+
+
 AuditLevel = Annotated[
     int | None,
-    _env(
-        "--level",
-        "-l",
-        min=0,
-        help="The community_level your application queries with (findings are checked there; default 2 like "
-        "graphrag's CLI). --list-reports lists the reports it sends.",
+    level_option(
+        "The community_level your application queries with (findings are checked there; default 2 like "
+        "graphrag's CLI). --list-reports lists the reports it sends."
     ),
 ]
 DiffLevel = Annotated[
     int | None,
-    _env(
-        "--level",
-        "-l",
-        min=0,
-        help="The community_level your application queries with: the regressions are checked there (default 2 like "
-        "graphrag's CLI); the table shows every level.",
+    level_option(
+        "The community_level your application queries with: the regressions are checked there (default 2 like "
+        "graphrag's CLI); the table shows every level."
     ),
 ]
 ReportLevel = Annotated[
-    int,
-    _env(
-        "--level",
-        "-l",
-        min=0,
-        help="The community_level whose selection colours the tree (default 2 like graphrag's CLI).",
-    ),
+    int, level_option("The community_level whose selection colours the tree (default 2 like graphrag's CLI).")
 ]
 TreeLevel = Annotated[
     int | None,
-    typer.Option(
-        "--level",
-        "-l",
-        min=0,
-        help="Mark what this community_level sends: under graphrag >= 2.0 and < 2.0 (both), "
+    level_option(
+        "Mark what this community_level sends: under graphrag >= 2.0 and < 2.0 (both), "
         "only >= 2.0 (v2 only), only < 2.0.",
+        env=False,
     ),
 ]
 
@@ -172,20 +154,22 @@ IncludeTitles = Annotated[
     bool,
     typer.Option(
         "--include-titles",
-        help="-f markdown (levels: also -f github and the step summary): also show report titles, "
-        "entity names and absolute paths (hidden by default: a pasted report or a run's "
-        "summary page may be public).",
+        help="-f markdown (levels: also -f github and the step summary): also show report titles, entity names "
+        "and absolute paths (hidden by default: a pasted report or a run's summary page may be public).",
     ),
 ]
 
+
 # the finding thresholds (levels checks them; report shows the findings they decide)
+def _share(flag: str, help: str):
+    return _env(flag, min=0.0, max=1.0, help=help)
+
+
 MaxUnreachable = Annotated[
     float,
-    _env(
+    _share(
         "--max-unreachable",
-        min=0.0,
-        max=1.0,
-        help="depth-mismatch fires when a larger share of roots or entities cannot reach --level.",
+        "depth-mismatch fires when a larger share of roots or entities cannot reach --level.",
     ),
 ]
 MaxInflation = Annotated[
@@ -199,31 +183,24 @@ MaxInflation = Annotated[
 ]
 MinCoverage = Annotated[
     float,
-    _env(
+    _share(
         "--min-coverage",
-        min=0.0,
-        max=1.0,
-        help="low-coverage fires when the reports sent at --level cover a smaller share of the clustered "
-        "entities.",
+        "low-coverage fires when the reports sent at --level cover a smaller share of the clustered entities.",
     ),
 ]
 MaxLocalCoarse = Annotated[
     float,
-    _env(
+    _share(
         "--max-local-coarse",
-        min=0.0,
-        max=1.0,
-        help="local-context-coarse fires when local search gives a larger share of the probes a finest "
+        "local-context-coarse fires when local search gives a larger share of the probes a finest "
         "report coarser than min(--level, their leaf's level).",
     ),
 ]
 MaxLocalEmpty = Annotated[
     float,
-    _env(
+    _share(
         "--max-local-empty",
-        min=0.0,
-        max=1.0,
-        help="local-context-empty fires when local search puts no report in context for a larger share "
+        "local-context-empty fires when local search puts no report in context for a larger share "
         "of the probes (the first report does not fit its budget).",
     ),
 ]

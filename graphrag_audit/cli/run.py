@@ -112,39 +112,28 @@ def _claim_standard_fds() -> None:
     )
 
 
-def _output_failed(exc: BaseException) -> int | None:
-    """The exit status when ``exc`` is a failure to write stdout, else None (undoes typer's EPIPE exit 1)."""
-    if isinstance(exc, SystemExit):
-        cause = exc.__context__
-        if exc.code == 1 and isinstance(cause, OSError) and cause.errno == errno.EPIPE:
-            _drain(1)  # the reader is gone: quiet, like a Unix tool
-            return EXIT_BROKEN_PIPE
-        return None
-    if isinstance(exc, OSError) and exc.filename is None:
-        if exc.errno == errno.EPIPE:  # raised outside typer's guard: its usage message to stderr
-            _drain(2)
-            return EXIT_BAD_INPUT
-        _drain(1)
-        say(f"graphrag-audit: error: stdout: cannot write the output ({exc.strerror or exc})\n")
-        return EXIT_BAD_INPUT
-    return None
-
-
 def run_app(app: typer.Typer) -> None:
     """Run ``app`` as the process's command; a failure to write stdout or any escaped exception becomes
     its exit status (never a traceback)."""
     _claim_standard_fds()
     try:
         app()
+    except SystemExit as exc:  # typer's EPIPE exit 1: the reader is gone, quiet like a Unix tool
+        if exc.code == 1 and isinstance(exc.__context__, OSError) and exc.__context__.errno == errno.EPIPE:
+            _drain(1)
+            sys.exit(EXIT_BROKEN_PIPE)
+        raise
+    except KeyboardInterrupt:  # pragma: no cover - last resort, never a traceback
+        say("graphrag-audit: error: interrupted\n")
+        sys.exit(130)
     except BaseException as exc:
-        code = _output_failed(exc)
-        if code is not None:
-            sys.exit(code)
-        if isinstance(exc, SystemExit):
-            raise
-        if isinstance(exc, KeyboardInterrupt):  # pragma: no cover - last resort, never a traceback
-            say("graphrag-audit: error: interrupted\n")
-            sys.exit(130)
+        if isinstance(exc, OSError) and exc.filename is None:  # writing stdout
+            if exc.errno == errno.EPIPE:  # raised outside typer's guard: its usage message to stderr
+                _drain(2)
+            else:
+                _drain(1)
+                say(f"graphrag-audit: error: stdout: cannot write the output ({exc.strerror or exc})\n")
+            sys.exit(EXIT_BAD_INPUT)
         msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         say(f"graphrag-audit: error: internal error ({visible(msg)})\n")
         sys.exit(EXIT_BAD_INPUT)

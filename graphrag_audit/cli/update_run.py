@@ -27,9 +27,7 @@ def update_run_cmd(
     run_dir: RunDir,
     level: Annotated[
         int | None,
-        typer.Option(
-            "--level", "-l", min=0, help="The community_level the level findings are checked at (default 2)."
-        ),
+        options.level_option("The community_level the level findings are checked at (default 2).", env=False),
     ] = None,
     fmt: options.UpdateRunFormatOpt = UpdateRunFormat.text,
     output: options.Output = None,
