@@ -1,9 +1,5 @@
-"""``graphrag-audit plan DIR``: a cross-level frontier of reports that fits every budget given.
-
-Exit codes: 0 = the plan fits every budget and sends at least one report; 1 = no plan fits
-(the best frontier it could do is shown, with why, in every format; nothing is written) or the
-plan holds no report; 2 = usage error or unreadable index.
-"""
+"""``graphrag-audit plan DIR``: a cross-level frontier of reports that fits every budget given. Exit 1
+when no plan fits (the best frontier is shown, with why; nothing is written) or it holds no report."""
 
 from __future__ import annotations
 
@@ -64,7 +60,7 @@ def _budget(reports, tokens, map_calls, coverage):
     return Budgets(given)
 
 
-def _read_back(path: Path, plan, shown: Path | None = None, max_level: int | None = None) -> str:
+def _read_back(path: Path, plan, shown: Path, max_level: int | None) -> str:
     """Check graphrag selects exactly the plan in the written directory ``path`` (``shown`` names it in
     errors): graphrag >= 2.0 at community_level=None, 1.x at None and at ``max_level``, the largest
     written level (the CLI's --community-level)."""
@@ -79,7 +75,7 @@ def _read_back(path: Path, plan, shown: Path | None = None, max_level: int | Non
         got = sels[n][behaviour].community_ids(m2)
         if sorted(set(got)) != list(plan.communities) or len(got) != plan.report_count:
             raise run.fail(
-                f"{shown or path}: read back {len(got)} reports at community_level={n}, expected the plan's "
+                f"{shown}: read back {len(got)} reports at community_level={n}, expected the plan's "
                 f"{plan.report_count}; the written directory is not usable"
             )
     who = "graphrag 1.x selects" if behaviour == "v1" else "graphrag >= 2.0 selects"
