@@ -45,7 +45,7 @@ def tree_cmd(
 ):
     """The community forest: numbers, levels, entities, report titles; with --level, what N sends."""
     root_id = None if root is None else options.community_number(root)
-    if root is not None and root_id is None:  # typer's words for a bad integer (cli/usage.py)
+    if root is not None and root_id is None:  # typer's words for a bad integer (cli/entry.py)
         raise run.fail(
             f"--root: must be a whole number (got {root[:40]!r}); graphrag-audit tree --help lists the options"
         )
