@@ -1,8 +1,6 @@
 """The command line: ``app`` (typer) in :mod:`~graphrag_audit.cli.entry`, one module per command, the
 shared options in :mod:`~graphrag_audit.cli.options`, exit codes and streams in :mod:`~graphrag_audit.cli.run`.
-
-:func:`main` answers a bare ``--version`` before typer is imported; ``app`` is imported on first use.
-"""
+:func:`main` answers a bare ``--version`` before typer is imported; ``app`` is imported on first use."""
 
 from __future__ import annotations
 

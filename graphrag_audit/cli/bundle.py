@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import Debug, IndexDir
-from graphrag_audit.cli.run import EXIT_OK, parsed, run_guarded, say
+import graphrag_audit.cli.options as options
+import graphrag_audit.cli.run as run
 
 
 def bundle_cmd(
-    index_dir: IndexDir,
+    index_dir: options.IndexDir,
     out: Annotated[
         Path,
         typer.Option(
@@ -49,12 +49,12 @@ def bundle_cmd(
     force: Annotated[
         bool, typer.Option("--force", help="Write into a non-empty OUT (same-named files are replaced).")
     ] = False,
-    debug: Debug = False,
+    debug: options.Debug = False,
 ):
     """A shareable reproduction of an index: same layout, ids and token counts, all free text replaced."""
     from graphrag_audit.io.decoded import parse_byte_count
 
-    limit = parsed(parse_byte_count, max_size, option="--max-size")
+    limit = run.parsed(parse_byte_count, max_size, option="--max-size")
 
     def work():
         import dataclasses
@@ -95,15 +95,14 @@ def bundle_cmd(
 
         return write_bundle(plan, out, keep_titles=keep_titles, force=force, extra=extra)
 
-    result = run_guarded(work, debug)
+    result = run.run_guarded(work, debug)
     if result.added:
-        say(
+        run.say(
             f"graphrag-audit: warning: --include-all put {len(result.added)} table(s) or column(s) that graphrag's "
             f"query path does not read into the bundle (values rebuilt, names kept): "
             f"{', '.join(map(repr, result.added))}\n"
         )
-    say(
+    run.say(
         f"graphrag-audit: bundle written to {result.out} ({len(result.written)} table(s); "
         f"{sum(result.plan.left_out.values())} file(s) left out, see its README.md)\n"
     )
-    raise typer.Exit(EXIT_OK)

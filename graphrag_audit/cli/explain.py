@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import Width
+import graphrag_audit.cli.options as options
 
 
 def explain_cmd(
@@ -17,7 +17,7 @@ def explain_cmd(
             metavar="[RULE]", help="A rule id as findings show it (e.g. v2-inflation); none lists every rule."
         ),
     ] = None,
-    width: Width = None,
+    width: options.Width = None,
 ):
     """Explain a finding rule: its severity, what it means and how to fix it (no RULE: list the rules)."""
     from graphrag_audit.cli.run import fail, text_width, write_payload

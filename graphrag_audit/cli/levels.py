@@ -11,24 +11,7 @@ from typing import Annotated
 import typer
 
 import graphrag_audit.cli.options as options
-from graphrag_audit.cli.run import (
-    Progress,
-    audit_index,
-    audit_options,
-    check_tokenizer,
-    fail,
-    findings_exit,
-    open_token_cache,
-    output_charset_for,
-    output_guard,
-    output_target,
-    parsed,
-    run_guarded,
-    say,
-    text_color,
-    text_width,
-    write_payload,
-)
+import graphrag_audit.cli.run as run
 from graphrag_audit.errors import visible
 from graphrag_audit.render.formats import LevelsFormat, renderer, streamer
 
@@ -152,54 +135,53 @@ def levels_cmd(
 ):
     """Per-level audit: the tree, what each community_level sends (graphrag >= 2.0 vs < 2.0), costs, findings."""
     values = dict(locals())  # audit_options reads the parameters named as AuditOptions fields
-    relevant_ids = parsed(options.parse_relevant, relevant)
+    relevant_ids = run.parsed(options.parse_relevant, relevant)
     reads = (baseline, options.relevant_file(relevant))  # files this run reads: never written over
-    output, guard = output_target(output, index_dir, reads)
+    output, guard = run.output_target(output, index_dir, reads)
     level = 2 if level is None else level  # graphrag's CLI default
-    names = parsed(options.parse_entities, entities, no_costs)
+    names = run.parsed(options.parse_entities, entities, no_costs)
     base = None
     if baseline is not None:
         from graphrag_audit.analysis.diff import snapshot_of_json
         from graphrag_audit.io.baseline import read_baseline
 
-        limits = parsed(
+        limits = run.parsed(
             options.regression_limits, max_map_calls_increase, max_coverage_drop, include_hypothetical
         )
-        base = run_guarded(lambda: snapshot_of_json(read_baseline(baseline), baseline), debug)
+        base = run.run_guarded(lambda: snapshot_of_json(read_baseline(baseline), baseline), debug)
     summary = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == LevelsFormat.github else None
     if summary:
         from graphrag_audit.io.safe_write import WriteError, append_file, check_append_target
 
-        guard = guard or output_guard(index_dir, reads)
+        guard = guard or run.output_guard(index_dir, reads)
         try:
             check_append_target(summary, guard)
         except WriteError as exc:
-            raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
-    cache = open_token_cache(None if no_costs else token_cache, guard, index_dir, reads, debug)
+            raise run.fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
+    cache = run.open_token_cache(None if no_costs else token_cache, guard, index_dir, reads, debug)
 
     def work():
         enabled = sys.stderr.isatty() and (fmt == LevelsFormat.text or output is not None)
-        with Progress(enabled) as progress:
-            opts = audit_options(
+        with run.Progress(enabled) as progress:
+            opts = run.audit_options(
                 values, level=level, costs=not no_costs, relevant=relevant_ids, entities=names
             )
-            if tokenizer is not None:
-                check_tokenizer(tokenizer)
+            run.check_tokenizer(tokenizer)
             if verify:  # a check asked for that cannot run is an error, not a quiet "not run"
                 from graphrag_audit.io.remote import location_of
                 from graphrag_audit.verify import graphrag_unusable_reason
 
                 remote = location_of(index_dir)
                 if remote is not None:
-                    raise fail(
+                    raise run.fail(
                         f"--verify: {remote.display}: graphrag's own reader needs a local copy of the "
                         f"index (download the tables, or drop --verify)"
                     )
                 progress("importing graphrag")
                 reason = graphrag_unusable_reason()
                 if reason is not None:
-                    raise fail(f"--verify: {reason}")
-            model, report = audit_index(index_dir, opts, cache, progress)
+                    raise run.fail(f"--verify: {reason}")
+            model, report = run.audit_index(index_dir, opts, cache, progress)
             if verify:
                 from graphrag_audit.verify import verify_with_graphrag
 
@@ -207,7 +189,7 @@ def levels_cmd(
                 report = report.with_verify(verify_with_graphrag(report, model))
             return model, report
 
-    model, report = run_guarded(work, debug)
+    model, report = run.run_guarded(work, debug)
     if base is not None:
         from graphrag_audit.analysis.diff import (
             judge_regressions,
@@ -220,10 +202,10 @@ def levels_cmd(
         judged, unjudged = judge_regressions(base, now, level, limits)
         note = option_note(option_differences(base, now))
         if note:  # a number may differ because of the options, not the index
-            say(f"graphrag-audit: note: --baseline: {visible(note)}\n")
+            run.say(f"graphrag-audit: note: --baseline: {visible(note)}\n")
         report = replace(report, findings=report.findings + tuple(judged))
         for f in unjudged:  # shown on stderr, never a finding: no real graphrag sends these numbers
-            say(
+            run.say(
                 f"graphrag-audit: note: --baseline: {f.rule} not judged (--include-hypothetical judges it): "
                 f"{visible(f.message)}\n"
             )
@@ -234,29 +216,30 @@ def levels_cmd(
     markdown = dict(include_titles=include_titles, **shown)
     stream = streamer(fmt)
     if stream is not None:  # -f json: a deep index lists millions of ids
-        text = stream(report, json_ids=json_ids.value)
+        chunks = stream(report, json_ids=json_ids.value)
+        run.run_guarded(lambda: run.write_payload(chunks, output, guard), debug)
     else:
         kw = markdown
         if fmt == LevelsFormat.text:
             focus = level if list_reports else None
-            kw = dict(width=text_width(width, output), color=text_color(color, output), focus=focus, **shown)
+            kw = dict(
+                width=run.text_width(width, output), color=run.text_color(color, output), focus=focus, **shown
+            )
         elif fmt == LevelsFormat.github:
             kw = dict(include_titles=include_titles, verbose=verbose)
-        with output_charset_for(output):
-            text = run_guarded(lambda: renderer(fmt)(report, **kw), debug)
-    run_guarded(lambda: write_payload(text, output, guard), debug)
+        text = run.emit(lambda: renderer(fmt)(report, **kw), output, guard, debug)
     if fmt == LevelsFormat.markdown:
         from graphrag_audit.render.markdown import paste_size_warning
 
         warning = paste_size_warning(text)
         if warning:
-            say(warning)
+            run.say(warning)
     if summary:
         try:
             warning = append_file(summary, renderer(LevelsFormat.markdown)(report, **markdown), guard)
         except WriteError as exc:
-            raise fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
+            raise run.fail(f"{exc.path}: {exc.problem} ($GITHUB_STEP_SUMMARY)") from None
         if warning:
-            say(f"graphrag-audit: warning: $GITHUB_STEP_SUMMARY: {visible(warning)}\n")
+            run.say(f"graphrag-audit: warning: $GITHUB_STEP_SUMMARY: {visible(warning)}\n")
     # with a baseline, the regressions decide the exit code
-    raise findings_exit(judged if base is not None else report.findings, fail_on)
+    raise run.findings_exit(judged if base is not None else report.findings, fail_on)

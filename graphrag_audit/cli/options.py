@@ -1,9 +1,5 @@
-"""The options the commands share, each declared once with one help text (typer ``Annotated`` aliases).
-
-A command writes ``tokenizer: Tokenizer = DEFAULT_TOKENIZER``; the default stays at the command
-(the same option may default differently, like ``--level``). The output formats and their
-renderers are in :mod:`graphrag_audit.render.formats`.
-"""
+"""The options the commands share, each declared once with one help text (typer ``Annotated`` aliases;
+the default stays at the command: ``tokenizer: Tokenizer = DEFAULT_TOKENIZER``), and their parsers."""
 
 from __future__ import annotations
 
@@ -22,9 +18,7 @@ class JsonIds(str, Enum):
     level = "level"
 
 
-class FailOn(str, Enum):
-    """--fail-on: a severity of rules.SEVERITY_RANK, or never."""
-
+class FailOn(str, Enum):  # a severity of rules.SEVERITY_RANK, or never
     error = "error"
     warning = "warning"
     info = "info"
@@ -54,8 +48,7 @@ IndexDir = Annotated[
     Path,
     typer.Argument(
         metavar="DIR",
-        help="Index output directory, project root (settings.yaml), or a 0.x "
-        "output/<timestamp>/artifacts layout.",
+        help="Index output directory, project root (settings.yaml), or a 0.x output/<timestamp>/artifacts layout.",
     ),
 ]
 
@@ -64,8 +57,7 @@ Output = Annotated[
     typer.Option(
         "--output",
         "-o",
-        help="Write the output to FILE, not stdout (atomically; never inside the index directory; "
-        "- = stdout).",
+        help="Write the output to FILE, not stdout (atomically; never inside the index directory; - = stdout).",
     ),
 ]
 
@@ -100,10 +92,7 @@ TokenCacheDir = Annotated[
     ),
 ]
 
-ColorOpt = Annotated[
-    Color,
-    _env("--color", help="Colour in text output (NO_COLOR is honoured)."),
-]
+ColorOpt = Annotated[Color, _env("--color", help="Colour in text output (NO_COLOR is honoured).")]
 
 Width = Annotated[
     int | None,
@@ -118,11 +107,7 @@ Width = Annotated[
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
 
 FailOnOpt = Annotated[
-    FailOn,
-    _env(
-        "--fail-on",
-        help="Exit 1 when a finding of this severity or worse exists.",
-    ),
+    FailOn, _env("--fail-on", help="Exit 1 when a finding of this severity or worse exists.")
 ]
 
 # --format: one alias per command (the sets differ; only levels reads GRAPHRAG_AUDIT_FORMAT)
@@ -132,45 +117,36 @@ PlanFormatOpt = Annotated[PlanFormat, typer.Option("--format", "-f", help=_FORMA
 DiffFormatOpt = Annotated[DiffFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 UpdateRunFormatOpt = Annotated[UpdateRunFormat, typer.Option("--format", "-f", help=_FORMAT_HELP)]
 
+
 # --level means the community_level in every command, but what each does with it differs (and
 # tree does not read GRAPHRAG_AUDIT_LEVEL): one alias per meaning
+def level_option(help: str, env: bool = True):
+    return (_env if env else typer.Option)("--level", "-l", min=0, help=help)
+
+
 AuditLevel = Annotated[
     int | None,
-    _env(
-        "--level",
-        "-l",
-        min=0,
-        help="The community_level your application queries with (findings are checked there; default 2 like "
-        "graphrag's CLI). --list-reports lists the reports it sends.",
+    level_option(
+        "The community_level your application queries with (findings are checked there; default 2 like "
+        "graphrag's CLI). --list-reports lists the reports it sends."
     ),
 ]
 DiffLevel = Annotated[
     int | None,
-    _env(
-        "--level",
-        "-l",
-        min=0,
-        help="The community_level your application queries with: the regressions are checked there (default 2 like "
-        "graphrag's CLI); the table shows every level.",
+    level_option(
+        "The community_level your application queries with: the regressions are checked there (default 2 like "
+        "graphrag's CLI); the table shows every level."
     ),
 ]
 ReportLevel = Annotated[
-    int,
-    _env(
-        "--level",
-        "-l",
-        min=0,
-        help="The community_level whose selection colours the tree (default 2 like graphrag's CLI).",
-    ),
+    int, level_option("The community_level whose selection colours the tree (default 2 like graphrag's CLI).")
 ]
 TreeLevel = Annotated[
     int | None,
-    typer.Option(
-        "--level",
-        "-l",
-        min=0,
-        help="Mark what this community_level sends: under graphrag >= 2.0 and < 2.0 (both), "
+    level_option(
+        "Mark what this community_level sends: under graphrag >= 2.0 and < 2.0 (both), "
         "only >= 2.0 (v2 only), only < 2.0.",
+        env=False,
     ),
 ]
 
@@ -178,20 +154,22 @@ IncludeTitles = Annotated[
     bool,
     typer.Option(
         "--include-titles",
-        help="-f markdown (levels: also -f github and the step summary): also show report titles, "
-        "entity names and absolute paths (hidden by default: a pasted report or a run's "
-        "summary page may be public).",
+        help="-f markdown (levels: also -f github and the step summary): also show report titles, entity names "
+        "and absolute paths (hidden by default: a pasted report or a run's summary page may be public).",
     ),
 ]
 
+
 # the finding thresholds (levels checks them; report shows the findings they decide)
+def _share(flag: str, help: str):
+    return _env(flag, min=0.0, max=1.0, help=help)
+
+
 MaxUnreachable = Annotated[
     float,
-    _env(
+    _share(
         "--max-unreachable",
-        min=0.0,
-        max=1.0,
-        help="depth-mismatch fires when a larger share of roots or entities cannot reach --level.",
+        "depth-mismatch fires when a larger share of roots or entities cannot reach --level.",
     ),
 ]
 MaxInflation = Annotated[
@@ -205,31 +183,24 @@ MaxInflation = Annotated[
 ]
 MinCoverage = Annotated[
     float,
-    _env(
+    _share(
         "--min-coverage",
-        min=0.0,
-        max=1.0,
-        help="low-coverage fires when the reports sent at --level cover a smaller share of the clustered "
-        "entities.",
+        "low-coverage fires when the reports sent at --level cover a smaller share of the clustered entities.",
     ),
 ]
 MaxLocalCoarse = Annotated[
     float,
-    _env(
+    _share(
         "--max-local-coarse",
-        min=0.0,
-        max=1.0,
-        help="local-context-coarse fires when local search gives a larger share of the probes a finest "
+        "local-context-coarse fires when local search gives a larger share of the probes a finest "
         "report coarser than min(--level, their leaf's level).",
     ),
 ]
 MaxLocalEmpty = Annotated[
     float,
-    _env(
+    _share(
         "--max-local-empty",
-        min=0.0,
-        max=1.0,
-        help="local-context-empty fires when local search puts no report in context for a larger share "
+        "local-context-empty fires when local search puts no report in context for a larger share "
         "of the probes (the first report does not fit its budget).",
     ),
 ]
@@ -326,8 +297,8 @@ Entities = Annotated[
 
 
 def parse_entities(value: str | None, no_costs: bool = False) -> tuple[str, ...] | None:
-    """``--entities A,B``: the names, stripped, empty ones dropped (None: none). ValueError with
-    ``--no-costs``: local search packs reports by tokens."""
+    """``--entities A,B``: the names (None: none); ValueError with ``--no-costs`` (local search packs
+    reports by tokens)."""
     names = tuple(n.strip() for n in value.split(",") if n.strip()) if value else ()
     if names and no_costs:
         raise ValueError("--entities needs token counts: it cannot be combined with --no-costs")
@@ -340,8 +311,8 @@ def relevant_file(value: str | None) -> Path | None:
 
 
 def parse_relevant(value: str | None) -> tuple[int, ...] | None:
-    """``--relevant``: a comma list or ``@FILE`` -> sorted distinct community numbers (None: not given).
-    Raises ValueError with a one-line message naming the file or the bad item."""
+    """``--relevant``: a comma list or ``@FILE`` -> sorted distinct community numbers (None: not given);
+    ValueError naming the file or the bad item."""
     if value is None:
         return None
     path = relevant_file(value)
@@ -356,29 +327,23 @@ def parse_relevant(value: str | None) -> tuple[int, ...] | None:
             raise ValueError(f"{path}: cannot read the --relevant list ({exc.__class__.__name__})") from None
         except IndexInputError as exc:
             raise ValueError(str(exc)) from None
-    out = set()
-    for t in text.replace(",", " ").split():
-        try:
-            if "_" in t:  # int() reads 1_0 as 10; no community number is written so
-                raise ValueError
-            out.add(int(t))
-        except ValueError:
-            raise ValueError(f"{path or '--relevant'}: {t[:40]!r} is not a community number") from None
-    return tuple(sorted(out))
+    items = text.replace(",", " ").split()
+    for t in items:
+        if not _INT.fullmatch(t):
+            raise ValueError(f"{path or '--relevant'}: {t[:40]!r} is not a community number")
+    return tuple(sorted({int(t) for t in items}))
 
 
+# what int() reads, but 1_0 (Python and pydantic accept ``_`` between digits; graphrag's ids never hold one)
+_INT = re.compile(r"[+-]?\d+")
 _WHOLE = re.compile(r"[+-]?[0-9]+(?:\.0+)?")
 
 
 def community_number(text: str) -> int | None:
-    """A community number typed on the command line (``tree --root``), read as typer reads an
-    integer option (surrounding whitespace, a sign, ``5.0``) except that ``1_0`` is not 10
-    (Python and pydantic accept ``_`` between digits; graphrag's ids never hold one); None when
-    it is not one."""
+    """``tree --root``: a community number read as typer reads an integer option (whitespace, a sign,
+    ``5.0``) but not ``1_0``; None when it is not one."""
     t = text.strip()
-    if not _WHOLE.fullmatch(t):
-        return None
-    return int(t.split(".")[0])
+    return int(t.split(".")[0]) if _WHOLE.fullmatch(t) else None
 
 
 # regressions against an earlier index (levels --baseline, diff)
@@ -427,11 +392,8 @@ def parse_percent(value: str, option: str) -> float:
     return v / 100.0
 
 
-def regression_limits(
-    max_map_calls_increase: str, max_coverage_drop: str, include_hypothetical: bool = False
-):
-    """--max-map-calls-increase / --max-coverage-drop / --include-hypothetical as RegressionLimits;
-    ValueError (one line) when bad."""
+def regression_limits(max_map_calls_increase: str, max_coverage_drop: str, include_hypothetical: bool):
+    """--max-map-calls-increase / --max-coverage-drop / --include-hypothetical as RegressionLimits."""
     from graphrag_audit.results.diff import RegressionLimits
 
     return RegressionLimits(

@@ -1,9 +1,5 @@
-"""``graphrag-audit plan DIR``: a cross-level frontier of reports that fits every budget given.
-
-Exit codes: 0 = the plan fits every budget and sends at least one report; 1 = no plan fits
-(the best frontier it could do is shown, with why, in every format; nothing is written) or the
-plan holds no report; 2 = usage error or unreadable index.
-"""
+"""``graphrag-audit plan DIR``: a cross-level frontier of reports that fits every budget given. Exit 1
+when no plan fits (the best frontier is shown, with why; nothing is written) or it holds no report."""
 
 from __future__ import annotations
 
@@ -14,36 +10,9 @@ from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import (
-    DEFAULT_MAX_CONTEXT_TOKENS,
-    DEFAULT_TOKENIZER,
-    Color,
-    ColorOpt,
-    Debug,
-    IncludeTitles,
-    IndexDir,
-    MaxContextTokens,
-    NoCosts,
-    NumRepeats,
-    Output,
-    PlanFormatOpt,
-    Tokenizer,
-    Width,
-)
-from graphrag_audit.cli.run import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    check_tokenizer,
-    fail,
-    output_charset_for,
-    output_guard,
-    output_target,
-    run_guarded,
-    say,
-    text_color,
-    text_width,
-    write_payload,
-)
+import graphrag_audit.cli.options as options
+import graphrag_audit.cli.run as run
+from graphrag_audit.errors import visible
 from graphrag_audit.render.formats import PlanFormat, renderer
 
 _SUFFIX = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
@@ -51,15 +20,24 @@ _SUFFIX = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 
 def _count(flag: str, text: str) -> int:
     """``60000``, ``60k``, ``1.5M``, ``60_000`` -> an int; a usage error (exit 2) otherwise."""
-    t = str(text).strip().replace("_", "").replace(",", "")
-    mult = _SUFFIX.get(t[-1:].lower(), 1) if t else 1
+    t = text.strip().replace("_", "").replace(",", "")
+    mult = _SUFFIX.get(t[-1:].lower(), 1)
     try:
         whole = float(t[:-1] if mult != 1 else t) * mult
     except ValueError:
         whole = math.nan
     if not math.isfinite(whole) or whole != int(whole):
-        raise fail(f"{flag}: expected a whole number such as 60000, 60k or 1.5M, not {text!r}")
+        raise run.fail(f"{flag}: expected a whole number such as 60000, 60k or 1.5M, not {text!r}")
     return int(whole)
+
+
+def _share(text: str) -> float:
+    """``0.8`` or ``80%``; a usage error (exit 2) otherwise."""
+    t = text.strip()
+    try:
+        return float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise run.fail(f"--coverage: expected a share such as 0.8 or 80%, not {text!r}") from None
 
 
 def _budget(reports, tokens, map_calls, coverage):
@@ -70,27 +48,19 @@ def _budget(reports, tokens, map_calls, coverage):
         if raw is None:
             continue
         flag = "--" + kind.replace("_", "-")
-        if kind == "coverage":  # 0.8 or 80%
-            t = str(raw).strip()
-            try:
-                value: float = float(t[:-1]) / 100 if t.endswith("%") else float(t)
-            except ValueError:
-                raise fail(f"--coverage: expected a share such as 0.8 or 80%, not {raw!r}") from None
-        else:
-            value = _count(flag, raw)
         try:
-            given.append(Budget(kind, value))
+            given.append(Budget(kind, _share(raw) if kind == "coverage" else _count(flag, raw)))
         except ValueError as exc:
-            raise fail(f"{flag}: {exc}") from None
+            raise run.fail(f"{flag}: {exc}") from None
     if not given:
-        raise fail(
+        raise run.fail(
             "give at least one budget: --reports K, --tokens T, --map-calls M and/or --coverage P "
             "(several must all hold)"
         )
     return Budgets(given)
 
 
-def _read_back(path: Path, plan, shown: Path | None = None, max_level: int | None = None) -> str:
+def _read_back(path: Path, plan, shown: Path, max_level: int | None) -> str:
     """Check graphrag selects exactly the plan in the written directory ``path`` (``shown`` names it in
     errors): graphrag >= 2.0 at community_level=None, 1.x at None and at ``max_level``, the largest
     written level (the CLI's --community-level)."""
@@ -104,8 +74,8 @@ def _read_back(path: Path, plan, shown: Path | None = None, max_level: int | Non
     for n in levels:
         got = sels[n][behaviour].community_ids(m2)
         if sorted(set(got)) != list(plan.communities) or len(got) != plan.report_count:
-            raise fail(
-                f"{shown or path}: read back {len(got)} reports at community_level={n}, expected the plan's "
+            raise run.fail(
+                f"{shown}: read back {len(got)} reports at community_level={n}, expected the plan's "
                 f"{plan.report_count}; the written directory is not usable"
             )
     who = "graphrag 1.x selects" if behaviour == "v1" else "graphrag >= 2.0 selects"
@@ -114,7 +84,7 @@ def _read_back(path: Path, plan, shown: Path | None = None, max_level: int | Non
 
 
 def plan_cmd(
-    index_dir: IndexDir,
+    index_dir: options.IndexDir,
     reports: Annotated[
         str | None, typer.Option("--reports", metavar="K", help="Budget: at most K reports (40, 1.5k).")
     ] = None,
@@ -160,7 +130,7 @@ def plan_cmd(
             "the output says how many entities.",
         ),
     ] = False,
-    fmt: PlanFormatOpt = PlanFormat.text,
+    fmt: options.PlanFormatOpt = PlanFormat.text,
     write: Annotated[
         Path | None,
         typer.Option(
@@ -180,31 +150,31 @@ def plan_cmd(
             "through a symbolic link).",
         ),
     ] = False,
-    output: Output = None,
-    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
-    max_context_tokens: MaxContextTokens = DEFAULT_MAX_CONTEXT_TOKENS,
-    num_repeats: NumRepeats = 1,
-    no_costs: NoCosts = False,
-    color: ColorOpt = Color.auto,
-    width: Width = None,
-    debug: Debug = False,
-    include_titles: IncludeTitles = False,
+    output: options.Output = None,
+    tokenizer: options.Tokenizer = options.DEFAULT_TOKENIZER,
+    max_context_tokens: options.MaxContextTokens = options.DEFAULT_MAX_CONTEXT_TOKENS,
+    num_repeats: options.NumRepeats = 1,
+    no_costs: options.NoCosts = False,
+    color: options.ColorOpt = options.Color.auto,
+    width: options.Width = None,
+    debug: options.Debug = False,
+    include_titles: options.IncludeTitles = False,
 ):
     """Plan a global-search context by budget: a cross-level frontier of reports, beside every community_level."""
     budget = _budget(reports, tokens, map_calls, coverage)
     from graphrag_audit.analysis.plan import OBJECTIVES
 
     if objective not in OBJECTIVES:
-        raise fail(f"--objective: choose one of {', '.join(OBJECTIVES)}, not {objective!r}")
+        raise run.fail(f"--objective: choose one of {', '.join(OBJECTIVES)}, not {objective!r}")
     # the shared option types allow None (levels reads them from settings); plan's defaults are set
     assert tokenizer is not None and max_context_tokens is not None and num_repeats is not None
-    check_tokenizer(tokenizer)
+    run.check_tokenizer(tokenizer)
     if no_costs and budget.needs_cost:
         kinds = [b.kind.replace("_", " ") for b in budget if b.needs_cost]
-        raise fail(f"--no-costs cannot be combined with a {' or '.join(kinds)} budget")
-    output, guard = output_target(output, index_dir)
+        raise run.fail(f"--no-costs cannot be combined with a {' or '.join(kinds)} budget")
+    output, guard = run.output_target(output, index_dir)
     if write is not None and guard is None:
-        guard = output_guard(index_dir)
+        guard = run.output_guard(index_dir)
 
     def work():
         from graphrag_audit.analysis.plan import ContextCost, plan_report
@@ -235,35 +205,29 @@ def plan_cmd(
             objective=objective,
             allow_uncovered=allow_uncovered,
         )
-        if write is not None:
-            if not report.plan.usable:  # the frontier is still shown (exit 1), nothing is written
-                from graphrag_audit.errors import visible
+        if write is None:
+            return report
+        if not report.plan.usable:  # the frontier is still shown (exit 1), nothing is written
+            why = "does not fit the budget" if not report.plan.fits else "sends no report"
+            run.say(f"graphrag-audit: warning: {visible(str(write))}: nothing written: the plan {why}\n")
+            return report
+        verified: list[str] = []
+        result = write_plan(
+            model,
+            report.plan.communities,
+            write,
+            force=force,
+            provenance={"budget": budget.to_dict(), "settings": settings},
+            guard=guard,
+            verify=lambda path, max_level: verified.append(_read_back(path, report.plan, write, max_level)),
+        )
+        return replace(report, handoff=result.to_dict() | {"verified": verified[0]})
 
-                why = "does not fit the budget" if not report.plan.fits else "sends no report"
-                say(f"graphrag-audit: warning: {visible(str(write))}: nothing written: the plan {why}\n")
-                return report
-            verified: list[str] = []
-            result = write_plan(
-                model,
-                report.plan.communities,
-                write,
-                force=force,
-                provenance={"budget": budget.to_dict(), "settings": settings},
-                guard=guard,
-                verify=lambda path, max_level: verified.append(
-                    _read_back(path, report.plan, write, max_level)
-                ),
-            )
-            report = replace(report, handoff=result.to_dict() | {"verified": verified[0]})
-        return report
-
-    report = run_guarded(work, debug)
+    report = run.run_guarded(work, debug)
     kw: dict = {}
     if fmt == PlanFormat.text:
-        kw = {"width": text_width(width, output), "color": text_color(color, output)}
+        kw = {"width": run.text_width(width, output), "color": run.text_color(color, output)}
     elif fmt == PlanFormat.markdown:
         kw = {"include_titles": include_titles}
-    with output_charset_for(output):
-        text = run_guarded(lambda: renderer(fmt)(report, **kw), debug)
-    write_payload(text, output, guard)
-    raise typer.Exit(EXIT_OK if report.plan.usable else EXIT_FINDINGS)
+    run.emit(lambda: renderer(fmt)(report, **kw), output, guard, debug)
+    raise typer.Exit(0 if report.plan.usable else 1)

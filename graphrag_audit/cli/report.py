@@ -8,18 +8,7 @@ from typing import Annotated
 import typer
 
 import graphrag_audit.cli.options as options
-from graphrag_audit.cli.run import (
-    audit_index,
-    audit_options,
-    check_tokenizer,
-    fail,
-    open_token_cache,
-    output_target,
-    parsed,
-    run_guarded,
-    say,
-    write_payload,
-)
+import graphrag_audit.cli.run as run
 from graphrag_audit.errors import visible
 from graphrag_audit.render.formats import ReportFormat, renderer
 
@@ -60,29 +49,30 @@ def report_cmd(
     coloured by what N sends, charts. Says on stderr what it wrote (unless -o -)."""
     values = dict(locals())  # audit_options reads the parameters named as AuditOptions fields
     if output is None:
-        raise fail("report: -o FILE.html is required")
-    relevant_ids = parsed(options.parse_relevant, relevant)
-    names = parsed(options.parse_entities, entities, no_costs)
-    if tokenizer is not None:
-        check_tokenizer(tokenizer)
+        raise run.fail("report: -o FILE.html is required")
+    relevant_ids = run.parsed(options.parse_relevant, relevant)
+    names = run.parsed(options.parse_entities, entities, no_costs)
+    run.check_tokenizer(tokenizer)
     reads = (options.relevant_file(relevant),)
-    output, guard = output_target(output, index_dir, reads)
-    cache = open_token_cache(None if no_costs else token_cache, guard, index_dir, reads, debug)
+    output, guard = run.output_target(output, index_dir, reads)
+    cache = run.open_token_cache(None if no_costs else token_cache, guard, index_dir, reads, debug)
 
     def work():
         from graphrag_audit.analysis.treeview import build_forest
 
-        opts = audit_options(values, level=level, costs=not no_costs, relevant=relevant_ids, entities=names)
-        model, report = audit_index(index_dir, opts, cache)
+        opts = run.audit_options(
+            values, level=level, costs=not no_costs, relevant=relevant_ids, entities=names
+        )
+        model, report = run.audit_index(index_dir, opts, cache)
         if guard is not None:
             guard.protect_model(model)
         forest = build_forest(model, opts.level, report.selections_by_level())
         return renderer(ReportFormat.html)(report, forest)
 
-    write_payload(run_guarded(work, debug), output, guard)
+    run.write_payload(run.run_guarded(work, debug), output, guard)
     if output is not None:
         try:
             size = f"{output.stat().st_size:,} bytes"
         except OSError:  # written, then moved or removed by someone else: say so without a size
             size = "size unknown"
-        say(f"graphrag-audit: wrote {visible(str(output))} ({size})\n")
+        run.say(f"graphrag-audit: wrote {visible(str(output))} ({size})\n")

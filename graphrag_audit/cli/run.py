@@ -1,8 +1,5 @@
-"""What every command goes through: exit codes, the standard streams in any state, the writes.
-
-Exit codes: 0 = no finding at or above --fail-on; 1 = findings at or above it; 2 = usage error, unreadable
-index or unwritable stdout (one line on stderr); 141 = the reader of stdout went away.
-"""
+"""What every command goes through: exit codes (entry.py's help lists them), the standard streams in
+any state, the writes."""
 
 from __future__ import annotations
 
@@ -19,16 +16,14 @@ import typer
 from graphrag_audit.cli.options import TOKENIZERS, Color
 from graphrag_audit.errors import IndexInputError, visible
 
-EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_BAD_INPUT = 2
+#: the reader of stdout went away (``| head``): no message, as the shell reports SIGPIPE (128 + 13)
+EXIT_BROKEN_PIPE = 141
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     say(f"graphrag-audit: error: {visible(str(message))}\n")  # one line, no escapes
     return typer.Exit(code)
-
-
-#: the reader of stdout went away (``| head``): no message, as the shell reports SIGPIPE (128 + 13)
-EXIT_BROKEN_PIPE = 141
 
 
 def say(text: str) -> None:
@@ -59,62 +54,40 @@ class _ClosedStdout:
     def write(self, text: str) -> int:
         raise OSError(9, "standard output is closed")
 
+    def fileno(self) -> int:
+        raise OSError(9, "standard output is closed")
+
     def flush(self) -> None:
         pass
 
     def isatty(self) -> bool:
         return False
 
-    def fileno(self) -> int:
-        raise OSError(9, "standard output is closed")
-
 
 class _CompleteWrites(io.RawIOBase):
-    """fd 1 for ``sys.stdout`` writing every byte or raising: CPython's drops the rest of a short write (a
-    full disk), so a truncated output would exit 0; writing the rest again raises (EPIPE, ENOSPC)."""
-
-    def __init__(self, fd: int = 1):
-        super().__init__()
-        self._fd = fd
+    """fd 1 writing every byte or raising: CPython's stdout drops the rest of a short write (a full disk),
+    so a truncated output would exit 0; writing the rest again raises (EPIPE, ENOSPC)."""
 
     def writable(self) -> bool:
         return True
 
     def fileno(self) -> int:
-        return self._fd
+        return 1
 
     def isatty(self) -> bool:
-        return os.isatty(self._fd)
+        return os.isatty(1)
 
     def write(self, data) -> int:
         view = memoryview(data).cast("B")
         done = 0
         while done < len(view):
-            done += os.write(self._fd, view[done:])
+            done += os.write(1, view[done:])
         return done
 
 
-def _complete_stdout_writes() -> None:
-    """Rewrap ``sys.stdout`` (same encoding, errors, buffering) over :class:`_CompleteWrites`."""
-    out = sys.stdout
-    if not isinstance(out, io.TextIOWrapper):
-        return
-    try:
-        if out.fileno() != 1:
-            return
-        out.flush()
-    except (OSError, ValueError):
-        return
-    sys.stdout = io.TextIOWrapper(
-        io.BufferedWriter(_CompleteWrites(1)),
-        encoding=out.encoding,
-        errors=out.errors,
-        line_buffering=out.line_buffering,
-    )
-
-
 def _claim_standard_fds() -> None:
-    """Open /dev/null on any of fds 0-2 the process started without (no later file becomes fd 1 or 2)."""
+    """Open /dev/null on any of fds 0-2 the process started without (no later file becomes fd 1 or 2),
+    and rewrap ``sys.stdout`` (same encoding, errors, buffering) over :class:`_CompleteWrites`."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
@@ -124,42 +97,43 @@ def _claim_standard_fds() -> None:
                 sys.stdout = _ClosedStdout()
             elif fd == 2:
                 sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives until exit
-    _complete_stdout_writes()
-
-
-def _output_failed(exc: BaseException) -> int | None:
-    """The exit status when ``exc`` is a failure to write stdout, else None (undoes typer's EPIPE exit 1)."""
-    if isinstance(exc, SystemExit):
-        cause = exc.__context__
-        if exc.code == 1 and isinstance(cause, OSError) and cause.errno == errno.EPIPE:
-            _drain(1)  # the reader is gone: quiet, like a Unix tool
-            return EXIT_BROKEN_PIPE
-        return None
-    if isinstance(exc, OSError) and exc.filename is None:
-        if exc.errno == errno.EPIPE:  # raised outside typer's guard: its usage message to stderr
-            _drain(2)
-            return EXIT_BAD_INPUT
-        _drain(1)
-        say(f"graphrag-audit: error: stdout: cannot write the output ({exc.strerror or exc})\n")
-        return EXIT_BAD_INPUT
-    return None
+    out = sys.stdout
+    try:
+        if not isinstance(out, io.TextIOWrapper) or out.fileno() != 1:
+            return
+        out.flush()
+    except (OSError, ValueError):
+        return
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(_CompleteWrites()),
+        encoding=out.encoding,
+        errors=out.errors,
+        line_buffering=out.line_buffering,
+    )
 
 
 def run_app(app: typer.Typer) -> None:
-    """Run the typer ``app`` as the process's command; a failure to write stdout or any escaped exception
-    becomes its exit status (never a traceback)."""
+    """Run ``app`` as the process's command; a failure to write stdout or any escaped exception becomes
+    its exit status (never a traceback)."""
     _claim_standard_fds()
     try:
         app()
+    except SystemExit as exc:  # typer's EPIPE exit 1: the reader is gone, quiet like a Unix tool
+        if exc.code == 1 and isinstance(exc.__context__, OSError) and exc.__context__.errno == errno.EPIPE:
+            _drain(1)
+            sys.exit(EXIT_BROKEN_PIPE)
+        raise
+    except KeyboardInterrupt:  # pragma: no cover - last resort, never a traceback
+        say("graphrag-audit: error: interrupted\n")
+        sys.exit(130)
     except BaseException as exc:
-        code = _output_failed(exc)
-        if code is not None:
-            sys.exit(code)
-        if isinstance(exc, SystemExit):
-            raise
-        if isinstance(exc, KeyboardInterrupt):  # pragma: no cover - last resort, never a traceback
-            say("graphrag-audit: error: interrupted\n")
-            sys.exit(130)
+        if isinstance(exc, OSError) and exc.filename is None:  # writing stdout
+            if exc.errno == errno.EPIPE:  # raised outside typer's guard: its usage message to stderr
+                _drain(2)
+            else:
+                _drain(1)
+                say(f"graphrag-audit: error: stdout: cannot write the output ({exc.strerror or exc})\n")
+            sys.exit(EXIT_BAD_INPUT)
         msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         say(f"graphrag-audit: error: internal error ({visible(msg)})\n")
         sys.exit(EXIT_BAD_INPUT)
@@ -229,10 +203,16 @@ def write_payload(text, output: Path | None, guard=None) -> None:
         raise fail(str(exc)) from None
 
 
+def emit(render, output: Path | None, guard, debug: bool) -> str:
+    """``render()`` (the output's text) made for the output's charset, then written to it."""
+    with output_charset_for(output):
+        text = run_guarded(render, debug)
+    run_guarded(lambda: write_payload(text, output, guard), debug)
+    return text
+
+
 class Progress:
     """A progress bar with the current step on stderr when it is a terminal; silent when piped."""
-
-    STEPS = 6  # reading, tree, selection, costs, depth, rendering (cost steps add one per level)
 
     def __init__(self, enabled: bool):
         from graphrag_audit.render.console import dumb_terminal
@@ -242,14 +222,12 @@ class Progress:
             import rich.progress as rp
             from rich.console import Console
 
-            columns = (
-                rp.SpinnerColumn(),
-                rp.TextColumn("{task.description}"),
-                rp.BarColumn(),
-                rp.TimeElapsedColumn(),
+            columns = (rp.SpinnerColumn(), rp.TextColumn("{task.description}"), rp.BarColumn())
+            self.bar = rp.Progress(
+                *columns, rp.TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True
             )
-            self.bar = rp.Progress(*columns, console=Console(file=sys.stderr), transient=True)
-            self.task = self.bar.add_task("reading the index", total=self.STEPS)
+            # reading, tree, selection, costs, depth, rendering (cost steps add one per level)
+            self.task = self.bar.add_task("reading the index", total=6)
             self.bar.start()
             from graphrag_audit.io import remote
 
@@ -299,9 +277,9 @@ def run_guarded(fn, debug: bool):
         raise fail(f"internal error ({msg}); rerun with --debug for the traceback") from None
 
 
-def check_tokenizer(tokenizer: str) -> None:
-    """``--tokenizer`` names one of the TOKENIZERS, else exit 2."""
-    if tokenizer not in TOKENIZERS:
+def check_tokenizer(tokenizer: str | None) -> None:
+    """``--tokenizer``, when given, names one of the TOKENIZERS, else exit 2."""
+    if tokenizer is not None and tokenizer not in TOKENIZERS:
         raise fail(f"--tokenizer: unknown encoding {tokenizer!r} ({', '.join(TOKENIZERS)})")
 
 
@@ -319,17 +297,14 @@ def audit_index(index_dir: Path, opts, cache, progress=None):
     """(model, report) of ``audit_with_model``, the token cache saved; exit 2 for ``--relevant`` numbers
     that are no community of the index."""
     from graphrag_audit.analysis.audit import audit_with_model
+    from graphrag_audit.analysis.dynamic import not_communities
 
     def check(model) -> None:
-        from graphrag_audit.analysis.dynamic import not_communities
-
         bad = not_communities(model, opts.relevant)
         if bad:
             shown = ", ".join(map(str, bad[:10])) + (f" and {len(bad) - 10:,} more" if len(bad) > 10 else "")
-            raise fail(
-                f"--relevant: {'not a community' if len(bad) == 1 else 'not communities'} of this index: "
-                f"{shown}"
-            )
+            what = "not a community" if len(bad) == 1 else "not communities"
+            raise fail(f"--relevant: {what} of this index: {shown}")
 
     check_model = None if opts.relevant is None else check
     model, report = audit_with_model(
@@ -391,12 +366,8 @@ def findings_exit(findings, fail_on) -> typer.Exit:
     """Exit 1 when one of ``findings`` is at or above ``--fail-on`` (never: 0), else 0."""
     from graphrag_audit.rules import SEVERITY_RANK
 
-    if fail_on.value == "never":
-        return typer.Exit(EXIT_OK)
-    threshold = SEVERITY_RANK[fail_on.value]
-    return typer.Exit(
-        EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK
-    )
+    limit = SEVERITY_RANK.get(fail_on.value)  # None for never
+    return typer.Exit(int(limit is not None and any(SEVERITY_RANK[f.severity] >= limit for f in findings)))
 
 
 def parsed(parse, *args, option: str | None = None):

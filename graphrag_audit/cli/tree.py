@@ -6,27 +6,8 @@ from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import (
-    Color,
-    ColorOpt,
-    Debug,
-    IndexDir,
-    Output,
-    TreeFormatOpt,
-    TreeLevel,
-    Width,
-    community_number,
-)
-from graphrag_audit.cli.run import (
-    fail,
-    output_charset_for,
-    output_target,
-    run_guarded,
-    say,
-    text_color,
-    text_width,
-    write_payload,
-)
+import graphrag_audit.cli.options as options
+import graphrag_audit.cli.run as run
 from graphrag_audit.render.formats import TreeFormat, renderer
 
 #: default row budget of ``tree`` text (and Mermaid/DOT) output: with the header about 100 lines
@@ -34,8 +15,8 @@ DEFAULT_MAX_LINES = 90
 
 
 def tree_cmd(
-    index_dir: IndexDir,
-    level: TreeLevel = None,
+    index_dir: options.IndexDir,
+    level: options.TreeLevel = None,
     depth: Annotated[
         int | None,
         typer.Option("--depth", "-d", min=0, help="Show at most this many levels below the top communities."),
@@ -56,19 +37,19 @@ def tree_cmd(
             f"graphml and json; 0 = all).",
         ),
     ] = None,
-    fmt: TreeFormatOpt = TreeFormat.text,
-    output: Output = None,
-    color: ColorOpt = Color.auto,
-    width: Width = None,
-    debug: Debug = False,
+    fmt: options.TreeFormatOpt = TreeFormat.text,
+    output: options.Output = None,
+    color: options.ColorOpt = options.Color.auto,
+    width: options.Width = None,
+    debug: options.Debug = False,
 ):
     """The community forest: numbers, levels, entities, report titles; with --level, what N sends."""
-    root_id = None if root is None else community_number(root)
-    if root is not None and root_id is None:  # typer's words for a bad integer (cli/usage.py)
-        raise fail(
+    root_id = None if root is None else options.community_number(root)
+    if root is not None and root_id is None:  # typer's words for a bad integer (cli/entry.py)
+        raise run.fail(
             f"--root: must be a whole number (got {root[:40]!r}); graphrag-audit tree --help lists the options"
         )
-    output, guard = output_target(output, index_dir)
+    output, guard = run.output_target(output, index_dir)
 
     def work():
         from graphrag_audit.analysis.treeview import UnknownCommunity, build_forest, layout
@@ -85,7 +66,7 @@ def tree_cmd(
         try:
             view = layout(forest, root=root_id, depth=depth, max_lines=budget)
         except UnknownCommunity as exc:
-            raise fail(f"--root {root_id}: {exc}") from None
+            raise run.fail(f"--root {root_id}: {exc}") from None
         if fmt != TreeFormat.text:
             full = root_id is None and depth is None and not budget
             return renderer(fmt)(forest, None if full else view)
@@ -95,18 +76,15 @@ def tree_cmd(
         heading += [f"generation {model.generation.label}", *(f"note: {n}" for n in model.notes)]
         return renderer(fmt)(
             view,
-            width=text_width(width, output),
-            color=text_color(color, output),
+            width=run.text_width(width, output),
+            color=run.text_color(color, output),
             heading=[scrub(line) for line in heading],
         )
 
-    # titles are escaped for the output's charset while the forest is built and written
-    with output_charset_for(output):
-        text = run_guarded(work, debug)
-        run_guarded(lambda: write_payload(text, output, guard), debug)
+    text = run.emit(work, output, guard, debug)  # titles are escaped for the output's charset
     if fmt == TreeFormat.mermaid:
         from graphrag_audit.render.graph import mermaid_size_warning
 
         warning = mermaid_size_warning(text)
         if warning:
-            say(warning)
+            run.say(warning)

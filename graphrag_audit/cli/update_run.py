@@ -9,16 +9,8 @@ from typing import Annotated
 
 import typer
 
-from graphrag_audit.cli.options import Debug, FailOn, FailOnOpt, Output, UpdateRunFormatOpt, Width
-from graphrag_audit.cli.run import (
-    fail,
-    findings_exit,
-    output_charset_for,
-    output_target,
-    run_guarded,
-    text_width,
-    write_payload,
-)
+import graphrag_audit.cli.options as options
+import graphrag_audit.cli.run as run
 from graphrag_audit.render.formats import UpdateRunFormat, renderer
 
 RunDir = Annotated[
@@ -35,31 +27,29 @@ def update_run_cmd(
     run_dir: RunDir,
     level: Annotated[
         int | None,
-        typer.Option(
-            "--level", "-l", min=0, help="The community_level the level findings are checked at (default 2)."
-        ),
+        options.level_option("The community_level the level findings are checked at (default 2).", env=False),
     ] = None,
-    fmt: UpdateRunFormatOpt = UpdateRunFormat.text,
-    output: Output = None,
-    fail_on: FailOnOpt = FailOn.error,
-    width: Width = None,
-    debug: Debug = False,
+    fmt: options.UpdateRunFormatOpt = UpdateRunFormat.text,
+    output: options.Output = None,
+    fail_on: options.FailOnOpt = options.FailOn.error,
+    width: options.Width = None,
+    debug: options.Debug = False,
 ):
     """Audit one graphrag update run: previous, delta and merged indexes, and which one graphrag queries."""
-    output, guard = output_target(output, run_dir, guard_of=lambda: _run_guard(run_dir))
+    output, guard = run.output_target(output, run_dir, guard_of=lambda: _run_guard(run_dir))
 
     def work():
         from graphrag_audit.analysis.update_run import audit_update_run
         from graphrag_audit.results.audit import AuditOptions
 
         report = audit_update_run(run_dir, AuditOptions(level=2 if level is None else level, costs=False))
-        kw = {"width": text_width(width, output)} if fmt == UpdateRunFormat.text else {}
+        kw = {"width": run.text_width(width, output)} if fmt == UpdateRunFormat.text else {}
         return report, renderer(fmt)(report, **kw)
 
-    with output_charset_for(output):
-        report, text = run_guarded(work, debug)
-    write_payload(text, output, guard)
-    raise findings_exit([f for p in report.parts for f in p.findings], fail_on)
+    with run.output_charset_for(output):
+        report, text = run.run_guarded(work, debug)
+    run.write_payload(text, output, guard)
+    raise run.findings_exit([f for p in report.parts for f in p.findings], fail_on)
 
 
 def _run_guard(run_dir: Path):
@@ -70,12 +60,12 @@ def _run_guard(run_dir: Path):
     from graphrag_audit.io.settings import find_settings
 
     try:
-        run = locate_update_run(run_dir)
+        update = locate_update_run(run_dir)
     except IndexInputError as exc:
-        raise fail(str(exc)) from None
+        raise run.fail(str(exc)) from None
     guard = Guard().protect(run_dir)
     for role in ROLES:
-        folder = run.folder(role)
+        folder = update.folder(role)
         if folder is not None:
             guard.protect(folder)
     here = Path(os.path.abspath(run_dir))
