@@ -81,17 +81,24 @@ CUT_NOTE = (
 )
 
 
-def _heads(heads) -> str:
-    return "<thead><tr>" + "".join(f"<th>{_esc(x)}</th>" for x in heads) + "</tr></thead>"
-
-
-def _table(heads, rows, chosen=None, cell=_esc, attrs=' class="num"') -> str:
-    """A table of ``rows``, each cell escaped by ``cell``; the rows whose ``chosen`` flag is set in bold."""
+def _table(heads, rows, attrs=' class="num"', tr=None, cell=_esc, title=-1) -> str:
+    """A table of ``rows``, each cell escaped by ``cell``, column ``title`` of class "title"; ``tr``: each
+    row's attributes."""
     body = "".join(
-        ('<tr class="chosen">' if mark else "<tr>") + "".join(f"<td>{cell(x)}</td>" for x in row) + "</tr>"
-        for row, mark in zip(rows, chosen or [False] * len(rows))
+        f"<tr{a}>"
+        + "".join(
+            f'<td class="title">{cell(x)}</td>' if i == title else f"<td>{cell(x)}</td>"
+            for i, x in enumerate(row)
+        )
+        + "</tr>"
+        for row, a in zip(rows, tr or [""] * len(rows))
     )
-    return f"<table{attrs}>{_heads(heads)}<tbody>{body}</tbody></table>"
+    heads = "".join(f"<th>{_esc(x)}</th>" for x in heads)
+    return f"<table{attrs}><thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _chosen(flags) -> list[str]:
+    return [' class="chosen"' if x else "" for x in flags]
 
 
 def _text_width(s: str, px: float = 6.6) -> float:
@@ -155,7 +162,7 @@ def _levels_table(report) -> str:
     return (
         '<section id="levels"><h2>What each community_level N sends to global search</h2>'
         f'<p class="caption">{caption}</p>'
-        + _table(heads, rows, [row[0] == level_label(opts.level) for row in rows])
+        + _table(heads, rows, tr=_chosen(row[0] == level_label(opts.level) for row in rows))
         + '<p class="caption">extra = reports &gt;=2.0 sends beyond &lt;2.0; ancestors = reports sent together '
         "with a descendant's; mix = &gt;=2.0 reports per level; stuck = entities whose finest community is "
         "above level N; ents/report = entities per &gt;=2.0 report. Each map call is one LLM call; one "
@@ -177,24 +184,17 @@ def _finding_items(fs) -> str:
     )
 
 
+def _more(n: int, what: str) -> str:
+    return f'<p class="caption">{n:,} {what}</p>' if n > 0 else ""
+
+
 def _titled(ids, titles: dict, what: str) -> str:
     """A collapsed list of community numbers with their report titles (untrusted: escaped)."""
     ids = list(ids)
-    shown = ids[:DYNAMIC_LISTED]
-    rows = "".join(
-        f'<tr><td>{int(c)}</td><td class="title">{h(titles[c], 200) if c in titles else "—"}</td></tr>'
-        for c in shown
-    )
-    more = ""
-    if len(ids) > len(shown):
-        more = (
-            f'<p class="caption">{len(ids) - len(shown):,} more not shown '
-            "(<code>levels -f json</code> lists every id).</p>"
-        )
-    return (
-        f'<details><summary>{_esc(what)} ({len(ids):,})</summary><table class="reports"><thead><tr>'
-        f"<th>community</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>"
-    )
+    rows = [[int(c), h(titles[c], 200) if c in titles else "—"] for c in ids[:DYNAMIC_LISTED]]
+    table = _table(["community", "report title"], rows, ' class="reports"', cell=str, title=1)
+    more = _more(len(ids) - len(rows), "more not shown (<code>levels -f json</code> lists every id).")
+    return f"<details><summary>{_esc(what)} ({len(ids):,})</summary>{table}{more}</details>"
 
 
 #: per search section of render/cells.py: the HTML id and heading
@@ -212,10 +212,11 @@ def _search(report, kind: str) -> str:
         return ""
     caption, headers, tables = got
     section_id, title = SEARCH_SECTIONS[kind]
-    parts = [f'<section id="{section_id}"><h2>{title}</h2>', f'<p class="caption">{_esc(caption)}</p>']
-    for head, rows in tables:
-        parts.append(f"<h3>{_esc(head)}</h3>{_table(headers, rows)}")
-    return "".join(parts) + "</section>"
+    return (
+        f'<section id="{section_id}"><h2>{title}</h2><p class="caption">{_esc(caption)}</p>'
+        + "".join(f"<h3>{_esc(head)}</h3>{_table(headers, rows)}" for head, rows in tables)
+        + "</section>"
+    )
 
 
 def _local_what_if(report) -> str:
@@ -230,26 +231,13 @@ def _local_what_if(report) -> str:
         f'<p class="caption">{h(caption.replace("{names}", ", ".join(names)))}</p>',
     ]
     for head, rows, not_read in tables:
-        body = "".join(
-            "<tr>"
-            + "".join(
-                f'<td class="title">{h(x, 200)}</td>' if i == 2 else f"<td>{h(x)}</td>"
-                for i, x in enumerate(r)
+        cells = [[h(x, 200) if i == 2 else h(x) for i, x in enumerate(r)] for r in rows]
+        table = _table(WHAT_IF_HEADERS, cells, ' class="reports"', cell=str, title=2)
+        parts.append(f"<h3>{_esc(head)}</h3>" + (table if rows else "<p>No community report in context.</p>"))
+        if not_read:
+            parts.append(
+                f"<p>Not read at this N (unknown, or not in a community &lt;= N): {h(', '.join(not_read))}</p>"
             )
-            + "</tr>"
-            for r in rows
-        )
-        table = (
-            f'<table class="reports">{_heads(WHAT_IF_HEADERS)}<tbody>{body}</tbody></table>'
-            if rows
-            else "<p>No community report in context.</p>"
-        )
-        missing = (
-            f"<p>Not read at this N (unknown, or not in a community &lt;= N): {h(', '.join(not_read))}</p>"
-            if not_read
-            else ""
-        )
-        parts.append(f"<h3>{_esc(head)}</h3>{table}{missing}")
     return "".join(parts) + "</section>"
 
 
@@ -268,13 +256,12 @@ def _dynamic(report) -> str:
     n, bv = got
     opts = report.options
     what_if = opts.relevant is not None
-    heads = DYNAMIC_HEADERS[: None if what_if else 5]
-    body = []
-    for v, cells in zip(bv.versions.values(), dynamic_rows(bv, what_if)):
-        cls = ' class="fails"' if v.error is not None else "" if v.descends else ' class="no-descent"'
-        body.append(
-            f'<tr data-family="{h(v.family)}"{cls}>' + "".join(f"<td>{h(x)}</td>" for x in cells) + "</tr>"
-        )
+    versions = list(bv.versions.values())
+    tr = [
+        f' data-family="{h(v.family)}"'
+        + (' class="fails"' if v.error is not None else "" if v.descends else ' class="no-descent"')
+        for v in versions
+    ]
     capped = f" (deeper than the index: as {n})" if opts.level != n else ""
     caption = (
         f"at community_level {_esc(str(opts.level))}{capped} · num_repeats {int(opts.num_repeats)} · "
@@ -287,9 +274,15 @@ def _dynamic(report) -> str:
     parts = [
         head,
         f'<p class="caption">{caption}</p>',
-        f'<table class="num" id="dynamic-by-version">{_heads(heads)}<tbody>{"".join(body)}</tbody></table>',
+        _table(
+            DYNAMIC_HEADERS[: None if what_if else 5],
+            dynamic_rows(bv, what_if),
+            ' class="num" id="dynamic-by-version"',
+            tr,
+            h,
+        ),
     ]
-    for v in bv.versions.values():
+    for v in versions:
         if v.error is not None or v.descends:
             continue
         why = (
@@ -317,8 +310,6 @@ def _dynamic(report) -> str:
     parts.append(
         f'<table class="num" id="dynamic-details"><thead><tr><th></th>{dhead}</tr></thead>'
         f"<tbody>{dbody}</tbody></table>"
-    )
-    parts.append(
         '<p class="caption">waves = communities rated per round of LLM calls (graphrag rates one level '
         "of the queue at a time); cut off = candidates no descent from level 0 reaches when every report "
         "is relevant (some are still rated by the fallback when none is); never rated = candidates no "
@@ -326,10 +317,10 @@ def _dynamic(report) -> str:
     )
     lheads, lrows = dynamic_level_rows(report)
     if lrows:
-        chosen = [r.community_level == n for r in report.levels]
+        chosen = _chosen(r.community_level == n for r in report.levels)
         parts.append(
             f"<h3>Rating calls at every community_level N (num_repeats {int(opts.num_repeats)})</h3>"
-            + _table(lheads, lrows, chosen, h, ' class="num" id="dynamic-per-level"')
+            + _table(lheads, lrows, ' class="num" id="dynamic-per-level"', chosen, h)
             + '<p class="caption">pool = the version-independent bound: the level-0 reports … every '
             "candidate (every report with level &lt;= N), times num_repeats; no graphrag line follows it "
             "exactly. Per line: the rating calls when every report / no report is rated relevant.</p>"
@@ -340,16 +331,13 @@ def _dynamic(report) -> str:
         lst = listing.by_behaviour["v2"]
         for c, t in zip(lst.community, lst.title):
             titles.setdefault(c, t if t is not None else "(untitled)")
-    starts = list(dict.fromkeys(v.start_ids for v in bv.versions.values() if v.error is None))
+    rated = [v for v in versions if v.error is None]
+    starts = list(dict.fromkeys(v.start_ids for v in rated))
     for ids in starts:
-        who = (
-            ""
-            if len(starts) == 1
-            else " of graphrag "
-            + ", ".join(v.graphrag for v in bv.versions.values() if v.error is None and v.start_ids == ids)
-        )
+        who = ", ".join(v.graphrag for v in rated if v.start_ids == ids)
+        who = "" if len(starts) == 1 else f" of graphrag {who}"
         parts.append(_titled(ids, titles, f"Start reports{who}: the level-0 reports rated first"))
-    for v in bv.versions.values():
+    for v in versions:
         if v.what_if is not None:
             parts.append(_titled(v.what_if.kept_ids, titles, f"What-if: reports graphrag {v.graphrag} keeps"))
     fs = [f for f in report.sorted_findings() if f.rule.startswith("dynamic-")]
@@ -417,11 +405,12 @@ def icicle_svg(forest: ForestView) -> str:
             tip.append(f"at community_level {forest.community_level}: {SENT_TEXT[nd.sent]}")
         if nd.other_parents:
             tip.append("also under " + ", ".join(str(p) for p in nd.other_parents))
-        dashed = ' stroke-dasharray="3 2"' if (forest.has_reports_table and not nd.has_report) else ""
+        dashed = ' stroke-dasharray="3 2"' if forest.has_reports_table and not nd.has_report else ""
+        sent = _sent_attr(forest, nd)
         parts.append(
-            f'<rect data-community="{nd.community}" data-level="{nd.level}" data-sent="{_sent_attr(forest, nd)}" '
+            f'<rect data-community="{nd.community}" data-level="{nd.level}" data-sent="{sent}" '
             f'data-entities="{nd.entities}" x="{x0:.3f}" y="{y:.1f}" width="{max(w, 0.0):.3f}" '
-            f'height="{ROW_H - 3}" fill="{_FILL[_sent_attr(forest, nd)]}"{dashed}><title>{h(" · ".join(tip))}</title></rect>'
+            f'height="{ROW_H - 3}" fill="{_FILL[sent]}"{dashed}><title>{h(" · ".join(tip))}</title></rect>'
         )
         if w >= 22:
             label = str(nd.community)
@@ -547,8 +536,9 @@ def _sent_list(forest: ForestView) -> str:
     first ``SENT_TITLED`` with their (untrusted: escaped) titles."""
     if not forest.has_reports_table or forest.community_level is None:
         return ""
-    n = forest.community_level
-    parts = [f'<section id="sent"><h2>Reports sent at community_level {_esc(str(n))}</h2>']
+    parts = [
+        f'<section id="sent"><h2>Reports sent at community_level {_esc(str(forest.community_level))}</h2>'
+    ]
     for b, marks, who in (
         ("v2", (SENT_BOTH, SENT_V2_ONLY), "graphrag &gt;= 2.0"),
         ("v1", (SENT_BOTH, SENT_V1_ONLY), "graphrag &lt; 2.0"),
@@ -561,25 +551,21 @@ def _sent_list(forest: ForestView) -> str:
             ]
             + [(o.level, o.community, o.title) for o in forest.outside_reports if o.sent in marks]
         )
-        by_level: dict[int, list[int]] = {}
+        by_level: dict[int, list[str]] = {}
         for lv, c, _t in items:
-            by_level.setdefault(lv, []).append(c)
+            by_level.setdefault(lv, []).append(str(c))
         ids = "".join(
-            f'<p class="ids" data-behaviour="{b}" data-level="{lv}"><b>level {lv}</b> ({len(cs):,}): '
-            + ", ".join(str(c) for c in cs)
-            + "</p>"
+            f'<p class="ids" data-behaviour="{b}" data-level="{lv}"><b>level {lv}</b> ({len(cs):,}): {", ".join(cs)}</p>'
             for lv, cs in by_level.items()
         )
-        shown = items[:SENT_TITLED]
-        rows = "".join(
-            f'<tr><td>{c}</td><td>{lv}</td><td class="title">{h(t) if t else "(untitled)"}</td></tr>'
-            for lv, c, t in shown
+        rows = [[c, lv, h(t) if t else "(untitled)"] for lv, c, t in items[:SENT_TITLED]]
+        table = _table(
+            ["community", "level", "report title"], rows, ' class="reports num"', cell=str, title=2
         )
-        more = (
-            f'<p class="caption">{len(items) - len(shown):,} more titles not shown (every id is listed above; '
-            "<code>levels --list-reports -f json</code> lists every title).</p>"
-            if len(items) > len(shown)
-            else ""
+        more = _more(
+            len(items) - len(rows),
+            "more titles not shown (every id is listed above; "
+            "<code>levels --list-reports -f json</code> lists every title).",
         )
         o = forest.outcomes.get(b)  # graphrag.compat's status, marked as the tables mark it
         did, why = f"{who} sends the reports of ", ""
@@ -591,13 +577,11 @@ def _sent_list(forest: ForestView) -> str:
                 why = f" (hypothetical: graphrag {g} selects 0 here)"
             elif o.status == CANNOT_READ:
                 why = f" (hypothetical: graphrag {g} cannot read this index)"
+        summary = f"{did}{count(len(items), 'community', 'communities')}{why}"
         parts.append(
-            f'<details data-behaviour="{b}"><summary>{did}'
-            f'{count(len(items), "community", "communities")}{why}</summary>{ids}<table class="reports num"><thead><tr><th>community</th>'
-            f"<th>level</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>"
+            f'<details data-behaviour="{b}"><summary>{summary}</summary>{ids}{table}{more}</details>'
         )
-    parts.append("</section>")
-    return "".join(parts)
+    return "".join(parts) + "</section>"
 
 
 def _nice_step(vmax: float) -> int:
@@ -792,75 +776,52 @@ footer{margin-top:32px;color:#777;font-size:12px}
 
 def render_html(report, forest: ForestView) -> str:
     """The report as one HTML document; ``forest``: the tree to draw (``treeview.build_forest``)."""
-    n = forest.community_level
-    selections = report.selections_by_level()
     from graphrag_audit import __version__
 
-    name = plain(report.index.name)
+    n = forest.community_level
     capped = (
         f" (deeper than the index: as {forest.selection_level})"
         if forest.selection_level is not None and forest.selection_level != n
         else ""
     )
     sent = ""
-    if report.index.has_reports_table and forest.community_level is not None:
-        sent = (
-            f"<p>graphrag &gt;= 2.0 sends <b>{forest.sent_reports['v2']:,}</b> reports, graphrag &lt; 2.0 "
-            f"sends <b>{forest.sent_reports['v1']:,}</b>. "
-        )
-        at = selections.get(forest.selection_level)
+    if report.index.has_reports_table and n is not None:
+        at = report.selections_by_level().get(forest.selection_level)
         if at is not None and not all(at[b].outcome is None or at[b].outcome.exact for b in ("v2", "v1")):
             sent = (
                 f"<p>{_esc(sends(at['v2'], 'v2'))}; {_esc(sends(at['v1'], 'v1'))}. "
                 "The colours show each rule applied to this tree. "
+            )
+        else:
+            sent = (
+                f"<p>graphrag &gt;= 2.0 sends <b>{forest.sent_reports['v2']:,}</b> reports, graphrag &lt; 2.0 "
+                f"sends <b>{forest.sent_reports['v1']:,}</b>. "
             )
         sent += (
             f"Width ∝ entities; each row is a level; hover a community for its report title. {CUT_NOTE}</p>"
         )
     outside = ""
     if forest.outside_reports:
-        outside = (
-            '<p class="caption">Reports for communities not in the tree: '
-            + ", ".join(
-                f"{o.community} (level {o.level}" + (f", {SENT_TEXT[o.sent]}" if o.sent else "") + ")"
-                for o in forest.outside_reports[:20]
-            )
-            + (" …" if len(forest.outside_reports) > 20 else "")
-            + "</p>"
+        listed = ", ".join(
+            f"{o.community} (level {o.level}" + (f", {SENT_TEXT[o.sent]}" if o.sent else "") + ")"
+            for o in forest.outside_reports[:20]
         )
-    return _scrolling_tables(
-        "".join(
-            [
-                '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-                f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-                '<meta name="viewport" content="width=device-width, initial-scale=1">',
-                '<meta name="referrer" content="no-referrer">',
-                f"<title>graphrag-audit · {_esc(name)}</title><style>{STYLE}</style></head><body>",
-                _header(report),
-                _levels_table(report),
-                _dynamic(report),
-                _search(report, "local"),
-                _local_what_if(report),
-                _search(report, "drift"),
-                _search(report, "reduce"),
-                f'<section id="tree"><h2>The community tree at community_level {_esc(level_label(n))}{capped}</h2>',
-                sent,
-                _legend(forest),
-                icicle_svg(forest),
-                outside,
-                "</section>",
-                _sent_list(forest),
-                _charts(report, forest),
-                _tree_table(report),
-                _findings(report),
-                f"<footer>graphrag-audit {_esc(__version__)} · self-contained: no scripts, no network requests.</footer>",
-                "</body></html>\n",
-            ]
-        )
+        more = " …" if len(forest.outside_reports) > 20 else ""
+        outside = f'<p class="caption">Reports for communities not in the tree: {listed}{more}</p>'
+    page = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="referrer" content="no-referrer">'
+        f"<title>graphrag-audit · {_esc(plain(report.index.name))}</title><style>{STYLE}</style></head><body>"
+        f"{_header(report)}{_levels_table(report)}{_dynamic(report)}{_search(report, 'local')}"
+        f"{_local_what_if(report)}{_search(report, 'drift')}{_search(report, 'reduce')}"
+        f'<section id="tree"><h2>The community tree at community_level {_esc(level_label(n))}{capped}</h2>'
+        f"{sent}{_legend(forest)}{icicle_svg(forest)}{outside}</section>"
+        f"{_sent_list(forest)}{_charts(report, forest)}{_tree_table(report)}{_findings(report)}"
+        f"<footer>graphrag-audit {_esc(__version__)} · self-contained: no scripts, no network requests.</footer>"
+        "</body></html>\n"
     )
-
-
-def _scrolling_tables(page: str) -> str:
-    """Every table inside a ``<div class="scroll">`` (wide tables scroll sideways); safe as plain
-    replacement: untrusted text is escaped, so every literal ``<table`` is ours."""
+    # every table inside a <div class="scroll"> (wide tables scroll sideways); a plain replacement is
+    # safe: untrusted text is escaped, so every literal "<table" is ours
     return page.replace("<table", '<div class="scroll"><table').replace("</table>", "</table></div>")

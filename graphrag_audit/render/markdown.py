@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import platform
+from dataclasses import dataclass
 from importlib import metadata
 
 from graphrag_audit.render import plan_common as pc
@@ -79,33 +80,6 @@ def _maybe_details(summary: str, table: list[str]) -> list[str]:
     return table if rows <= DETAILS_ROWS else _details(f"{summary} ({rows:,} rows)", table)
 
 
-def paste_size_warning(text: str) -> str | None:
-    """One stderr line when ``text`` is longer than a GitHub issue or comment may be, else None."""
-    if len(text) <= GITHUB_COMMENT_LIMIT:
-        return None
-    return (
-        f"graphrag-audit: warning: the markdown has {len(text):,} characters, over GitHub's "
-        f"{GITHUB_COMMENT_LIMIT:,}-character limit for an issue or comment: attach it as a file, "
-        "or paste -f json's relevant part\n"
-    )
-
-
-class _Privacy:
-    """What the report may show: everything with ``include_titles``, else no absolute path, no
-    report title, no entity name."""
-
-    def __init__(self, index_path: str, include_titles: bool):
-        self.include = bool(include_titles)
-        self.index_path = index_path
-
-    def text(self, text) -> str:
-        """Index-derived text that may name paths (notes, messages, errors)."""
-        return text if self.include or text is None else hide_paths(str(text), self.index_path)
-
-    def path(self, path) -> str:
-        return path if self.include else shown_path(path, self.index_path)
-
-
 def _details(summary: str, body: list[str]) -> list[str]:
     """A collapsed block. ``summary`` is our own plain text (it is HTML, not Markdown); the blank
     lines let GitHub render the Markdown inside."""
@@ -118,27 +92,44 @@ def _more(shown: int, total: int, what: str) -> list[str]:
     )
 
 
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-    except Exception:  # a broken installation must not break the report
-        return "unknown"
+def paste_size_warning(text: str) -> str | None:
+    """One stderr line when ``text`` is longer than a GitHub issue or comment may be, else None."""
+    if len(text) <= GITHUB_COMMENT_LIMIT:
+        return None
+    return (
+        f"graphrag-audit: warning: the markdown has {len(text):,} characters, over GitHub's "
+        f"{GITHUB_COMMENT_LIMIT:,}-character limit for an issue or comment: attach it as a file, "
+        "or paste -f json's relevant part\n"
+    )
+
+
+@dataclass(frozen=True)
+class _Privacy:
+    """What the report may show: everything with ``include``, else no absolute path, no report title,
+    no entity name."""
+
+    index_path: str
+    include: bool
+
+    def text(self, text) -> str:
+        """Index-derived text that may name paths (notes, messages, errors)."""
+        return text if self.include or text is None else hide_paths(str(text), self.index_path)
+
+    def path(self, path) -> str:
+        return path if self.include else shown_path(path, self.index_path)
 
 
 def environment() -> dict[str, str]:
     """Versions for the header. graphrag is looked up in the installed metadata, never imported."""
     from graphrag_audit import __version__
 
-    return {
-        "graphrag-audit": __version__,
-        "Python": platform.python_version(),
-        "pandas": _version("pandas"),
-        "pyarrow": _version("pyarrow"),
-        "graphrag": _version("graphrag"),
-        "platform": f"{platform.system()} {platform.machine()}".strip() or "unknown",
-    }
+    env = {"graphrag-audit": __version__, "Python": platform.python_version()}
+    for dist in ("pandas", "pyarrow", "graphrag"):
+        try:
+            env[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            env[dist] = "not installed"
+    return env | {"platform": f"{platform.system()} {platform.machine()}".strip() or "unknown"}
 
 
 def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
@@ -177,18 +168,16 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
 
 def _tree(report) -> list[str]:
     rows = [
-        [str(t.level), number(t.communities), number(t.leaves), number(t.reports), number(t.entities)]
+        [str(t.level), *map(number, (t.communities, t.leaves, t.reports, t.entities))]
         for t in report.tree_levels
     ]
     if not rows:
         return ["### Community tree", "", "The index has no communities."]
+    table = _table(["level", "communities", "leaves", "reports", "entities"], rows)
     return [
         "### Community tree",
         "",
-        *_maybe_details(
-            "Communities, leaves, reports and entities per level",
-            _table(["level", "communities", "leaves", "reports", "entities"], rows),
-        ),
+        *_maybe_details("Communities, leaves, reports and entities per level", table),
     ]
 
 
@@ -205,12 +194,13 @@ def _md_header(head: str) -> str:
     return head.replace(">=", "≥").replace("<", "&lt;")
 
 
-def _marked_rows(report, cells) -> list[list[str]]:
-    """Table rows with the marker column first; the queried level's cells in bold too."""
-    return [
+def _marked_table(report, heads, cells) -> list[str]:
+    """A per-N table, the marker column first; the queried level's cells in bold too."""
+    rows = [
         [MARKER, *(f"**{x}**" for x in row)] if r.community_level == report.options.level else ["", *row]
         for r, row in zip(report.levels, cells)
     ]
+    return _table(["", *map(_md_header, heads)], rows, "l" + "r" * len(heads))
 
 
 def _legend(report) -> str:
@@ -221,45 +211,36 @@ def _legend(report) -> str:
     ).replace(f" --level {lv} is", f" `--level {lv}` is", 1)
 
 
-def _brief(report, hide, hide_hypothetical: bool = False) -> list[str]:
-    """levels --brief: one table, one row per N (reports each graphrag line sends, entities covered, map
+def _levels(report, hide=frozenset(), hide_hypothetical: bool = False, brief: bool = False) -> list[str]:
+    """What each N sends; ``brief``: one table (reports each graphrag line sends, entities covered, map
     calls), its legend and footnotes."""
     out = ["### What each community_level N sends to global search", ""]
     if not report.index.has_reports_table:
         return out + [NO_REPORTS]
-    rows, notes = brief_rows(report, hide)
-    shown = [k for k in ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls") if rows and k in rows[0]]
-    names = dict(level_columns(report, hide) + COVERAGE_COLUMNS)
-    table = _table(
-        [""] + [_md_header(names[k]) for k in shown],
-        _marked_rows(report, [[row[k] for k in shown] for row in rows]),
-        "l" + "r" * len(shown),
-    )
-    out += _maybe_details("Every community_level N", table)
-    c = report.index.counts
-    out += [
-        "",
-        f"{_legend(report)}. entities = of the {number(c.clustered_entities)} clustered entities, those a "
-        f"selected report's community holds.{own_text(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))}",
-    ]
-    return out + [x for line in notes.lines() for x in ("", own_text(line))]
-
-
-def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[str]:
-    out = ["### What each community_level N sends to global search", ""]
-    if not report.index.has_reports_table:
-        return out + [NO_REPORTS]
     opts = report.options
+    c = report.index.counts
+    hidden = own_text(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))
+    if brief:
+        rows, notes = brief_rows(report, hide)
+        keys = [
+            k for k in ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls") if rows and k in rows[0]
+        ]
+        names = dict(level_columns(report, hide) + COVERAGE_COLUMNS)
+        table = _marked_table(report, [names[k] for k in keys], [[row[k] for k in keys] for row in rows])
+        out += _maybe_details("Every community_level N", table)
+        out += [
+            "",
+            f"{_legend(report)}. entities = of the {number(c.clustered_entities)} clustered entities, those a "
+            f"selected report's community holds.{hidden}",
+        ]
+        return out + [x for line in notes.lines() for x in ("", own_text(line))]
     _, cells, notes = level_table(report, hide)
-    rows = _marked_rows(report, cells)
     cols = level_columns(report, hide)
-    heads = [""] + [_md_header(h) for _, h in cols]
-    align = "l" + "r" * len(cols)
-    if len(rows) > DETAILS_ROWS:  # a deep tree: the queried level first, every level collapsed
-        at = [row for r, row in zip(report.levels, rows) if r.community_level == opts.level]
-        if at:
-            out += _table(heads, at, align) + [""]
-    out += _maybe_details("Every community_level N", _table(heads, rows, align))
+    table = _marked_table(report, [h for _, h in cols], cells)
+    at = [line for r, line in zip(report.levels, table[2:]) if r.community_level == opts.level]
+    if len(cells) > DETAILS_ROWS and at:  # a deep tree: the queried level first, every level collapsed
+        out += table[:2] + at + [""]
+    out += _maybe_details("Every community_level N", table)
     shown = {k for k, _ in cols}
     # the legend explains the columns the table shows (--hide-hypothetical leaves some out)
     explained = "".join(
@@ -279,10 +260,9 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         "",
         f"{_legend(report)}. {explained}Each map call is one LLM call; one reduce call follows. "
         + own_text(LEVEL_ONLY_NOTE)
-        + own_text(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT)),
+        + hidden,
     ]
     cov_cols, cov_rows = coverage_table(report, notes, hide)
-    c = report.index.counts
     of_tu = f" and {number(c.clustered_text_units)} text units" if c.clustered_text_units is not None else ""
     out += [
         "",
@@ -290,12 +270,10 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
         f"cover (of {number(c.clustered_entities)} clustered entities{of_tu}; an entity is covered when a "
         "selected report's community holds it, a text unit when a covered entity names it):",
         "",
+        *_maybe_details(
+            "Coverage per community_level N", _marked_table(report, [h for _, h in cov_cols], cov_rows)
+        ),
     ]
-    cov_heads = [""] + [_md_header(h) for _, h in cov_cols]
-    out += _maybe_details(
-        "Coverage per community_level N",
-        _table(cov_heads, _marked_rows(report, cov_rows), "l" + "r" * len(cov_cols)),
-    )
     out += [x for line in notes.lines() for x in ("", own_text(line))]
     got = dynamic_at(report)
     if got is not None:
@@ -368,18 +346,14 @@ def _local_what_if(report, priv: _Privacy) -> list[str]:
 QUERY_WORD = {"agrees": "agrees", "differs": "**differs**", "graphrag_raised": "**graphrag raised**"}
 
 
-def _verify(report, priv: _Privacy) -> list[str]:
+def _verify(v, priv: _Privacy) -> list[str]:
     """``--verify``: did the installed graphrag's own read_indexer_reports agree, level by level?
     (wording shared with the text renderer: render/verify_words.py)"""
     from graphrag_audit.render.verify_words import result_word, summary
 
-    v = report.verify
-    if v is None:
-        return []
     out = ["### Checked against graphrag's own read_indexer_reports", ""]
     if not v.available:
         return out + ["Not run: " + markdown_cell(priv.text(v.reason or "graphrag unavailable"))]
-    label = BEHAVIOUR_LABEL.get(v.behaviour, markdown_cell(v.behaviour))
     mc = v.map_calls
     compared = bool(mc is not None and mc.compared)
     note = []
@@ -392,6 +366,7 @@ def _verify(report, priv: _Privacy) -> list[str]:
         ]
     elif mc is not None and mc.reason and "--no-costs" not in mc.reason:
         note = ["", "Map calls not compared: " + markdown_cell(priv.text(mc.reason), 300)]
+    label = BEHAVIOUR_LABEL.get(v.behaviour, markdown_cell(v.behaviour))
     kind, sentence = summary(v, label, markdown_cell, lambda t: f"`{t}`")
     if kind == "agrees":
         return out + [sentence + "."] + note + _verify_dynamic(v)
@@ -400,12 +375,9 @@ def _verify(report, priv: _Privacy) -> list[str]:
         sentence = sentence.replace(" does not return a selection ", " **does not return a selection** ", 1)
     qp = v.graphrag_query
     with_query = bool(qp and qp.loaded)
-    heads, align = ["N", "result", "graphrag reports", "audit reports"], "rlrr"
-    if with_query:
-        heads, align = heads + ["graphrag query", "graphrag query reports"], align + "lr"
-    if compared:
-        heads += ["graphrag map calls", "audit map calls", "graphrag tokens", "audit tokens"]
-        align += "rrrr"
+    heads = ["N", "result", "graphrag reports", "audit reports"]
+    heads += ["graphrag query", "graphrag query reports"] if with_query else []
+    heads += ["graphrag map calls", "audit map calls", "graphrag tokens", "audit tokens"] if compared else []
     rows = []
     for x in v.levels:
         word = result_word(x)
@@ -422,12 +394,13 @@ def _verify(report, priv: _Privacy) -> list[str]:
                 number(None if q is None else q.graphrag_count),
             ]
         if compared:
-            row += [
-                number(m and m.graphrag_map_calls),
-                number(m and m.audit_map_calls),
-                number(m and m.graphrag_context_tokens),
-                number(m and m.audit_context_tokens),
-            ]
+            keys = (
+                "graphrag_map_calls",
+                "audit_map_calls",
+                "graphrag_context_tokens",
+                "audit_context_tokens",
+            )
+            row += [number(m and getattr(m, k)) for k in keys]
         why = sel.graphrag_error or (m and m.context_error) or sel.expected or x.map_calls_skipped or ""
         rows.append(row + [markdown_cell(priv.text(why), 300)])
     paths = []
@@ -440,7 +413,8 @@ def _verify(report, priv: _Privacy) -> list[str]:
             + "; *graphrag query* on the tables as `graphrag query` loads them (its typed DataReader casts "
             "community and level to int64).",
         ]
-    table = _table(heads + ["graphrag error / expected"], rows, align + "l")
+    align = "rlrr" + "lr" * with_query + "rrrr" * compared + "l"
+    table = _table(heads + ["graphrag error / expected"], rows, align)
     return out + [sentence, ""] + table + paths + note + _verify_dynamic(v)
 
 
@@ -464,13 +438,12 @@ def _verify_dynamic(v) -> list[str]:
         "#### Dynamic community selection checked against graphrag's own DynamicCommunitySelection",
         "",
     ]
+    head, rest = sentence.split(": ", 1)
     if kind == "not_run":
-        return out + ["Not run: " + sentence.split(": ", 1)[1] + "."]
-    head = sentence.split(": ", 1)[0]
+        return out + [f"Not run: {rest}."]
     head = head.replace(" DISAGREES ", " **disagrees** ", 1).replace(
         " does not select at every community_level", " **does not select at every community_level**", 1
     )
-    out += [head + ".", ""]
 
     def word(status):
         w = DYNAMIC_STATUS_WORD.get(status, markdown_cell(status, 40)).lower()
@@ -484,8 +457,7 @@ def _verify_dynamic(v) -> list[str]:
         d = x.dynamic
         n = level_label(x.community_level)
         if d is not None and not d.scenarios:
-            why = markdown_cell(d.reason or d.expected or "", 300)
-            rows.append([n, "—", word(d.status), *[""] * 6, why])
+            rows.append([n, "—", word(d.status), *[""] * 6, markdown_cell(d.reason or d.expected or "", 300)])
         for name, sc in d.scenarios.items() if d is not None else ():
             rows.append(
                 [
@@ -501,7 +473,7 @@ def _verify_dynamic(v) -> list[str]:
                     markdown_cell(sc.graphrag_error or sc.expected or "", 300),
                 ]
             )
-    return out + _table(VERIFY_DYNAMIC_HEADERS, rows, "rllrrllrrl")
+    return out + [head + ".", ""] + _table(VERIFY_DYNAMIC_HEADERS, rows, "rllrrllrrl")
 
 
 def _depth(report, max_rows: int) -> list[str]:
@@ -547,17 +519,16 @@ def _depth(report, max_rows: int) -> list[str]:
     heads = ["root", "level", "deepest level", "depth reached", "descendants", "entities", "leaves per level"]
     body = _table(heads, roots) + _more(len(roots), len(d.roots), "roots")
     out += [""] + _details(f"Depth per root ({len(d.roots):,} roots, deepest first)", body)
-    body = []
-    if d.single_child:
-        body.append(
-            f"Communities with exactly one child ({len(d.single_child):,}): " + _ids(d.single_child, max_rows)
+    body = [
+        f"{what}: {_ids(ids, max_rows)}"
+        for what, ids in (
+            (f"Communities with exactly one child ({len(d.single_child):,})", d.single_child),
+            ("Levels repeating the previous level's partition", d.duplicate_levels),
         )
-    if d.duplicate_levels:
-        body += ([""] if body else []) + [
-            "Levels repeating the previous level's partition: " + _ids(d.duplicate_levels, max_rows)
-        ]
+        if ids
+    ]
     if body:
-        out += [""] + _details("Single-child chains and duplicated levels", body)
+        out += [""] + _details("Single-child chains and duplicated levels", ["\n\n".join(body)])
     return out
 
 
@@ -597,12 +568,16 @@ def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
         ]
         for i in range(min(max_rows, len(lst)))
     ]
-    if priv.include:
-        body = _table(
-            ["community", "level", "title", "entities", "tokens", "also sent by &lt;2.0"], rows, "rrlrrl"
-        )
-    else:  # titles are the corpus's own words
-        body = _table(["community", "level", "entities", "tokens", "also sent by &lt;2.0"], rows, "rrrrl")
+    heads = [
+        "community",
+        "level",
+        *(["title"] if priv.include else []),
+        "entities",
+        "tokens",
+        "also sent by &lt;2.0",
+    ]
+    body = _table(heads, rows, "rrlrrl" if priv.include else "rrrrl")
+    if not priv.include:  # titles are the corpus's own words
         body += ["", "Titles hidden: `--include-titles` shows them."]
     body += _more(len(rows), lst.total, "reports")
     if v2.outcome is None or v2.outcome.exact:
@@ -697,7 +672,7 @@ def render_markdown(
     # ends in a paragraph, a heading still starts a block of its own (a paragraph would merge)
     out = ["## graphrag-audit report", "", f"**{own_text(answer(report))}**", ""]
     if brief:
-        parts = [_brief(report, hide, hide_hypothetical), _findings(report, max_rows, priv)]
+        parts = [_levels(report, hide, hide_hypothetical, brief=True), _findings(report, max_rows, priv)]
     else:
         levels = _levels(report, hide, hide_hypothetical) + _local_what_if(report, priv)
         levels += _sent_at_level(report, max_rows, priv)
@@ -708,7 +683,7 @@ def render_markdown(
             money = [x.replace("$", "\\$") for x in money]
             levels += ["", *money[:-1], "", money[-1]]
         parts = [_header(report, priv, verbose), _tree(report), levels]
-        parts += [_verify(report, priv)] if report.verify is not None else []
+        parts += [_verify(report.verify, priv)] if report.verify is not None else []
         parts += [_depth(report, max_rows), _findings(report, max_rows, priv), [BUG_REPORT_LINE]]
     for p in parts:
         out += p + [""]
@@ -776,45 +751,42 @@ def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) ->
     return "\n".join(out) + "\n"
 
 
-def _where(info, include_titles: bool) -> str:
-    return info.path if include_titles else shown_path(info.path, info.path)
-
-
 def render_diff_markdown(diff, *, include_titles: bool = False, **_ignored) -> str:
+    def where(info) -> str:
+        return markdown_cell(info.path if include_titles else shown_path(info.path, info.path), 200)
+
+    def items(fs, index, mark="") -> list[str]:
+        return [
+            f"- {mark}**{f.severity}** `{f.rule}`: "
+            + markdown_cell(f.message if include_titles else hide_paths(f.message, index.path), 300)
+            for f in fs
+        ] or ["none"]
+
     out = [
         "## graphrag-audit diff",
         "",
-        f"- old: `{markdown_cell(_where(diff.old, include_titles), 200)}` (generation "
-        f"{markdown_cell(diff.old.generation)})",
-        f"- new: `{markdown_cell(_where(diff.new, include_titles), 200)}` (generation "
-        f"{markdown_cell(diff.new.generation)})",
+        f"- old: `{where(diff.old)}` (generation {markdown_cell(diff.old.generation)})",
+        f"- new: `{where(diff.new)}` (generation {markdown_cell(diff.new.generation)})",
         f"- {own_text(matching_sentence(diff))}",
         f"- {own_text(community_sentence(diff))}",
         "",
         _row(HEADERS),
         "|" + "---|" * len(HEADERS),
+        *(_row(own_text(c) for c in selection_cells(s)) for s in diff.selections),
+        "",
     ]
-    out += [_row(own_text(c) for c in selection_cells(s)) for s in diff.selections]
-    out.append("")
-    legend = hyp_legend(diff)
-    if legend:
+    if legend := hyp_legend(diff):
         out += [own_text(legend), ""]
-
-    def msg(f, index):
-        m = f.message if include_titles else hide_paths(f.message, index.path)
-        return markdown_cell(m, 300)
-
-    for title, items, index in (
-        ("Findings that appeared", diff.appeared, diff.new),
-        ("Findings that disappeared", diff.disappeared, diff.old),
-    ):
-        out += [f"### {title} ({number(len(items))})", ""]
-        out += [f"- **{f.severity}** `{f.rule}`: {msg(f, index)}" for f in items] or ["none"]
-        out.append("")
-    out += [f"### Regressions at community_level {diff.level} ({number(len(diff.regressions))})", ""]
-    out += [f"- **{f.severity}** `{f.rule}`: {msg(f, diff.new)}" for f in diff.sorted_regressions()] or [
-        "none"
+    out += [
+        f"### Findings that appeared ({number(len(diff.appeared))})",
+        "",
+        *items(diff.appeared, diff.new),
+        "",
     ]
+    out += [f"### Findings that disappeared ({number(len(diff.disappeared))})", ""]
+    out += [*items(diff.disappeared, diff.old), ""]
+    out += [f"### Regressions at community_level {diff.level} ({number(len(diff.regressions))})", ""]
+    out += items(diff.sorted_regressions(), diff.new)
     if diff.hypothetical_changes:
         out += [
             "",
@@ -824,10 +796,7 @@ def render_diff_markdown(diff, *, include_titles: bool = False, **_ignored) -> s
             "No real graphrag of that line sends these selections on one of the indexes; "
             "`--include-hypothetical` judges them.",
             "",
-        ]
-        out += [
-            f"- {HYP} **{f.severity}** `{f.rule}`: {msg(f, diff.new)}"
-            for f in diff.sorted_hypothetical_changes()
+            *items(diff.sorted_hypothetical_changes(), diff.new, f"{HYP} "),
         ]
     if diff.option_note:
         out += ["", f"Note: {markdown_cell(diff.option_note, 500)}"]
