@@ -285,8 +285,8 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False, brief: bo
             f"{int(opts.num_repeats)}; all/none relevant = every/no report rated relevant):",
             "",
         ]
-        rows = [[markdown_cell(c) for c in row] for row in dynamic_rows(bv, what_if)]
-        out += _table(DYNAMIC_HEADERS[: None if what_if else 5], rows)
+        cells = [[markdown_cell(x) for x in row] for row in dynamic_rows(bv, what_if)]
+        out += _table(DYNAMIC_HEADERS[: None if what_if else 5], cells)
         out += ["", markdown_cell(dynamic_settings_line(opts))]
         for head, items in dynamic_notes(bv, what_if, opts.query, opts.use_summary):
             bullets = [f"- {markdown_cell(t)}" for t in items]
