@@ -596,42 +596,26 @@ def _findings(report, max_rows: int, priv: _Privacy) -> list[str]:
         return out + ["None."]
     counts = ", ".join(f"{sum(1 for f in fs if f.severity == sev):,} {sev}" for sev in SEVERITIES)
     rows = [
-        [
-            f.severity if f.severity in SEVERITIES else markdown_cell(f.severity),
-            f"`{_rule(f.rule)}`",
-            markdown_cell(priv.text(f.message)),
-            own_cell(f.fix or ""),
-        ]
-        for f in fs
+        [f.severity, f"`{f.rule}`", markdown_cell(priv.text(f.message)), own_cell(f.fix or "")] for f in fs
     ]
     out += _maybe_details(counts, _table(["severity", "rule", "message", "fix"], rows, "llll"))
     body = []
     for f in fs:
         if not f.evidence and not f.communities:
             continue
-        body += ["", f"**{markdown_cell(f.rule)}**", ""]
+        body += ["", f"**{f.rule}**", ""]
         for k, v in f.evidence.items():
             if k in PRIVATE_EVIDENCE and not priv.include:
                 n = len(v) if isinstance(v, (list, tuple)) else 1
-                body.append(
-                    f"- {markdown_cell(k)}: {n:,} hidden (entity names; `--include-titles` shows them)"
-                )
+                value = f"{n:,} hidden (entity names; `--include-titles` shows them)"
             else:
-                body.append(f"- {markdown_cell(k)}: {markdown_cell(priv.text(_value(v)), EVIDENCE_LIMIT)}")
+                value = markdown_cell(priv.text(_value(v)), EVIDENCE_LIMIT)
+            body.append(f"- {markdown_cell(k)}: {value}")
         if f.communities:
             body.append(f"- communities ({len(f.communities):,}): {_ids(f.communities, max_rows)}")
     if body:
         out += [""] + _details("Evidence and community ids", body[1:])
     return out
-
-
-def _rule(rule_id: str) -> str:
-    """Rule ids are ours (``[a-z0-9-]``); anything else is escaped rather than put in a code span."""
-    return (
-        rule_id
-        if all(ch.isalnum() or ch == "-" for ch in rule_id)
-        else markdown_cell(rule_id).replace("`", "")
-    )
 
 
 def _value(v) -> str:
