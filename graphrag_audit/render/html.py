@@ -5,6 +5,7 @@ community at least ``MIN_W`` wide; narrower siblings become "+K" blocks. Untrust
 from __future__ import annotations
 
 import unicodedata
+from itertools import accumulate
 
 import numpy as np
 
@@ -107,14 +108,11 @@ def _text_width(s: str, px: float = 6.6) -> float:
 
 
 def _fit_px(s: str, width: float) -> str:
+    """``s``, or its longest start that fits with "…" after it (nothing when no character fits)."""
     if _text_width(s) <= width:
         return s
-    out = ""
-    for c in s:
-        if _text_width(out + c + "…") > width:
-            break
-        out += c
-    return out + "…" if out else ""
+    kept = sum(1 for w in accumulate(map(_text_width, s)) if w + _text_width("…") <= width)
+    return s[:kept] + "…" if kept else ""
 
 
 def _header(report) -> str:
@@ -678,7 +676,7 @@ def entity_bins(values) -> list[tuple[str, int, int]]:
 
 def _charts(report, forest: ForestView) -> str:
     d = report.depth
-    cats = list(d.histogram.keys())
+    cats = list(d.histogram)
     depth = bar_chart(
         "depth-histogram",
         cats,
@@ -694,27 +692,22 @@ def _charts(report, forest: ForestView) -> str:
     r = report.level(forest.selection_level) if forest.selection_level is not None else None
     if r is not None and report.index.has_reports_table and report.report_entities is not None:
         ents = np.asarray(report.report_entities)
-        v2_rows = np.asarray(r.selected["v2"].rows)
-        v1_rows = np.asarray(r.selected["v1"].rows)
-        groups = [
-            (SENT_BOTH, np.intersect1d(v2_rows, v1_rows)),
-            (SENT_V2_ONLY, np.setdiff1d(v2_rows, v1_rows)),
-            (SENT_V1_ONLY, np.setdiff1d(v1_rows, v2_rows)),
-        ]
+        s2, s1 = r.selected["v2"], r.selected["v1"]
+        v2_rows, v1_rows = np.asarray(s2.rows), np.asarray(s1.rows)
         bins = entity_bins(ents[np.union1d(v2_rows, v1_rows)])
-        series = []
-        for sent, rows in groups:
-            if sent == SENT_V1_ONLY and not len(rows):
-                continue
-            vals = ents[rows]
-            series.append(
-                (
-                    f"{SENT_LABEL_SHORT[sent]} ({len(rows):,})",
-                    [int(((vals >= lo) & (vals <= hi)).sum()) for _, lo, hi in bins],
-                    SENT_COLOURS[sent],
-                )
+        series = [
+            (
+                f"{SENT_LABEL_SHORT[sent]} ({len(rows):,})",
+                [int(((ents[rows] >= lo) & (ents[rows] <= hi)).sum()) for _, lo, hi in bins],
+                SENT_COLOURS[sent],
             )
-        n = forest.community_level
+            for sent, rows in (
+                (SENT_BOTH, np.intersect1d(v2_rows, v1_rows)),
+                (SENT_V2_ONLY, np.setdiff1d(v2_rows, v1_rows)),
+                (SENT_V1_ONLY, np.setdiff1d(v1_rows, v2_rows)),
+            )
+            if sent != SENT_V1_ONLY or len(rows)
+        ]
         spread = bar_chart(
             "entities-per-report",
             [b[0] for b in bins],
@@ -722,18 +715,16 @@ def _charts(report, forest: ForestView) -> str:
             "entities in the report's community",
             "reports",
         )
-        s2, s1 = r.selected["v2"], r.selected["v1"]
         who = (
             f"graphrag &gt;= 2.0 sends {len(v2_rows):,}, &lt; 2.0 sends {len(v1_rows):,}"
             if all(x.outcome is None or x.outcome.exact for x in (s2, s1))
             else f"{_esc(sends(s2, 'v2'))}; {_esc(sends(s1, 'v1'))}"
         )
         parts.append(
-            f"<figure>{spread}<figcaption>Entities per report sent at community_level {n} "
+            f"<figure>{spread}<figcaption>Entities per report sent at community_level {forest.community_level} "
             f"({who}): the reports only &gt;= 2.0 sends are the coarse ancestors.</figcaption></figure>"
         )
-    parts.append("</div></section>")
-    return "".join(parts)
+    return "".join(parts) + "</div></section>"
 
 
 def _findings(report) -> str:

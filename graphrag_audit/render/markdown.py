@@ -660,11 +660,12 @@ def render_markdown(
     else:
         levels = _levels(report, hide, hide_hypothetical) + _local_what_if(report, priv)
         levels += _sent_at_level(report, max_rows, priv)
+        # tool-written: '$' escaped so GitHub does not read "$0.01 ... $0.02" as math
         money = [
-            ("- " + x.strip() if x.startswith("  ") else x) for x in map(own_text, money_lines(report, hide))
+            ("- " + x.strip() if x.startswith("  ") else x).replace("$", "\\$")
+            for x in map(own_text, money_lines(report, hide))
         ]
-        if money:  # tool-written: '$' escaped so GitHub does not read "$0.01 ... $0.02" as math
-            money = [x.replace("$", "\\$") for x in money]
+        if money:
             levels += ["", *money[:-1], "", money[-1]]
         parts = [_header(report, priv, verbose), _tree(report), levels]
         parts += [_verify(report.verify, priv)] if report.verify is not None else []
