@@ -501,28 +501,26 @@ def _legend(forest: ForestView) -> str:
             "no community_reports table: nothing is sent</p>"
         )
     c = forest.counts()
-    items = [
-        (SENT_COLOURS[SENT_V2_ONLY], f"sent only by graphrag &gt;= 2.0 ({c[SENT_V2_ONLY]:,})"),
-        (SENT_COLOURS[SENT_BOTH], f"sent by &gt;= 2.0 and &lt; 2.0 ({c[SENT_BOTH]:,})"),
-    ]
-    if c[SENT_V1_ONLY]:
-        items.append((SENT_COLOURS[SENT_V1_ONLY], f"sent only by &lt; 2.0 ({c[SENT_V1_ONLY]:,})"))
-    items.append((SENT_COLOURS[SENT_NEITHER], f"not sent ({c[SENT_NEITHER]:,})"))
     no_rep = sum(1 for nd in forest.nodes.values() if not nd.has_report)
-    if no_rep:
-        items.append((NO_REPORT_COLOUR, f"no report, dashed outline ({no_rep:,})"))
+    items = [  # (colour, label, count, shown when the count is 0)
+        (SENT_COLOURS[SENT_V2_ONLY], "sent only by graphrag &gt;= 2.0", c[SENT_V2_ONLY], True),
+        (SENT_COLOURS[SENT_BOTH], "sent by &gt;= 2.0 and &lt; 2.0", c[SENT_BOTH], True),
+        (SENT_COLOURS[SENT_V1_ONLY], "sent only by &lt; 2.0", c[SENT_V1_ONLY], False),
+        (SENT_COLOURS[SENT_NEITHER], "not sent", c[SENT_NEITHER], True),
+        (NO_REPORT_COLOUR, "no report, dashed outline", no_rep, False),
+    ]
     cut = ""
     if forest.community_level is not None:
         cut = (
             f'<span class="cutsw" style="border-top-color:{CUT_COLOUR}"></span>the community_level '
             f"{forest.community_level} cut"
         )
-    return (
-        '<p class="legend">'
-        + "".join(f'<span class="sw" style="background:{col}"></span>{txt} ' for col, txt in items)
-        + cut
-        + "</p>"
+    swatches = "".join(
+        f'<span class="sw" style="background:{col}"></span>{txt} ({k:,}) '
+        for col, txt, k, always in items
+        if k or always
     )
+    return f'<p class="legend">{swatches}{cut}</p>'
 
 
 #: rows of the titled table per graphrag line in the "reports sent" section (every id is listed above it)
@@ -593,16 +591,11 @@ def _nice_step(vmax: float) -> int:
 
 
 def bar_chart(
-    chart_id: str,
-    categories: list[str],
-    series: list[tuple[str, list[int], str]],
-    x_label: str,
-    y_label: str,
-    width: int = 620,
-    height: int = 260,
+    chart_id: str, categories: list[str], series: list[tuple[str, list[int], str]], x_label: str, y_label: str
 ) -> str:
     """Vertical bars, the series stacked in each category; each piece one ``<rect data-bar>``
     with a ``<title>``."""
+    width, height = 620, 260
     left, right, top, bottom = 48, 12, 28, 44
     pw, ph = width - left - right, height - top - bottom
     totals = [sum(vals[i] for _, vals, _ in series) for i in range(len(categories))]
