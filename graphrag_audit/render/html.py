@@ -385,10 +385,12 @@ def icicle_svg(forest: ForestView) -> str:
         f'<svg id="icicle" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {ICICLE_W} {height}" '
         f'width="100%" role="img" aria-label="community tree icicle">'
     ]
-    for lv in range(rows):
-        y = lv * ROW_H + ROW_H / 2 + 4
-        parts.append(f'<text class="axis" x="4" y="{y:.1f}">level {lv}</text>')
+    parts += [
+        f'<text class="axis" x="4" y="{lv * ROW_H + ROW_H / 2 + 4:.1f}">level {lv}</text>'
+        for lv in range(rows)
+    ]
     labels = []
+    sent_at = "" if forest.community_level is None else f"at community_level {forest.community_level}: "
 
     def draw(n: int, x0: float, w: float) -> None:
         nd = nodes[n]
@@ -435,15 +437,8 @@ def icicle_svg(forest: ForestView) -> str:
                     continue
                 k, val, ents = acc[(lv, mark)]
                 bw = w * val / whole
-                tip = (
-                    f"+{k:,} more at level {lv} {under} · {ents:,} entities · "
-                    + (
-                        f"at community_level {forest.community_level}: "
-                        if mark in SENT_TEXT and forest.community_level is not None
-                        else ""
-                    )
-                    + _AGG_TEXT[mark]
-                )
+                at = sent_at if mark in SENT_TEXT else ""
+                tip = f"+{k:,} more at level {lv} {under} · {ents:,} entities · {at}{_AGG_TEXT[mark]}"
                 parts.append(
                     f'<rect class="agg" data-aggregate="{k}" data-level="{lv}" data-sent="{mark}" '
                     f'x="{cx:.3f}" y="{y:.1f}" width="{max(bw, AGG_MIN_W):.3f}" height="{ROW_H - 3}" '
