@@ -39,12 +39,9 @@ from graphrag_audit.sanitise.html import html_text as h
 OKABE_ITO = {
     "orange": "#E69F00",
     "sky blue": "#56B4E9",
-    "bluish green": "#009E73",
-    "yellow": "#F0E442",
     "blue": "#0072B2",
     "vermillion": "#D55E00",
     "reddish purple": "#CC79A7",
-    "black": "#000000",
 }
 #: fill per ``sent`` mark; "not sent" is a light neutral grey (outside the hues)
 SENT_COLOURS = {

@@ -135,8 +135,6 @@ def environment() -> dict[str, str]:
 def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
     info = report.index
     opts = report.options
-    c = info.counts
-    env = environment()
     gen = markdown_cell(info.generation)
     evidence = "; ".join(markdown_cell(priv.text(e)) for e in info.generation_evidence) if verbose else ""
     costs = (
@@ -145,25 +143,22 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
         if opts.costs
         else "costs off"
     )
-    rows = [[f"**{k}**", markdown_cell(v)] for k, v in env.items()]
-    rows += [
-        ["**index**", markdown_cell(priv.path(info.path))],
-        ["**tables in**", markdown_cell(priv.path(info.output_dir))],
-        ["**generation**", f"{gen} ({evidence})" if evidence else gen],
-        ["**size**", f"{size_line(c)} · tree from {markdown_cell(info.tree_source)}"],
-        [
-            "**options**",
+    fields = {k: markdown_cell(v) for k, v in environment().items()}
+    fields |= {
+        "index": markdown_cell(priv.path(info.path)),
+        "tables in": markdown_cell(priv.path(info.output_dir)),
+        "generation": f"{gen} ({evidence})" if evidence else gen,
+        "size": f"{size_line(info.counts)} · tree from {markdown_cell(info.tree_source)}",
+        "options": (
             f"`--level {int(opts.level)}` · `--max-unreachable {float(opts.max_unreachable):g}` · "
             f"`--max-inflation {float(opts.max_inflation):g}` · `--min-coverage {float(opts.min_coverage):g}` · "
-            f"{costs}",
-        ],
-    ]
+            f"{costs}"
+        ),
+    }
     if not priv.include:
-        rows.append(["**privacy**", own_text(PRIVACY_NOTE)])
-    out = _table(["", ""], rows, "ll")
-    for note in info.notes:
-        out += ["", "Note: " + markdown_cell(priv.text(note))]
-    return out
+        fields["privacy"] = own_text(PRIVACY_NOTE)
+    out = _table(["", ""], [[f"**{k}**", v] for k, v in fields.items()], "ll")
+    return out + [x for note in info.notes for x in ("", "Note: " + markdown_cell(priv.text(note)))]
 
 
 def _tree(report) -> list[str]:
@@ -325,16 +320,13 @@ def _local_what_if(report, priv: _Privacy) -> list[str]:
     caption, names, tables = got
     who = ", ".join(names) if priv.include else count(len(names), "entity", "entities")
     keep = [i for i, h in enumerate(WHAT_IF_HEADERS) if priv.include or h != "report title"]
+    heads = [WHAT_IF_HEADERS[i] for i in keep]
+    align = "".join("l" if h == "report title" else "r" for h in heads)
     out = ["", markdown_cell(caption.replace("{names}", who))]
     for head, rows, not_read in tables:
         cells = [[markdown_cell(row[i], TITLE_LIMIT) for i in keep] for row in rows]
-        heads = [WHAT_IF_HEADERS[i] for i in keep]
         out += ["", markdown_cell(head) + ":", ""]
-        out += (
-            _table(heads, cells, "".join("l" if h == "report title" else "r" for h in heads))
-            if rows
-            else ["No community report in context."]
-        )
+        out += _table(heads, cells, align) if rows else ["No community report in context."]
         if not_read:
             shown = ", ".join(not_read) if priv.include else count(len(not_read), "name")
             out += ["", markdown_cell(f"Not read at this N (unknown, or not in a community <= N): {shown}")]
@@ -568,14 +560,8 @@ def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
         ]
         for i in range(min(max_rows, len(lst)))
     ]
-    heads = [
-        "community",
-        "level",
-        *(["title"] if priv.include else []),
-        "entities",
-        "tokens",
-        "also sent by &lt;2.0",
-    ]
+    title = ["title"] if priv.include else []
+    heads = ["community", "level", *title, "entities", "tokens", "also sent by &lt;2.0"]
     body = _table(heads, rows, "rrlrrl" if priv.include else "rrrrl")
     if not priv.include:  # titles are the corpus's own words
         body += ["", "Titles hidden: `--include-titles` shows them."]
