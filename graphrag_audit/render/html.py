@@ -9,25 +9,7 @@ from itertools import accumulate
 
 import numpy as np
 
-from graphrag_audit.render.cells import (
-    DYNAMIC_HEADERS,
-    LEVEL_ONLY_NOTE,
-    WHAT_IF_HEADERS,
-    count,
-    coverage_table,
-    dynamic_at,
-    dynamic_detail_rows,
-    dynamic_level_rows,
-    dynamic_rows,
-    level_label,
-    level_table,
-    local_what_if_tables,
-    number,
-    search_section,
-    sends,
-    size_line,
-    with_source,
-)
+from graphrag_audit.render import cells
 from graphrag_audit.results.audit import CANNOT_READ
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView
 from graphrag_audit.sanitise.common import plain
@@ -122,7 +104,7 @@ def _header(report) -> str:
         f'<p class="path">{h(info.path)}</p>'
         f'<p class="path">tables in {h(info.output_dir)}</p>'
         f"<p>generation <b>{h(info.generation)}</b> · {_esc(evidence)}</p>"
-        f'<p class="counts">{_esc(size_line(c))} · tree from {h(info.tree_source)}</p>'
+        f'<p class="counts">{_esc(cells.size_line(c))} · tree from {h(info.tree_source)}</p>'
         + (f'<ul class="notes">{notes}</ul>' if notes else "")
         + "</header>"
     )
@@ -130,7 +112,7 @@ def _header(report) -> str:
 
 def _tree_table(report) -> str:
     rows = [
-        [str(t.level), *map(number, (t.communities, t.leaves, t.reports, t.entities))]
+        [str(t.level), *map(cells.number, (t.communities, t.leaves, t.reports, t.entities))]
         for t in report.tree_levels
     ]
     table = _table(["level", "communities", "leaves", "reports", "entities"], rows)
@@ -144,24 +126,24 @@ def _levels_table(report) -> str:
             '<section id="levels"><h2>What each community_level N sends</h2>'
             "<p>No community_reports table: nothing is sent to global search.</p></section>"
         )
-    heads, rows, notes = level_table(report)
-    _cols, cov = coverage_table(report, notes)  # + the clustered entities each selection covers
-    total = number(report.index.counts.clustered_entities)
+    heads, rows, notes = cells.level_table(report)
+    _cols, cov = cells.coverage_table(report, notes)  # + the clustered entities each selection covers
+    total = cells.number(report.index.counts.clustered_entities)
     heads = heads + [f">=2.0 covers (of {total} entities)", f"<2.0 covers (of {total} entities)"]
     rows = [row + c[1:3] for row, c in zip(rows, cov)]
     caption = (
-        f"options: level {_esc(str(opts.level))}, {with_source(h(opts.tokenizer), opts, 'tokenizer', h)}, "
-        f"max_context_tokens {with_source(number(opts.max_context_tokens), opts, 'max_context_tokens', h)}"
+        f"options: level {_esc(str(opts.level))}, {cells.with_source(h(opts.tokenizer), opts, 'tokenizer', h)}, "
+        f"max_context_tokens {cells.with_source(cells.number(opts.max_context_tokens), opts, 'max_context_tokens', h)}"
         + ("" if opts.costs else "; token costs not computed (--no-costs)")
     )
     return (
         '<section id="levels"><h2>What each community_level N sends to global search</h2>'
         f'<p class="caption">{caption}</p>'
-        + _table(heads, rows, tr=_chosen(row[0] == level_label(opts.level) for row in rows))
+        + _table(heads, rows, tr=_chosen(row[0] == cells.level_label(opts.level) for row in rows))
         + '<p class="caption">extra = reports &gt;=2.0 sends beyond &lt;2.0; ancestors = reports sent together '
         "with a descendant's; mix = &gt;=2.0 reports per level; stuck = entities whose finest community is "
         "above level N; ents/report = entities per &gt;=2.0 report. Each map call is one LLM call; one "
-        f"reduce call follows. {_esc(LEVEL_ONLY_NOTE)}</p>"
+        f"reduce call follows. {_esc(cells.LEVEL_ONLY_NOTE)}</p>"
         + "".join(f'<p class="caption footnote">{_esc(line)}</p>' for line in notes.lines())
         + "</section>"
     )
@@ -202,7 +184,7 @@ SEARCH_SECTIONS = {
 
 def _search(report, kind: str) -> str:
     """The caption, then per graphrag line its heading and table (render/cells.py's search_section)."""
-    got = search_section(report, kind)
+    got = cells.search_section(report, kind)
     if got is None:
         return ""
     caption, headers, tables = got
@@ -217,7 +199,7 @@ def _search(report, kind: str) -> str:
 def _local_what_if(report) -> str:
     """``--entities``: per graphrag line, the reports local search puts in context (names and titles
     escaped)."""
-    got = local_what_if_tables(report)
+    got = cells.local_what_if_tables(report)
     if got is None:
         return ""
     caption, names, tables = got
@@ -226,8 +208,8 @@ def _local_what_if(report) -> str:
         f'<p class="caption">{h(caption.replace("{names}", ", ".join(names)))}</p>',
     ]
     for head, rows, not_read in tables:
-        cells = [[h(x, 200) if i == 2 else h(x) for i, x in enumerate(r)] for r in rows]
-        table = _table(WHAT_IF_HEADERS, cells, ' class="reports"', cell=str, title=2)
+        shown = [[h(x, 200) if i == 2 else h(x) for i, x in enumerate(r)] for r in rows]
+        table = _table(cells.WHAT_IF_HEADERS, shown, ' class="reports"', cell=str, title=2)
         parts.append(f"<h3>{_esc(head)}</h3>" + (table if rows else "<p>No community report in context.</p>"))
         if not_read:
             parts.append(
@@ -240,7 +222,7 @@ def _dynamic(report) -> str:
     """Dynamic community selection per graphrag line at the queried level (render/cells.py's cells), every
     number of each line, the related findings."""
     head = '<section id="dynamic"><h2>Dynamic community selection by graphrag version</h2>'
-    got = dynamic_at(report)
+    got = cells.dynamic_at(report)
     if got is None:
         why = (
             "No community_reports table: dynamic community selection has nothing to rate."
@@ -270,8 +252,8 @@ def _dynamic(report) -> str:
         head,
         f'<p class="caption">{caption}</p>',
         _table(
-            DYNAMIC_HEADERS[: None if what_if else 5],
-            dynamic_rows(bv, what_if),
+            cells.DYNAMIC_HEADERS[: None if what_if else 5],
+            cells.dynamic_rows(bv, what_if),
             ' class="num" id="dynamic-by-version"',
             tr,
             h,
@@ -293,7 +275,7 @@ def _dynamic(report) -> str:
             f"fallback, which rates whole levels (up to max_level {int(opts.max_level)}) while nothing has "
             "been kept.</p>"
         )
-    dheads, drows = dynamic_detail_rows(bv, what_if)
+    dheads, drows = cells.dynamic_detail_rows(bv, what_if)
     fams = [f' data-family="{h(f)}"' for f in bv.versions]
     dhead = "".join(f"<th{f}>{_esc(x)}</th>" for f, x in zip(fams, dheads[1:]))
     dbody = "".join(
@@ -310,7 +292,7 @@ def _dynamic(report) -> str:
         "is relevant (some are still rated by the fallback when none is); never rated = candidates no "
         "rating reaches.</p>"
     )
-    lheads, lrows = dynamic_level_rows(report)
+    lheads, lrows = cells.dynamic_level_rows(report)
     if lrows:
         chosen = _chosen(r.community_level == n for r in report.levels)
         parts.append(
@@ -565,7 +547,7 @@ def _sent_list(forest: ForestView) -> str:
                 why = f" (hypothetical: graphrag {g} selects 0 here)"
             elif o.status == CANNOT_READ:
                 why = f" (hypothetical: graphrag {g} cannot read this index)"
-        summary = f"{did}{count(len(items), 'community', 'communities')}{why}"
+        summary = f"{did}{cells.count(len(items), 'community', 'communities')}{why}"
         parts.append(
             f'<details data-behaviour="{b}"><summary>{summary}</summary>{ids}{table}{more}</details>'
         )
@@ -703,7 +685,7 @@ def _charts(report, forest: ForestView) -> str:
         who = (
             f"graphrag &gt;= 2.0 sends {len(v2_rows):,}, &lt; 2.0 sends {len(v1_rows):,}"
             if all(x.outcome is None or x.outcome.exact for x in (s2, s1))
-            else f"{_esc(sends(s2, 'v2'))}; {_esc(sends(s1, 'v1'))}"
+            else f"{_esc(cells.sends(s2, 'v2'))}; {_esc(cells.sends(s1, 'v1'))}"
         )
         parts.append(
             f"<figure>{spread}<figcaption>Entities per report sent at community_level {forest.community_level} "
@@ -765,7 +747,7 @@ def render_html(report, forest: ForestView) -> str:
         at = report.selections_by_level().get(forest.selection_level)
         if at is not None and not all(at[b].outcome is None or at[b].outcome.exact for b in ("v2", "v1")):
             sent = (
-                f"<p>{_esc(sends(at['v2'], 'v2'))}; {_esc(sends(at['v1'], 'v1'))}. "
+                f"<p>{_esc(cells.sends(at['v2'], 'v2'))}; {_esc(cells.sends(at['v1'], 'v1'))}. "
                 "The colours show each rule applied to this tree. "
             )
         else:
@@ -792,7 +774,7 @@ def render_html(report, forest: ForestView) -> str:
         f"<title>graphrag-audit · {_esc(plain(report.index.name))}</title><style>{STYLE}</style></head><body>"
         f"{_header(report)}{_levels_table(report)}{_dynamic(report)}{_search(report, 'local')}"
         f"{_local_what_if(report)}{_search(report, 'drift')}{_search(report, 'reduce')}"
-        f'<section id="tree"><h2>The community tree at community_level {_esc(level_label(n))}{capped}</h2>'
+        f'<section id="tree"><h2>The community tree at community_level {_esc(cells.level_label(n))}{capped}</h2>'
         f"{sent}{_legend(forest)}{icicle_svg(forest)}{outside}</section>"
         f"{_sent_list(forest)}{_charts(report, forest)}{_tree_table(report)}{_findings(report)}"
         f"<footer>graphrag-audit {_esc(__version__)} · self-contained: no scripts, no network requests.</footer>"

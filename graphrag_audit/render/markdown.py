@@ -12,44 +12,9 @@ import platform
 from dataclasses import dataclass
 from importlib import metadata
 
+from graphrag_audit.render import cells
+from graphrag_audit.render import diff_common as dc
 from graphrag_audit.render import plan_common as pc
-from graphrag_audit.render.cells import (
-    COVERAGE_COLUMNS,
-    DYNAMIC_HEADERS,
-    LEVEL_ONLY_NOTE,
-    WHAT_IF_HEADERS,
-    answer,
-    brief_rows,
-    count,
-    coverage_table,
-    dynamic_at,
-    dynamic_notes,
-    dynamic_rows,
-    dynamic_settings_line,
-    hidden_note,
-    hypothetical_behaviours,
-    level_columns,
-    level_label,
-    level_table,
-    local_what_if_tables,
-    marker_legend,
-    money_lines,
-    number,
-    search_section,
-    sends,
-    share,
-    size_line,
-    with_source,
-)
-from graphrag_audit.render.diff_common import (
-    HEADERS,
-    HYP,
-    community_sentence,
-    hyp_legend,
-    matching_sentence,
-    selection_cells,
-    verdict,
-)
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.markdown import markdown_cell, own_cell, own_text
 from graphrag_audit.sanitise.privacy import PRIVACY_NOTE, hide_paths, shown_path
@@ -64,8 +29,8 @@ GITHUB_COMMENT_LIMIT = 65_536
 PRIVATE_EVIDENCE = {"examples"}
 
 
-def _row(cells) -> str:
-    return "| " + " | ".join(cells) + " |"
+def _row(values) -> str:
+    return "| " + " | ".join(values) + " |"
 
 
 def _table(headers, rows, align="") -> list[str]:
@@ -138,8 +103,8 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
     gen = markdown_cell(info.generation)
     evidence = "; ".join(markdown_cell(priv.text(e)) for e in info.generation_evidence) if verbose else ""
     costs = (
-        f"costs on ({with_source(markdown_cell(opts.tokenizer), opts, 'tokenizer', markdown_cell)}, "
-        f"{with_source(number(opts.max_context_tokens), opts, 'max_context_tokens', markdown_cell)} tokens/batch)"
+        f"costs on ({cells.with_source(markdown_cell(opts.tokenizer), opts, 'tokenizer', markdown_cell)}, "
+        f"{cells.with_source(cells.number(opts.max_context_tokens), opts, 'max_context_tokens', markdown_cell)} tokens/batch)"
         if opts.costs
         else "costs off"
     )
@@ -148,7 +113,7 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
         "index": markdown_cell(priv.path(info.path)),
         "tables in": markdown_cell(priv.path(info.output_dir)),
         "generation": f"{gen} ({evidence})" if evidence else gen,
-        "size": f"{size_line(info.counts)} · tree from {markdown_cell(info.tree_source)}",
+        "size": f"{cells.size_line(info.counts)} · tree from {markdown_cell(info.tree_source)}",
         "options": (
             f"`--level {int(opts.level)}` · `--max-unreachable {float(opts.max_unreachable):g}` · "
             f"`--max-inflation {float(opts.max_inflation):g}` · `--min-coverage {float(opts.min_coverage):g}` · "
@@ -163,7 +128,7 @@ def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
 
 def _tree(report) -> list[str]:
     rows = [
-        [str(t.level), *map(number, (t.communities, t.leaves, t.reports, t.entities))]
+        [str(t.level), *map(cells.number, (t.communities, t.leaves, t.reports, t.entities))]
         for t in report.tree_levels
     ]
     if not rows:
@@ -189,11 +154,11 @@ def _md_header(head: str) -> str:
     return head.replace(">=", "≥").replace("<", "&lt;")
 
 
-def _marked_table(report, heads, cells) -> list[str]:
+def _marked_table(report, heads, per_level) -> list[str]:
     """A per-N table, the marker column first; the queried level's cells in bold too."""
     rows = [
         [MARKER, *(f"**{x}**" for x in row)] if r.community_level == report.options.level else ["", *row]
-        for r, row in zip(report.levels, cells)
+        for r, row in zip(report.levels, per_level)
     ]
     return _table(["", *map(_md_header, heads)], rows, "l" + "r" * len(heads))
 
@@ -201,7 +166,7 @@ def _marked_table(report, heads, cells) -> list[str]:
 def _legend(report) -> str:
     """The marker's legend, the --level option in backticks."""
     lv = int(report.options.level)
-    return marker_legend(
+    return cells.marker_legend(
         report, f"{MARKER} and bold", f"the level you query with (`--level {lv}`)", sep=": "
     ).replace(f" --level {lv} is", f" `--level {lv}` is", 1)
 
@@ -214,26 +179,26 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False, brief: bo
         return out + [NO_REPORTS]
     opts = report.options
     c = report.index.counts
-    hidden = own_text(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))
+    hidden = own_text(cells.hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))
     if brief:
-        rows, notes = brief_rows(report, hide)
+        rows, notes = cells.brief_rows(report, hide)
         keys = [
             k for k in ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls") if rows and k in rows[0]
         ]
-        names = dict(level_columns(report, hide) + COVERAGE_COLUMNS)
+        names = dict(cells.level_columns(report, hide) + cells.COVERAGE_COLUMNS)
         table = _marked_table(report, [names[k] for k in keys], [[row[k] for k in keys] for row in rows])
         out += _maybe_details("Every community_level N", table)
         out += [
             "",
-            f"{_legend(report)}. entities = of the {number(c.clustered_entities)} clustered entities, those a "
+            f"{_legend(report)}. entities = of the {cells.number(c.clustered_entities)} clustered entities, those a "
             f"selected report's community holds.{hidden}",
         ]
         return out + [x for line in notes.lines() for x in ("", own_text(line))]
-    _, cells, notes = level_table(report, hide)
-    cols = level_columns(report, hide)
-    table = _marked_table(report, [h for _, h in cols], cells)
+    _, per_level, notes = cells.level_table(report, hide)
+    cols = cells.level_columns(report, hide)
+    table = _marked_table(report, [h for _, h in cols], per_level)
     at = [line for r, line in zip(report.levels, table[2:]) if r.community_level == opts.level]
-    if len(cells) > DETAILS_ROWS and at:  # a deep tree: the queried level first, every level collapsed
+    if len(per_level) > DETAILS_ROWS and at:  # a deep tree: the queried level first, every level collapsed
         out += table[:2] + at + [""]
     out += _maybe_details("Every community_level N", table)
     shown = {k for k, _ in cols}
@@ -254,15 +219,19 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False, brief: bo
     out += [
         "",
         f"{_legend(report)}. {explained}Each map call is one LLM call; one reduce call follows. "
-        + own_text(LEVEL_ONLY_NOTE)
+        + own_text(cells.LEVEL_ONLY_NOTE)
         + hidden,
     ]
-    cov_cols, cov_rows = coverage_table(report, notes, hide)
-    of_tu = f" and {number(c.clustered_text_units)} text units" if c.clustered_text_units is not None else ""
+    cov_cols, cov_rows = cells.coverage_table(report, notes, hide)
+    of_tu = (
+        f" and {cells.number(c.clustered_text_units)} text units"
+        if c.clustered_text_units is not None
+        else ""
+    )
     out += [
         "",
         f"Coverage per N: the clustered entities{' and text units' if of_tu else ''} the reports sent at N "
-        f"cover (of {number(c.clustered_entities)} clustered entities{of_tu}; an entity is covered when a "
+        f"cover (of {cells.number(c.clustered_entities)} clustered entities{of_tu}; an entity is covered when a "
         "selected report's community holds it, a text unit when a covered entity names it):",
         "",
         *_maybe_details(
@@ -270,20 +239,20 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False, brief: bo
         ),
     ]
     out += [x for line in notes.lines() for x in ("", own_text(line))]
-    got = dynamic_at(report)
+    got = cells.dynamic_at(report)
     if got is not None:
         n, bv = got
         what_if = opts.relevant is not None
         out += [
             "",
-            f"Dynamic community selection at N={level_label(n)} by graphrag version (LLM rating calls, num_repeats "
+            f"Dynamic community selection at N={cells.level_label(n)} by graphrag version (LLM rating calls, num_repeats "
             f"{int(opts.num_repeats)}; all/none relevant = every/no report rated relevant):",
             "",
         ]
-        cells = [[markdown_cell(x) for x in row] for row in dynamic_rows(bv, what_if)]
-        out += _table(DYNAMIC_HEADERS[: None if what_if else 5], cells)
-        out += ["", markdown_cell(dynamic_settings_line(opts))]
-        for head, items in dynamic_notes(bv, what_if, opts.query, opts.use_summary):
+        versions = [[markdown_cell(x) for x in row] for row in cells.dynamic_rows(bv, what_if)]
+        out += _table(cells.DYNAMIC_HEADERS[: None if what_if else 5], versions)
+        out += ["", markdown_cell(cells.dynamic_settings_line(opts))]
+        for head, items in cells.dynamic_notes(bv, what_if, opts.query, opts.use_summary):
             bullets = [f"- {markdown_cell(t)}" for t in items]
             if len(bullets) > DETAILS_ROWS:
                 out += [""] + _details(own_text(plain(head)), bullets)  # <summary> is raw HTML
@@ -301,7 +270,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False, brief: bo
 
 def _search(report, kind: str, hide_hypothetical: bool = False) -> list[str]:
     """The caption, then per graphrag line its heading and table (render/cells.py's search_section)."""
-    got = search_section(report, kind, hide_hypothetical)
+    got = cells.search_section(report, kind, hide_hypothetical)
     if got is None:
         return []
     caption, headers, tables = got
@@ -314,21 +283,21 @@ def _search(report, kind: str, hide_hypothetical: bool = False) -> list[str]:
 def _local_what_if(report, priv: _Privacy) -> list[str]:
     """``--entities``: per graphrag line, the reports local search puts in context (entity names and
     report titles are the corpus's own words: shown with ``--include-titles``)."""
-    got = local_what_if_tables(report)
+    got = cells.local_what_if_tables(report)
     if got is None:
         return []
     caption, names, tables = got
-    who = ", ".join(names) if priv.include else count(len(names), "entity", "entities")
-    keep = [i for i, h in enumerate(WHAT_IF_HEADERS) if priv.include or h != "report title"]
-    heads = [WHAT_IF_HEADERS[i] for i in keep]
+    who = ", ".join(names) if priv.include else cells.count(len(names), "entity", "entities")
+    keep = [i for i, h in enumerate(cells.WHAT_IF_HEADERS) if priv.include or h != "report title"]
+    heads = [cells.WHAT_IF_HEADERS[i] for i in keep]
     align = "".join("l" if h == "report title" else "r" for h in heads)
     out = ["", markdown_cell(caption.replace("{names}", who))]
     for head, rows, not_read in tables:
-        cells = [[markdown_cell(row[i], TITLE_LIMIT) for i in keep] for row in rows]
+        kept = [[markdown_cell(row[i], TITLE_LIMIT) for i in keep] for row in rows]
         out += ["", markdown_cell(head) + ":", ""]
-        out += _table(heads, cells, align) if rows else ["No community report in context."]
+        out += _table(heads, kept, align) if rows else ["No community report in context."]
         if not_read:
-            shown = ", ".join(not_read) if priv.include else count(len(not_read), "name")
+            shown = ", ".join(not_read) if priv.include else cells.count(len(not_read), "name")
             out += ["", markdown_cell(f"Not read at this N (unknown, or not in a community <= N): {shown}")]
     if not priv.include:
         out += ["", "Entity names and report titles hidden: `--include-titles` shows them."]
@@ -353,7 +322,7 @@ def _verify(v, priv: _Privacy) -> list[str]:
         note = [
             "",
             f"Map calls: graphrag's own build_community_context was run on its selection at every level "
-            f"({markdown_cell(mc.tokenizer)}, {number(mc.max_context_tokens)} tokens per batch) and "
+            f"({markdown_cell(mc.tokenizer)}, {cells.number(mc.max_context_tokens)} tokens per batch) and "
             "compared batch by batch (reports, tokens, text).",
         ]
     elif mc is not None and mc.reason and "--no-costs" not in mc.reason:
@@ -375,15 +344,15 @@ def _verify(v, priv: _Privacy) -> list[str]:
         word = result_word(x)
         m, q, sel = x.map_calls, x.graphrag_query, x.selection
         row = [
-            level_label(x.community_level),
+            cells.level_label(x.community_level),
             word if word.startswith("agrees") else f"**{word}**",
-            number(sel.graphrag_count),
-            number(x.audit_count),
+            cells.number(sel.graphrag_count),
+            cells.number(x.audit_count),
         ]
         if with_query:
             row += [
                 "—" if q is None else QUERY_WORD[q.status],
-                number(None if q is None else q.graphrag_count),
+                cells.number(None if q is None else q.graphrag_count),
             ]
         if compared:
             keys = (
@@ -392,7 +361,7 @@ def _verify(v, priv: _Privacy) -> list[str]:
                 "graphrag_context_tokens",
                 "audit_context_tokens",
             )
-            row += [number(m and getattr(m, k)) for k in keys]
+            row += [cells.number(m and getattr(m, k)) for k in keys]
         why = sel.graphrag_error or (m and m.context_error) or sel.expected or x.map_calls_skipped or ""
         rows.append(row + [markdown_cell(priv.text(why), 300)])
     paths = []
@@ -447,7 +416,7 @@ def _verify_dynamic(v) -> list[str]:
     rows = []
     for x in v.levels:
         d = x.dynamic
-        n = level_label(x.community_level)
+        n = cells.level_label(x.community_level)
         if d is not None and not d.scenarios:
             rows.append([n, "—", word(d.status), *[""] * 6, markdown_cell(d.reason or d.expected or "", 300)])
         for name, sc in d.scenarios.items() if d is not None else ():
@@ -456,12 +425,12 @@ def _verify_dynamic(v) -> list[str]:
                     n,
                     SCENARIO_LABEL.get(name, markdown_cell(name, 40)),
                     word(sc.status),
-                    number(sc.graphrag_rating_calls),
-                    number(sc.audit_rating_calls),
+                    cells.number(sc.graphrag_rating_calls),
+                    cells.number(sc.audit_rating_calls),
                     waves(sc.graphrag_waves),
                     waves(sc.audit_waves),
-                    number(sc.graphrag_kept),
-                    number(sc.audit_kept),
+                    cells.number(sc.graphrag_kept),
+                    cells.number(sc.audit_kept),
                     markdown_cell(sc.graphrag_error or sc.expected or "", 300),
                 ]
             )
@@ -474,7 +443,7 @@ def _depth(report, max_rows: int) -> list[str]:
     if not d.histogram:
         return out + ["No roots: the tree is empty."]
     total = sum(d.histogram.values())
-    hist = [[k, number(v), share(v, total)] for k, v in d.histogram.items()]
+    hist = [[k, cells.number(v), cells.share(v, total)] for k, v in d.histogram.items()]
     out += _maybe_details("Roots per depth reached", _table(["depth reached", "roots", "share"], hist))
     out += [
         "",
@@ -485,10 +454,10 @@ def _depth(report, max_rows: int) -> list[str]:
     per_level = [
         [
             str(r.community_level),
-            f"{number(r.roots_reaching)} / {number(r.roots_total)}",
-            number(r.roots_stuck),
-            f"{number(r.entities_served)} / {number(r.entities_total)}",
-            number(r.entities_stuck),
+            f"{cells.number(r.roots_reaching)} / {cells.number(r.roots_total)}",
+            cells.number(r.roots_stuck),
+            f"{cells.number(r.entities_served)} / {cells.number(r.entities_total)}",
+            cells.number(r.entities_stuck),
         ]
         for r in d.per_level
     ]
@@ -500,10 +469,12 @@ def _depth(report, max_rows: int) -> list[str]:
             str(r.level),
             str(r.deepest_level),
             str(r.depth_reached),
-            number(r.descendants),
-            number(r.entities),
+            cells.number(r.descendants),
+            cells.number(r.entities),
             markdown_cell(
-                _capped([f"L{k}: {number(v)}" for k, v in r.leaves_per_level.items()], LEAF_LEVELS, "levels")
+                _capped(
+                    [f"L{k}: {cells.number(v)}" for k, v in r.leaves_per_level.items()], LEAF_LEVELS, "levels"
+                )
             ),
         ]
         for r in d.roots[:max_rows]
@@ -554,8 +525,8 @@ def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
             str(lst.community[i]),
             str(lst.level[i]),
             *([markdown_cell(lst.title[i], TITLE_LIMIT)] if priv.include else []),
-            number(lst.entities[i]),
-            number(lst.tokens[i]) if lst.tokens is not None else "—",
+            cells.number(lst.entities[i]),
+            cells.number(lst.tokens[i]) if lst.tokens is not None else "—",
             "yes" if lst.also_v1[i] else "no",
         ]
         for i in range(min(max_rows, len(lst)))
@@ -570,9 +541,9 @@ def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
         head = f"Reports graphrag ≥ 2.0 sends at community_level {int(n)} ({v2.count:,}"
     else:
         head = f"Reports the graphrag ≥ 2.0 rule selects at community_level {int(n)} (" + own_text(
-            sends(v2, "v2")
+            cells.sends(v2, "v2")
         )
-    return [""] + _details(head + "; " + own_text(sends(v1, "v1")) + ")", body)
+    return [""] + _details(head + "; " + own_text(cells.sends(v1, "v1")) + ")", body)
 
 
 def _findings(report, max_rows: int, priv: _Privacy) -> list[str]:
@@ -633,14 +604,14 @@ def render_markdown(
     """The audit as GitHub Markdown; ``brief``: answer, one table, findings; ``hide_hypothetical``: leave
     out the per-N columns of a graphrag line that cannot run on this index."""
     priv = _Privacy(report.index.path, include_titles)
-    hide = hypothetical_behaviours(report) if hide_hypothetical else frozenset()
+    hide = cells.hypothetical_behaviours(report) if hide_hypothetical else frozenset()
     flags = (
         f"{' --include-titles' if priv.include else ''}{' --verbose' if verbose else ''}"
         f"{' --brief' if brief else ''}{' --hide-hypothetical' if hide_hypothetical else ''}"
     )
     # the answer is the first paragraph, under the heading: appended to a $GITHUB_STEP_SUMMARY that
     # ends in a paragraph, a heading still starts a block of its own (a paragraph would merge)
-    out = ["## graphrag-audit report", "", f"**{own_text(answer(report))}**", ""]
+    out = ["## graphrag-audit report", "", f"**{own_text(cells.answer(report))}**", ""]
     if brief:
         parts = [_levels(report, hide, hide_hypothetical, brief=True), _findings(report, max_rows, priv)]
     else:
@@ -649,7 +620,7 @@ def render_markdown(
         # tool-written: '$' escaped so GitHub does not read "$0.01 ... $0.02" as math
         money = [
             ("- " + x.strip() if x.startswith("  ") else x).replace("$", "\\$")
-            for x in map(own_text, money_lines(report, hide))
+            for x in map(own_text, cells.money_lines(report, hide))
         ]
         if money:
             levels += ["", *money[:-1], "", money[-1]]
@@ -738,38 +709,38 @@ def render_diff_markdown(diff, *, include_titles: bool = False, **_ignored) -> s
         "",
         f"- old: `{where(diff.old)}` (generation {markdown_cell(diff.old.generation)})",
         f"- new: `{where(diff.new)}` (generation {markdown_cell(diff.new.generation)})",
-        f"- {own_text(matching_sentence(diff))}",
-        f"- {own_text(community_sentence(diff))}",
+        f"- {own_text(dc.matching_sentence(diff))}",
+        f"- {own_text(dc.community_sentence(diff))}",
         "",
-        _row(HEADERS),
-        "|" + "---|" * len(HEADERS),
-        *(_row(own_text(c) for c in selection_cells(s)) for s in diff.selections),
+        _row(dc.HEADERS),
+        "|" + "---|" * len(dc.HEADERS),
+        *(_row(own_text(c) for c in dc.selection_cells(s)) for s in diff.selections),
         "",
     ]
-    if legend := hyp_legend(diff):
+    if legend := dc.hyp_legend(diff):
         out += [own_text(legend), ""]
     out += [
-        f"### Findings that appeared ({number(len(diff.appeared))})",
+        f"### Findings that appeared ({cells.number(len(diff.appeared))})",
         "",
         *items(diff.appeared, diff.new),
         "",
     ]
-    out += [f"### Findings that disappeared ({number(len(diff.disappeared))})", ""]
+    out += [f"### Findings that disappeared ({cells.number(len(diff.disappeared))})", ""]
     out += [*items(diff.disappeared, diff.old), ""]
-    out += [f"### Regressions at community_level {diff.level} ({number(len(diff.regressions))})", ""]
+    out += [f"### Regressions at community_level {diff.level} ({cells.number(len(diff.regressions))})", ""]
     out += items(diff.sorted_regressions(), diff.new)
     if diff.hypothetical_changes:
         out += [
             "",
             f"### Hypothetical changes at community_level {diff.level}, not judged "
-            f"({number(len(diff.hypothetical_changes))})",
+            f"({cells.number(len(diff.hypothetical_changes))})",
             "",
             "No real graphrag of that line sends these selections on one of the indexes; "
             "`--include-hypothetical` judges them.",
             "",
-            *items(diff.sorted_hypothetical_changes(), diff.new, f"{HYP} "),
+            *items(diff.sorted_hypothetical_changes(), diff.new, f"{dc.HYP} "),
         ]
     if diff.option_note:
         out += ["", f"Note: {markdown_cell(diff.option_note, 500)}"]
-    out += ["", f"**{own_text(verdict(diff))}**"]
+    out += ["", f"**{own_text(dc.verdict(diff))}**"]
     return "\n".join(out) + "\n"
