@@ -84,11 +84,6 @@ _RENDERERS: dict[type, dict[Enum, str]] = {
     },
 }
 
-#: formats written as text chunks (a deep index's JSON is never held whole)
-_STREAMERS: dict[type, dict[Enum, str]] = {
-    LevelsFormat: {LevelsFormat.json: "json:iter_json"},
-}
-
 
 def _load(spec: str) -> Callable:
     module, name = spec.split(":")
@@ -101,6 +96,6 @@ def renderer(fmt: Enum) -> Callable:
 
 
 def streamer(fmt: Enum) -> Callable | None:
-    """The function that renders ``fmt`` as an iterator of text chunks, or None."""
-    spec = _STREAMERS.get(type(fmt), {}).get(fmt)
-    return None if spec is None else _load(spec)
+    """The function that renders ``fmt`` as an iterator of text chunks (a deep index's JSON is never held
+    whole), or None."""
+    return _load("json:iter_json") if fmt is LevelsFormat.json else None

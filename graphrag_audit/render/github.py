@@ -5,6 +5,8 @@ actions/toolkit ``packages/core/src/command.ts``; absolute paths hidden unless `
 
 from __future__ import annotations
 
+from collections import Counter
+
 from graphrag_audit.render.cells import count, local_what_if_lines, number, sends
 from graphrag_audit.render.diff_common import HYP, verdict
 from graphrag_audit.sanitise.common import plain
@@ -17,26 +19,6 @@ MESSAGE_LIMIT = 1000  # characters of one annotation message (fix hint included)
 
 def annotation(command: str, title: str, message: str) -> str:
     return f"::{command} title={workflow_property(plain(title, 200))}::{workflow_data(plain(message, MESSAGE_LIMIT))}"
-
-
-def select_annotations(findings, max_per_kind: int):
-    """(findings to annotate, number left out), keeping severity order; a notice slot is kept
-    free for the overflow line when anything is left out."""
-    shown: list = []
-    per_kind: dict = {}
-    left_out = 0
-    for f in findings:
-        kind = COMMAND.get(f.severity, "notice")
-        if per_kind.get(kind, 0) < max_per_kind:
-            shown.append(f)
-            per_kind[kind] = per_kind.get(kind, 0) + 1
-        else:
-            left_out += 1
-    if left_out and per_kind.get("notice", 0) >= max_per_kind:
-        last_notice = max(i for i, f in enumerate(shown) if COMMAND.get(f.severity, "notice") == "notice")
-        shown.pop(last_notice)
-        left_out += 1
-    return shown, left_out
 
 
 def summary_line(report, include_titles: bool = False) -> str:
@@ -67,14 +49,25 @@ def finding_annotations(
     noun: str = "finding",
     listed: str = "the step summary and -f json list them all",
 ) -> list[str]:
-    """One annotation per finding (at most ``max_per_kind`` per kind, then a notice of how many more),
-    each with its fix; paths under ``index_path`` hidden unless ``include_titles``."""
-    shown, left_out = select_annotations(findings, max(1, int(max_per_kind)))
+    """One annotation per finding, each with its fix, in severity order, at most ``max_per_kind`` per
+    kind (a notice slot is kept free for the line counting the rest); paths under ``index_path`` hidden
+    unless ``include_titles``."""
+    limit = max(1, int(max_per_kind))
+    shown: list = []
+    per_kind: Counter = Counter()
+    for f in findings:
+        kind = COMMAND.get(f.severity, "notice")
+        per_kind[kind] += 1
+        if per_kind[kind] <= limit:
+            shown.append((kind, f))
+    left_out = sum(per_kind.values()) - len(shown)
+    if left_out and per_kind["notice"] >= limit:
+        shown.pop(max(i for i, (kind, _f) in enumerate(shown) if kind == "notice"))
+        left_out += 1
     lines = []
-    for f in shown:
+    for kind, f in shown:
         message = f.message if include_titles else hide_paths(f.message, index_path)
-        message += f" Fix: {f.fix}" if f.fix else ""
-        lines.append(annotation(COMMAND.get(f.severity, "notice"), f.rule, message))
+        lines.append(annotation(kind, f.rule, message + (f" Fix: {f.fix}" if f.fix else "")))
     if left_out:
         lines.append(
             annotation(

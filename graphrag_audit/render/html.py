@@ -5,28 +5,11 @@ community at least ``MIN_W`` wide; narrower siblings become "+K" blocks. Untrust
 from __future__ import annotations
 
 import unicodedata
+from itertools import accumulate
 
 import numpy as np
 
-from graphrag_audit.render.cells import (
-    DYNAMIC_HEADERS,
-    LEVEL_ONLY_NOTE,
-    WHAT_IF_HEADERS,
-    count,
-    coverage_table,
-    dynamic_at,
-    dynamic_detail_rows,
-    dynamic_level_rows,
-    dynamic_rows,
-    level_label,
-    level_table,
-    local_what_if_tables,
-    number,
-    search_section,
-    sends,
-    size_line,
-    with_source,
-)
+from graphrag_audit.render import cells
 from graphrag_audit.results.audit import CANNOT_READ
 from graphrag_audit.results.tree import SENT_BOTH, SENT_NEITHER, SENT_V1_ONLY, SENT_V2_ONLY, ForestView
 from graphrag_audit.sanitise.common import plain
@@ -38,12 +21,9 @@ from graphrag_audit.sanitise.html import html_text as h
 OKABE_ITO = {
     "orange": "#E69F00",
     "sky blue": "#56B4E9",
-    "bluish green": "#009E73",
-    "yellow": "#F0E442",
     "blue": "#0072B2",
     "vermillion": "#D55E00",
     "reddish purple": "#CC79A7",
-    "black": "#000000",
 }
 #: fill per ``sent`` mark; "not sent" is a light neutral grey (outside the hues)
 SENT_COLOURS = {
@@ -81,17 +61,24 @@ CUT_NOTE = (
 )
 
 
-def _heads(heads) -> str:
-    return "<thead><tr>" + "".join(f"<th>{_esc(x)}</th>" for x in heads) + "</tr></thead>"
-
-
-def _table(heads, rows, chosen=None, cell=_esc, attrs=' class="num"') -> str:
-    """A table of ``rows``, each cell escaped by ``cell``; the rows whose ``chosen`` flag is set in bold."""
+def _table(heads, rows, attrs=' class="num"', tr=None, cell=_esc, title=-1) -> str:
+    """A table of ``rows``, each cell escaped by ``cell``, column ``title`` of class "title"; ``tr``: each
+    row's attributes."""
     body = "".join(
-        ('<tr class="chosen">' if mark else "<tr>") + "".join(f"<td>{cell(x)}</td>" for x in row) + "</tr>"
-        for row, mark in zip(rows, chosen or [False] * len(rows))
+        f"<tr{a}>"
+        + "".join(
+            f'<td class="title">{cell(x)}</td>' if i == title else f"<td>{cell(x)}</td>"
+            for i, x in enumerate(row)
+        )
+        + "</tr>"
+        for row, a in zip(rows, tr or [""] * len(rows))
     )
-    return f"<table{attrs}>{_heads(heads)}<tbody>{body}</tbody></table>"
+    heads = "".join(f"<th>{_esc(x)}</th>" for x in heads)
+    return f"<table{attrs}><thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _chosen(flags) -> list[str]:
+    return [' class="chosen"' if x else "" for x in flags]
 
 
 def _text_width(s: str, px: float = 6.6) -> float:
@@ -100,14 +87,11 @@ def _text_width(s: str, px: float = 6.6) -> float:
 
 
 def _fit_px(s: str, width: float) -> str:
+    """``s``, or its longest start that fits with "…" after it (nothing when no character fits)."""
     if _text_width(s) <= width:
         return s
-    out = ""
-    for c in s:
-        if _text_width(out + c + "…") > width:
-            break
-        out += c
-    return out + "…" if out else ""
+    kept = sum(1 for w in accumulate(map(_text_width, s)) if w + _text_width("…") <= width)
+    return s[:kept] + "…" if kept else ""
 
 
 def _header(report) -> str:
@@ -120,7 +104,7 @@ def _header(report) -> str:
         f'<p class="path">{h(info.path)}</p>'
         f'<p class="path">tables in {h(info.output_dir)}</p>'
         f"<p>generation <b>{h(info.generation)}</b> · {_esc(evidence)}</p>"
-        f'<p class="counts">{_esc(size_line(c))} · tree from {h(info.tree_source)}</p>'
+        f'<p class="counts">{_esc(cells.size_line(c))} · tree from {h(info.tree_source)}</p>'
         + (f'<ul class="notes">{notes}</ul>' if notes else "")
         + "</header>"
     )
@@ -128,7 +112,7 @@ def _header(report) -> str:
 
 def _tree_table(report) -> str:
     rows = [
-        [str(t.level), *map(number, (t.communities, t.leaves, t.reports, t.entities))]
+        [str(t.level), *map(cells.number, (t.communities, t.leaves, t.reports, t.entities))]
         for t in report.tree_levels
     ]
     table = _table(["level", "communities", "leaves", "reports", "entities"], rows)
@@ -142,24 +126,24 @@ def _levels_table(report) -> str:
             '<section id="levels"><h2>What each community_level N sends</h2>'
             "<p>No community_reports table: nothing is sent to global search.</p></section>"
         )
-    heads, rows, notes = level_table(report)
-    _cols, cov = coverage_table(report, notes)  # + the clustered entities each selection covers
-    total = number(report.index.counts.clustered_entities)
+    heads, rows, notes = cells.level_table(report)
+    _cols, cov = cells.coverage_table(report, notes)  # + the clustered entities each selection covers
+    total = cells.number(report.index.counts.clustered_entities)
     heads = heads + [f">=2.0 covers (of {total} entities)", f"<2.0 covers (of {total} entities)"]
     rows = [row + c[1:3] for row, c in zip(rows, cov)]
     caption = (
-        f"options: level {_esc(str(opts.level))}, {with_source(h(opts.tokenizer), opts, 'tokenizer', h)}, "
-        f"max_context_tokens {with_source(number(opts.max_context_tokens), opts, 'max_context_tokens', h)}"
+        f"options: level {_esc(str(opts.level))}, {cells.with_source(h(opts.tokenizer), opts, 'tokenizer', h)}, "
+        f"max_context_tokens {cells.with_source(cells.number(opts.max_context_tokens), opts, 'max_context_tokens', h)}"
         + ("" if opts.costs else "; token costs not computed (--no-costs)")
     )
     return (
         '<section id="levels"><h2>What each community_level N sends to global search</h2>'
         f'<p class="caption">{caption}</p>'
-        + _table(heads, rows, [row[0] == level_label(opts.level) for row in rows])
+        + _table(heads, rows, tr=_chosen(row[0] == cells.level_label(opts.level) for row in rows))
         + '<p class="caption">extra = reports &gt;=2.0 sends beyond &lt;2.0; ancestors = reports sent together '
         "with a descendant's; mix = &gt;=2.0 reports per level; stuck = entities whose finest community is "
         "above level N; ents/report = entities per &gt;=2.0 report. Each map call is one LLM call; one "
-        f"reduce call follows. {_esc(LEVEL_ONLY_NOTE)}</p>"
+        f"reduce call follows. {_esc(cells.LEVEL_ONLY_NOTE)}</p>"
         + "".join(f'<p class="caption footnote">{_esc(line)}</p>' for line in notes.lines())
         + "</section>"
     )
@@ -177,24 +161,17 @@ def _finding_items(fs) -> str:
     )
 
 
+def _more(n: int, what: str) -> str:
+    return f'<p class="caption">{n:,} {what}</p>' if n > 0 else ""
+
+
 def _titled(ids, titles: dict, what: str) -> str:
     """A collapsed list of community numbers with their report titles (untrusted: escaped)."""
     ids = list(ids)
-    shown = ids[:DYNAMIC_LISTED]
-    rows = "".join(
-        f'<tr><td>{int(c)}</td><td class="title">{h(titles[c], 200) if c in titles else "—"}</td></tr>'
-        for c in shown
-    )
-    more = ""
-    if len(ids) > len(shown):
-        more = (
-            f'<p class="caption">{len(ids) - len(shown):,} more not shown '
-            "(<code>levels -f json</code> lists every id).</p>"
-        )
-    return (
-        f'<details><summary>{_esc(what)} ({len(ids):,})</summary><table class="reports"><thead><tr>'
-        f"<th>community</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>"
-    )
+    rows = [[int(c), h(titles[c], 200) if c in titles else "—"] for c in ids[:DYNAMIC_LISTED]]
+    table = _table(["community", "report title"], rows, ' class="reports"', cell=str, title=1)
+    more = _more(len(ids) - len(rows), "more not shown (<code>levels -f json</code> lists every id).")
+    return f"<details><summary>{_esc(what)} ({len(ids):,})</summary>{table}{more}</details>"
 
 
 #: per search section of render/cells.py: the HTML id and heading
@@ -207,21 +184,22 @@ SEARCH_SECTIONS = {
 
 def _search(report, kind: str) -> str:
     """The caption, then per graphrag line its heading and table (render/cells.py's search_section)."""
-    got = search_section(report, kind)
+    got = cells.search_section(report, kind)
     if got is None:
         return ""
     caption, headers, tables = got
     section_id, title = SEARCH_SECTIONS[kind]
-    parts = [f'<section id="{section_id}"><h2>{title}</h2>', f'<p class="caption">{_esc(caption)}</p>']
-    for head, rows in tables:
-        parts.append(f"<h3>{_esc(head)}</h3>{_table(headers, rows)}")
-    return "".join(parts) + "</section>"
+    return (
+        f'<section id="{section_id}"><h2>{title}</h2><p class="caption">{_esc(caption)}</p>'
+        + "".join(f"<h3>{_esc(head)}</h3>{_table(headers, rows)}" for head, rows in tables)
+        + "</section>"
+    )
 
 
 def _local_what_if(report) -> str:
     """``--entities``: per graphrag line, the reports local search puts in context (names and titles
     escaped)."""
-    got = local_what_if_tables(report)
+    got = cells.local_what_if_tables(report)
     if got is None:
         return ""
     caption, names, tables = got
@@ -230,26 +208,13 @@ def _local_what_if(report) -> str:
         f'<p class="caption">{h(caption.replace("{names}", ", ".join(names)))}</p>',
     ]
     for head, rows, not_read in tables:
-        body = "".join(
-            "<tr>"
-            + "".join(
-                f'<td class="title">{h(x, 200)}</td>' if i == 2 else f"<td>{h(x)}</td>"
-                for i, x in enumerate(r)
+        shown = [[h(x, 200) if i == 2 else h(x) for i, x in enumerate(r)] for r in rows]
+        table = _table(cells.WHAT_IF_HEADERS, shown, ' class="reports"', cell=str, title=2)
+        parts.append(f"<h3>{_esc(head)}</h3>" + (table if rows else "<p>No community report in context.</p>"))
+        if not_read:
+            parts.append(
+                f"<p>Not read at this N (unknown, or not in a community &lt;= N): {h(', '.join(not_read))}</p>"
             )
-            + "</tr>"
-            for r in rows
-        )
-        table = (
-            f'<table class="reports">{_heads(WHAT_IF_HEADERS)}<tbody>{body}</tbody></table>'
-            if rows
-            else "<p>No community report in context.</p>"
-        )
-        missing = (
-            f"<p>Not read at this N (unknown, or not in a community &lt;= N): {h(', '.join(not_read))}</p>"
-            if not_read
-            else ""
-        )
-        parts.append(f"<h3>{_esc(head)}</h3>{table}{missing}")
     return "".join(parts) + "</section>"
 
 
@@ -257,7 +222,7 @@ def _dynamic(report) -> str:
     """Dynamic community selection per graphrag line at the queried level (render/cells.py's cells), every
     number of each line, the related findings."""
     head = '<section id="dynamic"><h2>Dynamic community selection by graphrag version</h2>'
-    got = dynamic_at(report)
+    got = cells.dynamic_at(report)
     if got is None:
         why = (
             "No community_reports table: dynamic community selection has nothing to rate."
@@ -268,13 +233,12 @@ def _dynamic(report) -> str:
     n, bv = got
     opts = report.options
     what_if = opts.relevant is not None
-    heads = DYNAMIC_HEADERS[: None if what_if else 5]
-    body = []
-    for v, cells in zip(bv.versions.values(), dynamic_rows(bv, what_if)):
-        cls = ' class="fails"' if v.error is not None else "" if v.descends else ' class="no-descent"'
-        body.append(
-            f'<tr data-family="{h(v.family)}"{cls}>' + "".join(f"<td>{h(x)}</td>" for x in cells) + "</tr>"
-        )
+    versions = list(bv.versions.values())
+    tr = [
+        f' data-family="{h(v.family)}"'
+        + (' class="fails"' if v.error is not None else "" if v.descends else ' class="no-descent"')
+        for v in versions
+    ]
     capped = f" (deeper than the index: as {n})" if opts.level != n else ""
     caption = (
         f"at community_level {_esc(str(opts.level))}{capped} · num_repeats {int(opts.num_repeats)} · "
@@ -287,9 +251,15 @@ def _dynamic(report) -> str:
     parts = [
         head,
         f'<p class="caption">{caption}</p>',
-        f'<table class="num" id="dynamic-by-version">{_heads(heads)}<tbody>{"".join(body)}</tbody></table>',
+        _table(
+            cells.DYNAMIC_HEADERS[: None if what_if else 5],
+            cells.dynamic_rows(bv, what_if),
+            ' class="num" id="dynamic-by-version"',
+            tr,
+            h,
+        ),
     ]
-    for v in bv.versions.values():
+    for v in versions:
         if v.error is not None or v.descends:
             continue
         why = (
@@ -305,7 +275,7 @@ def _dynamic(report) -> str:
             f"fallback, which rates whole levels (up to max_level {int(opts.max_level)}) while nothing has "
             "been kept.</p>"
         )
-    dheads, drows = dynamic_detail_rows(bv, what_if)
+    dheads, drows = cells.dynamic_detail_rows(bv, what_if)
     fams = [f' data-family="{h(f)}"' for f in bv.versions]
     dhead = "".join(f"<th{f}>{_esc(x)}</th>" for f, x in zip(fams, dheads[1:]))
     dbody = "".join(
@@ -317,19 +287,17 @@ def _dynamic(report) -> str:
     parts.append(
         f'<table class="num" id="dynamic-details"><thead><tr><th></th>{dhead}</tr></thead>'
         f"<tbody>{dbody}</tbody></table>"
-    )
-    parts.append(
         '<p class="caption">waves = communities rated per round of LLM calls (graphrag rates one level '
         "of the queue at a time); cut off = candidates no descent from level 0 reaches when every report "
         "is relevant (some are still rated by the fallback when none is); never rated = candidates no "
         "rating reaches.</p>"
     )
-    lheads, lrows = dynamic_level_rows(report)
+    lheads, lrows = cells.dynamic_level_rows(report)
     if lrows:
-        chosen = [r.community_level == n for r in report.levels]
+        chosen = _chosen(r.community_level == n for r in report.levels)
         parts.append(
             f"<h3>Rating calls at every community_level N (num_repeats {int(opts.num_repeats)})</h3>"
-            + _table(lheads, lrows, chosen, h, ' class="num" id="dynamic-per-level"')
+            + _table(lheads, lrows, ' class="num" id="dynamic-per-level"', chosen, h)
             + '<p class="caption">pool = the version-independent bound: the level-0 reports … every '
             "candidate (every report with level &lt;= N), times num_repeats; no graphrag line follows it "
             "exactly. Per line: the rating calls when every report / no report is rated relevant.</p>"
@@ -340,16 +308,13 @@ def _dynamic(report) -> str:
         lst = listing.by_behaviour["v2"]
         for c, t in zip(lst.community, lst.title):
             titles.setdefault(c, t if t is not None else "(untitled)")
-    starts = list(dict.fromkeys(v.start_ids for v in bv.versions.values() if v.error is None))
+    rated = [v for v in versions if v.error is None]
+    starts = list(dict.fromkeys(v.start_ids for v in rated))
     for ids in starts:
-        who = (
-            ""
-            if len(starts) == 1
-            else " of graphrag "
-            + ", ".join(v.graphrag for v in bv.versions.values() if v.error is None and v.start_ids == ids)
-        )
+        who = ", ".join(v.graphrag for v in rated if v.start_ids == ids)
+        who = "" if len(starts) == 1 else f" of graphrag {who}"
         parts.append(_titled(ids, titles, f"Start reports{who}: the level-0 reports rated first"))
-    for v in bv.versions.values():
+    for v in versions:
         if v.what_if is not None:
             parts.append(_titled(v.what_if.kept_ids, titles, f"What-if: reports graphrag {v.graphrag} keeps"))
     fs = [f for f in report.sorted_findings() if f.rule.startswith("dynamic-")]
@@ -399,10 +364,12 @@ def icicle_svg(forest: ForestView) -> str:
         f'<svg id="icicle" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {ICICLE_W} {height}" '
         f'width="100%" role="img" aria-label="community tree icicle">'
     ]
-    for lv in range(rows):
-        y = lv * ROW_H + ROW_H / 2 + 4
-        parts.append(f'<text class="axis" x="4" y="{y:.1f}">level {lv}</text>')
+    parts += [
+        f'<text class="axis" x="4" y="{lv * ROW_H + ROW_H / 2 + 4:.1f}">level {lv}</text>'
+        for lv in range(rows)
+    ]
     labels = []
+    sent_at = "" if forest.community_level is None else f"at community_level {forest.community_level}: "
 
     def draw(n: int, x0: float, w: float) -> None:
         nd = nodes[n]
@@ -417,11 +384,12 @@ def icicle_svg(forest: ForestView) -> str:
             tip.append(f"at community_level {forest.community_level}: {SENT_TEXT[nd.sent]}")
         if nd.other_parents:
             tip.append("also under " + ", ".join(str(p) for p in nd.other_parents))
-        dashed = ' stroke-dasharray="3 2"' if (forest.has_reports_table and not nd.has_report) else ""
+        dashed = ' stroke-dasharray="3 2"' if forest.has_reports_table and not nd.has_report else ""
+        sent = _sent_attr(forest, nd)
         parts.append(
-            f'<rect data-community="{nd.community}" data-level="{nd.level}" data-sent="{_sent_attr(forest, nd)}" '
+            f'<rect data-community="{nd.community}" data-level="{nd.level}" data-sent="{sent}" '
             f'data-entities="{nd.entities}" x="{x0:.3f}" y="{y:.1f}" width="{max(w, 0.0):.3f}" '
-            f'height="{ROW_H - 3}" fill="{_FILL[_sent_attr(forest, nd)]}"{dashed}><title>{h(" · ".join(tip))}</title></rect>'
+            f'height="{ROW_H - 3}" fill="{_FILL[sent]}"{dashed}><title>{h(" · ".join(tip))}</title></rect>'
         )
         if w >= 22:
             label = str(nd.community)
@@ -448,15 +416,8 @@ def icicle_svg(forest: ForestView) -> str:
                     continue
                 k, val, ents = acc[(lv, mark)]
                 bw = w * val / whole
-                tip = (
-                    f"+{k:,} more at level {lv} {under} · {ents:,} entities · "
-                    + (
-                        f"at community_level {forest.community_level}: "
-                        if mark in SENT_TEXT and forest.community_level is not None
-                        else ""
-                    )
-                    + _AGG_TEXT[mark]
-                )
+                at = sent_at if mark in SENT_TEXT else ""
+                tip = f"+{k:,} more at level {lv} {under} · {ents:,} entities · {at}{_AGG_TEXT[mark]}"
                 parts.append(
                     f'<rect class="agg" data-aggregate="{k}" data-level="{lv}" data-sent="{mark}" '
                     f'x="{cx:.3f}" y="{y:.1f}" width="{max(bw, AGG_MIN_W):.3f}" height="{ROW_H - 3}" '
@@ -514,28 +475,26 @@ def _legend(forest: ForestView) -> str:
             "no community_reports table: nothing is sent</p>"
         )
     c = forest.counts()
-    items = [
-        (SENT_COLOURS[SENT_V2_ONLY], f"sent only by graphrag &gt;= 2.0 ({c[SENT_V2_ONLY]:,})"),
-        (SENT_COLOURS[SENT_BOTH], f"sent by &gt;= 2.0 and &lt; 2.0 ({c[SENT_BOTH]:,})"),
-    ]
-    if c[SENT_V1_ONLY]:
-        items.append((SENT_COLOURS[SENT_V1_ONLY], f"sent only by &lt; 2.0 ({c[SENT_V1_ONLY]:,})"))
-    items.append((SENT_COLOURS[SENT_NEITHER], f"not sent ({c[SENT_NEITHER]:,})"))
     no_rep = sum(1 for nd in forest.nodes.values() if not nd.has_report)
-    if no_rep:
-        items.append((NO_REPORT_COLOUR, f"no report, dashed outline ({no_rep:,})"))
+    items = [  # (colour, label, count, shown when the count is 0)
+        (SENT_COLOURS[SENT_V2_ONLY], "sent only by graphrag &gt;= 2.0", c[SENT_V2_ONLY], True),
+        (SENT_COLOURS[SENT_BOTH], "sent by &gt;= 2.0 and &lt; 2.0", c[SENT_BOTH], True),
+        (SENT_COLOURS[SENT_V1_ONLY], "sent only by &lt; 2.0", c[SENT_V1_ONLY], False),
+        (SENT_COLOURS[SENT_NEITHER], "not sent", c[SENT_NEITHER], True),
+        (NO_REPORT_COLOUR, "no report, dashed outline", no_rep, False),
+    ]
     cut = ""
     if forest.community_level is not None:
         cut = (
             f'<span class="cutsw" style="border-top-color:{CUT_COLOUR}"></span>the community_level '
             f"{forest.community_level} cut"
         )
-    return (
-        '<p class="legend">'
-        + "".join(f'<span class="sw" style="background:{col}"></span>{txt} ' for col, txt in items)
-        + cut
-        + "</p>"
+    swatches = "".join(
+        f'<span class="sw" style="background:{col}"></span>{txt} ({k:,}) '
+        for col, txt, k, always in items
+        if k or always
     )
+    return f'<p class="legend">{swatches}{cut}</p>'
 
 
 #: rows of the titled table per graphrag line in the "reports sent" section (every id is listed above it)
@@ -547,8 +506,9 @@ def _sent_list(forest: ForestView) -> str:
     first ``SENT_TITLED`` with their (untrusted: escaped) titles."""
     if not forest.has_reports_table or forest.community_level is None:
         return ""
-    n = forest.community_level
-    parts = [f'<section id="sent"><h2>Reports sent at community_level {_esc(str(n))}</h2>']
+    parts = [
+        f'<section id="sent"><h2>Reports sent at community_level {_esc(str(forest.community_level))}</h2>'
+    ]
     for b, marks, who in (
         ("v2", (SENT_BOTH, SENT_V2_ONLY), "graphrag &gt;= 2.0"),
         ("v1", (SENT_BOTH, SENT_V1_ONLY), "graphrag &lt; 2.0"),
@@ -561,25 +521,21 @@ def _sent_list(forest: ForestView) -> str:
             ]
             + [(o.level, o.community, o.title) for o in forest.outside_reports if o.sent in marks]
         )
-        by_level: dict[int, list[int]] = {}
+        by_level: dict[int, list[str]] = {}
         for lv, c, _t in items:
-            by_level.setdefault(lv, []).append(c)
+            by_level.setdefault(lv, []).append(str(c))
         ids = "".join(
-            f'<p class="ids" data-behaviour="{b}" data-level="{lv}"><b>level {lv}</b> ({len(cs):,}): '
-            + ", ".join(str(c) for c in cs)
-            + "</p>"
+            f'<p class="ids" data-behaviour="{b}" data-level="{lv}"><b>level {lv}</b> ({len(cs):,}): {", ".join(cs)}</p>'
             for lv, cs in by_level.items()
         )
-        shown = items[:SENT_TITLED]
-        rows = "".join(
-            f'<tr><td>{c}</td><td>{lv}</td><td class="title">{h(t) if t else "(untitled)"}</td></tr>'
-            for lv, c, t in shown
+        rows = [[c, lv, h(t) if t else "(untitled)"] for lv, c, t in items[:SENT_TITLED]]
+        table = _table(
+            ["community", "level", "report title"], rows, ' class="reports num"', cell=str, title=2
         )
-        more = (
-            f'<p class="caption">{len(items) - len(shown):,} more titles not shown (every id is listed above; '
-            "<code>levels --list-reports -f json</code> lists every title).</p>"
-            if len(items) > len(shown)
-            else ""
+        more = _more(
+            len(items) - len(rows),
+            "more titles not shown (every id is listed above; "
+            "<code>levels --list-reports -f json</code> lists every title).",
         )
         o = forest.outcomes.get(b)  # graphrag.compat's status, marked as the tables mark it
         did, why = f"{who} sends the reports of ", ""
@@ -591,13 +547,11 @@ def _sent_list(forest: ForestView) -> str:
                 why = f" (hypothetical: graphrag {g} selects 0 here)"
             elif o.status == CANNOT_READ:
                 why = f" (hypothetical: graphrag {g} cannot read this index)"
+        summary = f"{did}{cells.count(len(items), 'community', 'communities')}{why}"
         parts.append(
-            f'<details data-behaviour="{b}"><summary>{did}'
-            f'{count(len(items), "community", "communities")}{why}</summary>{ids}<table class="reports num"><thead><tr><th>community</th>'
-            f"<th>level</th><th>report title</th></tr></thead><tbody>{rows}</tbody></table>{more}</details>"
+            f'<details data-behaviour="{b}"><summary>{summary}</summary>{ids}{table}{more}</details>'
         )
-    parts.append("</section>")
-    return "".join(parts)
+    return "".join(parts) + "</section>"
 
 
 def _nice_step(vmax: float) -> int:
@@ -611,16 +565,11 @@ def _nice_step(vmax: float) -> int:
 
 
 def bar_chart(
-    chart_id: str,
-    categories: list[str],
-    series: list[tuple[str, list[int], str]],
-    x_label: str,
-    y_label: str,
-    width: int = 620,
-    height: int = 260,
+    chart_id: str, categories: list[str], series: list[tuple[str, list[int], str]], x_label: str, y_label: str
 ) -> str:
     """Vertical bars, the series stacked in each category; each piece one ``<rect data-bar>``
     with a ``<title>``."""
+    width, height = 620, 260
     left, right, top, bottom = 48, 12, 28, 44
     pw, ph = width - left - right, height - top - bottom
     totals = [sum(vals[i] for _, vals, _ in series) for i in range(len(categories))]
@@ -694,7 +643,7 @@ def entity_bins(values) -> list[tuple[str, int, int]]:
 
 def _charts(report, forest: ForestView) -> str:
     d = report.depth
-    cats = list(d.histogram.keys())
+    cats = list(d.histogram)
     depth = bar_chart(
         "depth-histogram",
         cats,
@@ -710,27 +659,22 @@ def _charts(report, forest: ForestView) -> str:
     r = report.level(forest.selection_level) if forest.selection_level is not None else None
     if r is not None and report.index.has_reports_table and report.report_entities is not None:
         ents = np.asarray(report.report_entities)
-        v2_rows = np.asarray(r.selected["v2"].rows)
-        v1_rows = np.asarray(r.selected["v1"].rows)
-        groups = [
-            (SENT_BOTH, np.intersect1d(v2_rows, v1_rows)),
-            (SENT_V2_ONLY, np.setdiff1d(v2_rows, v1_rows)),
-            (SENT_V1_ONLY, np.setdiff1d(v1_rows, v2_rows)),
-        ]
+        s2, s1 = r.selected["v2"], r.selected["v1"]
+        v2_rows, v1_rows = np.asarray(s2.rows), np.asarray(s1.rows)
         bins = entity_bins(ents[np.union1d(v2_rows, v1_rows)])
-        series = []
-        for sent, rows in groups:
-            if sent == SENT_V1_ONLY and not len(rows):
-                continue
-            vals = ents[rows]
-            series.append(
-                (
-                    f"{SENT_LABEL_SHORT[sent]} ({len(rows):,})",
-                    [int(((vals >= lo) & (vals <= hi)).sum()) for _, lo, hi in bins],
-                    SENT_COLOURS[sent],
-                )
+        series = [
+            (
+                f"{SENT_LABEL_SHORT[sent]} ({len(rows):,})",
+                [int(((ents[rows] >= lo) & (ents[rows] <= hi)).sum()) for _, lo, hi in bins],
+                SENT_COLOURS[sent],
             )
-        n = forest.community_level
+            for sent, rows in (
+                (SENT_BOTH, np.intersect1d(v2_rows, v1_rows)),
+                (SENT_V2_ONLY, np.setdiff1d(v2_rows, v1_rows)),
+                (SENT_V1_ONLY, np.setdiff1d(v1_rows, v2_rows)),
+            )
+            if sent != SENT_V1_ONLY or len(rows)
+        ]
         spread = bar_chart(
             "entities-per-report",
             [b[0] for b in bins],
@@ -738,18 +682,16 @@ def _charts(report, forest: ForestView) -> str:
             "entities in the report's community",
             "reports",
         )
-        s2, s1 = r.selected["v2"], r.selected["v1"]
         who = (
             f"graphrag &gt;= 2.0 sends {len(v2_rows):,}, &lt; 2.0 sends {len(v1_rows):,}"
             if all(x.outcome is None or x.outcome.exact for x in (s2, s1))
-            else f"{_esc(sends(s2, 'v2'))}; {_esc(sends(s1, 'v1'))}"
+            else f"{_esc(cells.sends(s2, 'v2'))}; {_esc(cells.sends(s1, 'v1'))}"
         )
         parts.append(
-            f"<figure>{spread}<figcaption>Entities per report sent at community_level {n} "
+            f"<figure>{spread}<figcaption>Entities per report sent at community_level {forest.community_level} "
             f"({who}): the reports only &gt;= 2.0 sends are the coarse ancestors.</figcaption></figure>"
         )
-    parts.append("</div></section>")
-    return "".join(parts)
+    return "".join(parts) + "</div></section>"
 
 
 def _findings(report) -> str:
@@ -792,75 +734,52 @@ footer{margin-top:32px;color:#777;font-size:12px}
 
 def render_html(report, forest: ForestView) -> str:
     """The report as one HTML document; ``forest``: the tree to draw (``treeview.build_forest``)."""
-    n = forest.community_level
-    selections = report.selections_by_level()
     from graphrag_audit import __version__
 
-    name = plain(report.index.name)
+    n = forest.community_level
     capped = (
         f" (deeper than the index: as {forest.selection_level})"
         if forest.selection_level is not None and forest.selection_level != n
         else ""
     )
     sent = ""
-    if report.index.has_reports_table and forest.community_level is not None:
-        sent = (
-            f"<p>graphrag &gt;= 2.0 sends <b>{forest.sent_reports['v2']:,}</b> reports, graphrag &lt; 2.0 "
-            f"sends <b>{forest.sent_reports['v1']:,}</b>. "
-        )
-        at = selections.get(forest.selection_level)
+    if report.index.has_reports_table and n is not None:
+        at = report.selections_by_level().get(forest.selection_level)
         if at is not None and not all(at[b].outcome is None or at[b].outcome.exact for b in ("v2", "v1")):
             sent = (
-                f"<p>{_esc(sends(at['v2'], 'v2'))}; {_esc(sends(at['v1'], 'v1'))}. "
+                f"<p>{_esc(cells.sends(at['v2'], 'v2'))}; {_esc(cells.sends(at['v1'], 'v1'))}. "
                 "The colours show each rule applied to this tree. "
+            )
+        else:
+            sent = (
+                f"<p>graphrag &gt;= 2.0 sends <b>{forest.sent_reports['v2']:,}</b> reports, graphrag &lt; 2.0 "
+                f"sends <b>{forest.sent_reports['v1']:,}</b>. "
             )
         sent += (
             f"Width ∝ entities; each row is a level; hover a community for its report title. {CUT_NOTE}</p>"
         )
     outside = ""
     if forest.outside_reports:
-        outside = (
-            '<p class="caption">Reports for communities not in the tree: '
-            + ", ".join(
-                f"{o.community} (level {o.level}" + (f", {SENT_TEXT[o.sent]}" if o.sent else "") + ")"
-                for o in forest.outside_reports[:20]
-            )
-            + (" …" if len(forest.outside_reports) > 20 else "")
-            + "</p>"
+        listed = ", ".join(
+            f"{o.community} (level {o.level}" + (f", {SENT_TEXT[o.sent]}" if o.sent else "") + ")"
+            for o in forest.outside_reports[:20]
         )
-    return _scrolling_tables(
-        "".join(
-            [
-                '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-                f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-                '<meta name="viewport" content="width=device-width, initial-scale=1">',
-                '<meta name="referrer" content="no-referrer">',
-                f"<title>graphrag-audit · {_esc(name)}</title><style>{STYLE}</style></head><body>",
-                _header(report),
-                _levels_table(report),
-                _dynamic(report),
-                _search(report, "local"),
-                _local_what_if(report),
-                _search(report, "drift"),
-                _search(report, "reduce"),
-                f'<section id="tree"><h2>The community tree at community_level {_esc(level_label(n))}{capped}</h2>',
-                sent,
-                _legend(forest),
-                icicle_svg(forest),
-                outside,
-                "</section>",
-                _sent_list(forest),
-                _charts(report, forest),
-                _tree_table(report),
-                _findings(report),
-                f"<footer>graphrag-audit {_esc(__version__)} · self-contained: no scripts, no network requests.</footer>",
-                "</body></html>\n",
-            ]
-        )
+        more = " …" if len(forest.outside_reports) > 20 else ""
+        outside = f'<p class="caption">Reports for communities not in the tree: {listed}{more}</p>'
+    page = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="referrer" content="no-referrer">'
+        f"<title>graphrag-audit · {_esc(plain(report.index.name))}</title><style>{STYLE}</style></head><body>"
+        f"{_header(report)}{_levels_table(report)}{_dynamic(report)}{_search(report, 'local')}"
+        f"{_local_what_if(report)}{_search(report, 'drift')}{_search(report, 'reduce')}"
+        f'<section id="tree"><h2>The community tree at community_level {_esc(cells.level_label(n))}{capped}</h2>'
+        f"{sent}{_legend(forest)}{icicle_svg(forest)}{outside}</section>"
+        f"{_sent_list(forest)}{_charts(report, forest)}{_tree_table(report)}{_findings(report)}"
+        f"<footer>graphrag-audit {_esc(__version__)} · self-contained: no scripts, no network requests.</footer>"
+        "</body></html>\n"
     )
-
-
-def _scrolling_tables(page: str) -> str:
-    """Every table inside a ``<div class="scroll">`` (wide tables scroll sideways); safe as plain
-    replacement: untrusted text is escaped, so every literal ``<table`` is ours."""
+    # every table inside a <div class="scroll"> (wide tables scroll sideways); a plain replacement is
+    # safe: untrusted text is escaped, so every literal "<table" is ours
     return page.replace("<table", '<div class="scroll"><table').replace("</table>", "</table></div>")

@@ -100,20 +100,15 @@ def _with_json_ids(doc: dict, json_ids: str) -> dict:
         return doc
     want = (doc.get("options") or {}).get("level")
 
-    def entry(d: dict, level) -> dict:
-        out: dict = {}
-        for k, v in d.items():
-            if k.endswith("_ids") and (type(v) is CommunityIds or type(v) is list):
-                if level == want:
-                    out[k] = v
-            elif isinstance(v, dict) and k not in _IDS_AS_THEY_ARE:
-                out[k] = entry(v, level)
-            else:
-                out[k] = v
-        return out
+    def entry(d: dict, keep: bool) -> dict:
+        return {
+            k: entry(v, keep) if isinstance(v, dict) and k not in _IDS_AS_THEY_ARE else v
+            for k, v in d.items()
+            if keep or not (k.endswith("_ids") and type(v) in (CommunityIds, list))
+        }
 
     levels = [
-        {**r, "selected": {b: entry(sd, r.get("community_level")) for b, sd in r["selected"].items()}}
+        {**r, "selected": {b: entry(sd, r.get("community_level") == want) for b, sd in r["selected"].items()}}
         for r in doc["levels"]
     ]
     out = {}

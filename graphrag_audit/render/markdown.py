@@ -9,46 +9,12 @@ from __future__ import annotations
 
 import json
 import platform
+from dataclasses import dataclass
 from importlib import metadata
 
+from graphrag_audit.render import cells
+from graphrag_audit.render import diff_common as dc
 from graphrag_audit.render import plan_common as pc
-from graphrag_audit.render.cells import (
-    COVERAGE_COLUMNS,
-    DYNAMIC_HEADERS,
-    LEVEL_ONLY_NOTE,
-    WHAT_IF_HEADERS,
-    answer,
-    brief_rows,
-    count,
-    coverage_table,
-    dynamic_at,
-    dynamic_notes,
-    dynamic_rows,
-    dynamic_settings_line,
-    hidden_note,
-    hypothetical_behaviours,
-    level_columns,
-    level_label,
-    level_table,
-    local_what_if_tables,
-    marker_legend,
-    money_lines,
-    number,
-    search_section,
-    sends,
-    share,
-    size_line,
-    with_source,
-)
-from graphrag_audit.render.diff_common import (
-    HEADERS,
-    HYP,
-    community_sentence,
-    hyp_legend,
-    matching_sentence,
-    selection_cells,
-    verdict,
-)
 from graphrag_audit.sanitise.common import plain
 from graphrag_audit.sanitise.markdown import markdown_cell, own_cell, own_text
 from graphrag_audit.sanitise.privacy import PRIVACY_NOTE, hide_paths, shown_path
@@ -63,8 +29,8 @@ GITHUB_COMMENT_LIMIT = 65_536
 PRIVATE_EVIDENCE = {"examples"}
 
 
-def _row(cells) -> str:
-    return "| " + " | ".join(cells) + " |"
+def _row(values) -> str:
+    return "| " + " | ".join(values) + " |"
 
 
 def _table(headers, rows, align="") -> list[str]:
@@ -79,33 +45,6 @@ def _maybe_details(summary: str, table: list[str]) -> list[str]:
     return table if rows <= DETAILS_ROWS else _details(f"{summary} ({rows:,} rows)", table)
 
 
-def paste_size_warning(text: str) -> str | None:
-    """One stderr line when ``text`` is longer than a GitHub issue or comment may be, else None."""
-    if len(text) <= GITHUB_COMMENT_LIMIT:
-        return None
-    return (
-        f"graphrag-audit: warning: the markdown has {len(text):,} characters, over GitHub's "
-        f"{GITHUB_COMMENT_LIMIT:,}-character limit for an issue or comment: attach it as a file, "
-        "or paste -f json's relevant part\n"
-    )
-
-
-class _Privacy:
-    """What the report may show: everything with ``include_titles``, else no absolute path, no
-    report title, no entity name."""
-
-    def __init__(self, index_path: str, include_titles: bool):
-        self.include = bool(include_titles)
-        self.index_path = index_path
-
-    def text(self, text) -> str:
-        """Index-derived text that may name paths (notes, messages, errors)."""
-        return text if self.include or text is None else hide_paths(str(text), self.index_path)
-
-    def path(self, path) -> str:
-        return path if self.include else shown_path(path, self.index_path)
-
-
 def _details(summary: str, body: list[str]) -> list[str]:
     """A collapsed block. ``summary`` is our own plain text (it is HTML, not Markdown); the blank
     lines let GitHub render the Markdown inside."""
@@ -118,77 +57,87 @@ def _more(shown: int, total: int, what: str) -> list[str]:
     )
 
 
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-    except Exception:  # a broken installation must not break the report
-        return "unknown"
+def paste_size_warning(text: str) -> str | None:
+    """One stderr line when ``text`` is longer than a GitHub issue or comment may be, else None."""
+    if len(text) <= GITHUB_COMMENT_LIMIT:
+        return None
+    return (
+        f"graphrag-audit: warning: the markdown has {len(text):,} characters, over GitHub's "
+        f"{GITHUB_COMMENT_LIMIT:,}-character limit for an issue or comment: attach it as a file, "
+        "or paste -f json's relevant part\n"
+    )
+
+
+@dataclass(frozen=True)
+class _Privacy:
+    """What the report may show: everything with ``include``, else no absolute path, no report title,
+    no entity name."""
+
+    index_path: str
+    include: bool
+
+    def text(self, text) -> str:
+        """Index-derived text that may name paths (notes, messages, errors)."""
+        return text if self.include or text is None else hide_paths(str(text), self.index_path)
+
+    def path(self, path) -> str:
+        return path if self.include else shown_path(path, self.index_path)
 
 
 def environment() -> dict[str, str]:
     """Versions for the header. graphrag is looked up in the installed metadata, never imported."""
     from graphrag_audit import __version__
 
-    return {
-        "graphrag-audit": __version__,
-        "Python": platform.python_version(),
-        "pandas": _version("pandas"),
-        "pyarrow": _version("pyarrow"),
-        "graphrag": _version("graphrag"),
-        "platform": f"{platform.system()} {platform.machine()}".strip() or "unknown",
-    }
+    env = {"graphrag-audit": __version__, "Python": platform.python_version()}
+    for dist in ("pandas", "pyarrow", "graphrag"):
+        try:
+            env[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            env[dist] = "not installed"
+    return env | {"platform": f"{platform.system()} {platform.machine()}".strip() or "unknown"}
 
 
 def _header(report, priv: _Privacy, verbose: bool = False) -> list[str]:
     info = report.index
     opts = report.options
-    c = info.counts
-    env = environment()
     gen = markdown_cell(info.generation)
     evidence = "; ".join(markdown_cell(priv.text(e)) for e in info.generation_evidence) if verbose else ""
     costs = (
-        f"costs on ({with_source(markdown_cell(opts.tokenizer), opts, 'tokenizer', markdown_cell)}, "
-        f"{with_source(number(opts.max_context_tokens), opts, 'max_context_tokens', markdown_cell)} tokens/batch)"
+        f"costs on ({cells.with_source(markdown_cell(opts.tokenizer), opts, 'tokenizer', markdown_cell)}, "
+        f"{cells.with_source(cells.number(opts.max_context_tokens), opts, 'max_context_tokens', markdown_cell)} tokens/batch)"
         if opts.costs
         else "costs off"
     )
-    rows = [[f"**{k}**", markdown_cell(v)] for k, v in env.items()]
-    rows += [
-        ["**index**", markdown_cell(priv.path(info.path))],
-        ["**tables in**", markdown_cell(priv.path(info.output_dir))],
-        ["**generation**", f"{gen} ({evidence})" if evidence else gen],
-        ["**size**", f"{size_line(c)} · tree from {markdown_cell(info.tree_source)}"],
-        [
-            "**options**",
+    fields = {k: markdown_cell(v) for k, v in environment().items()}
+    fields |= {
+        "index": markdown_cell(priv.path(info.path)),
+        "tables in": markdown_cell(priv.path(info.output_dir)),
+        "generation": f"{gen} ({evidence})" if evidence else gen,
+        "size": f"{cells.size_line(info.counts)} · tree from {markdown_cell(info.tree_source)}",
+        "options": (
             f"`--level {int(opts.level)}` · `--max-unreachable {float(opts.max_unreachable):g}` · "
             f"`--max-inflation {float(opts.max_inflation):g}` · `--min-coverage {float(opts.min_coverage):g}` · "
-            f"{costs}",
-        ],
-    ]
+            f"{costs}"
+        ),
+    }
     if not priv.include:
-        rows.append(["**privacy**", own_text(PRIVACY_NOTE)])
-    out = _table(["", ""], rows, "ll")
-    for note in info.notes:
-        out += ["", "Note: " + markdown_cell(priv.text(note))]
-    return out
+        fields["privacy"] = own_text(PRIVACY_NOTE)
+    out = _table(["", ""], [[f"**{k}**", v] for k, v in fields.items()], "ll")
+    return out + [x for note in info.notes for x in ("", "Note: " + markdown_cell(priv.text(note)))]
 
 
 def _tree(report) -> list[str]:
     rows = [
-        [str(t.level), number(t.communities), number(t.leaves), number(t.reports), number(t.entities)]
+        [str(t.level), *map(cells.number, (t.communities, t.leaves, t.reports, t.entities))]
         for t in report.tree_levels
     ]
     if not rows:
         return ["### Community tree", "", "The index has no communities."]
+    table = _table(["level", "communities", "leaves", "reports", "entities"], rows)
     return [
         "### Community tree",
         "",
-        *_maybe_details(
-            "Communities, leaves, reports and entities per level",
-            _table(["level", "communities", "leaves", "reports", "entities"], rows),
-        ),
+        *_maybe_details("Communities, leaves, reports and entities per level", table),
     ]
 
 
@@ -205,61 +154,53 @@ def _md_header(head: str) -> str:
     return head.replace(">=", "≥").replace("<", "&lt;")
 
 
-def _marked_rows(report, cells) -> list[list[str]]:
-    """Table rows with the marker column first; the queried level's cells in bold too."""
-    return [
+def _marked_table(report, heads, per_level) -> list[str]:
+    """A per-N table, the marker column first; the queried level's cells in bold too."""
+    rows = [
         [MARKER, *(f"**{x}**" for x in row)] if r.community_level == report.options.level else ["", *row]
-        for r, row in zip(report.levels, cells)
+        for r, row in zip(report.levels, per_level)
     ]
+    return _table(["", *map(_md_header, heads)], rows, "l" + "r" * len(heads))
 
 
 def _legend(report) -> str:
     """The marker's legend, the --level option in backticks."""
     lv = int(report.options.level)
-    return marker_legend(
+    return cells.marker_legend(
         report, f"{MARKER} and bold", f"the level you query with (`--level {lv}`)", sep=": "
     ).replace(f" --level {lv} is", f" `--level {lv}` is", 1)
 
 
-def _brief(report, hide, hide_hypothetical: bool = False) -> list[str]:
-    """levels --brief: one table, one row per N (reports each graphrag line sends, entities covered, map
+def _levels(report, hide=frozenset(), hide_hypothetical: bool = False, brief: bool = False) -> list[str]:
+    """What each N sends; ``brief``: one table (reports each graphrag line sends, entities covered, map
     calls), its legend and footnotes."""
     out = ["### What each community_level N sends to global search", ""]
     if not report.index.has_reports_table:
         return out + [NO_REPORTS]
-    rows, notes = brief_rows(report, hide)
-    shown = [k for k in ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls") if rows and k in rows[0]]
-    names = dict(level_columns(report, hide) + COVERAGE_COLUMNS)
-    table = _table(
-        [""] + [_md_header(names[k]) for k in shown],
-        _marked_rows(report, [[row[k] for k in shown] for row in rows]),
-        "l" + "r" * len(shown),
-    )
-    out += _maybe_details("Every community_level N", table)
-    c = report.index.counts
-    out += [
-        "",
-        f"{_legend(report)}. entities = of the {number(c.clustered_entities)} clustered entities, those a "
-        f"selected report's community holds.{own_text(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))}",
-    ]
-    return out + [x for line in notes.lines() for x in ("", own_text(line))]
-
-
-def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[str]:
-    out = ["### What each community_level N sends to global search", ""]
-    if not report.index.has_reports_table:
-        return out + [NO_REPORTS]
     opts = report.options
-    _, cells, notes = level_table(report, hide)
-    rows = _marked_rows(report, cells)
-    cols = level_columns(report, hide)
-    heads = [""] + [_md_header(h) for _, h in cols]
-    align = "l" + "r" * len(cols)
-    if len(rows) > DETAILS_ROWS:  # a deep tree: the queried level first, every level collapsed
-        at = [row for r, row in zip(report.levels, rows) if r.community_level == opts.level]
-        if at:
-            out += _table(heads, at, align) + [""]
-    out += _maybe_details("Every community_level N", _table(heads, rows, align))
+    c = report.index.counts
+    hidden = own_text(cells.hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT))
+    if brief:
+        rows, notes = cells.brief_rows(report, hide)
+        keys = [
+            k for k in ("n", "v2", "v1", "v2_entities", "v1_entities", "map_calls") if rows and k in rows[0]
+        ]
+        names = dict(cells.level_columns(report, hide) + cells.COVERAGE_COLUMNS)
+        table = _marked_table(report, [names[k] for k in keys], [[row[k] for k in keys] for row in rows])
+        out += _maybe_details("Every community_level N", table)
+        out += [
+            "",
+            f"{_legend(report)}. entities = of the {cells.number(c.clustered_entities)} clustered entities, those a "
+            f"selected report's community holds.{hidden}",
+        ]
+        return out + [x for line in notes.lines() for x in ("", own_text(line))]
+    _, per_level, notes = cells.level_table(report, hide)
+    cols = cells.level_columns(report, hide)
+    table = _marked_table(report, [h for _, h in cols], per_level)
+    at = [line for r, line in zip(report.levels, table[2:]) if r.community_level == opts.level]
+    if len(per_level) > DETAILS_ROWS and at:  # a deep tree: the queried level first, every level collapsed
+        out += table[:2] + at + [""]
+    out += _maybe_details("Every community_level N", table)
     shown = {k for k, _ in cols}
     # the legend explains the columns the table shows (--hide-hypothetical leaves some out)
     explained = "".join(
@@ -278,39 +219,40 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
     out += [
         "",
         f"{_legend(report)}. {explained}Each map call is one LLM call; one reduce call follows. "
-        + own_text(LEVEL_ONLY_NOTE)
-        + own_text(hidden_note(report, hide_hypothetical, MD_PLAIN_SHORT)),
+        + own_text(cells.LEVEL_ONLY_NOTE)
+        + hidden,
     ]
-    cov_cols, cov_rows = coverage_table(report, notes, hide)
-    c = report.index.counts
-    of_tu = f" and {number(c.clustered_text_units)} text units" if c.clustered_text_units is not None else ""
+    cov_cols, cov_rows = cells.coverage_table(report, notes, hide)
+    of_tu = (
+        f" and {cells.number(c.clustered_text_units)} text units"
+        if c.clustered_text_units is not None
+        else ""
+    )
     out += [
         "",
         f"Coverage per N: the clustered entities{' and text units' if of_tu else ''} the reports sent at N "
-        f"cover (of {number(c.clustered_entities)} clustered entities{of_tu}; an entity is covered when a "
+        f"cover (of {cells.number(c.clustered_entities)} clustered entities{of_tu}; an entity is covered when a "
         "selected report's community holds it, a text unit when a covered entity names it):",
         "",
+        *_maybe_details(
+            "Coverage per community_level N", _marked_table(report, [h for _, h in cov_cols], cov_rows)
+        ),
     ]
-    cov_heads = [""] + [_md_header(h) for _, h in cov_cols]
-    out += _maybe_details(
-        "Coverage per community_level N",
-        _table(cov_heads, _marked_rows(report, cov_rows), "l" + "r" * len(cov_cols)),
-    )
     out += [x for line in notes.lines() for x in ("", own_text(line))]
-    got = dynamic_at(report)
+    got = cells.dynamic_at(report)
     if got is not None:
         n, bv = got
         what_if = opts.relevant is not None
         out += [
             "",
-            f"Dynamic community selection at N={level_label(n)} by graphrag version (LLM rating calls, num_repeats "
+            f"Dynamic community selection at N={cells.level_label(n)} by graphrag version (LLM rating calls, num_repeats "
             f"{int(opts.num_repeats)}; all/none relevant = every/no report rated relevant):",
             "",
         ]
-        rows = [[markdown_cell(c) for c in row] for row in dynamic_rows(bv, what_if)]
-        out += _table(DYNAMIC_HEADERS[: None if what_if else 5], rows)
-        out += ["", markdown_cell(dynamic_settings_line(opts))]
-        for head, items in dynamic_notes(bv, what_if, opts.query, opts.use_summary):
+        versions = [[markdown_cell(x) for x in row] for row in cells.dynamic_rows(bv, what_if)]
+        out += _table(cells.DYNAMIC_HEADERS[: None if what_if else 5], versions)
+        out += ["", markdown_cell(cells.dynamic_settings_line(opts))]
+        for head, items in cells.dynamic_notes(bv, what_if, opts.query, opts.use_summary):
             bullets = [f"- {markdown_cell(t)}" for t in items]
             if len(bullets) > DETAILS_ROWS:
                 out += [""] + _details(own_text(plain(head)), bullets)  # <summary> is raw HTML
@@ -328,7 +270,7 @@ def _levels(report, hide=frozenset(), hide_hypothetical: bool = False) -> list[s
 
 def _search(report, kind: str, hide_hypothetical: bool = False) -> list[str]:
     """The caption, then per graphrag line its heading and table (render/cells.py's search_section)."""
-    got = search_section(report, kind, hide_hypothetical)
+    got = cells.search_section(report, kind, hide_hypothetical)
     if got is None:
         return []
     caption, headers, tables = got
@@ -341,24 +283,21 @@ def _search(report, kind: str, hide_hypothetical: bool = False) -> list[str]:
 def _local_what_if(report, priv: _Privacy) -> list[str]:
     """``--entities``: per graphrag line, the reports local search puts in context (entity names and
     report titles are the corpus's own words: shown with ``--include-titles``)."""
-    got = local_what_if_tables(report)
+    got = cells.local_what_if_tables(report)
     if got is None:
         return []
     caption, names, tables = got
-    who = ", ".join(names) if priv.include else count(len(names), "entity", "entities")
-    keep = [i for i, h in enumerate(WHAT_IF_HEADERS) if priv.include or h != "report title"]
+    who = ", ".join(names) if priv.include else cells.count(len(names), "entity", "entities")
+    keep = [i for i, h in enumerate(cells.WHAT_IF_HEADERS) if priv.include or h != "report title"]
+    heads = [cells.WHAT_IF_HEADERS[i] for i in keep]
+    align = "".join("l" if h == "report title" else "r" for h in heads)
     out = ["", markdown_cell(caption.replace("{names}", who))]
     for head, rows, not_read in tables:
-        cells = [[markdown_cell(row[i], TITLE_LIMIT) for i in keep] for row in rows]
-        heads = [WHAT_IF_HEADERS[i] for i in keep]
+        kept = [[markdown_cell(row[i], TITLE_LIMIT) for i in keep] for row in rows]
         out += ["", markdown_cell(head) + ":", ""]
-        out += (
-            _table(heads, cells, "".join("l" if h == "report title" else "r" for h in heads))
-            if rows
-            else ["No community report in context."]
-        )
+        out += _table(heads, kept, align) if rows else ["No community report in context."]
         if not_read:
-            shown = ", ".join(not_read) if priv.include else count(len(not_read), "name")
+            shown = ", ".join(not_read) if priv.include else cells.count(len(not_read), "name")
             out += ["", markdown_cell(f"Not read at this N (unknown, or not in a community <= N): {shown}")]
     if not priv.include:
         out += ["", "Entity names and report titles hidden: `--include-titles` shows them."]
@@ -368,18 +307,14 @@ def _local_what_if(report, priv: _Privacy) -> list[str]:
 QUERY_WORD = {"agrees": "agrees", "differs": "**differs**", "graphrag_raised": "**graphrag raised**"}
 
 
-def _verify(report, priv: _Privacy) -> list[str]:
+def _verify(v, priv: _Privacy) -> list[str]:
     """``--verify``: did the installed graphrag's own read_indexer_reports agree, level by level?
     (wording shared with the text renderer: render/verify_words.py)"""
     from graphrag_audit.render.verify_words import result_word, summary
 
-    v = report.verify
-    if v is None:
-        return []
     out = ["### Checked against graphrag's own read_indexer_reports", ""]
     if not v.available:
         return out + ["Not run: " + markdown_cell(priv.text(v.reason or "graphrag unavailable"))]
-    label = BEHAVIOUR_LABEL.get(v.behaviour, markdown_cell(v.behaviour))
     mc = v.map_calls
     compared = bool(mc is not None and mc.compared)
     note = []
@@ -387,11 +322,12 @@ def _verify(report, priv: _Privacy) -> list[str]:
         note = [
             "",
             f"Map calls: graphrag's own build_community_context was run on its selection at every level "
-            f"({markdown_cell(mc.tokenizer)}, {number(mc.max_context_tokens)} tokens per batch) and "
+            f"({markdown_cell(mc.tokenizer)}, {cells.number(mc.max_context_tokens)} tokens per batch) and "
             "compared batch by batch (reports, tokens, text).",
         ]
     elif mc is not None and mc.reason and "--no-costs" not in mc.reason:
         note = ["", "Map calls not compared: " + markdown_cell(priv.text(mc.reason), 300)]
+    label = BEHAVIOUR_LABEL.get(v.behaviour, markdown_cell(v.behaviour))
     kind, sentence = summary(v, label, markdown_cell, lambda t: f"`{t}`")
     if kind == "agrees":
         return out + [sentence + "."] + note + _verify_dynamic(v)
@@ -400,34 +336,32 @@ def _verify(report, priv: _Privacy) -> list[str]:
         sentence = sentence.replace(" does not return a selection ", " **does not return a selection** ", 1)
     qp = v.graphrag_query
     with_query = bool(qp and qp.loaded)
-    heads, align = ["N", "result", "graphrag reports", "audit reports"], "rlrr"
-    if with_query:
-        heads, align = heads + ["graphrag query", "graphrag query reports"], align + "lr"
-    if compared:
-        heads += ["graphrag map calls", "audit map calls", "graphrag tokens", "audit tokens"]
-        align += "rrrr"
+    heads = ["N", "result", "graphrag reports", "audit reports"]
+    heads += ["graphrag query", "graphrag query reports"] if with_query else []
+    heads += ["graphrag map calls", "audit map calls", "graphrag tokens", "audit tokens"] if compared else []
     rows = []
     for x in v.levels:
         word = result_word(x)
         m, q, sel = x.map_calls, x.graphrag_query, x.selection
         row = [
-            level_label(x.community_level),
+            cells.level_label(x.community_level),
             word if word.startswith("agrees") else f"**{word}**",
-            number(sel.graphrag_count),
-            number(x.audit_count),
+            cells.number(sel.graphrag_count),
+            cells.number(x.audit_count),
         ]
         if with_query:
             row += [
                 "—" if q is None else QUERY_WORD[q.status],
-                number(None if q is None else q.graphrag_count),
+                cells.number(None if q is None else q.graphrag_count),
             ]
         if compared:
-            row += [
-                number(m and m.graphrag_map_calls),
-                number(m and m.audit_map_calls),
-                number(m and m.graphrag_context_tokens),
-                number(m and m.audit_context_tokens),
-            ]
+            keys = (
+                "graphrag_map_calls",
+                "audit_map_calls",
+                "graphrag_context_tokens",
+                "audit_context_tokens",
+            )
+            row += [cells.number(m and getattr(m, k)) for k in keys]
         why = sel.graphrag_error or (m and m.context_error) or sel.expected or x.map_calls_skipped or ""
         rows.append(row + [markdown_cell(priv.text(why), 300)])
     paths = []
@@ -440,7 +374,8 @@ def _verify(report, priv: _Privacy) -> list[str]:
             + "; *graphrag query* on the tables as `graphrag query` loads them (its typed DataReader casts "
             "community and level to int64).",
         ]
-    table = _table(heads + ["graphrag error / expected"], rows, align + "l")
+    align = "rlrr" + "lr" * with_query + "rrrr" * compared + "l"
+    table = _table(heads + ["graphrag error / expected"], rows, align)
     return out + [sentence, ""] + table + paths + note + _verify_dynamic(v)
 
 
@@ -464,13 +399,12 @@ def _verify_dynamic(v) -> list[str]:
         "#### Dynamic community selection checked against graphrag's own DynamicCommunitySelection",
         "",
     ]
+    head, rest = sentence.split(": ", 1)
     if kind == "not_run":
-        return out + ["Not run: " + sentence.split(": ", 1)[1] + "."]
-    head = sentence.split(": ", 1)[0]
+        return out + [f"Not run: {rest}."]
     head = head.replace(" DISAGREES ", " **disagrees** ", 1).replace(
         " does not select at every community_level", " **does not select at every community_level**", 1
     )
-    out += [head + ".", ""]
 
     def word(status):
         w = DYNAMIC_STATUS_WORD.get(status, markdown_cell(status, 40)).lower()
@@ -482,26 +416,25 @@ def _verify_dynamic(v) -> list[str]:
     rows = []
     for x in v.levels:
         d = x.dynamic
-        n = level_label(x.community_level)
+        n = cells.level_label(x.community_level)
         if d is not None and not d.scenarios:
-            why = markdown_cell(d.reason or d.expected or "", 300)
-            rows.append([n, "—", word(d.status), *[""] * 6, why])
+            rows.append([n, "—", word(d.status), *[""] * 6, markdown_cell(d.reason or d.expected or "", 300)])
         for name, sc in d.scenarios.items() if d is not None else ():
             rows.append(
                 [
                     n,
                     SCENARIO_LABEL.get(name, markdown_cell(name, 40)),
                     word(sc.status),
-                    number(sc.graphrag_rating_calls),
-                    number(sc.audit_rating_calls),
+                    cells.number(sc.graphrag_rating_calls),
+                    cells.number(sc.audit_rating_calls),
                     waves(sc.graphrag_waves),
                     waves(sc.audit_waves),
-                    number(sc.graphrag_kept),
-                    number(sc.audit_kept),
+                    cells.number(sc.graphrag_kept),
+                    cells.number(sc.audit_kept),
                     markdown_cell(sc.graphrag_error or sc.expected or "", 300),
                 ]
             )
-    return out + _table(VERIFY_DYNAMIC_HEADERS, rows, "rllrrllrrl")
+    return out + [head + ".", ""] + _table(VERIFY_DYNAMIC_HEADERS, rows, "rllrrllrrl")
 
 
 def _depth(report, max_rows: int) -> list[str]:
@@ -510,7 +443,7 @@ def _depth(report, max_rows: int) -> list[str]:
     if not d.histogram:
         return out + ["No roots: the tree is empty."]
     total = sum(d.histogram.values())
-    hist = [[k, number(v), share(v, total)] for k, v in d.histogram.items()]
+    hist = [[k, cells.number(v), cells.share(v, total)] for k, v in d.histogram.items()]
     out += _maybe_details("Roots per depth reached", _table(["depth reached", "roots", "share"], hist))
     out += [
         "",
@@ -521,10 +454,10 @@ def _depth(report, max_rows: int) -> list[str]:
     per_level = [
         [
             str(r.community_level),
-            f"{number(r.roots_reaching)} / {number(r.roots_total)}",
-            number(r.roots_stuck),
-            f"{number(r.entities_served)} / {number(r.entities_total)}",
-            number(r.entities_stuck),
+            f"{cells.number(r.roots_reaching)} / {cells.number(r.roots_total)}",
+            cells.number(r.roots_stuck),
+            f"{cells.number(r.entities_served)} / {cells.number(r.entities_total)}",
+            cells.number(r.entities_stuck),
         ]
         for r in d.per_level
     ]
@@ -536,10 +469,12 @@ def _depth(report, max_rows: int) -> list[str]:
             str(r.level),
             str(r.deepest_level),
             str(r.depth_reached),
-            number(r.descendants),
-            number(r.entities),
+            cells.number(r.descendants),
+            cells.number(r.entities),
             markdown_cell(
-                _capped([f"L{k}: {number(v)}" for k, v in r.leaves_per_level.items()], LEAF_LEVELS, "levels")
+                _capped(
+                    [f"L{k}: {cells.number(v)}" for k, v in r.leaves_per_level.items()], LEAF_LEVELS, "levels"
+                )
             ),
         ]
         for r in d.roots[:max_rows]
@@ -547,17 +482,16 @@ def _depth(report, max_rows: int) -> list[str]:
     heads = ["root", "level", "deepest level", "depth reached", "descendants", "entities", "leaves per level"]
     body = _table(heads, roots) + _more(len(roots), len(d.roots), "roots")
     out += [""] + _details(f"Depth per root ({len(d.roots):,} roots, deepest first)", body)
-    body = []
-    if d.single_child:
-        body.append(
-            f"Communities with exactly one child ({len(d.single_child):,}): " + _ids(d.single_child, max_rows)
+    body = [
+        f"{what}: {_ids(ids, max_rows)}"
+        for what, ids in (
+            (f"Communities with exactly one child ({len(d.single_child):,})", d.single_child),
+            ("Levels repeating the previous level's partition", d.duplicate_levels),
         )
-    if d.duplicate_levels:
-        body += ([""] if body else []) + [
-            "Levels repeating the previous level's partition: " + _ids(d.duplicate_levels, max_rows)
-        ]
+        if ids
+    ]
     if body:
-        out += [""] + _details("Single-child chains and duplicated levels", body)
+        out += [""] + _details("Single-child chains and duplicated levels", ["\n\n".join(body)])
     return out
 
 
@@ -591,27 +525,25 @@ def _sent_at_level(report, max_rows: int, priv: _Privacy) -> list[str]:
             str(lst.community[i]),
             str(lst.level[i]),
             *([markdown_cell(lst.title[i], TITLE_LIMIT)] if priv.include else []),
-            number(lst.entities[i]),
-            number(lst.tokens[i]) if lst.tokens is not None else "—",
+            cells.number(lst.entities[i]),
+            cells.number(lst.tokens[i]) if lst.tokens is not None else "—",
             "yes" if lst.also_v1[i] else "no",
         ]
         for i in range(min(max_rows, len(lst)))
     ]
-    if priv.include:
-        body = _table(
-            ["community", "level", "title", "entities", "tokens", "also sent by &lt;2.0"], rows, "rrlrrl"
-        )
-    else:  # titles are the corpus's own words
-        body = _table(["community", "level", "entities", "tokens", "also sent by &lt;2.0"], rows, "rrrrl")
+    title = ["title"] if priv.include else []
+    heads = ["community", "level", *title, "entities", "tokens", "also sent by &lt;2.0"]
+    body = _table(heads, rows, "rrlrrl" if priv.include else "rrrrl")
+    if not priv.include:  # titles are the corpus's own words
         body += ["", "Titles hidden: `--include-titles` shows them."]
     body += _more(len(rows), lst.total, "reports")
     if v2.outcome is None or v2.outcome.exact:
         head = f"Reports graphrag ≥ 2.0 sends at community_level {int(n)} ({v2.count:,}"
     else:
         head = f"Reports the graphrag ≥ 2.0 rule selects at community_level {int(n)} (" + own_text(
-            sends(v2, "v2")
+            cells.sends(v2, "v2")
         )
-    return [""] + _details(head + "; " + own_text(sends(v1, "v1")) + ")", body)
+    return [""] + _details(head + "; " + own_text(cells.sends(v1, "v1")) + ")", body)
 
 
 def _findings(report, max_rows: int, priv: _Privacy) -> list[str]:
@@ -621,42 +553,26 @@ def _findings(report, max_rows: int, priv: _Privacy) -> list[str]:
         return out + ["None."]
     counts = ", ".join(f"{sum(1 for f in fs if f.severity == sev):,} {sev}" for sev in SEVERITIES)
     rows = [
-        [
-            f.severity if f.severity in SEVERITIES else markdown_cell(f.severity),
-            f"`{_rule(f.rule)}`",
-            markdown_cell(priv.text(f.message)),
-            own_cell(f.fix or ""),
-        ]
-        for f in fs
+        [f.severity, f"`{f.rule}`", markdown_cell(priv.text(f.message)), own_cell(f.fix or "")] for f in fs
     ]
     out += _maybe_details(counts, _table(["severity", "rule", "message", "fix"], rows, "llll"))
     body = []
     for f in fs:
         if not f.evidence and not f.communities:
             continue
-        body += ["", f"**{markdown_cell(f.rule)}**", ""]
+        body += ["", f"**{f.rule}**", ""]
         for k, v in f.evidence.items():
             if k in PRIVATE_EVIDENCE and not priv.include:
                 n = len(v) if isinstance(v, (list, tuple)) else 1
-                body.append(
-                    f"- {markdown_cell(k)}: {n:,} hidden (entity names; `--include-titles` shows them)"
-                )
+                value = f"{n:,} hidden (entity names; `--include-titles` shows them)"
             else:
-                body.append(f"- {markdown_cell(k)}: {markdown_cell(priv.text(_value(v)), EVIDENCE_LIMIT)}")
+                value = markdown_cell(priv.text(_value(v)), EVIDENCE_LIMIT)
+            body.append(f"- {markdown_cell(k)}: {value}")
         if f.communities:
             body.append(f"- communities ({len(f.communities):,}): {_ids(f.communities, max_rows)}")
     if body:
         out += [""] + _details("Evidence and community ids", body[1:])
     return out
-
-
-def _rule(rule_id: str) -> str:
-    """Rule ids are ours (``[a-z0-9-]``); anything else is escaped rather than put in a code span."""
-    return (
-        rule_id
-        if all(ch.isalnum() or ch == "-" for ch in rule_id)
-        else markdown_cell(rule_id).replace("`", "")
-    )
 
 
 def _value(v) -> str:
@@ -688,27 +604,28 @@ def render_markdown(
     """The audit as GitHub Markdown; ``brief``: answer, one table, findings; ``hide_hypothetical``: leave
     out the per-N columns of a graphrag line that cannot run on this index."""
     priv = _Privacy(report.index.path, include_titles)
-    hide = hypothetical_behaviours(report) if hide_hypothetical else frozenset()
+    hide = cells.hypothetical_behaviours(report) if hide_hypothetical else frozenset()
     flags = (
         f"{' --include-titles' if priv.include else ''}{' --verbose' if verbose else ''}"
         f"{' --brief' if brief else ''}{' --hide-hypothetical' if hide_hypothetical else ''}"
     )
     # the answer is the first paragraph, under the heading: appended to a $GITHUB_STEP_SUMMARY that
     # ends in a paragraph, a heading still starts a block of its own (a paragraph would merge)
-    out = ["## graphrag-audit report", "", f"**{own_text(answer(report))}**", ""]
+    out = ["## graphrag-audit report", "", f"**{own_text(cells.answer(report))}**", ""]
     if brief:
-        parts = [_brief(report, hide, hide_hypothetical), _findings(report, max_rows, priv)]
+        parts = [_levels(report, hide, hide_hypothetical, brief=True), _findings(report, max_rows, priv)]
     else:
         levels = _levels(report, hide, hide_hypothetical) + _local_what_if(report, priv)
         levels += _sent_at_level(report, max_rows, priv)
+        # tool-written: '$' escaped so GitHub does not read "$0.01 ... $0.02" as math
         money = [
-            ("- " + x.strip() if x.startswith("  ") else x) for x in map(own_text, money_lines(report, hide))
+            ("- " + x.strip() if x.startswith("  ") else x).replace("$", "\\$")
+            for x in map(own_text, cells.money_lines(report, hide))
         ]
-        if money:  # tool-written: '$' escaped so GitHub does not read "$0.01 ... $0.02" as math
-            money = [x.replace("$", "\\$") for x in money]
+        if money:
             levels += ["", *money[:-1], "", money[-1]]
         parts = [_header(report, priv, verbose), _tree(report), levels]
-        parts += [_verify(report, priv)] if report.verify is not None else []
+        parts += [_verify(report.verify, priv)] if report.verify is not None else []
         parts += [_depth(report, max_rows), _findings(report, max_rows, priv), [BUG_REPORT_LINE]]
     for p in parts:
         out += p + [""]
@@ -776,60 +693,54 @@ def render_plan_markdown(report, *, include_titles: bool = False, **_ignored) ->
     return "\n".join(out) + "\n"
 
 
-def _where(info, include_titles: bool) -> str:
-    return info.path if include_titles else shown_path(info.path, info.path)
-
-
 def render_diff_markdown(diff, *, include_titles: bool = False, **_ignored) -> str:
+    def where(info) -> str:
+        return markdown_cell(info.path if include_titles else shown_path(info.path, info.path), 200)
+
+    def items(fs, index, mark="") -> list[str]:
+        return [
+            f"- {mark}**{f.severity}** `{f.rule}`: "
+            + markdown_cell(f.message if include_titles else hide_paths(f.message, index.path), 300)
+            for f in fs
+        ] or ["none"]
+
     out = [
         "## graphrag-audit diff",
         "",
-        f"- old: `{markdown_cell(_where(diff.old, include_titles), 200)}` (generation "
-        f"{markdown_cell(diff.old.generation)})",
-        f"- new: `{markdown_cell(_where(diff.new, include_titles), 200)}` (generation "
-        f"{markdown_cell(diff.new.generation)})",
-        f"- {own_text(matching_sentence(diff))}",
-        f"- {own_text(community_sentence(diff))}",
+        f"- old: `{where(diff.old)}` (generation {markdown_cell(diff.old.generation)})",
+        f"- new: `{where(diff.new)}` (generation {markdown_cell(diff.new.generation)})",
+        f"- {own_text(dc.matching_sentence(diff))}",
+        f"- {own_text(dc.community_sentence(diff))}",
         "",
-        _row(HEADERS),
-        "|" + "---|" * len(HEADERS),
+        _row(dc.HEADERS),
+        "|" + "---|" * len(dc.HEADERS),
+        *(_row(own_text(c) for c in dc.selection_cells(s)) for s in diff.selections),
+        "",
     ]
-    out += [_row(own_text(c) for c in selection_cells(s)) for s in diff.selections]
-    out.append("")
-    legend = hyp_legend(diff)
-    if legend:
+    if legend := dc.hyp_legend(diff):
         out += [own_text(legend), ""]
-
-    def msg(f, index):
-        m = f.message if include_titles else hide_paths(f.message, index.path)
-        return markdown_cell(m, 300)
-
-    for title, items, index in (
-        ("Findings that appeared", diff.appeared, diff.new),
-        ("Findings that disappeared", diff.disappeared, diff.old),
-    ):
-        out += [f"### {title} ({number(len(items))})", ""]
-        out += [f"- **{f.severity}** `{f.rule}`: {msg(f, index)}" for f in items] or ["none"]
-        out.append("")
-    out += [f"### Regressions at community_level {diff.level} ({number(len(diff.regressions))})", ""]
-    out += [f"- **{f.severity}** `{f.rule}`: {msg(f, diff.new)}" for f in diff.sorted_regressions()] or [
-        "none"
+    out += [
+        f"### Findings that appeared ({cells.number(len(diff.appeared))})",
+        "",
+        *items(diff.appeared, diff.new),
+        "",
     ]
+    out += [f"### Findings that disappeared ({cells.number(len(diff.disappeared))})", ""]
+    out += [*items(diff.disappeared, diff.old), ""]
+    out += [f"### Regressions at community_level {diff.level} ({cells.number(len(diff.regressions))})", ""]
+    out += items(diff.sorted_regressions(), diff.new)
     if diff.hypothetical_changes:
         out += [
             "",
             f"### Hypothetical changes at community_level {diff.level}, not judged "
-            f"({number(len(diff.hypothetical_changes))})",
+            f"({cells.number(len(diff.hypothetical_changes))})",
             "",
             "No real graphrag of that line sends these selections on one of the indexes; "
             "`--include-hypothetical` judges them.",
             "",
-        ]
-        out += [
-            f"- {HYP} **{f.severity}** `{f.rule}`: {msg(f, diff.new)}"
-            for f in diff.sorted_hypothetical_changes()
+            *items(diff.sorted_hypothetical_changes(), diff.new, f"{dc.HYP} "),
         ]
     if diff.option_note:
         out += ["", f"Note: {markdown_cell(diff.option_note, 500)}"]
-    out += ["", f"**{own_text(verdict(diff))}**"]
+    out += ["", f"**{own_text(dc.verdict(diff))}**"]
     return "\n".join(out) + "\n"
