@@ -132,7 +132,7 @@ def audit_with_model(
         model = index
     else:
         step("reading tables")
-        model = load_index(index)
+        model = load_index(index, progress)  # a remote index: a step per file read
     lap("load")
     if check_model is not None:
         check_model(model)

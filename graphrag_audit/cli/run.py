@@ -229,16 +229,9 @@ class Progress:
             # reading, tree, selection, costs, depth, rendering (cost steps add one per level)
             self.task = self.bar.add_task("reading the index", total=6)
             self.bar.start()
-            from graphrag_audit.io import remote
-
-            remote.set_progress(self._describe)
 
     def __enter__(self):
         return self
-
-    def _describe(self, text: str) -> None:
-        if self.bar is not None:
-            self.bar.update(self.task, description=text)
 
     def __call__(self, message: str) -> None:
         if self.bar is not None:
@@ -249,9 +242,6 @@ class Progress:
 
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
-            from graphrag_audit.io import remote
-
-            remote.set_progress(None)
             self.bar.stop()
             self.bar = None
 

@@ -251,13 +251,13 @@ def _entity_counts(communities: pd.DataFrame, members: pd.DataFrame, lens: np.nd
     return communities["community"].map(counts).fillna(0).astype(np.int64).to_numpy()
 
 
-def load_index(path: str | os.PathLike) -> IndexModel:
+def load_index(path: str | os.PathLike, progress=None) -> IndexModel:
     """Read an index directory (project root, output dir or 0.x timestamped layout) into a
-    complete :class:`IndexModel`."""
+    complete :class:`IndexModel`. ``progress``: None or a callable told of each remote file read."""
     from graphrag_audit.io.remote import location_of
 
     remote = location_of(path)  # Azure Blob Storage or S3: read in place (io/remote.py)
-    files = remote_index_files(remote) if remote is not None else locate_index(path)
+    files = remote_index_files(remote, progress) if remote is not None else locate_index(path)
     schemas = {name: _schema(p) for name, p in files.tables.items()}
     if "communities" not in files.tables and "nodes" not in files.tables:
         raise IndexInputError(

@@ -576,9 +576,10 @@ def location_findings(model) -> list:
     ]
 
 
-def remote_index_files(loc) -> IndexFiles:
+def remote_index_files(loc, progress=None) -> IndexFiles:
     """The :class:`~graphrag_audit.io.locate.IndexFiles` of ``loc``: its tables (here or in its
-    ``output/``) as :class:`RemoteFile`; the folder actually read names ``output_dir``."""
+    ``output/``) as :class:`RemoteFile`; the folder actually read names ``output_dir``. ``progress``
+    (None or a callable taking a step's text) hears of each file read."""
     from graphrag_audit.io.remote import RemoteFolder, RemoteName, fault_text, filesystem
 
     started = time.monotonic()  # the remote read's clock: the SDKs' start-up counts
@@ -587,10 +588,10 @@ def remote_index_files(loc) -> IndexFiles:
     try:
         fs = filesystem(loc)
         # (a RemoteFolder serves as the Path that _table_files looks in)
-        folder = RemoteFolder.listed(loc, fs, loc.root, url, started)
+        folder = RemoteFolder.listed(loc, fs, loc.root, url, started, progress)
         tables = _table_files(cast(Path, folder))
         if not tables:
-            sub = RemoteFolder.listed(loc, fs, loc.root + "/output", url + "/output", started)
+            sub = RemoteFolder.listed(loc, fs, loc.root + "/output", url + "/output", started, progress)
             tables = _table_files(cast(Path, sub))
             if tables:
                 folder = sub

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -230,15 +231,6 @@ def _bound_azure_retries(fs, t: float) -> None:
 
 
 # ---- reading -----------------------------------------------------------------------------------------
-#: where progress goes: a callable taking the step's text (the CLI's progress bar registers one)
-progress_reporter = None
-
-
-def set_progress(reporter) -> None:
-    global progress_reporter
-    progress_reporter = reporter
-
-
 class RemoteFolder(RemoteName):
     """A folder of ``loc`` (its listing read once): ``folder / name`` is a :class:`RemoteFile`."""
 
@@ -247,11 +239,15 @@ class RemoteFolder(RemoteName):
     root: str
     files: dict[str, int]
     started: float
+    progress: Callable[[str], None] | None
 
     @classmethod
-    def listed(cls, loc: RemoteLocation, fs, root: str, shown: str, started: float) -> RemoteFolder:
+    def listed(
+        cls, loc: RemoteLocation, fs, root: str, shown: str, started: float, progress=None
+    ) -> RemoteFolder:
+        """``progress``: None or a callable taking the step's text ("reading <file>") before each read."""
         self = cls(shown)
-        self.loc, self.fs, self.root, self.started = loc, fs, root, started
+        self.loc, self.fs, self.root, self.started, self.progress = loc, fs, root, started, progress
         try:
             entries = fs.ls(root, detail=True)
         except FileNotFoundError as exc:
@@ -299,8 +295,8 @@ class RemoteFile(RemoteName):
         return False
 
     def open(self) -> _RemoteReader:
-        if progress_reporter is not None:
-            progress_reporter(f"reading {self}")
+        if self.folder.progress is not None:
+            self.folder.progress(f"reading {self}")
         return _RemoteReader(self)
 
 

@@ -365,6 +365,22 @@ def test_only_needed_columns_are_fetched(moto):
     assert proxy.sent < read + descriptions * 0.6, (proxy.sent, read, descriptions)
 
 
+def test_progress_hears_each_file_read(moto, monkeypatch):
+    """``load_index(..., progress)``: the callable (the CLI's progress bar) is told of each remote file
+    before it is read; no module-level reporter."""
+    from graphrag_audit.io.load import load_index
+
+    path = _uploaded(moto, "bkt", "seed-v3", FIXTURES / "seed-v3")
+    for key, value in moto.env().items():
+        monkeypatch.setenv(key, value)
+    heard: list[str] = []
+    model = load_index(f"s3://{path}", progress=heard.append)
+    assert len(model.communities) and heard
+    assert all(h.startswith(f"reading s3://{path}/") for h in heard), heard
+    assert {h.rsplit("/", 1)[-1] for h in heard} >= {"communities.parquet", "entities.parquet"}
+    assert load_index(f"s3://{path}").levels == model.levels  # and without one
+
+
 def test_a_timeout_is_never_called_not_found():
     """s3fs reports a listing that timed out as FileNotFoundError with the ReadTimeoutError in its text
     (seen in CI under load): the message says the server did not answer, not that nothing is there;
