@@ -135,7 +135,12 @@ def run_tool(
     )
 
 
-def run_script(python: str, code: str, *args: str, timeout: int = 300):
+def run_side(python: str, *argv: str, env: dict | None = None, timeout: int = 300):
+    """``python ARGV`` from the repository root with :func:`side_env` (or ``env``), output captured."""
     return subprocess.run(
-        [python, "-c", code, *args], cwd=ROOT, env=side_env(), capture_output=True, text=True, timeout=timeout
+        [python, *argv], cwd=ROOT, env=env or side_env(), capture_output=True, text=True, timeout=timeout
     )
+
+
+def run_script(python: str, code: str, *args: str, timeout: int = 300):
+    return run_side(python, "-c", code, *args, timeout=timeout)

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from graphrag_side import ROOT, need, side_env, side_pythons, tiktoken_env, versions
+from graphrag_side import ROOT, need, run_side, side_env, side_pythons, tiktoken_env, versions
 
 from graphrag_audit.graphrag.dynamic import (
     DynamicInput,
@@ -600,16 +600,7 @@ def test_rating_prompt_tokens_equal_graphrags(family, sources, tmp_path):
     assert len({c["tables"] for c in cases}) >= 2, "need two shared indexes with reports in this layout"
     spec, out = tmp_path / "cases.json", tmp_path / "out.json"
     spec.write_text(json.dumps({"tables": srcs, "cases": cases}))
-    env = tiktoken_env(tmp_path)
-    proc = subprocess.run(
-        [python, str(RUNNER), str(spec), str(out)],
-        check=False,
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
+    proc = run_side(python, str(RUNNER), str(spec), str(out), env=tiktoken_env(tmp_path), timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     theirs = {r["id"]: r for r in json.loads(out.read_text())["results"]}
     reports: dict = {}

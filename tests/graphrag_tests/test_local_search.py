@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
 from collections import Counter
 
 import graphrag_side as side
@@ -195,18 +194,9 @@ def test_matches_graphrag(python, tmp_path):
         )
     (tmp_path / "cases.json").write_text(json.dumps({"encoding": "cl100k_base", "cases": cases}))
     env = side.tiktoken_env(tmp_path)
-    proc = subprocess.run(
-        [
-            python,
-            str(ROOT / "tests" / "local_search_runner.py"),
-            str(tmp_path / "cases.json"),
-            str(tmp_path / "out.json"),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
+    runner = str(ROOT / "tests" / "local_search_runner.py")
+    proc = side.run_side(
+        python, runner, str(tmp_path / "cases.json"), str(tmp_path / "out.json"), env=env, timeout=1800
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((tmp_path / "out.json").read_text())["results"]
@@ -260,7 +250,7 @@ if major == 1:  # one top-level encoding_model for every search
 else:  # every model names o200k_base
     settings = {"models": {"default_chat_model": {**chat, "encoding_model": "o200k_base"},
                            "default_embedding_model": {**embed, "encoding_model": "o200k_base"}}}
-config = create_graphrag_config(settings, ".")
+config = create_graphrag_config(settings, sys.argv[3])
 engine = get_drift_search_engine(config, [], [], [], [], None, "multiple paragraphs")
 context = engine.context_builder.local_mixed_context  # what DRIFT's local steps pack with
 if major == 1:
@@ -291,14 +281,7 @@ def test_drift_local_steps_count_with_graphrag_default(python, tmp_path):
     major = side.major(side.versions(python)[0])
     side.tiktoken_env(tmp_path, "o200k_base")
     env = side.tiktoken_env(tmp_path)  # one cache with both encodings
-    proc = subprocess.run(
-        [python, "-c", DRIFT_TOKENS, str(major), PROBE_TEXT],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = side.run_side(python, "-c", DRIFT_TOKENS, str(major), PROBE_TEXT, str(tmp_path), env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     graphrag_count = int(proc.stdout.split()[-1])
     settings = tmp_path / "settings.yaml"

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from itertools import cycle, islice
 
 import graphrag_side as side
@@ -86,18 +85,9 @@ def test_matches_graphrag(python, tmp_path):
     cases = _cases()
     (tmp_path / "cases.json").write_text(json.dumps({"encoding": "cl100k_base", "cases": cases}))
     env = side.tiktoken_env(tmp_path)
-    proc = subprocess.run(
-        [
-            python,
-            str(ROOT / "tests" / "reduce_runner.py"),
-            str(tmp_path / "cases.json"),
-            str(tmp_path / "out.json"),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    runner = str(ROOT / "tests" / "reduce_runner.py")
+    proc = side.run_side(
+        python, runner, str(tmp_path / "cases.json"), str(tmp_path / "out.json"), env=env, timeout=600
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = {r["id"]: r for r in json.loads((tmp_path / "out.json").read_text())["results"]}
